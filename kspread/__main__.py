@@ -1,0 +1,5 @@
+import sys
+
+from kspread.cli import main
+
+sys.exit(main())

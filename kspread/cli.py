@@ -1,0 +1,102 @@
+"""Command line: ``kspread run`` and ``kspread validate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from kspread.errors import CaseError
+from kspread.loader import collect, expected_error, load_case
+from kspread.runner import EXPECT_KEYS, render, run_loaded
+
+
+def _yaml_dump(data: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    failed = 0
+    report: list[dict[str, Any]] = []
+    for fr in collect(args.files):
+        if fr.error is not None:
+            failed += 1
+            print(str(fr.error), file=sys.stderr)
+            report.append({"file": fr.path, "error": str(fr.error)})
+            continue
+        for doc in fr.docs:
+            want_error = expected_error(doc)
+            entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name}
+            try:
+                case = load_case(doc)
+            except CaseError as e:
+                ok = want_error is not None and want_error in str(e)
+                entry.update(error=str(e), passed=ok)
+                failed += not ok
+                report.append(entry)
+                if not args.json:
+                    print(f"{'PASS' if ok else 'FAIL'} {doc.name}: error: {e}")
+                continue
+            outcome = run_loaded(case)
+            actual = {k: outcome.actual[k] for k in (*EXPECT_KEYS, "schedulingError") if k in outcome.actual}
+            if want_error is not None:
+                ok = bool(actual.get("schedulingError")) and want_error in actual["schedulingError"]
+            else:
+                ok = not outcome.diffs
+            failed += not ok
+            entry.update(version=str(case.version), passed=ok, actual=actual)
+            report.append(entry)
+            if not args.json:
+                print(f"{'PASS' if ok else 'FAIL'} {case.name} ({doc.file}:{doc.line}, version {case.version})")
+                print("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
+                if outcome.diffs:
+                    print("  " + render(outcome.diffs, case.expect, outcome.actual).replace("\n", "\n  "))
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+    return 1 if failed else 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    bad = 0
+    count = 0
+    for fr in collect(args.files):
+        if fr.error is not None:
+            bad += 1
+            print(str(fr.error))
+            continue
+        for doc in fr.docs:
+            count += 1
+            try:
+                load_case(doc)
+            except CaseError as e:
+                if expected_error(doc) is not None and expected_error(doc) in str(e):
+                    continue
+                bad += 1
+                print(str(e))
+    print(f"{count} case(s) checked, {bad} invalid", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run cases and print each case's actual results")
+    r.add_argument("files", nargs="+", help="case files or directories")
+    r.add_argument("--json", action="store_true", help="print a JSON report")
+    r.set_defaults(func=cmd_run)
+    v = sub.add_parser("validate", help="check case files without running them")
+    v.add_argument("files", nargs="+")
+    v.set_defaults(func=cmd_validate)
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Errors that point at the place in a case file that caused them."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+PathT = Sequence[str | int]
+
+
+def format_path(path: PathT) -> str:
+    """Render a field path the way users write it: ``pods[2].requests.cpu``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif out:
+            out += f".{part}"
+        else:
+            out = str(part)
+    return out or "(document)"
+
+
+class CaseError(Exception):
+    """A case is invalid or cannot be run.
+
+    ``path`` is the field path inside the case document; the loader fills in
+    ``file`` and ``line`` (1-based) when it knows them.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        path: PathT = (),
+        *,
+        value: Any = ...,
+        file: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = tuple(path)
+        self.value = value
+        self.file = file
+        self.line = line
+
+    def located(self, file: str | None, line: int | None) -> "CaseError":
+        if self.file is None:
+            self.file = file
+        if self.line is None:
+            self.line = line
+        return self
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file + (f":{self.line}" if self.line else "") + ": "
+        field = f"{format_path(self.path)}: " if self.path else ""
+        got = ""
+        if self.value is not ...:
+            shown = repr(self.value)
+            if len(shown) > 80:
+                shown = shown[:77] + "..."
+            got = f" (got {shown})"
+        return f"{where}{field}{self.message}{got}"

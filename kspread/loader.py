@@ -1,0 +1,218 @@
+"""Reading case files: YAML documents, fast, with lines only where an error needs one.
+
+Data is parsed by the fastest loader at hand (``json`` for JSON text, yaml-rs for
+large YAML files when installed, else PyYAML's libyaml-based ``CSafeLoader``);
+a file is composed again with PyYAML's node marks only to find the line of an
+error. Timestamps stay strings: the case format reads them itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from kspread.case import Case, build_case
+from kspread.errors import CaseError, PathT
+from kspread.schema import validate
+
+try:
+    _BaseLoader: type = yaml.CSafeLoader  # type: ignore[attr-defined]
+except AttributeError:  # PyYAML without libyaml
+    _BaseLoader = yaml.SafeLoader
+
+try:
+    import yaml_rs  # type: ignore[import-not-found]
+except ImportError:  # optional: pip install kspread[fast]
+    yaml_rs = None
+
+# yaml-rs pays off above this size; below it libyaml is quick enough.
+FAST_YAML_THRESHOLD = 1 << 20
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe loading (no tags that run code), with timestamps left as strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+    for k, v in _BaseLoader.yaml_implicit_resolvers.items()
+}
+
+_DOC_START = re.compile(r"^---(\s|$)")
+_CONTENT = re.compile(r"^[^\s#%]")
+
+
+@dataclass
+class CaseDoc:
+    """One case document of a file, not yet validated."""
+
+    file: str
+    index: int  # position among the file's YAML documents
+    line: int  # 1-based line where the document's content starts
+    data: Any
+    default_name: str
+
+    @property
+    def name(self) -> str:
+        if isinstance(self.data, Mapping) and isinstance(self.data.get("name"), str) and self.data["name"]:
+            return self.data["name"]
+        return self.default_name
+
+
+@dataclass
+class FileResult:
+    path: str
+    docs: list[CaseDoc]
+    error: CaseError | None = None  # the file could not be parsed at all
+
+
+def _doc_lines(text: str) -> list[int]:
+    """Where each YAML document's content starts (1-based), by scanning for ``---``.
+    Checked against the parser's document count by the caller."""
+    starts: list[int] = []
+    current: int | None = None  # first content line of the document being read
+    marker: int | None = None  # line of the ``---`` that opened it
+    for i, line in enumerate(text.splitlines(), 1):
+        if _DOC_START.match(line):
+            if current is not None or marker is not None:
+                starts.append(current or marker or i)
+            marker = i
+            current = i if line[3:].strip() else None
+        elif current is None and _CONTENT.match(line):
+            current = i
+    if current is not None or marker is not None:
+        starts.append(current or marker or 1)
+    return starts
+
+
+def _parse(text: str, path: str) -> list[Any]:
+    stripped = text.lstrip()
+    if path.endswith(".json") or stripped[:1] in ("{", "["):
+        try:
+            data = json.loads(text)
+            return data if path.endswith(".json") and isinstance(data, list) and _all_cases(data) else [data]
+        except json.JSONDecodeError:
+            if path.endswith(".json"):
+                raise
+    if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD:
+        try:
+            data = yaml_rs.loads(text, parse_datetime=False)
+        except Exception:
+            data = None  # let PyYAML produce the error with its line
+        else:
+            n_docs = len(_doc_lines(text))
+            if n_docs > 1 and isinstance(data, list) and len(data) == n_docs:
+                return data
+            if n_docs == 1:
+                return [data]
+    return list(yaml.load_all(text, Loader=_Loader))
+
+
+def _all_cases(items: list) -> bool:
+    return all(isinstance(x, Mapping) and x.get("kind") == "Case" for x in items)
+
+
+def is_case(data: Any) -> bool:
+    return isinstance(data, Mapping) and data.get("kind") == "Case" and str(data.get("apiVersion", "")).startswith(
+        "kspread/"
+    )
+
+
+def read_file(path: str | Path) -> FileResult:
+    p = str(path)
+    try:
+        text = Path(p).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return FileResult(p, [], CaseError(f"cannot read the file: {e}", file=p))
+    try:
+        docs = _parse(text, p)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        msg = " ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
+        return FileResult(p, [], CaseError(f"invalid YAML: {msg}", file=p, line=line))
+    except json.JSONDecodeError as e:
+        return FileResult(p, [], CaseError(f"invalid JSON: {e.msg}", file=p, line=e.lineno))
+    lines = _doc_lines(text) if not p.endswith(".json") else [1] * len(docs)
+    if len(lines) != len(docs):
+        lines = _compose_lines(text, len(docs))
+    stem = Path(p).stem
+    multi = len(docs) > 1
+    out = [
+        CaseDoc(p, i, lines[i], d, f"{stem}-{i + 1}" if multi else stem)
+        for i, d in enumerate(docs)
+        if is_case(d)
+    ]
+    return FileResult(p, out, None)
+
+
+def _compose_lines(text: str, n: int) -> list[int]:
+    nodes = list(yaml.compose_all(text, Loader=_Loader))
+    out = [(node.start_mark.line + 1) if node is not None else 1 for node in nodes]
+    return out + [1] * (n - len(out))
+
+
+def locate(file: str, index: int, path: PathT) -> int | None:
+    """The line of ``path`` inside document ``index`` of ``file``: as deep as the
+    path can be followed, via PyYAML's node marks."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+        if file.endswith(".json"):
+            return None
+        docs = list(yaml.compose_all(text, Loader=_Loader))
+    except Exception:
+        return None
+    if index >= len(docs) or docs[index] is None:
+        return None
+    node = docs[index]
+    line = node.start_mark.line + 1
+    for part in path:
+        nxt = None
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(part):
+                    nxt = v
+                    line = k.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            nxt = node.value[part]
+            line = nxt.start_mark.line + 1
+        if nxt is None:
+            break
+        node = nxt
+    return line
+
+
+def load_case(doc: CaseDoc) -> Case:
+    """Validate and build one case; a CaseError names file, line and field."""
+    try:
+        if doc.data.get("apiVersion") != "kspread/v1":
+            raise CaseError("unsupported apiVersion (this kspread reads kspread/v1)", ["apiVersion"],
+                            value=doc.data.get("apiVersion"))
+        validate(doc.data)
+        return build_case(doc.data, doc.default_name)
+    except CaseError as e:
+        raise e.located(doc.file, locate(doc.file, doc.index, e.path) if e.path else doc.line) from None
+
+
+def expected_error(doc: CaseDoc) -> str | None:
+    """The ``expect.error`` text of a document, read without validating it."""
+    exp = doc.data.get("expect") if isinstance(doc.data, Mapping) else None
+    if isinstance(exp, Mapping) and isinstance(exp.get("error"), str):
+        return exp["error"]
+    return None
+
+
+def collect(paths: list[str]) -> list[FileResult]:
+    out = []
+    for p in paths:
+        pp = Path(p)
+        files = sorted(x for x in pp.rglob("*") if x.suffix in (".yaml", ".yml", ".json")) if pp.is_dir() else [pp]
+        for f in files:
+            out.append(read_file(f))
+    return out

@@ -1,0 +1,123 @@
+"""The pytest plugin: every kspread case document becomes one test item.
+
+Registered through the ``pytest11`` entry point, so ``pytest any/dir`` collects
+case files once kspread is installed. All logic lives in the library; this
+module only adapts it to pytest (collection, markers, failure reports).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from kspread.errors import CaseError
+from kspread.loader import CaseDoc, expected_error, load_case, read_file
+from kspread.runner import render, run_loaded
+
+_SUFFIXES = (".yaml", ".yml", ".json")
+_MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*$")
+
+
+def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
+    if file_path.suffix not in _SUFFIXES:
+        return None
+    try:
+        head = file_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if "kspread/" not in head or "Case" not in head:
+        return None
+    return CaseFile.from_parent(parent, path=file_path)
+
+
+class CaseFailure(Exception):
+    """A case did not produce what it expects; the message is the whole report."""
+
+
+class CaseFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        res = read_file(self.path)
+        if res.error is not None:
+            yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
+            return
+        seen: set[str] = set()
+        for doc in res.docs:
+            name = doc.name
+            if name in seen:
+                name = f"{name}#{doc.index + 1}"
+                item = BrokenFile.from_parent(
+                    self, name=name,
+                    error=CaseError(f"case name {doc.name!r} is used twice in this file", ["name"],
+                                    file=str(self.path), line=doc.line))
+                yield item
+                continue
+            seen.add(name)
+            item = CaseItem.from_parent(self, name=name, doc=doc)
+            tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
+            for tag in tags if isinstance(tags, list) else []:
+                if isinstance(tag, str) and _MARKER_OK.match(tag):
+                    _register_marker(self.config, tag)
+                    item.add_marker(tag)
+            yield item
+
+
+def _register_marker(config: pytest.Config, tag: str) -> None:
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    if tag not in known:
+        config.addinivalue_line("markers", f"{tag}: kspread case tag")
+
+
+class BrokenFile(pytest.Item):
+    def __init__(self, *, error: CaseError, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise CaseFailure(str(self.error))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
+        if isinstance(excinfo.value, CaseFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, (self.error.line or 1) - 1, f"kspread file {self.path.name}"
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, doc: CaseDoc, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.doc = doc
+
+    def runtest(self) -> None:
+        doc = self.doc
+        want_error = expected_error(doc)
+        try:
+            case = load_case(doc)
+        except CaseError as e:
+            if want_error is not None and want_error in str(e):
+                return
+            raise CaseFailure(str(e)) from None
+        outcome = run_loaded(case)
+        sched_err = outcome.actual.get("schedulingError")
+        if want_error is not None:
+            if sched_err and want_error in sched_err:
+                return
+            got = f"scheduling error: {sched_err}" if sched_err else "the case loaded and ran without error"
+            raise CaseFailure(f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}")
+        if outcome.diffs:
+            head = f"{doc.file}:{doc.line}: case {case.name!r} (version {case.version})"
+            if case.description:
+                head += "\n  " + case.description.strip().splitlines()[0]
+            raise CaseFailure(head + "\n" + render(outcome.diffs, case.expect, outcome.actual))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
+        if isinstance(excinfo.value, CaseFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, self.doc.line - 1, f"kspread case {self.name}"

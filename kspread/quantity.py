@@ -1,0 +1,87 @@
+"""Kubernetes resource quantities (k8s.io/apimachinery/pkg/api/resource).
+
+A quantity is parsed exactly (``fractions.Fraction``) and converted the way the
+scheduler reads it: ``MilliValue()`` for cpu and ``Value()`` for everything else,
+both rounding up to the next integer as upstream does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_QUANTITY = re.compile(
+    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?:(?P<bin>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exp>[eE][+-]?[0-9]+)|(?P<dec>[numkMGTPE]?))$"
+)
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+
+class QuantityError(ValueError):
+    pass
+
+
+def parse_quantity(value: object) -> Fraction:
+    """Parse a quantity given as a YAML string or number into an exact Fraction."""
+    if isinstance(value, bool):
+        raise QuantityError("a quantity must be a number or a string like '500m' or '2Gi'")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError("a quantity must be finite")
+        return Fraction(repr(value))
+    if not isinstance(value, str):
+        raise QuantityError("a quantity must be a number or a string like '500m' or '2Gi'")
+    m = _QUANTITY.match(value.strip())
+    if not m:
+        raise QuantityError(
+            "not a Kubernetes quantity (expected e.g. '500m', '1.5', '8Gi', '1e3')"
+        )
+    num = Fraction(m.group("num"))
+    if m.group("bin"):
+        return num * _BINARY[m.group("bin")]
+    if m.group("exp"):
+        return num * Fraction(10) ** int(m.group("exp")[1:])
+    return num * _DECIMAL[m.group("dec") or ""]
+
+
+def _ceil(f: Fraction) -> int:
+    return -((-f.numerator) // f.denominator)
+
+
+def milli_value(q: Fraction) -> int:
+    """``Quantity.MilliValue()``: thousandths, rounded up."""
+    return _ceil(q * 1000)
+
+
+def value(q: Fraction) -> int:
+    """``Quantity.Value()``: whole units, rounded up."""
+    return _ceil(q)
+
+
+def resource_amount(name: str, raw: object) -> int:
+    """The integer amount the scheduler uses for resource ``name``: millicores for cpu,
+    whole units (bytes, pods, devices) for everything else."""
+    q = parse_quantity(raw)
+    if q < 0:
+        raise QuantityError("a resource quantity must not be negative")
+    return milli_value(q) if name == CPU else value(q)

@@ -1,0 +1,232 @@
+"""Run a case and compare what comes out with its ``expect``.
+
+Everything here is reachable from Python, the CLI and the pytest plugin alike:
+``run_loaded`` gives the actual results in the shape of ``expect`` (every key
+filled), ``compare`` the differences, ``render`` a per-node table of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kspread.case import Case
+from kspread.scheduler import CycleResult, run_case
+
+EXPECT_KEYS = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
+               "candidates", "placements")
+
+
+def _names(pods) -> list[str]:
+    return sorted(p.key for p in pods)
+
+
+def cycle_actual(r: CycleResult) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["feasible"] = list(r.feasible)
+    out["filter"] = {
+        n: ({"code": str(st.code), "reason": st.message} if st.reasons else {"code": str(st.code)})
+        for n, st in r.statuses.items()
+    }
+    if r.scores is not None:
+        out["rawScores"] = {p: dict(v) for p, v in r.scores.raw.items()}
+        out["scores"] = {p: dict(v) for p, v in r.scores.normalized.items()}
+    else:
+        out["rawScores"] = {}
+        out["scores"] = {}
+    out["totals"] = dict(r.totals)
+    sel = r.selected
+    out["selected"] = None if not sel else (sel[0] if len(sel) == 1 else list(sel))
+    out["unschedulable"] = r.unschedulable
+    if r.post_filter_ran:
+        pre = r.preemption
+        if pre is None or pre.nominated_node is None:
+            out["preemption"] = None
+        else:
+            node: Any = pre.nominated_node
+            if len(pre.tied_nodes) > 1:
+                node = list(pre.tied_nodes)
+            out["preemption"] = {"node": node, "victims": _names(pre.victims)}
+        out["candidates"] = {n: _names(v) for n, v in (pre.candidates.items() if pre else [])}
+    if r.error:
+        out["schedulingError"] = r.error
+    return out
+
+
+@dataclass
+class Outcome:
+    actual: dict[str, Any]
+    diffs: list["Diff"] = field(default_factory=list)
+    cycles: list[CycleResult] = field(default_factory=list)
+
+
+@dataclass
+class Diff:
+    key: str
+    rows: list[tuple[str, Any, Any]]  # (what, expected, actual)
+    note: str = ""
+
+
+def _in_node_order(actual: dict[str, Any], order: Mapping[str, int]) -> None:
+    """Report per-node maps in the case's node order."""
+
+    def sort(d: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(sorted(d.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+    for key in ("filter", "totals", "candidates"):
+        if isinstance(actual.get(key), dict):
+            actual[key] = sort(actual[key])
+    for key in ("rawScores", "scores"):
+        if isinstance(actual.get(key), dict):
+            actual[key] = {p: sort(v) for p, v in actual[key].items()}
+    for key in ("feasible",):
+        if isinstance(actual.get(key), list):
+            actual[key] = sorted(actual[key], key=lambda n: order.get(n, len(order)))
+    if isinstance(actual.get("selected"), list):
+        actual["selected"] = sorted(actual["selected"], key=lambda n: order.get(n, len(order)))
+
+
+def run_loaded(case: Case) -> Outcome:
+    sched, results, placements = run_case(case)
+    actual = cycle_actual(results[-1]) if results else {}
+    _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
+    if case.is_sequence:
+        actual["placements"] = placements
+    return Outcome(actual, compare(case.expect, actual), results)
+
+
+_MISSING = "(none)"
+
+
+def _as_set(v: Any) -> set:
+    return set(v) if isinstance(v, list) else {v}
+
+
+def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
+    diffs: list[Diff] = []
+    for key in EXPECT_KEYS:
+        if key not in expect:
+            continue
+        want = expect[key]
+        have = actual.get(key, _MISSING)
+        rows: list[tuple[str, Any, Any]] = []
+        note = ""
+        if key == "feasible":
+            if have is _MISSING or set(want) != set(have):
+                rows.append(("nodes", sorted(want), sorted(have) if have is not _MISSING else have))
+        elif key == "filter":
+            for node, w in want.items():
+                h = (have or {}).get(node) if have is not _MISSING else None
+                if h is None:
+                    rows.append((node, w, _MISSING))
+                    continue
+                if isinstance(w, str):
+                    if w != h["code"]:
+                        rows.append((node, w, h["code"] + (f" ({h['reason']})" if h.get("reason") else "")))
+                else:
+                    reason_ok = "reason" not in w or w["reason"] == h.get("reason", "") or \
+                        w["reason"] in (h.get("reason", "") or "").split(", ")
+                    if w["code"] != h["code"] or not reason_ok:
+                        rows.append((node, f"{w['code']}: {w.get('reason', '')}",
+                                     f"{h['code']}: {h.get('reason', '')}"))
+        elif key in ("rawScores", "scores"):
+            for plugin, per_node in want.items():
+                hp = (have or {}).get(plugin, _MISSING) if have is not _MISSING else _MISSING
+                if hp is _MISSING:
+                    note = f"plugin {plugin} produced no {key} (not in the profile, skipped, or scoring did not run)"
+                    for node, w in per_node.items():
+                        rows.append((f"{plugin} {node}", w, _MISSING))
+                    continue
+                for node, w in per_node.items():
+                    h = hp.get(node, _MISSING)
+                    if h != w:
+                        rows.append((f"{plugin} {node}", w, h))
+        elif key in ("totals", "placements"):
+            for name, w in want.items():
+                h = (have or {}).get(name, _MISSING) if have is not _MISSING else _MISSING
+                if h != w:
+                    rows.append((name, w, h))
+        elif key == "selected":
+            if have is _MISSING or have is None or want is None:
+                if want != have:
+                    rows.append(("selected", want, have))
+            elif _as_set(want) != _as_set(have):
+                rows.append(("selected", want, have))
+        elif key == "unschedulable":
+            if bool(want) != bool(have):
+                rows.append(("unschedulable", want, have))
+        elif key == "preemption":
+            if have is _MISSING:
+                rows.append(("preemption", want, "(did not run: a node fits, or no PostFilter plugin)"))
+            elif want is None or have is None:
+                if want != have:
+                    rows.append(("preemption", want, have))
+            else:
+                if "node" in want and _as_set(want["node"]) != _as_set(have["node"]):
+                    rows.append(("node", want["node"], have["node"]))
+                if "victims" in want and set(want["victims"]) != set(have["victims"]):
+                    rows.append(("victims", sorted(want["victims"]), have["victims"]))
+        elif key == "candidates":
+            if have is _MISSING:
+                rows.append(("candidates", want, "(preemption did not run)"))
+            else:
+                for node in sorted(set(want) | set(have)):
+                    w = sorted(want[node]) if node in want else _MISSING
+                    h = sorted(have[node]) if node in have else _MISSING
+                    if w != h:
+                        rows.append((node, w, h))
+        if rows:
+            diffs.append(Diff(key, rows, note))
+    return diffs
+
+
+def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
+    lines: list[str] = []
+    for d in diffs:
+        lines.append(f"{d.key}:")
+        w1 = max([len("node")] + [len(str(r[0])) for r in d.rows])
+        w2 = max([len("expected")] + [len(_fmt(r[1])) for r in d.rows])
+        lines.append(f"  {'node'.ljust(w1)}  {'expected'.ljust(w2)}  actual")
+        for what, w, h in d.rows:
+            lines.append(f"  {str(what).ljust(w1)}  {_fmt(w).ljust(w2)}  {_fmt(h)}")
+        if d.note:
+            lines.append(f"  ({d.note})")
+    summary = deepdiff_summary(expect, actual)
+    if summary:
+        lines.append("")
+        lines.append("deepdiff: " + summary)
+    if actual.get("schedulingError"):
+        lines.append(f"scheduling error: {actual['schedulingError']}")
+    return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(str(x) for x in v) + "]"
+    if v is None:
+        return "null"
+    return str(v)
+
+
+def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
+    from deepdiff import DeepDiff
+
+    want = {k: expect[k] for k in EXPECT_KEYS if k in expect}
+    have = {k: actual.get(k) for k in want}
+    # only compare what the expectation names
+    for k in ("filter", "totals", "placements"):
+        if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
+            have[k] = {n: have[k].get(n) for n in want[k]}
+            if k == "filter":
+                have[k] = {n: (h if isinstance(want[k][n], dict) or h is None else h["code"]) for n, h in have[k].items()}
+    for k in ("rawScores", "scores"):
+        if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
+            have[k] = {p: {n: (have[k].get(p) or {}).get(n) for n in want[k][p]} for p in want[k]}
+    dd = DeepDiff(want, have, ignore_order=True, verbose_level=1)
+    if not dd:
+        return ""
+    parts = []
+    for kind, items in dd.items():
+        n = len(items)
+        parts.append(f"{n} {kind.replace('_', ' ')}")
+    return ", ".join(parts)

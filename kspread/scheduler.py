@@ -1,0 +1,285 @@
+"""One scheduling cycle (schedule_one.go; generic_scheduler.go before 1.25).
+
+``Scheduler`` owns the snapshot, the nominator and the framework built from the
+case's profile, and runs ``schedule_one`` for each incoming pod: PreFilter, the
+nominated node first where the version does so, Filter over the nodes in the
+node tree's order (stopping early as percentageOfNodesToScore and first-fit
+say), extender filters, PostFilter when nothing fits, and otherwise PreScore,
+Score, NormalizeScore, weights and extenders, then the top-scoring nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kspread.case import Case
+from kspread.framework.handle import Handle
+from kspread.framework.profile import Extender
+from kspread.framework.runtime import Framework, ScoreTable
+from kspread.framework.status import Code, CycleState, SchedulingError, Status
+from kspread.listers import Listers
+from kspread.model import Node, Pod
+from kspread.plugins.helper import get_zone_key
+from kspread.snapshot import Nominator, Snapshot
+from kspread.versions import Version
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 50  # 1.12/1.13 only
+
+
+@dataclass
+class PreemptionOutcome:
+    """What PostFilter (DefaultPreemption) decided."""
+
+    nominated_node: str | None
+    victims: list[Pod] = field(default_factory=list)
+    candidates: dict[str, list[Pod]] = field(default_factory=dict)
+    # nodes that tie with nominated_node on every criterion (set-valued expectation)
+    tied_nodes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CycleResult:
+    pod: Pod
+    statuses: dict[str, Status] = field(default_factory=dict)  # every node's filter status
+    feasible: list[str] = field(default_factory=list)
+    scores: ScoreTable | None = None
+    totals: dict[str, int] = field(default_factory=dict)
+    selected: list[str] = field(default_factory=list)
+    post_filter_ran: bool = False
+    preemption: PreemptionOutcome | None = None
+    error: str | None = None
+
+    @property
+    def unschedulable(self) -> bool:
+        return not self.selected and (self.preemption is None or self.preemption.nominated_node is None)
+
+
+def num_feasible_nodes_to_find(version: Version, percentage: int | None, num_all: int) -> int:
+    """``numFeasibleNodesToFind``: how many feasible nodes the search looks for."""
+    if percentage is None:
+        return num_all
+    if not version.adaptive_percentage_of_nodes:
+        if num_all < MIN_FEASIBLE_NODES_TO_FIND or percentage <= 0 or percentage >= 100:
+            return num_all
+        return max(num_all * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+    if num_all < MIN_FEASIBLE_NODES_TO_FIND or percentage >= 100:
+        return num_all
+    pct = percentage
+    if pct == 0:
+        pct = 50 - num_all // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
+    """The order the scheduler walks nodes in: the node tree interleaves zones
+    (zones in the order their first node was added, one node of each in turn)."""
+    zones: dict[str, list[str]] = {}
+    for n in nodes:
+        zones.setdefault(get_zone_key(n, version), []).append(n.name)
+    out: list[str] = []
+    depth = 0
+    lists = list(zones.values())
+    while len(out) < len(nodes):
+        for lst in lists:
+            if depth < len(lst):
+                out.append(lst[depth])
+        depth += 1
+    return out
+
+
+class Scheduler:
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.version = case.version
+        cluster = case.cluster
+        self.snapshot = Snapshot(cluster.nodes, cluster.pods, self.version)
+        self.nominator = Nominator()
+        for p in cluster.pods:
+            if p.node_name is None and p.nominated_node:
+                self.nominator.add(p)
+        self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
+        self.framework = Framework(case.profile, self.handle)
+        self.extenders: list[Extender] = case.profile.extenders
+        self.order = node_tree_order(cluster.nodes, self.version)
+        self.next_start_node_index = 0
+
+    # ---- the cycle ------------------------------------------------------------------
+
+    def schedule_one(self, pod: Pod) -> CycleResult:
+        res = CycleResult(pod)
+        state = CycleState()
+        fwk = self.framework
+        try:
+            pre = fwk.run_pre_filter_plugins(state, pod)
+            if not pre.is_success():
+                # every node is rejected with the PreFilter status
+                res.statuses = {n: pre for n in self.order}
+                return self._post_filter(state, pod, res)
+            if pod.nominated_node and self._prefers_nominated_node():
+                node = self.snapshot.node_infos.get(pod.nominated_node)
+                if node is not None:
+                    st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
+                    if st.is_success() and self._passes_extenders(pod, node.name):
+                        res.statuses = self._all_statuses(state, pod)
+                        res.feasible = [node.name]
+                        res.selected = [node.name]
+                        return res
+            self._find_feasible(state, pod, res)
+            if not res.feasible:
+                return self._post_filter(state, pod, res)
+            if len(res.feasible) == 1:
+                res.selected = list(res.feasible)
+                return res
+            self._prioritize(state, pod, res)
+        except SchedulingError as e:
+            res.error = str(e)
+        return res
+
+    def _prefers_nominated_node(self) -> bool:
+        v = self.version
+        return v.minor >= 22 and v.gate("PreferNominatedNode")
+
+    def _passes_extenders(self, pod: Pod, node: str) -> bool:
+        return all(e.filter is None or node in e.filter for e in self.extenders)
+
+    def _all_statuses(self, state: CycleState, pod: Pod) -> dict[str, Status]:
+        fwk = self.framework
+        return {n: fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(n)) for n in self.order}
+
+    def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
+        fwk = self.framework
+        n_all = len(self.order)
+        to_find = num_feasible_nodes_to_find(self.version, self.case.profile.percentage_of_nodes_to_score, n_all)
+        if self.version.first_fit_without_scoring and not self._has_extender_filters() and not self._has_scoring():
+            to_find = 1
+        feasible: list[str] = []
+        processed = 0
+        start = self.next_start_node_index
+        statuses: dict[str, Status] = {}
+        for i in range(n_all):
+            name = self.order[(start + i) % n_all]
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(name))
+            statuses[name] = st
+            processed += 1
+            if st.is_success():
+                feasible.append(name)
+                if len(feasible) >= to_find:
+                    break
+        if n_all:
+            self.next_start_node_index = (start + processed) % n_all
+        # statuses of the nodes the search did not reach, for the `filter` expectation
+        for name in self.order:
+            if name not in statuses:
+                statuses[name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(name))
+        if feasible and self.extenders:
+            kept = []
+            for name in feasible:
+                failed = [e.name for e in self.extenders if e.filter is not None and name not in e.filter]
+                if failed:
+                    statuses[name] = Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {failed[0]}",),
+                                            f"extender:{failed[0]}")
+                else:
+                    kept.append(name)
+            feasible = kept
+        res.statuses = {n: statuses[n] for n in self.order}
+        res.feasible = feasible
+
+    def _has_extender_filters(self) -> bool:
+        return any(e.filter is not None for e in self.extenders)
+
+    def _has_scoring(self) -> bool:
+        return self.framework.has_score_plugins or any(e.prioritize is not None for e in self.extenders)
+
+    def _prioritize(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
+        fwk = self.framework
+        nodes = [self.snapshot.get(n).node for n in res.feasible]
+        prioritizers = [e for e in self.extenders if e.prioritize is not None]
+        if not fwk.has_score_plugins and not prioritizers:
+            # EqualPriority: every node scores 1
+            res.totals = {n.name: 1 for n in nodes}
+        else:
+            fwk.run_pre_score_plugins(state, pod, nodes)
+            table = fwk.run_score_plugins(state, pod, nodes)
+            res.scores = table
+            totals = {n.name: 0 for n in nodes}
+            for per_node in table.weighted.values():
+                for name, s in per_node.items():
+                    totals[name] += s
+            scale = self.version.extender_score_scale
+            for e in prioritizers:
+                for n in nodes:
+                    totals[n.name] += (e.prioritize or {}).get(n.name, 0) * e.weight * scale
+            res.totals = totals
+        best = max(res.totals.values())
+        res.selected = [n.name for n in nodes if res.totals[n.name] == best]
+
+    def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
+        if self.framework.post_filter_plugins:
+            res.post_filter_ran = True
+            outcome, st = self.framework.run_post_filter_plugins(state, pod, res.statuses)
+            if isinstance(outcome, PreemptionOutcome):
+                res.preemption = outcome
+            elif st.is_success() is False:
+                res.preemption = PreemptionOutcome(None)
+        return res
+
+    # ---- sequences -------------------------------------------------------------------
+
+    def bind(self, pod: Pod, node: str) -> Pod:
+        bound = replace(pod, node_name=node, nominated_node=None)
+        self.nominator.remove(pod)
+        self.snapshot.add_pod(bound)
+        return bound
+
+    def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> Pod:
+        """prepareCandidate: delete the victims, clear the nominations of lower-priority
+        pods on the node, and nominate the preemptor."""
+        for v in outcome.victims:
+            if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
+                self.snapshot.remove_pod(v)
+        node = outcome.nominated_node
+        assert node is not None
+        for other in self.nominator.on_node(node):
+            if other.priority < pod.priority:
+                self.nominator.remove(other)
+        nominated = replace(pod, nominated_node=node)
+        self.nominator.remove(pod)
+        self.nominator.add(nominated)
+        return nominated
+
+
+def queue_order(pods: list[Pod]) -> list[Pod]:
+    """PrioritySort: priority descending, then the order pods entered the queue."""
+    return sorted(pods, key=lambda p: -p.priority)  # stable: list order among equals
+
+
+def run_case(case: Case) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
+    """Run a case's incoming pod(s); returns the scheduler, each cycle's result and
+    the final placements (pod -> node or None)."""
+    sched = Scheduler(case)
+    results: list[CycleResult] = []
+    placements: dict[str, Any] = {}
+    pods = queue_order(case.incoming) if case.is_sequence else case.incoming
+    for pod in pods:
+        r = sched.schedule_one(pod)
+        results.append(r)
+        if r.error:
+            placements[pod.key] = None
+            continue
+        if r.selected:
+            node = r.selected[0] if not case.is_sequence else min(
+                r.selected, key=lambda n: sched.snapshot.get(n).node.index)
+            sched.bind(pod, node)
+            placements[pod.key] = node
+        elif r.preemption is not None and r.preemption.nominated_node is not None:
+            sched.apply_preemption(pod, r.preemption)
+            placements[pod.key] = r.preemption.nominated_node
+        else:
+            placements[pod.key] = None
+    return sched, results, placements

@@ -1,0 +1,222 @@
+"""Supported kube-scheduler minor versions and what differs between them.
+
+Every version difference kspread models is a named property of ``Version`` (the
+behaviour flags), so plugins ask ``version.selector_spread_match`` rather than
+comparing numbers; the README's table of versions is the human form of this
+module. Feature gates that change scheduling are listed in ``FEATURE_GATES`` with
+their per-version defaults, so a case's ``featureGates`` override them as
+``--feature-gates`` would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from kspread.errors import CaseError
+
+OLDEST_MINOR = 12
+NEWEST_MINOR = 37  # upstream main, in development
+
+
+@dataclass(frozen=True, slots=True)
+class GateStage:
+    since: int  # first minor with this stage
+    default: bool
+    stage: str  # ALPHA, BETA, GA, DEPRECATED
+    locked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureGate:
+    name: str
+    stages: tuple[GateStage, ...]
+    removed: int | None = None  # first minor that no longer knows the gate
+
+    def stage_at(self, minor: int) -> GateStage | None:
+        if minor < self.stages[0].since or (self.removed is not None and minor >= self.removed):
+            return None
+        current = self.stages[0]
+        for s in self.stages:
+            if s.since <= minor:
+                current = s
+        return current
+
+
+def _gate(name: str, *stages: tuple[int, bool, str], removed: int | None = None) -> FeatureGate:
+    return FeatureGate(
+        name,
+        tuple(GateStage(m, d, st, locked=(st == "GA")) for m, d, st in stages),
+        removed,
+    )
+
+
+# The gates whose value changes what kspread computes. Stages from upstream's
+# pkg/features (versioned specs); a gate is "locked" once GA, as upstream locks them.
+FEATURE_GATES: dict[str, FeatureGate] = {
+    g.name: g
+    for g in (
+        _gate("EvenPodsSpread", (16, False, "ALPHA"), (18, True, "BETA"), (19, True, "GA"), removed=21),
+        _gate("DefaultPodTopologySpread", (19, False, "ALPHA"), (20, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate("NonPreemptingPriority", (15, False, "ALPHA"), (19, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate("PodOverhead", (16, False, "ALPHA"), (18, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate("PreferNominatedNode", (21, False, "ALPHA"), (22, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate(
+            "MinDomainsInPodTopologySpread",
+            (24, False, "ALPHA"), (25, False, "BETA"), (27, True, "BETA"), (30, True, "GA"),
+            removed=32,
+        ),
+        _gate(
+            "NodeInclusionPolicyInPodTopologySpread",
+            (25, False, "ALPHA"), (26, True, "BETA"), (33, True, "GA"),
+            removed=35,
+        ),
+        _gate("MatchLabelKeysInPodTopologySpread", (25, False, "ALPHA"), (27, True, "BETA")),
+        _gate("PodDisruptionConditions", (25, False, "ALPHA"), (26, True, "BETA"), (31, True, "GA"), removed=33),
+        _gate("SidecarContainers", (28, False, "ALPHA"), (29, True, "BETA"), (33, True, "GA")),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Version:
+    """A kube-scheduler minor version with the feature gates of one run."""
+
+    minor: int
+    gates: Mapping[str, bool] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"1.{self.minor}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def at_least(self, minor: int) -> bool:
+        return self.minor >= minor
+
+    def gate(self, name: str) -> bool:
+        """The value of a feature gate; a gate this version does not know is off
+        (before it existed) or on (after it was removed as GA)."""
+        if name in self.gates:
+            return self.gates[name]
+        g = FEATURE_GATES[name]
+        st = g.stage_at(self.minor)
+        if st is not None:
+            return st.default
+        return g.removed is not None and self.minor >= g.removed
+
+    # ---- scoring scale and aggregation -------------------------------------------
+
+    @property
+    def legacy_priorities(self) -> bool:
+        """Up to 1.17 the scheduler ran predicates and map/reduce priority functions
+        (generic_scheduler PrioritizeNodes); from 1.18 the framework's plugins."""
+        return self.minor <= 17
+
+    @property
+    def max_node_score(self) -> int:
+        """MaxPriority 10 before 1.17, framework.MaxNodeScore 100 from 1.17."""
+        return 10 if self.minor < 17 else 100
+
+    @property
+    def extender_score_scale(self) -> int:
+        """Extender scores (0..MaxExtenderPriority=10) are multiplied by
+        MaxNodeScore/MaxExtenderPriority from 1.17; before, both ranges were 0..10."""
+        return self.max_node_score // 10
+
+    @property
+    def checks_score_range(self) -> bool:
+        """The framework rejects a normalized plugin score outside [0, MaxNodeScore]."""
+        return not self.legacy_priorities
+
+    @property
+    def adaptive_percentage_of_nodes(self) -> bool:
+        """percentageOfNodesToScore 0 means adaptive (50 - n/125, at least 5%) from 1.14;
+        in 1.12/1.13 a value <= 0 means all nodes."""
+        return self.minor >= 14
+
+    @property
+    def first_fit_without_scoring(self) -> bool:
+        """From 1.30 the search stops at the first feasible node when nothing scores."""
+        return self.minor >= 30
+
+    # ---- SelectorSpread -----------------------------------------------------------
+
+    @property
+    def selector_spread_match(self) -> str:
+        """How SelectorSpread matches a pod against the owners' selectors:
+        'any' (<=1.13), 'all' (1.14-1.16, PR #72801), 'merged' single selector (1.17+)."""
+        if self.minor <= 13:
+            return "any"
+        if self.minor <= 16:
+            return "all"
+        return "merged"
+
+    @property
+    def default_selector_by_owner_ref(self) -> bool:
+        """DefaultSelector finds the RC/RS/StatefulSet through the pod's controller
+        ownerReference from 1.22 (PR #102236); before, every one whose selector matches."""
+        return self.minor >= 22
+
+    @property
+    def zone_key_reads_ga_labels(self) -> bool:
+        """GetZoneKey falls back to topology.kubernetes.io/{zone,region} from 1.17."""
+        return self.minor >= 17
+
+    @property
+    def selector_spread_skips_topology_spread_pods(self) -> bool:
+        """From 1.18 SelectorSpread scores 0 for pods with topologySpreadConstraints."""
+        return self.minor >= 18
+
+    @property
+    def has_selector_spread(self) -> bool:
+        return self.minor <= 28
+
+    @property
+    def zones_shorthand_sets_beta_label(self) -> bool:
+        """The ``zones`` shorthand also sets failure-domain.beta.kubernetes.io/zone while
+        the scheduler has a reader of it (GetZoneKey, used by SelectorSpread, up to 1.28)."""
+        return self.minor <= 28
+
+
+def parse_version(raw: object, path=("version",)) -> int:
+    if raw is None:
+        return NEWEST_MINOR
+    if not isinstance(raw, str):
+        raise CaseError('version must be a quoted string like "1.24"', path, value=raw)
+    major, _, minor = raw.partition(".")
+    if major != "1" or not minor.isdigit() or not OLDEST_MINOR <= int(minor) <= NEWEST_MINOR:
+        raise CaseError(
+            f'unsupported version; kspread supports "1.{OLDEST_MINOR}" to "1.{NEWEST_MINOR}"', path, value=raw
+        )
+    return int(minor)
+
+
+def make_version(raw_version: object, raw_gates: object) -> Version:
+    minor = parse_version(raw_version)
+    gates: dict[str, bool] = {}
+    if raw_gates:
+        assert isinstance(raw_gates, Mapping)
+        for name, val in raw_gates.items():
+            path = ("featureGates", name)
+            g = FEATURE_GATES.get(name)
+            if g is None:
+                raise CaseError(
+                    f"feature gate {name!r} is unknown to kspread (modelled gates: "
+                    f"{', '.join(sorted(FEATURE_GATES))})",
+                    path,
+                )
+            st = g.stage_at(minor)
+            if st is None:
+                raise CaseError(f"version 1.{minor} does not know feature gate {name!r}", path)
+            if not isinstance(val, bool):
+                raise CaseError("a feature gate is true or false", path, value=val)
+            if st.locked and val != st.default:
+                raise CaseError(
+                    f"cannot set feature gate {name} to {str(val).lower()} in 1.{minor}: "
+                    f"it is GA and locked to {str(st.default).lower()}",
+                    path,
+                )
+            gates[name] = val
+    return Version(minor, gates)
