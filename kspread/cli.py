@@ -8,8 +8,9 @@ import sys
 from typing import Any
 
 from kspread.errors import CaseError
-from kspread.loader import collect, expected_error, load_case
-from kspread.runner import EXPECT_KEYS, render, run_loaded
+from kspread.loader import collect, expected_error, load_case, locate
+from kspread.scheduler import Scheduler
+from kspread.runner import EXPECT_KEYS, check
 
 
 def _yaml_dump(data: Any) -> str:
@@ -28,32 +29,25 @@ def cmd_run(args: argparse.Namespace) -> int:
             report.append({"file": fr.path, "error": str(fr.error)})
             continue
         for doc in fr.docs:
-            want_error = expected_error(doc)
-            entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name}
-            try:
-                case = load_case(doc)
-            except CaseError as e:
-                ok = want_error is not None and want_error in str(e)
-                entry.update(error=str(e), passed=ok)
-                failed += not ok
-                report.append(entry)
-                if not args.json:
-                    print(f"{'PASS' if ok else 'FAIL'} {doc.name}: error: {e}")
-                continue
-            outcome = run_loaded(case)
-            actual = {k: outcome.actual[k] for k in (*EXPECT_KEYS, "schedulingError") if k in outcome.actual}
-            if want_error is not None:
-                ok = bool(actual.get("schedulingError")) and want_error in actual["schedulingError"]
-            else:
-                ok = not outcome.diffs
-            failed += not ok
-            entry.update(version=str(case.version), passed=ok, actual=actual)
+            v = check(doc)
+            failed += not v.passed
+            entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
+            if v.case is not None:
+                entry["version"] = str(v.case.version)
+            if v.error is not None:
+                entry["error"] = v.error
+            actual = {}
+            if v.outcome is not None:
+                actual = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "schedulingError") if k in v.outcome.actual}
+                entry["actual"] = actual
             report.append(entry)
             if not args.json:
-                print(f"{'PASS' if ok else 'FAIL'} {case.name} ({doc.file}:{doc.line}, version {case.version})")
-                print("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
-                if outcome.diffs:
-                    print("  " + render(outcome.diffs, case.expect, outcome.actual).replace("\n", "\n  "))
+                where = f"{doc.file}:{doc.line}" + (f", version {v.case.version}" if v.case else "")
+                print(f"{'PASS' if v.passed else 'FAIL'} {doc.name} ({where})")
+                if v.outcome is not None:
+                    print("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
+                if not v.passed or v.outcome is None:
+                    print("  " + v.message.replace("\n", "\n  "))
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -71,8 +65,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for doc in fr.docs:
             count += 1
             try:
-                load_case(doc)
+                Scheduler(load_case(doc))
             except CaseError as e:
+                if e.file is None:
+                    e.located(doc.file, locate(doc.file, doc.index, e.path) if e.path else doc.line)
                 if expected_error(doc) is not None and expected_error(doc) in str(e):
                     continue
                 bad += 1

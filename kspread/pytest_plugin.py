@@ -14,8 +14,8 @@ from typing import Any, Iterator
 import pytest
 
 from kspread.errors import CaseError
-from kspread.loader import CaseDoc, expected_error, load_case, read_file
-from kspread.runner import render, run_loaded
+from kspread.loader import CaseDoc, read_file
+from kspread.runner import check
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 _MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*$")
@@ -93,26 +93,9 @@ class CaseItem(pytest.Item):
         self.doc = doc
 
     def runtest(self) -> None:
-        doc = self.doc
-        want_error = expected_error(doc)
-        try:
-            case = load_case(doc)
-        except CaseError as e:
-            if want_error is not None and want_error in str(e):
-                return
-            raise CaseFailure(str(e)) from None
-        outcome = run_loaded(case)
-        sched_err = outcome.actual.get("schedulingError")
-        if want_error is not None:
-            if sched_err and want_error in sched_err:
-                return
-            got = f"scheduling error: {sched_err}" if sched_err else "the case loaded and ran without error"
-            raise CaseFailure(f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}")
-        if outcome.diffs:
-            head = f"{doc.file}:{doc.line}: case {case.name!r} (version {case.version})"
-            if case.description:
-                head += "\n  " + case.description.strip().splitlines()[0]
-            raise CaseFailure(head + "\n" + render(outcome.diffs, case.expect, outcome.actual))
+        verdict = check(self.doc)
+        if not verdict.passed:
+            raise CaseFailure(verdict.message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         if isinstance(excinfo.value, CaseFailure):

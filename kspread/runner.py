@@ -129,6 +129,10 @@ def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
                     if w["code"] != h["code"] or not reason_ok:
                         rows.append((node, f"{w['code']}: {w.get('reason', '')}",
                                      f"{h['code']}: {h.get('reason', '')}"))
+        elif key in ("rawScores", "scores", "totals") and want == {}:
+            # an empty mapping asserts that nothing was scored
+            if have not in ({}, _MISSING):
+                rows.append((key, "(nothing scored)", have))
         elif key in ("rawScores", "scores"):
             for plugin, per_node in want.items():
                 hp = (have or {}).get(plugin, _MISSING) if have is not _MISSING else _MISSING
@@ -230,3 +234,50 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
         n = len(items)
         parts.append(f"{n} {kind.replace('_', ' ')}")
     return ", ".join(parts)
+
+
+@dataclass
+class Verdict:
+    """The result of checking one case document against its expectation."""
+
+    passed: bool
+    message: str = ""  # why it failed (or the expected error that was seen)
+    case: Case | None = None
+    outcome: Outcome | None = None
+    error: str | None = None  # the case's load or scheduling error, if any
+
+
+def check(doc) -> Verdict:
+    """Load, run and compare one case document (``kspread.loader.CaseDoc``).
+
+    A case with ``expect.error`` passes when loading or running it fails with a
+    message containing that text."""
+    from kspread.errors import CaseError
+    from kspread.loader import expected_error, load_case, locate
+
+    want_error = expected_error(doc)
+    case = None
+    try:
+        case = load_case(doc)
+        outcome = run_loaded(case)
+    except CaseError as e:
+        if e.file is None:
+            e.located(doc.file, locate(doc.file, doc.index, e.path) if e.path else doc.line)
+        msg = str(e)
+        if want_error is not None and want_error in msg:
+            return Verdict(True, msg, case, None, msg)
+        return Verdict(False, msg, case, None, msg)
+    sched_err = outcome.actual.get("schedulingError")
+    if want_error is not None:
+        if sched_err and want_error in sched_err:
+            return Verdict(True, sched_err, case, outcome, sched_err)
+        got = f"scheduling error: {sched_err}" if sched_err else "the case loaded and ran without error"
+        return Verdict(False, f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}",
+                       case, outcome, sched_err)
+    if outcome.diffs:
+        head = f"{doc.file}:{doc.line}: case {case.name!r} (version {case.version})"
+        if case.description:
+            head += "\n  " + case.description.strip().splitlines()[0]
+        return Verdict(False, head + "\n" + render(outcome.diffs, case.expect, outcome.actual), case, outcome,
+                       sched_err)
+    return Verdict(True, "", case, outcome, sched_err)

@@ -45,14 +45,32 @@ _TYPE_NAMES = {"object": "a mapping", "array": "a list", "string": "a string", "
 
 
 def _leaf(err: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """For oneOf/anyOf failures, descend to the most relevant sub-error."""
+    """For oneOf/anyOf failures, follow the branch the instance was meant for: the one
+    whose type fits (no type/const error at the instance itself), deepest error first."""
     while err.context:
-        best = jsonschema.exceptions.best_match(err.context)
-        if best is None or best is err:
-            break
-        # prefer the branch whose type matched the instance
-        err = best
+        branches: dict[object, list[jsonschema.ValidationError]] = {}
+        for sub in err.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        viable = [
+            errs for errs in branches.values()
+            if not any(e.validator in ("type", "const") and len(e.relative_path) == 0 for e in errs)
+        ]
+        if not viable:
+            return err
+        errs = max(viable, key=lambda es: max(len(e.relative_path) for e in es))
+        err = max(errs, key=lambda e: len(e.relative_path))
     return err
+
+
+def _types_of(err: jsonschema.ValidationError) -> list[str]:
+    out: list[str] = []
+    for sub in err.context or []:
+        if sub.validator == "type" and len(sub.relative_path) == 0:
+            want = sub.validator_value
+            for t in [want] if isinstance(want, str) else want:
+                if t not in out:
+                    out.append(t)
+    return out
 
 
 def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -> CaseError:
@@ -83,6 +101,8 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         if path and path[-1] == "version":
             return CaseError('version must be a quoted string like "1.24"', path, value=inst)
         return CaseError(f"does not match the pattern {e.validator_value}", path, value=inst)
+    if v in ("oneOf", "anyOf") and _types_of(e):
+        return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in _types_of(e)), path, value=inst)
     if v in ("minimum", "maximum", "minLength", "minItems"):
         return CaseError(e.message, path, value=inst)
     if v == "not":

@@ -1,0 +1,204 @@
+"""Malformed cases fail with file, line, field and the offending value, no traceback."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from kspread.loader import read_file
+from tests.helpers import verdict, write_case
+
+BASE = """
+name: c
+profile: {score: [SelectorSpread]}
+version: "1.24"
+nodes: [n1, n2]
+pod: {name: p}
+expect: {selected: [n1, n2]}
+"""
+
+
+def _fail(tmp_path, body):
+    v = verdict(tmp_path, body)
+    assert not v.passed
+    return v.message
+
+
+def test_valid_base_case_passes(tmp_path):
+    assert verdict(tmp_path, BASE).passed
+
+
+def test_bad_yaml_names_file_and_line(tmp_path):
+    p = write_case(tmp_path, "name: c\nnodes: [n1, n2\npod: {name: p}\n")
+    res = read_file(p)
+    assert res.error is not None
+    msg = str(res.error)
+    assert msg.startswith(f"{p}:")
+    assert re.match(rf"{re.escape(str(p))}:\d+: invalid YAML", msg)
+
+
+def test_unknown_key(tmp_path):
+    msg = _fail(tmp_path, BASE + "podz: 1\n")
+    assert re.search(r"case\.yaml:9: podz: unknown field 'podz'", msg), msg
+
+
+def test_unknown_key_nested_in_pod(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("pod: {name: p}", "pod: {name: p, lables: {a: b}}"))
+    assert "case.yaml:7: pod.lables: unknown field 'lables'" in msg, msg
+
+
+def test_wrong_type(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("nodes: [n1, n2]", "nodes: [n1, n2]\npods: {name: x}"))
+    assert "case.yaml:7: pods: must be a list (got {'name': 'x'})" in msg, msg
+
+
+def test_unquoted_version_is_explained(tmp_path):
+    msg = _fail(tmp_path, BASE.replace('version: "1.24"', "version: 1.30"))
+    assert "case.yaml:5: version: must be a string (got 1.3)" in msg, msg
+
+
+def test_unsupported_version(tmp_path):
+    msg = _fail(tmp_path, BASE.replace('"1.24"', '"1.11"'))
+    assert 'case.yaml:5: version: unsupported version; kspread supports "1.12" to "1.37"' in msg, msg
+
+
+def test_bad_selector_operator(tmp_path):
+    body = BASE + "owners:\n- kind: ReplicaSet\n  name: rs\n  selector:\n    matchExpressions:\n" \
+                  "    - {key: app, operator: Contains, values: [a]}\n"
+    msg = _fail(tmp_path, body)
+    assert "case.yaml:14: owners[0].selector.matchExpressions[0].operator: must be one of" in msg, msg
+    assert "(got 'Contains')" in msg
+
+
+def test_selector_values_for_exists(tmp_path):
+    body = BASE + "owners:\n- kind: ReplicaSet\n  name: rs\n  selector:\n    matchExpressions:\n" \
+                  "    - {key: app, operator: Exists, values: [a]}\n"
+    msg = _fail(tmp_path, body)
+    assert "owners[0].selector.matchExpressions[0].values: may not be specified when `operator` is " \
+           "'Exists' or 'DoesNotExist'" in msg, msg
+
+
+def test_selector_in_needs_values(tmp_path):
+    body = BASE + "owners:\n- kind: ReplicaSet\n  name: rs\n  selector:\n    matchExpressions:\n" \
+                  "    - {key: app, operator: In}\n"
+    msg = _fail(tmp_path, body)
+    assert "values: must be specified when `operator` is 'In' or 'NotIn'" in msg, msg
+
+
+def test_bad_label_key(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("pod: {name: p}", "pod: {name: p, labels: {'-bad': x}}"))
+    assert "case.yaml:7: pod.labels.-bad: a label key's name part must be" in msg, msg
+
+
+def test_bad_quantity(tmp_path):
+    body = BASE.replace("nodes: [n1, n2]", "nodes:\n- {name: n1, allocatable: {cpu: 2cores}}\n- n2")
+    msg = _fail(tmp_path, body)
+    assert "case.yaml:7: nodes[0].allocatable.cpu: not a Kubernetes quantity" in msg, msg
+    assert "(got '2cores')" in msg
+
+
+def test_pod_on_unknown_node(tmp_path):
+    msg = _fail(tmp_path, BASE + "pods:\n- {name: a, node: n9}\n")
+    assert "case.yaml:10: pods[0].node: pod is bound to unknown node 'n9' (got 'n9')" in msg, msg
+
+
+def test_zone_with_unknown_node(tmp_path):
+    msg = _fail(tmp_path, BASE + "zones: {z1: [n1, n7]}\n")
+    assert "zones.z1[1]: zone lists unknown node 'n7'" in msg, msg
+
+
+def test_duplicate_node(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("nodes: [n1, n2]", "nodes: [n1, n1]"))
+    assert "node 'n1' is defined twice" in msg, msg
+
+
+def test_unknown_node_in_expect(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("expect: {selected: [n1, n2]}", "expect: {selected: n3}"))
+    assert "expect.selected: unknown node 'n3'" in msg, msg
+
+
+def test_unknown_plugin(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("[SelectorSpread]", "[SelectorSpreed]"))
+    assert "case.yaml:4: profile.score[0]: unknown plugin 'SelectorSpreed'" in msg, msg
+
+
+def test_plugin_not_in_version(tmp_path):
+    msg = _fail(tmp_path, BASE.replace('"1.24"', '"1.30"'))
+    assert "plugin 'SelectorSpread' does not exist in version 1.30 (it exists in 1.12 to 1.28)" in msg, msg
+
+
+def test_legacy_name_in_framework_version(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("[SelectorSpread]", "[SelectorSpreadPriority]"))
+    assert "'SelectorSpreadPriority' is a pre-1.18 predicate/priority name; version 1.24 calls it " \
+           "'SelectorSpread'" in msg, msg
+
+
+def test_unknown_feature_gate(tmp_path):
+    msg = _fail(tmp_path, BASE + "featureGates: {NoSuchGate: true}\n")
+    assert "featureGates.NoSuchGate: feature gate 'NoSuchGate' is unknown to kspread" in msg, msg
+
+
+def test_gate_version_does_not_know(tmp_path):
+    msg = _fail(tmp_path, BASE.replace('"1.24"', '"1.18"') + "featureGates: {MinDomainsInPodTopologySpread: true}\n")
+    assert "version 1.18 does not know feature gate 'MinDomainsInPodTopologySpread'" in msg, msg
+
+
+def test_locked_gate(tmp_path):
+    msg = _fail(tmp_path, BASE + "featureGates: {DefaultPodTopologySpread: false}\n")
+    assert "cannot set feature gate DefaultPodTopologySpread to false in 1.24: it is GA and locked" in msg, msg
+
+
+def test_pod_and_schedule_both(tmp_path):
+    msg = _fail(tmp_path, BASE + "schedule: [{name: q}]\n")
+    assert "give either `pod` or `schedule`, not both" in msg, msg
+
+
+def test_no_incoming_pod(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("pod: {name: p}\n", ""))
+    assert "a case needs `pod` (one incoming pod) or `schedule`" in msg, msg
+
+
+def test_unknown_priority_class(tmp_path):
+    msg = _fail(tmp_path, BASE.replace("pod: {name: p}", "pod: {name: p, priorityClassName: gold}"))
+    assert "pod.priorityClassName: no PriorityClass with name gold was found" in msg, msg
+
+
+def test_raw_object_error_points_into_object(tmp_path):
+    body = BASE + """objects:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n3}
+  status:
+    allocatable: {cpu: lots}
+"""
+    msg = _fail(tmp_path, body)
+    assert "case.yaml:14: objects[0].status.allocatable.cpu: not a Kubernetes quantity" in msg, msg
+
+
+def test_expected_error_case_passes_only_with_that_error(tmp_path):
+    body = BASE.replace("expect: {selected: [n1, n2]}", "expect: {error: unknown node 'n9'}") + \
+        "pods:\n- {name: a, node: n9}\n"
+    assert verdict(tmp_path, body).passed
+    other = BASE.replace("expect: {selected: [n1, n2]}", "expect: {error: something else}")
+    v = verdict(tmp_path, other)
+    assert not v.passed and "expected an error containing 'something else'" in v.message
+
+
+@pytest.mark.parametrize("cmd", ["run", "validate"])
+def test_cli_reports_without_traceback(tmp_path, cmd):
+    p = write_case(tmp_path, BASE + "podz: 1\n")
+    r = subprocess.run([sys.executable, "-m", "kspread", cmd, str(p)], capture_output=True, text=True)
+    assert r.returncode == 1
+    out = r.stdout + r.stderr
+    assert "unknown field 'podz'" in out
+    assert "Traceback" not in out
+
+
+def test_loading_never_runs_code(tmp_path):
+    p = write_case(tmp_path, BASE + "description: !!python/object/apply:os.system ['touch pwned']\n")
+    res = read_file(p)
+    assert res.error is not None and "invalid YAML" in str(res.error)
+    assert not (tmp_path / "pwned").exists()

@@ -1,0 +1,96 @@
+"""The pytest plugin end to end, through pytest itself (pytester)."""
+
+from __future__ import annotations
+
+CASES = """\
+apiVersion: kspread/v1
+kind: Case
+name: right
+tags: [smoke, seed-000]
+version: "1.24"
+profile: {score: [SelectorSpread]}
+nodes: [n1, n2]
+owners:
+- {kind: Service, name: s1, selector: {app: web}}
+pods:
+- {name: a, node: n1, labels: {app: web}}
+pod: {name: new, labels: {app: web}}
+expect:
+  scores:
+    SelectorSpread: {n1: 0, n2: 100}
+  selected: n2
+---
+apiVersion: kspread/v1
+kind: Case
+name: wrong
+tags: [regression]
+version: "1.24"
+profile: {score: [SelectorSpread]}
+nodes: [n1, n2]
+owners:
+- {kind: Service, name: s1, selector: {app: web}}
+pods:
+- {name: a, node: n1, labels: {app: web}}
+pod: {name: new, labels: {app: web}}
+expect:
+  scores:
+    SelectorSpread: {n1: 100, n2: 0}
+  selected: n1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: not-a-case}
+"""
+
+
+def test_collects_one_item_per_case(pytester):
+    pytester.makefile(".yaml", cases=CASES)
+    result = pytester.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(["cases.yaml::right", "cases.yaml::wrong"])
+    assert "not-a-case" not in result.stdout.str()
+
+
+def test_wrong_expectation_shows_a_table_without_traceback(pytester):
+    pytester.makefile(".yaml", cases=CASES)
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*cases.yaml:18: case 'wrong' (version 1.24)*",
+        "scores:",
+        "  node               expected  actual",
+        "  SelectorSpread n1  100       0",
+        "  SelectorSpread n2  0         100",
+        "selected:",
+        "  selected  n1        n2",
+        "deepdiff: *values changed*",
+    ])
+    assert "Traceback" not in out
+    assert "kspread/runner.py" not in out
+
+
+def test_keyword_and_marker_selection(pytester):
+    pytester.makefile(".yaml", cases=CASES)
+    result = pytester.runpytest("-q", "-k", "right")
+    result.assert_outcomes(passed=1, deselected=1)
+    result = pytester.runpytest("-q", "-m", "smoke", "-W", "error::pytest.PytestUnknownMarkWarning")
+    result.assert_outcomes(passed=1, deselected=1)
+    result = pytester.runpytest("-q", "-m", "regression")
+    result.assert_outcomes(failed=1, deselected=1)
+
+
+def test_broken_file_is_one_failing_item(pytester):
+    pytester.makefile(".yaml", broken="apiVersion: kspread/v1\nkind: Case\nnodes: [n1\n")
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*broken.yaml:*: invalid YAML*"])
+
+
+def test_default_names_and_reportinfo(pytester):
+    doc = "apiVersion: kspread/v1\nkind: Case\nversion: '1.24'\nprofile: {}\nnodes: [n1]\npod: {name: p}\n" \
+          "expect: {selected: n1}\n"
+    pytester.makefile(".yaml", multi=doc + "---\n" + doc)
+    result = pytester.runpytest("-v")
+    result.stdout.fnmatch_lines(["*multi.yaml::multi-1 PASSED*", "*multi.yaml::multi-2 PASSED*"])
+    items, _ = pytester.inline_genitems()
+    assert [i.reportinfo()[1] for i in items] == [0, 8]

@@ -1,0 +1,77 @@
+from fractions import Fraction
+
+import pytest
+
+from kspread.errors import CaseError
+from kspread.labels import (
+    EVERYTHING,
+    NOTHING,
+    LabelSelector,
+    Requirement,
+    as_selector,
+    parse_label_selector,
+    selector_from_set,
+)
+from kspread.quantity import QuantityError, parse_quantity, resource_amount
+
+
+@pytest.mark.parametrize("raw,want", [
+    ("500m", Fraction(1, 2)), ("1.5", Fraction(3, 2)), ("8Gi", 8 * 2**30), ("1e3", 1000), ("2k", 2000),
+    (3, 3), (0.25, Fraction(1, 4)), ("100n", Fraction(1, 10**7)), ("1E-3", Fraction(1, 1000)),
+])
+def test_parse_quantity(raw, want):
+    assert parse_quantity(raw) == want
+
+
+@pytest.mark.parametrize("raw", ["2cores", "1.2.3", "", "Gi", True, None, "1 Gi"])
+def test_bad_quantity(raw):
+    with pytest.raises(QuantityError):
+        parse_quantity(raw)
+
+
+def test_cpu_is_millicores_rounded_up_and_others_whole_units_rounded_up():
+    assert resource_amount("cpu", "1.5") == 1500
+    assert resource_amount("cpu", "0.0001") == 1  # MilliValue rounds up
+    assert resource_amount("memory", "1.5") == 2  # Value rounds up
+    assert resource_amount("memory", "1Mi") == 1048576
+
+
+def test_requirement_semantics():
+    labels = {"a": "1", "b": "x"}
+    assert Requirement("a", "In", ("1", "2")).matches(labels)
+    assert Requirement("c", "NotIn", ("1",)).matches(labels)  # absent key satisfies NotIn
+    assert not Requirement("c", "Exists").matches(labels)
+    assert Requirement("c", "DoesNotExist").matches(labels)
+    assert Requirement("a", "Gt", ("0",)).matches(labels)
+    assert not Requirement("b", "Gt", ("0",)).matches(labels)  # not an integer
+
+
+def test_nil_and_empty_label_selectors():
+    assert as_selector(None) is NOTHING and not NOTHING.matches({})
+    assert not NOTHING.empty()
+    empty = parse_label_selector({}, [])
+    assert as_selector(empty) == EVERYTHING and EVERYTHING.empty()
+    sel = parse_label_selector({"matchLabels": {"app": "web"},
+                                "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]}, [])
+    assert isinstance(sel, LabelSelector)
+    assert as_selector(sel).matches({"app": "web"})
+    assert not as_selector(sel).matches({"app": "web", "tier": "db"})
+
+
+def test_selector_from_set_is_sorted_and_anded():
+    s = selector_from_set({"b": "2", "a": "1"})
+    assert [r.key for r in s.requirements] == ["a", "b"]
+    assert s.matches({"a": "1", "b": "2", "c": "3"}) and not s.matches({"a": "1"})
+
+
+@pytest.mark.parametrize("raw,msg", [
+    ({"matchExpressions": [{"key": "a", "operator": "Has"}]}, "'Has' is not a valid selector operator"),
+    ({"matchExpressions": [{"key": "a", "operator": "In", "values": []}]}, "must be specified"),
+    ({"matchLabels": {"a/b/c": "x"}}, "prefix of a label key"),
+    ({"matchLabels": {"a": "-x"}}, "a label value must be"),
+    ({"matchLabel": {"a": "x"}}, "unknown field 'matchLabel'"),
+])
+def test_label_selector_validation(raw, msg):
+    with pytest.raises(CaseError) as e:
+        parse_label_selector(raw, ["sel"])
+    assert msg in str(e.value)
