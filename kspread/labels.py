@@ -8,6 +8,7 @@ carry. Conversion and validation follow upstream.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -33,6 +34,11 @@ def qualified_name_error(key: object) -> str | None:
     """Why ``key`` is not a valid label key (IsQualifiedName), or None."""
     if not isinstance(key, str):
         return "a label key must be a string"
+    return _qualified_name_error(key)
+
+
+@lru_cache(maxsize=8192)
+def _qualified_name_error(key: str) -> str | None:
     prefix, sep, name = key.rpartition("/")
     if sep and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
         return "the prefix of a label key must be a DNS-1123 subdomain"
@@ -48,6 +54,11 @@ def label_value_error(value: object) -> str | None:
     """Why ``value`` is not a valid label value (IsValidLabelValue), or None."""
     if not isinstance(value, str):
         return "a label value must be a string (quote numbers and booleans)"
+    return _label_value_error(value)
+
+
+@lru_cache(maxsize=8192)
+def _label_value_error(value: str) -> str | None:
     if value and (len(value) > 63 or not _NAME.match(value)):
         return (
             "a label value must be 63 characters or less, empty or begin and end with an "

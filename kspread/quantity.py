@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from fractions import Fraction
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -79,6 +80,17 @@ def value(q: Fraction) -> int:
 
 
 def resource_amount(name: str, raw: object) -> int:
+    if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
+        return _resource_amount_cached(name, raw)
+    return _resource_amount(name, raw)
+
+
+@lru_cache(maxsize=4096)
+def _resource_amount_cached(name: str, raw: object) -> int:
+    return _resource_amount(name, raw)
+
+
+def _resource_amount(name: str, raw: object) -> int:
     """The integer amount the scheduler uses for resource ``name``: millicores for cpu,
     whole units (bytes, pods, devices) for everything else."""
     q = parse_quantity(raw)
