@@ -225,14 +225,44 @@ class _Builder:
     # ---- priority admission ------------------------------------------------------
 
     def admit(self, raw: Mapping[str, Any], at) -> tuple[int, str, str]:
-        """Priority admission: (priority, class name, preemption policy)."""
+        """Priority admission (plugin/pkg/admission/priority): (priority, class name,
+        preemption policy).
+
+        A named class must exist (the two system classes always do; up to 1.16 they
+        are allowed only in kube-system, PR #65593). No class name: the globalDefault
+        class with the lowest value, else priority 0. The pod's preemptionPolicy must
+        agree with the class's. A ``priority`` given without a class is taken as the
+        admitted value (the case states the outcome of admission). preemptionPolicy
+        exists only with the NonPreemptingPriority gate (alpha 1.15, on from 1.19):
+        without it the API server drops the field and every pod may preempt."""
         cls_name = raw.get("priorityClassName") or ""
         explicit = raw.get("priority")
         policy = raw.get("preemptionPolicy")
+        policies_on = self.version.gate("NonPreemptingPriority")
+        if not policies_on:
+            policy = None
+
+        def class_policy(pc: PriorityClass) -> str:
+            return pc.preemption_policy if policies_on else PREEMPT_LOWER_PRIORITY
+
+        def check_policy(pc: PriorityClass) -> str:
+            want = class_policy(pc)
+            if policy is not None and policy != want:
+                raise CaseError(
+                    f"the string value of PreemptionPolicy ({policy}) must not be provided in pod spec; "
+                    f"priority admission controller computed {want} from the given PriorityClass name",
+                    at("preemptionPolicy"),
+                )
+            return want
+
         if cls_name:
             if cls_name in self.classes:
                 pc = self.classes[cls_name]
             elif cls_name in SYSTEM_PRIORITY_CLASSES:
+                ns = raw.get("namespace") or "default"
+                if self.version.minor <= 16 and ns != "kube-system":
+                    raise CaseError(f"pods with {cls_name} priorityClass is not permitted in {ns} namespace",
+                                    at("priorityClassName"), value=cls_name)
                 pc = PriorityClass(cls_name, SYSTEM_PRIORITY_CLASSES[cls_name])
             else:
                 raise CaseError(f"no PriorityClass with name {cls_name} was found", at("priorityClassName"),
@@ -243,18 +273,13 @@ class _Builder:
                     f"priority admission controller computed {pc.value} from the given PriorityClass name",
                     at("priority"),
                 )
-            if policy is not None and policy != pc.preemption_policy:
-                raise CaseError(
-                    f"preemptionPolicy {policy} differs from {pc.preemption_policy} of PriorityClass {cls_name}",
-                    at("preemptionPolicy"),
-                )
-            return pc.value, cls_name, pc.preemption_policy
+            return pc.value, cls_name, check_policy(pc)
         if explicit is not None:
             return explicit, "", policy or PREEMPT_LOWER_PRIORITY
         defaults = [c for c in self.classes.values() if c.global_default]
         if defaults:
             pc = min(defaults, key=lambda c: c.value)
-            return pc.value, pc.name, policy or pc.preemption_policy
+            return pc.value, pc.name, check_policy(pc)
         return 0, "", policy or PREEMPT_LOWER_PRIORITY
 
     # ---- pods ----------------------------------------------------------------------

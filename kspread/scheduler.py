@@ -1,4 +1,5 @@
-"""One scheduling cycle (schedule_one.go; generic_scheduler.go before 1.25).
+"""One scheduling cycle (schedule_one.go; generic_scheduler.go before 1.25), and
+``schedule`` sequences of cycles.
 
 ``Scheduler`` owns the snapshot, the nominator and the framework built from the
 case's profile, and runs ``schedule_one`` for each incoming pod: PreFilter, the
@@ -6,6 +7,33 @@ nominated node first where the version does so, Filter over the nodes in the
 node tree's order (stopping early as percentageOfNodesToScore and first-fit
 say), extender filters, PostFilter when nothing fits, and otherwise PreScore,
 Score, NormalizeScore, weights and extenders, then the top-scoring nodes.
+
+Sequences (``schedule``). The incoming pods enter a queue ordered as PrioritySort
+orders activeQ: priority descending, then the time the pod entered the queue (list
+order at the start). Each cycle sees the cluster as the cycles before it left it;
+the snapshot is updated in place (``Snapshot.add_pod`` / ``remove_pod``), never
+rebuilt:
+
+* a pod whose cycle selects a node is bound there (with several top-scoring nodes,
+  the first in node order);
+* a pod that preempts: its victims are deleted at once (kspread does not model the
+  graceful termination period: the victims are gone before the next cycle), pods of
+  lower priority nominated to that node lose their nomination, and the pod is
+  nominated to the node. Upstream then puts the pod back into the queue and retries
+  it when the victims' deletion is observed; kspread re-queues it at once, with a
+  new queue time, so it runs again after the queued pods of equal or higher priority
+  and before those of lower priority. On that retry the nominated node is tried
+  first where the version does so (PreferNominatedNode, beta and on from 1.22), and
+  the pod is normally bound there. A pod is retried at most ``MAX_ATTEMPTS`` times;
+* a pod that stays unschedulable is not retried (nothing else happens in the
+  sequence that upstream would wake it for); its nomination, if it has one, is kept,
+  except where PostFilter clears it (no node where preemption might help; from 1.22
+  also no preemption candidate).
+
+``placements`` reports, for every pod of the sequence, the node it ends bound to;
+for a pod that is not bound, the node it ends nominated to; null when it ends with
+neither (including a pod bound earlier in the sequence and later evicted by a
+preemption).
 """
 
 from __future__ import annotations
@@ -38,6 +66,8 @@ class PreemptionOutcome:
     candidates: dict[str, list[Pod]] = field(default_factory=dict)
     # nodes that tie with nominated_node on every criterion (set-valued expectation)
     tied_nodes: list[str] = field(default_factory=list)
+    # PostFilter asks to clear the pod's nominatedNodeName (NominatedNodeName "")
+    clear_nomination: bool = False
 
 
 @dataclass
@@ -49,6 +79,7 @@ class CycleResult:
     totals: dict[str, int] = field(default_factory=dict)
     selected: list[str] = field(default_factory=list)
     post_filter_ran: bool = False
+    post_filter_status: Status | None = None
     preemption: PreemptionOutcome | None = None
     error: str | None = None
 
@@ -108,6 +139,10 @@ class Scheduler:
         self.extenders: list[Extender] = case.profile.extenders
         self.order = node_tree_order(cluster.nodes, self.version)
         self.next_start_node_index = 0
+        # pods not bound (the case's pending pods and the incoming ones), as they are now
+        self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
+        # incoming pods bound by this run
+        self.bound: dict[str, Pod] = {}
 
     # ---- the cycle ------------------------------------------------------------------
 
@@ -142,8 +177,8 @@ class Scheduler:
         return res
 
     def _prefers_nominated_node(self) -> bool:
-        v = self.version
-        return v.minor >= 22 and v.gate("PreferNominatedNode")
+        """PreferNominatedNode: alpha (off) in 1.21, beta (on) 1.22, GA 1.24."""
+        return self.version.gate("PreferNominatedNode")
 
     def _passes_extenders(self, pod: Pod, node: str) -> bool:
         return all(e.filter is None or node in e.filter for e in self.extenders)
@@ -220,38 +255,75 @@ class Scheduler:
         res.selected = [n.name for n in nodes if res.totals[n.name] == best]
 
     def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
-        if self.framework.post_filter_plugins:
-            res.post_filter_ran = True
-            outcome, st = self.framework.run_post_filter_plugins(state, pod, res.statuses)
-            if isinstance(outcome, PreemptionOutcome):
-                res.preemption = outcome
-            elif st.is_success() is False:
-                res.preemption = PreemptionOutcome(None)
+        """RunPostFilterPlugins: the first plugin that succeeds (or says
+        UnschedulableAndUnresolvable) ends the loop. An Error status is not a failed
+        cycle here: upstream logs it and the pod stays unschedulable."""
+        plugins = self.framework.post_filter_plugins
+        if not plugins:
+            return res
+        res.post_filter_ran = True
+        outcome: Any = None
+        for p in plugins:
+            outcome, st = p.post_filter(state, pod, res.statuses)
+            res.post_filter_status = st.with_plugin(p.name)
+            if st.is_success() or not st.is_rejected():
+                break
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                break
+        if isinstance(outcome, PreemptionOutcome):
+            if not res.post_filter_status.is_success():
+                outcome.nominated_node = None
+            res.preemption = outcome
+        else:
+            res.preemption = PreemptionOutcome(None)
         return res
 
     # ---- sequences -------------------------------------------------------------------
 
     def bind(self, pod: Pod, node: str) -> Pod:
+        """Assume and bind: the pod joins the node (its nomination ends)."""
         bound = replace(pod, node_name=node, nominated_node=None)
         self.nominator.remove(pod)
+        self.pending.pop(pod.key, None)
         self.snapshot.add_pod(bound)
+        self.bound[pod.key] = bound
         return bound
 
     def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> Pod:
-        """prepareCandidate: delete the victims, clear the nominations of lower-priority
-        pods on the node, and nominate the preemptor."""
+        """prepareCandidate and the nomination: delete the victims (at once; see the
+        module docstring), clear the nominations of lower-priority pods nominated to
+        the node, and nominate the preemptor."""
         for v in outcome.victims:
             if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
                 self.snapshot.remove_pod(v)
+            self.bound.pop(v.key, None)
         node = outcome.nominated_node
         assert node is not None
         for other in self.nominator.on_node(node):
-            if other.priority < pod.priority:
-                self.nominator.remove(other)
+            if other.priority < pod.priority and other.key != pod.key:
+                self.clear_nomination(other)
         nominated = replace(pod, nominated_node=node)
         self.nominator.remove(pod)
         self.nominator.add(nominated)
+        self.pending[pod.key] = nominated
         return nominated
+
+    def clear_nomination(self, pod: Pod) -> Pod:
+        cleared = replace(self.pending.get(pod.key, pod), nominated_node=None)
+        self.nominator.remove(pod)
+        if pod.key in self.pending:
+            self.pending[pod.key] = cleared
+        return cleared
+
+    def current(self, pod: Pod) -> Pod:
+        """The pod as it is now (a nomination may have been set or cleared since)."""
+        return self.pending.get(pod.key, pod)
+
+    def placement(self, key: str) -> str | None:
+        if key in self.bound:
+            return self.bound[key].node_name
+        p = self.pending.get(key)
+        return p.nominated_node if p is not None else None
 
 
 def queue_order(pods: list[Pod]) -> list[Pod]:
@@ -259,27 +331,62 @@ def queue_order(pods: list[Pod]) -> list[Pod]:
     return sorted(pods, key=lambda p: -p.priority)  # stable: list order among equals
 
 
+class SchedulingQueue:
+    """activeQ as PrioritySort orders it: priority descending, then the time the pod
+    was (re)added, here a counter."""
+
+    def __init__(self, pods: list[Pod]) -> None:
+        self._heap: list[tuple[int, int, str]] = []
+        self._pods: dict[str, Pod] = {}
+        self._seq = 0
+        for p in pods:
+            self.add(p)
+
+    def add(self, pod: Pod) -> None:
+        import heapq
+
+        self._pods[pod.key] = pod
+        heapq.heappush(self._heap, (-pod.priority, self._seq, pod.key))
+        self._seq += 1
+
+    def pop(self) -> Pod:
+        import heapq
+
+        _, _, key = heapq.heappop(self._heap)
+        return self._pods[key]
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)
+
+
+MAX_ATTEMPTS = 3  # scheduling cycles per pod of a sequence (one preemption, its retry, one more)
+
+
 def run_case(case: Case) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
-    """Run a case's incoming pod(s); returns the scheduler, each cycle's result and
-    the final placements (pod -> node or None)."""
+    """Run a case's incoming pod(s); returns the scheduler, each cycle's result (in
+    the order they ran) and the final placements (pod -> node or None)."""
     sched = Scheduler(case)
     results: list[CycleResult] = []
-    placements: dict[str, Any] = {}
-    pods = queue_order(case.incoming) if case.is_sequence else case.incoming
-    for pod in pods:
+    for p in case.incoming:
+        sched.pending[p.key] = p
+    queue = SchedulingQueue(case.incoming)
+    attempts: dict[str, int] = {}
+    while queue:
+        pod = sched.current(queue.pop())
+        attempts[pod.key] = attempts.get(pod.key, 0) + 1
         r = sched.schedule_one(pod)
         results.append(r)
         if r.error:
-            placements[pod.key] = None
             continue
         if r.selected:
             node = r.selected[0] if not case.is_sequence else min(
                 r.selected, key=lambda n: sched.snapshot.get(n).node.index)
             sched.bind(pod, node)
-            placements[pod.key] = node
         elif r.preemption is not None and r.preemption.nominated_node is not None:
-            sched.apply_preemption(pod, r.preemption)
-            placements[pod.key] = r.preemption.nominated_node
-        else:
-            placements[pod.key] = None
+            nominated = sched.apply_preemption(pod, r.preemption)
+            if case.is_sequence and attempts[pod.key] < MAX_ATTEMPTS:
+                queue.add(nominated)
+        elif r.preemption is not None and r.preemption.clear_nomination:
+            sched.clear_nomination(pod)
+    placements = {p.key: sched.placement(p.key) for p in case.incoming}
     return sched, results, placements

@@ -1,0 +1,393 @@
+"""DefaultPreemption: when no node fits, find lower-priority pods whose eviction
+lets the pod in, pick one node, and nominate it (framework/preemption/preemption.go
+and framework/plugins/defaultpreemption; up to 1.18 ``genericScheduler.Preempt``).
+
+The steps, as upstream runs them:
+
+1. ``pod_eligible_to_preempt_others``: preemptionPolicy Never is never eligible; a pod
+   nominated to a node that still holds a terminating lower-priority pod waits for it
+   instead of preempting again (from 1.27 only when that pod carries the
+   DisruptionTarget condition set by the scheduler's preemption, PR #114623), unless
+   the nominated node now fails with UnschedulableAndUnresolvable (from 1.19, PR #92604).
+2. The potential nodes are those whose filter status is not UnschedulableAndUnresolvable,
+   in the scheduler's node order. None: the pod's own nomination is cleared.
+3. From 1.20 (PR #94814) the dry run stops early: ``num = max(n * 10 / 100, 100)``
+   capped at n (``minCandidateNodesPercentage`` / ``minCandidateNodesAbsolute`` of the
+   plugin's args), and it stops once it holds a candidate without PDB violations and
+   ``num`` candidates in all. Upstream starts at a random offset and runs in parallel;
+   kspread starts at offset 0 and visits the potential nodes one by one, so the
+   candidates found are deterministic. With 100 potential nodes or fewer every node
+   is visited, exactly as upstream.
+4. ``select_victims_on_node`` on a copy of the node and of the cycle state: remove every
+   lower-priority pod (running the PreFilter extensions' RemovePod), check the filters
+   with nominated pods; sort the removed pods by importance, split them into PDB
+   violating and non-violating, and add back (reprieve) as many as still fit, violating
+   ones first. See the function for the version differences.
+5. ``pick_one_node_for_preemption`` among the candidates; every node still tied after
+   the last criterion is reported in ``PreemptionOutcome.tied_nodes``.
+6. The scheduler applies the outcome (``Scheduler.apply_preemption``): victims deleted,
+   lower-priority pods nominated to that node lose their nomination, the pod is
+   nominated.
+
+Extenders in kspread's profile have no ProcessPreemption verb, so the extender step
+never changes the candidates.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from kspread.errors import CaseError
+from kspread.framework.interface import Plugin, PostFilterPlugin
+from kspread.framework.registry import register
+from kspread.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
+from kspread.labels import as_selector
+from kspread.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
+from kspread.scheduler import PreemptionOutcome
+from kspread.snapshot import NodeInfo
+from kspread.versions import Version
+
+MAX_INT32 = 2**31 - 1
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+NO_VICTIMS_REASON = "No preemption victims found for incoming pod"
+
+
+# ---- version behaviour --------------------------------------------------------------
+# Each function names one upstream change; the module docstring and README list them.
+
+
+def unresolvable_nominated_node_allows_preemption(v: Version) -> bool:
+    """A nominated node that fails with UnschedulableAndUnresolvable lets the pod
+    preempt again (PR #92604, 1.19)."""
+    return v.minor >= 19
+
+
+def terminating_victim_needs_disruption_target(v: Version) -> bool:
+    """Only a terminating pod with DisruptionTarget/PreemptionByScheduler blocks a new
+    preemption (PR #114623, 1.27)."""
+    return v.minor >= 27
+
+
+def limits_candidates(v: Version) -> bool:
+    """Dry run stops after max(10 %, 100) candidates (PR #94814, 1.20)."""
+    return v.minor >= 20
+
+
+def short_circuits_without_potential_victims(v: Version) -> bool:
+    """A node without lower-priority pods fails the dry run at once with
+    UnschedulableAndUnresolvable "No preemption victims found..." (1.19); before, its
+    filters were run and, if they passed, it was a candidate with no victims."""
+    return v.minor >= 19
+
+
+def rejects_zero_victim_candidates(v: Version) -> bool:
+    """A dry run that succeeds with no victim is an error for that node (PR #101560, 1.22)."""
+    return v.minor >= 22
+
+
+def picks_zero_victim_node_first(v: Version) -> bool:
+    """pickOneNodeForPreemption returned a candidate with no victims at once (legacy
+    generic_scheduler, up to 1.18). 1.19-1.21 had neither this nor the 1.22 rejection:
+    reaching criterion 2 with such a candidate panicked (issue #101548)."""
+    return v.minor <= 18
+
+
+def decrements_pdb_budget(v: Version) -> bool:
+    """filterPodsWithPDBViolation spends disruptionsAllowed per matched pod and honours
+    status.disruptedPods (1.19, PR #91986); before, a pod is violating when a matching
+    PDB has disruptionsAllowed <= 0."""
+    return v.minor >= 19
+
+
+def start_time_orders_victims(v: Version) -> bool:
+    """MoreImportantPod breaks priority ties by earlier start time (PR #75510), and
+    pickOneNodeForPreemption has criterion 5, latest start time (PR #74974): 1.15."""
+    return v.minor >= 15
+
+
+def resorts_victims_after_reprieve(v: Version) -> bool:
+    """Victims re-sorted by importance when both PDB groups were non-empty (PR #128307,
+    merged in 1.32 and cherry-picked to the 1.29, 1.30 and 1.31 release branches;
+    kspread models each minor as its latest patch release, hence from 1.29)."""
+    return v.minor >= 29
+
+
+def clears_nomination_without_candidates(v: Version) -> bool:
+    """When the dry run finds no candidate, PostFilter returns an empty nominated node,
+    which clears the pod's nomination (PostFilterResult with NominatingInfo, 1.22)."""
+    return v.minor >= 22
+
+
+# ---- small pure functions -------------------------------------------------------------
+
+
+def start_key(pod: Pod) -> float:
+    """``GetPodStartTime``: status.startTime, or "now" when unset; kspread takes "now"
+    to be later than every start time in the case."""
+    return math.inf if pod.start_time is None else pod.start_time
+
+
+def importance_key(pod: Pod, version: Version) -> tuple:
+    """Sort key for ``MoreImportantPod`` (most important first): priority descending,
+    then (from 1.15) the earlier start time. Python's sort is stable, so pods that tie
+    keep the node's pod order; upstream's sort.Slice leaves their order unspecified."""
+    if start_time_orders_victims(version):
+        return (-pod.priority, start_key(pod))
+    return (-pod.priority,)
+
+
+def num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
+    """``calculateNumCandidates``."""
+    n = num_nodes * percentage // 100
+    if n < absolute:
+        n = absolute
+    if n > num_nodes:
+        n = num_nodes
+    return n
+
+
+def _pdb_matches(pdb: PodDisruptionBudget, pod: Pod) -> bool:
+    if pdb.namespace != pod.namespace:
+        return False
+    sel = as_selector(pdb.selector)
+    # a PDB with a nil or empty selector matches nothing
+    return not sel.empty() and sel.matches(pod.labels)
+
+
+def filter_pods_with_pdb_violation(
+    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget], version: Version
+) -> tuple[list[Pod], list[Pod]]:
+    """``filterPodsWithPDBViolation``: (violating, non-violating), each keeping the
+    input order."""
+    violating: list[Pod] = []
+    non_violating: list[Pod] = []
+    allowed = [p.disruptions_allowed for p in pdbs]
+    decrement = decrements_pdb_budget(version)
+    for pod in pods:
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if not _pdb_matches(pdb, pod):
+                    continue
+                if not decrement:
+                    if pdb.disruptions_allowed <= 0:
+                        violated = True
+                        break
+                    continue
+                if pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pod)
+    return violating, non_violating
+
+
+def earliest_start_of_top_victims(victims: Sequence[Pod]) -> float:
+    """``GetEarliestPodStartTime``: the earliest start among the victims of the highest
+    priority (whatever their order)."""
+    top = max(v.priority for v in victims)
+    return min(start_key(v) for v in victims if v.priority == top)
+
+
+def pick_one_node_for_preemption(
+    nodes_to_victims: Mapping[str, tuple[list[Pod], int]], version: Version
+) -> list[str]:
+    """``pickOneNodeForPreemption``: the nodes left after the criteria, in order:
+
+    1. fewest PDB violations;
+    2. lowest priority of ``victims[0]`` (the highest-priority victim once victims are
+       ordered by importance; see ``select_victims_on_node`` for when they are not);
+    3. smallest sum of (priority + MaxInt32 + 1), in int64;
+    4. fewest victims;
+    5. (from 1.15) latest start time of the earliest-started highest-priority victim.
+
+    Upstream then takes the first node of a Go map: any of the returned nodes.
+    Up to 1.18 a candidate with no victims is taken at once."""
+    nodes = list(nodes_to_victims)
+    if not nodes:
+        return []
+    if picks_zero_victim_node_first(version):
+        empty = [n for n in nodes if not nodes_to_victims[n][0]]
+        if empty:
+            return empty
+
+    def highest(n: str) -> int:
+        victims = nodes_to_victims[n][0]
+        if not victims:
+            raise SchedulingError(
+                f"kube-scheduler {version} panics here: candidate {n} has no victims and "
+                "pickOneNodeForPreemption reads victims[0] (index out of range, issue #101548; "
+                "fixed in 1.22 by PR #101560)",
+                "DefaultPreemption",
+            )
+        return victims[0].priority
+
+    criteria: list = [
+        lambda n: -nodes_to_victims[n][1],
+        lambda n: -highest(n),
+        lambda n: -sum(v.priority + MAX_INT32 + 1 for v in nodes_to_victims[n][0]),
+        lambda n: -len(nodes_to_victims[n][0]),
+    ]
+    if start_time_orders_victims(version):
+        criteria.append(lambda n: earliest_start_of_top_victims(nodes_to_victims[n][0]))
+    for score in criteria:
+        scores = {n: score(n) for n in nodes}
+        best = max(scores.values())
+        nodes = [n for n in nodes if scores[n] == best]
+        if len(nodes) == 1:
+            break
+    return nodes
+
+
+# ---- the plugin -------------------------------------------------------------------------
+
+
+@register("DefaultPreemption", first=12)
+class DefaultPreemption(Plugin, PostFilterPlugin):
+    """PostFilter DefaultPreemption (the scheduler's built-in preemption before 1.19)."""
+
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        unknown = set(args) - {"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}
+        if unknown:
+            raise CaseError(f"unknown DefaultPreemptionArgs field {sorted(unknown)[0]!r}", config_path)
+        if args and not limits_candidates(self.version):
+            raise CaseError(f"DefaultPreemptionArgs do not exist in {self.version} (added in 1.20)", config_path)
+        self.percentage = int(args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE))
+        self.absolute = int(args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
+        if not 0 <= self.percentage <= 100:
+            raise CaseError("minCandidateNodesPercentage must be in [0, 100]",
+                            (*config_path, "minCandidateNodesPercentage"), value=self.percentage)
+        if self.absolute < 0:
+            raise CaseError("minCandidateNodesAbsolute must not be negative",
+                            (*config_path, "minCandidateNodesAbsolute"), value=self.absolute)
+        if self.percentage == 0 and self.absolute == 0:
+            raise CaseError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero",
+                            config_path)
+
+    # ---- PostFilter ---------------------------------------------------------------
+
+    def post_filter(self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]) -> tuple[Any, Status]:
+        ok, msg = self.pod_eligible_to_preempt_others(pod, statuses)
+        if not ok:
+            return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (msg,))
+        potential = [n for n, st in statuses.items() if st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+        if not potential:
+            return (PreemptionOutcome(None, clear_nomination=True),
+                    Status(Code.UNSCHEDULABLE, ("Preemption is not helpful for scheduling",)))
+        candidates, errors = self.dry_run_preemption(state, pod, potential)
+        outcome = PreemptionOutcome(None, candidates={n: list(v) for n, (v, _) in candidates.items()})
+        if not candidates:
+            outcome.clear_nomination = clears_nomination_without_candidates(self.version) and not errors
+            if errors:
+                # upstream returns the aggregated error as an Error status: the pod stays
+                # pending and its nomination unchanged
+                return outcome, Status(Code.ERROR, tuple(errors))
+            return outcome, Status(Code.UNSCHEDULABLE, ("preemption: no preemption candidate",))
+        if len(candidates) == 1:
+            best = list(candidates)
+        else:
+            best = pick_one_node_for_preemption(candidates, self.version)
+        node = best[0]
+        outcome.nominated_node = node
+        outcome.victims = list(candidates[node][0])
+        outcome.tied_nodes = best
+        return outcome, SUCCESS
+
+    def pod_eligible_to_preempt_others(self, pod: Pod, statuses: Mapping[str, Status]) -> tuple[bool, str]:
+        if pod.preemption_policy == PREEMPT_NEVER:
+            return False, "not eligible due to preemptionPolicy=Never."
+        nominated = pod.nominated_node
+        if nominated:
+            st = statuses.get(nominated)
+            if (unresolvable_nominated_node_allows_preemption(self.version) and st is not None
+                    and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                return True, ""
+            info = self.handle.snapshot.node_infos.get(nominated)
+            if info is not None:
+                need_target = terminating_victim_needs_disruption_target(self.version)
+                for p in info.pods.values():
+                    if p.terminating and p.priority < pod.priority and (
+                            not need_target or p.preempted_by_scheduler):
+                        return False, "not eligible due to a terminating pod on the nominated node."
+        return True, ""
+
+    # ---- dry run -------------------------------------------------------------------
+
+    def dry_run_preemption(
+        self, state: CycleState, pod: Pod, potential: list[str]
+    ) -> tuple[dict[str, tuple[list[Pod], int]], list[str]]:
+        """Candidates (node -> (victims, PDB violations)), non-violating ones first, and
+        the errors of nodes whose dry run failed with an Error status."""
+        snapshot = self.handle.snapshot
+        pdbs = self.handle.cluster.pdbs
+        n = len(potential)
+        limit = num_candidates(n, self.percentage, self.absolute) if limits_candidates(self.version) else n
+        non_violating: dict[str, tuple[list[Pod], int]] = {}
+        violating: dict[str, tuple[list[Pod], int]] = {}
+        errors: list[str] = []
+        for i in range(n):  # offset 0, one node at a time
+            name = potential[i % n]
+            info = snapshot.get(name).clone()
+            victims, violations, st = self.select_victims_on_node(state.clone(), pod, info, pdbs)
+            if st.is_success() and (victims or not rejects_zero_victim_candidates(self.version)):
+                target = non_violating if violations == 0 else violating
+                if len(target) < limit:
+                    target[name] = (victims, violations)
+                if non_violating and len(non_violating) + len(violating) >= limit:
+                    break
+                continue
+            if st.is_success():
+                errors.append(f'expected at least one victim pod on node "{name}"')
+            elif st.code == Code.ERROR:
+                errors.append(st.message)
+        return {**non_violating, **violating}, errors
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status]:
+        """``SelectVictimsOnNode`` on a copy of the node and the cycle state.
+
+        Victims are returned in reprieve order: PDB-violating ones first, each group by
+        importance. From 1.29 (PR #128307, see ``resorts_victims_after_reprieve``) they
+        are re-sorted by importance when both groups were non-empty, so ``victims[0]``
+        is always the highest-priority victim; before, it could be a lower-priority
+        violating pod, which pickOneNodeForPreemption's criterion 2 then reads."""
+        fwk = self.handle.framework
+        assert fwk is not None
+        v = self.version
+        potential = [p for p in node_info.pods.values() if p.priority < pod.priority]
+        for p in potential:
+            node_info.remove_pod(p)
+            fwk.run_pre_filter_remove_pod(state, pod, p, node_info)
+        if not potential and short_circuits_without_potential_victims(v):
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,))
+        st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if not st.is_success():
+            return [], 0, st
+        potential.sort(key=lambda p: importance_key(p, v))
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs, v)
+        victims: list[Pod] = []
+        num_violating = 0
+
+        def reprieve(p: Pod) -> bool:
+            node_info.add_pod(p)
+            fwk.run_pre_filter_add_pod(state, pod, p, node_info)
+            fits = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info).is_success()
+            if not fits:
+                node_info.remove_pod(p)
+                fwk.run_pre_filter_remove_pod(state, pod, p, node_info)
+                victims.append(p)
+            return fits
+
+        for p in violating:
+            if not reprieve(p):
+                num_violating += 1
+        for p in non_violating:
+            reprieve(p)
+        if resorts_victims_after_reprieve(v) and violating and non_violating:
+            victims.sort(key=lambda p: importance_key(p, v))
+        return victims, num_violating, SUCCESS

@@ -1,0 +1,196 @@
+"""NodeResourcesFit: does the node have room for the pod's resource requests?
+(framework/plugins/noderesources/fit.go; up to 1.17 the PodFitsResources predicate.)
+
+Filter only; the scoring strategies (LeastAllocated, MostAllocated,
+RequestedToCapacityRatio) are a separate concern added to this class later: the
+request computation (``pod_resource_request``) and the check (``fits_request``)
+are module functions that a Score extension can share.
+
+What the filter checks, in this order (every failure is kept as a reason):
+
+1. pod count: ``len(node pods) + 1 > allocatable pods`` -> "Too many pods" (from 1.18;
+   the PodFitsResources predicate said "Insufficient pods"). Checked even for a pod
+   that requests nothing;
+2. if the pod requests no cpu, memory, ephemeral-storage and names no scalar
+   resource, nothing else is checked;
+3. cpu, memory, ephemeral-storage: ``request > allocatable - requested`` ->
+   "Insufficient <name>". From 1.27 (PR #116408) a zero request of a resource is
+   not compared (before, a zero request failed on a node already over-committed);
+4. scalar resources (extended ``vendor/name``, ``hugepages-*``,
+   ``attachable-volumes-*``): the same comparison, "Insufficient <name>"; from 1.26
+   a zero request is skipped (PR #111544; UNVERIFIED whether 1.25 or 1.26). Upstream
+   walks a Go map here, so the order of several scalar reasons is unspecified;
+   kspread sorts them by name.
+
+The status is Unschedulable, and from 1.34 (PR #131345) UnschedulableAndUnresolvable
+when any failing request exceeds the node's whole allocatable (preemption cannot
+help there; the pod count never makes it unresolvable).
+
+PreFilter computes the request once (``kspread.resources.pod_requests``: containers,
+init containers, sidecars, overhead). From 1.28, with the SidecarContainers gate
+off, a pod with a restartable init container is rejected by PreFilter
+("Pod has a restartable init container and the SidecarContainers feature is
+disabled", UnschedulableAndUnresolvable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from kspread.framework.interface import FilterPlugin, Plugin, PreFilterPlugin
+from kspread.framework.registry import register
+from kspread.framework.status import SUCCESS, Code, CycleState, Status, error
+from kspread.model import Pod
+from kspread.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kspread.resources import pod_requests
+from kspread.snapshot import NodeInfo
+from kspread.versions import Version
+
+PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
+SIDECAR_DISABLED_REASON = "Pod has a restartable init container and the SidecarContainers feature is disabled"
+_BASIC = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+
+# ---- version behaviour --------------------------------------------------------------
+
+
+def too_many_pods_reason(version: Version) -> str:
+    """The pod-count reason: the predicate's InsufficientResourceError up to 1.17,
+    the plugin's own text from 1.18."""
+    return "Insufficient pods" if version.minor <= 17 else "Too many pods"
+
+
+def skips_zero_basic_requests(version: Version) -> bool:
+    """cpu / memory / ephemeral-storage compared only when requested (> 0), from 1.27."""
+    return version.minor >= 27
+
+
+def skips_zero_scalar_requests(version: Version) -> bool:
+    """Scalar resources requested with quantity 0 are skipped, from 1.26."""
+    return version.minor >= 26
+
+
+def unresolvable_when_larger_than_node(version: Version) -> bool:
+    """UnschedulableAndUnresolvable when a request exceeds the node's allocatable, from 1.34."""
+    return version.minor >= 34
+
+
+def rejects_sidecars_when_gate_off(version: Version) -> bool:
+    """PreFilter rejects restartable init containers when SidecarContainers is off (1.28+)."""
+    return version.minor >= 28 and not version.gate("SidecarContainers")
+
+
+# ---- the request and the check --------------------------------------------------------
+
+
+def is_scalar_resource(name: str) -> bool:
+    """``IsScalarResourceName``: extended (``domain/name``) and other prefixed
+    resources, hugepages and attachable volumes. Other bare names are not tracked."""
+    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+
+
+def pod_resource_request(pod: Pod, version: Version) -> dict[str, int]:
+    """``computePodResourceRequest``: the pod's effective requests (only the resources
+    the scheduler tracks: cpu, memory, ephemeral-storage and scalar resources)."""
+    return {k: v for k, v in pod_requests(pod, version).items() if k in _BASIC or is_scalar_resource(k)}
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    resource: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+def fits_request(
+    request: Mapping[str, int],
+    node_info: NodeInfo,
+    version: Version,
+    ignored_resources: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """``fitsRequest``: every resource the node lacks for ``request``, in upstream's order."""
+    out: list[InsufficientResource] = []
+    alloc = node_info.node.allocatable
+    used = node_info.requested
+    allowed_pods = alloc.get(PODS, 0)
+    if len(node_info.pods) + 1 > allowed_pods:
+        out.append(InsufficientResource(PODS, too_many_pods_reason(version), 1, len(node_info.pods), allowed_pods))
+    if all(request.get(r, 0) == 0 for r in _BASIC) and not any(is_scalar_resource(k) for k in request):
+        return out
+    skip_zero = skips_zero_basic_requests(version)
+    for r in _BASIC:
+        req = request.get(r, 0)
+        if skip_zero and req <= 0:
+            continue
+        a, u = alloc.get(r, 0), used.get(r, 0)
+        if req > a - u:
+            out.append(InsufficientResource(r, f"Insufficient {r}", req, u, a, req > a))
+    scalar: list[InsufficientResource] = []
+    for r in sorted(k for k in request if is_scalar_resource(k)):
+        req = request[r]
+        if req == 0 and skips_zero_scalar_requests(version):
+            continue
+        if _is_extended(r) and (r in ignored_resources or r.split("/", 1)[0] in ignored_groups):
+            continue
+        a, u = alloc.get(r, 0), used.get(r, 0)
+        if req > a - u:
+            scalar.append(InsufficientResource(r, f"Insufficient {r}", req, u, a, req > a))
+    out.extend(scalar)
+    return out
+
+
+def _is_extended(name: str) -> bool:
+    """``IsExtendedResourceName``: a prefixed name outside kubernetes.io, not hugepages/requests."""
+    if "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+
+
+def status_of(insufficient: list[InsufficientResource], version: Version) -> Status:
+    if not insufficient:
+        return SUCCESS
+    code = Code.UNSCHEDULABLE
+    if unresolvable_when_larger_than_node(version) and any(i.unresolvable for i in insufficient):
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    return Status(code, tuple(i.reason for i in insufficient))
+
+
+# ---- the plugin -------------------------------------------------------------------------
+
+
+class _PreFilterState:
+    __slots__ = ("request",)
+
+    def __init__(self, request: dict[str, int]) -> None:
+        self.request = request
+
+    def clone(self) -> "_PreFilterState":
+        return self  # read-only after PreFilter, as upstream's Clone
+
+
+@register("NodeResourcesFit", first=12)
+class NodeResourcesFit(Plugin, PreFilterPlugin, FilterPlugin):
+    """Filter of NodeResourcesFit (PodFitsResources up to 1.17)."""
+
+    def _ignored(self) -> tuple[frozenset[str], frozenset[str]]:
+        return (frozenset(self.args.get("ignoredResources") or ()),
+                frozenset(self.args.get("ignoredResourceGroups") or ()))
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        if rejects_sidecars_when_gate_off(self.version) and any(c.restartable for c in pod.init_containers):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (SIDECAR_DISABLED_REASON,))
+        state.write(PRE_FILTER_KEY, _PreFilterState(pod_resource_request(pod, self.version)))
+        return SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        st = state.get(PRE_FILTER_KEY)
+        if not isinstance(st, _PreFilterState):
+            return error(f'error reading "{PRE_FILTER_KEY}" from cycleState')
+        ignored, groups = self._ignored()
+        return status_of(fits_request(st.request, node_info, self.version, ignored, groups), self.version)
