@@ -68,8 +68,8 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         ),
         _gate(
             "NodeInclusionPolicyInPodTopologySpread",
+            # GA and locked from 1.33; still listed in upstream main (1.37).
             (25, False, "ALPHA"), (26, True, "BETA"), (33, True, "GA"),
-            removed=35,
         ),
         _gate("MatchLabelKeysInPodTopologySpread", (25, False, "ALPHA"), (27, True, "BETA")),
         _gate("PodDisruptionConditions", (25, False, "ALPHA"), (26, True, "BETA"), (31, True, "GA"), removed=33),
@@ -178,6 +178,91 @@ class Version:
         """The ``zones`` shorthand also sets failure-domain.beta.kubernetes.io/zone while
         the scheduler has a reader of it (GetZoneKey, used by SelectorSpread, up to 1.28)."""
         return self.minor <= 28
+
+    # ---- PodTopologySpread (plugins/podtopologyspread.py) ------------------------
+
+    @property
+    def pts_missing_label_unresolvable(self) -> bool:
+        """Filter on a node without a constraint's topology key: from 1.19
+        UnschedulableAndUnresolvable "... (missing required label)"; in 1.18
+        Unschedulable with the plain constraints reason."""
+        return self.minor >= 19
+
+    @property
+    def pts_filter_passes_without_domains(self) -> bool:
+        """1.18 only: Filter passes every node when PreFilter found no eligible domain
+        at all (TpPairToMatchNum empty), even nodes lacking the topology key."""
+        return self.minor == 18
+
+    @property
+    def pts_counts_pods_off_affinity(self) -> bool:
+        """1.19-1.23 PreFilter bug (fixed by PR #107009): domains come from nodes that
+        match the pod's required node affinity, but pods are counted on every node
+        whose (key, value) is such a domain, matching the affinity or not."""
+        return 19 <= self.minor <= 23
+
+    @property
+    def pts_weighted_scoring(self) -> bool:
+        """From 1.19 (PRs #90475, #90820): scoreForCount with the topology normalizing
+        weight ln(size + 2) and maxSkew - 1, IgnoredNodes, hostname counted per node,
+        NormalizeScore 100 * (max + min - s) / max. 1.18: raw sums of domain counts,
+        NormalizeScore 100 * (total - s) / (total - min)."""
+        return self.minor >= 19
+
+    @property
+    def pts_score_rounds(self) -> bool:
+        """Score is math.Round(sum) from 1.24 (PR #107384); int64() truncation before."""
+        return self.minor >= 24
+
+    @property
+    def pts_system_defaults_relax_topologies(self) -> bool:
+        """From 1.23 (PR #105046) PreScore only requires every topology key on a node
+        when the pod has its own constraints or the defaults are not the System ones."""
+        return self.minor >= 23
+
+    @property
+    def pts_add_remove_respect_affinity(self) -> bool:
+        """From 1.25 (PR #110768) AddPod/RemovePod skip nodes that fail the incoming
+        pod's required node affinity (gate off) / the inclusion policies (gate on)."""
+        return self.minor >= 25
+
+    @property
+    def pts_empty_selector_counts_zero(self) -> bool:
+        """1.27 (PR #116607) to 1.36: countPodsMatchSelector returns 0 for an empty
+        selector (``labelSelector: {}``); fixed in upstream main by PR #141340, which
+        kspread takes as 1.37."""
+        return 27 <= self.minor <= 36
+
+    @property
+    def pts_skip_without_constraints(self) -> bool:
+        """From 1.28 (PRs #117683, #118608) PreFilter and PreScore return Skip for a pod
+        without applicable constraints (no Filter call, no score at all); before, Filter
+        passed and every node scored 0 raw, 100 normalized."""
+        return self.minor >= 28
+
+    @property
+    def pts_domains_counted_live(self) -> bool:
+        """From 1.33 (PR #129119, state indexed by constraint) minDomains compares with
+        the number of values in the constraint's live count map, which is always
+        applied; before, TpKeyToDomainsNum is counted once in PreFilter, only with the
+        MinDomains gate on, and a key without any domain makes Filter skip the
+        constraint."""
+        return self.minor >= 33
+
+    @property
+    def pts_defaulting(self) -> str:
+        """How PodTopologySpreadArgs choose their default constraints: 'list' (1.18:
+        defaultConstraints only), 'gate' (1.19: an omitted defaultConstraints means
+        the system defaults when DefaultPodTopologySpread is on), 'v1beta1' (1.20-1.21:
+        an omitted defaultingType is List when defaultConstraints is given, else System,
+        with the gate on; List with it off), 'system' (1.22+: omitted means System)."""
+        if self.minor <= 18:
+            return "list"
+        if self.minor == 19:
+            return "gate"
+        if self.minor <= 21:
+            return "v1beta1"
+        return "system"
 
 
 def parse_version(raw: object, path=("version",)) -> int:

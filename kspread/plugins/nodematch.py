@@ -1,0 +1,126 @@
+"""Matching a pod against a node: nodeSelector + required node affinity, and taint
+toleration. Shared by NodeAffinity, TaintToleration, NodeUnschedulable,
+PodTopologySpread (node inclusion policies) and preemption.
+
+Upstream: component-helpers/scheduling/corev1/nodeaffinity (GetRequiredNodeAffinity,
+NodeSelector.Match) and pkg/apis/core/v1/helper (TolerationsTolerateTaint,
+FindMatchingUntoleratedTaint); before the framework the same logic lived in
+predicates.PodMatchNodeSelector and PodToleratesNodeTaints.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable, Mapping
+
+from kspread.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement
+from kspread.model import Node, NodeSelectorTerm, Pod, Taint, Toleration
+
+NO_SCHEDULE = "NoSchedule"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+NO_EXECUTE = "NoExecute"
+
+# Go's strconv.ParseInt(s, 10, 64): optional sign, decimal digits only.
+_GO_INT = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _go_int(s: str) -> int | None:
+    if not _GO_INT.match(s):
+        return None
+    v = int(s)
+    if not -(2**63) <= v < 2**63:
+        return None
+    return v
+
+
+def _requirement_matches(r: Requirement, labels: Mapping[str, str]) -> bool:
+    """A node selector requirement (labels.Requirement semantics, Gt/Lt parse the
+    label value as a base-10 int64; a value that does not parse does not match)."""
+    op = r.op
+    if op == IN:
+        return r.key in labels and labels[r.key] in r.values
+    if op == NOT_IN:
+        return r.key not in labels or labels[r.key] not in r.values
+    if op == EXISTS:
+        return r.key in labels
+    if op == DOES_NOT_EXIST:
+        return r.key not in labels
+    if op in (GT, LT):
+        if r.key not in labels:
+            return False
+        have = _go_int(labels[r.key])
+        want = _go_int(r.values[0]) if len(r.values) == 1 else None
+        if have is None or want is None:
+            return False
+        return have > want if op == GT else have < want
+    return False
+
+
+def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
+    """One nodeSelectorTerm: its matchExpressions (on labels) AND its matchFields (on
+    metadata.name). A term with neither matches no node."""
+    if not term.match_expressions and not term.match_fields:
+        return False
+    labels = node.labels
+    for r in term.match_expressions:
+        if not _requirement_matches(r, labels):
+            return False
+    fields = {"metadata.name": node.name}
+    for r in term.match_fields:
+        if not _requirement_matches(r, fields):
+            return False
+    return True
+
+
+def node_selector_matches(terms: Iterable[NodeSelectorTerm], node: Node) -> bool:
+    """The terms are ORed; no terms at all match no node."""
+    return any(term_matches(t, node) for t in terms)
+
+
+def required_node_affinity_matches(pod: Pod, node: Node) -> bool:
+    """``GetRequiredNodeAffinity(pod).Match(node)``: the pod's nodeSelector (every
+    label equal) AND, when the pod has requiredDuringSchedulingIgnoredDuringExecution,
+    one of its terms."""
+    labels = node.labels
+    for k, v in pod.node_selector.items():
+        if k not in labels or labels[k] != v:
+            return False
+    aff = pod.affinity
+    if aff is not None and aff.node_affinity is not None and aff.node_affinity.required is not None:
+        return node_selector_matches(aff.node_affinity.required, node)
+    return True
+
+
+def toleration_tolerates(t: Toleration, taint: Taint) -> bool:
+    """``Toleration.ToleratesTaint``: effect and key match when set; Exists matches any
+    value, Equal (or empty) the same value; any other operator tolerates nothing."""
+    if t.effect and t.effect != taint.effect:
+        return False
+    if t.key and t.key != taint.key:
+        return False
+    if t.operator == "Exists":
+        return True
+    if t.operator in ("", "Equal"):
+        return t.value == taint.value
+    return False
+
+
+def tolerations_tolerate_taint(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+    return any(toleration_tolerates(t, taint) for t in tolerations)
+
+
+def do_not_schedule_taints(taint: Taint) -> bool:
+    """``helper.DoNotScheduleTaintsFilterFunc``: NoSchedule and NoExecute taints."""
+    return taint.effect in (NO_SCHEDULE, NO_EXECUTE)
+
+
+def find_untolerated_taint(
+    taints: Iterable[Taint], tolerations: Iterable[Toleration], include: Callable[[Taint], bool]
+) -> Taint | None:
+    """``FindMatchingUntoleratedTaint``: the first taint (node order) that ``include``
+    selects and no toleration tolerates; None when every such taint is tolerated."""
+    tols = tuple(tolerations)
+    for taint in taints:
+        if include(taint) and not tolerations_tolerate_taint(tols, taint):
+            return taint
+    return None

@@ -1,0 +1,662 @@
+"""PodTopologySpread: spread matching pods evenly over topology domains
+(framework/plugins/podtopologyspread: common.go, filtering.go, scoring.go, plugin.go).
+
+Hard constraints (``whenUnsatisfiable: DoNotSchedule``) are Filter; soft ones
+(``ScheduleAnyway``) are Score. A pod without constraints of its own gets the
+profile's default constraints when it belongs to a Service / RC / ReplicaSet /
+StatefulSet (selector from ``helper.default_selector``).
+
+Counting uses the snapshot's group index (``Snapshot.counts_by_node``) once per
+constraint, so a cycle costs time in nodes x constraints, not in pods.
+
+Version differences are ``Version.pts_*`` flags (kspread/versions.py) plus the
+feature gates MinDomainsInPodTopologySpread, NodeInclusionPolicyInPodTopologySpread
+and MatchLabelKeysInPodTopologySpread. Versions 1.16-1.17 (the EvenPodsSpread
+predicate and priority) are not implemented: the registry rejects them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+from kspread.errors import CaseError
+from kspread.framework.interface import (
+    FilterPlugin,
+    NodeScore,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kspread.framework.registry import register
+from kspread.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable, unschedulable
+from kspread.labels import Selector, as_selector, qualified_name_error, selector_from_set
+from kspread.model import HOSTNAME_LABEL, ZONE_LABEL, Node, Pod, TopologySpreadConstraint
+from kspread.plugins.helper import default_selector
+from kspread.plugins.nodematch import do_not_schedule_taints, find_untolerated_taint, required_node_affinity_matches
+from kspread.snapshot import NodeInfo
+from kspread.versions import Version
+
+NAME = "PodTopologySpread"
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+MAX_INT32 = 2**31 - 1
+MAX_NODE_SCORE = 100
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+GATE_MIN_DOMAINS = "MinDomainsInPodTopologySpread"
+GATE_NODE_INCLUSION = "NodeInclusionPolicyInPodTopologySpread"
+GATE_MATCH_LABEL_KEYS = "MatchLabelKeysInPodTopologySpread"
+
+PRE_FILTER_KEY = "PreFilter" + NAME
+PRE_SCORE_KEY = "PreScore" + NAME
+
+# plugin.go systemDefaultConstraints (the 1.19 gate defaulting used the same list).
+SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
+    TopologySpreadConstraint(max_skew=3, topology_key=HOSTNAME_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY),
+    TopologySpreadConstraint(max_skew=5, topology_key=ZONE_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY),
+)
+
+
+# ---- constraints -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """The internal form of a constraint, with its selector parsed (common.go)."""
+
+    max_skew: int
+    topology_key: str
+    selector: Selector
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+
+def merge_label_set_with_selector(match_labels: Mapping[str, str], sel: Selector) -> Selector:
+    """``mergeLabelSetWithSelector``: the pod's values of matchLabelKeys as equality
+    requirements, AND the selector's requirements; a Nothing selector stays Nothing."""
+    if sel.nothing:
+        return sel
+    return Selector(selector_from_set(match_labels).requirements + sel.requirements)
+
+
+def filter_constraints(
+    raw: Sequence[TopologySpreadConstraint], pod_labels: Mapping[str, str], action: str, version: Version
+) -> list[Constraint]:
+    """``filterTopologySpreadConstraints``: the constraints with ``whenUnsatisfiable ==
+    action``, with matchLabelKeys, minDomains and the inclusion policies applied as the
+    version's feature gates allow (a disabled gate ignores the field)."""
+    out: list[Constraint] = []
+    for c in raw:
+        if c.when_unsatisfiable != action:
+            continue
+        sel = as_selector(c.label_selector)
+        if c.match_label_keys and version.gate(GATE_MATCH_LABEL_KEYS):
+            ml = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
+            if ml:
+                sel = merge_label_set_with_selector(ml, sel)
+        min_domains = 1
+        if c.min_domains is not None and version.gate(GATE_MIN_DOMAINS):
+            min_domains = c.min_domains
+        aff, taints = HONOR, IGNORE
+        if version.gate(GATE_NODE_INCLUSION):
+            aff = c.node_affinity_policy or HONOR
+            taints = c.node_taints_policy or IGNORE
+        out.append(Constraint(c.max_skew, c.topology_key, sel, min_domains, aff, taints))
+    return out
+
+
+def node_labels_match_spread_constraints(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
+    """``nodeLabelsMatchSpreadConstraints``: the node carries every topology key."""
+    return all(c.topology_key in labels for c in constraints)
+
+
+def match_node_inclusion_policies(c: Constraint, pod: Pod, node: Node, affinity_ok: bool) -> bool:
+    """``matchNodeInclusionPolicies``: Honor affinity -> the node matches the pod's
+    nodeSelector / required affinity; Honor taints -> no untolerated NoSchedule /
+    NoExecute taint."""
+    if c.node_affinity_policy == HONOR and not affinity_ok:
+        return False
+    if c.node_taints_policy == HONOR:
+        if find_untolerated_taint(node.taints, pod.tolerations, do_not_schedule_taints) is not None:
+            return False
+    return True
+
+
+# ---- PreFilter state -------------------------------------------------------------------
+
+
+class CriticalPaths:
+    """The two smallest domain counts of a constraint (``criticalPaths``). Exact
+    after PreFilter; after AddPod/RemovePod slot 1 is only an upper bound, as
+    upstream's."""
+
+    __slots__ = ("values", "nums")
+
+    def __init__(self) -> None:
+        self.values = ["", ""]
+        self.nums = [MAX_INT32, MAX_INT32]
+
+    def clone(self) -> "CriticalPaths":
+        c = CriticalPaths()
+        c.values = list(self.values)
+        c.nums = list(self.nums)
+        return c
+
+    def update(self, value: str, num: int) -> None:
+        if value == self.values[0]:
+            i = 0
+        elif value == self.values[1]:
+            i = 1
+        else:
+            i = -1
+        if i >= 0:
+            self.nums[i] = num
+            if self.nums[0] > self.nums[1]:
+                self.values.reverse()
+                self.nums.reverse()
+        elif num < self.nums[0]:
+            self.values[1], self.nums[1] = self.values[0], self.nums[0]
+            self.values[0], self.nums[0] = value, num
+        elif num < self.nums[1]:
+            self.values[1], self.nums[1] = value, num
+
+    @property
+    def min(self) -> int:
+        return self.nums[0]
+
+
+@dataclass
+class PreFilterState:
+    constraints: list[Constraint] = field(default_factory=list)
+    # per constraint: topology value -> matching pods (insertion = node order)
+    match_num: list[dict[str, int]] = field(default_factory=list)
+    paths: list[CriticalPaths] = field(default_factory=list)
+    # per constraint: domains counted in PreFilter (TpKeyToDomainsNum, before 1.33;
+    # None when the MinDomains gate is off)
+    domains_at_prefilter: list[int | None] = field(default_factory=list)
+
+    def clone(self) -> "PreFilterState":
+        return PreFilterState(
+            self.constraints,
+            [dict(m) for m in self.match_num],
+            [p.clone() for p in self.paths],
+            list(self.domains_at_prefilter),
+        )
+
+    def min_match_num(self, i: int, version: Version) -> int | None:
+        """The global minimum for constraint ``i`` with minDomains applied; None when
+        Filter skips the constraint (pre-1.33 with MinDomains on and no domain)."""
+        c = self.constraints[i]
+        m = self.paths[i].min
+        if version.pts_domains_counted_live:
+            if len(self.match_num[i]) < c.min_domains:
+                m = 0
+            return m
+        domains = self.domains_at_prefilter[i]
+        if domains is None:
+            return m
+        if domains == 0:
+            return None  # TpKeyToDomainsNum has no entry for the key: the constraint is skipped
+        if domains < c.min_domains:
+            m = 0
+        return m
+
+
+# ---- PreScore state ----------------------------------------------------------------------
+
+
+@dataclass
+class PreScoreState:
+    constraints: list[Constraint] = field(default_factory=list)
+    ignored_nodes: set[str] = field(default_factory=set)
+    # per constraint: topology value -> matching pods (no entries for hostname)
+    value_counts: list[dict[str, int]] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
+    # 1.18 only: nodes that carry every key, and counts by (key, value)
+    node_name_set: set[str] = field(default_factory=set)
+    pair_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+# ---- formulas (scoring.go) ----------------------------------------------------------------
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """``topologyNormalizingWeight``: ln(size + 2) (1.19+)."""
+    return math.log(float(size + 2))
+
+
+def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
+    """``scoreForCount``: cnt * weight + (maxSkew - 1) (1.19+)."""
+    return float(cnt) * tp_weight + float(max_skew - 1)
+
+
+def go_round(x: float) -> int:
+    """Go ``math.Round`` for x >= 0: half away from zero."""
+    f = math.floor(x)
+    return int(f) + (1 if x - f >= 0.5 else 0)
+
+
+def normalize_scores(scores: list[NodeScore], ignored: set[str]) -> None:
+    """NormalizeScore 1.19+: ignored nodes 0; all 100 when the max is 0; else
+    100 * (max + min - s) // max in int64 arithmetic."""
+    min_score = 2**63 - 1
+    max_score = 0
+    for ns in scores:
+        if ns.name in ignored:
+            continue
+        min_score = min(min_score, ns.score)
+        max_score = max(max_score, ns.score)
+    for ns in scores:
+        if ns.name in ignored:
+            ns.score = 0
+        elif max_score == 0:
+            ns.score = MAX_NODE_SCORE
+        else:
+            ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
+
+
+def normalize_scores_v18(scores: list[NodeScore], node_name_set: set[str]) -> None:
+    """NormalizeScore 1.18: total and min over NodeNameSet; every node 100 when
+    total == min; nodes outside NodeNameSet 0; else int(100 * ((total - s) / (total - min)))."""
+    min_score = 2**63 - 1
+    total = 0
+    for ns in scores:
+        if ns.name not in node_name_set:
+            continue
+        total += ns.score
+        min_score = min(min_score, ns.score)
+    diff = total - min_score
+    for ns in scores:
+        if diff == 0:
+            ns.score = MAX_NODE_SCORE
+        elif ns.name not in node_name_set:
+            ns.score = 0
+        else:
+            ns.score = int(float(MAX_NODE_SCORE) * (float(total - ns.score) / float(diff)))
+
+
+# ---- args ------------------------------------------------------------------------------------
+
+
+def _parse_default_constraint(raw: Any, path: tuple) -> TopologySpreadConstraint:
+    if not isinstance(raw, Mapping):
+        raise CaseError("a default constraint must be a mapping", path, value=raw)
+    allowed = ("maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
+               "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys")
+    for k in raw:
+        if k not in allowed:
+            raise CaseError(f"unknown field {k!r} in a topology spread constraint", (*path, str(k)))
+    if raw.get("labelSelector") is not None:
+        raise CaseError("constraint must not define a selector, as they deduced for each pod",
+                        (*path, "labelSelector"))
+    skew = raw.get("maxSkew")
+    if not isinstance(skew, int) or isinstance(skew, bool) or skew <= 0:
+        raise CaseError("must be greater than zero", (*path, "maxSkew"), value=skew)
+    key = raw.get("topologyKey")
+    if not key:
+        raise CaseError("can not be empty", (*path, "topologyKey"), value=key)
+    err = qualified_name_error(key)
+    if err:
+        raise CaseError(err, (*path, "topologyKey"), value=key)
+    when = raw.get("whenUnsatisfiable")
+    if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+        raise CaseError(f"supported values: {DO_NOT_SCHEDULE!r}, {SCHEDULE_ANYWAY!r}",
+                        (*path, "whenUnsatisfiable"), value=when)
+    md = raw.get("minDomains")
+    if md is not None:
+        if not isinstance(md, int) or isinstance(md, bool) or md <= 0:
+            raise CaseError("must be greater than 0", (*path, "minDomains"), value=md)
+        if when != DO_NOT_SCHEDULE:
+            raise CaseError(f"can only use minDomains if whenUnsatisfiable={DO_NOT_SCHEDULE}",
+                            (*path, "minDomains"), value=md)
+    for pk in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        pv = raw.get(pk)
+        if pv is not None and pv not in (HONOR, IGNORE):
+            raise CaseError(f"supported values: {HONOR!r}, {IGNORE!r}", (*path, pk), value=pv)
+    keys = raw.get("matchLabelKeys") or []
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise CaseError("must be a list of label keys", (*path, "matchLabelKeys"), value=keys)
+    return TopologySpreadConstraint(
+        max_skew=skew, topology_key=key, when_unsatisfiable=when, label_selector=None, min_domains=md,
+        node_affinity_policy=raw.get("nodeAffinityPolicy"), node_taints_policy=raw.get("nodeTaintsPolicy"),
+        match_label_keys=tuple(keys),
+    )
+
+
+def parse_args(args: Mapping[str, Any], version: Version, path: tuple) -> tuple[tuple[TopologySpreadConstraint, ...], bool]:
+    """PodTopologySpreadArgs as the version's config API defaults and validates them:
+    returns (default constraints, systemDefaulted)."""
+    if not isinstance(args, Mapping):
+        raise CaseError("PodTopologySpread args must be a mapping", path, value=args)
+    mode = version.pts_defaulting
+    allowed = ("defaultConstraints",) if mode in ("list", "gate") else ("defaultConstraints", "defaultingType")
+    for k in args:
+        if k not in allowed:
+            hint = " (defaultingType exists from 1.20)" if k == "defaultingType" else ""
+            raise CaseError(f"unknown field {k!r} in PodTopologySpreadArgs of {version}{hint}", (*path, str(k)))
+    raw_list = args.get("defaultConstraints")
+    if raw_list is not None and not isinstance(raw_list, list):
+        raise CaseError("must be a list of topology spread constraints", (*path, "defaultConstraints"),
+                        value=raw_list)
+    given = tuple(_parse_default_constraint(c, (*path, "defaultConstraints", i)) for i, c in enumerate(raw_list or []))
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(given):
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            raise CaseError(f"Duplicate value: {{{c.topology_key!r}, {c.when_unsatisfiable!r}}}",
+                            (*path, "defaultConstraints", i))
+        seen.add(pair)
+    dt = args.get("defaultingType")
+    if dt is not None and dt not in ("System", "List"):
+        raise CaseError("supported values: 'System', 'List'", (*path, "defaultingType"), value=dt)
+    gate_on = mode != "list" and version.gate("DefaultPodTopologySpread")
+    if mode == "list":
+        return given, False
+    if mode == "gate":
+        if raw_list is None and gate_on:
+            return SYSTEM_DEFAULT_CONSTRAINTS, True
+        return given, False
+    if dt is None:
+        if mode == "v1beta1":
+            dt = ("List" if given else "System") if gate_on else "List"
+        else:
+            dt = "System"
+    if dt == "System":
+        if given:
+            raise CaseError('when .defaultingType is "System", .defaultConstraints must be empty',
+                            (*path, "defaultConstraints"))
+        return SYSTEM_DEFAULT_CONSTRAINTS, True
+    return given, False
+
+
+# ---- the plugin -----------------------------------------------------------------------------
+
+
+@register(NAME, first=18)
+class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    has_pre_filter_extensions = True
+    has_normalize = True
+
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        self.default_constraints, self.system_defaulted = parse_args(args or {}, self.version, config_path)
+
+    # -- constraints of a pod
+
+    def _constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        v = self.version
+        if pod.topology_spread_constraints:
+            return filter_constraints(pod.topology_spread_constraints, pod.labels, action, v)
+        cons = filter_constraints(self.default_constraints, pod.labels, action, v)
+        if not cons:
+            return []
+        sel = default_selector(pod, self.handle.listers, v)
+        if sel.empty():
+            return []
+        return [replace(c, selector=sel) for c in cons]
+
+    def _node_counts(self, pod: Pod, constraints: Sequence[Constraint]) -> list[Mapping[str, int]]:
+        """Per constraint: node -> matching pods (countPodsMatchSelector), from the
+        snapshot's group index."""
+        snap = self.handle.snapshot
+        out: list[Mapping[str, int]] = []
+        for c in constraints:
+            if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+                out.append({})
+            else:
+                out.append(snap.counts_by_node(pod.namespace, c.selector))
+        return out
+
+    def _count_on(self, pod: Pod, c: Constraint, node_info: NodeInfo) -> int:
+        if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+            return 0
+        return node_info.count_matching(pod.namespace, c.selector)
+
+    # -- PreFilter / Filter
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        v = self.version
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if not constraints:
+            if v.pts_skip_without_constraints:
+                return SKIP
+            state.write(PRE_FILTER_KEY, PreFilterState())
+            return SUCCESS
+        state.write(PRE_FILTER_KEY, self._pre_filter_state(pod, constraints))
+        return SUCCESS
+
+    def _pre_filter_state(self, pod: Pod, constraints: list[Constraint]) -> PreFilterState:
+        v = self.version
+        counts = self._node_counts(pod, constraints)
+        match_num: list[dict[str, int]] = [{} for _ in constraints]
+        inclusion = v.gate(GATE_NODE_INCLUSION)
+        nodes = self.handle.snapshot.node_list
+        if v.pts_counts_pods_off_affinity:
+            for ni in nodes:
+                node = ni.node
+                if not required_node_affinity_matches(pod, node):
+                    continue
+                if not node_labels_match_spread_constraints(node.labels, constraints):
+                    continue
+                for i, c in enumerate(constraints):
+                    match_num[i].setdefault(node.labels[c.topology_key], 0)
+            for ni in nodes:
+                for i, c in enumerate(constraints):
+                    value = ni.node.labels.get(c.topology_key, "")
+                    if value in match_num[i]:
+                        match_num[i][value] += counts[i].get(ni.name, 0)
+        else:
+            for ni in nodes:
+                node = ni.node
+                affinity_ok = required_node_affinity_matches(pod, node)
+                if not inclusion and not affinity_ok:
+                    continue
+                if not node_labels_match_spread_constraints(node.labels, constraints):
+                    continue
+                for i, c in enumerate(constraints):
+                    if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
+                        continue
+                    value = node.labels[c.topology_key]
+                    match_num[i][value] = match_num[i].get(value, 0) + counts[i].get(ni.name, 0)
+        paths = []
+        for m in match_num:
+            p = CriticalPaths()
+            for value, num in m.items():
+                p.update(value, num)
+            paths.append(p)
+        domains: list[int | None] = [
+            len(m) if v.gate(GATE_MIN_DOMAINS) else None for m in match_num
+        ]
+        return PreFilterState(constraints, match_num, paths, domains)
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        v = self.version
+        s = state.read(PRE_FILTER_KEY)
+        assert isinstance(s, PreFilterState)
+        if not s.constraints:
+            return SUCCESS
+        if v.pts_filter_passes_without_domains and not any(s.match_num):
+            return SUCCESS
+        labels = node_info.node.labels
+        for i, c in enumerate(s.constraints):
+            if c.topology_key not in labels:
+                if v.pts_missing_label_unresolvable:
+                    return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+            min_match = s.min_match_num(i, v)
+            if min_match is None:
+                continue
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            match_num = s.match_num[i].get(labels[c.topology_key], 0)
+            if match_num + self_match - min_match > c.max_skew:
+                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return SUCCESS
+
+    # -- PreFilterExtensions
+
+    def add_pod(self, state: CycleState, pod: Pod, added: Pod, node_info: NodeInfo) -> Status | None:
+        self._update_with_pod(state, pod, added, node_info, 1)
+        return SUCCESS
+
+    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, node_info: NodeInfo) -> Status | None:
+        self._update_with_pod(state, pod, removed, node_info, -1)
+        return SUCCESS
+
+    def _update_with_pod(self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta: int) -> None:
+        v = self.version
+        s = state.get(PRE_FILTER_KEY)
+        if not isinstance(s, PreFilterState) or other.namespace != pod.namespace:
+            return
+        node = node_info.node
+        if not node_labels_match_spread_constraints(node.labels, s.constraints):
+            return
+        inclusion = v.pts_add_remove_respect_affinity and v.gate(GATE_NODE_INCLUSION)
+        affinity_ok = True
+        if v.pts_add_remove_respect_affinity:
+            affinity_ok = required_node_affinity_matches(pod, node)
+            if not inclusion and not affinity_ok:
+                return
+        for i, c in enumerate(s.constraints):
+            if not c.selector.matches(other.labels):
+                continue
+            if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
+                continue
+            value = node.labels[c.topology_key]
+            n = s.match_num[i].get(value, 0) + delta
+            s.match_num[i][value] = n
+            s.paths[i].update(value, n)
+
+    # -- PreScore / Score / NormalizeScore
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        v = self.version
+        constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        if not constraints:
+            if v.pts_skip_without_constraints:
+                return SKIP
+            state.write(PRE_SCORE_KEY, PreScoreState())
+            return SUCCESS
+        if v.pts_weighted_scoring:
+            state.write(PRE_SCORE_KEY, self._pre_score_state(pod, constraints, nodes))
+        else:
+            state.write(PRE_SCORE_KEY, self._pre_score_state_v18(pod, constraints, nodes))
+        return SUCCESS
+
+    def _pre_score_state(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
+        v = self.version
+        require_all = (bool(pod.topology_spread_constraints) or not self.system_defaulted
+                       or not v.pts_system_defaults_relax_topologies)
+        s = PreScoreState(constraints, value_counts=[{} for _ in constraints])
+        topo_size = [0] * len(constraints)
+        for node in nodes:
+            if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
+                s.ignored_nodes.add(node.name)
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key == HOSTNAME_LABEL:
+                    continue
+                value = node.labels.get(c.topology_key, "")
+                if value not in s.value_counts[i]:
+                    s.value_counts[i][value] = 0
+                    topo_size[i] += 1
+        for i, c in enumerate(constraints):
+            size = topo_size[i]
+            if c.topology_key == HOSTNAME_LABEL:
+                size = len(nodes) - len(s.ignored_nodes)
+            s.weights.append(topology_normalizing_weight(size))
+        counts = self._node_counts(pod, constraints)
+        inclusion = v.gate(GATE_NODE_INCLUSION)
+        for ni in self.handle.snapshot.node_list:
+            node = ni.node
+            affinity_ok = required_node_affinity_matches(pod, node)
+            if not inclusion and not affinity_ok:
+                continue
+            if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
+                    continue
+                value = node.labels.get(c.topology_key, "")
+                if value not in s.value_counts[i]:
+                    continue
+                s.value_counts[i][value] += counts[i].get(ni.name, 0)
+        return s
+
+    def _pre_score_state_v18(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
+        s = PreScoreState(constraints)
+        for node in nodes:
+            if not node_labels_match_spread_constraints(node.labels, constraints):
+                continue
+            for c in constraints:
+                s.pair_counts.setdefault((c.topology_key, node.labels[c.topology_key]), 0)
+            s.node_name_set.add(node.name)
+        counts = self._node_counts(pod, constraints)
+        for ni in self.handle.snapshot.node_list:
+            node = ni.node
+            if not required_node_affinity_matches(pod, node):
+                continue
+            if not node_labels_match_spread_constraints(node.labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                pair = (c.topology_key, node.labels[c.topology_key])
+                if pair in s.pair_counts:
+                    s.pair_counts[pair] += counts[i].get(ni.name, 0)
+        return s
+
+    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+        v = self.version
+        s = state.read(PRE_SCORE_KEY)
+        assert isinstance(s, PreScoreState)
+        node_info = self.handle.snapshot.get(node_name)
+        labels = node_info.node.labels
+        if not v.pts_weighted_scoring:
+            if node_name not in s.node_name_set:
+                return 0, SUCCESS
+            total = 0
+            for c in s.constraints:
+                if c.topology_key in labels:
+                    total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
+            return total, SUCCESS
+        if node_name in s.ignored_nodes:
+            return 0, SUCCESS
+        score = 0.0
+        for i, c in enumerate(s.constraints):
+            if c.topology_key not in labels:
+                continue
+            if c.topology_key == HOSTNAME_LABEL:
+                cnt = self._count_on(pod, c, node_info)
+            else:
+                cnt = s.value_counts[i][labels[c.topology_key]]
+            score += score_for_count(cnt, c.max_skew, s.weights[i])
+        return (go_round(score) if v.pts_score_rounds else int(score)), SUCCESS
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        s = state.read(PRE_SCORE_KEY)
+        assert isinstance(s, PreScoreState)
+        if self.version.pts_weighted_scoring:
+            normalize_scores(scores, s.ignored_nodes)
+        else:
+            normalize_scores_v18(scores, s.node_name_set)
+        return SUCCESS
+
+
+__all__ = [
+    "PodTopologySpread",
+    "Constraint",
+    "CriticalPaths",
+    "filter_constraints",
+    "normalize_scores",
+    "normalize_scores_v18",
+    "score_for_count",
+    "topology_normalizing_weight",
+    "go_round",
+    "parse_args",
+]
