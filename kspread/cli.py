@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from kspread.errors import CaseError
-from kspread.loader import collect, expected_error, load_case, locate
+from kspread.loader import collect, expected_error, load_case
 from kspread.scheduler import Scheduler
 from kspread.runner import EXPECT_KEYS, check
 
@@ -22,6 +22,7 @@ def _yaml_dump(data: Any) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     failed = 0
     report: list[dict[str, Any]] = []
+    updates = []
     for fr in collect(args.files):
         if fr.error is not None:
             failed += 1
@@ -30,6 +31,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             continue
         for doc in fr.docs:
             v = check(doc)
+            if args.update:
+                from kspread.update import update_for
+
+                upd = update_for(doc, v)
+                if upd is not None:
+                    updates.append(upd)
+                    v.passed = True
             failed += not v.passed
             entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
             if v.case is not None:
@@ -48,6 +56,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                     print("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
                 if not v.passed or v.outcome is None:
                     print("  " + v.message.replace("\n", "\n  "))
+    if updates:
+        from kspread.update import apply_all
+
+        for change in apply_all(updates):
+            print(f"updated {change}", file=sys.stderr)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -68,7 +81,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 Scheduler(load_case(doc))
             except CaseError as e:
                 if e.file is None:
-                    e.located(doc.file, locate(doc.file, doc.index, e.path) if e.path else doc.line)
+                    e.located(doc.file, doc.locate(e.path))
+                    e.path = doc.user_path(e.path)
                 if expected_error(doc) is not None and expected_error(doc) in str(e):
                     continue
                 bad += 1
@@ -83,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="run cases and print each case's actual results")
     r.add_argument("files", nargs="+", help="case files or directories")
     r.add_argument("--json", action="store_true", help="print a JSON report")
+    r.add_argument("--update", action="store_true",
+                   help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
     r.set_defaults(func=cmd_run)
     v = sub.add_parser("validate", help="check case files without running them")
     v.add_argument("files", nargs="+")

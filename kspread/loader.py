@@ -56,12 +56,75 @@ class CaseDoc:
     line: int  # 1-based line where the document's content starts
     data: Any
     default_name: str
+    variant: str | None = None  # the name of the variant this document was expanded from
+    overlay: Any = None  # that variant's overlay
 
     @property
     def name(self) -> str:
         if isinstance(self.data, Mapping) and isinstance(self.data.get("name"), str) and self.data["name"]:
-            return self.data["name"]
-        return self.default_name
+            base = self.data["name"]
+        else:
+            base = self.default_name
+        return base if self.variant is None else f"{base}[{self.variant}]"
+
+    def user_path(self, path: PathT) -> tuple:
+        """Where a field is written: inside the variant's overlay when it sets it."""
+        if self.variant is not None and _has_path(self.overlay, path):
+            return ("variants", self.variant, *path)
+        return tuple(path)
+
+    def locate(self, path: PathT) -> int | None:
+        """The line of ``path``: inside the variant's overlay when it sets that field."""
+        if self.variant is not None and _has_path(self.overlay, path):
+            return locate(self.file, self.index, ["variants", self.variant, *path])
+        return locate(self.file, self.index, path) if path else self.line
+
+
+def _has_path(data: Any, path: PathT) -> bool:
+    if not path:
+        return False
+    for part in path:
+        if isinstance(data, Mapping) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return False
+    return True
+
+
+def merge_overlay(base: Any, over: Any, top: bool = True) -> Any:
+    """A variant's overlay merged into its case: mappings merge key by key, anything
+    else (lists included) replaces, ``null`` removes the key; the overlay's ``expect``
+    replaces the case's whole ``expect``."""
+    if isinstance(base, Mapping) and isinstance(over, Mapping):
+        out = dict(base)
+        for k, v in over.items():
+            if v is None:
+                out.pop(k, None)
+            elif top and k == "expect":
+                out[k] = v
+            else:
+                out[k] = merge_overlay(base.get(k), v, False)
+        return out
+    return over
+
+
+def expand_variants(doc: CaseDoc) -> list[CaseDoc]:
+    """The case itself and one document per entry of its ``variants``."""
+    data = doc.data
+    variants = data.get("variants") if isinstance(data, Mapping) else None
+    if not isinstance(variants, Mapping) or not all(isinstance(v, Mapping) for v in variants.values()):
+        return [doc]  # absent, or malformed: the schema reports it
+    base = {k: v for k, v in data.items() if k != "variants"}
+    out = [CaseDoc(doc.file, doc.index, doc.line, base, doc.default_name)]
+    for vname, over in variants.items():
+        vdoc = CaseDoc(doc.file, doc.index, doc.line, merge_overlay(base, over), doc.default_name, str(vname), over)
+        vdoc.line = locate(doc.file, doc.index, ["variants", vname]) or doc.line
+        if isinstance(vdoc.data, dict) and isinstance(base.get("name"), str):
+            vdoc.data["name"] = base["name"]
+        out.append(vdoc)
+    return out
 
 
 @dataclass
@@ -143,11 +206,10 @@ def read_file(path: str | Path) -> FileResult:
         lines = _compose_lines(text, len(docs))
     stem = Path(p).stem
     multi = len(docs) > 1
-    out = [
-        CaseDoc(p, i, lines[i], d, f"{stem}-{i + 1}" if multi else stem)
-        for i, d in enumerate(docs)
-        if is_case(d)
-    ]
+    out: list[CaseDoc] = []
+    for i, d in enumerate(docs):
+        if is_case(d):
+            out.extend(expand_variants(CaseDoc(p, i, lines[i], d, f"{stem}-{i + 1}" if multi else stem)))
     return FileResult(p, out, None)
 
 
@@ -197,7 +259,9 @@ def load_case(doc: CaseDoc) -> Case:
         validate_deduplicated(doc.data)
         return build_case(doc.data, doc.default_name)
     except CaseError as e:
-        raise e.located(doc.file, locate(doc.file, doc.index, e.path) if e.path else doc.line) from None
+        line = doc.locate(e.path)
+        e.path = doc.user_path(e.path)
+        raise e.located(doc.file, line) from None
 
 
 # Fields whose values are free-form names: replaced by their type when deduplicating.

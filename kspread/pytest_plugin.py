@@ -21,6 +21,39 @@ _SUFFIXES = (".yaml", ".yml", ".json")
 _MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*$")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kspread")
+    group.addoption(
+        "--kspread-update",
+        action="store_true",
+        help="rewrite the expect of failing cases (and fill empty ones) with the actual results",
+    )
+
+
+_UPDATES = pytest.StashKey[list]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_UPDATES] = []
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    updates = session.config.stash.get(_UPDATES, [])
+    if not updates:
+        return
+    from kspread.update import apply_all
+
+    changes = apply_all(updates)
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = [f"kspread: updated {len(updates)} case(s):"] + [f"  {c}" for c in changes]
+    if tr is not None:
+        tr.write_sep("-", "kspread --kspread-update")
+        for line in lines:
+            tr.write_line(line)
+    else:  # pragma: no cover
+        print("\n".join(lines))
+
+
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
     if file_path.suffix not in _SUFFIXES:
         return None
@@ -94,6 +127,13 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         verdict = check(self.doc)
+        if self.config.getoption("kspread_update", False):
+            from kspread.update import update_for
+
+            upd = update_for(self.doc, verdict)
+            if upd is not None:
+                self.config.stash[_UPDATES].append(upd)
+                return
         if not verdict.passed:
             raise CaseFailure(verdict.message)
 

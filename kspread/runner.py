@@ -253,7 +253,7 @@ def check(doc) -> Verdict:
     A case with ``expect.error`` passes when loading or running it fails with a
     message containing that text."""
     from kspread.errors import CaseError
-    from kspread.loader import expected_error, load_case, locate
+    from kspread.loader import expected_error, load_case
 
     want_error = expected_error(doc)
     case = None
@@ -262,7 +262,8 @@ def check(doc) -> Verdict:
         outcome = run_loaded(case)
     except CaseError as e:
         if e.file is None:
-            e.located(doc.file, locate(doc.file, doc.index, e.path) if e.path else doc.line)
+            e.located(doc.file, doc.locate(e.path))
+            e.path = doc.user_path(e.path)
         msg = str(e)
         if want_error is not None and want_error in msg:
             return Verdict(True, msg, case, None, msg)
@@ -275,7 +276,7 @@ def check(doc) -> Verdict:
         return Verdict(False, f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}",
                        case, outcome, sched_err)
     if outcome.diffs:
-        head = f"{doc.file}:{doc.line}: case {case.name!r} (version {case.version})"
+        head = f"{doc.file}:{doc.line}: case {doc.name!r} (version {case.version})"
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
         return Verdict(False, head + "\n" + render(outcome.diffs, case.expect, outcome.actual), case, outcome,
