@@ -22,6 +22,7 @@ from kspread.labels import (
     parse_label_selector,
     parse_labels,
     parse_selector_requirement,
+    qualified_name_error,
 )
 from kspread.model import (
     BETA_ZONE_LABEL,
@@ -182,7 +183,28 @@ def _affinity(raw: Mapping[str, Any] | None, path: PathT) -> Affinity | None:
 
 
 def _tsc(raw: Mapping[str, Any], path: PathT) -> TopologySpreadConstraint:
+    """One topologySpreadConstraint, validated as the API server validates it."""
     keys = tuple(raw.get("matchLabelKeys") or ())
+    err = qualified_name_error(raw["topologyKey"]) if raw["topologyKey"] else "topologyKey is required"
+    if err:
+        raise CaseError(err, [*path, "topologyKey"], value=raw["topologyKey"])
+    if raw.get("minDomains") is not None and raw["whenUnsatisfiable"] != "DoNotSchedule":
+        raise CaseError("can only use minDomains if whenUnsatisfiable=DoNotSchedule", [*path, "minDomains"],
+                        value=raw["minDomains"])
+    for i, k in enumerate(keys):
+        err = qualified_name_error(k)
+        if err:
+            raise CaseError(err, [*path, "matchLabelKeys", i], value=k)
+    if keys:
+        sel = raw.get("labelSelector")
+        if sel is None:
+            raise CaseError("matchLabelKeys cannot be set when labelSelector is nil", [*path, "matchLabelKeys"])
+        in_selector = set((sel.get("matchLabels") or {}).keys()) | {
+            e.get("key") for e in sel.get("matchExpressions") or [] if isinstance(e, Mapping)}
+        for i, k in enumerate(keys):
+            if k in in_selector:
+                raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector",
+                                [*path, "matchLabelKeys", i], value=k)
     return TopologySpreadConstraint(
         max_skew=raw["maxSkew"],
         topology_key=raw["topologyKey"],
@@ -193,6 +215,20 @@ def _tsc(raw: Mapping[str, Any], path: PathT) -> TopologySpreadConstraint:
         node_taints_policy=raw.get("nodeTaintsPolicy"),
         match_label_keys=keys,
     )
+
+
+def _tscs(raws: list, at) -> tuple[TopologySpreadConstraint, ...]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for i, t in enumerate(raws):
+        c = _tsc(t, at("topologySpreadConstraints", i))
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            raise CaseError(f"duplicate constraint for {{topologyKey: {pair[0]}, whenUnsatisfiable: {pair[1]}}}",
+                            at("topologySpreadConstraints", i))
+        seen.add(pair)
+        out.append(c)
+    return tuple(out)
 
 
 def _container(raw: Mapping[str, Any], path: PathT, init: bool) -> Container:
@@ -329,9 +365,7 @@ class _Builder:
                 Toleration(t.get("key", ""), t.get("operator", "Equal"), t.get("value", ""), t.get("effect", ""))
                 for t in raw.get("tolerations") or []
             ),
-            topology_spread_constraints=tuple(
-                _tsc(t, at("topologySpreadConstraints", i)) for i, t in enumerate(raw.get("topologySpreadConstraints") or [])
-            ),
+            topology_spread_constraints=_tscs(raw.get("topologySpreadConstraints") or [], at),
             controller=ctrl,
             preempted_by_scheduler=bool(raw.get("_preemptedByScheduler", False)),
             uses_persistent_volumes=bool(raw.get("_usesPersistentVolumes", False)),

@@ -91,6 +91,43 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from kspread.explain import explain_cycle
+    from kspread.runner import run_loaded
+
+    shown = 0
+    bad = 0
+    for fr in collect([args.file]):
+        if fr.error is not None:
+            print(str(fr.error), file=sys.stderr)
+            return 1
+        for doc in fr.docs:
+            if args.case is not None and doc.name != args.case:
+                continue
+            try:
+                case = load_case(doc)
+                outcome = run_loaded(case)
+            except CaseError as e:
+                if e.file is None:
+                    e.located(doc.file, doc.locate(e.path))
+                    e.path = doc.user_path(e.path)
+                print(str(e), file=sys.stderr)
+                bad += 1
+                continue
+            shown += 1
+            print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
+            for r in outcome.cycles:
+                if len(outcome.cycles) > 1:
+                    print(f"pod {r.pod.key}:")
+                print("  " + explain_cycle(outcome.scheduler, r).replace("\n", "\n  "))
+            print()
+    if shown == 0 and bad == 0:
+        print(f"no case named {args.case!r} in {args.file}" if args.case else f"no case in {args.file}",
+              file=sys.stderr)
+        return 1
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -103,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("validate", help="check case files without running them")
     v.add_argument("files", nargs="+")
     v.set_defaults(func=cmd_validate)
+    e = sub.add_parser("explain", help="per node: each filter status, each plugin's scores, the total")
+    e.add_argument("file")
+    e.add_argument("--case", help="the case's name (default: every case in the file)")
+    e.set_defaults(func=cmd_explain)
     args = ap.parse_args(argv)
     try:
         return args.func(args)

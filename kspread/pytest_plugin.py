@@ -19,6 +19,9 @@ from kspread.runner import check
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 _MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*$")
+# pytest's own markers change how an item runs; a tag of that name is not applied
+# as a marker (it still selects with -k).
+_RESERVED_MARKERS = {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,7 +94,7 @@ class CaseFile(pytest.File):
             item = CaseItem.from_parent(self, name=name, doc=doc)
             tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
             for tag in tags if isinstance(tags, list) else []:
-                if isinstance(tag, str) and _MARKER_OK.match(tag):
+                if isinstance(tag, str) and _MARKER_OK.match(tag) and tag not in _RESERVED_MARKERS:
                     _register_marker(self.config, tag)
                     item.add_marker(tag)
             yield item

@@ -58,6 +58,7 @@ class Outcome:
     actual: dict[str, Any]
     diffs: list["Diff"] = field(default_factory=list)
     cycles: list[CycleResult] = field(default_factory=list)
+    scheduler: Any = None
 
 
 @dataclass
@@ -92,7 +93,7 @@ def run_loaded(case: Case) -> Outcome:
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
         actual["placements"] = placements
-    return Outcome(actual, compare(case.expect, actual), results)
+    return Outcome(actual, compare(case.expect, actual), results, sched)
 
 
 _MISSING = "(none)"
@@ -182,6 +183,23 @@ def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
         if rows:
             diffs.append(Diff(key, rows, note))
     return diffs
+
+
+def differing_nodes(diffs: list[Diff], nodes: set[str]) -> list[str]:
+    """The node names a list of differences mentions, in first-mention order."""
+    out: list[str] = []
+    for d in diffs:
+        for what, want, have in d.rows:
+            for token in [str(what).split(" ")[-1], *(_as_list(want)), *(_as_list(have))]:
+                if token in nodes and token not in out:
+                    out.append(token)
+    return out
+
+
+def _as_list(v: Any) -> list[str]:
+    if isinstance(v, list):
+        return [str(x) for x in v]
+    return [str(v)] if isinstance(v, str) else []
 
 
 def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
@@ -276,9 +294,14 @@ def check(doc) -> Verdict:
         return Verdict(False, f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}",
                        case, outcome, sched_err)
     if outcome.diffs:
+        from kspread.explain import explain_cycle
+
         head = f"{doc.file}:{doc.line}: case {doc.name!r} (version {case.version})"
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
-        return Verdict(False, head + "\n" + render(outcome.diffs, case.expect, outcome.actual), case, outcome,
-                       sched_err)
+        body = render(outcome.diffs, case.expect, outcome.actual)
+        nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
+        if nodes and outcome.cycles:
+            body += "\n\nexplain (nodes that differ):\n" + explain_cycle(outcome.scheduler, outcome.cycles[-1], nodes)
+        return Verdict(False, head + "\n" + body, case, outcome, sched_err)
     return Verdict(True, "", case, outcome, sched_err)

@@ -73,6 +73,7 @@ class PreemptionOutcome:
 @dataclass
 class CycleResult:
     pod: Pod
+    state: CycleState | None = None  # the cycle's state, for explaining it afterwards
     statuses: dict[str, Status] = field(default_factory=dict)  # every node's filter status
     feasible: list[str] = field(default_factory=list)
     scores: ScoreTable | None = None
@@ -149,6 +150,7 @@ class Scheduler:
     def schedule_one(self, pod: Pod) -> CycleResult:
         res = CycleResult(pod)
         state = CycleState()
+        res.state = state
         fwk = self.framework
         try:
             pre = fwk.run_pre_filter_plugins(state, pod)

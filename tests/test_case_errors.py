@@ -202,3 +202,26 @@ def test_loading_never_runs_code(tmp_path):
     res = read_file(p)
     assert res.error is not None and "invalid YAML" in str(res.error)
     assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("tsc,msg", [
+    ("{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway, minDomains: 2}",
+     "pod.topologySpreadConstraints[0].minDomains: can only use minDomains if whenUnsatisfiable=DoNotSchedule"),
+    ("{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}",
+     "pod.topologySpreadConstraints[0].maxSkew: 0 is less than the minimum of 1"),
+    ("{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [app]}",
+     "matchLabelKeys: matchLabelKeys cannot be set when labelSelector is nil"),
+    ("{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [app],"
+     " labelSelector: {matchLabels: {app: a}}}",
+     "matchLabelKeys[0]: key 'app' exists in both matchLabelKeys and labelSelector"),
+])
+def test_topology_spread_constraint_validation(tmp_path, tsc, msg):
+    msg_got = _fail(tmp_path, BASE.replace("pod: {name: p}", f"pod: {{name: p, topologySpreadConstraints: [{tsc}]}}"))
+    assert msg in msg_got, msg_got
+
+
+def test_duplicate_topology_spread_constraint(tmp_path):
+    c = "{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}"
+    got = _fail(tmp_path, BASE.replace("pod: {name: p}", f"pod: {{name: p, topologySpreadConstraints: [{c}, {c}]}}"))
+    assert "pod.topologySpreadConstraints[1]: duplicate constraint for {topologyKey: zone, " \
+           "whenUnsatisfiable: DoNotSchedule}" in got, got

@@ -94,3 +94,32 @@ def test_default_names_and_reportinfo(pytester):
     result.stdout.fnmatch_lines(["*multi.yaml::multi-1 PASSED*", "*multi.yaml::multi-2 PASSED*"])
     items, _ = pytester.inline_genitems()
     assert [i.reportinfo()[1] for i in items] == [0, 8]
+
+
+def test_failure_report_explains_the_differing_nodes(pytester):
+    pytester.makefile(".yaml", cases=CASES)
+    result = pytester.runpytest("-q", "-k", "wrong")
+    result.stdout.fnmatch_lines([
+        "explain (nodes that differ):",
+        "n1: feasible",
+        "  score  SelectorSpread * raw 1      normalized 0     x1 = 0",
+        "  total  0",
+        "n2: feasible",
+        "  score  SelectorSpread * raw 0      normalized 100   x1 = 100",
+    ])
+
+
+def test_explain_command(tmp_path):
+    import subprocess
+    import sys
+
+    p = tmp_path / "c.yaml"
+    p.write_text(CASES)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p), "--case", "right"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "  n2: feasible\n    score  SelectorSpread" in r.stdout
+    assert "    total  100\n  selected: n2" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p), "--case", "nope"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "no case named 'nope'" in r.stderr
