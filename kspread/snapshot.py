@@ -17,10 +17,37 @@ from typing import Iterable, Iterator, Mapping
 
 from kspread.labels import Selector
 from kspread.model import Node, Pod
-from kspread.resources import pod_requests
+from kspread.resources import node_non_zero_requests, node_pod_requests
 from kspread.versions import Version
 
 GroupKey = tuple[str, frozenset]  # (namespace, frozenset of label items)
+
+
+PortKey = tuple[str, str, int]  # (hostIP, protocol, hostPort)
+
+
+def has_pod_affinity(pod: Pod) -> bool:
+    """Upstream's podWithAffinity: the pod has a podAffinity or podAntiAffinity section."""
+    a = pod.affinity
+    return a is not None and (a.pod_affinity is not None or a.pod_anti_affinity is not None)
+
+
+def has_required_anti_affinity(pod: Pod) -> bool:
+    """Upstream's podWithRequiredAntiAffinity: at least one required anti-affinity term."""
+    a = pod.affinity
+    return a is not None and a.pod_anti_affinity is not None and bool(a.pod_anti_affinity.required)
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+def pod_host_ports(pod: Pod) -> list[PortKey]:
+    """The host ports of the pod's containers as HostPortInfo keys them: an empty
+    hostIP is 0.0.0.0, an empty protocol TCP; ports with hostPort <= 0 are not used."""
+    out: list[PortKey] = []
+    for c in pod.containers:
+        for p in c.ports:
+            if p.host_port > 0:
+                out.append((p.host_ip or DEFAULT_BIND_ALL_HOST_IP, p.protocol or "TCP", p.host_port))
+    return out
 
 
 def group_key(pod: Pod) -> GroupKey:
@@ -49,7 +76,8 @@ class SelectorCache:
 class NodeInfo:
     """A node and the pods on it (framework.NodeInfo)."""
 
-    __slots__ = ("node", "pods", "requested", "groups", "_version", "_matcher")
+    __slots__ = ("node", "pods", "requested", "groups", "non_zero_requested", "used_ports", "_version", "_matcher",
+                 "pods_with_affinity", "pods_with_required_anti_affinity")
 
     def __init__(self, node: Node, version: Version, matcher: SelectorCache) -> None:
         self.node = node
@@ -57,6 +85,14 @@ class NodeInfo:
         self.requested: dict[str, int] = {}
         # non-terminating pods by (namespace, labels) -> count
         self.groups: dict[GroupKey, int] = {}
+        # NonZeroRequested: cpu / memory with the scoring defaults for unset requests
+        self.non_zero_requested: dict[str, int] = {"cpu": 0, "memory": 0}
+        # UsedPorts: (hostIP, protocol, hostPort) -> number of pods using it, every pod
+        # on the node (terminating too), hostPort > 0 only
+        self.used_ports: dict[PortKey, int] = {}
+        # PodsWithAffinity / PodsWithRequiredAntiAffinity (every pod, terminating too), by key
+        self.pods_with_affinity: dict[str, Pod] = {}
+        self.pods_with_required_anti_affinity: dict[str, Pod] = {}
         self._version = version
         self._matcher = matcher
 
@@ -69,20 +105,44 @@ class NodeInfo:
         c.pods = dict(self.pods)
         c.requested = dict(self.requested)
         c.groups = dict(self.groups)
+        c.non_zero_requested = dict(self.non_zero_requested)
+        c.used_ports = dict(self.used_ports)
+        c.pods_with_affinity = dict(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
         return c
 
     def add_pod(self, pod: Pod) -> None:
         self.pods[pod.key] = pod
-        for k, v in pod_requests(pod, self._version).items():
+        for k, v in node_pod_requests(pod, self._version).items():
             self.requested[k] = self.requested.get(k, 0) + v
+        cpu, mem = node_non_zero_requests(pod, self._version)
+        self.non_zero_requested["cpu"] += cpu
+        self.non_zero_requested["memory"] += mem
+        for key in pod_host_ports(pod):
+            self.used_ports[key] = self.used_ports.get(key, 0) + 1
+        if has_pod_affinity(pod):
+            self.pods_with_affinity[pod.key] = pod
+            if has_required_anti_affinity(pod):
+                self.pods_with_required_anti_affinity[pod.key] = pod
         if not pod.terminating:
             g = group_key(pod)
             self.groups[g] = self.groups.get(g, 0) + 1
 
     def remove_pod(self, pod: Pod) -> None:
         stored = self.pods.pop(pod.key)
-        for k, v in pod_requests(stored, self._version).items():
+        for k, v in node_pod_requests(stored, self._version).items():
             self.requested[k] -= v
+        cpu, mem = node_non_zero_requests(stored, self._version)
+        self.non_zero_requested["cpu"] -= cpu
+        self.non_zero_requested["memory"] -= mem
+        for key in pod_host_ports(stored):
+            n = self.used_ports[key] - 1
+            if n:
+                self.used_ports[key] = n
+            else:
+                del self.used_ports[key]
+        self.pods_with_affinity.pop(stored.key, None)
+        self.pods_with_required_anti_affinity.pop(stored.key, None)
         if not stored.terminating:
             g = group_key(stored)
             n = self.groups[g] - 1
@@ -111,6 +171,8 @@ class Snapshot:
         self.node_list: list[NodeInfo] = list(self.node_infos.values())
         # (namespace, labels) -> {node name: count} over non-terminating bound pods
         self.group_nodes: dict[GroupKey, dict[str, int]] = {}
+        # the same over every bound pod, terminating ones too (InterPodAffinity counts them)
+        self.all_group_nodes: dict[GroupKey, dict[str, int]] = {}
         for p in pods:
             if p.node_name is not None:
                 self.add_pod(p)
@@ -127,6 +189,8 @@ class Snapshot:
     def add_pod(self, pod: Pod) -> None:
         assert pod.node_name is not None
         self.node_infos[pod.node_name].add_pod(pod)
+        all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
+        all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
         if not pod.terminating:
             per_node = self.group_nodes.setdefault(group_key(pod), {})
             per_node[pod.node_name] = per_node.get(pod.node_name, 0) + 1
@@ -136,6 +200,7 @@ class Snapshot:
         info = self.node_infos[pod.node_name]
         stored = info.pods[pod.key]
         info.remove_pod(stored)
+        _decrement(self.all_group_nodes, group_key(stored), pod.node_name)
         if not stored.terminating:
             g = group_key(stored)
             per_node = self.group_nodes[g]
@@ -155,6 +220,15 @@ class Snapshot:
                 for node, n in per_node.items():
                     out[node] = out.get(node, 0) + n
         return out
+
+
+def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) -> None:
+    per_node = index[g]
+    per_node[node] -= 1
+    if not per_node[node]:
+        del per_node[node]
+        if not per_node:
+            del index[g]
 
 
 class Nominator:

@@ -74,6 +74,10 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         _gate("MatchLabelKeysInPodTopologySpread", (25, False, "ALPHA"), (27, True, "BETA")),
         _gate("PodDisruptionConditions", (25, False, "ALPHA"), (26, True, "BETA"), (31, True, "GA"), removed=33),
         _gate("SidecarContainers", (28, False, "ALPHA"), (29, True, "BETA"), (33, True, "GA")),
+        # InterPodAffinity (plugins/interpodaffinity.py): namespaceSelector in pod affinity
+        # terms (KEP-2249), and matchLabelKeys / mismatchLabelKeys (KEP-3633).
+        _gate("PodAffinityNamespaceSelector", (21, False, "ALPHA"), (22, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate("MatchLabelKeysInPodAffinity", (29, False, "ALPHA"), (31, True, "BETA"), (33, True, "GA")),
     )
 }
 
@@ -263,6 +267,102 @@ class Version:
         if self.minor <= 21:
             return "v1beta1"
         return "system"
+
+
+class ResourceScoringFlags:
+    """Version differences of the resource scoring plugins (NodeResourcesFit score,
+    Least/MostAllocated, RequestedToCapacityRatio, BalancedAllocation) and of the
+    non-zero requests they read. Read as ``resource_scoring(version).<flag>``."""
+
+    __slots__ = ("minor",)
+
+    def __init__(self, minor: int) -> None:
+        self.minor = minor
+
+    @property
+    def fit_scores(self) -> bool:
+        """NodeResourcesFit has a Score with a scoringStrategy from 1.22 (PR #101822; the
+        v1beta2 default profile scores with it); before, only the separate
+        NodeResourcesLeastAllocated / MostAllocated / RequestedToCapacityRatio."""
+        return self.minor >= 22
+
+    @property
+    def init_containers_in_nonzero(self) -> bool:
+        """Init containers count (max with the containers' sum) in the non-zero
+        requests of the pod and of NodeInfo from 1.19 (PR #89222)."""
+        return self.minor >= 19
+
+    @property
+    def overhead_cpu_in_cores(self) -> bool:
+        """1.17-1.26: the scorer adds the overhead of the incoming pod with
+        ``quantity.Value()`` for every resource, so cpu overhead counts in whole cores
+        (rounded up) instead of millicores; 1.27 moved to resourcehelper.PodRequests.
+        UNVERIFIED for 1.17."""
+        return 17 <= self.minor <= 26
+
+    @property
+    def skips_unallocatable(self) -> bool:
+        """From 1.22 (PR #101946) a resource the node has 0 of, or an extended resource
+        the pod does not request, is left out of the score and of the weight sum."""
+        return self.minor >= 22
+
+    @property
+    def most_allocated_caps_requested(self) -> bool:
+        """MostAllocated scores requested > allocatable as allocatable (PR #102925,
+        1.22, cherry-picked to 1.20/1.21 patches); before, such a resource scores 0."""
+        return self.minor >= 20
+
+    @property
+    def rtcr_utilization_floor(self) -> bool:
+        """RequestedToCapacityRatio utilization ``requested*100/capacity`` from 1.22
+        (PR #103089); before ``100 - (capacity-requested)*100/capacity`` (rounds up)."""
+        return self.minor >= 22
+
+    @property
+    def rtcr_shape_scale(self) -> int:
+        """Shape scores are 0..10 (MaxCustomPriorityScore) and multiplied by
+        MaxNodeScore/10 from 1.17; before, the scale was 0..10 already."""
+        return 10 if self.minor >= 17 else 1
+
+    @property
+    def balanced_std(self) -> bool:
+        """BalancedAllocation from 1.22 (PRs #101946, #102925): standard deviation of the
+        fractions (|f1-f2|/2 for two), fractions capped at 1; before, 1 - |cpu-mem| and
+        0 when either fraction >= 1."""
+        return self.minor >= 22
+
+    @property
+    def balanced_uses_requested(self) -> bool:
+        """BalancedAllocation reads the real requests, not the non-zero ones, from 1.23
+        (PR #105845, cherry-picked to 1.22)."""
+        return self.minor >= 22
+
+    @property
+    def balanced_skips_best_effort(self) -> bool:
+        """BalancedAllocation PreScore returns Skip for a pod requesting none of its
+        resources, from 1.33 (PR #130260)."""
+        return self.minor >= 33
+
+    @property
+    def balanced_scores_change(self) -> bool:
+        """From 1.36 (PR #135573) the score is 50 + (50 + with_pod - without_pod) / 2."""
+        return self.minor >= 36
+
+    @property
+    def image_threshold_per_container(self) -> bool:
+        """ImageLocality's maximum threshold is 1000 MiB times the number of containers
+        from 1.19 (PR #91138); before, 1000 MiB."""
+        return self.minor >= 19
+
+    @property
+    def image_counts_init_containers(self) -> bool:
+        """ImageLocality sums (and counts for the threshold) init containers too, from
+        1.28 (UNVERIFIED: the first release whose source has it)."""
+        return self.minor >= 28
+
+
+def resource_scoring(version: "Version") -> ResourceScoringFlags:
+    return ResourceScoringFlags(version.minor)
 
 
 def parse_version(raw: object, path=("version",)) -> int:

@@ -38,6 +38,18 @@ class Profile:
     # None: kspread's default, every node (100 %). 0 is upstream's adaptive value.
     percentage_of_nodes_to_score: int | None = None
     is_default: bool = False
+    # The fields below are set only by a profile read from a KubeSchedulerConfiguration
+    # (kspread.config.load_config); a case's own profile leaves them at their defaults.
+    # PreFilter / PreScore plugins in upstream's order. None: the PreFilter (PreScore) of
+    # each filter (score) plugin, in filter (score) order; load_config leaves None when the
+    # configured list is exactly that (the usual v1beta3/v1 case).
+    pre_filter: list[PluginRef] | None = None
+    pre_score: list[PluginRef] | None = None
+    # The extension points kspread does not run (preEnqueue, queueSort, reserve, permit,
+    # preBind, bind, postBind): point -> plugin names in order, for reporting only.
+    other_extension_points: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    scheduler_name: str | None = None
+    config_file: str | None = None  # the KubeSchedulerConfiguration file this came from
 
 
 def _refs(raw: Any, path: PathT, weighted: bool) -> list[PluginRef]:
@@ -81,35 +93,69 @@ def profile_from_case(raw: Mapping[str, Any], version: Version) -> Profile:
     )
 
 
-def default_profile(version: Version) -> Profile:
-    """The default profile of ``version`` (algorithmprovider / default_plugins.go).
+# Filter order of the legacy predicates (predicates.Ordering(), GeneralPredicates
+# = PodFitsResources, HostName, PodFitsHostPorts, PodMatchNodeSelector), of the 1.18
+# algorithm provider and of config API v1beta1 (1.19-1.21).
+_FILTERS_V1BETA1 = ("NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity",
+                    "VolumeRestrictions", "TaintToleration", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
+                    "AzureDiskLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity")
+# v1beta2 (1.22) and the MultiPoint order of v1beta3 (1.23-1.24) and v1 (1.25+).
+_FILTERS_V1BETA2 = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                    "NodeResourcesFit", "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
+                    "AzureDiskLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity")
+_CLOUD_VOLUME_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
 
-    Up to 1.17 the DefaultProvider's predicates and priorities, named as the 1.18
-    plugins that replaced them."""
+
+def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]:
+    """The default profile's filter plugins (in order) and score plugins with weights.
+
+    * 1.12-1.17: the DefaultProvider's predicates and priorities (algorithmprovider/
+      defaults), named as the 1.18 plugins: priorities SelectorSpread 1, InterPodAffinity 1,
+      LeastRequested 1, BalancedResourceAllocation 1, NodePreferAvoidPods 10000,
+      NodeAffinity 1, TaintToleration 1, ImageLocality 1; EvenPodsSpread (predicate and
+      priority, weight 1) when its gate is on (alpha 1.16-1.17);
+    * 1.18: the algorithm provider's plugins, PodTopologySpread weight 1 (EvenPodsSpread
+      beta, on);
+    * 1.19-1.21 (v1beta1): PodTopologySpread weight 2; SelectorSpread only while the
+      DefaultPodTopologySpread gate is off (always in 1.19, where it is alpha);
+    * 1.22 (v1beta2): filters reordered cheapest first; NodeResourcesFit scores in place
+      of NodeResourcesLeastAllocated; NodePreferAvoidPods 10000 still there;
+    * 1.23+ (v1beta3, v1 from 1.25; MultiPoint): TaintToleration 3, NodeAffinity 2,
+      NodeResourcesFit 1, VolumeBinding (scores 0; weight 1), PodTopologySpread 2,
+      InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1;
+      NodePreferAvoidPods dropped; EBSLimits, GCEPDLimits, AzureDiskLimits gone from
+      1.31; DynamicResources from 1.34 (DynamicResourceAllocation GA, on).
+    """
     m = version.minor
-    path = ("profile", "(default)")
-    filters = ["NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity",
-               "VolumeRestrictions", "TaintToleration", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
-               "AzureDiskLimits", "VolumeBinding", "VolumeZone"]
-    if m >= 31:
-        filters = [f for f in filters if f not in ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")]
     spread_on = m >= 18 or (m >= 16 and version.gate("EvenPodsSpread"))
-    if spread_on:
-        filters.append("PodTopologySpread")
-    filters.append("InterPodAffinity")
+    filters = list(_FILTERS_V1BETA1 if m <= 21 else _FILTERS_V1BETA2)
+    if not spread_on:
+        filters.remove("PodTopologySpread")
+    if m >= 31:
+        filters = [f for f in filters if f not in _CLOUD_VOLUME_LIMITS]
+    if m >= 34:
+        filters.append("DynamicResources")
+    selector_spread = m <= 19 or (m <= 25 and not version.gate("DefaultPodTopologySpread"))
     score: list[tuple[str, int]]
     if m <= 22:
         score = [("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("InterPodAffinity", 1),
-                 ("NodeResourcesLeastAllocated", 1), ("NodeAffinity", 1), ("NodePreferAvoidPods", 10000),
-                 ("TaintToleration", 1)]
+                 ("NodeResourcesFit" if m >= 22 else "NodeResourcesLeastAllocated", 1), ("NodeAffinity", 1),
+                 ("NodePreferAvoidPods", 10000), ("TaintToleration", 1)]
         if spread_on:
             score.append(("PodTopologySpread", 2 if m >= 19 else 1))
-        if m <= 19 or not version.gate("DefaultPodTopologySpread"):
-            score.append(("SelectorSpread", 1))
     else:
-        score = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+        score = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
                  ("ImageLocality", 1)]
+    if selector_spread:
+        score.append(("SelectorSpread", 1))
+    return filters, score
+
+
+def default_profile(version: Version) -> Profile:
+    """The default profile of ``version`` (``default_plugins``), with DefaultPreemption."""
+    path = ("profile", "(default)")
+    filters, score = default_plugins(version)
     return Profile(
         filter=[PluginRef(n, 1, path) for n in filters],
         score=[PluginRef(n, w, path) for n, w in score],

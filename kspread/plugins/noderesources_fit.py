@@ -1,10 +1,12 @@
 """NodeResourcesFit: does the node have room for the pod's resource requests?
 (framework/plugins/noderesources/fit.go; up to 1.17 the PodFitsResources predicate.)
 
-Filter only; the scoring strategies (LeastAllocated, MostAllocated,
-RequestedToCapacityRatio) are a separate concern added to this class later: the
-request computation (``pod_resource_request``) and the check (``fits_request``)
-are module functions that a Score extension can share.
+From 1.22 the plugin also scores (PreScore / Score, no NormalizeScore) with the
+strategy of its ``scoringStrategy`` args: LeastAllocated (default), MostAllocated
+or RequestedToCapacityRatio over ``resources`` (default cpu and memory, weight 1),
+from the non-zero requests (``kspread.plugins.noderesources_scoring``). Up to 1.21
+it has no Score extension point: the registered factory builds the filter-only
+class there, so a profile scoring with it is rejected as upstream rejects it.
 
 What the filter checks, in this order (every failure is kept as a reason):
 
@@ -38,14 +40,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from kspread.framework.interface import FilterPlugin, Plugin, PreFilterPlugin
+from kspread.framework.interface import FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
 from kspread.framework.registry import register
 from kspread.framework.status import SUCCESS, Code, CycleState, Status, error
 from kspread.model import Pod
 from kspread.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kspread.resources import pod_requests
 from kspread.snapshot import NodeInfo
-from kspread.versions import Version
+from kspread.versions import Version, resource_scoring
 
 PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
 SIDECAR_DISABLED_REASON = "Pod has a restartable init container and the SidecarContainers feature is disabled"
@@ -174,9 +176,10 @@ class _PreFilterState:
         return self  # read-only after PreFilter, as upstream's Clone
 
 
-@register("NodeResourcesFit", first=12)
-class NodeResourcesFit(Plugin, PreFilterPlugin, FilterPlugin):
+class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
     """Filter of NodeResourcesFit (PodFitsResources up to 1.17)."""
+
+    name = "NodeResourcesFit"
 
     def _ignored(self) -> tuple[frozenset[str], frozenset[str]]:
         return (frozenset(self.args.get("ignoredResources") or ()),
@@ -194,3 +197,29 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, FilterPlugin):
             return error(f'error reading "{PRE_FILTER_KEY}" from cycleState')
         ignored, groups = self._ignored()
         return status_of(fits_request(st.request, node_info, self.version, ignored, groups), self.version)
+
+
+class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
+    """NodeResourcesFit from 1.22: the filter plus Score with its scoring strategy."""
+
+    def __init__(self, args, handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        from kspread.plugins.noderesources_scoring import ResourceScorer, fit_scoring_strategy
+
+        self._scorer = ResourceScorer(args, handle, config_path)
+        self._scorer.name = self.name
+        self._scorer.strategy = fit_scoring_strategy(args or {}, self.version, config_path)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes) -> Status:
+        return self._scorer.pre_score(state, pod, nodes)
+
+    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+        return self._scorer.score(state, pod, node_name)
+
+
+@register("NodeResourcesFit", first=12)
+def _node_resources_fit(args, handle, config_path: tuple = ()) -> Plugin:
+    """The NodeResourcesFit the version has: with Score from 1.22, filter-only before."""
+    if resource_scoring(handle.version).fit_scores:
+        return NodeResourcesFit(args, handle, config_path)
+    return NodeResourcesFitFilter(args, handle, config_path)

@@ -1,0 +1,62 @@
+"""NodePorts (PodFitsHostPorts up to 1.17): the pod's host ports must be free on the
+node (framework/plugins/nodeports; HostPortInfo in framework/types.go).
+
+A used or wanted port is (hostIP, protocol, hostPort) with an empty hostIP meaning
+0.0.0.0 and an empty protocol TCP; hostPort <= 0 is no host port. A wanted port
+conflicts when the same protocol and port is used on the same hostIP or on 0.0.0.0,
+and a wanted 0.0.0.0 port conflicts with that protocol and port on any hostIP. The
+used ports are those of every pod on the node (``NodeInfo.used_ports``), terminating
+pods included. Failure: Unschedulable "node(s) didn't have free ports for the
+requested pod ports". kspread reads the ports of regular containers, as upstream's
+NodeInfo and Filter do.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from kspread.framework.interface import FilterPlugin, Plugin, PreFilterPlugin
+from kspread.framework.registry import register
+from kspread.framework.status import SUCCESS, CycleState, Status, unschedulable
+from kspread.model import Pod
+from kspread.snapshot import DEFAULT_BIND_ALL_HOST_IP, NodeInfo, PortKey, pod_host_ports
+
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+
+
+def check_conflict(used: Mapping[PortKey, int], want: PortKey) -> bool:
+    """``HostPortInfo.CheckConflict``."""
+    ip, protocol, port = want
+    if ip == DEFAULT_BIND_ALL_HOST_IP:
+        return any(k[1] == protocol and k[2] == port for k in used)
+    return (DEFAULT_BIND_ALL_HOST_IP, protocol, port) in used or (ip, protocol, port) in used
+
+
+def fits_ports(wanted: list[PortKey], node_info: NodeInfo) -> bool:
+    return not any(check_conflict(node_info.used_ports, w) for w in wanted)
+
+
+class _State:
+    __slots__ = ("ports",)
+
+    def __init__(self, ports: list[PortKey]) -> None:
+        self.ports = ports
+
+    def clone(self) -> "_State":
+        return self
+
+
+@register("NodePorts", first=12)
+class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
+    _KEY = "PreFilterNodePorts"
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        state.write(self._KEY, _State(pod_host_ports(pod)))
+        return SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        st = state.get(self._KEY)
+        ports = st.ports if isinstance(st, _State) else pod_host_ports(pod)
+        if ports and not fits_ports(ports, node_info):
+            return unschedulable(ERR_REASON)
+        return SUCCESS
