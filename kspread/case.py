@@ -333,6 +333,9 @@ class _Builder:
             containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
         else:
             containers = tuple(_container(c, at("containers", i), False) for i, c in enumerate(raw.get("containers") or []))
+        if not containers:
+            # a real pod has at least one container: one that requests nothing
+            containers = (Container("main"),)
         inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
         priority, cls_name, policy = self.admit(raw, at)
         start = None
@@ -368,7 +371,8 @@ class _Builder:
             topology_spread_constraints=_tscs(raw.get("topologySpreadConstraints") or [], at),
             controller=ctrl,
             preempted_by_scheduler=bool(raw.get("_preemptedByScheduler", False)),
-            uses_persistent_volumes=bool(raw.get("_usesPersistentVolumes", False)),
+            uses_persistent_volumes=bool(raw.get("_usesPersistentVolumes", False)) or any(
+                "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
         )
 
 
