@@ -385,8 +385,11 @@ def _pather(prefix: PathT, fieldmap: Mapping[str, PathT] | None = None):
     return at
 
 
-def build_case(doc: Mapping[str, Any], default_name: str) -> Case:
-    """Build a Case from a document that passed the schema."""
+def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None = None,
+               config: str | None = None) -> Case:
+    """Build a Case from a document that passed the schema. ``base_dir`` resolves a
+    profile's ``config`` file; ``config`` (the --kspread-config option) is the
+    KubeSchedulerConfiguration for cases that give no ``profile``."""
     version = make_version(doc.get("version"), doc.get("featureGates"))
     b = _Builder(doc, version)
 
@@ -524,7 +527,7 @@ def build_case(doc: Mapping[str, Any], default_name: str) -> Case:
     if not incoming and "error" not in expect:
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
-    profile = profile_from_case(doc["profile"], version) if "profile" in doc else default_profile(version)
+    profile = _profile(doc, version, base_dir, config)
     _check_expect_refs(expect, nodes, seen_pods)
     return Case(
         name=doc.get("name") or default_name,
@@ -539,6 +542,31 @@ def build_case(doc: Mapping[str, Any], default_name: str) -> Case:
         source=doc.get("source", ""),
         tags=list(doc.get("tags") or []),
     )
+
+
+def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, config: str | None) -> Profile:
+    import os
+
+    raw = doc.get("profile")
+    if raw is None:
+        if config is None:
+            return default_profile(version)
+        from kspread.config import load_config
+
+        return load_config(config, version)
+    if raw.get("config") is not None:
+        from kspread.config import load_config
+
+        path = raw["config"]
+        if base_dir is not None and not os.path.isabs(path):
+            path = os.path.join(base_dir, path)
+        if not os.path.isfile(path):
+            raise CaseError(f"no such KubeSchedulerConfiguration file: {path}", ["profile", "config"], value=raw["config"])
+        prof = load_config(path, version, raw.get("schedulerName"))
+        if raw.get("extenders"):
+            prof.extenders = profile_from_case({"extenders": raw["extenders"]}, version).extenders
+        return prof
+    return profile_from_case(raw, version)
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:

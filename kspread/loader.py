@@ -250,14 +250,15 @@ def locate(file: str, index: int, path: PathT) -> int | None:
     return line
 
 
-def load_case(doc: CaseDoc) -> Case:
-    """Validate and build one case; a CaseError names file, line and field."""
+def load_case(doc: CaseDoc, config: str | None = None) -> Case:
+    """Validate and build one case; a CaseError names file, line and field. ``config``
+    is a KubeSchedulerConfiguration for cases without a ``profile``."""
     try:
         if doc.data.get("apiVersion") != "kspread/v1":
             raise CaseError("unsupported apiVersion (this kspread reads kspread/v1)", ["apiVersion"],
                             value=doc.data.get("apiVersion"))
         validate_deduplicated(doc.data)
-        return build_case(doc.data, doc.default_name)
+        return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config)
     except CaseError as e:
         line = doc.locate(e.path)
         e.path = doc.user_path(e.path)

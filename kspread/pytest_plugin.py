@@ -31,6 +31,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="rewrite the expect of failing cases (and fill empty ones) with the actual results",
     )
+    group.addoption(
+        "--kspread-config",
+        metavar="PATH",
+        help="a KubeSchedulerConfiguration to run cases that give no profile with (instead of the "
+        "version's default profile)",
+    )
 
 
 _UPDATES = pytest.StashKey[list]()
@@ -129,7 +135,7 @@ class CaseItem(pytest.Item):
         self.doc = doc
 
     def runtest(self) -> None:
-        verdict = check(self.doc)
+        verdict = check(self.doc, self.config.getoption("kspread_config", None))
         if self.config.getoption("kspread_update", False):
             from kspread.update import update_for
 

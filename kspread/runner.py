@@ -265,7 +265,7 @@ class Verdict:
     error: str | None = None  # the case's load or scheduling error, if any
 
 
-def check(doc) -> Verdict:
+def check(doc, config: str | None = None) -> Verdict:
     """Load, run and compare one case document (``kspread.loader.CaseDoc``).
 
     A case with ``expect.error`` passes when loading or running it fails with a
@@ -276,7 +276,7 @@ def check(doc) -> Verdict:
     want_error = expected_error(doc)
     case = None
     try:
-        case = load_case(doc)
+        case = load_case(doc, config)
         outcome = run_loaded(case)
     except CaseError as e:
         if e.file is None:

@@ -71,6 +71,11 @@ class Framework:
             self.score_plugins.append(ScoredPlugin(p, weight, ref.name))
             if isinstance(p, PreScorePlugin) and p not in self.pre_score_plugins:
                 self.pre_score_plugins.append(p)
+        if profile.pre_filter is not None:
+            self.pre_filter_plugins = self._ordered(profile.pre_filter, PreFilterPlugin, self.filter_plugins, "PreFilter")
+        if profile.pre_score is not None:
+            scored = [sp.plugin for sp in self.score_plugins]
+            self.pre_score_plugins = self._ordered(profile.pre_score, PreScorePlugin, scored, "PreScore")
         for ref in profile.post_filter:
             p = self._instance(ref.name, ref.path)
             if not isinstance(p, PostFilterPlugin):
@@ -89,6 +94,24 @@ class Framework:
             args = self.profile.plugin_config.get(name) or self.profile.plugin_config.get(key) or {}
             self._instances[key] = reg.factory(args, self.handle, config_path=("profile", "pluginConfig", name))
         return self._instances[key]
+
+    def _ordered(self, refs, mixin, users: list[Plugin], point: str) -> list[Plugin]:
+        """PreFilter / PreScore plugins in the configured order. A plugin whose Filter
+        (Score) runs without its PreFilter (PreScore) would read state that was never
+        written; upstream then fails the cycle, which kspread does not model."""
+        out: list[Plugin] = []
+        for ref in refs:
+            p = self._instance(ref.name, ref.path)
+            if isinstance(p, mixin) and p not in out:
+                out.append(p)
+        for p in users:
+            if isinstance(p, mixin) and p not in out:
+                raise CaseError(
+                    f"plugin {p.name!r} is enabled without its {point} extension point; kspread does not model "
+                    f"a plugin running without the state its {point} writes",
+                    ("profile",),
+                )
+        return out
 
     def plugin(self, name: str) -> Plugin | None:
         return self._instances.get(name)
