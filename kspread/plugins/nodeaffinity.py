@@ -1,6 +1,18 @@
 """NodeAffinity, Filter: the node must match the pod's nodeSelector and required node
 affinity (framework/plugins/nodeaffinity; before 1.18 the MatchNodeSelector predicate).
-Score (preferred terms) is not implemented yet: add PreScore/Score to the class when it is.
+
+Score: the sum of the weights of the pod's preferred terms that the node matches (plus
+those of the ``addedAffinity`` arg), NormalizeScore ``max * s // maxScore`` (0..10 up to
+1.16, 0..100 from 1.17; NodeAffinityPriority up to 1.17). By version:
+
+* up to 1.20 a preferred term is matched on its matchExpressions only (matchFields
+  ignored, a term without expressions matches nothing); from 1.21 (component-helpers
+  nodeaffinity) as a whole node selector term (``preference_matches_whole_term``);
+* ``addedAffinity`` (NodeAffinityArgs) exists from 1.21 (``has_added_affinity``): its
+  required terms are a filter with the reason "node(s) didn't match scheduler-enforced
+  node affinity", checked before the pod's own, and its preferred terms add to the score;
+* from 1.28 PreScore returns Skip when the pod has no preferred terms and the arg adds
+  none (``pre_score_skips``): the plugin then scores nothing.
 
 Reason text by version (``err_reason``): "node(s) didn't match node selector" up to
 1.20, "node(s) didn't match Pod's node affinity" in 1.21, "node(s) didn't match Pod's
@@ -15,19 +27,34 @@ nodes report.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from kspread.errors import CaseError
-from kspread.framework.interface import FilterPlugin, Plugin, PreFilterPlugin
+from kspread.framework.interface import (
+    FilterPlugin,
+    NodeScore,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from kspread.framework.registry import register
-from kspread.framework.status import SUCCESS, CycleState, Status, unresolvable
-from kspread.labels import IN
-from kspread.model import Pod
-from kspread.plugins.nodematch import required_node_affinity_matches
+from kspread.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable
+from kspread.labels import GT, IN, LABEL_SELECTOR_OPERATORS, LT, parse_selector_requirement
+from kspread.model import Node, NodeSelectorTerm, Pod, PreferredSchedulingTerm
+from kspread.plugins.nodematch import (
+    default_normalize_score,
+    node_selector_matches,
+    preference_expressions_match,
+    required_node_affinity_matches,
+    term_matches,
+)
 from kspread.snapshot import NodeInfo
 from kspread.versions import Version
 
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+PRE_SCORE_KEY = "PreScoreNodeAffinity"
 
 
 def err_reason(version: Version) -> str:
@@ -41,6 +68,85 @@ def err_reason(version: Version) -> str:
 
 def prefilter_checks_name_conflict(version: Version) -> bool:
     return version.minor >= 25
+
+
+def preference_matches_whole_term(version: Version) -> bool:
+    """Preferred terms match on expressions and fields from 1.21; on matchExpressions
+    only up to 1.20."""
+    return version.minor >= 21
+
+
+def has_added_affinity(version: Version) -> bool:
+    """NodeAffinityArgs.addedAffinity exists from 1.21."""
+    return version.minor >= 21
+
+
+def pre_score_skips(version: Version) -> bool:
+    """From 1.28 (PR #117024) PreScore returns Skip when nothing can score."""
+    return version.minor >= 28
+
+
+def preferred_score(terms, node: Node, whole_term: bool) -> int:
+    """``PreferredSchedulingTerms.Score``: the summed weight of the matching terms;
+    terms of weight 0 never count."""
+    total = 0
+    for t in terms:
+        if t.weight == 0:
+            continue
+        ok = term_matches(t.preference, node) if whole_term else preference_expressions_match(t.preference, node)
+        if ok:
+            total += t.weight
+    return total
+
+
+def _parse_term(raw: Any, path: tuple) -> NodeSelectorTerm:
+    if not isinstance(raw, Mapping):
+        raise CaseError("a node selector term must be a mapping with matchExpressions/matchFields", path, value=raw)
+    for k in raw:
+        if k not in ("matchExpressions", "matchFields"):
+            raise CaseError(f"unknown field {k!r} in a node selector term", (*path, str(k)))
+    ops = (*LABEL_SELECTOR_OPERATORS, GT, LT)
+    exprs = tuple(parse_selector_requirement(e, [*path, "matchExpressions", i], ops)
+                  for i, e in enumerate(raw.get("matchExpressions") or []))
+    fields = tuple(parse_selector_requirement(e, [*path, "matchFields", i], ops)
+                   for i, e in enumerate(raw.get("matchFields") or []))
+    for i, f in enumerate(fields):
+        if f.key != "metadata.name":
+            raise CaseError("only metadata.name is supported in matchFields", (*path, "matchFields", i, "key"),
+                            value=f.key)
+    return NodeSelectorTerm(exprs, fields)
+
+
+def parse_added_affinity(raw: Any, path: tuple) -> tuple[tuple[NodeSelectorTerm, ...] | None,
+                                                         tuple[PreferredSchedulingTerm, ...]]:
+    """NodeAffinityArgs.addedAffinity, validated as ValidateNodeAffinityArgs does:
+    (required terms or None, preferred terms)."""
+    if not isinstance(raw, Mapping):
+        raise CaseError("addedAffinity must be a NodeAffinity mapping", path, value=raw)
+    req_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    for k in raw:
+        if k not in (req_key, pref_key):
+            raise CaseError(f"unknown field {k!r} in addedAffinity", (*path, str(k)))
+    required = None
+    if raw.get(req_key) is not None:
+        ns = raw[req_key]
+        if not isinstance(ns, Mapping) or set(ns) - {"nodeSelectorTerms"}:
+            raise CaseError("must be a node selector with nodeSelectorTerms", (*path, req_key), value=ns)
+        terms = ns.get("nodeSelectorTerms") or []
+        if not terms:
+            raise CaseError("must have at least one node selector term", (*path, req_key, "nodeSelectorTerms"))
+        required = tuple(_parse_term(t, (*path, req_key, "nodeSelectorTerms", i)) for i, t in enumerate(terms))
+    preferred = []
+    for i, p in enumerate(raw.get(pref_key) or []):
+        at = (*path, pref_key, i)
+        if not isinstance(p, Mapping) or set(p) - {"weight", "preference"}:
+            raise CaseError("a preferred term is {weight, preference}", at, value=p)
+        w = p.get("weight")
+        if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
+            raise CaseError("must be in the range 1-100", (*at, "weight"), value=w)
+        preferred.append(PreferredSchedulingTerm(w, _parse_term(p.get("preference") or {}, (*at, "preference"))))
+    return required, tuple(preferred)
 
 
 def required_node_names(pod: Pod) -> set[str] | None:
@@ -64,11 +170,22 @@ def required_node_names(pod: Pod) -> set[str] | None:
 
 
 @register("NodeAffinity")
-class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin):
+class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    has_normalize = True
+
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
+        self.added_required: tuple[NodeSelectorTerm, ...] | None = None
+        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = ()
         for k in args or {}:
-            raise CaseError(f"NodeAffinity args field {k!r} is not implemented by kspread", (*config_path, str(k)))
+            if k == "addedAffinity" and has_added_affinity(self.version):
+                continue
+            hint = " (addedAffinity exists from 1.21)" if k == "addedAffinity" else ""
+            raise CaseError(f"unknown field {k!r} in NodeAffinityArgs of {self.version}{hint}",
+                            (*config_path, str(k)))
+        if (args or {}).get("addedAffinity") is not None:
+            self.added_required, self.added_preferred = parse_added_affinity(
+                args["addedAffinity"], (*config_path, "addedAffinity"))
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         if prefilter_checks_name_conflict(self.version):
@@ -78,6 +195,29 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin):
         return SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if self.added_required is not None and not node_selector_matches(self.added_required, node_info.node):
+            return unresolvable(ERR_REASON_ENFORCED)
         if required_node_affinity_matches(pod, node_info.node):
             return SUCCESS
         return unresolvable(err_reason(self.version))
+
+    # -- PreScore / Score / NormalizeScore
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        aff = pod.affinity
+        preferred = aff.node_affinity.preferred if aff is not None and aff.node_affinity is not None else ()
+        if pre_score_skips(self.version) and not preferred and not self.added_preferred:
+            return SKIP
+        state.write(PRE_SCORE_KEY, preferred)
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+        preferred = state.read(PRE_SCORE_KEY)
+        node = self.handle.snapshot.get(node_name).node
+        whole = preference_matches_whole_term(self.version)
+        total = preferred_score(self.added_preferred, node, whole) + preferred_score(preferred, node, whole)
+        return total, SUCCESS
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        default_normalize_score(self.version.max_node_score, False, scores)
+        return SUCCESS

@@ -124,3 +124,30 @@ def find_untolerated_taint(
         if include(taint) and not tolerations_tolerate_taint(tols, taint):
             return taint
     return None
+
+
+def preference_expressions_match(term: NodeSelectorTerm, node: Node) -> bool:
+    """A preferred term as the scheduler matched it up to 1.20
+    (NodeSelectorRequirementsAsSelector over matchExpressions only): matchFields are
+    ignored and a term without expressions matches no node."""
+    if not term.match_expressions:
+        return False
+    return all(_requirement_matches(r, node.labels) for r in term.match_expressions)
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores) -> None:
+    """``helper.DefaultNormalizeScore`` (``NormalizeReduce`` before the framework):
+    ``max * s // maxCount`` in int64, reversed as ``max - that`` when asked; when every
+    score is 0, all become 0 (or ``max`` when reversed)."""
+    max_count = 0
+    for ns in scores:
+        if ns.score > max_count:
+            max_count = ns.score
+    if max_count == 0:
+        if reverse:
+            for ns in scores:
+                ns.score = max_priority
+        return
+    for ns in scores:
+        s = max_priority * ns.score // max_count
+        ns.score = max_priority - s if reverse else s
