@@ -118,8 +118,9 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
       beta, on);
     * 1.19-1.21 (v1beta1): PodTopologySpread weight 2; SelectorSpread only while the
       DefaultPodTopologySpread gate is off (always in 1.19, where it is alpha);
-    * 1.22 (v1beta2): filters reordered cheapest first; NodeResourcesFit scores in place
-      of NodeResourcesLeastAllocated; NodePreferAvoidPods 10000 still there;
+    * 1.22 (v1beta2, the built-in default of 1.22): filters reordered cheapest first;
+      NodeResourcesFit scores in place of NodeResourcesLeastAllocated; NodePreferAvoidPods
+      deprecated and no longer a default (PR #99597; still in v1beta1's defaults);
     * 1.23+ (v1beta3, v1 from 1.25; MultiPoint): TaintToleration 3, NodeAffinity 2,
       NodeResourcesFit 1, VolumeBinding (scores 0; weight 1), PodTopologySpread 2,
       InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1;
@@ -139,8 +140,10 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
     score: list[tuple[str, int]]
     if m <= 22:
         score = [("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("InterPodAffinity", 1),
-                 ("NodeResourcesFit" if m >= 22 else "NodeResourcesLeastAllocated", 1), ("NodeAffinity", 1),
-                 ("NodePreferAvoidPods", 10000), ("TaintToleration", 1)]
+                 ("NodeResourcesFit" if m >= 22 else "NodeResourcesLeastAllocated", 1), ("NodeAffinity", 1)]
+        if m <= 21:
+            score.append(("NodePreferAvoidPods", 10000))
+        score.append(("TaintToleration", 1))
         if spread_on:
             score.append(("PodTopologySpread", 2 if m >= 19 else 1))
     else:

@@ -35,8 +35,9 @@ def volume_binding_scores(version: Version) -> bool:
 
 
 def volume_binding_pre_score_skips(version: Version) -> bool:
-    """VolumeBinding PreScore returns Skip without a scorer from 1.28 (UNVERIFIED)."""
-    return version.minor >= 28
+    """VolumeBinding has a PreScore that returns Skip without a scorer from 1.30
+    (PR #115768, CHANGELOG-1.30); before, Score returns 0 for every node."""
+    return version.minor >= 30
 
 
 def reject_volumes(plugin: Plugin, pod: Pod) -> None:
