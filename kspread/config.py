@@ -235,27 +235,13 @@ class _Ctx:
 
 def _locate(file: str, path: tuple) -> int | None:
     """The line of ``path`` in the file's first YAML document, as deep as it goes."""
+    from kspread.loader import node_line
+
     try:
         node = yaml.compose(Path(file).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except Exception:
         return None
-    if node is None:
-        return None
-    line = node.start_mark.line + 1
-    for part in path:
-        nxt = None
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if k.value == str(part):
-                    nxt, line = v, k.start_mark.line + 1
-                    break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            nxt = node.value[part]
-            line = nxt.start_mark.line + 1
-        if nxt is None:
-            break
-        node = nxt
-    return line
+    return None if node is None else node_line(node, path)
 
 
 def _mapping(ctx: _Ctx, raw: Any, path: tuple, allowed: Sequence[str], what: str) -> Mapping[str, Any]:

@@ -231,7 +231,12 @@ def locate(file: str, index: int, path: PathT) -> int | None:
         return None
     if index >= len(docs) or docs[index] is None:
         return None
-    node = docs[index]
+    return node_line(docs[index], path)
+
+
+def node_line(node: Any, path: PathT) -> int:
+    """The line (1-based) of ``path`` below a composed YAML node, as deep as the path
+    can be followed."""
     line = node.start_mark.line + 1
     for part in path:
         nxt = None

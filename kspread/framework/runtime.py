@@ -96,9 +96,10 @@ class Framework:
         return self._instances[key]
 
     def _ordered(self, refs, mixin, users: list[Plugin], point: str) -> list[Plugin]:
-        """PreFilter / PreScore plugins in the configured order. A plugin whose Filter
-        (Score) runs without its PreFilter (PreScore) would read state that was never
-        written; upstream then fails the cycle, which kspread does not model."""
+        """PreFilter / PreScore plugins in the configured order. A filter (score) plugin
+        the configuration does not list there still runs kspread's PreFilter (PreScore)
+        after the listed ones: kspread's plugins model each version's extension points
+        themselves, and their PreFilter/PreScore only prepare what Filter/Score read."""
         out: list[Plugin] = []
         for ref in refs:
             p = self._instance(ref.name, ref.path)
@@ -106,11 +107,7 @@ class Framework:
                 out.append(p)
         for p in users:
             if isinstance(p, mixin) and p not in out:
-                raise CaseError(
-                    f"plugin {p.name!r} is enabled without its {point} extension point; kspread does not model "
-                    f"a plugin running without the state its {point} writes",
-                    ("profile",),
-                )
+                out.append(p)
         return out
 
     def plugin(self, name: str) -> Plugin | None:
