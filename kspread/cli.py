@@ -128,6 +128,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _diff(args: argparse.Namespace) -> int:
+    from kspread.diff import main as diff_main
+
+    return diff_main(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -140,10 +146,21 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("validate", help="check case files without running them")
     v.add_argument("files", nargs="+")
     v.set_defaults(func=cmd_validate)
+    d = sub.add_parser("diff", help="compare two scheduler configurations over a corpus of cases")
+    d.add_argument("--base", required=True, help="KubeSchedulerConfiguration file of the base side")
+    d.add_argument("--head", required=True, help="KubeSchedulerConfiguration file of the head side")
+    d.add_argument("paths", nargs="+", help="case files or directories")
+    d.add_argument("--json", action="store_true", help="print a JSON report")
+    d.set_defaults(func=_diff)
     e = sub.add_parser("explain", help="per node: each filter status, each plugin's scores, the total")
     e.add_argument("file")
     e.add_argument("--case", help="the case's name (default: every case in the file)")
     e.set_defaults(func=cmd_explain)
+    from kspread import importer
+
+    im = sub.add_parser("import", help="write a case from a kubectl dump of a cluster (kubectl get ... -A -o yaml)")
+    importer.add_arguments(im)
+    im.set_defaults(func=importer.cmd_import)
     args = ap.parse_args(argv)
     try:
         return args.func(args)

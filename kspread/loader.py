@@ -271,7 +271,7 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
 
 
 # Fields whose values are free-form names: replaced by their type when deduplicating.
-_NAME_FIELDS = ("name", "node", "nominatedNode")
+_NAME_FIELDS = ("name", "node", "nominatedNode", "startTime")
 _BIG_LISTS = ("nodes", "pods", "owners", "pdbs", "objects")
 
 

@@ -1,0 +1,1265 @@
+"""kspread import: a kubectl dump of a cluster turned into a case."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kspread import importer
+from kspread.cli import main as cli_main
+from kspread.loader import load_case, read_file
+from kspread.runner import check
+
+# A small cluster as `kubectl get nodes,pods,services,replicationcontrollers,replicasets,
+# statefulsets,poddisruptionbudgets,priorityclasses -A -o yaml` prints it (plus a Deployment,
+# a kind kspread does not read), kubectl's noise included.
+DUMP = """\
+apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    annotations:
+      kubeadm.alpha.kubernetes.io/cri-socket: unix:///run/containerd/containerd.sock
+      node.alpha.kubernetes.io/ttl: "0"
+      volumes.kubernetes.io/controller-managed-attach-detach: "true"
+    creationTimestamp: "2024-05-01T09:00:00Z"
+    labels:
+      beta.kubernetes.io/arch: amd64
+      beta.kubernetes.io/os: linux
+      kubernetes.io/arch: amd64
+      kubernetes.io/hostname: cp-1
+      kubernetes.io/os: linux
+      node-role.kubernetes.io/control-plane: ""
+      topology.kubernetes.io/zone: zone-a
+    managedFields:
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:metadata:
+          f:labels:
+            .: {}
+            f:kubernetes.io/hostname: {}
+      manager: kubelet
+      operation: Update
+      time: "2024-05-01T09:00:00Z"
+    name: cp-1
+    resourceVersion: "51234"
+    uid: 0b1c2d3e-0000-4000-8000-000000000001
+  spec:
+    podCIDR: 10.244.0.0/24
+    podCIDRs:
+    - 10.244.0.0/24
+    taints:
+    - effect: NoSchedule
+      key: node-role.kubernetes.io/control-plane
+  status:
+    addresses:
+    - address: 172.18.0.2
+      type: InternalIP
+    - address: cp-1
+      type: Hostname
+    allocatable:
+      cpu: "2"
+      ephemeral-storage: 61202244Ki
+      hugepages-1Gi: "0"
+      hugepages-2Mi: "0"
+      memory: 3930460Ki
+      pods: "110"
+    capacity:
+      cpu: "2"
+      ephemeral-storage: 61202244Ki
+      hugepages-1Gi: "0"
+      hugepages-2Mi: "0"
+      memory: 4032860Ki
+      pods: "110"
+    conditions:
+    - lastHeartbeatTime: "2024-05-02T10:00:00Z"
+      lastTransitionTime: "2024-05-01T09:00:00Z"
+      message: kubelet is posting ready status
+      reason: KubeletReady
+      status: "True"
+      type: Ready
+    daemonEndpoints:
+      kubeletEndpoint:
+        Port: 10250
+    images:
+    - names:
+      - registry.k8s.io/etcd@sha256:44a8e24dcbba3470ee1fee21d5e88d128c936e9b55d4bc51fbef8086f8ed123b
+      - registry.k8s.io/etcd:3.5.12-0
+      sizeBytes: 57236178
+    nodeInfo:
+      architecture: amd64
+      containerRuntimeVersion: containerd://1.7.13
+      kernelVersion: 6.5.0-1018-azure
+      kubeProxyVersion: v1.30.0
+      kubeletVersion: v1.30.0
+      operatingSystem: linux
+- apiVersion: v1
+  kind: Node
+  metadata:
+    annotations:
+      node.alpha.kubernetes.io/ttl: "0"
+    creationTimestamp: "2024-05-01T09:01:00Z"
+    labels:
+      kubernetes.io/arch: amd64
+      kubernetes.io/hostname: worker-a
+      kubernetes.io/os: linux
+      topology.kubernetes.io/zone: zone-a
+      disktype: ssd
+    managedFields:
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:spec: {}
+      manager: kubeadm
+      operation: Update
+      time: "2024-05-01T09:01:00Z"
+    name: worker-a
+    resourceVersion: "51240"
+    uid: 0b1c2d3e-0000-4000-8000-000000000002
+  spec:
+    podCIDR: 10.244.1.0/24
+  status:
+    allocatable:
+      cpu: 3920m
+      ephemeral-storage: 61202244Ki
+      hugepages-2Mi: "0"
+      memory: 15214160Ki
+      pods: "110"
+      example.com/gpu: "2"
+    conditions:
+    - lastHeartbeatTime: "2024-05-02T10:00:00Z"
+      lastTransitionTime: "2024-05-01T09:01:00Z"
+      message: kubelet is posting ready status
+      reason: KubeletReady
+      status: "True"
+      type: Ready
+    images:
+    - names:
+      - docker.io/library/nginx@sha256:0f04e4f646a3f14bf31d8bc8d885b6c951fdcf42589d06845f64d18aec6a3c4d
+      - docker.io/library/nginx:1.25
+      sizeBytes: 70544635
+    nodeInfo:
+      kubeletVersion: v1.30.0
+- apiVersion: v1
+  kind: Node
+  metadata:
+    creationTimestamp: "2024-05-01T09:02:00Z"
+    labels:
+      kubernetes.io/arch: amd64
+      kubernetes.io/hostname: ip-10-0-2-17
+      kubernetes.io/os: linux
+      topology.kubernetes.io/zone: zone-b
+    managedFields:
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:status: {}
+      manager: kubelet
+      operation: Update
+      subresource: status
+      time: "2024-05-02T10:00:00Z"
+    name: worker-b
+    resourceVersion: "51250"
+    uid: 0b1c2d3e-0000-4000-8000-000000000003
+  spec:
+    unschedulable: true
+    taints:
+    - effect: NoSchedule
+      key: node.kubernetes.io/unschedulable
+      timeAdded: "2024-05-02T09:30:00Z"
+    - effect: PreferNoSchedule
+      key: dedicated
+      value: batch
+  status:
+    allocatable:
+      cpu: 3920m
+      ephemeral-storage: 61202244Ki
+      memory: 15214160Ki
+      pods: "110"
+    conditions:
+    - lastHeartbeatTime: "2024-05-02T10:00:00Z"
+      lastTransitionTime: "2024-05-01T09:02:00Z"
+      message: kubelet is posting ready status
+      reason: KubeletReady
+      status: "True"
+      type: Ready
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    annotations:
+      kubernetes.io/config.hash: 6a1b2c3d
+      kubernetes.io/config.source: file
+    creationTimestamp: "2024-05-01T09:00:30Z"
+    labels:
+      component: etcd
+      tier: control-plane
+    managedFields:
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:status: {}
+      manager: kubelet
+      operation: Update
+      time: "2024-05-01T09:00:40Z"
+    name: etcd-cp-1
+    namespace: kube-system
+    ownerReferences:
+    - apiVersion: v1
+      controller: true
+      kind: Node
+      name: cp-1
+      uid: 0b1c2d3e-0000-4000-8000-000000000001
+    resourceVersion: "310"
+    uid: 1a000000-0000-4000-8000-000000000001
+  spec:
+    containers:
+    - command:
+      - etcd
+      - --advertise-client-urls=https://172.18.0.2:2379
+      image: registry.k8s.io/etcd:3.5.12-0
+      imagePullPolicy: IfNotPresent
+      name: etcd
+      resources:
+        requests:
+          cpu: 100m
+          memory: 100Mi
+      terminationMessagePath: /dev/termination-log
+      terminationMessagePolicy: File
+    dnsPolicy: ClusterFirst
+    enableServiceLinks: true
+    hostNetwork: true
+    nodeName: cp-1
+    preemptionPolicy: PreemptLowerPriority
+    priority: 2000001000
+    priorityClassName: system-node-critical
+    restartPolicy: Always
+    schedulerName: default-scheduler
+    securityContext:
+      seccompProfile:
+        type: RuntimeDefault
+    terminationGracePeriodSeconds: 30
+    tolerations:
+    - effect: NoExecute
+      operator: Exists
+  status:
+    conditions:
+    - lastProbeTime: null
+      lastTransitionTime: "2024-05-01T09:00:40Z"
+      status: "True"
+      type: Ready
+    hostIP: 172.18.0.2
+    phase: Running
+    podIP: 172.18.0.2
+    qosClass: Burstable
+    startTime: "2024-05-01T09:00:35Z"
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    creationTimestamp: "2024-05-01T10:00:00Z"
+    generateName: web-5d8f7c9b4-
+    labels:
+      app: web
+      pod-template-hash: 5d8f7c9b4
+    managedFields:
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:metadata: {}
+      manager: kube-controller-manager
+      operation: Update
+      time: "2024-05-01T10:00:00Z"
+    name: web-5d8f7c9b4-x7k2p
+    namespace: default
+    ownerReferences:
+    - apiVersion: apps/v1
+      blockOwnerDeletion: true
+      controller: true
+      kind: ReplicaSet
+      name: web-5d8f7c9b4
+      uid: 2b000000-0000-4000-8000-000000000001
+    resourceVersion: "4321"
+    uid: 1a000000-0000-4000-8000-000000000002
+  spec:
+    containers:
+    - image: nginx:1.25
+      imagePullPolicy: IfNotPresent
+      name: nginx
+      ports:
+      - containerPort: 80
+        name: http
+        protocol: TCP
+      resources:
+        limits:
+          memory: 256Mi
+        requests:
+          cpu: 250m
+          memory: 256Mi
+      volumeMounts:
+      - mountPath: /var/run/secrets/kubernetes.io/serviceaccount
+        name: kube-api-access-abcde
+        readOnly: true
+    nodeName: worker-a
+    preemptionPolicy: PreemptLowerPriority
+    priority: 1000
+    priorityClassName: high
+    schedulerName: default-scheduler
+    serviceAccountName: default
+    tolerations:
+    - effect: NoExecute
+      key: node.kubernetes.io/not-ready
+      operator: Exists
+      tolerationSeconds: 300
+    - effect: NoExecute
+      key: node.kubernetes.io/unreachable
+      operator: Exists
+      tolerationSeconds: 300
+    topologySpreadConstraints:
+    - labelSelector:
+        matchLabels:
+          app: web
+      maxSkew: 1
+      topologyKey: topology.kubernetes.io/zone
+      whenUnsatisfiable: ScheduleAnyway
+    volumes:
+    - name: kube-api-access-abcde
+      projected:
+        defaultMode: 420
+        sources:
+        - serviceAccountToken:
+            expirationSeconds: 3607
+            path: token
+  status:
+    conditions:
+    - lastProbeTime: null
+      lastTransitionTime: "2024-05-01T10:00:05Z"
+      status: "True"
+      type: Ready
+    containerStatuses:
+    - containerID: containerd://abc
+      image: docker.io/library/nginx:1.25
+      name: nginx
+      ready: true
+      restartCount: 0
+      started: true
+      state:
+        running:
+          startedAt: "2024-05-01T10:00:04Z"
+    hostIP: 172.18.0.3
+    phase: Running
+    podIP: 10.244.1.5
+    qosClass: Burstable
+    startTime: "2024-05-01T10:00:01Z"
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    creationTimestamp: "2024-05-01T10:00:00Z"
+    labels:
+      app: web
+      pod-template-hash: 5d8f7c9b4
+    name: web-5d8f7c9b4-q9z4m
+    namespace: default
+    ownerReferences:
+    - apiVersion: apps/v1
+      blockOwnerDeletion: true
+      controller: true
+      kind: ReplicaSet
+      name: web-5d8f7c9b4
+      uid: 2b000000-0000-4000-8000-000000000001
+  spec:
+    containers:
+    - image: nginx:1.25
+      name: nginx
+      ports:
+      - containerPort: 80
+        name: http
+        protocol: TCP
+      resources:
+        requests:
+          cpu: 250m
+          memory: 256Mi
+    nodeName: worker-b
+    preemptionPolicy: PreemptLowerPriority
+    priority: 1000
+    priorityClassName: high
+    tolerations:
+    - effect: NoExecute
+      key: node.kubernetes.io/not-ready
+      operator: Exists
+      tolerationSeconds: 300
+    topologySpreadConstraints:
+    - labelSelector:
+        matchLabels:
+          app: web
+      maxSkew: 1
+      topologyKey: topology.kubernetes.io/zone
+      whenUnsatisfiable: ScheduleAnyway
+  status:
+    phase: Running
+    startTime: "2024-05-01T10:00:02Z"
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    creationTimestamp: "2024-05-02T09:59:00Z"
+    labels:
+      app: web
+      pod-template-hash: 5d8f7c9b4
+    name: web-5d8f7c9b4-pend1
+    namespace: default
+    ownerReferences:
+    - apiVersion: apps/v1
+      controller: true
+      kind: ReplicaSet
+      name: web-5d8f7c9b4
+      uid: 2b000000-0000-4000-8000-000000000001
+  spec:
+    containers:
+    - image: nginx:1.25
+      name: nginx
+      resources:
+        requests:
+          cpu: 250m
+    priority: 1000
+    priorityClassName: high
+  status:
+    conditions:
+    - lastTransitionTime: "2024-05-02T09:59:01Z"
+      message: '0/3 nodes are available: 3 Insufficient cpu.'
+      reason: Unschedulable
+      status: "False"
+      type: PodScheduled
+    phase: Pending
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    labels:
+      app: node-exporter
+      controller-revision-hash: 6d9f8b
+      pod-template-generation: "1"
+    name: node-exporter-m2x8d
+    namespace: monitoring
+    ownerReferences:
+    - apiVersion: apps/v1
+      blockOwnerDeletion: true
+      controller: true
+      kind: DaemonSet
+      name: node-exporter
+      uid: 2b000000-0000-4000-8000-000000000002
+  spec:
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchFields:
+            - key: metadata.name
+              operator: In
+              values:
+              - worker-a
+    containers:
+    - image: quay.io/prometheus/node-exporter:v1.8.0
+      name: node-exporter
+      ports:
+      - containerPort: 9100
+        hostPort: 9100
+        name: metrics
+        protocol: TCP
+      resources:
+        requests:
+          cpu: 10m
+          memory: 24Mi
+    hostNetwork: true
+    nodeName: worker-a
+    nodeSelector:
+      kubernetes.io/os: linux
+    priority: 0
+    tolerations:
+    - operator: Exists
+  status:
+    phase: Running
+    startTime: "2024-05-01T09:05:00Z"
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    labels:
+      app: db
+      apps.kubernetes.io/pod-index: "0"
+      statefulset.kubernetes.io/pod-name: db-0
+    name: db-0
+    namespace: default
+    ownerReferences:
+    - apiVersion: apps/v1
+      blockOwnerDeletion: true
+      controller: true
+      kind: StatefulSet
+      name: db
+      uid: 2b000000-0000-4000-8000-000000000003
+  spec:
+    containers:
+    - image: postgres:16
+      name: postgres
+      resources:
+        requests:
+          cpu: "1"
+          memory: 2Gi
+    initContainers:
+    - image: busybox:1.36
+      name: init-perms
+      resources:
+        requests:
+          cpu: 50m
+    - image: envoyproxy/envoy:v1.30.1
+      name: proxy
+      restartPolicy: Always
+      resources:
+        requests:
+          cpu: 100m
+          memory: 64Mi
+    nodeName: worker-b
+    priority: 0
+    volumes:
+    - name: data
+      persistentVolumeClaim:
+        claimName: data-db-0
+    - configMap:
+        defaultMode: 420
+        name: db-config
+      name: config
+  status:
+    phase: Running
+    startTime: "2024-05-01T10:30:00Z"
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    labels:
+      batch.kubernetes.io/job-name: backup-28512345
+      job-name: backup-28512345
+    name: backup-28512345-7xq2v
+    namespace: default
+    ownerReferences:
+    - apiVersion: batch/v1
+      controller: true
+      kind: Job
+      name: backup-28512345
+      uid: 2b000000-0000-4000-8000-000000000004
+  spec:
+    containers:
+    - image: busybox:1.36
+      name: backup
+      resources:
+        requests:
+          cpu: 500m
+    nodeName: worker-a
+    priority: 0
+    restartPolicy: Never
+  status:
+    phase: Succeeded
+    startTime: "2024-05-02T03:00:00Z"
+- apiVersion: v1
+  kind: Service
+  metadata:
+    creationTimestamp: "2024-05-01T09:00:10Z"
+    labels:
+      component: apiserver
+      provider: kubernetes
+    name: kubernetes
+    namespace: default
+    resourceVersion: "200"
+    uid: 3c000000-0000-4000-8000-000000000001
+  spec:
+    clusterIP: 10.96.0.1
+    clusterIPs:
+    - 10.96.0.1
+    ports:
+    - name: https
+      port: 443
+      protocol: TCP
+      targetPort: 6443
+    type: ClusterIP
+  status:
+    loadBalancer: {}
+- apiVersion: v1
+  kind: Service
+  metadata:
+    annotations:
+      kubectl.kubernetes.io/last-applied-configuration: |
+        {"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"default"}}
+    name: web
+    namespace: default
+  spec:
+    clusterIP: 10.96.12.34
+    ports:
+    - port: 80
+      protocol: TCP
+      targetPort: http
+    selector:
+      app: web
+    type: ClusterIP
+  status:
+    loadBalancer: {}
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata:
+    annotations:
+      deployment.kubernetes.io/desired-replicas: "2"
+      deployment.kubernetes.io/revision: "1"
+    labels:
+      app: web
+      pod-template-hash: 5d8f7c9b4
+    name: web-5d8f7c9b4
+    namespace: default
+    ownerReferences:
+    - apiVersion: apps/v1
+      blockOwnerDeletion: true
+      controller: true
+      kind: Deployment
+      name: web
+      uid: 2b000000-0000-4000-8000-000000000010
+  spec:
+    replicas: 3
+    selector:
+      matchLabels:
+        app: web
+        pod-template-hash: 5d8f7c9b4
+    template:
+      metadata:
+        labels:
+          app: web
+          pod-template-hash: 5d8f7c9b4
+      spec:
+        containers:
+        - image: nginx:1.25
+          name: nginx
+  status:
+    availableReplicas: 2
+    fullyLabeledReplicas: 3
+    observedGeneration: 1
+    readyReplicas: 2
+    replicas: 3
+- apiVersion: apps/v1
+  kind: StatefulSet
+  metadata:
+    name: db
+    namespace: default
+  spec:
+    replicas: 1
+    selector:
+      matchLabels:
+        app: db
+    serviceName: db
+    template:
+      metadata:
+        labels:
+          app: db
+  status:
+    replicas: 1
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: web
+    namespace: default
+  spec:
+    selector:
+      matchLabels:
+        app: web
+- apiVersion: policy/v1
+  kind: PodDisruptionBudget
+  metadata:
+    name: web-pdb
+    namespace: default
+  spec:
+    minAvailable: 1
+    selector:
+      matchLabels:
+        app: web
+  status:
+    conditions:
+    - lastTransitionTime: "2024-05-01T10:00:10Z"
+      message: ""
+      observedGeneration: 1
+      reason: SufficientPods
+      status: "True"
+      type: DisruptionAllowed
+    currentHealthy: 2
+    desiredHealthy: 1
+    disruptionsAllowed: 1
+    expectedPods: 2
+    observedGeneration: 1
+- apiVersion: scheduling.k8s.io/v1
+  description: Mission critical web tier.
+  kind: PriorityClass
+  metadata:
+    name: high
+    resourceVersion: "900"
+  preemptionPolicy: PreemptLowerPriority
+  value: 1000
+- apiVersion: scheduling.k8s.io/v1
+  description: Used for system critical pods that must run in the cluster, but can be moved.
+  kind: PriorityClass
+  metadata:
+    generation: 1
+    name: system-cluster-critical
+  preemptionPolicy: PreemptLowerPriority
+  value: 2000000000
+- apiVersion: scheduling.k8s.io/v1
+  description: Used for system critical pods that must not be moved from their current node.
+  kind: PriorityClass
+  metadata:
+    generation: 1
+    name: system-node-critical
+  preemptionPolicy: PreemptLowerPriority
+  value: 2000001000
+kind: List
+metadata:
+  resourceVersion: ""
+"""
+
+EXPECTED = """\
+# Imported by `kspread import` from dump.yaml: 3 node(s), 5 pod(s), 3 owner(s), 1 PDB(s), 1
+# priority class(es).
+# Left out: 1 pending pod(s) neither bound nor nominated, 1 finished pod(s) (Succeeded or Failed),
+# 1 Service(s) without a selector (they select no pod).
+# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod
+# to schedule, then fill `expect` with: kspread run --update THIS_FILE
+apiVersion: kspread/v1
+kind: Case
+name: dump
+source: dump.yaml
+version: "1.37"
+nodes:
+- name: cp-1
+  labels:
+    beta.kubernetes.io/arch: amd64
+    beta.kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    kubernetes.io/os: linux
+    node-role.kubernetes.io/control-plane: ""
+    topology.kubernetes.io/zone: zone-a
+  allocatable: {cpu: "2", ephemeral-storage: 61202244Ki, memory: 3930460Ki, pods: "110"}
+  taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]
+  images:
+  - names:
+    - registry.k8s.io/etcd@sha256:44a8e24dcbba3470ee1fee21d5e88d128c936e9b55d4bc51fbef8086f8ed123b
+    - registry.k8s.io/etcd:3.5.12-0
+    sizeBytes: 57236178
+- name: worker-a
+  labels:
+    kubernetes.io/arch: amd64
+    kubernetes.io/os: linux
+    topology.kubernetes.io/zone: zone-a
+    disktype: ssd
+  allocatable:
+    cpu: 3920m
+    ephemeral-storage: 61202244Ki
+    memory: 15214160Ki
+    pods: "110"
+    example.com/gpu: "2"
+  images:
+  - names:
+    - docker.io/library/nginx@sha256:0f04e4f646a3f14bf31d8bc8d885b6c951fdcf42589d06845f64d18aec6a3c4d
+    - docker.io/library/nginx:1.25
+    sizeBytes: 70544635
+- name: worker-b
+  labels:
+    kubernetes.io/arch: amd64
+    kubernetes.io/hostname: ip-10-0-2-17
+    kubernetes.io/os: linux
+    topology.kubernetes.io/zone: zone-b
+  allocatable: {cpu: 3920m, ephemeral-storage: 61202244Ki, memory: 15214160Ki, pods: "110"}
+  taints:
+  - {key: node.kubernetes.io/unschedulable, effect: NoSchedule}
+  - {key: dedicated, value: batch, effect: PreferNoSchedule}
+  unschedulable: true
+pods:
+- name: etcd-cp-1
+  namespace: kube-system
+  node: cp-1
+  labels: {component: etcd, tier: control-plane}
+  priority: 2000001000
+  priorityClassName: system-node-critical
+  startTime: "2024-05-01T09:00:35Z"
+  tolerations: [{operator: Exists, effect: NoExecute}]
+  containers:
+  - name: etcd
+    image: registry.k8s.io/etcd:3.5.12-0
+    resources: {requests: {cpu: 100m, memory: 100Mi}}
+- name: web-5d8f7c9b4-x7k2p
+  node: worker-a
+  labels: {app: web, pod-template-hash: 5d8f7c9b4}
+  controller: {kind: ReplicaSet, name: web-5d8f7c9b4}
+  priority: 1000
+  priorityClassName: high
+  startTime: "2024-05-01T10:00:01Z"
+  tolerations:
+  - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}
+  - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}
+  topologySpreadConstraints:
+  - labelSelector: {matchLabels: {app: web}}
+    maxSkew: 1
+    topologyKey: topology.kubernetes.io/zone
+    whenUnsatisfiable: ScheduleAnyway
+  containers:
+  - {name: nginx, image: "nginx:1.25", resources: {requests: {cpu: 250m, memory: 256Mi}}}
+- name: web-5d8f7c9b4-q9z4m
+  node: worker-b
+  labels: {app: web, pod-template-hash: 5d8f7c9b4}
+  controller: {kind: ReplicaSet, name: web-5d8f7c9b4}
+  priority: 1000
+  priorityClassName: high
+  startTime: "2024-05-01T10:00:02Z"
+  tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}]
+  topologySpreadConstraints:
+  - labelSelector: {matchLabels: {app: web}}
+    maxSkew: 1
+    topologyKey: topology.kubernetes.io/zone
+    whenUnsatisfiable: ScheduleAnyway
+  containers:
+  - {name: nginx, image: "nginx:1.25", resources: {requests: {cpu: 250m, memory: 256Mi}}}
+- name: node-exporter-m2x8d
+  namespace: monitoring
+  node: worker-a
+  labels: {app: node-exporter, controller-revision-hash: 6d9f8b, pod-template-generation: "1"}
+  controller: {kind: DaemonSet, name: node-exporter}
+  startTime: "2024-05-01T09:05:00Z"
+  nodeSelector: {kubernetes.io/os: linux}
+  tolerations: [{operator: Exists}]
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [worker-a]}]}]
+  containers:
+  - name: node-exporter
+    image: quay.io/prometheus/node-exporter:v1.8.0
+    resources: {requests: {cpu: 10m, memory: 24Mi}}
+    ports: [{containerPort: 9100, hostPort: 9100}]
+owners:
+- {kind: Service, name: web, selector: {app: web}}
+- kind: ReplicaSet
+  name: web-5d8f7c9b4
+  selector: {matchLabels: {app: web, pod-template-hash: 5d8f7c9b4}}
+- {kind: StatefulSet, name: db, selector: {matchLabels: {app: db}}}
+pdbs:
+- {name: web-pdb, selector: {matchLabels: {app: web}}, disruptionsAllowed: 1}
+priorityClasses:
+- {name: high, value: 1000}
+objects:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: db-0
+    namespace: default
+    labels: {app: db, apps.kubernetes.io/pod-index: "0", statefulset.kubernetes.io/pod-name: db-0}
+    ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: db, controller: true}]
+  spec:
+    nodeName: worker-b
+    initContainers:
+    - {name: init-perms, image: "busybox:1.36", resources: {requests: {cpu: 50m}}}
+    - name: proxy
+      image: envoyproxy/envoy:v1.30.1
+      resources: {requests: {cpu: 100m, memory: 64Mi}}
+      restartPolicy: Always
+    containers:
+    - {name: postgres, image: "postgres:16", resources: {requests: {cpu: "1", memory: 2Gi}}}
+    volumes: [{name: data, persistentVolumeClaim: {claimName: data-db-0}}]
+  status: {phase: Running, startTime: "2024-05-01T10:30:00Z"}
+# PLACEHOLDER: replace with the pod to schedule (any pod shorthand: labels, requests,
+# affinity, tolerations, ...), and add a `profile` to test other plugins than the
+# version's default profile. `kspread run --update` then fills `expect`.
+pod: {name: incoming}
+expect: {}
+"""
+
+PLACEHOLDER = "pod: {name: incoming}\nexpect: {}\n"
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"pods": "110"}}}
+
+
+def _import(tmp_path: Path, text: str = DUMP, name: str = "dump.yaml", **kw) -> tuple[str, list[str]]:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    warnings: list[str] = []
+    out = importer.import_snapshot(str(p), warn=warnings.append, **kw)
+    return out, warnings
+
+
+def _load_one(path: Path):
+    res = read_file(path)
+    assert res.error is None, res.error
+    assert len(res.docs) == 1
+    return res.docs[0]
+
+
+# ---- the case produced ------------------------------------------------------------------
+
+
+def test_exact_case(tmp_path):
+    out, warnings = _import(tmp_path)
+    assert out == EXPECTED
+    assert warnings == ["skipped 1 Deployment object(s): kspread does not read this kind"]
+
+
+def test_written_yaml_reads_back_as_the_data(tmp_path):
+    out, _ = _import(tmp_path)
+    data = yaml.safe_load(out)
+    assert data["version"] == "1.37"
+    assert data["expect"] == {} and data["pod"] == {"name": "incoming"}
+    assert [n["name"] for n in data["nodes"]] == ["cp-1", "worker-a", "worker-b"]
+    assert [p["name"] for p in data["pods"]] == ["etcd-cp-1", "web-5d8f7c9b4-x7k2p", "web-5d8f7c9b4-q9z4m",
+                                                 "node-exporter-m2x8d"]
+    assert data["nodes"][1]["allocatable"]["pods"] == "110"  # strings stay strings
+    assert data["pods"][3]["labels"]["pod-template-generation"] == "1"
+    assert "managedFields" not in out and "annotations" not in out and "conditions" not in out
+
+
+def test_loads_validates_and_runs(tmp_path):
+    out, _ = _import(tmp_path)
+    case_text = out.replace(PLACEHOLDER, textwrap.dedent("""\
+        profile:
+          filter: [NodeUnschedulable, TaintToleration, NodeResourcesFit]
+          postFilter: [DefaultPreemption]
+        pod: {name: new, labels: {app: web}, priority: 2000, requests: {cpu: 3700m}}
+        expect:
+          feasible: []
+          filter:
+            cp-1: UnschedulableAndUnresolvable
+            worker-a: {code: Unschedulable, reason: Insufficient cpu}
+            worker-b: UnschedulableAndUnresolvable
+          preemption: {node: worker-a, victims: [web-5d8f7c9b4-x7k2p]}
+        """))
+    assert case_text != out
+    p = tmp_path / "case.yaml"
+    p.write_text(case_text, encoding="utf-8")
+    doc = _load_one(p)
+    case = load_case(doc)
+    assert [n.name for n in case.cluster.nodes] == ["cp-1", "worker-a", "worker-b"]
+    assert {q.key for q in case.cluster.pods} == {
+        "kube-system/etcd-cp-1", "web-5d8f7c9b4-x7k2p", "web-5d8f7c9b4-q9z4m",
+        "monitoring/node-exporter-m2x8d", "db-0"}
+    v = check(doc)
+    assert v.passed, v.message
+    assert cli_main(["validate", str(p)]) == 0
+
+
+def test_placeholder_case_loads(tmp_path):
+    out, _ = _import(tmp_path)
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    case = load_case(_load_one(p))
+    assert [q.name for q in case.incoming] == ["incoming"]
+    assert case.expect == {}
+
+
+def test_update_fills_expect(tmp_path, capsys):
+    out, _ = _import(tmp_path)
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace(PLACEHOLDER, "profile: {filter: [NodeUnschedulable, TaintToleration, "
+                                          "NodeResourcesFit]}\npod: {name: new, requests: {cpu: 3500m}}\n"
+                                          "expect: {}\n"), encoding="utf-8")
+    assert cli_main(["run", "--update", str(p)]) == 0
+    data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    assert data["expect"]["selected"] == "worker-a"
+    assert data["expect"]["feasible"] == ["worker-a"]
+    assert check(_load_one(p)).passed
+
+
+def _normalized_cluster(case):
+    """The parts of a cluster the importer may write differently with the same meaning:
+    zero allocatable amounts, container ports without a host port, Services without a
+    selector, pod order."""
+    c = case.cluster
+    nodes = [asdict(replace(n, allocatable={k: v for k, v in n.allocatable.items() if v})) for n in c.nodes]
+    pods = {}
+    for p in c.pods:
+        pods[p.key] = asdict(replace(p, containers=tuple(
+            replace(k, ports=tuple(x for x in k.ports if x.host_port > 0)) for k in p.containers)))
+    services = [s for s in c.services if s.selector is not None]
+    return nodes, pods, services, c.replication_controllers, c.replica_sets, c.stateful_sets, c.pdbs, \
+        c.priority_classes, c.namespaces
+
+
+def test_same_cluster_as_the_raw_objects(tmp_path):
+    """The imported case reads the cluster exactly as `objects:` holding the dump would
+    (the objects a case cannot hold raw taken out: the mirror pod's Node owner, the
+    system priority classes, and pending pods, which the scheduler does not see)."""
+    dump = yaml.safe_load(DUMP)
+    keep = [o for o in dump["items"]
+            if o["kind"] != "Deployment" and o["metadata"]["name"] not in (
+                "etcd-cp-1", "web-5d8f7c9b4-pend1", "system-cluster-critical", "system-node-critical")]
+    dump["items"] = keep
+    small = yaml.safe_dump(dump)
+    out, _ = _import(tmp_path, small)
+    incoming = "pod: {name: new, labels: {app: web}}\nexpect: {}\n"
+    a = tmp_path / "imported.yaml"
+    a.write_text(out.replace(PLACEHOLDER, incoming), encoding="utf-8")
+    b = tmp_path / "raw.yaml"
+    b.write_text("apiVersion: kspread/v1\nkind: Case\nversion: \"1.37\"\n"
+                 + yaml.safe_dump({"objects": [dump]}) + incoming, encoding="utf-8")
+    ca, cb = load_case(_load_one(a)), load_case(_load_one(b))
+    assert _normalized_cluster(ca) == _normalized_cluster(cb)
+    assert "objects" in out and out.count("kind: Pod") == 1  # only db-0 (a PVC) stays raw
+
+
+# ---- input forms ------------------------------------------------------------------------------
+
+
+def test_json_dump_gives_the_same_case(tmp_path):
+    as_json = json.dumps(yaml.safe_load(DUMP), indent=2)
+    out, _ = _import(tmp_path, as_json, name="dump.json")
+    assert out == EXPECTED.replace("from dump.yaml:", "from dump.json:").replace("source: dump.yaml",
+                                                                                "source: dump.json")
+
+
+def test_several_documents_give_the_same_case(tmp_path):
+    items = yaml.safe_load(DUMP)["items"]
+    multi = "".join("---\n" + yaml.safe_dump(o, sort_keys=False) for o in items)
+    out, _ = _import(tmp_path, multi)
+    assert out == EXPECTED
+
+
+def test_stdin(tmp_path, monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(DUMP))
+    assert cli_main(["import", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "\nsource: stdin\n" in out and "\nname: stdin\n" in out
+
+
+def test_strip_noise_keeps_structure():
+    text = textwrap.dedent("""\
+        items:
+        - metadata:
+            annotations:
+              a: |
+                multi
+                  line
+              b: "x"
+            managedFields:
+            - manager: kubelet
+              fieldsV1:
+                f:metadata: {}
+            -
+              manager: other
+            name: n1
+            labels: {annotations: x}
+          spec: {}
+        """)
+    assert yaml.safe_load(importer.strip_noise(text)) == {
+        "items": [{"metadata": {"name": "n1", "labels": {"annotations": "x"}}, "spec": {}}]}
+
+
+def test_collapse_replicas_only_when_exactly_equivalent():
+    a = {"node": "n1", "labels": {"app": "c"}}
+    pods = [{"name": "c-0", **a}, {"name": "c-1", **a}, {"name": "c-2", **a},  # collapsed
+            {"name": "d-0", **a}, {"name": "d-1", "node": "n2", "labels": {"app": "c"}},  # differ
+            {"name": "e-1", **a}, {"name": "e-2", **a},  # not from 0
+            {"name": "f-0", **a}, {"name": "g", **a}, {"name": "f-1", **a},  # not adjacent
+            {"name": "h-00", **a}, {"name": "h-01", **a}]  # not the replicas names
+    assert importer.collapse_replicas(pods) == [
+        {"name": "c", "replicas": 3, **a}, *pods[3:]]
+
+
+def test_replicas_in_an_imported_case(tmp_path):
+    def pod(name):
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+                                                                "labels": {"app": "cache"}},
+                "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "redis:7"}]},
+                "status": {"phase": "Running"}}
+
+    dump = {"apiVersion": "v1", "kind": "List", "items": [
+        NODE, pod("cache-0"), pod("cache-1"), pod("cache-2"), pod("other")]}
+    out, _ = _import(tmp_path, yaml.safe_dump(dump))
+    assert yaml.safe_load(out)["pods"] == [
+        {"name": "cache", "replicas": 3, "node": "n1", "labels": {"app": "cache"},
+         "containers": [{"name": "c", "image": "redis:7"}]},
+        {"name": "other", "node": "n1", "labels": {"app": "cache"},
+         "containers": [{"name": "c", "image": "redis:7"}]}]
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    case = load_case(_load_one(p))
+    assert [q.name for q in case.cluster.pods] == ["cache-0", "cache-1", "cache-2", "other"]
+
+
+def test_version_option(tmp_path):
+    for given in ("1.30", "v1.30.2", "1.30.0"):
+        out, _ = _import(tmp_path, version=given)
+        assert '\nversion: "1.30"\n' in out
+
+
+def test_unusual_strings_round_trip():
+    data = {"a": ["yes", "no", "on", "null", "~", "", "1.30", "0x1f", "1e3", ".inf", "2024-01-01", "true",
+                  "a: b", "#x", "- x", "@x", "*x", "&x", "!x", "%x", "`x", "'x", '"x', "x\ny", "ü", "x,y",
+                  "{x}", "[x]", "x:", ":x", "a:b", "-", "?", "x #y", " x", "x "],
+            "k: v": {"nested": [{"deep": "a:b"}]}, "": 1, "1": True, 2: None}
+    text = importer._dump(data)
+    assert yaml.safe_load(text) == data
+
+
+# ---- what is left out or adjusted -----------------------------------------------------------------
+
+
+def _mini(*items) -> str:
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [NODE, *items]})
+
+
+def test_pod_on_a_node_the_dump_lacks_is_left_out(tmp_path):
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": {"nodeName": "gone"},
+           "status": {"phase": "Running"}}
+    out, warnings = _import(tmp_path, _mini(pod))
+    assert "\npods:" not in out
+    assert warnings == ["pod default/p is bound to node gone, which the dump lacks: left out"]
+
+
+def test_nominated_pending_pod_is_kept(tmp_path):
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": {"priority": 5},
+           "status": {"phase": "Pending", "nominatedNodeName": "n1"}}
+    out, _ = _import(tmp_path, _mini(pod))
+    assert "- {name: p, priority: 5, nominatedNode: n1}\n" in out
+
+
+def test_missing_priority_class_keeps_the_priority(tmp_path):
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n1", "priority": 500, "priorityClassName": "deleted"},
+           "status": {"phase": "Running"}}
+    out, warnings = _import(tmp_path, _mini(pod))
+    assert "- {name: p, node: n1, priority: 500}\n" in out
+    assert len(warnings) == 1 and "priorityClassName deleted left out" in warnings[0]
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    assert load_case(_load_one(p)).cluster.pods[0].priority == 500
+
+
+def test_global_default_class_makes_priority_explicit(tmp_path):
+    pc = {"kind": "PriorityClass", "metadata": {"name": "dflt"}, "value": 100, "globalDefault": True,
+          "preemptionPolicy": "Never"}
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n1", "priority": 0}, "status": {"phase": "Running"}}
+    out, _ = _import(tmp_path, _mini(pc, pod))
+    assert "- {name: dflt, value: 100, globalDefault: true, preemptionPolicy: Never}\n" in out
+    assert "- {name: p, node: n1, priority: 0}\n" in out
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    assert load_case(_load_one(p)).cluster.pods[0].priority == 0
+
+
+def test_unknown_kinds_are_skipped_with_a_warning(tmp_path):
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
+    out, warnings = _import(tmp_path, _mini(cm, cm, {"kind": "Event", "metadata": {"name": "e"}}))
+    assert warnings == ["skipped 2 ConfigMap object(s): kspread does not read this kind",
+                        "skipped 1 Event object(s): kspread does not read this kind"]
+    assert "ConfigMap" not in out
+
+
+def test_pdb_with_disrupted_pods_stays_raw(tmp_path):
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+           "metadata": {"name": "b", "namespace": "default"},
+           "spec": {"selector": {"matchLabels": {"app": "a"}}, "maxUnavailable": 1},
+           "status": {"disruptionsAllowed": 0, "disruptedPods": {"a-1": "2024-05-01T10:00:00Z"}}}
+    out, _ = _import(tmp_path, _mini(pdb))
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    case = load_case(_load_one(p))
+    assert case.cluster.pdbs[0].disrupted_pods == frozenset({"a-1"})
+    assert case.cluster.pdbs[0].disruptions_allowed == 0
+
+
+def test_namespaces_are_kept_when_the_dump_has_them(tmp_path):
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a", "labels": {
+        "kubernetes.io/metadata.name": "team-a", "team": "a"}}}
+    out, _ = _import(tmp_path, _mini(ns))
+    assert "namespaces:\n- {name: team-a, labels: {kubernetes.io/metadata.name: team-a, team: a}}\n" in out
+
+
+# ---- errors ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "is empty"),
+    ("just a string\n", "is not a kubectl dump"),
+    ("foo: bar\n", "is not a kubectl dump: expected a `kind: List` with `items`"),
+    ("kind: List\nitems: {a: 1}\n", "`items` is not a list"),
+    ("kind: List\nitems:\n- 3\n", "items[0] is not a mapping"),
+    ("apiVersion: kspread/v1\nkind: Case\nnodes: [n1]\n", "is a kspread case, not a kubectl dump"),
+    ("kind: List\nitems: [\n", "invalid YAML"),
+])
+def test_not_a_dump(tmp_path, text, message):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(importer.ImportFailed, match=None) as e:
+        importer.import_snapshot(str(p), warn=lambda m: None)
+    assert message in str(e.value)
+
+
+def test_invalid_json(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text('{"kind": "List", "items": [}', encoding="utf-8")
+    with pytest.raises(importer.ImportFailed, match="invalid JSON"):
+        importer.import_snapshot(str(p))
+
+
+def test_cli_errors_are_messages_not_tracebacks(tmp_path, capsys):
+    assert cli_main(["import", str(tmp_path / "missing.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kspread import: error: ") and "cannot read the file" in err
+    assert "Traceback" not in err
+    (tmp_path / "d.yaml").write_text(DUMP, encoding="utf-8")
+    assert cli_main(["import", str(tmp_path / "d.yaml"), "--version", "1.5"]) == 1
+    assert "unsupported version" in capsys.readouterr().err
+
+
+def test_cli_output_file_and_force(tmp_path, capsys):
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(DUMP, encoding="utf-8")
+    out = tmp_path / "case.yaml"
+    assert cli_main(["import", str(dump), "-o", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    assert f"wrote {out}" in cap.err and "skipped 1 Deployment" in cap.err
+    assert out.read_text(encoding="utf-8") == EXPECTED
+    out.write_text("mine\n", encoding="utf-8")
+    assert cli_main(["import", str(dump), "-o", str(out)]) == 1
+    assert "exists; use --force" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "mine\n"
+    assert cli_main(["import", str(dump), "-o", str(out), "--force"]) == 0
+    assert out.read_text(encoding="utf-8") == EXPECTED
+
+
+def test_cli_stdout(tmp_path, capsys):
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(DUMP, encoding="utf-8")
+    assert cli_main(["import", str(dump), "--version", "1.30"]) == 0
+    assert capsys.readouterr().out == EXPECTED.replace('version: "1.37"', 'version: "1.30"')
+    assert importer.main([str(dump)]) == 0
+    assert capsys.readouterr().out == EXPECTED
+
+
+def test_terminating_pod_and_system_class_outside_kube_system_before_1_17(tmp_path):
+    pod = {"kind": "Pod",
+           "metadata": {"name": "p", "namespace": "default", "deletionTimestamp": "2024-05-02T10:00:00Z"},
+           "spec": {"nodeName": "n1", "priority": 2000000000, "priorityClassName": "system-cluster-critical"},
+           "status": {"phase": "Running"}}
+    out, warnings = _import(tmp_path, _mini(pod), version="1.16")
+    # up to 1.16 admission rejects the system classes outside kube-system: the pod keeps its priority
+    assert "- {name: p, node: n1, priority: 2000000000, terminating: true}\n" in out
+    assert len(warnings) == 1 and "priorityClassName system-cluster-critical left out" in warnings[0]
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    case = load_case(_load_one(p))
+    assert case.cluster.pods[0].terminating and case.cluster.pods[0].priority == 2000000000
+    out, warnings = _import(tmp_path, _mini(pod), version="1.17")
+    assert "priorityClassName: system-cluster-critical" in out and warnings == []
+
+
+def test_an_object_kspread_rejects_is_left_out_with_a_warning(tmp_path):
+    bad = {"kind": "Pod", "metadata": {"name": "p", "labels": {"app": "has space"}},
+           "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}
+    good = {"kind": "Pod", "metadata": {"name": "q"}, "spec": {"nodeName": "n1"},
+            "status": {"phase": "Running"}}
+    out, warnings = _import(tmp_path, _mini(bad, good))
+    assert "\npods:\n- {name: q, node: n1}\n" in out
+    assert len(warnings) == 1 and warnings[0].startswith("pods p: left out, kspread rejects it: labels.app: ")
