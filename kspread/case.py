@@ -10,7 +10,7 @@ the file and line.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kspread.errors import CaseError, PathT
