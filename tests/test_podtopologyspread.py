@@ -344,20 +344,20 @@ pod:
 
 
 def test_hostname_constraint_counts_on_the_node_itself():
-    doc = f"""
+    doc = """
 version: "1.24"
-profile: {{score: [PodTopologySpread]}}
+profile: {score: [PodTopologySpread]}
 nodes: [n1, n2, n3]
 pods:
-- {{name: a, node: n1, labels: {{foo: bar}}}}
-- {{name: b, node: n1, labels: {{foo: bar}}}}
-- {{name: c, node: n2, labels: {{foo: bar}}}}
+- {name: a, node: n1, labels: {foo: bar}}
+- {name: b, node: n1, labels: {foo: bar}}
+- {name: c, node: n2, labels: {foo: bar}}
 pod:
   name: p
-  labels: {{foo: bar}}
+  labels: {foo: bar}
   topologySpreadConstraints:
-  - {{maxSkew: 3, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway,
-     labelSelector: {{matchLabels: {{foo: bar}}}}}}
+  - {maxSkew: 3, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway,
+     labelSelector: {matchLabels: {foo: bar}}}
 """
     w = math.log(5)  # 3 scored nodes
     expect = {"n1": go_round(2 * w + 2), "n2": go_round(w + 2), "n3": 2}
