@@ -40,6 +40,7 @@ import os
 import re
 import sys
 import textwrap
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -62,6 +63,7 @@ _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1", "CronJob": 
 _KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
             "poddisruptionbudgets,priorityclasses -A -o yaml")
 _SECTIONS = ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces", "objects")
+_KUBELET_VERSION = re.compile(r"v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?")
 _FLOW_WIDTH = 100  # mappings and lists whose flow form fits in this many characters are written on one line
 
 Warn = Callable[[str], None]
@@ -322,8 +324,9 @@ class _Converter:
         self.node_names.add(item["name"])
         return item
 
-    def pod(self, obj: Mapping[str, Any]) -> tuple[str, dict] | None:
-        """("pods", shorthand item) or ("objects", trimmed raw pod); None: not read."""
+    def pod(self, obj: Mapping[str, Any], incoming: bool = False) -> tuple[str, dict] | None:
+        """("pods", shorthand item) or ("objects", trimmed raw pod); None: not read.
+        ``incoming``: a pending pod to schedule, ("incoming", shorthand item)."""
         meta, spec, status = _meta(obj), _m(obj.get("spec")), _m(obj.get("status"))
         name, ns = meta["name"], meta.get("namespace") or "default"
         label = f"{ns}/{name}"
@@ -333,11 +336,11 @@ class _Converter:
         node = spec.get("nodeName") or None
         nominated = status.get("nominatedNodeName") or None
         if nominated is not None and nominated not in self.node_names:
-            if node is None:
+            if node is None and not incoming:
                 self.warn(f"pod {label} is nominated to node {nominated}, which the dump lacks: left out")
                 return None
             nominated = None
-        if node is None and nominated is None:
+        if node is None and nominated is None and not incoming:
             self.count("pending pod(s) neither bound nor nominated")
             return None
         if node is not None and node not in self.node_names:
@@ -381,8 +384,12 @@ class _Converter:
             if cs:
                 item[key] = [_container(c, init) for c in cs]
         if _needs_raw_pod(spec, status):
+            if incoming:
+                self.warn(f"pod {label}: it has persistent volumes, which the case shorthand of an incoming pod "
+                          "cannot say: left out")
+                return None
             return "objects", _raw_pod(obj, item)
-        return "pods", item
+        return ("incoming" if incoming else "pods"), item
 
     def owner(self, obj: Mapping[str, Any]) -> dict | None:
         kind = obj["kind"]
@@ -504,9 +511,30 @@ def collapse_replicas(pods: list[dict]) -> list[dict]:
     return out
 
 
-def convert(objs: Iterable[Mapping[str, Any]], minor: int,
-            warn: Warn) -> tuple[dict[str, list], dict[str, int]]:
-    """The case sections for the dump's objects, and counts of what was left out."""
+PENDING = "pending"  # `incoming`: every pending pod of the dump
+
+
+def _pending_reason(obj: Mapping[str, Any]) -> str | None:
+    """Why default-scheduler would not schedule this pod now; None: it is pending and it would."""
+    meta, spec, status = _meta(obj), _m(obj.get("spec")), _m(obj.get("status"))
+    if spec.get("nodeName"):
+        return f"bound to node {spec['nodeName']}"
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return f"{status['phase']}"
+    if meta.get("deletionTimestamp"):
+        return "being deleted"
+    if (spec.get("schedulerName") or "default-scheduler") != "default-scheduler":
+        return f"for scheduler {spec['schedulerName']}"
+    return None
+
+
+def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
+            incoming: tuple[str, str] | str | None = None) -> tuple[dict[str, list], dict[str, int]]:
+    """The case sections for the dump's objects, and counts of what was left out.
+
+    ``incoming`` picks the pods to schedule: a ``(namespace, name)`` pair (that pending pod)
+    or ``PENDING`` (every pending pod, in creation order); they come back as the section
+    ``incoming`` and no longer in ``pods``."""
     by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in _READ_KINDS}
     skipped: dict[str, int] = {}
     seen: set[tuple[str, str, str]] = set()
@@ -538,10 +566,26 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int,
             sections["priorityClasses"].append(pc)
     sections["namespaces"] = [cv.namespace(o) for o in by_kind["Namespace"]]
     sections["nodes"] = [cv.node(o) for o in by_kind["Node"]]
-    for obj in by_kind["Pod"]:
+    chosen: list[tuple[str, int, dict]] = []  # (creationTimestamp, dump order, item)
+    for i, obj in enumerate(by_kind["Pod"]):
+        meta = _meta(obj)
+        key = (meta.get("namespace") or "default", meta["name"])
+        if incoming == key or (incoming == PENDING and _pending_reason(obj) is None):
+            why = _pending_reason(obj)
+            if why is not None:
+                raise ImportFailed(f"pod {key[0]}/{key[1]} is not a pending pod of default-scheduler ({why})")
+            r = cv.pod(obj, incoming=True)
+            if r is not None:
+                chosen.append((str(meta.get("creationTimestamp") or ""), i, r[1]))
+            continue
         r = cv.pod(obj)
         if r is not None:
             sections[r[0]].append(r[1])
+    if isinstance(incoming, tuple) and not chosen:
+        raise ImportFailed(f"the dump has no pod {incoming[0]}/{incoming[1]}")
+    if incoming == PENDING and not chosen:
+        raise ImportFailed("the dump has no pending pod for default-scheduler")
+    sections["incoming"] = [item for _, _, item in sorted(chosen, key=lambda c: (c[0], c[1]))]
     sections["pods"] = collapse_replicas(sections["pods"])
     for kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
         for obj in by_kind[kind]:
@@ -656,21 +700,35 @@ def _dump(data: Mapping[str, Any], top: bool = False) -> str:
     return "".join(out)
 
 
-def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str,
+def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str | list[dict],
            summary: str, left_out: str = "") -> str:
+    """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
+    to schedule (one: ``pod``; several: a ``schedule`` sequence)."""
     head: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": name, "source": source,
                             "version": version}
-    body = {k: v for k, v in sections.items() if v}
+    body = {k: v for k, v in sections.items() if v and k in _SECTIONS}
     intro = f"Imported by `kspread import` from {source}: {summary}."
     out = [*[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
-           *[f"# {line}\n" for line in textwrap.wrap(f"Left out: {left_out}.", 96)],
-           "# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n",
-           "# to schedule, then fill `expect` with: kspread run --update THIS_FILE\n",
-           _dump(head), _dump(body, top=True),
-           "# PLACEHOLDER: replace with the pod to schedule (any pod shorthand: labels, requests,\n"
-           "# affinity, tolerations, ...), and add a `profile` to test other plugins than the\n"
-           "# version's default profile. `kspread run --update` then fills `expect`.\n",
-           _dump({"pod": {"name": incoming}, "expect": {}})]
+           *[f"# {line}\n" for line in textwrap.wrap(f"Left out: {left_out}.", 96)]]
+    if isinstance(incoming, str):
+        out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"
+                   "# to schedule, then fill `expect` with: kspread run --update THIS_FILE\n")
+    else:
+        out.append("# Only what kube-scheduler reads is kept. Fill `expect` with: kspread run --update THIS_FILE\n")
+    out += [_dump(head), _dump(body, top=True)]
+    if isinstance(incoming, str):
+        out += ["# PLACEHOLDER: replace with the pod to schedule (any pod shorthand: labels, requests,\n"
+                "# affinity, tolerations, ...), and add a `profile` to test other plugins than the\n"
+                "# version's default profile. `kspread run --update` then fills `expect`.\n",
+                _dump({"pod": {"name": incoming}, "expect": {}})]
+    elif len(incoming) == 1:
+        out += ["# The pending pod to schedule. `kspread run --update` fills `expect`; `kspread explain`\n"
+                "# shows why each node fits or not.\n",
+                _dump({"pod": incoming[0], "expect": {}}, top=True)]
+    else:
+        out += ["# The pending pods, in creation order, scheduled one after another (queue order: priority,\n"
+                "# then this order). `kspread run --update` fills `expect` with their placements.\n",
+                _dump({"schedule": incoming, "expect": {}}, top=True)]
     return "".join(out)
 
 
@@ -722,46 +780,113 @@ def _stderr_warn(msg: str) -> None:
     print(f"kspread import: warning: {msg}", file=sys.stderr)
 
 
-def import_snapshot(dump_path: str, out_path: str | None = None, version: str | None = None, *,
-                    force: bool = False, warn: Warn | None = None, check: bool = True) -> str:
-    """Read a kubectl dump and return the case text; write it to ``out_path`` when
-    given (atomically; an existing file only with ``force``). Raises ImportFailed."""
+def kubelet_minor(objs: Iterable[Mapping[str, Any]], warn: Warn) -> int | None:
+    """The minor version of the nodes' kubelets (status.nodeInfo.kubeletVersion) when they
+    agree. When they differ, the newest: the control plane (and so the scheduler) is never
+    older than a kubelet. None: no node says."""
+    from kspread.versions import NEWEST_MINOR, OLDEST_MINOR
+
+    minors: set[int] = set()
+    for obj in objs:
+        if obj.get("kind") != "Node":
+            continue
+        raw = _m(_m(obj.get("status")).get("nodeInfo")).get("kubeletVersion")
+        m = _KUBELET_VERSION.fullmatch(raw.strip()) if isinstance(raw, str) else None
+        if m is not None:
+            minors.add(int(m.group(1)))
+    if not minors:
+        return None
+    minor = max(minors)
+    if len(minors) > 1:
+        warn(f"the nodes' kubelets run different versions ({', '.join(f'1.{m}' for m in sorted(minors))}): "
+             f"the case takes the newest, 1.{minor}; give --version for the control plane's")
+    if not OLDEST_MINOR <= minor <= NEWEST_MINOR:
+        clamped = min(max(minor, OLDEST_MINOR), NEWEST_MINOR)
+        warn(f"the nodes' kubelets run 1.{minor}, which kspread does not model: the case takes 1.{clamped}")
+        minor = clamped
+    return minor
+
+
+def parse_pod_ref(ref: str) -> tuple[str, str]:
+    """``ns/name`` or ``name`` (namespace default)."""
+    ns, _, name = ref.rpartition("/")
+    if not name or "/" in ns:
+        raise ImportFailed(f"--pod {ref!r}: expected NAMESPACE/NAME or NAME")
+    return (ns or "default", name)
+
+
+@dataclass
+class Imported:
+    text: str
+    summary: str  # what the case holds, as its first comment says
+
+
+def import_dump(dump_path: str, out_path: str | None = None, version: str | None = None, *,
+                force: bool = False, warn: Warn | None = None, check: bool = True,
+                pod: str | None = None, pending: bool = False) -> Imported:
+    """Read a kubectl dump and return the case; write it to ``out_path`` when given
+    (atomically; an existing file only with ``force``). ``pod`` (``ns/name``) makes that
+    pending pod of the dump the incoming pod; ``pending`` makes every pending pod a
+    ``schedule`` sequence. Raises ImportFailed."""
     from kspread.update import write_atomic
     from kspread.versions import NEWEST_MINOR, parse_version
 
     warn = warn or _stderr_warn
+    if pod is not None and pending:
+        raise ImportFailed("--pod and --pending exclude each other")
+    incoming_ref: tuple[str, str] | str | None = parse_pod_ref(pod) if pod is not None else (
+        PENDING if pending else None)
     if version is not None:  # also as `kubectl version` prints it: v1.30.2
         m = re.fullmatch(r"v?(\d+\.\d+)(\.\d+)?", version.strip())
         version = m.group(1) if m else version
-    try:
-        minor = parse_version(version if version is not None else f"1.{NEWEST_MINOR}", ("--version",))
-    except CaseError as e:
-        raise ImportFailed(str(e)) from None
     if out_path is not None and os.path.exists(out_path) and not force:
         raise ImportFailed(f"{out_path} exists; use --force to overwrite it")
     docs = read_dump(dump_path)
-    sections, counts = convert(iter_objects(docs, dump_path), minor, warn)
+    objs = list(iter_objects(docs, dump_path))
+    if version is None:
+        found = kubelet_minor(objs, warn)
+        version = f"1.{found if found is not None else NEWEST_MINOR}"
+    try:
+        minor = parse_version(version, ("--version",))
+    except CaseError as e:
+        raise ImportFailed(str(e)) from None
+    sections, counts = convert(objs, minor, warn, incoming_ref)
     stem = "stdin" if dump_path == "-" else Path(dump_path).stem
-    default_keys = {p["name"] for p in sections["pods"] if "namespace" not in p}
-    incoming = "incoming"
-    k = 2
-    while incoming in default_keys or any(incoming == f"{p['name']}-{i}" for p in sections["pods"]
+    chosen = sections.pop("incoming", [])
+    incoming: str | list[dict] = chosen
+    if incoming_ref is None:
+        default_keys = {p["name"] for p in sections["pods"] if "namespace" not in p}
+        name = "incoming"
+        k = 2
+        while name in default_keys or any(name == f"{p['name']}-{i}" for p in sections["pods"]
                                           if "namespace" not in p and "replicas" in p
                                           for i in range(p["replicas"])):
-        incoming, k = f"incoming-{k}", k + 1
+            name, k = f"incoming-{k}", k + 1
+        incoming = name
+    elif not chosen:
+        raise ImportFailed("no pending pod could be imported (see the warnings)")
     vstr = f"1.{minor}"
     if check:
-        doc = {"apiVersion": "kspread/v1", "kind": "Case", "name": stem, "version": vstr,
-               **{k: v for k, v in sections.items() if v}, "pod": {"name": incoming}, "expect": {}}
+        doc: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": stem, "version": vstr,
+                               **{k: v for k, v in sections.items() if v}}
+        if isinstance(incoming, str):
+            doc["pod"] = {"name": incoming}
+        elif len(incoming) == 1:
+            doc["pod"] = incoming[0]
+        else:
+            doc["schedule"] = incoming
+        doc["expect"] = {"unschedulable": False}  # any key: the check loads the case, it does not run it
         _check(doc, warn)
         sections = {k: doc.get(k) or [] for k in _SECTIONS}
-    n_pods = sum(p.get("replicas", 1) for p in sections["pods"]) + sum(
-        1 for o in sections["objects"] if o.get("kind") == "Pod")
-    n_pdbs = len(sections["pdbs"]) + sum(1 for o in sections["objects"] if o.get("kind") != "Pod")
+    raw_kinds = [o.get("kind") for o in sections["objects"]]
+    n_pods = sum(p.get("replicas", 1) for p in sections["pods"]) + raw_kinds.count("Pod")
+    n_pdbs = len(sections["pdbs"]) + raw_kinds.count("PodDisruptionBudget")
     parts = [f"{len(sections['nodes'])} node(s)", f"{n_pods} pod(s)", f"{len(sections['owners'])} owner(s)",
              f"{n_pdbs} PDB(s)", f"{len(sections['priorityClasses'])} priority class(es)"]
     if sections["namespaces"]:
         parts.append(f"{len(sections['namespaces'])} namespace(s)")
+    if not isinstance(incoming, str):
+        parts.append(f"{len(incoming)} pending pod(s) to schedule")
     summary = ", ".join(parts)
     left_out = ", ".join(f"{n} {what}" for what, n in counts.items())
     source = "stdin" if dump_path == "-" else Path(dump_path).name
@@ -771,7 +896,15 @@ def import_snapshot(dump_path: str, out_path: str | None = None, version: str | 
             write_atomic(out_path, text)
         except OSError as e:
             raise ImportFailed(f"cannot write {out_path}: {e}") from None
-    return text
+    return Imported(text, summary)
+
+
+def import_snapshot(dump_path: str, out_path: str | None = None, version: str | None = None, *,
+                    force: bool = False, warn: Warn | None = None, check: bool = True,
+                    pod: str | None = None, pending: bool = False) -> str:
+    """The case text of :func:`import_dump`."""
+    return import_dump(dump_path, out_path, version, force=force, warn=warn, check=check, pod=pod,
+                       pending=pending).text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -779,26 +912,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="OUT.yaml",
                    help="write the case here (default: standard output)")
     p.add_argument("--version",
-                   help='kube-scheduler minor version of the case, e.g. "1.30" (default: the newest)')
+                   help='kube-scheduler minor version of the case, e.g. "1.30" (default: the nodes\' '
+                        'kubelet version, else the newest)')
+    p.add_argument("--pod", metavar="NAMESPACE/NAME",
+                   help="make this pending pod of the dump the incoming pod (why is it pending?)")
+    p.add_argument("--pending", action="store_true",
+                   help="make every pending pod of the dump a `schedule` sequence, in creation order")
     p.add_argument("--force", action="store_true", help="overwrite OUT.yaml if it exists")
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     try:
-        text = import_snapshot(args.dump, args.output, args.version, force=args.force)
+        result = import_dump(args.dump, args.output, args.version, force=args.force, pod=args.pod,
+                             pending=args.pending)
     except ImportFailed as e:
         print(f"kspread import: error: {e}", file=sys.stderr)
         return 1
     if args.output is None:
         try:
-            sys.stdout.write(text)
+            sys.stdout.write(result.text)
             sys.stdout.flush()
         except BrokenPipeError:
             return 1
     else:
-        first = text.splitlines()[0]
-        what = first.split(": ", 1)[-1].rstrip(".")
-        print(f"kspread import: wrote {args.output} ({what})", file=sys.stderr)
+        print(f"kspread import: wrote {args.output} ({result.summary})", file=sys.stderr)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -730,7 +731,7 @@ apiVersion: kspread/v1
 kind: Case
 name: dump
 source: dump.yaml
-version: "1.37"
+version: "1.30"
 nodes:
 - name: cp-1
   labels:
@@ -906,7 +907,7 @@ def test_exact_case(tmp_path):
 def test_written_yaml_reads_back_as_the_data(tmp_path):
     out, _ = _import(tmp_path)
     data = yaml.safe_load(out)
-    assert data["version"] == "1.37"
+    assert data["version"] == "1.30"  # the nodes' kubeletVersion
     assert data["expect"] == {} and data["pod"] == {"name": "incoming"}
     assert [n["name"] for n in data["nodes"]] == ["cp-1", "worker-a", "worker-b"]
     assert [p["name"] for p in data["pods"]] == ["etcd-cp-1", "web-5d8f7c9b4-x7k2p", "web-5d8f7c9b4-q9z4m",
@@ -997,7 +998,7 @@ def test_same_cluster_as_the_raw_objects(tmp_path):
     a = tmp_path / "imported.yaml"
     a.write_text(out.replace(PLACEHOLDER, incoming), encoding="utf-8")
     b = tmp_path / "raw.yaml"
-    b.write_text("apiVersion: kspread/v1\nkind: Case\nversion: \"1.37\"\n"
+    b.write_text("apiVersion: kspread/v1\nkind: Case\nversion: \"1.30\"\n"
                  + yaml.safe_dump({"objects": [dump]}) + incoming, encoding="utf-8")
     ca, cb = load_case(_load_one(a)), load_case(_load_one(b))
     assert _normalized_cluster(ca) == _normalized_cluster(cb)
@@ -1086,9 +1087,9 @@ def test_replicas_in_an_imported_case(tmp_path):
 
 
 def test_version_option(tmp_path):
-    for given in ("1.30", "v1.30.2", "1.30.0"):
+    for given in ("1.28", "v1.28.2", "1.28.0"):
         out, _ = _import(tmp_path, version=given)
-        assert '\nversion: "1.30"\n' in out
+        assert '\nversion: "1.28"\n' in out
 
 
 def test_unusual_strings_round_trip():
@@ -1232,8 +1233,8 @@ def test_cli_output_file_and_force(tmp_path, capsys):
 def test_cli_stdout(tmp_path, capsys):
     dump = tmp_path / "dump.yaml"
     dump.write_text(DUMP, encoding="utf-8")
-    assert cli_main(["import", str(dump), "--version", "1.30"]) == 0
-    assert capsys.readouterr().out == EXPECTED.replace('version: "1.37"', 'version: "1.30"')
+    assert cli_main(["import", str(dump), "--version", "1.29"]) == 0
+    assert capsys.readouterr().out == EXPECTED.replace('version: "1.30"', 'version: "1.29"')
     assert importer.main([str(dump)]) == 0
     assert capsys.readouterr().out == EXPECTED
 
@@ -1263,3 +1264,104 @@ def test_an_object_kspread_rejects_is_left_out_with_a_warning(tmp_path):
     out, warnings = _import(tmp_path, _mini(bad, good))
     assert "\npods:\n- {name: q, node: n1}\n" in out
     assert len(warnings) == 1 and warnings[0].startswith("pods p: left out, kspread rejects it: labels.app: ")
+
+
+# ---- the pending pod as the question: --pod, --pending, version, summary --------------------------
+
+
+def test_pod_option_makes_the_pending_pod_incoming_and_answers_why(tmp_path):
+    out, _ = _import(tmp_path, pod="default/web-5d8f7c9b4-pend1")
+    assert "PLACEHOLDER" not in out
+    data = yaml.safe_load(out)
+    assert data["pod"] == {"name": "web-5d8f7c9b4-pend1", "labels": {"app": "web", "pod-template-hash": "5d8f7c9b4"},
+                           "controller": {"kind": "ReplicaSet", "name": "web-5d8f7c9b4"}, "priority": 1000,
+                           "priorityClassName": "high",
+                           "containers": [{"name": "nginx", "image": "nginx:1.25",
+                                           "resources": {"requests": {"cpu": "250m"}}}]}
+    assert all(p["name"] != "web-5d8f7c9b4-pend1" for p in data["pods"])
+    assert "1 pending pod(s) to schedule" in out.splitlines()[0] + out.splitlines()[1]
+    # the case runs as is, and the update fills its expect
+    path = tmp_path / "why.yaml"
+    path.write_text(out, encoding="utf-8")
+    assert cli_main(["run", "--update", str(path)]) == 0
+    filled = yaml.safe_load(path.read_text(encoding="utf-8"))["expect"]
+    assert filled["feasible"] == ["worker-a"] and filled["selected"] == "worker-a"
+    assert filled["filter"]["worker-b"] == {"code": "UnschedulableAndUnresolvable",
+                                            "reason": "node(s) were unschedulable"}
+
+
+def test_pod_option_errors(tmp_path):
+    for ref, msg in (("default/nope", "the dump has no pod default/nope"),
+                     ("default/web-5d8f7c9b4-q9z4m", "is not a pending pod of default-scheduler (bound to node"),
+                     ("a/b/c", "expected NAMESPACE/NAME or NAME")):
+        with pytest.raises(importer.ImportFailed, match=re.escape(msg)):
+            _import(tmp_path, pod=ref)
+    with pytest.raises(importer.ImportFailed, match="exclude each other"):
+        _import(tmp_path, pod="x", pending=True)
+
+
+def _pending_pod(name: str, created: str, **spec) -> dict:
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "creationTimestamp": created},
+            "spec": {"containers": [{"name": "c"}], **spec}, "status": {"phase": "Pending"}}
+
+
+def test_pending_option_makes_a_schedule_in_creation_order(tmp_path):
+    dump = _mini(_pending_pod("late", "2024-05-01T10:00:00Z"), _pending_pod("early", "2024-05-01T09:00:00Z"),
+                 _pending_pod("other", "2024-05-01T08:00:00Z", schedulerName="my-scheduler"),
+                 _pending_pod("nominated", "2024-05-01T09:30:00Z", priority=5),
+                 {"kind": "Pod", "metadata": {"name": "bound", "namespace": "default"},
+                  "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})
+    dump = dump.replace("phase: Pending\n", "phase: Pending\n", 1)
+    out, _ = _import(tmp_path, dump, pending=True)
+    data = yaml.safe_load(out)
+    assert [p["name"] for p in data["schedule"]] == ["early", "nominated", "late"]
+    assert [p["name"] for p in data["pods"]] == ["bound"]
+    assert "pod" not in data and data["expect"] == {}
+    path = tmp_path / "all.yaml"
+    path.write_text(out, encoding="utf-8")
+    assert cli_main(["run", "--update", str(path)]) == 0
+    assert yaml.safe_load(path.read_text(encoding="utf-8"))["expect"]["placements"] == {
+        "early": "n1", "nominated": "n1", "late": "n1"}
+
+
+def test_pending_option_without_pending_pods(tmp_path):
+    with pytest.raises(importer.ImportFailed, match="no pending pod for default-scheduler"):
+        _import(tmp_path, _mini(), pending=True)
+
+
+def _kubelet_node(name: str, version: str) -> dict:
+    return {"kind": "Node", "metadata": {"name": name},
+            "status": {"allocatable": {"pods": "110"}, "nodeInfo": {"kubeletVersion": version}}}
+
+
+def test_version_from_the_kubelets(tmp_path):
+    agree = yaml.safe_dump({"kind": "List", "items": [_kubelet_node("a", "v1.27.3"), _kubelet_node("b", "v1.27.1")]})
+    out, warnings = _import(tmp_path, agree)
+    assert '\nversion: "1.27"\n' in out and warnings == []
+    differ = yaml.safe_dump({"kind": "List", "items": [_kubelet_node("a", "v1.26.0"), _kubelet_node("b", "v1.27.1")]})
+    out, warnings = _import(tmp_path, differ)
+    assert '\nversion: "1.27"\n' in out
+    assert warnings == ["the nodes' kubelets run different versions (1.26, 1.27): the case takes the newest, 1.27; "
+                        "give --version for the control plane's"]
+    out, _ = _import(tmp_path, differ, version="1.25")
+    assert '\nversion: "1.25"\n' in out
+    old = yaml.safe_dump({"kind": "List", "items": [_kubelet_node("a", "v1.9.0")]})
+    out, warnings = _import(tmp_path, old)
+    assert '\nversion: "1.12"\n' in out and "1.9, which kspread does not model" in warnings[0]
+
+
+def test_cli_summary_line_is_whole_and_counts_pdbs(tmp_path, capsys):
+    pdb_raw = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "raw", "namespace": "default"},
+               "spec": {"selector": {"matchLabels": {"app": "x"}}},
+               "status": {"disruptionsAllowed": 0, "disruptedPods": {"p": "2024-01-01T00:00:00Z"}}}
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "plain", "namespace": "default"},
+           "spec": {"selector": {"matchLabels": {"app": "y"}}}, "status": {"disruptionsAllowed": 1}}
+    pvc_pod = {"kind": "Pod", "metadata": {"name": "db", "namespace": "default"},
+               "spec": {"nodeName": "n1", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}]},
+               "status": {"phase": "Running"}}
+    dump = tmp_path / "d.yaml"
+    dump.write_text(_mini(pdb_raw, pdb, pvc_pod), encoding="utf-8")
+    out = tmp_path / "c.yaml"
+    assert cli_main(["import", str(dump), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"kspread import: wrote {out} (1 node(s), 1 pod(s), 0 owner(s), 2 PDB(s), 0 priority class(es))\n" in err
