@@ -146,11 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("validate", help="check case files without running them")
     v.add_argument("files", nargs="+")
     v.set_defaults(func=cmd_validate)
+    from kspread.diff import add_arguments as diff_arguments
+
     d = sub.add_parser("diff", help="compare two scheduler configurations over a corpus of cases")
-    d.add_argument("--base", required=True, help="KubeSchedulerConfiguration file of the base side")
-    d.add_argument("--head", required=True, help="KubeSchedulerConfiguration file of the head side")
-    d.add_argument("paths", nargs="+", help="case files or directories")
-    d.add_argument("--json", action="store_true", help="print a JSON report")
+    diff_arguments(d)
     d.set_defaults(func=_diff)
     e = sub.add_parser("explain", help="per node: each filter status, each plugin's scores, the total")
     e.add_argument("file")

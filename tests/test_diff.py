@@ -29,7 +29,7 @@ nodes:
 pods:
 - {name: a, node: n1, requests: {cpu: "3", memory: 6Gi}}
 pod: {name: new, requests: {cpu: 500m, memory: 1Gi}}
-expect: {}
+expect: {unschedulable: false}
 ---
 apiVersion: kspread/v1
 kind: Case
@@ -37,7 +37,7 @@ name: only-one-node
 version: "1.30"
 nodes: [n1]
 pod: {name: new}
-expect: {}
+expect: {unschedulable: false}
 """
 
 
@@ -59,7 +59,7 @@ def test_diff_reports_changed_cases_with_both_score_tables(tmp_path):
     # LeastAllocated n1 (4-3.5)/4 -> 12 + (8-7)/8 -> 12 = 12, n2 87; MostAllocated 87 / 12
     assert "NodeResourcesFit" in r.stdout and "12 -> 87" in r.stdout and "87 -> 12" in r.stdout
     assert "only-one-node" not in r.stdout
-    assert "2 case(s) run under both configurations, 1 changed" in r.stderr
+    assert r.stderr == "2 case(s), 1 changed, 1 unchanged, 0 not applicable\n"
 
 
 def test_diff_json_and_no_change(tmp_path):
@@ -74,3 +74,87 @@ def test_diff_json_and_no_change(tmp_path):
                            "--head", str(tmp_path / "base.yaml"), str(tmp_path / "cases.yaml")],
                           capture_output=True, text=True)
     assert same.returncode == 0 and "0 changed" in same.stderr
+
+
+OLD_CASE = """apiVersion: kspread/v1
+kind: Case
+name: too-old-for-v1
+version: "1.20"
+nodes: [n1, n2]
+pod: {name: new}
+expect: {unschedulable: false}
+---
+apiVersion: kspread/v1
+kind: Case
+name: own-profile
+version: "1.30"
+profile: {score: [NodeResourcesBalancedAllocation]}
+nodes:
+- {name: n1, allocatable: {cpu: "4", memory: 8Gi, pods: 110}}
+- {name: n2, allocatable: {cpu: "4", memory: 8Gi, pods: 110}}
+pods:
+- {name: a, node: n1, requests: {cpu: "3", memory: 6Gi}}
+pod: {name: new, requests: {cpu: 500m, memory: 1Gi}}
+expect: {unschedulable: false}
+"""
+
+
+def _diff(tmp_path, cases: str, *extra, base: str = BASE, head: str = HEAD):
+    (tmp_path / "b.yaml").write_text(base)
+    (tmp_path / "h.yaml").write_text(head)
+    (tmp_path / "c.yaml").write_text(cases)
+    return subprocess.run([sys.executable, "-m", "kspread", "diff", "--base", str(tmp_path / "b.yaml"), "--head",
+                           str(tmp_path / "h.yaml"), str(tmp_path / "c.yaml"), *extra], capture_output=True, text=True)
+
+
+def test_a_case_one_configuration_cannot_run_is_not_applicable_not_changed(tmp_path):
+    r = _diff(tmp_path, OLD_CASE)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'c.yaml'}:1: too-old-for-v1: not applicable (base: ")
+    assert "kubescheduler.config.k8s.io/v1" in lines[0]
+    assert lines[-1] == ("2 case(s), 0 changed, 0 unchanged, 1 not applicable, 1 with their own profile (not compared; "
+                         "--override-profile runs them under both configurations)")
+    data = json.loads(_diff(tmp_path, OLD_CASE, "--json").stdout)
+    assert (data["cases"], data["changed"], data["notApplicable"], data["ownProfile"]) == (2, 0, 1, 1)
+    assert data["notApplicableCases"][0]["case"] == "too-old-for-v1"
+
+
+def test_override_profile_runs_a_case_with_its_own_profile_under_both(tmp_path):
+    r = _diff(tmp_path, OLD_CASE, "--override-profile", "--json")
+    data = json.loads(r.stdout)
+    assert (data["changed"], data["notApplicable"], data["ownProfile"]) == (1, 1, 0)
+    assert data["changes"][0]["case"] == "own-profile"
+    assert data["changes"][0]["head"]["selected"] == "n1"
+
+
+MULTI = BASE + """profiles:
+- schedulerName: default-scheduler
+- schedulerName: packer
+  plugins:
+    score:
+      enabled:
+      - {name: NodeResourcesFit, weight: 50}
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+"""
+
+
+def test_scheduler_name_picks_a_profile_of_a_multi_profile_configuration(tmp_path):
+    same = _diff(tmp_path, CASES, base=BASE, head=MULTI)
+    assert same.returncode == 0 and "0 changed" in same.stderr
+    plain_packer = BASE + "profiles:\n- schedulerName: default-scheduler\n- schedulerName: packer\n"
+    # default-scheduler is the same in both files; the profiles named packer differ
+    assert "0 changed" in _diff(tmp_path, CASES, base=plain_packer, head=MULTI).stderr
+    packer = _diff(tmp_path, CASES, "--scheduler-name", "packer", base=plain_packer, head=MULTI)
+    assert packer.returncode == 1 and "1 changed" in packer.stderr and "packs-or-spreads" in packer.stdout
+    r = _diff(tmp_path, CASES, "--scheduler-name", "packer", "--json", base=BASE, head=MULTI)
+    data = json.loads(r.stdout)
+    # the base file has no profile named packer: every case is not applicable on that side
+    assert data["notApplicable"] == 2 and "no profile with schedulerName 'packer'" in \
+        data["notApplicableCases"][0]["base"]
