@@ -128,6 +128,26 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kspread")
+    except PackageNotFoundError:  # a checkout on PYTHONPATH, not installed
+        return "(not installed)"
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from kspread.schema import schema_path
+
+    path = schema_path()
+    if args.path:
+        print(path)
+    else:
+        sys.stdout.write(path.read_text(encoding="utf-8"))
+    return 0
+
+
 def _diff(args: argparse.Namespace) -> int:
     from kspread.diff import main as diff_main
 
@@ -136,6 +156,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run cases and print each case's actual results")
     r.add_argument("files", nargs="+", help="case files or directories")
@@ -155,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("file")
     e.add_argument("--case", help="the case's name (default: every case in the file)")
     e.set_defaults(func=cmd_explain)
+    sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")
+    sc.add_argument("--path", action="store_true", help="print the schema file's path instead of its content")
+    sc.set_defaults(func=cmd_schema)
     from kspread import importer
 
     im = sub.add_parser("import", help="write a case from a kubectl dump of a cluster (kubectl get ... -A -o yaml)")

@@ -1,0 +1,59 @@
+"""Small workflow features: --version, the schema command, pytest's cache (--lf)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+
+from kspread.cli import main as cli_main
+
+def test_version(capsys):
+    try:
+        cli_main(["--version"])
+    except SystemExit as e:
+        assert e.code == 0
+    assert capsys.readouterr().out == f"kspread {version('kspread')}\n"
+
+
+def test_schema_prints_the_schema_and_its_path(capsys):
+    assert cli_main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["properties"]["expect"] and schema["$schema"].startswith("https://json-schema.org/")
+    assert cli_main(["schema", "--path"]) == 0
+    path = capsys.readouterr().out.strip()
+    with open(path, encoding="utf-8") as f:
+        assert json.load(f) == schema
+
+
+RIGHT = """apiVersion: kspread/v1
+kind: Case
+name: right
+profile: {filter: [NodeUnschedulable]}
+nodes: [n1]
+pod: {name: new}
+expect: {feasible: [n1]}
+---
+apiVersion: kspread/v1
+kind: Case
+name: wrong
+profile: {filter: [NodeUnschedulable]}
+nodes: [n1]
+pod: {name: new}
+expect: {feasible: []}
+"""
+
+
+def test_last_failed_reruns_only_the_failing_case(pytester):
+    pytester.makefile(".yaml", cases=RIGHT)
+    first = pytester.runpytest_subprocess()
+    first.assert_outcomes(passed=1, failed=1)
+    again = pytester.runpytest_subprocess("--lf", "-v")
+    again.assert_outcomes(failed=1)
+    assert "cases.yaml::wrong" in again.stdout.str() and "cases.yaml::right" not in again.stdout.str()
+
+
+def test_module_entry_point():
+    r = subprocess.run([sys.executable, "-m", "kspread", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("kspread ")
