@@ -116,6 +116,9 @@ class BrokenFile(pytest.Item):
     def __init__(self, *, error: CaseError, **kw: Any) -> None:
         super().__init__(**kw)
         self.error = error
+        # JUnit XML: pytest writes an item's user properties in every junit family, while
+        # the testcase's own file/line attributes exist in xunit1 only
+        self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(error.line or 1))]
 
     def runtest(self) -> None:
         raise CaseFailure(str(self.error))
@@ -133,6 +136,7 @@ class CaseItem(pytest.Item):
     def __init__(self, *, doc: CaseDoc, **kw: Any) -> None:
         super().__init__(**kw)
         self.doc = doc
+        self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(doc.line))]
 
     def runtest(self) -> None:
         verdict = check(self.doc, self.config.getoption("kspread_config", None))

@@ -57,3 +57,14 @@ def test_last_failed_reruns_only_the_failing_case(pytester):
 def test_module_entry_point():
     r = subprocess.run([sys.executable, "-m", "kspread", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("kspread ")
+
+
+def test_junit_xml_carries_the_case_file_and_line(pytester):
+    import xml.etree.ElementTree as ET
+
+    pytester.makefile(".yaml", cases=RIGHT)
+    pytester.runpytest("--junitxml=out.xml").assert_outcomes(passed=1, failed=1)
+    root = ET.parse(pytester.path / "out.xml").getroot()
+    cases = {tc.get("name"): {p.get("name"): p.get("value") for p in tc.iter("property")} for tc in root.iter("testcase")}
+    path = "cases.yaml"  # relative to the rootdir, as pytest reports locations
+    assert cases == {"right": {"file": path, "line": "1"}, "wrong": {"file": path, "line": "9"}}
