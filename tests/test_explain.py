@@ -399,3 +399,31 @@ def test_explain_command_shows_the_preemption(tmp_path):
     assert "    decided by: lowest highest-victim priority (victims[0])\n" in r.stdout
     assert "  n1: not feasible\n    filter NodeResourcesFit                  Unschedulable: Insufficient cpu\n" \
         in r.stdout
+
+
+def test_pytest_failure_report_explains_the_preemption(pytester):
+    pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n" + FAILING.lstrip("\n"))
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "explain (nodes that differ):",
+        "n1: not feasible",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "preemption (DefaultPreemption): Success",
+        "  n1: candidate, victims [a (priority 10)], PDB violations 0",
+        "  n2: candidate, victims [b (priority 5)], PDB violations 0",
+        "  decided by: lowest highest-victim priority (victims[0])",
+        "preemption: nominated n2, victims [b]",
+    ])
+
+
+def test_failure_report_says_when_the_rerun_differs(tmp_path):
+    from kspread.explain import explain_failure
+
+    v = verdict(tmp_path, FAILING)
+    outcome = v.outcome
+    outcome.actual = {**outcome.actual, "preemption": {"node": "n1", "victims": ["a"]}}
+    text = explain_failure(v.case, outcome, ["n1"])
+    assert text.split("\n")[1] == ("kspread bug: re-running the case for explain gave other results than the run; "
+                                   "the explanation below is of the re-run")
+    assert "kspread bug" not in explain_failure(v.case, verdict(tmp_path, FAILING).outcome, ["n1"])
