@@ -7,8 +7,8 @@ filled), ``compare`` the differences, ``render`` a per-node table of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kspread.case import Case
