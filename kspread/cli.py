@@ -92,8 +92,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from kspread.explain import explain_cycle
-    from kspread.runner import run_loaded
+    from kspread.explain import explain_cycles, explain_run
 
     shown = 0
     bad = 0
@@ -106,7 +105,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 continue
             try:
                 case = load_case(doc)
-                outcome = run_loaded(case)
+                outcome, cycles = explain_run(case)
             except CaseError as e:
                 if e.file is None:
                     e.located(doc.file, doc.locate(e.path))
@@ -116,10 +115,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 continue
             shown += 1
             print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
-            for r in outcome.cycles:
-                if len(outcome.cycles) > 1:
-                    print(f"pod {r.pod.key}:")
-                print("  " + explain_cycle(outcome.scheduler, r).replace("\n", "\n  "))
+            text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+            print("  " + text.replace("\n", "\n  "))
             print()
     if shown == 0 and bad == 0:
         print(f"no case named {args.case!r} in {args.file}" if args.case else f"no case in {args.file}",

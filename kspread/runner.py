@@ -7,11 +7,12 @@ filled), ``compare`` the differences, ``render`` a per-node table of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kspread.case import Case
-from kspread.scheduler import CycleResult, run_case
+from kspread.scheduler import CycleResult, Scheduler, run_case
 
 EXPECT_KEYS = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
                "candidates", "placements")
@@ -87,8 +88,9 @@ def _in_node_order(actual: dict[str, Any], order: Mapping[str, int]) -> None:
         actual["selected"] = sorted(actual["selected"], key=lambda n: order.get(n, len(order)))
 
 
-def run_loaded(case: Case) -> Outcome:
-    sched, results, placements = run_case(case)
+def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | None = None) -> Outcome:
+    """Run the case; ``observe`` as for ``run_case`` (explain uses it)."""
+    sched, results, placements = run_case(case, observe)
     actual = cycle_actual(results[-1]) if results else {}
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
@@ -294,14 +296,14 @@ def check(doc, config: str | None = None) -> Verdict:
         return Verdict(False, f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}",
                        case, outcome, sched_err)
     if outcome.diffs:
-        from kspread.explain import explain_cycle
+        from kspread.explain import explain_failure
 
         head = f"{doc.file}:{doc.line}: case {doc.name!r} (version {case.version})"
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
         body = render(outcome.diffs, case.expect, outcome.actual)
         nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
-        if nodes and outcome.cycles:
-            body += "\n\nexplain (nodes that differ):\n" + explain_cycle(outcome.scheduler, outcome.cycles[-1], nodes)
+        if outcome.cycles:
+            body += "\n\n" + explain_failure(case, outcome, nodes)
         return Verdict(False, head + "\n" + body, case, outcome, sched_err)
     return Verdict(True, "", case, outcome, sched_err)

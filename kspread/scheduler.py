@@ -39,6 +39,7 @@ preemption).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import Any
 
 from kspread.case import Case
@@ -58,8 +59,18 @@ DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 50  # 1.12/1.13 only
 
 
 @dataclass
+class PickStep:
+    """One criterion of pickOneNodeForPreemption: each node's value (as the criterion
+    reads it) for the nodes still in the running, and the nodes it kept."""
+
+    criterion: str
+    values: dict[str, Any]
+    kept: list[str]
+
+
+@dataclass
 class PreemptionOutcome:
-    """What PostFilter (DefaultPreemption) decided."""
+    """What PostFilter (DefaultPreemption) decided, and how (for explain)."""
 
     nominated_node: str | None
     victims: list[Pod] = field(default_factory=list)
@@ -68,6 +79,18 @@ class PreemptionOutcome:
     tied_nodes: list[str] = field(default_factory=list)
     # PostFilter asks to clear the pod's nominatedNodeName (NominatedNodeName "")
     clear_nomination: bool = False
+    # how the dry run went: the potential nodes (not UnschedulableAndUnresolvable), in
+    # the order visited; each candidate's number of PDB-violating victims; the status
+    # of each visited node that did not become a candidate; the candidate limit
+    potential: list[str] = field(default_factory=list)
+    pdb_violations: dict[str, int] = field(default_factory=dict)
+    dry_run: dict[str, Status] = field(default_factory=dict)
+    max_candidates: int | None = None
+    # pickOneNodeForPreemption: the criteria that ran, in order, and the one that
+    # decided ("" when a single candidate needed no choice; "tie" when all ran and
+    # several nodes remain)
+    pick_steps: list[PickStep] = field(default_factory=list)
+    decided_by: str = ""
 
 
 @dataclass
@@ -75,6 +98,7 @@ class CycleResult:
     pod: Pod
     state: CycleState | None = None  # the cycle's state, for explaining it afterwards
     statuses: dict[str, Status] = field(default_factory=dict)  # every node's filter status
+    pre_filter_status: Status | None = None  # PreFilter's status (not Success: no filter ran)
     feasible: list[str] = field(default_factory=list)
     scores: ScoreTable | None = None
     totals: dict[str, int] = field(default_factory=dict)
@@ -154,6 +178,7 @@ class Scheduler:
         fwk = self.framework
         try:
             pre = fwk.run_pre_filter_plugins(state, pod)
+            res.pre_filter_status = pre
             if not pre.is_success():
                 # every node is rejected with the PreFilter status
                 res.statuses = {n: pre for n in self.order}
@@ -364,9 +389,15 @@ class SchedulingQueue:
 MAX_ATTEMPTS = 3  # scheduling cycles per pod of a sequence (one preemption, its retry, one more)
 
 
-def run_case(case: Case) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
+def run_case(
+    case: Case, observe: Callable[[Scheduler, CycleResult], None] | None = None
+) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
     """Run a case's incoming pod(s); returns the scheduler, each cycle's result (in
-    the order they ran) and the final placements (pod -> node or None)."""
+    the order they ran) and the final placements (pod -> node or None).
+
+    ``observe(sched, result)`` is called after each cycle, before its outcome
+    (binding, preemption) changes the cluster: the snapshot, the nominator and
+    ``result.state`` are then exactly as the cycle saw them (explain reads them)."""
     sched = Scheduler(case)
     results: list[CycleResult] = []
     for p in case.incoming:
@@ -378,6 +409,8 @@ def run_case(case: Case) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
         attempts[pod.key] = attempts.get(pod.key, 0) + 1
         r = sched.schedule_one(pod)
         results.append(r)
+        if observe is not None:
+            observe(sched, r)
         if r.error:
             continue
         if r.selected:

@@ -164,11 +164,7 @@ class Framework:
         for pass_ in (0, 1):
             s, info, added = state, node_info, False
             if pass_ == 0:
-                nominated = [
-                    p
-                    for p in self.handle.nominator.on_node(node_info.name)
-                    if p.priority >= pod.priority and p.key != pod.key
-                ]
+                nominated = self.nominated_pods_for(pod, node_info.name)
                 if nominated:
                     s = state.clone()
                     info = node_info.clone()
@@ -183,6 +179,42 @@ class Framework:
             if pass_ == 0 and not added:
                 break
         return SUCCESS
+
+    def nominated_pods_for(self, pod: Pod, node_name: str) -> list[Pod]:
+        """The pods nominated to the node that the pod's filters must make room for:
+        equal or higher priority, other than the pod itself."""
+        return [p for p in self.handle.nominator.on_node(node_name) if p.priority >= pod.priority and p.key != pod.key]
+
+    def filter_plugin_statuses(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, Status]]:
+        """For explain: every filter plugin's status on the node, where a cycle stops at
+        the first failure. As in ``run_filter_plugins_with_nominated_pods``, a plugin is
+        checked with the nominated pods added and, when that passes, without them; a
+        plugin PreFilter skipped reports Skip, an Error is reported, not raised. Valid
+        while the cluster, the nominator and ``state`` are as the cycle saw them."""
+        views = [(state, node_info)]
+        nominated = self.nominated_pods_for(pod, node_info.name)
+        if nominated:
+            s, info = state.clone(), node_info.clone()
+            for p in nominated:
+                bound = _on_node(p, node_info.name)
+                info.add_pod(bound)
+                self.run_pre_filter_add_pod(s, pod, bound, info)
+            views.insert(0, (s, info))
+        out: list[tuple[str, Status]] = []
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                out.append((p.name, Status(Code.SKIP, plugin=p.name)))
+                continue
+            st = SUCCESS
+            for s, info in views:
+                try:
+                    st = p.filter(s, pod, info)
+                except (SchedulingError, KeyError) as e:  # state a failed PreFilter never wrote
+                    st = Status(Code.ERROR, (str(e),))
+                if not st.is_success():
+                    break
+            out.append((p.name, st.with_plugin(p.name)))
+        return out
 
     def run_post_filter_plugins(self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]) -> tuple[Any, Status]:
         last = Status(Code.UNSCHEDULABLE)

@@ -44,7 +44,7 @@ from kspread.framework.registry import register
 from kspread.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.labels import as_selector
 from kspread.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
-from kspread.scheduler import PreemptionOutcome
+from kspread.scheduler import PickStep, PreemptionOutcome
 from kspread.snapshot import NodeInfo
 from kspread.versions import Version
 
@@ -192,6 +192,16 @@ def earliest_start_of_top_victims(victims: Sequence[Pod]) -> float:
     return min(start_key(v) for v in victims if v.priority == top)
 
 
+# The names explain reports for pickOneNodeForPreemption's criteria.
+FEWEST_PDB_VIOLATIONS = "fewest PDB violations"
+LOWEST_HIGHEST_VICTIM_PRIORITY = "lowest highest-victim priority (victims[0])"
+SMALLEST_PRIORITY_SUM = "smallest sum of victim priorities"
+FEWEST_VICTIMS = "fewest victims"
+LATEST_START_TIME = "latest start time"
+ZERO_VICTIMS_FIRST = "a candidate without victims"  # up to 1.18: taken at once
+TIE = "tie"
+
+
 def pick_one_node_for_preemption(
     nodes_to_victims: Mapping[str, tuple[list[Pod], int]], version: Version
 ) -> list[str]:
@@ -206,13 +216,26 @@ def pick_one_node_for_preemption(
 
     Upstream then takes the first node of a Go map: any of the returned nodes.
     Up to 1.18 a candidate with no victims is taken at once."""
+    return pick_one_node_steps(nodes_to_victims, version)[0]
+
+
+def pick_one_node_steps(
+    nodes_to_victims: Mapping[str, tuple[list[Pod], int]], version: Version
+) -> tuple[list[str], list[PickStep]]:
+    """``pick_one_node_for_preemption`` with its trace: the nodes left and, for each
+    criterion that ran, every remaining node's value as upstream compares it
+    (PDB violations; victims[0]'s priority; the int64 sum of priority + MaxInt32 + 1;
+    the number of victims; the start time, seconds since the epoch or inf for "now")
+    and the nodes it kept. The criteria stop as soon as one node is left."""
     nodes = list(nodes_to_victims)
+    steps: list[PickStep] = []
     if not nodes:
-        return []
+        return [], steps
     if picks_zero_victim_node_first(version):
         empty = [n for n in nodes if not nodes_to_victims[n][0]]
         if empty:
-            return empty
+            steps.append(PickStep(ZERO_VICTIMS_FIRST, {n: len(nodes_to_victims[n][0]) for n in nodes}, empty))
+            return empty, steps
 
     def highest(n: str) -> int:
         victims = nodes_to_victims[n][0]
@@ -225,21 +248,23 @@ def pick_one_node_for_preemption(
             )
         return victims[0].priority
 
+    # (name, value as reported, True when the smallest value wins)
     criteria: list = [
-        lambda n: -nodes_to_victims[n][1],
-        lambda n: -highest(n),
-        lambda n: -sum(v.priority + MAX_INT32 + 1 for v in nodes_to_victims[n][0]),
-        lambda n: -len(nodes_to_victims[n][0]),
+        (FEWEST_PDB_VIOLATIONS, lambda n: nodes_to_victims[n][1], True),
+        (LOWEST_HIGHEST_VICTIM_PRIORITY, highest, True),
+        (SMALLEST_PRIORITY_SUM, lambda n: sum(v.priority + MAX_INT32 + 1 for v in nodes_to_victims[n][0]), True),
+        (FEWEST_VICTIMS, lambda n: len(nodes_to_victims[n][0]), True),
     ]
     if start_time_orders_victims(version):
-        criteria.append(lambda n: earliest_start_of_top_victims(nodes_to_victims[n][0]))
-    for score in criteria:
-        scores = {n: score(n) for n in nodes}
-        best = max(scores.values())
-        nodes = [n for n in nodes if scores[n] == best]
+        criteria.append((LATEST_START_TIME, lambda n: earliest_start_of_top_victims(nodes_to_victims[n][0]), False))
+    for name, value, smallest in criteria:
+        values = {n: value(n) for n in nodes}
+        best = min(values.values()) if smallest else max(values.values())
+        nodes = [n for n in nodes if values[n] == best]
+        steps.append(PickStep(name, values, list(nodes)))
         if len(nodes) == 1:
             break
-    return nodes
+    return nodes, steps
 
 
 # ---- the plugin -------------------------------------------------------------------------
@@ -278,8 +303,12 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         if not potential:
             return (PreemptionOutcome(None, clear_nomination=True),
                     Status(Code.UNSCHEDULABLE, ("Preemption is not helpful for scheduling",)))
-        candidates, errors = self.dry_run_preemption(state, pod, potential)
-        outcome = PreemptionOutcome(None, candidates={n: list(v) for n, (v, _) in candidates.items()})
+        dry_run: dict[str, Status] = {}
+        candidates, errors = self.dry_run_preemption(state, pod, potential, dry_run)
+        outcome = PreemptionOutcome(None, candidates={n: list(v) for n, (v, _) in candidates.items()},
+                                    potential=potential, dry_run=dry_run,
+                                    pdb_violations={n: k for n, (_, k) in candidates.items()},
+                                    max_candidates=self._limit(len(potential)))
         if not candidates:
             outcome.clear_nomination = clears_nomination_without_candidates(self.version) and not errors
             if errors:
@@ -290,7 +319,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         if len(candidates) == 1:
             best = list(candidates)
         else:
-            best = pick_one_node_for_preemption(candidates, self.version)
+            best, outcome.pick_steps = pick_one_node_steps(candidates, self.version)
+            last = outcome.pick_steps[-1].criterion
+            outcome.decided_by = last if len(best) == 1 or last == ZERO_VICTIMS_FIRST else TIE
         node = best[0]
         outcome.nominated_node = node
         outcome.victims = list(candidates[node][0])
@@ -317,15 +348,23 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
 
     # ---- dry run -------------------------------------------------------------------
 
+    def _limit(self, n: int) -> int:
+        """How many candidates the dry run keeps of each kind (non-violating, violating)."""
+        return num_candidates(n, self.percentage, self.absolute) if limits_candidates(self.version) else n
+
     def dry_run_preemption(
-        self, state: CycleState, pod: Pod, potential: list[str]
+        self, state: CycleState, pod: Pod, potential: list[str], not_candidates: dict[str, Status] | None = None
     ) -> tuple[dict[str, tuple[list[Pod], int]], list[str]]:
         """Candidates (node -> (victims, PDB violations)), non-violating ones first, and
-        the errors of nodes whose dry run failed with an Error status."""
+        the errors of nodes whose dry run failed with an Error status. ``not_candidates``
+        receives the status of every visited node that is not a candidate (Success for
+        a node whose victims came after its kind's list was full)."""
         snapshot = self.handle.snapshot
         pdbs = self.handle.cluster.pdbs
         n = len(potential)
-        limit = num_candidates(n, self.percentage, self.absolute) if limits_candidates(self.version) else n
+        limit = self._limit(n)
+        if not_candidates is None:
+            not_candidates = {}
         non_violating: dict[str, tuple[list[Pod], int]] = {}
         violating: dict[str, tuple[list[Pod], int]] = {}
         errors: list[str] = []
@@ -337,13 +376,16 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                 target = non_violating if violations == 0 else violating
                 if len(target) < limit:
                     target[name] = (victims, violations)
+                else:
+                    not_candidates[name] = st
                 if non_violating and len(non_violating) + len(violating) >= limit:
                     break
                 continue
             if st.is_success():
-                errors.append(f'expected at least one victim pod on node "{name}"')
-            elif st.code == Code.ERROR:
+                st = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+            if st.code == Code.ERROR:
                 errors.append(st.message)
+            not_candidates[name] = st
         return {**non_violating, **violating}, errors
 
     def select_victims_on_node(

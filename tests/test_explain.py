@@ -1,0 +1,429 @@
+"""Explain tells the cycle as it ran: filter statuses as the cycle saw the cluster
+(before its binding or preemption changed it), then the preemption: candidates,
+victims, PDB violations, why other nodes are not candidates, and the criterion of
+pickOneNodeForPreemption that decided."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from kspread.case import build_case
+from kspread.explain import CycleExplanation, explain_cycle, explain_cycles, explain_run
+from kspread.framework.status import Code, Status
+from kspread.model import Pod
+from kspread.plugins.defaultpreemption import pick_one_node_steps
+from kspread.scheduler import CycleResult, run_case
+from kspread.versions import Version
+from tests.helpers import verdict, write_case
+
+FIT = {"filter": ["NodeResourcesFit"], "postFilter": ["DefaultPreemption"]}
+
+
+def _node(name: str, cpu: str) -> dict:
+    return {"name": name, "allocatable": {"cpu": cpu, "memory": "4Gi", "pods": 110}}
+
+
+def _case(version: str, nodes: list, pods: list, pod: dict | None = None, schedule: list | None = None,
+          profile: dict | None = None, **extra: Any):
+    doc: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "version": version,
+                           "profile": profile or FIT, "nodes": nodes, "pods": pods, **extra}
+    if schedule is not None:
+        doc["schedule"] = schedule
+    else:
+        doc["pod"] = pod
+    return build_case(doc, "t")
+
+
+def _explain(case) -> str:
+    outcome, cycles = explain_run(case)
+    return explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+
+
+# ---- explain never contradicts run -------------------------------------------------------
+
+
+def test_node_run_finds_feasible_is_explained_feasible_with_success():
+    # cpu 2 holding 500m, the pod asks 1: it fits. The run binds the pod there, after
+    # which the node holds 1500m; explain must show the cycle, not the cluster after it.
+    case = _case("1.24", [_node("n1", "2")], [{"name": "a", "node": "n1", "requests": {"cpu": "500m"}}],
+                 {"name": "new", "requests": {"cpu": "1"}}, profile={"filter": ["NodeResourcesFit"]})
+    _, [r], _ = run_case(case)
+    assert r.feasible == ["n1"]
+    text = _explain(case)
+    assert text.splitlines()[:2] == ["n1: feasible", "  filter NodeResourcesFit                  Success"]
+    assert "Insufficient" not in text
+
+
+def test_each_cycle_of_a_sequence_is_explained_as_it_ran():
+    # three pods of cpu 1 on a cpu 2 node: the third finds the node full only because
+    # the first two were bound before it
+    case = _case("1.24", [_node("n1", "2")], [], schedule=[
+        {"name": f"p{i}", "requests": {"cpu": "1"}} for i in (1, 2, 3)], profile={"filter": ["NodeResourcesFit"]})
+    text = _explain(case)
+    assert text.split("\n") == [
+        "cycle 1: pod p1",
+        "  n1: feasible",
+        "    filter NodeResourcesFit                  Success",
+        "  selected: n1",
+        "cycle 2: pod p2",
+        "  n1: feasible",
+        "    filter NodeResourcesFit                  Success",
+        "  selected: n1",
+        "cycle 3: pod p3",
+        "  n1: not feasible",
+        "    filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "  unschedulable",
+    ]
+
+
+def test_filter_statuses_are_those_before_any_victim_is_removed():
+    case = _case("1.24", [_node("n1", "2"), _node("n2", "2")], [
+        {"name": "a", "node": "n1", "priority": 10, "requests": {"cpu": "1500m"}},
+        {"name": "b", "node": "n2", "priority": 5, "requests": {"cpu": "1500m"}},
+    ], {"name": "new", "priority": 100, "requests": {"cpu": "1"}})
+    text = _explain(case)
+    assert text.split("\n") == [
+        "n1: not feasible",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "n2: not feasible",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "preemption (DefaultPreemption): Success",
+        "  potential nodes (filter status not UnschedulableAndUnresolvable): 2; candidates found: 2",
+        "  n1: candidate, victims [a (priority 10)], PDB violations 0",
+        "  n2: candidate, victims [b (priority 5)], PDB violations 0",
+        "  node choice (pickOneNodeForPreemption), each criterion keeps the best:",
+        "    1. fewest PDB violations: n1 0, n2 0 -> n1, n2",
+        "    2. lowest highest-victim priority (victims[0]): n1 10, n2 5 -> n2",
+        "  decided by: lowest highest-victim priority (victims[0])",
+        "preemption: nominated n2, victims [b]",
+    ]
+
+
+def test_preemptor_retry_in_a_sequence_sees_the_victims_gone():
+    case = _case("1.24", [_node("n1", "2")], [{"name": "v", "node": "n1", "priority": 10, "requests": {"cpu": "2"}}],
+                 schedule=[{"name": "h", "priority": 100, "requests": {"cpu": "1"}}])
+    lines = _explain(case).split("\n")
+    assert lines[:3] == ["cycle 1: pod h", "  n1: not feasible",
+                         "    filter NodeResourcesFit                  Unschedulable: Insufficient cpu"]
+    assert "    n1: candidate, victims [v (priority 10)], PDB violations 0" in lines
+    assert "    node choice: n1 is the only candidate" in lines
+    i = lines.index("cycle 2: pod h")
+    assert lines[i:] == ["cycle 2: pod h", "  n1: feasible",
+                         "    filter NodeResourcesFit                  Success", "  selected: n1"]
+
+
+def test_filters_run_with_nominated_pods_as_the_cycle_did():
+    # r (priority 200) is nominated to n1 and holds cpu 1 of its 2: with it the pod (cpu 2)
+    # does not fit, without it it would
+    case = _case("1.29", [_node("n1", "2")], [
+        {"name": "r", "priority": 200, "nominatedNode": "n1", "requests": {"cpu": "1"}}],
+        {"name": "p", "priority": 100, "requests": {"cpu": "2"}}, profile={"filter": ["NodeResourcesFit"]})
+    lines = _explain(case).split("\n")
+    assert lines[:3] == ["n1: not feasible",
+                         "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+                         "         (filters ran with the pods nominated here: r)"]
+
+
+def test_a_recomputed_status_that_disagrees_with_the_record_is_reported():
+    case = _case("1.24", [_node("n1", "2")], [], {"name": "p", "requests": {"cpu": "1"}},
+                 profile={"filter": ["NodeResourcesFit"]})
+    outcome, [cx] = explain_run(case)
+    forged = CycleExplanation(cx.result, {"n1": [("NodeResourcesFit", Status(Code.UNSCHEDULABLE, ("Insufficient cpu",),
+                                                                              "NodeResourcesFit"))]})
+    lines = explain_cycle(outcome.scheduler, forged).split("\n")
+    assert lines[2].split() == ["kspread", "bug", "the", "cycle", "recorded", "Success", "for", "this", "node,",
+                                "but", "NodeResourcesFit", "now", "says", "Unschedulable:", "Insufficient", "cpu"]
+    r = CycleResult(cx.result.pod, statuses={"n1": Status(Code.UNSCHEDULABLE, ("Insufficient cpu",),
+                                                          "NodeResourcesFit")})
+    forged = CycleExplanation(r, {"n1": [("NodeResourcesFit", Status(plugin="NodeResourcesFit"))]})
+    assert "the cycle recorded NodeResourcesFit Unschedulable: Insufficient cpu, but it now says Success" in \
+        explain_cycle(outcome.scheduler, forged)
+
+
+# ---- preemption: candidates, victims, PDB violations, the deciding criterion --------------
+
+# One cluster per criterion of pickOneNodeForPreemption; each is decided by that criterion.
+CRITERIA = {
+    "fewest PDB violations": {
+        "pods": [{"name": "w", "node": "n1", "labels": {"app": "web"}, "priority": 10, "requests": {"cpu": "2"}},
+              {"name": "o", "node": "n2", "priority": 50, "requests": {"cpu": "2"}}],
+        "pdbs": [{"name": "web-pdb", "selector": {"matchLabels": {"app": "web"}}, "disruptionsAllowed": 0}],
+        "node": "n2",
+        "lines": ["  n1: candidate, victims [w (priority 10)], PDB violations 1",
+               "  n2: candidate, victims [o (priority 50)], PDB violations 0",
+               "    1. fewest PDB violations: n1 1, n2 0 -> n2"]},
+    "lowest highest-victim priority (victims[0])": {
+        "pods": [{"name": "a", "node": "n1", "priority": 30, "requests": {"cpu": "1"}},
+              {"name": "b", "node": "n1", "priority": 30, "requests": {"cpu": "1"}},
+              {"name": "c", "node": "n2", "priority": 40, "requests": {"cpu": "2"}}],
+        "node": "n1",
+        "lines": ["  n1: candidate, victims [a (priority 30), b (priority 30)], PDB violations 0",
+               "    2. lowest highest-victim priority (victims[0]): n1 30, n2 40 -> n1"]},
+    "smallest sum of victim priorities": {
+        "pods": [{"name": "a", "node": "n1", "priority": 30, "requests": {"cpu": "1"}},
+              {"name": "b", "node": "n1", "priority": 10, "requests": {"cpu": "1"}},
+              {"name": "c", "node": "n2", "priority": 30, "requests": {"cpu": "1"}},
+              {"name": "d", "node": "n2", "priority": 20, "requests": {"cpu": "1"}}],
+        "node": "n1",
+        "lines": ["    2. lowest highest-victim priority (victims[0]): n1 30, n2 30 -> n1, n2",
+               "    3. smallest sum of victim priorities: n1 40 + 2x2^31, n2 50 + 2x2^31 -> n1"]},
+    "fewest victims": {
+        # n2's victims b (10) and c (-2^31) have the int64 sum of n1's single a (10):
+        # 10 + 2^31 either way, so the sums tie and the number of victims decides
+        "pods": [{"name": "a", "node": "n1", "priority": 10, "requests": {"cpu": "2"}},
+              {"name": "b", "node": "n2", "priority": 10, "requests": {"cpu": "1"}},
+              {"name": "c", "node": "n2", "priority": -2147483648, "requests": {"cpu": "1"}}],
+        "node": "n1",
+        "lines": ["    3. smallest sum of victim priorities: n1 10 + 1x2^31, n2 -2147483638 + 2x2^31 -> n1, n2",
+               "    4. fewest victims: n1 1, n2 2 -> n1"]},
+    "latest start time": {
+        "pods": [{"name": "a", "node": "n1", "priority": 10, "startTime": "2024-01-01T01:00:00Z",
+               "requests": {"cpu": "2"}},
+              {"name": "b", "node": "n2", "priority": 10, "startTime": "2024-01-01T02:00:00Z",
+               "requests": {"cpu": "2"}}],
+        "node": "n2",
+        "lines": ["    4. fewest victims: n1 1, n2 1 -> n1, n2",
+               "    5. latest start time: n1 2024-01-01T01:00:00Z, n2 2024-01-01T02:00:00Z -> n2"]},
+}
+
+
+@pytest.mark.parametrize("criterion", list(CRITERIA))
+def test_explain_names_the_deciding_criterion(criterion):
+    spec = CRITERIA[criterion]
+    case = _case("1.29", [_node("n1", "2"), _node("n2", "2")], spec["pods"],
+                 {"name": "p", "priority": 100, "requests": {"cpu": "2"}}, pdbs=spec.get("pdbs", []))
+    outcome, [cx] = explain_run(case)
+    pre = cx.result.preemption
+    assert pre.nominated_node == spec["node"] and pre.tied_nodes == [spec["node"]]
+    assert pre.decided_by == criterion
+    assert [s.criterion for s in pre.pick_steps][-1] == criterion
+    lines = explain_cycle(outcome.scheduler, cx).split("\n")
+    for line in spec["lines"]:
+        assert line in lines
+    assert f"  decided by: {criterion}" in lines
+    assert lines[-1].startswith(f"preemption: nominated {spec['node']}, victims [")
+
+
+def test_start_time_criterion_does_not_exist_before_1_15():
+    spec = CRITERIA["latest start time"]
+    case = _case("1.14", [_node("n1", "2"), _node("n2", "2")], spec["pods"],
+                 {"name": "p", "priority": 100, "requests": {"cpu": "2"}})
+    outcome, [cx] = explain_run(case)
+    lines = explain_cycle(outcome.scheduler, cx).split("\n")
+    assert "    4. fewest victims: n1 1, n2 1 -> n1, n2" in lines
+    assert not any("latest start time" in line for line in lines)
+    assert ("  decided by: none, a tie on every criterion between n1, n2 (upstream takes any; kspread nominates "
+            "the first)") in lines
+
+
+def test_victims_are_shown_in_the_order_criterion_2_reads_them():
+    # 1.28: w (PDB-violating, priority 5) is evicted first, so victims[0] is w although
+    # h (50) is the highest-priority victim; from 1.29 they are re-sorted
+    pods = [{"name": "w", "node": "n1", "labels": {"app": "web"}, "priority": 5, "requests": {"cpu": "1"}},
+            {"name": "h", "node": "n1", "priority": 50, "requests": {"cpu": "1"}},
+            {"name": "v", "node": "n2", "labels": {"app": "web"}, "priority": 20, "requests": {"cpu": "2"}}]
+    pdbs = [{"name": "pdb", "selector": {"matchLabels": {"app": "web"}}, "disruptionsAllowed": 0}]
+    for version, shown, value, node in (("1.28", "w (priority 5), h (priority 50)", 5, "n1"),
+                                         ("1.29", "h (priority 50), w (priority 5)", 50, "n2")):
+        case = _case(version, [_node("n1", "2"), _node("n2", "2")], pods,
+                     {"name": "p", "priority": 100, "requests": {"cpu": "2"}}, pdbs=pdbs)
+        lines = _explain(case).split("\n")
+        assert f"  n1: candidate, victims [{shown}], PDB violations 1" in lines
+        assert f"    2. lowest highest-victim priority (victims[0]): n1 {value}, n2 20 -> {node}" in lines
+
+
+def test_zero_victim_candidate_taken_first_up_to_1_18():
+    # the extender keeps only n3 (full with hi); n1's low pod is reprieved, so n1 is a
+    # candidate without victims, which 1.18 takes before comparing anything
+    profile = {"filter": ["NodeResourcesFit"], "extenders": [{"name": "ext1", "filter": ["n3"]}],
+               "postFilter": ["DefaultPreemption"]}
+    case = _case("1.18", [_node("n1", "2"), _node("n2", "2"), _node("n3", "2")], [
+        {"name": "l1", "node": "n1", "priority": 10, "requests": {"cpu": "1"}},
+        {"name": "l2", "node": "n2", "priority": 10, "requests": {"cpu": "2"}},
+        {"name": "hi", "node": "n3", "priority": 1000, "requests": {"cpu": "2"}},
+    ], {"name": "p", "priority": 100, "requests": {"cpu": "1"}}, profile=profile)
+    lines = _explain(case).split("\n")
+    assert "  n1: candidate, victims [], PDB violations 0" in lines
+    assert "  n2: candidate, victims [l2 (priority 10)], PDB violations 0" in lines
+    assert "  n3: not a candidate: Unschedulable: Insufficient cpu" in lines
+    assert "    1. a candidate without victims: n1 0, n2 1 -> n1" in lines
+    assert "  decided by: a candidate without victims" in lines
+
+
+def test_why_other_nodes_are_not_candidates():
+    profile = {"filter": ["NodeResourcesFit", "NodeUnschedulable"], "postFilter": ["DefaultPreemption"]}
+    nodes = [_node("n1", "2"), _node("n2", "2"), {**_node("n3", "2"), "unschedulable": True}]
+    case = _case("1.24", nodes, [
+        {"name": "v", "node": "n1", "priority": 10, "requests": {"cpu": "2"}},
+        {"name": "u", "node": "n2", "priority": 500, "requests": {"cpu": "2"}},
+    ], {"name": "p", "priority": 100, "requests": {"cpu": "1"}}, profile=profile)
+    lines = _explain(case).split("\n")
+    assert lines[lines.index("preemption (DefaultPreemption): Success"):] == [
+        "preemption (DefaultPreemption): Success",
+        "  potential nodes (filter status not UnschedulableAndUnresolvable): 2; candidates found: 1",
+        "  n1: candidate, victims [v (priority 10)], PDB violations 0",
+        "  n2: not a candidate: UnschedulableAndUnresolvable: No preemption victims found for incoming pod",
+        "  n3: preemption cannot help (UnschedulableAndUnresolvable)",
+        "  node choice: n1 is the only candidate",
+        "preemption: nominated n1, victims [v]",
+    ]
+
+
+def test_nodes_the_dry_run_did_not_try():
+    # minCandidateNodesAbsolute 1: the dry run stops at the first non-violating candidate
+    profile = {**FIT, "pluginConfig": {"DefaultPreemption": {"minCandidateNodesPercentage": 0,
+                                                              "minCandidateNodesAbsolute": 1}}}
+    case = _case("1.24", [_node("n1", "2"), _node("n2", "2")], [
+        {"name": "v1", "node": "n1", "priority": 10, "requests": {"cpu": "2"}},
+        {"name": "v2", "node": "n2", "priority": 10, "requests": {"cpu": "2"}},
+    ], {"name": "p", "priority": 100, "requests": {"cpu": "1"}}, profile=profile)
+    lines = _explain(case).split("\n")
+    assert ("  potential nodes (filter status not UnschedulableAndUnresolvable): 2; candidates found: 1 "
+            "(the dry run keeps up to 1 of each kind)") in lines
+    assert "  n2: not tried: the dry run stopped once it held enough candidates" in lines
+
+
+def test_not_eligible_preemption_says_why():
+    case = _case("1.24", [_node("n1", "2")], [{"name": "v", "node": "n1", "priority": 10, "requests": {"cpu": "2"}}],
+                 {"name": "p", "priority": 100, "preemptionPolicy": "Never", "requests": {"cpu": "1"}})
+    lines = _explain(case).split("\n")
+    assert lines[-2:] == ["preemption (DefaultPreemption): Unschedulable: not eligible due to preemptionPolicy=Never.",
+                          "unschedulable"]
+
+
+def test_pick_steps_do_not_change_the_choice():
+    def pods(*prios: int) -> list[Pod]:
+        return [Pod(f"x{i}", priority=pr, start_time=float(i)) for i, pr in enumerate(prios)]
+
+    nodes, steps = pick_one_node_steps({"a": (pods(30, 10), 0), "b": (pods(30, 20), 0), "c": (pods(5), 1)},
+                                       Version(29))
+    assert nodes == ["a"]
+    assert [(s.criterion, s.kept) for s in steps] == [
+        ("fewest PDB violations", ["a", "b"]),
+        ("lowest highest-victim priority (victims[0])", ["a", "b"]),
+        ("smallest sum of victim priorities", ["a"]),
+    ]
+    assert steps[0].values == {"a": 0, "b": 0, "c": 1}
+    assert steps[2].values == {"a": 40 + 2 * 2**31, "b": 50 + 2 * 2**31}
+
+
+# ---- the CLI and the failure report ---------------------------------------------------------
+
+FAILING = """
+name: wrong-node
+version: "1.24"
+profile: {filter: [NodeResourcesFit], postFilter: [DefaultPreemption]}
+nodes:
+- {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 10}}
+- {name: n2, allocatable: {cpu: "2", memory: 4Gi, pods: 10}}
+pods:
+- {name: a, node: n1, requests: {cpu: 1500m}, priority: 10}
+- {name: b, node: n2, requests: {cpu: 1500m}, priority: 5}
+pod: {name: new, requests: {cpu: "1"}, priority: 100}
+expect:
+  preemption: {node: n1, victims: [a]}
+"""
+
+
+def test_failure_report_explains_the_preemption(tmp_path):
+    v = verdict(tmp_path, FAILING)
+    assert not v.passed
+    report = v.message.split("\n")
+    i = report.index("explain (nodes that differ):")
+    assert report[i:] == [
+        "explain (nodes that differ):",
+        "n1: not feasible",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "n2: not feasible",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "preemption (DefaultPreemption): Success",
+        "  potential nodes (filter status not UnschedulableAndUnresolvable): 2; candidates found: 2",
+        "  n1: candidate, victims [a (priority 10)], PDB violations 0",
+        "  n2: candidate, victims [b (priority 5)], PDB violations 0",
+        "  node choice (pickOneNodeForPreemption), each criterion keeps the best:",
+        "    1. fewest PDB violations: n1 0, n2 0 -> n1, n2",
+        "    2. lowest highest-victim priority (victims[0]): n1 10, n2 5 -> n2",
+        "  decided by: lowest highest-victim priority (victims[0])",
+        "preemption: nominated n2, victims [b]",
+    ]
+
+
+def test_failure_report_of_a_feasible_node_says_success(tmp_path):
+    v = verdict(tmp_path, """
+        version: "1.24"
+        profile: {filter: [NodeResourcesFit]}
+        nodes:
+        - {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 10}}
+        pods:
+        - {name: a, node: n1, requests: {cpu: 500m}}
+        pod: {name: new, requests: {cpu: "1"}}
+        expect:
+          filter: {n1: Unschedulable}
+        """)
+    assert not v.passed
+    tail = v.message.split("explain (nodes that differ):\n")[1].split("\n")
+    assert tail == ["n1: feasible", "  filter NodeResourcesFit                  Success", "selected: n1"]
+
+
+def test_failure_report_of_a_sequence_explains_each_cycle(tmp_path):
+    v = verdict(tmp_path, """
+        version: "1.24"
+        profile: {filter: [NodeResourcesFit], postFilter: [DefaultPreemption]}
+        nodes:
+        - {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 10}}
+        pods:
+        - {name: v, node: n1, requests: {cpu: "2"}, priority: 10}
+        schedule:
+        - {name: h, priority: 100, requests: {cpu: "1"}}
+        expect:
+          placements: {h: null}
+        """)
+    assert not v.passed
+    tail = v.message.split("explain (nodes that differ):\n")[1].split("\n")
+    assert tail[0] == "cycle 1: pod h"
+    assert "  preemption: nominated n1, victims [v]" in tail
+    assert tail[tail.index("cycle 2: pod h"):] == [
+        "cycle 2: pod h", "  n1: feasible", "    filter NodeResourcesFit                  Success", "  selected: n1"]
+
+
+def test_explain_command_shows_the_preemption(tmp_path):
+    p = write_case(tmp_path, FAILING)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p)], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    assert "    n2: candidate, victims [b (priority 5)], PDB violations 0\n" in r.stdout
+    assert "    decided by: lowest highest-victim priority (victims[0])\n" in r.stdout
+    assert "  n1: not feasible\n    filter NodeResourcesFit                  Unschedulable: Insufficient cpu\n" \
+        in r.stdout
+
+
+def test_pytest_failure_report_explains_the_preemption(pytester):
+    pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n" + FAILING.lstrip("\n"))
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "explain (nodes that differ):",
+        "n1: not feasible",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "preemption (DefaultPreemption): Success",
+        "  n1: candidate, victims [a (priority 10)], PDB violations 0",
+        "  n2: candidate, victims [b (priority 5)], PDB violations 0",
+        "  decided by: lowest highest-victim priority (victims[0])",
+        "preemption: nominated n2, victims [b]",
+    ])
+
+
+def test_failure_report_says_when_the_rerun_differs(tmp_path):
+    from kspread.explain import explain_failure
+
+    v = verdict(tmp_path, FAILING)
+    outcome = v.outcome
+    outcome.actual = {**outcome.actual, "preemption": {"node": "n1", "victims": ["a"]}}
+    text = explain_failure(v.case, outcome, ["n1"])
+    assert text.split("\n")[1] == ("kspread bug: re-running the case for explain gave other results than the run; "
+                                   "the explanation below is of the re-run")
+    assert "kspread bug" not in explain_failure(v.case, verdict(tmp_path, FAILING).outcome, ["n1"])
