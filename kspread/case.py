@@ -616,8 +616,9 @@ def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pod
         if p not in pods:
             raise CaseError(f"unknown pod {p!r}", path, value=p)
 
-    for i, n in enumerate(expect.get("feasible") or []):
-        node(n, ["expect", "feasible", i])
+    for key in ("feasible", "searched"):
+        for i, n in enumerate(expect.get(key) or []):
+            node(n, ["expect", key, i])
     for n in expect.get("filter") or {}:
         node(n, ["expect", "filter", n])
     for key in ("rawScores", "scores"):

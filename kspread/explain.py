@@ -50,6 +50,8 @@ def explain_cycle(sched: Scheduler, r: CycleResult, nodes: Iterable[str] | None 
     weights = {sp.label: sp.weight for sp in sched.framework.score_plugins}
     for node in wanted:
         verdict = "feasible" if node in r.feasible else "not feasible"
+        if node in r.feasible and node not in r.searched:
+            verdict += " (not reached by the search: not scored)"
         lines.append(f"{node}: {verdict}")
         frows = _filter_rows(sched, r, node)
         for i, (plugin, text) in enumerate(frows):

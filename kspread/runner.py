@@ -13,8 +13,8 @@ from typing import Any, Mapping
 from kspread.case import Case
 from kspread.scheduler import CycleResult, run_case
 
-EXPECT_KEYS = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
-               "candidates", "placements")
+EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
+               "preemption", "candidates", "placements")
 
 
 def _names(pods) -> list[str]:
@@ -24,6 +24,7 @@ def _names(pods) -> list[str]:
 def cycle_actual(r: CycleResult) -> dict[str, Any]:
     out: dict[str, Any] = {}
     out["feasible"] = list(r.feasible)
+    out["searched"] = list(r.searched)
     out["filter"] = {
         n: ({"code": str(st.code), "reason": st.message} if st.reasons else {"code": str(st.code)})
         for n, st in r.statuses.items()
@@ -80,7 +81,7 @@ def _in_node_order(actual: dict[str, Any], order: Mapping[str, int]) -> None:
     for key in ("rawScores", "scores"):
         if isinstance(actual.get(key), dict):
             actual[key] = {p: sort(v) for p, v in actual[key].items()}
-    for key in ("feasible",):
+    for key in ("feasible", "searched"):
         if isinstance(actual.get(key), list):
             actual[key] = sorted(actual[key], key=lambda n: order.get(n, len(order)))
     if isinstance(actual.get("selected"), list):
@@ -112,7 +113,7 @@ def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
         have = actual.get(key, _MISSING)
         rows: list[tuple[str, Any, Any]] = []
         note = ""
-        if key == "feasible":
+        if key in ("feasible", "searched"):
             if have is _MISSING or set(want) != set(have):
                 rows.append(("nodes", sorted(want), sorted(have) if have is not _MISSING else have))
         elif key == "filter":
