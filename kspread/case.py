@@ -331,10 +331,11 @@ class _Builder:
             raise CaseError(f"unknown node {nominated!r}", at("nominatedNode"), value=nominated)
         if raw.get("requests") is not None:
             containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
+        elif raw.get("containers") is not None:
+            # given explicitly, `containers: []` included: a pod with no containers at all
+            containers = tuple(_container(c, at("containers", i), False) for i, c in enumerate(raw["containers"]))
         else:
-            containers = tuple(_container(c, at("containers", i), False) for i, c in enumerate(raw.get("containers") or []))
-        if not containers:
-            # a real pod has at least one container: one that requests nothing
+            # neither requests nor containers: one container that requests nothing
             containers = (Container("main"),)
         inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
         priority, cls_name, policy = self.admit(raw, at)
