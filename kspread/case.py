@@ -571,19 +571,21 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
-    """status.disruptionsAllowed: given, or as the disruption controller computes it
-    from the matching pods (expected = matching pods, healthy = the bound,
-    non-terminating ones)."""
+    """status.disruptionsAllowed. A PDB may give the spec (minAvailable or
+    maxUnavailable, not both, as the API validates), the status, or both, as every
+    real PDB object carries both; the scheduler reads only the status, so a given
+    ``disruptionsAllowed`` decides. Without it, it is computed as the disruption
+    controller would from the matching pods (expected = matching pods, healthy = the
+    bound, non-terminating ones)."""
     import math
 
     from kspread.labels import as_selector
 
-    given = [k for k in ("minAvailable", "maxUnavailable", "disruptionsAllowed") if raw.get(k) is not None]
-    if len(given) > 1:
-        raise CaseError(f"give only one of minAvailable, maxUnavailable, disruptionsAllowed (got {', '.join(given)})",
-                        at(given[1]))
-    if raw.get("disruptionsAllowed") is not None:
-        return raw["disruptionsAllowed"]
+    spec = [k for k in ("minAvailable", "maxUnavailable") if raw.get(k) is not None]
+    if len(spec) > 1:
+        raise CaseError("minAvailable and maxUnavailable cannot be both set", at(spec[1]))
+    if not spec and raw.get("disruptionsAllowed") is None:
+        raise CaseError("a PodDisruptionBudget needs minAvailable, maxUnavailable or disruptionsAllowed", at("name"))
     sel = as_selector(ls)
     matching = [p for p in pods if p.namespace == ns and not sel.empty() and sel.matches(p.labels)]
     expected = len(matching)
@@ -599,12 +601,15 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
             raise CaseError("must not be negative", at(key), value=v)
         return v
 
+    # the spec is validated even where the status decides
+    desired = None
     if raw.get("minAvailable") is not None:
         desired = amount(raw["minAvailable"], "minAvailable", True)
     elif raw.get("maxUnavailable") is not None:
         desired = expected - amount(raw["maxUnavailable"], "maxUnavailable", True)
-    else:
-        raise CaseError("a PodDisruptionBudget needs minAvailable, maxUnavailable or disruptionsAllowed", at("name"))
+    if raw.get("disruptionsAllowed") is not None:
+        return raw["disruptionsAllowed"]
+    assert desired is not None
     return max(0, healthy - desired)
 
 

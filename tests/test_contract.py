@@ -43,3 +43,48 @@ nodes:
 pod: {name: p, containers: []}
 """)).actual
     assert out["scores"] == {"ImageLocality": {"n1": 0, "n2": 0}}
+
+
+PDB_CASE = """
+name: c
+version: "1.29"
+profile: {filter: [NodeResourcesFit], postFilter: [DefaultPreemption]}
+pdbs:
+- {name: web-pdb, selector: {matchLabels: {app: web}}, PDB_FIELDS}
+nodes: [{name: n1, allocatable: {cpu: "1", memory: 1Gi, pods: 110}}]
+pods:
+- {name: w, node: n1, labels: {app: web}, requests: {cpu: "1"}}
+pod: {name: p, priority: 100, requests: {cpu: "1"}}
+expect:
+  preemption: {node: n1, victims: [w]}
+"""
+
+
+def _pdb_verdict(tmp_path, fields):
+    from tests.helpers import verdict
+
+    return verdict(tmp_path, PDB_CASE.replace("PDB_FIELDS", fields))
+
+
+def test_pdb_spec_and_status_together_is_accepted(tmp_path):
+    assert _pdb_verdict(tmp_path, "minAvailable: 1, disruptionsAllowed: 0").passed
+    assert _pdb_verdict(tmp_path, "maxUnavailable: 50%, disruptionsAllowed: 3").passed
+
+
+def test_pdb_status_decides():
+    case = _case(PDB_CASE.replace("PDB_FIELDS", "minAvailable: 0, disruptionsAllowed: 0"))
+    assert case.cluster.pdbs[0].disruptions_allowed == 0
+    case = _case(PDB_CASE.replace("PDB_FIELDS", "minAvailable: 1, disruptionsAllowed: 5"))
+    assert case.cluster.pdbs[0].disruptions_allowed == 5
+    case = _case(PDB_CASE.replace("PDB_FIELDS", "maxUnavailable: 1"))
+    assert case.cluster.pdbs[0].disruptions_allowed == 1
+
+
+def test_pdb_spec_errors_with_lines(tmp_path):
+    v = _pdb_verdict(tmp_path, "minAvailable: 1, maxUnavailable: 1, disruptionsAllowed: 0")
+    assert not v.passed
+    assert v.message == "{}:7: pdbs[0].maxUnavailable: minAvailable and maxUnavailable cannot be both set".format(
+        tmp_path / "case.yaml")
+    # the spec is validated even when the status decides
+    v = _pdb_verdict(tmp_path, "minAvailable: -1, disruptionsAllowed: 0")
+    assert not v.passed and "case.yaml:7: pdbs[0].minAvailable: must not be negative" in v.message
