@@ -81,6 +81,9 @@ class Case:
     description: str = ""
     source: str = ""
     tags: list[str] = field(default_factory=list)
+    # nodes whose `allocatable` is given without `pods` (they allow 0 pods), named in
+    # failure reports when that is why nothing fits
+    nodes_without_pods: frozenset[str] = frozenset()
 
 
 # ---- small parsers -----------------------------------------------------------------
@@ -418,6 +421,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
 
     # nodes
     nodes: dict[str, Node] = {}
+    without_pods: set[str] = set()
     zone_of: dict[str, str] = {}
     for zone, members in (doc.get("zones") or {}).items():
         for j, n in enumerate(members):
@@ -440,7 +444,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             alloc = {"cpu": UNLIMITED, "memory": UNLIMITED, "ephemeral-storage": UNLIMITED, "pods": DEFAULT_PODS}
         else:
             alloc = _resources(raw["allocatable"], at("allocatable"))
-            alloc.setdefault("pods", 0)
+            if "pods" not in alloc:
+                alloc["pods"] = 0  # as on a real node: a resource it does not list is 0
+                without_pods.add(name)
         nodes[name] = Node(
             name=name,
             labels=labels,
@@ -542,6 +548,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         description=doc.get("description", ""),
         source=doc.get("source", ""),
         tags=list(doc.get("tags") or []),
+        nodes_without_pods=frozenset(without_pods),
     )
 
 

@@ -255,6 +255,26 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     return ", ".join(parts)
 
 
+_POD_COUNT_REASONS = ("Too many pods", "Insufficient pods")  # from 1.18 / up to 1.17
+
+
+def pod_capacity_note(case: Case, cycles: list[CycleResult]) -> str:
+    """One line for a failure report when a cycle found every node full by pod count
+    and some of those nodes allow 0 pods only because their ``allocatable`` omits
+    ``pods``; empty otherwise."""
+    if not case.nodes_without_pods:
+        return ""
+    for r in cycles:
+        if r.statuses and all(any(reason in _POD_COUNT_REASONS for reason in st.reasons)
+                              for st in r.statuses.values()):
+            names = [n.name for n in case.cluster.nodes if n.name in case.nodes_without_pods]
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            nodes, give, they = ("node", "gives", "it") if len(names) == 1 else ("nodes", "give", "they")
+            return (f"note: every node failed with \"Too many pods\": {nodes} {shown} {give} `allocatable` "
+                    f"without `pods`, so {they} allow 0 pods (add e.g. `pods: 110`)")
+    return ""
+
+
 @dataclass
 class Verdict:
     """The result of checking one case document against its expectation."""
@@ -301,6 +321,9 @@ def check(doc, config: str | None = None) -> Verdict:
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
         body = render(outcome.diffs, case.expect, outcome.actual)
+        note = pod_capacity_note(case, outcome.cycles)
+        if note:
+            body = note + "\n" + body
         nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
         if nodes and outcome.cycles:
             body += "\n\nexplain (nodes that differ):\n" + explain_cycle(outcome.scheduler, outcome.cycles[-1], nodes)

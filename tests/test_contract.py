@@ -88,3 +88,69 @@ def test_pdb_spec_errors_with_lines(tmp_path):
     # the spec is validated even when the status decides
     v = _pdb_verdict(tmp_path, "minAvailable: -1, disruptionsAllowed: 0")
     assert not v.passed and "case.yaml:7: pdbs[0].minAvailable: must not be negative" in v.message
+
+
+FULL_CASE = """
+name: c
+version: "VERSION"
+profile: {filter: [NodeResourcesFit]}
+nodes:
+- {name: n1, allocatable: {cpu: "4", memory: 8Gi}}
+- {name: n2, allocatable: {cpu: "4", memory: 8Gi}}
+- {name: n3, allocatable: {cpu: "4", memory: 8Gi, pods: 0}}
+pod: {name: p, requests: {cpu: "1"}}
+expect:
+  selected: n1
+"""
+
+
+def _full_verdict(tmp_path, version="1.30", edit=lambda s: s):
+    from tests.helpers import verdict
+
+    return verdict(tmp_path, edit(FULL_CASE.replace("VERSION", version)))
+
+
+NOTE = ('note: every node failed with "Too many pods": nodes n1, n2 give `allocatable` without `pods`, '
+        'so they allow 0 pods (add e.g. `pods: 110`)')
+
+
+def test_allocatable_without_pods_allows_no_pod(tmp_path):
+    case = _case(FULL_CASE.replace("VERSION", "1.30"))
+    assert [n.allocatable["pods"] for n in case.cluster.nodes] == [0, 0, 0]
+    assert case.nodes_without_pods == {"n1", "n2"}
+    out = run_loaded(case).actual
+    assert out["feasible"] == [] and out["unschedulable"] is True
+    assert {n: s["reason"] for n, s in out["filter"].items()} == {n: "Too many pods" for n in ("n1", "n2", "n3")}
+
+
+def test_failure_report_names_nodes_without_pods_in_one_line(tmp_path):
+    v = _full_verdict(tmp_path)
+    assert not v.passed
+    lines = v.message.splitlines()
+    assert lines[1] == NOTE
+    assert sum("Too many pods\": " in line for line in lines) == 1
+    # before 1.18 the reason is "Insufficient pods"
+    v = _full_verdict(tmp_path, "1.17")
+    assert not v.passed and v.message.splitlines()[1] == NOTE
+
+
+def test_no_note_when_pod_count_is_not_why(tmp_path):
+    # n2 fails for cpu only: not every node is full by pod count
+    v = _full_verdict(tmp_path, edit=lambda s: s.replace(
+        '{name: n2, allocatable: {cpu: "4", memory: 8Gi}}', '{name: n2, allocatable: {cpu: "0", memory: 8Gi, pods: 5}}'))
+    assert not v.passed and "note:" not in v.message
+    # every node gives pods: 0 explicitly: nothing to point out
+    v = _full_verdict(tmp_path, edit=lambda s: s.replace("8Gi}}", "8Gi, pods: 0}}"))
+    assert not v.passed and "note:" not in v.message
+    # the case passes: no report at all
+    v = _full_verdict(tmp_path, edit=lambda s: s.replace("selected: n1", "unschedulable: true"))
+    assert v.passed and v.message == ""
+
+
+def test_note_in_the_pytest_report(pytester):
+    from tests.helpers import HEADER
+
+    pytester.makefile(".yaml", cases=HEADER + FULL_CASE.replace("VERSION", "1.30"))
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*" + NOTE.replace("[", "[[]") + "*"])
