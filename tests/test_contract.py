@@ -83,8 +83,8 @@ def test_pdb_status_decides():
 def test_pdb_spec_errors_with_lines(tmp_path):
     v = _pdb_verdict(tmp_path, "minAvailable: 1, maxUnavailable: 1, disruptionsAllowed: 0")
     assert not v.passed
-    assert v.message == "{}:7: pdbs[0].maxUnavailable: minAvailable and maxUnavailable cannot be both set".format(
-        tmp_path / "case.yaml")
+    assert v.message == (f"{tmp_path / 'case.yaml'}:7: pdbs[0].maxUnavailable: "
+                         "minAvailable and maxUnavailable cannot be both set")
     # the spec is validated even when the status decides
     v = _pdb_verdict(tmp_path, "minAvailable: -1, disruptionsAllowed: 0")
     assert not v.passed and "case.yaml:7: pdbs[0].minAvailable: must not be negative" in v.message
@@ -120,7 +120,8 @@ def test_allocatable_without_pods_allows_no_pod(tmp_path):
     assert case.nodes_without_pods == {"n1", "n2"}
     out = run_loaded(case).actual
     assert out["feasible"] == [] and out["unschedulable"] is True
-    assert {n: s["reason"] for n, s in out["filter"].items()} == {n: "Too many pods" for n in ("n1", "n2", "n3")}
+    reasons = {n: s["reason"] for n, s in out["filter"].items()}
+    assert reasons == {n: "Too many pods" for n in ("n1", "n2", "n3")}
 
 
 def test_failure_report_names_nodes_without_pods_in_one_line(tmp_path):
@@ -136,8 +137,9 @@ def test_failure_report_names_nodes_without_pods_in_one_line(tmp_path):
 
 def test_no_note_when_pod_count_is_not_why(tmp_path):
     # n2 fails for cpu only: not every node is full by pod count
-    v = _full_verdict(tmp_path, edit=lambda s: s.replace(
-        '{name: n2, allocatable: {cpu: "4", memory: 8Gi}}', '{name: n2, allocatable: {cpu: "0", memory: 8Gi, pods: 5}}'))
+    n2_cpu_only = '{name: n2, allocatable: {cpu: "0", memory: 8Gi, pods: 5}}'
+    v = _full_verdict(tmp_path, edit=lambda s: s.replace('{name: n2, allocatable: {cpu: "4", memory: 8Gi}}',
+                                                         n2_cpu_only))
     assert not v.passed and "note:" not in v.message
     # every node gives pods: 0 explicitly: nothing to point out
     v = _full_verdict(tmp_path, edit=lambda s: s.replace("8Gi}}", "8Gi, pods: 0}}"))
