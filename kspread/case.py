@@ -81,6 +81,9 @@ class Case:
     description: str = ""
     source: str = ""
     tags: list[str] = field(default_factory=list)
+    # nodes whose `allocatable` is given without `pods` (they allow 0 pods), named in
+    # failure reports when that is why nothing fits
+    nodes_without_pods: frozenset[str] = frozenset()
 
 
 # ---- small parsers -----------------------------------------------------------------
@@ -331,10 +334,11 @@ class _Builder:
             raise CaseError(f"unknown node {nominated!r}", at("nominatedNode"), value=nominated)
         if raw.get("requests") is not None:
             containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
+        elif raw.get("containers") is not None:
+            # given explicitly, `containers: []` included: a pod with no containers at all
+            containers = tuple(_container(c, at("containers", i), False) for i, c in enumerate(raw["containers"]))
         else:
-            containers = tuple(_container(c, at("containers", i), False) for i, c in enumerate(raw.get("containers") or []))
-        if not containers:
-            # a real pod has at least one container: one that requests nothing
+            # neither requests nor containers: one container that requests nothing
             containers = (Container("main"),)
         inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
         priority, cls_name, policy = self.admit(raw, at)
@@ -417,6 +421,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
 
     # nodes
     nodes: dict[str, Node] = {}
+    without_pods: set[str] = set()
     zone_of: dict[str, str] = {}
     for zone, members in (doc.get("zones") or {}).items():
         for j, n in enumerate(members):
@@ -439,7 +444,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             alloc = {"cpu": UNLIMITED, "memory": UNLIMITED, "ephemeral-storage": UNLIMITED, "pods": DEFAULT_PODS}
         else:
             alloc = _resources(raw["allocatable"], at("allocatable"))
-            alloc.setdefault("pods", 0)
+            if "pods" not in alloc:
+                alloc["pods"] = 0  # as on a real node: a resource it does not list is 0
+                without_pods.add(name)
         nodes[name] = Node(
             name=name,
             labels=labels,
@@ -541,6 +548,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         description=doc.get("description", ""),
         source=doc.get("source", ""),
         tags=list(doc.get("tags") or []),
+        nodes_without_pods=frozenset(without_pods),
     )
 
 
@@ -570,19 +578,21 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
-    """status.disruptionsAllowed: given, or as the disruption controller computes it
-    from the matching pods (expected = matching pods, healthy = the bound,
-    non-terminating ones)."""
+    """status.disruptionsAllowed. A PDB may give the spec (minAvailable or
+    maxUnavailable, not both, as the API validates), the status, or both, as every
+    real PDB object carries both; the scheduler reads only the status, so a given
+    ``disruptionsAllowed`` decides. Without it, it is computed as the disruption
+    controller would from the matching pods (expected = matching pods, healthy = the
+    bound, non-terminating ones)."""
     import math
 
     from kspread.labels import as_selector
 
-    given = [k for k in ("minAvailable", "maxUnavailable", "disruptionsAllowed") if raw.get(k) is not None]
-    if len(given) > 1:
-        raise CaseError(f"give only one of minAvailable, maxUnavailable, disruptionsAllowed (got {', '.join(given)})",
-                        at(given[1]))
-    if raw.get("disruptionsAllowed") is not None:
-        return raw["disruptionsAllowed"]
+    spec = [k for k in ("minAvailable", "maxUnavailable") if raw.get(k) is not None]
+    if len(spec) > 1:
+        raise CaseError("minAvailable and maxUnavailable cannot be both set", at(spec[1]))
+    if not spec and raw.get("disruptionsAllowed") is None:
+        raise CaseError("a PodDisruptionBudget needs minAvailable, maxUnavailable or disruptionsAllowed", at("name"))
     sel = as_selector(ls)
     matching = [p for p in pods if p.namespace == ns and not sel.empty() and sel.matches(p.labels)]
     expected = len(matching)
@@ -598,12 +608,15 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
             raise CaseError("must not be negative", at(key), value=v)
         return v
 
+    # the spec is validated even where the status decides
+    desired = None
     if raw.get("minAvailable") is not None:
         desired = amount(raw["minAvailable"], "minAvailable", True)
     elif raw.get("maxUnavailable") is not None:
         desired = expected - amount(raw["maxUnavailable"], "maxUnavailable", True)
-    else:
-        raise CaseError("a PodDisruptionBudget needs minAvailable, maxUnavailable or disruptionsAllowed", at("name"))
+    if raw.get("disruptionsAllowed") is not None:
+        return raw["disruptionsAllowed"]
+    assert desired is not None
     return max(0, healthy - desired)
 
 
@@ -616,8 +629,9 @@ def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pod
         if p not in pods:
             raise CaseError(f"unknown pod {p!r}", path, value=p)
 
-    for i, n in enumerate(expect.get("feasible") or []):
-        node(n, ["expect", "feasible", i])
+    for key in ("feasible", "searched"):
+        for i, n in enumerate(expect.get(key) or []):
+            node(n, ["expect", key, i])
     for n in expect.get("filter") or {}:
         node(n, ["expect", "filter", n])
     for key in ("rawScores", "scores"):

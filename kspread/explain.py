@@ -160,18 +160,17 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
 
 
 def _verdict(r: CycleResult, node: str) -> str:
-    if node in r.feasible:
-        return "feasible"
-    st = r.statuses.get(node)
-    if st is None or not st.is_success():
+    if node not in r.feasible:
         return "not feasible"
-    # passes every filter, but the cycle's search did not count it
+    if node in r.searched or not r.searched:
+        return "feasible"
+    # passes every filter, but the cycle's search did not reach it: not scored
     nominated = r.pod.nominated_node
-    if nominated and nominated != node and r.feasible == [nominated]:
-        return (f"passes every filter; not searched: the nominated node {nominated} was filtered first and "
-                "fits (PreferNominatedNode)")
-    return ("passes every filter; not searched: the search stopped once it had found enough feasible nodes "
-            "(percentageOfNodesToScore, or first fit without scoring)")
+    if nominated and nominated != node and r.searched == [nominated]:
+        return (f"feasible (not reached by the search: the nominated node {nominated} was filtered first and "
+                "fits (PreferNominatedNode); not scored)")
+    return ("feasible (not reached by the search: it stopped once it had found enough feasible nodes "
+            "(percentageOfNodesToScore, or first fit without scoring); not scored)")
 
 
 def _filter_rows(sched: Scheduler, cx: CycleExplanation, node: str) -> list[tuple[str, str]]:

@@ -68,14 +68,11 @@ NON_ZERO_DEFAULTS = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_
 
 
 def effective_containers(pod: Pod) -> tuple:
-    """The pod's containers; a case pod given without ``requests`` and ``containers``
-    stands for a pod with one container that requests nothing (a real pod has at
-    least one container)."""
-    if pod.containers:
-        return pod.containers
-    from kspread.model import Container
-
-    return (Container("main"),)
+    """The pod's containers. A case pod given without ``requests`` and ``containers``
+    already has one container that requests nothing (kspread.case); one given
+    ``containers: []`` has none, and then requests nothing, not even the non-zero
+    defaults."""
+    return pod.containers
 
 
 def _with_defaults(requests: Mapping[str, int]) -> dict[str, int]:

@@ -14,8 +14,8 @@ from typing import Any, Mapping
 from kspread.case import Case
 from kspread.scheduler import CycleResult, Scheduler, run_case
 
-EXPECT_KEYS = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
-               "candidates", "placements")
+EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
+               "preemption", "candidates", "placements")
 
 
 def _names(pods) -> list[str]:
@@ -25,6 +25,7 @@ def _names(pods) -> list[str]:
 def cycle_actual(r: CycleResult) -> dict[str, Any]:
     out: dict[str, Any] = {}
     out["feasible"] = list(r.feasible)
+    out["searched"] = list(r.searched)
     out["filter"] = {
         n: ({"code": str(st.code), "reason": st.message} if st.reasons else {"code": str(st.code)})
         for n, st in r.statuses.items()
@@ -81,7 +82,7 @@ def _in_node_order(actual: dict[str, Any], order: Mapping[str, int]) -> None:
     for key in ("rawScores", "scores"):
         if isinstance(actual.get(key), dict):
             actual[key] = {p: sort(v) for p, v in actual[key].items()}
-    for key in ("feasible",):
+    for key in ("feasible", "searched"):
         if isinstance(actual.get(key), list):
             actual[key] = sorted(actual[key], key=lambda n: order.get(n, len(order)))
     if isinstance(actual.get("selected"), list):
@@ -114,7 +115,7 @@ def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
         have = actual.get(key, _MISSING)
         rows: list[tuple[str, Any, Any]] = []
         note = ""
-        if key == "feasible":
+        if key in ("feasible", "searched"):
             if have is _MISSING or set(want) != set(have):
                 rows.append(("nodes", sorted(want), sorted(have) if have is not _MISSING else have))
         elif key == "filter":
@@ -256,6 +257,26 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     return ", ".join(parts)
 
 
+_POD_COUNT_REASONS = ("Too many pods", "Insufficient pods")  # from 1.18 / up to 1.17
+
+
+def pod_capacity_note(case: Case, cycles: list[CycleResult]) -> str:
+    """One line for a failure report when a cycle found every node full by pod count
+    and some of those nodes allow 0 pods only because their ``allocatable`` omits
+    ``pods``; empty otherwise."""
+    if not case.nodes_without_pods:
+        return ""
+    for r in cycles:
+        if r.statuses and all(any(reason in _POD_COUNT_REASONS for reason in st.reasons)
+                              for st in r.statuses.values()):
+            names = [n.name for n in case.cluster.nodes if n.name in case.nodes_without_pods]
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            nodes, give, they = ("node", "gives", "it") if len(names) == 1 else ("nodes", "give", "they")
+            return (f"note: every node failed with \"Too many pods\": {nodes} {shown} {give} `allocatable` "
+                    f"without `pods`, so {they} allow 0 pods (add e.g. `pods: 110`)")
+    return ""
+
+
 @dataclass
 class Verdict:
     """The result of checking one case document against its expectation."""
@@ -302,6 +323,9 @@ def check(doc, config: str | None = None) -> Verdict:
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
         body = render(outcome.diffs, case.expect, outcome.actual)
+        note = pod_capacity_note(case, outcome.cycles)
+        if note:
+            body = note + "\n" + body
         nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
         if outcome.cycles:
             body += "\n\n" + explain_failure(case, outcome, nodes)

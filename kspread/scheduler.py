@@ -7,6 +7,9 @@ nominated node first where the version does so, Filter over the nodes in the
 node tree's order (stopping early as percentageOfNodesToScore and first-fit
 say), extender filters, PostFilter when nothing fits, and otherwise PreScore,
 Score, NormalizeScore, weights and extenders, then the top-scoring nodes.
+The search is upstream's: what it finds (``searched``) is what is scored and
+selected from. Every other node is filtered too, so that ``feasible`` and the
+statuses cover the whole cluster, without moving the search's start index.
 
 Sequences (``schedule``). The incoming pods enter a queue ordered as PrioritySort
 orders activeQ: priority descending, then the time the pod entered the queue (list
@@ -99,7 +102,11 @@ class CycleResult:
     state: CycleState | None = None  # the cycle's state, for explaining it afterwards
     statuses: dict[str, Status] = field(default_factory=dict)  # every node's filter status
     pre_filter_status: Status | None = None  # PreFilter's status (not Success: no filter ran)
+    # every node that passes every filter plugin and extender filter (the `feasible` expectation)
     feasible: list[str] = field(default_factory=list)
+    # the feasible nodes the cycle's search found, in search order: the nodes scored and
+    # selected from (percentageOfNodesToScore, first fit, the nominated node first)
+    searched: list[str] = field(default_factory=list)
     scores: ScoreTable | None = None
     totals: dict[str, int] = field(default_factory=dict)
     selected: list[str] = field(default_factory=list)
@@ -188,15 +195,15 @@ class Scheduler:
                 if node is not None:
                     st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
                     if st.is_success() and self._passes_extenders(pod, node.name):
-                        res.statuses = self._all_statuses(state, pod)
-                        res.feasible = [node.name]
+                        self._set_statuses(res, self._all_statuses(state, pod))
+                        res.searched = [node.name]
                         res.selected = [node.name]
                         return res
             self._find_feasible(state, pod, res)
-            if not res.feasible:
+            if not res.searched:
                 return self._post_filter(state, pod, res)
-            if len(res.feasible) == 1:
-                res.selected = list(res.feasible)
+            if len(res.searched) == 1:
+                res.selected = list(res.searched)
                 return res
             self._prioritize(state, pod, res)
         except SchedulingError as e:
@@ -239,18 +246,25 @@ class Scheduler:
         for name in self.order:
             if name not in statuses:
                 statuses[name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(name))
-        if feasible and self.extenders:
-            kept = []
-            for name in feasible:
+        self._set_statuses(res, statuses)
+        # the extenders filter what the search found
+        res.searched = [name for name in feasible if res.statuses[name].is_success()]
+
+    def _set_statuses(self, res: CycleResult, statuses: dict[str, Status]) -> None:
+        """Record every node's status, the extender filters applied to every node that
+        passes the filter plugins (not only to those the search reached), and the
+        full feasible set."""
+        out: dict[str, Status] = {}
+        for name in self.order:
+            st = statuses[name]
+            if st.is_success():
                 failed = [e.name for e in self.extenders if e.filter is not None and name not in e.filter]
                 if failed:
-                    statuses[name] = Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {failed[0]}",),
-                                            f"extender:{failed[0]}")
-                else:
-                    kept.append(name)
-            feasible = kept
-        res.statuses = {n: statuses[n] for n in self.order}
-        res.feasible = feasible
+                    st = Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {failed[0]}",),
+                                f"extender:{failed[0]}")
+            out[name] = st
+        res.statuses = out
+        res.feasible = [name for name in self.order if out[name].is_success()]
 
     def _has_extender_filters(self) -> bool:
         return any(e.filter is not None for e in self.extenders)
@@ -260,7 +274,7 @@ class Scheduler:
 
     def _prioritize(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
         fwk = self.framework
-        nodes = [self.snapshot.get(n).node for n in res.feasible]
+        nodes = [self.snapshot.get(n).node for n in res.searched]
         prioritizers = [e for e in self.extenders if e.prioritize is not None]
         if not fwk.has_score_plugins and not prioritizers:
             # EqualPriority: every node scores 1

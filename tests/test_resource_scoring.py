@@ -101,8 +101,10 @@ def test_non_zero_requests_per_container_and_version():
     assert node_non_zero_requests(pod, Version(18)) == (100, DEFAULT_MEMORY_REQUEST)
     # 1.19+: max with each init container (its unset memory counts 200Mi too)
     assert node_non_zero_requests(pod, Version(19)) == (500, DEFAULT_MEMORY_REQUEST)
-    # a case pod without containers stands for one container without requests
-    assert node_non_zero_requests(_pod(), Version(30)) == (100, DEFAULT_MEMORY_REQUEST)
+    # a pod with no containers at all requests nothing, not even the non-zero defaults
+    # (the case builder gives a pod without `requests` and `containers` its one container)
+    assert node_non_zero_requests(_pod(), Version(30)) == (0, 0)
+    assert node_non_zero_requests(_pod(containers=[unset]), Version(30)) == (100, DEFAULT_MEMORY_REQUEST)
 
 
 def test_overhead_cpu_in_whole_cores_1_17_to_1_26():
