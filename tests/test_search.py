@@ -117,7 +117,10 @@ expect:
 def test_explain_says_why_a_feasible_node_was_not_searched(capsys):
     from kspread.cli import main as cli_main
 
-    assert cli_main(["explain", "cases/profiles/search.yaml", "--case", "search-nominated-node-first"]) == 0
+    from pathlib import Path
+
+    case_file = Path(__file__).resolve().parent.parent / "cases" / "profiles" / "search.yaml"
+    assert cli_main(["explain", str(case_file), "--case", "search-nominated-node-first"]) == 0
     out = capsys.readouterr().out
     assert ("  n1: feasible (not reached by the search: the nominated node n2 was filtered first and fits "
             "(PreferNominatedNode); not scored)\n") in out
