@@ -109,7 +109,8 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
         _unmodelled("DynamicResourceAllocation", _NO_DRA + " (DynamicResources always skips)",
-                    (26, False, "ALPHA"), (32, False, "BETA"), (34, True, "GA"), locked_from=35),
+                    (26, False, "ALPHA"), (32, False, "BETA"), (34, True, "GA"), (35, True, "GA"),
+                    locked_from=35),
         _unmodelled("DRAExtendedResource",
                     "extended resources backed by DRA need a DeviceClass with extendedResourceName; " + _NO_DRA
                     + ", so every extended resource is checked against the node's allocatable as with the gate off",
@@ -117,7 +118,7 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("DRAAdminAccess", _NO_DRA, (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
                     locked_from=36),
         _unmodelled("DRAPrioritizedList", _NO_DRA, (33, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
-                    locked_from=37),
+                    (37, True, "GA"), locked_from=37),
         _unmodelled("DRADeviceTaints", _NO_DRA, (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
         _unmodelled("DRAPartitionableDevices", _NO_DRA, (33, False, "ALPHA"), (36, True, "BETA")),
         _unmodelled("DRAConsumableCapacity", _NO_DRA, (34, False, "ALPHA"), (36, True, "BETA")),
@@ -148,7 +149,7 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
                     (33, False, "ALPHA"), (37, True, "BETA")),
         _unmodelled("VolumeAttributesClass", "kspread models no volumes", (29, False, "ALPHA"), (31, False, "BETA"),
-                    (34, True, "GA"), locked_from=36),
+                    (34, True, "GA"), (36, True, "GA"), locked_from=36),
         _unmodelled("VolumeLimitScaling", "kspread models no volumes", (35, False, "ALPHA"), (37, True, "BETA")),
         _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
                     (35, False, "ALPHA"), (37, False, "BETA")),
@@ -429,7 +430,10 @@ class ResourceScoringFlags:
 
     @property
     def balanced_scores_change(self) -> bool:
-        """From 1.36 (PR #135573) the score is 50 + (50 + with_pod - without_pod) / 2."""
+        """From 1.36 (PR #135573) the score is 50 + (50 + with_pod - without_pod) / 2.
+        First release: v1.36.0 -- the PR (opened 2025-12-03, after the 1.35 code freeze)
+        is in CHANGELOG-1.36 under v1.36.0-alpha.1, "changes since v1.35.0", and in no
+        1.35 patch release's notes; release-1.35 keeps the std formula."""
         return self.minor >= 36
 
     @property

@@ -1263,3 +1263,17 @@ def test_an_object_kspread_rejects_is_left_out_with_a_warning(tmp_path):
     out, warnings = _import(tmp_path, _mini(bad, good))
     assert "\npods:\n- {name: q, node: n1}\n" in out
     assert len(warnings) == 1 and warnings[0].startswith("pods p: left out, kspread rejects it: labels.app: ")
+
+
+def test_pod_level_resources_are_imported(tmp_path):
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n1", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}},
+                    "containers": [{"name": "c", "image": "x"}]},
+           "status": {"phase": "Running"}}
+    out, _ = _import(tmp_path, _mini(pod))
+    assert '  resources: {limits: {cpu: "2"}, requests: {cpu: "2"}}\n' in out, out
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    case = load_case(_load_one(p))
+    assert case.cluster.pods[0].level_requests == {"cpu": 2000}
+    assert case.cluster.pods[0].level_limits == {"cpu": 2000}

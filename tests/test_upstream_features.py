@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kspread.model import Container, Pod, Taint, Toleration
-from kspread.plugins.nodematch import canonical_int64, find_untolerated_taint, do_not_schedule_taints
+from kspread.plugins.nodematch import canonical_int64, do_not_schedule_taints, find_untolerated_taint
 from kspread.resources import node_non_zero_requests, pod_requests, scoring_requests
 from kspread.versions import FEATURE_GATES, UNMODELLED_GATES, Version
 from tests.helpers import verdict
@@ -71,11 +71,11 @@ def test_gt_passes_with_the_gate(tmp_path):
 
 @pytest.mark.parametrize("kwargs, line, field, text", [
     ({"gates": ""}, 11, "pod.tolerations[0].operator",
-     'unsupported value "Gt": supported values: "Equal", "Exists" (Lt and Gt need featureGates: '
-     '{TaintTolerationComparisonOperators: true}; the gate is off by default in 1.35)'),
+     ('unsupported value "Gt": supported values: "Equal", "Exists" (Lt and Gt need featureGates: '
+     '{TaintTolerationComparisonOperators: true}; the gate is off by default in 1.35)')),
     ({"version": "1.34", "gates": "", "op": "Lt"}, 11, "pod.tolerations[0].operator",
-     'unsupported value "Lt": supported values: "Equal", "Exists" (Lt and Gt came with the '
-     "TaintTolerationComparisonOperators feature gate, alpha in 1.35; version 1.34 does not have them)"),
+     ('unsupported value "Lt": supported values: "Equal", "Exists" (Lt and Gt came with the '
+     "TaintTolerationComparisonOperators feature gate, alpha in 1.35; version 1.34 does not have them)")),
     ({"value": "0950"}, 12, "pod.tolerations[0].value", "with operator Gt, value must be a decimal integer"),
     ({"value": "+950"}, 12, "pod.tolerations[0].value", "with operator Gt, value must be a decimal integer"),
     ({"value": "high"}, 12, "pod.tolerations[0].value", "with operator Gt, value must be a decimal integer"),
@@ -225,3 +225,23 @@ def test_pod_level_resources_gate_stages():
     assert g.stage_at(31) is None
     assert (g.stage_at(32).default, g.stage_at(33).default, g.stage_at(34).default, g.stage_at(37).default) == \
         (False, False, True, True)
+
+
+def test_readme_lists_every_gate_with_its_stages():
+    import re
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parent.parent.joinpath("README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `([A-Za-z]+)` \| ([^|]+) \|", readme, re.MULTILINE))
+
+    def stages(g):
+        parts = [f"{s.stage.lower()} {'on' if s.default else 'off'} 1.{s.since}" + (" (locked)" if s.locked else "")
+                 for s in g.stages]
+        if g.removed:
+            parts.append(f"removed 1.{g.removed}")
+        return ", ".join(parts)
+
+    gates = {**FEATURE_GATES, **{n: g for n, (g, _) in UNMODELLED_GATES.items()}}
+    assert set(gates) <= set(rows), set(gates) - set(rows)
+    for name, g in gates.items():
+        assert rows[name].strip() == stages(g), name
