@@ -118,6 +118,15 @@ def test_pod_level_requests_replace_the_aggregate_then_overhead():
     assert pod_requests(p, Version(33, {"PodLevelResources": True}))["cpu"] == 3100
 
 
+def test_pod_level_request_replaces_the_aggregate_with_sidecars_and_init_containers():
+    side = Container("side", requests={"cpu": 200, "memory": 10 * Mi}, restartable=True)
+    init = Container("init", requests={"cpu": 1500})
+    p = _pod([Container("a", requests={"cpu": 500})], level={"cpu": 2500}, inits=(side, init))
+    # aggregate: cpu max(500 + 200, 1500 + 200) = 1700, memory 10Mi; pod level replaces cpu only
+    assert pod_requests(p, V34) == {"cpu": 2500, "memory": 10 * Mi}
+    assert pod_requests(p, V34_OFF) == {"cpu": 1700, "memory": 10 * Mi}
+
+
 def test_scorer_defaults_every_container_then_pod_level_overrides():
     p = _pod([Container("a", requests={"memory": 100 * Mi}), Container("b")], level={"cpu": 2000})
     r = scoring_requests(p, V34, non_zero=True, include_init=True)
