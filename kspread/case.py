@@ -271,6 +271,9 @@ def _toleration(raw: Mapping[str, Any], path: PathT, version: Version) -> Tolera
                 f"featureGates: {{{COMPARISON_GATE}: true}}; the gate is off by default in {version})",
                 [*path, "operator"], value=op,
             )
+        if not raw.get("key"):
+            raise CaseError('operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                            [*path, "operator"], value=op)
         from kspread.plugins.nodematch import canonical_int64
 
         if canonical_int64(value) is None:

@@ -90,6 +90,14 @@ def test_lt_gt_refused_as_the_api_server_refuses(tmp_path, kwargs, line, field, 
     assert f"case.yaml:{line}: {field}: {text}" in v.message, v.message
 
 
+def test_lt_gt_need_a_key(tmp_path):
+    body = _case().replace("{key: sla, operator: Gt", "{operator: Gt")
+    v = verdict(tmp_path, body)
+    assert not v.passed
+    assert ('case.yaml:12: pod.tolerations[0].operator: operator must be Exists when `key` is empty, '
+            'which means "match all values and all keys"') in v.message, v.message
+
+
 def test_gate_is_alpha_and_off_from_1_35_to_1_37():
     g = FEATURE_GATES["TaintTolerationComparisonOperators"]
     assert g.stage_at(34) is None
