@@ -112,8 +112,10 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     (26, False, "ALPHA"), (32, False, "BETA"), (34, True, "GA"), (35, True, "GA"),
                     locked_from=35),
         _unmodelled("DRAExtendedResource",
-                    "extended resources backed by DRA need a DeviceClass with extendedResourceName; " + _NO_DRA
-                    + ", so every extended resource is checked against the node's allocatable as with the gate off",
+                    "extended resources backed by DRA need a DeviceClass (its extendedResourceName, or the implicit "
+                    "deviceclass.resource.kubernetes.io/<class>); " + _NO_DRA + ", so NodeResourcesFit's PreFilter "
+                    "finds an empty mapping and checks every extended resource against the node's allocatable, "
+                    "as with the gate off",
                     (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
         _unmodelled("DRAAdminAccess", _NO_DRA, (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
                     locked_from=36),
