@@ -298,8 +298,10 @@ def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, co
     parsed and kept, and ``kspread.resources`` reads it only with the gate on. Checked
     as the API server validates it: only cpu and memory (kspread does not model
     pod-level hugepages), requests no greater than limits, and no smaller than the
-    containers' aggregate requests. A limit without a request is refused: the API
-    server would default the request, which kspread does not reproduce."""
+    containers' aggregate requests. A limit without a request is refused, and so is a
+    container-requested cpu / memory without a pod-level request when the pod has
+    pod-level limits: the API server would default those requests, which kspread does
+    not reproduce."""
     if raw is None:
         return {}, {}
     if version.minor < 32:
@@ -326,6 +328,15 @@ def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, co
     from kspread.resources import aggregate_container_requests
 
     aggregate = aggregate_container_requests(containers, inits, version)
+    if lims:
+        # With pod-level limits the API server also defaults a missing pod-level request
+        # from the containers' aggregate (pkg/apis/core/v1 defaults, PR #128407); which
+        # resources it covers changed between releases, so kspread asks for it explicitly.
+        for name in POD_LEVEL_RESOURCES:
+            if name not in reqs and aggregate.get(name, 0) > 0:
+                raise CaseError(f"give resources.requests.{name} as well: with pod-level limits the API server "
+                                f"defaults it from the containers' {name} requests, which kspread does not reproduce",
+                                at("resources", "limits"))
     for name, req in reqs.items():
         if aggregate.get(name, 0) > req:
             raise CaseError(f"must be greater than or equal to the containers' aggregate {name} request",

@@ -166,19 +166,22 @@ profile: {{filter: [NodeResourcesFit]}}
 nodes: [n1]
 pod:
   name: p
-  containers: [{{name: a, resources: {{requests: {{cpu: "1"}}}}}}]
+  containers: [{{name: a, resources: {{requests: {{cpu: "1"}}}}}}, {{name: b, resources: {{requests: {{memory: 64Mi}}}}}}]
   resources: {resources}
 expect: {{filter: {{n1: Success}}}}
 """
 
 
 @pytest.mark.parametrize("resources, line, field, text", [
-    ('{requests: {cpu: "2"}, limits: {cpu: "2"}}', None, None, None),
+    ('{requests: {cpu: "2", memory: 64Mi}, limits: {cpu: "2"}}', None, None, None),
     ('{requests: {cpu: 500m}}', 10, "pod.resources.requests.cpu",
      "must be greater than or equal to the containers' aggregate cpu request"),
     ('{requests: {cpu: "3"}, limits: {cpu: "2"}}', 10, "pod.resources.requests.cpu",
      "must be less than or equal to the pod-level cpu limit"),
     ('{limits: {cpu: "2"}}', 10, "pod.resources.limits.cpu", "give resources.requests.cpu as well"),
+    ('{requests: {cpu: "2"}, limits: {memory: 1Gi}}', 10, "pod.resources.limits",
+     "give resources.requests.memory as well"),
+    ('{requests: {cpu: "2", memory: 1Gi}, limits: {memory: 1Gi}}', None, None, None),
     ('{requests: {ephemeral-storage: 1Gi}}', 10, "pod.resources.requests.ephemeral-storage",
      "unsupported pod-level resource 'ephemeral-storage': supported values: cpu, memory, hugepages-*"),
     ('{requests: {hugepages-2Mi: 2Mi}}', 10, "pod.resources.requests.hugepages-2Mi",
