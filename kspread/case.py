@@ -251,6 +251,102 @@ def _container(raw: Mapping[str, Any], path: PathT, init: bool) -> Container:
     )
 
 
+COMPARISON_GATE = "TaintTolerationComparisonOperators"
+
+
+def _toleration(raw: Mapping[str, Any], path: PathT, version: Version) -> Toleration:
+    """One toleration. The Lt / Gt operators are validated as the API server validates
+    them: they exist only with the TaintTolerationComparisonOperators gate (alpha from
+    1.35; without it the operator is an unsupported value), and their value must then
+    be a decimal integer in canonical form that fits in an int64."""
+    op = raw.get("operator", "Equal")
+    value = raw.get("value", "")
+    if op in ("Lt", "Gt"):
+        if version.minor < 35:
+            raise CaseError(
+                f'unsupported value "{op}": supported values: "Equal", "Exists" (Lt and Gt came with the '
+                f"{COMPARISON_GATE} feature gate, alpha in 1.35; version {version} does not have them)",
+                [*path, "operator"], value=op,
+            )
+        if not version.gate(COMPARISON_GATE):
+            raise CaseError(
+                f'unsupported value "{op}": supported values: "Equal", "Exists" (Lt and Gt need '
+                f"featureGates: {{{COMPARISON_GATE}: true}}; the gate is off by default in {version})",
+                [*path, "operator"], value=op,
+            )
+        if not raw.get("key"):
+            raise CaseError('operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                            [*path, "operator"], value=op)
+        from kspread.plugins.nodematch import canonical_int64
+
+        if canonical_int64(value) is None:
+            raise CaseError(
+                f"with operator {op}, value must be a decimal integer in canonical form (no sign '+', "
+                "no leading zero) that fits in 64 bits",
+                [*path, "value"], value=value,
+            )
+    return Toleration(raw.get("key", ""), op, value, raw.get("effect", ""))
+
+
+# Pod-level resources kspread models (upstream supports cpu, memory and hugepages-*).
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, containers, inits
+                         ) -> tuple[dict[str, int], dict[str, int]]:
+    """``resources`` (spec.resources, KEP-2837): pod-level requests and limits.
+
+    The field exists from 1.32 (PodLevelResources gate: alpha, beta and on from 1.34).
+    With the gate off the API server drops it and the scheduler ignores it, so it is
+    parsed and kept, and ``kspread.resources`` reads it only with the gate on. Checked
+    as the API server validates it: only cpu and memory (kspread does not model
+    pod-level hugepages), requests no greater than limits, and no smaller than the
+    containers' aggregate requests. A limit without a request is refused, and so is a
+    container-requested cpu / memory without a pod-level request when the pod has
+    pod-level limits: the API server would default those requests, which kspread does
+    not reproduce."""
+    if raw is None:
+        return {}, {}
+    if version.minor < 32:
+        raise CaseError(f"pod-level resources (spec.resources) exist from 1.32 (PodLevelResources gate); "
+                        f"version {version} does not have them", at("resources"))
+    reqs = _resources(raw.get("requests"), at("resources", "requests"))
+    lims = _resources(raw.get("limits"), at("resources", "limits"))
+    for kind, got in (("requests", reqs), ("limits", lims)):
+        for name in got:
+            if name.startswith("hugepages-"):
+                raise CaseError(f"kspread models pod-level {' and '.join(POD_LEVEL_RESOURCES)} only, not {name}",
+                                at("resources", kind, name))
+            if name not in POD_LEVEL_RESOURCES:
+                raise CaseError(f"unsupported pod-level resource {name!r}: supported values: cpu, memory, hugepages-*",
+                                at("resources", kind, name))
+    for name, lim in lims.items():
+        if name not in reqs:
+            raise CaseError(f"give resources.requests.{name} as well: the API server defaults a pod-level request "
+                            "from the limit and the containers, which kspread does not reproduce",
+                            at("resources", "limits", name))
+        if reqs[name] > lim:
+            raise CaseError(f"must be less than or equal to the pod-level {name} limit",
+                            at("resources", "requests", name), value=(raw.get("requests") or {}).get(name))
+    from kspread.resources import aggregate_container_requests
+
+    aggregate = aggregate_container_requests(containers, inits, version)
+    if lims:
+        # With pod-level limits the API server also defaults a missing pod-level request
+        # from the containers' aggregate (pkg/apis/core/v1 defaults, PR #128407); which
+        # resources it covers changed between releases, so kspread asks for it explicitly.
+        for name in POD_LEVEL_RESOURCES:
+            if name not in reqs and aggregate.get(name, 0) > 0:
+                raise CaseError(f"give resources.requests.{name} as well: with pod-level limits the API server "
+                                f"defaults it from the containers' {name} requests, which kspread does not reproduce",
+                                at("resources", "limits"))
+    for name, req in reqs.items():
+        if aggregate.get(name, 0) > req:
+            raise CaseError(f"must be greater than or equal to the containers' aggregate {name} request",
+                            at("resources", "requests", name), value=(raw.get("requests") or {}).get(name))
+    return reqs, lims
+
+
 _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
 
 
@@ -341,6 +437,7 @@ class _Builder:
             # neither requests nor containers: one container that requests nothing
             containers = (Container("main"),)
         inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
+        level_requests, level_limits = _pod_level_resources(raw.get("resources"), at, self.version, containers, inits)
         priority, cls_name, policy = self.admit(raw, at)
         start = None
         if raw.get("startTime") is not None:
@@ -363,14 +460,15 @@ class _Builder:
             containers=containers,
             init_containers=inits,
             overhead=_resources(raw.get("overhead"), at("overhead")),
+            level_requests=level_requests,
+            level_limits=level_limits,
             terminating=bool(raw.get("terminating", False)),
             start_time=start,
             nominated_node=nominated,
             node_selector=parse_labels(raw.get("nodeSelector"), at("nodeSelector")),
             affinity=_affinity(raw.get("affinity"), at("affinity")),
             tolerations=tuple(
-                Toleration(t.get("key", ""), t.get("operator", "Equal"), t.get("value", ""), t.get("effect", ""))
-                for t in raw.get("tolerations") or []
+                _toleration(t, at("tolerations", i), self.version) for i, t in enumerate(raw.get("tolerations") or [])
             ),
             topology_spread_constraints=_tscs(raw.get("topologySpreadConstraints") or [], at),
             controller=ctrl,

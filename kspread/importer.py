@@ -15,7 +15,8 @@ format, read the way :mod:`kspread.objects` reads the same raw objects:
 * pods that are bound or nominated and not Succeeded/Failed (the scheduler sees no
   other pod): name, namespace, node, labels, controller, priority and
   priorityClassName, preemptionPolicy, startTime, terminating, nominatedNode,
-  nodeSelector, tolerations, affinity, topologySpreadConstraints, overhead, and
+  nodeSelector, tolerations, affinity, topologySpreadConstraints, overhead, pod-level
+  resources (spec.resources requests and limits), and
   per container its name, image (for ImageLocality), requests, host ports and
   (init containers) restartPolicy. Runs of pods named ``x-0 .. x-(N-1)``, adjacent
   and identical otherwise, become one entry with ``replicas: N``;
@@ -379,6 +380,9 @@ class _Converter:
         for key in ("affinity", "topologySpreadConstraints", "overhead"):
             if spec.get(key):
                 item[key] = spec[key]
+        level = {k: dict(v) for k, v in _m(spec.get("resources")).items() if k in ("requests", "limits") and v}
+        if level:
+            item["resources"] = level  # pod-level resources (spec.resources)
         for key, init in (("initContainers", True), ("containers", False)):
             cs = [c for c in spec.get(key) or [] if isinstance(c, dict)]
             if cs:
@@ -451,7 +455,7 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
     if "node" in item:
         rspec["nodeName"] = item["node"]
     for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
-                "affinity", "topologySpreadConstraints", "overhead", "initContainers", "containers"):
+                "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers"):
         if key in item:
             rspec[key] = item[key]
     vols = []

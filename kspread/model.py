@@ -42,14 +42,11 @@ class Toleration:
     effect: str = ""
 
     def tolerates(self, taint: Taint) -> bool:
-        """``Toleration.ToleratesTaint``."""
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator == "Exists":
-            return True
-        return self.value == taint.value  # Equal (or empty, which defaults to Equal)
+        """``Toleration.ToleratesTaint``: see ``kspread.plugins.nodematch.toleration_tolerates``,
+        the one implementation."""
+        from kspread.plugins.nodematch import toleration_tolerates
+
+        return toleration_tolerates(self, taint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +162,10 @@ class Pod:
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
     overhead: Mapping[str, int] = field(default_factory=dict)
+    # spec.resources (pod-level resources, PodLevelResources gate): requests and limits
+    # as given; empty when the pod has none.
+    level_requests: Mapping[str, int] = field(default_factory=dict)
+    level_limits: Mapping[str, int] = field(default_factory=dict)
     terminating: bool = False
     # status.startTime as seconds since the epoch; None: not started (treated as "now").
     start_time: float | None = None

@@ -87,6 +87,7 @@ def convert_object(obj: Mapping[str, Any], path: list) -> Iterator[Converted]:
         take(spec, "priorityClassName", "priorityClassName", sp)
         take(spec, "preemptionPolicy", "preemptionPolicy", sp)
         take(spec, "overhead", "overhead", sp)
+        take(spec, "resources", "resources", sp)
         take(spec, "nodeSelector", "nodeSelector", sp)
         take(spec, "affinity", "affinity", sp)
         take(spec, "tolerations", "tolerations", sp)

@@ -33,17 +33,17 @@ def node_pod_requests(pod: Pod, version: Version) -> dict[str, int]:
     return reqs
 
 
-def pod_requests(pod: Pod, version: Version) -> dict[str, int]:
-    """Sum of the containers' requests; then, per resource, the max with each init
-    container (sidecars, i.e. restartable init containers, count in the running sum
-    from 1.28 with SidecarContainers); then plus the pod overhead (PodOverhead)."""
+def aggregate_container_requests(containers, init_containers, version: Version) -> dict[str, int]:
+    """``AggregateContainerRequests``: the containers' sum; then, per resource, the max
+    with each init container (sidecars, i.e. restartable init containers, count in the
+    running sum from 1.28 with SidecarContainers)."""
     reqs: dict[str, int] = {}
-    for c in pod.containers:
+    for c in containers:
         _add(reqs, c.requests)
     sidecars_on = version.minor >= 28 and version.gate("SidecarContainers")
     init_max: dict[str, int] = {}
     sidecar_sum: dict[str, int] = {}
-    for c in pod.init_containers:
+    for c in init_containers:
         if sidecars_on and c.restartable:
             _add(sidecar_sum, c.requests)
             _max_into(init_max, sidecar_sum)
@@ -53,6 +53,27 @@ def pod_requests(pod: Pod, version: Version) -> dict[str, int]:
             _max_into(init_max, step)
     _add(reqs, sidecar_sum)
     _max_into(reqs, init_max)
+    return reqs
+
+
+def pod_level_requests(pod: Pod, version: Version) -> Mapping[str, int] | None:
+    """The pod-level requests (spec.resources.requests) the scheduler applies: with the
+    PodLevelResources gate on (from 1.32) and a supported resource (cpu, memory)
+    requested at pod level (``IsPodLevelRequestsSet``); None otherwise."""
+    if not pod.level_requests or version.minor < 32 or not version.gate("PodLevelResources"):
+        return None
+    return pod.level_requests
+
+
+def pod_requests(pod: Pod, version: Version) -> dict[str, int]:
+    """``resourcehelper.PodRequests``: the containers' aggregate requests
+    (``aggregate_container_requests``); then each resource requested at pod level
+    replaces the aggregate (PodLevelResources, ``pod_level_requests``); then plus the
+    pod overhead (PodOverhead)."""
+    reqs = aggregate_container_requests(pod.containers, pod.init_containers, version)
+    level = pod_level_requests(pod, version)
+    if level is not None:
+        reqs.update(level)
     if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
         _add(reqs, pod.overhead)
     return reqs
@@ -75,32 +96,35 @@ def effective_containers(pod: Pod) -> tuple:
     return pod.containers
 
 
-def _with_defaults(requests: Mapping[str, int]) -> dict[str, int]:
+def _with_defaults(requests: Mapping[str, int], defaults: Mapping[str, int] = NON_ZERO_DEFAULTS) -> dict[str, int]:
     out = dict(requests)
-    for k, v in NON_ZERO_DEFAULTS.items():
+    for k, v in defaults.items():
         if k not in out:
             out[k] = v
     return out
 
 
 def scoring_requests(
-    pod: Pod, version: Version, *, non_zero: bool, include_init: bool, overhead_cpu_in_cores: bool = False
+    pod: Pod, version: Version, *, non_zero: bool, include_init: bool, overhead_cpu_in_cores: bool = False,
+    defaults: Mapping[str, int] = NON_ZERO_DEFAULTS,
 ) -> dict[str, int]:
     """The pod's requests as the resource scorers and NodeInfo's non-zero sums see
     them: with ``non_zero`` every container (and init container) that does not set
-    cpu / memory counts the defaults above; init containers only with
-    ``include_init`` (from 1.19; before, the containers' sum alone); sidecars as
-    ``pod_requests``; then the overhead (PodOverhead), whose cpu counts in whole cores
-    when ``overhead_cpu_in_cores`` (the 1.17-1.26 scorer's ``quantity.Value()``)."""
+    a resource of ``defaults`` (cpu / memory, above) counts the default (an explicit 0
+    stays 0); init containers only with ``include_init`` (from 1.19; before, the
+    containers' sum alone); sidecars as ``pod_requests``; then the pod-level requests
+    replace the aggregate (PodLevelResources, from 1.32); then the overhead
+    (PodOverhead), whose cpu counts in whole cores when ``overhead_cpu_in_cores``
+    (the 1.17-1.26 scorer's ``quantity.Value()``)."""
     reqs: dict[str, int] = {}
     for c in effective_containers(pod):
-        _add(reqs, _with_defaults(c.requests) if non_zero else c.requests)
+        _add(reqs, _with_defaults(c.requests, defaults) if non_zero else c.requests)
     if include_init:
         sidecars_on = version.minor >= 28 and version.gate("SidecarContainers")
         init_max: dict[str, int] = {}
         sidecar_sum: dict[str, int] = {}
         for c in pod.init_containers:
-            r = _with_defaults(c.requests) if non_zero else dict(c.requests)
+            r = _with_defaults(c.requests, defaults) if non_zero else dict(c.requests)
             if sidecars_on and c.restartable:
                 _add(sidecar_sum, r)
                 _max_into(init_max, sidecar_sum)
@@ -109,6 +133,9 @@ def scoring_requests(
                 _max_into(init_max, r)
         _add(reqs, sidecar_sum)
         _max_into(reqs, init_max)
+    level = pod_level_requests(pod, version)
+    if level is not None:
+        reqs.update(level)
     if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
         for k, v in pod.overhead.items():
             if k == "cpu" and overhead_cpu_in_cores:
@@ -119,6 +146,15 @@ def scoring_requests(
 
 def node_non_zero_requests(pod: Pod, version: Version) -> tuple[int, int]:
     """(cpu millicores, memory bytes) a pod adds to NodeInfo's NonZeroRequested
-    (``calculateResource`` / resourcehelper.PodRequests with NonMissingContainerRequests)."""
-    r = scoring_requests(pod, version, non_zero=True, include_init=version.minor >= 19)
+    (``calculateResource`` / resourcehelper.PodRequests with NonMissingContainerRequests).
+
+    For a pod with pod-level requests (PodLevelResources on), upstream's
+    ``getNonMissingContainerRequests`` defaults a container's cpu / memory only when
+    the pod's whole request (pod level, containers and overhead) lacks that resource;
+    otherwise every container without a cpu / memory request counts the default."""
+    defaults: Mapping[str, int] = NON_ZERO_DEFAULTS
+    if pod_level_requests(pod, version) is not None:
+        whole = pod_requests(pod, version)
+        defaults = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in whole}
+    r = scoring_requests(pod, version, non_zero=True, include_init=version.minor >= 19, defaults=defaults)
     return r.get("cpu", 0), r.get("memory", 0)

@@ -78,6 +78,93 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # terms (KEP-2249), and matchLabelKeys / mismatchLabelKeys (KEP-3633).
         _gate("PodAffinityNamespaceSelector", (21, False, "ALPHA"), (22, True, "BETA"), (24, True, "GA"), removed=26),
         _gate("MatchLabelKeysInPodAffinity", (29, False, "ALPHA"), (31, True, "BETA"), (33, True, "GA")),
+        # Toleration matching (plugins/nodematch.py toleration_tolerates, used by
+        # TaintToleration, NodeUnschedulable, PodTopologySpread's nodeTaintsPolicy and
+        # preemption): the Lt / Gt operators (KEP-5471). Still alpha in upstream main.
+        _gate("TaintTolerationComparisonOperators", (35, False, "ALPHA")),
+        # Pod-level resources, spec.resources (KEP-2837): NodeResourcesFit's filter and
+        # every resource scorer (kspread/resources.py).
+        _gate("PodLevelResources", (32, False, "ALPHA"), (34, True, "BETA")),
+    )
+}
+
+
+def _unmodelled(name: str, why: str, *stages: tuple[int, bool, str], removed: int | None = None,
+                locked_from: int | None = None) -> tuple[FeatureGate, str]:
+    g = FeatureGate(
+        name,
+        tuple(GateStage(m, d, st, locked=(locked_from is not None and m >= locked_from)) for m, d, st in stages),
+        removed,
+    )
+    return g, why
+
+
+# Gates the scheduler reads (in the plugins kspread covers or in the scheduling cycle
+# around them) that kspread does not model: setting one in ``featureGates`` is an
+# error that says so. Their default is harmless to every case kspread can express,
+# which is the reason given with each. Stages from upstream main's scheduler feature
+# list (versioned specs, read for 1.37).
+_NO_DRA = "kspread cases declare no ResourceClaims, DeviceClasses or ResourceSlices"
+UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
+    g.name: (g, why)
+    for g, why in (
+        _unmodelled("DynamicResourceAllocation", _NO_DRA + " (DynamicResources always skips)",
+                    (26, False, "ALPHA"), (32, False, "BETA"), (34, True, "GA"), (35, True, "GA"),
+                    locked_from=35),
+        _unmodelled("DRAExtendedResource",
+                    "extended resources backed by DRA need a DeviceClass (its extendedResourceName, or the implicit "
+                    "deviceclass.resource.kubernetes.io/<class>); " + _NO_DRA + ", so NodeResourcesFit's PreFilter "
+                    "finds an empty mapping and checks every extended resource against the node's allocatable, "
+                    "as with the gate off",
+                    (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
+        _unmodelled("DRAAdminAccess", _NO_DRA, (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
+                    locked_from=36),
+        _unmodelled("DRAPrioritizedList", _NO_DRA, (33, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
+                    (37, True, "GA"), locked_from=37),
+        _unmodelled("DRADeviceTaints", _NO_DRA, (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
+        _unmodelled("DRAPartitionableDevices", _NO_DRA, (33, False, "ALPHA"), (36, True, "BETA")),
+        _unmodelled("DRAConsumableCapacity", _NO_DRA, (34, False, "ALPHA"), (36, True, "BETA")),
+        _unmodelled("DRADeviceBindingConditions", _NO_DRA, (34, False, "ALPHA"), (36, True, "BETA")),
+        _unmodelled("DRAResourceClaimDeviceStatus", _NO_DRA, (32, False, "ALPHA"), (33, True, "BETA"),
+                    (37, True, "GA"), locked_from=37),
+        _unmodelled("DRASchedulerFilterTimeout", _NO_DRA, (34, True, "BETA")),
+        _unmodelled("DRANodeAllocatableResources", _NO_DRA, (36, False, "ALPHA")),
+        _unmodelled("InPlacePodVerticalScaling",
+                    "kspread pods have no status resources or pending resizes, so requests are the spec's",
+                    (27, False, "ALPHA"), (33, True, "BETA"), (35, True, "GA"), locked_from=35),
+        _unmodelled("InPlacePodLevelResourcesVerticalScaling",
+                    "kspread pods have no status resources or pending resizes, so requests are the spec's",
+                    (35, False, "ALPHA"), (36, True, "BETA")),
+        _unmodelled("NodeDeclaredFeatures", "kspread nodes declare no features and pods need none",
+                    (35, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
+        _unmodelled("SchedulerAsyncPreemption",
+                    "kspread applies a preemption's evictions before the next pod of a sequence either way",
+                    (32, False, "ALPHA"), (33, True, "BETA")),
+        _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
+        _unmodelled("SchedulerPopFromBackoffQ", "kspread has no backoff queue (a sequence is scheduled in order)",
+                    (33, True, "BETA")),
+        _unmodelled("NominatedNodeNameForExpectation",
+                    "kspread sets nominatedNodeName only as preemption does, binding is immediate",
+                    (34, False, "ALPHA"), (35, True, "BETA")),
+        _unmodelled("OpportunisticBatching", "a batched cycle computes the same result as a fresh one",
+                    (35, True, "BETA")),
+        _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
+                    (33, False, "ALPHA"), (37, True, "BETA")),
+        _unmodelled("VolumeAttributesClass", "kspread models no volumes", (29, False, "ALPHA"), (31, False, "BETA"),
+                    (34, True, "GA"), (36, True, "GA"), locked_from=36),
+        _unmodelled("VolumeLimitScaling", "kspread models no volumes", (35, False, "ALPHA"), (37, True, "BETA")),
+        _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
+                    (35, False, "ALPHA"), (37, False, "BETA")),
+        _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",
+                    (36, False, "ALPHA")),
+        _unmodelled("CompositePodGroup", "kspread models no Workload / PodGroup objects", (37, False, "ALPHA")),
+        _unmodelled("PodGroupPreemptionPolicy", "kspread models no Workload / PodGroup objects",
+                    (37, False, "ALPHA")),
+        _unmodelled("InPlacePodVerticalScalingSchedulerPreemption",
+                    "kspread pods have no deferred resizes", (37, False, "ALPHA")),
+        _unmodelled("InterPodAffinityHostnameFastPath",
+                    "a faster path to the same InterPodAffinity result", (37, False, "ALPHA")),
+        _unmodelled("SchedulerPreQueueingHints", "kspread has no scheduling queue events", (37, False, "ALPHA")),
     )
 }
 
@@ -345,7 +432,10 @@ class ResourceScoringFlags:
 
     @property
     def balanced_scores_change(self) -> bool:
-        """From 1.36 (PR #135573) the score is 50 + (50 + with_pod - without_pod) / 2."""
+        """From 1.36 (PR #135573) the score is 50 + (50 + with_pod - without_pod) / 2.
+        First release: v1.36.0 -- the PR (opened 2025-12-03, after the 1.35 code freeze)
+        is in CHANGELOG-1.36 under v1.36.0-alpha.1, "changes since v1.35.0", and in no
+        1.35 patch release's notes; release-1.35 keeps the std formula."""
         return self.minor >= 36
 
     @property
@@ -386,6 +476,15 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
         for name, val in raw_gates.items():
             path = ("featureGates", name)
             g = FEATURE_GATES.get(name)
+            if g is None and name in UNMODELLED_GATES:
+                ug, why = UNMODELLED_GATES[name]
+                if ug.stage_at(minor) is None:
+                    raise CaseError(f"version 1.{minor} does not know feature gate {name!r}", path)
+                raise CaseError(
+                    f"feature gate {name} is known to 1.{minor} but kspread does not model it: "
+                    f"kspread computes the same with it on or off, because {why}",
+                    path,
+                )
             if g is None:
                 raise CaseError(
                     f"feature gate {name!r} is unknown to kspread (modelled gates: "

@@ -85,7 +85,32 @@ def test_name_conflict_set():
     (Toleration("k", "Exists", "", ""), Taint("k", "v", "NoExecute"), True),
     (Toleration("", "Exists", "", ""), Taint("any", "v", "NoSchedule"), True),
     (Toleration("k", "", "v", ""), Taint("k", "v", "NoSchedule"), True),
-    (Toleration("k", "Gt", "1", ""), Taint("k", "2", "NoSchedule"), False),
+    # Lt / Gt (TaintTolerationComparisonOperators): the taint's value against the toleration's, as int64
+    (Toleration("k", "Gt", "1", ""), Taint("k", "2", "NoSchedule"), True),
+    (Toleration("k", "Gt", "2", ""), Taint("k", "2", "NoSchedule"), False),
+    (Toleration("k", "Gt", "950", "NoSchedule"), Taint("k", "800", "NoSchedule"), False),
+    (Toleration("k", "Lt", "950", "NoSchedule"), Taint("k", "800", "NoSchedule"), True),
+    (Toleration("k", "Lt", "800", "NoSchedule"), Taint("k", "800", "NoSchedule"), False),
+    (Toleration("k", "Gt", "-100", ""), Taint("k", "-50", "NoSchedule"), True),
+    (Toleration("k", "Lt", "0", ""), Taint("k", "-9223372036854775808", "NoSchedule"), True),
+    (Toleration("k", "Gt", "0", ""), Taint("k", "9223372036854775807", "NoSchedule"), True),
+    (Toleration("k", "Gt", "0", ""), Taint("k", "9223372036854775808", "NoSchedule"), False),  # over int64
+    # a taint value that is not a canonical decimal integer matches neither Lt nor Gt
+    (Toleration("k", "Gt", "100", ""), Taint("k", "high", "NoSchedule"), False),
+    (Toleration("k", "Lt", "100", ""), Taint("k", "high", "NoSchedule"), False),
+    (Toleration("k", "Gt", "100", ""), Taint("k", "0200", "NoSchedule"), False),
+    (Toleration("k", "Lt", "300", ""), Taint("k", "+200", "NoSchedule"), False),
+    (Toleration("k", "Lt", "1", ""), Taint("k", "-0", "NoSchedule"), False),
+    (Toleration("k", "Gt", "1", ""), Taint("k", "2.5", "NoSchedule"), False),
+    (Toleration("k", "Gt", "1", ""), Taint("k", "", "NoSchedule"), False),
+    (Toleration("k", "Gt", "1", ""), Taint("k", " 2", "NoSchedule"), False),
+    (Toleration("k", "Gt", "0100", ""), Taint("k", "200", "NoSchedule"), False),  # refused at load anyway
+    # key and effect still gate the comparison; an empty key matches every key
+    (Toleration("j", "Gt", "1", ""), Taint("k", "2", "NoSchedule"), False),
+    (Toleration("k", "Gt", "1", "NoExecute"), Taint("k", "2", "NoSchedule"), False),
+    (Toleration("", "Gt", "1", ""), Taint("k", "2", "NoSchedule"), True),
+    # an operator upstream does not know tolerates nothing
+    (Toleration("k", "In", "v", ""), Taint("k", "v", "NoSchedule"), False),
 ])
 def test_toleration_tolerates(tol, taint, expected):
     assert toleration_tolerates(tol, taint) is expected

@@ -1365,3 +1365,17 @@ def test_cli_summary_line_is_whole_and_counts_pdbs(tmp_path, capsys):
     assert cli_main(["import", str(dump), "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert f"kspread import: wrote {out} (1 node(s), 1 pod(s), 0 owner(s), 2 PDB(s), 0 priority class(es))\n" in err
+
+
+def test_pod_level_resources_are_imported(tmp_path):
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n1", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}},
+                    "containers": [{"name": "c", "image": "x"}]},
+           "status": {"phase": "Running"}}
+    out, _ = _import(tmp_path, _mini(pod))
+    assert '  resources: {limits: {cpu: "2"}, requests: {cpu: "2"}}\n' in out, out
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    case = load_case(_load_one(p))
+    assert case.cluster.pods[0].level_requests == {"cpu": 2000}
+    assert case.cluster.pods[0].level_limits == {"cpu": 2000}
