@@ -254,6 +254,22 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     return ", ".join(parts)
 
 
+def duplicate_names(docs) -> dict[int, "CaseError"]:
+    """A case name used twice in one file is an error at each later use: position in
+    ``docs`` (``kspread.loader.CaseDoc``) -> the error. The CLI and the pytest plugin
+    report these the same way."""
+    from kspread.errors import CaseError
+
+    seen: set[str] = set()
+    out: dict[int, CaseError] = {}
+    for i, doc in enumerate(docs):
+        if doc.name in seen:
+            out[i] = CaseError(f"case name {doc.name!r} is used twice in this file", ["name"], file=doc.file,
+                               line=doc.line)
+        seen.add(doc.name)
+    return out
+
+
 @dataclass
 class Verdict:
     """The result of checking one case document against its expectation."""
