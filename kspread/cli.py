@@ -101,8 +101,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             bad += 1
             print(str(fr.error))
             continue
-        for doc in fr.docs:
+        dups = duplicate_names(fr.docs)
+        for i, doc in enumerate(fr.docs):
             count += 1
+            if i in dups:
+                bad += 1
+                print(str(dups[i]))
+                continue
             try:
                 Scheduler(load_case(doc))
             except CaseError as e:

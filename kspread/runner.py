@@ -223,11 +223,12 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(str(x) for x in v) + "]"
-    if v is None:
-        return "null"
-    return str(v)
+    """A report cell: text as it is, any other value as YAML (``null``, ``true``, ``{a: 1}``)."""
+    if isinstance(v, str):
+        return v
+    from kspread.yamltext import flow
+
+    return flow(v)
 
 
 def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
@@ -254,7 +255,7 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     return ", ".join(parts)
 
 
-def duplicate_names(docs) -> dict[int, "CaseError"]:
+def duplicate_names(docs) -> dict[int, Any]:
     """A case name used twice in one file is an error at each later use: position in
     ``docs`` (``kspread.loader.CaseDoc``) -> the error. The CLI and the pytest plugin
     report these the same way."""

@@ -16,14 +16,14 @@ the run) is an :class:`UpdateError`, reported as a failure, never a pass.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import yaml
 
@@ -145,14 +145,14 @@ def update_for(doc, verdict) -> Update | None:
     if verdict.passed and expect:
         return None
     if doc.variant is not None and not (isinstance(doc.overlay, Mapping) and "expect" in doc.overlay):
-        raise UpdateError(f"variant {doc.variant!r} has no expect of its own (it inherits the case's); give it "
-                          f"one (variants.{doc.variant}.expect) to have it updated")
+        raise UpdateError(f"variant {doc.variant!r} has no expect of its own (it inherits the case's); "
+                          f"give it one (variants.{doc.variant}.expect) to have it updated")
     actual = verdict.outcome.actual
     new, fill = new_expect_values(expect, actual)
     after = expect_after(expect, new, fill)
     if not after:
-        raise UpdateError("the run produced none of the keys the expect names; the updated expect would assert "
-                          "nothing")
+        raise UpdateError("the run produced none of the keys the expect names; the updated expect would "
+                          "assert nothing")
     diffs = compare(after, actual)
     if diffs:
         raise UpdateError("even with the actual results written, the case would not pass:\n"
@@ -179,7 +179,7 @@ class Node:
     __slots__ = ("kind", "start", "end", "body", "flow", "anchor", "items", "data", "style", "target")
 
     def __init__(self, kind: str, start: int, end: int = 0, flow: bool = True) -> None:
-        self.kind = kind  # map, seq, scalar, alias
+        self.kind = kind  # map, seq, scalar, alias; skipped: a value whose content is not needed
         self.start = start
         self.end = end
         self.body = start
@@ -198,16 +198,12 @@ class Node:
                 return k, v
         return None
 
-    def walk(self) -> Iterator["Node"]:
-        yield self
-        for it in self.items:
-            for n in it if isinstance(it, tuple) else (it,):
-                yield from n.walk()
 
 
 @dataclass
 class _Doc:
     root: Node | None
+    span: tuple[int, int] = (0, 0)  # the document's text
     anchors: dict[str, Node] = field(default_factory=dict)
     aliases: dict[str, list[Node]] = field(default_factory=dict)
 
@@ -233,7 +229,25 @@ def _yaml_docs(text: str) -> list[_Doc]:
     events = yaml.parse(text, Loader=loader)
     docs: list[_Doc] = []
 
-    def build(ev, doc: _Doc) -> Node:
+    def skip(ev, doc: _Doc) -> Node:
+        """A value outside ``expect`` and ``variants``: only its span, and any anchor or
+        alias in it, are needed."""
+        if isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None) is not None:
+            return build(ev, doc)
+        n = Node("skipped", ev.start_mark.index, ev.end_mark.index)
+        if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            while True:
+                nxt = next(events)
+                if isinstance(nxt, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                    break
+                n.end = skip(nxt, doc).end
+            if ev.flow_style:
+                n.end = nxt.end_mark.index
+        return n
+
+    def build(ev, doc: _Doc, case: bool = False) -> Node:
+        """``case``: a document's root, of which only ``expect`` and ``variants`` are
+        needed as trees."""
         if isinstance(ev, yaml.AliasEvent):
             n = Node("alias", ev.start_mark.index, ev.end_mark.index)
             target = doc.anchors.get(ev.anchor)
@@ -245,8 +259,10 @@ def _yaml_docs(text: str) -> list[_Doc]:
         if isinstance(ev, yaml.ScalarEvent):
             n = Node("scalar", ev.start_mark.index, ev.end_mark.index)
             n.style = ev.style
-            tag = ev.tag if ev.tag not in (None, "!") else (
-                "tag:yaml.org,2002:str" if ev.tag == "!" else resolver.resolve(yaml.ScalarNode, ev.value, ev.implicit))
+            if ev.tag is None:
+                tag = resolver.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+            else:
+                tag = "tag:yaml.org,2002:str" if ev.tag == "!" else ev.tag
             try:
                 n.data = ctor.construct_object(yaml.ScalarNode(tag, ev.value, style=ev.style))
             except yaml.YAMLError as e:
@@ -260,7 +276,10 @@ def _yaml_docs(text: str) -> list[_Doc]:
                 if isinstance(nxt, end_type):
                     break
                 child = build(nxt, doc)
-                n.items.append((child, build(next(events), doc)) if is_map else child)
+                if is_map and case and child.data not in ("expect", "variants"):
+                    n.items.append((child, skip(next(events), doc)))
+                else:
+                    n.items.append((child, build(next(events), doc)) if is_map else child)
             last = (n.items[-1][1] if is_map else n.items[-1]) if n.items else None
             n.end = nxt.end_mark.index if n.flow or last is None else last.end
             if is_map:
@@ -289,9 +308,11 @@ def _yaml_docs(text: str) -> list[_Doc]:
         for ev in events:
             if isinstance(ev, yaml.DocumentStartEvent):
                 doc = _Doc(None)
-                ev2 = next(events)
-                doc.root = build(ev2, doc)
+                doc.root = build(next(events), doc, case=True)
+                doc.span = (ev.start_mark.index, len(text))
                 docs.append(doc)
+            elif isinstance(ev, yaml.DocumentEndEvent):
+                docs[-1].span = (docs[-1].span[0], ev.end_mark.index)
     except yaml.YAMLError as e:
         raise UpdateError(f"cannot parse the file: {e}") from None
     return docs
@@ -308,7 +329,16 @@ def _json_tree(text: str) -> Node:
     def ws(i: int) -> int:
         return _JWS.match(text, i).end()
 
-    def build(i: int) -> Node:
+    def skip(i: int) -> Node:
+        i = ws(i)
+        value, end = dec.raw_decode(text, i)
+        n = Node("scalar", i, end)
+        n.data = value
+        return n
+
+    def build(i: int, case: bool = False) -> Node:
+        """``case``: a case object, of which only ``expect`` and ``variants`` are needed
+        as trees."""
         i = ws(i)
         c = text[i:i + 1]
         if c in ("{", "["):
@@ -329,10 +359,10 @@ def _json_tree(text: str) -> Node:
                         j = ws(kend)
                         if text[j:j + 1] != ":":
                             raise UpdateError("invalid JSON")
-                        v = build(j + 1)
+                        v = build(j + 1) if not case or key in ("expect", "variants") else skip(j + 1)
                         n.items.append((k, v))
                     else:
-                        v = build(j)
+                        v = build(j, case=case)
                         n.items.append(v)
                     j = ws(v.end)
                     if text[j:j + 1] == ",":
@@ -352,7 +382,7 @@ def _json_tree(text: str) -> Node:
         return n
 
     try:
-        return build(0)
+        return build(0, case=True)
     except (ValueError, IndexError) as e:
         raise UpdateError(f"cannot parse the file as JSON: {e}") from None
 
@@ -381,6 +411,10 @@ def _col(text: str, i: int) -> int:
 # ---------------------------------------------------------------- planning the edits
 
 
+_Span = tuple[int, int]  # [start, end) of the text
+_Edit = tuple[int, int, str]  # replace [start, end) with the text
+
+
 @dataclass
 class _Ctx:
     in_flow: bool
@@ -397,6 +431,8 @@ class _Op:
 
 def _same(a: Any, b: Any) -> bool:
     """Equal, and of the same types (``1`` is not ``true``, ``1`` is not ``1.0``)."""
+    if a is b:
+        return True
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -404,7 +440,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _diff(text: str, node: Node, new: Any, ctx: _Ctx, ops: list[_Op], removals: list[tuple[int, int]]) -> None:
+def _diff(text: str, node: Node, new: Any, ctx: _Ctx, ops: list[_Op], removals: list[_Span]) -> None:
     """The smallest replacements that turn ``node`` into ``new``: unchanged entries,
     and the bytes around them, stay."""
     if _same(node.data, new):
@@ -412,7 +448,8 @@ def _diff(text: str, node: Node, new: Any, ctx: _Ctx, ops: list[_Op], removals: 
     child_flow = ctx.in_flow or node.flow
     if node.kind == "map" and isinstance(new, Mapping) and new:
         keys = [k.data for k, _ in node.items]
-        if all(k.kind == "scalar" for k, _ in node.items) and len(set(keys)) == len(keys) and set(new) <= set(keys):
+        plain_keys = all(k.kind == "scalar" for k, _ in node.items) and len(set(keys)) == len(keys)
+        if plain_keys and set(new) <= set(keys):
             for k, v in node.items:
                 if k.data in new:
                     _diff(text, v, new[k.data], _Ctx(child_flow, _col(text, k.start)), ops, removals)
@@ -426,7 +463,7 @@ def _diff(text: str, node: Node, new: Any, ctx: _Ctx, ops: list[_Op], removals: 
     ops.append(_Op(node, new, ctx))
 
 
-def _removal(text: str, m: Node, k: Node, v: Node) -> tuple[int, int]:
+def _removal(text: str, m: Node, k: Node, v: Node) -> _Span:
     """The span that removes the entry ``k: v`` from mapping ``m``."""
     idx = next(i for i, (kk, _) in enumerate(m.items) if kk is k)
     if m.flow:
@@ -463,18 +500,15 @@ def _block(v: Mapping[str, Any], unit: int) -> list[str]:
     return lines
 
 
-def _yaml_unit(text: str, case: Node) -> int:
-    """The file's indentation step, from the case's block mappings (default 2)."""
-    base = _col(text, case.start)
-    for n in case.walk():
-        if n is not case and n.kind == "map" and not n.flow and n.items:
-            col = _col(text, n.items[0][0].start)
-            if col > base:
-                return col - base
-    return 2
+def _yaml_unit(text: str, span: _Span) -> int:
+    """The document's indentation step: how far the first nested line under a
+    top-level key is indented (default 2)."""
+    m = re.compile(r"^[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*(?:#[^\n]*)?\r?\n)*( +)[^\s-]",
+                   re.M).search(text, span[0], span[1])
+    return len(m.group(1)) if m else 2
 
 
-def _render_yaml(text: str, op: _Op, unit: int, nl: str) -> tuple[int, int, str]:
+def _render_yaml(text: str, op: _Op, unit: int, nl: str) -> _Edit:
     node, v, ctx = op.node, op.value, op.ctx
     start, end = node.start, node.end
     props = text[node.start:node.body] if node.kind != "alias" else ""
@@ -505,6 +539,10 @@ def _render_yaml(text: str, op: _Op, unit: int, nl: str) -> tuple[int, int, str]
     if new[:1] in ("\n", "\r"):
         while start > 0 and text[start - 1] in " \t":
             start -= 1
+        eol = text.find("\n", end)
+        eol = len(text) if eol < 0 else eol - (text[eol - 1:eol] == "\r")
+        if text[end:eol].strip().startswith("#"):  # a comment after the old value stays on the key's line
+            new, end = text[end:eol] + new, eol
     return start, end, new
 
 
@@ -514,11 +552,12 @@ def _json_style(text: str) -> int | None:
     return len(m.group(1)) if m else None
 
 
-def _render_json(text: str, op: _Op, nl: str) -> tuple[int, int, str]:
+def _render_json(text: str, op: _Op, nl: str) -> _Edit:
     node, v = op.node, op.value
     unit = _json_style(text)
-    multi = "\n" in text[node.start:node.end] or (
-        unit is not None and isinstance(v, (Mapping, list)) and v and not node.items and node.kind != "scalar")
+    was_empty = node.kind != "scalar" and not node.items
+    multi = "\n" in text[node.start:node.end] or (unit is not None and isinstance(v, (Mapping, list)) and v
+                                                  and was_empty)
     if multi and isinstance(v, (Mapping, list)):
         ls = _line_start(text, node.start)
         indent = re.match(r"[ \t]*", text[ls:]).group(0)
@@ -558,14 +597,11 @@ def plan(path: str, text: str, updates: list[Update]) -> str:
     """The new text of ``path`` with ``updates`` written; raises UpdateError. The new
     text is checked: it must read as the old documents with only the updated
     ``expect`` entries replaced by what the updates say."""
-    is_json = _is_json(text, path)
+    is_json, docs = _tree(path, text)
     nl = _newline(text)
-    if is_json:
-        docs = [_Doc(_json_tree(text))]
-    else:
-        docs = _yaml_docs(text)
-    per_doc: dict[int, list[tuple[Update, _Op | None, list[_Op], list[tuple[int, int]]]]] = {}
-    edits: list[tuple[int, int, str]] = []
+    ops_of: dict[int, list[_Op]] = {}  # per document
+    regions_of: dict[int, list[_Span]] = {}
+    edits: list[_Edit] = []
     for u in updates:
         di = 0 if is_json else u.index
         if di >= len(docs):
@@ -575,19 +611,17 @@ def plan(path: str, text: str, updates: list[Update]) -> str:
         if entry is None:
             raise UpdateError("no expect entry found")
         k, v = entry
-        ops: list[_Op] = []
-        removals: list[tuple[int, int]] = []
+        ops = ops_of.setdefault(di, [])
+        removals: list[_Span] = []
         _diff(text, v, u.expect, _Ctx(case.flow, _col(text, k.start)), ops, removals)
-        per_doc.setdefault(di, []).append((u, None, ops, removals))
-        for s, e in removals:
-            edits.append((s, e, ""))
-    for di, items in per_doc.items():
+        regions_of.setdefault(di, []).extend(removals)
+        edits.extend((s, e, "") for s, e in removals)
+    for di, ops in ops_of.items():
         doc = docs[di]
-        ops = [op for _, _, oo, _ in items for op in oo]
-        regions = [(op.node.start, op.node.end) for op in ops] + [r for _, _, _, rr in items for r in rr]
         if not is_json:
+            regions = [(op.node.start, op.node.end) for op in ops] + regions_of[di]
             edits.extend(_move_anchors(text, doc, ops, regions))
-        unit = 2 if is_json or doc.root is None else _yaml_unit(text, doc.root)
+        unit = 2 if is_json else _yaml_unit(text, doc.span)
         for op in ops:
             edits.append(_render_json(text, op, nl) if is_json else _render_yaml(text, op, unit, nl))
     edits.sort()
@@ -597,11 +631,11 @@ def plan(path: str, text: str, updates: list[Update]) -> str:
     new = text
     for s, e, t in reversed(edits):
         new = new[:s] + t + new[e:]
-    _verify(path, text, new, updates)
+    _verify(path, text, new, updates, _doc_span(docs, updates, is_json, edits))
     return new
 
 
-def _move_anchors(text: str, doc: _Doc, ops: list[_Op], regions: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+def _move_anchors(text: str, doc: _Doc, ops: list[_Op], regions: list[_Span]) -> list[_Edit]:
     """Anchors whose value an update changes, aliased where nothing is rewritten: the
     alias keeps the old value. The first such alias becomes the anchor's definition
     (``&a <old value>``) and the anchor leaves the rewritten value."""
@@ -612,7 +646,7 @@ def _move_anchors(text: str, doc: _Doc, ops: list[_Op], regions: list[tuple[int,
     def touched(n: Node) -> bool:
         return any(s < n.end and n.start < e or (s == e and n.start <= s <= n.end) for s, e in regions)
 
-    edits: list[tuple[int, int, str]] = []
+    edits: list[_Edit] = []
     by_node = {id(op.node): op for op in ops}
     for name, anchored in doc.anchors.items():
         if not touched(anchored):
@@ -638,26 +672,111 @@ def _move_anchors(text: str, doc: _Doc, ops: list[_Op], regions: list[tuple[int,
     return edits
 
 
-def _verify(path: str, old_text: str, new_text: str, updates: list[Update]) -> None:
+# The last files read as trees, by (real path, digest of the text): every case of a
+# file checks its update against the same text.
+_CACHE: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def _cached(path: str, text: str) -> dict[str, Any]:
+    key = (os.path.realpath(path), digest(text))
+    hit = _CACHE.get(key)
+    if hit is None:
+        if len(_CACHE) >= 4:
+            _CACHE.clear()
+        hit = _CACHE[key] = {}
+    return hit
+
+
+def _tree(path: str, text: str) -> tuple[bool, list[_Doc]]:
+    c = _cached(path, text)
+    if "tree" not in c:
+        is_json = _is_json(text, path)
+        c["tree"] = (is_json, [_Doc(_json_tree(text), (0, len(text)))] if is_json else _yaml_docs(text))
+    return c["tree"]
+
+
+def _old_docs(path: str, text: str) -> list[Any]:
     from kspread.loader import _parse
 
-    try:
-        old_docs = _parse(old_text, path)
-    except Exception as e:  # noqa: BLE001 - any parse failure of the old text stops the update
-        raise UpdateError(f"cannot read the file: {e}") from None
+    c = _cached(path, text)
+    if "docs" not in c:
+        try:
+            c["docs"] = _parse(text, path)
+        except Exception as e:  # noqa: BLE001 - any parse failure of the old text stops the update
+            raise UpdateError(f"cannot read the file: {e}") from None
+    return c["docs"]
+
+
+def _doc_span(docs: list[_Doc], updates: list[Update], is_json: bool, edits: list[_Edit]) -> _Span | None:
+    """The text of the one document (a YAML document, an item of a JSON list) that all
+    ``updates`` and ``edits`` fall in, if there is one: only it needs reading again."""
+    if len({u.index for u in updates}) != 1:
+        return None
+    u = updates[0]
+    if is_json:
+        root = docs[0].root
+        if root is None or root.kind != "seq" or u.index >= len(root.items):
+            return None
+        span = (root.items[u.index].start, root.items[u.index].end)
+    else:
+        span = docs[u.index].span
+    if all(span[0] <= s and e <= span[1] for s, e, _ in edits):
+        return span
+    return None
+
+
+def _load_piece(piece: str, is_json: bool, fast: bool) -> list[Any]:
+    """The documents of one document's text, read the way the loader reads the file."""
+    from kspread.loader import _Loader, yaml_rs
+
+    if is_json:
+        return [json.loads(piece)]
+    if fast:
+        data = yaml_rs.loads(piece, parse_datetime=False)
+        return [data] if isinstance(data, dict) else []
+    return list(yaml.load_all(piece, Loader=_Loader))
+
+
+def _verify(path: str, old_text: str, new_text: str, updates: list[Update], span: _Span | None = None) -> None:
+    """The new text must read as the old one with only the updated ``expect`` entries
+    replaced (just the one document that changed, when ``span`` gives it)."""
+    from kspread.loader import FAST_YAML_THRESHOLD, _parse, yaml_rs
+
+    is_json = _is_json(old_text, path)
+    if span is not None:
+        fast = not is_json and yaml_rs is not None and span[1] - span[0] > FAST_YAML_THRESHOLD
+        delta = len(new_text) - len(old_text)
+        cache = _cached(path, old_text)
+        try:
+            if ("piece", span) not in cache:
+                cache["piece", span] = _load_piece(old_text[span[0]:span[1]], is_json, fast)
+            old = cache["piece", span]
+            new = _load_piece(new_text[span[0]:span[1] + delta], is_json, fast)
+        except Exception:  # noqa: BLE001 - read the whole file instead
+            old = new = []
+        if len(old) == 1 and len(new) == 1:
+            _check_replaced(old, new, updates, lambda u: 0)
+            return
+    old_docs = _old_docs(path, old_text)
     try:
         new_docs = _parse(new_text, path)
     except Exception as e:  # noqa: BLE001
         raise UpdateError(f"the rewritten file would not parse ({e}); not written") from None
-    want = copy.deepcopy(old_docs)
+    _check_replaced(old_docs, new_docs, updates, lambda u: u.index)
+
+
+def _check_replaced(old_docs: list[Any], new_docs: list[Any], updates: list[Update], position) -> None:
+    want = list(old_docs)  # copied only along the paths the updates change
     for u in updates:
-        if u.index >= len(want) or not isinstance(want[u.index], dict):
+        i = position(u)
+        if i >= len(want) or not isinstance(want[i], dict):
             raise UpdateError(f"the file has no case #{u.index + 1}")
-        target = want[u.index]
+        target = want[i] = dict(want[i])
         if u.variant is not None:
-            target = (target.get("variants") or {}).get(u.variant)
-            if not isinstance(target, dict):
+            variants = target["variants"] = dict(target.get("variants") or {})
+            if not isinstance(variants.get(u.variant), dict):
                 raise UpdateError(f"no variant {u.variant!r} in the file")
+            target = variants[u.variant] = dict(variants[u.variant])
         target["expect"] = u.expect
     if len(new_docs) != len(want) or not all(_same(a, b) for a, b in zip(want, new_docs)):
         raise UpdateError("the rewritten file would not hold the old cases with only the updated expect "
