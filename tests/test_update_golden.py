@@ -60,8 +60,7 @@ def test_xdist_update_rewrites_every_failing_case_once(pytester):
     text = p.read_text()
     assert text == "---\n".join(SPREAD.format(name=f"c{i:02d}").split("expect:\n")[0] + FIXED.format(name=f"c{i:02d}")
                                 for i in range(12))
-    again = pytester.runpytest_subprocess("-n", "2")
-    again.assert_outcomes(passed=12)
+    pytester.runpytest().assert_outcomes(passed=12)
     assert [x for x in os.listdir(p.parent) if x.startswith(".kspread-")] == []
 
 
@@ -74,47 +73,41 @@ CASE = {"apiVersion": "kspread/v1", "kind": "Case", "name": "j", "version": "1.2
 RIGHT = {"scores": {"SelectorSpread": {"n1": 0, "n2": 100}}, "selected": "n2"}
 
 
-def test_json_case_file_stays_json(pytester):
-    text = json.dumps(CASE, indent=2) + "\n"
-    p = _write(pytester, "single.json", text)
-    pytester.runpytest("--kspread-update").assert_outcomes(passed=1)
-    new = p.read_text()
+def test_update_keeps_json_json_and_crlf_crlf(pytester):
+    # a JSON file with one case, a JSON list of cases (one to fill, one passing), JSON
+    # on one line, and a YAML file with CRLF line endings
+    single = json.dumps(CASE, indent=2) + "\n"
+    cases = [dict(CASE, name="first"), dict(CASE, name="fresh", expect={}), dict(CASE, name="right", expect=RIGHT)]
+    many = json.dumps(cases, indent=4) + "\n"
+    crlf = SPREAD.format(name="w").replace("\n", "\r\n")
+    _write(pytester, "single.json", single)
+    _write(pytester, "many.json", many)
+    _write(pytester, "mini.json", json.dumps(dict(CASE, name="mini")))
+    (pytester.path / "crlf.yaml").write_bytes(crlf.encode())
+    result = pytester.runpytest("--kspread-update")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*kspread: updated 5 case(s):*"])
+
+    new = (pytester.path / "single.json").read_text()
     assert json.loads(new) == dict(CASE, expect=RIGHT)
     # only the changed values moved: the same lines, in the same layout
-    assert new == text.replace('"n1": 100,\n        "n2": 0', '"n1": 0,\n        "n2": 100').replace(
+    assert new == single.replace('"n1": 100,\n        "n2": 0', '"n1": 0,\n        "n2": 100').replace(
         '"selected": "n1"', '"selected": "n2"')
-    pytester.runpytest().assert_outcomes(passed=1)
 
-
-def test_json_list_of_cases_is_updated_item_by_item(pytester):
-    cases = [dict(CASE, name="first"), dict(CASE, name="fresh", expect={}), dict(CASE, name="right", expect=RIGHT)]
-    text = json.dumps(cases, indent=4) + "\n"
-    p = _write(pytester, "many.json", text)
-    result = pytester.runpytest("--kspread-update")
-    result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*kspread: updated 2 case(s):*"])
-    data = json.loads(p.read_text())
+    new = (pytester.path / "many.json").read_text()
+    data = json.loads(new)
     assert data[0] == dict(CASE, name="first", expect=RIGHT)
-    assert data[1]["expect"] == {"scores": {"SelectorSpread": {"n1": 0, "n2": 100}}, "totals": {"n1": 0, "n2": 100},
-                                 "selected": "n2"}
+    assert data[1]["expect"] == {"scores": {"SelectorSpread": {"n1": 0, "n2": 100}},
+                                 "totals": {"n1": 0, "n2": 100}, "selected": "n2"}
     assert data[2] == cases[2]
-    assert '        "expect": {\n            "scores": {\n' in p.read_text()  # the file's own indentation
-    pytester.runpytest().assert_outcomes(passed=3)
+    assert '        "expect": {\n            "scores": {\n' in new  # the file's own indentation
 
+    assert (pytester.path / "mini.json").read_text() == json.dumps(dict(CASE, name="mini", expect=RIGHT))
 
-def test_json_on_one_line_stays_on_one_line(pytester):
-    p = _write(pytester, "mini.json", json.dumps(CASE))
-    pytester.runpytest("--kspread-update").assert_outcomes(passed=1)
-    assert p.read_text() == json.dumps(dict(CASE, expect=RIGHT))
-
-
-def test_crlf_stays_crlf(pytester):
-    text = SPREAD.format(name="w").replace("\n", "\r\n")
-    p = pytester.path / "crlf.yaml"
-    p.write_bytes(text.encode())
-    pytester.runpytest("--kspread-update").assert_outcomes(passed=1)
     want = (SPREAD.format(name="w").split("expect:\n")[0] + FIXED.format(name="w")).replace("\n", "\r\n")
-    assert p.read_bytes() == want.encode()
+    assert (pytester.path / "crlf.yaml").read_bytes() == want.encode()
+
+    pytester.runpytest().assert_outcomes(passed=6)
 
 
 def test_symlink_stays_a_symlink_and_its_target_is_updated(pytester):
@@ -169,29 +162,25 @@ variants:
 
 def test_anchors_used_elsewhere_survive_and_keep_their_values(pytester):
     p = _write(pytester, "anchors.yaml", ANCHORS)
+    # the same base, its whole expect anchored and aliased by a variant that passes
+    shared = ANCHORS.split("variants:")[0].replace("expect:\n", "expect: &e\n").replace("name: base", "name: sh") + \
+        "variants:\n  heavy:\n    profile: {score: [{name: SelectorSpread, weight: 5}]}\n    expect: *e\n"
+    q = _write(pytester, "shared.yaml", shared)
     result = pytester.runpytest("--kspread-update")
-    result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*kspread: updated 1 case(s):*",
-                                 "*: base: expect.totals: {n1: 500, n2: 500} -> {n1: 100, n2: 100}"])
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["*kspread: updated 2 case(s):*",
+                                 "*: base: expect.totals: {n1: 500, n2: 500} -> {n1: 100, n2: 100}",
+                                 "*: sh: expect.totals: {n1: 500, n2: 500} -> {n1: 100, n2: 100}"])
     # the base's totals change; the variants, which passed, keep the value they
     # aliased: the first alias now carries the anchor
     assert p.read_text() == ANCHORS.replace(
         "totals: &tot {n1: 500, n2: 500}   # wrong", "totals: {n1: 100, n2: 100}   # wrong").replace(
         "      totals: *tot\n", "      totals: &tot {n1: 500, n2: 500}\n")
-    pytester.runpytest().assert_outcomes(passed=3)
-
-
-def test_an_anchored_expect_shared_by_a_passing_variant(pytester):
-    text = ANCHORS.split("variants:")[0].replace("expect:\n", "expect: &e\n") + \
-        "variants:\n  heavy:\n    profile: {score: [{name: SelectorSpread, weight: 5}]}\n    expect: *e\n"
-    text = text.replace("{n1: 500, n2: 500}", "{n1: 500, n2: 500}")
-    p = _write(pytester, "shared.yaml", text)
-    pytester.runpytest("--kspread-update").assert_outcomes(passed=2)
-    new = p.read_text()
-    assert "expect:\n  feasible: *nodes" in new
-    assert "  totals: &tot {n1: 100, n2: 100}   # wrong for the base\n" in new
-    assert "    expect: &e {feasible: [n1, n2], totals: {n1: 500, n2: 500}, selected: [n1, n2]}\n" in new
-    pytester.runpytest().assert_outcomes(passed=2)
+    assert q.read_text() == shared.replace("expect: &e\n", "expect:\n").replace(
+        "totals: &tot {n1: 500, n2: 500}", "totals: &tot {n1: 100, n2: 100}").replace(
+        "    expect: *e\n",
+        "    expect: &e {feasible: [n1, n2], totals: {n1: 500, n2: 500}, selected: [n1, n2]}\n")
+    pytester.runpytest().assert_outcomes(passed=5)
 
 
 def test_end_of_line_comments_nulls_and_yaml_in_reports(pytester):
