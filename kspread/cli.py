@@ -10,7 +10,7 @@ from typing import Any
 from kspread.errors import CaseError
 from kspread.loader import collect, expected_error, load_case
 from kspread.scheduler import Scheduler
-from kspread.runner import EXPECT_KEYS, check
+from kspread.runner import EXPECT_KEYS, Verdict, check, duplicate_names
 
 
 def _yaml_dump(data: Any) -> str:
@@ -22,22 +22,22 @@ def _yaml_dump(data: Any) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     failed = 0
     report: list[dict[str, Any]] = []
-    updates = []
     for fr in collect(args.files):
         if fr.error is not None:
             failed += 1
             print(str(fr.error), file=sys.stderr)
             report.append({"file": fr.path, "error": str(fr.error)})
             continue
-        for doc in fr.docs:
-            v = check(doc)
-            if args.update:
-                from kspread.update import update_for
-
-                upd = update_for(doc, v)
-                if upd is not None:
-                    updates.append(upd)
-                    v.passed = True
+        dups = duplicate_names(fr.docs)
+        checked: list[tuple[Any, Verdict]] = []
+        for i, doc in enumerate(fr.docs):
+            if i in dups:
+                checked.append((doc, Verdict(False, str(dups[i]), error=str(dups[i]))))
+            else:
+                checked.append((doc, check(doc)))
+        if args.update:
+            _update_file(checked)
+        for doc, v in checked:
             failed += not v.passed
             entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
             if v.case is not None:
@@ -56,15 +56,41 @@ def cmd_run(args: argparse.Namespace) -> int:
                     print("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
                 if not v.passed or v.outcome is None:
                     print("  " + v.message.replace("\n", "\n  "))
-    if updates:
-        from kspread.update import apply_all
-
-        for change in apply_all(updates):
-            print(f"updated {change}", file=sys.stderr)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
     return 1 if failed else 0
+
+
+def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
+    """``--update``: write the updates of one file's cases (the file once). A case
+    whose update is written passes; one the update cannot fix fails, saying why."""
+    from kspread.update import UpdateError, apply_file, update_for
+
+    pending = {}
+    for doc, v in checked:
+        if v.error is not None and v.outcome is None:
+            continue  # did not load (or a duplicate name): never written
+        try:
+            upd = update_for(doc, v)
+        except UpdateError as e:
+            v.passed = False
+            v.message = (v.message + "\n\n" if v.message else "") + f"--update could not fix this case: {e}"
+            continue
+        if upd is not None:
+            pending[id(upd)] = (upd, v)
+    if not pending:
+        return
+    ups = [u for u, _ in pending.values()]
+    res = apply_file(ups[0].file, ups)
+    for u in res.updated:
+        pending[id(u)][1].passed = True
+    for u, why in res.failed:
+        v = pending[id(u)][1]
+        v.passed = False
+        v.message = (v.message + "\n\n" if v.message else "") + f"--update could not fix this case: {why}"
+    for change in res.changes:
+        print(f"updated {change}", file=sys.stderr)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -75,8 +101,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             bad += 1
             print(str(fr.error))
             continue
-        for doc in fr.docs:
+        dups = duplicate_names(fr.docs)
+        for i, doc in enumerate(fr.docs):
             count += 1
+            if i in dups:
+                bad += 1
+                print(str(dups[i]))
+                continue
             try:
                 Scheduler(load_case(doc))
             except CaseError as e:

@@ -15,7 +15,7 @@ import pytest
 
 from kspread.errors import CaseError
 from kspread.loader import CaseDoc, read_file
-from kspread.runner import check
+from kspread.runner import check, duplicate_names
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 _MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*$")
@@ -39,28 +39,60 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-_UPDATES = pytest.StashKey[list]()
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_UPDATES] = []
+    if config.getoption("kspread_update", False):
+        config.pluginmanager.register(GoldenUpdate(config), "kspread-update")
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    updates = session.config.stash.get(_UPDATES, [])
-    if not updates:
-        return
-    from kspread.update import apply_all
+class GoldenUpdate:
+    """``--kspread-update``: gathers the updates of the run's cases and writes them at
+    the end of the session, each file once. A case's update travels with its test
+    report, so under pytest-xdist every worker's updates reach the controller, which
+    alone writes."""
 
-    changes = apply_all(updates)
-    tr = session.config.pluginmanager.get_plugin("terminalreporter")
-    lines = [f"kspread: updated {len(updates)} case(s):"] + [f"  {c}" for c in changes]
-    if tr is not None:
-        tr.write_sep("-", "kspread --kspread-update")
-        for line in lines:
-            tr.write_line(line)
-    else:  # pragma: no cover
-        print("\n".join(lines))
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.updates: list = []
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+        outcome = yield
+        upd = getattr(item, "kspread_update", None)
+        if upd is not None and call.when == "call":
+            rep = outcome.get_result()
+            if rep.passed:
+                rep.kspread_update = upd
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        upd = getattr(report, "kspread_update", None)
+        if upd is not None and report.when == "call" and report.passed:
+            from kspread.update import Update
+
+            self.updates.append(Update.from_dict(upd))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput") or not self.updates:
+            return  # a pytest-xdist worker: the controller writes
+        from kspread.update import apply_all
+
+        res = apply_all(self.updates)
+        lines = []
+        if res.updated:
+            lines.append(f"kspread: updated {len(res.updated)} case(s):")
+            lines += [f"  {c}" for c in res.changes]
+        if res.failed:
+            lines.append(f"kspread: could not update {len(res.failed)} case(s); the run fails:")
+            for u, why in res.failed:
+                lines.append(f"  {u.file}: {u.case}: " + why.replace("\n", "\n    "))
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line("")  # end the progress line
+            tr.write_sep("-", "kspread --kspread-update")
+            for line in lines:
+                tr.write_line(line)
+        else:  # pragma: no cover
+            print("\n".join(lines))
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -85,18 +117,12 @@ class CaseFile(pytest.File):
         if res.error is not None:
             yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
             return
-        seen: set[str] = set()
-        for doc in res.docs:
+        dups = duplicate_names(res.docs)
+        for i, doc in enumerate(res.docs):
             name = doc.name
-            if name in seen:
-                name = f"{name}#{doc.index + 1}"
-                item = BrokenFile.from_parent(
-                    self, name=name,
-                    error=CaseError(f"case name {doc.name!r} is used twice in this file", ["name"],
-                                    file=str(self.path), line=doc.line))
-                yield item
+            if i in dups:
+                yield BrokenFile.from_parent(self, name=f"{name}#{doc.index + 1}", error=dups[i])
                 continue
-            seen.add(name)
             item = CaseItem.from_parent(self, name=name, doc=doc)
             tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
             for tag in tags if isinstance(tags, list) else []:
@@ -141,12 +167,16 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         verdict = check(self.doc, self.config.getoption("kspread_config", None))
         if self.config.getoption("kspread_update", False):
-            from kspread.update import update_for
+            from kspread.update import UpdateError, check_update, update_for
 
-            upd = update_for(self.doc, verdict)
-            if upd is not None:
-                self.config.stash[_UPDATES].append(upd)
-                return
+            try:
+                upd = update_for(self.doc, verdict)
+                if upd is not None:
+                    self.kspread_update = check_update(upd).to_dict()
+                    return
+            except UpdateError as e:
+                head = verdict.message + "\n\n" if verdict.message else ""
+                raise CaseFailure(f"{head}--kspread-update could not fix this case: {e}") from None
         if not verdict.passed:
             raise CaseFailure(verdict.message)
 

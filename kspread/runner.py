@@ -226,11 +226,12 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(str(x) for x in v) + "]"
-    if v is None:
-        return "null"
-    return str(v)
+    """A report cell: text as it is, any other value as YAML (``null``, ``true``, ``{a: 1}``)."""
+    if isinstance(v, str):
+        return v
+    from kspread.yamltext import flow
+
+    return flow(v)
 
 
 def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
@@ -275,6 +276,22 @@ def pod_capacity_note(case: Case, cycles: list[CycleResult]) -> str:
             return (f"note: every node failed with \"Too many pods\": {nodes} {shown} {give} `allocatable` "
                     f"without `pods`, so {they} allow 0 pods (add e.g. `pods: 110`)")
     return ""
+
+
+def duplicate_names(docs) -> dict[int, Any]:
+    """A case name used twice in one file is an error at each later use: position in
+    ``docs`` (``kspread.loader.CaseDoc``) -> the error. The CLI and the pytest plugin
+    report these the same way."""
+    from kspread.errors import CaseError
+
+    seen: set[str] = set()
+    out: dict[int, CaseError] = {}
+    for i, doc in enumerate(docs):
+        if doc.name in seen:
+            out[i] = CaseError(f"case name {doc.name!r} is used twice in this file", ["name"], file=doc.file,
+                               line=doc.line)
+        seen.add(doc.name)
+    return out
 
 
 @dataclass

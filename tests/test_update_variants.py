@@ -67,8 +67,9 @@ def test_update_rewrites_failing_and_empty_cases_only(pytester):
     result.assert_outcomes(passed=3, failed=1)  # the error case is never updated
     result.stdout.fnmatch_lines([
         "*kspread: updated 2 case(s):*",
-        "*wrong: expect.scores: {'SelectorSpread': {'n1': 100}} -> {'SelectorSpread': {'n1': 0}}*",
-        "*wrong: expect.selected: 'n1' -> 'n2'*",
+        "*wrong: expect.scores: {SelectorSpread: {n1: 100}} -> {SelectorSpread: {n1: 0}}",
+        "*wrong: expect.selected: n1 -> n2",
+        "*fresh: expect.scores: (absent) -> {SelectorSpread: {n1: 100, n2: 100}}",
     ])
     text = p.read_text()
     assert "# top comment" in text and "# my guess" in text and '"wrong"   # quoted on purpose' in text
@@ -92,7 +93,7 @@ def test_cli_update(tmp_path):
     p.write_text(CASES.split("---\n")[0])
     r = subprocess.run([sys.executable, "-m", "kspread", "run", "--update", str(p)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "expect.selected: 'n1' -> 'n2'" in r.stderr
+    assert "expect.selected: n1 -> n2" in r.stderr
     assert "selected: n2" in p.read_text()
     assert not [x for x in tmp_path.iterdir() if x.name.startswith(".kspread-")]  # no temp file left
 
