@@ -1,4 +1,4 @@
-//go:build !oldapi && !midapi
+//go:build !v133 && !legacy
 
 // The scheduling part for upstream 1.34 and later (k8s.io/kube-scheduler/framework interfaces,
 // backend/cache, NodeInfo-based Score and PreFilter with the node list).
