@@ -357,8 +357,9 @@ class ResourceScoringFlags:
     @property
     def image_counts_init_containers(self) -> bool:
         """ImageLocality sums (and counts for the threshold) init containers too, from
-        1.28 (UNVERIFIED: the first release whose source has it)."""
-        return self.minor >= 28
+        1.30 (checked against the vendored plugins: 1.29.14 reads pod.Spec.Containers only,
+        1.30.4 adds pod.Spec.InitContainers to the sum and to the container count)."""
+        return self.minor >= 30
 
 
 def resource_scoring(version: "Version") -> ResourceScoringFlags:
