@@ -209,6 +209,7 @@ class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
         self._scorer = ResourceScorer(args, handle, config_path)
         self._scorer.name = self.name
         self._scorer.strategy = fit_scoring_strategy(args or {}, self.version, config_path)
+        self._scorer.ignores_overhead = resource_scoring(self.version).fit_score_ignores_overhead
 
     def pre_score(self, state: CycleState, pod: Pod, nodes) -> Status:
         return self._scorer.pre_score(state, pod, nodes)
