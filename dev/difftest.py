@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import random
 import re
 import subprocess
@@ -31,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kspread.case import build_case  # noqa: E402
-from kspread.framework.profile import default_plugins  # noqa: E402
-from kspread.scheduler import run_case  # noqa: E402
-from kspread.versions import make_version  # noqa: E402
+from kspread.case import build_case
+from kspread.framework.profile import default_plugins
+from kspread.scheduler import run_case
+from kspread.versions import make_version
 
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity"]
@@ -172,6 +171,8 @@ class Gen:
     def requests(self) -> dict:
         r = self.r
         req = {}
+        if self.chance(0.05):
+            req["example.com/gpu"] = str(r.randint(1, 2))
         if self.chance(0.8):
             req["cpu"] = f"{r.choice([100, 250, 500, 1000, 1500])}m"
         if self.chance(0.7):
@@ -193,6 +194,17 @@ class Gen:
         if incoming and self.chance(0.1):
             p["preemptionPolicy"] = "Never"
         p["requests"] = self.requests()
+        if self.chance(0.05):
+            p["overhead"] = {"cpu": r.choice(["100m", "250m"]), "memory": "64Mi"}
+        if node and self.chance(0.05):
+            p["terminating"] = True
+        if self.chance(0.15):
+            p["initContainers"] = []
+            for i in range(r.randint(1, 2)):
+                ic: dict[str, Any] = {"name": f"init{i}", "image": "pause", "resources": {"requests": self.requests()}}
+                if self.minor >= 29 and self.chance(0.4):
+                    ic["restartPolicy"] = "Always"  # a sidecar
+                p["initContainers"].append(ic)
         if self.chance(0.5):
             p["image"] = r.choice(IMAGES)
         ports = self.ports()
@@ -217,7 +229,7 @@ class Gen:
 
     def cluster(self) -> dict:
         r = self.r
-        n_nodes = r.randint(2, 6)
+        n_nodes = r.randint(2, 6) if self.chance(0.9) else r.randint(7, 12)
         zones_used = r.sample(["za", "zb", "zc"], r.randint(1, 3))
         nodes, zones = [], defaultdict(list)
         for i in range(n_nodes):
@@ -234,6 +246,8 @@ class Gen:
             if self.chance(0.8):
                 n["allocatable"] = {"cpu": r.choice(["1", "2", "4", "3500m"]), "memory": r.choice(["2Gi", "4Gi", "8Gi"]),
                                     "pods": str(r.randint(1, 8))}
+                if self.chance(0.2):
+                    n["allocatable"]["example.com/gpu"] = str(r.randint(0, 2))
             if self.chance(0.25):
                 n["taints"] = [{"key": r.choice(["dedicated", "gpu", "spot"]), "value": r.choice(["x", "y"]),
                                 "effect": r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])}]
@@ -250,8 +264,15 @@ class Gen:
             app = r.choice(APPS)
             sel: Any = {"app": app} if kind in ("Service", "ReplicationController") else {"matchLabels": {"app": app}}
             owners.append({"kind": kind, "name": f"o{i}", "namespace": ns, "selector": sel})
-        pods = [self.pod(f"p{i}", r.choice(nodes)["name"], owners, False) for i in range(r.randint(0, 10))]
+        tight = self.chance(0.25)  # full nodes: preemption
+        pods = [self.pod(f"p{i}", r.choice(nodes)["name"], owners, False)
+                for i in range(r.randint(6, 14) if tight else r.randint(0, 10))]
         pod = self.pod("new", None, owners, True)
+        if tight:
+            pod["priority"] = r.choice([100, 1000, 2000])
+            for n in nodes:
+                n.setdefault("allocatable", {"cpu": "2", "memory": "4Gi", "pods": "110"})
+                n["allocatable"]["pods"] = str(r.randint(2, 4))
         c: dict[str, Any] = {"zones": {z: v for z, v in zones.items()}, "nodes": nodes, "pods": pods, "pod": pod,
                              "owners": owners,
                              "namespaces": [{"name": "ns1", "labels": {"team": "a"}},
@@ -288,13 +309,18 @@ def merge_match_label_keys(pod: dict) -> None:
                 t["labelSelector"]["matchExpressions"] = list(t["labelSelector"].get("matchExpressions") or []) + extra
 
 
+def score_plugins(minor: int) -> list[str]:
+    """SelectorSpread (not in the default profile from 1.23, still registered to 1.28) too."""
+    return SCORES + (["SelectorSpread"] if minor <= 28 else [])
+
+
 def oracle_input(c: dict, cid: str, minor: int) -> dict:
     out = copy.deepcopy(c)
     out["id"] = cid
     if minor >= 31:
         for p in out["pods"] + [out["pod"]]:
             merge_match_label_keys(p)
-    out["filter"], out["score"], out["preempt"] = FILTERS, SCORES, True
+    out["filter"], out["score"], out["preempt"] = FILTERS, score_plugins(minor), True
     return out
 
 
@@ -314,7 +340,8 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
     weights = dict(default_plugins(v)[1])
     doc: dict[str, Any] = {
         "apiVersion": "kspread/v1", "kind": "Case", "name": name, "version": version,
-        "profile": {"filter": FILTERS, "score": [{"name": s, "weight": weights.get(s, 1)} for s in SCORES],
+        "profile": {"filter": FILTERS, "score": [{"name": s, "weight": weights.get(s, 1)}
+                                                 for s in score_plugins(v.minor)],
                     "postFilter": ["DefaultPreemption"]},
         "zones": c["zones"], "nodes": c["nodes"], "pods": [_kspread_pod(p) for p in c["pods"]],
         "pod": _kspread_pod(c["pod"]), "owners": c["owners"], "namespaces": c["namespaces"],
@@ -348,8 +375,8 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
         kreason = st.message if st else ""
         kplugin = st.plugin if st else ""
         if code != kcode:
-            diffs.append((plugin or kplugin or "?", "filter-code", f"{n}: upstream {code} [{plugin}] {reason!r}; "
-                          f"kspread {kcode} [{kplugin}] {kreason!r}"))
+            detail = f"{n}: upstream {code} [{plugin}] {reason!r}; kspread {kcode} [{kplugin}] {kreason!r}"
+            diffs.append((plugin or kplugin or "?", "filter-code", detail))
         elif code != "Success" and (reason != kreason or plugin != kplugin):
             diffs.append((plugin, "filter-reason", f"{n}: upstream [{plugin}] {reason!r}; kspread [{kplugin}] {kreason!r}"))
     of, kf = sorted(o["feasible"]), sorted(r.feasible)
@@ -359,7 +386,7 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
     if len(of) > 1:
         ks = r.scores
         delta = {n: 0 for n in of}  # weighted differences the per-plugin rows account for
-        for plugin in SCORES:
+        for plugin in score_plugins(ks_case.version.minor):
             so = o["score"].get(plugin) or {}
             oraw = so.get("raw")
             kraw = ks.raw.get(plugin) if ks else None
@@ -447,7 +474,7 @@ def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str
 # ---- the run ---------------------------------------------------------------------------------
 
 def run_batch(oracle: str, lines: list[str]) -> list[dict]:
-    p = subprocess.run([oracle, "-jsonl"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+    p = subprocess.run([oracle, "-jsonl"], check=False, input="\n".join(lines) + "\n", capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"oracle failed: {p.stderr[-2000:]}")
     return [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
@@ -495,7 +522,7 @@ def main() -> int:
                 case = build_case(doc, cid)
                 _, results, _ = run_case(case)
                 diffs = compare(o, results[-1], case)
-            except Exception as e:  # a kspread error on a valid cluster is a difference too
+            except Exception as e:  # noqa: BLE001 -- a kspread error on a valid cluster is a difference too
                 diffs = [("(kspread)", "exception", f"{type(e).__name__}: {e}")]
             case_unexplained = False
             seen_plugins = set()

@@ -65,6 +65,9 @@ type PodIn struct {
 	Tolerations               []v1.Toleration               `json:"tolerations"`
 	TopologySpreadConstraints []v1.TopologySpreadConstraint `json:"topologySpreadConstraints"`
 	Controller                *ControllerIn                 `json:"controller"`
+	InitContainers            []v1.Container                `json:"initContainers"`
+	Overhead                  map[string]string             `json:"overhead"`
+	Terminating               bool                          `json:"terminating"`
 }
 
 type OwnerIn struct {
@@ -186,6 +189,7 @@ func mkPod(p PodIn, i int) *v1.Pod {
 			TopologySpreadConstraints: p.TopologySpreadConstraints,
 			Containers: []v1.Container{{Name: "c", Image: image, Ports: p.Ports,
 				Resources: v1.ResourceRequirements{Requests: rl(p.Requests)}}},
+			InitContainers: p.InitContainers,
 		},
 	}
 	if p.Controller != nil {
@@ -193,8 +197,15 @@ func mkPod(p PodIn, i int) *v1.Pod {
 		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: controllerAPI[p.Controller.Kind], Kind: p.Controller.Kind,
 			Name: p.Controller.Name, UID: types.UID(ns + "/" + p.Controller.Kind + "/" + p.Controller.Name), Controller: &t}}
 	}
+	if p.Overhead != nil {
+		pod.Spec.Overhead = rl(p.Overhead)
+	}
 	t := metav1.NewTime(metav1.Unix(1700000000+int64(i), 0).Time)
 	pod.Status.StartTime = &t
+	if p.Terminating {
+		d := metav1.NewTime(metav1.Unix(1800000000, 0).Time)
+		pod.DeletionTimestamp = &d
+	}
 	if p.Node != "" {
 		pod.Status.Phase = v1.PodRunning
 	} else {
