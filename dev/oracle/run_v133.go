@@ -48,9 +48,9 @@ func setup() {
 type nominator struct{}
 
 func (nominator) AddNominatedPod(klog.Logger, *framework.PodInfo, *framework.NominatingInfo) {}
-func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                          {}
-func (nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, *framework.PodInfo)        {}
-func (nominator) NominatedPodsForNode(string) []*framework.PodInfo                   { return nil }
+func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                                         {}
+func (nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, *framework.PodInfo)                {}
+func (nominator) NominatedPodsForNode(string) []*framework.PodInfo                           { return nil }
 
 func st(s *framework.Status) *StatusOut {
 	if s == nil {
@@ -238,7 +238,7 @@ func run(in *Input, c *Cluster) *Output {
 			so.Raw, so.Normalized, so.Weighted = map[string]int64{}, map[string]int64{}, map[string]int64{}
 			list := make(framework.NodeScoreList, 0, len(feasibleNodes))
 			for _, n := range feasibleNodes {
-				sc, s := sp.Score(ctx, state, pod, n)
+				sc, s := scoreOn(sp, ctx, state, pod, n)
 				if !s.IsSuccess() {
 					so.Error = s.Message()
 				}

@@ -1,6 +1,6 @@
 //go:build !v133 && !legacy
 
-// The scheduling part for upstream 1.34 and later (k8s.io/kube-scheduler/framework interfaces,
+// The scheduling part for upstream 1.34 and later (names that moved: alias_*.go) (k8s.io/kube-scheduler/framework interfaces,
 // backend/cache, NodeInfo-based Score and PreFilter with the node list).
 package main
 
@@ -48,10 +48,10 @@ func setup() {
 // nominator: no pod is nominated in the oracle's clusters.
 type nominator struct{}
 
-func (nominator) AddNominatedPod(klog.Logger, fwk.PodInfo, *fwk.NominatingInfo) {}
-func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                          {}
-func (nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)        {}
-func (nominator) NominatedPodsForNode(string) []fwk.PodInfo                   { return nil }
+func (nominator) AddNominatedPod(klog.Logger, fwk.PodInfo, *fNominatingInfo) {}
+func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                         {}
+func (nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)       {}
+func (nominator) NominatedPodsForNode(string) []fwk.PodInfo                  { return nil }
 
 func st(s *fwk.Status) *StatusOut {
 	if s == nil {
@@ -88,7 +88,7 @@ func run(in *Input, c *Cluster) *Output {
 	must(err)
 
 	registry := plugins.NewInTreeRegistry()
-	instances := map[string]fwk.Plugin{}
+	instances := map[string]fPlugin{}
 	out := &Output{Version: version, PreFilter: map[string]*StatusOut{}, Filter: map[string]map[string]*StatusOut{},
 		Score: map[string]*ScoreOut{}, Total: map[string]int64{}}
 	for _, name := range append(append([]string{}, in.Filter...), in.Score...) {
@@ -115,7 +115,7 @@ func run(in *Input, c *Cluster) *Output {
 		for k, v := range registry {
 			reg[k] = v
 		}
-		reg[defaultpreemption.Name] = func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		reg[defaultpreemption.Name] = func(ctx context.Context, obj runtime.Object, h fHandle) (fPlugin, error) {
 			p, err := registry[defaultpreemption.Name](ctx, obj, h)
 			if err == nil {
 				dp = p.(*defaultpreemption.DefaultPreemption)
@@ -126,10 +126,10 @@ func run(in *Input, c *Cluster) *Output {
 			Bind:       config.PluginSet{Enabled: []config.Plugin{{Name: "DefaultBinder"}}},
 			PostFilter: config.PluginSet{Enabled: []config.Plugin{{Name: defaultpreemption.Name}}}}
 		for _, name := range in.Filter {
-			if _, ok := instances[name].(fwk.PreFilterPlugin); ok {
+			if _, ok := instances[name].(fPreFilterPlugin); ok {
 				plugs.PreFilter.Enabled = append(plugs.PreFilter.Enabled, config.Plugin{Name: name})
 			}
-			if _, ok := instances[name].(fwk.FilterPlugin); ok {
+			if _, ok := instances[name].(fFilterPlugin); ok {
 				plugs.Filter.Enabled = append(plugs.Filter.Enabled, config.Plugin{Name: name})
 			}
 		}
@@ -164,12 +164,12 @@ func run(in *Input, c *Cluster) *Output {
 	}
 	for _, name := range in.Filter {
 		pl := instances[name]
-		fp, ok := pl.(fwk.FilterPlugin)
+		fp, ok := pl.(fFilterPlugin)
 		if !ok {
 			continue
 		}
 		skip := false
-		if pfp, ok := pl.(fwk.PreFilterPlugin); ok {
+		if pfp, ok := pl.(fPreFilterPlugin); ok {
 			res, s := pfp.PreFilter(ctx, state, pod, allNodes)
 			so := st(s)
 			out.PreFilter[name] = so
@@ -216,7 +216,7 @@ func run(in *Input, c *Cluster) *Output {
 	if len(feasibleNodes) > 0 {
 		for _, name := range in.Score {
 			pl := instances[name]
-			sp, ok := pl.(fwk.ScorePlugin)
+			sp, ok := pl.(fScorePlugin)
 			if !ok {
 				continue
 			}
@@ -226,7 +226,7 @@ func run(in *Input, c *Cluster) *Output {
 			}
 			so := &ScoreOut{Weight: w}
 			out.Score[name] = so
-			if psp, ok := pl.(fwk.PreScorePlugin); ok {
+			if psp, ok := pl.(fPreScorePlugin); ok {
 				s := psp.PreScore(ctx, state, pod, feasibleNodes)
 				so.PreScore = st(s)
 				if s.IsSkip() {
@@ -238,14 +238,14 @@ func run(in *Input, c *Cluster) *Output {
 				}
 			}
 			so.Raw, so.Normalized, so.Weighted = map[string]int64{}, map[string]int64{}, map[string]int64{}
-			list := make(fwk.NodeScoreList, 0, len(feasibleNodes))
+			list := make(fNodeScoreList, 0, len(feasibleNodes))
 			for _, n := range feasibleNodes {
 				sc, s := sp.Score(ctx, state, pod, n)
 				if !s.IsSuccess() {
 					so.Error = s.Message()
 				}
 				so.Raw[n.Node().Name] = sc
-				list = append(list, fwk.NodeScore{Name: n.Node().Name, Score: sc})
+				list = append(list, fNodeScore{Name: n.Node().Name, Score: sc})
 			}
 			if ext := sp.ScoreExtensions(); ext != nil {
 				if s := ext.NormalizeScore(ctx, state, pod, list); !s.IsSuccess() {

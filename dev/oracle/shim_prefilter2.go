@@ -1,4 +1,4 @@
-//go:build legacy && (v130 || v129 || v128 || v125)
+//go:build legacy && (v130 || v129 || v128 || v125 || v124)
 
 package main
 

@@ -1,4 +1,4 @@
-//go:build legacy && (v131 || v130 || v129 || v128 || v125)
+//go:build legacy && (v131 || v130 || v129 || v128 || v125 || v124)
 
 package main
 
@@ -16,5 +16,3 @@ func preFilter(p framework.PreFilterPlugin, ctx context.Context, state *framewor
 	}
 	return func(n string) bool { return res.NodeNames.Has(n) }, s
 }
-
-func isSkip(s *framework.Status) bool { return s.IsSkip() }

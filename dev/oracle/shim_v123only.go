@@ -17,9 +17,9 @@ import (
 type nominator struct{}
 
 func (nominator) AddNominatedPod(*framework.PodInfo, *framework.NominatingInfo) {}
-func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                          {}
-func (nominator) UpdateNominatedPod(*v1.Pod, *framework.PodInfo)              {}
-func (nominator) NominatedPodsForNode(string) []*framework.PodInfo            { return nil }
+func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                            {}
+func (nominator) UpdateNominatedPod(*v1.Pod, *framework.PodInfo)                {}
+func (nominator) NominatedPodsForNode(string) []*framework.PodInfo              { return nil }
 
 func newFramework(_ context.Context, r frameworkruntime.Registry, p *config.KubeSchedulerProfile, opts ...frameworkruntime.Option) (framework.Framework, error) {
 	return frameworkruntime.NewFramework(r, p, opts...)
@@ -40,5 +40,3 @@ func preFilter(p framework.PreFilterPlugin, ctx context.Context, state *framewor
 func runPreFilter(f framework.Framework, ctx context.Context, state *framework.CycleState, pod *v1.Pod) *framework.Status {
 	return f.RunPreFilterPlugins(ctx, state, pod)
 }
-
-func isSkip(*framework.Status) bool { return false } // no Skip code before 1.24

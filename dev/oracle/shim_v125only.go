@@ -1,4 +1,4 @@
-//go:build legacy && v125
+//go:build legacy && (v125 || v124)
 
 package main
 
@@ -6,23 +6,17 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
 type nominator struct{}
 
 func (nominator) AddNominatedPod(*framework.PodInfo, *framework.NominatingInfo) {}
-func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                          {}
-func (nominator) UpdateNominatedPod(*v1.Pod, *framework.PodInfo)              {}
-func (nominator) NominatedPodsForNode(string) []*framework.PodInfo            { return nil }
-
-func newFramework(ctx context.Context, r frameworkruntime.Registry, p *config.KubeSchedulerProfile, opts ...frameworkruntime.Option) (framework.Framework, error) {
-	return frameworkruntime.NewFramework(r, p, ctx.Done(), opts...)
-}
+func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                            {}
+func (nominator) UpdateNominatedPod(*v1.Pod, *framework.PodInfo)                {}
+func (nominator) NominatedPodsForNode(string) []*framework.PodInfo              { return nil }
 
 func eligible(dp *defaultpreemption.DefaultPreemption, pod *v1.Pod) (bool, string) {
 	return dp.PodEligibleToPreemptOthers(pod, nil)

@@ -1,4 +1,4 @@
-//go:build legacy && (v128 || v125 || v123)
+//go:build legacy && (v128 || v125 || v124 || v123)
 
 // Shims for upstream 1.23-1.28: plugin factories without a context, Status.FailedPlugin.
 package main

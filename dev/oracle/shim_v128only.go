@@ -17,9 +17,9 @@ import (
 type nominator struct{}
 
 func (nominator) AddNominatedPod(klog.Logger, *framework.PodInfo, *framework.NominatingInfo) {}
-func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                                       {}
-func (nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, *framework.PodInfo)              {}
-func (nominator) NominatedPodsForNode(string) []*framework.PodInfo                         { return nil }
+func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                                         {}
+func (nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, *framework.PodInfo)                {}
+func (nominator) NominatedPodsForNode(string) []*framework.PodInfo                           { return nil }
 
 func newFramework(ctx context.Context, r frameworkruntime.Registry, p *config.KubeSchedulerProfile, opts ...frameworkruntime.Option) (framework.Framework, error) {
 	return frameworkruntime.NewFramework(ctx, r, p, opts...)

@@ -19,9 +19,9 @@ import (
 type nominator struct{}
 
 func (nominator) AddNominatedPod(klog.Logger, *framework.PodInfo, *framework.NominatingInfo) {}
-func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                                       {}
-func (nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, *framework.PodInfo)              {}
-func (nominator) NominatedPodsForNode(string) []*framework.PodInfo                         { return nil }
+func (nominator) DeleteNominatedPodIfExists(*v1.Pod)                                         {}
+func (nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, *framework.PodInfo)                {}
+func (nominator) NominatedPodsForNode(string) []*framework.PodInfo                           { return nil }
 
 func statusPlugin(s *framework.Status) string { return s.Plugin() }
 

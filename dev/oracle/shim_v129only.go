@@ -1,4 +1,4 @@
-//go:build legacy && (v129 || v128 || v125 || v123)
+//go:build legacy && (v129 || v128 || v125 || v124 || v123)
 
 // PreScore with the list of nodes; RunPreFilterPlugins with two results (up to 1.29).
 package main

@@ -1,6 +1,5 @@
 //go:build legacy && (v130 || v131)
 
-
 // PreScore with NodeInfos (1.30-1.31).
 package main
 
