@@ -152,9 +152,46 @@ def node_non_zero_requests(pod: Pod, version: Version) -> tuple[int, int]:
     ``getNonMissingContainerRequests`` defaults a container's cpu / memory only when
     the pod's whole request (pod level, containers and overhead) lacks that resource;
     otherwise every container without a cpu / memory request counts the default."""
+    if 28 <= version.minor <= 31 and version.gate("SidecarContainers") and \
+            any(c.restartable for c in pod.init_containers):
+        return _container_fn_non_zero(pod)
     defaults: Mapping[str, int] = NON_ZERO_DEFAULTS
     if pod_level_requests(pod, version) is not None:
         whole = pod_requests(pod, version)
         defaults = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in whole}
     r = scoring_requests(pod, version, non_zero=True, include_init=version.minor >= 19, defaults=defaults)
     return r.get("cpu", 0), r.get("memory", 0)
+
+
+def _container_fn_non_zero(pod: Pod) -> tuple[int, int]:
+    """NonZeroRequested as 1.28-1.31's ``calculateResource`` computes it with sidecars:
+    through PodRequests' ContainerFn callback (without NonMissingContainerRequests), which
+    sees each regular container's own requests and, for each init container, the
+    requests in effect while it runs (its own plus the sidecars before it; for a sidecar,
+    the sidecars up to it). The non-zero defaults apply to what the callback sees: the
+    regular containers' non-zero requests are summed, the init containers' maxed, and the
+    result is the larger of the two per resource, plus the overhead. So a sidecar is not
+    in the sum, unlike PodRequests (and unlike 1.32+, which sums the sidecars' non-zero
+    requests)."""
+    cpu = mem = 0
+    for c in effective_containers(pod):
+        r = _with_defaults(c.requests)
+        cpu += r["cpu"]
+        mem += r["memory"]
+    init_cpu = init_mem = 0
+    sidecar_sum: dict[str, int] = {}
+    for c in pod.init_containers:
+        if c.restartable:
+            _add(sidecar_sum, c.requests)
+            running = dict(sidecar_sum)
+        else:
+            running = dict(c.requests)
+            _add(running, sidecar_sum)
+        r = _with_defaults(running)
+        init_cpu = max(init_cpu, r["cpu"])
+        init_mem = max(init_mem, r["memory"])
+    cpu, mem = max(cpu, init_cpu), max(mem, init_mem)
+    if pod.overhead:
+        cpu += pod.overhead.get("cpu", 0)
+        mem += pod.overhead.get("memory", 0)
+    return cpu, mem

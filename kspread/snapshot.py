@@ -135,12 +135,11 @@ class NodeInfo:
         cpu, mem = node_non_zero_requests(stored, self._version)
         self.non_zero_requested["cpu"] -= cpu
         self.non_zero_requested["memory"] -= mem
+        # HostPortInfo is a set, not a multiset: removing a pod frees its host ports even
+        # when another pod on the node uses the same one (HostPortInfo.Remove deletes the
+        # entry), as upstream's cache and preemption's dry run see it.
         for key in pod_host_ports(stored):
-            n = self.used_ports[key] - 1
-            if n:
-                self.used_ports[key] = n
-            else:
-                del self.used_ports[key]
+            self.used_ports.pop(key, None)
         self.pods_with_affinity.pop(stored.key, None)
         self.pods_with_required_anti_affinity.pop(stored.key, None)
         if not stored.terminating:

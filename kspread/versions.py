@@ -380,6 +380,15 @@ class ResourceScoringFlags:
         return self.minor >= 19
 
     @property
+    def fit_score_ignores_overhead(self) -> bool:
+        """1.22-1.23: NodeResourcesFit's scoring strategies build their scorer without
+        the PodOverhead flag, so the incoming pod's overhead is left out of its score
+        (NodeResourcesBalancedAllocation and the 1.22 Least/MostAllocated plugins set it);
+        from 1.24 (PodOverhead GA) the overhead always counts. Checked against the
+        vendored plugins (1.22.3, 1.23.9, 1.24.3)."""
+        return 22 <= self.minor <= 23
+
+    @property
     def overhead_cpu_in_cores(self) -> bool:
         """1.17-1.26: the scorer adds the overhead of the incoming pod with
         ``quantity.Value()`` for every resource, so cpu overhead counts in whole cores
@@ -447,8 +456,9 @@ class ResourceScoringFlags:
     @property
     def image_counts_init_containers(self) -> bool:
         """ImageLocality sums (and counts for the threshold) init containers too, from
-        1.28 (UNVERIFIED: the first release whose source has it)."""
-        return self.minor >= 28
+        1.30 (checked against the vendored plugins: 1.29.14 reads pod.Spec.Containers only,
+        1.30.4 adds pod.Spec.InitContainers to the sum and to the container count)."""
+        return self.minor >= 30
 
 
 def resource_scoring(version: "Version") -> ResourceScoringFlags:

@@ -128,11 +128,12 @@ def test_first_untolerated_taint_in_node_order_and_prefer_no_schedule_ignored():
 
 def test_taint_reasons_by_version():
     t = Taint("team", "a", "NoSchedule")
-    got = {m: tainttoleration.err_reason(Version(m), t) for m in (17, 18, 24, 25, 33, 34, 37)}
+    got = {m: tainttoleration.err_reason(Version(m), t) for m in (17, 18, 23, 24, 25, 33, 34, 37)}
     assert got == {
         17: "node(s) had taints that the pod didn't tolerate",
         18: "node(s) had taint {team: a}, that the pod didn't tolerate",
-        24: "node(s) had taint {team: a}, that the pod didn't tolerate",
+        23: "node(s) had taint {team: a}, that the pod didn't tolerate",
+        24: "node(s) had untolerated taint {team: a}",
         25: "node(s) had untolerated taint {team: a}",
         33: "node(s) had untolerated taint {team: a}",
         34: "node(s) had untolerated taint(s)",

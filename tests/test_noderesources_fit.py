@@ -57,7 +57,7 @@ def test_unresolvable_from_1_34_only_when_larger_than_node():
 
 def test_zero_request_on_overcommitted_node_by_version():
     node = _node(cpu=2000, memory=1 << 30, pods=110)
-    for minor, reasons in ((26, ("Insufficient memory",)), (27, ())):
+    for minor, reasons in ((26, ("Insufficient memory",)), (27, ("Insufficient memory",)), (28, ())):
         v = Version(minor)
         info = _info(node, v, _pod("w", "n1", memory=2 << 30))
         assert status_of(fits_request({"cpu": 500}, info, v), v).reasons == reasons

@@ -9,8 +9,8 @@ it. For every container whose normalized image name the node has, the image adds
 damps images present on few nodes; totalNodes counts every node of the snapshot). The
 sum is clamped to [23 MiB, max] and scaled linearly:
 ``MaxNodeScore * (sum - 23 MiB) / (max - 23 MiB)`` in int64. ``max`` is 1000 MiB, times
-the number of containers from 1.19. From 1.28 init containers are summed and counted
-too (UNVERIFIED first version). No NormalizeScore.
+the number of containers from 1.19. From 1.30 init containers are summed and counted
+too. No NormalizeScore.
 
 A name without a tag (no ':' after the last '/') is looked up with ":latest" appended;
 digests and other spellings are compared as written, as upstream does.
@@ -69,7 +69,7 @@ def calculate_priority(sum_scores: int, num_containers: int, version: Version) -
 
 
 def pod_images(pod: Pod, version: Version) -> list[str]:
-    """The images summed, in upstream's order (init containers first, from 1.28)."""
+    """The images summed, in upstream's order (init containers first, from 1.30)."""
     containers = list(effective_containers(pod))
     if resource_scoring(version).image_counts_init_containers:
         containers = list(pod.init_containers) + containers

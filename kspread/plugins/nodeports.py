@@ -6,7 +6,8 @@ A used or wanted port is (hostIP, protocol, hostPort) with an empty hostIP meani
 conflicts when the same protocol and port is used on the same hostIP or on 0.0.0.0,
 and a wanted 0.0.0.0 port conflicts with that protocol and port on any hostIP. The
 used ports are those of every pod on the node (``NodeInfo.used_ports``), terminating
-pods included. Failure: Unschedulable "node(s) didn't have free ports for the
+pods included; they are a set, as upstream's HostPortInfo: removing a pod (preemption's
+dry run, a deleted victim) frees its ports even when another pod uses the same one. Failure: Unschedulable "node(s) didn't have free ports for the
 requested pod ports". kspread reads the ports of regular containers, as upstream's
 NodeInfo and Filter do.
 """

@@ -64,8 +64,10 @@ def too_many_pods_reason(version: Version) -> str:
 
 
 def skips_zero_basic_requests(version: Version) -> bool:
-    """cpu / memory / ephemeral-storage compared only when requested (> 0), from 1.27."""
-    return version.minor >= 27
+    """cpu / memory / ephemeral-storage compared only when requested (> 0), from 1.28
+    (PR #116408; checked against the vendored plugins: 1.27.16 still compares a zero
+    request, 1.28.4 does not)."""
+    return version.minor >= 28
 
 
 def skips_zero_scalar_requests(version: Version) -> bool:
@@ -209,6 +211,7 @@ class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
         self._scorer = ResourceScorer(args, handle, config_path)
         self._scorer.name = self.name
         self._scorer.strategy = fit_scoring_strategy(args or {}, self.version, config_path)
+        self._scorer.ignores_overhead = resource_scoring(self.version).fit_score_ignores_overhead
 
     def pre_score(self, state: CycleState, pod: Pod, nodes) -> Status:
         return self._scorer.pre_score(state, pod, nodes)

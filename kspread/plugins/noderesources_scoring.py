@@ -12,6 +12,8 @@ None has a NormalizeScore: the Score result is the final 0..MaxNodeScore score
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -97,12 +99,15 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
     from the non-zero requests. PreScore computes the pod's requests once."""
 
     strategy: Strategy
+    ignores_overhead = False  # NodeResourcesFit in 1.22-1.23 (fit_score_ignores_overhead)
 
     def _state_key(self) -> str:
         return "PreScore" + self.name
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
         names = [r.name for r in self.strategy.resources]
+        if self.ignores_overhead and pod.overhead:
+            pod = dataclasses.replace(pod, overhead={})
         state.write(self._state_key(), _State(pod_scoring_requests(pod, self.version, names, False)))
         return SUCCESS
 

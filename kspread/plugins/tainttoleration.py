@@ -10,8 +10,9 @@ no node has such a taint). The same in every version, on 0..10 up to 1.16.
 
 Reason text by version (``err_reason``):
 * up to 1.17: "node(s) had taints that the pod didn't tolerate";
-* 1.18-1.24: "node(s) had taint {key: value}, that the pod didn't tolerate" (PR #87250);
-* 1.25-1.33: "node(s) had untolerated taint {key: value}" (PR #109119);
+* 1.18-1.23: "node(s) had taint {key: value}, that the pod didn't tolerate" (PR #87250);
+* 1.24-1.33: "node(s) had untolerated taint {key: value}" (PR #109119; checked against
+  the vendored plugins: 1.23.9 has the older text, 1.24.3, 1.24.9 and 1.24.17 this one);
 * from 1.34: "node(s) had untolerated taint(s)" (PR #134740, backported to 1.34).
 """
 
@@ -38,7 +39,7 @@ def err_reason(version: Version, taint: Taint) -> str:
     m = version.minor
     if m <= 17:
         return "node(s) had taints that the pod didn't tolerate"
-    if m <= 24:
+    if m <= 23:
         return f"node(s) had taint {{{taint.key}: {taint.value}}}, that the pod didn't tolerate"
     if m <= 33:
         return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"

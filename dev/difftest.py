@@ -1,0 +1,572 @@
+#!/usr/bin/env python3
+"""Differential test: random clusters through kspread and through the real upstream plugins.
+
+A maintainer's tool, not part of CI (the oracle is built from vendored upstream source; see
+dev/README.md). Each random cluster becomes a kspread case (in memory) and a line of the
+oracle's JSON input; the two results are compared on the feasible set, each node's filter
+status (code, reason, plugin), each score plugin's raw, normalized and weighted scores, the
+totals, and DefaultPreemption's dry run (candidates, nominated node, victims).
+
+    python3 dev/difftest.py --oracle /path/oracle-1.35 --version 1.35 -n 10000 --seed 1
+
+Differences are counted per plugin and kind; the first few examples of each kind are
+written as case files (kspread format, with the oracle's answer in ``expect``) under
+``--out``. Known, documented differences (README "Checked against upstream") are counted
+as explained, by the rules in ``EXPLAINED``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import re
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kspread.case import build_case
+from kspread.framework.profile import default_plugins
+from kspread.scheduler import run_case
+from kspread.versions import make_version
+
+FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+           "PodTopologySpread", "InterPodAffinity"]
+SCORES = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
+          "NodeResourcesBalancedAllocation", "ImageLocality"]
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+APPS = ["web", "db", "cache"]
+NAMESPACES = ["default", "ns1", "ns2"]
+IMAGES = ["nginx:1.25", "redis", "docker.io/library/postgres:16", "gcr.io/x/app:v1"]
+
+
+# ---- the random cluster ------------------------------------------------------------------
+
+class Gen:
+    def __init__(self, rng: random.Random, version: int) -> None:
+        self.r = rng
+        self.minor = version
+
+    def chance(self, p: float) -> bool:
+        return self.r.random() < p
+
+    def selector(self, allow_empty: bool = False) -> dict:
+        r = self.r
+        if allow_empty and self.chance(0.05):
+            return {}
+        if self.chance(0.7):
+            return {"matchLabels": {"app": r.choice(APPS)}}
+        op = r.choice(["In", "NotIn", "Exists", "DoesNotExist"])
+        e: dict[str, Any] = {"key": r.choice(["app", "tier"]), "operator": op}
+        if op in ("In", "NotIn"):
+            e["values"] = r.sample(APPS + ["front", "back"], r.randint(1, 2))
+        return {"matchExpressions": [e]}
+
+    def node_selector_term(self) -> dict:
+        r = self.r
+        key = r.choice(["disk", "tier", ZONE, "gpu"])
+        op = r.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"] if key == "gpu" else
+                      ["In", "NotIn", "Exists", "DoesNotExist"])
+        e: dict[str, Any] = {"key": key, "operator": op}
+        if op in ("In", "NotIn"):
+            e["values"] = r.sample({"disk": ["ssd", "hdd"], "tier": ["a", "b", "c"], ZONE: ["za", "zb", "zc"], "gpu": ["0", "1", "2"]}[key],
+                                   r.randint(1, 2))
+        elif op in ("Gt", "Lt"):
+            e["values"] = [str(r.randint(0, 4))]
+        return {"matchExpressions": [e]}
+
+    def affinity_term(self) -> dict:
+        r = self.r
+        t: dict[str, Any] = {"labelSelector": self.selector(), "topologyKey": r.choice([ZONE, HOST, ZONE])}
+        x = r.random()
+        if x < 0.15:
+            t["namespaces"] = r.sample(NAMESPACES, r.randint(1, 2))
+        elif x < 0.3:
+            t["namespaceSelector"] = r.choice([{}, {"matchLabels": {"team": r.choice(["a", "b"])}}])
+        if self.minor >= 29 and self.chance(0.1) and "tier" not in json.dumps(t["labelSelector"]):
+            t["matchLabelKeys"] = ["tier"]
+        return t
+
+    def affinity(self, incoming: bool) -> dict | None:
+        r = self.r
+        a: dict[str, Any] = {}
+        if incoming and self.chance(0.3):
+            na: dict[str, Any] = {}
+            if self.chance(0.5):
+                na["requiredDuringSchedulingIgnoredDuringExecution"] = {
+                    "nodeSelectorTerms": [self.node_selector_term() for _ in range(r.randint(1, 2))]}
+            if self.chance(0.6):
+                na["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": r.randint(1, 100), "preference": self.node_selector_term()}
+                    for _ in range(r.randint(1, 2))]
+            if na:
+                a["nodeAffinity"] = na
+        for kind in ("podAffinity", "podAntiAffinity"):
+            if self.chance(0.25 if incoming else 0.12):
+                pa: dict[str, Any] = {}
+                if self.chance(0.5):
+                    pa["requiredDuringSchedulingIgnoredDuringExecution"] = [self.affinity_term()]
+                if self.chance(0.6):
+                    pa["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                        {"weight": r.randint(1, 100), "podAffinityTerm": self.affinity_term()}
+                        for _ in range(r.randint(1, 2))]
+                if pa:
+                    a[kind] = pa
+        return a or None
+
+    def spread(self) -> list[dict]:
+        r = self.r
+        out = []
+        for _ in range(r.randint(1, 2)):
+            c: dict[str, Any] = {"maxSkew": r.randint(1, 3), "topologyKey": r.choice([ZONE, HOST]),
+                                 "whenUnsatisfiable": r.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                                 "labelSelector": self.selector()}
+            if c["whenUnsatisfiable"] == "DoNotSchedule" and self.minor >= 25 and self.chance(0.2):
+                c["minDomains"] = r.randint(1, 4)
+            if self.minor >= 27 and self.chance(0.15) and "tier" not in json.dumps(c["labelSelector"]):
+                c["matchLabelKeys"] = ["tier"]
+            if self.minor >= 26 and self.chance(0.15):
+                c["nodeAffinityPolicy"] = r.choice(["Honor", "Ignore"])
+            if self.minor >= 26 and self.chance(0.15):
+                c["nodeTaintsPolicy"] = r.choice(["Honor", "Ignore"])
+            if any(x["topologyKey"] == c["topologyKey"] and x["whenUnsatisfiable"] == c["whenUnsatisfiable"]
+                   for x in out):
+                continue
+            out.append(c)
+        return out
+
+    def tolerations(self) -> list[dict]:
+        r = self.r
+        out = []
+        for _ in range(r.randint(0, 2)):
+            t: dict[str, Any] = {"key": r.choice(["dedicated", "gpu", "spot"])}
+            if self.chance(0.5):
+                t["operator"] = "Equal"
+                t["value"] = r.choice(["x", "y"])
+            else:
+                t["operator"] = "Exists"
+            if self.chance(0.6):
+                t["effect"] = r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+            out.append(t)
+        return out
+
+    def ports(self) -> list[dict]:
+        r = self.r
+        if not self.chance(0.2):
+            return []
+        p: dict[str, Any] = {"containerPort": 8080, "hostPort": r.choice([80, 443, 8080])}
+        if self.chance(0.3):
+            p["protocol"] = "UDP"
+        if self.chance(0.3):
+            p["hostIP"] = r.choice(["0.0.0.0", "10.0.0.1", "10.0.0.2"])
+        return [p]
+
+    def requests(self) -> dict:
+        r = self.r
+        req = {}
+        if self.chance(0.05):
+            req["example.com/gpu"] = str(r.randint(1, 2))
+        if self.chance(0.8):
+            req["cpu"] = f"{r.choice([100, 250, 500, 1000, 1500])}m"
+        if self.chance(0.7):
+            req["memory"] = f"{r.choice([128, 256, 512, 1024, 2048])}Mi"
+        return req
+
+    def pod(self, name: str, node: str | None, owners: list[dict], incoming: bool) -> dict:
+        r = self.r
+        p: dict[str, Any] = {"name": name, "namespace": r.choice(NAMESPACES) if self.chance(0.3) else "default"}
+        if node:
+            p["node"] = node
+        labels = {}
+        if self.chance(0.85):
+            labels["app"] = r.choice(APPS)
+        if self.chance(0.4):
+            labels["tier"] = r.choice(["front", "back"])
+        p["labels"] = labels
+        p["priority"] = r.choice([0, 0, 10, 100, 1000]) if not incoming else r.choice([0, 100, 1000, 2000])
+        if incoming and self.chance(0.1):
+            p["preemptionPolicy"] = "Never"
+        p["requests"] = self.requests()
+        if self.chance(0.05):
+            p["overhead"] = {"cpu": r.choice(["100m", "250m"]), "memory": "64Mi"}
+        if node and self.chance(0.05):
+            p["terminating"] = True
+        if self.chance(0.15):
+            p["initContainers"] = []
+            for i in range(r.randint(1, 2)):
+                ic: dict[str, Any] = {"name": f"init{i}", "image": "pause", "resources": {"requests": self.requests()}}
+                if self.minor >= 29 and self.chance(0.4):
+                    ic["restartPolicy"] = "Always"  # a sidecar
+                p["initContainers"].append(ic)
+        if self.chance(0.5):
+            p["image"] = r.choice(IMAGES)
+        ports = self.ports()
+        if ports:
+            p["ports"] = ports
+        if incoming and self.chance(0.2):
+            p["nodeSelector"] = {"disk": r.choice(["ssd", "hdd"])}
+        aff = self.affinity(incoming)
+        if aff:
+            p["affinity"] = aff
+        tol = self.tolerations() if (incoming or self.chance(0.2)) else []
+        if tol:
+            p["tolerations"] = tol
+        if self.chance(0.35 if incoming else 0.1):
+            p["topologySpreadConstraints"] = self.spread()
+        mine = [o for o in owners if o["kind"] in ("ReplicaSet", "StatefulSet", "ReplicationController")
+                and o["namespace"] == p["namespace"]]
+        if mine and self.chance(0.5):
+            o = r.choice(mine)
+            p["controller"] = {"kind": o["kind"], "name": o["name"]}
+        return p
+
+    def cluster(self) -> dict:
+        r = self.r
+        n_nodes = r.randint(2, 6) if self.chance(0.9) else r.randint(7, 12)
+        zones_used = r.sample(["za", "zb", "zc"], r.randint(1, 3))
+        nodes, zones = [], defaultdict(list)
+        for i in range(n_nodes):
+            name = f"n{i + 1}"
+            n: dict[str, Any] = {"name": name, "labels": {}}
+            if self.chance(0.9):
+                zones[r.choice(zones_used)].append(name)
+            if self.chance(0.5):
+                n["labels"]["disk"] = r.choice(["ssd", "hdd"])
+            if self.chance(0.3):
+                n["labels"]["tier"] = r.choice(["a", "b", "c"])
+            if self.chance(0.3):
+                n["labels"]["gpu"] = str(r.randint(0, 4))
+            if self.chance(0.8):
+                n["allocatable"] = {"cpu": r.choice(["1", "2", "4", "3500m"]), "memory": r.choice(["2Gi", "4Gi", "8Gi"]),
+                                    "pods": str(r.randint(1, 8))}
+                if self.chance(0.2):
+                    n["allocatable"]["example.com/gpu"] = str(r.randint(0, 2))
+            if self.chance(0.25):
+                n["taints"] = [{"key": r.choice(["dedicated", "gpu", "spot"]), "value": r.choice(["x", "y"]),
+                                "effect": r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])}]
+            if self.chance(0.08):
+                n["unschedulable"] = True
+            if self.chance(0.4):
+                n["images"] = [{"names": [im], "sizeBytes": r.choice([5, 50, 300, 900, 1200]) * 1024 * 1024}
+                               for im in r.sample(IMAGES, r.randint(1, 2))]
+            nodes.append(n)
+        owners = []
+        for i in range(r.randint(0, 3)):
+            kind = r.choice(["Service", "ReplicaSet", "StatefulSet", "ReplicationController"])
+            ns = "default" if self.chance(0.7) else r.choice(NAMESPACES)
+            app = r.choice(APPS)
+            sel: Any = {"app": app} if kind in ("Service", "ReplicationController") else {"matchLabels": {"app": app}}
+            owners.append({"kind": kind, "name": f"o{i}", "namespace": ns, "selector": sel})
+        tight = self.chance(0.25)  # full nodes: preemption
+        pods = [self.pod(f"p{i}", r.choice(nodes)["name"], owners, False)
+                for i in range(r.randint(6, 14) if tight else r.randint(0, 10))]
+        pod = self.pod("new", None, owners, True)
+        if tight:
+            pod["priority"] = r.choice([100, 1000, 2000])
+            for n in nodes:
+                n.setdefault("allocatable", {"cpu": "2", "memory": "4Gi", "pods": "110"})
+                n["allocatable"]["pods"] = str(r.randint(2, 4))
+        c: dict[str, Any] = {"zones": {z: v for z, v in zones.items()}, "nodes": nodes, "pods": pods, "pod": pod,
+                             "owners": owners,
+                             "namespaces": [{"name": "ns1", "labels": {"team": "a"}},
+                                            {"name": "ns2", "labels": {"team": "b"}},
+                                            {"name": "default", "labels": {"team": "a"} if self.chance(0.3) else {}}]}
+        pdbs = []
+        for i in range(r.randint(0, 2)):
+            pdbs.append({"name": f"pdb{i}", "namespace": "default" if self.chance(0.7) else r.choice(NAMESPACES),
+                         "selector": {"matchLabels": {"app": r.choice(APPS)}}, "disruptionsAllowed": r.randint(0, 1)})
+        c["pdbs"] = pdbs
+        return c
+
+
+# ---- conversions -----------------------------------------------------------------------------
+
+def merge_match_label_keys(pod: dict) -> None:
+    """What the API server does at pod creation (MatchLabelKeysInPodAffinity, on from 1.31):
+    each pod affinity term's matchLabelKeys / mismatchLabelKeys become ``key In (value)`` /
+    ``key NotIn (value)`` requirements of its labelSelector, with the pod's own label values.
+    The scheduler itself never reads those fields, so the oracle's pods must carry the merge."""
+    labels = pod.get("labels") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        pa = (pod.get("affinity") or {}).get(kind) or {}
+        terms = list(pa.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        terms += [w["podAffinityTerm"] for w in pa.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+        for t in terms:
+            if t.get("labelSelector") is None:
+                continue
+            extra = [{"key": k, "operator": "In", "values": [labels[k]]} for k in t.get("matchLabelKeys") or []
+                     if k in labels]
+            extra += [{"key": k, "operator": "NotIn", "values": [labels[k]]} for k in t.get("mismatchLabelKeys") or []
+                      if k in labels]
+            if extra:
+                t["labelSelector"]["matchExpressions"] = list(t["labelSelector"].get("matchExpressions") or []) + extra
+
+
+def score_plugins(minor: int) -> list[str]:
+    """SelectorSpread (not in the default profile from 1.23, still registered to 1.28) too."""
+    return SCORES + (["SelectorSpread"] if minor <= 28 else [])
+
+
+def oracle_input(c: dict, cid: str, minor: int) -> dict:
+    out = copy.deepcopy(c)
+    out["id"] = cid
+    if minor >= 31:
+        for p in out["pods"] + [out["pod"]]:
+            merge_match_label_keys(p)
+    out["filter"], out["score"], out["preempt"] = FILTERS, score_plugins(minor), True
+    return out
+
+
+def _kspread_pod(p: dict) -> dict:
+    q = {k: v for k, v in p.items() if k not in ("requests", "image", "ports")}
+    container: dict[str, Any] = {"name": "c", "image": p.get("image", "pause")}
+    if p.get("requests"):
+        container["resources"] = {"requests": p["requests"]}
+    if p.get("ports"):
+        container["ports"] = p["ports"]
+    q["containers"] = [container]
+    return q
+
+
+def kspread_case(c: dict, version: str, name: str) -> dict:
+    v = make_version(version, None)
+    weights = dict(default_plugins(v)[1])
+    doc: dict[str, Any] = {
+        "apiVersion": "kspread/v1", "kind": "Case", "name": name, "version": version,
+        "profile": {"filter": FILTERS, "score": [{"name": s, "weight": weights.get(s, 1)}
+                                                 for s in score_plugins(v.minor)],
+                    "postFilter": ["DefaultPreemption"]},
+        "zones": c["zones"], "nodes": c["nodes"], "pods": [_kspread_pod(p) for p in c["pods"]],
+        "pod": _kspread_pod(c["pod"]), "owners": c["owners"], "namespaces": c["namespaces"],
+        "pdbs": c["pdbs"], "expect": {"feasible": []},
+    }
+    if not doc["zones"]:
+        del doc["zones"]
+    return doc
+
+
+# ---- comparison ------------------------------------------------------------------------------
+
+def oracle_node_status(o: dict, node: str) -> tuple[str, str, str]:
+    """The scheduler's status for a node: the first plugin in filter order that rejects it."""
+    for plugin in o["filterOrder"]:
+        s = o["filter"].get(plugin, {}).get(node)
+        if s and s["code"] not in ("Success", "Skip"):
+            return s["code"], ", ".join(s.get("reasons") or []), plugin
+    return "Success", "", ""
+
+
+def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
+    """Differences as (plugin, kind, detail)."""
+    diffs: list[tuple[str, str, str]] = []
+    r = k
+    nodes = [n.name for n in ks_case.cluster.nodes]
+    for n in nodes:
+        code, reason, plugin = oracle_node_status(o, n)
+        st = r.statuses.get(n)
+        kcode = str(st.code) if st else "(none)"
+        kreason = st.message if st else ""
+        kplugin = st.plugin if st else ""
+        if code != kcode:
+            detail = f"{n}: upstream {code} [{plugin}] {reason!r}; kspread {kcode} [{kplugin}] {kreason!r}"
+            diffs.append((plugin or kplugin or "?", "filter-code", detail))
+        elif code != "Success" and (reason != kreason or plugin != kplugin):
+            diffs.append((plugin, "filter-reason", f"{n}: upstream [{plugin}] {reason!r}; kspread [{kplugin}] {kreason!r}"))
+    of, kf = sorted(o["feasible"]), sorted(r.feasible)
+    if of != kf:
+        diffs.append(("(feasible)", "feasible", f"upstream {of}; kspread {kf}"))
+        return diffs
+    if len(of) > 1:
+        ks = r.scores
+        delta = {n: 0 for n in of}  # weighted differences the per-plugin rows account for
+        for plugin in score_plugins(ks_case.version.minor):
+            so = o["score"].get(plugin) or {}
+            oraw = so.get("raw")
+            kraw = ks.raw.get(plugin) if ks else None
+            ow = so.get("weighted") if oraw else {}
+            kw = ks.weighted.get(plugin, {}) if (ks and kraw is not None) else {}
+            for n in of:
+                delta[n] += (kw.get(n) or 0) - (ow.get(n) or 0)
+            if not oraw:  # skipped upstream (PreScore Skip): contributes nothing
+                if kraw and any(kw.values()):
+                    diffs.append((plugin, "skip", f"upstream skips; kspread weighted {kw}"))
+                continue
+            if kraw is None:
+                if any(so["normalized"].values()):
+                    diffs.append((plugin, "skip", f"kspread skips; upstream normalized {so['normalized']}"))
+                continue
+            for what, omap, kmap in (("raw", oraw, kraw), ("normalized", so["normalized"], ks.normalized[plugin]),
+                                     ("weighted", ow, kw)):
+                bad = {n: (omap.get(n), kmap.get(n)) for n in of if omap.get(n) != kmap.get(n)}
+                if bad:
+                    diffs.append((plugin, what, f"(upstream, kspread) {bad}"))
+                    break
+        bad = {n: (o["total"].get(n), r.totals.get(n)) for n in of
+               if (r.totals.get(n) or 0) - (o["total"].get(n) or 0) != delta[n]}
+        if bad:
+            diffs.append(("(total)", "total", f"(upstream, kspread) {bad}"))
+    if not of:
+        op = o.get("preemption") or {}
+        kp = r.preemption
+        if op.get("error"):
+            diffs.append(("DefaultPreemption", "oracle-error", op["error"]))
+            return diffs
+        ocand = {n: sorted(v) for n, v in (op.get("candidates") or {}).items()}
+        kcand = {n: sorted(p.key for p in v) for n, v in ((kp.candidates.items()) if kp else [])}
+        if ocand != kcand:
+            diffs.append(("DefaultPreemption", "candidates", f"upstream {ocand}; kspread {kcand}"))
+        else:
+            onode = op.get("node") or None
+            knode = kp.nominated_node if kp else None
+            ktied = set(kp.tied_nodes) if kp and kp.tied_nodes else {knode}
+            if (onode is None) != (knode is None) or (onode is not None and onode not in ktied):
+                diffs.append(("DefaultPreemption", "node", f"upstream {onode}; kspread {knode} (ties {sorted(ktied - {None})})"))
+            elif onode is not None and sorted(op.get("victims") or []) != ocand.get(onode):
+                diffs.append(("DefaultPreemption", "victims", f"upstream {op.get('victims')}"))
+    return diffs
+
+
+def cover(coverage: Counter, o: dict) -> None:
+    """What a case exercised upstream: plugins that rejected a node, scored unevenly, preemption."""
+    for plugin in o["filterOrder"]:
+        if any(s["code"] not in ("Success", "Skip") for s in (o["filter"].get(plugin) or {}).values()):
+            coverage[f"{plugin} rejects"] += 1
+    if len(o["feasible"]) > 1:
+        coverage["scored"] += 1
+        for plugin, so in o["score"].items():
+            if len(set((so.get("normalized") or {}).values())) > 1:
+                coverage[f"{plugin} varies"] += 1
+    if not o["feasible"]:
+        coverage["no node fits"] += 1
+        pre = o.get("preemption") or {}
+        if pre.get("candidates"):
+            coverage["preemption candidates"] += 1
+        if pre.get("node"):
+            coverage["preemption nominates"] += 1
+
+
+# ---- explained differences (README "Checked against upstream") --------------------------------
+
+UNLIMITED_NOTE = "nodes without allocatable (kspread: unlimited)"
+
+
+def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str | None:
+    """The README item ("Checked against upstream") that explains a difference, or None."""
+    unlimited = {n["name"] for n in c["nodes"] if "allocatable" not in n}
+    if plugin in ("NodeResourcesFit", "NodeResourcesBalancedAllocation") and kind in ("raw", "normalized"):
+        # every node that differs has no allocatable: the oracle's finite stand-in
+        nodes = set(re.findall(r"'(n\d+)': \(", detail))
+        if nodes and nodes <= unlimited:
+            return UNLIMITED_NOTE
+        if kind == "normalized" and unlimited:
+            # NormalizeScore-free plugins: a raw difference elsewhere would have shown first
+            return None
+    return None
+
+
+# ---- the run ---------------------------------------------------------------------------------
+
+def run_batch(oracle: str, lines: list[str]) -> list[dict]:
+    p = subprocess.run([oracle, "-jsonl"], check=False, input="\n".join(lines) + "\n", capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"oracle failed: {p.stderr[-2000:]}")
+    return [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--oracle", required=True, help="the oracle binary built for --version")
+    ap.add_argument("--version", required=True, help='kspread version of the cases, e.g. "1.35"')
+    ap.add_argument("-n", type=int, default=1000, help="number of random cases")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=500, help="cases per oracle invocation")
+    ap.add_argument("--out", default="dev/difftest-out", help="where failing examples are written")
+    ap.add_argument("--examples", type=int, default=3, help="examples written per (plugin, kind)")
+    ap.add_argument("--json", help="write the counts as JSON to this file")
+    args = ap.parse_args()
+
+    import yaml
+
+    minor = int(args.version.split(".")[1])
+    rng = random.Random(args.seed)
+    gen = Gen(rng, minor)
+    counts: Counter = Counter()  # (plugin, kind, explained?) -> n
+    per_plugin_cases: Counter = Counter()
+    coverage: Counter = Counter()
+    cases_with_diff = 0
+    unexplained_cases = 0
+    errors = 0
+    written: Counter = Counter()
+    out_dir = Path(args.out) / args.version
+    done = 0
+    while done < args.n:
+        size = min(args.batch, args.n - done)
+        clusters = [gen.cluster() for _ in range(size)]
+        ids = [f"s{args.seed}-{done + i}" for i in range(size)]
+        outs = run_batch(args.oracle, [json.dumps(oracle_input(c, i, minor)) for c, i in zip(clusters, ids)])
+        for c, cid, o in zip(clusters, ids, outs):
+            assert o.get("id") == cid, (o.get("id"), cid)
+            if o.get("error"):
+                errors += 1
+                counts[("(oracle)", "error: " + o["error"][:80], False)] += 1
+                continue
+            doc = kspread_case(c, args.version, cid)
+            try:
+                case = build_case(doc, cid)
+                _, results, _ = run_case(case)
+                diffs = compare(o, results[-1], case)
+            except Exception as e:  # noqa: BLE001 -- a kspread error on a valid cluster is a difference too
+                diffs = [("(kspread)", "exception", f"{type(e).__name__}: {e}")]
+            case_unexplained = False
+            seen_plugins = set()
+            for plugin, kind, detail in diffs:
+                why = explained(args.version, plugin, kind, detail, c)
+                counts[(plugin, kind, why is not None)] += 1
+                seen_plugins.add(plugin)
+                if why is None:
+                    case_unexplained = True
+                    if written[(plugin, kind)] < args.examples:
+                        written[(plugin, kind)] += 1
+                        out_dir.mkdir(parents=True, exist_ok=True)
+                        doc_out = dict(doc)
+                        doc_out["description"] = f"difftest {plugin} {kind}: {detail}"[:2000]
+                        doc_out["expect"] = {"feasible": sorted(o["feasible"])}
+                        fn = out_dir / f"{plugin.strip('()')}-{kind}-{cid}.yaml"
+                        fn.write_text(yaml.safe_dump(doc_out, sort_keys=False, width=120))
+                        (out_dir / f"{fn.stem}.oracle.json").write_text(json.dumps(o, indent=1))
+            for p in seen_plugins:
+                per_plugin_cases[p] += 1
+            cover(coverage, o)
+            if not c["pod"].get("topologySpreadConstraints") and \
+                    len(set((o["score"].get("PodTopologySpread") or {}).get("normalized", {}).values())) > 1:
+                coverage["default spreading varies"] += 1
+            if diffs:
+                cases_with_diff += 1
+            if case_unexplained:
+                unexplained_cases += 1
+        done += size
+        print(f"  {done}/{args.n} cases, {cases_with_diff} with differences ({unexplained_cases} unexplained)",
+              file=sys.stderr)
+    print(f"version {args.version} (oracle {outs[0].get('version') if outs else '?'}): {args.n} cases, "
+          f"{cases_with_diff} with differences, {unexplained_cases} unexplained, {errors} oracle errors")
+    for (plugin, kind, expl), n in sorted(counts.items()):
+        print(f"  {plugin:32} {kind:16} {'explained' if expl else 'UNEXPLAINED':12} {n}")
+    print("  coverage (cases where upstream ...): " + ", ".join(f"{k} {v}" for k, v in sorted(coverage.items())))
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "version": args.version, "cases": args.n, "seed": args.seed, "casesWithDifferences": cases_with_diff,
+            "unexplainedCases": unexplained_cases, "oracleErrors": errors, "coverage": dict(coverage),
+            "differences": [{"plugin": p, "kind": k, "explained": e, "count": n}
+                            for (p, k, e), n in sorted(counts.items())]}, indent=1))
+    return 1 if unexplained_cases else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

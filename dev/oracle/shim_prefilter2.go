@@ -1,0 +1,15 @@
+//go:build legacy && (v130 || v129 || v128 || v125 || v124)
+
+package main
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+func runPreFilter(f framework.Framework, ctx context.Context, state *framework.CycleState, pod *v1.Pod) *framework.Status {
+	_, s := f.RunPreFilterPlugins(ctx, state, pod)
+	return s
+}
