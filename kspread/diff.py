@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from kspread.errors import CaseError
-from kspread.loader import collect, load_case
+from kspread.loader import collect, expected_error, load_case
 from kspread.runner import run_loaded
 
 
@@ -75,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
             print(str(fr.error), file=sys.stderr)
             continue
         for doc in fr.docs:
-            if doc.data.get("expect", {}).get("error") is not None:
+            if expected_error(doc) is not None:
                 continue  # cases that must fail to load say nothing about a configuration
             total += 1
             base, head = _side(doc, args.base), _side(doc, args.head)
