@@ -10,7 +10,7 @@ from typing import Any
 from kspread.errors import CaseError
 from kspread.loader import collect, expected_error, load_case
 from kspread.scheduler import Scheduler
-from kspread.runner import EXPECT_KEYS, check
+from kspread.runner import EXPECT_KEYS, asserts_nothing, check
 
 
 def _yaml_dump(data: Any) -> str:
@@ -19,8 +19,13 @@ def _yaml_dump(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
 
 
+def _no_case(paths: list[str]) -> str:
+    return f"kspread: no case in {', '.join(paths)} (a case is a YAML document with apiVersion: kspread/v1, kind: Case)"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     failed = 0
+    cases = 0
     report: list[dict[str, Any]] = []
     updates = []
     for fr in collect(args.files):
@@ -30,6 +35,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             report.append({"file": fr.path, "error": str(fr.error)})
             continue
         for doc in fr.docs:
+            cases += 1
             v = check(doc)
             if args.update:
                 from kspread.update import update_for
@@ -64,6 +70,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
+    if not cases and not failed:
+        print(_no_case(args.files), file=sys.stderr)
+        return 1
     return 1 if failed else 0
 
 
@@ -78,7 +87,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for doc in fr.docs:
             count += 1
             try:
-                Scheduler(load_case(doc))
+                case = load_case(doc)
+                Scheduler(case)
+                if not case.expect:
+                    raise asserts_nothing(doc)
             except CaseError as e:
                 if e.file is None:
                     e.located(doc.file, doc.locate(e.path))
@@ -88,6 +100,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 bad += 1
                 print(str(e))
     print(f"{count} case(s) checked, {bad} invalid", file=sys.stderr)
+    if not count and not bad:
+        print(_no_case(args.files), file=sys.stderr)
+        return 1
     return 1 if bad else 0
 
 
