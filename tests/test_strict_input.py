@@ -351,6 +351,17 @@ def test_broken_document_fails_alone(tmp_path, pytester):
                                  "*multi.yaml::third PASSED*"])
 
 
+def test_update_beside_a_broken_document(tmp_path):
+    p = tmp_path / "c.yaml"
+    broken = case("broken").replace("nodes: [n1, n2]", "nodes: [n1, n2")
+    p.write_text(case("fill").replace("expect: {selected: [n1, n2]}", "expect: {}") + "---\n" + broken)
+    r = run_cli("run", "--update", str(p))
+    assert r.returncode == 1  # the broken document still fails
+    filled = "expect:\n  scores:\n    SelectorSpread: {n1: 100, n2: 100}\n  totals: {n1: 100, n2: 100}\n" \
+             "  selected: [n1, n2]"
+    assert p.read_text() == case("fill").replace("expect: {selected: [n1, n2]}", filled) + "---\n" + broken
+
+
 def test_a_flow_collection_broken_by_a_document_marker(tmp_path):
     text = "a: 1\n---\nb: [\n---\nc: 3\n"
     docs = read_documents(text, "f.yaml")
