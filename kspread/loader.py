@@ -173,6 +173,7 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_ALL_BUT_BRACKETS = {c: None for c in range(128) if chr(c) not in "[]{}"}
 
 
 def _json_depth_error(text: str, path: str) -> CaseError | None:
@@ -181,8 +182,14 @@ def _json_depth_error(text: str, path: str) -> CaseError | None:
     half = yamlio.MAX_DEPTH // 2
     if text.count("[") + text.count("{") < half:
         return None
-    if not yamlio._flow_reaches(_JSON_STRING.sub("0", text), yamlio.MAX_DEPTH):
-        return None
+    # the text outside strings (without escapes, every other piece between quotes)
+    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _JSON_STRING.sub("", text)
+    brackets = outside.translate(_ALL_BUT_BRACKETS)
+    for _ in range(half):  # each round takes off at least one level of nesting, at most two
+        shorter = brackets.replace("[]", "").replace("{}", "")
+        if not shorter or shorter == brackets:
+            return None  # shallow enough, or unbalanced (the JSON parser says where)
+        brackets = shorter
     blanked = _JSON_STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
     depth = 0
     for m in re.finditer(r"[\[\]{}]", blanked):

@@ -433,9 +433,10 @@ def test_deep_nesting_is_an_error_not_a_crash(tmp_path, nesting):
     assert check(res.docs[1]).passed
 
 
-def test_deep_json_is_an_error_not_a_crash(tmp_path):
+@pytest.mark.parametrize("source", ["x", 'a "quoted" ] text'])
+def test_deep_json_is_an_error_not_a_crash(tmp_path, source):
     p = tmp_path / "c.json"
-    p.write_text(json.dumps({"apiVersion": "kspread/v1", "kind": "Case"})[:-1] +
+    p.write_text(json.dumps({"apiVersion": "kspread/v1", "kind": "Case", "source": source})[:-1] +
                  ',\n"description": ' + "[" * 100_000 + "]" * 100_000 + "}")
     assert str(read_file(p).error) == f"{p}:2: invalid JSON: the data nests more than {MAX_DEPTH} levels deep"
 
@@ -465,3 +466,22 @@ def test_odd_shapes_before_validation_are_errors(tmp_path, pytester, body):
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     r = run_cli("diff", "--base", str(p), "--head", str(p), str(p))
     assert "Traceback" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("extra,msg", [
+    ("nodes: [n3]\n", "duplicate key 'nodes' (lines 6 and 10)"),
+    ("tags: {1: a}\n", "tags: mapping key '1' is not a string: quote it"),
+    ("tags: [&a x, *a]\n", None),
+])
+@pytest.mark.parametrize("fast", [True, False])
+def test_large_files_read_the_same(tmp_path, monkeypatch, extra, msg, fast):
+    # past loader.FAST_YAML_THRESHOLD, where yaml-rs reads the file when it is installed
+    if not fast:
+        monkeypatch.setattr("kspread.loader.yaml_rs", None)
+    p = tmp_path / "c.yaml"
+    p.write_text(case() + "description: " + "x" * (1 << 20) + "\n" + extra)
+    v = check(load_one(p))
+    if msg is None:
+        assert v.passed, v.message
+    else:
+        assert v.message == f"{p}:10: {msg}"
