@@ -634,6 +634,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
 
     profile = _profile(doc, version, base_dir, config)
     _check_expect_refs(expect, nodes, seen_pods)
+    _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming})
     return Case(
         name=doc.get("name") or default_name,
         version=version,
@@ -745,7 +746,7 @@ def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pod
     if isinstance(pre, Mapping):
         ns = pre.get("node")
         for i, n in enumerate(ns if isinstance(ns, list) else [ns]):
-            node(n, ["expect", "preemption", "node"])
+            node(n, ["expect", "preemption", "node"] + ([i] if isinstance(ns, list) else []))
         for i, v in enumerate(pre.get("victims") or []):
             pod(v, ["expect", "preemption", "victims", i])
     for n, victims in (expect.get("candidates") or {}).items():
@@ -755,3 +756,38 @@ def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pod
     for p, n in (expect.get("placements") or {}).items():
         pod(p, ["expect", "placements", p])
         node(n, ["expect", "placements", p])
+
+
+def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Version, default: bool,
+                       is_sequence: bool, incoming: set[str]) -> None:
+    """Keys of ``expect`` that the case cannot produce: scores of a plugin its profile
+    does not score with (named as the profile spells it), preemption without a
+    PostFilter plugin, placements without ``schedule`` or of a pod it does not
+    schedule. Each would only fail later as a mismatch."""
+    scored = [ref.name for ref in profile.score]
+    extenders = {e.name for e in profile.extenders}
+    whose = f"the default profile of version {version}" if default else "the profile"
+    for key in ("rawScores", "scores"):
+        for plugin in expect.get(key) or {}:
+            if plugin in scored:
+                continue
+            if plugin in extenders:
+                why = f"{plugin!r} is an extender: extender scores count in `totals` only"
+            elif scored:
+                why = f"not a score plugin of {whose} (its score plugins: {', '.join(scored)})"
+            else:
+                why = f"{whose} has no score plugins"
+            raise CaseError(f"plugin {plugin!r}: {why}", ["expect", key, plugin], value=plugin)
+    if not profile.post_filter:
+        for key in ("preemption", "candidates"):
+            if key in expect:
+                raise CaseError(f"preemption never runs: {whose} has no PostFilter plugin "
+                                "(list DefaultPreemption under postFilter)", ["expect", key])
+    if "placements" in expect:
+        if not is_sequence:
+            raise CaseError("placements are for a `schedule` of incoming pods; this case schedules one `pod` "
+                            "(compare `selected` or `preemption` instead)", ["expect", "placements"])
+        for pod in expect["placements"] or {}:
+            if pod not in incoming:
+                raise CaseError(f"pod {pod!r} is not in `schedule`: placements name the pods the case schedules",
+                                ["expect", "placements", pod], value=pod)

@@ -10,7 +10,7 @@ from typing import Any
 from kspread.errors import CaseError
 from kspread.loader import collect, expected_error, load_case
 from kspread.scheduler import Scheduler
-from kspread.runner import EXPECT_KEYS, Verdict, check, duplicate_names
+from kspread.runner import EXPECT_KEYS, Verdict, asserts_nothing, check, duplicate_names
 
 
 def _yaml_dump(data: Any) -> str:
@@ -19,8 +19,13 @@ def _yaml_dump(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
 
 
+def _no_case(paths: list[str]) -> str:
+    return f"kspread: no case in {', '.join(paths)} (a case is a YAML document with apiVersion: kspread/v1, kind: Case)"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     failed = 0
+    cases = 0
     report: list[dict[str, Any]] = []
     for fr in collect(args.files):
         if fr.error is not None:
@@ -38,6 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.update:
             _update_file(checked)
         for doc, v in checked:
+            cases += 1
             failed += not v.passed
             entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
             if v.case is not None:
@@ -59,6 +65,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
+    if not cases and not failed:
+        print(_no_case(args.files), file=sys.stderr)
+        return 1
     return 1 if failed else 0
 
 
@@ -109,7 +118,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(str(dups[i]))
                 continue
             try:
-                Scheduler(load_case(doc))
+                case = load_case(doc)
+                Scheduler(case)
+                if not case.expect:
+                    raise asserts_nothing(doc)
             except CaseError as e:
                 if e.file is None:
                     e.located(doc.file, doc.locate(e.path))
@@ -119,6 +131,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 bad += 1
                 print(str(e))
     print(f"{count} case(s) checked, {bad} invalid", file=sys.stderr)
+    if not count and not bad:
+        print(_no_case(args.files), file=sys.stderr)
+        return 1
     return 1 if bad else 0
 
 

@@ -525,12 +525,10 @@ def _read(path: str) -> Any:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise CaseError(f"cannot read the scheduler configuration: {e.strerror or e}", file=path) from None
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise CaseError(f"invalid YAML: {getattr(e, 'problem', None) or e}", file=path,
-                        line=mark.line + 1 if mark else None) from None
+    from kspread.yamlio import load_strict
+
+    # the shared strict reader: duplicate keys, alias bombs, deep nesting are errors with lines
+    docs = [d for d in load_strict(text, path) if d is not None]
     if not docs:
         raise CaseError("the scheduler configuration file is empty", file=path)
     if len(docs) > 1:

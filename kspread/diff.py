@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 from kspread.errors import CaseError
-from kspread.loader import collect, load_case
+from kspread.loader import collect, expected_error, load_case
 from kspread.runner import run_loaded
 
 
@@ -108,8 +108,7 @@ def main(args: argparse.Namespace) -> int:
             continue
         for doc in fr.docs:
             where = {"case": doc.name, "file": doc.file, "line": doc.line}
-            expect = doc.data.get("expect")
-            if isinstance(expect, dict) and expect.get("error") is not None:
+            if expected_error(doc) is not None:
                 expected_errors += 1  # cases that must fail to load say nothing about a configuration
                 continue
             total += 1

@@ -92,6 +92,8 @@ def read_dump(dump_path: str) -> list[Any]:
         text = strip_noise(text)
     try:
         return _parse(text, dump_path)
+    except CaseError as e:
+        raise ImportFailed(str(e.located(dump_path, None))) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

@@ -1,9 +1,16 @@
 """Reading case files: YAML documents, fast, with lines only where an error needs one.
 
 Data is parsed by the fastest loader at hand (``json`` for JSON text, yaml-rs for
-large YAML files when installed, else PyYAML's libyaml-based ``CSafeLoader``);
-a file is composed again with PyYAML's node marks only to find the line of an
-error. Timestamps stay strings: the case format reads them itself.
+large YAML files when installed, else libyaml through ``kspread.yamlio``, which
+is strict: duplicate keys, non-string keys, alias bombs and deep nesting are
+errors with lines); a file is composed again with PyYAML's node marks only to
+find the line of an error. Timestamps stay strings: the case format reads them
+itself.
+
+A document is kspread's when its apiVersion is in the ``kspread/`` group or its
+kind is ``Case`` (``claims_case``); such a document that is not exactly
+``apiVersion: kspread/v1, kind: Case`` is an error, never skipped. A document that
+cannot be read fails alone: the other documents of its file still load.
 """
 
 from __future__ import annotations
@@ -16,14 +23,11 @@ from typing import Any, Mapping
 
 import yaml
 
+from kspread import yamlio
 from kspread.case import Case, build_case
 from kspread.errors import CaseError, PathT
 from kspread.schema import validate
-
-try:
-    _BaseLoader: type = yaml.CSafeLoader  # type: ignore[attr-defined]
-except AttributeError:  # PyYAML without libyaml
-    _BaseLoader = yaml.SafeLoader
+from kspread.yamlio import Document
 
 try:
     import yaml_rs  # type: ignore[import-not-found]
@@ -34,14 +38,13 @@ except ImportError:  # optional: pip install kspread[fast]
 FAST_YAML_THRESHOLD = 1 << 20
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loading (no tags that run code), with timestamps left as strings."""
+# Safe loading (no tags that run code), timestamps left as strings, bounded nesting;
+# for callers that compose a case file themselves (kspread.update).
+_Loader = yamlio.Loader
 
-
-_Loader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
-    for k, v in _BaseLoader.yaml_implicit_resolvers.items()
-}
+# Text that may hold a kspread document: how pytest picks the files it reads, and
+# whether a document that cannot be parsed at all was meant to be a case.
+_MENTIONS_CASE = re.compile(r"kspread/|\bkind[\"']?\s*:\s*[\"']?Case\b")
 
 _DOC_START = re.compile(r"^---(\s|$)")
 _CONTENT = re.compile(r"^[^\s#%]")
@@ -58,6 +61,7 @@ class CaseDoc:
     default_name: str
     variant: str | None = None  # the name of the variant this document was expanded from
     overlay: Any = None  # that variant's overlay
+    error: CaseError | None = None  # the document cannot be read (bad YAML, duplicate key, ...)
 
     @property
     def name(self) -> str:
@@ -153,37 +157,136 @@ def _doc_lines(text: str) -> list[int]:
     return starts
 
 
-def _parse(text: str, path: str) -> list[Any]:
+class _DuplicateJSONKey(Exception):
+    pass
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateJSONKey(k)
+            seen.add(k)
+    return out
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_ALL_BUT_BRACKETS = {c: None for c in range(128) if chr(c) not in "[]{}"}
+
+
+def _json_depth_error(text: str, path: str) -> CaseError | None:
+    """JSON nested deeper than yamlio.MAX_DEPTH (the JSON parser itself would stop
+    only at the interpreter's recursion limit)."""
+    half = yamlio.MAX_DEPTH // 2
+    if text.count("[") + text.count("{") < half:
+        return None
+    # the text outside strings (without escapes, every other piece between quotes)
+    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _JSON_STRING.sub("", text)
+    brackets = outside.translate(_ALL_BUT_BRACKETS)
+    for _ in range(half):  # each round takes off at least one level of nesting, at most two
+        shorter = brackets.replace("[]", "").replace("{}", "")
+        if not shorter or shorter == brackets:
+            return None  # shallow enough, or unbalanced (the JSON parser says where)
+        brackets = shorter
+    blanked = _JSON_STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
+    depth = 0
+    for m in re.finditer(r"[\[\]{}]", blanked):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > yamlio.MAX_DEPTH:
+            return CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep", file=path,
+                             line=text.count("\n", 0, m.start()) + 1)
+    return CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep", file=path)
+
+
+def _read_json(text: str, path: str) -> Any:
+    """JSON text, strictly: a duplicate key is an error (with lines, found by reading
+    the text as YAML), and so is nesting deeper than yamlio.MAX_DEPTH."""
+    err = _json_depth_error(text, path)
+    if err is not None:
+        raise err
+    try:
+        return json.loads(text, object_pairs_hook=_json_object)
+    except _DuplicateJSONKey as e:
+        for d in yamlio.read_documents(text, path):
+            if d.error is not None and "duplicate key" in d.error.message:
+                raise d.error from None
+        raise CaseError(f"duplicate key {e.args[0]!r} in a JSON object", file=path) from None
+    except RecursionError:
+        raise CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep",
+                        file=path) from None
+
+
+def _has_non_string_key(data: Any) -> bool:
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if type(x) is dict:
+            for k in x:
+                if type(k) is not str:
+                    return True
+            stack.extend(v for v in x.values() if type(v) is dict or type(v) is list)
+        elif type(x) is list:
+            stack.extend(v for v in x if type(v) is dict or type(v) is list)
+    return False
+
+
+def _read_docs(text: str, path: str) -> list[Document]:
+    """The documents of a file's text. A JSON file that cannot be read is one
+    CaseError; YAML documents carry their own errors."""
     stripped = text.lstrip()
     if path.endswith(".json") or stripped[:1] in ("{", "["):
         try:
-            data = json.loads(text)
-            return data if path.endswith(".json") and isinstance(data, list) and _all_cases(data) else [data]
-        except json.JSONDecodeError:
+            data = _read_json(text, path)
+        except json.JSONDecodeError as e:
             if path.endswith(".json"):
-                raise
-    if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD:
+                raise CaseError(f"invalid JSON: {e.msg}", file=path, line=e.lineno) from None
+        else:
+            many = path.endswith(".json") and isinstance(data, list) and any(claims_case(x) for x in data)
+            return [Document(i, 1, x) for i, x in enumerate(data if many else [data])]
+    if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text:
+        # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
+        # error, and for non-string keys, kspread's own reader says where
         try:
             data = yaml_rs.loads(text, parse_datetime=False)
         except Exception:
-            data = None  # let PyYAML produce the error with its line
+            data = None
         else:
-            n_docs = len(_doc_lines(text))
-            if n_docs > 1 and isinstance(data, list) and len(data) == n_docs:
-                return data
-            if n_docs == 1:
-                return [data]
-    return list(yaml.load_all(text, Loader=_Loader))
+            lines = _doc_lines(text)
+            n_docs = len(lines)
+            items = data if n_docs > 1 and isinstance(data, list) and len(data) == n_docs else \
+                [data] if n_docs == 1 else None
+            if items is not None and not _has_non_string_key(items):
+                return [Document(i, lines[i], x) for i, x in enumerate(items)]
+    return yamlio.read_documents(text, path)
 
 
-def _all_cases(items: list) -> bool:
-    return all(isinstance(x, Mapping) and x.get("kind") == "Case" for x in items)
+def _parse(text: str, path: str) -> list[Any]:
+    """The data of every document of a file's text; a CaseError for the first that
+    cannot be read."""
+    docs = _read_docs(text, path)
+    for d in docs:
+        if d.error is not None:
+            raise d.error
+    return [d.data for d in docs]
 
 
-def is_case(data: Any) -> bool:
-    return isinstance(data, Mapping) and data.get("kind") == "Case" and str(data.get("apiVersion", "")).startswith(
-        "kspread/"
-    )
+def claims_case(data: Any) -> bool:
+    """A document that kspread must read as a case (or reject): its apiVersion is in
+    the ``kspread/`` group, or its kind is ``Case``."""
+    if not isinstance(data, Mapping):
+        return False
+    api = data.get("apiVersion")
+    return data.get("kind") == "Case" or (isinstance(api, str) and api.startswith("kspread/"))
+
+
+is_case = claims_case
+
+
+def mentions_case(text: str) -> bool:
+    """Whether text (a file, or a document that cannot be parsed) may hold a case."""
+    return _MENTIONS_CASE.search(text) is not None
 
 
 def read_file(path: str | Path) -> FileResult:
@@ -193,28 +296,25 @@ def read_file(path: str | Path) -> FileResult:
     except (OSError, UnicodeDecodeError) as e:
         return FileResult(p, [], CaseError(f"cannot read the file: {e}", file=p))
     try:
-        docs = _parse(text, p)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        msg = " ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
-        return FileResult(p, [], CaseError(f"invalid YAML: {msg}", file=p, line=line))
-    except json.JSONDecodeError as e:
-        return FileResult(p, [], CaseError(f"invalid JSON: {e.msg}", file=p, line=e.lineno))
-    lines = _doc_lines(text) if not p.endswith(".json") else [1] * len(docs)
-    if len(lines) != len(docs):
-        lines = _compose_lines(text, len(docs))
+        docs = _read_docs(text, p)
+    except CaseError as e:
+        return FileResult(p, [], e.located(p, None))
     stem = Path(p).stem
     multi = len(docs) > 1
     out: list[CaseDoc] = []
-    for i, d in enumerate(docs):
-        if is_case(d):
-            out.extend(expand_variants(CaseDoc(p, i, lines[i], d, f"{stem}-{i + 1}" if multi else stem)))
+    for d in docs:
+        default = f"{stem}-{d.index + 1}" if multi else stem
+        if d.error is not None:
+            # a document that cannot be read fails alone, if it is (or looks like) a case
+            if claims_case(d.data) if d.parsed else mentions_case(d.source):
+                out.append(CaseDoc(p, d.index, d.line, d.data, default, error=d.error))
+        elif claims_case(d.data):
+            out.extend(expand_variants(CaseDoc(p, d.index, d.line, d.data, default)))
     return FileResult(p, out, None)
 
 
 def _compose_lines(text: str, n: int) -> list[int]:
-    nodes = list(yaml.compose_all(text, Loader=_Loader))
+    nodes = yamlio.compose_documents(text)
     out = [(node.start_mark.line + 1) if node is not None else 1 for node in nodes]
     return out + [1] * (n - len(out))
 
@@ -226,7 +326,7 @@ def locate(file: str, index: int, path: PathT) -> int | None:
         text = Path(file).read_text(encoding="utf-8")
         if file.endswith(".json"):
             return None
-        docs = list(yaml.compose_all(text, Loader=_Loader))
+        docs = yamlio.compose_documents(text)
     except Exception:
         return None
     if index >= len(docs) or docs[index] is None:
@@ -258,10 +358,16 @@ def node_line(node: Any, path: PathT) -> int:
 def load_case(doc: CaseDoc, config: str | None = None) -> Case:
     """Validate and build one case; a CaseError names file, line and field. ``config``
     is a KubeSchedulerConfiguration for cases without a ``profile``."""
+    if doc.error is not None:
+        raise doc.error
     try:
-        if doc.data.get("apiVersion") != "kspread/v1":
-            raise CaseError("unsupported apiVersion (this kspread reads kspread/v1)", ["apiVersion"],
-                            value=doc.data.get("apiVersion"))
+        api, kind = doc.data.get("apiVersion"), doc.data.get("kind")
+        if kind != "Case":
+            raise CaseError(f"a document with apiVersion {api} must be kind: Case (the only kind of the kspread "
+                            "group)", ["kind"], value=kind)
+        if api != "kspread/v1":
+            raise CaseError("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
+                            "kspread reads)", ["apiVersion"], value=api)
         validate_deduplicated(doc.data)
         return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config)
     except CaseError as e:

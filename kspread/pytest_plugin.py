@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import pytest
 
 from kspread.errors import CaseError
-from kspread.loader import CaseDoc, read_file
+from kspread.loader import CaseDoc, mentions_case, read_file
 from kspread.runner import check, duplicate_names
 
 _SUFFIXES = (".yaml", ".yml", ".json")
@@ -102,7 +102,7 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
         head = file_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    if "kspread/" not in head or "Case" not in head:
+    if not mentions_case(head):
         return None
     return CaseFile.from_parent(parent, path=file_path)
 

@@ -305,6 +305,15 @@ class Verdict:
     error: str | None = None  # the case's load or scheduling error, if any
 
 
+def asserts_nothing(doc):
+    """The error of a case whose ``expect`` has no keys (``kspread.loader.CaseDoc``)."""
+    from kspread.errors import CaseError
+
+    path = doc.user_path(["expect"])
+    return CaseError("the case asserts nothing: give at least one key (or let `pytest --kspread-update` or "
+                     "`kspread run --update` fill it)", path, file=doc.file, line=doc.locate(["expect"]))
+
+
 def check(doc, config: str | None = None) -> Verdict:
     """Load, run and compare one case document (``kspread.loader.CaseDoc``).
 
@@ -327,6 +336,9 @@ def check(doc, config: str | None = None) -> Verdict:
             return Verdict(True, msg, case, None, msg)
         return Verdict(False, msg, case, None, msg)
     sched_err = outcome.actual.get("schedulingError")
+    if not case.expect:
+        # an update run fills it (kspread.update.update_for: a failed verdict with an outcome)
+        return Verdict(False, str(asserts_nothing(doc)), case, outcome, sched_err)
     if want_error is not None:
         if sched_err and want_error in sched_err:
             return Verdict(True, sched_err, case, outcome, sched_err)

@@ -593,11 +593,20 @@ def _case_node(root: Node | None, u: Update, is_json: bool) -> Node:
     return node
 
 
-def plan(path: str, text: str, updates: list[Update]) -> str:
+def plan(path: str, text: str, updates: list[Update], *, whole_file: bool = True) -> str:
     """The new text of ``path`` with ``updates`` written; raises UpdateError. The new
     text is checked: it must read as the old documents with only the updated
-    ``expect`` entries replaced by what the updates say."""
-    is_json, docs = _tree(path, text)
+    ``expect`` entries replaced by what the updates say.
+
+    A YAML file with a document that does not parse is updated document by document:
+    each updated document's text is planned on its own (anchors never cross documents),
+    so a broken neighbour does not stop the others' update and is left as it is."""
+    try:
+        is_json, docs = _tree(path, text)
+    except UpdateError:  # the text does not parse
+        if _is_json(text, path) or not whole_file:
+            raise  # JSON, or already one document of a YAML file
+        return _plan_by_document(path, text, updates)
     nl = _newline(text)
     ops_of: dict[int, list[_Op]] = {}  # per document
     regions_of: dict[int, list[_Span]] = {}
@@ -632,6 +641,26 @@ def plan(path: str, text: str, updates: list[Update]) -> str:
     for s, e, t in reversed(edits):
         new = new[:s] + t + new[e:]
     _verify(path, text, new, updates, _doc_span(docs, updates, is_json, edits))
+    return new
+
+
+def _plan_by_document(path: str, text: str, updates: list[Update]) -> str:
+    from dataclasses import replace
+
+    from kspread.yamlio import split_documents
+
+    chunks = split_documents(text)
+    bounds = [(c.start, chunks[i + 1].start if i + 1 < len(chunks) else len(text)) for i, c in enumerate(chunks)]
+    by_doc: dict[int, list[Update]] = {}
+    for u in updates:
+        if u.index >= len(bounds):
+            raise UpdateError(f"the file has no document #{u.index + 1}")
+        by_doc.setdefault(u.index, []).append(replace(u, index=0))
+    new = text
+    for di in sorted(by_doc, reverse=True):
+        start, end = bounds[di]
+        piece = plan(path, text[start:end], by_doc[di], whole_file=False)
+        new = new[:start] + piece + new[end:]
     return new
 
 

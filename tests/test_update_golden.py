@@ -263,17 +263,17 @@ def test_cli_update_fails_a_case_it_cannot_fix(tmp_path):
     assert p.read_text() == VARIANT_FAILS
 
 
-def test_results_that_would_still_fail_are_not_written(pytester):
+def test_an_expectation_no_run_can_meet_is_not_written(pytester):
     # preemption is expected, but the profile has no PostFilter: writing what the run
-    # produced cannot make the case pass
+    # produced cannot make the case pass; the case is refused when it loads, and the
+    # update leaves the file alone
     text = SPREAD.format(name="nopf").replace("  selected: n1   # wrong for nopf\n",
                                               "  preemption: {node: n1, victims: [a]}\n")
     p = _write(pytester, "nopf.yaml", text)
     result = pytester.runpytest("--kspread-update")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*--kspread-update could not fix this case: even with the actual results written, "
-                                 "the case would not pass:*",
-                                 "*preemption  null      (did not run: a node fits, or no PostFilter plugin)*"])
+    result.stdout.fnmatch_lines(["*nopf.yaml:*: expect.preemption: preemption never runs: the profile has no "
+                                 "PostFilter plugin (list DefaultPreemption under postFilter)"])
     assert p.read_text() == text
 
 
