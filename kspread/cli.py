@@ -106,7 +106,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 continue
             try:
                 case = load_case(doc)
-                outcome = run_loaded(case)
+                outcome = run_loaded(case, keep_all=True)
             except CaseError as e:
                 if e.file is None:
                     e.located(doc.file, doc.locate(e.path))

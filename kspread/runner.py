@@ -87,8 +87,9 @@ def _in_node_order(actual: dict[str, Any], order: Mapping[str, int]) -> None:
         actual["selected"] = sorted(actual["selected"], key=lambda n: order.get(n, len(order)))
 
 
-def run_loaded(case: Case) -> Outcome:
-    sched, results, placements = run_case(case)
+def run_loaded(case: Case, keep_all: bool = False) -> Outcome:
+    """Run a case; ``keep_all`` keeps every cycle's per-node data (for explaining each)."""
+    sched, results, placements = run_case(case, keep_all=keep_all)
     actual = cycle_actual(results[-1]) if results else {}
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:

@@ -39,15 +39,17 @@ preemption).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
-from kspread.case import Case
+import numpy as np
+
 from kspread.framework.handle import Handle
-from kspread.framework.profile import Extender
-from kspread.framework.runtime import Framework, ScoreTable
+from kspread.framework.interface import Filtered
+from kspread.framework.profile import Extender, Profile
+from kspread.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
 from kspread.framework.status import Code, CycleState, SchedulingError, Status
 from kspread.listers import Listers
-from kspread.model import Node, Pod
+from kspread.model import Cluster, Node, Pod
 from kspread.plugins.helper import get_zone_key
 from kspread.snapshot import Nominator, Snapshot
 from kspread.versions import Version
@@ -70,23 +72,92 @@ class PreemptionOutcome:
     clear_nomination: bool = False
 
 
+class SchedulingInput(Protocol):
+    """What the scheduler reads of a case (the case format's ``Case`` has these)."""
+
+    version: Version
+    profile: Profile
+    cluster: Cluster
+    incoming: list[Pod]
+    is_sequence: bool
+
+
+@dataclass(slots=True)
+class _FilterView:
+    """Every node's filter status, compactly: ``ids[j]`` indexes ``table`` for the
+    j-th node of ``names``; ``overrides`` replace some (extenders)."""
+
+    names: list[str]
+    ids: np.ndarray
+    table: Any
+    overrides: dict[str, Status] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Status]:
+        table = self.table
+        out = {n: table[k] for n, k in zip(self.names, self.ids.tolist())}
+        out.update(self.overrides)
+        return out
+
+
 @dataclass
 class CycleResult:
+    """One cycle's result. Per-node data (statuses, scores, totals) is kept as arrays
+    and given as mappings when asked; ``compact`` drops it (and the cycle state) once a
+    sequence no longer needs it."""
+
     pod: Pod
     state: CycleState | None = None  # the cycle's state, for explaining it afterwards
-    statuses: dict[str, Status] = field(default_factory=dict)  # every node's filter status
     feasible: list[str] = field(default_factory=list)
     scores: ScoreTable | None = None
-    totals: dict[str, int] = field(default_factory=dict)
     selected: list[str] = field(default_factory=list)
     post_filter_ran: bool = False
     post_filter_status: Status | None = None
     preemption: PreemptionOutcome | None = None
     error: str | None = None
+    _statuses: Any = None  # dict[str, Status] or _FilterView
+    _totals: Any = None  # dict[str, int] or (names, int64 array)
+    compacted: bool = False
+
+    @property
+    def statuses(self) -> dict[str, Status]:
+        """Every node's filter status (node tree order)."""
+        st = self._statuses
+        if st is None:
+            return {}
+        if isinstance(st, _FilterView):
+            st = self._statuses = st.as_dict()
+        return st
+
+    @statuses.setter
+    def statuses(self, value: dict[str, Status]) -> None:
+        self._statuses = value
+
+    @property
+    def totals(self) -> dict[str, int]:
+        t = self._totals
+        if t is None:
+            return {}
+        if isinstance(t, tuple):
+            t = self._totals = dict(zip(t[0], t[1].tolist()))
+        return t
+
+    @totals.setter
+    def totals(self, value: dict[str, int]) -> None:
+        self._totals = value
 
     @property
     def unschedulable(self) -> bool:
         return not self.selected and (self.preemption is None or self.preemption.nominated_node is None)
+
+    def compact(self) -> None:
+        """Keep only what a later report of a sequence reads of an earlier cycle: the
+        pod, selected, the preemption outcome, the error."""
+        self.state = None
+        self.feasible = []
+        self.scores = None
+        self._statuses = None
+        self._totals = None
+        self.compacted = True
 
 
 def num_feasible_nodes_to_find(version: Version, percentage: int | None, num_all: int) -> int:
@@ -126,7 +197,7 @@ def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
 
 
 class Scheduler:
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: SchedulingInput) -> None:
         self.case = case
         self.version = case.version
         cluster = case.cluster
@@ -139,6 +210,8 @@ class Scheduler:
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
         self.order = node_tree_order(cluster.nodes, self.version)
+        # snapshot positions of the nodes in node tree order
+        self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
         self.next_start_node_index = 0
         # pods not bound (the case's pending pods and the incoming ones), as they are now
         self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
@@ -156,14 +229,14 @@ class Scheduler:
             pre = fwk.run_pre_filter_plugins(state, pod)
             if not pre.is_success():
                 # every node is rejected with the PreFilter status
-                res.statuses = {n: pre for n in self.order}
+                res.statuses = _FilterView(self.order, np.zeros(len(self.order), np.intp), (pre,))  # type: ignore[assignment]
                 return self._post_filter(state, pod, res)
             if pod.nominated_node and self._prefers_nominated_node():
                 node = self.snapshot.node_infos.get(pod.nominated_node)
                 if node is not None:
                     st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
                     if st.is_success() and self._passes_extenders(pod, node.name):
-                        res.statuses = self._all_statuses(state, pod)
+                        res.statuses = self._all_statuses(state, pod)  # type: ignore[assignment]
                         res.feasible = [node.name]
                         res.selected = [node.name]
                         return res
@@ -185,46 +258,64 @@ class Scheduler:
     def _passes_extenders(self, pod: Pod, node: str) -> bool:
         return all(e.filter is None or node in e.filter for e in self.extenders)
 
-    def _all_statuses(self, state: CycleState, pod: Pod) -> dict[str, Status]:
-        fwk = self.framework
-        return {n: fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(n)) for n in self.order}
+    def _all_statuses(self, state: CycleState, pod: Pod) -> _FilterView:
+        """Every node's filter status, in node tree order (an Error raises, the first in
+        that order)."""
+        nodes = self.snapshot.nodes(self.order_positions)
+        res = self.framework.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
+        err = first_error(res)
+        if err is not None:
+            raise_error_of(res, err)
+        return _FilterView(self.order, res.ids, res.table)
 
     def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
+        """findNodesThatPassFilters: the nodes are filtered all at once; the search
+        (from ``next_start_node_index``, stopping after ``to_find`` feasible nodes) is
+        then read off the statuses, in node tree order from the start index, exactly as
+        a one-by-one walk would find it. Statuses are reported for every node."""
         fwk = self.framework
         n_all = len(self.order)
         to_find = num_feasible_nodes_to_find(self.version, self.case.profile.percentage_of_nodes_to_score, n_all)
         if self.version.first_fit_without_scoring and not self._has_extender_filters() and not self._has_scoring():
             to_find = 1
-        feasible: list[str] = []
-        processed = 0
         start = self.next_start_node_index
-        statuses: dict[str, Status] = {}
-        for i in range(n_all):
-            name = self.order[(start + i) % n_all]
-            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(name))
-            statuses[name] = st
-            processed += 1
-            if st.is_success():
-                feasible.append(name)
-                if len(feasible) >= to_find:
-                    break
+        rotated = np.roll(self.order_positions, -start) if start else self.order_positions
+        nodes = self.snapshot.nodes(rotated)
+        filtered = fwk.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
+        passing = np.flatnonzero(filtered.ids == 0)
+        if len(passing) >= to_find:
+            found = passing[:to_find]
+            processed = int(found[-1]) + 1 if to_find else 0
+        else:
+            found = passing
+            processed = n_all
+        # an Error aborts the cycle: the first in the search's walk, then in node tree
+        # order among the nodes the search did not reach
+        err = first_error(filtered, np.arange(processed))
+        if err is None and processed < n_all:
+            tree_to_rotated = (np.arange(n_all) - start) % n_all
+            err = first_error(filtered, tree_to_rotated[tree_to_rotated >= processed])
+        if err is not None:
+            raise_error_of(filtered, err)
         if n_all:
             self.next_start_node_index = (start + processed) % n_all
-        # statuses of the nodes the search did not reach, for the `filter` expectation
-        for name in self.order:
-            if name not in statuses:
-                statuses[name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(name))
+        node_list = self.snapshot.node_list
+        feasible = [node_list[i].node.name for i in rotated[found].tolist()]
+        # statuses in node tree order: the tree's j-th node is the rotated set's (j - start) % n
+        ids_in_order = np.roll(filtered.ids, start) if start else filtered.ids
+        view = _FilterView(self.order, ids_in_order, filtered.table)
         if feasible and self.extenders:
             kept = []
             for name in feasible:
                 failed = [e.name for e in self.extenders if e.filter is not None and name not in e.filter]
                 if failed:
-                    statuses[name] = Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {failed[0]}",),
-                                            f"extender:{failed[0]}")
+                    view.overrides[name] = Status(Code.UNSCHEDULABLE,
+                                                  (f"node(s) were filtered out by extender {failed[0]}",),
+                                                  f"extender:{failed[0]}")
                 else:
                     kept.append(name)
             feasible = kept
-        res.statuses = {n: statuses[n] for n in self.order}
+        res.statuses = view  # type: ignore[assignment]
         res.feasible = feasible
 
     def _has_extender_filters(self) -> bool:
@@ -235,26 +326,25 @@ class Scheduler:
 
     def _prioritize(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
         fwk = self.framework
-        nodes = [self.snapshot.get(n).node for n in res.feasible]
+        names = res.feasible
         prioritizers = [e for e in self.extenders if e.prioritize is not None]
         if not fwk.has_score_plugins and not prioritizers:
             # EqualPriority: every node scores 1
-            res.totals = {n.name: 1 for n in nodes}
+            totals = np.ones(len(names), np.int64)
         else:
-            fwk.run_pre_score_plugins(state, pod, nodes)
+            position = self.snapshot.position
+            nodes = self.snapshot.nodes(np.array([position[n] for n in names], np.intp))
+            fwk.run_pre_score_plugins(state, pod, nodes.node_objects)
             table = fwk.run_score_plugins(state, pod, nodes)
             res.scores = table
-            totals = {n.name: 0 for n in nodes}
-            for per_node in table.weighted.values():
-                for name, s in per_node.items():
-                    totals[name] += s
+            totals = table.total()
             scale = self.version.extender_score_scale
             for e in prioritizers:
-                for n in nodes:
-                    totals[n.name] += (e.prioritize or {}).get(n.name, 0) * e.weight * scale
-            res.totals = totals
-        best = max(res.totals.values())
-        res.selected = [n.name for n in nodes if res.totals[n.name] == best]
+                prio = e.prioritize or {}
+                totals += np.array([prio.get(n, 0) * e.weight * scale for n in names], np.int64)
+        res.totals = (names, totals)  # type: ignore[assignment]
+        best = totals.max()
+        res.selected = [names[i] for i in np.flatnonzero(totals == best).tolist()]
 
     def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
         """RunPostFilterPlugins: the first plugin that succeeds (or says
@@ -364,9 +454,11 @@ class SchedulingQueue:
 MAX_ATTEMPTS = 3  # scheduling cycles per pod of a sequence (one preemption, its retry, one more)
 
 
-def run_case(case: Case) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
+def run_case(case: SchedulingInput, keep_all: bool = False) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
     """Run a case's incoming pod(s); returns the scheduler, each cycle's result (in
-    the order they ran) and the final placements (pod -> node or None)."""
+    the order they ran) and the final placements (pod -> node or None). Every cycle
+    but the last is compacted (``CycleResult.compact``) unless ``keep_all``: a long
+    sequence runs in flat memory."""
     sched = Scheduler(case)
     results: list[CycleResult] = []
     for p in case.incoming:
@@ -377,6 +469,8 @@ def run_case(case: Case) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
         pod = sched.current(queue.pop())
         attempts[pod.key] = attempts.get(pod.key, 0) + 1
         r = sched.schedule_one(pod)
+        if results and not keep_all:
+            results[-1].compact()
         results.append(r)
         if r.error:
             continue

@@ -9,11 +9,23 @@ pods; whether a selector matches a group is computed once and cached.
 
 Placements, evictions and nominations of a ``schedule`` sequence update the
 snapshot in place (``add_pod`` / ``remove_pod``), as the scheduler's cache does.
+
+Columns. Besides one NodeInfo per node, the snapshot keeps per-node columns (numpy
+int64, in the case's node order): allocatable and requested per resource, the
+non-zero cpu / memory requests, the pod count, and for the static node data codes
+that let plugins evaluate a node property once per distinct value (taint sets,
+label values per key). The snapshot is their one owner: ``add_pod`` / ``remove_pod``
+update them in place, and plugins read them through a ``NodeSet`` (the candidate
+nodes of one Filter or Score call). A ``NodeSet`` can also be built from detached
+NodeInfos (a node with nominated pods added, or with preemption victims removed):
+the same plugin code then reads columns computed from those NodeInfos.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
 
 from kspread.labels import Selector
 from kspread.model import Node, Pod
@@ -173,6 +185,15 @@ class Snapshot:
         self.group_nodes: dict[GroupKey, dict[str, int]] = {}
         # the same over every bound pod, terminating ones too (InterPodAffinity counts them)
         self.all_group_nodes: dict[GroupKey, dict[str, int]] = {}
+        # columns (see the module docstring)
+        n = len(self.node_list)
+        self.position: dict[str, int] = {info.name: i for i, info in enumerate(self.node_list)}
+        self.all_positions = np.arange(n, dtype=np.intp)
+        self._allocatable: dict[str, np.ndarray] = {}
+        self._requested: dict[str, np.ndarray] = {}
+        self._non_zero = {"cpu": np.zeros(n, np.int64), "memory": np.zeros(n, np.int64)}
+        self.pod_count = np.zeros(n, np.int64)
+        self._static_codes: dict[Hashable, tuple[np.ndarray, list]] = {}
         for p in pods:
             if p.node_name is not None:
                 self.add_pod(p)
@@ -186,9 +207,52 @@ class Snapshot:
     def get(self, name: str) -> NodeInfo:
         return self.node_infos[name]
 
+    # ---- columns -------------------------------------------------------------------
+
+    def allocatable(self, resource: str) -> np.ndarray:
+        col = self._allocatable.get(resource)
+        if col is None:
+            col = np.array([info.node.allocatable.get(resource, 0) for info in self.node_list], np.int64)
+            self._allocatable[resource] = col
+        return col
+
+    def requested(self, resource: str) -> np.ndarray:
+        col = self._requested.get(resource)
+        if col is None:
+            col = np.array([info.requested.get(resource, 0) for info in self.node_list], np.int64)
+            self._requested[resource] = col
+        return col
+
+    def non_zero_requested(self, resource: str) -> np.ndarray:
+        return self._non_zero[resource]
+
+    def static_codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
+        """Per node the code of ``fn(node)`` (a static property: labels, taints) and the
+        distinct values in code order; computed once per ``key``."""
+        hit = self._static_codes.get(key)
+        if hit is None:
+            hit = _codes([info.node for info in self.node_list], fn)
+            self._static_codes[key] = hit
+        return hit
+
+    def nodes(self, positions: np.ndarray | None = None) -> "NodeSet":
+        return NodeSet(self, self.all_positions if positions is None else positions)
+
+    def _column_add(self, pod: Pod, sign: int) -> None:
+        i = self.position[pod.node_name]  # type: ignore[index]
+        self.pod_count[i] += sign
+        for k, v in node_pod_requests(pod, self.version).items():
+            col = self._requested.get(k)
+            if col is not None:
+                col[i] += sign * v
+        cpu, mem = node_non_zero_requests(pod, self.version)
+        self._non_zero["cpu"][i] += sign * cpu
+        self._non_zero["memory"][i] += sign * mem
+
     def add_pod(self, pod: Pod) -> None:
         assert pod.node_name is not None
         self.node_infos[pod.node_name].add_pod(pod)
+        self._column_add(pod, 1)
         all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
         all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
         if not pod.terminating:
@@ -200,6 +264,7 @@ class Snapshot:
         info = self.node_infos[pod.node_name]
         stored = info.pods[pod.key]
         info.remove_pod(stored)
+        self._column_add(stored, -1)
         _decrement(self.all_group_nodes, group_key(stored), pod.node_name)
         if not stored.terminating:
             g = group_key(stored)
@@ -220,6 +285,105 @@ class Snapshot:
                 for node, n in per_node.items():
                     out[node] = out.get(node, 0) + n
         return out
+
+
+def _codes(nodes: Sequence[Node], fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
+    index: dict[Hashable, int] = {}
+    values: list = []
+    out = np.empty(len(nodes), np.intp)
+    for i, n in enumerate(nodes):
+        v = fn(n)
+        c = index.get(v)
+        if c is None:
+            c = index[v] = len(values)
+            values.append(v)
+        out[i] = c
+    return out, values
+
+
+class NodeSet:
+    """The candidate nodes of one Filter or Score call, as columns.
+
+    Either positions into the snapshot (the columns are the snapshot's, indexed), or
+    detached NodeInfos (columns computed from them: a node with nominated pods added
+    or preemption victims removed). Plugins only read it."""
+
+    __slots__ = ("snapshot", "positions", "_infos")
+
+    def __init__(self, snapshot: Snapshot | None, positions: np.ndarray | None,
+                 infos: Sequence[NodeInfo] | None = None) -> None:
+        self.snapshot = snapshot
+        self.positions = positions
+        self._infos = infos
+
+    @staticmethod
+    def of(*infos: NodeInfo) -> "NodeSet":
+        return NodeSet(None, None, infos)
+
+    def __len__(self) -> int:
+        return len(self._infos) if self._infos is not None else len(self.positions)  # type: ignore[arg-type]
+
+    @property
+    def infos(self) -> Sequence[NodeInfo]:
+        if self._infos is None:
+            lst = self.snapshot.node_list  # type: ignore[union-attr]
+            self._infos = [lst[i] for i in self.positions]  # type: ignore[union-attr]
+        return self._infos
+
+    @property
+    def names(self) -> list[str]:
+        return [info.node.name for info in self.infos]
+
+    @property
+    def node_objects(self) -> list[Node]:
+        return [info.node for info in self.infos]
+
+    def subset(self, where: np.ndarray) -> "NodeSet":
+        """The nodes at ``where`` (positions within this set)."""
+        if self.snapshot is not None:
+            return NodeSet(self.snapshot, self.positions[where])  # type: ignore[index]
+        infos = self.infos
+        return NodeSet(None, None, [infos[i] for i in where])
+
+    def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int]) -> np.ndarray:
+        if self.snapshot is not None:
+            return snap_col()[self.positions]
+        return np.array([per_info(i) for i in self.infos], np.int64)
+
+    def allocatable(self, resource: str) -> np.ndarray:
+        return self._column(lambda: self.snapshot.allocatable(resource),  # type: ignore[union-attr]
+                            lambda i: i.node.allocatable.get(resource, 0))
+
+    def requested(self, resource: str) -> np.ndarray:
+        return self._column(lambda: self.snapshot.requested(resource),  # type: ignore[union-attr]
+                            lambda i: i.requested.get(resource, 0))
+
+    def non_zero_requested(self, resource: str) -> np.ndarray:
+        return self._column(lambda: self.snapshot.non_zero_requested(resource),  # type: ignore[union-attr]
+                            lambda i: i.non_zero_requested.get(resource, 0))
+
+    def pod_count(self) -> np.ndarray:
+        return self._column(lambda: self.snapshot.pod_count, lambda i: len(i.pods))  # type: ignore[union-attr]
+
+    def codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
+        """Per node the code of the static property ``fn(node)`` (cached under ``key``
+        by the snapshot) and the distinct values, for evaluating once per value."""
+        if self.snapshot is not None:
+            col, values = self.snapshot.static_codes(key, fn)
+            return col[self.positions], values  # type: ignore[index]
+        return _codes([i.node for i in self.infos], fn)
+
+    def evaluate(self, key: Hashable, fn: Callable[[Node], Hashable], value_fn: Callable[[Hashable], object],
+                 dtype=np.intp) -> np.ndarray:
+        """``value_fn(fn(node))`` per node, calling ``value_fn`` once per distinct value."""
+        col, values = self.codes(key, fn)
+        if len(values) == 1:
+            return np.full(len(col), value_fn(values[0]), dtype)
+        present = np.unique(col)
+        table = np.zeros(len(values), dtype)
+        for c in present:
+            table[c] = value_fn(values[c])
+        return table[col]
 
 
 def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) -> None:
@@ -247,3 +411,10 @@ class Nominator:
 
     def on_node(self, node_name: str) -> list[Pod]:
         return list(self._by_node.get(node_name, {}).values())
+
+    def has_any(self) -> bool:
+        return any(self._by_node.values())
+
+    def nodes(self) -> set[str]:
+        """Names of the nodes that have pods nominated to them."""
+        return {n for n, pods in self._by_node.items() if pods}
