@@ -44,7 +44,6 @@ from typing import Any, Protocol
 import numpy as np
 
 from kspread.framework.handle import Handle
-from kspread.framework.interface import Filtered
 from kspread.framework.profile import Extender, Profile
 from kspread.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
 from kspread.framework.status import Code, CycleState, SchedulingError, Status

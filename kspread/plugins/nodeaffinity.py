@@ -32,6 +32,7 @@ from typing import Any, Mapping, Sequence
 from kspread.errors import CaseError
 from kspread.framework.interface import (
     FilterPlugin,
+    Filtered,
     NodeScore,
     Plugin,
     PreFilterPlugin,
@@ -49,7 +50,7 @@ from kspread.plugins.nodematch import (
     required_node_affinity_matches,
     term_matches,
 )
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeSet
 from kspread.versions import Version
 
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
@@ -149,6 +150,22 @@ def parse_added_affinity(raw: Any, path: tuple) -> tuple[tuple[NodeSelectorTerm,
     return required, tuple(preferred)
 
 
+_ABSENT = object()
+
+
+def _labels_of(node: Node, keys: tuple[str, ...], by_name: bool) -> tuple:
+    """The node's values of ``keys`` (absent ones marked), and its name when asked."""
+    labels = node.labels
+    return (tuple(labels.get(k, _ABSENT) for k in keys), node.name if by_name else None)
+
+
+def _label_view(keys: tuple[str, ...], view: tuple) -> Node:
+    """A node with only ``keys`` as labels (and the name, when kept): what a selector
+    over those keys and metadata.name sees of the nodes sharing ``view``."""
+    values, name = view
+    return Node(name or "", {k: v for k, v in zip(keys, values) if v is not _ABSENT}, {})
+
+
 def required_node_names(pod: Pod) -> set[str] | None:
     """The node names the required terms restrict the pod to through matchFields
     metadata.name In (intersection within a term, union over terms); None when
@@ -194,12 +211,31 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
                 return unresolvable(ERR_REASON_CONFLICT)
         return SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        if self.added_required is not None and not node_selector_matches(self.added_required, node_info.node):
-            return unresolvable(ERR_REASON_ENFORCED)
-        if required_node_affinity_matches(pod, node_info.node):
-            return SUCCESS
-        return unresolvable(err_reason(self.version))
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        """Evaluated once per distinct combination of the node's values of the label
+        keys the pod's (and the added) required affinity reads (and its name, when a
+        term selects by field)."""
+        aff = pod.affinity
+        required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
+        if self.added_required is None and required is None and not pod.node_selector:
+            return Filtered.passing(len(nodes))
+        keys: set[str] = set(pod.node_selector)
+        by_name = False
+        for terms in (self.added_required or (), required or ()):
+            for term in terms:
+                keys.update(r.key for r in term.match_expressions)
+                by_name = by_name or bool(term.match_fields)
+        key_list = tuple(sorted(keys))
+        table = [SUCCESS, unresolvable(ERR_REASON_ENFORCED), unresolvable(err_reason(self.version))]
+
+        def status_id(view: tuple) -> int:
+            node = _label_view(key_list, view)
+            if self.added_required is not None and not node_selector_matches(self.added_required, node):
+                return 1
+            return 0 if required_node_affinity_matches(pod, node) else 2
+
+        ids = nodes.evaluate(("labels", key_list, by_name), lambda n: _labels_of(n, key_list, by_name), status_id)
+        return Filtered(ids, table)
 
     # -- PreScore / Score / NormalizeScore
 

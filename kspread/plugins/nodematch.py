@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable, Mapping
 
+import numpy as np
+
 from kspread.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement
 from kspread.model import Node, NodeSelectorTerm, Pod, Taint, Toleration
 
@@ -135,19 +137,19 @@ def preference_expressions_match(term: NodeSelectorTerm, node: Node) -> bool:
     return all(_requirement_matches(r, node.labels) for r in term.match_expressions)
 
 
-def default_normalize_score(max_priority: int, reverse: bool, scores) -> None:
+def default_normalize_scores(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
     """``helper.DefaultNormalizeScore`` (``NormalizeReduce`` before the framework):
     ``max * s // maxCount`` in int64, reversed as ``max - that`` when asked; when every
     score is 0, all become 0 (or ``max`` when reversed)."""
-    max_count = 0
-    for ns in scores:
-        if ns.score > max_count:
-            max_count = ns.score
+    max_count = max(int(scores.max()), 0) if len(scores) else 0
     if max_count == 0:
-        if reverse:
-            for ns in scores:
-                ns.score = max_priority
-        return
-    for ns in scores:
-        s = max_priority * ns.score // max_count
-        ns.score = max_priority - s if reverse else s
+        return np.full(len(scores), max_priority, np.int64) if reverse else scores
+    s = max_priority * scores // max_count
+    return max_priority - s if reverse else s
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores) -> None:
+    """``default_normalize_scores`` over a list of NodeScores, in place."""
+    out = default_normalize_scores(max_priority, reverse, np.array([ns.score for ns in scores], np.int64))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v

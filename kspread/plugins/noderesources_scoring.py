@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from kspread.errors import CaseError
 from kspread.framework.interface import Plugin, PreScorePlugin, ScorePlugin
 from kspread.framework.registry import register
@@ -32,7 +34,7 @@ from kspread.plugins.resource_allocation import (
     check_args,
     least_requested_score,
     most_requested_score,
-    node_usages,
+    score_by_usage,
     parse_resources,
     parse_shape,
     pod_scoring_requests,
@@ -41,6 +43,7 @@ from kspread.plugins.resource_allocation import (
     scale_shape,
     weighted_average,
 )
+from kspread.snapshot import NodeSet
 from kspread.versions import Version, resource_scoring
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -106,12 +109,12 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         state.write(self._state_key(), _State(pod_scoring_requests(pod, self.version, names, False)))
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._state_key())
         assert isinstance(st, _State)
-        info = self.handle.snapshot.get(node_name)
-        usages = node_usages(info, self.strategy.resources, st.requests, self.version, False)
-        return self.strategy.score(usages, self.version), SUCCESS
+        strategy, version = self.strategy, self.version
+        return score_by_usage(nodes, strategy.resources, st.requests, version, False,
+                              lambda usages: strategy.score(usages, version))
 
 
 def _resources_arg(plugin: Plugin, allowed_from: int, max_weight: int | None) -> tuple[ResourceSpec, ...]:
@@ -228,17 +231,20 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         state.write(self._KEY, _State(reqs))
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._KEY)
         assert isinstance(st, _State)
-        info = self.handle.snapshot.get(node_name)
-        usages = node_usages(info, self.resources, st.requests, self.version, self.flags.balanced_uses_requested)
         max_score = self.version.max_node_score
-        if self.flags.balanced_scores_change:
-            return balanced_change_score(usages, max_score), SUCCESS
-        if self.flags.balanced_std:
-            return balanced_std_score([(u.requested, u.allocatable) for u in usages], max_score), SUCCESS
-        return balanced_legacy(usages[0], usages[1], max_score), SUCCESS
+        flags = self.flags
+
+        def score(usages: list[Usage]) -> int:
+            if flags.balanced_scores_change:
+                return balanced_change_score(usages, max_score)
+            if flags.balanced_std:
+                return balanced_std_score([(u.requested, u.allocatable) for u in usages], max_score)
+            return balanced_legacy(usages[0], usages[1], max_score)
+
+        return score_by_usage(nodes, self.resources, st.requests, self.version, flags.balanced_uses_requested, score)
 
 
 def _balanced_resources(raw: Any, path: tuple) -> tuple[ResourceSpec, ...]:

@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
 
 from kspread.errors import CaseError
 from kspread.model import Pod
 from kspread.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from kspread.resources import scoring_requests
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeSet
 from kspread.versions import Version, resource_scoring
 
 MAX_UTILIZATION = 100
@@ -222,34 +224,81 @@ def pod_scoring_requests(pod: Pod, version: Version, names: Sequence[str], use_r
     return [reqs.get(n, 0) for n in names]
 
 
-def node_usages(
-    node_info: NodeInfo,
+def _base_source(name: str, use_requested: bool) -> str | None:
+    """Which requested sum a resource reads: "requested" (real requests), "non_zero"
+    (NonZeroRequested: cpu / memory with defaults), or None (not a scored resource)."""
+    if name in (CPU, MEMORY):
+        return "requested" if use_requested else "non_zero"
+    if name == EPHEMERAL_STORAGE or is_scalar_resource(name):
+        return "requested"
+    return None
+
+
+def usages_of(
+    values: Sequence[tuple[int, int]],
     specs: Sequence[ResourceSpec],
     pod_requests: Sequence[int],
     version: Version,
     use_requested: bool,
 ) -> list[Usage]:
-    """``calculateResourceAllocatableRequest`` for every configured resource, leaving
-    out (from 1.22) resources the node has none of and extended resources the pod
-    does not request."""
+    """``calculateResourceAllocatableRequest`` for every configured resource, from the
+    node's (allocatable, requested before the pod) per resource, leaving out (from
+    1.22) resources the node has none of and extended resources the pod does not
+    request."""
     skip = resource_scoring(version).skips_unallocatable
-    alloc = node_info.node.allocatable
     out: list[Usage] = []
-    for spec, pod_req in zip(specs, pod_requests):
+    for spec, pod_req, (a, before) in zip(specs, pod_requests, values):
         name = spec.name
         if skip and pod_req == 0 and is_scalar_resource(name):
             continue
-        if name in (CPU, MEMORY):
-            base = node_info.requested if use_requested else node_info.non_zero_requested
-            a, before = alloc.get(name, 0), base.get(name, 0)
-        elif name == EPHEMERAL_STORAGE or is_scalar_resource(name):
-            a, before = alloc.get(name, 0), node_info.requested.get(name, 0)
-        else:
-            a, before, pod_req = 0, 0, 0  # not a resource the scheduler scores
+        if _base_source(name, use_requested) is None:
+            pod_req = 0
         if skip and a == 0:
             continue
         out.append(Usage(spec.weight, a, before + pod_req, before))
     return out
+
+
+def score_by_usage(
+    nodes: NodeSet,
+    specs: Sequence[ResourceSpec],
+    pod_requests: Sequence[int],
+    version: Version,
+    use_requested: bool,
+    score: Callable[[list[Usage]], int],
+) -> np.ndarray:
+    """``score(usages)`` for every node, from the snapshot's columns; evaluated once per
+    distinct (allocatable, requested) row, so nodes in the same state cost one call."""
+    n = len(nodes)
+    cols: list[np.ndarray] = []
+    for spec in specs:
+        src = _base_source(spec.name, use_requested)
+        if src is None:
+            cols += [np.zeros(n, np.int64), np.zeros(n, np.int64)]
+            continue
+        before = nodes.requested(spec.name) if src == "requested" else nodes.non_zero_requested(spec.name)
+        cols += [nodes.allocatable(spec.name), before]
+    if not n:
+        return np.zeros(0, np.int64)
+    codes, first = row_codes(cols)
+    k = len(specs)
+    out = np.array([score(usages_of([(int(cols[2 * i][j]), int(cols[2 * i + 1][j])) for i in range(k)], specs,
+                                    pod_requests, version, use_requested))
+                    for j in first.tolist()], np.int64)
+    return out[codes]
+
+
+def row_codes(cols: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (position) of the columns a code of its distinct values, and the first
+    position of each code."""
+    codes = np.zeros(len(cols[0]), np.int64)
+    for col in cols:
+        _, inv = np.unique(col, return_inverse=True)
+        codes = codes * (int(inv.max()) + 1) + inv.reshape(-1)
+        _, codes = np.unique(codes, return_inverse=True)  # keep the codes small
+        codes = codes.reshape(-1)
+    _, first = np.unique(codes, return_index=True)
+    return codes, first
 
 
 # ---- arguments ----------------------------------------------------------------------------------
