@@ -225,19 +225,45 @@ class Framework:
         one-by-one node is kept as an Error status."""
         names = nodes.names if self.handle.nominator.has_any() else None
         special: list[int] = []
+        nominated: list[list[Pod]] = []
         if names is not None:
             nominated_nodes = self.handle.nominator.nodes()
-            special = [i for i, name in enumerate(names) if name in nominated_nodes and self._nominated_for(pod, name)]
+            for i, name in enumerate(names):
+                if name in nominated_nodes:
+                    pods = self._nominated_for(pod, name)
+                    if pods:
+                        special.append(i)
+                        nominated.append(pods)
         if not special:
             return self.run_filter_plugins_on_nodes(state, pod, nodes)
+        if self.pre_filter_state_is_shared(state):
+            # the nominated pods change no PreFilter state: filter the nodes with their
+            # nominated pods added all at once; a node must pass that and the plain run
+            plain = self.run_filter_plugins_on_nodes(state, pod, nodes)
+            infos = nodes.infos
+            added = []
+            for i, pods in zip(special, nominated):
+                info = infos[i].clone()
+                for p in pods:
+                    info.add_pod(_on_node(p, info.name))
+                added.append(info)
+            with_nominated = self.run_filter_plugins_on_nodes(state, pod, NodeSet.of(*added))
+            ids = plain.ids.copy()
+            table = list(plain.table)
+            offset = len(table) - 1
+            table.extend(with_nominated.table[1:])
+            for k, i in enumerate(special):
+                if with_nominated.ids[k]:
+                    ids[i] = with_nominated.ids[k] + offset
+            return Filtered(ids, table)
         special_set = set(special)
-        plain = np.array([i for i in range(len(nodes)) if i not in special_set], np.intp)
+        plain_pos = np.array([i for i in range(len(nodes)) if i not in special_set], np.intp)
         ids = np.zeros(len(nodes), np.intp)
         table: list[Status] = [SUCCESS]
-        if len(plain):
-            res = self.run_filter_plugins_on_nodes(state, pod, nodes.subset(plain))
+        if len(plain_pos):
+            res = self.run_filter_plugins_on_nodes(state, pod, nodes.subset(plain_pos))
             table.extend(res.table[1:])
-            ids[plain] = res.ids
+            ids[plain_pos] = res.ids
         infos = nodes.infos
         index: dict[Status, int] = {}
         raised: dict[int, SchedulingError] = {}
@@ -256,6 +282,13 @@ class Framework:
                     table.append(st)
                 ids[i] = k
         return Filtered(ids, table, raised)
+
+    def pre_filter_state_is_shared(self, state: CycleState) -> bool:
+        """No PreFilter plugin that runs this cycle keeps state that AddPod / RemovePod
+        change: the cycle state then holds for any node with pods added or removed, and
+        such nodes can be filtered together."""
+        return not any(p.has_pre_filter_extensions and p.name not in state.skip_filter_plugins
+                       for p in self.pre_filter_plugins)
 
     def _filter_with_nominated(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         for pass_ in (0, 1):

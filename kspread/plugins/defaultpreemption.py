@@ -45,7 +45,8 @@ from kspread.framework.status import SUCCESS, Code, CycleState, SchedulingError,
 from kspread.labels import as_selector
 from kspread.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
 from kspread.scheduler import PreemptionOutcome
-from kspread.snapshot import NodeInfo
+from kspread.framework.runtime import raise_error_of
+from kspread.snapshot import NodeInfo, NodeSet
 from kspread.versions import Version
 
 MAX_INT32 = 2**31 - 1
@@ -324,32 +325,61 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         the errors of nodes whose dry run failed with an Error status."""
         snapshot = self.handle.snapshot
         pdbs = self.handle.cluster.pdbs
+        fwk = self.handle.framework
+        assert fwk is not None
         n = len(potential)
         limit = num_candidates(n, self.percentage, self.absolute) if limits_candidates(self.version) else n
         non_violating: dict[str, tuple[list[Pod], int]] = {}
         violating: dict[str, tuple[list[Pod], int]] = {}
         errors: list[str] = []
-        for i in range(n):  # offset 0, one node at a time
-            name = potential[i % n]
-            info = snapshot.get(name).clone()
-            victims, violations, st = self.select_victims_on_node(state.clone(), pod, info, pdbs)
-            if st.is_success() and (victims or not rejects_zero_victim_candidates(self.version)):
-                target = non_violating if violations == 0 else violating
-                if len(target) < limit:
-                    target[name] = (victims, violations)
-                if non_violating and len(non_violating) + len(violating) >= limit:
-                    break
-                continue
-            if st.is_success():
-                errors.append(f'expected at least one victim pod on node "{name}"')
-            elif st.code == Code.ERROR:
-                errors.append(st.message)
+        # Nodes are tried in order (offset 0) until enough candidates are found. When no
+        # PreFilter state changes as pods are removed or added, a batch of nodes runs
+        # SelectVictimsOnNode together (one cycle state for all); otherwise one node at
+        # a time, each with its own copy of the state.
+        shared = fwk.pre_filter_state_is_shared(state)
+        batch = max(limit, 16) if shared else 1
+        i = 0
+        while i < n:
+            names = potential[i:i + batch]
+            i += len(names)
+            outs = self.select_victims_on_nodes(state.clone(), pod, [snapshot.get(m).clone() for m in names], pdbs)
+            for name, out in zip(names, outs):
+                if isinstance(out, SchedulingError):
+                    raise out
+                victims, violations, st = out
+                if st.is_success() and (victims or not rejects_zero_victim_candidates(self.version)):
+                    target = non_violating if violations == 0 else violating
+                    if len(target) < limit:
+                        target[name] = (victims, violations)
+                    if non_violating and len(non_violating) + len(violating) >= limit:
+                        return {**non_violating, **violating}, errors
+                    continue
+                if st.is_success():
+                    errors.append(f'expected at least one victim pod on node "{name}"')
+                elif st.code == Code.ERROR:
+                    errors.append(st.message)
         return {**non_violating, **violating}, errors
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[Pod], int, Status]:
-        """``SelectVictimsOnNode`` on a copy of the node and the cycle state.
+        """``SelectVictimsOnNode`` on one node (a copy of it and of the cycle state)."""
+        out = self.select_victims_on_nodes(state, pod, [node_info], pdbs)[0]
+        if isinstance(out, SchedulingError):
+            raise out
+        return out
+
+    def select_victims_on_nodes(
+        self, state: CycleState, pod: Pod, infos: list[NodeInfo], pdbs: Sequence[PodDisruptionBudget]
+    ) -> list[tuple[list[Pod], int, Status] | SchedulingError]:
+        """``SelectVictimsOnNode`` on copies of nodes, filtered together at each step:
+        remove every lower-priority pod, filter; then reprieve the pods one by one in
+        order (PDB-violating ones first, each group by importance), each step adding
+        back every node's next pod and filtering those nodes at once; a pod whose node
+        no longer fits is a victim. ``state`` is shared by the nodes, so more than one
+        node is allowed only when no PreFilter state changes as pods are removed or
+        added (``Framework.pre_filter_state_is_shared``). A node whose filtering raised
+        gets its SchedulingError instead of a result.
 
         Victims are returned in reprieve order: PDB-violating ones first, each group by
         importance. From 1.29 (PR #128307, see ``resorts_victims_after_reprieve``) they
@@ -359,35 +389,70 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         fwk = self.handle.framework
         assert fwk is not None
         v = self.version
-        potential = [p for p in node_info.pods.values() if p.priority < pod.priority]
-        for p in potential:
-            node_info.remove_pod(p)
-            fwk.run_pre_filter_remove_pod(state, pod, p, node_info)
-        if not potential and short_circuits_without_potential_victims(v):
-            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,))
-        st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if not st.is_success():
-            return [], 0, st
-        potential.sort(key=lambda p: importance_key(p, v))
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs, v)
-        victims: list[Pod] = []
-        num_violating = 0
+        out: list = [None] * len(infos)
+        orders: dict[int, list[tuple[Pod, bool]]] = {}
+        mixed: dict[int, bool] = {}
+        live: list[int] = []
+        for k, info in enumerate(infos):
+            potential = [p for p in info.pods.values() if p.priority < pod.priority]
+            for p in potential:
+                info.remove_pod(p)
+                fwk.run_pre_filter_remove_pod(state, pod, p, info)
+            if not potential and short_circuits_without_potential_victims(v):
+                out[k] = ([], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
+                continue
+            potential.sort(key=lambda p: importance_key(p, v))
+            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs, v)
+            orders[k] = [(p, True) for p in violating] + [(p, False) for p in non_violating]
+            mixed[k] = bool(violating and non_violating)
+            live.append(k)
+        victims: dict[int, list[Pod]] = {k: [] for k in live}
+        num_violating = dict.fromkeys(live, 0)
 
-        def reprieve(p: Pod) -> bool:
-            node_info.add_pod(p)
-            fwk.run_pre_filter_add_pod(state, pod, p, node_info)
-            fits = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info).is_success()
-            if not fits:
-                node_info.remove_pod(p)
-                fwk.run_pre_filter_remove_pod(state, pod, p, node_info)
-                victims.append(p)
-            return fits
+        def filter_all(ks: list[int]) -> list[Status | SchedulingError]:
+            res = fwk.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, NodeSet.of(*[infos[k] for k in ks]))
+            sts: list[Status | SchedulingError] = []
+            for j in range(len(ks)):
+                st = res.status(j)
+                if st.code == Code.ERROR:
+                    try:
+                        raise_error_of(res, j)
+                    except SchedulingError as e:
+                        sts.append(e)
+                        continue
+                sts.append(st)
+            return sts
 
-        for p in violating:
-            if not reprieve(p):
-                num_violating += 1
-        for p in non_violating:
-            reprieve(p)
-        if resorts_victims_after_reprieve(v) and violating and non_violating:
-            victims.sort(key=lambda p: importance_key(p, v))
-        return victims, num_violating, SUCCESS
+        if live:
+            for k, st in zip(live, filter_all(live)):
+                if isinstance(st, SchedulingError):
+                    out[k] = st
+                elif not st.is_success():
+                    out[k] = ([], 0, st)
+        step = 0
+        while True:
+            active = [k for k in live if out[k] is None and step < len(orders[k])]
+            if not active:
+                break
+            for k in active:
+                p = orders[k][step][0]
+                infos[k].add_pod(p)
+                fwk.run_pre_filter_add_pod(state, pod, p, infos[k])
+            for k, st in zip(active, filter_all(active)):
+                if isinstance(st, SchedulingError):
+                    out[k] = st
+                    continue
+                if not st.is_success():
+                    p, is_violating = orders[k][step]
+                    infos[k].remove_pod(p)
+                    fwk.run_pre_filter_remove_pod(state, pod, p, infos[k])
+                    victims[k].append(p)
+                    if is_violating:
+                        num_violating[k] += 1
+            step += 1
+        for k in live:
+            if out[k] is None:
+                if resorts_victims_after_reprieve(v) and mixed[k]:
+                    victims[k].sort(key=lambda p: importance_key(p, v))
+                out[k] = (victims[k], num_violating[k], SUCCESS)
+        return out
