@@ -85,13 +85,33 @@ class SelectorCache:
         return hit
 
 
+class PodRequestCache:
+    """What a pod adds to a NodeInfo (``node_pod_requests``, ``node_non_zero_requests``),
+    computed once per pod: pods are immutable, and a sequence or a preemption dry run
+    adds and removes the same pods many times."""
+
+    __slots__ = ("_cache", "_version")
+
+    def __init__(self, version: Version) -> None:
+        self._cache: dict[Pod, tuple[dict[str, int], int, int]] = {}
+        self._version = version
+
+    def get(self, pod: Pod) -> tuple[dict[str, int], int, int]:
+        hit = self._cache.get(pod)
+        if hit is None:
+            cpu, mem = node_non_zero_requests(pod, self._version)
+            hit = self._cache[pod] = (node_pod_requests(pod, self._version), cpu, mem)
+        return hit
+
+
 class NodeInfo:
     """A node and the pods on it (framework.NodeInfo)."""
 
     __slots__ = ("node", "pods", "requested", "groups", "non_zero_requested", "used_ports", "_version", "_matcher",
-                 "pods_with_affinity", "pods_with_required_anti_affinity")
+                 "pods_with_affinity", "pods_with_required_anti_affinity", "_requests")
 
-    def __init__(self, node: Node, version: Version, matcher: SelectorCache) -> None:
+    def __init__(self, node: Node, version: Version, matcher: SelectorCache,
+                 requests: PodRequestCache | None = None) -> None:
         self.node = node
         self.pods: dict[str, Pod] = {}
         self.requested: dict[str, int] = {}
@@ -107,13 +127,14 @@ class NodeInfo:
         self.pods_with_required_anti_affinity: dict[str, Pod] = {}
         self._version = version
         self._matcher = matcher
+        self._requests = requests if requests is not None else PodRequestCache(version)
 
     @property
     def name(self) -> str:
         return self.node.name
 
     def clone(self) -> "NodeInfo":
-        c = NodeInfo(self.node, self._version, self._matcher)
+        c = NodeInfo(self.node, self._version, self._matcher, self._requests)
         c.pods = dict(self.pods)
         c.requested = dict(self.requested)
         c.groups = dict(self.groups)
@@ -125,9 +146,9 @@ class NodeInfo:
 
     def add_pod(self, pod: Pod) -> None:
         self.pods[pod.key] = pod
-        for k, v in node_pod_requests(pod, self._version).items():
+        reqs, cpu, mem = self._requests.get(pod)
+        for k, v in reqs.items():
             self.requested[k] = self.requested.get(k, 0) + v
-        cpu, mem = node_non_zero_requests(pod, self._version)
         self.non_zero_requested["cpu"] += cpu
         self.non_zero_requested["memory"] += mem
         for key in pod_host_ports(pod):
@@ -142,9 +163,9 @@ class NodeInfo:
 
     def remove_pod(self, pod: Pod) -> None:
         stored = self.pods.pop(pod.key)
-        for k, v in node_pod_requests(stored, self._version).items():
+        reqs, cpu, mem = self._requests.get(stored)
+        for k, v in reqs.items():
             self.requested[k] -= v
-        cpu, mem = node_non_zero_requests(stored, self._version)
         self.non_zero_requested["cpu"] -= cpu
         self.non_zero_requested["memory"] -= mem
         for key in pod_host_ports(stored):
@@ -179,7 +200,9 @@ class Snapshot:
     def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod], version: Version) -> None:
         self.version = version
         self.matcher = SelectorCache()
-        self.node_infos: dict[str, NodeInfo] = {n.name: NodeInfo(n, version, self.matcher) for n in nodes}
+        self.requests = PodRequestCache(version)
+        self.node_infos: dict[str, NodeInfo] = {n.name: NodeInfo(n, version, self.matcher, self.requests)
+                                                for n in nodes}
         self.node_list: list[NodeInfo] = list(self.node_infos.values())
         # (namespace, labels) -> {node name: count} over non-terminating bound pods
         self.group_nodes: dict[GroupKey, dict[str, int]] = {}
@@ -241,11 +264,11 @@ class Snapshot:
     def _column_add(self, pod: Pod, sign: int) -> None:
         i = self.position[pod.node_name]  # type: ignore[index]
         self.pod_count[i] += sign
-        for k, v in node_pod_requests(pod, self.version).items():
+        reqs, cpu, mem = self.requests.get(pod)
+        for k, v in reqs.items():
             col = self._requested.get(k)
             if col is not None:
                 col[i] += sign * v
-        cpu, mem = node_non_zero_requests(pod, self.version)
         self._non_zero["cpu"][i] += sign * cpu
         self._non_zero["memory"][i] += sign * mem
 
