@@ -27,21 +27,21 @@ from kspread.plugins.resource_allocation import (
     LEGACY_DEFAULT_SHAPE,
     ResourceSpec,
     ShapePoint,
-    Usage,
-    balanced_change_score,
-    balanced_legacy,
-    balanced_std_score,
+    UsageColumn,
+    balanced_change_scores,
+    balanced_legacies,
+    balanced_std_scores,
     check_args,
-    least_requested_score,
-    most_requested_score,
-    score_by_usage,
+    least_requested_scores,
+    most_requested_scores,
     parse_resources,
     parse_shape,
     pod_scoring_requests,
-    rtcr_combine,
-    rtcr_resource_score,
+    rtcr_combines,
+    rtcr_resource_scores,
     scale_shape,
-    weighted_average,
+    usage_columns,
+    weighted_averages,
 )
 from kspread.snapshot import NodeSet
 from kspread.versions import Version, resource_scoring
@@ -72,17 +72,17 @@ class Strategy:
     resources: tuple[ResourceSpec, ...]
     shape: tuple[ShapePoint, ...] = ()
 
-    def score(self, usages: Sequence[Usage], version: Version) -> int:
+    def score_columns(self, cols: Sequence[UsageColumn], version: Version, n: int) -> np.ndarray:
         max_score = version.max_node_score
         flags = resource_scoring(version)
         if self.kind == LEAST_ALLOCATED:
-            return weighted_average(usages, lambda r, c: least_requested_score(r, c, max_score))
+            return weighted_averages(cols, lambda r, c: least_requested_scores(r, c, max_score), n)
         if self.kind == MOST_ALLOCATED:
             cap = flags.most_allocated_caps_requested
-            return weighted_average(usages, lambda r, c: most_requested_score(r, c, max_score, cap))
+            return weighted_averages(cols, lambda r, c: most_requested_scores(r, c, max_score, cap), n)
         floor = flags.rtcr_utilization_floor
-        return rtcr_combine(usages, lambda r, c: rtcr_resource_score(self.shape, r, c, floor),
-                            rtcr_weighted(version))
+        return rtcr_combines(cols, lambda r, c: rtcr_resource_scores(self.shape, r, c, floor),
+                             rtcr_weighted(version), n)
 
 
 class _State:
@@ -112,9 +112,8 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._state_key())
         assert isinstance(st, _State)
-        strategy, version = self.strategy, self.version
-        return score_by_usage(nodes, strategy.resources, st.requests, version, False,
-                              lambda usages: strategy.score(usages, version))
+        cols = usage_columns(nodes, self.strategy.resources, st.requests, self.version, False)
+        return self.strategy.score_columns(cols, self.version, len(nodes))
 
 
 def _resources_arg(plugin: Plugin, allowed_from: int, max_weight: int | None) -> tuple[ResourceSpec, ...]:
@@ -236,15 +235,13 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         assert isinstance(st, _State)
         max_score = self.version.max_node_score
         flags = self.flags
-
-        def score(usages: list[Usage]) -> int:
-            if flags.balanced_scores_change:
-                return balanced_change_score(usages, max_score)
-            if flags.balanced_std:
-                return balanced_std_score([(u.requested, u.allocatable) for u in usages], max_score)
-            return balanced_legacy(usages[0], usages[1], max_score)
-
-        return score_by_usage(nodes, self.resources, st.requests, self.version, flags.balanced_uses_requested, score)
+        n = len(nodes)
+        cols = usage_columns(nodes, self.resources, st.requests, self.version, flags.balanced_uses_requested)
+        if flags.balanced_scores_change:
+            return balanced_change_scores(cols, max_score, n)
+        if flags.balanced_std:
+            return balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
+        return balanced_legacies(cols[0], cols[1], max_score)
 
 
 def _balanced_resources(raw: Any, path: tuple) -> tuple[ResourceSpec, ...]:
