@@ -98,6 +98,12 @@ class _FilterView:
         return out
 
 
+@dataclass(slots=True)
+class _LazyTotals:
+    nodes: Any  # NodeSet
+    totals: np.ndarray
+
+
 @dataclass
 class CycleResult:
     """One cycle's result. Per-node data (statuses, scores, totals) is kept as arrays
@@ -106,7 +112,6 @@ class CycleResult:
 
     pod: Pod
     state: CycleState | None = None  # the cycle's state, for explaining it afterwards
-    feasible: list[str] = field(default_factory=list)
     scores: ScoreTable | None = None
     selected: list[str] = field(default_factory=list)
     post_filter_ran: bool = False
@@ -115,7 +120,34 @@ class CycleResult:
     error: str | None = None
     _statuses: Any = None  # dict[str, Status] or _FilterView
     _totals: Any = None  # dict[str, int] or (names, int64 array)
+    _feasible: Any = None  # list[str] or (snapshot node list, positions array)
+    # snapshot positions of ``selected`` (when the cycle scored), for sequences
+    selected_positions: Any = None
     compacted: bool = False
+
+    @property
+    def feasible(self) -> list[str]:
+        f = self._feasible
+        if f is None:
+            return []
+        if isinstance(f, tuple):
+            node_list, positions = f
+            f = self._feasible = [node_list[i].node.name for i in positions.tolist()]
+        return f
+
+    @feasible.setter
+    def feasible(self, value: list[str]) -> None:
+        self._feasible = value
+
+    def feasible_count(self) -> int:
+        f = self._feasible
+        return 0 if f is None else len(f[1]) if isinstance(f, tuple) else len(f)
+
+    def feasible_positions(self, position: dict[str, int]) -> np.ndarray:
+        f = self._feasible
+        if isinstance(f, tuple):
+            return f[1]
+        return np.array([position[n] for n in (f or [])], np.intp)
 
     @property
     def statuses(self) -> dict[str, Status]:
@@ -136,8 +168,8 @@ class CycleResult:
         t = self._totals
         if t is None:
             return {}
-        if isinstance(t, tuple):
-            t = self._totals = dict(zip(t[0], t[1].tolist()))
+        if isinstance(t, _LazyTotals):
+            t = self._totals = dict(zip(t.nodes.names, t.totals.tolist()))
         return t
 
     @totals.setter
@@ -152,7 +184,8 @@ class CycleResult:
         """Keep only what a later report of a sequence reads of an earlier cycle: the
         pod, selected, the preemption outcome, the error."""
         self.state = None
-        self.feasible = []
+        self._feasible = None
+        self.selected_positions = None
         self.scores = None
         self._statuses = None
         self._totals = None
@@ -211,6 +244,7 @@ class Scheduler:
         self.order = node_tree_order(cluster.nodes, self.version)
         # snapshot positions of the nodes in node tree order
         self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
+        self.node_index = np.array([info.node.index for info in self.snapshot.node_list], np.int64)
         self.next_start_node_index = 0
         # pods not bound (the case's pending pods and the incoming ones), as they are now
         self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
@@ -240,15 +274,23 @@ class Scheduler:
                         res.selected = [node.name]
                         return res
             self._find_feasible(state, pod, res)
-            if not res.feasible:
+            if not res.feasible_count():
                 return self._post_filter(state, pod, res)
-            if len(res.feasible) == 1:
+            if res.feasible_count() == 1:
                 res.selected = list(res.feasible)
                 return res
             self._prioritize(state, pod, res)
         except SchedulingError as e:
             res.error = str(e)
         return res
+
+    def first_in_node_order(self, r: CycleResult) -> str:
+        """The first of the cycle's selected nodes in the case's node order."""
+        snap = self.snapshot
+        if r.selected_positions is not None and len(r.selected_positions) > 1:
+            pos = r.selected_positions[np.argmin(self.node_index[r.selected_positions])]
+            return snap.node_list[int(pos)].node.name
+        return min(r.selected, key=lambda n: snap.get(n).node.index)
 
     def _prefers_nominated_node(self) -> bool:
         """PreferNominatedNode: alpha (off) in 1.21, beta (on) 1.22, GA 1.24."""
@@ -299,13 +341,13 @@ class Scheduler:
         if n_all:
             self.next_start_node_index = (start + processed) % n_all
         node_list = self.snapshot.node_list
-        feasible = [node_list[i].node.name for i in rotated[found].tolist()]
+        feasible_positions = rotated[found]
         # statuses in node tree order: the tree's j-th node is the rotated set's (j - start) % n
         ids_in_order = np.roll(filtered.ids, start) if start else filtered.ids
         view = _FilterView(self.order, ids_in_order, filtered.table)
-        if feasible and self.extenders:
+        if len(feasible_positions) and self._has_extender_filters():
             kept = []
-            for name in feasible:
+            for name in [node_list[i].node.name for i in feasible_positions.tolist()]:
                 failed = [e.name for e in self.extenders if e.filter is not None and name not in e.filter]
                 if failed:
                     view.overrides[name] = Status(Code.UNSCHEDULABLE,
@@ -313,9 +355,10 @@ class Scheduler:
                                                   f"extender:{failed[0]}")
                 else:
                     kept.append(name)
-            feasible = kept
+            res.feasible = kept
+        else:
+            res._feasible = (node_list, feasible_positions)
         res.statuses = view  # type: ignore[assignment]
-        res.feasible = feasible
 
     def _has_extender_filters(self) -> bool:
         return any(e.filter is not None for e in self.extenders)
@@ -325,25 +368,27 @@ class Scheduler:
 
     def _prioritize(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
         fwk = self.framework
-        names = res.feasible
+        positions = res.feasible_positions(self.snapshot.position)
+        nodes = self.snapshot.nodes(positions)
         prioritizers = [e for e in self.extenders if e.prioritize is not None]
         if not fwk.has_score_plugins and not prioritizers:
             # EqualPriority: every node scores 1
-            totals = np.ones(len(names), np.int64)
+            totals = np.ones(len(positions), np.int64)
         else:
-            position = self.snapshot.position
-            nodes = self.snapshot.nodes(np.array([position[n] for n in names], np.intp))
-            fwk.run_pre_score_plugins(state, pod, nodes.node_objects)
+            fwk.run_pre_score_plugins(state, pod, nodes.lazy_node_objects())
             table = fwk.run_score_plugins(state, pod, nodes)
             res.scores = table
             totals = table.total()
             scale = self.version.extender_score_scale
             for e in prioritizers:
                 prio = e.prioritize or {}
-                totals += np.array([prio.get(n, 0) * e.weight * scale for n in names], np.int64)
-        res.totals = (names, totals)  # type: ignore[assignment]
+                totals += np.array([prio.get(n, 0) * e.weight * scale for n in nodes.names], np.int64)
+        res.totals = _LazyTotals(nodes, totals)  # type: ignore[assignment]
         best = totals.max()
-        res.selected = [names[i] for i in np.flatnonzero(totals == best).tolist()]
+        top = np.flatnonzero(totals == best)
+        res.selected_positions = positions[top]
+        node_list = self.snapshot.node_list
+        res.selected = [node_list[i].node.name for i in res.selected_positions.tolist()]
 
     def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
         """RunPostFilterPlugins: the first plugin that succeeds (or says
@@ -474,8 +519,7 @@ def run_case(case: SchedulingInput, keep_all: bool = False) -> tuple[Scheduler, 
         if r.error:
             continue
         if r.selected:
-            node = r.selected[0] if not case.is_sequence else min(
-                r.selected, key=lambda n: sched.snapshot.get(n).node.index)
+            node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
             sched.bind(pod, node)
         elif r.preemption is not None and r.preemption.nominated_node is not None:
             nominated = sched.apply_preemption(pod, r.preemption)

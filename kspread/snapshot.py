@@ -217,6 +217,9 @@ class Snapshot:
         self._non_zero = {"cpu": np.zeros(n, np.int64), "memory": np.zeros(n, np.int64)}
         self.pod_count = np.zeros(n, np.int64)
         self._static_codes: dict[Hashable, tuple[np.ndarray, list]] = {}
+        # node position -> pods with (anti-)affinity / with required anti-affinity on it
+        self._with_affinity: dict[int, int] = {}
+        self._with_required_anti: dict[int, int] = {}
         for p in pods:
             if p.node_name is not None:
                 self.add_pod(p)
@@ -261,8 +264,19 @@ class Snapshot:
     def nodes(self, positions: np.ndarray | None = None) -> "NodeSet":
         return NodeSet(self, self.all_positions if positions is None else positions)
 
+    def infos_with_affinity_pods(self, required_anti_affinity: bool = False) -> list[NodeInfo]:
+        """NodeInfos (node order) of the nodes with a pod that has pod (anti-)affinity
+        (HavePodsWithAffinityList), or a required anti-affinity term
+        (HavePodsWithRequiredAntiAffinityList)."""
+        index = self._with_required_anti if required_anti_affinity else self._with_affinity
+        return [self.node_list[i] for i in sorted(index)]
+
     def _column_add(self, pod: Pod, sign: int) -> None:
         i = self.position[pod.node_name]  # type: ignore[index]
+        if has_pod_affinity(pod):
+            _count(self._with_affinity, i, sign)
+            if has_required_anti_affinity(pod):
+                _count(self._with_required_anti, i, sign)
         self.pod_count[i] += sign
         reqs, cpu, mem = self.requests.get(pod)
         for k, v in reqs.items():
@@ -310,6 +324,14 @@ class Snapshot:
         return out
 
 
+def _count(index: dict[int, int], key: int, sign: int) -> None:
+    n = index.get(key, 0) + sign
+    if n:
+        index[key] = n
+    else:
+        del index[key]
+
+
 def _codes(nodes: Sequence[Node], fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
     index: dict[Hashable, int] = {}
     values: list = []
@@ -322,6 +344,31 @@ def _codes(nodes: Sequence[Node], fn: Callable[[Node], Hashable]) -> tuple[np.nd
             values.append(v)
         out[i] = c
     return out, values
+
+
+class _Lazy(Sequence):
+    """A list computed on first use."""
+
+    __slots__ = ("_make", "_n", "_list")
+
+    def __init__(self, make: Callable[[], list], n: int) -> None:
+        self._make = make
+        self._n = n
+        self._list: list | None = None
+
+    def _items(self) -> list:
+        if self._list is None:
+            self._list = self._make()
+        return self._list
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._items()[i]
+
+    def __iter__(self):
+        return iter(self._items())
 
 
 class NodeSet:
@@ -360,6 +407,14 @@ class NodeSet:
     @property
     def node_objects(self) -> list[Node]:
         return [info.node for info in self.infos]
+
+    def lazy_node_objects(self) -> Sequence[Node]:
+        """The nodes, listed only when a plugin reads them."""
+        return _Lazy(lambda: self.node_objects, len(self))
+
+    def lazy_names(self) -> Sequence[str]:
+        """The node names, listed only when read."""
+        return _Lazy(lambda: self.names, len(self))
 
     def subset(self, where: np.ndarray) -> "NodeSet":
         """The nodes at ``where`` (positions within this set)."""

@@ -46,9 +46,17 @@ class ScoreTable:
     score, kept as arrays over ``names`` (the scored nodes); ``raw``, ``normalized``
     and ``weighted`` give them as plugin -> node -> score mappings when asked."""
 
-    def __init__(self, names: Sequence[str] = ()) -> None:
-        self.names = list(names)
+    def __init__(self, nodes: NodeSet | Sequence[str] = ()) -> None:
+        self._nodes = nodes
+        self._names: list[str] | None = None
         self.arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            n = self._nodes
+            self._names = n.names if isinstance(n, NodeSet) else list(n)
+        return self._names
 
     def add(self, label: str, raw: np.ndarray, normalized: np.ndarray, weighted: np.ndarray) -> None:
         self.arrays[label] = (raw, normalized, weighted)
@@ -69,7 +77,7 @@ class ScoreTable:
         return self._mapping(2)
 
     def total(self) -> np.ndarray:
-        out = np.zeros(len(self.names), np.int64)
+        out = np.zeros(len(self._nodes), np.int64)
         for a in self.arrays.values():
             out += a[2]
         return out
@@ -340,8 +348,7 @@ class Framework:
 
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeSet) -> ScoreTable:
         """RunScorePlugins: Score over the nodes, NormalizeScore, the range check, weights."""
-        names = nodes.names
-        table = ScoreTable(names)
+        table = ScoreTable(nodes)
         max_score = self.version.max_node_score
         for sp in self.score_plugins:
             p = sp.plugin
@@ -354,6 +361,7 @@ class Framework:
             scores = raw
             if p.has_normalize:
                 try:
+                    names = nodes.lazy_names()
                     scores = np.asarray(p.normalize_scores(state, pod, names, raw.copy()), np.int64)
                 except ScoreFailed as e:
                     raise SchedulingError(f"running NormalizeScore plugin {p.name!r}: {e.status.message}",

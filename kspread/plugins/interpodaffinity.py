@@ -360,7 +360,7 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
         s = PreFilterState(terms.required_affinity, terms.required_anti_affinity, ns_labels,
                            pod_matches_all_terms(terms.required_affinity, pod.namespace, pod.labels))
         snap = self.handle.snapshot
-        for ni in snap.node_list:
+        for ni in snap.infos_with_affinity_pods(required_anti_affinity=True):
             for existing in ni.pods_with_required_anti_affinity.values():
                 for t in self._terms_of(existing).required_anti_affinity:
                     if t.matches(pod.namespace, pod.labels, ns_labels):
@@ -495,7 +495,7 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
                         add(t.topology_key, node, w * n)
         ns_labels = self._namespace_labels(pod.namespace)
         hard = self.hard_pod_affinity_weight
-        for ni in snap.node_list:
+        for ni in snap.infos_with_affinity_pods():
             for existing in ni.pods_with_affinity.values():
                 et = self._terms_of(existing)
                 if hard > 0:
