@@ -113,7 +113,7 @@ class CycleResult:
     pod: Pod
     state: CycleState | None = None  # the cycle's state, for explaining it afterwards
     scores: ScoreTable | None = None
-    selected: list[str] = field(default_factory=list)
+    _selected: Any = None  # list[str], or None with selected_positions set
     post_filter_ran: bool = False
     post_filter_status: Status | None = None
     preemption: PreemptionOutcome | None = None
@@ -123,7 +123,23 @@ class CycleResult:
     _feasible: Any = None  # list[str] or (snapshot node list, positions array)
     # snapshot positions of ``selected`` (when the cycle scored), for sequences
     selected_positions: Any = None
+    _node_list: Any = None
+    bound_node: str | None = None  # the node a sequence bound the pod to
     compacted: bool = False
+
+    @property
+    def selected(self) -> list[str]:
+        """The top-scoring nodes (feasible order)."""
+        if self._selected is None:
+            if self.selected_positions is None or self._node_list is None:
+                return []
+            self._selected = [self._node_list[i].node.name for i in self.selected_positions.tolist()]
+        return self._selected
+
+    @selected.setter
+    def selected(self, value: list[str]) -> None:
+        self._selected = value
+        self.selected_positions = None
 
     @property
     def feasible(self) -> list[str]:
@@ -178,14 +194,22 @@ class CycleResult:
 
     @property
     def unschedulable(self) -> bool:
-        return not self.selected and (self.preemption is None or self.preemption.nominated_node is None)
+        has_selected = bool(self._selected) or (self.selected_positions is not None and len(self.selected_positions))
+        return not has_selected and (self.preemption is None or self.preemption.nominated_node is None)
 
     def compact(self) -> None:
         """Keep only what a later report of a sequence reads of an earlier cycle: the
-        pod, selected, the preemption outcome, the error."""
+        pod, the node it was bound to (``selected`` becomes that node alone), the
+        preemption outcome, the error."""
         self.state = None
         self._feasible = None
+        if self.bound_node is not None:
+            # of several top-scoring nodes, only the one the pod was bound to
+            self._selected = [self.bound_node]
+        else:
+            _ = self.selected
         self.selected_positions = None
+        self._node_list = None
         self.scores = None
         self._statuses = None
         self._totals = None
@@ -386,9 +410,9 @@ class Scheduler:
         res.totals = _LazyTotals(nodes, totals)  # type: ignore[assignment]
         best = totals.max()
         top = np.flatnonzero(totals == best)
+        res._selected = None
         res.selected_positions = positions[top]
-        node_list = self.snapshot.node_list
-        res.selected = [node_list[i].node.name for i in res.selected_positions.tolist()]
+        res._node_list = self.snapshot.node_list
 
     def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
         """RunPostFilterPlugins: the first plugin that succeeds (or says
@@ -518,8 +542,9 @@ def run_case(case: SchedulingInput, keep_all: bool = False) -> tuple[Scheduler, 
         results.append(r)
         if r.error:
             continue
-        if r.selected:
+        if r.selected_positions is not None or r.selected:
             node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
+            r.bound_node = node
             sched.bind(pod, node)
         elif r.preemption is not None and r.preemption.nominated_node is not None:
             nominated = sched.apply_preemption(pod, r.preemption)
