@@ -104,7 +104,7 @@ class _LazyTotals:
     totals: np.ndarray
 
 
-@dataclass
+@dataclass(slots=True)
 class CycleResult:
     """One cycle's result. Per-node data (statuses, scores, totals) is kept as arrays
     and given as mappings when asked; ``compact`` drops it (and the cycle state) once a

@@ -92,6 +92,9 @@ class PodRequestCache:
 
     __slots__ = ("_cache", "_version")
 
+    # entries kept at most (then the cache starts over), so a long sequence stays flat
+    LIMIT = 16384
+
     def __init__(self, version: Version) -> None:
         self._cache: dict[Pod, tuple[dict[str, int], int, int]] = {}
         self._version = version
@@ -99,6 +102,8 @@ class PodRequestCache:
     def get(self, pod: Pod) -> tuple[dict[str, int], int, int]:
         hit = self._cache.get(pod)
         if hit is None:
+            if len(self._cache) >= self.LIMIT:
+                self._cache.clear()
             cpu, mem = node_non_zero_requests(pod, self._version)
             hit = self._cache[pod] = (node_pod_requests(pod, self._version), cpu, mem)
         return hit
