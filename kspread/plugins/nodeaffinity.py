@@ -45,6 +45,7 @@ from kspread.labels import GT, IN, LABEL_SELECTOR_OPERATORS, LT, parse_selector_
 from kspread.model import Node, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from kspread.plugins.nodematch import (
     default_normalize_score,
+    evaluate_by_selected_labels,
     node_selector_matches,
     preference_expressions_match,
     required_node_affinity_matches,
@@ -150,22 +151,6 @@ def parse_added_affinity(raw: Any, path: tuple) -> tuple[tuple[NodeSelectorTerm,
     return required, tuple(preferred)
 
 
-_ABSENT = object()
-
-
-def _labels_of(node: Node, keys: tuple[str, ...], by_name: bool) -> tuple:
-    """The node's values of ``keys`` (absent ones marked), and its name when asked."""
-    labels = node.labels
-    return (tuple(labels.get(k, _ABSENT) for k in keys), node.name if by_name else None)
-
-
-def _label_view(keys: tuple[str, ...], view: tuple) -> Node:
-    """A node with only ``keys`` as labels (and the name, when kept): what a selector
-    over those keys and metadata.name sees of the nodes sharing ``view``."""
-    values, name = view
-    return Node(name or "", {k: v for k, v in zip(keys, values) if v is not _ABSENT}, {})
-
-
 def required_node_names(pod: Pod) -> set[str] | None:
     """The node names the required terms restrict the pod to through matchFields
     metadata.name In (intersection within a term, union over terms); None when
@@ -219,23 +204,15 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
         required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
         if self.added_required is None and required is None and not pod.node_selector:
             return Filtered.passing(len(nodes))
-        keys: set[str] = set(pod.node_selector)
-        by_name = False
-        for terms in (self.added_required or (), required or ()):
-            for term in terms:
-                keys.update(r.key for r in term.match_expressions)
-                by_name = by_name or bool(term.match_fields)
-        key_list = tuple(sorted(keys))
         table = [SUCCESS, unresolvable(ERR_REASON_ENFORCED), unresolvable(err_reason(self.version))]
 
-        def status_id(view: tuple) -> int:
-            node = _label_view(key_list, view)
+        def status_id(node: Node) -> int:
             if self.added_required is not None and not node_selector_matches(self.added_required, node):
                 return 1
             return 0 if required_node_affinity_matches(pod, node) else 2
 
-        ids = nodes.evaluate(("labels", key_list, by_name), lambda n: _labels_of(n, key_list, by_name), status_id)
-        return Filtered(ids, table)
+        terms = (self.added_required or (), required or ())
+        return Filtered(evaluate_by_selected_labels(nodes, pod.node_selector, terms, status_id), table)
 
     # -- PreScore / Score / NormalizeScore
 

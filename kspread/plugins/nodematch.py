@@ -11,12 +11,15 @@ predicates.PodMatchNodeSelector and PodToleratesNodeTaints.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 import numpy as np
 
 from kspread.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement
 from kspread.model import Node, NodeSelectorTerm, Pod, Taint, Toleration
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kspread.snapshot import NodeSet
 
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -77,6 +80,48 @@ def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
 def node_selector_matches(terms: Iterable[NodeSelectorTerm], node: Node) -> bool:
     """The terms are ORed; no terms at all match no node."""
     return any(term_matches(t, node) for t in terms)
+
+
+_ABSENT = object()
+
+
+def evaluate_by_selected_labels(
+    nodes: "NodeSet",
+    node_selector: Mapping[str, str],
+    term_groups: Iterable[Iterable[NodeSelectorTerm]],
+    fn: Callable[[Node], int],
+    dtype=np.intp,
+) -> np.ndarray:
+    """``fn(node)`` for every node, where ``fn`` reads only the labels a nodeSelector and
+    node selector terms name (and the node's name when a term has matchFields): it runs
+    once per distinct combination of those values, on a node that carries just them."""
+    keys: set[str] = set(node_selector)
+    by_name = False
+    for terms in term_groups:
+        for term in terms:
+            keys.update(r.key for r in term.match_expressions)
+            by_name = by_name or bool(term.match_fields)
+    key_list = tuple(sorted(keys))
+
+    def view_of(node: Node) -> tuple:
+        labels = node.labels
+        return (tuple(labels.get(k, _ABSENT) for k in key_list), node.name if by_name else None)
+
+    def run(view: tuple) -> int:
+        values, name = view
+        return fn(Node(name or "", {k: v for k, v in zip(key_list, values) if v is not _ABSENT}, {}))
+
+    return nodes.evaluate(("labels", key_list, by_name), view_of, run, dtype)
+
+
+def required_node_affinity_matches_nodes(pod: Pod, nodes: "NodeSet") -> np.ndarray:
+    """``required_node_affinity_matches`` for every node (a bool array)."""
+    aff = pod.affinity
+    required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
+    if required is None and not pod.node_selector:
+        return np.ones(len(nodes), bool)
+    return evaluate_by_selected_labels(nodes, pod.node_selector, (required or (),),
+                                       lambda n: required_node_affinity_matches(pod, n), bool)
 
 
 def required_node_affinity_matches(pod: Pod, node: Node) -> bool:

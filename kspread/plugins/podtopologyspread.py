@@ -22,7 +22,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from kspread.errors import CaseError
+import numpy as np
+
 from kspread.framework.interface import (
+    Filtered,
     FilterPlugin,
     NodeScore,
     Plugin,
@@ -35,8 +38,13 @@ from kspread.framework.status import SKIP, SUCCESS, CycleState, Status, unresolv
 from kspread.labels import Selector, as_selector, qualified_name_error, selector_from_set
 from kspread.model import HOSTNAME_LABEL, ZONE_LABEL, Node, Pod, TopologySpreadConstraint
 from kspread.plugins.helper import default_selector
-from kspread.plugins.nodematch import do_not_schedule_taints, find_untolerated_taint, required_node_affinity_matches
-from kspread.snapshot import NodeInfo
+from kspread.plugins.nodematch import (
+    do_not_schedule_taints,
+    find_untolerated_taint,
+    required_node_affinity_matches,
+    required_node_affinity_matches_nodes,
+)
+from kspread.snapshot import NodeInfo, NodeSet
 from kspread.versions import Version
 
 NAME = "PodTopologySpread"
@@ -128,6 +136,33 @@ def match_node_inclusion_policies(c: Constraint, pod: Pod, node: Node, affinity_
         if find_untolerated_taint(node.taints, pod.tolerations, do_not_schedule_taints) is not None:
             return False
     return True
+
+
+def topology_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
+    """Per node the code of its value of label ``key`` (None: no such label)."""
+    return nodes.codes(("label", key), lambda n: n.labels.get(key))
+
+
+def _present(values: list) -> np.ndarray:
+    return np.array([x is not None for x in values], bool)
+
+
+def _taints(node: Node) -> tuple:
+    return node.taints
+
+
+def _first_appearance(codes: np.ndarray) -> list[int]:
+    """The distinct codes in the order they first appear."""
+    if not len(codes):
+        return []
+    distinct, first = np.unique(codes, return_index=True)
+    return distinct[np.argsort(first)].tolist()
+
+
+def _sum_by_code(codes: np.ndarray, counts: np.ndarray, n_codes: int) -> np.ndarray:
+    out = np.zeros(n_codes, np.int64)
+    np.add.at(out, codes, counts)
+    return out
 
 
 # ---- PreFilter state -------------------------------------------------------------------
@@ -434,38 +469,45 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         return SUCCESS
 
     def _pre_filter_state(self, pod: Pod, constraints: list[Constraint]) -> PreFilterState:
+        """Per constraint the matching pods per topology value over the nodes that
+        count (the pod's node affinity, every topology key, the inclusion policies),
+        values in the order of their first such node, from the snapshot's columns."""
         v = self.version
-        counts = self._node_counts(pod, constraints)
-        match_num: list[dict[str, int]] = [{} for _ in constraints]
+        snap = self.handle.snapshot
+        nodes = snap.nodes()
+        counts = [self._count_column(m) for m in self._node_counts(pod, constraints)]
         inclusion = v.gate(GATE_NODE_INCLUSION)
-        nodes = self.handle.snapshot.node_list
+        affinity_ok = required_node_affinity_matches_nodes(pod, nodes)
+        keys = [topology_codes(nodes, c.topology_key) for c in constraints]
+        has_all = np.ones(len(nodes), bool)
+        for codes, values in keys:
+            has_all &= _present(values)[codes]
+        match_num: list[dict[str, int]] = []
         if v.pts_counts_pods_off_affinity:
-            for ni in nodes:
-                node = ni.node
-                if not required_node_affinity_matches(pod, node):
-                    continue
-                if not node_labels_match_spread_constraints(node.labels, constraints):
-                    continue
-                for i, c in enumerate(constraints):
-                    match_num[i].setdefault(node.labels[c.topology_key], 0)
-            for ni in nodes:
-                for i, c in enumerate(constraints):
-                    value = ni.node.labels.get(c.topology_key, "")
-                    if value in match_num[i]:
-                        match_num[i][value] += counts[i].get(ni.name, 0)
+            domain_nodes = affinity_ok & has_all
+            for (codes, values), count in zip(keys, counts):
+                m = {values[c]: 0 for c in _first_appearance(codes[domain_nodes])}
+                per_code = _sum_by_code(codes, count, len(values))
+                for c, value in enumerate(values):  # a node without the key counts under ""
+                    key = "" if value is None else value
+                    if key in m:
+                        m[key] += int(per_code[c])
+                match_num.append(m)
         else:
-            for ni in nodes:
-                node = ni.node
-                affinity_ok = required_node_affinity_matches(pod, node)
-                if not inclusion and not affinity_ok:
-                    continue
-                if not node_labels_match_spread_constraints(node.labels, constraints):
-                    continue
-                for i, c in enumerate(constraints):
-                    if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
-                        continue
-                    value = node.labels[c.topology_key]
-                    match_num[i][value] = match_num[i].get(value, 0) + counts[i].get(ni.name, 0)
+            base = has_all if inclusion else has_all & affinity_ok
+            untolerated = None
+            for c, (codes, values), count in zip(constraints, keys, counts):
+                mask = base
+                if inclusion:
+                    if c.node_affinity_policy == HONOR:
+                        mask = mask & affinity_ok
+                    if c.node_taints_policy == HONOR:
+                        if untolerated is None:
+                            untolerated = nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
+                                t, pod.tolerations, do_not_schedule_taints) is not None, bool)
+                        mask = mask & ~untolerated
+                per_code = _sum_by_code(codes[mask], count[mask], len(values))
+                match_num.append({values[k]: int(per_code[k]) for k in _first_appearance(codes[mask])})
         paths = []
         for m in match_num:
             p = CriticalPaths()
@@ -477,28 +519,42 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         ]
         return PreFilterState(constraints, match_num, paths, domains)
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def _count_column(self, per_node: Mapping[str, int]) -> np.ndarray:
+        snap = self.handle.snapshot
+        out = np.zeros(len(snap), np.int64)
+        position = snap.position
+        for name, n in per_node.items():
+            out[position[name]] = n
+        return out
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         v = self.version
         s = state.read(PRE_FILTER_KEY)
         assert isinstance(s, PreFilterState)
+        n = len(nodes)
         if not s.constraints:
-            return SUCCESS
+            return Filtered.passing(n)
         if v.pts_filter_passes_without_domains and not any(s.match_num):
-            return SUCCESS
-        labels = node_info.node.labels
-        for i, c in enumerate(s.constraints):
-            if c.topology_key not in labels:
-                if v.pts_missing_label_unresolvable:
-                    return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+            return Filtered.passing(n)
+        missing = (unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH) if v.pts_missing_label_unresolvable
+                   else unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH))
+        table = [SUCCESS, missing, unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)]
+        ids = np.zeros(n, np.intp)
+        decided = np.zeros(n, bool)
+        for i, c in enumerate(s.constraints):  # the first constraint a node fails decides
+            codes, values = topology_codes(nodes, c.topology_key)
+            lacks = ~_present(values)[codes] & ~decided
+            ids[lacks] = 1
+            decided |= lacks
             min_match = s.min_match_num(i, v)
             if min_match is None:
                 continue
             self_match = 1 if c.selector.matches(pod.labels) else 0
-            match_num = s.match_num[i].get(labels[c.topology_key], 0)
-            if match_num + self_match - min_match > c.max_skew:
-                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
-        return SUCCESS
+            per_value = np.array([s.match_num[i].get(x, 0) if x is not None else 0 for x in values], np.int64)
+            skewed = (per_value[codes] + self_match - min_match > c.max_skew) & ~decided
+            ids[skewed] = 2
+            decided |= skewed
+        return Filtered(ids, table)
 
     # -- PreFilterExtensions
 
