@@ -225,6 +225,8 @@ class Snapshot:
         # node position -> pods with (anti-)affinity / with required anti-affinity on it
         self._with_affinity: dict[int, int] = {}
         self._with_required_anti: dict[int, int] = {}
+        # (namespace, selector) -> per node, non-terminating pods matching (kept current)
+        self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
         for p in pods:
             if p.node_name is not None:
                 self.add_pod(p)
@@ -276,8 +278,34 @@ class Snapshot:
         index = self._with_required_anti if required_anti_affinity else self._with_affinity
         return [self.node_list[i] for i in sorted(index)]
 
+    COUNT_COLUMNS = 64  # selectors whose count columns are kept current
+
+    def count_column(self, namespace: str, selector: Selector) -> np.ndarray:
+        """Per node (snapshot order) the non-terminating pods in ``namespace`` matching
+        ``selector``; kept current as pods are added and removed. Read only."""
+        key = (namespace, selector)
+        col = self._count_columns.get(key)
+        if col is None:
+            col = np.zeros(len(self.node_list), np.int64)
+            position = self.position
+            m = self.matcher
+            for g, per_node in self.group_nodes.items():
+                if m.matches(selector, namespace, g):
+                    for node, n in per_node.items():
+                        col[position[node]] += n
+            if len(self._count_columns) >= self.COUNT_COLUMNS:
+                del self._count_columns[next(iter(self._count_columns))]
+            self._count_columns[key] = col
+        return col
+
     def _column_add(self, pod: Pod, sign: int) -> None:
         i = self.position[pod.node_name]  # type: ignore[index]
+        if self._count_columns and not pod.terminating:
+            g = group_key(pod)
+            m = self.matcher
+            for (namespace, selector), col in self._count_columns.items():
+                if m.matches(selector, namespace, g):
+                    col[i] += sign
         if has_pod_affinity(pod):
             _count(self._with_affinity, i, sign)
             if has_required_anti_affinity(pod):

@@ -6,7 +6,8 @@ Hard constraints (``whenUnsatisfiable: DoNotSchedule``) are Filter; soft ones
 profile's default constraints when it belongs to a Service / RC / ReplicaSet /
 StatefulSet (selector from ``helper.default_selector``).
 
-Counting uses the snapshot's group index (``Snapshot.counts_by_node``) once per
+Counting uses the snapshot's group index (``Snapshot.counts_by_node``, and for
+PreFilter its per-selector count columns, ``Snapshot.count_column``) once per
 constraint, so a cycle costs time in nodes x constraints, not in pods.
 
 Version differences are ``Version.pts_*`` flags (kspread/versions.py) plus the
@@ -475,7 +476,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         v = self.version
         snap = self.handle.snapshot
         nodes = snap.nodes()
-        counts = [self._count_column(m) for m in self._node_counts(pod, constraints)]
+        counts = self._count_columns(pod, constraints)
         inclusion = v.gate(GATE_NODE_INCLUSION)
         affinity_ok = required_node_affinity_matches_nodes(pod, nodes)
         keys = [topology_codes(nodes, c.topology_key) for c in constraints]
@@ -519,12 +520,15 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         ]
         return PreFilterState(constraints, match_num, paths, domains)
 
-    def _count_column(self, per_node: Mapping[str, int]) -> np.ndarray:
+    def _count_columns(self, pod: Pod, constraints: Sequence[Constraint]) -> list[np.ndarray]:
+        """Per constraint: per node (snapshot order) the matching pods (countPodsMatchSelector)."""
         snap = self.handle.snapshot
-        out = np.zeros(len(snap), np.int64)
-        position = snap.position
-        for name, n in per_node.items():
-            out[position[name]] = n
+        out: list[np.ndarray] = []
+        for c in constraints:
+            if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+                out.append(np.zeros(len(snap), np.int64))
+            else:
+                out.append(snap.count_column(pod.namespace, c.selector))
         return out
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
