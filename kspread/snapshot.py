@@ -85,10 +85,24 @@ class SelectorCache:
         return hit
 
 
+class PodEntry:
+    """What a pod adds to a NodeInfo, computed once per pod."""
+
+    __slots__ = ("requests", "cpu", "memory", "ports", "group", "affinity", "required_anti_affinity")
+
+    def __init__(self, pod: Pod, version: Version) -> None:
+        self.requests = node_pod_requests(pod, version)
+        self.cpu, self.memory = node_non_zero_requests(pod, version)
+        self.ports = pod_host_ports(pod)
+        self.group = group_key(pod)
+        self.affinity = has_pod_affinity(pod)
+        self.required_anti_affinity = self.affinity and has_required_anti_affinity(pod)
+
+
 class PodRequestCache:
-    """What a pod adds to a NodeInfo (``node_pod_requests``, ``node_non_zero_requests``),
-    computed once per pod: pods are immutable, and a sequence or a preemption dry run
-    adds and removes the same pods many times."""
+    """What a pod adds to a NodeInfo (``node_pod_requests``, ``node_non_zero_requests``,
+    host ports, label group, affinity), computed once per pod: pods are immutable, and
+    a sequence or a preemption dry run adds and removes the same pods many times."""
 
     __slots__ = ("_cache", "_version")
 
@@ -96,16 +110,15 @@ class PodRequestCache:
     LIMIT = 16384
 
     def __init__(self, version: Version) -> None:
-        self._cache: dict[Pod, tuple[dict[str, int], int, int]] = {}
+        self._cache: dict[Pod, PodEntry] = {}
         self._version = version
 
-    def get(self, pod: Pod) -> tuple[dict[str, int], int, int]:
+    def get(self, pod: Pod) -> PodEntry:
         hit = self._cache.get(pod)
         if hit is None:
             if len(self._cache) >= self.LIMIT:
                 self._cache.clear()
-            cpu, mem = node_non_zero_requests(pod, self._version)
-            hit = self._cache[pod] = (node_pod_requests(pod, self._version), cpu, mem)
+            hit = self._cache[pod] = PodEntry(pod, self._version)
         return hit
 
 
@@ -150,39 +163,43 @@ class NodeInfo:
         return c
 
     def add_pod(self, pod: Pod) -> None:
-        self.pods[pod.key] = pod
-        reqs, cpu, mem = self._requests.get(pod)
-        for k, v in reqs.items():
-            self.requested[k] = self.requested.get(k, 0) + v
-        self.non_zero_requested["cpu"] += cpu
-        self.non_zero_requested["memory"] += mem
-        for key in pod_host_ports(pod):
-            self.used_ports[key] = self.used_ports.get(key, 0) + 1
-        if has_pod_affinity(pod):
-            self.pods_with_affinity[pod.key] = pod
-            if has_required_anti_affinity(pod):
-                self.pods_with_required_anti_affinity[pod.key] = pod
+        key = pod.key
+        self.pods[key] = pod
+        e = self._requests.get(pod)
+        requested = self.requested
+        for k, v in e.requests.items():
+            requested[k] = requested.get(k, 0) + v
+        self.non_zero_requested["cpu"] += e.cpu
+        self.non_zero_requested["memory"] += e.memory
+        for port in e.ports:
+            self.used_ports[port] = self.used_ports.get(port, 0) + 1
+        if e.affinity:
+            self.pods_with_affinity[key] = pod
+            if e.required_anti_affinity:
+                self.pods_with_required_anti_affinity[key] = pod
         if not pod.terminating:
-            g = group_key(pod)
+            g = e.group
             self.groups[g] = self.groups.get(g, 0) + 1
 
     def remove_pod(self, pod: Pod) -> None:
         stored = self.pods.pop(pod.key)
-        reqs, cpu, mem = self._requests.get(stored)
-        for k, v in reqs.items():
-            self.requested[k] -= v
-        self.non_zero_requested["cpu"] -= cpu
-        self.non_zero_requested["memory"] -= mem
-        for key in pod_host_ports(stored):
-            n = self.used_ports[key] - 1
+        e = self._requests.get(stored)
+        requested = self.requested
+        for k, v in e.requests.items():
+            requested[k] -= v
+        self.non_zero_requested["cpu"] -= e.cpu
+        self.non_zero_requested["memory"] -= e.memory
+        for port in e.ports:
+            n = self.used_ports[port] - 1
             if n:
-                self.used_ports[key] = n
+                self.used_ports[port] = n
             else:
-                del self.used_ports[key]
-        self.pods_with_affinity.pop(stored.key, None)
-        self.pods_with_required_anti_affinity.pop(stored.key, None)
+                del self.used_ports[port]
+        if e.affinity:
+            self.pods_with_affinity.pop(stored.key, None)
+            self.pods_with_required_anti_affinity.pop(stored.key, None)
         if not stored.terminating:
-            g = group_key(stored)
+            g = e.group
             n = self.groups[g] - 1
             if n:
                 self.groups[g] = n
@@ -311,8 +328,9 @@ class Snapshot:
             if has_required_anti_affinity(pod):
                 _count(self._with_required_anti, i, sign)
         self.pod_count[i] += sign
-        reqs, cpu, mem = self.requests.get(pod)
-        for k, v in reqs.items():
+        e = self.requests.get(pod)
+        cpu, mem = e.cpu, e.memory
+        for k, v in e.requests.items():
             col = self._requested.get(k)
             if col is not None:
                 col[i] += sign * v

@@ -337,9 +337,10 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         # SelectVictimsOnNode together (one cycle state for all); otherwise one node at
         # a time, each with its own copy of the state.
         shared = fwk.pre_filter_state_is_shared(state)
-        batch = max(limit, 16) if shared else 1
         i = 0
         while i < n:
+            # as many nodes as candidates are still wanted (at least 16)
+            batch = max(limit - len(non_violating) - len(violating), 16) if shared else 1
             names = potential[i:i + batch]
             i += len(names)
             outs = self.select_victims_on_nodes(state.clone(), pod, [snapshot.get(m).clone() for m in names], pdbs)
@@ -389,6 +390,8 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         fwk = self.handle.framework
         assert fwk is not None
         v = self.version
+        # PreFilter's AddPod / RemovePod change nothing when the state is shared
+        extensions = not fwk.pre_filter_state_is_shared(state)
         out: list = [None] * len(infos)
         orders: dict[int, list[tuple[Pod, bool]]] = {}
         mixed: dict[int, bool] = {}
@@ -397,7 +400,8 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             potential = [p for p in info.pods.values() if p.priority < pod.priority]
             for p in potential:
                 info.remove_pod(p)
-                fwk.run_pre_filter_remove_pod(state, pod, p, info)
+                if extensions:
+                    fwk.run_pre_filter_remove_pod(state, pod, p, info)
             if not potential and short_circuits_without_potential_victims(v):
                 out[k] = ([], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
                 continue
@@ -437,7 +441,8 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             for k in active:
                 p = orders[k][step][0]
                 infos[k].add_pod(p)
-                fwk.run_pre_filter_add_pod(state, pod, p, infos[k])
+                if extensions:
+                    fwk.run_pre_filter_add_pod(state, pod, p, infos[k])
             for k, st in zip(active, filter_all(active)):
                 if isinstance(st, SchedulingError):
                     out[k] = st
@@ -445,7 +450,8 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                 if not st.is_success():
                     p, is_violating = orders[k][step]
                     infos[k].remove_pod(p)
-                    fwk.run_pre_filter_remove_pod(state, pod, p, infos[k])
+                    if extensions:
+                        fwk.run_pre_filter_remove_pod(state, pod, p, infos[k])
                     victims[k].append(p)
                     if is_violating:
                         num_violating[k] += 1
