@@ -194,7 +194,8 @@ def main() -> None:
     ap.add_argument("--only", action="append", choices=["basic", "spread", "preemption", "memory", "scale"],
                     help="run only these workloads (repeatable)")
     ap.add_argument("--nodes", type=int, action="append", help="node counts (default 500 and 5000)")
-    ap.add_argument("--pods", default="20,220", help="short,long sequence for this tree")
+    ap.add_argument("--pods", default="20,1020", help="short,long sequence for this tree (basic, spread)")
+    ap.add_argument("--preemption-pods", default="20,220", help="short,long sequence for this tree (preemption)")
     ap.add_argument("--baseline-pods", default="10,40", help="short,long sequence for the baseline")
     ap.add_argument("--memory-pods", default="1000,10000", help="sequence lengths of the memory workload")
     ap.add_argument("--baseline-memory-pods", default="50,200")
@@ -206,7 +207,6 @@ def main() -> None:
 
     only = args.only or ["basic", "spread", "preemption", "memory", "scale"]
     node_counts = args.nodes or [500, 5000]
-    short, long = (int(x) for x in args.pods.split(","))
     bshort, blong = (int(x) for x in args.baseline_pods.split(","))
     base = None if args.no_baseline else _baseline_tree(args.baseline_ref)
     print(f"engine: {ROOT} ({_git_head()}); baseline: {args.baseline_ref if base else 'none'}; "
@@ -214,6 +214,7 @@ def main() -> None:
     for kind in ("basic", "spread", "preemption"):
         if kind not in only:
             continue
+        short, long = (int(x) for x in (args.preemption_pods if kind == "preemption" else args.pods).split(","))
         for n in node_counts:
             r, info = rate(kind, n, short, long, ROOT)
             line = (f"{kind:<11} {n:>5} nodes  {r:9.1f} pods/s  peak {info['peak_mb']:7.0f} MB  "

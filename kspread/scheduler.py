@@ -44,6 +44,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kspread.framework.handle import Handle
+from kspread.framework.preemption import PreemptionOutcome
 from kspread.framework.profile import Extender, Profile
 from kspread.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
 from kspread.framework.status import Code, CycleState, SchedulingError, Status
@@ -56,19 +57,6 @@ from kspread.versions import Version
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 50  # 1.12/1.13 only
-
-
-@dataclass
-class PreemptionOutcome:
-    """What PostFilter (DefaultPreemption) decided."""
-
-    nominated_node: str | None
-    victims: list[Pod] = field(default_factory=list)
-    candidates: dict[str, list[Pod]] = field(default_factory=dict)
-    # nodes that tie with nominated_node on every criterion (set-valued expectation)
-    tied_nodes: list[str] = field(default_factory=list)
-    # PostFilter asks to clear the pod's nominatedNodeName (NominatedNodeName "")
-    clear_nomination: bool = False
 
 
 class SchedulingInput(Protocol):
