@@ -29,7 +29,7 @@ import numpy as np
 
 from kspread.labels import Selector
 from kspread.model import Node, Pod
-from kspread.resources import node_non_zero_requests, node_pod_requests
+from kspread.resources import node_non_zero_requests, node_pod_requests, requests_key
 from kspread.versions import Version
 
 GroupKey = tuple[str, frozenset]  # (namespace, frozenset of label items)
@@ -86,13 +86,21 @@ class SelectorCache:
 
 
 class PodEntry:
-    """What a pod adds to a NodeInfo, computed once per pod."""
+    """What a pod adds to a NodeInfo, computed once per pod (the requests once per
+    distinct request shape)."""
 
     __slots__ = ("requests", "cpu", "memory", "ports", "group", "affinity", "required_anti_affinity")
 
-    def __init__(self, pod: Pod, version: Version) -> None:
-        self.requests = node_pod_requests(pod, version)
-        self.cpu, self.memory = node_non_zero_requests(pod, version)
+    def __init__(self, pod: Pod, version: Version, shapes: dict) -> None:
+        key = requests_key(pod)
+        hit = shapes.get(key)
+        if hit is None:
+            if len(shapes) >= PodRequestCache.LIMIT:
+                shapes.clear()
+            cpu, mem = node_non_zero_requests(pod, version)
+            hit = shapes[key] = (node_pod_requests(pod, version), cpu, mem)
+        # the requests mapping is shared by the pods of one shape: read only
+        self.requests, self.cpu, self.memory = hit
         self.ports = pod_host_ports(pod)
         self.group = group_key(pod)
         self.affinity = has_pod_affinity(pod)
@@ -104,13 +112,14 @@ class PodRequestCache:
     host ports, label group, affinity), computed once per pod: pods are immutable, and
     a sequence or a preemption dry run adds and removes the same pods many times."""
 
-    __slots__ = ("_cache", "_version")
+    __slots__ = ("_cache", "_version", "_shapes")
 
     # entries kept at most (then the cache starts over), so a long sequence stays flat
     LIMIT = 16384
 
     def __init__(self, version: Version) -> None:
         self._cache: dict[Pod, PodEntry] = {}
+        self._shapes: dict[tuple, tuple[dict[str, int], int, int]] = {}
         self._version = version
 
     def get(self, pod: Pod) -> PodEntry:
@@ -118,8 +127,13 @@ class PodRequestCache:
         if hit is None:
             if len(self._cache) >= self.LIMIT:
                 self._cache.clear()
-            hit = self._cache[pod] = PodEntry(pod, self._version)
+            hit = self._cache[pod] = PodEntry(pod, self._version, self._shapes)
         return hit
+
+    def entry(self, pod: Pod) -> PodEntry:
+        """The pod's entry without keeping it (building a snapshot of many pods)."""
+        hit = self._cache.get(pod)
+        return hit if hit is not None else PodEntry(pod, self._version, self._shapes)
 
 
 class NodeInfo:
@@ -162,10 +176,10 @@ class NodeInfo:
         c.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
         return c
 
-    def add_pod(self, pod: Pod) -> None:
+    def add_pod(self, pod: Pod, entry: "PodEntry | None" = None) -> None:
         key = pod.key
         self.pods[key] = pod
-        e = self._requests.get(pod)
+        e = entry if entry is not None else self._requests.get(pod)
         requested = self.requested
         for k, v in e.requests.items():
             requested[k] = requested.get(k, 0) + v
@@ -244,9 +258,35 @@ class Snapshot:
         self._with_required_anti: dict[int, int] = {}
         # (namespace, selector) -> per node, non-terminating pods matching (kept current)
         self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
-        for p in pods:
-            if p.node_name is not None:
-                self.add_pod(p)
+        self._add_all([p for p in pods if p.node_name is not None])
+
+    def _add_all(self, pods: list[Pod]) -> None:
+        """``add_pod`` for many pods, the columns filled at the end."""
+        positions = np.empty(len(pods), np.intp)
+        cpu = np.empty(len(pods), np.int64)
+        mem = np.empty(len(pods), np.int64)
+        position, infos, entry = self.position, self.node_infos, self.requests.entry
+        groups, all_groups = self.group_nodes, self.all_group_nodes
+        for k, pod in enumerate(pods):
+            node = pod.node_name
+            e = entry(pod)
+            infos[node].add_pod(pod, e)  # type: ignore[index]
+            i = positions[k] = position[node]  # type: ignore[index]
+            cpu[k] = e.cpu
+            mem[k] = e.memory
+            if e.affinity:
+                _count(self._with_affinity, i, 1)
+                if e.required_anti_affinity:
+                    _count(self._with_required_anti, i, 1)
+            per_node = all_groups.setdefault(e.group, {})
+            per_node[node] = per_node.get(node, 0) + 1  # type: ignore[index]
+            if not pod.terminating:
+                per_node = groups.setdefault(e.group, {})
+                per_node[node] = per_node.get(node, 0) + 1  # type: ignore[index]
+        n = len(self.node_list)
+        self.pod_count += np.bincount(positions, minlength=n).astype(np.int64)
+        np.add.at(self._non_zero["cpu"], positions, cpu)
+        np.add.at(self._non_zero["memory"], positions, mem)
 
     def __len__(self) -> int:
         return len(self.node_list)

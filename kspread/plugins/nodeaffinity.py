@@ -29,11 +29,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from kspread.errors import CaseError
 from kspread.framework.interface import (
     FilterPlugin,
     Filtered,
-    NodeScore,
     Plugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -44,7 +45,7 @@ from kspread.framework.status import SKIP, SUCCESS, CycleState, Status, unresolv
 from kspread.labels import GT, IN, LABEL_SELECTOR_OPERATORS, LT, parse_selector_requirement
 from kspread.model import Node, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from kspread.plugins.nodematch import (
-    default_normalize_score,
+    default_normalize_scores,
     evaluate_by_selected_labels,
     node_selector_matches,
     preference_expressions_match,
@@ -224,13 +225,16 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
         state.write(PRE_SCORE_KEY, preferred)
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        """Once per distinct combination of the labels the preferred terms read."""
         preferred = state.read(PRE_SCORE_KEY)
-        node = self.handle.snapshot.get(node_name).node
         whole = preference_matches_whole_term(self.version)
-        total = preferred_score(self.added_preferred, node, whole) + preferred_score(preferred, node, whole)
-        return total, SUCCESS
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        default_normalize_score(self.version.max_node_score, False, scores)
-        return SUCCESS
+        def score(node: Node) -> int:
+            return preferred_score(self.added_preferred, node, whole) + preferred_score(preferred, node, whole)
+
+        terms = [t.preference for t in (*self.added_preferred, *preferred)]
+        return evaluate_by_selected_labels(nodes, {}, (terms,), score, np.int64)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_scores(self.version.max_node_score, False, scores)

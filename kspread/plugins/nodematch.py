@@ -101,7 +101,15 @@ def evaluate_by_selected_labels(
         for term in terms:
             keys.update(r.key for r in term.match_expressions)
             by_name = by_name or bool(term.match_fields)
-    key_list = tuple(sorted(keys))
+    return evaluate_by_label_keys(nodes, keys, by_name, fn, dtype)
+
+
+def evaluate_by_label_keys(nodes: "NodeSet", keys: Iterable[str], by_name: bool, fn: Callable[[Node], int],
+                           dtype=np.intp) -> np.ndarray:
+    """``fn(node)`` for every node, where ``fn`` reads only the labels ``keys`` (and the
+    node's name when ``by_name``): it runs once per distinct combination of their values,
+    on a node that carries just them."""
+    key_list = tuple(sorted(set(keys)))
 
     def view_of(node: Node) -> tuple:
         labels = node.labels

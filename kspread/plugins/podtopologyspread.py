@@ -274,49 +274,60 @@ def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
     return float(cnt) * tp_weight + float(max_skew - 1)
 
 
-def go_round(x: float) -> int:
+def go_rounds(x: np.ndarray) -> np.ndarray:
     """Go ``math.Round`` for x >= 0: half away from zero."""
-    f = math.floor(x)
-    return int(f) + (1 if x - f >= 0.5 else 0)
+    f = np.floor(x)
+    return (f + (x - f >= 0.5)).astype(np.int64)
+
+
+def go_round(x: float) -> int:
+    return int(go_rounds(np.array([x], np.float64))[0])
+
+
+def normalize_score_array(scores: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
+    """NormalizeScore 1.19+: ignored nodes 0; all 100 when the max is 0; else
+    100 * (max + min - s) // max in int64 arithmetic."""
+    counted = scores if ignored is None else scores[~ignored]
+    if not len(counted):
+        return np.zeros(len(scores), np.int64)
+    min_score = int(counted.min())
+    max_score = max(int(counted.max()), 0)
+    if max_score == 0:
+        out = np.full(len(scores), MAX_NODE_SCORE, np.int64)
+    else:
+        out = MAX_NODE_SCORE * (max_score + min_score - scores) // max_score
+    if ignored is not None:
+        out[ignored] = 0
+    return out
 
 
 def normalize_scores(scores: list[NodeScore], ignored: set[str]) -> None:
-    """NormalizeScore 1.19+: ignored nodes 0; all 100 when the max is 0; else
-    100 * (max + min - s) // max in int64 arithmetic."""
-    min_score = 2**63 - 1
-    max_score = 0
-    for ns in scores:
-        if ns.name in ignored:
-            continue
-        min_score = min(min_score, ns.score)
-        max_score = max(max_score, ns.score)
-    for ns in scores:
-        if ns.name in ignored:
-            ns.score = 0
-        elif max_score == 0:
-            ns.score = MAX_NODE_SCORE
-        else:
-            ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
+    """``normalize_score_array`` over NodeScores, in place."""
+    out = normalize_score_array(np.array([ns.score for ns in scores], np.int64),
+                                np.array([ns.name in ignored for ns in scores], bool))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v
+
+
+def normalize_score_array_v18(scores: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    """NormalizeScore 1.18: total and min over NodeNameSet; every node 100 when
+    total == min; nodes outside NodeNameSet 0; else int(100 * ((total - s) / (total - min)))."""
+    inside = scores[~outside]
+    min_score = int(inside.min()) if len(inside) else 2**63 - 1
+    total = int(inside.sum()) if len(inside) else 0
+    diff = total - min_score
+    if diff == 0:
+        return np.full(len(scores), MAX_NODE_SCORE, np.int64)
+    f = float(MAX_NODE_SCORE) * ((total - scores).astype(np.float64) / float(diff))
+    return np.where(outside, 0, np.trunc(f)).astype(np.int64)
 
 
 def normalize_scores_v18(scores: list[NodeScore], node_name_set: set[str]) -> None:
-    """NormalizeScore 1.18: total and min over NodeNameSet; every node 100 when
-    total == min; nodes outside NodeNameSet 0; else int(100 * ((total - s) / (total - min)))."""
-    min_score = 2**63 - 1
-    total = 0
-    for ns in scores:
-        if ns.name not in node_name_set:
-            continue
-        total += ns.score
-        min_score = min(min_score, ns.score)
-    diff = total - min_score
-    for ns in scores:
-        if diff == 0:
-            ns.score = MAX_NODE_SCORE
-        elif ns.name not in node_name_set:
-            ns.score = 0
-        else:
-            ns.score = int(float(MAX_NODE_SCORE) * (float(total - ns.score) / float(diff)))
+    """``normalize_score_array_v18`` over NodeScores, in place."""
+    out = normalize_score_array_v18(np.array([ns.score for ns in scores], np.int64),
+                                    np.array([ns.name not in node_name_set for ns in scores], bool))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v
 
 
 # ---- args ------------------------------------------------------------------------------------
@@ -671,41 +682,57 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                     s.pair_counts[pair] += counts[i].get(ni.name, 0)
         return s
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         v = self.version
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
-        node_info = self.handle.snapshot.get(node_name)
-        labels = node_info.node.labels
         if not v.pts_weighted_scoring:
-            if node_name not in s.node_name_set:
-                return 0, SUCCESS
-            total = 0
-            for c in s.constraints:
-                if c.topology_key in labels:
-                    total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
-            return total, SUCCESS
-        if node_name in s.ignored_nodes:
-            return 0, SUCCESS
-        score = 0.0
-        for i, c in enumerate(s.constraints):
-            if c.topology_key not in labels:
-                continue
+            return np.array([self._score_v18(s, info.node) for info in nodes.infos], np.int64)
+        n = len(nodes)
+        score = np.zeros(n, np.float64)
+        for i, c in enumerate(s.constraints):  # float sums in constraint order, as upstream
+            codes, values = topology_codes(nodes, c.topology_key)
+            present = _present(values)[codes]
             if c.topology_key == HOSTNAME_LABEL:
-                cnt = self._count_on(pod, c, node_info)
+                cnt = self._counts_on(pod, c, nodes)
             else:
-                cnt = s.value_counts[i][labels[c.topology_key]]
-            score += score_for_count(cnt, c.max_skew, s.weights[i])
-        return (go_round(score) if v.pts_score_rounds else int(score)), SUCCESS
+                per_value = np.array([s.value_counts[i].get(x, 0) if x is not None else 0 for x in values], np.int64)
+                cnt = per_value[codes]
+            score = score + np.where(present, cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1), 0.0)
+        out = go_rounds(score) if v.pts_score_rounds else np.trunc(score).astype(np.int64)
+        if s.ignored_nodes:
+            out[_in(nodes.names, s.ignored_nodes)] = 0
+        return out
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+    def _counts_on(self, pod: Pod, c: Constraint, nodes: NodeSet) -> np.ndarray:
+        """Per node the matching pods on the node itself."""
+        if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+            return np.zeros(len(nodes), np.int64)
+        if nodes.snapshot is not None:
+            return nodes.snapshot.count_column(pod.namespace, c.selector)[nodes.positions]
+        return np.array([self._count_on(pod, c, info) for info in nodes.infos], np.int64)
+
+    @staticmethod
+    def _score_v18(s: PreScoreState, node: Node) -> int:
+        if node.name not in s.node_name_set:
+            return 0
+        labels = node.labels
+        total = 0
+        for c in s.constraints:
+            if c.topology_key in labels:
+                total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
+        return total
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: Sequence[str], scores: np.ndarray) -> np.ndarray:
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
         if self.version.pts_weighted_scoring:
-            normalize_scores(scores, s.ignored_nodes)
-        else:
-            normalize_scores_v18(scores, s.node_name_set)
-        return SUCCESS
+            return normalize_score_array(scores, _in(names, s.ignored_nodes) if s.ignored_nodes else None)
+        return normalize_score_array_v18(scores, ~_in(names, s.node_name_set))
+
+
+def _in(names: Sequence[str], members: set[str]) -> np.ndarray:
+    return np.array([n in members for n in names], bool)
 
 
 __all__ = [
