@@ -469,13 +469,17 @@ class NodeSet:
     detached NodeInfos (columns computed from them: a node with nominated pods added
     or preemption victims removed). Plugins only read it."""
 
-    __slots__ = ("snapshot", "positions", "_infos")
+    __slots__ = ("snapshot", "positions", "_infos", "overrides")
 
     def __init__(self, snapshot: Snapshot | None, positions: np.ndarray | None,
-                 infos: Sequence[NodeInfo] | None = None) -> None:
+                 infos: Sequence[NodeInfo] | None = None, overrides: dict | None = None) -> None:
         self.snapshot = snapshot
         self.positions = positions
         self._infos = infos
+        # columns that replace the snapshot's for these nodes (a preemption dry run's
+        # nodes with pods removed): ("requested", r), ("non_zero", r), ("pod_count",).
+        # Only plugins that read nothing but columns may run over such a set.
+        self.overrides = overrides
 
     @staticmethod
     def of(*infos: NodeInfo) -> "NodeSet":
@@ -510,11 +514,15 @@ class NodeSet:
     def subset(self, where: np.ndarray) -> "NodeSet":
         """The nodes at ``where`` (positions within this set)."""
         if self.snapshot is not None:
-            return NodeSet(self.snapshot, self.positions[where])  # type: ignore[index]
+            over = None if self.overrides is None else {k: v[where] for k, v in self.overrides.items()}
+            return NodeSet(self.snapshot, self.positions[where], overrides=over)  # type: ignore[index]
         infos = self.infos
         return NodeSet(None, None, [infos[i] for i in where])
 
-    def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int]) -> np.ndarray:
+    def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int],
+                key: tuple = ()) -> np.ndarray:
+        if self.overrides is not None and key in self.overrides:
+            return self.overrides[key]
         if self.snapshot is not None:
             return snap_col()[self.positions]
         return np.array([per_info(i) for i in self.infos], np.int64)
@@ -525,14 +533,15 @@ class NodeSet:
 
     def requested(self, resource: str) -> np.ndarray:
         return self._column(lambda: self.snapshot.requested(resource),  # type: ignore[union-attr]
-                            lambda i: i.requested.get(resource, 0))
+                            lambda i: i.requested.get(resource, 0), ("requested", resource))
 
     def non_zero_requested(self, resource: str) -> np.ndarray:
         return self._column(lambda: self.snapshot.non_zero_requested(resource),  # type: ignore[union-attr]
-                            lambda i: i.non_zero_requested.get(resource, 0))
+                            lambda i: i.non_zero_requested.get(resource, 0), ("non_zero", resource))
 
     def pod_count(self) -> np.ndarray:
-        return self._column(lambda: self.snapshot.pod_count, lambda i: len(i.pods))  # type: ignore[union-attr]
+        return self._column(lambda: self.snapshot.pod_count, lambda i: len(i.pods),  # type: ignore[union-attr]
+                            ("pod_count",))
 
     def codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
         """Per node the code of the static property ``fn(node)`` (cached under ``key``

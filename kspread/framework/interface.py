@@ -101,6 +101,13 @@ class PreFilterPlugin:
 
 
 class FilterPlugin:
+    def reads_only_columns(self, state: CycleState, pod: "Pod") -> bool:
+        """True when this cycle's Filter reads nothing of a node but the NodeSet's
+        columns and static node data (labels, taints, name, allocatable): it may then
+        run over nodes whose pods exist only as changes to the columns (the
+        preemption dry run)."""
+        return False
+
     def filter_nodes(self, state: CycleState, pod: "Pod", nodes: "NodeSet") -> Filtered:
         """Filter over the nodes; by default the one-node ``filter`` per node."""
         if type(self).filter is FilterPlugin.filter:

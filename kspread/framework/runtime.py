@@ -291,6 +291,12 @@ class Framework:
                 ids[i] = k
         return Filtered(ids, table, raised)
 
+    def filters_read_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        """Every filter plugin that runs this cycle reads only columns
+        (``FilterPlugin.reads_only_columns``)."""
+        return all(p.name in state.skip_filter_plugins or p.reads_only_columns(state, pod)
+                   for p in self.filter_plugins)
+
     def pre_filter_state_is_shared(self, state: CycleState) -> bool:
         """No PreFilter plugin that runs this cycle keeps state that AddPod / RemovePod
         change: the cycle state then holds for any node with pods added or removed, and

@@ -38,6 +38,8 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from kspread.errors import CaseError
 from kspread.framework.interface import Plugin, PostFilterPlugin
 from kspread.framework.preemption import PreemptionOutcome
@@ -323,7 +325,6 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
     ) -> tuple[dict[str, tuple[list[Pod], int]], list[str]]:
         """Candidates (node -> (victims, PDB violations)), non-violating ones first, and
         the errors of nodes whose dry run failed with an Error status."""
-        snapshot = self.handle.snapshot
         pdbs = self.handle.cluster.pdbs
         fwk = self.handle.framework
         assert fwk is not None
@@ -337,13 +338,14 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         # SelectVictimsOnNode together (one cycle state for all); otherwise one node at
         # a time, each with its own copy of the state.
         shared = fwk.pre_filter_state_is_shared(state)
+        columns = shared and fwk.filters_read_only_columns(state, pod)
         i = 0
         while i < n:
             # as many nodes as candidates are still wanted (at least 16)
             batch = max(limit - len(non_violating) - len(violating), 16) if shared else 1
             names = potential[i:i + batch]
             i += len(names)
-            outs = self.select_victims_on_nodes(state.clone(), pod, [snapshot.get(m).clone() for m in names], pdbs)
+            outs = self._select_victims_batch(state.clone(), pod, names, pdbs, columns)
             for name, out in zip(names, outs):
                 if isinstance(out, SchedulingError):
                     raise out
@@ -361,6 +363,31 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                     errors.append(st.message)
         return {**non_violating, **violating}, errors
 
+    def _select_victims_batch(self, state: CycleState, pod: Pod, names: list[str],
+                              pdbs: Sequence[PodDisruptionBudget], columns: bool) -> list:
+        """SelectVictimsOnNode for the nodes ``names``: on the snapshot's columns where
+        every filter that runs reads only those (``columns``) and no pod is nominated to
+        the node, else on copies of the NodeInfos."""
+        fwk = self.handle.framework
+        assert fwk is not None
+        snapshot = self.handle.snapshot
+        if columns:
+            nominated = fwk.handle.nominator.nodes() if fwk.handle.nominator.has_any() else set()
+            plain = [k for k, m in enumerate(names) if m not in nominated or not fwk._nominated_for(pod, m)]
+        else:
+            plain = []
+        out: list = [None] * len(names)
+        if plain:
+            col = _ColumnNodes(fwk, state, pod, snapshot, [names[k] for k in plain])
+            for k, r in zip(plain, self._select_victims(pod, col, pdbs)):
+                out[k] = r
+        rest = [k for k in range(len(names)) if out[k] is None]
+        if rest:
+            infos = _InfoNodes(fwk, state, pod, [snapshot.get(names[k]).clone() for k in rest])
+            for k, r in zip(rest, self._select_victims(pod, infos, pdbs)):
+                out[k] = r
+        return out
+
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[Pod], int, Status]:
@@ -373,35 +400,37 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
     def select_victims_on_nodes(
         self, state: CycleState, pod: Pod, infos: list[NodeInfo], pdbs: Sequence[PodDisruptionBudget]
     ) -> list[tuple[list[Pod], int, Status] | SchedulingError]:
-        """``SelectVictimsOnNode`` on copies of nodes, filtered together at each step:
+        """``SelectVictimsOnNode`` on copies of nodes (``_select_victims`` on NodeInfos)."""
+        fwk = self.handle.framework
+        assert fwk is not None
+        return self._select_victims(pod, _InfoNodes(fwk, state, pod, infos), pdbs)
+
+    def _select_victims(self, pod: Pod, nodes: "_DryRunNodes", pdbs: Sequence[PodDisruptionBudget]
+                        ) -> list[tuple[list[Pod], int, Status] | SchedulingError]:
+        """``SelectVictimsOnNode`` on a set of nodes, filtered together at each step:
         remove every lower-priority pod, filter; then reprieve the pods one by one in
         order (PDB-violating ones first, each group by importance), each step adding
         back every node's next pod and filtering those nodes at once; a pod whose node
-        no longer fits is a victim. ``state`` is shared by the nodes, so more than one
-        node is allowed only when no PreFilter state changes as pods are removed or
-        added (``Framework.pre_filter_state_is_shared``). A node whose filtering raised
-        gets its SchedulingError instead of a result.
+        no longer fits is a victim. ``nodes`` holds the nodes' state (copies of
+        NodeInfos, or the snapshot's columns with the changes); more than one node
+        shares one cycle state only when no PreFilter state changes as pods are removed
+        or added (``Framework.pre_filter_state_is_shared``). A node whose filtering
+        raised gets its SchedulingError instead of a result.
 
         Victims are returned in reprieve order: PDB-violating ones first, each group by
         importance. From 1.29 (PR #128307, see ``resorts_victims_after_reprieve``) they
         are re-sorted by importance when both groups were non-empty, so ``victims[0]``
         is always the highest-priority victim; before, it could be a lower-priority
         violating pod, which pickOneNodeForPreemption's criterion 2 then reads."""
-        fwk = self.handle.framework
-        assert fwk is not None
         v = self.version
-        # PreFilter's AddPod / RemovePod change nothing when the state is shared
-        extensions = not fwk.pre_filter_state_is_shared(state)
-        out: list = [None] * len(infos)
+        out: list = [None] * len(nodes)
         orders: dict[int, list[tuple[Pod, bool]]] = {}
         mixed: dict[int, bool] = {}
         live: list[int] = []
-        for k, info in enumerate(infos):
-            potential = [p for p in info.pods.values() if p.priority < pod.priority]
+        for k in range(len(nodes)):
+            potential = [p for p in nodes.pods(k) if p.priority < pod.priority]
             for p in potential:
-                info.remove_pod(p)
-                if extensions:
-                    fwk.run_pre_filter_remove_pod(state, pod, p, info)
+                nodes.remove(k, p)
             if not potential and short_circuits_without_potential_victims(v):
                 out[k] = ([], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
                 continue
@@ -412,23 +441,8 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             live.append(k)
         victims: dict[int, list[Pod]] = {k: [] for k in live}
         num_violating = dict.fromkeys(live, 0)
-
-        def filter_all(ks: list[int]) -> list[Status | SchedulingError]:
-            res = fwk.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, NodeSet.of(*[infos[k] for k in ks]))
-            sts: list[Status | SchedulingError] = []
-            for j in range(len(ks)):
-                st = res.status(j)
-                if st.code == Code.ERROR:
-                    try:
-                        raise_error_of(res, j)
-                    except SchedulingError as e:
-                        sts.append(e)
-                        continue
-                sts.append(st)
-            return sts
-
         if live:
-            for k, st in zip(live, filter_all(live)):
+            for k, st in zip(live, nodes.filter(live)):
                 if isinstance(st, SchedulingError):
                     out[k] = st
                 elif not st.is_success():
@@ -439,19 +453,14 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             if not active:
                 break
             for k in active:
-                p = orders[k][step][0]
-                infos[k].add_pod(p)
-                if extensions:
-                    fwk.run_pre_filter_add_pod(state, pod, p, infos[k])
-            for k, st in zip(active, filter_all(active)):
+                nodes.add(k, orders[k][step][0])
+            for k, st in zip(active, nodes.filter(active)):
                 if isinstance(st, SchedulingError):
                     out[k] = st
                     continue
                 if not st.is_success():
                     p, is_violating = orders[k][step]
-                    infos[k].remove_pod(p)
-                    if extensions:
-                        fwk.run_pre_filter_remove_pod(state, pod, p, infos[k])
+                    nodes.remove(k, p)
                     victims[k].append(p)
                     if is_violating:
                         num_violating[k] += 1
@@ -462,3 +471,121 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                     victims[k].sort(key=lambda p: importance_key(p, v))
                 out[k] = (victims[k], num_violating[k], SUCCESS)
         return out
+
+
+# ---- the nodes of a dry run ---------------------------------------------------------------
+
+
+def _statuses(res, n: int) -> list[Status | SchedulingError]:
+    out: list[Status | SchedulingError] = []
+    for j in range(n):
+        st = res.status(j)
+        if st.code == Code.ERROR:
+            try:
+                raise_error_of(res, j)
+            except SchedulingError as e:
+                out.append(e)
+                continue
+        out.append(st)
+    return out
+
+
+class _DryRunNodes:
+    """The nodes of a dry run: their pods, removing and adding pods, filtering some."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def pods(self, k: int) -> list[Pod]:
+        raise NotImplementedError
+
+    def remove(self, k: int, p: Pod) -> None:
+        raise NotImplementedError
+
+    def add(self, k: int, p: Pod) -> None:
+        raise NotImplementedError
+
+    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
+        raise NotImplementedError
+
+
+class _InfoNodes(_DryRunNodes):
+    """Copies of NodeInfos; PreFilter's RemovePod / AddPod run when they change state."""
+
+    def __init__(self, fwk, state: CycleState, pod: Pod, infos: list[NodeInfo]) -> None:
+        self.fwk, self.state, self.pod, self.infos = fwk, state, pod, infos
+        self.extensions = not fwk.pre_filter_state_is_shared(state)
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+    def pods(self, k: int) -> list[Pod]:
+        return list(self.infos[k].pods.values())
+
+    def remove(self, k: int, p: Pod) -> None:
+        self.infos[k].remove_pod(p)
+        if self.extensions:
+            self.fwk.run_pre_filter_remove_pod(self.state, self.pod, p, self.infos[k])
+
+    def add(self, k: int, p: Pod) -> None:
+        self.infos[k].add_pod(p)
+        if self.extensions:
+            self.fwk.run_pre_filter_add_pod(self.state, self.pod, p, self.infos[k])
+
+    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
+        nodes = NodeSet.of(*[self.infos[k] for k in ks])
+        return _statuses(self.fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes),
+                         len(ks))
+
+
+class _ColumnNodes(_DryRunNodes):
+    """Nodes of the snapshot with pods removed or added as changes to its columns
+    (requested per resource, pod count, non-zero requests): for filters that read only
+    columns (``Framework.filters_read_only_columns``) and nodes without nominated pods."""
+
+    def __init__(self, fwk, state: CycleState, pod: Pod, snapshot, names: list[str]) -> None:
+        self.fwk, self.state, self.pod, self.snapshot = fwk, state, pod, snapshot
+        self.names = names
+        self.positions = np.array([snapshot.position[m] for m in names], np.intp)
+        self.delta: list[dict[str, int]] = [{} for _ in names]  # resource -> change
+        self.count = [0] * len(names)
+        self.cpu = [0] * len(names)
+        self.memory = [0] * len(names)
+        self.resources: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def pods(self, k: int) -> list[Pod]:
+        return list(self.snapshot.get(self.names[k]).pods.values())
+
+    def _change(self, k: int, p: Pod, sign: int) -> None:
+        e = self.snapshot.requests.get(p)
+        d = self.delta[k]
+        for r, v in e.requests.items():
+            d[r] = d.get(r, 0) + sign * v
+            self.resources.add(r)
+        self.count[k] += sign
+        self.cpu[k] += sign * e.cpu
+        self.memory[k] += sign * e.memory
+
+    def remove(self, k: int, p: Pod) -> None:
+        self._change(k, p, -1)
+
+    def add(self, k: int, p: Pod) -> None:
+        self._change(k, p, 1)
+
+    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
+        snap = self.snapshot
+        pos = self.positions[ks]
+        overrides: dict = {
+            ("pod_count",): snap.pod_count[pos] + np.array([self.count[k] for k in ks], np.int64),
+            ("non_zero", "cpu"): snap.non_zero_requested("cpu")[pos] + np.array([self.cpu[k] for k in ks], np.int64),
+            ("non_zero", "memory"): (snap.non_zero_requested("memory")[pos]
+                                     + np.array([self.memory[k] for k in ks], np.int64)),
+        }
+        for r in self.resources:
+            overrides[("requested", r)] = (snap.requested(r)[pos]
+                                           + np.array([self.delta[k].get(r, 0) for k in ks], np.int64))
+        nodes = NodeSet(snap, pos, overrides=overrides)
+        return _statuses(self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes), len(ks))

@@ -197,6 +197,9 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
                 return unresolvable(ERR_REASON_CONFLICT)
         return SUCCESS
 
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         """Evaluated once per distinct combination of the node's values of the label
         keys the pod's (and the added) required affinity reads (and its name, when a

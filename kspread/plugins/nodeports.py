@@ -56,6 +56,11 @@ class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
         state.write(self._KEY, _State(pod_host_ports(pod)))
         return SUCCESS
 
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        """Only when the pod wants no host port (the used ports are not a column)."""
+        st = state.get(self._KEY)
+        return not (st.ports if isinstance(st, _State) else pod_host_ports(pod))
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         st = state.get(self._KEY)
         ports = st.ports if isinstance(st, _State) else pod_host_ports(pod)

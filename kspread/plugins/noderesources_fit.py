@@ -244,6 +244,9 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
         state.write(PRE_FILTER_KEY, _PreFilterState(pod_resource_request(pod, self.version)))
         return SUCCESS
 
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         st = state.get(PRE_FILTER_KEY)
         if not isinstance(st, _PreFilterState):

@@ -18,6 +18,9 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 
 @register("NodeUnschedulable")
 class NodeUnschedulable(Plugin, FilterPlugin):
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         unschedulable = nodes.evaluate("unschedulable", _unschedulable, bool, bool)
         if not unschedulable.any():

@@ -77,6 +77,9 @@ class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     def normalize_scores(self, state: CycleState, pod: Pod, names, scores: np.ndarray) -> np.ndarray:
         return default_normalize_scores(self.version.max_node_score, True, scores)
 
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         """Once per distinct set of node taints."""
         table: list[Status] = [SUCCESS]

@@ -55,6 +55,9 @@ class _VolumeFilter(Plugin, PreFilterPlugin, FilterPlugin):
         reject_volumes(self, pod)
         return SUCCESS
 
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         reject_volumes(self, pod)
         return Filtered.passing(len(nodes))
