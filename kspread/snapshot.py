@@ -115,7 +115,7 @@ class PodRequestCache:
     __slots__ = ("_cache", "_version", "_shapes")
 
     # entries kept at most (then the cache starts over), so a long sequence stays flat
-    LIMIT = 16384
+    LIMIT = 4096
 
     def __init__(self, version: Version) -> None:
         self._cache: dict[Pod, PodEntry] = {}
