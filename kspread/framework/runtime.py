@@ -18,13 +18,13 @@ import numpy as np
 from kspread.errors import CaseError
 from kspread.framework.handle import Handle
 from kspread.framework.interface import (
-    FilterPlugin,
     Filtered,
-    ScoreFailed,
+    FilterPlugin,
     Plugin,
     PostFilterPlugin,
     PreFilterPlugin,
     PreScorePlugin,
+    ScoreFailed,
     ScorePlugin,
 )
 from kspread.framework.profile import Profile

@@ -44,10 +44,10 @@ from kspread.errors import CaseError
 from kspread.framework.interface import Plugin, PostFilterPlugin
 from kspread.framework.preemption import PreemptionOutcome
 from kspread.framework.registry import register
+from kspread.framework.runtime import raise_error_of
 from kspread.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.labels import as_selector
 from kspread.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
-from kspread.framework.runtime import raise_error_of
 from kspread.snapshot import NodeInfo, NodeSet
 from kspread.versions import Version
 

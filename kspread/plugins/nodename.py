@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kspread.framework.interface import FilterPlugin, Filtered, Plugin
+from kspread.framework.interface import Filtered, FilterPlugin, Plugin
 from kspread.framework.registry import register
 from kspread.framework.status import CycleState, unresolvable
 from kspread.model import Pod

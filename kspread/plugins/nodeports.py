@@ -17,7 +17,7 @@ from typing import Mapping
 
 import numpy as np
 
-from kspread.framework.interface import FilterPlugin, Filtered, Plugin, PreFilterPlugin
+from kspread.framework.interface import Filtered, FilterPlugin, Plugin, PreFilterPlugin
 from kspread.framework.registry import register
 from kspread.framework.status import SUCCESS, CycleState, Status, unschedulable
 from kspread.model import Pod

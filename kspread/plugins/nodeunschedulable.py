@@ -5,7 +5,7 @@ predicate, same check and reason)."""
 
 from __future__ import annotations
 
-from kspread.framework.interface import FilterPlugin, Filtered, Plugin
+from kspread.framework.interface import Filtered, FilterPlugin, Plugin
 from kspread.framework.registry import register
 from kspread.framework.status import CycleState, unresolvable
 from kspread.model import Node, Pod, Taint
