@@ -452,15 +452,13 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             active = [k for k in live if out[k] is None and step < len(orders[k])]
             if not active:
                 break
-            for k in active:
-                nodes.add(k, orders[k][step][0])
-            for k, st in zip(active, nodes.filter(active)):
+            # add each node's next pod back; where the node no longer fits, it stays out
+            for k, st in zip(active, nodes.try_add(active, [orders[k][step][0] for k in active])):
                 if isinstance(st, SchedulingError):
                     out[k] = st
                     continue
                 if not st.is_success():
                     p, is_violating = orders[k][step]
-                    nodes.remove(k, p)
                     victims[k].append(p)
                     if is_violating:
                         num_violating[k] += 1
@@ -502,10 +500,12 @@ class _DryRunNodes:
     def remove(self, k: int, p: Pod) -> None:
         raise NotImplementedError
 
-    def add(self, k: int, p: Pod) -> None:
+    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
         raise NotImplementedError
 
-    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
+    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
+        """Add ``pods[j]`` to node ``ks[j]`` and filter those nodes; a node that does not
+        pass (or raised) gets the pod removed again."""
         raise NotImplementedError
 
 
@@ -527,15 +527,21 @@ class _InfoNodes(_DryRunNodes):
         if self.extensions:
             self.fwk.run_pre_filter_remove_pod(self.state, self.pod, p, self.infos[k])
 
-    def add(self, k: int, p: Pod) -> None:
-        self.infos[k].add_pod(p)
-        if self.extensions:
-            self.fwk.run_pre_filter_add_pod(self.state, self.pod, p, self.infos[k])
-
     def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
         nodes = NodeSet.of(*[self.infos[k] for k in ks])
         return _statuses(self.fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes),
                          len(ks))
+
+    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
+        for k, p in zip(ks, pods):
+            self.infos[k].add_pod(p)
+            if self.extensions:
+                self.fwk.run_pre_filter_add_pod(self.state, self.pod, p, self.infos[k])
+        out = self.filter(ks)
+        for k, p, st in zip(ks, pods, out):
+            if isinstance(st, SchedulingError) or not st.is_success():
+                self.remove(k, p)
+        return out
 
 
 class _ColumnNodes(_DryRunNodes):
@@ -572,20 +578,42 @@ class _ColumnNodes(_DryRunNodes):
     def remove(self, k: int, p: Pod) -> None:
         self._change(k, p, -1)
 
-    def add(self, k: int, p: Pod) -> None:
-        self._change(k, p, 1)
-
-    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
+    def filter(self, ks: list[int], pods: list[Pod] | None = None) -> list[Status | SchedulingError]:
+        """Filter the nodes ``ks`` as changed, with ``pods[j]`` on node ``ks[j]`` when given."""
         snap = self.snapshot
         pos = self.positions[ks]
+        count = [self.count[k] for k in ks]
+        cpu = [self.cpu[k] for k in ks]
+        memory = [self.memory[k] for k in ks]
+        delta = [self.delta[k] for k in ks]
+        if pods is not None:
+            entries = [snap.requests.get(p) for p in pods]
+            count = [c + 1 for c in count]
+            cpu = [c + e.cpu for c, e in zip(cpu, entries)]
+            memory = [m + e.memory for m, e in zip(memory, entries)]
+            delta = [_plus(d, e.requests) for d, e in zip(delta, entries)]
+            for e in entries:
+                self.resources.update(e.requests)
         overrides: dict = {
-            ("pod_count",): snap.pod_count[pos] + np.array([self.count[k] for k in ks], np.int64),
-            ("non_zero", "cpu"): snap.non_zero_requested("cpu")[pos] + np.array([self.cpu[k] for k in ks], np.int64),
-            ("non_zero", "memory"): (snap.non_zero_requested("memory")[pos]
-                                     + np.array([self.memory[k] for k in ks], np.int64)),
+            ("pod_count",): snap.pod_count[pos] + np.array(count, np.int64),
+            ("non_zero", "cpu"): snap.non_zero_requested("cpu")[pos] + np.array(cpu, np.int64),
+            ("non_zero", "memory"): snap.non_zero_requested("memory")[pos] + np.array(memory, np.int64),
         }
         for r in self.resources:
-            overrides[("requested", r)] = (snap.requested(r)[pos]
-                                           + np.array([self.delta[k].get(r, 0) for k in ks], np.int64))
+            overrides[("requested", r)] = snap.requested(r)[pos] + np.array([d.get(r, 0) for d in delta], np.int64)
         nodes = NodeSet(snap, pos, overrides=overrides)
         return _statuses(self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes), len(ks))
+
+    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
+        out = self.filter(ks, pods)
+        for k, p, st in zip(ks, pods, out):
+            if not isinstance(st, SchedulingError) and st.is_success():
+                self._change(k, p, 1)
+        return out
+
+
+def _plus(delta: dict[str, int], requests: Mapping[str, int]) -> dict[str, int]:
+    out = dict(delta)
+    for r, v in requests.items():
+        out[r] = out.get(r, 0) + v
+    return out
