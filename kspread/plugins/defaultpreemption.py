@@ -366,16 +366,12 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
     def _select_victims_batch(self, state: CycleState, pod: Pod, names: list[str],
                               pdbs: Sequence[PodDisruptionBudget], columns: bool) -> list:
         """SelectVictimsOnNode for the nodes ``names``: on the snapshot's columns where
-        every filter that runs reads only those (``columns``) and no pod is nominated to
-        the node, else on copies of the NodeInfos."""
+        every filter that runs reads only those (``columns``), else on copies of the
+        NodeInfos."""
         fwk = self.handle.framework
         assert fwk is not None
         snapshot = self.handle.snapshot
-        if columns:
-            nominated = fwk.handle.nominator.nodes() if fwk.handle.nominator.has_any() else set()
-            plain = [k for k, m in enumerate(names) if m not in nominated or not fwk._nominated_for(pod, m)]
-        else:
-            plain = []
+        plain = list(range(len(names))) if columns else []
         out: list = [None] * len(names)
         if plain:
             col = _ColumnNodes(fwk, state, pod, snapshot, [names[k] for k in plain])
@@ -529,8 +525,8 @@ class _InfoNodes(_DryRunNodes):
 
     def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
         nodes = NodeSet.of(*[self.infos[k] for k in ks])
-        return _statuses(self.fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes),
-                         len(ks))
+        fwk = self.fwk
+        return _statuses(fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes), len(ks))
 
     def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
         for k, p in zip(ks, pods):
@@ -546,8 +542,10 @@ class _InfoNodes(_DryRunNodes):
 
 class _ColumnNodes(_DryRunNodes):
     """Nodes of the snapshot with pods removed or added as changes to its columns
-    (requested per resource, pod count, non-zero requests): for filters that read only
-    columns (``Framework.filters_read_only_columns``) and nodes without nominated pods."""
+    (requested per resource, pod count, non-zero requests), for filters that read only
+    columns (``Framework.filters_read_only_columns``, which implies a shared PreFilter
+    state). Pods of equal or higher priority nominated to a node are added for a first
+    filter pass, and the node must pass both, as RunFilterPluginsWithNominatedPods."""
 
     def __init__(self, fwk, state: CycleState, pod: Pod, snapshot, names: list[str]) -> None:
         self.fwk, self.state, self.pod, self.snapshot = fwk, state, pod, snapshot
@@ -558,6 +556,9 @@ class _ColumnNodes(_DryRunNodes):
         self.cpu = [0] * len(names)
         self.memory = [0] * len(names)
         self.resources: set[str] = set()
+        nominator = fwk.handle.nominator
+        on = nominator.nodes() if nominator.has_any() else set()
+        self.nominated: list[list[Pod]] = [fwk._nominated_for(pod, m) if m in on else [] for m in names]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -579,28 +580,48 @@ class _ColumnNodes(_DryRunNodes):
         self._change(k, p, -1)
 
     def filter(self, ks: list[int], pods: list[Pod] | None = None) -> list[Status | SchedulingError]:
-        """Filter the nodes ``ks`` as changed, with ``pods[j]`` on node ``ks[j]`` when given."""
+        """Filter the nodes ``ks`` as changed, with ``pods[j]`` on node ``ks[j]`` when
+        given: first with their nominated pods added (nodes that have some), then without."""
+        with_nominated = [j for j, k in enumerate(ks) if self.nominated[k]]
+        plain = self._filter(ks, pods)
+        if not with_nominated:
+            return plain
+        sub = [ks[j] for j in with_nominated]
+        extra = [list(self.nominated[k]) + ([pods[j]] if pods is not None else [])
+                 for j, k in zip(with_nominated, sub)]
+        first = self._filter(sub, None, extra)
+        for j, st in zip(with_nominated, first):
+            if isinstance(st, SchedulingError) or not st.is_success():
+                plain[j] = st
+        return plain
+
+    def _filter(self, ks: list[int], pods: list[Pod] | None = None,
+                extra: list[list[Pod]] | None = None) -> list[Status | SchedulingError]:
         snap = self.snapshot
+        if pods is not None:
+            extra = [[p] for p in pods]
         pos = self.positions[ks]
         count = [self.count[k] for k in ks]
         cpu = [self.cpu[k] for k in ks]
         memory = [self.memory[k] for k in ks]
         delta = [self.delta[k] for k in ks]
-        if pods is not None:
-            entries = [snap.requests.get(p) for p in pods]
-            count = [c + 1 for c in count]
-            cpu = [c + e.cpu for c, e in zip(cpu, entries)]
-            memory = [m + e.memory for m, e in zip(memory, entries)]
-            delta = [_plus(d, e.requests) for d, e in zip(delta, entries)]
-            for e in entries:
-                self.resources.update(e.requests)
+        if extra is not None:
+            for j, added in enumerate(extra):
+                for p in added:
+                    e = snap.requests.get(p)
+                    count[j] += 1
+                    cpu[j] += e.cpu
+                    memory[j] += e.memory
+                    delta[j] = _plus(delta[j], e.requests)
+                    self.resources.update(e.requests)
         overrides: dict = {
             ("pod_count",): snap.pod_count[pos] + np.array(count, np.int64),
             ("non_zero", "cpu"): snap.non_zero_requested("cpu")[pos] + np.array(cpu, np.int64),
             ("non_zero", "memory"): snap.non_zero_requested("memory")[pos] + np.array(memory, np.int64),
         }
         for r in self.resources:
-            overrides[("requested", r)] = snap.requested(r)[pos] + np.array([d.get(r, 0) for d in delta], np.int64)
+            changes = np.array([d.get(r, 0) for d in delta], np.int64)
+            overrides[("requested", r)] = snap.requested(r)[pos] + changes
         nodes = NodeSet(snap, pos, overrides=overrides)
         return _statuses(self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes), len(ks))
 
