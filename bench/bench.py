@@ -71,7 +71,8 @@ def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
         pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
         schedule = [{"name": f"pod-{k}", "requests": small} for k in range(n_pods)]
     elif kind == "spread":
-        tsc = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+        tsc = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
                 "labelSelector": {"matchLabels": {"color": "blue"}}}]
         pods = [{"name": f"init-{i}", "node": f"node-{i}", "labels": {"color": "blue"}, "requests": small,
                  "topologySpreadConstraints": tsc} for i in range(n_nodes)]
@@ -195,7 +196,8 @@ def main() -> None:
                     help="run only these workloads (repeatable)")
     ap.add_argument("--nodes", type=int, action="append", help="node counts (default 500 and 5000)")
     ap.add_argument("--pods", default="20,1020", help="short,long sequence for this tree (basic, spread)")
-    ap.add_argument("--preemption-pods", default="20,220", help="short,long sequence for this tree (preemption)")
+    ap.add_argument("--preemption-pods", default="20,220",
+                    help="short,long sequence for this tree (preemption)")
     ap.add_argument("--baseline-pods", default="10,40", help="short,long sequence for the baseline")
     ap.add_argument("--memory-pods", default="1000,10000", help="sequence lengths of the memory workload")
     ap.add_argument("--baseline-memory-pods", default="50,200")
@@ -214,7 +216,8 @@ def main() -> None:
     for kind in ("basic", "spread", "preemption"):
         if kind not in only:
             continue
-        short, long = (int(x) for x in (args.preemption_pods if kind == "preemption" else args.pods).split(","))
+        spec = args.preemption_pods if kind == "preemption" else args.pods
+        short, long = (int(x) for x in spec.split(","))
         for n in node_counts:
             r, info = rate(kind, n, short, long, ROOT)
             line = (f"{kind:<11} {n:>5} nodes  {r:9.1f} pods/s  peak {info['peak_mb']:7.0f} MB  "
@@ -246,7 +249,8 @@ def main() -> None:
                     f"{a['build_s']:.2f} s, snapshot+cycle {a['run_s']:.2f} s, peak {a['peak_mb']:.0f} MB")
             if base is not None:
                 b = measure(spec, base)
-                line += (f"; baseline read {b['read_s']:.2f} s, validate+build {b['build_s']:.2f} s, snapshot+cycle "
+                line += (f"; baseline read {b['read_s']:.2f} s, validate+build {b['build_s']:.2f} s, "
+                         f"snapshot+cycle "
                          f"{b['run_s']:.2f} s, peak {b['peak_mb']:.0f} MB")
             print(line, flush=True)
 

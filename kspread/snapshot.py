@@ -540,8 +540,8 @@ class NodeSet:
                             lambda i: i.non_zero_requested.get(resource, 0), ("non_zero", resource))
 
     def pod_count(self) -> np.ndarray:
-        return self._column(lambda: self.snapshot.pod_count, lambda i: len(i.pods),  # type: ignore[union-attr]
-                            ("pod_count",))
+        snap = self.snapshot
+        return self._column(lambda: snap.pod_count, lambda i: len(i.pods), ("pod_count",))  # type: ignore
 
     def codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
         """Per node the code of the static property ``fn(node)`` (cached under ``key``

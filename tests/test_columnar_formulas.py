@@ -110,10 +110,12 @@ def _std_score(fracs_in, m):
     return int((1 - std) * float(m))
 
 
+ROWS = st.integers(1, 4).flatmap(
+    lambda k: st.lists(st.lists(st.tuples(amount, amount), min_size=k, max_size=k), min_size=1, max_size=30))
+
+
 @settings(max_examples=60)
-@given(st.integers(1, 4).flatmap(lambda k: st.lists(st.lists(st.tuples(amount, amount), min_size=k, max_size=k),
-                                                      min_size=1, max_size=30)),
-       st.data())
+@given(ROWS, st.data())
 def test_balanced_std_matches_reference_with_mixed_presence(rows, data):
     k = len(rows[0])
     present = [[data.draw(st.booleans()) for _ in range(k)] for _ in rows]

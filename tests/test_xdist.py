@@ -18,8 +18,8 @@ pytest.importorskip("xdist")
 
 def _outcomes(*extra: str) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "cases", "-q", "-rA", "-p", "no:cacheprovider", *extra],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    cmd = [sys.executable, "-m", "pytest", "cases", "-q", "-rA", "-p", "no:cacheprovider", *extra]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     out: dict[str, str] = {}
     for line in proc.stdout.splitlines():
         m = re.match(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", line)

@@ -149,14 +149,16 @@ class ScorePlugin:
         """Score of one node; by default ``score_nodes`` over that node alone."""
         snap = self.handle.snapshot  # type: ignore[attr-defined]
         try:
-            return int(self.score_nodes(state, pod, snap.nodes(np.array([snap.position[node_name]])))[0]), SUCCESS
+            one = snap.nodes(np.array([snap.position[node_name]]))
+            return int(self.score_nodes(state, pod, one)[0]), SUCCESS
         except ScoreFailed as e:
             return 0, e.status
 
     # ScoreExtensions.NormalizeScore; plugins without one leave has_normalize False.
     has_normalize = False
 
-    def normalize_scores(self, state: CycleState, pod: "Pod", names: Sequence[str], scores: np.ndarray) -> np.ndarray:
+    def normalize_scores(self, state: CycleState, pod: "Pod", names: Sequence[str],
+                         scores: np.ndarray) -> np.ndarray:
         """NormalizeScore over the scores (in place or a new array); by default the
         NodeScore-list ``normalize_score``."""
         lst = [NodeScore(n, int(s)) for n, s in zip(names, scores)]

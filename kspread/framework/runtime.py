@@ -223,7 +223,8 @@ class Framework:
                 raise SchedulingError(f"running RemovePod on PreFilter plugin {p.name!r}: {st.message}", p.name)
 
     def _nominated_for(self, pod: Pod, node_name: str) -> list[Pod]:
-        return [p for p in self.handle.nominator.on_node(node_name) if p.priority >= pod.priority and p.key != pod.key]
+        return [p for p in self.handle.nominator.on_node(node_name)
+                if p.priority >= pod.priority and p.key != pod.key]
 
     def run_filter_plugins_with_nominated_pods_on_nodes(self, state: CycleState, pod: Pod,
                                                         nodes: NodeSet) -> Filtered:
@@ -324,7 +325,8 @@ class Framework:
                 break
         return SUCCESS
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status:
         """Filters with the pods nominated to this node that have equal or higher
         priority added first, then (if any were added) without them: both must pass.
         An Error status raises SchedulingError."""
@@ -363,7 +365,8 @@ class Framework:
             try:
                 raw = np.asarray(p.score_nodes(state, pod, nodes), np.int64)
             except ScoreFailed as e:
-                raise SchedulingError(f"running Score plugin {p.name!r}: {e.status.message}", p.name) from None
+                msg = f"running Score plugin {p.name!r}: {e.status.message}"
+                raise SchedulingError(msg, p.name) from None
             scores = raw
             if p.has_normalize:
                 try:
@@ -376,8 +379,8 @@ class Framework:
                 bad = np.flatnonzero((scores > max_score) | (scores < 0))
                 if len(bad):
                     raise SchedulingError(
-                        f"plugin {p.name!r} returns an invalid score {int(scores[bad[0]])}, it should in the range "
-                        f"of [0, {max_score}] after normalizing",
+                        f"plugin {p.name!r} returns an invalid score {int(scores[bad[0]])}, it should in the "
+                        f"range of [0, {max_score}] after normalizing",
                         p.name,
                     )
             table.add(sp.label, raw, scores, scores * sp.weight)

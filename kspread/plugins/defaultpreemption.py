@@ -525,8 +525,8 @@ class _InfoNodes(_DryRunNodes):
 
     def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
         nodes = NodeSet.of(*[self.infos[k] for k in ks])
-        fwk = self.fwk
-        return _statuses(fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes), len(ks))
+        res = self.fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes)
+        return _statuses(res, len(ks))
 
     def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
         for k, p in zip(ks, pods):

@@ -560,7 +560,8 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
         assert isinstance(s, PreScoreState)
         if not s.topology_score:
             return scores
-        return normalize_score_array(scores, self.version.max_node_score, normalizes_from_observed_range(self.version))
+        observed = normalizes_from_observed_range(self.version)
+        return normalize_score_array(scores, self.version.max_node_score, observed)
 
 
 __all__ = [

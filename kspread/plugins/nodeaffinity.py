@@ -234,7 +234,8 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
         whole = preference_matches_whole_term(self.version)
 
         def score(node: Node) -> int:
-            return preferred_score(self.added_preferred, node, whole) + preferred_score(preferred, node, whole)
+            added = preferred_score(self.added_preferred, node, whole)
+            return added + preferred_score(preferred, node, whole)
 
         terms = [t.preference for t in (*self.added_preferred, *preferred)]
         return evaluate_by_selected_labels(nodes, {}, (terms,), score, np.int64)

@@ -67,5 +67,6 @@ class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
         if not ports:
             return Filtered.passing(len(nodes))
         # only nodes with used host ports can conflict
-        conflict = np.array([bool(info.used_ports) and not fits_ports(ports, info) for info in nodes.infos], bool)
+        conflict = np.array([bool(info.used_ports) and not fits_ports(ports, info) for info in nodes.infos],
+                            bool)
         return Filtered.where(conflict, unschedulable(ERR_REASON))

@@ -42,7 +42,14 @@ from typing import Mapping
 
 import numpy as np
 
-from kspread.framework.interface import FilterPlugin, Filtered, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kspread.framework.interface import (
+    FilterPlugin,
+    Filtered,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from kspread.framework.registry import register
 from kspread.framework.status import SUCCESS, Code, CycleState, Status, error
 from kspread.model import Pod
@@ -137,7 +144,8 @@ def fits_request_nodes(
     out: list[ResourceCheck] = []
     count = nodes.pod_count()
     allowed_pods = nodes.allocatable(PODS)
-    out.append(ResourceCheck(PODS, too_many_pods_reason(version), 1, count, allowed_pods, count + 1 > allowed_pods))
+    reason = too_many_pods_reason(version)
+    out.append(ResourceCheck(PODS, reason, 1, count, allowed_pods, count + 1 > allowed_pods))
     if all(request.get(r, 0) == 0 for r in _BASIC) and not any(is_scalar_resource(k) for k in request):
         return out
     skip_zero = skips_zero_basic_requests(version)

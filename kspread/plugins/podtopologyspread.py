@@ -696,9 +696,11 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             if c.topology_key == HOSTNAME_LABEL:
                 cnt = self._counts_on(pod, c, nodes)
             else:
-                per_value = np.array([s.value_counts[i].get(x, 0) if x is not None else 0 for x in values], np.int64)
+                per_value = np.array([s.value_counts[i].get(x, 0) if x is not None else 0 for x in values],
+                                     np.int64)
                 cnt = per_value[codes]
-            score = score + np.where(present, cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1), 0.0)
+            term = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)  # scoreForCount
+            score = score + np.where(present, term, 0.0)
         out = go_rounds(score) if v.pts_score_rounds else np.trunc(score).astype(np.int64)
         if s.ignored_nodes:
             out[_in(nodes.names, s.ignored_nodes)] = 0
@@ -723,7 +725,8 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                 total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
         return total
 
-    def normalize_scores(self, state: CycleState, pod: Pod, names: Sequence[str], scores: np.ndarray) -> np.ndarray:
+    def normalize_scores(self, state: CycleState, pod: Pod, names: Sequence[str],
+                         scores: np.ndarray) -> np.ndarray:
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
         if self.version.pts_weighted_scoring:

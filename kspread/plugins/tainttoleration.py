@@ -72,7 +72,8 @@ class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         tolerations = state.read(PRE_SCORE_KEY)
         return nodes.evaluate("taints", _taints,
-                              lambda taints: count_intolerable_prefer_no_schedule(taints, tolerations), np.int64)
+                              lambda taints: count_intolerable_prefer_no_schedule(taints, tolerations),
+                              np.int64)
 
     def normalize_scores(self, state: CycleState, pod: Pod, names, scores: np.ndarray) -> np.ndarray:
         return default_normalize_scores(self.version.max_node_score, True, scores)

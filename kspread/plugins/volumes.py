@@ -23,7 +23,14 @@ from typing import Sequence
 from kspread.errors import CaseError
 import numpy as np
 
-from kspread.framework.interface import FilterPlugin, Filtered, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kspread.framework.interface import (
+    FilterPlugin,
+    Filtered,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from kspread.framework.registry import register
 from kspread.framework.status import SKIP, SUCCESS, CycleState, Status
 from kspread.model import Node, Pod
