@@ -100,7 +100,9 @@ class PodEntry:
             cpu, mem = node_non_zero_requests(pod, version)
             hit = shapes[key] = (node_pod_requests(pod, version), cpu, mem)
         # the requests mapping is shared by the pods of one shape: read only
-        self.requests, self.cpu, self.memory = hit
+        self.requests: dict[str, int] = hit[0]
+        self.cpu: int = hit[1]
+        self.memory: int = hit[2]
         self.ports = pod_host_ports(pod)
         self.group = group_key(pod)
         self.affinity = has_pod_affinity(pod)
@@ -269,9 +271,10 @@ class Snapshot:
         groups, all_groups = self.group_nodes, self.all_group_nodes
         for k, pod in enumerate(pods):
             node = pod.node_name
+            assert node is not None
             e = entry(pod)
-            infos[node].add_pod(pod, e)  # type: ignore[index]
-            i = positions[k] = position[node]  # type: ignore[index]
+            infos[node].add_pod(pod, e)
+            i = positions[k] = position[node]
             cpu[k] = e.cpu
             mem[k] = e.memory
             if e.affinity:
@@ -279,10 +282,10 @@ class Snapshot:
                 if e.required_anti_affinity:
                     _count(self._with_required_anti, i, 1)
             per_node = all_groups.setdefault(e.group, {})
-            per_node[node] = per_node.get(node, 0) + 1  # type: ignore[index]
+            per_node[node] = per_node.get(node, 0) + 1
             if not pod.terminating:
                 per_node = groups.setdefault(e.group, {})
-                per_node[node] = per_node.get(node, 0) + 1  # type: ignore[index]
+                per_node[node] = per_node.get(node, 0) + 1
         n = len(self.node_list)
         self.pod_count += np.bincount(positions, minlength=n).astype(np.int64)
         np.add.at(self._non_zero["cpu"], positions, cpu)
@@ -371,9 +374,9 @@ class Snapshot:
         e = self.requests.get(pod)
         cpu, mem = e.cpu, e.memory
         for k, v in e.requests.items():
-            col = self._requested.get(k)
-            if col is not None:
-                col[i] += sign * v
+            column = self._requested.get(k)
+            if column is not None:
+                column[i] += sign * v
         self._non_zero["cpu"][i] += sign * cpu
         self._non_zero["memory"][i] += sign * mem
 

@@ -257,14 +257,14 @@ class Framework:
                     info.add_pod(_on_node(p, info.name))
                 added.append(info)
             with_nominated = self.run_filter_plugins_on_nodes(state, pod, NodeSet.of(*added))
-            ids = plain.ids.copy()
-            table = list(plain.table)
-            offset = len(table) - 1
-            table.extend(with_nominated.table[1:])
+            combined_ids = plain.ids.copy()
+            combined = list(plain.table)
+            offset = len(combined) - 1
+            combined.extend(with_nominated.table[1:])
             for k, i in enumerate(special):
                 if with_nominated.ids[k]:
-                    ids[i] = with_nominated.ids[k] + offset
-            return Filtered(ids, table)
+                    combined_ids[i] = with_nominated.ids[k] + offset
+            return Filtered(combined_ids, combined)
         special_set = set(special)
         plain_pos = np.array([i for i in range(len(nodes)) if i not in special_set], np.intp)
         ids = np.zeros(len(nodes), np.intp)
@@ -285,11 +285,11 @@ class Framework:
                 table.append(Status(Code.ERROR, (str(e),), e.plugin))
                 continue
             if not st.is_success():
-                k = index.get(st)
-                if k is None:
-                    k = index[st] = len(table)
+                found = index.get(st)
+                if found is None:
+                    found = index[st] = len(table)
                     table.append(st)
-                ids[i] = k
+                ids[i] = found
         return Filtered(ids, table, raised)
 
     def filters_read_only_columns(self, state: CycleState, pod: Pod) -> bool:
