@@ -264,6 +264,24 @@ def balanced_std_scores(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray
     for more, 0 for fewer. ``pairs``: per resource (requested, allocatable, present).
     Sums run over the resources in order, as upstream's loop (adding 0.0 for a resource
     a node leaves out changes no bit)."""
+    uses = [present & (allocatable != 0) for _, allocatable, present in pairs]
+    if all(u.all() for u in uses):
+        # every node counts every resource: the same operations without the masks
+        fs = [np.minimum(r.astype(np.float64) / a.astype(np.float64), 1.0) for r, a, _ in pairs]
+        if len(fs) == 2:
+            std = np.fabs((fs[0] - fs[1]) / 2)
+        elif len(fs) > 2:
+            total = np.zeros(n, np.float64)
+            for f in fs:
+                total = total + f
+            mean = total / float(len(fs))
+            acc = np.zeros(n, np.float64)
+            for f in fs:
+                acc = acc + (f - mean) * (f - mean)
+            std = np.sqrt(acc / float(len(fs)))
+        else:
+            std = np.zeros(n, np.float64)
+        return np.trunc((1 - std) * float(max_score)).astype(np.int64)
     count = np.zeros(n, np.int64)
     total = np.zeros(n, np.float64)
     first = np.zeros(n, np.float64)
