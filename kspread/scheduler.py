@@ -107,7 +107,7 @@ class CycleResult:
     preemption: PreemptionOutcome | None = None
     error: str | None = None
     _statuses: Any = None  # dict[str, Status] or _FilterView
-    _totals: Any = None  # dict[str, int] or (names, int64 array)
+    _totals: Any = None  # dict[str, int] or _LazyTotals
     _feasible: Any = None  # list[str] or (snapshot node list, positions array)
     # snapshot positions of ``selected`` (when the cycle scored), for sequences
     selected_positions: Any = None
