@@ -6,9 +6,9 @@ Hard constraints (``whenUnsatisfiable: DoNotSchedule``) are Filter; soft ones
 profile's default constraints when it belongs to a Service / RC / ReplicaSet /
 StatefulSet (selector from ``helper.default_selector``).
 
-Counting uses the snapshot's group index (``Snapshot.counts_by_node``, and for
-PreFilter its per-selector count columns, ``Snapshot.count_column``) once per
-constraint, so a cycle costs time in nodes x constraints, not in pods.
+Counting uses the snapshot's per-selector count columns (``Snapshot.count_column``,
+kept current as pods come and go) once per constraint, so a cycle costs time in
+nodes x constraints, not in pods.
 
 Version differences are ``Version.pts_*`` flags (kspread/versions.py) plus the
 feature gates MinDomainsInPodTopologySpread, NodeInclusionPolicyInPodTopologySpread
@@ -450,18 +450,6 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             return []
         return [replace(c, selector=sel) for c in cons]
 
-    def _node_counts(self, pod: Pod, constraints: Sequence[Constraint]) -> list[Mapping[str, int]]:
-        """Per constraint: node -> matching pods (countPodsMatchSelector), from the
-        snapshot's group index."""
-        snap = self.handle.snapshot
-        out: list[Mapping[str, int]] = []
-        for c in constraints:
-            if self.version.pts_empty_selector_counts_zero and c.selector.empty():
-                out.append({})
-            else:
-                out.append(snap.counts_by_node(pod.namespace, c.selector))
-        return out
-
     def _count_on(self, pod: Pod, c: Constraint, node_info: NodeInfo) -> int:
         if self.version.pts_empty_selector_counts_zero and c.selector.empty():
             return 0
@@ -643,9 +631,9 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             if c.topology_key == HOSTNAME_LABEL:
                 size = len(nodes) - len(s.ignored_nodes)
             s.weights.append(topology_normalizing_weight(size))
-        counts = self._node_counts(pod, constraints)
+        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
         inclusion = v.gate(GATE_NODE_INCLUSION)
-        for ni in self.handle.snapshot.node_list:
+        for k, ni in enumerate(self.handle.snapshot.node_list):
             node = ni.node
             affinity_ok = required_node_affinity_matches(pod, node)
             if not inclusion and not affinity_ok:
@@ -658,7 +646,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                 value = node.labels.get(c.topology_key, "")
                 if value not in s.value_counts[i]:
                     continue
-                s.value_counts[i][value] += counts[i].get(ni.name, 0)
+                s.value_counts[i][value] += counts[i][k]
         return s
 
     def _pre_score_state_v18(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
@@ -669,8 +657,8 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             for c in constraints:
                 s.pair_counts.setdefault((c.topology_key, node.labels[c.topology_key]), 0)
             s.node_name_set.add(node.name)
-        counts = self._node_counts(pod, constraints)
-        for ni in self.handle.snapshot.node_list:
+        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
+        for k, ni in enumerate(self.handle.snapshot.node_list):
             node = ni.node
             if not required_node_affinity_matches(pod, node):
                 continue
@@ -679,7 +667,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             for i, c in enumerate(constraints):
                 pair = (c.topology_key, node.labels[c.topology_key])
                 if pair in s.pair_counts:
-                    s.pair_counts[pair] += counts[i].get(ni.name, 0)
+                    s.pair_counts[pair] += counts[i][k]
         return s
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
