@@ -282,13 +282,13 @@ _LABEL_FIELDS = ("labels",)
 
 
 def _label_types(v: Any) -> Any:
-    if isinstance(v, Mapping):
+    if isinstance(v, dict) or isinstance(v, Mapping):  # dict first: ABC checks are slow
         return "labels:" + ",".join(sorted({type(x).__name__ for x in v.values()}))
     return v
 
 
 def _shape_key(item: Any) -> str:
-    if isinstance(item, Mapping):
+    if isinstance(item, dict) or isinstance(item, Mapping):
         item = {k: (type(v).__name__ if k in _NAME_FIELDS else _label_types(v) if k in _LABEL_FIELDS else v)
                 for k, v in item.items()}
     elif isinstance(item, str):
