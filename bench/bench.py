@@ -1,85 +1,266 @@
-"""Benchmarks (not part of the test suite): loading and scheduling at cluster scale.
+"""Benchmarks (not part of the test suite): scheduling throughput and memory at scale,
+against the previous engine measured in the same run.
 
-    python bench/bench.py [--nodes 5000] [--pods 150000] [--sequence 200]
+    python bench/bench.py                        # the default run (a few minutes)
+    python bench/bench.py --baseline-ref 301c78a  # compare with that commit's engine
+    python bench/bench.py --only basic --nodes 5000 --no-baseline
 
-Generates a case with NODES nodes in 10 zones and PODS bound pods of 500
-Services, writes it as YAML and as JSON in a temporary directory, and times:
-reading each file, validating and building the case, one scheduling cycle with
-the given profile, and a `schedule` sequence of SEQUENCE pods.
+Workloads, in the shapes of upstream's scheduler_perf (config/performance-config.yaml
+and its templates): nodes of 4 cpu / 32Gi / 110 pods, the version's default profile,
+a ``schedule`` sequence of incoming pods:
+
+* ``basic`` (SchedulingBasic): one existing 100m / 500Mi pod per node; incoming pods
+  the same;
+* ``spread`` (SchedulingPodTopologySpread): nodes in three zones, one existing pod per
+  node labelled ``color: blue`` with a zone constraint (maxSkew 5, DoNotSchedule,
+  selector ``color: blue``); incoming pods the same;
+* ``preemption`` (PreemptionBasic): four existing 900m / 500Mi pods of priority 1 per
+  node (the cluster full); incoming 3000m / 500Mi pods of priority 10, each of which
+  preempts and is then bound on its retry;
+* ``memory``: the ``basic`` workload at 1,000 and at 10,000 incoming pods, the
+  resident memory at the end of each (the results still alive) and their ratio;
+* ``scale``: a 150,000-pod cluster (5,000 nodes, 500 Services) written as JSON, read,
+  validated and built, then one cycle of the default profile; once with 500 shared
+  label sets and once with labels of its own on every pod.
+
+Throughput is upstream's way of cancelling loading out: the same workload runs with
+a short and a long sequence, and the rate is the extra pods over the extra seconds.
+Each measurement runs in its own process (so peak RSS is the measurement's own),
+with the engine to measure on PYTHONPATH: this tree, and the baseline ref exported
+with ``git archive`` into a temporary directory. The old engine is slow, so it is
+measured on shorter sequences (``--baseline-pods``); the ratio compares rates.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import yaml
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DEFAULT_BASELINE = "301c78a"
+
+# ---- workloads ------------------------------------------------------------------------------------
 
 
-def make_case(n_nodes: int, n_pods: int, sequence: int, profile: dict) -> dict:
-    nodes = [f"node-{i}" for i in range(n_nodes)]
-    zones: dict[str, list[str]] = {}
-    for i, n in enumerate(nodes):
-        zones.setdefault(f"zone-{i % 10}", []).append(n)
+def _nodes(n: int, zones: bool) -> tuple[list, dict]:
+    alloc = {"cpu": "4", "memory": "32Gi", "pods": 110}
+    nodes = [{"name": f"node-{i}", "allocatable": alloc} for i in range(n)]
+    zmap: dict[str, list[str]] = {}
+    if zones:
+        for i in range(n):
+            zmap.setdefault(f"moon-{i % 3 + 1}", []).append(f"node-{i}")
+    return nodes, zmap
+
+
+def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
+    """A case dict for ``kind`` with ``n_nodes`` nodes and ``n_pods`` incoming pods."""
+    nodes, zones = _nodes(n_nodes, kind == "spread")
+    pods: list[dict] = []
+    schedule: list[dict] = []
+    small = {"cpu": "100m", "memory": "500Mi"}
+    if kind in ("basic", "memory"):
+        pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
+        schedule = [{"name": f"pod-{k}", "requests": small} for k in range(n_pods)]
+    elif kind == "spread":
+        tsc = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"color": "blue"}}}]
+        pods = [{"name": f"init-{i}", "node": f"node-{i}", "labels": {"color": "blue"}, "requests": small,
+                 "topologySpreadConstraints": tsc} for i in range(n_nodes)]
+        schedule = [{"name": f"pod-{k}", "labels": {"color": "blue"}, "requests": small,
+                     "topologySpreadConstraints": tsc} for k in range(n_pods)]
+    elif kind == "preemption":
+        low = {"cpu": "900m", "memory": "500Mi"}
+        pods = [{"name": f"low-{i}", "node": f"node-{i % n_nodes}", "priority": 1, "requests": low}
+                for i in range(4 * n_nodes)]
+        schedule = [{"name": f"high-{k}", "priority": 10, "requests": {"cpu": "3000m", "memory": "500Mi"}}
+                    for k in range(n_pods)]
+    else:
+        raise SystemExit(f"unknown workload {kind!r}")
+    case: dict = {"apiVersion": "kspread/v1", "kind": "Case", "name": f"{kind}-{n_nodes}",
+                  "nodes": nodes, "pods": pods, "schedule": schedule, "expect": {}}
+    if zones:
+        case["zones"] = zones
+    return case
+
+
+def make_scale_case(n_nodes: int, n_pods: int, unique_labels: bool) -> dict:
+    nodes, zones = _nodes(n_nodes, True)
     apps = 500
     pods = []
     for i in range(n_pods):
         app = i % apps
-        pods.append({"name": f"app{app}-{i}", "node": nodes[(i * 7919) % n_nodes],
-                     "labels": {"app": f"app{app}", "tier": "web" if app % 2 else "db"},
-                     "requests": {"cpu": "100m", "memory": "128Mi"}})
+        labels = {"app": f"app{app}", "tier": "web" if app % 2 else "db"}
+        if unique_labels:
+            labels["pod-template-hash"] = f"h{i}"
+        pods.append({"name": f"app{app}-{i}", "node": f"node-{(i * 7919) % n_nodes}", "labels": labels,
+                     "requests": {"cpu": "10m", "memory": "64Mi"}})
     owners = [{"kind": "Service", "name": f"app{a}", "selector": {"app": f"app{a}"}} for a in range(apps)]
-    case = {
-        "apiVersion": "kspread/v1", "kind": "Case", "name": "scale", "version": "1.24",
-        "profile": profile, "zones": zones, "nodes": nodes, "owners": owners, "pods": pods,
-        "expect": {},
-    }
-    if sequence > 1:
-        case["schedule"] = [{"name": f"new-{k}", "labels": {"app": f"app{k % apps}"}} for k in range(sequence)]
+    return {"apiVersion": "kspread/v1", "kind": "Case", "name": "scale", "zones": zones, "nodes": nodes,
+            "owners": owners, "pods": pods, "pod": {"name": "new", "labels": {"app": "app7"}}, "expect": {}}
+
+
+# ---- the worker (runs inside the engine under test) ----------------------------------------------------
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker(spec: dict) -> dict:
+    from kspread.loader import load_case, read_file
+
+    try:
+        from kspread.scheduler import run_case
+    except ImportError:  # pragma: no cover - after the engine moves to its own package
+        from kspread.engine.scheduler import run_case  # type: ignore[no-redef]
+
+    tmp = Path(tempfile.mkdtemp(prefix="kspread-bench-"))
+    path = tmp / "case.json"
+    if spec["kind"] == "scale":
+        case_dict = make_scale_case(spec["nodes"], spec["pods"], spec.get("unique", False))
     else:
-        case["pod"] = {"name": "new", "labels": {"app": "app7"}}
-    return case
-
-
-def timed(label: str, fn):
-    t = time.perf_counter()
-    out = fn()
-    print(f"{label:<44} {time.perf_counter() - t:8.2f} s")
+        case_dict = make_workload(spec["kind"], spec["nodes"], spec["pods"])
+    path.write_text(json.dumps(case_dict), encoding="utf-8")
+    del case_dict
+    gc.collect()
+    out: dict = {}
+    t0 = time.perf_counter()
+    res = read_file(path)
+    t1 = time.perf_counter()
+    case = load_case(res.docs[0])
+    t2 = time.perf_counter()
+    del res
+    out["read_s"] = t1 - t0
+    out["build_s"] = t2 - t1
+    out["rss_loaded_mb"] = _rss_mb()
+    t3 = time.perf_counter()
+    sched, results, placements = run_case(case)
+    t4 = time.perf_counter()
+    out["run_s"] = t4 - t3
+    out["bound"] = sum(1 for v in placements.values() if v is not None)
+    gc.collect()
+    out["rss_end_mb"] = _rss_mb()
+    out["peak_mb"] = _peak_mb()
+    path.unlink()
+    tmp.rmdir()
     return out
 
 
+# ---- the driver --------------------------------------------------------------------------------------------
+
+
+def _baseline_tree(ref: str) -> Path:
+    tmp = Path(tempfile.mkdtemp(prefix=f"kspread-baseline-{ref}-"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "kspread", "schemas"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+    return tmp
+
+
+def measure(spec: dict, tree: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    proc = subprocess.run([sys.executable, str(HERE / "bench.py"), "--worker", json.dumps(spec)], env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"worker failed for {spec} ({tree}):\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def rate(kind: str, nodes: int, short: int, long: int, tree: Path) -> tuple[float, dict]:
+    a = measure({"kind": kind, "nodes": nodes, "pods": short}, tree)
+    b = measure({"kind": kind, "nodes": nodes, "pods": long}, tree)
+    return (long - short) / max(b["run_s"] - a["run_s"], 1e-9), b
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--nodes", type=int, default=5000)
-    ap.add_argument("--pods", type=int, default=150000)
-    ap.add_argument("--sequence", type=int, default=200)
-    ap.add_argument("--profile", default='{"score": ["SelectorSpread"]}', help="profile as JSON")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--baseline-ref", default=DEFAULT_BASELINE, help="git ref of the previous engine")
+    ap.add_argument("--no-baseline", action="store_true", help="measure this tree only")
+    ap.add_argument("--only", action="append", choices=["basic", "spread", "preemption", "memory", "scale"],
+                    help="run only these workloads (repeatable)")
+    ap.add_argument("--nodes", type=int, action="append", help="node counts (default 500 and 5000)")
+    ap.add_argument("--pods", default="20,1020", help="short,long sequence for this tree (basic, spread)")
+    ap.add_argument("--preemption-pods", default="20,220",
+                    help="short,long sequence for this tree (preemption)")
+    ap.add_argument("--baseline-pods", default="10,40", help="short,long sequence for the baseline")
+    ap.add_argument("--memory-pods", default="1000,10000", help="sequence lengths of the memory workload")
+    ap.add_argument("--baseline-memory-pods", default="50,200")
+    ap.add_argument("--scale-pods", type=int, default=150000)
     args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return
 
-    from kspread.loader import load_case, read_file
-    from kspread.scheduler import Scheduler, run_case
+    only = args.only or ["basic", "spread", "preemption", "memory", "scale"]
+    node_counts = args.nodes or [500, 5000]
+    bshort, blong = (int(x) for x in args.baseline_pods.split(","))
+    base = None if args.no_baseline else _baseline_tree(args.baseline_ref)
+    print(f"engine: {ROOT} ({_git_head()}); baseline: {args.baseline_ref if base else 'none'}; "
+          f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+    for kind in ("basic", "spread", "preemption"):
+        if kind not in only:
+            continue
+        spec = args.preemption_pods if kind == "preemption" else args.pods
+        short, long = (int(x) for x in spec.split(","))
+        for n in node_counts:
+            r, info = rate(kind, n, short, long, ROOT)
+            line = (f"{kind:<11} {n:>5} nodes  {r:9.1f} pods/s  peak {info['peak_mb']:7.0f} MB  "
+                    f"(bound {info['bound']}/{long})")
+            if base is not None:
+                br, binfo = rate(kind, n, bshort, blong, base)
+                line += f"  baseline {br:7.1f} pods/s, peak {binfo['peak_mb']:6.0f} MB  ratio {r / br:6.1f}x"
+            print(line, flush=True)
+    if "memory" in only:
+        m1, m2 = (int(x) for x in args.memory_pods.split(","))
+        n = max(node_counts)
+        a = measure({"kind": "memory", "nodes": n, "pods": m1}, ROOT)
+        b = measure({"kind": "memory", "nodes": n, "pods": m2}, ROOT)
+        print(f"memory      {n:>5} nodes  RSS at end: {m1} pods {a['rss_end_mb']:.0f} MB, {m2} pods "
+              f"{b['rss_end_mb']:.0f} MB (x{b['rss_end_mb'] / a['rss_end_mb']:.2f}; "
+              f"{(b['rss_end_mb'] - a['rss_end_mb']) * 1024 / (m2 - m1):.1f} KB/pod)", flush=True)
+        if base is not None:
+            b1, b2 = (int(x) for x in args.baseline_memory_pods.split(","))
+            a = measure({"kind": "memory", "nodes": n, "pods": b1}, base)
+            b = measure({"kind": "memory", "nodes": n, "pods": b2}, base)
+            print(f"  baseline: {b1} pods {a['rss_end_mb']:.0f} MB, {b2} pods {b['rss_end_mb']:.0f} MB "
+                  f"({(b['rss_end_mb'] - a['rss_end_mb']) * 1024 / (b2 - b1):.1f} KB/pod)", flush=True)
+    if "scale" in only:
+        for unique in (False, True):
+            spec = {"kind": "scale", "nodes": 5000, "pods": args.scale_pods, "unique": unique}
+            what = "own labels" if unique else "shared labels"
+            a = measure(spec, ROOT)
+            line = (f"scale {args.scale_pods} pods, {what:<13}: read {a['read_s']:.2f} s, validate+build "
+                    f"{a['build_s']:.2f} s, snapshot+cycle {a['run_s']:.2f} s, peak {a['peak_mb']:.0f} MB")
+            if base is not None:
+                b = measure(spec, base)
+                line += (f"; baseline read {b['read_s']:.2f} s, validate+build {b['build_s']:.2f} s, "
+                         f"snapshot+cycle "
+                         f"{b['run_s']:.2f} s, peak {b['peak_mb']:.0f} MB")
+            print(line, flush=True)
 
-    profile = json.loads(args.profile)
-    tmp = Path(tempfile.mkdtemp(prefix="kspread-bench-"))
-    single = make_case(args.nodes, args.pods, 1, profile)
-    seq = make_case(args.nodes, args.pods, args.sequence, profile)
-    y = tmp / "scale.yaml"
-    j = tmp / "scale.json"
-    y.write_text(yaml.safe_dump(single, sort_keys=False, default_flow_style=None), encoding="utf-8")
-    j.write_text(json.dumps(single), encoding="utf-8")
-    print(f"{args.nodes} nodes, {args.pods} pods; YAML {y.stat().st_size / 1e6:.1f} MB, JSON {j.stat().st_size / 1e6:.1f} MB")
-    timed("read YAML", lambda: read_file(y))
-    res = timed("read JSON", lambda: read_file(j))
-    case = timed("validate + build case", lambda: load_case(res.docs[0]))
-    sched = timed("build snapshot + framework", lambda: Scheduler(case))
-    timed("one scheduling cycle", lambda: sched.schedule_one(case.incoming[0]))
-    sj = tmp / "seq.json"
-    sj.write_text(json.dumps(seq), encoding="utf-8")
-    seq_case = load_case(read_file(sj).docs[0])
-    timed(f"schedule sequence of {args.sequence} pods", lambda: run_case(seq_case))
+
+def _git_head() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):  # pragma: no cover
+        return "?"
 
 
 if __name__ == "__main__":

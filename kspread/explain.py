@@ -72,7 +72,7 @@ def explain_run(case: Case, nodes: Iterable[str] | None = None) -> tuple[Outcome
 
     wanted = list(nodes) if nodes is not None else None
     captured: list[CycleExplanation] = []
-    outcome = run_loaded(case, observe=lambda s, r: captured.append(capture(s, r, wanted)))
+    outcome = run_loaded(case, observe=lambda s, r: captured.append(capture(s, r, wanted)), keep_all=True)
     return outcome, captured
 
 

@@ -19,6 +19,16 @@ def _max_into(into: dict[str, int], more: Mapping[str, int]) -> None:
             into[k] = v
 
 
+def requests_key(pod: Pod) -> tuple:
+    """Every field of the pod that ``node_pod_requests``, ``pod_requests`` and
+    ``scoring_requests`` read, as a hashable value: pods with equal keys have equal
+    requests (the snapshot computes them once per key). A new field those functions
+    read must be added here."""
+    return (tuple((tuple(c.requests.items()), c.restartable) for c in pod.containers),
+            tuple((tuple(c.requests.items()), c.restartable) for c in pod.init_containers),
+            tuple(pod.overhead.items()))
+
+
 def node_pod_requests(pod: Pod, version: Version) -> dict[str, int]:
     """What a pod on a node adds to NodeInfo.Requested: ``pod_requests`` from 1.19
     (PR #89222); before, the containers' sum plus the overhead, init containers

@@ -89,9 +89,11 @@ def _in_node_order(actual: dict[str, Any], order: Mapping[str, int]) -> None:
         actual["selected"] = sorted(actual["selected"], key=lambda n: order.get(n, len(order)))
 
 
-def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | None = None) -> Outcome:
-    """Run the case; ``observe`` as for ``run_case`` (explain uses it)."""
-    sched, results, placements = run_case(case, observe)
+def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | None = None,
+               keep_all: bool = False) -> Outcome:
+    """Run the case; ``observe`` as for ``run_case`` (explain uses it); ``keep_all``
+    keeps every cycle's per-node data (for explaining each)."""
+    sched, results, placements = run_case(case, observe, keep_all)
     actual = cycle_actual(results[-1]) if results else {}
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:

@@ -43,15 +43,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from kspread.case import Case
+import numpy as np
+
 from kspread.framework.handle import Handle
-from kspread.framework.profile import Extender
-from kspread.framework.runtime import Framework, ScoreTable
+from kspread.framework.preemption import PreemptionOutcome
+from kspread.framework.profile import Extender, Profile
+from kspread.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
 from kspread.framework.status import Code, CycleState, SchedulingError, Status
 from kspread.listers import Listers
-from kspread.model import Node, Pod
+from kspread.model import Cluster, Node, Pod
 from kspread.plugins.helper import get_zone_key
 from kspread.snapshot import Nominator, Snapshot
 from kspread.versions import Version
@@ -61,63 +63,165 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 50  # 1.12/1.13 only
 
 
-@dataclass
-class PickStep:
-    """One criterion of pickOneNodeForPreemption: each node's value (as the criterion
-    reads it) for the nodes still in the running, and the nodes it kept."""
+class SchedulingInput(Protocol):
+    """What the scheduler reads of a case (the case format's ``Case`` has these)."""
 
-    criterion: str
-    values: dict[str, Any]
-    kept: list[str]
-
-
-@dataclass
-class PreemptionOutcome:
-    """What PostFilter (DefaultPreemption) decided, and how (for explain)."""
-
-    nominated_node: str | None
-    victims: list[Pod] = field(default_factory=list)
-    candidates: dict[str, list[Pod]] = field(default_factory=dict)
-    # nodes that tie with nominated_node on every criterion (set-valued expectation)
-    tied_nodes: list[str] = field(default_factory=list)
-    # PostFilter asks to clear the pod's nominatedNodeName (NominatedNodeName "")
-    clear_nomination: bool = False
-    # how the dry run went: the potential nodes (not UnschedulableAndUnresolvable), in
-    # the order visited; each candidate's number of PDB-violating victims; the status
-    # of each visited node that did not become a candidate; the candidate limit
-    potential: list[str] = field(default_factory=list)
-    pdb_violations: dict[str, int] = field(default_factory=dict)
-    dry_run: dict[str, Status] = field(default_factory=dict)
-    max_candidates: int | None = None
-    # pickOneNodeForPreemption: the criteria that ran, in order, and the one that
-    # decided ("" when a single candidate needed no choice; "tie" when all ran and
-    # several nodes remain)
-    pick_steps: list[PickStep] = field(default_factory=list)
-    decided_by: str = ""
+    version: Version
+    profile: Profile
+    cluster: Cluster
+    incoming: list[Pod]
+    is_sequence: bool
 
 
-@dataclass
+@dataclass(slots=True)
+class _FilterView:
+    """Every node's filter status, compactly: ``ids[j]`` indexes ``table`` for the
+    j-th node of ``names``; ``overrides`` replace some (extenders)."""
+
+    names: list[str]
+    ids: np.ndarray
+    table: Any
+    overrides: dict[str, Status] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Status]:
+        table = self.table
+        out = {n: table[k] for n, k in zip(self.names, self.ids.tolist())}
+        out.update(self.overrides)
+        return out
+
+
+@dataclass(slots=True)
+class _LazyTotals:
+    nodes: Any  # NodeSet
+    totals: np.ndarray
+
+
+@dataclass(slots=True)
 class CycleResult:
+    """One cycle's result. Per-node data (statuses, scores, totals) is kept as arrays
+    and given as mappings when asked; ``compact`` drops it (and the cycle state) once a
+    sequence no longer needs it."""
+
     pod: Pod
     state: CycleState | None = None  # the cycle's state, for explaining it afterwards
-    statuses: dict[str, Status] = field(default_factory=dict)  # every node's filter status
     pre_filter_status: Status | None = None  # PreFilter's status (not Success: no filter ran)
-    # every node that passes every filter plugin and extender filter (the `feasible` expectation)
-    feasible: list[str] = field(default_factory=list)
-    # the feasible nodes the cycle's search found, in search order: the nodes scored and
-    # selected from (percentageOfNodesToScore, first fit, the nominated node first)
-    searched: list[str] = field(default_factory=list)
     scores: ScoreTable | None = None
-    totals: dict[str, int] = field(default_factory=dict)
-    selected: list[str] = field(default_factory=list)
+    _selected: Any = None  # list[str], or None with selected_positions set
     post_filter_ran: bool = False
     post_filter_status: Status | None = None
     preemption: PreemptionOutcome | None = None
     error: str | None = None
+    _statuses: Any = None  # dict[str, Status] or _FilterView
+    _totals: Any = None  # dict[str, int] or _LazyTotals
+    _searched: Any = None  # list[str] or (snapshot node list, positions array)
+    # snapshot positions of ``selected`` (when the cycle scored), for sequences
+    selected_positions: Any = None
+    _node_list: Any = None
+    bound_node: str | None = None  # the node a sequence bound the pod to
+    compacted: bool = False
+
+    @property
+    def selected(self) -> list[str]:
+        """The top-scoring nodes (feasible order)."""
+        if self._selected is None:
+            if self.selected_positions is None or self._node_list is None:
+                return []
+            self._selected = [self._node_list[i].node.name for i in self.selected_positions.tolist()]
+        return self._selected
+
+    @selected.setter
+    def selected(self, value: list[str]) -> None:
+        self._selected = value
+        self.selected_positions = None
+
+    @property
+    def feasible(self) -> list[str]:
+        """Every node that passes every filter plugin and extender filter (node tree
+        order), whatever the search reached: the `feasible` expectation."""
+        st = self._statuses
+        if st is None:
+            return []
+        if isinstance(st, _FilterView):
+            names = st.names
+            ok = [k for k, s in enumerate(st.table) if s.is_success()]
+            return [names[j] for j in np.flatnonzero(np.isin(st.ids, ok)).tolist() if names[j] not in st.overrides]
+        return [n for n, s in st.items() if s.is_success()]
+
+    @property
+    def searched(self) -> list[str]:
+        """The feasible nodes the cycle's search found, in search order: the nodes scored
+        and selected from (percentageOfNodesToScore, first fit, the nominated node first)."""
+        f = self._searched
+        if f is None:
+            return []
+        if isinstance(f, tuple):
+            node_list, positions = f
+            f = self._searched = [node_list[i].node.name for i in positions.tolist()]
+        return f
+
+    @searched.setter
+    def searched(self, value: list[str]) -> None:
+        self._searched = value
+
+    def searched_count(self) -> int:
+        f = self._searched
+        return 0 if f is None else len(f[1]) if isinstance(f, tuple) else len(f)
+
+    def searched_positions(self, position: dict[str, int]) -> np.ndarray:
+        f = self._searched
+        if isinstance(f, tuple):
+            return f[1]
+        return np.array([position[n] for n in (f or [])], np.intp)
+
+    @property
+    def statuses(self) -> dict[str, Status]:
+        """Every node's filter status (node tree order)."""
+        st = self._statuses
+        if st is None:
+            return {}
+        if isinstance(st, _FilterView):
+            st = self._statuses = st.as_dict()
+        return st
+
+    @statuses.setter
+    def statuses(self, value: dict[str, Status]) -> None:
+        self._statuses = value
+
+    @property
+    def totals(self) -> dict[str, int]:
+        t = self._totals
+        if t is None:
+            return {}
+        if isinstance(t, _LazyTotals):
+            t = self._totals = dict(zip(t.nodes.names, t.totals.tolist()))
+        return t
+
+    @totals.setter
+    def totals(self, value: dict[str, int]) -> None:
+        self._totals = value
 
     @property
     def unschedulable(self) -> bool:
-        return not self.selected and (self.preemption is None or self.preemption.nominated_node is None)
+        has_selected = bool(self._selected) or (self.selected_positions is not None and len(self.selected_positions))
+        return not has_selected and (self.preemption is None or self.preemption.nominated_node is None)
+
+    def compact(self) -> None:
+        """Keep only what a later report of a sequence reads of an earlier cycle: the
+        pod, the node it was bound to (``selected`` becomes that node alone), the
+        preemption outcome, the error."""
+        self.state = None
+        self._searched = None
+        if self.bound_node is not None:
+            # of several top-scoring nodes, only the one the pod was bound to
+            self._selected = [self.bound_node]
+        else:
+            _ = self.selected
+        self.selected_positions = None
+        self._node_list = None
+        self.scores = None
+        self._statuses = None
+        self._totals = None
+        self.compacted = True
 
 
 def num_feasible_nodes_to_find(version: Version, percentage: int | None, num_all: int) -> int:
@@ -157,7 +261,7 @@ def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
 
 
 class Scheduler:
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: SchedulingInput) -> None:
         self.case = case
         self.version = case.version
         cluster = case.cluster
@@ -170,6 +274,9 @@ class Scheduler:
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
         self.order = node_tree_order(cluster.nodes, self.version)
+        # snapshot positions of the nodes in node tree order
+        self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
+        self.node_index = np.array([info.node.index for info in self.snapshot.node_list], np.int64)
         self.next_start_node_index = 0
         # pods not bound (the case's pending pods and the incoming ones), as they are now
         self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
@@ -188,7 +295,7 @@ class Scheduler:
             res.pre_filter_status = pre
             if not pre.is_success():
                 # every node is rejected with the PreFilter status
-                res.statuses = {n: pre for n in self.order}
+                res.statuses = _FilterView(self.order, np.zeros(len(self.order), np.intp), (pre,))  # type: ignore[assignment]
                 return self._post_filter(state, pod, res)
             if pod.nominated_node and self._prefers_nominated_node():
                 node = self.snapshot.node_infos.get(pod.nominated_node)
@@ -200,15 +307,23 @@ class Scheduler:
                         res.selected = [node.name]
                         return res
             self._find_feasible(state, pod, res)
-            if not res.searched:
+            if not res.searched_count():
                 return self._post_filter(state, pod, res)
-            if len(res.searched) == 1:
+            if res.searched_count() == 1:
                 res.selected = list(res.searched)
                 return res
             self._prioritize(state, pod, res)
         except SchedulingError as e:
             res.error = str(e)
         return res
+
+    def first_in_node_order(self, r: CycleResult) -> str:
+        """The first of the cycle's selected nodes in the case's node order."""
+        snap = self.snapshot
+        if r.selected_positions is not None and len(r.selected_positions) > 1:
+            pos = r.selected_positions[np.argmin(self.node_index[r.selected_positions])]
+            return snap.node_list[int(pos)].node.name
+        return min(r.selected, key=lambda n: snap.get(n).node.index)
 
     def _prefers_nominated_node(self) -> bool:
         """PreferNominatedNode: alpha (off) in 1.21, beta (on) 1.22, GA 1.24."""
@@ -217,54 +332,80 @@ class Scheduler:
     def _passes_extenders(self, pod: Pod, node: str) -> bool:
         return all(e.filter is None or node in e.filter for e in self.extenders)
 
-    def _all_statuses(self, state: CycleState, pod: Pod) -> dict[str, Status]:
-        fwk = self.framework
-        return {n: fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(n)) for n in self.order}
+    def _all_statuses(self, state: CycleState, pod: Pod) -> _FilterView:
+        """Every node's filter status, in node tree order (an Error raises, the first in
+        that order)."""
+        nodes = self.snapshot.nodes(self.order_positions)
+        res = self.framework.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
+        err = first_error(res)
+        if err is not None:
+            raise_error_of(res, err)
+        return _FilterView(self.order, res.ids, res.table)
 
     def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
+        """findNodesThatPassFilters: the nodes are filtered all at once; the search
+        (from ``next_start_node_index``, stopping after ``to_find`` feasible nodes) is
+        then read off the statuses, in node tree order from the start index, exactly as
+        a one-by-one walk would find it. Statuses are reported for every node."""
         fwk = self.framework
         n_all = len(self.order)
         to_find = num_feasible_nodes_to_find(self.version, self.case.profile.percentage_of_nodes_to_score, n_all)
         if self.version.first_fit_without_scoring and not self._has_extender_filters() and not self._has_scoring():
             to_find = 1
-        feasible: list[str] = []
-        processed = 0
         start = self.next_start_node_index
-        statuses: dict[str, Status] = {}
-        for i in range(n_all):
-            name = self.order[(start + i) % n_all]
-            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(name))
-            statuses[name] = st
-            processed += 1
-            if st.is_success():
-                feasible.append(name)
-                if len(feasible) >= to_find:
-                    break
+        rotated = np.roll(self.order_positions, -start) if start else self.order_positions
+        nodes = self.snapshot.nodes(rotated)
+        filtered = fwk.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
+        passing = np.flatnonzero(filtered.ids == 0)
+        if len(passing) >= to_find:
+            found = passing[:to_find]
+            processed = int(found[-1]) + 1 if to_find else 0
+        else:
+            found = passing
+            processed = n_all
+        # an Error aborts the cycle: the first in the search's walk, then in node tree
+        # order among the nodes the search did not reach
+        err = first_error(filtered, np.arange(processed))
+        if err is None and processed < n_all:
+            tree_to_rotated = (np.arange(n_all) - start) % n_all
+            err = first_error(filtered, tree_to_rotated[tree_to_rotated >= processed])
+        if err is not None:
+            raise_error_of(filtered, err)
         if n_all:
             self.next_start_node_index = (start + processed) % n_all
-        # statuses of the nodes the search did not reach, for the `filter` expectation
-        for name in self.order:
-            if name not in statuses:
-                statuses[name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, self.snapshot.get(name))
-        self._set_statuses(res, statuses)
-        # the extenders filter what the search found
-        res.searched = [name for name in feasible if res.statuses[name].is_success()]
+        node_list = self.snapshot.node_list
+        searched_positions = rotated[found]
+        # statuses in node tree order: the tree's j-th node is the rotated set's (j - start) % n
+        ids_in_order = np.roll(filtered.ids, start) if start else filtered.ids
+        view = _FilterView(self.order, ids_in_order, filtered.table)
+        # the extenders filter every node that passes the filter plugins (`feasible`), not
+        # only those the search reached; the search's result is what they keep
+        self._set_statuses(res, view)
+        if view.overrides:
+            res.searched = [name for name in (node_list[i].node.name for i in searched_positions.tolist())
+                            if name not in view.overrides]
+        else:
+            res._searched = (node_list, searched_positions)
 
-    def _set_statuses(self, res: CycleResult, statuses: dict[str, Status]) -> None:
+    def _extender_status(self, name: str) -> Status | None:
+        """The status of a node that passes the filter plugins once the extenders filter
+        it: None when every extender keeps it."""
+        failed = [e.name for e in self.extenders if e.filter is not None and name not in e.filter]
+        if not failed:
+            return None
+        return Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {failed[0]}",),
+                      f"extender:{failed[0]}")
+
+    def _set_statuses(self, res: CycleResult, view: _FilterView) -> None:
         """Record every node's status, the extender filters applied to every node that
-        passes the filter plugins (not only to those the search reached), and the
-        full feasible set."""
-        out: dict[str, Status] = {}
-        for name in self.order:
-            st = statuses[name]
-            if st.is_success():
-                failed = [e.name for e in self.extenders if e.filter is not None and name not in e.filter]
-                if failed:
-                    st = Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {failed[0]}",),
-                                f"extender:{failed[0]}")
-            out[name] = st
-        res.statuses = out
-        res.feasible = [name for name in self.order if out[name].is_success()]
+        passes the filter plugins (not only to those the search reached)."""
+        if self._has_extender_filters():
+            for j in np.flatnonzero(view.ids == 0).tolist():
+                name = view.names[j]
+                st = self._extender_status(name)
+                if st is not None:
+                    view.overrides[name] = st
+        res.statuses = view  # type: ignore[assignment]
 
     def _has_extender_filters(self) -> bool:
         return any(e.filter is not None for e in self.extenders)
@@ -274,26 +415,27 @@ class Scheduler:
 
     def _prioritize(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
         fwk = self.framework
-        nodes = [self.snapshot.get(n).node for n in res.searched]
+        positions = res.searched_positions(self.snapshot.position)
+        nodes = self.snapshot.nodes(positions)
         prioritizers = [e for e in self.extenders if e.prioritize is not None]
         if not fwk.has_score_plugins and not prioritizers:
             # EqualPriority: every node scores 1
-            res.totals = {n.name: 1 for n in nodes}
+            totals = np.ones(len(positions), np.int64)
         else:
-            fwk.run_pre_score_plugins(state, pod, nodes)
+            fwk.run_pre_score_plugins(state, pod, nodes.lazy_node_objects())
             table = fwk.run_score_plugins(state, pod, nodes)
             res.scores = table
-            totals = {n.name: 0 for n in nodes}
-            for per_node in table.weighted.values():
-                for name, s in per_node.items():
-                    totals[name] += s
+            totals = table.total()
             scale = self.version.extender_score_scale
             for e in prioritizers:
-                for n in nodes:
-                    totals[n.name] += (e.prioritize or {}).get(n.name, 0) * e.weight * scale
-            res.totals = totals
-        best = max(res.totals.values())
-        res.selected = [n.name for n in nodes if res.totals[n.name] == best]
+                prio = e.prioritize or {}
+                totals += np.array([prio.get(n, 0) * e.weight * scale for n in nodes.names], np.int64)
+        res.totals = _LazyTotals(nodes, totals)  # type: ignore[assignment]
+        best = totals.max()
+        top = np.flatnonzero(totals == best)
+        res._selected = None
+        res.selected_positions = positions[top]
+        res._node_list = self.snapshot.node_list
 
     def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
         """RunPostFilterPlugins: the first plugin that succeeds (or says
@@ -404,10 +546,12 @@ MAX_ATTEMPTS = 3  # scheduling cycles per pod of a sequence (one preemption, its
 
 
 def run_case(
-    case: Case, observe: Callable[[Scheduler, CycleResult], None] | None = None
+    case: SchedulingInput, observe: Callable[[Scheduler, CycleResult], None] | None = None, keep_all: bool = False
 ) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
     """Run a case's incoming pod(s); returns the scheduler, each cycle's result (in
-    the order they ran) and the final placements (pod -> node or None).
+    the order they ran) and the final placements (pod -> node or None). Every cycle
+    but the last is compacted (``CycleResult.compact``) unless ``keep_all``: a long
+    sequence runs in flat memory.
 
     ``observe(sched, result)`` is called after each cycle, before its outcome
     (binding, preemption) changes the cluster: the snapshot, the nominator and
@@ -422,14 +566,16 @@ def run_case(
         pod = sched.current(queue.pop())
         attempts[pod.key] = attempts.get(pod.key, 0) + 1
         r = sched.schedule_one(pod)
+        if results and not keep_all:
+            results[-1].compact()
         results.append(r)
         if observe is not None:
             observe(sched, r)
         if r.error:
             continue
-        if r.selected:
-            node = r.selected[0] if not case.is_sequence else min(
-                r.selected, key=lambda n: sched.snapshot.get(n).node.index)
+        if r.selected_positions is not None or r.selected:
+            node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
+            r.bound_node = node
             sched.bind(pod, node)
         elif r.preemption is not None and r.preemption.nominated_node is not None:
             nominated = sched.apply_preemption(pod, r.preemption)

@@ -137,8 +137,8 @@ def test_a_recomputed_status_that_disagrees_with_the_record_is_reported():
     lines = explain_cycle(outcome.scheduler, forged).split("\n")
     assert lines[2].split() == ["kspread", "bug", "the", "cycle", "recorded", "Success", "for", "this", "node,",
                                 "but", "NodeResourcesFit", "now", "says", "Unschedulable:", "Insufficient", "cpu"]
-    r = CycleResult(cx.result.pod, statuses={"n1": Status(Code.UNSCHEDULABLE, ("Insufficient cpu",),
-                                                          "NodeResourcesFit")})
+    r = CycleResult(cx.result.pod)
+    r.statuses = {"n1": Status(Code.UNSCHEDULABLE, ("Insufficient cpu",), "NodeResourcesFit")}
     forged = CycleExplanation(r, {"n1": [("NodeResourcesFit", Status(plugin="NodeResourcesFit"))]})
     assert "the cycle recorded NodeResourcesFit Unschedulable: Insufficient cpu, but it now says Success" in \
         explain_cycle(outcome.scheduler, forged)

@@ -38,14 +38,18 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from kspread.errors import CaseError
 from kspread.framework.interface import Plugin, PostFilterPlugin
+from kspread.framework.preemption import PreemptionOutcome
 from kspread.framework.registry import register
+from kspread.framework.runtime import raise_error_of
 from kspread.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.labels import as_selector
 from kspread.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
-from kspread.scheduler import PickStep, PreemptionOutcome
-from kspread.snapshot import NodeInfo
+from kspread.framework.preemption import PickStep, PreemptionOutcome
+from kspread.snapshot import NodeInfo, NodeSet
 from kspread.versions import Version
 
 MAX_INT32 = 2**31 - 1
@@ -359,8 +363,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         the errors of nodes whose dry run failed with an Error status. ``not_candidates``
         receives the status of every visited node that is not a candidate (Success for
         a node whose victims came after its kind's list was full)."""
-        snapshot = self.handle.snapshot
         pdbs = self.handle.cluster.pdbs
+        fwk = self.handle.framework
+        assert fwk is not None
         n = len(potential)
         limit = self._limit(n)
         if not_candidates is None:
@@ -368,68 +373,311 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         non_violating: dict[str, tuple[list[Pod], int]] = {}
         violating: dict[str, tuple[list[Pod], int]] = {}
         errors: list[str] = []
-        for i in range(n):  # offset 0, one node at a time
-            name = potential[i % n]
-            info = snapshot.get(name).clone()
-            victims, violations, st = self.select_victims_on_node(state.clone(), pod, info, pdbs)
-            if st.is_success() and (victims or not rejects_zero_victim_candidates(self.version)):
-                target = non_violating if violations == 0 else violating
-                if len(target) < limit:
-                    target[name] = (victims, violations)
-                else:
-                    not_candidates[name] = st
-                if non_violating and len(non_violating) + len(violating) >= limit:
-                    break
-                continue
-            if st.is_success():
-                st = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
-            if st.code == Code.ERROR:
-                errors.append(st.message)
-            not_candidates[name] = st
+        # Nodes are tried in order (offset 0) until enough candidates are found. When no
+        # PreFilter state changes as pods are removed or added, a batch of nodes runs
+        # SelectVictimsOnNode together (one cycle state for all); otherwise one node at
+        # a time, each with its own copy of the state.
+        shared = fwk.pre_filter_state_is_shared(state)
+        columns = shared and fwk.filters_read_only_columns(state, pod)
+        i = 0
+        while i < n:
+            # as many nodes as candidates are still wanted (at least 16)
+            batch = max(limit - len(non_violating) - len(violating), 16) if shared else 1
+            names = potential[i:i + batch]
+            i += len(names)
+            outs = self._select_victims_batch(state.clone(), pod, names, pdbs, columns)
+            for name, out in zip(names, outs):
+                if isinstance(out, SchedulingError):
+                    raise out
+                victims, violations, st = out
+                if st.is_success() and (victims or not rejects_zero_victim_candidates(self.version)):
+                    target = non_violating if violations == 0 else violating
+                    if len(target) < limit:
+                        target[name] = (victims, violations)
+                    else:
+                        not_candidates[name] = st
+                    if non_violating and len(non_violating) + len(violating) >= limit:
+                        return {**non_violating, **violating}, errors
+                    continue
+                if st.is_success():
+                    st = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+                if st.code == Code.ERROR:
+                    errors.append(st.message)
+                not_candidates[name] = st
         return {**non_violating, **violating}, errors
+
+    def _select_victims_batch(self, state: CycleState, pod: Pod, names: list[str],
+                              pdbs: Sequence[PodDisruptionBudget], columns: bool) -> list:
+        """SelectVictimsOnNode for the nodes ``names``: on the snapshot's columns where
+        every filter that runs reads only those (``columns``), else on copies of the
+        NodeInfos."""
+        fwk = self.handle.framework
+        assert fwk is not None
+        snapshot = self.handle.snapshot
+        plain = list(range(len(names))) if columns else []
+        out: list = [None] * len(names)
+        if plain:
+            col = _ColumnNodes(fwk, state, pod, snapshot, [names[k] for k in plain])
+            for k, r in zip(plain, self._select_victims(pod, col, pdbs)):
+                out[k] = r
+        rest = [k for k in range(len(names)) if out[k] is None]
+        if rest:
+            infos = _InfoNodes(fwk, state, pod, [snapshot.get(names[k]).clone() for k in rest])
+            for k, r in zip(rest, self._select_victims(pod, infos, pdbs)):
+                out[k] = r
+        return out
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[Pod], int, Status]:
-        """``SelectVictimsOnNode`` on a copy of the node and the cycle state.
+        """``SelectVictimsOnNode`` on one node (a copy of it and of the cycle state)."""
+        out = self.select_victims_on_nodes(state, pod, [node_info], pdbs)[0]
+        if isinstance(out, SchedulingError):
+            raise out
+        return out
+
+    def select_victims_on_nodes(
+        self, state: CycleState, pod: Pod, infos: list[NodeInfo], pdbs: Sequence[PodDisruptionBudget]
+    ) -> list[tuple[list[Pod], int, Status] | SchedulingError]:
+        """``SelectVictimsOnNode`` on copies of nodes (``_select_victims`` on NodeInfos)."""
+        fwk = self.handle.framework
+        assert fwk is not None
+        return self._select_victims(pod, _InfoNodes(fwk, state, pod, infos), pdbs)
+
+    def _select_victims(self, pod: Pod, nodes: "_DryRunNodes", pdbs: Sequence[PodDisruptionBudget]
+                        ) -> list[tuple[list[Pod], int, Status] | SchedulingError]:
+        """``SelectVictimsOnNode`` on a set of nodes, filtered together at each step:
+        remove every lower-priority pod, filter; then reprieve the pods one by one in
+        order (PDB-violating ones first, each group by importance), each step adding
+        back every node's next pod and filtering those nodes at once; a pod whose node
+        no longer fits is a victim. ``nodes`` holds the nodes' state (copies of
+        NodeInfos, or the snapshot's columns with the changes); more than one node
+        shares one cycle state only when no PreFilter state changes as pods are removed
+        or added (``Framework.pre_filter_state_is_shared``). A node whose filtering
+        raised gets its SchedulingError instead of a result.
 
         Victims are returned in reprieve order: PDB-violating ones first, each group by
         importance. From 1.29 (PR #128307, see ``resorts_victims_after_reprieve``) they
         are re-sorted by importance when both groups were non-empty, so ``victims[0]``
         is always the highest-priority victim; before, it could be a lower-priority
         violating pod, which pickOneNodeForPreemption's criterion 2 then reads."""
-        fwk = self.handle.framework
-        assert fwk is not None
         v = self.version
-        potential = [p for p in node_info.pods.values() if p.priority < pod.priority]
-        for p in potential:
-            node_info.remove_pod(p)
-            fwk.run_pre_filter_remove_pod(state, pod, p, node_info)
-        if not potential and short_circuits_without_potential_victims(v):
-            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,))
-        st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if not st.is_success():
-            return [], 0, st
-        potential.sort(key=lambda p: importance_key(p, v))
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs, v)
-        victims: list[Pod] = []
-        num_violating = 0
+        out: list = [None] * len(nodes)
+        orders: dict[int, list[tuple[Pod, bool]]] = {}
+        mixed: dict[int, bool] = {}
+        live: list[int] = []
+        for k in range(len(nodes)):
+            potential = [p for p in nodes.pods(k) if p.priority < pod.priority]
+            for p in potential:
+                nodes.remove(k, p)
+            if not potential and short_circuits_without_potential_victims(v):
+                out[k] = ([], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
+                continue
+            potential.sort(key=lambda p: importance_key(p, v))
+            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs, v)
+            orders[k] = [(p, True) for p in violating] + [(p, False) for p in non_violating]
+            mixed[k] = bool(violating and non_violating)
+            live.append(k)
+        victims: dict[int, list[Pod]] = {k: [] for k in live}
+        num_violating = dict.fromkeys(live, 0)
+        if live:
+            for k, st in zip(live, nodes.filter(live)):
+                if isinstance(st, SchedulingError):
+                    out[k] = st
+                elif not st.is_success():
+                    out[k] = ([], 0, st)
+        step = 0
+        while True:
+            active = [k for k in live if out[k] is None and step < len(orders[k])]
+            if not active:
+                break
+            # add each node's next pod back; where the node no longer fits, it stays out
+            for k, st in zip(active, nodes.try_add(active, [orders[k][step][0] for k in active])):
+                if isinstance(st, SchedulingError):
+                    out[k] = st
+                    continue
+                if not st.is_success():
+                    p, is_violating = orders[k][step]
+                    victims[k].append(p)
+                    if is_violating:
+                        num_violating[k] += 1
+            step += 1
+        for k in live:
+            if out[k] is None:
+                if resorts_victims_after_reprieve(v) and mixed[k]:
+                    victims[k].sort(key=lambda p: importance_key(p, v))
+                out[k] = (victims[k], num_violating[k], SUCCESS)
+        return out
 
-        def reprieve(p: Pod) -> bool:
-            node_info.add_pod(p)
-            fwk.run_pre_filter_add_pod(state, pod, p, node_info)
-            fits = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info).is_success()
-            if not fits:
-                node_info.remove_pod(p)
-                fwk.run_pre_filter_remove_pod(state, pod, p, node_info)
-                victims.append(p)
-            return fits
 
-        for p in violating:
-            if not reprieve(p):
-                num_violating += 1
-        for p in non_violating:
-            reprieve(p)
-        if resorts_victims_after_reprieve(v) and violating and non_violating:
-            victims.sort(key=lambda p: importance_key(p, v))
-        return victims, num_violating, SUCCESS
+# ---- the nodes of a dry run ---------------------------------------------------------------
+
+
+def _statuses(res, n: int) -> list[Status | SchedulingError]:
+    out: list[Status | SchedulingError] = []
+    for j in range(n):
+        st = res.status(j)
+        if st.code == Code.ERROR:
+            try:
+                raise_error_of(res, j)
+            except SchedulingError as e:
+                out.append(e)
+                continue
+        out.append(st)
+    return out
+
+
+class _DryRunNodes:
+    """The nodes of a dry run: their pods, removing and adding pods, filtering some."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def pods(self, k: int) -> list[Pod]:
+        raise NotImplementedError
+
+    def remove(self, k: int, p: Pod) -> None:
+        raise NotImplementedError
+
+    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
+        raise NotImplementedError
+
+    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
+        """Add ``pods[j]`` to node ``ks[j]`` and filter those nodes; a node that does not
+        pass (or raised) gets the pod removed again."""
+        raise NotImplementedError
+
+
+class _InfoNodes(_DryRunNodes):
+    """Copies of NodeInfos; PreFilter's RemovePod / AddPod run when they change state."""
+
+    def __init__(self, fwk, state: CycleState, pod: Pod, infos: list[NodeInfo]) -> None:
+        self.fwk, self.state, self.pod, self.infos = fwk, state, pod, infos
+        self.extensions = not fwk.pre_filter_state_is_shared(state)
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+    def pods(self, k: int) -> list[Pod]:
+        return list(self.infos[k].pods.values())
+
+    def remove(self, k: int, p: Pod) -> None:
+        self.infos[k].remove_pod(p)
+        if self.extensions:
+            self.fwk.run_pre_filter_remove_pod(self.state, self.pod, p, self.infos[k])
+
+    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
+        nodes = NodeSet.of(*[self.infos[k] for k in ks])
+        res = self.fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes)
+        return _statuses(res, len(ks))
+
+    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
+        for k, p in zip(ks, pods):
+            self.infos[k].add_pod(p)
+            if self.extensions:
+                self.fwk.run_pre_filter_add_pod(self.state, self.pod, p, self.infos[k])
+        out = self.filter(ks)
+        for k, p, st in zip(ks, pods, out):
+            if isinstance(st, SchedulingError) or not st.is_success():
+                self.remove(k, p)
+        return out
+
+
+class _ColumnNodes(_DryRunNodes):
+    """Nodes of the snapshot with pods removed or added as changes to its columns
+    (requested per resource, pod count, non-zero requests), for filters that read only
+    columns (``Framework.filters_read_only_columns``, which implies a shared PreFilter
+    state). Pods of equal or higher priority nominated to a node are added for a first
+    filter pass, and the node must pass both, as RunFilterPluginsWithNominatedPods."""
+
+    def __init__(self, fwk, state: CycleState, pod: Pod, snapshot, names: list[str]) -> None:
+        self.fwk, self.state, self.pod, self.snapshot = fwk, state, pod, snapshot
+        self.names = names
+        self.positions = np.array([snapshot.position[m] for m in names], np.intp)
+        self.delta: list[dict[str, int]] = [{} for _ in names]  # resource -> change
+        self.count = [0] * len(names)
+        self.cpu = [0] * len(names)
+        self.memory = [0] * len(names)
+        self.resources: set[str] = set()
+        nominator = fwk.handle.nominator
+        on = nominator.nodes() if nominator.has_any() else set()
+        self.nominated: list[list[Pod]] = [fwk.nominated_pods_for(pod, m) if m in on else [] for m in names]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def pods(self, k: int) -> list[Pod]:
+        return list(self.snapshot.get(self.names[k]).pods.values())
+
+    def _change(self, k: int, p: Pod, sign: int) -> None:
+        e = self.snapshot.requests.get(p)
+        d = self.delta[k]
+        for r, v in e.requests.items():
+            d[r] = d.get(r, 0) + sign * v
+            self.resources.add(r)
+        self.count[k] += sign
+        self.cpu[k] += sign * e.cpu
+        self.memory[k] += sign * e.memory
+
+    def remove(self, k: int, p: Pod) -> None:
+        self._change(k, p, -1)
+
+    def filter(self, ks: list[int], pods: list[Pod] | None = None) -> list[Status | SchedulingError]:
+        """Filter the nodes ``ks`` as changed, with ``pods[j]`` on node ``ks[j]`` when
+        given: first with their nominated pods added (nodes that have some), then without."""
+        with_nominated = [j for j, k in enumerate(ks) if self.nominated[k]]
+        plain = self._filter(ks, pods)
+        if not with_nominated:
+            return plain
+        sub = [ks[j] for j in with_nominated]
+        extra = [list(self.nominated[k]) + ([pods[j]] if pods is not None else [])
+                 for j, k in zip(with_nominated, sub)]
+        first = self._filter(sub, None, extra)
+        for j, st in zip(with_nominated, first):
+            if isinstance(st, SchedulingError) or not st.is_success():
+                plain[j] = st
+        return plain
+
+    def _filter(self, ks: list[int], pods: list[Pod] | None = None,
+                extra: list[list[Pod]] | None = None) -> list[Status | SchedulingError]:
+        snap = self.snapshot
+        if pods is not None:
+            extra = [[p] for p in pods]
+        pos = self.positions[ks]
+        count = [self.count[k] for k in ks]
+        cpu = [self.cpu[k] for k in ks]
+        memory = [self.memory[k] for k in ks]
+        delta = [self.delta[k] for k in ks]
+        if extra is not None:
+            for j, added in enumerate(extra):
+                for p in added:
+                    e = snap.requests.get(p)
+                    count[j] += 1
+                    cpu[j] += e.cpu
+                    memory[j] += e.memory
+                    delta[j] = _plus(delta[j], e.requests)
+                    self.resources.update(e.requests)
+        overrides: dict = {
+            ("pod_count",): snap.pod_count[pos] + np.array(count, np.int64),
+            ("non_zero", "cpu"): snap.non_zero_requested("cpu")[pos] + np.array(cpu, np.int64),
+            ("non_zero", "memory"): snap.non_zero_requested("memory")[pos] + np.array(memory, np.int64),
+        }
+        for r in self.resources:
+            changes = np.array([d.get(r, 0) for d in delta], np.int64)
+            overrides[("requested", r)] = snap.requested(r)[pos] + changes
+        nodes = NodeSet(snap, pos, overrides=overrides)
+        return _statuses(self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes), len(ks))
+
+    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
+        out = self.filter(ks, pods)
+        for k, p, st in zip(ks, pods, out):
+            if not isinstance(st, SchedulingError) and st.is_success():
+                self._change(k, p, 1)
+        return out
+
+
+def _plus(delta: dict[str, int], requests: Mapping[str, int]) -> dict[str, int]:
+    out = dict(delta)
+    for r, v in requests.items():
+        out[r] = out.get(r, 0) + v
+    return out

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from kspread.framework.interface import Plugin, PreScorePlugin, ScorePlugin
 from kspread.framework.registry import register
 from kspread.framework.status import SUCCESS, CycleState, Status
 from kspread.model import Node, Pod
 from kspread.resources import effective_containers
+from kspread.snapshot import NodeSet
 from kspread.versions import Version, resource_scoring
 
 MB = 1024 * 1024
@@ -57,15 +60,23 @@ def scaled_image_score(size: int, num_nodes: int, total_nodes: int) -> int:
     return int(float(size) * spread)
 
 
-def calculate_priority(sum_scores: int, num_containers: int, version: Version) -> int:
+def calculate_priorities(sum_scores: np.ndarray, num_containers: int, version: Version) -> np.ndarray:
+    """``calculatePriority`` over the nodes' sums (int64: sums stay below the threshold
+    after clamping, 1000 MiB per container, times MaxNodeScore)."""
     max_threshold = MAX_CONTAINER_THRESHOLD
     if resource_scoring(version).image_threshold_per_container:
         max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
-    if sum_scores < MIN_THRESHOLD:
-        sum_scores = MIN_THRESHOLD
-    elif sum_scores > max_threshold:
-        sum_scores = max_threshold
-    return version.max_node_score * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+    # if below the minimum, the minimum; else if above the maximum, the maximum (in this
+    # order: a pod without containers has a maximum of 0 and scores 0)
+    clamped = np.where(sum_scores < MIN_THRESHOLD, MIN_THRESHOLD, np.minimum(sum_scores, max_threshold))
+    num = version.max_node_score * (clamped - MIN_THRESHOLD)
+    den = max_threshold - MIN_THRESHOLD
+    # Go's int64 division truncates toward zero
+    return np.sign(num) * np.sign(den) * (np.abs(num) // abs(den))
+
+
+def calculate_priority(sum_scores: int, num_containers: int, version: Version) -> int:
+    return int(calculate_priorities(np.array([sum_scores], np.int64), num_containers, version)[0])
 
 
 def pod_images(pod: Pod, version: Version) -> list[str]:
@@ -90,19 +101,28 @@ class _State:
 @register("ImageLocality", first=12)
 class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
     _KEY = "PreScoreImageLocality(kspread)"
+    _states: "_State | None" = None
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
         snap = self.handle.snapshot
-        state.write(self._KEY, _State(image_states([i.node for i in snap]), len(snap)))
+        if self._states is None:  # nodes (and their images) do not change during a run
+            self._states = _State(image_states([i.node for i in snap]), len(snap))
+        state.write(self._KEY, self._states)
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._KEY)
         assert isinstance(st, _State)
         images = pod_images(pod, self.version)
-        total = 0
+        total = np.zeros(len(nodes), np.int64)
         for image in images:
-            entry = st.states.get(normalized_image_name(image))
-            if entry is not None and node_name in entry[1]:
-                total += scaled_image_score(entry[0], len(entry[1]), st.total)
-        return calculate_priority(total, len(images), self.version), SUCCESS
+            name = normalized_image_name(image)
+            entry = st.states.get(name)
+            if entry is not None:
+                has = nodes.evaluate(("image", name), lambda n, name=name: _has_image(n, name), bool, bool)
+                total += np.where(has, scaled_image_score(entry[0], len(entry[1]), st.total), 0)
+        return calculate_priorities(total, len(images), self.version)
+
+
+def _has_image(node: Node, name: str) -> bool:
+    return any(name in im.names for im in node.images)

@@ -37,8 +37,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from kspread.errors import CaseError
 from kspread.framework.interface import (
+    Filtered,
     FilterPlugin,
     NodeScore,
     Plugin,
@@ -50,7 +53,8 @@ from kspread.framework.registry import register
 from kspread.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable, unschedulable
 from kspread.labels import IN, NOT_IN, NOTHING, Requirement, Selector, as_selector
 from kspread.model import Node, Pod, PodAffinityTerm
-from kspread.snapshot import NodeInfo
+from kspread.plugins.nodematch import evaluate_by_label_keys
+from kspread.snapshot import NodeInfo, NodeSet
 from kspread.versions import Version
 
 NAME = "InterPodAffinity"
@@ -259,21 +263,27 @@ class PreScoreState:
 # ---- formulas -------------------------------------------------------------------------------
 
 
-def normalize_scores(scores: list[NodeScore], max_score: int, observed_range: bool) -> None:
+def normalize_score_array(scores: np.ndarray, max_score: int, observed_range: bool) -> np.ndarray:
     """NormalizeScore: ``int(max * ((s - min) / (max - min)))`` in float64, 0 when all are
     equal. Before 1.21 min and max start at 0 instead of at the scores."""
-    if not scores:
-        return
-    lo = min(ns.score for ns in scores)
-    hi = max(ns.score for ns in scores)
+    if not len(scores):
+        return scores
+    lo = int(scores.min())
+    hi = int(scores.max())
     if not observed_range:
         lo, hi = min(lo, 0), max(hi, 0)
     diff = hi - lo
-    for ns in scores:
-        f = 0.0
-        if diff > 0:
-            f = float(max_score) * (float(ns.score - lo) / float(diff))
-        ns.score = int(f)
+    if diff <= 0:
+        return np.zeros(len(scores), np.int64)
+    f = float(max_score) * ((scores - lo).astype(np.float64) / float(diff))
+    return np.trunc(f).astype(np.int64)
+
+
+def normalize_scores(scores: list[NodeScore], max_score: int, observed_range: bool) -> None:
+    """``normalize_score_array`` over NodeScores, in place."""
+    out = normalize_score_array(np.array([ns.score for ns in scores], np.int64), max_score, observed_range)
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v
 
 
 def parse_args(args: Any, version: Version, path: tuple) -> tuple[int, bool]:
@@ -360,7 +370,7 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
         s = PreFilterState(terms.required_affinity, terms.required_anti_affinity, ns_labels,
                            pod_matches_all_terms(terms.required_affinity, pod.namespace, pod.labels))
         snap = self.handle.snapshot
-        for ni in snap.node_list:
+        for ni in snap.infos_with_affinity_pods(required_anti_affinity=True):
             for existing in ni.pods_with_required_anti_affinity.values():
                 for t in self._terms_of(existing).required_anti_affinity:
                     if t.matches(pod.namespace, pod.labels, ns_labels):
@@ -390,10 +400,27 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
         g = generic_reason(self.version)
         return (g, specific) if g else (specific,)
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        """Once per distinct combination of the node's values of the topology keys the
+        terms and the existing pods' anti-affinity count under."""
         s = state.read(PRE_FILTER_KEY)
         assert isinstance(s, PreFilterState)
-        labels = node_info.node.labels
+        keys = {t.topology_key for t in (*s.affinity_terms, *s.anti_affinity_terms)}
+        keys.update(k for k, _ in s.existing)
+        table: list[Status] = [SUCCESS]
+        index: dict[Status, int] = {SUCCESS: 0}
+
+        def status_id(node: Node) -> int:
+            st = self._status(s, node.labels)
+            k = index.get(st)
+            if k is None:
+                k = index[st] = len(table)
+                table.append(st)
+            return k
+
+        return Filtered(evaluate_by_label_keys(nodes, keys, False, status_id), table)
+
+    def _status(self, s: PreFilterState, labels: Mapping[str, str]) -> Status:
         if checks_existing_anti_affinity_first(self.version):
             checks = (self._existing_status, self._affinity_status, self._anti_affinity_status)
         else:
@@ -495,7 +522,7 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
                         add(t.topology_key, node, w * n)
         ns_labels = self._namespace_labels(pod.namespace)
         hard = self.hard_pod_affinity_weight
-        for ni in snap.node_list:
+        for ni in snap.infos_with_affinity_pods():
             for existing in ni.pods_with_affinity.values():
                 et = self._terms_of(existing)
                 if hard > 0:
@@ -513,24 +540,28 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
         state.write(PRE_SCORE_KEY, PreScoreState(topo))
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
-        labels = self.handle.snapshot.get(node_name).node.labels
-        total = 0
-        for key, per_value in s.topology_score.items():
-            value = labels.get(key)
-            if value is not None:
-                total += per_value.get(value, 0)
-        return total, SUCCESS
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        def score(node: Node) -> int:
+            labels = node.labels
+            total = 0
+            for key, per_value in s.topology_score.items():
+                value = labels.get(key)
+                if value is not None:
+                    total += per_value.get(value, 0)
+            return total
+
+        return evaluate_by_label_keys(nodes, s.topology_score, False, score, np.int64)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names, scores: np.ndarray) -> np.ndarray:
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
         if not s.topology_score:
-            return SUCCESS
-        normalize_scores(scores, self.version.max_node_score, normalizes_from_observed_range(self.version))
-        return SUCCESS
+            return scores
+        observed = normalizes_from_observed_range(self.version)
+        return normalize_score_array(scores, self.version.max_node_score, observed)
 
 
 __all__ = [

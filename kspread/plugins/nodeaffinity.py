@@ -29,10 +29,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from kspread.errors import CaseError
 from kspread.framework.interface import (
     FilterPlugin,
-    NodeScore,
+    Filtered,
     Plugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -43,13 +45,14 @@ from kspread.framework.status import SKIP, SUCCESS, CycleState, Status, unresolv
 from kspread.labels import GT, IN, LABEL_SELECTOR_OPERATORS, LT, parse_selector_requirement
 from kspread.model import Node, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from kspread.plugins.nodematch import (
-    default_normalize_score,
+    default_normalize_scores,
+    evaluate_by_selected_labels,
     node_selector_matches,
     preference_expressions_match,
     required_node_affinity_matches,
     term_matches,
 )
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeSet
 from kspread.versions import Version
 
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
@@ -194,12 +197,26 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
                 return unresolvable(ERR_REASON_CONFLICT)
         return SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        if self.added_required is not None and not node_selector_matches(self.added_required, node_info.node):
-            return unresolvable(ERR_REASON_ENFORCED)
-        if required_node_affinity_matches(pod, node_info.node):
-            return SUCCESS
-        return unresolvable(err_reason(self.version))
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        """Evaluated once per distinct combination of the node's values of the label
+        keys the pod's (and the added) required affinity reads (and its name, when a
+        term selects by field)."""
+        aff = pod.affinity
+        required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
+        if self.added_required is None and required is None and not pod.node_selector:
+            return Filtered.passing(len(nodes))
+        table = [SUCCESS, unresolvable(ERR_REASON_ENFORCED), unresolvable(err_reason(self.version))]
+
+        def status_id(node: Node) -> int:
+            if self.added_required is not None and not node_selector_matches(self.added_required, node):
+                return 1
+            return 0 if required_node_affinity_matches(pod, node) else 2
+
+        terms = (self.added_required or (), required or ())
+        return Filtered(evaluate_by_selected_labels(nodes, pod.node_selector, terms, status_id), table)
 
     # -- PreScore / Score / NormalizeScore
 
@@ -211,13 +228,17 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
         state.write(PRE_SCORE_KEY, preferred)
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        """Once per distinct combination of the labels the preferred terms read."""
         preferred = state.read(PRE_SCORE_KEY)
-        node = self.handle.snapshot.get(node_name).node
         whole = preference_matches_whole_term(self.version)
-        total = preferred_score(self.added_preferred, node, whole) + preferred_score(preferred, node, whole)
-        return total, SUCCESS
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        default_normalize_score(self.version.max_node_score, False, scores)
-        return SUCCESS
+        def score(node: Node) -> int:
+            added = preferred_score(self.added_preferred, node, whole)
+            return added + preferred_score(preferred, node, whole)
+
+        terms = [t.preference for t in (*self.added_preferred, *preferred)]
+        return evaluate_by_selected_labels(nodes, {}, (terms,), score, np.int64)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_scores(self.version.max_node_score, False, scores)

@@ -11,10 +11,15 @@ predicates.PodMatchNodeSelector and PodToleratesNodeTaints.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+
+import numpy as np
 
 from kspread.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement
 from kspread.model import Node, NodeSelectorTerm, Pod, Taint, Toleration
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kspread.snapshot import NodeSet
 
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -75,6 +80,56 @@ def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
 def node_selector_matches(terms: Iterable[NodeSelectorTerm], node: Node) -> bool:
     """The terms are ORed; no terms at all match no node."""
     return any(term_matches(t, node) for t in terms)
+
+
+_ABSENT = object()
+
+
+def evaluate_by_selected_labels(
+    nodes: "NodeSet",
+    node_selector: Mapping[str, str],
+    term_groups: Iterable[Iterable[NodeSelectorTerm]],
+    fn: Callable[[Node], int],
+    dtype=np.intp,
+) -> np.ndarray:
+    """``fn(node)`` for every node, where ``fn`` reads only the labels a nodeSelector and
+    node selector terms name (and the node's name when a term has matchFields): it runs
+    once per distinct combination of those values, on a node that carries just them."""
+    keys: set[str] = set(node_selector)
+    by_name = False
+    for terms in term_groups:
+        for term in terms:
+            keys.update(r.key for r in term.match_expressions)
+            by_name = by_name or bool(term.match_fields)
+    return evaluate_by_label_keys(nodes, keys, by_name, fn, dtype)
+
+
+def evaluate_by_label_keys(nodes: "NodeSet", keys: Iterable[str], by_name: bool, fn: Callable[[Node], int],
+                           dtype=np.intp) -> np.ndarray:
+    """``fn(node)`` for every node, where ``fn`` reads only the labels ``keys`` (and the
+    node's name when ``by_name``): it runs once per distinct combination of their values,
+    on a node that carries just them."""
+    key_list = tuple(sorted(set(keys)))
+
+    def view_of(node: Node) -> tuple:
+        labels = node.labels
+        return (tuple(labels.get(k, _ABSENT) for k in key_list), node.name if by_name else None)
+
+    def run(view: tuple) -> int:
+        values, name = view
+        return fn(Node(name or "", {k: v for k, v in zip(key_list, values) if v is not _ABSENT}, {}))
+
+    return nodes.evaluate(("labels", key_list, by_name), view_of, run, dtype)
+
+
+def required_node_affinity_matches_nodes(pod: Pod, nodes: "NodeSet") -> np.ndarray:
+    """``required_node_affinity_matches`` for every node (a bool array)."""
+    aff = pod.affinity
+    required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
+    if required is None and not pod.node_selector:
+        return np.ones(len(nodes), bool)
+    return evaluate_by_selected_labels(nodes, pod.node_selector, (required or (),),
+                                       lambda n: required_node_affinity_matches(pod, n), bool)
 
 
 def required_node_affinity_matches(pod: Pod, node: Node) -> bool:
@@ -166,19 +221,19 @@ def preference_expressions_match(term: NodeSelectorTerm, node: Node) -> bool:
     return all(_requirement_matches(r, node.labels) for r in term.match_expressions)
 
 
-def default_normalize_score(max_priority: int, reverse: bool, scores) -> None:
+def default_normalize_scores(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
     """``helper.DefaultNormalizeScore`` (``NormalizeReduce`` before the framework):
     ``max * s // maxCount`` in int64, reversed as ``max - that`` when asked; when every
     score is 0, all become 0 (or ``max`` when reversed)."""
-    max_count = 0
-    for ns in scores:
-        if ns.score > max_count:
-            max_count = ns.score
+    max_count = max(int(scores.max()), 0) if len(scores) else 0
     if max_count == 0:
-        if reverse:
-            for ns in scores:
-                ns.score = max_priority
-        return
-    for ns in scores:
-        s = max_priority * ns.score // max_count
-        ns.score = max_priority - s if reverse else s
+        return np.full(len(scores), max_priority, np.int64) if reverse else scores
+    s = max_priority * scores // max_count
+    return max_priority - s if reverse else s
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores) -> None:
+    """``default_normalize_scores`` over a list of NodeScores, in place."""
+    out = default_normalize_scores(max_priority, reverse, np.array([ns.score for ns in scores], np.int64))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v

@@ -7,11 +7,13 @@ has no PreFilter in any released version."""
 
 from __future__ import annotations
 
-from kspread.framework.interface import FilterPlugin, Plugin
+import numpy as np
+
+from kspread.framework.interface import Filtered, FilterPlugin, Plugin
 from kspread.framework.registry import register
-from kspread.framework.status import SUCCESS, CycleState, Status, unresolvable
+from kspread.framework.status import CycleState, unresolvable
 from kspread.model import Pod
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeSet
 from kspread.versions import Version
 
 
@@ -23,7 +25,11 @@ def err_reason(version: Version) -> str:
 
 @register("NodeName")
 class NodeName(Plugin, FilterPlugin):
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        if not pod.node_name or pod.node_name == node_info.name:
-            return SUCCESS
-        return unresolvable(err_reason(self.version))
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        if not pod.node_name:
+            return Filtered.passing(len(nodes))
+        other = np.array([name != pod.node_name for name in nodes.names], bool)
+        return Filtered.where(other, unresolvable(err_reason(self.version)))

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from kspread.framework.interface import FilterPlugin, Plugin, PreFilterPlugin
+import numpy as np
+
+from kspread.framework.interface import Filtered, FilterPlugin, Plugin, PreFilterPlugin
 from kspread.framework.registry import register
 from kspread.framework.status import SUCCESS, CycleState, Status, unschedulable
 from kspread.model import Pod
-from kspread.snapshot import DEFAULT_BIND_ALL_HOST_IP, NodeInfo, PortKey, pod_host_ports
+from kspread.snapshot import DEFAULT_BIND_ALL_HOST_IP, NodeInfo, NodeSet, PortKey, pod_host_ports
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 
@@ -55,9 +57,17 @@ class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
         state.write(self._KEY, _State(pod_host_ports(pod)))
         return SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        """Only when the pod wants no host port (the used ports are not a column)."""
+        st = state.get(self._KEY)
+        return not (st.ports if isinstance(st, _State) else pod_host_ports(pod))
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         st = state.get(self._KEY)
         ports = st.ports if isinstance(st, _State) else pod_host_ports(pod)
-        if ports and not fits_ports(ports, node_info):
-            return unschedulable(ERR_REASON)
-        return SUCCESS
+        if not ports:
+            return Filtered.passing(len(nodes))
+        # only nodes with used host ports can conflict
+        conflict = np.array([bool(info.used_ports) and not fits_ports(ports, info) for info in nodes.infos],
+                            bool)
+        return Filtered.where(conflict, unschedulable(ERR_REASON))

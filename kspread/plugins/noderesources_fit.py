@@ -40,13 +40,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from kspread.framework.interface import FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+import numpy as np
+
+from kspread.framework.interface import (
+    FilterPlugin,
+    Filtered,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from kspread.framework.registry import register
 from kspread.framework.status import SUCCESS, Code, CycleState, Status, error
 from kspread.model import Pod
 from kspread.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kspread.resources import pod_requests
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeInfo, NodeSet
 from kspread.versions import Version, resource_scoring
 
 PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
@@ -110,20 +119,35 @@ class InsufficientResource:
     unresolvable: bool = False
 
 
-def fits_request(
+@dataclass(slots=True)
+class ResourceCheck:
+    """One of fitsRequest's comparisons over a set of nodes: ``failed`` per node (and
+    ``unresolvable``: the request exceeds the node's whole allocatable)."""
+
+    resource: str
+    reason: str
+    requested: int
+    used: np.ndarray
+    capacity: np.ndarray
+    failed: np.ndarray
+    unresolvable: np.ndarray | None = None
+
+
+def fits_request_nodes(
     request: Mapping[str, int],
-    node_info: NodeInfo,
+    nodes: NodeSet,
     version: Version,
     ignored_resources: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
-) -> list[InsufficientResource]:
-    """``fitsRequest``: every resource the node lacks for ``request``, in upstream's order."""
-    out: list[InsufficientResource] = []
-    alloc = node_info.node.allocatable
-    used = node_info.requested
-    allowed_pods = alloc.get(PODS, 0)
-    if len(node_info.pods) + 1 > allowed_pods:
-        out.append(InsufficientResource(PODS, too_many_pods_reason(version), 1, len(node_info.pods), allowed_pods))
+) -> list[ResourceCheck]:
+    """``fitsRequest`` over the nodes: the comparisons, in upstream's order (reasons of
+    one node are its failed checks in this order). int64 throughout: allocatable is at
+    most 2**62 and requests are non-negative, so ``allocatable - requested`` is exact."""
+    out: list[ResourceCheck] = []
+    count = nodes.pod_count()
+    allowed_pods = nodes.allocatable(PODS)
+    reason = too_many_pods_reason(version)
+    out.append(ResourceCheck(PODS, reason, 1, count, allowed_pods, count + 1 > allowed_pods))
     if all(request.get(r, 0) == 0 for r in _BASIC) and not any(is_scalar_resource(k) for k in request):
         return out
     skip_zero = skips_zero_basic_requests(version)
@@ -131,21 +155,58 @@ def fits_request(
         req = request.get(r, 0)
         if skip_zero and req <= 0:
             continue
-        a, u = alloc.get(r, 0), used.get(r, 0)
-        if req > a - u:
-            out.append(InsufficientResource(r, f"Insufficient {r}", req, u, a, req > a))
-    scalar: list[InsufficientResource] = []
+        a, u = nodes.allocatable(r), nodes.requested(r)
+        out.append(ResourceCheck(r, f"Insufficient {r}", req, u, a, req > a - u, req > a))
     for r in sorted(k for k in request if is_scalar_resource(k)):
         req = request[r]
         if req == 0 and skips_zero_scalar_requests(version):
             continue
         if _is_extended(r) and (r in ignored_resources or r.split("/", 1)[0] in ignored_groups):
             continue
-        a, u = alloc.get(r, 0), used.get(r, 0)
-        if req > a - u:
-            scalar.append(InsufficientResource(r, f"Insufficient {r}", req, u, a, req > a))
-    out.extend(scalar)
+        a, u = nodes.allocatable(r), nodes.requested(r)
+        out.append(ResourceCheck(r, f"Insufficient {r}", req, u, a, req > a - u, req > a))
     return out
+
+
+def fits_request(
+    request: Mapping[str, int],
+    node_info: NodeInfo,
+    version: Version,
+    ignored_resources: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """``fitsRequest`` on one node: every resource it lacks for ``request``, in upstream's order."""
+    checks = fits_request_nodes(request, NodeSet.of(node_info), version, ignored_resources, ignored_groups)
+    return [InsufficientResource(c.resource, c.reason, c.requested, int(c.used[0]), int(c.capacity[0]),
+                                 bool(c.unresolvable[0]) if c.unresolvable is not None else False)
+            for c in checks if c.failed[0]]
+
+
+def statuses_of(checks: list[ResourceCheck], n: int, version: Version) -> Filtered:
+    """Per node the status of its failed checks (``status_of``), computed once per
+    distinct combination."""
+    if not checks:
+        return Filtered.passing(n)
+    mask = np.zeros(n, np.int64)
+    unres = np.zeros(n, bool)
+    for k, c in enumerate(checks):
+        mask |= c.failed.astype(np.int64) << k
+        if c.unresolvable is not None:
+            unres |= c.failed & c.unresolvable
+    keys = mask * 2 + unres
+    failing = np.flatnonzero(keys)
+    ids = np.zeros(n, np.intp)
+    table: list[Status] = [SUCCESS]
+    if not len(failing):
+        return Filtered(ids, table)
+    distinct, inverse = np.unique(keys[failing], return_inverse=True)
+    for key in distinct.tolist():
+        bits, u = key >> 1, key & 1
+        failed = [InsufficientResource(c.resource, c.reason, c.requested, 0, 0, bool(u))
+                  for k, c in enumerate(checks) if bits >> k & 1]
+        table.append(status_of(failed, version))
+    ids[failing] = inverse.reshape(-1) + 1
+    return Filtered(ids, table)
 
 
 def _is_extended(name: str) -> bool:
@@ -193,12 +254,17 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
         state.write(PRE_FILTER_KEY, _PreFilterState(pod_resource_request(pod, self.version)))
         return SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         st = state.get(PRE_FILTER_KEY)
         if not isinstance(st, _PreFilterState):
-            return error(f'error reading "{PRE_FILTER_KEY}" from cycleState')
+            return Filtered.where(np.ones(len(nodes), bool),
+                                  error(f'error reading "{PRE_FILTER_KEY}" from cycleState'))
         ignored, groups = self._ignored()
-        return status_of(fits_request(st.request, node_info, self.version, ignored, groups), self.version)
+        checks = fits_request_nodes(st.request, nodes, self.version, ignored, groups)
+        return statuses_of(checks, len(nodes), self.version)
 
 
 class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
@@ -216,8 +282,8 @@ class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
     def pre_score(self, state: CycleState, pod: Pod, nodes) -> Status:
         return self._scorer.pre_score(state, pod, nodes)
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
-        return self._scorer.score(state, pod, node_name)
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet):
+        return self._scorer.score_nodes(state, pod, nodes)
 
 
 @register("NodeResourcesFit", first=12)

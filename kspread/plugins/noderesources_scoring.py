@@ -17,6 +17,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from kspread.errors import CaseError
 from kspread.framework.interface import Plugin, PreScorePlugin, ScorePlugin
 from kspread.framework.registry import register
@@ -27,22 +29,23 @@ from kspread.plugins.resource_allocation import (
     LEGACY_DEFAULT_SHAPE,
     ResourceSpec,
     ShapePoint,
-    Usage,
-    balanced_change_score,
-    balanced_legacy,
-    balanced_std_score,
+    UsageColumn,
+    balanced_change_scores,
+    balanced_legacies,
+    balanced_std_scores,
     check_args,
-    least_requested_score,
-    most_requested_score,
-    node_usages,
+    least_requested_scores,
+    most_requested_scores,
     parse_resources,
     parse_shape,
     pod_scoring_requests,
-    rtcr_combine,
-    rtcr_resource_score,
+    rtcr_combines,
+    rtcr_resource_scores,
     scale_shape,
-    weighted_average,
+    usage_columns,
+    weighted_averages,
 )
+from kspread.snapshot import NodeSet
 from kspread.versions import Version, resource_scoring
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -71,17 +74,17 @@ class Strategy:
     resources: tuple[ResourceSpec, ...]
     shape: tuple[ShapePoint, ...] = ()
 
-    def score(self, usages: Sequence[Usage], version: Version) -> int:
+    def score_columns(self, cols: Sequence[UsageColumn], version: Version, n: int) -> np.ndarray:
         max_score = version.max_node_score
         flags = resource_scoring(version)
         if self.kind == LEAST_ALLOCATED:
-            return weighted_average(usages, lambda r, c: least_requested_score(r, c, max_score))
+            return weighted_averages(cols, lambda r, c: least_requested_scores(r, c, max_score), n)
         if self.kind == MOST_ALLOCATED:
             cap = flags.most_allocated_caps_requested
-            return weighted_average(usages, lambda r, c: most_requested_score(r, c, max_score, cap))
+            return weighted_averages(cols, lambda r, c: most_requested_scores(r, c, max_score, cap), n)
         floor = flags.rtcr_utilization_floor
-        return rtcr_combine(usages, lambda r, c: rtcr_resource_score(self.shape, r, c, floor),
-                            rtcr_weighted(version))
+        return rtcr_combines(cols, lambda r, c: rtcr_resource_scores(self.shape, r, c, floor),
+                             rtcr_weighted(version), n)
 
 
 class _State:
@@ -111,12 +114,11 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         state.write(self._state_key(), _State(pod_scoring_requests(pod, self.version, names, False)))
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._state_key())
         assert isinstance(st, _State)
-        info = self.handle.snapshot.get(node_name)
-        usages = node_usages(info, self.strategy.resources, st.requests, self.version, False)
-        return self.strategy.score(usages, self.version), SUCCESS
+        cols = usage_columns(nodes, self.strategy.resources, st.requests, self.version, False)
+        return self.strategy.score_columns(cols, self.version, len(nodes))
 
 
 def _resources_arg(plugin: Plugin, allowed_from: int, max_weight: int | None) -> tuple[ResourceSpec, ...]:
@@ -233,17 +235,18 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         state.write(self._KEY, _State(reqs))
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._KEY)
         assert isinstance(st, _State)
-        info = self.handle.snapshot.get(node_name)
-        usages = node_usages(info, self.resources, st.requests, self.version, self.flags.balanced_uses_requested)
         max_score = self.version.max_node_score
-        if self.flags.balanced_scores_change:
-            return balanced_change_score(usages, max_score), SUCCESS
-        if self.flags.balanced_std:
-            return balanced_std_score([(u.requested, u.allocatable) for u in usages], max_score), SUCCESS
-        return balanced_legacy(usages[0], usages[1], max_score), SUCCESS
+        flags = self.flags
+        n = len(nodes)
+        cols = usage_columns(nodes, self.resources, st.requests, self.version, flags.balanced_uses_requested)
+        if flags.balanced_scores_change:
+            return balanced_change_scores(cols, max_score, n)
+        if flags.balanced_std:
+            return balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
+        return balanced_legacies(cols[0], cols[1], max_score)
 
 
 def _balanced_resources(raw: Any, path: tuple) -> tuple[ResourceSpec, ...]:

@@ -5,12 +5,12 @@ predicate, same check and reason)."""
 
 from __future__ import annotations
 
-from kspread.framework.interface import FilterPlugin, Plugin
+from kspread.framework.interface import Filtered, FilterPlugin, Plugin
 from kspread.framework.registry import register
-from kspread.framework.status import SUCCESS, CycleState, Status, unresolvable
-from kspread.model import Pod, Taint
+from kspread.framework.status import CycleState, unresolvable
+from kspread.model import Node, Pod, Taint
 from kspread.plugins.nodematch import NO_SCHEDULE, tolerations_tolerate_taint
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeSet
 
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -18,9 +18,17 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 
 @register("NodeUnschedulable")
 class NodeUnschedulable(Plugin, FilterPlugin):
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        if not node_info.node.unschedulable:
-            return SUCCESS
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        unschedulable = nodes.evaluate("unschedulable", _unschedulable, bool, bool)
+        if not unschedulable.any():
+            return Filtered.passing(len(nodes))
         if tolerations_tolerate_taint(pod.tolerations, Taint(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)):
-            return SUCCESS
-        return unresolvable(ERR_REASON_UNSCHEDULABLE)
+            return Filtered.passing(len(nodes))
+        return Filtered.where(unschedulable, unresolvable(ERR_REASON_UNSCHEDULABLE))
+
+
+def _unschedulable(node: Node) -> bool:
+    return node.unschedulable

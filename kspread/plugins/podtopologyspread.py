@@ -6,8 +6,9 @@ Hard constraints (``whenUnsatisfiable: DoNotSchedule``) are Filter; soft ones
 profile's default constraints when it belongs to a Service / RC / ReplicaSet /
 StatefulSet (selector from ``helper.default_selector``).
 
-Counting uses the snapshot's group index (``Snapshot.counts_by_node``) once per
-constraint, so a cycle costs time in nodes x constraints, not in pods.
+Counting uses the snapshot's per-selector count columns (``Snapshot.count_column``,
+kept current as pods come and go) once per constraint, so a cycle costs time in
+nodes x constraints, not in pods.
 
 Version differences are ``Version.pts_*`` flags (kspread/versions.py) plus the
 feature gates MinDomainsInPodTopologySpread, NodeInclusionPolicyInPodTopologySpread
@@ -22,7 +23,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from kspread.errors import CaseError
+import numpy as np
+
 from kspread.framework.interface import (
+    Filtered,
     FilterPlugin,
     NodeScore,
     Plugin,
@@ -35,8 +39,13 @@ from kspread.framework.status import SKIP, SUCCESS, CycleState, Status, unresolv
 from kspread.labels import Selector, as_selector, qualified_name_error, selector_from_set
 from kspread.model import HOSTNAME_LABEL, ZONE_LABEL, Node, Pod, TopologySpreadConstraint
 from kspread.plugins.helper import default_selector
-from kspread.plugins.nodematch import do_not_schedule_taints, find_untolerated_taint, required_node_affinity_matches
-from kspread.snapshot import NodeInfo
+from kspread.plugins.nodematch import (
+    do_not_schedule_taints,
+    find_untolerated_taint,
+    required_node_affinity_matches,
+    required_node_affinity_matches_nodes,
+)
+from kspread.snapshot import NodeInfo, NodeSet
 from kspread.versions import Version
 
 NAME = "PodTopologySpread"
@@ -128,6 +137,33 @@ def match_node_inclusion_policies(c: Constraint, pod: Pod, node: Node, affinity_
         if find_untolerated_taint(node.taints, pod.tolerations, do_not_schedule_taints) is not None:
             return False
     return True
+
+
+def topology_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
+    """Per node the code of its value of label ``key`` (None: no such label)."""
+    return nodes.codes(("label", key), lambda n: n.labels.get(key))
+
+
+def _present(values: list) -> np.ndarray:
+    return np.array([x is not None for x in values], bool)
+
+
+def _taints(node: Node) -> tuple:
+    return node.taints
+
+
+def _first_appearance(codes: np.ndarray) -> list[int]:
+    """The distinct codes in the order they first appear."""
+    if not len(codes):
+        return []
+    distinct, first = np.unique(codes, return_index=True)
+    return distinct[np.argsort(first)].tolist()
+
+
+def _sum_by_code(codes: np.ndarray, counts: np.ndarray, n_codes: int) -> np.ndarray:
+    out = np.zeros(n_codes, np.int64)
+    np.add.at(out, codes, counts)
+    return out
 
 
 # ---- PreFilter state -------------------------------------------------------------------
@@ -238,49 +274,60 @@ def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
     return float(cnt) * tp_weight + float(max_skew - 1)
 
 
-def go_round(x: float) -> int:
+def go_rounds(x: np.ndarray) -> np.ndarray:
     """Go ``math.Round`` for x >= 0: half away from zero."""
-    f = math.floor(x)
-    return int(f) + (1 if x - f >= 0.5 else 0)
+    f = np.floor(x)
+    return (f + (x - f >= 0.5)).astype(np.int64)
+
+
+def go_round(x: float) -> int:
+    return int(go_rounds(np.array([x], np.float64))[0])
+
+
+def normalize_score_array(scores: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
+    """NormalizeScore 1.19+: ignored nodes 0; all 100 when the max is 0; else
+    100 * (max + min - s) // max in int64 arithmetic."""
+    counted = scores if ignored is None else scores[~ignored]
+    if not len(counted):
+        return np.zeros(len(scores), np.int64)
+    min_score = int(counted.min())
+    max_score = max(int(counted.max()), 0)
+    if max_score == 0:
+        out = np.full(len(scores), MAX_NODE_SCORE, np.int64)
+    else:
+        out = MAX_NODE_SCORE * (max_score + min_score - scores) // max_score
+    if ignored is not None:
+        out[ignored] = 0
+    return out
 
 
 def normalize_scores(scores: list[NodeScore], ignored: set[str]) -> None:
-    """NormalizeScore 1.19+: ignored nodes 0; all 100 when the max is 0; else
-    100 * (max + min - s) // max in int64 arithmetic."""
-    min_score = 2**63 - 1
-    max_score = 0
-    for ns in scores:
-        if ns.name in ignored:
-            continue
-        min_score = min(min_score, ns.score)
-        max_score = max(max_score, ns.score)
-    for ns in scores:
-        if ns.name in ignored:
-            ns.score = 0
-        elif max_score == 0:
-            ns.score = MAX_NODE_SCORE
-        else:
-            ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
+    """``normalize_score_array`` over NodeScores, in place."""
+    out = normalize_score_array(np.array([ns.score for ns in scores], np.int64),
+                                np.array([ns.name in ignored for ns in scores], bool))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v
+
+
+def normalize_score_array_v18(scores: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    """NormalizeScore 1.18: total and min over NodeNameSet; every node 100 when
+    total == min; nodes outside NodeNameSet 0; else int(100 * ((total - s) / (total - min)))."""
+    inside = scores[~outside]
+    min_score = int(inside.min()) if len(inside) else 2**63 - 1
+    total = int(inside.sum()) if len(inside) else 0
+    diff = total - min_score
+    if diff == 0:
+        return np.full(len(scores), MAX_NODE_SCORE, np.int64)
+    f = float(MAX_NODE_SCORE) * ((total - scores).astype(np.float64) / float(diff))
+    return np.where(outside, 0, np.trunc(f)).astype(np.int64)
 
 
 def normalize_scores_v18(scores: list[NodeScore], node_name_set: set[str]) -> None:
-    """NormalizeScore 1.18: total and min over NodeNameSet; every node 100 when
-    total == min; nodes outside NodeNameSet 0; else int(100 * ((total - s) / (total - min)))."""
-    min_score = 2**63 - 1
-    total = 0
-    for ns in scores:
-        if ns.name not in node_name_set:
-            continue
-        total += ns.score
-        min_score = min(min_score, ns.score)
-    diff = total - min_score
-    for ns in scores:
-        if diff == 0:
-            ns.score = MAX_NODE_SCORE
-        elif ns.name not in node_name_set:
-            ns.score = 0
-        else:
-            ns.score = int(float(MAX_NODE_SCORE) * (float(total - ns.score) / float(diff)))
+    """``normalize_score_array_v18`` over NodeScores, in place."""
+    out = normalize_score_array_v18(np.array([ns.score for ns in scores], np.int64),
+                                    np.array([ns.name not in node_name_set for ns in scores], bool))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v
 
 
 # ---- args ------------------------------------------------------------------------------------
@@ -403,18 +450,6 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             return []
         return [replace(c, selector=sel) for c in cons]
 
-    def _node_counts(self, pod: Pod, constraints: Sequence[Constraint]) -> list[Mapping[str, int]]:
-        """Per constraint: node -> matching pods (countPodsMatchSelector), from the
-        snapshot's group index."""
-        snap = self.handle.snapshot
-        out: list[Mapping[str, int]] = []
-        for c in constraints:
-            if self.version.pts_empty_selector_counts_zero and c.selector.empty():
-                out.append({})
-            else:
-                out.append(snap.counts_by_node(pod.namespace, c.selector))
-        return out
-
     def _count_on(self, pod: Pod, c: Constraint, node_info: NodeInfo) -> int:
         if self.version.pts_empty_selector_counts_zero and c.selector.empty():
             return 0
@@ -434,38 +469,45 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         return SUCCESS
 
     def _pre_filter_state(self, pod: Pod, constraints: list[Constraint]) -> PreFilterState:
+        """Per constraint the matching pods per topology value over the nodes that
+        count (the pod's node affinity, every topology key, the inclusion policies),
+        values in the order of their first such node, from the snapshot's columns."""
         v = self.version
-        counts = self._node_counts(pod, constraints)
-        match_num: list[dict[str, int]] = [{} for _ in constraints]
+        snap = self.handle.snapshot
+        nodes = snap.nodes()
+        counts = self._count_columns(pod, constraints)
         inclusion = v.gate(GATE_NODE_INCLUSION)
-        nodes = self.handle.snapshot.node_list
+        affinity_ok = required_node_affinity_matches_nodes(pod, nodes)
+        keys = [topology_codes(nodes, c.topology_key) for c in constraints]
+        has_all = np.ones(len(nodes), bool)
+        for codes, values in keys:
+            has_all &= _present(values)[codes]
+        match_num: list[dict[str, int]] = []
         if v.pts_counts_pods_off_affinity:
-            for ni in nodes:
-                node = ni.node
-                if not required_node_affinity_matches(pod, node):
-                    continue
-                if not node_labels_match_spread_constraints(node.labels, constraints):
-                    continue
-                for i, c in enumerate(constraints):
-                    match_num[i].setdefault(node.labels[c.topology_key], 0)
-            for ni in nodes:
-                for i, c in enumerate(constraints):
-                    value = ni.node.labels.get(c.topology_key, "")
-                    if value in match_num[i]:
-                        match_num[i][value] += counts[i].get(ni.name, 0)
+            domain_nodes = affinity_ok & has_all
+            for (codes, values), count in zip(keys, counts):
+                m = {values[c]: 0 for c in _first_appearance(codes[domain_nodes])}
+                per_code = _sum_by_code(codes, count, len(values))
+                for c, value in enumerate(values):  # a node without the key counts under ""
+                    key = "" if value is None else value
+                    if key in m:
+                        m[key] += int(per_code[c])
+                match_num.append(m)
         else:
-            for ni in nodes:
-                node = ni.node
-                affinity_ok = required_node_affinity_matches(pod, node)
-                if not inclusion and not affinity_ok:
-                    continue
-                if not node_labels_match_spread_constraints(node.labels, constraints):
-                    continue
-                for i, c in enumerate(constraints):
-                    if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
-                        continue
-                    value = node.labels[c.topology_key]
-                    match_num[i][value] = match_num[i].get(value, 0) + counts[i].get(ni.name, 0)
+            base = has_all if inclusion else has_all & affinity_ok
+            untolerated = None
+            for c, (codes, values), count in zip(constraints, keys, counts):
+                mask = base
+                if inclusion:
+                    if c.node_affinity_policy == HONOR:
+                        mask = mask & affinity_ok
+                    if c.node_taints_policy == HONOR:
+                        if untolerated is None:
+                            untolerated = nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
+                                t, pod.tolerations, do_not_schedule_taints) is not None, bool)
+                        mask = mask & ~untolerated
+                per_code = _sum_by_code(codes[mask], count[mask], len(values))
+                match_num.append({values[k]: int(per_code[k]) for k in _first_appearance(codes[mask])})
         paths = []
         for m in match_num:
             p = CriticalPaths()
@@ -477,28 +519,45 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         ]
         return PreFilterState(constraints, match_num, paths, domains)
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def _count_columns(self, pod: Pod, constraints: Sequence[Constraint]) -> list[np.ndarray]:
+        """Per constraint: per node (snapshot order) the matching pods (countPodsMatchSelector)."""
+        snap = self.handle.snapshot
+        out: list[np.ndarray] = []
+        for c in constraints:
+            if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+                out.append(np.zeros(len(snap), np.int64))
+            else:
+                out.append(snap.count_column(pod.namespace, c.selector))
+        return out
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         v = self.version
         s = state.read(PRE_FILTER_KEY)
         assert isinstance(s, PreFilterState)
+        n = len(nodes)
         if not s.constraints:
-            return SUCCESS
+            return Filtered.passing(n)
         if v.pts_filter_passes_without_domains and not any(s.match_num):
-            return SUCCESS
-        labels = node_info.node.labels
-        for i, c in enumerate(s.constraints):
-            if c.topology_key not in labels:
-                if v.pts_missing_label_unresolvable:
-                    return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+            return Filtered.passing(n)
+        missing = (unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH) if v.pts_missing_label_unresolvable
+                   else unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH))
+        table = [SUCCESS, missing, unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)]
+        ids = np.zeros(n, np.intp)
+        decided = np.zeros(n, bool)
+        for i, c in enumerate(s.constraints):  # the first constraint a node fails decides
+            codes, values = topology_codes(nodes, c.topology_key)
+            lacks = ~_present(values)[codes] & ~decided
+            ids[lacks] = 1
+            decided |= lacks
             min_match = s.min_match_num(i, v)
             if min_match is None:
                 continue
             self_match = 1 if c.selector.matches(pod.labels) else 0
-            match_num = s.match_num[i].get(labels[c.topology_key], 0)
-            if match_num + self_match - min_match > c.max_skew:
-                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
-        return SUCCESS
+            per_value = np.array([s.match_num[i].get(x, 0) if x is not None else 0 for x in values], np.int64)
+            skewed = (per_value[codes] + self_match - min_match > c.max_skew) & ~decided
+            ids[skewed] = 2
+            decided |= skewed
+        return Filtered(ids, table)
 
     # -- PreFilterExtensions
 
@@ -572,9 +631,9 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             if c.topology_key == HOSTNAME_LABEL:
                 size = len(nodes) - len(s.ignored_nodes)
             s.weights.append(topology_normalizing_weight(size))
-        counts = self._node_counts(pod, constraints)
+        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
         inclusion = v.gate(GATE_NODE_INCLUSION)
-        for ni in self.handle.snapshot.node_list:
+        for k, ni in enumerate(self.handle.snapshot.node_list):
             node = ni.node
             affinity_ok = required_node_affinity_matches(pod, node)
             if not inclusion and not affinity_ok:
@@ -587,7 +646,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                 value = node.labels.get(c.topology_key, "")
                 if value not in s.value_counts[i]:
                     continue
-                s.value_counts[i][value] += counts[i].get(ni.name, 0)
+                s.value_counts[i][value] += counts[i][k]
         return s
 
     def _pre_score_state_v18(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
@@ -598,8 +657,8 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             for c in constraints:
                 s.pair_counts.setdefault((c.topology_key, node.labels[c.topology_key]), 0)
             s.node_name_set.add(node.name)
-        counts = self._node_counts(pod, constraints)
-        for ni in self.handle.snapshot.node_list:
+        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
+        for k, ni in enumerate(self.handle.snapshot.node_list):
             node = ni.node
             if not required_node_affinity_matches(pod, node):
                 continue
@@ -608,44 +667,63 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             for i, c in enumerate(constraints):
                 pair = (c.topology_key, node.labels[c.topology_key])
                 if pair in s.pair_counts:
-                    s.pair_counts[pair] += counts[i].get(ni.name, 0)
+                    s.pair_counts[pair] += counts[i][k]
         return s
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         v = self.version
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
-        node_info = self.handle.snapshot.get(node_name)
-        labels = node_info.node.labels
         if not v.pts_weighted_scoring:
-            if node_name not in s.node_name_set:
-                return 0, SUCCESS
-            total = 0
-            for c in s.constraints:
-                if c.topology_key in labels:
-                    total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
-            return total, SUCCESS
-        if node_name in s.ignored_nodes:
-            return 0, SUCCESS
-        score = 0.0
-        for i, c in enumerate(s.constraints):
-            if c.topology_key not in labels:
-                continue
+            return np.array([self._score_v18(s, info.node) for info in nodes.infos], np.int64)
+        n = len(nodes)
+        score = np.zeros(n, np.float64)
+        for i, c in enumerate(s.constraints):  # float sums in constraint order, as upstream
+            codes, values = topology_codes(nodes, c.topology_key)
+            present = _present(values)[codes]
             if c.topology_key == HOSTNAME_LABEL:
-                cnt = self._count_on(pod, c, node_info)
+                cnt = self._counts_on(pod, c, nodes)
             else:
-                cnt = s.value_counts[i][labels[c.topology_key]]
-            score += score_for_count(cnt, c.max_skew, s.weights[i])
-        return (go_round(score) if v.pts_score_rounds else int(score)), SUCCESS
+                per_value = np.array([s.value_counts[i].get(x, 0) if x is not None else 0 for x in values],
+                                     np.int64)
+                cnt = per_value[codes]
+            term = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)  # scoreForCount
+            score = score + np.where(present, term, 0.0)
+        out = go_rounds(score) if v.pts_score_rounds else np.trunc(score).astype(np.int64)
+        if s.ignored_nodes:
+            out[_in(nodes.names, s.ignored_nodes)] = 0
+        return out
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+    def _counts_on(self, pod: Pod, c: Constraint, nodes: NodeSet) -> np.ndarray:
+        """Per node the matching pods on the node itself."""
+        if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+            return np.zeros(len(nodes), np.int64)
+        if nodes.snapshot is not None:
+            return nodes.snapshot.count_column(pod.namespace, c.selector)[nodes.positions]
+        return np.array([self._count_on(pod, c, info) for info in nodes.infos], np.int64)
+
+    @staticmethod
+    def _score_v18(s: PreScoreState, node: Node) -> int:
+        if node.name not in s.node_name_set:
+            return 0
+        labels = node.labels
+        total = 0
+        for c in s.constraints:
+            if c.topology_key in labels:
+                total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
+        return total
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: Sequence[str],
+                         scores: np.ndarray) -> np.ndarray:
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
         if self.version.pts_weighted_scoring:
-            normalize_scores(scores, s.ignored_nodes)
-        else:
-            normalize_scores_v18(scores, s.node_name_set)
-        return SUCCESS
+            return normalize_score_array(scores, _in(names, s.ignored_nodes) if s.ignored_nodes else None)
+        return normalize_score_array_v18(scores, ~_in(names, s.node_name_set))
+
+
+def _in(names: Sequence[str], members: set[str]) -> np.ndarray:
+    return np.array([n in members for n in names], bool)
 
 
 __all__ = [

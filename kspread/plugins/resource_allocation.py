@@ -28,11 +28,13 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from kspread.errors import CaseError
 from kspread.model import Pod
 from kspread.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from kspread.resources import scoring_requests
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeSet
 from kspread.versions import Version, resource_scoring
 
 MAX_UTILIZATION = 100
@@ -41,13 +43,40 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 
 def go_div(a: int, b: int) -> int:
     """Go's int64 division: truncation toward zero."""
+    return int(go_divs(np.array([a], object), b)[0])
+
+
+def go_divs(a: np.ndarray, b: int) -> np.ndarray:
+    """``go_div`` over an array of numerators (int64 or exact-integer object arrays)."""
     q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
+    return np.where((a >= 0) == (b > 0), q, -q)
 
 
 def go_round(x: float) -> int:
     """Go's math.Round for x >= 0: half away from zero."""
     return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def go_rounds(x: np.ndarray) -> np.ndarray:
+    """``go_round`` over float64 values >= 0."""
+    return np.floor(x + 0.5).astype(np.int64)
+
+
+# int64 products below stay exact while the factors stay under this; kspread's
+# "unlimited" allocatable (2**62) does not, and is computed with Python integers.
+_INT64_SAFE = 2**63 // 1024
+
+
+def exact(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays as int64 when every value is small enough for the formulas' products
+    (factors up to 1024) to stay in int64, else as exact-integer object arrays."""
+    if all(not len(x) or (int(x.max()) < _INT64_SAFE and int(x.min()) > -_INT64_SAFE) for x in arrays):
+        return arrays
+    return tuple(x.astype(object) for x in arrays)
+
+
+def _one(*values: int) -> tuple[np.ndarray, ...]:
+    return tuple(np.array([v], object) for v in values)
 
 
 def is_scalar_resource(name: str) -> bool:
@@ -73,48 +102,73 @@ class ShapePoint:
 # ---- per-resource scores -------------------------------------------------------------------
 
 
-def least_requested_score(requested: int, capacity: int, max_score: int) -> int:
+def least_requested_scores(requested: np.ndarray, capacity: np.ndarray, max_score: int) -> np.ndarray:
     """``leastRequestedScore``: share of the capacity left free, 0..max_score; 0 when
     the capacity is 0 or exceeded."""
-    if capacity == 0 or requested > capacity:
-        return 0
-    return (capacity - requested) * max_score // capacity
+    requested, capacity = exact(requested, capacity)
+    safe = np.where(capacity == 0, 1, capacity)
+    s = (capacity - requested) * max_score // safe
+    return np.where((capacity == 0) | (requested > capacity), 0, s).astype(np.int64)
 
 
-def most_requested_score(requested: int, capacity: int, max_score: int, cap_requested: bool) -> int:
+def least_requested_score(requested: int, capacity: int, max_score: int) -> int:
+    return int(least_requested_scores(*_one(requested, capacity), max_score)[0])
+
+
+def most_requested_scores(requested: np.ndarray, capacity: np.ndarray, max_score: int,
+                          cap_requested: bool) -> np.ndarray:
     """``mostRequestedScore``: share of the capacity requested. Requested above the
     capacity scores as the capacity from 1.20 (``most_allocated_caps_requested``),
     0 before."""
-    if capacity == 0:
-        return 0
-    if requested > capacity:
-        if not cap_requested:
-            return 0
-        requested = capacity
-    return requested * max_score // capacity
+    requested, capacity = exact(requested, capacity)
+    over = requested > capacity
+    safe = np.where(capacity == 0, 1, capacity)
+    s = np.where(over, capacity, requested) * max_score // safe
+    if not cap_requested:
+        s = np.where(over, 0, s)
+    return np.where(capacity == 0, 0, s).astype(np.int64)
+
+
+def most_requested_score(requested: int, capacity: int, max_score: int, cap_requested: bool) -> int:
+    return int(most_requested_scores(*_one(requested, capacity), max_score, cap_requested)[0])
+
+
+def broken_linears(shape: Sequence[ShapePoint], p: np.ndarray) -> np.ndarray:
+    """``buildBrokenLinearFunction``: the shape's score at utilization ``p``, linear
+    between points (Go integer arithmetic), flat before the first and after the last."""
+    out = np.full(len(p), shape[-1].score, dtype=p.dtype)
+    for i in range(len(shape) - 1, -1, -1):  # the first point with p <= utilization wins
+        pt = shape[i]
+        if i == 0:
+            val = np.full(len(p), shape[0].score, dtype=p.dtype)
+        else:
+            prev = shape[i - 1]
+            val = prev.score + go_divs((pt.score - prev.score) * (p - prev.utilization),
+                                       pt.utilization - prev.utilization)
+        out = np.where(p <= pt.utilization, val, out)
+    return out.astype(np.int64)
 
 
 def broken_linear(shape: Sequence[ShapePoint], p: int) -> int:
-    """``buildBrokenLinearFunction``: the shape's score at utilization ``p``, linear
-    between points (Go integer arithmetic), flat before the first and after the last."""
-    for i, pt in enumerate(shape):
-        if p <= pt.utilization:
-            if i == 0:
-                return shape[0].score
-            prev = shape[i - 1]
-            return prev.score + go_div((pt.score - prev.score) * (p - prev.utilization),
-                                       pt.utilization - prev.utilization)
-    return shape[-1].score
+    return int(broken_linears(shape, np.array([p], object))[0])
+
+
+def rtcr_resource_scores(shape: Sequence[ShapePoint], requested: np.ndarray, capacity: np.ndarray,
+                         floor_utilization: bool) -> np.ndarray:
+    """RequestedToCapacityRatio's per-resource score: the shape at the utilization in
+    percent; a capacity of 0 or exceeded counts as 100 %."""
+    requested, capacity = exact(requested, capacity)
+    safe = np.where(capacity == 0, 1, capacity)
+    if floor_utilization:
+        p = requested * MAX_UTILIZATION // safe
+    else:
+        p = MAX_UTILIZATION - (capacity - requested) * MAX_UTILIZATION // safe
+    p = np.where((capacity == 0) | (requested > capacity), MAX_UTILIZATION, p)
+    return broken_linears(shape, p)
 
 
 def rtcr_resource_score(shape: Sequence[ShapePoint], requested: int, capacity: int, floor_utilization: bool) -> int:
-    """RequestedToCapacityRatio's per-resource score: the shape at the utilization in
-    percent; a capacity of 0 or exceeded counts as 100 %."""
-    if capacity == 0 or requested > capacity:
-        return broken_linear(shape, MAX_UTILIZATION)
-    if floor_utilization:
-        return broken_linear(shape, requested * MAX_UTILIZATION // capacity)
-    return broken_linear(shape, MAX_UTILIZATION - (capacity - requested) * MAX_UTILIZATION // capacity)
+    return int(rtcr_resource_scores(shape, *_one(requested, capacity), floor_utilization)[0])
 
 
 # ---- combining resources ----------------------------------------------------------------------
@@ -131,83 +185,145 @@ class Usage:
     requested_before: int = 0
 
 
-def weighted_average(usages: Sequence[Usage], per_resource) -> int:
+@dataclass(frozen=True, slots=True)
+class UsageColumn:
+    """One configured resource over the nodes: weight, and per node allocatable,
+    requested with the pod, requested before it, and whether the resource counts on the
+    node (``present``; from 1.22 a node with none of it leaves it out)."""
+
+    weight: int
+    allocatable: np.ndarray
+    requested: np.ndarray
+    before: np.ndarray
+    present: np.ndarray
+
+
+def columns_of(usages: Sequence[Usage]) -> list[UsageColumn]:
+    """One node's usages as columns (of one node)."""
+    return [UsageColumn(u.weight, np.array([u.allocatable], np.int64), np.array([u.requested], np.int64),
+                        np.array([u.requested_before], np.int64), np.ones(1, bool)) for u in usages]
+
+
+def weighted_averages(cols: Sequence[UsageColumn], per_resource, n: int) -> np.ndarray:
     """``nodeScore / weightSum`` of the per-resource scores (Least / MostAllocated);
-    0 when no resource is left to score (from 1.22, see ``node_usages``)."""
-    node_score = weight_sum = 0
-    for u in usages:
-        node_score += per_resource(u.requested, u.allocatable) * u.weight
-        weight_sum += u.weight
-    if weight_sum == 0:
-        return 0
-    return node_score // weight_sum
+    0 when no resource is left to score (from 1.22, see ``usage_columns``)."""
+    node_score = np.zeros(n, np.int64)
+    weight_sum = np.zeros(n, np.int64)
+    for c in cols:
+        node_score += np.where(c.present, per_resource(c.requested, c.allocatable) * c.weight, 0)
+        weight_sum += np.where(c.present, c.weight, 0)
+    return np.where(weight_sum == 0, 0, node_score // np.where(weight_sum == 0, 1, weight_sum))
 
 
-def rtcr_combine(usages: Sequence[Usage], per_resource, weighted: bool) -> int:
+def rtcr_combines(cols: Sequence[UsageColumn], per_resource, weighted: bool, n: int) -> np.ndarray:
     """RequestedToCapacityRatio: weighted mean of the positive per-resource scores,
     rounded (math.Round); up to 1.15 the plain integer mean of cpu and memory."""
     if not weighted:
-        return sum(per_resource(u.requested, u.allocatable) for u in usages) // len(usages)
-    node_score = weight_sum = 0
-    for u in usages:
-        s = per_resource(u.requested, u.allocatable)
-        if s > 0:
-            node_score += s * u.weight
-            weight_sum += u.weight
-    if weight_sum == 0:
-        return 0
-    return go_round(float(node_score) / float(weight_sum))
+        total = np.zeros(n, np.int64)
+        count = np.zeros(n, np.int64)
+        for c in cols:
+            total += np.where(c.present, per_resource(c.requested, c.allocatable), 0)
+            count += c.present
+        return total // np.where(count == 0, 1, count)
+    node_score = np.zeros(n, np.int64)
+    weight_sum = np.zeros(n, np.int64)
+    for c in cols:
+        s = per_resource(c.requested, c.allocatable)
+        use = c.present & (s > 0)
+        node_score += np.where(use, s * c.weight, 0)
+        weight_sum += np.where(use, c.weight, 0)
+    mean = node_score.astype(np.float64) / np.where(weight_sum == 0, 1, weight_sum).astype(np.float64)
+    return np.where(weight_sum == 0, 0, go_rounds(mean))
 
 
-def fraction_of_capacity(requested: int, capacity: int) -> float:
-    if capacity == 0:
-        return 1.0
-    return float(requested) / float(capacity)
+def _fractions(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """float64(requested) / float64(capacity) (IEEE, as Go); capacity 0 gives 1.0."""
+    r = requested.astype(np.float64)
+    c = capacity.astype(np.float64)
+    return np.where(capacity == 0, 1.0, r / np.where(capacity == 0, 1.0, c))
+
+
+def balanced_legacies(cpu: UsageColumn, memory: UsageColumn, max_score: int) -> np.ndarray:
+    """BalancedResourceAllocation up to 1.21: ``(1 - |cpuFraction - memFraction|) * max``,
+    0 when either fraction reaches 1 (a capacity of 0 counts as fraction 1)."""
+    cf = _fractions(cpu.requested, cpu.allocatable)
+    mf = _fractions(memory.requested, memory.allocatable)
+    score = np.trunc((1 - np.fabs(cf - mf)) * float(max_score)).astype(np.int64)
+    return np.where((cf >= 1) | (mf >= 1), 0, score)
 
 
 def balanced_legacy(cpu: Usage, memory: Usage, max_score: int) -> int:
-    """BalancedResourceAllocation up to 1.21: ``(1 - |cpuFraction - memFraction|) * max``,
-    0 when either fraction reaches 1 (a capacity of 0 counts as fraction 1)."""
-    cf = fraction_of_capacity(cpu.requested, cpu.allocatable)
-    mf = fraction_of_capacity(memory.requested, memory.allocatable)
-    if cf >= 1 or mf >= 1:
-        return 0
-    diff = math.fabs(cf - mf)
-    return int((1 - diff) * float(max_score))
+    c, m = columns_of([cpu, memory])
+    return int(balanced_legacies(c, m, max_score)[0])
+
+
+def balanced_std_scores(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], max_score: int,
+                        n: int) -> np.ndarray:
+    """From 1.22: ``(1 - std) * max`` over the fractions (capped at 1) of the resources
+    with allocatable > 0; std is |f1 - f2| / 2 for two, the population standard deviation
+    for more, 0 for fewer. ``pairs``: per resource (requested, allocatable, present).
+    Sums run over the resources in order, as upstream's loop (adding 0.0 for a resource
+    a node leaves out changes no bit)."""
+    uses = [present & (allocatable != 0) for _, allocatable, present in pairs]
+    if all(u.all() for u in uses):
+        # every node counts every resource: the same operations without the masks
+        fs = [np.minimum(r.astype(np.float64) / a.astype(np.float64), 1.0) for r, a, _ in pairs]
+        if len(fs) == 2:
+            std = np.fabs((fs[0] - fs[1]) / 2)
+        elif len(fs) > 2:
+            total = np.zeros(n, np.float64)
+            for f in fs:
+                total = total + f
+            mean = total / float(len(fs))
+            acc = np.zeros(n, np.float64)
+            for f in fs:
+                acc = acc + (f - mean) * (f - mean)
+            std = np.sqrt(acc / float(len(fs)))
+        else:
+            std = np.zeros(n, np.float64)
+        return np.trunc((1 - std) * float(max_score)).astype(np.int64)
+    count = np.zeros(n, np.int64)
+    total = np.zeros(n, np.float64)
+    first = np.zeros(n, np.float64)
+    second = np.zeros(n, np.float64)
+    fracs = []
+    for requested, allocatable, present in pairs:
+        use = present & (allocatable != 0)
+        f = np.minimum(_fractions(requested, allocatable), 1.0)
+        total = total + np.where(use, f, 0.0)
+        first = np.where(use & (count == 0), f, first)
+        second = np.where(use & (count == 1), f, second)
+        count += use
+        fracs.append((f, use))
+    std = np.zeros(n, np.float64)
+    two = count == 2
+    if two.any():
+        std = np.where(two, np.fabs((first - second) / 2), std)
+    many = count > 2
+    if many.any():
+        mean = total / np.where(many, count, 1).astype(np.float64)
+        acc = np.zeros(n, np.float64)
+        for f, use in fracs:
+            acc = acc + np.where(use, (f - mean) * (f - mean), 0.0)
+        std = np.where(many, np.sqrt(acc / np.where(many, count, 1).astype(np.float64)), std)
+    return np.trunc((1 - std) * float(max_score)).astype(np.int64)
 
 
 def balanced_std_score(pairs: Sequence[tuple[int, int]], max_score: int) -> int:
-    """From 1.22: ``(1 - std) * max`` over the fractions (capped at 1) of the resources
-    with allocatable > 0; std is |f1 - f2| / 2 for two, the population standard deviation
-    for more, 0 for fewer."""
-    fractions: list[float] = []
-    total = 0.0
-    for requested, allocatable in pairs:
-        if allocatable == 0:
-            continue
-        f = float(requested) / float(allocatable)
-        if f > 1:
-            f = 1.0
-        total += f
-        fractions.append(f)
-    std = 0.0
-    if len(fractions) == 2:
-        std = math.fabs((fractions[0] - fractions[1]) / 2)
-    elif len(fractions) > 2:
-        mean = total / float(len(fractions))
-        acc = 0.0
-        for f in fractions:
-            acc = acc + (f - mean) * (f - mean)
-        std = math.sqrt(acc / float(len(fractions)))
-    return int((1 - std) * float(max_score))
+    cols = [(np.array([r], np.int64), np.array([a], np.int64), np.ones(1, bool)) for r, a in pairs]
+    return int(balanced_std_scores(cols, max_score, 1)[0])
+
+
+def balanced_change_scores(cols: Sequence[UsageColumn], max_score: int, n: int) -> np.ndarray:
+    """From 1.36 (PR #135573): how the pod changes the node's balance,
+    ``max/2 + (max/2 + with_pod - without_pod) / 2``."""
+    with_pod = balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
+    without = balanced_std_scores([(c.before, c.allocatable, c.present) for c in cols], max_score, n)
+    return max_score // 2 + go_divs(max_score // 2 + with_pod - without, 2)
 
 
 def balanced_change_score(usages: Sequence[Usage], max_score: int) -> int:
-    """From 1.36 (PR #135573): how the pod changes the node's balance,
-    ``max/2 + (max/2 + with_pod - without_pod) / 2``."""
-    with_pod = balanced_std_score([(u.requested, u.allocatable) for u in usages], max_score)
-    without = balanced_std_score([(u.requested_before, u.allocatable) for u in usages], max_score)
-    return max_score // 2 + go_div(max_score // 2 + with_pod - without, 2)
+    return int(balanced_change_scores(columns_of(usages), max_score, 1)[0])
 
 
 # ---- what a scorer sees on a node ----------------------------------------------------------------
@@ -222,33 +338,42 @@ def pod_scoring_requests(pod: Pod, version: Version, names: Sequence[str], use_r
     return [reqs.get(n, 0) for n in names]
 
 
-def node_usages(
-    node_info: NodeInfo,
+def _base_source(name: str, use_requested: bool) -> str | None:
+    """Which requested sum a resource reads: "requested" (real requests), "non_zero"
+    (NonZeroRequested: cpu / memory with defaults), or None (not a scored resource)."""
+    if name in (CPU, MEMORY):
+        return "requested" if use_requested else "non_zero"
+    if name == EPHEMERAL_STORAGE or is_scalar_resource(name):
+        return "requested"
+    return None
+
+
+def usage_columns(
+    nodes: NodeSet,
     specs: Sequence[ResourceSpec],
     pod_requests: Sequence[int],
     version: Version,
     use_requested: bool,
-) -> list[Usage]:
-    """``calculateResourceAllocatableRequest`` for every configured resource, leaving
-    out (from 1.22) resources the node has none of and extended resources the pod
-    does not request."""
+) -> list[UsageColumn]:
+    """``calculateResourceAllocatableRequest`` for every configured resource over the
+    nodes, leaving out (from 1.22) resources a node has none of and extended resources
+    the pod does not request."""
     skip = resource_scoring(version).skips_unallocatable
-    alloc = node_info.node.allocatable
-    out: list[Usage] = []
+    n = len(nodes)
+    out: list[UsageColumn] = []
     for spec, pod_req in zip(specs, pod_requests):
         name = spec.name
         if skip and pod_req == 0 and is_scalar_resource(name):
             continue
-        if name in (CPU, MEMORY):
-            base = node_info.requested if use_requested else node_info.non_zero_requested
-            a, before = alloc.get(name, 0), base.get(name, 0)
-        elif name == EPHEMERAL_STORAGE or is_scalar_resource(name):
-            a, before = alloc.get(name, 0), node_info.requested.get(name, 0)
+        src = _base_source(name, use_requested)
+        if src is None:
+            a = before = np.zeros(n, np.int64)
+            pod_req = 0
         else:
-            a, before, pod_req = 0, 0, 0  # not a resource the scheduler scores
-        if skip and a == 0:
-            continue
-        out.append(Usage(spec.weight, a, before + pod_req, before))
+            a = nodes.allocatable(name)
+            before = nodes.requested(name) if src == "requested" else nodes.non_zero_requested(name)
+        present = a != 0 if skip else np.ones(n, bool)
+        out.append(UsageColumn(spec.weight, a, before + pod_req, before, present))
     return out
 
 

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from kspread.framework.interface import FilterPlugin, NodeScore, Plugin, PreScorePlugin, ScorePlugin
+import numpy as np
+
+from kspread.framework.interface import FilterPlugin, Filtered, Plugin, PreScorePlugin, ScorePlugin
 from kspread.framework.registry import register
 from kspread.framework.status import SUCCESS, CycleState, Status, unresolvable
 from kspread.model import Node, Pod, Taint, Toleration
 from kspread.plugins.nodematch import (
     PREFER_NO_SCHEDULE,
-    default_normalize_score,
+    default_normalize_scores,
     do_not_schedule_taints,
     find_untolerated_taint,
     tolerations_tolerate_taint,
 )
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeSet
 from kspread.versions import Version
 
 
@@ -68,17 +70,31 @@ class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         state.write(PRE_SCORE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
         return SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         tolerations = state.read(PRE_SCORE_KEY)
-        node = self.handle.snapshot.get(node_name).node
-        return count_intolerable_prefer_no_schedule(node.taints, tolerations), SUCCESS
+        return nodes.evaluate("taints", _taints,
+                              lambda taints: count_intolerable_prefer_no_schedule(taints, tolerations),
+                              np.int64)
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        default_normalize_score(self.version.max_node_score, True, scores)
-        return SUCCESS
+    def normalize_scores(self, state: CycleState, pod: Pod, names, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_scores(self.version.max_node_score, True, scores)
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        taint = find_untolerated_taint(node_info.node.taints, pod.tolerations, do_not_schedule_taints)
-        if taint is None:
-            return SUCCESS
-        return unresolvable(err_reason(self.version, taint))
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        """Once per distinct set of node taints."""
+        table: list[Status] = [SUCCESS]
+
+        def status_id(taints: tuple[Taint, ...]) -> int:
+            taint = find_untolerated_taint(taints, pod.tolerations, do_not_schedule_taints)
+            if taint is None:
+                return 0
+            table.append(unresolvable(err_reason(self.version, taint)))
+            return len(table) - 1
+
+        return Filtered(nodes.evaluate("taints", _taints, status_id), table)
+
+
+def _taints(node: Node) -> tuple[Taint, ...]:
+    return node.taints

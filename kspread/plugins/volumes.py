@@ -21,11 +21,20 @@ from __future__ import annotations
 from typing import Sequence
 
 from kspread.errors import CaseError
-from kspread.framework.interface import FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+import numpy as np
+
+from kspread.framework.interface import (
+    FilterPlugin,
+    Filtered,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from kspread.framework.registry import register
 from kspread.framework.status import SKIP, SUCCESS, CycleState, Status
 from kspread.model import Node, Pod
-from kspread.snapshot import NodeInfo
+from kspread.snapshot import NodeSet
 from kspread.versions import Version
 
 
@@ -53,9 +62,12 @@ class _VolumeFilter(Plugin, PreFilterPlugin, FilterPlugin):
         reject_volumes(self, pod)
         return SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         reject_volumes(self, pod)
-        return SUCCESS
+        return Filtered.passing(len(nodes))
 
 
 @register("VolumeRestrictions", first=12)
@@ -105,8 +117,8 @@ class VolumeBindingScoring(VolumeBindingFilter, PreScorePlugin, ScorePlugin):
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
         return SKIP if volume_binding_pre_score_skips(self.version) else SUCCESS
 
-    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
-        return 0, SUCCESS
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        return np.zeros(len(nodes), np.int64)
 
 
 @register("VolumeBinding", first=12)
