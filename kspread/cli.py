@@ -23,19 +23,67 @@ def _no_case(paths: list[str]) -> str:
     return f"kspread: no case in {', '.join(paths)} (a case is a YAML document with apiVersion: kspread/v1, kind: Case)"
 
 
+def _selected(doc, args: argparse.Namespace) -> bool:
+    """``--case NAME`` (exact, repeatable) and ``-k EXPR`` (pytest's keyword expression
+    over the case name and its tags)."""
+    if args.case and doc.name not in args.case:
+        return False
+    if not args.keyword:
+        return True
+    tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
+    words = [doc.name, *(t for t in (tags if isinstance(tags, list) else []) if isinstance(t, str))]
+
+    def matcher(sub: str, /, **_: Any) -> bool:
+        return any(sub.lower() in w.lower() for w in words)
+
+    return _keyword_expression(args.keyword).evaluate(matcher)
+
+
+def _keyword_expression(expr: str):
+    from _pytest.mark.expression import Expression
+
+    try:
+        return Expression.compile(expr)
+    except Exception as e:  # noqa: BLE001 - pytest's ParseError
+        raise SystemExit(f"kspread run: -k {expr!r}: {e}") from None
+
+
+def _differences(v: Verdict) -> list[dict[str, Any]]:
+    if v.outcome is None:
+        return []
+    return [{"key": d.key, "what": str(what), "expected": want, "actual": have, **({"note": d.note} if d.note else {})}
+            for d in v.outcome.diffs for what, want, have in d.rows]
+
+
+def _jsonable(value: Any) -> Any:
+    from kspread.runner import _MISSING
+
+    if value is _MISSING:
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(x) for k, x in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(x) for x in value]
+    return value
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    failed = 0
+    failed = passed = deselected = 0
     cases = 0
     report: list[dict[str, Any]] = []
+    out = _Output(args)
     for fr in collect(args.files):
         if fr.error is not None:
             failed += 1
-            print(str(fr.error), file=sys.stderr)
+            out.error(str(fr.error))
             report.append({"file": fr.path, "error": str(fr.error)})
             continue
         dups = duplicate_names(fr.docs)
         checked: list[tuple[Any, Verdict]] = []
         for i, doc in enumerate(fr.docs):
+            if not _selected(doc, args):
+                deselected += 1
+                continue
             if i in dups:
                 checked.append((doc, Verdict(False, str(dups[i]), error=str(dups[i]))))
             else:
@@ -45,6 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for doc, v in checked:
             cases += 1
             failed += not v.passed
+            passed += v.passed
             entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
             if v.case is not None:
                 entry["version"] = str(v.case.version)
@@ -54,21 +103,75 @@ def cmd_run(args: argparse.Namespace) -> int:
             if v.outcome is not None:
                 actual = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "schedulingError") if k in v.outcome.actual}
                 entry["actual"] = actual
+            if not v.passed and v.case is not None:
+                entry["expected"] = _jsonable(v.case.expect)
+                entry["differences"] = _jsonable(_differences(v))
             report.append(entry)
-            if not args.json:
-                where = f"{doc.file}:{doc.line}" + (f", version {v.case.version}" if v.case else "")
-                print(f"{'PASS' if v.passed else 'FAIL'} {doc.name} ({where})")
-                if v.outcome is not None:
-                    print("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
-                if not v.passed or v.outcome is None:
-                    print("  " + v.message.replace("\n", "\n  "))
+            out.case(doc, v, actual)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
     if not cases and not failed:
-        print(_no_case(args.files), file=sys.stderr)
+        if deselected:
+            print(f"kspread: no case selected ({deselected} deselected)", file=sys.stderr)
+        else:
+            print(_no_case(args.files), file=sys.stderr)
         return 1
+    summary = f"{passed} passed, {failed} failed" + (f", {deselected} deselected" if deselected else "")
+    if args.json:
+        print(summary, file=sys.stderr)
+    else:
+        out.summary(summary, failed)
     return 1 if failed else 0
+
+
+class _Output:
+    """What ``kspread run`` prints: each case (only failures with ``-q``), in colour and
+    with tables that fit the terminal on a TTY (rich), plain text otherwise."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.quiet = args.quiet
+        self.silent = args.json
+        self.console = None
+        if not self.silent and sys.stdout.isatty():
+            try:
+                from rich.console import Console
+            except ImportError:  # pragma: no cover - rich is a dependency
+                Console = None  # noqa: N806
+            if Console is not None:
+                self.console = Console(highlight=False)
+
+    def error(self, text: str) -> None:
+        print(text, file=sys.stderr)
+
+    def case(self, doc, v: Verdict, actual: dict[str, Any]) -> None:
+        if self.silent or (self.quiet and v.passed):
+            return
+        where = f"{doc.file}:{doc.line}" + (f", version {v.case.version}" if v.case else "")
+        word = "PASS" if v.passed else "FAIL"
+        body: list[str] = []
+        if v.outcome is not None and not self.quiet:
+            body.append("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
+        if not v.passed or v.outcome is None:
+            body.append("  " + v.message.replace("\n", "\n  "))
+        if self.console is None:
+            print(f"{word} {doc.name} ({where})")
+            for b in body:
+                print(b)
+            return
+        from rich.text import Text
+
+        self.console.print(Text.assemble((word, "bold green" if v.passed else "bold red"), f" {doc.name} ",
+                                         (f"({where})", "dim")))
+        for b in body:
+            # soft wrapping off: long lines fold at the terminal's width, indented
+            self.console.print(Text(b), overflow="fold")
+
+    def summary(self, text: str, failed: int) -> None:
+        if self.console is None:
+            print(text)
+        else:
+            self.console.print(text, style="bold red" if failed else "bold green")
 
 
 def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
@@ -203,7 +306,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run cases and print each case's actual results")
     r.add_argument("files", nargs="+", help="case files or directories")
-    r.add_argument("--json", action="store_true", help="print a JSON report")
+    r.add_argument("--json", action="store_true",
+                   help="print a JSON report (failing cases with their expected values and the differences)")
+    r.add_argument("-q", "--quiet", action="store_true", help="print only the failing cases and the summary")
+    r.add_argument("-k", dest="keyword", metavar="EXPR",
+                   help="run only the cases whose name or tags match the expression, as pytest -k "
+                        "('web and not slow')")
+    r.add_argument("--case", action="append", metavar="NAME", help="run only the case of this name (repeatable)")
     r.add_argument("--update", action="store_true",
                    help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
     r.set_defaults(func=cmd_run)

@@ -16,6 +16,7 @@ cannot be read fails alone: the other documents of its file still load.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -442,11 +443,43 @@ def expected_error(doc: CaseDoc) -> str | None:
     return None
 
 
+# directories pytest does not recurse into by default (norecursedirs), and virtualenvs
+_SKIP_DIRS = ("build", "dist", "node_modules", "venv", "CVS", "_darcs", "{arch}", "__pycache__")
+_CASE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _skipped_dir(d: Path) -> bool:
+    name = d.name
+    return (name.startswith(".") or name in _SKIP_DIRS or name.endswith(".egg")
+            or (d / "pyvenv.cfg").is_file() or (d / "conda-meta").is_dir())
+
+
+def _walk(root: Path) -> list[Path]:
+    """The candidate case files under a directory, as pytest collects them: dot
+    directories, virtualenvs, node_modules, build output are not entered."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d))
+        out += [here / f for f in sorted(filenames) if f.endswith(_CASE_SUFFIXES) and not f.startswith(".")]
+    return out
+
+
 def collect(paths: list[str]) -> list[FileResult]:
+    """The case files of ``paths``. A file named on the command line is always read; in a
+    directory, only files that mention a case (as the pytest plugin collects them), so
+    other YAML and JSON (Helm templates, package.json) is not reported as invalid."""
     out = []
     for p in paths:
         pp = Path(p)
-        files = sorted(x for x in pp.rglob("*") if x.suffix in (".yaml", ".yml", ".json")) if pp.is_dir() else [pp]
-        for f in files:
-            out.append(read_file(f))
+        if not pp.is_dir():
+            out.append(read_file(pp))
+            continue
+        for f in _walk(pp):
+            try:
+                head = f.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if mentions_case(head):
+                out.append(read_file(f))
     return out

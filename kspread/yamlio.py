@@ -437,6 +437,10 @@ def yaml_error(e: BaseException, file: str | None, text: str | None = None) -> C
     context = getattr(e, "context", None)
     pline = _mark_line(getattr(e, "problem_mark", None))
     cline = _mark_line(getattr(e, "context_mark", None))
+    if problem is not None and "exceeded maximum nesting depth" in str(problem):
+        # libyaml's own depth limit (0.2.5+), met before kspread's composer counts
+        return CaseError(f"invalid YAML: the data nests more than {MAX_DEPTH} levels deep", file=file,
+                         line=pline or cline)
     if problem is None:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         pos = getattr(e, "position", None)

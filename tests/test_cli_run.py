@@ -1,0 +1,117 @@
+"""kspread run and validate as a user drives them: selection, quiet mode, the summary
+line, the JSON report, colour on a terminal, and directory walking like pytest's."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from kspread.cli import main as cli_main
+
+CASES = """apiVersion: kspread/v1
+kind: Case
+name: web-fast
+tags: [smoke]
+profile: {filter: [NodeUnschedulable]}
+nodes: [n1]
+pod: {name: p}
+expect: {feasible: [n1]}
+---
+apiVersion: kspread/v1
+kind: Case
+name: web-slow
+profile: {filter: [NodeUnschedulable]}
+nodes: [n1]
+pod: {name: p}
+expect: {feasible: []}
+---
+apiVersion: kspread/v1
+kind: Case
+name: db
+profile: {filter: [NodeUnschedulable]}
+nodes: [n1]
+pod: {name: p}
+expect: {feasible: [n1]}
+"""
+
+
+@pytest.fixture
+def cases(tmp_path):
+    p = tmp_path / "cases.yaml"
+    p.write_text(CASES, encoding="utf-8")
+    return str(p)
+
+
+def test_summary_line_and_quiet(cases, capsys):
+    assert cli_main(["run", cases]) == 1
+    out = capsys.readouterr().out
+    assert out.count("PASS ") == 2 and out.count("FAIL ") == 1
+    assert out.splitlines()[-1] == "2 passed, 1 failed"
+    assert cli_main(["run", "-q", cases]) == 1
+    out = capsys.readouterr().out
+    assert "PASS" not in out and out.startswith("FAIL web-slow (")
+    assert out.splitlines()[-1] == "2 passed, 1 failed"
+
+
+def test_keyword_expression_and_case_names(cases, capsys):
+    assert cli_main(["run", "-k", "web and not slow", cases]) == 0
+    out = capsys.readouterr().out
+    assert "PASS web-fast" in out and "db" not in out
+    assert out.splitlines()[-1] == "1 passed, 0 failed, 2 deselected"
+    assert cli_main(["run", "-q", "-k", "smoke or db", cases]) == 0  # tags match too
+    assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed, 1 deselected"
+    assert cli_main(["run", "--case", "db", "--case", "web-slow", "-q", cases]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 1 failed, 1 deselected"
+    assert cli_main(["run", "--case", "nope", cases]) == 1
+    assert capsys.readouterr().err == "kspread: no case selected (3 deselected)\n"
+
+
+def test_bad_keyword_expression_is_a_message(cases, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli_main(["run", "-k", "web and", cases])
+    assert str(e.value).startswith("kspread run: -k 'web and': ")
+
+
+def test_json_report_has_expected_and_differences_of_failing_cases(cases, capsys):
+    assert cli_main(["run", "--json", cases]) == 1
+    cap = capsys.readouterr()
+    report = {e["name"]: e for e in json.loads(cap.out)}
+    assert "expected" not in report["db"] and "differences" not in report["db"]
+    assert report["web-slow"]["expected"] == {"feasible": []}
+    assert report["web-slow"]["differences"] == [{"key": "feasible", "what": "nodes", "expected": [],
+                                                  "actual": ["n1"]}]
+    assert cap.err == "2 passed, 1 failed\n"
+
+
+def test_colour_on_a_terminal_plain_otherwise(cases, capsys, monkeypatch):
+    assert cli_main(["run", cases]) == 1
+    assert "\x1b[" not in capsys.readouterr().out
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert cli_main(["run", cases]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b[1;32mPASS\x1b[0m" in out and "\x1b[1;31mFAIL\x1b[0m" in out
+
+
+def test_directories_are_walked_as_pytest_collects_them(tmp_path, capsys):
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "c.yaml").write_text(CASES, encoding="utf-8")
+    for junk in ("node_modules/pkg/package.json", ".venv/lib/x.yaml", "venv2/pyvenv.cfg", "venv2/lib/y.yaml",
+                 ".git/config.yaml", "build/out.yaml"):
+        f = tmp_path / junk
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("{ not: [valid", encoding="utf-8")
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "templates" / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: {{ .Release.Name }}}\n", encoding="utf-8")
+    (tmp_path / "package.json").write_text('{"name": "x"', encoding="utf-8")
+    assert cli_main(["validate", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == "3 case(s) checked, 0 invalid\n"
+    assert cli_main(["run", "-q", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 1 failed"
+    # a file named on the command line is always read
+    assert cli_main(["validate", str(tmp_path / "package.json")]) == 1
