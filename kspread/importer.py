@@ -834,7 +834,7 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     (atomically; an existing file only with ``force``). ``pod`` (``ns/name``) makes that
     pending pod of the dump the incoming pod; ``pending`` makes every pending pod a
     ``schedule`` sequence. Raises ImportFailed."""
-    from kspread.update import write_atomic
+    from kspread.files import write_atomic
     from kspread.versions import NEWEST_MINOR, parse_version
 
     warn = warn or _stderr_warn
