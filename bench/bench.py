@@ -122,10 +122,10 @@ def _peak_mb() -> float:
 
 
 def worker(spec: dict) -> dict:
-    from kspread.loader import load_case, read_file
+    from kspread.format.loader import load_case, read_file
 
     try:
-        from kspread.scheduler import run_case
+        from kspread.engine.scheduler import run_case
     except ImportError:  # pragma: no cover - after the engine moves to its own package
         from kspread.engine.scheduler import run_case  # type: ignore[no-redef]
 

@@ -30,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kspread.case import build_case
-from kspread.framework.profile import default_plugins
-from kspread.scheduler import run_case
-from kspread.versions import make_version
+from kspread.format.case import build_case
+from kspread.engine.framework.profile import default_plugins
+from kspread.engine.scheduler import run_case
+from kspread.engine.versions import make_version
 
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity"]

@@ -1,5 +1,5 @@
 import sys
 
-from kspread.cli import main
+from kspread.workflow.cli import main
 
 sys.exit(main())

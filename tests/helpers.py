@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from kspread.loader import read_file
-from kspread.runner import check
+from kspread.format.loader import read_file
+from kspread.workflow.runner import check
 
 HEADER = "apiVersion: kspread/v1\nkind: Case\n"
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from kspread.loader import read_file
+from kspread.format.loader import read_file
 from tests.helpers import verdict, write_case
 
 BASE = """

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from importlib.metadata import version
 
-from kspread.cli import main as cli_main
+from kspread.workflow.cli import main as cli_main
 
 def test_version(capsys):
     try:

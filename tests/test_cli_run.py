@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from kspread.cli import main as cli_main
+from kspread.workflow.cli import main as cli_main
 
 CASES = """apiVersion: kspread/v1
 kind: Case

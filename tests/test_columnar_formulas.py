@@ -10,9 +10,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kspread.plugins.interpodaffinity import normalize_score_array
-from kspread.plugins.nodematch import default_normalize_scores
-from kspread.plugins.resource_allocation import (
+from kspread.engine.plugins.interpodaffinity import normalize_score_array
+from kspread.engine.plugins.nodematch import default_normalize_scores
+from kspread.engine.plugins.resource_allocation import (
     ShapePoint,
     UsageColumn,
     balanced_std_scores,

@@ -3,9 +3,9 @@ whose allocatable omits pods."""
 
 import yaml
 
-from kspread.case import build_case
-from kspread.resources import node_non_zero_requests, pod_requests
-from kspread.runner import run_loaded
+from kspread.format.case import build_case
+from kspread.engine.resources import node_non_zero_requests, pod_requests
+from kspread.workflow.runner import run_loaded
 
 
 def _case(doc: str):

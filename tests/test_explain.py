@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from kspread.case import build_case
-from kspread.explain import CycleExplanation, explain_cycle, explain_cycles, explain_run
-from kspread.framework.status import Code, Status
-from kspread.model import Pod
-from kspread.plugins.defaultpreemption import pick_one_node_steps
-from kspread.scheduler import CycleResult, run_case
-from kspread.versions import Version
+from kspread.format.case import build_case
+from kspread.workflow.explain import CycleExplanation, explain_cycle, explain_cycles, explain_run
+from kspread.engine.framework.status import Code, Status
+from kspread.engine.model import Pod
+from kspread.engine.plugins.defaultpreemption import pick_one_node_steps
+from kspread.engine.scheduler import CycleResult, run_case
+from kspread.engine.versions import Version
 from tests.helpers import verdict, write_case
 
 FIT = {"filter": ["NodeResourcesFit"], "postFilter": ["DefaultPreemption"]}
@@ -418,7 +418,7 @@ def test_pytest_failure_report_explains_the_preemption(pytester):
 
 
 def test_failure_report_says_when_the_rerun_differs(tmp_path):
-    from kspread.explain import explain_failure
+    from kspread.workflow.explain import explain_failure
 
     v = verdict(tmp_path, FAILING)
     outcome = v.outcome

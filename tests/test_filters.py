@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from kspread.labels import Requirement
-from kspread.model import Affinity, Node, NodeAffinity, NodeSelectorTerm, Pod, Taint, Toleration
-from kspread.plugins import nodeaffinity, nodename, tainttoleration
-from kspread.plugins.nodematch import (
+from kspread.engine.labels import Requirement
+from kspread.engine.model import Affinity, Node, NodeAffinity, NodeSelectorTerm, Pod, Taint, Toleration
+from kspread.engine.plugins import nodeaffinity, nodename, tainttoleration
+from kspread.engine.plugins.nodematch import (
     do_not_schedule_taints,
     find_untolerated_taint,
     required_node_affinity_matches,
     term_matches,
     toleration_tolerates,
 )
-from kspread.versions import Version
+from kspread.engine.versions import Version
 
 
 def _node(name="n1", labels=None, taints=()):
@@ -159,7 +159,7 @@ def test_node_name_reasons_and_filter():
         version = Version(21)
 
     pl = nodename.NodeName({}, _H())
-    from kspread.snapshot import NodeInfo, SelectorCache
+    from kspread.engine.snapshot import NodeInfo, SelectorCache
 
     info = NodeInfo(_node("n1"), Version(21), SelectorCache())
     st = pl.filter(None, Pod("p", node_name="n2"), info)
@@ -170,8 +170,8 @@ def test_node_name_reasons_and_filter():
 
 
 def test_node_unschedulable_plugin():
-    from kspread.plugins.nodeunschedulable import NodeUnschedulable
-    from kspread.snapshot import NodeInfo, SelectorCache
+    from kspread.engine.plugins.nodeunschedulable import NodeUnschedulable
+    from kspread.engine.snapshot import NodeInfo, SelectorCache
 
     class _H:
         version = Version(24)

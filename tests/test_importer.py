@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kspread import importer
-from kspread.cli import main as cli_main
-from kspread.loader import load_case, read_file
-from kspread.runner import check
+from kspread.format import importer
+from kspread.workflow.cli import main as cli_main
+from kspread.format.loader import load_case, read_file
+from kspread.workflow.runner import check
 
 # A small cluster as `kubectl get nodes,pods,services,replicationcontrollers,replicasets,
 # statefulsets,poddisruptionbudgets,priorityclasses -A -o yaml` prints it (plus a Deployment,

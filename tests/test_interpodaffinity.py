@@ -8,15 +8,15 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from kspread.case import build_case
-from kspread.framework.interface import NodeScore
-from kspread.framework.status import Code, CycleState
-from kspread.labels import EVERYTHING, LabelSelector, Requirement
-from kspread.model import Affinity, Node, Pod, PodAffinityRules, PodAffinityTerm, WeightedPodAffinityTerm
-from kspread.plugins import interpodaffinity as ipa
-from kspread.runner import run_loaded
-from kspread.snapshot import NodeInfo, SelectorCache, Snapshot
-from kspread.versions import Version
+from kspread.format.case import build_case
+from kspread.engine.framework.interface import NodeScore
+from kspread.engine.framework.status import Code, CycleState
+from kspread.engine.labels import EVERYTHING, LabelSelector, Requirement
+from kspread.engine.model import Affinity, Node, Pod, PodAffinityRules, PodAffinityTerm, WeightedPodAffinityTerm
+from kspread.engine.plugins import interpodaffinity as ipa
+from kspread.workflow.runner import run_loaded
+from kspread.engine.snapshot import NodeInfo, SelectorCache, Snapshot
+from kspread.engine.versions import Version
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -256,7 +256,7 @@ pod:
   labels: {{app: web}}
   affinity: {pod_affinity or "{}"}
 """), "t")
-    from kspread.scheduler import Scheduler
+    from kspread.engine.scheduler import Scheduler
 
     sched = Scheduler(case)
     plugin = sched.framework.plugin("InterPodAffinity")

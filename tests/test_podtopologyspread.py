@@ -7,12 +7,12 @@ import math
 import pytest
 import yaml
 
-from kspread.case import build_case
+from kspread.format.case import build_case
 from kspread.errors import CaseError
-from kspread.framework.interface import NodeScore
-from kspread.labels import EVERYTHING, NOTHING, Requirement, Selector
-from kspread.model import TopologySpreadConstraint
-from kspread.plugins.podtopologyspread import (
+from kspread.engine.framework.interface import NodeScore
+from kspread.engine.labels import EVERYTHING, NOTHING, Requirement, Selector
+from kspread.engine.model import TopologySpreadConstraint
+from kspread.engine.plugins.podtopologyspread import (
     SYSTEM_DEFAULT_CONSTRAINTS,
     CriticalPaths,
     filter_constraints,
@@ -24,8 +24,8 @@ from kspread.plugins.podtopologyspread import (
     score_for_count,
     topology_normalizing_weight,
 )
-from kspread.runner import run_loaded
-from kspread.versions import Version
+from kspread.workflow.runner import run_loaded
+from kspread.engine.versions import Version
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -140,7 +140,7 @@ def _tsc(**kw):
 
 
 def test_match_label_keys_gate():
-    from kspread.labels import LabelSelector
+    from kspread.engine.labels import LabelSelector
 
     c = _tsc(label_selector=LabelSelector((("app", "web"),)), match_label_keys=("hash", "missing"))
     on = filter_constraints([c], {"app": "web", "hash": "v2"}, "DoNotSchedule", Version(27))[0]
@@ -236,7 +236,7 @@ def test_feature_gate_defaults():
 
 
 def test_node_inclusion_gate_is_still_known_in_newest():
-    from kspread.versions import make_version
+    from kspread.engine.versions import make_version
 
     with pytest.raises(CaseError, match="locked"):
         make_version("1.37", {"NodeInclusionPolicyInPodTopologySpread": False})
@@ -367,8 +367,8 @@ pod:
 
 def test_remove_and_add_pod_update_counts_and_min():
     """PreFilterExtensions on a cloned state, as the preemption dry run uses them."""
-    from kspread.framework.status import CycleState
-    from kspread.scheduler import Scheduler
+    from kspread.engine.framework.status import CycleState
+    from kspread.engine.scheduler import Scheduler
 
     doc = f"""
 version: "1.24"

@@ -6,17 +6,17 @@ from typing import Any
 
 import pytest
 
-from kspread.case import build_case
-from kspread.framework.status import Code
-from kspread.labels import LabelSelector
-from kspread.model import Pod, PodDisruptionBudget
-from kspread.plugins.defaultpreemption import (
+from kspread.format.case import build_case
+from kspread.engine.framework.status import Code
+from kspread.engine.labels import LabelSelector
+from kspread.engine.model import Pod, PodDisruptionBudget
+from kspread.engine.plugins.defaultpreemption import (
     filter_pods_with_pdb_violation,
     num_candidates,
     pick_one_node_for_preemption,
 )
-from kspread.scheduler import run_case
-from kspread.versions import Version
+from kspread.engine.scheduler import run_case
+from kspread.engine.versions import Version
 
 FIT = {"filter": ["NodeResourcesFit"], "postFilter": ["DefaultPreemption"]}
 
@@ -104,7 +104,7 @@ def test_pick_one_node_each_criterion():
 def test_pick_zero_victims_by_version():
     cands = {"a": (_pods(10), 0), "b": ([], 0), "c": ([], 0)}
     assert pick_one_node_for_preemption(cands, Version(18)) == ["b", "c"]
-    from kspread.framework.status import SchedulingError
+    from kspread.engine.framework.status import SchedulingError
     with pytest.raises(SchedulingError, match="index out of range"):
         pick_one_node_for_preemption(cands, Version(20))
 

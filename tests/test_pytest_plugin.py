@@ -66,7 +66,7 @@ def test_wrong_expectation_shows_a_table_without_traceback(pytester):
         "deepdiff: *values changed*",
     ])
     assert "Traceback" not in out
-    assert "kspread/runner.py" not in out
+    assert "kspread/workflow/runner.py" not in out
 
 
 def test_keyword_and_marker_selection(pytester):

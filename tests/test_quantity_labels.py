@@ -3,7 +3,7 @@ from fractions import Fraction
 import pytest
 
 from kspread.errors import CaseError
-from kspread.labels import (
+from kspread.engine.labels import (
     EVERYTHING,
     NOTHING,
     LabelSelector,
@@ -12,7 +12,7 @@ from kspread.labels import (
     parse_label_selector,
     selector_from_set,
 )
-from kspread.quantity import QuantityError, parse_quantity, resource_amount
+from kspread.engine.quantity import QuantityError, parse_quantity, resource_amount
 
 
 @pytest.mark.parametrize("raw,want", [

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from kspread.errors import CaseError
-from kspread.framework.profile import default_plugins
-from kspread.model import Container, ContainerPort, Node, Pod
-from kspread.plugins.imagelocality import calculate_priority, normalized_image_name, scaled_image_score
-from kspread.plugins.nodeports import check_conflict
-from kspread.plugins.resource_allocation import (
+from kspread.engine.framework.profile import default_plugins
+from kspread.engine.model import Container, ContainerPort, Node, Pod
+from kspread.engine.plugins.imagelocality import calculate_priority, normalized_image_name, scaled_image_score
+from kspread.engine.plugins.nodeports import check_conflict
+from kspread.engine.plugins.resource_allocation import (
     ShapePoint,
     Usage,
     balanced_change_score,
@@ -24,10 +24,10 @@ from kspread.plugins.resource_allocation import (
     parse_shape,
     rtcr_resource_score,
 )
-from kspread.plugins.volumes import reject_volumes
-from kspread.resources import DEFAULT_MEMORY_REQUEST, node_non_zero_requests, scoring_requests
-from kspread.snapshot import NodeInfo, SelectorCache
-from kspread.versions import Version
+from kspread.engine.plugins.volumes import reject_volumes
+from kspread.engine.resources import DEFAULT_MEMORY_REQUEST, node_non_zero_requests, scoring_requests
+from kspread.engine.snapshot import NodeInfo, SelectorCache
+from kspread.engine.versions import Version
 
 Mi = 1024 * 1024
 

@@ -5,9 +5,9 @@ where the next cycle starts."""
 
 import yaml
 
-from kspread.case import build_case
-from kspread.runner import run_loaded
-from kspread.scheduler import Scheduler, run_case
+from kspread.format.case import build_case
+from kspread.workflow.runner import run_loaded
+from kspread.engine.scheduler import Scheduler, run_case
 
 NODES_120 = "[" + ", ".join(f"n{i}" for i in range(1, 121)) + "]"
 
@@ -115,7 +115,7 @@ expect:
 
 
 def test_explain_says_why_a_feasible_node_was_not_searched(capsys):
-    from kspread.cli import main as cli_main
+    from kspread.workflow.cli import main as cli_main
 
     from pathlib import Path
 

@@ -1,10 +1,10 @@
 """SelectorSpread's formulas, pinned to exact integers."""
 
-from kspread.framework.interface import NodeScore
-from kspread.model import BETA_ZONE_LABEL, ZONE_LABEL, Node
-from kspread.plugins.helper import get_zone_key
-from kspread.plugins.selectorspread import spread_normalize
-from kspread.versions import Version
+from kspread.engine.framework.interface import NodeScore
+from kspread.engine.model import BETA_ZONE_LABEL, ZONE_LABEL, Node
+from kspread.engine.plugins.helper import get_zone_key
+from kspread.engine.plugins.selectorspread import spread_normalize
+from kspread.engine.versions import Version
 
 V124 = Version(24)
 V116 = Version(16)

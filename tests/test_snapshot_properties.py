@@ -4,10 +4,10 @@ of additions and removals."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kspread.labels import Requirement, Selector
-from kspread.model import Node, Pod
-from kspread.snapshot import Snapshot
-from kspread.versions import Version
+from kspread.engine.labels import Requirement, Selector
+from kspread.engine.model import Node, Pod
+from kspread.engine.snapshot import Snapshot
+from kspread.engine.versions import Version
 
 NODES = ["n1", "n2", "n3"]
 label_sets = st.dictionaries(st.sampled_from(["app", "tier"]), st.sampled_from(["a", "b"]), max_size=2)

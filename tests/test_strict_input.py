@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from kspread.cli import main
-from kspread.loader import read_file
-from kspread.runner import check
-from kspread.yamlio import MAX_DEPTH, load_strict, read_documents
+from kspread.workflow.cli import main
+from kspread.format.loader import read_file
+from kspread.workflow.runner import check
+from kspread.format.yamlio import MAX_DEPTH, load_strict, read_documents
 
 CASE = """\
 apiVersion: kspread/v1
@@ -477,7 +477,7 @@ def test_odd_shapes_before_validation_are_errors(tmp_path, pytester, body):
 def test_large_files_read_the_same(tmp_path, monkeypatch, extra, msg, fast):
     # past loader.FAST_YAML_THRESHOLD, where yaml-rs reads the file when it is installed
     if not fast:
-        monkeypatch.setattr("kspread.loader.yaml_rs", None)
+        monkeypatch.setattr("kspread.format.loader.yaml_rs", None)
     p = tmp_path / "c.yaml"
     p.write_text(case() + "description: " + "x" * (1 << 20) + "\n" + extra)
     v = check(load_one(p))

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from kspread.update import Update, UpdateError, apply_all, apply_file, check_update, plan
+from kspread.workflow.update import Update, UpdateError, apply_all, apply_file, check_update, plan
 
 SPREAD = """\
 apiVersion: kspread/v1

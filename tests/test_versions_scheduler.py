@@ -1,8 +1,8 @@
 import pytest
 
-from kspread.model import ZONE_LABEL, Node
-from kspread.scheduler import node_tree_order, num_feasible_nodes_to_find
-from kspread.versions import FEATURE_GATES, NEWEST_MINOR, OLDEST_MINOR, Version
+from kspread.engine.model import ZONE_LABEL, Node
+from kspread.engine.scheduler import node_tree_order, num_feasible_nodes_to_find
+from kspread.engine.versions import FEATURE_GATES, NEWEST_MINOR, OLDEST_MINOR, Version
 
 
 def test_scale_and_aggregation_flags():

@@ -1,0 +1,24 @@
+"""What a plugin may read: the snapshot, the listers, the version, the framework."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kspread.engine.listers import Listers
+from kspread.engine.model import Cluster
+from kspread.engine.snapshot import Nominator, Snapshot
+from kspread.engine.versions import Version
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kspread.engine.framework.runtime import Framework
+
+
+@dataclass
+class Handle:
+    version: Version
+    cluster: Cluster
+    snapshot: Snapshot
+    listers: Listers
+    nominator: Nominator = field(default_factory=Nominator)
+    framework: "Framework | None" = None

@@ -1,0 +1,187 @@
+"""Extension points of the scheduling framework, as upstream's framework/interface.go.
+
+A plugin is a class deriving from ``Plugin`` and from one mixin per extension
+point it implements. The runtime (``kspread.engine.framework.runtime``) discovers the
+extension points with ``isinstance``; plugins never call each other.
+
+Filter and Score run over the candidate nodes as a whole: ``filter_nodes`` gets a
+``NodeSet`` (columns over the nodes) and returns a ``Filtered`` (per node an index
+into a small table of statuses, 0 = Success); ``score_nodes`` returns an int64 array;
+``normalize_scores`` rewrites one. A plugin implements either the whole-set method or
+the one-node method (``filter`` / ``score`` / ``normalize_score``), never both: each
+extension point's default derives the one from the other, so every plugin has exactly
+one implementation, and a one-node call (explain, the preemption dry run, tests) runs
+the same code as the whole-set one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+from kspread.engine.framework.status import SUCCESS, CycleState, Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kspread.engine.framework.handle import Handle
+    from kspread.engine.model import Node, Pod
+    from kspread.engine.snapshot import NodeInfo, NodeSet
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+class Filtered:
+    """A Filter over a set of nodes: ``ids[i]`` indexes ``table`` (``table[0]`` is Success)."""
+
+    __slots__ = ("ids", "table", "raised")
+
+    def __init__(self, ids: np.ndarray, table: Sequence[Status], raised: dict | None = None) -> None:
+        self.ids = ids
+        self.table = table
+        # table index -> the SchedulingError a node's one-by-one filtering raised
+        self.raised = raised or {}
+
+    @staticmethod
+    def passing(n: int) -> "Filtered":
+        return Filtered(np.zeros(n, np.intp), (SUCCESS,))
+
+    @staticmethod
+    def where(failed: np.ndarray, status: Status) -> "Filtered":
+        """``status`` where ``failed`` (a bool array), Success elsewhere."""
+        return Filtered(failed.astype(np.intp), (SUCCESS, status))
+
+    def status(self, i: int) -> Status:
+        return self.table[int(self.ids[i])]
+
+
+def statuses_to_filtered(statuses: Sequence[Status]) -> Filtered:
+    """One status per node -> a Filtered (statuses interned by value)."""
+    index: dict[Status, int] = {SUCCESS: 0}
+    table: list[Status] = [SUCCESS]
+    ids = np.empty(len(statuses), np.intp)
+    for i, st in enumerate(statuses):
+        k = index.get(st)
+        if k is None:
+            k = index[st] = len(table)
+            table.append(st)
+        ids[i] = k
+    return Filtered(ids, table)
+
+
+class Plugin:
+    """Base of every plugin. ``name`` is the name the version's configuration uses."""
+
+    name: str = ""
+
+    def __init__(self, args: Mapping[str, Any], handle: "Handle", config_path: tuple = ()) -> None:
+        self.args = args
+        self.handle = handle
+        self.version = handle.version
+        self.config_path = config_path
+
+
+class PreFilterPlugin:
+    def pre_filter(self, state: CycleState, pod: "Pod") -> Status:
+        raise NotImplementedError
+
+    # PreFilterExtensions: keep PreFilter state right when the scheduler adds or
+    # removes pods (nominated pods, preemption dry runs). None: not implemented.
+    def add_pod(self, state: CycleState, pod: "Pod", added: "Pod", node_info: "NodeInfo") -> Status | None:
+        return None
+
+    def remove_pod(self, state: CycleState, pod: "Pod", removed: "Pod", node_info: "NodeInfo") -> Status | None:
+        return None
+
+    has_pre_filter_extensions = False
+
+
+class FilterPlugin:
+    def reads_only_columns(self, state: CycleState, pod: "Pod") -> bool:
+        """True when this cycle's Filter reads nothing of a node but the NodeSet's
+        columns and static node data (labels, taints, name, allocatable): it may then
+        run over nodes whose pods exist only as changes to the columns (the
+        preemption dry run)."""
+        return False
+
+    def filter_nodes(self, state: CycleState, pod: "Pod", nodes: "NodeSet") -> Filtered:
+        """Filter over the nodes; by default the one-node ``filter`` per node."""
+        if type(self).filter is FilterPlugin.filter:
+            raise NotImplementedError(f"{type(self).__name__} implements neither filter_nodes nor filter")
+        return statuses_to_filtered([self.filter(state, pod, info) for info in nodes.infos])
+
+    def filter(self, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> Status:
+        """Filter on one node; by default ``filter_nodes`` over that node alone."""
+        from kspread.engine.snapshot import NodeSet
+
+        return self.filter_nodes(state, pod, NodeSet.of(node_info)).status(0)
+
+
+class PostFilterPlugin:
+    def post_filter(self, state: CycleState, pod: "Pod", statuses: Mapping[str, Status]) -> tuple[Any, Status]:
+        raise NotImplementedError
+
+
+class PreScorePlugin:
+    def pre_score(self, state: CycleState, pod: "Pod", nodes: Sequence["Node"]) -> Status:
+        raise NotImplementedError
+
+
+class ScorePlugin:
+    def score_nodes(self, state: CycleState, pod: "Pod", nodes: "NodeSet") -> np.ndarray:
+        """Scores of the nodes (int64); by default the one-node ``score`` per node. A
+        non-success status raises ``SchedulingError`` (the runtime names the plugin)."""
+        if type(self).score is ScorePlugin.score:
+            raise NotImplementedError(f"{type(self).__name__} implements neither score_nodes nor score")
+        out = []
+        for name in nodes.names:
+            s, st = self.score(state, pod, name)
+            if not st.is_success():
+                raise ScoreFailed(st)
+            out.append(s)
+        return np.array(out, np.int64) if out else np.zeros(0, np.int64)
+
+    def score(self, state: CycleState, pod: "Pod", node_name: str) -> tuple[int, Status]:
+        """Score of one node; by default ``score_nodes`` over that node alone."""
+        snap = self.handle.snapshot  # type: ignore[attr-defined]
+        try:
+            one = snap.nodes(np.array([snap.position[node_name]]))
+            return int(self.score_nodes(state, pod, one)[0]), SUCCESS
+        except ScoreFailed as e:
+            return 0, e.status
+
+    # ScoreExtensions.NormalizeScore; plugins without one leave has_normalize False.
+    has_normalize = False
+
+    def normalize_scores(self, state: CycleState, pod: "Pod", names: Sequence[str],
+                         scores: np.ndarray) -> np.ndarray:
+        """NormalizeScore over the scores (in place or a new array); by default the
+        NodeScore-list ``normalize_score``."""
+        lst = [NodeScore(n, int(s)) for n, s in zip(names, scores)]
+        st = self.normalize_score(state, pod, lst)
+        if not st.is_success():
+            raise ScoreFailed(st)
+        return np.array([ns.score for ns in lst], np.int64) if lst else scores
+
+    def normalize_score(self, state: CycleState, pod: "Pod", scores: list[NodeScore]) -> Status:
+        """NormalizeScore over NodeScores; by default ``normalize_scores``."""
+        arr = np.array([ns.score for ns in scores], np.int64)
+        try:
+            out = self.normalize_scores(state, pod, [ns.name for ns in scores], arr)
+        except ScoreFailed as e:
+            return e.status
+        for ns, s in zip(scores, out):
+            ns.score = int(s)
+        return SUCCESS
+
+
+class ScoreFailed(Exception):
+    """A Score / NormalizeScore status other than Success, raised out of a whole-set call."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status

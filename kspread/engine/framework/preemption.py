@@ -1,0 +1,47 @@
+"""What preemption decides (upstream's framework/preemption): the outcome a PostFilter
+plugin such as DefaultPreemption returns to the scheduling cycle. It lives with the
+framework so that plugins and the cycle both import it from here, and no plugin
+imports the scheduler."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kspread.engine.framework.status import Status
+from kspread.engine.model import Pod
+
+
+@dataclass
+class PickStep:
+    """One criterion of pickOneNodeForPreemption: each node's value (as the criterion
+    reads it) for the nodes still in the running, and the nodes it kept."""
+
+    criterion: str
+    values: dict[str, Any]
+    kept: list[str]
+
+
+@dataclass
+class PreemptionOutcome:
+    """What PostFilter (DefaultPreemption) decided, and how (for explain)."""
+
+    nominated_node: str | None
+    victims: list[Pod] = field(default_factory=list)
+    candidates: dict[str, list[Pod]] = field(default_factory=dict)
+    # nodes that tie with nominated_node on every criterion (set-valued expectation)
+    tied_nodes: list[str] = field(default_factory=list)
+    # PostFilter asks to clear the pod's nominatedNodeName (NominatedNodeName "")
+    clear_nomination: bool = False
+    # how the dry run went: the potential nodes (not UnschedulableAndUnresolvable), in
+    # the order visited; each candidate's number of PDB-violating victims; the status
+    # of each visited node that did not become a candidate; the candidate limit
+    potential: list[str] = field(default_factory=list)
+    pdb_violations: dict[str, int] = field(default_factory=dict)
+    dry_run: dict[str, Status] = field(default_factory=dict)
+    max_candidates: int | None = None
+    # pickOneNodeForPreemption: the criteria that ran, in order, and the one that
+    # decided ("" when a single candidate needed no choice; "tie" when all ran and
+    # several nodes remain)
+    pick_steps: list[PickStep] = field(default_factory=list)
+    decided_by: str = ""

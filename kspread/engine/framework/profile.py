@@ -1,0 +1,167 @@
+"""Scheduler profiles: which plugins run at which extension point, with weights.
+
+A case's ``profile`` is the whole profile; without one the version's default
+profile (``default_profile``) applies, with upstream's weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kspread.errors import CaseError, PathT
+from kspread.engine.versions import Version
+
+
+@dataclass(frozen=True, slots=True)
+class PluginRef:
+    name: str
+    weight: int = 1
+    path: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Extender:
+    name: str
+    weight: int = 1
+    filter: frozenset[str] | None = None  # nodes kept; None: all
+    prioritize: Mapping[str, int] | None = None  # None: the extender does not prioritize
+
+
+@dataclass
+class Profile:
+    filter: list[PluginRef] = field(default_factory=list)
+    score: list[PluginRef] = field(default_factory=list)
+    post_filter: list[PluginRef] = field(default_factory=list)
+    plugin_config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    extenders: list[Extender] = field(default_factory=list)
+    # None: kspread's default, every node (100 %). 0 is upstream's adaptive value.
+    percentage_of_nodes_to_score: int | None = None
+    is_default: bool = False
+    # The fields below are set only by a profile read from a KubeSchedulerConfiguration
+    # (kspread.format.config.load_config); a case's own profile leaves them at their defaults.
+    # PreFilter / PreScore plugins in upstream's order. None: the PreFilter (PreScore) of
+    # each filter (score) plugin, in filter (score) order; load_config leaves None when the
+    # configured list is exactly that (the usual v1beta3/v1 case).
+    pre_filter: list[PluginRef] | None = None
+    pre_score: list[PluginRef] | None = None
+    # The extension points kspread does not run (preEnqueue, queueSort, reserve, permit,
+    # preBind, bind, postBind): point -> plugin names in order, for reporting only.
+    other_extension_points: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    scheduler_name: str | None = None
+    config_file: str | None = None  # the KubeSchedulerConfiguration file this came from
+
+
+def _refs(raw: Any, path: PathT, weighted: bool) -> list[PluginRef]:
+    out: list[PluginRef] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw or []):
+        p = (*path, i)
+        if isinstance(item, str):
+            name, weight = item, 1
+        else:
+            name = item["name"]
+            weight = item.get("weight", 1)
+            if not weighted and "weight" in item:
+                raise CaseError("a weight is only meaningful for score plugins", (*p, "weight"))
+        if name in seen:
+            raise CaseError(f"plugin {name!r} is listed twice", p, value=name)
+        seen.add(name)
+        out.append(PluginRef(name, weight, p))
+    return out
+
+
+def profile_from_case(raw: Mapping[str, Any], version: Version) -> Profile:
+    path = ("profile",)
+    extenders = []
+    for i, e in enumerate(raw.get("extenders") or []):
+        extenders.append(
+            Extender(
+                name=e["name"],
+                weight=e.get("weight", 1),
+                filter=frozenset(e["filter"]) if "filter" in e else None,
+                prioritize=dict(e["prioritize"]) if "prioritize" in e else None,
+            )
+        )
+    return Profile(
+        filter=_refs(raw.get("filter"), (*path, "filter"), False),
+        score=_refs(raw.get("score"), (*path, "score"), True),
+        post_filter=_refs(raw.get("postFilter"), (*path, "postFilter"), False),
+        plugin_config=dict(raw.get("pluginConfig") or {}),
+        extenders=extenders,
+        percentage_of_nodes_to_score=raw.get("percentageOfNodesToScore"),
+    )
+
+
+# Filter order of the legacy predicates (predicates.Ordering(), GeneralPredicates
+# = PodFitsResources, HostName, PodFitsHostPorts, PodMatchNodeSelector), of the 1.18
+# algorithm provider and of config API v1beta1 (1.19-1.21).
+_FILTERS_V1BETA1 = ("NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity",
+                    "VolumeRestrictions", "TaintToleration", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
+                    "AzureDiskLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity")
+# v1beta2 (1.22) and the MultiPoint order of v1beta3 (1.23-1.24) and v1 (1.25+).
+_FILTERS_V1BETA2 = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                    "NodeResourcesFit", "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
+                    "AzureDiskLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity")
+_CLOUD_VOLUME_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
+
+
+def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]:
+    """The default profile's filter plugins (in order) and score plugins with weights.
+
+    * 1.12-1.17: the DefaultProvider's predicates and priorities (algorithmprovider/
+      defaults), named as the 1.18 plugins: priorities SelectorSpread 1, InterPodAffinity 1,
+      LeastRequested 1, BalancedResourceAllocation 1, NodePreferAvoidPods 10000,
+      NodeAffinity 1, TaintToleration 1, ImageLocality 1; EvenPodsSpread (predicate and
+      priority, weight 1) when its gate is on (alpha 1.16-1.17);
+    * 1.18: the algorithm provider's plugins, PodTopologySpread weight 1 (EvenPodsSpread
+      beta, on);
+    * 1.19-1.21 (v1beta1): PodTopologySpread weight 2; SelectorSpread only while the
+      DefaultPodTopologySpread gate is off (always in 1.19, where it is alpha);
+    * 1.22 (v1beta2, the built-in default of 1.22): filters reordered cheapest first;
+      NodeResourcesFit scores in place of NodeResourcesLeastAllocated; NodePreferAvoidPods
+      deprecated and no longer a default (PR #99597; still in v1beta1's defaults);
+    * 1.23+ (v1beta3, v1 from 1.25; MultiPoint): TaintToleration 3, NodeAffinity 2,
+      NodeResourcesFit 1, VolumeBinding (scores 0; weight 1), PodTopologySpread 2,
+      InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1;
+      NodePreferAvoidPods dropped; EBSLimits, GCEPDLimits, AzureDiskLimits gone from
+      1.31; DynamicResources from 1.34 (DynamicResourceAllocation GA, on).
+    """
+    m = version.minor
+    spread_on = m >= 18 or (m >= 16 and version.gate("EvenPodsSpread"))
+    filters = list(_FILTERS_V1BETA1 if m <= 21 else _FILTERS_V1BETA2)
+    if not spread_on:
+        filters.remove("PodTopologySpread")
+    if m >= 31:
+        filters = [f for f in filters if f not in _CLOUD_VOLUME_LIMITS]
+    if m >= 34:
+        filters.append("DynamicResources")
+    selector_spread = m <= 19 or (m <= 25 and not version.gate("DefaultPodTopologySpread"))
+    score: list[tuple[str, int]]
+    if m <= 22:
+        score = [("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("InterPodAffinity", 1),
+                 ("NodeResourcesFit" if m >= 22 else "NodeResourcesLeastAllocated", 1), ("NodeAffinity", 1)]
+        if m <= 21:
+            score.append(("NodePreferAvoidPods", 10000))
+        score.append(("TaintToleration", 1))
+        if spread_on:
+            score.append(("PodTopologySpread", 2 if m >= 19 else 1))
+    else:
+        score = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
+                 ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
+                 ("ImageLocality", 1)]
+    if selector_spread:
+        score.append(("SelectorSpread", 1))
+    return filters, score
+
+
+def default_profile(version: Version) -> Profile:
+    """The default profile of ``version`` (``default_plugins``), with DefaultPreemption."""
+    path = ("profile", "(default)")
+    filters, score = default_plugins(version)
+    return Profile(
+        filter=[PluginRef(n, 1, path) for n in filters],
+        score=[PluginRef(n, w, path) for n, w in score],
+        post_filter=[PluginRef("DefaultPreemption", 1, path)],
+        is_default=True,
+    )

@@ -1,0 +1,455 @@
+"""The framework runtime: runs each extension point's plugins uniformly
+(framework/runtime/framework.go).
+
+Filter and Score run over the candidate nodes at once (``NodeSet`` columns): the
+filter plugins run in the profile's order, each over the nodes every earlier plugin
+let through, so each node ends with the status of the first plugin that rejected it,
+as upstream's per-node RunFilterPlugins gives. The one-node entry points
+(``run_filter_plugins``, ``run_filter_plugins_with_nominated_pods`` on a NodeInfo)
+run the same code over a one-node set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from kspread.errors import CaseError
+from kspread.engine.framework.handle import Handle
+from kspread.engine.framework.interface import (
+    Filtered,
+    FilterPlugin,
+    Plugin,
+    PostFilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreFailed,
+    ScorePlugin,
+)
+from kspread.engine.framework.profile import Profile
+from kspread.engine.framework.registry import resolve
+from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
+from kspread.engine.model import Node, Pod
+from kspread.engine.snapshot import NodeInfo, NodeSet
+
+
+@dataclass
+class ScoredPlugin:
+    plugin: Plugin
+    weight: int
+    label: str  # the name results are reported under (as the profile spells it)
+
+
+class ScoreTable:
+    """Per plugin and node: the Score result, the normalized score, and the weighted
+    score, kept as arrays over ``names`` (the scored nodes); ``raw``, ``normalized``
+    and ``weighted`` give them as plugin -> node -> score mappings when asked."""
+
+    def __init__(self, nodes: NodeSet | Sequence[str] = ()) -> None:
+        self._nodes = nodes
+        self._names: list[str] | None = None
+        self.arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            n = self._nodes
+            self._names = n.names if isinstance(n, NodeSet) else list(n)
+        return self._names
+
+    def add(self, label: str, raw: np.ndarray, normalized: np.ndarray, weighted: np.ndarray) -> None:
+        self.arrays[label] = (raw, normalized, weighted)
+
+    def _mapping(self, k: int) -> dict[str, dict[str, int]]:
+        return {label: dict(zip(self.names, a[k].tolist())) for label, a in self.arrays.items()}
+
+    @property
+    def raw(self) -> dict[str, dict[str, int]]:
+        return self._mapping(0)
+
+    @property
+    def normalized(self) -> dict[str, dict[str, int]]:
+        return self._mapping(1)
+
+    @property
+    def weighted(self) -> dict[str, dict[str, int]]:
+        return self._mapping(2)
+
+    def total(self) -> np.ndarray:
+        out = np.zeros(len(self._nodes), np.int64)
+        for a in self.arrays.values():
+            out += a[2]
+        return out
+
+
+class Framework:
+    def __init__(self, profile: Profile, handle: Handle) -> None:
+        self.profile = profile
+        self.handle = handle
+        self.version = handle.version
+        handle.framework = self
+        self._instances: dict[str, Plugin] = {}
+        self.filter_plugins: list[Plugin] = []
+        self.pre_filter_plugins: list[Plugin] = []
+        self.score_plugins: list[ScoredPlugin] = []
+        self.pre_score_plugins: list[Plugin] = []
+        self.post_filter_plugins: list[Plugin] = []
+        for ref in profile.filter:
+            p = self._instance(ref.name, ref.path)
+            if not isinstance(p, FilterPlugin):
+                raise CaseError(f"plugin {ref.name!r} has no Filter extension point", ref.path)
+            self.filter_plugins.append(p)
+            if isinstance(p, PreFilterPlugin):
+                self.pre_filter_plugins.append(p)
+        for ref in profile.score:
+            p = self._instance(ref.name, ref.path)
+            if not isinstance(p, ScorePlugin):
+                raise CaseError(f"plugin {ref.name!r} has no Score extension point", ref.path)
+            weight = ref.weight
+            if weight == 0:
+                if self.version.legacy_priorities:
+                    raise CaseError("a priority's weight must be positive", ref.path)
+                weight = 1  # the framework defaults an unset weight to 1
+            self.score_plugins.append(ScoredPlugin(p, weight, ref.name))
+            if isinstance(p, PreScorePlugin) and p not in self.pre_score_plugins:
+                self.pre_score_plugins.append(p)
+        if profile.pre_filter is not None:
+            self.pre_filter_plugins = self._ordered(profile.pre_filter, PreFilterPlugin, self.filter_plugins, "PreFilter")
+        if profile.pre_score is not None:
+            scored = [sp.plugin for sp in self.score_plugins]
+            self.pre_score_plugins = self._ordered(profile.pre_score, PreScorePlugin, scored, "PreScore")
+        for ref in profile.post_filter:
+            p = self._instance(ref.name, ref.path)
+            if not isinstance(p, PostFilterPlugin):
+                raise CaseError(f"plugin {ref.name!r} has no PostFilter extension point", ref.path)
+            self.post_filter_plugins.append(p)
+        for name in profile.plugin_config:
+            if name not in self._instances:
+                raise CaseError(
+                    f"pluginConfig for {name!r}, which the profile does not enable", ("profile", "pluginConfig", name)
+                )
+
+    def _instance(self, name: str, path: tuple) -> Plugin:
+        reg = resolve(name, self.version.minor, path)
+        key = reg.name
+        if key not in self._instances:
+            args = self.profile.plugin_config.get(name) or self.profile.plugin_config.get(key) or {}
+            self._instances[key] = reg.factory(args, self.handle, config_path=("profile", "pluginConfig", name))
+        return self._instances[key]
+
+    def _ordered(self, refs, mixin, users: list[Plugin], point: str) -> list[Plugin]:
+        """PreFilter / PreScore plugins in the configured order. A filter (score) plugin
+        the configuration does not list there still runs kspread's PreFilter (PreScore)
+        after the listed ones: kspread's plugins model each version's extension points
+        themselves, and their PreFilter/PreScore only prepare what Filter/Score read."""
+        out: list[Plugin] = []
+        for ref in refs:
+            p = self._instance(ref.name, ref.path)
+            if isinstance(p, mixin) and p not in out:
+                out.append(p)
+        for p in users:
+            if isinstance(p, mixin) and p not in out:
+                out.append(p)
+        return out
+
+    def plugin(self, name: str) -> Plugin | None:
+        return self._instances.get(name)
+
+    @property
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    # ---- filtering ------------------------------------------------------------------
+
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> Status:
+        for p in self.pre_filter_plugins:
+            st = p.pre_filter(state, pod)
+            if st.is_skip():
+                state.skip_filter_plugins.add(p.name)
+                continue
+            if not st.is_success():
+                if st.code == Code.ERROR:
+                    raise SchedulingError(f"running PreFilter plugin {p.name!r}: {st.message}", p.name)
+                return st.with_plugin(p.name)
+        return SUCCESS
+
+    def run_filter_plugins_on_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        """RunFilterPlugins over a set of nodes: per node the status of the first
+        filter plugin that does not pass it (with the plugin's name), else Success.
+        An Error status is returned like any other (``raise_first_error``)."""
+        n = len(nodes)
+        ids = np.zeros(n, np.intp)
+        table: list[Status] = [SUCCESS]
+        alive: np.ndarray | None = None  # positions still passing; None: all
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                continue
+            sub = nodes if alive is None else nodes.subset(alive)
+            if not len(sub):
+                break
+            res = p.filter_nodes(state, pod, sub)
+            failed = np.flatnonzero(res.ids)
+            if not len(failed):
+                continue
+            offset = len(table) - 1
+            table.extend(st.with_plugin(p.name) for st in res.table[1:])
+            where = failed if alive is None else alive[failed]
+            ids[where] = res.ids[failed] + offset
+            passing = np.flatnonzero(res.ids == 0)
+            alive = passing if alive is None else alive[passing]
+        return Filtered(ids, table)
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """RunFilterPlugins on one node; an Error status raises SchedulingError."""
+        st = self.run_filter_plugins_on_nodes(state, pod, NodeSet.of(node_info)).status(0)
+        raise_on_error(st)
+        return st
+
+    def run_pre_filter_add_pod(self, state: CycleState, pod: Pod, added: Pod, node_info: NodeInfo) -> None:
+        for p in self.pre_filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                continue
+            st = p.add_pod(state, pod, added, node_info)
+            if st is not None and not st.is_success():
+                raise SchedulingError(f"running AddPod on PreFilter plugin {p.name!r}: {st.message}", p.name)
+
+    def run_pre_filter_remove_pod(self, state: CycleState, pod: Pod, removed: Pod, node_info: NodeInfo) -> None:
+        for p in self.pre_filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                continue
+            st = p.remove_pod(state, pod, removed, node_info)
+            if st is not None and not st.is_success():
+                raise SchedulingError(f"running RemovePod on PreFilter plugin {p.name!r}: {st.message}", p.name)
+
+    def nominated_pods_for(self, pod: Pod, node_name: str) -> list[Pod]:
+        """The pods nominated to the node that the pod's filters must make room for:
+        equal or higher priority, other than the pod itself."""
+        return [p for p in self.handle.nominator.on_node(node_name)
+                if p.priority >= pod.priority and p.key != pod.key]
+
+    def run_filter_plugins_with_nominated_pods_on_nodes(self, state: CycleState, pod: Pod,
+                                                        nodes: NodeSet) -> Filtered:
+        """RunFilterPluginsWithNominatedPods over a set of nodes: nodes with pods of
+        equal or higher priority nominated to them are filtered one by one (with those
+        pods added, then without); the others all at once. A SchedulingError of a
+        one-by-one node is kept as an Error status."""
+        names = nodes.names if self.handle.nominator.has_any() else None
+        special: list[int] = []
+        nominated: list[list[Pod]] = []
+        if names is not None:
+            nominated_nodes = self.handle.nominator.nodes()
+            for i, name in enumerate(names):
+                if name in nominated_nodes:
+                    pods = self.nominated_pods_for(pod, name)
+                    if pods:
+                        special.append(i)
+                        nominated.append(pods)
+        if not special:
+            return self.run_filter_plugins_on_nodes(state, pod, nodes)
+        if self.pre_filter_state_is_shared(state):
+            # the nominated pods change no PreFilter state: filter the nodes with their
+            # nominated pods added all at once; a node must pass that and the plain run
+            plain = self.run_filter_plugins_on_nodes(state, pod, nodes)
+            infos = nodes.infos
+            added = []
+            for i, pods in zip(special, nominated):
+                info = infos[i].clone()
+                for p in pods:
+                    info.add_pod(_on_node(p, info.name))
+                added.append(info)
+            with_nominated = self.run_filter_plugins_on_nodes(state, pod, NodeSet.of(*added))
+            combined_ids = plain.ids.copy()
+            combined = list(plain.table)
+            offset = len(combined) - 1
+            combined.extend(with_nominated.table[1:])
+            for k, i in enumerate(special):
+                if with_nominated.ids[k]:
+                    combined_ids[i] = with_nominated.ids[k] + offset
+            return Filtered(combined_ids, combined)
+        special_set = set(special)
+        plain_pos = np.array([i for i in range(len(nodes)) if i not in special_set], np.intp)
+        ids = np.zeros(len(nodes), np.intp)
+        table: list[Status] = [SUCCESS]
+        if len(plain_pos):
+            res = self.run_filter_plugins_on_nodes(state, pod, nodes.subset(plain_pos))
+            table.extend(res.table[1:])
+            ids[plain_pos] = res.ids
+        infos = nodes.infos
+        index: dict[Status, int] = {}
+        raised: dict[int, SchedulingError] = {}
+        for i in special:
+            try:
+                st = self._filter_with_nominated(state, pod, infos[i])
+            except SchedulingError as e:
+                raised[len(table)] = e
+                ids[i] = len(table)
+                table.append(Status(Code.ERROR, (str(e),), e.plugin))
+                continue
+            if not st.is_success():
+                found = index.get(st)
+                if found is None:
+                    found = index[st] = len(table)
+                    table.append(st)
+                ids[i] = found
+        return Filtered(ids, table, raised)
+
+    def filters_read_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        """Every filter plugin that runs this cycle reads only columns
+        (``FilterPlugin.reads_only_columns``)."""
+        return all(p.name in state.skip_filter_plugins or p.reads_only_columns(state, pod)
+                   for p in self.filter_plugins)
+
+    def pre_filter_state_is_shared(self, state: CycleState) -> bool:
+        """No PreFilter plugin that runs this cycle keeps state that AddPod / RemovePod
+        change: the cycle state then holds for any node with pods added or removed, and
+        such nodes can be filtered together."""
+        return not any(p.has_pre_filter_extensions and p.name not in state.skip_filter_plugins
+                       for p in self.pre_filter_plugins)
+
+    def _filter_with_nominated(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        for pass_ in (0, 1):
+            s, info, added = state, node_info, False
+            if pass_ == 0:
+                nominated = self.nominated_pods_for(pod, node_info.name)
+                if nominated:
+                    s = state.clone()
+                    info = node_info.clone()
+                    for p in nominated:
+                        bound = _on_node(p, node_info.name)
+                        info.add_pod(bound)
+                        self.run_pre_filter_add_pod(s, pod, bound, info)
+                    added = True
+            st = self.run_filter_plugins(s, pod, info)
+            if not st.is_success():
+                return st
+            if pass_ == 0 and not added:
+                break
+        return SUCCESS
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status:
+        """Filters with the pods nominated to this node that have equal or higher
+        priority added first, then (if any were added) without them: both must pass.
+        An Error status raises SchedulingError."""
+        return self._filter_with_nominated(state, pod, node_info)
+
+    def filter_plugin_statuses(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, Status]]:
+        """For explain: every filter plugin's status on the node, where a cycle stops at
+        the first failure. As in ``run_filter_plugins_with_nominated_pods``, a plugin is
+        checked with the nominated pods added and, when that passes, without them; a
+        plugin PreFilter skipped reports Skip, an Error is reported, not raised. Valid
+        while the cluster, the nominator and ``state`` are as the cycle saw them."""
+        views = [(state, node_info)]
+        nominated = self.nominated_pods_for(pod, node_info.name)
+        if nominated:
+            s, info = state.clone(), node_info.clone()
+            for p in nominated:
+                bound = _on_node(p, node_info.name)
+                info.add_pod(bound)
+                self.run_pre_filter_add_pod(s, pod, bound, info)
+            views.insert(0, (s, info))
+        out: list[tuple[str, Status]] = []
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                out.append((p.name, Status(Code.SKIP, plugin=p.name)))
+                continue
+            st = SUCCESS
+            for s, info in views:
+                try:
+                    st = p.filter(s, pod, info)
+                except (SchedulingError, KeyError) as e:  # state a failed PreFilter never wrote
+                    st = Status(Code.ERROR, (str(e),))
+                if not st.is_success():
+                    break
+            out.append((p.name, st.with_plugin(p.name)))
+        return out
+
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]) -> tuple[Any, Status]:
+        last = Status(Code.UNSCHEDULABLE)
+        for p in self.post_filter_plugins:
+            result, st = p.post_filter(state, pod, statuses)
+            if st.is_success():
+                return result, st
+            if st.code == Code.ERROR:
+                raise SchedulingError(f"running PostFilter plugin {p.name!r}: {st.message}", p.name)
+            last = st
+        return None, last
+
+    # ---- scoring ----------------------------------------------------------------------
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> None:
+        for p in self.pre_score_plugins:
+            st = p.pre_score(state, pod, nodes)
+            if st.is_skip():
+                state.skip_score_plugins.add(p.name)
+                continue
+            if not st.is_success():
+                raise SchedulingError(f"running PreScore plugin {p.name!r}: {st.message}", p.name)
+
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeSet) -> ScoreTable:
+        """RunScorePlugins: Score over the nodes, NormalizeScore, the range check, weights."""
+        table = ScoreTable(nodes)
+        max_score = self.version.max_node_score
+        for sp in self.score_plugins:
+            p = sp.plugin
+            if p.name in state.skip_score_plugins:
+                continue
+            try:
+                raw = np.asarray(p.score_nodes(state, pod, nodes), np.int64)
+            except ScoreFailed as e:
+                msg = f"running Score plugin {p.name!r}: {e.status.message}"
+                raise SchedulingError(msg, p.name) from None
+            scores = raw
+            if p.has_normalize:
+                try:
+                    names = nodes.lazy_names()
+                    scores = np.asarray(p.normalize_scores(state, pod, names, raw.copy()), np.int64)
+                except ScoreFailed as e:
+                    raise SchedulingError(f"running NormalizeScore plugin {p.name!r}: {e.status.message}",
+                                          p.name) from None
+            if self.version.checks_score_range and len(scores):
+                bad = np.flatnonzero((scores > max_score) | (scores < 0))
+                if len(bad):
+                    raise SchedulingError(
+                        f"plugin {p.name!r} returns an invalid score {int(scores[bad[0]])}, it should in the "
+                        f"range of [0, {max_score}] after normalizing",
+                        p.name,
+                    )
+            table.add(sp.label, raw, scores, scores * sp.weight)
+        return table
+
+
+def raise_on_error(st: Status) -> None:
+    """Upstream aborts the cycle on a filter plugin's Error status."""
+    if st.code == Code.ERROR:
+        raise SchedulingError(f"running Filter plugin {st.plugin!r}: {st.message}", st.plugin)
+
+
+def first_error(res: Filtered, order: Sequence[int] | np.ndarray | None = None) -> int | None:
+    """The first node (a position in the set, looked for in ``order``, default the set's
+    order) whose status is an Error, or None."""
+    errs = [k for k, st in enumerate(res.table) if st.code == Code.ERROR]
+    if not errs:
+        return None
+    hit = np.isin(res.ids, errs)
+    if order is not None:
+        order = np.asarray(order, np.intp)
+        found = np.flatnonzero(hit[order])
+        return int(order[found[0]]) if len(found) else None
+    found = np.flatnonzero(hit)
+    return int(found[0]) if len(found) else None
+
+
+def raise_error_of(res: Filtered, i: int) -> None:
+    """Raise the SchedulingError of node ``i``'s Error status."""
+    k = int(res.ids[i])
+    if k in res.raised:
+        raise res.raised[k]
+    raise_on_error(res.table[k])
+
+
+def _on_node(pod: Pod, node_name: str) -> Pod:
+    from dataclasses import replace
+
+    return pod if pod.node_name == node_name else replace(pod, node_name=node_name)

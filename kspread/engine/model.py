@@ -1,0 +1,255 @@
+"""The cluster objects the scheduler reads, in the form kspread's plugins use.
+
+These are plain immutable values built once by ``kspread.format.case`` from a case file;
+the scheduling cycle never mutates them (a new placement makes a new ``Pod``
+with ``dataclasses.replace``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from kspread.engine.labels import LabelSelector, Requirement
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+BETA_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"
+BETA_REGION_LABEL = "failure-domain.beta.kubernetes.io/region"
+
+# Allocatable of a node whose case gives no ``allocatable``: cpu, memory and
+# ephemeral-storage are unlimited (a value no request reaches), pods is 110.
+UNLIMITED = 2**62
+DEFAULT_PODS = 110
+
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """``Toleration.ToleratesTaint``: see ``kspread.engine.plugins.nodematch.toleration_tolerates``,
+        the one implementation."""
+        from kspread.engine.plugins.nodematch import toleration_tolerates
+
+        return toleration_tolerates(self, taint)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    names: tuple[str, ...]
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Node:
+    name: str
+    labels: Mapping[str, str]
+    allocatable: Mapping[str, int]
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    images: tuple[ImageState, ...] = ()
+    index: int = 0  # position in the case's node order
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPort:
+    container_port: int
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    name: str
+    image: str = ""
+    requests: Mapping[str, int] = field(default_factory=dict)
+    ports: tuple[ContainerPort, ...] = ()
+    restartable: bool = False  # an init container with restartPolicy: Always (sidecar)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredSchedulingTerm:
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinity:
+    # None: no required terms; an empty tuple is a required section with no terms (matches nothing).
+    required: tuple[NodeSelectorTerm, ...] | None = None
+    preferred: tuple[PreferredSchedulingTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    label_selector: LabelSelector | None
+    namespaces: tuple[str, ...]
+    topology_key: str
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityRules:
+    required: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Affinity:
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinityRules | None = None
+    pod_anti_affinity: PodAffinityRules | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    kind: str
+    name: str
+    api_version: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Pod:
+    name: str
+    namespace: str = "default"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    node_name: str | None = None
+    priority: int = 0
+    priority_class_name: str = ""
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    overhead: Mapping[str, int] = field(default_factory=dict)
+    # spec.resources (pod-level resources, PodLevelResources gate): requests and limits
+    # as given; empty when the pod has none.
+    level_requests: Mapping[str, int] = field(default_factory=dict)
+    level_limits: Mapping[str, int] = field(default_factory=dict)
+    terminating: bool = False
+    # status.startTime as seconds since the epoch; None: not started (treated as "now").
+    start_time: float | None = None
+    nominated_node: str | None = None
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    affinity: Affinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    controller: OwnerRef | None = None
+    # True when the pod has a DisruptionTarget condition set by the scheduler's preemption.
+    preempted_by_scheduler: bool = False
+    uses_persistent_volumes: bool = False
+
+    @property
+    def key(self) -> str:
+        """How a case names the pod: bare in ``default``, ``namespace/name`` elsewhere."""
+        return self.name if self.namespace == "default" else f"{self.namespace}/{self.name}"
+
+
+def pod_key(namespace: str, name: str) -> str:
+    return name if namespace == "default" else f"{namespace}/{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    name: str
+    namespace: str
+    selector: Mapping[str, str] | None  # None: matches nothing
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationController:
+    name: str
+    namespace: str
+    selector: Mapping[str, str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaSet:
+    name: str
+    namespace: str
+    selector: LabelSelector | None
+
+
+@dataclass(frozen=True, slots=True)
+class StatefulSet:
+    name: str
+    namespace: str
+    selector: LabelSelector | None
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    name: str
+    namespace: str
+    selector: LabelSelector | None
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Cluster:
+    """Everything a case declares, after admission (priorities resolved)."""
+
+    nodes: list[Node]
+    pods: list[Pod]
+    services: list[Service] = field(default_factory=list)
+    replication_controllers: list[ReplicationController] = field(default_factory=list)
+    replica_sets: list[ReplicaSet] = field(default_factory=list)
+    stateful_sets: list[StatefulSet] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)

@@ -1,0 +1,89 @@
+"""Helpers shared by spreading plugins (framework/plugins/helper, pkg/util/node)."""
+
+from __future__ import annotations
+
+from kspread.engine.labels import EVERYTHING, Selector, as_selector, merge_sets, selector_from_set
+from kspread.engine.listers import Listers
+from kspread.engine.model import (
+    BETA_REGION_LABEL,
+    BETA_ZONE_LABEL,
+    REGION_LABEL,
+    ZONE_LABEL,
+    Node,
+    Pod,
+)
+from kspread.engine.versions import Version
+
+
+def get_zone_key(node: Node, version: Version) -> str:
+    """``utilnode.GetZoneKey``: "" for a node without zone and region, else
+    region + ":\\x00:" + zone. Beta labels only before 1.17; beta first, then the GA
+    label, from 1.17 (a present beta label wins even when empty)."""
+    labels = node.labels
+    if version.zone_key_reads_ga_labels:
+        zone = labels[BETA_ZONE_LABEL] if BETA_ZONE_LABEL in labels else labels.get(ZONE_LABEL, "")
+        region = labels[BETA_REGION_LABEL] if BETA_REGION_LABEL in labels else labels.get(REGION_LABEL, "")
+    else:
+        zone = labels.get(BETA_ZONE_LABEL, "")
+        region = labels.get(BETA_REGION_LABEL, "")
+    if not zone and not region:
+        return ""
+    return region + ":\x00:" + zone
+
+
+def _requirements_of(ls) -> tuple:
+    """``Selector.Requirements()`` of LabelSelectorAsSelector(ls); none when it is Nothing."""
+    sel = as_selector(ls)
+    return () if sel.nothing else sel.requirements
+
+
+def default_selector(pod: Pod, listers: Listers, version: Version) -> Selector:
+    """``helper.DefaultSelector``: the conjunction of the selectors of the pod's
+    Services and of its ReplicationController / ReplicaSet / StatefulSet.
+
+    Before 1.22 the controllers are every one in the namespace whose selector
+    matches the pod's labels; from 1.22 only the one named by the pod's controller
+    ownerReference (v1 ReplicationController, apps/v1 ReplicaSet or StatefulSet)."""
+    label_set: dict[str, str] = {}
+    for svc in listers.pod_services(pod):
+        label_set = merge_sets(label_set, svc.selector or {})
+    if not version.default_selector_by_owner_ref:
+        for rc in listers.pod_controllers(pod):
+            label_set = merge_sets(label_set, rc.selector or {})
+        selector = selector_from_set(label_set) if label_set else EVERYTHING
+        for rs in listers.pod_replica_sets(pod):
+            selector = selector.add(*_requirements_of(rs.selector))
+        for ss in listers.pod_stateful_sets(pod):
+            selector = selector.add(*_requirements_of(ss.selector))
+        return selector
+    selector = selector_from_set(label_set)
+    owner = pod.controller
+    if owner is None:
+        return selector
+    gvk = (owner.api_version, owner.kind)
+    if gvk == ("v1", "ReplicationController"):
+        rc = listers.rcs.get(pod.namespace, owner.name)
+        if rc is not None:
+            label_set = merge_sets(label_set, rc.selector or {})
+            selector = selector_from_set(label_set)
+    elif gvk == ("apps/v1", "ReplicaSet"):
+        rs = listers.rss.get(pod.namespace, owner.name)
+        if rs is not None:
+            selector = selector.add(*_requirements_of(rs.selector))
+    elif gvk == ("apps/v1", "StatefulSet"):
+        ss = listers.sss.get(pod.namespace, owner.name)
+        if ss is not None:
+            selector = selector.add(*_requirements_of(ss.selector))
+    return selector
+
+
+def legacy_selectors(pod: Pod, listers: Listers, services_only: bool = False) -> list[Selector]:
+    """``getSelectors`` of the priority functions up to 1.16: one selector per
+    matching Service, RC, ReplicaSet and StatefulSet, in that order."""
+    out = [selector_from_set(s.selector or {}) for s in listers.pod_services(pod)]
+    if services_only:
+        return out
+    out += [selector_from_set(rc.selector or {}) for rc in listers.pod_controllers(pod)]
+    out += [as_selector(rs.selector) for rs in listers.pod_replica_sets(pod)]
+    out += [as_selector(ss.selector) for ss in listers.pod_stateful_sets(pod)]
+    return out

@@ -1,0 +1,244 @@
+"""NodeAffinity, Filter: the node must match the pod's nodeSelector and required node
+affinity (framework/plugins/nodeaffinity; before 1.18 the MatchNodeSelector predicate).
+
+Score: the sum of the weights of the pod's preferred terms that the node matches (plus
+those of the ``addedAffinity`` arg), NormalizeScore ``max * s // maxScore`` (0..10 up to
+1.16, 0..100 from 1.17; NodeAffinityPriority up to 1.17). By version:
+
+* up to 1.20 a preferred term is matched on its matchExpressions only (matchFields
+  ignored, a term without expressions matches nothing); from 1.21 (component-helpers
+  nodeaffinity) as a whole node selector term (``preference_matches_whole_term``);
+* ``addedAffinity`` (NodeAffinityArgs) exists from 1.21 (``has_added_affinity``): its
+  required terms are a filter with the reason "node(s) didn't match scheduler-enforced
+  node affinity", checked before the pod's own, and its preferred terms add to the score;
+* from 1.28 PreScore returns Skip when the pod has no preferred terms and the arg adds
+  none (``pre_score_skips``): the plugin then scores nothing.
+
+Reason text by version (``err_reason``): "node(s) didn't match node selector" up to
+1.20, "node(s) didn't match Pod's node affinity" in 1.21, "node(s) didn't match Pod's
+node affinity/selector" from 1.22.
+
+From 1.25 (``prefilter_checks_name_conflict``) PreFilter rejects a pod whose required
+terms all select nodes by metadata.name and together name no node, with "pod
+affinity terms conflict" for every node. The PreFilterResult that restricts the
+search to the named nodes is not modelled: it changes only which reason the other
+nodes report.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from kspread.errors import CaseError
+from kspread.engine.framework.interface import (
+    FilterPlugin,
+    Filtered,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kspread.engine.framework.registry import register
+from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable
+from kspread.engine.labels import GT, IN, LABEL_SELECTOR_OPERATORS, LT, parse_selector_requirement
+from kspread.engine.model import Node, NodeSelectorTerm, Pod, PreferredSchedulingTerm
+from kspread.engine.plugins.nodematch import (
+    default_normalize_scores,
+    evaluate_by_selected_labels,
+    node_selector_matches,
+    preference_expressions_match,
+    required_node_affinity_matches,
+    term_matches,
+)
+from kspread.engine.snapshot import NodeSet
+from kspread.engine.versions import Version
+
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+PRE_SCORE_KEY = "PreScoreNodeAffinity"
+
+
+def err_reason(version: Version) -> str:
+    m = version.minor
+    if m <= 20:
+        return "node(s) didn't match node selector"
+    if m == 21:
+        return "node(s) didn't match Pod's node affinity"
+    return "node(s) didn't match Pod's node affinity/selector"
+
+
+def prefilter_checks_name_conflict(version: Version) -> bool:
+    return version.minor >= 25
+
+
+def preference_matches_whole_term(version: Version) -> bool:
+    """Preferred terms match on expressions and fields from 1.21; on matchExpressions
+    only up to 1.20."""
+    return version.minor >= 21
+
+
+def has_added_affinity(version: Version) -> bool:
+    """NodeAffinityArgs.addedAffinity exists from 1.21."""
+    return version.minor >= 21
+
+
+def pre_score_skips(version: Version) -> bool:
+    """From 1.28 (PR #117024) PreScore returns Skip when nothing can score."""
+    return version.minor >= 28
+
+
+def preferred_score(terms, node: Node, whole_term: bool) -> int:
+    """``PreferredSchedulingTerms.Score``: the summed weight of the matching terms;
+    terms of weight 0 never count."""
+    total = 0
+    for t in terms:
+        if t.weight == 0:
+            continue
+        ok = term_matches(t.preference, node) if whole_term else preference_expressions_match(t.preference, node)
+        if ok:
+            total += t.weight
+    return total
+
+
+def _parse_term(raw: Any, path: tuple) -> NodeSelectorTerm:
+    if not isinstance(raw, Mapping):
+        raise CaseError("a node selector term must be a mapping with matchExpressions/matchFields", path, value=raw)
+    for k in raw:
+        if k not in ("matchExpressions", "matchFields"):
+            raise CaseError(f"unknown field {k!r} in a node selector term", (*path, str(k)))
+    ops = (*LABEL_SELECTOR_OPERATORS, GT, LT)
+    exprs = tuple(parse_selector_requirement(e, [*path, "matchExpressions", i], ops)
+                  for i, e in enumerate(raw.get("matchExpressions") or []))
+    fields = tuple(parse_selector_requirement(e, [*path, "matchFields", i], ops)
+                   for i, e in enumerate(raw.get("matchFields") or []))
+    for i, f in enumerate(fields):
+        if f.key != "metadata.name":
+            raise CaseError("only metadata.name is supported in matchFields", (*path, "matchFields", i, "key"),
+                            value=f.key)
+    return NodeSelectorTerm(exprs, fields)
+
+
+def parse_added_affinity(raw: Any, path: tuple) -> tuple[tuple[NodeSelectorTerm, ...] | None,
+                                                         tuple[PreferredSchedulingTerm, ...]]:
+    """NodeAffinityArgs.addedAffinity, validated as ValidateNodeAffinityArgs does:
+    (required terms or None, preferred terms)."""
+    if not isinstance(raw, Mapping):
+        raise CaseError("addedAffinity must be a NodeAffinity mapping", path, value=raw)
+    req_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    for k in raw:
+        if k not in (req_key, pref_key):
+            raise CaseError(f"unknown field {k!r} in addedAffinity", (*path, str(k)))
+    required = None
+    if raw.get(req_key) is not None:
+        ns = raw[req_key]
+        if not isinstance(ns, Mapping) or set(ns) - {"nodeSelectorTerms"}:
+            raise CaseError("must be a node selector with nodeSelectorTerms", (*path, req_key), value=ns)
+        terms = ns.get("nodeSelectorTerms") or []
+        if not terms:
+            raise CaseError("must have at least one node selector term", (*path, req_key, "nodeSelectorTerms"))
+        required = tuple(_parse_term(t, (*path, req_key, "nodeSelectorTerms", i)) for i, t in enumerate(terms))
+    preferred = []
+    for i, p in enumerate(raw.get(pref_key) or []):
+        at = (*path, pref_key, i)
+        if not isinstance(p, Mapping) or set(p) - {"weight", "preference"}:
+            raise CaseError("a preferred term is {weight, preference}", at, value=p)
+        w = p.get("weight")
+        if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
+            raise CaseError("must be in the range 1-100", (*at, "weight"), value=w)
+        preferred.append(PreferredSchedulingTerm(w, _parse_term(p.get("preference") or {}, (*at, "preference"))))
+    return required, tuple(preferred)
+
+
+def required_node_names(pod: Pod) -> set[str] | None:
+    """The node names the required terms restrict the pod to through matchFields
+    metadata.name In (intersection within a term, union over terms); None when
+    some term does not restrict by name (every node stays eligible)."""
+    aff = pod.affinity
+    if aff is None or aff.node_affinity is None or not aff.node_affinity.required:
+        return None
+    names: set[str] = set()
+    for term in aff.node_affinity.required:
+        term_names: set[str] | None = None
+        for r in term.match_fields:
+            if r.key == "metadata.name" and r.op == IN:
+                vals = set(r.values)
+                term_names = vals if term_names is None else term_names & vals
+        if term_names is None:
+            return None
+        names |= term_names
+    return names
+
+
+@register("NodeAffinity")
+class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    has_normalize = True
+
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        self.added_required: tuple[NodeSelectorTerm, ...] | None = None
+        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = ()
+        for k in args or {}:
+            if k == "addedAffinity" and has_added_affinity(self.version):
+                continue
+            hint = " (addedAffinity exists from 1.21)" if k == "addedAffinity" else ""
+            raise CaseError(f"unknown field {k!r} in NodeAffinityArgs of {self.version}{hint}",
+                            (*config_path, str(k)))
+        if (args or {}).get("addedAffinity") is not None:
+            self.added_required, self.added_preferred = parse_added_affinity(
+                args["addedAffinity"], (*config_path, "addedAffinity"))
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        if prefilter_checks_name_conflict(self.version):
+            names = required_node_names(pod)
+            if names is not None and not names:
+                return unresolvable(ERR_REASON_CONFLICT)
+        return SUCCESS
+
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        """Evaluated once per distinct combination of the node's values of the label
+        keys the pod's (and the added) required affinity reads (and its name, when a
+        term selects by field)."""
+        aff = pod.affinity
+        required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
+        if self.added_required is None and required is None and not pod.node_selector:
+            return Filtered.passing(len(nodes))
+        table = [SUCCESS, unresolvable(ERR_REASON_ENFORCED), unresolvable(err_reason(self.version))]
+
+        def status_id(node: Node) -> int:
+            if self.added_required is not None and not node_selector_matches(self.added_required, node):
+                return 1
+            return 0 if required_node_affinity_matches(pod, node) else 2
+
+        terms = (self.added_required or (), required or ())
+        return Filtered(evaluate_by_selected_labels(nodes, pod.node_selector, terms, status_id), table)
+
+    # -- PreScore / Score / NormalizeScore
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        aff = pod.affinity
+        preferred = aff.node_affinity.preferred if aff is not None and aff.node_affinity is not None else ()
+        if pre_score_skips(self.version) and not preferred and not self.added_preferred:
+            return SKIP
+        state.write(PRE_SCORE_KEY, preferred)
+        return SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        """Once per distinct combination of the labels the preferred terms read."""
+        preferred = state.read(PRE_SCORE_KEY)
+        whole = preference_matches_whole_term(self.version)
+
+        def score(node: Node) -> int:
+            added = preferred_score(self.added_preferred, node, whole)
+            return added + preferred_score(preferred, node, whole)
+
+        terms = [t.preference for t in (*self.added_preferred, *preferred)]
+        return evaluate_by_selected_labels(nodes, {}, (terms,), score, np.int64)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_scores(self.version.max_node_score, False, scores)

@@ -1,0 +1,239 @@
+"""Matching a pod against a node: nodeSelector + required node affinity, and taint
+toleration. Shared by NodeAffinity, TaintToleration, NodeUnschedulable,
+PodTopologySpread (node inclusion policies) and preemption.
+
+Upstream: component-helpers/scheduling/corev1/nodeaffinity (GetRequiredNodeAffinity,
+NodeSelector.Match) and pkg/apis/core/v1/helper (TolerationsTolerateTaint,
+FindMatchingUntoleratedTaint); before the framework the same logic lived in
+predicates.PodMatchNodeSelector and PodToleratesNodeTaints.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+
+import numpy as np
+
+from kspread.engine.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement
+from kspread.engine.model import Node, NodeSelectorTerm, Pod, Taint, Toleration
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kspread.engine.snapshot import NodeSet
+
+NO_SCHEDULE = "NoSchedule"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+NO_EXECUTE = "NoExecute"
+
+# Go's strconv.ParseInt(s, 10, 64): optional sign, decimal digits only.
+_GO_INT = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _go_int(s: str) -> int | None:
+    if not _GO_INT.match(s):
+        return None
+    v = int(s)
+    if not -(2**63) <= v < 2**63:
+        return None
+    return v
+
+
+def _requirement_matches(r: Requirement, labels: Mapping[str, str]) -> bool:
+    """A node selector requirement (labels.Requirement semantics, Gt/Lt parse the
+    label value as a base-10 int64; a value that does not parse does not match)."""
+    op = r.op
+    if op == IN:
+        return r.key in labels and labels[r.key] in r.values
+    if op == NOT_IN:
+        return r.key not in labels or labels[r.key] not in r.values
+    if op == EXISTS:
+        return r.key in labels
+    if op == DOES_NOT_EXIST:
+        return r.key not in labels
+    if op in (GT, LT):
+        if r.key not in labels:
+            return False
+        have = _go_int(labels[r.key])
+        want = _go_int(r.values[0]) if len(r.values) == 1 else None
+        if have is None or want is None:
+            return False
+        return have > want if op == GT else have < want
+    return False
+
+
+def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
+    """One nodeSelectorTerm: its matchExpressions (on labels) AND its matchFields (on
+    metadata.name). A term with neither matches no node."""
+    if not term.match_expressions and not term.match_fields:
+        return False
+    labels = node.labels
+    for r in term.match_expressions:
+        if not _requirement_matches(r, labels):
+            return False
+    fields = {"metadata.name": node.name}
+    for r in term.match_fields:
+        if not _requirement_matches(r, fields):
+            return False
+    return True
+
+
+def node_selector_matches(terms: Iterable[NodeSelectorTerm], node: Node) -> bool:
+    """The terms are ORed; no terms at all match no node."""
+    return any(term_matches(t, node) for t in terms)
+
+
+_ABSENT = object()
+
+
+def evaluate_by_selected_labels(
+    nodes: "NodeSet",
+    node_selector: Mapping[str, str],
+    term_groups: Iterable[Iterable[NodeSelectorTerm]],
+    fn: Callable[[Node], int],
+    dtype=np.intp,
+) -> np.ndarray:
+    """``fn(node)`` for every node, where ``fn`` reads only the labels a nodeSelector and
+    node selector terms name (and the node's name when a term has matchFields): it runs
+    once per distinct combination of those values, on a node that carries just them."""
+    keys: set[str] = set(node_selector)
+    by_name = False
+    for terms in term_groups:
+        for term in terms:
+            keys.update(r.key for r in term.match_expressions)
+            by_name = by_name or bool(term.match_fields)
+    return evaluate_by_label_keys(nodes, keys, by_name, fn, dtype)
+
+
+def evaluate_by_label_keys(nodes: "NodeSet", keys: Iterable[str], by_name: bool, fn: Callable[[Node], int],
+                           dtype=np.intp) -> np.ndarray:
+    """``fn(node)`` for every node, where ``fn`` reads only the labels ``keys`` (and the
+    node's name when ``by_name``): it runs once per distinct combination of their values,
+    on a node that carries just them."""
+    key_list = tuple(sorted(set(keys)))
+
+    def view_of(node: Node) -> tuple:
+        labels = node.labels
+        return (tuple(labels.get(k, _ABSENT) for k in key_list), node.name if by_name else None)
+
+    def run(view: tuple) -> int:
+        values, name = view
+        return fn(Node(name or "", {k: v for k, v in zip(key_list, values) if v is not _ABSENT}, {}))
+
+    return nodes.evaluate(("labels", key_list, by_name), view_of, run, dtype)
+
+
+def required_node_affinity_matches_nodes(pod: Pod, nodes: "NodeSet") -> np.ndarray:
+    """``required_node_affinity_matches`` for every node (a bool array)."""
+    aff = pod.affinity
+    required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
+    if required is None and not pod.node_selector:
+        return np.ones(len(nodes), bool)
+    return evaluate_by_selected_labels(nodes, pod.node_selector, (required or (),),
+                                       lambda n: required_node_affinity_matches(pod, n), bool)
+
+
+def required_node_affinity_matches(pod: Pod, node: Node) -> bool:
+    """``GetRequiredNodeAffinity(pod).Match(node)``: the pod's nodeSelector (every
+    label equal) AND, when the pod has requiredDuringSchedulingIgnoredDuringExecution,
+    one of its terms."""
+    labels = node.labels
+    for k, v in pod.node_selector.items():
+        if k not in labels or labels[k] != v:
+            return False
+    aff = pod.affinity
+    if aff is not None and aff.node_affinity is not None and aff.node_affinity.required is not None:
+        return node_selector_matches(aff.node_affinity.required, node)
+    return True
+
+
+def canonical_int64(s: str) -> int | None:
+    """The value of ``s`` when it is a decimal integer in canonical form
+    (apimachinery ``content.IsDecimalInteger``: "0", or an optional "-" and a digit
+    1-9 followed by digits; no "+", no leading zero, no "-0") that fits in an int64
+    (``strconv.ParseInt(s, 10, 64)``); None otherwise."""
+    digits = s.removeprefix("-")
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    if digits[0] == "0" and (len(digits) > 1 or s.startswith("-")):
+        return None
+    v = int(s)
+    return v if -(2**63) <= v < 2**63 else None
+
+
+def toleration_tolerates(t: Toleration, taint: Taint) -> bool:
+    """``Toleration.ToleratesTaint``, the one toleration match of kspread: effect and
+    key must match when set; Exists matches any value, Equal (or empty) the same
+    value; Lt / Gt compare the taint's value with the toleration's as int64
+    (``taint < toleration`` for Lt, ``taint > toleration`` for Gt), and either value
+    not being a canonical decimal integer means no match. Any other operator
+    tolerates nothing.
+
+    Lt and Gt exist only with the TaintTolerationComparisonOperators gate (alpha from
+    1.35); without it the API server refuses them, and ``kspread.format.case`` refuses them
+    the same way, so a toleration that reaches this function with Lt / Gt is one the
+    gate admitted (upstream passes the gate here and answers no match when it is off,
+    which no kspread case can reach)."""
+    if t.effect and t.effect != taint.effect:
+        return False
+    if t.key and t.key != taint.key:
+        return False
+    op = t.operator
+    if op == "Exists":
+        return True
+    if op in ("", "Equal"):
+        return t.value == taint.value
+    if op in ("Lt", "Gt"):
+        want = canonical_int64(t.value)
+        have = canonical_int64(taint.value)
+        if want is None or have is None:
+            return False
+        return have < want if op == "Lt" else have > want
+    return False
+
+
+def tolerations_tolerate_taint(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+    return any(toleration_tolerates(t, taint) for t in tolerations)
+
+
+def do_not_schedule_taints(taint: Taint) -> bool:
+    """``helper.DoNotScheduleTaintsFilterFunc``: NoSchedule and NoExecute taints."""
+    return taint.effect in (NO_SCHEDULE, NO_EXECUTE)
+
+
+def find_untolerated_taint(
+    taints: Iterable[Taint], tolerations: Iterable[Toleration], include: Callable[[Taint], bool]
+) -> Taint | None:
+    """``FindMatchingUntoleratedTaint``: the first taint (node order) that ``include``
+    selects and no toleration tolerates; None when every such taint is tolerated."""
+    tols = tuple(tolerations)
+    for taint in taints:
+        if include(taint) and not tolerations_tolerate_taint(tols, taint):
+            return taint
+    return None
+
+
+def preference_expressions_match(term: NodeSelectorTerm, node: Node) -> bool:
+    """A preferred term as the scheduler matched it up to 1.20
+    (NodeSelectorRequirementsAsSelector over matchExpressions only): matchFields are
+    ignored and a term without expressions matches no node."""
+    if not term.match_expressions:
+        return False
+    return all(_requirement_matches(r, node.labels) for r in term.match_expressions)
+
+
+def default_normalize_scores(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
+    """``helper.DefaultNormalizeScore`` (``NormalizeReduce`` before the framework):
+    ``max * s // maxCount`` in int64, reversed as ``max - that`` when asked; when every
+    score is 0, all become 0 (or ``max`` when reversed)."""
+    max_count = max(int(scores.max()), 0) if len(scores) else 0
+    if max_count == 0:
+        return np.full(len(scores), max_priority, np.int64) if reverse else scores
+    s = max_priority * scores // max_count
+    return max_priority - s if reverse else s
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores) -> None:
+    """``default_normalize_scores`` over a list of NodeScores, in place."""
+    out = default_normalize_scores(max_priority, reverse, np.array([ns.score for ns in scores], np.int64))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v

@@ -1,0 +1,271 @@
+"""Resource scoring plugins: NodeResourcesLeastAllocated, NodeResourcesMostAllocated,
+RequestedToCapacityRatio (plugins 1.18-1.22, priority functions LeastRequestedPriority,
+MostRequestedPriority, RequestedToCapacityRatioPriority up to 1.17) and
+NodeResourcesBalancedAllocation (BalancedResourceAllocation up to 1.17), plus the
+scoring strategies NodeResourcesFit uses from 1.22 (``ScoringStrategy``).
+
+None has a NormalizeScore: the Score result is the final 0..MaxNodeScore score
+(0..10 before 1.17). The formulas and what each resource contributes are in
+``kspread.engine.plugins.resource_allocation``; what changed by version in
+``kspread.engine.versions.ResourceScoringFlags``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from kspread.errors import CaseError
+from kspread.engine.framework.interface import Plugin, PreScorePlugin, ScorePlugin
+from kspread.engine.framework.registry import register
+from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
+from kspread.engine.model import Node, Pod
+from kspread.engine.plugins.resource_allocation import (
+    DEFAULT_RESOURCES,
+    LEGACY_DEFAULT_SHAPE,
+    ResourceSpec,
+    ShapePoint,
+    UsageColumn,
+    balanced_change_scores,
+    balanced_legacies,
+    balanced_std_scores,
+    check_args,
+    least_requested_scores,
+    most_requested_scores,
+    parse_resources,
+    parse_shape,
+    pod_scoring_requests,
+    rtcr_combines,
+    rtcr_resource_scores,
+    scale_shape,
+    usage_columns,
+    weighted_averages,
+)
+from kspread.engine.snapshot import NodeSet
+from kspread.engine.versions import Version, resource_scoring
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+
+def rtcr_weighted(version: Version) -> bool:
+    """RequestedToCapacityRatio takes per-resource weights (and drops resources scoring
+    0 from the mean, rounded) from 1.16; before, ``(cpu + memory) / 2``."""
+    return version.minor >= 16
+
+
+def shape_messages_field_style(version: Version) -> bool:
+    """Shape validation reports field paths ("utilization values must be sorted in
+    increasing order") from 1.21; before, "Utilization[i]==x >= Utilization[j]==y"."""
+    return version.minor >= 21
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """A resource scoring strategy with its resources (and shape, already scaled)."""
+
+    kind: str
+    resources: tuple[ResourceSpec, ...]
+    shape: tuple[ShapePoint, ...] = ()
+
+    def score_columns(self, cols: Sequence[UsageColumn], version: Version, n: int) -> np.ndarray:
+        max_score = version.max_node_score
+        flags = resource_scoring(version)
+        if self.kind == LEAST_ALLOCATED:
+            return weighted_averages(cols, lambda r, c: least_requested_scores(r, c, max_score), n)
+        if self.kind == MOST_ALLOCATED:
+            cap = flags.most_allocated_caps_requested
+            return weighted_averages(cols, lambda r, c: most_requested_scores(r, c, max_score, cap), n)
+        floor = flags.rtcr_utilization_floor
+        return rtcr_combines(cols, lambda r, c: rtcr_resource_scores(self.shape, r, c, floor),
+                             rtcr_weighted(version), n)
+
+
+class _State:
+    __slots__ = ("requests",)
+
+    def __init__(self, requests: list[int]) -> None:
+        self.requests = requests
+
+    def clone(self) -> "_State":
+        return self
+
+
+class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
+    """Score = ``strategy`` over the node's usage of ``strategy.resources`` with the pod,
+    from the non-zero requests. PreScore computes the pod's requests once."""
+
+    strategy: Strategy
+    ignores_overhead = False  # NodeResourcesFit in 1.22-1.23 (fit_score_ignores_overhead)
+
+    def _state_key(self) -> str:
+        return "PreScore" + self.name
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        names = [r.name for r in self.strategy.resources]
+        if self.ignores_overhead and pod.overhead:
+            pod = dataclasses.replace(pod, overhead={})
+        state.write(self._state_key(), _State(pod_scoring_requests(pod, self.version, names, False)))
+        return SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        st = state.get(self._state_key())
+        assert isinstance(st, _State)
+        cols = usage_columns(nodes, self.strategy.resources, st.requests, self.version, False)
+        return self.strategy.score_columns(cols, self.version, len(nodes))
+
+
+def _resources_arg(plugin: Plugin, allowed_from: int, max_weight: int | None) -> tuple[ResourceSpec, ...]:
+    args = plugin.args or {}
+    if plugin.version.minor < allowed_from:
+        check_args(args, (), plugin.config_path, plugin.name)
+        return DEFAULT_RESOURCES
+    check_args(args, ("resources",), plugin.config_path, plugin.name)
+    return parse_resources(args.get("resources"), (*plugin.config_path, "resources"), max_weight=max_weight)
+
+
+@register("NodeResourcesLeastAllocated", first=12, last=22)
+class NodeResourcesLeastAllocated(ResourceScorer):
+    """LeastRequestedPriority up to 1.17. Resources (``resources`` args) from 1.19."""
+
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        self.strategy = Strategy(LEAST_ALLOCATED, _resources_arg(self, 19, 100))
+
+
+@register("NodeResourcesMostAllocated", first=12, last=22)
+class NodeResourcesMostAllocated(ResourceScorer):
+    """MostRequestedPriority up to 1.17. Resources (``resources`` args) from 1.19."""
+
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        self.strategy = Strategy(MOST_ALLOCATED, _resources_arg(self, 19, 100))
+
+
+@register("RequestedToCapacityRatio", first=12, last=22)
+class RequestedToCapacityRatio(ResourceScorer):
+    """RequestedToCapacityRatioPriority up to 1.17 (``shape`` optional there: the
+    priority's default shape {0: 10, 100: 0}; ``resources`` from 1.16); the plugin's
+    RequestedToCapacityRatioArgs ``shape`` (required) and ``resources`` from 1.18."""
+
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        v = self.version
+        args = args or {}
+        allowed = ("shape", "resources") if rtcr_weighted(v) else ("shape",)
+        check_args(args, allowed, config_path, self.name)
+        raw_shape = args.get("shape")
+        if raw_shape is None and v.legacy_priorities:
+            shape = LEGACY_DEFAULT_SHAPE
+        else:
+            shape = parse_shape(raw_shape, (*config_path, "shape"), shape_messages_field_style(v))
+        resources = DEFAULT_RESOURCES
+        if rtcr_weighted(v):
+            resources = parse_resources(args.get("resources"), (*config_path, "resources"), max_weight=None)
+        self.strategy = Strategy(REQUESTED_TO_CAPACITY_RATIO, resources, scale_shape(shape, v))
+
+
+def fit_scoring_strategy(args: Mapping[str, Any], version: Version, path: tuple) -> Strategy:
+    """NodeResourcesFitArgs.scoringStrategy with upstream's defaults (LeastAllocated,
+    cpu and memory with weight 1) and validation."""
+    raw = args.get("scoringStrategy")
+    spath = (*path, "scoringStrategy")
+    if raw is None:
+        return Strategy(LEAST_ALLOCATED, DEFAULT_RESOURCES)
+    if not isinstance(raw, Mapping):
+        raise CaseError("scoringStrategy is a mapping {type, resources, requestedToCapacityRatio}", spath, value=raw)
+    check_args(raw, ("type", "resources", "requestedToCapacityRatio"), spath, "NodeResourcesFit scoringStrategy")
+    kind = raw.get("type") or LEAST_ALLOCATED
+    if kind not in STRATEGIES:
+        raise CaseError(f'Unsupported value: "{kind}": supported values: ' + ", ".join(f'"{s}"' for s in STRATEGIES),
+                        (*spath, "type"), value=kind)
+    resources = parse_resources(raw.get("resources"), (*spath, "resources"), max_weight=100)
+    shape: tuple[ShapePoint, ...] = ()
+    rtcr = raw.get("requestedToCapacityRatio")
+    if rtcr is not None:
+        if not isinstance(rtcr, Mapping):
+            raise CaseError("requestedToCapacityRatio is a mapping {shape}", (*spath, "requestedToCapacityRatio"))
+        check_args(rtcr, ("shape",), (*spath, "requestedToCapacityRatio"), "requestedToCapacityRatio")
+        shape = parse_shape(rtcr.get("shape"), (*spath, "requestedToCapacityRatio", "shape"), True)
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
+        if rtcr is None:
+            # upstream dereferences the missing shape (a crash); kspread says what is missing
+            raise CaseError("scoring strategy RequestedToCapacityRatio needs requestedToCapacityRatio.shape", spath)
+        shape = scale_shape(shape, version)
+    return Strategy(kind, resources, shape)
+
+
+@register("NodeResourcesBalancedAllocation", first=12)
+class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
+    """BalancedResourceAllocation up to 1.17. Favors nodes whose requested fractions of
+    the resources are close to each other:
+
+    * up to 1.21: cpu and memory from the non-zero requests, ``(1 - |f_cpu - f_mem|) * max``,
+      0 when either fraction reaches 1;
+    * 1.22-1.35: the configured resources (``resources``, weights must be 1; default cpu
+      and memory) from the real requests, ``(1 - std) * 100`` with fractions capped at 1;
+    * from 1.33 a pod requesting none of them is not scored (Skip);
+    * from 1.36 ``50 + (50 + score_with_pod - score_without_pod) / 2``.
+    """
+
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        args = args or {}
+        self.flags = resource_scoring(self.version)
+        if self.flags.balanced_std:
+            check_args(args, ("resources",), config_path, self.name)
+            self.resources = _balanced_resources(args.get("resources"), (*config_path, "resources"))
+        else:
+            check_args(args, (), config_path, self.name)
+            self.resources = DEFAULT_RESOURCES
+
+    _KEY = "PreScoreNodeResourcesBalancedAllocation"
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        use_requested = self.flags.balanced_uses_requested
+        reqs = pod_scoring_requests(pod, self.version, [r.name for r in self.resources], use_requested)
+        if self.flags.balanced_skips_best_effort and all(r == 0 for r in reqs):
+            return SKIP
+        state.write(self._KEY, _State(reqs))
+        return SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        st = state.get(self._KEY)
+        assert isinstance(st, _State)
+        max_score = self.version.max_node_score
+        flags = self.flags
+        n = len(nodes)
+        cols = usage_columns(nodes, self.resources, st.requests, self.version, flags.balanced_uses_requested)
+        if flags.balanced_scores_change:
+            return balanced_change_scores(cols, max_score, n)
+        if flags.balanced_std:
+            return balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
+        return balanced_legacies(cols[0], cols[1], max_score)
+
+
+def _balanced_resources(raw: Any, path: tuple) -> tuple[ResourceSpec, ...]:
+    """NodeResourcesBalancedAllocationArgs.resources: no duplicates, every weight 1."""
+    if not raw:
+        return DEFAULT_RESOURCES
+    seen: set[str] = set()
+    out = []
+    for i, item in enumerate(raw if isinstance(raw, list) else []):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            raise CaseError("a resource is {name, weight}", (*path, i), value=item)
+        name = item["name"]
+        if name in seen:
+            raise CaseError(f'Duplicate value: "{name}"', (*path, i, "name"), value=name)
+        seen.add(name)
+        weight = item.get("weight", 1)
+        if weight != 1:
+            raise CaseError("must be 1", (*path, i, "weight"), value=weight)
+        out.append(ResourceSpec(name, 1))
+    if not isinstance(raw, list):
+        raise CaseError("resources must be a list of {name, weight}", path, value=raw)
+    return tuple(out)

@@ -1,0 +1,34 @@
+"""NodeUnschedulable: reject nodes with ``spec.unschedulable`` unless the pod tolerates
+the ``node.kubernetes.io/unschedulable:NoSchedule`` taint
+(framework/plugins/nodeunschedulable; before 1.18 the CheckNodeUnschedulable
+predicate, same check and reason)."""
+
+from __future__ import annotations
+
+from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin
+from kspread.engine.framework.registry import register
+from kspread.engine.framework.status import CycleState, unresolvable
+from kspread.engine.model import Node, Pod, Taint
+from kspread.engine.plugins.nodematch import NO_SCHEDULE, tolerations_tolerate_taint
+from kspread.engine.snapshot import NodeSet
+
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+
+
+@register("NodeUnschedulable")
+class NodeUnschedulable(Plugin, FilterPlugin):
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        unschedulable = nodes.evaluate("unschedulable", _unschedulable, bool, bool)
+        if not unschedulable.any():
+            return Filtered.passing(len(nodes))
+        if tolerations_tolerate_taint(pod.tolerations, Taint(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)):
+            return Filtered.passing(len(nodes))
+        return Filtered.where(unschedulable, unresolvable(ERR_REASON_UNSCHEDULABLE))
+
+
+def _unschedulable(node: Node) -> bool:
+    return node.unschedulable

@@ -1,0 +1,740 @@
+"""PodTopologySpread: spread matching pods evenly over topology domains
+(framework/plugins/podtopologyspread: common.go, filtering.go, scoring.go, plugin.go).
+
+Hard constraints (``whenUnsatisfiable: DoNotSchedule``) are Filter; soft ones
+(``ScheduleAnyway``) are Score. A pod without constraints of its own gets the
+profile's default constraints when it belongs to a Service / RC / ReplicaSet /
+StatefulSet (selector from ``helper.default_selector``).
+
+Counting uses the snapshot's per-selector count columns (``Snapshot.count_column``,
+kept current as pods come and go) once per constraint, so a cycle costs time in
+nodes x constraints, not in pods.
+
+Version differences are ``Version.pts_*`` flags (kspread/engine/versions.py) plus the
+feature gates MinDomainsInPodTopologySpread, NodeInclusionPolicyInPodTopologySpread
+and MatchLabelKeysInPodTopologySpread. Versions 1.16-1.17 (the EvenPodsSpread
+predicate and priority) are not implemented: the registry rejects them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+from kspread.errors import CaseError
+import numpy as np
+
+from kspread.engine.framework.interface import (
+    Filtered,
+    FilterPlugin,
+    NodeScore,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kspread.engine.framework.registry import register
+from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable, unschedulable
+from kspread.engine.labels import Selector, as_selector, qualified_name_error, selector_from_set
+from kspread.engine.model import HOSTNAME_LABEL, ZONE_LABEL, Node, Pod, TopologySpreadConstraint
+from kspread.engine.plugins.helper import default_selector
+from kspread.engine.plugins.nodematch import (
+    do_not_schedule_taints,
+    find_untolerated_taint,
+    required_node_affinity_matches,
+    required_node_affinity_matches_nodes,
+)
+from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.versions import Version
+
+NAME = "PodTopologySpread"
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+MAX_INT32 = 2**31 - 1
+MAX_NODE_SCORE = 100
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+GATE_MIN_DOMAINS = "MinDomainsInPodTopologySpread"
+GATE_NODE_INCLUSION = "NodeInclusionPolicyInPodTopologySpread"
+GATE_MATCH_LABEL_KEYS = "MatchLabelKeysInPodTopologySpread"
+
+PRE_FILTER_KEY = "PreFilter" + NAME
+PRE_SCORE_KEY = "PreScore" + NAME
+
+# plugin.go systemDefaultConstraints (the 1.19 gate defaulting used the same list).
+SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
+    TopologySpreadConstraint(max_skew=3, topology_key=HOSTNAME_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY),
+    TopologySpreadConstraint(max_skew=5, topology_key=ZONE_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY),
+)
+
+
+# ---- constraints -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """The internal form of a constraint, with its selector parsed (common.go)."""
+
+    max_skew: int
+    topology_key: str
+    selector: Selector
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+
+def merge_label_set_with_selector(match_labels: Mapping[str, str], sel: Selector) -> Selector:
+    """``mergeLabelSetWithSelector``: the pod's values of matchLabelKeys as equality
+    requirements, AND the selector's requirements; a Nothing selector stays Nothing."""
+    if sel.nothing:
+        return sel
+    return Selector(selector_from_set(match_labels).requirements + sel.requirements)
+
+
+def filter_constraints(
+    raw: Sequence[TopologySpreadConstraint], pod_labels: Mapping[str, str], action: str, version: Version
+) -> list[Constraint]:
+    """``filterTopologySpreadConstraints``: the constraints with ``whenUnsatisfiable ==
+    action``, with matchLabelKeys, minDomains and the inclusion policies applied as the
+    version's feature gates allow (a disabled gate ignores the field)."""
+    out: list[Constraint] = []
+    for c in raw:
+        if c.when_unsatisfiable != action:
+            continue
+        sel = as_selector(c.label_selector)
+        if c.match_label_keys and version.gate(GATE_MATCH_LABEL_KEYS):
+            ml = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
+            if ml:
+                sel = merge_label_set_with_selector(ml, sel)
+        min_domains = 1
+        if c.min_domains is not None and version.gate(GATE_MIN_DOMAINS):
+            min_domains = c.min_domains
+        aff, taints = HONOR, IGNORE
+        if version.gate(GATE_NODE_INCLUSION):
+            aff = c.node_affinity_policy or HONOR
+            taints = c.node_taints_policy or IGNORE
+        out.append(Constraint(c.max_skew, c.topology_key, sel, min_domains, aff, taints))
+    return out
+
+
+def node_labels_match_spread_constraints(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
+    """``nodeLabelsMatchSpreadConstraints``: the node carries every topology key."""
+    return all(c.topology_key in labels for c in constraints)
+
+
+def match_node_inclusion_policies(c: Constraint, pod: Pod, node: Node, affinity_ok: bool) -> bool:
+    """``matchNodeInclusionPolicies``: Honor affinity -> the node matches the pod's
+    nodeSelector / required affinity; Honor taints -> no untolerated NoSchedule /
+    NoExecute taint."""
+    if c.node_affinity_policy == HONOR and not affinity_ok:
+        return False
+    if c.node_taints_policy == HONOR:
+        if find_untolerated_taint(node.taints, pod.tolerations, do_not_schedule_taints) is not None:
+            return False
+    return True
+
+
+def topology_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
+    """Per node the code of its value of label ``key`` (None: no such label)."""
+    return nodes.codes(("label", key), lambda n: n.labels.get(key))
+
+
+def _present(values: list) -> np.ndarray:
+    return np.array([x is not None for x in values], bool)
+
+
+def _taints(node: Node) -> tuple:
+    return node.taints
+
+
+def _first_appearance(codes: np.ndarray) -> list[int]:
+    """The distinct codes in the order they first appear."""
+    if not len(codes):
+        return []
+    distinct, first = np.unique(codes, return_index=True)
+    return distinct[np.argsort(first)].tolist()
+
+
+def _sum_by_code(codes: np.ndarray, counts: np.ndarray, n_codes: int) -> np.ndarray:
+    out = np.zeros(n_codes, np.int64)
+    np.add.at(out, codes, counts)
+    return out
+
+
+# ---- PreFilter state -------------------------------------------------------------------
+
+
+class CriticalPaths:
+    """The two smallest domain counts of a constraint (``criticalPaths``). Exact
+    after PreFilter; after AddPod/RemovePod slot 1 is only an upper bound, as
+    upstream's."""
+
+    __slots__ = ("values", "nums")
+
+    def __init__(self) -> None:
+        self.values = ["", ""]
+        self.nums = [MAX_INT32, MAX_INT32]
+
+    def clone(self) -> "CriticalPaths":
+        c = CriticalPaths()
+        c.values = list(self.values)
+        c.nums = list(self.nums)
+        return c
+
+    def update(self, value: str, num: int) -> None:
+        if value == self.values[0]:
+            i = 0
+        elif value == self.values[1]:
+            i = 1
+        else:
+            i = -1
+        if i >= 0:
+            self.nums[i] = num
+            if self.nums[0] > self.nums[1]:
+                self.values.reverse()
+                self.nums.reverse()
+        elif num < self.nums[0]:
+            self.values[1], self.nums[1] = self.values[0], self.nums[0]
+            self.values[0], self.nums[0] = value, num
+        elif num < self.nums[1]:
+            self.values[1], self.nums[1] = value, num
+
+    @property
+    def min(self) -> int:
+        return self.nums[0]
+
+
+@dataclass
+class PreFilterState:
+    constraints: list[Constraint] = field(default_factory=list)
+    # per constraint: topology value -> matching pods (insertion = node order)
+    match_num: list[dict[str, int]] = field(default_factory=list)
+    paths: list[CriticalPaths] = field(default_factory=list)
+    # per constraint: domains counted in PreFilter (TpKeyToDomainsNum, before 1.33;
+    # None when the MinDomains gate is off)
+    domains_at_prefilter: list[int | None] = field(default_factory=list)
+
+    def clone(self) -> "PreFilterState":
+        return PreFilterState(
+            self.constraints,
+            [dict(m) for m in self.match_num],
+            [p.clone() for p in self.paths],
+            list(self.domains_at_prefilter),
+        )
+
+    def min_match_num(self, i: int, version: Version) -> int | None:
+        """The global minimum for constraint ``i`` with minDomains applied; None when
+        Filter skips the constraint (pre-1.33 with MinDomains on and no domain)."""
+        c = self.constraints[i]
+        m = self.paths[i].min
+        if version.pts_domains_counted_live:
+            if len(self.match_num[i]) < c.min_domains:
+                m = 0
+            return m
+        domains = self.domains_at_prefilter[i]
+        if domains is None:
+            return m
+        if domains == 0:
+            return None  # TpKeyToDomainsNum has no entry for the key: the constraint is skipped
+        if domains < c.min_domains:
+            m = 0
+        return m
+
+
+# ---- PreScore state ----------------------------------------------------------------------
+
+
+@dataclass
+class PreScoreState:
+    constraints: list[Constraint] = field(default_factory=list)
+    ignored_nodes: set[str] = field(default_factory=set)
+    # per constraint: topology value -> matching pods (no entries for hostname)
+    value_counts: list[dict[str, int]] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
+    # 1.18 only: nodes that carry every key, and counts by (key, value)
+    node_name_set: set[str] = field(default_factory=set)
+    pair_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+# ---- formulas (scoring.go) ----------------------------------------------------------------
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """``topologyNormalizingWeight``: ln(size + 2) (1.19+)."""
+    return math.log(float(size + 2))
+
+
+def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
+    """``scoreForCount``: cnt * weight + (maxSkew - 1) (1.19+)."""
+    return float(cnt) * tp_weight + float(max_skew - 1)
+
+
+def go_rounds(x: np.ndarray) -> np.ndarray:
+    """Go ``math.Round`` for x >= 0: half away from zero."""
+    f = np.floor(x)
+    return (f + (x - f >= 0.5)).astype(np.int64)
+
+
+def go_round(x: float) -> int:
+    return int(go_rounds(np.array([x], np.float64))[0])
+
+
+def normalize_score_array(scores: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
+    """NormalizeScore 1.19+: ignored nodes 0; all 100 when the max is 0; else
+    100 * (max + min - s) // max in int64 arithmetic."""
+    counted = scores if ignored is None else scores[~ignored]
+    if not len(counted):
+        return np.zeros(len(scores), np.int64)
+    min_score = int(counted.min())
+    max_score = max(int(counted.max()), 0)
+    if max_score == 0:
+        out = np.full(len(scores), MAX_NODE_SCORE, np.int64)
+    else:
+        out = MAX_NODE_SCORE * (max_score + min_score - scores) // max_score
+    if ignored is not None:
+        out[ignored] = 0
+    return out
+
+
+def normalize_scores(scores: list[NodeScore], ignored: set[str]) -> None:
+    """``normalize_score_array`` over NodeScores, in place."""
+    out = normalize_score_array(np.array([ns.score for ns in scores], np.int64),
+                                np.array([ns.name in ignored for ns in scores], bool))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v
+
+
+def normalize_score_array_v18(scores: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    """NormalizeScore 1.18: total and min over NodeNameSet; every node 100 when
+    total == min; nodes outside NodeNameSet 0; else int(100 * ((total - s) / (total - min)))."""
+    inside = scores[~outside]
+    min_score = int(inside.min()) if len(inside) else 2**63 - 1
+    total = int(inside.sum()) if len(inside) else 0
+    diff = total - min_score
+    if diff == 0:
+        return np.full(len(scores), MAX_NODE_SCORE, np.int64)
+    f = float(MAX_NODE_SCORE) * ((total - scores).astype(np.float64) / float(diff))
+    return np.where(outside, 0, np.trunc(f)).astype(np.int64)
+
+
+def normalize_scores_v18(scores: list[NodeScore], node_name_set: set[str]) -> None:
+    """``normalize_score_array_v18`` over NodeScores, in place."""
+    out = normalize_score_array_v18(np.array([ns.score for ns in scores], np.int64),
+                                    np.array([ns.name not in node_name_set for ns in scores], bool))
+    for ns, v in zip(scores, out.tolist()):
+        ns.score = v
+
+
+# ---- args ------------------------------------------------------------------------------------
+
+
+def _parse_default_constraint(raw: Any, path: tuple) -> TopologySpreadConstraint:
+    if not isinstance(raw, Mapping):
+        raise CaseError("a default constraint must be a mapping", path, value=raw)
+    allowed = ("maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
+               "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys")
+    for k in raw:
+        if k not in allowed:
+            raise CaseError(f"unknown field {k!r} in a topology spread constraint", (*path, str(k)))
+    if raw.get("labelSelector") is not None:
+        raise CaseError("constraint must not define a selector, as they deduced for each pod",
+                        (*path, "labelSelector"))
+    skew = raw.get("maxSkew")
+    if not isinstance(skew, int) or isinstance(skew, bool) or skew <= 0:
+        raise CaseError("must be greater than zero", (*path, "maxSkew"), value=skew)
+    key = raw.get("topologyKey")
+    if not key:
+        raise CaseError("can not be empty", (*path, "topologyKey"), value=key)
+    err = qualified_name_error(key)
+    if err:
+        raise CaseError(err, (*path, "topologyKey"), value=key)
+    when = raw.get("whenUnsatisfiable")
+    if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+        raise CaseError(f"supported values: {DO_NOT_SCHEDULE!r}, {SCHEDULE_ANYWAY!r}",
+                        (*path, "whenUnsatisfiable"), value=when)
+    md = raw.get("minDomains")
+    if md is not None:
+        if not isinstance(md, int) or isinstance(md, bool) or md <= 0:
+            raise CaseError("must be greater than 0", (*path, "minDomains"), value=md)
+        if when != DO_NOT_SCHEDULE:
+            raise CaseError(f"can only use minDomains if whenUnsatisfiable={DO_NOT_SCHEDULE}",
+                            (*path, "minDomains"), value=md)
+    for pk in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        pv = raw.get(pk)
+        if pv is not None and pv not in (HONOR, IGNORE):
+            raise CaseError(f"supported values: {HONOR!r}, {IGNORE!r}", (*path, pk), value=pv)
+    keys = raw.get("matchLabelKeys") or []
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise CaseError("must be a list of label keys", (*path, "matchLabelKeys"), value=keys)
+    return TopologySpreadConstraint(
+        max_skew=skew, topology_key=key, when_unsatisfiable=when, label_selector=None, min_domains=md,
+        node_affinity_policy=raw.get("nodeAffinityPolicy"), node_taints_policy=raw.get("nodeTaintsPolicy"),
+        match_label_keys=tuple(keys),
+    )
+
+
+def parse_args(args: Mapping[str, Any], version: Version, path: tuple) -> tuple[tuple[TopologySpreadConstraint, ...], bool]:
+    """PodTopologySpreadArgs as the version's config API defaults and validates them:
+    returns (default constraints, systemDefaulted)."""
+    if not isinstance(args, Mapping):
+        raise CaseError("PodTopologySpread args must be a mapping", path, value=args)
+    mode = version.pts_defaulting
+    allowed = ("defaultConstraints",) if mode in ("list", "gate") else ("defaultConstraints", "defaultingType")
+    for k in args:
+        if k not in allowed:
+            hint = " (defaultingType exists from 1.20)" if k == "defaultingType" else ""
+            raise CaseError(f"unknown field {k!r} in PodTopologySpreadArgs of {version}{hint}", (*path, str(k)))
+    raw_list = args.get("defaultConstraints")
+    if raw_list is not None and not isinstance(raw_list, list):
+        raise CaseError("must be a list of topology spread constraints", (*path, "defaultConstraints"),
+                        value=raw_list)
+    given = tuple(_parse_default_constraint(c, (*path, "defaultConstraints", i)) for i, c in enumerate(raw_list or []))
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(given):
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            raise CaseError(f"Duplicate value: {{{c.topology_key!r}, {c.when_unsatisfiable!r}}}",
+                            (*path, "defaultConstraints", i))
+        seen.add(pair)
+    dt = args.get("defaultingType")
+    if dt is not None and dt not in ("System", "List"):
+        raise CaseError("supported values: 'System', 'List'", (*path, "defaultingType"), value=dt)
+    gate_on = mode != "list" and version.gate("DefaultPodTopologySpread")
+    if mode == "list":
+        return given, False
+    if mode == "gate":
+        if raw_list is None and gate_on:
+            return SYSTEM_DEFAULT_CONSTRAINTS, True
+        return given, False
+    if dt is None:
+        if mode == "v1beta1":
+            dt = ("List" if given else "System") if gate_on else "List"
+        else:
+            dt = "System"
+    if dt == "System":
+        if given:
+            raise CaseError('when .defaultingType is "System", .defaultConstraints must be empty',
+                            (*path, "defaultConstraints"))
+        return SYSTEM_DEFAULT_CONSTRAINTS, True
+    return given, False
+
+
+# ---- the plugin -----------------------------------------------------------------------------
+
+
+@register(NAME, first=18)
+class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    has_pre_filter_extensions = True
+    has_normalize = True
+
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        self.default_constraints, self.system_defaulted = parse_args(args or {}, self.version, config_path)
+
+    # -- constraints of a pod
+
+    def _constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        v = self.version
+        if pod.topology_spread_constraints:
+            return filter_constraints(pod.topology_spread_constraints, pod.labels, action, v)
+        cons = filter_constraints(self.default_constraints, pod.labels, action, v)
+        if not cons:
+            return []
+        sel = default_selector(pod, self.handle.listers, v)
+        if sel.empty():
+            return []
+        return [replace(c, selector=sel) for c in cons]
+
+    def _count_on(self, pod: Pod, c: Constraint, node_info: NodeInfo) -> int:
+        if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+            return 0
+        return node_info.count_matching(pod.namespace, c.selector)
+
+    # -- PreFilter / Filter
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        v = self.version
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if not constraints:
+            if v.pts_skip_without_constraints:
+                return SKIP
+            state.write(PRE_FILTER_KEY, PreFilterState())
+            return SUCCESS
+        state.write(PRE_FILTER_KEY, self._pre_filter_state(pod, constraints))
+        return SUCCESS
+
+    def _pre_filter_state(self, pod: Pod, constraints: list[Constraint]) -> PreFilterState:
+        """Per constraint the matching pods per topology value over the nodes that
+        count (the pod's node affinity, every topology key, the inclusion policies),
+        values in the order of their first such node, from the snapshot's columns."""
+        v = self.version
+        snap = self.handle.snapshot
+        nodes = snap.nodes()
+        counts = self._count_columns(pod, constraints)
+        inclusion = v.gate(GATE_NODE_INCLUSION)
+        affinity_ok = required_node_affinity_matches_nodes(pod, nodes)
+        keys = [topology_codes(nodes, c.topology_key) for c in constraints]
+        has_all = np.ones(len(nodes), bool)
+        for codes, values in keys:
+            has_all &= _present(values)[codes]
+        match_num: list[dict[str, int]] = []
+        if v.pts_counts_pods_off_affinity:
+            domain_nodes = affinity_ok & has_all
+            for (codes, values), count in zip(keys, counts):
+                m = {values[c]: 0 for c in _first_appearance(codes[domain_nodes])}
+                per_code = _sum_by_code(codes, count, len(values))
+                for c, value in enumerate(values):  # a node without the key counts under ""
+                    key = "" if value is None else value
+                    if key in m:
+                        m[key] += int(per_code[c])
+                match_num.append(m)
+        else:
+            base = has_all if inclusion else has_all & affinity_ok
+            untolerated = None
+            for c, (codes, values), count in zip(constraints, keys, counts):
+                mask = base
+                if inclusion:
+                    if c.node_affinity_policy == HONOR:
+                        mask = mask & affinity_ok
+                    if c.node_taints_policy == HONOR:
+                        if untolerated is None:
+                            untolerated = nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
+                                t, pod.tolerations, do_not_schedule_taints) is not None, bool)
+                        mask = mask & ~untolerated
+                per_code = _sum_by_code(codes[mask], count[mask], len(values))
+                match_num.append({values[k]: int(per_code[k]) for k in _first_appearance(codes[mask])})
+        paths = []
+        for m in match_num:
+            p = CriticalPaths()
+            for value, num in m.items():
+                p.update(value, num)
+            paths.append(p)
+        domains: list[int | None] = [
+            len(m) if v.gate(GATE_MIN_DOMAINS) else None for m in match_num
+        ]
+        return PreFilterState(constraints, match_num, paths, domains)
+
+    def _count_columns(self, pod: Pod, constraints: Sequence[Constraint]) -> list[np.ndarray]:
+        """Per constraint: per node (snapshot order) the matching pods (countPodsMatchSelector)."""
+        snap = self.handle.snapshot
+        out: list[np.ndarray] = []
+        for c in constraints:
+            if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+                out.append(np.zeros(len(snap), np.int64))
+            else:
+                out.append(snap.count_column(pod.namespace, c.selector))
+        return out
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        v = self.version
+        s = state.read(PRE_FILTER_KEY)
+        assert isinstance(s, PreFilterState)
+        n = len(nodes)
+        if not s.constraints:
+            return Filtered.passing(n)
+        if v.pts_filter_passes_without_domains and not any(s.match_num):
+            return Filtered.passing(n)
+        missing = (unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH) if v.pts_missing_label_unresolvable
+                   else unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH))
+        table = [SUCCESS, missing, unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)]
+        ids = np.zeros(n, np.intp)
+        decided = np.zeros(n, bool)
+        for i, c in enumerate(s.constraints):  # the first constraint a node fails decides
+            codes, values = topology_codes(nodes, c.topology_key)
+            lacks = ~_present(values)[codes] & ~decided
+            ids[lacks] = 1
+            decided |= lacks
+            min_match = s.min_match_num(i, v)
+            if min_match is None:
+                continue
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            per_value = np.array([s.match_num[i].get(x, 0) if x is not None else 0 for x in values], np.int64)
+            skewed = (per_value[codes] + self_match - min_match > c.max_skew) & ~decided
+            ids[skewed] = 2
+            decided |= skewed
+        return Filtered(ids, table)
+
+    # -- PreFilterExtensions
+
+    def add_pod(self, state: CycleState, pod: Pod, added: Pod, node_info: NodeInfo) -> Status | None:
+        self._update_with_pod(state, pod, added, node_info, 1)
+        return SUCCESS
+
+    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, node_info: NodeInfo) -> Status | None:
+        self._update_with_pod(state, pod, removed, node_info, -1)
+        return SUCCESS
+
+    def _update_with_pod(self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta: int) -> None:
+        v = self.version
+        s = state.get(PRE_FILTER_KEY)
+        if not isinstance(s, PreFilterState) or other.namespace != pod.namespace:
+            return
+        node = node_info.node
+        if not node_labels_match_spread_constraints(node.labels, s.constraints):
+            return
+        inclusion = v.pts_add_remove_respect_affinity and v.gate(GATE_NODE_INCLUSION)
+        affinity_ok = True
+        if v.pts_add_remove_respect_affinity:
+            affinity_ok = required_node_affinity_matches(pod, node)
+            if not inclusion and not affinity_ok:
+                return
+        for i, c in enumerate(s.constraints):
+            if not c.selector.matches(other.labels):
+                continue
+            if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
+                continue
+            value = node.labels[c.topology_key]
+            n = s.match_num[i].get(value, 0) + delta
+            s.match_num[i][value] = n
+            s.paths[i].update(value, n)
+
+    # -- PreScore / Score / NormalizeScore
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        v = self.version
+        constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        if not constraints:
+            if v.pts_skip_without_constraints:
+                return SKIP
+            state.write(PRE_SCORE_KEY, PreScoreState())
+            return SUCCESS
+        if v.pts_weighted_scoring:
+            state.write(PRE_SCORE_KEY, self._pre_score_state(pod, constraints, nodes))
+        else:
+            state.write(PRE_SCORE_KEY, self._pre_score_state_v18(pod, constraints, nodes))
+        return SUCCESS
+
+    def _pre_score_state(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
+        v = self.version
+        require_all = (bool(pod.topology_spread_constraints) or not self.system_defaulted
+                       or not v.pts_system_defaults_relax_topologies)
+        s = PreScoreState(constraints, value_counts=[{} for _ in constraints])
+        topo_size = [0] * len(constraints)
+        for node in nodes:
+            if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
+                s.ignored_nodes.add(node.name)
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key == HOSTNAME_LABEL:
+                    continue
+                value = node.labels.get(c.topology_key, "")
+                if value not in s.value_counts[i]:
+                    s.value_counts[i][value] = 0
+                    topo_size[i] += 1
+        for i, c in enumerate(constraints):
+            size = topo_size[i]
+            if c.topology_key == HOSTNAME_LABEL:
+                size = len(nodes) - len(s.ignored_nodes)
+            s.weights.append(topology_normalizing_weight(size))
+        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
+        inclusion = v.gate(GATE_NODE_INCLUSION)
+        for k, ni in enumerate(self.handle.snapshot.node_list):
+            node = ni.node
+            affinity_ok = required_node_affinity_matches(pod, node)
+            if not inclusion and not affinity_ok:
+                continue
+            if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
+                    continue
+                value = node.labels.get(c.topology_key, "")
+                if value not in s.value_counts[i]:
+                    continue
+                s.value_counts[i][value] += counts[i][k]
+        return s
+
+    def _pre_score_state_v18(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
+        s = PreScoreState(constraints)
+        for node in nodes:
+            if not node_labels_match_spread_constraints(node.labels, constraints):
+                continue
+            for c in constraints:
+                s.pair_counts.setdefault((c.topology_key, node.labels[c.topology_key]), 0)
+            s.node_name_set.add(node.name)
+        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
+        for k, ni in enumerate(self.handle.snapshot.node_list):
+            node = ni.node
+            if not required_node_affinity_matches(pod, node):
+                continue
+            if not node_labels_match_spread_constraints(node.labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                pair = (c.topology_key, node.labels[c.topology_key])
+                if pair in s.pair_counts:
+                    s.pair_counts[pair] += counts[i][k]
+        return s
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        v = self.version
+        s = state.read(PRE_SCORE_KEY)
+        assert isinstance(s, PreScoreState)
+        if not v.pts_weighted_scoring:
+            return np.array([self._score_v18(s, info.node) for info in nodes.infos], np.int64)
+        n = len(nodes)
+        score = np.zeros(n, np.float64)
+        for i, c in enumerate(s.constraints):  # float sums in constraint order, as upstream
+            codes, values = topology_codes(nodes, c.topology_key)
+            present = _present(values)[codes]
+            if c.topology_key == HOSTNAME_LABEL:
+                cnt = self._counts_on(pod, c, nodes)
+            else:
+                per_value = np.array([s.value_counts[i].get(x, 0) if x is not None else 0 for x in values],
+                                     np.int64)
+                cnt = per_value[codes]
+            term = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)  # scoreForCount
+            score = score + np.where(present, term, 0.0)
+        out = go_rounds(score) if v.pts_score_rounds else np.trunc(score).astype(np.int64)
+        if s.ignored_nodes:
+            out[_in(nodes.names, s.ignored_nodes)] = 0
+        return out
+
+    def _counts_on(self, pod: Pod, c: Constraint, nodes: NodeSet) -> np.ndarray:
+        """Per node the matching pods on the node itself."""
+        if self.version.pts_empty_selector_counts_zero and c.selector.empty():
+            return np.zeros(len(nodes), np.int64)
+        if nodes.snapshot is not None:
+            return nodes.snapshot.count_column(pod.namespace, c.selector)[nodes.positions]
+        return np.array([self._count_on(pod, c, info) for info in nodes.infos], np.int64)
+
+    @staticmethod
+    def _score_v18(s: PreScoreState, node: Node) -> int:
+        if node.name not in s.node_name_set:
+            return 0
+        labels = node.labels
+        total = 0
+        for c in s.constraints:
+            if c.topology_key in labels:
+                total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
+        return total
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: Sequence[str],
+                         scores: np.ndarray) -> np.ndarray:
+        s = state.read(PRE_SCORE_KEY)
+        assert isinstance(s, PreScoreState)
+        if self.version.pts_weighted_scoring:
+            return normalize_score_array(scores, _in(names, s.ignored_nodes) if s.ignored_nodes else None)
+        return normalize_score_array_v18(scores, ~_in(names, s.node_name_set))
+
+
+def _in(names: Sequence[str], members: set[str]) -> np.ndarray:
+    return np.array([n in members for n in names], bool)
+
+
+__all__ = [
+    "PodTopologySpread",
+    "Constraint",
+    "CriticalPaths",
+    "filter_constraints",
+    "normalize_scores",
+    "normalize_scores_v18",
+    "score_for_count",
+    "topology_normalizing_weight",
+    "go_round",
+    "parse_args",
+]

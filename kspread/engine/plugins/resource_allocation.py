@@ -1,0 +1,453 @@
+"""Resource scoring shared by NodeResourcesFit's scoring strategies, the 1.18-1.22
+plugins NodeResourcesLeastAllocated / NodeResourcesMostAllocated /
+RequestedToCapacityRatio, NodeResourcesBalancedAllocation and the priority
+functions they replaced (LeastRequestedPriority, MostRequestedPriority,
+RequestedToCapacityRatioPriority, BalancedResourceAllocation)
+(framework/plugins/noderesources/resource_allocation.go and the scorers next to it;
+algorithm/priorities/resource_allocation.go up to 1.17).
+
+A scorer sees, per configured resource, the node's allocatable and what would be
+requested with the pod on the node: the node's NonZeroRequested cpu / memory
+(unset container requests count 100m / 200Mi) plus the pod's non-zero request, or
+the real requests where a plugin uses them (BalancedAllocation from 1.22);
+ephemeral-storage and extended resources always use the real requests. All
+arithmetic is int64 as upstream: ``//`` on non-negative values is Go's division;
+the shape interpolation, where the numerator may be negative, truncates toward
+zero (``go_div``). Floats are IEEE doubles in upstream's operation order.
+
+kspread's "unlimited" allocatable (a node without ``allocatable``) is 2**62; upstream
+never sees such a node, and kspread computes with exact integers instead of wrapping
+int64 on overflow, so such a node scores as a practically empty one (least 99, most 0).
+
+Version differences: ``kspread.engine.versions.ResourceScoringFlags``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from kspread.errors import CaseError
+from kspread.engine.model import Pod
+from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
+from kspread.engine.resources import scoring_requests
+from kspread.engine.snapshot import NodeSet
+from kspread.engine.versions import Version, resource_scoring
+
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's int64 division: truncation toward zero."""
+    return int(go_divs(np.array([a], object), b)[0])
+
+
+def go_divs(a: np.ndarray, b: int) -> np.ndarray:
+    """``go_div`` over an array of numerators (int64 or exact-integer object arrays)."""
+    q = abs(a) // abs(b)
+    return np.where((a >= 0) == (b > 0), q, -q)
+
+
+def go_round(x: float) -> int:
+    """Go's math.Round for x >= 0: half away from zero."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def go_rounds(x: np.ndarray) -> np.ndarray:
+    """``go_round`` over float64 values >= 0."""
+    return np.floor(x + 0.5).astype(np.int64)
+
+
+# int64 products below stay exact while the factors stay under this; kspread's
+# "unlimited" allocatable (2**62) does not, and is computed with Python integers.
+_INT64_SAFE = 2**63 // 1024
+
+
+def exact(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays as int64 when every value is small enough for the formulas' products
+    (factors up to 1024) to stay in int64, else as exact-integer object arrays."""
+    if all(not len(x) or (int(x.max()) < _INT64_SAFE and int(x.min()) > -_INT64_SAFE) for x in arrays):
+        return arrays
+    return tuple(x.astype(object) for x in arrays)
+
+
+def _one(*values: int) -> tuple[np.ndarray, ...]:
+    return tuple(np.array([v], object) for v in values)
+
+
+def is_scalar_resource(name: str) -> bool:
+    """``IsScalarResourceName``: extended (prefixed) resources, hugepages, attachable volumes."""
+    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    name: str
+    weight: int = 1
+
+
+DEFAULT_RESOURCES = (ResourceSpec(CPU, 1), ResourceSpec(MEMORY, 1))
+
+
+@dataclass(frozen=True, slots=True)
+class ShapePoint:
+    utilization: int
+    score: int
+
+
+# ---- per-resource scores -------------------------------------------------------------------
+
+
+def least_requested_scores(requested: np.ndarray, capacity: np.ndarray, max_score: int) -> np.ndarray:
+    """``leastRequestedScore``: share of the capacity left free, 0..max_score; 0 when
+    the capacity is 0 or exceeded."""
+    requested, capacity = exact(requested, capacity)
+    safe = np.where(capacity == 0, 1, capacity)
+    s = (capacity - requested) * max_score // safe
+    return np.where((capacity == 0) | (requested > capacity), 0, s).astype(np.int64)
+
+
+def least_requested_score(requested: int, capacity: int, max_score: int) -> int:
+    return int(least_requested_scores(*_one(requested, capacity), max_score)[0])
+
+
+def most_requested_scores(requested: np.ndarray, capacity: np.ndarray, max_score: int,
+                          cap_requested: bool) -> np.ndarray:
+    """``mostRequestedScore``: share of the capacity requested. Requested above the
+    capacity scores as the capacity from 1.20 (``most_allocated_caps_requested``),
+    0 before."""
+    requested, capacity = exact(requested, capacity)
+    over = requested > capacity
+    safe = np.where(capacity == 0, 1, capacity)
+    s = np.where(over, capacity, requested) * max_score // safe
+    if not cap_requested:
+        s = np.where(over, 0, s)
+    return np.where(capacity == 0, 0, s).astype(np.int64)
+
+
+def most_requested_score(requested: int, capacity: int, max_score: int, cap_requested: bool) -> int:
+    return int(most_requested_scores(*_one(requested, capacity), max_score, cap_requested)[0])
+
+
+def broken_linears(shape: Sequence[ShapePoint], p: np.ndarray) -> np.ndarray:
+    """``buildBrokenLinearFunction``: the shape's score at utilization ``p``, linear
+    between points (Go integer arithmetic), flat before the first and after the last."""
+    out = np.full(len(p), shape[-1].score, dtype=p.dtype)
+    for i in range(len(shape) - 1, -1, -1):  # the first point with p <= utilization wins
+        pt = shape[i]
+        if i == 0:
+            val = np.full(len(p), shape[0].score, dtype=p.dtype)
+        else:
+            prev = shape[i - 1]
+            val = prev.score + go_divs((pt.score - prev.score) * (p - prev.utilization),
+                                       pt.utilization - prev.utilization)
+        out = np.where(p <= pt.utilization, val, out)
+    return out.astype(np.int64)
+
+
+def broken_linear(shape: Sequence[ShapePoint], p: int) -> int:
+    return int(broken_linears(shape, np.array([p], object))[0])
+
+
+def rtcr_resource_scores(shape: Sequence[ShapePoint], requested: np.ndarray, capacity: np.ndarray,
+                         floor_utilization: bool) -> np.ndarray:
+    """RequestedToCapacityRatio's per-resource score: the shape at the utilization in
+    percent; a capacity of 0 or exceeded counts as 100 %."""
+    requested, capacity = exact(requested, capacity)
+    safe = np.where(capacity == 0, 1, capacity)
+    if floor_utilization:
+        p = requested * MAX_UTILIZATION // safe
+    else:
+        p = MAX_UTILIZATION - (capacity - requested) * MAX_UTILIZATION // safe
+    p = np.where((capacity == 0) | (requested > capacity), MAX_UTILIZATION, p)
+    return broken_linears(shape, p)
+
+
+def rtcr_resource_score(shape: Sequence[ShapePoint], requested: int, capacity: int, floor_utilization: bool) -> int:
+    return int(rtcr_resource_scores(shape, *_one(requested, capacity), floor_utilization)[0])
+
+
+# ---- combining resources ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One configured resource on one node: weight, allocatable, requested with the pod
+    (and without it, for the 1.36+ BalancedAllocation)."""
+
+    weight: int
+    allocatable: int
+    requested: int
+    requested_before: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class UsageColumn:
+    """One configured resource over the nodes: weight, and per node allocatable,
+    requested with the pod, requested before it, and whether the resource counts on the
+    node (``present``; from 1.22 a node with none of it leaves it out)."""
+
+    weight: int
+    allocatable: np.ndarray
+    requested: np.ndarray
+    before: np.ndarray
+    present: np.ndarray
+
+
+def columns_of(usages: Sequence[Usage]) -> list[UsageColumn]:
+    """One node's usages as columns (of one node)."""
+    return [UsageColumn(u.weight, np.array([u.allocatable], np.int64), np.array([u.requested], np.int64),
+                        np.array([u.requested_before], np.int64), np.ones(1, bool)) for u in usages]
+
+
+def weighted_averages(cols: Sequence[UsageColumn], per_resource, n: int) -> np.ndarray:
+    """``nodeScore / weightSum`` of the per-resource scores (Least / MostAllocated);
+    0 when no resource is left to score (from 1.22, see ``usage_columns``)."""
+    node_score = np.zeros(n, np.int64)
+    weight_sum = np.zeros(n, np.int64)
+    for c in cols:
+        node_score += np.where(c.present, per_resource(c.requested, c.allocatable) * c.weight, 0)
+        weight_sum += np.where(c.present, c.weight, 0)
+    return np.where(weight_sum == 0, 0, node_score // np.where(weight_sum == 0, 1, weight_sum))
+
+
+def rtcr_combines(cols: Sequence[UsageColumn], per_resource, weighted: bool, n: int) -> np.ndarray:
+    """RequestedToCapacityRatio: weighted mean of the positive per-resource scores,
+    rounded (math.Round); up to 1.15 the plain integer mean of cpu and memory."""
+    if not weighted:
+        total = np.zeros(n, np.int64)
+        count = np.zeros(n, np.int64)
+        for c in cols:
+            total += np.where(c.present, per_resource(c.requested, c.allocatable), 0)
+            count += c.present
+        return total // np.where(count == 0, 1, count)
+    node_score = np.zeros(n, np.int64)
+    weight_sum = np.zeros(n, np.int64)
+    for c in cols:
+        s = per_resource(c.requested, c.allocatable)
+        use = c.present & (s > 0)
+        node_score += np.where(use, s * c.weight, 0)
+        weight_sum += np.where(use, c.weight, 0)
+    mean = node_score.astype(np.float64) / np.where(weight_sum == 0, 1, weight_sum).astype(np.float64)
+    return np.where(weight_sum == 0, 0, go_rounds(mean))
+
+
+def _fractions(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """float64(requested) / float64(capacity) (IEEE, as Go); capacity 0 gives 1.0."""
+    r = requested.astype(np.float64)
+    c = capacity.astype(np.float64)
+    return np.where(capacity == 0, 1.0, r / np.where(capacity == 0, 1.0, c))
+
+
+def balanced_legacies(cpu: UsageColumn, memory: UsageColumn, max_score: int) -> np.ndarray:
+    """BalancedResourceAllocation up to 1.21: ``(1 - |cpuFraction - memFraction|) * max``,
+    0 when either fraction reaches 1 (a capacity of 0 counts as fraction 1)."""
+    cf = _fractions(cpu.requested, cpu.allocatable)
+    mf = _fractions(memory.requested, memory.allocatable)
+    score = np.trunc((1 - np.fabs(cf - mf)) * float(max_score)).astype(np.int64)
+    return np.where((cf >= 1) | (mf >= 1), 0, score)
+
+
+def balanced_legacy(cpu: Usage, memory: Usage, max_score: int) -> int:
+    c, m = columns_of([cpu, memory])
+    return int(balanced_legacies(c, m, max_score)[0])
+
+
+def balanced_std_scores(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], max_score: int,
+                        n: int) -> np.ndarray:
+    """From 1.22: ``(1 - std) * max`` over the fractions (capped at 1) of the resources
+    with allocatable > 0; std is |f1 - f2| / 2 for two, the population standard deviation
+    for more, 0 for fewer. ``pairs``: per resource (requested, allocatable, present).
+    Sums run over the resources in order, as upstream's loop (adding 0.0 for a resource
+    a node leaves out changes no bit)."""
+    uses = [present & (allocatable != 0) for _, allocatable, present in pairs]
+    if all(u.all() for u in uses):
+        # every node counts every resource: the same operations without the masks
+        fs = [np.minimum(r.astype(np.float64) / a.astype(np.float64), 1.0) for r, a, _ in pairs]
+        if len(fs) == 2:
+            std = np.fabs((fs[0] - fs[1]) / 2)
+        elif len(fs) > 2:
+            total = np.zeros(n, np.float64)
+            for f in fs:
+                total = total + f
+            mean = total / float(len(fs))
+            acc = np.zeros(n, np.float64)
+            for f in fs:
+                acc = acc + (f - mean) * (f - mean)
+            std = np.sqrt(acc / float(len(fs)))
+        else:
+            std = np.zeros(n, np.float64)
+        return np.trunc((1 - std) * float(max_score)).astype(np.int64)
+    count = np.zeros(n, np.int64)
+    total = np.zeros(n, np.float64)
+    first = np.zeros(n, np.float64)
+    second = np.zeros(n, np.float64)
+    fracs = []
+    for requested, allocatable, present in pairs:
+        use = present & (allocatable != 0)
+        f = np.minimum(_fractions(requested, allocatable), 1.0)
+        total = total + np.where(use, f, 0.0)
+        first = np.where(use & (count == 0), f, first)
+        second = np.where(use & (count == 1), f, second)
+        count += use
+        fracs.append((f, use))
+    std = np.zeros(n, np.float64)
+    two = count == 2
+    if two.any():
+        std = np.where(two, np.fabs((first - second) / 2), std)
+    many = count > 2
+    if many.any():
+        mean = total / np.where(many, count, 1).astype(np.float64)
+        acc = np.zeros(n, np.float64)
+        for f, use in fracs:
+            acc = acc + np.where(use, (f - mean) * (f - mean), 0.0)
+        std = np.where(many, np.sqrt(acc / np.where(many, count, 1).astype(np.float64)), std)
+    return np.trunc((1 - std) * float(max_score)).astype(np.int64)
+
+
+def balanced_std_score(pairs: Sequence[tuple[int, int]], max_score: int) -> int:
+    cols = [(np.array([r], np.int64), np.array([a], np.int64), np.ones(1, bool)) for r, a in pairs]
+    return int(balanced_std_scores(cols, max_score, 1)[0])
+
+
+def balanced_change_scores(cols: Sequence[UsageColumn], max_score: int, n: int) -> np.ndarray:
+    """From 1.36 (PR #135573): how the pod changes the node's balance,
+    ``max/2 + (max/2 + with_pod - without_pod) / 2``."""
+    with_pod = balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
+    without = balanced_std_scores([(c.before, c.allocatable, c.present) for c in cols], max_score, n)
+    return max_score // 2 + go_divs(max_score // 2 + with_pod - without, 2)
+
+
+def balanced_change_score(usages: Sequence[Usage], max_score: int) -> int:
+    return int(balanced_change_scores(columns_of(usages), max_score, 1)[0])
+
+
+# ---- what a scorer sees on a node ----------------------------------------------------------------
+
+
+def pod_scoring_requests(pod: Pod, version: Version, names: Sequence[str], use_requested: bool) -> list[int]:
+    """The pod's request per resource name, non-zero unless ``use_requested``."""
+    flags = resource_scoring(version)
+    include_init = flags.init_containers_in_nonzero
+    reqs = scoring_requests(pod, version, non_zero=not use_requested, include_init=include_init,
+                            overhead_cpu_in_cores=flags.overhead_cpu_in_cores)
+    return [reqs.get(n, 0) for n in names]
+
+
+def _base_source(name: str, use_requested: bool) -> str | None:
+    """Which requested sum a resource reads: "requested" (real requests), "non_zero"
+    (NonZeroRequested: cpu / memory with defaults), or None (not a scored resource)."""
+    if name in (CPU, MEMORY):
+        return "requested" if use_requested else "non_zero"
+    if name == EPHEMERAL_STORAGE or is_scalar_resource(name):
+        return "requested"
+    return None
+
+
+def usage_columns(
+    nodes: NodeSet,
+    specs: Sequence[ResourceSpec],
+    pod_requests: Sequence[int],
+    version: Version,
+    use_requested: bool,
+) -> list[UsageColumn]:
+    """``calculateResourceAllocatableRequest`` for every configured resource over the
+    nodes, leaving out (from 1.22) resources a node has none of and extended resources
+    the pod does not request."""
+    skip = resource_scoring(version).skips_unallocatable
+    n = len(nodes)
+    out: list[UsageColumn] = []
+    for spec, pod_req in zip(specs, pod_requests):
+        name = spec.name
+        if skip and pod_req == 0 and is_scalar_resource(name):
+            continue
+        src = _base_source(name, use_requested)
+        if src is None:
+            a = before = np.zeros(n, np.int64)
+            pod_req = 0
+        else:
+            a = nodes.allocatable(name)
+            before = nodes.requested(name) if src == "requested" else nodes.non_zero_requested(name)
+        present = a != 0 if skip else np.ones(n, bool)
+        out.append(UsageColumn(spec.weight, a, before + pod_req, before, present))
+    return out
+
+
+# ---- arguments ----------------------------------------------------------------------------------
+
+
+def parse_resources(raw: Any, path: tuple, *, max_weight: int | None = 100,
+                    message_style: str = "range") -> tuple[ResourceSpec, ...]:
+    """A ``resources: [{name, weight}]`` list; omitted or empty: cpu and memory, weight 1.
+    Weights outside (0, max_weight] are rejected as upstream's validation does."""
+    if not raw:
+        return DEFAULT_RESOURCES
+    if not isinstance(raw, list):
+        raise CaseError("resources must be a list of {name, weight}", path, value=raw)
+    out = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            raise CaseError("a resource is {name, weight}", (*path, i), value=item)
+        weight = item.get("weight", 0)
+        if not isinstance(weight, int) or isinstance(weight, bool):
+            raise CaseError("a resource weight is an integer", (*path, i, "weight"), value=weight)
+        if weight <= 0 or (max_weight is not None and weight > max_weight):
+            rng = f"(0, {max_weight}]" if max_weight is not None else "(0, inf)"
+            raise CaseError(f"resource weight of {item['name']} not in valid range {rng}",
+                            (*path, i, "weight"), value=weight)
+        out.append(ResourceSpec(item["name"], weight))
+    return tuple(out)
+
+
+def parse_shape(raw: Any, path: tuple, field_style: bool) -> tuple[ShapePoint, ...]:
+    """A utilization shape ``[{utilization, score}]`` validated as upstream's
+    validateFunctionShape: at least one point, utilization strictly increasing and in
+    0..100, score in 0..10. ``field_style``: the field-path messages of 1.22+."""
+    if not raw:
+        raise CaseError("at least one point must be specified", path, value=raw)
+    if not isinstance(raw, list):
+        raise CaseError("a shape is a list of {utilization, score}", path, value=raw)
+    pts: list[ShapePoint] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            raise CaseError("a shape point is {utilization, score}", (*path, i), value=item)
+        u, s = item.get("utilization", 0), item.get("score", 0)
+        for k, v in (("utilization", u), ("score", s)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise CaseError(f"{k} is an integer", (*path, i, k), value=v)
+        pts.append(ShapePoint(u, s))
+    for i in range(1, len(pts)):
+        if pts[i - 1].utilization >= pts[i].utilization:
+            msg = ("utilization values must be sorted in increasing order" if field_style else
+                   f"utilization values must be sorted. Utilization[{i - 1}]=={pts[i - 1].utilization} >= "
+                   f"Utilization[{i}]=={pts[i].utilization}")
+            raise CaseError(msg, (*path, i, "utilization"), value=pts[i].utilization)
+    for i, p in enumerate(pts):
+        if not 0 <= p.utilization <= MAX_UTILIZATION:
+            raise CaseError(f"not in valid range [0, {MAX_UTILIZATION}]", (*path, i, "utilization"),
+                            value=p.utilization)
+        if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise CaseError(f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]", (*path, i, "score"),
+                            value=p.score)
+    return tuple(pts)
+
+
+def scale_shape(shape: Sequence[ShapePoint], version: Version) -> tuple[ShapePoint, ...]:
+    """Shape scores 0..10 scaled to the version's node score range."""
+    k = resource_scoring(version).rtcr_shape_scale
+    return tuple(ShapePoint(p.utilization, p.score * k) for p in shape)
+
+
+# The priority function's shape when a policy gives none (up to 1.17): least-requested like.
+LEGACY_DEFAULT_SHAPE = (ShapePoint(0, 10), ShapePoint(100, 0))
+
+
+def check_args(args: Mapping[str, Any], allowed: Sequence[str], path: tuple, plugin: str) -> None:
+    for k in args:
+        if k not in allowed:
+            raise CaseError(f"unknown argument {k!r} for {plugin} (known: {', '.join(allowed) or 'none'})",
+                            (*path, k))

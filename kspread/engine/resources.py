@@ -1,0 +1,207 @@
+"""Pod resource requests as the scheduler computes them (resourcehelper.PodRequests)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from kspread.engine.model import Pod
+from kspread.engine.versions import Version
+
+
+def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
+    for k, v in more.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max_into(into: dict[str, int], more: Mapping[str, int]) -> None:
+    for k, v in more.items():
+        if v > into.get(k, 0):
+            into[k] = v
+
+
+def requests_key(pod: Pod) -> tuple:
+    """Every field of the pod that ``node_pod_requests``, ``pod_requests`` and
+    ``scoring_requests`` read, as a hashable value: pods with equal keys have equal
+    requests (the snapshot computes them once per key). A new field those functions
+    read must be added here."""
+    return (tuple((tuple(c.requests.items()), c.restartable) for c in pod.containers),
+            tuple((tuple(c.requests.items()), c.restartable) for c in pod.init_containers),
+            tuple(pod.overhead.items()))
+
+
+def node_pod_requests(pod: Pod, version: Version) -> dict[str, int]:
+    """What a pod on a node adds to NodeInfo.Requested: ``pod_requests`` from 1.19
+    (PR #89222); before, the containers' sum plus the overhead, init containers
+    ignored (calculateResource)."""
+    if version.minor >= 19:
+        return pod_requests(pod, version)
+    reqs: dict[str, int] = {}
+    for c in pod.containers:
+        _add(reqs, c.requests)
+    if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
+        _add(reqs, pod.overhead)
+    return reqs
+
+
+def aggregate_container_requests(containers, init_containers, version: Version) -> dict[str, int]:
+    """``AggregateContainerRequests``: the containers' sum; then, per resource, the max
+    with each init container (sidecars, i.e. restartable init containers, count in the
+    running sum from 1.28 with SidecarContainers)."""
+    reqs: dict[str, int] = {}
+    for c in containers:
+        _add(reqs, c.requests)
+    sidecars_on = version.minor >= 28 and version.gate("SidecarContainers")
+    init_max: dict[str, int] = {}
+    sidecar_sum: dict[str, int] = {}
+    for c in init_containers:
+        if sidecars_on and c.restartable:
+            _add(sidecar_sum, c.requests)
+            _max_into(init_max, sidecar_sum)
+        else:
+            step = dict(c.requests)
+            _add(step, sidecar_sum)
+            _max_into(init_max, step)
+    _add(reqs, sidecar_sum)
+    _max_into(reqs, init_max)
+    return reqs
+
+
+def pod_level_requests(pod: Pod, version: Version) -> Mapping[str, int] | None:
+    """The pod-level requests (spec.resources.requests) the scheduler applies: with the
+    PodLevelResources gate on (from 1.32) and a supported resource (cpu, memory)
+    requested at pod level (``IsPodLevelRequestsSet``); None otherwise."""
+    if not pod.level_requests or version.minor < 32 or not version.gate("PodLevelResources"):
+        return None
+    return pod.level_requests
+
+
+def pod_requests(pod: Pod, version: Version) -> dict[str, int]:
+    """``resourcehelper.PodRequests``: the containers' aggregate requests
+    (``aggregate_container_requests``); then each resource requested at pod level
+    replaces the aggregate (PodLevelResources, ``pod_level_requests``); then plus the
+    pod overhead (PodOverhead)."""
+    reqs = aggregate_container_requests(pod.containers, pod.init_containers, version)
+    level = pod_level_requests(pod, version)
+    if level is not None:
+        reqs.update(level)
+    if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
+        _add(reqs, pod.overhead)
+    return reqs
+
+
+# ---- non-zero requests (used by the resource scoring plugins) ----------------------------
+
+# schedutil.DefaultMilliCPURequest / DefaultMemoryRequest: what a container that does not
+# set a cpu / memory request counts as when nodes are scored (an explicit 0 stays 0).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+NON_ZERO_DEFAULTS = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}
+
+
+def effective_containers(pod: Pod) -> tuple:
+    """The pod's containers. A case pod given without ``requests`` and ``containers``
+    already has one container that requests nothing (kspread.format.case); one given
+    ``containers: []`` has none, and then requests nothing, not even the non-zero
+    defaults."""
+    return pod.containers
+
+
+def _with_defaults(requests: Mapping[str, int], defaults: Mapping[str, int] = NON_ZERO_DEFAULTS) -> dict[str, int]:
+    out = dict(requests)
+    for k, v in defaults.items():
+        if k not in out:
+            out[k] = v
+    return out
+
+
+def scoring_requests(
+    pod: Pod, version: Version, *, non_zero: bool, include_init: bool, overhead_cpu_in_cores: bool = False,
+    defaults: Mapping[str, int] = NON_ZERO_DEFAULTS,
+) -> dict[str, int]:
+    """The pod's requests as the resource scorers and NodeInfo's non-zero sums see
+    them: with ``non_zero`` every container (and init container) that does not set
+    a resource of ``defaults`` (cpu / memory, above) counts the default (an explicit 0
+    stays 0); init containers only with ``include_init`` (from 1.19; before, the
+    containers' sum alone); sidecars as ``pod_requests``; then the pod-level requests
+    replace the aggregate (PodLevelResources, from 1.32); then the overhead
+    (PodOverhead), whose cpu counts in whole cores when ``overhead_cpu_in_cores``
+    (the 1.17-1.26 scorer's ``quantity.Value()``)."""
+    reqs: dict[str, int] = {}
+    for c in effective_containers(pod):
+        _add(reqs, _with_defaults(c.requests, defaults) if non_zero else c.requests)
+    if include_init:
+        sidecars_on = version.minor >= 28 and version.gate("SidecarContainers")
+        init_max: dict[str, int] = {}
+        sidecar_sum: dict[str, int] = {}
+        for c in pod.init_containers:
+            r = _with_defaults(c.requests, defaults) if non_zero else dict(c.requests)
+            if sidecars_on and c.restartable:
+                _add(sidecar_sum, r)
+                _max_into(init_max, sidecar_sum)
+            else:
+                _add(r, sidecar_sum)
+                _max_into(init_max, r)
+        _add(reqs, sidecar_sum)
+        _max_into(reqs, init_max)
+    level = pod_level_requests(pod, version)
+    if level is not None:
+        reqs.update(level)
+    if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
+        for k, v in pod.overhead.items():
+            if k == "cpu" and overhead_cpu_in_cores:
+                v = -(-v // 1000)  # Value() of the quantity: whole cores, rounded up
+            reqs[k] = reqs.get(k, 0) + v
+    return reqs
+
+
+def node_non_zero_requests(pod: Pod, version: Version) -> tuple[int, int]:
+    """(cpu millicores, memory bytes) a pod adds to NodeInfo's NonZeroRequested
+    (``calculateResource`` / resourcehelper.PodRequests with NonMissingContainerRequests).
+
+    For a pod with pod-level requests (PodLevelResources on), upstream's
+    ``getNonMissingContainerRequests`` defaults a container's cpu / memory only when
+    the pod's whole request (pod level, containers and overhead) lacks that resource;
+    otherwise every container without a cpu / memory request counts the default."""
+    if 28 <= version.minor <= 31 and version.gate("SidecarContainers") and \
+            any(c.restartable for c in pod.init_containers):
+        return _container_fn_non_zero(pod)
+    defaults: Mapping[str, int] = NON_ZERO_DEFAULTS
+    if pod_level_requests(pod, version) is not None:
+        whole = pod_requests(pod, version)
+        defaults = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in whole}
+    r = scoring_requests(pod, version, non_zero=True, include_init=version.minor >= 19, defaults=defaults)
+    return r.get("cpu", 0), r.get("memory", 0)
+
+
+def _container_fn_non_zero(pod: Pod) -> tuple[int, int]:
+    """NonZeroRequested as 1.28-1.31's ``calculateResource`` computes it with sidecars:
+    through PodRequests' ContainerFn callback (without NonMissingContainerRequests), which
+    sees each regular container's own requests and, for each init container, the
+    requests in effect while it runs (its own plus the sidecars before it; for a sidecar,
+    the sidecars up to it). The non-zero defaults apply to what the callback sees: the
+    regular containers' non-zero requests are summed, the init containers' maxed, and the
+    result is the larger of the two per resource, plus the overhead. So a sidecar is not
+    in the sum, unlike PodRequests (and unlike 1.32+, which sums the sidecars' non-zero
+    requests)."""
+    cpu = mem = 0
+    for c in effective_containers(pod):
+        r = _with_defaults(c.requests)
+        cpu += r["cpu"]
+        mem += r["memory"]
+    init_cpu = init_mem = 0
+    sidecar_sum: dict[str, int] = {}
+    for c in pod.init_containers:
+        if c.restartable:
+            _add(sidecar_sum, c.requests)
+            running = dict(sidecar_sum)
+        else:
+            running = dict(c.requests)
+            _add(running, sidecar_sum)
+        r = _with_defaults(running)
+        init_cpu = max(init_cpu, r["cpu"])
+        init_mem = max(init_mem, r["memory"])
+    cpu, mem = max(cpu, init_cpu), max(mem, init_mem)
+    if pod.overhead:
+        cpu += pod.overhead.get("cpu", 0)
+        mem += pod.overhead.get("memory", 0)
+    return cpu, mem

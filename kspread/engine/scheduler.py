@@ -1,0 +1,587 @@
+"""One scheduling cycle (schedule_one.go; generic_scheduler.go before 1.25), and
+``schedule`` sequences of cycles.
+
+``Scheduler`` owns the snapshot, the nominator and the framework built from the
+case's profile, and runs ``schedule_one`` for each incoming pod: PreFilter, the
+nominated node first where the version does so, Filter over the nodes in the
+node tree's order (stopping early as percentageOfNodesToScore and first-fit
+say), extender filters, PostFilter when nothing fits, and otherwise PreScore,
+Score, NormalizeScore, weights and extenders, then the top-scoring nodes.
+The search is upstream's: what it finds (``searched``) is what is scored and
+selected from. Every other node is filtered too, so that ``feasible`` and the
+statuses cover the whole cluster, without moving the search's start index.
+
+Sequences (``schedule``). The incoming pods enter a queue ordered as PrioritySort
+orders activeQ: priority descending, then the time the pod entered the queue (list
+order at the start). Each cycle sees the cluster as the cycles before it left it;
+the snapshot is updated in place (``Snapshot.add_pod`` / ``remove_pod``), never
+rebuilt:
+
+* a pod whose cycle selects a node is bound there (with several top-scoring nodes,
+  the first in node order);
+* a pod that preempts: its victims are deleted at once (kspread does not model the
+  graceful termination period: the victims are gone before the next cycle), pods of
+  lower priority nominated to that node lose their nomination, and the pod is
+  nominated to the node. Upstream then puts the pod back into the queue and retries
+  it when the victims' deletion is observed; kspread re-queues it at once, with a
+  new queue time, so it runs again after the queued pods of equal or higher priority
+  and before those of lower priority. On that retry the nominated node is tried
+  first where the version does so (PreferNominatedNode, beta and on from 1.22), and
+  the pod is normally bound there. A pod is retried at most ``MAX_ATTEMPTS`` times;
+* a pod that stays unschedulable is not retried (nothing else happens in the
+  sequence that upstream would wake it for); its nomination, if it has one, is kept,
+  except where PostFilter clears it (no node where preemption might help; from 1.22
+  also no preemption candidate).
+
+``placements`` reports, for every pod of the sequence, the node it ends bound to;
+for a pod that is not bound, the node it ends nominated to; null when it ends with
+neither (including a pod bound earlier in the sequence and later evicted by a
+preemption).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from kspread.engine.framework.handle import Handle
+from kspread.engine.framework.preemption import PreemptionOutcome
+from kspread.engine.framework.profile import Extender, Profile
+from kspread.engine.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
+from kspread.engine.framework.status import Code, CycleState, SchedulingError, Status
+from kspread.engine.listers import Listers
+from kspread.engine.model import Cluster, Node, Pod
+from kspread.engine.plugins.helper import get_zone_key
+from kspread.engine.snapshot import Nominator, Snapshot
+from kspread.engine.versions import Version
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 50  # 1.12/1.13 only
+
+
+class SchedulingInput(Protocol):
+    """What the scheduler reads of a case (the case format's ``Case`` has these)."""
+
+    version: Version
+    profile: Profile
+    cluster: Cluster
+    incoming: list[Pod]
+    is_sequence: bool
+
+
+@dataclass(slots=True)
+class _FilterView:
+    """Every node's filter status, compactly: ``ids[j]`` indexes ``table`` for the
+    j-th node of ``names``; ``overrides`` replace some (extenders)."""
+
+    names: list[str]
+    ids: np.ndarray
+    table: Any
+    overrides: dict[str, Status] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Status]:
+        table = self.table
+        out = {n: table[k] for n, k in zip(self.names, self.ids.tolist())}
+        out.update(self.overrides)
+        return out
+
+
+@dataclass(slots=True)
+class _LazyTotals:
+    nodes: Any  # NodeSet
+    totals: np.ndarray
+
+
+@dataclass(slots=True)
+class CycleResult:
+    """One cycle's result. Per-node data (statuses, scores, totals) is kept as arrays
+    and given as mappings when asked; ``compact`` drops it (and the cycle state) once a
+    sequence no longer needs it."""
+
+    pod: Pod
+    state: CycleState | None = None  # the cycle's state, for explaining it afterwards
+    pre_filter_status: Status | None = None  # PreFilter's status (not Success: no filter ran)
+    scores: ScoreTable | None = None
+    _selected: Any = None  # list[str], or None with selected_positions set
+    post_filter_ran: bool = False
+    post_filter_status: Status | None = None
+    preemption: PreemptionOutcome | None = None
+    error: str | None = None
+    _statuses: Any = None  # dict[str, Status] or _FilterView
+    _totals: Any = None  # dict[str, int] or _LazyTotals
+    _searched: Any = None  # list[str] or (snapshot node list, positions array)
+    # snapshot positions of ``selected`` (when the cycle scored), for sequences
+    selected_positions: Any = None
+    _node_list: Any = None
+    bound_node: str | None = None  # the node a sequence bound the pod to
+    compacted: bool = False
+
+    @property
+    def selected(self) -> list[str]:
+        """The top-scoring nodes (feasible order)."""
+        if self._selected is None:
+            if self.selected_positions is None or self._node_list is None:
+                return []
+            self._selected = [self._node_list[i].node.name for i in self.selected_positions.tolist()]
+        return self._selected
+
+    @selected.setter
+    def selected(self, value: list[str]) -> None:
+        self._selected = value
+        self.selected_positions = None
+
+    @property
+    def feasible(self) -> list[str]:
+        """Every node that passes every filter plugin and extender filter (node tree
+        order), whatever the search reached: the `feasible` expectation."""
+        st = self._statuses
+        if st is None:
+            return []
+        if isinstance(st, _FilterView):
+            names = st.names
+            ok = [k for k, s in enumerate(st.table) if s.is_success()]
+            return [names[j] for j in np.flatnonzero(np.isin(st.ids, ok)).tolist() if names[j] not in st.overrides]
+        return [n for n, s in st.items() if s.is_success()]
+
+    @property
+    def searched(self) -> list[str]:
+        """The feasible nodes the cycle's search found, in search order: the nodes scored
+        and selected from (percentageOfNodesToScore, first fit, the nominated node first)."""
+        f = self._searched
+        if f is None:
+            return []
+        if isinstance(f, tuple):
+            node_list, positions = f
+            f = self._searched = [node_list[i].node.name for i in positions.tolist()]
+        return f
+
+    @searched.setter
+    def searched(self, value: list[str]) -> None:
+        self._searched = value
+
+    def searched_count(self) -> int:
+        f = self._searched
+        return 0 if f is None else len(f[1]) if isinstance(f, tuple) else len(f)
+
+    def searched_positions(self, position: dict[str, int]) -> np.ndarray:
+        f = self._searched
+        if isinstance(f, tuple):
+            return f[1]
+        return np.array([position[n] for n in (f or [])], np.intp)
+
+    @property
+    def statuses(self) -> dict[str, Status]:
+        """Every node's filter status (node tree order)."""
+        st = self._statuses
+        if st is None:
+            return {}
+        if isinstance(st, _FilterView):
+            st = self._statuses = st.as_dict()
+        return st
+
+    @statuses.setter
+    def statuses(self, value: dict[str, Status]) -> None:
+        self._statuses = value
+
+    @property
+    def totals(self) -> dict[str, int]:
+        t = self._totals
+        if t is None:
+            return {}
+        if isinstance(t, _LazyTotals):
+            t = self._totals = dict(zip(t.nodes.names, t.totals.tolist()))
+        return t
+
+    @totals.setter
+    def totals(self, value: dict[str, int]) -> None:
+        self._totals = value
+
+    @property
+    def unschedulable(self) -> bool:
+        has_selected = bool(self._selected) or (self.selected_positions is not None and len(self.selected_positions))
+        return not has_selected and (self.preemption is None or self.preemption.nominated_node is None)
+
+    def compact(self) -> None:
+        """Keep only what a later report of a sequence reads of an earlier cycle: the
+        pod, the node it was bound to (``selected`` becomes that node alone), the
+        preemption outcome, the error."""
+        self.state = None
+        self._searched = None
+        if self.bound_node is not None:
+            # of several top-scoring nodes, only the one the pod was bound to
+            self._selected = [self.bound_node]
+        else:
+            _ = self.selected
+        self.selected_positions = None
+        self._node_list = None
+        self.scores = None
+        self._statuses = None
+        self._totals = None
+        self.compacted = True
+
+
+def num_feasible_nodes_to_find(version: Version, percentage: int | None, num_all: int) -> int:
+    """``numFeasibleNodesToFind``: how many feasible nodes the search looks for."""
+    if percentage is None:
+        return num_all
+    if not version.adaptive_percentage_of_nodes:
+        if num_all < MIN_FEASIBLE_NODES_TO_FIND or percentage <= 0 or percentage >= 100:
+            return num_all
+        return max(num_all * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+    if num_all < MIN_FEASIBLE_NODES_TO_FIND or percentage >= 100:
+        return num_all
+    pct = percentage
+    if pct == 0:
+        pct = 50 - num_all // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
+    """The order the scheduler walks nodes in: the node tree interleaves zones
+    (zones in the order their first node was added, one node of each in turn)."""
+    zones: dict[str, list[str]] = {}
+    for n in nodes:
+        zones.setdefault(get_zone_key(n, version), []).append(n.name)
+    out: list[str] = []
+    depth = 0
+    lists = list(zones.values())
+    while len(out) < len(nodes):
+        for lst in lists:
+            if depth < len(lst):
+                out.append(lst[depth])
+        depth += 1
+    return out
+
+
+class Scheduler:
+    def __init__(self, case: SchedulingInput) -> None:
+        self.case = case
+        self.version = case.version
+        cluster = case.cluster
+        self.snapshot = Snapshot(cluster.nodes, cluster.pods, self.version)
+        self.nominator = Nominator()
+        for p in cluster.pods:
+            if p.node_name is None and p.nominated_node:
+                self.nominator.add(p)
+        self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
+        self.framework = Framework(case.profile, self.handle)
+        self.extenders: list[Extender] = case.profile.extenders
+        self.order = node_tree_order(cluster.nodes, self.version)
+        # snapshot positions of the nodes in node tree order
+        self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
+        self.node_index = np.array([info.node.index for info in self.snapshot.node_list], np.int64)
+        self.next_start_node_index = 0
+        # pods not bound (the case's pending pods and the incoming ones), as they are now
+        self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
+        # incoming pods bound by this run
+        self.bound: dict[str, Pod] = {}
+
+    # ---- the cycle ------------------------------------------------------------------
+
+    def schedule_one(self, pod: Pod) -> CycleResult:
+        res = CycleResult(pod)
+        state = CycleState()
+        res.state = state
+        fwk = self.framework
+        try:
+            pre = fwk.run_pre_filter_plugins(state, pod)
+            res.pre_filter_status = pre
+            if not pre.is_success():
+                # every node is rejected with the PreFilter status
+                res.statuses = _FilterView(self.order, np.zeros(len(self.order), np.intp), (pre,))  # type: ignore[assignment]
+                return self._post_filter(state, pod, res)
+            if pod.nominated_node and self._prefers_nominated_node():
+                node = self.snapshot.node_infos.get(pod.nominated_node)
+                if node is not None:
+                    st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
+                    if st.is_success() and self._passes_extenders(pod, node.name):
+                        self._set_statuses(res, self._all_statuses(state, pod))
+                        res.searched = [node.name]
+                        res.selected = [node.name]
+                        return res
+            self._find_feasible(state, pod, res)
+            if not res.searched_count():
+                return self._post_filter(state, pod, res)
+            if res.searched_count() == 1:
+                res.selected = list(res.searched)
+                return res
+            self._prioritize(state, pod, res)
+        except SchedulingError as e:
+            res.error = str(e)
+        return res
+
+    def first_in_node_order(self, r: CycleResult) -> str:
+        """The first of the cycle's selected nodes in the case's node order."""
+        snap = self.snapshot
+        if r.selected_positions is not None and len(r.selected_positions) > 1:
+            pos = r.selected_positions[np.argmin(self.node_index[r.selected_positions])]
+            return snap.node_list[int(pos)].node.name
+        return min(r.selected, key=lambda n: snap.get(n).node.index)
+
+    def _prefers_nominated_node(self) -> bool:
+        """PreferNominatedNode: alpha (off) in 1.21, beta (on) 1.22, GA 1.24."""
+        return self.version.gate("PreferNominatedNode")
+
+    def _passes_extenders(self, pod: Pod, node: str) -> bool:
+        return all(e.filter is None or node in e.filter for e in self.extenders)
+
+    def _all_statuses(self, state: CycleState, pod: Pod) -> _FilterView:
+        """Every node's filter status, in node tree order (an Error raises, the first in
+        that order)."""
+        nodes = self.snapshot.nodes(self.order_positions)
+        res = self.framework.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
+        err = first_error(res)
+        if err is not None:
+            raise_error_of(res, err)
+        return _FilterView(self.order, res.ids, res.table)
+
+    def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
+        """findNodesThatPassFilters: the nodes are filtered all at once; the search
+        (from ``next_start_node_index``, stopping after ``to_find`` feasible nodes) is
+        then read off the statuses, in node tree order from the start index, exactly as
+        a one-by-one walk would find it. Statuses are reported for every node."""
+        fwk = self.framework
+        n_all = len(self.order)
+        to_find = num_feasible_nodes_to_find(self.version, self.case.profile.percentage_of_nodes_to_score, n_all)
+        if self.version.first_fit_without_scoring and not self._has_extender_filters() and not self._has_scoring():
+            to_find = 1
+        start = self.next_start_node_index
+        rotated = np.roll(self.order_positions, -start) if start else self.order_positions
+        nodes = self.snapshot.nodes(rotated)
+        filtered = fwk.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
+        passing = np.flatnonzero(filtered.ids == 0)
+        if len(passing) >= to_find:
+            found = passing[:to_find]
+            processed = int(found[-1]) + 1 if to_find else 0
+        else:
+            found = passing
+            processed = n_all
+        # an Error aborts the cycle: the first in the search's walk, then in node tree
+        # order among the nodes the search did not reach
+        err = first_error(filtered, np.arange(processed))
+        if err is None and processed < n_all:
+            tree_to_rotated = (np.arange(n_all) - start) % n_all
+            err = first_error(filtered, tree_to_rotated[tree_to_rotated >= processed])
+        if err is not None:
+            raise_error_of(filtered, err)
+        if n_all:
+            self.next_start_node_index = (start + processed) % n_all
+        node_list = self.snapshot.node_list
+        searched_positions = rotated[found]
+        # statuses in node tree order: the tree's j-th node is the rotated set's (j - start) % n
+        ids_in_order = np.roll(filtered.ids, start) if start else filtered.ids
+        view = _FilterView(self.order, ids_in_order, filtered.table)
+        # the extenders filter every node that passes the filter plugins (`feasible`), not
+        # only those the search reached; the search's result is what they keep
+        self._set_statuses(res, view)
+        if view.overrides:
+            res.searched = [name for name in (node_list[i].node.name for i in searched_positions.tolist())
+                            if name not in view.overrides]
+        else:
+            res._searched = (node_list, searched_positions)
+
+    def _extender_status(self, name: str) -> Status | None:
+        """The status of a node that passes the filter plugins once the extenders filter
+        it: None when every extender keeps it."""
+        failed = [e.name for e in self.extenders if e.filter is not None and name not in e.filter]
+        if not failed:
+            return None
+        return Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {failed[0]}",),
+                      f"extender:{failed[0]}")
+
+    def _set_statuses(self, res: CycleResult, view: _FilterView) -> None:
+        """Record every node's status, the extender filters applied to every node that
+        passes the filter plugins (not only to those the search reached)."""
+        if self._has_extender_filters():
+            for j in np.flatnonzero(view.ids == 0).tolist():
+                name = view.names[j]
+                st = self._extender_status(name)
+                if st is not None:
+                    view.overrides[name] = st
+        res.statuses = view  # type: ignore[assignment]
+
+    def _has_extender_filters(self) -> bool:
+        return any(e.filter is not None for e in self.extenders)
+
+    def _has_scoring(self) -> bool:
+        return self.framework.has_score_plugins or any(e.prioritize is not None for e in self.extenders)
+
+    def _prioritize(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
+        fwk = self.framework
+        positions = res.searched_positions(self.snapshot.position)
+        nodes = self.snapshot.nodes(positions)
+        prioritizers = [e for e in self.extenders if e.prioritize is not None]
+        if not fwk.has_score_plugins and not prioritizers:
+            # EqualPriority: every node scores 1
+            totals = np.ones(len(positions), np.int64)
+        else:
+            fwk.run_pre_score_plugins(state, pod, nodes.lazy_node_objects())
+            table = fwk.run_score_plugins(state, pod, nodes)
+            res.scores = table
+            totals = table.total()
+            scale = self.version.extender_score_scale
+            for e in prioritizers:
+                prio = e.prioritize or {}
+                totals += np.array([prio.get(n, 0) * e.weight * scale for n in nodes.names], np.int64)
+        res.totals = _LazyTotals(nodes, totals)  # type: ignore[assignment]
+        best = totals.max()
+        top = np.flatnonzero(totals == best)
+        res._selected = None
+        res.selected_positions = positions[top]
+        res._node_list = self.snapshot.node_list
+
+    def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
+        """RunPostFilterPlugins: the first plugin that succeeds (or says
+        UnschedulableAndUnresolvable) ends the loop. An Error status is not a failed
+        cycle here: upstream logs it and the pod stays unschedulable."""
+        plugins = self.framework.post_filter_plugins
+        if not plugins:
+            return res
+        res.post_filter_ran = True
+        outcome: Any = None
+        for p in plugins:
+            outcome, st = p.post_filter(state, pod, res.statuses)
+            res.post_filter_status = st.with_plugin(p.name)
+            if st.is_success() or not st.is_rejected():
+                break
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                break
+        if isinstance(outcome, PreemptionOutcome):
+            if not res.post_filter_status.is_success():
+                outcome.nominated_node = None
+            res.preemption = outcome
+        else:
+            res.preemption = PreemptionOutcome(None)
+        return res
+
+    # ---- sequences -------------------------------------------------------------------
+
+    def bind(self, pod: Pod, node: str) -> Pod:
+        """Assume and bind: the pod joins the node (its nomination ends)."""
+        bound = replace(pod, node_name=node, nominated_node=None)
+        self.nominator.remove(pod)
+        self.pending.pop(pod.key, None)
+        self.snapshot.add_pod(bound)
+        self.bound[pod.key] = bound
+        return bound
+
+    def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> Pod:
+        """prepareCandidate and the nomination: delete the victims (at once; see the
+        module docstring), clear the nominations of lower-priority pods nominated to
+        the node, and nominate the preemptor."""
+        for v in outcome.victims:
+            if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
+                self.snapshot.remove_pod(v)
+            self.bound.pop(v.key, None)
+        node = outcome.nominated_node
+        assert node is not None
+        for other in self.nominator.on_node(node):
+            if other.priority < pod.priority and other.key != pod.key:
+                self.clear_nomination(other)
+        nominated = replace(pod, nominated_node=node)
+        self.nominator.remove(pod)
+        self.nominator.add(nominated)
+        self.pending[pod.key] = nominated
+        return nominated
+
+    def clear_nomination(self, pod: Pod) -> Pod:
+        cleared = replace(self.pending.get(pod.key, pod), nominated_node=None)
+        self.nominator.remove(pod)
+        if pod.key in self.pending:
+            self.pending[pod.key] = cleared
+        return cleared
+
+    def current(self, pod: Pod) -> Pod:
+        """The pod as it is now (a nomination may have been set or cleared since)."""
+        return self.pending.get(pod.key, pod)
+
+    def placement(self, key: str) -> str | None:
+        if key in self.bound:
+            return self.bound[key].node_name
+        p = self.pending.get(key)
+        return p.nominated_node if p is not None else None
+
+
+def queue_order(pods: list[Pod]) -> list[Pod]:
+    """PrioritySort: priority descending, then the order pods entered the queue."""
+    return sorted(pods, key=lambda p: -p.priority)  # stable: list order among equals
+
+
+class SchedulingQueue:
+    """activeQ as PrioritySort orders it: priority descending, then the time the pod
+    was (re)added, here a counter."""
+
+    def __init__(self, pods: list[Pod]) -> None:
+        self._heap: list[tuple[int, int, str]] = []
+        self._pods: dict[str, Pod] = {}
+        self._seq = 0
+        for p in pods:
+            self.add(p)
+
+    def add(self, pod: Pod) -> None:
+        import heapq
+
+        self._pods[pod.key] = pod
+        heapq.heappush(self._heap, (-pod.priority, self._seq, pod.key))
+        self._seq += 1
+
+    def pop(self) -> Pod:
+        import heapq
+
+        _, _, key = heapq.heappop(self._heap)
+        return self._pods[key]
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)
+
+
+MAX_ATTEMPTS = 3  # scheduling cycles per pod of a sequence (one preemption, its retry, one more)
+
+
+def run_case(
+    case: SchedulingInput, observe: Callable[[Scheduler, CycleResult], None] | None = None, keep_all: bool = False
+) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
+    """Run a case's incoming pod(s); returns the scheduler, each cycle's result (in
+    the order they ran) and the final placements (pod -> node or None). Every cycle
+    but the last is compacted (``CycleResult.compact``) unless ``keep_all``: a long
+    sequence runs in flat memory.
+
+    ``observe(sched, result)`` is called after each cycle, before its outcome
+    (binding, preemption) changes the cluster: the snapshot, the nominator and
+    ``result.state`` are then exactly as the cycle saw them (explain reads them)."""
+    sched = Scheduler(case)
+    results: list[CycleResult] = []
+    for p in case.incoming:
+        sched.pending[p.key] = p
+    queue = SchedulingQueue(case.incoming)
+    attempts: dict[str, int] = {}
+    while queue:
+        pod = sched.current(queue.pop())
+        attempts[pod.key] = attempts.get(pod.key, 0) + 1
+        r = sched.schedule_one(pod)
+        if results and not keep_all:
+            results[-1].compact()
+        results.append(r)
+        if observe is not None:
+            observe(sched, r)
+        if r.error:
+            continue
+        if r.selected_positions is not None or r.selected:
+            node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
+            r.bound_node = node
+            sched.bind(pod, node)
+        elif r.preemption is not None and r.preemption.nominated_node is not None:
+            nominated = sched.apply_preemption(pod, r.preemption)
+            if case.is_sequence and attempts[pod.key] < MAX_ATTEMPTS:
+                queue.add(nominated)
+        elif r.preemption is not None and r.preemption.clear_nomination:
+            sched.clear_nomination(pod)
+    placements = {p.key: sched.placement(p.key) for p in case.incoming}
+    return sched, results, placements

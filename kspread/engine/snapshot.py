@@ -1,0 +1,600 @@
+"""The cluster snapshot the plugins read: one NodeInfo per node, with indexes.
+
+Spreading plugins count "pods in namespace N whose labels match selector S" per
+node or per topology domain. Pods of one workload share their labels, so the
+snapshot groups non-terminating pods by (namespace, label set) and keeps, per
+group, how many of its pods sit on each node. A count then costs time in the
+number of distinct groups and the nodes that hold them, never in the number of
+pods; whether a selector matches a group is computed once and cached.
+
+Placements, evictions and nominations of a ``schedule`` sequence update the
+snapshot in place (``add_pod`` / ``remove_pod``), as the scheduler's cache does.
+
+Columns. Besides one NodeInfo per node, the snapshot keeps per-node columns (numpy
+int64, in the case's node order): allocatable and requested per resource, the
+non-zero cpu / memory requests, the pod count, and for the static node data codes
+that let plugins evaluate a node property once per distinct value (taint sets,
+label values per key). The snapshot is their one owner: ``add_pod`` / ``remove_pod``
+update them in place, and plugins read them through a ``NodeSet`` (the candidate
+nodes of one Filter or Score call). A ``NodeSet`` can also be built from detached
+NodeInfos (a node with nominated pods added, or with preemption victims removed):
+the same plugin code then reads columns computed from those NodeInfos.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from kspread.engine.labels import Selector
+from kspread.engine.model import Node, Pod
+from kspread.engine.resources import node_non_zero_requests, node_pod_requests, requests_key
+from kspread.engine.versions import Version
+
+GroupKey = tuple[str, frozenset]  # (namespace, frozenset of label items)
+
+
+PortKey = tuple[str, str, int]  # (hostIP, protocol, hostPort)
+
+
+def has_pod_affinity(pod: Pod) -> bool:
+    """Upstream's podWithAffinity: the pod has a podAffinity or podAntiAffinity section."""
+    a = pod.affinity
+    return a is not None and (a.pod_affinity is not None or a.pod_anti_affinity is not None)
+
+
+def has_required_anti_affinity(pod: Pod) -> bool:
+    """Upstream's podWithRequiredAntiAffinity: at least one required anti-affinity term."""
+    a = pod.affinity
+    return a is not None and a.pod_anti_affinity is not None and bool(a.pod_anti_affinity.required)
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+def pod_host_ports(pod: Pod) -> list[PortKey]:
+    """The host ports of the pod's containers as HostPortInfo keys them: an empty
+    hostIP is 0.0.0.0, an empty protocol TCP; ports with hostPort <= 0 are not used."""
+    out: list[PortKey] = []
+    for c in pod.containers:
+        for p in c.ports:
+            if p.host_port > 0:
+                out.append((p.host_ip or DEFAULT_BIND_ALL_HOST_IP, p.protocol or "TCP", p.host_port))
+    return out
+
+
+def group_key(pod: Pod) -> GroupKey:
+    return (pod.namespace, frozenset(pod.labels.items()))
+
+
+class SelectorCache:
+    """Whether a selector matches a label group, computed once per pair."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[Selector, GroupKey], bool] = {}
+
+    def matches(self, selector: Selector, namespace: str, key: GroupKey) -> bool:
+        if key[0] != namespace:
+            return False
+        ck = (selector, key)
+        hit = self._cache.get(ck)
+        if hit is None:
+            hit = selector.matches(dict(key[1]))
+            self._cache[ck] = hit
+        return hit
+
+
+class PodEntry:
+    """What a pod adds to a NodeInfo, computed once per pod (the requests once per
+    distinct request shape)."""
+
+    __slots__ = ("requests", "cpu", "memory", "ports", "group", "affinity", "required_anti_affinity")
+
+    def __init__(self, pod: Pod, version: Version, shapes: dict) -> None:
+        key = requests_key(pod)
+        hit = shapes.get(key)
+        if hit is None:
+            if len(shapes) >= PodRequestCache.LIMIT:
+                shapes.clear()
+            cpu, mem = node_non_zero_requests(pod, version)
+            hit = shapes[key] = (node_pod_requests(pod, version), cpu, mem)
+        # the requests mapping is shared by the pods of one shape: read only
+        self.requests: dict[str, int] = hit[0]
+        self.cpu: int = hit[1]
+        self.memory: int = hit[2]
+        self.ports = pod_host_ports(pod)
+        self.group = group_key(pod)
+        self.affinity = has_pod_affinity(pod)
+        self.required_anti_affinity = self.affinity and has_required_anti_affinity(pod)
+
+
+class PodRequestCache:
+    """What a pod adds to a NodeInfo (``node_pod_requests``, ``node_non_zero_requests``,
+    host ports, label group, affinity), computed once per pod: pods are immutable, and
+    a sequence or a preemption dry run adds and removes the same pods many times."""
+
+    __slots__ = ("_cache", "_version", "_shapes")
+
+    # entries kept at most (then the cache starts over), so a long sequence stays flat
+    LIMIT = 4096
+
+    def __init__(self, version: Version) -> None:
+        self._cache: dict[Pod, PodEntry] = {}
+        self._shapes: dict[tuple, tuple[dict[str, int], int, int]] = {}
+        self._version = version
+
+    def get(self, pod: Pod) -> PodEntry:
+        hit = self._cache.get(pod)
+        if hit is None:
+            if len(self._cache) >= self.LIMIT:
+                self._cache.clear()
+            hit = self._cache[pod] = PodEntry(pod, self._version, self._shapes)
+        return hit
+
+    def entry(self, pod: Pod) -> PodEntry:
+        """The pod's entry without keeping it (building a snapshot of many pods)."""
+        hit = self._cache.get(pod)
+        return hit if hit is not None else PodEntry(pod, self._version, self._shapes)
+
+
+class NodeInfo:
+    """A node and the pods on it (framework.NodeInfo)."""
+
+    __slots__ = ("node", "pods", "requested", "groups", "non_zero_requested", "used_ports", "_version", "_matcher",
+                 "pods_with_affinity", "pods_with_required_anti_affinity", "_requests")
+
+    def __init__(self, node: Node, version: Version, matcher: SelectorCache,
+                 requests: PodRequestCache | None = None) -> None:
+        self.node = node
+        self.pods: dict[str, Pod] = {}
+        self.requested: dict[str, int] = {}
+        # non-terminating pods by (namespace, labels) -> count
+        self.groups: dict[GroupKey, int] = {}
+        # NonZeroRequested: cpu / memory with the scoring defaults for unset requests
+        self.non_zero_requested: dict[str, int] = {"cpu": 0, "memory": 0}
+        # UsedPorts: (hostIP, protocol, hostPort) -> number of pods using it, every pod
+        # on the node (terminating too), hostPort > 0 only
+        self.used_ports: dict[PortKey, int] = {}
+        # PodsWithAffinity / PodsWithRequiredAntiAffinity (every pod, terminating too), by key
+        self.pods_with_affinity: dict[str, Pod] = {}
+        self.pods_with_required_anti_affinity: dict[str, Pod] = {}
+        self._version = version
+        self._matcher = matcher
+        self._requests = requests if requests is not None else PodRequestCache(version)
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def clone(self) -> "NodeInfo":
+        c = NodeInfo(self.node, self._version, self._matcher, self._requests)
+        c.pods = dict(self.pods)
+        c.requested = dict(self.requested)
+        c.groups = dict(self.groups)
+        c.non_zero_requested = dict(self.non_zero_requested)
+        c.used_ports = dict(self.used_ports)
+        c.pods_with_affinity = dict(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
+        return c
+
+    def add_pod(self, pod: Pod, entry: "PodEntry | None" = None) -> None:
+        key = pod.key
+        self.pods[key] = pod
+        e = entry if entry is not None else self._requests.get(pod)
+        requested = self.requested
+        for k, v in e.requests.items():
+            requested[k] = requested.get(k, 0) + v
+        self.non_zero_requested["cpu"] += e.cpu
+        self.non_zero_requested["memory"] += e.memory
+        for port in e.ports:
+            self.used_ports[port] = self.used_ports.get(port, 0) + 1
+        if e.affinity:
+            self.pods_with_affinity[key] = pod
+            if e.required_anti_affinity:
+                self.pods_with_required_anti_affinity[key] = pod
+        if not pod.terminating:
+            g = e.group
+            self.groups[g] = self.groups.get(g, 0) + 1
+
+    def remove_pod(self, pod: Pod) -> None:
+        stored = self.pods.pop(pod.key)
+        e = self._requests.get(stored)
+        requested = self.requested
+        for k, v in e.requests.items():
+            requested[k] -= v
+        self.non_zero_requested["cpu"] -= e.cpu
+        self.non_zero_requested["memory"] -= e.memory
+        # HostPortInfo is a set, not a multiset: removing a pod frees its host ports even
+        # when another pod on the node uses the same one (HostPortInfo.Remove deletes the
+        # entry), as upstream's cache and preemption's dry run see it.
+        for port in e.ports:
+            self.used_ports.pop(port, None)
+        if e.affinity:
+            self.pods_with_affinity.pop(stored.key, None)
+            self.pods_with_required_anti_affinity.pop(stored.key, None)
+        if not stored.terminating:
+            g = e.group
+            n = self.groups[g] - 1
+            if n:
+                self.groups[g] = n
+            else:
+                del self.groups[g]
+
+    def count_matching(self, namespace: str, selector: Selector) -> int:
+        """Non-terminating pods in ``namespace`` whose labels match ``selector``."""
+        total = 0
+        m = self._matcher
+        for g, n in self.groups.items():
+            if m.matches(selector, namespace, g):
+                total += n
+        return total
+
+
+class Snapshot:
+    """All NodeInfos in the case's node order, plus the group index."""
+
+    def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod], version: Version) -> None:
+        self.version = version
+        self.matcher = SelectorCache()
+        self.requests = PodRequestCache(version)
+        self.node_infos: dict[str, NodeInfo] = {n.name: NodeInfo(n, version, self.matcher, self.requests)
+                                                for n in nodes}
+        self.node_list: list[NodeInfo] = list(self.node_infos.values())
+        # (namespace, labels) -> {node name: count} over non-terminating bound pods
+        self.group_nodes: dict[GroupKey, dict[str, int]] = {}
+        # the same over every bound pod, terminating ones too (InterPodAffinity counts them)
+        self.all_group_nodes: dict[GroupKey, dict[str, int]] = {}
+        # columns (see the module docstring)
+        n = len(self.node_list)
+        self.position: dict[str, int] = {info.name: i for i, info in enumerate(self.node_list)}
+        self.all_positions = np.arange(n, dtype=np.intp)
+        self._allocatable: dict[str, np.ndarray] = {}
+        self._requested: dict[str, np.ndarray] = {}
+        self._non_zero = {"cpu": np.zeros(n, np.int64), "memory": np.zeros(n, np.int64)}
+        self.pod_count = np.zeros(n, np.int64)
+        self._static_codes: dict[Hashable, tuple[np.ndarray, list]] = {}
+        # node position -> pods with (anti-)affinity / with required anti-affinity on it
+        self._with_affinity: dict[int, int] = {}
+        self._with_required_anti: dict[int, int] = {}
+        # (namespace, selector) -> per node, non-terminating pods matching (kept current)
+        self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
+        self._add_all([p for p in pods if p.node_name is not None])
+
+    def _add_all(self, pods: list[Pod]) -> None:
+        """``add_pod`` for many pods, the columns filled at the end."""
+        positions = np.empty(len(pods), np.intp)
+        cpu = np.empty(len(pods), np.int64)
+        mem = np.empty(len(pods), np.int64)
+        position, infos, entry = self.position, self.node_infos, self.requests.entry
+        groups, all_groups = self.group_nodes, self.all_group_nodes
+        for k, pod in enumerate(pods):
+            node = pod.node_name
+            assert node is not None
+            e = entry(pod)
+            infos[node].add_pod(pod, e)
+            i = positions[k] = position[node]
+            cpu[k] = e.cpu
+            mem[k] = e.memory
+            if e.affinity:
+                _count(self._with_affinity, i, 1)
+                if e.required_anti_affinity:
+                    _count(self._with_required_anti, i, 1)
+            per_node = all_groups.setdefault(e.group, {})
+            per_node[node] = per_node.get(node, 0) + 1
+            if not pod.terminating:
+                per_node = groups.setdefault(e.group, {})
+                per_node[node] = per_node.get(node, 0) + 1
+        n = len(self.node_list)
+        self.pod_count += np.bincount(positions, minlength=n).astype(np.int64)
+        np.add.at(self._non_zero["cpu"], positions, cpu)
+        np.add.at(self._non_zero["memory"], positions, mem)
+
+    def __len__(self) -> int:
+        return len(self.node_list)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.node_list)
+
+    def get(self, name: str) -> NodeInfo:
+        return self.node_infos[name]
+
+    # ---- columns -------------------------------------------------------------------
+
+    def allocatable(self, resource: str) -> np.ndarray:
+        col = self._allocatable.get(resource)
+        if col is None:
+            col = np.array([info.node.allocatable.get(resource, 0) for info in self.node_list], np.int64)
+            self._allocatable[resource] = col
+        return col
+
+    def requested(self, resource: str) -> np.ndarray:
+        col = self._requested.get(resource)
+        if col is None:
+            col = np.array([info.requested.get(resource, 0) for info in self.node_list], np.int64)
+            self._requested[resource] = col
+        return col
+
+    def non_zero_requested(self, resource: str) -> np.ndarray:
+        return self._non_zero[resource]
+
+    def static_codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
+        """Per node the code of ``fn(node)`` (a static property: labels, taints) and the
+        distinct values in code order; computed once per ``key``."""
+        hit = self._static_codes.get(key)
+        if hit is None:
+            hit = _codes([info.node for info in self.node_list], fn)
+            self._static_codes[key] = hit
+        return hit
+
+    def nodes(self, positions: np.ndarray | None = None) -> "NodeSet":
+        return NodeSet(self, self.all_positions if positions is None else positions)
+
+    def infos_with_affinity_pods(self, required_anti_affinity: bool = False) -> list[NodeInfo]:
+        """NodeInfos (node order) of the nodes with a pod that has pod (anti-)affinity
+        (HavePodsWithAffinityList), or a required anti-affinity term
+        (HavePodsWithRequiredAntiAffinityList)."""
+        index = self._with_required_anti if required_anti_affinity else self._with_affinity
+        return [self.node_list[i] for i in sorted(index)]
+
+    COUNT_COLUMNS = 64  # selectors whose count columns are kept current
+
+    def count_column(self, namespace: str, selector: Selector) -> np.ndarray:
+        """Per node (snapshot order) the non-terminating pods in ``namespace`` matching
+        ``selector``; kept current as pods are added and removed. Read only."""
+        key = (namespace, selector)
+        col = self._count_columns.get(key)
+        if col is None:
+            col = np.zeros(len(self.node_list), np.int64)
+            position = self.position
+            m = self.matcher
+            for g, per_node in self.group_nodes.items():
+                if m.matches(selector, namespace, g):
+                    for node, n in per_node.items():
+                        col[position[node]] += n
+            if len(self._count_columns) >= self.COUNT_COLUMNS:
+                del self._count_columns[next(iter(self._count_columns))]
+            self._count_columns[key] = col
+        return col
+
+    def _column_add(self, pod: Pod, sign: int) -> None:
+        i = self.position[pod.node_name]  # type: ignore[index]
+        if self._count_columns and not pod.terminating:
+            g = group_key(pod)
+            m = self.matcher
+            for (namespace, selector), col in self._count_columns.items():
+                if m.matches(selector, namespace, g):
+                    col[i] += sign
+        if has_pod_affinity(pod):
+            _count(self._with_affinity, i, sign)
+            if has_required_anti_affinity(pod):
+                _count(self._with_required_anti, i, sign)
+        self.pod_count[i] += sign
+        e = self.requests.get(pod)
+        cpu, mem = e.cpu, e.memory
+        for k, v in e.requests.items():
+            column = self._requested.get(k)
+            if column is not None:
+                column[i] += sign * v
+        self._non_zero["cpu"][i] += sign * cpu
+        self._non_zero["memory"][i] += sign * mem
+
+    def add_pod(self, pod: Pod) -> None:
+        assert pod.node_name is not None
+        self.node_infos[pod.node_name].add_pod(pod)
+        self._column_add(pod, 1)
+        all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
+        all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
+        if not pod.terminating:
+            per_node = self.group_nodes.setdefault(group_key(pod), {})
+            per_node[pod.node_name] = per_node.get(pod.node_name, 0) + 1
+
+    def remove_pod(self, pod: Pod) -> None:
+        assert pod.node_name is not None
+        info = self.node_infos[pod.node_name]
+        stored = info.pods[pod.key]
+        info.remove_pod(stored)
+        self._column_add(stored, -1)
+        _decrement(self.all_group_nodes, group_key(stored), pod.node_name)
+        if not stored.terminating:
+            g = group_key(stored)
+            per_node = self.group_nodes[g]
+            per_node[pod.node_name] -= 1
+            if not per_node[pod.node_name]:
+                del per_node[pod.node_name]
+                if not per_node:
+                    del self.group_nodes[g]
+
+    def counts_by_node(self, namespace: str, selector: Selector) -> Mapping[str, int]:
+        """Node name -> number of non-terminating pods in ``namespace`` matching
+        ``selector`` (nodes without any are absent)."""
+        out: dict[str, int] = {}
+        m = self.matcher
+        for g, per_node in self.group_nodes.items():
+            if m.matches(selector, namespace, g):
+                for node, n in per_node.items():
+                    out[node] = out.get(node, 0) + n
+        return out
+
+
+def _count(index: dict[int, int], key: int, sign: int) -> None:
+    n = index.get(key, 0) + sign
+    if n:
+        index[key] = n
+    else:
+        del index[key]
+
+
+def _codes(nodes: Sequence[Node], fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
+    index: dict[Hashable, int] = {}
+    values: list = []
+    out = np.empty(len(nodes), np.intp)
+    for i, n in enumerate(nodes):
+        v = fn(n)
+        c = index.get(v)
+        if c is None:
+            c = index[v] = len(values)
+            values.append(v)
+        out[i] = c
+    return out, values
+
+
+class _Lazy(Sequence):
+    """A list computed on first use."""
+
+    __slots__ = ("_make", "_n", "_list")
+
+    def __init__(self, make: Callable[[], list], n: int) -> None:
+        self._make = make
+        self._n = n
+        self._list: list | None = None
+
+    def _items(self) -> list:
+        if self._list is None:
+            self._list = self._make()
+        return self._list
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._items()[i]
+
+    def __iter__(self):
+        return iter(self._items())
+
+
+class NodeSet:
+    """The candidate nodes of one Filter or Score call, as columns.
+
+    Either positions into the snapshot (the columns are the snapshot's, indexed), or
+    detached NodeInfos (columns computed from them: a node with nominated pods added
+    or preemption victims removed). Plugins only read it."""
+
+    __slots__ = ("snapshot", "positions", "_infos", "overrides")
+
+    def __init__(self, snapshot: Snapshot | None, positions: np.ndarray | None,
+                 infos: Sequence[NodeInfo] | None = None, overrides: dict | None = None) -> None:
+        self.snapshot = snapshot
+        self.positions = positions
+        self._infos = infos
+        # columns that replace the snapshot's for these nodes (a preemption dry run's
+        # nodes with pods removed): ("requested", r), ("non_zero", r), ("pod_count",).
+        # Only plugins that read nothing but columns may run over such a set.
+        self.overrides = overrides
+
+    @staticmethod
+    def of(*infos: NodeInfo) -> "NodeSet":
+        return NodeSet(None, None, infos)
+
+    def __len__(self) -> int:
+        return len(self._infos) if self._infos is not None else len(self.positions)  # type: ignore[arg-type]
+
+    @property
+    def infos(self) -> Sequence[NodeInfo]:
+        if self._infos is None:
+            lst = self.snapshot.node_list  # type: ignore[union-attr]
+            self._infos = [lst[i] for i in self.positions]  # type: ignore[union-attr]
+        return self._infos
+
+    @property
+    def names(self) -> list[str]:
+        return [info.node.name for info in self.infos]
+
+    @property
+    def node_objects(self) -> list[Node]:
+        return [info.node for info in self.infos]
+
+    def lazy_node_objects(self) -> Sequence[Node]:
+        """The nodes, listed only when a plugin reads them."""
+        return _Lazy(lambda: self.node_objects, len(self))
+
+    def lazy_names(self) -> Sequence[str]:
+        """The node names, listed only when read."""
+        return _Lazy(lambda: self.names, len(self))
+
+    def subset(self, where: np.ndarray) -> "NodeSet":
+        """The nodes at ``where`` (positions within this set)."""
+        if self.snapshot is not None:
+            over = None if self.overrides is None else {k: v[where] for k, v in self.overrides.items()}
+            return NodeSet(self.snapshot, self.positions[where], overrides=over)  # type: ignore[index]
+        infos = self.infos
+        return NodeSet(None, None, [infos[i] for i in where])
+
+    def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int],
+                key: tuple = ()) -> np.ndarray:
+        if self.overrides is not None and key in self.overrides:
+            return self.overrides[key]
+        if self.snapshot is not None:
+            return snap_col()[self.positions]
+        return np.array([per_info(i) for i in self.infos], np.int64)
+
+    def allocatable(self, resource: str) -> np.ndarray:
+        return self._column(lambda: self.snapshot.allocatable(resource),  # type: ignore[union-attr]
+                            lambda i: i.node.allocatable.get(resource, 0))
+
+    def requested(self, resource: str) -> np.ndarray:
+        return self._column(lambda: self.snapshot.requested(resource),  # type: ignore[union-attr]
+                            lambda i: i.requested.get(resource, 0), ("requested", resource))
+
+    def non_zero_requested(self, resource: str) -> np.ndarray:
+        return self._column(lambda: self.snapshot.non_zero_requested(resource),  # type: ignore[union-attr]
+                            lambda i: i.non_zero_requested.get(resource, 0), ("non_zero", resource))
+
+    def pod_count(self) -> np.ndarray:
+        snap = self.snapshot
+        return self._column(lambda: snap.pod_count, lambda i: len(i.pods), ("pod_count",))  # type: ignore
+
+    def codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
+        """Per node the code of the static property ``fn(node)`` (cached under ``key``
+        by the snapshot) and the distinct values, for evaluating once per value."""
+        if self.snapshot is not None:
+            col, values = self.snapshot.static_codes(key, fn)
+            return col[self.positions], values  # type: ignore[index]
+        return _codes([i.node for i in self.infos], fn)
+
+    def evaluate(self, key: Hashable, fn: Callable[[Node], Hashable], value_fn: Callable[[Hashable], object],
+                 dtype=np.intp) -> np.ndarray:
+        """``value_fn(fn(node))`` per node, calling ``value_fn`` once per distinct value."""
+        col, values = self.codes(key, fn)
+        if len(values) == 1:
+            return np.full(len(col), value_fn(values[0]), dtype)
+        present = np.unique(col)
+        table = np.zeros(len(values), dtype)
+        for c in present:
+            table[c] = value_fn(values[c])
+        return table[col]
+
+
+def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) -> None:
+    per_node = index[g]
+    per_node[node] -= 1
+    if not per_node[node]:
+        del per_node[node]
+        if not per_node:
+            del index[g]
+
+
+class Nominator:
+    """Pods nominated to a node (status.nominatedNodeName) that are not bound yet."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, dict[str, Pod]] = {}
+
+    def add(self, pod: Pod) -> None:
+        if pod.nominated_node:
+            self._by_node.setdefault(pod.nominated_node, {})[pod.key] = pod
+
+    def remove(self, pod: Pod) -> None:
+        for pods in self._by_node.values():
+            pods.pop(pod.key, None)
+
+    def on_node(self, node_name: str) -> list[Pod]:
+        return list(self._by_node.get(node_name, {}).values())
+
+    def has_any(self) -> bool:
+        return any(self._by_node.values())
+
+    def nodes(self) -> set[str]:
+        """Names of the nodes that have pods nominated to them."""
+        return {n for n, pods in self._by_node.items() if pods}

@@ -1,0 +1,516 @@
+"""Supported kube-scheduler minor versions and what differs between them.
+
+Every version difference kspread models is a named property of ``Version`` (the
+behaviour flags), so plugins ask ``version.selector_spread_match`` rather than
+comparing numbers; the README's table of versions is the human form of this
+module. Feature gates that change scheduling are listed in ``FEATURE_GATES`` with
+their per-version defaults, so a case's ``featureGates`` override them as
+``--feature-gates`` would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from kspread.errors import CaseError
+
+OLDEST_MINOR = 12
+NEWEST_MINOR = 37  # upstream main, in development
+
+
+@dataclass(frozen=True, slots=True)
+class GateStage:
+    since: int  # first minor with this stage
+    default: bool
+    stage: str  # ALPHA, BETA, GA, DEPRECATED
+    locked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureGate:
+    name: str
+    stages: tuple[GateStage, ...]
+    removed: int | None = None  # first minor that no longer knows the gate
+
+    def stage_at(self, minor: int) -> GateStage | None:
+        if minor < self.stages[0].since or (self.removed is not None and minor >= self.removed):
+            return None
+        current = self.stages[0]
+        for s in self.stages:
+            if s.since <= minor:
+                current = s
+        return current
+
+
+def _gate(name: str, *stages: tuple[int, bool, str], removed: int | None = None) -> FeatureGate:
+    return FeatureGate(
+        name,
+        tuple(GateStage(m, d, st, locked=(st == "GA")) for m, d, st in stages),
+        removed,
+    )
+
+
+# The gates whose value changes what kspread computes. Stages from upstream's
+# pkg/features (versioned specs); a gate is "locked" once GA, as upstream locks them.
+FEATURE_GATES: dict[str, FeatureGate] = {
+    g.name: g
+    for g in (
+        _gate("EvenPodsSpread", (16, False, "ALPHA"), (18, True, "BETA"), (19, True, "GA"), removed=21),
+        _gate("DefaultPodTopologySpread", (19, False, "ALPHA"), (20, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate("NonPreemptingPriority", (15, False, "ALPHA"), (19, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate("PodOverhead", (16, False, "ALPHA"), (18, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate("PreferNominatedNode", (21, False, "ALPHA"), (22, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate(
+            "MinDomainsInPodTopologySpread",
+            (24, False, "ALPHA"), (25, False, "BETA"), (27, True, "BETA"), (30, True, "GA"),
+            removed=32,
+        ),
+        _gate(
+            "NodeInclusionPolicyInPodTopologySpread",
+            # GA and locked from 1.33; still listed in upstream main (1.37).
+            (25, False, "ALPHA"), (26, True, "BETA"), (33, True, "GA"),
+        ),
+        _gate("MatchLabelKeysInPodTopologySpread", (25, False, "ALPHA"), (27, True, "BETA")),
+        _gate("PodDisruptionConditions", (25, False, "ALPHA"), (26, True, "BETA"), (31, True, "GA"), removed=33),
+        _gate("SidecarContainers", (28, False, "ALPHA"), (29, True, "BETA"), (33, True, "GA")),
+        # InterPodAffinity (plugins/interpodaffinity.py): namespaceSelector in pod affinity
+        # terms (KEP-2249), and matchLabelKeys / mismatchLabelKeys (KEP-3633).
+        _gate("PodAffinityNamespaceSelector", (21, False, "ALPHA"), (22, True, "BETA"), (24, True, "GA"), removed=26),
+        _gate("MatchLabelKeysInPodAffinity", (29, False, "ALPHA"), (31, True, "BETA"), (33, True, "GA")),
+        # Toleration matching (plugins/nodematch.py toleration_tolerates, used by
+        # TaintToleration, NodeUnschedulable, PodTopologySpread's nodeTaintsPolicy and
+        # preemption): the Lt / Gt operators (KEP-5471). Still alpha in upstream main.
+        _gate("TaintTolerationComparisonOperators", (35, False, "ALPHA")),
+        # Pod-level resources, spec.resources (KEP-2837): NodeResourcesFit's filter and
+        # every resource scorer (kspread/engine/resources.py).
+        _gate("PodLevelResources", (32, False, "ALPHA"), (34, True, "BETA")),
+    )
+}
+
+
+def _unmodelled(name: str, why: str, *stages: tuple[int, bool, str], removed: int | None = None,
+                locked_from: int | None = None) -> tuple[FeatureGate, str]:
+    g = FeatureGate(
+        name,
+        tuple(GateStage(m, d, st, locked=(locked_from is not None and m >= locked_from)) for m, d, st in stages),
+        removed,
+    )
+    return g, why
+
+
+# Gates the scheduler reads (in the plugins kspread covers or in the scheduling cycle
+# around them) that kspread does not model: setting one in ``featureGates`` is an
+# error that says so. Their default is harmless to every case kspread can express,
+# which is the reason given with each. Stages from upstream main's scheduler feature
+# list (versioned specs, read for 1.37).
+_NO_DRA = "kspread cases declare no ResourceClaims, DeviceClasses or ResourceSlices"
+UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
+    g.name: (g, why)
+    for g, why in (
+        _unmodelled("DynamicResourceAllocation", _NO_DRA + " (DynamicResources always skips)",
+                    (26, False, "ALPHA"), (32, False, "BETA"), (34, True, "GA"), (35, True, "GA"),
+                    locked_from=35),
+        _unmodelled("DRAExtendedResource",
+                    "extended resources backed by DRA need a DeviceClass (its extendedResourceName, or the implicit "
+                    "deviceclass.resource.kubernetes.io/<class>); " + _NO_DRA + ", so NodeResourcesFit's PreFilter "
+                    "finds an empty mapping and checks every extended resource against the node's allocatable, "
+                    "as with the gate off",
+                    (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
+        _unmodelled("DRAAdminAccess", _NO_DRA, (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
+                    locked_from=36),
+        _unmodelled("DRAPrioritizedList", _NO_DRA, (33, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
+                    (37, True, "GA"), locked_from=37),
+        _unmodelled("DRADeviceTaints", _NO_DRA, (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
+        _unmodelled("DRAPartitionableDevices", _NO_DRA, (33, False, "ALPHA"), (36, True, "BETA")),
+        _unmodelled("DRAConsumableCapacity", _NO_DRA, (34, False, "ALPHA"), (36, True, "BETA")),
+        _unmodelled("DRADeviceBindingConditions", _NO_DRA, (34, False, "ALPHA"), (36, True, "BETA")),
+        _unmodelled("DRAResourceClaimDeviceStatus", _NO_DRA, (32, False, "ALPHA"), (33, True, "BETA"),
+                    (37, True, "GA"), locked_from=37),
+        _unmodelled("DRASchedulerFilterTimeout", _NO_DRA, (34, True, "BETA")),
+        _unmodelled("DRANodeAllocatableResources", _NO_DRA, (36, False, "ALPHA")),
+        _unmodelled("InPlacePodVerticalScaling",
+                    "kspread pods have no status resources or pending resizes, so requests are the spec's",
+                    (27, False, "ALPHA"), (33, True, "BETA"), (35, True, "GA"), locked_from=35),
+        _unmodelled("InPlacePodLevelResourcesVerticalScaling",
+                    "kspread pods have no status resources or pending resizes, so requests are the spec's",
+                    (35, False, "ALPHA"), (36, True, "BETA")),
+        _unmodelled("NodeDeclaredFeatures", "kspread nodes declare no features and pods need none",
+                    (35, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
+        _unmodelled("SchedulerAsyncPreemption",
+                    "kspread applies a preemption's evictions before the next pod of a sequence either way",
+                    (32, False, "ALPHA"), (33, True, "BETA")),
+        _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
+        _unmodelled("SchedulerPopFromBackoffQ", "kspread has no backoff queue (a sequence is scheduled in order)",
+                    (33, True, "BETA")),
+        _unmodelled("NominatedNodeNameForExpectation",
+                    "kspread sets nominatedNodeName only as preemption does, binding is immediate",
+                    (34, False, "ALPHA"), (35, True, "BETA")),
+        _unmodelled("OpportunisticBatching", "a batched cycle computes the same result as a fresh one",
+                    (35, True, "BETA")),
+        _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
+                    (33, False, "ALPHA"), (37, True, "BETA")),
+        _unmodelled("VolumeAttributesClass", "kspread models no volumes", (29, False, "ALPHA"), (31, False, "BETA"),
+                    (34, True, "GA"), (36, True, "GA"), locked_from=36),
+        _unmodelled("VolumeLimitScaling", "kspread models no volumes", (35, False, "ALPHA"), (37, True, "BETA")),
+        _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
+                    (35, False, "ALPHA"), (37, False, "BETA")),
+        _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",
+                    (36, False, "ALPHA")),
+        _unmodelled("CompositePodGroup", "kspread models no Workload / PodGroup objects", (37, False, "ALPHA")),
+        _unmodelled("PodGroupPreemptionPolicy", "kspread models no Workload / PodGroup objects",
+                    (37, False, "ALPHA")),
+        _unmodelled("InPlacePodVerticalScalingSchedulerPreemption",
+                    "kspread pods have no deferred resizes", (37, False, "ALPHA")),
+        _unmodelled("InterPodAffinityHostnameFastPath",
+                    "a faster path to the same InterPodAffinity result", (37, False, "ALPHA")),
+        _unmodelled("SchedulerPreQueueingHints", "kspread has no scheduling queue events", (37, False, "ALPHA")),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Version:
+    """A kube-scheduler minor version with the feature gates of one run."""
+
+    minor: int
+    gates: Mapping[str, bool] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"1.{self.minor}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def at_least(self, minor: int) -> bool:
+        return self.minor >= minor
+
+    def gate(self, name: str) -> bool:
+        """The value of a feature gate; a gate this version does not know is off
+        (before it existed) or on (after it was removed as GA)."""
+        if name in self.gates:
+            return self.gates[name]
+        g = FEATURE_GATES[name]
+        st = g.stage_at(self.minor)
+        if st is not None:
+            return st.default
+        return g.removed is not None and self.minor >= g.removed
+
+    # ---- scoring scale and aggregation -------------------------------------------
+
+    @property
+    def legacy_priorities(self) -> bool:
+        """Up to 1.17 the scheduler ran predicates and map/reduce priority functions
+        (generic_scheduler PrioritizeNodes); from 1.18 the framework's plugins."""
+        return self.minor <= 17
+
+    @property
+    def max_node_score(self) -> int:
+        """MaxPriority 10 before 1.17, framework.MaxNodeScore 100 from 1.17."""
+        return 10 if self.minor < 17 else 100
+
+    @property
+    def extender_score_scale(self) -> int:
+        """Extender scores (0..MaxExtenderPriority=10) are multiplied by
+        MaxNodeScore/MaxExtenderPriority from 1.17; before, both ranges were 0..10."""
+        return self.max_node_score // 10
+
+    @property
+    def checks_score_range(self) -> bool:
+        """The framework rejects a normalized plugin score outside [0, MaxNodeScore]."""
+        return not self.legacy_priorities
+
+    @property
+    def adaptive_percentage_of_nodes(self) -> bool:
+        """percentageOfNodesToScore 0 means adaptive (50 - n/125, at least 5%) from 1.14;
+        in 1.12/1.13 a value <= 0 means all nodes."""
+        return self.minor >= 14
+
+    @property
+    def first_fit_without_scoring(self) -> bool:
+        """From 1.30 the search stops at the first feasible node when nothing scores."""
+        return self.minor >= 30
+
+    # ---- SelectorSpread -----------------------------------------------------------
+
+    @property
+    def selector_spread_match(self) -> str:
+        """How SelectorSpread matches a pod against the owners' selectors:
+        'any' (<=1.13), 'all' (1.14-1.16, PR #72801), 'merged' single selector (1.17+)."""
+        if self.minor <= 13:
+            return "any"
+        if self.minor <= 16:
+            return "all"
+        return "merged"
+
+    @property
+    def default_selector_by_owner_ref(self) -> bool:
+        """DefaultSelector finds the RC/RS/StatefulSet through the pod's controller
+        ownerReference from 1.22 (PR #102236); before, every one whose selector matches."""
+        return self.minor >= 22
+
+    @property
+    def zone_key_reads_ga_labels(self) -> bool:
+        """GetZoneKey falls back to topology.kubernetes.io/{zone,region} from 1.17."""
+        return self.minor >= 17
+
+    @property
+    def selector_spread_skips_topology_spread_pods(self) -> bool:
+        """From 1.18 SelectorSpread scores 0 for pods with topologySpreadConstraints."""
+        return self.minor >= 18
+
+    @property
+    def has_selector_spread(self) -> bool:
+        return self.minor <= 28
+
+    @property
+    def zones_shorthand_sets_beta_label(self) -> bool:
+        """The ``zones`` shorthand also sets failure-domain.beta.kubernetes.io/zone while
+        the scheduler has a reader of it (GetZoneKey, used by SelectorSpread, up to 1.28)."""
+        return self.minor <= 28
+
+    # ---- PodTopologySpread (plugins/podtopologyspread.py) ------------------------
+
+    @property
+    def pts_missing_label_unresolvable(self) -> bool:
+        """Filter on a node without a constraint's topology key: from 1.19
+        UnschedulableAndUnresolvable "... (missing required label)"; in 1.18
+        Unschedulable with the plain constraints reason."""
+        return self.minor >= 19
+
+    @property
+    def pts_filter_passes_without_domains(self) -> bool:
+        """1.18 only: Filter passes every node when PreFilter found no eligible domain
+        at all (TpPairToMatchNum empty), even nodes lacking the topology key."""
+        return self.minor == 18
+
+    @property
+    def pts_counts_pods_off_affinity(self) -> bool:
+        """1.19-1.23 PreFilter bug (fixed by PR #107009): domains come from nodes that
+        match the pod's required node affinity, but pods are counted on every node
+        whose (key, value) is such a domain, matching the affinity or not."""
+        return 19 <= self.minor <= 23
+
+    @property
+    def pts_weighted_scoring(self) -> bool:
+        """From 1.19 (PRs #90475, #90820): scoreForCount with the topology normalizing
+        weight ln(size + 2) and maxSkew - 1, IgnoredNodes, hostname counted per node,
+        NormalizeScore 100 * (max + min - s) / max. 1.18: raw sums of domain counts,
+        NormalizeScore 100 * (total - s) / (total - min)."""
+        return self.minor >= 19
+
+    @property
+    def pts_score_rounds(self) -> bool:
+        """Score is math.Round(sum) from 1.24 (PR #107384); int64() truncation before."""
+        return self.minor >= 24
+
+    @property
+    def pts_system_defaults_relax_topologies(self) -> bool:
+        """From 1.23 (PR #105046) PreScore only requires every topology key on a node
+        when the pod has its own constraints or the defaults are not the System ones."""
+        return self.minor >= 23
+
+    @property
+    def pts_add_remove_respect_affinity(self) -> bool:
+        """From 1.25 (PR #110768) AddPod/RemovePod skip nodes that fail the incoming
+        pod's required node affinity (gate off) / the inclusion policies (gate on)."""
+        return self.minor >= 25
+
+    @property
+    def pts_empty_selector_counts_zero(self) -> bool:
+        """1.27 (PR #116607) to 1.36: countPodsMatchSelector returns 0 for an empty
+        selector (``labelSelector: {}``); fixed in upstream main by PR #141340, which
+        kspread takes as 1.37."""
+        return 27 <= self.minor <= 36
+
+    @property
+    def pts_skip_without_constraints(self) -> bool:
+        """From 1.28 (PRs #117683, #118608) PreFilter and PreScore return Skip for a pod
+        without applicable constraints (no Filter call, no score at all); before, Filter
+        passed and every node scored 0 raw, 100 normalized."""
+        return self.minor >= 28
+
+    @property
+    def pts_domains_counted_live(self) -> bool:
+        """From 1.33 (PR #129119, state indexed by constraint) minDomains compares with
+        the number of values in the constraint's live count map, which is always
+        applied; before, TpKeyToDomainsNum is counted once in PreFilter, only with the
+        MinDomains gate on, and a key without any domain makes Filter skip the
+        constraint."""
+        return self.minor >= 33
+
+    @property
+    def pts_defaulting(self) -> str:
+        """How PodTopologySpreadArgs choose their default constraints: 'list' (1.18:
+        defaultConstraints only), 'gate' (1.19: an omitted defaultConstraints means
+        the system defaults when DefaultPodTopologySpread is on), 'v1beta1' (1.20-1.21:
+        an omitted defaultingType is List when defaultConstraints is given, else System,
+        with the gate on; List with it off), 'system' (1.22+: omitted means System)."""
+        if self.minor <= 18:
+            return "list"
+        if self.minor == 19:
+            return "gate"
+        if self.minor <= 21:
+            return "v1beta1"
+        return "system"
+
+
+class ResourceScoringFlags:
+    """Version differences of the resource scoring plugins (NodeResourcesFit score,
+    Least/MostAllocated, RequestedToCapacityRatio, BalancedAllocation) and of the
+    non-zero requests they read. Read as ``resource_scoring(version).<flag>``."""
+
+    __slots__ = ("minor",)
+
+    def __init__(self, minor: int) -> None:
+        self.minor = minor
+
+    @property
+    def fit_scores(self) -> bool:
+        """NodeResourcesFit has a Score with a scoringStrategy from 1.22 (PR #101822; the
+        v1beta2 default profile scores with it); before, only the separate
+        NodeResourcesLeastAllocated / MostAllocated / RequestedToCapacityRatio."""
+        return self.minor >= 22
+
+    @property
+    def init_containers_in_nonzero(self) -> bool:
+        """Init containers count (max with the containers' sum) in the non-zero
+        requests of the pod and of NodeInfo from 1.19 (PR #89222)."""
+        return self.minor >= 19
+
+    @property
+    def fit_score_ignores_overhead(self) -> bool:
+        """1.22-1.23: NodeResourcesFit's scoring strategies build their scorer without
+        the PodOverhead flag, so the incoming pod's overhead is left out of its score
+        (NodeResourcesBalancedAllocation and the 1.22 Least/MostAllocated plugins set it);
+        from 1.24 (PodOverhead GA) the overhead always counts. Checked against the
+        vendored plugins (1.22.3, 1.23.9, 1.24.3)."""
+        return 22 <= self.minor <= 23
+
+    @property
+    def overhead_cpu_in_cores(self) -> bool:
+        """1.17-1.26: the scorer adds the overhead of the incoming pod with
+        ``quantity.Value()`` for every resource, so cpu overhead counts in whole cores
+        (rounded up) instead of millicores; 1.27 moved to resourcehelper.PodRequests.
+        UNVERIFIED for 1.17."""
+        return 17 <= self.minor <= 26
+
+    @property
+    def skips_unallocatable(self) -> bool:
+        """From 1.22 (PR #101946) a resource the node has 0 of, or an extended resource
+        the pod does not request, is left out of the score and of the weight sum."""
+        return self.minor >= 22
+
+    @property
+    def most_allocated_caps_requested(self) -> bool:
+        """MostAllocated scores requested > allocatable as allocatable (PR #102925,
+        1.22, cherry-picked to 1.20/1.21 patches); before, such a resource scores 0."""
+        return self.minor >= 20
+
+    @property
+    def rtcr_utilization_floor(self) -> bool:
+        """RequestedToCapacityRatio utilization ``requested*100/capacity`` from 1.22
+        (PR #103089); before ``100 - (capacity-requested)*100/capacity`` (rounds up)."""
+        return self.minor >= 22
+
+    @property
+    def rtcr_shape_scale(self) -> int:
+        """Shape scores are 0..10 (MaxCustomPriorityScore) and multiplied by
+        MaxNodeScore/10 from 1.17; before, the scale was 0..10 already."""
+        return 10 if self.minor >= 17 else 1
+
+    @property
+    def balanced_std(self) -> bool:
+        """BalancedAllocation from 1.22 (PRs #101946, #102925): standard deviation of the
+        fractions (|f1-f2|/2 for two), fractions capped at 1; before, 1 - |cpu-mem| and
+        0 when either fraction >= 1."""
+        return self.minor >= 22
+
+    @property
+    def balanced_uses_requested(self) -> bool:
+        """BalancedAllocation reads the real requests, not the non-zero ones, from 1.23
+        (PR #105845, cherry-picked to 1.22)."""
+        return self.minor >= 22
+
+    @property
+    def balanced_skips_best_effort(self) -> bool:
+        """BalancedAllocation PreScore returns Skip for a pod requesting none of its
+        resources, from 1.33 (PR #130260)."""
+        return self.minor >= 33
+
+    @property
+    def balanced_scores_change(self) -> bool:
+        """From 1.36 (PR #135573) the score is 50 + (50 + with_pod - without_pod) / 2.
+        First release: v1.36.0 -- the PR (opened 2025-12-03, after the 1.35 code freeze)
+        is in CHANGELOG-1.36 under v1.36.0-alpha.1, "changes since v1.35.0", and in no
+        1.35 patch release's notes; release-1.35 keeps the std formula."""
+        return self.minor >= 36
+
+    @property
+    def image_threshold_per_container(self) -> bool:
+        """ImageLocality's maximum threshold is 1000 MiB times the number of containers
+        from 1.19 (PR #91138); before, 1000 MiB."""
+        return self.minor >= 19
+
+    @property
+    def image_counts_init_containers(self) -> bool:
+        """ImageLocality sums (and counts for the threshold) init containers too, from
+        1.30 (checked against the vendored plugins: 1.29.14 reads pod.Spec.Containers only,
+        1.30.4 adds pod.Spec.InitContainers to the sum and to the container count)."""
+        return self.minor >= 30
+
+
+def resource_scoring(version: "Version") -> ResourceScoringFlags:
+    return ResourceScoringFlags(version.minor)
+
+
+def parse_version(raw: object, path=("version",)) -> int:
+    if raw is None:
+        return NEWEST_MINOR
+    if not isinstance(raw, str):
+        raise CaseError('version must be a quoted string like "1.24"', path, value=raw)
+    major, _, minor = raw.partition(".")
+    if major != "1" or not minor.isdigit() or not OLDEST_MINOR <= int(minor) <= NEWEST_MINOR:
+        raise CaseError(
+            f'unsupported version; kspread supports "1.{OLDEST_MINOR}" to "1.{NEWEST_MINOR}"', path, value=raw
+        )
+    return int(minor)
+
+
+def make_version(raw_version: object, raw_gates: object) -> Version:
+    minor = parse_version(raw_version)
+    gates: dict[str, bool] = {}
+    if raw_gates:
+        assert isinstance(raw_gates, Mapping)
+        for name, val in raw_gates.items():
+            path = ("featureGates", name)
+            g = FEATURE_GATES.get(name)
+            if g is None and name in UNMODELLED_GATES:
+                ug, why = UNMODELLED_GATES[name]
+                if ug.stage_at(minor) is None:
+                    raise CaseError(f"version 1.{minor} does not know feature gate {name!r}", path)
+                raise CaseError(
+                    f"feature gate {name} is known to 1.{minor} but kspread does not model it: "
+                    f"kspread computes the same with it on or off, because {why}",
+                    path,
+                )
+            if g is None:
+                raise CaseError(
+                    f"feature gate {name!r} is unknown to kspread (modelled gates: "
+                    f"{', '.join(sorted(FEATURE_GATES))})",
+                    path,
+                )
+            st = g.stage_at(minor)
+            if st is None:
+                raise CaseError(f"version 1.{minor} does not know feature gate {name!r}", path)
+            if not isinstance(val, bool):
+                raise CaseError("a feature gate is true or false", path, value=val)
+            if st.locked and val != st.default:
+                raise CaseError(
+                    f"cannot set feature gate {name} to {str(val).lower()} in 1.{minor}: "
+                    f"it is GA and locked to {str(st.default).lower()}",
+                    path,
+                )
+            gates[name] = val
+    return Version(minor, gates)

@@ -1,0 +1,793 @@
+"""Build a runnable ``Case`` from one validated case document.
+
+The JSON Schema (``schemas/case.schema.json``) has already checked the shape;
+this module checks what a schema cannot (references between objects, label and
+quantity syntax, admission) and converts the shorthand and raw Kubernetes objects
+into ``kspread.engine.model`` values. Every error names the field path; the loader adds
+the file and line.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kspread.errors import CaseError, PathT
+from kspread.engine.framework.profile import Profile, default_profile, profile_from_case
+from kspread.engine.labels import (
+    GT,
+    LABEL_SELECTOR_OPERATORS,
+    LT,
+    parse_label_selector,
+    parse_labels,
+    parse_selector_requirement,
+    qualified_name_error,
+)
+from kspread.engine.model import (
+    BETA_ZONE_LABEL,
+    DEFAULT_PODS,
+    HOSTNAME_LABEL,
+    PREEMPT_LOWER_PRIORITY,
+    UNLIMITED,
+    ZONE_LABEL,
+    Affinity,
+    Cluster,
+    Container,
+    ContainerPort,
+    ImageState,
+    Namespace,
+    Node,
+    NodeAffinity,
+    NodeSelectorTerm,
+    OwnerRef,
+    Pod,
+    PodAffinityRules,
+    PodAffinityTerm,
+    PodDisruptionBudget,
+    PreferredSchedulingTerm,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+)
+from kspread.format.objects import convert_object
+from kspread.engine.quantity import QuantityError, resource_amount
+from kspread.engine.versions import Version, make_version
+
+SYSTEM_PRIORITY_CLASSES = {
+    "system-cluster-critical": 2_000_000_000,
+    "system-node-critical": 2_000_001_000,
+}
+# Bound pods without a startTime started in list order, one second apart, from here.
+DEFAULT_START_EPOCH = 946_684_800.0  # 2000-01-01T00:00:00Z
+
+
+@dataclass
+class Case:
+    name: str
+    version: Version
+    profile: Profile
+    cluster: Cluster
+    incoming: list[Pod]
+    is_sequence: bool
+    expect: Mapping[str, Any]
+    raw: Mapping[str, Any]
+    description: str = ""
+    source: str = ""
+    tags: list[str] = field(default_factory=list)
+    # nodes whose `allocatable` is given without `pods` (they allow 0 pods), named in
+    # failure reports when that is why nothing fits
+    nodes_without_pods: frozenset[str] = frozenset()
+
+
+# ---- small parsers -----------------------------------------------------------------
+
+
+def _resources(raw: Any, path: PathT) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k, v in (raw or {}).items():
+        try:
+            out[k] = resource_amount(k, v)
+        except QuantityError as e:
+            raise CaseError(str(e), [*path, k], value=v) from None
+    return out
+
+
+def _time(raw: Any, path: PathT) -> float:
+    if isinstance(raw, _dt.datetime):
+        t = raw
+    else:
+        try:
+            t = _dt.datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+        except ValueError:
+            raise CaseError("not an RFC 3339 time like 2024-01-01T00:00:00Z", path, value=raw) from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=_dt.timezone.utc)
+    return t.timestamp()
+
+
+def _node_selector_term(raw: Mapping[str, Any], path: PathT) -> NodeSelectorTerm:
+    ops = (*LABEL_SELECTOR_OPERATORS, GT, LT)
+    exprs = tuple(
+        parse_selector_requirement(e, [*path, "matchExpressions", i], ops)
+        for i, e in enumerate(raw.get("matchExpressions") or [])
+    )
+    fields = tuple(
+        parse_selector_requirement(e, [*path, "matchFields", i], ops)
+        for i, e in enumerate(raw.get("matchFields") or [])
+    )
+    for i, f in enumerate(fields):
+        if f.key != "metadata.name":
+            raise CaseError("only metadata.name is supported in matchFields", [*path, "matchFields", i, "key"],
+                            value=f.key)
+    return NodeSelectorTerm(exprs, fields)
+
+
+def _pod_affinity_term(raw: Mapping[str, Any], path: PathT) -> PodAffinityTerm:
+    return PodAffinityTerm(
+        label_selector=parse_label_selector(raw.get("labelSelector"), [*path, "labelSelector"]),
+        namespaces=tuple(raw.get("namespaces") or ()),
+        topology_key=raw["topologyKey"],
+        namespace_selector=parse_label_selector(raw.get("namespaceSelector"), [*path, "namespaceSelector"]),
+        match_label_keys=tuple(raw.get("matchLabelKeys") or ()),
+        mismatch_label_keys=tuple(raw.get("mismatchLabelKeys") or ()),
+    )
+
+
+def _pod_affinity_rules(raw: Mapping[str, Any] | None, path: PathT) -> PodAffinityRules | None:
+    if raw is None:
+        return None
+    req_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    return PodAffinityRules(
+        required=tuple(_pod_affinity_term(t, [*path, req_key, i]) for i, t in enumerate(raw.get(req_key) or [])),
+        preferred=tuple(
+            WeightedPodAffinityTerm(t["weight"], _pod_affinity_term(t["podAffinityTerm"],
+                                                                    [*path, pref_key, i, "podAffinityTerm"]))
+            for i, t in enumerate(raw.get(pref_key) or [])
+        ),
+    )
+
+
+def _affinity(raw: Mapping[str, Any] | None, path: PathT) -> Affinity | None:
+    if not raw:
+        return None
+    na = None
+    if raw.get("nodeAffinity") is not None:
+        r = raw["nodeAffinity"]
+        p = [*path, "nodeAffinity"]
+        req = r.get("requiredDuringSchedulingIgnoredDuringExecution")
+        required = None
+        if req is not None:
+            required = tuple(
+                _node_selector_term(t, [*p, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", i])
+                for i, t in enumerate(req.get("nodeSelectorTerms") or [])
+            )
+        preferred = tuple(
+            PreferredSchedulingTerm(
+                t["weight"],
+                _node_selector_term(t["preference"],
+                                    [*p, "preferredDuringSchedulingIgnoredDuringExecution", i, "preference"]),
+            )
+            for i, t in enumerate(r.get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+        )
+        na = NodeAffinity(required, preferred)
+    return Affinity(
+        node_affinity=na,
+        pod_affinity=_pod_affinity_rules(raw.get("podAffinity"), [*path, "podAffinity"]),
+        pod_anti_affinity=_pod_affinity_rules(raw.get("podAntiAffinity"), [*path, "podAntiAffinity"]),
+    )
+
+
+def _tsc(raw: Mapping[str, Any], path: PathT) -> TopologySpreadConstraint:
+    """One topologySpreadConstraint, validated as the API server validates it."""
+    keys = tuple(raw.get("matchLabelKeys") or ())
+    err = qualified_name_error(raw["topologyKey"]) if raw["topologyKey"] else "topologyKey is required"
+    if err:
+        raise CaseError(err, [*path, "topologyKey"], value=raw["topologyKey"])
+    if raw.get("minDomains") is not None and raw["whenUnsatisfiable"] != "DoNotSchedule":
+        raise CaseError("can only use minDomains if whenUnsatisfiable=DoNotSchedule", [*path, "minDomains"],
+                        value=raw["minDomains"])
+    for i, k in enumerate(keys):
+        err = qualified_name_error(k)
+        if err:
+            raise CaseError(err, [*path, "matchLabelKeys", i], value=k)
+    if keys:
+        sel = raw.get("labelSelector")
+        if sel is None:
+            raise CaseError("matchLabelKeys cannot be set when labelSelector is nil", [*path, "matchLabelKeys"])
+        in_selector = set((sel.get("matchLabels") or {}).keys()) | {
+            e.get("key") for e in sel.get("matchExpressions") or [] if isinstance(e, Mapping)}
+        for i, k in enumerate(keys):
+            if k in in_selector:
+                raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector",
+                                [*path, "matchLabelKeys", i], value=k)
+    return TopologySpreadConstraint(
+        max_skew=raw["maxSkew"],
+        topology_key=raw["topologyKey"],
+        when_unsatisfiable=raw["whenUnsatisfiable"],
+        label_selector=parse_label_selector(raw.get("labelSelector"), [*path, "labelSelector"]),
+        min_domains=raw.get("minDomains"),
+        node_affinity_policy=raw.get("nodeAffinityPolicy"),
+        node_taints_policy=raw.get("nodeTaintsPolicy"),
+        match_label_keys=keys,
+    )
+
+
+def _tscs(raws: list, at) -> tuple[TopologySpreadConstraint, ...]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for i, t in enumerate(raws):
+        c = _tsc(t, at("topologySpreadConstraints", i))
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            raise CaseError(f"duplicate constraint for {{topologyKey: {pair[0]}, whenUnsatisfiable: {pair[1]}}}",
+                            at("topologySpreadConstraints", i))
+        seen.add(pair)
+        out.append(c)
+    return tuple(out)
+
+
+def _container(raw: Mapping[str, Any], path: PathT, init: bool) -> Container:
+    res = raw.get("resources") or {}
+    ports = tuple(
+        ContainerPort(p["containerPort"], p.get("hostPort", 0) or 0, p.get("protocol", "TCP"), p.get("hostIP", ""))
+        for p in raw.get("ports") or []
+    )
+    if raw.get("restartPolicy") and not init:
+        raise CaseError("restartPolicy is only allowed on init containers (sidecars)", [*path, "restartPolicy"])
+    return Container(
+        name=raw["name"],
+        image=raw.get("image", ""),
+        requests=_resources(res.get("requests"), [*path, "resources", "requests"]),
+        ports=ports,
+        restartable=raw.get("restartPolicy") == "Always",
+    )
+
+
+COMPARISON_GATE = "TaintTolerationComparisonOperators"
+
+
+def _toleration(raw: Mapping[str, Any], path: PathT, version: Version) -> Toleration:
+    """One toleration. The Lt / Gt operators are validated as the API server validates
+    them: they exist only with the TaintTolerationComparisonOperators gate (alpha from
+    1.35; without it the operator is an unsupported value), and their value must then
+    be a decimal integer in canonical form that fits in an int64."""
+    op = raw.get("operator", "Equal")
+    value = raw.get("value", "")
+    if op in ("Lt", "Gt"):
+        if version.minor < 35:
+            raise CaseError(
+                f'unsupported value "{op}": supported values: "Equal", "Exists" (Lt and Gt came with the '
+                f"{COMPARISON_GATE} feature gate, alpha in 1.35; version {version} does not have them)",
+                [*path, "operator"], value=op,
+            )
+        if not version.gate(COMPARISON_GATE):
+            raise CaseError(
+                f'unsupported value "{op}": supported values: "Equal", "Exists" (Lt and Gt need '
+                f"featureGates: {{{COMPARISON_GATE}: true}}; the gate is off by default in {version})",
+                [*path, "operator"], value=op,
+            )
+        if not raw.get("key"):
+            raise CaseError('operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                            [*path, "operator"], value=op)
+        from kspread.engine.plugins.nodematch import canonical_int64
+
+        if canonical_int64(value) is None:
+            raise CaseError(
+                f"with operator {op}, value must be a decimal integer in canonical form (no sign '+', "
+                "no leading zero) that fits in 64 bits",
+                [*path, "value"], value=value,
+            )
+    return Toleration(raw.get("key", ""), op, value, raw.get("effect", ""))
+
+
+# Pod-level resources kspread models (upstream supports cpu, memory and hugepages-*).
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, containers, inits
+                         ) -> tuple[dict[str, int], dict[str, int]]:
+    """``resources`` (spec.resources, KEP-2837): pod-level requests and limits.
+
+    The field exists from 1.32 (PodLevelResources gate: alpha, beta and on from 1.34).
+    With the gate off the API server drops it and the scheduler ignores it, so it is
+    parsed and kept, and ``kspread.engine.resources`` reads it only with the gate on. Checked
+    as the API server validates it: only cpu and memory (kspread does not model
+    pod-level hugepages), requests no greater than limits, and no smaller than the
+    containers' aggregate requests. A limit without a request is refused, and so is a
+    container-requested cpu / memory without a pod-level request when the pod has
+    pod-level limits: the API server would default those requests, which kspread does
+    not reproduce."""
+    if raw is None:
+        return {}, {}
+    if version.minor < 32:
+        raise CaseError(f"pod-level resources (spec.resources) exist from 1.32 (PodLevelResources gate); "
+                        f"version {version} does not have them", at("resources"))
+    reqs = _resources(raw.get("requests"), at("resources", "requests"))
+    lims = _resources(raw.get("limits"), at("resources", "limits"))
+    for kind, got in (("requests", reqs), ("limits", lims)):
+        for name in got:
+            if name.startswith("hugepages-"):
+                raise CaseError(f"kspread models pod-level {' and '.join(POD_LEVEL_RESOURCES)} only, not {name}",
+                                at("resources", kind, name))
+            if name not in POD_LEVEL_RESOURCES:
+                raise CaseError(f"unsupported pod-level resource {name!r}: supported values: cpu, memory, hugepages-*",
+                                at("resources", kind, name))
+    for name, lim in lims.items():
+        if name not in reqs:
+            raise CaseError(f"give resources.requests.{name} as well: the API server defaults a pod-level request "
+                            "from the limit and the containers, which kspread does not reproduce",
+                            at("resources", "limits", name))
+        if reqs[name] > lim:
+            raise CaseError(f"must be less than or equal to the pod-level {name} limit",
+                            at("resources", "requests", name), value=(raw.get("requests") or {}).get(name))
+    from kspread.engine.resources import aggregate_container_requests
+
+    aggregate = aggregate_container_requests(containers, inits, version)
+    if lims:
+        # With pod-level limits the API server also defaults a missing pod-level request
+        # from the containers' aggregate (pkg/apis/core/v1 defaults, PR #128407); which
+        # resources it covers changed between releases, so kspread asks for it explicitly.
+        for name in POD_LEVEL_RESOURCES:
+            if name not in reqs and aggregate.get(name, 0) > 0:
+                raise CaseError(f"give resources.requests.{name} as well: with pod-level limits the API server "
+                                f"defaults it from the containers' {name} requests, which kspread does not reproduce",
+                                at("resources", "limits"))
+    for name, req in reqs.items():
+        if aggregate.get(name, 0) > req:
+            raise CaseError(f"must be greater than or equal to the containers' aggregate {name} request",
+                            at("resources", "requests", name), value=(raw.get("requests") or {}).get(name))
+    return reqs, lims
+
+
+_CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
+
+
+class _Builder:
+    def __init__(self, doc: Mapping[str, Any], version: Version) -> None:
+        self.doc = doc
+        self.version = version
+        self.classes: dict[str, PriorityClass] = {}
+        self.pod_count = 0
+
+    # ---- priority admission ------------------------------------------------------
+
+    def admit(self, raw: Mapping[str, Any], at) -> tuple[int, str, str]:
+        """Priority admission (plugin/pkg/admission/priority): (priority, class name,
+        preemption policy).
+
+        A named class must exist (the two system classes always do; up to 1.16 they
+        are allowed only in kube-system, PR #65593). No class name: the globalDefault
+        class with the lowest value, else priority 0. The pod's preemptionPolicy must
+        agree with the class's. A ``priority`` given without a class is taken as the
+        admitted value (the case states the outcome of admission). preemptionPolicy
+        exists only with the NonPreemptingPriority gate (alpha 1.15, on from 1.19):
+        without it the API server drops the field and every pod may preempt."""
+        cls_name = raw.get("priorityClassName") or ""
+        explicit = raw.get("priority")
+        policy = raw.get("preemptionPolicy")
+        policies_on = self.version.gate("NonPreemptingPriority")
+        if not policies_on:
+            policy = None
+
+        def class_policy(pc: PriorityClass) -> str:
+            return pc.preemption_policy if policies_on else PREEMPT_LOWER_PRIORITY
+
+        def check_policy(pc: PriorityClass) -> str:
+            want = class_policy(pc)
+            if policy is not None and policy != want:
+                raise CaseError(
+                    f"the string value of PreemptionPolicy ({policy}) must not be provided in pod spec; "
+                    f"priority admission controller computed {want} from the given PriorityClass name",
+                    at("preemptionPolicy"),
+                )
+            return want
+
+        if cls_name:
+            if cls_name in self.classes:
+                pc = self.classes[cls_name]
+            elif cls_name in SYSTEM_PRIORITY_CLASSES:
+                ns = raw.get("namespace") or "default"
+                if self.version.minor <= 16 and ns != "kube-system":
+                    raise CaseError(f"pods with {cls_name} priorityClass is not permitted in {ns} namespace",
+                                    at("priorityClassName"), value=cls_name)
+                pc = PriorityClass(cls_name, SYSTEM_PRIORITY_CLASSES[cls_name])
+            else:
+                raise CaseError(f"no PriorityClass with name {cls_name} was found", at("priorityClassName"),
+                                value=cls_name)
+            if explicit is not None and explicit != pc.value:
+                raise CaseError(
+                    f"the integer value of priority ({explicit}) must not be provided in pod spec; "
+                    f"priority admission controller computed {pc.value} from the given PriorityClass name",
+                    at("priority"),
+                )
+            return pc.value, cls_name, check_policy(pc)
+        if explicit is not None:
+            return explicit, "", policy or PREEMPT_LOWER_PRIORITY
+        defaults = [c for c in self.classes.values() if c.global_default]
+        if defaults:
+            pc = min(defaults, key=lambda c: c.value)
+            return pc.value, pc.name, check_policy(pc)
+        return 0, "", policy or PREEMPT_LOWER_PRIORITY
+
+    # ---- pods ----------------------------------------------------------------------
+
+    def pod(self, raw: Mapping[str, Any], at, name: str, nodes: Mapping[str, Node], incoming: bool) -> Pod:
+        ns = raw.get("namespace") or "default"
+        labels = parse_labels(raw.get("labels"), at("labels"))
+        node_name = raw.get("node")
+        if node_name is not None and node_name not in nodes:
+            raise CaseError(f"pod is bound to unknown node {node_name!r}", at("node"), value=node_name)
+        nominated = raw.get("nominatedNode")
+        if nominated is not None and nominated not in nodes:
+            raise CaseError(f"unknown node {nominated!r}", at("nominatedNode"), value=nominated)
+        if raw.get("requests") is not None:
+            containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
+        elif raw.get("containers") is not None:
+            # given explicitly, `containers: []` included: a pod with no containers at all
+            containers = tuple(_container(c, at("containers", i), False) for i, c in enumerate(raw["containers"]))
+        else:
+            # neither requests nor containers: one container that requests nothing
+            containers = (Container("main"),)
+        inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
+        level_requests, level_limits = _pod_level_resources(raw.get("resources"), at, self.version, containers, inits)
+        priority, cls_name, policy = self.admit(raw, at)
+        start = None
+        if raw.get("startTime") is not None:
+            start = _time(raw["startTime"], at("startTime"))
+        elif node_name is not None:
+            start = DEFAULT_START_EPOCH + self.pod_count
+        self.pod_count += 1
+        ctrl = None
+        if raw.get("controller") is not None:
+            c = raw["controller"]
+            ctrl = OwnerRef(c["kind"], c["name"], c.get("apiVersion") or _CONTROLLER_API.get(c["kind"], "apps/v1"))
+        return Pod(
+            name=name,
+            namespace=ns,
+            labels=labels,
+            node_name=node_name,
+            priority=priority,
+            priority_class_name=cls_name,
+            preemption_policy=policy,
+            containers=containers,
+            init_containers=inits,
+            overhead=_resources(raw.get("overhead"), at("overhead")),
+            level_requests=level_requests,
+            level_limits=level_limits,
+            terminating=bool(raw.get("terminating", False)),
+            start_time=start,
+            nominated_node=nominated,
+            node_selector=parse_labels(raw.get("nodeSelector"), at("nodeSelector")),
+            affinity=_affinity(raw.get("affinity"), at("affinity")),
+            tolerations=tuple(
+                _toleration(t, at("tolerations", i), self.version) for i, t in enumerate(raw.get("tolerations") or [])
+            ),
+            topology_spread_constraints=_tscs(raw.get("topologySpreadConstraints") or [], at),
+            controller=ctrl,
+            preempted_by_scheduler=bool(raw.get("_preemptedByScheduler", False)),
+            uses_persistent_volumes=bool(raw.get("_usesPersistentVolumes", False)) or any(
+                "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
+        )
+
+
+def _pather(prefix: PathT, fieldmap: Mapping[str, PathT] | None = None):
+    def at(fieldname: str, *rest) -> list:
+        if fieldmap is not None and fieldname in fieldmap:
+            return [*fieldmap[fieldname], *rest]
+        return [*prefix, fieldname, *rest]
+
+    return at
+
+
+def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None = None,
+               config: str | None = None) -> Case:
+    """Build a Case from a document that passed the schema. ``base_dir`` resolves a
+    profile's ``config`` file; ``config`` (the --kspread-config option) is the
+    KubeSchedulerConfiguration for cases that give no ``profile``."""
+    version = make_version(doc.get("version"), doc.get("featureGates"))
+    b = _Builder(doc, version)
+
+    # Raw objects are converted to the shorthand forms first and appended, each with
+    # a map from shorthand field to its path inside ``objects``.
+    sections: dict[str, list[tuple[Any, Any]]] = {k: [] for k in
+                                                 ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces")}
+    for key in sections:
+        for i, item in enumerate(doc.get(key) or []):
+            sections[key].append((item, _pather([key, i])))
+    for i, obj in enumerate(doc.get("objects") or []):
+        for section, item, prefix, fieldmap in convert_object(obj, ["objects", i]):
+            sections[section].append((item, _pather(prefix, fieldmap)))
+
+    # priority classes first: pods need them
+    for raw, at in sections["priorityClasses"]:
+        name = raw["name"]
+        if name in b.classes or name in SYSTEM_PRIORITY_CLASSES:
+            raise CaseError(f"PriorityClass {name!r} is defined twice", at("name"), value=name)
+        if raw["value"] > 1_000_000_000:
+            raise CaseError("the value of a user PriorityClass must be no greater than 1000000000", at("value"),
+                            value=raw["value"])
+        b.classes[name] = PriorityClass(name, raw["value"], bool(raw.get("globalDefault", False)),
+                                        raw.get("preemptionPolicy", PREEMPT_LOWER_PRIORITY))
+
+    # nodes
+    nodes: dict[str, Node] = {}
+    without_pods: set[str] = set()
+    zone_of: dict[str, str] = {}
+    for zone, members in (doc.get("zones") or {}).items():
+        for j, n in enumerate(members):
+            if n in zone_of:
+                raise CaseError(f"node {n!r} is in two zones ({zone_of[n]!r} and {zone!r})", ["zones", zone, j], value=n)
+            zone_of[n] = zone
+    for raw, at in sections["nodes"]:
+        if isinstance(raw, str):
+            raw = {"name": raw}
+        name = raw["name"]
+        if name in nodes:
+            raise CaseError(f"node {name!r} is defined twice", at("name"), value=name)
+        labels = parse_labels(raw.get("labels"), at("labels"))
+        labels.setdefault(HOSTNAME_LABEL, name)
+        if name in zone_of:
+            labels[ZONE_LABEL] = zone_of[name]
+            if version.zones_shorthand_sets_beta_label:
+                labels[BETA_ZONE_LABEL] = zone_of[name]
+        if raw.get("allocatable") is None:
+            alloc = {"cpu": UNLIMITED, "memory": UNLIMITED, "ephemeral-storage": UNLIMITED, "pods": DEFAULT_PODS}
+        else:
+            alloc = _resources(raw["allocatable"], at("allocatable"))
+            if "pods" not in alloc:
+                alloc["pods"] = 0  # as on a real node: a resource it does not list is 0
+                without_pods.add(name)
+        nodes[name] = Node(
+            name=name,
+            labels=labels,
+            allocatable=alloc,
+            taints=tuple(Taint(t["key"], t.get("value", ""), t["effect"]) for t in raw.get("taints") or []),
+            unschedulable=bool(raw.get("unschedulable", False)),
+            images=tuple(ImageState(tuple(im["names"]), im["sizeBytes"]) for im in raw.get("images") or []),
+            index=len(nodes),
+        )
+    for zone, members in (doc.get("zones") or {}).items():
+        for j, n in enumerate(members):
+            if n not in nodes:
+                raise CaseError(f"zone lists unknown node {n!r}", ["zones", zone, j], value=n)
+
+    # namespaces
+    namespaces: dict[str, Namespace] = {}
+    for raw, at in sections["namespaces"]:
+        if raw["name"] in namespaces:
+            raise CaseError(f"namespace {raw['name']!r} is defined twice", at("name"), value=raw["name"])
+        namespaces[raw["name"]] = Namespace(raw["name"], parse_labels(raw.get("labels"), at("labels")))
+
+    # existing pods
+    pods: list[Pod] = []
+    seen_pods: dict[str, Any] = {}
+    for raw, at in sections["pods"]:
+        names = [raw["name"]]
+        if raw.get("replicas") is not None:
+            names = [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
+        for name in names:
+            p = b.pod(raw, at, name, nodes, incoming=False)
+            if p.key in seen_pods:
+                raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
+            seen_pods[p.key] = True
+            pods.append(p)
+
+    # owners
+    services, rcs, rss, sss = [], [], [], []
+    seen_owners: set[tuple[str, str, str]] = set()
+    for raw, at in sections["owners"]:
+        kind, name, ns = raw["kind"], raw["name"], raw.get("namespace") or "default"
+        if (kind, ns, name) in seen_owners:
+            raise CaseError(f"{kind} {ns}/{name} is defined twice", at("name"), value=name)
+        seen_owners.add((kind, ns, name))
+        sel = raw.get("selector")
+        if kind in ("Service", "ReplicationController"):
+            plain = None if sel is None else parse_labels(sel, at("selector"))
+            (services if kind == "Service" else rcs).append(
+                (Service if kind == "Service" else ReplicationController)(name, ns, plain)
+            )
+        else:
+            ls = parse_label_selector(sel, at("selector"))
+            (rss if kind == "ReplicaSet" else sss).append((ReplicaSet if kind == "ReplicaSet" else StatefulSet)(name, ns, ls))
+
+    # pdbs
+    pdbs: list[PodDisruptionBudget] = []
+    seen_pdbs: set[tuple[str, str]] = set()
+    for raw, at in sections["pdbs"]:
+        ns = raw.get("namespace") or "default"
+        if (ns, raw["name"]) in seen_pdbs:
+            raise CaseError(f"PodDisruptionBudget {ns}/{raw['name']} is defined twice", at("name"))
+        seen_pdbs.add((ns, raw["name"]))
+        ls = parse_label_selector(raw.get("selector"), at("selector"))
+        pdbs.append(
+            PodDisruptionBudget(raw["name"], ns, ls, _disruptions_allowed(raw, at, ls, ns, pods),
+                                frozenset(raw.get("_disruptedPods") or ()))
+        )
+
+    cluster = Cluster(nodes=list(nodes.values()), pods=pods, services=services, replication_controllers=rcs,
+                      replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
+                      namespaces=namespaces)
+
+    # the incoming pod(s)
+    incoming: list[Pod] = []
+    is_sequence = "schedule" in doc
+    raws = [(doc["pod"], _pather(["pod"]))] if "pod" in doc else [
+        (p, _pather(["schedule", i])) for i, p in enumerate(doc.get("schedule") or [])
+    ]
+    for raw, at in raws:
+        p = b.pod(raw, at, raw["name"], nodes, incoming=True)
+        if p.key in seen_pods:
+            raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
+        seen_pods[p.key] = True
+        incoming.append(p)
+    expect = doc.get("expect") or {}
+    if not incoming and "error" not in expect:
+        raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
+
+    profile = _profile(doc, version, base_dir, config)
+    _check_expect_refs(expect, nodes, seen_pods)
+    _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming})
+    return Case(
+        name=doc.get("name") or default_name,
+        version=version,
+        profile=profile,
+        cluster=cluster,
+        incoming=incoming,
+        is_sequence=is_sequence,
+        expect=expect,
+        raw=doc,
+        description=doc.get("description", ""),
+        source=doc.get("source", ""),
+        tags=list(doc.get("tags") or []),
+        nodes_without_pods=frozenset(without_pods),
+    )
+
+
+def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, config: str | None) -> Profile:
+    import os
+
+    raw = doc.get("profile")
+    if raw is None:
+        if config is None:
+            return default_profile(version)
+        from kspread.format.config import load_config
+
+        return load_config(config, version)
+    if raw.get("config") is not None:
+        from kspread.format.config import load_config
+
+        path = raw["config"]
+        if base_dir is not None and not os.path.isabs(path):
+            path = os.path.join(base_dir, path)
+        if not os.path.isfile(path):
+            raise CaseError(f"no such KubeSchedulerConfiguration file: {path}", ["profile", "config"], value=raw["config"])
+        prof = load_config(path, version, raw.get("schedulerName"))
+        if raw.get("extenders"):
+            prof.extenders = profile_from_case({"extenders": raw["extenders"]}, version).extenders
+        return prof
+    return profile_from_case(raw, version)
+
+
+def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
+    """status.disruptionsAllowed. A PDB may give the spec (minAvailable or
+    maxUnavailable, not both, as the API validates), the status, or both, as every
+    real PDB object carries both; the scheduler reads only the status, so a given
+    ``disruptionsAllowed`` decides. Without it, it is computed as the disruption
+    controller would from the matching pods (expected = matching pods, healthy = the
+    bound, non-terminating ones)."""
+    import math
+
+    from kspread.engine.labels import as_selector
+
+    spec = [k for k in ("minAvailable", "maxUnavailable") if raw.get(k) is not None]
+    if len(spec) > 1:
+        raise CaseError("minAvailable and maxUnavailable cannot be both set", at(spec[1]))
+    if not spec and raw.get("disruptionsAllowed") is None:
+        raise CaseError("a PodDisruptionBudget needs minAvailable, maxUnavailable or disruptionsAllowed", at("name"))
+    sel = as_selector(ls)
+    matching = [p for p in pods if p.namespace == ns and not sel.empty() and sel.matches(p.labels)]
+    expected = len(matching)
+    healthy = sum(1 for p in matching if p.node_name is not None and not p.terminating)
+
+    def amount(v, key, round_up):
+        if isinstance(v, str):
+            if not v.endswith("%") or not v[:-1].isdigit():
+                raise CaseError("must be an integer or a percentage like '50%'", at(key), value=v)
+            pct = int(v[:-1])
+            return math.ceil(pct * expected / 100) if round_up else (pct * expected) // 100
+        if v < 0:
+            raise CaseError("must not be negative", at(key), value=v)
+        return v
+
+    # the spec is validated even where the status decides
+    desired = None
+    if raw.get("minAvailable") is not None:
+        desired = amount(raw["minAvailable"], "minAvailable", True)
+    elif raw.get("maxUnavailable") is not None:
+        desired = expected - amount(raw["maxUnavailable"], "maxUnavailable", True)
+    if raw.get("disruptionsAllowed") is not None:
+        return raw["disruptionsAllowed"]
+    assert desired is not None
+    return max(0, healthy - desired)
+
+
+def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pods: Mapping[str, Any]) -> None:
+    def node(n, path):
+        if n is not None and n not in nodes:
+            raise CaseError(f"unknown node {n!r}", path, value=n)
+
+    def pod(p, path):
+        if p not in pods:
+            raise CaseError(f"unknown pod {p!r}", path, value=p)
+
+    for key in ("feasible", "searched"):
+        for i, n in enumerate(expect.get(key) or []):
+            node(n, ["expect", key, i])
+    for n in expect.get("filter") or {}:
+        node(n, ["expect", "filter", n])
+    for key in ("rawScores", "scores"):
+        for plugin, per_node in (expect.get(key) or {}).items():
+            for n in per_node:
+                node(n, ["expect", key, plugin, n])
+    for n in expect.get("totals") or {}:
+        node(n, ["expect", "totals", n])
+    sel = expect.get("selected")
+    for i, n in enumerate(sel if isinstance(sel, list) else [sel]):
+        node(n, ["expect", "selected"] + ([i] if isinstance(sel, list) else []))
+    pre = expect.get("preemption")
+    if isinstance(pre, Mapping):
+        ns = pre.get("node")
+        for i, n in enumerate(ns if isinstance(ns, list) else [ns]):
+            node(n, ["expect", "preemption", "node"] + ([i] if isinstance(ns, list) else []))
+        for i, v in enumerate(pre.get("victims") or []):
+            pod(v, ["expect", "preemption", "victims", i])
+    for n, victims in (expect.get("candidates") or {}).items():
+        node(n, ["expect", "candidates", n])
+        for i, v in enumerate(victims):
+            pod(v, ["expect", "candidates", n, i])
+    for p, n in (expect.get("placements") or {}).items():
+        pod(p, ["expect", "placements", p])
+        node(n, ["expect", "placements", p])
+
+
+def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Version, default: bool,
+                       is_sequence: bool, incoming: set[str]) -> None:
+    """Keys of ``expect`` that the case cannot produce: scores of a plugin its profile
+    does not score with (named as the profile spells it), preemption without a
+    PostFilter plugin, placements without ``schedule`` or of a pod it does not
+    schedule. Each would only fail later as a mismatch."""
+    scored = [ref.name for ref in profile.score]
+    extenders = {e.name for e in profile.extenders}
+    whose = f"the default profile of version {version}" if default else "the profile"
+    for key in ("rawScores", "scores"):
+        for plugin in expect.get(key) or {}:
+            if plugin in scored:
+                continue
+            if plugin in extenders:
+                why = f"{plugin!r} is an extender: extender scores count in `totals` only"
+            elif scored:
+                why = f"not a score plugin of {whose} (its score plugins: {', '.join(scored)})"
+            else:
+                why = f"{whose} has no score plugins"
+            raise CaseError(f"plugin {plugin!r}: {why}", ["expect", key, plugin], value=plugin)
+    if not profile.post_filter:
+        for key in ("preemption", "candidates"):
+            if key in expect:
+                raise CaseError(f"preemption never runs: {whose} has no PostFilter plugin "
+                                "(list DefaultPreemption under postFilter)", ["expect", key])
+    if "placements" in expect:
+        if not is_sequence:
+            raise CaseError("placements are for a `schedule` of incoming pods; this case schedules one `pod` "
+                            "(compare `selected` or `preemption` instead)", ["expect", "placements"])
+        for pod in expect["placements"] or {}:
+            if pod not in incoming:
+                raise CaseError(f"pod {pod!r} is not in `schedule`: placements name the pods the case schedules",
+                                ["expect", "placements", pod], value=pod)

@@ -1,0 +1,956 @@
+"""``kspread import``: turn a kubectl dump of a cluster into a case.
+
+The dump is the output of::
+
+    kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,\\
+        poddisruptionbudgets,priorityclasses -A -o yaml
+
+(a ``kind: List`` with ``items``; several YAML documents, or JSON, are accepted too).
+The case keeps only what the scheduler reads, in the shorthand sections of the case
+format, read the way :mod:`kspread.format.objects` reads the same raw objects:
+
+* nodes: name, labels (``kubernetes.io/hostname`` only when it differs from the
+  name, since kspread adds it), allocatable (zero amounts left out: a resource a
+  node does not list is 0), taints, unschedulable, images;
+* pods that are bound or nominated and not Succeeded/Failed (the scheduler sees no
+  other pod): name, namespace, node, labels, controller, priority and
+  priorityClassName, preemptionPolicy, startTime, terminating, nominatedNode,
+  nodeSelector, tolerations, affinity, topologySpreadConstraints, overhead, pod-level
+  resources (spec.resources requests and limits), and
+  per container its name, image (for ImageLocality), requests, host ports and
+  (init containers) restartPolicy. Runs of pods named ``x-0 .. x-(N-1)``, adjacent
+  and identical otherwise, become one entry with ``replicas: N``;
+* Services (with a selector: one without selects no pod), ReplicationControllers,
+  ReplicaSets and StatefulSets with their selectors; PDBs with their selector and
+  ``status.disruptionsAllowed``; PriorityClasses but the two built-in system
+  classes; Namespaces when the dump has them.
+
+What the shorthand cannot say stays a raw object in ``objects:``, trimmed to what
+kspread reads: a pod with a DisruptionTarget condition set by the scheduler or with
+persistent volumes, a PDB with ``status.disruptedPods``.
+
+The case gets a placeholder ``pod:`` and ``expect: {}``: the user writes the pod to
+schedule and runs ``kspread run --update`` to fill ``expect``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import yaml
+
+from kspread.errors import CaseError
+
+SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+PREEMPT_LOWER = "PreemptLowerPriority"
+
+# kinds whose objects the importer reads, in the order their sections are built
+_READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
+               "StatefulSet", "PodDisruptionBudget")
+# controller kinds the case format accepts in a pod's `controller`
+_CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "Deployment", "Job", "DaemonSet",
+                     "CronJob")
+_CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
+_KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
+            "poddisruptionbudgets,priorityclasses -A -o yaml")
+_SECTIONS = ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces", "objects")
+_KUBELET_VERSION = re.compile(r"v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?")
+_FLOW_WIDTH = 100  # mappings and lists whose flow form fits in this many characters are written on one line
+
+Warn = Callable[[str], None]
+
+
+class ImportFailed(Exception):
+    """The dump cannot be imported; the message says why."""
+
+
+# ---- reading the dump ---------------------------------------------------------------------
+
+
+def read_dump(dump_path: str) -> list[Any]:
+    """The YAML (or JSON) documents of the dump; ``-`` reads standard input."""
+    from kspread.format.loader import _parse
+
+    try:
+        if dump_path == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(dump_path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ImportFailed(f"{dump_path}: cannot read the file: {e}") from None
+    if not text.lstrip()[:1] in ("{", "[") and not dump_path.endswith(".json"):
+        text = strip_noise(text)
+    try:
+        return _parse(text, dump_path)
+    except CaseError as e:
+        raise ImportFailed(str(e.located(dump_path, None))) from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        parts = (getattr(e, "context", None), getattr(e, "problem", None))
+        msg = " ".join(str(x) for x in parts if x) or str(e)
+        raise ImportFailed(f"{dump_path}{where}: invalid YAML: {msg}") from None
+    except json.JSONDecodeError as e:
+        raise ImportFailed(f"{dump_path}:{e.lineno}: invalid JSON: {e.msg}") from None
+
+
+_NOISE_KEY = re.compile(r"^( *)(managedFields|annotations):[ \t\r]*$")
+
+
+def strip_noise(text: str) -> str:
+    """``metadata.managedFields`` and ``annotations`` blocks cut out of kubectl's YAML
+    before it is parsed (they are often half the dump, and kspread reads neither). kubectl
+    writes a block's content indented deeper than its key, or as ``- `` items at the key's
+    indentation; anything else ends the block."""
+    if "managedFields:" not in text and "annotations:" not in text:
+        return text
+    out: list[str] = []
+    skip_indent = -1
+    for line in text.splitlines(keepends=True):
+        if skip_indent >= 0:
+            body = line.lstrip(" ")
+            ind = len(line) - len(body)
+            if not body.strip() or ind > skip_indent or (ind == skip_indent and body.startswith("- ")) or \
+                    (ind == skip_indent and body.rstrip("\r\n") == "-"):
+                continue
+            skip_indent = -1
+        m = _NOISE_KEY.match(line)
+        if m is not None:
+            skip_indent = len(m.group(1))
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def iter_objects(docs: list[Any], dump_path: str) -> Iterator[Mapping[str, Any]]:
+    """Every Kubernetes object of the dump, ``List`` items flattened."""
+    not_dump = (f"{dump_path} is not a kubectl dump: expected a `kind: List` with `items`, "
+                f"as `{_KUBECTL}` prints it")
+
+    def walk(obj: Any, where: str) -> Iterator[Mapping[str, Any]]:
+        if not isinstance(obj, dict):
+            raise ImportFailed(f"{not_dump} ({where} is not a mapping)")
+        kind = obj.get("kind")
+        if kind == "Case" and str(obj.get("apiVersion", "")).startswith("kspread/"):
+            raise ImportFailed(f"{dump_path} is a kspread case, not a kubectl dump")
+        if not isinstance(kind, str) or not kind:
+            raise ImportFailed(f"{not_dump} ({where} has no `kind`)")
+        if kind == "List" or (kind.endswith("List") and "items" in obj):
+            items = obj.get("items")
+            if items is None:
+                return
+            if not isinstance(items, list):
+                raise ImportFailed(f"{not_dump} ({where}: `items` is not a list)")
+            for i, item in enumerate(items):
+                yield from walk(item, f"{where}.items[{i}]")
+            return
+        yield obj
+
+    docs = [d for d in docs if d is not None]
+    if not docs:
+        raise ImportFailed(f"{dump_path} is empty: expected the output of `{_KUBECTL}`")
+    for n, doc in enumerate(docs):
+        where = f"document {n + 1}" if len(docs) > 1 else "the document"
+        if isinstance(doc, list):  # a JSON array or YAML sequence of objects
+            for i, item in enumerate(doc):
+                yield from walk(item, f"{where}[{i}]")
+        else:
+            yield from walk(doc, where)
+
+
+# ---- converting objects -----------------------------------------------------------------
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _m(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _is_zero(name: str, amount: Any) -> bool:
+    from kspread.engine.quantity import QuantityError, resource_amount
+
+    try:
+        return resource_amount(name, amount) == 0
+    except (QuantityError, TypeError, ValueError):
+        return False
+
+
+def _node(obj: Mapping[str, Any], warn: Warn) -> dict:
+    meta, spec, status = _meta(obj), _m(obj.get("spec")), _m(obj.get("status"))
+    name = meta["name"]
+    item: dict[str, Any] = {"name": name}
+    labels = dict(_m(meta.get("labels")))
+    if labels.get(HOSTNAME_LABEL) == name:
+        del labels[HOSTNAME_LABEL]  # kspread adds it
+    if labels:
+        item["labels"] = labels
+    alloc = status.get("allocatable")
+    if isinstance(alloc, dict):
+        item["allocatable"] = {k: v for k, v in alloc.items() if not _is_zero(k, v)}
+    else:
+        # A node without status.allocatable offers nothing to the scheduler (an
+        # omitted `allocatable` would mean unlimited in a case).
+        warn(f"node {name} has no status.allocatable: imported with none (nothing fits on it)")
+        item["allocatable"] = {}
+    taints = [t for t in spec.get("taints") or [] if isinstance(t, dict)]
+    if taints:
+        item["taints"] = [{k: t[k] for k in ("key", "value", "effect") if t.get(k) not in (None, "")}
+                          for t in taints]
+    if spec.get("unschedulable"):
+        item["unschedulable"] = True
+    images = [im for im in status.get("images") or [] if isinstance(im, dict)]
+    if images:
+        item["images"] = [{"names": list(im.get("names") or []), "sizeBytes": im.get("sizeBytes", 0)}
+                          for im in images]
+    return item
+
+
+def _container(raw: Mapping[str, Any], init: bool) -> dict:
+    out: dict[str, Any] = {"name": raw.get("name", "")}
+    if raw.get("image"):
+        out["image"] = raw["image"]
+    requests = _m(_m(raw.get("resources")).get("requests"))
+    if requests:
+        out["resources"] = {"requests": dict(requests)}
+    ports = []
+    for p in raw.get("ports") or []:
+        if isinstance(p, dict) and (p.get("hostPort") or 0) > 0:  # NodePorts reads host ports only
+            port = {"containerPort": p.get("containerPort"), "hostPort": p["hostPort"]}
+            if p.get("protocol") not in (None, "TCP"):
+                port["protocol"] = p["protocol"]
+            if p.get("hostIP"):
+                port["hostIP"] = p["hostIP"]
+            ports.append(port)
+    if ports:
+        out["ports"] = ports
+    if init and raw.get("restartPolicy") == "Always":  # a sidecar
+        out["restartPolicy"] = "Always"
+    return out
+
+
+def _needs_raw_pod(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """What kspread reads from a raw pod that the shorthand cannot say."""
+    if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v)
+           for v in spec.get("volumes") or []):
+        return True
+    return any(isinstance(c, dict) and c.get("type") == "DisruptionTarget" and c.get("status") == "True"
+               and c.get("reason") == "PreemptionByScheduler" for c in status.get("conditions") or [])
+
+
+class _Converter:
+    def __init__(self, minor: int, warn: Warn) -> None:
+        self.minor = minor
+        self.warn = warn
+        self.classes: dict[str, tuple[int, str]] = {}  # name -> (value, preemptionPolicy)
+        self.node_names: set[str] = set()
+        self.counts: dict[str, int] = {}
+        self.has_global_default = False
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.counts[what] = self.counts.get(what, 0) + n
+
+    # -- priority admission, as kspread's builder redoes it --------------------------------
+
+    def _class_of(self, name: str, ns: str) -> tuple[int, str] | None:
+        if name in self.classes:
+            return self.classes[name]
+        if name in ("system-cluster-critical", "system-node-critical"):
+            if self.minor <= 16 and ns != "kube-system":
+                return None  # not admitted outside kube-system up to 1.16
+            return (2_000_000_000 if name == "system-cluster-critical" else 2_000_001_000, PREEMPT_LOWER)
+        return None
+
+    def _priority(self, spec: Mapping[str, Any], ns: str, label: str, item: dict) -> None:
+        """priority, priorityClassName and preemptionPolicy such that kspread's priority
+        admission gives the pod the values the dump shows."""
+        prio = spec.get("priority")
+        cls = spec.get("priorityClassName") or ""
+        policy = spec.get("preemptionPolicy") or PREEMPT_LOWER
+        if cls:
+            pc = self._class_of(cls, ns)
+            if pc is not None and (prio is None or prio == pc[0]) and policy == pc[1]:
+                if prio is not None:
+                    item["priority"] = prio
+                item["priorityClassName"] = cls
+                return
+            # The class is gone or changed since the pod was admitted: the scheduler
+            # reads the pod's own priority and policy, so keep those without the class.
+            self.warn(f"pod {label}: priorityClassName {cls} left out (the dump has no such class, or it "
+                      f"disagrees with the pod); the pod keeps its priority {prio or 0}")
+            item["priority"] = prio or 0
+        elif prio or self.has_global_default:
+            # (with a globalDefault class, a case pod without priority would get that class's)
+            item["priority"] = prio or 0
+        if policy != PREEMPT_LOWER:
+            item["preemptionPolicy"] = policy
+
+    # -- kinds ------------------------------------------------------------------------------
+
+    def priority_class(self, obj: Mapping[str, Any]) -> dict | None:
+        name = _meta(obj)["name"]
+        if name in SYSTEM_CLASSES:
+            return None  # kspread knows them
+        value = obj.get("value", 0)
+        policy = obj.get("preemptionPolicy") or PREEMPT_LOWER
+        self.classes[name] = (value, policy)
+        item: dict[str, Any] = {"name": name, "value": value}
+        if obj.get("globalDefault"):
+            item["globalDefault"] = True
+            self.has_global_default = True
+        if policy != PREEMPT_LOWER:
+            item["preemptionPolicy"] = policy
+        return item
+
+    def namespace(self, obj: Mapping[str, Any]) -> dict:
+        meta = _meta(obj)
+        item: dict[str, Any] = {"name": meta["name"]}
+        if meta.get("labels"):
+            item["labels"] = dict(meta["labels"])
+        return item
+
+    def node(self, obj: Mapping[str, Any]) -> dict:
+        item = _node(obj, self.warn)
+        self.node_names.add(item["name"])
+        return item
+
+    def pod(self, obj: Mapping[str, Any], incoming: bool = False) -> tuple[str, dict] | None:
+        """("pods", shorthand item) or ("objects", trimmed raw pod); None: not read.
+        ``incoming``: a pending pod to schedule, ("incoming", shorthand item)."""
+        meta, spec, status = _meta(obj), _m(obj.get("spec")), _m(obj.get("status"))
+        name, ns = meta["name"], meta.get("namespace") or "default"
+        label = f"{ns}/{name}"
+        if status.get("phase") in ("Succeeded", "Failed"):
+            self.count("finished pod(s) (Succeeded or Failed)")
+            return None
+        node = spec.get("nodeName") or None
+        nominated = status.get("nominatedNodeName") or None
+        if nominated is not None and nominated not in self.node_names:
+            if node is None and not incoming:
+                self.warn(f"pod {label} is nominated to node {nominated}, which the dump lacks: left out")
+                return None
+            nominated = None
+        if node is None and nominated is None and not incoming:
+            self.count("pending pod(s) neither bound nor nominated")
+            return None
+        if node is not None and node not in self.node_names:
+            self.warn(f"pod {label} is bound to node {node}, which the dump lacks: left out")
+            return None
+        item: dict[str, Any] = {"name": name}
+        if ns != "default":
+            item["namespace"] = ns
+        if node is not None:
+            item["node"] = node
+        if meta.get("labels"):
+            item["labels"] = dict(meta["labels"])
+        for ref in meta.get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("controller"):
+                kind = ref.get("kind")
+                if kind in _CONTROLLER_KINDS:  # others (Node for mirror pods, custom kinds) have no effect
+                    ctrl = {"kind": kind, "name": ref.get("name")}
+                    api = ref.get("apiVersion")
+                    if api and api != _CONTROLLER_API.get(kind, "apps/v1"):
+                        ctrl["apiVersion"] = api
+                    item["controller"] = ctrl
+                break
+        self._priority(spec, ns, label, item)
+        if status.get("startTime") is not None:
+            item["startTime"] = str(status["startTime"])
+        if meta.get("deletionTimestamp"):
+            item["terminating"] = True
+        if nominated is not None:
+            item["nominatedNode"] = nominated
+        if spec.get("nodeSelector"):
+            item["nodeSelector"] = dict(spec["nodeSelector"])
+        tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+        if tolerations:
+            item["tolerations"] = [{k: t[k] for k in ("key", "operator", "value", "effect") if k in t}
+                                   for t in tolerations]
+        for key in ("affinity", "topologySpreadConstraints", "overhead"):
+            if spec.get(key):
+                item[key] = spec[key]
+        level = {k: dict(v) for k, v in _m(spec.get("resources")).items() if k in ("requests", "limits") and v}
+        if level:
+            item["resources"] = level  # pod-level resources (spec.resources)
+        for key, init in (("initContainers", True), ("containers", False)):
+            cs = [c for c in spec.get(key) or [] if isinstance(c, dict)]
+            if cs:
+                item[key] = [_container(c, init) for c in cs]
+        if _needs_raw_pod(spec, status):
+            if incoming:
+                self.warn(f"pod {label}: it has persistent volumes, which the case shorthand of an incoming pod "
+                          "cannot say: left out")
+                return None
+            return "objects", _raw_pod(obj, item)
+        return ("incoming" if incoming else "pods"), item
+
+    def owner(self, obj: Mapping[str, Any]) -> dict | None:
+        kind = obj["kind"]
+        meta, spec = _meta(obj), _m(obj.get("spec"))
+        sel = spec.get("selector")
+        if kind == "ReplicationController" and sel is None:
+            # API defaulting: an RC without a selector selects its template's labels
+            sel = _m(_m(spec.get("template")).get("metadata")).get("labels")
+        if kind == "Service" and not sel:
+            self.count("Service(s) without a selector (they select no pod)")
+            return None
+        item: dict[str, Any] = {"kind": kind, "name": meta["name"]}
+        if (meta.get("namespace") or "default") != "default":
+            item["namespace"] = meta["namespace"]
+        item["selector"] = sel
+        return item
+
+    def pdb(self, obj: Mapping[str, Any]) -> tuple[str, dict]:
+        meta, spec, status = _meta(obj), _m(obj.get("spec")), _m(obj.get("status"))
+        item: dict[str, Any] = {"name": meta["name"]}
+        ns = meta.get("namespace") or "default"
+        if ns != "default":
+            item["namespace"] = ns
+        if spec.get("selector") is not None:
+            item["selector"] = spec["selector"]
+        allowed = status.get("disruptionsAllowed")
+        if allowed is None:
+            # what the scheduler reads of a PDB the disruption controller has not processed
+            self.warn(f"PodDisruptionBudget {ns}/{meta['name']} has no status.disruptionsAllowed: "
+                      "imported as 0")
+            allowed = 0
+        item["disruptionsAllowed"] = allowed
+        if status.get("disruptedPods"):
+            raw_meta = {"name": meta["name"], "namespace": ns}
+            raw: dict[str, Any] = {"apiVersion": obj.get("apiVersion", "policy/v1"),
+                                   "kind": "PodDisruptionBudget", "metadata": raw_meta}
+            if "selector" in item:
+                raw["spec"] = {"selector": item["selector"]}
+            raw["status"] = {"disruptionsAllowed": allowed,
+                             "disruptedPods": {k: str(v) for k, v in dict(status["disruptedPods"]).items()}}
+            return "objects", raw
+        return "pdbs", item
+
+
+def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
+    """A pod as a raw object trimmed to what kspread reads (see kspread.format.objects)."""
+    meta, spec, status = _meta(obj), _m(obj.get("spec")), _m(obj.get("status"))
+    rmeta: dict[str, Any] = {"name": meta["name"], "namespace": meta.get("namespace") or "default"}
+    if meta.get("labels"):
+        rmeta["labels"] = dict(meta["labels"])
+    if "controller" in item:
+        c = item["controller"]
+        api = c.get("apiVersion") or _CONTROLLER_API.get(c["kind"], "apps/v1")
+        rmeta["ownerReferences"] = [{"apiVersion": api, "kind": c["kind"], "name": c["name"],
+                                     "controller": True}]
+    if meta.get("deletionTimestamp"):
+        rmeta["deletionTimestamp"] = str(meta["deletionTimestamp"])
+    rspec: dict[str, Any] = {}
+    if "node" in item:
+        rspec["nodeName"] = item["node"]
+    for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
+                "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers"):
+        if key in item:
+            rspec[key] = item[key]
+    vols = []
+    for v in spec.get("volumes") or []:
+        if isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v):
+            if "persistentVolumeClaim" in v:
+                vols.append({"name": v.get("name", ""), "persistentVolumeClaim":
+                             {"claimName": _m(v["persistentVolumeClaim"]).get("claimName", "")}})
+            else:
+                vols.append({"name": v.get("name", ""), "ephemeral": {}})
+    if vols:
+        rspec["volumes"] = vols
+    rstatus: dict[str, Any] = {}
+    if status.get("phase"):
+        rstatus["phase"] = status["phase"]
+    if "startTime" in item:
+        rstatus["startTime"] = item["startTime"]
+    if "nominatedNode" in item:
+        rstatus["nominatedNodeName"] = item["nominatedNode"]
+    conds = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+             for c in status.get("conditions") or []
+             if isinstance(c, dict) and c.get("type") == "DisruptionTarget" and c.get("status") == "True"
+             and c.get("reason") == "PreemptionByScheduler"][:1]
+    if conds:
+        rstatus["conditions"] = conds
+    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": rmeta, "spec": rspec}
+    if rstatus:
+        out["status"] = rstatus
+    return out
+
+
+_REPLICA_NAME = re.compile(r"^(.+)-(0|[1-9][0-9]*)$")
+
+
+def collapse_replicas(pods: list[dict]) -> list[dict]:
+    """Adjacent pods named ``x-0 .. x-(N-1)``, identical but for the name, as one
+    entry with ``replicas: N`` (exactly what the shorthand expands to)."""
+    out: list[dict] = []
+    i = 0
+    while i < len(pods):
+        m = _REPLICA_NAME.match(pods[i]["name"])
+        if m is None or m.group(2) != "0" or "replicas" in pods[i]:
+            out.append(pods[i])
+            i += 1
+            continue
+        base = m.group(1)
+        rest = {k: v for k, v in pods[i].items() if k != "name"}
+        j = i + 1
+        while j < len(pods) and pods[j]["name"] == f"{base}-{j - i}" and \
+                {k: v for k, v in pods[j].items() if k != "name"} == rest:
+            j += 1
+        if j - i >= 2:
+            out.append({"name": base, "replicas": j - i, **rest})
+        else:
+            out.append(pods[i])
+        i = j
+    return out
+
+
+PENDING = "pending"  # `incoming`: every pending pod of the dump
+
+
+def _pending_reason(obj: Mapping[str, Any]) -> str | None:
+    """Why default-scheduler would not schedule this pod now; None: it is pending and it would."""
+    meta, spec, status = _meta(obj), _m(obj.get("spec")), _m(obj.get("status"))
+    if spec.get("nodeName"):
+        return f"bound to node {spec['nodeName']}"
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return f"{status['phase']}"
+    if meta.get("deletionTimestamp"):
+        return "being deleted"
+    if (spec.get("schedulerName") or "default-scheduler") != "default-scheduler":
+        return f"for scheduler {spec['schedulerName']}"
+    return None
+
+
+def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
+            incoming: tuple[str, str] | str | None = None) -> tuple[dict[str, list], dict[str, int]]:
+    """The case sections for the dump's objects, and counts of what was left out.
+
+    ``incoming`` picks the pods to schedule: a ``(namespace, name)`` pair (that pending pod)
+    or ``PENDING`` (every pending pod, in creation order); they come back as the section
+    ``incoming`` and no longer in ``pods``."""
+    by_kind: dict[str, list[Mapping[str, Any]]] = {k: [] for k in _READ_KINDS}
+    skipped: dict[str, int] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for obj in objs:
+        kind = obj["kind"]
+        if kind not in by_kind:
+            skipped[kind] = skipped.get(kind, 0) + 1
+            continue
+        meta = _meta(obj)
+        if not isinstance(meta.get("name"), str) or not meta["name"]:
+            warn(f"a {kind} without metadata.name: left out")
+            continue
+        ns = "" if kind in ("Node", "PriorityClass", "Namespace") else (meta.get("namespace") or "default")
+        key = (kind, ns, meta["name"])
+        if key in seen:
+            shown = f"{ns}/{meta['name']}" if ns else meta["name"]
+            warn(f"{kind} {shown} appears twice in the dump: the first is kept")
+            continue
+        seen.add(key)
+        by_kind[kind].append(obj)
+    for kind, n in skipped.items():
+        warn(f"skipped {n} {kind} object(s): kspread does not read this kind")
+
+    cv = _Converter(minor, warn)
+    sections: dict[str, list] = {k: [] for k in _SECTIONS}
+    for obj in by_kind["PriorityClass"]:
+        pc = cv.priority_class(obj)
+        if pc is not None:
+            sections["priorityClasses"].append(pc)
+    sections["namespaces"] = [cv.namespace(o) for o in by_kind["Namespace"]]
+    sections["nodes"] = [cv.node(o) for o in by_kind["Node"]]
+    chosen: list[tuple[str, int, dict]] = []  # (creationTimestamp, dump order, item)
+    for i, obj in enumerate(by_kind["Pod"]):
+        meta = _meta(obj)
+        key = (meta.get("namespace") or "default", meta["name"])
+        if incoming == key or (incoming == PENDING and _pending_reason(obj) is None):
+            why = _pending_reason(obj)
+            if why is not None:
+                raise ImportFailed(f"pod {key[0]}/{key[1]} is not a pending pod of default-scheduler ({why})")
+            r = cv.pod(obj, incoming=True)
+            if r is not None:
+                chosen.append((str(meta.get("creationTimestamp") or ""), i, r[1]))
+            continue
+        r = cv.pod(obj)
+        if r is not None:
+            sections[r[0]].append(r[1])
+    if isinstance(incoming, tuple) and not chosen:
+        raise ImportFailed(f"the dump has no pod {incoming[0]}/{incoming[1]}")
+    if incoming == PENDING and not chosen:
+        raise ImportFailed("the dump has no pending pod for default-scheduler")
+    sections["incoming"] = [item for _, _, item in sorted(chosen, key=lambda c: (c[0], c[1]))]
+    sections["pods"] = collapse_replicas(sections["pods"])
+    for kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
+        for obj in by_kind[kind]:
+            o = cv.owner(obj)
+            if o is not None:
+                sections["owners"].append(o)
+    for obj in by_kind["PodDisruptionBudget"]:
+        section, item = cv.pdb(obj)
+        sections[section].append(item)
+    return sections, cv.counts
+
+
+# ---- writing the case ---------------------------------------------------------------------
+#
+# A small YAML writer: PyYAML's representer costs most of the time on large clusters, and
+# the case only holds mappings, lists, strings, numbers and booleans. Strings are plain
+# when that reads back as the same string, else JSON-quoted (a JSON string is a valid YAML
+# double-quoted scalar). Mappings and lists whose flow form fits in _FLOW_WIDTH columns
+# are written on one line.
+
+_PLAIN_BLOCK = re.compile(r"^[A-Za-z0-9_/.][A-Za-z0-9_/.+@=-]*(:[A-Za-z0-9_/.+@=-]+)*$")
+_PLAIN_FLOW = re.compile(r"^[A-Za-z0-9_/.][A-Za-z0-9_/.+@=-]*$")
+_STR_TAG = "tag:yaml.org,2002:str"
+_resolver = yaml.resolver.Resolver()
+
+
+@lru_cache(maxsize=65536)
+def _str(s: str, flow: bool) -> str:
+    if (_PLAIN_FLOW if flow else _PLAIN_BLOCK).match(s) and \
+            _resolver.resolve(yaml.ScalarNode, s, (True, False)) == _STR_TAG:
+        return s
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _scalar(v: Any, flow: bool) -> str:
+    if isinstance(v, str):
+        return _str(v, flow)
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if v is None:
+        return "null"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return json.dumps(v)
+    return _str(str(v), flow)
+
+
+def _flow(v: Any, budget: int) -> str | None:
+    """``v`` in flow style, or None when it is longer than ``budget``."""
+    if isinstance(v, dict):
+        parts = []
+        for k, x in v.items():
+            key = _scalar(k, True)
+            budget -= len(key) + 4
+            if budget < 0:
+                return None
+            inner = _flow(x, budget)
+            if inner is None:
+                return None
+            budget -= len(inner)
+            parts.append(f"{key}: {inner}")
+        return "{" + ", ".join(parts) + "}"
+    if isinstance(v, list):
+        parts = []
+        for x in v:
+            budget -= 2
+            inner = _flow(x, budget)
+            if inner is None:
+                return None
+            budget -= len(inner)
+            parts.append(inner)
+        return "[" + ", ".join(parts) + "]"
+    out = _scalar(v, True)
+    return out if len(out) <= budget else None
+
+
+def _block(v: Any, indent: int, out: list[str], top: bool = False) -> None:
+    """Lines of a mapping or list in block style, each starting at column ``indent``."""
+    pad = " " * indent
+    if isinstance(v, dict):
+        for k, x in v.items():
+            key = _scalar(k, False)
+            if not isinstance(x, (dict, list)):
+                out.append(f"{pad}{key}: {_scalar(x, False)}\n")
+                continue
+            inline = None if top and x else _flow(x, _FLOW_WIDTH - indent - len(key) - 2)
+            if inline is not None:
+                out.append(f"{pad}{key}: {inline}\n")
+            else:
+                out.append(f"{pad}{key}:\n")
+                _block(x, indent if isinstance(x, list) else indent + 2, out)
+        return
+    for x in v:
+        if not isinstance(x, (dict, list)):
+            out.append(f"{pad}- {_scalar(x, False)}\n")
+            continue
+        inline = _flow(x, _FLOW_WIDTH - indent - 2)
+        if inline is not None:
+            out.append(f"{pad}- {inline}\n")
+            continue
+        start = len(out)
+        _block(x, indent + 2, out)
+        out[start] = f"{pad}- {out[start][indent + 2:]}"
+
+
+def _dump(data: Mapping[str, Any], top: bool = False) -> str:
+    out: list[str] = []
+    _block(data, 0, out, top)
+    return "".join(out)
+
+
+def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str | list[dict],
+           summary: str, left_out: str = "") -> str:
+    """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
+    to schedule (one: ``pod``; several: a ``schedule`` sequence)."""
+    head: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": name, "source": source,
+                            "version": version}
+    body = {k: v for k, v in sections.items() if v and k in _SECTIONS}
+    intro = f"Imported by `kspread import` from {source}: {summary}."
+    out = [*[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
+           *[f"# {line}\n" for line in textwrap.wrap(f"Left out: {left_out}.", 96)]]
+    if isinstance(incoming, str):
+        out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"
+                   "# to schedule, then fill `expect` with: kspread run --update THIS_FILE\n")
+    else:
+        out.append("# Only what kube-scheduler reads is kept. Fill `expect` with: kspread run --update THIS_FILE\n")
+    out += [_dump(head), _dump(body, top=True)]
+    if isinstance(incoming, str):
+        out += ["# PLACEHOLDER: replace with the pod to schedule (any pod shorthand: labels, requests,\n"
+                "# affinity, tolerations, ...), and add a `profile` to test other plugins than the\n"
+                "# version's default profile. `kspread run --update` then fills `expect`.\n",
+                _dump({"pod": {"name": incoming}, "expect": {}})]
+    elif len(incoming) == 1:
+        out += ["# The pending pod to schedule. `kspread run --update` fills `expect`; `kspread explain`\n"
+                "# shows why each node fits or not.\n",
+                _dump({"pod": incoming[0], "expect": {}}, top=True)]
+    else:
+        out += ["# The pending pods, in creation order, scheduled one after another (queue order: priority,\n"
+                "# then this order). `kspread run --update` fills `expect` with their placements.\n",
+                _dump({"schedule": incoming, "expect": {}}, top=True)]
+    return "".join(out)
+
+
+# ---- checking the result --------------------------------------------------------------------
+
+
+def _check(doc: dict, warn: Warn, max_drops: int = 100) -> None:
+    """Load the case as kspread will; an item it rejects is left out with a warning."""
+    from kspread.format.case import build_case
+    from kspread.errors import format_path
+    from kspread.format.loader import validate_deduplicated
+
+    for _ in range(max_drops + 1):
+        try:
+            # the schema sees every pod's startTime as a string: shapes that differ only
+            # there are checked once (build_case reads the times themselves)
+            slim = dict(doc)
+            if doc.get("pods"):
+                slim["pods"] = [{**q, "startTime": ""} if "startTime" in q else q for q in doc["pods"]]
+            validate_deduplicated(slim)
+            build_case(doc, doc.get("name", "imported"))
+            return
+        except CaseError as e:
+            p = e.path
+            droppable = len(p) >= 2 and p[0] in _SECTIONS and isinstance(p[1], int)
+            if droppable and p[1] < len(doc.get(p[0]) or []):
+                item = doc[p[0]].pop(p[1])
+                what = item.get("name") if isinstance(item, dict) else item
+                if isinstance(item, dict) and p[0] == "objects":
+                    what = f"{item.get('kind')} {_meta(item).get('name')}"
+                field = format_path(p[2:]) if len(p) > 2 else "item"
+                warn(f"{p[0]} {what}: left out, kspread rejects it: {field}: {e.message}")
+                if p[0] == "nodes":  # its pods go with it
+                    gone = what if isinstance(what, str) else None
+                    doc["pods"] = [q for q in doc.get("pods") or [] if q.get("node") != gone
+                                   and q.get("nominatedNode") != gone]
+                for k in _SECTIONS:
+                    if k in doc and not doc[k]:
+                        del doc[k]
+                continue
+            raise ImportFailed(f"the imported case does not load: {e}") from None
+    raise ImportFailed("the imported case does not load: too many objects rejected")
+
+
+# ---- entry points ------------------------------------------------------------------------------
+
+
+def _stderr_warn(msg: str) -> None:
+    print(f"kspread import: warning: {msg}", file=sys.stderr)
+
+
+def kubelet_minor(objs: Iterable[Mapping[str, Any]], warn: Warn) -> int | None:
+    """The minor version of the nodes' kubelets (status.nodeInfo.kubeletVersion) when they
+    agree. When they differ, the newest: the control plane (and so the scheduler) is never
+    older than a kubelet. None: no node says."""
+    from kspread.engine.versions import NEWEST_MINOR, OLDEST_MINOR
+
+    minors: set[int] = set()
+    for obj in objs:
+        if obj.get("kind") != "Node":
+            continue
+        raw = _m(_m(obj.get("status")).get("nodeInfo")).get("kubeletVersion")
+        m = _KUBELET_VERSION.fullmatch(raw.strip()) if isinstance(raw, str) else None
+        if m is not None:
+            minors.add(int(m.group(1)))
+    if not minors:
+        return None
+    minor = max(minors)
+    if len(minors) > 1:
+        warn(f"the nodes' kubelets run different versions ({', '.join(f'1.{m}' for m in sorted(minors))}): "
+             f"the case takes the newest, 1.{minor}; give --version for the control plane's")
+    if not OLDEST_MINOR <= minor <= NEWEST_MINOR:
+        clamped = min(max(minor, OLDEST_MINOR), NEWEST_MINOR)
+        warn(f"the nodes' kubelets run 1.{minor}, which kspread does not model: the case takes 1.{clamped}")
+        minor = clamped
+    return minor
+
+
+def parse_pod_ref(ref: str) -> tuple[str, str]:
+    """``ns/name`` or ``name`` (namespace default)."""
+    ns, _, name = ref.rpartition("/")
+    if not name or "/" in ns:
+        raise ImportFailed(f"--pod {ref!r}: expected NAMESPACE/NAME or NAME")
+    return (ns or "default", name)
+
+
+@dataclass
+class Imported:
+    text: str
+    summary: str  # what the case holds, as its first comment says
+
+
+def import_dump(dump_path: str, out_path: str | None = None, version: str | None = None, *,
+                force: bool = False, warn: Warn | None = None, check: bool = True,
+                pod: str | None = None, pending: bool = False) -> Imported:
+    """Read a kubectl dump and return the case; write it to ``out_path`` when given
+    (atomically; an existing file only with ``force``). ``pod`` (``ns/name``) makes that
+    pending pod of the dump the incoming pod; ``pending`` makes every pending pod a
+    ``schedule`` sequence. Raises ImportFailed."""
+    from kspread.format.files import write_atomic
+    from kspread.engine.versions import NEWEST_MINOR, parse_version
+
+    warn = warn or _stderr_warn
+    if pod is not None and pending:
+        raise ImportFailed("--pod and --pending exclude each other")
+    incoming_ref: tuple[str, str] | str | None = parse_pod_ref(pod) if pod is not None else (
+        PENDING if pending else None)
+    if version is not None:  # also as `kubectl version` prints it: v1.30.2
+        m = re.fullmatch(r"v?(\d+\.\d+)(\.\d+)?", version.strip())
+        version = m.group(1) if m else version
+    if out_path is not None and os.path.exists(out_path) and not force:
+        raise ImportFailed(f"{out_path} exists; use --force to overwrite it")
+    docs = read_dump(dump_path)
+    objs = list(iter_objects(docs, dump_path))
+    if version is None:
+        found = kubelet_minor(objs, warn)
+        version = f"1.{found if found is not None else NEWEST_MINOR}"
+    try:
+        minor = parse_version(version, ("--version",))
+    except CaseError as e:
+        raise ImportFailed(str(e)) from None
+    sections, counts = convert(objs, minor, warn, incoming_ref)
+    stem = "stdin" if dump_path == "-" else Path(dump_path).stem
+    chosen = sections.pop("incoming", [])
+    incoming: str | list[dict] = chosen
+    if incoming_ref is None:
+        default_keys = {p["name"] for p in sections["pods"] if "namespace" not in p}
+        name = "incoming"
+        k = 2
+        while name in default_keys or any(name == f"{p['name']}-{i}" for p in sections["pods"]
+                                          if "namespace" not in p and "replicas" in p
+                                          for i in range(p["replicas"])):
+            name, k = f"incoming-{k}", k + 1
+        incoming = name
+    elif not chosen:
+        raise ImportFailed("no pending pod could be imported (see the warnings)")
+    vstr = f"1.{minor}"
+    if check:
+        doc: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": stem, "version": vstr,
+                               **{k: v for k, v in sections.items() if v}}
+        if isinstance(incoming, str):
+            doc["pod"] = {"name": incoming}
+        elif len(incoming) == 1:
+            doc["pod"] = incoming[0]
+        else:
+            doc["schedule"] = incoming
+        doc["expect"] = {"unschedulable": False}  # any key: the check loads the case, it does not run it
+        _check(doc, warn)
+        sections = {k: doc.get(k) or [] for k in _SECTIONS}
+    raw_kinds = [o.get("kind") for o in sections["objects"]]
+    n_pods = sum(p.get("replicas", 1) for p in sections["pods"]) + raw_kinds.count("Pod")
+    n_pdbs = len(sections["pdbs"]) + raw_kinds.count("PodDisruptionBudget")
+    parts = [f"{len(sections['nodes'])} node(s)", f"{n_pods} pod(s)", f"{len(sections['owners'])} owner(s)",
+             f"{n_pdbs} PDB(s)", f"{len(sections['priorityClasses'])} priority class(es)"]
+    if sections["namespaces"]:
+        parts.append(f"{len(sections['namespaces'])} namespace(s)")
+    if not isinstance(incoming, str):
+        parts.append(f"{len(incoming)} pending pod(s) to schedule")
+    summary = ", ".join(parts)
+    left_out = ", ".join(f"{n} {what}" for what, n in counts.items())
+    source = "stdin" if dump_path == "-" else Path(dump_path).name
+    text = render(sections, stem, source, vstr, incoming, summary, left_out)
+    if out_path is not None:
+        try:
+            write_atomic(out_path, text)
+        except OSError as e:
+            raise ImportFailed(f"cannot write {out_path}: {e}") from None
+    return Imported(text, summary)
+
+
+def import_snapshot(dump_path: str, out_path: str | None = None, version: str | None = None, *,
+                    force: bool = False, warn: Warn | None = None, check: bool = True,
+                    pod: str | None = None, pending: bool = False) -> str:
+    """The case text of :func:`import_dump`."""
+    return import_dump(dump_path, out_path, version, force=force, warn=warn, check=check, pod=pod,
+                       pending=pending).text
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dump", help=f"output of `{_KUBECTL}` (or -o json); - for standard input")
+    p.add_argument("-o", "--output", metavar="OUT.yaml",
+                   help="write the case here (default: standard output)")
+    p.add_argument("--version",
+                   help='kube-scheduler minor version of the case, e.g. "1.30" (default: the nodes\' '
+                        'kubelet version, else the newest)')
+    p.add_argument("--pod", metavar="NAMESPACE/NAME",
+                   help="make this pending pod of the dump the incoming pod (why is it pending?)")
+    p.add_argument("--pending", action="store_true",
+                   help="make every pending pod of the dump a `schedule` sequence, in creation order")
+    p.add_argument("--force", action="store_true", help="overwrite OUT.yaml if it exists")
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    try:
+        result = import_dump(args.dump, args.output, args.version, force=args.force, pod=args.pod,
+                             pending=args.pending)
+    except ImportFailed as e:
+        print(f"kspread import: error: {e}", file=sys.stderr)
+        return 1
+    if args.output is None:
+        try:
+            sys.stdout.write(result.text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return 1
+    else:
+        print(f"kspread import: wrote {args.output} ({result.summary})", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="kspread import",
+                                 description="write a case from a kubectl dump of a cluster")
+    add_arguments(ap)
+    return cmd_import(ap.parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

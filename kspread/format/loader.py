@@ -1,0 +1,465 @@
+"""Reading case files: YAML documents, fast, with lines only where an error needs one.
+
+Data is parsed by the fastest loader at hand (``json`` for JSON text, yaml-rs for
+large YAML files when installed, else libyaml through ``kspread.format.yamlio``, which
+is strict: duplicate keys, non-string keys, alias bombs and deep nesting are
+errors with lines); a file is composed again with PyYAML's node marks only to
+find the line of an error. Timestamps stay strings: the case format reads them
+itself.
+
+A document is kspread's when its apiVersion is in the ``kspread/`` group or its
+kind is ``Case`` (``claims_case``); such a document that is not exactly
+``apiVersion: kspread/v1, kind: Case`` is an error, never skipped. A document that
+cannot be read fails alone: the other documents of its file still load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from kspread.format import yamlio
+from kspread.format.case import Case, build_case
+from kspread.format.yamlio import node_line
+from kspread.errors import CaseError, PathT
+from kspread.format.schema import validate
+from kspread.format.yamlio import Document
+
+try:
+    import yaml_rs  # type: ignore[import-not-found]
+except ImportError:  # optional: pip install kspread[fast]
+    yaml_rs = None
+
+# yaml-rs pays off above this size; below it libyaml is quick enough.
+FAST_YAML_THRESHOLD = 1 << 20
+
+
+# Safe loading (no tags that run code), timestamps left as strings, bounded nesting;
+# for callers that compose a case file themselves (kspread.workflow.update).
+_Loader = yamlio.Loader
+
+# Text that may hold a kspread document: how pytest picks the files it reads, and
+# whether a document that cannot be parsed at all was meant to be a case.
+_MENTIONS_CASE = re.compile(r"kspread/|\bkind[\"']?\s*:\s*[\"']?Case\b")
+
+_DOC_START = re.compile(r"^---(\s|$)")
+_CONTENT = re.compile(r"^[^\s#%]")
+
+
+@dataclass
+class CaseDoc:
+    """One case document of a file, not yet validated."""
+
+    file: str
+    index: int  # position among the file's YAML documents
+    line: int  # 1-based line where the document's content starts
+    data: Any
+    default_name: str
+    variant: str | None = None  # the name of the variant this document was expanded from
+    overlay: Any = None  # that variant's overlay
+    error: CaseError | None = None  # the document cannot be read (bad YAML, duplicate key, ...)
+
+    @property
+    def name(self) -> str:
+        if isinstance(self.data, Mapping) and isinstance(self.data.get("name"), str) and self.data["name"]:
+            base = self.data["name"]
+        else:
+            base = self.default_name
+        return base if self.variant is None else f"{base}[{self.variant}]"
+
+    def user_path(self, path: PathT) -> tuple:
+        """Where a field is written: inside the variant's overlay when it sets it."""
+        if self.variant is not None and _has_path(self.overlay, path):
+            return ("variants", self.variant, *path)
+        return tuple(path)
+
+    def locate(self, path: PathT) -> int | None:
+        """The line of ``path``: inside the variant's overlay when it sets that field."""
+        if self.variant is not None and _has_path(self.overlay, path):
+            return locate(self.file, self.index, ["variants", self.variant, *path])
+        return locate(self.file, self.index, path) if path else self.line
+
+
+def _has_path(data: Any, path: PathT) -> bool:
+    if not path:
+        return False
+    for part in path:
+        if isinstance(data, Mapping) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return False
+    return True
+
+
+def merge_overlay(base: Any, over: Any, top: bool = True) -> Any:
+    """A variant's overlay merged into its case: mappings merge key by key, anything
+    else (lists included) replaces, ``null`` removes the key; the overlay's ``expect``
+    replaces the case's whole ``expect``."""
+    if isinstance(base, Mapping) and isinstance(over, Mapping):
+        out = dict(base)
+        for k, v in over.items():
+            if v is None:
+                out.pop(k, None)
+            elif top and k == "expect":
+                out[k] = v
+            else:
+                out[k] = merge_overlay(base.get(k), v, False)
+        return out
+    return over
+
+
+def expand_variants(doc: CaseDoc) -> list[CaseDoc]:
+    """The case itself and one document per entry of its ``variants``."""
+    data = doc.data
+    variants = data.get("variants") if isinstance(data, Mapping) else None
+    if not isinstance(variants, Mapping) or not all(isinstance(v, Mapping) for v in variants.values()):
+        return [doc]  # absent, or malformed: the schema reports it
+    base = {k: v for k, v in data.items() if k != "variants"}
+    out = [CaseDoc(doc.file, doc.index, doc.line, base, doc.default_name)]
+    for vname, over in variants.items():
+        vdoc = CaseDoc(doc.file, doc.index, doc.line, merge_overlay(base, over), doc.default_name, str(vname), over)
+        vdoc.line = locate(doc.file, doc.index, ["variants", vname]) or doc.line
+        if isinstance(vdoc.data, dict) and isinstance(base.get("name"), str):
+            vdoc.data["name"] = base["name"]
+        out.append(vdoc)
+    return out
+
+
+@dataclass
+class FileResult:
+    path: str
+    docs: list[CaseDoc]
+    error: CaseError | None = None  # the file could not be parsed at all
+
+
+def _doc_lines(text: str) -> list[int]:
+    """Where each YAML document's content starts (1-based), by scanning for ``---``.
+    Checked against the parser's document count by the caller."""
+    starts: list[int] = []
+    current: int | None = None  # first content line of the document being read
+    marker: int | None = None  # line of the ``---`` that opened it
+    for i, line in enumerate(text.splitlines(), 1):
+        if _DOC_START.match(line):
+            if current is not None or marker is not None:
+                starts.append(current or marker or i)
+            marker = i
+            current = i if line[3:].strip() else None
+        elif current is None and _CONTENT.match(line):
+            current = i
+    if current is not None or marker is not None:
+        starts.append(current or marker or 1)
+    return starts
+
+
+class _DuplicateJSONKey(Exception):
+    pass
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateJSONKey(k)
+            seen.add(k)
+    return out
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_ALL_BUT_BRACKETS = {c: None for c in range(128) if chr(c) not in "[]{}"}
+
+
+def _json_depth_error(text: str, path: str) -> CaseError | None:
+    """JSON nested deeper than yamlio.MAX_DEPTH (the JSON parser itself would stop
+    only at the interpreter's recursion limit)."""
+    half = yamlio.MAX_DEPTH // 2
+    if text.count("[") + text.count("{") < half:
+        return None
+    # the text outside strings (without escapes, every other piece between quotes)
+    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _JSON_STRING.sub("", text)
+    brackets = outside.translate(_ALL_BUT_BRACKETS)
+    for _ in range(half):  # each round takes off at least one level of nesting, at most two
+        shorter = brackets.replace("[]", "").replace("{}", "")
+        if not shorter or shorter == brackets:
+            return None  # shallow enough, or unbalanced (the JSON parser says where)
+        brackets = shorter
+    blanked = _JSON_STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
+    depth = 0
+    for m in re.finditer(r"[\[\]{}]", blanked):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > yamlio.MAX_DEPTH:
+            return CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep", file=path,
+                             line=text.count("\n", 0, m.start()) + 1)
+    return CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep", file=path)
+
+
+def _read_json(text: str, path: str) -> Any:
+    """JSON text, strictly: a duplicate key is an error (with lines, found by reading
+    the text as YAML), and so is nesting deeper than yamlio.MAX_DEPTH."""
+    err = _json_depth_error(text, path)
+    if err is not None:
+        raise err
+    try:
+        return json.loads(text, object_pairs_hook=_json_object)
+    except _DuplicateJSONKey as e:
+        for d in yamlio.read_documents(text, path):
+            if d.error is not None and "duplicate key" in d.error.message:
+                raise d.error from None
+        raise CaseError(f"duplicate key {e.args[0]!r} in a JSON object", file=path) from None
+    except RecursionError:
+        raise CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep",
+                        file=path) from None
+
+
+def _has_non_string_key(data: Any) -> bool:
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if type(x) is dict:
+            for k in x:
+                if type(k) is not str:
+                    return True
+            stack.extend(v for v in x.values() if type(v) is dict or type(v) is list)
+        elif type(x) is list:
+            stack.extend(v for v in x if type(v) is dict or type(v) is list)
+    return False
+
+
+def _read_docs(text: str, path: str) -> list[Document]:
+    """The documents of a file's text. A JSON file that cannot be read is one
+    CaseError; YAML documents carry their own errors."""
+    stripped = text.lstrip()
+    if path.endswith(".json") or stripped[:1] in ("{", "["):
+        try:
+            data = _read_json(text, path)
+        except json.JSONDecodeError as e:
+            if path.endswith(".json"):
+                raise CaseError(f"invalid JSON: {e.msg}", file=path, line=e.lineno) from None
+        else:
+            many = path.endswith(".json") and isinstance(data, list) and any(claims_case(x) for x in data)
+            return [Document(i, 1, x) for i, x in enumerate(data if many else [data])]
+    if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text:
+        # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
+        # error, and for non-string keys, kspread's own reader says where
+        try:
+            data = yaml_rs.loads(text, parse_datetime=False)
+        except Exception:
+            data = None
+        else:
+            lines = _doc_lines(text)
+            n_docs = len(lines)
+            items = data if n_docs > 1 and isinstance(data, list) and len(data) == n_docs else \
+                [data] if n_docs == 1 else None
+            if items is not None and not _has_non_string_key(items):
+                return [Document(i, lines[i], x) for i, x in enumerate(items)]
+    return yamlio.read_documents(text, path)
+
+
+def _parse(text: str, path: str) -> list[Any]:
+    """The data of every document of a file's text; a CaseError for the first that
+    cannot be read."""
+    docs = _read_docs(text, path)
+    for d in docs:
+        if d.error is not None:
+            raise d.error
+    return [d.data for d in docs]
+
+
+def claims_case(data: Any) -> bool:
+    """A document that kspread must read as a case (or reject): its apiVersion is in
+    the ``kspread/`` group, or its kind is ``Case``."""
+    if not isinstance(data, Mapping):
+        return False
+    api = data.get("apiVersion")
+    return data.get("kind") == "Case" or (isinstance(api, str) and api.startswith("kspread/"))
+
+
+is_case = claims_case
+
+
+def mentions_case(text: str) -> bool:
+    """Whether text (a file, or a document that cannot be parsed) may hold a case."""
+    return _MENTIONS_CASE.search(text) is not None
+
+
+def read_file(path: str | Path) -> FileResult:
+    p = str(path)
+    try:
+        text = Path(p).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return FileResult(p, [], CaseError(f"cannot read the file: {e}", file=p))
+    try:
+        docs = _read_docs(text, p)
+    except CaseError as e:
+        return FileResult(p, [], e.located(p, None))
+    stem = Path(p).stem
+    multi = len(docs) > 1
+    out: list[CaseDoc] = []
+    for d in docs:
+        default = f"{stem}-{d.index + 1}" if multi else stem
+        if d.error is not None:
+            # a document that cannot be read fails alone, if it is (or looks like) a case
+            if claims_case(d.data) if d.parsed else mentions_case(d.source):
+                out.append(CaseDoc(p, d.index, d.line, d.data, default, error=d.error))
+        elif claims_case(d.data):
+            out.extend(expand_variants(CaseDoc(p, d.index, d.line, d.data, default)))
+    return FileResult(p, out, None)
+
+
+def _compose_lines(text: str, n: int) -> list[int]:
+    nodes = yamlio.compose_documents(text)
+    out = [(node.start_mark.line + 1) if node is not None else 1 for node in nodes]
+    return out + [1] * (n - len(out))
+
+
+def locate(file: str, index: int, path: PathT) -> int | None:
+    """The line of ``path`` inside document ``index`` of ``file``: as deep as the
+    path can be followed, via PyYAML's node marks."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+        if file.endswith(".json"):
+            return None
+        docs = yamlio.compose_documents(text)
+    except Exception:
+        return None
+    if index >= len(docs) or docs[index] is None:
+        return None
+    return node_line(docs[index], path)
+
+
+def load_case(doc: CaseDoc, config: str | None = None) -> Case:
+    """Validate and build one case; a CaseError names file, line and field. ``config``
+    is a KubeSchedulerConfiguration for cases without a ``profile``."""
+    if doc.error is not None:
+        raise doc.error
+    try:
+        api, kind = doc.data.get("apiVersion"), doc.data.get("kind")
+        if kind != "Case":
+            raise CaseError(f"a document with apiVersion {api} must be kind: Case (the only kind of the kspread "
+                            "group)", ["kind"], value=kind)
+        if api != "kspread/v1":
+            raise CaseError("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
+                            "kspread reads)", ["apiVersion"], value=api)
+        validate_deduplicated(doc.data)
+        return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config)
+    except CaseError as e:
+        line = doc.locate(e.path)
+        e.path = doc.user_path(e.path)
+        raise e.located(doc.file, line) from None
+
+
+# Fields whose values are free-form names: replaced by their type when deduplicating.
+_NAME_FIELDS = ("name", "node", "nominatedNode", "startTime")
+_BIG_LISTS = ("nodes", "pods", "owners", "pdbs", "objects")
+
+
+# Fields that are label maps (any key, string values): replaced by the types of their
+# values, so pods that differ only in label keys or values share a shape; label syntax
+# is checked by the builder for every item.
+_LABEL_FIELDS = ("labels",)
+
+
+def _label_types(v: Any) -> Any:
+    if isinstance(v, dict) or isinstance(v, Mapping):  # dict first: ABC checks are slow
+        return "labels:" + ",".join(sorted({type(x).__name__ for x in v.values()}))
+    return v
+
+
+def _shape_key(item: Any) -> str:
+    if isinstance(item, dict) or isinstance(item, Mapping):
+        item = {k: (type(v).__name__ if k in _NAME_FIELDS else _label_types(v) if k in _LABEL_FIELDS else v)
+                for k, v in item.items()}
+    elif isinstance(item, str):
+        return "str"
+    return json.dumps(item, sort_keys=True, default=repr)
+
+
+def validate_deduplicated(data: Mapping[str, Any]) -> None:
+    """Schema-validate a case, checking each distinct shape of a big list's items once.
+
+    Replicated workloads make most pods identical but for name, node and label
+    values, so a 150,000-pod case validates a few hundred distinct pods; an error is
+    reported at the first item of its shape."""
+    if not isinstance(data, Mapping):
+        validate(data)
+        return
+    slim = dict(data)
+    back: dict[str, list[int]] = {}
+    for key in _BIG_LISTS:
+        items = data.get(key)
+        if not isinstance(items, list) or len(items) < 64:
+            continue
+        seen: dict[str, int] = {}
+        reps: list[Any] = []
+        for i, item in enumerate(items):
+            k = _shape_key(item)
+            if k not in seen:
+                seen[k] = len(reps)
+                reps.append(item)
+                back.setdefault(key, []).append(i)
+        slim[key] = reps
+    try:
+        validate(slim)
+    except CaseError as e:
+        if len(e.path) >= 2 and e.path[0] in back and isinstance(e.path[1], int):
+            e.path = (e.path[0], back[e.path[0]][e.path[1]], *e.path[2:])
+        raise
+
+
+def expected_error(doc: CaseDoc) -> str | None:
+    """The ``expect.error`` text of a document, read without validating it."""
+    exp = doc.data.get("expect") if isinstance(doc.data, Mapping) else None
+    if isinstance(exp, Mapping) and isinstance(exp.get("error"), str):
+        return exp["error"]
+    return None
+
+
+# directories pytest does not recurse into by default (norecursedirs), and virtualenvs
+_SKIP_DIRS = ("build", "dist", "node_modules", "venv", "CVS", "_darcs", "{arch}", "__pycache__")
+_CASE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _skipped_dir(d: Path) -> bool:
+    name = d.name
+    return (name.startswith(".") or name in _SKIP_DIRS or name.endswith(".egg")
+            or (d / "pyvenv.cfg").is_file() or (d / "conda-meta").is_dir())
+
+
+def _walk(root: Path) -> list[Path]:
+    """The candidate case files under a directory, as pytest collects them: dot
+    directories, virtualenvs, node_modules, build output are not entered."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d))
+        out += [here / f for f in sorted(filenames) if f.endswith(_CASE_SUFFIXES) and not f.startswith(".")]
+    return out
+
+
+def collect(paths: list[str]) -> list[FileResult]:
+    """The case files of ``paths``. A file named on the command line is always read; in a
+    directory, only files that mention a case (as the pytest plugin collects them), so
+    other YAML and JSON (Helm templates, package.json) is not reported as invalid."""
+    out = []
+    for p in paths:
+        pp = Path(p)
+        if not pp.is_dir():
+            out.append(read_file(pp))
+            continue
+        for f in _walk(pp):
+            try:
+                head = f.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if mentions_case(head):
+                out.append(read_file(f))
+    return out

@@ -1,0 +1,154 @@
+"""Raw Kubernetes objects (``objects:``, as ``kubectl get -o yaml`` prints them)
+turned into the shorthand forms of the case format, keeping only what the
+scheduler reads. Every shorthand field remembers where it came from, so an error
+points into the raw object."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from kspread.errors import CaseError, PathT
+from kspread.format.schema import validate
+
+Converted = tuple[str, dict, list, dict]  # (section, shorthand item, path prefix, field -> raw path)
+
+_CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy")
+
+
+def _container(raw: Mapping[str, Any]) -> dict:
+    out = {k: raw[k] for k in _CONTAINER_FIELDS if k in raw}
+    res = out.get("resources")
+    if isinstance(res, Mapping):
+        out["resources"] = {k: res[k] for k in ("requests",) if k in res}
+    if isinstance(out.get("ports"), list):
+        out["ports"] = [
+            {k: p[k] for k in ("containerPort", "hostPort", "protocol", "hostIP") if k in p}
+            for p in out["ports"]
+            if isinstance(p, Mapping)
+        ]
+    return out
+
+
+def _meta(obj: Mapping[str, Any], path: PathT) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
+        raise CaseError("a Kubernetes object needs metadata.name", [*path, "metadata", "name"])
+    return meta
+
+
+def convert_object(obj: Mapping[str, Any], path: list) -> Iterator[Converted]:
+    kind = obj.get("kind")
+    if kind == "List":
+        for j, item in enumerate(obj.get("items") or []):
+            yield from convert_object(item, [*path, "items", j])
+        return
+    meta = _meta(obj, path)
+    mp = [*path, "metadata"]
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    sp = [*path, "spec"]
+    st = [*path, "status"]
+    item: dict[str, Any] = {"name": meta["name"]}
+    fmap: dict[str, list] = {"name": [*mp, "name"]}
+
+    def take(src: Mapping[str, Any], key: str, dst: str, where: list) -> None:
+        if src.get(key) is not None:
+            item[dst] = src[key]
+            fmap[dst] = [*where, key]
+
+    if kind == "Node":
+        section, def_name = "nodes", "node"
+        take(meta, "labels", "labels", mp)
+        take(status, "allocatable", "allocatable", st)
+        take(spec, "unschedulable", "unschedulable", sp)
+        if spec.get("taints"):
+            item["taints"] = [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in spec["taints"]]
+            fmap["taints"] = [*sp, "taints"]
+        if status.get("images"):
+            item["images"] = [{"names": im.get("names") or [], "sizeBytes": im.get("sizeBytes", 0)}
+                              for im in status["images"]]
+            fmap["images"] = [*st, "images"]
+    elif kind == "Pod":
+        if status.get("phase") in ("Succeeded", "Failed"):
+            return  # the scheduler's informer does not see terminated pods
+        section, def_name = "pods", "pod"
+        take(meta, "namespace", "namespace", mp)
+        take(meta, "labels", "labels", mp)
+        if meta.get("deletionTimestamp"):
+            item["terminating"] = True
+        for i, ref in enumerate(meta.get("ownerReferences") or []):
+            if isinstance(ref, Mapping) and ref.get("controller"):
+                item["controller"] = {"kind": ref.get("kind"), "name": ref.get("name"),
+                                      "apiVersion": ref.get("apiVersion", "")}
+                fmap["controller"] = [*mp, "ownerReferences", i]
+                break
+        take(spec, "nodeName", "node", sp)
+        take(spec, "priority", "priority", sp)
+        take(spec, "priorityClassName", "priorityClassName", sp)
+        take(spec, "preemptionPolicy", "preemptionPolicy", sp)
+        take(spec, "overhead", "overhead", sp)
+        take(spec, "resources", "resources", sp)
+        take(spec, "nodeSelector", "nodeSelector", sp)
+        take(spec, "affinity", "affinity", sp)
+        take(spec, "tolerations", "tolerations", sp)
+        take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
+        for key in ("containers", "initContainers"):
+            if spec.get(key):
+                item[key] = [_container(c) for c in spec[key]]
+                fmap[key] = [*sp, key]
+        if "tolerations" in item:
+            item["tolerations"] = [{k: t[k] for k in ("key", "operator", "value", "effect") if k in t}
+                                   for t in item["tolerations"]]
+        take(status, "startTime", "startTime", st)
+        take(status, "nominatedNodeName", "nominatedNode", st)
+        for c in status.get("conditions") or []:
+            if c.get("type") == "DisruptionTarget" and c.get("status") == "True" and \
+                    c.get("reason") == "PreemptionByScheduler":
+                item["_preemptedByScheduler"] = True
+        if any(isinstance(v, Mapping) and ("persistentVolumeClaim" in v or "ephemeral" in v)
+               for v in spec.get("volumes") or []):
+            item["_usesPersistentVolumes"] = True
+    elif kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
+        section, def_name = "owners", "owner"
+        item["kind"] = kind
+        take(meta, "namespace", "namespace", mp)
+        sel = spec.get("selector")
+        if kind == "ReplicationController" and sel is None:
+            # API defaulting: an RC without a selector selects its template's labels
+            sel = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+        item["selector"] = sel
+        fmap["selector"] = [*sp, "selector"]
+    elif kind == "PodDisruptionBudget":
+        section, def_name = "pdbs", "pdb"
+        take(meta, "namespace", "namespace", mp)
+        take(spec, "selector", "selector", sp)
+        if status.get("disruptionsAllowed") is not None:
+            take(status, "disruptionsAllowed", "disruptionsAllowed", st)
+        else:
+            take(spec, "minAvailable", "minAvailable", sp)
+            take(spec, "maxUnavailable", "maxUnavailable", sp)
+        if status.get("disruptedPods"):
+            item["_disruptedPods"] = list(status["disruptedPods"])
+    elif kind == "PriorityClass":
+        section, def_name = "priorityClasses", "priorityClass"
+        for k in ("value", "globalDefault", "preemptionPolicy", "description"):
+            if obj.get(k) is not None:
+                item[k] = obj[k]
+                fmap[k] = [*path, k]
+    elif kind == "Namespace":
+        section, def_name = "namespaces", "namespace"
+        take(meta, "labels", "labels", mp)
+    else:  # the schema admits only the kinds above
+        raise CaseError(f"unsupported object kind {kind!r}", [*path, "kind"], value=kind)
+    private = {k: item.pop(k) for k in list(item) if k.startswith("_")}
+    try:
+        validate(item, def_name)
+    except CaseError as e:
+        head = e.path[0] if e.path else None
+        if isinstance(head, str) and head in fmap:
+            e.path = (*fmap[head], *e.path[1:])
+        else:
+            e.path = (*path, *e.path)
+        raise
+    item.update(private)
+    yield section, item, path, fmap

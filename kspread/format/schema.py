@@ -1,0 +1,126 @@
+"""The JSON Schema of the case format and the translation of its errors.
+
+``schemas/case.schema.json`` is the one definition of the case shape. It ships
+inside the wheel as ``kspread/format/case.schema.json``; in a source checkout it is read
+from ``schemas/`` beside the package.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+from jsonschema import Draft202012Validator
+
+from kspread.errors import CaseError
+
+_HERE = Path(__file__).resolve().parent
+
+
+def schema_path() -> Path:
+    for p in (_HERE / "case.schema.json", _HERE.parent.parent / "schemas" / "case.schema.json"):
+        if p.is_file():
+            return p
+    raise FileNotFoundError("kspread's case.schema.json is missing from the installation")
+
+
+@lru_cache(maxsize=None)
+def case_schema() -> dict:
+    return json.loads(schema_path().read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def validator(def_name: str | None = None) -> Draft202012Validator:
+    schema = case_schema()
+    if def_name is not None:
+        schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{def_name}"}
+    return Draft202012Validator(schema)
+
+
+_TYPE_NAMES = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
+               "number": "a number", "boolean": "true or false", "null": "null"}
+
+
+def _leaf(err: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For oneOf/anyOf failures, follow the branch the instance was meant for: the one
+    whose type fits (no type/const error at the instance itself), deepest error first."""
+    while err.context:
+        branches: dict[object, list[jsonschema.ValidationError]] = {}
+        for sub in err.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        viable = [
+            errs for errs in branches.values()
+            if not any(e.validator in ("type", "const") and len(e.relative_path) == 0 for e in errs)
+        ]
+        if not viable:
+            return err
+        errs = max(viable, key=lambda es: max(len(e.relative_path) for e in es))
+        err = max(errs, key=lambda e: len(e.relative_path))
+    return err
+
+
+def _types_of(err: jsonschema.ValidationError) -> list[str]:
+    out: list[str] = []
+    for sub in err.context or []:
+        if sub.validator == "type" and len(sub.relative_path) == 0:
+            want = sub.validator_value
+            for t in [want] if isinstance(want, str) else want:
+                if t not in out:
+                    out.append(t)
+    return out
+
+
+def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -> CaseError:
+    e = _leaf(err)
+    path = [*(prefix or []), *e.absolute_path]
+    v = e.validator
+    inst = e.instance
+    if v == "additionalProperties" and isinstance(inst, Mapping):
+        allowed = sorted((e.schema.get("properties") or {}).keys())
+        extras = [k for k in inst if k not in allowed]
+        key = extras[0] if extras else "?"
+        hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+        return CaseError(f"unknown field {key!r}{hint}", [*path, key])
+    if v == "required":
+        missing = [k for k in e.validator_value if k not in inst] if isinstance(inst, Mapping) else []
+        return CaseError(f"missing required field {missing[0] if missing else e.message!r}", path)
+    if v == "type":
+        want = e.validator_value
+        want = [want] if isinstance(want, str) else want
+        return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in want), path, value=inst)
+    if v == "enum":
+        return CaseError("must be one of " + ", ".join(repr(x) for x in e.validator_value), path, value=inst)
+    if v == "const":
+        return CaseError(f"must be {e.validator_value!r}", path, value=inst)
+    if v == "pattern":
+        if "Ki|Mi" in e.validator_value:
+            return CaseError("not a Kubernetes quantity (expected e.g. '500m', '1.5', '8Gi', '1e3')", path, value=inst)
+        if path and path[-1] == "version":
+            return CaseError('version must be a quoted string like "1.24"', path, value=inst)
+        return CaseError(f"does not match the pattern {e.validator_value}", path, value=inst)
+    if v in ("oneOf", "anyOf") and _types_of(e):
+        return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in _types_of(e)), path, value=inst)
+    if v in ("minimum", "maximum", "minLength", "minItems"):
+        return CaseError(e.message, path, value=inst)
+    if v == "not":
+        if path == [] or path[-1:] == ["pod"] or (len(path) >= 2 and path[-2] == "schedule"):
+            if isinstance(inst, Mapping) and "pod" in inst and "schedule" in inst:
+                return CaseError("give either `pod` or `schedule`, not both", path)
+            if isinstance(inst, Mapping) and "requests" in inst and "containers" in inst:
+                return CaseError("give either `requests` or `containers`, not both", path)
+            return CaseError("the incoming pod may not have `node` or `replicas`", path)
+        return CaseError("give either `requests` or `containers`, not both", path)
+    return CaseError(e.message, path, value=inst)
+
+
+def validate(doc: Any, def_name: str | None = None, prefix: list | None = None) -> None:
+    """Raise a CaseError for the first schema error in ``doc``."""
+    v = validator(def_name)
+    errors = sorted(v.iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    if errors:
+        # the deepest error is usually the most specific one
+        first = max(errors, key=lambda e: len(e.absolute_path)) if len(errors) > 1 else errors[0]
+        raise to_case_error(first, prefix)

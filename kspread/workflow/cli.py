@@ -1,0 +1,347 @@
+"""Command line: ``kspread run`` and ``kspread validate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from kspread.errors import CaseError
+from kspread.format.loader import collect, expected_error, load_case
+from kspread.engine.scheduler import Scheduler
+from kspread.workflow.runner import EXPECT_KEYS, Verdict, asserts_nothing, check, duplicate_names
+
+
+def _yaml_dump(data: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+
+
+def _no_case(paths: list[str]) -> str:
+    return f"kspread: no case in {', '.join(paths)} (a case is a YAML document with apiVersion: kspread/v1, kind: Case)"
+
+
+def _selected(doc, args: argparse.Namespace) -> bool:
+    """``--case NAME`` (exact, repeatable) and ``-k EXPR`` (pytest's keyword expression
+    over the case name and its tags)."""
+    if args.case and doc.name not in args.case:
+        return False
+    if not args.keyword:
+        return True
+    tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
+    words = [doc.name, *(t for t in (tags if isinstance(tags, list) else []) if isinstance(t, str))]
+
+    def matcher(sub: str, /, **_: Any) -> bool:
+        return any(sub.lower() in w.lower() for w in words)
+
+    return _keyword_expression(args.keyword).evaluate(matcher)
+
+
+def _keyword_expression(expr: str):
+    from _pytest.mark.expression import Expression
+
+    try:
+        return Expression.compile(expr)
+    except Exception as e:  # noqa: BLE001 - pytest's ParseError
+        raise SystemExit(f"kspread run: -k {expr!r}: {e}") from None
+
+
+def _differences(v: Verdict) -> list[dict[str, Any]]:
+    if v.outcome is None:
+        return []
+    return [{"key": d.key, "what": str(what), "expected": want, "actual": have, **({"note": d.note} if d.note else {})}
+            for d in v.outcome.diffs for what, want, have in d.rows]
+
+
+def _jsonable(value: Any) -> Any:
+    from kspread.workflow.runner import _MISSING
+
+    if value is _MISSING:
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(x) for k, x in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(x) for x in value]
+    return value
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    failed = passed = deselected = 0
+    cases = 0
+    report: list[dict[str, Any]] = []
+    out = _Output(args)
+    for fr in collect(args.files):
+        if fr.error is not None:
+            failed += 1
+            out.error(str(fr.error))
+            report.append({"file": fr.path, "error": str(fr.error)})
+            continue
+        dups = duplicate_names(fr.docs)
+        checked: list[tuple[Any, Verdict]] = []
+        for i, doc in enumerate(fr.docs):
+            if not _selected(doc, args):
+                deselected += 1
+                continue
+            if i in dups:
+                checked.append((doc, Verdict(False, str(dups[i]), error=str(dups[i]))))
+            else:
+                checked.append((doc, check(doc)))
+        if args.update:
+            _update_file(checked)
+        for doc, v in checked:
+            cases += 1
+            failed += not v.passed
+            passed += v.passed
+            entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
+            if v.case is not None:
+                entry["version"] = str(v.case.version)
+            if v.error is not None:
+                entry["error"] = v.error
+            actual = {}
+            if v.outcome is not None:
+                actual = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "schedulingError") if k in v.outcome.actual}
+                entry["actual"] = actual
+            if not v.passed and v.case is not None:
+                entry["expected"] = _jsonable(v.case.expect)
+                entry["differences"] = _jsonable(_differences(v))
+            report.append(entry)
+            out.case(doc, v, actual)
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+    if not cases and not failed:
+        if deselected:
+            print(f"kspread: no case selected ({deselected} deselected)", file=sys.stderr)
+        else:
+            print(_no_case(args.files), file=sys.stderr)
+        return 1
+    summary = f"{passed} passed, {failed} failed" + (f", {deselected} deselected" if deselected else "")
+    if args.json:
+        print(summary, file=sys.stderr)
+    else:
+        out.summary(summary, failed)
+    return 1 if failed else 0
+
+
+class _Output:
+    """What ``kspread run`` prints: each case (only failures with ``-q``), in colour and
+    with tables that fit the terminal on a TTY (rich), plain text otherwise."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.quiet = args.quiet
+        self.silent = args.json
+        self.console = None
+        if not self.silent and sys.stdout.isatty():
+            try:
+                from rich.console import Console
+            except ImportError:  # pragma: no cover - rich is a dependency
+                Console = None  # noqa: N806
+            if Console is not None:
+                self.console = Console(highlight=False)
+
+    def error(self, text: str) -> None:
+        print(text, file=sys.stderr)
+
+    def case(self, doc, v: Verdict, actual: dict[str, Any]) -> None:
+        if self.silent or (self.quiet and v.passed):
+            return
+        where = f"{doc.file}:{doc.line}" + (f", version {v.case.version}" if v.case else "")
+        word = "PASS" if v.passed else "FAIL"
+        body: list[str] = []
+        if v.outcome is not None and not self.quiet:
+            body.append("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
+        if not v.passed or v.outcome is None:
+            body.append("  " + v.message.replace("\n", "\n  "))
+        if self.console is None:
+            print(f"{word} {doc.name} ({where})")
+            for b in body:
+                print(b)
+            return
+        from rich.text import Text
+
+        self.console.print(Text.assemble((word, "bold green" if v.passed else "bold red"), f" {doc.name} ",
+                                         (f"({where})", "dim")))
+        for b in body:
+            # soft wrapping off: long lines fold at the terminal's width, indented
+            self.console.print(Text(b), overflow="fold")
+
+    def summary(self, text: str, failed: int) -> None:
+        if self.console is None:
+            print(text)
+        else:
+            self.console.print(text, style="bold red" if failed else "bold green")
+
+
+def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
+    """``--update``: write the updates of one file's cases (the file once). A case
+    whose update is written passes; one the update cannot fix fails, saying why."""
+    from kspread.workflow.update import UpdateError, apply_file, update_for
+
+    pending = {}
+    for doc, v in checked:
+        if v.error is not None and v.outcome is None:
+            continue  # did not load (or a duplicate name): never written
+        try:
+            upd = update_for(doc, v)
+        except UpdateError as e:
+            v.passed = False
+            v.message = (v.message + "\n\n" if v.message else "") + f"--update could not fix this case: {e}"
+            continue
+        if upd is not None:
+            pending[id(upd)] = (upd, v)
+    if not pending:
+        return
+    ups = [u for u, _ in pending.values()]
+    res = apply_file(ups[0].file, ups)
+    for u in res.updated:
+        pending[id(u)][1].passed = True
+    for u, why in res.failed:
+        v = pending[id(u)][1]
+        v.passed = False
+        v.message = (v.message + "\n\n" if v.message else "") + f"--update could not fix this case: {why}"
+    for change in res.changes:
+        print(f"updated {change}", file=sys.stderr)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    bad = 0
+    count = 0
+    for fr in collect(args.files):
+        if fr.error is not None:
+            bad += 1
+            print(str(fr.error))
+            continue
+        dups = duplicate_names(fr.docs)
+        for i, doc in enumerate(fr.docs):
+            count += 1
+            if i in dups:
+                bad += 1
+                print(str(dups[i]))
+                continue
+            try:
+                case = load_case(doc)
+                Scheduler(case)
+                if not case.expect:
+                    raise asserts_nothing(doc)
+            except CaseError as e:
+                if e.file is None:
+                    e.located(doc.file, doc.locate(e.path))
+                    e.path = doc.user_path(e.path)
+                if expected_error(doc) is not None and expected_error(doc) in str(e):
+                    continue
+                bad += 1
+                print(str(e))
+    print(f"{count} case(s) checked, {bad} invalid", file=sys.stderr)
+    if not count and not bad:
+        print(_no_case(args.files), file=sys.stderr)
+        return 1
+    return 1 if bad else 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from kspread.workflow.explain import explain_cycles, explain_run
+
+    shown = 0
+    bad = 0
+    for fr in collect([args.file]):
+        if fr.error is not None:
+            print(str(fr.error), file=sys.stderr)
+            return 1
+        for doc in fr.docs:
+            if args.case is not None and doc.name != args.case:
+                continue
+            try:
+                case = load_case(doc)
+                outcome, cycles = explain_run(case)
+            except CaseError as e:
+                if e.file is None:
+                    e.located(doc.file, doc.locate(e.path))
+                    e.path = doc.user_path(e.path)
+                print(str(e), file=sys.stderr)
+                bad += 1
+                continue
+            shown += 1
+            print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
+            text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+            print("  " + text.replace("\n", "\n  "))
+            print()
+    if shown == 0 and bad == 0:
+        print(f"no case named {args.case!r} in {args.file}" if args.case else f"no case in {args.file}",
+              file=sys.stderr)
+        return 1
+    return 1 if bad else 0
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kspread")
+    except PackageNotFoundError:  # a checkout on PYTHONPATH, not installed
+        return "(not installed)"
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from kspread.format.schema import schema_path
+
+    path = schema_path()
+    if args.path:
+        print(path)
+    else:
+        sys.stdout.write(path.read_text(encoding="utf-8"))
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from kspread.workflow.diff import main as diff_main
+
+    return diff_main(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run cases and print each case's actual results")
+    r.add_argument("files", nargs="+", help="case files or directories")
+    r.add_argument("--json", action="store_true",
+                   help="print a JSON report (failing cases with their expected values and the differences)")
+    r.add_argument("-q", "--quiet", action="store_true", help="print only the failing cases and the summary")
+    r.add_argument("-k", dest="keyword", metavar="EXPR",
+                   help="run only the cases whose name or tags match the expression, as pytest -k "
+                        "('web and not slow')")
+    r.add_argument("--case", action="append", metavar="NAME", help="run only the case of this name (repeatable)")
+    r.add_argument("--update", action="store_true",
+                   help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
+    r.set_defaults(func=cmd_run)
+    v = sub.add_parser("validate", help="check case files without running them")
+    v.add_argument("files", nargs="+")
+    v.set_defaults(func=cmd_validate)
+    from kspread.workflow.diff import add_arguments as diff_arguments
+
+    d = sub.add_parser("diff", help="compare two scheduler configurations over a corpus of cases")
+    diff_arguments(d)
+    d.set_defaults(func=_diff)
+    e = sub.add_parser("explain", help="per node: each filter status, each plugin's scores, the total")
+    e.add_argument("file")
+    e.add_argument("--case", help="the case's name (default: every case in the file)")
+    e.set_defaults(func=cmd_explain)
+    sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")
+    sc.add_argument("--path", action="store_true", help="print the schema file's path instead of its content")
+    sc.set_defaults(func=cmd_schema)
+    from kspread.format import importer
+
+    im = sub.add_parser("import", help="write a case from a kubectl dump of a cluster (kubectl get ... -A -o yaml)")
+    importer.add_arguments(im)
+    im.set_defaults(func=importer.cmd_import)
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

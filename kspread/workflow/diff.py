@@ -1,0 +1,179 @@
+"""``kspread diff``: run every case of a corpus under two scheduler configurations
+and report the cases whose outcome changes (selected nodes, preemption victims or
+placements), with both sides' per-plugin scores.
+
+Each case is counted once, in one of four groups:
+
+* changed: both configurations apply and the outcome differs;
+* unchanged;
+* not applicable: one side's configuration cannot run at the case's version (an API
+  version that release does not read, a plugin it does not have, ...), with the reason;
+* own profile: the case gives its own ``profile``, which is what it tests, so the
+  configurations do not replace it (``--override-profile`` runs it under both anyway).
+
+Cases whose ``expect`` is ``error`` (they must fail to load) and cases that do not
+load are reported apart as well: they say nothing about a configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from typing import Any
+
+from kspread.errors import CaseError
+from kspread.format.loader import collect, expected_error, load_case
+from kspread.workflow.runner import run_loaded
+
+
+@dataclasses.dataclass
+class Side:
+    outcome: dict[str, Any] | None = None  # what decides placement, and the scores
+    not_applicable: str | None = None  # why this configuration cannot run the case
+
+
+def _side(case, config_path: str, scheduler_name: str | None) -> Side:
+    from kspread.format.config import load_config
+
+    try:
+        profile = load_config(config_path, case.version, scheduler_name)
+    except CaseError as e:
+        return Side(not_applicable=str(e))
+    try:
+        outcome = run_loaded(dataclasses.replace(case, profile=profile))
+    except CaseError as e:
+        return Side({"error": str(e)})
+    a = outcome.actual
+    out: dict[str, Any] = {"selected": a.get("selected"), "totals": a.get("totals") or {},
+                           "scores": a.get("scores") or {}}
+    if "preemption" in a:
+        out["preemption"] = a["preemption"]
+    if "placements" in a:
+        out["placements"] = a["placements"]
+    if a.get("schedulingError"):
+        out["error"] = a["schedulingError"]
+    return Side(out)
+
+
+def _decisive(side: dict[str, Any]) -> Any:
+    sel = side.get("selected")
+    return (
+        side.get("error"),
+        sorted(sel) if isinstance(sel, list) else sel,
+        json.dumps(side.get("preemption"), sort_keys=True),
+        json.dumps(side.get("placements"), sort_keys=True),
+    )
+
+
+def _table(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
+    plugins = list(dict.fromkeys([*base.get("scores", {}), *head.get("scores", {})]))
+    nodes = list(dict.fromkeys([*base.get("totals", {}), *head.get("totals", {})]))
+    if not nodes:
+        return []
+    cols = [*plugins, "total"]
+    cells_of: list[list[str]] = []
+    for n in nodes:
+        cells = []
+        for p in plugins:
+            b = base.get("scores", {}).get(p, {}).get(n, "-")
+            h = head.get("scores", {}).get(p, {}).get(n, "-")
+            cells.append(f"{b}" if b == h else f"{b} -> {h}")
+        b, h = base.get("totals", {}).get(n, "-"), head.get("totals", {}).get(n, "-")
+        cells.append(f"{b}" if b == h else f"{b} -> {h}")
+        cells_of.append(cells)
+    # each column as wide as its widest cell, not a fixed width
+    widths = [max(len(c), *(len(row[i]) for row in cells_of)) + 2 for i, c in enumerate(cols)]
+    node_w = max(4, *(len(n) for n in nodes)) + 2
+    lines = ["    " + "node".ljust(node_w) + "".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()
+             + "   (base -> head)"]
+    for n, cells in zip(nodes, cells_of):
+        lines.append("    " + n.ljust(node_w) + "".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+    return lines
+
+
+def main(args: argparse.Namespace) -> int:
+    report: list[dict[str, Any]] = []
+    not_applicable: list[dict[str, Any]] = []
+    own_profile: list[dict[str, Any]] = []
+    invalid: list[dict[str, Any]] = []
+    total = changed = expected_errors = 0
+    scheduler_name = getattr(args, "scheduler_name", None)
+    override = getattr(args, "override_profile", False)
+    for fr in collect(args.paths):
+        if fr.error is not None:
+            print(str(fr.error), file=sys.stderr)
+            invalid.append({"file": str(getattr(fr.error, "file", "") or ""), "error": str(fr.error)})
+            continue
+        for doc in fr.docs:
+            where = {"case": doc.name, "file": doc.file, "line": doc.line}
+            if expected_error(doc) is not None:
+                expected_errors += 1  # cases that must fail to load say nothing about a configuration
+                continue
+            total += 1
+            if doc.data.get("profile") is not None and not override:
+                own_profile.append(where)
+                continue
+            try:
+                case = load_case(doc)
+            except CaseError as e:
+                invalid.append({**where, "error": str(e)})
+                continue
+            base = _side(case, args.base, scheduler_name)
+            head = _side(case, args.head, scheduler_name)
+            if base.not_applicable is not None or head.not_applicable is not None:
+                not_applicable.append({**where, "base": base.not_applicable, "head": head.not_applicable})
+                continue
+            assert base.outcome is not None and head.outcome is not None
+            if _decisive(base.outcome) == _decisive(head.outcome):
+                continue
+            changed += 1
+            report.append({**where, "base": base.outcome, "head": head.outcome})
+    unchanged = total - changed - len(not_applicable) - len(own_profile) - len(invalid)
+    if args.json:
+        json.dump({"cases": total, "changed": changed, "unchanged": unchanged,
+                   "notApplicable": len(not_applicable), "ownProfile": len(own_profile), "invalid": len(invalid),
+                   "changes": report, "notApplicableCases": not_applicable, "ownProfileCases": own_profile,
+                   "invalidCases": invalid}, sys.stdout, indent=2)
+        print()
+    else:
+        for r in report:
+            print(f"{r['file']}:{r['line']}: {r['case']}")
+            for key in ("error", "selected", "preemption", "placements"):
+                b, h = r["base"].get(key), r["head"].get(key)
+                if b != h:
+                    print(f"  {key}: {json.dumps(b)} -> {json.dumps(h)}")
+            for line in _table(r["base"], r["head"]):
+                print(line)
+        for r in not_applicable:
+            if r["base"] == r["head"]:
+                sides = [f"both: {r['base']}"]
+            else:
+                sides = [f"{s}: {r[s]}" for s in ("base", "head") if r[s] is not None]
+            print(f"{r['file']}:{r['line']}: {r['case']}: not applicable ({'; '.join(sides)})", file=sys.stderr)
+        for r in invalid:
+            if "case" in r:
+                print(f"{r['error']}", file=sys.stderr)
+        parts = [f"{total} case(s)", f"{changed} changed", f"{unchanged} unchanged",
+                 f"{len(not_applicable)} not applicable"]
+        if own_profile:
+            parts.append(f"{len(own_profile)} with their own profile (not compared; --override-profile "
+                         "runs them under both configurations)")
+        if invalid:
+            parts.append(f"{len(invalid)} invalid")
+        if expected_errors:
+            parts.append(f"{expected_errors} expecting a load error skipped")
+        print(", ".join(parts), file=sys.stderr)
+    return 1 if changed or invalid else 0
+
+
+def add_arguments(d: argparse.ArgumentParser) -> None:
+    d.add_argument("--base", required=True, help="KubeSchedulerConfiguration file of the base side")
+    d.add_argument("--head", required=True, help="KubeSchedulerConfiguration file of the head side")
+    d.add_argument("--scheduler-name", metavar="NAME",
+                   help="the profile (schedulerName) of a multi-profile configuration (default: default-scheduler)")
+    d.add_argument("--override-profile", action="store_true",
+                   help="run cases that give their own profile under both configurations too")
+    d.add_argument("paths", nargs="+", help="case files or directories")
+    d.add_argument("--json", action="store_true", help="print a JSON report")

@@ -1,0 +1,304 @@
+"""Explain scheduling cycles as they ran: node by node, every filter plugin's status
+with its reason, every score plugin's raw, normalized and weighted score, the
+extenders' contributions and the total; when PostFilter ran, the preemption: the
+potential nodes, each candidate with its victims and PDB violations, why the other
+nodes are not candidates, and which criterion of pickOneNodeForPreemption decided.
+Used by ``kspread explain`` and by failure reports.
+
+Explain never contradicts the run. The verdicts (feasible or not, each node's status,
+scores, totals, the preemption) are the cycle's own records (``CycleResult``,
+``PreemptionOutcome``). What the cycle does not record, the status of every filter
+plugin where the cycle stops at the first failure, is computed while the cluster is
+as the cycle saw it: ``capture`` runs through ``run_case``'s ``observe`` hook, after
+the cycle and before its binding or preemption changes the cluster, and calls
+``Framework.filter_plugin_statuses``. That hook, that method and the result records
+are the whole interface explain reads the engine through. Should a re-computed
+plugin status disagree with the cycle's record, the report says so instead of
+picking one.
+
+A failure report re-runs the failing case with ``capture`` on (runs are
+deterministic) and checks that the re-run's results are the reported ones.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kspread.engine.framework.status import Code, Status
+from kspread.engine.plugins.defaultpreemption import LATEST_START_TIME, MAX_INT32, SMALLEST_PRIORITY_SUM, TIE
+from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler
+
+if TYPE_CHECKING:
+    from kspread.format.case import Case
+    from kspread.workflow.runner import Outcome
+
+MAX_VALUES_SHOWN = 10  # per criterion of the node choice; the rest is counted
+
+
+@dataclass
+class CycleExplanation:
+    """One cycle's result plus what only the cluster as the cycle saw it can tell."""
+
+    result: CycleResult
+    # node -> (filter plugin, status) for every filter plugin, in the profile's order
+    filters: dict[str, list[tuple[str, Status]]] = field(default_factory=dict)
+    # node -> the nominated pods its filters made room for (equal or higher priority)
+    nominated: dict[str, list[str]] = field(default_factory=dict)
+
+
+def capture(sched: Scheduler, r: CycleResult, nodes: Iterable[str] | None = None) -> CycleExplanation:
+    """Record the filter plugins' statuses of the cycle ``r`` just ran, for ``nodes``
+    (default: every node). Call it only from ``run_case``'s ``observe`` hook."""
+    cx = CycleExplanation(r)
+    fwk = sched.framework
+    wanted = list(nodes) if nodes is not None else sched.order
+    pre = r.pre_filter_status
+    for node in wanted:
+        info = sched.snapshot.node_infos.get(node)
+        if info is None or r.state is None or (pre is not None and not pre.is_success()):
+            continue
+        cx.filters[node] = fwk.filter_plugin_statuses(r.state, r.pod, info)
+        cx.nominated[node] = [p.key for p in fwk.nominated_pods_for(r.pod, node)]
+    return cx
+
+
+def explain_run(case: Case, nodes: Iterable[str] | None = None) -> tuple[Outcome, list[CycleExplanation]]:
+    """Run the case, capturing every cycle as it ran."""
+    from kspread.workflow.runner import run_loaded
+
+    wanted = list(nodes) if nodes is not None else None
+    captured: list[CycleExplanation] = []
+    outcome = run_loaded(case, observe=lambda s, r: captured.append(capture(s, r, wanted)), keep_all=True)
+    return outcome, captured
+
+
+def explain_failure(case: Case, outcome: Outcome, nodes: Sequence[str]) -> str:
+    """The explain block of a failure report: every cycle as it ran, for the nodes
+    that differ (all nodes, for a small cluster, when no difference names a node)."""
+    all_nodes = [n.name for n in case.cluster.nodes]
+    shown: list[str] | None = list(nodes) if nodes else (all_nodes if len(all_nodes) <= 20 else [])
+    rerun, cycles = explain_run(case, shown)
+    title = "explain (nodes that differ):" if nodes else "explain:"
+    lines = [title]
+    if rerun.actual != outcome.actual:
+        lines.append("kspread bug: re-running the case for explain gave other results than the run; "
+                     "the explanation below is of the re-run")
+    lines.append(explain_cycles(rerun.scheduler, cycles, shown, header=case.is_sequence))
+    return "\n".join(lines)
+
+
+def explain_cycles(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: Iterable[str] | None = None,
+                   header: bool = False) -> str:
+    """Several cycles (a ``schedule`` sequence), each under a ``cycle N: pod P`` line
+    when ``header`` is set."""
+    wanted = list(nodes) if nodes is not None else None
+    parts = []
+    for i, cx in enumerate(cycles, 1):
+        text = explain_cycle(sched, cx, wanted)
+        if header:
+            text = f"cycle {i}: pod {cx.result.pod.key}\n" + _indent(text)
+        parts.append(text)
+    return "\n".join(parts)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line if line else line for line in text.split("\n"))
+
+
+# ---- one cycle ------------------------------------------------------------------------
+
+
+def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | None = None) -> str:
+    """One cycle, for ``nodes`` (default: every node), then its outcome."""
+    r = cx.result
+    version = sched.version
+    order = [n.name for n in sched.case.cluster.nodes]
+    wanted = list(nodes) if nodes is not None else order
+    lines: list[str] = []
+    scale = version.extender_score_scale
+    prioritizers = [e for e in sched.extenders if e.prioritize is not None]
+    weights = {sp.label: sp.weight for sp in sched.framework.score_plugins}
+    for node in wanted:
+        lines.append(f"{node}: {_verdict(r, node)}")
+        frows = _filter_rows(sched, cx, node)
+        for i, (plugin, text) in enumerate(frows):
+            lines.append(f"  {'filter' if i == 0 else '':<7}{plugin:<34}{text}")
+        if cx.nominated.get(node):
+            lines.append(f"  {'':<7}(filters ran with the pods nominated here: {', '.join(cx.nominated[node])})")
+        if r.scores is not None and node in r.totals:
+            first = True
+            for plugin, per_node in r.scores.raw.items():
+                raw = per_node.get(node)
+                norm = r.scores.normalized.get(plugin, {}).get(node)
+                weighted = r.scores.weighted.get(plugin, {}).get(node)
+                lines.append(f"  {'score' if first else '':<7}{plugin:<34}raw {raw:<6} normalized {norm:<5} "
+                             f"x{weights.get(plugin, 1)} = {weighted}")
+                first = False
+            for e in prioritizers:
+                s = (e.prioritize or {}).get(node, 0)
+                lines.append(f"  {'score' if first else '':<7}{'extender ' + e.name:<34}"
+                             f"{s} x{e.weight}" + (f" x{scale}" if scale != 1 else "") + f" = {s * e.weight * scale}")
+                first = False
+        if node in r.totals:
+            lines.append(f"  {'total':<7}{r.totals[node]}")
+    if r.post_filter_ran:
+        lines.extend(_preemption_lines(r, order, wanted if nodes is not None else None))
+    if r.selected:
+        lines.append("selected: " + ", ".join(sorted(r.selected, key=order.index)))
+    elif r.preemption is not None and r.preemption.nominated_node:
+        victims = ", ".join(sorted(p.key for p in r.preemption.victims))
+        lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
+    elif not r.error:
+        lines.append("unschedulable")
+    if r.error:
+        lines.append(f"scheduling error: {r.error}")
+    return "\n".join(lines)
+
+
+def _verdict(r: CycleResult, node: str) -> str:
+    if node not in r.feasible:
+        return "not feasible"
+    if node in r.searched or not r.searched:
+        return "feasible"
+    # passes every filter, but the cycle's search did not reach it: not scored
+    nominated = r.pod.nominated_node
+    if nominated and nominated != node and r.searched == [nominated]:
+        return (f"feasible (not reached by the search: the nominated node {nominated} was filtered first and "
+                "fits (PreferNominatedNode); not scored)")
+    return ("feasible (not reached by the search: it stopped once it had found enough feasible nodes "
+            "(percentageOfNodesToScore, or first fit without scoring); not scored)")
+
+
+def _filter_rows(sched: Scheduler, cx: CycleExplanation, node: str) -> list[tuple[str, str]]:
+    r = cx.result
+    st = r.statuses.get(node)
+    pre = r.pre_filter_status
+    if pre is not None and not pre.is_success():
+        # PreFilter rejected the pod: no filter ran on any node
+        return [(pre.plugin, f"{_status(pre)} (at PreFilter: no filter ran)")]
+    rows = [(plugin, _status(pst)) for plugin, pst in cx.filters.get(node, [])]
+    if st is not None and st.plugin.startswith("extender:"):
+        rows.append((st.plugin, _status(st)))
+    problem = _contradiction(st, cx.filters.get(node))
+    if problem:
+        rows.append(("kspread bug", problem))
+    return rows
+
+
+def _contradiction(recorded: Status | None, rows: list[tuple[str, Status]] | None) -> str:
+    """How the re-computed plugin statuses contradict the cycle's record, if they do."""
+    if recorded is None or rows is None:
+        return ""
+    by_plugin = dict(rows)
+    if recorded.is_success() or recorded.plugin.startswith("extender:"):
+        bad = [(p, s) for p, s in rows if not (s.is_success() or s.is_skip())]
+        if bad:
+            return (f"the cycle recorded {_status(recorded)} for this node, but {bad[0][0]} now says "
+                    f"{_status(bad[0][1])}")
+        return ""
+    mine = by_plugin.get(recorded.plugin)
+    if mine is None or mine.code != recorded.code or mine.reasons != recorded.reasons:
+        now = _status(mine) if mine is not None else "nothing (not a filter plugin)"
+        return f"the cycle recorded {recorded.plugin} {_status(recorded)}, but it now says {now}"
+    return ""
+
+
+def _status(st: Status) -> str:
+    if st.is_skip():
+        return "Skip (PreFilter found nothing to check)"
+    return str(st.code) + (f": {st.message}" if st.reasons else "")
+
+
+# ---- preemption -------------------------------------------------------------------------
+
+
+def _preemption_lines(r: CycleResult, order: list[str], nodes: list[str] | None) -> list[str]:
+    """The PostFilter block. ``nodes``: restrict per-node lines to these (and the
+    nodes the choice kept); None: every node."""
+    st = r.post_filter_status
+    head = f"preemption ({st.plugin})" if st is not None and st.plugin else "preemption"
+    lines = [f"{head}: {_status(st) if st is not None else 'ended with the scheduling error below'}"]
+    out = r.preemption
+    if out is None or not out.potential:
+        return lines
+    rank = {n: i for i, n in enumerate(order)}
+    potential = set(out.potential)
+    chosen = set(out.tied_nodes) | ({out.nominated_node} if out.nominated_node else set())
+    show = [n for n in order if nodes is None or n in nodes or n in chosen]
+    lines.append(f"  potential nodes (filter status not UnschedulableAndUnresolvable): {len(out.potential)}; "
+                 f"candidates found: {len(out.candidates)}"
+                 + (f" (the dry run keeps up to {out.max_candidates} of each kind)"
+                    if out.max_candidates is not None and out.max_candidates < len(out.potential) else ""))
+    hidden = 0
+    for n in show:
+        if n in out.candidates:
+            lines.append(f"  {n}: candidate, {_victims(out.candidates[n])}, "
+                         f"PDB violations {out.pdb_violations.get(n, 0)}")
+        elif n in out.dry_run:
+            dst = out.dry_run[n]
+            if dst.is_success():
+                lines.append(f"  {n}: not a candidate: victims found, but the dry run already held "
+                             f"{out.max_candidates} candidates of that kind")
+            else:
+                lines.append(f"  {n}: not a candidate: {_status(dst)}")
+        elif n in potential:
+            lines.append(f"  {n}: not tried: the dry run stopped once it held enough candidates")
+        else:
+            rst = r.statuses.get(n)
+            lines.append(f"  {n}: preemption cannot help ({rst.code if rst is not None else 'no filter status'})")
+    if nodes is not None:
+        hidden = len([n for n in out.candidates if n not in show])
+        if hidden:
+            lines.append(f"  ({hidden} other candidate(s) not shown)")
+    if not out.candidates:
+        return lines
+    if len(out.candidates) == 1:
+        lines.append(f"  node choice: {next(iter(out.candidates))} is the only candidate")
+        return lines
+    lines.append("  node choice (pickOneNodeForPreemption), each criterion keeps the best:")
+    for i, step in enumerate(out.pick_steps, 1):
+        items = sorted(step.values.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+        cands = out.candidates
+        vals = ", ".join(f"{n} {_criterion_value(step.criterion, v, len(cands.get(n, [])))}"
+                         for n, v in items[:MAX_VALUES_SHOWN])
+        if len(items) > MAX_VALUES_SHOWN:
+            vals += f", ... ({len(items) - MAX_VALUES_SHOWN} more)"
+        kept = sorted(step.kept, key=lambda n: rank.get(n, len(rank)))
+        kept_text = ", ".join(kept[:MAX_VALUES_SHOWN]) + (
+            f", ... ({len(kept) - MAX_VALUES_SHOWN} more)" if len(kept) > MAX_VALUES_SHOWN else "")
+        lines.append(f"    {i}. {step.criterion}: {vals} -> {kept_text}")
+    tied = ", ".join(sorted(out.tied_nodes, key=lambda n: rank.get(n, len(rank))))
+    if out.decided_by == TIE:
+        lines.append(f"  decided by: none, a tie on every criterion between {tied} "
+                     "(upstream takes any; kspread nominates the first)")
+    elif len(out.tied_nodes) > 1:
+        lines.append(f"  decided by: {out.decided_by}, a tie between {tied} "
+                     "(upstream takes any; kspread nominates the first)")
+    else:
+        lines.append(f"  decided by: {out.decided_by}")
+    return lines
+
+
+def _victims(victims: list) -> str:
+    """Victims in the order the dry run returned them (victims[0] is what criterion 2
+    reads), each with its priority."""
+    return "victims [" + ", ".join(f"{v.key} (priority {v.priority})" for v in victims) + "]"
+
+
+def _criterion_value(criterion: str, value: Any, n_victims: int) -> str:
+    if criterion == SMALLEST_PRIORITY_SUM:
+        # compared as the int64 sum of (priority + MaxInt32 + 1)
+        return f"{value - n_victims * (MAX_INT32 + 1)} + {n_victims}x2^31"
+    if criterion == LATEST_START_TIME:
+        if value == math.inf:
+            return "now (not started)"
+        return _dt.datetime.fromtimestamp(value, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(value)
+
+
+__all__ = ["Code", "CycleExplanation", "PreemptionOutcome", "capture", "explain_cycle", "explain_cycles",
+           "explain_failure", "explain_run"]

@@ -1,0 +1,364 @@
+"""Run a case and compare what comes out with its ``expect``.
+
+Everything here is reachable from Python, the CLI and the pytest plugin alike:
+``run_loaded`` gives the actual results in the shape of ``expect`` (every key
+filled), ``compare`` the differences, ``render`` a per-node table of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kspread.format.case import Case
+from kspread.engine.scheduler import CycleResult, Scheduler, run_case
+
+EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
+               "preemption", "candidates", "placements")
+
+
+def _names(pods) -> list[str]:
+    return sorted(p.key for p in pods)
+
+
+def cycle_actual(r: CycleResult) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["feasible"] = list(r.feasible)
+    out["searched"] = list(r.searched)
+    out["filter"] = {
+        n: ({"code": str(st.code), "reason": st.message} if st.reasons else {"code": str(st.code)})
+        for n, st in r.statuses.items()
+    }
+    if r.scores is not None:
+        out["rawScores"] = {p: dict(v) for p, v in r.scores.raw.items()}
+        out["scores"] = {p: dict(v) for p, v in r.scores.normalized.items()}
+    else:
+        out["rawScores"] = {}
+        out["scores"] = {}
+    out["totals"] = dict(r.totals)
+    sel = r.selected
+    out["selected"] = None if not sel else (sel[0] if len(sel) == 1 else list(sel))
+    out["unschedulable"] = r.unschedulable
+    if r.post_filter_ran:
+        pre = r.preemption
+        if pre is None or pre.nominated_node is None:
+            out["preemption"] = None
+        else:
+            node: Any = pre.nominated_node
+            if len(pre.tied_nodes) > 1:
+                node = list(pre.tied_nodes)
+            out["preemption"] = {"node": node, "victims": _names(pre.victims)}
+        out["candidates"] = {n: _names(v) for n, v in (pre.candidates.items() if pre else [])}
+    if r.error:
+        out["schedulingError"] = r.error
+    return out
+
+
+@dataclass
+class Outcome:
+    actual: dict[str, Any]
+    diffs: list["Diff"] = field(default_factory=list)
+    cycles: list[CycleResult] = field(default_factory=list)
+    scheduler: Any = None
+
+
+@dataclass
+class Diff:
+    key: str
+    rows: list[tuple[str, Any, Any]]  # (what, expected, actual)
+    note: str = ""
+
+
+def _in_node_order(actual: dict[str, Any], order: Mapping[str, int]) -> None:
+    """Report per-node maps in the case's node order."""
+
+    def sort(d: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(sorted(d.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+    for key in ("filter", "totals", "candidates"):
+        if isinstance(actual.get(key), dict):
+            actual[key] = sort(actual[key])
+    for key in ("rawScores", "scores"):
+        if isinstance(actual.get(key), dict):
+            actual[key] = {p: sort(v) for p, v in actual[key].items()}
+    for key in ("feasible", "searched"):
+        if isinstance(actual.get(key), list):
+            actual[key] = sorted(actual[key], key=lambda n: order.get(n, len(order)))
+    if isinstance(actual.get("selected"), list):
+        actual["selected"] = sorted(actual["selected"], key=lambda n: order.get(n, len(order)))
+
+
+def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | None = None,
+               keep_all: bool = False) -> Outcome:
+    """Run the case; ``observe`` as for ``run_case`` (explain uses it); ``keep_all``
+    keeps every cycle's per-node data (for explaining each)."""
+    sched, results, placements = run_case(case, observe, keep_all)
+    actual = cycle_actual(results[-1]) if results else {}
+    _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
+    if case.is_sequence:
+        actual["placements"] = placements
+    return Outcome(actual, compare(case.expect, actual), results, sched)
+
+
+_MISSING = "(none)"
+
+
+def _as_set(v: Any) -> set:
+    return set(v) if isinstance(v, list) else {v}
+
+
+def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
+    diffs: list[Diff] = []
+    for key in EXPECT_KEYS:
+        if key not in expect:
+            continue
+        want = expect[key]
+        have = actual.get(key, _MISSING)
+        rows: list[tuple[str, Any, Any]] = []
+        note = ""
+        if key in ("feasible", "searched"):
+            if have is _MISSING or set(want) != set(have):
+                rows.append(("nodes", sorted(want), sorted(have) if have is not _MISSING else have))
+        elif key == "filter":
+            for node, w in want.items():
+                h = (have or {}).get(node) if have is not _MISSING else None
+                if h is None:
+                    rows.append((node, w, _MISSING))
+                    continue
+                if isinstance(w, str):
+                    if w != h["code"]:
+                        rows.append((node, w, h["code"] + (f" ({h['reason']})" if h.get("reason") else "")))
+                else:
+                    reason_ok = "reason" not in w or w["reason"] == h.get("reason", "") or \
+                        w["reason"] in (h.get("reason", "") or "").split(", ")
+                    if w["code"] != h["code"] or not reason_ok:
+                        rows.append((node, f"{w['code']}: {w.get('reason', '')}",
+                                     f"{h['code']}: {h.get('reason', '')}"))
+        elif key in ("rawScores", "scores", "totals") and want == {}:
+            # an empty mapping asserts that nothing was scored
+            if have not in ({}, _MISSING):
+                rows.append((key, "(nothing scored)", have))
+        elif key in ("rawScores", "scores"):
+            for plugin, per_node in want.items():
+                hp = (have or {}).get(plugin, _MISSING) if have is not _MISSING else _MISSING
+                if hp is _MISSING:
+                    note = f"plugin {plugin} produced no {key} (not in the profile, skipped, or scoring did not run)"
+                    for node, w in per_node.items():
+                        rows.append((f"{plugin} {node}", w, _MISSING))
+                    continue
+                for node, w in per_node.items():
+                    h = hp.get(node, _MISSING)
+                    if h != w:
+                        rows.append((f"{plugin} {node}", w, h))
+        elif key in ("totals", "placements"):
+            for name, w in want.items():
+                h = (have or {}).get(name, _MISSING) if have is not _MISSING else _MISSING
+                if h != w:
+                    rows.append((name, w, h))
+        elif key == "selected":
+            if have is _MISSING or have is None or want is None:
+                if want != have:
+                    rows.append(("selected", want, have))
+            elif _as_set(want) != _as_set(have):
+                rows.append(("selected", want, have))
+        elif key == "unschedulable":
+            if bool(want) != bool(have):
+                rows.append(("unschedulable", want, have))
+        elif key == "preemption":
+            if have is _MISSING:
+                rows.append(("preemption", want, "(did not run: a node fits, or no PostFilter plugin)"))
+            elif want is None or have is None:
+                if want != have:
+                    rows.append(("preemption", want, have))
+            else:
+                if "node" in want and _as_set(want["node"]) != _as_set(have["node"]):
+                    rows.append(("node", want["node"], have["node"]))
+                if "victims" in want and set(want["victims"]) != set(have["victims"]):
+                    rows.append(("victims", sorted(want["victims"]), have["victims"]))
+        elif key == "candidates":
+            if have is _MISSING:
+                rows.append(("candidates", want, "(preemption did not run)"))
+            else:
+                for node in sorted(set(want) | set(have)):
+                    w = sorted(want[node]) if node in want else _MISSING
+                    h = sorted(have[node]) if node in have else _MISSING
+                    if w != h:
+                        rows.append((node, w, h))
+        if rows:
+            diffs.append(Diff(key, rows, note))
+    return diffs
+
+
+def differing_nodes(diffs: list[Diff], nodes: set[str]) -> list[str]:
+    """The node names a list of differences mentions, in first-mention order."""
+    out: list[str] = []
+    for d in diffs:
+        for what, want, have in d.rows:
+            for token in [str(what).split(" ")[-1], *(_as_list(want)), *(_as_list(have))]:
+                if token in nodes and token not in out:
+                    out.append(token)
+    return out
+
+
+def _as_list(v: Any) -> list[str]:
+    if isinstance(v, list):
+        return [str(x) for x in v]
+    return [str(v)] if isinstance(v, str) else []
+
+
+def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
+    lines: list[str] = []
+    for d in diffs:
+        lines.append(f"{d.key}:")
+        w1 = max([len("node")] + [len(str(r[0])) for r in d.rows])
+        w2 = max([len("expected")] + [len(_fmt(r[1])) for r in d.rows])
+        lines.append(f"  {'node'.ljust(w1)}  {'expected'.ljust(w2)}  actual")
+        for what, w, h in d.rows:
+            lines.append(f"  {str(what).ljust(w1)}  {_fmt(w).ljust(w2)}  {_fmt(h)}")
+        if d.note:
+            lines.append(f"  ({d.note})")
+    summary = deepdiff_summary(expect, actual)
+    if summary:
+        lines.append("")
+        lines.append("deepdiff: " + summary)
+    if actual.get("schedulingError"):
+        lines.append(f"scheduling error: {actual['schedulingError']}")
+    return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    """A report cell: text as it is, any other value as YAML (``null``, ``true``, ``{a: 1}``)."""
+    if isinstance(v, str):
+        return v
+    from kspread.workflow.yamltext import flow
+
+    return flow(v)
+
+
+def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
+    from deepdiff import DeepDiff
+
+    want = {k: expect[k] for k in EXPECT_KEYS if k in expect}
+    have = {k: actual.get(k) for k in want}
+    # only compare what the expectation names
+    for k in ("filter", "totals", "placements"):
+        if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
+            have[k] = {n: have[k].get(n) for n in want[k]}
+            if k == "filter":
+                have[k] = {n: (h if isinstance(want[k][n], dict) or h is None else h["code"]) for n, h in have[k].items()}
+    for k in ("rawScores", "scores"):
+        if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
+            have[k] = {p: {n: (have[k].get(p) or {}).get(n) for n in want[k][p]} for p in want[k]}
+    dd = DeepDiff(want, have, ignore_order=True, verbose_level=1)
+    if not dd:
+        return ""
+    parts = []
+    for kind, items in dd.items():
+        n = len(items)
+        parts.append(f"{n} {kind.replace('_', ' ')}")
+    return ", ".join(parts)
+
+
+_POD_COUNT_REASONS = ("Too many pods", "Insufficient pods")  # from 1.18 / up to 1.17
+
+
+def pod_capacity_note(case: Case, cycles: list[CycleResult]) -> str:
+    """One line for a failure report when a cycle found every node full by pod count
+    and some of those nodes allow 0 pods only because their ``allocatable`` omits
+    ``pods``; empty otherwise."""
+    if not case.nodes_without_pods:
+        return ""
+    for r in cycles:
+        if r.statuses and all(any(reason in _POD_COUNT_REASONS for reason in st.reasons)
+                              for st in r.statuses.values()):
+            names = [n.name for n in case.cluster.nodes if n.name in case.nodes_without_pods]
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            nodes, give, they = ("node", "gives", "it") if len(names) == 1 else ("nodes", "give", "they")
+            return (f"note: every node failed with \"Too many pods\": {nodes} {shown} {give} `allocatable` "
+                    f"without `pods`, so {they} allow 0 pods (add e.g. `pods: 110`)")
+    return ""
+
+
+def duplicate_names(docs) -> dict[int, Any]:
+    """A case name used twice in one file is an error at each later use: position in
+    ``docs`` (``kspread.format.loader.CaseDoc``) -> the error. The CLI and the pytest plugin
+    report these the same way."""
+    from kspread.errors import CaseError
+
+    seen: set[str] = set()
+    out: dict[int, CaseError] = {}
+    for i, doc in enumerate(docs):
+        if doc.name in seen:
+            out[i] = CaseError(f"case name {doc.name!r} is used twice in this file", ["name"], file=doc.file,
+                               line=doc.line)
+        seen.add(doc.name)
+    return out
+
+
+@dataclass
+class Verdict:
+    """The result of checking one case document against its expectation."""
+
+    passed: bool
+    message: str = ""  # why it failed (or the expected error that was seen)
+    case: Case | None = None
+    outcome: Outcome | None = None
+    error: str | None = None  # the case's load or scheduling error, if any
+
+
+def asserts_nothing(doc):
+    """The error of a case whose ``expect`` has no keys (``kspread.format.loader.CaseDoc``)."""
+    from kspread.errors import CaseError
+
+    path = doc.user_path(["expect"])
+    return CaseError("the case asserts nothing: give at least one key (or let `pytest --kspread-update` or "
+                     "`kspread run --update` fill it)", path, file=doc.file, line=doc.locate(["expect"]))
+
+
+def check(doc, config: str | None = None) -> Verdict:
+    """Load, run and compare one case document (``kspread.format.loader.CaseDoc``).
+
+    A case with ``expect.error`` passes when loading or running it fails with a
+    message containing that text."""
+    from kspread.errors import CaseError
+    from kspread.format.loader import expected_error, load_case
+
+    want_error = expected_error(doc)
+    case = None
+    try:
+        case = load_case(doc, config)
+        outcome = run_loaded(case)
+    except CaseError as e:
+        if e.file is None:
+            e.located(doc.file, doc.locate(e.path))
+            e.path = doc.user_path(e.path)
+        msg = str(e)
+        if want_error is not None and want_error in msg:
+            return Verdict(True, msg, case, None, msg)
+        return Verdict(False, msg, case, None, msg)
+    sched_err = outcome.actual.get("schedulingError")
+    if not case.expect:
+        # an update run fills it (kspread.workflow.update.update_for: a failed verdict with an outcome)
+        return Verdict(False, str(asserts_nothing(doc)), case, outcome, sched_err)
+    if want_error is not None:
+        if sched_err and want_error in sched_err:
+            return Verdict(True, sched_err, case, outcome, sched_err)
+        got = f"scheduling error: {sched_err}" if sched_err else "the case loaded and ran without error"
+        return Verdict(False, f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}",
+                       case, outcome, sched_err)
+    if outcome.diffs:
+        from kspread.workflow.explain import explain_failure
+
+        head = f"{doc.file}:{doc.line}: case {doc.name!r} (version {case.version})"
+        if case.description:
+            head += "\n  " + case.description.strip().splitlines()[0]
+        body = render(outcome.diffs, case.expect, outcome.actual)
+        note = pod_capacity_note(case, outcome.cycles)
+        if note:
+            body = note + "\n" + body
+        nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
+        if outcome.cycles:
+            body += "\n\n" + explain_failure(case, outcome, nodes)
+        return Verdict(False, head + "\n" + body, case, outcome, sched_err)
+    return Verdict(True, "", case, outcome, sched_err)
