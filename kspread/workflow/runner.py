@@ -108,86 +108,136 @@ def _as_set(v: Any) -> set:
     return set(v) if isinstance(v, list) else {v}
 
 
-def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
-    diffs: list[Diff] = []
+_NOTHING_SCORED = "(nothing scored)"
+_PREEMPTION_DID_NOT_RUN = "(did not run: a node fits, or no PostFilter plugin)"
+# how deep below its key a difference is reported as one row: feasible is one row, a
+# filter row per node, a score row per plugin and node, ...
+_ROW_DEPTH = {"feasible": 0, "searched": 0, "selected": 0, "unschedulable": 0, "filter": 1, "totals": 1,
+              "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2}
+
+
+def _filter_views(want: Any, have: Any) -> tuple[str, str]:
+    """One node's filter expectation and result, as the report shows them. The result is
+    shown as the expectation when it meets it (the code; and the reason, when one is
+    expected, which may be the whole message or one of its reasons)."""
+    if have is _MISSING or have is None:
+        return (want if isinstance(want, str) else f"{want['code']}: {want.get('reason', '')}"), _MISSING
+    code, reason = have["code"], have.get("reason", "") or ""
+    if isinstance(want, str):
+        return want, code if code == want else code + (f" ({reason})" if reason else "")
+    shown = f"{want['code']}: {want.get('reason', '')}"
+    reason_ok = "reason" not in want or want["reason"] == reason or want["reason"] in reason.split(", ")
+    return shown, shown if code == want["code"] and reason_ok else f"{code}: {reason}"
+
+
+def _set_views(w: Any, h: Any) -> tuple[Any, Any]:
+    """A set-valued expectation (a node, or a list of nodes) and its result: the same
+    value on both sides when they hold the same names, as they are otherwise."""
+    if w is not None and h is not None and h is not _MISSING and _as_set(w) == _as_set(h):
+        return w, w
+    return w, h
+
+
+def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """The expectation and the actual results in one normalized shape, restricted to
+    what the expectation asserts (the nodes, plugins and pods it lists), with set-valued
+    keys sorted: the two are equal exactly where the case passes. Also a note per key."""
+    want: dict[str, Any] = {}
+    have: dict[str, Any] = {}
+    notes: dict[str, str] = {}
     for key in EXPECT_KEYS:
         if key not in expect:
             continue
-        want = expect[key]
-        have = actual.get(key, _MISSING)
-        rows: list[tuple[str, Any, Any]] = []
-        note = ""
+        w = expect[key]
+        h = actual.get(key, _MISSING)
         if key in ("feasible", "searched"):
-            if have is _MISSING or set(want) != set(have):
-                rows.append(("nodes", sorted(want), sorted(have) if have is not _MISSING else have))
+            want[key], have[key] = sorted(w), sorted(h) if h is not _MISSING else h
         elif key == "filter":
-            for node, w in want.items():
-                h = (have or {}).get(node) if have is not _MISSING else None
-                if h is None:
-                    rows.append((node, w, _MISSING))
-                    continue
-                if isinstance(w, str):
-                    if w != h["code"]:
-                        rows.append((node, w, h["code"] + (f" ({h['reason']})" if h.get("reason") else "")))
-                else:
-                    reason_ok = "reason" not in w or w["reason"] == h.get("reason", "") or \
-                        w["reason"] in (h.get("reason", "") or "").split(", ")
-                    if w["code"] != h["code"] or not reason_ok:
-                        rows.append((node, f"{w['code']}: {w.get('reason', '')}",
-                                     f"{h['code']}: {h.get('reason', '')}"))
-        elif key in ("rawScores", "scores", "totals") and want == {}:
+            pairs = {n: _filter_views(wn, (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING)
+                     for n, wn in w.items()}
+            want[key] = {n: a for n, (a, _) in pairs.items()}
+            have[key] = {n: b for n, (_, b) in pairs.items()}
+        elif key in ("rawScores", "scores", "totals") and w == {}:
             # an empty mapping asserts that nothing was scored
-            if have not in ({}, _MISSING):
-                rows.append((key, "(nothing scored)", have))
+            want[key] = _NOTHING_SCORED
+            have[key] = _NOTHING_SCORED if h in ({}, _MISSING) else h
         elif key in ("rawScores", "scores"):
-            for plugin, per_node in want.items():
-                hp = (have or {}).get(plugin, _MISSING) if have is not _MISSING else _MISSING
+            want[key], have[key] = {}, {}
+            for plugin, per_node in w.items():
+                hp = (h or {}).get(plugin, _MISSING) if h is not _MISSING else _MISSING
                 if hp is _MISSING:
-                    note = f"plugin {plugin} produced no {key} (not in the profile, skipped, or scoring did not run)"
-                    for node, w in per_node.items():
-                        rows.append((f"{plugin} {node}", w, _MISSING))
-                    continue
-                for node, w in per_node.items():
-                    h = hp.get(node, _MISSING)
-                    if h != w:
-                        rows.append((f"{plugin} {node}", w, h))
+                    notes[key] = f"plugin {plugin} produced no {key} (not in the profile, skipped, or scoring did not run)"
+                    hp = {}
+                want[key][plugin] = dict(per_node)
+                have[key][plugin] = {n: hp.get(n, _MISSING) for n in per_node}
         elif key in ("totals", "placements"):
-            for name, w in want.items():
-                h = (have or {}).get(name, _MISSING) if have is not _MISSING else _MISSING
-                if h != w:
-                    rows.append((name, w, h))
+            want[key] = dict(w)
+            have[key] = {n: (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING for n in w}
         elif key == "selected":
-            if have is _MISSING or have is None or want is None:
-                if want != have:
-                    rows.append(("selected", want, have))
-            elif _as_set(want) != _as_set(have):
-                rows.append(("selected", want, have))
+            want[key], have[key] = _set_views(w, h)
         elif key == "unschedulable":
-            if bool(want) != bool(have):
-                rows.append(("unschedulable", want, have))
+            want[key], have[key] = bool(w), bool(h)
         elif key == "preemption":
-            if have is _MISSING:
-                rows.append(("preemption", want, "(did not run: a node fits, or no PostFilter plugin)"))
-            elif want is None or have is None:
-                if want != have:
-                    rows.append(("preemption", want, have))
+            if h is _MISSING:
+                want[key], have[key] = w, _PREEMPTION_DID_NOT_RUN
+            elif w is None or h is None:
+                want[key], have[key] = w, h
             else:
-                if "node" in want and _as_set(want["node"]) != _as_set(have["node"]):
-                    rows.append(("node", want["node"], have["node"]))
-                if "victims" in want and set(want["victims"]) != set(have["victims"]):
-                    rows.append(("victims", sorted(want["victims"]), have["victims"]))
+                want[key], have[key] = {}, {}
+                if "node" in w:
+                    want[key]["node"], have[key]["node"] = _set_views(w["node"], h["node"])
+                if "victims" in w:
+                    want[key]["victims"], have[key]["victims"] = _set_views(sorted(w["victims"]), h["victims"])
         elif key == "candidates":
-            if have is _MISSING:
-                rows.append(("candidates", want, "(preemption did not run)"))
+            if h is _MISSING:
+                want[key], have[key] = w, "(preemption did not run)"
             else:
-                for node in sorted(set(want) | set(have)):
-                    w = sorted(want[node]) if node in want else _MISSING
-                    h = sorted(have[node]) if node in have else _MISSING
-                    if w != h:
-                        rows.append((node, w, h))
-        if rows:
-            diffs.append(Diff(key, rows, note))
-    return diffs
+                want[key] = {n: sorted(v) for n, v in w.items()}
+                have[key] = {n: sorted(v) for n, v in h.items()}
+    return want, have, notes
+
+
+def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
+    """The differences between ``expect`` and the actual results: deepdiff compares
+    their normalized forms (``comparable``); each difference it finds becomes a row of
+    the report (a node, a plugin and node, ...), showing both sides."""
+    from deepdiff import DeepDiff
+
+    want, have, notes = comparable(expect, actual)
+    dd = DeepDiff(want, have, view="tree", verbose_level=2)
+    rows: dict[str, dict[tuple, tuple[str, Any, Any]]] = {}
+    for changes in dd.values():
+        for change in changes:
+            path = change.path(output_format="list")
+            key = path[0]
+            at = tuple(path[1:1 + _ROW_DEPTH[key]])
+            w, h = want.get(key, _MISSING), have.get(key, _MISSING)
+            for part in at:
+                w = w.get(part, _MISSING) if isinstance(w, dict) else _MISSING
+                h = h.get(part, _MISSING) if isinstance(h, dict) else _MISSING
+            if len(at) < _ROW_DEPTH[key] and not path[1:]:
+                at = ()
+            what = " ".join(str(x) for x in at) if at else ("nodes" if key in ("feasible", "searched") else key)
+            rows.setdefault(key, {})[at] = (what, w, h)
+    out: list[Diff] = []
+    for key in EXPECT_KEYS:
+        if key in rows:
+            ordered = [rows[key][at] for at in _row_order(want[key], rows[key])]
+            out.append(Diff(key, ordered, notes.get(key, "")))
+    return out
+
+
+def _row_order(want: Any, rows: Mapping[tuple, Any]) -> list[tuple]:
+    """Rows in the order the expectation lists them (then any other)."""
+    order: list[tuple] = []
+    if isinstance(want, dict):
+        for k, v in want.items():
+            if isinstance(v, dict):
+                order += [(k, n) for n in v]
+            order.append((k,))
+    order.append(())
+    known = [at for at in order if at in rows]
+    return known + [at for at in rows if at not in known]
 
 
 def differing_nodes(diffs: list[Diff], nodes: set[str]) -> list[str]:
