@@ -122,12 +122,12 @@ def _peak_mb() -> float:
 
 
 def worker(spec: dict) -> dict:
-    from kspread.format.loader import load_case, read_file
-
-    try:
+    try:  # the layout since the engine, the case format and the workflow are subpackages
         from kspread.engine.scheduler import run_case
-    except ImportError:  # pragma: no cover - after the engine moves to its own package
-        from kspread.engine.scheduler import run_case  # type: ignore[no-redef]
+        from kspread.format.loader import load_case, read_file
+    except ImportError:  # a baseline tree from before (e.g. 301c78a)
+        from kspread.loader import load_case, read_file  # type: ignore[no-redef]
+        from kspread.scheduler import run_case  # type: ignore[no-redef]
 
     tmp = Path(tempfile.mkdtemp(prefix="kspread-bench-"))
     path = tmp / "case.json"
