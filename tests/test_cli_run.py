@@ -115,3 +115,16 @@ def test_directories_are_walked_as_pytest_collects_them(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 1 failed"
     # a file named on the command line is always read
     assert cli_main(["validate", str(tmp_path / "package.json")]) == 1
+
+
+def test_validate_json(tmp_path, capsys):
+    p = tmp_path / "c.yaml"
+    p.write_text(CASES + "---\n" + CASES.split("---\n")[0].replace("web-fast", "bad").replace(
+        "expect: {feasible: [n1]}", "expect: {feasible: [n9]}"), encoding="utf-8")
+    assert cli_main(["validate", "--json", str(p)]) == 1
+    cap = capsys.readouterr()
+    report = json.loads(cap.out)
+    assert [(e["name"], e["valid"]) for e in report] == [("web-fast", True), ("web-slow", True), ("db", True),
+                                                         ("bad", False)]
+    assert report[3]["line"] == 26 and "expect.feasible" in report[3]["error"] and "n9" in report[3]["error"]
+    assert cap.err == "4 case(s) checked, 1 invalid\n"

@@ -208,17 +208,25 @@ def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     bad = 0
     count = 0
+    report: list[dict[str, Any]] = []
+
+    def invalid(entry: dict[str, Any], message: str) -> None:
+        nonlocal bad
+        bad += 1
+        report.append({**entry, "valid": False, "error": message})
+        if not args.json:
+            print(message)
+
     for fr in collect(args.files):
         if fr.error is not None:
-            bad += 1
-            print(str(fr.error))
+            invalid({"file": fr.path}, str(fr.error))
             continue
         dups = duplicate_names(fr.docs)
         for i, doc in enumerate(fr.docs):
             count += 1
+            entry = {"file": doc.file, "line": doc.line, "name": doc.name}
             if i in dups:
-                bad += 1
-                print(str(dups[i]))
+                invalid(entry, str(dups[i]))
                 continue
             try:
                 case = load_case(doc)
@@ -230,9 +238,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
                     e.located(doc.file, doc.locate(e.path))
                     e.path = doc.user_path(e.path)
                 if expected_error(doc) is not None and expected_error(doc) in str(e):
+                    report.append({**entry, "valid": True, "expectedError": str(e)})
                     continue
-                bad += 1
-                print(str(e))
+                invalid(entry, str(e))
+                continue
+            report.append({**entry, "valid": True})
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
     print(f"{count} case(s) checked, {bad} invalid", file=sys.stderr)
     if not count and not bad:
         print(_no_case(args.files), file=sys.stderr)
@@ -317,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
     r.set_defaults(func=cmd_run)
     v = sub.add_parser("validate", help="check case files without running them")
-    v.add_argument("files", nargs="+")
+    v.add_argument("files", nargs="+", help="case files or directories")
+    v.add_argument("--json", action="store_true", help="print a JSON report: each case, valid or its error")
     v.set_defaults(func=cmd_validate)
     from kspread.workflow.diff import add_arguments as diff_arguments
 
