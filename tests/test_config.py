@@ -254,7 +254,8 @@ def test_v1beta1_disable_then_enable_with_weight(tmp_path):
                                  ("TaintToleration", 1), ("NodeResourcesMostAllocated", 3),
                                  ("InterPodAffinity", 2)]
     # v1beta1 defaulting: constraints given -> List
-    assert p.plugin_config["PodTopologySpread"]["defaultingType"] == "List"
+    args = p.plugin_args["PodTopologySpread"]
+    assert not args["systemDefaulted"] and [c.max_skew for c in args["defaultConstraints"]] == [1]
 
 
 def test_v1beta1_1_22_nodresourcesfit_conflicts_with_least_allocated(tmp_path):

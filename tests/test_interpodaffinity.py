@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 import yaml
 
+from kspread.engine.framework.args import decode_args
 from kspread.format.case import build_case
 from kspread.engine.framework.interface import NodeScore
 from kspread.engine.framework.status import Code, CycleState
@@ -143,20 +144,23 @@ def test_normalize_negative_and_equal():
 @pytest.mark.parametrize("args, minor, err", [
     ({"hardPodAffinityWeight": -1}, 24, "not in valid range [0-100]"),
     ({"hardPodAffinityWeight": 101}, 24, "not in valid range [0-100]"),
-    ({"ignorePreferredTermsOfExistingPods": True}, 26, "exists from 1.27"),
-    ({"bogus": 1}, 30, "unknown field"),
+    ({"ignorePreferredTermsOfExistingPods": True}, 26, "ignorePreferredTermsOfExistingPods exists in 1.27 on"),
+    ({"bogus": 1}, 30, 'unknown field "bogus"'),
 ])
 def test_args_errors(args, minor, err):
     from kspread.errors import CaseError
 
     with pytest.raises(CaseError, match=err.replace("[", r"\[").replace("]", r"\]")):
-        ipa.parse_args(args, Version(minor), ())
+        decode_args("InterPodAffinity", args, Version(minor), ())
 
 
 def test_args_defaults():
-    assert ipa.parse_args({}, Version(30), ()) == (1, False)
-    assert ipa.parse_args({"hardPodAffinityWeight": 0, "ignorePreferredTermsOfExistingPods": True},
-                          Version(30), ()) == (0, True)
+    def weights(raw):
+        d = decode_args("InterPodAffinity", raw, Version(30), ())
+        return d["hardPodAffinityWeight"], d["ignorePreferredTermsOfExistingPods"]
+
+    assert weights({}) == (1, False)
+    assert weights({"hardPodAffinityWeight": 0, "ignorePreferredTermsOfExistingPods": True}) == (0, True)
 
 
 # ---- snapshot indexes ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import yaml
 
 from kspread.format.case import build_case
 from kspread.errors import CaseError
+from kspread.engine.framework.args import decode_args
 from kspread.engine.framework.interface import NodeScore
 from kspread.engine.labels import EVERYTHING, NOTHING, Requirement, Selector
 from kspread.engine.model import TopologySpreadConstraint
@@ -20,7 +21,6 @@ from kspread.engine.plugins.podtopologyspread import (
     merge_label_set_with_selector,
     normalize_scores,
     normalize_scores_v18,
-    parse_args,
     score_for_count,
     topology_normalizing_weight,
 )
@@ -172,6 +172,12 @@ def test_nil_label_selector_matches_nothing():
 
 
 # ---- args ------------------------------------------------------------------------------------
+
+
+def parse_args(raw, version, path):
+    """PodTopologySpreadArgs decoded: (default constraints, systemDefaulted)."""
+    d = decode_args("PodTopologySpread", raw, version, path)
+    return d["defaultConstraints"], d["systemDefaulted"]
 
 
 def test_args_defaulting_by_version():

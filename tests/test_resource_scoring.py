@@ -21,9 +21,9 @@ from kspread.engine.plugins.resource_allocation import (
     go_round,
     least_requested_score,
     most_requested_score,
-    parse_shape,
     rtcr_resource_score,
 )
+from kspread.engine.framework.args import parse_shape
 from kspread.engine.plugins.volumes import reject_volumes
 from kspread.engine.resources import DEFAULT_MEMORY_REQUEST, node_non_zero_requests, scoring_requests
 from kspread.engine.snapshot import NodeInfo, SelectorCache

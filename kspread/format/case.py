@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kspread.errors import CaseError, PathT
+from kspread.engine.framework.args import decode_profile_args
 from kspread.engine.framework.profile import Profile, default_profile, profile_from_case
 from kspread.engine.labels import (
     GT,
@@ -57,6 +58,7 @@ from kspread.engine.model import (
     WeightedPodAffinityTerm,
 )
 from kspread.format.objects import convert_object
+from kspread.format.schema import check_args_shape
 from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 
@@ -673,7 +675,11 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
         if raw.get("extenders"):
             prof.extenders = profile_from_case({"extenders": raw["extenders"]}, version).extenders
         return prof
-    return profile_from_case(raw, version)
+    prof = profile_from_case(raw, version)
+    # plugin arguments decoded strictly, defaulted and validated for the version
+    prof.plugin_args = decode_profile_args(prof.plugin_config, version, ("profile", "pluginConfig"),
+                                           check_shape=check_args_shape)
+    return prof
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:

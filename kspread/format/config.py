@@ -19,8 +19,9 @@ with it:
   precedence rules, the single QueueSort / at least one Bind checks, and
   ``getScoreWeights`` (a specific Score weight wins over the multiPoint one; 0 or
   unset means 1);
-* ``pluginConfig`` args (passed through under the plugin's name; the plugins validate
-  them), ``percentageOfNodesToScore`` (global, and per profile from 1.27).
+* ``pluginConfig`` args, decoded strictly for the config API version, defaulted and
+  validated by ``kspread.engine.framework.args`` (errors at their line in this file),
+  ``percentageOfNodesToScore`` (global, and per profile from 1.27).
 
 Which plugins are enabled by default, and with which weights, comes from
 ``kspread.engine.framework.profile.default_profile`` (the version's newest config API);
@@ -38,7 +39,9 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from kspread.errors import CaseError, PathT
+from kspread.format.schema import check_args_shape
 from kspread.format.yamlio import node_line
+from kspread.engine.framework.args import decode_args
 from kspread.engine.framework.profile import PluginRef, Profile, default_profile
 from kspread.engine.framework.registry import UPSTREAM
 from kspread.engine.versions import Version
@@ -468,12 +471,13 @@ def _build(ctx: _Ctx, merged: dict[str, _Set], dp: Profile, defaults: set[str], 
 
 # ---- pluginConfig ------------------------------------------------------------------------
 
-def _plugin_config(ctx: _Ctx, raw: Any, path: tuple) -> dict[str, dict[str, Any]]:
+def _plugin_config(ctx: _Ctx, raw: Any, path: tuple) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """pluginConfig: name -> (args as given, args decoded by kspread.engine.framework.args)."""
     if raw is None:
         return {}
     if not isinstance(raw, list):
         raise ctx.err("pluginConfig must be a list of {name, args}", path, value=raw)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     for i, item in enumerate(raw):
         p = (*path, i)
         it = _mapping(ctx, item, p, ("name", "args"), "a pluginConfig entry")
@@ -502,12 +506,11 @@ def _plugin_config(ctx: _Ctx, raw: Any, path: tuple) -> dict[str, dict[str, Any]
                           (*p, "args", "kind"), value=kind)
         if api_version is not None and api_version != f"{GROUP}/{ctx.api}":
             raise ctx.err(f"args apiVersion must be {GROUP}/{ctx.api}", (*p, "args", "apiVersion"), value=api_version)
-        if ctx.api == "v1beta1" and name == "PodTopologySpread" and ctx.minor >= 20 and "defaultingType" not in args:
-            # v1beta1 SetDefaults_PodTopologySpreadArgs: List when constraints are given
-            # (or the DefaultPodTopologySpread gate is off), else System.
-            gate = ctx.version.gate("DefaultPodTopologySpread")
-            args["defaultingType"] = "List" if (args.get("defaultConstraints") or not gate) else "System"
-        out[name] = args
+        try:
+            decoded = decode_args(name, args, ctx.version, (*p, "args"), api=ctx.api, check_shape=check_args_shape)
+        except CaseError as e:
+            raise ctx.err(e.message, e.path, e.value) from None
+        out[name] = (args, decoded)
     return out
 
 
@@ -676,7 +679,8 @@ def _profile(ctx: _Ctx, custom: dict[str, _Set], raw_config: Any, ppath: tuple, 
         filter=filter_refs,
         score=score_refs,
         post_filter=post_filter_refs,
-        plugin_config=plugin_config,
+        plugin_config={k: given for k, (given, _) in plugin_config.items()},
+        plugin_args={k: decoded for k, (_, decoded) in plugin_config.items()},
         extenders=[],
         percentage_of_nodes_to_score=pct if pct is not None else 0,  # upstream's default: adaptive
         pre_filter=None if pre_filter == derived_pf else [ref(e) for e in b.lists["preFilter"]],

@@ -124,3 +124,9 @@ def validate(doc: Any, def_name: str | None = None, prefix: list | None = None) 
         # the deepest error is usually the most specific one
         first = max(errors, key=lambda e: len(e.absolute_path)) if len(errors) > 1 else errors[0]
         raise to_case_error(first, prefix)
+
+
+def check_args_shape(raw: Mapping[str, Any], def_name: str, path: tuple) -> None:
+    """The shape check of plugin arguments (``kspread.engine.framework.args``): ``raw``
+    against ``$defs/<def_name>``, errors under ``path``."""
+    validate(dict(raw), def_name, list(path))

@@ -34,6 +34,9 @@ class Profile:
     score: list[PluginRef] = field(default_factory=list)
     post_filter: list[PluginRef] = field(default_factory=list)
     plugin_config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # The same entries decoded and validated (kspread.engine.framework.args.decode_args),
+    # as the plugins receive them; an entry missing here is decoded when the profile runs.
+    plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     extenders: list[Extender] = field(default_factory=list)
     # None: kspread's default, every node (100 %). 0 is upstream's adaptive value.
     percentage_of_nodes_to_score: int | None = None

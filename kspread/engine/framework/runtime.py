@@ -134,8 +134,14 @@ class Framework:
         reg = resolve(name, self.version.minor, path)
         key = reg.name
         if key not in self._instances:
-            args = self.profile.plugin_config.get(name) or self.profile.plugin_config.get(key) or {}
-            self._instances[key] = reg.factory(args, self.handle, config_path=("profile", "pluginConfig", name))
+            given = name if name in self.profile.plugin_config else key
+            args = self.profile.plugin_args.get(given)
+            if args is None:
+                from kspread.engine.framework.args import decode_args
+
+                args = decode_args(given, self.profile.plugin_config.get(given), self.version,
+                                   ("profile", "pluginConfig", given))
+            self._instances[key] = reg.factory(args, self.handle, config_path=("profile", "pluginConfig", given))
         return self._instances[key]
 
     def _ordered(self, refs, mixin, users: list[Plugin], point: str) -> list[Plugin]:

@@ -40,7 +40,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from kspread.errors import CaseError
 from kspread.engine.framework.interface import Plugin, PostFilterPlugin
 from kspread.engine.framework.preemption import PreemptionOutcome
 from kspread.engine.framework.registry import register
@@ -280,22 +279,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        unknown = set(args) - {"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}
-        if unknown:
-            raise CaseError(f"unknown DefaultPreemptionArgs field {sorted(unknown)[0]!r}", config_path)
-        if args and not limits_candidates(self.version):
-            raise CaseError(f"DefaultPreemptionArgs do not exist in {self.version} (added in 1.20)", config_path)
-        self.percentage = int(args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE))
-        self.absolute = int(args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
-        if not 0 <= self.percentage <= 100:
-            raise CaseError("minCandidateNodesPercentage must be in [0, 100]",
-                            (*config_path, "minCandidateNodesPercentage"), value=self.percentage)
-        if self.absolute < 0:
-            raise CaseError("minCandidateNodesAbsolute must not be negative",
-                            (*config_path, "minCandidateNodesAbsolute"), value=self.absolute)
-        if self.percentage == 0 and self.absolute == 0:
-            raise CaseError("minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero",
-                            config_path)
+        # DefaultPreemptionArgs, decoded and validated by kspread.engine.framework.args
+        self.percentage = args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
+        self.absolute = args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
 
     # ---- PostFilter ---------------------------------------------------------------
 

@@ -39,7 +39,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from kspread.errors import CaseError
 from kspread.engine.framework.interface import (
     Filtered,
     FilterPlugin,
@@ -286,30 +285,6 @@ def normalize_scores(scores: list[NodeScore], max_score: int, observed_range: bo
         ns.score = v
 
 
-def parse_args(args: Any, version: Version, path: tuple) -> tuple[int, bool]:
-    """InterPodAffinityArgs (HardPodAffinitySymmetricWeight of the scheduler policy up to
-    1.17): (hardPodAffinityWeight, ignorePreferredTermsOfExistingPods)."""
-    if not isinstance(args, Mapping):
-        raise CaseError("InterPodAffinity args must be a mapping", path, value=args)
-    allowed = ["hardPodAffinityWeight"]
-    if has_ignore_preferred_terms_arg(version):
-        allowed.append("ignorePreferredTermsOfExistingPods")
-    for k in args:
-        if k not in allowed:
-            hint = " (it exists from 1.27)" if k == "ignorePreferredTermsOfExistingPods" else ""
-            raise CaseError(f"unknown field {k!r} in InterPodAffinityArgs of {version}{hint}", (*path, str(k)))
-    w = args.get("hardPodAffinityWeight", DEFAULT_HARD_POD_AFFINITY_WEIGHT)
-    if not isinstance(w, int) or isinstance(w, bool):
-        raise CaseError("must be an integer", (*path, "hardPodAffinityWeight"), value=w)
-    if not 0 <= w <= MAX_HARD_POD_AFFINITY_WEIGHT:
-        raise CaseError(f"not in valid range [0-{MAX_HARD_POD_AFFINITY_WEIGHT}]", (*path, "hardPodAffinityWeight"),
-                        value=w)
-    ignore = args.get("ignorePreferredTermsOfExistingPods", False)
-    if not isinstance(ignore, bool):
-        raise CaseError("must be true or false", (*path, "ignorePreferredTermsOfExistingPods"), value=ignore)
-    return w, ignore
-
-
 # ---- the plugin -------------------------------------------------------------------------------
 
 
@@ -320,8 +295,9 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        self.hard_pod_affinity_weight, self.ignore_preferred_terms = parse_args(args or {}, self.version,
-                                                                                config_path)
+        # InterPodAffinityArgs, decoded and validated by kspread.engine.framework.args
+        self.hard_pod_affinity_weight = args.get("hardPodAffinityWeight", DEFAULT_HARD_POD_AFFINITY_WEIGHT)
+        self.ignore_preferred_terms = args.get("ignorePreferredTermsOfExistingPods", False)
         # terms of existing pods, by pod object (pods are immutable values)
         self._terms: dict[Pod, PodTerms] = {}
 
@@ -569,6 +545,5 @@ __all__ = [
     "InterPodAffinity",
     "build_term",
     "normalize_scores",
-    "parse_args",
     "pod_terms",
 ]

@@ -180,15 +180,9 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
         super().__init__(args, handle, config_path)
         self.added_required: tuple[NodeSelectorTerm, ...] | None = None
         self.added_preferred: tuple[PreferredSchedulingTerm, ...] = ()
-        for k in args or {}:
-            if k == "addedAffinity" and has_added_affinity(self.version):
-                continue
-            hint = " (addedAffinity exists from 1.21)" if k == "addedAffinity" else ""
-            raise CaseError(f"unknown field {k!r} in NodeAffinityArgs of {self.version}{hint}",
-                            (*config_path, str(k)))
-        if (args or {}).get("addedAffinity") is not None:
-            self.added_required, self.added_preferred = parse_added_affinity(
-                args["addedAffinity"], (*config_path, "addedAffinity"))
+        # NodeAffinityArgs.addedAffinity, parsed by kspread.engine.framework.args (parse_added_affinity)
+        if args.get("addedAffinity") is not None:
+            self.added_required, self.added_preferred = args["addedAffinity"]
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         if prefilter_checks_name_conflict(self.version):

@@ -272,11 +272,14 @@ class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
 
     def __init__(self, args, handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        from kspread.engine.plugins.noderesources_scoring import ResourceScorer, fit_scoring_strategy
+        from kspread.engine.framework.args import LEAST_ALLOCATED
+        from kspread.engine.plugins.noderesources_scoring import ResourceScorer, Strategy
+        from kspread.engine.plugins.resource_allocation import DEFAULT_RESOURCES
 
         self._scorer = ResourceScorer(args, handle, config_path)
         self._scorer.name = self.name
-        self._scorer.strategy = fit_scoring_strategy(args or {}, self.version, config_path)
+        # NodeResourcesFitArgs.scoringStrategy, decoded and validated by kspread.engine.framework.args
+        self._scorer.strategy = args.get("scoringStrategy") or Strategy(LEAST_ALLOCATED, DEFAULT_RESOURCES)
         self._scorer.ignores_overhead = resource_scoring(self.version).fit_score_ignores_overhead
 
     def pre_score(self, state: CycleState, pod: Pod, nodes) -> Status:

@@ -19,39 +19,31 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from kspread.errors import CaseError
 from kspread.engine.framework.interface import Plugin, PreScorePlugin, ScorePlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
-    LEGACY_DEFAULT_SHAPE,
     ResourceSpec,
     ShapePoint,
     UsageColumn,
     balanced_change_scores,
     balanced_legacies,
     balanced_std_scores,
-    check_args,
     least_requested_scores,
     most_requested_scores,
-    parse_resources,
-    parse_shape,
     pod_scoring_requests,
     rtcr_combines,
     rtcr_resource_scores,
-    scale_shape,
     usage_columns,
     weighted_averages,
 )
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version, resource_scoring
 
-LEAST_ALLOCATED = "LeastAllocated"
-MOST_ALLOCATED = "MostAllocated"
-REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
-STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+# the strategy names, with NodeResourcesFitArgs' validation: kspread.engine.framework.args
+from kspread.engine.framework.args import LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO  # noqa: E402
 
 
 def rtcr_weighted(version: Version) -> bool:
@@ -121,13 +113,10 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         return self.strategy.score_columns(cols, self.version, len(nodes))
 
 
-def _resources_arg(plugin: Plugin, allowed_from: int, max_weight: int | None) -> tuple[ResourceSpec, ...]:
-    args = plugin.args or {}
-    if plugin.version.minor < allowed_from:
-        check_args(args, (), plugin.config_path, plugin.name)
-        return DEFAULT_RESOURCES
-    check_args(args, ("resources",), plugin.config_path, plugin.name)
-    return parse_resources(args.get("resources"), (*plugin.config_path, "resources"), max_weight=max_weight)
+def _resources_arg(plugin: Plugin) -> tuple[ResourceSpec, ...]:
+    """The ``resources`` of the decoded args (kspread.engine.framework.args); cpu and
+    memory when a profile built in code gives none."""
+    return plugin.args.get("resources") or DEFAULT_RESOURCES
 
 
 @register("NodeResourcesLeastAllocated", first=12, last=22)
@@ -136,7 +125,7 @@ class NodeResourcesLeastAllocated(ResourceScorer):
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        self.strategy = Strategy(LEAST_ALLOCATED, _resources_arg(self, 19, 100))
+        self.strategy = Strategy(LEAST_ALLOCATED, _resources_arg(self))
 
 
 @register("NodeResourcesMostAllocated", first=12, last=22)
@@ -145,60 +134,19 @@ class NodeResourcesMostAllocated(ResourceScorer):
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        self.strategy = Strategy(MOST_ALLOCATED, _resources_arg(self, 19, 100))
+        self.strategy = Strategy(MOST_ALLOCATED, _resources_arg(self))
 
 
 @register("RequestedToCapacityRatio", first=12, last=22)
 class RequestedToCapacityRatio(ResourceScorer):
     """RequestedToCapacityRatioPriority up to 1.17 (``shape`` optional there: the
     priority's default shape {0: 10, 100: 0}; ``resources`` from 1.16); the plugin's
-    RequestedToCapacityRatioArgs ``shape`` (required) and ``resources`` from 1.18."""
+    RequestedToCapacityRatioArgs ``shape`` (required) and ``resources`` from 1.18.
+    Decoded, validated and the shape scaled by kspread.engine.framework.args."""
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        v = self.version
-        args = args or {}
-        allowed = ("shape", "resources") if rtcr_weighted(v) else ("shape",)
-        check_args(args, allowed, config_path, self.name)
-        raw_shape = args.get("shape")
-        if raw_shape is None and v.legacy_priorities:
-            shape = LEGACY_DEFAULT_SHAPE
-        else:
-            shape = parse_shape(raw_shape, (*config_path, "shape"), shape_messages_field_style(v))
-        resources = DEFAULT_RESOURCES
-        if rtcr_weighted(v):
-            resources = parse_resources(args.get("resources"), (*config_path, "resources"), max_weight=None)
-        self.strategy = Strategy(REQUESTED_TO_CAPACITY_RATIO, resources, scale_shape(shape, v))
-
-
-def fit_scoring_strategy(args: Mapping[str, Any], version: Version, path: tuple) -> Strategy:
-    """NodeResourcesFitArgs.scoringStrategy with upstream's defaults (LeastAllocated,
-    cpu and memory with weight 1) and validation."""
-    raw = args.get("scoringStrategy")
-    spath = (*path, "scoringStrategy")
-    if raw is None:
-        return Strategy(LEAST_ALLOCATED, DEFAULT_RESOURCES)
-    if not isinstance(raw, Mapping):
-        raise CaseError("scoringStrategy is a mapping {type, resources, requestedToCapacityRatio}", spath, value=raw)
-    check_args(raw, ("type", "resources", "requestedToCapacityRatio"), spath, "NodeResourcesFit scoringStrategy")
-    kind = raw.get("type") or LEAST_ALLOCATED
-    if kind not in STRATEGIES:
-        raise CaseError(f'Unsupported value: "{kind}": supported values: ' + ", ".join(f'"{s}"' for s in STRATEGIES),
-                        (*spath, "type"), value=kind)
-    resources = parse_resources(raw.get("resources"), (*spath, "resources"), max_weight=100)
-    shape: tuple[ShapePoint, ...] = ()
-    rtcr = raw.get("requestedToCapacityRatio")
-    if rtcr is not None:
-        if not isinstance(rtcr, Mapping):
-            raise CaseError("requestedToCapacityRatio is a mapping {shape}", (*spath, "requestedToCapacityRatio"))
-        check_args(rtcr, ("shape",), (*spath, "requestedToCapacityRatio"), "requestedToCapacityRatio")
-        shape = parse_shape(rtcr.get("shape"), (*spath, "requestedToCapacityRatio", "shape"), True)
-    if kind == REQUESTED_TO_CAPACITY_RATIO:
-        if rtcr is None:
-            # upstream dereferences the missing shape (a crash); kspread says what is missing
-            raise CaseError("scoring strategy RequestedToCapacityRatio needs requestedToCapacityRatio.shape", spath)
-        shape = scale_shape(shape, version)
-    return Strategy(kind, resources, shape)
+        self.strategy = Strategy(REQUESTED_TO_CAPACITY_RATIO, _resources_arg(self), tuple(args["shape"]))
 
 
 @register("NodeResourcesBalancedAllocation", first=12)
@@ -216,14 +164,9 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        args = args or {}
         self.flags = resource_scoring(self.version)
-        if self.flags.balanced_std:
-            check_args(args, ("resources",), config_path, self.name)
-            self.resources = _balanced_resources(args.get("resources"), (*config_path, "resources"))
-        else:
-            check_args(args, (), config_path, self.name)
-            self.resources = DEFAULT_RESOURCES
+        # NodeResourcesBalancedAllocationArgs.resources (1.22+), decoded by kspread.engine.framework.args
+        self.resources = _resources_arg(self) if self.flags.balanced_std else DEFAULT_RESOURCES
 
     _KEY = "PreScoreNodeResourcesBalancedAllocation"
 
@@ -247,25 +190,3 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         if flags.balanced_std:
             return balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
         return balanced_legacies(cols[0], cols[1], max_score)
-
-
-def _balanced_resources(raw: Any, path: tuple) -> tuple[ResourceSpec, ...]:
-    """NodeResourcesBalancedAllocationArgs.resources: no duplicates, every weight 1."""
-    if not raw:
-        return DEFAULT_RESOURCES
-    seen: set[str] = set()
-    out = []
-    for i, item in enumerate(raw if isinstance(raw, list) else []):
-        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
-            raise CaseError("a resource is {name, weight}", (*path, i), value=item)
-        name = item["name"]
-        if name in seen:
-            raise CaseError(f'Duplicate value: "{name}"', (*path, i, "name"), value=name)
-        seen.add(name)
-        weight = item.get("weight", 1)
-        if weight != 1:
-            raise CaseError("must be 1", (*path, i, "weight"), value=weight)
-        out.append(ResourceSpec(name, 1))
-    if not isinstance(raw, list):
-        raise CaseError("resources must be a list of {name, weight}", path, value=raw)
-    return tuple(out)

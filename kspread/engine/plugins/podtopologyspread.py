@@ -22,7 +22,6 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from kspread.errors import CaseError
 import numpy as np
 
 from kspread.engine.framework.interface import (
@@ -36,7 +35,7 @@ from kspread.engine.framework.interface import (
 )
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable, unschedulable
-from kspread.engine.labels import Selector, as_selector, qualified_name_error, selector_from_set
+from kspread.engine.labels import Selector, as_selector, selector_from_set
 from kspread.engine.model import HOSTNAME_LABEL, ZONE_LABEL, Node, Pod, TopologySpreadConstraint
 from kspread.engine.plugins.helper import default_selector
 from kspread.engine.plugins.nodematch import (
@@ -333,95 +332,8 @@ def normalize_scores_v18(scores: list[NodeScore], node_name_set: set[str]) -> No
 # ---- args ------------------------------------------------------------------------------------
 
 
-def _parse_default_constraint(raw: Any, path: tuple) -> TopologySpreadConstraint:
-    if not isinstance(raw, Mapping):
-        raise CaseError("a default constraint must be a mapping", path, value=raw)
-    allowed = ("maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
-               "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys")
-    for k in raw:
-        if k not in allowed:
-            raise CaseError(f"unknown field {k!r} in a topology spread constraint", (*path, str(k)))
-    if raw.get("labelSelector") is not None:
-        raise CaseError("constraint must not define a selector, as they deduced for each pod",
-                        (*path, "labelSelector"))
-    skew = raw.get("maxSkew")
-    if not isinstance(skew, int) or isinstance(skew, bool) or skew <= 0:
-        raise CaseError("must be greater than zero", (*path, "maxSkew"), value=skew)
-    key = raw.get("topologyKey")
-    if not key:
-        raise CaseError("can not be empty", (*path, "topologyKey"), value=key)
-    err = qualified_name_error(key)
-    if err:
-        raise CaseError(err, (*path, "topologyKey"), value=key)
-    when = raw.get("whenUnsatisfiable")
-    if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-        raise CaseError(f"supported values: {DO_NOT_SCHEDULE!r}, {SCHEDULE_ANYWAY!r}",
-                        (*path, "whenUnsatisfiable"), value=when)
-    md = raw.get("minDomains")
-    if md is not None:
-        if not isinstance(md, int) or isinstance(md, bool) or md <= 0:
-            raise CaseError("must be greater than 0", (*path, "minDomains"), value=md)
-        if when != DO_NOT_SCHEDULE:
-            raise CaseError(f"can only use minDomains if whenUnsatisfiable={DO_NOT_SCHEDULE}",
-                            (*path, "minDomains"), value=md)
-    for pk in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
-        pv = raw.get(pk)
-        if pv is not None and pv not in (HONOR, IGNORE):
-            raise CaseError(f"supported values: {HONOR!r}, {IGNORE!r}", (*path, pk), value=pv)
-    keys = raw.get("matchLabelKeys") or []
-    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-        raise CaseError("must be a list of label keys", (*path, "matchLabelKeys"), value=keys)
-    return TopologySpreadConstraint(
-        max_skew=skew, topology_key=key, when_unsatisfiable=when, label_selector=None, min_domains=md,
-        node_affinity_policy=raw.get("nodeAffinityPolicy"), node_taints_policy=raw.get("nodeTaintsPolicy"),
-        match_label_keys=tuple(keys),
-    )
-
-
-def parse_args(args: Mapping[str, Any], version: Version, path: tuple) -> tuple[tuple[TopologySpreadConstraint, ...], bool]:
-    """PodTopologySpreadArgs as the version's config API defaults and validates them:
-    returns (default constraints, systemDefaulted)."""
-    if not isinstance(args, Mapping):
-        raise CaseError("PodTopologySpread args must be a mapping", path, value=args)
-    mode = version.pts_defaulting
-    allowed = ("defaultConstraints",) if mode in ("list", "gate") else ("defaultConstraints", "defaultingType")
-    for k in args:
-        if k not in allowed:
-            hint = " (defaultingType exists from 1.20)" if k == "defaultingType" else ""
-            raise CaseError(f"unknown field {k!r} in PodTopologySpreadArgs of {version}{hint}", (*path, str(k)))
-    raw_list = args.get("defaultConstraints")
-    if raw_list is not None and not isinstance(raw_list, list):
-        raise CaseError("must be a list of topology spread constraints", (*path, "defaultConstraints"),
-                        value=raw_list)
-    given = tuple(_parse_default_constraint(c, (*path, "defaultConstraints", i)) for i, c in enumerate(raw_list or []))
-    seen: set[tuple[str, str]] = set()
-    for i, c in enumerate(given):
-        pair = (c.topology_key, c.when_unsatisfiable)
-        if pair in seen:
-            raise CaseError(f"Duplicate value: {{{c.topology_key!r}, {c.when_unsatisfiable!r}}}",
-                            (*path, "defaultConstraints", i))
-        seen.add(pair)
-    dt = args.get("defaultingType")
-    if dt is not None and dt not in ("System", "List"):
-        raise CaseError("supported values: 'System', 'List'", (*path, "defaultingType"), value=dt)
-    gate_on = mode != "list" and version.gate("DefaultPodTopologySpread")
-    if mode == "list":
-        return given, False
-    if mode == "gate":
-        if raw_list is None and gate_on:
-            return SYSTEM_DEFAULT_CONSTRAINTS, True
-        return given, False
-    if dt is None:
-        if mode == "v1beta1":
-            dt = ("List" if given else "System") if gate_on else "List"
-        else:
-            dt = "System"
-    if dt == "System":
-        if given:
-            raise CaseError('when .defaultingType is "System", .defaultConstraints must be empty',
-                            (*path, "defaultConstraints"))
-        return SYSTEM_DEFAULT_CONSTRAINTS, True
-    return given, False
+# PodTopologySpreadArgs (defaultConstraints, defaultingType) are decoded, defaulted and
+# validated by kspread.engine.framework.args.
 
 
 # ---- the plugin -----------------------------------------------------------------------------
@@ -434,7 +346,8 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        self.default_constraints, self.system_defaulted = parse_args(args or {}, self.version, config_path)
+        self.default_constraints = tuple(args.get("defaultConstraints", ()))
+        self.system_defaulted = bool(args.get("systemDefaulted", False))
 
     # -- constraints of a pod
 
@@ -736,5 +649,4 @@ __all__ = [
     "score_for_count",
     "topology_normalizing_weight",
     "go_round",
-    "parse_args",
 ]

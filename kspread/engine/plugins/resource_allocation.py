@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from kspread.errors import CaseError
 from kspread.engine.model import Pod
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from kspread.engine.resources import scoring_requests
@@ -380,60 +379,7 @@ def usage_columns(
 # ---- arguments ----------------------------------------------------------------------------------
 
 
-def parse_resources(raw: Any, path: tuple, *, max_weight: int | None = 100,
-                    message_style: str = "range") -> tuple[ResourceSpec, ...]:
-    """A ``resources: [{name, weight}]`` list; omitted or empty: cpu and memory, weight 1.
-    Weights outside (0, max_weight] are rejected as upstream's validation does."""
-    if not raw:
-        return DEFAULT_RESOURCES
-    if not isinstance(raw, list):
-        raise CaseError("resources must be a list of {name, weight}", path, value=raw)
-    out = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
-            raise CaseError("a resource is {name, weight}", (*path, i), value=item)
-        weight = item.get("weight", 0)
-        if not isinstance(weight, int) or isinstance(weight, bool):
-            raise CaseError("a resource weight is an integer", (*path, i, "weight"), value=weight)
-        if weight <= 0 or (max_weight is not None and weight > max_weight):
-            rng = f"(0, {max_weight}]" if max_weight is not None else "(0, inf)"
-            raise CaseError(f"resource weight of {item['name']} not in valid range {rng}",
-                            (*path, i, "weight"), value=weight)
-        out.append(ResourceSpec(item["name"], weight))
-    return tuple(out)
-
-
-def parse_shape(raw: Any, path: tuple, field_style: bool) -> tuple[ShapePoint, ...]:
-    """A utilization shape ``[{utilization, score}]`` validated as upstream's
-    validateFunctionShape: at least one point, utilization strictly increasing and in
-    0..100, score in 0..10. ``field_style``: the field-path messages of 1.22+."""
-    if not raw:
-        raise CaseError("at least one point must be specified", path, value=raw)
-    if not isinstance(raw, list):
-        raise CaseError("a shape is a list of {utilization, score}", path, value=raw)
-    pts: list[ShapePoint] = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, Mapping):
-            raise CaseError("a shape point is {utilization, score}", (*path, i), value=item)
-        u, s = item.get("utilization", 0), item.get("score", 0)
-        for k, v in (("utilization", u), ("score", s)):
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise CaseError(f"{k} is an integer", (*path, i, k), value=v)
-        pts.append(ShapePoint(u, s))
-    for i in range(1, len(pts)):
-        if pts[i - 1].utilization >= pts[i].utilization:
-            msg = ("utilization values must be sorted in increasing order" if field_style else
-                   f"utilization values must be sorted. Utilization[{i - 1}]=={pts[i - 1].utilization} >= "
-                   f"Utilization[{i}]=={pts[i].utilization}")
-            raise CaseError(msg, (*path, i, "utilization"), value=pts[i].utilization)
-    for i, p in enumerate(pts):
-        if not 0 <= p.utilization <= MAX_UTILIZATION:
-            raise CaseError(f"not in valid range [0, {MAX_UTILIZATION}]", (*path, i, "utilization"),
-                            value=p.utilization)
-        if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
-            raise CaseError(f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]", (*path, i, "score"),
-                            value=p.score)
-    return tuple(pts)
+# Parsing and validating ``resources`` and ``shape`` arguments: kspread.engine.framework.args.
 
 
 def scale_shape(shape: Sequence[ShapePoint], version: Version) -> tuple[ShapePoint, ...]:
@@ -444,10 +390,3 @@ def scale_shape(shape: Sequence[ShapePoint], version: Version) -> tuple[ShapePoi
 
 # The priority function's shape when a policy gives none (up to 1.17): least-requested like.
 LEGACY_DEFAULT_SHAPE = (ShapePoint(0, 10), ShapePoint(100, 0))
-
-
-def check_args(args: Mapping[str, Any], allowed: Sequence[str], path: tuple, plugin: str) -> None:
-    for k in args:
-        if k not in allowed:
-            raise CaseError(f"unknown argument {k!r} for {plugin} (known: {', '.join(allowed) or 'none'})",
-                            (*path, k))
