@@ -375,3 +375,108 @@ def test_v1beta1_pod_topology_spread_defaulting_in_a_configuration(tmp_path):
               "defaultConstraints: [{maxSkew: 3, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]")
     assert _error(q) == (f'{q}:9: profile.pluginConfig.PodTopologySpread.defaultConstraints: when .defaultingType '
                          'is "System", .defaultConstraints must be empty')
+
+
+# ---- item: errors inside a KubeSchedulerConfiguration are at that file's line ----------------------
+
+
+def _both(tmp_path, capsys, version: str, config_body: str) -> str:
+    """The error of a case whose profile is a configuration file, from loading (and
+    building the framework) and from `kspread validate`, which must agree."""
+    p = _case_with_config(tmp_path, version, config_body)
+    msg = _error(p)
+    assert cli_main(["validate", str(p)]) == 1
+    assert capsys.readouterr().out.strip() == msg
+    return msg
+
+
+def test_duplicate_key_in_a_configuration_file(tmp_path, capsys):
+    msg = _both(tmp_path, capsys, "1.30", """
+        apiVersion: kubescheduler.config.k8s.io/v1
+        kind: KubeSchedulerConfiguration
+        profiles:
+        - plugins:
+            score:
+              enabled:
+              - name: ImageLocality
+                weight: 2
+                weight: 3
+        """)
+    assert msg == (f"{tmp_path / 'sched.yaml'}:9: profiles[0].plugins.score.enabled[0]: duplicate key 'weight' "
+                   "(lines 8 and 9)")
+
+
+def test_negative_weight_in_a_configuration_file(tmp_path, capsys):
+    msg = _both(tmp_path, capsys, "1.30", """
+        apiVersion: kubescheduler.config.k8s.io/v1
+        kind: KubeSchedulerConfiguration
+        profiles:
+        - plugins:
+            multiPoint:
+              enabled:
+              - {name: ImageLocality, weight: -2}
+        """)
+    assert msg == (f"{tmp_path / 'sched.yaml'}:7: profiles[0].plugins.multiPoint.enabled[0].weight: a score weight "
+                   "must not be negative (0 or unset means 1) (got -2)")
+    # as in a case's own profile
+    q = write_case(tmp_path, """
+        version: "1.30"
+        profile: {score: [{name: ImageLocality, weight: -2}]}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "own.yaml")
+    assert _error(q) == f"{q}:4: profile.score[0].weight: -2 is less than the minimum of 0 (got -2)"
+
+
+def test_plugin_kspread_does_not_implement_is_at_the_configuration_line(tmp_path, capsys):
+    msg = _both(tmp_path, capsys, "1.21", """
+        apiVersion: kubescheduler.config.k8s.io/v1beta1
+        kind: KubeSchedulerConfiguration
+        profiles:
+        - plugins:
+            filter:
+              enabled:
+              - name: NodeLabel
+        """)
+    assert msg == (f"{tmp_path / 'sched.yaml'}:7: profiles[0].plugins.filter.enabled[0]: plugin 'NodeLabel' is not "
+                   "implemented by kspread for version 1.21")
+
+
+def test_invalid_default_args_of_an_enabled_plugin(tmp_path, capsys):
+    """v1beta1 gives RequestedToCapacityRatio empty default args, which fail validation."""
+    msg = _both(tmp_path, capsys, "1.21", """
+        apiVersion: kubescheduler.config.k8s.io/v1beta1
+        kind: KubeSchedulerConfiguration
+        profiles:
+        - plugins:
+            score:
+              enabled:
+              - name: RequestedToCapacityRatio
+        """)
+    assert msg == (f"{tmp_path / 'sched.yaml'}:7: profiles[0].plugins.score.enabled[0]: plugin "
+                   "'RequestedToCapacityRatio' has no pluginConfig entry, and its default arguments are invalid: "
+                   "shape: at least one point must be specified")
+
+
+def test_args_error_in_a_configuration_given_with_kspread_config(tmp_path):
+    """--kspread-config: the configuration of every case without a profile."""
+    cfg = _config(tmp_path, """
+        apiVersion: kubescheduler.config.k8s.io/v1
+        kind: KubeSchedulerConfiguration
+        profiles:
+        - pluginConfig:
+          - name: InterPodAffinity
+            args: {hardPodAffinityWeight: 300}
+        """)
+    p = write_case(tmp_path, """
+        version: "1.30"
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """)
+    res = read_file(p)
+    with pytest.raises(CaseError) as e:
+        load_case(res.docs[0], str(cfg))
+    assert str(e.value) == (f"{cfg}:6: profiles[0].pluginConfig[0].args.hardPodAffinityWeight: not in valid range "
+                            "[0-100] (got 300)")

@@ -38,7 +38,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, format_path
 from kspread.format.schema import check_args_shape
 from kspread.format.yamlio import node_line
 from kspread.engine.framework.args import decode_args
@@ -233,17 +233,27 @@ class _Ctx:
         return self.version.minor
 
     def err(self, msg: str, path: PathT, value: Any = ...) -> CaseError:
-        return CaseError(msg, (*self.prefix, *path), value=value, file=self.file,
-                         line=_locate(self.file, tuple(path)))
+        return CaseError(msg, (*self.prefix, *path), value=value, file=self.file, line=self.line(path))
+
+    def line(self, path: PathT) -> int | None:
+        """The line of ``path`` (without the prefix) in the file; composed once."""
+        if not hasattr(self, "_root"):
+            self._root = _compose(self.file)
+        return None if self._root is None else node_line(self._root, tuple(p for p in path if p != "(default)"))
 
 
 def _locate(file: str, path: tuple) -> int | None:
     """The line of ``path`` in the file's first YAML document, as deep as it goes."""
+    node = _compose(file)
+    return None if node is None else node_line(node, path)
+
+
+def _compose(file: str) -> Any:
+    """The file's first YAML document as a node tree (for lines), or None."""
     try:
-        node = yaml.compose(Path(file).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        return yaml.compose(Path(file).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except Exception:
         return None
-    return None if node is None else node_line(node, path)
 
 
 def _mapping(ctx: _Ctx, raw: Any, path: tuple, allowed: Sequence[str], what: str) -> Mapping[str, Any]:
@@ -305,6 +315,11 @@ def _parse_set(ctx: _Ctx, raw: Any, path: tuple) -> _Set:
             weight = it.get("weight")
             if weight is not None:
                 weight = _int32(ctx, weight, (*p, "weight"), "weight")
+                if weight < 0:
+                    # as in a case's profile; upstream does not validate it (getScoreWeights only
+                    # turns 0 into 1), and a negative weight would reward what a plugin penalizes
+                    raise ctx.err("a score weight must not be negative (0 or unset means 1)", (*p, "weight"),
+                                  value=weight)
             out_list = out.enabled if key == "enabled" else out.disabled
             out_list.append(_Entry(name, weight, p))
     return out
@@ -662,7 +677,7 @@ def _profile(ctx: _Ctx, custom: dict[str, _Set], raw_config: Any, ppath: tuple, 
     pre = ctx.prefix
 
     def ref(e: _Entry, weight: int = 1) -> PluginRef:
-        return PluginRef(e.name, weight, (*pre, *e.path))
+        return PluginRef(e.name, weight, (*pre, *e.path), ctx.file, ctx.line(e.path))
 
     filter_refs = [ref(e) for e in b.lists["filter"]]
     score_refs = [ref(e, b.weights[e.name]) for e in b.lists["score"]]
@@ -675,11 +690,23 @@ def _profile(ctx: _Ctx, custom: dict[str, _Set], raw_config: Any, ppath: tuple, 
     running = {r.name for r in (*filter_refs, *score_refs, *post_filter_refs)} | set(pre_filter) | set(pre_score)
     # Args of a plugin the profile does not run are validated upstream and then unused.
     plugin_config = {k: v for k, v in plugin_config.items() if k in running}
+    given_names = set(plugin_config)
+    # SetDefaults gives every enabled plugin with an args type its default args, which are
+    # validated as given ones are (RequestedToCapacityRatio has no default shape).
+    for point in POINTS:
+        for e in b.lists[point]:
+            if e.name in running and e.name not in plugin_config:
+                try:
+                    plugin_config[e.name] = ({}, decode_args(e.name, {}, ctx.version, (), api=ctx.api))
+                except CaseError as err:
+                    raise ctx.err(f"plugin {e.name!r} has no pluginConfig entry, and its default arguments are "
+                                  f"invalid: {format_path(err.path) + ': ' if err.path else ''}{err.message}",
+                                  e.path) from None
     return Profile(
         filter=filter_refs,
         score=score_refs,
         post_filter=post_filter_refs,
-        plugin_config={k: given for k, (given, _) in plugin_config.items()},
+        plugin_config={k: given for k, (given, _) in plugin_config.items() if k in given_names},
         plugin_args={k: decoded for k, (_, decoded) in plugin_config.items()},
         extenders=[],
         percentage_of_nodes_to_score=pct if pct is not None else 0,  # upstream's default: adaptive

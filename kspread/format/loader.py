@@ -79,6 +79,19 @@ class CaseDoc:
             return ("variants", self.variant, *path)
         return tuple(path)
 
+    def place(self, e: CaseError) -> CaseError:
+        """Fill in where an error raised while loading or running this document is: a
+        field of this document (its path, inside a variant's overlay where it sets it),
+        or of the other file the error names (a KubeSchedulerConfiguration), at that
+        file's line."""
+        if e.file is None:
+            line = self.locate(e.path)
+            e.path = self.user_path(e.path)
+            return e.located(self.file, line)
+        if e.line is None and e.file != self.file:
+            e.line = yamlio.file_line(e.file, e.path)
+        return e
+
     def locate(self, path: PathT) -> int | None:
         """The line of ``path``: inside the variant's overlay when it sets that field."""
         if self.variant is not None and _has_path(self.overlay, path):
@@ -352,9 +365,7 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         validate_deduplicated(doc.data)
         return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config)
     except CaseError as e:
-        line = doc.locate(e.path)
-        e.path = doc.user_path(e.path)
-        raise e.located(doc.file, line) from None
+        raise doc.place(e) from None
 
 
 # Fields whose values are free-form names: replaced by their type when deduplicating.

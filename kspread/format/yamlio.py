@@ -593,3 +593,16 @@ def node_line(node: Any, path: PathT) -> int:
             break
         node = nxt
     return line
+
+
+def file_line(file: str, path: PathT, index: int = 0) -> int | None:
+    """The line of ``path`` in document ``index`` of the YAML file ``file``, as deep as
+    the path can be followed; None when the file cannot be read or composed."""
+    try:
+        with open(file, encoding="utf-8") as f:
+            docs = compose_documents(f.read())
+    except Exception:  # noqa: BLE001 - a line is a courtesy; the error itself stands
+        return None
+    if index >= len(docs) or docs[index] is None:
+        return None
+    return node_line(docs[index], path)

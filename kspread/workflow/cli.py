@@ -234,9 +234,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 if not case.expect:
                     raise asserts_nothing(doc)
             except CaseError as e:
-                if e.file is None:
-                    e.located(doc.file, doc.locate(e.path))
-                    e.path = doc.user_path(e.path)
+                doc.place(e)
                 if expected_error(doc) is not None and expected_error(doc) in str(e):
                     report.append({**entry, "valid": True, "expectedError": str(e)})
                     continue
@@ -269,9 +267,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 case = load_case(doc)
                 outcome, cycles = explain_run(case)
             except CaseError as e:
-                if e.file is None:
-                    e.located(doc.file, doc.locate(e.path))
-                    e.path = doc.user_path(e.path)
+                doc.place(e)
                 print(str(e), file=sys.stderr)
                 bad += 1
                 continue

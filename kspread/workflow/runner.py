@@ -380,9 +380,7 @@ def check(doc, config: str | None = None) -> Verdict:
         case = load_case(doc, config)
         outcome = run_loaded(case)
     except CaseError as e:
-        if e.file is None:
-            e.located(doc.file, doc.locate(e.path))
-            e.path = doc.user_path(e.path)
+        doc.place(e)
         msg = str(e)
         if want_error is not None and want_error in msg:
             return Verdict(True, msg, case, None, msg)

@@ -18,6 +18,10 @@ class PluginRef:
     name: str
     weight: int = 1
     path: tuple = ()
+    # where the reference is written when that is not the case file: a
+    # KubeSchedulerConfiguration (errors about the plugin are reported there)
+    file: str | None = None
+    line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from kspread.engine.framework.interface import (
     ScoreFailed,
     ScorePlugin,
 )
-from kspread.engine.framework.profile import Profile
+from kspread.engine.framework.profile import PluginRef, Profile
 from kspread.engine.framework.registry import resolve
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.engine.model import Node, Pod
@@ -96,20 +96,22 @@ class Framework:
         self.pre_score_plugins: list[Plugin] = []
         self.post_filter_plugins: list[Plugin] = []
         for ref in profile.filter:
-            p = self._instance(ref.name, ref.path)
+            p = self._instance(ref.name, ref.path, ref)
             if not isinstance(p, FilterPlugin):
-                raise CaseError(f"plugin {ref.name!r} has no Filter extension point", ref.path)
+                raise CaseError(f"plugin {ref.name!r} has no Filter extension point", ref.path,
+                                file=ref.file, line=ref.line)
             self.filter_plugins.append(p)
             if isinstance(p, PreFilterPlugin):
                 self.pre_filter_plugins.append(p)
         for ref in profile.score:
-            p = self._instance(ref.name, ref.path)
+            p = self._instance(ref.name, ref.path, ref)
             if not isinstance(p, ScorePlugin):
-                raise CaseError(f"plugin {ref.name!r} has no Score extension point", ref.path)
+                raise CaseError(f"plugin {ref.name!r} has no Score extension point", ref.path,
+                                file=ref.file, line=ref.line)
             weight = ref.weight
             if weight == 0:
                 if self.version.legacy_priorities:
-                    raise CaseError("a priority's weight must be positive", ref.path)
+                    raise CaseError("a priority's weight must be positive", ref.path, file=ref.file, line=ref.line)
                 weight = 1  # the framework defaults an unset weight to 1
             self.score_plugins.append(ScoredPlugin(p, weight, ref.name))
             if isinstance(p, PreScorePlugin) and p not in self.pre_score_plugins:
@@ -120,9 +122,10 @@ class Framework:
             scored = [sp.plugin for sp in self.score_plugins]
             self.pre_score_plugins = self._ordered(profile.pre_score, PreScorePlugin, scored, "PreScore")
         for ref in profile.post_filter:
-            p = self._instance(ref.name, ref.path)
+            p = self._instance(ref.name, ref.path, ref)
             if not isinstance(p, PostFilterPlugin):
-                raise CaseError(f"plugin {ref.name!r} has no PostFilter extension point", ref.path)
+                raise CaseError(f"plugin {ref.name!r} has no PostFilter extension point", ref.path,
+                                file=ref.file, line=ref.line)
             self.post_filter_plugins.append(p)
         for name in profile.plugin_config:
             if name not in self._instances:
@@ -130,7 +133,15 @@ class Framework:
                     f"pluginConfig for {name!r}, which the profile does not enable", ("profile", "pluginConfig", name)
                 )
 
-    def _instance(self, name: str, path: tuple) -> Plugin:
+    def _instance(self, name: str, path: tuple, ref: PluginRef | None = None) -> Plugin:
+        try:
+            return self._new_instance(name, path)
+        except CaseError as e:
+            if ref is not None and e.file is None and ref.file is not None:
+                e.file, e.line = ref.file, ref.line  # written in a KubeSchedulerConfiguration
+            raise
+
+    def _new_instance(self, name: str, path: tuple) -> Plugin:
         reg = resolve(name, self.version.minor, path)
         key = reg.name
         if key not in self._instances:
@@ -151,7 +162,7 @@ class Framework:
         themselves, and their PreFilter/PreScore only prepare what Filter/Score read."""
         out: list[Plugin] = []
         for ref in refs:
-            p = self._instance(ref.name, ref.path)
+            p = self._instance(ref.name, ref.path, ref)
             if isinstance(p, mixin) and p not in out:
                 out.append(p)
         for p in users:
