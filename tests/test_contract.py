@@ -87,7 +87,7 @@ def test_pdb_spec_errors_with_lines(tmp_path):
                          "minAvailable and maxUnavailable cannot be both set")
     # the spec is validated even when the status decides
     v = _pdb_verdict(tmp_path, "minAvailable: -1, disruptionsAllowed: 0")
-    assert not v.passed and "case.yaml:7: pdbs[0].minAvailable: must not be negative" in v.message
+    assert not v.passed and "case.yaml:7: pdbs[0].minAvailable: must be greater than or equal to 0" in v.message
 
 
 FULL_CASE = """

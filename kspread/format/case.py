@@ -57,6 +57,7 @@ from kspread.engine.model import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from kspread.format import apivalidation
 from kspread.format.objects import convert_object
 from kspread.format.schema import check_args_shape
 from kspread.engine.quantity import QuantityError, resource_amount
@@ -238,6 +239,10 @@ def _tscs(raws: list, at) -> tuple[TopologySpreadConstraint, ...]:
 
 def _container(raw: Mapping[str, Any], path: PathT, init: bool) -> Container:
     res = raw.get("resources") or {}
+    requests = _resources(res.get("requests"), [*path, "resources", "requests"])
+    # API defaulting (SetDefaults_Pod): a resource with a limit and no request requests its limit
+    for k, v in _resources(res.get("limits"), [*path, "resources", "limits"]).items():
+        requests.setdefault(k, v)
     ports = tuple(
         ContainerPort(p["containerPort"], p.get("hostPort", 0) or 0, p.get("protocol", "TCP"), p.get("hostIP", ""))
         for p in raw.get("ports") or []
@@ -247,7 +252,7 @@ def _container(raw: Mapping[str, Any], path: PathT, init: bool) -> Container:
     return Container(
         name=raw["name"],
         image=raw.get("image", ""),
-        requests=_resources(res.get("requests"), [*path, "resources", "requests"]),
+        requests=requests,
         ports=ports,
         restartable=raw.get("restartPolicy") == "Always",
     )
@@ -513,6 +518,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         name = raw["name"]
         if name in b.classes or name in SYSTEM_PRIORITY_CLASSES:
             raise CaseError(f"PriorityClass {name!r} is defined twice", at("name"), value=name)
+        apivalidation.check_priority_class(raw, at)
         if raw["value"] > 1_000_000_000:
             raise CaseError("the value of a user PriorityClass must be no greater than 1000000000", at("value"),
                             value=raw["value"])
@@ -532,6 +538,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         if isinstance(raw, str):
             raw = {"name": raw}
         name = raw["name"]
+        apivalidation.check_node(raw, at)
         if name in nodes:
             raise CaseError(f"node {name!r} is defined twice", at("name"), value=name)
         labels = parse_labels(raw.get("labels"), at("labels"))
@@ -564,6 +571,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     # namespaces
     namespaces: dict[str, Namespace] = {}
     for raw, at in sections["namespaces"]:
+        apivalidation.check_namespace(raw, at)
         if raw["name"] in namespaces:
             raise CaseError(f"namespace {raw['name']!r} is defined twice", at("name"), value=raw["name"])
         namespaces[raw["name"]] = Namespace(raw["name"], parse_labels(raw.get("labels"), at("labels")))
@@ -572,6 +580,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     pods: list[Pod] = []
     seen_pods: dict[str, Any] = {}
     for raw, at in sections["pods"]:
+        apivalidation.check_pod(raw, at)
         names = [raw["name"]]
         if raw.get("replicas") is not None:
             names = [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
@@ -587,6 +596,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     seen_owners: set[tuple[str, str, str]] = set()
     for raw, at in sections["owners"]:
         kind, name, ns = raw["kind"], raw["name"], raw.get("namespace") or "default"
+        apivalidation.check_owner(raw, at)
         if (kind, ns, name) in seen_owners:
             raise CaseError(f"{kind} {ns}/{name} is defined twice", at("name"), value=name)
         seen_owners.add((kind, ns, name))
@@ -605,6 +615,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     seen_pdbs: set[tuple[str, str]] = set()
     for raw, at in sections["pdbs"]:
         ns = raw.get("namespace") or "default"
+        apivalidation.check_pdb(raw, at)
         if (ns, raw["name"]) in seen_pdbs:
             raise CaseError(f"PodDisruptionBudget {ns}/{raw['name']} is defined twice", at("name"))
         seen_pdbs.add((ns, raw["name"]))
@@ -625,6 +636,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         (p, _pather(["schedule", i])) for i, p in enumerate(doc.get("schedule") or [])
     ]
     for raw, at in raws:
+        apivalidation.check_pod(raw, at)
         p = b.pod(raw, at, raw["name"], nodes, incoming=True)
         if p.key in seen_pods:
             raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])

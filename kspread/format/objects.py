@@ -19,7 +19,7 @@ def _container(raw: Mapping[str, Any]) -> dict:
     out = {k: raw[k] for k in _CONTAINER_FIELDS if k in raw}
     res = out.get("resources")
     if isinstance(res, Mapping):
-        out["resources"] = {k: res[k] for k in ("requests",) if k in res}
+        out["resources"] = {k: res[k] for k in ("requests", "limits") if k in res}
     if isinstance(out.get("ports"), list):
         out["ports"] = [
             {k: p[k] for k in ("containerPort", "hostPort", "protocol", "hostIP") if k in p}

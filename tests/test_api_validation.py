@@ -1,0 +1,392 @@
+"""Objects are validated as the API server validates them, in the shorthand and in
+``objects:`` manifests alike: each error names the file, the line of the field and
+the field, in upstream's words."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kspread.format.loader import read_file
+from kspread.workflow.runner import check
+
+HEAD = """\
+apiVersion: kspread/v1
+kind: Case
+name: c
+version: "1.30"
+"""
+
+
+def verdict(tmp_path: Path, body: str):
+    p = tmp_path / "case.yaml"
+    p.write_text(HEAD + textwrap.dedent(body))
+    res = read_file(p)
+    assert res.error is None, res.error
+    (doc,) = res.docs
+    return check(doc)
+
+
+def fails(tmp_path: Path, body: str, where: str, message: str) -> None:
+    v = verdict(tmp_path, body)
+    assert not v.passed
+    assert f"case.yaml:{where}: {message}" in v.message, v.message
+
+
+def passes(tmp_path: Path, body: str) -> None:
+    v = verdict(tmp_path, body)
+    assert v.passed, v.message
+
+
+# ---- names ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["N1", "n_1", "-n1", "n1."])
+def test_node_name_is_a_dns_subdomain(tmp_path, name):
+    fails(tmp_path, f"""\
+        nodes:
+        - {{name: "{name}"}}
+        pod: {{name: p}}
+        expect: {{filter: {{}}}}
+        """, "6", "nodes[0].name: a lowercase RFC 1123 subdomain must consist of")
+
+
+def test_pod_names_namespaces_and_generated_replica_names(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pods:
+        - {name: Web, node: n1}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "pods[0].name: a lowercase RFC 1123 subdomain")
+    fails(tmp_path, """\
+        nodes: [n1]
+        pods:
+        - {name: web, namespace: my.ns, node: n1}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "pods[0].namespace: a lowercase RFC 1123 label must consist of")
+    long = "a" * 252
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pods:
+        - {{name: {long}, node: n1, replicas: 10}}
+        pod: {{name: p}}
+        expect: {{feasible: [n1]}}
+        """, "7", "pods[0].name: must be no more than 253 characters")
+
+
+def test_service_name_is_a_dns1035_label(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        owners:
+        - {kind: Service, name: 1web, selector: {app: web}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "owners[0].name: a DNS-1035 label must consist of")
+
+
+def test_priority_class_system_prefix_is_reserved(tmp_path):
+    fails(tmp_path, """\
+        priorityClasses:
+        - {name: system-mine, value: 10}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "6", "priorityClasses[0].name: priority class names with 'system-' prefix are reserved")
+
+
+# ---- taints and tolerations --------------------------------------------------------------------------
+
+
+def test_duplicate_taints(tmp_path):
+    fails(tmp_path, """\
+        nodes:
+        - name: n1
+          taints:
+          - {key: a, value: x, effect: NoSchedule}
+          - {key: a, value: y, effect: NoSchedule}
+        pod: {name: p}
+        expect: {feasible: []}
+        """, "9", "nodes[0].taints[1]: Duplicate value: taints must be unique by key and effect pair")
+    # the same key with another effect is a different taint
+    passes(tmp_path, """\
+        nodes:
+        - name: n1
+          taints:
+          - {key: a, value: x, effect: NoSchedule}
+          - {key: a, value: x, effect: PreferNoSchedule}
+        pod: {name: p, tolerations: [{key: a, operator: Exists, effect: NoSchedule}]}
+        expect: {feasible: [n1]}
+        """)
+
+
+def test_taint_key_and_value_syntax(tmp_path):
+    fails(tmp_path, """\
+        nodes:
+        - {name: n1, taints: [{key: "a b", effect: NoSchedule}]}
+        pod: {name: p}
+        expect: {feasible: []}
+        """, "6", "nodes[0].taints[0].key: a label key's name part")
+    fails(tmp_path, """\
+        nodes:
+        - {name: n1, taints: [{key: a, value: "x y", effect: NoSchedule}]}
+        pod: {name: p}
+        expect: {feasible: []}
+        """, "6", "nodes[0].taints[0].value: a label value must be")
+
+
+@pytest.mark.parametrize("tol, field, message", [
+    ("{key: a, operator: Exists, value: x}", "value", "value must be empty when `operator` is 'Exists'"),
+    ("{operator: Equal, value: x}", "operator", "operator must be Exists when `key` is empty"),
+    ("{key: a, value: x, effect: NoSchedule, tolerationSeconds: 5}", "effect",
+     "effect must be 'NoExecute' when `tolerationSeconds` is set"),
+    ("{key: a, value: 'x y'}", "value", "a label value must be"),
+    ("{key: 'a b', operator: Exists}", "key", "a label key's name part"),
+])
+def test_toleration_rules(tmp_path, tol, field, message):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod: {{name: p, tolerations: [{tol}]}}
+        expect: {{feasible: [n1]}}
+        """, "6", f"pod.tolerations[0].{field}: {message}")
+
+
+# ---- containers ----------------------------------------------------------------------------------------
+
+
+def test_duplicate_container_names_across_init_containers(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          containers: [{name: app}]
+          initContainers: [{name: app}]
+        expect: {feasible: [n1]}
+        """, "9", "pod.initContainers[0].name: Duplicate value: container name 'app' is used twice")
+
+
+def test_container_name_is_a_dns_label(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod: {name: p, containers: [{name: App}]}
+        expect: {feasible: [n1]}
+        """, "6", "pod.containers[0].name: a lowercase RFC 1123 label")
+
+
+@pytest.mark.parametrize("port, field", [
+    ("{containerPort: 80, hostPort: 65536}", "hostPort"),
+    ("{containerPort: 80, hostPort: -1}", "hostPort"),
+    ("{containerPort: 70000}", "containerPort"),
+])
+def test_port_ranges(tmp_path, port, field):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod: {{name: p, containers: [{{name: c, ports: [{port}]}}]}}
+        expect: {{feasible: [n1]}}
+        """, "6", f"pod.containers[0].ports[0].{field}: must be between 1 and 65535, inclusive")
+
+
+def test_duplicate_host_port_in_one_pod(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          containers:
+          - {name: a, ports: [{containerPort: 80, hostPort: 8080}]}
+          - {name: b, ports: [{containerPort: 81, hostPort: 8080}]}
+        expect: {feasible: [n1]}
+        """, "10", "pod.containers[1].ports[0].hostPort: Duplicate value: host port TCP//8080 is used twice")
+    # another protocol is another port
+    passes(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          containers:
+          - {name: a, ports: [{containerPort: 80, hostPort: 8080}]}
+          - {name: b, ports: [{containerPort: 81, hostPort: 8080, protocol: UDP}]}
+        expect: {feasible: [n1]}
+        """)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("foo/bar/baz", "the prefix of a label key must be a DNS-1123 subdomain"),
+    ("gpu", "must be a standard resource type or fully qualified"),
+    ("pods", "must be a standard resource for containers"),
+    ("example.com/", "a label key's name part"),
+])
+def test_malformed_resource_names(tmp_path, name, message):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod: {{name: p, requests: {{"{name}": 1}}}}
+        expect: {{feasible: [n1]}}
+        """, "6", f"pod.requests.{name}: {message}")
+
+
+def test_extended_resources_are_integers_and_not_overcommitted(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod: {name: p, requests: {example.com/gpu: 500m}}
+        expect: {feasible: [n1]}
+        """, "6", "pod.requests.example.com/gpu: must be an integer")
+    fails(tmp_path, """\
+        nodes:
+        - {name: n1, allocatable: {cpu: 1, pods: 10, example.com/gpu: 1.5}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "6", "nodes[0].allocatable.example.com/gpu: must be an integer")
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          containers:
+          - name: c
+            resources: {requests: {example.com/gpu: 1}, limits: {example.com/gpu: 2}}
+        expect: {feasible: [n1]}
+        """, "10", "pod.containers[0].resources.requests.example.com/gpu: must be equal to example.com/gpu limit of 2")
+
+
+def test_limits_default_requests(tmp_path):
+    """The API server defaults a container's missing request from its limit, so a pod
+    giving only a GPU limit requests the GPU (shorthand and manifest alike)."""
+    nodes = """\
+nodes:
+- {name: n1, allocatable: {cpu: 4, pods: 10, example.com/gpu: 1}}
+- {name: n2, allocatable: {cpu: 4, pods: 10}}
+"""
+    expect = """\
+expect:
+  feasible: [n1]
+  filter:
+    n2: {code: Unschedulable, reason: "Insufficient example.com/gpu"}
+"""
+    passes(tmp_path, nodes + """\
+pod:
+  name: p
+  containers:
+  - name: c
+    resources: {limits: {example.com/gpu: 1, cpu: 500m}}
+""" + expect)
+    passes(tmp_path, nodes + """\
+objects:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: x}
+  spec:
+    nodeName: n1
+    containers:
+    - name: c
+      resources: {limits: {example.com/gpu: 1}}
+pod: {name: p, requests: {example.com/gpu: 1}}
+expect:
+  feasible: []
+""")
+
+
+# ---- affinity, PDBs, int32 --------------------------------------------------------------------------------
+
+
+def test_empty_topology_key_in_an_affinity_term(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          affinity:
+            podAntiAffinity:
+              preferredDuringSchedulingIgnoredDuringExecution:
+              - weight: 1
+                podAffinityTerm: {labelSelector: {matchLabels: {a: b}}, topologyKey: ""}
+        expect: {feasible: [n1]}
+        """, "12", "pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+                   ".podAffinityTerm.topologyKey: Required value: can not be empty")
+
+
+def test_required_node_affinity_needs_a_term(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}}}
+        expect: {feasible: [n1]}
+        """, "8", "pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: "
+                  "Required value: must have at least one node selector term")
+
+
+@pytest.mark.parametrize("amount, message", [
+    ('"101%"', "must not be greater than 100%"),
+    ('"5.5%"', "must be an integer or percentage (e.g '5%')"),
+    ("-1", "must be greater than or equal to 0"),
+])
+def test_pdb_amounts(tmp_path, amount, message):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pdbs:
+        - {{name: d, selector: {{matchLabels: {{app: a}}}}, maxUnavailable: {amount}}}
+        pod: {{name: p}}
+        expect: {{feasible: [n1]}}
+        """, "7", f"pdbs[0].maxUnavailable: {message}")
+
+
+@pytest.mark.parametrize("field, body", [
+    ("pod.priority", "pod: {name: p, priority: 2147483648}"),
+    ("pod.topologySpreadConstraints[0].maxSkew",
+     "pod: {name: p, topologySpreadConstraints: [{maxSkew: 2147483648, topologyKey: zone, "
+     "whenUnsatisfiable: DoNotSchedule}]}"),
+])
+def test_int32_ranges(tmp_path, field, body):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        {body}
+        expect: {{feasible: [n1]}}
+        """, "6", f"{field}: 2147483648 is greater than the maximum of 2147483647")
+
+
+# ---- manifests: the same rules, at the manifest's line -----------------------------------------------------
+
+
+def test_manifest_errors_point_into_the_manifest(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata: {name: x}
+          spec:
+            nodeName: n1
+            containers: [{name: c}]
+            tolerations:
+            - {key: a, operator: Exists, value: v}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "14", "objects[0].spec.tolerations[0].value: value must be empty when `operator` is 'Exists'")
+    fails(tmp_path, """\
+        objects:
+        - apiVersion: v1
+          kind: Node
+          metadata: {name: n1}
+          spec:
+            taints:
+            - {key: a, effect: NoSchedule}
+            - {key: a, effect: NoSchedule}
+        pod: {name: p}
+        expect: {feasible: []}
+        """, "12", "objects[0].spec.taints[1]: Duplicate value")
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: policy/v1
+          kind: PodDisruptionBudget
+          metadata: {name: d}
+          spec: {minAvailable: 200%, selector: {matchLabels: {a: b}}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "10", "objects[0].spec.minAvailable: must not be greater than 100%")
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - {apiVersion: apps/v1, kind: Pod, metadata: {name: x}, spec: {containers: [{name: c}]}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "objects[0].apiVersion: must be one of 'v1' (got 'apps/v1')")
