@@ -49,7 +49,6 @@ _DNS1035_MSG = (
 )
 
 
-@lru_cache(maxsize=65536)
 def subdomain_error(name: str) -> str | None:
     """IsDNS1123Subdomain: node, pod, PDB, PriorityClass and most workload names."""
     if len(name) > 253:
@@ -73,10 +72,10 @@ def dns1035_error(name: str) -> str | None:
     return None if _DNS1035.match(name) else _DNS1035_MSG
 
 
-def _name(check: Callable[[str], str | None], name: str, path: list) -> None:
+def _name(check: Callable[[str], str | None], name: str, at: At, *field: Any) -> None:
     err = check(name)
     if err:
-        raise CaseError(err, path, value=name)
+        raise CaseError(err, at(*field), value=name)
 
 
 OWNER_NAME_CHECKS = {"Service": dns1035_error, "ReplicationController": subdomain_error,
@@ -127,38 +126,44 @@ def resource_name_error(name: str, container: bool) -> str | None:
     return None
 
 
-def _integer_quantity(name: str, raw: Any, path: list) -> None:
-    """ValidateResourceQuantityValue's integer rule (the non-negative one is the
-    quantity parser's)."""
-    if _integer_resource(name):
-        try:
-            q = parse_quantity(raw)
-        except QuantityError:
-            return  # the builder reports the malformed quantity
-        if q.denominator != 1:
-            raise CaseError("must be an integer", path, value=raw)
+def _integer_quantity(raw: Any, path: list) -> None:
+    """ValidateResourceQuantityValue's integer rule for integer resources (the
+    non-negative one is the quantity parser's)."""
+    try:
+        q = parse_quantity(raw)
+    except QuantityError:
+        return  # the builder reports the malformed quantity
+    if q.denominator != 1:
+        raise CaseError("must be an integer", path, value=raw)
 
 
-def check_resource_list(raw: Mapping[str, Any] | None, path: list, container: bool) -> None:
+@lru_cache(maxsize=1024)
+def _resource_rule(name: str, container: bool) -> tuple[str | None, bool]:
+    return resource_name_error(name, container), _integer_resource(name)
+
+
+def check_resource_list(raw: Mapping[str, Any] | None, at: At, field: tuple, container: bool) -> None:
     for name, q in (raw or {}).items():
-        err = resource_name_error(name, container)
+        err, integer = _resource_rule(name, container)
         if err:
-            raise CaseError(err, [*path, name], value=name)
-        _integer_quantity(name, q, [*path, name])
+            raise CaseError(err, at(*field, name), value=name)
+        if integer:
+            _integer_quantity(q, at(*field, name))
 
 
-def check_node_resources(raw: Mapping[str, Any] | None, path: list) -> None:
+def check_node_resources(raw: Mapping[str, Any] | None, at: At) -> None:
     """A node's allocatable: upstream validates only the quantities."""
     for name, q in (raw or {}).items():
-        _integer_quantity(name, q, [*path, name])
+        if _integer_resource(name):
+            _integer_quantity(q, at("allocatable", name))
 
 
 # ---- objects ---------------------------------------------------------------------------------------
 
 
 def check_node(raw: Mapping[str, Any], at: At) -> None:
-    _name(subdomain_error, raw["name"], at("name"))
-    check_node_resources(raw.get("allocatable"), at("allocatable"))
+    _name(subdomain_error, raw["name"], at, "name")
+    check_node_resources(raw.get("allocatable"), at)
     seen: set[tuple[str, str]] = set()
     for i, t in enumerate(raw.get("taints") or ()):
         key = t.get("key", "")
@@ -222,7 +227,7 @@ def check_containers(raw: Mapping[str, Any], at: At) -> None:
             name = c.get("name")
             if name is None:
                 raise CaseError("Required value: a container needs a name", [*path, "name"])
-            _name(label_name_error, name, [*path, "name"])
+            _name(label_name_error, name, lambda *f: [*path, *f], "name")
             if name in names:
                 raise CaseError(f"Duplicate value: container name {name!r} is used twice", [*path, "name"],
                                 value=name)
@@ -238,8 +243,8 @@ def check_containers(raw: Mapping[str, Any], at: At) -> None:
                     host_ports.add(k)
             res = c.get("resources") or {}
             requests, limits = res.get("requests") or {}, res.get("limits") or {}
-            check_resource_list(requests, [*path, "resources", "requests"], True)
-            check_resource_list(limits, [*path, "resources", "limits"], True)
+            check_resource_list(requests, at, (key, i, "resources", "requests"), True)
+            check_resource_list(limits, at, (key, i, "resources", "limits"), True)
             for rname, q in requests.items():
                 if not is_extended(rname) or "limits" not in res:
                     continue
@@ -263,7 +268,7 @@ def _check_affinity_term(term: Mapping[str, Any], path: list) -> None:
     if err:
         raise CaseError(err, [*path, "topologyKey"], value=tk)
     for j, ns in enumerate(term.get("namespaces") or ()):
-        _name(label_name_error, ns, [*path, "namespaces", j])
+        _name(label_name_error, ns, lambda *f: [*path, *f], "namespaces", j)
 
 
 def check_affinity(raw: Mapping[str, Any] | None, path: list) -> None:
@@ -286,26 +291,32 @@ def check_affinity(raw: Mapping[str, Any] | None, path: list) -> None:
 
 def check_pod(raw: Mapping[str, Any], at: At) -> None:
     name = raw["name"]
-    if raw.get("replicas") is not None:
+    if "replicas" in raw and raw["replicas"] is not None:
         # the generated names are name-0 ... name-(n-1)
         name = f"{name}-{raw['replicas'] - 1}"
-    _name(subdomain_error, name, at("name"))
-    if raw.get("namespace") is not None:
-        _name(label_name_error, raw["namespace"], at("namespace"))
-    check_resource_list(raw.get("requests"), at("requests"), True)
-    check_resource_list(raw.get("overhead"), at("overhead"), False)
-    check_containers(raw, at)
-    for i, t in enumerate(raw.get("tolerations") or ()):
-        check_toleration(t, at("tolerations", i))
-    check_affinity(raw.get("affinity"), at("affinity"))
+    if len(name) > 253 or not _SUBDOMAIN.match(name):
+        _name(subdomain_error, name, at, "name")
+    if "namespace" in raw and raw["namespace"] is not None:
+        _name(label_name_error, raw["namespace"], at, "namespace")
+    if "requests" in raw:
+        check_resource_list(raw["requests"], at, ("requests",), True)
+    if "overhead" in raw:
+        check_resource_list(raw["overhead"], at, ("overhead",), False)
+    if "containers" in raw or "initContainers" in raw:
+        check_containers(raw, at)
+    if "tolerations" in raw:
+        for i, t in enumerate(raw["tolerations"] or ()):
+            check_toleration(t, at("tolerations", i))
+    if "affinity" in raw and raw["affinity"]:
+        check_affinity(raw["affinity"], at("affinity"))
 
 
 def check_pdb(raw: Mapping[str, Any], at: At) -> None:
     """PDB name and amounts; an int or a percentage no greater than 100%
     (ValidatePositiveIntOrPercent, IsNotMoreThan100Percent)."""
-    _name(subdomain_error, raw["name"], at("name"))
+    _name(subdomain_error, raw["name"], at, "name")
     if raw.get("namespace") is not None:
-        _name(label_name_error, raw["namespace"], at("namespace"))
+        _name(label_name_error, raw["namespace"], at, "namespace")
     for key in ("minAvailable", "maxUnavailable"):
         v = raw.get(key)
         if isinstance(v, str):
@@ -318,16 +329,16 @@ def check_pdb(raw: Mapping[str, Any], at: At) -> None:
 
 
 def check_priority_class(raw: Mapping[str, Any], at: At) -> None:
-    _name(subdomain_error, raw["name"], at("name"))
+    _name(subdomain_error, raw["name"], at, "name")
     if raw["name"].startswith("system-"):
         raise CaseError("priority class names with 'system-' prefix are reserved", at("name"), value=raw["name"])
 
 
 def check_owner(raw: Mapping[str, Any], at: At) -> None:
-    _name(OWNER_NAME_CHECKS[raw["kind"]], raw["name"], at("name"))
+    _name(OWNER_NAME_CHECKS[raw["kind"]], raw["name"], at, "name")
     if raw.get("namespace") is not None:
-        _name(label_name_error, raw["namespace"], at("namespace"))
+        _name(label_name_error, raw["namespace"], at, "namespace")
 
 
 def check_namespace(raw: Mapping[str, Any], at: At) -> None:
-    _name(label_name_error, raw["name"], at("name"))
+    _name(label_name_error, raw["name"], at, "name")
