@@ -356,6 +356,10 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         raise doc.error
     try:
         api, kind = doc.data.get("apiVersion"), doc.data.get("kind")
+        if kind is None:
+            typo = [k for k in doc.data if isinstance(k, str) and k.lower().startswith("kind")]
+            raise CaseError(f"missing required field 'kind' (kind: Case)"
+                            + (f"; unknown field {typo[0]!r}" if typo else ""), [typo[0]] if typo else [])
         if kind != "Case":
             raise CaseError(f"a document with apiVersion {api} must be kind: Case (the only kind of the kspread "
                             "group)", ["kind"], value=kind)

@@ -44,6 +44,11 @@ _TYPE_NAMES = {"object": "a mapping", "array": "a list", "string": "a string", "
                "number": "a number", "boolean": "true or false", "null": "null"}
 
 
+def _enum_of_other_type(err: jsonschema.ValidationError) -> bool:
+    """An enum of scalars failed by a mapping or a list: that branch was for another type."""
+    return err.validator == "enum" and isinstance(err.instance, (Mapping, list))
+
+
 def _leaf(err: jsonschema.ValidationError) -> jsonschema.ValidationError:
     """For oneOf/anyOf failures, follow the branch the instance was meant for: the one
     whose type fits (no type/const error at the instance itself), deepest error first."""
@@ -53,7 +58,8 @@ def _leaf(err: jsonschema.ValidationError) -> jsonschema.ValidationError:
             branches.setdefault(sub.relative_schema_path[0], []).append(sub)
         viable = [
             errs for errs in branches.values()
-            if not any(e.validator in ("type", "const") and len(e.relative_path) == 0 for e in errs)
+            if not any(len(e.relative_path) == 0 and (e.validator in ("type", "const") or _enum_of_other_type(e))
+                       for e in errs)
         ]
         if not viable:
             return err
