@@ -390,3 +390,45 @@ def test_manifest_errors_point_into_the_manifest(tmp_path):
         pod: {name: p}
         expect: {feasible: [n1]}
         """, "7", "objects[0].apiVersion: must be one of 'v1' (got 'apps/v1')")
+
+
+# ---- amounts beyond int64 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("amount, message", [
+    ("99999999999999999999", "quantity too large: the scheduler reads it as an int64"),
+    ('"10000000000000000k"', "quantity too large: the scheduler reads it as an int64"),
+    ('"1e999999999"', "quantity out of range (exponent 999999999)"),
+])
+def test_quantities_beyond_int64(tmp_path, amount, message):
+    fails(tmp_path, f"""\
+        nodes:
+        - {{name: n1, allocatable: {{cpu: {amount}, pods: 10}}}}
+        pod: {{name: p}}
+        expect: {{feasible: [n1]}}
+        """, "6", f"nodes[0].allocatable.cpu: {message}")
+
+
+def test_score_weights_are_int32(tmp_path):
+    fails(tmp_path, """\
+        profile: {score: [{name: ImageLocality, weight: 2147483648}]}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "5", "profile.score[0].weight: 2147483648 is greater than the maximum of 2147483647")
+
+
+def test_extender_weight_wraps_as_int64(tmp_path):
+    """Upstream multiplies an extender's score by its int64 weight in int64: a weight
+    near the limit wraps around (10 * (2**63 - 1) * 10 is -100 in int64), and the
+    totals (and explain) say what upstream computes."""
+    passes(tmp_path, """\
+        profile:
+          score: [ImageLocality]
+          extenders: [{name: e, weight: 9223372036854775807, prioritize: {n1: 10, n2: 5}}]
+        nodes: [n1, n2]
+        pod: {name: p}
+        expect:
+          totals: {n1: -100, n2: -50}
+          selected: n2
+        """)

@@ -40,6 +40,12 @@ class QuantityError(ValueError):
     pass
 
 
+MAX_INT64 = (1 << 63) - 1
+# 10**40 is far beyond int64 already; bounding the exponent keeps "1e999999999" from
+# computing a number of a billion digits
+_MAX_EXPONENT = 40
+
+
 def parse_quantity(value: object) -> Fraction:
     """Parse a quantity given as a YAML string or number into an exact Fraction."""
     if isinstance(value, bool):
@@ -61,7 +67,10 @@ def parse_quantity(value: object) -> Fraction:
     if m.group("bin"):
         return num * _BINARY[m.group("bin")]
     if m.group("exp"):
-        return num * Fraction(10) ** int(m.group("exp")[1:])
+        exp = int(m.group("exp")[1:])
+        if abs(exp) > _MAX_EXPONENT:
+            raise QuantityError(f"quantity out of range (exponent {exp}): a resource amount is an int64")
+        return num * Fraction(10) ** exp
     return num * _DECIMAL[m.group("dec") or ""]
 
 
@@ -96,4 +105,8 @@ def _resource_amount(name: str, raw: object) -> int:
     q = parse_quantity(raw)
     if q < 0:
         raise QuantityError("a resource quantity must not be negative")
-    return milli_value(q) if name == CPU else value(q)
+    amount = milli_value(q) if name == CPU else value(q)
+    if amount > MAX_INT64:
+        unit = "millicores" if name == CPU else "units"
+        raise QuantityError(f"quantity too large: the scheduler reads it as an int64 (at most {MAX_INT64} {unit})")
+    return amount

@@ -63,6 +63,11 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 50  # 1.12/1.13 only
 
 
+
+def wrap_int64(x: int) -> int:
+    """``x`` as Go's int64 arithmetic leaves it (two's complement wrap-around)."""
+    return ((x + (1 << 63)) % (1 << 64)) - (1 << 63)
+
 class SchedulingInput(Protocol):
     """What the scheduler reads of a case (the case format's ``Case`` has these)."""
 
@@ -429,7 +434,9 @@ class Scheduler:
             scale = self.version.extender_score_scale
             for e in prioritizers:
                 prio = e.prioritize or {}
-                totals += np.array([prio.get(n, 0) * e.weight * scale for n in nodes.names], np.int64)
+                # int64 arithmetic as upstream's (a weight near the int64 limit wraps around)
+                totals += np.array([wrap_int64(prio.get(n, 0) * e.weight * scale) for n in nodes.names],
+                                   np.int64)
         res.totals = _LazyTotals(nodes, totals)  # type: ignore[assignment]
         best = totals.max()
         top = np.flatnonzero(totals == best)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from kspread.engine.framework.status import Code, Status
 from kspread.engine.plugins.defaultpreemption import LATEST_START_TIME, MAX_INT32, SMALLEST_PRIORITY_SUM, TIE
-from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler
+from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler, wrap_int64
 
 if TYPE_CHECKING:
     from kspread.format.case import Case
@@ -141,7 +141,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
             for e in prioritizers:
                 s = (e.prioritize or {}).get(node, 0)
                 lines.append(f"  {'score' if first else '':<7}{'extender ' + e.name:<34}"
-                             f"{s} x{e.weight}" + (f" x{scale}" if scale != 1 else "") + f" = {s * e.weight * scale}")
+                             f"{s} x{e.weight}" + (f" x{scale}" if scale != 1 else "") + f" = {wrap_int64(s * e.weight * scale)}")
                 first = False
         if node in r.totals:
             lines.append(f"  {'total':<7}{r.totals[node]}")
