@@ -363,3 +363,14 @@ def test_error_file_and_line_in_message(tmp_path):
     with pytest.raises(CaseError) as e:
         load_config(path, v(30), path_prefix=("profile", "config"))
     assert str(e.value).startswith(f"{path}:7: profile.config.profiles[0].plugins.score.enabled[0]:")
+
+
+def test_a_misspelt_kind_is_named_at_its_line(tmp_path):
+    path = cfg(tmp_path, """\
+        apiVersion: kubescheduler.config.k8s.io/v1
+        kindd: KubeSchedulerConfiguration
+        """)
+    with pytest.raises(CaseError) as e:
+        load_config(path, v(30))
+    assert e.value.line == 2
+    assert "missing required field 'kind' (kind: KubeSchedulerConfiguration); unknown field 'kindd'" in str(e.value)

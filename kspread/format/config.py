@@ -563,6 +563,11 @@ def _api_of(doc: Mapping[str, Any], file: str, version: Version) -> str:
     group, _, api = raw.partition("/")
     if group != GROUP or api not in API_VERSIONS:
         raise err(f"unknown apiVersion (a KubeSchedulerConfiguration is {GROUP}/v1, v1beta3, ...)", "apiVersion", raw)
+    if doc.get("kind") is None:
+        typo = [k for k in doc if isinstance(k, str) and k.lower().startswith("kind")]
+        if typo:
+            raise err(f"missing required field 'kind' (kind: {KIND}); unknown field {typo[0]!r}", typo[0])
+        raise err(f"missing required field 'kind' (kind: {KIND})", "apiVersion")
     if doc.get("kind") != KIND:
         raise err(f"kind must be {KIND}", "kind", doc.get("kind"))
     accepted = accepted_apis(version.minor)
