@@ -27,7 +27,7 @@ LT = "Lt"
 LABEL_SELECTOR_OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST)
 
 _NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 def qualified_name_error(key: object) -> str | None:
@@ -40,7 +40,7 @@ def qualified_name_error(key: object) -> str | None:
 @lru_cache(maxsize=8192)
 def _qualified_name_error(key: str) -> str | None:
     prefix, sep, name = key.rpartition("/")
-    if sep and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
+    if sep and (not prefix or len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
         return "the prefix of a label key must be a DNS-1123 subdomain"
     if not name or len(name) > 63 or not _NAME.match(name):
         return (

@@ -20,7 +20,7 @@ import re
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
-from kspread.engine.labels import label_value_error, qualified_name_error
+from kspread.engine.labels import DNS1123_SUBDOMAIN, label_value_error, qualified_name_error
 from kspread.engine.quantity import QuantityError, parse_quantity
 from kspread.errors import CaseError
 
@@ -28,7 +28,7 @@ At = Callable[..., list]
 
 # ---- names (k8s.io/apimachinery/pkg/util/validation) ---------------------------------------------
 
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_SUBDOMAIN = DNS1123_SUBDOMAIN
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
@@ -328,10 +328,16 @@ def check_pdb(raw: Mapping[str, Any], at: At) -> None:
             raise CaseError("must be greater than or equal to 0", at(key), value=v)
 
 
+HIGHEST_USER_PRIORITY = 1_000_000_000
+
+
 def check_priority_class(raw: Mapping[str, Any], at: At) -> None:
     _name(subdomain_error, raw["name"], at, "name")
     if raw["name"].startswith("system-"):
         raise CaseError("priority class names with 'system-' prefix are reserved", at("name"), value=raw["name"])
+    if raw["value"] > HIGHEST_USER_PRIORITY:
+        raise CaseError(f"the value of a user PriorityClass must be no greater than {HIGHEST_USER_PRIORITY}",
+                        at("value"), value=raw["value"])
 
 
 def check_owner(raw: Mapping[str, Any], at: At) -> None:
