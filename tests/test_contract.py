@@ -156,3 +156,13 @@ def test_note_in_the_pytest_report(pytester):
     result = pytester.runpytest("-q")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*" + NOTE.replace("[", "[[]") + "*"])
+
+
+def test_pod_capacity_note_singular(tmp_path):
+    # one node without `pods`: the note speaks of it in the singular
+    v = _full_verdict(tmp_path, edit=lambda s: s.replace(
+        '{name: n2, allocatable: {cpu: "4", memory: 8Gi}}', '{name: n2, allocatable: {cpu: "4", memory: 8Gi, pods: 0}}'))
+    assert not v.passed
+    assert v.message.splitlines()[1] == (
+        'note: every node failed with "Too many pods": node n1 gives `allocatable` without `pods`, '
+        'so it allows 0 pods (add e.g. `pods: 110`)')

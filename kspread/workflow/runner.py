@@ -324,9 +324,10 @@ def pod_capacity_note(case: Case, cycles: list[CycleResult]) -> str:
                               for st in r.statuses.values()):
             names = [n.name for n in case.cluster.nodes if n.name in case.nodes_without_pods]
             shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-            nodes, give, they = ("node", "gives", "it") if len(names) == 1 else ("nodes", "give", "they")
+            nodes, give, they, allow = (("node", "gives", "it", "allows") if len(names) == 1
+                                        else ("nodes", "give", "they", "allow"))
             return (f"note: every node failed with \"Too many pods\": {nodes} {shown} {give} `allocatable` "
-                    f"without `pods`, so {they} allow 0 pods (add e.g. `pods: 110`)")
+                    f"without `pods`, so {they} {allow} 0 pods (add e.g. `pods: 110`)")
     return ""
 
 
