@@ -58,6 +58,23 @@ def test_node_run_finds_feasible_is_explained_feasible_with_success():
     assert "Insufficient" not in text
 
 
+
+def test_filters_after_the_first_rejection_are_shown_as_not_run():
+    # RunFilterPlugins stops at the first rejecting plugin: TaintToleration rejects, so
+    # NodeResourcesFit (which would reject too) and NodeAffinity (which would pass) never ran
+    node = dict(_node("n1", "2"), taints=[{"key": "k", "effect": "NoSchedule"}])
+    profile = {"filter": ["NodeUnschedulable", "TaintToleration", "NodeResourcesFit", "NodeAffinity"]}
+    case = _case("1.30", [node], [], {"name": "new", "requests": {"cpu": "3"}}, profile=profile)
+    assert _explain(case).splitlines()[:5] == [
+        "n1: not feasible",
+        "  filter NodeUnschedulable                 Success",
+        "         TaintToleration                   UnschedulableAndUnresolvable: "
+        "node(s) had untolerated taint {k: }",
+        "         NodeResourcesFit                  not run (after TaintToleration); alone: "
+        "Unschedulable: Insufficient cpu",
+        "                                           (not run after TaintToleration: 1 more filter, passing alone)",
+    ]
+
 def test_each_cycle_of_a_sequence_is_explained_as_it_ran():
     # three pods of cpu 1 on a cpu 2 node: the third finds the node full only because
     # the first two were bound before it

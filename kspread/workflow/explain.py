@@ -180,7 +180,23 @@ def _filter_rows(sched: Scheduler, cx: CycleExplanation, node: str) -> list[tupl
     if pre is not None and not pre.is_success():
         # PreFilter rejected the pod: no filter ran on any node
         return [(pre.plugin, f"{_status(pre)} (at PreFilter: no filter ran)")]
-    rows = [(plugin, _status(pst)) for plugin, pst in cx.filters.get(node, [])]
+    rows: list[tuple[str, str]] = []
+    stopped_at = ""
+    passing_unrun = 0
+    for plugin, pst in cx.filters.get(node, []):
+        passes = pst.is_success() or pst.is_skip()
+        if not stopped_at:
+            rows.append((plugin, _status(pst)))
+            if not passes:
+                stopped_at = plugin
+        elif passes:
+            passing_unrun += 1
+        else:
+            # RunFilterPlugins returns at the first rejection: the plugins after it never ran
+            rows.append((plugin, f"not run (after {stopped_at}); alone: {_status(pst)}"))
+    if passing_unrun:
+        rows.append(("", f"(not run after {stopped_at}: {passing_unrun} more filter"
+                         f"{'s' if passing_unrun > 1 else ''}, passing alone)"))
     if st is not None and st.plugin.startswith("extender:"):
         rows.append((st.plugin, _status(st)))
     problem = _contradiction(st, cx.filters.get(node))
