@@ -17,8 +17,9 @@ requests default from its limits).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from kspread.engine.labels import DNS1123_SUBDOMAIN, label_value_error, qualified_name_error
 from kspread.engine.quantity import QuantityError, parse_quantity
@@ -227,7 +228,7 @@ def check_containers(raw: Mapping[str, Any], at: At) -> None:
             name = c.get("name")
             if name is None:
                 raise CaseError("Required value: a container needs a name", [*path, "name"])
-            _name(label_name_error, name, lambda *f: [*path, *f], "name")
+            _name(label_name_error, name, lambda *f: [*path, *f], "name")  # noqa: B023 - called at once
             if name in names:
                 raise CaseError(f"Duplicate value: container name {name!r} is used twice", [*path, "name"],
                                 value=name)
@@ -307,7 +308,7 @@ def check_pod(raw: Mapping[str, Any], at: At) -> None:
     if "tolerations" in raw:
         for i, t in enumerate(raw["tolerations"] or ()):
             check_toleration(t, at("tolerations", i))
-    if "affinity" in raw and raw["affinity"]:
+    if raw.get("affinity"):
         check_affinity(raw["affinity"], at("affinity"))
 
 

@@ -10,10 +10,10 @@ the file and line.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from kspread.errors import CaseError, PathT
 from kspread.engine.framework.args import decode_profile_args
 from kspread.engine.framework.profile import Profile, default_profile, profile_from_case
 from kspread.engine.labels import (
@@ -57,11 +57,12 @@ from kspread.engine.model import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from kspread.engine.quantity import QuantityError, resource_amount
+from kspread.engine.versions import Version, make_version
+from kspread.errors import CaseError, PathT
 from kspread.format import apivalidation
 from kspread.format.objects import convert_object
 from kspread.format.schema import check_args_shape
-from kspread.engine.quantity import QuantityError, resource_amount
-from kspread.engine.versions import Version, make_version
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,

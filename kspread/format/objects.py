@@ -5,7 +5,8 @@ points into the raw object."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from kspread.errors import CaseError, PathT
 from kspread.format.schema import validate

@@ -8,9 +8,10 @@ from ``schemas/`` beside the package.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
@@ -27,12 +28,12 @@ def schema_path() -> Path:
     raise FileNotFoundError("kspread's case.schema.json is missing from the installation")
 
 
-@lru_cache(maxsize=None)
+@cache
 def case_schema() -> dict:
     return json.loads(schema_path().read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(def_name: str | None = None) -> Draft202012Validator:
     schema = case_schema()
     if def_name is not None:

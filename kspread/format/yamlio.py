@@ -511,7 +511,7 @@ def read_documents(text: str, file: str | None = None) -> list[Document]:
                 err = _problem_error(root, problems, file) if problems else None
                 docs.append(Document(len(docs), root.start_mark.line + 1, data, True, err))
             return docs
-        except Exception as e:  # noqa: BLE001 - whatever the input, a located error
+        except Exception as e:  # whatever the input, a located error
             if chunks is None:
                 chunks = split_documents(text)
             k = len(docs)
@@ -532,7 +532,7 @@ def _chunk_error(text: str, start: int, end: int, budget: int, file: str | None)
     try:
         for _ in _documents(_blank(text[:start]) + text[start:end], budget, Loader):
             pass
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return yaml_error(e, file, text)
     return None
 
@@ -551,7 +551,7 @@ def compose_documents(text: str) -> list[Node | None]:
     with marks that are lines and offsets of ``text``."""
     try:
         return list(_roots(text))
-    except Exception:  # noqa: BLE001, S110 - read document by document below
+    except Exception:  # read document by document below
         pass
     out: list[Node | None] = []
     chunks = split_documents(text)
@@ -559,7 +559,7 @@ def compose_documents(text: str) -> list[Node | None]:
         end = chunks[k + 1].start if k + 1 < len(chunks) else len(text)
         try:
             roots = list(_roots(_blank(text[:c.start]) + text[c.start:end]))
-        except Exception:  # noqa: BLE001
+        except Exception:
             roots = []
         out.append(roots[0] if roots else None)
     return out
@@ -601,7 +601,7 @@ def file_line(file: str, path: PathT, index: int = 0) -> int | None:
     try:
         with open(file, encoding="utf-8") as f:
             docs = compose_documents(f.read())
-    except Exception:  # noqa: BLE001 - a line is a courtesy; the error itself stands
+    except Exception:  # a line is a courtesy; the error itself stands
         return None
     if index >= len(docs) or docs[index] is None:
         return None

@@ -8,8 +8,9 @@ module only adapts it to pytest (collection, markers, failure reports).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

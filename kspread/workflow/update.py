@@ -17,6 +17,7 @@ the run) is an :class:`UpdateError`, reported as a failure, never a pass.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -52,7 +53,7 @@ class Update:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Update":
+    def from_dict(cls, d: Mapping[str, Any]) -> Update:
         return cls(**d)
 
 
@@ -190,7 +191,7 @@ class Node:
         self.style: str | None = None
         self.target: Node | None = None  # alias: the anchored node
 
-    def get(self, key: str) -> tuple["Node", "Node"] | None:
+    def get(self, key: str) -> tuple[Node, Node] | None:
         if self.kind != "map":
             return None
         for k, v in self.items:
@@ -634,7 +635,7 @@ def plan(path: str, text: str, updates: list[Update], *, whole_file: bool = True
         for op in ops:
             edits.append(_render_json(text, op, nl) if is_json else _render_yaml(text, op, unit, nl))
     edits.sort()
-    for (s1, e1, _), (s2, _, _) in zip(edits, edits[1:]):
+    for (_, e1, _), (s2, _, _) in itertools.pairwise(edits):
         if s2 < e1:
             raise UpdateError("overlapping edits (an anchor shared between updated entries?)")
     new = text
@@ -673,7 +674,7 @@ def _move_anchors(text: str, doc: _Doc, ops: list[_Op], regions: list[_Span]) ->
         return any(s <= n.start and n.end <= e for s, e in regions)
 
     def touched(n: Node) -> bool:
-        return any(s < n.end and n.start < e or (s == e and n.start <= s <= n.end) for s, e in regions)
+        return any((s < n.end and n.start < e) or (s == e and n.start <= s <= n.end) for s, e in regions)
 
     edits: list[_Edit] = []
     by_node = {id(op.node): op for op in ops}
@@ -731,7 +732,7 @@ def _old_docs(path: str, text: str) -> list[Any]:
     if "docs" not in c:
         try:
             c["docs"] = _parse(text, path)
-        except Exception as e:  # noqa: BLE001 - any parse failure of the old text stops the update
+        except Exception as e:  # any parse failure of the old text stops the update
             raise UpdateError(f"cannot read the file: {e}") from None
     return c["docs"]
 
@@ -781,7 +782,7 @@ def _verify(path: str, old_text: str, new_text: str, updates: list[Update], span
                 cache["piece", span] = _load_piece(old_text[span[0]:span[1]], is_json, fast)
             old = cache["piece", span]
             new = _load_piece(new_text[span[0]:span[1] + delta], is_json, fast)
-        except Exception:  # noqa: BLE001 - read the whole file instead
+        except Exception:  # read the whole file instead
             old = new = []
         if len(old) == 1 and len(new) == 1:
             _check_replaced(old, new, updates, lambda u: 0)
@@ -789,7 +790,7 @@ def _verify(path: str, old_text: str, new_text: str, updates: list[Update], span
     old_docs = _old_docs(path, old_text)
     try:
         new_docs = _parse(new_text, path)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise UpdateError(f"the rewritten file would not parse ({e}); not written") from None
     _check_replaced(old_docs, new_docs, updates, lambda u: u.index)
 
