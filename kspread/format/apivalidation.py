@@ -79,7 +79,7 @@ def _name(check: Callable[[str], str | None], name: str, at: At, *field: Any) ->
         raise CaseError(err, at(*field), value=name)
 
 
-OWNER_NAME_CHECKS = {"Service": dns1035_error, "ReplicationController": subdomain_error,
+OWNER_NAME_CHECKS: dict[str, Callable[[str], str | None]] = {"Service": dns1035_error, "ReplicationController": subdomain_error,
                      "ReplicaSet": subdomain_error, "StatefulSet": subdomain_error}
 
 # ---- resources (pkg/apis/core/helper, ValidateResourceRequirements) ------------------------------

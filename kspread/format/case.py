@@ -433,6 +433,7 @@ class _Builder:
         nominated = raw.get("nominatedNode")
         if nominated is not None and nominated not in nodes:
             raise CaseError(f"unknown node {nominated!r}", at("nominatedNode"), value=nominated)
+        containers: tuple[Container, ...]
         if raw.get("requests") is not None:
             containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
         elif raw.get("containers") is not None:
@@ -587,7 +588,10 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             pods.append(p)
 
     # owners
-    services, rcs, rss, sss = [], [], [], []
+    services: list[Service] = []
+    rcs: list[ReplicationController] = []
+    rss: list[ReplicaSet] = []
+    sss: list[StatefulSet] = []
     seen_owners: set[tuple[str, str, str]] = set()
     for raw, at in sections["owners"]:
         kind, name, ns = raw["kind"], raw["name"], raw.get("namespace") or "default"
@@ -598,12 +602,16 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         sel = raw.get("selector")
         if kind in ("Service", "ReplicationController"):
             plain = None if sel is None else parse_labels(sel, at("selector"))
-            (services if kind == "Service" else rcs).append(
-                (Service if kind == "Service" else ReplicationController)(name, ns, plain)
-            )
+            if kind == "Service":
+                services.append(Service(name, ns, plain))
+            else:
+                rcs.append(ReplicationController(name, ns, plain))
         else:
             ls = parse_label_selector(sel, at("selector"))
-            (rss if kind == "ReplicaSet" else sss).append((ReplicaSet if kind == "ReplicaSet" else StatefulSet)(name, ns, ls))
+            if kind == "ReplicaSet":
+                rss.append(ReplicaSet(name, ns, ls))
+            else:
+                sss.append(StatefulSet(name, ns, ls))
 
     # pdbs
     pdbs: list[PodDisruptionBudget] = []

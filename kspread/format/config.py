@@ -410,7 +410,7 @@ def _merge_set(ctx: _Ctx, default: _Set, custom: _Set) -> _Set:
         return _Set(enabled + list(custom.enabled), list(custom.disabled))
     custom_by_name = {e.name: (i, e) for i, e in enumerate(custom.enabled)}
     replaced: set[int] = set()
-    enabled: list[_Entry] = []
+    enabled = []
     if "*" not in disabled_names:
         for e in default.enabled:
             if e.name in disabled_names:

@@ -576,11 +576,11 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
     chosen: list[tuple[str, int, dict]] = []  # (creationTimestamp, dump order, item)
     for i, obj in enumerate(by_kind["Pod"]):
         meta = _meta(obj)
-        key = (meta.get("namespace") or "default", meta["name"])
-        if incoming == key or (incoming == PENDING and _pending_reason(obj) is None):
+        pod_key = (meta.get("namespace") or "default", meta["name"])
+        if incoming == pod_key or (incoming == PENDING and _pending_reason(obj) is None):
             why = _pending_reason(obj)
             if why is not None:
-                raise ImportFailed(f"pod {key[0]}/{key[1]} is not a pending pod of default-scheduler ({why})")
+                raise ImportFailed(f"pod {pod_key[0]}/{pod_key[1]} is not a pending pod of default-scheduler ({why})")
             r = cv.pod(obj, incoming=True)
             if r is not None:
                 chosen.append((str(meta.get("creationTimestamp") or ""), i, r[1]))
@@ -760,9 +760,9 @@ def _check(doc: dict, warn: Warn, max_drops: int = 100) -> None:
             return
         except CaseError as e:
             p = e.path
-            droppable = len(p) >= 2 and p[0] in _SECTIONS and isinstance(p[1], int)
-            if droppable and p[1] < len(doc.get(p[0]) or []):
-                item = doc[p[0]].pop(p[1])
+            at = p[1] if len(p) >= 2 and p[0] in _SECTIONS else None
+            if isinstance(at, int) and at < len(doc.get(p[0]) or []):
+                item = doc[p[0]].pop(at)
                 what = item.get("name") if isinstance(item, dict) else item
                 if isinstance(item, dict) and p[0] == "objects":
                     what = f"{item.get('kind')} {_meta(item).get('name')}"

@@ -30,9 +30,10 @@ from kspread.format.schema import validate
 from kspread.format.yamlio import Document, node_line
 
 try:
-    import yaml_rs  # type: ignore[import-not-found]
+    import yaml_rs
 except ImportError:  # optional: pip install kspread[fast]
-    yaml_rs = None
+    # the module when installed (it is typed), Any when not: the ignore is needed in one case only
+    yaml_rs = None  # type: ignore[assignment, unused-ignore]
 
 # yaml-rs pays off above this size; below it libyaml is quick enough.
 FAST_YAML_THRESHOLD = 1 << 20
@@ -101,9 +102,9 @@ def _has_path(data: Any, path: PathT) -> bool:
     if not path:
         return False
     for part in path:
-        if (isinstance(data, Mapping) and part in data) or (
-            isinstance(data, list) and isinstance(part, int) and part < len(data)
-        ):
+        if isinstance(data, Mapping) and part in data:  # noqa: SIM114 - the arms narrow differently
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
             data = data[part]
         else:
             return False

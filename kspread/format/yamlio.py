@@ -26,9 +26,9 @@ documents).
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from yaml.composer import Composer, ComposerError
@@ -38,7 +38,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from kspread.errors import CaseError, PathT
 
 try:
-    from yaml._yaml import CParser  # type: ignore[import-not-found]
+    from yaml._yaml import CParser
 except ImportError:  # PyYAML without libyaml
     CParser = None  # type: ignore[assignment, misc]
 
@@ -218,7 +218,9 @@ class _StrictConstructor(SafeConstructor):
 
     def construct_mapping(self, node: Node, deep: bool = False) -> dict:
         if not isinstance(node, MappingNode):
-            raise ConstructorError(None, None, f"expected a mapping node, but found {node.id}", node.start_mark)
+            # every concrete node class has its id ('scalar', 'sequence'); yaml.nodes.Node does not
+            found = getattr(node, "id", None)
+            raise ConstructorError(None, None, f"expected a mapping node, but found {found}", node.start_mark)
         n_merged = self._flatten(node)
         mapping: dict = {}
         lines: dict = {}
@@ -247,18 +249,23 @@ _Resolvers = {
 }
 
 
+_N = TypeVar("_N", bound=Node)
+
+
 class _GuardedComposer(Composer):
     """PyYAML's Python composer with a bound on the nesting of collections."""
 
     _depth = 0
+    # from the parser the loader class mixes in
+    peek_event: Callable[[], Any]
 
-    def compose_sequence_node(self, anchor: Any) -> Node:
+    def compose_sequence_node(self, anchor: Any) -> SequenceNode:
         return self._collection(Composer.compose_sequence_node, anchor, "flow sequence")
 
-    def compose_mapping_node(self, anchor: Any) -> Node:
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:
         return self._collection(Composer.compose_mapping_node, anchor, "flow mapping")
 
-    def _collection(self, compose: Any, anchor: Any, what: str) -> Node:
+    def _collection(self, compose: Callable[[Composer, Any], _N], anchor: Any, what: str) -> _N:
         start = self.peek_event()
         if self._depth >= MAX_DEPTH:
             raise ComposerError(None, None, f"the data nests more than {MAX_DEPTH} levels deep", start.start_mark)
@@ -281,7 +288,7 @@ def _opened_in(e: yaml.MarkedYAMLError, start: Any, what: str) -> None:
 
 if CParser is not None:
 
-    class FastLoader(CParser, _StrictConstructor, yaml.resolver.Resolver):  # type: ignore[misc, valid-type]
+    class FastLoader(CParser, _StrictConstructor, yaml.resolver.Resolver):
         """libyaml's parser and composer: for texts that cannot nest deeply."""
 
         def __init__(self, stream: str) -> None:
@@ -289,7 +296,7 @@ if CParser is not None:
             _StrictConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
 
-    class Loader(_GuardedComposer, CParser, _StrictConstructor, yaml.resolver.Resolver):  # type: ignore[misc, valid-type]
+    class Loader(_GuardedComposer, CParser, _StrictConstructor, yaml.resolver.Resolver):
         """libyaml's parser, PyYAML's composer (bounded depth)."""
 
         def __init__(self, stream: str) -> None:
@@ -312,7 +319,7 @@ else:  # pragma: no cover - PyYAML without libyaml
             _StrictConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
 
-    FastLoader = Loader  # type: ignore[misc]
+    FastLoader = Loader  # type: ignore[assignment, misc]  # one class or the other, by the branch
 
 Loader.yaml_implicit_resolvers = _Resolvers
 FastLoader.yaml_implicit_resolvers = _Resolvers

@@ -137,8 +137,8 @@ class _Output:
             try:
                 from rich.console import Console
             except ImportError:  # pragma: no cover - rich is a dependency
-                Console = None
-            if Console is not None:
+                pass
+            else:
                 self.console = Console(highlight=False)
 
     def error(self, text: str) -> None:
@@ -235,7 +235,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                     raise asserts_nothing(doc)
             except CaseError as e:
                 doc.place(e)
-                if expected_error(doc) is not None and expected_error(doc) in str(e):
+                want = expected_error(doc)
+                if want is not None and want in str(e):
                     report.append({**entry, "valid": True, "expectedError": str(e)})
                     continue
                 invalid(entry, str(e))

@@ -290,7 +290,7 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     from deepdiff import DeepDiff
 
     want = {k: expect[k] for k in EXPECT_KEYS if k in expect}
-    have = {k: actual.get(k) for k in want}
+    have: dict[str, Any] = {k: actual.get(k) for k in want}
     # only compare what the expectation names
     for k in ("filter", "totals", "placements"):
         if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
