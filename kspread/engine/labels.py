@@ -8,9 +8,10 @@ carry. Conversion and validation follow upstream.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from functools import lru_cache
+from typing import Any
 
 from kspread.errors import CaseError, PathT
 
@@ -125,7 +126,7 @@ class Selector:
         """``Selector.Empty()``: true for Everything, false for Nothing."""
         return not self.nothing and not self.requirements
 
-    def add(self, *reqs: Requirement) -> "Selector":
+    def add(self, *reqs: Requirement) -> Selector:
         if self.nothing:
             return self
         return Selector(self.requirements + tuple(reqs))

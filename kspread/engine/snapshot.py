@@ -23,7 +23,7 @@ the same plugin code then reads columns computed from those NodeInfos.
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -167,7 +167,7 @@ class NodeInfo:
     def name(self) -> str:
         return self.node.name
 
-    def clone(self) -> "NodeInfo":
+    def clone(self) -> NodeInfo:
         c = NodeInfo(self.node, self._version, self._matcher, self._requests)
         c.pods = dict(self.pods)
         c.requested = dict(self.requested)
@@ -178,7 +178,7 @@ class NodeInfo:
         c.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
         return c
 
-    def add_pod(self, pod: Pod, entry: "PodEntry | None" = None) -> None:
+    def add_pod(self, pod: Pod, entry: PodEntry | None = None) -> None:
         key = pod.key
         self.pods[key] = pod
         e = entry if entry is not None else self._requests.get(pod)
@@ -327,7 +327,7 @@ class Snapshot:
             self._static_codes[key] = hit
         return hit
 
-    def nodes(self, positions: np.ndarray | None = None) -> "NodeSet":
+    def nodes(self, positions: np.ndarray | None = None) -> NodeSet:
         return NodeSet(self, self.all_positions if positions is None else positions)
 
     def infos_with_affinity_pods(self, required_anti_affinity: bool = False) -> list[NodeInfo]:
@@ -484,7 +484,7 @@ class NodeSet:
         self.overrides = overrides
 
     @staticmethod
-    def of(*infos: NodeInfo) -> "NodeSet":
+    def of(*infos: NodeInfo) -> NodeSet:
         return NodeSet(None, None, infos)
 
     def __len__(self) -> int:
@@ -513,7 +513,7 @@ class NodeSet:
         """The node names, listed only when read."""
         return _Lazy(lambda: self.names, len(self))
 
-    def subset(self, where: np.ndarray) -> "NodeSet":
+    def subset(self, where: np.ndarray) -> NodeSet:
         """The nodes at ``where`` (positions within this set)."""
         if self.snapshot is not None:
             over = None if self.overrides is None else {k: v[where] for k, v in self.overrides.items()}

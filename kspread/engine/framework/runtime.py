@@ -10,12 +10,12 @@ run the same code over a one-node set."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from kspread.errors import CaseError
 from kspread.engine.framework.handle import Handle
 from kspread.engine.framework.interface import (
     Filtered,
@@ -32,6 +32,7 @@ from kspread.engine.framework.registry import resolve
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.errors import CaseError
 
 
 @dataclass

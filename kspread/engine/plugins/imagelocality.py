@@ -18,7 +18,7 @@ digests and other spellings are compared as written, as upstream does.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -94,14 +94,14 @@ class _State:
         self.states = states
         self.total = total
 
-    def clone(self) -> "_State":
+    def clone(self) -> _State:
         return self
 
 
 @register("ImageLocality", first=12)
 class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
     _KEY = "PreScoreImageLocality(kspread)"
-    _states: "_State | None" = None
+    _states: _State | None = None
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
         snap = self.handle.snapshot

@@ -27,14 +27,14 @@ nodes report.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from kspread.errors import CaseError
 from kspread.engine.framework.interface import (
-    FilterPlugin,
     Filtered,
+    FilterPlugin,
     Plugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -54,6 +54,7 @@ from kspread.engine.plugins.nodematch import (
 )
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
 
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"

@@ -19,8 +19,9 @@ predicate and priority) are not implemented: the registry rejects them.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -179,7 +180,7 @@ class CriticalPaths:
         self.values = ["", ""]
         self.nums = [MAX_INT32, MAX_INT32]
 
-    def clone(self) -> "CriticalPaths":
+    def clone(self) -> CriticalPaths:
         c = CriticalPaths()
         c.values = list(self.values)
         c.nums = list(self.nums)
@@ -218,7 +219,7 @@ class PreFilterState:
     # None when the MinDomains gate is off)
     domains_at_prefilter: list[int | None] = field(default_factory=list)
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return PreFilterState(
             self.constraints,
             [dict(m) for m in self.match_num],

@@ -25,8 +25,8 @@ Version differences: ``kspread.engine.versions.ResourceScoringFlags``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -18,11 +18,11 @@ Reason text by version (``err_reason``):
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from kspread.engine.framework.interface import FilterPlugin, Filtered, Plugin, PreScorePlugin, ScorePlugin
+from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, PreScorePlugin, ScorePlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SUCCESS, CycleState, Status, unresolvable
 from kspread.engine.model import Node, Pod, Taint, Toleration
