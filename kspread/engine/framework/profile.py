@@ -82,7 +82,7 @@ def _refs(raw: Any, path: PathT, weighted: bool) -> list[PluginRef]:
 def profile_from_case(raw: Mapping[str, Any], version: Version) -> Profile:
     path = ("profile",)
     extenders = []
-    for i, e in enumerate(raw.get("extenders") or []):
+    for e in raw.get("extenders") or []:
         extenders.append(
             Extender(
                 name=e["name"],

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 # the strategy names, with NodeResourcesFitArgs' validation: kspread.engine.framework.args
-from kspread.engine.framework.args import LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO  # noqa: E402
+from kspread.engine.framework.args import LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
 from kspread.engine.framework.interface import Plugin, PreScorePlugin, ScorePlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
