@@ -228,7 +228,9 @@ def parse_selector_requirement(raw: Any, path: PathT, operators: Iterable[str]) 
         if k not in ("key", "operator", "values"):
             raise CaseError(f"unknown field {k!r} in a selector requirement", [*path, str(k)])
     key = raw.get("key")
-    err = qualified_name_error(key) if key is not None else "key is required"
+    if key is None:
+        raise CaseError("key is required", [*path, "key"], value=key)
+    err = qualified_name_error(key)
     if err:
         raise CaseError(err, [*path, "key"], value=key)
     op = raw.get("operator")

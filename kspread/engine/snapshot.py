@@ -24,6 +24,7 @@ the same plugin code then reads columns computed from those NodeInfos.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -36,6 +37,8 @@ GroupKey = tuple[str, frozenset]  # (namespace, frozenset of label items)
 
 
 PortKey = tuple[str, str, int]  # (hostIP, protocol, hostPort)
+
+_H = TypeVar("_H", bound=Hashable)  # a static node property that NodeSet.evaluate evaluates once per value
 
 
 def has_pod_affinity(pod: Pod) -> bool:
@@ -457,7 +460,7 @@ class _Lazy(Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         return self._items()[i]
 
     def __iter__(self):
@@ -550,10 +553,10 @@ class NodeSet:
         by the snapshot) and the distinct values, for evaluating once per value."""
         if self.snapshot is not None:
             col, values = self.snapshot.static_codes(key, fn)
-            return col[self.positions], values  # type: ignore[index]
+            return col[self.positions], values
         return _codes([i.node for i in self.infos], fn)
 
-    def evaluate(self, key: Hashable, fn: Callable[[Node], Hashable], value_fn: Callable[[Hashable], object],
+    def evaluate(self, key: Hashable, fn: Callable[[Node], _H], value_fn: Callable[[_H], object],
                  dtype=np.intp) -> np.ndarray:
         """``value_fn(fn(node))`` per node, calling ``value_fn`` once per distinct value."""
         col, values = self.codes(key, fn)

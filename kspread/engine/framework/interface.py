@@ -87,6 +87,8 @@ class Plugin:
 
 
 class PreFilterPlugin:
+    name: str  # the Plugin's, which every plugin also is
+
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         raise NotImplementedError
 
@@ -102,6 +104,8 @@ class PreFilterPlugin:
 
 
 class FilterPlugin:
+    name: str  # the Plugin's, which every plugin also is
+
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         """True when this cycle's Filter reads nothing of a node but the NodeSet's
         columns and static node data (labels, taints, name, allocatable): it may then
@@ -123,16 +127,22 @@ class FilterPlugin:
 
 
 class PostFilterPlugin:
+    name: str  # the Plugin's, which every plugin also is
+
     def post_filter(self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]) -> tuple[Any, Status]:
         raise NotImplementedError
 
 
 class PreScorePlugin:
+    name: str  # the Plugin's, which every plugin also is
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
         raise NotImplementedError
 
 
 class ScorePlugin:
+    name: str  # the Plugin's, which every plugin also is
+
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         """Scores of the nodes (int64); by default the one-node ``score`` per node. A
         non-success status raises ``SchedulingError`` (the runtime names the plugin)."""

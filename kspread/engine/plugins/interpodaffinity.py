@@ -495,8 +495,8 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
                 hits = [(t, w) for t, w in weighted if t.matches(namespace, labels, {})]
                 for node_name, n in (per_node.items() if hits else ()):
                     node = infos[node_name].node
-                    for t, w in hits:
-                        add(t.topology_key, node, w * n)
+                    for t, weight in hits:
+                        add(t.topology_key, node, weight * n)
         ns_labels = self._namespace_labels(pod.namespace)
         hard = self.hard_pod_affinity_weight
         for ni in snap.infos_with_affinity_pods():

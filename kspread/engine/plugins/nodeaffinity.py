@@ -28,7 +28,7 @@ nodes report.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -225,7 +225,7 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         """Once per distinct combination of the labels the preferred terms read."""
-        preferred = state.read(PRE_SCORE_KEY)
+        preferred = cast("tuple[PreferredSchedulingTerm, ...]", state.read(PRE_SCORE_KEY))  # pre_score's
         whole = preference_matches_whole_term(self.version)
 
         def score(node: Node) -> int:

@@ -410,12 +410,12 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         else:
             base = has_all if inclusion else has_all & affinity_ok
             untolerated = None
-            for c, (codes, values), count in zip(constraints, keys, counts):
+            for con, (codes, values), count in zip(constraints, keys, counts):
                 mask = base
                 if inclusion:
-                    if c.node_affinity_policy == HONOR:
+                    if con.node_affinity_policy == HONOR:
                         mask = mask & affinity_ok
-                    if c.node_taints_policy == HONOR:
+                    if con.node_taints_policy == HONOR:
                         if untolerated is None:
                             untolerated = nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
                                 t, pod.tolerations, do_not_schedule_taints) is not None, bool)
