@@ -149,7 +149,7 @@ def worker(spec: dict) -> dict:
     out["build_s"] = t2 - t1
     out["rss_loaded_mb"] = _rss_mb()
     t3 = time.perf_counter()
-    sched, results, placements = run_case(case)
+    _, _, placements = run_case(case)
     t4 = time.perf_counter()
     out["run_s"] = t4 - t3
     out["bound"] = sum(1 for v in placements.values() if v is not None)

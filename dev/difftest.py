@@ -30,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kspread.format.case import build_case
 from kspread.engine.framework.profile import default_plugins
 from kspread.engine.scheduler import run_case
 from kspread.engine.versions import make_version
+from kspread.format.case import build_case
 
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity"]
@@ -522,7 +522,7 @@ def main() -> int:
                 case = build_case(doc, cid)
                 _, results, _ = run_case(case)
                 diffs = compare(o, results[-1], case)
-            except Exception as e:  # noqa: BLE001 -- a kspread error on a valid cluster is a difference too
+            except Exception as e:  # a kspread error on a valid cluster is a difference too
                 diffs = [("(kspread)", "exception", f"{type(e).__name__}: {e}")]
             case_unexplained = False
             seen_plugins = set()

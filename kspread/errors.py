@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 PathT = Sequence[str | int]
 
@@ -43,7 +44,7 @@ class CaseError(Exception):
         self.file = file
         self.line = line
 
-    def located(self, file: str | None, line: int | None) -> "CaseError":
+    def located(self, file: str | None, line: int | None) -> CaseError:
         if self.file is None:
             self.file = file
         if self.line is None:

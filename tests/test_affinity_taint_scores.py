@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from kspread.format.case import build_case
-from kspread.errors import CaseError
 from kspread.engine.framework.interface import NodeScore
 from kspread.engine.labels import Requirement
 from kspread.engine.model import Node, NodeSelectorTerm, PreferredSchedulingTerm, Taint, Toleration
 from kspread.engine.plugins import nodeaffinity, tainttoleration
 from kspread.engine.plugins.nodematch import default_normalize_score, preference_expressions_match
-from kspread.workflow.runner import run_loaded
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
+from kspread.format.case import build_case
+from kspread.workflow.runner import run_loaded
 
 
 def _run(doc: str):

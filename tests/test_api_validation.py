@@ -332,8 +332,8 @@ def test_pdb_amounts(tmp_path, amount, message):
 @pytest.mark.parametrize("field, body", [
     ("pod.priority", "pod: {name: p, priority: 2147483648}"),
     ("pod.topologySpreadConstraints[0].maxSkew",
-     "pod: {name: p, topologySpreadConstraints: [{maxSkew: 2147483648, topologyKey: zone, "
-     "whenUnsatisfiable: DoNotSchedule}]}"),
+     ("pod: {name: p, topologySpreadConstraints: [{maxSkew: 2147483648, topologyKey: zone, "
+      "whenUnsatisfiable: DoNotSchedule}]}")),
 ])
 def test_int32_ranges(tmp_path, field, body):
     fails(tmp_path, f"""\

@@ -214,8 +214,8 @@ def test_loading_never_runs_code(tmp_path):
      "pod.topologySpreadConstraints[0].maxSkew: 0 is less than the minimum of 1"),
     ("{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [app]}",
      "matchLabelKeys: matchLabelKeys cannot be set when labelSelector is nil"),
-    ("{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [app],"
-     " labelSelector: {matchLabels: {app: a}}}",
+    (("{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [app],"
+      " labelSelector: {matchLabels: {app: a}}}"),
      "matchLabelKeys[0]: key 'app' exists in both matchLabelKeys and labelSelector"),
 ])
 def test_topology_spread_constraint_validation(tmp_path, tsc, msg):

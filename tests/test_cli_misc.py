@@ -9,6 +9,7 @@ from importlib.metadata import version
 
 from kspread.workflow.cli import main as cli_main
 
+
 def test_version(capsys):
     try:
         cli_main(["--version"])

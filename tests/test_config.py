@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from kspread.format.config import accepted_apis, load_config
-from kspread.errors import CaseError
 from kspread.engine.framework.profile import default_profile
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
+from kspread.format.config import accepted_apis, load_config
 
 FILTER_ORDER = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
                 "VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits",

@@ -3,8 +3,8 @@ whose allocatable omits pods."""
 
 import yaml
 
-from kspread.format.case import build_case
 from kspread.engine.resources import node_non_zero_requests, pod_requests
+from kspread.format.case import build_case
 from kspread.workflow.runner import run_loaded
 
 

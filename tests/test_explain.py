@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from kspread.format.case import build_case
-from kspread.workflow.explain import CycleExplanation, explain_cycle, explain_cycles, explain_run
 from kspread.engine.framework.status import Code, Status
 from kspread.engine.model import Pod
 from kspread.engine.plugins.defaultpreemption import pick_one_node_steps
 from kspread.engine.scheduler import CycleResult, run_case
 from kspread.engine.versions import Version
+from kspread.format.case import build_case
+from kspread.workflow.explain import CycleExplanation, explain_cycle, explain_cycles, explain_run
 from tests.helpers import verdict, write_case
 
 FIT = {"filter": ["NodeResourcesFit"], "postFilter": ["DefaultPreemption"]}

@@ -69,7 +69,7 @@ def test_node_selector_requires_equal_values_including_empty():
 
 
 def test_name_conflict_set():
-    f = lambda *names: NodeSelectorTerm((), tuple(Requirement("metadata.name", "In", (n,)) for n in names))  # noqa
+    f = lambda *names: NodeSelectorTerm((), tuple(Requirement("metadata.name", "In", (n,)) for n in names))  # noqa: E731
     assert nodeaffinity.required_node_names(_req(f("n1", "n2"))) == set()
     assert nodeaffinity.required_node_names(_req(f("n1"), f("n2"))) == {"n1", "n2"}
     assert nodeaffinity.required_node_names(_req(f("n1"), NodeSelectorTerm((Requirement("a", "Exists"),)))) is None

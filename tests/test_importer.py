@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from kspread.format import importer
-from kspread.workflow.cli import main as cli_main
 from kspread.format.loader import load_case, read_file
+from kspread.workflow.cli import main as cli_main
 from kspread.workflow.runner import check
 
 # A small cluster as `kubectl get nodes,pods,services,replicationcontrollers,replicasets,
@@ -1341,8 +1341,8 @@ def test_version_from_the_kubelets(tmp_path):
     differ = yaml.safe_dump({"kind": "List", "items": [_kubelet_node("a", "v1.26.0"), _kubelet_node("b", "v1.27.1")]})
     out, warnings = _import(tmp_path, differ)
     assert '\nversion: "1.27"\n' in out
-    assert warnings == ["the nodes' kubelets run different versions (1.26, 1.27): the case takes the newest, 1.27; "
-                        "give --version for the control plane's"]
+    assert warnings == [("the nodes' kubelets run different versions (1.26, 1.27): the case takes the newest, 1.27; "
+                         "give --version for the control plane's")]
     out, _ = _import(tmp_path, differ, version="1.25")
     assert '\nversion: "1.25"\n' in out
     old = yaml.safe_dump({"kind": "List", "items": [_kubelet_node("a", "v1.9.0")]})

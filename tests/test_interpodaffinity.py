@@ -9,15 +9,22 @@ import pytest
 import yaml
 
 from kspread.engine.framework.args import decode_args
-from kspread.format.case import build_case
 from kspread.engine.framework.interface import NodeScore
 from kspread.engine.framework.status import Code, CycleState
 from kspread.engine.labels import EVERYTHING, LabelSelector, Requirement
-from kspread.engine.model import Affinity, Node, Pod, PodAffinityRules, PodAffinityTerm, WeightedPodAffinityTerm
+from kspread.engine.model import (
+    Affinity,
+    Node,
+    Pod,
+    PodAffinityRules,
+    PodAffinityTerm,
+    WeightedPodAffinityTerm,
+)
 from kspread.engine.plugins import interpodaffinity as ipa
-from kspread.workflow.runner import run_loaded
 from kspread.engine.snapshot import NodeInfo, SelectorCache, Snapshot
 from kspread.engine.versions import Version
+from kspread.format.case import build_case
+from kspread.workflow.runner import run_loaded
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -357,7 +364,7 @@ pod: {{name: p, namespace: prod, labels: {{app: web}}}}
 
 
 def test_unlisted_namespaces_exist_without_labels():
-    sched, plugin, state, st, pod = _plugin_and_state(
+    _, _, state, _, _ = _plugin_and_state(
         pods="[{name: w, namespace: elsewhere, node: n1, labels: {app: web}}]",
         pod_affinity="{podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: "
                      "{matchLabels: {app: web}}, namespaceSelector: {matchExpressions: [{key: team, operator: "

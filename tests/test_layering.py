@@ -98,9 +98,6 @@ def test_case_format_has_no_import_circle_even_through_deferred_imports():
     graph = {mod: {m for m in _imported(p) if m in fmt.values()} for p, mod in fmt.items()}
 
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        for d in graph[start]:
-            if d == goal or (d not in seen and reaches(d, goal, seen | {d})):
-                return True
-        return False
+        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start])
 
     assert sorted(m for m in graph if reaches(m, m, {m})) == []

@@ -51,7 +51,7 @@ def _keys(text: str) -> list[tuple[int, int, str, str | None, int]]:
         def walk(n, parent):
             if isinstance(n, yaml.MappingNode):
                 for k, v in n.value:
-                    out.append((k.start_mark.line, k.start_mark.column, k.value, parent, di))
+                    out.append((k.start_mark.line, k.start_mark.column, k.value, parent, di))  # noqa: B023 - walked at once
                     walk(v, k.value)
             elif isinstance(n, yaml.SequenceNode):
                 for v in n.value:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from kspread.format.case import build_case
 from kspread.engine.framework.status import Code, CycleState
+from kspread.engine.model import Container, Node, Pod
 from kspread.engine.plugins.noderesources_fit import fits_request, pod_resource_request, status_of
 from kspread.engine.scheduler import Scheduler
 from kspread.engine.snapshot import NodeInfo, SelectorCache
 from kspread.engine.versions import Version
-from kspread.engine.model import Container, Node, Pod
+from kspread.format.case import build_case
 
 
 def _node(**alloc) -> Node:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import write_case
 from kspread.engine.framework.args import ARGS_TYPES, decode_args
 from kspread.engine.framework.registry import UPSTREAM
 from kspread.engine.scheduler import Scheduler
@@ -17,8 +18,6 @@ from kspread.engine.versions import Version
 from kspread.errors import CaseError
 from kspread.format.loader import load_case, read_file
 from kspread.workflow.cli import main as cli_main
-
-from helpers import write_case
 
 SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "case.schema.json"
 
@@ -199,11 +198,11 @@ def test_case_schema_and_table_agree():
 # (plugin, version, args, field path below the plugin, message)
 INVALID = [
     ("NodeResourcesFit", "1.30", {"scoringStrategy": {"type": "Most"}}, "scoringStrategy.type",
-     'Unsupported value: "Most": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio" '
-     "(got 'Most')"),
+     ('Unsupported value: "Most": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio" '
+      "(got 'Most')")),
     ("NodeResourcesFit", "1.30", {"scoringStrategy": {"resources": [{"name": "cpu"}]}}, "scoringStrategy.type",
-     'Unsupported value: "": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio" '
-     "(got '')"),
+     ('Unsupported value: "": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio" '
+      "(got '')")),
     ("NodeResourcesFit", "1.30", {"scoringStrategy": {"type": "LeastAllocated",
                                                       "resources": [{"name": "cpu", "weight": 101}]}},
      "scoringStrategy.resources[0].weight", "resource weight of cpu not in valid range (0, 100] (got 101)"),

@@ -7,8 +7,6 @@ import math
 import pytest
 import yaml
 
-from kspread.format.case import build_case
-from kspread.errors import CaseError
 from kspread.engine.framework.args import decode_args
 from kspread.engine.framework.interface import NodeScore
 from kspread.engine.labels import EVERYTHING, NOTHING, Requirement, Selector
@@ -24,8 +22,10 @@ from kspread.engine.plugins.podtopologyspread import (
     score_for_count,
     topology_normalizing_weight,
 )
-from kspread.workflow.runner import run_loaded
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
+from kspread.format.case import build_case
+from kspread.workflow.runner import run_loaded
 
 ZONE = "topology.kubernetes.io/zone"
 

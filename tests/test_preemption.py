@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from kspread.format.case import build_case
 from kspread.engine.framework.status import Code
 from kspread.engine.labels import LabelSelector
 from kspread.engine.model import Pod, PodDisruptionBudget
@@ -17,6 +16,7 @@ from kspread.engine.plugins.defaultpreemption import (
 )
 from kspread.engine.scheduler import run_case
 from kspread.engine.versions import Version
+from kspread.format.case import build_case
 
 FIT = {"filter": ["NodeResourcesFit"], "postFilter": ["DefaultPreemption"]}
 

@@ -2,7 +2,6 @@ from fractions import Fraction
 
 import pytest
 
-from kspread.errors import CaseError
 from kspread.engine.labels import (
     EVERYTHING,
     NOTHING,
@@ -13,6 +12,7 @@ from kspread.engine.labels import (
     selector_from_set,
 )
 from kspread.engine.quantity import QuantityError, parse_quantity, resource_amount
+from kspread.errors import CaseError
 
 
 @pytest.mark.parametrize("raw,want", [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kspread.errors import CaseError
+from kspread.engine.framework.args import parse_shape
 from kspread.engine.framework.profile import default_plugins
 from kspread.engine.model import Container, ContainerPort, Node, Pod
 from kspread.engine.plugins.imagelocality import calculate_priority, normalized_image_name, scaled_image_score
@@ -23,11 +23,11 @@ from kspread.engine.plugins.resource_allocation import (
     most_requested_score,
     rtcr_resource_score,
 )
-from kspread.engine.framework.args import parse_shape
 from kspread.engine.plugins.volumes import reject_volumes
 from kspread.engine.resources import DEFAULT_MEMORY_REQUEST, node_non_zero_requests, scoring_requests
 from kspread.engine.snapshot import NodeInfo, SelectorCache
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
 
 Mi = 1024 * 1024
 
@@ -163,7 +163,7 @@ def test_volumes_are_rejected_with_the_plugin_named():
         version = Version(24)
 
     reject_volumes(_P(), Pod("p"))
-    with pytest.raises(CaseError, match="volume scheduling is not supported by kspread.*VolumeZone"):
+    with pytest.raises(CaseError, match=r"volume scheduling is not supported by kspread.*VolumeZone"):
         reject_volumes(_P(), Pod("p", uses_persistent_volumes=True))
 
 

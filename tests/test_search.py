@@ -5,9 +5,9 @@ where the next cycle starts."""
 
 import yaml
 
+from kspread.engine.scheduler import Scheduler, run_case
 from kspread.format.case import build_case
 from kspread.workflow.runner import run_loaded
-from kspread.engine.scheduler import Scheduler, run_case
 
 NODES_120 = "[" + ", ".join(f"n{i}" for i in range(1, 121)) + "]"
 
@@ -115,9 +115,9 @@ expect:
 
 
 def test_explain_says_why_a_feasible_node_was_not_searched(capsys):
-    from kspread.workflow.cli import main as cli_main
-
     from pathlib import Path
+
+    from kspread.workflow.cli import main as cli_main
 
     case_file = Path(__file__).resolve().parent.parent / "cases" / "profiles" / "search.yaml"
     assert cli_main(["explain", str(case_file), "--case", "search-nominated-node-first"]) == 0

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from kspread.workflow.cli import main
 from kspread.format.loader import read_file
-from kspread.workflow.runner import check
 from kspread.format.yamlio import MAX_DEPTH, load_strict, read_documents
+from kspread.workflow.cli import main
+from kspread.workflow.runner import check
 
 CASE = """\
 apiVersion: kspread/v1
@@ -157,14 +157,14 @@ def test_duplicate_key_in_json(tmp_path):
 
 @pytest.mark.parametrize("head,msg", [
     ("apiVersion: kspread/v1\nkind: case\n",
-     "c.yaml:2: kind: a document with apiVersion kspread/v1 must be kind: Case (the only kind of the kspread "
-     "group) (got 'case')"),
+     ("c.yaml:2: kind: a document with apiVersion kspread/v1 must be kind: Case (the only kind of the kspread "
+      "group) (got 'case')")),
     ("apiVersion: kspread.io/v1\nkind: Case\n",
-     "c.yaml:1: apiVersion: a kind: Case document must have apiVersion: kspread/v1 (the case format this kspread "
-     "reads) (got 'kspread.io/v1')"),
+     ("c.yaml:1: apiVersion: a kind: Case document must have apiVersion: kspread/v1 (the case format this kspread "
+      "reads) (got 'kspread.io/v1')")),
     ("kind: Case\n",
-     "c.yaml:1: apiVersion: a kind: Case document must have apiVersion: kspread/v1 (the case format this kspread "
-     "reads) (got None)"),
+     ("c.yaml:1: apiVersion: a kind: Case document must have apiVersion: kspread/v1 (the case format this kspread "
+      "reads) (got None)")),
 ])
 def test_a_near_case_is_an_error_not_skipped(tmp_path, pytester, head, msg):
     body = case().split("\n", 2)[2]
@@ -231,16 +231,16 @@ def test_empty_expect_is_filled_by_pytest_update(pytester):
 
 @pytest.mark.parametrize("change,line,msg", [
     (("expect: {selected: [n1, n2]}", "expect: {scores: {NodeAffinity: {n1: 0}}}"), 8,
-     "expect.scores.NodeAffinity: plugin 'NodeAffinity': not a score plugin of the profile (its score plugins: "
-     "SelectorSpread) (got 'NodeAffinity')"),
+     ("expect.scores.NodeAffinity: plugin 'NodeAffinity': not a score plugin of the profile (its score plugins: "
+      "SelectorSpread) (got 'NodeAffinity')")),
     (("expect: {selected: [n1, n2]}", "expect:\n  rawScores:\n    ext: {n1: 1}"), 10,
      "expect.rawScores.ext: plugin 'ext': 'ext' is an extender: extender scores count in `totals` only (got 'ext')"),
     (("expect: {selected: [n1, n2]}", "expect: {placements: {p: n1}}"), 8,
-     "expect.placements: placements are for a `schedule` of incoming pods; this case schedules one `pod` "
-     "(compare `selected` or `preemption` instead)"),
+     ("expect.placements: placements are for a `schedule` of incoming pods; this case schedules one `pod` "
+      "(compare `selected` or `preemption` instead)")),
     (("expect: {selected: [n1, n2]}", "expect: {preemption: null}"), 8,
-     "expect.preemption: preemption never runs: the profile has no PostFilter plugin (list DefaultPreemption "
-     "under postFilter)"),
+     ("expect.preemption: preemption never runs: the profile has no PostFilter plugin (list DefaultPreemption "
+      "under postFilter)")),
     (("expect: {selected: [n1, n2]}", "expect: {filter: {n3: Success}}"), 8,
      "expect.filter.n3: unknown node 'n3' (got 'n3')"),
 ])
@@ -255,10 +255,10 @@ def test_expect_names_only_what_the_case_has(tmp_path, change, line, msg):
 
 
 @pytest.mark.parametrize("version,plugins", [
-    ("1.24", "TaintToleration, NodeAffinity, NodeResourcesFit, VolumeBinding, PodTopologySpread, InterPodAffinity, "
-             "NodeResourcesBalancedAllocation, ImageLocality"),
-    ("1.17", "NodeResourcesBalancedAllocation, ImageLocality, InterPodAffinity, NodeResourcesLeastAllocated, "
-             "NodeAffinity, NodePreferAvoidPods, TaintToleration, SelectorSpread"),
+    ("1.24", ("TaintToleration, NodeAffinity, NodeResourcesFit, VolumeBinding, PodTopologySpread, InterPodAffinity, "
+              "NodeResourcesBalancedAllocation, ImageLocality")),
+    ("1.17", ("NodeResourcesBalancedAllocation, ImageLocality, InterPodAffinity, NodeResourcesLeastAllocated, "
+              "NodeAffinity, NodePreferAvoidPods, TaintToleration, SelectorSpread")),
 ])
 def test_plugins_in_expect_of_the_default_profile(tmp_path, version, plugins):
     p = tmp_path / "c.yaml"
@@ -291,12 +291,12 @@ expect:
     ("  preemption: {node: n1, victims: [low]}\n", "11: expect.preemption.victims[0]: unknown pod 'low' (got 'low')"),
     ("  candidates: {n2: [team/low]}\n", "11: expect.candidates.n2: unknown node 'n2' (got 'n2')"),
     ("  placements: {high: n1}\n",
-     "11: expect.placements: placements are for a `schedule` of incoming pods; this case schedules one `pod` "
-     "(compare `selected` or `preemption` instead)"),
+     ("11: expect.placements: placements are for a `schedule` of incoming pods; this case schedules one `pod` "
+      "(compare `selected` or `preemption` instead)")),
     ("  placements: {high: n1}\n", None),
     ("  placements: {other: n1}\n",
-     "11: expect.placements.other: pod 'other' is not in `schedule`: placements name the pods the case schedules "
-     "(got 'other')"),
+     ("11: expect.placements.other: pod 'other' is not in `schedule`: placements name the pods the case schedules "
+      "(got 'other')")),
 ])
 def test_pods_in_expect_are_namespaced(tmp_path, expect, error):
     text = PREEMPTION + expect

@@ -248,8 +248,8 @@ def test_a_variant_the_update_cannot_fix_fails_the_run(pytester):
     result = pytester.runpytest("--kspread-update")
     result.assert_outcomes(passed=1, failed=1)
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*--kspread-update could not fix this case: variant 'legacy' has no expect of its "
-                                 "own (it inherits the case's); give it one (variants.legacy.expect)*"])
+    result.stdout.fnmatch_lines([("*--kspread-update could not fix this case: variant 'legacy' has no expect of its "
+                                  "own (it inherits the case's); give it one (variants.legacy.expect)*")])
     assert p.read_text() == VARIANT_FAILS
 
 
@@ -272,8 +272,8 @@ def test_an_expectation_no_run_can_meet_is_not_written(pytester):
     p = _write(pytester, "nopf.yaml", text)
     result = pytester.runpytest("--kspread-update")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*nopf.yaml:*: expect.preemption: preemption never runs: the profile has no "
-                                 "PostFilter plugin (list DefaultPreemption under postFilter)"])
+    result.stdout.fnmatch_lines([("*nopf.yaml:*: expect.preemption: preemption never runs: the profile has no "
+                                  "PostFilter plugin (list DefaultPreemption under postFilter)")])
     assert p.read_text() == text
 
 
@@ -320,8 +320,8 @@ def test_a_case_run_twice_is_written_once(tmp_path):
     p.write_text(SPREAD.format(name="w"))
     other = check_update(_update(p, dict(RIGHT, selected=["n1", "n2"])))
     res = apply_all([check_update(_update(p, RIGHT)), other])
-    assert res.updated == [] and {why for _, why in res.failed} == {"the case ran twice with different results; "
-                                                                    "not updated"}
+    assert res.updated == [] and {why for _, why in res.failed} == {("the case ran twice with different results; "
+                                                                     "not updated")}
     assert p.read_text() == SPREAD.format(name="w")
 
 

@@ -8,9 +8,10 @@ carry. Conversion and validation follow upstream.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from functools import lru_cache
+from typing import Any
 
 from kspread.errors import CaseError, PathT
 
@@ -125,7 +126,7 @@ class Selector:
         """``Selector.Empty()``: true for Everything, false for Nothing."""
         return not self.nothing and not self.requirements
 
-    def add(self, *reqs: Requirement) -> "Selector":
+    def add(self, *reqs: Requirement) -> Selector:
         if self.nothing:
             return self
         return Selector(self.requirements + tuple(reqs))
@@ -227,7 +228,9 @@ def parse_selector_requirement(raw: Any, path: PathT, operators: Iterable[str]) 
         if k not in ("key", "operator", "values"):
             raise CaseError(f"unknown field {k!r} in a selector requirement", [*path, str(k)])
     key = raw.get("key")
-    err = qualified_name_error(key) if key is not None else "key is required"
+    if key is None:
+        raise CaseError("key is required", [*path, "key"], value=key)
+    err = qualified_name_error(key)
     if err:
         raise CaseError(err, [*path, "key"], value=key)
     op = raw.get("operator")

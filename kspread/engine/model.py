@@ -7,8 +7,8 @@ with ``dataclasses.replace``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from kspread.engine.labels import LabelSelector, Requirement
 

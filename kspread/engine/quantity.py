@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {

@@ -41,8 +41,8 @@ preemption).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -460,6 +460,7 @@ class Scheduler:
                 break
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 break
+        assert res.post_filter_status is not None  # plugins is not empty: the loop ran
         if isinstance(outcome, PreemptionOutcome):
             if not res.post_filter_status.is_success():
                 outcome.nominated_node = None

@@ -23,7 +23,8 @@ the same plugin code then reads columns computed from those NodeInfos.
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -36,6 +37,8 @@ GroupKey = tuple[str, frozenset]  # (namespace, frozenset of label items)
 
 
 PortKey = tuple[str, str, int]  # (hostIP, protocol, hostPort)
+
+_H = TypeVar("_H", bound=Hashable)  # a static node property that NodeSet.evaluate evaluates once per value
 
 
 def has_pod_affinity(pod: Pod) -> bool:
@@ -167,7 +170,7 @@ class NodeInfo:
     def name(self) -> str:
         return self.node.name
 
-    def clone(self) -> "NodeInfo":
+    def clone(self) -> NodeInfo:
         c = NodeInfo(self.node, self._version, self._matcher, self._requests)
         c.pods = dict(self.pods)
         c.requested = dict(self.requested)
@@ -178,7 +181,7 @@ class NodeInfo:
         c.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
         return c
 
-    def add_pod(self, pod: Pod, entry: "PodEntry | None" = None) -> None:
+    def add_pod(self, pod: Pod, entry: PodEntry | None = None) -> None:
         key = pod.key
         self.pods[key] = pod
         e = entry if entry is not None else self._requests.get(pod)
@@ -327,7 +330,7 @@ class Snapshot:
             self._static_codes[key] = hit
         return hit
 
-    def nodes(self, positions: np.ndarray | None = None) -> "NodeSet":
+    def nodes(self, positions: np.ndarray | None = None) -> NodeSet:
         return NodeSet(self, self.all_positions if positions is None else positions)
 
     def infos_with_affinity_pods(self, required_anti_affinity: bool = False) -> list[NodeInfo]:
@@ -457,7 +460,7 @@ class _Lazy(Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         return self._items()[i]
 
     def __iter__(self):
@@ -484,7 +487,7 @@ class NodeSet:
         self.overrides = overrides
 
     @staticmethod
-    def of(*infos: NodeInfo) -> "NodeSet":
+    def of(*infos: NodeInfo) -> NodeSet:
         return NodeSet(None, None, infos)
 
     def __len__(self) -> int:
@@ -513,7 +516,7 @@ class NodeSet:
         """The node names, listed only when read."""
         return _Lazy(lambda: self.names, len(self))
 
-    def subset(self, where: np.ndarray) -> "NodeSet":
+    def subset(self, where: np.ndarray) -> NodeSet:
         """The nodes at ``where`` (positions within this set)."""
         if self.snapshot is not None:
             over = None if self.overrides is None else {k: v[where] for k, v in self.overrides.items()}
@@ -543,17 +546,17 @@ class NodeSet:
 
     def pod_count(self) -> np.ndarray:
         snap = self.snapshot
-        return self._column(lambda: snap.pod_count, lambda i: len(i.pods), ("pod_count",))  # type: ignore
+        return self._column(lambda: snap.pod_count, lambda i: len(i.pods), ("pod_count",))  # type: ignore[union-attr]
 
     def codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
         """Per node the code of the static property ``fn(node)`` (cached under ``key``
         by the snapshot) and the distinct values, for evaluating once per value."""
         if self.snapshot is not None:
             col, values = self.snapshot.static_codes(key, fn)
-            return col[self.positions], values  # type: ignore[index]
+            return col[self.positions], values
         return _codes([i.node for i in self.infos], fn)
 
-    def evaluate(self, key: Hashable, fn: Callable[[Node], Hashable], value_fn: Callable[[Hashable], object],
+    def evaluate(self, key: Hashable, fn: Callable[[Node], _H], value_fn: Callable[[_H], object],
                  dtype=np.intp) -> np.ndarray:
         """``value_fn(fn(node))`` per node, calling ``value_fn`` once per distinct value."""
         col, values = self.codes(key, fn)

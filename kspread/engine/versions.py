@@ -10,8 +10,8 @@ their per-version defaults, so a case's ``featureGates`` override them as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from kspread.errors import CaseError
 
@@ -461,7 +461,7 @@ class ResourceScoringFlags:
         return self.minor >= 30
 
 
-def resource_scoring(version: "Version") -> ResourceScoringFlags:
+def resource_scoring(version: Version) -> ResourceScoringFlags:
     return ResourceScoringFlags(version.minor)
 
 

@@ -17,8 +17,9 @@ requests default from its limits).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from kspread.engine.labels import DNS1123_SUBDOMAIN, label_value_error, qualified_name_error
 from kspread.engine.quantity import QuantityError, parse_quantity
@@ -78,7 +79,7 @@ def _name(check: Callable[[str], str | None], name: str, at: At, *field: Any) ->
         raise CaseError(err, at(*field), value=name)
 
 
-OWNER_NAME_CHECKS = {"Service": dns1035_error, "ReplicationController": subdomain_error,
+OWNER_NAME_CHECKS: dict[str, Callable[[str], str | None]] = {"Service": dns1035_error, "ReplicationController": subdomain_error,
                      "ReplicaSet": subdomain_error, "StatefulSet": subdomain_error}
 
 # ---- resources (pkg/apis/core/helper, ValidateResourceRequirements) ------------------------------
@@ -227,7 +228,7 @@ def check_containers(raw: Mapping[str, Any], at: At) -> None:
             name = c.get("name")
             if name is None:
                 raise CaseError("Required value: a container needs a name", [*path, "name"])
-            _name(label_name_error, name, lambda *f: [*path, *f], "name")
+            _name(label_name_error, name, lambda *f: [*path, *f], "name")  # noqa: B023 - called at once
             if name in names:
                 raise CaseError(f"Duplicate value: container name {name!r} is used twice", [*path, "name"],
                                 value=name)
@@ -307,7 +308,7 @@ def check_pod(raw: Mapping[str, Any], at: At) -> None:
     if "tolerations" in raw:
         for i, t in enumerate(raw["tolerations"] or ()):
             check_toleration(t, at("tolerations", i))
-    if "affinity" in raw and raw["affinity"]:
+    if raw.get("affinity"):
         check_affinity(raw["affinity"], at("affinity"))
 
 

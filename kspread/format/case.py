@@ -10,10 +10,10 @@ the file and line.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from kspread.errors import CaseError, PathT
 from kspread.engine.framework.args import decode_profile_args
 from kspread.engine.framework.profile import Profile, default_profile, profile_from_case
 from kspread.engine.labels import (
@@ -57,11 +57,12 @@ from kspread.engine.model import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from kspread.engine.quantity import QuantityError, resource_amount
+from kspread.engine.versions import Version, make_version
+from kspread.errors import CaseError, PathT
 from kspread.format import apivalidation
 from kspread.format.objects import convert_object
 from kspread.format.schema import check_args_shape
-from kspread.engine.quantity import QuantityError, resource_amount
-from kspread.engine.versions import Version, make_version
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -432,6 +433,7 @@ class _Builder:
         nominated = raw.get("nominatedNode")
         if nominated is not None and nominated not in nodes:
             raise CaseError(f"unknown node {nominated!r}", at("nominatedNode"), value=nominated)
+        containers: tuple[Container, ...]
         if raw.get("requests") is not None:
             containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
         elif raw.get("containers") is not None:
@@ -586,7 +588,10 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             pods.append(p)
 
     # owners
-    services, rcs, rss, sss = [], [], [], []
+    services: list[Service] = []
+    rcs: list[ReplicationController] = []
+    rss: list[ReplicaSet] = []
+    sss: list[StatefulSet] = []
     seen_owners: set[tuple[str, str, str]] = set()
     for raw, at in sections["owners"]:
         kind, name, ns = raw["kind"], raw["name"], raw.get("namespace") or "default"
@@ -597,12 +602,16 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         sel = raw.get("selector")
         if kind in ("Service", "ReplicationController"):
             plain = None if sel is None else parse_labels(sel, at("selector"))
-            (services if kind == "Service" else rcs).append(
-                (Service if kind == "Service" else ReplicationController)(name, ns, plain)
-            )
+            if kind == "Service":
+                services.append(Service(name, ns, plain))
+            else:
+                rcs.append(ReplicationController(name, ns, plain))
         else:
             ls = parse_label_selector(sel, at("selector"))
-            (rss if kind == "ReplicaSet" else sss).append((ReplicaSet if kind == "ReplicaSet" else StatefulSet)(name, ns, ls))
+            if kind == "ReplicaSet":
+                rss.append(ReplicaSet(name, ns, ls))
+            else:
+                sss.append(StatefulSet(name, ns, ls))
 
     # pdbs
     pdbs: list[PodDisruptionBudget] = []

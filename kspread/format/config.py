@@ -32,19 +32,20 @@ error (a case gives static extenders in its own ``profile.extenders``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 
-from kspread.errors import CaseError, PathT, format_path
-from kspread.format.schema import check_args_shape
-from kspread.format.yamlio import node_line
 from kspread.engine.framework.args import decode_args
 from kspread.engine.framework.profile import PluginRef, Profile, default_profile
 from kspread.engine.framework.registry import UPSTREAM
 from kspread.engine.versions import Version
+from kspread.errors import CaseError, PathT, format_path
+from kspread.format.schema import check_args_shape
+from kspread.format.yamlio import node_line
 
 GROUP = "kubescheduler.config.k8s.io"
 KIND = "KubeSchedulerConfiguration"
@@ -409,7 +410,7 @@ def _merge_set(ctx: _Ctx, default: _Set, custom: _Set) -> _Set:
         return _Set(enabled + list(custom.enabled), list(custom.disabled))
     custom_by_name = {e.name: (i, e) for i, e in enumerate(custom.enabled)}
     replaced: set[int] = set()
-    enabled: list[_Entry] = []
+    enabled = []
     if "*" not in disabled_names:
         for e in default.enabled:
             if e.name in disabled_names:
@@ -431,7 +432,7 @@ class _Built:
 
 def _build(ctx: _Ctx, merged: dict[str, _Set], dp: Profile, defaults: set[str], profile_path: tuple,
            scheduler_name: str) -> _Built:
-    for point, s in merged.items():
+    for s in merged.values():
         for e in s.enabled:
             _check_plugin_name(ctx, e.name, e.path if e.path and e.path[-1] != "(default)" else profile_path)
     lists: dict[str, list[_Entry]] = {}

@@ -41,10 +41,11 @@ import os
 import re
 import sys
 import textwrap
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import yaml
 
@@ -88,7 +89,7 @@ def read_dump(dump_path: str) -> list[Any]:
             text = Path(dump_path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ImportFailed(f"{dump_path}: cannot read the file: {e}") from None
-    if not text.lstrip()[:1] in ("{", "[") and not dump_path.endswith(".json"):
+    if text.lstrip()[:1] not in ("{", "[") and not dump_path.endswith(".json"):
         text = strip_noise(text)
     try:
         return _parse(text, dump_path)
@@ -575,11 +576,11 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
     chosen: list[tuple[str, int, dict]] = []  # (creationTimestamp, dump order, item)
     for i, obj in enumerate(by_kind["Pod"]):
         meta = _meta(obj)
-        key = (meta.get("namespace") or "default", meta["name"])
-        if incoming == key or (incoming == PENDING and _pending_reason(obj) is None):
+        pod_key = (meta.get("namespace") or "default", meta["name"])
+        if incoming == pod_key or (incoming == PENDING and _pending_reason(obj) is None):
             why = _pending_reason(obj)
             if why is not None:
-                raise ImportFailed(f"pod {key[0]}/{key[1]} is not a pending pod of default-scheduler ({why})")
+                raise ImportFailed(f"pod {pod_key[0]}/{pod_key[1]} is not a pending pod of default-scheduler ({why})")
             r = cv.pod(obj, incoming=True)
             if r is not None:
                 chosen.append((str(meta.get("creationTimestamp") or ""), i, r[1]))
@@ -723,17 +724,17 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
         out.append("# Only what kube-scheduler reads is kept. Fill `expect` with: kspread run --update THIS_FILE\n")
     out += [_dump(head), _dump(body, top=True)]
     if isinstance(incoming, str):
-        out += ["# PLACEHOLDER: replace with the pod to schedule (any pod shorthand: labels, requests,\n"
-                "# affinity, tolerations, ...), and add a `profile` to test other plugins than the\n"
-                "# version's default profile. `kspread run --update` then fills `expect`.\n",
+        out += [("# PLACEHOLDER: replace with the pod to schedule (any pod shorthand: labels, requests,\n"
+                 "# affinity, tolerations, ...), and add a `profile` to test other plugins than the\n"
+                 "# version's default profile. `kspread run --update` then fills `expect`.\n"),
                 _dump({"pod": {"name": incoming}, "expect": {}})]
     elif len(incoming) == 1:
-        out += ["# The pending pod to schedule. `kspread run --update` fills `expect`; `kspread explain`\n"
-                "# shows why each node fits or not.\n",
+        out += [("# The pending pod to schedule. `kspread run --update` fills `expect`; `kspread explain`\n"
+                 "# shows why each node fits or not.\n"),
                 _dump({"pod": incoming[0], "expect": {}}, top=True)]
     else:
-        out += ["# The pending pods, in creation order, scheduled one after another (queue order: priority,\n"
-                "# then this order). `kspread run --update` fills `expect` with their placements.\n",
+        out += [("# The pending pods, in creation order, scheduled one after another (queue order: priority,\n"
+                 "# then this order). `kspread run --update` fills `expect` with their placements.\n"),
                 _dump({"schedule": incoming, "expect": {}}, top=True)]
     return "".join(out)
 
@@ -743,8 +744,8 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
 
 def _check(doc: dict, warn: Warn, max_drops: int = 100) -> None:
     """Load the case as kspread will; an item it rejects is left out with a warning."""
-    from kspread.format.case import build_case
     from kspread.errors import format_path
+    from kspread.format.case import build_case
     from kspread.format.loader import validate_deduplicated
 
     for _ in range(max_drops + 1):
@@ -759,9 +760,9 @@ def _check(doc: dict, warn: Warn, max_drops: int = 100) -> None:
             return
         except CaseError as e:
             p = e.path
-            droppable = len(p) >= 2 and p[0] in _SECTIONS and isinstance(p[1], int)
-            if droppable and p[1] < len(doc.get(p[0]) or []):
-                item = doc[p[0]].pop(p[1])
+            at = p[1] if len(p) >= 2 and p[0] in _SECTIONS else None
+            if isinstance(at, int) and at < len(doc.get(p[0]) or []):
+                item = doc[p[0]].pop(at)
                 what = item.get("name") if isinstance(item, dict) else item
                 if isinstance(item, dict) and p[0] == "objects":
                     what = f"{item.get('kind')} {_meta(item).get('name')}"
@@ -834,8 +835,8 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     (atomically; an existing file only with ``force``). ``pod`` (``ns/name``) makes that
     pending pod of the dump the incoming pod; ``pending`` makes every pending pod a
     ``schedule`` sequence. Raises ImportFailed."""
-    from kspread.format.files import write_atomic
     from kspread.engine.versions import NEWEST_MINOR, parse_version
+    from kspread.format.files import write_atomic
 
     warn = warn or _stderr_warn
     if pod is not None and pending:

@@ -18,23 +18,22 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-import yaml
-
+from kspread.errors import CaseError, PathT
 from kspread.format import yamlio
 from kspread.format.case import Case, build_case
-from kspread.format.yamlio import node_line
-from kspread.errors import CaseError, PathT
 from kspread.format.schema import validate
-from kspread.format.yamlio import Document
+from kspread.format.yamlio import Document, node_line
 
 try:
-    import yaml_rs  # type: ignore[import-not-found]
+    import yaml_rs
 except ImportError:  # optional: pip install kspread[fast]
-    yaml_rs = None
+    # the module when installed (it is typed), Any when not: the ignore is needed in one case only
+    yaml_rs = None  # type: ignore[assignment, unused-ignore]
 
 # yaml-rs pays off above this size; below it libyaml is quick enough.
 FAST_YAML_THRESHOLD = 1 << 20
@@ -103,7 +102,7 @@ def _has_path(data: Any, path: PathT) -> bool:
     if not path:
         return False
     for part in path:
-        if isinstance(data, Mapping) and part in data:
+        if isinstance(data, Mapping) and part in data:  # noqa: SIM114 - the arms narrow differently
             data = data[part]
         elif isinstance(data, list) and isinstance(part, int) and part < len(data):
             data = data[part]
@@ -358,7 +357,7 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         api, kind = doc.data.get("apiVersion"), doc.data.get("kind")
         if kind is None:
             typo = [k for k in doc.data if isinstance(k, str) and k.lower().startswith("kind")]
-            raise CaseError(f"missing required field 'kind' (kind: Case)"
+            raise CaseError("missing required field 'kind' (kind: Case)"
                             + (f"; unknown field {typo[0]!r}" if typo else ""), [typo[0]] if typo else [])
         if kind != "Case":
             raise CaseError(f"a document with apiVersion {api} must be kind: Case (the only kind of the kspread "
@@ -384,13 +383,13 @@ _LABEL_FIELDS = ("labels",)
 
 
 def _label_types(v: Any) -> Any:
-    if isinstance(v, dict) or isinstance(v, Mapping):  # dict first: ABC checks are slow
+    if isinstance(v, dict) or isinstance(v, Mapping):  # noqa: SIM101 - dict first: ABC checks are slow
         return "labels:" + ",".join(sorted({type(x).__name__ for x in v.values()}))
     return v
 
 
 def _shape_key(item: Any) -> str:
-    if isinstance(item, dict) or isinstance(item, Mapping):
+    if isinstance(item, dict) or isinstance(item, Mapping):  # noqa: SIM101 - as above
         item = {k: (type(v).__name__ if k in _NAME_FIELDS else _label_types(v) if k in _LABEL_FIELDS else v)
                 for k, v in item.items()}
     elif isinstance(item, str):

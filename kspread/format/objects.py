@@ -5,7 +5,8 @@ points into the raw object."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from kspread.errors import CaseError, PathT
 from kspread.format.schema import validate
@@ -39,8 +40,8 @@ def _meta(obj: Mapping[str, Any], path: PathT) -> Mapping[str, Any]:
 def convert_object(obj: Mapping[str, Any], path: list) -> Iterator[Converted]:
     kind = obj.get("kind")
     if kind == "List":
-        for j, item in enumerate(obj.get("items") or []):
-            yield from convert_object(item, [*path, "items", j])
+        for j, element in enumerate(obj.get("items") or []):
+            yield from convert_object(element, [*path, "items", j])
         return
     meta = _meta(obj, path)
     mp = [*path, "metadata"]

@@ -8,9 +8,10 @@ from ``schemas/`` beside the package.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
@@ -27,12 +28,12 @@ def schema_path() -> Path:
     raise FileNotFoundError("kspread's case.schema.json is missing from the installation")
 
 
-@lru_cache(maxsize=None)
+@cache
 def case_schema() -> dict:
     return json.loads(schema_path().read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(def_name: str | None = None) -> Draft202012Validator:
     schema = case_schema()
     if def_name is not None:
@@ -72,7 +73,7 @@ def _types_of(err: jsonschema.ValidationError) -> list[str]:
     out: list[str] = []
     for sub in err.context or []:
         if sub.validator == "type" and len(sub.relative_path) == 0:
-            want = sub.validator_value
+            want: Any = sub.validator_value  # JSON from the schema; Unset only on hand-made errors
             for t in [want] if isinstance(want, str) else want:
                 if t not in out:
                     out.append(t)
@@ -83,30 +84,33 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
     e = _leaf(err)
     path = [*(prefix or []), *e.absolute_path]
     v = e.validator
-    inst = e.instance
-    if v == "additionalProperties" and isinstance(inst, Mapping):
+    # JSON from the schema and the document (jsonschema sets them on every error it yields;
+    # its stubs admit Unset for errors made by hand)
+    value: Any = e.validator_value
+    inst: Any = e.instance
+    if v == "additionalProperties" and isinstance(inst, Mapping) and isinstance(e.schema, Mapping):
         allowed = sorted((e.schema.get("properties") or {}).keys())
         extras = [k for k in inst if k not in allowed]
         key = extras[0] if extras else "?"
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
         return CaseError(f"unknown field {key!r}{hint}", [*path, key])
     if v == "required":
-        missing = [k for k in e.validator_value if k not in inst] if isinstance(inst, Mapping) else []
+        missing = [k for k in value if k not in inst] if isinstance(inst, Mapping) else []
         return CaseError(f"missing required field {missing[0] if missing else e.message!r}", path)
     if v == "type":
-        want = e.validator_value
+        want = value
         want = [want] if isinstance(want, str) else want
         return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in want), path, value=inst)
     if v == "enum":
-        return CaseError("must be one of " + ", ".join(repr(x) for x in e.validator_value), path, value=inst)
+        return CaseError("must be one of " + ", ".join(repr(x) for x in value), path, value=inst)
     if v == "const":
-        return CaseError(f"must be {e.validator_value!r}", path, value=inst)
+        return CaseError(f"must be {value!r}", path, value=inst)
     if v == "pattern":
-        if "Ki|Mi" in e.validator_value:
+        if "Ki|Mi" in value:
             return CaseError("not a Kubernetes quantity (expected e.g. '500m', '1.5', '8Gi', '1e3')", path, value=inst)
         if path and path[-1] == "version":
             return CaseError('version must be a quoted string like "1.24"', path, value=inst)
-        return CaseError(f"does not match the pattern {e.validator_value}", path, value=inst)
+        return CaseError(f"does not match the pattern {value}", path, value=inst)
     if v in ("oneOf", "anyOf") and _types_of(e):
         return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in _types_of(e)), path, value=inst)
     if v in ("minimum", "maximum", "minLength", "minItems"):

@@ -26,9 +26,9 @@ documents).
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from yaml.composer import Composer, ComposerError
@@ -38,7 +38,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from kspread.errors import CaseError, PathT
 
 try:
-    from yaml._yaml import CParser  # type: ignore[import-not-found]
+    from yaml._yaml import CParser
 except ImportError:  # PyYAML without libyaml
     CParser = None  # type: ignore[assignment, misc]
 
@@ -218,7 +218,9 @@ class _StrictConstructor(SafeConstructor):
 
     def construct_mapping(self, node: Node, deep: bool = False) -> dict:
         if not isinstance(node, MappingNode):
-            raise ConstructorError(None, None, f"expected a mapping node, but found {node.id}", node.start_mark)
+            # every concrete node class has its id ('scalar', 'sequence'); yaml.nodes.Node does not
+            found = getattr(node, "id", None)
+            raise ConstructorError(None, None, f"expected a mapping node, but found {found}", node.start_mark)
         n_merged = self._flatten(node)
         mapping: dict = {}
         lines: dict = {}
@@ -247,18 +249,23 @@ _Resolvers = {
 }
 
 
+_N = TypeVar("_N", bound=Node)
+
+
 class _GuardedComposer(Composer):
     """PyYAML's Python composer with a bound on the nesting of collections."""
 
     _depth = 0
+    # from the parser the loader class mixes in
+    peek_event: Callable[[], Any]
 
-    def compose_sequence_node(self, anchor: Any) -> Node:
+    def compose_sequence_node(self, anchor: Any) -> SequenceNode:
         return self._collection(Composer.compose_sequence_node, anchor, "flow sequence")
 
-    def compose_mapping_node(self, anchor: Any) -> Node:
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:
         return self._collection(Composer.compose_mapping_node, anchor, "flow mapping")
 
-    def _collection(self, compose: Any, anchor: Any, what: str) -> Node:
+    def _collection(self, compose: Callable[[Composer, Any], _N], anchor: Any, what: str) -> _N:
         start = self.peek_event()
         if self._depth >= MAX_DEPTH:
             raise ComposerError(None, None, f"the data nests more than {MAX_DEPTH} levels deep", start.start_mark)
@@ -281,7 +288,7 @@ def _opened_in(e: yaml.MarkedYAMLError, start: Any, what: str) -> None:
 
 if CParser is not None:
 
-    class FastLoader(CParser, _StrictConstructor, yaml.resolver.Resolver):  # type: ignore[misc, valid-type]
+    class FastLoader(CParser, _StrictConstructor, yaml.resolver.Resolver):
         """libyaml's parser and composer: for texts that cannot nest deeply."""
 
         def __init__(self, stream: str) -> None:
@@ -289,7 +296,7 @@ if CParser is not None:
             _StrictConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
 
-    class Loader(_GuardedComposer, CParser, _StrictConstructor, yaml.resolver.Resolver):  # type: ignore[misc, valid-type]
+    class Loader(_GuardedComposer, CParser, _StrictConstructor, yaml.resolver.Resolver):
         """libyaml's parser, PyYAML's composer (bounded depth)."""
 
         def __init__(self, stream: str) -> None:
@@ -312,7 +319,7 @@ else:  # pragma: no cover - PyYAML without libyaml
             _StrictConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
 
-    FastLoader = Loader  # type: ignore[misc]
+    FastLoader = Loader  # type: ignore[assignment, misc]  # one class or the other, by the branch
 
 Loader.yaml_implicit_resolvers = _Resolvers
 FastLoader.yaml_implicit_resolvers = _Resolvers
@@ -511,7 +518,7 @@ def read_documents(text: str, file: str | None = None) -> list[Document]:
                 err = _problem_error(root, problems, file) if problems else None
                 docs.append(Document(len(docs), root.start_mark.line + 1, data, True, err))
             return docs
-        except Exception as e:  # noqa: BLE001 - whatever the input, a located error
+        except Exception as e:  # whatever the input, a located error
             if chunks is None:
                 chunks = split_documents(text)
             k = len(docs)
@@ -532,7 +539,7 @@ def _chunk_error(text: str, start: int, end: int, budget: int, file: str | None)
     try:
         for _ in _documents(_blank(text[:start]) + text[start:end], budget, Loader):
             pass
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return yaml_error(e, file, text)
     return None
 
@@ -551,7 +558,7 @@ def compose_documents(text: str) -> list[Node | None]:
     with marks that are lines and offsets of ``text``."""
     try:
         return list(_roots(text))
-    except Exception:  # noqa: BLE001, S110 - read document by document below
+    except Exception:  # read document by document below
         pass
     out: list[Node | None] = []
     chunks = split_documents(text)
@@ -559,7 +566,7 @@ def compose_documents(text: str) -> list[Node | None]:
         end = chunks[k + 1].start if k + 1 < len(chunks) else len(text)
         try:
             roots = list(_roots(_blank(text[:c.start]) + text[c.start:end]))
-        except Exception:  # noqa: BLE001
+        except Exception:
             roots = []
         out.append(roots[0] if roots else None)
     return out
@@ -601,7 +608,7 @@ def file_line(file: str, path: PathT, index: int = 0) -> int | None:
     try:
         with open(file, encoding="utf-8") as f:
             docs = compose_documents(f.read())
-    except Exception:  # noqa: BLE001 - a line is a courtesy; the error itself stands
+    except Exception:  # a line is a courtesy; the error itself stands
         return None
     if index >= len(docs) or docs[index] is None:
         return None

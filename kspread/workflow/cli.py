@@ -7,9 +7,9 @@ import json
 import sys
 from typing import Any
 
+from kspread.engine.scheduler import Scheduler
 from kspread.errors import CaseError
 from kspread.format.loader import collect, expected_error, load_case
-from kspread.engine.scheduler import Scheduler
 from kspread.workflow.runner import EXPECT_KEYS, Verdict, asserts_nothing, check, duplicate_names
 
 
@@ -44,7 +44,7 @@ def _keyword_expression(expr: str):
 
     try:
         return Expression.compile(expr)
-    except Exception as e:  # noqa: BLE001 - pytest's ParseError
+    except Exception as e:  # pytest's ParseError
         raise SystemExit(f"kspread run: -k {expr!r}: {e}") from None
 
 
@@ -137,8 +137,8 @@ class _Output:
             try:
                 from rich.console import Console
             except ImportError:  # pragma: no cover - rich is a dependency
-                Console = None  # noqa: N806
-            if Console is not None:
+                pass
+            else:
                 self.console = Console(highlight=False)
 
     def error(self, text: str) -> None:
@@ -235,7 +235,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                     raise asserts_nothing(doc)
             except CaseError as e:
                 doc.place(e)
-                if expected_error(doc) is not None and expected_error(doc) in str(e):
+                want = expected_error(doc)
+                if want is not None and want in str(e):
                     report.append({**entry, "valid": True, "expectedError": str(e)})
                     continue
                 invalid(entry, str(e))

@@ -8,14 +8,19 @@ module only adapts it to pytest (collection, markers, failure reports).
 from __future__ import annotations
 
 import re
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from kspread.errors import CaseError
 from kspread.format.loader import CaseDoc, mentions_case, read_file
 from kspread.workflow.runner import check, duplicate_names
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
+    from pluggy import Result
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 _MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*$")
@@ -55,13 +60,16 @@ class GoldenUpdate:
         self.updates: list = []
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo
+    ) -> Generator[None, Result[pytest.TestReport], None]:
         outcome = yield
         upd = getattr(item, "kspread_update", None)
         if upd is not None and call.when == "call":
             rep = outcome.get_result()
             if rep.passed:
-                rep.kspread_update = upd
+                # an extra attribute of the report: serialized with it to the xdist controller
+                rep.kspread_update = upd  # type: ignore[attr-defined]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         upd = getattr(report, "kspread_update", None)
@@ -149,7 +157,7 @@ class BrokenFile(pytest.Item):
     def runtest(self) -> None:
         raise CaseFailure(str(self.error))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | TerminalRepr:
         if isinstance(excinfo.value, CaseFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
@@ -180,7 +188,7 @@ class CaseItem(pytest.Item):
         if not verdict.passed:
             raise CaseFailure(verdict.message)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | TerminalRepr:
         if isinstance(excinfo.value, CaseFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

@@ -7,12 +7,12 @@ filled), ``compare`` the differences, ``render`` a per-node table of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from kspread.format.case import Case
 from kspread.engine.scheduler import CycleResult, Scheduler, run_case
+from kspread.format.case import Case
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
                "preemption", "candidates", "placements")
@@ -58,7 +58,7 @@ def cycle_actual(r: CycleResult) -> dict[str, Any]:
 @dataclass
 class Outcome:
     actual: dict[str, Any]
-    diffs: list["Diff"] = field(default_factory=list)
+    diffs: list[Diff] = field(default_factory=list)
     cycles: list[CycleResult] = field(default_factory=list)
     scheduler: Any = None
 
@@ -290,7 +290,7 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     from deepdiff import DeepDiff
 
     want = {k: expect[k] for k in EXPECT_KEYS if k in expect}
-    have = {k: actual.get(k) for k in want}
+    have: dict[str, Any] = {k: actual.get(k) for k in want}
     # only compare what the expectation names
     for k in ("filter", "totals", "placements"):
         if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):

@@ -17,6 +17,7 @@ the run) is an :class:`UpdateError`, reported as a failure, never a pass.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -52,7 +53,7 @@ class Update:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Update":
+    def from_dict(cls, d: Mapping[str, Any]) -> Update:
         return cls(**d)
 
 
@@ -190,7 +191,7 @@ class Node:
         self.style: str | None = None
         self.target: Node | None = None  # alias: the anchored node
 
-    def get(self, key: str) -> tuple["Node", "Node"] | None:
+    def get(self, key: str) -> tuple[Node, Node] | None:
         if self.kind != "map":
             return None
         for k, v in self.items:
@@ -209,6 +210,17 @@ class _Doc:
 
 
 _PROPS = re.compile(r"(?:[&!][^\s,\[\]{}]*(?:[ \t]|#[^\n]*|\r?\n)*)*")
+
+
+def _start(ev: yaml.Event) -> int:
+    """Where a parser event starts in the text (the parser marks every event it yields)."""
+    assert ev.start_mark is not None
+    return ev.start_mark.index
+
+
+def _end(ev: yaml.Event) -> int:
+    assert ev.end_mark is not None
+    return ev.end_mark.index
 
 
 def _resolver():
@@ -234,7 +246,7 @@ def _yaml_docs(text: str) -> list[_Doc]:
         alias in it, are needed."""
         if isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None) is not None:
             return build(ev, doc)
-        n = Node("skipped", ev.start_mark.index, ev.end_mark.index)
+        n = Node("skipped", _start(ev), _end(ev))
         if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             while True:
                 nxt = next(events)
@@ -242,22 +254,23 @@ def _yaml_docs(text: str) -> list[_Doc]:
                     break
                 n.end = skip(nxt, doc).end
             if ev.flow_style:
-                n.end = nxt.end_mark.index
+                n.end = _end(nxt)
         return n
 
     def build(ev, doc: _Doc, case: bool = False) -> Node:
         """``case``: a document's root, of which only ``expect`` and ``variants`` are
         needed as trees."""
         if isinstance(ev, yaml.AliasEvent):
-            n = Node("alias", ev.start_mark.index, ev.end_mark.index)
-            target = doc.anchors.get(ev.anchor)
+            n = Node("alias", _start(ev), _end(ev))
+            anchor = ev.anchor or ""  # an alias always names its anchor
+            target = doc.anchors.get(anchor)
             if target is None:
-                raise UpdateError(f"undefined alias *{ev.anchor}")
-            n.target, n.anchor, n.data = target, ev.anchor, target.data
-            doc.aliases.setdefault(ev.anchor, []).append(n)
+                raise UpdateError(f"undefined alias *{anchor}")
+            n.target, n.anchor, n.data = target, anchor, target.data
+            doc.aliases.setdefault(anchor, []).append(n)
             return n
         if isinstance(ev, yaml.ScalarEvent):
-            n = Node("scalar", ev.start_mark.index, ev.end_mark.index)
+            n = Node("scalar", _start(ev), _end(ev))
             n.style = ev.style
             if ev.tag is None:
                 tag = resolver.resolve(yaml.ScalarNode, ev.value, ev.implicit)
@@ -269,7 +282,7 @@ def _yaml_docs(text: str) -> list[_Doc]:
                 raise UpdateError(f"cannot read the value {ev.value!r}: {e}") from None
         elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             is_map = isinstance(ev, yaml.MappingStartEvent)
-            n = Node("map" if is_map else "seq", ev.start_mark.index, flow=bool(ev.flow_style))
+            n = Node("map" if is_map else "seq", _start(ev), flow=bool(ev.flow_style))
             end_type = yaml.MappingEndEvent if is_map else yaml.SequenceEndEvent
             while True:
                 nxt = next(events)
@@ -281,7 +294,7 @@ def _yaml_docs(text: str) -> list[_Doc]:
                 else:
                     n.items.append((child, build(next(events), doc)) if is_map else child)
             last = (n.items[-1][1] if is_map else n.items[-1]) if n.items else None
-            n.end = nxt.end_mark.index if n.flow or last is None else last.end
+            n.end = _end(nxt) if n.flow or last is None else last.end
             if is_map:
                 data: dict = {}
                 for k, v in n.items:
@@ -298,7 +311,8 @@ def _yaml_docs(text: str) -> list[_Doc]:
             if n.kind == "map" and not n.flow and n.items:
                 n.body = n.items[0][0].start
             else:
-                n.body = n.start + len(_PROPS.match(text, n.start).group(0))
+                props = _PROPS.match(text, n.start)  # matches the empty string too
+                n.body = props.end() if props else n.start
         if ev.anchor is not None:
             n.anchor = ev.anchor
             doc.anchors[ev.anchor] = n
@@ -309,10 +323,10 @@ def _yaml_docs(text: str) -> list[_Doc]:
             if isinstance(ev, yaml.DocumentStartEvent):
                 doc = _Doc(None)
                 doc.root = build(next(events), doc, case=True)
-                doc.span = (ev.start_mark.index, len(text))
+                doc.span = (_start(ev), len(text))
                 docs.append(doc)
             elif isinstance(ev, yaml.DocumentEndEvent):
-                docs[-1].span = (docs[-1].span[0], ev.end_mark.index)
+                docs[-1].span = (docs[-1].span[0], _end(ev))
     except yaml.YAMLError as e:
         raise UpdateError(f"cannot parse the file: {e}") from None
     return docs
@@ -327,7 +341,8 @@ def _json_tree(text: str) -> Node:
     dec = json.JSONDecoder()
 
     def ws(i: int) -> int:
-        return _JWS.match(text, i).end()
+        m = _JWS.match(text, i)  # matches the empty string too
+        return m.end() if m else i
 
     def skip(i: int) -> Node:
         i = ws(i)
@@ -560,7 +575,8 @@ def _render_json(text: str, op: _Op, nl: str) -> _Edit:
                                                   and was_empty)
     if multi and isinstance(v, (Mapping, list)):
         ls = _line_start(text, node.start)
-        indent = re.match(r"[ \t]*", text[ls:]).group(0)
+        m = re.match(r"[ \t]*", text[ls:])  # matches the empty string too
+        indent = m.group(0) if m else ""
         body = json.dumps(v, ensure_ascii=False, indent=unit or 2).replace("\n", nl + indent)
     else:
         body = json.dumps(v, ensure_ascii=False)
@@ -634,7 +650,7 @@ def plan(path: str, text: str, updates: list[Update], *, whole_file: bool = True
         for op in ops:
             edits.append(_render_json(text, op, nl) if is_json else _render_yaml(text, op, unit, nl))
     edits.sort()
-    for (s1, e1, _), (s2, _, _) in zip(edits, edits[1:]):
+    for (_, e1, _), (s2, _, _) in itertools.pairwise(edits):
         if s2 < e1:
             raise UpdateError("overlapping edits (an anchor shared between updated entries?)")
     new = text
@@ -673,7 +689,7 @@ def _move_anchors(text: str, doc: _Doc, ops: list[_Op], regions: list[_Span]) ->
         return any(s <= n.start and n.end <= e for s, e in regions)
 
     def touched(n: Node) -> bool:
-        return any(s < n.end and n.start < e or (s == e and n.start <= s <= n.end) for s, e in regions)
+        return any((s < n.end and n.start < e) or (s == e and n.start <= s <= n.end) for s, e in regions)
 
     edits: list[_Edit] = []
     by_node = {id(op.node): op for op in ops}
@@ -703,10 +719,10 @@ def _move_anchors(text: str, doc: _Doc, ops: list[_Op], regions: list[_Span]) ->
 
 # The last files read as trees, by (real path, digest of the text): every case of a
 # file checks its update against the same text.
-_CACHE: dict[tuple[str, str], dict[str, Any]] = {}
+_CACHE: dict[tuple[str, str], dict[str | tuple[str, _Span], Any]] = {}
 
 
-def _cached(path: str, text: str) -> dict[str, Any]:
+def _cached(path: str, text: str) -> dict[str | tuple[str, _Span], Any]:
     key = (os.path.realpath(path), digest(text))
     hit = _CACHE.get(key)
     if hit is None:
@@ -731,7 +747,7 @@ def _old_docs(path: str, text: str) -> list[Any]:
     if "docs" not in c:
         try:
             c["docs"] = _parse(text, path)
-        except Exception as e:  # noqa: BLE001 - any parse failure of the old text stops the update
+        except Exception as e:  # any parse failure of the old text stops the update
             raise UpdateError(f"cannot read the file: {e}") from None
     return c["docs"]
 
@@ -763,7 +779,8 @@ def _load_piece(piece: str, is_json: bool, fast: bool) -> list[Any]:
     if fast:
         data = yaml_rs.loads(piece, parse_datetime=False)
         return [data] if isinstance(data, dict) else []
-    return list(yaml.load_all(piece, Loader=_Loader))
+    # types-PyYAML admits only PyYAML's own loader classes; ours is one of their kind
+    return list(yaml.load_all(piece, Loader=_Loader))  # type: ignore[arg-type]
 
 
 def _verify(path: str, old_text: str, new_text: str, updates: list[Update], span: _Span | None = None) -> None:
@@ -781,7 +798,7 @@ def _verify(path: str, old_text: str, new_text: str, updates: list[Update], span
                 cache["piece", span] = _load_piece(old_text[span[0]:span[1]], is_json, fast)
             old = cache["piece", span]
             new = _load_piece(new_text[span[0]:span[1] + delta], is_json, fast)
-        except Exception:  # noqa: BLE001 - read the whole file instead
+        except Exception:  # read the whole file instead
             old = new = []
         if len(old) == 1 and len(new) == 1:
             _check_replaced(old, new, updates, lambda u: 0)
@@ -789,7 +806,7 @@ def _verify(path: str, old_text: str, new_text: str, updates: list[Update], span
     old_docs = _old_docs(path, old_text)
     try:
         new_docs = _parse(new_text, path)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise UpdateError(f"the rewritten file would not parse ({e}); not written") from None
     _check_replaced(old_docs, new_docs, updates, lambda u: u.index)
 

@@ -25,11 +25,12 @@ setting never silently does nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from kspread.errors import CaseError, PathT
 from kspread.engine.versions import Version
+from kspread.errors import CaseError, PathT
 
 # Config API versions, oldest first. A case's own pluginConfig has no API version:
 # only the minor version decides which fields exist (api None).
@@ -62,7 +63,7 @@ class ArgsType:
     kind: str  # upstream's type name, e.g. NodeResourcesFitArgs
     schema: str  # $defs name in the case schema
     fields: tuple[Field, ...]
-    decode: Callable[["_Ctx", Mapping[str, Any]], Decoded]
+    decode: Callable[[_Ctx, Mapping[str, Any]], Decoded]
     first: int = 12  # first minor with this args type
     apis: tuple[str, ...] | None = None
 
@@ -333,7 +334,11 @@ def _rtcr(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     """RequestedToCapacityRatioArgs: shape (required; up to 1.17 the priority's default
     {0: 10, 100: 0} when omitted), resources from 1.16 (weights >= 1). The shape is
     returned scaled to the version's node score range."""
-    from kspread.engine.plugins.resource_allocation import DEFAULT_RESOURCES, LEGACY_DEFAULT_SHAPE, scale_shape
+    from kspread.engine.plugins.resource_allocation import (
+        DEFAULT_RESOURCES,
+        LEGACY_DEFAULT_SHAPE,
+        scale_shape,
+    )
 
     raw_shape = raw.get("shape")
     if raw_shape is None and c.version.legacy_priorities:

@@ -21,4 +21,4 @@ class Handle:
     snapshot: Snapshot
     listers: Listers
     nominator: Nominator = field(default_factory=Nominator)
-    framework: "Framework | None" = None
+    framework: Framework | None = None

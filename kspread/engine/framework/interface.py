@@ -16,8 +16,9 @@ the same code as the whole-set one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,11 +48,11 @@ class Filtered:
         self.raised = raised or {}
 
     @staticmethod
-    def passing(n: int) -> "Filtered":
+    def passing(n: int) -> Filtered:
         return Filtered(np.zeros(n, np.intp), (SUCCESS,))
 
     @staticmethod
-    def where(failed: np.ndarray, status: Status) -> "Filtered":
+    def where(failed: np.ndarray, status: Status) -> Filtered:
         """``status`` where ``failed`` (a bool array), Success elsewhere."""
         return Filtered(failed.astype(np.intp), (SUCCESS, status))
 
@@ -78,7 +79,7 @@ class Plugin:
 
     name: str = ""
 
-    def __init__(self, args: Mapping[str, Any], handle: "Handle", config_path: tuple = ()) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle, config_path: tuple = ()) -> None:
         self.args = args
         self.handle = handle
         self.version = handle.version
@@ -86,35 +87,39 @@ class Plugin:
 
 
 class PreFilterPlugin:
-    def pre_filter(self, state: CycleState, pod: "Pod") -> Status:
+    name: str  # the Plugin's, which every plugin also is
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         raise NotImplementedError
 
     # PreFilterExtensions: keep PreFilter state right when the scheduler adds or
     # removes pods (nominated pods, preemption dry runs). None: not implemented.
-    def add_pod(self, state: CycleState, pod: "Pod", added: "Pod", node_info: "NodeInfo") -> Status | None:
+    def add_pod(self, state: CycleState, pod: Pod, added: Pod, node_info: NodeInfo) -> Status | None:
         return None
 
-    def remove_pod(self, state: CycleState, pod: "Pod", removed: "Pod", node_info: "NodeInfo") -> Status | None:
+    def remove_pod(self, state: CycleState, pod: Pod, removed: Pod, node_info: NodeInfo) -> Status | None:
         return None
 
     has_pre_filter_extensions = False
 
 
 class FilterPlugin:
-    def reads_only_columns(self, state: CycleState, pod: "Pod") -> bool:
+    name: str  # the Plugin's, which every plugin also is
+
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         """True when this cycle's Filter reads nothing of a node but the NodeSet's
         columns and static node data (labels, taints, name, allocatable): it may then
         run over nodes whose pods exist only as changes to the columns (the
         preemption dry run)."""
         return False
 
-    def filter_nodes(self, state: CycleState, pod: "Pod", nodes: "NodeSet") -> Filtered:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         """Filter over the nodes; by default the one-node ``filter`` per node."""
         if type(self).filter is FilterPlugin.filter:
             raise NotImplementedError(f"{type(self).__name__} implements neither filter_nodes nor filter")
         return statuses_to_filtered([self.filter(state, pod, info) for info in nodes.infos])
 
-    def filter(self, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> Status:
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Filter on one node; by default ``filter_nodes`` over that node alone."""
         from kspread.engine.snapshot import NodeSet
 
@@ -122,17 +127,23 @@ class FilterPlugin:
 
 
 class PostFilterPlugin:
-    def post_filter(self, state: CycleState, pod: "Pod", statuses: Mapping[str, Status]) -> tuple[Any, Status]:
+    name: str  # the Plugin's, which every plugin also is
+
+    def post_filter(self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]) -> tuple[Any, Status]:
         raise NotImplementedError
 
 
 class PreScorePlugin:
-    def pre_score(self, state: CycleState, pod: "Pod", nodes: Sequence["Node"]) -> Status:
+    name: str  # the Plugin's, which every plugin also is
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
         raise NotImplementedError
 
 
 class ScorePlugin:
-    def score_nodes(self, state: CycleState, pod: "Pod", nodes: "NodeSet") -> np.ndarray:
+    name: str  # the Plugin's, which every plugin also is
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         """Scores of the nodes (int64); by default the one-node ``score`` per node. A
         non-success status raises ``SchedulingError`` (the runtime names the plugin)."""
         if type(self).score is ScorePlugin.score:
@@ -145,7 +156,7 @@ class ScorePlugin:
             out.append(s)
         return np.array(out, np.int64) if out else np.zeros(0, np.int64)
 
-    def score(self, state: CycleState, pod: "Pod", node_name: str) -> tuple[int, Status]:
+    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
         """Score of one node; by default ``score_nodes`` over that node alone."""
         snap = self.handle.snapshot  # type: ignore[attr-defined]
         try:
@@ -157,7 +168,7 @@ class ScorePlugin:
     # ScoreExtensions.NormalizeScore; plugins without one leave has_normalize False.
     has_normalize = False
 
-    def normalize_scores(self, state: CycleState, pod: "Pod", names: Sequence[str],
+    def normalize_scores(self, state: CycleState, pod: Pod, names: Sequence[str],
                          scores: np.ndarray) -> np.ndarray:
         """NormalizeScore over the scores (in place or a new array); by default the
         NodeScore-list ``normalize_score``."""
@@ -167,7 +178,7 @@ class ScorePlugin:
             raise ScoreFailed(st)
         return np.array([ns.score for ns in lst], np.int64) if lst else scores
 
-    def normalize_score(self, state: CycleState, pod: "Pod", scores: list[NodeScore]) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
         """NormalizeScore over NodeScores; by default ``normalize_scores``."""
         arr = np.array([ns.score for ns in scores], np.int64)
         try:

@@ -6,11 +6,12 @@ profile (``default_profile``) applies, with upstream's weights.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from kspread.errors import CaseError, PathT
 from kspread.engine.versions import Version
+from kspread.errors import CaseError, PathT
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,7 @@ def _refs(raw: Any, path: PathT, weighted: bool) -> list[PluginRef]:
 def profile_from_case(raw: Mapping[str, Any], version: Version) -> Profile:
     path = ("profile",)
     extenders = []
-    for i, e in enumerate(raw.get("extenders") or []):
+    for e in raw.get("extenders") or []:
         extenders.append(
             Extender(
                 name=e["name"],

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from kspread.errors import CaseError, PathT
 

@@ -10,12 +10,12 @@ run the same code over a one-node set."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
-from kspread.errors import CaseError
 from kspread.engine.framework.handle import Handle
 from kspread.engine.framework.interface import (
     Filtered,
@@ -32,11 +32,14 @@ from kspread.engine.framework.registry import resolve
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.errors import CaseError
+
+_M = TypeVar("_M")  # an extension point's mixin
 
 
 @dataclass
 class ScoredPlugin:
-    plugin: Plugin
+    plugin: ScorePlugin
     weight: int
     label: str  # the name results are reported under (as the profile spells it)
 
@@ -90,11 +93,11 @@ class Framework:
         self.version = handle.version
         handle.framework = self
         self._instances: dict[str, Plugin] = {}
-        self.filter_plugins: list[Plugin] = []
-        self.pre_filter_plugins: list[Plugin] = []
+        self.filter_plugins: list[FilterPlugin] = []
+        self.pre_filter_plugins: list[PreFilterPlugin] = []
         self.score_plugins: list[ScoredPlugin] = []
-        self.pre_score_plugins: list[Plugin] = []
-        self.post_filter_plugins: list[Plugin] = []
+        self.pre_score_plugins: list[PreScorePlugin] = []
+        self.post_filter_plugins: list[PostFilterPlugin] = []
         for ref in profile.filter:
             p = self._instance(ref.name, ref.path, ref)
             if not isinstance(p, FilterPlugin):
@@ -155,19 +158,19 @@ class Framework:
             self._instances[key] = reg.factory(args, self.handle, config_path=("profile", "pluginConfig", given))
         return self._instances[key]
 
-    def _ordered(self, refs, mixin, users: list[Plugin], point: str) -> list[Plugin]:
+    def _ordered(self, refs, mixin: type[_M], users: Sequence[object], point: str) -> list[_M]:
         """PreFilter / PreScore plugins in the configured order. A filter (score) plugin
         the configuration does not list there still runs kspread's PreFilter (PreScore)
         after the listed ones: kspread's plugins model each version's extension points
         themselves, and their PreFilter/PreScore only prepare what Filter/Score read."""
-        out: list[Plugin] = []
+        out: list[_M] = []
         for ref in refs:
             p = self._instance(ref.name, ref.path, ref)
             if isinstance(p, mixin) and p not in out:
                 out.append(p)
-        for p in users:
-            if isinstance(p, mixin) and p not in out:
-                out.append(p)
+        for u in users:
+            if isinstance(u, mixin) and u not in out:
+                out.append(u)
         return out
 
     def plugin(self, name: str) -> Plugin | None:
@@ -361,8 +364,8 @@ class Framework:
         nominated = self.nominated_pods_for(pod, node_info.name)
         if nominated:
             s, info = state.clone(), node_info.clone()
-            for p in nominated:
-                bound = _on_node(p, node_info.name)
+            for q in nominated:
+                bound = _on_node(q, node_info.name)
                 info.add_pod(bound)
                 self.run_pre_filter_add_pod(s, pod, bound, info)
             views.insert(0, (s, info))

@@ -26,7 +26,7 @@ class Status:
     plugin: str = ""
 
     @staticmethod
-    def of(code: Code, *reasons: str, plugin: str = "") -> "Status":
+    def of(code: Code, *reasons: str, plugin: str = "") -> Status:
         return Status(code, tuple(reasons), plugin)
 
     def is_success(self) -> bool:
@@ -42,7 +42,7 @@ class Status:
     def message(self) -> str:
         return ", ".join(self.reasons)
 
-    def with_plugin(self, plugin: str) -> "Status":
+    def with_plugin(self, plugin: str) -> Status:
         return Status(self.code, self.reasons, plugin)
 
 
@@ -87,6 +87,6 @@ class CycleState:
     def get(self, key: str, default: object = None) -> object:
         return self.data.get(key, default)
 
-    def clone(self) -> "CycleState":
+    def clone(self) -> CycleState:
         data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self.data.items()}
         return CycleState(data, set(self.skip_filter_plugins), set(self.skip_score_plugins))

@@ -36,18 +36,18 @@ never changes the candidates.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from kspread.engine.framework.interface import Plugin, PostFilterPlugin
-from kspread.engine.framework.preemption import PreemptionOutcome
+from kspread.engine.framework.preemption import PickStep, PreemptionOutcome
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.runtime import raise_error_of
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.engine.labels import as_selector
 from kspread.engine.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
-from kspread.engine.framework.preemption import PickStep, PreemptionOutcome
 from kspread.engine.snapshot import NodeInfo, NodeSet
 from kspread.engine.versions import Version
 
@@ -430,7 +430,7 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         assert fwk is not None
         return self._select_victims(pod, _InfoNodes(fwk, state, pod, infos), pdbs)
 
-    def _select_victims(self, pod: Pod, nodes: "_DryRunNodes", pdbs: Sequence[PodDisruptionBudget]
+    def _select_victims(self, pod: Pod, nodes: _DryRunNodes, pdbs: Sequence[PodDisruptionBudget]
                         ) -> list[tuple[list[Pod], int, Status] | SchedulingError]:
         """``SelectVictimsOnNode`` on a set of nodes, filtered together at each step:
         remove every lower-priority pod, filter; then reprieve the pods one by one in

@@ -62,18 +62,18 @@ def default_selector(pod: Pod, listers: Listers, version: Version) -> Selector:
         return selector
     gvk = (owner.api_version, owner.kind)
     if gvk == ("v1", "ReplicationController"):
-        rc = listers.rcs.get(pod.namespace, owner.name)
-        if rc is not None:
-            label_set = merge_sets(label_set, rc.selector or {})
+        owner_rc = listers.rcs.get(pod.namespace, owner.name)
+        if owner_rc is not None:
+            label_set = merge_sets(label_set, owner_rc.selector or {})
             selector = selector_from_set(label_set)
     elif gvk == ("apps/v1", "ReplicaSet"):
-        rs = listers.rss.get(pod.namespace, owner.name)
-        if rs is not None:
-            selector = selector.add(*_requirements_of(rs.selector))
+        owner_rs = listers.rss.get(pod.namespace, owner.name)
+        if owner_rs is not None:
+            selector = selector.add(*_requirements_of(owner_rs.selector))
     elif gvk == ("apps/v1", "StatefulSet"):
-        ss = listers.sss.get(pod.namespace, owner.name)
-        if ss is not None:
-            selector = selector.add(*_requirements_of(ss.selector))
+        owner_ss = listers.sss.get(pod.namespace, owner.name)
+        if owner_ss is not None:
+            selector = selector.add(*_requirements_of(owner_ss.selector))
     return selector
 
 

@@ -18,7 +18,8 @@ digests and other spellings are compared as written, as upstream does.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
@@ -94,14 +95,14 @@ class _State:
         self.states = states
         self.total = total
 
-    def clone(self) -> "_State":
+    def clone(self) -> _State:
         return self
 
 
 @register("ImageLocality", first=12)
 class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
     _KEY = "PreScoreImageLocality(kspread)"
-    _states: "_State | None" = None
+    _states: _State | None = None
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
         snap = self.handle.snapshot
@@ -119,7 +120,7 @@ class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
             name = normalized_image_name(image)
             entry = st.states.get(name)
             if entry is not None:
-                has = nodes.evaluate(("image", name), lambda n, name=name: _has_image(n, name), bool, bool)
+                has = nodes.evaluate(("image", name), partial(_has_image, name=name), bool, bool)
                 total += np.where(has, scaled_image_score(entry[0], len(entry[1]), st.total), 0)
         return calculate_priorities(total, len(images), self.version)
 

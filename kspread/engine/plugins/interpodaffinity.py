@@ -34,8 +34,9 @@ PodAffinityNamespaceSelector, MatchLabelKeysInPodAffinity in kspread/engine/vers
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -245,7 +246,7 @@ class PreFilterState:
     affinity: dict[Pair, int] = field(default_factory=dict)
     anti_affinity: dict[Pair, int] = field(default_factory=dict)
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return PreFilterState(self.affinity_terms, self.anti_affinity_terms, self.ns_labels, self.self_match,
                               dict(self.existing), dict(self.affinity), dict(self.anti_affinity))
 
@@ -255,7 +256,7 @@ class PreScoreState:
     # topology key -> value -> summed weight (an entry exists once a term matched there)
     topology_score: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def clone(self) -> "PreScoreState":
+    def clone(self) -> PreScoreState:
         return self
 
 
@@ -494,8 +495,8 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
                 hits = [(t, w) for t, w in weighted if t.matches(namespace, labels, {})]
                 for node_name, n in (per_node.items() if hits else ()):
                     node = infos[node_name].node
-                    for t, w in hits:
-                        add(t.topology_key, node, w * n)
+                    for t, weight in hits:
+                        add(t.topology_key, node, weight * n)
         ns_labels = self._namespace_labels(pod.namespace)
         hard = self.hard_pod_affinity_weight
         for ni in snap.infos_with_affinity_pods():

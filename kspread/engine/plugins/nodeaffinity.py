@@ -27,14 +27,14 @@ nodes report.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
-from kspread.errors import CaseError
 from kspread.engine.framework.interface import (
-    FilterPlugin,
     Filtered,
+    FilterPlugin,
     Plugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -54,6 +54,7 @@ from kspread.engine.plugins.nodematch import (
 )
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
 
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -224,7 +225,7 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         """Once per distinct combination of the labels the preferred terms read."""
-        preferred = state.read(PRE_SCORE_KEY)
+        preferred = cast("tuple[PreferredSchedulingTerm, ...]", state.read(PRE_SCORE_KEY))  # pre_score's
         whole = preference_matches_whole_term(self.version)
 
         def score(node: Node) -> int:

@@ -11,7 +11,8 @@ predicates.PodMatchNodeSelector and PodToleratesNodeTaints.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -86,7 +87,7 @@ _ABSENT = object()
 
 
 def evaluate_by_selected_labels(
-    nodes: "NodeSet",
+    nodes: NodeSet,
     node_selector: Mapping[str, str],
     term_groups: Iterable[Iterable[NodeSelectorTerm]],
     fn: Callable[[Node], int],
@@ -104,7 +105,7 @@ def evaluate_by_selected_labels(
     return evaluate_by_label_keys(nodes, keys, by_name, fn, dtype)
 
 
-def evaluate_by_label_keys(nodes: "NodeSet", keys: Iterable[str], by_name: bool, fn: Callable[[Node], int],
+def evaluate_by_label_keys(nodes: NodeSet, keys: Iterable[str], by_name: bool, fn: Callable[[Node], int],
                            dtype=np.intp) -> np.ndarray:
     """``fn(node)`` for every node, where ``fn`` reads only the labels ``keys`` (and the
     node's name when ``by_name``): it runs once per distinct combination of their values,
@@ -122,7 +123,7 @@ def evaluate_by_label_keys(nodes: "NodeSet", keys: Iterable[str], by_name: bool,
     return nodes.evaluate(("labels", key_list, by_name), view_of, run, dtype)
 
 
-def required_node_affinity_matches_nodes(pod: Pod, nodes: "NodeSet") -> np.ndarray:
+def required_node_affinity_matches_nodes(pod: Pod, nodes: NodeSet) -> np.ndarray:
     """``required_node_affinity_matches`` for every node (a bool array)."""
     aff = pod.affinity
     required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None

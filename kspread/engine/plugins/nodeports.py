@@ -14,7 +14,7 @@ NodeInfo and Filter do.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -45,7 +45,7 @@ class _State:
     def __init__(self, ports: list[PortKey]) -> None:
         self.ports = ports
 
-    def clone(self) -> "_State":
+    def clone(self) -> _State:
         return self
 
 

@@ -37,14 +37,14 @@ disabled", UnschedulableAndUnresolvable).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
 from kspread.engine.framework.interface import (
-    FilterPlugin,
     Filtered,
+    FilterPlugin,
     Plugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -235,7 +235,7 @@ class _PreFilterState:
     def __init__(self, request: dict[str, int]) -> None:
         self.request = request
 
-    def clone(self) -> "_PreFilterState":
+    def clone(self) -> _PreFilterState:
         return self  # read-only after PreFilter, as upstream's Clone
 
 

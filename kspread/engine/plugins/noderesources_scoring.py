@@ -13,12 +13,14 @@ None has a NormalizeScore: the Score result is the final 0..MaxNodeScore score
 from __future__ import annotations
 
 import dataclasses
-
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+# the strategy names, with NodeResourcesFitArgs' validation: kspread.engine.framework.args
+from kspread.engine.framework.args import LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
 from kspread.engine.framework.interface import Plugin, PreScorePlugin, ScorePlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
@@ -41,9 +43,6 @@ from kspread.engine.plugins.resource_allocation import (
 )
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version, resource_scoring
-
-# the strategy names, with NodeResourcesFitArgs' validation: kspread.engine.framework.args
-from kspread.engine.framework.args import LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO  # noqa: E402
 
 
 def rtcr_weighted(version: Version) -> bool:
@@ -85,7 +84,7 @@ class _State:
     def __init__(self, requests: list[int]) -> None:
         self.requests = requests
 
-    def clone(self) -> "_State":
+    def clone(self) -> _State:
         return self
 
 

@@ -19,8 +19,9 @@ predicate and priority) are not implemented: the registry rejects them.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -179,7 +180,7 @@ class CriticalPaths:
         self.values = ["", ""]
         self.nums = [MAX_INT32, MAX_INT32]
 
-    def clone(self) -> "CriticalPaths":
+    def clone(self) -> CriticalPaths:
         c = CriticalPaths()
         c.values = list(self.values)
         c.nums = list(self.nums)
@@ -218,7 +219,7 @@ class PreFilterState:
     # None when the MinDomains gate is off)
     domains_at_prefilter: list[int | None] = field(default_factory=list)
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return PreFilterState(
             self.constraints,
             [dict(m) for m in self.match_num],
@@ -409,12 +410,12 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         else:
             base = has_all if inclusion else has_all & affinity_ok
             untolerated = None
-            for c, (codes, values), count in zip(constraints, keys, counts):
+            for con, (codes, values), count in zip(constraints, keys, counts):
                 mask = base
                 if inclusion:
-                    if c.node_affinity_policy == HONOR:
+                    if con.node_affinity_policy == HONOR:
                         mask = mask & affinity_ok
-                    if c.node_taints_policy == HONOR:
+                    if con.node_taints_policy == HONOR:
                         if untolerated is None:
                             untolerated = nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
                                 t, pod.tolerations, do_not_schedule_taints) is not None, bool)

@@ -25,8 +25,8 @@ Version differences: ``kspread.engine.versions.ResourceScoringFlags``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -74,8 +74,8 @@ def exact(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     return tuple(x.astype(object) for x in arrays)
 
 
-def _one(*values: int) -> tuple[np.ndarray, ...]:
-    return tuple(np.array([v], object) for v in values)
+def _one(requested: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([requested], object), np.array([capacity], object)
 
 
 def is_scalar_resource(name: str) -> bool:

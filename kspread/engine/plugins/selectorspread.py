@@ -17,7 +17,7 @@ weight 2/3 when any scored node has a zone. What changed by version:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from kspread.engine.framework.interface import NodeScore, Plugin, PreScorePlugin, ScorePlugin
 from kspread.engine.framework.registry import register

@@ -18,11 +18,12 @@ Reason text by version (``err_reason``):
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import cast
 
 import numpy as np
 
-from kspread.engine.framework.interface import FilterPlugin, Filtered, Plugin, PreScorePlugin, ScorePlugin
+from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, PreScorePlugin, ScorePlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SUCCESS, CycleState, Status, unresolvable
 from kspread.engine.model import Node, Pod, Taint, Toleration
@@ -71,7 +72,7 @@ class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
-        tolerations = state.read(PRE_SCORE_KEY)
+        tolerations = cast("tuple[Toleration, ...]", state.read(PRE_SCORE_KEY))  # pre_score's
         return nodes.evaluate("taints", _taints,
                               lambda taints: count_intolerable_prefer_no_schedule(taints, tolerations),
                               np.int64)

@@ -18,14 +18,13 @@ scores from 1.23 (MultiPoint, weight 1), where it adds 0 to every total.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from kspread.errors import CaseError
 import numpy as np
 
 from kspread.engine.framework.interface import (
-    FilterPlugin,
     Filtered,
+    FilterPlugin,
     Plugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -36,6 +35,7 @@ from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
 
 
 def volume_binding_scores(version: Version) -> bool:
