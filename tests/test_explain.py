@@ -68,10 +68,10 @@ def test_filters_after_the_first_rejection_are_shown_as_not_run():
     assert _explain(case).splitlines()[:5] == [
         "n1: not feasible",
         "  filter NodeUnschedulable                 Success",
-        "         TaintToleration                   UnschedulableAndUnresolvable: "
-        "node(s) had untolerated taint {k: }",
-        "         NodeResourcesFit                  not run (after TaintToleration); alone: "
-        "Unschedulable: Insufficient cpu",
+        ("         TaintToleration                   UnschedulableAndUnresolvable: "
+        "node(s) had untolerated taint {k: }"),
+        ("         NodeResourcesFit                  not run (after TaintToleration); alone: "
+        "Unschedulable: Insufficient cpu"),
         "                                           (not run after TaintToleration: 1 more filter, passing alone)",
     ]
 

@@ -195,8 +195,8 @@ def _filter_rows(sched: Scheduler, cx: CycleExplanation, node: str) -> list[tupl
             # RunFilterPlugins returns at the first rejection: the plugins after it never ran
             rows.append((plugin, f"not run (after {stopped_at}); alone: {_status(pst)}"))
     if passing_unrun:
-        rows.append(("", f"(not run after {stopped_at}: {passing_unrun} more filter"
-                         f"{'s' if passing_unrun > 1 else ''}, passing alone)"))
+        rows.append(("", (f"(not run after {stopped_at}: {passing_unrun} more filter"
+                         f"{'s' if passing_unrun > 1 else ''}, passing alone)")))
     if st is not None and st.plugin.startswith("extender:"):
         rows.append((st.plugin, _status(st)))
     problem = _contradiction(st, cx.filters.get(node))
