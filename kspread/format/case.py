@@ -79,8 +79,9 @@ class Case:
     cluster: Cluster
     incoming: list[Pod]
     is_sequence: bool
+    # ``expect`` is the one part of the document kept after building: the parsed tree
+    # (every pod as written) is not kept alive by the case
     expect: Mapping[str, Any]
-    raw: Mapping[str, Any]
     description: str = ""
     source: str = ""
     tags: list[str] = field(default_factory=list)
@@ -651,7 +652,6 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         incoming=incoming,
         is_sequence=is_sequence,
         expect=expect,
-        raw=doc,
         description=doc.get("description", ""),
         source=doc.get("source", ""),
         tags=list(doc.get("tags") or []),
