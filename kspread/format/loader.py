@@ -29,6 +29,7 @@ from kspread.format.case import Case, build_case
 from kspread.format.yamlio import node_line
 from kspread.errors import CaseError, PathT
 from kspread.format.schema import validate
+from kspread.format.shapes import freeze
 from kspread.format.yamlio import Document
 
 try:
@@ -383,44 +384,74 @@ _BIG_LISTS = ("nodes", "pods", "owners", "pdbs", "objects")
 _LABEL_FIELDS = ("labels",)
 
 
+_STR_ONLY = {str}
+
+
 def _label_types(v: Any) -> Any:
     if isinstance(v, dict) or isinstance(v, Mapping):  # dict first: ABC checks are slow
-        return "labels:" + ",".join(sorted({type(x).__name__ for x in v.values()}))
+        types = set(map(type, v.values()))
+        if types == _STR_ONLY:
+            return "labels:str"
+        return "labels:" + ",".join(sorted({t.__name__ for t in types}))
     return v
 
 
-def _shape_key(item: Any) -> str:
+_NAME_SET = frozenset(_NAME_FIELDS)
+_TOP = object()
+
+
+def _shape_key(item: Any) -> Any:
+    """Equal for two items exactly when their JSON, with names replaced by their type
+    and label maps by the types of their values, is (``shapes.freeze``)."""
     if isinstance(item, dict) or isinstance(item, Mapping):
-        item = {k: (type(v).__name__ if k in _NAME_FIELDS else _label_types(v) if k in _LABEL_FIELDS else v)
-                for k, v in item.items()}
-    elif isinstance(item, str):
+        pairs = []
+        for k, v in item.items():
+            if k in _NAME_SET:
+                pairs.append((k, type(v).__name__))
+            elif k in _LABEL_FIELDS:
+                pairs.append((k, freeze(_label_types(v))))
+            else:
+                pairs.append((k, freeze(v)))
+        pairs.sort()  # by key: keys differ, so values are never compared
+        return tuple(pairs)
+    if isinstance(item, str):
         return "str"
-    return json.dumps(item, sort_keys=True, default=repr)
+    return (_TOP, freeze(item))
 
 
-def validate_deduplicated(data: Mapping[str, Any]) -> None:
+def validate_deduplicated(data: Mapping[str, Any]) -> dict[str, list[int]]:
     """Schema-validate a case, checking each distinct shape of a big list's items once.
 
     Replicated workloads make most pods identical but for name, node and label
     values, so a 150,000-pod case validates a few hundred distinct pods; an error is
-    reported at the first item of its shape."""
+    reported at the first item of its shape. Returns, for each big list that was
+    deduplicated, the shape number of every item (items of one shape differ at most
+    in name, node, nominated node, start time and label keys and values: the builder
+    converts the rest once per shape)."""
     if not isinstance(data, Mapping):
         validate(data)
-        return
+        return {}
     slim = dict(data)
     back: dict[str, list[int]] = {}
+    shapes: dict[str, list[int]] = {}
     for key in _BIG_LISTS:
         items = data.get(key)
         if not isinstance(items, list) or len(items) < 64:
             continue
-        seen: dict[str, int] = {}
+        seen: dict[Any, int] = {}
         reps: list[Any] = []
+        firsts: list[int] = []
+        ids: list[int] = []
         for i, item in enumerate(items):
             k = _shape_key(item)
-            if k not in seen:
-                seen[k] = len(reps)
+            n = seen.get(k)
+            if n is None:
+                n = seen[k] = len(reps)
                 reps.append(item)
-                back.setdefault(key, []).append(i)
+                firsts.append(i)
+            ids.append(n)
+        back[key] = firsts
+        shapes[key] = ids
         slim[key] = reps
     try:
         validate(slim)
@@ -428,6 +459,7 @@ def validate_deduplicated(data: Mapping[str, Any]) -> None:
         if len(e.path) >= 2 and e.path[0] in back and isinstance(e.path[1], int):
             e.path = (e.path[0], back[e.path[0]][e.path[1]], *e.path[2:])
         raise
+    return shapes
 
 
 def expected_error(doc: CaseDoc) -> str | None:
