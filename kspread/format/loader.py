@@ -367,8 +367,9 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         if api != "kspread/v1":
             raise CaseError("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
                             "kspread reads)", ["apiVersion"], value=api)
-        validate_deduplicated(doc.data)
-        return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config)
+        shapes = validate_deduplicated(doc.data)
+        return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
+                          pod_shapes=shapes.get("pods"))
     except CaseError as e:
         raise doc.place(e) from None
 
