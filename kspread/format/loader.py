@@ -207,6 +207,7 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _ALL_BUT_BRACKETS = {c: None for c in range(128) if chr(c) not in "[]{}"}
+_ALL_BUT_BRACKETS_AND_QUOTES = {c: None for c in range(128) if chr(c) not in '[]{}"'}
 
 
 def _json_depth_error(text: str, path: str) -> CaseError | None:
@@ -215,9 +216,14 @@ def _json_depth_error(text: str, path: str) -> CaseError | None:
     half = yamlio.MAX_DEPTH // 2
     if text.count("[") + text.count("{") < half:
         return None
-    # the text outside strings (without escapes, every other piece between quotes)
-    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _JSON_STRING.sub("", text)
-    brackets = outside.translate(_ALL_BUT_BRACKETS)
+    if "\\" not in text:
+        # the brackets outside strings: without escapes, every other piece between quotes,
+        # once the text is only brackets and quotes (and adjacent quotes, which close one
+        # string and open the next or open and close one without brackets, are gone)
+        kept = text.translate(_ALL_BUT_BRACKETS_AND_QUOTES).replace('""', "")
+        brackets = "".join(kept.split('"')[0::2])
+    else:
+        brackets = _JSON_STRING.sub("", text).translate(_ALL_BUT_BRACKETS)
     for _ in range(half):  # each round takes off at least one level of nesting, at most two
         shorter = brackets.replace("[]", "").replace("{}", "")
         if not shorter or shorter == brackets:
