@@ -56,6 +56,7 @@ from kspread.engine.model import (
     Toleration,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
+    new_pod,
 )
 from kspread.format import apivalidation
 from kspread.format.objects import convert_object
@@ -387,17 +388,17 @@ class _Builder:
         if len(self._checked) < _CACHE_LIMIT:
             self._checked.add(key)
 
-    def labels(self, raw: Any, path: PathT) -> dict[str, str]:
-        """parse_labels, one dict for every pod with the same label map."""
+    def labels(self, raw: Any, at) -> dict[str, str]:
+        """parse_labels(raw, at("labels")), one dict for every pod with the same label map."""
         if raw is None or type(raw) is not dict:
-            return parse_labels(raw, path)
+            return parse_labels(raw, at("labels"))
         try:
             key = tuple(raw.items())  # parsed maps have string values only: no 1 == True
             hit = self._labels.get(key)
         except TypeError:  # an unhashable value: parse_labels says what is wrong
-            return parse_labels(raw, path)
+            return parse_labels(raw, at("labels"))
         if hit is None:
-            hit = parse_labels(raw, path)
+            hit = parse_labels(raw, at("labels"))
             if len(self._labels) < _CACHE_LIMIT:
                 self._labels[key] = hit
         return hit
@@ -466,7 +467,7 @@ class _Builder:
 
     def pod(self, raw: Mapping[str, Any], at, name: str, nodes: Mapping[str, Node], incoming: bool,
             key: tuple | None = None) -> Pod:
-        labels = self.labels(raw.get("labels"), at("labels"))
+        labels = self.labels(raw.get("labels"), at)
         node_name = raw.get("node")
         if node_name is not None and node_name not in nodes:
             raise CaseError(f"pod is bound to unknown node {node_name!r}", at("node"), value=node_name)
@@ -486,7 +487,7 @@ class _Builder:
             start = self._start(raw, at, node_name)
         (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
          affinity, tolerations, tscs, ctrl, preempted, pvs) = spec
-        return Pod(
+        return new_pod(
             name=name,
             namespace=ns,
             labels=labels,
