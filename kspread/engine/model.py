@@ -194,7 +194,7 @@ def _all_fields_constructor(cls: type):
     names = [f.name for f in fields(cls)]
     env = {"_new": object.__new__, "_cls": cls, **{f"_set_{n}": cls.__dict__[n].__set__ for n in names}}
     body = "".join(f"    _set_{n}(self, {n})\n" for n in names)
-    exec(f"def make(*, {', '.join(names)}):\n    self = _new(_cls)\n{body}    return self\n", env)  # noqa: S102
+    exec(f"def make(*, {', '.join(names)}):\n    self = _new(_cls)\n{body}    return self\n", env)
     make = env["make"]
     make.__doc__ = f"{cls.__name__}(...) with every field given."
     return make

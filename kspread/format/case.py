@@ -375,7 +375,7 @@ class _Builder:
     def spec_key(raw: Mapping[str, Any]) -> tuple:
         """Equal for two pods exactly when they are written alike (``shapes.freeze``)
         but for the fields each pod has of its own."""
-        pairs = [(k, freeze(v)) for k, v in raw.items() if k not in _OWN_FIELDS]
+        pairs = [(k, freeze(v)) for k, v in raw.items() if k not in OWN_FIELDS]
         pairs.sort()  # by key: keys differ, so values are never compared
         return tuple(pairs)
 
@@ -524,6 +524,7 @@ class _Builder:
     def _spec_head(self, raw: Mapping[str, Any], at) -> tuple:
         """What a pod's spec key decides, checked before its start time."""
         ns = raw.get("namespace") or "default"
+        containers: tuple[Container, ...]
         if raw.get("requests") is not None:
             containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
         elif raw.get("containers") is not None:
@@ -557,7 +558,7 @@ class _Builder:
 
 
 # A pod's own fields: not in its spec key.
-_OWN_FIELDS = frozenset(("name", "node", "nominatedNode", "startTime", "labels"))
+OWN_FIELDS = frozenset(("name", "node", "nominatedNode", "startTime", "labels"))
 # Spec key of a pod of a validated shape: (_SHAPE, shape number); a spec_key is a tuple of pairs.
 _SHAPE = object()
 # Most distinct specs and label maps a build remembers.
@@ -657,15 +658,15 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     # existing pods
     pods: list[Pod] = []
     seen_pods: dict[str, Any] = {}
-    given = len(doc.get("pods") or []) if pod_shapes is not None else 0
+    shape_of = pod_shapes if pod_shapes is not None else []  # of doc["pods"], which come first
     for j, (raw, at) in enumerate(sections["pods"]):
-        key = (_SHAPE, pod_shapes[j]) if j < given else b.spec_key(raw)  # type: ignore[index]
-        b.check_pod(raw, at, key)
+        spec = (_SHAPE, shape_of[j]) if j < len(shape_of) else b.spec_key(raw)
+        b.check_pod(raw, at, spec)
         names = [raw["name"]]
         if raw.get("replicas") is not None:
             names = [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
         for name in names:
-            p = b.pod(raw, at, name, nodes, incoming=False, key=key)
+            p = b.pod(raw, at, name, nodes, incoming=False, key=spec)
             if p.key in seen_pods:
                 raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
             seen_pods[p.key] = True
@@ -716,9 +717,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         (p, _pather(["schedule", i])) for i, p in enumerate(doc.get("schedule") or [])
     ]
     for raw, at in raws:
-        key = b.spec_key(raw)
-        b.check_pod(raw, at, key)
-        p = b.pod(raw, at, raw["name"], nodes, incoming=True, key=key)
+        spec = b.spec_key(raw)
+        b.check_pod(raw, at, spec)
+        p = b.pod(raw, at, raw["name"], nodes, incoming=True, key=spec)
         if p.key in seen_pods:
             raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
         seen_pods[p.key] = True

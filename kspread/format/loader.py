@@ -27,7 +27,7 @@ from typing import Any, Mapping
 import yaml
 
 from kspread.format import yamlio
-from kspread.format.case import Case, build_case
+from kspread.format.case import OWN_FIELDS, Case, build_case
 from kspread.format.yamlio import node_line
 from kspread.errors import CaseError, PathT
 from kspread.format.schema import validate
@@ -414,7 +414,7 @@ _STR_ONLY = {str}
 
 
 def _label_types(v: Any) -> Any:
-    if isinstance(v, dict) or isinstance(v, Mapping):  # dict first: ABC checks are slow
+    if isinstance(v, dict) or isinstance(v, Mapping):  # noqa: SIM101 - dict first: ABC checks are slow
         types = set(map(type, v.values()))
         if types == _STR_ONLY:
             return "labels:str"
@@ -423,13 +423,16 @@ def _label_types(v: Any) -> Any:
 
 
 _NAME_SET = frozenset(_NAME_FIELDS)
+# The builder converts a pod's spec once per shape (build_case's pod_shapes): a shape must
+# fix every field of a pod but those the builder reads per pod.
+assert _NAME_SET | set(_LABEL_FIELDS) == OWN_FIELDS
 _TOP = object()
 
 
 def _shape_key(item: Any) -> Any:
     """Equal for two items exactly when their JSON, with names replaced by their type
     and label maps by the types of their values, is (``shapes.freeze``)."""
-    if isinstance(item, dict) or isinstance(item, Mapping):
+    if isinstance(item, dict) or isinstance(item, Mapping):  # noqa: SIM101 - as above
         pairs = []
         for k, v in item.items():
             if k in _NAME_SET:

@@ -8,7 +8,8 @@ item of a big list (150,000 pods are a few hundred distinct specs).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 class _Tag:
