@@ -176,13 +176,13 @@ def as_selector(ls: LabelSelector | None) -> Selector:
 
 
 def _check_labels_map(raw: Any, path: PathT) -> dict[str, str]:
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):  # dict first: ABC checks are slow
         raise CaseError("must be a mapping of label key to value", path, value=raw)
     for k, v in raw.items():
-        err = qualified_name_error(k)
+        err = _qualified_name_error(k) if type(k) is str else qualified_name_error(k)
         if err:
             raise CaseError(err, [*path, str(k)], value=k)
-        err = label_value_error(v)
+        err = _label_value_error(v) if type(v) is str else label_value_error(v)
         if err:
             raise CaseError(err, [*path, k], value=v)
     return dict(raw)

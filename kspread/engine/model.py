@@ -8,7 +8,7 @@ with ``dataclasses.replace``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from kspread.engine.labels import LabelSelector, Requirement
 
@@ -183,6 +183,24 @@ class Pod:
     def key(self) -> str:
         """How a case names the pod: bare in ``default``, ``namespace/name`` elsewhere."""
         return self.name if self.namespace == "default" else f"{self.namespace}/{self.name}"
+
+
+def _all_fields_constructor(cls: type):
+    """A function that makes a ``cls`` from the value of every field (keywords, none
+    left out), as ``cls(...)`` does, setting each slot through its descriptor rather
+    than the frozen ``__init__``'s ``object.__setattr__`` (half the time: a case
+    builds 150,000 pods)."""
+    assert not hasattr(cls, "__post_init__")
+    names = [f.name for f in fields(cls)]
+    env = {"_new": object.__new__, "_cls": cls, **{f"_set_{n}": cls.__dict__[n].__set__ for n in names}}
+    body = "".join(f"    _set_{n}(self, {n})\n" for n in names)
+    exec(f"def make(*, {', '.join(names)}):\n    self = _new(_cls)\n{body}    return self\n", env)
+    make = env["make"]
+    make.__doc__ = f"{cls.__name__}(...) with every field given."
+    return make
+
+
+new_pod = _all_fields_constructor(Pod)
 
 
 def pod_key(namespace: str, name: str) -> str:

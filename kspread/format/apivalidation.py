@@ -291,12 +291,23 @@ def check_affinity(raw: Mapping[str, Any] | None, path: list) -> None:
 
 
 def check_pod(raw: Mapping[str, Any], at: At) -> None:
+    check_pod_name(raw, at)
+    check_pod_spec(raw, at)
+
+
+def check_pod_name(raw: Mapping[str, Any], at: At) -> None:
+    """The first of ``check_pod``'s checks: the pod's name."""
     name = raw["name"]
     if "replicas" in raw and raw["replicas"] is not None:
         # the generated names are name-0 ... name-(n-1)
         name = f"{name}-{raw['replicas'] - 1}"
     if len(name) > 253 or not _SUBDOMAIN.match(name):
         _name(subdomain_error, name, at, "name")
+
+
+def check_pod_spec(raw: Mapping[str, Any], at: At) -> None:
+    """The rest of ``check_pod``: what does not depend on the pod's name, node,
+    nominated node, start time or labels."""
     if "namespace" in raw and raw["namespace"] is not None:
         _name(label_name_error, raw["namespace"], at, "namespace")
     if "requests" in raw:

@@ -56,6 +56,7 @@ from kspread.engine.model import (
     Toleration,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
+    new_pod,
 )
 from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
@@ -63,6 +64,7 @@ from kspread.errors import CaseError, PathT
 from kspread.format import apivalidation
 from kspread.format.objects import convert_object
 from kspread.format.schema import check_args_shape
+from kspread.format.shapes import freeze
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -80,8 +82,9 @@ class Case:
     cluster: Cluster
     incoming: list[Pod]
     is_sequence: bool
+    # ``expect`` is the one part of the document kept after building: the parsed tree
+    # (every pod as written) is not kept alive by the case
     expect: Mapping[str, Any]
-    raw: Mapping[str, Any]
     description: str = ""
     source: str = ""
     tags: list[str] = field(default_factory=list)
@@ -361,6 +364,45 @@ class _Builder:
         self.version = version
         self.classes: dict[str, PriorityClass] = {}
         self.pod_count = 0
+        # Pods that differ only in name, node, nominated node, start time and labels are
+        # checked and converted once: the spec parts by spec key (``spec_key``), label
+        # maps by their items. Only what passed is cached, so every error is still
+        # raised at the first pod that has it, in the same order of checks.
+        self._checked: set = set()
+        self._specs: dict[Any, tuple] = {}
+        self._labels: dict[tuple, dict[str, str]] = {}
+
+    @staticmethod
+    def spec_key(raw: Mapping[str, Any]) -> tuple:
+        """Equal for two pods exactly when they are written alike (``shapes.freeze``)
+        but for the fields each pod has of its own."""
+        pairs = [(k, freeze(v)) for k, v in raw.items() if k not in OWN_FIELDS]
+        pairs.sort()  # by key: keys differ, so values are never compared
+        return tuple(pairs)
+
+    def check_pod(self, raw: Mapping[str, Any], at, key: tuple) -> None:
+        """apivalidation.check_pod: the spec part once per spec key."""
+        if key in self._checked:
+            apivalidation.check_pod_name(raw, at)
+            return
+        apivalidation.check_pod(raw, at)
+        if len(self._checked) < _CACHE_LIMIT:
+            self._checked.add(key)
+
+    def labels(self, raw: Any, at) -> dict[str, str]:
+        """parse_labels(raw, at("labels")), one dict for every pod with the same label map."""
+        if raw is None or type(raw) is not dict:
+            return parse_labels(raw, at("labels"))
+        try:
+            key = tuple(raw.items())  # parsed maps have string values only: no 1 == True
+            hit = self._labels.get(key)
+        except TypeError:  # an unhashable value: parse_labels says what is wrong
+            return parse_labels(raw, at("labels"))
+        if hit is None:
+            hit = parse_labels(raw, at("labels"))
+            if len(self._labels) < _CACHE_LIMIT:
+                self._labels[key] = hit
+        return hit
 
     # ---- priority admission ------------------------------------------------------
 
@@ -424,15 +466,65 @@ class _Builder:
 
     # ---- pods ----------------------------------------------------------------------
 
-    def pod(self, raw: Mapping[str, Any], at, name: str, nodes: Mapping[str, Node], incoming: bool) -> Pod:
-        ns = raw.get("namespace") or "default"
-        labels = parse_labels(raw.get("labels"), at("labels"))
+    def pod(self, raw: Mapping[str, Any], at, name: str, nodes: Mapping[str, Node], incoming: bool,
+            key: tuple | None = None) -> Pod:
+        labels = self.labels(raw.get("labels"), at)
         node_name = raw.get("node")
         if node_name is not None and node_name not in nodes:
             raise CaseError(f"pod is bound to unknown node {node_name!r}", at("node"), value=node_name)
         nominated = raw.get("nominatedNode")
         if nominated is not None and nominated not in nodes:
             raise CaseError(f"unknown node {nominated!r}", at("nominatedNode"), value=nominated)
+        if key is None:
+            key = self.spec_key(raw)
+        spec = self._specs.get(key)
+        if spec is None:
+            head = self._spec_head(raw, at)
+            start = self._start(raw, at, node_name)
+            spec = head + self._spec_tail(raw, at)
+            if len(self._specs) < _CACHE_LIMIT:
+                self._specs[key] = spec
+        else:
+            start = self._start(raw, at, node_name)
+        (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
+         affinity, tolerations, tscs, ctrl, preempted, pvs) = spec
+        return new_pod(
+            name=name,
+            namespace=ns,
+            labels=labels,
+            node_name=node_name,
+            priority=priority,
+            priority_class_name=cls_name,
+            preemption_policy=policy,
+            containers=containers,
+            init_containers=inits,
+            overhead=overhead,
+            level_requests=level_requests,
+            level_limits=level_limits,
+            terminating=bool(raw.get("terminating", False)),
+            start_time=start,
+            nominated_node=nominated,
+            node_selector=node_selector,
+            affinity=affinity,
+            tolerations=tolerations,
+            topology_spread_constraints=tscs,
+            controller=ctrl,
+            preempted_by_scheduler=preempted,
+            uses_persistent_volumes=pvs,
+        )
+
+    def _start(self, raw: Mapping[str, Any], at, node_name: str | None) -> float | None:
+        start = None
+        if raw.get("startTime") is not None:
+            start = _time(raw["startTime"], at("startTime"))
+        elif node_name is not None:
+            start = DEFAULT_START_EPOCH + self.pod_count
+        self.pod_count += 1
+        return start
+
+    def _spec_head(self, raw: Mapping[str, Any], at) -> tuple:
+        """What a pod's spec key decides, checked before its start time."""
+        ns = raw.get("namespace") or "default"
         containers: tuple[Container, ...]
         if raw.get("requests") is not None:
             containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
@@ -445,43 +537,33 @@ class _Builder:
         inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
         level_requests, level_limits = _pod_level_resources(raw.get("resources"), at, self.version, containers, inits)
         priority, cls_name, policy = self.admit(raw, at)
-        start = None
-        if raw.get("startTime") is not None:
-            start = _time(raw["startTime"], at("startTime"))
-        elif node_name is not None:
-            start = DEFAULT_START_EPOCH + self.pod_count
-        self.pod_count += 1
+        return ns, containers, inits, level_requests, level_limits, priority, cls_name, policy
+
+    def _spec_tail(self, raw: Mapping[str, Any], at) -> tuple:
+        """What a pod's spec key decides, checked after its start time."""
+        overhead = _resources(raw.get("overhead"), at("overhead"))
+        node_selector = parse_labels(raw.get("nodeSelector"), at("nodeSelector"))
+        affinity = _affinity(raw.get("affinity"), at("affinity"))
+        tolerations = tuple(
+            _toleration(t, at("tolerations", i), self.version) for i, t in enumerate(raw.get("tolerations") or [])
+        )
+        tscs = _tscs(raw.get("topologySpreadConstraints") or [], at)
         ctrl = None
         if raw.get("controller") is not None:
             c = raw["controller"]
             ctrl = OwnerRef(c["kind"], c["name"], c.get("apiVersion") or _CONTROLLER_API.get(c["kind"], "apps/v1"))
-        return Pod(
-            name=name,
-            namespace=ns,
-            labels=labels,
-            node_name=node_name,
-            priority=priority,
-            priority_class_name=cls_name,
-            preemption_policy=policy,
-            containers=containers,
-            init_containers=inits,
-            overhead=_resources(raw.get("overhead"), at("overhead")),
-            level_requests=level_requests,
-            level_limits=level_limits,
-            terminating=bool(raw.get("terminating", False)),
-            start_time=start,
-            nominated_node=nominated,
-            node_selector=parse_labels(raw.get("nodeSelector"), at("nodeSelector")),
-            affinity=_affinity(raw.get("affinity"), at("affinity")),
-            tolerations=tuple(
-                _toleration(t, at("tolerations", i), self.version) for i, t in enumerate(raw.get("tolerations") or [])
-            ),
-            topology_spread_constraints=_tscs(raw.get("topologySpreadConstraints") or [], at),
-            controller=ctrl,
-            preempted_by_scheduler=bool(raw.get("_preemptedByScheduler", False)),
-            uses_persistent_volumes=bool(raw.get("_usesPersistentVolumes", False)) or any(
-                "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
-        )
+        return (overhead, node_selector, affinity, tolerations, tscs, ctrl,
+                bool(raw.get("_preemptedByScheduler", False)),
+                bool(raw.get("_usesPersistentVolumes", False)) or any(
+                    "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []))
+
+
+# A pod's own fields: not in its spec key.
+OWN_FIELDS = frozenset(("name", "node", "nominatedNode", "startTime", "labels"))
+# Spec key of a pod of a validated shape: (_SHAPE, shape number); a spec_key is a tuple of pairs.
+_SHAPE = object()
+# Most distinct specs and label maps a build remembers.
+_CACHE_LIMIT = 8192
 
 
 def _pather(prefix: PathT, fieldmap: Mapping[str, PathT] | None = None):
@@ -494,10 +576,12 @@ def _pather(prefix: PathT, fieldmap: Mapping[str, PathT] | None = None):
 
 
 def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None = None,
-               config: str | None = None) -> Case:
+               config: str | None = None, pod_shapes: list[int] | None = None) -> Case:
     """Build a Case from a document that passed the schema. ``base_dir`` resolves a
     profile's ``config`` file; ``config`` (the --kspread-config option) is the
-    KubeSchedulerConfiguration for cases that give no ``profile``."""
+    KubeSchedulerConfiguration for cases that give no ``profile``. ``pod_shapes``, from
+    the loader's validation, numbers the shapes of ``pods`` (see
+    ``validate_deduplicated``): pods of one shape share a spec key."""
     version = make_version(doc.get("version"), doc.get("featureGates"))
     b = _Builder(doc, version)
 
@@ -575,13 +659,15 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     # existing pods
     pods: list[Pod] = []
     seen_pods: dict[str, Any] = {}
-    for raw, at in sections["pods"]:
-        apivalidation.check_pod(raw, at)
+    shape_of = pod_shapes if pod_shapes is not None else []  # of doc["pods"], which come first
+    for j, (raw, at) in enumerate(sections["pods"]):
+        spec = (_SHAPE, shape_of[j]) if j < len(shape_of) else b.spec_key(raw)
+        b.check_pod(raw, at, spec)
         names = [raw["name"]]
         if raw.get("replicas") is not None:
             names = [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
         for name in names:
-            p = b.pod(raw, at, name, nodes, incoming=False)
+            p = b.pod(raw, at, name, nodes, incoming=False, key=spec)
             if p.key in seen_pods:
                 raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
             seen_pods[p.key] = True
@@ -639,8 +725,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         (p, _pather(["schedule", i])) for i, p in enumerate(doc.get("schedule") or [])
     ]
     for raw, at in raws:
-        apivalidation.check_pod(raw, at)
-        p = b.pod(raw, at, raw["name"], nodes, incoming=True)
+        spec = b.spec_key(raw)
+        b.check_pod(raw, at, spec)
+        p = b.pod(raw, at, raw["name"], nodes, incoming=True, key=spec)
         if p.key in seen_pods:
             raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
         seen_pods[p.key] = True
@@ -660,7 +747,6 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         incoming=incoming,
         is_sequence=is_sequence,
         expect=expect,
-        raw=doc,
         description=doc.get("description", ""),
         source=doc.get("source", ""),
         tags=list(doc.get("tags") or []),

@@ -15,18 +15,21 @@ cannot be read fails alone: the other documents of its file still load.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kspread.errors import CaseError, PathT
 from kspread.format import yamlio
-from kspread.format.case import Case, build_case
+from kspread.format.case import OWN_FIELDS, Case, build_case
 from kspread.format.schema import validate
+from kspread.format.shapes import freeze
 from kspread.format.yamlio import Document, node_line
 
 try:
@@ -49,6 +52,21 @@ _MENTIONS_CASE = re.compile(r"kspread/|\bkind[\"']?\s*:\s*[\"']?Case\b")
 
 _DOC_START = re.compile(r"^---(\s|$)")
 _CONTENT = re.compile(r"^[^\s#%]")
+
+
+@contextmanager
+def gc_paused():
+    """The cyclic garbage collector off while a case is parsed or built: both make
+    hundreds of thousands of containers and no cycles, and the collector's passes over
+    them would cost a quarter of the time. (Not around schema validation: jsonschema
+    leaves cyclic garbage.)"""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 @dataclass
@@ -188,6 +206,7 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _ALL_BUT_BRACKETS = {c: None for c in range(128) if chr(c) not in "[]{}"}
+_ALL_BUT_BRACKETS_AND_QUOTES = {c: None for c in range(128) if chr(c) not in '[]{}"'}
 
 
 def _json_depth_error(text: str, path: str) -> CaseError | None:
@@ -196,9 +215,14 @@ def _json_depth_error(text: str, path: str) -> CaseError | None:
     half = yamlio.MAX_DEPTH // 2
     if text.count("[") + text.count("{") < half:
         return None
-    # the text outside strings (without escapes, every other piece between quotes)
-    outside = "".join(text.split('"')[0::2]) if "\\" not in text else _JSON_STRING.sub("", text)
-    brackets = outside.translate(_ALL_BUT_BRACKETS)
+    if "\\" not in text:
+        # the brackets outside strings: without escapes, every other piece between quotes,
+        # once the text is only brackets and quotes (and adjacent quotes, which close one
+        # string and open the next or open and close one without brackets, are gone)
+        kept = text.translate(_ALL_BUT_BRACKETS_AND_QUOTES).replace('""', "")
+        brackets = "".join(kept.split('"')[0::2])
+    else:
+        brackets = _JSON_STRING.sub("", text).translate(_ALL_BUT_BRACKETS)
     for _ in range(half):  # each round takes off at least one level of nesting, at most two
         shorter = brackets.replace("[]", "").replace("{}", "")
         if not shorter or shorter == brackets:
@@ -310,7 +334,8 @@ def read_file(path: str | Path) -> FileResult:
     except (OSError, UnicodeDecodeError) as e:
         return FileResult(p, [], CaseError(f"cannot read the file: {e}", file=p))
     try:
-        docs = _read_docs(text, p)
+        with gc_paused():
+            docs = _read_docs(text, p)
     except CaseError as e:
         return FileResult(p, [], e.located(p, None))
     stem = Path(p).stem
@@ -365,8 +390,10 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         if api != "kspread/v1":
             raise CaseError("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
                             "kspread reads)", ["apiVersion"], value=api)
-        validate_deduplicated(doc.data)
-        return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config)
+        shapes = validate_deduplicated(doc.data)  # (jsonschema makes cyclic garbage)
+        with gc_paused():
+            return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
+                              pod_shapes=shapes.get("pods"))
     except CaseError as e:
         raise doc.place(e) from None
 
@@ -382,44 +409,77 @@ _BIG_LISTS = ("nodes", "pods", "owners", "pdbs", "objects")
 _LABEL_FIELDS = ("labels",)
 
 
+_STR_ONLY = {str}
+
+
 def _label_types(v: Any) -> Any:
     if isinstance(v, dict) or isinstance(v, Mapping):  # noqa: SIM101 - dict first: ABC checks are slow
-        return "labels:" + ",".join(sorted({type(x).__name__ for x in v.values()}))
+        types = set(map(type, v.values()))
+        if types == _STR_ONLY:
+            return "labels:str"
+        return "labels:" + ",".join(sorted({t.__name__ for t in types}))
     return v
 
 
-def _shape_key(item: Any) -> str:
+_NAME_SET = frozenset(_NAME_FIELDS)
+# The builder converts a pod's spec once per shape (build_case's pod_shapes): a shape must
+# fix every field of a pod but those the builder reads per pod.
+assert _NAME_SET | set(_LABEL_FIELDS) == OWN_FIELDS
+_TOP = object()
+
+
+def _shape_key(item: Any) -> Any:
+    """Equal for two items exactly when their JSON, with names replaced by their type
+    and label maps by the types of their values, is (``shapes.freeze``)."""
     if isinstance(item, dict) or isinstance(item, Mapping):  # noqa: SIM101 - as above
-        item = {k: (type(v).__name__ if k in _NAME_FIELDS else _label_types(v) if k in _LABEL_FIELDS else v)
-                for k, v in item.items()}
-    elif isinstance(item, str):
+        pairs = []
+        for k, v in item.items():
+            if k in _NAME_SET:
+                pairs.append((k, type(v).__name__))
+            elif k in _LABEL_FIELDS:
+                pairs.append((k, freeze(_label_types(v))))
+            else:
+                pairs.append((k, freeze(v)))
+        pairs.sort()  # by key: keys differ, so values are never compared
+        return tuple(pairs)
+    if isinstance(item, str):
         return "str"
-    return json.dumps(item, sort_keys=True, default=repr)
+    return (_TOP, freeze(item))
 
 
-def validate_deduplicated(data: Mapping[str, Any]) -> None:
+def validate_deduplicated(data: Mapping[str, Any]) -> dict[str, list[int]]:
     """Schema-validate a case, checking each distinct shape of a big list's items once.
 
     Replicated workloads make most pods identical but for name, node and label
     values, so a 150,000-pod case validates a few hundred distinct pods; an error is
-    reported at the first item of its shape."""
+    reported at the first item of its shape. Returns, for each big list that was
+    deduplicated, the shape number of every item (items of one shape differ at most
+    in name, node, nominated node, start time and label keys and values: the builder
+    converts the rest once per shape)."""
     if not isinstance(data, Mapping):
         validate(data)
-        return
+        return {}
     slim = dict(data)
     back: dict[str, list[int]] = {}
+    shapes: dict[str, list[int]] = {}
     for key in _BIG_LISTS:
         items = data.get(key)
         if not isinstance(items, list) or len(items) < 64:
             continue
-        seen: dict[str, int] = {}
+        seen: dict[Any, int] = {}
         reps: list[Any] = []
+        firsts: list[int] = []
+        ids: list[int] = []
         for i, item in enumerate(items):
             k = _shape_key(item)
-            if k not in seen:
-                seen[k] = len(reps)
+            n = seen.get(k)
+            if n is None:
+                n = seen[k] = len(reps)
                 reps.append(item)
-                back.setdefault(key, []).append(i)
+                firsts.append(i)
+            ids.append(n)
+        back[key] = firsts
+        shapes[key] = ids
         slim[key] = reps
     try:
         validate(slim)
@@ -427,6 +487,7 @@ def validate_deduplicated(data: Mapping[str, Any]) -> None:
         if len(e.path) >= 2 and e.path[0] in back and isinstance(e.path[1], int):
             e.path = (e.path[0], back[e.path[0]][e.path[1]], *e.path[2:])
         raise
+    return shapes
 
 
 def expected_error(doc: CaseDoc) -> str | None:
