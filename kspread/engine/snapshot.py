@@ -259,6 +259,8 @@ class Snapshot:
         self._with_required_anti: dict[int, int] = {}
         # (namespace, selector) -> per node, non-terminating pods matching (kept current)
         self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
+        # node position -> its pods as rows (``pod_rows``), kept until the node changes
+        self._pod_rows: dict[int, PodRows] = {}
         self._add_all([p for p in pods if p.node_name is not None])
 
     def _add_all(self, pods: list[Pod]) -> None:
@@ -357,8 +359,17 @@ class Snapshot:
             self._count_columns[key] = col
         return col
 
+    def pod_rows(self, i: int) -> "PodRows":
+        """The pods of the node at position ``i`` as rows (node pod order), cached until
+        a pod is added to or removed from the node. Read only."""
+        rows = self._pod_rows.get(i)
+        if rows is None:
+            rows = self._pod_rows[i] = PodRows.of(list(self.node_list[i].pods.values()), self.requests)
+        return rows
+
     def _column_add(self, pod: Pod, sign: int) -> None:
         i = self.position[pod.node_name]  # type: ignore[index]
+        self._pod_rows.pop(i, None)
         if self._count_columns and not pod.terminating:
             g = group_key(pod)
             m = self.matcher
@@ -439,6 +450,62 @@ def _codes(nodes: Sequence[Node], fn: Callable[[Node], Hashable]) -> tuple[np.nd
     return out, values
 
 
+class PodRows:
+    """Pods as rows of columns: per pod its priority, start time (inf when not set),
+    non-zero cpu / memory requests and requests per resource (what it adds to a
+    NodeInfo), and ``node``, the index of the node it is on within a set of nodes
+    (``concat``)."""
+
+    __slots__ = ("pods", "node", "priority", "start", "cpu", "memory", "requests")
+
+    def __init__(self, pods: list[Pod], node: np.ndarray, priority: np.ndarray, start: np.ndarray,
+                 cpu: np.ndarray, memory: np.ndarray, requests: dict[str, np.ndarray]) -> None:
+        self.pods, self.node, self.priority, self.start = pods, node, priority, start
+        self.cpu, self.memory, self.requests = cpu, memory, requests
+
+    @staticmethod
+    def of(pods: list[Pod], cache: "PodRequestCache") -> "PodRows":
+        entries = [cache.get(p) for p in pods]
+        n = len(pods)
+        requests: dict[str, np.ndarray] = {}
+        for j, e in enumerate(entries):
+            for r, v in e.requests.items():
+                col = requests.get(r)
+                if col is None:
+                    col = requests[r] = np.zeros(n, np.int64)
+                col[j] = v
+        return PodRows(pods, np.zeros(n, np.intp), np.array([p.priority for p in pods], np.int64),
+                       np.array([np.inf if p.start_time is None else p.start_time for p in pods], np.float64),
+                       np.array([e.cpu for e in entries], np.int64),
+                       np.array([e.memory for e in entries], np.int64), requests)
+
+    @staticmethod
+    def concat(parts: "Sequence[PodRows]") -> "PodRows":
+        """The rows of several nodes, ``node`` set to each part's index."""
+        pods: list[Pod] = []
+        for part in parts:
+            pods.extend(part.pods)
+        lengths = np.array([len(part.pods) for part in parts], np.intp)
+        node = np.repeat(np.arange(len(parts), dtype=np.intp), lengths)
+        resources: set[str] = set()
+        for part in parts:
+            resources.update(part.requests)
+        requests = {}
+        for r in sorted(resources):
+            requests[r] = np.concatenate([part.requests[r] if r in part.requests
+                                          else np.zeros(len(part.pods), np.int64) for part in parts]) \
+                if parts else np.zeros(0, np.int64)
+
+        def cat(name: str, dtype) -> np.ndarray:
+            return np.concatenate([getattr(part, name) for part in parts]) if parts else np.zeros(0, dtype)
+
+        return PodRows(pods, node, cat("priority", np.int64), cat("start", np.float64), cat("cpu", np.int64),
+                       cat("memory", np.int64), requests)
+
+    def __len__(self) -> int:
+        return len(self.pods)
+
+
 class _Lazy(Sequence):
     """A list computed on first use."""
 
@@ -500,6 +567,18 @@ class NodeSet:
     @property
     def names(self) -> list[str]:
         return [info.node.name for info in self.infos]
+
+    def find(self, names: set[str]) -> list[tuple[int, str]]:
+        """(index in the set, name) of the set's nodes named in ``names``, in set order."""
+        if self._infos is None:
+            snap = self.snapshot
+            wanted = [snap.position[m] for m in names if m in snap.position]  # type: ignore[union-attr]
+            if not wanted:
+                return []
+            where = np.flatnonzero(np.isin(self.positions, wanted)).tolist()  # type: ignore[arg-type]
+            lst = snap.node_list  # type: ignore[union-attr]
+            return [(i, lst[self.positions[i]].node.name) for i in where]  # type: ignore[index]
+        return [(i, info.node.name) for i, info in enumerate(self._infos) if info.node.name in names]
 
     @property
     def node_objects(self) -> list[Node]:

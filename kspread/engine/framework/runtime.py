@@ -251,17 +251,14 @@ class Framework:
         equal or higher priority nominated to them are filtered one by one (with those
         pods added, then without); the others all at once. A SchedulingError of a
         one-by-one node is kept as an Error status."""
-        names = nodes.names if self.handle.nominator.has_any() else None
         special: list[int] = []
         nominated: list[list[Pod]] = []
-        if names is not None:
-            nominated_nodes = self.handle.nominator.nodes()
-            for i, name in enumerate(names):
-                if name in nominated_nodes:
-                    pods = self.nominated_pods_for(pod, name)
-                    if pods:
-                        special.append(i)
-                        nominated.append(pods)
+        if self.handle.nominator.has_any():
+            for i, name in nodes.find(self.handle.nominator.nodes()):
+                pods = self.nominated_pods_for(pod, name)
+                if pods:
+                    special.append(i)
+                    nominated.append(pods)
         if not special:
             return self.run_filter_plugins_on_nodes(state, pod, nodes)
         if self.pre_filter_state_is_shared(state):
