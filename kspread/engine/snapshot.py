@@ -600,6 +600,36 @@ class NodeSet:
         infos = self.infos
         return NodeSet(None, None, [infos[i] for i in where])
 
+    def with_pods(self, added: Sequence[Sequence[Pod]]) -> "NodeSet":
+        """These nodes (of the snapshot) with the pods ``added[j]`` on the j-th, as column
+        overrides (pod count, non-zero and per-resource requests): for filters that read
+        only columns."""
+        snap = self.snapshot
+        assert snap is not None
+        count = self.pod_count().copy()
+        cpu = self.non_zero_requested("cpu").copy()
+        memory = self.non_zero_requested("memory").copy()
+        requested: dict[str, np.ndarray] = {}
+        entry = snap.requests.get
+        for j, pods in enumerate(added):
+            for p in pods:
+                e = entry(p)
+                count[j] += 1
+                cpu[j] += e.cpu
+                memory[j] += e.memory
+                for r, v in e.requests.items():
+                    col = requested.get(r)
+                    if col is None:
+                        col = requested[r] = self.requested(r).copy()
+                    col[j] += v
+        overrides = dict(self.overrides or {})
+        overrides[("pod_count",)] = count
+        overrides[("non_zero", "cpu")] = cpu
+        overrides[("non_zero", "memory")] = memory
+        for r, col in requested.items():
+            overrides[("requested", r)] = col
+        return NodeSet(snap, self.positions, overrides=overrides)
+
     def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int],
                 key: tuple = ()) -> np.ndarray:
         if self.overrides is not None and key in self.overrides:

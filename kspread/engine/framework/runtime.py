@@ -265,14 +265,19 @@ class Framework:
             # the nominated pods change no PreFilter state: filter the nodes with their
             # nominated pods added all at once; a node must pass that and the plain run
             plain = self.run_filter_plugins_on_nodes(state, pod, nodes)
-            infos = nodes.infos
-            added = []
-            for i, pods in zip(special, nominated):
-                info = infos[i].clone()
-                for p in pods:
-                    info.add_pod(_on_node(p, info.name))
-                added.append(info)
-            with_nominated = self.run_filter_plugins_on_nodes(state, pod, NodeSet.of(*added))
+            if nodes.snapshot is not None and self.filters_read_only_columns(state, pod):
+                # the nominated pods as changes to the columns
+                with_pods = nodes.subset(np.array(special, np.intp)).with_pods(nominated)
+            else:
+                infos = nodes.infos
+                added = []
+                for i, pods in zip(special, nominated):
+                    info = infos[i].clone()
+                    for p in pods:
+                        info.add_pod(_on_node(p, info.name))
+                    added.append(info)
+                with_pods = NodeSet.of(*added)
+            with_nominated = self.run_filter_plugins_on_nodes(state, pod, with_pods)
             combined_ids = plain.ids.copy()
             combined = list(plain.table)
             offset = len(combined) - 1

@@ -404,9 +404,17 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         shared = fwk.pre_filter_state_is_shared(state)
         columns = shared and fwk.filters_read_only_columns(state, pod)
         i = 0
+        floor = 16
         while i < n:
-            # as many nodes as candidates are still wanted (at least 16)
-            batch = max(limit - found[0] - found[1], 16) if shared else 1
+            # as many nodes as candidates are still wanted at the rate found so far, and
+            # at least 16, 64, 256... (the batch size changes only the work done past the
+            # stop, never the result)
+            wanted = limit - found[0] - found[1]
+            if i and found[0] + found[1]:
+                wanted = -(-wanted * i // (found[0] + found[1]))
+            batch = max(wanted, floor) if shared else 1
+            if i:
+                floor *= 4
             names = potential[i:i + batch]
             i += len(names)
             res = self._select_victims_batch(state.clone(), pod, names, pdbs, columns)
@@ -847,21 +855,13 @@ class _ColumnNodes(_DryRunNodes):
             memory = memory + r.memory[rows]
             for res, col in r.requests.items():
                 requested[res] = requested[res] + col[rows]
-        if extra is not None:
-            for j, added in enumerate(extra):
-                for p in added:
-                    e = snap.requests.get(p)
-                    count[j] += 1
-                    cpu[j] += e.cpu
-                    memory[j] += e.memory
-                    for res, val in e.requests.items():
-                        if res not in requested:
-                            requested[res] = snap.requested(res)[pos].copy()
-                        requested[res][j] += val
         overrides: dict = {("pod_count",): count, ("non_zero", "cpu"): cpu, ("non_zero", "memory"): memory}
         for res, col in requested.items():
             overrides[("requested", res)] = col
-        return self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, NodeSet(snap, pos, overrides=overrides))
+        nodes = NodeSet(snap, pos, overrides=overrides)
+        if extra is not None:
+            nodes = nodes.with_pods(extra)
+        return self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes)
 
     def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
         out = self.filter(ks, rows)
