@@ -259,8 +259,8 @@ class Snapshot:
         self._with_required_anti: dict[int, int] = {}
         # (namespace, selector) -> per node, non-terminating pods matching (kept current)
         self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
-        # node position -> its pods as rows (``pod_rows``), kept until the node changes
-        self._pod_rows: dict[int, PodRows] = {}
+        # every bound pod as a row (``pod_rows``)
+        self.pod_table = PodTable()
         self._add_all([p for p in pods if p.node_name is not None])
 
     def _add_all(self, pods: list[Pod]) -> None:
@@ -270,10 +270,12 @@ class Snapshot:
         mem = np.empty(len(pods), np.int64)
         position, infos, entry = self.position, self.node_infos, self.requests.entry
         groups, all_groups = self.group_nodes, self.all_group_nodes
+        entries = []
         for k, pod in enumerate(pods):
             node = pod.node_name
             assert node is not None
             e = entry(pod)
+            entries.append(e)
             infos[node].add_pod(pod, e)
             i = positions[k] = position[node]
             cpu[k] = e.cpu
@@ -287,6 +289,7 @@ class Snapshot:
             if not pod.terminating:
                 per_node = groups.setdefault(e.group, {})
                 per_node[node] = per_node.get(node, 0) + 1
+        self.pod_table.extend(pods, positions, entries)
         n = len(self.node_list)
         self.pod_count += np.bincount(positions, minlength=n).astype(np.int64)
         np.add.at(self._non_zero["cpu"], positions, cpu)
@@ -359,17 +362,13 @@ class Snapshot:
             self._count_columns[key] = col
         return col
 
-    def pod_rows(self, i: int) -> "PodRows":
-        """The pods of the node at position ``i`` as rows (node pod order), cached until
-        a pod is added to or removed from the node. Read only."""
-        rows = self._pod_rows.get(i)
-        if rows is None:
-            rows = self._pod_rows[i] = PodRows.of(list(self.node_list[i].pods.values()), self.requests)
-        return rows
+    def pod_rows(self, positions: np.ndarray) -> "PodRows":
+        """The pods on the nodes at ``positions`` as rows, node-major (``node`` the index
+        in ``positions``), each node's in its pod order. Read only."""
+        return self.pod_table.rows(positions, len(self.node_list))
 
     def _column_add(self, pod: Pod, sign: int) -> None:
         i = self.position[pod.node_name]  # type: ignore[index]
-        self._pod_rows.pop(i, None)
         if self._count_columns and not pod.terminating:
             g = group_key(pod)
             m = self.matcher
@@ -394,6 +393,7 @@ class Snapshot:
         assert pod.node_name is not None
         self.node_infos[pod.node_name].add_pod(pod)
         self._column_add(pod, 1)
+        self.pod_table.extend([pod], np.array([self.position[pod.node_name]], np.intp), [self.requests.get(pod)])
         all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
         all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
         if not pod.terminating:
@@ -406,6 +406,7 @@ class Snapshot:
         stored = info.pods[pod.key]
         info.remove_pod(stored)
         self._column_add(stored, -1)
+        self.pod_table.remove(stored)
         _decrement(self.all_group_nodes, group_key(stored), pod.node_name)
         if not stored.terminating:
             g = group_key(stored)
@@ -448,6 +449,99 @@ def _codes(nodes: Sequence[Node], fn: Callable[[Node], Hashable]) -> tuple[np.nd
             values.append(v)
         out[i] = c
     return out, values
+
+
+class PodTable:
+    """Every pod bound in the snapshot as a row of columns (``PodRows``' fields, and
+    the node's position), in the order the pods were added: a node's rows are in its
+    pod order (NodeInfo.pods). Removed rows are dead until the table is compacted."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.dead = 0
+        cap = 16
+        self.node = np.zeros(cap, np.intp)
+        self.alive = np.zeros(cap, bool)
+        self.priority = np.zeros(cap, np.int64)
+        self.start = np.zeros(cap, np.float64)
+        self.cpu = np.zeros(cap, np.int64)
+        self.memory = np.zeros(cap, np.int64)
+        self.pods = np.empty(cap, object)
+        self.requests: dict[str, np.ndarray] = {}
+        self.row: dict[tuple[str, str], int] = {}  # (node, pod key) -> row
+
+    _COLUMNS = ("node", "alive", "priority", "start", "cpu", "memory", "pods")
+
+    def _reserve(self, n: int) -> None:
+        cap = len(self.node)
+        if self.size + n <= cap:
+            return
+        new = max(2 * cap, self.size + n)
+        for name in self._COLUMNS:
+            old = getattr(self, name)
+            col = np.zeros(new, old.dtype) if old.dtype != object else np.empty(new, object)
+            col[:self.size] = old[:self.size]
+            setattr(self, name, col)
+        for r, old in self.requests.items():
+            col = np.zeros(new, np.int64)
+            col[:self.size] = old[:self.size]
+            self.requests[r] = col
+
+    def extend(self, pods: list[Pod], positions: np.ndarray, entries: list["PodEntry"]) -> None:
+        n = len(pods)
+        self._reserve(n)
+        a, b = self.size, self.size + n
+        self.node[a:b] = positions
+        self.alive[a:b] = True
+        self.priority[a:b] = [p.priority for p in pods]
+        self.start[a:b] = [np.inf if p.start_time is None else p.start_time for p in pods]
+        self.cpu[a:b] = [e.cpu for e in entries]
+        self.memory[a:b] = [e.memory for e in entries]
+        cap = len(self.node)
+        for j, e in enumerate(entries):
+            for r, v in e.requests.items():
+                col = self.requests.get(r)
+                if col is None:
+                    col = self.requests[r] = np.zeros(cap, np.int64)
+                col[a + j] = v
+        row, column = self.row, self.pods
+        for j, p in enumerate(pods):
+            column[a + j] = p
+            row[(p.node_name, p.key)] = a + j  # type: ignore[index]
+        self.size = b
+
+    def remove(self, pod: Pod) -> None:
+        r = self.row.pop((pod.node_name, pod.key))  # type: ignore[arg-type]
+        self.alive[r] = False
+        self.dead += 1
+        if self.dead > 1024 and 2 * self.dead > self.size:
+            self._compact()
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self.alive[:self.size])
+        renumber = np.full(self.size, -1, np.intp)
+        renumber[keep] = np.arange(len(keep))
+        for name in self._COLUMNS:
+            col = getattr(self, name)
+            col[:len(keep)] = col[keep]
+            col[len(keep):self.size] = False if name == "alive" else (None if name == "pods" else 0)
+        for col in self.requests.values():
+            col[:len(keep)] = col[keep]
+            col[len(keep):self.size] = 0
+        rows = list(self.row)
+        new = renumber[np.array([self.row[k] for k in rows], np.intp)].tolist() if rows else []
+        self.row = dict(zip(rows, new))
+        self.size = len(keep)
+        self.dead = 0
+
+    def rows(self, positions: np.ndarray, num_nodes: int) -> "PodRows":
+        where = np.full(num_nodes, -1, np.intp)
+        where[positions] = np.arange(len(positions), dtype=np.intp)
+        k = where[self.node[:self.size]]
+        sel = np.flatnonzero((k >= 0) & self.alive[:self.size])
+        sel = sel[np.argsort(k[sel], kind="stable")]
+        return PodRows(self.pods[sel], k[sel], self.priority[sel], self.start[sel], self.cpu[sel],
+                       self.memory[sel], {r: col[sel] for r, col in self.requests.items()})
 
 
 class PodRows:
@@ -611,17 +705,21 @@ class NodeSet:
         memory = self.non_zero_requested("memory").copy()
         requested: dict[str, np.ndarray] = {}
         entry = snap.requests.get
-        for j, pods in enumerate(added):
-            for p in pods:
-                e = entry(p)
-                count[j] += 1
-                cpu[j] += e.cpu
-                memory[j] += e.memory
-                for r, v in e.requests.items():
-                    col = requested.get(r)
-                    if col is None:
-                        col = requested[r] = self.requested(r).copy()
-                    col[j] += v
+        at = np.repeat(np.arange(len(added), dtype=np.intp), [len(pods) for pods in added])
+        entries = [entry(p) for pods in added for p in pods]
+        np.add.at(count, at, 1)
+        np.add.at(cpu, at, np.array([e.cpu for e in entries], np.int64))
+        np.add.at(memory, at, np.array([e.memory for e in entries], np.int64))
+        shapes: dict[int, list] = {}  # the pods of one requests mapping (shared per shape)
+        for k, e in enumerate(entries):
+            shapes.setdefault(id(e.requests), [e.requests, []])[1].append(k)
+        for reqs, ks in shapes.values():
+            where = at[ks]
+            for r, v in reqs.items():
+                col = requested.get(r)
+                if col is None:
+                    col = requested[r] = self.requested(r).copy()
+                np.add.at(col, where, v)
         overrides = dict(self.overrides or {})
         overrides[("pod_count",)] = count
         overrides[("non_zero", "cpu")] = cpu

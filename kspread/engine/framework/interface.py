@@ -17,6 +17,7 @@ the same code as the whole-set one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
@@ -105,8 +106,7 @@ class StatusView(Mapping):
         keep = np.array([st.code != code for st in self.table], bool)[self.ids]
         for name, st in self.overrides.items():
             keep[self.names.index(name)] = st.code != code
-        names = self.names
-        return [names[j] for j in np.flatnonzero(keep).tolist()]
+        return list(compress(self.names, keep.tolist()))
 
 
 def statuses_to_filtered(statuses: Sequence[Status]) -> Filtered:

@@ -275,6 +275,8 @@ def pick_steps(names: list[str], m: VictimMetrics, version: Version) -> tuple[li
     if not names:
         return [], steps
     idx = np.arange(len(names), dtype=np.intp)
+    name_array = np.empty(len(names), object)
+    name_array[:] = names
     if picks_zero_victim_node_first(version):
         empty = np.flatnonzero(m.count == 0)
         if len(empty):
@@ -304,7 +306,7 @@ def pick_steps(names: list[str], m: VictimMetrics, version: Version) -> tuple[li
         best = values.min() if smallest else values.max()
         before = idx
         idx = idx[values == best]
-        steps.append(PickStep(name, _values(names, before, values), [names[j] for j in idx.tolist()]))
+        steps.append(PickStep(name, _values(names, before, values), name_array[idx].tolist()))
         if len(idx) == 1:
             break
     return idx.tolist(), steps
@@ -404,10 +406,10 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         shared = fwk.pre_filter_state_is_shared(state)
         columns = shared and fwk.filters_read_only_columns(state, pod)
         i = 0
-        floor = 16
+        floor = 64
         while i < n:
             # as many nodes as candidates are still wanted at the rate found so far, and
-            # at least 16, 64, 256... (the batch size changes only the work done past the
+            # at least 64, 256, 1024... (the batch size changes only the work done past the
             # stop, never the result)
             wanted = limit - found[0] - found[1]
             if i and found[0] + found[1]:
@@ -781,7 +783,7 @@ class _ColumnNodes(_DryRunNodes):
         self.names = names
         position = snapshot.position
         self.positions = np.array([position[m] for m in names], np.intp)
-        self._rows = PodRows.concat([snapshot.pod_rows(i) for i in self.positions.tolist()])
+        self._rows = snapshot.pod_rows(self.positions)
         n = len(names)
         self.count = np.zeros(n, np.int64)
         self.cpu = np.zeros(n, np.int64)
@@ -797,6 +799,8 @@ class _ColumnNodes(_DryRunNodes):
                     pods = fwk.nominated_pods_for(pod, m)
                     if pods:
                         self.nominated[k] = pods
+        self.has_nominated = np.zeros(n, bool)
+        self.has_nominated[list(self.nominated)] = True
 
     def __len__(self) -> int:
         return len(self.names)
@@ -822,10 +826,9 @@ class _ColumnNodes(_DryRunNodes):
         plain = self._filter(ks, rows)
         if not self.nominated:
             return plain
-        with_nominated = [j for j, k in enumerate(ks.tolist()) if k in self.nominated]
-        if not with_nominated:
+        sub = np.flatnonzero(self.has_nominated[ks])
+        if not len(sub):
             return plain
-        sub = np.array(with_nominated, np.intp)
         first = self._filter(ks[sub], None if rows is None else rows[sub],
                              [self.nominated[int(k)] for k in ks[sub].tolist()])
         failed = np.flatnonzero(first.ids)
