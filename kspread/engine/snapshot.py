@@ -23,7 +23,7 @@ the same plugin code then reads columns computed from those NodeInfos.
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -662,7 +662,7 @@ class NodeSet:
     def names(self) -> list[str]:
         return [info.node.name for info in self.infos]
 
-    def find(self, names: set[str]) -> list[tuple[int, str]]:
+    def find(self, names: Collection[str]) -> list[tuple[int, str]]:
         """(index in the set, name) of the set's nodes named in ``names``, in set order."""
         if self._infos is None:
             snap = self.snapshot
@@ -787,12 +787,15 @@ class Nominator:
 
     def __init__(self) -> None:
         self._by_node: dict[str, dict[str, Pod]] = {}
+        self.version = 0  # changes with every add and remove
 
     def add(self, pod: Pod) -> None:
         if pod.nominated_node:
             self._by_node.setdefault(pod.nominated_node, {})[pod.key] = pod
+            self.version += 1
 
     def remove(self, pod: Pod) -> None:
+        self.version += 1
         for pods in self._by_node.values():
             pods.pop(pod.key, None)
 

@@ -90,6 +90,7 @@ class Framework:
         self.version = handle.version
         handle.framework = self
         self._instances: dict[str, Plugin] = {}
+        self._nominated: tuple | None = None  # nominated_pods_by_node's last answer
         self.filter_plugins: list[Plugin] = []
         self.pre_filter_plugins: list[Plugin] = []
         self.score_plugins: list[ScoredPlugin] = []
@@ -242,8 +243,23 @@ class Framework:
     def nominated_pods_for(self, pod: Pod, node_name: str) -> list[Pod]:
         """The pods nominated to the node that the pod's filters must make room for:
         equal or higher priority, other than the pod itself."""
-        return [p for p in self.handle.nominator.on_node(node_name)
-                if p.priority >= pod.priority and p.key != pod.key]
+        return self.nominated_pods_by_node(pod).get(node_name, [])
+
+    def nominated_pods_by_node(self, pod: Pod) -> dict[str, list[Pod]]:
+        """``nominated_pods_for`` every node that has some (node -> pods), kept while the
+        nominator does not change. Read only."""
+        nominator = self.handle.nominator
+        key = (pod.key, pod.priority, nominator.version)
+        cached = self._nominated
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        out: dict[str, list[Pod]] = {}
+        for name in nominator.nodes():
+            pods = [p for p in nominator.on_node(name) if p.priority >= pod.priority and p.key != pod.key]
+            if pods:
+                out[name] = pods
+        self._nominated = (key, out)
+        return out
 
     def run_filter_plugins_with_nominated_pods_on_nodes(self, state: CycleState, pod: Pod,
                                                         nodes: NodeSet) -> Filtered:
@@ -254,11 +270,11 @@ class Framework:
         special: list[int] = []
         nominated: list[list[Pod]] = []
         if self.handle.nominator.has_any():
-            for i, name in nodes.find(self.handle.nominator.nodes()):
-                pods = self.nominated_pods_for(pod, name)
-                if pods:
+            by_node = self.nominated_pods_by_node(pod)
+            if by_node:
+                for i, name in nodes.find(by_node.keys()):
                     special.append(i)
-                    nominated.append(pods)
+                    nominated.append(by_node[name])
         if not special:
             return self.run_filter_plugins_on_nodes(state, pod, nodes)
         if self.pre_filter_state_is_shared(state):

@@ -414,6 +414,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             wanted = limit - found[0] - found[1]
             if i and found[0] + found[1]:
                 wanted = -(-wanted * i // (found[0] + found[1]))
+            if not i and fwk.handle.nominator.has_any():
+                # nodes with pods nominated to them often fail: look at as many more
+                wanted += len(fwk.nominated_pods_by_node(pod))
             batch = max(wanted, floor) if shared else 1
             if i:
                 floor *= 4
@@ -789,16 +792,13 @@ class _ColumnNodes(_DryRunNodes):
         self.cpu = np.zeros(n, np.int64)
         self.memory = np.zeros(n, np.int64)
         self.delta = {r: np.zeros(n, np.int64) for r in self._rows.requests}  # resource -> change
-        nominator = fwk.handle.nominator
         # node index -> the pods nominated to it that the filters make room for
         self.nominated: dict[int, list[Pod]] = {}
-        if nominator.has_any():
-            on = nominator.nodes()
-            for k, m in enumerate(names):
-                if m in on:
-                    pods = fwk.nominated_pods_for(pod, m)
-                    if pods:
-                        self.nominated[k] = pods
+        if fwk.handle.nominator.has_any():
+            by_node = fwk.nominated_pods_by_node(pod)
+            if by_node:
+                for k, m in NodeSet(snapshot, self.positions).find(by_node.keys()):
+                    self.nominated[k] = by_node[m]
         self.has_nominated = np.zeros(n, bool)
         self.has_nominated[list(self.nominated)] = True
 
