@@ -158,6 +158,12 @@ class FilterPlugin:
         preemption dry run)."""
         return False
 
+    def ignores_node_pods(self, state: CycleState, pod: "Pod") -> bool:
+        """True when this cycle's Filter result on a node does not depend on the pods on
+        it (only static node data, or always Success): a node that passed it still
+        passes with pods added or removed (the preemption dry run's reprieve steps)."""
+        return False
+
     def filter_nodes(self, state: CycleState, pod: "Pod", nodes: "NodeSet") -> Filtered:
         """Filter over the nodes; by default the one-node ``filter`` per node."""
         if type(self).filter is FilterPlugin.filter:

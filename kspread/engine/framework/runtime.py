@@ -192,16 +192,22 @@ class Framework:
                 return st.with_plugin(p.name)
         return SUCCESS
 
-    def run_filter_plugins_on_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+    def run_filter_plugins_on_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet,
+                                    passed_once: bool = False) -> Filtered:
         """RunFilterPlugins over a set of nodes: per node the status of the first
         filter plugin that does not pass it (with the plugin's name), else Success.
-        An Error status is returned like any other (``raise_first_error``)."""
+        An Error status is returned like any other (``raise_first_error``).
+        ``passed_once``: every node passed every plugin this cycle with other pods on
+        it, so the plugins whose result ignores the node's pods pass it again and are
+        not run (``FilterPlugin.ignores_node_pods``)."""
         n = len(nodes)
         ids = np.zeros(n, np.intp)
         table: list[Status] = [SUCCESS]
         alive: np.ndarray | None = None  # positions still passing; None: all
         for p in self.filter_plugins:
             if p.name in state.skip_filter_plugins:
+                continue
+            if passed_once and p.ignores_node_pods(state, pod):
                 continue
             sub = nodes if alive is None else nodes.subset(alive)
             if not len(sub):

@@ -822,7 +822,9 @@ class _ColumnNodes(_DryRunNodes):
 
     def filter(self, ks: np.ndarray, rows: np.ndarray | None = None) -> Filtered:
         """Filter the nodes ``ks`` as changed, with pod ``rows[j]`` on node ``ks[j]`` when
-        given: first with their nominated pods added (nodes that have some), then without."""
+        given: first with their nominated pods added (nodes that have some), then without.
+        With ``rows`` (a reprieve step) the nodes passed every plugin before, with their
+        pods removed: the plugins that ignore a node's pods are not run again."""
         plain = self._filter(ks, rows)
         if not self.nominated:
             return plain
@@ -864,7 +866,7 @@ class _ColumnNodes(_DryRunNodes):
         nodes = NodeSet(snap, pos, overrides=overrides)
         if extra is not None:
             nodes = nodes.with_pods(extra)
-        return self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes)
+        return self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes, passed_once=rows is not None)
 
     def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
         out = self.filter(ks, rows)
