@@ -544,6 +544,13 @@ class PodTable:
                        self.memory[sel], {r: col[sel] for r, col in self.requests.items()})
 
 
+def _objects(items: list) -> np.ndarray:
+    out = np.empty(len(items), object)
+    for j, x in enumerate(items):
+        out[j] = x
+    return out
+
+
 class PodRows:
     """Pods as rows of columns: per pod its priority, start time (inf when not set),
     non-zero cpu / memory requests and requests per resource (what it adds to a
@@ -568,7 +575,7 @@ class PodRows:
                 if col is None:
                     col = requests[r] = np.zeros(n, np.int64)
                 col[j] = v
-        return PodRows(pods, np.zeros(n, np.intp), np.array([p.priority for p in pods], np.int64),
+        return PodRows(_objects(pods), np.zeros(n, np.intp), np.array([p.priority for p in pods], np.int64),
                        np.array([np.inf if p.start_time is None else p.start_time for p in pods], np.float64),
                        np.array([e.cpu for e in entries], np.int64),
                        np.array([e.memory for e in entries], np.int64), requests)
@@ -576,9 +583,7 @@ class PodRows:
     @staticmethod
     def concat(parts: "Sequence[PodRows]") -> "PodRows":
         """The rows of several nodes, ``node`` set to each part's index."""
-        pods: list[Pod] = []
-        for part in parts:
-            pods.extend(part.pods)
+        pods = np.concatenate([part.pods for part in parts]) if parts else np.empty(0, object)
         lengths = np.array([len(part.pods) for part in parts], np.intp)
         node = np.repeat(np.arange(len(parts), dtype=np.intp), lengths)
         resources: set[str] = set()

@@ -36,6 +36,7 @@ never changes the candidates.
 from __future__ import annotations
 
 import math
+from itertools import compress
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -650,45 +651,57 @@ class DryRun:
     each kind in the order visited) with their victims' ``metrics``; ``errors``, the
     messages of the visited nodes that ended with an Error status; and, made when
     asked, the candidates' victims and PDB violations and the statuses of the visited
-    nodes that are not candidates."""
+    nodes that are not candidates. It keeps only those (the outcome of every cycle of
+    a sequence keeps it), not the batches' pods."""
 
     def __init__(self) -> None:
         self.names: list[str] = []
         self.errors: list[str] = []
         self.metrics: VictimMetrics | None = None  # type: ignore[assignment]
-        self._parts: list = []  # (names, Victims, accepted, zero, ok) per batch
-        self._kinds: list = [[], []]  # per kind: (batch, node indexes)
+        # per kind, per batch: (names, victims flat, offsets, metrics) of its candidates
+        self._kinds: list[list] = [[], []]
+        # per batch: (names, statuses) of the visited nodes that are not candidates
+        self._rest: list = []
 
     def add(self, names: list[str], res: Victims, accepted: np.ndarray, zero: np.ndarray, ok: np.ndarray) -> None:
-        b = len(self._parts)
-        self._parts.append((names, res, accepted, zero, ok))
-        violating = res.metrics.violations[:len(names)] > 0
-        self._kinds[0].append((b, np.flatnonzero(accepted & ~violating)))
-        self._kinds[1].append((b, np.flatnonzero(accepted & violating)))
+        m = len(names)
+        violating = res.metrics.violations[:m] > 0
+        for kind, mask in ((0, accepted & ~violating), (1, accepted & violating)):
+            idx = np.flatnonzero(mask)
+            if not len(idx):
+                continue
+            counts = res.metrics.count[idx]
+            ends = np.cumsum(counts)
+            at = np.repeat(res.first[idx] - (ends - counts), counts) + np.arange(int(ends[-1]) if len(ends) else 0)
+            self._kinds[kind].append((list(compress(names, mask.tolist())), res.rows.pods[res.victims[at]],
+                                      ends - counts, res.metrics.take(idx)))
         for k in np.flatnonzero(zero).tolist():
             self.errors.append(f'expected at least one victim pod on node "{names[k]}"')
         for k in np.flatnonzero(~ok & ~zero).tolist():
             st = res.table[int(res.ids[k])]
             if st.code == Code.ERROR:
                 self.errors.append(st.message)
+        rest = np.flatnonzero(~accepted[:m])
+        if len(rest):
+            statuses = [Status(Code.ERROR, (f'expected at least one victim pod on node "{names[k]}"',)) if zero[k]
+                        else res.table[i] for k, i in zip(rest.tolist(), res.ids[rest].tolist())]
+            self._rest.append(([names[k] for k in rest.tolist()], statuses))
 
     def finish(self) -> None:
-        order = self._kinds[0] + self._kinds[1]
-        parts = self._parts
-        self._order = [(b, idx) for b, idx in order if len(idx)]
-        names: list[str] = []
-        for b, idx in self._order:
-            batch = parts[b][0]
-            names.extend(batch[j] for j in idx.tolist())
-        self.names = names
-        self.metrics = VictimMetrics.concat([parts[b][1].metrics.take(idx) for b, idx in self._order]) \
-            if self._order else None  # type: ignore[assignment]
-        self._index = [(b, k) for b, idx in self._order for k in idx.tolist()]
+        parts = self._kinds[0] + self._kinds[1]
+        self._parts = parts
+        self.names = [n for part in parts for n in part[0]] if len(parts) > 1 else (list(parts[0][0]) if parts else [])
+        self.metrics = VictimMetrics.concat([part[3] for part in parts]) if parts else None  # type: ignore
+        sizes = np.array([len(part[0]) for part in parts], np.intp)
+        self._starts = np.cumsum(sizes) - sizes
 
     def victims(self, j: int) -> list[Pod]:
         """The victims of the ``j``-th candidate."""
-        b, k = self._index[j]
-        return self._parts[b][1].victims_of(k)
+        b = int(np.searchsorted(self._starts, j, side="right")) - 1
+        names, pods, offsets, metrics = self._parts[b]
+        k = j - int(self._starts[b])
+        start = int(offsets[k])
+        return pods[start:start + int(metrics.count[k])].tolist()
 
     def candidates(self) -> dict[str, list[Pod]]:
         return {n: self.victims(j) for j, n in enumerate(self.names)}
@@ -698,12 +711,8 @@ class DryRun:
 
     def not_candidates(self) -> dict[str, Status]:
         out: dict[str, Status] = {}
-        for names, res, accepted, zero, ok in self._parts:
-            for k in np.flatnonzero(~accepted).tolist():
-                if zero[k]:
-                    out[names[k]] = Status(Code.ERROR, (f'expected at least one victim pod on node "{names[k]}"',))
-                else:
-                    out[names[k]] = res.table[int(res.ids[k])]
+        for names, statuses in self._rest:
+            out.update(zip(names, statuses))
         return out
 
 
