@@ -544,6 +544,47 @@ class PodTable:
                        self.memory[sel], {r: col[sel] for r, col in self.requests.items()})
 
 
+class PodSums:
+    """What groups of pods add to a node each (``pod_sums``): pod count, non-zero cpu /
+    memory, requests per resource; int64 arrays, one entry per group."""
+
+    __slots__ = ("count", "cpu", "memory", "requests")
+
+    def __init__(self, count: np.ndarray, cpu: np.ndarray, memory: np.ndarray,
+                 requests: dict[str, np.ndarray]) -> None:
+        self.count, self.cpu, self.memory, self.requests = count, cpu, memory, requests
+
+    def take(self, idx: np.ndarray) -> "PodSums":
+        return PodSums(self.count[idx], self.cpu[idx], self.memory[idx],
+                       {r: col[idx] for r, col in self.requests.items()})
+
+
+def pod_sums(groups: Sequence[Iterable[Pod]], cache: "PodRequestCache") -> PodSums:
+    """The sums of what each group of pods adds to a node (int64)."""
+    entry = cache.get
+    entries = [[entry(p) for p in pods] for pods in groups]
+    n = len(groups)
+    at = np.repeat(np.arange(n, dtype=np.intp), [len(es) for es in entries])
+    flat = [e for es in entries for e in es]
+    count = np.bincount(at, minlength=n).astype(np.int64)
+    cpu = np.zeros(n, np.int64)
+    memory = np.zeros(n, np.int64)
+    np.add.at(cpu, at, np.array([e.cpu for e in flat], np.int64))
+    np.add.at(memory, at, np.array([e.memory for e in flat], np.int64))
+    requests: dict[str, np.ndarray] = {}
+    shapes: dict[int, list] = {}  # the pods of one requests mapping (shared per shape)
+    for k, e in enumerate(flat):
+        shapes.setdefault(id(e.requests), [e.requests, []])[1].append(k)
+    for reqs, ks in shapes.values():
+        where = at[ks]
+        for r, v in reqs.items():
+            col = requests.get(r)
+            if col is None:
+                col = requests[r] = np.zeros(n, np.int64)
+            np.add.at(col, where, v)
+    return PodSums(count, cpu, memory, requests)
+
+
 def _objects(items: list) -> np.ndarray:
     out = np.empty(len(items), object)
     for j, x in enumerate(items):
@@ -703,34 +744,19 @@ class NodeSet:
         """These nodes (of the snapshot) with the pods ``added[j]`` on the j-th, as column
         overrides (pod count, non-zero and per-resource requests): for filters that read
         only columns."""
+        assert self.snapshot is not None
+        return self.with_sums(pod_sums(added, self.snapshot.requests))
+
+    def with_sums(self, sums: "PodSums") -> "NodeSet":
+        """These nodes (of the snapshot) with pods adding ``sums`` to the j-th."""
         snap = self.snapshot
         assert snap is not None
-        count = self.pod_count().copy()
-        cpu = self.non_zero_requested("cpu").copy()
-        memory = self.non_zero_requested("memory").copy()
-        requested: dict[str, np.ndarray] = {}
-        entry = snap.requests.get
-        at = np.repeat(np.arange(len(added), dtype=np.intp), [len(pods) for pods in added])
-        entries = [entry(p) for pods in added for p in pods]
-        np.add.at(count, at, 1)
-        np.add.at(cpu, at, np.array([e.cpu for e in entries], np.int64))
-        np.add.at(memory, at, np.array([e.memory for e in entries], np.int64))
-        shapes: dict[int, list] = {}  # the pods of one requests mapping (shared per shape)
-        for k, e in enumerate(entries):
-            shapes.setdefault(id(e.requests), [e.requests, []])[1].append(k)
-        for reqs, ks in shapes.values():
-            where = at[ks]
-            for r, v in reqs.items():
-                col = requested.get(r)
-                if col is None:
-                    col = requested[r] = self.requested(r).copy()
-                np.add.at(col, where, v)
         overrides = dict(self.overrides or {})
-        overrides[("pod_count",)] = count
-        overrides[("non_zero", "cpu")] = cpu
-        overrides[("non_zero", "memory")] = memory
-        for r, col in requested.items():
-            overrides[("requested", r)] = col
+        overrides[("pod_count",)] = self.pod_count() + sums.count
+        overrides[("non_zero", "cpu")] = self.non_zero_requested("cpu") + sums.cpu
+        overrides[("non_zero", "memory")] = self.non_zero_requested("memory") + sums.memory
+        for r, col in sums.requests.items():
+            overrides[("requested", r)] = self.requested(r) + col
         return NodeSet(snap, self.positions, overrides=overrides)
 
     def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int],
@@ -803,6 +829,10 @@ class Nominator:
         self.version += 1
         for pods in self._by_node.values():
             pods.pop(pod.key, None)
+
+    def by_node(self) -> Iterator[tuple[str, Iterable[Pod]]]:
+        """(node, the pods nominated to it) for the nodes that have some. Read only."""
+        return ((n, pods.values()) for n, pods in self._by_node.items() if pods)
 
     def on_node(self, node_name: str) -> list[Pod]:
         return list(self._by_node.get(node_name, {}).values())

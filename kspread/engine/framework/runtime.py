@@ -31,7 +31,7 @@ from kspread.engine.framework.profile import PluginRef, Profile
 from kspread.engine.framework.registry import resolve
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.engine.model import Node, Pod
-from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.snapshot import NodeInfo, NodeSet, PodSums, pod_sums
 
 
 @dataclass
@@ -90,7 +90,7 @@ class Framework:
         self.version = handle.version
         handle.framework = self
         self._instances: dict[str, Plugin] = {}
-        self._nominated: tuple | None = None  # nominated_pods_by_node's last answer
+        self._nominated: _Nominated | None = None  # nominated_pods_by_node's last answer
         self.filter_plugins: list[Plugin] = []
         self.pre_filter_plugins: list[Plugin] = []
         self.score_plugins: list[ScoredPlugin] = []
@@ -254,18 +254,22 @@ class Framework:
     def nominated_pods_by_node(self, pod: Pod) -> dict[str, list[Pod]]:
         """``nominated_pods_for`` every node that has some (node -> pods), kept while the
         nominator does not change. Read only."""
+        return self._nominated_for(pod).by_node
+
+    def _nominated_for(self, pod: Pod) -> "_Nominated":
         nominator = self.handle.nominator
         key = (pod.key, pod.priority, nominator.version)
         cached = self._nominated
-        if cached is not None and cached[0] == key:
-            return cached[1]
+        if cached is not None and cached.key == key:
+            return cached
         out: dict[str, list[Pod]] = {}
-        for name in nominator.nodes():
-            pods = [p for p in nominator.on_node(name) if p.priority >= pod.priority and p.key != pod.key]
+        priority, own = pod.priority, pod.key
+        for name, on_node in nominator.by_node():
+            pods = [p for p in on_node if p.priority >= priority and p.key != own]
             if pods:
                 out[name] = pods
-        self._nominated = (key, out)
-        return out
+        self._nominated = _Nominated(key, out, self.handle.snapshot)
+        return self._nominated
 
     def run_filter_plugins_with_nominated_pods_on_nodes(self, state: CycleState, pod: Pod,
                                                         nodes: NodeSet) -> Filtered:
@@ -275,12 +279,13 @@ class Framework:
         one-by-one node is kept as an Error status."""
         special: list[int] = []
         nominated: list[list[Pod]] = []
+        found: _Nominated | None = None
         if self.handle.nominator.has_any():
-            by_node = self.nominated_pods_by_node(pod)
-            if by_node:
-                for i, name in nodes.find(by_node.keys()):
+            found = self._nominated_for(pod)
+            if found.by_node:
+                for i, name in nodes.find(found.by_node.keys()):
                     special.append(i)
-                    nominated.append(by_node[name])
+                    nominated.append(found.by_node[name])
         if not special:
             return self.run_filter_plugins_on_nodes(state, pod, nodes)
         if self.pre_filter_state_is_shared(state):
@@ -289,7 +294,9 @@ class Framework:
             plain = self.run_filter_plugins_on_nodes(state, pod, nodes)
             if nodes.snapshot is not None and self.filters_read_only_columns(state, pod):
                 # the nominated pods as changes to the columns
-                with_pods = nodes.subset(np.array(special, np.intp)).with_pods(nominated)
+                assert found is not None
+                sub = nodes.subset(np.array(special, np.intp))
+                with_pods = sub.with_sums(found.sums_at(sub.positions))
             else:
                 infos = nodes.infos
                 added = []
@@ -459,6 +466,29 @@ class Framework:
                     )
             table.add(sp.label, raw, scores, scores * sp.weight)
         return table
+
+
+class _Nominated:
+    """The pods nominated to each node that a pod's filters make room for
+    (``Framework.nominated_pods_by_node``), and what they add to each node."""
+
+    __slots__ = ("key", "by_node", "_snapshot", "_sums", "_row")
+
+    def __init__(self, key: tuple, by_node: dict[str, list[Pod]], snapshot) -> None:
+        self.key, self.by_node, self._snapshot = key, by_node, snapshot
+        self._sums: PodSums | None = None
+        self._row: np.ndarray | None = None
+
+    def sums_at(self, positions: np.ndarray) -> PodSums:
+        """What the nominated pods add to the nodes at these snapshot positions (nodes
+        that have some)."""
+        if self._sums is None:
+            snap = self._snapshot
+            self._sums = pod_sums(list(self.by_node.values()), snap.requests)
+            self._row = np.full(len(snap.node_list), -1, np.intp)
+            self._row[[snap.position[n] for n in self.by_node]] = np.arange(len(self.by_node), dtype=np.intp)
+        assert self._row is not None
+        return self._sums.take(self._row[positions])
 
 
 def raise_on_error(st: Status) -> None:
