@@ -256,6 +256,11 @@ class Framework:
         nominator does not change. Read only."""
         return self._nominated_for(pod).by_node
 
+    def nominated_sums(self, pod: Pod, positions: np.ndarray) -> PodSums:
+        """What the pods ``nominated_pods_for`` add to the nodes at these snapshot
+        positions (nodes that have some)."""
+        return self._nominated_for(pod).sums_at(positions)
+
     def _nominated_for(self, pod: Pod) -> "_Nominated":
         nominator = self.handle.nominator
         key = (pod.key, pod.priority, nominator.version)
@@ -296,7 +301,7 @@ class Framework:
                 # the nominated pods as changes to the columns
                 assert found is not None
                 sub = nodes.subset(np.array(special, np.intp))
-                with_pods = sub.with_sums(found.sums_at(sub.positions))
+                with_pods = sub.with_sums(self.nominated_sums(pod, sub.positions))
             else:
                 infos = nodes.infos
                 added = []

@@ -48,7 +48,7 @@ from kspread.engine.framework.status import SUCCESS, Code, CycleState, Schedulin
 from kspread.engine.labels import as_selector
 from kspread.engine.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
 from kspread.engine.framework.preemption import LazyMap, PickStep, PreemptionOutcome
-from kspread.engine.snapshot import NodeInfo, NodeSet, PodRows
+from kspread.engine.snapshot import NodeInfo, NodeSet, PodRows, PodSums
 from kspread.engine.versions import Version
 
 MAX_INT32 = 2**31 - 1
@@ -801,15 +801,13 @@ class _ColumnNodes(_DryRunNodes):
         self.cpu = np.zeros(n, np.int64)
         self.memory = np.zeros(n, np.int64)
         self.delta = {r: np.zeros(n, np.int64) for r in self._rows.requests}  # resource -> change
-        # node index -> the pods nominated to it that the filters make room for
-        self.nominated: dict[int, list[Pod]] = {}
+        # the nodes with pods nominated to them that the filters make room for
+        self.has_nominated = np.zeros(n, bool)
         if fwk.handle.nominator.has_any():
             by_node = fwk.nominated_pods_by_node(pod)
             if by_node:
-                for k, m in NodeSet(snapshot, self.positions).find(by_node.keys()):
-                    self.nominated[k] = by_node[m]
-        self.has_nominated = np.zeros(n, bool)
-        self.has_nominated[list(self.nominated)] = True
+                self.has_nominated[[k for k, _ in NodeSet(snapshot, self.positions).find(by_node.keys())]] = True
+        self.nominated = bool(self.has_nominated.any())
 
     def __len__(self) -> int:
         return len(self.names)
@@ -841,7 +839,7 @@ class _ColumnNodes(_DryRunNodes):
         if not len(sub):
             return plain
         first = self._filter(ks[sub], None if rows is None else rows[sub],
-                             [self.nominated[int(k)] for k in ks[sub].tolist()])
+                             self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))
         failed = np.flatnonzero(first.ids)
         if not len(failed):
             return plain
@@ -854,8 +852,7 @@ class _ColumnNodes(_DryRunNodes):
         raised.update({k + offset: e for k, e in first.raised.items()})
         return Filtered(ids, table, raised)
 
-    def _filter(self, ks: np.ndarray, rows: np.ndarray | None = None,
-                extra: list[list[Pod]] | None = None) -> Filtered:
+    def _filter(self, ks: np.ndarray, rows: np.ndarray | None = None, extra: PodSums | None = None) -> Filtered:
         snap = self.snapshot
         r = self._rows
         pos = self.positions[ks]
@@ -874,7 +871,7 @@ class _ColumnNodes(_DryRunNodes):
             overrides[("requested", res)] = col
         nodes = NodeSet(snap, pos, overrides=overrides)
         if extra is not None:
-            nodes = nodes.with_pods(extra)
+            nodes = nodes.with_sums(extra)
         return self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes, passed_once=rows is not None)
 
     def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
