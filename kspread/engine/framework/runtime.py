@@ -288,9 +288,14 @@ class Framework:
         if self.handle.nominator.has_any():
             found = self._nominated_for(pod)
             if found.by_node:
-                for i, name in nodes.find(found.by_node.keys()):
-                    special.append(i)
-                    nominated.append(found.by_node[name])
+                if nodes.snapshot is not None and nodes._infos is None:
+                    special = np.flatnonzero(found.rows_at(nodes.positions) >= 0).tolist()  # type: ignore[arg-type]
+                    names = nodes.subset(np.array(special, np.intp)).names if special else []
+                    nominated = [found.by_node[name] for name in names]
+                else:
+                    for i, name in nodes.find(found.by_node.keys()):
+                        special.append(i)
+                        nominated.append(found.by_node[name])
         if not special:
             return self.run_filter_plugins_on_nodes(state, pod, nodes)
         if self.pre_filter_state_is_shared(state):
@@ -484,16 +489,20 @@ class _Nominated:
         self._sums: PodSums | None = None
         self._row: np.ndarray | None = None
 
+    def rows_at(self, positions: np.ndarray) -> np.ndarray:
+        """Per snapshot position, the node's index in ``by_node`` (-1: none nominated)."""
+        if self._row is None:
+            snap = self._snapshot
+            self._row = np.full(len(snap.node_list), -1, np.intp)
+            self._row[[snap.position[n] for n in self.by_node]] = np.arange(len(self.by_node), dtype=np.intp)
+        return self._row[positions]
+
     def sums_at(self, positions: np.ndarray) -> PodSums:
         """What the nominated pods add to the nodes at these snapshot positions (nodes
         that have some)."""
         if self._sums is None:
-            snap = self._snapshot
-            self._sums = pod_sums(list(self.by_node.values()), snap.requests)
-            self._row = np.full(len(snap.node_list), -1, np.intp)
-            self._row[[snap.position[n] for n in self.by_node]] = np.arange(len(self.by_node), dtype=np.intp)
-        assert self._row is not None
-        return self._sums.take(self._row[positions])
+            self._sums = pod_sums(list(self.by_node.values()), self._snapshot.requests)
+        return self._sums.take(self.rows_at(positions))
 
 
 def raise_on_error(st: Status) -> None:
