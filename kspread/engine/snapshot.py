@@ -393,7 +393,7 @@ class Snapshot:
         assert pod.node_name is not None
         self.node_infos[pod.node_name].add_pod(pod)
         self._column_add(pod, 1)
-        self.pod_table.extend([pod], np.array([self.position[pod.node_name]], np.intp), [self.requests.get(pod)])
+        self.pod_table.append(pod, self.position[pod.node_name], self.requests.get(pod))
         all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
         all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
         if not pod.terminating:
@@ -486,6 +486,26 @@ class PodTable:
             col = np.zeros(new, np.int64)
             col[:self.size] = old[:self.size]
             self.requests[r] = col
+
+    def append(self, pod: Pod, position: int, e: "PodEntry") -> None:
+        """``extend`` with one pod."""
+        self._reserve(1)
+        a = self.size
+        self.node[a] = position
+        self.alive[a] = True
+        self.priority[a] = pod.priority
+        self.start[a] = np.inf if pod.start_time is None else pod.start_time
+        self.cpu[a] = e.cpu
+        self.memory[a] = e.memory
+        cap = len(self.node)
+        for r, v in e.requests.items():
+            col = self.requests.get(r)
+            if col is None:
+                col = self.requests[r] = np.zeros(cap, np.int64)
+            col[a] = v
+        self.pods[a] = pod
+        self.row[(pod.node_name, pod.key)] = a  # type: ignore[index]
+        self.size = a + 1
 
     def extend(self, pods: list[Pod], positions: np.ndarray, entries: list["PodEntry"]) -> None:
         n = len(pods)
