@@ -834,21 +834,52 @@ def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) ->
 
 
 class Nominator:
-    """Pods nominated to a node (status.nominatedNodeName) that are not bound yet."""
+    """Pods nominated to a node (status.nominatedNodeName) that are not bound yet.
+
+    ``version`` counts the changes; the latest ones are kept (``changes_since``) so that
+    what is derived from the nominated pods can be updated rather than recomputed."""
+
+    LOG = 4096  # changes kept at most
 
     def __init__(self) -> None:
         self._by_node: dict[str, dict[str, Pod]] = {}
-        self.version = 0  # changes with every add and remove
+        self._where: dict[str, set[str]] = {}  # pod key -> the nodes it is nominated to
+        self._count = 0
+        self.version = 0
+        # (node, removed pod or None, added pod or None) per change; log[0] is the
+        # change to ``version - len(log) + 1``
+        self._log: list[tuple[str, Pod | None, Pod | None]] = []
+
+    def _record(self, node: str, removed: Pod | None, added: Pod | None) -> None:
+        self.version += 1
+        self._log.append((node, removed, added))
+        if len(self._log) > self.LOG:
+            del self._log[:self.LOG // 2]
+
+    def changes_since(self, version: int) -> list[tuple[str, Pod | None, Pod | None]] | None:
+        """The changes after ``version``, in order (node, pod removed, pod added; a pod
+        replaced in place has both); None when they are no longer kept."""
+        n = self.version - version
+        if n < 0 or n > len(self._log):
+            return None
+        return self._log[len(self._log) - n:] if n else []
 
     def add(self, pod: Pod) -> None:
-        if pod.nominated_node:
-            self._by_node.setdefault(pod.nominated_node, {})[pod.key] = pod
-            self.version += 1
+        node = pod.nominated_node
+        if node:
+            pods = self._by_node.setdefault(node, {})
+            old = pods.get(pod.key)
+            pods[pod.key] = pod
+            if old is None:
+                self._count += 1
+                self._where.setdefault(pod.key, set()).add(node)
+            self._record(node, old, pod)
 
     def remove(self, pod: Pod) -> None:
-        self.version += 1
-        for pods in self._by_node.values():
-            pods.pop(pod.key, None)
+        for node in sorted(self._where.pop(pod.key, ())):
+            old = self._by_node[node].pop(pod.key)
+            self._count -= 1
+            self._record(node, old, None)
 
     def by_node(self) -> Iterator[tuple[str, Iterable[Pod]]]:
         """(node, the pods nominated to it) for the nodes that have some. Read only."""
@@ -858,7 +889,7 @@ class Nominator:
         return list(self._by_node.get(node_name, {}).values())
 
     def has_any(self) -> bool:
-        return any(self._by_node.values())
+        return self._count > 0
 
     def nodes(self) -> set[str]:
         """Names of the nodes that have pods nominated to them."""

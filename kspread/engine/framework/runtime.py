@@ -91,6 +91,8 @@ class Framework:
         handle.framework = self
         self._instances: dict[str, Plugin] = {}
         self._nominated: _Nominated | None = None  # nominated_pods_by_node's last answer
+        # per priority, the nominated pods of that priority or more
+        self._nominated_indexes: dict[int, _NominatedIndex] = {}
         self.filter_plugins: list[Plugin] = []
         self.pre_filter_plugins: list[Plugin] = []
         self.score_plugins: list[ScoredPlugin] = []
@@ -267,13 +269,21 @@ class Framework:
         cached = self._nominated
         if cached is not None and cached.key == key:
             return cached
-        out: dict[str, list[Pod]] = {}
-        priority, own = pod.priority, pod.key
-        for name, on_node in nominator.by_node():
-            pods = [p for p in on_node if p.priority >= priority and p.key != own]
-            if pods:
-                out[name] = pods
-        self._nominated = _Nominated(key, out, self.handle.snapshot)
+        index = self._nominated_indexes.get(pod.priority)
+        changes = None if index is None else nominator.changes_since(index.version)
+        if changes is None:
+            if len(self._nominated_indexes) >= 8:
+                del self._nominated_indexes[next(iter(self._nominated_indexes))]
+            index = self._nominated_indexes[pod.priority] = _NominatedIndex(pod.priority, self.handle.snapshot)
+            for name, pods in nominator.by_node():
+                for p in pods:
+                    index.add(name, p)
+        else:
+            assert index is not None
+            for name, removed, added in changes:
+                index.change(name, removed, added)
+        index.version = nominator.version
+        self._nominated = _Nominated(key, index, pod.key)
         return self._nominated
 
     def run_filter_plugins_with_nominated_pods_on_nodes(self, state: CycleState, pod: Pod,
@@ -289,7 +299,7 @@ class Framework:
             found = self._nominated_for(pod)
             if found.by_node:
                 if nodes.snapshot is not None and nodes._infos is None:
-                    special = np.flatnonzero(found.rows_at(nodes.positions) >= 0).tolist()  # type: ignore[arg-type]
+                    special = np.flatnonzero(found.has_at(nodes.positions)).tolist()  # type: ignore[arg-type]
                     names = nodes.subset(np.array(special, np.intp)).names if special else []
                     nominated = [found.by_node[name] for name in names]
                 else:
@@ -478,31 +488,115 @@ class Framework:
         return table
 
 
+class _NominatedIndex:
+    """The nominated pods of priority ``priority`` or more, per node (in the nominator's
+    order), and what they add to each node as int64 arrays over the snapshot's nodes;
+    brought up to date with the nominator's changes (``Nominator.changes_since``)."""
+
+    def __init__(self, priority: int, snapshot) -> None:
+        self.priority = priority
+        self.version = -1
+        self.snapshot = snapshot
+        n = len(snapshot.node_list)
+        self.by_node: dict[str, list[Pod]] = {}
+        self.where: dict[str, set[str]] = {}  # pod key -> its nodes (pods of this index)
+        self.count = np.zeros(n, np.int64)
+        self.cpu = np.zeros(n, np.int64)
+        self.memory = np.zeros(n, np.int64)
+        self.requests: dict[str, np.ndarray] = {}
+
+    def _sum(self, node: str, pod: Pod, sign: int) -> None:
+        i = self.snapshot.position.get(node)
+        if i is None:
+            return
+        e = self.snapshot.requests.get(pod)
+        self.count[i] += sign
+        self.cpu[i] += sign * e.cpu
+        self.memory[i] += sign * e.memory
+        for r, v in e.requests.items():
+            col = self.requests.get(r)
+            if col is None:
+                col = self.requests[r] = np.zeros(len(self.count), np.int64)
+            col[i] += sign * v
+
+    def add(self, node: str, pod: Pod) -> None:
+        if pod.priority >= self.priority:
+            self.by_node.setdefault(node, []).append(pod)
+            self.where.setdefault(pod.key, set()).add(node)
+            self._sum(node, pod, 1)
+
+    def change(self, node: str, removed: Pod | None, added: Pod | None) -> None:
+        pods = self.by_node.get(node)
+        at = None
+        if removed is not None and pods is not None:
+            at = next((j for j, p in enumerate(pods) if p is removed), None)
+            if at is not None:
+                del pods[at]
+                self._sum(node, removed, -1)
+                nodes = self.where.get(removed.key)
+                if nodes is not None:
+                    nodes.discard(node)
+                    if not nodes:
+                        del self.where[removed.key]
+        if added is not None and added.priority >= self.priority:
+            pods = self.by_node.setdefault(node, [])
+            # a pod replaced in place keeps its place, as in the nominator
+            pods.insert(len(pods) if at is None else at, added)
+            self.where.setdefault(added.key, set()).add(node)
+            self._sum(node, added, 1)
+        if pods is not None and not pods:
+            del self.by_node[node]
+
+
 class _Nominated:
     """The pods nominated to each node that a pod's filters make room for
-    (``Framework.nominated_pods_by_node``), and what they add to each node."""
+    (``Framework.nominated_pods_by_node``: the index's pods but the pod itself), and
+    what they add to each node."""
 
-    __slots__ = ("key", "by_node", "_snapshot", "_sums", "_row")
+    __slots__ = ("key", "by_node", "_index", "_own")
 
-    def __init__(self, key: tuple, by_node: dict[str, list[Pod]], snapshot) -> None:
-        self.key, self.by_node, self._snapshot = key, by_node, snapshot
-        self._sums: PodSums | None = None
-        self._row: np.ndarray | None = None
+    def __init__(self, key: tuple, index: _NominatedIndex, own: str) -> None:
+        self.key, self._index = key, index
+        nodes = index.where.get(own)
+        # (snapshot position, the pod's own entries there) where the pod itself is
+        self._own: list[tuple[int, list[Pod]]] = []
+        if not nodes:
+            self.by_node = index.by_node
+            return
+        by_node = dict(index.by_node)
+        position = index.snapshot.position
+        for node in sorted(nodes):
+            pods = [p for p in by_node[node] if p.key != own]
+            if pods:
+                by_node[node] = pods
+            else:
+                del by_node[node]
+            if node in position:
+                self._own.append((position[node], [p for p in index.by_node[node] if p.key == own]))
+        self.by_node = by_node
 
-    def rows_at(self, positions: np.ndarray) -> np.ndarray:
-        """Per snapshot position, the node's index in ``by_node`` (-1: none nominated)."""
-        if self._row is None:
-            snap = self._snapshot
-            self._row = np.full(len(snap.node_list), -1, np.intp)
-            self._row[[snap.position[n] for n in self.by_node]] = np.arange(len(self.by_node), dtype=np.intp)
-        return self._row[positions]
+    def has_at(self, positions: np.ndarray) -> np.ndarray:
+        """Per snapshot position, whether pods are nominated to the node."""
+        count = self._index.count[positions]
+        for i, pods in self._own:
+            count = count - len(pods) * (positions == i)
+        return count > 0
 
     def sums_at(self, positions: np.ndarray) -> PodSums:
-        """What the nominated pods add to the nodes at these snapshot positions (nodes
-        that have some)."""
-        if self._sums is None:
-            self._sums = pod_sums(list(self.by_node.values()), self._snapshot.requests)
-        return self._sums.take(self.rows_at(positions))
+        """What the nominated pods add to the nodes at these snapshot positions."""
+        index = self._index
+        sums = PodSums(index.count[positions], index.cpu[positions], index.memory[positions],
+                       {r: col[positions] for r, col in index.requests.items()})
+        for i, pods in self._own:
+            hit = (positions == i).astype(np.int64)
+            if hit.any():
+                own = pod_sums([pods], index.snapshot.requests)
+                sums.count = sums.count - hit * own.count[0]
+                sums.cpu = sums.cpu - hit * own.cpu[0]
+                sums.memory = sums.memory - hit * own.memory[0]
+                for r, col in own.requests.items():
+                    sums.requests[r] = sums.requests[r] - hit * col[0]
+        return sums
 
 
 def raise_on_error(st: Status) -> None:
