@@ -259,8 +259,8 @@ class Snapshot:
         self._with_required_anti: dict[int, int] = {}
         # (namespace, selector) -> per node, non-terminating pods matching (kept current)
         self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
-        # every bound pod as a row (``pod_rows``)
-        self.pod_table = PodTable()
+        # every bound pod as a row (``pod_rows``), built when first asked for
+        self.pod_table: PodTable | None = None
         self._add_all([p for p in pods if p.node_name is not None])
 
     def _add_all(self, pods: list[Pod]) -> None:
@@ -270,12 +270,10 @@ class Snapshot:
         mem = np.empty(len(pods), np.int64)
         position, infos, entry = self.position, self.node_infos, self.requests.entry
         groups, all_groups = self.group_nodes, self.all_group_nodes
-        entries = []
         for k, pod in enumerate(pods):
             node = pod.node_name
             assert node is not None
             e = entry(pod)
-            entries.append(e)
             infos[node].add_pod(pod, e)
             i = positions[k] = position[node]
             cpu[k] = e.cpu
@@ -289,7 +287,6 @@ class Snapshot:
             if not pod.terminating:
                 per_node = groups.setdefault(e.group, {})
                 per_node[node] = per_node.get(node, 0) + 1
-        self.pod_table.extend(pods, positions, entries)
         n = len(self.node_list)
         self.pod_count += np.bincount(positions, minlength=n).astype(np.int64)
         np.add.at(self._non_zero["cpu"], positions, cpu)
@@ -365,7 +362,14 @@ class Snapshot:
     def pod_rows(self, positions: np.ndarray) -> "PodRows":
         """The pods on the nodes at ``positions`` as rows, node-major (``node`` the index
         in ``positions``), each node's in its pod order. Read only."""
-        return self.pod_table.rows(positions, len(self.node_list))
+        table = self.pod_table
+        if table is None:
+            table = self.pod_table = PodTable()
+            pods = [p for info in self.node_list for p in info.pods.values()]
+            at = np.repeat(np.arange(len(self.node_list), dtype=np.intp),
+                           [len(info.pods) for info in self.node_list])
+            table.extend(pods, at, [self.requests.entry(p) for p in pods])
+        return table.rows(positions, len(self.node_list))
 
     def _column_add(self, pod: Pod, sign: int) -> None:
         i = self.position[pod.node_name]  # type: ignore[index]
@@ -393,7 +397,8 @@ class Snapshot:
         assert pod.node_name is not None
         self.node_infos[pod.node_name].add_pod(pod)
         self._column_add(pod, 1)
-        self.pod_table.append(pod, self.position[pod.node_name], self.requests.get(pod))
+        if self.pod_table is not None:
+            self.pod_table.append(pod, self.position[pod.node_name], self.requests.get(pod))
         all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
         all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
         if not pod.terminating:
@@ -406,7 +411,8 @@ class Snapshot:
         stored = info.pods[pod.key]
         info.remove_pod(stored)
         self._column_add(stored, -1)
-        self.pod_table.remove(stored)
+        if self.pod_table is not None:
+            self.pod_table.remove(stored)
         _decrement(self.all_group_nodes, group_key(stored), pod.node_name)
         if not stored.terminating:
             g = group_key(stored)
@@ -453,8 +459,9 @@ def _codes(nodes: Sequence[Node], fn: Callable[[Node], Hashable]) -> tuple[np.nd
 
 class PodTable:
     """Every pod bound in the snapshot as a row of columns (``PodRows``' fields, and
-    the node's position), in the order the pods were added: a node's rows are in its
-    pod order (NodeInfo.pods). Removed rows are dead until the table is compacted."""
+    the node's position): built from the NodeInfos when first asked for, then pods
+    added go at the end, so a node's rows are always in its pod order (NodeInfo.pods).
+    Removed rows are dead until the table is compacted."""
 
     def __init__(self) -> None:
         self.size = 0
