@@ -41,8 +41,8 @@ preemption).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np

@@ -767,13 +767,6 @@ class NodeSet:
         infos = self.infos
         return NodeSet(None, None, [infos[i] for i in where])
 
-    def with_pods(self, added: Sequence[Sequence[Pod]]) -> "NodeSet":
-        """These nodes (of the snapshot) with the pods ``added[j]`` on the j-th, as column
-        overrides (pod count, non-zero and per-resource requests): for filters that read
-        only columns."""
-        assert self.snapshot is not None
-        return self.with_sums(pod_sums(added, self.snapshot.requests))
-
     def with_sums(self, sums: "PodSums") -> "NodeSet":
         """These nodes (of the snapshot) with pods adding ``sums`` to the j-th."""
         snap = self.snapshot

@@ -698,7 +698,7 @@ class DryRun:
     def victims(self, j: int) -> list[Pod]:
         """The victims of the ``j``-th candidate."""
         b = int(np.searchsorted(self._starts, j, side="right")) - 1
-        names, pods, offsets, metrics = self._parts[b]
+        _, pods, offsets, metrics = self._parts[b]
         k = j - int(self._starts[b])
         start = int(offsets[k])
         return pods[start:start + int(metrics.count[k])].tolist()
