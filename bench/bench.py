@@ -199,6 +199,8 @@ def main() -> None:
     ap.add_argument("--preemption-pods", default="20,220",
                     help="short,long sequence for this tree (preemption)")
     ap.add_argument("--baseline-pods", default="10,40", help="short,long sequence for the baseline")
+    ap.add_argument("--baseline-preemption-pods", default=None,
+                    help="short,long sequence for the baseline (preemption; default --baseline-pods)")
     ap.add_argument("--memory-pods", default="1000,10000", help="sequence lengths of the memory workload")
     ap.add_argument("--baseline-memory-pods", default="50,200")
     ap.add_argument("--scale-pods", type=int, default=150000)
@@ -209,7 +211,7 @@ def main() -> None:
 
     only = args.only or ["basic", "spread", "preemption", "memory", "scale"]
     node_counts = args.nodes or [500, 5000]
-    bshort, blong = (int(x) for x in args.baseline_pods.split(","))
+    bspec = {"preemption": args.baseline_preemption_pods or args.baseline_pods}
     base = None if args.no_baseline else _baseline_tree(args.baseline_ref)
     print(f"engine: {ROOT} ({_git_head()}); baseline: {args.baseline_ref if base else 'none'}; "
           f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
@@ -223,6 +225,7 @@ def main() -> None:
             line = (f"{kind:<11} {n:>5} nodes  {r:9.1f} pods/s  peak {info['peak_mb']:7.0f} MB  "
                     f"(bound {info['bound']}/{long})")
             if base is not None:
+                bshort, blong = (int(x) for x in bspec.get(kind, args.baseline_pods).split(","))
                 br, binfo = rate(kind, n, bshort, blong, base)
                 line += f"  baseline {br:7.1f} pods/s, peak {binfo['peak_mb']:6.0f} MB  ratio {r / br:6.1f}x"
             print(line, flush=True)

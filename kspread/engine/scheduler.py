@@ -42,12 +42,13 @@ preemption).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from kspread.engine.framework.handle import Handle
+from kspread.engine.framework.interface import StatusView
 from kspread.engine.framework.preemption import PreemptionOutcome
 from kspread.engine.framework.profile import Extender, Profile
 from kspread.engine.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
@@ -78,21 +79,7 @@ class SchedulingInput(Protocol):
     is_sequence: bool
 
 
-@dataclass(slots=True)
-class _FilterView:
-    """Every node's filter status, compactly: ``ids[j]`` indexes ``table`` for the
-    j-th node of ``names``; ``overrides`` replace some (extenders)."""
-
-    names: list[str]
-    ids: np.ndarray
-    table: Any
-    overrides: dict[str, Status] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Status]:
-        table = self.table
-        out = {n: table[k] for n, k in zip(self.names, self.ids.tolist())}
-        out.update(self.overrides)
-        return out
+_FilterView = StatusView
 
 
 @dataclass(slots=True)
@@ -454,7 +441,8 @@ class Scheduler:
         res.post_filter_ran = True
         outcome: Any = None
         for p in plugins:
-            outcome, st = p.post_filter(state, pod, res.statuses)
+            statuses = res._statuses if isinstance(res._statuses, StatusView) else res.statuses
+            outcome, st = p.post_filter(state, pod, statuses)
             res.post_filter_status = st.with_plugin(p.name)
             if st.is_success() or not st.is_rejected():
                 break

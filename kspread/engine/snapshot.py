@@ -23,7 +23,7 @@ the same plugin code then reads columns computed from those NodeInfos.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -262,6 +262,8 @@ class Snapshot:
         self._with_required_anti: dict[int, int] = {}
         # (namespace, selector) -> per node, non-terminating pods matching (kept current)
         self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
+        # every bound pod as a row (``pod_rows``), built when first asked for
+        self.pod_table: PodTable | None = None
         self._add_all([p for p in pods if p.node_name is not None])
 
     def _add_all(self, pods: list[Pod]) -> None:
@@ -360,6 +362,18 @@ class Snapshot:
             self._count_columns[key] = col
         return col
 
+    def pod_rows(self, positions: np.ndarray) -> PodRows:
+        """The pods on the nodes at ``positions`` as rows, node-major (``node`` the index
+        in ``positions``), each node's in its pod order. Read only."""
+        table = self.pod_table
+        if table is None:
+            table = self.pod_table = PodTable()
+            pods = [p for info in self.node_list for p in info.pods.values()]
+            at = np.repeat(np.arange(len(self.node_list), dtype=np.intp),
+                           [len(info.pods) for info in self.node_list])
+            table.extend(pods, at, [self.requests.entry(p) for p in pods])
+        return table.rows(positions, len(self.node_list))
+
     def _column_add(self, pod: Pod, sign: int) -> None:
         i = self.position[pod.node_name]  # type: ignore[index]
         if self._count_columns and not pod.terminating:
@@ -386,6 +400,8 @@ class Snapshot:
         assert pod.node_name is not None
         self.node_infos[pod.node_name].add_pod(pod)
         self._column_add(pod, 1)
+        if self.pod_table is not None:
+            self.pod_table.append(pod, self.position[pod.node_name], self.requests.get(pod))
         all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
         all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
         if not pod.terminating:
@@ -398,6 +414,8 @@ class Snapshot:
         stored = info.pods[pod.key]
         info.remove_pod(stored)
         self._column_add(stored, -1)
+        if self.pod_table is not None:
+            self.pod_table.remove(stored)
         _decrement(self.all_group_nodes, group_key(stored), pod.node_name)
         if not stored.terminating:
             g = group_key(stored)
@@ -440,6 +458,222 @@ def _codes(nodes: Sequence[Node], fn: Callable[[Node], Hashable]) -> tuple[np.nd
             values.append(v)
         out[i] = c
     return out, values
+
+
+class PodTable:
+    """Every pod bound in the snapshot as a row of columns (``PodRows``' fields, and
+    the node's position): built from the NodeInfos when first asked for, then pods
+    added go at the end, so a node's rows are always in its pod order (NodeInfo.pods).
+    Removed rows are dead until the table is compacted."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.dead = 0
+        cap = 16
+        self.node = np.zeros(cap, np.intp)
+        self.alive = np.zeros(cap, bool)
+        self.priority = np.zeros(cap, np.int64)
+        self.start = np.zeros(cap, np.float64)
+        self.cpu = np.zeros(cap, np.int64)
+        self.memory = np.zeros(cap, np.int64)
+        self.pods = np.empty(cap, object)
+        self.requests: dict[str, np.ndarray] = {}
+        self.row: dict[tuple[str, str], int] = {}  # (node, pod key) -> row
+
+    _COLUMNS = ("node", "alive", "priority", "start", "cpu", "memory", "pods")
+
+    def _reserve(self, n: int) -> None:
+        cap = len(self.node)
+        if self.size + n <= cap:
+            return
+        new = max(2 * cap, self.size + n)
+        for name in self._COLUMNS:
+            old = getattr(self, name)
+            col = np.zeros(new, old.dtype) if old.dtype != object else np.empty(new, object)
+            col[:self.size] = old[:self.size]
+            setattr(self, name, col)
+        for r, old in self.requests.items():
+            col = np.zeros(new, np.int64)
+            col[:self.size] = old[:self.size]
+            self.requests[r] = col
+
+    def append(self, pod: Pod, position: int, e: PodEntry) -> None:
+        """``extend`` with one pod."""
+        self._reserve(1)
+        a = self.size
+        self.node[a] = position
+        self.alive[a] = True
+        self.priority[a] = pod.priority
+        self.start[a] = np.inf if pod.start_time is None else pod.start_time
+        self.cpu[a] = e.cpu
+        self.memory[a] = e.memory
+        cap = len(self.node)
+        for r, v in e.requests.items():
+            col = self.requests.get(r)
+            if col is None:
+                col = self.requests[r] = np.zeros(cap, np.int64)
+            col[a] = v
+        self.pods[a] = pod
+        self.row[(pod.node_name, pod.key)] = a  # type: ignore[index]
+        self.size = a + 1
+
+    def extend(self, pods: list[Pod], positions: np.ndarray, entries: list[PodEntry]) -> None:
+        n = len(pods)
+        self._reserve(n)
+        a, b = self.size, self.size + n
+        self.node[a:b] = positions
+        self.alive[a:b] = True
+        self.priority[a:b] = [p.priority for p in pods]
+        self.start[a:b] = [np.inf if p.start_time is None else p.start_time for p in pods]
+        self.cpu[a:b] = [e.cpu for e in entries]
+        self.memory[a:b] = [e.memory for e in entries]
+        cap = len(self.node)
+        for j, e in enumerate(entries):
+            for r, v in e.requests.items():
+                col = self.requests.get(r)
+                if col is None:
+                    col = self.requests[r] = np.zeros(cap, np.int64)
+                col[a + j] = v
+        row, column = self.row, self.pods
+        for j, p in enumerate(pods):
+            column[a + j] = p
+            row[(p.node_name, p.key)] = a + j  # type: ignore[index]
+        self.size = b
+
+    def remove(self, pod: Pod) -> None:
+        r = self.row.pop((pod.node_name, pod.key))  # type: ignore[arg-type]
+        self.alive[r] = False
+        self.dead += 1
+        if self.dead > 1024 and 2 * self.dead > self.size:
+            self._compact()
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self.alive[:self.size])
+        renumber = np.full(self.size, -1, np.intp)
+        renumber[keep] = np.arange(len(keep))
+        for name in self._COLUMNS:
+            col = getattr(self, name)
+            col[:len(keep)] = col[keep]
+            col[len(keep):self.size] = False if name == "alive" else (None if name == "pods" else 0)
+        for col in self.requests.values():
+            col[:len(keep)] = col[keep]
+            col[len(keep):self.size] = 0
+        rows = list(self.row)
+        new = renumber[np.array([self.row[k] for k in rows], np.intp)].tolist() if rows else []
+        self.row = dict(zip(rows, new))
+        self.size = len(keep)
+        self.dead = 0
+
+    def rows(self, positions: np.ndarray, num_nodes: int) -> PodRows:
+        where = np.full(num_nodes, -1, np.intp)
+        where[positions] = np.arange(len(positions), dtype=np.intp)
+        k = where[self.node[:self.size]]
+        sel = np.flatnonzero((k >= 0) & self.alive[:self.size])
+        sel = sel[np.argsort(k[sel], kind="stable")]
+        return PodRows(self.pods[sel], k[sel], self.priority[sel], self.start[sel], self.cpu[sel],
+                       self.memory[sel], {r: col[sel] for r, col in self.requests.items()})
+
+
+class PodSums:
+    """What groups of pods add to a node each (``pod_sums``): pod count, non-zero cpu /
+    memory, requests per resource; int64 arrays, one entry per group."""
+
+    __slots__ = ("count", "cpu", "memory", "requests")
+
+    def __init__(self, count: np.ndarray, cpu: np.ndarray, memory: np.ndarray,
+                 requests: dict[str, np.ndarray]) -> None:
+        self.count, self.cpu, self.memory, self.requests = count, cpu, memory, requests
+
+    def take(self, idx: np.ndarray) -> PodSums:
+        return PodSums(self.count[idx], self.cpu[idx], self.memory[idx],
+                       {r: col[idx] for r, col in self.requests.items()})
+
+
+def pod_sums(groups: Sequence[Iterable[Pod]], cache: PodRequestCache) -> PodSums:
+    """The sums of what each group of pods adds to a node (int64)."""
+    entry = cache.get
+    entries = [[entry(p) for p in pods] for pods in groups]
+    n = len(groups)
+    at = np.repeat(np.arange(n, dtype=np.intp), [len(es) for es in entries])
+    flat = [e for es in entries for e in es]
+    count = np.bincount(at, minlength=n).astype(np.int64)
+    cpu = np.zeros(n, np.int64)
+    memory = np.zeros(n, np.int64)
+    np.add.at(cpu, at, np.array([e.cpu for e in flat], np.int64))
+    np.add.at(memory, at, np.array([e.memory for e in flat], np.int64))
+    requests: dict[str, np.ndarray] = {}
+    shapes: dict[int, list] = {}  # the pods of one requests mapping (shared per shape)
+    for k, e in enumerate(flat):
+        shapes.setdefault(id(e.requests), [e.requests, []])[1].append(k)
+    for reqs, ks in shapes.values():
+        where = at[ks]
+        for r, v in reqs.items():
+            col = requests.get(r)
+            if col is None:
+                col = requests[r] = np.zeros(n, np.int64)
+            np.add.at(col, where, v)
+    return PodSums(count, cpu, memory, requests)
+
+
+def _objects(items: list) -> np.ndarray:
+    out = np.empty(len(items), object)
+    for j, x in enumerate(items):
+        out[j] = x
+    return out
+
+
+class PodRows:
+    """Pods as rows of columns: per pod its priority, start time (inf when not set),
+    non-zero cpu / memory requests and requests per resource (what it adds to a
+    NodeInfo), and ``node``, the index of the node it is on within a set of nodes
+    (``concat``)."""
+
+    __slots__ = ("pods", "node", "priority", "start", "cpu", "memory", "requests")
+
+    def __init__(self, pods: list[Pod], node: np.ndarray, priority: np.ndarray, start: np.ndarray,
+                 cpu: np.ndarray, memory: np.ndarray, requests: dict[str, np.ndarray]) -> None:
+        self.pods, self.node, self.priority, self.start = pods, node, priority, start
+        self.cpu, self.memory, self.requests = cpu, memory, requests
+
+    @staticmethod
+    def of(pods: list[Pod], cache: PodRequestCache) -> PodRows:
+        entries = [cache.get(p) for p in pods]
+        n = len(pods)
+        requests: dict[str, np.ndarray] = {}
+        for j, e in enumerate(entries):
+            for r, v in e.requests.items():
+                col = requests.get(r)
+                if col is None:
+                    col = requests[r] = np.zeros(n, np.int64)
+                col[j] = v
+        return PodRows(_objects(pods), np.zeros(n, np.intp), np.array([p.priority for p in pods], np.int64),
+                       np.array([np.inf if p.start_time is None else p.start_time for p in pods], np.float64),
+                       np.array([e.cpu for e in entries], np.int64),
+                       np.array([e.memory for e in entries], np.int64), requests)
+
+    @staticmethod
+    def concat(parts: Sequence[PodRows]) -> PodRows:
+        """The rows of several nodes, ``node`` set to each part's index."""
+        pods = np.concatenate([part.pods for part in parts]) if parts else np.empty(0, object)
+        lengths = np.array([len(part.pods) for part in parts], np.intp)
+        node = np.repeat(np.arange(len(parts), dtype=np.intp), lengths)
+        resources: set[str] = set()
+        for part in parts:
+            resources.update(part.requests)
+        requests = {}
+        for r in sorted(resources):
+            requests[r] = np.concatenate([part.requests[r] if r in part.requests
+                                          else np.zeros(len(part.pods), np.int64) for part in parts]) \
+                if parts else np.zeros(0, np.int64)
+
+        def cat(name: str, dtype) -> np.ndarray:
+            return np.concatenate([getattr(part, name) for part in parts]) if parts else np.zeros(0, dtype)
+
+        return PodRows(pods, node, cat("priority", np.int64), cat("start", np.float64), cat("cpu", np.int64),
+                       cat("memory", np.int64), requests)
+
+    def __len__(self) -> int:
+        return len(self.pods)
 
 
 class _Lazy(Sequence):
@@ -504,6 +738,18 @@ class NodeSet:
     def names(self) -> list[str]:
         return [info.node.name for info in self.infos]
 
+    def find(self, names: Collection[str]) -> list[tuple[int, str]]:
+        """(index in the set, name) of the set's nodes named in ``names``, in set order."""
+        if self._infos is None:
+            snap = self.snapshot
+            wanted = [snap.position[m] for m in names if m in snap.position]  # type: ignore[union-attr]
+            if not wanted:
+                return []
+            where = np.flatnonzero(np.isin(self.positions, wanted)).tolist()  # type: ignore[arg-type]
+            lst = snap.node_list  # type: ignore[union-attr]
+            return [(i, lst[self.positions[i]].node.name) for i in where]  # type: ignore[index]
+        return [(i, info.node.name) for i, info in enumerate(self._infos) if info.node.name in names]
+
     @property
     def node_objects(self) -> list[Node]:
         return [info.node for info in self.infos]
@@ -523,6 +769,18 @@ class NodeSet:
             return NodeSet(self.snapshot, self.positions[where], overrides=over)  # type: ignore[index]
         infos = self.infos
         return NodeSet(None, None, [infos[i] for i in where])
+
+    def with_sums(self, sums: PodSums) -> NodeSet:
+        """These nodes (of the snapshot) with pods adding ``sums`` to the j-th."""
+        snap = self.snapshot
+        assert snap is not None
+        overrides = dict(self.overrides or {})
+        overrides[("pod_count",)] = self.pod_count() + sums.count
+        overrides[("non_zero", "cpu")] = self.non_zero_requested("cpu") + sums.cpu
+        overrides[("non_zero", "memory")] = self.non_zero_requested("memory") + sums.memory
+        for r, col in sums.requests.items():
+            overrides[("requested", r)] = self.requested(r) + col
+        return NodeSet(snap, self.positions, overrides=overrides)
 
     def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int],
                 key: tuple = ()) -> np.ndarray:
@@ -579,24 +837,62 @@ def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) ->
 
 
 class Nominator:
-    """Pods nominated to a node (status.nominatedNodeName) that are not bound yet."""
+    """Pods nominated to a node (status.nominatedNodeName) that are not bound yet.
+
+    ``version`` counts the changes; the latest ones are kept (``changes_since``) so that
+    what is derived from the nominated pods can be updated rather than recomputed."""
+
+    LOG = 4096  # changes kept at most
 
     def __init__(self) -> None:
         self._by_node: dict[str, dict[str, Pod]] = {}
+        self._where: dict[str, set[str]] = {}  # pod key -> the nodes it is nominated to
+        self._count = 0
+        self.version = 0
+        # (node, removed pod or None, added pod or None) per change; log[0] is the
+        # change to ``version - len(log) + 1``
+        self._log: list[tuple[str, Pod | None, Pod | None]] = []
+
+    def _record(self, node: str, removed: Pod | None, added: Pod | None) -> None:
+        self.version += 1
+        self._log.append((node, removed, added))
+        if len(self._log) > self.LOG:
+            del self._log[:self.LOG // 2]
+
+    def changes_since(self, version: int) -> list[tuple[str, Pod | None, Pod | None]] | None:
+        """The changes after ``version``, in order (node, pod removed, pod added; a pod
+        replaced in place has both); None when they are no longer kept."""
+        n = self.version - version
+        if n < 0 or n > len(self._log):
+            return None
+        return self._log[len(self._log) - n:] if n else []
 
     def add(self, pod: Pod) -> None:
-        if pod.nominated_node:
-            self._by_node.setdefault(pod.nominated_node, {})[pod.key] = pod
+        node = pod.nominated_node
+        if node:
+            pods = self._by_node.setdefault(node, {})
+            old = pods.get(pod.key)
+            pods[pod.key] = pod
+            if old is None:
+                self._count += 1
+                self._where.setdefault(pod.key, set()).add(node)
+            self._record(node, old, pod)
 
     def remove(self, pod: Pod) -> None:
-        for pods in self._by_node.values():
-            pods.pop(pod.key, None)
+        for node in sorted(self._where.pop(pod.key, ())):
+            old = self._by_node[node].pop(pod.key)
+            self._count -= 1
+            self._record(node, old, None)
+
+    def by_node(self) -> Iterator[tuple[str, Iterable[Pod]]]:
+        """(node, the pods nominated to it) for the nodes that have some. Read only."""
+        return ((n, pods.values()) for n, pods in self._by_node.items() if pods)
 
     def on_node(self, node_name: str) -> list[Pod]:
         return list(self._by_node.get(node_name, {}).values())
 
     def has_any(self) -> bool:
-        return any(self._by_node.values())
+        return self._count > 0
 
     def nodes(self) -> set[str]:
         """Names of the nodes that have pods nominated to them."""

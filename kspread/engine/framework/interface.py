@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,6 +59,55 @@ class Filtered:
 
     def status(self, i: int) -> Status:
         return self.table[int(self.ids[i])]
+
+
+class StatusView(Mapping):
+    """Every node's filter status, compactly: ``ids[j]`` indexes ``table`` for the j-th
+    node of ``names``; ``overrides`` replace some (extenders). A mapping node -> status
+    made only when asked."""
+
+    __slots__ = ("names", "ids", "table", "overrides", "_dict")
+
+    def __init__(self, names: list[str], ids: np.ndarray, table: Sequence[Status],
+                 overrides: dict[str, Status] | None = None) -> None:
+        self.names = names
+        self.ids = ids
+        self.table = table
+        self.overrides: dict[str, Status] = {} if overrides is None else overrides
+        self._dict: dict[str, Status] | None = None
+
+    def as_dict(self) -> dict[str, Status]:
+        if self._dict is None:
+            table = self.table
+            out = {n: table[k] for n, k in zip(self.names, self.ids.tolist())}
+            out.update(self.overrides)
+            self._dict = out
+        return self._dict
+
+    def __getitem__(self, name: str) -> Status:
+        if self._dict is not None:
+            return self._dict[name]
+        st = self.overrides.get(name)
+        if st is not None:
+            return st
+        try:
+            j = self.names.index(name)
+        except ValueError:
+            raise KeyError(name) from None
+        return self.table[int(self.ids[j])]
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def names_without_code(self, code) -> list[str]:
+        """The nodes (in order) whose status does not have ``code``."""
+        keep = np.array([st.code != code for st in self.table], bool)[self.ids]
+        for name, st in self.overrides.items():
+            keep[self.names.index(name)] = st.code != code
+        return list(compress(self.names, keep.tolist()))
 
 
 def statuses_to_filtered(statuses: Sequence[Status]) -> Filtered:
@@ -111,6 +161,12 @@ class FilterPlugin:
         columns and static node data (labels, taints, name, allocatable): it may then
         run over nodes whose pods exist only as changes to the columns (the
         preemption dry run)."""
+        return False
+
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        """True when this cycle's Filter result on a node does not depend on the pods on
+        it (only static node data, or always Success): a node that passed it still
+        passes with pods added or removed (the preemption dry run's reprieve steps)."""
         return False
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:

@@ -5,11 +5,41 @@ imports the scheduler."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kspread.engine.framework.status import Status
 from kspread.engine.model import Pod
+
+
+class LazyMap(Mapping):
+    """A mapping made on first use (the dry run's per-node records, which only explain
+    and reports read)."""
+
+    __slots__ = ("_make", "_dict")
+
+    def __init__(self, make: Callable[[], dict]) -> None:
+        self._make: Callable[[], dict] | None = make
+        self._dict: dict | None = None
+
+    def _items(self) -> dict:
+        if self._dict is None:
+            assert self._make is not None
+            self._dict, self._make = self._make(), None
+        return self._dict
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._items()[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return repr(self._items())
 
 
 @dataclass
@@ -18,7 +48,7 @@ class PickStep:
     reads it) for the nodes still in the running, and the nodes it kept."""
 
     criterion: str
-    values: dict[str, Any]
+    values: Mapping[str, Any]
     kept: list[str]
 
 
@@ -28,7 +58,7 @@ class PreemptionOutcome:
 
     nominated_node: str | None
     victims: list[Pod] = field(default_factory=list)
-    candidates: dict[str, list[Pod]] = field(default_factory=dict)
+    candidates: Mapping[str, list[Pod]] = field(default_factory=dict)
     # nodes that tie with nominated_node on every criterion (set-valued expectation)
     tied_nodes: list[str] = field(default_factory=list)
     # PostFilter asks to clear the pod's nominatedNodeName (NominatedNodeName "")
@@ -37,8 +67,8 @@ class PreemptionOutcome:
     # the order visited; each candidate's number of PDB-violating victims; the status
     # of each visited node that did not become a candidate; the candidate limit
     potential: list[str] = field(default_factory=list)
-    pdb_violations: dict[str, int] = field(default_factory=dict)
-    dry_run: dict[str, Status] = field(default_factory=dict)
+    pdb_violations: Mapping[str, int] = field(default_factory=dict)
+    dry_run: Mapping[str, Status] = field(default_factory=dict)
     max_candidates: int | None = None
     # pickOneNodeForPreemption: the criteria that ran, in order, and the one that
     # decided ("" when a single candidate needed no choice; "tie" when all ran and

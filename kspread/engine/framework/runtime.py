@@ -31,7 +31,7 @@ from kspread.engine.framework.profile import PluginRef, Profile
 from kspread.engine.framework.registry import resolve
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.engine.model import Node, Pod
-from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.snapshot import NodeInfo, NodeSet, PodSums, pod_sums
 from kspread.errors import CaseError
 
 _M = TypeVar("_M")  # an extension point's mixin
@@ -93,8 +93,11 @@ class Framework:
         self.version = handle.version
         handle.framework = self
         self._instances: dict[str, Plugin] = {}
-        self.filter_plugins: list[FilterPlugin] = []
-        self.pre_filter_plugins: list[PreFilterPlugin] = []
+        self._nominated: _Nominated | None = None  # nominated_pods_by_node's last answer
+        # per priority, the nominated pods of that priority or more
+        self._nominated_indexes: dict[int, _NominatedIndex] = {}
+        self.filter_plugins: list[Plugin] = []
+        self.pre_filter_plugins: list[Plugin] = []
         self.score_plugins: list[ScoredPlugin] = []
         self.pre_score_plugins: list[PreScorePlugin] = []
         self.post_filter_plugins: list[PostFilterPlugin] = []
@@ -194,16 +197,22 @@ class Framework:
                 return st.with_plugin(p.name)
         return SUCCESS
 
-    def run_filter_plugins_on_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+    def run_filter_plugins_on_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet,
+                                    passed_once: bool = False) -> Filtered:
         """RunFilterPlugins over a set of nodes: per node the status of the first
         filter plugin that does not pass it (with the plugin's name), else Success.
-        An Error status is returned like any other (``raise_first_error``)."""
+        An Error status is returned like any other (``raise_first_error``).
+        ``passed_once``: every node passed every plugin this cycle with other pods on
+        it, so the plugins whose result ignores the node's pods pass it again and are
+        not run (``FilterPlugin.ignores_node_pods``)."""
         n = len(nodes)
         ids = np.zeros(n, np.intp)
         table: list[Status] = [SUCCESS]
         alive: np.ndarray | None = None  # positions still passing; None: all
         for p in self.filter_plugins:
             if p.name in state.skip_filter_plugins:
+                continue
+            if passed_once and p.ignores_node_pods(state, pod):
                 continue
             sub = nodes if alive is None else nodes.subset(alive)
             if not len(sub):
@@ -245,8 +254,40 @@ class Framework:
     def nominated_pods_for(self, pod: Pod, node_name: str) -> list[Pod]:
         """The pods nominated to the node that the pod's filters must make room for:
         equal or higher priority, other than the pod itself."""
-        return [p for p in self.handle.nominator.on_node(node_name)
-                if p.priority >= pod.priority and p.key != pod.key]
+        return self.nominated_pods_by_node(pod).get(node_name, [])
+
+    def nominated_pods_by_node(self, pod: Pod) -> dict[str, list[Pod]]:
+        """``nominated_pods_for`` every node that has some (node -> pods), kept while the
+        nominator does not change. Read only."""
+        return self._nominated_for(pod).by_node
+
+    def nominated_sums(self, pod: Pod, positions: np.ndarray) -> PodSums:
+        """What the pods ``nominated_pods_for`` add to the nodes at these snapshot
+        positions (nodes that have some)."""
+        return self._nominated_for(pod).sums_at(positions)
+
+    def _nominated_for(self, pod: Pod) -> _Nominated:
+        nominator = self.handle.nominator
+        key = (pod.key, pod.priority, nominator.version)
+        cached = self._nominated
+        if cached is not None and cached.key == key:
+            return cached
+        index = self._nominated_indexes.get(pod.priority)
+        changes = None if index is None else nominator.changes_since(index.version)
+        if changes is None:
+            if len(self._nominated_indexes) >= 8:
+                del self._nominated_indexes[next(iter(self._nominated_indexes))]
+            index = self._nominated_indexes[pod.priority] = _NominatedIndex(pod.priority, self.handle.snapshot)
+            for name, pods in nominator.by_node():
+                for p in pods:
+                    index.add(name, p)
+        else:
+            assert index is not None
+            for name, removed, added in changes:
+                index.change(name, removed, added)
+        index.version = nominator.version
+        self._nominated = _Nominated(key, index, pod.key)
+        return self._nominated
 
     def run_filter_plugins_with_nominated_pods_on_nodes(self, state: CycleState, pod: Pod,
                                                         nodes: NodeSet) -> Filtered:
@@ -254,31 +295,41 @@ class Framework:
         equal or higher priority nominated to them are filtered one by one (with those
         pods added, then without); the others all at once. A SchedulingError of a
         one-by-one node is kept as an Error status."""
-        names = nodes.names if self.handle.nominator.has_any() else None
         special: list[int] = []
         nominated: list[list[Pod]] = []
-        if names is not None:
-            nominated_nodes = self.handle.nominator.nodes()
-            for i, name in enumerate(names):
-                if name in nominated_nodes:
-                    pods = self.nominated_pods_for(pod, name)
-                    if pods:
+        found: _Nominated | None = None
+        if self.handle.nominator.has_any():
+            found = self._nominated_for(pod)
+            if found.by_node:
+                if nodes.snapshot is not None and nodes._infos is None:
+                    special = np.flatnonzero(found.has_at(nodes.positions)).tolist()  # type: ignore[arg-type]
+                    names = nodes.subset(np.array(special, np.intp)).names if special else []
+                    nominated = [found.by_node[name] for name in names]
+                else:
+                    for i, name in nodes.find(found.by_node.keys()):
                         special.append(i)
-                        nominated.append(pods)
+                        nominated.append(found.by_node[name])
         if not special:
             return self.run_filter_plugins_on_nodes(state, pod, nodes)
         if self.pre_filter_state_is_shared(state):
             # the nominated pods change no PreFilter state: filter the nodes with their
             # nominated pods added all at once; a node must pass that and the plain run
             plain = self.run_filter_plugins_on_nodes(state, pod, nodes)
-            infos = nodes.infos
-            added = []
-            for i, pods in zip(special, nominated):
-                info = infos[i].clone()
-                for p in pods:
-                    info.add_pod(_on_node(p, info.name))
-                added.append(info)
-            with_nominated = self.run_filter_plugins_on_nodes(state, pod, NodeSet.of(*added))
+            if nodes.snapshot is not None and self.filters_read_only_columns(state, pod):
+                # the nominated pods as changes to the columns
+                assert found is not None
+                sub = nodes.subset(np.array(special, np.intp))
+                with_pods = sub.with_sums(self.nominated_sums(pod, sub.positions))
+            else:
+                infos = nodes.infos
+                added = []
+                for i, pods in zip(special, nominated):
+                    info = infos[i].clone()
+                    for p in pods:
+                        info.add_pod(_on_node(p, info.name))
+                    added.append(info)
+                with_pods = NodeSet.of(*added)
+            with_nominated = self.run_filter_plugins_on_nodes(state, pod, with_pods)
             combined_ids = plain.ids.copy()
             combined = list(plain.table)
             offset = len(combined) - 1
@@ -438,6 +489,117 @@ class Framework:
                     )
             table.add(sp.label, raw, scores, scores * sp.weight)
         return table
+
+
+class _NominatedIndex:
+    """The nominated pods of priority ``priority`` or more, per node (in the nominator's
+    order), and what they add to each node as int64 arrays over the snapshot's nodes;
+    brought up to date with the nominator's changes (``Nominator.changes_since``)."""
+
+    def __init__(self, priority: int, snapshot) -> None:
+        self.priority = priority
+        self.version = -1
+        self.snapshot = snapshot
+        n = len(snapshot.node_list)
+        self.by_node: dict[str, list[Pod]] = {}
+        self.where: dict[str, set[str]] = {}  # pod key -> its nodes (pods of this index)
+        self.count = np.zeros(n, np.int64)
+        self.cpu = np.zeros(n, np.int64)
+        self.memory = np.zeros(n, np.int64)
+        self.requests: dict[str, np.ndarray] = {}
+
+    def _sum(self, node: str, pod: Pod, sign: int) -> None:
+        i = self.snapshot.position.get(node)
+        if i is None:
+            return
+        e = self.snapshot.requests.get(pod)
+        self.count[i] += sign
+        self.cpu[i] += sign * e.cpu
+        self.memory[i] += sign * e.memory
+        for r, v in e.requests.items():
+            col = self.requests.get(r)
+            if col is None:
+                col = self.requests[r] = np.zeros(len(self.count), np.int64)
+            col[i] += sign * v
+
+    def add(self, node: str, pod: Pod) -> None:
+        if pod.priority >= self.priority:
+            self.by_node.setdefault(node, []).append(pod)
+            self.where.setdefault(pod.key, set()).add(node)
+            self._sum(node, pod, 1)
+
+    def change(self, node: str, removed: Pod | None, added: Pod | None) -> None:
+        pods = self.by_node.get(node)
+        at = None
+        if removed is not None and pods is not None:
+            at = next((j for j, p in enumerate(pods) if p is removed), None)
+            if at is not None:
+                del pods[at]
+                self._sum(node, removed, -1)
+                nodes = self.where.get(removed.key)
+                if nodes is not None:
+                    nodes.discard(node)
+                    if not nodes:
+                        del self.where[removed.key]
+        if added is not None and added.priority >= self.priority:
+            pods = self.by_node.setdefault(node, [])
+            # a pod replaced in place keeps its place, as in the nominator
+            pods.insert(len(pods) if at is None else at, added)
+            self.where.setdefault(added.key, set()).add(node)
+            self._sum(node, added, 1)
+        if pods is not None and not pods:
+            del self.by_node[node]
+
+
+class _Nominated:
+    """The pods nominated to each node that a pod's filters make room for
+    (``Framework.nominated_pods_by_node``: the index's pods but the pod itself), and
+    what they add to each node."""
+
+    __slots__ = ("key", "by_node", "_index", "_own")
+
+    def __init__(self, key: tuple, index: _NominatedIndex, own: str) -> None:
+        self.key, self._index = key, index
+        nodes = index.where.get(own)
+        # (snapshot position, the pod's own entries there) where the pod itself is
+        self._own: list[tuple[int, list[Pod]]] = []
+        if not nodes:
+            self.by_node = index.by_node
+            return
+        by_node = dict(index.by_node)
+        position = index.snapshot.position
+        for node in sorted(nodes):
+            pods = [p for p in by_node[node] if p.key != own]
+            if pods:
+                by_node[node] = pods
+            else:
+                del by_node[node]
+            if node in position:
+                self._own.append((position[node], [p for p in index.by_node[node] if p.key == own]))
+        self.by_node = by_node
+
+    def has_at(self, positions: np.ndarray) -> np.ndarray:
+        """Per snapshot position, whether pods are nominated to the node."""
+        count = self._index.count[positions]
+        for i, pods in self._own:
+            count = count - len(pods) * (positions == i)
+        return count > 0
+
+    def sums_at(self, positions: np.ndarray) -> PodSums:
+        """What the nominated pods add to the nodes at these snapshot positions."""
+        index = self._index
+        sums = PodSums(index.count[positions], index.cpu[positions], index.memory[positions],
+                       {r: col[positions] for r, col in index.requests.items()})
+        for i, pods in self._own:
+            hit = (positions == i).astype(np.int64)
+            if hit.any():
+                own = pod_sums([pods], index.snapshot.requests)
+                sums.count = sums.count - hit * own.count[0]
+                sums.cpu = sums.cpu - hit * own.cpu[0]
+                sums.memory = sums.memory - hit * own.memory[0]
+                for r, col in own.requests.items():
+                    sums.requests[r] = sums.requests[r] - hit * col[0]
+        return sums
 
 
 def raise_on_error(st: Status) -> None:

@@ -37,18 +37,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 import numpy as np
 
-from kspread.engine.framework.interface import Plugin, PostFilterPlugin
-from kspread.engine.framework.preemption import PickStep, PreemptionOutcome
+from kspread.engine.framework.interface import Filtered, Plugin, PostFilterPlugin, StatusView
+from kspread.engine.framework.preemption import LazyMap, PickStep, PreemptionOutcome
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.runtime import raise_error_of
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.engine.labels import as_selector
 from kspread.engine.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
-from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.snapshot import NodeInfo, NodeSet, PodRows, PodSums
 from kspread.engine.versions import Version
 
 MAX_INT32 = 2**31 - 1
@@ -230,45 +231,87 @@ def pick_one_node_steps(
     (PDB violations; victims[0]'s priority; the int64 sum of priority + MaxInt32 + 1;
     the number of victims; the start time, seconds since the epoch or inf for "now")
     and the nodes it kept. The criteria stop as soon as one node is left."""
-    nodes = list(nodes_to_victims)
+    names = list(nodes_to_victims)
+    victims = [nodes_to_victims[n][0] for n in names]
+    metrics = VictimMetrics(
+        np.array([nodes_to_victims[n][1] for n in names], np.int64),
+        np.array([len(v) for v in victims], np.int64),
+        np.array([v[0].priority if v else 0 for v in victims], np.int64),
+        np.array([sum(p.priority + MAX_INT32 + 1 for p in v) for v in victims], np.int64),
+        np.array([earliest_start_of_top_victims(v) if v else math.inf for v in victims], np.float64),
+    )
+    kept, steps = pick_steps(names, metrics, version)
+    return [names[j] for j in kept], steps
+
+
+class VictimMetrics:
+    """What pickOneNodeForPreemption reads of each candidate's victims, one array entry
+    per candidate: PDB violations, number of victims, victims[0]'s priority, the int64
+    sum of (priority + MaxInt32 + 1), the earliest start time among the victims of the
+    highest priority (``earliest_start_of_top_victims``)."""
+
+    __slots__ = ("violations", "count", "first_priority", "priority_sum", "earliest_start")
+
+    def __init__(self, violations: np.ndarray, count: np.ndarray, first_priority: np.ndarray,
+                 priority_sum: np.ndarray, earliest_start: np.ndarray) -> None:
+        self.violations, self.count, self.first_priority = violations, count, first_priority
+        self.priority_sum, self.earliest_start = priority_sum, earliest_start
+
+    def take(self, idx: np.ndarray) -> VictimMetrics:
+        return VictimMetrics(self.violations[idx], self.count[idx], self.first_priority[idx],
+                             self.priority_sum[idx], self.earliest_start[idx])
+
+    @staticmethod
+    def concat(parts: Sequence[VictimMetrics]) -> VictimMetrics:
+        return VictimMetrics(*(np.concatenate([getattr(p, a) for p in parts]) for a in VictimMetrics.__slots__))
+
+
+def _values(names: list[str], idx: np.ndarray, values: np.ndarray) -> LazyMap:
+    return LazyMap(lambda: dict(zip([names[j] for j in idx.tolist()], values.tolist())))
+
+
+def pick_steps(names: list[str], m: VictimMetrics, version: Version) -> tuple[list[int], list[PickStep]]:
+    """pickOneNodeForPreemption over the candidates ``names`` (``m`` their victims'
+    metrics, see ``pick_one_node_steps``): the indexes of the nodes left, and the steps."""
     steps: list[PickStep] = []
-    if not nodes:
+    if not names:
         return [], steps
+    idx = np.arange(len(names), dtype=np.intp)
+    name_array = np.empty(len(names), object)
+    name_array[:] = names
     if picks_zero_victim_node_first(version):
-        empty = [n for n in nodes if not nodes_to_victims[n][0]]
-        if empty:
-            steps.append(PickStep(ZERO_VICTIMS_FIRST, {n: len(nodes_to_victims[n][0]) for n in nodes}, empty))
-            return empty, steps
-
-    def highest(n: str) -> int:
-        victims = nodes_to_victims[n][0]
-        if not victims:
-            raise SchedulingError(
-                f"kube-scheduler {version} panics here: candidate {n} has no victims and "
-                "pickOneNodeForPreemption reads victims[0] (index out of range, issue #101548; "
-                "fixed in 1.22 by PR #101560)",
-                "DefaultPreemption",
-            )
-        return victims[0].priority
-
-    # (name, value as reported, True when the smallest value wins)
+        empty = np.flatnonzero(m.count == 0)
+        if len(empty):
+            steps.append(PickStep(ZERO_VICTIMS_FIRST, _values(names, idx, m.count), [names[j] for j in empty.tolist()]))
+            return empty.tolist(), steps
+    # (name, values, True when the smallest value wins)
     criteria: list = [
-        (FEWEST_PDB_VIOLATIONS, lambda n: nodes_to_victims[n][1], True),
-        (LOWEST_HIGHEST_VICTIM_PRIORITY, highest, True),
-        (SMALLEST_PRIORITY_SUM, lambda n: sum(v.priority + MAX_INT32 + 1 for v in nodes_to_victims[n][0]), True),
-        (FEWEST_VICTIMS, lambda n: len(nodes_to_victims[n][0]), True),
+        (FEWEST_PDB_VIOLATIONS, m.violations, True),
+        (LOWEST_HIGHEST_VICTIM_PRIORITY, m.first_priority, True),
+        (SMALLEST_PRIORITY_SUM, m.priority_sum, True),
+        (FEWEST_VICTIMS, m.count, True),
     ]
     if start_time_orders_victims(version):
-        criteria.append((LATEST_START_TIME, lambda n: earliest_start_of_top_victims(nodes_to_victims[n][0]), False))
-    for name, value, smallest in criteria:
-        values = {n: value(n) for n in nodes}
-        best = min(values.values()) if smallest else max(values.values())
-        nodes = [n for n in nodes if values[n] == best]
-        steps.append(PickStep(name, values, list(nodes)))
-        if len(nodes) == 1:
+        criteria.append((LATEST_START_TIME, m.earliest_start, False))
+    for name, column, smallest in criteria:
+        if column is m.first_priority:
+            empty = np.flatnonzero(m.count[idx] == 0)
+            if len(empty):
+                n = names[int(idx[empty[0]])]
+                raise SchedulingError(
+                    f"kube-scheduler {version} panics here: candidate {n} has no victims and "
+                    "pickOneNodeForPreemption reads victims[0] (index out of range, issue #101548; "
+                    "fixed in 1.22 by PR #101560)",
+                    "DefaultPreemption",
+                )
+        values = column[idx]
+        best = values.min() if smallest else values.max()
+        before = idx
+        idx = idx[values == best]
+        steps.append(PickStep(name, _values(names, before, values), name_array[idx].tolist()))
+        if len(idx) == 1:
             break
-    return nodes, steps
-
+    return idx.tolist(), steps
 
 # ---- the plugin -------------------------------------------------------------------------
 
@@ -289,33 +332,35 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         ok, msg = self.pod_eligible_to_preempt_others(pod, statuses)
         if not ok:
             return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (msg,))
-        potential = [n for n, st in statuses.items() if st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+        if isinstance(statuses, StatusView):
+            potential = statuses.names_without_code(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        else:
+            potential = [n for n, st in statuses.items() if st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
         if not potential:
             return (PreemptionOutcome(None, clear_nomination=True),
                     Status(Code.UNSCHEDULABLE, ("Preemption is not helpful for scheduling",)))
-        dry_run: dict[str, Status] = {}
-        candidates, errors = self.dry_run_preemption(state, pod, potential, dry_run)
-        outcome = PreemptionOutcome(None, candidates={n: list(v) for n, (v, _) in candidates.items()},
-                                    potential=potential, dry_run=dry_run,
-                                    pdb_violations={n: k for n, (_, k) in candidates.items()},
+        dry = self.dry_run_preemption(state, pod, potential)
+        outcome = PreemptionOutcome(None, candidates=LazyMap(dry.candidates), potential=potential,
+                                    dry_run=LazyMap(dry.not_candidates),
+                                    pdb_violations=LazyMap(dry.violations),
                                     max_candidates=self._limit(len(potential)))
-        if not candidates:
-            outcome.clear_nomination = clears_nomination_without_candidates(self.version) and not errors
-            if errors:
+        names = dry.names
+        if not names:
+            outcome.clear_nomination = clears_nomination_without_candidates(self.version) and not dry.errors
+            if dry.errors:
                 # upstream returns the aggregated error as an Error status: the pod stays
                 # pending and its nomination unchanged
-                return outcome, Status(Code.ERROR, tuple(errors))
+                return outcome, Status(Code.ERROR, tuple(dry.errors))
             return outcome, Status(Code.UNSCHEDULABLE, ("preemption: no preemption candidate",))
-        if len(candidates) == 1:
-            best = list(candidates)
+        if len(names) == 1:
+            best = [0]
         else:
-            best, outcome.pick_steps = pick_one_node_steps(candidates, self.version)
+            best, outcome.pick_steps = pick_steps(names, dry.metrics, self.version)
             last = outcome.pick_steps[-1].criterion
             outcome.decided_by = last if len(best) == 1 or last == ZERO_VICTIMS_FIRST else TIE
-        node = best[0]
-        outcome.nominated_node = node
-        outcome.victims = list(candidates[node][0])
-        outcome.tied_nodes = best
+        outcome.nominated_node = names[best[0]]
+        outcome.victims = dry.victims(best[0])
+        outcome.tied_nodes = [names[j] for j in best]
         return outcome, SUCCESS
 
     def pod_eligible_to_preempt_others(self, pod: Pod, statuses: Mapping[str, Status]) -> tuple[bool, str]:
@@ -342,23 +387,20 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         """How many candidates the dry run keeps of each kind (non-violating, violating)."""
         return num_candidates(n, self.percentage, self.absolute) if limits_candidates(self.version) else n
 
-    def dry_run_preemption(
-        self, state: CycleState, pod: Pod, potential: list[str], not_candidates: dict[str, Status] | None = None
-    ) -> tuple[dict[str, tuple[list[Pod], int]], list[str]]:
-        """Candidates (node -> (victims, PDB violations)), non-violating ones first, and
-        the errors of nodes whose dry run failed with an Error status. ``not_candidates``
-        receives the status of every visited node that is not a candidate (Success for
-        a node whose victims came after its kind's list was full)."""
+    def dry_run_preemption(self, state: CycleState, pod: Pod, potential: list[str]) -> DryRun:
+        """The candidates (non-violating ones first, each kind in the order visited), the
+        errors of nodes whose dry run failed with an Error status, and the status of
+        every visited node that is not a candidate (Success for a node whose victims
+        came after its kind's list was full): see ``DryRun``. A node whose filtering
+        raised, visited before the dry run stopped, raises its SchedulingError."""
         pdbs = self.handle.cluster.pdbs
         fwk = self.handle.framework
         assert fwk is not None
         n = len(potential)
         limit = self._limit(n)
-        if not_candidates is None:
-            not_candidates = {}
-        non_violating: dict[str, tuple[list[Pod], int]] = {}
-        violating: dict[str, tuple[list[Pod], int]] = {}
-        errors: list[str] = []
+        rejects_zero = rejects_zero_victim_candidates(self.version)
+        dry = DryRun()
+        found = [0, 0]  # candidates kept: non-violating, violating
         # Nodes are tried in order (offset 0) until enough candidates are found. When no
         # PreFilter state changes as pods are removed or added, a batch of nodes runs
         # SelectVictimsOnNode together (one cycle state for all); otherwise one node at
@@ -366,52 +408,62 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         shared = fwk.pre_filter_state_is_shared(state)
         columns = shared and fwk.filters_read_only_columns(state, pod)
         i = 0
+        floor = 64
         while i < n:
-            # as many nodes as candidates are still wanted (at least 16)
-            batch = max(limit - len(non_violating) - len(violating), 16) if shared else 1
+            # as many nodes as candidates are still wanted at the rate found so far, and
+            # at least 64, 256, 1024... (the batch size changes only the work done past the
+            # stop, never the result)
+            wanted = limit - found[0] - found[1]
+            if i and found[0] + found[1]:
+                wanted = -(-wanted * i // (found[0] + found[1]))
+            if not i and fwk.handle.nominator.has_any():
+                # nodes with pods nominated to them often fail: look at as many more
+                wanted += len(fwk.nominated_pods_by_node(pod))
+            batch = max(wanted, floor) if shared else 1
+            if i:
+                floor *= 4
             names = potential[i:i + batch]
             i += len(names)
-            outs = self._select_victims_batch(state.clone(), pod, names, pdbs, columns)
-            for name, out in zip(names, outs):
-                if isinstance(out, SchedulingError):
-                    raise out
-                victims, violations, st = out
-                if st.is_success() and (victims or not rejects_zero_victim_candidates(self.version)):
-                    target = non_violating if violations == 0 else violating
-                    if len(target) < limit:
-                        target[name] = (victims, violations)
-                    else:
-                        not_candidates[name] = st
-                    if non_violating and len(non_violating) + len(violating) >= limit:
-                        return {**non_violating, **violating}, errors
-                    continue
-                if st.is_success():
-                    st = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
-                if st.code == Code.ERROR:
-                    errors.append(st.message)
-                not_candidates[name] = st
-        return {**non_violating, **violating}, errors
+            res = self._select_victims_batch(state.clone(), pod, names, pdbs, columns)
+            m = len(names)
+            success = res.ids == 0
+            if res.errors:
+                success[list(res.errors)] = False
+            zero = success & (res.metrics.count == 0) if rejects_zero else np.zeros(m, bool)
+            ok = success & ~zero
+            violating = res.metrics.violations > 0
+            # a kind's candidates are kept while it holds fewer than ``limit``
+            accepted = np.zeros(m, bool)
+            totals = []
+            for kind, mask in ((0, ok & ~violating), (1, ok & violating)):
+                before = found[kind] + np.cumsum(mask) - mask
+                accepted |= mask & (before < limit)
+                totals.append(np.minimum(found[kind] + np.cumsum(mask), limit))
+            # the dry run stops at the first kept candidate after which it holds a
+            # non-violating one and ``limit`` in all
+            stops = np.flatnonzero(accepted & (totals[0] >= 1) & (totals[0] + totals[1] >= limit))
+            end = int(stops[0]) + 1 if len(stops) else m
+            for k in sorted(res.errors):
+                if k < end:
+                    raise res.errors[k]
+            found = [int(totals[0][end - 1]), int(totals[1][end - 1])]
+            dry.add(names[:end], res, accepted[:end], zero[:end], ok[:end])
+            if len(stops):
+                break
+        dry.finish()
+        return dry
 
     def _select_victims_batch(self, state: CycleState, pod: Pod, names: list[str],
-                              pdbs: Sequence[PodDisruptionBudget], columns: bool) -> list:
+                              pdbs: Sequence[PodDisruptionBudget], columns: bool) -> Victims:
         """SelectVictimsOnNode for the nodes ``names``: on the snapshot's columns where
         every filter that runs reads only those (``columns``), else on copies of the
         NodeInfos."""
         fwk = self.handle.framework
         assert fwk is not None
         snapshot = self.handle.snapshot
-        plain = list(range(len(names))) if columns else []
-        out: list = [None] * len(names)
-        if plain:
-            col = _ColumnNodes(fwk, state, pod, snapshot, [names[k] for k in plain])
-            for k, r in zip(plain, self._select_victims(pod, col, pdbs)):
-                out[k] = r
-        rest = [k for k in range(len(names)) if out[k] is None]
-        if rest:
-            infos = _InfoNodes(fwk, state, pod, [snapshot.get(names[k]).clone() for k in rest])
-            for k, r in zip(rest, self._select_victims(pod, infos, pdbs)):
-                out[k] = r
-        return out
+        if columns:
+            return self._select_victims(pod, _ColumnNodes(fwk, state, pod, snapshot, names), pdbs)
+        return self._select_victims(pod, _InfoNodes(fwk, state, pod, [snapshot.get(m).clone() for m in names]), pdbs)
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
@@ -428,10 +480,10 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         """``SelectVictimsOnNode`` on copies of nodes (``_select_victims`` on NodeInfos)."""
         fwk = self.handle.framework
         assert fwk is not None
-        return self._select_victims(pod, _InfoNodes(fwk, state, pod, infos), pdbs)
+        res = self._select_victims(pod, _InfoNodes(fwk, state, pod, infos), pdbs)
+        return [res.node(k) for k in range(len(infos))]
 
-    def _select_victims(self, pod: Pod, nodes: _DryRunNodes, pdbs: Sequence[PodDisruptionBudget]
-                        ) -> list[tuple[list[Pod], int, Status] | SchedulingError]:
+    def _select_victims(self, pod: Pod, nodes: _DryRunNodes, pdbs: Sequence[PodDisruptionBudget]) -> Victims:
         """``SelectVictimsOnNode`` on a set of nodes, filtered together at each step:
         remove every lower-priority pod, filter; then reprieve the pods one by one in
         order (PDB-violating ones first, each group by importance), each step adding
@@ -439,8 +491,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         no longer fits is a victim. ``nodes`` holds the nodes' state (copies of
         NodeInfos, or the snapshot's columns with the changes); more than one node
         shares one cycle state only when no PreFilter state changes as pods are removed
-        or added (``Framework.pre_filter_state_is_shared``). A node whose filtering
-        raised gets its SchedulingError instead of a result.
+        or added (``Framework.pre_filter_state_is_shared``). The pods of all the nodes
+        are rows of arrays (``PodRows``), ordered and counted as arrays. A node whose
+        filtering raised gets its SchedulingError instead of a result.
 
         Victims are returned in reprieve order: PDB-violating ones first, each group by
         importance. From 1.29 (PR #128307, see ``resorts_victims_after_reprieve``) they
@@ -448,89 +501,245 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         is always the highest-priority victim; before, it could be a lower-priority
         violating pod, which pickOneNodeForPreemption's criterion 2 then reads."""
         v = self.version
-        out: list = [None] * len(nodes)
-        orders: dict[int, list[tuple[Pod, bool]]] = {}
-        mixed: dict[int, bool] = {}
-        live: list[int] = []
-        for k in range(len(nodes)):
-            potential = [p for p in nodes.pods(k) if p.priority < pod.priority]
-            for p in potential:
-                nodes.remove(k, p)
-            if not potential and short_circuits_without_potential_victims(v):
-                out[k] = ([], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
-                continue
-            potential.sort(key=lambda p: importance_key(p, v))
-            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs, v)
-            orders[k] = [(p, True) for p in violating] + [(p, False) for p in non_violating]
-            mixed[k] = bool(violating and non_violating)
-            live.append(k)
-        victims: dict[int, list[Pod]] = {k: [] for k in live}
-        num_violating = dict.fromkeys(live, 0)
-        if live:
-            for k, st in zip(live, nodes.filter(live)):
-                if isinstance(st, SchedulingError):
-                    out[k] = st
-                elif not st.is_success():
-                    out[k] = ([], 0, st)
+        n = len(nodes)
+        rows = nodes.rows()
+        out = Victims(n, rows)
+        lower = np.flatnonzero(rows.priority < pod.priority)  # node-major, each node's pod order
+        # each node's lower-priority pods by importance (``importance_key``: priority
+        # descending, then from 1.15 the earlier start; ties keep the node's pod order)
+        node_of = rows.node[lower]
+        if start_time_orders_victims(v):
+            order = lower[np.lexsort((lower, rows.start[lower], -rows.priority[lower], node_of))]
+        else:
+            order = lower[np.lexsort((lower, -rows.priority[lower], node_of))]
+        counts = np.bincount(rows.node[order], minlength=n)
+        first = np.cumsum(counts) - counts
+        violating = np.zeros(len(order), bool)
+        if pdbs:
+            for k in np.flatnonzero(counts).tolist():
+                seg = slice(int(first[k]), int(first[k] + counts[k]))
+                pods = [rows.pods[r] for r in order[seg].tolist()]
+                viol = {id(p) for p in filter_pods_with_pdb_violation(pods, pdbs, v)[0]}
+                violating[seg] = [id(p) in viol for p in pods]
+        # reprieve order: PDB-violating pods first, each group by importance
+        reprieve = np.lexsort((np.arange(len(order)), ~violating, rows.node[order]))
+        order, violating = order[reprieve], violating[reprieve]
+        num_violating = np.bincount(rows.node[order][violating], minlength=n)
+        mixed = (num_violating > 0) & (num_violating < counts)
+        nodes.remove(lower)
+        done = np.zeros(n, bool)
+        if short_circuits_without_potential_victims(v):
+            empty = np.flatnonzero(counts == 0)
+            if len(empty):
+                out.set(empty, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
+                done[empty] = True
+        live = np.flatnonzero(~done)
+        if len(live):
+            res = nodes.filter(live)
+            failed = np.flatnonzero(res.ids)
+            out.put(live, res, failed)
+            done[live[failed]] = True
+        is_victim = np.zeros(len(order), bool)
         step = 0
         while True:
-            active = [k for k in live if out[k] is None and step < len(orders[k])]
-            if not active:
+            active = np.flatnonzero(~done & (counts > step))
+            if not len(active):
                 break
             # add each node's next pod back; where the node no longer fits, it stays out
-            for k, st in zip(active, nodes.try_add(active, [orders[k][step][0] for k in active])):
-                if isinstance(st, SchedulingError):
-                    out[k] = st
-                    continue
-                if not st.is_success():
-                    p, is_violating = orders[k][step]
-                    victims[k].append(p)
-                    if is_violating:
-                        num_violating[k] += 1
+            at = first[active] + step
+            res = nodes.try_add(active, order[at])
+            failed = np.flatnonzero(res.ids)
+            if len(failed):
+                errors = out.put(active, res, failed, keep_status=False)
+                if errors:
+                    done[errors] = True
+                    failed = failed[~np.isin(active[failed], errors)]
+                is_victim[at[failed]] = True
             step += 1
-        for k in live:
-            if out[k] is None:
-                if resorts_victims_after_reprieve(v) and mixed[k]:
-                    victims[k].sort(key=lambda p: importance_key(p, v))
-                out[k] = (victims[k], num_violating[k], SUCCESS)
+        keep = is_victim & ~done[rows.node[order]]
+        victims, victim_violating = order[keep], violating[keep]
+        vnode = rows.node[victims]
+        if resorts_victims_after_reprieve(v) and mixed.any():
+            # by importance where both groups were non-empty (stable: ties keep reprieve order)
+            resort = mixed[vnode]
+            prio = np.where(resort, -rows.priority[victims], 0)
+            start = np.where(resort, rows.start[victims], 0.0)
+            again = np.lexsort((np.arange(len(victims)), start, prio, vnode))
+            victims, victim_violating, vnode = victims[again], victim_violating[again], vnode[again]
+        out.finish(victims, vnode, victim_violating)
+        return out
+
+
+# ---- the results of a dry run -------------------------------------------------------------
+
+
+class Victims:
+    """SelectVictimsOnNode's results for a set of nodes: per node a status (``ids``
+    into ``table``; 0 is Success) or the SchedulingError its filtering raised
+    (``errors``), and for the nodes that succeed the victims (rows of ``rows``,
+    node-major, each node's in the order returned) and their ``metrics``."""
+
+    def __init__(self, n: int, rows: PodRows) -> None:
+        self.n = n
+        self.rows = rows
+        self.ids = np.zeros(n, np.intp)
+        self.table: list[Status] = [SUCCESS]
+        self.errors: dict[int, SchedulingError] = {}
+        self.victims = np.zeros(0, np.intp)
+        self.first = np.zeros(n, np.intp)
+        self.metrics: VictimMetrics | None = None  # type: ignore[assignment]
+
+    def set(self, nodes: np.ndarray, status: Status) -> None:
+        self.ids[nodes] = len(self.table)
+        self.table.append(status)
+
+    def put(self, nodes: np.ndarray, res: Filtered, failed: np.ndarray, keep_status: bool = True) -> list[int]:
+        """Record the statuses ``res`` gave the nodes ``nodes[failed]``: an Error as the
+        node's SchedulingError (always), any other status when ``keep_status``. Returns
+        the nodes with an Error."""
+        errs = [j for j, st in enumerate(res.table) if st.code == Code.ERROR]
+        errors: list[int] = []
+        if errs:
+            for j in failed[np.isin(res.ids[failed], errs)].tolist():
+                k = int(nodes[j])
+                try:
+                    raise_error_of(res, j)
+                except SchedulingError as e:
+                    self.errors[k] = e
+                errors.append(k)
+        if keep_status:
+            offset = len(self.table) - 1
+            self.table.extend(res.table[1:])
+            self.ids[nodes[failed]] = res.ids[failed] + offset
+        return errors
+
+    def finish(self, victims: np.ndarray, vnode: np.ndarray, violating: np.ndarray) -> None:
+        rows = self.rows
+        n = self.n
+        self.victims = victims
+        count = np.bincount(vnode, minlength=n).astype(np.int64)
+        self.first = np.cumsum(count) - count
+        prio = rows.priority[victims]
+        first_priority = np.zeros(n, np.int64)
+        has = count > 0
+        first_priority[has] = prio[self.first[has]]
+        priority_sum = np.zeros(n, np.int64)
+        np.add.at(priority_sum, vnode, prio + (MAX_INT32 + 1))
+        top = np.full(n, np.iinfo(np.int64).min, np.int64)
+        np.maximum.at(top, vnode, prio)
+        earliest = np.full(n, np.inf, np.float64)
+        at_top = prio == top[vnode]
+        np.minimum.at(earliest, vnode[at_top], rows.start[victims][at_top])
+        self.metrics = VictimMetrics(np.bincount(vnode[violating], minlength=n).astype(np.int64), count,
+                                     first_priority, priority_sum, earliest)
+
+    def victims_of(self, k: int) -> list[Pod]:
+        start = int(self.first[k])
+        pods = self.rows.pods
+        return [pods[r] for r in self.victims[start:start + int(self.metrics.count[k])].tolist()]
+
+    def node(self, k: int) -> tuple[list[Pod], int, Status] | SchedulingError:
+        if k in self.errors:
+            return self.errors[k]
+        st = self.table[int(self.ids[k])]
+        if not st.is_success():
+            return [], 0, st
+        return self.victims_of(k), int(self.metrics.violations[k]), st
+
+
+class DryRun:
+    """What DryRunPreemption found: the candidates ``names`` (non-violating ones first,
+    each kind in the order visited) with their victims' ``metrics``; ``errors``, the
+    messages of the visited nodes that ended with an Error status; and, made when
+    asked, the candidates' victims and PDB violations and the statuses of the visited
+    nodes that are not candidates. It keeps only those (the outcome of every cycle of
+    a sequence keeps it), not the batches' pods."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.errors: list[str] = []
+        self.metrics: VictimMetrics | None = None  # type: ignore[assignment]
+        # per kind, per batch: (names, victims flat, offsets, metrics) of its candidates
+        self._kinds: list[list] = [[], []]
+        # per batch: (names, statuses) of the visited nodes that are not candidates
+        self._rest: list = []
+
+    def add(self, names: list[str], res: Victims, accepted: np.ndarray, zero: np.ndarray, ok: np.ndarray) -> None:
+        m = len(names)
+        violating = res.metrics.violations[:m] > 0
+        for kind, mask in ((0, accepted & ~violating), (1, accepted & violating)):
+            idx = np.flatnonzero(mask)
+            if not len(idx):
+                continue
+            counts = res.metrics.count[idx]
+            ends = np.cumsum(counts)
+            at = np.repeat(res.first[idx] - (ends - counts), counts) + np.arange(int(ends[-1]) if len(ends) else 0)
+            self._kinds[kind].append((list(compress(names, mask.tolist())), res.rows.pods[res.victims[at]],
+                                      ends - counts, res.metrics.take(idx)))
+        for k in np.flatnonzero(zero).tolist():
+            self.errors.append(f'expected at least one victim pod on node "{names[k]}"')
+        for k in np.flatnonzero(~ok & ~zero).tolist():
+            st = res.table[int(res.ids[k])]
+            if st.code == Code.ERROR:
+                self.errors.append(st.message)
+        rest = np.flatnonzero(~accepted[:m])
+        if len(rest):
+            statuses = [Status(Code.ERROR, (f'expected at least one victim pod on node "{names[k]}"',)) if zero[k]
+                        else res.table[i] for k, i in zip(rest.tolist(), res.ids[rest].tolist())]
+            self._rest.append(([names[k] for k in rest.tolist()], statuses))
+
+    def finish(self) -> None:
+        parts = self._kinds[0] + self._kinds[1]
+        self._parts = parts
+        self.names = [n for part in parts for n in part[0]] if len(parts) > 1 else (list(parts[0][0]) if parts else [])
+        self.metrics = VictimMetrics.concat([part[3] for part in parts]) if parts else None  # type: ignore
+        sizes = np.array([len(part[0]) for part in parts], np.intp)
+        self._starts = np.cumsum(sizes) - sizes
+
+    def victims(self, j: int) -> list[Pod]:
+        """The victims of the ``j``-th candidate."""
+        b = int(np.searchsorted(self._starts, j, side="right")) - 1
+        _, pods, offsets, metrics = self._parts[b]
+        k = j - int(self._starts[b])
+        start = int(offsets[k])
+        return pods[start:start + int(metrics.count[k])].tolist()
+
+    def candidates(self) -> dict[str, list[Pod]]:
+        return {n: self.victims(j) for j, n in enumerate(self.names)}
+
+    def violations(self) -> dict[str, int]:
+        return dict(zip(self.names, self.metrics.violations.tolist())) if self.names else {}
+
+    def not_candidates(self) -> dict[str, Status]:
+        out: dict[str, Status] = {}
+        for names, statuses in self._rest:
+            out.update(zip(names, statuses))
         return out
 
 
 # ---- the nodes of a dry run ---------------------------------------------------------------
 
 
-def _statuses(res, n: int) -> list[Status | SchedulingError]:
-    out: list[Status | SchedulingError] = []
-    for j in range(n):
-        st = res.status(j)
-        if st.code == Code.ERROR:
-            try:
-                raise_error_of(res, j)
-            except SchedulingError as e:
-                out.append(e)
-                continue
-        out.append(st)
-    return out
-
-
 class _DryRunNodes:
-    """The nodes of a dry run: their pods, removing and adding pods, filtering some."""
+    """The nodes of a dry run: their pods as rows, removing and adding pods, filtering
+    some. Nodes are indexes into the set, pods rows of ``rows()``."""
 
     def __len__(self) -> int:
         raise NotImplementedError
 
-    def pods(self, k: int) -> list[Pod]:
+    def rows(self) -> PodRows:
         raise NotImplementedError
 
-    def remove(self, k: int, p: Pod) -> None:
+    def remove(self, rows: np.ndarray) -> None:
+        """Remove the pods ``rows`` (in that order) from their nodes."""
         raise NotImplementedError
 
-    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
+    def filter(self, ks: np.ndarray) -> Filtered:
         raise NotImplementedError
 
-    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
-        """Add ``pods[j]`` to node ``ks[j]`` and filter those nodes; a node that does not
-        pass (or raised) gets the pod removed again."""
+    def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
+        """Add pod ``rows[j]`` to node ``ks[j]`` and filter those nodes; a node that does
+        not pass keeps the pod removed."""
         raise NotImplementedError
 
 
@@ -540,32 +749,38 @@ class _InfoNodes(_DryRunNodes):
     def __init__(self, fwk, state: CycleState, pod: Pod, infos: list[NodeInfo]) -> None:
         self.fwk, self.state, self.pod, self.infos = fwk, state, pod, infos
         self.extensions = not fwk.pre_filter_state_is_shared(state)
+        cache = fwk.handle.snapshot.requests
+        self._rows = PodRows.concat([PodRows.of(list(info.pods.values()), cache) for info in infos])
 
     def __len__(self) -> int:
         return len(self.infos)
 
-    def pods(self, k: int) -> list[Pod]:
-        return list(self.infos[k].pods.values())
+    def rows(self) -> PodRows:
+        return self._rows
 
-    def remove(self, k: int, p: Pod) -> None:
+    def _remove(self, k: int, p: Pod) -> None:
         self.infos[k].remove_pod(p)
         if self.extensions:
             self.fwk.run_pre_filter_remove_pod(self.state, self.pod, p, self.infos[k])
 
-    def filter(self, ks: list[int]) -> list[Status | SchedulingError]:
-        nodes = NodeSet.of(*[self.infos[k] for k in ks])
-        res = self.fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes)
-        return _statuses(res, len(ks))
+    def remove(self, rows: np.ndarray) -> None:
+        pods, node = self._rows.pods, self._rows.node
+        for r in rows.tolist():
+            self._remove(int(node[r]), pods[r])
 
-    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
-        for k, p in zip(ks, pods):
-            self.infos[k].add_pod(p)
+    def filter(self, ks: np.ndarray) -> Filtered:
+        nodes = NodeSet.of(*[self.infos[k] for k in ks.tolist()])
+        return self.fwk.run_filter_plugins_with_nominated_pods_on_nodes(self.state, self.pod, nodes)
+
+    def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
+        pods = self._rows.pods
+        for k, r in zip(ks.tolist(), rows.tolist()):
+            self.infos[k].add_pod(pods[r])
             if self.extensions:
-                self.fwk.run_pre_filter_add_pod(self.state, self.pod, p, self.infos[k])
+                self.fwk.run_pre_filter_add_pod(self.state, self.pod, pods[r], self.infos[k])
         out = self.filter(ks)
-        for k, p, st in zip(ks, pods, out):
-            if isinstance(st, SchedulingError) or not st.is_success():
-                self.remove(k, p)
+        for j in np.flatnonzero(out.ids).tolist():
+            self._remove(int(ks[j]), pods[int(rows[j])])
         return out
 
 
@@ -579,91 +794,89 @@ class _ColumnNodes(_DryRunNodes):
     def __init__(self, fwk, state: CycleState, pod: Pod, snapshot, names: list[str]) -> None:
         self.fwk, self.state, self.pod, self.snapshot = fwk, state, pod, snapshot
         self.names = names
-        self.positions = np.array([snapshot.position[m] for m in names], np.intp)
-        self.delta: list[dict[str, int]] = [{} for _ in names]  # resource -> change
-        self.count = [0] * len(names)
-        self.cpu = [0] * len(names)
-        self.memory = [0] * len(names)
-        self.resources: set[str] = set()
-        nominator = fwk.handle.nominator
-        on = nominator.nodes() if nominator.has_any() else set()
-        self.nominated: list[list[Pod]] = [fwk.nominated_pods_for(pod, m) if m in on else [] for m in names]
+        position = snapshot.position
+        self.positions = np.array([position[m] for m in names], np.intp)
+        self._rows = snapshot.pod_rows(self.positions)
+        n = len(names)
+        self.count = np.zeros(n, np.int64)
+        self.cpu = np.zeros(n, np.int64)
+        self.memory = np.zeros(n, np.int64)
+        self.delta = {r: np.zeros(n, np.int64) for r in self._rows.requests}  # resource -> change
+        # the nodes with pods nominated to them that the filters make room for
+        self.has_nominated = np.zeros(n, bool)
+        if fwk.handle.nominator.has_any():
+            by_node = fwk.nominated_pods_by_node(pod)
+            if by_node:
+                self.has_nominated[[k for k, _ in NodeSet(snapshot, self.positions).find(by_node.keys())]] = True
+        self.nominated = bool(self.has_nominated.any())
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def pods(self, k: int) -> list[Pod]:
-        return list(self.snapshot.get(self.names[k]).pods.values())
+    def rows(self) -> PodRows:
+        return self._rows
 
-    def _change(self, k: int, p: Pod, sign: int) -> None:
-        e = self.snapshot.requests.get(p)
-        d = self.delta[k]
-        for r, v in e.requests.items():
-            d[r] = d.get(r, 0) + sign * v
-            self.resources.add(r)
-        self.count[k] += sign
-        self.cpu[k] += sign * e.cpu
-        self.memory[k] += sign * e.memory
+    def _change(self, ks: np.ndarray, rows: np.ndarray, sign: int) -> None:
+        """Add (sign 1) or remove (-1) the pods ``rows`` on the nodes ``ks`` (repeats allowed)."""
+        r = self._rows
+        np.add.at(self.count, ks, sign)
+        np.add.at(self.cpu, ks, sign * r.cpu[rows])
+        np.add.at(self.memory, ks, sign * r.memory[rows])
+        for res, col in r.requests.items():
+            np.add.at(self.delta[res], ks, sign * col[rows])
 
-    def remove(self, k: int, p: Pod) -> None:
-        self._change(k, p, -1)
+    def remove(self, rows: np.ndarray) -> None:
+        self._change(self._rows.node[rows], rows, -1)
 
-    def filter(self, ks: list[int], pods: list[Pod] | None = None) -> list[Status | SchedulingError]:
-        """Filter the nodes ``ks`` as changed, with ``pods[j]`` on node ``ks[j]`` when
-        given: first with their nominated pods added (nodes that have some), then without."""
-        with_nominated = [j for j, k in enumerate(ks) if self.nominated[k]]
-        plain = self._filter(ks, pods)
-        if not with_nominated:
+    def filter(self, ks: np.ndarray, rows: np.ndarray | None = None) -> Filtered:
+        """Filter the nodes ``ks`` as changed, with pod ``rows[j]`` on node ``ks[j]`` when
+        given: first with their nominated pods added (nodes that have some), then without.
+        With ``rows`` (a reprieve step) the nodes passed every plugin before, with their
+        pods removed: the plugins that ignore a node's pods are not run again."""
+        plain = self._filter(ks, rows)
+        if not self.nominated:
             return plain
-        sub = [ks[j] for j in with_nominated]
-        extra = [list(self.nominated[k]) + ([pods[j]] if pods is not None else [])
-                 for j, k in zip(with_nominated, sub)]
-        first = self._filter(sub, None, extra)
-        for j, st in zip(with_nominated, first):
-            if isinstance(st, SchedulingError) or not st.is_success():
-                plain[j] = st
-        return plain
+        sub = np.flatnonzero(self.has_nominated[ks])
+        if not len(sub):
+            return plain
+        first = self._filter(ks[sub], None if rows is None else rows[sub],
+                             self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))
+        failed = np.flatnonzero(first.ids)
+        if not len(failed):
+            return plain
+        ids = plain.ids.copy()
+        table = list(plain.table)
+        offset = len(table) - 1
+        table.extend(first.table[1:])
+        ids[sub[failed]] = first.ids[failed] + offset
+        raised = dict(plain.raised)
+        raised.update({k + offset: e for k, e in first.raised.items()})
+        return Filtered(ids, table, raised)
 
-    def _filter(self, ks: list[int], pods: list[Pod] | None = None,
-                extra: list[list[Pod]] | None = None) -> list[Status | SchedulingError]:
+    def _filter(self, ks: np.ndarray, rows: np.ndarray | None = None, extra: PodSums | None = None) -> Filtered:
         snap = self.snapshot
-        if pods is not None:
-            extra = [[p] for p in pods]
+        r = self._rows
         pos = self.positions[ks]
-        count = [self.count[k] for k in ks]
-        cpu = [self.cpu[k] for k in ks]
-        memory = [self.memory[k] for k in ks]
-        delta = [self.delta[k] for k in ks]
-        if extra is not None:
-            for j, added in enumerate(extra):
-                for p in added:
-                    e = snap.requests.get(p)
-                    count[j] += 1
-                    cpu[j] += e.cpu
-                    memory[j] += e.memory
-                    delta[j] = _plus(delta[j], e.requests)
-                    self.resources.update(e.requests)
-        overrides: dict = {
-            ("pod_count",): snap.pod_count[pos] + np.array(count, np.int64),
-            ("non_zero", "cpu"): snap.non_zero_requested("cpu")[pos] + np.array(cpu, np.int64),
-            ("non_zero", "memory"): snap.non_zero_requested("memory")[pos] + np.array(memory, np.int64),
-        }
-        for r in self.resources:
-            changes = np.array([d.get(r, 0) for d in delta], np.int64)
-            overrides[("requested", r)] = snap.requested(r)[pos] + changes
+        count = snap.pod_count[pos] + self.count[ks]
+        cpu = snap.non_zero_requested("cpu")[pos] + self.cpu[ks]
+        memory = snap.non_zero_requested("memory")[pos] + self.memory[ks]
+        requested = {res: snap.requested(res)[pos] + d[ks] for res, d in self.delta.items()}
+        if rows is not None:
+            count = count + 1
+            cpu = cpu + r.cpu[rows]
+            memory = memory + r.memory[rows]
+            for res, col in r.requests.items():
+                requested[res] = requested[res] + col[rows]
+        overrides: dict = {("pod_count",): count, ("non_zero", "cpu"): cpu, ("non_zero", "memory"): memory}
+        for res, col in requested.items():
+            overrides[("requested", res)] = col
         nodes = NodeSet(snap, pos, overrides=overrides)
-        return _statuses(self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes), len(ks))
+        if extra is not None:
+            nodes = nodes.with_sums(extra)
+        return self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes, passed_once=rows is not None)
 
-    def try_add(self, ks: list[int], pods: list[Pod]) -> list[Status | SchedulingError]:
-        out = self.filter(ks, pods)
-        for k, p, st in zip(ks, pods, out):
-            if not isinstance(st, SchedulingError) and st.is_success():
-                self._change(k, p, 1)
+    def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
+        out = self.filter(ks, rows)
+        ok = np.flatnonzero(out.ids == 0)
+        self._change(ks[ok], rows[ok], 1)
         return out
-
-
-def _plus(delta: dict[str, int], requests: Mapping[str, int]) -> dict[str, int]:
-    out = dict(delta)
-    for r, v in requests.items():
-        out[r] = out.get(r, 0) + v
-    return out

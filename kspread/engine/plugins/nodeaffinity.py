@@ -195,6 +195,9 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         return True
 
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         """Evaluated once per distinct combination of the node's values of the label
         keys the pod's (and the added) required affinity reads (and its name, when a

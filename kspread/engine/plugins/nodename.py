@@ -28,6 +28,9 @@ class NodeName(Plugin, FilterPlugin):
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         return True
 
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         if not pod.node_name:
             return Filtered.passing(len(nodes))

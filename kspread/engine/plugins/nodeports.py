@@ -62,6 +62,10 @@ class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
         st = state.get(self._KEY)
         return not (st.ports if isinstance(st, _State) else pod_host_ports(pod))
 
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        """When the pod wants no host port (it then passes every node)."""
+        return self.reads_only_columns(state, pod)
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         st = state.get(self._KEY)
         ports = st.ports if isinstance(st, _State) else pod_host_ports(pod)

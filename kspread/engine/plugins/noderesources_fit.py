@@ -199,7 +199,15 @@ def statuses_of(checks: list[ResourceCheck], n: int, version: Version) -> Filter
     table: list[Status] = [SUCCESS]
     if not len(failing):
         return Filtered(ids, table)
-    distinct, inverse = np.unique(keys[failing], return_inverse=True)
+    failing_keys = keys[failing]
+    if len(checks) < 16:
+        # small bitmasks: the distinct keys (ascending, as np.unique) by counting
+        lookup = np.bincount(failing_keys)
+        distinct = np.flatnonzero(lookup)
+        lookup[distinct] = np.arange(len(distinct))
+        inverse = lookup[failing_keys]
+    else:
+        distinct, inverse = np.unique(failing_keys, return_inverse=True)
     for key in distinct.tolist():
         bits, u = key >> 1, key & 1
         failed = [InsufficientResource(c.resource, c.reason, c.requested, 0, 0, bool(u))

@@ -21,6 +21,9 @@ class NodeUnschedulable(Plugin, FilterPlugin):
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         return True
 
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         unschedulable = nodes.evaluate("unschedulable", _unschedulable, bool, bool)
         if not unschedulable.any():

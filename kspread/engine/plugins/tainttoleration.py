@@ -83,6 +83,9 @@ class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         return True
 
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         """Once per distinct set of node taints."""
         table: list[Status] = [SUCCESS]

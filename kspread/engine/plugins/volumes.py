@@ -65,6 +65,9 @@ class _VolumeFilter(Plugin, PreFilterPlugin, FilterPlugin):
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         return True
 
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         reject_volumes(self, pod)
         return Filtered.passing(len(nodes))
