@@ -630,7 +630,7 @@ class PodRows:
 
     __slots__ = ("pods", "node", "priority", "start", "cpu", "memory", "requests")
 
-    def __init__(self, pods: list[Pod], node: np.ndarray, priority: np.ndarray, start: np.ndarray,
+    def __init__(self, pods: np.ndarray, node: np.ndarray, priority: np.ndarray, start: np.ndarray,
                  cpu: np.ndarray, memory: np.ndarray, requests: dict[str, np.ndarray]) -> None:
         self.pods, self.node, self.priority, self.start = pods, node, priority, start
         self.cpu, self.memory, self.requests = cpu, memory, requests

@@ -96,8 +96,8 @@ class Framework:
         self._nominated: _Nominated | None = None  # nominated_pods_by_node's last answer
         # per priority, the nominated pods of that priority or more
         self._nominated_indexes: dict[int, _NominatedIndex] = {}
-        self.filter_plugins: list[Plugin] = []
-        self.pre_filter_plugins: list[Plugin] = []
+        self.filter_plugins: list[FilterPlugin] = []
+        self.pre_filter_plugins: list[PreFilterPlugin] = []
         self.score_plugins: list[ScoredPlugin] = []
         self.pre_score_plugins: list[PreScorePlugin] = []
         self.post_filter_plugins: list[PostFilterPlugin] = []
@@ -319,6 +319,7 @@ class Framework:
                 # the nominated pods as changes to the columns
                 assert found is not None
                 sub = nodes.subset(np.array(special, np.intp))
+                assert sub.positions is not None  # a subset of snapshot nodes keeps their positions
                 with_pods = sub.with_sums(self.nominated_sums(pod, sub.positions))
             else:
                 infos = nodes.infos
@@ -358,11 +359,11 @@ class Framework:
                 table.append(Status(Code.ERROR, (str(e),), e.plugin))
                 continue
             if not st.is_success():
-                found = index.get(st)
-                if found is None:
-                    found = index[st] = len(table)
+                slot = index.get(st)
+                if slot is None:
+                    slot = index[st] = len(table)
                     table.append(st)
-                ids[i] = found
+                ids[i] = slot
         return Filtered(ids, table, raised)
 
     def filters_read_only_columns(self, state: CycleState, pod: Pod) -> bool:

@@ -587,7 +587,7 @@ class Victims:
         self.errors: dict[int, SchedulingError] = {}
         self.victims = np.zeros(0, np.intp)
         self.first = np.zeros(n, np.intp)
-        self.metrics: VictimMetrics | None = None  # type: ignore[assignment]
+        self.metrics: VictimMetrics = None  # type: ignore[assignment]  # set before it is read
 
     def set(self, nodes: np.ndarray, status: Status) -> None:
         self.ids[nodes] = len(self.table)
@@ -658,7 +658,7 @@ class DryRun:
     def __init__(self) -> None:
         self.names: list[str] = []
         self.errors: list[str] = []
-        self.metrics: VictimMetrics | None = None  # type: ignore[assignment]
+        self.metrics: VictimMetrics = None  # type: ignore[assignment]  # set before it is read
         # per kind, per batch: (names, victims flat, offsets, metrics) of its candidates
         self._kinds: list[list] = [[], []]
         # per batch: (names, statuses) of the visited nodes that are not candidates
@@ -692,7 +692,7 @@ class DryRun:
         parts = self._kinds[0] + self._kinds[1]
         self._parts = parts
         self.names = [n for part in parts for n in part[0]] if len(parts) > 1 else (list(parts[0][0]) if parts else [])
-        self.metrics = VictimMetrics.concat([part[3] for part in parts]) if parts else None  # type: ignore
+        self.metrics = VictimMetrics.concat([part[3] for part in parts]) if parts else None  # type: ignore[assignment]  # no candidate: never read
         sizes = np.array([len(part[0]) for part in parts], np.intp)
         self._starts = np.cumsum(sizes) - sizes
 
