@@ -45,6 +45,21 @@ HOST = "kubernetes.io/hostname"
 APPS = ["web", "db", "cache"]
 NAMESPACES = ["default", "ns1", "ns2"]
 IMAGES = ["nginx:1.25", "redis", "docker.io/library/postgres:16", "gcr.io/x/app:v1"]
+# Numeric taint values for the Lt / Gt toleration operators ("01" and "x" are no decimal
+# integer in canonical form: no Lt / Gt toleration matches them).
+LEVELS = ["0", "1", "3", "5", "10", "01", "x"]
+
+
+def feature_gates(minor: int) -> dict[str, bool]:
+    """The gates every case of a version runs with (in kspread's case and in the oracle):
+    TaintTolerationComparisonOperators (alpha, off by default in 1.35) so that the
+    tolerations use Lt / Gt; PodLevelResources (alpha, off by default in 1.32-1.33) so
+    that pods carry spec.resources there too."""
+    if minor >= 35:
+        return {"TaintTolerationComparisonOperators": True}
+    if minor in (32, 33):
+        return {"PodLevelResources": True}
+    return {}
 
 
 # ---- the random cluster ------------------------------------------------------------------
@@ -53,6 +68,9 @@ class Gen:
     def __init__(self, rng: random.Random, version: int) -> None:
         self.r = rng
         self.minor = version
+        gates = feature_gates(version)
+        self.comparison = gates.get("TaintTolerationComparisonOperators", False)
+        self.pod_level = version >= 34 or gates.get("PodLevelResources", False)
 
     def chance(self, p: float) -> bool:
         return self.r.random() < p
@@ -155,7 +173,34 @@ class Gen:
             if self.chance(0.6):
                 t["effect"] = r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])
             out.append(t)
+        if self.comparison and self.chance(0.4):
+            for _ in range(r.randint(1, 2)):
+                t = {"key": "level", "operator": r.choice(["Lt", "Gt"]), "value": str(r.randint(-1, 11))}
+                if self.chance(0.6):
+                    t["effect"] = r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+                out.append(t)
         return out
+
+    def pod_resources(self, p: dict) -> dict | None:
+        """spec.resources: pod-level requests of cpu and / or memory, each at least the
+        sum of every container's and init container's request (so at least the aggregate
+        the API server requires); none with the containers' own when they request none."""
+        r = self.r
+        if not self.pod_level or not self.chance(0.2):
+            return None
+        req = {}
+        for res, unit, extra in (("cpu", "m", [0, 0, 100, 500, 1500]), ("memory", "Mi", [0, 0, 64, 512, 2048])):
+            if not self.chance(0.7):
+                continue
+            total = 0
+            for q in [p.get("requests") or {}] + [ic["resources"]["requests"] for ic in p.get("initContainers") or []]:
+                if res in q:
+                    total += int(q[res].removesuffix(unit))
+            amount = total + r.choice(extra)
+            if amount == 0:
+                amount = 100 if res == "cpu" else 128
+            req[res] = f"{amount}{unit}"
+        return {"requests": req} if req else None
 
     def ports(self) -> list[dict]:
         r = self.r
@@ -205,6 +250,9 @@ class Gen:
                 if self.minor >= 29 and self.chance(0.4):
                     ic["restartPolicy"] = "Always"  # a sidecar
                 p["initContainers"].append(ic)
+        level = self.pod_resources(p)
+        if level:
+            p["resources"] = level
         if self.chance(0.5):
             p["image"] = r.choice(IMAGES)
         ports = self.ports()
@@ -251,6 +299,9 @@ class Gen:
             if self.chance(0.25):
                 n["taints"] = [{"key": r.choice(["dedicated", "gpu", "spot"]), "value": r.choice(["x", "y"]),
                                 "effect": r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])}]
+            if self.comparison and self.chance(0.3):
+                n.setdefault("taints", []).append({"key": "level", "value": r.choice(LEVELS),
+                                                   "effect": r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])})
             if self.chance(0.08):
                 n["unschedulable"] = True
             if self.chance(0.4):
@@ -321,6 +372,8 @@ def oracle_input(c: dict, cid: str, minor: int) -> dict:
         for p in out["pods"] + [out["pod"]]:
             merge_match_label_keys(p)
     out["filter"], out["score"], out["preempt"] = FILTERS, score_plugins(minor), True
+    if feature_gates(minor):
+        out["featureGates"] = feature_gates(minor)
     return out
 
 
@@ -349,6 +402,8 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
     }
     if not doc["zones"]:
         del doc["zones"]
+    if feature_gates(v.minor):
+        doc["featureGates"] = feature_gates(v.minor)
     return doc
 
 
@@ -547,6 +602,11 @@ def main() -> int:
             if not c["pod"].get("topologySpreadConstraints") and \
                     len(set((o["score"].get("PodTopologySpread") or {}).get("normalized", {}).values())) > 1:
                 coverage["default spreading varies"] += 1
+            if any(p.get("resources") for p in c["pods"] + [c["pod"]]):
+                coverage["pod-level requests"] += 1
+            if any(t.get("operator") in ("Lt", "Gt") for t in c["pod"].get("tolerations") or []) and \
+                    any(t["key"] == "level" for n in c["nodes"] for t in n.get("taints") or []):
+                coverage["Lt/Gt tolerations meet level taints"] += 1
             if diffs:
                 cases_with_diff += 1
             if case_unexplained:
