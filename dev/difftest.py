@@ -275,6 +275,60 @@ class Gen:
             p["controller"] = {"kind": o["kind"], "name": o["name"]}
         return p
 
+    def plugin_config(self) -> dict:
+        """Non-default plugin arguments (v1 form), for 1.32 and later (the oracle decodes
+        them as a KubeSchedulerConfiguration file): NodeResourcesFit's scoring strategy and
+        ignored resources, BalancedAllocation's resources, InterPodAffinity's hard weight
+        and ignorePreferredTermsOfExistingPods, PodTopologySpread's default constraints,
+        NodeAffinity's addedAffinity."""
+        r = self.r
+        out: dict[str, Any] = {}
+        names = ["cpu", "memory", "example.com/gpu"]
+        for plugin in r.sample(["NodeResourcesFit", "NodeResourcesBalancedAllocation", "InterPodAffinity",
+                                "PodTopologySpread", "NodeAffinity"], r.randint(1, 2)):
+            if plugin == "NodeResourcesFit":
+                a: dict[str, Any] = {}
+                if self.chance(0.8):
+                    st: dict[str, Any] = {"type": r.choice(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])}
+                    if self.chance(0.85):
+                        st["resources"] = [{"name": n, "weight": r.randint(1, 5)}
+                                           for n in r.sample(names, r.randint(1, 3))]
+                    if st["type"] == "RequestedToCapacityRatio":
+                        st["requestedToCapacityRatio"] = {"shape": r.choice([
+                            [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],
+                            [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+                            [{"utilization": 0, "score": 0}, {"utilization": 50, "score": 7}, {"utilization": 100, "score": 3}],
+                            [{"utilization": 30, "score": 2}, {"utilization": 80, "score": 9}]])}
+                    a["scoringStrategy"] = st
+                if self.chance(0.2):
+                    a["ignoredResources"] = ["example.com/gpu"]
+                elif self.chance(0.1):
+                    a["ignoredResourceGroups"] = ["example.com"]
+                out[plugin] = a
+            elif plugin == "NodeResourcesBalancedAllocation":
+                out[plugin] = {"resources": [{"name": n, "weight": 1} for n in r.sample(names, r.randint(1, 3))]}
+            elif plugin == "InterPodAffinity":
+                out[plugin] = {"hardPodAffinityWeight": r.choice([0, 1, 50, 100]),
+                               "ignorePreferredTermsOfExistingPods": self.chance(0.5)}
+            elif plugin == "PodTopologySpread":
+                if self.chance(0.2):
+                    out[plugin] = {"defaultingType": "System"}
+                else:
+                    cons = [{"maxSkew": r.randint(1, 3), "topologyKey": key,
+                             "whenUnsatisfiable": r.choice(["DoNotSchedule", "ScheduleAnyway"])}
+                            for key in r.sample([ZONE, HOST], r.randint(0, 2))]
+                    out[plugin] = {"defaultingType": "List", "defaultConstraints": cons}
+            else:
+                added: dict[str, Any] = {}
+                if self.chance(0.6):
+                    added["requiredDuringSchedulingIgnoredDuringExecution"] = {
+                        "nodeSelectorTerms": [self.node_selector_term() for _ in range(r.randint(1, 2))]}
+                if not added or self.chance(0.5):
+                    added["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                        {"weight": r.randint(1, 100), "preference": self.node_selector_term()}]
+                out[plugin] = {"addedAffinity": added}
+        return out
+
     def cluster(self) -> dict:
         r = self.r
         n_nodes = r.randint(2, 6) if self.chance(0.9) else r.randint(7, 12)
@@ -334,6 +388,8 @@ class Gen:
             pdbs.append({"name": f"pdb{i}", "namespace": "default" if self.chance(0.7) else r.choice(NAMESPACES),
                          "selector": {"matchLabels": {"app": r.choice(APPS)}}, "disruptionsAllowed": r.randint(0, 1)})
         c["pdbs"] = pdbs
+        if self.minor >= 32 and self.chance(0.3):
+            c["pluginConfig"] = self.plugin_config()
         return c
 
 
@@ -404,6 +460,8 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
         del doc["zones"]
     if feature_gates(v.minor):
         doc["featureGates"] = feature_gates(v.minor)
+    if c.get("pluginConfig"):
+        doc["profile"]["pluginConfig"] = c["pluginConfig"]
     return doc
 
 
@@ -602,6 +660,8 @@ def main() -> int:
             if not c["pod"].get("topologySpreadConstraints") and \
                     len(set((o["score"].get("PodTopologySpread") or {}).get("normalized", {}).values())) > 1:
                 coverage["default spreading varies"] += 1
+            if c.get("pluginConfig"):
+                coverage["non-default plugin args"] += 1
             if any(p.get("resources") for p in c["pods"] + [c["pod"]]):
                 coverage["pod-level requests"] += 1
             if any(t.get("operator") in ("Lt", "Gt") for t in c["pod"].get("tolerations") or []) and \

@@ -41,7 +41,8 @@ def main(paths: list[str]) -> None:
     print()
     print("Also: " + ", ".join(f"{k} {cov[k]}" for k in ("scored", "default spreading varies", "no node fits",
                                                            "preemption candidates", "preemption nominates",
-                                                           "pod-level requests", "Lt/Gt tolerations meet level taints")))
+                                                           "pod-level requests", "Lt/Gt tolerations meet level taints",
+                                                           "non-default plugin args")))
 
 
 if __name__ == "__main__":

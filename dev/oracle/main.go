@@ -108,6 +108,9 @@ type Input struct {
 	// FeatureGates: set on the process's feature gate (utilfeature.DefaultMutableFeatureGate)
 	// before the case's plugins are created; they stay set for the following lines.
 	FeatureGates map[string]bool `json:"featureGates"`
+	// PluginConfig: plugin name -> its arguments in the versioned (v1) form, in place of
+	// the default profile's (1.32 and later).
+	PluginConfig map[string]json.RawMessage `json:"pluginConfig"`
 }
 
 type StatusOut struct {
