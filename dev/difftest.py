@@ -264,6 +264,11 @@ class Gen:
         if aff:
             p["affinity"] = aff
         tol = self.tolerations() if (incoming or self.chance(0.2)) else []
+        if incoming and self.chance(0.1):  # NodeUnschedulable's taint
+            tol.append({"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                        **({"effect": "NoSchedule"} if self.chance(0.7) else {})})
+        if self.chance(0.02):  # an empty key with Exists tolerates every taint
+            tol.append({"operator": "Exists"})
         if tol:
             p["tolerations"] = tol
         if self.chance(0.35 if incoming else 0.1):
