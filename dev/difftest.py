@@ -89,6 +89,14 @@ class Gen:
 
     def node_selector_term(self) -> dict:
         r = self.r
+        if self.chance(0.1):
+            # a node by name (matchFields; NodeAffinity's PreFilter: the names of required
+            # terms, "pod affinity terms conflict" when they name none)
+            t = {"matchFields": [{"key": "metadata.name", "operator": r.choice(["In", "In", "NotIn"]),
+                                  "values": [f"n{r.randint(1, 7)}"]}]}
+            if self.chance(0.3):
+                t["matchFields"].append({"key": "metadata.name", "operator": "In", "values": [f"n{r.randint(1, 7)}"]})
+            return t
         key = r.choice(["disk", "tier", ZONE, "gpu"])
         op = r.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"] if key == "gpu" else
                       ["In", "NotIn", "Exists", "DoesNotExist"])
@@ -473,7 +481,13 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
 # ---- comparison ------------------------------------------------------------------------------
 
 def oracle_node_status(o: dict, node: str) -> tuple[str, str, str]:
-    """The scheduler's status for a node: the first plugin in filter order that rejects it."""
+    """The scheduler's status for a node: a PreFilter rejection for every node (the
+    framework runs every PreFilter before any Filter and stops at the first that rejects,
+    in plugin order); otherwise the first plugin in filter order that rejects the node."""
+    for plugin in o["filterOrder"]:
+        s = o["preFilter"].get(plugin)
+        if s and s["code"] not in ("Success", "Skip"):
+            return s["code"], ", ".join(s.get("reasons") or []), plugin
     for plugin in o["filterOrder"]:
         s = o["filter"].get(plugin, {}).get(node)
         if s and s["code"] not in ("Success", "Skip"):
