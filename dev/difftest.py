@@ -584,6 +584,24 @@ def cover(coverage: Counter, o: dict) -> None:
             coverage["preemption nominates"] += 1
 
 
+def comparison_tolerates(c: dict) -> bool:
+    """Coverage only: some Lt / Gt toleration of the incoming pod tolerates some node's
+    taint (effect and key match, both values canonical decimal integers, compared)."""
+    canon = re.compile(r"^(0|-?[1-9][0-9]*)$")
+    for t in c["pod"].get("tolerations") or []:
+        if t.get("operator") not in ("Lt", "Gt"):
+            continue
+        for n in c["nodes"]:
+            for taint in n.get("taints") or []:
+                if (t.get("effect") and t["effect"] != taint["effect"]) or t["key"] != taint["key"]:
+                    continue
+                if canon.match(t["value"]) and canon.match(taint["value"]):
+                    have, want = int(taint["value"]), int(t["value"])
+                    if (have < want) if t["operator"] == "Lt" else (have > want):
+                        return True
+    return False
+
+
 # ---- explained differences (README "Checked against upstream") --------------------------------
 
 UNLIMITED_NOTE = "nodes without allocatable (kspread: unlimited)"
@@ -686,6 +704,8 @@ def main() -> int:
             if any(t.get("operator") in ("Lt", "Gt") for t in c["pod"].get("tolerations") or []) and \
                     any(t["key"] == "level" for n in c["nodes"] for t in n.get("taints") or []):
                 coverage["Lt/Gt tolerations meet level taints"] += 1
+                if comparison_tolerates(c):
+                    coverage["an Lt/Gt toleration tolerates"] += 1
             if diffs:
                 cases_with_diff += 1
             if case_unexplained:

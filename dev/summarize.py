@@ -42,6 +42,7 @@ def main(paths: list[str]) -> None:
     print("Also: " + ", ".join(f"{k} {cov[k]}" for k in ("scored", "default spreading varies", "no node fits",
                                                            "preemption candidates", "preemption nominates",
                                                            "pod-level requests", "Lt/Gt tolerations meet level taints",
+                                                           "an Lt/Gt toleration tolerates",
                                                            "non-default plugin args")))
 
 
