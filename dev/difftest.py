@@ -45,6 +45,21 @@ HOST = "kubernetes.io/hostname"
 APPS = ["web", "db", "cache"]
 NAMESPACES = ["default", "ns1", "ns2"]
 IMAGES = ["nginx:1.25", "redis", "docker.io/library/postgres:16", "gcr.io/x/app:v1"]
+# Numeric taint values for the Lt / Gt toleration operators ("01" and "x" are no decimal
+# integer in canonical form: no Lt / Gt toleration matches them).
+LEVELS = ["0", "1", "3", "5", "10", "01", "x"]
+
+
+def feature_gates(minor: int) -> dict[str, bool]:
+    """The gates every case of a version runs with (in kspread's case and in the oracle):
+    TaintTolerationComparisonOperators (alpha, off by default in 1.35) so that the
+    tolerations use Lt / Gt; PodLevelResources (alpha, off by default in 1.32-1.33) so
+    that pods carry spec.resources there too."""
+    if minor >= 35:
+        return {"TaintTolerationComparisonOperators": True}
+    if minor in (32, 33):
+        return {"PodLevelResources": True}
+    return {}
 
 
 # ---- the random cluster ------------------------------------------------------------------
@@ -53,6 +68,9 @@ class Gen:
     def __init__(self, rng: random.Random, version: int) -> None:
         self.r = rng
         self.minor = version
+        gates = feature_gates(version)
+        self.comparison = gates.get("TaintTolerationComparisonOperators", False)
+        self.pod_level = version >= 34 or gates.get("PodLevelResources", False)
 
     def chance(self, p: float) -> bool:
         return self.r.random() < p
@@ -71,6 +89,14 @@ class Gen:
 
     def node_selector_term(self) -> dict:
         r = self.r
+        if self.chance(0.1):
+            # a node by name (matchFields; NodeAffinity's PreFilter: the names of required
+            # terms, "pod affinity terms conflict" when they name none)
+            t = {"matchFields": [{"key": "metadata.name", "operator": r.choice(["In", "In", "NotIn"]),
+                                  "values": [f"n{r.randint(1, 7)}"]}]}
+            if self.chance(0.3):
+                t["matchFields"].append({"key": "metadata.name", "operator": "In", "values": [f"n{r.randint(1, 7)}"]})
+            return t
         key = r.choice(["disk", "tier", ZONE, "gpu"])
         op = r.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"] if key == "gpu" else
                       ["In", "NotIn", "Exists", "DoesNotExist"])
@@ -155,7 +181,34 @@ class Gen:
             if self.chance(0.6):
                 t["effect"] = r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])
             out.append(t)
+        if self.comparison and self.chance(0.4):
+            for _ in range(r.randint(1, 2)):
+                t = {"key": "level", "operator": r.choice(["Lt", "Gt"]), "value": str(r.randint(-1, 11))}
+                if self.chance(0.6):
+                    t["effect"] = r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+                out.append(t)
         return out
+
+    def pod_resources(self, p: dict) -> dict | None:
+        """spec.resources: pod-level requests of cpu and / or memory, each at least the
+        sum of every container's and init container's request (so at least the aggregate
+        the API server requires); none with the containers' own when they request none."""
+        r = self.r
+        if not self.pod_level or not self.chance(0.2):
+            return None
+        req = {}
+        for res, unit, extra in (("cpu", "m", [0, 0, 100, 500, 1500]), ("memory", "Mi", [0, 0, 64, 512, 2048])):
+            if not self.chance(0.7):
+                continue
+            total = 0
+            for q in [p.get("requests") or {}] + [ic["resources"]["requests"] for ic in p.get("initContainers") or []]:
+                if res in q:
+                    total += int(q[res].removesuffix(unit))
+            amount = total + r.choice(extra)
+            if amount == 0:
+                amount = 100 if res == "cpu" else 128
+            req[res] = f"{amount}{unit}"
+        return {"requests": req} if req else None
 
     def ports(self) -> list[dict]:
         r = self.r
@@ -205,6 +258,9 @@ class Gen:
                 if self.minor >= 29 and self.chance(0.4):
                     ic["restartPolicy"] = "Always"  # a sidecar
                 p["initContainers"].append(ic)
+        level = self.pod_resources(p)
+        if level:
+            p["resources"] = level
         if self.chance(0.5):
             p["image"] = r.choice(IMAGES)
         ports = self.ports()
@@ -216,6 +272,11 @@ class Gen:
         if aff:
             p["affinity"] = aff
         tol = self.tolerations() if (incoming or self.chance(0.2)) else []
+        if incoming and self.chance(0.1):  # NodeUnschedulable's taint
+            tol.append({"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                        **({"effect": "NoSchedule"} if self.chance(0.7) else {})})
+        if self.chance(0.02):  # an empty key with Exists tolerates every taint
+            tol.append({"operator": "Exists"})
         if tol:
             p["tolerations"] = tol
         if self.chance(0.35 if incoming else 0.1):
@@ -226,6 +287,60 @@ class Gen:
             o = r.choice(mine)
             p["controller"] = {"kind": o["kind"], "name": o["name"]}
         return p
+
+    def plugin_config(self) -> dict:
+        """Non-default plugin arguments (v1 form), for 1.32 and later (the oracle decodes
+        them as a KubeSchedulerConfiguration file): NodeResourcesFit's scoring strategy and
+        ignored resources, BalancedAllocation's resources, InterPodAffinity's hard weight
+        and ignorePreferredTermsOfExistingPods, PodTopologySpread's default constraints,
+        NodeAffinity's addedAffinity."""
+        r = self.r
+        out: dict[str, Any] = {}
+        names = ["cpu", "memory", "example.com/gpu"]
+        for plugin in r.sample(["NodeResourcesFit", "NodeResourcesBalancedAllocation", "InterPodAffinity",
+                                "PodTopologySpread", "NodeAffinity"], r.randint(1, 2)):
+            if plugin == "NodeResourcesFit":
+                a: dict[str, Any] = {}
+                if self.chance(0.8):
+                    st: dict[str, Any] = {"type": r.choice(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])}
+                    if self.chance(0.85):
+                        st["resources"] = [{"name": n, "weight": r.randint(1, 5)}
+                                           for n in r.sample(names, r.randint(1, 3))]
+                    if st["type"] == "RequestedToCapacityRatio":
+                        st["requestedToCapacityRatio"] = {"shape": r.choice([
+                            [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}],
+                            [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+                            [{"utilization": 0, "score": 0}, {"utilization": 50, "score": 7}, {"utilization": 100, "score": 3}],
+                            [{"utilization": 30, "score": 2}, {"utilization": 80, "score": 9}]])}
+                    a["scoringStrategy"] = st
+                if self.chance(0.2):
+                    a["ignoredResources"] = ["example.com/gpu"]
+                elif self.chance(0.1):
+                    a["ignoredResourceGroups"] = ["example.com"]
+                out[plugin] = a
+            elif plugin == "NodeResourcesBalancedAllocation":
+                out[plugin] = {"resources": [{"name": n, "weight": 1} for n in r.sample(names, r.randint(1, 3))]}
+            elif plugin == "InterPodAffinity":
+                out[plugin] = {"hardPodAffinityWeight": r.choice([0, 1, 50, 100]),
+                               "ignorePreferredTermsOfExistingPods": self.chance(0.5)}
+            elif plugin == "PodTopologySpread":
+                if self.chance(0.2):
+                    out[plugin] = {"defaultingType": "System"}
+                else:
+                    cons = [{"maxSkew": r.randint(1, 3), "topologyKey": key,
+                             "whenUnsatisfiable": r.choice(["DoNotSchedule", "ScheduleAnyway"])}
+                            for key in r.sample([ZONE, HOST], r.randint(0, 2))]
+                    out[plugin] = {"defaultingType": "List", "defaultConstraints": cons}
+            else:
+                added: dict[str, Any] = {}
+                if self.chance(0.6):
+                    added["requiredDuringSchedulingIgnoredDuringExecution"] = {
+                        "nodeSelectorTerms": [self.node_selector_term() for _ in range(r.randint(1, 2))]}
+                if not added or self.chance(0.5):
+                    added["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                        {"weight": r.randint(1, 100), "preference": self.node_selector_term()}]
+                out[plugin] = {"addedAffinity": added}
+        return out
 
     def cluster(self) -> dict:
         r = self.r
@@ -251,6 +366,9 @@ class Gen:
             if self.chance(0.25):
                 n["taints"] = [{"key": r.choice(["dedicated", "gpu", "spot"]), "value": r.choice(["x", "y"]),
                                 "effect": r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])}]
+            if self.comparison and self.chance(0.3):
+                n.setdefault("taints", []).append({"key": "level", "value": r.choice(LEVELS),
+                                                   "effect": r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])})
             if self.chance(0.08):
                 n["unschedulable"] = True
             if self.chance(0.4):
@@ -283,6 +401,8 @@ class Gen:
             pdbs.append({"name": f"pdb{i}", "namespace": "default" if self.chance(0.7) else r.choice(NAMESPACES),
                          "selector": {"matchLabels": {"app": r.choice(APPS)}}, "disruptionsAllowed": r.randint(0, 1)})
         c["pdbs"] = pdbs
+        if self.minor >= 32 and self.chance(0.3):
+            c["pluginConfig"] = self.plugin_config()
         return c
 
 
@@ -321,6 +441,8 @@ def oracle_input(c: dict, cid: str, minor: int) -> dict:
         for p in out["pods"] + [out["pod"]]:
             merge_match_label_keys(p)
     out["filter"], out["score"], out["preempt"] = FILTERS, score_plugins(minor), True
+    if feature_gates(minor):
+        out["featureGates"] = feature_gates(minor)
     return out
 
 
@@ -349,13 +471,23 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
     }
     if not doc["zones"]:
         del doc["zones"]
+    if feature_gates(v.minor):
+        doc["featureGates"] = feature_gates(v.minor)
+    if c.get("pluginConfig"):
+        doc["profile"]["pluginConfig"] = c["pluginConfig"]
     return doc
 
 
 # ---- comparison ------------------------------------------------------------------------------
 
 def oracle_node_status(o: dict, node: str) -> tuple[str, str, str]:
-    """The scheduler's status for a node: the first plugin in filter order that rejects it."""
+    """The scheduler's status for a node: a PreFilter rejection for every node (the
+    framework runs every PreFilter before any Filter and stops at the first that rejects,
+    in plugin order); otherwise the first plugin in filter order that rejects the node."""
+    for plugin in o["filterOrder"]:
+        s = o["preFilter"].get(plugin)
+        if s and s["code"] not in ("Success", "Skip"):
+            return s["code"], ", ".join(s.get("reasons") or []), plugin
     for plugin in o["filterOrder"]:
         s = o["filter"].get(plugin, {}).get(node)
         if s and s["code"] not in ("Success", "Skip"):
@@ -450,6 +582,24 @@ def cover(coverage: Counter, o: dict) -> None:
             coverage["preemption candidates"] += 1
         if pre.get("node"):
             coverage["preemption nominates"] += 1
+
+
+def comparison_tolerates(c: dict) -> bool:
+    """Coverage only: some Lt / Gt toleration of the incoming pod tolerates some node's
+    taint (effect and key match, both values canonical decimal integers, compared)."""
+    canon = re.compile(r"^(0|-?[1-9][0-9]*)$")
+    for t in c["pod"].get("tolerations") or []:
+        if t.get("operator") not in ("Lt", "Gt"):
+            continue
+        for n in c["nodes"]:
+            for taint in n.get("taints") or []:
+                if (t.get("effect") and t["effect"] != taint["effect"]) or t["key"] != taint["key"]:
+                    continue
+                if canon.match(t["value"]) and canon.match(taint["value"]):
+                    have, want = int(taint["value"]), int(t["value"])
+                    if (have < want) if t["operator"] == "Lt" else (have > want):
+                        return True
+    return False
 
 
 # ---- explained differences (README "Checked against upstream") --------------------------------
@@ -547,6 +697,15 @@ def main() -> int:
             if not c["pod"].get("topologySpreadConstraints") and \
                     len(set((o["score"].get("PodTopologySpread") or {}).get("normalized", {}).values())) > 1:
                 coverage["default spreading varies"] += 1
+            if c.get("pluginConfig"):
+                coverage["non-default plugin args"] += 1
+            if any(p.get("resources") for p in c["pods"] + [c["pod"]]):
+                coverage["pod-level requests"] += 1
+            if any(t.get("operator") in ("Lt", "Gt") for t in c["pod"].get("tolerations") or []) and \
+                    any(t["key"] == "level" for n in c["nodes"] for t in n.get("taints") or []):
+                coverage["Lt/Gt tolerations meet level taints"] += 1
+                if comparison_tolerates(c):
+                    coverage["an Lt/Gt toleration tolerates"] += 1
             if diffs:
                 cases_with_diff += 1
             if case_unexplained:

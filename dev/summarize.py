@@ -40,7 +40,10 @@ def main(paths: list[str]) -> None:
         print(f"| {p} | {cov.get(p + ' rejects', '-')} | {cov.get(p + ' varies', '-')} | {diffs[p]} | {unexpl[p]} |")
     print()
     print("Also: " + ", ".join(f"{k} {cov[k]}" for k in ("scored", "default spreading varies", "no node fits",
-                                                           "preemption candidates", "preemption nominates")))
+                                                           "preemption candidates", "preemption nominates",
+                                                           "pod-level requests", "Lt/Gt tolerations meet level taints",
+                                                           "an Lt/Gt toleration tolerates",
+                                                           "non-default plugin args")))
 
 
 if __name__ == "__main__":

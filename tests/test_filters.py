@@ -147,8 +147,10 @@ def test_node_affinity_reasons_by_version():
     assert nodeaffinity.err_reason(Version(21)) == "node(s) didn't match Pod's node affinity"
     assert nodeaffinity.err_reason(Version(22)) == "node(s) didn't match Pod's node affinity/selector"
     assert nodeaffinity.err_reason(Version(37)) == "node(s) didn't match Pod's node affinity/selector"
-    assert not nodeaffinity.prefilter_checks_name_conflict(Version(24))
-    assert nodeaffinity.prefilter_checks_name_conflict(Version(25))
+    assert not nodeaffinity.prefilter_checks_name_conflict(Version(23))
+    assert nodeaffinity.prefilter_checks_name_conflict(Version(24))  # v1.24.17's PreFilter has it
+    assert nodeaffinity.prefilter_conflict_per_term(Version(26))
+    assert not nodeaffinity.prefilter_conflict_per_term(Version(27))
 
 
 def test_node_name_reasons_and_filter():

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 )
@@ -68,6 +69,8 @@ type PodIn struct {
 	InitContainers            []v1.Container                `json:"initContainers"`
 	Overhead                  map[string]string             `json:"overhead"`
 	Terminating               bool                          `json:"terminating"`
+	// Resources: pod-level requests and limits (spec.resources, from 1.32).
+	Resources *v1.ResourceRequirements `json:"resources"`
 }
 
 type OwnerIn struct {
@@ -102,6 +105,12 @@ type Input struct {
 	Score      []string            `json:"score"`
 	// Preempt: when no node is feasible, run DefaultPreemption's dry run.
 	Preempt bool `json:"preempt"`
+	// FeatureGates: set on the process's feature gate (utilfeature.DefaultMutableFeatureGate)
+	// before the case's plugins are created; they stay set for the following lines.
+	FeatureGates map[string]bool `json:"featureGates"`
+	// PluginConfig: plugin name -> its arguments in the versioned (v1) form, in place of
+	// the default profile's (1.32 and later).
+	PluginConfig map[string]json.RawMessage `json:"pluginConfig"`
 }
 
 type StatusOut struct {
@@ -199,6 +208,9 @@ func mkPod(p PodIn, i int) *v1.Pod {
 	}
 	if p.Overhead != nil {
 		pod.Spec.Overhead = rl(p.Overhead)
+	}
+	if p.Resources != nil {
+		setPodResources(pod, p.Resources)
 	}
 	t := metav1.NewTime(metav1.Unix(1700000000+int64(i), 0).Time)
 	pod.Status.StartTime = &t
@@ -393,6 +405,11 @@ func runOne(data []byte) (out *Output) {
 	}()
 	if err := json.Unmarshal(data, &in); err != nil {
 		return &Output{Version: version, Error: err.Error()}
+	}
+	if len(in.FeatureGates) > 0 {
+		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(in.FeatureGates); err != nil {
+			return &Output{ID: in.ID, Version: version, Error: "featureGates: " + err.Error()}
+		}
 	}
 	c, err := build(&in)
 	if err != nil {

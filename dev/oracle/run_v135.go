@@ -91,6 +91,11 @@ func run(in *Input, c *Cluster) *Output {
 	instances := map[string]fPlugin{}
 	out := &Output{Version: version, PreFilter: map[string]*StatusOut{}, Filter: map[string]map[string]*StatusOut{},
 		Score: map[string]*ScoreOut{}, Total: map[string]int64{}}
+	args, err := caseArgs(in)
+	if err != nil {
+		out.Error = err.Error()
+		return out
+	}
 	for _, name := range append(append([]string{}, in.Filter...), in.Score...) {
 		if _, ok := instances[name]; ok {
 			continue
@@ -100,7 +105,7 @@ func run(in *Input, c *Cluster) *Output {
 			out.Error = "unknown plugin " + name
 			return out
 		}
-		p, err := f(ctx, defaultArgs[name], fh)
+		p, err := f(ctx, args[name], fh)
 		if err != nil {
 			out.Error = err.Error()
 			return out
@@ -134,7 +139,7 @@ func run(in *Input, c *Cluster) *Output {
 			}
 		}
 		var pcs []config.PluginConfig
-		for name, a := range defaultArgs {
+		for name, a := range args {
 			pcs = append(pcs, config.PluginConfig{Name: name, Args: a})
 		}
 		prof := &config.KubeSchedulerProfile{SchedulerName: "default-scheduler", Plugins: plugs, PluginConfig: pcs}

@@ -26,7 +26,8 @@ def requests_key(pod: Pod) -> tuple:
     read must be added here."""
     return (tuple((tuple(c.requests.items()), c.restartable) for c in pod.containers),
             tuple((tuple(c.requests.items()), c.restartable) for c in pod.init_containers),
-            tuple(pod.overhead.items()))
+            tuple(pod.overhead.items()),
+            tuple(pod.level_requests.items()))
 
 
 def node_pod_requests(pod: Pod, version: Version) -> dict[str, int]:

@@ -389,6 +389,17 @@ class ResourceScoringFlags:
         return 22 <= self.minor <= 23
 
     @property
+    def fit_score_ignores_pod_level(self) -> bool:
+        """From 1.33 NodeResourcesFit's scoring strategies build their scorer
+        (nodeResourceStrategyTypeMap) without the PodLevelResources flag, which moved from
+        the global gate (1.32) into the scorer's own field; only BalancedAllocation sets
+        it. So the incoming pod's pod-level requests are left out of NodeResourcesFit's
+        score (the pods on the node still count theirs, through NodeInfo). Checked
+        against the vendored plugins (1.32.5, 1.33.3, 1.34.7, 1.35.4); 1.36-1.37
+        unverified."""
+        return self.minor >= 33
+
+    @property
     def overhead_cpu_in_cores(self) -> bool:
         """1.17-1.26: the scorer adds the overhead of the incoming pod with
         ``quantity.Value()`` for every resource, so cpu overhead counts in whole cores

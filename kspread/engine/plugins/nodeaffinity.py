@@ -18,9 +18,11 @@ Reason text by version (``err_reason``): "node(s) didn't match node selector" up
 1.20, "node(s) didn't match Pod's node affinity" in 1.21, "node(s) didn't match Pod's
 node affinity/selector" from 1.22.
 
-From 1.25 (``prefilter_checks_name_conflict``) PreFilter rejects a pod whose required
-terms all select nodes by metadata.name and together name no node, with "pod
-affinity terms conflict" for every node. The PreFilterResult that restricts the
+From 1.24 (``prefilter_checks_name_conflict``; 1.24.17, the patch kspread models)
+PreFilter rejects with "pod affinity terms conflict" for every node: from 1.27 a pod
+whose required terms all select nodes by metadata.name and together name no node; in
+1.24-1.26 (``prefilter_conflict_per_term``) a pod whose terms, in order, reach one
+whose names intersect to nothing before any term that does not select by name. The PreFilterResult that restricts the
 search to the named nodes is not modelled: it changes only which reason the other
 nodes report.
 """
@@ -71,7 +73,42 @@ def err_reason(version: Version) -> str:
 
 
 def prefilter_checks_name_conflict(version: Version) -> bool:
-    return version.minor >= 25
+    return version.minor >= 24
+
+
+def prefilter_conflict_per_term(version: Version) -> bool:
+    """1.24-1.26: PreFilter walks the required terms in order and answers the conflict
+    at the first term whose metadata.name requirements intersect to nothing (unless an
+    earlier term selects no name, which ends the walk with every node eligible); from
+    1.27 only when every term selects by name and their union is empty.
+    Checked against the vendored plugins (1.24.17, 1.25.16, 1.26.15, 1.27.16)."""
+    return version.minor <= 26
+
+
+def term_node_names(term) -> set[str] | None:
+    """The node names a term's matchFields metadata.name In requirements allow (their
+    intersection); None when it has none."""
+    names: set[str] | None = None
+    for r in term.match_fields:
+        if r.key == "metadata.name" and r.op == IN:
+            vals = set(r.values)
+            names = vals if names is None else names & vals
+    return names
+
+
+def first_term_conflicts(pod: Pod) -> bool:
+    """1.24-1.26's walk (``prefilter_conflict_per_term``): True when a term naming no
+    node comes before any term that does not select by name."""
+    aff = pod.affinity
+    if aff is None or aff.node_affinity is None or not aff.node_affinity.required:
+        return False
+    for term in aff.node_affinity.required:
+        names = term_node_names(term)
+        if names is None:
+            return False
+        if not names:
+            return True
+    return False
 
 
 def preference_matches_whole_term(version: Version) -> bool:
@@ -162,11 +199,7 @@ def required_node_names(pod: Pod) -> set[str] | None:
         return None
     names: set[str] = set()
     for term in aff.node_affinity.required:
-        term_names: set[str] | None = None
-        for r in term.match_fields:
-            if r.key == "metadata.name" and r.op == IN:
-                vals = set(r.values)
-                term_names = vals if term_names is None else term_names & vals
+        term_names = term_node_names(term)
         if term_names is None:
             return None
         names |= term_names
@@ -187,9 +220,13 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         if prefilter_checks_name_conflict(self.version):
-            names = required_node_names(pod)
-            if names is not None and not names:
-                return unresolvable(ERR_REASON_CONFLICT)
+            if prefilter_conflict_per_term(self.version):
+                if first_term_conflicts(pod):
+                    return unresolvable(ERR_REASON_CONFLICT)
+            else:
+                names = required_node_names(pod)
+                if names is not None and not names:
+                    return unresolvable(ERR_REASON_CONFLICT)
         return SUCCESS
 
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:

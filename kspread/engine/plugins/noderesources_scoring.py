@@ -94,6 +94,7 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
 
     strategy: Strategy
     ignores_overhead = False  # NodeResourcesFit in 1.22-1.23 (fit_score_ignores_overhead)
+    ignores_pod_level = False  # NodeResourcesFit from 1.33 (fit_score_ignores_pod_level)
 
     def _state_key(self) -> str:
         return "PreScore" + self.name
@@ -102,6 +103,8 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         names = [r.name for r in self.strategy.resources]
         if self.ignores_overhead and pod.overhead:
             pod = dataclasses.replace(pod, overhead={})
+        if self.ignores_pod_level and pod.level_requests:
+            pod = dataclasses.replace(pod, level_requests={})
         state.write(self._state_key(), _State(pod_scoring_requests(pod, self.version, names, False)))
         return SUCCESS
 
