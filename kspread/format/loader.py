@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,12 @@ _MENTIONS_CASE = re.compile(r"kspread/|\bkind[\"']?\s*:\s*[\"']?Case\b")
 
 _DOC_START = re.compile(r"^---(\s|$)")
 _CONTENT = re.compile(r"^[^\s#%]")
+# The same over a whole text whose lines all end at "\n" (no other character that
+# str.splitlines breaks at): a ``---`` line with the rest of it, a content line.
+_ODD_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_DOC_START_FIRST = re.compile(r"---(?=\s|$)([^\n]*)")  # on the first line
+_DOC_START_NEXT = re.compile(r"\n---(?=\s|$)([^\n]*)")  # on a later one (a literal prefix: fast)
+_CONTENT_LINE = re.compile(r"^[^\s#%]", re.MULTILINE)
 
 
 @contextmanager
@@ -173,6 +180,44 @@ class FileResult:
 def _doc_lines(text: str) -> list[int]:
     """Where each YAML document's content starts (1-based), by scanning for ``---``.
     Checked against the parser's document count by the caller."""
+    if any(c in text for c in _ODD_BREAKS):
+        return _doc_lines_by_line(text)
+    # lines end at "\n" only: the same scan, by regular expressions over the whole text
+    starts: list[int] = []
+    current: int | None = None
+    marker: int | None = None
+    pos = 0  # where the part of the text not yet scanned for content starts
+    line, counted = 1, 0  # the line number at offset ``counted``
+
+    def line_at(offset: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, offset)
+        counted = offset
+        return line
+
+    first = _DOC_START_FIRST.match(text)
+    for m in chain([first] if first is not None else [], _DOC_START_NEXT.finditer(text)):
+        at = m.start(1) - 3  # where the ``---`` line starts
+        if current is None:
+            c = _CONTENT_LINE.search(text, pos, at)
+            if c is not None:
+                current = line_at(c.start())
+        i = line_at(at)
+        if current is not None or marker is not None:
+            starts.append(current or marker or i)
+        marker = i
+        current = i if m.group(1).strip() else None
+        pos = m.end()
+    if current is None:
+        c = _CONTENT_LINE.search(text, pos)
+        if c is not None:
+            current = line_at(c.start())
+    if current is not None or marker is not None:
+        starts.append(current or marker or 1)
+    return starts
+
+
+def _doc_lines_by_line(text: str) -> list[int]:
     starts: list[int] = []
     current: int | None = None  # first content line of the document being read
     marker: int | None = None  # line of the ``---`` that opened it
@@ -257,16 +302,23 @@ def _read_json(text: str, path: str) -> Any:
 
 
 def _has_non_string_key(data: Any) -> bool:
+    """Whether a mapping anywhere in ``data`` has a key that is not a string: one walk,
+    each container's items read once."""
     stack = [data]
+    pop, push = stack.pop, stack.append
     while stack:
-        x = stack.pop()
+        x = pop()
         if type(x) is dict:
             for k in x:
                 if type(k) is not str:
                     return True
-            stack.extend(v for v in x.values() if type(v) is dict or type(v) is list)
-        elif type(x) is list:
-            stack.extend(v for v in x if type(v) is dict or type(v) is list)
+            x = x.values()
+        elif type(x) is not list:
+            continue
+        for v in x:
+            t = type(v)
+            if t is dict or t is list:
+                push(v)
     return False
 
 
