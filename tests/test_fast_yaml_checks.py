@@ -39,3 +39,63 @@ def test_doc_lines_as_line_by_line(lines, head):
 ])
 def test_non_string_key_anywhere(data, found):
     assert _has_non_string_key(data) is found
+
+
+# ---- YAML 1.1 (kspread's reader, libyaml, Kubernetes) against YAML 1.2 (yaml-rs) ----
+
+yaml_rs = pytest.importorskip("yaml_rs")
+
+_PAD = ("# " + "x" * 100 + "\n") * 11000  # past FAST_YAML_THRESHOLD
+
+
+@pytest.mark.parametrize("snippet", [
+    "a: yes", "a: on", "a: Off", "a: [x, NO]", "yes: 1", "a: {b: on}",  # 1.1 booleans
+    "a: 017", "a: -017", "a: [1,017]", "b: 10\na: 010",  # 1.1 octal
+    "a: 0o17", "a: _1", "a: [_1]", "a: {b: 0_1}",  # 1.2 octal, leading underscore
+    "a: 1:20", "a: 10:00:00",  # 1.1 base 60
+    "a: 1e3", "a: 1.5E3", "a: [2.5, 1e3]",  # exponents 1.1 reads as strings
+])
+def test_large_yaml_reads_as_yaml_1_1_where_the_versions_differ(snippet):
+    from kspread.format import yamlio
+    from kspread.format.loader import _read_docs
+
+    text = _PAD + snippet + "\n"
+    assert len(text) > 1 << 20
+    fast, strict = _read_docs(text, "x.yaml")[0].data, yamlio.read_documents(text, "x.yaml")[0].data
+    assert fast == strict
+    assert [type(v) for v in fast.values()] == [type(v) for v in strict.values()]
+
+
+@pytest.mark.parametrize("snippet", [
+    # (a quoted 'yes' or '1:20' reads as the plain one would in 1.2: those go to the slow reader)
+    "a: '017'", "a: 2", "a: '2'", "a: 1.30", "a: '1.30'", "a: true", "a: ''",
+    "a: 0", "a: 100", "a: 1_000", "a: 0x1F", "cpu: 100m", "t: 2024-01-01T00:00:00Z", "name: node-017",
+])
+def test_large_yaml_stays_on_yaml_rs_where_the_versions_agree(snippet, monkeypatch):
+    from kspread.format import loader, yamlio
+
+    def slow(*args, **kwargs):
+        raise AssertionError("read by kspread's own reader")
+
+    text = _PAD + snippet + "\n"
+    strict = yamlio.read_documents(text, "x.yaml")[0].data
+    monkeypatch.setattr(loader.yamlio, "read_documents", slow)
+    assert loader._read_docs(text, "x.yaml")[0].data == strict
+
+
+def test_a_large_case_with_yes_as_a_label_value_fails_as_a_small_one(tmp_path):
+    from kspread.errors import CaseError
+    from kspread.format.loader import load_case, read_file
+
+    body = ('apiVersion: kspread/v1\nkind: Case\nname: c\nversion: "1.30"\n'
+            "nodes:\n- {name: n1, labels: {ssd: yes}}\npod: {name: p}\nexpect: {feasible: [n1]}\n")
+    messages = []
+    for pad in ("", _PAD):
+        f = tmp_path / f"c{len(pad)}.yaml"
+        f.write_text(pad + body)
+        [doc] = read_file(f).docs
+        with pytest.raises(CaseError) as e:
+            load_case(doc)
+        messages.append(str(e.value).split(": ", 1)[1])  # past the file name and line
+    assert "nodes[0].labels.ssd" in messages[0] and "True" in messages[0]
+    assert messages[1] == messages[0]

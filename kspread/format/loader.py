@@ -304,14 +304,24 @@ def _read_json(text: str, path: str) -> Any:
 def _has_non_string_key(data: Any) -> bool:
     """Whether a mapping anywhere in ``data`` has a key that is not a string: one walk,
     each container's items read once."""
+    return _scalars(data) is None
+
+
+def _scalars(data: Any) -> tuple[set, set] | None:
+    """One walk over yaml-rs's data, each container's items read once: None when a
+    mapping has a key that is not a string, else the distinct strings (keys and
+    values) and the distinct numbers in it."""
+    strs: set = set()
+    nums: set = set()
     stack = [data]
-    pop, push = stack.pop, stack.append
+    pop, push, add_str, add_num = stack.pop, stack.append, strs.add, nums.add
     while stack:
         x = pop()
         if type(x) is dict:
             for k in x:
                 if type(k) is not str:
-                    return True
+                    return None
+                add_str(k)
             x = x.values()
         elif type(x) is not list:
             continue
@@ -319,7 +329,57 @@ def _has_non_string_key(data: Any) -> bool:
             t = type(v)
             if t is dict or t is list:
                 push(v)
-    return False
+            elif t is str:
+                add_str(v)
+            elif t is int or t is float:
+                add_num(v)
+    return strs, nums
+
+
+_SAME_IN_BOTH = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:str")
+
+# kspread's own reader resolves plain scalars as YAML 1.1 does (as libyaml and the
+# YAML Kubernetes reads), yaml-rs as YAML 1.2: they differ on 1.1's booleans yes/no/
+# on/off, its octal 017 and base-60 1:20, 1.2's 0o17 octal, exponents without a dot
+# or a sign, and a leading underscore. yaml-rs's data is kept only when it cannot
+# differ: no string it read would be anything but a string to 1.1 (had it been written
+# plain), and no number it read could have been written in a form 1.1 reads otherwise.
+_RESOLVERS = {k: [(tag, rx) for tag, rx in v if tag not in _SAME_IN_BOTH]
+              for k, v in yamlio.Loader.yaml_implicit_resolvers.items()}
+_RESOLVED_FIRST = frozenset(k for k, v in _RESOLVERS.items() if v)
+_RESOLVED = re.compile("|".join(f"(?:{rx.pattern})" for v in _RESOLVERS.values() for _tag, rx in v), re.X)
+_LEADING_0 = re.compile(r"0[0-9oO_]")
+_UNDERSCORE = re.compile("_")
+_EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
+_BOTH_BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
+
+
+def _plain_in_yaml_1_2(s: str) -> Any:
+    try:
+        data = yaml_rs.loads("a: " + s, parse_datetime=False)
+    except Exception:
+        return None
+    return data.get("a") if isinstance(data, dict) else None
+
+
+def _same_in_yaml_1_1(text: str, strs: set, nums: set) -> bool:
+    """Whether kspread's own reader would give the same data as yaml-rs did."""
+    for s in [s for s in strs if s[:1] in _RESOLVED_FIRST]:
+        if _RESOLVED.match(s) and s not in _BOTH_BOOLS and _plain_in_yaml_1_2(s) == s:
+            return False  # plain, 1.1 reads it as a bool or a number; 1.2 as a string
+    if not nums:
+        return True
+    # a number written with a leading 0 (017: octal to 1.1; 0o17: a string to 1.1; 0_1)
+    # or a leading underscore (_1: a number to yaml-rs, a string to 1.1)
+    for rx in (_LEADING_0, _UNDERSCORE) if "_" in text else (_LEADING_0,):
+        for m in rx.finditer(text):
+            j = m.start() - 1
+            if j >= 0 and text[j] in "+-":
+                j -= 1
+            if j < 0 or text[j] in " \t\r\n[{,":
+                return False
+    # 1e3 or 1.0e3: a number to 1.2, a string to 1.1
+    return not (any(type(n) is float for n in nums) and _EXPONENT.search(text))
 
 
 def _read_docs(text: str, path: str) -> list[Document]:
@@ -347,7 +407,8 @@ def _read_docs(text: str, path: str) -> list[Document]:
             n_docs = len(lines)
             items = data if n_docs > 1 and isinstance(data, list) and len(data) == n_docs else \
                 [data] if n_docs == 1 else None
-            if items is not None and not _has_non_string_key(items):
+            found = _scalars(items) if items is not None else None
+            if items is not None and found is not None and _same_in_yaml_1_1(text, *found):
                 return [Document(i, lines[i], x) for i, x in enumerate(items)]
     return yamlio.read_documents(text, path)
 
