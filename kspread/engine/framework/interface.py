@@ -104,7 +104,10 @@ class StatusView(Mapping):
 
     def names_without_code(self, code) -> list[str]:
         """The nodes (in order) whose status does not have ``code``."""
-        keep = np.array([st.code != code for st in self.table], bool)[self.ids]
+        codes = [st.code != code for st in self.table]
+        if all(codes) and not self.overrides:
+            return list(self.names)
+        keep = np.array(codes, bool)[self.ids]
         for name, st in self.overrides.items():
             keep[self.names.index(name)] = st.code != code
         return list(compress(self.names, keep.tolist()))

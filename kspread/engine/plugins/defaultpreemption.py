@@ -803,11 +803,7 @@ class _ColumnNodes(_DryRunNodes):
         self.memory = np.zeros(n, np.int64)
         self.delta = {r: np.zeros(n, np.int64) for r in self._rows.requests}  # resource -> change
         # the nodes with pods nominated to them that the filters make room for
-        self.has_nominated = np.zeros(n, bool)
-        if fwk.handle.nominator.has_any():
-            by_node = fwk.nominated_pods_by_node(pod)
-            if by_node:
-                self.has_nominated[[k for k, _ in NodeSet(snapshot, self.positions).find(by_node.keys())]] = True
+        self.has_nominated = fwk.has_nominated(pod, self.positions)
         self.nominated = bool(self.has_nominated.any())
 
     def __len__(self) -> int:
