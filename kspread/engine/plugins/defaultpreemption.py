@@ -797,11 +797,13 @@ class _ColumnNodes(_DryRunNodes):
         position = snapshot.position
         self.positions = np.array([position[m] for m in names], np.intp)
         self._rows = snapshot.pod_rows(self.positions)
-        n = len(names)
-        self.count = np.zeros(n, np.int64)
-        self.cpu = np.zeros(n, np.int64)
-        self.memory = np.zeros(n, np.int64)
-        self.delta = {r: np.zeros(n, np.int64) for r in self._rows.requests}  # resource -> change
+        # the nodes' columns as changed: pod count, non-zero cpu / memory, requested per
+        # resource of the pods' requests
+        pos = self.positions
+        self.count = snapshot.pod_count[pos]
+        self.cpu = snapshot.non_zero_requested("cpu")[pos]
+        self.memory = snapshot.non_zero_requested("memory")[pos]
+        self.requested = {r: snapshot.requested(r)[pos] for r in self._rows.requests}
         # the nodes with pods nominated to them that the filters make room for
         self.has_nominated = fwk.has_nominated(pod, self.positions)
         self.nominated = bool(self.has_nominated.any())
@@ -819,7 +821,7 @@ class _ColumnNodes(_DryRunNodes):
         np.add.at(self.cpu, ks, sign * r.cpu[rows])
         np.add.at(self.memory, ks, sign * r.memory[rows])
         for res, col in r.requests.items():
-            np.add.at(self.delta[res], ks, sign * col[rows])
+            np.add.at(self.requested[res], ks, sign * col[rows])
 
     def remove(self, rows: np.ndarray) -> None:
         self._change(self._rows.node[rows], rows, -1)
@@ -853,10 +855,10 @@ class _ColumnNodes(_DryRunNodes):
         snap = self.snapshot
         r = self._rows
         pos = self.positions[ks]
-        count = snap.pod_count[pos] + self.count[ks]
-        cpu = snap.non_zero_requested("cpu")[pos] + self.cpu[ks]
-        memory = snap.non_zero_requested("memory")[pos] + self.memory[ks]
-        requested = {res: snap.requested(res)[pos] + d[ks] for res, d in self.delta.items()}
+        count = self.count[ks]
+        cpu = self.cpu[ks]
+        memory = self.memory[ks]
+        requested = {res: col[ks] for res, col in self.requested.items()}
         if rows is not None:
             count = count + 1
             cpu = cpu + r.cpu[rows]

@@ -55,7 +55,7 @@ from kspread.engine.framework.status import SUCCESS, Code, CycleState, Status, e
 from kspread.engine.model import Pod
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kspread.engine.resources import pod_requests
-from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.snapshot import NodeInfo, NodeSet, Snapshot
 from kspread.engine.versions import Version, resource_scoring
 
 PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
@@ -161,7 +161,25 @@ def comparisons(
     return out
 
 
-def _failed(resource: str, req: int, nodes: NodeSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class _Whole:
+    """Every node of a snapshot, in its order: the snapshot's own columns (read only)."""
+
+    __slots__ = ("snapshot",)
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def pod_count(self) -> np.ndarray:
+        return self.snapshot.pod_count
+
+    def allocatable(self, resource: str) -> np.ndarray:
+        return self.snapshot.allocatable(resource)
+
+    def requested(self, resource: str) -> np.ndarray:
+        return self.snapshot.requested(resource)
+
+
+def _failed(resource: str, req: int, nodes: NodeSet | _Whole) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One comparison over the nodes: (failed, used, capacity). The pod count fails
     where ``pods + 1 > allowed``, a resource where ``request > allocatable - requested``;
     int64 throughout: allocatable is at most 2**62 and requests are non-negative, so
@@ -203,12 +221,17 @@ def fits_request(
             for c in checks if c.failed[0]]
 
 
-def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet, version: Version) -> np.ndarray:
+def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet | _Whole, version: Version) -> np.ndarray:
     """Per node which comparisons of ``plan`` fail, as one key: bit ``k + 1`` for the
     k-th comparison, bit 0 when a failing request exceeds the node's whole allocatable
     (only from 1.34, where that makes the status unresolvable; never the pod count);
     0 where the node fits. uint8 for up to 7 comparisons (int64 up to 62, else Python
-    integers)."""
+    integers). Over most of a snapshot's nodes (its own columns), the comparisons run
+    over all its nodes and the keys are gathered."""
+    if isinstance(nodes, NodeSet) and nodes.snapshot is not None and nodes.overrides is None:
+        snap, positions = nodes.snapshot, nodes.positions
+        if positions is not None and 2 * len(positions) >= len(snap.node_list):
+            return failure_keys(plan, _Whole(snap), version).take(positions)
     dtype = np.uint8 if len(plan) <= 7 else np.int64 if len(plan) <= 62 else object
     unres_matters = unresolvable_when_larger_than_node(version)
     keys: np.ndarray | None = None
