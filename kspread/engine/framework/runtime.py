@@ -221,19 +221,28 @@ class Framework:
             res = p.filter_nodes(state, pod, sub)
             if len(res.table) == 1:  # only Success: every node passes
                 continue
-            failed = np.flatnonzero(res.ids)
-            if not len(failed):
-                continue
-            if ids is None:
-                ids = np.zeros(n, np.intp)
-            offset = len(table) - 1
-            table.extend(st.with_plugin(p.name) for st in res.table[1:])
-            where = failed if alive is None else alive[failed]
-            ids[where] = res.ids[failed] + offset if offset else res.ids[failed]
-            if len(failed) == len(sub):
-                break  # no node left
-            passing = np.flatnonzero(res.ids == 0)
-            alive = passing if alive is None else alive[passing]
+            if alive is None:
+                # the first plugin that fails a node: its ids are the set's (the table
+                # holds only Success so far)
+                passing = np.flatnonzero(res.ids == 0)
+                if len(passing) == n:
+                    continue
+                ids = np.array(res.ids, np.intp)
+                table.extend(st.with_plugin(p.name) for st in res.table[1:])
+                if not len(passing):
+                    break  # no node left
+                alive = passing
+            else:
+                failed = np.flatnonzero(res.ids)
+                if not len(failed):
+                    continue
+                assert ids is not None
+                offset = len(table) - 1
+                table.extend(st.with_plugin(p.name) for st in res.table[1:])
+                ids[alive[failed]] = res.ids[failed] + offset
+                if len(failed) == len(sub):
+                    break  # no node left
+                alive = alive[np.flatnonzero(res.ids == 0)]
             sub = nodes.subset(alive)
         return Filtered(np.zeros(n, np.intp) if ids is None else ids, table)
 
