@@ -332,14 +332,16 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         ok, msg = self.pod_eligible_to_preempt_others(pod, statuses)
         if not ok:
             return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (msg,))
+        positions = None  # the snapshot positions of ``potential``, when known
         if isinstance(statuses, StatusView):
             potential = statuses.names_without_code(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            positions = statuses.positions_without_code(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
         else:
             potential = [n for n, st in statuses.items() if st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
         if not potential:
             return (PreemptionOutcome(None, clear_nomination=True),
                     Status(Code.UNSCHEDULABLE, ("Preemption is not helpful for scheduling",)))
-        dry = self.dry_run_preemption(state, pod, potential)
+        dry = self.dry_run_preemption(state, pod, potential, positions)
         outcome = PreemptionOutcome(None, candidates=LazyMap(dry.candidates), potential=potential,
                                     dry_run=LazyMap(dry.not_candidates),
                                     pdb_violations=LazyMap(dry.violations),
@@ -387,12 +389,14 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         """How many candidates the dry run keeps of each kind (non-violating, violating)."""
         return num_candidates(n, self.percentage, self.absolute) if limits_candidates(self.version) else n
 
-    def dry_run_preemption(self, state: CycleState, pod: Pod, potential: list[str]) -> DryRun:
+    def dry_run_preemption(self, state: CycleState, pod: Pod, potential: list[str],
+                           positions: np.ndarray | None = None) -> DryRun:
         """The candidates (non-violating ones first, each kind in the order visited), the
         errors of nodes whose dry run failed with an Error status, and the status of
         every visited node that is not a candidate (Success for a node whose victims
         came after its kind's list was full): see ``DryRun``. A node whose filtering
-        raised, visited before the dry run stopped, raises its SchedulingError."""
+        raised, visited before the dry run stopped, raises its SchedulingError.
+        ``positions``: the snapshot positions of ``potential``, when known."""
         pdbs = self.handle.cluster.pdbs
         fwk = self.handle.framework
         assert fwk is not None
@@ -423,8 +427,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             if i:
                 floor *= 4
             names = potential[i:i + batch]
+            at = None if positions is None else positions[i:i + batch]
             i += len(names)
-            res = self._select_victims_batch(state.clone(), pod, names, pdbs, columns)
+            res = self._select_victims_batch(state.clone(), pod, names, pdbs, columns, at)
             m = len(names)
             success = res.ids == 0
             if res.errors:
@@ -454,15 +459,16 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         return dry
 
     def _select_victims_batch(self, state: CycleState, pod: Pod, names: list[str],
-                              pdbs: Sequence[PodDisruptionBudget], columns: bool) -> Victims:
-        """SelectVictimsOnNode for the nodes ``names``: on the snapshot's columns where
-        every filter that runs reads only those (``columns``), else on copies of the
-        NodeInfos."""
+                              pdbs: Sequence[PodDisruptionBudget], columns: bool,
+                              positions: np.ndarray | None = None) -> Victims:
+        """SelectVictimsOnNode for the nodes ``names`` (at snapshot ``positions``, when
+        known): on the snapshot's columns where every filter that runs reads only those
+        (``columns``), else on copies of the NodeInfos."""
         fwk = self.handle.framework
         assert fwk is not None
         snapshot = self.handle.snapshot
         if columns:
-            return self._select_victims(pod, _ColumnNodes(fwk, state, pod, snapshot, names), pdbs)
+            return self._select_victims(pod, _ColumnNodes(fwk, state, pod, snapshot, names, positions), pdbs)
         return self._select_victims(pod, _InfoNodes(fwk, state, pod, [snapshot.get(m).clone() for m in names]), pdbs)
 
     def select_victims_on_node(
@@ -791,11 +797,14 @@ class _ColumnNodes(_DryRunNodes):
     state). Pods of equal or higher priority nominated to a node are added for a first
     filter pass, and the node must pass both, as RunFilterPluginsWithNominatedPods."""
 
-    def __init__(self, fwk, state: CycleState, pod: Pod, snapshot, names: list[str]) -> None:
+    def __init__(self, fwk, state: CycleState, pod: Pod, snapshot, names: list[str],
+                 positions: np.ndarray | None = None) -> None:
         self.fwk, self.state, self.pod, self.snapshot = fwk, state, pod, snapshot
         self.names = names
-        position = snapshot.position
-        self.positions = np.array([position[m] for m in names], np.intp)
+        if positions is None:
+            position = snapshot.position
+            positions = np.array([position[m] for m in names], np.intp)
+        self.positions = positions
         self._rows = snapshot.pod_rows(self.positions)
         # the nodes' columns as changed: pod count, non-zero cpu / memory, requested per
         # resource of the pods' requests
