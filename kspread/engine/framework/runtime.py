@@ -224,7 +224,7 @@ class Framework:
             if alive is None:
                 # the first plugin that fails a node: its ids are the set's (the table
                 # holds only Success so far)
-                passing = np.flatnonzero(res.ids == 0)
+                passing = (res.ids == 0).nonzero()[0]
                 if len(passing) == n:
                     continue
                 ids = np.array(res.ids, np.intp)
@@ -233,7 +233,7 @@ class Framework:
                     break  # no node left
                 alive = passing
             else:
-                failed = np.flatnonzero(res.ids)
+                failed = res.ids.nonzero()[0]
                 if not len(failed):
                     continue
                 assert ids is not None
@@ -242,7 +242,7 @@ class Framework:
                 ids[alive[failed]] = res.ids[failed] + offset
                 if len(failed) == len(sub):
                     break  # no node left
-                alive = alive[np.flatnonzero(res.ids == 0)]
+                alive = alive[(res.ids == 0).nonzero()[0]]
             sub = nodes.subset(alive)
         return Filtered(np.zeros(n, np.intp) if ids is None else ids, table)
 
@@ -326,7 +326,7 @@ class Framework:
             found = self._nominated_for(pod)
             if found.by_node:
                 if nodes.snapshot is not None and nodes._infos is None:
-                    at = np.flatnonzero(found.has_at(nodes.positions))  # type: ignore[arg-type]
+                    at = (found.has_at(nodes.positions)).nonzero()[0]  # type: ignore[arg-type]
                     special = at.tolist()
                 else:
                     for i, name in nodes.find(found.by_node.keys()):
@@ -361,7 +361,7 @@ class Framework:
             combined = list(plain.table)
             offset = len(combined) - 1
             combined.extend(with_nominated.table[1:])
-            hit = np.flatnonzero(with_nominated.ids)
+            hit = with_nominated.ids.nonzero()[0]
             combined_ids[np.array(special, np.intp)[hit]] = with_nominated.ids[hit] + offset
             return Filtered(combined_ids, combined)
         special_set = set(special)

@@ -446,7 +446,7 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                 totals.append(np.minimum(found[kind] + np.cumsum(mask), limit))
             # the dry run stops at the first kept candidate after which it holds a
             # non-violating one and ``limit`` in all
-            stops = np.flatnonzero(accepted & (totals[0] >= 1) & (totals[0] + totals[1] >= limit))
+            stops = (accepted & (totals[0] >= 1) & (totals[0] + totals[1] >= limit)).nonzero()[0]
             end = int(stops[0]) + 1 if len(stops) else m
             for k in sorted(res.errors):
                 if k < end:
@@ -510,7 +510,7 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         n = len(nodes)
         rows = nodes.rows()
         out = Victims(n, rows)
-        lower = np.flatnonzero(rows.priority < pod.priority)  # node-major, each node's pod order
+        lower = (rows.priority < pod.priority).nonzero()[0]  # node-major, each node's pod order
         # each node's lower-priority pods by importance (``importance_key``: priority
         # descending, then from 1.15 the earlier start; ties keep the node's pod order)
         node_of = rows.node[lower]
@@ -535,26 +535,26 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         nodes.remove(lower)
         done = np.zeros(n, bool)
         if short_circuits_without_potential_victims(v):
-            empty = np.flatnonzero(counts == 0)
+            empty = (counts == 0).nonzero()[0]
             if len(empty):
                 out.set(empty, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
                 done[empty] = True
-        live = np.flatnonzero(~done)
+        live = (~done).nonzero()[0]
         if len(live):
             res = nodes.filter(live)
-            failed = np.flatnonzero(res.ids)
+            failed = res.ids.nonzero()[0]
             out.put(live, res, failed)
             done[live[failed]] = True
         is_victim = np.zeros(len(order), bool)
         step = 0
         while True:
-            active = np.flatnonzero(~done & (counts > step))
+            active = (~done & (counts > step)).nonzero()[0]
             if not len(active):
                 break
             # add each node's next pod back; where the node no longer fits, it stays out
             at = first[active] + step
             res = nodes.try_add(active, order[at])
-            failed = np.flatnonzero(res.ids)
+            failed = res.ids.nonzero()[0]
             if len(failed):
                 errors = out.put(active, res, failed, keep_status=False)
                 if errors:
@@ -674,7 +674,7 @@ class DryRun:
         m = len(names)
         violating = res.metrics.violations[:m] > 0
         for kind, mask in ((0, accepted & ~violating), (1, accepted & violating)):
-            idx = np.flatnonzero(mask)
+            idx = mask.nonzero()[0]
             if not len(idx):
                 continue
             counts = res.metrics.count[idx]
@@ -682,13 +682,13 @@ class DryRun:
             at = np.repeat(res.first[idx] - (ends - counts), counts) + np.arange(int(ends[-1]) if len(ends) else 0)
             self._kinds[kind].append((list(compress(names, mask.tolist())), res.rows.pods[res.victims[at]],
                                       ends - counts, res.metrics.take(idx)))
-        for k in np.flatnonzero(zero).tolist():
+        for k in zero.nonzero()[0].tolist():
             self.errors.append(f'expected at least one victim pod on node "{names[k]}"')
-        for k in np.flatnonzero(~ok & ~zero).tolist():
+        for k in (~ok & ~zero).nonzero()[0].tolist():
             st = res.table[int(res.ids[k])]
             if st.code == Code.ERROR:
                 self.errors.append(st.message)
-        rest = np.flatnonzero(~accepted[:m])
+        rest = (~accepted[:m]).nonzero()[0]
         if len(rest):
             statuses = [Status(Code.ERROR, (f'expected at least one victim pod on node "{names[k]}"',)) if zero[k]
                         else res.table[i] for k, i in zip(rest.tolist(), res.ids[rest].tolist())]
@@ -843,12 +843,12 @@ class _ColumnNodes(_DryRunNodes):
         plain = self._filter(ks, rows)
         if not self.nominated:
             return plain
-        sub = np.flatnonzero(self.has_nominated[ks])
+        sub = self.has_nominated[ks].nonzero()[0]
         if not len(sub):
             return plain
         first = self._filter(ks[sub], None if rows is None else rows[sub],
                              self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))
-        failed = np.flatnonzero(first.ids)
+        failed = first.ids.nonzero()[0]
         if not len(failed):
             return plain
         ids = plain.ids.copy()
@@ -884,6 +884,6 @@ class _ColumnNodes(_DryRunNodes):
 
     def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
         out = self.filter(ks, rows)
-        ok = np.flatnonzero(out.ids == 0)
+        ok = (out.ids == 0).nonzero()[0]
         self._change(ks[ok], rows[ok], 1)
         return out

@@ -263,7 +263,7 @@ def statuses_of(plan: Sequence[tuple[str, str, int]], keys: np.ndarray, version:
         # the distinct keys (ascending) by counting
         present = np.bincount(keys)
         present[0] = 0
-        distinct = np.flatnonzero(present)
+        distinct = present.nonzero()[0]
         if len(distinct) == 1:
             ids = (keys != 0).astype(np.intp)
         else:
@@ -272,7 +272,7 @@ def statuses_of(plan: Sequence[tuple[str, str, int]], keys: np.ndarray, version:
             ids = lookup.take(keys)
         found = distinct.tolist()
     else:
-        failing = np.flatnonzero(keys)
+        failing = keys.nonzero()[0]
         values, inverse = np.unique(keys[failing], return_inverse=True)
         ids = np.zeros(n, np.intp)
         ids[failing] = inverse.reshape(-1) + 1
