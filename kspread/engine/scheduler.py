@@ -287,7 +287,8 @@ class Scheduler:
             res.pre_filter_status = pre
             if not pre.is_success():
                 # every node is rejected with the PreFilter status
-                res.statuses = _FilterView(self.order, np.zeros(len(self.order), np.intp), (pre,))  # type: ignore[assignment]
+                res.statuses = _FilterView(self.order, np.zeros(len(self.order), np.intp), (pre,),  # type: ignore[assignment]
+                                           positions=self.order_positions)
                 return self._post_filter(state, pod, res)
             if pod.nominated_node and self._prefers_nominated_node():
                 node = self.snapshot.node_infos.get(pod.nominated_node)
@@ -332,7 +333,7 @@ class Scheduler:
         err = first_error(res)
         if err is not None:
             raise_error_of(res, err)
-        return _FilterView(self.order, res.ids, res.table)
+        return _FilterView(self.order, res.ids, res.table, positions=self.order_positions)
 
     def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
         """findNodesThatPassFilters: the nodes are filtered all at once; the search
@@ -369,7 +370,7 @@ class Scheduler:
         searched_positions = rotated[found]
         # statuses in node tree order: the tree's j-th node is the rotated set's (j - start) % n
         ids_in_order = np.roll(filtered.ids, start) if start else filtered.ids
-        view = _FilterView(self.order, ids_in_order, filtered.table)
+        view = _FilterView(self.order, ids_in_order, filtered.table, positions=self.order_positions)
         # the extenders filter every node that passes the filter plugins (`feasible`), not
         # only those the search reached; the search's result is what they keep
         self._set_statuses(res, view)

@@ -817,9 +817,14 @@ class NodeSet:
     def evaluate(self, key: Hashable, fn: Callable[[Node], _H], value_fn: Callable[[_H], object],
                  dtype=np.intp) -> np.ndarray:
         """``value_fn(fn(node))`` per node, calling ``value_fn`` once per distinct value."""
-        col, values = self.codes(key, fn)
+        if self.snapshot is not None:
+            col, values = self.snapshot.static_codes(key, fn)
+            if len(values) != 1:  # (one value: the codes are not gathered)
+                col = col[self.positions]
+        else:
+            col, values = self.codes(key, fn)
         if len(values) == 1:
-            return np.full(len(col), value_fn(values[0]), dtype)
+            return np.full(len(self), value_fn(values[0]), dtype)
         present = np.unique(col)
         table = np.zeros(len(values), dtype)
         for c in present:

@@ -64,17 +64,18 @@ class Filtered:
 class StatusView(Mapping):
     """Every node's filter status, compactly: ``ids[j]`` indexes ``table`` for the j-th
     node of ``names``; ``overrides`` replace some (extenders). A mapping node -> status
-    made only when asked."""
+    made only when asked. ``positions``, when given: the snapshot positions of ``names``."""
 
-    __slots__ = ("names", "ids", "table", "overrides", "_dict")
+    __slots__ = ("names", "ids", "table", "overrides", "_dict", "positions")
 
     def __init__(self, names: list[str], ids: np.ndarray, table: Sequence[Status],
-                 overrides: dict[str, Status] | None = None) -> None:
+                 overrides: dict[str, Status] | None = None, positions: np.ndarray | None = None) -> None:
         self.names = names
         self.ids = ids
         self.table = table
         self.overrides: dict[str, Status] = {} if overrides is None else overrides
         self._dict: dict[str, Status] | None = None
+        self.positions = positions
 
     def as_dict(self) -> dict[str, Status]:
         if self._dict is None:
@@ -104,10 +105,25 @@ class StatusView(Mapping):
 
     def names_without_code(self, code) -> list[str]:
         """The nodes (in order) whose status does not have ``code``."""
-        keep = np.array([st.code != code for st in self.table], bool)[self.ids]
+        keep = self._without_code(code)
+        return list(self.names) if keep is None else list(compress(self.names, keep.tolist()))
+
+    def positions_without_code(self, code) -> np.ndarray | None:
+        """``positions`` of ``names_without_code`` (None without positions)."""
+        if self.positions is None:
+            return None
+        keep = self._without_code(code)
+        return self.positions if keep is None else self.positions[keep]
+
+    def _without_code(self, code) -> np.ndarray | None:
+        """Per node whether its status does not have ``code`` (None: every node)."""
+        codes = [st.code != code for st in self.table]
+        if all(codes) and not self.overrides:
+            return None
+        keep = np.array(codes, bool)[self.ids]
         for name, st in self.overrides.items():
             keep[self.names.index(name)] = st.code != code
-        return list(compress(self.names, keep.tolist()))
+        return keep
 
 
 def statuses_to_filtered(statuses: Sequence[Status]) -> Filtered:

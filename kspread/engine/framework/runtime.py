@@ -206,28 +206,45 @@ class Framework:
         it, so the plugins whose result ignores the node's pods pass it again and are
         not run (``FilterPlugin.ignores_node_pods``)."""
         n = len(nodes)
-        ids = np.zeros(n, np.intp)
+        if not n:
+            return Filtered(np.zeros(0, np.intp), [SUCCESS])
+        ids: np.ndarray | None = None  # made when a node fails
         table: list[Status] = [SUCCESS]
         alive: np.ndarray | None = None  # positions still passing; None: all
+        sub = nodes  # the nodes at ``alive``
+        skip = state.skip_filter_plugins
         for p in self.filter_plugins:
-            if p.name in state.skip_filter_plugins:
+            if skip and p.name in skip:
                 continue
             if passed_once and p.ignores_node_pods(state, pod):
                 continue
-            sub = nodes if alive is None else nodes.subset(alive)
-            if not len(sub):
-                break
             res = p.filter_nodes(state, pod, sub)
-            failed = np.flatnonzero(res.ids)
-            if not len(failed):
+            if len(res.table) == 1:  # only Success: every node passes
                 continue
-            offset = len(table) - 1
-            table.extend(st.with_plugin(p.name) for st in res.table[1:])
-            where = failed if alive is None else alive[failed]
-            ids[where] = res.ids[failed] + offset
-            passing = np.flatnonzero(res.ids == 0)
-            alive = passing if alive is None else alive[passing]
-        return Filtered(ids, table)
+            if alive is None:
+                # the first plugin that fails a node: its ids are the set's (the table
+                # holds only Success so far)
+                passing = (res.ids == 0).nonzero()[0]
+                if len(passing) == n:
+                    continue
+                ids = np.array(res.ids, np.intp)
+                table.extend(st.with_plugin(p.name) for st in res.table[1:])
+                if not len(passing):
+                    break  # no node left
+                alive = passing
+            else:
+                failed = res.ids.nonzero()[0]
+                if not len(failed):
+                    continue
+                assert ids is not None
+                offset = len(table) - 1
+                table.extend(st.with_plugin(p.name) for st in res.table[1:])
+                ids[alive[failed]] = res.ids[failed] + offset
+                if len(failed) == len(sub):
+                    break  # no node left
+                alive = alive[(res.ids == 0).nonzero()[0]]
+            sub = nodes.subset(alive)
+        return Filtered(np.zeros(n, np.intp) if ids is None else ids, table)
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """RunFilterPlugins on one node; an Error status raises SchedulingError."""
@@ -260,6 +277,12 @@ class Framework:
         """``nominated_pods_for`` every node that has some (node -> pods), kept while the
         nominator does not change. Read only."""
         return self._nominated_for(pod).by_node
+
+    def has_nominated(self, pod: Pod, positions: np.ndarray) -> np.ndarray:
+        """Per snapshot position, whether the node has pods ``nominated_pods_for``."""
+        if not self.handle.nominator.has_any():
+            return np.zeros(len(positions), bool)
+        return self._nominated_for(pod).has_at(positions)
 
     def nominated_sums(self, pod: Pod, positions: np.ndarray) -> PodSums:
         """What the pods ``nominated_pods_for`` add to the nodes at these snapshot
@@ -298,13 +321,13 @@ class Framework:
         special: list[int] = []
         nominated: list[list[Pod]] = []
         found: _Nominated | None = None
+        at: np.ndarray | None = None  # ``special`` as an array, for snapshot nodes
         if self.handle.nominator.has_any():
             found = self._nominated_for(pod)
             if found.by_node:
                 if nodes.snapshot is not None and nodes._infos is None:
-                    special = np.flatnonzero(found.has_at(nodes.positions)).tolist()  # type: ignore[arg-type]
-                    names = nodes.subset(np.array(special, np.intp)).names if special else []
-                    nominated = [found.by_node[name] for name in names]
+                    at = (found.has_at(nodes.positions)).nonzero()[0]  # type: ignore[arg-type]
+                    special = at.tolist()
                 else:
                     for i, name in nodes.find(found.by_node.keys()):
                         special.append(i)
@@ -322,6 +345,9 @@ class Framework:
                 assert sub.positions is not None  # a subset of snapshot nodes keeps their positions
                 with_pods = sub.with_sums(self.nominated_sums(pod, sub.positions))
             else:
+                if at is not None:
+                    assert found is not None
+                    nominated = [found.by_node[name] for name in nodes.subset(at).names]
                 infos = nodes.infos
                 added = []
                 for i, pods in zip(special, nominated):
@@ -335,9 +361,8 @@ class Framework:
             combined = list(plain.table)
             offset = len(combined) - 1
             combined.extend(with_nominated.table[1:])
-            for k, i in enumerate(special):
-                if with_nominated.ids[k]:
-                    combined_ids[i] = with_nominated.ids[k] + offset
+            hit = with_nominated.ids.nonzero()[0]
+            combined_ids[np.array(special, np.intp)[hit]] = with_nominated.ids[hit] + offset
             return Filtered(combined_ids, combined)
         special_set = set(special)
         plain_pos = np.array([i for i in range(len(nodes)) if i not in special_set], np.intp)

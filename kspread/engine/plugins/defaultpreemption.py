@@ -332,14 +332,16 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         ok, msg = self.pod_eligible_to_preempt_others(pod, statuses)
         if not ok:
             return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (msg,))
+        positions = None  # the snapshot positions of ``potential``, when known
         if isinstance(statuses, StatusView):
             potential = statuses.names_without_code(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            positions = statuses.positions_without_code(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
         else:
             potential = [n for n, st in statuses.items() if st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
         if not potential:
             return (PreemptionOutcome(None, clear_nomination=True),
                     Status(Code.UNSCHEDULABLE, ("Preemption is not helpful for scheduling",)))
-        dry = self.dry_run_preemption(state, pod, potential)
+        dry = self.dry_run_preemption(state, pod, potential, positions)
         outcome = PreemptionOutcome(None, candidates=LazyMap(dry.candidates), potential=potential,
                                     dry_run=LazyMap(dry.not_candidates),
                                     pdb_violations=LazyMap(dry.violations),
@@ -387,12 +389,14 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         """How many candidates the dry run keeps of each kind (non-violating, violating)."""
         return num_candidates(n, self.percentage, self.absolute) if limits_candidates(self.version) else n
 
-    def dry_run_preemption(self, state: CycleState, pod: Pod, potential: list[str]) -> DryRun:
+    def dry_run_preemption(self, state: CycleState, pod: Pod, potential: list[str],
+                           positions: np.ndarray | None = None) -> DryRun:
         """The candidates (non-violating ones first, each kind in the order visited), the
         errors of nodes whose dry run failed with an Error status, and the status of
         every visited node that is not a candidate (Success for a node whose victims
         came after its kind's list was full): see ``DryRun``. A node whose filtering
-        raised, visited before the dry run stopped, raises its SchedulingError."""
+        raised, visited before the dry run stopped, raises its SchedulingError.
+        ``positions``: the snapshot positions of ``potential``, when known."""
         pdbs = self.handle.cluster.pdbs
         fwk = self.handle.framework
         assert fwk is not None
@@ -423,8 +427,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             if i:
                 floor *= 4
             names = potential[i:i + batch]
+            at = None if positions is None else positions[i:i + batch]
             i += len(names)
-            res = self._select_victims_batch(state.clone(), pod, names, pdbs, columns)
+            res = self._select_victims_batch(state.clone(), pod, names, pdbs, columns, at)
             m = len(names)
             success = res.ids == 0
             if res.errors:
@@ -441,7 +446,7 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                 totals.append(np.minimum(found[kind] + np.cumsum(mask), limit))
             # the dry run stops at the first kept candidate after which it holds a
             # non-violating one and ``limit`` in all
-            stops = np.flatnonzero(accepted & (totals[0] >= 1) & (totals[0] + totals[1] >= limit))
+            stops = (accepted & (totals[0] >= 1) & (totals[0] + totals[1] >= limit)).nonzero()[0]
             end = int(stops[0]) + 1 if len(stops) else m
             for k in sorted(res.errors):
                 if k < end:
@@ -454,15 +459,16 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         return dry
 
     def _select_victims_batch(self, state: CycleState, pod: Pod, names: list[str],
-                              pdbs: Sequence[PodDisruptionBudget], columns: bool) -> Victims:
-        """SelectVictimsOnNode for the nodes ``names``: on the snapshot's columns where
-        every filter that runs reads only those (``columns``), else on copies of the
-        NodeInfos."""
+                              pdbs: Sequence[PodDisruptionBudget], columns: bool,
+                              positions: np.ndarray | None = None) -> Victims:
+        """SelectVictimsOnNode for the nodes ``names`` (at snapshot ``positions``, when
+        known): on the snapshot's columns where every filter that runs reads only those
+        (``columns``), else on copies of the NodeInfos."""
         fwk = self.handle.framework
         assert fwk is not None
         snapshot = self.handle.snapshot
         if columns:
-            return self._select_victims(pod, _ColumnNodes(fwk, state, pod, snapshot, names), pdbs)
+            return self._select_victims(pod, _ColumnNodes(fwk, state, pod, snapshot, names, positions), pdbs)
         return self._select_victims(pod, _InfoNodes(fwk, state, pod, [snapshot.get(m).clone() for m in names]), pdbs)
 
     def select_victims_on_node(
@@ -504,7 +510,7 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         n = len(nodes)
         rows = nodes.rows()
         out = Victims(n, rows)
-        lower = np.flatnonzero(rows.priority < pod.priority)  # node-major, each node's pod order
+        lower = (rows.priority < pod.priority).nonzero()[0]  # node-major, each node's pod order
         # each node's lower-priority pods by importance (``importance_key``: priority
         # descending, then from 1.15 the earlier start; ties keep the node's pod order)
         node_of = rows.node[lower]
@@ -529,26 +535,26 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         nodes.remove(lower)
         done = np.zeros(n, bool)
         if short_circuits_without_potential_victims(v):
-            empty = np.flatnonzero(counts == 0)
+            empty = (counts == 0).nonzero()[0]
             if len(empty):
                 out.set(empty, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
                 done[empty] = True
-        live = np.flatnonzero(~done)
+        live = (~done).nonzero()[0]
         if len(live):
             res = nodes.filter(live)
-            failed = np.flatnonzero(res.ids)
+            failed = res.ids.nonzero()[0]
             out.put(live, res, failed)
             done[live[failed]] = True
         is_victim = np.zeros(len(order), bool)
         step = 0
         while True:
-            active = np.flatnonzero(~done & (counts > step))
+            active = (~done & (counts > step)).nonzero()[0]
             if not len(active):
                 break
             # add each node's next pod back; where the node no longer fits, it stays out
             at = first[active] + step
             res = nodes.try_add(active, order[at])
-            failed = np.flatnonzero(res.ids)
+            failed = res.ids.nonzero()[0]
             if len(failed):
                 errors = out.put(active, res, failed, keep_status=False)
                 if errors:
@@ -668,7 +674,7 @@ class DryRun:
         m = len(names)
         violating = res.metrics.violations[:m] > 0
         for kind, mask in ((0, accepted & ~violating), (1, accepted & violating)):
-            idx = np.flatnonzero(mask)
+            idx = mask.nonzero()[0]
             if not len(idx):
                 continue
             counts = res.metrics.count[idx]
@@ -676,13 +682,13 @@ class DryRun:
             at = np.repeat(res.first[idx] - (ends - counts), counts) + np.arange(int(ends[-1]) if len(ends) else 0)
             self._kinds[kind].append((list(compress(names, mask.tolist())), res.rows.pods[res.victims[at]],
                                       ends - counts, res.metrics.take(idx)))
-        for k in np.flatnonzero(zero).tolist():
+        for k in zero.nonzero()[0].tolist():
             self.errors.append(f'expected at least one victim pod on node "{names[k]}"')
-        for k in np.flatnonzero(~ok & ~zero).tolist():
+        for k in (~ok & ~zero).nonzero()[0].tolist():
             st = res.table[int(res.ids[k])]
             if st.code == Code.ERROR:
                 self.errors.append(st.message)
-        rest = np.flatnonzero(~accepted[:m])
+        rest = (~accepted[:m]).nonzero()[0]
         if len(rest):
             statuses = [Status(Code.ERROR, (f'expected at least one victim pod on node "{names[k]}"',)) if zero[k]
                         else res.table[i] for k, i in zip(rest.tolist(), res.ids[rest].tolist())]
@@ -791,23 +797,24 @@ class _ColumnNodes(_DryRunNodes):
     state). Pods of equal or higher priority nominated to a node are added for a first
     filter pass, and the node must pass both, as RunFilterPluginsWithNominatedPods."""
 
-    def __init__(self, fwk, state: CycleState, pod: Pod, snapshot, names: list[str]) -> None:
+    def __init__(self, fwk, state: CycleState, pod: Pod, snapshot, names: list[str],
+                 positions: np.ndarray | None = None) -> None:
         self.fwk, self.state, self.pod, self.snapshot = fwk, state, pod, snapshot
         self.names = names
-        position = snapshot.position
-        self.positions = np.array([position[m] for m in names], np.intp)
+        if positions is None:
+            position = snapshot.position
+            positions = np.array([position[m] for m in names], np.intp)
+        self.positions = positions
         self._rows = snapshot.pod_rows(self.positions)
-        n = len(names)
-        self.count = np.zeros(n, np.int64)
-        self.cpu = np.zeros(n, np.int64)
-        self.memory = np.zeros(n, np.int64)
-        self.delta = {r: np.zeros(n, np.int64) for r in self._rows.requests}  # resource -> change
+        # the nodes' columns as changed: pod count, non-zero cpu / memory, requested per
+        # resource of the pods' requests
+        pos = self.positions
+        self.count = snapshot.pod_count[pos]
+        self.cpu = snapshot.non_zero_requested("cpu")[pos]
+        self.memory = snapshot.non_zero_requested("memory")[pos]
+        self.requested = {r: snapshot.requested(r)[pos] for r in self._rows.requests}
         # the nodes with pods nominated to them that the filters make room for
-        self.has_nominated = np.zeros(n, bool)
-        if fwk.handle.nominator.has_any():
-            by_node = fwk.nominated_pods_by_node(pod)
-            if by_node:
-                self.has_nominated[[k for k, _ in NodeSet(snapshot, self.positions).find(by_node.keys())]] = True
+        self.has_nominated = fwk.has_nominated(pod, self.positions)
         self.nominated = bool(self.has_nominated.any())
 
     def __len__(self) -> int:
@@ -823,7 +830,7 @@ class _ColumnNodes(_DryRunNodes):
         np.add.at(self.cpu, ks, sign * r.cpu[rows])
         np.add.at(self.memory, ks, sign * r.memory[rows])
         for res, col in r.requests.items():
-            np.add.at(self.delta[res], ks, sign * col[rows])
+            np.add.at(self.requested[res], ks, sign * col[rows])
 
     def remove(self, rows: np.ndarray) -> None:
         self._change(self._rows.node[rows], rows, -1)
@@ -836,12 +843,12 @@ class _ColumnNodes(_DryRunNodes):
         plain = self._filter(ks, rows)
         if not self.nominated:
             return plain
-        sub = np.flatnonzero(self.has_nominated[ks])
+        sub = self.has_nominated[ks].nonzero()[0]
         if not len(sub):
             return plain
         first = self._filter(ks[sub], None if rows is None else rows[sub],
                              self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))
-        failed = np.flatnonzero(first.ids)
+        failed = first.ids.nonzero()[0]
         if not len(failed):
             return plain
         ids = plain.ids.copy()
@@ -857,10 +864,10 @@ class _ColumnNodes(_DryRunNodes):
         snap = self.snapshot
         r = self._rows
         pos = self.positions[ks]
-        count = snap.pod_count[pos] + self.count[ks]
-        cpu = snap.non_zero_requested("cpu")[pos] + self.cpu[ks]
-        memory = snap.non_zero_requested("memory")[pos] + self.memory[ks]
-        requested = {res: snap.requested(res)[pos] + d[ks] for res, d in self.delta.items()}
+        count = self.count[ks]
+        cpu = self.cpu[ks]
+        memory = self.memory[ks]
+        requested = {res: col[ks] for res, col in self.requested.items()}
         if rows is not None:
             count = count + 1
             cpu = cpu + r.cpu[rows]
@@ -877,6 +884,6 @@ class _ColumnNodes(_DryRunNodes):
 
     def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
         out = self.filter(ks, rows)
-        ok = np.flatnonzero(out.ids == 0)
+        ok = (out.ids == 0).nonzero()[0]
         self._change(ks[ok], rows[ok], 1)
         return out

@@ -37,7 +37,7 @@ disabled", UnschedulableAndUnresolvable).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +55,7 @@ from kspread.engine.framework.status import SUCCESS, Code, CycleState, Status, e
 from kspread.engine.model import Pod
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kspread.engine.resources import pod_requests
-from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.snapshot import NodeInfo, NodeSet, Snapshot
 from kspread.engine.versions import Version, resource_scoring
 
 PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
@@ -133,21 +133,16 @@ class ResourceCheck:
     unresolvable: np.ndarray | None = None
 
 
-def fits_request_nodes(
+def comparisons(
     request: Mapping[str, int],
-    nodes: NodeSet,
     version: Version,
     ignored_resources: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
-) -> list[ResourceCheck]:
-    """``fitsRequest`` over the nodes: the comparisons, in upstream's order (reasons of
-    one node are its failed checks in this order). int64 throughout: allocatable is at
-    most 2**62 and requests are non-negative, so ``allocatable - requested`` is exact."""
-    out: list[ResourceCheck] = []
-    count = nodes.pod_count()
-    allowed_pods = nodes.allocatable(PODS)
-    reason = too_many_pods_reason(version)
-    out.append(ResourceCheck(PODS, reason, 1, count, allowed_pods, count + 1 > allowed_pods))
+) -> list[tuple[str, str, int]]:
+    """``fitsRequest``'s comparisons for a request, in upstream's order (reasons of one
+    node are its failed comparisons in this order): (resource, reason, requested), the
+    pod count (requested 1) first."""
+    out = [(PODS, too_many_pods_reason(version), 1)]
     if all(request.get(r, 0) == 0 for r in _BASIC) and not any(is_scalar_resource(k) for k in request):
         return out
     skip_zero = skips_zero_basic_requests(version)
@@ -155,16 +150,60 @@ def fits_request_nodes(
         req = request.get(r, 0)
         if skip_zero and req <= 0:
             continue
-        a, u = nodes.allocatable(r), nodes.requested(r)
-        out.append(ResourceCheck(r, f"Insufficient {r}", req, u, a, req > a - u, req > a))
+        out.append((r, f"Insufficient {r}", req))
     for r in sorted(k for k in request if is_scalar_resource(k)):
         req = request[r]
         if req == 0 and skips_zero_scalar_requests(version):
             continue
         if _is_extended(r) and (r in ignored_resources or r.split("/", 1)[0] in ignored_groups):
             continue
-        a, u = nodes.allocatable(r), nodes.requested(r)
-        out.append(ResourceCheck(r, f"Insufficient {r}", req, u, a, req > a - u, req > a))
+        out.append((r, f"Insufficient {r}", req))
+    return out
+
+
+class _Whole:
+    """Every node of a snapshot, in its order: the snapshot's own columns (read only)."""
+
+    __slots__ = ("snapshot",)
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def pod_count(self) -> np.ndarray:
+        return self.snapshot.pod_count
+
+    def allocatable(self, resource: str) -> np.ndarray:
+        return self.snapshot.allocatable(resource)
+
+    def requested(self, resource: str) -> np.ndarray:
+        return self.snapshot.requested(resource)
+
+
+def _failed(resource: str, req: int, nodes: NodeSet | _Whole) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One comparison over the nodes: (failed, used, capacity). The pod count fails
+    where ``pods + 1 > allowed``, a resource where ``request > allocatable - requested``;
+    int64 throughout: allocatable is at most 2**62 and requests are non-negative, so
+    ``allocatable - requested`` is exact."""
+    if resource == PODS:
+        used, capacity = nodes.pod_count(), nodes.allocatable(PODS)
+        return used + req > capacity, used, capacity
+    capacity, used = nodes.allocatable(resource), nodes.requested(resource)
+    return req > capacity - used, used, capacity
+
+
+def fits_request_nodes(
+    request: Mapping[str, int],
+    nodes: NodeSet,
+    version: Version,
+    ignored_resources: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[ResourceCheck]:
+    """``fitsRequest`` over the nodes: every comparison (``comparisons``) with its
+    per-node result, in upstream's order."""
+    out: list[ResourceCheck] = []
+    for r, reason, req in comparisons(request, version, ignored_resources, ignored_groups):
+        failed, used, capacity = _failed(r, req, nodes)
+        out.append(ResourceCheck(r, reason, req, used, capacity, failed, None if r == PODS else req > capacity))
     return out
 
 
@@ -182,38 +221,72 @@ def fits_request(
             for c in checks if c.failed[0]]
 
 
-def statuses_of(checks: list[ResourceCheck], n: int, version: Version) -> Filtered:
-    """Per node the status of its failed checks (``status_of``), computed once per
-    distinct combination."""
-    if not checks:
+def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet | _Whole, version: Version) -> np.ndarray:
+    """Per node which comparisons of ``plan`` fail, as one key: bit ``k + 1`` for the
+    k-th comparison, bit 0 when a failing request exceeds the node's whole allocatable
+    (only from 1.34, where that makes the status unresolvable; never the pod count);
+    0 where the node fits. uint8 for up to 7 comparisons (int64 up to 62, else Python
+    integers). Over most of a snapshot's nodes (its own columns), the comparisons run
+    over all its nodes and the keys are gathered."""
+    if isinstance(nodes, NodeSet) and nodes.snapshot is not None and nodes.overrides is None:
+        snap, positions = nodes.snapshot, nodes.positions
+        if positions is not None and 2 * len(positions) >= len(snap.node_list):
+            return failure_keys(plan, _Whole(snap), version).take(positions)
+    dtype = np.uint8 if len(plan) <= 7 else np.int64 if len(plan) <= 62 else object
+    unres_matters = unresolvable_when_larger_than_node(version)
+    keys: np.ndarray | None = None
+    unres: np.ndarray | None = None
+    for k, (r, _, req) in enumerate(plan):
+        failed, _, capacity = _failed(r, req, nodes)
+        if unres_matters and r != PODS:
+            over = failed & (req > capacity)
+            unres = over if unres is None else unres | over
+        bits = (failed.view(np.uint8) if dtype is np.uint8 else failed.astype(dtype)) << (k + 1)
+        if keys is None:
+            keys = bits
+        else:
+            keys |= bits
+    assert keys is not None  # the pod count is always compared
+    if unres is not None:
+        keys |= unres.view(np.uint8) if dtype is np.uint8 else unres.astype(dtype)
+    return keys
+
+
+def statuses_of(plan: Sequence[tuple[str, str, int]], keys: np.ndarray, version: Version,
+                cache: dict | None = None) -> Filtered:
+    """Per node the status of its failed comparisons (``failure_keys``), made once per
+    distinct key (and kept in ``cache``, key -> status, when given)."""
+    n = len(keys)
+    if not keys.any():
         return Filtered.passing(n)
-    mask = np.zeros(n, np.int64)
-    unres = np.zeros(n, bool)
-    for k, c in enumerate(checks):
-        mask |= c.failed.astype(np.int64) << k
-        if c.unresolvable is not None:
-            unres |= c.failed & c.unresolvable
-    keys = mask * 2 + unres
-    failing = np.flatnonzero(keys)
-    ids = np.zeros(n, np.intp)
-    table: list[Status] = [SUCCESS]
-    if not len(failing):
-        return Filtered(ids, table)
-    failing_keys = keys[failing]
-    if len(checks) < 16:
-        # small bitmasks: the distinct keys (ascending, as np.unique) by counting
-        lookup = np.bincount(failing_keys)
-        distinct = np.flatnonzero(lookup)
-        lookup[distinct] = np.arange(len(distinct))
-        inverse = lookup[failing_keys]
+    if keys.dtype == np.uint8:
+        # the distinct keys (ascending) by counting
+        present = np.bincount(keys)
+        present[0] = 0
+        distinct = present.nonzero()[0]
+        if len(distinct) == 1:
+            ids = (keys != 0).astype(np.intp)
+        else:
+            lookup = np.zeros(len(present), np.intp)
+            lookup[distinct] = np.arange(1, len(distinct) + 1)
+            ids = lookup.take(keys)
+        found = distinct.tolist()
     else:
-        distinct, inverse = np.unique(failing_keys, return_inverse=True)
-    for key in distinct.tolist():
-        bits, u = key >> 1, key & 1
-        failed = [InsufficientResource(c.resource, c.reason, c.requested, 0, 0, bool(u))
-                  for k, c in enumerate(checks) if bits >> k & 1]
-        table.append(status_of(failed, version))
-    ids[failing] = inverse.reshape(-1) + 1
+        failing = keys.nonzero()[0]
+        values, inverse = np.unique(keys[failing], return_inverse=True)
+        ids = np.zeros(n, np.intp)
+        ids[failing] = inverse.reshape(-1) + 1
+        found = [int(x) for x in values]
+    table: list[Status] = [SUCCESS]
+    for key in found:
+        st = None if cache is None else cache.get(key)
+        if st is None:
+            bits, u = key >> 1, key & 1
+            st = status_of([InsufficientResource(r, reason, req, 0, 0, bool(u))
+                            for k, (r, reason, req) in enumerate(plan) if bits >> k & 1], version)
+            if cache is not None:
+                cache[key] = st
+        table.append(st)
     return Filtered(ids, table)
 
 
@@ -238,10 +311,14 @@ def status_of(insufficient: list[InsufficientResource], version: Version) -> Sta
 
 
 class _PreFilterState:
-    __slots__ = ("request",)
+    __slots__ = ("request", "plan", "statuses")
 
     def __init__(self, request: dict[str, int]) -> None:
         self.request = request
+        # the Filter's comparisons and the statuses made of their failures (failure
+        # key -> status), made on first use: they depend only on the request
+        self.plan: list[tuple[str, str, int]] | None = None
+        self.statuses: dict = {}
 
     def clone(self) -> _PreFilterState:
         return self  # read-only after PreFilter, as upstream's Clone
@@ -270,9 +347,9 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
         if not isinstance(st, _PreFilterState):
             return Filtered.where(np.ones(len(nodes), bool),
                                   error(f'error reading "{PRE_FILTER_KEY}" from cycleState'))
-        ignored, groups = self._ignored()
-        checks = fits_request_nodes(st.request, nodes, self.version, ignored, groups)
-        return statuses_of(checks, len(nodes), self.version)
+        if st.plan is None:
+            st.plan = comparisons(st.request, self.version, *self._ignored())
+        return statuses_of(st.plan, failure_keys(st.plan, nodes, self.version), self.version, st.statuses)
 
 
 class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
