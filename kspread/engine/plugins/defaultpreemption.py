@@ -277,8 +277,7 @@ def pick_steps(names: list[str], m: VictimMetrics, version: Version) -> tuple[li
     if not names:
         return [], steps
     idx = np.arange(len(names), dtype=np.intp)
-    name_array = np.empty(len(names), object)
-    name_array[:] = names
+    kept = list(names)  # the names at ``idx``: one list while the criteria keep every node
     if picks_zero_victim_node_first(version):
         empty = np.flatnonzero(m.count == 0)
         if len(empty):
@@ -307,8 +306,11 @@ def pick_steps(names: list[str], m: VictimMetrics, version: Version) -> tuple[li
         values = column[idx]
         best = values.min() if smallest else values.max()
         before = idx
-        idx = idx[values == best]
-        steps.append(PickStep(name, _values(names, before, values), name_array[idx].tolist()))
+        same = values == best
+        if not same.all():
+            idx = idx[same]
+            kept = [names[j] for j in idx.tolist()]
+        steps.append(PickStep(name, _values(names, before, values), kept))
         if len(idx) == 1:
             break
     return idx.tolist(), steps
@@ -667,7 +669,8 @@ class DryRun:
         self.metrics: VictimMetrics = None  # type: ignore[assignment]  # set before it is read
         # per kind, per batch: (names, victims flat, offsets, metrics) of its candidates
         self._kinds: list[list] = [[], []]
-        # per batch: (names, statuses) of the visited nodes that are not candidates
+        # per batch: the visited nodes that are not candidates (their names, whether
+        # each had no victims, their status ids, the batch's status table)
         self._rest: list = []
 
     def add(self, names: list[str], res: Victims, accepted: np.ndarray, zero: np.ndarray, ok: np.ndarray) -> None:
@@ -684,15 +687,16 @@ class DryRun:
                                       ends - counts, res.metrics.take(idx)))
         for k in zero.nonzero()[0].tolist():
             self.errors.append(f'expected at least one victim pod on node "{names[k]}"')
-        for k in (~ok & ~zero).nonzero()[0].tolist():
-            st = res.table[int(res.ids[k])]
-            if st.code == Code.ERROR:
-                self.errors.append(st.message)
-        rest = (~accepted[:m]).nonzero()[0]
+        table = res.table
+        errs = [j for j, st in enumerate(table) if st.code == Code.ERROR]
+        if errs:
+            for k in (~ok & ~zero & np.isin(res.ids[:m], errs)).nonzero()[0].tolist():
+                self.errors.append(table[int(res.ids[k])].message)
+        not_accepted = ~accepted[:m]
+        rest = not_accepted.nonzero()[0]
         if len(rest):
-            statuses = [Status(Code.ERROR, (f'expected at least one victim pod on node "{names[k]}"',)) if zero[k]
-                        else res.table[i] for k, i in zip(rest.tolist(), res.ids[rest].tolist())]
-            self._rest.append(([names[k] for k in rest.tolist()], statuses))
+            # their statuses made when asked (``not_candidates``)
+            self._rest.append((list(compress(names, not_accepted.tolist())), zero[rest], res.ids[rest], table))
 
     def finish(self) -> None:
         parts = self._kinds[0] + self._kinds[1]
@@ -718,8 +722,10 @@ class DryRun:
 
     def not_candidates(self) -> dict[str, Status]:
         out: dict[str, Status] = {}
-        for names, statuses in self._rest:
-            out.update(zip(names, statuses))
+        for names, zero, ids, table in self._rest:
+            for name, z, i in zip(names, zero.tolist(), ids.tolist()):
+                out[name] = (Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+                             if z else table[i])
         return out
 
 
