@@ -515,11 +515,8 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         lower = (rows.priority < pod.priority).nonzero()[0]  # node-major, each node's pod order
         # each node's lower-priority pods by importance (``importance_key``: priority
         # descending, then from 1.15 the earlier start; ties keep the node's pod order)
-        node_of = rows.node[lower]
-        if start_time_orders_victims(v):
-            order = lower[np.lexsort((lower, rows.start[lower], -rows.priority[lower], node_of))]
-        else:
-            order = lower[np.lexsort((lower, -rows.priority[lower], node_of))]
+        order = lower[_stable_order(rows.node[lower], -rows.priority[lower],
+                                    rows.start[lower] if start_time_orders_victims(v) else None)]
         counts = np.bincount(rows.node[order], minlength=n)
         first = np.cumsum(counts) - counts
         violating = np.zeros(len(order), bool)
@@ -530,8 +527,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                 viol = {id(p) for p in filter_pods_with_pdb_violation(pods, pdbs, v)[0]}
                 violating[seg] = [id(p) in viol for p in pods]
         # reprieve order: PDB-violating pods first, each group by importance
-        reprieve = np.lexsort((np.arange(len(order)), ~violating, rows.node[order]))
-        order, violating = order[reprieve], violating[reprieve]
+        if violating.any():
+            reprieve = _stable_order(rows.node[order], ~violating)
+            order, violating = order[reprieve], violating[reprieve]
         num_violating = np.bincount(rows.node[order][violating], minlength=n)
         mixed = (num_violating > 0) & (num_violating < counts)
         nodes.remove(lower)
@@ -576,6 +574,26 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             victims, victim_violating, vnode = victims[again], victim_violating[again], vnode[again]
         out.finish(victims, vnode, victim_violating)
         return out
+
+
+def _stable_order(*keys: np.ndarray | None) -> np.ndarray:
+    """The indexes that sort by ``keys`` (the first the primary key; None skipped),
+    equal keys keeping their index order: ``np.lexsort`` with the index as the last
+    key, or the identity when the keys are already in order (checked pairwise)."""
+    ks = [k for k in keys if k is not None]
+    n = len(ks[0])
+    if n > 1:
+        # pair j (index j, j + 1) is in order when some key is less and every key
+        # before it equal, or every key is equal
+        less = np.zeros(n - 1, bool)
+        equal = np.ones(n - 1, bool)
+        for k in ks:
+            a, b = k[:-1], k[1:]
+            less |= equal & (a < b)
+            equal &= a == b
+        if not (less | equal).all():
+            return np.lexsort((np.arange(n), *reversed(ks)))
+    return np.arange(n)
 
 
 # ---- the results of a dry run -------------------------------------------------------------
@@ -629,15 +647,17 @@ class Victims:
         self.first = np.cumsum(count) - count
         prio = rows.priority[victims]
         first_priority = np.zeros(n, np.int64)
-        has = count > 0
-        first_priority[has] = prio[self.first[has]]
         priority_sum = np.zeros(n, np.int64)
-        np.add.at(priority_sum, vnode, prio + (MAX_INT32 + 1))
-        top = np.full(n, np.iinfo(np.int64).min, np.int64)
-        np.maximum.at(top, vnode, prio)
         earliest = np.full(n, np.inf, np.float64)
-        at_top = prio == top[vnode]
-        np.minimum.at(earliest, vnode[at_top], rows.start[victims][at_top])
+        has = count > 0
+        if len(victims):
+            # each node's victims are one run (node-major): reduced per run, in int64
+            starts = self.first[has]
+            first_priority[has] = prio[starts]
+            priority_sum[has] = np.add.reduceat(prio + (MAX_INT32 + 1), starts)
+            top = np.maximum.reduceat(prio, starts)
+            at_top = prio == np.repeat(top, count[has])
+            earliest[has] = np.minimum.reduceat(np.where(at_top, rows.start[victims], np.inf), starts)
         self.metrics = VictimMetrics(np.bincount(vnode[violating], minlength=n).astype(np.int64), count,
                                      first_priority, priority_sum, earliest)
 
@@ -830,15 +850,27 @@ class _ColumnNodes(_DryRunNodes):
         return self._rows
 
     def _change(self, ks: np.ndarray, rows: np.ndarray, sign: int) -> None:
-        """Add (sign 1) or remove (-1) the pods ``rows`` on the nodes ``ks`` (repeats allowed)."""
+        """Add (sign 1) or remove (-1) the pods ``rows`` on the nodes ``ks``: distinct
+        nodes, or (repeats) in non-decreasing order, each node's pods summed in int64."""
         r = self._rows
-        np.add.at(self.count, ks, sign)
-        np.add.at(self.cpu, ks, sign * r.cpu[rows])
-        np.add.at(self.memory, ks, sign * r.memory[rows])
+        if len(ks) > 1 and not (ks[1:] != ks[:-1]).all():
+            starts = np.concatenate(([0], (ks[1:] != ks[:-1]).nonzero()[0] + 1))
+            counts = np.diff(np.append(starts, len(ks)))
+            ks = ks[starts]
+            self.count[ks] += sign * counts
+            self.cpu[ks] += sign * np.add.reduceat(r.cpu[rows], starts)
+            self.memory[ks] += sign * np.add.reduceat(r.memory[rows], starts)
+            for res, col in r.requests.items():
+                self.requested[res][ks] += sign * np.add.reduceat(col[rows], starts)
+            return
+        self.count[ks] += sign
+        self.cpu[ks] += sign * r.cpu[rows]
+        self.memory[ks] += sign * r.memory[rows]
         for res, col in r.requests.items():
-            np.add.at(self.requested[res], ks, sign * col[rows])
+            self.requested[res][ks] += sign * col[rows]
 
     def remove(self, rows: np.ndarray) -> None:
+        """``rows`` in row order (node-major)."""
         self._change(self._rows.node[rows], rows, -1)
 
     def filter(self, ks: np.ndarray, rows: np.ndarray | None = None) -> Filtered:
