@@ -811,29 +811,42 @@ class NodeSet:
             overrides[("requested", r)] = self.requested(r) + col
         return NodeSet(snap, self.positions, overrides=overrides)
 
-    def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int],
-                key: tuple = ()) -> np.ndarray:
-        if self.overrides is not None and key in self.overrides:
-            return self.overrides[key]
-        if self.snapshot is not None:
-            return snap_col()[self.positions]
-        return np.array([per_info(i) for i in self.infos], np.int64)
+    def _override(self, key: tuple) -> np.ndarray | None:
+        over = self.overrides
+        return None if over is None else over.get(key)
 
     def allocatable(self, resource: str) -> np.ndarray:
-        return self._column(lambda: self.snapshot.allocatable(resource),  # type: ignore[union-attr]
-                            lambda i: i.node.allocatable.get(resource, 0))
+        snap = self.snapshot
+        if snap is not None:
+            return snap.allocatable(resource)[self.positions]
+        return np.array([i.node.allocatable.get(resource, 0) for i in self.infos], np.int64)
 
     def requested(self, resource: str) -> np.ndarray:
-        return self._column(lambda: self.snapshot.requested(resource),  # type: ignore[union-attr]
-                            lambda i: i.requested.get(resource, 0), ("requested", resource))
+        col = self._override(("requested", resource))
+        if col is not None:
+            return col
+        snap = self.snapshot
+        if snap is not None:
+            return snap.requested(resource)[self.positions]
+        return np.array([i.requested.get(resource, 0) for i in self.infos], np.int64)
 
     def non_zero_requested(self, resource: str) -> np.ndarray:
-        return self._column(lambda: self.snapshot.non_zero_requested(resource),  # type: ignore[union-attr]
-                            lambda i: i.non_zero_requested.get(resource, 0), ("non_zero", resource))
+        col = self._override(("non_zero", resource))
+        if col is not None:
+            return col
+        snap = self.snapshot
+        if snap is not None:
+            return snap.non_zero_requested(resource)[self.positions]
+        return np.array([i.non_zero_requested.get(resource, 0) for i in self.infos], np.int64)
 
     def pod_count(self) -> np.ndarray:
+        col = self._override(("pod_count",))
+        if col is not None:
+            return col
         snap = self.snapshot
-        return self._column(lambda: snap.pod_count, lambda i: len(i.pods), ("pod_count",))  # type: ignore[union-attr]
+        if snap is not None:
+            return snap.pod_count[self.positions]
+        return np.array([len(i.pods) for i in self.infos], np.int64)
 
     def codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
         """Per node the code of the static property ``fn(node)`` (cached under ``key``
