@@ -851,7 +851,8 @@ class _ColumnNodes(_DryRunNodes):
 
     def _change(self, ks: np.ndarray, rows: np.ndarray, sign: int) -> None:
         """Add (sign 1) or remove (-1) the pods ``rows`` on the nodes ``ks``: distinct
-        nodes, or (repeats) in non-decreasing order, each node's pods summed in int64."""
+        nodes, or (repeats) in non-decreasing order, each node's pods summed in int64
+        (``try_add`` keeps the columns it filtered instead)."""
         r = self._rows
         if len(ks) > 1 and not (ks[1:] != ks[:-1]).all():
             starts = np.concatenate(([0], (ks[1:] != ks[:-1]).nonzero()[0] + 1))
@@ -878,17 +879,21 @@ class _ColumnNodes(_DryRunNodes):
         given: first with their nominated pods added (nodes that have some), then without.
         With ``rows`` (a reprieve step) the nodes passed every plugin before, with their
         pods removed: the plugins that ignore a node's pods are not run again."""
-        plain = self._filter(ks, rows)
+        return self._filter_with_nominated(ks, rows)[0]
+
+    def _filter_with_nominated(self, ks: np.ndarray, rows: np.ndarray | None = None) -> tuple[Filtered, dict]:
+        """``filter``, and the nodes' columns it filtered without nominated pods."""
+        plain, columns = self._filter(ks, rows)
         if not self.nominated:
-            return plain
+            return plain, columns
         sub = self.has_nominated[ks].nonzero()[0]
         if not len(sub):
-            return plain
+            return plain, columns
         first = self._filter(ks[sub], None if rows is None else rows[sub],
-                             self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))
+                             self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))[0]
         failed = first.ids.nonzero()[0]
         if not len(failed):
-            return plain
+            return plain, columns
         ids = plain.ids.copy()
         table = list(plain.table)
         offset = len(table) - 1
@@ -896,9 +901,12 @@ class _ColumnNodes(_DryRunNodes):
         ids[sub[failed]] = first.ids[failed] + offset
         raised = dict(plain.raised)
         raised.update({k + offset: e for k, e in first.raised.items()})
-        return Filtered(ids, table, raised)
+        return Filtered(ids, table, raised), columns
 
-    def _filter(self, ks: np.ndarray, rows: np.ndarray | None = None, extra: PodSums | None = None) -> Filtered:
+    def _filter(self, ks: np.ndarray, rows: np.ndarray | None = None,
+                extra: PodSums | None = None) -> tuple[Filtered, dict]:
+        """Filter the nodes ``ks`` (with pod ``rows[j]`` on node ``ks[j]``, and ``extra``
+        added, when given); with the columns filtered, but ``extra``."""
         snap = self.snapshot
         r = self._rows
         pos = self.positions[ks]
@@ -918,10 +926,17 @@ class _ColumnNodes(_DryRunNodes):
         nodes = NodeSet(snap, pos, overrides=overrides)
         if extra is not None:
             nodes = nodes.with_sums(extra)
-        return self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes, passed_once=rows is not None)
+        return (self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes, passed_once=rows is not None),
+                overrides)
 
     def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
-        out = self.filter(ks, rows)
+        out, columns = self._filter_with_nominated(ks, rows)
+        # the nodes that pass keep the pod: their columns as filtered
         ok = (out.ids == 0).nonzero()[0]
-        self._change(ks[ok], rows[ok], 1)
+        k = ks[ok]
+        self.count[k] = columns[("pod_count",)][ok]
+        self.cpu[k] = columns[("non_zero", "cpu")][ok]
+        self.memory[k] = columns[("non_zero", "memory")][ok]
+        for res, col in self.requested.items():
+            col[k] = columns[("requested", res)][ok]
         return out
