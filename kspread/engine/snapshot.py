@@ -479,6 +479,11 @@ class PodTable:
         self.pods = np.empty(cap, object)
         self.requests: dict[str, np.ndarray] = {}
         self.row: dict[tuple[str, str], int] = {}  # (node, pod key) -> row
+        # the rows (dead ones too) grouped by node, each node's in row order: node i's
+        # are ``order[starts[i]:starts[i + 1]]``; built when ``rows`` first needs them,
+        # kept as rows are appended, dropped when the table is extended or compacted
+        self._order: np.ndarray | None = None
+        self._starts: np.ndarray | None = None
 
     _COLUMNS = ("node", "alive", "priority", "start", "cpu", "memory", "pods")
 
@@ -516,6 +521,17 @@ class PodTable:
         self.pods[a] = pod
         self.row[(pod.node_name, pod.key)] = a  # type: ignore[index]
         self.size = a + 1
+        if self._order is not None and self._starts is not None:
+            if position + 1 < len(self._starts):
+                at, old = int(self._starts[position + 1]), self._order
+                order = np.empty(len(old) + 1, np.intp)
+                order[:at] = old[:at]
+                order[at] = a
+                order[at + 1:] = old[at:]
+                self._order = order
+                self._starts[position + 1:] += 1
+            else:  # a node past those indexed: index again when next asked
+                self._order = self._starts = None
 
     def extend(self, pods: list[Pod], positions: np.ndarray, entries: list[PodEntry]) -> None:
         n = len(pods)
@@ -539,6 +555,7 @@ class PodTable:
             column[a + j] = p
             row[(p.node_name, p.key)] = a + j  # type: ignore[index]
         self.size = b
+        self._order = self._starts = None
 
     def remove(self, pod: Pod) -> None:
         r = self.row.pop((pod.node_name, pod.key))  # type: ignore[arg-type]
@@ -563,14 +580,26 @@ class PodTable:
         self.row = dict(zip(rows, new))
         self.size = len(keep)
         self.dead = 0
+        self._order = self._starts = None
 
     def rows(self, positions: np.ndarray, num_nodes: int) -> PodRows:
-        where = np.full(num_nodes, -1, np.intp)
-        where[positions] = np.arange(len(positions), dtype=np.intp)
-        k = where[self.node[:self.size]]
-        sel = np.flatnonzero((k >= 0) & self.alive[:self.size])
-        sel = sel[np.argsort(k[sel], kind="stable")]
-        return PodRows(self.pods[sel], k[sel], self.priority[sel], self.start[sel], self.cpu[sel],
+        """The live rows of the nodes at ``positions`` (distinct), node-major, each
+        node's in row order; ``node`` the index in ``positions``."""
+        order, starts = self._order, self._starts
+        if order is None or starts is None or len(starts) != num_nodes + 1:
+            node = self.node[:self.size]
+            order = self._order = np.argsort(node, kind="stable")
+            starts = self._starts = np.zeros(num_nodes + 1, np.intp)
+            np.cumsum(np.bincount(node, minlength=num_nodes), out=starts[1:])
+        begin = starts[positions]
+        lengths = starts[positions + 1] - begin
+        ends = np.cumsum(lengths)
+        sel = order[np.repeat(begin - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)]
+        k = np.repeat(np.arange(len(positions), dtype=np.intp), lengths)
+        live = self.alive[sel]
+        if not live.all():
+            sel, k = sel[live], k[live]
+        return PodRows(self.pods[sel], k, self.priority[sel], self.start[sel], self.cpu[sel],
                        self.memory[sel], {r: col[sel] for r, col in self.requests.items()})
 
 
@@ -782,29 +811,42 @@ class NodeSet:
             overrides[("requested", r)] = self.requested(r) + col
         return NodeSet(snap, self.positions, overrides=overrides)
 
-    def _column(self, snap_col: Callable[[], np.ndarray], per_info: Callable[[NodeInfo], int],
-                key: tuple = ()) -> np.ndarray:
-        if self.overrides is not None and key in self.overrides:
-            return self.overrides[key]
-        if self.snapshot is not None:
-            return snap_col()[self.positions]
-        return np.array([per_info(i) for i in self.infos], np.int64)
+    def _override(self, key: tuple) -> np.ndarray | None:
+        over = self.overrides
+        return None if over is None else over.get(key)
 
     def allocatable(self, resource: str) -> np.ndarray:
-        return self._column(lambda: self.snapshot.allocatable(resource),  # type: ignore[union-attr]
-                            lambda i: i.node.allocatable.get(resource, 0))
+        snap = self.snapshot
+        if snap is not None:
+            return snap.allocatable(resource)[self.positions]
+        return np.array([i.node.allocatable.get(resource, 0) for i in self.infos], np.int64)
 
     def requested(self, resource: str) -> np.ndarray:
-        return self._column(lambda: self.snapshot.requested(resource),  # type: ignore[union-attr]
-                            lambda i: i.requested.get(resource, 0), ("requested", resource))
+        col = self._override(("requested", resource))
+        if col is not None:
+            return col
+        snap = self.snapshot
+        if snap is not None:
+            return snap.requested(resource)[self.positions]
+        return np.array([i.requested.get(resource, 0) for i in self.infos], np.int64)
 
     def non_zero_requested(self, resource: str) -> np.ndarray:
-        return self._column(lambda: self.snapshot.non_zero_requested(resource),  # type: ignore[union-attr]
-                            lambda i: i.non_zero_requested.get(resource, 0), ("non_zero", resource))
+        col = self._override(("non_zero", resource))
+        if col is not None:
+            return col
+        snap = self.snapshot
+        if snap is not None:
+            return snap.non_zero_requested(resource)[self.positions]
+        return np.array([i.non_zero_requested.get(resource, 0) for i in self.infos], np.int64)
 
     def pod_count(self) -> np.ndarray:
+        col = self._override(("pod_count",))
+        if col is not None:
+            return col
         snap = self.snapshot
-        return self._column(lambda: snap.pod_count, lambda i: len(i.pods), ("pod_count",))  # type: ignore[union-attr]
+        if snap is not None:
+            return snap.pod_count[self.positions]
+        return np.array([len(i.pods) for i in self.infos], np.int64)
 
     def codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
         """Per node the code of the static property ``fn(node)`` (cached under ``key``

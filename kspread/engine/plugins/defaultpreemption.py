@@ -277,8 +277,7 @@ def pick_steps(names: list[str], m: VictimMetrics, version: Version) -> tuple[li
     if not names:
         return [], steps
     idx = np.arange(len(names), dtype=np.intp)
-    name_array = np.empty(len(names), object)
-    name_array[:] = names
+    kept = list(names)  # the names at ``idx``: one list while the criteria keep every node
     if picks_zero_victim_node_first(version):
         empty = np.flatnonzero(m.count == 0)
         if len(empty):
@@ -307,8 +306,11 @@ def pick_steps(names: list[str], m: VictimMetrics, version: Version) -> tuple[li
         values = column[idx]
         best = values.min() if smallest else values.max()
         before = idx
-        idx = idx[values == best]
-        steps.append(PickStep(name, _values(names, before, values), name_array[idx].tolist()))
+        same = values == best
+        if not same.all():
+            idx = idx[same]
+            kept = [names[j] for j in idx.tolist()]
+        steps.append(PickStep(name, _values(names, before, values), kept))
         if len(idx) == 1:
             break
     return idx.tolist(), steps
@@ -513,11 +515,8 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         lower = (rows.priority < pod.priority).nonzero()[0]  # node-major, each node's pod order
         # each node's lower-priority pods by importance (``importance_key``: priority
         # descending, then from 1.15 the earlier start; ties keep the node's pod order)
-        node_of = rows.node[lower]
-        if start_time_orders_victims(v):
-            order = lower[np.lexsort((lower, rows.start[lower], -rows.priority[lower], node_of))]
-        else:
-            order = lower[np.lexsort((lower, -rows.priority[lower], node_of))]
+        order = lower[_stable_order(rows.node[lower], -rows.priority[lower],
+                                    rows.start[lower] if start_time_orders_victims(v) else None)]
         counts = np.bincount(rows.node[order], minlength=n)
         first = np.cumsum(counts) - counts
         violating = np.zeros(len(order), bool)
@@ -528,8 +527,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                 viol = {id(p) for p in filter_pods_with_pdb_violation(pods, pdbs, v)[0]}
                 violating[seg] = [id(p) in viol for p in pods]
         # reprieve order: PDB-violating pods first, each group by importance
-        reprieve = np.lexsort((np.arange(len(order)), ~violating, rows.node[order]))
-        order, violating = order[reprieve], violating[reprieve]
+        if violating.any():
+            reprieve = _stable_order(rows.node[order], ~violating)
+            order, violating = order[reprieve], violating[reprieve]
         num_violating = np.bincount(rows.node[order][violating], minlength=n)
         mixed = (num_violating > 0) & (num_violating < counts)
         nodes.remove(lower)
@@ -574,6 +574,26 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             victims, victim_violating, vnode = victims[again], victim_violating[again], vnode[again]
         out.finish(victims, vnode, victim_violating)
         return out
+
+
+def _stable_order(*keys: np.ndarray | None) -> np.ndarray:
+    """The indexes that sort by ``keys`` (the first the primary key; None skipped),
+    equal keys keeping their index order: ``np.lexsort`` with the index as the last
+    key, or the identity when the keys are already in order (checked pairwise)."""
+    ks = [k for k in keys if k is not None]
+    n = len(ks[0])
+    if n > 1:
+        # pair j (index j, j + 1) is in order when some key is less and every key
+        # before it equal, or every key is equal
+        less = np.zeros(n - 1, bool)
+        equal = np.ones(n - 1, bool)
+        for k in ks:
+            a, b = k[:-1], k[1:]
+            less |= equal & (a < b)
+            equal &= a == b
+        if not (less | equal).all():
+            return np.lexsort((np.arange(n), *reversed(ks)))
+    return np.arange(n)
 
 
 # ---- the results of a dry run -------------------------------------------------------------
@@ -627,15 +647,17 @@ class Victims:
         self.first = np.cumsum(count) - count
         prio = rows.priority[victims]
         first_priority = np.zeros(n, np.int64)
-        has = count > 0
-        first_priority[has] = prio[self.first[has]]
         priority_sum = np.zeros(n, np.int64)
-        np.add.at(priority_sum, vnode, prio + (MAX_INT32 + 1))
-        top = np.full(n, np.iinfo(np.int64).min, np.int64)
-        np.maximum.at(top, vnode, prio)
         earliest = np.full(n, np.inf, np.float64)
-        at_top = prio == top[vnode]
-        np.minimum.at(earliest, vnode[at_top], rows.start[victims][at_top])
+        has = count > 0
+        if len(victims):
+            # each node's victims are one run (node-major): reduced per run, in int64
+            starts = self.first[has]
+            first_priority[has] = prio[starts]
+            priority_sum[has] = np.add.reduceat(prio + (MAX_INT32 + 1), starts)
+            top = np.maximum.reduceat(prio, starts)
+            at_top = prio == np.repeat(top, count[has])
+            earliest[has] = np.minimum.reduceat(np.where(at_top, rows.start[victims], np.inf), starts)
         self.metrics = VictimMetrics(np.bincount(vnode[violating], minlength=n).astype(np.int64), count,
                                      first_priority, priority_sum, earliest)
 
@@ -667,7 +689,8 @@ class DryRun:
         self.metrics: VictimMetrics = None  # type: ignore[assignment]  # set before it is read
         # per kind, per batch: (names, victims flat, offsets, metrics) of its candidates
         self._kinds: list[list] = [[], []]
-        # per batch: (names, statuses) of the visited nodes that are not candidates
+        # per batch: the visited nodes that are not candidates (their names, whether
+        # each had no victims, their status ids, the batch's status table)
         self._rest: list = []
 
     def add(self, names: list[str], res: Victims, accepted: np.ndarray, zero: np.ndarray, ok: np.ndarray) -> None:
@@ -684,15 +707,16 @@ class DryRun:
                                       ends - counts, res.metrics.take(idx)))
         for k in zero.nonzero()[0].tolist():
             self.errors.append(f'expected at least one victim pod on node "{names[k]}"')
-        for k in (~ok & ~zero).nonzero()[0].tolist():
-            st = res.table[int(res.ids[k])]
-            if st.code == Code.ERROR:
-                self.errors.append(st.message)
-        rest = (~accepted[:m]).nonzero()[0]
+        table = res.table
+        errs = [j for j, st in enumerate(table) if st.code == Code.ERROR]
+        if errs:
+            for k in (~ok & ~zero & np.isin(res.ids[:m], errs)).nonzero()[0].tolist():
+                self.errors.append(table[int(res.ids[k])].message)
+        not_accepted = ~accepted[:m]
+        rest = not_accepted.nonzero()[0]
         if len(rest):
-            statuses = [Status(Code.ERROR, (f'expected at least one victim pod on node "{names[k]}"',)) if zero[k]
-                        else res.table[i] for k, i in zip(rest.tolist(), res.ids[rest].tolist())]
-            self._rest.append(([names[k] for k in rest.tolist()], statuses))
+            # their statuses made when asked (``not_candidates``)
+            self._rest.append((list(compress(names, not_accepted.tolist())), zero[rest], res.ids[rest], table))
 
     def finish(self) -> None:
         parts = self._kinds[0] + self._kinds[1]
@@ -718,8 +742,10 @@ class DryRun:
 
     def not_candidates(self) -> dict[str, Status]:
         out: dict[str, Status] = {}
-        for names, statuses in self._rest:
-            out.update(zip(names, statuses))
+        for names, zero, ids, table in self._rest:
+            for name, z, i in zip(names, zero.tolist(), ids.tolist()):
+                out[name] = (Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+                             if z else table[i])
         return out
 
 
@@ -824,15 +850,28 @@ class _ColumnNodes(_DryRunNodes):
         return self._rows
 
     def _change(self, ks: np.ndarray, rows: np.ndarray, sign: int) -> None:
-        """Add (sign 1) or remove (-1) the pods ``rows`` on the nodes ``ks`` (repeats allowed)."""
+        """Add (sign 1) or remove (-1) the pods ``rows`` on the nodes ``ks``: distinct
+        nodes, or (repeats) in non-decreasing order, each node's pods summed in int64
+        (``try_add`` keeps the columns it filtered instead)."""
         r = self._rows
-        np.add.at(self.count, ks, sign)
-        np.add.at(self.cpu, ks, sign * r.cpu[rows])
-        np.add.at(self.memory, ks, sign * r.memory[rows])
+        if len(ks) > 1 and not (ks[1:] != ks[:-1]).all():
+            starts = np.concatenate(([0], (ks[1:] != ks[:-1]).nonzero()[0] + 1))
+            counts = np.diff(np.append(starts, len(ks)))
+            ks = ks[starts]
+            self.count[ks] += sign * counts
+            self.cpu[ks] += sign * np.add.reduceat(r.cpu[rows], starts)
+            self.memory[ks] += sign * np.add.reduceat(r.memory[rows], starts)
+            for res, col in r.requests.items():
+                self.requested[res][ks] += sign * np.add.reduceat(col[rows], starts)
+            return
+        self.count[ks] += sign
+        self.cpu[ks] += sign * r.cpu[rows]
+        self.memory[ks] += sign * r.memory[rows]
         for res, col in r.requests.items():
-            np.add.at(self.requested[res], ks, sign * col[rows])
+            self.requested[res][ks] += sign * col[rows]
 
     def remove(self, rows: np.ndarray) -> None:
+        """``rows`` in row order (node-major)."""
         self._change(self._rows.node[rows], rows, -1)
 
     def filter(self, ks: np.ndarray, rows: np.ndarray | None = None) -> Filtered:
@@ -840,17 +879,21 @@ class _ColumnNodes(_DryRunNodes):
         given: first with their nominated pods added (nodes that have some), then without.
         With ``rows`` (a reprieve step) the nodes passed every plugin before, with their
         pods removed: the plugins that ignore a node's pods are not run again."""
-        plain = self._filter(ks, rows)
+        return self._filter_with_nominated(ks, rows)[0]
+
+    def _filter_with_nominated(self, ks: np.ndarray, rows: np.ndarray | None = None) -> tuple[Filtered, dict]:
+        """``filter``, and the nodes' columns it filtered without nominated pods."""
+        plain, columns = self._filter(ks, rows)
         if not self.nominated:
-            return plain
+            return plain, columns
         sub = self.has_nominated[ks].nonzero()[0]
         if not len(sub):
-            return plain
+            return plain, columns
         first = self._filter(ks[sub], None if rows is None else rows[sub],
-                             self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))
+                             self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))[0]
         failed = first.ids.nonzero()[0]
         if not len(failed):
-            return plain
+            return plain, columns
         ids = plain.ids.copy()
         table = list(plain.table)
         offset = len(table) - 1
@@ -858,9 +901,12 @@ class _ColumnNodes(_DryRunNodes):
         ids[sub[failed]] = first.ids[failed] + offset
         raised = dict(plain.raised)
         raised.update({k + offset: e for k, e in first.raised.items()})
-        return Filtered(ids, table, raised)
+        return Filtered(ids, table, raised), columns
 
-    def _filter(self, ks: np.ndarray, rows: np.ndarray | None = None, extra: PodSums | None = None) -> Filtered:
+    def _filter(self, ks: np.ndarray, rows: np.ndarray | None = None,
+                extra: PodSums | None = None) -> tuple[Filtered, dict]:
+        """Filter the nodes ``ks`` (with pod ``rows[j]`` on node ``ks[j]``, and ``extra``
+        added, when given); with the columns filtered, but ``extra``."""
         snap = self.snapshot
         r = self._rows
         pos = self.positions[ks]
@@ -880,10 +926,17 @@ class _ColumnNodes(_DryRunNodes):
         nodes = NodeSet(snap, pos, overrides=overrides)
         if extra is not None:
             nodes = nodes.with_sums(extra)
-        return self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes, passed_once=rows is not None)
+        return (self.fwk.run_filter_plugins_on_nodes(self.state, self.pod, nodes, passed_once=rows is not None),
+                overrides)
 
     def try_add(self, ks: np.ndarray, rows: np.ndarray) -> Filtered:
-        out = self.filter(ks, rows)
+        out, columns = self._filter_with_nominated(ks, rows)
+        # the nodes that pass keep the pod: their columns as filtered
         ok = (out.ids == 0).nonzero()[0]
-        self._change(ks[ok], rows[ok], 1)
+        k = ks[ok]
+        self.count[k] = columns[("pod_count",)][ok]
+        self.cpu[k] = columns[("non_zero", "cpu")][ok]
+        self.memory[k] = columns[("non_zero", "memory")][ok]
+        for res, col in self.requested.items():
+            col[k] = columns[("requested", res)][ok]
         return out
