@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,8 @@ def format_path(path: PathT) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not part or not part.isprintable() or any(c.isspace() for c in part):
+            out += f"[{json.dumps(part)}]"  # a key that would not read back: quoted, as JSON
         elif out:
             out += f".{part}"
         else:

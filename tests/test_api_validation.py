@@ -78,6 +78,23 @@ def test_pod_names_namespaces_and_generated_replica_names(tmp_path):
         """, "7", "pods[0].name: must be no more than 253 characters")
 
 
+@pytest.mark.parametrize("field, body, where, message", [
+    # Go's regexp `$` ends the text; Python's would also match before a final newline
+    ("label value", 'pods:\n- {name: web, node: n1, labels: {app: "web\\n"}}', "7",
+     "pods[0].labels.app: a label value must be 63 characters or less"),
+    ("label key", 'pods:\n- {name: web, node: n1, labels: {"app\\n": web}}', "7",
+     'pods[0].labels["app\\n"]: a label key\'s name part must be 63 characters or less'),
+    ("pod name", 'pods:\n- {name: "web\\n", node: n1}', "7",
+     "pods[0].name: a lowercase RFC 1123 subdomain"),
+    ("namespace", 'pods:\n- {name: web, namespace: "ns\\n", node: n1}', "7",
+     "pods[0].namespace: a lowercase RFC 1123 label must consist of"),
+    ("service name", 'owners:\n- {kind: Service, name: "web\\n", selector: {app: web}}', "7",
+     "owners[0].name: a DNS-1035 label must consist of"),
+])
+def test_a_trailing_newline_is_not_a_valid_name(tmp_path, field, body, where, message):
+    fails(tmp_path, "nodes: [n1]\n" + body + "\npod: {name: p}\nexpect: {feasible: [n1]}\n", where, message)
+
+
 def test_service_name_is_a_dns1035_label(tmp_path):
     fails(tmp_path, """\
         nodes: [n1]

@@ -30,8 +30,8 @@ At = Callable[..., list]
 # ---- names (k8s.io/apimachinery/pkg/util/validation) ---------------------------------------------
 
 _SUBDOMAIN = DNS1123_SUBDOMAIN
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 
 _SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "

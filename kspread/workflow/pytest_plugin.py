@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pluggy import Result
 
 _SUFFIXES = (".yaml", ".yml", ".json")
-_MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*$")
+_MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*\Z")
 # pytest's own markers change how an item runs; a tag of that name is not applied
 # as a marker (it still selects with -k).
 _RESERVED_MARKERS = {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}

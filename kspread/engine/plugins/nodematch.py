@@ -27,7 +27,7 @@ PREFER_NO_SCHEDULE = "PreferNoSchedule"
 NO_EXECUTE = "NoExecute"
 
 # Go's strconv.ParseInt(s, 10, 64): optional sign, decimal digits only.
-_GO_INT = re.compile(r"^[+-]?[0-9]+$")
+_GO_INT = re.compile(r"^[+-]?[0-9]+\Z")
 
 
 def _go_int(s: str) -> int | None:
