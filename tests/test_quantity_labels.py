@@ -1,14 +1,20 @@
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kspread.engine.labels import (
     EVERYTHING,
     NOTHING,
     LabelSelector,
     Requirement,
+    _valid_labels_dict,
     as_selector,
+    label_value_error,
     parse_label_selector,
+    parse_labels,
+    qualified_name_error,
     selector_from_set,
 )
 from kspread.engine.quantity import QuantityError, parse_quantity, resource_amount
@@ -75,3 +81,31 @@ def test_label_selector_validation(raw, msg):
     with pytest.raises(CaseError) as e:
         parse_label_selector(raw, ["sel"])
     assert msg in str(e.value)
+
+
+# The quick check of a whole label map must accept exactly what the per-item check
+# (IsQualifiedName, IsValidLabelValue) accepts.
+_LABEL_CHARS = st.sampled_from(list("aZ09-_./\n é") + ["x" * 30])
+
+
+@given(st.lists(st.lists(_LABEL_CHARS, max_size=5).map("".join), min_size=1, max_size=3),
+       st.lists(st.one_of(st.lists(_LABEL_CHARS, max_size=4).map("".join), st.integers(), st.none()),
+                min_size=1, max_size=3))
+def test_quick_label_map_check_agrees_with_the_item_checks(keys, values):
+    raw = dict(zip(keys, values))
+    ok = all(qualified_name_error(k) is None and label_value_error(v) is None for k, v in raw.items())
+    assert _valid_labels_dict(raw) is ok
+    if ok:
+        assert parse_labels(raw, []) == raw
+    else:
+        with pytest.raises(CaseError):
+            parse_labels(raw, [])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 62, 63, 64, 65])
+@pytest.mark.parametrize("end", ["a", "-", "\n"])
+def test_quick_label_value_check_at_the_length_limit(n, end):
+    value = ("a" * (n - 1) + end) if n else ""
+    ok = label_value_error(value) is None
+    assert ok is (n <= 63 and (n == 0 or end == "a"))
+    assert _valid_labels_dict({"k": value}) is ok

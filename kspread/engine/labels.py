@@ -176,7 +176,30 @@ def as_selector(ls: LabelSelector | None) -> Selector:
     return NOTHING if ls is None else ls.as_selector()
 
 
+# A whole label value at once: empty, or _NAME in at most 63 characters.
+_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?").fullmatch
+# Tuples of label keys found valid (a case's pods repeat a few key sets).
+_VALID_KEYS: set[tuple] = set()
+
+
+def _valid_labels_dict(raw: dict) -> bool:
+    """Whether every key and value of ``raw`` is valid: the keys once per tuple of
+    keys, the values without a Python call each. False: the full check says why."""
+    keys = tuple(raw)
+    if keys not in _VALID_KEYS:
+        if not all(type(k) is str and _qualified_name_error(k) is None for k in keys):
+            return False
+        if len(_VALID_KEYS) < 8192:
+            _VALID_KEYS.add(keys)
+    try:
+        return all(map(_LABEL_VALUE, raw.values()))
+    except TypeError:  # a value that is not a string
+        return False
+
+
 def _check_labels_map(raw: Any, path: PathT) -> dict[str, str]:
+    if type(raw) is dict and _valid_labels_dict(raw):
+        return dict(raw)
     if type(raw) is not dict and not isinstance(raw, Mapping):  # dict first: ABC checks are slow
         raise CaseError("must be a mapping of label key to value", path, value=raw)
     for k, v in raw.items():
