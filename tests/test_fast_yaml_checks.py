@@ -54,6 +54,7 @@ _PAD = ("# " + "x" * 100 + "\n") * 11000  # past FAST_YAML_THRESHOLD
     "a: 0o17", "a: _1", "a: [_1]", "a: {b: 0_1}",  # 1.2 octal, leading underscore
     "a: 1:20", "a: 10:00:00",  # 1.1 base 60
     "a: 1e3", "a: 1.5E3", "a: [2.5, 1e3]",  # exponents 1.1 reads as strings
+    "a: 1000\nb: 1e3", "a: [1, 1e0]", "a: [true, 1e0]",  # a float equal to an int or a bool read before it
 ])
 def test_large_yaml_reads_as_yaml_1_1_where_the_versions_differ(snippet):
     from kspread.format import yamlio
@@ -99,3 +100,25 @@ def test_a_large_case_with_yes_as_a_label_value_fails_as_a_small_one(tmp_path):
         messages.append(str(e.value).split(": ", 1)[1])  # past the file name and line
     assert "nodes[0].labels.ssd" in messages[0] and "True" in messages[0]
     assert messages[1] == messages[0]
+
+
+def _starts_scalar(text: str, i: int) -> bool:
+    """Whether the character at ``i`` begins a plain scalar (optionally after a sign),
+    by hand: the reference for the loader's one-regex scans."""
+    j = i - 1
+    if j >= 0 and text[j] in "+-":
+        j -= 1
+    return j < 0 or text[j] in " \t\r\n[{,"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["0", "_", "1", "o", "-", "+", " ", "\t", "\n", "\r", "[", "{", ",", ":", "a", "e"]),
+                max_size=12).map("".join))
+def test_scalar_start_scans_as_by_hand(text):
+    from kspread.format.loader import _LEADING_0, _LEADING_UNDERSCORE
+
+    underscore = any(c == "_" and _starts_scalar(text, i) for i, c in enumerate(text))
+    zero = any(c == "0" and text[i + 1:i + 2] in tuple("0123456789oO_") and _starts_scalar(text, i)
+               for i, c in enumerate(text))
+    assert bool(_LEADING_UNDERSCORE.search(text)) is underscore
+    assert bool(_LEADING_0.search(text)) is zero

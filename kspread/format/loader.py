@@ -310,11 +310,11 @@ def _has_non_string_key(data: Any) -> bool:
 def _scalars(data: Any) -> tuple[set, set] | None:
     """One walk over yaml-rs's data, each container's items read once: None when a
     mapping has a key that is not a string, else the distinct strings (keys and
-    values) and the distinct numbers in it."""
+    values) and the types of the numbers (``int``, ``float``) in it."""
     strs: set = set()
-    nums: set = set()
+    num_types: set = set()
     stack = [data]
-    pop, push, add_str, add_num = stack.pop, stack.append, strs.add, nums.add
+    pop, push, add_str, add_num = stack.pop, stack.append, strs.add, num_types.add
     while stack:
         x = pop()
         if type(x) is dict:
@@ -327,13 +327,13 @@ def _scalars(data: Any) -> tuple[set, set] | None:
             continue
         for v in x:
             t = type(v)
-            if t is dict or t is list:
-                push(v)
-            elif t is str:
+            if t is str:  # the most common first
                 add_str(v)
+            elif t is dict or t is list:
+                push(v)
             elif t is int or t is float:
-                add_num(v)
-    return strs, nums
+                add_num(t)  # the type: a set of the numbers would keep 1 and drop an equal 1.0
+    return strs, num_types
 
 
 _SAME_IN_BOTH = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:str")
@@ -348,8 +348,21 @@ _RESOLVERS = {k: [(tag, rx) for tag, rx in v if tag not in _SAME_IN_BOTH]
               for k, v in yamlio.Loader.yaml_implicit_resolvers.items()}
 _RESOLVED_FIRST = frozenset(k for k, v in _RESOLVERS.items() if v)
 _RESOLVED = re.compile("|".join(f"(?:{rx.pattern})" for v in _RESOLVERS.values() for _tag, rx in v), re.X)
-_LEADING_0 = re.compile(r"0[0-9oO_]")
-_UNDERSCORE = re.compile("_")
+# the strings that begin with a character some resolver starts with, one per line of
+# "\n" + "\n".join(strings): a literal "\n" leads, so the scan runs at C speed
+_RESOLVED_LINE = re.compile("\n([" + "".join(re.escape(c) for c in sorted(_RESOLVED_FIRST)) + "][^\n]*)")
+
+
+def _at_scalar_start(lead: str) -> re.Pattern:
+    """``lead`` (one character) where a plain scalar begins: first in the text or after
+    a space, a line break or a flow indicator, with an optional sign before it. The
+    literal leads the pattern, so the scan runs at C speed."""
+    sep = r"[ \t\r\n\[{,]"
+    return re.compile(f"{lead}(?:(?<={sep}{lead})|(?<={sep}[-+]{lead})|(?<=\\A{lead})|(?<=\\A[-+]{lead}))")
+
+
+_LEADING_0 = re.compile(_at_scalar_start("0").pattern + "[0-9oO_]")
+_LEADING_UNDERSCORE = _at_scalar_start("_")
 _EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
 _BOTH_BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 
@@ -362,24 +375,20 @@ def _plain_in_yaml_1_2(s: str) -> Any:
     return data.get("a") if isinstance(data, dict) else None
 
 
-def _same_in_yaml_1_1(text: str, strs: set, nums: set) -> bool:
+def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
     """Whether kspread's own reader would give the same data as yaml-rs did."""
-    for s in [s for s in strs if s[:1] in _RESOLVED_FIRST]:
-        if _RESOLVED.match(s) and s not in _BOTH_BOOLS and _plain_in_yaml_1_2(s) == s:
+    for s in _RESOLVED_LINE.findall("\n" + "\n".join(strs)):
+        # (a line of a string with a line break in it is no string of its own)
+        if s in strs and _RESOLVED.match(s) and s not in _BOTH_BOOLS and _plain_in_yaml_1_2(s) == s:
             return False  # plain, 1.1 reads it as a bool or a number; 1.2 as a string
-    if not nums:
+    if not num_types:
         return True
     # a number written with a leading 0 (017: octal to 1.1; 0o17: a string to 1.1; 0_1)
     # or a leading underscore (_1: a number to yaml-rs, a string to 1.1)
-    for rx in (_LEADING_0, _UNDERSCORE) if "_" in text else (_LEADING_0,):
-        for m in rx.finditer(text):
-            j = m.start() - 1
-            if j >= 0 and text[j] in "+-":
-                j -= 1
-            if j < 0 or text[j] in " \t\r\n[{,":
-                return False
+    if _LEADING_0.search(text) or ("_" in text and _LEADING_UNDERSCORE.search(text)):
+        return False
     # 1e3 or 1.0e3: a number to 1.2, a string to 1.1
-    return not (any(type(n) is float for n in nums) and _EXPONENT.search(text))
+    return not (float in num_types and _EXPONENT.search(text))
 
 
 def _read_docs(text: str, path: str) -> list[Document]:
