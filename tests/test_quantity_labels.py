@@ -9,13 +9,13 @@ from kspread.engine.labels import (
     NOTHING,
     LabelSelector,
     Requirement,
-    _valid_labels_dict,
     as_selector,
     label_value_error,
     parse_label_selector,
     parse_labels,
     qualified_name_error,
     selector_from_set,
+    valid_labels_dict,
 )
 from kspread.engine.quantity import QuantityError, parse_quantity, resource_amount
 from kspread.errors import CaseError
@@ -94,7 +94,7 @@ _LABEL_CHARS = st.sampled_from(list("aZ09-_./\n é") + ["x" * 30])
 def test_quick_label_map_check_agrees_with_the_item_checks(keys, values):
     raw = dict(zip(keys, values))
     ok = all(qualified_name_error(k) is None and label_value_error(v) is None for k, v in raw.items())
-    assert _valid_labels_dict(raw) is ok
+    assert valid_labels_dict(raw) is ok
     if ok:
         assert parse_labels(raw, []) == raw
     else:
@@ -108,4 +108,4 @@ def test_quick_label_value_check_at_the_length_limit(n, end):
     value = ("a" * (n - 1) + end) if n else ""
     ok = label_value_error(value) is None
     assert ok is (n <= 63 and (n == 0 or end == "a"))
-    assert _valid_labels_dict({"k": value}) is ok
+    assert valid_labels_dict({"k": value}) is ok

@@ -182,7 +182,7 @@ _LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?
 _VALID_KEYS: set[tuple] = set()
 
 
-def _valid_labels_dict(raw: dict) -> bool:
+def valid_labels_dict(raw: dict) -> bool:
     """Whether every key and value of ``raw`` is valid: the keys once per tuple of
     keys, the values without a Python call each. False: the full check says why."""
     keys = tuple(raw)
@@ -198,7 +198,7 @@ def _valid_labels_dict(raw: dict) -> bool:
 
 
 def _check_labels_map(raw: Any, path: PathT) -> dict[str, str]:
-    if type(raw) is dict and _valid_labels_dict(raw):
+    if type(raw) is dict and valid_labels_dict(raw):
         return dict(raw)
     if type(raw) is not dict and not isinstance(raw, Mapping):  # dict first: ABC checks are slow
         raise CaseError("must be a mapping of label key to value", path, value=raw)

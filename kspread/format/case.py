@@ -24,6 +24,7 @@ from kspread.engine.labels import (
     parse_labels,
     parse_selector_requirement,
     qualified_name_error,
+    valid_labels_dict,
 )
 from kspread.engine.model import (
     BETA_ZONE_LABEL,
@@ -391,7 +392,7 @@ class _Builder:
 
     def labels(self, raw: Any, at) -> dict[str, str]:
         """parse_labels(raw, at("labels")), one dict for every pod with the same label map."""
-        if raw is None or type(raw) is not dict:
+        if type(raw) is not dict:
             return parse_labels(raw, at("labels"))
         try:
             key = tuple(raw.items())  # parsed maps have string values only: no 1 == True
@@ -399,7 +400,7 @@ class _Builder:
         except TypeError:  # an unhashable value: parse_labels says what is wrong
             return parse_labels(raw, at("labels"))
         if hit is None:
-            hit = parse_labels(raw, at("labels"))
+            hit = dict(raw) if valid_labels_dict(raw) else parse_labels(raw, at("labels"))
             if len(self._labels) < _CACHE_LIMIT:
                 self._labels[key] = hit
         return hit
@@ -668,9 +669,10 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             names = [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
         for name in names:
             p = b.pod(raw, at, name, nodes, incoming=False, key=spec)
-            if p.key in seen_pods:
-                raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
-            seen_pods[p.key] = True
+            pk = p.key
+            if pk in seen_pods:
+                raise CaseError(f"pod {pk!r} is defined twice", at("name"), value=raw["name"])
+            seen_pods[pk] = True
             pods.append(p)
 
     # owners
