@@ -7,8 +7,9 @@ with ``dataclasses.replace``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from kspread.engine.labels import LabelSelector, Requirement
 
@@ -185,18 +186,25 @@ class Pod:
         return self.name if self.namespace == "default" else f"{self.namespace}/{self.name}"
 
 
-def _all_fields_constructor(cls: type):
-    """A function that makes a ``cls`` from the value of every field (keywords, none
-    left out), as ``cls(...)`` does, setting each slot through its descriptor rather
-    than the frozen ``__init__``'s ``object.__setattr__`` (half the time: a case
-    builds 150,000 pods)."""
+def _all_fields_constructor(cls: type) -> Callable[..., Any]:
+    """A function that makes a ``cls`` (a frozen dataclass with slots) from the value of
+    every field (keywords, none left out), as ``cls(...)`` does, in a quarter of the
+    time: a case builds 150,000 pods. The fields are set on an instance of a plain
+    class with the same slots (plain attribute stores, where the frozen ``__init__``
+    calls ``object.__setattr__`` for each), which then becomes a ``cls``: Python
+    allows the change of class because the two lay out their instances alike, and
+    from then on the instance is as frozen as any other."""
     assert not hasattr(cls, "__post_init__")
     names = [f.name for f in fields(cls)]
-    env = {"_new": object.__new__, "_cls": cls, **{f"_set_{n}": cls.__dict__[n].__set__ for n in names}}
-    body = "".join(f"    _set_{n}(self, {n})\n" for n in names)
-    exec(f"def make(*, {', '.join(names)}):\n    self = _new(_cls)\n{body}    return self\n", env)
+    builder = type(f"_{cls.__name__}Fields", (), {"__slots__": tuple(getattr(cls, "__slots__"))})  # noqa: B009
+    env: dict[str, Any] = {"_new": object.__new__, "_builder": builder, "_cls": cls}
+    body = "".join(f"    self.{n} = {n}\n" for n in names)
+    exec(f"def make(*, {', '.join(names)}):\n    self = _new(_builder)\n{body}    self.__class__ = _cls\n"
+         "    return self\n", env)
     make = env["make"]
     make.__doc__ = f"{cls.__name__}(...) with every field given."
+    sample = make(**{n: n for n in names})  # the layouts agree: every field reads back
+    assert type(sample) is cls and all(getattr(sample, n) == n for n in names)
     return make
 
 
