@@ -301,8 +301,13 @@ def check_pod_name(raw: Mapping[str, Any], at: At) -> None:
     if "replicas" in raw and raw["replicas"] is not None:
         # the generated names are name-0 ... name-(n-1)
         name = f"{name}-{raw['replicas'] - 1}"
-    if len(name) > 253 or not _SUBDOMAIN.match(name):
+    if not pod_name_ok(name):
         _name(subdomain_error, name, at, "name")
+
+
+def pod_name_ok(name: str) -> bool:
+    """Whether a pod name passes ``check_pod_name`` (a DNS-1123 subdomain)."""
+    return len(name) <= 253 and _SUBDOMAIN.match(name) is not None
 
 
 def check_pod_spec(raw: Mapping[str, Any], at: At) -> None:

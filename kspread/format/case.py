@@ -372,6 +372,10 @@ class _Builder:
         self._checked: set = set()
         self._specs: dict[Any, tuple] = {}
         self._labels: dict[tuple, dict[str, str]] = {}
+        # For each shape number (``validate_deduplicated``) whose first pod was built:
+        # its converted spec and ``terminating``, when its pods have none of the fields
+        # ``quick_pod`` leaves to ``pod`` (replicas, startTime, nominatedNode); else None.
+        self._quick: dict[int, tuple | None] = {}
 
     @staticmethod
     def spec_key(raw: Mapping[str, Any]) -> tuple:
@@ -485,6 +489,9 @@ class _Builder:
             spec = head + self._spec_tail(raw, at)
             if len(self._specs) < _CACHE_LIMIT:
                 self._specs[key] = spec
+            if key and key[0] is _SHAPE and not incoming:
+                plain = all(raw.get(k) is None for k in ("replicas", "startTime", "nominatedNode"))
+                self._quick[key[1]] = (spec, bool(raw.get("terminating", False))) if plain else None
         else:
             start = self._start(raw, at, node_name)
         (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
@@ -505,6 +512,69 @@ class _Builder:
             terminating=bool(raw.get("terminating", False)),
             start_time=start,
             nominated_node=nominated,
+            node_selector=node_selector,
+            affinity=affinity,
+            tolerations=tolerations,
+            topology_spread_constraints=tscs,
+            controller=ctrl,
+            preempted_by_scheduler=preempted,
+            uses_persistent_volumes=pvs,
+        )
+
+    def quick_pod(self, raw: Mapping[str, Any], shape: int, nodes: Mapping[str, Node]) -> Pod | None:
+        """``pod`` for a pod of a shape whose first pod was built, when it needs nothing
+        but the checks every pod gets (its name, its labels, its node) and they pass;
+        None when it needs more or fails one: ``check_pod`` and ``pod`` then say what is
+        wrong, in their order. Pods of one shape differ only in their own fields, so the
+        spec is the first pod's."""
+        quick = self._quick.get(shape)
+        if quick is None:
+            return None
+        name = raw["name"]
+        if not apivalidation.pod_name_ok(name):
+            return None
+        labels = raw.get("labels")
+        if labels is None:
+            labels = {}
+        elif type(labels) is dict:
+            try:
+                key = tuple(labels.items())
+                hit = self._labels.get(key)
+            except TypeError:
+                return None
+            if hit is None:
+                if not valid_labels_dict(labels):
+                    return None
+                hit = dict(labels)
+                if len(self._labels) < _CACHE_LIMIT:
+                    self._labels[key] = hit
+            labels = hit
+        else:
+            return None
+        node_name = raw.get("node")
+        if node_name is not None and node_name not in nodes:
+            return None
+        start = None if node_name is None else DEFAULT_START_EPOCH + self.pod_count
+        self.pod_count += 1
+        spec, terminating = quick
+        (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
+         affinity, tolerations, tscs, ctrl, preempted, pvs) = spec
+        return new_pod(
+            name=name,
+            namespace=ns,
+            labels=labels,
+            node_name=node_name,
+            priority=priority,
+            priority_class_name=cls_name,
+            preemption_policy=policy,
+            containers=containers,
+            init_containers=inits,
+            overhead=overhead,
+            level_requests=level_requests,
+            level_limits=level_limits,
+            terminating=terminating,
+            start_time=start,
+            nominated_node=None,
             node_selector=node_selector,
             affinity=affinity,
             tolerations=tolerations,
@@ -661,8 +731,17 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     pods: list[Pod] = []
     seen_pods: dict[str, Any] = {}
     shape_of = pod_shapes if pod_shapes is not None else []  # of doc["pods"], which come first
+    n_shaped = len(shape_of)
     for j, (raw, at) in enumerate(sections["pods"]):
-        spec = (_SHAPE, shape_of[j]) if j < len(shape_of) else b.spec_key(raw)
+        p = b.quick_pod(raw, shape_of[j], nodes) if j < n_shaped else None
+        if p is not None:
+            pk = p.key
+            if pk in seen_pods:
+                raise CaseError(f"pod {pk!r} is defined twice", at("name"), value=raw["name"])
+            seen_pods[pk] = True
+            pods.append(p)
+            continue
+        spec = (_SHAPE, shape_of[j]) if j < n_shaped else b.spec_key(raw)
         b.check_pod(raw, at, spec)
         names = [raw["name"]]
         if raw.get("replicas") is not None:
