@@ -331,6 +331,73 @@ def test_required_node_affinity_needs_a_term(tmp_path):
                   "Required value: must have at least one node selector term")
 
 
+_TERM = "pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+
+
+@pytest.mark.parametrize("requirement, field, message", [
+    # ValidateNodeFieldSelectorRequirement
+    ("{key: metadata.name, operator: Gt, values: ['5']}", "matchFields[0].operator", "not a valid selector operator"),
+    ("{key: metadata.name, operator: Exists}", "matchFields[0].operator", "not a valid selector operator"),
+    ("{key: metadata.name, operator: In, values: [n1, n2]}", "matchFields[0].values",
+     "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"),
+    ("{key: metadata.name, operator: NotIn, values: [N_1]}", "matchFields[0].values[0]",
+     "a lowercase RFC 1123 subdomain"),
+    ("{key: metadata.uid, operator: In, values: [n1]}", "matchFields[0].key", "not a valid field selector key"),
+])
+def test_node_affinity_match_fields(tmp_path, requirement, field, message):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod:
+          name: p
+          affinity:
+            nodeAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                nodeSelectorTerms:
+                - matchFields:
+                  - {requirement}
+        expect: {{feasible: [n1]}}
+        """, "13", f"{_TERM}.{field}: {message}")
+
+
+@pytest.mark.parametrize("value, message", [
+    # what labels.NewRequirement cannot parse: Go's ParseInt, then a label value
+    ("' 5'", "must be an integer when `operator` is 'Lt' or 'Gt'"),
+    ("'1_000'", "must be an integer when `operator` is 'Lt' or 'Gt'"),
+    ("'9223372036854775808'", "must be an integer when `operator` is 'Lt' or 'Gt'"),
+    ("'-5'", "a label value must be"),
+])
+def test_node_affinity_gt_values_the_scheduler_cannot_parse(tmp_path, value, message):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod:
+          name: p
+          affinity:
+            nodeAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                nodeSelectorTerms:
+                - matchExpressions:
+                  - {{key: gen, operator: Gt, values: [{value}]}}
+        expect: {{feasible: [n1]}}
+        """, "13", f"{_TERM}.matchExpressions[0].values[0]: {message}")
+
+
+def test_node_affinity_gt_at_the_int64_limit(tmp_path):
+    passes(tmp_path, """\
+        nodes:
+        - {name: n1, labels: {gen: "9223372036854775807"}}
+        - {name: n2, labels: {gen: "5"}}
+        pod:
+          name: p
+          affinity:
+            nodeAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                nodeSelectorTerms:
+                - matchExpressions:
+                  - {key: gen, operator: Gt, values: ["9223372036854775806"]}
+        expect: {feasible: [n1]}
+        """)
+
+
 @pytest.mark.parametrize("amount, message", [
     ('"101%"', "must not be greater than 100%"),
     ('"5.5%"', "must be an integer or percentage (e.g '5%')"),

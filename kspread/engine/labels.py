@@ -69,6 +69,19 @@ def _label_value_error(value: str) -> str | None:
     return None
 
 
+# Go's strconv.ParseInt(s, 10, 64): an optional sign and ASCII digits, within int64.
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def go_int64(s: str) -> int | None:
+    """``strconv.ParseInt(s, 10, 64)``, None where it fails (not Python's ``int``,
+    which takes spaces, underscores and other digits)."""
+    if not _GO_INT.fullmatch(s):
+        return None
+    v = int(s)
+    return v if -(2**63) <= v < 2**63 else None
+
+
 @dataclass(frozen=True, slots=True)
 class Requirement:
     key: str
@@ -279,12 +292,11 @@ def parse_selector_requirement(raw: Any, path: PathT, operators: Iterable[str]) 
     if op in (GT, LT):
         if len(values) != 1:
             raise CaseError("must be specified single value when `operator` is 'Lt' or 'Gt'", [*path, "values"])
-        try:
-            int(values[0])
-        except ValueError:
+        if go_int64(values[0]) is None:
+            # the scheduler cannot parse it (labels.NewRequirement): kspread refuses it
             raise CaseError("must be an integer when `operator` is 'Lt' or 'Gt'", [*path, "values", 0],
-                            value=values[0]) from None
-    if op in (IN, NOT_IN):
+                            value=values[0])
+    if op in (IN, NOT_IN, GT, LT):
         for i, v in enumerate(values):
             err = label_value_error(v)
             if err:

@@ -18,8 +18,11 @@ from kspread.engine.framework.args import decode_profile_args
 from kspread.engine.framework.profile import Profile, default_profile, profile_from_case
 from kspread.engine.labels import (
     GT,
+    IN,
     LABEL_SELECTOR_OPERATORS,
     LT,
+    NOT_IN,
+    Requirement,
     parse_label_selector,
     parse_labels,
     parse_selector_requirement,
@@ -126,15 +129,36 @@ def _node_selector_term(raw: Mapping[str, Any], path: PathT) -> NodeSelectorTerm
         parse_selector_requirement(e, [*path, "matchExpressions", i], ops)
         for i, e in enumerate(raw.get("matchExpressions") or [])
     )
-    fields = tuple(
-        parse_selector_requirement(e, [*path, "matchFields", i], ops)
-        for i, e in enumerate(raw.get("matchFields") or [])
-    )
-    for i, f in enumerate(fields):
-        if f.key != "metadata.name":
-            raise CaseError("only metadata.name is supported in matchFields", [*path, "matchFields", i, "key"],
-                            value=f.key)
+    fields = tuple(_node_field_requirement(e, [*path, "matchFields", i])
+                   for i, e in enumerate(raw.get("matchFields") or []))
     return NodeSelectorTerm(exprs, fields)
+
+
+def _node_field_requirement(raw: Any, path: PathT) -> Requirement:
+    """A matchFields entry of a pod's node affinity, validated as the API server's
+    ValidateNodeFieldSelectorRequirement does: In or NotIn with exactly one value, the
+    key metadata.name, the value a node name."""
+    if not isinstance(raw, Mapping):
+        raise CaseError("a selector requirement must be a mapping with key, operator, values", path, value=raw)
+    for k in raw:
+        if k not in ("key", "operator", "values"):
+            raise CaseError(f"unknown field {k!r} in a selector requirement", [*path, str(k)])
+    values = raw.get("values") or []
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise CaseError("must be a list of strings", [*path, "values"], value=values)
+    op = raw.get("operator")
+    if op not in (IN, NOT_IN):
+        raise CaseError("not a valid selector operator", [*path, "operator"], value=op)
+    if len(values) != 1:
+        raise CaseError("must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                        [*path, "values"], value=values)
+    key = raw.get("key")
+    if key != "metadata.name":
+        raise CaseError("not a valid field selector key", [*path, "key"], value=key)
+    err = apivalidation.subdomain_error(values[0])
+    if err:
+        raise CaseError(err, [*path, "values", 0], value=values[0])
+    return Requirement(key, op, (values[0],))
 
 
 def _pod_affinity_term(raw: Mapping[str, Any], path: PathT) -> PodAffinityTerm:

@@ -10,13 +10,12 @@ predicates.PodMatchNodeSelector and PodToleratesNodeTaints.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kspread.engine.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement
+from kspread.engine.labels import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, Requirement, go_int64
 from kspread.engine.model import Node, NodeSelectorTerm, Pod, Taint, Toleration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,19 +24,6 @@ if TYPE_CHECKING:  # pragma: no cover
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 NO_EXECUTE = "NoExecute"
-
-# Go's strconv.ParseInt(s, 10, 64): optional sign, decimal digits only.
-_GO_INT = re.compile(r"^[+-]?[0-9]+\Z")
-
-
-def _go_int(s: str) -> int | None:
-    if not _GO_INT.match(s):
-        return None
-    v = int(s)
-    if not -(2**63) <= v < 2**63:
-        return None
-    return v
-
 
 def _requirement_matches(r: Requirement, labels: Mapping[str, str]) -> bool:
     """A node selector requirement (labels.Requirement semantics, Gt/Lt parse the
@@ -54,8 +40,8 @@ def _requirement_matches(r: Requirement, labels: Mapping[str, str]) -> bool:
     if op in (GT, LT):
         if r.key not in labels:
             return False
-        have = _go_int(labels[r.key])
-        want = _go_int(r.values[0]) if len(r.values) == 1 else None
+        have = go_int64(labels[r.key])
+        want = go_int64(r.values[0]) if len(r.values) == 1 else None
         if have is None or want is None:
             return False
         return have > want if op == GT else have < want
