@@ -334,6 +334,22 @@ def test_required_node_affinity_needs_a_term(tmp_path):
 _TERM = "pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
 
 
+def _required_term(part: str, requirement: str) -> str:
+    """A case whose pod requires one node selector term with one requirement (on line 13)."""
+    return f"""\
+        nodes: [n1]
+        pod:
+          name: p
+          affinity:
+            nodeAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                nodeSelectorTerms:
+                - {part}:
+                  - {requirement}
+        expect: {{feasible: [n1]}}
+        """
+
+
 @pytest.mark.parametrize("requirement, field, message", [
     # ValidateNodeFieldSelectorRequirement
     ("{key: metadata.name, operator: Gt, values: ['5']}", "matchFields[0].operator", "not a valid selector operator"),
@@ -345,18 +361,7 @@ _TERM = "pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecutio
     ("{key: metadata.uid, operator: In, values: [n1]}", "matchFields[0].key", "not a valid field selector key"),
 ])
 def test_node_affinity_match_fields(tmp_path, requirement, field, message):
-    fails(tmp_path, f"""\
-        nodes: [n1]
-        pod:
-          name: p
-          affinity:
-            nodeAffinity:
-              requiredDuringSchedulingIgnoredDuringExecution:
-                nodeSelectorTerms:
-                - matchFields:
-                  - {requirement}
-        expect: {{feasible: [n1]}}
-        """, "13", f"{_TERM}.{field}: {message}")
+    fails(tmp_path, _required_term("matchFields", requirement), "13", f"{_TERM}.{field}: {message}")
 
 
 @pytest.mark.parametrize("value, message", [
@@ -367,18 +372,8 @@ def test_node_affinity_match_fields(tmp_path, requirement, field, message):
     ("'-5'", "a label value must be"),
 ])
 def test_node_affinity_gt_values_the_scheduler_cannot_parse(tmp_path, value, message):
-    fails(tmp_path, f"""\
-        nodes: [n1]
-        pod:
-          name: p
-          affinity:
-            nodeAffinity:
-              requiredDuringSchedulingIgnoredDuringExecution:
-                nodeSelectorTerms:
-                - matchExpressions:
-                  - {{key: gen, operator: Gt, values: [{value}]}}
-        expect: {{feasible: [n1]}}
-        """, "13", f"{_TERM}.matchExpressions[0].values[0]: {message}")
+    fails(tmp_path, _required_term("matchExpressions", f"{{key: gen, operator: Gt, values: [{value}]}}"), "13",
+          f"{_TERM}.matchExpressions[0].values[0]: {message}")
 
 
 def test_node_affinity_gt_at_the_int64_limit(tmp_path):

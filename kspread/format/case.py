@@ -383,6 +383,38 @@ def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, co
 _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
 
 
+def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | None, terminating: bool,
+             start: float | None, nominated: str | None) -> Pod:
+    """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
+    pod's own fields."""
+    (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
+     affinity, tolerations, tscs, ctrl, preempted, pvs) = spec
+    return new_pod(
+        name=name,
+        namespace=ns,
+        labels=labels,
+        node_name=node_name,
+        priority=priority,
+        priority_class_name=cls_name,
+        preemption_policy=policy,
+        containers=containers,
+        init_containers=inits,
+        overhead=overhead,
+        level_requests=level_requests,
+        level_limits=level_limits,
+        terminating=terminating,
+        start_time=start,
+        nominated_node=nominated,
+        node_selector=node_selector,
+        affinity=affinity,
+        tolerations=tolerations,
+        topology_spread_constraints=tscs,
+        controller=ctrl,
+        preempted_by_scheduler=preempted,
+        uses_persistent_volumes=pvs,
+    )
+
+
 class _Builder:
     def __init__(self, doc: Mapping[str, Any], version: Version) -> None:
         self.doc = doc
@@ -518,32 +550,7 @@ class _Builder:
                 self._quick[key[1]] = (spec, bool(raw.get("terminating", False))) if plain else None
         else:
             start = self._start(raw, at, node_name)
-        (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-         affinity, tolerations, tscs, ctrl, preempted, pvs) = spec
-        return new_pod(
-            name=name,
-            namespace=ns,
-            labels=labels,
-            node_name=node_name,
-            priority=priority,
-            priority_class_name=cls_name,
-            preemption_policy=policy,
-            containers=containers,
-            init_containers=inits,
-            overhead=overhead,
-            level_requests=level_requests,
-            level_limits=level_limits,
-            terminating=bool(raw.get("terminating", False)),
-            start_time=start,
-            nominated_node=nominated,
-            node_selector=node_selector,
-            affinity=affinity,
-            tolerations=tolerations,
-            topology_spread_constraints=tscs,
-            controller=ctrl,
-            preempted_by_scheduler=preempted,
-            uses_persistent_volumes=pvs,
-        )
+        return _new_pod(spec, name, labels, node_name, bool(raw.get("terminating", False)), start, nominated)
 
     def quick_pod(self, raw: Mapping[str, Any], shape: int, nodes: Mapping[str, Node]) -> Pod | None:
         """``pod`` for a pod of a shape whose first pod was built, when it needs nothing
@@ -581,32 +588,7 @@ class _Builder:
         start = None if node_name is None else DEFAULT_START_EPOCH + self.pod_count
         self.pod_count += 1
         spec, terminating = quick
-        (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-         affinity, tolerations, tscs, ctrl, preempted, pvs) = spec
-        return new_pod(
-            name=name,
-            namespace=ns,
-            labels=labels,
-            node_name=node_name,
-            priority=priority,
-            priority_class_name=cls_name,
-            preemption_policy=policy,
-            containers=containers,
-            init_containers=inits,
-            overhead=overhead,
-            level_requests=level_requests,
-            level_limits=level_limits,
-            terminating=terminating,
-            start_time=start,
-            nominated_node=None,
-            node_selector=node_selector,
-            affinity=affinity,
-            tolerations=tolerations,
-            topology_spread_constraints=tscs,
-            controller=ctrl,
-            preempted_by_scheduler=preempted,
-            uses_persistent_volumes=pvs,
-        )
+        return _new_pod(spec, name, labels, node_name, terminating, start, None)
 
     def _start(self, raw: Mapping[str, Any], at, node_name: str | None) -> float | None:
         start = None
