@@ -385,3 +385,23 @@ def test_an_edit_elsewhere_during_the_run_is_kept_and_the_update_written(pyteste
     fixed = SPREAD.format(name="w").split("expect:\n")[0] + FIXED.format(name="w")
     assert p.read_text() == ("# edited during the run\n" + fixed + "---\n"
                              + other.replace("selected: n2   # wrong for other", "selected: [n2]   # edited"))
+
+
+def test_an_update_session_in_which_no_case_ran_fails(pytester):
+    # --kspread-update over paths that hold no case (a typo'd selection, the wrong
+    # directory) updates nothing: that is not a pass
+    pytester.makepyfile(test_plain="def test_x():\n    pass\n")
+    result = pytester.runpytest("--kspread-update")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*- kspread --kspread-update -*",
+                                 "kspread: no case ran; --kspread-update updated nothing"])
+    # every case ran and passed: nothing to update, and the run passes
+    _write(pytester, "c.yaml", SPREAD.format(name="w").split("expect:\n")[0] + FIXED.format(name="w"))
+    result = pytester.runpytest("--kspread-update")
+    result.assert_outcomes(passed=2)
+    assert result.ret == 0 and "no case ran" not in result.stdout.str()
+    # a case that ran under an xdist worker counts on the controller
+    result = pytester.runpytest_subprocess("--kspread-update", "-n", "2", "c.yaml")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0 and "no case ran" not in result.stdout.str()
