@@ -115,8 +115,8 @@ def test_a_case_one_configuration_cannot_run_is_not_applicable_not_changed(tmp_p
     assert lines[0].startswith(f"{tmp_path / 'c.yaml'}:1: too-old-for-v1: not applicable (base: ")
     assert "kubescheduler.config.k8s.io/v1" in lines[0]
     assert lines[-2:] == [
-        "2 case(s), 0 changed, 0 unchanged, 1 not applicable, 1 with their own profile (not compared; "
-        "--override-profile runs them under both configurations)",
+        ("2 case(s), 0 changed, 0 unchanged, 1 not applicable, 1 with their own profile (not compared; "
+         "--override-profile runs them under both configurations)"),
         "kspread diff: no case was run under both configurations; nothing was compared"]
     with_one_compared = _diff(tmp_path, OLD_CASE + "---\n" + CASES.split("---\n")[1], base=BASE, head=BASE)
     assert with_one_compared.returncode == 0, with_one_compared.stderr
