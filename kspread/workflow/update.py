@@ -179,10 +179,17 @@ def case_fingerprint(data: Any) -> str:
 
 def _source_in(path: str, text: str, u: Update) -> str | None:
     """case_fingerprint of the case ``u`` updates as ``text`` holds it (None: not there)."""
-    from kspread.format.loader import variant_data
+    from kspread.format.loader import _read_docs, variant_data
 
-    docs = _old_docs(path, text)
-    raw = docs[u.index] if u.index < len(docs) else None
+    c = _cached(path, text)
+    if "documents" not in c:  # each document on its own: a broken neighbour does not matter
+        try:
+            c["documents"] = _read_docs(text, path)
+        except Exception:  # the whole text cannot be read
+            c["documents"] = []
+    docs = c["documents"]
+    doc = docs[u.index] if u.index < len(docs) else None
+    raw = doc.data if doc is not None and doc.error is None else None
     if not isinstance(raw, Mapping):
         return None
     base = {k: v for k, v in raw.items() if k != "variants"}
@@ -885,10 +892,7 @@ def _unchanged(path: str, text: str, u: Update) -> bool:
     if u.digest and u.digest == digest(text):
         return True  # check_update compared the case with this very text
     if u.source:
-        try:
-            return _source_in(path, text, u) == u.source
-        except UpdateError:  # the file does not read any more
-            return False
+        return _source_in(path, text, u) == u.source
     return not u.digest
 
 
