@@ -194,3 +194,14 @@ def test_a_writer_waiting_on_a_replaced_file_locks_the_new_one(tmp_path, monkeyp
     assert order == ["first wrote b", "second reads b"]
     with pytest.raises(FileNotFoundError), files.locked(str(tmp_path / "missing.yaml")):
         pass
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file away")
+def test_a_file_rewritten_by_root_keeps_its_owner_and_group(tmp_path):
+    p = _two_cases(tmp_path)
+    os.chown(p, 4242, 4343)
+    p.chmod(0o640)
+    assert cli_main(["run", "-q", "--update", str(p)]) == 0
+    st = p.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (4242, 4343, 0o640)
+    assert p.read_text() == _both_fixed()

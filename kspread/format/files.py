@@ -9,7 +9,7 @@ import re
 import socket
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 try:
     import fcntl
@@ -105,14 +105,16 @@ def locked(path: str) -> Iterator[None]:
 
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory, fsync
-    and an atomic rename, keeping the file's permissions. A symlink stays a symlink:
+    and an atomic rename, keeping the file's permissions, and its owner and group where
+    this process may give them (root may). A symlink stays a symlink:
     its target is what gets replaced. Line endings are written as given. A read-only
     file is not replaced (PermissionError), as a read-only directory is not written.
     Temporary files that killed writers left in the directory are removed first."""
     real = os.path.realpath(path)
     d = os.path.dirname(real)
-    if os.path.exists(real):
-        mode = os.stat(real).st_mode & 0o7777
+    st = os.stat(real) if os.path.exists(real) else None
+    if st is not None:
+        mode = st.st_mode & 0o7777
         # the rename needs only the directory writable: the file's own mode is what says no
         if not mode & 0o222 or not os.access(real, os.W_OK):
             raise PermissionError(f"the file is read-only (mode {mode:04o}); not replaced")
@@ -125,6 +127,11 @@ def write_atomic(path: str, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+            # a user's case file rewritten by root (in a container) stays the user's; only
+            # root gives a file away (a group of one's own is kept by anyone)
+            with suppress(OSError):
+                os.chown(tmp, st.st_uid, st.st_gid)
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException:
