@@ -205,3 +205,12 @@ def test_a_file_rewritten_by_root_keeps_its_owner_and_group(tmp_path):
     st = p.stat()
     assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (4242, 4343, 0o640)
     assert p.read_text() == _both_fixed()
+
+
+def test_two_runs_fixing_the_same_case_the_same_way_both_pass(tmp_path, monkeypatch, capsys):
+    p = _two_cases(tmp_path)
+    results = _interleave(monkeypatch, lambda: cli_main(["run", "-q", "--update", "--case", "c1", str(p)]),
+                          lambda: cli_main(["run", "-q", "--update", "--case", "c1", str(p)]))
+    assert results == {"A": 0, "B": 0}
+    assert capsys.readouterr().err.count(f"updated {p}: c1: expect.selected: n1 -> n2\n") == 2
+    assert p.read_text() == _both_fixed().replace("selected: n2   # wrong for c2", "selected: n1   # wrong for c2")

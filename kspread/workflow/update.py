@@ -55,6 +55,7 @@ class Update:
     expect: dict[str, Any] = field(default_factory=dict)  # the whole expect after the update
     digest: str = ""  # sha256 of the file text the update was checked against
     source: str = ""  # case_fingerprint of the case's data the run ran from
+    target: str = ""  # case_fingerprint of that data with this update written
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (for pytest-xdist: a worker's update travels with its test report)."""
@@ -168,7 +169,7 @@ def update_for(doc, verdict) -> Update | None:
                           + render(diffs, after, actual))
     old = dict(expect) if isinstance(expect, Mapping) else {}
     return Update(doc.file, doc.index, doc.variant, doc.name, new, fill, _plain(old), _plain(after),
-                  source=case_fingerprint(doc.data))
+                  source=case_fingerprint(doc.data), target=case_fingerprint({**doc.data, "expect": _plain(after)}))
 
 
 def case_fingerprint(data: Any) -> str:
@@ -887,12 +888,12 @@ CHANGED = "the file changed during the run; not updated (run the update again)"
 
 def _unchanged(path: str, text: str, u: Update) -> bool:
     """Whether ``u`` can be written into ``text``: its case reads there as it did when
-    it ran (an update that does not say what it ran from, only into the text it was
-    checked against)."""
+    it ran, or as the update makes it (another run wrote the same); an update that does
+    not say what it ran from, only into the text it was checked against."""
     if u.digest and u.digest == digest(text):
         return True  # check_update compared the case with this very text
     if u.source:
-        return _source_in(path, text, u) == u.source
+        return _source_in(path, text, u) in (u.source, u.target)
     return not u.digest
 
 
