@@ -88,6 +88,9 @@ class CaseDoc:
     variant: str | None = None  # the name of the variant this document was expanded from
     overlay: Any = None  # that variant's overlay
     error: CaseError | None = None  # the document cannot be read (bad YAML, duplicate key, ...)
+    # the directory trees being tested, which a profile.config must resolve into (see
+    # tested_trees); None: the case file's own directory
+    roots: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -515,7 +518,7 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         shapes = validate_deduplicated(doc.data)  # (jsonschema makes cyclic garbage)
         with gc_paused():
             return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
-                              pod_shapes=shapes.get("pods"))
+                              pod_shapes=shapes.get("pods"), roots=doc.roots)
     except CaseError as e:
         raise doc.place(e) from None
 
@@ -638,25 +641,52 @@ def _walk(root: Path) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d))
-        out += [here / f for f in sorted(filenames) if f.endswith(_CASE_SUFFIXES) and not f.startswith(".")]
+        # regular files only (symlinks followed): a FIFO would block, /dev/zero never end
+        out += [here / f for f in sorted(filenames) if f.endswith(_CASE_SUFFIXES) and not f.startswith(".")
+                and os.path.isfile(here / f)]
     return out
 
 
+def tested_trees(paths: list[str], base: str | None = None) -> tuple[str, ...]:
+    """The directory trees being tested, into which a case's ``profile.config`` must
+    resolve: ``base`` (the current directory; pytest: its rootdir) and each path given (a
+    file: its directory), symlinks resolved."""
+    out = [os.path.realpath(base if base is not None else os.getcwd())]
+    for p in paths:
+        real = os.path.realpath(p)
+        out.append(real if os.path.isdir(real) else os.path.dirname(real))
+    return tuple(dict.fromkeys(out))
+
+
+def not_regular_error(path: str, kind: str) -> CaseError:
+    """A special file (a FIFO, a device) named as a case file: reading it would block or
+    never end."""
+    return CaseError(f"not a regular file ({kind}): kspread reads case files from regular files only", file=path)
+
+
 def collect(paths: list[str]) -> list[FileResult]:
-    """The case files of ``paths``. A file named on the command line is always read; in a
-    directory, only files that mention a case (as the pytest plugin collects them), so
-    other YAML and JSON (Helm templates, package.json) is not reported as invalid."""
+    """The case files of ``paths``. A file named on the command line is always read (a
+    FIFO or a device is refused by name); in a directory, only the regular files that
+    mention a case (as the pytest plugin collects them), so other YAML and JSON (Helm
+    templates, package.json) is not reported as invalid."""
+    from kspread.format.files import special_kind
+
     out = []
+    roots = tested_trees(paths)
     for p in paths:
         pp = Path(p)
         if not pp.is_dir():
-            out.append(read_file(pp))
-            continue
-        for f in _walk(pp):
-            try:
-                head = f.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if mentions_case(head):
-                out.append(read_file(f))
+            kind = special_kind(pp)
+            out.append(read_file(pp) if kind is None else FileResult(p, [], not_regular_error(p, kind)))
+        else:
+            for f in _walk(pp):
+                try:
+                    head = f.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if mentions_case(head):
+                    out.append(read_file(f))
+    for fr in out:
+        for d in fr.docs:
+            d.roots = roots
     return out
