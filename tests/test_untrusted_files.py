@@ -225,3 +225,43 @@ def test_a_special_file_as_configuration(tree, capsys):
     rc, out = run(capsys, "diff", "--base", "/dev/zero", "--head", "cases/sched.yaml", "cases")
     assert (rc, out) == (2, ("kspread diff: --base: /dev/zero: cannot read the scheduler configuration: not a "
                             "regular file (a character device)\n"))
+
+
+def test_a_configuration_path_that_is_not_printable_is_refused(tree, capsys):
+    (tree / "cases" / "c.yaml").write_text(case().replace("expect:", 'profile: {config: "sched\\0.yaml"}\nexpect:'))
+    rc, out = run(capsys, "run", "-q", "cases/c.yaml")
+    assert (rc, out.splitlines()[1]) == (1, ("  cases/c.yaml:6: profile.config: the path holds a character that is not "
+                                            "printable (a NUL, a line break, ...) (got 'sched\\x00.yaml')"))
+
+
+# ---- kspread import: its input and its output -----------------------------------------------
+
+@needs_fifo
+def test_import_refuses_a_device_and_reads_a_pipe(tmp_path, capsys):
+    rc, out = run(capsys, "import", "/dev/zero")
+    assert (rc, out) == (1, ("kspread import: error: /dev/zero: cannot read the file: not a regular file (a character "
+                            "device)\n"))
+    rc, out = run(capsys, "import", str(tmp_path))
+    assert (rc, out) == (1, (f"kspread import: error: {tmp_path}: cannot read the file: not a regular file (a "
+                            "directory)\n"))
+    fifo = tmp_path / "dump.yaml"
+    os.mkfifo(fifo)
+    pid = os.fork()
+    if pid == 0:  # the writer end, as <(kubectl get ...) gives it
+        with open(fifo, "w") as f:
+            f.write("apiVersion: v1\nkind: List\nitems: []\n")
+        os._exit(0)
+    rc, out = run(capsys, "import", str(fifo))
+    os.waitpid(pid, 0)
+    assert rc == 0 and out.startswith("# Imported by `kspread import` from dump.yaml: 0 node(s)")
+
+
+@needs_fifo
+def test_import_does_not_replace_a_special_file_it_is_told_to_write(tmp_path, capsys):
+    (tmp_path / "dump.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    out_fifo = tmp_path / "out.yaml"
+    os.mkfifo(out_fifo)
+    rc, out = run(capsys, "import", str(tmp_path / "dump.yaml"), "-o", str(out_fifo), "--force")
+    assert (rc, out.splitlines()[-1]) == (1, (f"kspread import: error: cannot write {out_fifo}: not a regular file "
+                                             "(a FIFO)"))
+    assert os.path.exists(out_fifo) and not os.path.isfile(out_fifo)

@@ -604,6 +604,9 @@ def case_config_path(given: str, base_dir: str | None, roots: Sequence[str] | No
     read a file outside the tree it tests (a token, ``~/.git-credentials``)."""
     import os
 
+    if not given.isprintable():
+        raise CaseError("the path holds a character that is not printable (a NUL, a line break, ...)", at,
+                        value=given)
     if os.path.isabs(given):
         raise CaseError("an absolute path is refused: a configuration file is named relative to the case file "
                         "and lies inside the directory tree being tested", at, value=given)

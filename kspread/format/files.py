@@ -33,10 +33,15 @@ class NotRegularFile(OSError):
     """``read_regular`` was given a FIFO, a device, a directory, ..."""
 
     def __init__(self, path: str, kind: str) -> None:
-        super().__init__(f"not a regular file ({kind})")
+        message = f"not a regular file ({kind})"
+        super().__init__(message)
         self.kind = kind
-        self.strerror = f"not a regular file ({kind})"
+        self.message = message
+        self.strerror = message
         self.filename = path
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:
@@ -73,9 +78,13 @@ def decode_utf8(data: bytes, file: str, what: str) -> str:
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory, fsync
     and an atomic rename, keeping the file's permissions. A symlink stays a symlink:
-    its target is what gets replaced. Line endings are written as given."""
+    its target is what gets replaced. Line endings are written as given. A path that is
+    not a regular file (a device, a FIFO, a directory) raises NotRegularFile."""
     real = os.path.realpath(path)
     d = os.path.dirname(real)
+    kind = special_kind(real)
+    if kind is not None:  # renaming over /dev/null or a FIFO would replace it with a file
+        raise NotRegularFile(path, kind)
     mode = os.stat(real).st_mode & 0o7777 if os.path.exists(real) else 0o644
     fd, tmp = tempfile.mkstemp(prefix=".kspread-", suffix=".tmp", dir=d)
     try:

@@ -81,12 +81,16 @@ class ImportFailed(Exception):
 
 def read_dump(dump_path: str) -> list[Any]:
     """The YAML (or JSON) documents of the dump; ``-`` reads standard input."""
+    from kspread.format.files import NotRegularFile, special_kind
     from kspread.format.loader import _parse, surrogate_error
 
     try:
         if dump_path == "-":
             text = sys.stdin.read()
         else:
+            kind = special_kind(dump_path)
+            if kind is not None and kind != "a FIFO":  # a pipe (<(kubectl ...)) ends; /dev/zero does not
+                raise NotRegularFile(dump_path, kind)
             text = Path(dump_path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ImportFailed(f"{dump_path}: cannot read the file: {e}") from None
