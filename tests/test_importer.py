@@ -1431,3 +1431,12 @@ def test_a_lone_surrogate_in_the_dump_is_refused(tmp_path):
     line = next(i for i, t in enumerate(p.read_text().splitlines(), 1) if "\\ud800" in t)
     assert str(e.value) == (f"{p}:{line}: items[0].metadata.labels.x: invalid text: a lone surrogate escape (\\ud800 "
                             "to \\udfff, not a UTF-16 pair) is not a character")
+
+
+def test_a_dump_that_is_not_utf8_names_the_line(tmp_path, capsys):
+    p = tmp_path / "d.yaml"
+    p.write_bytes(DUMP.encode() + b"# caf\xe9\n")
+    assert cli_main(["import", str(p)]) == 1
+    line = DUMP.count("\n") + 1
+    assert capsys.readouterr().err == (f"kspread import: error: {p}:{line}: the dump is not UTF-8 text: byte 0xe9 on "
+                                       "this line cannot be decoded\n")

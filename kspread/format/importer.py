@@ -81,7 +81,7 @@ class ImportFailed(Exception):
 
 def read_dump(dump_path: str) -> list[Any]:
     """The YAML (or JSON) documents of the dump; ``-`` reads standard input."""
-    from kspread.format.files import NotRegularFile, special_kind
+    from kspread.format.files import NotRegularFile, decode_utf8, special_kind
     from kspread.format.loader import _parse, surrogate_error
 
     try:
@@ -91,9 +91,11 @@ def read_dump(dump_path: str) -> list[Any]:
             kind = special_kind(dump_path)
             if kind is not None and kind != "a FIFO":  # a pipe (<(kubectl ...)) ends; /dev/zero does not
                 raise NotRegularFile(dump_path, kind)
-            text = Path(dump_path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+            text = decode_utf8(Path(dump_path).read_bytes(), dump_path, "the dump")
+    except OSError as e:
         raise ImportFailed(f"{dump_path}: cannot read the file: {e}") from None
+    except CaseError as e:
+        raise ImportFailed(str(e)) from None
     if text.lstrip()[:1] not in ("{", "[") and not dump_path.endswith(".json"):
         text = strip_noise(text)
     try:
@@ -737,7 +739,7 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
            summary: str, left_out: str = "") -> str:
     """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
     to schedule (one: ``pod``; several: a ``schedule`` sequence). Comment text (the dump's
-    name, kinds it holds) has its line breaks escaped: it stays comment."""
+    file name) has its line breaks escaped: it stays comment."""
     head, body, tail = _parts(sections, name, source, version, incoming)
     intro = comment_text(f"Imported by `kspread import` from {source}: {summary}.")
     out = [*[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
