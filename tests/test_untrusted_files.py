@@ -265,3 +265,13 @@ def test_import_does_not_replace_a_special_file_it_is_told_to_write(tmp_path, ca
     assert (rc, out.splitlines()[-1]) == (1, (f"kspread import: error: cannot write {out_fifo}: not a regular file "
                                              "(a FIFO)"))
     assert os.path.exists(out_fifo) and not os.path.isfile(out_fifo)
+
+
+@needs_fifo
+def test_pytest_collection_reads_regular_files_only(pytester):
+    """A guard: pytest's walk hands the plugin regular files only, and so it stays."""
+    pytester.makefile(".yaml", c=case())
+    os.mkfifo(pytester.path / "fifo.yaml")
+    (pytester.path / "zero.yaml").symlink_to("/dev/zero")
+    result = pytester.runpytest("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
