@@ -94,6 +94,14 @@ def _table(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from kspread.format.config import read_config_text
+
+    for flag, path in (("--base", args.base), ("--head", args.head)):
+        try:  # a file that cannot be read at all is the command's error, not a case's "not applicable"
+            read_config_text(path)
+        except CaseError as e:
+            print(f"kspread diff: {flag}: {e}", file=sys.stderr)
+            return 2
     report: list[dict[str, Any]] = []
     not_applicable: list[dict[str, Any]] = []
     own_profile: list[dict[str, Any]] = []
