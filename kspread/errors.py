@@ -24,6 +24,25 @@ def format_path(path: PathT) -> str:
     return out or "(document)"
 
 
+def described(value: Any) -> str:
+    """What ``value`` is, never what it says: "a string of 312 characters", "a list of 3
+    items". For errors about a file that is not what kspread expected (a credentials
+    file named as a configuration), whose content must not reach a log."""
+    if isinstance(value, str):
+        return f"a string of {len(value)} character{'s' if len(value) != 1 else ''}"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} key{'s' if len(value) != 1 else ''}"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
 class CaseError(Exception):
     """A case is invalid or cannot be run.
 

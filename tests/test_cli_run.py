@@ -139,3 +139,27 @@ def test_validate_json(tmp_path, capsys):
                                                          ("bad", False)]
     assert report[3]["line"] == 26 and "expect.feasible" in report[3]["error"] and "n9" in report[3]["error"]
     assert cap.err == "4 case(s) checked, 1 invalid\n"
+
+
+def test_a_file_name_that_is_not_utf8_prints_escaped(tmp_path):
+    # a subprocess: its standard streams are strict UTF-8, as a CI log's
+    import os
+    import subprocess
+
+    name = b"caf\xe9.yaml".decode("utf-8", "surrogateescape")
+    (tmp_path / name).write_text(CASES.split("---")[0], encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "kspread", "run", "-q", "."], capture_output=True, text=True,
+                       cwd=tmp_path, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert (r.returncode, r.stdout, r.stderr) == (0, "1 passed, 0 failed\n", "")
+    (tmp_path / name).write_text(CASES.split("---")[0].replace("[n1]}", "[n2]}"), encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "kspread", "run", "-q", "."], capture_output=True, text=True,
+                       cwd=tmp_path, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert (r.returncode, r.stderr) == (1, "")
+    assert r.stdout == ("FAIL web-fast (caf\\udce9.yaml:1)\n  caf\\udce9.yaml:8: expect.feasible[0]: unknown node 'n2' "
+                        "(got 'n2')\n0 passed, 1 failed\n")
+
+
+def test_update_writes_strings_yaml_would_break_escaped():
+    from kspread.workflow.yamltext import flow
+
+    assert flow({"r": "a\u2028b: c", "s": "x\x85y", "t": "ok"}) == '{r: "a\\u2028b: c", s: "x\\u0085y", t: ok}'

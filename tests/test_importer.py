@@ -1379,3 +1379,64 @@ def test_pod_level_resources_are_imported(tmp_path):
     case = load_case(_load_one(p))
     assert case.cluster.pods[0].level_requests == {"cpu": 2000}
     assert case.cluster.pods[0].level_limits == {"cpu": 2000}
+
+
+# ---- generated text stays what it says --------------------------------------------------------
+
+
+@pytest.mark.parametrize("brk", ["\r", "\x85", "\u2028", "\u2029", "\n"])
+def test_a_line_break_in_the_dump_name_cannot_inject_a_key(tmp_path, brk):
+    name = f"dump{brk}schedule: [x]{brk}.yaml"
+    out, _ = _import(tmp_path, name=name)
+    esc = f"\\u{ord(brk):04x}"
+    assert out.splitlines()[0] == (f"# Imported by `kspread import` from dump{esc}schedule: [x]{esc}.yaml: 3 node(s), "
+                                   "5 pod(s), 3")
+    data = yaml.safe_load(out)
+    assert "schedule" not in data
+    assert (data["name"], data["source"]) == (f"dump{brk}schedule: [x]{brk}", name)
+    quoted = {"\r": "\\r", "\n": "\\n"}.get(brk, esc)  # JSON's own escapes where it has one
+    assert f'name: "dump{quoted}schedule: [x]{quoted}"\n' in out
+
+
+def test_the_self_check_reads_the_rendered_text_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(importer, "comment_text", lambda s: s)  # as before: comment text written raw
+    with pytest.raises(importer.ImportFailed) as e:
+        _import(tmp_path, name="dump\u2028schedule: [x]\u2028.yaml")
+    assert str(e.value).startswith("the written case would not read back as imported (a kspread bug): read ['.yaml', "
+                                   "'apiVersion', 'expect', 'kind', 'name', 'nodes', ")
+
+
+def test_a_file_name_that_is_not_utf8_is_written_with_a_replacement_character(tmp_path):
+    name = b"caf\xe9.yaml".decode("utf-8", "surrogateescape")
+    out, _ = _import(tmp_path, name=name)
+    data = yaml.safe_load(out)
+    assert (data["name"], data["source"]) == ("caf\ufffd", "caf\ufffd.yaml")
+
+
+def test_strings_yaml_would_break_or_refuse_are_escaped():
+    data = {"a": ["x\x85y", "x\u2028y", "x\u2029y", "x\x7fy", "x\x9fy", "\ufeffx", "x\ufffey", "ok \u00e9 \U0001f600"]}
+    text = importer._dump(data)
+    assert yaml.safe_load(text) == data
+    assert text == ('a: ["x\\u0085y", "x\\u2028y", "x\\u2029y", "x\\u007fy", "x\\u009fy", "\\ufeffx", "x\\ufffey", '
+                    '"ok \u00e9 \U0001f600"]\n')
+
+
+def test_a_lone_surrogate_in_the_dump_is_refused(tmp_path):
+    dump = json.loads(json.dumps(yaml.safe_load(DUMP)))
+    dump["items"][0]["metadata"]["labels"] = {"x": "\ud800"}
+    p = tmp_path / "d.json"
+    p.write_text(json.dumps(dump, indent=1), encoding="utf-8")
+    with pytest.raises(importer.ImportFailed) as e:
+        importer.import_snapshot(str(p), warn=lambda m: None)
+    line = next(i for i, t in enumerate(p.read_text().splitlines(), 1) if "\\ud800" in t)
+    assert str(e.value) == (f"{p}:{line}: items[0].metadata.labels.x: invalid text: a lone surrogate escape (\\ud800 "
+                            "to \\udfff, not a UTF-16 pair) is not a character")
+
+
+def test_a_dump_that_is_not_utf8_names_the_line(tmp_path, capsys):
+    p = tmp_path / "d.yaml"
+    p.write_bytes(DUMP.encode() + b"# caf\xe9\n")
+    assert cli_main(["import", str(p)]) == 1
+    line = DUMP.count("\n") + 1
+    assert capsys.readouterr().err == (f"kspread import: error: {p}:{line}: the dump is not UTF-8 text: byte 0xe9 on "
+                                       "this line cannot be decoded\n")

@@ -485,3 +485,46 @@ def test_large_files_read_the_same(tmp_path, monkeypatch, extra, msg, fast):
         assert v.passed, v.message
     else:
         assert v.message == f"{p}:10: {msg}"
+
+
+# ---- text that is not text --------------------------------------------------------------
+
+SURROGATE_CASE = ('{"apiVersion": "kspread/v1", "kind": "Case", "name": "\\ud800",\n'
+                  ' "nodes": ["n1"], "pod": {"name": "p", "labels": {"a": "\\ud83d\\ude00"}},\n'
+                  ' "expect": {"selected": "n1"}}\n')
+SURROGATE_ERROR = ("{}:1: name: invalid text: a lone surrogate escape (\\ud800 to \\udfff, not a UTF-16 pair) is not a "
+                   "character")
+
+
+def test_a_lone_surrogate_is_invalid_text_in_the_cli(tmp_path):
+    # a subprocess: its standard streams are strict UTF-8, as a CI log's
+    import os
+    import subprocess
+    import sys
+
+    p = tmp_path / "s.json"
+    p.write_text(SURROGATE_CASE, encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    r = subprocess.run([sys.executable, "-m", "kspread", "run", "-q", str(p)], capture_output=True, text=True,
+                       env=env)
+    assert (r.returncode, r.stderr) == (1, "")
+    assert r.stdout == f"FAIL s ({p}:1)\n  {SURROGATE_ERROR.format(p)}\n0 passed, 1 failed\n"
+    p.write_text(SURROGATE_CASE.replace('"\\ud800"', '"\\udc00x"').replace('"name": "p"', '"name": "\\ud83d"'))
+    r = subprocess.run([sys.executable, "-m", "kspread", "validate", str(p)], capture_output=True, text=True,
+                       env=env)
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == SURROGATE_ERROR.format(p)
+
+
+def test_a_lone_surrogate_is_invalid_text_in_pytest(pytester):
+    (pytester.path / "s.json").write_text(SURROGATE_CASE, encoding="utf-8")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([SURROGATE_ERROR.format(pytester.path / "s.json"), "FAILED s.json::s - *"])
+
+
+def test_a_valid_escaped_pair_is_a_character(tmp_path):
+    p = tmp_path / "s.json"
+    p.write_text(SURROGATE_CASE.replace('"\\ud800"', '"ok", "description": "\\ud83d\\ude00"')
+                 .replace('"a": "\\ud83d\\ude00"', '"a": "b"'), encoding="utf-8")
+    assert check(load_one(p)).passed

@@ -10,7 +10,7 @@ the file and line.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -653,9 +653,11 @@ def _pather(prefix: PathT, fieldmap: Mapping[str, PathT] | None = None):
 
 
 def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None = None,
-               config: str | None = None, pod_shapes: list[int] | None = None) -> Case:
+               config: str | None = None, pod_shapes: list[int] | None = None,
+               roots: Sequence[str] | None = None) -> Case:
     """Build a Case from a document that passed the schema. ``base_dir`` resolves a
-    profile's ``config`` file; ``config`` (the --kspread-config option) is the
+    profile's ``config`` file, which must lie inside one of ``roots`` (default: inside
+    ``base_dir``; see ``kspread.format.config.case_config_path``); ``config`` (the --kspread-config option) is the
     KubeSchedulerConfiguration for cases that give no ``profile``. ``pod_shapes``, from
     the loader's validation, numbers the shapes of ``pods`` (see
     ``validate_deduplicated``): pods of one shape share a spec key."""
@@ -823,7 +825,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     if not incoming and "error" not in expect:
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
-    profile = _profile(doc, version, base_dir, config)
+    profile = _profile(doc, version, base_dir, config, roots)
     _check_expect_refs(expect, nodes, seen_pods)
     _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming})
     return Case(
@@ -841,9 +843,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     )
 
 
-def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, config: str | None) -> Profile:
-    import os
-
+def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, config: str | None,
+             roots: Sequence[str] | None) -> Profile:
     raw = doc.get("profile")
     if raw is None:
         if config is None:
@@ -852,13 +853,9 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
 
         return load_config(config, version)
     if raw.get("config") is not None:
-        from kspread.format.config import load_config
+        from kspread.format.config import case_config_path, load_config
 
-        path = raw["config"]
-        if base_dir is not None and not os.path.isabs(path):
-            path = os.path.join(base_dir, path)
-        if not os.path.isfile(path):
-            raise CaseError(f"no such KubeSchedulerConfiguration file: {path}", ["profile", "config"], value=raw["config"])
+        path = case_config_path(raw["config"], base_dir, roots)
         prof = load_config(path, version, raw.get("schedulerName"))
         if raw.get("extenders"):
             prof.extenders = profile_from_case({"extenders": raw["extenders"]}, version).extenders

@@ -43,7 +43,8 @@ from kspread.engine.framework.args import decode_args
 from kspread.engine.framework.profile import PluginRef, Profile, default_profile
 from kspread.engine.framework.registry import UPSTREAM
 from kspread.engine.versions import Version
-from kspread.errors import CaseError, PathT, format_path
+from kspread.errors import CaseError, PathT, described, format_path
+from kspread.format.files import decode_utf8, read_regular, special_kind
 from kspread.format.schema import check_args_shape
 from kspread.format.yamlio import node_line
 
@@ -538,11 +539,18 @@ _TOP_FIELDS = ("apiVersion", "kind", "parallelism", "leaderElection", "clientCon
                "delayCacheUntilActive")
 
 
-def _read(path: str) -> Any:
+def read_config_text(path: str) -> str:
+    """The text of a configuration file; a CaseError when it cannot be read: missing, not
+    a regular file (a FIFO would block, /dev/zero never end), not UTF-8."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = read_regular(path)
     except OSError as e:
         raise CaseError(f"cannot read the scheduler configuration: {e.strerror or e}", file=path) from None
+    return decode_utf8(data, path, "the scheduler configuration")
+
+
+def _read(path: str) -> Any:
+    text = read_config_text(path)
     from kspread.format.yamlio import load_strict
 
     # the shared strict reader: duplicate keys, alias bombs, deep nesting are errors with lines
@@ -559,10 +567,12 @@ def _api_of(doc: Mapping[str, Any], file: str, version: Version) -> str:
         return CaseError(msg, (key,), value=value, file=file, line=_locate(file, (key,)))
 
     raw = doc.get("apiVersion")
-    if not isinstance(raw, str) or "/" not in raw:
-        raise err(f"apiVersion must be {GROUP}/<version>", "apiVersion", raw)
-    group, _, api = raw.partition("/")
-    if group != GROUP or api not in API_VERSIONS:
+    group, _, api = raw.partition("/") if isinstance(raw, str) else ("", "", "")
+    if group != GROUP:
+        # not a scheduler configuration: its values are not echoed (any file may be named by mistake)
+        got = "is missing" if raw is None else f"is {described(raw)}, not {GROUP}/<version>"
+        raise err(f"not a KubeSchedulerConfiguration: apiVersion {got}", "apiVersion")
+    if api not in API_VERSIONS:
         raise err(f"unknown apiVersion (a KubeSchedulerConfiguration is {GROUP}/v1, v1beta3, ...)", "apiVersion", raw)
     if doc.get("kind") is None:
         typo = [k for k in doc if isinstance(k, str) and k.lower().startswith("kind")]
@@ -584,6 +594,38 @@ def _api_of(doc: Mapping[str, Any], file: str, version: Version) -> str:
     return api
 
 
+def case_config_path(given: str, base_dir: str | None, roots: Sequence[str] | None,
+                     at: PathT = ("profile", "config")) -> str:
+    """The file a case's ``profile.config`` names: ``given`` relative to ``base_dir`` (the
+    case file's directory), which must resolve, symlinks followed, inside one of ``roots``
+    (the directory trees being tested: the current directory and the paths given on the
+    command line, or pytest's rootdir and its arguments; without roots, the case file's
+    own directory). An absolute path is refused: a case under review must not make a run
+    read a file outside the tree it tests (a token, ``~/.git-credentials``)."""
+    import os
+
+    if not given.isprintable():
+        raise CaseError("the path holds a character that is not printable (a NUL, a line break, ...)", at,
+                        value=given)
+    if os.path.isabs(given):
+        raise CaseError("an absolute path is refused: a configuration file is named relative to the case file "
+                        "and lies inside the directory tree being tested", at, value=given)
+    base = base_dir if base_dir is not None else "."
+    real = os.path.realpath(os.path.join(base, given))
+    trees = [os.path.realpath(r) for r in (roots if roots else [base])]
+    if not any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in trees):
+        raise CaseError(f"the file lies outside the directory trees being tested ({', '.join(trees)}), symlinks "
+                        "followed: a case names a configuration inside the current directory or a path given to "
+                        "kspread (pytest: its rootdir or a path given)", at, value=given)
+    if not os.path.exists(real):
+        raise CaseError(f"no such KubeSchedulerConfiguration file: {os.path.join(base, given)}", at, value=given)
+    kind = special_kind(real)
+    if kind is not None:
+        raise CaseError(f"not a regular file ({kind}): a KubeSchedulerConfiguration is read from a regular file",
+                        at, value=given)
+    return os.path.join(base, given)
+
+
 def load_config(path: str | Path, version: Version, scheduler_name: str | None = None,
                 *, path_prefix: PathT = ()) -> Profile:
     """The Profile kube-scheduler ``version`` runs for the profile named ``scheduler_name``
@@ -594,7 +636,9 @@ def load_config(path: str | Path, version: Version, scheduler_name: str | None =
     file = str(path)
     doc = _read(file)
     if not isinstance(doc, Mapping):
-        raise CaseError("a KubeSchedulerConfiguration is a mapping", file=file, value=doc)
+        # what the file holds is not echoed: it may be any file (a token) named by mistake
+        raise CaseError(f"not a KubeSchedulerConfiguration: the file holds {described(doc)}, not a mapping",
+                        file=file, line=_locate(file, ()))
     api = _api_of(doc, file, version)
     ctx = _Ctx(file, version, api, tuple(path_prefix))
     _mapping(ctx, doc, (), _TOP_FIELDS, "a KubeSchedulerConfiguration")

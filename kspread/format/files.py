@@ -1,4 +1,6 @@
-"""Writing a user's files: only when asked, atomically, never half, one writer at a time."""
+"""A user's files: read only when they are regular files (never a FIFO that would
+block, nor a device that never ends); written only when asked, atomically, never half,
+one writer at a time."""
 
 from __future__ import annotations
 
@@ -7,14 +9,83 @@ import hashlib
 import os
 import re
 import socket
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+
+from kspread.errors import CaseError
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no flock
     fcntl = None  # type: ignore[assignment]
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def special_kind(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is not a regular file, symlinks followed ("a FIFO", "a
+    character device", "a directory", ...); None for a regular file or a path that does
+    not exist (opening it then says so)."""
+    try:
+        return _kind(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return None
+
+
+class NotRegularFile(OSError):
+    """``read_regular`` was given a FIFO, a device, a directory, ..."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        message = f"not a regular file ({kind})"
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.strerror = message
+        self.filename = path
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file ``path`` (symlinks followed). The file is opened
+    without blocking and checked on the open descriptor, so a FIFO (which would wait for
+    a writer forever) or a device such as /dev/zero (which never ends) raises
+    NotRegularFile instead; other failures are the OSError of ``open``."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        kind = _kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise NotRegularFile(os.fspath(path), kind)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            return f.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def decode_utf8(data: bytes, file: str, what: str) -> str:
+    """``data`` decoded as UTF-8; a CaseError naming ``file``, the line and the first
+    byte that is not UTF-8, never the text around it."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise CaseError(f"{what} is not UTF-8 text: byte 0x{data[e.start]:02x} on this line cannot be decoded",
+                        file=file, line=line) from None
 
 
 def _host_tag() -> str:
@@ -72,12 +143,16 @@ def locked(path: str) -> Iterator[None]:
     The lock is an advisory ``flock`` of the file itself, so nothing is left beside it.
     write_atomic replaces the file by a new one (a rename): a writer that waited on the
     old file finds that it is no longer the one at ``path`` and locks the new one.
-    Raises OSError when the file cannot be opened. Where the file system has no
-    ``flock`` (some network file systems, Windows) the write goes on unlocked."""
+    Raises OSError when the file cannot be opened (NotRegularFile for a FIFO, a device,
+    ...). Where the file system has no ``flock`` (some network file systems, Windows)
+    the write goes on unlocked."""
     real = os.path.realpath(path)
     while True:
-        fd = os.open(real, os.O_RDONLY)
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
         try:
+            kind = _kind(os.fstat(fd).st_mode)
+            if kind is not None:
+                raise NotRegularFile(path, kind)
             if fcntl is None:
                 break
             try:
@@ -102,16 +177,19 @@ def locked(path: str) -> Iterator[None]:
     finally:
         os.close(fd)
 
-
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory, fsync
     and an atomic rename, keeping the file's permissions, and its owner and group where
-    this process may give them (root may). A symlink stays a symlink:
-    its target is what gets replaced. Line endings are written as given. A read-only
-    file is not replaced (PermissionError), as a read-only directory is not written.
-    Temporary files that killed writers left in the directory are removed first."""
+    this process may give them (root may). A symlink stays a symlink: its target is
+    what gets replaced. Line endings are written as given. A path that is not a regular
+    file (a device, a FIFO, a directory) raises NotRegularFile; a read-only file is not
+    replaced (PermissionError), as a read-only directory is not written. Temporary files
+    that killed writers left in the directory are removed first."""
     real = os.path.realpath(path)
     d = os.path.dirname(real)
+    kind = special_kind(real)
+    if kind is not None:  # renaming over /dev/null or a FIFO would replace it with a file
+        raise NotRegularFile(path, kind)
     st = os.stat(real) if os.path.exists(real) else None
     if st is not None:
         mode = st.st_mode & 0o7777

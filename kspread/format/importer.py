@@ -50,6 +50,7 @@ from typing import Any
 import yaml
 
 from kspread.errors import CaseError
+from kspread.format.yamlwrite import comment_text, double_quoted
 
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -80,19 +81,30 @@ class ImportFailed(Exception):
 
 def read_dump(dump_path: str) -> list[Any]:
     """The YAML (or JSON) documents of the dump; ``-`` reads standard input."""
-    from kspread.format.loader import _parse
+    from kspread.format.files import NotRegularFile, decode_utf8, special_kind
+    from kspread.format.loader import _parse, surrogate_error
 
     try:
         if dump_path == "-":
             text = sys.stdin.read()
         else:
-            text = Path(dump_path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+            kind = special_kind(dump_path)
+            if kind is not None and kind != "a FIFO":  # a pipe (<(kubectl ...)) ends; /dev/zero does not
+                raise NotRegularFile(dump_path, kind)
+            text = decode_utf8(Path(dump_path).read_bytes(), dump_path, "the dump")
+    except OSError as e:
         raise ImportFailed(f"{dump_path}: cannot read the file: {e}") from None
+    except CaseError as e:
+        raise ImportFailed(str(e)) from None
     if text.lstrip()[:1] not in ("{", "[") and not dump_path.endswith(".json"):
         text = strip_noise(text)
     try:
-        return _parse(text, dump_path)
+        docs = _parse(text, dump_path)
+        for i, doc in enumerate(docs):
+            err = surrogate_error(text, doc, dump_path, i)
+            if err is not None:
+                raise err
+        return docs
     except CaseError as e:
         raise ImportFailed(str(e.located(dump_path, None))) from None
     except yaml.YAMLError as e:
@@ -624,7 +636,7 @@ def _str(s: str, flow: bool) -> str:
     if (_PLAIN_FLOW if flow else _PLAIN_BLOCK).match(s) and \
             _resolver.resolve(yaml.ScalarNode, s, (True, False)) == _STR_TAG:
         return s
-    return json.dumps(s, ensure_ascii=False)
+    return double_quoted(s)
 
 
 def _scalar(v: Any, flow: bool) -> str:
@@ -707,16 +719,31 @@ def _dump(data: Mapping[str, Any], top: bool = False) -> str:
     return "".join(out)
 
 
-def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str | list[dict],
-           summary: str, left_out: str = "") -> str:
-    """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
-    to schedule (one: ``pod``; several: a ``schedule`` sequence)."""
+def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
+           incoming: str | list[dict]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The case's data as ``render`` writes it, in three parts: the head, the cluster, and
+    the incoming pod(s) with an empty ``expect``."""
     head: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": name, "source": source,
                             "version": version}
     body = {k: v for k, v in sections.items() if v and k in _SECTIONS}
-    intro = f"Imported by `kspread import` from {source}: {summary}."
+    if isinstance(incoming, str):
+        tail: dict[str, Any] = {"pod": {"name": incoming}, "expect": {}}
+    elif len(incoming) == 1:
+        tail = {"pod": incoming[0], "expect": {}}
+    else:
+        tail = {"schedule": incoming, "expect": {}}
+    return head, body, tail
+
+
+def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str | list[dict],
+           summary: str, left_out: str = "") -> str:
+    """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
+    to schedule (one: ``pod``; several: a ``schedule`` sequence). Comment text (the dump's
+    file name) has its line breaks escaped: it stays comment."""
+    head, body, tail = _parts(sections, name, source, version, incoming)
+    intro = comment_text(f"Imported by `kspread import` from {source}: {summary}.")
     out = [*[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
-           *[f"# {line}\n" for line in textwrap.wrap(f"Left out: {left_out}.", 96)]]
+           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96)]]
     if isinstance(incoming, str):
         out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"
                    "# to schedule, then fill `expect` with: kspread run --update THIS_FILE\n")
@@ -727,16 +754,31 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
         out += [("# PLACEHOLDER: replace with the pod to schedule (any pod shorthand: labels, requests,\n"
                  "# affinity, tolerations, ...), and add a `profile` to test other plugins than the\n"
                  "# version's default profile. `kspread run --update` then fills `expect`.\n"),
-                _dump({"pod": {"name": incoming}, "expect": {}})]
+                _dump(tail)]
     elif len(incoming) == 1:
         out += [("# The pending pod to schedule. `kspread run --update` fills `expect`; `kspread explain`\n"
                  "# shows why each node fits or not.\n"),
-                _dump({"pod": incoming[0], "expect": {}}, top=True)]
+                _dump(tail, top=True)]
     else:
         out += [("# The pending pods, in creation order, scheduled one after another (queue order: priority,\n"
                  "# then this order). `kspread run --update` fills `expect` with their placements.\n"),
-                _dump({"schedule": incoming, "expect": {}}, top=True)]
+                _dump(tail, top=True)]
     return "".join(out)
+
+
+def _read_back(text: str, data: dict[str, Any], where: str) -> None:
+    """The rendered text read as kspread will read the file: it must be one document
+    holding exactly ``data`` (nothing a name or a comment carried may have become a key)."""
+    from kspread.format.loader import _parse
+
+    try:
+        docs = _parse(text, where)
+    except CaseError as e:
+        raise ImportFailed(f"the written case would not read back (a kspread bug): {e}") from None
+    if docs != [data]:
+        got = sorted(docs[0]) if len(docs) == 1 and isinstance(docs[0], dict) else f"{len(docs)} document(s)"
+        raise ImportFailed(f"the written case would not read back as imported (a kspread bug): read {got}, "
+                           f"wrote {sorted(data)}")
 
 
 # ---- checking the result --------------------------------------------------------------------
@@ -814,6 +856,11 @@ def kubelet_minor(objs: Iterable[Mapping[str, Any]], warn: Warn) -> int | None:
     return minor
 
 
+def _text(name: str) -> str:
+    """A file name as text: bytes that were not UTF-8 (surrogate escapes) become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def parse_pod_ref(ref: str) -> tuple[str, str]:
     """``ns/name`` or ``name`` (namespace default)."""
     ns, _, name = ref.rpartition("/")
@@ -858,7 +905,8 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     except CaseError as e:
         raise ImportFailed(str(e)) from None
     sections, counts = convert(objs, minor, warn, incoming_ref)
-    stem = "stdin" if dump_path == "-" else Path(dump_path).stem
+    # a file name is any bytes: one that is not UTF-8 is shown with U+FFFD, never written as a lone surrogate
+    stem = "stdin" if dump_path == "-" else _text(Path(dump_path).stem)
     chosen = sections.pop("incoming", [])
     incoming: str | list[dict] = chosen
     if incoming_ref is None:
@@ -896,8 +944,11 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
         parts.append(f"{len(incoming)} pending pod(s) to schedule")
     summary = ", ".join(parts)
     left_out = ", ".join(f"{n} {what}" for what, n in counts.items())
-    source = "stdin" if dump_path == "-" else Path(dump_path).name
+    source = "stdin" if dump_path == "-" else _text(Path(dump_path).name)
     text = render(sections, stem, source, vstr, incoming, summary, left_out)
+    if check:
+        head, body, tail = _parts(sections, stem, source, vstr, incoming)
+        _read_back(text, {**head, **body, **tail}, out_path or "the imported case")
     if out_path is not None:
         try:
             write_atomic(out_path, text)

@@ -88,10 +88,14 @@ class CaseDoc:
     variant: str | None = None  # the name of the variant this document was expanded from
     overlay: Any = None  # that variant's overlay
     error: CaseError | None = None  # the document cannot be read (bad YAML, duplicate key, ...)
+    # the directory trees being tested, which a profile.config must resolve into (see
+    # tested_trees); None: the case file's own directory
+    roots: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
-        if isinstance(self.data, Mapping) and isinstance(self.data.get("name"), str) and self.data["name"]:
+        if isinstance(self.data, Mapping) and isinstance(self.data.get("name"), str) and self.data["name"] \
+                and not _has_surrogate(self.data["name"]):
             base = self.data["name"]
         else:
             base = self.default_name
@@ -456,6 +460,53 @@ def mentions_case(text: str) -> bool:
     return _MENTIONS_CASE.search(text) is not None
 
 
+# A lone surrogate can only come from an escape (JSON ``\ud800``, YAML ``\ud800`` or
+# ``\U0000d800``): UTF-8 text cannot hold one. Only a text that has such an escape is walked.
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+                          r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _has_surrogate(s: str) -> bool:
+    return not s.isascii() and _SURROGATE.search(s) is not None
+
+
+def _surrogate_at(data: Any, path: tuple = ()) -> tuple | None:
+    """The path of the first key or string in ``data`` holding a lone surrogate."""
+    if isinstance(data, str):
+        return path if _has_surrogate(data) else None
+    if isinstance(data, Mapping):
+        for k, v in data.items():
+            if isinstance(k, str) and _has_surrogate(k):
+                return (*path, k)
+            found = _surrogate_at(v, (*path, k))
+            if found is not None:
+                return found
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            found = _surrogate_at(v, (*path, i))
+            if found is not None:
+                return found
+    return None
+
+
+def surrogate_error(text: str, data: Any, file: str, index: int = 0) -> CaseError | None:
+    """A lone surrogate (``"\\ud800"``, legal in JSON) is not text: it cannot be printed
+    or written as UTF-8. The error names the field that holds it, at its line."""
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return None
+    at = _surrogate_at(data)
+    if at is None:
+        return None
+    line = locate(file, index, at)
+    if line is None:  # JSON: the line of the first escape that is not half of a pair
+        lone = _LONE_ESCAPE.search(text)
+        line = text.count("\n", 0, lone.start()) + 1 if lone is not None else None
+    return CaseError("invalid text: a lone surrogate escape (\\ud800 to \\udfff, not a UTF-16 pair) is not a "
+                     "character", at, file=file, line=line)
+
+
 def read_file(path: str | Path) -> FileResult:
     p = str(path)
     try:
@@ -467,11 +518,14 @@ def read_file(path: str | Path) -> FileResult:
             docs = _read_docs(text, p)
     except CaseError as e:
         return FileResult(p, [], e.located(p, None))
-    stem = Path(p).stem
+    # a file name that is not UTF-8 (surrogate escapes) gives a default name with U+FFFD
+    stem = Path(p).stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     multi = len(docs) > 1
     out: list[CaseDoc] = []
     for d in docs:
         default = f"{stem}-{d.index + 1}" if multi else stem
+        if d.error is None and d.parsed:
+            d.error = surrogate_error(text, d.data, p, d.index)
         if d.error is not None:
             # a document that cannot be read fails alone, if it is (or looks like) a case
             if claims_case(d.data) if d.parsed else mentions_case(d.source):
@@ -522,7 +576,7 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         shapes = validate_deduplicated(doc.data)  # (jsonschema makes cyclic garbage)
         with gc_paused():
             return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
-                              pod_shapes=shapes.get("pods"))
+                              pod_shapes=shapes.get("pods"), roots=doc.roots)
     except CaseError as e:
         raise doc.place(e) from None
 
@@ -645,25 +699,52 @@ def _walk(root: Path) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d))
-        out += [here / f for f in sorted(filenames) if f.endswith(_CASE_SUFFIXES) and not f.startswith(".")]
+        # regular files only (symlinks followed): a FIFO would block, /dev/zero never end
+        out += [here / f for f in sorted(filenames) if f.endswith(_CASE_SUFFIXES) and not f.startswith(".")
+                and os.path.isfile(here / f)]
     return out
 
 
+def tested_trees(paths: list[str], base: str | None = None) -> tuple[str, ...]:
+    """The directory trees being tested, into which a case's ``profile.config`` must
+    resolve: ``base`` (the current directory; pytest: its rootdir) and each path given (a
+    file: its directory), symlinks resolved."""
+    out = [os.path.realpath(base if base is not None else os.getcwd())]
+    for p in paths:
+        real = os.path.realpath(p)
+        out.append(real if os.path.isdir(real) else os.path.dirname(real))
+    return tuple(dict.fromkeys(out))
+
+
+def not_regular_error(path: str, kind: str) -> CaseError:
+    """A special file (a FIFO, a device) named as a case file: reading it would block or
+    never end."""
+    return CaseError(f"not a regular file ({kind}): kspread reads case files from regular files only", file=path)
+
+
 def collect(paths: list[str]) -> list[FileResult]:
-    """The case files of ``paths``. A file named on the command line is always read; in a
-    directory, only files that mention a case (as the pytest plugin collects them), so
-    other YAML and JSON (Helm templates, package.json) is not reported as invalid."""
+    """The case files of ``paths``. A file named on the command line is always read (a
+    FIFO or a device is refused by name); in a directory, only the regular files that
+    mention a case (as the pytest plugin collects them), so other YAML and JSON (Helm
+    templates, package.json) is not reported as invalid."""
+    from kspread.format.files import special_kind
+
     out = []
+    roots = tested_trees(paths)
     for p in paths:
         pp = Path(p)
         if not pp.is_dir():
-            out.append(read_file(pp))
-            continue
-        for f in _walk(pp):
-            try:
-                head = f.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if mentions_case(head):
-                out.append(read_file(f))
+            kind = special_kind(pp)
+            out.append(read_file(pp) if kind is None else FileResult(p, [], not_regular_error(p, kind)))
+        else:
+            for f in _walk(pp):
+                try:
+                    head = f.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if mentions_case(head):
+                    out.append(read_file(f))
+    for fr in out:
+        for d in fr.docs:
+            d.roots = roots
     return out

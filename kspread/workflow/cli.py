@@ -353,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
     importer.add_arguments(im)
     im.set_defaults(func=importer.cmd_import)
     args = ap.parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):
+        # a file name that is not UTF-8 (surrogate escapes) prints as \udcff, never a UnicodeEncodeError
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return args.func(args)
     except BrokenPipeError:

@@ -123,6 +123,8 @@ def main(args: argparse.Namespace) -> int:
     total = changed = expected_errors = 0
     scheduler_name = getattr(args, "scheduler_name", None)
     override = getattr(args, "override_profile", False)
+    # a file that cannot be read, or has no profile of that name, is the command's error,
+    # not every case's "not applicable"
     unusable_sides = [(flag, why) for flag, config_path in (("--base", args.base), ("--head", args.head))
                       if (why := unusable(config_path, scheduler_name)) is not None]
     for flag, why in unusable_sides:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from kspread.errors import CaseError
-from kspread.format.loader import CaseDoc, mentions_case, read_file
+from kspread.format.loader import CaseDoc, mentions_case, read_file, tested_trees
 from kspread.workflow.runner import check, duplicate_names
 
 if TYPE_CHECKING:
@@ -45,6 +45,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    cfg = config.getoption("kspread_config", None)
+    if cfg is not None:
+        from kspread.format.config import read_config_text
+
+        try:  # once, before any case: a file that cannot be read at all is a usage error (its
+            # content errors are each case's failure, at their line)
+            read_config_text(cfg)
+        except CaseError as e:
+            raise pytest.UsageError(f"--kspread-config: {e}") from None
     if config.getoption("kspread_update", False):
         config.pluginmanager.register(GoldenUpdate(config), "kspread-update")
 
@@ -140,11 +149,13 @@ class CaseFile(pytest.File):
             yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
             return
         dups = duplicate_names(res.docs)
+        roots = _tested_trees(self.config)
         for i, doc in enumerate(res.docs):
             name = doc.name
             if i in dups:
                 yield BrokenFile.from_parent(self, name=f"{name}#{doc.index + 1}", error=dups[i])
                 continue
+            doc.roots = roots
             item = CaseItem.from_parent(self, name=name, doc=doc)
             tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
             for tag in tags if isinstance(tags, list) else []:
@@ -152,6 +163,12 @@ class CaseFile(pytest.File):
                     _register_marker(self.config, tag)
                     item.add_marker(tag)
             yield item
+
+
+def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
+    """pytest's rootdir and the paths it was given: where a case's profile.config may lie."""
+    here = config.invocation_params.dir
+    return tested_trees([str(here / a.split("::", 1)[0]) for a in config.args], str(config.rootpath))
 
 
 def _register_marker(config: pytest.Config, tag: str) -> None:

@@ -7,13 +7,14 @@ it back as that same string, else double-quoted.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
+
+from kspread.format.yamlwrite import double_quoted, writable_raw
 
 # Characters that may not start a plain scalar, and text a plain scalar in flow
 # context may not contain.
@@ -23,7 +24,7 @@ _RESOLVER = yaml.resolver.Resolver()
 
 def reads_as_string(s: str) -> bool:
     """Whether ``s`` written plain reads back as the string ``s``."""
-    if not _PLAIN.fullmatch(s) or s != s.strip() or ": " in s or " #" in s or s.endswith(":"):
+    if not _PLAIN.fullmatch(s) or s != s.strip() or ": " in s or " #" in s or s.endswith(":") or not writable_raw(s):
         return False
     return _RESOLVER.resolve(yaml.ScalarNode, s, (True, False)) == "tag:yaml.org,2002:str"
 
@@ -50,7 +51,7 @@ def scalar(v: Any, quote: str | None = None) -> str:
         return "'" + s.replace("'", "''") + "'"
     if quote != '"' and reads_as_string(s):
         return s
-    return json.dumps(s, ensure_ascii=False)
+    return double_quoted(s)
 
 
 def flow(v: Any) -> str:
