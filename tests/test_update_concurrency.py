@@ -214,3 +214,11 @@ def test_two_runs_fixing_the_same_case_the_same_way_both_pass(tmp_path, monkeypa
     assert results == {"A": 0, "B": 0}
     assert capsys.readouterr().err.count(f"updated {p}: c1: expect.selected: n1 -> n2\n") == 2
     assert p.read_text() == _both_fixed().replace("selected: n2   # wrong for c2", "selected: n1   # wrong for c2")
+
+
+def test_locking_a_fifo_neither_blocks_nor_locks(tmp_path):
+    fifo = tmp_path / "c.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(files.NotRegularFile) as e, files.locked(str(fifo)):
+        pass
+    assert str(e.value) == "not a regular file (a FIFO)"

@@ -177,6 +177,7 @@ def locked(path: str) -> Iterator[None]:
     finally:
         os.close(fd)
 
+
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory, fsync
     and an atomic rename, keeping the file's permissions, and its owner and group where
