@@ -69,3 +69,33 @@ def test_junit_xml_carries_the_case_file_and_line(pytester):
     cases = {tc.get("name"): {p.get("name"): p.get("value") for p in tc.iter("property")} for tc in root.iter("testcase")}
     path = "cases.yaml"  # relative to the rootdir, as pytest reports locations
     assert cases == {"right": {"file": path, "line": "1"}, "wrong": {"file": path, "line": "9"}}
+
+
+VARIANTS = """apiVersion: kspread/v1
+kind: Case
+name: sweep
+profile: {filter: [NodeUnschedulable]}
+nodes: [n1]
+pod: {name: new}
+expect: {feasible: [n1]}
+variants:
+  good:
+    expect: {feasible: [n1]}
+  "1.30":
+    version: "1.30"
+    expect: {feasible: []}
+"""
+
+
+def test_last_failed_reruns_failing_variants(pytester):
+    pytester.makefile(".yaml", cases=RIGHT, sweep=VARIANTS)
+    pytester.runpytest_subprocess().assert_outcomes(passed=3, failed=2)
+    again = pytester.runpytest_subprocess("--lf", "-v")
+    again.assert_outcomes(failed=2)
+    out = again.stdout.str()
+    assert "sweep.yaml::sweep[1.30] FAILED" in out and "cases.yaml::wrong FAILED" in out
+    assert "sweep.yaml::sweep PASSED" not in out and "sweep[good]" not in out
+    first = pytester.runpytest_subprocess("--ff", "-v")
+    first.assert_outcomes(passed=3, failed=2)
+    order = [line.split(" ")[0] for line in first.stdout.lines if line.endswith("%]")]
+    assert set(order[:2]) == {"sweep.yaml::sweep[1.30]", "cases.yaml::wrong"}

@@ -65,7 +65,18 @@ def test_keyword_expression_and_case_names(cases, capsys):
     assert cli_main(["run", "--case", "db", "--case", "web-slow", "-q", cases]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 1 failed, 1 deselected"
     assert cli_main(["run", "--case", "nope", cases]) == 1
-    assert capsys.readouterr().err == "kspread: no case selected (3 deselected)\n"
+    assert capsys.readouterr().err == (f"kspread: --case 'nope' names no case in {cases}\n"
+                                       "kspread: no case selected (3 deselected)\n")
+
+
+def test_a_case_name_that_names_no_case_fails_the_run(cases, capsys):
+    # the other names still run, but a mistyped one must not quietly run fewer cases
+    assert cli_main(["run", "-q", "--case", "db", "--case", "dbb", cases]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == "1 passed, 0 failed, 2 deselected"
+    assert captured.err == f"kspread: --case 'dbb' names no case in {cases}\n"
+    # a name deselected by -k is a name of a case: not an error
+    assert cli_main(["run", "-q", "--case", "db", "--case", "web-fast", "-k", "db", cases]) == 0
 
 
 def test_bad_keyword_expression_is_a_message(cases, capsys):

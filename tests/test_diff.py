@@ -109,13 +109,18 @@ def _diff(tmp_path, cases: str, *extra, base: str = BASE, head: str = HEAD):
 
 def test_a_case_one_configuration_cannot_run_is_not_applicable_not_changed(tmp_path):
     r = _diff(tmp_path, OLD_CASE)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # nothing was compared: that is no pass
     assert r.stdout == ""
     lines = r.stderr.splitlines()
     assert lines[0].startswith(f"{tmp_path / 'c.yaml'}:1: too-old-for-v1: not applicable (base: ")
     assert "kubescheduler.config.k8s.io/v1" in lines[0]
-    assert lines[-1] == ("2 case(s), 0 changed, 0 unchanged, 1 not applicable, 1 with their own profile (not compared; "
-                         "--override-profile runs them under both configurations)")
+    assert lines[-2:] == [
+        ("2 case(s), 0 changed, 0 unchanged, 1 not applicable, 1 with their own profile (not compared; "
+         "--override-profile runs them under both configurations)"),
+        "kspread diff: no case was run under both configurations; nothing was compared"]
+    with_one_compared = _diff(tmp_path, OLD_CASE + "---\n" + CASES.split("---\n")[1], base=BASE, head=BASE)
+    assert with_one_compared.returncode == 0, with_one_compared.stderr
+    assert with_one_compared.stderr.splitlines()[-1].startswith("3 case(s), 0 changed, 1 unchanged, 1 not applicable")
     data = json.loads(_diff(tmp_path, OLD_CASE, "--json").stdout)
     assert (data["cases"], data["changed"], data["notApplicable"], data["ownProfile"]) == (2, 0, 1, 1)
     assert data["notApplicableCases"][0]["case"] == "too-old-for-v1"
@@ -154,7 +159,43 @@ def test_scheduler_name_picks_a_profile_of_a_multi_profile_configuration(tmp_pat
     packer = _diff(tmp_path, CASES, "--scheduler-name", "packer", base=plain_packer, head=MULTI)
     assert packer.returncode == 1 and "1 changed" in packer.stderr and "packs-or-spreads" in packer.stdout
     r = _diff(tmp_path, CASES, "--scheduler-name", "packer", "--json", base=BASE, head=MULTI)
-    data = json.loads(r.stdout)
-    # the base file has no profile named packer: every case is not applicable on that side
-    assert data["notApplicable"] == 2 and "no profile with schedulerName 'packer'" in \
-        data["notApplicableCases"][0]["base"]
+    # the base file has no profile named packer: at no version can it run, an error before any case runs
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"kspread diff: --base: {tmp_path / 'b.yaml'}:1: profiles: no profile with schedulerName "
+                        "'packer' (the profiles are: default-scheduler)\n")
+
+
+def test_a_configuration_that_cannot_be_read_or_a_mistyped_profile_name_is_an_error(tmp_path):
+    missing = str(tmp_path / "missing.yaml")
+    for side in ("--base", "--head"):
+        (tmp_path / "c.yaml").write_text(CASES)
+        (tmp_path / "b.yaml").write_text(BASE)
+        args = {"--base": str(tmp_path / "b.yaml"), "--head": str(tmp_path / "b.yaml"), side: missing}
+        r = subprocess.run([sys.executable, "-m", "kspread", "diff", "--base", args["--base"], "--head",
+                            args["--head"], str(tmp_path / "c.yaml")], capture_output=True, text=True)
+        assert (r.returncode, r.stdout) == (2, "")
+        assert r.stderr == (f"kspread diff: {side}: {missing}: cannot read the scheduler configuration: "
+                            "No such file or directory\n")
+    r = _diff(tmp_path, CASES, "--scheduler-name", "defualt-scheduler", base=BASE, head=MULTI)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (
+        f"kspread diff: --base: {tmp_path / 'b.yaml'}:1: profiles: no profile with schedulerName 'defualt-scheduler' "
+        "(the profiles are: default-scheduler)\n"
+        f"kspread diff: --head: {tmp_path / 'h.yaml'}:3: profiles: no profile with schedulerName 'defualt-scheduler' "
+        "(the profiles are: default-scheduler, packer)\n")
+    # a configuration some version runs is no error: the cases it cannot run are not applicable
+    old = BASE.replace("/v1\n", "/v1beta1\n")
+    r = _diff(tmp_path, CASES, base=old, head=old)
+    assert r.returncode == 1 and "2 not applicable" in r.stderr
+    assert r.stderr.endswith("kspread diff: no case was run under both configurations; nothing was compared\n")
+
+
+def test_a_diff_of_no_case_fails(tmp_path):
+    (tmp_path / "b.yaml").write_text(BASE)
+    (tmp_path / "empty").mkdir()
+    r = subprocess.run([sys.executable, "-m", "kspread", "diff", "--base", str(tmp_path / "b.yaml"), "--head",
+                        str(tmp_path / "b.yaml"), str(tmp_path / "empty")], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr == ("0 case(s), 0 changed, 0 unchanged, 0 not applicable\n"
+                        f"kspread: no case in {tmp_path / 'empty'} (a case is a YAML document with apiVersion: "
+                        "kspread/v1, kind: Case)\n")

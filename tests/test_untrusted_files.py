@@ -224,7 +224,9 @@ def test_a_special_file_as_configuration(tree, capsys):
     (tree / "cases" / "c.yaml").write_text(case())
     rc, out = run(capsys, "diff", "--base", "/dev/zero", "--head", "cases/sched.yaml", "cases")
     assert (rc, out) == (2, ("kspread diff: --base: /dev/zero: cannot read the scheduler configuration: not a "
-                            "regular file (a character device)\n"))
+                            "regular file (a character device)\n"
+                            "kspread diff: --head: cases/sched.yaml: cannot read the scheduler configuration: not a "
+                            "regular file (a FIFO)\n"))
 
 
 def test_a_configuration_path_that_is_not_printable_is_refused(tree, capsys):

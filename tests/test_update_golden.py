@@ -347,19 +347,61 @@ def test_a_rewrite_that_would_not_read_back_is_refused(tmp_path):
 
 
 def test_an_update_that_cannot_be_written_at_the_end_fails_the_run(pytester):
-    # the user edits the file while the run is going on: that edit is kept, the update
-    # is not written, and the run says so and fails
+    # the user edits the case while the run is going on: that edit is kept, the update
+    # (results of the case as it was) is not written, and the run says so and fails
     p = _write(pytester, "c.yaml", SPREAD.format(name="w"))
     pytester.makeconftest("""
         from pathlib import Path
 
         def pytest_runtest_teardown(item):
             p = Path(str(item.path))
-            p.write_text(p.read_text() + "# edited during the run\\n")
+            p.write_text(p.read_text().replace("nodes: [n1, n2]", "nodes: [n1, n2, n3]"))
     """)
     result = pytester.runpytest("--kspread-update")
     result.assert_outcomes(passed=1)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*kspread: could not update 1 case(s); the run fails:*",
                                  "*c.yaml: w: the file changed during the run; not updated (run the update again)"])
-    assert p.read_text() == SPREAD.format(name="w") + "# edited during the run\n"
+    assert p.read_text() == SPREAD.format(name="w").replace("nodes: [n1, n2]", "nodes: [n1, n2, n3]")
+
+
+def test_an_edit_elsewhere_during_the_run_is_kept_and_the_update_written(pytester):
+    # a comment added, and another case's expect changed, while the run goes on: the
+    # case that ran reads as it did, so its update is planned again on the new text
+    other = SPREAD.format(name="other").replace("selected: n1", "selected: n2")
+    p = _write(pytester, "c.yaml", SPREAD.format(name="w") + "---\n" + other)
+    pytester.makeconftest("""
+        from pathlib import Path
+
+        def pytest_runtest_teardown(item):
+            if item.name == "w":
+                p = Path(str(item.path))
+                p.write_text("# edited during the run\\n" + p.read_text().replace(
+                    "selected: n2   # wrong for other", "selected: [n2]   # edited"))
+    """)
+    result = pytester.runpytest("--kspread-update", "-k", "w")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert result.ret == 0
+    fixed = SPREAD.format(name="w").split("expect:\n")[0] + FIXED.format(name="w")
+    assert p.read_text() == ("# edited during the run\n" + fixed + "---\n"
+                             + other.replace("selected: n2   # wrong for other", "selected: [n2]   # edited"))
+
+
+def test_an_update_session_in_which_no_case_ran_fails(pytester):
+    # --kspread-update over paths that hold no case (a typo'd selection, the wrong
+    # directory) updates nothing: that is not a pass
+    pytester.makepyfile(test_plain="def test_x():\n    pass\n")
+    result = pytester.runpytest("--kspread-update")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*- kspread --kspread-update -*",
+                                 "kspread: no case ran; --kspread-update updated nothing"])
+    # every case ran and passed: nothing to update, and the run passes
+    _write(pytester, "c.yaml", SPREAD.format(name="w").split("expect:\n")[0] + FIXED.format(name="w"))
+    result = pytester.runpytest("--kspread-update")
+    result.assert_outcomes(passed=2)
+    assert result.ret == 0 and "no case ran" not in result.stdout.str()
+    # a case that ran under an xdist worker counts on the controller
+    result = pytester.runpytest_subprocess("--kspread-update", "-n", "2", "c.yaml")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0 and "no case ran" not in result.stdout.str()

@@ -1,13 +1,26 @@
 """A user's files: read only when they are regular files (never a FIFO that would
-block, nor a device that never ends); written only when asked, atomically, never half."""
+block, nor a device that never ends); written only when asked, atomically, never half,
+one writer at a time."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
+import re
+import socket
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
 from kspread.errors import CaseError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no flock
+    fcntl = None  # type: ignore[assignment]
+
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -75,23 +88,129 @@ def decode_utf8(data: bytes, file: str, what: str) -> str:
                         file=file, line=line) from None
 
 
+def _host_tag() -> str:
+    """Eight hex digits of this machine's name: a process id means something on its own
+    machine (its own PID namespace) only."""
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
+
+
+# A temporary file of write_atomic: ".kspread-<host tag>-<pid>-<random>.tmp". A killed
+# writer leaves one; the next write into that directory removes those whose process,
+# on this machine, is gone. (Older kspread versions wrote ".kspread-<random>.tmp",
+# which name no process: they are left alone.)
+_TMP = re.compile(r"\A\.kspread-([0-9a-f]{8})-([0-9]+)-[a-z0-9_]+\.tmp\Z")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: another user's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: str) -> list[str]:
+    """Remove the temporary files that killed kspread writes left in ``directory``
+    (this machine's, of processes that no longer run); the names removed."""
+    host = _host_tag()
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TMP.match(entry.name)
+        if m is None or m.group(1) != host or _alive(int(m.group(2))):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:  # gone meanwhile, or not ours to remove
+            pass
+    return removed
+
+
+@contextmanager
+def locked(path: str) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (a symlink's target) while it is read,
+    checked and rewritten, so two kspread processes updating one file take turns.
+
+    The lock is an advisory ``flock`` of the file itself, so nothing is left beside it.
+    write_atomic replaces the file by a new one (a rename): a writer that waited on the
+    old file finds that it is no longer the one at ``path`` and locks the new one.
+    Raises OSError when the file cannot be opened (NotRegularFile for a FIFO, a device,
+    ...). Where the file system has no ``flock`` (some network file systems, Windows)
+    the write goes on unlocked."""
+    real = os.path.realpath(path)
+    while True:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
+        try:
+            kind = _kind(os.fstat(fd).st_mode)
+            if kind is not None:
+                raise NotRegularFile(path, kind)
+            if fcntl is None:
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as e:
+                if e.errno in (errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                    break  # no flock here
+                raise
+            held = os.fstat(fd)
+            try:
+                now = os.stat(real)
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced (or removed) while we waited: lock the file now there
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory, fsync
-    and an atomic rename, keeping the file's permissions. A symlink stays a symlink:
-    its target is what gets replaced. Line endings are written as given. A path that is
-    not a regular file (a device, a FIFO, a directory) raises NotRegularFile."""
+    and an atomic rename, keeping the file's permissions, and its owner and group where
+    this process may give them (root may). A symlink stays a symlink: its target is
+    what gets replaced. Line endings are written as given. A path that is not a regular
+    file (a device, a FIFO, a directory) raises NotRegularFile; a read-only file is not
+    replaced (PermissionError), as a read-only directory is not written. Temporary files
+    that killed writers left in the directory are removed first."""
     real = os.path.realpath(path)
     d = os.path.dirname(real)
     kind = special_kind(real)
     if kind is not None:  # renaming over /dev/null or a FIFO would replace it with a file
         raise NotRegularFile(path, kind)
-    mode = os.stat(real).st_mode & 0o7777 if os.path.exists(real) else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=".kspread-", suffix=".tmp", dir=d)
+    st = os.stat(real) if os.path.exists(real) else None
+    if st is not None:
+        mode = st.st_mode & 0o7777
+        # the rename needs only the directory writable: the file's own mode is what says no
+        if not mode & 0o222 or not os.access(real, os.W_OK):
+            raise PermissionError(f"the file is read-only (mode {mode:04o}); not replaced")
+    else:
+        mode = 0o644
+    remove_stale_temporaries(d)
+    fd, tmp = tempfile.mkstemp(prefix=f".kspread-{_host_tag()}-{os.getpid()}-", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+            # a user's case file rewritten by root (in a container) stays the user's; only
+            # root gives a file away (a group of one's own is kept by anyone)
+            with suppress(OSError):
+                os.chown(tmp, st.st_uid, st.st_gid)
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException:

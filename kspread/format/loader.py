@@ -166,12 +166,19 @@ def expand_variants(doc: CaseDoc) -> list[CaseDoc]:
     base = {k: v for k, v in data.items() if k != "variants"}
     out = [CaseDoc(doc.file, doc.index, doc.line, base, doc.default_name)]
     for vname, over in variants.items():
-        vdoc = CaseDoc(doc.file, doc.index, doc.line, merge_overlay(base, over), doc.default_name, str(vname), over)
+        vdoc = CaseDoc(doc.file, doc.index, doc.line, variant_data(base, over), doc.default_name, str(vname), over)
         vdoc.line = locate(doc.file, doc.index, ["variants", vname]) or doc.line
-        if isinstance(vdoc.data, dict) and isinstance(base.get("name"), str):
-            vdoc.data["name"] = base["name"]
         out.append(vdoc)
     return out
+
+
+def variant_data(base: Mapping[str, Any], over: Any) -> Any:
+    """A variant's document: its overlay merged into its case (``base``, the case's
+    document without ``variants``), under the case's name."""
+    data = merge_overlay(base, over)
+    if isinstance(data, dict) and isinstance(base.get("name"), str):
+        data["name"] = base["name"]
+    return data
 
 
 @dataclass

@@ -72,6 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     cases = 0
     report: list[dict[str, Any]] = []
     out = _Output(args)
+    names: set[str] = set()
     for fr in collect(args.files):
         if fr.error is not None:
             failed += 1
@@ -81,6 +82,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         dups = duplicate_names(fr.docs)
         checked: list[tuple[Any, Verdict]] = []
         for i, doc in enumerate(fr.docs):
+            names.add(doc.name)
             if not _selected(doc, args):
                 deselected += 1
                 continue
@@ -111,6 +113,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
+    unknown = [n for n in dict.fromkeys(args.case or []) if n not in names]
+    for n in unknown:  # a mistyped name must not quietly run fewer cases
+        print(f"kspread: --case {n!r} names no case in {', '.join(args.files)}", file=sys.stderr)
     if not cases and not failed:
         if deselected:
             print(f"kspread: no case selected ({deselected} deselected)", file=sys.stderr)
@@ -122,7 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(summary, file=sys.stderr)
     else:
         out.summary(summary, failed)
-    return 1 if failed else 0
+    return 1 if failed or unknown else 0
 
 
 class _Output:

@@ -13,6 +13,11 @@ Each case is counted once, in one of four groups:
 
 Cases whose ``expect`` is ``error`` (they must fail to load) and cases that do not
 load are reported apart as well: they say nothing about a configuration.
+
+A diff that compares nothing does not pass: a configuration that no version kspread
+supports can run (it cannot be read, it has no profile of ``--scheduler-name``, ...) is
+an error before any case runs (exit 2), and a diff in which no case was run under
+both configurations fails (exit 1), as does one that finds no case.
 """
 
 from __future__ import annotations
@@ -57,6 +62,23 @@ def _side(case, config_path: str, scheduler_name: str | None) -> Side:
     return Side(out)
 
 
+def unusable(config_path: str, scheduler_name: str | None) -> str | None:
+    """Why the configuration cannot run at any version kspread supports (the error at
+    the newest version), or None when some version can run it."""
+    from kspread.engine.versions import NEWEST_MINOR, OLDEST_MINOR, Version
+    from kspread.format.config import load_config
+
+    newest: str | None = None
+    for minor in range(NEWEST_MINOR, OLDEST_MINOR - 1, -1):
+        try:
+            load_config(config_path, Version(minor), scheduler_name)
+        except CaseError as e:
+            newest = newest or str(e)
+            continue
+        return None
+    return newest
+
+
 def _decisive(side: dict[str, Any]) -> Any:
     sel = side.get("selected")
     return (
@@ -94,14 +116,6 @@ def _table(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from kspread.format.config import read_config_text
-
-    for flag, path in (("--base", args.base), ("--head", args.head)):
-        try:  # a file that cannot be read at all is the command's error, not a case's "not applicable"
-            read_config_text(path)
-        except CaseError as e:
-            print(f"kspread diff: {flag}: {e}", file=sys.stderr)
-            return 2
     report: list[dict[str, Any]] = []
     not_applicable: list[dict[str, Any]] = []
     own_profile: list[dict[str, Any]] = []
@@ -109,6 +123,14 @@ def main(args: argparse.Namespace) -> int:
     total = changed = expected_errors = 0
     scheduler_name = getattr(args, "scheduler_name", None)
     override = getattr(args, "override_profile", False)
+    # a file that cannot be read, or has no profile of that name, is the command's error,
+    # not every case's "not applicable"
+    unusable_sides = [(flag, why) for flag, config_path in (("--base", args.base), ("--head", args.head))
+                      if (why := unusable(config_path, scheduler_name)) is not None]
+    for flag, why in unusable_sides:
+        print(f"kspread diff: {flag}: {why}", file=sys.stderr)
+    if unusable_sides:
+        return 2
     for fr in collect(args.paths):
         if fr.error is not None:
             print(str(fr.error), file=sys.stderr)
@@ -173,6 +195,14 @@ def main(args: argparse.Namespace) -> int:
         if expected_errors:
             parts.append(f"{expected_errors} expecting a load error skipped")
         print(", ".join(parts), file=sys.stderr)
+    if not total and not invalid and not expected_errors:
+        from kspread.workflow.cli import _no_case
+
+        print(_no_case(args.paths), file=sys.stderr)
+        return 1
+    if changed + unchanged == 0:
+        print("kspread diff: no case was run under both configurations; nothing was compared", file=sys.stderr)
+        return 1
     return 1 if changed or invalid else 0
 
 

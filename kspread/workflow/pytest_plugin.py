@@ -62,25 +62,30 @@ class GoldenUpdate:
     """``--kspread-update``: gathers the updates of the run's cases and writes them at
     the end of the session, each file once. A case's update travels with its test
     report, so under pytest-xdist every worker's updates reach the controller, which
-    alone writes."""
+    alone writes. A session in which no case ran updated nothing: it fails, saying so."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.updates: list = []
+        self.cases_run = 0
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo
     ) -> Generator[None, Result[pytest.TestReport], None]:
         outcome = yield
+        if call.when != "call" or not isinstance(item, (CaseItem, BrokenFile)):
+            return
+        rep = outcome.get_result()
+        # extra attributes of the report: serialized with it to the xdist controller
+        rep.kspread_case = True  # type: ignore[attr-defined]
         upd = getattr(item, "kspread_update", None)
-        if upd is not None and call.when == "call":
-            rep = outcome.get_result()
-            if rep.passed:
-                # an extra attribute of the report: serialized with it to the xdist controller
-                rep.kspread_update = upd  # type: ignore[attr-defined]
+        if upd is not None and rep.passed:
+            rep.kspread_update = upd  # type: ignore[attr-defined]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and getattr(report, "kspread_case", False):
+            self.cases_run += 1
         upd = getattr(report, "kspread_update", None)
         if upd is not None and report.when == "call" and report.passed:
             from kspread.workflow.update import Update
@@ -88,8 +93,14 @@ class GoldenUpdate:
             self.updates.append(Update.from_dict(upd))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput") or not self.updates:
+        if hasattr(self.config, "workerinput") or self.config.getoption("collectonly", False):
             return  # a pytest-xdist worker: the controller writes
+        if not self.updates:
+            if not self.cases_run:
+                self._write(["kspread: no case ran; --kspread-update updated nothing"])
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
         from kspread.workflow.update import apply_all
 
         res = apply_all(self.updates)
@@ -102,6 +113,9 @@ class GoldenUpdate:
             for u, why in res.failed:
                 lines.append(f"  {u.file}: {u.case}: " + why.replace("\n", "\n    "))
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self._write(lines)
+
+    def _write(self, lines: list[str]) -> None:
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
             tr.write_line("")  # end the progress line

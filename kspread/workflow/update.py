@@ -12,6 +12,12 @@ in its own directory, fsync and an atomic rename (a symlink stays a symlink: its
 target is rewritten). An update that cannot be made (a variant that inherits its
 case's ``expect``, results that would still not pass, a file that changed during
 the run) is an :class:`UpdateError`, reported as a failure, never a pass.
+
+Two runs may update one file at the same time (two terminals, two CI jobs on one
+checkout): each holds a lock on the file while it reads, checks and rewrites it, and
+plans its updates on the text it finds then. An update is written only if its case
+reads in that text as it did when it ran (other cases, and other entries' ``expect``,
+may have changed meanwhile); otherwise it fails, saying the file changed.
 """
 
 from __future__ import annotations
@@ -22,12 +28,13 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import yaml
 
-from kspread.format.files import write_atomic
+from kspread.format.files import locked, write_atomic
 from kspread.workflow.runner import EXPECT_KEYS
 from kspread.workflow.yamltext import flow, scalar
 
@@ -47,6 +54,8 @@ class Update:
     old: dict[str, Any] = field(default_factory=dict)  # the expect before
     expect: dict[str, Any] = field(default_factory=dict)  # the whole expect after the update
     digest: str = ""  # sha256 of the file text the update was checked against
+    source: str = ""  # case_fingerprint of the case's data the run ran from
+    target: str = ""  # case_fingerprint of that data with this update written
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (for pytest-xdist: a worker's update travels with its test report)."""
@@ -159,7 +168,39 @@ def update_for(doc, verdict) -> Update | None:
         raise UpdateError("even with the actual results written, the case would not pass:\n"
                           + render(diffs, after, actual))
     old = dict(expect) if isinstance(expect, Mapping) else {}
-    return Update(doc.file, doc.index, doc.variant, doc.name, new, fill, _plain(old), _plain(after))
+    return Update(doc.file, doc.index, doc.variant, doc.name, new, fill, _plain(old), _plain(after),
+                  source=case_fingerprint(doc.data), target=case_fingerprint({**doc.data, "expect": _plain(after)}))
+
+
+def case_fingerprint(data: Any) -> str:
+    """A digest of a case's data (a document, or a variant merged into its case) that
+    changes with any of its values, their types or their order."""
+    return hashlib.sha256(repr(data).encode("utf-8", "backslashreplace")).hexdigest()
+
+
+def _source_in(path: str, text: str, u: Update) -> str | None:
+    """case_fingerprint of the case ``u`` updates as ``text`` holds it (None: not there)."""
+    from kspread.format.loader import _read_docs, variant_data
+
+    c = _cached(path, text)
+    if "documents" not in c:  # each document on its own: a broken neighbour does not matter
+        try:
+            c["documents"] = _read_docs(text, path)
+        except Exception:  # the whole text cannot be read
+            c["documents"] = []
+    docs = c["documents"]
+    doc = docs[u.index] if u.index < len(docs) else None
+    raw = doc.data if doc is not None and doc.error is None else None
+    if not isinstance(raw, Mapping):
+        return None
+    base = {k: v for k, v in raw.items() if k != "variants"}
+    if u.variant is None:
+        return case_fingerprint(base)
+    variants = raw.get("variants")
+    for name, over in variants.items() if isinstance(variants, Mapping) else ():
+        if str(name) == u.variant:
+            return case_fingerprint(variant_data(base, over))
+    return None
 
 
 def _plain(v: Any) -> Any:
@@ -842,6 +883,20 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+CHANGED = "the file changed during the run; not updated (run the update again)"
+
+
+def _unchanged(path: str, text: str, u: Update) -> bool:
+    """Whether ``u`` can be written into ``text``: its case reads there as it did when
+    it ran, or as the update makes it (another run wrote the same); an update that does
+    not say what it ran from, only into the text it was checked against."""
+    if u.digest and u.digest == digest(text):
+        return True  # check_update compared the case with this very text
+    if u.source:
+        return _source_in(path, text, u) in (u.source, u.target)
+    return not u.digest
+
+
 def check_update(u: Update) -> Update:
     """Check that ``u`` can be written into its file as it is now (raises UpdateError),
     and note which text it was checked against."""
@@ -849,6 +904,8 @@ def check_update(u: Update) -> Update:
         text = read_text(u.file)
     except (OSError, UnicodeDecodeError) as e:
         raise UpdateError(f"cannot read {u.file}: {e}") from None
+    if not _unchanged(u.file, text, u):
+        raise UpdateError(CHANGED)
     plan(u.file, text, [u])
     u.digest = digest(text)
     return u
@@ -875,20 +932,31 @@ def _change_lines(u: Update) -> list[str]:
 
 
 def apply_file(path: str, updates: list[Update]) -> ApplyResult:
-    """Write every update of one file at once (one rewrite of the file)."""
+    """Write every update of one file at once (one rewrite of the file), holding the
+    file's lock from reading it to replacing it."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(locked(path))
+        except OSError as e:
+            res = ApplyResult()
+            res.failed.extend((u, f"cannot read {path}: {e}") for u in updates)
+            return res
+        return _apply_locked(path, updates)
+
+
+def _apply_locked(path: str, updates: list[Update]) -> ApplyResult:
     res = ApplyResult()
     try:
         text = read_text(path)
     except (OSError, UnicodeDecodeError) as e:
         res.failed.extend((u, f"cannot read {path}: {e}") for u in updates)
         return res
-    now = digest(text)
     good = []
     for u in updates:
-        if u.digest and u.digest != now:
-            res.failed.append((u, "the file changed during the run; not updated (run the update again)"))
-        else:
+        if _unchanged(path, text, u):
             good.append(u)
+        else:
+            res.failed.append((u, CHANGED))
     try:
         new = plan(path, text, good) if good else text
     except UpdateError:
