@@ -49,7 +49,7 @@ def test_node_name_is_a_dns_subdomain(tmp_path, name):
         nodes:
         - {{name: "{name}"}}
         pod: {{name: p}}
-        expect: {{filter: {{}}}}
+        expect: {{feasible: []}}
         """, "6", "nodes[0].name: a lowercase RFC 1123 subdomain must consist of")
 
 

@@ -67,7 +67,7 @@ from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT
 from kspread.format import apivalidation
 from kspread.format.objects import convert_object
-from kspread.format.schema import check_args_shape
+from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 
 SYSTEM_PRIORITY_CLASSES = {
@@ -907,6 +907,45 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
         return raw["disruptionsAllowed"]
     assert desired is not None
     return max(0, healthy - desired)
+
+
+def check_expect(expect: Any) -> None:
+    """The ``expect`` block on its own, before anything else of the case: its shape,
+    then what a schema cannot say. Every key given must compare something: an empty
+    ``error`` (it would match any message), ``error`` beside other keys (a case that
+    fails has no results to compare them with), and an empty ``filter``,
+    ``preemption`` or ``placements``, or an empty plugin under ``rawScores`` /
+    ``scores``, which would compare nothing, are errors. (Empty ``rawScores``,
+    ``scores``, ``totals`` and ``candidates`` and an empty ``feasible`` or
+    ``searched`` assert something: nothing scored, no candidate, no node.) Checked
+    first, so that an error here is never hidden by, or taken for, an error of the
+    cluster the case describes."""
+    if not isinstance(expect, Mapping):
+        return  # absent, or not a mapping: the schema says so
+    if expect.get("error") == "":
+        raise CaseError("an empty `error` would match every message: give the text the error must contain",
+                        ["expect", "error"], value="")
+    empty = {
+        "filter": "compares no node: list the nodes whose status to compare (e.g. `n1: Unschedulable`)",
+        "preemption": "compares nothing: give `node`, `victims` or both (`preemption: null` asserts that "
+                      "preemption ran and found no candidate)",
+        "placements": "compares no pod: list the pods of `schedule` whose placement to compare",
+    }
+    for key, why in empty.items():
+        if expect.get(key) == {}:
+            raise CaseError(f"an empty mapping {why}", ["expect", key])
+    for key in ("rawScores", "scores"):
+        per_plugin = expect.get(key)
+        for plugin, per_node in (per_plugin.items() if isinstance(per_plugin, Mapping) else ()):
+            if per_node == {}:
+                raise CaseError(f"an empty mapping compares no node of {plugin}: list its nodes (`{key}: {{}}` "
+                                "alone asserts that nothing was scored)", ["expect", key, plugin])
+    validate(dict(expect), "expect", ["expect"])  # (the messages above say more than the schema's minProperties)
+    if "error" in expect:
+        others = [k for k in expect if k != "error"]
+        if others:
+            raise CaseError(f"`error` cannot be combined with other keys ({', '.join(others)}): a case that fails "
+                            "to load or run has no results to compare them with", ["expect", others[0]])
 
 
 def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pods: Mapping[str, Any]) -> None:
