@@ -511,3 +511,148 @@ def test_extender_weight_wraps_as_int64(tmp_path):
           totals: {n1: -100, n2: -50}
           selected: n2
         """)
+
+
+# ---- requests and limits, priority classes, zones, controllers, extenders (issue 17) -------------------
+
+
+@pytest.mark.parametrize("key", ["containers", "initContainers"])
+def test_a_request_above_its_limit(tmp_path, key):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod:
+          name: p
+          {key}:
+          - name: c
+            resources: {{requests: {{cpu: "2", memory: 1Gi}}, limits: {{cpu: 1500m, memory: 1Gi}}}}
+        expect: {{feasible: [n1]}}
+        """, "10", f"pod.{key}[0].resources.requests.cpu: must be less than or equal to cpu limit of 1500m (got '2')")
+
+
+def test_a_request_equal_to_or_below_its_limit_passes(tmp_path):
+    passes(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          containers:
+          - name: c
+            resources: {requests: {cpu: 1000m, memory: 1Gi}, limits: {cpu: "1", memory: 2Gi}}
+        expect: {feasible: [n1]}
+        """)
+
+
+def test_a_hugepage_request_must_equal_its_limit(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          containers:
+          - name: c
+            resources: {requests: {memory: 1Gi, hugepages-2Mi: 2Mi}, limits: {memory: 1Gi, hugepages-2Mi: 4Mi}}
+        expect: {feasible: [n1]}
+        """, "10", "pod.containers[0].resources.requests.hugepages-2Mi: must be equal to hugepages-2Mi limit of 4Mi")
+
+
+def test_a_manifest_request_above_its_limit_points_into_the_manifest(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata: {name: x}
+          spec:
+            nodeName: n1
+            containers:
+            - {name: c, resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "13", "objects[0].spec.containers[0].resources.requests.memory: must be less than or equal to memory "
+                   "limit of 1Gi (got '2Gi')")
+
+
+def test_overhead_is_validated_as_container_limits(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod: {name: p, overhead: {pods: 1}}
+        expect: {feasible: [n1]}
+        """, "6", "pod.overhead.pods: must be a standard resource for containers (got 'pods')")
+
+
+def test_one_global_default_priority_class(tmp_path):
+    fails(tmp_path, """\
+        priorityClasses:
+        - {name: low, value: 1, globalDefault: true}
+        - {name: mid, value: 5}
+        - {name: high, value: 10, globalDefault: true}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "8", "priorityClasses[2].globalDefault: PriorityClass low is already marked as default. Only one "
+                  "default can exist (got 'high')")
+    fails(tmp_path, """\
+        priorityClasses:
+        - {name: low, value: 1, globalDefault: true}
+        objects:
+        - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 10,
+           globalDefault: true}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "9", "objects[0].globalDefault: PriorityClass low is already marked as default.")
+
+
+def test_a_zone_is_a_label_value(tmp_path):
+    fails(tmp_path, """\
+        zones: {'bad zone': [n1]}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "5", 'zones["bad zone"]: a label value must be 63 characters or less, empty or begin and end with an '
+                  "alphanumeric character, and contain only alphanumerics, '-', '_' or '.' (got 'bad zone')")
+
+
+@pytest.mark.parametrize("kind, owner", [("Deployment", "ReplicaSet"), ("CronJob", "Job")])
+def test_a_pod_controller_is_a_kind_that_creates_pods(tmp_path, kind, owner):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pods:
+        - {{name: a, node: n1, controller: {{kind: {kind}, name: web}}}}
+        pod: {{name: p}}
+        expect: {{feasible: [n1]}}
+        """, "7", "pods[0].controller.kind: must be one of 'ReplicationController', 'ReplicaSet', 'StatefulSet', "
+                  f"'DaemonSet', 'Job' (a {kind}'s pods are owned by its {owner}: give that as the controller) "
+                  f"(got '{kind}')")
+
+
+@pytest.mark.parametrize("kind", ["DaemonSet", "Job", "ReplicaSet"])
+def test_controllers_that_create_pods_pass(tmp_path, kind):
+    passes(tmp_path, f"""\
+        nodes: [n1]
+        pods:
+        - {{name: a, node: n1, controller: {{kind: {kind}, name: web}}}}
+        pod: {{name: p}}
+        expect: {{feasible: [n1]}}
+        """)
+
+
+def test_extenders_name_nodes_of_the_case(tmp_path):
+    fails(tmp_path, """\
+        profile:
+          filter: [NodeResourcesFit]
+          extenders: [{name: e, filter: [n1, n7]}]
+        nodes: [n1, n2]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "profile.extenders[0].filter[1]: extender 'e' claims a filtered node 'n7' which is not found in "
+                  "the input node list (the case has no such node) (got 'n7')")
+    fails(tmp_path, """\
+        profile:
+          filter: [NodeResourcesFit]
+          extenders:
+          - name: e
+            prioritize: {n1: 3, n8: 5}
+        nodes: [n1, n2]
+        pod: {name: p}
+        expect: {feasible: [n1, n2]}
+        """, "9", "profile.extenders[0].prioritize.n8: extender 'e' prioritizes a node 'n8' which is not found in "
+                  "the input node list (the case has no such node) (got 'n8')")

@@ -23,6 +23,7 @@ from kspread.engine.labels import (
     LT,
     NOT_IN,
     Requirement,
+    label_value_error,
     parse_label_selector,
     parse_labels,
     parse_selector_requirement,
@@ -380,7 +381,7 @@ def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, co
     return reqs, lims
 
 
-_CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
+_CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
 
 
 def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | None, terminating: bool,
@@ -674,11 +675,13 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             sections[section].append((item, _pather(prefix, fieldmap)))
 
     # priority classes first: pods need them
+    global_default: str | None = None
     for raw, at in sections["priorityClasses"]:
         name = raw["name"]
         if name in b.classes or name in SYSTEM_PRIORITY_CLASSES:
             raise CaseError(f"PriorityClass {name!r} is defined twice", at("name"), value=name)
         apivalidation.check_priority_class(raw, at)
+        global_default = apivalidation.check_global_default(raw, at, global_default)
         b.classes[name] = PriorityClass(name, raw["value"], bool(raw.get("globalDefault", False)),
                                         raw.get("preemptionPolicy", PREEMPT_LOWER_PRIORITY))
 
@@ -687,6 +690,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     without_pods: set[str] = set()
     zone_of: dict[str, str] = {}
     for zone, members in (doc.get("zones") or {}).items():
+        err = label_value_error(zone)  # it becomes the value of the zone label
+        if err:
+            raise CaseError(err, ["zones", zone], value=zone)
         for j, n in enumerate(members):
             if n in zone_of:
                 raise CaseError(f"node {n!r} is in two zones ({zone_of[n]!r} and {zone!r})", ["zones", zone, j], value=n)
@@ -824,6 +830,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
     profile = _profile(doc, version, base_dir, config)
+    _check_extender_refs(doc.get("profile"), nodes)
     _check_expect_refs(expect, nodes, seen_pods)
     _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming})
     return Case(
@@ -907,6 +914,23 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
         return raw["disruptionsAllowed"]
     assert desired is not None
     return max(0, healthy - desired)
+
+
+def _check_extender_refs(raw: Mapping[str, Any] | None, nodes: Mapping[str, Node]) -> None:
+    """A static extender's nodes must be the case's. Upstream's HTTPExtender.Filter
+    refuses a kept node that is not in the list it was given; a prioritized node the
+    list lacks it ignores, which for a case is only a misspelt name."""
+    for i, e in enumerate((raw or {}).get("extenders") or []):
+        for j, n in enumerate(e.get("filter") or []):
+            if n not in nodes:
+                raise CaseError(f"extender {e['name']!r} claims a filtered node {n!r} which is not found in the input "
+                                "node list (the case has no such node)", ["profile", "extenders", i, "filter", j],
+                                value=n)
+        for n in e.get("prioritize") or {}:
+            if n not in nodes:
+                raise CaseError(f"extender {e['name']!r} prioritizes a node {n!r} which is not found in the input "
+                                "node list (the case has no such node)", ["profile", "extenders", i, "prioritize", n],
+                                value=n)
 
 
 def check_expect(expect: Any) -> None:

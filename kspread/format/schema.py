@@ -80,6 +80,11 @@ def _types_of(err: jsonschema.ValidationError) -> list[str]:
     return out
 
 
+# Kinds that own pods only through another controller (a pod's ``controller``).
+_OWNED_THROUGH = {"Deployment": "a Deployment's pods are owned by its ReplicaSet: give that as the controller",
+                  "CronJob": "a CronJob's pods are owned by its Job: give that as the controller"}
+
+
 def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -> CaseError:
     e = _leaf(err)
     path = [*(prefix or []), *e.absolute_path]
@@ -105,7 +110,9 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         want = [want] if isinstance(want, str) else want
         return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in want), path, value=inst)
     if v == "enum":
-        return CaseError("must be one of " + ", ".join(repr(x) for x in value), path, value=inst)
+        owner = _OWNED_THROUGH.get(inst) if path[-2:-1] == ["controller"] or "ownerReferences" in path else None
+        return CaseError("must be one of " + ", ".join(repr(x) for x in value)
+                         + (f" ({owner})" if owner else ""), path, value=inst)
     if v == "const":
         return CaseError(f"must be {value!r}", path, value=inst)
     if v == "pattern":
