@@ -656,3 +656,39 @@ def test_extenders_name_nodes_of_the_case(tmp_path):
         expect: {feasible: [n1, n2]}
         """, "9", "profile.extenders[0].prioritize.n8: extender 'e' prioritizes a node 'n8' which is not found in "
                   "the input node list (the case has no such node) (got 'n8')")
+
+
+def test_one_controller_among_owner_references(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata:
+            name: x
+            ownerReferences:
+            - {apiVersion: apps/v1, kind: ReplicaSet, name: a, controller: true}
+            - {apiVersion: apps/v1, kind: StatefulSet, name: b, controller: true}
+          spec: {nodeName: n1, containers: [{name: c}]}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "13", 'objects[0].metadata.ownerReferences[1].controller: Only one reference can have Controller set to '
+                   'true. Found "true" in references for ReplicaSet/a and StatefulSet/b')
+
+
+def test_a_manifest_controller_of_a_kind_that_does_not_create_pods(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata:
+            name: x
+            ownerReferences:
+            - {apiVersion: apps/v1, kind: Deployment, name: a, controller: true}
+          spec: {nodeName: n1, containers: [{name: c}]}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "12", "objects[0].metadata.ownerReferences[0].kind: must be one of 'ReplicationController', 'ReplicaSet', "
+                   "'StatefulSet', 'DaemonSet', 'Job' (a Deployment's pods are owned by its ReplicaSet: give that as "
+                   "the controller) (got 'Deployment')")

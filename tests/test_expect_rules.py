@@ -205,3 +205,23 @@ def test_a_variant_error_never_meets_expect_error(tmp_path):
     results = _checked(tmp_path, CLUSTER + "expect: {error: cannot rename}\nvariants:\n  v: {name: x}\n")
     assert not results[1].passed
     assert "variants.v.name: a variant cannot rename its case" in results[1].message
+
+
+@pytest.mark.parametrize("variant, where, message", [
+    ("v: {}", 'variants.v', "an empty overlay changes nothing: the variant would run the case itself again"),
+    ("v: {pdbs: null}", "variants.v.pdbs", ("`pdbs: null` removes a field the case does not set: it would change "
+                                           "nothing")),
+    ("v: {pod: {nodeSelector: null}}", "variants.v.pod.nodeSelector",
+     "`nodeSelector: null` removes a field the case does not set: it would change nothing"),
+])
+def test_an_overlay_that_changes_nothing_fails_at_its_key(tmp_path, variant, where, message):
+    results = _checked(tmp_path, CLUSTER + "expect: {feasible: [n1, n9]}\nvariants:\n  " + variant + "\n")
+    assert [r.passed for r in results] == [True, False]
+    assert results[1].message.endswith(f"case.yaml:9: {where}: {message}"), results[1].message
+
+
+def test_null_removes_what_the_case_sets_and_is_a_value_in_expect(tmp_path):
+    body = CLUSTER.replace("pod: {name: p}", "pod: {name: p, nodeSelector: {disk: ssd}}") + \
+        "expect: {feasible: []}\nvariants:\n  v: {pod: {nodeSelector: null}, expect: {selected: [n1, n9]}}\n" \
+        "  w: {expect: {feasible: [], selected: null}}\n"
+    assert [r.passed for r in _checked(tmp_path, body)] == [True, True, True]

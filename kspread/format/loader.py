@@ -157,7 +157,8 @@ def merge_overlay(base: Any, over: Any, top: bool = True) -> Any:
 _VARIANT_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
-def _variant_error(vname: Any, over: Mapping[str, Any], item: str) -> tuple[str, list] | None:
+def _variant_error(vname: Any, over: Mapping[str, Any], base: Mapping[str, Any], item: str
+                   ) -> tuple[str, list] | None:
     """What is wrong with a variant that would otherwise be silently dropped or
     renamed: (message, path)."""
     if not isinstance(vname, str) or not _VARIANT_NAME.fullmatch(vname):
@@ -165,12 +166,34 @@ def _variant_error(vname: Any, over: Mapping[str, Any], item: str) -> tuple[str,
         message = ("a variant needs a name of letters, digits, '_', '.', '+' or '-' (its item is "
                    f"<case>[<variant>]); {what} is not one")
         return message, ["variants", vname]
+    if not over:
+        return "an empty overlay changes nothing: the variant would run the case itself again", ["variants", vname]
     if "name" in over:
         return f"a variant cannot rename its case: it runs as {item} (remove `name`)", ["variants", vname, "name"]
     if "variants" in over:
         message = ("variants do not nest: a variant's own `variants` would never run (declare each one under "
                    "the case's `variants`)")
         return message, ["variants", vname, "variants"]
+    path = _null_removing_nothing(base, over, [])
+    if path is not None:
+        return (f"`{path[-1]}: null` removes a field the case does not set: it would change nothing",
+                ["variants", vname, *path])
+    return None
+
+
+def _null_removing_nothing(base: Any, over: Mapping[str, Any], path: list) -> list | None:
+    """The path of a ``null`` in an overlay that removes nothing (``merge_overlay``: a
+    null removes the key; the overlay's ``expect`` replaces the case's whole, so a null
+    in it is a value)."""
+    for k, v in over.items():
+        here = [*path, k]
+        if v is None and not (isinstance(base, Mapping) and k in base):
+            return here
+        if isinstance(v, Mapping) and isinstance(base, Mapping) and isinstance(base.get(k), Mapping) \
+                and here != ["expect"]:
+            found = _null_removing_nothing(base[k], v, here)
+            if found is not None:
+                return found
     return None
 
 
@@ -192,7 +215,7 @@ def expand_variants(doc: CaseDoc) -> list[CaseDoc]:
         vdoc.line = locate(doc.file, doc.index, ["variants", vname]) or doc.line
         if isinstance(vdoc.data, dict) and isinstance(base.get("name"), str):
             vdoc.data["name"] = base["name"]
-        bad = _variant_error(vname, over, vdoc.name)
+        bad = _variant_error(vname, over, base, vdoc.name)
         if bad is not None:
             message, path = bad
             vdoc.error = _format_error(message, path, file=doc.file, line=locate(doc.file, doc.index, path))
