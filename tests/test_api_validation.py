@@ -11,6 +11,7 @@ import pytest
 
 from kspread.format.loader import read_file
 from kspread.workflow.runner import check
+from tests import helpers
 
 HEAD = """\
 apiVersion: kspread/v1
@@ -692,3 +693,51 @@ def test_a_manifest_controller_of_a_kind_that_does_not_create_pods(tmp_path):
         """, "12", "objects[0].metadata.ownerReferences[0].kind: must be one of 'ReplicationController', 'ReplicaSet', "
                    "'StatefulSet', 'DaemonSet', 'Job' (a Deployment's pods are owned by its ReplicaSet: give that as "
                    "the controller) (got 'Deployment')")
+
+
+def test_a_container_limit_above_the_pod_level_limit(tmp_path):
+    v = helpers.verdict(tmp_path, """\
+        name: c
+        version: "1.34"
+        nodes: [n1]
+        pod:
+          name: p
+          resources: {requests: {cpu: "1"}, limits: {cpu: "2"}}
+          containers:
+          - {name: a, resources: {requests: {cpu: 500m}, limits: {cpu: "2"}}}
+          - {name: b, resources: {requests: {cpu: 500m}, limits: {cpu: 2500m}}}
+        expect: {feasible: [n1]}
+        """)
+    assert not v.passed
+    assert v.message.endswith("case.yaml:11: pod.containers[1].resources.limits.cpu: must be less than or equal to "
+                              "pod limits of 2 (got '2500m')"), v.message
+
+
+def test_zones_and_a_node_zone_label_that_disagree(tmp_path):
+    fails(tmp_path, """\
+        zones: {a: [n1]}
+        nodes:
+        - {name: n1, labels: {topology.kubernetes.io/zone: b}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "nodes[0].labels.topology.kubernetes.io/zone: node 'n1' is in zone 'a' of `zones` but its labels "
+                  "say topology.kubernetes.io/zone: b (got 'b')")
+    passes(tmp_path, """\
+        zones: {a: [n1]}
+        nodes:
+        - {name: n1, labels: {topology.kubernetes.io/zone: a, failure-domain.beta.kubernetes.io/zone: b}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """)
+
+
+def test_an_extender_that_does_nothing(tmp_path):
+    fails(tmp_path, """\
+        profile:
+          filter: [NodeResourcesFit]
+          extenders: [{name: e, weight: 2}]
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "profile.extenders[0]: extender 'e' neither filters nor prioritizes: it would change nothing "
+                  "(give `filter`, `prioritize` or both)")

@@ -326,8 +326,8 @@ def _toleration(raw: Mapping[str, Any], path: PathT, version: Version) -> Tolera
 POD_LEVEL_RESOURCES = ("cpu", "memory")
 
 
-def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, containers, inits
-                         ) -> tuple[dict[str, int], dict[str, int]]:
+def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, containers, inits,
+                         raw_containers: list) -> tuple[dict[str, int], dict[str, int]]:
     """``resources`` (spec.resources, KEP-2837): pod-level requests and limits.
 
     The field exists from 1.32 (PodLevelResources gate: alpha, beta and on from 1.34).
@@ -378,6 +378,15 @@ def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, co
         if aggregate.get(name, 0) > req:
             raise CaseError(f"must be greater than or equal to the containers' aggregate {name} request",
                             at("resources", "requests", name), value=(raw.get("requests") or {}).get(name))
+    # validatePodResourceConsistency: each container's limit no greater than the pod's
+    for i, c in enumerate(raw_containers):
+        c_limits = (c.get("resources") or {}).get("limits") or {}
+        for name, lim in lims.items():
+            if name in c_limits:
+                path = at("containers", i, "resources", "limits", name)
+                if _resources({name: c_limits[name]}, path[:-1])[name] > lim:
+                    raise CaseError(f"must be less than or equal to pod limits of {(raw.get('limits') or {})[name]}",
+                                    path, value=c_limits[name])
     return reqs, lims
 
 
@@ -613,7 +622,8 @@ class _Builder:
             # neither requests nor containers: one container that requests nothing
             containers = (Container("main"),)
         inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
-        level_requests, level_limits = _pod_level_resources(raw.get("resources"), at, self.version, containers, inits)
+        level_requests, level_limits = _pod_level_resources(raw.get("resources"), at, self.version, containers, inits,
+                                                            raw.get("containers") or [])
         priority, cls_name, policy = self.admit(raw, at)
         return ns, containers, inits, level_requests, level_limits, priority, cls_name, policy
 
@@ -707,6 +717,11 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         labels = parse_labels(raw.get("labels"), at("labels"))
         labels.setdefault(HOSTNAME_LABEL, name)
         if name in zone_of:
+            # the shorthand sets these labels: a different value given beside it would vanish
+            for key in (ZONE_LABEL, BETA_ZONE_LABEL) if version.zones_shorthand_sets_beta_label else (ZONE_LABEL,):
+                if labels.get(key, zone_of[name]) != zone_of[name]:
+                    raise CaseError(f"node {name!r} is in zone {zone_of[name]!r} of `zones` but its labels say "
+                                    f"{key}: {labels[key]}", at("labels", key), value=labels[key])
             labels[ZONE_LABEL] = zone_of[name]
             if version.zones_shorthand_sets_beta_label:
                 labels[BETA_ZONE_LABEL] = zone_of[name]
@@ -921,6 +936,9 @@ def _check_extender_refs(raw: Mapping[str, Any] | None, nodes: Mapping[str, Node
     refuses a kept node that is not in the list it was given; a prioritized node the
     list lacks it ignores, which for a case is only a misspelt name."""
     for i, e in enumerate((raw or {}).get("extenders") or []):
+        if e.get("filter") is None and e.get("prioritize") is None:
+            raise CaseError(f"extender {e['name']!r} neither filters nor prioritizes: it would change nothing "
+                            "(give `filter`, `prioritize` or both)", ["profile", "extenders", i])
         for j, n in enumerate(e.get("filter") or []):
             if n not in nodes:
                 raise CaseError(f"extender {e['name']!r} claims a filtered node {n!r} which is not found in the input "
