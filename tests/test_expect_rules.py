@@ -225,3 +225,22 @@ def test_null_removes_what_the_case_sets_and_is_a_value_in_expect(tmp_path):
         "expect: {feasible: []}\nvariants:\n  v: {pod: {nodeSelector: null}, expect: {selected: [n1, n9]}}\n" \
         "  w: {expect: {feasible: [], selected: null}}\n"
     assert [r.passed for r in _checked(tmp_path, body)] == [True, True, True]
+
+
+def test_the_text_is_looked_for_in_the_field_and_message_not_the_file_name(tmp_path):
+    # every error starts with the file name: ".yaml" would match any of them
+    body = CLUSTER.replace("nodes: [n1, n9]", "nodes: [N1]")
+    v = verdict(tmp_path, body + "expect: {error: case.yaml}\n")
+    assert not v.passed
+    assert v.message.endswith("case.yaml:5: nodes[0].name: a lowercase RFC 1123 subdomain must consist of lower "
+                              "case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+                              "character (e.g. 'example.com', regex used for validation is "
+                              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') (got 'N1')"), v.message
+    assert verdict(tmp_path, body + "expect: {error: 'nodes[0].name: a lowercase'}\n").passed
+
+
+def test_a_blank_error_is_refused(tmp_path):
+    v = verdict(tmp_path, CLUSTER + "expect: {error: '  '}\n")
+    assert not v.passed
+    assert v.message.endswith("case.yaml:7: expect.error: an empty `error` would match every message: give the "
+                              "text the error must contain (got '  ')"), v.message

@@ -954,7 +954,7 @@ def _check_extender_refs(raw: Mapping[str, Any] | None, nodes: Mapping[str, Node
 def check_expect(expect: Any) -> None:
     """The ``expect`` block on its own, before anything else of the case: its shape,
     then what a schema cannot say. Every key given must compare something: an empty
-    ``error`` (it would match any message), ``error`` beside other keys (a case that
+    or blank ``error`` (it would match any message), ``error`` beside other keys (a case that
     fails has no results to compare them with), and an empty ``filter``,
     ``preemption`` or ``placements``, or an empty plugin under ``rawScores`` /
     ``scores``, which would compare nothing, are errors. (Empty ``rawScores``,
@@ -964,9 +964,10 @@ def check_expect(expect: Any) -> None:
     cluster the case describes."""
     if not isinstance(expect, Mapping):
         return  # absent, or not a mapping: the schema says so
-    if expect.get("error") == "":
+    error = expect.get("error")
+    if isinstance(error, str) and not error.strip():
         raise CaseError("an empty `error` would match every message: give the text the error must contain",
-                        ["expect", "error"], value="")
+                        ["expect", "error"], value=error)
     empty = {
         "filter": "compares no node: list the nodes whose status to compare (e.g. `n1: Unschedulable`)",
         "preemption": "compares nothing: give `node`, `victims` or both (`preemption: null` asserts that "

@@ -675,29 +675,35 @@ def validate_deduplicated(data: Mapping[str, Any]) -> dict[str, list[int]]:
 
 def expected_error(doc: CaseDoc) -> str | None:
     """The ``expect.error`` text of a document, read without validating it (None when
-    it is absent or empty: an empty one is an error, ``check_expect``)."""
+    it is absent or blank: a blank one is an error, ``check_expect``)."""
     exp = doc.data.get("expect") if isinstance(doc.data, Mapping) else None
-    if isinstance(exp, Mapping) and isinstance(exp.get("error"), str) and exp["error"]:
+    if isinstance(exp, Mapping) and isinstance(exp.get("error"), str) and exp["error"].strip():
         return exp["error"]
     return None
 
 
 def meets_expected_error(doc: CaseDoc, e: CaseError | str) -> bool:
     """Whether an error met while loading or running ``doc`` (placed: ``CaseDoc.place``),
-    or its scheduling error, is the one its ``expect.error`` expects.
-
-    Only an error in the cluster and scheduler the case describes can be: an object
-    the API server would refuse, priority admission, a version, feature gate, plugin,
-    plugin argument or configuration file that kube-scheduler would refuse, a failure
-    while scheduling. Never an error in how the case is written: a document that
-    cannot be read or is not a case, an unknown field of the format (plugin arguments
-    are decoded strictly as kube-scheduler decodes them: theirs count), a variant's
-    overlay key, anything at ``expect``."""
+    or its scheduling error, is the one its ``expect.error`` expects: one that may meet
+    it (``expectable``) whose field and message hold the text (not the file name and
+    line before them, which every error has)."""
     want = expected_error(doc)
     if want is None:
         return False
     if isinstance(e, str):
         return want in e
+    return expectable(doc, e) and want in error_text(e)
+
+
+def expectable(doc: CaseDoc, e: CaseError) -> bool:
+    """Whether ``e`` may meet an ``expect.error`` at all. Only an error in the cluster
+    and scheduler the case describes can: an object the API server would refuse,
+    priority admission, a version, feature gate, plugin, plugin argument or
+    configuration file that kube-scheduler would refuse, a failure while scheduling.
+    Never an error in how the case is written: a document that cannot be read or is not
+    a case, an unknown field of the format (plugin arguments are decoded strictly as
+    kube-scheduler decodes them: theirs count), a variant's overlay key, anything at
+    ``expect``."""
     if doc.error is not None or e.format_error:
         return False
     if e.file in (None, doc.file):
@@ -706,7 +712,13 @@ def meets_expected_error(doc: CaseDoc, e: CaseError | str) -> bool:
             path = path[2:]  # a field that a variant's overlay sets
         if path[:1] == ("expect",):
             return False
-    return want in str(e)
+    return True
+
+
+def error_text(e: CaseError) -> str:
+    """An error's field and message, without the file and line before them."""
+    where = f"{e.file}:{e.line}: " if e.file and e.line else f"{e.file}: " if e.file else ""
+    return str(e).removeprefix(where)
 
 
 # directories pytest does not recurse into by default (norecursedirs), and virtualenvs

@@ -9,14 +9,14 @@ from typing import Any
 
 from kspread.engine.scheduler import Scheduler
 from kspread.errors import CaseError
-from kspread.format.loader import collect, expected_error, load_case, meets_expected_error
+from kspread.format.loader import collect, load_case, meets_expected_error
 from kspread.workflow.runner import (
     EXPECT_KEYS,
-    NOT_EXPECTABLE,
     Verdict,
     asserts_nothing,
     check,
     duplicate_names,
+    not_expectable_note,
 )
 
 
@@ -245,8 +245,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 if meets_expected_error(doc, e):
                     report.append({**entry, "valid": True, "expectedError": str(e)})
                     continue
-                want = expected_error(doc)
-                invalid(entry, str(e) + (NOT_EXPECTABLE if want is not None and want in str(e) else ""))
+                invalid(entry, str(e) + not_expectable_note(doc, e))
                 continue
             report.append({**entry, "valid": True})
     if args.json:
