@@ -741,3 +741,26 @@ def test_an_extender_that_does_nothing(tmp_path):
         expect: {feasible: [n1]}
         """, "7", "profile.extenders[0]: extender 'e' neither filters nor prioritizes: it would change nothing "
                   "(give `filter`, `prioritize` or both)")
+
+
+def test_a_controller_needs_a_name(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pods:
+        - {name: a, node: n1, controller: {kind: ReplicaSet, name: ""}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "pods[0].controller.name: name must not be empty (got '')")
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata:
+            name: x
+            ownerReferences:
+            - {apiVersion: apps/v1, kind: ReplicaSet, name: "", controller: true}
+          spec: {nodeName: n1, containers: [{name: c}]}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "12", "objects[0].metadata.ownerReferences[0].name: name must not be empty (got '')")

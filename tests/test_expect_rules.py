@@ -244,3 +244,11 @@ def test_a_blank_error_is_refused(tmp_path):
     assert not v.passed
     assert v.message.endswith("case.yaml:7: expect.error: an empty `error` would match every message: give the "
                               "text the error must contain (got '  ')"), v.message
+
+
+def test_an_overlay_that_sets_what_the_case_has_fails_at_its_key(tmp_path):
+    results = _checked(tmp_path, CLUSTER + "expect: {feasible: [n1, n9]}\nvariants:\n  same: {version: '1.30', "
+                       "expect: {feasible: [n1, n9]}}\n")
+    assert [r.passed for r in results] == [True, False]
+    assert results[1].message.endswith("case.yaml:9: variants.same: the overlay changes nothing (it sets what the "
+                                       "case already has): the variant would run the case itself again")

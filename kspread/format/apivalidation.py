@@ -342,6 +342,10 @@ def check_pod_spec(raw: Mapping[str, Any], at: At) -> None:
             check_toleration(t, at("tolerations", i))
     if raw.get("affinity"):
         check_affinity(raw["affinity"], at("affinity"))
+    ctrl = raw.get("controller")
+    if isinstance(ctrl, Mapping) and not ctrl.get("name"):
+        # validateOwnerReference (a manifest's ownerReferences entry)
+        raise CaseError("name must not be empty", at("controller", "name"), value=ctrl.get("name"))
 
 
 def check_pdb(raw: Mapping[str, Any], at: At) -> None:

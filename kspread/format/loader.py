@@ -178,6 +178,10 @@ def _variant_error(vname: Any, over: Mapping[str, Any], base: Mapping[str, Any],
     if path is not None:
         return (f"`{path[-1]}: null` removes a field the case does not set: it would change nothing",
                 ["variants", vname, *path])
+    if merge_overlay(base, over) == base:
+        message = ("the overlay changes nothing (it sets what the case already has): the variant would run the "
+                   "case itself again")
+        return message, ["variants", vname]
     return None
 
 
