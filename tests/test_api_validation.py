@@ -764,3 +764,21 @@ def test_a_controller_needs_a_name(tmp_path):
         pod: {name: p}
         expect: {feasible: [n1]}
         """, "12", "objects[0].metadata.ownerReferences[0].name: name must not be empty (got '')")
+
+
+@pytest.mark.parametrize("pod, field", [
+    ("{name: p, requests: {hugepages-2Mi: 2Mi}}", "pod.requests"),
+    ("{name: p, overhead: {hugepages-2Mi: 2Mi}}", "pod.overhead"),
+    ("{name: p, containers: [{name: c, resources: {limits: {hugepages-2Mi: 2Mi}}}]}", "pod.containers[0].resources"),
+])
+def test_hugepages_need_cpu_or_memory_beside_them(tmp_path, pod, field):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod: {pod}
+        expect: {{feasible: [n1]}}
+        """, "6", f"{field}: HugePages require cpu or memory")
+    passes(tmp_path, f"""\
+        nodes: [n1]
+        pod: {pod.replace("{hugepages-2Mi: 2Mi}", "{hugepages-2Mi: 2Mi, memory: 1Gi}")}
+        expect: {{feasible: []}}
+        """)

@@ -247,6 +247,7 @@ def check_containers(raw: Mapping[str, Any], at: At) -> None:
             check_resource_list(requests, at, (key, i, "resources", "requests"), True)
             check_resource_list(limits, at, (key, i, "resources", "limits"), True)
             _check_requests_within_limits(requests, limits, "limits" in res, [*path, "resources"])
+            _check_hugepages_beside_cpu_or_memory(requests, limits, [*path, "resources"])
 
 
 def overcommit_allowed(name: str) -> bool:
@@ -274,6 +275,14 @@ def _check_requests_within_limits(requests: Mapping[str, Any], limits: Mapping[s
         if request > limit:
             raise CaseError(f"must be less than or equal to {rname} limit of {limits[rname]}",
                             [*path, "requests", rname], value=q)
+
+
+def _check_hugepages_beside_cpu_or_memory(requests: Mapping[str, Any], limits: Mapping[str, Any], path: list
+                                          ) -> None:
+    """ValidateResourceRequirements: hugepages only beside cpu or memory."""
+    names = {*requests, *limits}
+    if not names & {"cpu", "memory"} and any(n.startswith("hugepages-") for n in names):
+        raise CaseError("HugePages require cpu or memory", path)
 
 
 def _check_affinity_term(term: Mapping[str, Any], path: list) -> None:
@@ -332,9 +341,11 @@ def check_pod_spec(raw: Mapping[str, Any], at: At) -> None:
         _name(label_name_error, raw["namespace"], at, "namespace")
     if "requests" in raw:
         check_resource_list(raw["requests"], at, ("requests",), True)
+        _check_hugepages_beside_cpu_or_memory(raw["requests"] or {}, {}, at("requests"))
     if "overhead" in raw:
         # validateOverhead validates it as the limits of a container
         check_resource_list(raw["overhead"], at, ("overhead",), True)
+        _check_hugepages_beside_cpu_or_memory({}, raw["overhead"] or {}, at("overhead"))
     if "containers" in raw or "initContainers" in raw:
         check_containers(raw, at)
     if "tolerations" in raw:
