@@ -252,3 +252,15 @@ def test_an_overlay_that_sets_what_the_case_has_fails_at_its_key(tmp_path):
     assert [r.passed for r in results] == [True, False]
     assert results[1].message.endswith("case.yaml:9: variants.same: the overlay changes nothing (it sets what the "
                                        "case already has): the variant would run the case itself again")
+
+
+def test_an_unknown_plugin_argument_in_a_configuration_file_meets_expect_error(tmp_path):
+    (tmp_path / "sched.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  pluginConfig:\n  - name: PodTopologySpread\n"
+        "    args:\n      defaultingType: List\n      defaultConstraints:\n"
+        "      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, maxSkw: 2}\n", encoding="utf-8")
+    v = verdict(tmp_path, CLUSTER + "profile: {config: sched.yaml}\nexpect: {error: \"unknown field 'maxSkw'\"}\n")
+    assert v.passed, v.message
+    assert v.message.startswith(f"{tmp_path / 'sched.yaml'}:10: profiles[0].pluginConfig[0].args.defaultConstraints[0]"
+                                ".maxSkw: unknown field 'maxSkw'"), v.message
