@@ -707,16 +707,21 @@ def expectable(doc: CaseDoc, e: CaseError) -> bool:
     Never an error in how the case is written: a document that cannot be read or is not
     a case, an unknown field of the format (plugin arguments are decoded strictly as
     kube-scheduler decodes them: theirs count), a variant's overlay key, anything at
-    ``expect``."""
+    ``expect`` or in the case's own fields (``name``, ``description``, ``source``,
+    ``tags``)."""
     if doc.error is not None or e.format_error:
         return False
     if e.file in (None, doc.file):
         path = tuple(e.path)
         if path[:1] == ("variants",):
             path = path[2:]  # a field that a variant's overlay sets
-        if path[:1] == ("expect",):
+        if path[:1] and path[0] in _ABOUT_THE_CASE:
             return False
     return True
+
+
+# Top-level fields about the case itself, not the cluster or scheduler it describes.
+_ABOUT_THE_CASE = frozenset(("apiVersion", "kind", "name", "description", "source", "tags", "variants", "expect"))
 
 
 def error_text(e: CaseError) -> str:
