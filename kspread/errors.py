@@ -50,6 +50,11 @@ class CaseError(Exception):
     ``file`` and ``line`` (1-based) when it knows them.
     """
 
+    # An error in how the case is written (an unknown field of the format, a document
+    # that is not a case), not in the cluster or scheduler it describes: it never
+    # satisfies ``expect.error`` (``kspread.format.loader.meets_expected_error``).
+    format_error: bool = False
+
     def __init__(
         self,
         message: str,

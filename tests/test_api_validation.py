@@ -11,6 +11,7 @@ import pytest
 
 from kspread.format.loader import read_file
 from kspread.workflow.runner import check
+from tests import helpers
 
 HEAD = """\
 apiVersion: kspread/v1
@@ -49,7 +50,7 @@ def test_node_name_is_a_dns_subdomain(tmp_path, name):
         nodes:
         - {{name: "{name}"}}
         pod: {{name: p}}
-        expect: {{filter: {{}}}}
+        expect: {{feasible: []}}
         """, "6", "nodes[0].name: a lowercase RFC 1123 subdomain must consist of")
 
 
@@ -510,4 +511,274 @@ def test_extender_weight_wraps_as_int64(tmp_path):
         expect:
           totals: {n1: -100, n2: -50}
           selected: n2
+        """)
+
+
+# ---- requests and limits, priority classes, zones, controllers, extenders (issue 17) -------------------
+
+
+@pytest.mark.parametrize("key", ["containers", "initContainers"])
+def test_a_request_above_its_limit(tmp_path, key):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod:
+          name: p
+          {key}:
+          - name: c
+            resources: {{requests: {{cpu: "2", memory: 1Gi}}, limits: {{cpu: 1500m, memory: 1Gi}}}}
+        expect: {{feasible: [n1]}}
+        """, "10", f"pod.{key}[0].resources.requests.cpu: must be less than or equal to cpu limit of 1500m (got '2')")
+
+
+def test_a_request_equal_to_or_below_its_limit_passes(tmp_path):
+    passes(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          containers:
+          - name: c
+            resources: {requests: {cpu: 1000m, memory: 1Gi}, limits: {cpu: "1", memory: 2Gi}}
+        expect: {feasible: [n1]}
+        """)
+
+
+def test_a_hugepage_request_must_equal_its_limit(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod:
+          name: p
+          containers:
+          - name: c
+            resources: {requests: {memory: 1Gi, hugepages-2Mi: 2Mi}, limits: {memory: 1Gi, hugepages-2Mi: 4Mi}}
+        expect: {feasible: [n1]}
+        """, "10", "pod.containers[0].resources.requests.hugepages-2Mi: must be equal to hugepages-2Mi limit of 4Mi")
+
+
+def test_a_manifest_request_above_its_limit_points_into_the_manifest(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata: {name: x}
+          spec:
+            nodeName: n1
+            containers:
+            - {name: c, resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "13", "objects[0].spec.containers[0].resources.requests.memory: must be less than or equal to memory "
+                   "limit of 1Gi (got '2Gi')")
+
+
+def test_overhead_is_validated_as_container_limits(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pod: {name: p, overhead: {pods: 1}}
+        expect: {feasible: [n1]}
+        """, "6", "pod.overhead.pods: must be a standard resource for containers (got 'pods')")
+
+
+def test_one_global_default_priority_class(tmp_path):
+    fails(tmp_path, """\
+        priorityClasses:
+        - {name: low, value: 1, globalDefault: true}
+        - {name: mid, value: 5}
+        - {name: high, value: 10, globalDefault: true}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "8", "priorityClasses[2].globalDefault: PriorityClass low is already marked as default. Only one "
+                  "default can exist (got 'high')")
+    fails(tmp_path, """\
+        priorityClasses:
+        - {name: low, value: 1, globalDefault: true}
+        objects:
+        - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 10,
+           globalDefault: true}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "9", "objects[0].globalDefault: PriorityClass low is already marked as default.")
+
+
+def test_a_zone_is_a_label_value(tmp_path):
+    fails(tmp_path, """\
+        zones: {'bad zone': [n1]}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "5", 'zones["bad zone"]: a label value must be 63 characters or less, empty or begin and end with an '
+                  "alphanumeric character, and contain only alphanumerics, '-', '_' or '.' (got 'bad zone')")
+
+
+@pytest.mark.parametrize("kind, owner", [("Deployment", "ReplicaSet"), ("CronJob", "Job")])
+def test_a_pod_controller_is_a_kind_that_creates_pods(tmp_path, kind, owner):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pods:
+        - {{name: a, node: n1, controller: {{kind: {kind}, name: web}}}}
+        pod: {{name: p}}
+        expect: {{feasible: [n1]}}
+        """, "7", "pods[0].controller.kind: must be one of 'ReplicationController', 'ReplicaSet', 'StatefulSet', "
+                  f"'DaemonSet', 'Job' (a {kind}'s pods are owned by its {owner}: give that as the controller) "
+                  f"(got '{kind}')")
+
+
+@pytest.mark.parametrize("kind", ["DaemonSet", "Job", "ReplicaSet"])
+def test_controllers_that_create_pods_pass(tmp_path, kind):
+    passes(tmp_path, f"""\
+        nodes: [n1]
+        pods:
+        - {{name: a, node: n1, controller: {{kind: {kind}, name: web}}}}
+        pod: {{name: p}}
+        expect: {{feasible: [n1]}}
+        """)
+
+
+def test_extenders_name_nodes_of_the_case(tmp_path):
+    fails(tmp_path, """\
+        profile:
+          filter: [NodeResourcesFit]
+          extenders: [{name: e, filter: [n1, n7]}]
+        nodes: [n1, n2]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "profile.extenders[0].filter[1]: extender 'e' claims a filtered node 'n7' which is not found in "
+                  "the input node list (the case has no such node) (got 'n7')")
+    fails(tmp_path, """\
+        profile:
+          filter: [NodeResourcesFit]
+          extenders:
+          - name: e
+            prioritize: {n1: 3, n8: 5}
+        nodes: [n1, n2]
+        pod: {name: p}
+        expect: {feasible: [n1, n2]}
+        """, "9", "profile.extenders[0].prioritize.n8: extender 'e' prioritizes a node 'n8' which is not found in "
+                  "the input node list (the case has no such node) (got 'n8')")
+
+
+def test_one_controller_among_owner_references(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata:
+            name: x
+            ownerReferences:
+            - {apiVersion: apps/v1, kind: ReplicaSet, name: a, controller: true}
+            - {apiVersion: apps/v1, kind: StatefulSet, name: b, controller: true}
+          spec: {nodeName: n1, containers: [{name: c}]}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "13", 'objects[0].metadata.ownerReferences[1].controller: Only one reference can have Controller set to '
+                   'true. Found "true" in references for ReplicaSet/a and StatefulSet/b')
+
+
+def test_a_manifest_controller_of_a_kind_that_does_not_create_pods(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata:
+            name: x
+            ownerReferences:
+            - {apiVersion: apps/v1, kind: Deployment, name: a, controller: true}
+          spec: {nodeName: n1, containers: [{name: c}]}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "12", "objects[0].metadata.ownerReferences[0].kind: must be one of 'ReplicationController', 'ReplicaSet', "
+                   "'StatefulSet', 'DaemonSet', 'Job' (a Deployment's pods are owned by its ReplicaSet: give that as "
+                   "the controller) (got 'Deployment')")
+
+
+def test_a_container_limit_above_the_pod_level_limit(tmp_path):
+    v = helpers.verdict(tmp_path, """\
+        name: c
+        version: "1.34"
+        nodes: [n1]
+        pod:
+          name: p
+          resources: {requests: {cpu: "1"}, limits: {cpu: "2"}}
+          containers:
+          - {name: a, resources: {requests: {cpu: 500m}, limits: {cpu: "2"}}}
+          - {name: b, resources: {requests: {cpu: 500m}, limits: {cpu: 2500m}}}
+        expect: {feasible: [n1]}
+        """)
+    assert not v.passed
+    assert v.message.endswith("case.yaml:11: pod.containers[1].resources.limits.cpu: must be less than or equal to "
+                              "pod limits of 2 (got '2500m')"), v.message
+
+
+def test_zones_and_a_node_zone_label_that_disagree(tmp_path):
+    fails(tmp_path, """\
+        zones: {a: [n1]}
+        nodes:
+        - {name: n1, labels: {topology.kubernetes.io/zone: b}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "nodes[0].labels.topology.kubernetes.io/zone: node 'n1' is in zone 'a' of `zones` but its labels "
+                  "say topology.kubernetes.io/zone: b (got 'b')")
+    passes(tmp_path, """\
+        zones: {a: [n1]}
+        nodes:
+        - {name: n1, labels: {topology.kubernetes.io/zone: a, failure-domain.beta.kubernetes.io/zone: b}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """)
+
+
+def test_an_extender_that_does_nothing(tmp_path):
+    fails(tmp_path, """\
+        profile:
+          filter: [NodeResourcesFit]
+          extenders: [{name: e, weight: 2}]
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "profile.extenders[0]: extender 'e' neither filters nor prioritizes: it would change nothing "
+                  "(give `filter`, `prioritize` or both)")
+
+
+def test_a_controller_needs_a_name(tmp_path):
+    fails(tmp_path, """\
+        nodes: [n1]
+        pods:
+        - {name: a, node: n1, controller: {kind: ReplicaSet, name: ""}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "7", "pods[0].controller.name: name must not be empty (got '')")
+    fails(tmp_path, """\
+        nodes: [n1]
+        objects:
+        - apiVersion: v1
+          kind: Pod
+          metadata:
+            name: x
+            ownerReferences:
+            - {apiVersion: apps/v1, kind: ReplicaSet, name: "", controller: true}
+          spec: {nodeName: n1, containers: [{name: c}]}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """, "12", "objects[0].metadata.ownerReferences[0].name: name must not be empty (got '')")
+
+
+@pytest.mark.parametrize("pod, field", [
+    ("{name: p, requests: {hugepages-2Mi: 2Mi}}", "pod.requests"),
+    ("{name: p, overhead: {hugepages-2Mi: 2Mi}}", "pod.overhead"),
+    ("{name: p, containers: [{name: c, resources: {limits: {hugepages-2Mi: 2Mi}}}]}", "pod.containers[0].resources"),
+])
+def test_hugepages_need_cpu_or_memory_beside_them(tmp_path, pod, field):
+    fails(tmp_path, f"""\
+        nodes: [n1]
+        pod: {pod}
+        expect: {{feasible: [n1]}}
+        """, "6", f"{field}: HugePages require cpu or memory")
+    passes(tmp_path, f"""\
+        nodes: [n1]
+        pod: {pod.replace("{hugepages-2Mi: 2Mi}", "{hugepages-2Mi: 2Mi, memory: 1Gi}")}
+        expect: {{feasible: []}}
         """)

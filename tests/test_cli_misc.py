@@ -80,7 +80,7 @@ pod: {name: new}
 expect: {feasible: [n1]}
 variants:
   good:
-    expect: {feasible: [n1]}
+    version: "1.31"
   "1.30":
     version: "1.30"
     expect: {feasible: []}

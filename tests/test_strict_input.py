@@ -247,7 +247,7 @@ def test_empty_expect_is_filled_by_pytest_update(pytester):
 def test_expect_names_only_what_the_case_has(tmp_path, change, line, msg):
     text = case().replace(*change)
     if "ext" in change[1]:
-        text = text.replace("{score: [SelectorSpread]}", "{score: [SelectorSpread], extenders: [{name: ext}]}")
+        text = text.replace("{score: [SelectorSpread]}", "{score: [SelectorSpread], extenders: [{name: ext, prioritize: {n1: 1}}]}")
     p = tmp_path / "c.yaml"
     p.write_text(text)
     v = check(load_one(p))

@@ -246,19 +246,43 @@ def check_containers(raw: Mapping[str, Any], at: At) -> None:
             requests, limits = res.get("requests") or {}, res.get("limits") or {}
             check_resource_list(requests, at, (key, i, "resources", "requests"), True)
             check_resource_list(limits, at, (key, i, "resources", "limits"), True)
-            for rname, q in requests.items():
-                if not is_extended(rname) or "limits" not in res:
-                    continue
-                if rname not in limits:
-                    raise CaseError("Limit must be set for non overcommitable resources",
-                                    [*path, "resources", "limits"], value=rname)
-                try:
-                    same = parse_quantity(q) == parse_quantity(limits[rname])
-                except QuantityError:
-                    continue
-                if not same:
-                    raise CaseError(f"must be equal to {rname} limit of {limits[rname]}",
-                                    [*path, "resources", "requests", rname], value=q)
+            _check_requests_within_limits(requests, limits, "limits" in res, [*path, "resources"])
+            _check_hugepages_beside_cpu_or_memory(requests, limits, [*path, "resources"])
+
+
+def overcommit_allowed(name: str) -> bool:
+    """IsOvercommitAllowed: a native resource other than hugepages; an extended
+    resource's or a hugepage's request must equal its limit."""
+    return _native(name) and not name.startswith("hugepages-")
+
+
+def _check_requests_within_limits(requests: Mapping[str, Any], limits: Mapping[str, Any], has_limits: bool,
+                                  path: list) -> None:
+    """ValidateResourceRequirements: a request no greater than its limit, and equal to
+    it for a resource that cannot be overcommitted (which then needs a limit, when the
+    container gives limits at all: kspread's shorthand gives none)."""
+    for rname, q in requests.items():
+        if rname not in limits:
+            if has_limits and not overcommit_allowed(rname):
+                raise CaseError("Limit must be set for non overcommitable resources", [*path, "limits"], value=rname)
+            continue
+        try:
+            request, limit = parse_quantity(q), parse_quantity(limits[rname])
+        except QuantityError:
+            continue  # the builder reports the malformed quantity
+        if request != limit and not overcommit_allowed(rname):
+            raise CaseError(f"must be equal to {rname} limit of {limits[rname]}", [*path, "requests", rname], value=q)
+        if request > limit:
+            raise CaseError(f"must be less than or equal to {rname} limit of {limits[rname]}",
+                            [*path, "requests", rname], value=q)
+
+
+def _check_hugepages_beside_cpu_or_memory(requests: Mapping[str, Any], limits: Mapping[str, Any], path: list
+                                          ) -> None:
+    """ValidateResourceRequirements: hugepages only beside cpu or memory."""
+    names = {*requests, *limits}
+    if not names & {"cpu", "memory"} and any(n.startswith("hugepages-") for n in names):
+        raise CaseError("HugePages require cpu or memory", path)
 
 
 def _check_affinity_term(term: Mapping[str, Any], path: list) -> None:
@@ -317,8 +341,11 @@ def check_pod_spec(raw: Mapping[str, Any], at: At) -> None:
         _name(label_name_error, raw["namespace"], at, "namespace")
     if "requests" in raw:
         check_resource_list(raw["requests"], at, ("requests",), True)
+        _check_hugepages_beside_cpu_or_memory(raw["requests"] or {}, {}, at("requests"))
     if "overhead" in raw:
-        check_resource_list(raw["overhead"], at, ("overhead",), False)
+        # validateOverhead validates it as the limits of a container
+        check_resource_list(raw["overhead"], at, ("overhead",), True)
+        _check_hugepages_beside_cpu_or_memory({}, raw["overhead"] or {}, at("overhead"))
     if "containers" in raw or "initContainers" in raw:
         check_containers(raw, at)
     if "tolerations" in raw:
@@ -326,6 +353,10 @@ def check_pod_spec(raw: Mapping[str, Any], at: At) -> None:
             check_toleration(t, at("tolerations", i))
     if raw.get("affinity"):
         check_affinity(raw["affinity"], at("affinity"))
+    ctrl = raw.get("controller")
+    if isinstance(ctrl, Mapping) and not ctrl.get("name"):
+        # validateOwnerReference (a manifest's ownerReferences entry)
+        raise CaseError("name must not be empty", at("controller", "name"), value=ctrl.get("name"))
 
 
 def check_pdb(raw: Mapping[str, Any], at: At) -> None:
@@ -346,6 +377,17 @@ def check_pdb(raw: Mapping[str, Any], at: At) -> None:
 
 
 HIGHEST_USER_PRIORITY = 1_000_000_000
+
+
+def check_global_default(raw: Mapping[str, Any], at: At, default: str | None) -> str | None:
+    """Priority admission (plugin/pkg/admission/priority) lets one PriorityClass have
+    globalDefault: true; ``default`` is the one seen so far. Returns it after ``raw``."""
+    if not raw.get("globalDefault"):
+        return default
+    if default is not None:
+        raise CaseError(f"PriorityClass {default} is already marked as default. Only one default can exist",
+                        at("globalDefault"), value=raw["name"])
+    return str(raw["name"])
 
 
 def check_priority_class(raw: Mapping[str, Any], at: At) -> None:

@@ -23,6 +23,7 @@ from kspread.engine.labels import (
     LT,
     NOT_IN,
     Requirement,
+    label_value_error,
     parse_label_selector,
     parse_labels,
     parse_selector_requirement,
@@ -67,7 +68,7 @@ from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT
 from kspread.format import apivalidation
 from kspread.format.objects import convert_object
-from kspread.format.schema import check_args_shape
+from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 
 SYSTEM_PRIORITY_CLASSES = {
@@ -325,8 +326,8 @@ def _toleration(raw: Mapping[str, Any], path: PathT, version: Version) -> Tolera
 POD_LEVEL_RESOURCES = ("cpu", "memory")
 
 
-def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, containers, inits
-                         ) -> tuple[dict[str, int], dict[str, int]]:
+def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, containers, inits,
+                         raw_containers: list) -> tuple[dict[str, int], dict[str, int]]:
     """``resources`` (spec.resources, KEP-2837): pod-level requests and limits.
 
     The field exists from 1.32 (PodLevelResources gate: alpha, beta and on from 1.34).
@@ -377,10 +378,19 @@ def _pod_level_resources(raw: Mapping[str, Any] | None, at, version: Version, co
         if aggregate.get(name, 0) > req:
             raise CaseError(f"must be greater than or equal to the containers' aggregate {name} request",
                             at("resources", "requests", name), value=(raw.get("requests") or {}).get(name))
+    # validatePodResourceConsistency: each container's limit no greater than the pod's
+    for i, c in enumerate(raw_containers):
+        c_limits = (c.get("resources") or {}).get("limits") or {}
+        for name, lim in lims.items():
+            if name in c_limits:
+                path = at("containers", i, "resources", "limits", name)
+                if _resources({name: c_limits[name]}, path[:-1])[name] > lim:
+                    raise CaseError(f"must be less than or equal to pod limits of {(raw.get('limits') or {})[name]}",
+                                    path, value=c_limits[name])
     return reqs, lims
 
 
-_CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
+_CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
 
 
 def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | None, terminating: bool,
@@ -612,7 +622,8 @@ class _Builder:
             # neither requests nor containers: one container that requests nothing
             containers = (Container("main"),)
         inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
-        level_requests, level_limits = _pod_level_resources(raw.get("resources"), at, self.version, containers, inits)
+        level_requests, level_limits = _pod_level_resources(raw.get("resources"), at, self.version, containers, inits,
+                                                            raw.get("containers") or [])
         priority, cls_name, policy = self.admit(raw, at)
         return ns, containers, inits, level_requests, level_limits, priority, cls_name, policy
 
@@ -676,11 +687,13 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             sections[section].append((item, _pather(prefix, fieldmap)))
 
     # priority classes first: pods need them
+    global_default: str | None = None
     for raw, at in sections["priorityClasses"]:
         name = raw["name"]
         if name in b.classes or name in SYSTEM_PRIORITY_CLASSES:
             raise CaseError(f"PriorityClass {name!r} is defined twice", at("name"), value=name)
         apivalidation.check_priority_class(raw, at)
+        global_default = apivalidation.check_global_default(raw, at, global_default)
         b.classes[name] = PriorityClass(name, raw["value"], bool(raw.get("globalDefault", False)),
                                         raw.get("preemptionPolicy", PREEMPT_LOWER_PRIORITY))
 
@@ -689,6 +702,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     without_pods: set[str] = set()
     zone_of: dict[str, str] = {}
     for zone, members in (doc.get("zones") or {}).items():
+        err = label_value_error(zone)  # it becomes the value of the zone label
+        if err:
+            raise CaseError(err, ["zones", zone], value=zone)
         for j, n in enumerate(members):
             if n in zone_of:
                 raise CaseError(f"node {n!r} is in two zones ({zone_of[n]!r} and {zone!r})", ["zones", zone, j], value=n)
@@ -703,6 +719,11 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         labels = parse_labels(raw.get("labels"), at("labels"))
         labels.setdefault(HOSTNAME_LABEL, name)
         if name in zone_of:
+            # the shorthand sets these labels: a different value given beside it would vanish
+            for key in (ZONE_LABEL, BETA_ZONE_LABEL) if version.zones_shorthand_sets_beta_label else (ZONE_LABEL,):
+                if labels.get(key, zone_of[name]) != zone_of[name]:
+                    raise CaseError(f"node {name!r} is in zone {zone_of[name]!r} of `zones` but its labels say "
+                                    f"{key}: {labels[key]}", at("labels", key), value=labels[key])
             labels[ZONE_LABEL] = zone_of[name]
             if version.zones_shorthand_sets_beta_label:
                 labels[BETA_ZONE_LABEL] = zone_of[name]
@@ -826,6 +847,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
     profile = _profile(doc, version, base_dir, config, roots)
+    _check_extender_refs(doc.get("profile"), nodes)
     _check_expect_refs(expect, nodes, seen_pods)
     _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming})
     return Case(
@@ -904,6 +926,66 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
         return raw["disruptionsAllowed"]
     assert desired is not None
     return max(0, healthy - desired)
+
+
+def _check_extender_refs(raw: Mapping[str, Any] | None, nodes: Mapping[str, Node]) -> None:
+    """A static extender's nodes must be the case's. Upstream's HTTPExtender.Filter
+    refuses a kept node that is not in the list it was given; a prioritized node the
+    list lacks it ignores, which for a case is only a misspelt name."""
+    for i, e in enumerate((raw or {}).get("extenders") or []):
+        if e.get("filter") is None and e.get("prioritize") is None:
+            raise CaseError(f"extender {e['name']!r} neither filters nor prioritizes: it would change nothing "
+                            "(give `filter`, `prioritize` or both)", ["profile", "extenders", i])
+        for j, n in enumerate(e.get("filter") or []):
+            if n not in nodes:
+                raise CaseError(f"extender {e['name']!r} claims a filtered node {n!r} which is not found in the input "
+                                "node list (the case has no such node)", ["profile", "extenders", i, "filter", j],
+                                value=n)
+        for n in e.get("prioritize") or {}:
+            if n not in nodes:
+                raise CaseError(f"extender {e['name']!r} prioritizes a node {n!r} which is not found in the input "
+                                "node list (the case has no such node)", ["profile", "extenders", i, "prioritize", n],
+                                value=n)
+
+
+def check_expect(expect: Any) -> None:
+    """The ``expect`` block on its own, before anything else of the case: its shape,
+    then what a schema cannot say. Every key given must compare something: an empty
+    or blank ``error`` (it would match any message), ``error`` beside other keys (a case that
+    fails has no results to compare them with), and an empty ``filter``,
+    ``preemption`` or ``placements``, or an empty plugin under ``rawScores`` /
+    ``scores``, which would compare nothing, are errors. (Empty ``rawScores``,
+    ``scores``, ``totals`` and ``candidates`` and an empty ``feasible`` or
+    ``searched`` assert something: nothing scored, no candidate, no node.) Checked
+    first, so that an error here is never hidden by, or taken for, an error of the
+    cluster the case describes."""
+    if not isinstance(expect, Mapping):
+        return  # absent, or not a mapping: the schema says so
+    error = expect.get("error")
+    if isinstance(error, str) and not error.strip():
+        raise CaseError("an empty `error` would match every message: give the text the error must contain",
+                        ["expect", "error"], value=error)
+    empty = {
+        "filter": "compares no node: list the nodes whose status to compare (e.g. `n1: Unschedulable`)",
+        "preemption": "compares nothing: give `node`, `victims` or both (`preemption: null` asserts that "
+                      "preemption ran and found no candidate)",
+        "placements": "compares no pod: list the pods of `schedule` whose placement to compare",
+    }
+    for key, why in empty.items():
+        if expect.get(key) == {}:
+            raise CaseError(f"an empty mapping {why}", ["expect", key])
+    for key in ("rawScores", "scores"):
+        per_plugin = expect.get(key)
+        for plugin, per_node in (per_plugin.items() if isinstance(per_plugin, Mapping) else ()):
+            if per_node == {}:
+                raise CaseError(f"an empty mapping compares no node of {plugin}: list its nodes (`{key}: {{}}` "
+                                "alone asserts that nothing was scored)", ["expect", key, plugin])
+    validate(dict(expect), "expect", ["expect"])  # (the messages above say more than the schema's minProperties)
+    if "error" in expect:
+        others = [k for k in expect if k != "error"]
+        if others:
+            raise CaseError(f"`error` cannot be combined with other keys ({', '.join(others)}): a case that fails "
+                            "to load or run has no results to compare them with", ["expect", others[0]])
 
 
 def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pods: Mapping[str, Any]) -> None:

@@ -60,9 +60,9 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
                "StatefulSet", "PodDisruptionBudget")
 # controller kinds the case format accepts in a pod's `controller`
-_CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "Deployment", "Job", "DaemonSet",
-                     "CronJob")
-_CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
+# the kinds a pod's controller may be (the case format's controller.kind)
+_CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
+_CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
 _KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
             "poddisruptionbudgets,priorityclasses -A -o yaml")
 _SECTIONS = ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces", "objects")

@@ -28,7 +28,7 @@ from typing import Any
 
 from kspread.errors import CaseError, PathT
 from kspread.format import yamlio
-from kspread.format.case import OWN_FIELDS, Case, build_case
+from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
 from kspread.format.yamlio import Document, node_line
@@ -157,17 +157,74 @@ def merge_overlay(base: Any, over: Any, top: bool = True) -> Any:
     return over
 
 
+# A variant's name, as the schema spells it (``variants.propertyNames``): part of an item id.
+_VARIANT_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def _variant_error(vname: Any, over: Mapping[str, Any], base: Mapping[str, Any], item: str
+                   ) -> tuple[str, list] | None:
+    """What is wrong with a variant that would otherwise be silently dropped or
+    renamed: (message, path)."""
+    if not isinstance(vname, str) or not _VARIANT_NAME.fullmatch(vname):
+        what = "an empty name" if vname == "" else f"the name {vname!r}"
+        message = ("a variant needs a name of letters, digits, '_', '.', '+' or '-' (its item is "
+                   f"<case>[<variant>]); {what} is not one")
+        return message, ["variants", vname]
+    if not over:
+        return "an empty overlay changes nothing: the variant would run the case itself again", ["variants", vname]
+    if "name" in over:
+        return f"a variant cannot rename its case: it runs as {item} (remove `name`)", ["variants", vname, "name"]
+    if "variants" in over:
+        message = ("variants do not nest: a variant's own `variants` would never run (declare each one under "
+                   "the case's `variants`)")
+        return message, ["variants", vname, "variants"]
+    path = _null_removing_nothing(base, over, [])
+    if path is not None:
+        return (f"`{path[-1]}: null` removes a field the case does not set: it would change nothing",
+                ["variants", vname, *path])
+    if merge_overlay(base, over) == base:
+        message = ("the overlay changes nothing (it sets what the case already has): the variant would run the "
+                   "case itself again")
+        return message, ["variants", vname]
+    return None
+
+
+def _null_removing_nothing(base: Any, over: Mapping[str, Any], path: list) -> list | None:
+    """The path of a ``null`` in an overlay that removes nothing (``merge_overlay``: a
+    null removes the key; the overlay's ``expect`` replaces the case's whole, so a null
+    in it is a value)."""
+    for k, v in over.items():
+        here = [*path, k]
+        if v is None and not (isinstance(base, Mapping) and k in base):
+            return here
+        if isinstance(v, Mapping) and isinstance(base, Mapping) and isinstance(base.get(k), Mapping) \
+                and here != ["expect"]:
+            found = _null_removing_nothing(base[k], v, here)
+            if found is not None:
+                return found
+    return None
+
+
 def expand_variants(doc: CaseDoc) -> list[CaseDoc]:
-    """The case itself and one document per entry of its ``variants``."""
+    """The case itself and one document per entry of its ``variants``. A variant whose
+    name or overlay kspread cannot honour (``_variant_error``) is a document that fails
+    alone, at that key; ``variants: {}`` fails the case itself."""
     data = doc.data
     variants = data.get("variants") if isinstance(data, Mapping) else None
     if not isinstance(variants, Mapping) or not all(isinstance(v, Mapping) for v in variants.values()):
         return [doc]  # absent, or malformed: the schema reports it
     base = {k: v for k, v in data.items() if k != "variants"}
     out = [CaseDoc(doc.file, doc.index, doc.line, base, doc.default_name)]
+    if not variants:
+        out[0].error = _format_error("an empty mapping declares no variant: add one or remove `variants`",
+                                     ["variants"], file=doc.file, line=locate(doc.file, doc.index, ["variants"]))
     for vname, over in variants.items():
         vdoc = CaseDoc(doc.file, doc.index, doc.line, variant_data(base, over), doc.default_name, str(vname), over)
         vdoc.line = locate(doc.file, doc.index, ["variants", vname]) or doc.line
+        bad = _variant_error(vname, over, base, vdoc.name)
+        if bad is not None:
+            message, path = bad
+            vdoc.error = _format_error(message, path, file=doc.file, line=locate(doc.file, doc.index, path))
         out.append(vdoc)
     return out
 
@@ -556,6 +613,13 @@ def locate(file: str, index: int, path: PathT) -> int | None:
     return node_line(docs[index], path)
 
 
+def _format_error(message: str, path: PathT, **kw: Any) -> CaseError:
+    """A CaseError in how the case is written (``CaseError.format_error``)."""
+    e = CaseError(message, path, **kw)
+    e.format_error = True
+    return e
+
+
 def load_case(doc: CaseDoc, config: str | None = None) -> Case:
     """Validate and build one case; a CaseError names file, line and field. ``config``
     is a KubeSchedulerConfiguration for cases without a ``profile``."""
@@ -565,14 +629,15 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         api, kind = doc.data.get("apiVersion"), doc.data.get("kind")
         if kind is None:
             typo = [k for k in doc.data if isinstance(k, str) and k.lower().startswith("kind")]
-            raise CaseError("missing required field 'kind' (kind: Case)"
-                            + (f"; unknown field {typo[0]!r}" if typo else ""), [typo[0]] if typo else [])
+            raise _format_error("missing required field 'kind' (kind: Case)"
+                                + (f"; unknown field {typo[0]!r}" if typo else ""), [typo[0]] if typo else [])
         if kind != "Case":
-            raise CaseError(f"a document with apiVersion {api} must be kind: Case (the only kind of the kspread "
-                            "group)", ["kind"], value=kind)
+            raise _format_error(f"a document with apiVersion {api} must be kind: Case (the only kind of the "
+                                "kspread group)", ["kind"], value=kind)
         if api != "kspread/v1":
-            raise CaseError("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
-                            "kspread reads)", ["apiVersion"], value=api)
+            raise _format_error("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
+                                "kspread reads)", ["apiVersion"], value=api)
+        check_expect(doc.data.get("expect"))
         shapes = validate_deduplicated(doc.data)  # (jsonschema makes cyclic garbage)
         with gc_paused():
             return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
@@ -674,11 +739,56 @@ def validate_deduplicated(data: Mapping[str, Any]) -> dict[str, list[int]]:
 
 
 def expected_error(doc: CaseDoc) -> str | None:
-    """The ``expect.error`` text of a document, read without validating it."""
+    """The ``expect.error`` text of a document, read without validating it (None when
+    it is absent or blank: a blank one is an error, ``check_expect``)."""
     exp = doc.data.get("expect") if isinstance(doc.data, Mapping) else None
-    if isinstance(exp, Mapping) and isinstance(exp.get("error"), str):
+    if isinstance(exp, Mapping) and isinstance(exp.get("error"), str) and exp["error"].strip():
         return exp["error"]
     return None
+
+
+def meets_expected_error(doc: CaseDoc, e: CaseError | str) -> bool:
+    """Whether an error met while loading or running ``doc`` (placed: ``CaseDoc.place``),
+    or its scheduling error, is the one its ``expect.error`` expects: one that may meet
+    it (``expectable``) whose field and message hold the text (not the file name and
+    line before them, which every error has)."""
+    want = expected_error(doc)
+    if want is None:
+        return False
+    if isinstance(e, str):
+        return want in e
+    return expectable(doc, e) and want in error_text(e)
+
+
+def expectable(doc: CaseDoc, e: CaseError) -> bool:
+    """Whether ``e`` may meet an ``expect.error`` at all. Only an error in the cluster
+    and scheduler the case describes can: an object the API server would refuse,
+    priority admission, a version, feature gate, plugin, plugin argument or
+    configuration file that kube-scheduler would refuse, a failure while scheduling.
+    Never an error in how the case is written: a document that cannot be read or is not
+    a case, an unknown field of the format (plugin arguments are decoded strictly as
+    kube-scheduler decodes them: theirs count), a variant's overlay key, anything at
+    ``expect`` or in the case's own fields (``name``, ``description``, ``source``,
+    ``tags``)."""
+    if doc.error is not None or e.format_error:
+        return False
+    if e.file in (None, doc.file):
+        path = tuple(e.path)
+        if path[:1] == ("variants",):
+            path = path[2:]  # a field that a variant's overlay sets
+        if path[:1] and path[0] in _ABOUT_THE_CASE:
+            return False
+    return True
+
+
+# Top-level fields about the case itself, not the cluster or scheduler it describes.
+_ABOUT_THE_CASE = frozenset(("apiVersion", "kind", "name", "description", "source", "tags", "variants", "expect"))
+
+
+def error_text(e: CaseError) -> str:
+    """An error's field and message, without the file and line before them."""
+    where = f"{e.file}:{e.line}: " if e.file and e.line else f"{e.file}: " if e.file else ""
+    return str(e).removeprefix(where)
 
 
 # directories pytest does not recurse into by default (norecursedirs), and virtualenvs

@@ -34,7 +34,21 @@ def _meta(obj: Mapping[str, Any], path: PathT) -> Mapping[str, Any]:
     meta = obj.get("metadata")
     if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
         raise CaseError("a Kubernetes object needs metadata.name", [*path, "metadata", "name"])
+    _check_one_controller(meta.get("ownerReferences"), [*path, "metadata", "ownerReferences"])
     return meta
+
+
+def _check_one_controller(refs: Any, path: list) -> None:
+    """ValidateOwnerReferences: at most one owner reference is the controller (a pod's
+    ``controller`` is the one that is)."""
+    first = None
+    for i, ref in enumerate(refs if isinstance(refs, list) else ()):
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            name = f"{ref.get('kind')}/{ref.get('name')}"
+            if first is not None:
+                raise CaseError('Only one reference can have Controller set to true. Found "true" in references for '
+                                f"{first} and {name}", [*path, i, "controller"])
+            first = name
 
 
 def convert_object(obj: Mapping[str, Any], path: list) -> Iterator[Converted]:

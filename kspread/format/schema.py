@@ -80,6 +80,11 @@ def _types_of(err: jsonschema.ValidationError) -> list[str]:
     return out
 
 
+# Kinds that own pods only through another controller (a pod's ``controller``).
+_OWNED_THROUGH = {"Deployment": "a Deployment's pods are owned by its ReplicaSet: give that as the controller",
+                  "CronJob": "a CronJob's pods are owned by its Job: give that as the controller"}
+
+
 def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -> CaseError:
     e = _leaf(err)
     path = [*(prefix or []), *e.absolute_path]
@@ -93,7 +98,10 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         extras = [k for k in inst if k not in allowed]
         key = extras[0] if extras else "?"
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-        return CaseError(f"unknown field {key!r}{hint}", [*path, key])
+        out = CaseError(f"unknown field {key!r}{hint}", [*path, key])
+        # a mistyped key of the format; plugin arguments are kube-scheduler's to refuse
+        out.format_error = path[:2] != ["profile", "pluginConfig"]
+        return out
     if v == "required":
         missing = [k for k in value if k not in inst] if isinstance(inst, Mapping) else []
         return CaseError(f"missing required field {missing[0] if missing else e.message!r}", path)
@@ -102,27 +110,33 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         want = [want] if isinstance(want, str) else want
         return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in want), path, value=inst)
     if v == "enum":
-        return CaseError("must be one of " + ", ".join(repr(x) for x in value), path, value=inst)
+        owner = _OWNED_THROUGH.get(inst) if path[-2:-1] == ["controller"] or "ownerReferences" in path else None
+        return CaseError("must be one of " + ", ".join(repr(x) for x in value)
+                         + (f" ({owner})" if owner else ""), path, value=inst)
     if v == "const":
         return CaseError(f"must be {value!r}", path, value=inst)
     if v == "pattern":
         if "Ki|Mi" in value:
             return CaseError("not a Kubernetes quantity (expected e.g. '500m', '1.5', '8Gi', '1e3')", path, value=inst)
         if path and path[-1] == "version":
-            return CaseError('version must be a quoted string like "1.24"', path, value=inst)
+            out = CaseError('version must be a quoted string like "1.24"', path, value=inst)
+            out.format_error = True
+            return out
         return CaseError(f"does not match the pattern {value}", path, value=inst)
     if v in ("oneOf", "anyOf") and _types_of(e):
         return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in _types_of(e)), path, value=inst)
     if v in ("minimum", "maximum", "minLength", "minItems"):
         return CaseError(e.message, path, value=inst)
     if v == "not":
+        # a shape of the format that it does not allow: how the case is written
+        out = CaseError("give either `requests` or `containers`, not both", path)
         if path == [] or path[-1:] == ["pod"] or (len(path) >= 2 and path[-2] == "schedule"):
             if isinstance(inst, Mapping) and "pod" in inst and "schedule" in inst:
-                return CaseError("give either `pod` or `schedule`, not both", path)
-            if isinstance(inst, Mapping) and "requests" in inst and "containers" in inst:
-                return CaseError("give either `requests` or `containers`, not both", path)
-            return CaseError("the incoming pod may not have `node` or `replicas`", path)
-        return CaseError("give either `requests` or `containers`, not both", path)
+                out = CaseError("give either `pod` or `schedule`, not both", path)
+            elif not (isinstance(inst, Mapping) and "requests" in inst and "containers" in inst):
+                out = CaseError("the incoming pod may not have `node` or `replicas`", path)
+        out.format_error = True
+        return out
     return CaseError(e.message, path, value=inst)
 
 

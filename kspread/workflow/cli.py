@@ -9,8 +9,15 @@ from typing import Any
 
 from kspread.engine.scheduler import Scheduler
 from kspread.errors import CaseError
-from kspread.format.loader import collect, expected_error, load_case
-from kspread.workflow.runner import EXPECT_KEYS, Verdict, asserts_nothing, check, duplicate_names
+from kspread.format.loader import collect, load_case, meets_expected_error
+from kspread.workflow.runner import (
+    EXPECT_KEYS,
+    Verdict,
+    asserts_nothing,
+    check,
+    duplicate_names,
+    not_expectable_note,
+)
 
 
 def _yaml_dump(data: Any) -> str:
@@ -240,11 +247,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                     raise asserts_nothing(doc)
             except CaseError as e:
                 doc.place(e)
-                want = expected_error(doc)
-                if want is not None and want in str(e):
+                if meets_expected_error(doc, e):
                     report.append({**entry, "valid": True, "expectedError": str(e)})
                     continue
-                invalid(entry, str(e))
+                invalid(entry, str(e) + not_expectable_note(doc, e))
                 continue
             report.append({**entry, "valid": True})
     if args.json:

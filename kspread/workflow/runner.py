@@ -358,6 +358,18 @@ class Verdict:
     error: str | None = None  # the case's load or scheduling error, if any
 
 
+def not_expectable_note(doc, e) -> str:
+    """A line for a load error that holds the ``expect.error`` text but may not meet it
+    (``kspread.format.loader.expectable``); empty otherwise."""
+    from kspread.format.loader import error_text, expectable, expected_error
+
+    want = expected_error(doc)
+    if want is None or want not in error_text(e) or expectable(doc, e):
+        return ""
+    return ("\n  (this error is in how the case is written, not in the cluster or scheduler it describes: "
+            "it never satisfies expect.error)")
+
+
 def asserts_nothing(doc):
     """The error of a case whose ``expect`` has no keys (``kspread.format.loader.CaseDoc``)."""
     from kspread.errors import CaseError
@@ -371,9 +383,11 @@ def check(doc, config: str | None = None) -> Verdict:
     """Load, run and compare one case document (``kspread.format.loader.CaseDoc``).
 
     A case with ``expect.error`` passes when loading or running it fails with a
-    message containing that text."""
+    message containing that text, from an error that may meet it
+    (``kspread.format.loader.meets_expected_error``: never one in how the case is
+    written)."""
     from kspread.errors import CaseError
-    from kspread.format.loader import expected_error, load_case
+    from kspread.format.loader import expected_error, load_case, meets_expected_error
 
     want_error = expected_error(doc)
     case = None
@@ -383,15 +397,15 @@ def check(doc, config: str | None = None) -> Verdict:
     except CaseError as e:
         doc.place(e)
         msg = str(e)
-        if want_error is not None and want_error in msg:
+        if meets_expected_error(doc, e):
             return Verdict(True, msg, case, None, msg)
-        return Verdict(False, msg, case, None, msg)
+        return Verdict(False, msg + not_expectable_note(doc, e), case, None, msg)
     sched_err = outcome.actual.get("schedulingError")
     if not case.expect:
         # an update run fills it (kspread.workflow.update.update_for: a failed verdict with an outcome)
         return Verdict(False, str(asserts_nothing(doc)), case, outcome, sched_err)
     if want_error is not None:
-        if sched_err and want_error in sched_err:
+        if sched_err and meets_expected_error(doc, sched_err):
             return Verdict(True, sched_err, case, outcome, sched_err)
         got = f"scheduling error: {sched_err}" if sched_err else "the case loaded and ran without error"
         return Verdict(False, f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}",
