@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from kspread.errors import CaseError, PathT
-from kspread.format import yamlio
+from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case
+from kspread.format.files import read_text, sniff_text
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
-from kspread.format.yamlio import Document, node_line
+from kspread.format.yamlio import Document
 
 try:
     import yaml_rs
@@ -161,9 +162,10 @@ def expand_variants(doc: CaseDoc) -> list[CaseDoc]:
         return [doc]  # absent, or malformed: the schema reports it
     base = {k: v for k, v in data.items() if k != "variants"}
     out = [CaseDoc(doc.file, doc.index, doc.line, base, doc.default_name)]
+    where = locate_keys(doc.file, doc.index, ["variants"])  # one scan for all of them
     for vname, over in variants.items():
         vdoc = CaseDoc(doc.file, doc.index, doc.line, merge_overlay(base, over), doc.default_name, str(vname), over)
-        vdoc.line = locate(doc.file, doc.index, ["variants", vname]) or doc.line
+        vdoc.line = where.get(str(vname)) or doc.line
         if isinstance(vdoc.data, dict) and isinstance(base.get("name"), str):
             vdoc.data["name"] = base["name"]
         out.append(vdoc)
@@ -403,7 +405,9 @@ def _read_docs(text: str, path: str) -> list[Document]:
                 raise CaseError(f"invalid JSON: {e.msg}", file=path, line=e.lineno) from None
         else:
             many = path.endswith(".json") and isinstance(data, list) and any(claims_case(x) for x in data)
-            return [Document(i, 1, x) for i, x in enumerate(data if many else [data])]
+            items = data if many else [data]
+            starts = lines.json_item_lines(text) if many else [text.count("\n", 0, len(text) - len(stripped)) + 1]
+            return [Document(i, starts[i] if i < len(starts) else 1, x) for i, x in enumerate(items)]
     if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text:
         # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
         # error, and for non-string keys, kspread's own reader says where
@@ -412,13 +416,13 @@ def _read_docs(text: str, path: str) -> list[Document]:
         except Exception:
             data = None
         else:
-            lines = _doc_lines(text)
-            n_docs = len(lines)
+            firsts = _doc_lines(text)
+            n_docs = len(firsts)
             items = data if n_docs > 1 and isinstance(data, list) and len(data) == n_docs else \
                 [data] if n_docs == 1 else None
             found = _scalars(items) if items is not None else None
             if items is not None and found is not None and _same_in_yaml_1_1(text, *found):
-                return [Document(i, lines[i], x) for i, x in enumerate(items)]
+                return [Document(i, firsts[i], x) for i, x in enumerate(items)]
     return yamlio.read_documents(text, path)
 
 
@@ -452,9 +456,9 @@ def mentions_case(text: str) -> bool:
 def read_file(path: str | Path) -> FileResult:
     p = str(path)
     try:
-        text = Path(p).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        return FileResult(p, [], CaseError(f"cannot read the file: {e}", file=p))
+        text = read_text(p)
+    except CaseError as e:
+        return FileResult(p, [], e)
     try:
         with gc_paused():
             docs = _read_docs(text, p)
@@ -474,25 +478,42 @@ def read_file(path: str | Path) -> FileResult:
     return FileResult(p, out, None)
 
 
-def _compose_lines(text: str, n: int) -> list[int]:
-    nodes = yamlio.compose_documents(text)
-    out = [(node.start_mark.line + 1) if node is not None else 1 for node in nodes]
-    return out + [1] * (n - len(out))
+def _is_json(file: str, text: str) -> bool:
+    """Whether ``_read_docs`` read the text as JSON."""
+    return file.endswith(".json") or text.lstrip()[:1] in ("{", "[")
 
 
 def locate(file: str, index: int, path: PathT) -> int | None:
-    """The line of ``path`` inside document ``index`` of ``file``: as deep as the
-    path can be followed, via PyYAML's node marks."""
+    """The line of ``path`` inside document ``index`` of ``file``, as deep as the path
+    can be followed: one scan of the text that stops there (``kspread.format.lines``).
+    In a JSON file that is a list of cases, document ``index`` is its item ``index``."""
     try:
-        text = Path(file).read_text(encoding="utf-8")
-        if file.endswith(".json"):
-            return None
-        docs = yamlio.compose_documents(text)
-    except Exception:
+        text = read_text(file)
+    except CaseError:
         return None
-    if index >= len(docs) or docs[index] is None:
-        return None
-    return node_line(docs[index], path)
+    if _is_json(file, text):
+        line = lines.json_line(text, _json_path(text, index, path))
+        if line is not None or file.endswith(".json"):
+            return line
+    return lines.yaml_line(text, index, path)
+
+
+def locate_keys(file: str, index: int, path: PathT) -> dict[str, int]:
+    """The line of each key of the mapping at ``path`` in document ``index`` of ``file``."""
+    try:
+        text = read_text(file)
+    except CaseError:
+        return {}
+    if _is_json(file, text):
+        found = lines.json_key_lines(text, _json_path(text, index, path))
+        if found or file.endswith(".json"):
+            return found
+    return lines.yaml_key_lines(text, index, path)
+
+
+def _json_path(text: str, index: int, path: PathT) -> list:
+    # a list at the top is a list of cases (``_read_docs``): document ``index`` is its item
+    return [index, *path] if text.lstrip("\ufeff \t\r\n")[:1] == "[" else list(path)
 
 
 def load_case(doc: CaseDoc, config: str | None = None) -> Case:
@@ -654,7 +675,7 @@ def collect(paths: list[str]) -> list[FileResult]:
             continue
         for f in _walk(pp):
             try:
-                head = f.read_text(encoding="utf-8", errors="replace")
+                head = sniff_text(f.read_bytes())
             except OSError:
                 continue
             if mentions_case(head):

@@ -36,6 +36,8 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kspread.errors import CaseError, PathT
+from kspread.format.files import read_text
+from kspread.format.lines import yaml_line
 
 try:
     from yaml._yaml import CParser
@@ -553,34 +555,6 @@ def load_strict(text: str, file: str | None = None) -> list[Any]:
     return [d.data for d in docs]
 
 
-def compose_documents(text: str) -> list[Node | None]:
-    """The composed root node of each document (None for one that cannot be parsed),
-    with marks that are lines and offsets of ``text``."""
-    try:
-        return list(_roots(text))
-    except Exception:  # read document by document below
-        pass
-    out: list[Node | None] = []
-    chunks = split_documents(text)
-    for k, c in enumerate(chunks):
-        end = chunks[k + 1].start if k + 1 < len(chunks) else len(text)
-        try:
-            roots = list(_roots(_blank(text[:c.start]) + text[c.start:end]))
-        except Exception:
-            roots = []
-        out.append(roots[0] if roots else None)
-    return out
-
-
-def _roots(text: str) -> Iterator[Node]:
-    loader = loader_for(text)(text)
-    try:
-        while loader.check_node():
-            yield loader.get_node()
-    finally:
-        loader.dispose()
-
-
 def node_line(node: Any, path: PathT) -> int:
     """The line (1-based) of ``path`` below a composed YAML node, as deep as the path
     can be followed."""
@@ -604,12 +578,10 @@ def node_line(node: Any, path: PathT) -> int:
 
 def file_line(file: str, path: PathT, index: int = 0) -> int | None:
     """The line of ``path`` in document ``index`` of the YAML file ``file``, as deep as
-    the path can be followed; None when the file cannot be read or composed."""
+    the path can be followed (one scan that stops there: ``kspread.format.lines``); None
+    when the file cannot be read or parsed that far."""
     try:
-        with open(file, encoding="utf-8") as f:
-            docs = compose_documents(f.read())
-    except Exception:  # a line is a courtesy; the error itself stands
+        text = read_text(file)
+    except CaseError:  # a line is a courtesy; the error itself stands
         return None
-    if index >= len(docs) or docs[index] is None:
-        return None
-    return node_line(docs[index], path)
+    return yaml_line(text, index, path)

@@ -1,0 +1,187 @@
+"""Every error names the file, and the line of the offending field, in JSON as in YAML,
+found by one scan that stops at the field (``kspread.format.lines``)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from kspread.format import lines, loader
+from kspread.format.loader import read_file
+from kspread.workflow.runner import check, duplicate_names
+
+JSON_CASE = """\
+{
+  "apiVersion": "kspread/v1",
+  "kind": "Case",
+  "nodes": ["n1"],
+  "pod": {
+    "name": "p",
+    "prority": 3
+  },
+  "expect": {"selected": "n1"}
+}
+"""
+
+ALLOWED = ("(allowed: affinity, containers, controller, initContainers, labels, name, namespace, node, nodeSelector, "
+           "nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, requests, resources, "
+           "startTime, terminating, tolerations, topologySpreadConstraints, volumes)")
+
+
+def _messages(p) -> list[str]:
+    res = read_file(p)
+    assert res.error is None, res.error
+    dups = duplicate_names(res.docs)
+    return [str(dups[i]) if i in dups else check(d).message for i, d in enumerate(res.docs)]
+
+
+# ---- JSON ---------------------------------------------------------------------------------------
+
+
+def test_json_field_error_names_its_line(tmp_path):
+    p = tmp_path / "c.json"
+    p.write_text(JSON_CASE)
+    assert _messages(p) == [f"{p}:7: pod.prority: unknown field 'prority' {ALLOWED}"]
+
+
+def test_json_list_of_cases_names_each_case_and_field_line(tmp_path):
+    p = tmp_path / "many.json"
+    p.write_text(textwrap.dedent("""\
+        [
+          {"apiVersion": "kspread/v1", "kind": "Case", "name": "a",
+           "nodes": ["n1"], "pod": {"name": "p"}, "expect": {"selected": "n1"}},
+          {"apiVersion": "kspread/v1", "kind": "Case", "name": "a",
+           "nodes": ["n1"], "pod": {"name": "p"}, "expect": {"selected": "n1"}},
+          {"apiVersion": "kspread/v1", "kind": "Case", "name": "c",
+           "nodes": ["n1"], "pod": {"name": "p"},
+           "expect": {}}
+        ]
+        """))
+    res = read_file(p)
+    assert [d.line for d in res.docs] == [2, 4, 6]
+    assert _messages(p)[1:] == [
+        f"{p}:4: name: case name 'a' is used twice in this file",
+        (f"{p}:8: expect: the case asserts nothing: give at least one key (or let `pytest --kspread-update` or "
+        "`kspread run --update` fill it)"),
+    ]
+
+
+def test_json_variant_lines(tmp_path):
+    p = tmp_path / "v.json"
+    doc = {"apiVersion": "kspread/v1", "kind": "Case", "name": "v", "nodes": ["n1"], "pod": {"name": "p"},
+           "expect": {"selected": "n1"}, "variants": {"one": {"version": "1.24"}, "two": {"nodes": [5]}}}
+    p.write_text(json.dumps(doc, indent=1))
+    res = read_file(p)
+    assert [(d.name, d.line) for d in res.docs] == [("v", 1), ("v[one]", 15), ("v[two]", 18)]
+    assert check(res.docs[2]).message == f"{p}:20: variants.two.nodes[0]: must be a string or a mapping (got 5)"
+
+
+def test_json_scan_stops_at_the_field():
+    # what follows the field is never read: the scan is as long as the text before it
+    text = '{"a": {"b": [1,\n 2, {"c": 3}]},\n "d": ' + "!" * 50
+    assert lines.json_line(text, ["a", "b", 2, "c"]) == 2
+    assert lines.json_line(text, ["a", "x"]) == 1
+    assert lines.json_line(text, ["d"]) == 3
+    assert lines.json_line(text, ["e"]) is None  # the text is not JSON that far
+
+
+def test_json_keys_are_read_as_json_reads_them():
+    text = '{"a\\u0062": 1,\n "x": {"\\"q": 2}}'
+    assert lines.json_line(text, ["ab"]) == 1
+    assert lines.json_line(text, ["x", '"q']) == 2
+    assert lines.json_key_lines(text, ["x"]) == {'"q': 2}
+    assert lines.json_line("{a: 1}", ["a"]) is None  # YAML flow, not JSON
+
+
+# ---- YAML ---------------------------------------------------------------------------------------
+
+
+def test_yaml_scan_stops_at_the_field():
+    text = "a:\n  b: [1,\n    2]\nc: [unclosed\n"
+    assert lines.yaml_line(text, 0, ["a", "b", 1]) == 3
+    assert lines.yaml_line(text, 0, ["c"]) == 4
+    assert lines.yaml_line(text, 0, ["d"]) is None  # the text cannot be parsed that far
+    assert lines.yaml_line("a: 1\n---\nb:\n  c: 2\n", 1, ["b", "c"]) == 4
+    assert lines.yaml_line("a: 1\n", 1, ["a"]) is None
+
+
+def test_yaml_path_through_aliases():
+    text = textwrap.dedent("""\
+        base: &b
+          x: 1
+          y:
+            z: 2
+        other: &b
+          x: 3
+        first: *b
+        list:
+        - *b
+        - {y: *b}
+        """)
+    assert lines.yaml_line(text, 0, ["first", "x"]) == 6  # the anchor's latest definition before the alias
+    assert lines.yaml_line(text, 0, ["first", "q"]) == 7  # no such key: the alias's own line
+    assert lines.yaml_line(text, 0, ["list", 1, "y", "x"]) == 6
+    assert lines.yaml_key_lines(text, 0, ["first"]) == {"x": 6}
+
+
+def test_error_inside_an_anchor_is_reported_there(tmp_path):
+    p = tmp_path / "a.yaml"
+    p.write_text(textwrap.dedent("""\
+        apiVersion: kspread/v1
+        kind: Case
+        nodes: [n1]
+        pods:
+        - &p {name: a, node: n1}
+        - {name: b, node: n1, labels: &l {app: web}}
+        pod:
+          name: p
+          labels: *l
+          nodeSelector: {x: 1}
+        expect: {selected: n1}
+        """))
+    assert _messages(p) == [f"{p}:10: pod.nodeSelector.x: must be a string (got 1)"]
+
+
+# ---- encodings ------------------------------------------------------------------------------------
+
+
+def test_a_byte_that_is_not_utf8_names_its_line_and_byte(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_bytes(b"apiVersion: kspread/v1\nkind: Case\nnodes: [n1]\ndescription: caf\xe9\n")
+    assert str(read_file(p).error) == (f"{p}:4: cannot read the file: byte 0xe9 (column 17 of this line, byte 62 "
+                                       "of the file) is not UTF-8 (invalid continuation byte): save it as UTF-8")
+
+
+@pytest.mark.parametrize("encoding,name", [("utf-16", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-32", "UTF-32")])
+def test_utf16_is_refused_not_skipped(tmp_path, pytester, encoding, name):
+    text = "apiVersion: kspread/v1\nkind: Case\nnodes: [n1]\npod: {name: p}\nexpect: {selected: n1}\n"
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data
+    msg = (f"cannot read the file: {name}: save as UTF-8 (the file starts with a {name} byte order mark; kspread "
+           "reads UTF-8)")
+    p = tmp_path / "c.yaml"
+    p.write_bytes(data)
+    assert str(read_file(p).error) == f"{p}:1: {msg}"
+    # in a directory, pytest and the CLI read it (and fail), never pass over it
+    assert [str(r.error) for r in loader.collect([str(tmp_path)])] == [f"{p}:1: {msg}"]
+    q = pytester.path / "c.yaml"
+    q.write_bytes(data)
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"{q}:1: {msg}"])
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_utf8_byte_order_mark_is_read_in_json_and_yaml(tmp_path, monkeypatch, fast):
+    if fast:
+        if loader.yaml_rs is None:
+            pytest.skip("yaml-rs is not installed")
+        monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    yaml_text = "apiVersion: kspread/v1\nkind: Case\nnodes: [n1]\npod: {name: p, prority: 1}\nexpect: {selected: n1}\n"
+    for name, text, line in [("c.json", JSON_CASE, 7), ("c.yaml", yaml_text, 4)]:
+        p = tmp_path / name
+        p.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert _messages(p) == [f"{p}:{line}: pod.prority: unknown field 'prority' {ALLOWED}"]
