@@ -144,6 +144,38 @@ def test_error_inside_an_anchor_is_reported_there(tmp_path):
     assert _messages(p) == [f"{p}:10: pod.nodeSelector.x: must be a string (got 1)"]
 
 
+# ---- keys that exclude each other: at the second one -----------------------------------------
+
+
+@pytest.mark.parametrize("body,msg", [
+    ("nodes: [n1]\npod: {name: p}\nschedule: [{name: q}]\nexpect: {selected: n1}\n",
+     "5: schedule: give either `pod` or `schedule`, not both"),
+    ("nodes: [n1]\nschedule: [{name: q}]\npod: {name: p}\nexpect: {selected: n1}\n",
+     "5: pod: give either `pod` or `schedule`, not both"),
+    ("nodes: [n1]\npod:\n  name: p\n  requests: {cpu: 1}\n  containers: [{name: c}]\nexpect: {selected: n1}\n",
+     "7: pod.containers: give either `requests` or `containers`, not both"),
+    (("nodes: [n1]\npods:\n- name: a\n  containers: []\n  requests: {cpu: 1}\npod: {name: p}\n"
+     "expect: {selected: n1}\n"),
+     "7: pods[0].requests: give either `requests` or `containers`, not both"),
+    ("nodes: [n1]\nschedule:\n- name: a\n  requests: {cpu: 1}\n  containers: []\nexpect: {placements: {a: n1}}\n",
+     "7: schedule[0].containers: give either `requests` or `containers`, not both"),
+    ("nodes: [n1]\npod:\n  name: p\n  replicas: 2\nexpect: {selected: n1}\n",
+     "6: pod.replicas: the incoming pod may not have `node` or `replicas`"),
+])
+def test_exclusive_keys_are_reported_at_the_second(tmp_path, body, msg):
+    p = tmp_path / "c.yaml"
+    p.write_text("apiVersion: kspread/v1\nkind: Case\n" + body)
+    assert _messages(p) == [f"{p}:{msg}"]
+
+
+def test_duplicate_case_name_is_reported_at_its_name(tmp_path):
+    p = tmp_path / "d.yaml"
+    one = "apiVersion: kspread/v1\nkind: Case\n# the same name\nname: x\nnodes: [n1]\npod: {name: p}\n" \
+          "expect: {selected: n1}\n"
+    p.write_text(one + "---\n" + one)
+    assert _messages(p)[1] == f"{p}:12: name: case name 'x' is used twice in this file"
+
+
 # ---- encodings ------------------------------------------------------------------------------------
 
 
@@ -185,3 +217,29 @@ def test_a_utf8_byte_order_mark_is_read_in_json_and_yaml(tmp_path, monkeypatch, 
         p = tmp_path / name
         p.write_bytes(b"\xef\xbb\xbf" + text.encode())
         assert _messages(p) == [f"{p}:{line}: pod.prority: unknown field 'prority' {ALLOWED}"]
+
+
+@pytest.mark.parametrize("point,plugin,kind,between,index", [
+    ("multiPoint", "NodeResourcesFit", "PreFilterPlugin", "- name: ImageLocality", 2),  # a default plugin: merging
+    ("multiPoint", "SelectorSpread", "PreScorePlugin", "- name: ImageLocality", 2),     # moves the first one last
+    ("queueSort", "PrioritySort", "QueueSortPlugin", "# the same again", 1),
+])
+def test_duplicate_plugin_entry_is_reported_at_the_second(tmp_path, point, plugin, kind, between, index):
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(textwrap.dedent(f"""\
+        apiVersion: kubescheduler.config.k8s.io/v1beta3
+        kind: KubeSchedulerConfiguration
+        profiles:
+        - schedulerName: default-scheduler
+          plugins:
+            {point}:
+              enabled:
+              - name: {plugin}
+              {between}
+              - name: {plugin}
+        """))
+    p = tmp_path / "c.yaml"
+    p.write_text("apiVersion: kspread/v1\nkind: Case\nversion: \"1.24\"\nnodes: [n1]\npod: {name: p}\n"
+                 "profile: {config: sched.yaml}\nexpect: {selected: n1}\n")
+    assert _messages(p) == [f"{cfg}:10: profiles[0].plugins.{point}.enabled[{index}]: plugin {plugin!r} already registered "
+                            f"as {kind!r} (got {plugin!r})"]

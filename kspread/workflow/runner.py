@@ -342,7 +342,7 @@ def duplicate_names(docs) -> dict[int, Any]:
     for i, doc in enumerate(docs):
         if doc.name in seen:
             out[i] = CaseError(f"case name {doc.name!r} is used twice in this file", ["name"], file=doc.file,
-                               line=doc.line)
+                               line=doc.locate(["name"]) or doc.line)
         seen.add(doc.name)
     return out
 
