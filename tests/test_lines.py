@@ -102,7 +102,8 @@ def test_yaml_scan_stops_at_the_field():
     text = "a:\n  b: [1,\n    2]\nc: [unclosed\n"
     assert lines.yaml_line(text, 0, ["a", "b", 1]) == 3
     assert lines.yaml_line(text, 0, ["c"]) == 4
-    assert lines.yaml_line(text, 0, ["d"]) is None  # the text cannot be parsed that far
+    assert lines.yaml_line(text, 0, ["c", 0]) == 4
+    assert lines.yaml_line(text, 0, ["c", 1]) is None  # the text cannot be parsed that far
     assert lines.yaml_line("a: 1\n---\nb:\n  c: 2\n", 1, ["b", "c"]) == 4
     assert lines.yaml_line("a: 1\n", 1, ["a"]) is None
 
@@ -241,5 +242,68 @@ def test_duplicate_plugin_entry_is_reported_at_the_second(tmp_path, point, plugi
     p = tmp_path / "c.yaml"
     p.write_text("apiVersion: kspread/v1\nkind: Case\nversion: \"1.24\"\nnodes: [n1]\npod: {name: p}\n"
                  "profile: {config: sched.yaml}\nexpect: {selected: n1}\n")
-    assert _messages(p) == [f"{cfg}:10: profiles[0].plugins.{point}.enabled[{index}]: plugin {plugin!r} already registered "
-                            f"as {kind!r} (got {plugin!r})"]
+    msg = f"profiles[0].plugins.{point}.enabled[{index}]: plugin {plugin!r} already registered as {kind!r}"
+    assert _messages(p) == [f"{cfg}:10: {msg} (got {plugin!r})"]
+
+
+# ---- the jump to a top-level key and a list item: the same lines as the scan of the whole text ----------
+
+_SCALARS = [1, "x", "it's", 'q"uote', "a: b", "multi\nline text", "- dash", "#h", "", None, True, "[x]", "{y}",
+            "  lead", "k:", "---", "..."]
+
+
+def _random_data(r, depth=0):
+    if depth > 3 or r.random() < 0.3:
+        return r.choice(_SCALARS)
+    if r.random() < 0.5:
+        return [_random_data(r, depth + 1) for _ in range(r.randint(0, 4))]
+    return {r.choice(["a", "b", "pods", "expect", "n-1", "x.y"]) + str(r.randint(0, 3)): _random_data(r, depth + 1)
+            for _ in range(r.randint(0, 4))}
+
+
+def _paths(x, pre=()):
+    yield pre
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from _paths(v, (*pre, k))
+        yield (*pre, "missing")
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from _paths(v, (*pre, i))
+        yield (*pre, len(x))
+
+
+def test_the_jump_finds_the_lines_the_whole_scan_finds():
+    import random
+
+    import yaml
+
+    r = random.Random(17)
+    jumped = 0
+    for trial in range(300):
+        data = {k: _random_data(r, 1) for k in ["apiVersion", "pods", "expect", "b1"][:r.randint(1, 4)]}
+        text = yaml.safe_dump(data, default_flow_style=r.choice([False, None, True]) if trial % 3 else False,
+                              sort_keys=False, indent=r.choice([2, 4]), width=r.choice([20, 80]))
+        if r.random() < 0.3:
+            text = text.replace("\n", "\r\n")
+        if r.random() < 0.2:
+            text = "# c\n---\n" + text
+        for p in _paths(data):
+            whole, keys = lines._yaml_walk(text, 0, p, None), {}
+            lines._yaml_walk(text, 0, p, keys)
+            assert (lines.yaml_line(text, 0, p), lines.yaml_key_lines(text, 0, p)) == (whole, keys), (p, text)
+            jumped += lines._jump(text, 0, p, None) is not None
+    assert jumped > 1000
+
+
+@pytest.mark.parametrize("text,path,line", [
+    ('a: "x\nK: 1"\nK: 2\n', ["K"], 3),                        # a line inside a quoted scalar is no key
+    ("a: [1,\nK: 2]\nK: 3\n", ["K"], 3),                       # nor one inside a flow collection
+    ('pods:\n- "a\n- b"\n- c\n', ["pods", 1], 4),              # nor an item
+    ("pods:\n- a: |\n    - x\n- b\n", ["pods", 1], 4),
+    ("x: &a {k: 1}\npods:\n- *a\n- k: *a\n", ["pods", 1, "k", "k"], 1),  # through aliases
+    ('"K": 1\nL: 2\n', ["K"], 1),                               # a quoted key
+    ("K: 1\n---\nK: 2\n", ["K"], 1),
+])
+def test_lines_that_only_look_like_keys_or_items(text, path, line):
+    assert lines.yaml_line(text, 0, path) == line

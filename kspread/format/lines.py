@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import yaml
@@ -153,19 +153,185 @@ def _anchored(text: str, index: int, anchor: str, before: int) -> Any:
 def yaml_line(text: str, index: int, path: PathT) -> int | None:
     """The line (1-based) of ``path`` in YAML document ``index`` of ``text``, as deep as
     the path can be followed; None when the text cannot be parsed that far."""
-    found = _yaml_walk(text, index, path, None)
-    return found[0] if found is not None else None
+    found = _jump(text, index, path, None)
+    if found is None:
+        found = _yaml_walk(text, index, path, None)
+    return found
 
 
 def yaml_key_lines(text: str, index: int, path: PathT) -> dict[str, int]:
     """The line of every key of the mapping at ``path`` in YAML document ``index``
     (empty when there is no such mapping)."""
     keys: dict[str, int] = {}
-    _yaml_walk(text, index, path, keys)
+    if _jump(text, index, path, keys) is None:
+        keys.clear()
+        _yaml_walk(text, index, path, keys)
     return keys
 
 
-def _yaml_walk(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> tuple[int, Any] | None:
+def _key_lines(get: Callable[[], Any], keys: dict[str, int], base: int = 0) -> None:
+    """The line of each key of the mapping whose start event was just read."""
+    while True:
+        key = get()
+        if type(key) is MappingEndEvent:
+            return
+        if type(key) is ScalarEvent:
+            keys.setdefault(key.value, base + _line(key))
+        _skip(get, key)
+        _skip(get, get())
+
+
+# ---- YAML: the jump to a top-level key and to an item of its list ---------------------------------------
+#
+# In a document whose root is a block mapping at column 0 (a case as people write it),
+# a line that starts with ``key:`` is that top-level key exactly when libyaml parses
+# the text before it as a whole (no flow collection or quoted scalar is left open
+# across it; block scalars and plain scalars cannot reach column 0): libyaml's
+# ``raw_parse`` checks that in C, without an event object. The key's value then
+# ends at the next line that starts at column 0 (and is not an item of a list at
+# column 0), and is parsed alone. When the value is a block list whose items start
+# with ``-`` at column c, and the items before the one wanted hold no quote or
+# bracket (so no scalar or flow collection spans lines), the items are exactly the
+# lines that start with ``-`` at column c: the one wanted is parsed alone. Anything
+# else (several documents, line breaks other than \n and \r\n, a key that must be
+# quoted, an alias on the path, a part that does not parse alone) takes the event
+# scan of the whole text above.
+
+class _Lines:
+    """Lines that start with a pattern: found by searching for a line break followed by
+    it (a literal start, which the regular expression engine finds fast)."""
+
+    def __init__(self, body: str) -> None:
+        self._first = re.compile(body)
+        self._next = re.compile("\n" + body)
+
+    def starts(self, text: str, pos: int, end: int) -> Iterator[int]:
+        """Where each such line in ``text[pos:end]`` starts."""
+        if (pos == 0 or text[pos - 1] == "\n") and self._first.match(text, pos, end):
+            yield pos
+        for m in self._next.finditer(text, pos, end):
+            yield m.start() + 1
+
+    def first(self, text: str, pos: int, end: int | None = None) -> int | None:
+        return next(self.starts(text, pos, len(text) if end is None else end), None)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*")
+_ITEM = r"-(?=[ \t\r\n]|$)"
+_DOC_MARK = _Lines(r"(?:---|\.\.\.)(?=[ \t\r\n]|$)")
+_CONTENT = _Lines(r" *[^ \t\r\n#]")
+_DASH = re.compile(r"( *)" + _ITEM)
+_NOT_PLAIN = _Lines(r"[\"'?&!*\[{|>%@`]")  # a line that starts with what no plain key starts with
+_ODD = ("\x85", "\u2028", "\u2029")
+
+
+def _boundary(c: int) -> _Lines:
+    """A line that ends a block list whose items start with ``-`` at column ``c``: content
+    further left, or at column c but no item."""
+    left = rf" {{0,{c - 1}}}[^ \t\r\n#]|" if c else ""
+    return _Lines(rf"(?:{left} {{{c}}}(?!{_ITEM})[^ \r\n#])")
+
+
+def _parse_alone(part: str, path: PathT, base: int, keys: dict[str, int] | None, sequence: bool) -> int | None:
+    """Follow ``path`` in a piece of the text parsed alone (its first line is line ``base``
+    + 1 of the text): from its root mapping, or from the first item of its root list."""
+    p = CParser(part)
+    try:
+        get = p.get_event
+        ev = _to_document(get, 0)
+        if sequence:
+            if type(ev) is not SequenceStartEvent:
+                return None
+            ev = get()
+        line, ev, n = _follow(get, ev, path, _line(ev))
+        if n < len(path) and type(ev) is AliasEvent:
+            return None  # its anchor is elsewhere in the text
+        if keys is not None and n == len(path):
+            if type(ev) is not MappingStartEvent:
+                return None
+            _key_lines(get, keys, base)
+        return base + line
+    except yaml.YAMLError:
+        return None
+    finally:
+        p.dispose()
+
+
+def _jump(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> int | None:
+    if CParser is None or index != 0 or not path or not isinstance(path[0], str) \
+            or not _PLAIN_KEY.fullmatch(path[0]) or any(c in text for c in _ODD):
+        return None
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return None  # a lone \r breaks a line for libyaml, not for the counts below
+    first = _CONTENT.first(text, 0)
+    if first is None or _DOC_MARK.first(text, text.find("\n", first) + 1 or len(text)) is not None:
+        return None  # one document, after at most a leading ``---``
+    head = CParser(text[:first + 200])  # the root: a block mapping at column 0?
+    try:
+        root: Any = _to_document(head.get_event, 0)
+    except yaml.YAMLError:
+        return None
+    finally:
+        head.dispose()
+    if type(root) is not MappingStartEvent or root.flow_style:
+        return None
+    mark: Any = root.start_mark
+    if mark.column != 0:
+        return None
+    key = _Lines(rf"{re.escape(path[0])}[ \t]*:(?=[ \t\r\n]|$)").first(text, 0)
+    if key is None:
+        # no such key, unless a key at column 0 is written other than plain (quoted, ...)
+        return mark.line + 1 if _NOT_PLAIN.first(text, 0) is None else None
+    try:
+        CParser(text[:key]).raw_parse()
+    except yaml.YAMLError:
+        return None  # the line is inside something that spans lines
+    key_line = text.count("\n", 0, key) + 1
+    if len(path) == 1 and keys is None:
+        return key_line
+    after_key = text.find(":", key) + 1
+    end = _boundary(0).first(text, after_key)
+    if end is None:
+        end = len(text)
+    if len(path) >= 2 and isinstance(path[1], int) and path[1] >= 0:
+        found = _jump_to_item(text, after_key, end, path, keys, key_line)
+        if found is not None:
+            return found
+    return _parse_alone(text[key:end], path, key_line - 1, keys, False)
+
+
+def _jump_to_item(text: str, after_key: int, end: int, path: PathT, keys: dict[str, int] | None,
+                  key_line: int) -> int | None:
+    eol = text.find("\n", after_key)
+    rest = text[after_key:eol if eol != -1 else len(text)].strip()
+    if rest and not rest.startswith("#"):
+        return None  # the value is on the key's line
+    first = _CONTENT.first(text, after_key, end)
+    if first is None:
+        return None
+    dash = _DASH.match(text, first)
+    if dash is None:
+        return None  # not a block list
+    c = len(dash.group(1))
+    stop = _boundary(c).first(text, first, end)
+    if stop is not None:
+        end = stop
+    want = path[1]
+    assert isinstance(want, int)
+    at = nxt = None
+    for i, start in enumerate(_Lines(rf" {{{c}}}{_ITEM}").starts(text, first, end)):
+        if i == want:
+            at = start
+        elif at is not None:
+            nxt = start
+            break
+    if at is None or any(text.find(q, first, at) != -1 for q in "\"'[{"):
+        return None
+    line = key_line + text.count("\n", after_key, at)
+    return _parse_alone(text[at:nxt if nxt is not None else end], path[2:], line - 1, keys, True)
+
+
+def _yaml_walk(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> int | None:
     try:
         p = _parser(text)
         try:
@@ -184,15 +350,8 @@ def _yaml_walk(text: str, index: int, path: PathT, keys: dict[str, int] | None) 
                 line, ev, m = _follow(get, ev, path[n:], line)
                 n += m
             if keys is not None and n == len(path) and type(ev) is MappingStartEvent:
-                while True:
-                    key = get()
-                    if type(key) is MappingEndEvent:
-                        break
-                    if type(key) is ScalarEvent:
-                        keys.setdefault(key.value, _line(key))
-                    _skip(get, key)
-                    _skip(get, get())
-            return line, ev
+                _key_lines(get, keys)
+            return line
         finally:
             p.dispose()
     except (_NotFound, yaml.YAMLError, RecursionError):
