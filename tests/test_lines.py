@@ -177,6 +177,14 @@ def test_duplicate_case_name_is_reported_at_its_name(tmp_path):
     assert _messages(p)[1] == f"{p}:12: name: case name 'x' is used twice in this file"
 
 
+def test_an_expected_error_that_does_not_come_is_reported_at_expect_error(tmp_path):
+    p = tmp_path / "e.yaml"
+    p.write_text("apiVersion: kspread/v1\nkind: Case\nnodes: [n1]\npod: {name: p}\nexpect:\n"
+                 "  error: no such node\n")
+    assert _messages(p) == [(f"{p}:6: expected an error containing 'no such node'; the case loaded and ran without "
+                            "error")]
+
+
 # ---- encodings ------------------------------------------------------------------------------------
 
 

@@ -394,7 +394,8 @@ def check(doc, config: str | None = None) -> Verdict:
         if sched_err and want_error in sched_err:
             return Verdict(True, sched_err, case, outcome, sched_err)
         got = f"scheduling error: {sched_err}" if sched_err else "the case loaded and ran without error"
-        return Verdict(False, f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}",
+        where = doc.locate(["expect", "error"]) or doc.line
+        return Verdict(False, f"{doc.file}:{where}: expected an error containing {want_error!r}; {got}",
                        case, outcome, sched_err)
     if outcome.diffs:
         from kspread.workflow.explain import explain_failure
