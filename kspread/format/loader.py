@@ -3,9 +3,9 @@
 Data is parsed by the fastest loader at hand (``json`` for JSON text, yaml-rs for
 large YAML files when installed, else libyaml through ``kspread.format.yamlio``, which
 is strict: duplicate keys, non-string keys, alias bombs and deep nesting are
-errors with lines); a file is composed again with PyYAML's node marks only to
-find the line of an error. Timestamps stay strings: the case format reads them
-itself.
+errors with lines); the line of an error's field is found afterwards, by one scan
+of the text that stops at the field (``kspread.format.lines``). Timestamps stay
+strings: the case format reads them itself.
 
 A document is kspread's when its apiVersion is in the ``kspread/`` group or its
 kind is ``Case`` (``claims_case``); such a document that is not exactly
