@@ -145,6 +145,26 @@ def test_error_inside_an_anchor_is_reported_there(tmp_path):
     assert _messages(p) == [f"{p}:10: pod.nodeSelector.x: must be a string (got 1)"]
 
 
+def test_a_field_that_comes_from_a_merge_key_is_reported_where_it_is_written(tmp_path):
+    p = tmp_path / "m.yaml"
+    p.write_text(textwrap.dedent("""\
+        apiVersion: kspread/v1
+        kind: Case
+        nodes: [n1]
+        pods:
+        - &base
+          name: a
+          node: n1
+        pod:
+          <<: *base
+          name: p
+        expect: {selected: n1}
+        """))
+    assert _messages(p) == [f"{p}:7: pod.node: the incoming pod may not have `node` or `replicas`"]
+    text = "a: &a {x: 1, y: {z: 2}}\nb: &b {x: 3}\nm:\n  <<: [*b, *a]\n  w: 4\n"
+    assert [lines.yaml_line(text, 0, p) for p in (["m", "x"], ["m", "y", "z"], ["m", "w"], ["m", "v"])] == [2, 1, 5, 3]
+
+
 # ---- keys that exclude each other: at the second one -----------------------------------------
 
 

@@ -87,22 +87,42 @@ def _to_document(get: Callable[[], Any], index: int) -> Any:
             raise _NotFound
 
 
-def _follow(get: Callable[[], Any], ev: Any, path: PathT, line: int) -> tuple[int, Any, int]:
+def _follow(get: Callable[[], Any], ev: Any, path: PathT, line: int,
+            merges: list | None = None) -> tuple[int, Any, int]:
     """Follow ``path`` from the node whose first event is ``ev``: the line reached, the
-    event where the walk stopped and how many parts of the path it followed."""
+    event where the walk stopped and how many parts of the path it followed. When it
+    stops at a mapping that lacks the key, ``merges`` receives the aliases that mapping
+    merges (``<<: *a`` or ``<<: [*a, *b]``), in order: the key may come from one."""
     for n, part in enumerate(path):
         t = type(ev)
         nxt = None
         if t is MappingStartEvent:
             want = str(part)
+            merged: list = []
             while True:
                 key = get()
                 if type(key) is MappingEndEvent:
+                    if merges is not None:
+                        merges += merged
                     break
                 if type(key) is ScalarEvent and key.value == want:
                     line = _line(key)
                     nxt = get()
                     break
+                if type(key) is ScalarEvent and key.value == "<<" and not key.style:
+                    value = get()
+                    if type(value) is AliasEvent:
+                        merged.append(value)
+                    elif type(value) is SequenceStartEvent:
+                        while type(value) is not SequenceEndEvent:
+                            value = get()
+                            if type(value) is AliasEvent:
+                                merged.append(value)
+                            else:
+                                _skip(get, value)
+                    else:
+                        _skip(get, value)
+                    continue
                 _skip(get, key)
                 _skip(get, get())
         elif t is SequenceStartEvent and isinstance(part, int) and part >= 0:
@@ -243,9 +263,10 @@ def _parse_alone(part: str, path: PathT, base: int, keys: dict[str, int] | None,
             if type(ev) is not SequenceStartEvent:
                 return None
             ev = get()
-        line, ev, n = _follow(get, ev, path, _line(ev))
-        if n < len(path) and type(ev) is AliasEvent:
-            return None  # its anchor is elsewhere in the text
+        merges: list = []
+        line, ev, n = _follow(get, ev, path, _line(ev), merges)
+        if n < len(path) and (type(ev) is AliasEvent or merges):
+            return None  # an anchor is elsewhere in the text
         if keys is not None and n == len(path):
             if type(ev) is not MappingStartEvent:
                 return None
@@ -337,18 +358,33 @@ def _yaml_walk(text: str, index: int, path: PathT, keys: dict[str, int] | None) 
         try:
             get = p.get_event
             ev = _to_document(get, index)
-            line, ev, n = _follow(get, ev, path, _line(ev))
+            merges: list = []
+            line, ev, n = _follow(get, ev, path, _line(ev), merges)
             hops = 0
-            while n < len(path) or (keys is not None and type(ev) is AliasEvent):
-                if type(ev) is not AliasEvent or hops >= _MAX_ALIAS_HOPS:
-                    break
+            while (n < len(path) or (keys is not None and type(ev) is AliasEvent)) and hops < _MAX_ALIAS_HOPS:
                 hops += 1
-                p.dispose()
-                mark: Any = ev.start_mark
-                p, ev = _anchored(text, index, str(ev.anchor), mark.index)
-                get = p.get_event
-                line, ev, m = _follow(get, ev, path[n:], line)
-                n += m
+                if type(ev) is AliasEvent:
+                    p.dispose()
+                    mark: Any = ev.start_mark
+                    p, ev = _anchored(text, index, str(ev.anchor), mark.index)
+                    get = p.get_event
+                    merges = []
+                    line, ev, m = _follow(get, ev, path[n:], line, merges)
+                    n += m
+                    continue
+                # the key may come from a mapping this one merges: the first that has it
+                for alias in merges if n < len(path) else []:
+                    mark = alias.start_mark
+                    q, first = _anchored(text, index, str(alias.anchor), mark.index)
+                    more: list = []
+                    found, at, m = _follow(q.get_event, first, path[n:], line, more)
+                    if m:
+                        p.dispose()
+                        p, get, line, ev, n, merges = q, q.get_event, found, at, n + m, more
+                        break
+                    q.dispose()
+                else:
+                    break
             if keys is not None and n == len(path) and type(ev) is MappingStartEvent:
                 _key_lines(get, keys)
             return line
