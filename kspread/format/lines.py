@@ -7,7 +7,10 @@ item skipped on the way (JSON) or constant (YAML).
 
 * YAML: libyaml's parser events (``yaml.parse`` without the composer). A subtree
   off the path is skipped by counting collection starts and ends; an alias on the
-  path is followed to the node its anchor names (a second scan to that node).
+  path is followed to the node its anchor names (a second scan to that node), and a
+  key a mapping lacks is looked for in the mappings it merges (``<<``). In a
+  document whose root is a block mapping, the scan first jumps to the top-level key
+  and to an item of its list (``_jump``, below).
 * JSON: the ``json`` module's own scanner, driven key by key along the path: keys
   are read with ``scanstring``, and what is off the path is skipped by ``scan_once``:
   the items of a list on the path one at a time, the value of a key off the path item
