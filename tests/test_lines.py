@@ -78,6 +78,22 @@ def test_json_variant_lines(tmp_path):
     assert check(res.docs[2]).message == f"{p}:20: variants.two.nodes[0]: must be a string or a mapping (got 5)"
 
 
+@pytest.mark.parametrize("text,msg", [
+    ('{"apiVersion": "kspread/v1", "kind": "Case",\n "pods": [{"name": "a"},\n  {"name": "b",\n   "name": "c"}]}',
+     "4: pods[1]: duplicate key 'name' (lines 3 and 4)"),
+    ('{"apiVersion": "kspread/v1", "kind": "Case", "nodes": ["n1"], "nodes": []}',
+     "1: duplicate key 'nodes' (twice on line 1)"),
+    ('[{"kind": "Case"},\n {"kind": "Case", "x": {"a": 1,\n\t"a": 2}}]', "3: [1].x: duplicate key 'a' (lines 2 and 3)"),
+    # a key longer than YAML allows an implicit key (the text is no YAML: the lines come from JSON)
+    ('{"kind": "Case",\n "description": {"' + "k" * 1100 + '": 1},\n "nodes": ["n1"],\n "nodes": []}',
+     "4: duplicate key 'nodes' (lines 3 and 4)"),
+])
+def test_json_duplicate_key_names_both_lines_and_the_object(tmp_path, text, msg):
+    p = tmp_path / "d.json"
+    p.write_text(text)
+    assert str(read_file(p).error) == f"{p}:{msg}"
+
+
 def test_json_scan_stops_at_the_field():
     # what follows the field is never read: the scan is as long as the text before it
     text = '{"a": {"b": [1,\n 2, {"c": 3}]},\n "d": ' + "!" * 50

@@ -546,6 +546,22 @@ def json_item_lines(text: str) -> list[int]:
         return []
 
 
+def json_key_occurrences(text: str, path: PathT, key: str) -> list[int]:
+    """The line of each occurrence of ``key`` in the object at ``path`` of a JSON text
+    (an object may give a key twice)."""
+    out: list[int] = []
+    try:
+        w = _JSONWalk(text)
+        if w.follow(path) < len(path) or w.text[w.pos] != "{":
+            return out
+        for k, at, _ in w.members():
+            if k == key:
+                out.append(w.line(at))
+    except (ValueError, IndexError):
+        return out
+    return out
+
+
 def json_key_lines(text: str, path: PathT) -> dict[str, int]:
     """The line of every key of the object at ``path`` in a JSON text."""
     out: dict[str, int] = {}

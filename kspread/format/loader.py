@@ -236,8 +236,10 @@ def _doc_lines_by_line(text: str) -> list[int]:
     return starts
 
 
-class _DuplicateJSONKey(Exception):
-    pass
+class _DuplicateKeys(dict):
+    """A JSON object that gives a key twice (``key``; the dict holds the last value)."""
+
+    key = ""
 
 
 def _json_object(pairs: list[tuple[str, Any]]) -> dict:
@@ -246,9 +248,26 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
         seen: set[str] = set()
         for k, _ in pairs:
             if k in seen:
-                raise _DuplicateJSONKey(k)
+                dup = _DuplicateKeys(out)
+                dup.key = k
+                return dup
             seen.add(k)
     return out
+
+
+def _duplicate_keys(data: Any) -> tuple[list, str] | None:
+    """The path of the first object (in the text's order) that gives a key twice, and the
+    key: one walk over the data."""
+    stack: list[tuple[Any, list]] = [(data, [])]
+    while stack:
+        x, at = stack.pop()
+        if isinstance(x, dict):
+            if isinstance(x, _DuplicateKeys):
+                return at, x.key
+            stack += [(v, [*at, k]) for k, v in reversed(x.items()) if isinstance(v, (dict, list))]
+        elif isinstance(x, list):
+            stack += [(v, [*at, i]) for i, v in reversed(list(enumerate(x))) if isinstance(v, (dict, list))]
+    return None
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -286,21 +305,24 @@ def _json_depth_error(text: str, path: str) -> CaseError | None:
 
 
 def _read_json(text: str, path: str) -> Any:
-    """JSON text, strictly: a duplicate key is an error (with lines, found by reading
-    the text as YAML), and so is nesting deeper than yamlio.MAX_DEPTH."""
+    """JSON text, strictly: a duplicate key is an error naming both lines, and so is
+    nesting deeper than yamlio.MAX_DEPTH."""
     err = _json_depth_error(text, path)
     if err is not None:
         raise err
     try:
-        return json.loads(text, object_pairs_hook=_json_object)
-    except _DuplicateJSONKey as e:
-        for d in yamlio.read_documents(text, path):
-            if d.error is not None and "duplicate key" in d.error.message:
-                raise d.error from None
-        raise CaseError(f"duplicate key {e.args[0]!r} in a JSON object", file=path) from None
+        data = json.loads(text, object_pairs_hook=_json_object)
     except RecursionError:
         raise CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep",
                         file=path) from None
+    dup = _duplicate_keys(data)
+    if dup is not None:
+        at, key = dup
+        found = lines.json_key_occurrences(text, at, key)[:2]
+        where = f" (lines {found[0]} and {found[1]})" if len(found) == 2 and found[0] != found[1] else \
+            f" (twice on line {found[0]})" if len(found) == 2 else ""
+        raise CaseError(f"duplicate key {key!r}{where}", at, file=path, line=found[-1] if found else None)
+    return data
 
 
 def _has_non_string_key(data: Any) -> bool:
