@@ -12,6 +12,8 @@ Files (written once, in a temporary directory, by a process of their own):
   (``pods[149998].requests.cpu: not a Kubernetes quantity``), late in the file;
 * ``empty.*``: the same with ``expect: {}`` ("the case asserts nothing", at the last
   key of the file);
+* ``dup.*``: the same with ``name`` given twice, the second time just before
+  ``expect`` (a duplicate key, found while the file is read);
 * ``flow.yaml``: a case whose ``nodes`` is a one-million-element flow list with a bad
   first element (``nodes[0]: must be a string or a mapping``).
 
@@ -66,6 +68,11 @@ def write_files(d: Path) -> None:
     for name, data in (("big", case), ("late", late), ("empty", empty)):
         (d / f"{name}.yaml").write_text(to_yaml(data), encoding="utf-8")
         (d / f"{name}.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    for fmt, again in (("yaml", "\nname: again\nexpect:"), ("json", '\n "name": "again",\n "expect":')):
+        text = (d / f"big.{fmt}").read_text(encoding="utf-8")
+        at = text.rindex(again[again.rindex("\n"):])
+        (d / f"dup.{fmt}").write_text(text[:at] + again + text[at + len(again[again.rindex("\n"):]):],
+                                      encoding="utf-8")
     names = ", ".join(f"n{i}" for i in range(1, 1_000_000))
     (d / "flow.yaml").write_text("apiVersion: kspread/v1\nkind: Case\nname: flow\n"
                                  f"nodes: [1, {names}]\npod: {{name: p}}\nexpect: {{selected: n1}}\n",
@@ -135,10 +142,10 @@ def run_tree(label: str, tree: Path, d: Path, fmts: list[str]) -> None:
         size = (d / f"big.{fmt}").stat().st_size / 1e6
         print(f"{label} {fmt:<4} {size:.0f} MB: load {load['total_s']:.2f} s, peak {load['peak_mb']:.0f} MB "
               f"(after imports {load['base_mb']:.0f} MB)", flush=True)
-        for what in ("late", "empty"):
+        for what in ("late", "empty", "dup"):
             r = measure({"file": str(d / f"{what}.{fmt}"), "what": what}, tree)
-            print(f"  {what:<6} error in {r['total_s']:.2f} s, of which locating {r['locate_s']:.2f} s "
-                  f"(x{r['locate_s'] / load['total_s']:.2f} the load); peak {r['peak_mb']:.0f} MB "
+            print(f"  {what:<6} error in {r['total_s']:.2f} s (x{r['total_s'] / load['total_s']:.2f} the load), of which "
+                  f"locating {r['locate_s']:.2f} s (x{r['locate_s'] / load['total_s']:.2f}); peak {r['peak_mb']:.0f} MB "
                   f"(x{r['peak_mb'] / load['peak_mb']:.2f} the load's)\n    {r['message']}", flush=True)
     r = measure({"file": str(d / "flow.yaml"), "what": "flow"}, tree)
     size = (d / "flow.yaml").stat().st_size / 1e6

@@ -435,8 +435,11 @@ def _read_docs(text: str, path: str) -> list[Document]:
         # error, and for non-string keys, kspread's own reader says where
         try:
             data = yaml_rs.loads(text, parse_datetime=False)
-        except Exception:
+        except Exception as e:
             data = None
+            dup = _duplicate_key_docs(text, path, e)
+            if dup is not None:
+                return dup
         else:
             firsts = _doc_lines(text)
             n_docs = len(firsts)
@@ -446,6 +449,27 @@ def _read_docs(text: str, path: str) -> list[Document]:
             if items is not None and found is not None and _same_in_yaml_1_1(text, *found):
                 return [Document(i, firsts[i], x) for i, x in enumerate(items)]
     return yamlio.read_documents(text, path)
+
+
+def _duplicate_key_docs(text: str, path: str, e: Exception) -> list[Document] | None:
+    """A one-document text that yaml-rs refused for a duplicate key: the document (its
+    data as the strict reader would give it, the last value of the key kept) with the
+    strict reader's error, found by a scan of the text (``yamlio.first_duplicate``)
+    rather than by composing the whole file. None: let the strict reader read it."""
+    if not str(e).startswith("duplicate mapping key"):
+        return None
+    firsts = _doc_lines(text)
+    err = yamlio.first_duplicate(text, path) if len(firsts) == 1 else None
+    if err is None:
+        return None
+    try:
+        data = yaml_rs.loads(text, parse_datetime=False, duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.LastWins)
+    except Exception:
+        return None
+    found = _scalars(data)
+    if found is None or not _same_in_yaml_1_1(text, *found):
+        return None
+    return [Document(0, firsts[0], data, True, err)]
 
 
 def _parse(text: str, path: str) -> list[Any]:

@@ -237,12 +237,16 @@ class _StrictConstructor(SafeConstructor):
                     shown = key_node.value if isinstance(key_node, ScalarNode) else key_node.id
                     self._problem(line, f"mapping key {shown or 'null'!r} is not a string: quote it", node, key)
                 elif key in lines:
-                    where = f"lines {lines[key]} and {line}" if lines[key] != line else f"twice on line {line}"
-                    self._problem(line, f"duplicate key {key!r} ({where})", node, key)
+                    self._problem(line, _duplicate(key, lines[key], line), node, key)
                 else:
                     lines[key] = line
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
+
+
+def _duplicate(key: str, first: int, line: int) -> str:
+    where = f"lines {first} and {line}" if first != line else f"twice on line {line}"
+    return f"duplicate key {key!r} ({where})"
 
 
 _Resolvers = {
@@ -544,6 +548,78 @@ def _chunk_error(text: str, start: int, end: int, budget: int, file: str | None)
     except Exception as e:
         return yaml_error(e, file, text)
     return None
+
+
+def first_duplicate(text: str, file: str | None = None) -> CaseError | None:
+    """The strict reader's error for a one-document text that gives a string key twice in
+    a mapping, found by one scan of libyaml's parser events (no node tree: bounded memory),
+    for a text that yaml-rs refused for a duplicate key. None when there is none, or when
+    the text holds what the strict reader might report first or otherwise (anywhere: an
+    anchor or alias, a tag, a merge key, a complex key, a syntax error, deep nesting, a
+    second document; before the duplicate: a key that is not a string): the strict reader then
+    reads it. The scan reads the whole text: an error the strict reader raises wins over
+    a duplicate key, wherever it is."""
+    if CParser is None or not shallow(text):
+        return None
+    p = CParser(text)
+    path: list = []
+    frames: list[list] = []  # per open collection: [keys and their lines (None: a list), index or key, key next]
+    documents = 0
+    found: CaseError | None = None
+    try:
+        get = p.get_event
+        while True:
+            ev: Any = get()
+            t = type(ev)
+            if t is yaml.StreamEndEvent:
+                return found
+            if t is yaml.AliasEvent or getattr(ev, "tag", None) is not None or getattr(ev, "anchor", None) is not None:
+                return None
+            if t is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    return None
+                continue
+            if t is yaml.StreamStartEvent or t is yaml.DocumentEndEvent:
+                continue
+            top = frames[-1] if frames else None
+            if top is not None and top[2] and t is not yaml.MappingEndEvent:  # a mapping's key
+                if t is not yaml.ScalarEvent or (not ev.style and ev.value == "<<"):
+                    return None
+                if not ev.style and not _plain_str_key(ev.value) and found is None:
+                    return None
+                line = ev.start_mark.line + 1
+                keys = top[0]
+                if ev.value in keys and found is None:
+                    found = CaseError(_duplicate(ev.value, keys[ev.value], line), tuple(path), file=file, line=line)
+                keys.setdefault(ev.value, line)
+                top[1], top[2] = ev.value, False
+                continue
+            if t is yaml.MappingStartEvent or t is yaml.SequenceStartEvent:
+                if top is not None:
+                    path.append(top[1])
+                frames.append([{} if t is yaml.MappingStartEvent else None, 0, t is yaml.MappingStartEvent])
+                continue
+            if t is yaml.MappingEndEvent or t is yaml.SequenceEndEvent:
+                frames.pop()
+                if frames:
+                    path.pop()
+            top = frames[-1] if frames else None  # a value is done: the collection holding it moves on
+            if top is not None:
+                if top[0] is None:
+                    top[1] += 1
+                else:
+                    top[2] = True
+    except yaml.YAMLError:
+        return None
+    finally:
+        p.dispose()
+
+
+def _plain_str_key(value: str) -> bool:
+    """Whether a plain scalar key reads as a string (not null, a bool, a number, ``<<``)."""
+    resolvers = _Resolvers.get(value[:1] if value else "", []) + _Resolvers.get(None, [])
+    return not any(rx.match(value) for _tag, rx in resolvers)
 
 
 def load_strict(text: str, file: str | None = None) -> list[Any]:
