@@ -14,6 +14,8 @@ Files (written once, in a temporary directory, by a process of their own):
   key of the file);
 * ``dup.*``: the same with ``name`` given twice, the second time just before
   ``expect`` (a duplicate key, found while the file is read);
+* ``broken.yaml``: the same with an unclosed flow list just before ``expect`` (a
+  syntax error, found while the file is read);
 * ``flow.yaml``: a case whose ``nodes`` is a one-million-element flow list with a bad
   first element (``nodes[0]: must be a string or a mapping``).
 
@@ -73,6 +75,9 @@ def write_files(d: Path) -> None:
         at = text.rindex(again[again.rindex("\n"):])
         (d / f"dup.{fmt}").write_text(text[:at] + again + text[at + len(again[again.rindex("\n"):]):],
                                       encoding="utf-8")
+        if fmt == "yaml":
+            at = text.rindex("\nexpect:")
+            (d / "broken.yaml").write_text(text[:at] + "\nbroken: [a, b" + text[at:], encoding="utf-8")
     names = ", ".join(f"n{i}" for i in range(1, 1_000_000))
     (d / "flow.yaml").write_text("apiVersion: kspread/v1\nkind: Case\nname: flow\n"
                                  f"nodes: [1, {names}]\npod: {{name: p}}\nexpect: {{selected: n1}}\n",
@@ -142,7 +147,7 @@ def run_tree(label: str, tree: Path, d: Path, fmts: list[str]) -> None:
         size = (d / f"big.{fmt}").stat().st_size / 1e6
         print(f"{label} {fmt:<4} {size:.0f} MB: load {load['total_s']:.2f} s, peak {load['peak_mb']:.0f} MB "
               f"(after imports {load['base_mb']:.0f} MB)", flush=True)
-        for what in ("late", "empty", "dup"):
+        for what in ("late", "empty", "dup", "broken")[:4 if fmt == "yaml" else 3]:
             r = measure({"file": str(d / f"{what}.{fmt}"), "what": what}, tree)
             print(f"  {what:<6} error in {r['total_s']:.2f} s (x{r['total_s'] / load['total_s']:.2f} the load), of which "
                   f"locating {r['locate_s']:.2f} s (x{r['locate_s'] / load['total_s']:.2f}); peak {r['peak_mb']:.0f} MB "

@@ -186,3 +186,68 @@ def test_a_duplicate_key_in_a_large_file_is_found_without_composing_it(tmp_path,
     [doc] = loader.read_file(p).docs
     assert str(doc.error) == f"{p}:6: pods[0]: duplicate key 'name' (lines 4 and 6)"
     assert doc.data["pods"] == [{"name": "b", "labels": {"x": "1"}}]
+
+
+# ---- a syntax error in a file yaml-rs reads: found by a scan, as the strict reader finds it ----
+
+
+def _random_value(r, depth=0):
+    if depth > 3 or r.random() < 0.3:
+        return r.choice([1, "x", "it's", "a b", "multi\nline", None, True, "[x]", "k: v"])
+    if r.random() < 0.5:
+        return [_random_value(r, depth + 1) for _ in range(r.randint(0, 4))]
+    return {r.choice("abcdef") + str(r.randint(0, 9)): _random_value(r, depth + 1) for _ in range(r.randint(0, 4))}
+
+
+def test_syntax_error_scan_agrees_with_the_strict_reader():
+    import random
+
+    import yaml
+
+    from kspread.format import loader, yamlio
+
+    r = random.Random(17)
+    fast = 0
+    for _ in range(1500):
+        data = {"apiVersion": "kspread/v1", "kind": "Case",
+                **{f"k{i}": _random_value(r, 1) for i in range(r.randint(1, 4))}}
+        text = yaml.safe_dump(data, default_flow_style=r.choice([False, None, True]), sort_keys=False,
+                              width=r.choice([20, 80]))
+        if r.random() < 0.3:
+            text = "# c\n---\n" + text
+        if r.random() < 0.3:
+            text = text.replace("\n", "\r\n")
+        for _ in range(r.randint(1, 2)):  # break it: a character more or less
+            i = r.randrange(len(text))
+            text = text[:i] + r.choice("[]{}\"':,-#&*!|>?\t\n") + text[i:] if r.random() < 0.7 else \
+                text[:i] + text[i + 1:]
+        try:
+            yaml_rs.loads(text, parse_datetime=False)
+            continue
+        except Exception as e:  # yaml-rs's own error type
+            if str(e).startswith("duplicate mapping key"):
+                continue
+        quick = loader._syntax_error_docs(text, "f.yaml")
+        if quick is None:
+            continue  # left to the strict reader
+        fast += 1
+        strict = yamlio.read_documents(text, "f.yaml")
+        assert [(str(d.error), d.line, d.parsed, d.data, d.source) for d in quick] == \
+            [(str(d.error), d.line, d.parsed, d.data, d.source) for d in strict], text
+    assert fast > 500
+
+
+def test_a_syntax_error_in_a_large_file_is_found_without_composing_it(tmp_path, monkeypatch):
+    from kspread.format import loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+
+    def composed(*a, **k):
+        raise AssertionError("the strict reader composed the file")
+
+    monkeypatch.setattr(yamlio, "read_documents", composed)
+    p = tmp_path / "c.yaml"
+    p.write_text("apiVersion: kspread/v1\nkind: Case\npods:\n- {name: a,\n   labels: {x: '1'}\nexpect: {}\n")
+    [doc] = loader.read_file(p).docs
+    assert str(doc.error) == (f"{p}:6: invalid YAML: while parsing a flow mapping that opened at line 4: did not "
+                              "find expected ',' or '}' at line 6")

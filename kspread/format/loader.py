@@ -437,9 +437,9 @@ def _read_docs(text: str, path: str) -> list[Document]:
             data = yaml_rs.loads(text, parse_datetime=False)
         except Exception as e:
             data = None
-            dup = _duplicate_key_docs(text, path, e)
-            if dup is not None:
-                return dup
+            docs = _duplicate_key_docs(text, path, e) or _syntax_error_docs(text, path)
+            if docs is not None:
+                return docs
         else:
             firsts = _doc_lines(text)
             n_docs = len(firsts)
@@ -470,6 +470,18 @@ def _duplicate_key_docs(text: str, path: str, e: Exception) -> list[Document] | 
     if found is None or not _same_in_yaml_1_1(text, *found):
         return None
     return [Document(0, firsts[0], data, True, err)]
+
+
+def _syntax_error_docs(text: str, path: str) -> list[Document] | None:
+    """A one-document text that yaml-rs could not read: when libyaml cannot parse it either,
+    the document with the strict reader's error, found by a scan of the text
+    (``yamlio.first_syntax_error``) rather than by composing it twice. None: let the
+    strict reader read it."""
+    firsts = _doc_lines(text)
+    if len(firsts) != 1 or text.startswith("%") or "\n%" in text:
+        return None  # several documents (each fails alone), or directives
+    err = yamlio.first_syntax_error(text, path)
+    return None if err is None else [Document(0, firsts[0], None, False, err, text)]
 
 
 def _parse(text: str, path: str) -> list[Any]:

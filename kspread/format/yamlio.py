@@ -564,54 +564,110 @@ def first_duplicate(text: str, file: str | None = None) -> CaseError | None:
     p = CParser(text)
     path: list = []
     frames: list[list] = []  # per open collection: [keys and their lines (None: a list), index or key, key next]
+    plain_str: dict[str, bool] = {}  # plain keys seen, and whether they read as strings
     documents = 0
     found: CaseError | None = None
+    scalar, alias = yaml.ScalarEvent, yaml.AliasEvent
+    mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
+    mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
     try:
         get = p.get_event
         while True:
             ev: Any = get()
             t = type(ev)
-            if t is yaml.StreamEndEvent:
-                return found
-            if t is yaml.AliasEvent or getattr(ev, "tag", None) is not None or getattr(ev, "anchor", None) is not None:
-                return None
-            if t is yaml.DocumentStartEvent:
-                documents += 1
-                if documents > 1:
+            if t is scalar:
+                if ev.tag is not None or ev.anchor is not None:
                     return None
-                continue
-            if t is yaml.StreamStartEvent or t is yaml.DocumentEndEvent:
-                continue
-            top = frames[-1] if frames else None
-            if top is not None and top[2] and t is not yaml.MappingEndEvent:  # a mapping's key
-                if t is not yaml.ScalarEvent or (not ev.style and ev.value == "<<"):
-                    return None
-                if not ev.style and not _plain_str_key(ev.value) and found is None:
-                    return None
-                line = ev.start_mark.line + 1
+                if not frames:
+                    continue  # a scalar document
+                top = frames[-1]
+                if not top[2]:  # a value: the collection holding it moves on
+                    if top[0] is None:
+                        top[1] += 1
+                    else:
+                        top[2] = True
+                    continue
+                key = ev.value  # a mapping's key
+                if not ev.style:
+                    is_str = plain_str.get(key)
+                    if is_str is None:
+                        is_str = plain_str[key] = key != "<<" and _plain_str_key(key)
+                    if not is_str and (found is None or key == "<<"):
+                        return None
                 keys = top[0]
-                if ev.value in keys and found is None:
-                    found = CaseError(_duplicate(ev.value, keys[ev.value], line), tuple(path), file=file, line=line)
-                keys.setdefault(ev.value, line)
-                top[1], top[2] = ev.value, False
-                continue
-            if t is yaml.MappingStartEvent or t is yaml.SequenceStartEvent:
-                if top is not None:
+                if key in keys:
+                    if found is None:
+                        line = ev.start_mark.line + 1
+                        found = CaseError(_duplicate(key, keys[key], line), tuple(path), file=file, line=line)
+                else:
+                    keys[key] = ev.start_mark.line + 1
+                top[1], top[2] = key, False
+            elif t is mapping_start or t is sequence_start:
+                if ev.tag is not None or ev.anchor is not None:
+                    return None
+                if frames:
+                    top = frames[-1]
+                    if top[2]:
+                        return None  # a complex key
                     path.append(top[1])
-                frames.append([{} if t is yaml.MappingStartEvent else None, 0, t is yaml.MappingStartEvent])
-                continue
-            if t is yaml.MappingEndEvent or t is yaml.SequenceEndEvent:
+                frames.append([{} if t is mapping_start else None, 0, t is mapping_start])
+            elif t is mapping_end or t is sequence_end:
                 frames.pop()
                 if frames:
                     path.pop()
-            top = frames[-1] if frames else None  # a value is done: the collection holding it moves on
-            if top is not None:
-                if top[0] is None:
-                    top[1] += 1
-                else:
-                    top[2] = True
+                    top = frames[-1]  # the collection holding it moves on
+                    if top[0] is None:
+                        top[1] += 1
+                    else:
+                        top[2] = True
+            elif t is alias:
+                return None
+            elif t is yaml.StreamEndEvent:
+                return found
+            elif t is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    return None
     except yaml.YAMLError:
         return None
+    finally:
+        p.dispose()
+
+
+def first_syntax_error(text: str, file: str | None = None) -> CaseError | None:
+    """The strict reader's error for a one-document text that libyaml cannot parse, found
+    by one scan of its parser events (no node tree: bounded memory), with the innermost
+    flow collection open at the error, as the strict reader's composer notes it. None when
+    the text parses, or holds an anchor or alias before the error (the composer might stop
+    there first), or might nest deeper than the strict reader reads."""
+    if CParser is None or not shallow(text):
+        return None
+    p = CParser(text)
+    open_: list = []  # the start events of the collections not yet ended
+    done = False  # the root node has ended: an error now is in a next document
+    try:
+        get = p.get_event
+        while True:
+            ev: Any = get()
+            t = type(ev)
+            if t is yaml.StreamEndEvent or t is yaml.AliasEvent or getattr(ev, "anchor", None) is not None or \
+                    (t is yaml.DocumentStartEvent and done):
+                return None
+            if t is yaml.MappingStartEvent or t is yaml.SequenceStartEvent:
+                open_.append(ev)
+            elif t is yaml.MappingEndEvent or t is yaml.SequenceEndEvent:
+                open_.pop()
+                done = not open_
+            elif t is yaml.ScalarEvent:
+                done = done or not open_
+    except yaml.YAMLError as e:
+        if done:
+            return None
+        for start in reversed(open_):
+            if isinstance(e, yaml.MarkedYAMLError) and start.flow_style:
+                _opened_in(e, start, "flow sequence" if type(start) is yaml.SequenceStartEvent else "flow mapping")
+                break
+        return yaml_error(e, file, text)
     finally:
         p.dispose()
 
