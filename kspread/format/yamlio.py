@@ -21,6 +21,10 @@ Problems that make a document unusable but leave its data readable (a duplicate
 key, an alias bomb) are reported with the document rather than raised, so that a
 caller can ignore documents that are not its own (a case file's non-case
 documents).
+
+For a large file that yaml-rs refused, ``first_duplicate`` and ``first_syntax_error``
+find the error this reader would report by one scan of libyaml's parser events
+(no node tree), where the scan cannot disagree with it.
 """
 
 from __future__ import annotations
