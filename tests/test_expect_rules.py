@@ -64,7 +64,7 @@ def test_an_error_about_expect_never_meets_expect_error(tmp_path):
     (CLUSTER + "expect: {error: 'Case document must have'}\n", None),
     # a shape the format does not allow
     (CLUSTER + "schedule: [{name: q}]\nexpect: {error: not both}\n",
-     "case.yaml:1: give either `pod` or `schedule`, not both"),
+     "case.yaml:7: schedule: give either `pod` or `schedule`, not both"),
     # a field about the case itself
     (CLUSTER + "tags: [1]\nexpect: {error: must be a string}\n", "case.yaml:7: tags[0]: must be a string (got 1)"),
     # an unquoted version

@@ -122,3 +122,132 @@ def test_scalar_start_scans_as_by_hand(text):
                for i, c in enumerate(text))
     assert bool(_LEADING_UNDERSCORE.search(text)) is underscore
     assert bool(_LEADING_0.search(text)) is zero
+
+
+# ---- a duplicate key in a file yaml-rs reads: found by a scan, as the strict reader finds it ----
+
+_DUP_KEYS = ["a", "b", "c", "a", "b", "1", "yes", "x y", '"a"', "'b'", "<<", "~"]
+_DUP_VALUES = ["1", "x", "'s'", "[1, 2]", "{k: v, k2: 1}", "null", "&an 5", "*an", "!!str 3", "{a: 1, a: 2}"]
+
+
+def _block(r, depth: int, indent: int) -> list[str] | None:
+    """Random block-style YAML lines whose mappings may give a key twice."""
+    if depth > 2 or r.random() < 0.2:
+        return None
+    out: list[str] = []
+    mapping = r.random() < 0.7
+    for _ in range(r.randint(1, 4)):
+        sub = _block(r, depth + 1, indent + 2)
+        head = " " * indent + (r.choice(_DUP_KEYS[:8] if r.random() < 0.9 else _DUP_KEYS) + ":" if mapping else "-")
+        if sub is None:
+            out.append(f"{head} {r.choice(_DUP_VALUES[:6] if r.random() < 0.9 else _DUP_VALUES)}")
+        else:
+            out += [head, *sub]
+    return out
+
+
+def test_duplicate_key_scan_agrees_with_the_strict_reader():
+    import random
+
+    from kspread.format import loader, yamlio
+
+    r = random.Random(19)
+    fast = 0
+    for _ in range(4000):
+        text = "\n".join(["apiVersion: kspread/v1", "kind: Case", *(_block(r, 0, 0) or ["z: 1"])]) + "\n"
+        try:
+            yaml_rs.loads(text, parse_datetime=False)
+            continue
+        except Exception as e:  # yaml-rs's own error type
+            if not str(e).startswith("duplicate mapping key"):
+                continue
+            quick = loader._duplicate_key_docs(text, "f.yaml", e)
+        if quick is None:
+            continue  # the scan left it to the strict reader
+        fast += 1
+        [strict] = yamlio.read_documents(text, "f.yaml")
+        assert (str(quick[0].error), quick[0].data, quick[0].line) == (str(strict.error), strict.data,
+                                                                      strict.line), text
+    assert fast > 100
+
+
+def test_a_duplicate_key_in_a_large_file_is_found_without_composing_it(tmp_path, monkeypatch):
+    from kspread.format import loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+
+    def composed(*a, **k):
+        raise AssertionError("the strict reader composed the file")
+
+    monkeypatch.setattr(yamlio, "read_documents", composed)
+    p = tmp_path / "c.yaml"
+    p.write_text("apiVersion: kspread/v1\nkind: Case\npods:\n- name: a\n  labels: {x: '1'}\n  name: b\n"
+                 "expect: {}\n")
+    [doc] = loader.read_file(p).docs
+    assert str(doc.error) == f"{p}:6: pods[0]: duplicate key 'name' (lines 4 and 6)"
+    assert doc.data["pods"] == [{"name": "b", "labels": {"x": "1"}}]
+
+
+# ---- a syntax error in a file yaml-rs reads: found by a scan, as the strict reader finds it ----
+
+
+def _random_value(r, depth=0):
+    if depth > 3 or r.random() < 0.3:
+        return r.choice([1, "x", "it's", "a b", "multi\nline", None, True, "[x]", "k: v"])
+    if r.random() < 0.5:
+        return [_random_value(r, depth + 1) for _ in range(r.randint(0, 4))]
+    return {r.choice("abcdef") + str(r.randint(0, 9)): _random_value(r, depth + 1) for _ in range(r.randint(0, 4))}
+
+
+def test_syntax_error_scan_agrees_with_the_strict_reader():
+    import random
+
+    import yaml
+
+    from kspread.format import loader, yamlio
+
+    r = random.Random(17)
+    fast = 0
+    for _ in range(1500):
+        data = {"apiVersion": "kspread/v1", "kind": "Case",
+                **{f"k{i}": _random_value(r, 1) for i in range(r.randint(1, 4))}}
+        text = yaml.safe_dump(data, default_flow_style=r.choice([False, None, True]), sort_keys=False,
+                              width=r.choice([20, 80]))
+        if r.random() < 0.3:
+            text = "# c\n---\n" + text
+        if r.random() < 0.3:
+            text = text.replace("\n", "\r\n")
+        for _ in range(r.randint(1, 2)):  # break it: a character more or less
+            i = r.randrange(len(text))
+            text = text[:i] + r.choice("[]{}\"':,-#&*!|>?\t\n") + text[i:] if r.random() < 0.7 else \
+                text[:i] + text[i + 1:]
+        try:
+            yaml_rs.loads(text, parse_datetime=False)
+            continue
+        except Exception as e:  # yaml-rs's own error type
+            if str(e).startswith("duplicate mapping key"):
+                continue
+        quick = loader._syntax_error_docs(text, "f.yaml")
+        if quick is None:
+            continue  # left to the strict reader
+        fast += 1
+        strict = yamlio.read_documents(text, "f.yaml")
+        assert [(str(d.error), d.line, d.parsed, d.data, d.source) for d in quick] == \
+            [(str(d.error), d.line, d.parsed, d.data, d.source) for d in strict], text
+    assert fast > 500
+
+
+def test_a_syntax_error_in_a_large_file_is_found_without_composing_it(tmp_path, monkeypatch):
+    from kspread.format import loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+
+    def composed(*a, **k):
+        raise AssertionError("the strict reader composed the file")
+
+    monkeypatch.setattr(yamlio, "read_documents", composed)
+    p = tmp_path / "c.yaml"
+    p.write_text("apiVersion: kspread/v1\nkind: Case\npods:\n- {name: a,\n   labels: {x: '1'}\nexpect: {}\n")
+    [doc] = loader.read_file(p).docs
+    assert str(doc.error) == (f"{p}:6: invalid YAML: while parsing a flow mapping that opened at line 4: did not "
+                              "find expected ',' or '}' at line 6")

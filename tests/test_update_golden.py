@@ -291,7 +291,7 @@ def test_a_case_that_fails_to_load_is_never_written(pytester):
 def test_cli_duplicate_names_fail_as_in_pytest(pytester):
     text = SPREAD.format(name="same") + "---\n" + SPREAD.format(name="same")
     p = _write(pytester, "dup.yaml", text)
-    msg = f"{p}:17: name: case name 'same' is used twice in this file"
+    msg = f"{p}:19: name: case name 'same' is used twice in this file"
     result = pytester.runpytest()
     result.stdout.fnmatch_lines([msg])
     for cmd in (["run"], ["run", "--update"], ["validate"]):

@@ -388,6 +388,14 @@ def _is_default(e: _Entry) -> bool:
     return bool(e.path) and e.path[-1] == "(default)"
 
 
+def _written_later(a: _Entry, b: _Entry) -> _Entry:
+    """Of two entries that name one plugin, the one written second in the file (the
+    duplicate), whatever order merging with the defaults put them in."""
+    def index(e: _Entry) -> int:
+        return e.path[-1] if e.path and isinstance(e.path[-1], int) else -1
+    return b if index(b) >= index(a) else a
+
+
 def _implements(ctx: _Ctx, e: _Entry, point: str, dp: Profile, defaults: set[str], expanding: bool) -> bool:
     """Whether plugin ``e.name`` extends ``point``. When multiPoint expands a default
     plugin, its Filter, Score and PostFilter follow default_profile, so an unchanged
@@ -439,13 +447,14 @@ def _build(ctx: _Ctx, merged: dict[str, _Set], dp: Profile, defaults: set[str], 
     lists: dict[str, list[_Entry]] = {}
     for point in POINTS:
         out: list[_Entry] = []
-        seen: set[str] = set()
+        seen: dict[str, _Entry] = {}
         for e in merged[point].enabled:
             if not _implements(ctx, e, point, dp, defaults, False):
                 raise ctx.err(f"plugin {e.name!r} does not extend {_TYPE_NAME[point]} plugin", e.path, value=e.name)
             if e.name in seen:
-                raise ctx.err(f"plugin {e.name!r} already registered as {_TYPE_NAME[point]!r}", e.path, value=e.name)
-            seen.add(e.name)
+                raise ctx.err(f"plugin {e.name!r} already registered as {_TYPE_NAME[point]!r}",
+                              _written_later(seen[e.name], e).path, value=e.name)
+            seen[e.name] = e
             out.append(e)
         lists[point] = out
     mp = merged.get("multiPoint")
@@ -463,9 +472,10 @@ def _build(ctx: _Ctx, merged: dict[str, _Set], dp: Profile, defaults: set[str], 
                 if e.name in enabled_names:
                     overrides.add(e.name)  # the specific extension point's setting wins
                     continue
-                if any(x.name == e.name for x in from_mp):
+                dup = next((x for x in from_mp if x.name == e.name), None)
+                if dup is not None:
                     raise ctx.err(f"plugin {e.name!r} already registered as {_TYPE_NAME[point]!r}",
-                                  e.path, value=e.name)
+                                  _written_later(dup, e).path, value=e.name)
                 from_mp.append(e)
             lists[point] = ([e for e in lists[point] if e.name in overrides] + from_mp
                             + [e for e in lists[point] if e.name not in overrides])

@@ -3,9 +3,9 @@
 Data is parsed by the fastest loader at hand (``json`` for JSON text, yaml-rs for
 large YAML files when installed, else libyaml through ``kspread.format.yamlio``, which
 is strict: duplicate keys, non-string keys, alias bombs and deep nesting are
-errors with lines); a file is composed again with PyYAML's node marks only to
-find the line of an error. Timestamps stay strings: the case format reads them
-itself.
+errors with lines); the line of an error's field is found afterwards, by one scan
+of the text that stops at the field (``kspread.format.lines``). Timestamps stay
+strings: the case format reads them itself.
 
 A document is kspread's when its apiVersion is in the ``kspread/`` group or its
 kind is ``Case`` (``claims_case``); such a document that is not exactly
@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from kspread.errors import CaseError, PathT
-from kspread.format import yamlio
+from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
+from kspread.format.files import read_regular, read_text, sniff_text
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
-from kspread.format.yamlio import Document, node_line
+from kspread.format.yamlio import Document
 
 try:
     import yaml_rs
@@ -218,9 +219,10 @@ def expand_variants(doc: CaseDoc) -> list[CaseDoc]:
     if not variants:
         out[0].error = _format_error("an empty mapping declares no variant: add one or remove `variants`",
                                      ["variants"], file=doc.file, line=locate(doc.file, doc.index, ["variants"]))
+    where = locate_keys(doc.file, doc.index, ["variants"])  # one scan for all of them
     for vname, over in variants.items():
         vdoc = CaseDoc(doc.file, doc.index, doc.line, variant_data(base, over), doc.default_name, str(vname), over)
-        vdoc.line = locate(doc.file, doc.index, ["variants", vname]) or doc.line
+        vdoc.line = where.get(str(vname)) or doc.line
         bad = _variant_error(vname, over, base, vdoc.name)
         if bad is not None:
             message, path = bad
@@ -302,8 +304,10 @@ def _doc_lines_by_line(text: str) -> list[int]:
     return starts
 
 
-class _DuplicateJSONKey(Exception):
-    pass
+class _DuplicateKeys(dict):
+    """A JSON object that gives a key twice (``key``; the dict holds the last value)."""
+
+    key = ""
 
 
 def _json_object(pairs: list[tuple[str, Any]]) -> dict:
@@ -312,9 +316,26 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict:
         seen: set[str] = set()
         for k, _ in pairs:
             if k in seen:
-                raise _DuplicateJSONKey(k)
+                dup = _DuplicateKeys(out)
+                dup.key = k
+                return dup
             seen.add(k)
     return out
+
+
+def _duplicate_keys(data: Any) -> tuple[list, str] | None:
+    """The path of the first object (in the text's order) that gives a key twice, and the
+    key: one walk over the data."""
+    stack: list[tuple[Any, list]] = [(data, [])]
+    while stack:
+        x, at = stack.pop()
+        if isinstance(x, dict):
+            if isinstance(x, _DuplicateKeys):
+                return at, x.key
+            stack += [(v, [*at, k]) for k, v in reversed(x.items()) if isinstance(v, (dict, list))]
+        elif isinstance(x, list):
+            stack += [(v, [*at, i]) for i, v in reversed(list(enumerate(x))) if isinstance(v, (dict, list))]
+    return None
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -352,21 +373,24 @@ def _json_depth_error(text: str, path: str) -> CaseError | None:
 
 
 def _read_json(text: str, path: str) -> Any:
-    """JSON text, strictly: a duplicate key is an error (with lines, found by reading
-    the text as YAML), and so is nesting deeper than yamlio.MAX_DEPTH."""
+    """JSON text, strictly: a duplicate key is an error naming both lines, and so is
+    nesting deeper than yamlio.MAX_DEPTH."""
     err = _json_depth_error(text, path)
     if err is not None:
         raise err
     try:
-        return json.loads(text, object_pairs_hook=_json_object)
-    except _DuplicateJSONKey as e:
-        for d in yamlio.read_documents(text, path):
-            if d.error is not None and "duplicate key" in d.error.message:
-                raise d.error from None
-        raise CaseError(f"duplicate key {e.args[0]!r} in a JSON object", file=path) from None
+        data = json.loads(text, object_pairs_hook=_json_object)
     except RecursionError:
         raise CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep",
                         file=path) from None
+    dup = _duplicate_keys(data)
+    if dup is not None:
+        at, key = dup
+        found = lines.json_key_occurrences(text, at, key)[:2]
+        where = f" (lines {found[0]} and {found[1]})" if len(found) == 2 and found[0] != found[1] else \
+            f" (twice on line {found[0]})" if len(found) == 2 else ""
+        raise CaseError(f"duplicate key {key!r}{where}", at, file=path, line=found[-1] if found else None)
+    return data
 
 
 def _has_non_string_key(data: Any) -> bool:
@@ -471,23 +495,61 @@ def _read_docs(text: str, path: str) -> list[Document]:
                 raise CaseError(f"invalid JSON: {e.msg}", file=path, line=e.lineno) from None
         else:
             many = path.endswith(".json") and isinstance(data, list) and any(claims_case(x) for x in data)
-            return [Document(i, 1, x) for i, x in enumerate(data if many else [data])]
+            items = data if many else [data]
+            starts = lines.json_item_lines(text) if many else [text.count("\n", 0, len(text) - len(stripped)) + 1]
+            return [Document(i, starts[i] if i < len(starts) else 1, x) for i, x in enumerate(items)]
     if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text:
         # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
         # error, and for non-string keys, kspread's own reader says where
         try:
             data = yaml_rs.loads(text, parse_datetime=False)
-        except Exception:
+        except Exception as e:
             data = None
+            docs = _duplicate_key_docs(text, path, e) or _syntax_error_docs(text, path)
+            if docs is not None:
+                return docs
         else:
-            lines = _doc_lines(text)
-            n_docs = len(lines)
+            firsts = _doc_lines(text)
+            n_docs = len(firsts)
             items = data if n_docs > 1 and isinstance(data, list) and len(data) == n_docs else \
                 [data] if n_docs == 1 else None
             found = _scalars(items) if items is not None else None
             if items is not None and found is not None and _same_in_yaml_1_1(text, *found):
-                return [Document(i, lines[i], x) for i, x in enumerate(items)]
+                return [Document(i, firsts[i], x) for i, x in enumerate(items)]
     return yamlio.read_documents(text, path)
+
+
+def _duplicate_key_docs(text: str, path: str, e: Exception) -> list[Document] | None:
+    """A one-document text that yaml-rs refused for a duplicate key: the document (its
+    data as the strict reader would give it, the last value of the key kept) with the
+    strict reader's error, found by a scan of the text (``yamlio.first_duplicate``)
+    rather than by composing the whole file. None: let the strict reader read it."""
+    if not str(e).startswith("duplicate mapping key"):
+        return None
+    firsts = _doc_lines(text)
+    err = yamlio.first_duplicate(text, path) if len(firsts) == 1 else None
+    if err is None:
+        return None
+    try:
+        data = yaml_rs.loads(text, parse_datetime=False, duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.LastWins)
+    except Exception:
+        return None
+    found = _scalars(data)
+    if found is None or not _same_in_yaml_1_1(text, *found):
+        return None
+    return [Document(0, firsts[0], data, True, err)]
+
+
+def _syntax_error_docs(text: str, path: str) -> list[Document] | None:
+    """A one-document text that yaml-rs could not read: when libyaml cannot parse it either,
+    the document with the strict reader's error, found by a scan of the text
+    (``yamlio.first_syntax_error``) rather than by composing it twice. None: let the
+    strict reader read it."""
+    firsts = _doc_lines(text)
+    if len(firsts) != 1 or text.startswith("%") or "\n%" in text:
+        return None  # several documents (each fails alone), or directives
+    err = yamlio.first_syntax_error(text, path)
+    return None if err is None else [Document(0, firsts[0], None, False, err, text)]
 
 
 def _parse(text: str, path: str) -> list[Any]:
@@ -567,9 +629,9 @@ def surrogate_error(text: str, data: Any, file: str, index: int = 0) -> CaseErro
 def read_file(path: str | Path) -> FileResult:
     p = str(path)
     try:
-        text = Path(p).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        return FileResult(p, [], CaseError(f"cannot read the file: {e}", file=p))
+        text = read_text(p)
+    except CaseError as e:
+        return FileResult(p, [], e)
     try:
         with gc_paused():
             docs = _read_docs(text, p)
@@ -592,25 +654,42 @@ def read_file(path: str | Path) -> FileResult:
     return FileResult(p, out, None)
 
 
-def _compose_lines(text: str, n: int) -> list[int]:
-    nodes = yamlio.compose_documents(text)
-    out = [(node.start_mark.line + 1) if node is not None else 1 for node in nodes]
-    return out + [1] * (n - len(out))
+def _is_json(file: str, text: str) -> bool:
+    """Whether ``_read_docs`` read the text as JSON."""
+    return file.endswith(".json") or text.lstrip()[:1] in ("{", "[")
 
 
 def locate(file: str, index: int, path: PathT) -> int | None:
-    """The line of ``path`` inside document ``index`` of ``file``: as deep as the
-    path can be followed, via PyYAML's node marks."""
+    """The line of ``path`` inside document ``index`` of ``file``, as deep as the path
+    can be followed: one scan of the text that stops there (``kspread.format.lines``).
+    In a JSON file that is a list of cases, document ``index`` is its item ``index``."""
     try:
-        text = Path(file).read_text(encoding="utf-8")
-        if file.endswith(".json"):
-            return None
-        docs = yamlio.compose_documents(text)
-    except Exception:
+        text = read_text(file)
+    except CaseError:
         return None
-    if index >= len(docs) or docs[index] is None:
-        return None
-    return node_line(docs[index], path)
+    if _is_json(file, text):
+        line = lines.json_line(text, _json_path(text, index, path))
+        if line is not None or file.endswith(".json"):
+            return line
+    return lines.yaml_line(text, index, path)
+
+
+def locate_keys(file: str, index: int, path: PathT) -> dict[str, int]:
+    """The line of each key of the mapping at ``path`` in document ``index`` of ``file``."""
+    try:
+        text = read_text(file)
+    except CaseError:
+        return {}
+    if _is_json(file, text):
+        found = lines.json_key_lines(text, _json_path(text, index, path))
+        if found or file.endswith(".json"):
+            return found
+    return lines.yaml_key_lines(text, index, path)
+
+
+def _json_path(text: str, index: int, path: PathT) -> list:
+    # a list at the top is a list of cases (``_read_docs``): document ``index`` is its item
+    return [index, *path] if text.lstrip("\ufeff \t\r\n")[:1] == "[" else list(path)
 
 
 def _format_error(message: str, path: PathT, **kw: Any) -> CaseError:
@@ -849,7 +928,7 @@ def collect(paths: list[str]) -> list[FileResult]:
         else:
             for f in _walk(pp):
                 try:
-                    head = f.read_text(encoding="utf-8", errors="replace")
+                    head = sniff_text(read_regular(f))
                 except OSError:
                     continue
                 if mentions_case(head):

@@ -128,16 +128,32 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
     if v in ("minimum", "maximum", "minLength", "minItems"):
         return CaseError(e.message, path, value=inst)
     if v == "not":
-        # a shape of the format that it does not allow: how the case is written
-        out = CaseError("give either `requests` or `containers`, not both", path)
+        # a shape of the format that it does not allow: how the case is written, reported at the key
+        # that breaks the rule (the later of two that exclude each other)
         if path == [] or path[-1:] == ["pod"] or (len(path) >= 2 and path[-2] == "schedule"):
             if isinstance(inst, Mapping) and "pod" in inst and "schedule" in inst:
-                out = CaseError("give either `pod` or `schedule`, not both", path)
-            elif not (isinstance(inst, Mapping) and "requests" in inst and "containers" in inst):
-                out = CaseError("the incoming pod may not have `node` or `replicas`", path)
+                out = CaseError("give either `pod` or `schedule`, not both", _at_later(path, inst, "pod", "schedule"))
+            elif isinstance(inst, Mapping) and "requests" in inst and "containers" in inst:
+                out = CaseError("give either `requests` or `containers`, not both",
+                                _at_later(path, inst, "requests", "containers"))
+            else:
+                given = [k for k in inst if k in ("node", "replicas")] if isinstance(inst, Mapping) else []
+                out = CaseError("the incoming pod may not have `node` or `replicas`", [*path, *given[:1]])
+        else:
+            if isinstance(inst, Mapping) and "requests" in inst and "containers" in inst:
+                path = _at_later(path, inst, "requests", "containers")
+            out = CaseError("give either `requests` or `containers`, not both", path)
         out.format_error = True
         return out
     return CaseError(e.message, path, value=inst)
+
+
+def _at_later(path: list, inst: Mapping[str, Any], a: str, b: str) -> list:
+    """The path of whichever of keys ``a`` and ``b`` of ``inst`` is written second."""
+    for k in reversed(list(inst)):
+        if k in (a, b):
+            return [*path, k]
+    return path
 
 
 def validate(doc: Any, def_name: str | None = None, prefix: list | None = None) -> None:

@@ -21,6 +21,10 @@ Problems that make a document unusable but leave its data readable (a duplicate
 key, an alias bomb) are reported with the document rather than raised, so that a
 caller can ignore documents that are not its own (a case file's non-case
 documents).
+
+For a large file that yaml-rs refused, ``first_duplicate`` and ``first_syntax_error``
+find the error this reader would report by one scan of libyaml's parser events
+(no node tree), where the scan cannot disagree with it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kspread.errors import CaseError, PathT
+from kspread.format.files import read_text
+from kspread.format.lines import yaml_line
 
 try:
     from yaml._yaml import CParser
@@ -235,12 +241,16 @@ class _StrictConstructor(SafeConstructor):
                     shown = key_node.value if isinstance(key_node, ScalarNode) else key_node.id
                     self._problem(line, f"mapping key {shown or 'null'!r} is not a string: quote it", node, key)
                 elif key in lines:
-                    where = f"lines {lines[key]} and {line}" if lines[key] != line else f"twice on line {line}"
-                    self._problem(line, f"duplicate key {key!r} ({where})", node, key)
+                    self._problem(line, _duplicate(key, lines[key], line), node, key)
                 else:
                     lines[key] = line
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
+
+
+def _duplicate(key: str, first: int, line: int) -> str:
+    where = f"lines {first} and {line}" if first != line else f"twice on line {line}"
+    return f"duplicate key {key!r} ({where})"
 
 
 _Resolvers = {
@@ -544,6 +554,134 @@ def _chunk_error(text: str, start: int, end: int, budget: int, file: str | None)
     return None
 
 
+def first_duplicate(text: str, file: str | None = None) -> CaseError | None:
+    """The strict reader's error for a one-document text that gives a string key twice in
+    a mapping, found by one scan of libyaml's parser events (no node tree: bounded memory),
+    for a text that yaml-rs refused for a duplicate key. None when there is none, or when
+    the text holds what the strict reader might report first or otherwise (anywhere: an
+    anchor or alias, a tag, a merge key, a complex key, a syntax error, deep nesting, a
+    second document; before the duplicate: a key that is not a string): the strict reader then
+    reads it. The scan reads the whole text: an error the strict reader raises wins over
+    a duplicate key, wherever it is."""
+    if CParser is None or not shallow(text):
+        return None
+    p = CParser(text)
+    path: list = []
+    frames: list[list] = []  # per open collection: [keys and their lines (None: a list), index or key, key next]
+    plain_str: dict[str, bool] = {}  # plain keys seen, and whether they read as strings
+    documents = 0
+    found: CaseError | None = None
+    scalar, alias = yaml.ScalarEvent, yaml.AliasEvent
+    mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
+    mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+    try:
+        get = p.get_event
+        while True:
+            ev: Any = get()
+            t = type(ev)
+            if t is scalar:
+                if ev.tag is not None or ev.anchor is not None:
+                    return None
+                if not frames:
+                    continue  # a scalar document
+                top = frames[-1]
+                if not top[2]:  # a value: the collection holding it moves on
+                    if top[0] is None:
+                        top[1] += 1
+                    else:
+                        top[2] = True
+                    continue
+                key = ev.value  # a mapping's key
+                if not ev.style:
+                    is_str = plain_str.get(key)
+                    if is_str is None:
+                        is_str = plain_str[key] = key != "<<" and _plain_str_key(key)
+                    if not is_str and (found is None or key == "<<"):
+                        return None
+                keys = top[0]
+                if key in keys:
+                    if found is None:
+                        line = ev.start_mark.line + 1
+                        found = CaseError(_duplicate(key, keys[key], line), tuple(path), file=file, line=line)
+                else:
+                    keys[key] = ev.start_mark.line + 1
+                top[1], top[2] = key, False
+            elif t is mapping_start or t is sequence_start:
+                if ev.tag is not None or ev.anchor is not None:
+                    return None
+                if frames:
+                    top = frames[-1]
+                    if top[2]:
+                        return None  # a complex key
+                    path.append(top[1])
+                frames.append([{} if t is mapping_start else None, 0, t is mapping_start])
+            elif t is mapping_end or t is sequence_end:
+                frames.pop()
+                if frames:
+                    path.pop()
+                    top = frames[-1]  # the collection holding it moves on
+                    if top[0] is None:
+                        top[1] += 1
+                    else:
+                        top[2] = True
+            elif t is alias:
+                return None
+            elif t is yaml.StreamEndEvent:
+                return found
+            elif t is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    return None
+    except yaml.YAMLError:
+        return None
+    finally:
+        p.dispose()
+
+
+def first_syntax_error(text: str, file: str | None = None) -> CaseError | None:
+    """The strict reader's error for a one-document text that libyaml cannot parse, found
+    by one scan of its parser events (no node tree: bounded memory), with the innermost
+    flow collection open at the error, as the strict reader's composer notes it. None when
+    the text parses, or holds an anchor or alias before the error (the composer might stop
+    there first), or might nest deeper than the strict reader reads."""
+    if CParser is None or not shallow(text):
+        return None
+    p = CParser(text)
+    open_: list = []  # the start events of the collections not yet ended
+    done = False  # the root node has ended: an error now is in a next document
+    try:
+        get = p.get_event
+        while True:
+            ev: Any = get()
+            t = type(ev)
+            if t is yaml.StreamEndEvent or t is yaml.AliasEvent or getattr(ev, "anchor", None) is not None or \
+                    (t is yaml.DocumentStartEvent and done):
+                return None
+            if t is yaml.MappingStartEvent or t is yaml.SequenceStartEvent:
+                open_.append(ev)
+            elif t is yaml.MappingEndEvent or t is yaml.SequenceEndEvent:
+                open_.pop()
+                done = not open_
+            elif t is yaml.ScalarEvent:
+                done = done or not open_
+    except yaml.YAMLError as e:
+        if done:
+            return None
+        for start in reversed(open_):
+            if isinstance(e, yaml.MarkedYAMLError) and start.flow_style:
+                _opened_in(e, start, "flow sequence" if type(start) is yaml.SequenceStartEvent else "flow mapping")
+                break
+        return yaml_error(e, file, text)
+    finally:
+        p.dispose()
+
+
+def _plain_str_key(value: str) -> bool:
+    """Whether a plain scalar key reads as a string (not null, a bool, a number, ``<<``)."""
+    resolvers = _Resolvers.get(value[:1] if value else "", []) + _Resolvers.get(None, [])
+    return not any(rx.match(value) for _tag, rx in resolvers)
+
+
 def load_strict(text: str, file: str | None = None) -> list[Any]:
     """The data of every document, or a CaseError for the first problem of any."""
     docs = read_documents(text, file)
@@ -551,34 +689,6 @@ def load_strict(text: str, file: str | None = None) -> list[Any]:
         if d.error is not None:
             raise d.error
     return [d.data for d in docs]
-
-
-def compose_documents(text: str) -> list[Node | None]:
-    """The composed root node of each document (None for one that cannot be parsed),
-    with marks that are lines and offsets of ``text``."""
-    try:
-        return list(_roots(text))
-    except Exception:  # read document by document below
-        pass
-    out: list[Node | None] = []
-    chunks = split_documents(text)
-    for k, c in enumerate(chunks):
-        end = chunks[k + 1].start if k + 1 < len(chunks) else len(text)
-        try:
-            roots = list(_roots(_blank(text[:c.start]) + text[c.start:end]))
-        except Exception:
-            roots = []
-        out.append(roots[0] if roots else None)
-    return out
-
-
-def _roots(text: str) -> Iterator[Node]:
-    loader = loader_for(text)(text)
-    try:
-        while loader.check_node():
-            yield loader.get_node()
-    finally:
-        loader.dispose()
 
 
 def node_line(node: Any, path: PathT) -> int:
@@ -604,12 +714,10 @@ def node_line(node: Any, path: PathT) -> int:
 
 def file_line(file: str, path: PathT, index: int = 0) -> int | None:
     """The line of ``path`` in document ``index`` of the YAML file ``file``, as deep as
-    the path can be followed; None when the file cannot be read or composed."""
+    the path can be followed (one scan that stops there: ``kspread.format.lines``); None
+    when the file cannot be read or parsed that far."""
     try:
-        with open(file, encoding="utf-8") as f:
-            docs = compose_documents(f.read())
-    except Exception:  # a line is a courtesy; the error itself stands
+        text = read_text(file)
+    except CaseError:  # a line is a courtesy; the error itself stands
         return None
-    if index >= len(docs) or docs[index] is None:
-        return None
-    return node_line(docs[index], path)
+    return yaml_line(text, index, path)

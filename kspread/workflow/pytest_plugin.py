@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from kspread.errors import CaseError
+from kspread.format.files import read_regular, sniff_text
 from kspread.format.loader import CaseDoc, mentions_case, read_file, tested_trees
 from kspread.workflow.runner import check, duplicate_names
 
@@ -130,7 +131,7 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
     if file_path.suffix not in _SUFFIXES:
         return None
     try:
-        head = file_path.read_text(encoding="utf-8", errors="replace")
+        head = sniff_text(read_regular(file_path))
     except OSError:
         return None
     if not mentions_case(head):

@@ -342,7 +342,7 @@ def duplicate_names(docs) -> dict[int, Any]:
     for i, doc in enumerate(docs):
         if doc.name in seen:
             out[i] = CaseError(f"case name {doc.name!r} is used twice in this file", ["name"], file=doc.file,
-                               line=doc.line)
+                               line=doc.locate(["name"]) or doc.line)
         seen.add(doc.name)
     return out
 
@@ -408,7 +408,8 @@ def check(doc, config: str | None = None) -> Verdict:
         if sched_err and meets_expected_error(doc, sched_err):
             return Verdict(True, sched_err, case, outcome, sched_err)
         got = f"scheduling error: {sched_err}" if sched_err else "the case loaded and ran without error"
-        return Verdict(False, f"{doc.file}:{doc.line}: expected an error containing {want_error!r}; {got}",
+        where = doc.locate(["expect", "error"]) or doc.line
+        return Verdict(False, f"{doc.file}:{where}: expected an error containing {want_error!r}; {got}",
                        case, outcome, sched_err)
     if outcome.diffs:
         from kspread.workflow.explain import explain_failure
