@@ -110,6 +110,23 @@ def test_update_keeps_json_json_and_crlf_crlf(pytester):
     pytester.runpytest().assert_outcomes(passed=6)
 
 
+def test_update_keeps_a_byte_order_mark(pytester):
+    # kspread reads past a UTF-8 byte order mark (what some Windows editors write), in
+    # YAML and JSON: an update rewrites such a file and keeps the mark
+    bom = "\ufeff"
+    single = json.dumps(dict(CASE, name="j"), indent=2) + "\n"
+    (pytester.path / "j.json").write_bytes((bom + single).encode())
+    (pytester.path / "w.yaml").write_bytes((bom + SPREAD.format(name="w")).encode())
+    result = pytester.runpytest("--kspread-update")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*kspread: updated 2 case(s):*"])
+    new = (pytester.path / "j.json").read_bytes().decode()
+    assert new.startswith(bom) and json.loads(new[1:]) == dict(CASE, name="j", expect=RIGHT)
+    want = SPREAD.format(name="w").split("expect:\n")[0] + FIXED.format(name="w")
+    assert (pytester.path / "w.yaml").read_bytes() == (bom + want).encode()
+    pytester.runpytest().assert_outcomes(passed=2)
+
+
 def test_symlink_stays_a_symlink_and_its_target_is_updated(pytester):
     real = pytester.mkdir("real")
     target = real / "case.yaml"

@@ -185,7 +185,7 @@ def _source_in(path: str, text: str, u: Update) -> str | None:
     c = _cached(path, text)
     if "documents" not in c:  # each document on its own: a broken neighbour does not matter
         try:
-            c["documents"] = _read_docs(text, path)
+            c["documents"] = _read_docs(text.removeprefix(BOM), path)  # as the loader reads it
         except Exception:  # the whole text cannot be read
             c["documents"] = []
     docs = c["documents"]
@@ -657,7 +657,11 @@ def plan(path: str, text: str, updates: list[Update], *, whole_file: bool = True
 
     A YAML file with a document that does not parse is updated document by document:
     each updated document's text is planned on its own (anchors never cross documents),
-    so a broken neighbour does not stop the others' update and is left as it is."""
+    so a broken neighbour does not stop the others' update and is left as it is.
+
+    A leading byte order mark (which kspread reads past, in YAML and JSON alike) is kept."""
+    if text.startswith(BOM):
+        return BOM + plan(path, text[len(BOM):], updates, whole_file=whole_file)
     try:
         is_json, docs = _tree(path, text)
     except UpdateError:  # the text does not parse
@@ -873,8 +877,11 @@ def _check_replaced(old_docs: list[Any], new_docs: list[Any], updates: list[Upda
 # ---------------------------------------------------------------- reading and writing
 
 
+BOM = "\ufeff"
+
+
 def read_text(path: str) -> str:
-    """The file's text as it is on disk (line endings untranslated)."""
+    """The file's text as it is on disk (line endings and a byte order mark kept)."""
     with open(path, encoding="utf-8", newline="") as f:
         return f.read()
 
