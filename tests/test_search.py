@@ -125,3 +125,39 @@ def test_explain_says_why_a_feasible_node_was_not_searched(capsys):
     assert ("  n1: feasible (not reached by the search: the nominated node n2 was filtered first and fits "
             "(PreferNominatedNode); not scored)\n") in out
     assert "  n2: feasible\n" in out
+
+
+def test_start_index_counts_the_infeasible_nodes_before_the_extra_feasible_one():
+    """Upstream's walk (one filter worker) stops at the feasible node after the 100 it
+    needs and drops it: the infeasible n100 it passed counts, so the next search starts at
+    n101 (issue 18, reproducer 2)."""
+    nodes = ", ".join(f"n{i}" if i != 100 else "{name: n100, unschedulable: true}" for i in range(102))
+    case = _case(f"""
+version: "1.35"
+profile: {{filter: [NodeUnschedulable], score: [NodeResourcesBalancedAllocation], percentageOfNodesToScore: 50}}
+nodes: [{nodes}]
+schedule: [{{name: a}}, {{name: b}}]
+""")
+    sched = Scheduler(case)
+    r = sched.schedule_one(case.incoming[0])
+    assert r.searched == [f"n{i}" for i in range(100)]
+    assert sched.next_start_node_index == 101
+    _, results, _ = run_case(case, keep_all=True)
+    assert results[1].searched == ["n101"] + [f"n{i}" for i in range(99)]
+
+
+def test_start_index_after_a_search_that_found_exactly_what_it_needed_is_the_whole_walk():
+    """100 feasible nodes of 101, all needed: the walk goes on past n99 looking for one
+    more, through the infeasible n100, so every node is processed and the start index
+    comes back to 0 (not 100)."""
+    nodes = ", ".join(f"n{i}" if i != 100 else "{name: n100, unschedulable: true}" for i in range(101))
+    case = _case(f"""
+version: "1.35"
+profile: {{filter: [NodeUnschedulable], score: [NodeResourcesBalancedAllocation], percentageOfNodesToScore: 50}}
+nodes: [{nodes}]
+pod: {{name: a}}
+""")
+    sched = Scheduler(case)
+    r = sched.schedule_one(case.incoming[0])
+    assert len(r.searched) == 100
+    assert sched.next_start_node_index == 0

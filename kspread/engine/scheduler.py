@@ -350,9 +350,12 @@ class Scheduler:
         nodes = self.snapshot.nodes(rotated)
         filtered = fwk.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
         passing = np.flatnonzero(filtered.ids == 0)
-        if len(passing) >= to_find:
+        if len(passing) > to_find:
+            # upstream's walk stops only at the feasible node after the last it needs,
+            # which it drops: the infeasible nodes before that one count as processed
+            # (processedNodes = feasible found + statuses recorded)
             found = passing[:to_find]
-            processed = int(found[-1]) + 1 if to_find else 0
+            processed = int(passing[to_find])
         else:
             found = passing
             processed = n_all
