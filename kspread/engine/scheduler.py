@@ -11,27 +11,24 @@ The search is upstream's: what it finds (``searched``) is what is scored and
 selected from. Every other node is filtered too, so that ``feasible`` and the
 statuses cover the whole cluster, without moving the search's start index.
 
-Sequences (``schedule``). The incoming pods enter a queue ordered as PrioritySort
-orders activeQ: priority descending, then the time the pod entered the queue (list
-order at the start). Each cycle sees the cluster as the cycles before it left it;
-the snapshot is updated in place (``Snapshot.add_pod`` / ``remove_pod``), never
+Sequences (``schedule``). The incoming pods go through upstream's scheduling queue as
+``kspread.engine.queue`` models it (activeQ, backoffQ, the unschedulable pods, the events
+that move them, and the clock rule). Each cycle sees the cluster as the cycles before it
+left it; the snapshot is updated in place (``Snapshot.add_pod`` / ``remove_pod``), never
 rebuilt:
 
 * a pod whose cycle selects a node is bound there (with several top-scoring nodes,
-  the first in node order);
+  the first in node order): an AssignedPodAdd for the queue;
 * a pod that preempts: its victims are deleted at once (kspread does not model the
   graceful termination period: the victims are gone before the next cycle), pods of
   lower priority nominated to that node lose their nomination, and the pod is
-  nominated to the node. Upstream then puts the pod back into the queue and retries
-  it when the victims' deletion is observed; kspread re-queues it at once, with a
-  new queue time, so it runs again after the queued pods of equal or higher priority
-  and before those of lower priority. On that retry the nominated node is tried
-  first where the version does so (PreferNominatedNode, beta and on from 1.22), and
-  the pod is normally bound there. A pod is retried at most ``MAX_ATTEMPTS`` times;
-* a pod that stays unschedulable is not retried (nothing else happens in the
-  sequence that upstream would wake it for); its nomination, if it has one, is kept,
-  except where PostFilter clears it (no node where preemption might help; from 1.22
-  also no preemption candidate).
+  nominated to the node. The deletions (and, from 1.34, the cleared nominations) are
+  the queue's events; the pod waits until one moves it, and is then tried on its
+  nominated node first where the version does so (PreferNominatedNode, beta and on
+  from 1.22);
+* a pod that stays unschedulable waits in the queue for an event that may make it
+  schedulable; its nomination, if it has one, is kept, except where PostFilter clears
+  it (no node where preemption might help; from 1.22 also no preemption candidate).
 
 ``placements`` reports, for every pod of the sequence, the node it ends bound to;
 for a pod that is not bound, the node it ends nominated to; null when it ends with
@@ -48,7 +45,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kspread.engine.framework.handle import Handle
-from kspread.engine.framework.interface import StatusView
+from kspread.engine.framework.interface import PodEvent, StatusView
 from kspread.engine.framework.preemption import PreemptionOutcome
 from kspread.engine.framework.profile import Extender, Profile
 from kspread.engine.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
@@ -56,6 +53,7 @@ from kspread.engine.framework.status import Code, CycleState, SchedulingError, S
 from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod
 from kspread.engine.plugins.helper import get_zone_key
+from kspread.engine.queue import EXTENDER, SchedulingQueue
 from kspread.engine.snapshot import Nominator, Snapshot
 from kspread.engine.versions import Version
 
@@ -110,6 +108,7 @@ class CycleResult:
     selected_positions: Any = None
     _node_list: Any = None
     bound_node: str | None = None  # the node a sequence bound the pod to
+    attempt: int = 1  # the pod's scheduling cycle this is (a sequence retries pods)
     compacted: bool = False
 
     @property
@@ -274,6 +273,8 @@ class Scheduler:
         self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
         # incoming pods bound by this run
         self.bound: dict[str, Pod] = {}
+        # scheduling cycles each incoming pod took
+        self.attempts: dict[str, int] = {}
 
     # ---- the cycle ------------------------------------------------------------------
 
@@ -472,24 +473,49 @@ class Scheduler:
         self.bound[pod.key] = bound
         return bound
 
-    def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> Pod:
+    def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> tuple[Pod, list[PodEvent]]:
         """prepareCandidate and the nomination: delete the victims (at once; see the
         module docstring), clear the nominations of lower-priority pods nominated to
-        the node, and nominate the preemptor."""
+        the node, and nominate the preemptor. Returns the nominated pod and the events
+        the queue sees: each victim's deletion, each cleared nomination."""
+        events: list[PodEvent] = []
         for v in outcome.victims:
             if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
                 self.snapshot.remove_pod(v)
             self.bound.pop(v.key, None)
+            events.append(PodEvent("Delete", v))
         node = outcome.nominated_node
         assert node is not None
         for other in self.nominator.on_node(node):
             if other.priority < pod.priority and other.key != pod.key:
+                events.append(PodEvent("Delete", self.current(other), other.priority))
                 self.clear_nomination(other)
         nominated = replace(pod, nominated_node=node)
         self.nominator.remove(pod)
         self.nominator.add(nominated)
         self.pending[pod.key] = nominated
-        return nominated
+        return nominated, events
+
+    def rejectors(self, r: CycleResult) -> frozenset[str]:
+        """Diagnosis.UnschedulablePlugins of a failed cycle: the PreFilter plugin that
+        rejected the pod, or the plugins that rejected a node (Extender when an extender
+        filtered nodes out)."""
+        pre = r.pre_filter_status
+        if pre is not None and not pre.is_success():
+            return frozenset({pre.plugin}) if pre.plugin else frozenset()
+        st = r._statuses
+        if st is None:
+            return frozenset()
+        if isinstance(st, _FilterView):
+            table = st.table
+            out = {table[k].plugin for k in np.unique(st.ids).tolist() if table[k].is_rejected()}
+            if st.overrides:
+                out.add(EXTENDER)
+        else:
+            out = {s.plugin if not s.plugin.startswith("extender:") else EXTENDER
+                   for s in st.values() if s.is_rejected()}
+        out.discard("")
+        return frozenset(out)
 
     def clear_nomination(self, pod: Pod) -> Pod:
         cleared = replace(self.pending.get(pod.key, pod), nominated_node=None)
@@ -509,40 +535,9 @@ class Scheduler:
         return p.nominated_node if p is not None else None
 
 
-def queue_order(pods: list[Pod]) -> list[Pod]:
-    """PrioritySort: priority descending, then the order pods entered the queue."""
-    return sorted(pods, key=lambda p: -p.priority)  # stable: list order among equals
-
-
-class SchedulingQueue:
-    """activeQ as PrioritySort orders it: priority descending, then the time the pod
-    was (re)added, here a counter."""
-
-    def __init__(self, pods: list[Pod]) -> None:
-        self._heap: list[tuple[int, int, str]] = []
-        self._pods: dict[str, Pod] = {}
-        self._seq = 0
-        for p in pods:
-            self.add(p)
-
-    def add(self, pod: Pod) -> None:
-        import heapq
-
-        self._pods[pod.key] = pod
-        heapq.heappush(self._heap, (-pod.priority, self._seq, pod.key))
-        self._seq += 1
-
-    def pop(self) -> Pod:
-        import heapq
-
-        _, _, key = heapq.heappop(self._heap)
-        return self._pods[key]
-
-    def __bool__(self) -> bool:
-        return bool(self._heap)
-
-
-MAX_ATTEMPTS = 3  # scheduling cycles per pod of a sequence (one preemption, its retry, one more)
+# a safety bound on a sequence's cycles per pod: every retry needs an event (a binding, a
+# deletion, a nomination changed), and a sequence makes finitely many
+CYCLES_PER_POD = 100
 
 
 def run_case(
@@ -560,28 +555,52 @@ def run_case(
     results: list[CycleResult] = []
     for p in case.incoming:
         sched.pending[p.key] = p
-    queue = SchedulingQueue(case.incoming)
-    attempts: dict[str, int] = {}
-    while queue:
-        pod = sched.current(queue.pop())
-        attempts[pod.key] = attempts.get(pod.key, 0) + 1
+    queue = SchedulingQueue(sched.version, sched.framework, case.incoming)
+    limit = CYCLES_PER_POD * (len(case.incoming) + 1)
+    while (q := queue.pop()) is not None:
+        if len(results) >= limit:  # pragma: no cover - every retry needs an event; events are finite
+            raise SchedulingError(f"the sequence did not settle after {limit} scheduling cycles")
+        pod = sched.current(q.pod)
+        q.attempts += 1
+        sched.attempts[pod.key] = q.attempts
         r = sched.schedule_one(pod)
+        r.attempt = q.attempts
         if results and not keep_all:
             results[-1].compact()
         results.append(r)
         if observe is not None:
             observe(sched, r)
         if r.error:
-            continue
+            continue  # an Error ends the pod's part in the run
         if r.selected_positions is not None or r.selected:
             node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
             r.bound_node = node
-            sched.bind(pod, node)
-        elif r.preemption is not None and r.preemption.nominated_node is not None:
-            nominated = sched.apply_preemption(pod, r.preemption)
-            if case.is_sequence and attempts[pod.key] < MAX_ATTEMPTS:
-                queue.add(nominated)
+            bound = sched.bind(pod, node)
+            if case.is_sequence:
+                queue.deliver(PodEvent("Add", bound))
+            continue
+        in_flight: list[PodEvent] = []
+        after: list[PodEvent] = []
+        if r.preemption is not None and r.preemption.nominated_node is not None:
+            before = pod
+            pod, in_flight = sched.apply_preemption(pod, r.preemption)
+            if before.nominated_node and before.nominated_node != pod.nominated_node:
+                after.append(PodEvent("Delete", before, pod.priority))
         elif r.preemption is not None and r.preemption.clear_nomination:
-            sched.clear_nomination(pod)
+            if pod.nominated_node:
+                after.append(PodEvent("Delete", pod, pod.priority))
+            pod = sched.clear_nomination(pod)
+        if not case.is_sequence:
+            break
+        if not sched.version.queue_sees_nomination_changes:
+            in_flight = [ev for ev in in_flight if ev.max_priority is None]
+            after = []
+        queue.failed(q, pod, sched.rejectors(r), in_flight)
+        for ev in in_flight:
+            queue.deliver(ev, skip=pod.key)
+            if ev.max_priority is not None:
+                queue.update(sched.current(ev.pod))
+        for ev in after:
+            queue.deliver(ev)
     placements = {p.key: sched.placement(p.key) for p in case.incoming}
     return sched, results, placements

@@ -85,6 +85,12 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # Pod-level resources, spec.resources (KEP-2837): NodeResourcesFit's filter and
         # every resource scorer (kspread/engine/resources.py).
         _gate("PodLevelResources", (32, False, "ALPHA"), (34, True, "BETA")),
+        # The scheduling queue of a ``schedule`` sequence (kspread/engine/queue.py):
+        # plugins' queueing hints (KEP-4247; beta on in 1.28.0, off from the 1.28 patch
+        # releases -- upstream's versioned spec records 1.28 as off -- to 1.31, on from 1.32,
+        # GA and locked from 1.34), and popping backoffQ when activeQ is empty (KEP-5142).
+        _gate("SchedulerQueueingHints", (28, False, "BETA"), (32, True, "BETA"), (34, True, "GA")),
+        _gate("SchedulerPopFromBackoffQ", (33, True, "BETA")),
     )
 }
 
@@ -141,8 +147,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     "kspread applies a preemption's evictions before the next pod of a sequence either way",
                     (32, False, "ALPHA"), (33, True, "BETA")),
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
-        _unmodelled("SchedulerPopFromBackoffQ", "kspread has no backoff queue (a sequence is scheduled in order)",
-                    (33, True, "BETA")),
         _unmodelled("NominatedNodeNameForExpectation",
                     "kspread sets nominatedNodeName only as preemption does, binding is immediate",
                     (34, False, "ALPHA"), (35, True, "BETA")),
@@ -226,6 +230,21 @@ class Version:
         """percentageOfNodesToScore 0 means adaptive (50 - n/125, at least 5%) from 1.14;
         in 1.12/1.13 a value <= 0 means all nodes."""
         return self.minor >= 14
+
+    @property
+    def queue_filters_events_by_plugin(self) -> bool:
+        """From 1.21 an event moves only the unschedulable pods whose rejecting plugins
+        registered it (EventsToRegister, podMatchesEvent); before, AssignedPodAdd moved
+        the pods with a required affinity term it matches and any other event every
+        unschedulable pod."""
+        return self.minor >= 21
+
+    @property
+    def queue_sees_nomination_changes(self) -> bool:
+        """From 1.34 a pending pod whose nominated node changes or is cleared is, to the
+        queue, an AssignedPodDelete for the pods of its priority or less
+        (hasNominatedNodeNameChanged, getLEPriorityPreCheck)."""
+        return self.minor >= 34
 
     @property
     def first_fit_without_scoring(self) -> bool:

@@ -100,7 +100,9 @@ def explain_cycles(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: 
     for i, cx in enumerate(cycles, 1):
         text = explain_cycle(sched, cx, wanted)
         if header:
-            text = f"cycle {i}: pod {cx.result.pod.key}\n" + _indent(text)
+            attempt = cx.result.attempt
+            again = f" (attempt {attempt})" if attempt > 1 else ""
+            text = f"cycle {i}: pod {cx.result.pod.key}{again}\n" + _indent(text)
         parts.append(text)
     return "\n".join(parts)
 

@@ -98,6 +98,8 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
         actual["placements"] = placements
+        # a kspread report, not an expectation: scheduling cycles per pod
+        actual["attempts"] = {p.key: sched.attempts.get(p.key, 0) for p in case.incoming}
     return Outcome(actual, compare(case.expect, actual), results, sched)
 
 

@@ -140,10 +140,32 @@ def statuses_to_filtered(statuses: Sequence[Status]) -> Filtered:
     return Filtered(ids, table)
 
 
+@dataclass(frozen=True, slots=True)
+class PodEvent:
+    """A cluster event of a ``schedule`` sequence, as the scheduling queue receives it:
+    ``Add`` (AssignedPodAdd: ``pod`` was bound) or ``Delete`` (AssignedPodDelete: ``pod``
+    was deleted, or, with ``max_priority`` set, its nomination changed and the queue
+    offers the event only to pods of that priority or less: getLEPriorityPreCheck)."""
+
+    action: str
+    pod: Pod
+    max_priority: int | None = None
+
+
 class Plugin:
-    """Base of every plugin. ``name`` is the name the version's configuration uses."""
+    """Base of every plugin. ``name`` is the name the version's configuration uses.
+
+    ``pod_events`` and ``pod_event_hint`` are the plugin's EnqueueExtensions as far as a
+    sequence can use them (a sequence's only events are assigned pods added and deleted):
+    the pod actions the plugin's EventsToRegister lists, and its QueueingHintFn for them
+    (True: Queue, False: QueueSkip), consulted only while SchedulerQueueingHints is on;
+    with it off every registered event answers Queue (defaultQueueingHintFn)."""
 
     name: str = ""
+    pod_events: frozenset[str] = frozenset()
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        return True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle, config_path: tuple = ()) -> None:
         self.args = args

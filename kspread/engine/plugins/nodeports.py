@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, PreFilterPlugin
+from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, PodEvent, PreFilterPlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SUCCESS, CycleState, Status, unschedulable
 from kspread.engine.model import Pod
@@ -52,6 +52,19 @@ class _State:
 @register("NodePorts", first=12)
 class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
     _KEY = "PreFilterNodePorts"
+    # EventsToRegister: Pod/Delete (container ports are immutable, updates are ignored)
+    pod_events = frozenset({"Delete"})
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPodDeleted (1.35): Queue only when the deleted pod was bound or
+        nominated and used a host port the pod wants."""
+        deleted = event.pod
+        if deleted.node_name is None and not deleted.nominated_node:
+            return False
+        used = {k: 1 for k in pod_host_ports(deleted)}
+        if not used:
+            return False
+        return not all(not check_conflict(used, w) for w in pod_host_ports(pod))
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         state.write(self._KEY, _State(pod_host_ports(pod)))

@@ -46,6 +46,7 @@ from kspread.engine.framework.interface import (
     Filtered,
     FilterPlugin,
     Plugin,
+    PodEvent,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -328,6 +329,14 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
     """Filter of NodeResourcesFit (PodFitsResources up to 1.17)."""
 
     name = "NodeResourcesFit"
+    # EventsToRegister: Pod/Delete (UpdatePodScaleDown too from 1.27 with
+    # InPlacePodVerticalScaling; a sequence resizes no pod)
+    pod_events = frozenset({"Delete"})
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPodEvent (1.35): the deletion of a pod that was neither bound
+        nor nominated frees nothing; any other deletion may."""
+        return not (event.pod.node_name is None and not event.pod.nominated_node)
 
     def _ignored(self) -> tuple[frozenset[str], frozenset[str]]:
         return (frozenset(self.args.get("ignoredResources") or ()),
