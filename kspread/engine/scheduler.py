@@ -109,6 +109,8 @@ class CycleResult:
     _node_list: Any = None
     bound_node: str | None = None  # the node a sequence bound the pod to
     attempt: int = 1  # the pod's scheduling cycle this is (a sequence retries pods)
+    signature: Any = None  # OpportunisticBatching: the pod's signature (None: not signed)
+    batch_hint: str | None = None  # the node the batch offered this cycle
     compacted: bool = False
 
     @property
@@ -275,10 +277,24 @@ class Scheduler:
         self.bound: dict[str, Pod] = {}
         # scheduling cycles each incoming pod took
         self.attempts: dict[str, int] = {}
+        # OpportunisticBatching: on with the gate when every PreFilter, Filter, PreScore
+        # and Score plugin signs pods and there is no extender (computeBatchablePlugins)
+        fwk = self.framework
+        self._signers: list[Any] = []
+        for pl in [*fwk.pre_filter_plugins, *fwk.filter_plugins, *fwk.pre_score_plugins,
+                   *(sp.plugin for sp in fwk.score_plugins)]:
+            if pl not in self._signers:
+                self._signers.append(pl)
+        self.batching = (self.version.gate("OpportunisticBatching") and not self.extenders
+                         and all(pl.signs_pods for pl in self._signers))
+        self._batch: tuple[tuple, list[str]] | None = None  # (signature, the sorted nodes left)
+        self._last_cycle: tuple[int, str] | None = None  # (cycle, chosen node) of the last Store
+        self.cycle_count = 0
 
     # ---- the cycle ------------------------------------------------------------------
 
     def schedule_one(self, pod: Pod) -> CycleResult:
+        self.cycle_count += 1
         res = CycleResult(pod)
         state = CycleState()
         res.state = state
@@ -291,8 +307,13 @@ class Scheduler:
                 res.statuses = _FilterView(self.order, np.zeros(len(self.order), np.intp), (pre,),  # type: ignore[assignment]
                                            positions=self.order_positions)
                 return self._post_filter(state, pod, res)
-            if pod.nominated_node and self._prefers_nominated_node():
-                node = self.snapshot.node_infos.get(pod.nominated_node)
+            if self.batching:
+                res.signature = self._sign(pod)
+                res.batch_hint = self._node_hint(state, pod, res.signature)
+            # the nominated node first; else the batch's hint (evaluateNominatedNode)
+            first = pod.nominated_node if pod.nominated_node and self._prefers_nominated_node() else res.batch_hint
+            if first:
+                node = self.snapshot.node_infos.get(first)
                 if node is not None:
                     st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
                     if st.is_success() and self._passes_extenders(pod, node.name):
@@ -310,6 +331,57 @@ class Scheduler:
         except SchedulingError as e:
             res.error = str(e)
         return res
+
+    # ---- OpportunisticBatching (framework/runtime/batch.go) ------------------------------
+
+    def _sign(self, pod: Pod) -> tuple | None:
+        """SignPod: every signing plugin's fragments (a later one overwrites a signer an
+        earlier one wrote, as upstream's map); None when one cannot sign the pod."""
+        parts: dict[str, Any] = {}
+        for p in self._signers:
+            frag = p.sign_pod(pod)
+            if frag is None:
+                return None
+            parts.update(frag)
+        return tuple(sorted(parts.items()))
+
+    def _node_hint(self, state: CycleState, pod: Pod, signature: tuple | None) -> str | None:
+        """GetNodeHint: the next node of the last cycle's sorted list, when that cycle was
+        the one just before (and bound its pod), the pod's signature is the same, and the
+        pod does not pass the filters (without nominated pods) on the node that cycle
+        chose. No batch expires: a sequence has no wall clock (maxBatchAge is 500 ms)."""
+        b = self._batch
+        if b is None or not b[1] or self._last_cycle is None:
+            return None
+        if self.cycle_count != self._last_cycle[0] + 1 or signature is None or signature != b[0]:
+            return None
+        info = self.snapshot.node_infos.get(self._last_cycle[1])
+        if info is None:
+            return None
+        try:
+            st = self.framework.run_filter_plugins(state, pod, info)
+        except SchedulingError:
+            return None  # an Error is not a rejection
+        if not st.is_rejected():
+            return None
+        return b[1].pop(0)
+
+    def store_schedule_results(self, r: CycleResult, chosen: str) -> None:
+        """StoreScheduleResults after a cycle that chose ``chosen``: the batch is kept when
+        the cycle took its hint; otherwise it becomes the cycle's other scored nodes, best
+        first (ties in node order, as the pod's own choice), when the pod could be signed;
+        none when nothing else was scored."""
+        if not self.batching:
+            return
+        self._last_cycle = (self.cycle_count, chosen)
+        if r.batch_hint is not None and r.batch_hint == chosen:
+            return
+        if r.signature is None or r._totals is None:  # not signed, or nothing was scored
+            self._batch = None
+            return
+        index = {n: self.snapshot.get(n).node.index for n in r.totals}
+        others = sorted((n for n in r.totals if n != chosen), key=lambda n: (-r.totals[n], index[n]))
+        self._batch = (r.signature, others) if others else None
 
     def first_in_node_order(self, r: CycleResult) -> str:
         """The first of the cycle's selected nodes in the case's node order."""
@@ -575,6 +647,7 @@ def run_case(
         if r.selected_positions is not None or r.selected:
             node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
             r.bound_node = node
+            sched.store_schedule_results(r, node)
             bound = sched.bind(pod, node)
             if case.is_sequence:
                 queue.deliver(PodEvent("Add", bound))

@@ -91,6 +91,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # GA and locked from 1.34), and popping backoffQ when activeQ is empty (KEP-5142).
         _gate("SchedulerQueueingHints", (28, False, "BETA"), (32, True, "BETA"), (34, True, "GA")),
         _gate("SchedulerPopFromBackoffQ", (33, True, "BETA")),
+        # KEP-5598: a pod with the signature of the pod just scheduled takes the next node
+        # of that cycle's sorted list if it passes the filters (kspread/engine/scheduler.py)
+        _gate("OpportunisticBatching", (35, True, "BETA")),
     )
 }
 
@@ -150,8 +153,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("NominatedNodeNameForExpectation",
                     "kspread sets nominatedNodeName only as preemption does, binding is immediate",
                     (34, False, "ALPHA"), (35, True, "BETA")),
-        _unmodelled("OpportunisticBatching", "a batched cycle computes the same result as a fresh one",
-                    (35, True, "BETA")),
         _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
                     (33, False, "ALPHA"), (37, True, "BETA")),
         _unmodelled("VolumeAttributesClass", "kspread models no volumes", (29, False, "ALPHA"), (31, False, "BETA"),

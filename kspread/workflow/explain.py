@@ -151,6 +151,9 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         lines.extend(_preemption_lines(r, order, wanted if nodes is not None else None))
     if r.selected:
         lines.append("selected: " + ", ".join(sorted(r.selected, key=order.index)))
+        if r.batch_hint is not None and r.selected == [r.batch_hint]:
+            lines.append(f"  (OpportunisticBatching: {r.batch_hint} is the previous cycle's next-best node, "
+                         "taken unscored because it passes the filters)")
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
@@ -171,6 +174,10 @@ def _verdict(r: CycleResult, node: str) -> str:
     if nominated and nominated != node and r.searched == [nominated]:
         return (f"feasible (not reached by the search: the nominated node {nominated} was filtered first and "
                 "fits (PreferNominatedNode); not scored)")
+    hint = r.batch_hint
+    if hint and hint != node and r.searched == [hint]:
+        return (f"feasible (not reached by the search: OpportunisticBatching's hint {hint} was filtered first and "
+                "fits; not scored)")
     return ("feasible (not reached by the search: it stopped once it had found enough feasible nodes "
             "(percentageOfNodesToScore, or first fit without scoring); not scored)")
 

@@ -152,6 +152,11 @@ class PodEvent:
     max_priority: int | None = None
 
 
+def tolerations_signer(pod: Pod) -> tuple:
+    """``TolerationsSigner``: the tolerations, sorted by key and value."""
+    return tuple(sorted(pod.tolerations, key=lambda t: (t.key or "", t.value or "")))
+
+
 class Plugin:
     """Base of every plugin. ``name`` is the name the version's configuration uses.
 
@@ -163,9 +168,17 @@ class Plugin:
 
     name: str = ""
     pod_events: frozenset[str] = frozenset()
+    # SignPlugin (OpportunisticBatching, 1.35+): ``sign_pod`` gives the pod's signature
+    # fragments (signer, value), or None when the plugin cannot sign this pod. A profile
+    # with a PreFilter, Filter, PreScore or Score plugin that does not sign pods
+    # (``signs_pods`` false), or with extenders, signs no pod (computeBatchablePlugins).
+    signs_pods: bool = False
 
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         return True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        return ()
 
     def __init__(self, args: Mapping[str, Any], handle: Handle, config_path: tuple = ()) -> None:
         self.args = args

@@ -296,6 +296,17 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
     has_normalize = True
     # EventsToRegister: Pod/Add|UpdatePodLabel|Delete (Pod/All before 1.29)
     pod_events = frozenset({"Add", "Delete"})
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: a pod with pod affinity or anti-affinity cannot be signed; the labels
+        otherwise (none with ignorePreferredTermsOfExistingPods)."""
+        a = pod.affinity
+        if a is not None and (a.pod_affinity is not None or a.pod_anti_affinity is not None):
+            return None
+        if self.ignore_preferred_terms:
+            return ()
+        return (("Labels", tuple(sorted(pod.labels.items()))),)
 
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPodChange (1.35): an unbound pod changes nothing; a bound pod

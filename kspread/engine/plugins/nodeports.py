@@ -15,6 +15,7 @@ NodeInfo and Filter do.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,12 @@ class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
     _KEY = "PreFilterNodePorts"
     # EventsToRegister: Pod/Delete (container ports are immutable, updates are ignored)
     pod_events = frozenset({"Delete"})
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: the host ports of the containers and init containers (HostPortsSigner)."""
+        ports = {p.host_port for c in (*pod.containers, *pod.init_containers) for p in c.ports if p.host_port != 0}
+        return (("HostPorts", tuple(sorted(ports))),)
 
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPodDeleted (1.35): Queue only when the deleted pod was bound or

@@ -347,6 +347,14 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
     has_normalize = True
     # EventsToRegister: Pod/Add|UpdatePodLabel|Delete (and UpdatePodToleration with hints)
     pod_events = frozenset({"Add", "Delete"})
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: a pod with constraints, or any pod when the plugin has default
+        constraints (System defaulting has), cannot be signed."""
+        if pod.topology_spread_constraints or self.default_constraints:
+            return None
+        return ()
 
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPodChange (1.35): only a bound pod of the pod's namespace (or
