@@ -110,3 +110,15 @@ def test_explain_says_where_the_hint_came_from():
             "not scored)") in tail
     assert tail[-2:] == ["  selected: c", ("    (OpportunisticBatching: c is the previous cycle's next-best node, "
                                            "taken unscored because it passes the filters)")]
+
+
+def test_a_hint_among_equal_totals_is_marked_as_a_tie():
+    from kspread.workflow.runner import run_loaded
+
+    nodes = [{"name": "a", "allocatable": {"cpu": "100", "memory": "100Gi", "pods": 1}},
+             {"name": "b", "allocatable": {"cpu": "4", "memory": "100Gi", "pods": 110}},
+             {"name": "c", "allocatable": {"cpu": "4", "memory": "100Gi", "pods": 110}}]
+    out = run_loaded(_case([{"name": "p1", **POD}, {"name": "p2", **POD}], nodes=nodes))
+    assert out.actual["placements"] == {"p1": "a", "p2": "b"}
+    assert out.actual["searched"] == ["b"]
+    assert out.actual["ties"] == {"p2": ["b", "c"]}

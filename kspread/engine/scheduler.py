@@ -39,7 +39,7 @@ preemption).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -111,6 +111,7 @@ class CycleResult:
     attempt: int = 1  # the pod's scheduling cycle this is (a sequence retries pods)
     signature: Any = None  # OpportunisticBatching: the pod's signature (None: not signed)
     batch_hint: str | None = None  # the node the batch offered this cycle
+    batch_ties: list[str] = field(default_factory=list)  # nodes of the hint's total in the batch
     compacted: bool = False
 
     @property
@@ -287,9 +288,13 @@ class Scheduler:
                 self._signers.append(pl)
         self.batching = (self.version.gate("OpportunisticBatching") and not self.extenders
                          and all(pl.signs_pods for pl in self._signers))
-        self._batch: tuple[tuple, list[str]] | None = None  # (signature, the sorted nodes left)
+        # (signature, the sorted nodes left with their totals)
+        self._batch: tuple[tuple, list[tuple[str, int]]] | None = None
         self._last_cycle: tuple[int, str] | None = None  # (cycle, chosen node) of the last Store
         self.cycle_count = 0
+        self._hint_ties: list[str] = []
+        # pod -> the tied nodes its placement was taken from (first in node order)
+        self.ties: dict[str, list[str]] = {}
 
     # ---- the cycle ------------------------------------------------------------------
 
@@ -309,7 +314,9 @@ class Scheduler:
                 return self._post_filter(state, pod, res)
             if self.batching:
                 res.signature = self._sign(pod)
+                self._hint_ties = []
                 res.batch_hint = self._node_hint(state, pod, res.signature)
+                res.batch_ties = self._hint_ties
             # the nominated node first; else the batch's hint (evaluateNominatedNode)
             first = pod.nominated_node if pod.nominated_node and self._prefers_nominated_node() else res.batch_hint
             if first:
@@ -364,7 +371,10 @@ class Scheduler:
             return None  # an Error is not a rejection
         if not st.is_rejected():
             return None
-        return b[1].pop(0)
+        node, total = b[1].pop(0)
+        # upstream's heap orders equal totals at random: the hint is one of these
+        self._hint_ties = [node] + [n for n, t in b[1] if t == total]
+        return node
 
     def store_schedule_results(self, r: CycleResult, chosen: str) -> None:
         """StoreScheduleResults after a cycle that chose ``chosen``: the batch is kept when
@@ -379,9 +389,10 @@ class Scheduler:
         if r.signature is None or r._totals is None:  # not signed, or nothing was scored
             self._batch = None
             return
-        index = {n: self.snapshot.get(n).node.index for n in r.totals}
-        others = sorted((n for n in r.totals if n != chosen), key=lambda n: (-r.totals[n], index[n]))
-        self._batch = (r.signature, others) if others else None
+        totals = r.totals
+        index = {n: self.snapshot.get(n).node.index for n in totals}
+        others = sorted((n for n in totals if n != chosen), key=lambda n: (-totals[n], index[n]))
+        self._batch = (r.signature, [(n, totals[n]) for n in others]) if others else None
 
     def first_in_node_order(self, r: CycleResult) -> str:
         """The first of the cycle's selected nodes in the case's node order."""
@@ -555,6 +566,7 @@ class Scheduler:
             if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
                 self.snapshot.remove_pod(v)
             self.bound.pop(v.key, None)
+            self.ties.pop(v.key, None)
             events.append(PodEvent("Delete", v))
         node = outcome.nominated_node
         assert node is not None
@@ -589,9 +601,30 @@ class Scheduler:
         out.discard("")
         return frozenset(out)
 
+    def mark_tie(self, pod: Pod, r: CycleResult) -> None:
+        """Record whether the pod's placement came from a tie upstream breaks at random:
+        several top-scoring nodes, several preemption candidates tied on every criterion,
+        or a batch hint among nodes of equal total. A pod bound on its nominated node
+        keeps the mark of the preemption that nominated it."""
+        order = self.snapshot.get
+        tied: list[str] = []
+        if r.preemption is not None and r.preemption.nominated_node is not None and not r.selected:
+            tied = list(r.preemption.tied_nodes)
+        elif r.batch_hint is not None and r.selected == [r.batch_hint]:
+            tied = list(r.batch_ties)
+        elif len(r.selected) > 1:
+            tied = list(r.selected)
+        elif pod.nominated_node and r.selected == [pod.nominated_node] and r.searched == [pod.nominated_node]:
+            return
+        if len(tied) > 1:
+            self.ties[pod.key] = sorted(tied, key=lambda n: order(n).node.index)
+        else:
+            self.ties.pop(pod.key, None)
+
     def clear_nomination(self, pod: Pod) -> Pod:
         cleared = replace(self.pending.get(pod.key, pod), nominated_node=None)
         self.nominator.remove(pod)
+        self.ties.pop(pod.key, None)
         if pod.key in self.pending:
             self.pending[pod.key] = cleared
         return cleared
@@ -648,6 +681,7 @@ def run_case(
             node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
             r.bound_node = node
             sched.store_schedule_results(r, node)
+            sched.mark_tie(pod, r)
             bound = sched.bind(pod, node)
             if case.is_sequence:
                 queue.deliver(PodEvent("Add", bound))
@@ -656,6 +690,7 @@ def run_case(
         after: list[PodEvent] = []
         if r.preemption is not None and r.preemption.nominated_node is not None:
             before = pod
+            sched.mark_tie(pod, r)
             pod, in_flight = sched.apply_preemption(pod, r.preemption)
             if before.nominated_node and before.nominated_node != pod.nominated_node:
                 after.append(PodEvent("Delete", before, pod.priority))

@@ -154,6 +154,12 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         if r.batch_hint is not None and r.selected == [r.batch_hint]:
             lines.append(f"  (OpportunisticBatching: {r.batch_hint} is the previous cycle's next-best node, "
                          "taken unscored because it passes the filters)")
+            if len(r.batch_ties) > 1:
+                lines.append(f"  (a tie: {', '.join(sorted(r.batch_ties, key=order.index))} had the same total in "
+                             "that cycle; upstream's list orders them at random)")
+        elif len(r.selected) > 1 and sched.case.is_sequence and r.bound_node:
+            lines.append(f"  (a tie: the sequence binds {r.bound_node}, the first in node order; "
+                         "upstream picks any of them)")
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
