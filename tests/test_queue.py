@@ -10,6 +10,7 @@ import pytest
 
 from kspread.engine.queue import SchedulingQueue, backoff_seconds
 from kspread.engine.scheduler import Scheduler, run_case
+from kspread.engine.versions import Version
 from kspread.format.case import build_case
 from kspread.workflow.runner import run_loaded
 
@@ -135,9 +136,30 @@ def test_backoff_queue_pops_the_shortest_backoff_first(version):
 
 
 def test_gate_defaults_by_version():
-    from kspread.engine.versions import Version
-
     hints = {m: Version(m).gate("SchedulerQueueingHints") for m in (27, 28, 31, 32, 34, 35)}
     assert hints == {27: False, 28: False, 31: False, 32: True, 34: True, 35: True}
     pop = {m: Version(m).gate("SchedulerPopFromBackoffQ") for m in (32, 33, 35)}
     assert pop == {32: False, 33: True, 35: True}
+
+
+def test_a_nomination_cleared_moves_pods_of_its_priority_or_less():
+    """hasNominatedNodeNameChanged (1.33+): an AssignedPodDelete of the pod as it was (nominated),
+    offered to the pods of its priority or less; NodeResourcesFit's hint queues them (the
+    deleted pod was nominated)."""
+    from dataclasses import replace
+
+    from kspread.engine.framework.interface import PodEvent
+
+    case = _fit_case("1.35", [{"name": "low", "priority": 1, "requests": {"cpu": "3"}},
+                              {"name": "high", "priority": 9, "requests": {"cpu": "3"}}])
+    sched = Scheduler(case)
+    q = SchedulingQueue(sched.version, sched.framework, case.incoming)
+    qs = {x.key: x for x in (q.pop(), q.pop()) if x is not None}
+    for x in qs.values():
+        q.failed(x, x.pod, frozenset({"NodeResourcesFit"}), [])
+    was = replace(case.incoming[0], name="n", nominated_node="n1", priority=5)
+    q.deliver(PodEvent("Delete", was, max_priority=5))
+    assert (qs["low"].where, qs["high"].where) == ("backoff", "unschedulable")
+    q.deliver(PodEvent("Delete", replace(was, nominated_node=None), max_priority=9))
+    assert qs["high"].where == "unschedulable"  # neither bound nor nominated: Fit's hint skips it
+    assert [Version(m).queue_sees_nomination_changes for m in (32, 33)] == [False, True]

@@ -3,7 +3,7 @@ from 1.34, internal/queue before): activeQ, backoffQ and the unschedulable pods,
 how the cluster events a sequence makes move pods between them.
 
 A sequence's events: a pod bound (AssignedPodAdd), a victim deleted (AssignedPodDelete)
-and, from 1.34, a pending pod's nomination changed or cleared (AssignedPodDelete offered
+and, from 1.33, a pending pod's nomination changed or cleared (AssignedPodDelete offered
 only to pods of its priority or less). Nodes never change inside a sequence.
 
 * activeQ pops by PrioritySort: priority descending, then the time the pod entered the

@@ -22,7 +22,7 @@ rebuilt:
 * a pod that preempts: its victims are deleted at once (kspread does not model the
   graceful termination period: the victims are gone before the next cycle), pods of
   lower priority nominated to that node lose their nomination, and the pod is
-  nominated to the node. The deletions (and, from 1.34, the cleared nominations) are
+  nominated to the node. The deletions (and, from 1.33, the cleared nominations) are
   the queue's events; the pod waits until one moves it, and is then tried on its
   nominated node first where the version does so (PreferNominatedNode, beta and on
   from 1.22);

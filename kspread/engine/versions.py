@@ -242,10 +242,10 @@ class Version:
 
     @property
     def queue_sees_nomination_changes(self) -> bool:
-        """From 1.34 a pending pod whose nominated node changes or is cleared is, to the
-        queue, an AssignedPodDelete for the pods of its priority or less
+        """From 1.33 (PR #129058) a pending pod whose nominated node changes or is cleared
+        is, to the queue, an AssignedPodDelete for the pods of its priority or less
         (hasNominatedNodeNameChanged, getLEPriorityPreCheck)."""
-        return self.minor >= 34
+        return self.minor >= 33
 
     @property
     def first_fit_without_scoring(self) -> bool:
