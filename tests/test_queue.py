@@ -163,3 +163,16 @@ def test_a_nomination_cleared_moves_pods_of_its_priority_or_less():
     q.deliver(PodEvent("Delete", replace(was, nominated_node=None), max_priority=9))
     assert qs["high"].where == "unschedulable"  # neither bound nor nominated: Fit's hint skips it
     assert [Version(m).queue_sees_nomination_changes for m in (32, 33)] == [False, True]
+
+
+def test_before_1_31_a_binding_is_not_offered_to_pods_only_spreading_rejected():
+    """With queueing hints off, AssignedPodAdded offers a binding to the pods
+    PodTopologySpread rejected only from 1.31 (PR #122627)."""
+    spread = [{"maxSkew": 1, "topologyKey": "tier", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "x"}}}]
+    for version, cycles in (("1.31", ["s", "t", "s"]), ("1.30", ["s", "t"])):
+        case = _case(version, [{"name": "s", "priority": 100, "labels": {"app": "x"},
+                                "topologySpreadConstraints": spread},
+                               {"name": "t", "labels": {"app": "x"}}])
+        _, results, _ = run_case(case)
+        assert _cycles(results) == cycles, version

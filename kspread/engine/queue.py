@@ -15,8 +15,8 @@ only to pods of its priority or less). Nodes never change inside a sequence.
   with SchedulerQueueingHints on, when some plugin that rejected it registered the event
   and its queueing hint answers Queue; with the gate off (from 1.21), when some rejecting
   plugin registered the event, AssignedPodAdd offered only to the pods with a required
-  affinity term it matches or that PodTopologySpread rejected in its namespace
-  (getUnschedulablePodsWithCrossTopologyTerm); before 1.21, AssignedPodAdd moves the pods
+  affinity term it matches or (from 1.31) that PodTopologySpread rejected in its
+  namespace (getUnschedulablePodsWithCrossTopologyTerm); before 1.21, AssignedPodAdd moves the pods
   with a required affinity term it matches and AssignedPodDelete every pod. A pod no
   plugin rejected (a failure that names none) stays unschedulable here; upstream would
   retry it after each backoff for ever.
@@ -173,9 +173,10 @@ class SchedulingQueue:
                 return self._affinity_term_matches(q.pod, ev.pod)
             return True
         if not self.hints and ev.action == "Add":
-            # AssignedPodAdded: getUnschedulablePodsWithCrossTopologyTerm first
-            cross = (PTS in q.rejectors and q.pod.namespace == ev.pod.namespace) or \
-                self._affinity_term_matches(q.pod, ev.pod)
+            # AssignedPodAdded: getUnschedulablePodsWithCrossTopologyTerm first (before 1.31
+            # getUnschedulablePodsWithMatchingAffinityTerm: affinity terms only)
+            spread = self.version.queue_requeues_spread_pods_on_add and PTS in q.rejectors
+            cross = (spread and q.pod.namespace == ev.pod.namespace) or self._affinity_term_matches(q.pod, ev.pod)
             if not cross:
                 return False
         if not self._of_interest(ev):

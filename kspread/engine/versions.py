@@ -241,6 +241,14 @@ class Version:
         return self.minor >= 21
 
     @property
+    def queue_requeues_spread_pods_on_add(self) -> bool:
+        """From 1.31 (PR #122627) AssignedPodAdded, with queueing hints off, also offers the
+        event to the pods PodTopologySpread rejected in the added pod's namespace
+        (getUnschedulablePodsWithCrossTopologyTerm); before, only to pods with a required
+        affinity term the added pod matches."""
+        return self.minor >= 31
+
+    @property
     def queue_sees_nomination_changes(self) -> bool:
         """From 1.33 (PR #129058) a pending pod whose nominated node changes or is cleared
         is, to the queue, an AssignedPodDelete for the pods of its priority or less
