@@ -161,3 +161,19 @@ pod: {{name: a}}
     r = sched.schedule_one(case.incoming[0])
     assert len(r.searched) == 100
     assert sched.next_start_node_index == 0
+
+
+def test_a_nominated_node_that_failed_counts_towards_the_start_index():
+    """evaluateNominatedNode records the nominated node's status in the diagnosis the
+    search shares: processedNodes counts it once even when the walk stops before it."""
+    nodes = ", ".join(f"n{i}" if i != 101 else "{name: n101, unschedulable: true}" for i in range(102))
+    case = _case(f"""
+version: "1.35"
+profile: {{filter: [NodeUnschedulable], score: [NodeResourcesBalancedAllocation], percentageOfNodesToScore: 50}}
+nodes: [{nodes}]
+pod: {{name: a, nominatedNode: n101}}
+""")
+    sched = Scheduler(case)
+    r = sched.schedule_one(case.incoming[0])
+    assert r.searched == [f"n{i}" for i in range(100)]
+    assert sched.next_start_node_index == 101  # 100 found + n101's status

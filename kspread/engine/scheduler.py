@@ -271,6 +271,7 @@ class Scheduler:
         # snapshot positions of the nodes in node tree order
         self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
         self.node_index = np.array([info.node.index for info in self.snapshot.node_list], np.int64)
+        self._tree_index = {n: j for j, n in enumerate(self.order)}
         self.next_start_node_index = 0
         # pods not bound (the case's pending pods and the incoming ones), as they are now
         self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
@@ -319,6 +320,7 @@ class Scheduler:
                 res.batch_ties = self._hint_ties
             # the nominated node first; else the batch's hint (evaluateNominatedNode)
             first = pod.nominated_node if pod.nominated_node and self._prefers_nominated_node() else res.batch_hint
+            first_failed: tuple[str, bool] | None = None
             if first:
                 node = self.snapshot.node_infos.get(first)
                 if node is not None:
@@ -328,7 +330,8 @@ class Scheduler:
                         res.searched = [node.name]
                         res.selected = [node.name]
                         return res
-            self._find_feasible(state, pod, res)
+                    first_failed = (node.name, st.is_success())
+            self._find_feasible(state, pod, res, first_failed)
             if not res.searched_count():
                 return self._post_filter(state, pod, res)
             if res.searched_count() == 1:
@@ -419,11 +422,15 @@ class Scheduler:
             raise_error_of(res, err)
         return _FilterView(self.order, res.ids, res.table, positions=self.order_positions)
 
-    def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
+    def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult,
+                       first_failed: tuple[str, bool] | None = None) -> None:
         """findNodesThatPassFilters: the nodes are filtered all at once; the search
         (from ``next_start_node_index``, stopping after ``to_find`` feasible nodes) is
         then read off the statuses, in node tree order from the start index, exactly as
-        a one-by-one walk would find it. Statuses are reported for every node."""
+        a one-by-one walk would find it. Statuses are reported for every node.
+        ``first_failed``: the nominated node (or batch hint) tried first that did not fit
+        (and whether only an extender refused it): its status is in the diagnosis the
+        start index counts, once, whether or not the walk reaches it."""
         fwk = self.framework
         n_all = len(self.order)
         to_find = num_feasible_nodes_to_find(self.version, self.case.profile.percentage_of_nodes_to_score, n_all)
@@ -451,6 +458,11 @@ class Scheduler:
             err = first_error(filtered, tree_to_rotated[tree_to_rotated >= processed])
         if err is not None:
             raise_error_of(filtered, err)
+        if first_failed is not None and n_all:
+            name, by_extender = first_failed
+            # processedNodes = feasible found + the diagnosis' statuses (distinct nodes)
+            if by_extender or (self._tree_index[name] - start) % n_all >= processed:
+                processed += 1
         if n_all:
             self.next_start_node_index = (start + processed) % n_all
         node_list = self.snapshot.node_list
