@@ -76,8 +76,8 @@ def test_default_profile_signs_no_pod():
            "schedule": [{"name": "p1", **POD}, {"name": "p2", **POD}]}
     case = build_case(doc, "t")
     sched = Scheduler(case)
-    assert sched.batching is True
     assert sched._sign(case.incoming[0]) is None
+    assert sched.batching is False  # known without signing each pod
     _, results, _ = run_case(case)
     assert results[1].batch_hint is None
 

@@ -130,7 +130,8 @@ def test_backoff_queue_pops_the_shortest_backoff_first(version):
     q.failed(qa, qa.pod, rejectors, [])
     q.failed(qb, qb.pod, rejectors, [])
     assert (qa.where, qb.where) == ("unschedulable", "unschedulable")
-    qa.where = qb.where = "backoff"
+    q.place(qa, "backoff")
+    q.place(qb, "backoff")
     assert [q.pop().key, q.pop().key] == ["b", "a"]  # type: ignore[union-attr]
     assert q.pop() is None
 

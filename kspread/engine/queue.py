@@ -35,6 +35,7 @@ only to pods of its priority or less). Nodes never change inside a sequence.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -94,36 +95,62 @@ class SchedulingQueue:
         self.now = 0
         self._seq = 0
         self.pods: dict[str, QueuedPod] = {}
+        # heaps of (order..., timestamp, key); an entry is stale once its pod moved on
+        self._active: list[tuple[int, int, str]] = []
+        self._backoff: list[tuple[int, int, int, str]] = []
+        self._unschedulable: dict[str, QueuedPod] = {}
         for p in pods:
-            self.pods[p.key] = QueuedPod(p, self._next())
+            q = self.pods[p.key] = QueuedPod(p, self._next())
+            self.place(q, "active")
 
     def _next(self) -> int:
         self._seq += 1
         return self._seq
 
-    def _in(self, where: str) -> list[QueuedPod]:
-        return [q for q in self.pods.values() if q.where == where]
+    def place(self, q: QueuedPod, where: str) -> None:
+        """Put the pod in activeQ, backoffQ or the unschedulable pods."""
+        self._unschedulable.pop(q.key, None)
+        q.where = where
+        if where == "active":
+            heapq.heappush(self._active, (-q.pod.priority, q.timestamp, q.key))
+        elif where == "backoff":
+            heapq.heappush(self._backoff, (q.backoff_expiry(), -q.pod.priority, q.timestamp, q.key))
+        elif where == "unschedulable":
+            self._unschedulable[q.key] = q
+
+    def _live(self, heap: list, where: str) -> QueuedPod | None:
+        """The head of a heap, its stale entries dropped."""
+        while heap:
+            key, ts = heap[0][-1], heap[0][-2]
+            q = self.pods[key]
+            if q.where == where and q.timestamp == ts:
+                return q
+            heapq.heappop(heap)
+        return None
 
     # ---- popping ---------------------------------------------------------------------
 
     def pop(self) -> QueuedPod | None:
         """The next pod to schedule; None when activeQ and backoffQ are empty."""
-        active = self._in("active")
-        if not active:
-            backoff = self._in("backoff")
-            if not backoff:
+        q = self._live(self._active, "active")
+        if q is None:
+            head = self._live(self._backoff, "backoff")
+            if head is None:
                 return None
             if self.pop_from_backoff:
-                q = min(backoff, key=lambda q: (q.backoff_expiry(), -q.pod.priority, q.timestamp))
-                q.where = "gone"
-                return q
-            # the scheduler waits for the next backoffQ flush that moves something
-            self.now = max(self.now, min(q.backoff_expiry() for q in backoff))
-            for q in backoff:
-                if q.backoff_expiry() <= self.now:
-                    q.where = "active"
-            active = self._in("active")
-        q = min(active, key=lambda q: (-q.pod.priority, q.timestamp))
+                heapq.heappop(self._backoff)
+                head.where = "gone"
+                return head
+            # the scheduler waits for the next backoffQ flush that moves something: every
+            # pod whose backoff has ended by then
+            self.now = max(self.now, head.backoff_expiry())
+            while head is not None and head.backoff_expiry() <= self.now:
+                heapq.heappop(self._backoff)
+                self.place(head, "active")
+                head = self._live(self._backoff, "backoff")
+            q = self._live(self._active, "active")
+            assert q is not None
+        heapq.heappop(self._active)
         q.where = "gone"
         return q
 
@@ -138,7 +165,7 @@ class SchedulingQueue:
         q.timestamp = self._next()
         q.failed_at = self.now
         if not rejectors:
-            q.where = "unschedulable"  # see the module docstring
+            self.place(q, "unschedulable")  # see the module docstring
             return
         if self.hints:
             worth = any(self._worth(q, ev) for ev in in_flight)
@@ -147,7 +174,7 @@ class SchedulingQueue:
             worth = any(self._of_interest(ev) for ev in in_flight)
         else:
             worth = bool(in_flight)
-        q.where = "backoff" if worth else "unschedulable"
+        self.place(q, "backoff" if worth else "unschedulable")
 
     def update(self, pod: Pod) -> None:
         """The pod changed (a nomination): the queue holds the new object."""
@@ -158,14 +185,14 @@ class SchedulingQueue:
     def deliver(self, ev: PodEvent, skip: str | None = None) -> None:
         """Move the unschedulable pods the event may make schedulable (not ``skip``: the
         pod whose cycle caused it, which saw it in flight)."""
-        for q in self._in("unschedulable"):
+        for q in list(self._unschedulable.values()):
             if q.key == skip:
                 continue
             if ev.max_priority is not None and q.pod.priority > ev.max_priority:
                 continue
             if self._moves(q, ev):
                 expired = q.backoff_expiry() <= self.now
-                q.where = "active" if expired else "backoff"
+                self.place(q, "active" if expired else "backoff")
 
     def _moves(self, q: QueuedPod, ev: PodEvent) -> bool:
         if not self.filters_events:

@@ -288,14 +288,16 @@ class Scheduler:
             if pl not in self._signers:
                 self._signers.append(pl)
         self.batching = (self.version.gate("OpportunisticBatching") and not self.extenders
-                         and all(pl.signs_pods for pl in self._signers))
+                         and all(pl.signs_pods for pl in self._signers)
+                         and not any(pl.signs_no_pod() for pl in self._signers))
         # (signature, the sorted nodes left with their totals)
         self._batch: tuple[tuple, list[tuple[str, int]]] | None = None
         self._last_cycle: tuple[int, str] | None = None  # (cycle, chosen node) of the last Store
         self.cycle_count = 0
         self._hint_ties: list[str] = []
-        # pod -> the tied nodes its placement was taken from (first in node order)
-        self.ties: dict[str, list[str]] = {}
+        # pod -> the tied nodes its placement was taken from (snapshot positions, in node
+        # order): tied_nodes
+        self.ties: dict[str, np.ndarray] = {}
 
     # ---- the cycle ------------------------------------------------------------------
 
@@ -618,20 +620,28 @@ class Scheduler:
         several top-scoring nodes, several preemption candidates tied on every criterion,
         or a batch hint among nodes of equal total. A pod bound on its nominated node
         keeps the mark of the preemption that nominated it."""
-        order = self.snapshot.get
-        tied: list[str] = []
-        if r.preemption is not None and r.preemption.nominated_node is not None and not r.selected:
+        pos = self.snapshot.position
+        tied: list[str] | np.ndarray = []
+        n_selected = len(r.selected_positions) if r.selected_positions is not None else len(r.selected)
+        if r.preemption is not None and r.preemption.nominated_node is not None and not n_selected:
             tied = list(r.preemption.tied_nodes)
-        elif r.batch_hint is not None and r.selected == [r.batch_hint]:
+        elif r.batch_hint is not None and n_selected == 1 and r.selected == [r.batch_hint]:
             tied = list(r.batch_ties)
-        elif len(r.selected) > 1:
-            tied = list(r.selected)
+        elif n_selected > 1:
+            tied = r.selected_positions if r.selected_positions is not None else list(r.selected)
         elif pod.nominated_node and r.selected == [pod.nominated_node] and r.searched == [pod.nominated_node]:
             return
         if len(tied) > 1:
-            self.ties[pod.key] = sorted(tied, key=lambda n: order(n).node.index)
+            # snapshot positions, in node order; names when reported (tied_nodes)
+            at = tied if isinstance(tied, np.ndarray) else np.array([pos[n] for n in tied], np.intp)
+            self.ties[pod.key] = at[np.argsort(self.node_index[at], kind="stable")]
         else:
             self.ties.pop(pod.key, None)
+
+    def tied_nodes(self, key: str) -> list[str] | None:
+        """The nodes the pod's placement was taken from, in node order; None: no tie."""
+        at = self.ties.get(key)
+        return None if at is None else [self.snapshot.node_list[i].node.name for i in at.tolist()]
 
     def clear_nomination(self, pod: Pod) -> Pod:
         cleared = replace(self.pending.get(pod.key, pod), nominated_node=None)

@@ -101,7 +101,7 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
         # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
         # placement kspread took from a tie upstream breaks at random (with the tied nodes)
         actual["attempts"] = {p.key: sched.attempts.get(p.key, 0) for p in case.incoming}
-        actual["ties"] = {p.key: sched.ties[p.key] for p in case.incoming
+        actual["ties"] = {p.key: sched.tied_nodes(p.key) for p in case.incoming
                           if p.key in sched.ties and placements.get(p.key) is not None}
     return Outcome(actual, compare(case.expect, actual), results, sched)
 

@@ -180,6 +180,11 @@ class Plugin:
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         return ()
 
+    def signs_no_pod(self) -> bool:
+        """True when ``sign_pod`` answers None whatever the pod (a shortcut: the profile
+        then batches nothing)."""
+        return False
+
     def __init__(self, args: Mapping[str, Any], handle: Handle, config_path: tuple = ()) -> None:
         self.args = args
         self.handle = handle

@@ -351,6 +351,9 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
             return None
         return (("Resources", tuple(sorted(pod_resource_request(pod, self.version).items()))),)
 
+    def signs_no_pod(self) -> bool:
+        return dra_extended_resource(self.version)
+
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPodEvent (1.35): the deletion of a pod that was neither bound
         nor nominated frees nothing; any other deletion may."""

@@ -174,6 +174,11 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
             return None
         return (("Resources", tuple(sorted(pod_resource_request(pod, self.version).items()))),)
 
+    def signs_no_pod(self) -> bool:
+        from kspread.engine.plugins.noderesources_fit import dra_extended_resource
+
+        return dra_extended_resource(self.version)
+
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
         self.flags = resource_scoring(self.version)

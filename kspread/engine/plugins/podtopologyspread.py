@@ -356,6 +356,9 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             return None
         return ()
 
+    def signs_no_pod(self) -> bool:
+        return bool(self.default_constraints)
+
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPodChange (1.35): only a bound pod of the pod's namespace (or
         the pod itself) is involved; it may change the spreading when its labels match
