@@ -177,3 +177,40 @@ def test_before_1_31_a_binding_is_not_offered_to_pods_only_spreading_rejected():
                                {"name": "t", "labels": {"app": "x"}}])
         _, results, _ = run_case(case)
         assert _cycles(results) == cycles, version
+
+
+RETRY_ORDER = """
+apiVersion: kspread/v1
+kind: Case
+name: t
+version: "1.35"
+profile: {config: sched.yaml}
+nodes: [{name: n6, allocatable: {cpu: "2", memory: 16Gi, pods: 4}}]
+pods: [{name: p8, namespace: ns1, node: n6, requests: {cpu: 1500m, memory: 512Mi}}]
+schedule:
+- {name: q5, priority: 100, requests: {cpu: "2", memory: 1Gi}}
+- {name: q9, priority: 0, requests: {cpu: "2", memory: 512Mi}}
+- {name: q11, priority: 1000, preemptionPolicy: Never, requests: {cpu: 1500m, memory: 1Gi}}
+expect: {placements: {q5: null, q9: null, q11: n6}}
+"""
+
+
+@pytest.mark.parametrize("max_backoff, cycles", [
+    # upstream's default (10 s): q5, failed twice, backs off 2 s, after q9's 1 s
+    (None, ["q11", "q5", "q9", "q11", "q5", "q9", "q5"]),
+    # podMaxBackoffSeconds 1 (the fullcycle oracle's setting): the same window, q5 first by priority
+    (1, ["q11", "q5", "q9", "q11", "q5", "q5", "q9"]),
+])
+def test_backoff_of_a_configuration_orders_backoffq(tmp_path, max_backoff, cycles):
+    """q5 preempts p8; q11 binds; q5 fails again and its nomination is cleared, which
+    (1.33+) moves q5 itself and q9 (both rejected by NodeResourcesFit) to backoffQ."""
+    from kspread.format.loader import load_case, read_file
+
+    (tmp_path / "sched.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        + (f"podMaxBackoffSeconds: {max_backoff}\n" if max_backoff else ""))
+    (tmp_path / "c.yaml").write_text(RETRY_ORDER)
+    [doc] = read_file(str(tmp_path / "c.yaml")).docs
+    _, results, placements = run_case(load_case(doc))
+    assert _cycles(results) == cycles
+    assert placements == {"q5": None, "q9": None, "q11": "n6"}

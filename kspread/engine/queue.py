@@ -21,9 +21,10 @@ only to pods of its priority or less). Nodes never change inside a sequence.
   plugin rejected (a failure that names none) stays unschedulable here; upstream would
   retry it after each backoff for ever.
 * The clock rule. A sequence has no wall clock: cycles, bindings and events take no
-  time, and every event of a cycle is seen before the next pod is popped. Backoff is
-  upstream's default (1 s initial, doubling per failure, 10 s at most), so a pod that
-  failed is still backing off when an event moves it. With SchedulerPopFromBackoffQ
+  time, and every event of a cycle is seen before the next pod is popped. Backoff is the
+  profile's podInitialBackoffSeconds doubled per failure, at most podMaxBackoffSeconds
+  (upstream's defaults 1 and 10), so a pod that failed is still backing off when an
+  event moves it. With SchedulerPopFromBackoffQ
   (beta, on from 1.33) the scheduler pops backoffQ's head when activeQ is empty:
   shortest backoff first, then activeQ's order. Without it, the scheduler waits when
   activeQ is empty: the clock jumps to the earliest backoff expiry and every pod whose
@@ -54,15 +55,15 @@ EXTENDER = "Extender"  # framework.ExtenderName: the rejector when extenders fil
 PTS = "PodTopologySpread"
 
 
-def backoff_seconds(count: int) -> int:
+def backoff_seconds(count: int, initial: int = INITIAL_BACKOFF_SECONDS, maximum: int = MAX_BACKOFF_SECONDS) -> int:
     """calculateBackoffDuration: the initial backoff doubled per failure after the first,
     capped at the maximum."""
     if count <= 0:
         return 0
     shift = count - 1
-    if MAX_BACKOFF_SECONDS >> shift < INITIAL_BACKOFF_SECONDS:
-        return MAX_BACKOFF_SECONDS
-    return INITIAL_BACKOFF_SECONDS << shift
+    if maximum >> shift < initial:
+        return maximum
+    return initial << shift
 
 
 @dataclass(slots=True)
@@ -81,9 +82,6 @@ class QueuedPod:
     def key(self) -> str:
         return self.pod.key
 
-    def backoff_expiry(self) -> int:
-        return self.failed_at + backoff_seconds(self.unschedulable_count)
-
 
 class SchedulingQueue:
     def __init__(self, version: Version, framework: Framework, pods: Iterable[Pod]) -> None:
@@ -93,6 +91,8 @@ class SchedulingQueue:
         self.pop_from_backoff = version.gate("SchedulerPopFromBackoffQ")
         self.filters_events = version.queue_filters_events_by_plugin
         self.now = 0
+        self.initial_backoff = framework.profile.pod_initial_backoff_seconds
+        self.max_backoff = framework.profile.pod_max_backoff_seconds
         self._seq = 0
         self.pods: dict[str, QueuedPod] = {}
         # heaps of (order..., timestamp, key); an entry is stale once its pod moved on
@@ -102,6 +102,11 @@ class SchedulingQueue:
         for p in pods:
             q = self.pods[p.key] = QueuedPod(p, self._next())
             self.place(q, "active")
+
+    def _expiry(self, q: QueuedPod) -> int:
+        """When the pod's backoff ends (getBackoffTime: its last failure plus the backoff
+        of its failure count)."""
+        return q.failed_at + backoff_seconds(q.unschedulable_count, self.initial_backoff, self.max_backoff)
 
     def _next(self) -> int:
         self._seq += 1
@@ -114,7 +119,7 @@ class SchedulingQueue:
         if where == "active":
             heapq.heappush(self._active, (-q.pod.priority, q.timestamp, q.key))
         elif where == "backoff":
-            heapq.heappush(self._backoff, (q.backoff_expiry(), -q.pod.priority, q.timestamp, q.key))
+            heapq.heappush(self._backoff, (self._expiry(q), -q.pod.priority, q.timestamp, q.key))
         elif where == "unschedulable":
             self._unschedulable[q.key] = q
 
@@ -143,8 +148,8 @@ class SchedulingQueue:
                 return head
             # the scheduler waits for the next backoffQ flush that moves something: every
             # pod whose backoff has ended by then
-            self.now = max(self.now, head.backoff_expiry())
-            while head is not None and head.backoff_expiry() <= self.now:
+            self.now = max(self.now, self._expiry(head))
+            while head is not None and self._expiry(head) <= self.now:
                 heapq.heappop(self._backoff)
                 self.place(head, "active")
                 head = self._live(self._backoff, "backoff")
@@ -191,7 +196,7 @@ class SchedulingQueue:
             if ev.max_priority is not None and q.pod.priority > ev.max_priority:
                 continue
             if self._moves(q, ev):
-                expired = q.backoff_expiry() <= self.now
+                expired = self._expiry(q) <= self.now
                 self.place(q, "active" if expired else "backoff")
 
     def _moves(self, q: QueuedPod, ev: PodEvent) -> bool:
