@@ -12,24 +12,24 @@ only to pods of its priority or less). Nodes never change inside a sequence.
   preemption's deletions) may make it schedulable -- decided as for any event below --
   and to the unschedulable pods otherwise.
 * An event moves an unschedulable pod to backoffQ when the pod is worth requeuing:
-  with SchedulerQueueingHints on, when some plugin that rejected it registered the event
-  and its queueing hint answers Queue; with the gate off (from 1.21), when some rejecting
-  plugin registered the event, AssignedPodAdd offered only to the pods with a required
-  affinity term it matches or (from 1.31) that PodTopologySpread rejected in its
-  namespace (getUnschedulablePodsWithCrossTopologyTerm); before 1.21, AssignedPodAdd moves the pods
-  with a required affinity term it matches and AssignedPodDelete every pod. A pod no
-  plugin rejected (a failure that names none) stays unschedulable here; upstream would
-  retry it after each backoff for ever.
+  with SchedulerQueueingHints on, when some plugin that rejected it registered the
+  event and its queueing hint answers Queue; with the gate off (from 1.21), when some
+  rejecting plugin registered the event, AssignedPodAdd being offered only to the pods
+  with a required affinity term it matches or (from 1.31) that PodTopologySpread
+  rejected in its namespace (getUnschedulablePodsWithCrossTopologyTerm); before 1.21,
+  AssignedPodAdd moves the pods with a required affinity term it matches and
+  AssignedPodDelete every pod. A pod no plugin rejected (a failure that names none)
+  stays unschedulable here; upstream would retry it after each backoff for ever.
 * The clock rule. A sequence has no wall clock: cycles, bindings and events take no
-  time, and every event of a cycle is seen before the next pod is popped. Backoff is the
-  profile's podInitialBackoffSeconds doubled per failure, at most podMaxBackoffSeconds
-  (upstream's defaults 1 and 10), so a pod that failed is still backing off when an
-  event moves it. With SchedulerPopFromBackoffQ
-  (beta, on from 1.33) the scheduler pops backoffQ's head when activeQ is empty:
-  shortest backoff first, then activeQ's order. Without it, the scheduler waits when
-  activeQ is empty: the clock jumps to the earliest backoff expiry and every pod whose
-  backoff has ended moves to activeQ (flushBackoffQCompleted). A pod moved by an event
-  after its backoff ended goes straight to activeQ.
+  time, and every event of a cycle is seen before the next pod is popped. Backoff is
+  the profile's podInitialBackoffSeconds doubled per failure, at most
+  podMaxBackoffSeconds (upstream's defaults 1 and 10), so a pod that failed is still
+  backing off when an event moves it. With SchedulerPopFromBackoffQ (beta, on from
+  1.33) the scheduler pops backoffQ's head when activeQ is empty: the earliest backoff
+  expiry first, then activeQ's order. Without it, the scheduler waits when activeQ is
+  empty: the clock jumps to the earliest backoff expiry and every pod whose backoff has
+  ended moves to activeQ (flushBackoffQCompleted). A pod moved by an event after its
+  backoff ended goes straight to activeQ.
 * The sequence ends when activeQ and backoffQ are empty: pods left unschedulable stay
   pending (upstream would flush them after podMaxInUnschedulablePodsDuration, 5 min).
 """
