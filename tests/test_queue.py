@@ -214,3 +214,12 @@ def test_backoff_of_a_configuration_orders_backoffq(tmp_path, max_backoff, cycle
     _, results, placements = run_case(load_case(doc))
     assert _cycles(results) == cycles
     assert placements == {"q5": None, "q9": None, "q11": "n6"}
+
+
+def test_a_sequence_that_would_not_settle_is_a_clear_error(monkeypatch):
+    import kspread.engine.scheduler as scheduler
+    from kspread.errors import CaseError
+
+    monkeypatch.setattr(scheduler, "CYCLES_PER_POD", 0)
+    with pytest.raises(CaseError, match="kspread bug: the schedule sequence did not settle after 0 scheduling cycles"):
+        run_case(_case("1.35", [{"name": "a"}]))

@@ -56,6 +56,7 @@ from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.queue import EXTENDER, SchedulingQueue
 from kspread.engine.snapshot import Nominator, Snapshot
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -685,8 +686,9 @@ def run_case(
     queue = SchedulingQueue(sched.version, sched.framework, case.incoming)
     limit = CYCLES_PER_POD * (len(case.incoming) + 1)
     while (q := queue.pop()) is not None:
-        if len(results) >= limit:  # pragma: no cover - every retry needs an event; events are finite
-            raise SchedulingError(f"the sequence did not settle after {limit} scheduling cycles")
+        if len(results) >= limit:  # every retry needs an event; a sequence makes finitely many
+            raise CaseError(f"kspread bug: the schedule sequence did not settle after {limit} scheduling cycles "
+                            "(every retry needs a binding, a deletion or a nomination change)", ("schedule",))
         pod = sched.current(q.pod)
         q.attempts += 1
         sched.attempts[pod.key] = q.attempts
