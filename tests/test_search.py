@@ -177,3 +177,20 @@ pod: {{name: a, nominatedNode: n101}}
     r = sched.schedule_one(case.incoming[0])
     assert r.searched == [f"n{i}" for i in range(100)]
     assert sched.next_start_node_index == 101  # 100 found + n101's status
+
+
+def test_up_to_1_16_the_dropped_node_moved_the_node_tree_iterator_too():
+    """NodeTree().Next() was called for every node checked, the dropped 101st feasible
+    node included: after n0..n99 found, n100 infeasible and n101 dropped, the next
+    search starts at n0 (1.16), at n101 from 1.17 (nextStartNodeIndex)."""
+    nodes = ", ".join(f"n{i}" if i != 100 else "{name: n100, unschedulable: true}" for i in range(102))
+    for version, start in (("1.16", 0), ("1.17", 101)):
+        case = _case(f"""
+version: "{version}"
+profile: {{filter: [NodeUnschedulable], score: [NodeResourcesLeastAllocated], percentageOfNodesToScore: 50}}
+nodes: [{nodes}]
+pod: {{name: a}}
+""")
+        sched = Scheduler(case)
+        sched.schedule_one(case.incoming[0])
+        assert sched.next_start_node_index == start, version

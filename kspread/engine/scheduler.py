@@ -449,7 +449,7 @@ class Scheduler:
             # which it drops: the infeasible nodes before that one count as processed
             # (processedNodes = feasible found + statuses recorded)
             found = passing[:to_find]
-            processed = int(passing[to_find])
+            processed = int(passing[to_find]) + (1 if self.version.search_counts_dropped_node else 0)
         else:
             found = passing
             processed = n_all

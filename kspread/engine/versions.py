@@ -256,6 +256,14 @@ class Version:
         return self.minor >= 33
 
     @property
+    def search_counts_dropped_node(self) -> bool:
+        """Up to 1.16 each node the search checks is taken from the node tree's iterator
+        (NodeTree().Next()), so the feasible node found beyond the last needed, dropped,
+        has moved the iterator past it too; from 1.17 (the snapshot list and nextStartNodeIndex)
+        processedNodes counts the feasible nodes kept and the statuses only."""
+        return self.minor <= 16
+
+    @property
     def first_fit_without_scoring(self) -> bool:
         """From 1.30 the search stops at the first feasible node when nothing scores."""
         return self.minor >= 30
