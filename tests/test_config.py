@@ -374,3 +374,25 @@ def test_a_misspelt_kind_is_named_at_its_line(tmp_path):
         load_config(path, v(30))
     assert e.value.line == 2
     assert "missing required field 'kind' (kind: KubeSchedulerConfiguration); unknown field 'kindd'" in str(e.value)
+
+
+# ---- the scheduling queue's backoff ---------------------------------------------------------
+
+
+def test_pod_backoff_seconds_are_read_with_upstream_defaults_and_validation(tmp_path):
+    head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    p = load_config(cfg(tmp_path, head), v(35))
+    assert (p.pod_initial_backoff_seconds, p.pod_max_backoff_seconds) == (1, 10)
+    p = load_config(cfg(tmp_path, head + "podInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 2\n"), v(35))
+    assert (p.pod_initial_backoff_seconds, p.pod_max_backoff_seconds) == (2, 2)
+    path = cfg(tmp_path, head + "podInitialBackoffSeconds: 0\n")
+    with pytest.raises(CaseError, match="podInitialBackoffSeconds: must be greater than 0") as e:
+        load_config(path, v(35))
+    assert (e.value.file, e.value.line, e.value.path) == (path, 3, ("podInitialBackoffSeconds",))
+    path = cfg(tmp_path, head + "podInitialBackoffSeconds: 3\npodMaxBackoffSeconds: 2\n")
+    with pytest.raises(CaseError, match="podMaxBackoffSeconds: must be greater than or equal to "
+                                        "PodInitialBackoffSeconds") as e:
+        load_config(path, v(35))
+    assert (e.value.line, e.value.path) == (4, ("podMaxBackoffSeconds",))
+    with pytest.raises(CaseError, match="podMaxBackoffSeconds must be an integer"):
+        load_config(cfg(tmp_path, head + "podMaxBackoffSeconds: 1.5\n"), v(35))

@@ -128,8 +128,8 @@ def test_preemptor_retry_in_a_sequence_sees_the_victims_gone():
                          "    filter NodeResourcesFit                  Unschedulable: Insufficient cpu"]
     assert "    n1: candidate, victims [v (priority 10)], PDB violations 0" in lines
     assert "    node choice: n1 is the only candidate" in lines
-    i = lines.index("cycle 2: pod h")
-    assert lines[i:] == ["cycle 2: pod h", "  n1: feasible",
+    i = lines.index("cycle 2: pod h (attempt 2)")
+    assert lines[i:] == ["cycle 2: pod h (attempt 2)", "  n1: feasible",
                          "    filter NodeResourcesFit                  Success", "  selected: n1"]
 
 
@@ -403,8 +403,8 @@ def test_failure_report_of_a_sequence_explains_each_cycle(tmp_path):
     tail = v.message.split("explain (nodes that differ):\n")[1].split("\n")
     assert tail[0] == "cycle 1: pod h"
     assert "  preemption: nominated n1, victims [v]" in tail
-    assert tail[tail.index("cycle 2: pod h"):] == [
-        "cycle 2: pod h", "  n1: feasible", "    filter NodeResourcesFit                  Success", "  selected: n1"]
+    assert tail[tail.index("cycle 2: pod h (attempt 2)"):] == [
+        "cycle 2: pod h (attempt 2)", "  n1: feasible", "    filter NodeResourcesFit                  Success", "  selected: n1"]
 
 
 def test_explain_command_shows_the_preemption(tmp_path):

@@ -125,3 +125,72 @@ def test_explain_says_why_a_feasible_node_was_not_searched(capsys):
     assert ("  n1: feasible (not reached by the search: the nominated node n2 was filtered first and fits "
             "(PreferNominatedNode); not scored)\n") in out
     assert "  n2: feasible\n" in out
+
+
+def test_start_index_counts_the_infeasible_nodes_before_the_extra_feasible_one():
+    """Upstream's walk (one filter worker) stops at the feasible node after the 100 it
+    needs and drops it: the infeasible n100 it passed counts, so the next search starts at
+    n101 (issue 18, reproducer 2)."""
+    nodes = ", ".join(f"n{i}" if i != 100 else "{name: n100, unschedulable: true}" for i in range(102))
+    case = _case(f"""
+version: "1.35"
+profile: {{filter: [NodeUnschedulable], score: [NodeResourcesBalancedAllocation], percentageOfNodesToScore: 50}}
+nodes: [{nodes}]
+schedule: [{{name: a}}, {{name: b}}]
+""")
+    sched = Scheduler(case)
+    r = sched.schedule_one(case.incoming[0])
+    assert r.searched == [f"n{i}" for i in range(100)]
+    assert sched.next_start_node_index == 101
+    _, results, _ = run_case(case, keep_all=True)
+    assert results[1].searched == ["n101"] + [f"n{i}" for i in range(99)]
+
+
+def test_start_index_after_a_search_that_found_exactly_what_it_needed_is_the_whole_walk():
+    """100 feasible nodes of 101, all needed: the walk goes on past n99 looking for one
+    more, through the infeasible n100, so every node is processed and the start index
+    comes back to 0 (not 100)."""
+    nodes = ", ".join(f"n{i}" if i != 100 else "{name: n100, unschedulable: true}" for i in range(101))
+    case = _case(f"""
+version: "1.35"
+profile: {{filter: [NodeUnschedulable], score: [NodeResourcesBalancedAllocation], percentageOfNodesToScore: 50}}
+nodes: [{nodes}]
+pod: {{name: a}}
+""")
+    sched = Scheduler(case)
+    r = sched.schedule_one(case.incoming[0])
+    assert len(r.searched) == 100
+    assert sched.next_start_node_index == 0
+
+
+def test_a_nominated_node_that_failed_counts_towards_the_start_index():
+    """evaluateNominatedNode records the nominated node's status in the diagnosis the
+    search shares: processedNodes counts it once even when the walk stops before it."""
+    nodes = ", ".join(f"n{i}" if i != 101 else "{name: n101, unschedulable: true}" for i in range(102))
+    case = _case(f"""
+version: "1.35"
+profile: {{filter: [NodeUnschedulable], score: [NodeResourcesBalancedAllocation], percentageOfNodesToScore: 50}}
+nodes: [{nodes}]
+pod: {{name: a, nominatedNode: n101}}
+""")
+    sched = Scheduler(case)
+    r = sched.schedule_one(case.incoming[0])
+    assert r.searched == [f"n{i}" for i in range(100)]
+    assert sched.next_start_node_index == 101  # 100 found + n101's status
+
+
+def test_up_to_1_16_the_dropped_node_moved_the_node_tree_iterator_too():
+    """NodeTree().Next() was called for every node checked, the dropped 101st feasible
+    node included: after n0..n99 found, n100 infeasible and n101 dropped, the next
+    search starts at n0 (1.16), at n101 from 1.17 (nextStartNodeIndex)."""
+    nodes = ", ".join(f"n{i}" if i != 100 else "{name: n100, unschedulable: true}" for i in range(102))
+    for version, start in (("1.16", 0), ("1.17", 101)):
+        case = _case(f"""
+version: "{version}"
+profile: {{filter: [NodeUnschedulable], score: [NodeResourcesLeastAllocated], percentageOfNodesToScore: 50}}
+nodes: [{nodes}]
+pod: {{name: a}}
+""")
+        sched = Scheduler(case)
+        sched.schedule_one(case.incoming[0])
+        assert sched.next_start_node_index == start, version

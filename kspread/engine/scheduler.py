@@ -11,27 +11,24 @@ The search is upstream's: what it finds (``searched``) is what is scored and
 selected from. Every other node is filtered too, so that ``feasible`` and the
 statuses cover the whole cluster, without moving the search's start index.
 
-Sequences (``schedule``). The incoming pods enter a queue ordered as PrioritySort
-orders activeQ: priority descending, then the time the pod entered the queue (list
-order at the start). Each cycle sees the cluster as the cycles before it left it;
-the snapshot is updated in place (``Snapshot.add_pod`` / ``remove_pod``), never
+Sequences (``schedule``). The incoming pods go through upstream's scheduling queue as
+``kspread.engine.queue`` models it (activeQ, backoffQ, the unschedulable pods, the events
+that move them, and the clock rule). Each cycle sees the cluster as the cycles before it
+left it; the snapshot is updated in place (``Snapshot.add_pod`` / ``remove_pod``), never
 rebuilt:
 
 * a pod whose cycle selects a node is bound there (with several top-scoring nodes,
-  the first in node order);
+  the first in node order): an AssignedPodAdd for the queue;
 * a pod that preempts: its victims are deleted at once (kspread does not model the
   graceful termination period: the victims are gone before the next cycle), pods of
   lower priority nominated to that node lose their nomination, and the pod is
-  nominated to the node. Upstream then puts the pod back into the queue and retries
-  it when the victims' deletion is observed; kspread re-queues it at once, with a
-  new queue time, so it runs again after the queued pods of equal or higher priority
-  and before those of lower priority. On that retry the nominated node is tried
-  first where the version does so (PreferNominatedNode, beta and on from 1.22), and
-  the pod is normally bound there. A pod is retried at most ``MAX_ATTEMPTS`` times;
-* a pod that stays unschedulable is not retried (nothing else happens in the
-  sequence that upstream would wake it for); its nomination, if it has one, is kept,
-  except where PostFilter clears it (no node where preemption might help; from 1.22
-  also no preemption candidate).
+  nominated to the node. The deletions (and, from 1.33, the cleared nominations) are
+  the queue's events; the pod waits until one moves it, and is then tried on its
+  nominated node first where the version does so (PreferNominatedNode, beta and on
+  from 1.22);
+* a pod that stays unschedulable waits in the queue for an event that may make it
+  schedulable; its nomination, if it has one, is kept, except where PostFilter clears
+  it (no node where preemption might help; from 1.22 also no preemption candidate).
 
 ``placements`` reports, for every pod of the sequence, the node it ends bound to;
 for a pod that is not bound, the node it ends nominated to; null when it ends with
@@ -42,13 +39,13 @@ preemption).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from kspread.engine.framework.handle import Handle
-from kspread.engine.framework.interface import StatusView
+from kspread.engine.framework.interface import PodEvent, StatusView
 from kspread.engine.framework.preemption import PreemptionOutcome
 from kspread.engine.framework.profile import Extender, Profile
 from kspread.engine.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
@@ -56,8 +53,10 @@ from kspread.engine.framework.status import Code, CycleState, SchedulingError, S
 from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod
 from kspread.engine.plugins.helper import get_zone_key
+from kspread.engine.queue import EXTENDER, SchedulingQueue
 from kspread.engine.snapshot import Nominator, Snapshot
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -110,6 +109,10 @@ class CycleResult:
     selected_positions: Any = None
     _node_list: Any = None
     bound_node: str | None = None  # the node a sequence bound the pod to
+    attempt: int = 1  # the pod's scheduling cycle this is (a sequence retries pods)
+    signature: Any = None  # OpportunisticBatching: the pod's signature (None: not signed)
+    batch_hint: str | None = None  # the node the batch offered this cycle
+    batch_ties: list[str] = field(default_factory=list)  # nodes of the hint's total in the batch
     compacted: bool = False
 
     @property
@@ -269,15 +272,38 @@ class Scheduler:
         # snapshot positions of the nodes in node tree order
         self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
         self.node_index = np.array([info.node.index for info in self.snapshot.node_list], np.int64)
+        self._tree_index = {n: j for j, n in enumerate(self.order)}
         self.next_start_node_index = 0
         # pods not bound (the case's pending pods and the incoming ones), as they are now
         self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
         # incoming pods bound by this run
         self.bound: dict[str, Pod] = {}
+        # scheduling cycles each incoming pod took
+        self.attempts: dict[str, int] = {}
+        # OpportunisticBatching: on with the gate when every PreFilter, Filter, PreScore
+        # and Score plugin signs pods and there is no extender (computeBatchablePlugins)
+        fwk = self.framework
+        self._signers: list[Any] = []
+        for pl in [*fwk.pre_filter_plugins, *fwk.filter_plugins, *fwk.pre_score_plugins,
+                   *(sp.plugin for sp in fwk.score_plugins)]:
+            if pl not in self._signers:
+                self._signers.append(pl)
+        self.batching = (self.version.gate("OpportunisticBatching") and not self.extenders
+                         and all(pl.signs_pods for pl in self._signers)
+                         and not any(pl.signs_no_pod() for pl in self._signers))
+        # (signature, the sorted nodes left with their totals)
+        self._batch: tuple[tuple, list[tuple[str, int]]] | None = None
+        self._last_cycle: tuple[int, str] | None = None  # (cycle, chosen node) of the last Store
+        self.cycle_count = 0
+        self._hint_ties: list[str] = []
+        # pod -> the tied nodes its placement was taken from (snapshot positions, in node
+        # order): tied_nodes
+        self.ties: dict[str, np.ndarray] = {}
 
     # ---- the cycle ------------------------------------------------------------------
 
     def schedule_one(self, pod: Pod) -> CycleResult:
+        self.cycle_count += 1
         res = CycleResult(pod)
         state = CycleState()
         res.state = state
@@ -290,8 +316,16 @@ class Scheduler:
                 res.statuses = _FilterView(self.order, np.zeros(len(self.order), np.intp), (pre,),  # type: ignore[assignment]
                                            positions=self.order_positions)
                 return self._post_filter(state, pod, res)
-            if pod.nominated_node and self._prefers_nominated_node():
-                node = self.snapshot.node_infos.get(pod.nominated_node)
+            if self.batching:
+                res.signature = self._sign(pod)
+                self._hint_ties = []
+                res.batch_hint = self._node_hint(state, pod, res.signature)
+                res.batch_ties = self._hint_ties
+            # the nominated node first; else the batch's hint (evaluateNominatedNode)
+            first = pod.nominated_node if pod.nominated_node and self._prefers_nominated_node() else res.batch_hint
+            first_failed: tuple[str, bool] | None = None
+            if first:
+                node = self.snapshot.node_infos.get(first)
                 if node is not None:
                     st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
                     if st.is_success() and self._passes_extenders(pod, node.name):
@@ -299,7 +333,8 @@ class Scheduler:
                         res.searched = [node.name]
                         res.selected = [node.name]
                         return res
-            self._find_feasible(state, pod, res)
+                    first_failed = (node.name, st.is_success())
+            self._find_feasible(state, pod, res, first_failed)
             if not res.searched_count():
                 return self._post_filter(state, pod, res)
             if res.searched_count() == 1:
@@ -309,6 +344,61 @@ class Scheduler:
         except SchedulingError as e:
             res.error = str(e)
         return res
+
+    # ---- OpportunisticBatching (framework/runtime/batch.go) ------------------------------
+
+    def _sign(self, pod: Pod) -> tuple | None:
+        """SignPod: every signing plugin's fragments (a later one overwrites a signer an
+        earlier one wrote, as upstream's map); None when one cannot sign the pod."""
+        parts: dict[str, Any] = {}
+        for p in self._signers:
+            frag = p.sign_pod(pod)
+            if frag is None:
+                return None
+            parts.update(frag)
+        return tuple(sorted(parts.items()))
+
+    def _node_hint(self, state: CycleState, pod: Pod, signature: tuple | None) -> str | None:
+        """GetNodeHint: the next node of the last cycle's sorted list, when that cycle was
+        the one just before (and bound its pod), the pod's signature is the same, and the
+        pod does not pass the filters (without nominated pods) on the node that cycle
+        chose. No batch expires: a sequence has no wall clock (maxBatchAge is 500 ms)."""
+        b = self._batch
+        if b is None or not b[1] or self._last_cycle is None:
+            return None
+        if self.cycle_count != self._last_cycle[0] + 1 or signature is None or signature != b[0]:
+            return None
+        info = self.snapshot.node_infos.get(self._last_cycle[1])
+        if info is None:
+            return None
+        try:
+            st = self.framework.run_filter_plugins(state, pod, info)
+        except SchedulingError:
+            return None  # an Error is not a rejection
+        if not st.is_rejected():
+            return None
+        node, total = b[1].pop(0)
+        # upstream's heap orders equal totals at random: the hint is one of these
+        self._hint_ties = [node] + [n for n, t in b[1] if t == total]
+        return node
+
+    def store_schedule_results(self, r: CycleResult, chosen: str) -> None:
+        """StoreScheduleResults after a cycle that chose ``chosen``: the batch is kept when
+        the cycle took its hint; otherwise it becomes the cycle's other scored nodes, best
+        first (ties in node order, as the pod's own choice), when the pod could be signed;
+        none when nothing else was scored."""
+        if not self.batching:
+            return
+        self._last_cycle = (self.cycle_count, chosen)
+        if r.batch_hint is not None and r.batch_hint == chosen:
+            return
+        if r.signature is None or r._totals is None:  # not signed, or nothing was scored
+            self._batch = None
+            return
+        totals = r.totals
+        index = {n: self.snapshot.get(n).node.index for n in totals}
+        others = sorted((n for n in totals if n != chosen), key=lambda n: (-totals[n], index[n]))
+        self._batch = (r.signature, [(n, totals[n]) for n in others]) if others else None
 
     def first_in_node_order(self, r: CycleResult) -> str:
         """The first of the cycle's selected nodes in the case's node order."""
@@ -335,11 +425,15 @@ class Scheduler:
             raise_error_of(res, err)
         return _FilterView(self.order, res.ids, res.table, positions=self.order_positions)
 
-    def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
+    def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult,
+                       first_failed: tuple[str, bool] | None = None) -> None:
         """findNodesThatPassFilters: the nodes are filtered all at once; the search
         (from ``next_start_node_index``, stopping after ``to_find`` feasible nodes) is
         then read off the statuses, in node tree order from the start index, exactly as
-        a one-by-one walk would find it. Statuses are reported for every node."""
+        a one-by-one walk would find it. Statuses are reported for every node.
+        ``first_failed``: the nominated node (or batch hint) tried first that did not fit
+        (and whether only an extender refused it): its status is in the diagnosis the
+        start index counts, once, whether or not the walk reaches it."""
         fwk = self.framework
         n_all = len(self.order)
         to_find = num_feasible_nodes_to_find(self.version, self.case.profile.percentage_of_nodes_to_score, n_all)
@@ -350,9 +444,12 @@ class Scheduler:
         nodes = self.snapshot.nodes(rotated)
         filtered = fwk.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
         passing = np.flatnonzero(filtered.ids == 0)
-        if len(passing) >= to_find:
+        if len(passing) > to_find:
+            # upstream's walk stops only at the feasible node after the last it needs,
+            # which it drops: the infeasible nodes before that one count as processed
+            # (processedNodes = feasible found + statuses recorded)
             found = passing[:to_find]
-            processed = int(found[-1]) + 1 if to_find else 0
+            processed = int(passing[to_find]) + (1 if self.version.search_counts_dropped_node else 0)
         else:
             found = passing
             processed = n_all
@@ -364,6 +461,11 @@ class Scheduler:
             err = first_error(filtered, tree_to_rotated[tree_to_rotated >= processed])
         if err is not None:
             raise_error_of(filtered, err)
+        if first_failed is not None and n_all:
+            name, by_extender = first_failed
+            # processedNodes = feasible found + the diagnosis' statuses (distinct nodes)
+            if by_extender or (self._tree_index[name] - start) % n_all >= processed:
+                processed += 1
         if n_all:
             self.next_start_node_index = (start + processed) % n_all
         node_list = self.snapshot.node_list
@@ -469,28 +571,83 @@ class Scheduler:
         self.bound[pod.key] = bound
         return bound
 
-    def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> Pod:
+    def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> tuple[Pod, list[PodEvent]]:
         """prepareCandidate and the nomination: delete the victims (at once; see the
         module docstring), clear the nominations of lower-priority pods nominated to
-        the node, and nominate the preemptor."""
+        the node, and nominate the preemptor. Returns the nominated pod and the events
+        the queue sees: each victim's deletion, each cleared nomination."""
+        events: list[PodEvent] = []
         for v in outcome.victims:
             if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
                 self.snapshot.remove_pod(v)
             self.bound.pop(v.key, None)
+            self.ties.pop(v.key, None)
+            events.append(PodEvent("Delete", v))
         node = outcome.nominated_node
         assert node is not None
         for other in self.nominator.on_node(node):
             if other.priority < pod.priority and other.key != pod.key:
+                events.append(PodEvent("Delete", self.current(other), other.priority))
                 self.clear_nomination(other)
         nominated = replace(pod, nominated_node=node)
         self.nominator.remove(pod)
         self.nominator.add(nominated)
         self.pending[pod.key] = nominated
-        return nominated
+        return nominated, events
+
+    def rejectors(self, r: CycleResult) -> frozenset[str]:
+        """Diagnosis.UnschedulablePlugins of a failed cycle: the PreFilter plugin that
+        rejected the pod, or the plugins that rejected a node (Extender when an extender
+        filtered nodes out)."""
+        pre = r.pre_filter_status
+        if pre is not None and not pre.is_success():
+            return frozenset({pre.plugin}) if pre.plugin else frozenset()
+        st = r._statuses
+        if st is None:
+            return frozenset()
+        if isinstance(st, _FilterView):
+            table = st.table
+            out = {table[k].plugin for k in np.unique(st.ids).tolist() if table[k].is_rejected()}
+            if st.overrides:
+                out.add(EXTENDER)
+        else:
+            out = {s.plugin if not s.plugin.startswith("extender:") else EXTENDER
+                   for s in st.values() if s.is_rejected()}
+        out.discard("")
+        return frozenset(out)
+
+    def mark_tie(self, pod: Pod, r: CycleResult) -> None:
+        """Record whether the pod's placement came from a tie upstream breaks at random:
+        several top-scoring nodes, several preemption candidates tied on every criterion,
+        or a batch hint among nodes of equal total. A pod bound on its nominated node
+        keeps the mark of the preemption that nominated it."""
+        pos = self.snapshot.position
+        tied: list[str] | np.ndarray = []
+        n_selected = len(r.selected_positions) if r.selected_positions is not None else len(r.selected)
+        if r.preemption is not None and r.preemption.nominated_node is not None and not n_selected:
+            tied = list(r.preemption.tied_nodes)
+        elif r.batch_hint is not None and n_selected == 1 and r.selected == [r.batch_hint]:
+            tied = list(r.batch_ties)
+        elif n_selected > 1:
+            tied = r.selected_positions if r.selected_positions is not None else list(r.selected)
+        elif pod.nominated_node and r.selected == [pod.nominated_node] and r.searched == [pod.nominated_node]:
+            return
+        if len(tied) > 1:
+            # snapshot positions, in node order; names when reported (tied_nodes)
+            at = tied if isinstance(tied, np.ndarray) else np.array([pos[n] for n in tied], np.intp)
+            self.ties[pod.key] = at[np.argsort(self.node_index[at], kind="stable")]
+        else:
+            self.ties.pop(pod.key, None)
+
+    def tied_nodes(self, key: str) -> list[str] | None:
+        """The nodes the pod's placement was taken from, in node order; None: no tie."""
+        at = self.ties.get(key)
+        return None if at is None else [self.snapshot.node_list[i].node.name for i in at.tolist()]
 
     def clear_nomination(self, pod: Pod) -> Pod:
         cleared = replace(self.pending.get(pod.key, pod), nominated_node=None)
         self.nominator.remove(pod)
+        self.ties.pop(pod.key, None)
         if pod.key in self.pending:
             self.pending[pod.key] = cleared
         return cleared
@@ -506,40 +663,9 @@ class Scheduler:
         return p.nominated_node if p is not None else None
 
 
-def queue_order(pods: list[Pod]) -> list[Pod]:
-    """PrioritySort: priority descending, then the order pods entered the queue."""
-    return sorted(pods, key=lambda p: -p.priority)  # stable: list order among equals
-
-
-class SchedulingQueue:
-    """activeQ as PrioritySort orders it: priority descending, then the time the pod
-    was (re)added, here a counter."""
-
-    def __init__(self, pods: list[Pod]) -> None:
-        self._heap: list[tuple[int, int, str]] = []
-        self._pods: dict[str, Pod] = {}
-        self._seq = 0
-        for p in pods:
-            self.add(p)
-
-    def add(self, pod: Pod) -> None:
-        import heapq
-
-        self._pods[pod.key] = pod
-        heapq.heappush(self._heap, (-pod.priority, self._seq, pod.key))
-        self._seq += 1
-
-    def pop(self) -> Pod:
-        import heapq
-
-        _, _, key = heapq.heappop(self._heap)
-        return self._pods[key]
-
-    def __bool__(self) -> bool:
-        return bool(self._heap)
-
-
-MAX_ATTEMPTS = 3  # scheduling cycles per pod of a sequence (one preemption, its retry, one more)
+# a safety bound on a sequence's cycles per pod: every retry needs an event (a binding, a
+# deletion, a nomination changed), and a sequence makes finitely many
+CYCLES_PER_POD = 100
 
 
 def run_case(
@@ -557,28 +683,56 @@ def run_case(
     results: list[CycleResult] = []
     for p in case.incoming:
         sched.pending[p.key] = p
-    queue = SchedulingQueue(case.incoming)
-    attempts: dict[str, int] = {}
-    while queue:
-        pod = sched.current(queue.pop())
-        attempts[pod.key] = attempts.get(pod.key, 0) + 1
+    queue = SchedulingQueue(sched.version, sched.framework, case.incoming)
+    limit = CYCLES_PER_POD * (len(case.incoming) + 1)
+    while (q := queue.pop()) is not None:
+        if len(results) >= limit:  # every retry needs an event; a sequence makes finitely many
+            raise CaseError(f"kspread bug: the schedule sequence did not settle after {limit} scheduling cycles "
+                            "(every retry needs a binding, a deletion or a nomination change)", ("schedule",))
+        pod = sched.current(q.pod)
+        q.attempts += 1
+        sched.attempts[pod.key] = q.attempts
         r = sched.schedule_one(pod)
+        r.attempt = q.attempts
         if results and not keep_all:
             results[-1].compact()
         results.append(r)
         if observe is not None:
             observe(sched, r)
         if r.error:
-            continue
+            continue  # an Error ends the pod's part in the run
         if r.selected_positions is not None or r.selected:
             node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
             r.bound_node = node
-            sched.bind(pod, node)
-        elif r.preemption is not None and r.preemption.nominated_node is not None:
-            nominated = sched.apply_preemption(pod, r.preemption)
-            if case.is_sequence and attempts[pod.key] < MAX_ATTEMPTS:
-                queue.add(nominated)
+            sched.store_schedule_results(r, node)
+            sched.mark_tie(pod, r)
+            bound = sched.bind(pod, node)
+            if case.is_sequence:
+                queue.deliver(PodEvent("Add", bound))
+            continue
+        in_flight: list[PodEvent] = []
+        after: list[PodEvent] = []
+        if r.preemption is not None and r.preemption.nominated_node is not None:
+            before = pod
+            sched.mark_tie(pod, r)
+            pod, in_flight = sched.apply_preemption(pod, r.preemption)
+            if before.nominated_node and before.nominated_node != pod.nominated_node:
+                after.append(PodEvent("Delete", before, pod.priority))
         elif r.preemption is not None and r.preemption.clear_nomination:
-            sched.clear_nomination(pod)
+            if pod.nominated_node:
+                after.append(PodEvent("Delete", pod, pod.priority))
+            pod = sched.clear_nomination(pod)
+        if not case.is_sequence:
+            break
+        if not sched.version.queue_sees_nomination_changes:
+            in_flight = [ev for ev in in_flight if ev.max_priority is None]
+            after = []
+        queue.failed(q, pod, sched.rejectors(r), in_flight)
+        for ev in in_flight:
+            queue.deliver(ev, skip=pod.key)
+            if ev.max_priority is not None:
+                queue.update(sched.current(ev.pod))
+        for ev in after:
+            queue.deliver(ev)
     placements = {p.key: sched.placement(p.key) for p in case.incoming}
     return sched, results, placements

@@ -85,6 +85,15 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # Pod-level resources, spec.resources (KEP-2837): NodeResourcesFit's filter and
         # every resource scorer (kspread/engine/resources.py).
         _gate("PodLevelResources", (32, False, "ALPHA"), (34, True, "BETA")),
+        # The scheduling queue of a ``schedule`` sequence (kspread/engine/queue.py):
+        # plugins' queueing hints (KEP-4247; beta on in 1.28.0, off from the 1.28 patch
+        # releases -- upstream's versioned spec records 1.28 as off -- to 1.31, on from 1.32,
+        # GA and locked from 1.34), and popping backoffQ when activeQ is empty (KEP-5142).
+        _gate("SchedulerQueueingHints", (28, False, "BETA"), (32, True, "BETA"), (34, True, "GA")),
+        _gate("SchedulerPopFromBackoffQ", (33, True, "BETA")),
+        # KEP-5598: a pod with the signature of the pod just scheduled takes the next node
+        # of that cycle's sorted list if it passes the filters (kspread/engine/scheduler.py)
+        _gate("OpportunisticBatching", (35, True, "BETA")),
     )
 }
 
@@ -141,13 +150,9 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     "kspread applies a preemption's evictions before the next pod of a sequence either way",
                     (32, False, "ALPHA"), (33, True, "BETA")),
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
-        _unmodelled("SchedulerPopFromBackoffQ", "kspread has no backoff queue (a sequence is scheduled in order)",
-                    (33, True, "BETA")),
         _unmodelled("NominatedNodeNameForExpectation",
                     "kspread sets nominatedNodeName only as preemption does, binding is immediate",
                     (34, False, "ALPHA"), (35, True, "BETA")),
-        _unmodelled("OpportunisticBatching", "a batched cycle computes the same result as a fresh one",
-                    (35, True, "BETA")),
         _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
                     (33, False, "ALPHA"), (37, True, "BETA")),
         _unmodelled("VolumeAttributesClass", "kspread models no volumes", (29, False, "ALPHA"), (31, False, "BETA"),
@@ -226,6 +231,37 @@ class Version:
         """percentageOfNodesToScore 0 means adaptive (50 - n/125, at least 5%) from 1.14;
         in 1.12/1.13 a value <= 0 means all nodes."""
         return self.minor >= 14
+
+    @property
+    def queue_filters_events_by_plugin(self) -> bool:
+        """From 1.21 an event moves only the unschedulable pods whose rejecting plugins
+        registered it (EventsToRegister, podMatchesEvent); before, AssignedPodAdd moved
+        the pods with a required affinity term it matches and any other event every
+        unschedulable pod."""
+        return self.minor >= 21
+
+    @property
+    def queue_requeues_spread_pods_on_add(self) -> bool:
+        """From 1.31 (PR #122627) AssignedPodAdded, with queueing hints off, also offers the
+        event to the pods PodTopologySpread rejected in the added pod's namespace
+        (getUnschedulablePodsWithCrossTopologyTerm); before, only to pods with a required
+        affinity term the added pod matches."""
+        return self.minor >= 31
+
+    @property
+    def queue_sees_nomination_changes(self) -> bool:
+        """From 1.33 (PR #129058) a pending pod whose nominated node changes or is cleared
+        is, to the queue, an AssignedPodDelete for the pods of its priority or less
+        (hasNominatedNodeNameChanged, getLEPriorityPreCheck)."""
+        return self.minor >= 33
+
+    @property
+    def search_counts_dropped_node(self) -> bool:
+        """Up to 1.16 each node the search checks is taken from the node tree's iterator
+        (NodeTree().Next()), so the feasible node found beyond the last needed, dropped,
+        has moved the iterator past it too; from 1.17 (the snapshot list and nextStartNodeIndex)
+        processedNodes counts the feasible nodes kept and the statuses only."""
+        return self.minor <= 16
 
     @property
     def first_fit_without_scoring(self) -> bool:

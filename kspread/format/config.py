@@ -270,6 +270,14 @@ def _mapping(ctx: _Ctx, raw: Any, path: tuple, allowed: Sequence[str], what: str
     return raw
 
 
+def _int64(ctx: _Ctx, raw: Any, path: tuple, what: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise ctx.err(f"{what} must be an integer", path, value=raw)
+    if not -(1 << 63) <= raw < 1 << 63:
+        raise ctx.err(f"{what} is out of the int64 range", path, value=raw)
+    return raw
+
+
 def _int32(ctx: _Ctx, raw: Any, path: tuple, what: str) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int):
         raise ctx.err(f"{what} must be an integer", path, value=raw)
@@ -663,6 +671,20 @@ def load_config(path: str | Path, version: Version, scheduler_name: str | None =
         if not 0 <= pct <= 100:
             raise ctx.err("percentageOfNodesToScore: not in valid range [0-100]", ("percentageOfNodesToScore",), pct)
 
+    # the scheduling queue's backoff (ValidateKubeSchedulerConfiguration; defaults 1 and 10)
+    initial_backoff, max_backoff = 1, 10
+    if doc.get("podInitialBackoffSeconds") is not None:
+        initial_backoff = _int64(ctx, doc["podInitialBackoffSeconds"], ("podInitialBackoffSeconds",),
+                                 "podInitialBackoffSeconds")
+        if initial_backoff <= 0:
+            raise ctx.err("podInitialBackoffSeconds: must be greater than 0", ("podInitialBackoffSeconds",),
+                          initial_backoff)
+    if doc.get("podMaxBackoffSeconds") is not None:
+        max_backoff = _int64(ctx, doc["podMaxBackoffSeconds"], ("podMaxBackoffSeconds",), "podMaxBackoffSeconds")
+    if max_backoff < initial_backoff:
+        raise ctx.err("podMaxBackoffSeconds: must be greater than or equal to PodInitialBackoffSeconds",
+                      ("podMaxBackoffSeconds",), max_backoff)
+
     raw_profiles = doc.get("profiles")
     if raw_profiles is None or raw_profiles == []:
         raw_profiles = [{}]  # SetDefaults: one profile
@@ -715,7 +737,9 @@ def load_config(path: str | Path, version: Version, scheduler_name: str | None =
     if want not in built:
         raise CaseError(f"no profile with schedulerName {want!r} (the profiles are: {', '.join(built)})",
                         (*ctx.prefix, "profiles"), file=file, line=_locate(file, ("profiles",)))
-    return built[want]
+    chosen = built[want]
+    chosen.pod_initial_backoff_seconds, chosen.pod_max_backoff_seconds = initial_backoff, max_backoff
+    return chosen
 
 
 def _canon(raw: Any) -> Any:

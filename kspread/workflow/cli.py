@@ -110,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 entry["error"] = v.error
             actual = {}
             if v.outcome is not None:
-                actual = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "schedulingError") if k in v.outcome.actual}
+                actual = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "attempts", "ties", "schedulingError") if k in v.outcome.actual}
                 entry["actual"] = actual
             if not v.passed and v.case is not None:
                 entry["expected"] = _jsonable(v.case.expect)

@@ -100,7 +100,9 @@ def explain_cycles(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: 
     for i, cx in enumerate(cycles, 1):
         text = explain_cycle(sched, cx, wanted)
         if header:
-            text = f"cycle {i}: pod {cx.result.pod.key}\n" + _indent(text)
+            attempt = cx.result.attempt
+            again = f" (attempt {attempt})" if attempt > 1 else ""
+            text = f"cycle {i}: pod {cx.result.pod.key}{again}\n" + _indent(text)
         parts.append(text)
     return "\n".join(parts)
 
@@ -149,6 +151,15 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         lines.extend(_preemption_lines(r, order, wanted if nodes is not None else None))
     if r.selected:
         lines.append("selected: " + ", ".join(sorted(r.selected, key=order.index)))
+        if r.batch_hint is not None and r.selected == [r.batch_hint]:
+            lines.append(f"  (OpportunisticBatching: {r.batch_hint} is the previous cycle's next-best node, "
+                         "taken unscored because it passes the filters)")
+            if len(r.batch_ties) > 1:
+                lines.append(f"  (a tie: {', '.join(sorted(r.batch_ties, key=order.index))} had the same total in "
+                             "that cycle; upstream's list orders them at random)")
+        elif len(r.selected) > 1 and sched.case.is_sequence and r.bound_node:
+            lines.append(f"  (a tie: the sequence binds {r.bound_node}, the first in node order; "
+                         "upstream picks any of them)")
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
@@ -169,6 +180,10 @@ def _verdict(r: CycleResult, node: str) -> str:
     if nominated and nominated != node and r.searched == [nominated]:
         return (f"feasible (not reached by the search: the nominated node {nominated} was filtered first and "
                 "fits (PreferNominatedNode); not scored)")
+    hint = r.batch_hint
+    if hint and hint != node and r.searched == [hint]:
+        return (f"feasible (not reached by the search: OpportunisticBatching's hint {hint} was filtered first and "
+                "fits; not scored)")
     return ("feasible (not reached by the search: it stopped once it had found enough feasible nodes "
             "(percentageOfNodesToScore, or first fit without scoring); not scored)")
 

@@ -98,6 +98,11 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
         actual["placements"] = placements
+        # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
+        # placement kspread took from a tie upstream breaks at random (with the tied nodes)
+        actual["attempts"] = {p.key: sched.attempts.get(p.key, 0) for p in case.incoming}
+        actual["ties"] = {p.key: sched.tied_nodes(p.key) for p in case.incoming
+                          if p.key in sched.ties and placements.get(p.key) is not None}
     return Outcome(actual, compare(case.expect, actual), results, sched)
 
 
@@ -173,6 +178,12 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
         elif key in ("totals", "placements"):
             want[key] = dict(w)
             have[key] = {n: (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING for n in w}
+            if key == "placements":
+                ties = actual.get("ties") or {}
+                tied = [f"{p} from {', '.join(ties[p])}" for p in w if p in ties]
+                if tied:
+                    notes[key] = ("placed by a tie, the first tied node in node order taken (upstream picks any): "
+                                  + "; ".join(tied))
         elif key == "selected":
             want[key], have[key] = _set_views(w, h)
         elif key == "unschedulable":
@@ -184,6 +195,7 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                 want[key], have[key] = w, h
             else:
                 want[key], have[key] = {}, {}
+                h = _tied_candidate(w, h, actual.get("candidates") or {})
                 if "node" in w:
                     want[key]["node"], have[key]["node"] = _set_views(w["node"], h["node"])
                 if "victims" in w:
@@ -195,6 +207,23 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                 want[key] = {n: sorted(v) for n, v in w.items()}
                 have[key] = {n: sorted(v) for n, v in h.items()}
     return want, have, notes
+
+
+def _tied_candidate(w: Mapping[str, Any], h: Mapping[str, Any], candidates: Mapping[str, Any]) -> Mapping[str, Any]:
+    """When candidates tie on every criterion of upstream's choice (``h["node"]`` a list),
+    upstream may nominate any of them: an expectation naming one tied node (or, without a
+    node, the victims of one) is met by that node with its own victims."""
+    tied = h["node"] if isinstance(h["node"], list) else []
+    if len(tied) < 2:
+        return h
+    node = w.get("node")
+    if isinstance(node, str) and node in tied:
+        return {"node": node, "victims": sorted(candidates.get(node, []))}
+    if node is None and "victims" in w:
+        for n in tied:
+            if sorted(candidates.get(n, [])) == sorted(w["victims"]):
+                return {"node": n, "victims": sorted(candidates[n])}
+    return h
 
 
 def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:

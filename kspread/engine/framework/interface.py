@@ -140,10 +140,50 @@ def statuses_to_filtered(statuses: Sequence[Status]) -> Filtered:
     return Filtered(ids, table)
 
 
+@dataclass(frozen=True, slots=True)
+class PodEvent:
+    """A cluster event of a ``schedule`` sequence, as the scheduling queue receives it:
+    ``Add`` (AssignedPodAdd: ``pod`` was bound) or ``Delete`` (AssignedPodDelete: ``pod``
+    was deleted, or, with ``max_priority`` set, its nomination changed and the queue
+    offers the event only to pods of that priority or less: getLEPriorityPreCheck)."""
+
+    action: str
+    pod: Pod
+    max_priority: int | None = None
+
+
+def tolerations_signer(pod: Pod) -> tuple:
+    """``TolerationsSigner``: the tolerations, sorted by key and value."""
+    return tuple(sorted(pod.tolerations, key=lambda t: (t.key or "", t.value or "")))
+
+
 class Plugin:
-    """Base of every plugin. ``name`` is the name the version's configuration uses."""
+    """Base of every plugin. ``name`` is the name the version's configuration uses.
+
+    ``pod_events`` and ``pod_event_hint`` are the plugin's EnqueueExtensions as far as a
+    sequence can use them (a sequence's only events are assigned pods added and deleted):
+    the pod actions the plugin's EventsToRegister lists, and its QueueingHintFn for them
+    (True: Queue, False: QueueSkip), consulted only while SchedulerQueueingHints is on;
+    with it off every registered event answers Queue (defaultQueueingHintFn)."""
 
     name: str = ""
+    pod_events: frozenset[str] = frozenset()
+    # SignPlugin (OpportunisticBatching, 1.35+): ``sign_pod`` gives the pod's signature
+    # fragments (signer, value), or None when the plugin cannot sign this pod. A profile
+    # with a PreFilter, Filter, PreScore or Score plugin that does not sign pods
+    # (``signs_pods`` false), or with extenders, signs no pod (computeBatchablePlugins).
+    signs_pods: bool = False
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        return True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        return ()
+
+    def signs_no_pod(self) -> bool:
+        """True when ``sign_pod`` answers None whatever the pod (a shortcut: the profile
+        then batches nothing)."""
+        return False
 
     def __init__(self, args: Mapping[str, Any], handle: Handle, config_path: tuple = ()) -> None:
         self.args = args

@@ -58,6 +58,9 @@ class Profile:
     other_extension_points: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     scheduler_name: str | None = None
     config_file: str | None = None  # the KubeSchedulerConfiguration file this came from
+    # podInitialBackoffSeconds / podMaxBackoffSeconds (the scheduling queue of a sequence)
+    pod_initial_backoff_seconds: int = 1
+    pod_max_backoff_seconds: int = 10
 
 
 def _refs(raw: Any, path: PathT, weighted: bool) -> list[PluginRef]:

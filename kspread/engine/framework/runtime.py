@@ -139,6 +139,10 @@ class Framework:
                     f"pluginConfig for {name!r}, which the profile does not enable", ("profile", "pluginConfig", name)
                 )
 
+    def plugins(self) -> list[Plugin]:
+        """Every plugin of the profile."""
+        return list(self._instances.values())
+
     def _instance(self, name: str, path: tuple, ref: PluginRef | None = None) -> Plugin:
         try:
             return self._new_instance(name, path)

@@ -14,6 +14,8 @@ from kspread.engine.snapshot import NodeInfo
 
 @register("DynamicResources", first=26)
 class DynamicResources(Plugin, PreFilterPlugin, FilterPlugin):
+    signs_pods = True  # SignPod: no fragment for a pod without ResourceClaims (kspread pods have none)
+
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         return SKIP
 

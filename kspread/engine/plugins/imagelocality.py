@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -101,6 +102,13 @@ class _State:
 
 @register("ImageLocality", first=12)
 class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: the normalized image names of the containers and init containers."""
+        names = {normalized_image_name(c.image) for c in (*pod.containers, *pod.init_containers)}
+        return (("ImageNames", tuple(sorted(names))),)
+
     _KEY = "PreScoreImageLocality(kspread)"
     _states: _State | None = None
 

@@ -45,6 +45,7 @@ from kspread.engine.framework.interface import (
     FilterPlugin,
     NodeScore,
     Plugin,
+    PodEvent,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -293,6 +294,31 @@ def normalize_scores(scores: list[NodeScore], max_score: int, observed_range: bo
 class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     has_pre_filter_extensions = True
     has_normalize = True
+    # EventsToRegister: Pod/Add|UpdatePodLabel|Delete (Pod/All before 1.29)
+    pod_events = frozenset({"Add", "Delete"})
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: a pod with pod affinity or anti-affinity cannot be signed; the labels
+        otherwise (none with ignorePreferredTermsOfExistingPods)."""
+        a = pod.affinity
+        if a is not None and (a.pod_affinity is not None or a.pod_anti_affinity is not None):
+            return None
+        if self.ignore_preferred_terms:
+            return ()
+        return (("Labels", tuple(sorted(pod.labels.items()))),)
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPodChange (1.35): an unbound pod changes nothing; a bound pod
+        added may satisfy the pod's required affinity (it must match every term), one
+        deleted may lift its required anti-affinity (it matched every term)."""
+        other = event.pod
+        if other.node_name is None:
+            return False
+        terms = pod_terms(pod, self.version)
+        if event.action == "Add":
+            return pod_matches_all_terms(terms.required_affinity, other.namespace, other.labels)
+        return pod_matches_all_terms(terms.required_anti_affinity, other.namespace, other.labels)
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)

@@ -209,6 +209,12 @@ def required_node_names(pod: Pod) -> set[str] | None:
 @register("NodeAffinity")
 class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     has_normalize = True
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: the node affinity (NodeAffinitySigner) and the nodeSelector."""
+        aff = pod.affinity.node_affinity if pod.affinity is not None else None
+        return (("NodeAffinity", repr(aff)), ("NodeSelector", tuple(sorted(pod.node_selector.items()))))
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)

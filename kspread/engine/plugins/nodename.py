@@ -7,6 +7,8 @@ has no PreFilter in any released version."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin
@@ -25,6 +27,12 @@ def err_reason(version: Version) -> str:
 
 @register("NodeName")
 class NodeName(Plugin, FilterPlugin):
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: spec.nodeName."""
+        return (("NodeName", pod.node_name or ""),)
+
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         return True
 

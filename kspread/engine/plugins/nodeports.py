@@ -15,10 +15,11 @@ NodeInfo and Filter do.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, PreFilterPlugin
+from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, PodEvent, PreFilterPlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SUCCESS, CycleState, Status, unschedulable
 from kspread.engine.model import Pod
@@ -52,6 +53,25 @@ class _State:
 @register("NodePorts", first=12)
 class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
     _KEY = "PreFilterNodePorts"
+    # EventsToRegister: Pod/Delete (container ports are immutable, updates are ignored)
+    pod_events = frozenset({"Delete"})
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: the host ports of the containers and init containers (HostPortsSigner)."""
+        ports = {p.host_port for c in (*pod.containers, *pod.init_containers) for p in c.ports if p.host_port != 0}
+        return (("HostPorts", tuple(sorted(ports))),)
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPodDeleted (1.35): Queue only when the deleted pod was bound or
+        nominated and used a host port the pod wants."""
+        deleted = event.pod
+        if deleted.node_name is None and not deleted.nominated_node:
+            return False
+        used = {k: 1 for k in pod_host_ports(deleted)}
+        if not used:
+            return False
+        return not all(not check_conflict(used, w) for w in pod_host_ports(pod))
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         state.write(self._KEY, _State(pod_host_ports(pod)))

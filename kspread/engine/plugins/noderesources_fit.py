@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,7 @@ from kspread.engine.framework.interface import (
     Filtered,
     FilterPlugin,
     Plugin,
+    PodEvent,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -101,6 +103,15 @@ def is_scalar_resource(name: str) -> bool:
     """``IsScalarResourceName``: extended (``domain/name``) and other prefixed
     resources, hugepages and attachable volumes. Other bare names are not tracked."""
     return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+
+
+def dra_extended_resource(version: Version) -> bool:
+    """DRAExtendedResource's default (kspread does not model the gate: see UNMODELLED_GATES);
+    NodeResourcesFit and BalancedAllocation sign no pod while it is on."""
+    from kspread.engine.versions import UNMODELLED_GATES
+
+    st = UNMODELLED_GATES["DRAExtendedResource"][0].stage_at(version.minor)
+    return st is not None and st.default
 
 
 def pod_resource_request(pod: Pod, version: Version) -> dict[str, int]:
@@ -328,6 +339,25 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
     """Filter of NodeResourcesFit (PodFitsResources up to 1.17)."""
 
     name = "NodeResourcesFit"
+    # EventsToRegister: Pod/Delete (UpdatePodScaleDown too from 1.27 with
+    # InPlacePodVerticalScaling; a sequence resizes no pod)
+    pod_events = frozenset({"Delete"})
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: the pod's requests (computePodResourceRequest); no signature while
+        DRAExtendedResource is on."""
+        if dra_extended_resource(self.version):
+            return None
+        return (("Resources", tuple(sorted(pod_resource_request(pod, self.version).items()))),)
+
+    def signs_no_pod(self) -> bool:
+        return dra_extended_resource(self.version)
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPodEvent (1.35): the deletion of a pod that was neither bound
+        nor nominated frees nothing; any other deletion may."""
+        return not (event.pod.node_name is None and not event.pod.nominated_node)
 
     def _ignored(self) -> tuple[frozenset[str], frozenset[str]]:
         return (frozenset(self.args.get("ignoredResources") or ()),

@@ -164,6 +164,21 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
     * from 1.36 ``50 + (50 + score_with_pod - score_without_pod) / 2``.
     """
 
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: as NodeResourcesFit's."""
+        from kspread.engine.plugins.noderesources_fit import dra_extended_resource, pod_resource_request
+
+        if dra_extended_resource(self.version):
+            return None
+        return (("Resources", tuple(sorted(pod_resource_request(pod, self.version).items()))),)
+
+    def signs_no_pod(self) -> bool:
+        from kspread.engine.plugins.noderesources_fit import dra_extended_resource
+
+        return dra_extended_resource(self.version)
+
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
         self.flags = resource_scoring(self.version)

@@ -5,7 +5,9 @@ predicate, same check and reason)."""
 
 from __future__ import annotations
 
-from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin
+from typing import Any
+
+from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, tolerations_signer
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import CycleState, unresolvable
 from kspread.engine.model import Node, Pod, Taint
@@ -18,6 +20,12 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 
 @register("NodeUnschedulable")
 class NodeUnschedulable(Plugin, FilterPlugin):
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: the tolerations (TolerationsSigner)."""
+        return (("Tolerations", tolerations_signer(pod)),)
+
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         return True
 

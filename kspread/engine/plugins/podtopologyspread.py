@@ -30,6 +30,7 @@ from kspread.engine.framework.interface import (
     FilterPlugin,
     NodeScore,
     Plugin,
+    PodEvent,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -344,6 +345,29 @@ def normalize_scores_v18(scores: list[NodeScore], node_name_set: set[str]) -> No
 class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     has_pre_filter_extensions = True
     has_normalize = True
+    # EventsToRegister: Pod/Add|UpdatePodLabel|Delete (and UpdatePodToleration with hints)
+    pod_events = frozenset({"Add", "Delete"})
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: a pod with constraints, or any pod when the plugin has default
+        constraints (System defaulting has), cannot be signed."""
+        if pod.topology_spread_constraints or self.default_constraints:
+            return None
+        return ()
+
+    def signs_no_pod(self) -> bool:
+        return bool(self.default_constraints)
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPodChange (1.35): only a bound pod of the pod's namespace (or
+        the pod itself) is involved; it may change the spreading when its labels match
+        one of the pod's hard constraints (getConstraints: DoNotSchedule, defaults
+        included)."""
+        other = event.pod
+        if not (other.key == pod.key or (other.node_name is not None and other.namespace == pod.namespace)):
+            return False
+        return any(c.selector.matches(other.labels) for c in self._constraints(pod, DO_NOT_SCHEDULE))
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)

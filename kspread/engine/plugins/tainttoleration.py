@@ -19,11 +19,18 @@ Reason text by version (``err_reason``):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
-from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, PreScorePlugin, ScorePlugin
+from kspread.engine.framework.interface import (
+    Filtered,
+    FilterPlugin,
+    Plugin,
+    PreScorePlugin,
+    ScorePlugin,
+    tolerations_signer,
+)
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SUCCESS, CycleState, Status, unresolvable
 from kspread.engine.model import Node, Pod, Taint, Toleration
@@ -65,6 +72,12 @@ def count_intolerable_prefer_no_schedule(taints: Iterable[Taint], tolerations: S
 
 @register("TaintToleration")
 class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        """SignPod: the tolerations (TolerationsSigner)."""
+        return (("Tolerations", tolerations_signer(pod)),)
+
     has_normalize = True
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:

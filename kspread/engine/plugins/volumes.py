@@ -19,6 +19,7 @@ scores from 1.23 (MultiPoint, weight 1), where it adds 0 to every total.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +59,13 @@ def reject_volumes(plugin: Plugin, pod: Pod) -> None:
 
 
 class _VolumeFilter(Plugin, PreFilterPlugin, FilterPlugin):
+    # SignPod (VolumeRestrictions, VolumeZone, NodeVolumeLimits, VolumeBinding): the
+    # volumes (VolumesSigner); kspread pods have none
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        return (("Volumes", ()),)
+
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         reject_volumes(self, pod)
         return SUCCESS

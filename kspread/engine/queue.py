@@ -1,0 +1,241 @@
+"""The scheduling queue of a ``schedule`` sequence (backend/queue/scheduling_queue.go
+from 1.34, internal/queue before): activeQ, backoffQ and the unschedulable pods, and
+how the cluster events a sequence makes move pods between them.
+
+A sequence's events: a pod bound (AssignedPodAdd), a victim deleted (AssignedPodDelete)
+and, from 1.33, a pending pod's nomination changed or cleared (AssignedPodDelete offered
+only to pods of its priority or less). Nodes never change inside a sequence.
+
+* activeQ pops by PrioritySort: priority descending, then the time the pod entered the
+  queue (creation, in list order; for a pod that failed, the time it failed).
+* A pod that fails goes to backoffQ when an event during its own cycle (its own
+  preemption's deletions) may make it schedulable -- decided as for any event below --
+  and to the unschedulable pods otherwise.
+* An event moves an unschedulable pod to backoffQ when the pod is worth requeuing:
+  with SchedulerQueueingHints on, when some plugin that rejected it registered the
+  event and its queueing hint answers Queue; with the gate off (from 1.21), when some
+  rejecting plugin registered the event, AssignedPodAdd being offered only to the pods
+  with a required affinity term it matches or (from 1.31) that PodTopologySpread
+  rejected in its namespace (getUnschedulablePodsWithCrossTopologyTerm); before 1.21,
+  AssignedPodAdd moves the pods with a required affinity term it matches and
+  AssignedPodDelete every pod. A pod no plugin rejected (a failure that names none)
+  stays unschedulable here; upstream would retry it after each backoff for ever.
+* The clock rule. A sequence has no wall clock: cycles, bindings and events take no
+  time, and every event of a cycle is seen before the next pod is popped. Backoff is
+  the profile's podInitialBackoffSeconds doubled per failure, at most
+  podMaxBackoffSeconds (upstream's defaults 1 and 10), so a pod that failed is still
+  backing off when an event moves it. With SchedulerPopFromBackoffQ (beta, on from
+  1.33) the scheduler pops backoffQ's head when activeQ is empty: the earliest backoff
+  expiry first, then activeQ's order. Without it, the scheduler waits when activeQ is
+  empty: the clock jumps to the earliest backoff expiry and every pod whose backoff has
+  ended moves to activeQ (flushBackoffQCompleted). A pod moved by an event after its
+  backoff ended goes straight to activeQ.
+* The sequence ends when activeQ and backoffQ are empty: pods left unschedulable stay
+  pending (upstream would flush them after podMaxInUnschedulablePodsDuration, 5 min).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kspread.engine.framework.interface import PodEvent
+from kspread.engine.model import Pod
+from kspread.engine.plugins.interpodaffinity import pod_terms
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kspread.engine.framework.runtime import Framework
+    from kspread.engine.versions import Version
+
+INITIAL_BACKOFF_SECONDS = 1  # podInitialBackoffSeconds' default
+MAX_BACKOFF_SECONDS = 10  # podMaxBackoffSeconds' default
+EXTENDER = "Extender"  # framework.ExtenderName: the rejector when extenders filtered nodes out
+PTS = "PodTopologySpread"
+
+
+def backoff_seconds(count: int, initial: int = INITIAL_BACKOFF_SECONDS, maximum: int = MAX_BACKOFF_SECONDS) -> int:
+    """calculateBackoffDuration: the initial backoff doubled per failure after the first,
+    capped at the maximum."""
+    if count <= 0:
+        return 0
+    shift = count - 1
+    if maximum >> shift < initial:
+        return maximum
+    return initial << shift
+
+
+@dataclass(slots=True)
+class QueuedPod:
+    """QueuedPodInfo: the pod as the queue holds it."""
+
+    pod: Pod
+    timestamp: int  # when it entered the queue or last failed, as a counter
+    attempts: int = 0
+    unschedulable_count: int = 0
+    failed_at: int = 0  # the clock (seconds) when it last failed
+    rejectors: frozenset[str] = frozenset()
+    where: str = "active"  # active | backoff | unschedulable | gone
+
+    @property
+    def key(self) -> str:
+        return self.pod.key
+
+
+class SchedulingQueue:
+    def __init__(self, version: Version, framework: Framework, pods: Iterable[Pod]) -> None:
+        self.version = version
+        self.framework = framework
+        self.hints = version.gate("SchedulerQueueingHints")
+        self.pop_from_backoff = version.gate("SchedulerPopFromBackoffQ")
+        self.filters_events = version.queue_filters_events_by_plugin
+        self.now = 0
+        self.initial_backoff = framework.profile.pod_initial_backoff_seconds
+        self.max_backoff = framework.profile.pod_max_backoff_seconds
+        self._seq = 0
+        self.pods: dict[str, QueuedPod] = {}
+        # heaps of (order..., timestamp, key); an entry is stale once its pod moved on
+        self._active: list[tuple[int, int, str]] = []
+        self._backoff: list[tuple[int, int, int, str]] = []
+        self._unschedulable: dict[str, QueuedPod] = {}
+        for p in pods:
+            q = self.pods[p.key] = QueuedPod(p, self._next())
+            self.place(q, "active")
+
+    def _expiry(self, q: QueuedPod) -> int:
+        """When the pod's backoff ends (getBackoffTime: its last failure plus the backoff
+        of its failure count)."""
+        return q.failed_at + backoff_seconds(q.unschedulable_count, self.initial_backoff, self.max_backoff)
+
+    def _next(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def place(self, q: QueuedPod, where: str) -> None:
+        """Put the pod in activeQ, backoffQ or the unschedulable pods."""
+        self._unschedulable.pop(q.key, None)
+        q.where = where
+        if where == "active":
+            heapq.heappush(self._active, (-q.pod.priority, q.timestamp, q.key))
+        elif where == "backoff":
+            heapq.heappush(self._backoff, (self._expiry(q), -q.pod.priority, q.timestamp, q.key))
+        elif where == "unschedulable":
+            self._unschedulable[q.key] = q
+
+    def _live(self, heap: list, where: str) -> QueuedPod | None:
+        """The head of a heap, its stale entries dropped."""
+        while heap:
+            key, ts = heap[0][-1], heap[0][-2]
+            q = self.pods[key]
+            if q.where == where and q.timestamp == ts:
+                return q
+            heapq.heappop(heap)
+        return None
+
+    # ---- popping ---------------------------------------------------------------------
+
+    def pop(self) -> QueuedPod | None:
+        """The next pod to schedule; None when activeQ and backoffQ are empty."""
+        q = self._live(self._active, "active")
+        if q is None:
+            head = self._live(self._backoff, "backoff")
+            if head is None:
+                return None
+            if self.pop_from_backoff:
+                heapq.heappop(self._backoff)
+                head.where = "gone"
+                return head
+            # the scheduler waits for the next backoffQ flush that moves something: every
+            # pod whose backoff has ended by then
+            self.now = max(self.now, self._expiry(head))
+            while head is not None and self._expiry(head) <= self.now:
+                heapq.heappop(self._backoff)
+                self.place(head, "active")
+                head = self._live(self._backoff, "backoff")
+            q = self._live(self._active, "active")
+            assert q is not None
+        heapq.heappop(self._active)
+        q.where = "gone"
+        return q
+
+    # ---- a cycle's outcome ----------------------------------------------------------------
+
+    def failed(self, q: QueuedPod, pod: Pod, rejectors: frozenset[str], in_flight: list[PodEvent]) -> None:
+        """AddUnschedulableIfNotPresent for a pod whose cycle failed; ``in_flight``: the
+        events its own cycle caused (preemption's deletions and cleared nominations)."""
+        q.pod = pod
+        q.rejectors = rejectors
+        q.unschedulable_count += 1
+        q.timestamp = self._next()
+        q.failed_at = self.now
+        if not rejectors:
+            self.place(q, "unschedulable")  # see the module docstring
+            return
+        if self.hints:
+            worth = any(self._worth(q, ev) for ev in in_flight)
+        elif self.filters_events:
+            # a move request came during the cycle (moveRequestCycle >= podSchedulingCycle)
+            worth = any(self._of_interest(ev) for ev in in_flight)
+        else:
+            worth = bool(in_flight)
+        self.place(q, "backoff" if worth else "unschedulable")
+
+    def update(self, pod: Pod) -> None:
+        """The pod changed (a nomination): the queue holds the new object."""
+        q = self.pods.get(pod.key)
+        if q is not None:
+            q.pod = pod
+
+    def deliver(self, ev: PodEvent, skip: str | None = None) -> None:
+        """Move the unschedulable pods the event may make schedulable (not ``skip``: the
+        pod whose cycle caused it, which saw it in flight)."""
+        for q in list(self._unschedulable.values()):
+            if q.key == skip:
+                continue
+            if ev.max_priority is not None and q.pod.priority > ev.max_priority:
+                continue
+            if self._moves(q, ev):
+                expired = self._expiry(q) <= self.now
+                self.place(q, "active" if expired else "backoff")
+
+    def _moves(self, q: QueuedPod, ev: PodEvent) -> bool:
+        if not self.filters_events:
+            if ev.action == "Add":
+                return self._affinity_term_matches(q.pod, ev.pod)
+            return True
+        if not self.hints and ev.action == "Add":
+            # AssignedPodAdded: getUnschedulablePodsWithCrossTopologyTerm first (before 1.31
+            # getUnschedulablePodsWithMatchingAffinityTerm: affinity terms only)
+            spread = self.version.queue_requeues_spread_pods_on_add and PTS in q.rejectors
+            cross = (spread and q.pod.namespace == ev.pod.namespace) or self._affinity_term_matches(q.pod, ev.pod)
+            if not cross:
+                return False
+        if not self._of_interest(ev):
+            return False
+        return self._worth(q, ev)
+
+    def _affinity_term_matches(self, pod: Pod, other: Pod) -> bool:
+        """A required pod-affinity term of ``pod`` matches ``other`` (namespace labels of
+        the case, as getNamespaceLabelsSnapshot reads them)."""
+        terms = pod_terms(pod, self.version).required_affinity
+        if not terms:
+            return False
+        ns = self.framework.handle.cluster.namespaces.get(other.namespace)
+        ns_labels = dict(ns.labels) if ns is not None else {}
+        return any(t.matches(other.namespace, other.labels, ns_labels) for t in terms)
+
+    def _of_interest(self, ev: PodEvent) -> bool:
+        """isEventOfInterest: some plugin of the profile registered the event."""
+        return any(ev.action in p.pod_events for p in self.framework.plugins())
+
+    def _worth(self, q: QueuedPod, ev: PodEvent) -> bool:
+        """isPodWorthRequeuing: a plugin that rejected the pod registered the event and
+        (with queueing hints) its hint answers Queue."""
+        for name in sorted(q.rejectors):
+            p = self.framework.plugin(name)
+            if p is None or ev.action not in p.pod_events:
+                continue
+            if not self.hints or p.pod_event_hint(q.pod, ev):
+                return True
+        return False

@@ -1,0 +1,90 @@
+"""Ties, visibly (issue 18): inside a sequence kspread takes the first tied node in node
+order and marks the placement as a tie wherever results are reported; an expectation may
+name any of several preemption candidates tied on every criterion."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from kspread.format.case import build_case
+from kspread.workflow.explain import explain_cycles, explain_run
+from kspread.workflow.runner import run_loaded
+from tests.helpers import HEADER, verdict
+
+TWO_NODES = """
+name: t
+version: "1.35"
+profile: {filter: [NodeResourcesFit], score: [NodeResourcesFit]}
+nodes: [n1, n2, {name: n3, allocatable: {cpu: "1", memory: 1Gi, pods: 110}}]
+schedule: [{name: a}, {name: b, requests: {cpu: "2"}}]
+"""
+
+
+def _doc(text: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(text)
+
+
+def test_a_placement_taken_from_a_tie_is_reported_with_the_tied_nodes():
+    out = run_loaded(build_case(_doc(TWO_NODES), "t"))
+    # a: n1 and n2 (unlimited) score the same, n3 (1 cpu) less; b fits n1 and n2 only,
+    # which still score the same (a's 100m is nothing to an unlimited node)
+    assert out.actual["placements"] == {"a": "n1", "b": "n1"}
+    assert out.actual["ties"] == {"a": ["n1", "n2"], "b": ["n1", "n2"]}
+
+
+def test_ties_in_explain_and_in_the_failure_report(tmp_path):
+    case = build_case(_doc(TWO_NODES), "t")
+    outcome, cycles = explain_run(case)
+    text = explain_cycles(outcome.scheduler, cycles, header=True)
+    assert "    (a tie: the sequence binds n1, the first in node order; upstream picks any of them)" in text
+    v = verdict(tmp_path, TWO_NODES + "expect: {placements: {a: n2}}\n")
+    assert not v.passed
+    assert ("(placed by a tie, the first tied node in node order taken (upstream picks any): a from n1, n2)"
+            in v.message)
+
+
+def test_ties_in_json(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text(HEADER + TWO_NODES + "expect: {placements: {a: n1}}\n")
+    res = subprocess.run([sys.executable, "-m", "kspread", "run", "--json", str(p)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    [entry] = json.loads(res.stdout)
+    assert entry["actual"]["ties"]["a"] == ["n1", "n2"]
+    assert entry["actual"]["attempts"] == {"a": 1, "b": 1}
+
+
+PREEMPTION_TIE = """
+name: t
+version: "1.35"
+profile: {filter: [NodeResourcesFit], postFilter: [DefaultPreemption]}
+nodes:
+- {name: n1, allocatable: {cpu: "1", memory: 1Gi, pods: 110}}
+- {name: n2, allocatable: {cpu: "1", memory: 1Gi, pods: 110}}
+pods:
+- {name: v1, node: n1, priority: 1, requests: {cpu: "1"}, startTime: "2024-01-01T00:00:00Z"}
+- {name: v2, node: n2, priority: 1, requests: {cpu: "1"}, startTime: "2024-01-01T00:00:00Z"}
+pod: {name: p, priority: 10, requests: {cpu: "1"}}
+"""
+
+
+def test_an_expectation_may_name_any_tied_candidate_with_its_victims(tmp_path):
+    out = run_loaded(build_case(_doc(PREEMPTION_TIE), "t"))
+    assert out.actual["preemption"] == {"node": ["n1", "n2"], "victims": ["v1"]}
+    for expect in ("{preemption: {node: n2, victims: [v2]}}", "{preemption: {node: n1, victims: [v1]}}",
+                   "{preemption: {victims: [v2]}}", "{preemption: {node: [n1, n2]}}"):
+        assert verdict(tmp_path, PREEMPTION_TIE + f"expect: {expect}\n").passed, expect
+    for expect in ("{preemption: {node: n2, victims: [v1]}}", "{preemption: {victims: [v1, v2]}}"):
+        assert not verdict(tmp_path, PREEMPTION_TIE + f"expect: {expect}\n").passed, expect
+
+
+def test_a_preemptor_nominated_by_a_tie_keeps_the_mark_when_bound_there():
+    doc = _doc(PREEMPTION_TIE)
+    doc["schedule"] = [doc.pop("pod")]
+    out = run_loaded(build_case(doc, "t"))
+    assert out.actual["placements"] == {"p": "n1"}
+    assert out.actual["attempts"] == {"p": 2}
+    assert out.actual["ties"] == {"p": ["n1", "n2"]}
