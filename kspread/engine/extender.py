@@ -488,7 +488,20 @@ class HTTPExtender:
         try:
             return json.loads(data)
         except (ValueError, UnicodeDecodeError) as e:
-            raise _DecodeError(f"invalid JSON from {url}: {e}") from None
+            raise _DecodeError(_json_error(data, e)) from None
+
+
+def _json_error(data: bytes, e: Exception) -> str:
+    """A JSON syntax error as Go's decoder words the common ones."""
+    text = data.lstrip()
+    if not text:
+        return "EOF"
+    pos = getattr(e, "pos", None)
+    if isinstance(e, json.JSONDecodeError) and pos is not None and e.msg == "Expecting value":
+        c = e.doc[pos:pos + 1]
+        if c and c.isprintable():
+            return f"invalid character {c!r} looking for beginning of value"
+    return f"invalid JSON: {e}"
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -515,6 +528,13 @@ class Extenders:
         self.node = node
         self.pods_on = pods_on
         self.calls: list[ExtenderCall] = []
+
+    def _known(self, name: str) -> bool:
+        try:
+            self.node(name)
+        except KeyError:
+            return False
+        return True
 
     def _h(self, e: Any) -> HTTPExtender | None:
         return self.http.get(id(e))
@@ -551,7 +571,6 @@ class Extenders:
         every node an extender dropped."""
         statuses: dict[str, Status] = {}
         unresolvable_field = self.version.minor >= 21
-        sent = set(names)
         for e in self.items:
             if not names:
                 break
@@ -582,14 +601,15 @@ class Extenders:
             call.seconds = time.perf_counter() - t0
             call.kept, call.failed, call.unresolvable = kept, failed, unresolvable
             # a node the extender keeps stays feasible whatever the maps say of it (upstream
-            # records its status, and no later step reads it); of the nodes it was not
-            # sent, only those an earlier extender dropped take the status it gives
+            # records its status, and no later step reads it); any other node of the
+            # cluster takes the status it gives, sent or not (statuses.Set), which keeps
+            # a node the filter plugins rejected out of preemption when unresolvable
             kept_set = set(kept)
             for n, why in unresolvable.items():
-                if n not in kept_set and n in sent:
+                if n not in kept_set and self._known(n):
                     statuses[n] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (why,), f"extender:{h.name}")
             for n, why in failed.items():
-                if n not in unresolvable and n not in kept_set and n in sent:
+                if n not in unresolvable and n not in kept_set and self._known(n):
                     statuses[n] = Status(Code.UNSCHEDULABLE, (why,), f"extender:{h.name}")
             for n in names:
                 if n not in kept_set and n not in statuses:
@@ -616,8 +636,8 @@ class Extenders:
             # upstream refuses a name it was not given (nodeCacheCapable); a Node object it
             # was not given it would schedule onto as is: kspread refuses both
             if n not in given:
-                raise _DecodeError(f"extender {h.cfg.url_prefix!r} claims a filtered node {n!r} which is not found "
-                                   "in the input node list")
+                raise _DecodeError(f"extender {json.dumps(h.cfg.url_prefix)} claims a filtered node {json.dumps(n)} "
+                                   "which is not found in the input node list")
         failed = _string_map(_field(res, "FailedNodes"), "ExtenderFilterResult.FailedNodes")
         unresolvable = _string_map(_field(res, "FailedAndUnresolvableNodes"),
                                    "ExtenderFilterResult.FailedAndUnresolvableNodes") if unresolvable_field else {}
