@@ -669,3 +669,34 @@ def test_cli_and_pytest_extender_options(tmp_path, server):
                        capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 2 and "expected NAME=URL, got 'ext'" in r.stderr
     assert s.verbs() == ["filter", "filter"]
+
+
+@pytest.mark.parametrize("version,cache,totals", [
+    # 1.31: Score looks the node up by name: n1's pod counts
+    ("1.31", "false", {"n1": 40, "n2": 90}),
+    # from 1.32 Score reads the NodeInfo it is given: Filter's new, pod-less NodeInfos
+    ("1.35", "false", {"n1": 90, "n2": 90}),
+    # nodeCacheCapable: the NodeInfos sent come back, pods and all
+    ("1.35", "true", {"n1": 40, "n2": 90}),
+])
+def test_nodes_returned_as_objects_score_without_pods_from_1_32(tmp_path, server, version, cache, totals):
+    def answer(verb, body):
+        if body["NodeNames"] is not None:
+            return ok({"NodeNames": body["NodeNames"]})
+        return ok({"Nodes": body["Nodes"]})
+
+    s = server(answer)
+    out = run(tmp_path, f"""
+        version: "{version}"
+        profile:
+          filter: [NodeResourcesFit]
+          score: [NodeResourcesFit]
+          extenders: [{ext(s.url, filterVerb='filter', nodeCacheCapable=cache)}]
+        nodes:
+        - {{name: n1, allocatable: {{cpu: "2", memory: 2Gi, pods: 10}}}}
+        - {{name: n2, allocatable: {{cpu: "2", memory: 2Gi, pods: 10}}}}
+        pods: [{{name: v, node: n1, requests: {{cpu: "1", memory: 1Gi}}}}]
+        pod: {{name: p, requests: {{cpu: 200m, memory: 200Mi}}}}
+        expect: {{selected: n2}}
+        """)
+    assert out.actual["totals"] == totals

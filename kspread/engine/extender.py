@@ -528,6 +528,13 @@ class Extenders:
         self.node = node
         self.pods_on = pods_on
         self.calls: list[ExtenderCall] = []
+        # the feasible nodes that upstream scores as nodes without pods this cycle (see
+        # ``filter``)
+        self.podless: set[str] = set()
+
+    def start_cycle(self, calls: list[ExtenderCall]) -> None:
+        self.calls = calls
+        self.podless = set()
 
     def _known(self, name: str) -> bool:
         try:
@@ -568,8 +575,14 @@ class Extenders:
 
     def filter(self, pod: Pod, names: list[str], for_feasible: bool = False) -> tuple[list[str], dict[str, Status]]:
         """findNodesThatPassExtenders over ``names``: the nodes kept, and the status of
-        every node an extender dropped."""
+        every node an extender dropped.
+
+        An extender that is not nodeCacheCapable answers with Node objects, from which
+        HTTPExtender.Filter makes new NodeInfos holding no pods. From 1.32, where Score
+        reads the NodeInfo it is given, the score plugins then see those nodes without
+        their pods: the kept nodes are recorded in ``podless`` for the scoring."""
         statuses: dict[str, Status] = {}
+        podless: set[str] = set()
         unresolvable_field = self.version.minor >= 21
         for e in self.items:
             if not names:
@@ -590,7 +603,7 @@ class Extenders:
             self.calls.append(call)
             t0 = time.perf_counter()
             try:
-                kept, failed, unresolvable = self._filter_call(h, pod, names, unresolvable_field)
+                kept, failed, unresolvable, kept_by_name = self._filter_call(h, pod, names, unresolvable_field)
             except _DecodeError as err:
                 call.seconds = time.perf_counter() - t0
                 if for_feasible:  # kspread's own call: its failure never changes upstream's outcome
@@ -615,11 +628,17 @@ class Extenders:
                 if n not in kept_set and n not in statuses:
                     statuses[n] = Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {h.name}",),
                                          f"extender:{h.name}")
+            if not kept_by_name:
+                podless.update(kept)
             names = kept
+        if not for_feasible and self.version.minor >= 32:
+            self.podless = {n for n in names if n in podless}
         return names, statuses
 
     def _filter_call(self, h: HTTPExtender, pod: Pod, names: list[str], unresolvable_field: bool
-                     ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+                     ) -> tuple[list[str], dict[str, str], dict[str, str], bool]:
+        """The nodes kept, failed, unresolvable, and whether the kept nodes came back as
+        names (nodeCacheCapable: the NodeInfos sent) rather than Node objects."""
         res = _want(h.send(h.cfg.filter_verb, self._args(h, pod, names)), "object", "ExtenderFilterResult")
         if res is None:
             res = {}
@@ -628,8 +647,9 @@ class Extenders:
             raise _DecodeError(err)
         given = set(names)
         node_names = _names_of(_field(res, "NodeNames"), "ExtenderFilterResult.NodeNames")
-        if h.cfg.node_cache_capable and node_names is not None:
-            kept = node_names
+        by_name = h.cfg.node_cache_capable and node_names is not None
+        if by_name:
+            kept = node_names or []
         else:
             kept = _node_list_names(_field(res, "Nodes"), "ExtenderFilterResult.Nodes") or []
         for n in kept:
@@ -641,7 +661,7 @@ class Extenders:
         failed = _string_map(_field(res, "FailedNodes"), "ExtenderFilterResult.FailedNodes")
         unresolvable = _string_map(_field(res, "FailedAndUnresolvableNodes"),
                                    "ExtenderFilterResult.FailedAndUnresolvableNodes") if unresolvable_field else {}
-        return kept, failed, unresolvable
+        return kept, failed, unresolvable, by_name
 
     # ---- prioritize ----
 

@@ -57,7 +57,7 @@ from kspread.engine.framework.status import Code, CycleState, SchedulingError, S
 from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod
 from kspread.engine.plugins.helper import get_zone_key
-from kspread.engine.snapshot import Nominator, Snapshot
+from kspread.engine.snapshot import NodeSet, Nominator, Snapshot
 from kspread.engine.versions import Version
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -288,7 +288,7 @@ class Scheduler:
         res = CycleResult(pod)
         state = CycleState()
         res.state = state
-        self.ext.calls = res.extender_calls
+        self.ext.start_cycle(res.extender_calls)
         fwk = self.framework
         try:
             pre = fwk.run_pre_filter_plugins(state, pod)
@@ -415,6 +415,9 @@ class Scheduler:
         fwk = self.framework
         positions = res.searched_positions(self.snapshot.position)
         nodes = self.snapshot.nodes(positions)
+        if self.ext.podless:
+            nodes = NodeSet.of(*(info.without_pods() if info.node.name in self.ext.podless else info
+                                 for info in nodes.infos))
         if not fwk.has_score_plugins and not self.ext.any:
             # EqualPriority: every node scores 1 (no score plugin and no extender)
             totals = np.ones(len(positions), np.int64)
