@@ -700,3 +700,43 @@ def test_nodes_returned_as_objects_score_without_pods_from_1_32(tmp_path, server
         expect: {{selected: n2}}
         """)
     assert out.actual["totals"] == totals
+
+
+def test_the_nominated_node_alone_then_the_rest_for_feasible(tmp_path, server):
+    """PreferNominatedNode (1.22+): upstream sends the extenders the nominated node alone;
+    kspread then sends the other filter-passing nodes in a call of its own, for `feasible`."""
+    s = server(lambda verb, body: ok({"Nodes": {"items": [n for n in body["Nodes"]["items"]
+                                                          if n["metadata"]["name"] != "n3"]},
+                                      "FailedNodes": {"n3": "no"}}))
+    out = run(tmp_path, f"""
+        version: "1.30"
+        profile:
+          filter: [NodeUnschedulable]
+          extenders: [{ext(s.url, filterVerb='filter')}]
+        nodes: [n1, n2, n3]
+        pod: {{name: p, nominatedNode: n2}}
+        expect: {{selected: n2}}
+        """)
+    assert [names(b) for _, b in s.requests] == [["n2"], ["n1", "n3"]]
+    assert [c.for_feasible for c in out.cycles[-1].extender_calls] == [False, True]
+    assert out.actual["feasible"] == ["n1", "n2"] and out.actual["searched"] == ["n2"]
+    assert out.actual["selected"] == "n2"
+
+
+def test_a_failure_report_lists_the_extender_calls(tmp_path, server):
+    from kspread.workflow.runner import check
+
+    s = server(lambda verb, body: ok([{"Host": "n1", "Score": 2}, {"Host": "n2", "Score": "high"}]))
+    p = write_case(tmp_path, f"""
+        version: "1.30"
+        profile:
+          filter: [NodeUnschedulable]
+          extenders: [{ext(s.url, prioritizeVerb='prioritize')}]
+        nodes: [n1, n2]
+        pod: {{name: p}}
+        expect: {{selected: n2}}
+        """)
+    v = check(read_file(p).docs[0])
+    assert not v.passed
+    assert (f"  prioritize ext ({s.url}/prioritize): sent 2 node(s); error (ignored): json: cannot unmarshal "
+            "string into Go struct field HostPriority.Score of type int64; ") in v.message

@@ -329,6 +329,8 @@ def _want(v: Any, kind: str, where: str) -> Any:
     ok = {"object": isinstance(v, dict), "array": isinstance(v, list), "string": isinstance(v, str),
           "int64": isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63}[kind]
     if not ok:
+        if "." not in where:  # the whole answer
+            raise _DecodeError(f"json: cannot unmarshal {_go_type(v)} into Go value of type v1.{where}")
         gokind = {"object": "map", "array": "slice", "string": "string", "int64": "int64"}[kind]
         raise _DecodeError(f"json: cannot unmarshal {_go_type(v)} into Go struct field {where} of type {gokind}")
     return v
