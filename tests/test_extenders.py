@@ -740,3 +740,19 @@ def test_a_failure_report_lists_the_extender_calls(tmp_path, server):
     assert not v.passed
     assert (f"  prioritize ext ({s.url}/prioritize): sent 2 node(s); error (ignored): json: cannot unmarshal "
             "string into Go struct field HostPriority.Score of type int64; ") in v.message
+
+
+def test_diff_runs_a_configuration_with_an_extender(tmp_path, server):
+    s = server(lambda verb, body: ok([{"Host": "n2", "Score": 10}]))
+    base = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    (tmp_path / "base.yaml").write_text(base)
+    (tmp_path / "head.yaml").write_text(base + "extenders:\n- {urlPrefix: '${KSPREAD_TEST_DIFF_EXT}', "
+                                        "prioritizeVerb: prioritize, weight: 5}\n")
+    (tmp_path / "cases.yaml").write_text("apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.30'\n"
+                                         "nodes: [n1, n2]\npod: {name: p}\nexpect: {unschedulable: false}\n")
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "KSPREAD_TEST_DIFF_EXT": s.url}
+    r = subprocess.run([sys.executable, "-m", "kspread", "diff", "--base", str(tmp_path / "base.yaml"), "--head",
+                        str(tmp_path / "head.yaml"), str(tmp_path / "cases.yaml")],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert '  selected: ["n1", "n2"] -> "n2"' in r.stdout, r.stdout + r.stderr
+    assert s.verbs() == ["prioritize"]
