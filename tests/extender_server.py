@@ -20,6 +20,10 @@ LIFETIME = 120.0
 Answer = Callable[[str, Any], tuple[int, Any, float]]
 
 
+class Trickle(list):
+    """An answer's body in pieces (bytes), sent the answer's delay apart."""
+
+
 class ExtenderServer:
     def __init__(self, answer: Answer, tls: ssl.SSLContext | None = None) -> None:
         self.answer = answer
@@ -33,15 +37,21 @@ class ExtenderServer:
                 body = json.loads(self.rfile.read(size)) if size else None
                 outer.requests.append((verb, body))
                 status, value, delay = outer.answer(verb, body)
-                if delay:
+                if delay and not isinstance(value, Trickle):
                     time.sleep(delay)
-                data = value if isinstance(value, bytes) else json.dumps(value).encode()
+                # Trickle: the body's pieces, sent ``delay`` apart after the headers
+                pieces = value if isinstance(value, Trickle) else [value if isinstance(value, bytes) else
+                                                                 json.dumps(value).encode()]
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
+                    self.send_header("Content-Length", str(sum(map(len, pieces))))
                     self.end_headers()
-                    self.wfile.write(data)
+                    for i, piece in enumerate(pieces):
+                        if i and delay:
+                            time.sleep(delay)
+                        self.wfile.write(piece)
+                        self.wfile.flush()
                 except OSError:
                     pass  # the client gave up (a timeout test)
 

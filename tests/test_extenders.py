@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from extender_server import ExtenderServer, free_port
+from extender_server import ExtenderServer, Trickle, free_port
 from helpers import write_case
 from kspread.engine.extender import pod_uid
 from kspread.engine.model import Pod
@@ -756,3 +756,11 @@ def test_diff_runs_a_configuration_with_an_extender(tmp_path, server):
                        capture_output=True, text=True, env=env, timeout=60)
     assert '  selected: ["n1", "n2"] -> "n2"' in r.stdout, r.stdout + r.stderr
     assert s.verbs() == ["prioritize"]
+
+
+def test_an_answer_trickling_past_the_timeout_times_out(tmp_path, server):
+    """httpTimeout covers reading the body too (http.Client's Timeout)."""
+    s = server(lambda verb, body: ok(Trickle([b"[", b" ", b" ", b" ", b"]"]), delay=0.15))
+    out = run(tmp_path, _errors_case(s.url, False, "300ms"))
+    assert out.actual["schedulingError"].startswith(
+        "net/http: request canceled (Client.Timeout or context cancellation while reading body) (extender ext at ")

@@ -470,15 +470,22 @@ class HTTPExtender:
             ctx = self._context() if url.lower().startswith("https:") else None
         except (OSError, ssl.SSLError, ValueError) as e:
             raise _DecodeError(f"extender TLS configuration: {e}") from None
-        opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx) if ctx else
-                                             urllib.request.HTTPHandler(), _NoRedirect())
+        handlers: list[Any] = [urllib.request.HTTPSHandler(context=ctx) if ctx else urllib.request.HTTPHandler(),
+                               _NoRedirect()]
+        if _loopback(url):
+            # Go's ProxyFromEnvironment never proxies a loopback address; urllib would
+            handlers.append(urllib.request.ProxyHandler({}))
+        opener = urllib.request.build_opener(*handlers)
         try:
             with opener.open(req, timeout=self.cfg.http_timeout) as resp:
                 status = resp.status
-                data = resp.read(MAX_RESPONSE_BYTES + 1)
+                data = _read_until(resp, deadline)
         except urllib.error.HTTPError as e:
             status, data = e.code, b""
             e.close()
+        except _BodyTimeout:
+            raise _DecodeError("net/http: request canceled (Client.Timeout or context cancellation while reading "
+                               "body)") from None
         except (OSError, http.client.HTTPException, ValueError) as e:
             raise _DecodeError(_url_error(url, e)) from None
         if time.monotonic() > deadline:
@@ -491,6 +498,40 @@ class HTTPExtender:
             return json.loads(data)
         except (ValueError, UnicodeDecodeError) as e:
             raise _DecodeError(_json_error(data, e)) from None
+
+
+def _loopback(url: str) -> bool:
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _read_until(resp: Any, deadline: float) -> bytes:
+    """The answer's body, at most MAX_RESPONSE_BYTES + 1 bytes, read before ``deadline``
+    (http.Client's Timeout covers reading the body too): a server that trickles its
+    answer times out."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_RESPONSE_BYTES:
+        chunk = resp.read1(1 << 16) if hasattr(resp, "read1") else resp.read(1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if time.monotonic() > deadline:
+            raise _BodyTimeout
+    return b"".join(chunks)
+
+
+class _BodyTimeout(Exception):
+    pass
 
 
 def _json_error(data: bytes, e: Exception) -> str:
