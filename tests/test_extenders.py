@@ -764,3 +764,30 @@ def test_an_answer_trickling_past_the_timeout_times_out(tmp_path, server):
     out = run(tmp_path, _errors_case(s.url, False, "300ms"))
     assert out.actual["schedulingError"].startswith(
         "net/http: request canceled (Client.Timeout or context cancellation while reading body) (extender ext at ")
+
+
+def test_case_extenders_beside_a_configuration_come_after_its_own(tmp_path, server):
+    s = server(lambda verb, body: ok({"NodeNames": body["NodeNames"][:1]}))
+    (tmp_path / "sched.yaml").write_text("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                         "kind: KubeSchedulerConfiguration\nextenders:\n"
+                                         f"- {{urlPrefix: '{s.url}/a', filterVerb: f, nodeCacheCapable: true}}\n")
+    out = run(tmp_path, f"""
+        version: "1.30"
+        profile:
+          config: sched.yaml
+          extenders: [{ext(s.url + '/b', filterVerb='f', nodeCacheCapable='true')}]
+        nodes: [n1, n2, n3]
+        pod: {{name: p}}
+        expect: {{selected: n1}}
+        """)
+    assert [c.url for c in out.cycles[-1].extender_calls] == [f"{s.url}/a/f", f"{s.url}/b/f"]
+    assert [b["NodeNames"] for _, b in s.requests] == [["n1", "n2", "n3"], ["n1"]]
+    assert out.actual["feasible"] == ["n1"]
+
+
+def test_a_malformed_pytest_extender_option_is_a_usage_error(pytester):
+    pytester.makefile(".yaml", case="apiVersion: kspread/v1\nkind: Case\nnodes: [n1]\npod: {name: p}\n"
+                                    "expect: {selected: n1}\n")
+    result = pytester.runpytest("--kspread-extender=nourl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--kspread-extender: expected NAME=URL, got 'nourl'*"])
