@@ -340,8 +340,11 @@ def test_plugin_errors(tmp_path, plugins, message):
 
 
 def test_other_errors(tmp_path):
-    e = _err(tmp_path, V1 + "extenders:\n- urlPrefix: http://x\n  filterVerb: filter\n", v(30))
-    assert "profile.extenders" in e.message and e.path == ("extenders",)
+    # extenders are read (tests/test_extenders.py); two binders are refused as upstream refuses them
+    e = _err(tmp_path, V1 + "extenders:\n- {urlPrefix: 'http://x', bindVerb: bind}\n"
+             "- {urlPrefix: 'http://y', bindVerb: bind}\n", v(30))
+    assert e.message == ('Invalid value: "found 2 extenders implementing bind": only one extender can implement '
+                         'bind') and e.path == ("extenders",) and e.line == 3
     e = _err(tmp_path, V1 + "percentageOfNodesToScore: 120\n", v(30))
     assert "[0-100]" in e.message
     e = _err(tmp_path, V1 + "profiles:\n- pluginConfig:\n  - name: MyPlugin\n    args: {a: 1}\n", v(30))

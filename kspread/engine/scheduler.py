@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from kspread.engine.extender import ExtenderCall, Extenders
 from kspread.engine.framework.handle import Handle
 from kspread.engine.framework.interface import PodEvent, StatusView
 from kspread.engine.framework.preemption import PreemptionOutcome
@@ -54,7 +55,7 @@ from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.queue import EXTENDER, SchedulingQueue
-from kspread.engine.snapshot import Nominator, Snapshot
+from kspread.engine.snapshot import NodeSet, Nominator, Snapshot
 from kspread.engine.versions import Version
 from kspread.errors import CaseError
 
@@ -114,6 +115,8 @@ class CycleResult:
     batch_hint: str | None = None  # the node the batch offered this cycle
     batch_ties: list[str] = field(default_factory=list)  # nodes of the hint's total in the batch
     compacted: bool = False
+    # every call of an HTTP extender in the cycle (and its binding), in order
+    extender_calls: list[ExtenderCall] = field(default_factory=list)
 
     @property
     def selected(self) -> list[str]:
@@ -268,6 +271,10 @@ class Scheduler:
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
+        snap = self.snapshot
+        self.ext = Extenders(self.extenders, self.version, lambda n: snap.get(n).node,
+                             lambda n: list(snap.get(n).pods.values()))
+        self.handle.extenders = self.ext
         self.order = node_tree_order(cluster.nodes, self.version)
         # snapshot positions of the nodes in node tree order
         self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
@@ -307,6 +314,7 @@ class Scheduler:
         res = CycleResult(pod)
         state = CycleState()
         res.state = state
+        self.ext.start_cycle(res.extender_calls)
         fwk = self.framework
         try:
             pre = fwk.run_pre_filter_plugins(state, pod)
@@ -328,8 +336,9 @@ class Scheduler:
                 node = self.snapshot.node_infos.get(first)
                 if node is not None:
                     st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
-                    if st.is_success() and self._passes_extenders(pod, node.name):
-                        self._set_statuses(res, self._all_statuses(state, pod))
+                    kept, dropped = self.ext.filter(pod, [node.name]) if st.is_success() else ([], {})
+                    if kept:
+                        self._set_statuses(res, self._all_statuses(state, pod), pod, done=([node.name], dropped))
                         res.searched = [node.name]
                         res.selected = [node.name]
                         return res
@@ -412,9 +421,6 @@ class Scheduler:
         """PreferNominatedNode: alpha (off) in 1.21, beta (on) 1.22, GA 1.24."""
         return self.version.gate("PreferNominatedNode")
 
-    def _passes_extenders(self, pod: Pod, node: str) -> bool:
-        return all(e.filter is None or node in e.filter for e in self.extenders)
-
     def _all_statuses(self, state: CycleState, pod: Pod) -> _FilterView:
         """Every node's filter status, in node tree order (an Error raises, the first in
         that order)."""
@@ -437,7 +443,7 @@ class Scheduler:
         fwk = self.framework
         n_all = len(self.order)
         to_find = num_feasible_nodes_to_find(self.version, self.case.profile.percentage_of_nodes_to_score, n_all)
-        if self.version.first_fit_without_scoring and not self._has_extender_filters() and not self._has_scoring():
+        if self.version.first_fit_without_scoring and not self.ext.has_filters() and not self._has_scoring():
             to_find = 1
         start = self.next_start_node_index
         rotated = np.roll(self.order_positions, -start) if start else self.order_positions
@@ -473,60 +479,58 @@ class Scheduler:
         # statuses in node tree order: the tree's j-th node is the rotated set's (j - start) % n
         ids_in_order = np.roll(filtered.ids, start) if start else filtered.ids
         view = _FilterView(self.order, ids_in_order, filtered.table, positions=self.order_positions)
-        # the extenders filter every node that passes the filter plugins (`feasible`), not
-        # only those the search reached; the search's result is what they keep
-        self._set_statuses(res, view)
+        # the extenders filter the nodes the search found, as upstream; then, for
+        # `feasible`, the other nodes that pass the filter plugins
+        searched = [node_list[i].node.name for i in searched_positions.tolist()] if self.ext.has_filters() else None
+        self._set_statuses(res, view, pod, searched)
         if view.overrides:
             res.searched = [name for name in (node_list[i].node.name for i in searched_positions.tolist())
                             if name not in view.overrides]
         else:
             res._searched = (node_list, searched_positions)
 
-    def _extender_status(self, name: str) -> Status | None:
-        """The status of a node that passes the filter plugins once the extenders filter
-        it: None when every extender keeps it."""
-        failed = [e.name for e in self.extenders if e.filter is not None and name not in e.filter]
-        if not failed:
-            return None
-        return Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {failed[0]}",),
-                      f"extender:{failed[0]}")
-
-    def _set_statuses(self, res: CycleResult, view: _FilterView) -> None:
-        """Record every node's status, the extender filters applied to every node that
-        passes the filter plugins (not only to those the search reached)."""
-        if self._has_extender_filters():
-            for j in np.flatnonzero(view.ids == 0).tolist():
-                name = view.names[j]
-                st = self._extender_status(name)
-                if st is not None:
-                    view.overrides[name] = st
+    def _set_statuses(self, res: CycleResult, view: _FilterView, pod: Pod, searched: list[str] | None = None,
+                      done: tuple[list[str], dict[str, Status]] | None = None) -> None:
+        """Record every node's status, the extender filters applied (findNodesThatPassExtenders)
+        to the nodes the search found (``searched``; all that pass the filter plugins when
+        None), or already applied to ``done`` (the nodes sent, the statuses they made); then
+        to the other nodes that pass the filter plugins, so that `feasible` covers them
+        (kspread's own call, marked as such)."""
+        if self.ext.has_filters():
+            passing = [view.names[j] for j in np.flatnonzero(view.ids == 0).tolist()]
+            if done is not None:
+                sent, overrides = done
+            else:
+                sent = searched if searched is not None else passing
+                _, overrides = self.ext.filter(pod, sent)
+            sent_set = set(sent)
+            rest = [n for n in passing if n not in sent_set]
+            if rest:
+                overrides = {**overrides, **self.ext.filter(pod, rest, for_feasible=True)[1]}
+            view.overrides.update(overrides)
         res.statuses = view  # type: ignore[assignment]
 
-    def _has_extender_filters(self) -> bool:
-        return any(e.filter is not None for e in self.extenders)
-
     def _has_scoring(self) -> bool:
-        return self.framework.has_score_plugins or any(e.prioritize is not None for e in self.extenders)
+        return self.framework.has_score_plugins or self.ext.has_prioritizers()
 
     def _prioritize(self, state: CycleState, pod: Pod, res: CycleResult) -> None:
         fwk = self.framework
         positions = res.searched_positions(self.snapshot.position)
         nodes = self.snapshot.nodes(positions)
-        prioritizers = [e for e in self.extenders if e.prioritize is not None]
-        if not fwk.has_score_plugins and not prioritizers:
-            # EqualPriority: every node scores 1
+        if self.ext.podless:
+            nodes = NodeSet.of(*(info.without_pods() if info.node.name in self.ext.podless else info
+                                 for info in nodes.infos))
+        if not fwk.has_score_plugins and not self.ext.any:
+            # EqualPriority: every node scores 1 (no score plugin and no extender)
             totals = np.ones(len(positions), np.int64)
         else:
             fwk.run_pre_score_plugins(state, pod, nodes.lazy_node_objects())
             table = fwk.run_score_plugins(state, pod, nodes)
             res.scores = table
             totals = table.total()
-            scale = self.version.extender_score_scale
-            for e in prioritizers:
-                prio = e.prioritize or {}
+            if self.ext.has_prioritizers():
                 # int64 arithmetic as upstream's (a weight near the int64 limit wraps around)
-                totals += np.array([wrap_int64(prio.get(n, 0) * e.weight * scale) for n in nodes.names],
-                                   np.int64)
+                totals += np.array(self.ext.prioritize(pod, list(nodes.names)), np.int64)
         res.totals = _LazyTotals(nodes, totals)  # type: ignore[assignment]
         best = totals.max()
         top = np.flatnonzero(totals == best)
@@ -703,6 +707,10 @@ def run_case(
             continue  # an Error ends the pod's part in the run
         if r.selected_positions is not None or r.selected:
             node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
+            _, bind_error = sched.ext.bind(pod, node)  # an extender that binds takes over
+            if bind_error is not None:
+                r.error = bind_error  # the binding failed: the pod stays pending
+                continue
             r.bound_node = node
             sched.store_schedule_results(r, node)
             sched.mark_tie(pod, r)

@@ -170,6 +170,11 @@ class NodeInfo:
     def name(self) -> str:
         return self.node.name
 
+    def without_pods(self) -> NodeInfo:
+        """The node with no pod on it (what upstream's HTTPExtender.Filter makes of a Node
+        object an extender returns)."""
+        return NodeInfo(self.node, self._version, self._matcher, self._requests)
+
     def clone(self) -> NodeInfo:
         c = NodeInfo(self.node, self._version, self._matcher, self._requests)
         c.pods = dict(self.pods)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kspread.engine.framework.args import decode_profile_args
@@ -880,9 +880,11 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
         path = case_config_path(raw["config"], base_dir, roots)
         prof = load_config(path, version, raw.get("schedulerName"))
         if raw.get("extenders"):
-            prof.extenders = profile_from_case({"extenders": raw["extenders"]}, version).extenders
+            _case_extenders(prof, raw["extenders"], version, base_dir)
         return prof
     prof = profile_from_case(raw, version)
+    if raw.get("extenders"):
+        _case_extenders(prof, raw["extenders"], version, base_dir)
     # plugin arguments decoded strictly, defaulted and validated for the version
     prof.plugin_args = decode_profile_args(prof.plugin_config, version, ("profile", "pluginConfig"),
                                            check_shape=check_args_shape)
@@ -928,11 +930,55 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
     return max(0, healthy - desired)
 
 
+def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None) -> None:
+    """``profile.extenders``: static ones (``filter`` / ``prioritize``) and HTTP ones
+    (``urlPrefix`` and upstream's other Extender fields), in the order written, validated
+    together as upstream validates a configuration's extenders."""
+    from kspread.format.extenders import (
+        HTTP_FIELDS,
+        apply_ignored_by_scheduler,
+        http_extender,
+        validate_extenders,
+    )
+
+    static = profile_from_case({"extenders": raws}, version).extenders
+    out = []
+    http = []
+    names: set[str] = set()
+    for i, (raw, ext) in enumerate(zip(raws, static)):
+        path = ("profile", "extenders", i)
+        if ext.name in names:
+            raise CaseError(f"extender {ext.name!r} is listed twice", (*path, "name"), value=ext.name)
+        names.add(ext.name)
+        given = [k for k in HTTP_FIELDS if k in raw and k != "weight"]
+        if not given:
+            out.append(replace(ext, path=path))
+            continue
+        if "urlPrefix" not in raw:
+            raise CaseError(f"extender {ext.name!r} gives {given[0]} but no urlPrefix: an HTTP extender needs its "
+                            "URL", (*path, given[0]))
+        for k in ("filter", "prioritize"):
+            if k in raw:
+                raise CaseError(f"extender {ext.name!r} is an HTTP extender (urlPrefix): its results come from the "
+                                f"extender, not from `{k}`", (*path, k))
+        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1)
+        http.append((e, managed))
+        out.append(e)
+    if prof.config_file:
+        # beside a KubeSchedulerConfiguration: after its own extenders, validated with them
+        out = [*prof.extenders, *out]
+    validate_extenders(out, ("profile", "extenders"))
+    prof.extenders = out
+    apply_ignored_by_scheduler(prof, [m for _, ms in http for m in ms], ("profile", "extenders"))
+
+
 def _check_extender_refs(raw: Mapping[str, Any] | None, nodes: Mapping[str, Node]) -> None:
     """A static extender's nodes must be the case's. Upstream's HTTPExtender.Filter
     refuses a kept node that is not in the list it was given; a prioritized node the
     list lacks it ignores, which for a case is only a misspelt name."""
     for i, e in enumerate((raw or {}).get("extenders") or []):
+        if "urlPrefix" in e:
+            continue  # an HTTP extender: its answers are checked when it is called
         if e.get("filter") is None and e.get("prioritize") is None:
             raise CaseError(f"extender {e['name']!r} neither filters nor prioritizes: it would change nothing "
                             "(give `filter`, `prioritize` or both)", ["profile", "extenders", i])

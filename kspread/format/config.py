@@ -32,8 +32,9 @@ error (a case gives static extenders in its own ``profile.extenders``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -661,10 +662,7 @@ def load_config(path: str | Path, version: Version, scheduler_name: str | None =
     ctx = _Ctx(file, version, api, tuple(path_prefix))
     _mapping(ctx, doc, (), _TOP_FIELDS, "a KubeSchedulerConfiguration")
 
-    if doc.get("extenders"):
-        raise ctx.err("kspread cannot call the HTTP extenders of a KubeSchedulerConfiguration; give static "
-                      "extenders (filter / prioritize results) in the case's profile.extenders instead",
-                      ("extenders",))
+    extenders, managed = _extenders(ctx, doc.get("extenders"))
     pct = doc.get("percentageOfNodesToScore")
     if pct is not None:
         pct = _int32(ctx, pct, ("percentageOfNodesToScore",), "percentageOfNodesToScore")
@@ -739,7 +737,42 @@ def load_config(path: str | Path, version: Version, scheduler_name: str | None =
                         (*ctx.prefix, "profiles"), file=file, line=_locate(file, ("profiles",)))
     chosen = built[want]
     chosen.pod_initial_backoff_seconds, chosen.pod_max_backoff_seconds = initial_backoff, max_backoff
+    if extenders:
+        from kspread.format.extenders import apply_ignored_by_scheduler
+
+        for prof in built.values():  # buildExtenders: every profile's NodeResourcesFit
+            apply_ignored_by_scheduler(prof, managed, ("extenders",), _err_of(ctx))
+        chosen.extenders = extenders
     return chosen
+
+
+def _err_of(ctx: _Ctx):
+    def err(msg: str, path: PathT, value: Any = ...) -> CaseError:
+        return ctx.err(msg, tuple(path), value)
+
+    return err
+
+
+def _extenders(ctx: _Ctx, raw: Any) -> tuple[list, list[tuple[str, bool]]]:
+    """The configuration's HTTP extenders (kspread.format.extenders), named by their
+    urlPrefix as upstream names them, each knowing its file and line."""
+    from kspread.format.extenders import HTTP_FIELDS, http_extender, validate_extenders
+
+    if raw is None:
+        return [], []
+    if not isinstance(raw, list):
+        raise ctx.err("extenders must be a list", ("extenders",), value=raw)
+    err = _err_of(ctx)
+    out, managed = [], []
+    for i, item in enumerate(raw):
+        path = ("extenders", i)
+        item = _mapping(ctx, item, path, HTTP_FIELDS, "an extender")
+        e, m = http_extender(item, path, name=None, base_dir=os.path.dirname(ctx.file) or ".", default_weight=0,
+                             err=err, file=ctx.file)
+        out.append(e)
+        managed.extend(m)
+    validate_extenders(out, ("extenders",), err)
+    return [replace(e, path=(*ctx.prefix, *e.path), where=f"{ctx.file}:{ctx.line(e.path)}") for e in out], managed
 
 
 def _canon(raw: Any) -> Any:

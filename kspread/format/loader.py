@@ -92,6 +92,9 @@ class CaseDoc:
     # the directory trees being tested, which a profile.config must resolve into (see
     # tested_trees); None: the case file's own directory
     roots: tuple[str, ...] | None = None
+    # extender name -> URL, given on the command line (kspread run --extender, pytest
+    # --kspread-extender): replaces that extender's urlPrefix
+    extender_urls: Mapping[str, str] | None = None
 
     @property
     def name(self) -> str:
@@ -719,10 +722,27 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
         check_expect(doc.data.get("expect"))
         shapes = validate_deduplicated(doc.data)  # (jsonschema makes cyclic garbage)
         with gc_paused():
-            return build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
+            case = build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
                               pod_shapes=shapes.get("pods"), roots=doc.roots)
+        _locate_extenders(case, doc)
+        return case
     except CaseError as e:
         raise doc.place(e) from None
+
+
+def _locate_extenders(case: Case, doc: CaseDoc) -> None:
+    """Each HTTP extender of the case gets the URL it is called at (an override given on
+    the command line for its name, else its urlPrefix with environment variables
+    expanded) and knows where it is written (file:line), for the errors of its calls."""
+    from dataclasses import replace
+
+    from kspread.format.extenders import resolve_url
+
+    exts = case.profile.extenders
+    for i, e in enumerate(exts):
+        if e.http is not None:
+            e = resolve_url(e, doc.extender_urls)
+            exts[i] = e if e.where else replace(e, where=f"{doc.file}:{doc.locate(e.path)}")
 
 
 # Fields whose values are free-form names: replaced by their type when deduplicating.

@@ -87,6 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             report.append({"file": fr.path, "error": str(fr.error)})
             continue
         dups = duplicate_names(fr.docs)
+        _with_extender_urls(fr.docs, args)
         checked: list[tuple[Any, Verdict]] = []
         for i, doc in enumerate(fr.docs):
             names.add(doc.name)
@@ -272,6 +273,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if fr.error is not None:
             print(str(fr.error), file=sys.stderr)
             return 1
+        _with_extender_urls(fr.docs, args)
         for doc in fr.docs:
             if args.case is not None and doc.name != args.case:
                 continue
@@ -293,6 +295,31 @@ def cmd_explain(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 1 if bad else 0
+
+
+def extender_url(text: str) -> tuple[str, str]:
+    """``NAME=URL`` of ``--extender`` (the NAME is the case's extender name, or the urlPrefix a
+    KubeSchedulerConfiguration writes; the URL is split at the first ``=`` after it)."""
+    name, sep, url = text.partition("=")
+    if text.startswith(("http://", "https://")):
+        # a configuration's extender is named by its URL, which may hold '='
+        name, sep, url = text.rpartition("=")
+    if not sep or not name or not url:
+        raise argparse.ArgumentTypeError(f"expected NAME=URL, got {text!r}")
+    return name, url
+
+
+def _extender_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--extender", action="append", type=extender_url, metavar="NAME=URL", default=[],
+                   help="call the HTTP extender NAME (its name in the case, or its urlPrefix in a "
+                        "KubeSchedulerConfiguration) at URL instead of the urlPrefix written (repeatable)")
+
+
+def _with_extender_urls(docs, args: argparse.Namespace) -> None:
+    urls = dict(getattr(args, "extender", None) or [])
+    if urls:
+        for doc in docs:
+            doc.extender_urls = urls
 
 
 def _package_version() -> str:
@@ -336,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--case", action="append", metavar="NAME", help="run only the case of this name (repeatable)")
     r.add_argument("--update", action="store_true",
                    help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
+    _extender_option(r)
     r.set_defaults(func=cmd_run)
     v = sub.add_parser("validate", help="check case files without running them")
     v.add_argument("files", nargs="+", help="case files or directories")
@@ -349,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("explain", help="per node: each filter status, each plugin's scores, the total")
     e.add_argument("file")
     e.add_argument("--case", help="the case's name (default: every case in the file)")
+    _extender_option(e)
     e.set_defaults(func=cmd_explain)
     sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")
     sc.add_argument("--path", action="store_true", help="print the schema file's path instead of its content")

@@ -41,9 +41,12 @@ class Side:
 
 def _side(case, config_path: str, scheduler_name: str | None) -> Side:
     from kspread.format.config import load_config
+    from kspread.format.extenders import resolve_url
 
     try:
         profile = load_config(config_path, case.version, scheduler_name)
+        # HTTP extenders: their urlPrefix with the environment expanded
+        profile.extenders = [resolve_url(e, None) if e.http is not None else e for e in profile.extenders]
     except CaseError as e:
         return Side(not_applicable=str(e))
     try:

@@ -85,8 +85,12 @@ def explain_failure(case: Case, outcome: Outcome, nodes: Sequence[str]) -> str:
     title = "explain (nodes that differ):" if nodes else "explain:"
     lines = [title]
     if rerun.actual != outcome.actual:
-        lines.append("kspread bug: re-running the case for explain gave other results than the run; "
-                     "the explanation below is of the re-run")
+        if any(e.http is not None for e in case.profile.extenders):
+            lines.append("the HTTP extenders answered the re-run for explain otherwise than the run; the "
+                         "explanation below is of the re-run")
+        else:
+            lines.append("kspread bug: re-running the case for explain gave other results than the run; "
+                         "the explanation below is of the re-run")
     lines.append(explain_cycles(rerun.scheduler, cycles, shown, header=case.is_sequence))
     return "\n".join(lines)
 
@@ -123,6 +127,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
     lines: list[str] = []
     scale = version.extender_score_scale
     prioritizers = [e for e in sched.extenders if e.prioritize is not None]
+    http_weights = {e.name: e.weight for e in sched.extenders if e.http is not None}
     weights = {sp.label: sp.weight for sp in sched.framework.score_plugins}
     for node in wanted:
         lines.append(f"{node}: {_verdict(r, node)}")
@@ -145,8 +150,16 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
                 lines.append(f"  {'score' if first else '':<7}{'extender ' + e.name:<34}"
                              f"{s} x{e.weight}" + (f" x{scale}" if scale != 1 else "") + f" = {wrap_int64(s * e.weight * scale)}")
                 first = False
+            for call in r.extender_calls:
+                if call.verb != "prioritize" or call.scores is None:
+                    continue
+                s, w = call.scores.get(node, 0), http_weights.get(call.extender, 1)
+                lines.append(f"  {'score' if first else '':<7}{'extender ' + call.extender:<34}"
+                             f"{s} x{w}" + (f" x{scale}" if scale != 1 else "") + f" = {wrap_int64(s * w * scale)}")
+                first = False
         if node in r.totals:
             lines.append(f"  {'total':<7}{r.totals[node]}")
+    lines.extend(extender_call_lines(r))
     if r.post_filter_ran:
         lines.extend(_preemption_lines(r, order, wanted if nodes is not None else None))
     if r.selected:
@@ -168,6 +181,15 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
     if r.error:
         lines.append(f"scheduling error: {r.error}")
     return "\n".join(lines)
+
+
+def extender_call_lines(r: CycleResult) -> list[str]:
+    """Each call of an HTTP extender in the cycle: verb, extender, URL, what was sent,
+    what came back (kept, failed with reasons, scores, victims) or the error (and
+    whether it was ignored), the time it took."""
+    if not r.extender_calls:
+        return []
+    return ["extender calls:", *(f"  {c.describe()}" for c in r.extender_calls)]
 
 
 def _verdict(r: CycleResult, node: str) -> str:

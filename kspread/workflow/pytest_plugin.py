@@ -43,9 +43,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a KubeSchedulerConfiguration to run cases that give no profile with (instead of the "
         "version's default profile)",
     )
+    group.addoption(
+        "--kspread-extender",
+        action="append",
+        metavar="NAME=URL",
+        help="call the HTTP extender NAME (its name in the case, or the urlPrefix a KubeSchedulerConfiguration "
+        "writes) at URL instead of the urlPrefix written (repeatable)",
+    )
+
+
+def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
+    from kspread.workflow.cli import extender_url
+
+    given = config.getoption("kspread_extender", None) or []
+    out = {}
+    for text in given:
+        try:
+            name, url = extender_url(text)
+        except Exception as e:  # argparse.ArgumentTypeError
+            raise pytest.UsageError(f"--kspread-extender: {e}") from None
+        out[name] = url
+    return out or None
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _extender_urls(config)  # a malformed NAME=URL is a usage error, before any case
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
@@ -151,12 +173,14 @@ class CaseFile(pytest.File):
             return
         dups = duplicate_names(res.docs)
         roots = _tested_trees(self.config)
+        urls = _extender_urls(self.config)
         for i, doc in enumerate(res.docs):
             name = doc.name
             if i in dups:
                 yield BrokenFile.from_parent(self, name=f"{name}#{doc.index + 1}", error=dups[i])
                 continue
             doc.roots = roots
+            doc.extender_urls = urls
             item = CaseItem.from_parent(self, name=name, doc=doc)
             tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
             for tag in tags if isinstance(tags, list) else []:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster
@@ -22,3 +22,5 @@ class Handle:
     listers: Listers
     nominator: Nominator = field(default_factory=Nominator)
     framework: Framework | None = None
+    # the profile's extenders as the cycle calls them (kspread.engine.extender.Extenders)
+    extenders: Any = None

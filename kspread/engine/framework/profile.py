@@ -27,10 +27,17 @@ class PluginRef:
 
 @dataclass(frozen=True, slots=True)
 class Extender:
+    """A static extender (``filter`` / ``prioritize`` given in the case) or an HTTP one
+    (``http``: kspread.engine.extender.HTTPConfig, called as upstream calls it)."""
+
     name: str
     weight: int = 1
     filter: frozenset[str] | None = None  # nodes kept; None: all
     prioritize: Mapping[str, int] | None = None  # None: the extender does not prioritize
+    http: Any = None  # HTTPConfig of an HTTP extender
+    path: tuple = ()  # where it is written: the field path in the case (or configuration)
+    file: str | None = None  # the KubeSchedulerConfiguration it comes from, if not the case
+    where: str = ""  # file:line, filled in once the case is located
 
 
 @dataclass

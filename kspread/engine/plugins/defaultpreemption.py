@@ -29,8 +29,9 @@ The steps, as upstream runs them:
    lower-priority pods nominated to that node lose their nomination, the pod is
    nominated.
 
-Extenders in kspread's profile have no ProcessPreemption verb, so the extender step
-never changes the candidates.
+HTTP extenders with a preemptVerb then see the candidates and their victims
+(callExtenders, kspread.engine.extender): the node is picked among those they keep.
+Static extenders have no ProcessPreemption verb.
 """
 
 from __future__ import annotations
@@ -356,6 +357,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
                 # pending and its nomination unchanged
                 return outcome, Status(Code.ERROR, tuple(dry.errors))
             return outcome, Status(Code.UNSCHEDULABLE, ("preemption: no preemption candidate",))
+        ext = self.handle.extenders
+        if ext is not None and ext.preempts(pod):
+            return self._select_with_extenders(pod, ext, dry, outcome)
         if len(names) == 1:
             best = [0]
         else:
@@ -365,6 +369,31 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         outcome.nominated_node = names[best[0]]
         outcome.victims = dry.victims(best[0])
         outcome.tied_nodes = [names[j] for j in best]
+        return outcome, SUCCESS
+
+    def _select_with_extenders(self, pod: Pod, ext: Any, dry: Any, outcome: PreemptionOutcome
+                               ) -> tuple[PreemptionOutcome, Status]:
+        """callExtenders, then SelectCandidate among the candidates the preempting
+        extenders kept (with the victims and PDB violations they give). A non-ignorable
+        extender's error is the PostFilter's Error status; no candidate left:
+        Unschedulable."""
+        violations = dry.violations()
+        candidates = {n: (dry.victims(j), violations[n]) for j, n in enumerate(dry.names)}
+        try:
+            kept = ext.process_preemption(pod, candidates)
+        except SchedulingError as e:
+            return outcome, Status(Code.ERROR, (str(e),))
+        if not kept:
+            return outcome, Status(Code.UNSCHEDULABLE, ("no candidate node for preemption",))
+        if len(kept) == 1:
+            best = list(kept)
+        else:
+            best, outcome.pick_steps = pick_one_node_steps(kept, self.version)
+            last = outcome.pick_steps[-1].criterion
+            outcome.decided_by = last if len(best) == 1 or last == ZERO_VICTIMS_FIRST else TIE
+        outcome.nominated_node = best[0]
+        outcome.victims = kept[best[0]][0]
+        outcome.tied_nodes = best
         return outcome, SUCCESS
 
     def pod_eligible_to_preempt_others(self, pod: Pod, statuses: Mapping[str, Status]) -> tuple[bool, str]:
