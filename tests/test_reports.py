@@ -311,3 +311,37 @@ def test_html_report_in_a_real_browser(cases, tmp_path):
     assert "1 passed, 2 failed" in dom
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom and "<script>" not in dom
     assert dom.count("<svg") >= 4 and "zone a" in dom
+
+
+def test_progress_only_on_a_terminal(cases, capsys, monkeypatch):
+    shown: list[str] = []
+
+    class Status:
+        def __init__(self, text: str) -> None:
+            shown.append(text)
+
+        def start(self) -> None:
+            pass
+
+        def update(self, text: str) -> None:
+            shown.append(text)
+
+        def stop(self) -> None:
+            shown.append("(stopped)")
+
+    monkeypatch.setattr("rich.console.Console.status", lambda self, text: Status(text))
+    assert cli_main(["run", "-q", str(cases)]) == 1
+    assert shown == []  # not a terminal: no progress
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert cli_main(["run", "-q", str(cases)]) == 1
+    assert shown == ["[0 run, 0 failed] spread", f"[1 run, 1 failed] {HOSTILE}", "[2 run, 2 failed] fits",
+                     "(stopped)"]
+
+
+def test_the_demo_corpus_of_the_readme_picture_fails_on_purpose(capsys):
+    demo = str(ROOT / "examples" / "report-demo")
+    assert cli_main(["run", "-q", demo]) == 1
+    out = capsys.readouterr().out
+    assert [line.split(" (")[0] for line in out.splitlines() if line.startswith("FAIL ")] == [
+        "FAIL web-spreads-across-zones", "FAIL preempt-the-cheapest-node", "FAIL rollout-sequence"]
+    assert out.splitlines()[-1] == "2 passed, 3 failed"

@@ -82,6 +82,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 checked.append((doc, Verdict(False, str(dups[i]), error=str(dups[i]))))
             else:
                 checked.append((doc, check(doc)))
+            out.checked(checked[-1][1])
             if args.exitfirst and not args.update and not checked[-1][1].passed:
                 stop = True  # -x: the first failure ends the run
                 break
@@ -205,9 +206,11 @@ class _Output:
     def error(self, text: str) -> None:
         print(text, file=sys.stderr)
 
-    def case(self, doc, v: Verdict, actual: dict[str, Any]) -> None:
+    def checked(self, v: Verdict) -> None:
         self.ran += 1
         self.failed += not v.passed
+
+    def case(self, doc, v: Verdict, actual: dict[str, Any]) -> None:
         if self.silent or (self.quiet and v.passed):
             return
         where = f"{doc.file}:{doc.line}" + (f", version {v.case.version}" if v.case else "")
