@@ -292,8 +292,10 @@ def test_pytest_markers_lists_the_tags_in_use(pytester):
 
 
 def test_json_report_keeps_its_shape(cases, capsys):
-    assert cli_main(["run", "--json", "--html", "/dev/null/x", str(cases)]) == 1
-    report = json.loads(capsys.readouterr().out)
+    assert cli_main(["run", "--json", "--github", "--html", "/dev/null/x", str(cases)]) == 1
+    cap = capsys.readouterr()
+    report = json.loads(cap.out)  # the annotations go to stderr with --json
+    assert cap.err.count("::error file=") == 2
     assert [e["name"] for e in report] == ["spread", HOSTILE, "fits"]
     assert not any("cluster" in e or "message" in e for e in report)
 

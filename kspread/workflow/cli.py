@@ -153,8 +153,8 @@ def _write_reports(args: argparse.Namespace, report: list[dict[str, Any]], summa
     if args.github or os.environ.get("GITHUB_ACTIONS") == "true":
         from kspread.workflow.report_ci import github_annotations
 
-        for line in github_annotations(report):
-            print(line)
+        for line in github_annotations(report):  # the runner reads both streams; --json keeps stdout JSON
+            print(line, file=sys.stderr if args.json else sys.stdout)
     return ok
 
 
