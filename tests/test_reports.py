@@ -347,3 +347,14 @@ def test_the_demo_corpus_of_the_readme_picture_fails_on_purpose(capsys):
     assert [line.split(" (")[0] for line in out.splitlines() if line.startswith("FAIL ")] == [
         "FAIL web-spreads-across-zones", "FAIL preempt-the-cheapest-node", "FAIL rollout-sequence"]
     assert out.splitlines()[-1] == "2 passed, 3 failed"
+
+
+def test_pytest_reports_under_xdist_gather_every_worker(pytester):
+    pytest.importorskip("xdist")
+    pytester.makefile(".yaml", cases=CASES)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-n", "2", "--kspread-html=r.html",
+                                           "--kspread-markdown=r.md")
+    result.assert_outcomes(passed=1, failed=2)
+    page = (pytester.path / "r.html").read_text(encoding="utf-8")
+    assert page.count("<section class='case'") == 2 and "Passing cases (1)" in page
+    assert "## :x: kspread: 1 passed, 2 failed" in (pytester.path / "r.md").read_text(encoding="utf-8")
