@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from typing import Any
@@ -11,7 +12,6 @@ from kspread.engine.scheduler import Scheduler
 from kspread.errors import CaseError
 from kspread.format.loader import collect, load_case, meets_expected_error
 from kspread.workflow.runner import (
-    EXPECT_KEYS,
     Verdict,
     asserts_nothing,
     check,
@@ -39,52 +39,36 @@ def _selected(doc, args: argparse.Namespace) -> bool:
         return True
     tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
     words = [doc.name, *(t for t in (tags if isinstance(tags, list) else []) if isinstance(t, str))]
-
-    def matcher(sub: str, /, **_: Any) -> bool:
-        return any(sub.lower() in w.lower() for w in words)
-
-    return _keyword_expression(args.keyword).evaluate(matcher)
+    return _keyword_expression(args.keyword)(words)
 
 
+@functools.lru_cache(maxsize=8)
 def _keyword_expression(expr: str):
-    from _pytest.mark.expression import Expression
+    from kspread.workflow.keyword import KeywordError, compile_keyword
 
     try:
-        return Expression.compile(expr)
-    except Exception as e:  # pytest's ParseError
+        return compile_keyword(expr)
+    except KeywordError as e:
         raise SystemExit(f"kspread run: -k {expr!r}: {e}") from None
 
 
-def _differences(v: Verdict) -> list[dict[str, Any]]:
-    if v.outcome is None:
-        return []
-    return [{"key": d.key, "what": str(what), "expected": want, "actual": have, **({"note": d.note} if d.note else {})}
-            for d in v.outcome.diffs for what, want, have in d.rows]
-
-
-def _jsonable(value: Any) -> Any:
-    from kspread.workflow.runner import _MISSING
-
-    if value is _MISSING:
-        return None
-    if isinstance(value, dict):
-        return {str(k): _jsonable(x) for k, x in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(x) for x in value]
-    return value
-
-
 def cmd_run(args: argparse.Namespace) -> int:
+    from kspread.workflow.report import case_entry, file_entry
+
     failed = passed = deselected = 0
     cases = 0
     report: list[dict[str, Any]] = []
     out = _Output(args)
     names: set[str] = set()
+    pictures = bool(args.html)
+    stop = False
     for fr in collect(args.files):
         if fr.error is not None:
             failed += 1
             out.error(str(fr.error))
-            report.append({"file": fr.path, "error": str(fr.error)})
+            report.append(file_entry(fr.path, fr.error))
+            if args.exitfirst:
+                break
             continue
         dups = duplicate_names(fr.docs)
         _with_extender_urls(fr.docs, args)
@@ -94,34 +78,35 @@ def cmd_run(args: argparse.Namespace) -> int:
             if not _selected(doc, args):
                 deselected += 1
                 continue
+            out.progress(doc.name)
             if i in dups:
                 checked.append((doc, Verdict(False, str(dups[i]), error=str(dups[i]))))
             else:
                 checked.append((doc, check(doc)))
+            out.checked(checked[-1][1])
+            if args.exitfirst and not args.update and not checked[-1][1].passed:
+                stop = True  # -x: the first failure ends the run
+                break
         if args.update:
             _update_file(checked)
         for doc, v in checked:
             cases += 1
             failed += not v.passed
             passed += v.passed
-            entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
-            if v.case is not None:
-                entry["version"] = str(v.case.version)
-            if v.error is not None:
-                entry["error"] = v.error
-            actual = {}
-            if v.outcome is not None:
-                actual = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "attempts", "ties", "schedulingError") if k in v.outcome.actual}
-                entry["actual"] = actual
-            if not v.passed and v.case is not None:
-                entry["expected"] = _jsonable(v.case.expect)
-                entry["differences"] = _jsonable(_differences(v))
+            entry = case_entry(doc, v, pictures)
             report.append(entry)
-            out.case(doc, v, actual)
+            out.case(doc, v, entry.get("actual", {}))
+            if args.exitfirst and not v.passed:
+                stop = True
+                break
+        if stop:
+            break
+    out.done()
     if args.json:
-        json.dump(report, sys.stdout, indent=2)
+        json.dump([{k: x for k, x in e.items() if k not in ("cluster", "message")} for e in report],
+                  sys.stdout, indent=2)
         print()
-    unknown = [n for n in dict.fromkeys(args.case or []) if n not in names]
+    unknown = [n for n in dict.fromkeys(args.case or []) if n not in names] if not stop else []
     for n in unknown:  # a mistyped name must not quietly run fewer cases
         print(f"kspread: --case {n!r} names no case in {', '.join(args.files)}", file=sys.stderr)
     if not cases and not failed:
@@ -131,16 +116,64 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(_no_case(args.files), file=sys.stderr)
         return 1
     summary = f"{passed} passed, {failed} failed" + (f", {deselected} deselected" if deselected else "")
+    if stop:
+        summary += " (stopped at the first failure, -x)"
+    written = _write_reports(args, report, summary)
     if args.json:
         print(summary, file=sys.stderr)
     else:
         out.summary(summary, failed)
-    return 1 if failed or unknown else 0
+    return 1 if failed or unknown or not written else 0
 
+
+def _write_reports(args: argparse.Namespace, report: list[dict[str, Any]], summary: str) -> bool:
+    """``--html``, ``--markdown`` (and ``$GITHUB_STEP_SUMMARY``), ``--github`` (or
+    ``GITHUB_ACTIONS=true``): written from the run's report entries."""
+    import os
+
+    ok = True
+    if args.html:
+        from kspread.workflow.report_html import render_html
+
+        text = render_html(report, summary, title="kspread run " + " ".join(args.files))
+        ok &= _write_report("--html", args.html, text, "HTML report")
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if os.environ.get("GITHUB_ACTIONS") == "true" else None
+    if args.markdown or step_summary:
+        from kspread.workflow.report_ci import render_markdown
+
+        text = render_markdown(report, summary)
+        if args.markdown:
+            ok &= _write_report("--markdown", args.markdown, text, "markdown summary")
+        if step_summary:
+            try:
+                with open(step_summary, "a", encoding="utf-8") as f:  # GitHub gathers each step's appends
+                    f.write(text)
+            except OSError as e:
+                print(f"kspread: GITHUB_STEP_SUMMARY {step_summary}: {e.strerror or e}", file=sys.stderr)
+                ok = False
+    if args.github or os.environ.get("GITHUB_ACTIONS") == "true":
+        from kspread.workflow.report_ci import github_annotations
+
+        for line in github_annotations(report):  # the runner reads both streams; --json keeps stdout JSON
+            print(line, file=sys.stderr if args.json else sys.stdout)
+    return ok
+
+
+def _write_report(flag: str, path: str, text: str, what: str) -> bool:
+    from kspread.format.files import write_atomic
+
+    try:
+        write_atomic(path, text)
+    except OSError as e:
+        print(f"kspread: {flag} {path}: {e.strerror or e}", file=sys.stderr)
+        return False
+    print(f"kspread: {what} written to {path}", file=sys.stderr)
+    return True
 
 class _Output:
     """What ``kspread run`` prints: each case (only failures with ``-q``), in colour and
-    with tables that fit the terminal on a TTY (rich), plain text otherwise."""
+    with tables that fit the terminal on a TTY (rich), plain text otherwise. On a TTY a
+    status line shows the progress (cases run, failed, the one running)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.quiet = args.quiet
@@ -153,9 +186,30 @@ class _Output:
                 pass
             else:
                 self.console = Console(highlight=False)
+        self.status: Any = None
+        self.ran = self.failed = 0
+
+    def progress(self, name: str) -> None:
+        if self.console is None:
+            return
+        text = f"[{self.ran} run, {self.failed} failed] {name}"
+        if self.status is None:
+            self.status = self.console.status(text)
+            self.status.start()
+        else:
+            self.status.update(text)
+
+    def done(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
 
     def error(self, text: str) -> None:
         print(text, file=sys.stderr)
+
+    def checked(self, v: Verdict) -> None:
+        self.ran += 1
+        self.failed += not v.passed
 
     def case(self, doc, v: Verdict, actual: dict[str, Any]) -> None:
         if self.silent or (self.quiet and v.passed):
@@ -348,7 +402,14 @@ def _diff(args: argparse.Namespace) -> int:
     return diff_main(args)
 
 
-def main(argv: list[str] | None = None) -> int:
+def cmd_completion(args: argparse.Namespace) -> int:
+    from kspread.workflow.completion import SHELLS
+
+    sys.stdout.write(SHELLS[args.shell](build_parser()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
     ap.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -364,6 +425,15 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--update", action="store_true",
                    help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
     _extender_option(r)
+    r.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failing case")
+    r.add_argument("--html", metavar="FILE",
+                   help="write an HTML report: one self-contained page with a summary, the differences and pictures")
+    r.add_argument("--markdown", metavar="FILE",
+                   help="write a markdown summary (a pull-request comment; under GitHub Actions it also goes to "
+                        "$GITHUB_STEP_SUMMARY)")
+    r.add_argument("--github", action="store_true",
+                   help="print GitHub Actions annotations (::error file=...,line=...) for failing cases "
+                        "(on by itself when GITHUB_ACTIONS=true)")
     r.set_defaults(func=cmd_run)
     v = sub.add_parser("validate", help="check case files without running them")
     v.add_argument("files", nargs="+", help="case files or directories")
@@ -387,7 +457,14 @@ def main(argv: list[str] | None = None) -> int:
     im = sub.add_parser("import", help="write a case from a kubectl dump of a cluster (kubectl get ... -A -o yaml)")
     importer.add_arguments(im)
     im.set_defaults(func=importer.cmd_import)
-    args = ap.parse_args(argv)
+    co = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
+    co.add_argument("shell", choices=("bash", "zsh", "fish"))
+    co.set_defaults(func=cmd_completion)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     for stream in (sys.stdout, sys.stderr):
         # a file name that is not UTF-8 (surrogate escapes) prints as \udcff, never a UnicodeEncodeError
         if hasattr(stream, "reconfigure"):

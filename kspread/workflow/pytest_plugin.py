@@ -20,8 +20,11 @@ from kspread.format.loader import CaseDoc, mentions_case, read_file, tested_tree
 from kspread.workflow.runner import check, duplicate_names
 
 if TYPE_CHECKING:
-    from _pytest._code.code import TerminalRepr
     from pluggy import Result
+
+# what ``Item.repr_failure`` returns: a str or pytest's TerminalRepr, which pytest does not
+# export (kspread uses no private pytest API, not even for typing)
+FailureRepr = Any
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 _MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*\Z")
@@ -49,6 +52,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="NAME=URL",
         help="call the HTTP extender NAME (its name in the case, or the urlPrefix a KubeSchedulerConfiguration "
         "writes) at URL instead of the urlPrefix written (repeatable)",
+    )
+    group.addoption(
+        "--kspread-html",
+        metavar="FILE",
+        help="write an HTML report of the cases: one self-contained page with a summary, the differences and pictures",
+    )
+    group.addoption(
+        "--kspread-markdown",
+        metavar="FILE",
+        help="write a markdown summary of the cases (a pull-request comment, a GitHub job summary)",
     )
 
 
@@ -79,6 +92,91 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--kspread-config: {e}") from None
     if config.getoption("kspread_update", False):
         config.pluginmanager.register(GoldenUpdate(config), "kspread-update")
+    if config.getoption("kspread_html", None) or config.getoption("kspread_markdown", None):
+        config.pluginmanager.register(CaseReports(config), "kspread-reports")
+    if config.option.markers:
+        _register_tags_in_use(config)
+
+
+def _register_tags_in_use(config: pytest.Config) -> None:
+    """``pytest --markers``: pytest lists the markers before collecting, so the tags of
+    the case files under the given paths (pytest's testpaths, else the current
+    directory, when none) are read here and registered as markers."""
+    from kspread.format.loader import collect
+
+    here = config.invocation_params.dir
+    paths = [str(here / a.split("::", 1)[0]) for a in config.args] or [str(here)]
+    for fr in collect(paths):
+        for doc in fr.docs:
+            for tag in _tags(doc):
+                _register_marker(config, tag)
+
+
+def _tags(doc: CaseDoc) -> list[str]:
+    """The case's tags that are applied as markers."""
+    tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
+    return [t for t in (tags if isinstance(tags, list) else [])
+            if isinstance(t, str) and _MARKER_OK.match(t) and t not in _RESERVED_MARKERS]
+
+
+class CaseReports:
+    """``--kspread-html`` and ``--kspread-markdown``: each case's report entry
+    (``kspread.workflow.report``) travels with its test report (so pytest-xdist workers'
+    reach the controller), and the controller writes the reports at the session's end."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.entries: list[dict[str, Any]] = []
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo
+    ) -> Generator[None, Result[pytest.TestReport], None]:
+        outcome = yield
+        entry = getattr(item, "kspread_entry", None)
+        if call.when == "call" and entry is not None:
+            outcome.get_result().kspread_entry = entry  # type: ignore[attr-defined]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = getattr(report, "kspread_entry", None)
+        if report.when == "call" and entry is not None:
+            self.entries.append(entry)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput") or self.config.getoption("collectonly", False):
+            return  # a pytest-xdist worker: the controller writes
+        from kspread.format.files import write_atomic
+
+        failed = sum(not e.get("passed") for e in self.entries)
+        summary = f"{len(self.entries) - failed} passed, {failed} failed"
+        written = []
+        html_path = self.config.getoption("kspread_html", None)
+        md_path = self.config.getoption("kspread_markdown", None)
+        jobs = []
+        if html_path:
+            from kspread.workflow.report_html import render_html
+
+            jobs.append(("--kspread-html", html_path, render_html(self.entries, summary, title="kspread cases")))
+        if md_path:
+            from kspread.workflow.report_ci import render_markdown
+
+            jobs.append(("--kspread-markdown", md_path, render_markdown(self.entries, summary)))
+        for flag, path, text in jobs:
+            try:
+                write_atomic(str(self.config.invocation_params.dir / path), text)
+                written.append(f"kspread: {flag} report written to {path}")
+            except OSError as e:
+                written.append(f"kspread: {flag} {path}: {e.strerror or e}")
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None and written:
+            tr.write_line("")  # end the progress line
+            tr.write_sep("-", "kspread reports")
+        for line in written:
+            if tr is not None:
+                tr.write_line(line)
+            else:  # pragma: no cover
+                print(line)
 
 
 class GoldenUpdate:
@@ -182,11 +280,9 @@ class CaseFile(pytest.File):
             doc.roots = roots
             doc.extender_urls = urls
             item = CaseItem.from_parent(self, name=name, doc=doc)
-            tags = doc.data.get("tags") if isinstance(doc.data, dict) else None
-            for tag in tags if isinstance(tags, list) else []:
-                if isinstance(tag, str) and _MARKER_OK.match(tag) and tag not in _RESERVED_MARKERS:
-                    _register_marker(self.config, tag)
-                    item.add_marker(tag)
+            for tag in _tags(doc):
+                _register_marker(self.config, tag)
+                item.add_marker(tag)
             yield item
 
 
@@ -194,6 +290,10 @@ def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
     """pytest's rootdir and the paths it was given: where a case's profile.config may lie."""
     here = config.invocation_params.dir
     return tested_trees([str(here / a.split("::", 1)[0]) for a in config.args], str(config.rootpath))
+
+
+def _reporting(config: pytest.Config) -> bool:
+    return bool(config.getoption("kspread_html", None) or config.getoption("kspread_markdown", None))
 
 
 def _register_marker(config: pytest.Config, tag: str) -> None:
@@ -211,9 +311,15 @@ class BrokenFile(pytest.Item):
         self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(error.line or 1))]
 
     def runtest(self) -> None:
+        if _reporting(self.config):
+            from kspread.workflow.report import file_entry
+
+            self.kspread_entry = file_entry(self.nodeid.split("::", 1)[0], self.error)
+            self.kspread_entry["name"] = self.name
+            self.kspread_entry["passed"] = False
         raise CaseFailure(str(self.error))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | TerminalRepr:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
@@ -230,6 +336,11 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         verdict = check(self.doc, self.config.getoption("kspread_config", None))
+        if _reporting(self.config):
+            from kspread.workflow.report import case_entry
+
+            self.kspread_entry = case_entry(self.doc, verdict, bool(self.config.getoption("kspread_html", None)))
+            self.kspread_entry["file"] = self.nodeid.split("::", 1)[0]  # relative to pytest's rootdir
         if self.config.getoption("kspread_update", False):
             from kspread.workflow.update import UpdateError, check_update, update_for
 
@@ -237,6 +348,8 @@ class CaseItem(pytest.Item):
                 upd = update_for(self.doc, verdict)
                 if upd is not None:
                     self.kspread_update = check_update(upd).to_dict()
+                    if hasattr(self, "kspread_entry"):  # the update makes it pass
+                        self.kspread_entry["passed"] = True
                     return
             except UpdateError as e:
                 head = verdict.message + "\n\n" if verdict.message else ""
@@ -244,7 +357,7 @@ class CaseItem(pytest.Item):
         if not verdict.passed:
             raise CaseFailure(verdict.message)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | TerminalRepr:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
