@@ -109,6 +109,37 @@ def test_failure_report_explains_the_differing_nodes(pytester):
     ])
 
 
+_HEAVY = ("numpy", "jsonschema", "deepdiff", "rich", "yaml", "kspread.format.loader", "kspread.engine.scheduler",
+          "kspread.workflow.runner")
+_SHOW_MODULES = f"""
+import sys
+
+def test_modules():
+    print("PLUGIN", "kspread.workflow.pytest_plugin" in sys.modules)
+    print("HEAVY", sorted(m for m in {_HEAVY!r} if m in sys.modules))
+"""
+
+
+def test_a_run_that_meets_no_case_imports_nothing_heavy(pytester):
+    """The plugin loads in every pytest run of the environment: the loader, the engine
+    and their libraries are imported only at the first case file."""
+    pytester.makepyfile(test_modules=_SHOW_MODULES)
+    pytester.makefile(".yaml", other="apiVersion: v1\nkind: ConfigMap\n")  # YAML, not a case
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*PLUGIN True", "HEAVY []"])
+
+
+def test_the_first_case_file_imports_the_loader_and_the_engine(pytester):
+    pytester.makepyfile(test_modules=_SHOW_MODULES)
+    pytester.makefile(".yaml", cases=CASES)
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    heavy = ["deepdiff", "jsonschema", "kspread.engine.scheduler", "kspread.format.loader", "kspread.workflow.runner",
+             "numpy", "yaml"]
+    result.stdout.fnmatch_lines([f"HEAVY {heavy!r}"])
+
+
 def test_explain_command(tmp_path):
     import subprocess
     import sys

@@ -31,6 +31,7 @@ from kspread.format import yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
+from kspread.format.sniff import mentions_case
 from kspread.format.yamlio import Document, node_line
 
 try:
@@ -46,10 +47,6 @@ FAST_YAML_THRESHOLD = 1 << 20
 # Safe loading (no tags that run code), timestamps left as strings, bounded nesting;
 # for callers that compose a case file themselves (kspread.workflow.update).
 _Loader = yamlio.Loader
-
-# Text that may hold a kspread document: how pytest picks the files it reads, and
-# whether a document that cannot be parsed at all was meant to be a case.
-_MENTIONS_CASE = re.compile(r"kspread/|\bkind[\"']?\s*:\s*[\"']?Case\b")
 
 _DOC_START = re.compile(r"^---(\s|$)")
 _CONTENT = re.compile(r"^[^\s#%]")
@@ -453,11 +450,6 @@ def claims_case(data: Any) -> bool:
 
 
 is_case = claims_case
-
-
-def mentions_case(text: str) -> bool:
-    """Whether text (a file, or a document that cannot be parsed) may hold a case."""
-    return _MENTIONS_CASE.search(text) is not None
 
 
 # A lone surrogate can only come from an escape (JSON ``\ud800``, YAML ``\ud800`` or

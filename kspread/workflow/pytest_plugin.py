@@ -3,6 +3,11 @@
 Registered through the ``pytest11`` entry point, so ``pytest any/dir`` collects
 case files once kspread is installed. All logic lives in the library; this
 module only adapts it to pytest (collection, markers, failure reports).
+
+Loaded by every pytest run in an environment where kspread is installed, so it
+imports nothing heavy at start-up: the loader, the engine (numpy) and jsonschema are
+imported when the first case file is collected (``kspread.format.sniff`` tells a
+case file from other YAML and JSON without them).
 """
 
 from __future__ import annotations
@@ -15,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from kspread.errors import CaseError
-from kspread.format.loader import CaseDoc, mentions_case, read_file, tested_trees
-from kspread.workflow.runner import check, duplicate_names
+from kspread.format.sniff import mentions_case
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
     from pluggy import Result
+
+    from kspread.format.loader import CaseDoc
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 _MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*\Z")
@@ -144,6 +150,9 @@ class CaseFailure(Exception):
 
 class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
+        from kspread.format.loader import read_file  # the heavy imports: at the first case file
+        from kspread.workflow.runner import duplicate_names
+
         res = read_file(self.path)
         if res.error is not None:
             yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
@@ -167,6 +176,8 @@ class CaseFile(pytest.File):
 
 def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
     """pytest's rootdir and the paths it was given: where a case's profile.config may lie."""
+    from kspread.format.loader import tested_trees
+
     here = config.invocation_params.dir
     return tested_trees([str(here / a.split("::", 1)[0]) for a in config.args], str(config.rootpath))
 
@@ -204,6 +215,8 @@ class CaseItem(pytest.Item):
         self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(doc.line))]
 
     def runtest(self) -> None:
+        from kspread.workflow.runner import check
+
         verdict = check(self.doc, self.config.getoption("kspread_config", None))
         if self.config.getoption("kspread_update", False):
             from kspread.workflow.update import UpdateError, check_update, update_for
