@@ -140,6 +140,39 @@ def test_the_first_case_file_imports_the_loader_and_the_engine(pytester):
     result.stdout.fnmatch_lines([f"HEAVY {heavy!r}"])
 
 
+def test_tested_trees_and_markers_are_read_once_per_session(pytester, monkeypatch):
+    """Per session, not per case file: a corpus of many files pays them once."""
+    import sys
+
+    from kspread.format import loader
+
+    calls = {"trees": 0, "markers": 0}
+    real_trees = loader.tested_trees
+
+    def trees(*a, **kw):
+        calls["trees"] += 1
+        return real_trees(*a, **kw)
+
+    monkeypatch.setattr(loader, "tested_trees", trees)
+
+    class CountMarkers:
+        def pytest_configure(self, config):
+            real = config.getini
+
+            def getini(name):  # the plugin's reads, not pytest's own
+                calls["markers"] += sys._getframe(1).f_globals["__name__"] == "kspread.workflow.pytest_plugin"
+                return real(name)
+
+            monkeypatch.setattr(config, "getini", getini)
+
+    for i in range(3):
+        pytester.makefile(".yaml", **{f"c{i}": CASES.replace("name: right", f"name: right{i}")})
+    result = pytester.runpytest("-q", "-m", "smoke", plugins=[CountMarkers()])
+    result.assert_outcomes(passed=3, deselected=3)
+    # the registered markers: read when smoke, seed-000 and regression are each first met
+    assert calls == {"trees": 1, "markers": 3}
+
+
 def test_explain_command(tmp_path):
     import subprocess
     import sys

@@ -174,18 +174,34 @@ class CaseFile(pytest.File):
             yield item
 
 
+# per session, not per case file: a corpus of 2,000 files would resolve the tested paths
+# and parse the registered markers 2,000 times
+_TREES = pytest.StashKey[tuple[str, ...]]()
+_MARKERS = pytest.StashKey[set[str]]()
+
+
 def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
     """pytest's rootdir and the paths it was given: where a case's profile.config may lie."""
-    from kspread.format.loader import tested_trees
+    trees = config.stash.get(_TREES, None)
+    if trees is None:
+        from kspread.format.loader import tested_trees
 
-    here = config.invocation_params.dir
-    return tested_trees([str(here / a.split("::", 1)[0]) for a in config.args], str(config.rootpath))
+        here = config.invocation_params.dir
+        trees = tested_trees([str(here / a.split("::", 1)[0]) for a in config.args], str(config.rootpath))
+        config.stash[_TREES] = trees
+    return trees
 
 
 def _register_marker(config: pytest.Config, tag: str) -> None:
+    known = config.stash.get(_MARKERS, None)
+    if known is not None and tag in known:
+        return
+    # a tag not seen yet: read the registered markers again (another plugin may have added it)
     known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
     if tag not in known:
         config.addinivalue_line("markers", f"{tag}: kspread case tag")
+        known.add(tag)
+    config.stash[_MARKERS] = known
 
 
 class BrokenFile(pytest.Item):
