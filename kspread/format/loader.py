@@ -628,7 +628,7 @@ def validate_deduplicated(data: Mapping[str, Any]) -> dict[str, list[int]]:
     Replicated workloads make most pods identical but for name, node and label
     values, so a 150,000-pod case (or a 50,000-pod ``schedule``) validates a few hundred
     distinct pods. An error is the one validating every item reports (the deepest, the
-    first of those in document order): the same error at a later item of the shape comes
+    first of those by path, items by index): the same error at a later item of the shape comes
     after the first item's, and the shape key keeps what the schema checks of names (the
     type, minLength). Returns, for each big list that was
     deduplicated, the shape number of every item (items of one shape differ at most

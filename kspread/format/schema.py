@@ -127,8 +127,8 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
 
 
 def _order(err: jsonschema.ValidationError) -> tuple:
-    """Errors in document order of their paths, list items by index (``schedule[9]``
-    before ``schedule[10]``), mapping keys by name."""
+    """Errors ordered by their paths: list items by index (``schedule[9]`` before
+    ``schedule[10]``), mapping keys by name."""
     return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in err.absolute_path], err.validator
 
 
