@@ -17,6 +17,10 @@ a ``schedule`` sequence of incoming pods:
 * ``preemption`` (PreemptionBasic): four existing 900m / 500Mi pods of priority 1 per
   node (the cluster full); incoming 3000m / 500Mi pods of priority 10, each of which
   preempts and is then bound on its retry;
+* ``startup``, ``corpus``, ``loading`` (``bench/startup.py``): what the pytest plugin
+  adds to a run that collects no case, the cost per case of a corpus of small cases
+  under pytest (and ``-n 2``) against the engine alone, and a 10,000-pod ``schedule``
+  loaded against 10,000 ``pods`` of the same shapes;
 * ``memory``: the ``basic`` workload at 1,000 and at 10,000 incoming pods, the
   resident memory at the end of each (the results still alive) and their ratio;
 * ``scale``: a 150,000-pod cluster (5,000 nodes, 500 Services) written as JSON and as
@@ -218,7 +222,8 @@ def main() -> None:
     ap.add_argument("--write-scale", help=argparse.SUPPRESS)
     ap.add_argument("--baseline-ref", default=DEFAULT_BASELINE, help="git ref of the previous engine")
     ap.add_argument("--no-baseline", action="store_true", help="measure this tree only")
-    ap.add_argument("--only", action="append", choices=["basic", "spread", "preemption", "memory", "scale"],
+    ap.add_argument("--only", action="append",
+                    choices=["basic", "spread", "preemption", "memory", "scale", "startup", "corpus", "loading"],
                     help="run only these workloads (repeatable)")
     ap.add_argument("--nodes", type=int, action="append", help="node counts (default 500 and 5000)")
     ap.add_argument("--pods", default="20,1020", help="short,long sequence for this tree (basic, spread)")
@@ -234,6 +239,9 @@ def main() -> None:
                     help="case file formats of the scale workload (repeatable; default both)")
     ap.add_argument("--scale-repeat", type=int, default=3,
                     help="runs of each scale measurement (the least time of each figure is shown)")
+    ap.add_argument("--startup-repeat", type=int, default=5,
+                    help="runs of each startup, corpus and loading measurement (the least is shown)")
+    ap.add_argument("--corpus-cases", type=int, default=2000)
     args = ap.parse_args()
     if args.write_scale:
         write_scale(json.loads(args.write_scale))
@@ -242,7 +250,7 @@ def main() -> None:
         print(json.dumps(worker(json.loads(args.worker))))
         return
 
-    only = args.only or ["basic", "spread", "preemption", "memory", "scale"]
+    only = args.only or ["basic", "spread", "preemption", "memory", "scale", "startup", "corpus", "loading"]
     node_counts = args.nodes or [500, 5000]
     bspec = {"preemption": args.baseline_preemption_pods or args.baseline_pods}
     base = None if args.no_baseline else _baseline_tree(args.baseline_ref)
@@ -277,6 +285,11 @@ def main() -> None:
             b = measure({"kind": "memory", "nodes": n, "pods": b2}, base)
             print(f"  baseline: {b1} pods {a['rss_end_mb']:.0f} MB, {b2} pods {b['rss_end_mb']:.0f} MB "
                   f"({(b['rss_end_mb'] - a['rss_end_mb']) * 1024 / (b2 - b1):.1f} KB/pod)", flush=True)
+    rest = [k for k in ("startup", "corpus", "loading") if k in only]
+    if rest:  # this tree only: the plugin and the loader of the baseline are not comparable
+        from startup import run as run_startup  # bench/startup.py, beside this script
+
+        run_startup(rest, ROOT, args.startup_repeat, args.corpus_cases, 10000)
     if "scale" in only:
         scale_dir = Path(tempfile.mkdtemp(prefix="kspread-bench-scale-"))
         for fmt, unique in [(f, u) for f in args.scale_format or ["json", "yaml"] for u in (False, True)]:

@@ -109,6 +109,70 @@ def test_failure_report_explains_the_differing_nodes(pytester):
     ])
 
 
+_HEAVY = ("numpy", "jsonschema", "deepdiff", "rich", "yaml", "kspread.format.loader", "kspread.engine.scheduler",
+          "kspread.workflow.runner")
+_SHOW_MODULES = f"""
+import sys
+
+def test_modules():
+    print("PLUGIN", "kspread.workflow.pytest_plugin" in sys.modules)
+    print("HEAVY", sorted(m for m in {_HEAVY!r} if m in sys.modules))
+"""
+
+
+def test_a_run_that_meets_no_case_imports_nothing_heavy(pytester):
+    """The plugin loads in every pytest run of the environment: the loader, the engine
+    and their libraries are imported only at the first case file."""
+    pytester.makepyfile(test_modules=_SHOW_MODULES)
+    pytester.makefile(".yaml", other="apiVersion: v1\nkind: ConfigMap\n")  # YAML, not a case
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*PLUGIN True", "HEAVY []"])
+
+
+def test_the_first_case_file_imports_the_loader_and_the_engine(pytester):
+    pytester.makepyfile(test_modules=_SHOW_MODULES)
+    pytester.makefile(".yaml", cases=CASES)
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    heavy = ["deepdiff", "jsonschema", "kspread.engine.scheduler", "kspread.format.loader", "kspread.workflow.runner",
+             "numpy", "yaml"]
+    result.stdout.fnmatch_lines([f"HEAVY {heavy!r}"])
+
+
+def test_tested_trees_and_markers_are_read_once_per_session(pytester, monkeypatch):
+    """Per session, not per case file: a corpus of many files pays them once."""
+    import sys
+
+    from kspread.format import loader
+
+    calls = {"trees": 0, "markers": 0}
+    real_trees = loader.tested_trees
+
+    def trees(*a, **kw):
+        calls["trees"] += 1
+        return real_trees(*a, **kw)
+
+    monkeypatch.setattr(loader, "tested_trees", trees)
+
+    class CountMarkers:
+        def pytest_configure(self, config):
+            real = config.getini
+
+            def getini(name):  # the plugin's reads, not pytest's own
+                calls["markers"] += sys._getframe(1).f_globals["__name__"] == "kspread.workflow.pytest_plugin"
+                return real(name)
+
+            monkeypatch.setattr(config, "getini", getini)
+
+    for i in range(3):
+        pytester.makefile(".yaml", **{f"c{i}": CASES.replace("name: right", f"name: right{i}")})
+    result = pytester.runpytest("-q", "-m", "smoke", plugins=[CountMarkers()])
+    result.assert_outcomes(passed=3, deselected=3)
+    # the registered markers: read when smoke, seed-000 and regression are each first met
+    assert calls == {"trees": 1, "markers": 3}
+
+
 def test_explain_command(tmp_path):
     import subprocess
     import sys

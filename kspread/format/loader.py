@@ -32,6 +32,7 @@ from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
 from kspread.format.files import read_regular, read_text, sniff_text
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
+from kspread.format.sniff import mentions_case
 from kspread.format.yamlio import Document
 
 try:
@@ -47,10 +48,6 @@ FAST_YAML_THRESHOLD = 1 << 20
 # Safe loading (no tags that run code), timestamps left as strings, bounded nesting;
 # for callers that compose a case file themselves (kspread.workflow.update).
 _Loader = yamlio.Loader
-
-# Text that may hold a kspread document: how pytest picks the files it reads, and
-# whether a document that cannot be parsed at all was meant to be a case.
-_MENTIONS_CASE = re.compile(r"kspread/|\bkind[\"']?\s*:\s*[\"']?Case\b")
 
 _DOC_START = re.compile(r"^---(\s|$)")
 _CONTENT = re.compile(r"^[^\s#%]")
@@ -577,11 +574,6 @@ def claims_case(data: Any) -> bool:
 is_case = claims_case
 
 
-def mentions_case(text: str) -> bool:
-    """Whether text (a file, or a document that cannot be parsed) may hold a case."""
-    return _MENTIONS_CASE.search(text) is not None
-
-
 # A lone surrogate can only come from an escape (JSON ``\ud800``, YAML ``\ud800`` or
 # ``\U0000d800``): UTF-8 text cannot hold one. Only a text that has such an escape is walked.
 _SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
@@ -747,7 +739,7 @@ def _locate_extenders(case: Case, doc: CaseDoc) -> None:
 
 # Fields whose values are free-form names: replaced by their type when deduplicating.
 _NAME_FIELDS = ("name", "node", "nominatedNode", "startTime")
-_BIG_LISTS = ("nodes", "pods", "owners", "pdbs", "objects")
+_BIG_LISTS = ("nodes", "pods", "owners", "pdbs", "objects", "schedule")
 
 
 # Fields that are label maps (any key, string values): replaced by the types of their
@@ -781,8 +773,8 @@ def _shape_key(item: Any) -> Any:
     if isinstance(item, dict) or isinstance(item, Mapping):  # noqa: SIM101 - as above
         pairs = []
         for k, v in item.items():
-            if k in _NAME_SET:
-                pairs.append((k, type(v).__name__))
+            if k in _NAME_SET:  # its type, and whether it is empty (the schema's minLength)
+                pairs.append((k, type(v).__name__ if v != "" else ""))
             elif k in _LABEL_FIELDS:
                 pairs.append((k, freeze(_label_types(v))))
             else:
@@ -798,8 +790,11 @@ def validate_deduplicated(data: Mapping[str, Any]) -> dict[str, list[int]]:
     """Schema-validate a case, checking each distinct shape of a big list's items once.
 
     Replicated workloads make most pods identical but for name, node and label
-    values, so a 150,000-pod case validates a few hundred distinct pods; an error is
-    reported at the first item of its shape. Returns, for each big list that was
+    values, so a 150,000-pod case (or a 50,000-pod ``schedule``) validates a few hundred
+    distinct pods. An error is the one validating every item reports (the deepest, the
+    first of those by path, items by index): the same error at a later item of the shape comes
+    after the first item's, and the shape key keeps what the schema checks of names (the
+    type, minLength). Returns, for each big list that was
     deduplicated, the shape number of every item (items of one shape differ at most
     in name, node, nominated node, start time and label keys and values: the builder
     converts the rest once per shape)."""

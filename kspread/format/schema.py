@@ -156,10 +156,17 @@ def _at_later(path: list, inst: Mapping[str, Any], a: str, b: str) -> list:
     return path
 
 
+def _order(err: jsonschema.ValidationError) -> tuple:
+    """Errors ordered by their paths: list items by index (``schedule[9]`` before
+    ``schedule[10]``), mapping keys by name."""
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in err.absolute_path], err.validator
+
+
 def validate(doc: Any, def_name: str | None = None, prefix: list | None = None) -> None:
-    """Raise a CaseError for the first schema error in ``doc``."""
+    """Raise a CaseError for the first schema error in ``doc``: the deepest, and of
+    those the first in ``_order``."""
     v = validator(def_name)
-    errors = sorted(v.iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    errors = sorted(v.iter_errors(doc), key=_order)
     if errors:
         # the deepest error is usually the most specific one
         first = max(errors, key=lambda e: len(e.absolute_path)) if len(errors) > 1 else errors[0]

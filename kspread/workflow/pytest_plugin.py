@@ -3,6 +3,11 @@
 Registered through the ``pytest11`` entry point, so ``pytest any/dir`` collects
 case files once kspread is installed. All logic lives in the library; this
 module only adapts it to pytest (collection, markers, failure reports).
+
+Loaded by every pytest run in an environment where kspread is installed, so it
+imports nothing heavy at start-up: the loader, the engine (numpy) and jsonschema are
+imported when the first case file is collected (``kspread.format.sniff`` tells a
+case file from other YAML and JSON without them).
 """
 
 from __future__ import annotations
@@ -16,8 +21,7 @@ import pytest
 
 from kspread.errors import CaseError
 from kspread.format.files import read_regular, sniff_text
-from kspread.format.loader import CaseDoc, mentions_case, read_file, tested_trees
-from kspread.workflow.runner import check, duplicate_names
+from kspread.format.sniff import mentions_case
 
 if TYPE_CHECKING:
     from pluggy import Result
@@ -25,6 +29,9 @@ if TYPE_CHECKING:
 # what ``Item.repr_failure`` returns: a str or pytest's TerminalRepr, which pytest does not
 # export (kspread uses no private pytest API, not even for typing)
 FailureRepr = Any
+
+if TYPE_CHECKING:
+    from kspread.format.loader import CaseDoc
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 _MARKER_OK = re.compile(r"^[A-Za-z_][\w.+:-]*\Z")
@@ -66,9 +73,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
-    from kspread.workflow.cli import extender_url
-
     given = config.getoption("kspread_extender", None) or []
+    if not given:
+        return None
+    from kspread.workflow.cli import extender_url  # only when the option is given: start-up stays light
+
     out = {}
     for text in given:
         try:
@@ -265,6 +274,9 @@ class CaseFailure(Exception):
 
 class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
+        from kspread.format.loader import read_file  # the heavy imports: at the first case file
+        from kspread.workflow.runner import duplicate_names
+
         res = read_file(self.path)
         if res.error is not None:
             yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
@@ -286,10 +298,22 @@ class CaseFile(pytest.File):
             yield item
 
 
+# per session, not per case file: a corpus of 2,000 files would resolve the tested paths
+# and parse the registered markers 2,000 times
+_TREES = pytest.StashKey[tuple[str, ...]]()
+_MARKERS = pytest.StashKey[set[str]]()
+
+
 def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
     """pytest's rootdir and the paths it was given: where a case's profile.config may lie."""
-    here = config.invocation_params.dir
-    return tested_trees([str(here / a.split("::", 1)[0]) for a in config.args], str(config.rootpath))
+    trees = config.stash.get(_TREES, None)
+    if trees is None:
+        from kspread.format.loader import tested_trees
+
+        here = config.invocation_params.dir
+        trees = tested_trees([str(here / a.split("::", 1)[0]) for a in config.args], str(config.rootpath))
+        config.stash[_TREES] = trees
+    return trees
 
 
 def _reporting(config: pytest.Config) -> bool:
@@ -297,9 +321,15 @@ def _reporting(config: pytest.Config) -> bool:
 
 
 def _register_marker(config: pytest.Config, tag: str) -> None:
+    known = config.stash.get(_MARKERS, None)
+    if known is not None and tag in known:
+        return
+    # a tag not seen yet: read the registered markers again (another plugin may have added it)
     known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
     if tag not in known:
         config.addinivalue_line("markers", f"{tag}: kspread case tag")
+        known.add(tag)
+    config.stash[_MARKERS] = known
 
 
 class BrokenFile(pytest.Item):
@@ -335,6 +365,8 @@ class CaseItem(pytest.Item):
         self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(doc.line))]
 
     def runtest(self) -> None:
+        from kspread.workflow.runner import check
+
         verdict = check(self.doc, self.config.getoption("kspread_config", None))
         if _reporting(self.config):
             from kspread.workflow.report import case_entry
