@@ -65,7 +65,7 @@ from kspread.engine.model import (
 )
 from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
 from kspread.format.objects import convert_object
 from kspread.format.schema import check_args_shape, validate
@@ -143,7 +143,8 @@ def _node_field_requirement(raw: Any, path: PathT) -> Requirement:
         raise CaseError("a selector requirement must be a mapping with key, operator, values", path, value=raw)
     for k in raw:
         if k not in ("key", "operator", "values"):
-            raise CaseError(f"unknown field {k!r} in a selector requirement", [*path, str(k)])
+            raise CaseError(f"unknown field {k!r} in a selector requirement"
+                            + did_you_mean(k, ("key", "operator", "values")), [*path, str(k)])
     values = raw.get("values") or []
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise CaseError("must be a list of strings", [*path, "values"], value=values)

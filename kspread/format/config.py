@@ -43,7 +43,7 @@ from kspread.engine.framework.args import decode_args
 from kspread.engine.framework.profile import PluginRef, Profile, default_profile
 from kspread.engine.framework.registry import UPSTREAM
 from kspread.engine.versions import Version
-from kspread.errors import CaseError, PathT, described, format_path
+from kspread.errors import CaseError, PathT, described, did_you_mean, format_path
 from kspread.format.files import decode_utf8, read_regular, special_kind
 from kspread.format.schema import check_args_shape
 from kspread.format.yamlio import node_line
@@ -265,7 +265,8 @@ def _mapping(ctx: _Ctx, raw: Any, path: tuple, allowed: Sequence[str], what: str
         raise ctx.err(f"{what} must be a mapping", path, value=raw)
     for k in raw:
         if k not in allowed:
-            raise ctx.err(f'strict decoding error: unknown field "{k}" (known: {", ".join(allowed)})',
+            raise ctx.err(f'strict decoding error: unknown field "{k}" (known: {", ".join(allowed)})'
+                          + did_you_mean(k, allowed),
                           (*path, k))
     return raw
 

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
-from kspread.errors import CaseError
+from kspread.errors import CaseError, did_you_mean
 
 _HERE = Path(__file__).resolve().parent
 
@@ -98,7 +98,7 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         extras = [k for k in inst if k not in allowed]
         key = extras[0] if extras else "?"
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-        out = CaseError(f"unknown field {key!r}{hint}", [*path, key])
+        out = CaseError(f"unknown field {key!r}{hint}{did_you_mean(key, allowed)}", [*path, key])
         # a mistyped key of the format; plugin arguments are kube-scheduler's to refuse
         out.format_error = path[:2] != ["profile", "pluginConfig"]
         return out
