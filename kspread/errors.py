@@ -97,7 +97,8 @@ class CaseError(Exception):
             where = self.file + (f":{self.line}" if self.line else "") + ": "
         field = f"{format_path(self.path)}: " if self.path else ""
         got = ""
-        if self.value is not ...:
+        # the value, unless the message already quotes it ("unknown node 'n1'", not "... (got 'n1')")
+        if self.value is not ... and not (isinstance(self.value, str) and repr(self.value) in self.message):
             shown = repr(self.value)
             if len(shown) > 80:
                 shown = shown[:77] + "..."

@@ -710,6 +710,11 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             if n in zone_of:
                 raise CaseError(f"node {n!r} is in two zones ({zone_of[n]!r} and {zone!r})", ["zones", zone, j], value=n)
             zone_of[n] = zone
+    if not sections["nodes"]:
+        # a case that lists no node (neither in `nodes` nor as a Node manifest) has the
+        # nodes its `zones` name, bare, in the order written
+        sections["nodes"] = [(n, _pather(["zones", zone, j], {"name": ["zones", zone, j]}))
+                             for zone, members in (doc.get("zones") or {}).items() for j, n in enumerate(members)]
     for raw, at in sections["nodes"]:
         if isinstance(raw, str):
             raw = {"name": raw}
@@ -747,7 +752,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     for zone, members in (doc.get("zones") or {}).items():
         for j, n in enumerate(members):
             if n not in nodes:
-                raise CaseError(f"zone lists unknown node {n!r}", ["zones", zone, j], value=n)
+                raise CaseError(f"node {n!r} is in zones but not in nodes: add it to nodes (or leave nodes out, "
+                                "and `zones` names every node)", ["zones", zone, j])
 
     # namespaces
     namespaces: dict[str, Namespace] = {}
