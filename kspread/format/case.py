@@ -844,11 +844,14 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     for raw, at in raws:
         spec = b.spec_key(raw)
         b.check_pod(raw, at, spec)
-        p = b.pod(raw, at, raw["name"], nodes, incoming=True, key=spec)
-        if p.key in seen_pods:
-            raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
-        seen_pods[p.key] = True
-        incoming.append(p)
+        # a `schedule` entry with replicas: N incoming pods, named and created in order as existing pods'
+        names = [raw["name"]] if raw.get("replicas") is None else [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
+        for name in names:
+            p = b.pod(raw, at, name, nodes, incoming=True, key=spec)
+            if p.key in seen_pods:
+                raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
+            seen_pods[p.key] = True
+            incoming.append(p)
     expect = doc.get("expect") or {}
     if not incoming and "error" not in expect:
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])

@@ -137,8 +137,11 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
                 out = CaseError("give either `requests` or `containers`, not both",
                                 _at_later(path, inst, "requests", "containers"))
             else:
-                given = [k for k in inst if k in ("node", "replicas")] if isinstance(inst, Mapping) else []
-                out = CaseError("the incoming pod may not have `node` or `replicas`", [*path, *given[:1]])
+                if len(path) >= 2 and path[-2] == "schedule":
+                    out = CaseError("an incoming pod may not have `node` (it is scheduled)", [*path, "node"])
+                else:
+                    given = [k for k in inst if k in ("node", "replicas")] if isinstance(inst, Mapping) else []
+                    out = CaseError("the incoming pod may not have `node` or `replicas`", [*path, *given[:1]])
         else:
             if isinstance(inst, Mapping) and "requests" in inst and "containers" in inst:
                 path = _at_later(path, inst, "requests", "containers")
