@@ -1447,10 +1447,10 @@ def test_a_dump_that_is_not_utf8_names_the_line(tmp_path, capsys):
 
 @pytest.mark.parametrize(("n", "version", "search"), [
     (3, "1.30", "a default kube-scheduler 1.30 does too on 3 node(s)"),
-    (1000, "1.30", "a default kube-scheduler 1.30 stops its search at 420 feasible nodes of these 1000 and may "
-                   "select another node: to test that search, give a `profile` with percentageOfNodesToScore: 0"),
-    (1000, "1.13", "a default kube-scheduler 1.13 stops its search at 500 feasible nodes of these 1000 and may "
-                   "select another node: to test that search, give a `profile` with percentageOfNodesToScore: 50"),
+    (1000, "1.30", ("a default kube-scheduler 1.30 stops its search at 420 feasible nodes of these 1000 and may "
+                   "select another node: to test that search, give a `profile` with percentageOfNodesToScore: 0")),
+    (1000, "1.13", ("a default kube-scheduler 1.13 stops its search at 500 feasible nodes of these 1000 and may "
+                   "select another node: to test that search, give a `profile` with percentageOfNodesToScore: 50")),
 ])
 def test_import_says_how_the_case_searches_the_nodes(tmp_path, capsys, n, version, search):
     items = [{"kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "4", "pods": "110"}}}

@@ -128,24 +128,24 @@ DID_YOU_MEAN = "apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.24'\n{e
 
 @pytest.mark.parametrize(("extra", "pod", "message"), [
     ("", "{name: p, prority: 10}",
-     "c.yaml:6: pod.prority: unknown field 'prority' (allowed: affinity, containers, controller, initContainers, "
+     ("c.yaml:6: pod.prority: unknown field 'prority' (allowed: affinity, containers, controller, initContainers, "
      "labels, name, namespace, node, nodeSelector, nominatedNode, overhead, preemptionPolicy, priority, "
      "priorityClassName, replicas, requests, resources, startTime, terminating, tolerations, "
-     "topologySpreadConstraints, volumes) (did you mean 'priority'?)"),
+     "topologySpreadConstraints, volumes) (did you mean 'priority'?)")),
     ("", "{name: p, Labels: {a: b}}", "topologySpreadConstraints, volumes) (did you mean 'labels'?)\n"),
     ("profile: {score: [SelectorSpreed]}\n", "{name: p}",
-     "c.yaml:5: profile.score[0]: unknown plugin 'SelectorSpreed' (not an in-tree kube-scheduler plugin) "
-     "(did you mean 'SelectorSpread'?)"),
+     ("c.yaml:5: profile.score[0]: unknown plugin 'SelectorSpreed' (not an in-tree kube-scheduler plugin) "
+     "(did you mean 'SelectorSpread'?)")),
     ("profile: {filter: [nodeaffinity]}\n", "{name: p}",
      "unknown plugin 'nodeaffinity' (not an in-tree kube-scheduler plugin) (did you mean 'NodeAffinity'?)"),
     ("profile: {score: [Zzz]}\n", "{name: p}",
      "c.yaml:5: profile.score[0]: unknown plugin 'Zzz' (not an in-tree kube-scheduler plugin)\n"),
     ("featureGates: {MinDomainsInPodTopologySpred: true}\n", "{name: p}",
      "(did you mean 'MinDomainsInPodTopologySpread'?)"),
-    ("", "{name: p, affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
-         "[{topologyKey: a, labelSelector: {matchLabel: {a: b}}}]}}}",
-     "labelSelector.matchLabel: unknown field 'matchLabel' (allowed: matchExpressions, matchLabels) "
-     "(did you mean 'matchLabels'?)"),
+    ("", ("{name: p, affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+         "[{topologyKey: a, labelSelector: {matchLabel: {a: b}}}]}}}"),
+     ("labelSelector.matchLabel: unknown field 'matchLabel' (allowed: matchExpressions, matchLabels) "
+     "(did you mean 'matchLabels'?)")),
 ])
 def test_a_mistyped_name_suggests_the_close_one(tmp_path, extra, pod, message):
     p = tmp_path / "c.yaml"
