@@ -67,7 +67,7 @@ from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
-from kspread.format.objects import convert_object
+from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 
@@ -683,9 +683,14 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     for key in sections:
         for i, item in enumerate(doc.get(key) or []):
             sections[key].append((item, _pather([key, i])))
+    deployments: list[tuple[dict, list, dict]] = []
     for i, obj in enumerate(doc.get("objects") or []):
         for section, item, prefix, fieldmap in convert_object(obj, ["objects", i]):
-            sections[section].append((item, _pather(prefix, fieldmap)))
+            if section == "deployments":
+                deployments.append((item, prefix, fieldmap))
+            else:
+                sections[section].append((item, _pather(prefix, fieldmap)))
+    sections["owners"] += _deployment_replica_sets(deployments, sections)
 
     # priority classes first: pods need them
     global_default: str | None = None
@@ -873,6 +878,42 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         tags=list(doc.get("tags") or []),
         nodes_without_pods=frozenset(without_pods),
     )
+
+
+def _deployment_replica_sets(deployments: list[tuple[dict, list, dict]],
+                             sections: Mapping[str, list[tuple[Any, Any]]]) -> list[tuple[dict, Any]]:
+    """The ReplicaSets that the deployment controller made for the Deployments of
+    ``objects``: ``<deployment>-<pod-template-hash>``, selecting what the Deployment
+    selects plus ``pod-template-hash`` (upstream's ``CloneSelectorAndAddLabel``). A
+    ReplicaSet of ``objects`` that the Deployment controls is its ReplicaSet already;
+    else one for each hash that the case's pods name (a pod controlled by ReplicaSet
+    ``<deployment>-<h>`` with the label ``pod-template-hash: <h>``, as a cluster's pods
+    are); else one with kspread's own hash of the template (``pod_template_hash``)."""
+    out: list[tuple[dict, Any]] = []
+    for dep, prefix, fmap in deployments:
+        name, ns = dep["name"], dep.get("namespace") or "default"
+        if any(raw.get("kind") == "ReplicaSet" and (raw.get("namespace") or "default") == ns
+               and raw.get("_controller") == ("Deployment", name) for raw, _ in sections["owners"]):
+            continue
+        hashes: list[str] = []
+        for raw, _ in sections["pods"]:
+            ctrl, labels = raw.get("controller"), raw.get("labels")
+            if not isinstance(ctrl, Mapping) or not isinstance(labels, Mapping) or \
+                    (raw.get("namespace") or "default") != ns or ctrl.get("kind") != "ReplicaSet":
+                continue
+            h = labels.get(POD_TEMPLATE_HASH)
+            if isinstance(h, str) and ctrl.get("name") == f"{name}-{h}" and h not in hashes:
+                hashes.append(h)
+        if not hashes:
+            hashes.append(pod_template_hash(dep.get("template"), dep.get("collisionCount")))
+        for h in hashes:
+            sel = dict(dep.get("selector") or {})
+            sel["matchLabels"] = {**(sel.get("matchLabels") or {}), POD_TEMPLATE_HASH: h}
+            rs = {"kind": "ReplicaSet", "name": f"{name}-{h}", "selector": sel}
+            if "namespace" in dep:
+                rs["namespace"] = dep["namespace"]
+            out.append((rs, _pather(prefix, fmap)))
+    return out
 
 
 def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, config: str | None,
