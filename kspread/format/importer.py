@@ -575,7 +575,9 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         seen.add(key)
         by_kind[kind].append(obj)
     for kind, n in skipped.items():
-        warn(f"skipped {n} {kind} object(s): kspread does not read this kind")
+        reason = ("the scheduler reads the ReplicaSets a Deployment owns, from the dump" if kind == "Deployment"
+                  else "kspread does not read this kind")
+        warn(f"skipped {n} {kind} object(s): {reason}")
 
     cv = _Converter(minor, warn)
     sections: dict[str, list] = {k: [] for k in _SECTIONS}
