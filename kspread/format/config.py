@@ -294,7 +294,8 @@ def _check_plugin_name(ctx: _Ctx, name: str, path: tuple) -> None:
     if _known(name, ctx.minor) is None:
         k = next((k for k in UPSTREAM if k.name == name), None)
         if k is None:
-            raise ctx.err(f"plugin {name!r} does not exist (not an in-tree kube-scheduler plugin)", path, value=name)
+            raise ctx.err(f"plugin {name!r} does not exist (not an in-tree kube-scheduler plugin)"
+                          + did_you_mean(name, [k.name for k in UPSTREAM if k.in_version(ctx.minor)]), path, value=name)
         span = f"1.{k.first}" + (f" to 1.{k.last}" if k.last is not None else " on")
         raise ctx.err(f"plugin {name!r} does not exist in version {ctx.version} (it exists in {span})",
                       path, value=name)
