@@ -122,4 +122,5 @@ def test_a_deployment_is_validated_as_a_manifest(tmp_path):
     assert "case.yaml:13: objects[0].spec.replica: unknown field 'replica'" in v.message, v.message
     assert "(did you mean 'replicas'?)" in v.message
     v = verdict(tmp_path, DEPLOYMENT.replace("metadata: {name: web,", "metadata: {name: Web_1,"))
-    assert "case.yaml:10: objects[0].metadata.name: " in v.message, v.message
+    assert "case.yaml:10: objects[0].metadata.name: a lowercase RFC 1123 subdomain must consist of " in v.message
+    assert v.message.endswith("(got 'Web_1')"), v.message

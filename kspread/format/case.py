@@ -892,6 +892,8 @@ def _deployment_replica_sets(deployments: list[tuple[dict, list, dict]],
     out: list[tuple[dict, Any]] = []
     for dep, prefix, fmap in deployments:
         name, ns = dep["name"], dep.get("namespace") or "default"
+        # a Deployment's name is a DNS-1123 subdomain, as a ReplicaSet's (its own, before the hash is added)
+        apivalidation.check_owner({**dep, "kind": "ReplicaSet"}, _pather(prefix, fmap))
         if any(raw.get("kind") == "ReplicaSet" and (raw.get("namespace") or "default") == ns
                and raw.get("_controller") == ("Deployment", name) for raw, _ in sections["owners"]):
             continue
