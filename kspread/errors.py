@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 PathT = Sequence[str | int]
@@ -22,6 +23,18 @@ def format_path(path: PathT) -> str:
         else:
             out = str(part)
     return out or "(document)"
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """`` (did you mean 'priority'?)`` for the choice closest to a mistyped ``word``
+    (difflib's ratio of at least 0.6; a choice that differs only in case is always
+    close), else ``""``: appended to an "unknown field" or "unknown plugin" message."""
+    if not isinstance(word, str):
+        return ""
+    choices = [c for c in choices if c != word]
+    folded = [c for c in choices if c.lower() == word.lower()]
+    close = folded or difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def described(value: Any) -> str:
@@ -84,7 +97,8 @@ class CaseError(Exception):
             where = self.file + (f":{self.line}" if self.line else "") + ": "
         field = f"{format_path(self.path)}: " if self.path else ""
         got = ""
-        if self.value is not ...:
+        # the value, unless the message already quotes it ("unknown node 'n1'", not "... (got 'n1')")
+        if self.value is not ... and not (isinstance(self.value, str) and repr(self.value) in self.message):
             shown = repr(self.value)
             if len(shown) > 80:
                 shown = shown[:77] + "..."

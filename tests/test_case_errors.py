@@ -102,12 +102,33 @@ def test_bad_quantity(tmp_path):
 
 def test_pod_on_unknown_node(tmp_path):
     msg = _fail(tmp_path, BASE + "pods:\n- {name: a, node: n9}\n")
-    assert "case.yaml:10: pods[0].node: pod is bound to unknown node 'n9' (got 'n9')" in msg, msg
+    # the message quotes the node: no "(got 'n9')" echo after it
+    assert msg.endswith("case.yaml:10: pods[0].node: pod is bound to unknown node 'n9'"), msg
 
 
 def test_zone_with_unknown_node(tmp_path):
     msg = _fail(tmp_path, BASE + "zones: {z1: [n1, n7]}\n")
-    assert "zones.z1[1]: zone lists unknown node 'n7'" in msg, msg
+    assert msg.endswith("case.yaml:9: zones.z1[1]: node 'n7' is in zones but not in nodes: add it to nodes "
+                        "(or leave nodes out, and `zones` names every node)"), msg
+
+
+def test_zones_name_the_nodes_of_a_case_without_nodes(tmp_path):
+    body = BASE.replace("nodes: [n1, n2]\n", "zones: {b: [n2], a: [n1, n3]}\n")
+    body = body.replace("expect: {selected: [n1, n2]}", "expect: {feasible: [n1, n2, n3], selected: [n2, n1, n3]}")
+    from kspread.format.loader import load_case
+    (doc,) = read_file(write_case(tmp_path, body)).docs
+    case = load_case(doc)
+    assert [(n.name, n.index, n.labels) for n in case.cluster.nodes] == [
+        ("n2", 0, {"kubernetes.io/hostname": "n2", "topology.kubernetes.io/zone": "b",
+                   "failure-domain.beta.kubernetes.io/zone": "b"}),
+        ("n1", 1, {"kubernetes.io/hostname": "n1", "topology.kubernetes.io/zone": "a",
+                   "failure-domain.beta.kubernetes.io/zone": "a"}),
+        ("n3", 2, {"kubernetes.io/hostname": "n3", "topology.kubernetes.io/zone": "a",
+                   "failure-domain.beta.kubernetes.io/zone": "a"})]
+    assert verdict(tmp_path, body).passed
+    # a name in zones is validated as a node's name, at its place in zones
+    msg = _fail(tmp_path, body.replace("[n2]", "[N_2]"))
+    assert "case.yaml:6: zones.b[0]: " in msg, msg
 
 
 def test_duplicate_node(tmp_path):

@@ -725,6 +725,8 @@ EXPECTED = """\
 # priority class(es).
 # Left out: 1 pending pod(s) neither bound nor nominated, 1 finished pod(s) (Succeeded or Failed),
 # 1 Service(s) without a selector (they select no pod).
+# Search: the case has no `profile`, so kspread searches every node (percentageOfNodesToScore:
+# 100); a default kube-scheduler 1.30 does too on 3 node(s).
 # Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod
 # to schedule, then fill `expect` with: kspread run --update THIS_FILE
 apiVersion: kspread/v1
@@ -901,7 +903,8 @@ def _load_one(path: Path):
 def test_exact_case(tmp_path):
     out, warnings = _import(tmp_path)
     assert out == EXPECTED
-    assert warnings == ["skipped 1 Deployment object(s): kspread does not read this kind"]
+    assert warnings == [("skipped 1 Deployment object(s): the scheduler reads the ReplicaSets a Deployment owns, "
+                         "from the dump")]
 
 
 def test_written_yaml_reads_back_as_the_data(tmp_path):
@@ -1234,7 +1237,8 @@ def test_cli_stdout(tmp_path, capsys):
     dump = tmp_path / "dump.yaml"
     dump.write_text(DUMP, encoding="utf-8")
     assert cli_main(["import", str(dump), "--version", "1.29"]) == 0
-    assert capsys.readouterr().out == EXPECTED.replace('version: "1.30"', 'version: "1.29"')
+    assert capsys.readouterr().out == EXPECTED.replace('version: "1.30"', 'version: "1.29"').replace(
+        "kube-scheduler 1.30", "kube-scheduler 1.29")
     assert importer.main([str(dump)]) == 0
     assert capsys.readouterr().out == EXPECTED
 
@@ -1440,3 +1444,23 @@ def test_a_dump_that_is_not_utf8_names_the_line(tmp_path, capsys):
     line = DUMP.count("\n") + 1
     assert capsys.readouterr().err == (f"kspread import: error: {p}:{line}: the dump is not UTF-8 text: byte 0xe9 on "
                                        "this line cannot be decoded\n")
+
+
+@pytest.mark.parametrize(("n", "version", "search"), [
+    (3, "1.30", "a default kube-scheduler 1.30 does too on 3 node(s)"),
+    (1000, "1.30", ("a default kube-scheduler 1.30 stops its search at 420 feasible nodes of these 1000 and may "
+                   "select another node: to test that search, give a `profile` with percentageOfNodesToScore: 0")),
+    (1000, "1.13", ("a default kube-scheduler 1.13 stops its search at 500 feasible nodes of these 1000 and may "
+                   "select another node: to test that search, give a `profile` with percentageOfNodesToScore: 50")),
+])
+def test_import_says_how_the_case_searches_the_nodes(tmp_path, capsys, n, version, search):
+    items = [{"kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "4", "pods": "110"}}}
+             for i in range(n)]
+    dump = tmp_path / "d.yaml"
+    dump.write_text(yaml.safe_dump({"kind": "List", "items": items}), encoding="utf-8")
+    out = tmp_path / "c.yaml"
+    assert cli_main(["import", str(dump), "-o", str(out), "--version", version]) == 0
+    note = ("the case has no `profile`, so kspread searches every node (percentageOfNodesToScore: 100); " + search)
+    assert capsys.readouterr().err.endswith(f"kspread import: note: {note}\n")
+    head = "".join(line[2:] for line in out.read_text().splitlines(keepends=True) if line.startswith("# "))
+    assert f" Search: {note}. Only what kube-scheduler reads is kept." in " ".join(head.split())

@@ -120,3 +120,53 @@ def test_a_misspelt_key_in_a_status_is_named_not_the_whole_status(tmp_path):
     (doc,) = read_file(p).docs
     v = check(doc)
     assert "c.yaml:11: expect.filter.n1.reasn: unknown field 'reasn' (allowed: code, reason)" in v.message
+
+
+DID_YOU_MEAN = "apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.24'\n{extra}nodes: [n1]\npod: {pod}\n" \
+               "expect: {{feasible: [n1]}}\n"
+
+
+@pytest.mark.parametrize(("extra", "pod", "message"), [
+    ("", "{name: p, prority: 10}",
+     ("c.yaml:6: pod.prority: unknown field 'prority' (allowed: affinity, containers, controller, initContainers, "
+     "labels, name, namespace, node, nodeSelector, nominatedNode, overhead, preemptionPolicy, priority, "
+     "priorityClassName, replicas, requests, resources, startTime, terminating, tolerations, "
+     "topologySpreadConstraints, volumes) (did you mean 'priority'?)")),
+    ("", "{name: p, Labels: {a: b}}", "topologySpreadConstraints, volumes) (did you mean 'labels'?)\n"),
+    ("profile: {score: [SelectorSpreed]}\n", "{name: p}",
+     ("c.yaml:5: profile.score[0]: unknown plugin 'SelectorSpreed' (not an in-tree kube-scheduler plugin) "
+     "(did you mean 'SelectorSpread'?)")),
+    ("profile: {filter: [nodeaffinity]}\n", "{name: p}",
+     "unknown plugin 'nodeaffinity' (not an in-tree kube-scheduler plugin) (did you mean 'NodeAffinity'?)"),
+    ("profile: {score: [Zzz]}\n", "{name: p}",
+     "c.yaml:5: profile.score[0]: unknown plugin 'Zzz' (not an in-tree kube-scheduler plugin)\n"),
+    ("profile: {score: [PodTopologySpread], pluginConfig: {PodTopologySpred: {defaultingType: List}}}\n", "{name: p}",
+     ("c.yaml:5: profile.pluginConfig.PodTopologySpred: pluginConfig for 'PodTopologySpred', which the profile does "
+      "not enable (did you mean 'PodTopologySpread'?)")),
+    ("featureGates: {MinDomainsInPodTopologySpred: true}\n", "{name: p}",
+     "(did you mean 'MinDomainsInPodTopologySpread'?)"),
+    ("", ("{name: p, affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+         "[{topologyKey: a, labelSelector: {matchLabel: {a: b}}}]}}}"),
+     ("labelSelector.matchLabel: unknown field 'matchLabel' (allowed: matchExpressions, matchLabels) "
+     "(did you mean 'matchLabels'?)")),
+])
+def test_a_mistyped_name_suggests_the_close_one(tmp_path, extra, pod, message):
+    p = tmp_path / "c.yaml"
+    p.write_text(DID_YOU_MEAN.format(extra=extra, pod=pod))
+    (doc,) = read_file(p).docs
+    v = check(doc)
+    assert not v.passed
+    assert message in v.message + "\n", v.message
+    if message.startswith("c.yaml:"):
+        assert v.message.endswith(message.rstrip("\n")), v.message
+
+
+def test_a_mistyped_plugin_of_a_configuration_file_suggests_the_close_one(tmp_path):
+    (tmp_path / "sched.yaml").write_text("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n"
+                                         "profiles:\n- plugins:\n    score:\n      enabled: [{name: NodeAfinity}]\n")
+    p = tmp_path / "c.yaml"
+    p.write_text(DID_YOU_MEAN.format(extra="profile: {config: sched.yaml}\n", pod="{name: p}"))
+    (doc,) = read_file(p).docs
+    v = check(doc)
+    assert v.message.endswith("sched.yaml:6: profiles[0].plugins.score.enabled[0]: plugin 'NodeAfinity' does not "
+                              "exist (not an in-tree kube-scheduler plugin) (did you mean 'NodeAffinity'?)"), v.message

@@ -121,7 +121,8 @@ def test_shapes_are_checked_before_use(tmp_path, args, where, message):
 def test_unknown_field_in_a_case(tmp_path):
     p = _case(tmp_path, "1.30", "NodeResourcesFit", "scoringStrategi: {type: MostAllocated}")
     assert _error(p) == (f"{p}:9: profile.pluginConfig.NodeResourcesFit.scoringStrategi: unknown field "
-                         "'scoringStrategi' (allowed: ignoredResourceGroups, ignoredResources, scoringStrategy)")
+                         "'scoringStrategi' (allowed: ignoredResourceGroups, ignoredResources, scoringStrategy) "
+                         "(did you mean 'scoringStrategy'?)")
 
 
 def test_unknown_field_in_a_configuration_file(tmp_path):
@@ -138,7 +139,7 @@ def test_unknown_field_in_a_configuration_file(tmp_path):
     assert _error(p) == (
         f"{tmp_path / 'sched.yaml'}:7: profiles[0].pluginConfig[0].args.scoringStrategi: strict decoding error: "
         'unknown field "scoringStrategi" in NodeResourcesFitArgs of 1.30 (config API v1) (known fields: '
-        "ignoredResources, ignoredResourceGroups, scoringStrategy)")
+        "ignoredResources, ignoredResourceGroups, scoringStrategy) (did you mean 'scoringStrategy'?)")
 
 
 def test_a_field_of_a_later_version_is_unknown(tmp_path):

@@ -67,7 +67,7 @@ def test_update_rewrites_failing_and_empty_cases_only(pytester):
     result.assert_outcomes(passed=3, failed=1)  # the error case is never updated
     result.stdout.fnmatch_lines([
         "*kspread: updated 2 case(s):*",
-        "*wrong: expect.scores: {SelectorSpread: {n1: 100}} -> {SelectorSpread: {n1: 0}}",
+        "*wrong: expect.scores.SelectorSpread.n1: 100 -> 0",
         "*wrong: expect.selected: n1 -> n2",
         "*fresh: expect.scores: (absent) -> {SelectorSpread: {n1: 100, n2: 100}}",
     ])
@@ -146,3 +146,21 @@ def test_update_writes_into_the_variant(pytester):
     pytester.runpytest("-q", "--kspread-update", "-k", "heavy")
     assert "      totals: {n1: 0, n2: 400}\n" in p.read_text()
     assert "  scores: {SelectorSpread: {n1: 0, n2: 100}}\n" in p.read_text()
+
+
+def test_update_report_prints_each_changed_leaf_whole(tmp_path):
+    # a changed score is reported at its full path; a list value is printed whole, never cut
+    nodes = [f"n{i}" for i in range(1, 26)]
+    scores = {n: 0 if n == "n21" else 100 for n in nodes}
+    p = tmp_path / "wide.yaml"
+    p.write_text("apiVersion: kspread/v1\nkind: Case\nname: wide\nversion: '1.24'\n"
+                 "profile: {score: [SelectorSpread]}\n"
+                 f"nodes: [{', '.join(nodes)}]\npod: {{name: new}}\n"
+                 f"expect:\n  feasible: [{', '.join(nodes[:-1])}]\n"
+                 f"  scores:\n    SelectorSpread: {{{', '.join(f'{n}: {v}' for n, v in scores.items())}}}\n")
+    r = subprocess.run([sys.executable, "-m", "kspread", "run", "--update", str(p)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stderr.splitlines() == [
+        f"updated {p}: wide: expect.feasible: [{', '.join(nodes[:-1])}] -> [{', '.join(nodes)}]",
+        f"updated {p}: wide: expect.scores.SelectorSpread.n21: 0 -> 100",
+    ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, did_you_mean
 
 # Selector operators as upstream's selection.Operator.
 IN = "In"
@@ -241,7 +241,8 @@ def parse_label_selector(raw: Any, path: PathT) -> LabelSelector | None:
     for k in raw:
         if k not in ("matchLabels", "matchExpressions"):
             raise CaseError(
-                f"unknown field {k!r} in a label selector (allowed: matchLabels, matchExpressions)",
+                f"unknown field {k!r} in a label selector (allowed: matchLabels, matchExpressions)"
+                + did_you_mean(k, ("matchLabels", "matchExpressions")),
                 [*path, str(k)],
             )
     labels = _check_labels_map(raw.get("matchLabels") or {}, [*path, "matchLabels"])
@@ -263,7 +264,8 @@ def parse_selector_requirement(raw: Any, path: PathT, operators: Iterable[str]) 
         raise CaseError("a selector requirement must be a mapping with key, operator, values", path, value=raw)
     for k in raw:
         if k not in ("key", "operator", "values"):
-            raise CaseError(f"unknown field {k!r} in a selector requirement", [*path, str(k)])
+            raise CaseError(f"unknown field {k!r} in a selector requirement"
+                            + did_you_mean(k, ("key", "operator", "values")), [*path, str(k)])
     key = raw.get("key")
     if key is None:
         raise CaseError("key is required", [*path, "key"], value=key)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kspread.errors import CaseError
+from kspread.errors import CaseError, did_you_mean
 
 OLDEST_MINOR = 12
 NEWEST_MINOR = 37  # upstream main, in development
@@ -545,7 +545,8 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
             if g is None:
                 raise CaseError(
                     f"feature gate {name!r} is unknown to kspread (modelled gates: "
-                    f"{', '.join(sorted(FEATURE_GATES))})",
+                    f"{', '.join(sorted(FEATURE_GATES))})"
+                    + did_you_mean(name, [*FEATURE_GATES, *UNMODELLED_GATES]),
                     path,
                 )
             st = g.stage_at(minor)

@@ -65,9 +65,9 @@ from kspread.engine.model import (
 )
 from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
-from kspread.format.objects import convert_object
+from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 
@@ -143,7 +143,8 @@ def _node_field_requirement(raw: Any, path: PathT) -> Requirement:
         raise CaseError("a selector requirement must be a mapping with key, operator, values", path, value=raw)
     for k in raw:
         if k not in ("key", "operator", "values"):
-            raise CaseError(f"unknown field {k!r} in a selector requirement", [*path, str(k)])
+            raise CaseError(f"unknown field {k!r} in a selector requirement"
+                            + did_you_mean(k, ("key", "operator", "values")), [*path, str(k)])
     values = raw.get("values") or []
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise CaseError("must be a list of strings", [*path, "values"], value=values)
@@ -682,9 +683,14 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     for key in sections:
         for i, item in enumerate(doc.get(key) or []):
             sections[key].append((item, _pather([key, i])))
+    deployments: list[tuple[dict, list, dict]] = []
     for i, obj in enumerate(doc.get("objects") or []):
         for section, item, prefix, fieldmap in convert_object(obj, ["objects", i]):
-            sections[section].append((item, _pather(prefix, fieldmap)))
+            if section == "deployments":
+                deployments.append((item, prefix, fieldmap))
+            else:
+                sections[section].append((item, _pather(prefix, fieldmap)))
+    sections["owners"] += _deployment_replica_sets(deployments, sections)
 
     # priority classes first: pods need them
     global_default: str | None = None
@@ -709,6 +715,11 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             if n in zone_of:
                 raise CaseError(f"node {n!r} is in two zones ({zone_of[n]!r} and {zone!r})", ["zones", zone, j], value=n)
             zone_of[n] = zone
+    if not sections["nodes"]:
+        # a case that lists no node (neither in `nodes` nor as a Node manifest) has the
+        # nodes its `zones` name, bare, in the order written
+        sections["nodes"] = [(n, _pather(["zones", zone, j], {"name": ["zones", zone, j]}))
+                             for zone, members in (doc.get("zones") or {}).items() for j, n in enumerate(members)]
     for raw, at in sections["nodes"]:
         if isinstance(raw, str):
             raw = {"name": raw}
@@ -746,7 +757,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     for zone, members in (doc.get("zones") or {}).items():
         for j, n in enumerate(members):
             if n not in nodes:
-                raise CaseError(f"zone lists unknown node {n!r}", ["zones", zone, j], value=n)
+                raise CaseError(f"node {n!r} is in zones but not in nodes: add it to nodes (or leave nodes out, "
+                                "and `zones` names every node)", ["zones", zone, j])
 
     # namespaces
     namespaces: dict[str, Namespace] = {}
@@ -837,11 +849,14 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     for raw, at in raws:
         spec = b.spec_key(raw)
         b.check_pod(raw, at, spec)
-        p = b.pod(raw, at, raw["name"], nodes, incoming=True, key=spec)
-        if p.key in seen_pods:
-            raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
-        seen_pods[p.key] = True
-        incoming.append(p)
+        # a `schedule` entry with replicas: N incoming pods, named and created in order as existing pods'
+        names = [raw["name"]] if raw.get("replicas") is None else [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
+        for name in names:
+            p = b.pod(raw, at, name, nodes, incoming=True, key=spec)
+            if p.key in seen_pods:
+                raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
+            seen_pods[p.key] = True
+            incoming.append(p)
     expect = doc.get("expect") or {}
     if not incoming and "error" not in expect:
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
@@ -863,6 +878,44 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         tags=list(doc.get("tags") or []),
         nodes_without_pods=frozenset(without_pods),
     )
+
+
+def _deployment_replica_sets(deployments: list[tuple[dict, list, dict]],
+                             sections: Mapping[str, list[tuple[Any, Any]]]) -> list[tuple[dict, Any]]:
+    """The ReplicaSets that the deployment controller made for the Deployments of
+    ``objects``: ``<deployment>-<pod-template-hash>``, selecting what the Deployment
+    selects plus ``pod-template-hash`` (upstream's ``CloneSelectorAndAddLabel``). A
+    ReplicaSet of ``objects`` that the Deployment controls is its ReplicaSet already;
+    else one for each hash that the case's pods name (a pod controlled by ReplicaSet
+    ``<deployment>-<h>`` with the label ``pod-template-hash: <h>``, as a cluster's pods
+    are); else one with kspread's own hash of the template (``pod_template_hash``)."""
+    out: list[tuple[dict, Any]] = []
+    for dep, prefix, fmap in deployments:
+        name, ns = dep["name"], dep.get("namespace") or "default"
+        # a Deployment's name is a DNS-1123 subdomain, as a ReplicaSet's (its own, before the hash is added)
+        apivalidation.check_owner({**dep, "kind": "ReplicaSet"}, _pather(prefix, fmap))
+        if any(raw.get("kind") == "ReplicaSet" and (raw.get("namespace") or "default") == ns
+               and raw.get("_controller") == ("Deployment", name) for raw, _ in sections["owners"]):
+            continue
+        hashes: list[str] = []
+        for raw, _ in sections["pods"]:
+            ctrl, labels = raw.get("controller"), raw.get("labels")
+            if not isinstance(ctrl, Mapping) or not isinstance(labels, Mapping) or \
+                    (raw.get("namespace") or "default") != ns or ctrl.get("kind") != "ReplicaSet":
+                continue
+            h = labels.get(POD_TEMPLATE_HASH)
+            if isinstance(h, str) and ctrl.get("name") == f"{name}-{h}" and h not in hashes:
+                hashes.append(h)
+        if not hashes:
+            hashes.append(pod_template_hash(dep.get("template"), dep.get("collisionCount")))
+        for h in hashes:
+            sel = dict(dep.get("selector") or {})
+            sel["matchLabels"] = {**(sel.get("matchLabels") or {}), POD_TEMPLATE_HASH: h}
+            rs = {"kind": "ReplicaSet", "name": f"{name}-{h}", "selector": sel}
+            if "namespace" in dep:
+                rs["namespace"] = dep["namespace"]
+            out.append((rs, _pather(prefix, fmap)))
+    return out
 
 
 def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, config: str | None,

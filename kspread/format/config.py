@@ -44,7 +44,7 @@ from kspread.engine.framework.args import decode_args
 from kspread.engine.framework.profile import PluginRef, Profile, default_profile
 from kspread.engine.framework.registry import UPSTREAM
 from kspread.engine.versions import Version
-from kspread.errors import CaseError, PathT, described, format_path
+from kspread.errors import CaseError, PathT, described, did_you_mean, format_path
 from kspread.format.files import decode_utf8, read_regular, special_kind
 from kspread.format.schema import check_args_shape
 from kspread.format.yamlio import node_line
@@ -266,7 +266,8 @@ def _mapping(ctx: _Ctx, raw: Any, path: tuple, allowed: Sequence[str], what: str
         raise ctx.err(f"{what} must be a mapping", path, value=raw)
     for k in raw:
         if k not in allowed:
-            raise ctx.err(f'strict decoding error: unknown field "{k}" (known: {", ".join(allowed)})',
+            raise ctx.err(f'strict decoding error: unknown field "{k}" (known: {", ".join(allowed)})'
+                          + did_you_mean(k, allowed),
                           (*path, k))
     return raw
 
@@ -302,7 +303,8 @@ def _check_plugin_name(ctx: _Ctx, name: str, path: tuple) -> None:
     if _known(name, ctx.minor) is None:
         k = next((k for k in UPSTREAM if k.name == name), None)
         if k is None:
-            raise ctx.err(f"plugin {name!r} does not exist (not an in-tree kube-scheduler plugin)", path, value=name)
+            raise ctx.err(f"plugin {name!r} does not exist (not an in-tree kube-scheduler plugin)"
+                          + did_you_mean(name, [k.name for k in UPSTREAM if k.in_version(ctx.minor)]), path, value=name)
         span = f"1.{k.first}" + (f" to 1.{k.last}" if k.last is not None else " on")
         raise ctx.err(f"plugin {name!r} does not exist in version {ctx.version} (it exists in {span})",
                       path, value=name)

@@ -575,7 +575,9 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         seen.add(key)
         by_kind[kind].append(obj)
     for kind, n in skipped.items():
-        warn(f"skipped {n} {kind} object(s): kspread does not read this kind")
+        reason = ("the scheduler reads the ReplicaSets a Deployment owns, from the dump" if kind == "Deployment"
+                  else "kspread does not read this kind")
+        warn(f"skipped {n} {kind} object(s): {reason}")
 
     cv = _Converter(minor, warn)
     sections: dict[str, list] = {k: [] for k in _SECTIONS}
@@ -736,14 +738,15 @@ def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
 
 
 def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str | list[dict],
-           summary: str, left_out: str = "") -> str:
+           summary: str, left_out: str = "", search: str = "") -> str:
     """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
     to schedule (one: ``pod``; several: a ``schedule`` sequence). Comment text (the dump's
     file name) has its line breaks escaped: it stays comment."""
     head, body, tail = _parts(sections, name, source, version, incoming)
     intro = comment_text(f"Imported by `kspread import` from {source}: {summary}.")
     out = [*[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
-           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96)]]
+           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96)],
+           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search]]
     if isinstance(incoming, str):
         out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"
                    "# to schedule, then fill `expect` with: kspread run --update THIS_FILE\n")
@@ -873,6 +876,26 @@ def parse_pod_ref(ref: str) -> tuple[str, str]:
 class Imported:
     text: str
     summary: str  # what the case holds, as its first comment says
+    search: str = ""  # how the case searches the nodes, beside a default kube-scheduler (search_note)
+
+
+def search_note(minor: int, n_nodes: int) -> str:
+    """The search the case makes (it has no ``profile``: every node, as
+    ``percentageOfNodesToScore: 100``) beside the one a default kube-scheduler of the
+    version makes on ``n_nodes`` nodes (the adaptive share from 1.14, 50% before; every
+    node under 100 nodes)."""
+    from kspread.engine.scheduler import DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE, num_feasible_nodes_to_find
+    from kspread.engine.versions import make_version
+
+    version = make_version(f"1.{minor}", None)
+    default = 0 if version.adaptive_percentage_of_nodes else DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
+    found = num_feasible_nodes_to_find(version, default, n_nodes)
+    out = "the case has no `profile`, so kspread searches every node (percentageOfNodesToScore: 100)"
+    if found >= n_nodes:
+        return out + f"; a default kube-scheduler 1.{minor} does too on {n_nodes} node(s)"
+    return (out + f"; a default kube-scheduler 1.{minor} stops its search at {found} feasible nodes of these "
+            f"{n_nodes} and may select another node: to test that search, give a `profile` with "
+            f"percentageOfNodesToScore: {default}")
 
 
 def import_dump(dump_path: str, out_path: str | None = None, version: str | None = None, *,
@@ -945,7 +968,8 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     summary = ", ".join(parts)
     left_out = ", ".join(f"{n} {what}" for what, n in counts.items())
     source = "stdin" if dump_path == "-" else _text(Path(dump_path).name)
-    text = render(sections, stem, source, vstr, incoming, summary, left_out)
+    search = search_note(minor, len(sections["nodes"]) + raw_kinds.count("Node"))
+    text = render(sections, stem, source, vstr, incoming, summary, left_out, search)
     if check:
         head, body, tail = _parts(sections, stem, source, vstr, incoming)
         _read_back(text, {**head, **body, **tail}, out_path or "the imported case")
@@ -954,7 +978,7 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
             write_atomic(out_path, text)
         except OSError as e:
             raise ImportFailed(f"cannot write {out_path}: {e}") from None
-    return Imported(text, summary)
+    return Imported(text, summary, search)
 
 
 def import_snapshot(dump_path: str, out_path: str | None = None, version: str | None = None, *,
@@ -994,6 +1018,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             return 1
     else:
         print(f"kspread import: wrote {args.output} ({result.summary})", file=sys.stderr)
+    print(f"kspread import: note: {result.search}", file=sys.stderr)
     return 0
 
 

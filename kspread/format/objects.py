@@ -5,6 +5,8 @@ points into the raw object."""
 
 from __future__ import annotations
 
+import json
+import struct
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -49,6 +51,30 @@ def _check_one_controller(refs: Any, path: list) -> None:
                 raise CaseError('Only one reference can have Controller set to true. Found "true" in references for '
                                 f"{first} and {name}", [*path, i, "controller"])
             first = name
+
+
+# apimachinery's rand.SafeEncodeString alphabet: no vowels, no 0/1/3 (no bad words, no look-alikes)
+_SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+POD_TEMPLATE_HASH = "pod-template-hash"  # apps/v1 DefaultDeploymentUniqueLabelKey
+
+
+def _fnv32a(data: bytes, h: int = 0x811C9DC5) -> int:
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def pod_template_hash(template: Any, collision_count: int | None) -> str:
+    """kspread's pod-template-hash of a Deployment's template, as the deployment
+    controller's ``controller.ComputeHash`` builds it (FNV-32a, then the collision count
+    as 8 little-endian bytes, the decimal sum encoded by ``rand.SafeEncodeString``) but
+    over the template's canonical JSON (sorted keys, no spaces), not the Go struct's
+    printed form that upstream hashes: deterministic, and not the hash a cluster shows."""
+    text = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    h = _fnv32a(text.encode("utf-8"))
+    if collision_count is not None:
+        h = _fnv32a(struct.pack("<I", collision_count & 0xFFFFFFFF) + bytes(4), h)
+    return "".join(_SAFE_ALPHABET[b % len(_SAFE_ALPHABET)] for b in str(h).encode("ascii"))
 
 
 def convert_object(obj: Mapping[str, Any], path: list) -> Iterator[Converted]:
@@ -133,6 +159,17 @@ def convert_object(obj: Mapping[str, Any], path: list) -> Iterator[Converted]:
             sel = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
         item["selector"] = sel
         fmap["selector"] = [*sp, "selector"]
+        for ref in meta.get("ownerReferences") or []:
+            if isinstance(ref, Mapping) and ref.get("controller") is True:
+                item["_controller"] = (ref.get("kind"), ref.get("name"))
+    elif kind == "Deployment":
+        # not a section of its own: ``kspread.format.case`` adds the ReplicaSet it owns
+        take(meta, "namespace", "namespace", mp)
+        take(spec, "selector", "selector", sp)
+        take(spec, "template", "template", sp)
+        take(status, "collisionCount", "collisionCount", st)
+        yield "deployments", item, path, fmap
+        return
     elif kind == "PodDisruptionBudget":
         section, def_name = "pdbs", "pdb"
         take(meta, "namespace", "namespace", mp)

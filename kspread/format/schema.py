@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
-from kspread.errors import CaseError
+from kspread.errors import CaseError, did_you_mean
 
 _HERE = Path(__file__).resolve().parent
 
@@ -98,7 +98,7 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         extras = [k for k in inst if k not in allowed]
         key = extras[0] if extras else "?"
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-        out = CaseError(f"unknown field {key!r}{hint}", [*path, key])
+        out = CaseError(f"unknown field {key!r}{hint}{did_you_mean(key, allowed)}", [*path, key])
         # a mistyped key of the format; plugin arguments are kube-scheduler's to refuse
         out.format_error = path[:2] != ["profile", "pluginConfig"]
         return out
@@ -137,8 +137,11 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
                 out = CaseError("give either `requests` or `containers`, not both",
                                 _at_later(path, inst, "requests", "containers"))
             else:
-                given = [k for k in inst if k in ("node", "replicas")] if isinstance(inst, Mapping) else []
-                out = CaseError("the incoming pod may not have `node` or `replicas`", [*path, *given[:1]])
+                if len(path) >= 2 and path[-2] == "schedule":
+                    out = CaseError("an incoming pod may not have `node` (it is scheduled)", [*path, "node"])
+                else:
+                    given = [k for k in inst if k in ("node", "replicas")] if isinstance(inst, Mapping) else []
+                    out = CaseError("the incoming pod may not have `node` or `replicas`", [*path, *given[:1]])
         else:
             if isinstance(inst, Mapping) and "requests" in inst and "containers" in inst:
                 path = _at_later(path, inst, "requests", "containers")

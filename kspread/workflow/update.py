@@ -34,6 +34,7 @@ from typing import Any
 
 import yaml
 
+from kspread.errors import format_path
 from kspread.format.files import locked, write_atomic
 from kspread.workflow.runner import EXPECT_KEYS
 from kspread.workflow.yamltext import flow, scalar
@@ -918,12 +919,27 @@ def check_update(u: Update) -> Update:
     return u
 
 
-def _short(v: Any) -> str:
-    s = flow(v)
-    return s if len(s) < 120 else s[:117] + "..."
+def _leaf_changes(path: list, old: Any, new: Any, out: list[tuple[list, str, str]]) -> None:
+    """Each changed leaf between ``old`` and ``new`` with its path, its values whole: a
+    mapping on both sides is followed key by key; anything else (a scalar, a list, which
+    the format compares as a set or in order, a change of type) is one leaf."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping) and old and new:
+        for k in new:
+            if k not in old:
+                out.append(([*path, k], "(absent)", flow(new[k])))
+            elif not _same(old[k], new[k]):
+                _leaf_changes([*path, k], old[k], new[k], out)
+        for k in old:
+            if k not in new:
+                out.append(([*path, k], flow(old[k]), "(absent)"))
+        return
+    out.append((path, flow(old), flow(new)))
 
 
 def _change_lines(u: Update) -> list[str]:
+    """One line per changed leaf of the expectations, with its whole path and its whole
+    values (``expect.scores.NodeResourcesBalancedAllocation.n21: 67 -> 68``); a key the
+    update fills, or a value that changes type, is printed whole."""
     out = []
     for key, value in u.new.items():
         if key not in u.expect:
@@ -933,8 +949,12 @@ def _change_lines(u: Update) -> list[str]:
         had = not u.fill and key in u.old
         if had and _same(u.old[key], value):
             continue
-        old = _short(u.old[key]) if had else "(absent)"
-        out.append(f"{u.file}: {u.case}: expect.{key}: {old} -> {_short(value)}")
+        leaves: list[tuple[list, str, str]] = []
+        if had:
+            _leaf_changes(["expect", str(key)], u.old[key], value, leaves)
+        else:
+            leaves.append((["expect", str(key)], "(absent)", flow(value)))
+        out.extend(f"{u.file}: {u.case}: {format_path(p)}: {old} -> {new}" for p, old, new in leaves)
     return out
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kspread.engine.versions import Version
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, did_you_mean
 
 # Config API versions, oldest first. A case's own pluginConfig has no API version:
 # only the minor version decides which fields exist (api None).
@@ -595,7 +595,8 @@ def decode_args(name: str, raw: Any, version: Version, path: PathT, api: str | N
                     f" (config API {', '.join(f.apis)})" if f.apis and api is not None else "")
             raise CaseError(f'strict decoding error: unknown field "{key}" in {t.kind} of {version}'
                             + (f" (config API {api})" if api else "")
-                            + f" (known fields: {', '.join(known) or 'none'}{hint})", (*path, str(key)))
+                            + f" (known fields: {', '.join(known) or 'none'}{hint})"
+                            + ("" if f is not None else did_you_mean(key, known)), (*path, str(key)))
     if check_shape is not None:
         check_shape(raw, t.schema, path)
     return t.decode(_Ctx(version, api, path), raw)

@@ -13,7 +13,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, did_you_mean
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,11 @@ def resolve(name: str, minor: int, path: PathT) -> Registration:
                     f"{name!r} is a pre-1.18 predicate/priority name; version 1.{minor} calls it {k.name!r}",
                     path,
                 )
-        raise CaseError(f"unknown plugin {name!r} (not an in-tree kube-scheduler plugin)", path)
+        names = [k.name for k in UPSTREAM if k.in_version(minor)]
+        if minor <= 17:
+            names += [alias for k in UPSTREAM if k.in_version(minor) for alias in k.legacy_names]
+        raise CaseError(f"unknown plugin {name!r} (not an in-tree kube-scheduler plugin)"
+                        + did_you_mean(name, names), path)
     if not known.in_version(minor):
         span = f"1.{known.first}" + (f" to 1.{known.last}" if known.last is not None else " on")
         raise CaseError(f"plugin {known.name!r} does not exist in version 1.{minor} (it exists in {span})", path)

@@ -32,7 +32,7 @@ from kspread.engine.framework.registry import resolve
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.snapshot import NodeInfo, NodeSet, PodSums, pod_sums
-from kspread.errors import CaseError
+from kspread.errors import CaseError, did_you_mean
 
 _M = TypeVar("_M")  # an extension point's mixin
 
@@ -136,7 +136,9 @@ class Framework:
         for name in profile.plugin_config:
             if name not in self._instances:
                 raise CaseError(
-                    f"pluginConfig for {name!r}, which the profile does not enable", ("profile", "pluginConfig", name)
+                    f"pluginConfig for {name!r}, which the profile does not enable"
+                    + did_you_mean(name, [n for n in self._instances if n not in profile.plugin_config]),
+                    ("profile", "pluginConfig", name),
                 )
 
     def plugins(self) -> list[Plugin]:

@@ -56,7 +56,7 @@ from kspread.engine.plugins.nodematch import (
 )
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version
-from kspread.errors import CaseError
+from kspread.errors import CaseError, did_you_mean
 
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -145,7 +145,8 @@ def _parse_term(raw: Any, path: tuple) -> NodeSelectorTerm:
         raise CaseError("a node selector term must be a mapping with matchExpressions/matchFields", path, value=raw)
     for k in raw:
         if k not in ("matchExpressions", "matchFields"):
-            raise CaseError(f"unknown field {k!r} in a node selector term", (*path, str(k)))
+            raise CaseError(f"unknown field {k!r} in a node selector term"
+                            + did_you_mean(k, ("matchExpressions", "matchFields")), (*path, str(k)))
     ops = (*LABEL_SELECTOR_OPERATORS, GT, LT)
     exprs = tuple(parse_selector_requirement(e, [*path, "matchExpressions", i], ops)
                   for i, e in enumerate(raw.get("matchExpressions") or []))
@@ -168,7 +169,8 @@ def parse_added_affinity(raw: Any, path: tuple) -> tuple[tuple[NodeSelectorTerm,
     pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
     for k in raw:
         if k not in (req_key, pref_key):
-            raise CaseError(f"unknown field {k!r} in addedAffinity", (*path, str(k)))
+            raise CaseError(f"unknown field {k!r} in addedAffinity" + did_you_mean(k, (req_key, pref_key)),
+                            (*path, str(k)))
     required = None
     if raw.get(req_key) is not None:
         ns = raw[req_key]
