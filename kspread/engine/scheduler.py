@@ -202,8 +202,10 @@ class CycleResult:
     def compact(self) -> None:
         """Keep only what a later report of a sequence reads of an earlier cycle: the
         pod, the node it was bound to (``selected`` becomes that node alone), the
-        preemption outcome, the error."""
+        preemption outcome's decision (``PreemptionOutcome.decision``), the error."""
         self.state = None
+        if self.preemption is not None:
+            self.preemption = self.preemption.decision()
         self._searched = None
         if self.bound_node is not None:
             # of several top-scoring nodes, only the one the pod was bound to
