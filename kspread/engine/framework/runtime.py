@@ -277,7 +277,7 @@ class Framework:
         equal or higher priority, other than the pod itself."""
         return self.nominated_pods_by_node(pod).get(node_name, [])
 
-    def nominated_pods_by_node(self, pod: Pod) -> dict[str, list[Pod]]:
+    def nominated_pods_by_node(self, pod: Pod) -> Mapping[str, list[Pod]]:
         """``nominated_pods_for`` every node that has some (node -> pods), kept while the
         nominator does not change. Read only."""
         return self._nominated_for(pod).by_node
