@@ -59,3 +59,71 @@ def test_changed_view_reads_as_the_changed_copy():
         assert dict(view) == copy and sorted(view) == sorted(copy)
         for i in range(12):
             assert view.get(f"n{i}") == copy.get(f"n{i}") and (f"n{i}" in view) == (f"n{i}" in copy)
+
+
+def _dry_run_case(rnd: random.Random) -> Any:
+    n = rnd.randrange(3, 9)
+    nodes = [{"name": f"n{i}", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}} for i in range(n)]
+    pods: list[dict[str, Any]] = []
+    for i in range(n):
+        for j in range(rnd.randrange(0, 5)):
+            pods.append({"name": f"b{i}-{j}", "node": f"n{i}", "priority": rnd.choice([1, 5, 20]),
+                         "requests": {"cpu": f"{rnd.choice([500, 900, 1500])}m"}})
+        if rnd.random() < 0.6:  # a pod waiting nominated to the node, above or below the preemptor
+            pods.append({"name": f"w{i}", "priority": rnd.choice([5, 10, 50]), "nominatedNode": f"n{i}",
+                         "requests": {"cpu": f"{rnd.choice([500, 1000, 3000])}m"}})
+    doc = {"apiVersion": "kspread/v1", "kind": "Case", "version": "1.35", "profile": FIT, "nodes": nodes,
+           "pods": pods, "pod": {"name": "p", "priority": 10, "requests": {"cpu": "3"}}}
+    return build_case(doc, "t")
+
+
+def _outcome(case, monkeypatch, columns: bool):
+    from kspread.engine.framework.runtime import Framework
+    from kspread.engine.scheduler import Scheduler
+
+    with monkeypatch.context() as m:
+        if not columns:
+            m.setattr(Framework, "filters_read_only_columns", lambda self, state, pod: False)
+        r = Scheduler(case).schedule_one(case.incoming[0])
+    out = r.preemption
+    if out is None:
+        return None
+    return (out.nominated_node, [v.key for v in out.victims], {n: [v.key for v in vs] for n, vs in out.candidates.items()},
+            {n: (str(st.code), st.reasons, st.plugin) for n, st in out.dry_run.items()}, list(out.potential))
+
+
+def test_the_dry_run_on_columns_agrees_with_copies_of_the_nodes_with_nominated_pods(monkeypatch):
+    """The column dry run (nominated pods as column changes, a node failing with them not
+    filtered again) gives the candidates, victims and statuses of the NodeInfo copies."""
+    rnd = random.Random(1919)
+    for _ in range(60):
+        case = _dry_run_case(rnd)
+        assert _outcome(case, monkeypatch, True) == _outcome(case, monkeypatch, False)
+
+
+def test_a_node_failing_with_its_nominated_pods_is_not_filtered_again(monkeypatch):
+    """RunFilterPluginsWithNominatedPods returns the first pass's failure: the dry run's
+    first filter runs the plain pass only on the nodes that passed with their nominated
+    pods (issue 19: a sequence's waiting preemptors made it a second pass per node)."""
+    from kspread.engine.plugins import defaultpreemption as dp
+
+    nodes = [{"name": f"n{i}", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}} for i in range(4)]
+    pods = [{"name": f"b{i}", "node": f"n{i}", "priority": 1, "requests": {"cpu": "2"}} for i in range(4)]
+    pods += [{"name": f"w{i}", "priority": 20, "nominatedNode": f"n{i}", "requests": {"cpu": "2"}} for i in (0, 2)]
+    doc = {"apiVersion": "kspread/v1", "kind": "Case", "version": "1.35", "profile": FIT, "nodes": nodes,
+           "pods": pods, "pod": {"name": "p", "priority": 10, "requests": {"cpu": "3"}}}
+    calls: list[tuple[list[int], bool]] = []
+    real = dp._ColumnNodes._filter
+
+    def spy(self, ks, rows=None, extra=None):
+        if rows is None:
+            calls.append((ks.tolist(), extra is not None))
+        return real(self, ks, rows, extra)
+
+    monkeypatch.setattr(dp._ColumnNodes, "_filter", spy)
+    _, results, placements = run_case(build_case(doc, "t"))
+    assert calls == [([0, 2], True), ([1, 3], False)]
+    out = results[0].preemption
+    assert out is not None and out.nominated_node == "n3" and placements == {"p": "n3"}
+    assert {n: st.reasons for n, st in out.dry_run.items()} == {"n0": ("Insufficient cpu",),
+                                                               "n2": ("Insufficient cpu",)}
