@@ -5,18 +5,35 @@ against the previous engine measured in the same run.
     python bench/bench.py --baseline-ref 301c78a  # compare with that commit's engine
     python bench/bench.py --only basic --nodes 5000 --no-baseline
 
-Workloads, in the shapes of upstream's scheduler_perf (config/performance-config.yaml
-and its templates): nodes of 4 cpu / 32Gi / 110 pods, the version's default profile,
-a ``schedule`` sequence of incoming pods:
+Workloads, in the shapes of upstream's scheduler_perf (misc/, default_preemption/ and
+topology_spreading/performance-config.yaml and their templates): nodes of 4 cpu / 32Gi /
+110 pods, the version's default profile, a ``schedule`` sequence of incoming pods:
 
-* ``basic`` (SchedulingBasic): one existing 100m / 500Mi pod per node; incoming pods
-  the same;
-* ``spread`` (SchedulingPodTopologySpread): nodes in three zones, one existing pod per
-  node labelled ``color: blue`` with a zone constraint (maxSkew 5, DoNotSchedule,
-  selector ``color: blue``); incoming pods the same;
-* ``preemption`` (PreemptionBasic): four existing 900m / 500Mi pods of priority 1 per
-  node (the cluster full); incoming 3000m / 500Mi pods of priority 10, each of which
-  preempts and is then bound on its retry;
+* ``basic`` (SchedulingBasic; 5000Nodes_10000Pods has the threshold 680): 500 existing
+  100m / 500Mi pods at 500 nodes, 1,000 at 5,000 (upstream's initPods, which its
+  scheduler spreads one per node: here on evenly spaced nodes); incoming pods the same;
+* ``spread`` (TopologySpreading; 5000Nodes_5000Pods has the threshold 460): nodes in
+  three zones, one existing 100m / 500Mi pod per node (pod-default: no labels);
+  incoming pods labelled ``color: blue`` with a zone constraint (maxSkew 5,
+  DoNotSchedule, selector ``color: blue``);
+* ``preemption`` (PreemptionBasic; no threshold: upstream measures it at 1,000 nodes and
+  has its 5,000-node workload commented out, kubernetes#108308): four existing
+  900m / 500Mi pods of priority 1 per node (the cluster full); incoming 3000m / 500Mi pods
+  of priority 10, each of which preempts and is then bound on its retry;
+* ``async`` (PreemptionAsync; 5000Nodes has the threshold 570): the cluster of
+  ``preemption``; incoming ordinary 100m / 500Mi pods (priority 0, always schedulable)
+  with preemptors among them. Upstream creates a preemptor every 200 ms while it
+  measures the ordinary pods; a sequence has no clock, so the bench keeps the measured
+  phase's ratio at the threshold (5 preemptors per 570 ordinary pods a second: one per
+  114 ordinary pods) and the rate counts ordinary pods only (the preemptors' cycles in
+  the time, as upstream's). All are created at once, so PrioritySort runs the
+  preemptors first and they wait nominated while the ordinary pods run (upstream's
+  wait, about a second each, keeps some 5 outstanding); the figure is upstream's metric
+  on upstream's mix, not its timing;
+* ``long`` (PreemptionBasic at ``--long-preemptors``, default 1,000 and 5,000
+  preemptors on the largest node count): the peak memory of each run and their ratio,
+  and the cost per preemptor (its preempting cycle and its retry, CPU time) over the
+  first and the last tenth of the longer sequence;
 * ``startup``, ``corpus``, ``loading`` (``bench/startup.py``): what the pytest plugin
   adds to a run that collects no case, the cost per case of a corpus of small cases
   under pytest (and ``-n 2``) against the engine alone, and a 10,000-pod ``schedule``
@@ -33,7 +50,9 @@ a ``schedule`` sequence of incoming pods:
 
 Throughput is upstream's way of cancelling loading out: the same workload runs with
 a short and a long sequence, and the rate is the extra pods over the extra seconds
-(wall clock, and in parentheses the worker's CPU time, ``time.process_time``).
+(wall clock, and in parentheses the worker's CPU time, ``time.process_time``). The
+machine is shared, so each rate is the best of ``--repeat`` pairs of runs (default 1)
+and each ``long`` figure the least of ``--repeat`` runs.
 Each measurement runs in its own process (so peak RSS is the measurement's own),
 with the engine to measure on PYTHONPATH: this tree, and the baseline ref exported
 with ``git archive`` into a temporary directory. The old engine is slow, so it is
@@ -70,29 +89,39 @@ def _nodes(n: int, zones: bool) -> tuple[list, dict]:
     return nodes, zmap
 
 
+ASYNC_ORDINARY_PER_PREEMPTOR = 114  # PreemptionAsync: 570 measured pods/s, 5 preemptors/s
+
+
 def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
-    """A case dict for ``kind`` with ``n_nodes`` nodes and ``n_pods`` incoming pods."""
+    """A case dict for ``kind`` with ``n_nodes`` nodes and ``n_pods`` incoming pods
+    (``async``: ``n_pods`` ordinary pods and a preemptor after every 114th)."""
     nodes, zones = _nodes(n_nodes, kind == "spread")
     pods: list[dict] = []
     schedule: list[dict] = []
     small = {"cpu": "100m", "memory": "500Mi"}
+    low = {"cpu": "900m", "memory": "500Mi"}
+    high = {"cpu": "3000m", "memory": "500Mi"}
     if kind in ("basic", "memory"):
-        pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
+        init = 500 if n_nodes <= 500 else 1000  # upstream's initPods
+        pods = [{"name": f"init-{i}", "node": f"node-{i * n_nodes // init}", "requests": small} for i in range(init)]
         schedule = [{"name": f"pod-{k}", "requests": small} for k in range(n_pods)]
     elif kind == "spread":
         tsc = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
                 "whenUnsatisfiable": "DoNotSchedule",
                 "labelSelector": {"matchLabels": {"color": "blue"}}}]
-        pods = [{"name": f"init-{i}", "node": f"node-{i}", "labels": {"color": "blue"}, "requests": small,
-                 "topologySpreadConstraints": tsc} for i in range(n_nodes)]
+        pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
         schedule = [{"name": f"pod-{k}", "labels": {"color": "blue"}, "requests": small,
                      "topologySpreadConstraints": tsc} for k in range(n_pods)]
-    elif kind == "preemption":
-        low = {"cpu": "900m", "memory": "500Mi"}
+    elif kind in ("preemption", "async"):
         pods = [{"name": f"low-{i}", "node": f"node-{i % n_nodes}", "priority": 1, "requests": low}
                 for i in range(4 * n_nodes)]
-        schedule = [{"name": f"high-{k}", "priority": 10, "requests": {"cpu": "3000m", "memory": "500Mi"}}
-                    for k in range(n_pods)]
+        if kind == "preemption":
+            schedule = [{"name": f"high-{k}", "priority": 10, "requests": high} for k in range(n_pods)]
+        else:
+            for k in range(n_pods):
+                schedule.append({"name": f"pod-{k}", "requests": small})
+                if (k + 1) % ASYNC_ORDINARY_PER_PREEMPTOR == 0:
+                    schedule.append({"name": f"high-{k}", "priority": 10, "requests": high})
     else:
         raise SystemExit(f"unknown workload {kind!r}")
     case: dict = {"apiVersion": "kspread/v1", "kind": "Case", "name": f"{kind}-{n_nodes}",
@@ -172,12 +201,17 @@ def worker(spec: dict) -> dict:
     out["read_cpu_s"] = c1 - c0
     out["build_cpu_s"] = c2 - c1
     out["rss_loaded_mb"] = _rss_mb()
+    cycles: list[tuple[str, float]] = []  # (pod, CPU time at the end of its cycle)
+    observe = (lambda _s, r: cycles.append((r.pod.key, time.process_time()))) if spec.get("per_pod") else None
     t3, c3 = time.perf_counter(), time.process_time()
-    _, _, placements = run_case(case)
+    _, _, placements = run_case(case, observe) if observe else run_case(case)
     t4, c4 = time.perf_counter(), time.process_time()
+    if observe:
+        out["tenths"] = _tenths(case, cycles, c3)
     out["run_s"] = t4 - t3
     out["cpu_s"] = c4 - c3
     out["bound"] = sum(1 for v in placements.values() if v is not None)
+    out["ordinary_bound"] = sum(1 for k, v in placements.items() if v is not None and not k.startswith("high-"))
     gc.collect()
     out["rss_end_mb"] = _rss_mb()
     out["peak_mb"] = _peak_mb()
@@ -186,6 +220,22 @@ def worker(spec: dict) -> dict:
     tmp.rmdir()
     return out
 
+
+def _tenths(case, cycles: list[tuple[str, float]], start: float) -> list[float]:
+    """The CPU milliseconds per incoming pod (all its cycles; what binding or preempting
+    costs after a cycle falls to the next one) over each tenth of the incoming pods,
+    in sequence order."""
+    cost: dict[str, float] = {}
+    prev = start
+    for key, t in cycles:
+        cost[key] = cost.get(key, 0.0) + t - prev
+        prev = t
+    keys = [p.key for p in case.incoming]
+    tenth = max(len(keys) // 10, 1)
+    return [1000 * sum(cost.get(k, 0.0) for k in keys[j * tenth:(j + 1) * tenth]) / tenth for j in range(10)]
+
+
+WORKLOADS = ["basic", "spread", "preemption", "async", "long", "memory", "scale", "startup", "corpus", "loading"]
 
 # ---- the driver --------------------------------------------------------------------------------------------
 
@@ -207,13 +257,21 @@ def measure(spec: dict, tree: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def rate(kind: str, nodes: int, short: int, long: int, tree: Path) -> tuple[float, dict]:
-    """Pods per second of wall-clock time; ``cpu_rate`` in the dict returned: per second of
-    the worker's CPU time (``time.process_time``), less sensitive to a busy machine."""
-    a = measure({"kind": kind, "nodes": nodes, "pods": short}, tree)
-    b = measure({"kind": kind, "nodes": nodes, "pods": long}, tree)
-    b["cpu_rate"] = (long - short) / max(b["cpu_s"] - a["cpu_s"], 1e-9)
-    return (long - short) / max(b["run_s"] - a["run_s"], 1e-9), b
+def rate(kind: str, nodes: int, short: int, long: int, tree: Path, repeat: int = 1) -> tuple[float, dict]:
+    """Pods per second of wall-clock time (``async``: ordinary pods); ``cpu_rate`` in the
+    dict returned: per second of the worker's CPU time (``time.process_time``), less
+    sensitive to a busy machine. The best of ``repeat`` pairs of runs (the machine is
+    shared: the least disturbed pair)."""
+    best: tuple[float, dict] | None = None
+    for _ in range(repeat):
+        a = measure({"kind": kind, "nodes": nodes, "pods": short}, tree)
+        b = measure({"kind": kind, "nodes": nodes, "pods": long}, tree)
+        b["cpu_rate"] = (long - short) / max(b["cpu_s"] - a["cpu_s"], 1e-9)
+        r = (long - short) / max(b["run_s"] - a["run_s"], 1e-9)
+        if best is None or b["cpu_rate"] > best[1]["cpu_rate"]:
+            best = (r, b)
+    assert best is not None
+    return best
 
 
 def main() -> None:
@@ -222,16 +280,26 @@ def main() -> None:
     ap.add_argument("--write-scale", help=argparse.SUPPRESS)
     ap.add_argument("--baseline-ref", default=DEFAULT_BASELINE, help="git ref of the previous engine")
     ap.add_argument("--no-baseline", action="store_true", help="measure this tree only")
-    ap.add_argument("--only", action="append",
-                    choices=["basic", "spread", "preemption", "memory", "scale", "startup", "corpus", "loading"],
+    ap.add_argument("--only", action="append", choices=list(WORKLOADS),
                     help="run only these workloads (repeatable)")
     ap.add_argument("--nodes", type=int, action="append", help="node counts (default 500 and 5000)")
-    ap.add_argument("--pods", default="20,1020", help="short,long sequence for this tree (basic, spread)")
+    ap.add_argument("--pods", default="20,10020",
+                    help="short,long sequence for this tree (basic; upstream measures 10,000)")
+    ap.add_argument("--spread-pods", default="20,5020",
+                    help="short,long sequence for this tree (spread; upstream measures 5,000)")
     ap.add_argument("--preemption-pods", default="20,220",
                     help="short,long sequence for this tree (preemption)")
+    ap.add_argument("--async-pods", default="570,5700",
+                    help="short,long number of ordinary pods for this tree (async; a preemptor per 114)")
+    ap.add_argument("--long-preemptors", default="1000,5000",
+                    help="the two sequence lengths of the long workload (largest node count)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each rate and long measurement (the best is shown; the machine is shared)")
     ap.add_argument("--baseline-pods", default="10,40", help="short,long sequence for the baseline")
     ap.add_argument("--baseline-preemption-pods", default=None,
                     help="short,long sequence for the baseline (preemption; default --baseline-pods)")
+    ap.add_argument("--baseline-async-pods", default="114,228",
+                    help="short,long number of ordinary pods for the baseline (async)")
     ap.add_argument("--memory-pods", default="1000,10000", help="sequence lengths of the memory workload")
     ap.add_argument("--baseline-memory-pods", default="50,200")
     ap.add_argument("--scale-pods", type=int, default=150000)
@@ -250,27 +318,42 @@ def main() -> None:
         print(json.dumps(worker(json.loads(args.worker))))
         return
 
-    only = args.only or ["basic", "spread", "preemption", "memory", "scale", "startup", "corpus", "loading"]
+    only = args.only or list(WORKLOADS)
     node_counts = args.nodes or [500, 5000]
-    bspec = {"preemption": args.baseline_preemption_pods or args.baseline_pods}
+    bspec = {"preemption": args.baseline_preemption_pods or args.baseline_pods, "async": args.baseline_async_pods}
+    tspec = {"basic": args.pods, "spread": args.spread_pods, "preemption": args.preemption_pods,
+             "async": args.async_pods}
     base = None if args.no_baseline else _baseline_tree(args.baseline_ref)
     print(f"engine: {ROOT} ({_git_head()}); baseline: {args.baseline_ref if base else 'none'}; "
           f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
-    for kind in ("basic", "spread", "preemption"):
+    for kind in ("basic", "spread", "preemption", "async"):
         if kind not in only:
             continue
-        spec = args.preemption_pods if kind == "preemption" else args.pods
-        short, long = (int(x) for x in spec.split(","))
+        short, long = (int(x) for x in tspec[kind].split(","))
         for n in node_counts:
-            r, info = rate(kind, n, short, long, ROOT)
+            r, info = rate(kind, n, short, long, ROOT, args.repeat)
+            bound = (f"ordinary bound {info['ordinary_bound']}/{long}, all {info['bound']}" if kind == "async"
+                     else f"bound {info['bound']}/{long}")
             line = (f"{kind:<11} {n:>5} nodes  {r:9.1f} pods/s (cpu {info['cpu_rate']:.1f})  "
-                    f"peak {info['peak_mb']:7.0f} MB  (bound {info['bound']}/{long})")
+                    f"peak {info['peak_mb']:7.0f} MB  ({bound})")
             if base is not None:
                 bshort, blong = (int(x) for x in bspec.get(kind, args.baseline_pods).split(","))
-                br, binfo = rate(kind, n, bshort, blong, base)
+                br, binfo = rate(kind, n, bshort, blong, base, args.repeat)
                 line += (f"  baseline {br:7.1f} pods/s (cpu {binfo['cpu_rate']:.1f}), peak {binfo['peak_mb']:6.0f} MB"
                          f"  ratio {r / br:6.1f}x (cpu {info['cpu_rate'] / binfo['cpu_rate']:.1f}x)")
             print(line, flush=True)
+    if "long" in only:
+        n = max(node_counts)
+        counts = [int(x) for x in args.long_preemptors.split(",")]
+        runs = {c: [measure({"kind": "preemption", "nodes": n, "pods": c, "per_pod": True}, ROOT)
+                    for _ in range(args.repeat)] for c in counts}
+        peaks = {c: min(m["peak_mb"] for m in ms) for c, ms in runs.items()}
+        # the run of the longest sequence with the least CPU time: its tenths
+        tenths = min(runs[counts[-1]], key=lambda m: m["cpu_s"])["tenths"]
+        print(f"long        {n:>5} nodes  peak " + ", ".join(f"{c} preemptors {peaks[c]:.0f} MB" for c in counts)
+              + f" (x{peaks[counts[-1]] / peaks[counts[0]]:.2f}); {counts[-1]} preemptors, CPU ms per preemptor "
+              f"by tenth: " + " ".join(f"{t:.2f}" for t in tenths)
+              + f" (last/first x{tenths[-1] / tenths[0]:.2f})", flush=True)
     if "memory" in only:
         m1, m2 = (int(x) for x in args.memory_pods.split(","))
         n = max(node_counts)

@@ -152,3 +152,29 @@ def test_sequence_evicts_nominates_retries_and_clears_lower_nominations():
     assert sched.pending["l"].nominated_node is None
     assert sched.nominator.on_node("n1") == []
     assert results[1].selected == ["n1"] and placements == {"h": "n1"}
+
+
+def test_a_compacted_cycle_keeps_the_decision_not_the_dry_run():
+    """Issue 19: an earlier cycle of a sequence keeps what preemption decided (node,
+    victims, ties, the deciding criterion), not the dry run's records, which held about
+    180 KB per preemptor at 5,000 nodes."""
+    nodes = [_node("n1", "2"), _node("n2", "2")]
+    pods = [{"name": "v1", "node": "n1", "priority": 10, "requests": {"cpu": "2"}},
+            {"name": "v2", "node": "n2", "priority": 10, "requests": {"cpu": "2"}}]
+    h = {"priority": 100, "requests": {"cpu": "2"}}
+    _, results, placements = _run("1.35", nodes, pods, schedule=[{"name": "h1", **h}, {"name": "h2", **h}])
+    assert [(r.pod.key, r.attempt) for r in results] == [("h1", 1), ("h2", 1), ("h1", 2), ("h2", 2)]
+    first = results[0].preemption
+    assert first is not None and results[0].compacted
+    assert (first.nominated_node, _victims(results[0]), first.tied_nodes, first.decided_by) == (
+        "n2", ["v2"], ["n2"], "latest start time")
+    assert (first.candidates, first.potential, first.dry_run, first.pdb_violations, first.pick_steps) == (
+        {}, [], {}, {}, [])
+    second = results[1].preemption
+    assert second is not None and (second.nominated_node, _victims(results[1]), second.potential) == ("n1", ["v1"], [])
+    assert placements == {"h1": "n2", "h2": "n1"}
+    # kept whole (explain), the same cycle has the dry run's records
+    doc = {"apiVersion": "kspread/v1", "kind": "Case", "version": "1.35", "profile": FIT, "nodes": nodes,
+           "pods": pods, "schedule": [{"name": "h1", **h}, {"name": "h2", **h}]}
+    whole = run_case(build_case(doc, "t"), keep_all=True)[1][0].preemption
+    assert whole is not None and whole.potential == ["n1", "n2"] and sorted(whole.candidates) == ["n1", "n2"]

@@ -88,3 +88,17 @@ def test_a_preemptor_nominated_by_a_tie_keeps_the_mark_when_bound_there():
     assert out.actual["placements"] == {"p": "n1"}
     assert out.actual["attempts"] == {"p": 2}
     assert out.actual["ties"] == {"p": ["n1", "n2"]}
+
+
+def test_a_tie_of_most_nodes_is_kept_as_a_bit_per_node():
+    """Issue 19: a pod where most nodes tie keeps a bit per snapshot node until reported,
+    not an array of positions (some 30 KB per pod at 5,000 nodes), and is reported in
+    node order."""
+    nodes = [f"n{i}" for i in range(40)]
+    doc = {"name": "t", "version": "1.35", "profile": {"filter": ["NodeResourcesFit"], "score": ["NodeResourcesFit"]},
+           "nodes": nodes, "schedule": [{"name": "a"}, {"name": "b"}]}
+    out = run_loaded(build_case(doc, "t"))
+    sched = out.scheduler
+    assert sched.ties["a"].dtype.name == "uint8" and sched.ties["a"].nbytes == 5
+    assert out.actual["ties"] == {"a": [f"n{i}" for i in range(40)], "b": [f"n{i}" for i in range(40)]}
+    assert out.actual["placements"] == {"a": "n0", "b": "n0"}

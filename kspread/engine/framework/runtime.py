@@ -10,7 +10,7 @@ run the same code over a one-node set."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -279,7 +279,7 @@ class Framework:
         equal or higher priority, other than the pod itself."""
         return self.nominated_pods_by_node(pod).get(node_name, [])
 
-    def nominated_pods_by_node(self, pod: Pod) -> dict[str, list[Pod]]:
+    def nominated_pods_by_node(self, pod: Pod) -> Mapping[str, list[Pod]]:
         """``nominated_pods_for`` every node that has some (node -> pods), kept while the
         nominator does not change. Read only."""
         return self._nominated_for(pod).by_node
@@ -341,13 +341,14 @@ class Framework:
         if not special:
             return self.run_filter_plugins_on_nodes(state, pod, nodes)
         if self.pre_filter_state_is_shared(state):
+            special_at = at if at is not None else np.array(special, np.intp)
             # the nominated pods change no PreFilter state: filter the nodes with their
             # nominated pods added all at once; a node must pass that and the plain run
             plain = self.run_filter_plugins_on_nodes(state, pod, nodes)
             if nodes.snapshot is not None and self.filters_read_only_columns(state, pod):
                 # the nominated pods as changes to the columns
                 assert found is not None
-                sub = nodes.subset(np.array(special, np.intp))
+                sub = nodes.subset(special_at)
                 assert sub.positions is not None  # a subset of snapshot nodes keeps their positions
                 with_pods = sub.with_sums(self.nominated_sums(pod, sub.positions))
             else:
@@ -368,7 +369,7 @@ class Framework:
             offset = len(combined) - 1
             combined.extend(with_nominated.table[1:])
             hit = with_nominated.ids.nonzero()[0]
-            combined_ids[np.array(special, np.intp)[hit]] = with_nominated.ids[hit] + offset
+            combined_ids[special_at[hit]] = with_nominated.ids[hit] + offset
             return Filtered(combined_ids, combined)
         special_set = set(special)
         plain_pos = np.array([i for i in range(len(nodes)) if i not in special_set], np.intp)
@@ -583,6 +584,33 @@ class _NominatedIndex:
             del self.by_node[node]
 
 
+class _Changed(Mapping):
+    """A read-only view of ``base`` with the entries of ``changed`` replaced (None:
+    left out)."""
+
+    __slots__ = ("_base", "_changed", "_len")
+
+    def __init__(self, base: dict[str, list[Pod]], changed: dict[str, list[Pod] | None]) -> None:
+        self._base, self._changed = base, changed
+        self._len = len(base) + sum((v is not None) - (k in base) for k, v in changed.items())
+
+    def __getitem__(self, key: str) -> list[Pod]:
+        if key in self._changed:
+            v = self._changed[key]
+            if v is None:
+                raise KeyError(key)
+            return v
+        return self._base[key]
+
+    def __iter__(self) -> Iterator[str]:
+        changed, base = self._changed, self._base
+        yield from (k for k in base if k not in changed or changed[k] is not None)
+        yield from (k for k, v in changed.items() if v is not None and k not in base)
+
+    def __len__(self) -> int:
+        return self._len
+
+
 class _Nominated:
     """The pods nominated to each node that a pod's filters make room for
     (``Framework.nominated_pods_by_node``: the index's pods but the pod itself), and
@@ -595,20 +623,19 @@ class _Nominated:
         nodes = index.where.get(own)
         # (snapshot position, the pod's own entries there) where the pod itself is
         self._own: list[tuple[int, list[Pod]]] = []
+        self.by_node: Mapping[str, list[Pod]] = index.by_node
         if not nodes:
-            self.by_node = index.by_node
             return
-        by_node = dict(index.by_node)
+        # the index's map with the pod's own nodes changed, not a copy of it: a
+        # nominated pod's retry would otherwise copy every outstanding nomination
+        changed: dict[str, list[Pod] | None] = {}
         position = index.snapshot.position
         for node in sorted(nodes):
-            pods = [p for p in by_node[node] if p.key != own]
-            if pods:
-                by_node[node] = pods
-            else:
-                del by_node[node]
+            pods = [p for p in index.by_node[node] if p.key != own]
+            changed[node] = pods or None
             if node in position:
                 self._own.append((position[node], [p for p in index.by_node[node] if p.key == own]))
-        self.by_node = by_node
+        self.by_node = _Changed(index.by_node, changed)
 
     def has_at(self, positions: np.ndarray) -> np.ndarray:
         """Per snapshot position, whether pods are nominated to the node."""

@@ -911,19 +911,31 @@ class _ColumnNodes(_DryRunNodes):
         return self._filter_with_nominated(ks, rows)[0]
 
     def _filter_with_nominated(self, ks: np.ndarray, rows: np.ndarray | None = None) -> tuple[Filtered, dict]:
-        """``filter``, and the nodes' columns it filtered without nominated pods."""
-        plain, columns = self._filter(ks, rows)
-        if not self.nominated:
-            return plain, columns
-        sub = self.has_nominated[ks].nonzero()[0]
+        """``filter``, and the nodes' columns it filtered without nominated pods (with
+        ``rows``; empty without)."""
+        sub = self.has_nominated[ks].nonzero()[0] if self.nominated else ks[:0]
         if not len(sub):
-            return plain, columns
+            return self._filter(ks, rows)
         first = self._filter(ks[sub], None if rows is None else rows[sub],
                              self.fwk.nominated_sums(self.pod, self.positions[ks[sub]]))[0]
         failed = first.ids.nonzero()[0]
-        if not len(failed):
-            return plain, columns
-        ids = plain.ids.copy()
+        if rows is None and len(failed):
+            # the first filter of the dry run: a node that fails with its nominated pods
+            # is not filtered again without them (RunFilterPluginsWithNominatedPods
+            # returns the first pass's status), which spares the nodes of a sequence's
+            # waiting preemptors a second pass
+            rest = np.ones(len(ks), bool)
+            rest[sub[failed]] = False
+            at = rest.nonzero()[0]
+            plain = self._filter(ks[at])[0] if len(at) else Filtered.passing(0)
+            ids = np.zeros(len(ks), np.intp)
+            ids[at] = plain.ids
+            columns: dict = {}
+        else:
+            plain, columns = self._filter(ks, rows)
+            if not len(failed):
+                return plain, columns
+            ids = plain.ids.copy()
         table = list(plain.table)
         offset = len(table) - 1
         table.extend(first.table[1:])
