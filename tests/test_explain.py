@@ -444,3 +444,18 @@ def test_failure_report_says_when_the_rerun_differs(tmp_path):
     assert text.split("\n")[1] == ("kspread bug: re-running the case for explain gave other results than the run; "
                                    "the explanation below is of the re-run")
     assert "kspread bug" not in explain_failure(v.case, verdict(tmp_path, FAILING).outcome, ["n1"])
+
+
+# ---- the score table ----------------------------------------------------------------------------------
+
+
+def test_score_table_mappings_are_made_once():
+    import numpy as np
+
+    from kspread.engine.framework.runtime import ScoreTable
+
+    t = ScoreTable(["n1", "n2"])
+    t.add("A", np.array([1, 2]), np.array([10, 20]), np.array([20, 40]))
+    assert t.raw is t.raw and t.weighted == {"A": {"n1": 20, "n2": 40}}
+    t.add("B", np.array([3, 4]), np.array([30, 40]), np.array([30, 40]))
+    assert t.normalized == {"A": {"n1": 10, "n2": 20}, "B": {"n1": 30, "n2": 40}}
