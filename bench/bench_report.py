@@ -87,8 +87,11 @@ def worker(spec: dict) -> dict:
     path, mode = spec["file"], spec["mode"]
     t0, c0 = time.perf_counter(), time.process_time()
     if mode == "pytest":
-        rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
-                             str(Path(path).parent), path], stdout=subprocess.DEVNULL, check=False).returncode
+        # in the case's directory: ``python -m`` puts the working directory first on sys.path,
+        # where a checkout's own kspread would shadow the tree under test
+        where = str(Path(path).parent)
+        rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", where, path],
+                            cwd=where, stdout=subprocess.DEVNULL, check=False).returncode
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu_s = cpu.ru_utime + cpu.ru_stime
     else:
