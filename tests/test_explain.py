@@ -440,7 +440,132 @@ def test_failure_report_says_when_the_rerun_differs(tmp_path):
     v = verdict(tmp_path, FAILING)
     outcome = v.outcome
     outcome.actual = {**outcome.actual, "preemption": {"node": "n1", "victims": ["a"]}}
+    outcome.explained = None  # as for a sequence: the report re-runs the case
     text = explain_failure(v.case, outcome, ["n1"])
     assert text.split("\n")[1] == ("kspread bug: re-running the case for explain gave other results than the run; "
                                    "the explanation below is of the re-run")
     assert "kspread bug" not in explain_failure(v.case, verdict(tmp_path, FAILING).outcome, ["n1"])
+
+
+# ---- a failure report of a big cluster: from the run itself, bounded ----------------------------------
+
+
+def _count_runs(monkeypatch) -> list[int]:
+    import kspread.workflow.runner as runner
+
+    runs: list[int] = []
+    real = runner.run_case
+
+    def counting(*a: Any, **kw: Any):
+        runs.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(runner, "run_case", counting)
+    return runs
+
+
+def test_failure_report_of_one_pod_explains_the_run_without_running_it_again(tmp_path, monkeypatch):
+    runs = _count_runs(monkeypatch)
+    v = verdict(tmp_path, FAILING)
+    assert not v.passed and len(runs) == 1
+    assert v.outcome.explained is not None and [cx.result for cx in v.outcome.explained] == v.outcome.cycles
+    # the filters as the cycle saw the cluster (before the preemption removed b from n2)
+    assert "n2: not feasible\n  filter NodeResourcesFit                  Unschedulable: Insufficient cpu\n" \
+        in v.message
+    assert "kspread bug" not in v.message
+
+
+def test_failure_report_of_a_sequence_runs_it_again(tmp_path, monkeypatch):
+    runs = _count_runs(monkeypatch)
+    v = verdict(tmp_path, """
+        version: "1.24"
+        profile: {filter: [NodeResourcesFit]}
+        nodes: [{name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 10}}]
+        schedule: [{name: h, requests: {cpu: "1"}}]
+        expect:
+          placements: {h: null}
+        """)
+    assert not v.passed and len(runs) == 2 and v.outcome.explained is None
+    assert v.message.split("explain (nodes that differ):\n")[1].split("\n") == [
+        "cycle 1: pod h", "  n1: feasible", "    filter NodeResourcesFit                  Success", "  selected: n1"]
+
+
+def _wide(tmp_path, n: int, expect: str):
+    nodes = "\n".join(f"- {{name: n{i}, allocatable: {{cpu: \"{1 + i % 2}\", memory: 4Gi, pods: 10}}}}"
+                      for i in range(n))
+    return verdict(tmp_path, f"""
+version: "1.24"
+profile: {{filter: [NodeResourcesFit], score: [NodeResourcesFit]}}
+nodes:
+{nodes}
+pod: {{name: new, requests: {{cpu: 500m, memory: 1Gi}}}}
+expect:
+{expect}
+""")
+
+
+def test_failure_report_of_many_differing_nodes_is_bounded_and_counts_them(tmp_path):
+    totals = "\n".join(f"    n{i}: 0" for i in range(25))
+    v = _wide(tmp_path, 25, f"  totals:\n{totals}")
+    lines = v.message.split("\n")
+    assert lines[1:4] == ["totals:", "  node  expected  actual", "  n0    0         62"]
+    assert lines[3 + 19] == "  n19   0         75"
+    assert lines[3 + 20] == "  ... and 5 more nodes (25 differ)"
+    assert "deepdiff: 25 values changed" in lines
+    i = lines.index("explain (nodes that differ: the first 10 of 25):")
+    explained = [line.split(":")[0] for line in lines[i + 1:] if line and not line.startswith(" ")]
+    assert explained == [f"n{k}" for k in range(10)] + ["selected"]
+    # (cpu 50 + memory 75) / 2 = 62 on 1 cpu, 75 on 2; the 12 nodes with 2 cpus tie for the top total: the first 10 are named, the rest counted
+    assert lines[-1] == "selected: n1, n3, n5, n7, n9, n11, n13, n15, n17, n19, ... (2 more)"
+
+
+def test_failure_report_shows_a_long_list_in_a_cell_bounded(tmp_path):
+    v = _wide(tmp_path, 50, "  selected: n0")
+    ties = ", ".join(f"n{i}" for i in range(1, 40, 2))
+    assert v.message.split("\n")[1:4] == [
+        "selected:",
+        "  node      expected  actual",
+        f"  selected  n0        [{ties}, ... and 5 more (25 in all)]",
+    ]
+    assert "explain (nodes that differ: the first 10 of 26):" in v.message
+
+
+def test_compare_gives_deepdiff_only_the_rows_that_differ(monkeypatch):
+    import deepdiff
+
+    from kspread.workflow.runner import compare, deepdiff_summary
+
+    seen: list[tuple] = []
+    real = deepdiff.DeepDiff
+
+    def recording(a: Any, b: Any, **kw: Any):
+        seen.append((a, b))
+        return real(a, b, **kw)
+
+    monkeypatch.setattr(deepdiff, "DeepDiff", recording)
+    totals = {f"n{i}": i for i in range(1000)}
+    expect = {"totals": {**totals, "n7": 8, "n9": 9.0}, "scores": {"P": {"n1": 1, "n2": 5}}, "selected": "n1"}
+    actual = {"totals": totals, "scores": {"P": {"n1": 1, "n2": 2}}, "selected": "n1"}
+    [scores, tot] = compare(expect, actual)
+    assert (scores.key, scores.rows) == ("scores", [("P n2", 5, 2)])
+    # 9.0 is not 9: a type change, as deepdiff reports it over the whole mapping
+    assert (tot.key, tot.rows) == ("totals", [("n7", 8, 7), ("n9", 9.0, 9)])
+    assert seen[-1] == ({"totals": {"n7": 8, "n9": 9.0}, "scores": {"P": {"n2": 5}}},
+                        {"totals": {"n7": 7, "n9": 9}, "scores": {"P": {"n2": 2}}})
+    assert deepdiff_summary(expect, actual) == "1 type changes, 2 values changed"
+    assert seen[-1][0] == {"totals": {"n7": 8, "n9": 9.0}, "scores": {"P": {"n2": 5}}}
+
+
+# ---- the score table ----------------------------------------------------------------------------------
+
+
+def test_score_table_mappings_are_made_once():
+    import numpy as np
+
+    from kspread.engine.framework.runtime import ScoreTable
+
+    t = ScoreTable(["n1", "n2"])
+    t.add("A", np.array([1, 2]), np.array([10, 20]), np.array([20, 40]))
+    assert t.raw is t.raw and t.weighted == {"A": {"n1": 20, "n2": 40}}
+    t.add("B", np.array([3, 4]), np.array([30, 40]), np.array([30, 40]))
+    assert t.normalized == {"A": {"n1": 10, "n2": 20}, "B": {"n1": 30, "n2": 40}}

@@ -416,6 +416,25 @@ def test_bind_error_leaves_the_pod_pending(tmp_path, server):
     assert out.actual["schedulingError"] == f"quota exceeded (extender ext at {p}:7)"
 
 
+def test_a_failed_binding_of_one_incoming_pod_is_in_the_results_a_report_compares(tmp_path, server):
+    # a failure report compares a one-pod case as its cycle ends (before the binding):
+    # the binding extender's error that follows must still reach the results compared
+    s = server(lambda verb, body: ok({"Error": "quota exceeded"}))
+    case, p = _load(tmp_path, f"""
+        version: "1.30"
+        profile:
+          filter: [NodeUnschedulable]
+          extenders:
+          - {ext(s.url, bindVerb='bind')}
+        nodes: [n1, n2]
+        pod: {{name: a}}
+        expect: {{selected: n2}}
+        """)
+    out = run_loaded(case, capture=lambda sched, r, nodes: "captured")
+    assert out.actual["schedulingError"] == f"quota exceeded (extender ext at {p}:7)"
+    assert out.explained is None  # the report explains a re-run, not the cycle before the binding
+
+
 # ---- errors: ignorable and not -------------------------------------------------------------
 
 

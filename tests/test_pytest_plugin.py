@@ -173,6 +173,25 @@ def test_tested_trees_and_markers_are_read_once_per_session(pytester, monkeypatc
     assert calls == {"trees": 1, "markers": 3}
 
 
+def test_a_failure_does_not_hold_its_run_alive(pytester):
+    # pytest keeps the last failure's traceback to the end of the session: had its frames
+    # held the verdict, every pod of a big case would stay alive, each gc pass walking them
+    pytester.makeconftest("""
+        import sys
+
+        def pytest_sessionfinish(session):
+            tb, held = sys.last_traceback, []
+            while tb is not None:
+                held += [k for k, v in tb.tb_frame.f_locals.items() if type(v).__name__ in ("Verdict", "Outcome")]
+                tb = tb.tb_next
+            print("held by the traceback:", held)
+        """)
+    pytester.makefile(".yaml", cases=CASES)
+    result = pytester.runpytest_subprocess("-q", "-s", "-k", "wrong")
+    result.assert_outcomes(failed=1, deselected=1)
+    result.stdout.fnmatch_lines(["*held by the traceback: []"])
+
+
 def test_explain_command(tmp_path):
     import subprocess
     import sys

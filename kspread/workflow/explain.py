@@ -16,8 +16,12 @@ are the whole interface explain reads the engine through. Should a re-computed
 plugin status disagree with the cycle's record, the report says so instead of
 picking one.
 
-A failure report re-runs the failing case with ``capture`` on (runs are
-deterministic) and checks that the re-run's results are the reported ones.
+A failure report of a case of one incoming pod explains the run itself: ``run_loaded``
+compares the cycle's results as soon as it ends and, when they differ, ``capture``
+records the nodes the report explains (``failure_nodes``) before the binding. A
+sequence's failure is known only at its end: its report re-runs the case with
+``capture`` on (runs are deterministic) and checks that the re-run's results are the
+reported ones.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ if TYPE_CHECKING:
     from kspread.format.case import Case
     from kspread.workflow.runner import Outcome
 
-MAX_VALUES_SHOWN = 10  # per criterion of the node choice; the rest is counted
+MAX_VALUES_SHOWN = 10  # per criterion of the node choice, and of the selected nodes; the rest is counted
+MAX_NODES_EXPLAINED = 10  # per failure report: the first nodes its differences name; the rest is counted
 
 
 @dataclass
@@ -76,22 +81,47 @@ def explain_run(case: Case, nodes: Iterable[str] | None = None) -> tuple[Outcome
     return outcome, captured
 
 
+def failure_nodes(case: Case, nodes: Sequence[str]) -> list[str]:
+    """The nodes a failure report explains: the first ``MAX_NODES_EXPLAINED`` of
+    ``nodes`` (those its differences name, in first-mention order); when none is named,
+    every node of a small cluster (20 at most), else none."""
+    if nodes:
+        return list(nodes[:MAX_NODES_EXPLAINED])
+    all_nodes = [n.name for n in case.cluster.nodes]
+    return all_nodes if len(all_nodes) <= 20 else []
+
+
+def capture_failure(case: Case, sched: Scheduler, r: CycleResult, nodes: Sequence[str]) -> CycleExplanation:
+    """``capture`` of the nodes a failure report explains (``failure_nodes``)."""
+    return capture(sched, r, failure_nodes(case, nodes))
+
+
 def explain_failure(case: Case, outcome: Outcome, nodes: Sequence[str]) -> str:
     """The explain block of a failure report: every cycle as it ran, for the nodes
-    that differ (all nodes, for a small cluster, when no difference names a node)."""
-    all_nodes = [n.name for n in case.cluster.nodes]
-    shown: list[str] | None = list(nodes) if nodes else (all_nodes if len(all_nodes) <= 20 else [])
-    rerun, cycles = explain_run(case, shown)
-    title = "explain (nodes that differ):" if nodes else "explain:"
+    that differ (at most ``MAX_NODES_EXPLAINED``; all nodes, for a small cluster, when no
+    difference names a node). Of the run itself when it captured its cycle
+    (``Outcome.explained``), else of a re-run."""
+    shown = failure_nodes(case, nodes)
+    if not nodes:
+        title = "explain:"
+    elif len(shown) < len(nodes):
+        title = f"explain (nodes that differ: the first {len(shown)} of {len(nodes)}):"
+    else:
+        title = "explain (nodes that differ):"
     lines = [title]
-    if rerun.actual != outcome.actual:
-        if any(e.http is not None for e in case.profile.extenders):
-            lines.append("the HTTP extenders answered the re-run for explain otherwise than the run; the "
-                         "explanation below is of the re-run")
-        else:
-            lines.append("kspread bug: re-running the case for explain gave other results than the run; "
-                         "the explanation below is of the re-run")
-    lines.append(explain_cycles(rerun.scheduler, cycles, shown, header=case.is_sequence))
+    if outcome.explained is not None:
+        sched, cycles = outcome.scheduler, outcome.explained
+    else:
+        rerun, cycles = explain_run(case, shown)
+        sched = rerun.scheduler
+        if rerun.actual != outcome.actual:
+            if any(e.http is not None for e in case.profile.extenders):
+                lines.append("the HTTP extenders answered the re-run for explain otherwise than the run; the "
+                             "explanation below is of the re-run")
+            else:
+                lines.append("kspread bug: re-running the case for explain gave other results than the run; "
+                             "the explanation below is of the re-run")
+    lines.append(explain_cycles(sched, cycles, shown, header=case.is_sequence))
     return "\n".join(lines)
 
 
@@ -123,14 +153,16 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
     r = cx.result
     version = sched.version
     order = [n.name for n in sched.case.cluster.nodes]
+    rank = {n: i for i, n in enumerate(order)}
     wanted = list(nodes) if nodes is not None else order
+    feasible, searched = set(r.feasible), set(r.searched)
     lines: list[str] = []
     scale = version.extender_score_scale
     prioritizers = [e for e in sched.extenders if e.prioritize is not None]
     http_weights = {e.name: e.weight for e in sched.extenders if e.http is not None}
     weights = {sp.label: sp.weight for sp in sched.framework.score_plugins}
     for node in wanted:
-        lines.append(f"{node}: {_verdict(r, node)}")
+        lines.append(f"{node}: {_verdict(r, node, feasible, searched)}")
         frows = _filter_rows(sched, cx, node)
         for i, (plugin, text) in enumerate(frows):
             lines.append(f"  {'filter' if i == 0 else '':<7}{plugin:<34}{text}")
@@ -161,14 +193,17 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
             lines.append(f"  {'total':<7}{r.totals[node]}")
     lines.extend(extender_call_lines(r))
     if r.post_filter_ran:
-        lines.extend(_preemption_lines(r, order, wanted if nodes is not None else None))
+        lines.extend(_preemption_lines(r, order, set(wanted) if nodes is not None else None))
     if r.selected:
-        lines.append("selected: " + ", ".join(sorted(r.selected, key=order.index)))
+        top = sorted(r.selected, key=rank.__getitem__)
+        lines.append("selected: " + ", ".join(top[:MAX_VALUES_SHOWN])
+                     + (f", ... ({len(top) - MAX_VALUES_SHOWN} more)" if len(top) > MAX_VALUES_SHOWN else ""))
         if r.batch_hint is not None and r.selected == [r.batch_hint]:
             lines.append(f"  (OpportunisticBatching: {r.batch_hint} is the previous cycle's next-best node, "
                          "taken unscored because it passes the filters)")
             if len(r.batch_ties) > 1:
-                lines.append(f"  (a tie: {', '.join(sorted(r.batch_ties, key=order.index))} had the same total in "
+                ties = sorted(r.batch_ties, key=rank.__getitem__)
+                lines.append(f"  (a tie: {', '.join(ties)} had the same total in "
                              "that cycle; upstream's list orders them at random)")
         elif len(r.selected) > 1 and sched.case.is_sequence and r.bound_node:
             lines.append(f"  (a tie: the sequence binds {r.bound_node}, the first in node order; "
@@ -192,10 +227,11 @@ def extender_call_lines(r: CycleResult) -> list[str]:
     return ["extender calls:", *(f"  {c.describe()}" for c in r.extender_calls)]
 
 
-def _verdict(r: CycleResult, node: str) -> str:
-    if node not in r.feasible:
+def _verdict(r: CycleResult, node: str, feasible: set[str], searched: set[str]) -> str:
+    """``feasible`` and ``searched``: the cycle's, as sets."""
+    if node not in feasible:
         return "not feasible"
-    if node in r.searched or not r.searched:
+    if node in searched or not searched:
         return "feasible"
     # passes every filter, but the cycle's search did not reach it: not scored
     nominated = r.pod.nominated_node
@@ -269,7 +305,7 @@ def _status(st: Status) -> str:
 # ---- preemption -------------------------------------------------------------------------
 
 
-def _preemption_lines(r: CycleResult, order: list[str], nodes: list[str] | None) -> list[str]:
+def _preemption_lines(r: CycleResult, order: list[str], nodes: set[str] | None) -> list[str]:
     """The PostFilter block. ``nodes``: restrict per-node lines to these (and the
     nodes the choice kept); None: every node."""
     st = r.post_filter_status
@@ -304,7 +340,8 @@ def _preemption_lines(r: CycleResult, order: list[str], nodes: list[str] | None)
             rst = r.statuses.get(n)
             lines.append(f"  {n}: preemption cannot help ({rst.code if rst is not None else 'no filter status'})")
     if nodes is not None:
-        hidden = len([n for n in out.candidates if n not in show])
+        shown = set(show)
+        hidden = len([n for n in out.candidates if n not in shown])
         if hidden:
             lines.append(f"  ({hidden} other candidate(s) not shown)")
     if not out.candidates:

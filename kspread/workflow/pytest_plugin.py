@@ -387,7 +387,11 @@ class CaseItem(pytest.Item):
                 head = verdict.message + "\n\n" if verdict.message else ""
                 raise CaseFailure(f"{head}--kspread-update could not fix this case: {e}") from None
         if not verdict.passed:
-            raise CaseFailure(verdict.message)
+            message = verdict.message
+            # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
+            # its frame must not hold the run (the cluster, every pod) alive for the final gc
+            del verdict
+            raise CaseFailure(message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):

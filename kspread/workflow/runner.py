@@ -61,6 +61,9 @@ class Outcome:
     diffs: list[Diff] = field(default_factory=list)
     cycles: list[CycleResult] = field(default_factory=list)
     scheduler: Any = None
+    # what ``run_loaded``'s ``capture`` recorded of a failing cycle as it ran (for a
+    # failure report: kspread.workflow.explain.CycleExplanation); None: nothing captured
+    explained: list[Any] | None = None
 
 
 @dataclass
@@ -90,10 +93,42 @@ def _in_node_order(actual: dict[str, Any], order: Mapping[str, int]) -> None:
 
 
 def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | None = None,
-               keep_all: bool = False) -> Outcome:
+               keep_all: bool = False, capture: Callable[[Scheduler, CycleResult, list[str]], Any] | None = None
+               ) -> Outcome:
     """Run the case; ``observe`` as for ``run_case`` (explain uses it); ``keep_all``
-    keeps every cycle's per-node data (for explaining each)."""
-    sched, results, placements = run_case(case, observe, keep_all)
+    keeps every cycle's per-node data (for explaining each).
+
+    ``capture(sched, result, nodes)``, for a case of one incoming pod: its cycle's
+    results are compared with the expectation as soon as the cycle ends, and when they
+    differ, ``capture`` is called with the nodes the differences name, while the
+    cluster is still as the cycle saw it (before the binding or the preemption); what
+    it returns is kept in ``Outcome.explained``, so that a failure report explains
+    this run instead of running the case again. A sequence's placements are known
+    only at its end: ``capture`` is not called for one."""
+    early: list[Outcome] = []
+    early_error: list[str | None] = []
+    hook = observe
+    if capture is not None and not case.is_sequence:
+        def hook(sched: Scheduler, r: CycleResult) -> None:
+            if observe is not None:
+                observe(sched, r)
+            found = _outcome(case, [r], {}, sched)
+            early_error.append(r.error)
+            if found.diffs:
+                names = {n.name for n in case.cluster.nodes}
+                found.explained = [capture(sched, r, differing_nodes(found.diffs, names))]
+            early.append(found)
+
+    sched, results, placements = run_case(case, hook, keep_all)
+    if early and results and results[-1].error == early_error[-1]:
+        # the case's one cycle, compared as it ended (unless what followed it changed its
+        # results: an extender's binding that failed)
+        early[-1].cycles = results
+        return early[-1]
+    return _outcome(case, results, placements, sched)
+
+
+def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any], sched: Scheduler) -> Outcome:
     actual = cycle_actual(results[-1]) if results else {}
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
@@ -226,14 +261,62 @@ def _tied_candidate(w: Mapping[str, Any], h: Mapping[str, Any], candidates: Mapp
     return h
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal, and of the same types all the way down (``1`` is not ``1.0`` nor ``True``):
+    where this holds, deepdiff finds no difference either."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
+
+
+def _differing(want: Any, have: Any, depth: int) -> tuple[Any, Any]:
+    """``want`` and ``have`` without the entries that are the same on both sides, down to
+    ``depth`` levels of mappings (an entry on one side only stays)."""
+    if depth <= 0 or not isinstance(want, dict) or not isinstance(have, dict):
+        return want, have
+    w: dict[Any, Any] = {}
+    h: dict[Any, Any] = {}
+    for k, v in want.items():
+        if k not in have:
+            w[k] = v
+        elif not _same(v, have[k]):
+            w[k], h[k] = _differing(v, have[k], depth - 1)
+    for k, v in have.items():
+        if k not in want:
+            h[k] = v
+    return w, h
+
+
+def _only_differing(want: Mapping[str, Any], have: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What deepdiff needs to see of two results, per expectation key: the rows (nodes,
+    plugins and nodes, ...) that differ. deepdiff finds the same differences in these
+    as in the whole, in time linear in the rows that are the same (deepdiff over a
+    mapping of every node of a big cluster is slow)."""
+    w: dict[str, Any] = {}
+    h: dict[str, Any] = {}
+    for key in dict.fromkeys([*want, *have]):
+        if key not in have:
+            w[key] = want[key]
+        elif key not in want:
+            h[key] = have[key]
+        elif not _same(want[key], have[key]):
+            w[key], h[key] = _differing(want[key], have[key], _ROW_DEPTH.get(key, 0))
+    return w, h
+
+
 def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Diff]:
     """The differences between ``expect`` and the actual results: deepdiff compares
-    their normalized forms (``comparable``); each difference it finds becomes a row of
-    the report (a node, a plugin and node, ...), showing both sides."""
+    their normalized forms (``comparable``), restricted to the rows that differ; each
+    difference it finds becomes a row of the report (a node, a plugin and node, ...),
+    showing both sides."""
     from deepdiff import DeepDiff
 
     want, have, notes = comparable(expect, actual)
-    dd = DeepDiff(want, have, view="tree", verbose_level=2)
+    dd = DeepDiff(*_only_differing(want, have), view="tree", verbose_level=2)
     rows: dict[str, dict[tuple, tuple[str, Any, Any]]] = {}
     for changes in dd.values():
         for change in changes:
@@ -266,18 +349,19 @@ def _row_order(want: Any, rows: Mapping[tuple, Any]) -> list[tuple]:
             order.append((k,))
     order.append(())
     known = [at for at in order if at in rows]
-    return known + [at for at in rows if at not in known]
+    listed = set(known)
+    return known + [at for at in rows if at not in listed]
 
 
 def differing_nodes(diffs: list[Diff], nodes: set[str]) -> list[str]:
     """The node names a list of differences mentions, in first-mention order."""
-    out: list[str] = []
+    out: dict[str, None] = {}
     for d in diffs:
         for what, want, have in d.rows:
             for token in [str(what).split(" ")[-1], *(_as_list(want)), *(_as_list(have))]:
-                if token in nodes and token not in out:
-                    out.append(token)
-    return out
+                if token in nodes:
+                    out.setdefault(token)
+    return list(out)
 
 
 def _as_list(v: Any) -> list[str]:
@@ -286,15 +370,25 @@ def _as_list(v: Any) -> list[str]:
     return [str(v)] if isinstance(v, str) else []
 
 
+MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
+_ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods"}
+
+
 def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
+    """The difference tables, each of its first ``MAX_ROWS_SHOWN`` rows (in the order
+    the expectation lists them) and the count of the others."""
     lines: list[str] = []
     for d in diffs:
         lines.append(f"{d.key}:")
-        w1 = max([len("node")] + [len(str(r[0])) for r in d.rows])
-        w2 = max([len("expected")] + [len(_fmt(r[1])) for r in d.rows])
+        rows = [(str(what), _fmt(w), _fmt(h)) for what, w, h in d.rows[:MAX_ROWS_SHOWN]]
+        w1 = max([len("node")] + [len(r[0]) for r in rows])
+        w2 = max([len("expected")] + [len(r[1]) for r in rows])
         lines.append(f"  {'node'.ljust(w1)}  {'expected'.ljust(w2)}  actual")
-        for what, w, h in d.rows:
-            lines.append(f"  {str(what).ljust(w1)}  {_fmt(w).ljust(w2)}  {_fmt(h)}")
+        for what, w, h in rows:
+            lines.append(f"  {what.ljust(w1)}  {w.ljust(w2)}  {h}")
+        if len(d.rows) > len(rows):
+            lines.append(f"  ... and {len(d.rows) - len(rows)} more {_ROW_UNIT.get(d.key, 'nodes')} "
+                         f"({len(d.rows)} differ)")
         if d.note:
             lines.append(f"  ({d.note})")
     summary = deepdiff_summary(expect, actual)
@@ -307,11 +401,14 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
 
 
 def _fmt(v: Any) -> str:
-    """A report cell: text as it is, any other value as YAML (``null``, ``true``, ``{a: 1}``)."""
+    """A report cell: text as it is, any other value as YAML (``null``, ``true``, ``{a: 1}``);
+    of a long list, its first ``MAX_ROWS_SHOWN`` items and the count of the others."""
     if isinstance(v, str):
         return v
     from kspread.workflow.yamltext import flow
 
+    if isinstance(v, list) and len(v) > MAX_ROWS_SHOWN:
+        return flow(v[:MAX_ROWS_SHOWN])[:-1] + f", ... and {len(v) - MAX_ROWS_SHOWN} more ({len(v)} in all)]"
     return flow(v)
 
 
@@ -329,7 +426,7 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     for k in ("rawScores", "scores"):
         if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
             have[k] = {p: {n: (have[k].get(p) or {}).get(n) for n in want[k][p]} for p in want[k]}
-    dd = DeepDiff(want, have, ignore_order=True, verbose_level=1)
+    dd = DeepDiff(*_only_differing(want, have), ignore_order=True, verbose_level=1)
     if not dd:
         return ""
     parts = []
@@ -374,6 +471,18 @@ def duplicate_names(docs) -> dict[int, Any]:
                                line=doc.locate(["name"]) or doc.line)
         seen.add(doc.name)
     return out
+
+
+def _capture_for_report(case: Case) -> Callable[[Scheduler, CycleResult, list[str]], Any]:
+    """``run_loaded``'s ``capture`` for a failure report: what explain reads of the
+    cycle, for the nodes the report explains."""
+
+    def capture(sched: Scheduler, r: CycleResult, nodes: list[str]) -> Any:
+        from kspread.workflow.explain import capture_failure
+
+        return capture_failure(case, sched, r, nodes)
+
+    return capture
 
 
 @dataclass
@@ -422,7 +531,7 @@ def check(doc, config: str | None = None) -> Verdict:
     case = None
     try:
         case = load_case(doc, config)
-        outcome = run_loaded(case)
+        outcome = run_loaded(case, capture=_capture_for_report(case) if want_error is None else None)
     except CaseError as e:
         doc.place(e)
         msg = str(e)

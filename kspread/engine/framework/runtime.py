@@ -47,12 +47,14 @@ class ScoredPlugin:
 class ScoreTable:
     """Per plugin and node: the Score result, the normalized score, and the weighted
     score, kept as arrays over ``names`` (the scored nodes); ``raw``, ``normalized``
-    and ``weighted`` give them as plugin -> node -> score mappings when asked."""
+    and ``weighted`` give them as plugin -> node -> score mappings when asked, each
+    made once (a report reads them per node and plugin): read them, never change them."""
 
     def __init__(self, nodes: NodeSet | Sequence[str] = ()) -> None:
         self._nodes = nodes
         self._names: list[str] | None = None
         self.arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._mappings: dict[int, dict[str, dict[str, int]]] = {}
 
     @property
     def names(self) -> list[str]:
@@ -63,9 +65,13 @@ class ScoreTable:
 
     def add(self, label: str, raw: np.ndarray, normalized: np.ndarray, weighted: np.ndarray) -> None:
         self.arrays[label] = (raw, normalized, weighted)
+        self._mappings.clear()
 
     def _mapping(self, k: int) -> dict[str, dict[str, int]]:
-        return {label: dict(zip(self.names, a[k].tolist())) for label, a in self.arrays.items()}
+        m = self._mappings.get(k)
+        if m is None:
+            m = self._mappings[k] = {label: dict(zip(self.names, a[k].tolist())) for label, a in self.arrays.items()}
+        return m
 
     @property
     def raw(self) -> dict[str, dict[str, int]]:
