@@ -312,7 +312,7 @@ def _toleration(raw: Mapping[str, Any], path: PathT, version: Version) -> Tolera
                 f"featureGates: {{{COMPARISON_GATE}: true}}; the gate is off by default in {version})",
                 [*path, "operator"], value=op,
             )
-        from kspread.engine.plugins.nodematch import canonical_int64
+        from kspread.engine.corev1helpers import canonical_int64
 
         if canonical_int64(value) is None:
             raise CaseError(

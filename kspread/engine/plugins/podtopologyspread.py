@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from kspread.engine.corev1helpers import find_untolerated_taint
 from kspread.engine.framework.interface import (
     Filtered,
     FilterPlugin,
@@ -42,7 +43,6 @@ from kspread.engine.model import HOSTNAME_LABEL, ZONE_LABEL, Node, Pod, Topology
 from kspread.engine.plugins.helper import default_selector
 from kspread.engine.plugins.nodematch import (
     do_not_schedule_taints,
-    find_untolerated_taint,
     required_node_affinity_matches,
     required_node_affinity_matches_nodes,
 )
