@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from kspread.engine.framework.args import parse_added_affinity
 from kspread.engine.framework.interface import NodeScore
 from kspread.engine.labels import Requirement
 from kspread.engine.model import Node, NodeSelectorTerm, PreferredSchedulingTerm, Taint, Toleration
@@ -142,7 +143,7 @@ pod: {{name: p}}
 ])
 def test_added_affinity_validation(raw, err):
     with pytest.raises(CaseError, match=err):
-        nodeaffinity.parse_added_affinity(raw, ())
+        parse_added_affinity(raw, ())
 
 
 def test_node_affinity_skip_from_1_28():

@@ -10,10 +10,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kspread.engine.apis.config import ShapePoint
 from kspread.engine.plugins.interpodaffinity import normalize_score_array
 from kspread.engine.plugins.nodematch import default_normalize_scores
 from kspread.engine.plugins.resource_allocation import (
-    ShapePoint,
     UsageColumn,
     balanced_std_scores,
     broken_linears,

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from kspread.engine.corev1helpers import find_untolerated_taint, toleration_tolerates
 from kspread.engine.labels import Requirement
 from kspread.engine.model import Affinity, Node, NodeAffinity, NodeSelectorTerm, Pod, Taint, Toleration
 from kspread.engine.plugins import nodeaffinity, nodename, tainttoleration
 from kspread.engine.plugins.nodematch import (
     do_not_schedule_taints,
-    find_untolerated_taint,
     required_node_affinity_matches,
     term_matches,
-    toleration_tolerates,
 )
 from kspread.engine.versions import Version
 

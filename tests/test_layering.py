@@ -1,7 +1,8 @@
 """The three sides stay apart, arrows pointing one way: workflow -> case format ->
 engine. The engine (what upstream's pkg/scheduler is) imports neither the case format
 nor the workflow; the case format does not import the workflow; plugins and the
-framework do not import the scheduling cycle. Imports anywhere in a file count,
+framework do not import the scheduling cycle; neither the framework nor the model (nor
+the configuration API) imports the plugins. Imports anywhere in a file count,
 functions included."""
 
 from __future__ import annotations
@@ -56,6 +57,32 @@ def test_plugins_and_framework_do_not_import_the_scheduling_cycle():
     bad = [str(p.relative_to(PKG)) for d in ("plugins", "framework") for p in sorted((PKG / "engine" / d).glob("*.py"))
            if "kspread.engine.scheduler" in _imported(p)]
     assert bad == []
+
+
+def _imports_of_plugins(paths: list[Path]) -> dict[str, list[str]]:
+    """The files among ``paths`` that import a plugin module (anywhere in the file), each
+    with what it imports from ``kspread.engine.plugins``."""
+    out = {}
+    for p in paths:
+        bad = sorted(m for m in _imported(p) if m.startswith("kspread.engine.plugins"))
+        if bad:
+            out[str(p.relative_to(PKG))] = bad
+    return out
+
+
+def test_the_model_does_not_import_the_plugins():
+    """The API objects sit below the plugins: the helpers they share (does a toleration
+    tolerate a taint) live in kspread.engine.corev1helpers, as upstream's sit with the
+    types in component-helpers/scheduling/corev1."""
+    assert _imports_of_plugins([PKG / "engine" / "model.py", PKG / "engine" / "corev1helpers.py"]) == {}
+
+
+def test_the_framework_does_not_import_the_plugins():
+    """Plugins import the framework, never the other way round: the plugin arguments'
+    types and defaults live in kspread.engine.apis (as upstream's apis/config), and the
+    scheduler, not the registry, imports the in-tree plugins."""
+    below = sorted((PKG / "engine" / "framework").glob("*.py")) + sorted((PKG / "engine" / "apis").glob("*.py"))
+    assert _imports_of_plugins(below) == {}
 
 
 def test_no_import_cycle_between_modules_at_import_time():

@@ -7,12 +7,12 @@ import math
 import pytest
 import yaml
 
+from kspread.engine.apis.config import SYSTEM_DEFAULT_CONSTRAINTS
 from kspread.engine.framework.args import decode_args
 from kspread.engine.framework.interface import NodeScore
 from kspread.engine.labels import EVERYTHING, NOTHING, Requirement, Selector
 from kspread.engine.model import TopologySpreadConstraint
 from kspread.engine.plugins.podtopologyspread import (
-    SYSTEM_DEFAULT_CONSTRAINTS,
     CriticalPaths,
     filter_constraints,
     go_round,

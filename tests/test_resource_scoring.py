@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from kspread.engine.apis.config import ShapePoint
 from kspread.engine.framework.args import parse_shape
 from kspread.engine.framework.profile import default_plugins
 from kspread.engine.model import Container, ContainerPort, Node, Pod
 from kspread.engine.plugins.imagelocality import calculate_priority, normalized_image_name, scaled_image_score
 from kspread.engine.plugins.nodeports import check_conflict
 from kspread.engine.plugins.resource_allocation import (
-    ShapePoint,
     Usage,
     balanced_change_score,
     balanced_legacy,

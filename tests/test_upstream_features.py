@@ -1,13 +1,14 @@
 """Lt / Gt tolerations, pod-level resources and the known-but-unmodelled feature gates:
-the data-level seams (nodematch.toleration_tolerates, kspread.engine.resources) and the errors
+the data-level seams (corev1helpers.toleration_tolerates, kspread.engine.resources) and the errors
 for input upstream would refuse."""
 
 from __future__ import annotations
 
 import pytest
 
+from kspread.engine.corev1helpers import canonical_int64, find_untolerated_taint
 from kspread.engine.model import Container, Pod, Taint, Toleration
-from kspread.engine.plugins.nodematch import canonical_int64, do_not_schedule_taints, find_untolerated_taint
+from kspread.engine.plugins.nodematch import do_not_schedule_taints
 from kspread.engine.resources import node_non_zero_requests, pod_requests, scoring_requests
 from kspread.engine.versions import FEATURE_GATES, UNMODELLED_GATES, Version
 from tests.helpers import verdict

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from kspread.engine.corev1helpers import toleration_tolerates
 from kspread.engine.labels import LabelSelector, Requirement
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -43,10 +44,8 @@ class Toleration:
     effect: str = ""
 
     def tolerates(self, taint: Taint) -> bool:
-        """``Toleration.ToleratesTaint``: see ``kspread.engine.plugins.nodematch.toleration_tolerates``,
+        """``Toleration.ToleratesTaint``: see ``kspread.engine.corev1helpers.toleration_tolerates``,
         the one implementation."""
-        from kspread.engine.plugins.nodematch import toleration_tolerates
-
         return toleration_tolerates(self, taint)
 
 

@@ -53,6 +53,7 @@ from kspread.engine.framework.runtime import Framework, ScoreTable, first_error,
 from kspread.engine.framework.status import Code, CycleState, SchedulingError, Status
 from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod
+from kspread.engine.plugins import register_in_tree
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.queue import EXTENDER, SchedulingQueue
 from kspread.engine.snapshot import NodeSet, Nominator, Snapshot
@@ -271,6 +272,7 @@ class Scheduler:
             if p.node_name is None and p.nominated_node:
                 self.nominator.add(p)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
+        register_in_tree()
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
         snap = self.snapshot

@@ -78,7 +78,7 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # terms (KEP-2249), and matchLabelKeys / mismatchLabelKeys (KEP-3633).
         _gate("PodAffinityNamespaceSelector", (21, False, "ALPHA"), (22, True, "BETA"), (24, True, "GA"), removed=26),
         _gate("MatchLabelKeysInPodAffinity", (29, False, "ALPHA"), (31, True, "BETA"), (33, True, "GA")),
-        # Toleration matching (plugins/nodematch.py toleration_tolerates, used by
+        # Toleration matching (corev1helpers.py toleration_tolerates, used by
         # TaintToleration, NodeUnschedulable, PodTopologySpread's nodeTaintsPolicy and
         # preemption): the Lt / Gt operators (KEP-5471). Still alpha in upstream main.
         _gate("TaintTolerationComparisonOperators", (35, False, "ALPHA")),

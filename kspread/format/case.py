@@ -312,7 +312,7 @@ def _toleration(raw: Mapping[str, Any], path: PathT, version: Version) -> Tolera
                 f"featureGates: {{{COMPARISON_GATE}: true}}; the gate is off by default in {version})",
                 [*path, "operator"], value=op,
             )
-        from kspread.engine.plugins.nodematch import canonical_int64
+        from kspread.engine.corev1helpers import canonical_int64
 
         if canonical_int64(value) is None:
             raise CaseError(
@@ -653,6 +653,8 @@ OWN_FIELDS = frozenset(("name", "node", "nominatedNode", "startTime", "labels"))
 _SHAPE = object()
 # Most distinct specs and label maps a build remembers.
 _CACHE_LIMIT = 8192
+# The items of one section of a case, each with the pather of its field paths (``_pather``).
+Section = list[tuple[Any, Any]]
 
 
 def _pather(prefix: PathT, fieldmap: Mapping[str, PathT] | None = None):
@@ -672,14 +674,58 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     ``base_dir``; see ``kspread.format.config.case_config_path``); ``config`` (the --kspread-config option) is the
     KubeSchedulerConfiguration for cases that give no ``profile``. ``pod_shapes``, from
     the loader's validation, numbers the shapes of ``pods`` (see
-    ``validate_deduplicated``): pods of one shape share a spec key."""
+    ``validate_deduplicated``): pods of one shape share a spec key.
+
+    The steps, in the order their errors are reported: the sections (shorthand and
+    ``objects``), priority classes, ``zones``, nodes, namespaces, existing pods, owners,
+    PodDisruptionBudgets, the incoming pod(s), then the profile and the references of
+    ``profile`` and ``expect``."""
     version = make_version(doc.get("version"), doc.get("featureGates"))
     b = _Builder(doc, version)
+    sections = _sections(doc)
+    _priority_classes(b, sections["priorityClasses"])
+    zone_of = _zones(doc)
+    nodes, without_pods = _nodes(doc, sections, zone_of, version)
+    namespaces = _namespaces(sections["namespaces"])
+    pods, seen_pods = _existing_pods(b, sections["pods"], nodes, pod_shapes)
+    services, rcs, rss, sss = _owners(sections["owners"])
+    pdbs = _pdbs(sections["pdbs"], pods)
+    cluster = Cluster(nodes=list(nodes.values()), pods=pods, services=services, replication_controllers=rcs,
+                      replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
+                      namespaces=namespaces)
+    incoming = _incoming(doc, b, nodes, seen_pods)
+    is_sequence = "schedule" in doc
+    expect = doc.get("expect") or {}
+    if not incoming and "error" not in expect:
+        raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
-    # Raw objects are converted to the shorthand forms first and appended, each with
-    # a map from shorthand field to its path inside ``objects``.
-    sections: dict[str, list[tuple[Any, Any]]] = {k: [] for k in
-                                                 ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces")}
+    profile = _profile(doc, version, base_dir, config, roots)
+    _check_extender_refs(doc.get("profile"), nodes)
+    _check_expect_refs(expect, nodes, seen_pods)
+    _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming})
+    return Case(
+        name=doc.get("name") or default_name,
+        version=version,
+        profile=profile,
+        cluster=cluster,
+        incoming=incoming,
+        is_sequence=is_sequence,
+        expect=expect,
+        description=doc.get("description", ""),
+        source=doc.get("source", ""),
+        tags=list(doc.get("tags") or []),
+        nodes_without_pods=frozenset(without_pods),
+    )
+
+
+def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
+    """The items of every section (nodes, pods, owners, pdbs, priorityClasses,
+    namespaces), each with the pather of its field paths: the shorthand sections first,
+    then the raw objects of ``objects`` converted to the shorthand forms (each with a
+    map from shorthand field to its path inside ``objects``), then the ReplicaSets the
+    Deployments of ``objects`` made."""
+    sections: dict[str, Section] = {k: [] for k in
+                                    ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces")}
     for key in sections:
         for i, item in enumerate(doc.get(key) or []):
             sections[key].append((item, _pather([key, i])))
@@ -691,10 +737,15 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             else:
                 sections[section].append((item, _pather(prefix, fieldmap)))
     sections["owners"] += _deployment_replica_sets(deployments, sections)
+    return sections
 
-    # priority classes first: pods need them
+
+def _priority_classes(b: _Builder, items: Section) -> None:
+    """The PriorityClasses, into ``b.classes`` (first: pods need them): each name once
+    (the two system classes always exist), at most one globalDefault, as the API
+    validates them."""
     global_default: str | None = None
-    for raw, at in sections["priorityClasses"]:
+    for raw, at in items:
         name = raw["name"]
         if name in b.classes or name in SYSTEM_PRIORITY_CLASSES:
             raise CaseError(f"PriorityClass {name!r} is defined twice", at("name"), value=name)
@@ -703,9 +754,10 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         b.classes[name] = PriorityClass(name, raw["value"], bool(raw.get("globalDefault", False)),
                                         raw.get("preemptionPolicy", PREEMPT_LOWER_PRIORITY))
 
-    # nodes
-    nodes: dict[str, Node] = {}
-    without_pods: set[str] = set()
+
+def _zones(doc: Mapping[str, Any]) -> dict[str, str]:
+    """The ``zones`` shorthand as node name -> zone: each zone a valid label value, each
+    node in one zone at most."""
     zone_of: dict[str, str] = {}
     for zone, members in (doc.get("zones") or {}).items():
         err = label_value_error(zone)  # it becomes the value of the zone label
@@ -715,6 +767,17 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             if n in zone_of:
                 raise CaseError(f"node {n!r} is in two zones ({zone_of[n]!r} and {zone!r})", ["zones", zone, j], value=n)
             zone_of[n] = zone
+    return zone_of
+
+
+def _nodes(doc: Mapping[str, Any], sections: dict[str, Section], zone_of: Mapping[str, str],
+           version: Version) -> tuple[dict[str, Node], set[str]]:
+    """The nodes by name, in the case's order, and the names of those whose
+    ``allocatable`` leaves out ``pods``: labels (the hostname label, the zone labels of
+    ``zones``), allocatable, taints, images. A case that lists no node has the nodes
+    ``zones`` names; otherwise every node ``zones`` names must be listed."""
+    nodes: dict[str, Node] = {}
+    without_pods: set[str] = set()
     if not sections["nodes"]:
         # a case that lists no node (neither in `nodes` nor as a Node manifest) has the
         # nodes its `zones` name, bare, in the order written
@@ -759,21 +822,31 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             if n not in nodes:
                 raise CaseError(f"node {n!r} is in zones but not in nodes: add it to nodes (or leave nodes out, "
                                 "and `zones` names every node)", ["zones", zone, j])
+    return nodes, without_pods
 
-    # namespaces
+
+def _namespaces(items: Section) -> dict[str, Namespace]:
+    """The Namespaces by name, with their labels (for namespaceSelectors), each once."""
     namespaces: dict[str, Namespace] = {}
-    for raw, at in sections["namespaces"]:
+    for raw, at in items:
         apivalidation.check_namespace(raw, at)
         if raw["name"] in namespaces:
             raise CaseError(f"namespace {raw['name']!r} is defined twice", at("name"), value=raw["name"])
         namespaces[raw["name"]] = Namespace(raw["name"], parse_labels(raw.get("labels"), at("labels")))
+    return namespaces
 
-    # existing pods
+
+def _existing_pods(b: _Builder, items: Section, nodes: Mapping[str, Node],
+                   pod_shapes: list[int] | None) -> tuple[list[Pod], dict[str, Any]]:
+    """The existing pods (``replicas`` expanded) in order, and their keys seen so far
+    (namespace/name, each once). A pod of ``doc["pods"]`` whose shape's first pod was
+    built takes ``_Builder.quick_pod`` when it can; every other pod is checked and
+    built in full."""
     pods: list[Pod] = []
     seen_pods: dict[str, Any] = {}
     shape_of = pod_shapes if pod_shapes is not None else []  # of doc["pods"], which come first
     n_shaped = len(shape_of)
-    for j, (raw, at) in enumerate(sections["pods"]):
+    for j, (raw, at) in enumerate(items):
         p = b.quick_pod(raw, shape_of[j], nodes) if j < n_shaped else None
         if p is not None:
             pk = p.key
@@ -794,14 +867,20 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                 raise CaseError(f"pod {pk!r} is defined twice", at("name"), value=raw["name"])
             seen_pods[pk] = True
             pods.append(p)
+    return pods, seen_pods
 
-    # owners
+
+def _owners(items: Section) -> tuple[list[Service], list[ReplicationController], list[ReplicaSet],
+                                     list[StatefulSet]]:
+    """The owners (Services, ReplicationControllers, ReplicaSets, StatefulSets) with
+    their selectors: a plain label map for the first two, a label selector for the
+    others; each kind/namespace/name once."""
     services: list[Service] = []
     rcs: list[ReplicationController] = []
     rss: list[ReplicaSet] = []
     sss: list[StatefulSet] = []
     seen_owners: set[tuple[str, str, str]] = set()
-    for raw, at in sections["owners"]:
+    for raw, at in items:
         kind, name, ns = raw["kind"], raw["name"], raw.get("namespace") or "default"
         apivalidation.check_owner(raw, at)
         if (kind, ns, name) in seen_owners:
@@ -820,11 +899,15 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                 rss.append(ReplicaSet(name, ns, ls))
             else:
                 sss.append(StatefulSet(name, ns, ls))
+    return services, rcs, rss, sss
 
-    # pdbs
+
+def _pdbs(items: Section, pods: list[Pod]) -> list[PodDisruptionBudget]:
+    """The PodDisruptionBudgets, each namespace/name once, with the disruptions they
+    allow over the existing ``pods`` (``_disruptions_allowed``)."""
     pdbs: list[PodDisruptionBudget] = []
     seen_pdbs: set[tuple[str, str]] = set()
-    for raw, at in sections["pdbs"]:
+    for raw, at in items:
         ns = raw.get("namespace") or "default"
         apivalidation.check_pdb(raw, at)
         if (ns, raw["name"]) in seen_pdbs:
@@ -835,14 +918,14 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
             PodDisruptionBudget(raw["name"], ns, ls, _disruptions_allowed(raw, at, ls, ns, pods),
                                 frozenset(raw.get("_disruptedPods") or ()))
         )
+    return pdbs
 
-    cluster = Cluster(nodes=list(nodes.values()), pods=pods, services=services, replication_controllers=rcs,
-                      replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
-                      namespaces=namespaces)
 
-    # the incoming pod(s)
+def _incoming(doc: Mapping[str, Any], b: _Builder, nodes: Mapping[str, Node], seen_pods: dict[str, Any]) -> list[Pod]:
+    """The incoming pod(s): ``pod``, or the entries of ``schedule`` (one with
+    ``replicas`` is N pods, named and created in order as existing pods'); no key may
+    repeat an existing pod's or another incoming pod's (``seen_pods`` grows)."""
     incoming: list[Pod] = []
-    is_sequence = "schedule" in doc
     raws = [(doc["pod"], _pather(["pod"]))] if "pod" in doc else [
         (p, _pather(["schedule", i])) for i, p in enumerate(doc.get("schedule") or [])
     ]
@@ -857,31 +940,11 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                 raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
             seen_pods[p.key] = True
             incoming.append(p)
-    expect = doc.get("expect") or {}
-    if not incoming and "error" not in expect:
-        raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
-
-    profile = _profile(doc, version, base_dir, config, roots)
-    _check_extender_refs(doc.get("profile"), nodes)
-    _check_expect_refs(expect, nodes, seen_pods)
-    _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming})
-    return Case(
-        name=doc.get("name") or default_name,
-        version=version,
-        profile=profile,
-        cluster=cluster,
-        incoming=incoming,
-        is_sequence=is_sequence,
-        expect=expect,
-        description=doc.get("description", ""),
-        source=doc.get("source", ""),
-        tags=list(doc.get("tags") or []),
-        nodes_without_pods=frozenset(without_pods),
-    )
+    return incoming
 
 
 def _deployment_replica_sets(deployments: list[tuple[dict, list, dict]],
-                             sections: Mapping[str, list[tuple[Any, Any]]]) -> list[tuple[dict, Any]]:
+                             sections: Mapping[str, Section]) -> Section:
     """The ReplicaSets that the deployment controller made for the Deployments of
     ``objects``: ``<deployment>-<pod-template-hash>``, selecting what the Deployment
     selects plus ``pod-template-hash`` (upstream's ``CloneSelectorAndAddLabel``). A

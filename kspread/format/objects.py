@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kspread.errors import CaseError, PathT
@@ -77,130 +78,193 @@ def pod_template_hash(template: Any, collision_count: int | None) -> str:
     return "".join(_SAFE_ALPHABET[b % len(_SAFE_ALPHABET)] for b in str(h).encode("ascii"))
 
 
+@dataclass
+class _Object:
+    """A raw object being turned into a shorthand item: its parts, and ``item`` with,
+    for each of its fields, the raw path the value came from (``fmap``)."""
+
+    obj: Mapping[str, Any]
+    path: list
+    meta: Mapping[str, Any]
+    item: dict[str, Any] = field(default_factory=dict)
+    fmap: dict[str, list] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.kind = self.obj.get("kind")
+        self.spec: Mapping[str, Any] = self.obj.get("spec") or {}
+        self.status: Mapping[str, Any] = self.obj.get("status") or {}
+        self.mp = [*self.path, "metadata"]
+        self.sp = [*self.path, "spec"]
+        self.st = [*self.path, "status"]
+        self.put("name", self.meta["name"], [*self.mp, "name"])
+
+    def put(self, dst: str, value: Any, where: list) -> None:
+        self.item[dst] = value
+        self.fmap[dst] = where
+
+    def take(self, src: Mapping[str, Any], key: str, dst: str, where: list) -> None:
+        """``src[key]`` (when given) as field ``dst``, from ``where`` + ``key``."""
+        if src.get(key) is not None:
+            self.put(dst, src[key], [*where, key])
+
+
+def _node(o: _Object) -> None:
+    """A Node: metadata.labels, status.allocatable, spec.unschedulable, spec.taints
+    (key, value, effect) and status.images (names, sizeBytes)."""
+    o.take(o.meta, "labels", "labels", o.mp)
+    o.take(o.status, "allocatable", "allocatable", o.st)
+    o.take(o.spec, "unschedulable", "unschedulable", o.sp)
+    if o.spec.get("taints"):
+        o.put("taints", [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in o.spec["taints"]],
+              [*o.sp, "taints"])
+    if o.status.get("images"):
+        o.put("images", [{"names": im.get("names") or [], "sizeBytes": im.get("sizeBytes", 0)}
+                         for im in o.status["images"]], [*o.st, "images"])
+
+
+def _pod(o: _Object) -> None:
+    """A Pod (not a terminated one): namespace, labels, being deleted, the controller
+    owner reference, the spec fields the scheduler reads (containers with their
+    resources and ports), startTime, nominatedNodeName, a DisruptionTarget condition
+    the scheduler's preemption set, and whether it uses persistent volumes."""
+    meta, spec, status, mp, sp, st = o.meta, o.spec, o.status, o.mp, o.sp, o.st
+    o.take(meta, "namespace", "namespace", mp)
+    o.take(meta, "labels", "labels", mp)
+    if meta.get("deletionTimestamp"):
+        o.item["terminating"] = True
+    for i, ref in enumerate(meta.get("ownerReferences") or []):
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            o.put("controller", {"kind": ref.get("kind"), "name": ref.get("name"),
+                                 "apiVersion": ref.get("apiVersion", "")}, [*mp, "ownerReferences", i])
+            break
+    o.take(spec, "nodeName", "node", sp)
+    o.take(spec, "priority", "priority", sp)
+    o.take(spec, "priorityClassName", "priorityClassName", sp)
+    o.take(spec, "preemptionPolicy", "preemptionPolicy", sp)
+    o.take(spec, "overhead", "overhead", sp)
+    o.take(spec, "resources", "resources", sp)
+    o.take(spec, "nodeSelector", "nodeSelector", sp)
+    o.take(spec, "affinity", "affinity", sp)
+    o.take(spec, "tolerations", "tolerations", sp)
+    o.take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
+    for key in ("containers", "initContainers"):
+        if spec.get(key):
+            o.put(key, [_container(c) for c in spec[key]], [*sp, key])
+    if "tolerations" in o.item:
+        o.item["tolerations"] = [{k: t[k] for k in ("key", "operator", "value", "effect") if k in t}
+                                 for t in o.item["tolerations"]]
+    o.take(status, "startTime", "startTime", st)
+    o.take(status, "nominatedNodeName", "nominatedNode", st)
+    for c in status.get("conditions") or []:
+        if c.get("type") == "DisruptionTarget" and c.get("status") == "True" and \
+                c.get("reason") == "PreemptionByScheduler":
+            o.item["_preemptedByScheduler"] = True
+    if any(isinstance(v, Mapping) and ("persistentVolumeClaim" in v or "ephemeral" in v)
+           for v in spec.get("volumes") or []):
+        o.item["_usesPersistentVolumes"] = True
+
+
+def _owner(o: _Object) -> None:
+    """A Service, ReplicationController, ReplicaSet or StatefulSet: kind, namespace,
+    spec.selector (an RC without one selects its template's labels, as the API
+    defaults it) and the controller that owns it (a Deployment's ReplicaSet)."""
+    o.item["kind"] = o.kind
+    o.take(o.meta, "namespace", "namespace", o.mp)
+    sel = o.spec.get("selector")
+    if o.kind == "ReplicationController" and sel is None:
+        # API defaulting: an RC without a selector selects its template's labels
+        sel = ((o.spec.get("template") or {}).get("metadata") or {}).get("labels")
+    o.put("selector", sel, [*o.sp, "selector"])
+    for ref in o.meta.get("ownerReferences") or []:
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            o.item["_controller"] = (ref.get("kind"), ref.get("name"))
+
+
+def _deployment(o: _Object) -> None:
+    """A Deployment: namespace, selector, template and collisionCount, from which
+    ``kspread.format.case`` makes the ReplicaSet it owns (not a section of its own)."""
+    o.take(o.meta, "namespace", "namespace", o.mp)
+    o.take(o.spec, "selector", "selector", o.sp)
+    o.take(o.spec, "template", "template", o.sp)
+    o.take(o.status, "collisionCount", "collisionCount", o.st)
+
+
+def _pdb(o: _Object) -> None:
+    """A PodDisruptionBudget: namespace, selector, status.disruptionsAllowed when given
+    (else the spec's minAvailable / maxUnavailable) and status.disruptedPods."""
+    o.take(o.meta, "namespace", "namespace", o.mp)
+    o.take(o.spec, "selector", "selector", o.sp)
+    if o.status.get("disruptionsAllowed") is not None:
+        o.take(o.status, "disruptionsAllowed", "disruptionsAllowed", o.st)
+    else:
+        o.take(o.spec, "minAvailable", "minAvailable", o.sp)
+        o.take(o.spec, "maxUnavailable", "maxUnavailable", o.sp)
+    if o.status.get("disruptedPods"):
+        o.item["_disruptedPods"] = list(o.status["disruptedPods"])
+
+
+def _priority_class(o: _Object) -> None:
+    """A PriorityClass: its top-level value, globalDefault, preemptionPolicy and
+    description."""
+    for k in ("value", "globalDefault", "preemptionPolicy", "description"):
+        if o.obj.get(k) is not None:
+            o.put(k, o.obj[k], [*o.path, k])
+
+
+def _namespace(o: _Object) -> None:
+    """A Namespace: its labels (for namespaceSelectors)."""
+    o.take(o.meta, "labels", "labels", o.mp)
+
+
+_OWNER = ("owners", "owner", _owner)
+# kind -> (section, the schema's $defs name of its shorthand item or None: not validated, converter)
+_KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
+    "Node": ("nodes", "node", _node),
+    "Pod": ("pods", "pod", _pod),
+    "Service": _OWNER,
+    "ReplicationController": _OWNER,
+    "ReplicaSet": _OWNER,
+    "StatefulSet": _OWNER,
+    "Deployment": ("deployments", None, _deployment),
+    "PodDisruptionBudget": ("pdbs", "pdb", _pdb),
+    "PriorityClass": ("priorityClasses", "priorityClass", _priority_class),
+    "Namespace": ("namespaces", "namespace", _namespace),
+}
+
+
+def _validated(o: _Object, def_name: str) -> None:
+    """Check the shorthand item against the schema's ``$defs/<def_name>``; an error
+    names the raw field it came from. Private fields (``_...``) are not the schema's."""
+    private = {k: o.item.pop(k) for k in list(o.item) if k.startswith("_")}
+    try:
+        validate(o.item, def_name)
+    except CaseError as e:
+        head = e.path[0] if e.path else None
+        if isinstance(head, str) and head in o.fmap:
+            e.path = (*o.fmap[head], *e.path[1:])
+        else:
+            e.path = (*o.path, *e.path)
+        raise
+    o.item.update(private)
+
+
 def convert_object(obj: Mapping[str, Any], path: list) -> Iterator[Converted]:
+    """The shorthand item(s) of one raw object (a List's items in turn): its section,
+    the item, the path prefix and the raw path of each field. A terminated pod gives
+    none; a Deployment gives a "deployments" item, unvalidated, for
+    ``kspread.format.case`` to make its ReplicaSet."""
     kind = obj.get("kind")
     if kind == "List":
         for j, element in enumerate(obj.get("items") or []):
             yield from convert_object(element, [*path, "items", j])
         return
-    meta = _meta(obj, path)
-    mp = [*path, "metadata"]
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    sp = [*path, "spec"]
-    st = [*path, "status"]
-    item: dict[str, Any] = {"name": meta["name"]}
-    fmap: dict[str, list] = {"name": [*mp, "name"]}
-
-    def take(src: Mapping[str, Any], key: str, dst: str, where: list) -> None:
-        if src.get(key) is not None:
-            item[dst] = src[key]
-            fmap[dst] = [*where, key]
-
-    if kind == "Node":
-        section, def_name = "nodes", "node"
-        take(meta, "labels", "labels", mp)
-        take(status, "allocatable", "allocatable", st)
-        take(spec, "unschedulable", "unschedulable", sp)
-        if spec.get("taints"):
-            item["taints"] = [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in spec["taints"]]
-            fmap["taints"] = [*sp, "taints"]
-        if status.get("images"):
-            item["images"] = [{"names": im.get("names") or [], "sizeBytes": im.get("sizeBytes", 0)}
-                              for im in status["images"]]
-            fmap["images"] = [*st, "images"]
-    elif kind == "Pod":
-        if status.get("phase") in ("Succeeded", "Failed"):
-            return  # the scheduler's informer does not see terminated pods
-        section, def_name = "pods", "pod"
-        take(meta, "namespace", "namespace", mp)
-        take(meta, "labels", "labels", mp)
-        if meta.get("deletionTimestamp"):
-            item["terminating"] = True
-        for i, ref in enumerate(meta.get("ownerReferences") or []):
-            if isinstance(ref, Mapping) and ref.get("controller"):
-                item["controller"] = {"kind": ref.get("kind"), "name": ref.get("name"),
-                                      "apiVersion": ref.get("apiVersion", "")}
-                fmap["controller"] = [*mp, "ownerReferences", i]
-                break
-        take(spec, "nodeName", "node", sp)
-        take(spec, "priority", "priority", sp)
-        take(spec, "priorityClassName", "priorityClassName", sp)
-        take(spec, "preemptionPolicy", "preemptionPolicy", sp)
-        take(spec, "overhead", "overhead", sp)
-        take(spec, "resources", "resources", sp)
-        take(spec, "nodeSelector", "nodeSelector", sp)
-        take(spec, "affinity", "affinity", sp)
-        take(spec, "tolerations", "tolerations", sp)
-        take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
-        for key in ("containers", "initContainers"):
-            if spec.get(key):
-                item[key] = [_container(c) for c in spec[key]]
-                fmap[key] = [*sp, key]
-        if "tolerations" in item:
-            item["tolerations"] = [{k: t[k] for k in ("key", "operator", "value", "effect") if k in t}
-                                   for t in item["tolerations"]]
-        take(status, "startTime", "startTime", st)
-        take(status, "nominatedNodeName", "nominatedNode", st)
-        for c in status.get("conditions") or []:
-            if c.get("type") == "DisruptionTarget" and c.get("status") == "True" and \
-                    c.get("reason") == "PreemptionByScheduler":
-                item["_preemptedByScheduler"] = True
-        if any(isinstance(v, Mapping) and ("persistentVolumeClaim" in v or "ephemeral" in v)
-               for v in spec.get("volumes") or []):
-            item["_usesPersistentVolumes"] = True
-    elif kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
-        section, def_name = "owners", "owner"
-        item["kind"] = kind
-        take(meta, "namespace", "namespace", mp)
-        sel = spec.get("selector")
-        if kind == "ReplicationController" and sel is None:
-            # API defaulting: an RC without a selector selects its template's labels
-            sel = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
-        item["selector"] = sel
-        fmap["selector"] = [*sp, "selector"]
-        for ref in meta.get("ownerReferences") or []:
-            if isinstance(ref, Mapping) and ref.get("controller") is True:
-                item["_controller"] = (ref.get("kind"), ref.get("name"))
-    elif kind == "Deployment":
-        # not a section of its own: ``kspread.format.case`` adds the ReplicaSet it owns
-        take(meta, "namespace", "namespace", mp)
-        take(spec, "selector", "selector", sp)
-        take(spec, "template", "template", sp)
-        take(status, "collisionCount", "collisionCount", st)
-        yield "deployments", item, path, fmap
-        return
-    elif kind == "PodDisruptionBudget":
-        section, def_name = "pdbs", "pdb"
-        take(meta, "namespace", "namespace", mp)
-        take(spec, "selector", "selector", sp)
-        if status.get("disruptionsAllowed") is not None:
-            take(status, "disruptionsAllowed", "disruptionsAllowed", st)
-        else:
-            take(spec, "minAvailable", "minAvailable", sp)
-            take(spec, "maxUnavailable", "maxUnavailable", sp)
-        if status.get("disruptedPods"):
-            item["_disruptedPods"] = list(status["disruptedPods"])
-    elif kind == "PriorityClass":
-        section, def_name = "priorityClasses", "priorityClass"
-        for k in ("value", "globalDefault", "preemptionPolicy", "description"):
-            if obj.get(k) is not None:
-                item[k] = obj[k]
-                fmap[k] = [*path, k]
-    elif kind == "Namespace":
-        section, def_name = "namespaces", "namespace"
-        take(meta, "labels", "labels", mp)
-    else:  # the schema admits only the kinds above
+    o = _Object(obj, path, _meta(obj, path))
+    if kind not in _KINDS:  # the schema admits only the kinds above
         raise CaseError(f"unsupported object kind {kind!r}", [*path, "kind"], value=kind)
-    private = {k: item.pop(k) for k in list(item) if k.startswith("_")}
-    try:
-        validate(item, def_name)
-    except CaseError as e:
-        head = e.path[0] if e.path else None
-        if isinstance(head, str) and head in fmap:
-            e.path = (*fmap[head], *e.path[1:])
-        else:
-            e.path = (*path, *e.path)
-        raise
-    item.update(private)
-    yield section, item, path, fmap
+    if kind == "Pod" and o.status.get("phase") in ("Succeeded", "Failed"):
+        return  # the scheduler's informer does not see terminated pods
+    section, def_name, convert = _KINDS[kind]
+    convert(o)
+    if def_name is not None:
+        _validated(o, def_name)
+    yield section, o.item, path, o.fmap

@@ -13,9 +13,11 @@ or from the ``args`` of a KubeSchedulerConfiguration's ``pluginConfig``, goes th
 3. upstream's validation (pkg/scheduler/apis/config/validation/validation_pluginargs.go,
    with the messages of its field errors).
 
-The fields of each args type per version are the table ``ARGS_TYPES``. A plugin
-receives the decoded values (``Decoded``), never the raw mapping: the factories in
-``kspread.engine.plugins`` only pick what they need from it.
+The fields of each args type per version are the table ``ARGS_TYPES``. The types the
+values decode into and their defaults are ``kspread.engine.apis.config`` (upstream's
+apis/config), below both this module and the plugins, so the framework imports no
+plugin. A plugin receives the decoded values (``Decoded``), never the raw mapping: the
+factories in ``kspread.engine.plugins`` only pick what they need from it.
 
 A plugin without an args type upstream (ImageLocality, TaintToleration, ...) takes no
 arguments: upstream ignores whatever is given for it, kspread refuses it, so that a
@@ -29,6 +31,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kspread.engine.apis.config import (
+    DEFAULT_HARD_POD_AFFINITY_WEIGHT,
+    DEFAULT_RESOURCES,
+    LEAST_ALLOCATED,
+    LEGACY_DEFAULT_SHAPE,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_HARD_POD_AFFINITY_WEIGHT,
+    MAX_UTILIZATION,
+    REQUESTED_TO_CAPACITY_RATIO,
+    STRATEGIES,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    ResourceSpec,
+    ShapePoint,
+    Strategy,
+    scale_shape,
+)
+from kspread.engine.labels import GT, LABEL_SELECTOR_OPERATORS, LT, parse_selector_requirement
+from kspread.engine.model import NodeSelectorTerm, PreferredSchedulingTerm
 from kspread.engine.versions import Version
 from kspread.errors import CaseError, PathT, did_you_mean
 
@@ -102,8 +122,6 @@ def parse_resources(raw: Any, path: tuple, *, max_weight: int | None = 100, zero
     cpu and memory, weight 1. ``zero_means_one``: the defaulting of the v1beta2+ types
     (an unset or 0 weight is 1). Weights outside [1, max_weight] are rejected as
     validateResources / validateResourcesNoMax do."""
-    from kspread.engine.plugins.resource_allocation import DEFAULT_RESOURCES, ResourceSpec
-
     if not raw:
         return DEFAULT_RESOURCES
     if not isinstance(raw, list):
@@ -128,16 +146,10 @@ def parse_resources(raw: Any, path: tuple, *, max_weight: int | None = 100, zero
     return tuple(out)
 
 
-MAX_UTILIZATION = 100
-MAX_CUSTOM_PRIORITY_SCORE = 10
-
-
 def parse_shape(raw: Any, path: tuple, field_style: bool):
     """A utilization shape ``[{utilization, score}]`` validated as validateFunctionShape:
     at least one point, utilization strictly increasing and in 0..100, score in 0..10.
     ``field_style``: the field-path messages of 1.21+."""
-    from kspread.engine.plugins.resource_allocation import ShapePoint
-
     if not raw:
         raise CaseError("at least one point must be specified", path, value=raw)
     if not isinstance(raw, list):
@@ -205,6 +217,58 @@ def _unmodelled_gate(version: Version, name: str) -> bool:
     return bool(st is not None and st.default)
 
 
+def _parse_term(raw: Any, path: tuple) -> NodeSelectorTerm:
+    if not isinstance(raw, Mapping):
+        raise CaseError("a node selector term must be a mapping with matchExpressions/matchFields", path, value=raw)
+    for k in raw:
+        if k not in ("matchExpressions", "matchFields"):
+            raise CaseError(f"unknown field {k!r} in a node selector term"
+                            + did_you_mean(k, ("matchExpressions", "matchFields")), (*path, str(k)))
+    ops = (*LABEL_SELECTOR_OPERATORS, GT, LT)
+    exprs = tuple(parse_selector_requirement(e, [*path, "matchExpressions", i], ops)
+                  for i, e in enumerate(raw.get("matchExpressions") or []))
+    fields = tuple(parse_selector_requirement(e, [*path, "matchFields", i], ops)
+                   for i, e in enumerate(raw.get("matchFields") or []))
+    for i, f in enumerate(fields):
+        if f.key != "metadata.name":
+            raise CaseError("only metadata.name is supported in matchFields", (*path, "matchFields", i, "key"),
+                            value=f.key)
+    return NodeSelectorTerm(exprs, fields)
+
+
+def parse_added_affinity(raw: Any, path: tuple) -> tuple[tuple[NodeSelectorTerm, ...] | None,
+                                                         tuple[PreferredSchedulingTerm, ...]]:
+    """NodeAffinityArgs.addedAffinity, validated as ValidateNodeAffinityArgs does:
+    (required terms or None, preferred terms)."""
+    if not isinstance(raw, Mapping):
+        raise CaseError("addedAffinity must be a NodeAffinity mapping", path, value=raw)
+    req_key = "requiredDuringSchedulingIgnoredDuringExecution"
+    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+    for k in raw:
+        if k not in (req_key, pref_key):
+            raise CaseError(f"unknown field {k!r} in addedAffinity" + did_you_mean(k, (req_key, pref_key)),
+                            (*path, str(k)))
+    required = None
+    if raw.get(req_key) is not None:
+        ns = raw[req_key]
+        if not isinstance(ns, Mapping) or set(ns) - {"nodeSelectorTerms"}:
+            raise CaseError("must be a node selector with nodeSelectorTerms", (*path, req_key), value=ns)
+        terms = ns.get("nodeSelectorTerms") or []
+        if not terms:
+            raise CaseError("must have at least one node selector term", (*path, req_key, "nodeSelectorTerms"))
+        required = tuple(_parse_term(t, (*path, req_key, "nodeSelectorTerms", i)) for i, t in enumerate(terms))
+    preferred = []
+    for i, p in enumerate(raw.get(pref_key) or []):
+        at = (*path, pref_key, i)
+        if not isinstance(p, Mapping) or set(p) - {"weight", "preference"}:
+            raise CaseError("a preferred term is {weight, preference}", at, value=p)
+        w = p.get("weight")
+        if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
+            raise CaseError("must be in the range 1-100", (*at, "weight"), value=w)
+        preferred.append(PreferredSchedulingTerm(w, _parse_term(p.get("preference") or {}, (*at, "preference"))))
+    return required, tuple(preferred)
+
+
 # ---- the decoders, one per args type ---------------------------------------------------------
 
 
@@ -221,11 +285,8 @@ def _default_preemption(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     return {"minCandidateNodesPercentage": pct, "minCandidateNodesAbsolute": absolute}
 
 
-MAX_HARD_POD_AFFINITY_WEIGHT = 100
-
-
 def _inter_pod_affinity(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
-    w = raw.get("hardPodAffinityWeight", 1)
+    w = raw.get("hardPodAffinityWeight", DEFAULT_HARD_POD_AFFINITY_WEIGHT)
     if not 0 <= w <= MAX_HARD_POD_AFFINITY_WEIGHT:
         raise CaseError(f"not in valid range [0-{MAX_HARD_POD_AFFINITY_WEIGHT}]", c.at("hardPodAffinityWeight"),
                         value=w)
@@ -238,15 +299,7 @@ def _node_affinity(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     added = raw.get("addedAffinity")
     if added is None:
         return {"addedAffinity": None}
-    from kspread.engine.plugins.nodeaffinity import parse_added_affinity
-
     return {"addedAffinity": parse_added_affinity(added, c.at("addedAffinity"))}
-
-
-LEAST_ALLOCATED = "LeastAllocated"
-MOST_ALLOCATED = "MostAllocated"
-REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
-STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
 
 def _scoring_strategy(c: _Ctx, raw: Mapping[str, Any] | None):
@@ -254,9 +307,6 @@ def _scoring_strategy(c: _Ctx, raw: Mapping[str, Any] | None):
     LeastAllocated over cpu and memory; no resources: cpu and memory; weight 0: 1) and
     ValidateNodeResourcesFitArgs, as a scoring ``Strategy`` (shape scaled to the
     version's node score range)."""
-    from kspread.engine.plugins.noderesources_scoring import Strategy
-    from kspread.engine.plugins.resource_allocation import DEFAULT_RESOURCES, scale_shape
-
     if raw is None:
         return Strategy(LEAST_ALLOCATED, DEFAULT_RESOURCES)
     spath = c.at("scoringStrategy")
@@ -301,8 +351,6 @@ def _node_resources_fit(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
 
 def _balanced_allocation(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     """resources (1.22+): no duplicates, every weight 1 (an unset or 0 weight is 1)."""
-    from kspread.engine.plugins.resource_allocation import DEFAULT_RESOURCES, ResourceSpec
-
     items = raw.get("resources")
     if not items:
         return {"resources": DEFAULT_RESOURCES}
@@ -323,8 +371,6 @@ def _balanced_allocation(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
 def _allocated(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     """NodeResourcesLeastAllocatedArgs / NodeResourcesMostAllocatedArgs (1.19-1.22):
     resources with weights in (0, 100]; before 1.19 the priorities' cpu and memory."""
-    from kspread.engine.plugins.resource_allocation import DEFAULT_RESOURCES
-
     if c.minor < 19:
         return {"resources": DEFAULT_RESOURCES}
     return {"resources": parse_resources(raw.get("resources"), c.at("resources"), max_weight=100)}
@@ -334,12 +380,6 @@ def _rtcr(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     """RequestedToCapacityRatioArgs: shape (required; up to 1.17 the priority's default
     {0: 10, 100: 0} when omitted), resources from 1.16 (weights >= 1). The shape is
     returned scaled to the version's node score range."""
-    from kspread.engine.plugins.resource_allocation import (
-        DEFAULT_RESOURCES,
-        LEGACY_DEFAULT_SHAPE,
-        scale_shape,
-    )
-
     raw_shape = raw.get("shape")
     if raw_shape is None and c.version.legacy_priorities:
         shape = LEGACY_DEFAULT_SHAPE
@@ -405,8 +445,6 @@ def _pod_topology_spread(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     * v1beta1 (1.20-1.22): an omitted defaultingType is List when defaultConstraints
       are given, else System, with the gate on; List with it off;
     * v1beta2+ (1.22 on): omitted means System, which allows no defaultConstraints."""
-    from kspread.engine.plugins.podtopologyspread import SYSTEM_DEFAULT_CONSTRAINTS
-
     mode = c.version.pts_defaulting
     if c.api == "v1beta1" and mode == "system":
         mode = "v1beta1"

@@ -3,13 +3,13 @@
 ``UPSTREAM`` lists every in-tree plugin (and, for versions up to 1.17, the
 predicate / priority function a plugin name denotes there) with the minors that
 had it. A plugin module in ``kspread.engine.plugins`` registers its implementation with
-``@register``; adding a plugin touches only its own module.
+``@register``; adding a plugin touches only its own module. The registry imports no
+plugin: ``kspread.engine.plugins.register_in_tree`` (called by the scheduler) imports
+them all.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -97,24 +97,10 @@ def register(name: str, *, first: int = 12, last: int | None = None) -> Callable
     return deco
 
 
-_loaded = False
-
-
-def _load_plugins() -> None:
-    global _loaded
-    if _loaded:
-        return
-    import kspread.engine.plugins as pkg
-
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        importlib.import_module(f"{pkg.__name__}.{mod.name}")
-    _loaded = True
-
-
 def resolve(name: str, minor: int, path: PathT) -> Registration:
     """The implementation of plugin ``name`` (or a legacy alias) at minor version ``minor``,
-    or a CaseError saying why there is none."""
-    _load_plugins()
+    or a CaseError saying why there is none. The in-tree plugins must be registered
+    (``kspread.engine.plugins.register_in_tree``)."""
     known = None
     for k in UPSTREAM:
         if name == k.name or (minor <= 17 and name in k.legacy_names):

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from kspread.engine.apis.config import DEFAULT_HARD_POD_AFFINITY_WEIGHT
 from kspread.engine.framework.interface import (
     Filtered,
     FilterPlugin,
@@ -71,9 +72,6 @@ REASON_AFFINITY_NOT_MATCH_121 = "node(s) didn't match pod affinity/anti-affinity
 
 GATE_NAMESPACE_SELECTOR = "PodAffinityNamespaceSelector"
 GATE_MATCH_LABEL_KEYS = "MatchLabelKeysInPodAffinity"
-
-DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
-MAX_HARD_POD_AFFINITY_WEIGHT = 100
 
 Pair = tuple[str, str]
 

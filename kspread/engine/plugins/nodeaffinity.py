@@ -44,7 +44,7 @@ from kspread.engine.framework.interface import (
 )
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable
-from kspread.engine.labels import GT, IN, LABEL_SELECTOR_OPERATORS, LT, parse_selector_requirement
+from kspread.engine.labels import IN
 from kspread.engine.model import Node, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from kspread.engine.plugins.nodematch import (
     default_normalize_scores,
@@ -56,7 +56,6 @@ from kspread.engine.plugins.nodematch import (
 )
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version
-from kspread.errors import CaseError, did_you_mean
 
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -138,58 +137,6 @@ def preferred_score(terms, node: Node, whole_term: bool) -> int:
         if ok:
             total += t.weight
     return total
-
-
-def _parse_term(raw: Any, path: tuple) -> NodeSelectorTerm:
-    if not isinstance(raw, Mapping):
-        raise CaseError("a node selector term must be a mapping with matchExpressions/matchFields", path, value=raw)
-    for k in raw:
-        if k not in ("matchExpressions", "matchFields"):
-            raise CaseError(f"unknown field {k!r} in a node selector term"
-                            + did_you_mean(k, ("matchExpressions", "matchFields")), (*path, str(k)))
-    ops = (*LABEL_SELECTOR_OPERATORS, GT, LT)
-    exprs = tuple(parse_selector_requirement(e, [*path, "matchExpressions", i], ops)
-                  for i, e in enumerate(raw.get("matchExpressions") or []))
-    fields = tuple(parse_selector_requirement(e, [*path, "matchFields", i], ops)
-                   for i, e in enumerate(raw.get("matchFields") or []))
-    for i, f in enumerate(fields):
-        if f.key != "metadata.name":
-            raise CaseError("only metadata.name is supported in matchFields", (*path, "matchFields", i, "key"),
-                            value=f.key)
-    return NodeSelectorTerm(exprs, fields)
-
-
-def parse_added_affinity(raw: Any, path: tuple) -> tuple[tuple[NodeSelectorTerm, ...] | None,
-                                                         tuple[PreferredSchedulingTerm, ...]]:
-    """NodeAffinityArgs.addedAffinity, validated as ValidateNodeAffinityArgs does:
-    (required terms or None, preferred terms)."""
-    if not isinstance(raw, Mapping):
-        raise CaseError("addedAffinity must be a NodeAffinity mapping", path, value=raw)
-    req_key = "requiredDuringSchedulingIgnoredDuringExecution"
-    pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
-    for k in raw:
-        if k not in (req_key, pref_key):
-            raise CaseError(f"unknown field {k!r} in addedAffinity" + did_you_mean(k, (req_key, pref_key)),
-                            (*path, str(k)))
-    required = None
-    if raw.get(req_key) is not None:
-        ns = raw[req_key]
-        if not isinstance(ns, Mapping) or set(ns) - {"nodeSelectorTerms"}:
-            raise CaseError("must be a node selector with nodeSelectorTerms", (*path, req_key), value=ns)
-        terms = ns.get("nodeSelectorTerms") or []
-        if not terms:
-            raise CaseError("must have at least one node selector term", (*path, req_key, "nodeSelectorTerms"))
-        required = tuple(_parse_term(t, (*path, req_key, "nodeSelectorTerms", i)) for i, t in enumerate(terms))
-    preferred = []
-    for i, p in enumerate(raw.get(pref_key) or []):
-        at = (*path, pref_key, i)
-        if not isinstance(p, Mapping) or set(p) - {"weight", "preference"}:
-            raise CaseError("a preferred term is {weight, preference}", at, value=p)
-        w = p.get("weight")
-        if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
-            raise CaseError("must be in the range 1-100", (*at, "weight"), value=w)
-        preferred.append(PreferredSchedulingTerm(w, _parse_term(p.get("preference") or {}, (*at, "preference"))))
-    return required, tuple(preferred)
 
 
 def required_node_names(pod: Pod) -> set[str] | None:

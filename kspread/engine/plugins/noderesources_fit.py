@@ -387,9 +387,8 @@ class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
 
     def __init__(self, args, handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
-        from kspread.engine.framework.args import LEAST_ALLOCATED
-        from kspread.engine.plugins.noderesources_scoring import ResourceScorer, Strategy
-        from kspread.engine.plugins.resource_allocation import DEFAULT_RESOURCES
+        from kspread.engine.apis.config import DEFAULT_RESOURCES, LEAST_ALLOCATED, Strategy
+        from kspread.engine.plugins.noderesources_scoring import ResourceScorer
 
         self._scorer = ResourceScorer(args, handle, config_path)
         self._scorer.name = self.name

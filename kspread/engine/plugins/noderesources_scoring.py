@@ -14,21 +14,24 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-# the strategy names, with NodeResourcesFitArgs' validation: kspread.engine.framework.args
-from kspread.engine.framework.args import LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
+# the strategy names and types: kspread.engine.apis.config (validated by kspread.engine.framework.args)
+from kspread.engine.apis.config import (
+    DEFAULT_RESOURCES,
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    ResourceSpec,
+    Strategy,
+)
 from kspread.engine.framework.interface import Plugin, PreScorePlugin, ScorePlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.plugins.resource_allocation import (
-    DEFAULT_RESOURCES,
-    ResourceSpec,
-    ShapePoint,
     UsageColumn,
     balanced_change_scores,
     balanced_legacies,
@@ -57,25 +60,18 @@ def shape_messages_field_style(version: Version) -> bool:
     return version.minor >= 21
 
 
-@dataclass(frozen=True, slots=True)
-class Strategy:
-    """A resource scoring strategy with its resources (and shape, already scaled)."""
-
-    kind: str
-    resources: tuple[ResourceSpec, ...]
-    shape: tuple[ShapePoint, ...] = ()
-
-    def score_columns(self, cols: Sequence[UsageColumn], version: Version, n: int) -> np.ndarray:
-        max_score = version.max_node_score
-        flags = resource_scoring(version)
-        if self.kind == LEAST_ALLOCATED:
-            return weighted_averages(cols, lambda r, c: least_requested_scores(r, c, max_score), n)
-        if self.kind == MOST_ALLOCATED:
-            cap = flags.most_allocated_caps_requested
-            return weighted_averages(cols, lambda r, c: most_requested_scores(r, c, max_score, cap), n)
-        floor = flags.rtcr_utilization_floor
-        return rtcr_combines(cols, lambda r, c: rtcr_resource_scores(self.shape, r, c, floor),
-                             rtcr_weighted(version), n)
+def score_columns(strategy: Strategy, cols: Sequence[UsageColumn], version: Version, n: int) -> np.ndarray:
+    """The scores of ``strategy`` (a ``ScoringStrategy``) over the nodes' usage columns."""
+    max_score = version.max_node_score
+    flags = resource_scoring(version)
+    if strategy.kind == LEAST_ALLOCATED:
+        return weighted_averages(cols, lambda r, c: least_requested_scores(r, c, max_score), n)
+    if strategy.kind == MOST_ALLOCATED:
+        cap = flags.most_allocated_caps_requested
+        return weighted_averages(cols, lambda r, c: most_requested_scores(r, c, max_score, cap), n)
+    floor = flags.rtcr_utilization_floor
+    return rtcr_combines(cols, lambda r, c: rtcr_resource_scores(strategy.shape, r, c, floor),
+                         rtcr_weighted(version), n)
 
 
 class _State:
@@ -112,7 +108,7 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         st = state.get(self._state_key())
         assert isinstance(st, _State)
         cols = usage_columns(nodes, self.strategy.resources, st.requests, self.version, False)
-        return self.strategy.score_columns(cols, self.version, len(nodes))
+        return score_columns(self.strategy, cols, self.version, len(nodes))
 
 
 def _resources_arg(plugin: Plugin) -> tuple[ResourceSpec, ...]:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kspread.engine.corev1helpers import tolerations_tolerate_taint
 from kspread.engine.framework.interface import Filtered, FilterPlugin, Plugin, tolerations_signer
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import CycleState, unresolvable
 from kspread.engine.model import Node, Pod, Taint
-from kspread.engine.plugins.nodematch import NO_SCHEDULE, tolerations_tolerate_taint
+from kspread.engine.plugins.nodematch import NO_SCHEDULE
 from kspread.engine.snapshot import NodeSet
 
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from kspread.engine.corev1helpers import find_untolerated_taint
 from kspread.engine.framework.interface import (
     Filtered,
     FilterPlugin,
@@ -38,11 +39,10 @@ from kspread.engine.framework.interface import (
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable, unschedulable
 from kspread.engine.labels import Selector, as_selector, selector_from_set
-from kspread.engine.model import HOSTNAME_LABEL, ZONE_LABEL, Node, Pod, TopologySpreadConstraint
+from kspread.engine.model import HOSTNAME_LABEL, Node, Pod, TopologySpreadConstraint
 from kspread.engine.plugins.helper import default_selector
 from kspread.engine.plugins.nodematch import (
     do_not_schedule_taints,
-    find_untolerated_taint,
     required_node_affinity_matches,
     required_node_affinity_matches_nodes,
 )
@@ -66,13 +66,6 @@ GATE_MATCH_LABEL_KEYS = "MatchLabelKeysInPodTopologySpread"
 
 PRE_FILTER_KEY = "PreFilter" + NAME
 PRE_SCORE_KEY = "PreScore" + NAME
-
-# plugin.go systemDefaultConstraints (the 1.19 gate defaulting used the same list).
-SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
-    TopologySpreadConstraint(max_skew=3, topology_key=HOSTNAME_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY),
-    TopologySpreadConstraint(max_skew=5, topology_key=ZONE_LABEL, when_unsatisfiable=SCHEDULE_ANYWAY),
-)
-
 
 # ---- constraints -------------------------------------------------------------------
 

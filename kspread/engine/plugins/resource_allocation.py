@@ -19,7 +19,9 @@ kspread's "unlimited" allocatable (a node without ``allocatable``) is 2**62; ups
 never sees such a node, and kspread computes with exact integers instead of wrapping
 int64 on overflow, so such a node scores as a practically empty one (least 99, most 0).
 
-Version differences: ``kspread.engine.versions.ResourceScoringFlags``.
+Version differences: ``kspread.engine.versions.ResourceScoringFlags``. The arguments'
+types (``ResourceSpec``, ``ShapePoint``) and defaults: ``kspread.engine.apis.config``;
+their parsing and validation: ``kspread.engine.framework.args``.
 """
 
 from __future__ import annotations
@@ -30,14 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kspread.engine.apis.config import MAX_UTILIZATION, ResourceSpec, ShapePoint
 from kspread.engine.model import Pod
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from kspread.engine.resources import scoring_requests
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version, resource_scoring
-
-MAX_UTILIZATION = 100
-MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
 def go_div(a: int, b: int) -> int:
@@ -81,21 +81,6 @@ def _one(requested: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
 def is_scalar_resource(name: str) -> bool:
     """``IsScalarResourceName``: extended (prefixed) resources, hugepages, attachable volumes."""
     return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceSpec:
-    name: str
-    weight: int = 1
-
-
-DEFAULT_RESOURCES = (ResourceSpec(CPU, 1), ResourceSpec(MEMORY, 1))
-
-
-@dataclass(frozen=True, slots=True)
-class ShapePoint:
-    utilization: int
-    score: int
 
 
 # ---- per-resource scores -------------------------------------------------------------------
@@ -374,19 +359,3 @@ def usage_columns(
         present = a != 0 if skip else np.ones(n, bool)
         out.append(UsageColumn(spec.weight, a, before + pod_req, before, present))
     return out
-
-
-# ---- arguments ----------------------------------------------------------------------------------
-
-
-# Parsing and validating ``resources`` and ``shape`` arguments: kspread.engine.framework.args.
-
-
-def scale_shape(shape: Sequence[ShapePoint], version: Version) -> tuple[ShapePoint, ...]:
-    """Shape scores 0..10 scaled to the version's node score range."""
-    k = resource_scoring(version).rtcr_shape_scale
-    return tuple(ShapePoint(p.utilization, p.score * k) for p in shape)
-
-
-# The priority function's shape when a policy gives none (up to 1.17): least-requested like.
-LEGACY_DEFAULT_SHAPE = (ShapePoint(0, 10), ShapePoint(100, 0))

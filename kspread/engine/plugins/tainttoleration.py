@@ -23,6 +23,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from kspread.engine.corev1helpers import find_untolerated_taint, tolerations_tolerate_taint
 from kspread.engine.framework.interface import (
     Filtered,
     FilterPlugin,
@@ -38,8 +39,6 @@ from kspread.engine.plugins.nodematch import (
     PREFER_NO_SCHEDULE,
     default_normalize_scores,
     do_not_schedule_taints,
-    find_untolerated_taint,
-    tolerations_tolerate_taint,
 )
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version

@@ -1,0 +1,1 @@
+"""The scheduler's configuration API, as upstream's pkg/scheduler/apis."""
