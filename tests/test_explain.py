@@ -94,6 +94,7 @@ def test_each_cycle_of_a_sequence_is_explained_as_it_ran():
         "  n1: not feasible",
         "    filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
         "  unschedulable",
+        "  scheduler's verdict: 0/1 nodes are available: 1 Insufficient cpu.",
     ]
 
 
@@ -308,8 +309,10 @@ def test_not_eligible_preemption_says_why():
     case = _case("1.24", [_node("n1", "2")], [{"name": "v", "node": "n1", "priority": 10, "requests": {"cpu": "2"}}],
                  {"name": "p", "priority": 100, "preemptionPolicy": "Never", "requests": {"cpu": "1"}})
     lines = _explain(case).split("\n")
-    assert lines[-2:] == ["preemption (DefaultPreemption): Unschedulable: not eligible due to preemptionPolicy=Never.",
-                          "unschedulable"]
+    assert lines[-3:] == ["preemption (DefaultPreemption): Unschedulable: not eligible due to preemptionPolicy=Never.",
+                          "unschedulable",
+                          ("scheduler's verdict: 0/1 nodes are available: 1 Insufficient cpu. "
+                           "preemption: not eligible due to preemptionPolicy=Never.")]
 
 
 def test_pick_steps_do_not_change_the_choice():

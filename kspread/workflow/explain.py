@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kspread.engine.diagnosis import verdict
 from kspread.engine.framework.status import Code, Status
 from kspread.engine.plugins.defaultpreemption import LATEST_START_TIME, MAX_INT32, SMALLEST_PRIORITY_SUM, TIE
 from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler, wrap_int64
@@ -178,6 +179,9 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
     elif not r.error:
         lines.append("unschedulable")
+        said = verdict(version, r)
+        if said is not None:
+            lines.append(f"scheduler's verdict: {said}")
     if r.error:
         lines.append(f"scheduling error: {r.error}")
     return "\n".join(lines)

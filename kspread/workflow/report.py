@@ -59,7 +59,7 @@ def case_entry(doc: Any, v: Verdict, pictures: bool = False) -> dict[str, Any]:
     if v.error is not None:
         entry["error"] = v.error
     if v.outcome is not None:
-        entry["actual"] = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "attempts", "ties", "schedulingError")
+        entry["actual"] = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "attempts", "ties", "schedulingError", "verdict")
                            if k in v.outcome.actual}
     if not v.passed and v.case is not None:
         entry["expected"] = jsonable(v.case.expect)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kspread.engine.diagnosis import verdict
 from kspread.engine.scheduler import CycleResult, Scheduler, run_case
 from kspread.format.case import Case
 
@@ -96,6 +97,9 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
     sched, results, placements = run_case(case, observe, keep_all)
     actual = cycle_actual(results[-1]) if results else {}
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
+    said = verdict(sched.version, results[-1]) if results else None
+    if said is not None:
+        actual["verdict"] = said  # a report (the FailedScheduling message), not an expectation
     if case.is_sequence:
         actual["placements"] = placements
         # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
@@ -447,6 +451,8 @@ def check(doc, config: str | None = None) -> Verdict:
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
         body = render(outcome.diffs, case.expect, outcome.actual)
+        if outcome.actual.get("verdict"):
+            body += f"\nscheduler's verdict: {outcome.actual['verdict']}"
         note = pod_capacity_note(case, outcome.cycles)
         if note:
             body = note + "\n" + body

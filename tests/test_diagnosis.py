@@ -1,0 +1,121 @@
+"""The scheduler's own verdict line (FitError.Error(), the FailedScheduling message) per
+version, in ``kspread run --json`` (``actual.verdict``), the failure report and explain."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from kspread.engine.diagnosis import fit_error_message, reason_histogram
+from kspread.engine.framework.status import Code, Status
+from kspread.engine.versions import Version
+from kspread.format.case import build_case
+from kspread.format.loader import read_file
+from kspread.workflow.cli import main as cli_main
+from kspread.workflow.explain import explain_cycles, explain_run
+from kspread.workflow.runner import check, run_loaded
+
+
+def _nodes() -> list[dict[str, Any]]:
+    taint = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    return [
+        {"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}},
+        {"name": "n2", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}},
+        {"name": "n3", "allocatable": {"cpu": "8", "memory": "8Gi", "pods": 110}, "taints": taint},
+        {"name": "n4", "allocatable": {"cpu": "8", "memory": "8Gi", "pods": 110}, "taints": taint},
+    ]
+
+
+def _case(version: str, pod: dict[str, Any] | None = None, **extra: Any):
+    doc: dict[str, Any] = {
+        "apiVersion": "kspread/v1", "kind": "Case", "name": "four", "version": version, "nodes": _nodes(),
+        "pods": [{"name": "a", "node": "n1", "requests": {"cpu": "2680m"}},
+                 {"name": "b", "node": "n2", "requests": {"cpu": "3"}}],
+        "pod": pod or {"name": "p", "requests": {"cpu": "1500m"}}, **extra}
+    return build_case(doc, "t")
+
+
+CPU_AND_TAINT = {
+    "1.16": "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had taints that the pod didn't tolerate.",
+    "1.23": "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had taint {dedicated: gpu}, that the pod "
+            "didn't tolerate.",
+    "1.24": "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}. "
+            "preemption: 0/4 nodes are available: 2 No preemption victims found for incoming "
+            "pod, 2 Preemption is not helpful for scheduling.",
+    "1.27": "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}. "
+            "preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, 2 Preemption "
+            "is not helpful for scheduling..",
+    "1.30": "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}. "
+            "preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, 2 Preemption "
+            "is not helpful for scheduling.",
+}
+
+
+@pytest.mark.parametrize("version", sorted(CPU_AND_TAINT))
+def test_verdict_line_as_each_version_words_it(version):
+    actual = run_loaded(_case(version)).actual
+    assert actual["verdict"] == CPU_AND_TAINT[version]
+
+
+def test_not_eligible_to_preempt_is_the_preemption_part():
+    pod = {"name": "p", "requests": {"cpu": "1500m"}, "preemptionPolicy": "Never"}
+    assert run_loaded(_case("1.24", pod)).actual["verdict"] == (
+        "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}. "
+        "preemption: not eligible due to preemptionPolicy=Never.")
+    assert run_loaded(_case("1.28", pod)).actual["verdict"] == (
+        "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}. "
+        "preemption: not eligible due to preemptionPolicy=Never..")
+
+
+def test_a_pod_that_fits_or_preempts():
+    assert "verdict" not in run_loaded(_case("1.30", {"name": "p", "requests": {"cpu": "1"}})).actual
+    # preemption nominates a node: the FitError is still the event, without a PostFilter message
+    case = _case("1.30", {"name": "p", "requests": {"cpu": "1500m"}, "priority": 100})
+    actual = run_loaded(case).actual
+    assert actual["preemption"] is not None
+    assert actual["verdict"] == ("0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint "
+                                 "{dedicated: gpu}.")
+
+
+def _conflict(version: str):
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]},
+                              {"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]
+    return build_case({"apiVersion": "kspread/v1", "kind": "Case", "name": "c", "version": version,
+                       "profile": {"filter": ["NodeAffinity"]}, "nodes": ["n1", "n2"],
+                       "pod": {"name": "p", "affinity": {"nodeAffinity": {
+                           "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}},
+                      "t")
+
+
+def test_a_pre_filter_rejection_counted_per_node_then_said_once():
+    assert run_loaded(_conflict("1.24")).actual["verdict"] == "0/2 nodes are available: 2 pod affinity terms conflict."
+    assert run_loaded(_conflict("1.26")).actual["verdict"] == "0/2 nodes are available: pod affinity terms conflict."
+
+
+def test_histogram_sorts_as_strings_and_counts_every_reason():
+    st = {f"n{i}": Status(Code.UNSCHEDULABLE, ("Insufficient memory",)) for i in range(10)}
+    st["x"] = Status(Code.UNSCHEDULABLE, ("Insufficient cpu", "Insufficient memory"))
+    st["y"] = Status(Code.UNSCHEDULABLE, ("Insufficient cpu",))
+    assert reason_histogram(st) == ["11 Insufficient memory", "2 Insufficient cpu"]
+    assert fit_error_message(Version(30), 12, st) == (
+        "0/12 nodes are available: 11 Insufficient memory, 2 Insufficient cpu.")
+
+
+def test_run_json_report_and_explain_carry_the_verdict(tmp_path, capsys):
+    p = tmp_path / "c.yaml"
+    p.write_text(
+        "apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.30'\nprofile: {filter: [NodeUnschedulable]}\n"
+        "nodes: [{name: n1, unschedulable: true}]\npod: {name: p}\nexpect: {feasible: [n1]}\n", encoding="utf-8")
+    assert cli_main(["run", "--json", str(p)]) == 1
+    entry = json.loads(capsys.readouterr().out)[0]
+    line = "0/1 nodes are available: 1 node(s) were unschedulable."
+    assert entry["actual"]["verdict"] == line
+    assert f"\nscheduler's verdict: {line}\n" in check(read_file(p).docs[0]).message
+    case = build_case({"apiVersion": "kspread/v1", "kind": "Case", "name": "c", "version": "1.30",
+                       "profile": {"filter": ["NodeUnschedulable"]}, "nodes": [{"name": "n1", "unschedulable": True}],
+                       "pod": {"name": "p"}}, "t")
+    outcome, cycles = explain_run(case)
+    assert explain_cycles(outcome.scheduler, cycles).splitlines()[-2:] == ["unschedulable",
+                                                                          f"scheduler's verdict: {line}"]
