@@ -117,5 +117,82 @@ def test_run_json_report_and_explain_carry_the_verdict(tmp_path, capsys):
                        "profile": {"filter": ["NodeUnschedulable"]}, "nodes": [{"name": "n1", "unschedulable": True}],
                        "pod": {"name": "p"}}, "t")
     outcome, cycles = explain_run(case)
-    assert explain_cycles(outcome.scheduler, cycles).splitlines()[-2:] == ["unschedulable",
-                                                                          f"scheduler's verdict: {line}"]
+    assert explain_cycles(outcome.scheduler, cycles).splitlines()[-4:] == [
+        "unschedulable", f"scheduler's verdict: {line}", "what would it take (the nodes closest to fitting first):",
+        "  n1: uncordoning, or a toleration of node.kubernetes.io/unschedulable:NoSchedule"]
+
+
+# ---- reasons with numbers, and what would it take -----------------------------------------
+
+LACKS = """apiVersion: kspread/v1
+kind: Case
+name: lacks
+version: "1.22"
+nodes:
+- {name: n1, labels: {disktype: hdd}, allocatable: {cpu: "2", memory: 1Gi, pods: 1}}
+- {name: n2, labels: {disktype: ssd}, unschedulable: true}
+- {name: n3, labels: {disktype: ssd, zone: c}}
+- {name: n4, labels: {disktype: ssd, zone: a}}
+pods:
+- {name: a, node: n1, requests: {memory: 768Mi}}
+- {name: w, node: n4, containers: [{name: c, ports: [{containerPort: 80, hostPort: 8080}]}]}
+pod:
+  name: p
+  nodeSelector: {disktype: ssd}
+  containers:
+  - {name: c, resources: {requests: {memory: 512Mi}}, ports: [{containerPort: 80, hostPort: 8080}]}
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: zone, operator: In, values: [a, b]}]
+  tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoExecute}]
+expect:
+  selected: n1
+"""
+
+
+def _explain_text(tmp_path, text: str) -> str:
+    p = tmp_path / "c.yaml"
+    p.write_text(text, encoding="utf-8")
+    return check(read_file(p).docs[0]).message
+
+
+def test_rows_carry_the_numbers_and_each_node_what_it_lacks(tmp_path):
+    case = build_case(__import__("yaml").safe_load(LACKS), "t")
+    outcome, cycles = explain_run(case)
+    text = explain_cycles(outcome.scheduler, cycles)
+    assert ("NodeResourcesFit                  not run (after NodeAffinity); alone: Unschedulable: Too many pods, "
+            "Insufficient memory (1 of 1 pods on the node; requests 512Mi; 256Mi of 1Gi free)") in text
+    assert ("NodeAffinity                      UnschedulableAndUnresolvable: node(s) didn't match Pod's node "
+            "affinity/selector (nodeSelector disktype=ssd: the node has disktype=hdd; required node affinity not "
+            "matched: term 1: zone in (a,b) (the node has no zone label))") in text
+    assert "node(s) didn't have free ports for the requested pod ports (host port 8080/TCP in use)" in text
+    assert "UnschedulableAndUnresolvable: node(s) were unschedulable (spec.unschedulable is true)" in text
+    assert text.split("\n")[-5:] == [
+        "what would it take (the nodes closest to fitting first):",
+        "  n3: labels matching zone in (a,b) (required node affinity)",
+        "  n4: host port 8080/TCP free",
+        ("  n2: uncordoning, or a toleration of node.kubernetes.io/unschedulable:NoSchedule, labels matching "
+        "zone in (a,b) (required node affinity)"),
+        ("  n1: the label disktype=ssd, labels matching zone in (a,b) (required node affinity), room for 1 more "
+        "pod, 256Mi more memory"),
+    ]
+
+
+def test_failure_report_says_what_it_would_take_bounded(tmp_path):
+    nodes = "\n".join(f"- {{name: n{i}, allocatable: {{cpu: '1', memory: 1Gi, pods: 110}}, "
+                      f"taints: [{{key: k, value: v{i}, effect: NoSchedule}}]}}" for i in range(1, 8))
+    text = _explain_text(tmp_path, "apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.30'\n"
+                                   f"nodes:\n{nodes}\npod: {{name: p, requests: {{cpu: 1500m}}}}\n"
+                                   "expect: {selected: n1}\n")
+    lines = text.split("\n")
+    i = lines.index("what would it take (the nodes closest to fitting first):")
+    assert lines[i + 1:i + 7] == [
+        "  n1: a toleration of k=v1:NoSchedule, 500m more cpu",
+        "  n2: a toleration of k=v2:NoSchedule, 500m more cpu",
+        "  n3: a toleration of k=v3:NoSchedule, 500m more cpu",
+        "  n4: a toleration of k=v4:NoSchedule, 500m more cpu",
+        "  n5: a toleration of k=v5:NoSchedule, 500m more cpu",
+        "  (2 more node(s) not shown)",
+    ]

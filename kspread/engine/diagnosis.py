@@ -24,16 +24,34 @@ How the wording changed:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kspread.engine.framework.interface import StatusView
-from kspread.engine.framework.status import Code, Status
+from kspread.engine.framework.interface import FilterPlugin, StatusView
+from kspread.engine.framework.status import Code, CycleState, Status
+from kspread.engine.model import Pod, Taint
+from kspread.engine.plugins.nodeaffinity import NodeAffinity
+from kspread.engine.plugins.nodematch import _requirement_matches as requirement_matches
+from kspread.engine.plugins.nodematch import (
+    do_not_schedule_taints,
+    node_selector_matches,
+    tolerations_tolerate_taint,
+)
+from kspread.engine.plugins.nodeports import NodePorts, check_conflict
+from kspread.engine.plugins.noderesources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_KEY
+from kspread.engine.plugins.noderesources_fit import NodeResourcesFitFilter, fits_request
+from kspread.engine.plugins.nodeunschedulable import NodeUnschedulable
+from kspread.engine.plugins.tainttoleration import TaintToleration
+from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kspread.engine.resources import pod_requests
+from kspread.engine.snapshot import DEFAULT_BIND_ALL_HOST_IP, NodeInfo, pod_host_ports
 from kspread.engine.versions import Version
 
 if TYPE_CHECKING:
+    from kspread.engine.framework.runtime import Framework
     from kspread.engine.scheduler import CycleResult
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
@@ -146,3 +164,147 @@ def verdict(v: Version, r: CycleResult) -> str | None:
     if pre is not None and not pre.is_success() and not prefilter_rejection_is_fit_error(v):
         return None  # not a FitError: the cycle's error (kspread does not model its text before 1.19)
     return fit_error_message(v, len(statuses), statuses, pre, preemption_message(v, r))
+
+
+# ---- what a node lacks ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Lack:
+    """One thing a node lacks for the pod, as a failing filter plugin sees it: ``detail``
+    the numbers beside the plugin's reason (``requests 1500m; 1320m of 4 free``), ``need``
+    what would make that check pass (``180m more cpu``)."""
+
+    plugin: str
+    detail: str
+    need: str
+
+
+def quantity(resource: str, amount: int) -> str:
+    """An amount as a quantity of ``resource``: cpu in millicores (``1500m``, ``4``),
+    bytes with the largest binary suffix that divides them (``8Gi``), others as they are."""
+    if resource == CPU:
+        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
+    if resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-"):
+        for suffix, size in (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20),
+                             ("Ki", 2**10)):
+            if amount and amount % size == 0:
+                return f"{amount // size}{suffix}"
+    return str(amount)
+
+
+def _resource_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeInfo, v: Version) -> list[Lack]:
+    pre = state.get(FIT_PRE_FILTER_KEY)
+    request = pre.request if pre is not None and hasattr(pre, "request") else pod_requests(pod, v)
+    args = getattr(plugin, "args", {}) or {}
+    ignored = (frozenset(args.get("ignoredResources") or ()), frozenset(args.get("ignoredResourceGroups") or ()))
+    out = []
+    for ins in fits_request(request, info, v, *ignored):
+        name = plugin.name
+        if ins.resource == PODS:
+            out.append(Lack(name, f"{ins.used} of {ins.capacity} pods on the node", "room for 1 more pod"))
+            continue
+        free = ins.capacity - ins.used
+        q = quantity
+        if free >= 0:
+            detail = f"requests {q(ins.resource, ins.requested)}; {q(ins.resource, free)} of " \
+                     f"{q(ins.resource, ins.capacity)} free"
+        else:
+            detail = f"requests {q(ins.resource, ins.requested)}; over-committed: {q(ins.resource, ins.used)} of " \
+                     f"{q(ins.resource, ins.capacity)} requested"
+        out.append(Lack(name, detail, f"{q(ins.resource, ins.requested - max(free, 0))} more {ins.resource}"))
+    return out
+
+
+def _taint(t: Taint) -> str:
+    return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+
+
+def _taint_lacks(plugin: FilterPlugin, pod: Pod, info: NodeInfo) -> list[Lack]:
+    tols = tuple(pod.tolerations)
+    taints = [t for t in info.node.taints if do_not_schedule_taints(t) and not tolerations_tolerate_taint(tols, t)]
+    if not taints:
+        return []
+    shown = ", ".join(_taint(t) for t in taints)
+    return [Lack(plugin.name, f"untolerated: {shown}", f"a toleration of {shown}")]
+
+
+def _has(labels: Mapping[str, str], key: str) -> str:
+    return f"the node has {key}={labels[key]}" if key in labels else f"the node has no {key} label"
+
+
+def _affinity_lacks(plugin: FilterPlugin, pod: Pod, info: NodeInfo) -> list[Lack]:
+    node = info.node
+    labels = node.labels
+    out = []
+    for k, want in pod.node_selector.items():
+        if labels.get(k) != want:
+            out.append(Lack(plugin.name, f"nodeSelector {k}={want}: {_has(labels, k)}", f"the label {k}={want}"))
+    aff = pod.affinity
+    terms = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
+    added = getattr(plugin, "added_required", None)
+    for what, group in (("addedAffinity", added), ("required node affinity", terms)):
+        if group is None or node_selector_matches(group, node):
+            continue
+        parts, needs = [], []
+        for i, term in enumerate(group, 1):
+            failing = [r for r in term.match_expressions if not requirement_matches(r, labels)]
+            failing_fields = [r for r in term.match_fields if not requirement_matches(r, {"metadata.name": node.name})]
+            said = [f"{r} ({_has(labels, r.key)})" for r in failing] + [f"{r} (the node is {node.name})"
+                                                                       for r in failing_fields]
+            parts.append(f"term {i}: " + ("; ".join(said) if said else "no requirement"))
+            needs.append(" and ".join(str(r) for r in [*failing, *failing_fields]) or f"term {i}")
+        out.append(Lack(plugin.name, f"{what} not matched: " + ", ".join(parts),
+                        f"labels matching {' or '.join(needs)} ({what})"))
+    return out
+
+
+def _ports_lacks(plugin: FilterPlugin, pod: Pod, info: NodeInfo) -> list[Lack]:
+    taken = [w for w in pod_host_ports(pod) if check_conflict(info.used_ports, w)]
+    if not taken:
+        return []
+    shown = ", ".join(f"{port}/{proto}" + (f" on {ip}" if ip != DEFAULT_BIND_ALL_HOST_IP else "")
+                      for ip, proto, port in taken)
+    return [Lack(plugin.name, f"host port {shown} in use", f"host port {shown} free")]
+
+
+def node_lacks(fwk: Framework, state: CycleState, pod: Pod, info: NodeInfo,
+               rows: list[tuple[str, Status]]) -> list[Lack]:
+    """What the node lacks for the pod, for every filter plugin that rejects it (``rows``:
+    ``Framework.filter_plugin_statuses``); numbers for resources, the taints, labels and
+    host ports named; any other plugin's reason as it is. Valid while the cluster is as
+    the cycle saw it, with the pods nominated to the node."""
+    plugins = {p.name: p for p in fwk.filter_plugins}
+    v = fwk.version
+    nominated = fwk.nominated_pods_for(pod, info.name)
+    if nominated:  # the filters ran with the pods nominated here (equal or higher priority)
+        info = info.clone()
+        for q in nominated:
+            info.add_pod(q if q.node_name == info.name else replace(q, node_name=info.name))
+    out: list[Lack] = []
+    for name, st in rows:
+        if st.is_success() or st.is_skip():
+            continue
+        p = plugins.get(name)
+        found: list[Lack] = []
+        if isinstance(p, NodeResourcesFitFilter):
+            found = _resource_lacks(p, state, pod, info, v)
+        elif isinstance(p, TaintToleration):
+            found = _taint_lacks(p, pod, info)
+        elif isinstance(p, NodeAffinity):
+            found = _affinity_lacks(p, pod, info)
+        elif isinstance(p, NodePorts):
+            found = _ports_lacks(p, pod, info)
+        elif isinstance(p, NodeUnschedulable):
+            found = [Lack(name, "spec.unschedulable is true",
+                          "uncordoning, or a toleration of node.kubernetes.io/unschedulable:NoSchedule")]
+        out.extend(found or [Lack(name, "", f"passing {name}: {st.message or st.code}")])
+    return out
+
+
+def closest_first(lacks: Mapping[str, list[Lack]], order: Sequence[str]) -> list[str]:
+    """The nodes that lack something, those closest to fitting first: fewest rejecting
+    plugins, then fewest lacks, then node order."""
+    rank = {n: i for i, n in enumerate(order)}
+    nodes = [n for n, ls in lacks.items() if ls]
+    return sorted(nodes, key=lambda n: (len({lk.plugin for lk in lacks[n]}), len(lacks[n]), rank.get(n, len(rank))))
