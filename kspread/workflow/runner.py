@@ -290,13 +290,19 @@ def _as_list(v: Any) -> list[str]:
     return [str(v)] if isinstance(v, str) else []
 
 
+# what the rows of a key's table are (a key that is one row, or a few named fields: none)
+_ROW_HEADER = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
+               "scores": "plugin node", "placements": "pod"}
+
+
 def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
     lines: list[str] = []
     for d in diffs:
         lines.append(f"{d.key}:")
-        w1 = max([len("node")] + [len(str(r[0])) for r in d.rows])
+        header = _ROW_HEADER.get(d.key, "")
+        w1 = max([len(header)] + [len(str(r[0])) for r in d.rows])
         w2 = max([len("expected")] + [len(_fmt(r[1])) for r in d.rows])
-        lines.append(f"  {'node'.ljust(w1)}  {'expected'.ljust(w2)}  actual")
+        lines.append(f"  {header.ljust(w1)}  {'expected'.ljust(w2)}  actual")
         for what, w, h in d.rows:
             lines.append(f"  {str(what).ljust(w1)}  {_fmt(w).ljust(w2)}  {_fmt(h)}")
         if d.note:
