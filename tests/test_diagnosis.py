@@ -196,3 +196,36 @@ def test_failure_report_says_what_it_would_take_bounded(tmp_path):
         "  n5: a toleration of k=v5:NoSchedule, 500m more cpu",
         "  (2 more node(s) not shown)",
     ]
+
+
+def test_explain_json_has_run_json_shape_and_each_cycle(tmp_path, capsys):
+    p = tmp_path / "c.yaml"
+    p.write_text(
+        "apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.30'\n"
+        "profile: {filter: [NodeUnschedulable, NodeResourcesFit]}\n"
+        "nodes: [{name: n1, allocatable: {cpu: '2', memory: 1Gi, pods: 10}}, {name: n2, unschedulable: true}]\n"
+        "pods: [{name: a, node: n1, requests: {cpu: 1500m}}]\n"
+        "pod: {name: p, requests: {cpu: '1'}}\nexpect: {feasible: []}\n", encoding="utf-8")
+    assert cli_main(["run", "--json", str(p)]) == 0
+    run = json.loads(capsys.readouterr().out)[0]
+    assert cli_main(["explain", "--json", str(p)]) == 0
+    [entry] = json.loads(capsys.readouterr().out)
+    assert {k: entry[k] for k in ("file", "line", "name", "version", "actual")} == {
+        k: run[k] for k in ("file", "line", "name", "version", "actual")}
+    [cycle] = entry["cycles"]
+    assert cycle["pod"] == "p" and cycle["attempt"] == 1
+    assert cycle["nodes"] == [
+        {"node": "n1", "verdict": "not feasible", "filters": [
+            {"plugin": "NodeUnschedulable", "code": "Success", "ran": True},
+            {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reason": "Insufficient cpu",
+             "detail": "requests 1; 500m of 2 free", "ran": True}]},
+        {"node": "n2", "verdict": "not feasible", "filters": [
+            {"plugin": "NodeUnschedulable", "code": "UnschedulableAndUnresolvable",
+             "reason": "node(s) were unschedulable", "detail": "spec.unschedulable is true", "ran": True},
+            {"plugin": "NodeResourcesFit", "code": "Success", "ran": False}]},
+    ]
+    assert cycle["verdict"] == entry["actual"]["verdict"] == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable.")
+    assert cycle["whatItTakes"] == [
+        {"node": "n1", "needs": ["500m more cpu"]},
+        {"node": "n2", "needs": ["uncordoning, or a toleration of node.kubernetes.io/unschedulable:NoSchedule"]}]
