@@ -229,3 +229,20 @@ def test_explain_json_has_run_json_shape_and_each_cycle(tmp_path, capsys):
     assert cycle["whatItTakes"] == [
         {"node": "n1", "needs": ["500m more cpu"]},
         {"node": "n2", "needs": ["uncordoning, or a toleration of node.kubernetes.io/unschedulable:NoSchedule"]}]
+
+
+def test_spread_constraint_skew_and_missing_label_are_given():
+    case = build_case({
+        "apiVersion": "kspread/v1", "kind": "Case", "name": "s", "version": "1.30",
+        "profile": {"filter": ["PodTopologySpread"]},
+        "nodes": [{"name": "n1", "labels": {"zone": "a"}}, {"name": "n2", "labels": {"zone": "b"}}, "n3"],
+        "pods": [{"name": "a1", "node": "n1", "labels": {"app": "web"}},
+                 {"name": "a2", "node": "n1", "labels": {"app": "web"}}],
+        "pod": {"name": "p", "labels": {"app": "web"}, "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"app": "web"}}}]}}, "t")
+    _, cycles = explain_run(case)
+    assert [(lk.detail, lk.need) for lk in cycles[0].lacks["n1"]] == [
+        ("zone=a: 2 matching pod(s), the minimum 0, skew 3 > maxSkew 1", "2 fewer matching pod(s) in zone=a")]
+    assert [(lk.detail, lk.need) for lk in cycles[0].lacks["n3"]] == [("no zone label", "the label zone")]
+    assert cycles[0].lacks["n2"] == []

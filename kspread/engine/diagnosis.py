@@ -44,6 +44,8 @@ from kspread.engine.plugins.nodeports import NodePorts, check_conflict
 from kspread.engine.plugins.noderesources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_KEY
 from kspread.engine.plugins.noderesources_fit import NodeResourcesFitFilter, fits_request
 from kspread.engine.plugins.nodeunschedulable import NodeUnschedulable
+from kspread.engine.plugins.podtopologyspread import PRE_FILTER_KEY as SPREAD_PRE_FILTER_KEY
+from kspread.engine.plugins.podtopologyspread import PodTopologySpread, PreFilterState
 from kspread.engine.plugins.tainttoleration import TaintToleration
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kspread.engine.resources import pod_requests
@@ -268,6 +270,32 @@ def _ports_lacks(plugin: FilterPlugin, pod: Pod, info: NodeInfo) -> list[Lack]:
     return [Lack(plugin.name, f"host port {shown} in use", f"host port {shown} free")]
 
 
+def _spread_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeInfo, v: Version) -> list[Lack]:
+    """Each constraint the node fails: its topology label missing, or the skew (the
+    matching pods in the node's domain, plus the pod if it matches, minus the global
+    minimum) over maxSkew."""
+    s = state.get(SPREAD_PRE_FILTER_KEY)
+    if not isinstance(s, PreFilterState):
+        return []
+    out = []
+    for i, c in enumerate(s.constraints):
+        key = c.topology_key
+        value = info.node.labels.get(key)
+        if value is None:
+            out.append(Lack(plugin.name, f"no {key} label", f"the label {key}"))
+            continue
+        least = s.min_match_num(i, v)
+        if least is None:
+            continue
+        count = s.match_num[i].get(value, 0)
+        skew = count + (1 if c.selector.matches(pod.labels) else 0) - least
+        if skew > c.max_skew:
+            out.append(Lack(plugin.name, f"{key}={value}: {count} matching pod(s), the minimum {least}, "
+                                         f"skew {skew} > maxSkew {c.max_skew}",
+                            f"{skew - c.max_skew} fewer matching pod(s) in {key}={value}"))
+    return out
+
+
 def node_lacks(fwk: Framework, state: CycleState, pod: Pod, info: NodeInfo,
                rows: list[tuple[str, Status]]) -> list[Lack]:
     """What the node lacks for the pod, for every filter plugin that rejects it (``rows``:
@@ -293,6 +321,8 @@ def node_lacks(fwk: Framework, state: CycleState, pod: Pod, info: NodeInfo,
             found = _taint_lacks(p, pod, info)
         elif isinstance(p, NodeAffinity):
             found = _affinity_lacks(p, pod, info)
+        elif isinstance(p, PodTopologySpread):
+            found = _spread_lacks(p, state, pod, info, v)
         elif isinstance(p, NodePorts):
             found = _ports_lacks(p, pod, info)
         elif isinstance(p, NodeUnschedulable):
