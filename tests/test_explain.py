@@ -69,9 +69,9 @@ def test_filters_after_the_first_rejection_are_shown_as_not_run():
         "n1: not feasible",
         "  filter NodeUnschedulable                 Success",
         ("         TaintToleration                   UnschedulableAndUnresolvable: "
-        "node(s) had untolerated taint {k: }"),
+        "node(s) had untolerated taint {k: } (untolerated: k:NoSchedule)"),
         ("         NodeResourcesFit                  not run (after TaintToleration); alone: "
-        "Unschedulable: Insufficient cpu"),
+        "Unschedulable: Insufficient cpu (requests 3; 2 of 2 free)"),
         "                                           (not run after TaintToleration: 1 more filter, passing alone)",
     ]
 
@@ -92,8 +92,11 @@ def test_each_cycle_of_a_sequence_is_explained_as_it_ran():
         "  selected: n1",
         "cycle 3: pod p3",
         "  n1: not feasible",
-        "    filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "    filter NodeResourcesFit                  Unschedulable: Insufficient cpu (requests 1; 0 of 2 free)",
         "  unschedulable",
+        "  scheduler's verdict: 0/1 nodes are available: 1 Insufficient cpu.",
+        "  what would it take (the nodes closest to fitting first):",
+        "    n1: 1 more cpu",
     ]
 
 
@@ -105,9 +108,9 @@ def test_filter_statuses_are_those_before_any_victim_is_removed():
     text = _explain(case)
     assert text.split("\n") == [
         "n1: not feasible",
-        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu (requests 1; 500m of 2 free)",
         "n2: not feasible",
-        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu (requests 1; 500m of 2 free)",
         "preemption (DefaultPreemption): Success",
         "  potential nodes (filter status not UnschedulableAndUnresolvable): 2; candidates found: 2",
         "  n1: candidate, victims [a (priority 10)], PDB violations 0",
@@ -125,7 +128,8 @@ def test_preemptor_retry_in_a_sequence_sees_the_victims_gone():
                  schedule=[{"name": "h", "priority": 100, "requests": {"cpu": "1"}}])
     lines = _explain(case).split("\n")
     assert lines[:3] == ["cycle 1: pod h", "  n1: not feasible",
-                         "    filter NodeResourcesFit                  Unschedulable: Insufficient cpu"]
+                         ("    filter NodeResourcesFit                  Unschedulable: Insufficient cpu "
+                         "(requests 1; 0 of 2 free)")]
     assert "    n1: candidate, victims [v (priority 10)], PDB violations 0" in lines
     assert "    node choice: n1 is the only candidate" in lines
     i = lines.index("cycle 2: pod h (attempt 2)")
@@ -141,7 +145,8 @@ def test_filters_run_with_nominated_pods_as_the_cycle_did():
         {"name": "p", "priority": 100, "requests": {"cpu": "2"}}, profile={"filter": ["NodeResourcesFit"]})
     lines = _explain(case).split("\n")
     assert lines[:3] == ["n1: not feasible",
-                         "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+                         ("  filter NodeResourcesFit                  Unschedulable: Insufficient cpu "
+                          "(requests 2; 1 of 2 free)"),
                          "         (filters ran with the pods nominated here: r)"]
 
 
@@ -308,8 +313,12 @@ def test_not_eligible_preemption_says_why():
     case = _case("1.24", [_node("n1", "2")], [{"name": "v", "node": "n1", "priority": 10, "requests": {"cpu": "2"}}],
                  {"name": "p", "priority": 100, "preemptionPolicy": "Never", "requests": {"cpu": "1"}})
     lines = _explain(case).split("\n")
-    assert lines[-2:] == ["preemption (DefaultPreemption): Unschedulable: not eligible due to preemptionPolicy=Never.",
-                          "unschedulable"]
+    assert lines[-5:] == ["preemption (DefaultPreemption): Unschedulable: not eligible due to preemptionPolicy=Never.",
+                          "unschedulable",
+                          ("scheduler's verdict: 0/1 nodes are available: 1 Insufficient cpu. "
+                           "preemption: not eligible due to preemptionPolicy=Never."),
+                          "what would it take (the nodes closest to fitting first):",
+                          "  n1: 1 more cpu"]
 
 
 def test_pick_steps_do_not_change_the_choice():
@@ -354,9 +363,9 @@ def test_failure_report_explains_the_preemption(tmp_path):
     assert report[i:] == [
         "explain (nodes that differ):",
         "n1: not feasible",
-        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu (requests 1; 500m of 2 free)",
         "n2: not feasible",
-        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu (requests 1; 500m of 2 free)",
         "preemption (DefaultPreemption): Success",
         "  potential nodes (filter status not UnschedulableAndUnresolvable): 2; candidates found: 2",
         "  n1: candidate, victims [a (priority 10)], PDB violations 0",
@@ -414,8 +423,8 @@ def test_explain_command_shows_the_preemption(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "    n2: candidate, victims [b (priority 5)], PDB violations 0\n" in r.stdout
     assert "    decided by: lowest highest-victim priority (victims[0])\n" in r.stdout
-    assert "  n1: not feasible\n    filter NodeResourcesFit                  Unschedulable: Insufficient cpu\n" \
-        in r.stdout
+    assert ("  n1: not feasible\n    filter NodeResourcesFit                  Unschedulable: Insufficient cpu "
+            "(requests 1; 500m of 2 free)\n") in r.stdout
 
 
 def test_pytest_failure_report_explains_the_preemption(pytester):
@@ -425,7 +434,7 @@ def test_pytest_failure_report_explains_the_preemption(pytester):
     result.stdout.fnmatch_lines([
         "explain (nodes that differ):",
         "n1: not feasible",
-        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu",
+        "  filter NodeResourcesFit                  Unschedulable: Insufficient cpu (requests 1; 500m of 2 free)",
         "preemption (DefaultPreemption): Success",
         "  n1: candidate, victims [a (priority 10)], PDB violations 0",
         "  n2: candidate, victims [b (priority 5)], PDB violations 0",
@@ -470,8 +479,8 @@ def test_failure_report_of_one_pod_explains_the_run_without_running_it_again(tmp
     assert not v.passed and len(runs) == 1
     assert v.outcome.explained is not None and [cx.result for cx in v.outcome.explained] == v.outcome.cycles
     # the filters as the cycle saw the cluster (before the preemption removed b from n2)
-    assert "n2: not feasible\n  filter NodeResourcesFit                  Unschedulable: Insufficient cpu\n" \
-        in v.message
+    assert ("n2: not feasible\n  filter NodeResourcesFit                  Unschedulable: Insufficient cpu "
+            "(requests 1; 500m of 2 free)\n") in v.message
     assert "kspread bug" not in v.message
 
 
@@ -524,7 +533,7 @@ def test_failure_report_shows_a_long_list_in_a_cell_bounded(tmp_path):
     ties = ", ".join(f"n{i}" for i in range(1, 40, 2))
     assert v.message.split("\n")[1:4] == [
         "selected:",
-        "  node      expected  actual",
+        "            expected  actual",
         f"  selected  n0        [{ties}, ... and 5 more (25 in all)]",
     ]
     assert "explain (nodes that differ: the first 10 of 26):" in v.message

@@ -58,10 +58,11 @@ def test_wrong_expectation_shows_a_table_without_traceback(pytester):
     result.stdout.fnmatch_lines([
         "*cases.yaml:18: case 'wrong' (version 1.24)*",
         "scores:",
-        "  node               expected  actual",
+        "  plugin node        expected  actual",
         "  SelectorSpread n1  100       0",
         "  SelectorSpread n2  0         100",
         "selected:",
+        "            expected  actual",
         "  selected  n1        n2",
         "deepdiff: *values changed*",
     ])
@@ -206,3 +207,16 @@ def test_explain_command(tmp_path):
     r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p), "--case", "nope"],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "no case named 'nope'" in r.stderr
+
+
+def test_short_summary_puts_the_reason_before_the_path(pytester, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    pytester.makefile(".yaml", cases=CASES)
+    pytester.makefile(".yaml", broken="apiVersion: kspread/v1\nkind: Case\nname: broken\nnodes: [n1]\n"
+                                      "pod: {name: p, bogus: 1}\nexpect: {feasible: [n1]}\n")
+    result = pytester.runpytest("-q", "-rf")
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    assert "\nFAILED broken.yaml::broken - pod.bogus: unknown field 'bogus' (allowed: affinity, " in out
+    assert ("\nFAILED cases.yaml::wrong - scores SelectorSpread n1: expected 100, actual 0 (and 2 more "
+            "differences) (cases.yaml:18)\n") in out

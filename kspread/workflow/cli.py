@@ -323,6 +323,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     shown = 0
     bad = 0
+    entries: list[dict[str, Any]] = []
     for fr in collect([args.file]):
         if fr.error is not None:
             print(str(fr.error), file=sys.stderr)
@@ -338,8 +339,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 doc.place(e)
                 print(str(e), file=sys.stderr)
                 bad += 1
+                if args.json:
+                    entries.append({"file": doc.file, "line": doc.line, "name": doc.name, "error": str(e)})
                 continue
             shown += 1
+            if args.json:
+                from kspread.workflow.explain_json import explain_entry
+
+                entries.append(explain_entry(doc, str(case.version), outcome, cycles))
+                continue
             print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
             text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
             print("  " + text.replace("\n", "\n  "))
@@ -348,6 +356,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(f"no case named {args.case!r} in {args.file}" if args.case else f"no case in {args.file}",
               file=sys.stderr)
         return 1
+    if args.json:
+        json.dump(entries, sys.stdout, indent=2)
+        print()
     return 1 if bad else 0
 
 
@@ -447,6 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="per node: each filter status, each plugin's scores, the total")
     e.add_argument("file")
     e.add_argument("--case", help="the case's name (default: every case in the file)")
+    e.add_argument("--json", action="store_true",
+                   help="print a JSON report: each case as run --json gives it, with each cycle explained (cycles)")
     _extender_option(e)
     e.set_defaults(func=cmd_explain)
     sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")

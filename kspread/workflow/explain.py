@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kspread.engine.diagnosis import Lack, closest_first, node_lacks, verdict
 from kspread.engine.framework.status import Code, Status
 from kspread.engine.plugins.defaultpreemption import LATEST_START_TIME, MAX_INT32, SMALLEST_PRIORITY_SUM, TIE
 from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler, wrap_int64
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 MAX_VALUES_SHOWN = 10  # per criterion of the node choice, and of the selected nodes; the rest is counted
 MAX_NODES_EXPLAINED = 10  # per failure report: the first nodes its differences name; the rest is counted
+MAX_LACKING_SHOWN = 5  # nodes under "what would it take"; the rest is counted
+MAX_LACKING_SCANNED = 50  # nodes beyond those shown whose lacks are computed for it
 
 
 @dataclass
@@ -53,6 +56,8 @@ class CycleExplanation:
     filters: dict[str, list[tuple[str, Status]]] = field(default_factory=dict)
     # node -> the nominated pods its filters made room for (equal or higher priority)
     nominated: dict[str, list[str]] = field(default_factory=dict)
+    # node -> what it lacks for the pod, for each filter plugin that rejects it
+    lacks: dict[str, list[Lack]] = field(default_factory=dict)
 
 
 def capture(sched: Scheduler, r: CycleResult, nodes: Iterable[str] | None = None) -> CycleExplanation:
@@ -68,6 +73,16 @@ def capture(sched: Scheduler, r: CycleResult, nodes: Iterable[str] | None = None
             continue
         cx.filters[node] = fwk.filter_plugin_statuses(r.state, r.pod, info)
         cx.nominated[node] = [p.key for p in fwk.nominated_pods_for(r.pod, node)]
+        cx.lacks[node] = node_lacks(fwk, r.state, r.pod, info, cx.filters[node])
+    if not r.selected and not r.error and r.state is not None and (pre is None or pre.is_success()):
+        # a pod that fits no node: what the nodes closest to fitting lack, also among the
+        # nodes not shown (those preemption might help first, at most MAX_LACKING_SCANNED)
+        statuses = r.statuses
+        rest = [n for n in sched.order if n not in cx.lacks and n in sched.snapshot.node_infos]
+        rest.sort(key=lambda n: statuses[n].code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE if n in statuses else True)
+        for node in rest[:MAX_LACKING_SCANNED]:
+            info = sched.snapshot.node_infos[node]
+            cx.lacks[node] = node_lacks(fwk, r.state, r.pod, info, fwk.filter_plugin_statuses(r.state, r.pod, info))
     return cx
 
 
@@ -213,6 +228,10 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
     elif not r.error:
         lines.append("unschedulable")
+        said = verdict(version, r)
+        if said is not None:
+            lines.append(f"scheduler's verdict: {said}")
+        lines.extend(_what_it_takes(cx, order))
     if r.error:
         lines.append(f"scheduling error: {r.error}")
     return "\n".join(lines)
@@ -259,14 +278,14 @@ def _filter_rows(sched: Scheduler, cx: CycleExplanation, node: str) -> list[tupl
     for plugin, pst in cx.filters.get(node, []):
         passes = pst.is_success() or pst.is_skip()
         if not stopped_at:
-            rows.append((plugin, _status(pst)))
+            rows.append((plugin, _status(pst) + _details(cx, node, plugin)))
             if not passes:
                 stopped_at = plugin
         elif passes:
             passing_unrun += 1
         else:
             # RunFilterPlugins returns at the first rejection: the plugins after it never ran
-            rows.append((plugin, f"not run (after {stopped_at}); alone: {_status(pst)}"))
+            rows.append((plugin, f"not run (after {stopped_at}); alone: {_status(pst)}{_details(cx, node, plugin)}"))
     if passing_unrun:
         rows.append(("", (f"(not run after {stopped_at}: {passing_unrun} more filter"
                          f"{'s' if passing_unrun > 1 else ''}, passing alone)")))
@@ -276,6 +295,26 @@ def _filter_rows(sched: Scheduler, cx: CycleExplanation, node: str) -> list[tupl
     if problem:
         rows.append(("kspread bug", problem))
     return rows
+
+
+def _details(cx: CycleExplanation, node: str, plugin: str) -> str:
+    """The numbers beside a plugin's reason (``(requests 1500m; 1320m of 4 free)``)."""
+    said = [lk.detail for lk in cx.lacks.get(node, []) if lk.plugin == plugin and lk.detail]
+    return f" ({'; '.join(said)})" if said else ""
+
+
+def _what_it_takes(cx: CycleExplanation, order: list[str]) -> list[str]:
+    """For a pod that fits no node: per node, what it lacks (the nodes closest to
+    fitting first, at most ``MAX_LACKING_SHOWN``)."""
+    nodes = closest_first(cx.lacks, order)
+    if not nodes:
+        return []
+    lines = ["what would it take (the nodes closest to fitting first):"]
+    for n in nodes[:MAX_LACKING_SHOWN]:
+        lines.append(f"  {n}: " + ", ".join(lk.need for lk in cx.lacks[n]))
+    if len(nodes) > MAX_LACKING_SHOWN:
+        lines.append(f"  ({len(nodes) - MAX_LACKING_SHOWN} more node(s) not shown)")
+    return lines
 
 
 def _contradiction(recorded: Status | None, rows: list[tuple[str, Status]] | None) -> str:

@@ -347,7 +347,10 @@ class BrokenFile(pytest.Item):
             self.kspread_entry = file_entry(self.nodeid.split("::", 1)[0], self.error)
             self.kspread_entry["name"] = self.name
             self.kspread_entry["passed"] = False
-        raise CaseFailure(str(self.error))
+        from kspread.workflow.reason import message_reason
+
+        text = str(self.error)
+        raise CaseFailure(message_reason(text, self.nodeid.split("::", 1)[0], self.error.line or 1) + "\n" + text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):
@@ -387,7 +390,10 @@ class CaseItem(pytest.Item):
                 head = verdict.message + "\n\n" if verdict.message else ""
                 raise CaseFailure(f"{head}--kspread-update could not fix this case: {e}") from None
         if not verdict.passed:
-            message = verdict.message
+            from kspread.workflow.reason import short_reason
+
+            # the reason first: pytest's short test summary shows the report's first line
+            message = short_reason(verdict, self.nodeid.split("::", 1)[0], self.doc.line) + "\n" + verdict.message
             # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
             # its frame must not hold the run (the cluster, every pod) alive for the final gc
             del verdict

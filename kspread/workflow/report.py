@@ -51,6 +51,15 @@ def file_entry(path: str, error: Any) -> dict[str, Any]:
     return entry
 
 
+REPORTED_KEYS = (*EXPECT_KEYS, "attempts", "ties", "schedulingError", "verdict")
+
+
+def actual_entry(actual: dict[str, Any]) -> dict[str, Any]:
+    """The ``actual`` of an entry: the results in the shape of ``expect`` and what kspread
+    reports beside them (``attempts``, ``ties``, ``schedulingError``, ``verdict``)."""
+    return {k: actual[k] for k in REPORTED_KEYS if k in actual}
+
+
 def case_entry(doc: Any, v: Verdict, pictures: bool = False) -> dict[str, Any]:
     """One case's entry (``doc`` a ``kspread.format.loader.CaseDoc``)."""
     entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
@@ -59,8 +68,7 @@ def case_entry(doc: Any, v: Verdict, pictures: bool = False) -> dict[str, Any]:
     if v.error is not None:
         entry["error"] = v.error
     if v.outcome is not None:
-        entry["actual"] = {k: v.outcome.actual[k] for k in (*EXPECT_KEYS, "attempts", "ties", "schedulingError")
-                           if k in v.outcome.actual}
+        entry["actual"] = actual_entry(v.outcome.actual)
     if not v.passed and v.case is not None:
         entry["expected"] = jsonable(v.case.expect)
         entry["differences"] = jsonable(differences(v))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kspread.engine.diagnosis import verdict
 from kspread.engine.scheduler import CycleResult, Scheduler, run_case
 from kspread.format.case import Case
 
@@ -131,6 +132,9 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
 def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any], sched: Scheduler) -> Outcome:
     actual = cycle_actual(results[-1]) if results else {}
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
+    said = verdict(sched.version, results[-1]) if results else None
+    if said is not None:
+        actual["verdict"] = said  # a report (the FailedScheduling message), not an expectation
     if case.is_sequence:
         actual["placements"] = placements
         # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
@@ -372,6 +376,9 @@ def _as_list(v: Any) -> list[str]:
 
 MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
 _ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods"}
+# what the rows of a key's table are (a key that is one row, or a few named fields: none)
+_ROW_HEADER = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
+               "scores": "plugin node", "placements": "pod"}
 
 
 def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
@@ -380,10 +387,11 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
     lines: list[str] = []
     for d in diffs:
         lines.append(f"{d.key}:")
+        header = _ROW_HEADER.get(d.key, "")
         rows = [(str(what), _fmt(w), _fmt(h)) for what, w, h in d.rows[:MAX_ROWS_SHOWN]]
-        w1 = max([len("node")] + [len(r[0]) for r in rows])
+        w1 = max([len(header)] + [len(r[0]) for r in rows])
         w2 = max([len("expected")] + [len(r[1]) for r in rows])
-        lines.append(f"  {'node'.ljust(w1)}  {'expected'.ljust(w2)}  actual")
+        lines.append(f"  {header.ljust(w1)}  {'expected'.ljust(w2)}  actual")
         for what, w, h in rows:
             lines.append(f"  {what.ljust(w1)}  {w.ljust(w2)}  {h}")
         if len(d.rows) > len(rows):
@@ -556,6 +564,8 @@ def check(doc, config: str | None = None) -> Verdict:
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
         body = render(outcome.diffs, case.expect, outcome.actual)
+        if outcome.actual.get("verdict"):
+            body += f"\nscheduler's verdict: {outcome.actual['verdict']}"
         note = pod_capacity_note(case, outcome.cycles)
         if note:
             body = note + "\n" + body
