@@ -2,18 +2,77 @@
 // main.go of /work/shared/fullcycle, 1.35 or v131) next to its main.go. It records, for each
 // cycle in scheduler.OracleLog, what the cycle left in the fake API once it settled: the pods
 // deleted since the previous cycle (the preemption's victims), the cycle's pod's nodeName and
-// nominatedNodeName. main.go calls observe after each settle (outcomes.patch).
+// nominatedNodeName. main.go calls observe after each settle (outcomes.patch). It also stores a
+// pod's patch or update in one step with a new resourceVersion (podWriteWithRV).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/kubernetes/pkg/scheduler"
 )
+
+// podWriteWithRV stores a pod's strategic-merge patch (the scheduler's status patches: nomination,
+// PodScheduled, DisruptionTarget) or update with a new resourceVersion in ONE tracker write, as an
+// API server does. main.go's own bump applies the change first (a watch event whose old and new
+// resourceVersion are equal, which the scheduler's updatePodInSchedulingQueue drops) and then
+// re-stores the pod with a new resourceVersion (an event without the change): the queue saw the new
+// state but never the change itself, so hasNominatedNodeNameChanged was never true and a cleared
+// nomination did not move lower-or-equal priority pods (eventhandlers.go). Other patch types fall
+// through to main.go's reactor.
+func podWriteWithRV(client *fake.Clientset, rv *int64) clienttesting.ReactionFunc {
+	gvr := v1.SchemeGroupVersion.WithResource("pods")
+	return func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() == "binding" {
+			return false, nil, nil
+		}
+		var pod *v1.Pod
+		switch a := action.(type) {
+		case clienttesting.PatchAction:
+			if a.GetPatchType() != types.StrategicMergePatchType {
+				return false, nil, nil
+			}
+			obj, err := client.Tracker().Get(gvr, a.GetNamespace(), a.GetName())
+			if err != nil {
+				return true, nil, err
+			}
+			old, err := json.Marshal(obj)
+			if err != nil {
+				return true, nil, err
+			}
+			merged, err := strategicpatch.StrategicMergePatch(old, a.GetPatch(), &v1.Pod{})
+			if err != nil {
+				return true, nil, err
+			}
+			pod = &v1.Pod{}
+			if err := json.Unmarshal(merged, pod); err != nil {
+				return true, nil, err
+			}
+		case clienttesting.UpdateAction:
+			p, ok := a.GetObject().(*v1.Pod)
+			if !ok {
+				return false, nil, nil
+			}
+			pod = p.DeepCopy()
+		default:
+			return false, nil, nil
+		}
+		*rv++
+		pod.ResourceVersion = strconv.FormatInt(*rv, 10)
+		return true, pod, client.Tracker().Update(gvr, pod, pod.Namespace)
+	}
+}
 
 type cycleOutcome struct {
 	Index     int      `json:"index"` // into "cycles"
