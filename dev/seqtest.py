@@ -221,10 +221,14 @@ def config_text(s: dict) -> str:
 
 # ---- the two inputs --------------------------------------------------------------------------
 
+SETTLE_MILLIS = 30  # the oracle's wait after each cycle for the informers (--settle)
+
+
 def oracle_input(s: dict, backoff: int, gates: dict[str, bool]) -> dict:
     out: dict[str, Any] = copy.deepcopy(s)
     del out["pluginConfig"]
-    out.update(parallelism=1, tieBreak="nodeOrder", backoffSeconds=backoff, config=config_text(s))
+    out.update(parallelism=1, tieBreak="nodeOrder", backoffSeconds=backoff, config=config_text(s),
+               settleMillis=SETTLE_MILLIS)
     if gates:
         out["featureGates"] = gates
     return out
@@ -490,7 +494,7 @@ def _one(job: tuple[int, dict]) -> dict:
 
 
 def main() -> int:
-    global ARGS
+    global ARGS, SETTLE_MILLIS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--oracle", required=True, help="the fullcycle binary for --version")
     ap.add_argument("--version", required=True, help='"1.35" or "1.31" (the fullcycle builds)')
@@ -507,8 +511,12 @@ def main() -> int:
     ap.add_argument("--examples", type=int, default=2, help="reproducers shrunk per class")
     ap.add_argument("--shrink-budget", type=int, default=120, help="oracle runs per reproducer")
     ap.add_argument("--recheck", action="store_true", help="run the oracle twice on differing sequences")
+    ap.add_argument("--settle", type=int, default=SETTLE_MILLIS,
+                    help="the oracle's settleMillis (wait after each cycle; the wall clock backoff windows see)")
+    ap.add_argument("--only", help="run only these sequences of the seed's -n (indices, comma-separated)")
     ap.add_argument("--json", help="write the results as JSON to this file")
     args = ap.parse_args()
+    SETTLE_MILLIS = args.settle
     args.gates = {}
     for g in args.gate:
         k, _, v = g.partition("=")
@@ -528,15 +536,19 @@ def main() -> int:
     t0 = time.time()
     results: list[dict] = []
     jobs = list(enumerate(seqs))
+    if args.only:
+        keep = {int(x) for x in args.only.split(",")}
+        jobs = [j for j in jobs if j[0] in keep]
+        seqs = [s for i, s in enumerate(seqs) if i in keep]
     if args.jobs > 1:
         with Pool(args.jobs, initializer=_init, initargs=(args.tree,)) as pool:
             for r in pool.imap(_one, jobs):
                 results.append(r)
-                _progress(results, args.n, t0)
+                _progress(results, len(jobs), t0)
     else:
         for j in jobs:
             results.append(_one(j))
-            _progress(results, args.n, t0)
+            _progress(results, len(jobs), t0)
     n = len(results)
     placements = sum(1 for r in results if r.get("placements"))
     cycles = sum(1 for r in results if r.get("cycles"))
