@@ -222,13 +222,17 @@ def config_text(s: dict) -> str:
 # ---- the two inputs --------------------------------------------------------------------------
 
 SETTLE_MILLIS = 30  # the oracle's wait after each cycle for the informers (--settle)
+MAX_BACKOFF: int | None = None  # the oracle's maximum pod backoff (--max-backoff)
 
 
 def oracle_input(s: dict, backoff: int, gates: dict[str, bool]) -> dict:
+    """The oracle's input: the initial backoff ``backoff`` seconds, the maximum MAX_BACKOFF, by
+    default upstream's 10 s (podMaxBackoffSeconds) from a backoff of 1 s, none (0) without."""
     out: dict[str, Any] = copy.deepcopy(s)
     del out["pluginConfig"]
     out.update(parallelism=1, tieBreak="nodeOrder", backoffSeconds=backoff, config=config_text(s),
-               settleMillis=SETTLE_MILLIS)
+               settleMillis=SETTLE_MILLIS,
+               maxBackoffSeconds=MAX_BACKOFF if MAX_BACKOFF is not None else (10 if backoff else 0))
     if gates:
         out["featureGates"] = gates
     return out
@@ -494,7 +498,7 @@ def _one(job: tuple[int, dict]) -> dict:
 
 
 def main() -> int:
-    global ARGS, SETTLE_MILLIS
+    global ARGS, SETTLE_MILLIS, MAX_BACKOFF
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--oracle", required=True, help="the fullcycle binary for --version")
     ap.add_argument("--version", required=True, help='"1.35" or "1.31" (the fullcycle builds)')
@@ -511,12 +515,14 @@ def main() -> int:
     ap.add_argument("--examples", type=int, default=2, help="reproducers shrunk per class")
     ap.add_argument("--shrink-budget", type=int, default=120, help="oracle runs per reproducer")
     ap.add_argument("--recheck", action="store_true", help="run the oracle twice on differing sequences")
+    ap.add_argument("--max-backoff", type=int, help="the oracle's maximum pod backoff in seconds (default: "
+                    "10, upstream's podMaxBackoffSeconds, with --backoff 1; 0 with --backoff 0)")
     ap.add_argument("--settle", type=int, default=SETTLE_MILLIS,
                     help="the oracle's settleMillis (wait after each cycle; the wall clock backoff windows see)")
     ap.add_argument("--only", help="run only these sequences of the seed's -n (indices, comma-separated)")
     ap.add_argument("--json", help="write the results as JSON to this file")
     args = ap.parse_args()
-    SETTLE_MILLIS = args.settle
+    SETTLE_MILLIS, MAX_BACKOFF = args.settle, args.max_backoff
     args.gates = {}
     for g in args.gate:
         k, _, v = g.partition("=")
@@ -554,7 +560,8 @@ def main() -> int:
     cycles = sum(1 for r in results if r.get("cycles"))
     classes = Counter(r["cls"] for r in results if r.get("cls"))
     unstable = Counter(r["cls"] for r in results if r.get("cls") and r.get("stable") is False)
-    print(f"version {args.version}, backoff {args.backoff}s, seed {args.seed}, kspread {args.tree} ({args.commit}): "
+    print(f"version {args.version}, backoff {args.backoff}s (max {oracle_input(seqs[0], args.backoff, {})['maxBackoffSeconds']}s), "
+          f"settle {args.settle} ms, seed {args.seed}, kspread {args.tree} ({args.commit}): "
           f"{n} sequences; "
           f"placements agree {placements}/{n}; every cycle agrees {cycles}/{n}; "
           f"{sum(r.get('preemptions', 0) for r in results)} preemptions, "
@@ -568,7 +575,8 @@ def main() -> int:
     def save() -> None:
         if args.json:
             Path(args.json).write_text(json.dumps({
-                "version": args.version, "backoff": args.backoff, "seed": args.seed, "tree": args.tree,
+                "version": args.version, "backoff": args.backoff, "maxBackoff": args.max_backoff,
+                "settle": args.settle, "seed": args.seed, "tree": args.tree,
                 "commit": args.commit,
                 "gates": args.gates, "sequences": n, "placementsAgree": placements, "cyclesAgree": cycles,
                 "classes": dict(classes), "unstable": dict(unstable), "reproducers": repros,

@@ -3,7 +3,8 @@
 // cycle in scheduler.OracleLog, what the cycle left in the fake API once it settled: the pods
 // deleted since the previous cycle (the preemption's victims), the cycle's pod's nodeName and
 // nominatedNodeName. main.go calls observe after each settle (outcomes.patch). It also stores a
-// pod's patch or update in one step with a new resourceVersion (podWriteWithRV).
+// pod's patch or update in one step with a new resourceVersion (podWriteWithRV), and takes the
+// maximum pod backoff from the input (maxBackoff).
 package main
 
 import (
@@ -23,8 +24,21 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 )
 
+// maxBackoff: the input's maxBackoffSeconds (upstream's default is 10 s, podMaxBackoffSeconds),
+// else def (main.go's backoffSeconds, which it uses for both the initial and the maximum backoff).
+func maxBackoff(raw []byte, def int64) int64 {
+	var in struct {
+		MaxBackoff *int64 `json:"maxBackoffSeconds"`
+	}
+	must(json.Unmarshal(raw, &in))
+	if in.MaxBackoff == nil {
+		return def
+	}
+	return *in.MaxBackoff
+}
+
 // podWriteWithRV stores a pod's strategic-merge patch (the scheduler's status patches: nomination,
-// PodScheduled, DisruptionTarget) or update with a new resourceVersion in ONE tracker write, as an
+// PodScheduled, DisruptionTarget: status only) or update with a new resourceVersion in ONE tracker write, as an
 // API server does. main.go's own bump applies the change first (a watch event whose old and new
 // resourceVersion are equal, which the scheduler's updatePodInSchedulingQueue drops) and then
 // re-stores the pod with a new resourceVersion (an event without the change): the queue saw the new
@@ -55,10 +69,15 @@ func podWriteWithRV(client *fake.Clientset, rv *int64) clienttesting.ReactionFun
 			if err != nil {
 				return true, nil, err
 			}
-			pod = &v1.Pod{}
-			if err := json.Unmarshal(merged, pod); err != nil {
+			patched := &v1.Pod{}
+			if err := json.Unmarshal(merged, patched); err != nil {
 				return true, nil, err
 			}
+			// only the status is taken from the JSON round trip: re-decoded quantities and
+			// times differ from the stored ones for reflect.DeepEqual, and 1.31's isPodUpdated
+			// would take every status patch for a spec change (and requeue the pod)
+			pod = obj.(*v1.Pod).DeepCopy()
+			pod.Status = patched.Status
 		case clienttesting.UpdateAction:
 			p, ok := a.GetObject().(*v1.Pod)
 			if !ok {
