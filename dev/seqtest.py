@@ -1,0 +1,638 @@
+#!/usr/bin/env python3
+"""Sequence test: random `schedule` sequences through kspread and through the whole real scheduler.
+
+A maintainer's tool, not part of CI (the oracle, ``fullcycle``, is built from vendored upstream
+source by dev/seqoracle-build.sh; see dev/README.md, "The sequence oracle"). Each random
+sequence (nodes in zones, bound pods, 5-30 incoming pods with priorities, preemption, spread,
+affinity, taints, PDBs) is written as a kspread case (YAML) and as the oracle's JSON input;
+kspread runs it in this process (``--tree``: the kspread source tree to import), the oracle
+as a subprocess (one filter worker, ties broken in node order). Compared:
+
+* the final placements (bound node, else nominated node, else null);
+* each cycle, in order: the pod, the searched set (the feasible nodes the search found, the
+  nodes scored), the selection (the node the pod was bound to), the preemption (the pod's
+  nominated node after the cycle, the victims deleted).
+
+    python3 dev/seqtest.py --oracle WORK/fullcycle135 --version 1.35 -n 300 --seed 2026 --backoff 1 -j 2
+
+It prints the number of sequences whose placements agree, whose every cycle agrees, the class
+of each sequence's first divergence, and writes for the first few sequences of each class a
+minimal reproducer (the sequence shrunk: pods, nodes, PDBs dropped while the same class of
+difference stays) under ``--out``, as a kspread case whose ``expect.placements`` is upstream's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+APPS = ["web", "db", "cache"]
+NAMESPACES = ["default", "ns1"]
+
+
+# ---- the random sequence ---------------------------------------------------------------------
+
+class Gen:
+    """Random sequences within what the fullcycle driver builds: nodes (labels, allocatable,
+    taints, unschedulable), pods (namespace, labels, priority, preemptionPolicy, requests,
+    nodeSelector, affinity, tolerations, spread constraints), PDBs."""
+
+    def __init__(self, rng: random.Random, minor: int) -> None:
+        self.r = rng
+        self.minor = minor
+
+    def chance(self, p: float) -> bool:
+        return self.r.random() < p
+
+    def selector(self) -> dict:
+        r = self.r
+        if self.chance(0.75):
+            return {"matchLabels": {"app": r.choice(APPS)}}
+        op = r.choice(["In", "NotIn", "Exists"])
+        e: dict[str, Any] = {"key": r.choice(["app", "tier"]), "operator": op}
+        if op != "Exists":
+            e["values"] = r.sample(APPS + ["front", "back"], r.randint(1, 2))
+        return {"matchExpressions": [e]}
+
+    def affinity_term(self) -> dict:
+        t: dict[str, Any] = {"labelSelector": self.selector(), "topologyKey": self.r.choice([ZONE, HOST, HOST])}
+        if self.chance(0.15):
+            t["namespaces"] = self.r.sample(NAMESPACES, self.r.randint(1, 2))
+        return t
+
+    def affinity(self, incoming: bool) -> dict | None:
+        r = self.r
+        a: dict[str, Any] = {}
+        if incoming and self.chance(0.25):
+            na: dict[str, Any] = {}
+            term = {"matchExpressions": [{"key": r.choice(["disk", "tier"]), "operator": "In",
+                                          "values": r.sample(["ssd", "hdd", "a", "b"], 2)}]}
+            if self.chance(0.5):
+                na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [term]}
+            else:
+                na["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": r.randint(1, 100), "preference": term}]
+            a["nodeAffinity"] = na
+        for kind in ("podAffinity", "podAntiAffinity"):
+            if self.chance(0.15 if incoming else 0.06):
+                if self.chance(0.5):
+                    a[kind] = {"requiredDuringSchedulingIgnoredDuringExecution": [self.affinity_term()]}
+                else:
+                    a[kind] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": r.randint(1, 100), "podAffinityTerm": self.affinity_term()}]}
+        return a or None
+
+    def spread(self) -> list[dict]:
+        r = self.r
+        out: list[dict] = []
+        for key in r.sample([ZONE, HOST], r.randint(1, 2)):
+            c: dict[str, Any] = {"maxSkew": r.randint(1, 2), "topologyKey": key,
+                                 "whenUnsatisfiable": r.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                                 "labelSelector": self.selector()}
+            if c["whenUnsatisfiable"] == "DoNotSchedule" and self.chance(0.15):
+                c["minDomains"] = r.randint(1, 4)
+            out.append(c)
+        return out
+
+    def requests(self, big: bool) -> dict:
+        r = self.r
+        req = {"cpu": f"{r.choice([250, 500, 1000, 1500, 2000] if big else [100, 250, 500, 1000])}m"}
+        if self.chance(0.7):
+            req["memory"] = f"{r.choice([256, 512, 1024, 2048])}Mi"
+        return req
+
+    def pod(self, name: str, node: str | None, tight: bool) -> dict:
+        r = self.r
+        incoming = node is None
+        p: dict[str, Any] = {"name": name}
+        if self.chance(0.2):
+            p["namespace"] = "ns1"
+        if node:
+            p["node"] = node
+        labels = {}
+        if self.chance(0.85):
+            labels["app"] = r.choice(APPS)
+        if self.chance(0.4):
+            labels["tier"] = r.choice(["front", "back"])
+        p["labels"] = labels
+        p["priority"] = r.choice([0, 100, 1000, 2000, 2000]) if incoming else r.choice([0, 0, 10, 100, 1000])
+        if incoming and self.chance(0.1):
+            p["preemptionPolicy"] = "Never"
+        p["requests"] = self.requests(tight)
+        if incoming and self.chance(0.15):
+            p["nodeSelector"] = {"disk": r.choice(["ssd", "hdd"])}
+        aff = self.affinity(incoming)
+        if aff:
+            p["affinity"] = aff
+        if self.chance(0.3 if incoming else 0.1):
+            tol: list[dict] = []
+            for _ in range(r.randint(1, 2)):
+                t: dict[str, Any] = {"key": r.choice(["dedicated", "spot"])}
+                if self.chance(0.5):
+                    t.update(operator="Equal", value=r.choice(["x", "y"]))
+                else:
+                    t["operator"] = "Exists"
+                if self.chance(0.6):
+                    t["effect"] = r.choice(["NoSchedule", "PreferNoSchedule"])
+                tol.append(t)
+            p["tolerations"] = tol
+        if self.chance(0.35 if incoming else 0.08):
+            p["topologySpreadConstraints"] = self.spread()
+        return p
+
+    def sequence(self) -> dict:
+        r = self.r
+        x = r.random()
+        n_nodes = r.randint(2, 10) if x < 0.6 else r.randint(11, 60) if x < 0.85 else r.randint(100, 160)
+        zones = r.sample(["za", "zb", "zc"], r.randint(1, 3))
+        tight = self.chance(0.5)  # nearly full nodes: preemption
+        nodes = []
+        for i in range(n_nodes):
+            labels: dict[str, str] = {}
+            if self.chance(0.9):
+                labels[ZONE] = r.choice(zones)
+            if self.chance(0.5):
+                labels["disk"] = r.choice(["ssd", "hdd"])
+            if self.chance(0.3):
+                labels["tier"] = r.choice(["a", "b"])
+            n: dict[str, Any] = {"name": f"n{i + 1}", "labels": labels,
+                                 "allocatable": {"cpu": r.choice(["2", "4"] if tight else ["2", "4", "8"]),
+                                                 "memory": r.choice(["4Gi", "8Gi", "16Gi"]),
+                                                 "pods": str(r.randint(2, 5) if tight else r.randint(4, 30))}}
+            if self.chance(0.15):
+                n["taints"] = [{"key": r.choice(["dedicated", "spot"]), "value": r.choice(["x", "y"]),
+                                "effect": r.choice(["NoSchedule", "PreferNoSchedule"])}]
+            if self.chance(0.04):
+                n["unschedulable"] = True
+            nodes.append(n)
+        pods = []
+        per_node = (1, 3) if tight else (0, 2)
+        for n in nodes:
+            for _ in range(r.randint(*per_node) if self.chance(0.8) else 0):
+                pods.append(self.pod(f"p{len(pods)}", n["name"], tight))
+        count = r.randint(5, 30)
+        if self.chance(0.5):
+            incoming = [self.pod(f"q{i}", None, tight) for i in range(count)]
+        else:
+            # replicas of 1-3 templates (pods of one shape: OpportunisticBatching's signature)
+            templates = [self.pod("t", None, tight) for _ in range(r.randint(1, 3))]
+            for t in templates:
+                if self.chance(0.6):
+                    t.pop("affinity", None)
+                    t.pop("topologySpreadConstraints", None)
+            incoming = []
+            for i in range(count):
+                q = copy.deepcopy(templates[min(i * len(templates) // count, len(templates) - 1)
+                                            if self.chance(0.8) else r.randrange(len(templates))])
+                q["name"] = f"q{i}"
+                incoming.append(q)
+        pdbs = []
+        for i in range(r.randint(0, 2)):
+            pdbs.append({"name": f"pdb{i}", "namespace": r.choice(NAMESPACES),
+                         "selector": {"matchLabels": {"app": r.choice(APPS)}}, "disruptionsAllowed": r.randint(0, 1)})
+        # PodTopologySpread without default constraints (defaultingType List) in some profiles:
+        # with the system defaults no pod is signable, and OpportunisticBatching never applies
+        plugin_config = [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}] if self.chance(0.4) else []
+        return {"nodes": nodes, "pods": pods, "schedule": incoming, "pdbs": pdbs, "pluginConfig": plugin_config}
+
+
+def config_text(s: dict) -> str:
+    """The KubeSchedulerConfiguration both sides read (kspread: ``profile.config``): the
+    default profile, upstream's default percentageOfNodesToScore (adaptive), the sequence's
+    plugin arguments."""
+    prof: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    if s.get("pluginConfig"):
+        prof["pluginConfig"] = s["pluginConfig"]
+    return json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                       "profiles": [prof]}, indent=1)
+
+
+# ---- the two inputs --------------------------------------------------------------------------
+
+SETTLE_MILLIS = 30  # the oracle's wait after each cycle for the informers (--settle)
+MAX_BACKOFF: int | None = None  # the oracle's maximum pod backoff (--max-backoff)
+
+
+def oracle_input(s: dict, backoff: int, gates: dict[str, bool]) -> dict:
+    """The oracle's input: the initial backoff ``backoff`` seconds, the maximum MAX_BACKOFF, by
+    default upstream's 10 s (podMaxBackoffSeconds) from a backoff of 1 s, none (0) without."""
+    out: dict[str, Any] = copy.deepcopy(s)
+    del out["pluginConfig"]
+    out.update(parallelism=1, tieBreak="nodeOrder", backoffSeconds=backoff, config=config_text(s),
+               settleMillis=SETTLE_MILLIS,
+               maxBackoffSeconds=MAX_BACKOFF if MAX_BACKOFF is not None else (10 if backoff else 0))
+    if gates:
+        out["featureGates"] = gates
+    return out
+
+
+def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], config: str,
+                 expect: dict | None = None) -> dict:
+    """The case; ``config`` is the path of config_text(s) (as the case names it)."""
+    doc: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": name, "version": version}
+    if gates:
+        doc["featureGates"] = gates
+    doc["profile"] = {"config": config}
+    doc.update(nodes=s["nodes"], pods=s["pods"], schedule=s["schedule"])
+    if s["pdbs"]:
+        doc["pdbs"] = s["pdbs"]
+    doc["expect"] = expect or {"placements": {key(p): None for p in s["schedule"]}}
+    return doc
+
+
+def key(p: dict) -> str:
+    ns = p.get("namespace") or "default"
+    return p["name"] if ns == "default" else f"{ns}/{p['name']}"
+
+
+def short(k: str) -> str:
+    """``ns/name`` as a case names a pod: bare in ``default``."""
+    return k.removeprefix("default/")
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+def run_oracle(oracle: str, inp: dict, path: Path | None = None) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        f = path or Path(d) / "in.json"
+        f.write_text(json.dumps(inp, indent=1))
+        p = subprocess.run([oracle, str(f)], check=False, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        return {"error": p.stderr.strip()[-1000:] or f"exit status {p.returncode}"}
+    return json.loads(p.stdout)
+
+
+def oracle_cycles(o: dict) -> list[dict]:
+    """Each cycle: pod, searched (sorted), picked, after (the pod's node, else nominated node,
+    once the cycle settled), victims; batchHint (1.35) for the classes."""
+    outs = {x["index"]: x for x in o.get("outcomes") or []}
+    cycles = []
+    for i, c in enumerate(o.get("cycles") or []):
+        x = outs.get(i) or {}
+        cycles.append({"pod": short(c["pod"]), "searched": sorted(c.get("searched") or []),
+                       "picked": c.get("picked") or None,
+                       "after": x.get("node") or x.get("nominatedNodeName") or None,
+                       "victims": sorted(short(v) for v in x.get("victims") or []),
+                       "hint": c.get("batchHint") or "", "err": c.get("err") or ""})
+    return cycles
+
+
+def write_case(d: Path, s: dict, version: str, name: str, gates: dict[str, bool], expect: dict | None = None,
+               backoff: int | None = None) -> dict:
+    """NAME.yaml (the kspread case), NAME.config.yaml (its profile's KubeSchedulerConfiguration)
+    and, with ``backoff``, NAME.json (the oracle's input) in ``d``; returns the case."""
+    import yaml
+
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"{name}.config.yaml").write_text(config_text(s) + "\n")
+    doc = kspread_case(s, version, name, gates, f"{name}.config.yaml", expect)
+    (d / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False, width=120))
+    if backoff is not None:
+        (d / f"{name}.json").write_text(json.dumps(oracle_input(s, backoff, gates), indent=1))
+    return doc
+
+
+def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any]]:
+    from kspread.engine.scheduler import run_case
+    from kspread.format.case import build_case
+
+    case = build_case(doc, doc["name"], base_dir=str(base_dir))
+    after: list[str | None] = []
+    keys: list[str] = []
+
+    def observe(sched: Any, r: Any) -> None:
+        if keys:
+            after.append(sched.placement(keys[-1]))
+        keys.append(r.pod.key)
+
+    sched, results, placements = run_case(case, observe=observe, keep_all=True)
+    if keys:
+        after.append(sched.placement(keys[-1]))
+    cycles = []
+    for r, a in zip(results, after):
+        pre = r.preemption
+        victims = sorted(v.key for v in pre.victims) if pre is not None and pre.nominated_node else []
+        cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": r.bound_node,
+                       "after": a, "victims": victims, "err": r.error or ""})
+    return cycles, placements
+
+
+def first_divergence(oc: list[dict], kc: list[dict]) -> tuple[int, str] | None:
+    """The first cycle where the two runs differ, and the class of the difference."""
+    for i in range(max(len(oc), len(kc))):
+        if i >= len(kc):
+            return i, "upstream retries" if any(c["pod"] == oc[i]["pod"] for c in oc[:i]) else "upstream extra cycle"
+        if i >= len(oc):
+            return i, "kspread retries" if any(c["pod"] == kc[i]["pod"] for c in kc[:i]) else "kspread extra cycle"
+        o, k = oc[i], kc[i]
+        if o["pod"] != k["pod"]:
+            o_retry = any(c["pod"] == o["pod"] for c in oc[:i])
+            k_retry = any(c["pod"] == k["pod"] for c in kc[:i])
+            if o_retry and not k_retry:
+                return i, "upstream retries"
+            if k_retry and not o_retry:
+                return i, "kspread retries"
+            return i, "retry order" if o_retry else "queue order"
+        batch = " (batch hint)" if o.get("hint") else ""
+        if o.get("hint") and o["searched"] == [o["hint"]] and k["searched"] != o["searched"]:
+            # OpportunisticBatching: the previous cycle's next-best node, filtered alone
+            return i, "batch hint: " + ("same node" if o["picked"] == k["picked"] else "other node")
+        if o["searched"] != k["searched"]:
+            if o["searched"] and k["searched"] and len(o["searched"]) == len(k["searched"]):
+                return i, "searched: other nodes" + batch
+            return i, "searched: other count" + batch
+        if o["picked"] != k["picked"]:
+            return i, "selection" + batch
+        if o["victims"] != k["victims"]:
+            return i, "preemption victims"
+        if o["after"] != k["after"]:
+            return i, "nomination"
+    return None
+
+
+def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, bool], name: str,
+            write: Path | None = None) -> dict:
+    """Run one sequence both ways. Returns {placements, cycles (agree?), first: (i, class)}."""
+    o = run_oracle(oracle, oracle_input(s, backoff, gates))
+    res: dict[str, Any] = {"name": name}
+    if "error" in o:
+        res.update(error=f"oracle: {o['error']}", cls="oracle error")
+        return res
+    with tempfile.TemporaryDirectory() as tmp:
+        d = write or Path(tmp)
+        doc = write_case(d, s, version, name, gates, {"placements": o["placements"]},
+                         backoff if write is not None else None)
+        try:
+            kc, kp = run_kspread(doc, d)
+        except Exception as e:  # a kspread error on a valid sequence is a difference too
+            res.update(error=f"kspread: {type(e).__name__}: {e}", cls="kspread error")
+            return res
+    oc = oracle_cycles(o)
+    fd = first_divergence(oc, kc)
+    res.update(placements=o["placements"] == kp, cycles=fd is None, upstream=o["placements"], kspread=kp,
+               ncycles=(len(oc), len(kc)), hints=sum(1 for c in oc if c["hint"]),
+               preemptions=sum(1 for c in oc if c["victims"]))
+    res["upstreamCycles"], res["kspreadCycles"] = oc, kc
+    if fd is not None:
+        res["first"] = fd[0]
+        res["cls"] = fd[1]
+        res["detail"] = {"upstream": oc[fd[0]] if fd[0] < len(oc) else None,
+                         "kspread": kc[fd[0]] if fd[0] < len(kc) else None}
+    elif not res["placements"]:
+        res["cls"] = "placements only"
+    return res
+
+
+def describe(cycles: list[dict] | None) -> str:
+    """Cycles in one line: ``pod->node`` (bound), ``pod=>node-[victims]`` (nominated after
+    preempting), ``pod:x`` (unschedulable); ``{k}`` after the node: k nodes searched
+    (when more than one), ``~`` when the batch's hint node was taken."""
+    out = []
+    for c in cycles or []:
+        n = len(c["searched"])
+        found = f"{{{n}}}" if n > 1 else ""
+        if c["picked"]:
+            out.append(f"{c['pod']}->{c['picked']}{found}{'~' if c.get('hint') else ''}")
+        elif c["victims"]:
+            out.append(f"{c['pod']}=>{c['after']}-[{','.join(c['victims'])}]")
+        elif c["after"]:
+            out.append(f"{c['pod']}:x(nominated {c['after']})")
+        else:
+            out.append(f"{c['pod']}:x")
+    return " ".join(out)
+
+
+# ---- shrinking --------------------------------------------------------------------------------
+
+def without_node(s: dict, name: str) -> dict:
+    t = copy.deepcopy(s)
+    t["nodes"] = [n for n in t["nodes"] if n["name"] != name]
+    t["pods"] = [p for p in t["pods"] if p.get("node") != name]
+    return t
+
+
+POD_ATTRS = ("affinity", "topologySpreadConstraints", "tolerations", "nodeSelector", "labels", "preemptionPolicy")
+NODE_ATTRS = ("taints", "unschedulable", "labels")
+
+
+def shrink(s: dict, cls: str, check: Any, budget: int) -> tuple[dict, int]:
+    """Drop incoming pods, bound pods, nodes (with their pods), PDBs, pods' constraints, nodes'
+    taints and labels while
+    ``check(candidate)`` still gives the class ``cls``; chunks first, then one at a time."""
+    runs = 0
+
+    def keeps(t: dict) -> bool:
+        nonlocal runs
+        if runs >= budget or not t["nodes"] or not t["schedule"]:
+            return False
+        runs += 1
+        return check(t) == cls
+
+    changed = True
+    while changed and runs < budget:
+        changed = False
+        for field in ("nodes", "schedule", "pods", "pdbs"):
+            items = s[field]
+            size = max(1, len(items) // 2)
+            while size >= 1 and runs < budget:
+                i = 0
+                while i < len(s[field]) and runs < budget:
+                    chunk = s[field][i:i + size]
+                    if field == "nodes":
+                        t = s
+                        for n in chunk:
+                            t = without_node(t, n["name"])
+                    else:
+                        t = copy.deepcopy(s)
+                        t[field] = t[field][:i] + t[field][i + size:]
+                    if keeps(t):
+                        s, changed = t, True
+                    else:
+                        i += size
+                size //= 2
+        for field, attrs in (("schedule", POD_ATTRS), ("pods", POD_ATTRS), ("nodes", NODE_ATTRS)):
+            for i in range(len(s[field])):
+                for attr in attrs:
+                    if attr in s[field][i] and runs < budget:
+                        t = copy.deepcopy(s)
+                        del t[field][i][attr]
+                        if keeps(t):
+                            s, changed = t, True
+    return s, runs
+
+
+# ---- the run ---------------------------------------------------------------------------------
+
+ARGS: argparse.Namespace
+
+
+def _init(tree: str) -> None:
+    sys.path.insert(0, tree)
+
+
+def _one(job: tuple[int, dict]) -> dict:
+    i, s = job
+    a = ARGS
+    name = f"seq-{a.seed}-{i}"
+    r = compare(s, a.version, a.oracle, a.backoff, a.gates, name, Path(a.out) / "cases" if a.write_all else None)
+    if a.recheck and r.get("cls") and "error" not in r:
+        # the oracle runs the real scheduler's goroutines: a second run tells timing from rule
+        again = compare(s, a.version, a.oracle, a.backoff, a.gates, name)
+        r["stable"] = again.get("cls") == r["cls"] and again.get("upstream") == r.get("upstream")
+    return r
+
+
+def main() -> int:
+    global ARGS, SETTLE_MILLIS, MAX_BACKOFF
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--oracle", required=True, help="the fullcycle binary for --version")
+    ap.add_argument("--version", required=True, help='"1.35" or "1.31" (the fullcycle builds)')
+    ap.add_argument("--tree", default=str(Path(__file__).resolve().parent.parent),
+                    help="the kspread source tree to import (default: this one)")
+    ap.add_argument("-n", type=int, default=100, help="number of random sequences")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--backoff", type=int, default=1, help="the oracle's pod backoff in seconds (0 or 1)")
+    ap.add_argument("--gate", action="append", default=[], metavar="NAME=BOOL",
+                    help="a feature gate for both kspread and the oracle")
+    ap.add_argument("-j", "--jobs", type=int, default=1, choices=(1, 2), help="sequences run at once")
+    ap.add_argument("--out", default="dev/seqtest-out", help="where reproducers (and --write-all cases) go")
+    ap.add_argument("--write-all", action="store_true", help="write every sequence (case YAML, oracle JSON)")
+    ap.add_argument("--examples", type=int, default=2, help="reproducers shrunk per class")
+    ap.add_argument("--shrink-budget", type=int, default=120, help="oracle runs per reproducer")
+    ap.add_argument("--recheck", action="store_true", help="run the oracle twice on differing sequences")
+    ap.add_argument("--max-backoff", type=int, help="the oracle's maximum pod backoff in seconds (default: "
+                    "10, upstream's podMaxBackoffSeconds, with --backoff 1; 0 with --backoff 0)")
+    ap.add_argument("--settle", type=int, default=SETTLE_MILLIS,
+                    help="the oracle's settleMillis (wait after each cycle; the wall clock backoff windows see)")
+    ap.add_argument("--only", help="run only these sequences of the seed's -n (indices, comma-separated)")
+    ap.add_argument("--json", help="write the results as JSON to this file")
+    args = ap.parse_args()
+    SETTLE_MILLIS, MAX_BACKOFF = args.settle, args.max_backoff
+    args.gates = {}
+    for g in args.gate:
+        k, _, v = g.partition("=")
+        args.gates[k] = v.lower() in ("true", "1")
+    args.tree = str(Path(args.tree).resolve())
+    args.out = str(Path(args.out) / f"{args.version}-b{args.backoff}")
+    ARGS = args
+    _init(args.tree)
+    import kspread
+
+    args.commit = tree_commit(args.tree)
+    print(f"kspread from {Path(kspread.__file__).parent} ({args.commit}); oracle {args.oracle}; version {args.version}; "
+          f"backoff {args.backoff}s; gates {args.gates or '-'}", file=sys.stderr)
+    rng = random.Random(args.seed)
+    gen = Gen(rng, int(args.version.split(".")[1]))
+    seqs = [gen.sequence() for _ in range(args.n)]
+    t0 = time.time()
+    results: list[dict] = []
+    jobs = list(enumerate(seqs))
+    if args.only:
+        keep = {int(x) for x in args.only.split(",")}
+        jobs = [j for j in jobs if j[0] in keep]
+        seqs = [s for i, s in enumerate(seqs) if i in keep]
+    if args.jobs > 1:
+        with Pool(args.jobs, initializer=_init, initargs=(args.tree,)) as pool:
+            for r in pool.imap(_one, jobs):
+                results.append(r)
+                _progress(results, len(jobs), t0)
+    else:
+        for j in jobs:
+            results.append(_one(j))
+            _progress(results, len(jobs), t0)
+    n = len(results)
+    placements = sum(1 for r in results if r.get("placements"))
+    cycles = sum(1 for r in results if r.get("cycles"))
+    classes = Counter(r["cls"] for r in results if r.get("cls"))
+    unstable = Counter(r["cls"] for r in results if r.get("cls") and r.get("stable") is False)
+    print(f"version {args.version}, backoff {args.backoff}s (max {oracle_input(seqs[0], args.backoff, {})['maxBackoffSeconds']}s), "
+          f"settle {args.settle} ms, seed {args.seed}, kspread {args.tree} ({args.commit}): "
+          f"{n} sequences; "
+          f"placements agree {placements}/{n}; every cycle agrees {cycles}/{n}; "
+          f"{sum(r.get('preemptions', 0) for r in results)} preemptions, "
+          f"{sum(r.get('hints', 0) for r in results)} cycles with a batch hint ({time.time() - t0:.0f} s)")
+    for cls, k in classes.most_common():
+        extra = f" ({unstable[cls]} changed on a second oracle run)" if unstable[cls] else ""
+        print(f"  first divergence: {cls:32} {k}{extra}")
+    out = Path(args.out)
+    repros: list[dict] = []
+
+    def save() -> None:
+        if args.json:
+            Path(args.json).write_text(json.dumps({
+                "version": args.version, "backoff": args.backoff, "maxBackoff": args.max_backoff,
+                "settle": args.settle, "seed": args.seed, "tree": args.tree,
+                "commit": args.commit,
+                "gates": args.gates, "sequences": n, "placementsAgree": placements, "cyclesAgree": cycles,
+                "classes": dict(classes), "unstable": dict(unstable), "reproducers": repros,
+                "results": [{k: v for k, v in r.items() if not k.endswith("Cycles")} for r in results]},
+                indent=1, default=str))
+
+    save()  # the figures, before the reproducers are shrunk
+    if args.examples:
+        import yaml
+
+        done: Counter = Counter()
+        for r, s in zip(results, seqs):
+            cls = r.get("cls")
+            if not cls or "error" in cls or done[cls] >= args.examples:
+                continue
+            done[cls] += 1
+
+            def check(t: dict, _name: str = r["name"]) -> str | None:
+                return compare(t, args.version, args.oracle, args.backoff, args.gates, _name + "-shrink").get("cls")
+
+            small, runs = shrink(s, cls, check, args.shrink_budget)
+            final = compare(small, args.version, args.oracle, args.backoff, args.gates, r["name"] + "-min")
+            slug = cls.replace(" ", "-").replace(":", "").replace("(", "").replace(")", "")
+            stem = f"{slug}-{r['name']}"
+            doc = write_case(out, small, args.version, stem, args.gates, {"placements": final.get("upstream")},
+                             args.backoff)
+            doc = {k: v for k, v in doc.items() if k != "expect"}
+            doc["description"] = (f"seqtest: {cls} (oracle: backoff {args.backoff}s, one filter worker, ties in "
+                                  f"node order), first at cycle {final.get('first')}.\n"
+                                  f"upstream: {describe(final.get('upstreamCycles'))}\n"
+                                  f"kspread:  {describe(final.get('kspreadCycles'))}\n"
+                                  f"placements: upstream {final.get('upstream')}; kspread {final.get('kspread')}")
+            doc["expect"] = {"placements": final.get("upstream")}
+            fn = out / f"{stem}.yaml"
+            fn.write_text(yaml.safe_dump(doc, sort_keys=False, width=120))
+            repros.append({"class": cls, "file": str(fn), "shrinkRuns": runs, "stillDiffers": final.get("cls")})
+            print(f"  reproducer {fn} ({len(small['nodes'])} nodes, {len(small['pods'])} bound, "
+                  f"{len(small['schedule'])} incoming; {runs} oracle runs; now: {final.get('cls')})")
+    save()
+    return 0 if cycles == n else 1
+
+
+def tree_commit(tree: str) -> str:
+    """The tree's git HEAD, marked ``+dirty`` when its kspread/ has uncommitted changes."""
+    try:
+        head = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", tree, "status", "--porcelain", "--", "kspread"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    return head + ("+dirty" if dirty else "")
+
+
+def _progress(results: list[dict], total: int, t0: float) -> None:
+    if len(results) % 10 == 0 or len(results) == total:
+        p = sum(1 for r in results if r.get("placements"))
+        c = sum(1 for r in results if r.get("cycles"))
+        print(f"  {len(results)}/{total}: placements {p}, cycles {c} ({time.time() - t0:.0f} s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
