@@ -61,6 +61,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "writes) at URL instead of the urlPrefix written (repeatable)",
     )
     group.addoption(
+        "--kspread-backend",
+        metavar="PATH",
+        help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "
+        "backend/build.sh) instead of the reference engine; cases of another version are skipped",
+    )
+    group.addoption(
         "--kspread-html",
         metavar="FILE",
         help="write an HTML report of the cases: one self-contained page with a summary, the differences and pictures",
@@ -358,6 +364,29 @@ class BrokenFile(pytest.Item):
         return self.path, (self.error.line or 1) - 1, f"kspread file {self.path.name}"
 
 
+def _backend_check(config: pytest.Config, path: str, doc: CaseDoc):
+    """``--kspread-backend``: the case's verdict through the backend; a case that does not
+    apply there is skipped with the reason."""
+    from kspread.workflow.backend import BackendError, BackendRun
+
+    run = getattr(config, "_kspread_backend_run", None)
+    if run is None:
+        try:
+            run = BackendRun.start(path, False, lambda text: None)
+        except SystemExit as e:
+            raise pytest.UsageError(str(e).replace("kspread run:", "--kspread-backend:", 1)) from None
+        config._kspread_backend_run = run  # type: ignore[attr-defined]
+    skipped: list[str] = []
+    run.say = skipped.append
+    try:
+        verdict = run.check(doc)
+    except BackendError as e:  # pragma: no cover - check turns it into a failed verdict
+        raise CaseFailure(str(e)) from None
+    if verdict is None:
+        pytest.skip(skipped[0].split(": ", 1)[1] if skipped else "not applicable to the backend")
+    return verdict
+
+
 class CaseItem(pytest.Item):
     def __init__(self, *, doc: CaseDoc, **kw: Any) -> None:
         super().__init__(**kw)
@@ -367,7 +396,11 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         from kspread.workflow.runner import check
 
-        verdict = check(self.doc, self.config.getoption("kspread_config", None))
+        backend_path = self.config.getoption("kspread_backend", None)
+        if backend_path:
+            verdict = _backend_check(self.config, backend_path, self.doc)
+        else:
+            verdict = check(self.doc, self.config.getoption("kspread_config", None))
         if _reporting(self.config):
             from kspread.workflow.report import case_entry
 

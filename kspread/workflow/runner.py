@@ -408,7 +408,7 @@ def asserts_nothing(doc):
                      "`kspread run --update` fill it)", path, file=doc.file, line=doc.locate(["expect"]))
 
 
-def check(doc, config: str | None = None) -> Verdict:
+def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None = None) -> Verdict:
     """Load, run and compare one case document (``kspread.format.loader.CaseDoc``).
 
     A case with ``expect.error`` passes when loading or running it fails with a
@@ -422,7 +422,7 @@ def check(doc, config: str | None = None) -> Verdict:
     case = None
     try:
         case = load_case(doc, config)
-        outcome = run_loaded(case)
+        outcome = run_loaded(case) if run is None else run(case)
     except CaseError as e:
         doc.place(e)
         msg = str(e)
