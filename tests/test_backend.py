@@ -90,7 +90,7 @@ def test_the_answer_in_the_shape_of_actual(tmp_path):
                                                        "plugin": "NodeResourcesFit"}},
                        "feasible": ["n2"], "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2"}]}
     assert backend_actual(case, out) == {
-        "feasible": ["n2"], "searched": ["n1", "n2"],
+        "feasible": ["n2"],
         "filter": {"n1": {"code": "Unschedulable", "reason": "Insufficient cpu"}, "n2": {"code": "Success"}},
         "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2", "unschedulable": False}
 

@@ -87,6 +87,8 @@ type Cycle struct {
 	Weighted  map[string]map[string]int64 `json:"weightedScores"`
 	Totals    map[string]int64            `json:"totals"`
 	Selected  *string                     `json:"selected"`
+	// Scored: false when the profile has no score plugin (every feasible node then scores 1)
+	Scored bool `json:"scored"`
 	// PostFilter ran (no feasible node and a PostFilter plugin): Nominated and Victims say what it did
 	PostFilterRan bool     `json:"postFilterRan"`
 	Nominated     *string  `json:"nominated"`
@@ -154,13 +156,17 @@ func Main(opts ...Option) {
 	must(json.NewEncoder(os.Stdout).Encode(out))
 }
 
-// recorder keeps the pod each event regards: the pod of the cycle that just ran.
+// recorder keeps the pod that the scheduling outcome events regard: the pod of the cycle that just ran.
 type recorder struct {
 	mu   sync.Mutex
 	last *v1.Pod
 }
 
-func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, _, _, _ string, _ ...interface{}) {
+func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, _ string, _ ...interface{}) {
+	// the cycle's own outcome; not "Preempted", which regards a victim
+	if reason != "Scheduled" && reason != "FailedScheduling" {
+		return
+	}
 	if p, ok := regarding.(*v1.Pod); ok {
 		r.mu.Lock()
 		r.last = p
@@ -340,6 +346,9 @@ func run(in input, o *options) (*output, error) {
 		if pod == nil {
 			continue
 		}
+		// a Scheduled event regards the assumed pod, its nodeName set: ask as the cycle asked
+		pod = pod.DeepCopy()
+		pod.Spec.NodeName = ""
 		c, err := observe(ctx, sched, pod)
 		if err != nil {
 			return nil, err
@@ -432,7 +441,7 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	}
 	c := &Cycle{Pod: podKey(pod.Namespace, pod.Name), Filter: map[string]map[string]any{}, Feasible: []string{},
 		RawScores: map[string]map[string]int64{}, Scores: map[string]map[string]int64{},
-		Weighted: map[string]map[string]int64{}, Totals: map[string]int64{}}
+		Weighted: map[string]map[string]int64{}, Totals: map[string]int64{}, Scored: true}
 	state := framework.NewCycleState()
 	preRes, st, _ := fw.RunPreFilterPlugins(ctx, state, pod)
 	feasible := []fwk.NodeInfo{}
@@ -461,6 +470,7 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	}
 	scorePlugins, weights := frameworkruntime.KspreadScorePlugins(fw)
 	if len(scorePlugins) == 0 {
+		c.Scored = false
 		return c, nil // prioritizeNodes gives every node 1: kspread reports no totals then
 	}
 	if st := fw.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
