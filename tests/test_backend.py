@@ -17,7 +17,7 @@ import pytest
 from kspread.format.loader import load_case, read_file
 from kspread.workflow.backend import backend_actual, backend_input, open_backend
 from kspread.workflow.cli import main as cli_main
-from tests.helpers import write_case
+from tests.helpers import verdict, write_case
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -149,3 +149,59 @@ def test_a_case_through_the_real_scheduler(tmp_path, capsys):
     assert "n1: {code: Unschedulable, reason: Insufficient cpu}" not in out  # n1 has room: 1.5 of 2 cores
     assert out.splitlines()[-1] == ("1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
                                     "with it on 1 of 1 cases)")
+
+
+# ---- out-of-tree plugins ----------------------------------------------------------------------
+
+OOT = """
+name: oot
+version: "1.35"
+profile:
+  outOfTree: [PodState]
+  filter: [NodeResourcesFit]
+  score: [PodState]
+nodes: [n1, n2]
+pod: {name: p}
+expect: {selected: n1}
+"""
+
+
+def test_an_out_of_tree_plugin_is_not_runnable_under_the_reference_engine(tmp_path, capsys):
+    path = write_case(tmp_path, OOT)
+    assert cli_main(["run", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"SKIP oot ({path}:1): not runnable under the reference engine: the profile enables out-of-tree "
+        "plugin(s) PodState (run it through a backend that registers them: kspread run --backend PATH)",
+        "0 passed, 0 failed, 1 skipped"]
+
+
+@pytest.mark.parametrize(("profile", "message"), [
+    ("{outOfTree: [PodStat], filter: [NodeResourcesFit], score: [PodState]}",
+     "out-of-tree plugin 'PodStat' is declared but not enabled at filter, score or postFilter"),
+    ("{outOfTree: [TaintToleration], filter: [TaintToleration]}",
+     "'TaintToleration' is an in-tree kube-scheduler plugin: list it at filter, score or postFilter only; "
+     "outOfTree declares plugins that are not"),
+])
+def test_out_of_tree_declarations_are_checked(tmp_path, profile, message):
+    body = OOT.replace("profile:\n  outOfTree: [PodState]\n  filter: [NodeResourcesFit]\n  score: [PodState]\n",
+                       f"profile: {profile}\n")
+    v = verdict(tmp_path, body)
+    assert not v.passed and v.message == f"{tmp_path / 'case.yaml'}:5: profile.outOfTree[0]: {message}"
+
+
+def test_a_mistyped_in_tree_name_stays_an_error_with_a_suggestion(tmp_path):
+    # not declared at outOfTree: never taken for an out-of-tree plugin
+    v = verdict(tmp_path, OOT.replace("  outOfTree: [PodState]\n", "").replace("score: [PodState]",
+                                                                                 "score: [TaintTolerations]"))
+    assert not v.passed
+    assert v.message.endswith(":7: profile.score[0]: unknown plugin 'TaintTolerations' (not an in-tree "
+                              "kube-scheduler plugin) (did you mean 'TaintToleration'?)"), v.message
+
+
+def test_the_example_backend_runs_its_golden_cases(capsys):
+    backend = os.environ.get("KSPREAD_BACKEND_OUTOFTREE") or str(REPO / ".backend-build" /
+                                                                  "kspread-backend-outoftree")
+    if not os.access(backend, os.X_OK):
+        pytest.skip(f"no backend at {backend}: build one with backend/build.sh OUT examples/backend-outoftree")
+    assert cli_main(["run", "-q", "--backend", backend, str(REPO / "examples" / "backend-outoftree")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed (backend: Kubernetes v1.35.4)"

@@ -53,6 +53,10 @@ class Backend:
         if case.version.minor != self.minor:
             return (f"the case is at version {case.version}, the backend {self.path} was built from "
                     f"Kubernetes {self.kubernetes_version}")
+        missing = [n for n in case.profile.out_of_tree if n not in self.out_of_tree]
+        if missing:
+            return (f"the backend {self.path} does not register out-of-tree plugin(s) {', '.join(missing)} "
+                    f"(it registers: {', '.join(self.out_of_tree) or 'none'})")
         if case.profile.extenders:
             return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
                    "calls only HTTP extenders of a KubeSchedulerConfiguration)"

@@ -97,7 +97,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                     continue
                 checked.append((doc, v))
             else:
-                checked.append((doc, check(doc)))
+                v = check(doc)
+                if v.skipped is not None:
+                    skipped += 1
+                    out.note(f"SKIP {doc.name} ({doc.file}:{doc.line}): {v.skipped}")
+                    continue
+                checked.append((doc, v))
             out.checked(checked[-1][1])
             if args.exitfirst and not args.update and not checked[-1][1].passed:
                 stop = True  # -x: the first failure ends the run

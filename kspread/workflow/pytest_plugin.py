@@ -434,6 +434,8 @@ class CaseItem(pytest.Item):
             verdict = _backend_check(self.config, backend_path, self.doc, self)
         else:
             verdict = check(self.doc, self.config.getoption("kspread_config", None))
+            if verdict.skipped is not None:
+                pytest.skip(verdict.skipped)
         if _reporting(self.config):
             from kspread.workflow.report import case_entry
 

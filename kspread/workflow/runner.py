@@ -385,6 +385,7 @@ class Verdict:
     case: Case | None = None
     outcome: Outcome | None = None
     error: str | None = None  # the case's load or scheduling error, if any
+    skipped: str | None = None  # why the case did not run (neither passed nor failed)
 
 
 def not_expectable_note(doc, e) -> str:
@@ -408,6 +409,13 @@ def asserts_nothing(doc):
                      "`kspread run --update` fill it)", path, file=doc.file, line=doc.locate(["expect"]))
 
 
+def not_runnable(case: Case) -> str:
+    """Why the reference engine does not run a case whose profile enables out-of-tree plugins."""
+    names = ", ".join(case.profile.out_of_tree)
+    return (f"not runnable under the reference engine: the profile enables out-of-tree plugin(s) {names} "
+            "(run it through a backend that registers them: kspread run --backend PATH)")
+
+
 def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None = None) -> Verdict:
     """Load, run and compare one case document (``kspread.format.loader.CaseDoc``).
 
@@ -422,6 +430,8 @@ def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None 
     case = None
     try:
         case = load_case(doc, config)
+        if run is None and case.profile.out_of_tree:
+            return Verdict(True, case=case, skipped=not_runnable(case))
         outcome = run_loaded(case) if run is None else run(case)
     except CaseError as e:
         doc.place(e)
