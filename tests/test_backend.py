@@ -170,8 +170,8 @@ def test_an_out_of_tree_plugin_is_not_runnable_under_the_reference_engine(tmp_pa
     path = write_case(tmp_path, OOT)
     assert cli_main(["run", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"SKIP oot ({path}:1): not runnable under the reference engine: the profile enables out-of-tree "
-        "plugin(s) PodState (run it through a backend that registers them: kspread run --backend PATH)",
+        (f"SKIP oot ({path}:1): not runnable under the reference engine: the profile enables out-of-tree "
+         "plugin(s) PodState (run it through a backend that registers them: kspread run --backend PATH)"),
         "0 passed, 0 failed, 1 skipped"]
 
 
@@ -179,8 +179,8 @@ def test_an_out_of_tree_plugin_is_not_runnable_under_the_reference_engine(tmp_pa
     ("{outOfTree: [PodStat], filter: [NodeResourcesFit], score: [PodState]}",
      "out-of-tree plugin 'PodStat' is declared but not enabled at filter, score or postFilter"),
     ("{outOfTree: [TaintToleration], filter: [TaintToleration]}",
-     "'TaintToleration' is an in-tree kube-scheduler plugin: list it at filter, score or postFilter only; "
-     "outOfTree declares plugins that are not"),
+     ("'TaintToleration' is an in-tree kube-scheduler plugin: list it at filter, score or postFilter only; "
+      "outOfTree declares plugins that are not")),
 ])
 def test_out_of_tree_declarations_are_checked(tmp_path, profile, message):
     body = OOT.replace("profile:\n  outOfTree: [PodState]\n  filter: [NodeResourcesFit]\n  score: [PodState]\n",
