@@ -205,3 +205,18 @@ def test_the_example_backend_runs_its_golden_cases(capsys):
         pytest.skip(f"no backend at {backend}: build one with backend/build.sh OUT examples/backend-outoftree")
     assert cli_main(["run", "-q", "--backend", backend, str(REPO / "examples" / "backend-outoftree")]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed (backend: Kubernetes v1.35.4)"
+
+
+def test_pytest_skips_a_case_of_another_version_and_lists_known_differences(pytester, tmp_path):
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.34.2")
+    pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n" + CASE.lstrip("\n"))
+    result = pytester.runpytest(f"--kspread-backend={fake}", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines([f"SKIPPED * the case is at version 1.35, the backend {fake} was built from "
+                                 "Kubernetes v1.34.2"])
+    bad = pytester.makefile(".txt", known="- not a mapping\n")
+    result = pytester.runpytest(f"--kspread-backend={fake}",
+                                f"--kspread-backend-differences={bad}")
+    result.stderr.fnmatch_lines([f"ERROR: --kspread-backend-differences {bad}: not a mapping of case names to "
+                                 "reasons"])

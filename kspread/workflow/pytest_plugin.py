@@ -102,6 +102,7 @@ def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _extender_urls(config)  # a malformed NAME=URL is a usage error, before any case
+    _backend_differences(config)  # likewise a --kspread-backend-differences file that is no mapping
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
