@@ -213,10 +213,10 @@ def test_pytest_skips_a_case_of_another_version_and_lists_known_differences(pyte
     pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n" + CASE.lstrip("\n"))
     result = pytester.runpytest(f"--kspread-backend={fake}", "-rs")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines([f"SKIPPED * the case is at version 1.35, the backend {fake} was built from "
-                                 "Kubernetes v1.34.2"])
+    result.stdout.fnmatch_lines([(f"SKIPPED * the case is at version 1.35, the backend {fake} was built from "
+                                 "Kubernetes v1.34.2")])
     bad = pytester.makefile(".txt", known="- not a mapping\n")
     result = pytester.runpytest(f"--kspread-backend={fake}",
                                 f"--kspread-backend-differences={bad}")
-    result.stderr.fnmatch_lines([f"ERROR: --kspread-backend-differences {bad}: not a mapping of case names to "
-                                 "reasons"])
+    result.stderr.fnmatch_lines([(f"ERROR: --kspread-backend-differences {bad}: not a mapping of case names to "
+                                 "reasons")])
