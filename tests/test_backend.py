@@ -220,3 +220,22 @@ def test_pytest_skips_a_case_of_another_version_and_lists_known_differences(pyte
                                 f"--kspread-backend-differences={bad}")
     result.stderr.fnmatch_lines([(f"ERROR: --kspread-backend-differences {bad}: not a mapping of case names to "
                                  "reasons")])
+
+
+def test_a_case_expecting_an_error_is_not_passed_by_a_backend(tmp_path, capsys):
+    # kspread's own validation: a backend would "pass" it without running anything
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.35.4")
+    path = write_case(tmp_path, "name: bad\nversion: '1.35'\nnodes: [n1]\npod: {name: p, priority: x}\n"
+                                "expect: {error: priority}\n")
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        (f"SKIP bad ({path}:1): the case expects an error (expect.error), which a backend does not check"),
+        "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
+
+
+def test_a_program_that_is_no_backend_is_named(tmp_path):
+    open_backend.cache_clear()
+    with pytest.raises(SystemExit) as e:
+        cli_main(["run", "--backend", "/bin/true", str(write_case(tmp_path, CASE))])
+    assert str(e.value) == "kspread run: backend /bin/true: --info did not print the backend's JSON (exit 0): (no output)"
