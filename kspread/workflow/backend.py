@@ -442,8 +442,9 @@ class BackendRun:
         except BackendError as e:
             raise SystemExit(f"kspread run: {e}") from None
 
-    def check(self, doc) -> Any:
-        """The case's ``Verdict`` through the backend; None when it does not apply there
+    def check(self, doc, config: str | None = None) -> Any:
+        """The case's ``Verdict`` through the backend (``config``: a KubeSchedulerConfiguration
+        for cases that give no profile, as for ``check``); None when it does not apply there
         (said, with the reason)."""
         from kspread.format.loader import expected_error
         from kspread.workflow.runner import Verdict, check, run_loaded
@@ -462,7 +463,7 @@ class BackendRun:
             return upstream
 
         try:
-            v = check(doc, run=run)
+            v = check(doc, config, run=run)
         except NotApplicable as e:
             self.say(f"SKIP {doc.name} ({doc.file}:{doc.line}): {e}")
             return None

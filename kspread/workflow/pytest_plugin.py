@@ -413,7 +413,7 @@ def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.
     skipped: list[str] = []
     run.say = skipped.append
     try:
-        verdict = run.check(doc)
+        verdict = run.check(doc, config.getoption("kspread_config", None))
     except BackendError as e:  # pragma: no cover - check turns it into a failed verdict
         raise CaseFailure(str(e)) from None
     if verdict is None:
