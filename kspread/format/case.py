@@ -999,12 +999,35 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
             _case_extenders(prof, raw["extenders"], version, base_dir)
         return prof
     prof = profile_from_case(raw, version)
+    _check_out_of_tree(prof)
     if raw.get("extenders"):
         _case_extenders(prof, raw["extenders"], version, base_dir)
     # plugin arguments decoded strictly, defaulted and validated for the version
     prof.plugin_args = decode_profile_args(prof.plugin_config, version, ("profile", "pluginConfig"),
                                            check_shape=check_args_shape)
     return prof
+
+
+def _check_out_of_tree(prof: Profile) -> None:
+    """``profile.outOfTree``: each name is no in-tree plugin (those are listed where they run,
+    and a mistyped one is an error with a suggestion, never taken for an out-of-tree plugin),
+    is declared once, and is enabled at filter, score or postFilter."""
+    from kspread.engine.framework.registry import UPSTREAM
+
+    in_tree = {k.name for k in UPSTREAM} | {a for k in UPSTREAM for a in k.legacy_names}
+    used = {r.name for r in (*prof.filter, *prof.score, *prof.post_filter)}
+    seen: set[str] = set()
+    for i, name in enumerate(prof.out_of_tree):
+        path = ("profile", "outOfTree", i)
+        if name in in_tree:
+            raise CaseError(f"{name!r} is an in-tree kube-scheduler plugin: list it at filter, score or postFilter "
+                            "only; outOfTree declares plugins that are not", path, value=name)
+        if name in seen:
+            raise CaseError(f"plugin {name!r} is declared twice", path, value=name)
+        seen.add(name)
+        if name not in used:
+            raise CaseError(f"out-of-tree plugin {name!r} is declared but not enabled at filter, score or "
+                            "postFilter", path, value=name)
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:

@@ -55,10 +55,19 @@ def _keyword_expression(expr: str):
 def cmd_run(args: argparse.Namespace) -> int:
     from kspread.workflow.report import case_entry, file_entry
 
-    failed = passed = deselected = 0
+    failed = passed = deselected = skipped = 0
     cases = 0
     report: list[dict[str, Any]] = []
     out = _Output(args)
+    backend = None
+    if args.backend:
+        from kspread.workflow.backend import BackendRun
+
+        if args.update:
+            raise SystemExit("kspread run: --update writes the reference engine's results; it does not go with --backend")
+        backend = BackendRun.start(args.backend, args.compare, out.note)
+    elif args.compare:
+        raise SystemExit("kspread run: --compare needs --backend PATH")
     names: set[str] = set()
     pictures = bool(args.html)
     stop = False
@@ -81,8 +90,19 @@ def cmd_run(args: argparse.Namespace) -> int:
             out.progress(doc.name)
             if i in dups:
                 checked.append((doc, Verdict(False, str(dups[i]), error=str(dups[i]))))
+            elif backend is not None:
+                v = backend.check(doc)
+                if v is None:  # not applicable to the backend: a skip, with the reason
+                    skipped += 1
+                    continue
+                checked.append((doc, v))
             else:
-                checked.append((doc, check(doc)))
+                v = check(doc)
+                if v.skipped is not None:
+                    skipped += 1
+                    out.note(f"SKIP {doc.name} ({doc.file}:{doc.line}): {v.skipped}")
+                    continue
+                checked.append((doc, v))
             out.checked(checked[-1][1])
             if args.exitfirst and not args.update and not checked[-1][1].passed:
                 stop = True  # -x: the first failure ends the run
@@ -109,13 +129,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     unknown = [n for n in dict.fromkeys(args.case or []) if n not in names] if not stop else []
     for n in unknown:  # a mistyped name must not quietly run fewer cases
         print(f"kspread: --case {n!r} names no case in {', '.join(args.files)}", file=sys.stderr)
-    if not cases and not failed:
+    if not cases and not failed and not skipped:
         if deselected:
             print(f"kspread: no case selected ({deselected} deselected)", file=sys.stderr)
         else:
             print(_no_case(args.files), file=sys.stderr)
         return 1
-    summary = f"{passed} passed, {failed} failed" + (f", {deselected} deselected" if deselected else "")
+    summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") \
+        + (f", {deselected} deselected" if deselected else "")
+    if backend is not None:
+        summary += backend.summary()
     if stop:
         summary += " (stopped at the first failure, -x)"
     written = _write_reports(args, report, summary)
@@ -206,6 +229,10 @@ class _Output:
 
     def error(self, text: str) -> None:
         print(text, file=sys.stderr)
+
+    def note(self, text: str) -> None:
+        """A line of its own (a skipped case, a difference): on stderr with --json."""
+        print(text, file=sys.stderr if self.silent else sys.stdout)
 
     def checked(self, v: Verdict) -> None:
         self.ran += 1
@@ -436,6 +463,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--update", action="store_true",
                    help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
     _extender_option(r)
+    r.add_argument("--backend", metavar="PATH",
+                   help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "
+                        "backend/build.sh) instead of the reference engine; cases of another version are skipped")
+    r.add_argument("--compare", action="store_true",
+                   help="with --backend: also run the reference engine and print every difference per key")
     r.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failing case")
     r.add_argument("--html", metavar="FILE",
                    help="write an HTML report: one self-contained page with a summary, the differences and pictures")

@@ -61,6 +61,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "writes) at URL instead of the urlPrefix written (repeatable)",
     )
     group.addoption(
+        "--kspread-backend",
+        metavar="PATH",
+        help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "
+        "backend/build.sh) instead of the reference engine; cases of another version are skipped",
+    )
+    group.addoption(
+        "--kspread-backend-differences",
+        metavar="FILE",
+        help="with --kspread-backend: a YAML mapping of case names to the reason the backend is known "
+        "to differ from their expectation; those cases are expected failures (xfail) with that reason",
+    )
+    group.addoption(
         "--kspread-html",
         metavar="FILE",
         help="write an HTML report of the cases: one self-contained page with a summary, the differences and pictures",
@@ -90,6 +102,7 @@ def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _extender_urls(config)  # a malformed NAME=URL is a usage error, before any case
+    _backend_differences(config)  # likewise a --kspread-backend-differences file that is no mapping
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
@@ -361,6 +374,56 @@ class BrokenFile(pytest.Item):
         return self.path, (self.error.line or 1) - 1, f"kspread file {self.path.name}"
 
 
+def _backend_differences(config: pytest.Config) -> dict[str, str]:
+    """``--kspread-backend-differences FILE``: case name -> reason, read once."""
+    known = getattr(config, "_kspread_backend_differences", None)
+    if known is None:
+        path = config.getoption("kspread_backend_differences", None)
+        known = {}
+        if path:
+            import yaml
+
+            try:
+                with open(path, encoding="utf-8") as f:
+                    data = yaml.safe_load(f)
+            except (OSError, yaml.YAMLError) as e:
+                raise pytest.UsageError(f"--kspread-backend-differences {path}: {e}") from None
+            if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in data.items()):
+                raise pytest.UsageError(f"--kspread-backend-differences {path}: not a mapping of case names "
+                                        "to reasons")
+            known = data
+        config._kspread_backend_differences = known  # type: ignore[attr-defined]
+    return known
+
+
+def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
+    """``--kspread-backend``: the case's verdict through the backend; a case that does not
+    apply there is skipped with the reason."""
+    from kspread.workflow.backend import BackendError, BackendRun
+
+    run = getattr(config, "_kspread_backend_run", None)
+    if run is None:
+        try:
+            run = BackendRun.start(path, False, lambda text: None)
+        except SystemExit as e:
+            raise pytest.UsageError(str(e).replace("kspread run:", "--kspread-backend:", 1)) from None
+        config._kspread_backend_run = run  # type: ignore[attr-defined]
+    known = _backend_differences(config)
+    if doc.name in known:
+        item.add_marker(pytest.mark.xfail(reason=f"a known difference of the backend: {known[doc.name]}",
+                                          raises=CaseFailure, strict=False))
+    skipped: list[str] = []
+    run.say = skipped.append
+    try:
+        verdict = run.check(doc, config.getoption("kspread_config", None))
+    except BackendError as e:  # pragma: no cover - check turns it into a failed verdict
+        raise CaseFailure(str(e)) from None
+    if verdict is None:
+        pytest.skip(skipped[0].split(": ", 1)[1] if skipped else "not applicable to the backend")
+    return verdict
+
+
 class CaseItem(pytest.Item):
     def __init__(self, *, doc: CaseDoc, **kw: Any) -> None:
         super().__init__(**kw)
@@ -370,7 +433,13 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         from kspread.workflow.runner import check
 
-        verdict = check(self.doc, self.config.getoption("kspread_config", None))
+        backend_path = self.config.getoption("kspread_backend", None)
+        if backend_path:
+            verdict = _backend_check(self.config, backend_path, self.doc, self)
+        else:
+            verdict = check(self.doc, self.config.getoption("kspread_config", None))
+            if verdict.skipped is not None:
+                pytest.skip(verdict.skipped)
         if _reporting(self.config):
             from kspread.workflow.report import case_entry
 

@@ -502,6 +502,7 @@ class Verdict:
     case: Case | None = None
     outcome: Outcome | None = None
     error: str | None = None  # the case's load or scheduling error, if any
+    skipped: str | None = None  # why the case did not run (neither passed nor failed)
 
 
 def not_expectable_note(doc, e) -> str:
@@ -525,7 +526,14 @@ def asserts_nothing(doc):
                      "`kspread run --update` fill it)", path, file=doc.file, line=doc.locate(["expect"]))
 
 
-def check(doc, config: str | None = None) -> Verdict:
+def not_runnable(case: Case) -> str:
+    """Why the reference engine does not run a case whose profile enables out-of-tree plugins."""
+    names = ", ".join(case.profile.out_of_tree)
+    return (f"not runnable under the reference engine: the profile enables out-of-tree plugin(s) {names} "
+            "(run it through a backend that registers them: kspread run --backend PATH)")
+
+
+def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None = None) -> Verdict:
     """Load, run and compare one case document (``kspread.format.loader.CaseDoc``).
 
     A case with ``expect.error`` passes when loading or running it fails with a
@@ -539,7 +547,12 @@ def check(doc, config: str | None = None) -> Verdict:
     case = None
     try:
         case = load_case(doc, config)
-        outcome = run_loaded(case, capture=_capture_for_report(case) if want_error is None else None)
+        if run is None and case.profile.out_of_tree:
+            return Verdict(True, case=case, skipped=not_runnable(case))
+        if run is None:
+            outcome = run_loaded(case, capture=_capture_for_report(case) if want_error is None else None)
+        else:
+            outcome = run(case)
     except CaseError as e:
         doc.place(e)
         msg = str(e)

@@ -68,6 +68,9 @@ class Profile:
     # podInitialBackoffSeconds / podMaxBackoffSeconds (the scheduling queue of a sequence)
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
+    # profile.outOfTree of a case: plugins that are not upstream's in-tree plugins, which only
+    # a backend registering them runs (the reference engine reports such a case not runnable)
+    out_of_tree: tuple[str, ...] = ()
 
 
 def _refs(raw: Any, path: PathT, weighted: bool) -> list[PluginRef]:
@@ -108,6 +111,7 @@ def profile_from_case(raw: Mapping[str, Any], version: Version) -> Profile:
         plugin_config=dict(raw.get("pluginConfig") or {}),
         extenders=extenders,
         percentage_of_nodes_to_score=raw.get("percentageOfNodesToScore"),
+        out_of_tree=tuple(raw.get("outOfTree") or ()),
     )
 
 

@@ -1,0 +1,21 @@
+// Copied by backend/build.sh into the vendored k8s.io/kubernetes/pkg/scheduler/framework/runtime
+// of the build tree: the one way to reach a framework's score plugins (kspread reports each
+// plugin's raw score, before NormalizeScore, which RunScorePlugins does not return). It reads
+// and changes nothing else.
+
+package runtime
+
+import (
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// KspreadScorePlugins returns the score plugins of a framework made by NewFramework, in the
+// profile's order, with their weights; nil when f is another implementation.
+func KspreadScorePlugins(f framework.Framework) ([]fwk.ScorePlugin, map[string]int) {
+	fi, ok := f.(*frameworkImpl)
+	if !ok {
+		return nil, nil
+	}
+	return fi.scorePlugins, fi.scorePluginWeight
+}

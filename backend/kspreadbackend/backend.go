@@ -1,0 +1,544 @@
+// Package kspreadbackend runs a kspread case through upstream kube-scheduler's own code: a real
+// scheduler (scheduler.New with a fake clientset and informers: cache, snapshot, scheduling queue,
+// the profile's framework, DefaultPreemption, DefaultBinder) whose ScheduleOne is called until no
+// pod is left to pop. After each cycle the profile's framework is asked, on the snapshot that
+// cycle used, for every node's filter status and every score plugin's raw, normalized and
+// weighted scores, which is what kspread reports.
+//
+// A plugin author builds a backend of their own with a main package of a few lines:
+//
+//	func main() { kspreadbackend.Main(kspreadbackend.WithPlugin("MyPlugin", myplugin.New)) }
+//
+// as kube-scheduler's app.NewSchedulerCommand(app.WithPlugin(name, factory)) registers them.
+//
+// Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins"}; `BACKEND` reads one case
+// (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
+// cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
+package kspreadbackend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+)
+
+// Option configures a backend (WithPlugin).
+type Option func(*options)
+
+type options struct {
+	registry frameworkruntime.Registry
+}
+
+// WithPlugin registers an out-of-tree plugin under name, as app.WithPlugin does for kube-scheduler.
+func WithPlugin(name string, factory frameworkruntime.PluginFactory) Option {
+	return func(o *options) { o.registry[name] = factory }
+}
+
+type input struct {
+	Nodes           []v1.Node                      `json:"nodes"`
+	Pods            []v1.Pod                       `json:"pods"`
+	Incoming        []v1.Pod                       `json:"incoming"`
+	PDBs            []policyv1.PodDisruptionBudget `json:"pdbs"`
+	PriorityClasses []schedulingv1.PriorityClass   `json:"priorityClasses"`
+	Namespaces      []v1.Namespace                 `json:"namespaces"`
+	Services        []v1.Service                   `json:"services"`
+	Config          string                         `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
+	FeatureGates    map[string]bool                `json:"featureGates"`
+	SettleMillis    int                            `json:"settleMillis"`
+	// MaxCycles: stop after this many scheduling cycles (1 for a single-cycle case: the
+	// incoming pod's first cycle, not its retry after preemption); 0: until no pod is left
+	MaxCycles int `json:"maxCycles"`
+}
+
+// Cycle is what one scheduling cycle did, in the shape of kspread's actual results.
+type Cycle struct {
+	Pod       string                      `json:"pod"`
+	Filter    map[string]map[string]any   `json:"filter"`
+	Feasible  []string                    `json:"feasible"`
+	RawScores map[string]map[string]int64 `json:"rawScores"`
+	Scores    map[string]map[string]int64 `json:"scores"`
+	Weighted  map[string]map[string]int64 `json:"weightedScores"`
+	Totals    map[string]int64            `json:"totals"`
+	Selected  *string                     `json:"selected"`
+	// Scored: false when the profile has no score plugin (every feasible node then scores 1)
+	Scored bool `json:"scored"`
+	// PostFilter ran (no feasible node and a PostFilter plugin): Nominated and Victims say what it did
+	PostFilterRan bool     `json:"postFilterRan"`
+	Nominated     *string  `json:"nominated"`
+	Victims       []string `json:"victims"`
+}
+
+type output struct {
+	KubernetesVersion string         `json:"kubernetesVersion"`
+	Cycles            []Cycle        `json:"cycles"`
+	Placements        map[string]any `json:"placements"`
+	Deleted           []string       `json:"deleted"`
+	Error             string         `json:"error,omitempty"`
+	Millis            int64          `json:"millis"`
+}
+
+// KubernetesVersion is the k8s.io/kubernetes module this backend was built from.
+func KubernetesVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "k8s.io/kubernetes" {
+				if d.Replace != nil {
+					return d.Replace.Version
+				}
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+// Main is the whole program: `--info`, or one case from stdin.
+func Main(opts ...Option) {
+	o := &options{registry: frameworkruntime.Registry{}}
+	for _, f := range opts {
+		f(o)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "--info" {
+		names := []string{}
+		for n := range plugins.NewInTreeRegistry() {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		oot := []string{}
+		for n := range o.registry {
+			oot = append(oot, n)
+		}
+		sort.Strings(oot)
+		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
+			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot}))
+		return
+	}
+	raw, err := io.ReadAll(os.Stdin)
+	must(err)
+	var in input
+	if err := json.Unmarshal(raw, &in); err != nil {
+		must(fmt.Errorf("reading the case: %w", err))
+	}
+	start := time.Now()
+	out, err := run(in, o)
+	if err != nil {
+		out = &output{Error: err.Error()}
+	}
+	out.KubernetesVersion = KubernetesVersion()
+	out.Millis = time.Since(start).Milliseconds()
+	must(json.NewEncoder(os.Stdout).Encode(out))
+}
+
+// recorder keeps the pod that the scheduling outcome events regard: the pod of the cycle that just ran.
+type recorder struct {
+	mu   sync.Mutex
+	last *v1.Pod
+}
+
+func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, _ string, _ ...interface{}) {
+	// the cycle's own outcome; not "Preempted", which regards a victim
+	if reason != "Scheduled" && reason != "FailedScheduling" {
+		return
+	}
+	if p, ok := regarding.(*v1.Pod); ok {
+		r.mu.Lock()
+		r.last = p
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r }
+
+func (r *recorder) take() *v1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.last
+	r.last = nil
+	return p
+}
+
+func podKey(ns, name string) string {
+	if ns == "" || ns == "default" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+func run(in input, o *options) (*output, error) {
+	for g, v := range in.FeatureGates {
+		if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("%s=%v", g, v)); err != nil {
+			return nil, fmt.Errorf("feature gate %s: %w", g, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewSimpleClientset()
+	podsGVR := v1.SchemeGroupVersion.WithResource("pods")
+	var rv int64
+	var mu sync.Mutex
+	// a binding sets spec.nodeName; every write of a pod gets a new resourceVersion, as an API
+	// server gives it (the scheduler drops a pod update whose resourceVersion did not change)
+	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
+		obj, err := client.Tracker().Get(podsGVR, b.Namespace, b.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		p := obj.(*v1.Pod).DeepCopy()
+		p.Spec.NodeName = b.Target.Name
+		p.Status.Phase = v1.PodRunning
+		mu.Lock()
+		rv++
+		p.ResourceVersion = strconv.FormatInt(rv, 10)
+		mu.Unlock()
+		return true, b, client.Tracker().Update(podsGVR, p, b.Namespace)
+	})
+	def := clienttesting.ObjectReaction(client.Tracker())
+	bump := func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() == "binding" {
+			return false, nil, nil
+		}
+		handled, obj, err := def(action)
+		p, ok := obj.(*v1.Pod)
+		if err != nil || !ok {
+			return handled, obj, err
+		}
+		p = p.DeepCopy()
+		mu.Lock()
+		rv++
+		p.ResourceVersion = strconv.FormatInt(rv, 10)
+		mu.Unlock()
+		return true, p, client.Tracker().Update(podsGVR, p, p.Namespace)
+	}
+	client.PrependReactor("patch", "pods", bump)
+	client.PrependReactor("update", "pods", bump)
+
+	informerFactory := scheduler.NewInformerFactory(client, 0)
+	rec := &recorder{}
+	schedOpts := []scheduler.Option{scheduler.WithFrameworkOutOfTreeRegistry(o.registry),
+		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(0)}
+	if in.Config != "" {
+		obj, _, err := scheme.Codecs.UniversalDecoder().Decode([]byte(in.Config), nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("the KubeSchedulerConfiguration: %w", err)
+		}
+		cfg, ok := obj.(*schedulerapi.KubeSchedulerConfiguration)
+		if !ok {
+			return nil, fmt.Errorf("the configuration is a %T, not a KubeSchedulerConfiguration", obj)
+		}
+		schedOpts = append(schedOpts, scheduler.WithProfiles(cfg.Profiles...))
+		if cfg.PercentageOfNodesToScore != nil {
+			schedOpts = append(schedOpts, scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore))
+		}
+		if cfg.Parallelism > 0 {
+			schedOpts = append(schedOpts, scheduler.WithParallelism(cfg.Parallelism))
+		}
+	}
+	sched, err := scheduler.New(ctx, client, informerFactory, nil,
+		profile.RecorderFactory(func(string) events.EventRecorder { return rec }), schedOpts...)
+	if err != nil {
+		return nil, err
+	}
+	logger := klog.FromContext(ctx)
+	informerFactory.Start(ctx.Done())
+	informerFactory.WaitForCacheSync(ctx.Done())
+	sched.SchedulingQueue.Run(logger)
+	if sched.APIDispatcher != nil {
+		sched.APIDispatcher.Run(logger)
+	}
+	for i := range in.Namespaces {
+		if _, err := client.CoreV1().Namespaces().Create(ctx, &in.Namespaces[i], metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.PriorityClasses {
+		if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &in.PriorityClasses[i], metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.Services {
+		s := &in.Services[i]
+		if _, err := client.CoreV1().Services(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.Nodes {
+		if _, err := client.CoreV1().Nodes().Create(ctx, &in.Nodes[i], metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		// one at a time, so that the cache's node tree sees them in the case's order
+		if err := waitFor(func() bool { return sched.Cache.NodeCount() == i+1 }); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.Pods {
+		p := &in.Pods[i]
+		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	if err := waitFor(func() bool { n, _ := sched.Cache.PodCount(); return n == len(in.Pods) }); err != nil {
+		return nil, err
+	}
+	for i := range in.PDBs {
+		d := &in.PDBs[i]
+		if _, err := client.PolicyV1().PodDisruptionBudgets(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	settle := time.Duration(in.SettleMillis) * time.Millisecond
+	if settle == 0 {
+		settle = 30 * time.Millisecond
+	}
+	time.Sleep(settle)
+	// the incoming pods, one at a time, so that the queue's timestamps follow list order
+	for i := range in.Incoming {
+		p := &in.Incoming[i]
+		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		_ = waitFor(func() bool {
+			pending, _ := sched.SchedulingQueue.PendingPods()
+			return len(pending) == i+1
+		})
+		time.Sleep(2 * time.Millisecond)
+	}
+	out := &output{Cycles: []Cycle{}, Placements: map[string]any{}, Deleted: []string{}}
+	for n := 0; n < 10*len(in.Incoming)+10; n++ {
+		time.Sleep(settle)
+		if a, b := queueLens(sched); a+b == 0 && len(sched.SchedulingQueue.InFlightPods()) == 0 {
+			break
+		}
+		before := deletedPods(ctx, client, in)
+		sched.ScheduleOne(ctx)
+		time.Sleep(settle)
+		pod := rec.take()
+		if pod == nil {
+			continue
+		}
+		// a Scheduled event regards the assumed pod, its nodeName set: ask as the cycle asked
+		pod = pod.DeepCopy()
+		pod.Spec.NodeName = ""
+		c, err := observe(ctx, sched, pod)
+		if err != nil {
+			return nil, err
+		}
+		got, err := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err == nil && got.Spec.NodeName != "" {
+			node := got.Spec.NodeName
+			c.Selected = &node
+		} else if err == nil && c.PostFilterRan && got.Status.NominatedNodeName != "" {
+			node := got.Status.NominatedNodeName
+			c.Nominated = &node
+			after := deletedPods(ctx, client, in)
+			for _, k := range after {
+				if !contains(before, k) {
+					c.Victims = append(c.Victims, k)
+				}
+			}
+		}
+		out.Cycles = append(out.Cycles, *c)
+		if in.MaxCycles > 0 && len(out.Cycles) >= in.MaxCycles {
+			break
+		}
+	}
+	for _, p := range in.Incoming {
+		got, err := client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			out.Placements[podKey(p.Namespace, p.Name)] = nil
+		case got.Spec.NodeName != "":
+			out.Placements[podKey(p.Namespace, p.Name)] = got.Spec.NodeName
+		case got.Status.NominatedNodeName != "":
+			out.Placements[podKey(p.Namespace, p.Name)] = got.Status.NominatedNodeName
+		default:
+			out.Placements[podKey(p.Namespace, p.Name)] = nil
+		}
+	}
+	out.Deleted = deletedPods(ctx, client, in)
+	return out, nil
+}
+
+var summaryRe = regexp.MustCompile(`activeQ:(\d+); backoffQ:(\d+)`)
+
+// queueLens: the pods in activeQ and backoffQ (those ScheduleOne may pop).
+func queueLens(s *scheduler.Scheduler) (int, int) {
+	_, sum := s.SchedulingQueue.PendingPods()
+	m := summaryRe.FindStringSubmatch(sum)
+	if m == nil {
+		return 0, 0
+	}
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[2])
+	return a, b
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// deletedPods: the case's pods (bound and incoming) no longer in the API, as kspread names them.
+func deletedPods(ctx context.Context, client *fake.Clientset, in input) []string {
+	out := []string{}
+	for _, list := range [][]v1.Pod{in.Pods, in.Incoming} {
+		for _, p := range list {
+			if _, err := client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{}); err != nil {
+				out = append(out, podKey(p.Namespace, p.Name))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// observe asks the pod's profile, on the snapshot its cycle used, for every node's filter status
+// (PreFilter, then RunFilterPluginsWithNominatedPods as findNodesThatPassFilters calls it) and,
+// when more than one node is feasible (schedulePod scores only then), every score plugin's raw
+// score (the plugin's Score), and its weighted score and the totals (RunScorePlugins).
+func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cycle, error) {
+	fw, ok := sched.Profiles[pod.Spec.SchedulerName]
+	if !ok {
+		return nil, fmt.Errorf("pod %s: no profile %q", pod.Name, pod.Spec.SchedulerName)
+	}
+	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cycle{Pod: podKey(pod.Namespace, pod.Name), Filter: map[string]map[string]any{}, Feasible: []string{},
+		RawScores: map[string]map[string]int64{}, Scores: map[string]map[string]int64{},
+		Weighted: map[string]map[string]int64{}, Totals: map[string]int64{}, Scored: true}
+	state := framework.NewCycleState()
+	preRes, st, _ := fw.RunPreFilterPlugins(ctx, state, pod)
+	feasible := []fwk.NodeInfo{}
+	for _, ni := range nodes {
+		name := ni.Node().Name
+		s := st
+		if st.IsSuccess() {
+			if !preRes.AllNodes() && !preRes.NodeNames.Has(name) {
+				s = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node is filtered out by the prefilter result")
+			} else {
+				s = fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+			}
+		}
+		c.Filter[name] = statusOf(s)
+		if s.IsSuccess() {
+			feasible = append(feasible, ni)
+			c.Feasible = append(c.Feasible, name)
+		}
+	}
+	if len(feasible) == 0 {
+		c.PostFilterRan = len(fw.ListPlugins().PostFilter.Enabled) > 0
+		return c, nil
+	}
+	if len(feasible) == 1 {
+		return c, nil
+	}
+	scorePlugins, weights := frameworkruntime.KspreadScorePlugins(fw)
+	if len(scorePlugins) == 0 {
+		c.Scored = false
+		return c, nil // prioritizeNodes gives every node 1: kspread reports no totals then
+	}
+	if st := fw.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
+		return nil, st.AsError()
+	}
+	scored, st := fw.RunScorePlugins(ctx, state, pod, feasible)
+	if !st.IsSuccess() {
+		return nil, st.AsError()
+	}
+	skip := state.GetSkipScorePlugins()
+	for _, pl := range scorePlugins {
+		if skip.Has(pl.Name()) {
+			continue
+		}
+		raw := map[string]int64{}
+		for _, ni := range feasible {
+			s, st := pl.Score(ctx, state, pod, ni)
+			if !st.IsSuccess() {
+				return nil, st.AsError()
+			}
+			raw[ni.Node().Name] = s
+		}
+		c.RawScores[pl.Name()] = raw
+	}
+	for _, ns := range scored {
+		c.Totals[ns.Name] = ns.TotalScore
+		for _, ps := range ns.Scores {
+			if c.Weighted[ps.Name] == nil {
+				c.Weighted[ps.Name] = map[string]int64{}
+				c.Scores[ps.Name] = map[string]int64{}
+			}
+			c.Weighted[ps.Name][ns.Name] = ps.Score
+			if w := int64(weights[ps.Name]); w != 0 {
+				c.Scores[ps.Name][ns.Name] = ps.Score / w
+			}
+		}
+	}
+	return c, nil
+}
+
+func statusOf(s *fwk.Status) map[string]any {
+	if s.IsSuccess() {
+		return map[string]any{"code": fwk.Success.String()}
+	}
+	out := map[string]any{"code": s.Code().String()}
+	if len(s.Reasons()) > 0 {
+		out["reason"] = s.Message()
+	}
+	if s.Plugin() != "" {
+		out["plugin"] = s.Plugin()
+	}
+	return out
+}
+
+func waitFor(cond func() bool) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out waiting for the informers")
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	return nil
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kspread-backend:", err)
+		os.Exit(2)
+	}
+}

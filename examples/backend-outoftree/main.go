@@ -1,0 +1,20 @@
+// A kspread backend with two out-of-tree plugins of kubernetes-sigs/scheduler-plugins
+// registered, as kube-scheduler's app.WithPlugin registers them. Build it with
+//
+//	backend/build.sh out/kspread-backend-outoftree examples/backend-outoftree
+package main
+
+import (
+	// the plugins' args types (NodeResourcesAllocatableArgs) in the scheduler's config scheme
+	_ "sigs.k8s.io/scheduler-plugins/apis/config/scheme"
+	"sigs.k8s.io/scheduler-plugins/kspreadbackend"
+	"sigs.k8s.io/scheduler-plugins/pkg/noderesources"
+	"sigs.k8s.io/scheduler-plugins/pkg/podstate"
+)
+
+func main() {
+	kspreadbackend.Main(
+		kspreadbackend.WithPlugin(noderesources.AllocatableName, noderesources.NewAllocatable),
+		kspreadbackend.WithPlugin(podstate.Name, podstate.New),
+	)
+}

@@ -1,0 +1,487 @@
+"""Run cases through a backend: a kube-scheduler build of upstream's own code (``backend/``).
+
+A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugins",
+"outOfTreePlugins"}``; ``BACKEND`` reads one case as JSON on stdin (``backend_input``: the
+case as kspread built it, as Kubernetes objects, and the profile as a
+KubeSchedulerConfiguration) and prints what upstream's scheduler did (per cycle: filter
+statuses, raw / normalized / weighted scores, totals, selected node, preemption; the
+placements). ``run_backend`` turns that into the shape of ``Outcome.actual`` so that the
+runner compares it exactly as it compares the reference engine's. One process per case:
+feature gates are process-wide in upstream's code, and a process starts in about 0.03 s of the
+0.2-1.5 s a case takes (mostly the informers settling).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from kspread.format.case import Case
+from kspread.workflow.runner import Outcome, _in_node_order, compare
+
+_CASE_TIMEOUT_S = 120
+
+
+class BackendError(Exception):
+    """The backend could not be started or answered nonsense: a message naming it."""
+
+
+class NotApplicable(Exception):
+    """The case cannot run through this backend (another version, an in-process extender):
+    a skip, with the reason."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    path: str
+    kubernetes_version: str  # e.g. v1.35.4
+    plugins: tuple[str, ...]
+    out_of_tree: tuple[str, ...]
+
+    @property
+    def minor(self) -> int:
+        parts = self.kubernetes_version.lstrip("v").split(".")
+        return int(parts[1])
+
+    def applicable(self, case: Case) -> str | None:
+        """None, or why the case cannot run here."""
+        if case.version.minor != self.minor:
+            return (f"the case is at version {case.version}, the backend {self.path} was built from "
+                    f"Kubernetes {self.kubernetes_version}")
+        missing = [n for n in case.profile.out_of_tree if n not in self.out_of_tree]
+        if missing:
+            return (f"the backend {self.path} does not register out-of-tree plugin(s) {', '.join(missing)} "
+                    f"(it registers: {', '.join(self.out_of_tree) or 'none'})")
+        if case.profile.extenders:
+            return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
+                   "calls only HTTP extenders of a KubeSchedulerConfiguration)"
+        return None
+
+
+@lru_cache(maxsize=8)
+def open_backend(path: str) -> Backend:
+    """The backend at ``path``, from its ``--info``."""
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise BackendError(f"backend {path}: not an executable file (build one with backend/build.sh)")
+    try:
+        p = subprocess.run([path, "--info"], capture_output=True, text=True, timeout=60, check=False)
+    except OSError as e:
+        raise BackendError(f"backend {path}: {e.strerror or e}") from None
+    try:
+        info = json.loads(p.stdout)
+        return Backend(path, str(info["kubernetesVersion"]), tuple(info["plugins"]),
+                       tuple(info.get("outOfTreePlugins") or ()))
+    except (ValueError, KeyError, TypeError):
+        said = (p.stderr or p.stdout).strip()[:300] or "(no output)"
+        raise BackendError(f"backend {path}: --info did not print the backend's JSON (exit {p.returncode}): "
+                           f"{said}") from None
+
+
+# ---- the case as Kubernetes objects -------------------------------------------------------
+
+def _quantity(resource: str, v: int) -> str:
+    return f"{v}m" if resource == "cpu" else str(v)
+
+
+def _resources(m: Mapping[str, int]) -> dict[str, str]:
+    return {k: _quantity(k, v) for k, v in m.items()}
+
+
+def _requirement(r) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": r.key, "operator": r.op}
+    if r.values:
+        out["values"] = list(r.values)
+    return out
+
+
+def _selector(s) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    out: dict[str, Any] = {}
+    if s.match_labels:
+        out["matchLabels"] = dict(s.match_labels)
+    if s.match_expressions:
+        out["matchExpressions"] = [_requirement(r) for r in s.match_expressions]
+    return out
+
+
+def _term(t) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if t.match_expressions:
+        out["matchExpressions"] = [_requirement(r) for r in t.match_expressions]
+    if t.match_fields:
+        out["matchFields"] = [_requirement(r) for r in t.match_fields]
+    return out
+
+
+def _pod_term(t) -> dict[str, Any]:
+    out: dict[str, Any] = {"topologyKey": t.topology_key}
+    if t.label_selector is not None:
+        out["labelSelector"] = _selector(t.label_selector)
+    if t.namespaces:
+        out["namespaces"] = list(t.namespaces)
+    if t.namespace_selector is not None:
+        out["namespaceSelector"] = _selector(t.namespace_selector)
+    if t.match_label_keys:
+        out["matchLabelKeys"] = list(t.match_label_keys)
+    if t.mismatch_label_keys:
+        out["mismatchLabelKeys"] = list(t.mismatch_label_keys)
+    return out
+
+
+def _pod_rules(r) -> dict[str, Any]:
+    return {"requiredDuringSchedulingIgnoredDuringExecution": [_pod_term(t) for t in r.required],
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": w.weight, "podAffinityTerm": _pod_term(w.term)} for w in r.preferred]}
+
+
+def _affinity(a) -> dict[str, Any] | None:
+    if a is None:
+        return None
+    out: dict[str, Any] = {}
+    if a.node_affinity is not None:
+        na: dict[str, Any] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": p.weight, "preference": _term(p.preference)} for p in a.node_affinity.preferred]}
+        if a.node_affinity.required is not None:
+            na["requiredDuringSchedulingIgnoredDuringExecution"] = {
+                "nodeSelectorTerms": [_term(t) for t in a.node_affinity.required]}
+        out["nodeAffinity"] = na
+    if a.pod_affinity is not None:
+        out["podAffinity"] = _pod_rules(a.pod_affinity)
+    if a.pod_anti_affinity is not None:
+        out["podAntiAffinity"] = _pod_rules(a.pod_anti_affinity)
+    return out
+
+
+def _container(c) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": c.name, "image": c.image or "img",
+                           "resources": {"requests": _resources(c.requests)}}
+    if c.ports:
+        out["ports"] = [{"containerPort": p.container_port, "hostPort": p.host_port, "protocol": p.protocol,
+                         **({"hostIP": p.host_ip} if p.host_ip else {})} for p in c.ports]
+    if c.restartable:
+        out["restartPolicy"] = "Always"
+    return out
+
+
+_EPOCH = 1700000000
+
+
+def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": p.name, "namespace": p.namespace, "labels": dict(p.labels),
+                            "uid": f"{p.namespace}/{p.name}",
+                            "creationTimestamp": _time(_EPOCH + seq)}
+    if p.controller is not None:
+        meta["ownerReferences"] = [{"apiVersion": p.controller.api_version, "kind": p.controller.kind,
+                                    "name": p.controller.name, "uid": f"{p.controller.kind}/{p.controller.name}",
+                                    "controller": True}]
+    if p.terminating:
+        meta["deletionTimestamp"] = _time(_EPOCH + seq)
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler_name, "priority": p.priority, "preemptionPolicy": p.preemption_policy,
+        "containers": [_container(c) for c in p.containers] or [{"name": "c", "image": "img"}],
+    }
+    if p.priority_class_name:
+        spec["priorityClassName"] = p.priority_class_name
+    if p.init_containers:
+        spec["initContainers"] = [_container(c) for c in p.init_containers]
+    if p.overhead:
+        spec["overhead"] = _resources(p.overhead)
+    if p.level_requests or p.level_limits:
+        spec["resources"] = {"requests": _resources(p.level_requests), "limits": _resources(p.level_limits)}
+    if p.node_name:
+        spec["nodeName"] = p.node_name
+    if p.node_selector:
+        spec["nodeSelector"] = dict(p.node_selector)
+    aff = _affinity(p.affinity)
+    if aff:
+        spec["affinity"] = aff
+    if p.tolerations:
+        spec["tolerations"] = [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value),
+                                                  ("effect", t.effect)) if v} for t in p.tolerations]
+    if p.topology_spread_constraints:
+        spec["topologySpreadConstraints"] = [_spread(c) for c in p.topology_spread_constraints]
+    status: dict[str, Any] = {"phase": "Running" if p.node_name else "Pending"}
+    if p.node_name:
+        status["startTime"] = _time(p.start_time if p.start_time is not None else _EPOCH + seq)
+    if p.nominated_node:
+        status["nominatedNodeName"] = p.nominated_node
+    if p.preempted_by_scheduler:
+        status["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+    return {"metadata": meta, "spec": spec, "status": status}
+
+
+def _spread(c) -> dict[str, Any]:
+    out: dict[str, Any] = {"maxSkew": c.max_skew, "topologyKey": c.topology_key,
+                           "whenUnsatisfiable": c.when_unsatisfiable}
+    if c.label_selector is not None:
+        out["labelSelector"] = _selector(c.label_selector)
+    if c.min_domains is not None:
+        out["minDomains"] = c.min_domains
+    if c.node_affinity_policy:
+        out["nodeAffinityPolicy"] = c.node_affinity_policy
+    if c.node_taints_policy:
+        out["nodeTaintsPolicy"] = c.node_taints_policy
+    if c.match_label_keys:
+        out["matchLabelKeys"] = list(c.match_label_keys)
+    return out
+
+
+def _time(t: float) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(int(t), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# kspread's "unlimited" (a node without allocatable) as a quantity upstream's int64 arithmetic
+# survives (LeastAllocated multiplies by 100): 1e6 cores, 1e6Gi. Scores of resource plugins on such
+# nodes differ from the reference engine's: a documented difference.
+_UNLIMITED_AS = {"cpu": "1000000", "memory": "1000000Gi", "ephemeral-storage": "1000000Gi"}
+
+
+def _node(n) -> dict[str, Any]:
+    from kspread.engine.model import UNLIMITED
+
+    alloc = {k: (_UNLIMITED_AS.get(k, str(v)) if v == UNLIMITED else _quantity(k, v))
+             for k, v in n.allocatable.items()}
+    return {"metadata": {"name": n.name, "labels": dict(n.labels)},
+            "spec": {"unschedulable": n.unschedulable,
+                     "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints]},
+            "status": {"allocatable": alloc, "capacity": alloc,
+                       "images": [{"names": list(i.names), "sizeBytes": i.size_bytes} for i in n.images]}}
+
+
+def _config(case: Case) -> str:
+    """The profile as a KubeSchedulerConfiguration (v1) text: the file the case names, as
+    written, or one made from the case's own profile."""
+    prof = case.profile
+    if prof.config_file:
+        from kspread.format.config import read_config_text
+
+        return read_config_text(prof.config_file)
+    pct = 100 if prof.percentage_of_nodes_to_score is None else prof.percentage_of_nodes_to_score
+    p: dict[str, Any] = {"schedulerName": "default-scheduler"}
+    if not prof.is_default:
+        # every plugin at multiPoint (upstream then enables it at each extension point it
+        # implements), and at each point the plugins the case does not list there disabled;
+        # filter and score enabled again in the case's order, with the score weights
+        filters = [r.name for r in prof.filter]
+        scores = [r.name for r in prof.score]
+        post = [r.name for r in prof.post_filter]
+        weight = {r.name: r.weight for r in prof.score}
+        every = list(dict.fromkeys([*filters, *scores, *post, "PrioritySort", "DefaultBinder", "SchedulingGates"]))
+
+        def others(keep: list[str]) -> list[dict[str, str]]:
+            return [{"name": n} for n in every if n not in keep]
+
+        p["plugins"] = {
+            "multiPoint": {"enabled": [{"name": n, **({"weight": weight[n]} if n in weight else {})} for n in every],
+                           "disabled": [{"name": "*"}]},
+            "preFilter": {"disabled": others(filters)},
+            "filter": {"enabled": [{"name": n} for n in filters], "disabled": others(filters)},
+            "postFilter": {"disabled": others(post)},
+            "preScore": {"disabled": others(scores)},
+            "score": {"enabled": [{"name": r.name, "weight": r.weight} for r in prof.score], "disabled": others(scores)},
+        }
+        if prof.plugin_config:
+            p["pluginConfig"] = [{"name": n, "args": dict(a)} for n, a in prof.plugin_config.items()]
+    return json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                       "percentageOfNodesToScore": pct, "profiles": [p]})
+
+
+def backend_input(case: Case) -> dict[str, Any]:
+    """What the backend reads: the case as kspread built it."""
+    cl = case.cluster
+    sched_name = case.profile.scheduler_name or "default-scheduler"
+    pdbs = []
+    for d in cl.pdbs:
+        pdbs.append({"metadata": {"name": d.name, "namespace": d.namespace},
+                     "spec": {"selector": _selector(d.selector), "minAvailable": 0},
+                     "status": {"disruptionsAllowed": d.disruptions_allowed,
+                                "disruptedPods": {k: _time(_EPOCH) for k in sorted(d.disrupted_pods)}}})
+    namespaces = [{"metadata": {"name": ns.name, "labels": dict(ns.labels)}} for ns in cl.namespaces.values()]
+    return {
+        "nodes": [_node(n) for n in cl.nodes],
+        "pods": [_pod(p, i, sched_name) for i, p in enumerate(cl.pods)],
+        "incoming": [_pod(p, len(cl.pods) + i, sched_name) for i, p in enumerate(case.incoming)],
+        "pdbs": pdbs,
+        "priorityClasses": [{"metadata": {"name": c.name}, "value": c.value, "globalDefault": c.global_default,
+                             "preemptionPolicy": c.preemption_policy} for c in cl.priority_classes],
+        "namespaces": namespaces,
+        "services": [{"metadata": {"name": s.name, "namespace": s.namespace},
+                      "spec": {"selector": dict(s.selector) if s.selector is not None else None}}
+                     for s in cl.services],
+        "config": _config(case),
+        "featureGates": dict(case.version.gates),
+        "maxCycles": 0 if case.is_sequence else 1,
+    }
+
+
+# ---- running it ------------------------------------------------------------------------------
+
+def call_backend(backend: Backend, case: Case) -> dict[str, Any]:
+    """The backend's raw answer for the case (``NotApplicable`` when it cannot run there)."""
+    reason = backend.applicable(case)
+    if reason is not None:
+        raise NotApplicable(reason)
+    data = json.dumps(backend_input(case))
+    try:
+        p = subprocess.run([backend.path], input=data, capture_output=True, text=True,
+                           timeout=_CASE_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise BackendError(f"backend {backend.path}: case {case.name!r} took more than {_CASE_TIMEOUT_S} s") from None
+    try:
+        out = json.loads(p.stdout)
+    except ValueError:
+        raise BackendError(f"backend {backend.path} failed on case {case.name!r} (exit {p.returncode}): "
+                           f"{p.stderr.strip()[-600:]}") from None
+    if out.get("error"):
+        raise BackendError(f"backend {backend.path} could not run case {case.name!r}: {out['error']}")
+    return out
+
+
+def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
+    """The backend's answer in the shape of ``Outcome.actual`` (the last cycle's results, and
+    the placements of a sequence)."""
+    actual: dict[str, Any] = {}
+    cycles = out.get("cycles") or []
+    if cycles:
+        c = cycles[-1]
+        actual["feasible"] = list(c["feasible"])
+        actual["filter"] = {n: {k: v for k, v in st.items() if k != "plugin"} for n, st in c["filter"].items()}
+        actual["rawScores"] = c["rawScores"]
+        actual["scores"] = c["scores"]
+        actual["totals"] = c["totals"]
+        sel: Any = c.get("selected")
+        if sel is None and len(c["feasible"]) == 1:
+            sel = c["feasible"][0]
+        totals = c["totals"]
+        if not c.get("scored", True) and len(c["feasible"]) > 1 and sel in c["feasible"]:
+            sel = list(c["feasible"])  # no score plugin: every feasible node scores 1, a tie
+        elif totals:
+            # upstream picks one of the nodes with the highest total at random: kspread reports
+            # them all, and so does the backend (upstream's pick is one of them)
+            best = max(totals.values())
+            tied = [n for n, t in totals.items() if t == best]
+            if len(tied) > 1 and sel in tied:
+                sel = tied
+        actual["selected"] = sel if c["feasible"] else None
+        nominated = c.get("nominated")
+        actual["unschedulable"] = not c["feasible"] and nominated is None
+        if c.get("postFilterRan"):
+            actual["preemption"] = None if nominated is None else {"node": nominated,
+                                                                   "victims": sorted(c.get("victims") or [])}
+    _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
+    if case.is_sequence:
+        actual["placements"] = dict(out.get("placements") or {})
+    return actual
+
+
+# What a backend does not report: which nodes the search evaluated (it asks every node) and
+# the preemption candidates (upstream keeps them inside DefaultPreemption). An expectation of
+# these keys is not compared under a backend.
+NOT_REPORTED = ("searched", "candidates")
+
+
+def run_backend(case: Case, backend: Backend) -> Outcome:
+    """The case through the backend, compared with its expectation (less ``NOT_REPORTED``)
+    as the runner compares the reference engine's results."""
+    actual = backend_actual(case, call_backend(backend, case))
+    expect = {k: v for k, v in case.expect.items() if k not in NOT_REPORTED}
+    return Outcome(actual, compare(expect, actual))
+
+
+def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[str]:
+    """``--compare``: every key (and node, plugin) where the reference engine and the backend
+    differ, one line each."""
+    lines: list[str] = []
+    for key in ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
+                "preemption", "placements"):
+        a, b = engine.get(key), upstream.get(key)
+        if key in ("filter", "totals", "placements") and isinstance(a, dict) and isinstance(b, dict):
+            for n in dict.fromkeys([*a, *b]):
+                if a.get(n) != b.get(n):
+                    lines.append(f"{key}.{n}: kspread {_short(a.get(n))}, upstream {_short(b.get(n))}")
+        elif key in ("rawScores", "scores") and isinstance(a, dict) and isinstance(b, dict):
+            for pl in dict.fromkeys([*a, *b]):
+                pa, pb = a.get(pl) or {}, b.get(pl) or {}
+                for n in dict.fromkeys([*pa, *pb]):
+                    if pa.get(n) != pb.get(n):
+                        lines.append(f"{key}.{pl}.{n}: kspread {_short(pa.get(n))}, upstream {_short(pb.get(n))}")
+        elif a != b and not (a is None and b is None):
+            if key == "selected" and ((isinstance(a, list) and b in a) or (isinstance(b, list) and a in b)):
+                continue  # a tie reported whole on one side, one of the tied nodes on the other
+            lines.append(f"{key}: kspread {_short(a)}, upstream {_short(b)}")
+    return lines
+
+
+def _short(v: Any) -> str:
+    return "(none)" if v is None else json.dumps(v, sort_keys=False)
+
+
+class BackendRun:
+    """A backend as ``kspread run --backend PATH [--compare]`` uses it: checks each case
+    through it and, with ``compare``, runs the reference engine too and reports where the
+    two differ."""
+
+    def __init__(self, backend: Backend, compare: bool, say: Callable[[str], None]) -> None:
+        self.backend = backend
+        self.compare = compare
+        self.say = say
+        self.agree = self.differ = 0
+
+    @classmethod
+    def start(cls, path: str, compare: bool, say: Callable[[str], None]) -> BackendRun:
+        try:
+            return cls(open_backend(path), compare, say)
+        except BackendError as e:
+            raise SystemExit(f"kspread run: {e}") from None
+
+    def check(self, doc, config: str | None = None) -> Any:
+        """The case's ``Verdict`` through the backend (``config``: a KubeSchedulerConfiguration
+        for cases that give no profile, as for ``check``); None when it does not apply there
+        (said, with the reason)."""
+        from kspread.format.loader import expected_error
+        from kspread.workflow.runner import Verdict, check, run_loaded
+
+        if expected_error(doc) is not None:
+            # kspread's own validation of what the case writes: nothing a backend runs
+            self.say(f"SKIP {doc.name} ({doc.file}:{doc.line}): the case expects an error (expect.error), "
+                     "which a backend does not check")
+            return None
+        diffs: list[list[str]] = []
+
+        def run(case: Case) -> Outcome:
+            upstream = run_backend(case, self.backend)
+            if self.compare:
+                diffs.append(differences(run_loaded(case).actual, upstream.actual))
+            return upstream
+
+        try:
+            v = check(doc, config, run=run)
+        except NotApplicable as e:
+            self.say(f"SKIP {doc.name} ({doc.file}:{doc.line}): {e}")
+            return None
+        except BackendError as e:
+            return Verdict(False, f"{doc.file}:{doc.line}: {e}", error=str(e))
+        if diffs:
+            if diffs[0]:
+                self.differ += 1
+                self.say(f"DIFFER {doc.name} ({doc.file}:{doc.line}): kspread's reference engine and "
+                         f"Kubernetes {self.backend.kubernetes_version}:")
+                for line in diffs[0]:
+                    self.say("  " + line)
+            else:
+                self.agree += 1
+        return v
+
+    def summary(self) -> str:
+        text = f" (backend: Kubernetes {self.backend.kubernetes_version}"
+        if self.compare:
+            text += f"; the reference engine agrees with it on {self.agree} of {self.agree + self.differ} cases"
+        return text + ")"

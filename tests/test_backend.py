@@ -1,0 +1,241 @@
+"""Cases through a backend (kspread.workflow.backend): the case as Kubernetes objects, the
+backend's answer in the shape of kspread's actual results, `kspread run --backend [--compare]`
+and `pytest --kspread-backend`. The tests that need a real backend (backend/build.sh) use the
+one named by $KSPREAD_BACKEND, or .backend-build/kspread-backend, and skip with the reason
+when there is none."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from kspread.format.loader import load_case, read_file
+from kspread.workflow.backend import backend_actual, backend_input, open_backend
+from kspread.workflow.cli import main as cli_main
+from tests.helpers import verdict, write_case
+
+REPO = Path(__file__).resolve().parent.parent
+
+CASE = """
+name: two-nodes
+version: "1.35"
+nodes:
+- {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 10}, labels: {zone: a}}
+- {name: n2, allocatable: {cpu: "4", memory: 4Gi, pods: 10}, taints: [{key: k, value: v, effect: NoSchedule}]}
+pods:
+- {name: old, node: n1, requests: {cpu: 500m, memory: 1Gi}, priority: 5}
+pod: {name: web, requests: {cpu: "1", memory: 1Gi}, tolerations: [{key: k, operator: Exists}]}
+profile:
+  filter: [TaintToleration, NodeResourcesFit]
+  score: [{name: NodeResourcesFit, weight: 2}]
+expect: {selected: n2}
+"""
+
+
+def _case(tmp_path, body=CASE):
+    res = read_file(write_case(tmp_path, body))
+    assert res.error is None, res.error
+    return res.docs[0], load_case(res.docs[0])
+
+
+def test_the_case_as_kubernetes_objects(tmp_path):
+    _, case = _case(tmp_path)
+    data = backend_input(case)
+    assert data["nodes"][0] == {
+        "metadata": {"name": "n1", "labels": {"zone": "a", "kubernetes.io/hostname": "n1"}},
+        "spec": {"unschedulable": False, "taints": []},
+        "status": {"allocatable": {"cpu": "2000m", "memory": "4294967296", "pods": "10"},
+                   "capacity": {"cpu": "2000m", "memory": "4294967296", "pods": "10"}, "images": []}}
+    old = data["pods"][0]
+    assert old["spec"]["nodeName"] == "n1" and old["spec"]["priority"] == 5
+    assert old["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "500m", "memory": "1073741824"}}
+    assert old["status"]["phase"] == "Running"
+    web = data["incoming"][0]
+    assert web["spec"]["tolerations"] == [{"key": "k", "operator": "Exists"}]
+    assert web["status"] == {"phase": "Pending"}
+    config = json.loads(data["config"])
+    assert config["percentageOfNodesToScore"] == 100
+    assert config["profiles"][0]["plugins"] == {
+        "multiPoint": {"enabled": [{"name": "TaintToleration"}, {"name": "NodeResourcesFit", "weight": 2},
+                                   {"name": "PrioritySort"}, {"name": "DefaultBinder"}, {"name": "SchedulingGates"}],
+                       "disabled": [{"name": "*"}]},
+        "preFilter": {"disabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}, {"name": "SchedulingGates"}]},
+        "filter": {"enabled": [{"name": "TaintToleration"}, {"name": "NodeResourcesFit"}],
+                   "disabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}, {"name": "SchedulingGates"}]},
+        "postFilter": {"disabled": [{"name": "TaintToleration"}, {"name": "NodeResourcesFit"}, {"name": "PrioritySort"},
+                                    {"name": "DefaultBinder"}, {"name": "SchedulingGates"}]},
+        "preScore": {"disabled": [{"name": "TaintToleration"}, {"name": "PrioritySort"}, {"name": "DefaultBinder"},
+                                  {"name": "SchedulingGates"}]},
+        "score": {"enabled": [{"name": "NodeResourcesFit", "weight": 2}],
+                  "disabled": [{"name": "TaintToleration"}, {"name": "PrioritySort"}, {"name": "DefaultBinder"},
+                               {"name": "SchedulingGates"}]}}
+
+def test_a_node_without_allocatable_gets_large_finite_quantities(tmp_path):
+    _, case = _case(tmp_path, "version: '1.35'\nnodes: [n1]\npod: {name: p}\nexpect: {feasible: [n1]}\n")
+    assert backend_input(case)["nodes"][0]["status"]["allocatable"] == {
+        "cpu": "1000000", "memory": "1000000Gi", "ephemeral-storage": "1000000Gi", "pods": "110"}
+    # the default profile goes as upstream's default, every node scored
+    assert json.loads(backend_input(case)["config"])["profiles"] == [{"schedulerName": "default-scheduler"}]
+
+
+def test_the_answer_in_the_shape_of_actual(tmp_path):
+    _, case = _case(tmp_path)
+    out = {"cycles": [{"pod": "web", "filter": {"n2": {"code": "Success"},
+                                                "n1": {"code": "Unschedulable", "reason": "Insufficient cpu",
+                                                       "plugin": "NodeResourcesFit"}},
+                       "feasible": ["n2"], "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2"}]}
+    assert backend_actual(case, out) == {
+        "feasible": ["n2"],
+        "filter": {"n1": {"code": "Unschedulable", "reason": "Insufficient cpu"}, "n2": {"code": "Success"}},
+        "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2", "unschedulable": False}
+
+
+def _fake_backend(tmp_path, version: str) -> str:
+    """A stand-in that answers --info only (for the checks made before any case runs)."""
+    p = tmp_path / "fake-backend"
+    p.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                 f"print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': ['NodeName']}}))\n")
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
+    return str(p)
+
+
+def test_a_case_of_another_version_is_skipped_with_the_reason(tmp_path, capsys):
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.34.2")
+    path = write_case(tmp_path, CASE)
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [(f"SKIP two-nodes ({path}:1): the case is at version 1.35, the backend {fake} was built "
+                    "from Kubernetes v1.34.2"),
+                   "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.34.2)"]
+
+
+def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path):
+    open_backend.cache_clear()
+    path = str(write_case(tmp_path, CASE))
+    with pytest.raises(SystemExit) as e:
+        cli_main(["run", "--backend", str(tmp_path / "nope"), path])
+    assert str(e.value) == (f"kspread run: backend {tmp_path / 'nope'}: not an executable file "
+                            "(build one with backend/build.sh)")
+    with pytest.raises(SystemExit) as e:
+        cli_main(["run", "--compare", path])
+    assert str(e.value) == "kspread run: --compare needs --backend PATH"
+    with pytest.raises(SystemExit) as e:
+        cli_main(["run", "--backend", _fake_backend(tmp_path, "v1.35.4"), "--update", path])
+    assert str(e.value) == ("kspread run: --update writes the reference engine's results; it does not go "
+                            "with --backend")
+
+
+# ---- with a real backend ---------------------------------------------------------------------
+
+def _real_backend() -> str:
+    path = os.environ.get("KSPREAD_BACKEND") or str(REPO / ".backend-build" / "kspread-backend")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"no backend at {path}: build one with backend/build.sh (or set KSPREAD_BACKEND)")
+    return path
+
+
+def test_a_case_through_the_real_scheduler(tmp_path, capsys):
+    backend = _real_backend()
+    path = write_case(tmp_path, CASE)
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "PASS two-nodes" in out
+    assert "n1: {code: Unschedulable, reason: Insufficient cpu}" not in out  # n1 has room: 1.5 of 2 cores
+    assert out.splitlines()[-1] == ("1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
+                                    "with it on 1 of 1 cases)")
+
+
+# ---- out-of-tree plugins ----------------------------------------------------------------------
+
+OOT = """
+name: oot
+version: "1.35"
+profile:
+  outOfTree: [PodState]
+  filter: [NodeResourcesFit]
+  score: [PodState]
+nodes: [n1, n2]
+pod: {name: p}
+expect: {selected: n1}
+"""
+
+
+def test_an_out_of_tree_plugin_is_not_runnable_under_the_reference_engine(tmp_path, capsys):
+    path = write_case(tmp_path, OOT)
+    assert cli_main(["run", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        (f"SKIP oot ({path}:1): not runnable under the reference engine: the profile enables out-of-tree "
+         "plugin(s) PodState (run it through a backend that registers them: kspread run --backend PATH)"),
+        "0 passed, 0 failed, 1 skipped"]
+
+
+@pytest.mark.parametrize(("profile", "message"), [
+    ("{outOfTree: [PodStat], filter: [NodeResourcesFit], score: [PodState]}",
+     "out-of-tree plugin 'PodStat' is declared but not enabled at filter, score or postFilter"),
+    ("{outOfTree: [TaintToleration], filter: [TaintToleration]}",
+     ("'TaintToleration' is an in-tree kube-scheduler plugin: list it at filter, score or postFilter only; "
+      "outOfTree declares plugins that are not")),
+])
+def test_out_of_tree_declarations_are_checked(tmp_path, profile, message):
+    body = OOT.replace("profile:\n  outOfTree: [PodState]\n  filter: [NodeResourcesFit]\n  score: [PodState]\n",
+                       f"profile: {profile}\n")
+    v = verdict(tmp_path, body)
+    assert not v.passed and v.message == f"{tmp_path / 'case.yaml'}:5: profile.outOfTree[0]: {message}"
+
+
+def test_a_mistyped_in_tree_name_stays_an_error_with_a_suggestion(tmp_path):
+    # not declared at outOfTree: never taken for an out-of-tree plugin
+    v = verdict(tmp_path, OOT.replace("  outOfTree: [PodState]\n", "").replace("score: [PodState]",
+                                                                                 "score: [TaintTolerations]"))
+    assert not v.passed
+    assert v.message.endswith(":7: profile.score[0]: unknown plugin 'TaintTolerations' (not an in-tree "
+                              "kube-scheduler plugin) (did you mean 'TaintToleration'?)"), v.message
+
+
+def test_the_example_backend_runs_its_golden_cases(capsys):
+    backend = os.environ.get("KSPREAD_BACKEND_OUTOFTREE") or str(REPO / ".backend-build" /
+                                                                  "kspread-backend-outoftree")
+    if not os.access(backend, os.X_OK):
+        pytest.skip(f"no backend at {backend}: build one with backend/build.sh OUT examples/backend-outoftree")
+    assert cli_main(["run", "-q", "--backend", backend, str(REPO / "examples" / "backend-outoftree")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed (backend: Kubernetes v1.35.4)"
+
+
+def test_pytest_skips_a_case_of_another_version_and_lists_known_differences(pytester, tmp_path):
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.34.2")
+    pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n" + CASE.lstrip("\n"))
+    result = pytester.runpytest(f"--kspread-backend={fake}", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines([(f"SKIPPED * the case is at version 1.35, the backend {fake} was built from "
+                                 "Kubernetes v1.34.2")])
+    bad = pytester.makefile(".txt", known="- not a mapping\n")
+    result = pytester.runpytest(f"--kspread-backend={fake}",
+                                f"--kspread-backend-differences={bad}")
+    result.stderr.fnmatch_lines([(f"ERROR: --kspread-backend-differences {bad}: not a mapping of case names to "
+                                 "reasons")])
+
+
+def test_a_case_expecting_an_error_is_not_passed_by_a_backend(tmp_path, capsys):
+    # kspread's own validation: a backend would "pass" it without running anything
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.35.4")
+    path = write_case(tmp_path, "name: bad\nversion: '1.35'\nnodes: [n1]\npod: {name: p, priority: x}\n"
+                                "expect: {error: priority}\n")
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        (f"SKIP bad ({path}:1): the case expects an error (expect.error), which a backend does not check"),
+        "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
+
+
+def test_a_program_that_is_no_backend_is_named(tmp_path):
+    open_backend.cache_clear()
+    with pytest.raises(SystemExit) as e:
+        cli_main(["run", "--backend", "/bin/true", str(write_case(tmp_path, CASE))])
+    assert str(e.value) == "kspread run: backend /bin/true: --info did not print the backend's JSON (exit 0): (no output)"
