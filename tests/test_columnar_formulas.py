@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kspread.engine.plugins.imagelocality import calculate_priorities
 from kspread.engine.plugins.interpodaffinity import normalize_score_array
 from kspread.engine.plugins.nodematch import default_normalize_scores
 from kspread.engine.plugins.resource_allocation import (
@@ -18,10 +19,12 @@ from kspread.engine.plugins.resource_allocation import (
     balanced_std_scores,
     broken_linears,
     least_requested_scores,
+    masked_weighted_averages,
     most_requested_scores,
     rtcr_resource_scores,
     weighted_averages,
 )
+from kspread.engine.versions import NEWEST_MINOR, OLDEST_MINOR, Version
 
 UNLIMITED = 2**62
 amount = st.one_of(st.integers(0, 10**6), st.integers(0, 64 << 30), st.just(UNLIMITED), st.just(0))
@@ -136,6 +139,31 @@ def test_weighted_average_leaves_out_absent_resources(rows, w):
     col = UsageColumn(w, alloc, req, req, present)
     got = weighted_averages([col, col], lambda r, c: least_requested_scores(r, c, 100), len(rows))
     assert got.tolist() == [(_least(r, a, 100) if p else 0) for r, a, p in rows]
+
+
+@settings(max_examples=80)
+@given(st.integers(1, 30), st.lists(st.tuples(st.integers(0, 100), st.booleans()), min_size=1, max_size=3),
+       st.booleans(), st.booleans(), st.data())
+def test_weighted_average_without_masks_matches_the_masked_form(n, specs, most, mixed, data):
+    # the form without masks (every resource present on every node, a positive weight
+    # sum) against the masked form every node went through before (issue 19)
+    cols = []
+    for w, _ in specs:
+        req = np.array(data.draw(st.lists(amount, min_size=n, max_size=n)), np.int64)
+        alloc = np.array(data.draw(st.lists(amount, min_size=n, max_size=n)), np.int64)
+        present = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)) if mixed else [True] * n)
+        cols.append(UsageColumn(w, alloc, req, req, present))
+    per = ((lambda r, c: most_requested_scores(r, c, 100, True)) if most
+           else (lambda r, c: least_requested_scores(r, c, 100)))
+    assert weighted_averages(cols, per, n).tolist() == masked_weighted_averages(cols, per, n).tolist()
+
+
+@given(st.integers(OLDEST_MINOR, NEWEST_MINOR), st.integers(0, 8), st.integers(1, 30))
+def test_image_sums_of_zero_score_zero(minor, containers, n):
+    # ImageLocality returns zeros without calculatePriority when no node has an image
+    # of the pod: the sums are 0, below the minimum threshold (issue 19)
+    got = calculate_priorities(np.zeros(n, np.int64), containers, Version(minor))
+    assert got.tolist() == [0] * n
 
 
 @given(st.lists(st.integers(0, 10**6), min_size=1, max_size=30), st.booleans())

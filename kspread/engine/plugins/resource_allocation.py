@@ -206,6 +206,18 @@ def columns_of(usages: Sequence[Usage]) -> list[UsageColumn]:
 def weighted_averages(cols: Sequence[UsageColumn], per_resource, n: int) -> np.ndarray:
     """``nodeScore / weightSum`` of the per-resource scores (Least / MostAllocated);
     0 when no resource is left to score (from 1.22, see ``usage_columns``)."""
+    weight_total = sum(c.weight for c in cols)
+    if weight_total > 0 and all(c.present.all() for c in cols):
+        # every node scores every resource: one weight sum, no masks (the same integers)
+        node_score = np.zeros(n, np.int64)
+        for c in cols:
+            node_score += per_resource(c.requested, c.allocatable) * c.weight
+        return node_score // weight_total
+    return masked_weighted_averages(cols, per_resource, n)
+
+
+def masked_weighted_averages(cols: Sequence[UsageColumn], per_resource, n: int) -> np.ndarray:
+    """``weighted_averages`` with each resource counted where it is present."""
     node_score = np.zeros(n, np.int64)
     weight_sum = np.zeros(n, np.int64)
     for c in cols:
