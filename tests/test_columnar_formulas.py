@@ -16,6 +16,7 @@ from kspread.engine.plugins.nodematch import default_normalize_scores
 from kspread.engine.plugins.resource_allocation import (
     ShapePoint,
     UsageColumn,
+    balanced_change_scores,
     balanced_std_scores,
     broken_linears,
     least_requested_scores,
@@ -129,6 +130,28 @@ def test_balanced_std_matches_reference_with_mixed_presence(rows, data):
         cols.append((req, alloc, np.array([p[j] for p in present], bool)))
     want = [_std_score([row[j] for j in range(k) if pres[j]], 100) for row, pres in zip(rows, present)]
     assert balanced_std_scores(cols, 100, len(rows)).tolist() == want
+
+
+@settings(max_examples=60)
+@given(ROWS, st.booleans(), st.data())
+def test_balanced_change_matches_reference(rows, mixed, data):
+    # from 1.36: 50 + (50 + with - without) / 2 (Go's division), each the std score of
+    # the resources a node counts; the form that checks presence once (issue 19) and
+    # the masked one
+    k = len(rows[0])
+    present = [[data.draw(st.booleans()) if mixed else True for _ in range(k)] for _ in rows]
+    added = [data.draw(st.integers(0, 10**6)) for _ in range(k)]
+    cols = []
+    for j in range(k):
+        before = np.array([row[j][0] for row in rows], np.int64)
+        alloc = np.array([row[j][1] for row in rows], np.int64)
+        cols.append(UsageColumn(1, alloc, before + added[j], before, np.array([p[j] for p in present], bool)))
+
+    def std(row, pres, extra):
+        return _std_score([(row[j][0] + extra[j], row[j][1]) for j in range(k) if pres[j]], 100)
+
+    want = [50 + _go_div(50 + std(row, pres, added) - std(row, pres, [0] * k), 2) for row, pres in zip(rows, present)]
+    assert balanced_change_scores(cols, 100, len(rows)).tolist() == want
 
 
 @given(st.lists(st.tuples(amount, amount, st.booleans()), min_size=1, max_size=20), st.integers(1, 5))
