@@ -105,9 +105,13 @@ def least_requested_scores(requested: np.ndarray, capacity: np.ndarray, max_scor
     """``leastRequestedScore``: share of the capacity left free, 0..max_score; 0 when
     the capacity is 0 or exceeded."""
     requested, capacity = exact(requested, capacity)
-    safe = np.where(capacity == 0, 1, capacity)
+    zero = capacity == 0
+    if not zero.any():  # (the usual case: no division by 0 to avoid)
+        s = (capacity - requested) * max_score // capacity
+        return np.where(requested > capacity, 0, s).astype(np.int64, copy=False)
+    safe = np.where(zero, 1, capacity)
     s = (capacity - requested) * max_score // safe
-    return np.where((capacity == 0) | (requested > capacity), 0, s).astype(np.int64)
+    return np.where(zero | (requested > capacity), 0, s).astype(np.int64, copy=False)
 
 
 def least_requested_score(requested: int, capacity: int, max_score: int) -> int:
