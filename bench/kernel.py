@@ -10,9 +10,9 @@ search (a case without ``percentageOfNodesToScore`` searches every node). Per cy
 * Filter (NodeResourcesFit's fitsRequest): the pod count against allocatable pods,
   then cpu, memory and ephemeral-storage requests against allocatable minus requested,
   over every node;
-* the search: from the start index, the first ``to_find`` feasible nodes in node
-  order (``numFeasibleNodesToFind``); the next start index is where it stopped
-  (``processedNodes``, 1.17 on);
+* the search: a case without ``percentageOfNodesToScore`` searches every node, so it
+  finds every feasible node wherever it starts (the start index stays 0 for kspread,
+  which counts every node processed);
 * Score over those nodes, in upstream's integer and float64 operations:
   NodeResourcesFit LeastAllocated (cpu and memory, weights 1, NonZeroRequested plus the
   pod's request, ``(capacity - requested) * 100 / capacity``, their weighted mean);
@@ -37,16 +37,6 @@ import numpy as np
 
 GI, MI = 2**30, 2**20
 MAX_SCORE = 100
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-def num_feasible_nodes_to_find(percentage: int | None, n: int) -> int:
-    """kspread's ``num_feasible_nodes_to_find`` for 1.37 (None: the whole search)."""
-    if percentage is None or n < MIN_FEASIBLE_NODES_TO_FIND or percentage >= 100:
-        return n
-    pct = percentage or max(50 - n // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    return max(n * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def _balance(cpu_req: np.ndarray, mem_req: np.ndarray, cpu_alloc: float, mem_alloc: float) -> np.ndarray:
@@ -55,7 +45,7 @@ def _balance(cpu_req: np.ndarray, mem_req: np.ndarray, cpu_alloc: float, mem_all
     return np.trunc((1 - np.fabs((fc - fm) / 2)) * float(MAX_SCORE)).astype(np.int64)
 
 
-def run(n_nodes: int, n_pods: int, percentage: int | None = None) -> tuple[list[int], float, float]:
+def run(n_nodes: int, n_pods: int) -> tuple[list[int], float, float]:
     """Schedule ``n_pods`` incoming pods; (the chosen node index per pod, -1 when none
     fits; wall seconds; CPU seconds of the loop)."""
     cpu_alloc, mem_alloc, pods_alloc = 4000, 32 * GI, 110
@@ -65,9 +55,7 @@ def run(n_nodes: int, n_pods: int, percentage: int | None = None) -> tuple[list[
     eph = np.zeros(n_nodes, np.int64)
     count = np.ones(n_nodes, np.int64)
     eph_alloc = 0
-    to_find = num_feasible_nodes_to_find(percentage, n_nodes)
     taint_toleration = 3 * MAX_SCORE  # normalized 100 on every node, weight 3
-    start = 0
     chosen: list[int] = []
     t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(n_pods):
@@ -77,18 +65,7 @@ def run(n_nodes: int, n_pods: int, percentage: int | None = None) -> tuple[list[
         fits &= mem <= mem_alloc - pod_mem
         if pod_eph:
             fits &= eph <= eph_alloc - pod_eph
-        passing = np.flatnonzero(fits)
-        # the search, in node order from the start index (when it finds them all, which
-        # nodes it found does not depend on where it started)
-        if len(passing) > to_find:
-            if start:
-                passing = np.concatenate((passing[passing >= start], passing[passing < start]))
-            found = passing[:to_find]
-            processed = (int(passing[to_find]) - start) % n_nodes
-        else:
-            found = passing
-            processed = n_nodes
-        start = (start + processed) % n_nodes
+        found = np.flatnonzero(fits)  # the search: every feasible node
         if not len(found):
             chosen.append(-1)
             continue
