@@ -34,6 +34,13 @@ topology_spreading/performance-config.yaml and their templates): nodes of 4 cpu 
   preemptors on the largest node count): the peak memory of each run and their ratio,
   and the cost per preemptor (its preempting cycle and its retry, CPU time) over the
   first and the last tenth of the longer sequence;
+* ``floor``: kspread's cycle against the floor, ``bench/kernel.py`` (a numpy kernel doing
+  the default profile's arithmetic for the cycle and nothing else), at ``--floor-nodes``
+  (100, 5,000 and 20,000) in the SchedulingBasic shape with one existing pod per node:
+  the time per cycle of each (kspread's from a short and a long sequence, as a rate;
+  the kernel's over its loop), wall-clock and CPU, each in its own process and the best
+  of ``--repeat``, their ratio, and whether the kernel chose kspread's node for every
+  pod of the sequence (with a baseline, the baseline's too);
 * ``startup``, ``corpus``, ``loading`` (``bench/startup.py``): what the pytest plugin
   adds to a run that collects no case, the cost per case of a corpus of small cases
   under pytest (and ``-n 2``) against the engine alone, and a 10,000-pod ``schedule``
@@ -105,6 +112,9 @@ def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
         init = 500 if n_nodes <= 500 else 1000  # upstream's initPods
         pods = [{"name": f"init-{i}", "node": f"node-{i * n_nodes // init}", "requests": small} for i in range(init)]
         schedule = [{"name": f"pod-{k}", "requests": small} for k in range(n_pods)]
+    elif kind == "floor":  # bench/kernel.py's shape: one existing pod per node
+        pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
+        schedule = [{"name": f"pod-{k}", "requests": small} for k in range(n_pods)]
     elif kind == "spread":
         tsc = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
                 "whenUnsatisfiable": "DoNotSchedule",
@@ -175,7 +185,16 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def kernel_worker(spec: dict) -> dict:
+    from kernel import run  # bench/kernel.py, beside this script
+
+    chosen, wall, cpu = run(spec["nodes"], spec["pods"])
+    return {"run_s": wall, "cpu_s": cpu, "chosen": chosen}
+
+
 def worker(spec: dict) -> dict:
+    if spec["kind"] == "kernel":
+        return kernel_worker(spec)
     try:  # the layout since the engine, the case format and the workflow are subpackages
         from kspread.engine.scheduler import run_case
         from kspread.format.loader import load_case, read_file
@@ -212,6 +231,8 @@ def worker(spec: dict) -> dict:
     out["cpu_s"] = c4 - c3
     out["bound"] = sum(1 for v in placements.values() if v is not None)
     out["ordinary_bound"] = sum(1 for k, v in placements.items() if v is not None and not k.startswith("high-"))
+    if spec.get("chosen"):  # the node index per incoming pod (node-<i>), -1 when none
+        out["chosen"] = [int(v[5:]) if v is not None else -1 for v in (placements[p.key] for p in case.incoming)]
     gc.collect()
     out["rss_end_mb"] = _rss_mb()
     out["peak_mb"] = _peak_mb()
@@ -235,7 +256,7 @@ def _tenths(case, cycles: list[tuple[str, float]], start: float) -> list[float]:
     return [1000 * sum(cost.get(k, 0.0) for k in keys[j * tenth:(j + 1) * tenth]) / tenth for j in range(10)]
 
 
-WORKLOADS = ["basic", "spread", "preemption", "async", "long", "memory", "scale", "startup", "corpus", "loading"]
+WORKLOADS = ["floor", "basic", "spread", "preemption", "async", "long", "memory", "scale", "startup", "corpus", "loading"]
 
 # ---- the driver --------------------------------------------------------------------------------------------
 
@@ -300,6 +321,9 @@ def main() -> None:
                     help="short,long sequence for the baseline (preemption; default --baseline-pods)")
     ap.add_argument("--baseline-async-pods", default="114,228",
                     help="short,long number of ordinary pods for the baseline (async)")
+    ap.add_argument("--floor-nodes", default="100,5000,20000", help="node counts of the floor workload")
+    ap.add_argument("--floor-pods", default="3000,2000,1000",
+                    help="the long sequence at each floor node count (the short one is 20 pods)")
     ap.add_argument("--memory-pods", default="1000,10000", help="sequence lengths of the memory workload")
     ap.add_argument("--baseline-memory-pods", default="50,200")
     ap.add_argument("--scale-pods", type=int, default=150000)
@@ -326,6 +350,8 @@ def main() -> None:
     base = None if args.no_baseline else _baseline_tree(args.baseline_ref)
     print(f"engine: {ROOT} ({_git_head()}); baseline: {args.baseline_ref if base else 'none'}; "
           f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+    if "floor" in only:
+        floor(args, base)
     for kind in ("basic", "spread", "preemption", "async"):
         if kind not in only:
             continue
@@ -397,6 +423,37 @@ def main() -> None:
             print(line, flush=True)
             path.unlink()
         scale_dir.rmdir()
+
+
+def per_cycle(nodes: int, short: int, long: int, tree: Path, repeat: int) -> dict:
+    """kspread's µs per cycle (wall and CPU: the extra time over the extra pods of a long
+    sequence), the least of ``repeat`` pairs of runs; ``chosen``: the long run's nodes."""
+    best: dict | None = None
+    for _ in range(repeat):
+        a = measure({"kind": "floor", "nodes": nodes, "pods": short}, tree)
+        b = measure({"kind": "floor", "nodes": nodes, "pods": long, "chosen": True}, tree)
+        m = {"us": 1e6 * (b["run_s"] - a["run_s"]) / (long - short),
+             "cpu_us": 1e6 * (b["cpu_s"] - a["cpu_s"]) / (long - short), "chosen": b["chosen"]}
+        if best is None or m["cpu_us"] < best["cpu_us"]:
+            best = m
+    assert best is not None
+    return best
+
+
+def floor(args: argparse.Namespace, base: Path | None) -> None:
+    """kspread's cycle against bench/kernel.py's, per node count (see ``floor`` above)."""
+    for n, long in zip((int(x) for x in args.floor_nodes.split(",")), (int(x) for x in args.floor_pods.split(","))):
+        runs = [measure({"kind": "kernel", "nodes": n, "pods": long}, ROOT) for _ in range(args.repeat)]
+        k = {"us": 1e6 * min(r["run_s"] for r in runs) / long, "cpu_us": 1e6 * min(r["cpu_s"] for r in runs) / long}
+        chosen = runs[0]["chosen"]
+        trees = [("kspread", ROOT)] + ([(f"baseline {args.baseline_ref}", base)] if base is not None else [])
+        parts = [f"kernel {k['us']:7.1f} µs (cpu {k['cpu_us']:.1f})"]
+        for label, tree in trees:
+            m = per_cycle(n, 20, long, tree, args.repeat)
+            same = "same nodes" if m["chosen"] == chosen else "DIFFERENT NODES"
+            parts.append(f"{label} {m['us']:7.1f} µs (cpu {m['cpu_us']:.1f}) x{m['us'] / k['us']:.1f} "
+                         f"(cpu x{m['cpu_us'] / k['cpu_us']:.1f}, {same} over {long} pods)")
+        print(f"floor       {n:>5} nodes  per cycle: " + "; ".join(parts), flush=True)
 
 
 def _best(runs: list[dict]) -> dict:

@@ -11,17 +11,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kspread.engine.apis.config import ShapePoint
+from kspread.engine.plugins.imagelocality import calculate_priorities
 from kspread.engine.plugins.interpodaffinity import normalize_score_array
 from kspread.engine.plugins.nodematch import default_normalize_scores
 from kspread.engine.plugins.resource_allocation import (
     UsageColumn,
+    balanced_change_scores,
     balanced_std_scores,
     broken_linears,
     least_requested_scores,
+    masked_weighted_averages,
     most_requested_scores,
     rtcr_resource_scores,
     weighted_averages,
 )
+from kspread.engine.versions import NEWEST_MINOR, OLDEST_MINOR, Version
 
 UNLIMITED = 2**62
 amount = st.one_of(st.integers(0, 10**6), st.integers(0, 64 << 30), st.just(UNLIMITED), st.just(0))
@@ -128,6 +132,28 @@ def test_balanced_std_matches_reference_with_mixed_presence(rows, data):
     assert balanced_std_scores(cols, 100, len(rows)).tolist() == want
 
 
+@settings(max_examples=60)
+@given(ROWS, st.booleans(), st.data())
+def test_balanced_change_matches_reference(rows, mixed, data):
+    # from 1.36: 50 + (50 + with - without) / 2 (Go's division), each the std score of
+    # the resources a node counts; the form that checks presence once (issue 19) and
+    # the masked one
+    k = len(rows[0])
+    present = [[data.draw(st.booleans()) if mixed else True for _ in range(k)] for _ in rows]
+    added = [data.draw(st.integers(0, 10**6)) for _ in range(k)]
+    cols = []
+    for j in range(k):
+        before = np.array([row[j][0] for row in rows], np.int64)
+        alloc = np.array([row[j][1] for row in rows], np.int64)
+        cols.append(UsageColumn(1, alloc, before + added[j], before, np.array([p[j] for p in present], bool)))
+
+    def std(row, pres, extra):
+        return _std_score([(row[j][0] + extra[j], row[j][1]) for j in range(k) if pres[j]], 100)
+
+    want = [50 + _go_div(50 + std(row, pres, added) - std(row, pres, [0] * k), 2) for row, pres in zip(rows, present)]
+    assert balanced_change_scores(cols, 100, len(rows)).tolist() == want
+
+
 @given(st.lists(st.tuples(amount, amount, st.booleans()), min_size=1, max_size=20), st.integers(1, 5))
 def test_weighted_average_leaves_out_absent_resources(rows, w):
     req = np.array([r for r, _, _ in rows], np.int64)
@@ -136,6 +162,31 @@ def test_weighted_average_leaves_out_absent_resources(rows, w):
     col = UsageColumn(w, alloc, req, req, present)
     got = weighted_averages([col, col], lambda r, c: least_requested_scores(r, c, 100), len(rows))
     assert got.tolist() == [(_least(r, a, 100) if p else 0) for r, a, p in rows]
+
+
+@settings(max_examples=80)
+@given(st.integers(1, 30), st.lists(st.tuples(st.integers(0, 100), st.booleans()), min_size=1, max_size=3),
+       st.booleans(), st.booleans(), st.data())
+def test_weighted_average_without_masks_matches_the_masked_form(n, specs, most, mixed, data):
+    # the form without masks (every resource present on every node, a positive weight
+    # sum) against the masked form every node went through before (issue 19)
+    cols = []
+    for w, _ in specs:
+        req = np.array(data.draw(st.lists(amount, min_size=n, max_size=n)), np.int64)
+        alloc = np.array(data.draw(st.lists(amount, min_size=n, max_size=n)), np.int64)
+        present = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)) if mixed else [True] * n)
+        cols.append(UsageColumn(w, alloc, req, req, present))
+    per = ((lambda r, c: most_requested_scores(r, c, 100, True)) if most
+           else (lambda r, c: least_requested_scores(r, c, 100)))
+    assert weighted_averages(cols, per, n).tolist() == masked_weighted_averages(cols, per, n).tolist()
+
+
+@given(st.integers(OLDEST_MINOR, NEWEST_MINOR), st.integers(0, 8), st.integers(1, 30))
+def test_image_sums_of_zero_score_zero(minor, containers, n):
+    # ImageLocality returns zeros without calculatePriority when no node has an image
+    # of the pod: the sums are 0, below the minimum threshold (issue 19)
+    got = calculate_priorities(np.zeros(n, np.int64), containers, Version(minor))
+    assert got.tolist() == [0] * n
 
 
 @given(st.lists(st.integers(0, 10**6), min_size=1, max_size=30), st.booleans())

@@ -30,6 +30,33 @@ def requests_key(pod: Pod) -> tuple:
             tuple(pod.level_requests.items()))
 
 
+class LastRequests:
+    """A one-entry memo of a value computed from a pod's requests (the fields
+    ``requests_key`` reads), for a sequence's cycles of pods written alike: those share
+    their converted containers, overhead and pod-level requests (the same objects, never
+    mutated), so a pod whose four fields are the objects of the pod memoized gets its
+    value without recomputing it. The memo holds those objects: they cannot be freed and
+    their identities reused while it does."""
+
+    __slots__ = ("_fields", "_value")
+
+    def __init__(self) -> None:
+        self._fields: tuple | None = None
+        self._value: object = None
+
+    def get(self, pod: Pod) -> object:
+        """The value memoized for ``pod``'s requests, else None."""
+        f = self._fields
+        if (f is not None and f[0] is pod.containers and f[1] is pod.init_containers and f[2] is pod.overhead
+                and f[3] is pod.level_requests):
+            return self._value
+        return None
+
+    def put(self, pod: Pod, value: object) -> None:
+        self._fields = (pod.containers, pod.init_containers, pod.overhead, pod.level_requests)
+        self._value = value
+
+
 def node_pod_requests(pod: Pod, version: Version) -> dict[str, int]:
     """What a pod on a node adds to NodeInfo.Requested: ``pod_requests`` from 1.19
     (PR #89222); before, the containers' sum plus the overhead, init containers

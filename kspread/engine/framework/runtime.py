@@ -518,7 +518,7 @@ class Framework:
                 except ScoreFailed as e:
                     raise SchedulingError(f"running NormalizeScore plugin {p.name!r}: {e.status.message}",
                                           p.name) from None
-            if self.version.checks_score_range and len(scores):
+            if self.version.checks_score_range and len(scores) and (scores.max() > max_score or scores.min() < 0):
                 bad = np.flatnonzero((scores > max_score) | (scores < 0))
                 if len(bad):
                     raise SchedulingError(

@@ -124,12 +124,18 @@ class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
         assert isinstance(st, _State)
         images = pod_images(pod, self.version)
         total = np.zeros(len(nodes), np.int64)
+        summed = False
         for image in images:
             name = normalized_image_name(image)
             entry = st.states.get(name)
             if entry is not None:
                 has = nodes.evaluate(("image", name), partial(_has_image, name=name), bool, bool)
                 total += np.where(has, scaled_image_score(entry[0], len(entry[1]), st.total), 0)
+                summed = True
+        if not summed:
+            # no node has one of the images: every sum is 0, below the minimum threshold,
+            # which calculatePriority scores 0
+            return total
         return calculate_priorities(total, len(images), self.version)
 
 

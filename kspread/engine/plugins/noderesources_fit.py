@@ -56,7 +56,7 @@ from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, Status, error
 from kspread.engine.model import Pod
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from kspread.engine.resources import pod_requests
+from kspread.engine.resources import LastRequests, pod_requests
 from kspread.engine.snapshot import NodeInfo, NodeSet, Snapshot
 from kspread.engine.versions import Version, resource_scoring
 
@@ -344,6 +344,10 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
     pod_events = frozenset({"Delete"})
     signs_pods = True
 
+    def __init__(self, args, handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        self._last_request = LastRequests()  # PreFilter's state of the last pod's requests
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: the pod's requests (computePodResourceRequest); no signature while
         DRAExtendedResource is on."""
@@ -366,7 +370,13 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         if rejects_sidecars_when_gate_off(self.version) and any(c.restartable for c in pod.init_containers):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (SIDECAR_DISABLED_REASON,))
-        state.write(PRE_FILTER_KEY, _PreFilterState(pod_resource_request(pod, self.version)))
+        # read-only after PreFilter (its plan and statuses depend only on the request):
+        # kept for the next pod with the same requests
+        st = self._last_request.get(pod)
+        if not isinstance(st, _PreFilterState):
+            st = _PreFilterState(pod_resource_request(pod, self.version))
+            self._last_request.put(pod, st)
+        state.write(PRE_FILTER_KEY, st)
         return SUCCESS
 
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:

@@ -44,6 +44,7 @@ from kspread.engine.plugins.resource_allocation import (
     usage_columns,
     weighted_averages,
 )
+from kspread.engine.resources import LastRequests
 from kspread.engine.snapshot import NodeSet
 from kspread.engine.versions import Version, resource_scoring
 
@@ -92,17 +93,28 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
     ignores_overhead = False  # NodeResourcesFit in 1.22-1.23 (fit_score_ignores_overhead)
     ignores_pod_level = False  # NodeResourcesFit from 1.33 (fit_score_ignores_pod_level)
 
+    def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        self._last_requests = LastRequests()  # PreScore's state of the last pod's requests
+
     def _state_key(self) -> str:
         return "PreScore" + self.name
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        st = self._last_requests.get(pod)
+        if not isinstance(st, _State):  # (read-only: kept for the next pod with the same requests)
+            st = _State(self._requests(pod))
+            self._last_requests.put(pod, st)
+        state.write(self._state_key(), st)
+        return SUCCESS
+
+    def _requests(self, pod: Pod) -> list[int]:
         names = [r.name for r in self.strategy.resources]
         if self.ignores_overhead and pod.overhead:
             pod = dataclasses.replace(pod, overhead={})
         if self.ignores_pod_level and pod.level_requests:
             pod = dataclasses.replace(pod, level_requests={})
-        state.write(self._state_key(), _State(pod_scoring_requests(pod, self.version, names, False)))
-        return SUCCESS
+        return pod_scoring_requests(pod, self.version, names, False)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._state_key())
@@ -180,15 +192,19 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         self.flags = resource_scoring(self.version)
         # NodeResourcesBalancedAllocationArgs.resources (1.22+), decoded by kspread.engine.framework.args
         self.resources = _resources_arg(self) if self.flags.balanced_std else DEFAULT_RESOURCES
+        self._last_requests = LastRequests()  # PreScore's state of the last pod's requests
 
     _KEY = "PreScoreNodeResourcesBalancedAllocation"
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
-        use_requested = self.flags.balanced_uses_requested
-        reqs = pod_scoring_requests(pod, self.version, [r.name for r in self.resources], use_requested)
-        if self.flags.balanced_skips_best_effort and all(r == 0 for r in reqs):
+        st = self._last_requests.get(pod)
+        if not isinstance(st, _State):  # (read-only: kept for the next pod with the same requests)
+            use_requested = self.flags.balanced_uses_requested
+            st = _State(pod_scoring_requests(pod, self.version, [r.name for r in self.resources], use_requested))
+            self._last_requests.put(pod, st)
+        if self.flags.balanced_skips_best_effort and all(r == 0 for r in st.requests):
             return SKIP
-        state.write(self._KEY, _State(reqs))
+        state.write(self._KEY, st)
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:

@@ -90,9 +90,13 @@ def least_requested_scores(requested: np.ndarray, capacity: np.ndarray, max_scor
     """``leastRequestedScore``: share of the capacity left free, 0..max_score; 0 when
     the capacity is 0 or exceeded."""
     requested, capacity = exact(requested, capacity)
-    safe = np.where(capacity == 0, 1, capacity)
+    zero = capacity == 0
+    if not zero.any():  # (the usual case: no division by 0 to avoid)
+        s = (capacity - requested) * max_score // capacity
+        return np.where(requested > capacity, 0, s).astype(np.int64, copy=False)
+    safe = np.where(zero, 1, capacity)
     s = (capacity - requested) * max_score // safe
-    return np.where((capacity == 0) | (requested > capacity), 0, s).astype(np.int64)
+    return np.where(zero | (requested > capacity), 0, s).astype(np.int64, copy=False)
 
 
 def least_requested_score(requested: int, capacity: int, max_score: int) -> int:
@@ -191,6 +195,18 @@ def columns_of(usages: Sequence[Usage]) -> list[UsageColumn]:
 def weighted_averages(cols: Sequence[UsageColumn], per_resource, n: int) -> np.ndarray:
     """``nodeScore / weightSum`` of the per-resource scores (Least / MostAllocated);
     0 when no resource is left to score (from 1.22, see ``usage_columns``)."""
+    weight_total = sum(c.weight for c in cols)
+    if weight_total > 0 and all(c.present.all() for c in cols):
+        # every node scores every resource: one weight sum, no masks (the same integers)
+        node_score = np.zeros(n, np.int64)
+        for c in cols:
+            node_score += per_resource(c.requested, c.allocatable) * c.weight
+        return node_score // weight_total
+    return masked_weighted_averages(cols, per_resource, n)
+
+
+def masked_weighted_averages(cols: Sequence[UsageColumn], per_resource, n: int) -> np.ndarray:
+    """``weighted_averages`` with each resource counted where it is present."""
     node_score = np.zeros(n, np.int64)
     weight_sum = np.zeros(n, np.int64)
     for c in cols:
@@ -248,24 +264,9 @@ def balanced_std_scores(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray
     for more, 0 for fewer. ``pairs``: per resource (requested, allocatable, present).
     Sums run over the resources in order, as upstream's loop (adding 0.0 for a resource
     a node leaves out changes no bit)."""
-    uses = [present & (allocatable != 0) for _, allocatable, present in pairs]
-    if all(u.all() for u in uses):
-        # every node counts every resource: the same operations without the masks
-        fs = [np.minimum(r.astype(np.float64) / a.astype(np.float64), 1.0) for r, a, _ in pairs]
-        if len(fs) == 2:
-            std = np.fabs((fs[0] - fs[1]) / 2)
-        elif len(fs) > 2:
-            total = np.zeros(n, np.float64)
-            for f in fs:
-                total = total + f
-            mean = total / float(len(fs))
-            acc = np.zeros(n, np.float64)
-            for f in fs:
-                acc = acc + (f - mean) * (f - mean)
-            std = np.sqrt(acc / float(len(fs)))
-        else:
-            std = np.zeros(n, np.float64)
-        return np.trunc((1 - std) * float(max_score)).astype(np.int64)
+    if _every_node_uses_all(pairs):
+        return _std_scores_all_used([r for r, _, _ in pairs], [a.astype(np.float64) for _, a, _ in pairs],
+                                    max_score, n)
     count = np.zeros(n, np.int64)
     total = np.zeros(n, np.float64)
     first = np.zeros(n, np.float64)
@@ -293,6 +294,32 @@ def balanced_std_scores(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray
     return np.trunc((1 - std) * float(max_score)).astype(np.int64)
 
 
+def _every_node_uses_all(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> bool:
+    """Whether every node counts every resource (present, allocatable > 0)."""
+    return all((present & (allocatable != 0)).all() for _, allocatable, present in pairs)
+
+
+def _std_scores_all_used(requested: Sequence[np.ndarray], allocatable: Sequence[np.ndarray], max_score: int,
+                         n: int) -> np.ndarray:
+    """``balanced_std_scores`` where every node counts every resource: the same
+    operations without the masks (``allocatable`` as float64)."""
+    fs = [np.minimum(r.astype(np.float64) / a, 1.0) for r, a in zip(requested, allocatable)]
+    if len(fs) == 2:
+        std = np.fabs((fs[0] - fs[1]) / 2)
+    elif len(fs) > 2:
+        total = np.zeros(n, np.float64)
+        for f in fs:
+            total = total + f
+        mean = total / float(len(fs))
+        acc = np.zeros(n, np.float64)
+        for f in fs:
+            acc = acc + (f - mean) * (f - mean)
+        std = np.sqrt(acc / float(len(fs)))
+    else:
+        std = np.zeros(n, np.float64)
+    return np.trunc((1 - std) * float(max_score)).astype(np.int64)
+
+
 def balanced_std_score(pairs: Sequence[tuple[int, int]], max_score: int) -> int:
     cols = [(np.array([r], np.int64), np.array([a], np.int64), np.ones(1, bool)) for r, a in pairs]
     return int(balanced_std_scores(cols, max_score, 1)[0])
@@ -301,8 +328,14 @@ def balanced_std_score(pairs: Sequence[tuple[int, int]], max_score: int) -> int:
 def balanced_change_scores(cols: Sequence[UsageColumn], max_score: int, n: int) -> np.ndarray:
     """From 1.36 (PR #135573): how the pod changes the node's balance,
     ``max/2 + (max/2 + with_pod - without_pod) / 2``."""
-    with_pod = balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
-    without = balanced_std_scores([(c.before, c.allocatable, c.present) for c in cols], max_score, n)
+    if _every_node_uses_all([(c.requested, c.allocatable, c.present) for c in cols]):
+        # (the presence checked and the allocatable converted once for both)
+        alloc = [c.allocatable.astype(np.float64) for c in cols]
+        with_pod = _std_scores_all_used([c.requested for c in cols], alloc, max_score, n)
+        without = _std_scores_all_used([c.before for c in cols], alloc, max_score, n)
+    else:
+        with_pod = balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
+        without = balanced_std_scores([(c.before, c.allocatable, c.present) for c in cols], max_score, n)
     return max_score // 2 + go_divs(max_score // 2 + with_pod - without, 2)
 
 
