@@ -324,6 +324,8 @@ def test_absent_scheduler_name_lists_profiles(tmp_path):
 @pytest.mark.parametrize("plugins,message", [
     ("multiPoint: {enabled: [{name: SelectorSpread}, {name: SelectorSpread}]}", "already registered"),
     ("filter: {enabled: [{name: ImageLocality}]}", "does not extend FilterPlugin"),
+    # TaintToleration has no PreFilter in any release (upstream 1.35 refuses it the same way)
+    ("preFilter: {enabled: [{name: TaintToleration}]}", "'TaintToleration' does not extend PreFilterPlugin"),
     ("score: {enabled: [{name: ImageLocality, weight: 3000000000}]}", "out of the int32 range"),
     ("score: {enabled: [{name: ImageLocality, weight: high}]}", "weight must be an integer"),
     ("score: {enabled: [{name: NoSuchPlugin}]}", "'NoSuchPlugin' does not exist"),

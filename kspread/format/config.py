@@ -119,9 +119,7 @@ def capabilities(name: str, minor: int) -> frozenset[str]:
     elif name in ("NodeUnschedulable", "NodeName"):
         c = {"filter"}
     elif name == "TaintToleration":
-        c = {"filter", "preScore", "score"}
-        if m >= 26:  # in v1beta2's default PreFilter set by 1.26/1.27 (first minor (u))
-            c.add("preFilter")
+        c = {"filter", "preScore", "score"}  # no PreFilter in any release (1.31 and 1.35 checked)
     elif name == "NodeAffinity":
         c = {"filter", "score"}
         if m >= 20:  # (u): PreScore in the 1.21 defaults, not in 1.19's
