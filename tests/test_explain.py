@@ -17,7 +17,8 @@ from kspread.engine.plugins.defaultpreemption import pick_one_node_steps
 from kspread.engine.scheduler import CycleResult, run_case
 from kspread.engine.versions import Version
 from kspread.format.case import build_case
-from kspread.workflow.explain import CycleExplanation, explain_cycle, explain_cycles, explain_run
+from kspread.workflow.explain import CycleExplanation, explain_cycle, explain_cycles
+from kspread.workflow.runner import explain_run
 from tests.helpers import verdict, write_case
 
 FIT = {"filter": ["NodeResourcesFit"], "postFilter": ["DefaultPreemption"]}
@@ -347,7 +348,7 @@ expect:
 
 
 def test_failure_report_explains_the_preemption(tmp_path):
-    v = verdict(tmp_path, FAILING)
+    v = verdict(tmp_path, FAILING, explain="full")
     assert not v.passed
     report = v.message.split("\n")
     i = report.index("explain (nodes that differ):")
@@ -380,7 +381,7 @@ def test_failure_report_of_a_feasible_node_says_success(tmp_path):
         pod: {name: new, requests: {cpu: "1"}}
         expect:
           filter: {n1: Unschedulable}
-        """)
+        """, explain="full")
     assert not v.passed
     tail = v.message.split("explain (nodes that differ):\n")[1].split("\n")
     assert tail == ["n1: feasible", "  filter NodeResourcesFit                  Success", "selected: n1"]
@@ -398,7 +399,7 @@ def test_failure_report_of_a_sequence_explains_each_cycle(tmp_path):
         - {name: h, priority: 100, requests: {cpu: "1"}}
         expect:
           placements: {h: null}
-        """)
+        """, explain="full")
     assert not v.passed
     tail = v.message.split("explain (nodes that differ):\n")[1].split("\n")
     assert tail[0] == "cycle 1: pod h"
@@ -409,8 +410,8 @@ def test_failure_report_of_a_sequence_explains_each_cycle(tmp_path):
 
 def test_explain_command_shows_the_preemption(tmp_path):
     p = write_case(tmp_path, FAILING)
-    r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p)], capture_output=True, text=True,
-                       check=False)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", "--verbose", str(p)], capture_output=True,
+                       text=True, check=False)
     assert r.returncode == 0, r.stderr
     assert "    n2: candidate, victims [b (priority 5)], PDB violations 0\n" in r.stdout
     assert "    decided by: lowest highest-victim priority (victims[0])\n" in r.stdout
@@ -420,7 +421,7 @@ def test_explain_command_shows_the_preemption(tmp_path):
 
 def test_pytest_failure_report_explains_the_preemption(pytester):
     pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n" + FAILING.lstrip("\n"))
-    result = pytester.runpytest("-q")
+    result = pytester.runpytest("-q", "--kspread-explain=full")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "explain (nodes that differ):",
@@ -435,16 +436,16 @@ def test_pytest_failure_report_explains_the_preemption(pytester):
 
 
 def test_failure_report_says_when_the_rerun_differs(tmp_path):
-    from kspread.workflow.explain import explain_failure
+    from kspread.workflow.runner import failure_explanation
 
     v = verdict(tmp_path, FAILING)
     outcome = v.outcome
     outcome.actual = {**outcome.actual, "preemption": {"node": "n1", "victims": ["a"]}}
     outcome.explained = None  # as for a sequence: the report re-runs the case
-    text = explain_failure(v.case, outcome, ["n1"])
+    text = failure_explanation(v.case, outcome, ["n1"])
     assert text.split("\n")[1] == ("kspread bug: re-running the case for explain gave other results than the run; "
                                    "the explanation below is of the re-run")
-    assert "kspread bug" not in explain_failure(v.case, verdict(tmp_path, FAILING).outcome, ["n1"])
+    assert "kspread bug" not in failure_explanation(v.case, verdict(tmp_path, FAILING).outcome, ["n1"])
 
 
 # ---- a failure report of a big cluster: from the run itself, bounded ----------------------------------
@@ -466,7 +467,7 @@ def _count_runs(monkeypatch) -> list[int]:
 
 def test_failure_report_of_one_pod_explains_the_run_without_running_it_again(tmp_path, monkeypatch):
     runs = _count_runs(monkeypatch)
-    v = verdict(tmp_path, FAILING)
+    v = verdict(tmp_path, FAILING, explain="full")
     assert not v.passed and len(runs) == 1
     assert v.outcome.explained is not None and [cx.result for cx in v.outcome.explained] == v.outcome.cycles
     # the filters as the cycle saw the cluster (before the preemption removed b from n2)
@@ -484,13 +485,13 @@ def test_failure_report_of_a_sequence_runs_it_again(tmp_path, monkeypatch):
         schedule: [{name: h, requests: {cpu: "1"}}]
         expect:
           placements: {h: null}
-        """)
+        """, explain="full")
     assert not v.passed and len(runs) == 2 and v.outcome.explained is None
     assert v.message.split("explain (nodes that differ):\n")[1].split("\n") == [
         "cycle 1: pod h", "  n1: feasible", "    filter NodeResourcesFit                  Success", "  selected: n1"]
 
 
-def _wide(tmp_path, n: int, expect: str):
+def _wide(tmp_path, n: int, expect: str, explain: str = "short"):
     nodes = "\n".join(f"- {{name: n{i}, allocatable: {{cpu: \"{1 + i % 2}\", memory: 4Gi, pods: 10}}}}"
                       for i in range(n))
     return verdict(tmp_path, f"""
@@ -501,7 +502,7 @@ nodes:
 pod: {{name: new, requests: {{cpu: 500m, memory: 1Gi}}}}
 expect:
 {expect}
-""")
+""", explain=explain)
 
 
 def test_failure_report_of_many_differing_nodes_is_bounded_and_counts_them(tmp_path):
@@ -513,10 +514,20 @@ def test_failure_report_of_many_differing_nodes_is_bounded_and_counts_them(tmp_p
     assert lines[3 + 20] == "  ... and 5 more nodes (25 differ)"
     assert "deepdiff: 25 values changed" in lines
     i = lines.index("explain (nodes that differ: the first 10 of 25):")
+    # (cpu 50 + memory 75) / 2 = 62 on 1 cpu, 75 on 2; the 12 nodes with 2 cpus tie for the top total: the first
+    # 10 are named, the rest counted; of those 12, the 5 explained are marked
+    assert lines[i + 1:] == [
+        "   node  NodeResourcesFit  total",
+        *(f"{'*' if k % 2 else ' '}  n{k}                  {75 if k % 2 else 62}     {75 if k % 2 else 62}"
+          for k in range(10)),
+        "(* selected)",
+        "selected: n1, n3, n5, n7, n9, n11, n13, n15, n17, n19, ... (2 more)",
+    ]
+    # --verbose (full): the same nodes, each in detail
+    lines = _wide(tmp_path, 25, f"  totals:\n{totals}", explain="full").message.split("\n")
+    i = lines.index("explain (nodes that differ: the first 10 of 25):")
     explained = [line.split(":")[0] for line in lines[i + 1:] if line and not line.startswith(" ")]
     assert explained == [f"n{k}" for k in range(10)] + ["selected"]
-    # (cpu 50 + memory 75) / 2 = 62 on 1 cpu, 75 on 2; the 12 nodes with 2 cpus tie for the top total: the first 10 are named, the rest counted
-    assert lines[-1] == "selected: n1, n3, n5, n7, n9, n11, n13, n15, n17, n19, ... (2 more)"
 
 
 def test_failure_report_shows_a_long_list_in_a_cell_bounded(tmp_path):
@@ -569,3 +580,67 @@ def test_score_table_mappings_are_made_once():
     assert t.raw is t.raw and t.weighted == {"A": {"n1": 20, "n2": 40}}
     t.add("B", np.array([3, 4]), np.array([30, 40]), np.array([30, 40]))
     assert t.normalized == {"A": {"n1": 10, "n2": 20}, "B": {"n1": 30, "n2": 40}}
+
+
+MANY = """
+version: "1.30"
+nodes:
+- {name: node-a, allocatable: {cpu: "2", memory: 4Gi, pods: 10}}
+- {name: node-b, allocatable: {cpu: "4", memory: 8Gi, pods: 10}}
+- {name: node-c, allocatable: {cpu: "1", memory: 4Gi, pods: 10}, taints: [{key: k, value: v, effect: NoSchedule}]}
+- {name: node-d, allocatable: {cpu: "500m", memory: 4Gi, pods: 10}}
+pod: {name: new, requests: {cpu: "1", memory: 1Gi}}
+expect:
+  filter: {node-d: Success}
+"""
+
+
+def test_compact_explain_is_one_row_per_node_within_80_columns(tmp_path):
+    """The default: the scored nodes with each plugin's weighted score and the total
+    (the names abbreviated, with a legend, where they would not fit), then the others
+    with the first plugin that rejected them; the node that differs first."""
+    from kspread.format.loader import load_case, read_file
+    from kspread.workflow.explain import explain_compact
+
+    case = load_case(read_file(write_case(tmp_path, MANY)).docs[0])
+    outcome, cycles = explain_run(case)
+    text = explain_compact(outcome.scheduler, cycles, first=["node-d"], width=80)
+    assert text.split("\n") == [
+        "   node     TT  NRF  NRBA  IL  total",
+        "   node-a  300   62    87   0    449",
+        "*  node-b  300   81    93   0    474",
+        "(TT: TaintToleration, NRF: NodeResourcesFit, NRBA:",
+        "NodeResourcesBalancedAllocation, IL: ImageLocality)",
+        "   node    not scored",
+        "   node-d  NodeResourcesFit: Unschedulable: Insufficient cpu",
+        "   node-c  TaintToleration: UnschedulableAndUnresolvable: node(s) had",
+        "           untolerated taint {k: v}",
+        "(* selected)",
+        "selected: node-b",
+    ]
+    assert max(len(line) for line in text.split("\n")) <= 80
+    # wide enough for the full names: no legend
+    wide = explain_compact(outcome.scheduler, cycles, width=120).split("\n")
+    assert wide[0] == ("   node    TaintToleration  NodeResourcesFit  NodeResourcesBalancedAllocation  ImageLocality  "
+                       "total")
+    assert not any(line.startswith("(TT") for line in wide)
+
+
+def test_explain_command_is_compact_by_default_and_detailed_with_verbose(tmp_path):
+    p = write_case(tmp_path, MANY)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p)], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    # the node the expectation names (filter: node-d) first among the unscored
+    assert lines[6:10] == [
+        "     node    not scored",
+        "     node-d  NodeResourcesFit: Unschedulable: Insufficient cpu",
+        "     node-c  TaintToleration: UnschedulableAndUnresolvable: node(s) had",
+        "             untolerated taint {k: v}",
+    ]
+    assert max(len(line) for line in lines[1:]) <= 80  # (the first names the case file)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", "--verbose", str(p)], capture_output=True,
+                       text=True, check=False)
+    assert "  node-d: not feasible\n    filter NodeUnschedulable                 Success\n" in r.stdout
+    assert "           NodeResourcesFit                  Unschedulable: Insufficient cpu\n" in r.stdout

@@ -82,7 +82,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if i in dups:
                 checked.append((doc, Verdict(False, str(dups[i]), error=str(dups[i]))))
             else:
-                checked.append((doc, check(doc)))
+                checked.append((doc, check(doc, explain=args.explain)))
             out.checked(checked[-1][1])
             if args.exitfirst and not args.update and not checked[-1][1].passed:
                 stop = True  # -x: the first failure ends the run
@@ -319,7 +319,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from kspread.workflow.explain import explain_cycles, explain_run
+    import shutil
+
+    from kspread.workflow.explain import explain_compact, explain_cycles
+    from kspread.workflow.runner import differing_nodes, explain_run
+
+    width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
 
     shown = 0
     bad = 0
@@ -341,7 +346,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 continue
             shown += 1
             print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
-            text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+            if args.verbose:
+                text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+            else:
+                first = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes}) if case.expect else []
+                text = explain_compact(outcome.scheduler, cycles, first=first, header=case.is_sequence,
+                                       width=width - 2)
             print("  " + text.replace("\n", "\n  "))
             print()
     if shown == 0 and bad == 0:
@@ -425,6 +435,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--update", action="store_true",
                    help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
     _extender_option(r)
+    r.add_argument("--explain", choices=("short", "full", "none"), default="short",
+                   help="how a failure report explains the run: short (one row per node, the default), full "
+                   "(every plugin's status and scores) or none (left out)")
     r.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failing case")
     r.add_argument("--html", metavar="FILE",
                    help="write an HTML report: one self-contained page with a summary, the differences and pictures")
@@ -444,9 +457,12 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("diff", help="compare two scheduler configurations over a corpus of cases")
     diff_arguments(d)
     d.set_defaults(func=_diff)
-    e = sub.add_parser("explain", help="per node: each filter status, each plugin's scores, the total")
+    e = sub.add_parser("explain", help="per node: the first rejecting filter, or each plugin's score and the total")
     e.add_argument("file")
     e.add_argument("--case", help="the case's name (default: every case in the file)")
+    e.add_argument("-v", "--verbose", action="store_true",
+                   help="per node every filter plugin's status, every score plugin's raw, normalized and weighted "
+                   "score, the preemption (default: one row per node)")
     _extender_option(e)
     e.set_defaults(func=cmd_explain)
     sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")

@@ -61,6 +61,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "writes) at URL instead of the urlPrefix written (repeatable)",
     )
     group.addoption(
+        "--kspread-explain",
+        choices=("short", "full", "none"),
+        default="short",
+        help="how a failure report explains the run: short (one row per node, the default), full (every "
+        "plugin's status and scores, as `kspread explain --verbose`) or none (left out)",
+    )
+    group.addoption(
         "--kspread-html",
         metavar="FILE",
         help="write an HTML report of the cases: one self-contained page with a summary, the differences and pictures",
@@ -367,7 +374,8 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         from kspread.workflow.runner import check
 
-        verdict = check(self.doc, self.config.getoption("kspread_config", None))
+        verdict = check(self.doc, self.config.getoption("kspread_config", None),
+                        self.config.getoption("kspread_explain", "short"))
         if _reporting(self.config):
             from kspread.workflow.report import case_entry
 

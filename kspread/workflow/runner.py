@@ -7,12 +7,19 @@ filled), ``compare`` the differences, ``render`` a per-node table of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kspread.engine.scheduler import CycleResult, Scheduler, run_case
 from kspread.format.case import Case
+from kspread.workflow.explain import (
+    CycleExplanation,
+    capture,
+    capture_failure,
+    explain_failure,
+    failure_nodes,
+)
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
                "preemption", "candidates", "placements")
@@ -477,12 +484,36 @@ def _capture_for_report(case: Case) -> Callable[[Scheduler, CycleResult, list[st
     """``run_loaded``'s ``capture`` for a failure report: what explain reads of the
     cycle, for the nodes the report explains."""
 
-    def capture(sched: Scheduler, r: CycleResult, nodes: list[str]) -> Any:
-        from kspread.workflow.explain import capture_failure
-
+    def capture_report(sched: Scheduler, r: CycleResult, nodes: list[str]) -> Any:
         return capture_failure(case, sched, r, nodes)
 
-    return capture
+    return capture_report
+
+
+def explain_run(case: Case, nodes: Iterable[str] | None = None) -> tuple[Outcome, list[CycleExplanation]]:
+    """Run the case, capturing every cycle as it ran (``kspread.workflow.explain.capture``)."""
+    wanted = list(nodes) if nodes is not None else None
+    captured: list[CycleExplanation] = []
+    outcome = run_loaded(case, observe=lambda s, r: captured.append(capture(s, r, wanted)), keep_all=True)
+    return outcome, captured
+
+
+EXPLAIN_MODES = ("short", "full", "none")  # of a failure report: compact, every plugin (--verbose), left out
+
+
+def failure_explanation(case: Case, outcome: Outcome, nodes: list[str], mode: str = "short") -> str:
+    """The explain block of a failure report (``explain_failure``): of the run itself
+    when it captured its cycle (``Outcome.explained``), else of a re-run with
+    ``capture`` on (runs are deterministic; the block says so if the re-run differs).
+    ``mode``: one of ``EXPLAIN_MODES``; ``none`` gives the empty text."""
+    if mode == "none":
+        return ""
+    if outcome.explained is not None:
+        sched, cycles, differs = outcome.scheduler, outcome.explained, False
+    else:
+        rerun, cycles = explain_run(case, failure_nodes(case, nodes))
+        sched, differs = rerun.scheduler, rerun.actual != outcome.actual
+    return explain_failure(case, sched, cycles, nodes, rerun_differs=differs, verbose=mode == "full")
 
 
 @dataclass
@@ -517,13 +548,13 @@ def asserts_nothing(doc):
                      "`kspread run --update` fill it)", path, file=doc.file, line=doc.locate(["expect"]))
 
 
-def check(doc, config: str | None = None) -> Verdict:
+def check(doc, config: str | None = None, explain: str = "short") -> Verdict:
     """Load, run and compare one case document (``kspread.format.loader.CaseDoc``).
 
     A case with ``expect.error`` passes when loading or running it fails with a
     message containing that text, from an error that may meet it
     (``kspread.format.loader.meets_expected_error``: never one in how the case is
-    written)."""
+    written). ``explain``: how its failure report explains the run (``EXPLAIN_MODES``)."""
     from kspread.errors import CaseError
     from kspread.format.loader import expected_error, load_case, meets_expected_error
 
@@ -550,8 +581,6 @@ def check(doc, config: str | None = None) -> Verdict:
         return Verdict(False, f"{doc.file}:{where}: expected an error containing {want_error!r}; {got}",
                        case, outcome, sched_err)
     if outcome.diffs:
-        from kspread.workflow.explain import explain_failure
-
         head = f"{doc.file}:{doc.line}: case {doc.name!r} (version {case.version})"
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
@@ -560,7 +589,8 @@ def check(doc, config: str | None = None) -> Verdict:
         if note:
             body = note + "\n" + body
         nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
-        if outcome.cycles:
-            body += "\n\n" + explain_failure(case, outcome, nodes)
+        explained = failure_explanation(case, outcome, nodes, explain) if outcome.cycles else ""
+        if explained:
+            body += "\n\n" + explained
         return Verdict(False, head + "\n" + body, case, outcome, sched_err)
     return Verdict(True, "", case, outcome, sched_err)
