@@ -351,6 +351,9 @@ def test_failure_report_explains_the_preemption(tmp_path):
     v = verdict(tmp_path, FAILING, explain="full")
     assert not v.passed
     report = v.message.split("\n")
+    # the difference table's header says what its rows are
+    assert report[1:5] == ["preemption:", "  field    expected  actual", "  node     n1        n2",
+                           "  victims  [a]       [b]"]
     i = report.index("explain (nodes that differ):")
     assert report[i:] == [
         "explain (nodes that differ):",
@@ -535,8 +538,8 @@ def test_failure_report_shows_a_long_list_in_a_cell_bounded(tmp_path):
     ties = ", ".join(f"n{i}" for i in range(1, 40, 2))
     assert v.message.split("\n")[1:4] == [
         "selected:",
-        "  node      expected  actual",
-        f"  selected  n0        [{ties}, ... and 5 more (25 in all)]",
+        "  expected  actual",
+        f"  n0        [{ties}, ... and 5 more (25 in all)]",
     ]
     assert "explain (nodes that differ: the first 10 of 26):" in v.message
 

@@ -58,11 +58,12 @@ def test_wrong_expectation_shows_a_table_without_traceback(pytester):
     result.stdout.fnmatch_lines([
         "*cases.yaml:18: case 'wrong' (version 1.24)*",
         "scores:",
-        "  node               expected  actual",
+        "  plugin node        expected  actual",
         "  SelectorSpread n1  100       0",
         "  SelectorSpread n2  0         100",
         "selected:",
-        "  selected  n1        n2",
+        "  expected  actual",
+        "  n1        n2",
         "deepdiff: *values changed*",
     ])
     assert "Traceback" not in out

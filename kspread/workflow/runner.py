@@ -381,6 +381,20 @@ MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one ce
 _ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods"}
 
 
+_ROW_HEAD = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
+             "scores": "plugin node", "placements": "pod", "preemption": "field"}
+
+
+def row_head(d: Diff) -> str:
+    """What the rows of a difference table are, its first column's header: ``node``,
+    ``plugin node``, ``pod``, ``field`` (of the preemption: its node, its victims); empty when
+    the one row is the key's whole value (``selected``, ``feasible``, ``unschedulable``,
+    a whole ``preemption``), which the table then shows without a first column."""
+    if all(what in (d.key, "nodes") for what, _, _ in d.rows):
+        return ""
+    return _ROW_HEAD.get(d.key, "node")
+
+
 def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
     """The difference tables, each of its first ``MAX_ROWS_SHOWN`` rows (in the order
     the expectation lists them) and the count of the others."""
@@ -388,11 +402,16 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
     for d in diffs:
         lines.append(f"{d.key}:")
         rows = [(str(what), _fmt(w), _fmt(h)) for what, w, h in d.rows[:MAX_ROWS_SHOWN]]
-        w1 = max([len("node")] + [len(r[0]) for r in rows])
+        head = row_head(d)
+        if not head:
+            # one row, the key's whole value: no first column
+            rows = [("", w, h) for _, w, h in rows]
+        w1 = max([len(head)] + [len(r[0]) for r in rows])
         w2 = max([len("expected")] + [len(r[1]) for r in rows])
-        lines.append(f"  {'node'.ljust(w1)}  {'expected'.ljust(w2)}  actual")
+        first = f"{head.ljust(w1)}  " if head else ""
+        lines.append(f"  {first}{'expected'.ljust(w2)}  actual")
         for what, w, h in rows:
-            lines.append(f"  {what.ljust(w1)}  {w.ljust(w2)}  {h}")
+            lines.append(f"  {what.ljust(w1) + '  ' if head else ''}{w.ljust(w2)}  {h}")
         if len(d.rows) > len(rows):
             lines.append(f"  ... and {len(d.rows) - len(rows)} more {_ROW_UNIT.get(d.key, 'nodes')} "
                          f"({len(d.rows)} differ)")
