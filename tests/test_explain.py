@@ -647,3 +647,31 @@ def test_explain_command_is_compact_by_default_and_detailed_with_verbose(tmp_pat
                        text=True, check=False)
     assert "  node-d: not feasible\n    filter NodeUnschedulable                 Success\n" in r.stdout
     assert "           NodeResourcesFit                  Unschedulable: Insufficient cpu\n" in r.stdout
+
+
+def test_explain_json_gives_the_compact_rows_as_data(tmp_path):
+    import json
+
+    p = write_case(tmp_path, MANY)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", "--json", str(p)], capture_output=True,
+                       text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    [entry] = json.loads(r.stdout)
+    assert {k: entry[k] for k in ("file", "line", "name", "version")} == {
+        "file": str(p), "line": 1, "name": "case", "version": "1.30"}
+    [cycle] = entry["cycles"]
+    assert cycle["scores"] == ["TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality"]
+    # the node that differs from the expectation (filter: node-d) first
+    assert cycle["nodes"] == [
+        {"node": "node-d", "marked": False, "reason": "NodeResourcesFit: Unschedulable: Insufficient cpu"},
+        {"node": "node-a", "marked": False, "total": 449,
+         "scores": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 87,
+                    "ImageLocality": 0}},
+        {"node": "node-b", "marked": True, "total": 474,
+         "scores": {"TaintToleration": 300, "NodeResourcesFit": 81, "NodeResourcesBalancedAllocation": 93,
+                    "ImageLocality": 0}},
+        {"node": "node-c", "marked": False,
+         "reason": "TaintToleration: UnschedulableAndUnresolvable: node(s) had untolerated taint {k: v}"},
+    ]
+    assert {k: cycle[k] for k in ("pod", "attempt", "marked", "selected", "preemption", "error")} == {
+        "pod": "new", "attempt": 1, "marked": "selected", "selected": ["node-b"], "preemption": None, "error": None}

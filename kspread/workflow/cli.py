@@ -321,11 +321,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     import shutil
 
-    from kspread.workflow.explain import explain_compact, explain_cycles
+    from kspread.workflow.explain import compact_data, explain_compact, explain_cycles
     from kspread.workflow.runner import differing_nodes, explain_run
 
     width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
-
+    report: list[dict[str, Any]] = []  # --json: one entry a case, as `kspread run --json`
     shown = 0
     bad = 0
     for fr in collect([args.file]):
@@ -343,17 +343,26 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 doc.place(e)
                 print(str(e), file=sys.stderr)
                 bad += 1
+                if args.json:
+                    report.append({"file": doc.file, "line": doc.line, "name": doc.name, "error": str(e)})
                 continue
             shown += 1
+            first = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes}) if case.expect else []
+            if args.json:
+                report.append({"file": doc.file, "line": doc.line, "name": doc.name, "version": str(case.version),
+                               "cycles": [compact_data(outcome.scheduler, cx, first=first) for cx in cycles]})
+                continue
             print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
             if args.verbose:
                 text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
             else:
-                first = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes}) if case.expect else []
                 text = explain_compact(outcome.scheduler, cycles, first=first, header=case.is_sequence,
                                        width=width - 2)
             print("  " + text.replace("\n", "\n  "))
             print()
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
     if shown == 0 and bad == 0:
         print(f"no case named {args.case!r} in {args.file}" if args.case else f"no case in {args.file}",
               file=sys.stderr)
@@ -463,6 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-v", "--verbose", action="store_true",
                    help="per node every filter plugin's status, every score plugin's raw, normalized and weighted "
                    "score, the preemption (default: one row per node)")
+    e.add_argument("--json", action="store_true",
+                   help="print a JSON report: each case (file, line, name, version) with its cycles' rows")
     _extender_option(e)
     e.set_defaults(func=cmd_explain)
     sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")

@@ -213,19 +213,22 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: int = 0
     return t
 
 
-def compact_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | None = None,
-                  first: Sequence[str] = (), width: int = 80) -> str:
-    """One cycle in one row per node (``explain_compact``), then its outcome."""
+def compact_data(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | None = None,
+                 first: Sequence[str] = ()) -> dict[str, Any]:
+    """One cycle's compact rows as data (``compact_cycle`` draws them; ``kspread explain
+    --json`` prints them): ``pod``, ``attempt``, ``scores`` (the score columns: each score
+    plugin, then each extender that prioritized), ``nodes`` (the nodes of ``first`` first,
+    then in the cluster's order; each with ``node``, ``marked`` and either its weighted
+    ``scores`` and ``total`` or its ``reason``), ``marked`` (``selected`` or
+    ``nominated``), ``selected``, ``preemption`` (its node and victims) and ``error``."""
     r = cx.result
     order = [n.name for n in sched.case.cluster.nodes]
     rank = {n: i for i, n in enumerate(order)}
-    wanted = list(nodes) if nodes is not None else order
+    wanted = list(nodes) if nodes is not None else list(order)
     top = {n: i for i, n in enumerate(first)}
     wanted.sort(key=lambda n: (top.get(n, len(top)), rank.get(n, len(rank))))
-    marked = set(r.selected) if r.selected else (
-        {r.preemption.nominated_node} if r.preemption is not None and r.preemption.nominated_node else set())
-    mark = {n: "*" if n in marked else "" for n in wanted}
-    # the score columns: each score plugin, then each extender that prioritized
+    nominated = r.preemption.nominated_node if r.preemption is not None else None
+    marked = set(r.selected) if r.selected else ({nominated} if nominated else set())
     columns: list[tuple[str, dict[str, int]]] = []
     if r.scores is not None:
         columns = [(plugin, dict(per_node)) for plugin, per_node in r.scores.weighted.items()]
@@ -240,18 +243,43 @@ def compact_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
             w = http_weights.get(call.extender, 1)
             columns.append((f"extender {call.extender}", {n: wrap_int64(s * w * scale)
                                                           for n, s in call.scores.items()}))
-    scored = [n for n in wanted if n in r.totals]
-    rest = [n for n in wanted if n not in r.totals]
+    rows: list[dict[str, Any]] = []
+    for n in wanted:
+        row: dict[str, Any] = {"node": n, "marked": n in marked}
+        if n in r.totals:
+            row["scores"] = {name: per_node.get(n, 0) for name, per_node in columns}
+            row["total"] = r.totals[n]
+        else:
+            row["reason"] = row_reason(r, cx, n)
+        rows.append(row)
+    return {
+        "pod": r.pod.key, "attempt": r.attempt, "scores": [name for name, _ in columns], "nodes": rows,
+        "marked": ("selected" if r.selected else "nominated") if marked else None,
+        "selected": sorted(r.selected, key=lambda n: rank.get(n, len(rank))),
+        "preemption": {"node": nominated, "victims": sorted(p.key for p in r.preemption.victims)}
+        if nominated and r.preemption is not None else None,
+        "error": r.error or None,
+    }
+
+
+def compact_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | None = None,
+                  first: Sequence[str] = (), width: int = 80) -> str:
+    """One cycle in one row per node (``explain_compact``), then its outcome."""
+    r = cx.result
+    data = compact_data(sched, cx, nodes, first)
+    mark = {row["node"]: "*" if row["marked"] else "" for row in data["nodes"]}
+    scored = [row for row in data["nodes"] if "total" in row]
+    rest = [row for row in data["nodes"] if "total" not in row]
     parts: list[str] = []
     if scored:
-        def scores_table(names: Sequence[str]) -> Any:
-            rows = [[mark[n], n, *(str(per_node.get(n, 0)) for _, per_node in columns), str(r.totals[n])]
-                    for n in scored]
-            return _table(["", "node", *names, "total"], rows, right=2)
-
         from rich.text import Text
 
-        full = [name for name, _ in columns]
+        def scores_table(names: Sequence[str]) -> Any:
+            rows = [[mark[row["node"]], row["node"], *(str(v) for v in row["scores"].values()), str(row["total"])]
+                    for row in scored]
+            return _table(["", "node", *names, "total"], rows, right=2)
+
+        full = data["scores"]
         text = _render([scores_table(full)], 10_000)
         if max(len(line) for line in text.split("\n")) > width:
             taken: set[str] = set()
@@ -261,11 +289,10 @@ def compact_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
             text += "\n" + _render([Text(f"({legend})")], width)
         parts.append(text)
     if rest:
-        rows = [[mark[n], n, row_reason(r, cx, n)] for n in rest]
+        rows = [[mark[row["node"]], row["node"], row["reason"]] for row in rest]
         parts.append(_render([_table(["", "node", "not scored" if scored else "verdict"], rows)], width))
-    if marked:
-        word = "selected" if r.selected else "nominated"
-        parts.append(f"(* {word})")
+    if data["marked"]:
+        parts.append(f"(* {data['marked']})")
     parts.extend(extender_call_lines(r))
     outcome = explain_cycle_outcome(sched, r)
     if outcome:
@@ -537,5 +564,5 @@ def _criterion_value(criterion: str, value: Any, n_victims: int) -> str:
     return str(value)
 
 
-__all__ = ["Code", "CycleExplanation", "PreemptionOutcome", "capture", "explain_compact", "explain_cycle",
+__all__ = ["Code", "CycleExplanation", "PreemptionOutcome", "capture", "compact_data", "explain_compact", "explain_cycle",
            "explain_cycles", "explain_failure", "row_reason"]
