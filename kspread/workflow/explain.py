@@ -21,7 +21,11 @@ compares the cycle's results as soon as it ends and, when they differ, ``capture
 records the nodes the report explains (``failure_nodes``) before the binding. A
 sequence's failure is known only at its end: its report re-runs the case with
 ``capture`` on (runs are deterministic) and checks that the re-run's results are the
-reported ones.
+reported ones (``kspread.workflow.runner.failure_explanation``: the runner runs, explain
+reads and draws; this module imports no runner).
+
+Compact by default (``explain_compact``: one row per node, rich tables of plain text
+that fit the width given), every plugin in detail with ``verbose`` (``explain_cycles``).
 """
 
 from __future__ import annotations
