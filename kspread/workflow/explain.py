@@ -190,7 +190,7 @@ def _abbreviation(name: str, taken: set[str]) -> str:
     return short
 
 
-def _render(tables: list[Any], width: int) -> str:
+def render_plain(tables: list[Any], width: int) -> str:
     """Rich tables or texts as plain text, folded at ``width`` columns."""
     from io import StringIO
 
@@ -204,7 +204,7 @@ def _render(tables: list[Any], width: int) -> str:
     return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").split("\n"))
 
 
-def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: int = 0) -> Any:
+def plain_table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: int = 0) -> Any:
     """A plain rich table; the columns from ``right`` on (when > 0) are aligned right."""
     from rich.table import Table
 
@@ -281,20 +281,20 @@ def compact_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         def scores_table(names: Sequence[str]) -> Any:
             rows = [[mark[row["node"]], row["node"], *(str(v) for v in row["scores"].values()), str(row["total"])]
                     for row in scored]
-            return _table(["", "node", *names, "total"], rows, right=2)
+            return plain_table(["", "node", *names, "total"], rows, right=2)
 
         full = data["scores"]
-        text = _render([scores_table(full)], 10_000)
+        text = render_plain([scores_table(full)], 10_000)
         if max(len(line) for line in text.split("\n")) > width:
             taken: set[str] = set()
             short = [_abbreviation(name.removeprefix("extender "), taken) for name in full]
-            text = _render([scores_table(short)], width)
+            text = render_plain([scores_table(short)], width)
             legend = ", ".join(f"{a}: {name}" for a, name in zip(short, full))
-            text += "\n" + _render([Text(f"({legend})")], width)
+            text += "\n" + render_plain([Text(f"({legend})")], width)
         parts.append(text)
     if rest:
         rows = [[mark[row["node"]], row["node"], row["reason"]] for row in rest]
-        parts.append(_render([_table(["", "node", "not scored" if scored else "verdict"], rows)], width))
+        parts.append(render_plain([plain_table(["", "node", "not scored" if scored else "verdict"], rows)], width))
     if data["marked"]:
         parts.append(f"(* {data['marked']})")
     parts.extend(extender_call_lines(r))

@@ -19,6 +19,8 @@ from kspread.workflow.explain import (
     capture_failure,
     explain_failure,
     failure_nodes,
+    plain_table,
+    render_plain,
 )
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
@@ -378,6 +380,7 @@ def _as_list(v: Any) -> list[str]:
 
 
 MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
+REPORT_WIDTH = 80  # a failure report's tables fold their cells to fit
 _ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods"}
 
 
@@ -403,15 +406,12 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
         lines.append(f"{d.key}:")
         rows = [(str(what), _fmt(w), _fmt(h)) for what, w, h in d.rows[:MAX_ROWS_SHOWN]]
         head = row_head(d)
-        if not head:
+        if head:
+            table = plain_table([head, "expected", "actual"], rows)
+        else:
             # one row, the key's whole value: no first column
-            rows = [("", w, h) for _, w, h in rows]
-        w1 = max([len(head)] + [len(r[0]) for r in rows])
-        w2 = max([len("expected")] + [len(r[1]) for r in rows])
-        first = f"{head.ljust(w1)}  " if head else ""
-        lines.append(f"  {first}{'expected'.ljust(w2)}  actual")
-        for what, w, h in rows:
-            lines.append(f"  {what.ljust(w1) + '  ' if head else ''}{w.ljust(w2)}  {h}")
+            table = plain_table(["expected", "actual"], [(w, h) for _, w, h in rows])
+        lines.append("  " + render_plain([table], REPORT_WIDTH - 2).replace("\n", "\n  "))
         if len(d.rows) > len(rows):
             lines.append(f"  ... and {len(d.rows) - len(rows)} more {_ROW_UNIT.get(d.key, 'nodes')} "
                          f"({len(d.rows)} differ)")
