@@ -112,6 +112,9 @@ def test_failure_report_explains_the_differing_nodes(pytester):
         "selected: n2",
         "=*=",
     ])
+    # the reason before the path: in the report's first line, which pytest's short summary shows
+    result.stdout.fnmatch_lines(["scores, selected differ from the expectation", "*cases.yaml:18: case 'wrong'*"])
+    result.stdout.fnmatch_lines(["FAILED cases.yaml::wrong - scores, selected differ from the expectation"])
     result = pytester.runpytest("-q", "-k", "wrong", "--kspread-explain=none")
     result.stdout.fnmatch_lines(["deepdiff: 3 values changed", "=*="])
     assert "explain (" not in result.stdout.str()

@@ -395,7 +395,11 @@ class CaseItem(pytest.Item):
                 head = verdict.message + "\n\n" if verdict.message else ""
                 raise CaseFailure(f"{head}--kspread-update could not fix this case: {e}") from None
         if not verdict.passed:
-            message = verdict.message
+            from kspread.workflow.runner import failure_reason
+
+            # the reason first: pytest's short summary shows the report's first line
+            reason = failure_reason(verdict.outcome)
+            message = f"{reason}\n{verdict.message}" if reason else verdict.message
             # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
             # its frame must not hold the run (the cluster, every pod) alive for the final gc
             del verdict

@@ -535,6 +535,16 @@ def failure_explanation(case: Case, outcome: Outcome, nodes: list[str], mode: st
     return explain_failure(case, sched, cycles, nodes, rerun_differs=differs, verbose=mode == "full")
 
 
+def failure_reason(outcome: Outcome | None) -> str:
+    """A failure's reason in one line, put before the report's path where one line is
+    shown (pytest's short summary): the keys whose results differ from the expectation;
+    empty when none differs (a load error, an expected error not met)."""
+    keys = [d.key for d in outcome.diffs] if outcome is not None else []
+    if not keys:
+        return ""
+    return f"{', '.join(keys)} differ{'s' if len(keys) == 1 else ''} from the expectation"
+
+
 @dataclass
 class Verdict:
     """The result of checking one case document against its expectation."""
