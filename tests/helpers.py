@@ -17,9 +17,9 @@ def write_case(tmp_path: Path, body: str, name: str = "case.yaml") -> Path:
     return p
 
 
-def verdict(tmp_path: Path, body: str):
+def verdict(tmp_path: Path, body: str, explain: str = "short"):
     p = write_case(tmp_path, body)
     res = read_file(p)
     assert res.error is None, res.error
     assert len(res.docs) == 1
-    return check(res.docs[0])
+    return check(res.docs[0], explain=explain)

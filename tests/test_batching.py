@@ -100,7 +100,8 @@ def test_pod_affinity_cannot_be_signed():
 
 
 def test_explain_says_where_the_hint_came_from():
-    from kspread.workflow.explain import explain_cycles, explain_run
+    from kspread.workflow.explain import explain_cycles
+    from kspread.workflow.runner import explain_run
 
     case = _case([{"name": "p1", **POD}, {"name": "p2", **POD}])
     outcome, cycles = explain_run(case)

@@ -14,8 +14,8 @@ from kspread.engine.versions import Version
 from kspread.format.case import build_case
 from kspread.format.loader import read_file
 from kspread.workflow.cli import main as cli_main
-from kspread.workflow.explain import explain_cycles, explain_run
-from kspread.workflow.runner import check, run_loaded
+from kspread.workflow.explain import explain_cycles
+from kspread.workflow.runner import check, explain_run, run_loaded
 
 
 def _nodes() -> list[dict[str, Any]]:

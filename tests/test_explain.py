@@ -17,7 +17,8 @@ from kspread.engine.plugins.defaultpreemption import pick_one_node_steps
 from kspread.engine.scheduler import CycleResult, run_case
 from kspread.engine.versions import Version
 from kspread.format.case import build_case
-from kspread.workflow.explain import CycleExplanation, explain_cycle, explain_cycles, explain_run
+from kspread.workflow.explain import CycleExplanation, explain_cycle, explain_cycles
+from kspread.workflow.runner import explain_run
 from tests.helpers import verdict, write_case
 
 FIT = {"filter": ["NodeResourcesFit"], "postFilter": ["DefaultPreemption"]}
@@ -356,9 +357,12 @@ expect:
 
 
 def test_failure_report_explains_the_preemption(tmp_path):
-    v = verdict(tmp_path, FAILING)
+    v = verdict(tmp_path, FAILING, explain="full")
     assert not v.passed
     report = v.message.split("\n")
+    # the difference table's header says what its rows are
+    assert report[1:5] == ["preemption:", "  field    expected  actual", "  node     n1        n2",
+                           "  victims  [a]       [b]"]
     i = report.index("explain (nodes that differ):")
     assert report[i:] == [
         "explain (nodes that differ):",
@@ -389,7 +393,7 @@ def test_failure_report_of_a_feasible_node_says_success(tmp_path):
         pod: {name: new, requests: {cpu: "1"}}
         expect:
           filter: {n1: Unschedulable}
-        """)
+        """, explain="full")
     assert not v.passed
     tail = v.message.split("explain (nodes that differ):\n")[1].split("\n")
     assert tail == ["n1: feasible", "  filter NodeResourcesFit                  Success", "selected: n1"]
@@ -407,7 +411,7 @@ def test_failure_report_of_a_sequence_explains_each_cycle(tmp_path):
         - {name: h, priority: 100, requests: {cpu: "1"}}
         expect:
           placements: {h: null}
-        """)
+        """, explain="full")
     assert not v.passed
     tail = v.message.split("explain (nodes that differ):\n")[1].split("\n")
     assert tail[0] == "cycle 1: pod h"
@@ -418,8 +422,8 @@ def test_failure_report_of_a_sequence_explains_each_cycle(tmp_path):
 
 def test_explain_command_shows_the_preemption(tmp_path):
     p = write_case(tmp_path, FAILING)
-    r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p)], capture_output=True, text=True,
-                       check=False)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", "--verbose", str(p)], capture_output=True,
+                       text=True, check=False)
     assert r.returncode == 0, r.stderr
     assert "    n2: candidate, victims [b (priority 5)], PDB violations 0\n" in r.stdout
     assert "    decided by: lowest highest-victim priority (victims[0])\n" in r.stdout
@@ -429,7 +433,7 @@ def test_explain_command_shows_the_preemption(tmp_path):
 
 def test_pytest_failure_report_explains_the_preemption(pytester):
     pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n" + FAILING.lstrip("\n"))
-    result = pytester.runpytest("-q")
+    result = pytester.runpytest("-q", "--kspread-explain=full")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "explain (nodes that differ):",
@@ -444,16 +448,16 @@ def test_pytest_failure_report_explains_the_preemption(pytester):
 
 
 def test_failure_report_says_when_the_rerun_differs(tmp_path):
-    from kspread.workflow.explain import explain_failure
+    from kspread.workflow.runner import failure_explanation
 
     v = verdict(tmp_path, FAILING)
     outcome = v.outcome
     outcome.actual = {**outcome.actual, "preemption": {"node": "n1", "victims": ["a"]}}
     outcome.explained = None  # as for a sequence: the report re-runs the case
-    text = explain_failure(v.case, outcome, ["n1"])
+    text = failure_explanation(v.case, outcome, ["n1"])
     assert text.split("\n")[1] == ("kspread bug: re-running the case for explain gave other results than the run; "
                                    "the explanation below is of the re-run")
-    assert "kspread bug" not in explain_failure(v.case, verdict(tmp_path, FAILING).outcome, ["n1"])
+    assert "kspread bug" not in failure_explanation(v.case, verdict(tmp_path, FAILING).outcome, ["n1"])
 
 
 # ---- a failure report of a big cluster: from the run itself, bounded ----------------------------------
@@ -475,7 +479,7 @@ def _count_runs(monkeypatch) -> list[int]:
 
 def test_failure_report_of_one_pod_explains_the_run_without_running_it_again(tmp_path, monkeypatch):
     runs = _count_runs(monkeypatch)
-    v = verdict(tmp_path, FAILING)
+    v = verdict(tmp_path, FAILING, explain="full")
     assert not v.passed and len(runs) == 1
     assert v.outcome.explained is not None and [cx.result for cx in v.outcome.explained] == v.outcome.cycles
     # the filters as the cycle saw the cluster (before the preemption removed b from n2)
@@ -493,13 +497,13 @@ def test_failure_report_of_a_sequence_runs_it_again(tmp_path, monkeypatch):
         schedule: [{name: h, requests: {cpu: "1"}}]
         expect:
           placements: {h: null}
-        """)
+        """, explain="full")
     assert not v.passed and len(runs) == 2 and v.outcome.explained is None
     assert v.message.split("explain (nodes that differ):\n")[1].split("\n") == [
         "cycle 1: pod h", "  n1: feasible", "    filter NodeResourcesFit                  Success", "  selected: n1"]
 
 
-def _wide(tmp_path, n: int, expect: str):
+def _wide(tmp_path, n: int, expect: str, explain: str = "short"):
     nodes = "\n".join(f"- {{name: n{i}, allocatable: {{cpu: \"{1 + i % 2}\", memory: 4Gi, pods: 10}}}}"
                       for i in range(n))
     return verdict(tmp_path, f"""
@@ -510,7 +514,7 @@ nodes:
 pod: {{name: new, requests: {{cpu: 500m, memory: 1Gi}}}}
 expect:
 {expect}
-""")
+""", explain=explain)
 
 
 def test_failure_report_of_many_differing_nodes_is_bounded_and_counts_them(tmp_path):
@@ -522,20 +526,33 @@ def test_failure_report_of_many_differing_nodes_is_bounded_and_counts_them(tmp_p
     assert lines[3 + 20] == "  ... and 5 more nodes (25 differ)"
     assert "deepdiff: 25 values changed" in lines
     i = lines.index("explain (nodes that differ: the first 10 of 25):")
+    # (cpu 50 + memory 75) / 2 = 62 on 1 cpu, 75 on 2; the 12 nodes with 2 cpus tie for the top total: the first
+    # 10 are named, the rest counted; of those 12, the 5 explained are marked
+    assert lines[i + 1:] == [
+        "   node  NodeResourcesFit  total",
+        *(f"{'*' if k % 2 else ' '}  n{k}                  {75 if k % 2 else 62}     {75 if k % 2 else 62}"
+          for k in range(10)),
+        "(* selected)",
+        "selected: n1, n3, n5, n7, n9, n11, n13, n15, n17, n19, ... (2 more)",
+    ]
+    # --verbose (full): the same nodes, each in detail
+    lines = _wide(tmp_path, 25, f"  totals:\n{totals}", explain="full").message.split("\n")
+    i = lines.index("explain (nodes that differ: the first 10 of 25):")
     explained = [line.split(":")[0] for line in lines[i + 1:] if line and not line.startswith(" ")]
     assert explained == [f"n{k}" for k in range(10)] + ["selected"]
-    # (cpu 50 + memory 75) / 2 = 62 on 1 cpu, 75 on 2; the 12 nodes with 2 cpus tie for the top total: the first 10 are named, the rest counted
-    assert lines[-1] == "selected: n1, n3, n5, n7, n9, n11, n13, n15, n17, n19, ... (2 more)"
 
 
 def test_failure_report_shows_a_long_list_in_a_cell_bounded(tmp_path):
     v = _wide(tmp_path, 50, "  selected: n0")
     ties = ", ".join(f"n{i}" for i in range(1, 40, 2))
-    assert v.message.split("\n")[1:4] == [
+    # the cell folds to keep the table within 80 columns
+    assert v.message.split("\n")[1:5] == [
         "selected:",
-        "            expected  actual",
-        f"  selected  n0        [{ties}, ... and 5 more (25 in all)]",
+        "  expected  actual",
+        "  n0        [n1, n3, n5, n7, n9, n11, n13, n15, n17, n19, n21, n23, n25, n27,",
+        "            n29, n31, n33, n35, n37, n39, ... and 5 more (25 in all)]",
     ]
+    assert ties in v.message.replace(",\n            ", ", ")
     assert "explain (nodes that differ: the first 10 of 26):" in v.message
 
 
@@ -578,3 +595,99 @@ def test_score_table_mappings_are_made_once():
     assert t.raw is t.raw and t.weighted == {"A": {"n1": 20, "n2": 40}}
     t.add("B", np.array([3, 4]), np.array([30, 40]), np.array([30, 40]))
     assert t.normalized == {"A": {"n1": 10, "n2": 20}, "B": {"n1": 30, "n2": 40}}
+
+
+MANY = """
+version: "1.30"
+nodes:
+- {name: node-a, allocatable: {cpu: "2", memory: 4Gi, pods: 10}}
+- {name: node-b, allocatable: {cpu: "4", memory: 8Gi, pods: 10}}
+- {name: node-c, allocatable: {cpu: "1", memory: 4Gi, pods: 10}, taints: [{key: k, value: v, effect: NoSchedule}]}
+- {name: node-d, allocatable: {cpu: "500m", memory: 4Gi, pods: 10}}
+pod: {name: new, requests: {cpu: "1", memory: 1Gi}}
+expect:
+  filter: {node-d: Success}
+"""
+
+
+def test_compact_explain_is_one_row_per_node_within_80_columns(tmp_path):
+    """The default: the scored nodes with each plugin's weighted score and the total
+    (the names abbreviated, with a legend, where they would not fit), then the others
+    with the first plugin that rejected them; the node that differs first."""
+    from kspread.format.loader import load_case, read_file
+    from kspread.workflow.explain import explain_compact
+
+    case = load_case(read_file(write_case(tmp_path, MANY)).docs[0])
+    outcome, cycles = explain_run(case)
+    text = explain_compact(outcome.scheduler, cycles, first=["node-d"], width=80)
+    assert text.split("\n") == [
+        "   node     TT  NRF  NRBA  IL  total",
+        "   node-a  300   62    87   0    449",
+        "*  node-b  300   81    93   0    474",
+        "(TT: TaintToleration, NRF: NodeResourcesFit, NRBA:",
+        "NodeResourcesBalancedAllocation, IL: ImageLocality)",
+        "   node    not scored",
+        "   node-d  NodeResourcesFit: Unschedulable: Insufficient cpu (requests 1; 500m",
+        "           of 500m free)",
+        "   node-c  TaintToleration: UnschedulableAndUnresolvable: node(s) had",
+        "           untolerated taint {k: v} (untolerated: k=v:NoSchedule)",
+        "(* selected)",
+        "selected: node-b",
+    ]
+    assert max(len(line) for line in text.split("\n")) <= 80
+    # wide enough for the full names: no legend
+    wide = explain_compact(outcome.scheduler, cycles, width=120).split("\n")
+    assert wide[0] == ("   node    TaintToleration  NodeResourcesFit  NodeResourcesBalancedAllocation  ImageLocality  "
+                       "total")
+    assert not any(line.startswith("(TT") for line in wide)
+
+
+def test_explain_command_is_compact_by_default_and_detailed_with_verbose(tmp_path):
+    p = write_case(tmp_path, MANY)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p)], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    # the node the expectation names (filter: node-d) first among the unscored
+    assert lines[6:11] == [
+        "     node    not scored",
+        "     node-d  NodeResourcesFit: Unschedulable: Insufficient cpu (requests 1; 500m",
+        "             of 500m free)",
+        "     node-c  TaintToleration: UnschedulableAndUnresolvable: node(s) had",
+        "             untolerated taint {k: v} (untolerated: k=v:NoSchedule)",
+    ]
+    assert max(len(line) for line in lines[1:]) <= 80  # (the first names the case file)
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", "--verbose", str(p)], capture_output=True,
+                       text=True, check=False)
+    assert "  node-d: not feasible\n    filter NodeUnschedulable                 Success\n" in r.stdout
+    assert ("           NodeResourcesFit                  Unschedulable: Insufficient cpu (requests 1; 500m of "
+            "500m free)\n") in r.stdout
+
+
+def test_compact_data_gives_the_compact_rows_as_data(tmp_path):
+    # the rows the compact table is drawn from (explain --json gives the full record: see
+    # test_explain_json_has_run_json_shape_and_each_cycle)
+    from kspread.format.loader import load_case, read_file
+    from kspread.workflow.explain import compact_data
+
+    case = load_case(read_file(write_case(tmp_path, MANY)).docs[0])
+    outcome, cycles = explain_run(case)
+    [cx] = cycles
+    cycle = compact_data(outcome.scheduler, cx, first=["node-d"])
+    assert cycle["scores"] == ["TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality"]
+    # the node that differs from the expectation (filter: node-d) first
+    assert cycle["nodes"] == [
+        {"node": "node-d", "marked": False,
+         "reason": "NodeResourcesFit: Unschedulable: Insufficient cpu (requests 1; 500m of 500m free)"},
+        {"node": "node-a", "marked": False, "total": 449,
+         "scores": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 87,
+                    "ImageLocality": 0}},
+        {"node": "node-b", "marked": True, "total": 474,
+         "scores": {"TaintToleration": 300, "NodeResourcesFit": 81, "NodeResourcesBalancedAllocation": 93,
+                    "ImageLocality": 0}},
+        {"node": "node-c", "marked": False,
+         "reason": ("TaintToleration: UnschedulableAndUnresolvable: node(s) had untolerated taint {k: v} "
+                    "(untolerated: k=v:NoSchedule)")},
+    ]
+    assert {k: cycle[k] for k in ("pod", "attempt", "marked", "selected", "preemption", "error")} == {
+        "pod": "new", "attempt": 1, "marked": "selected", "selected": ["node-b"], "preemption": None, "error": None}

@@ -21,8 +21,8 @@ from kspread.engine.extender import pod_uid
 from kspread.engine.model import Pod
 from kspread.errors import CaseError
 from kspread.format.loader import load_case, read_file
-from kspread.workflow.explain import explain_cycles, explain_run
-from kspread.workflow.runner import run_loaded
+from kspread.workflow.explain import explain_cycles
+from kspread.workflow.runner import explain_run, run_loaded
 
 ROOT = Path(__file__).resolve().parent.parent
 

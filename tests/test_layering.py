@@ -128,3 +128,9 @@ def test_case_format_has_no_import_circle_even_through_deferred_imports():
         return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph[start])
 
     assert sorted(m for m in graph if reaches(m, m, {m})) == []
+
+
+def test_explain_does_not_import_the_runner():
+    """The runner runs cases and composes failure reports with explain's capture and
+    tables; explain reads the engine's records and imports no runner: no import circle."""
+    assert "kspread.workflow.runner" not in _imported(PKG / "workflow" / "explain.py")

@@ -62,8 +62,8 @@ def test_wrong_expectation_shows_a_table_without_traceback(pytester):
         "  SelectorSpread n1  100       0",
         "  SelectorSpread n2  0         100",
         "selected:",
-        "            expected  actual",
-        "  selected  n1        n2",
+        "  expected  actual",
+        "  n1        n2",
         "deepdiff: *values changed*",
     ])
     assert "Traceback" not in out
@@ -100,6 +100,26 @@ def test_default_names_and_reportinfo(pytester):
 def test_failure_report_explains_the_differing_nodes(pytester):
     pytester.makefile(".yaml", cases=CASES)
     result = pytester.runpytest("-q", "-k", "wrong")
+    # short, the default: one row per node, the selected node marked
+    result.stdout.fnmatch_lines([
+        "deepdiff: 3 values changed",
+        "",
+        "explain (nodes that differ):",
+        "   node  SelectorSpread  total",
+        "   n1                 0      0",
+        "*  n2               100    100",
+        "(* selected)",
+        "selected: n2",
+        "=*=",
+    ])
+    # the reason before the path: in the report's first line, which pytest's short summary shows
+    result.stdout.fnmatch_lines(["scores SelectorSpread n1: expected 100, actual 0 (and 2 more differences) (cases.yaml:18)",
+                                 "*cases.yaml:18: case 'wrong'*"])
+    result.stdout.fnmatch_lines(["FAILED cases.yaml::wrong - scores SelectorSpread n1: expected 100, actual 0 *"])
+    result = pytester.runpytest("-q", "-k", "wrong", "--kspread-explain=none")
+    result.stdout.fnmatch_lines(["deepdiff: 3 values changed", "=*="])
+    assert "explain (" not in result.stdout.str()
+    result = pytester.runpytest("-q", "-k", "wrong", "--kspread-explain=full")
     result.stdout.fnmatch_lines([
         "explain (nodes that differ):",
         "n1: feasible",
@@ -136,8 +156,9 @@ def test_the_first_case_file_imports_the_loader_and_the_engine(pytester):
     pytester.makefile(".yaml", cases=CASES)
     result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
+    # rich draws the failure report's explain table
     heavy = ["deepdiff", "jsonschema", "kspread.engine.scheduler", "kspread.format.loader", "kspread.workflow.runner",
-             "numpy", "yaml"]
+             "numpy", "rich", "yaml"]
     result.stdout.fnmatch_lines([f"HEAVY {heavy!r}"])
 
 
@@ -200,6 +221,12 @@ def test_explain_command(tmp_path):
     p = tmp_path / "c.yaml"
     p.write_text(CASES)
     r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p), "--case", "right"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[1:] == [
+        "     node  SelectorSpread  total", "     n1                 0      0", "  *  n2               100    100",
+        "  (* selected)", "  selected: n2", "", ""]
+    r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p), "--case", "right", "-v"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "  n2: feasible\n    score  SelectorSpread" in r.stdout

@@ -109,6 +109,16 @@ expect:
     v = verdict(tmp_path, body)
     assert not v.passed
     assert "searched:" in v.message and "[n1, n2]" in v.message and "[n1]" in v.message
+    assert v.message.split("explain (nodes that differ):\n")[1].split("\n") == [
+        "   node  verdict",
+        "*  n1    feasible",
+        "   n2    feasible (not reached by the search: it stopped once it had found",
+        "         enough feasible nodes (percentageOfNodesToScore, or first fit without",
+        "         scoring); not scored)",
+        "(* selected)",
+        "selected: n1",
+    ]
+    v = verdict(tmp_path, body, explain="full")
     assert "n2: feasible (not reached by the search: it stopped once it had found enough feasible nodes" in v.message
     v = verdict(tmp_path, body.replace("searched: [n1, n2]", "searched: [n1, n9]"))
     assert not v.passed and "unknown node 'n9'" in v.message and "expect.searched" in v.message
@@ -121,6 +131,15 @@ def test_explain_says_why_a_feasible_node_was_not_searched(capsys):
 
     case_file = Path(__file__).resolve().parent.parent / "cases" / "profiles" / "search.yaml"
     assert cli_main(["explain", str(case_file), "--case", "search-nominated-node-first"]) == 0
+    assert capsys.readouterr().out.split("\n")[1:7] == [
+        "     node  verdict",
+        "     n1    feasible (not reached by the search: the nominated node n2 was",
+        "           filtered first and fits (PreferNominatedNode); not scored)",
+        "  *  n2    feasible",
+        "  (* selected)",
+        "  selected: n2",
+    ]
+    assert cli_main(["explain", "--verbose", str(case_file), "--case", "search-nominated-node-first"]) == 0
     out = capsys.readouterr().out
     assert ("  n1: feasible (not reached by the search: the nominated node n2 was filtered first and fits "
             "(PreferNominatedNode); not scored)\n") in out

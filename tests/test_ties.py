@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from kspread.format.case import build_case
-from kspread.workflow.explain import explain_cycles, explain_run
-from kspread.workflow.runner import run_loaded
+from kspread.workflow.explain import explain_cycles
+from kspread.workflow.runner import explain_run, run_loaded
 from tests.helpers import HEADER, verdict
 
 TWO_NODES = """

@@ -218,7 +218,7 @@ expect:
 """
     p = _write(pytester, "nulls.yaml", text)
     shown = pytester.runpytest()
-    shown.stdout.fnmatch_lines(["*unschedulable  false     true*", "*preemption  {node: n1, victims: [[]a]}  null*"])
+    shown.stdout.fnmatch_lines(["unschedulable:", "  expected  actual", "  false     true", "preemption:", "  expected                  actual", "  {node: n1, victims: [[]a]}  null"])
     assert "True" not in shown.stdout.str() and "None" not in shown.stdout.str()
     result = pytester.runpytest("--kspread-update")
     result.assert_outcomes(passed=1)

@@ -97,7 +97,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     continue
                 checked.append((doc, v))
             else:
-                v = check(doc)
+                v = check(doc, explain=args.explain)
                 if v.skipped is not None:
                     skipped += 1
                     out.note(f"SKIP {doc.name} ({doc.file}:{doc.line}): {v.skipped}")
@@ -346,8 +346,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from kspread.workflow.explain import explain_cycles, explain_run
+    import shutil
 
+    from kspread.workflow.explain import explain_compact, explain_cycles
+    from kspread.workflow.runner import differing_nodes, explain_run
+
+    width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
     shown = 0
     bad = 0
     entries: list[dict[str, Any]] = []
@@ -370,13 +374,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
                     entries.append({"file": doc.file, "line": doc.line, "name": doc.name, "error": str(e)})
                 continue
             shown += 1
+            first = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes}) if case.expect else []
             if args.json:
                 from kspread.workflow.explain_json import explain_entry
 
                 entries.append(explain_entry(doc, str(case.version), outcome, cycles))
                 continue
             print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
-            text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+            if args.verbose:
+                text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+            else:
+                text = explain_compact(outcome.scheduler, cycles, first=first, header=case.is_sequence,
+                                       width=width - 2)
             print("  " + text.replace("\n", "\n  "))
             print()
     if shown == 0 and bad == 0:
@@ -468,6 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "backend/build.sh) instead of the reference engine; cases of another version are skipped")
     r.add_argument("--compare", action="store_true",
                    help="with --backend: also run the reference engine and print every difference per key")
+    r.add_argument("--explain", choices=("short", "full", "none"), default="short",
+                   help="how a failure report explains the run: short (one row per node, the default), full "
+                   "(every plugin's status and scores) or none (left out)")
     r.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failing case")
     r.add_argument("--html", metavar="FILE",
                    help="write an HTML report: one self-contained page with a summary, the differences and pictures")
@@ -487,9 +499,12 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("diff", help="compare two scheduler configurations over a corpus of cases")
     diff_arguments(d)
     d.set_defaults(func=_diff)
-    e = sub.add_parser("explain", help="per node: each filter status, each plugin's scores, the total")
+    e = sub.add_parser("explain", help="per node: the first rejecting filter, or each plugin's score and the total")
     e.add_argument("file")
     e.add_argument("--case", help="the case's name (default: every case in the file)")
+    e.add_argument("-v", "--verbose", action="store_true",
+                   help="per node every filter plugin's status, every score plugin's raw, normalized and weighted "
+                   "score, the preemption (default: one row per node)")
     e.add_argument("--json", action="store_true",
                    help="print a JSON report: each case as run --json gives it, with each cycle explained (cycles)")
     _extender_option(e)

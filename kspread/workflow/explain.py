@@ -21,7 +21,11 @@ compares the cycle's results as soon as it ends and, when they differ, ``capture
 records the nodes the report explains (``failure_nodes``) before the binding. A
 sequence's failure is known only at its end: its report re-runs the case with
 ``capture`` on (runs are deterministic) and checks that the re-run's results are the
-reported ones.
+reported ones (``kspread.workflow.runner.failure_explanation``: the runner runs, explain
+reads and draws; this module imports no runner).
+
+Compact by default (``explain_compact``: one row per node, rich tables of plain text
+that fit the width given), every plugin in detail with ``verbose`` (``explain_cycles``).
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler, 
 
 if TYPE_CHECKING:
     from kspread.format.case import Case
-    from kspread.workflow.runner import Outcome
 
 MAX_VALUES_SHOWN = 10  # per criterion of the node choice, and of the selected nodes; the rest is counted
 MAX_NODES_EXPLAINED = 10  # per failure report: the first nodes its differences name; the rest is counted
@@ -86,16 +89,6 @@ def capture(sched: Scheduler, r: CycleResult, nodes: Iterable[str] | None = None
     return cx
 
 
-def explain_run(case: Case, nodes: Iterable[str] | None = None) -> tuple[Outcome, list[CycleExplanation]]:
-    """Run the case, capturing every cycle as it ran."""
-    from kspread.workflow.runner import run_loaded
-
-    wanted = list(nodes) if nodes is not None else None
-    captured: list[CycleExplanation] = []
-    outcome = run_loaded(case, observe=lambda s, r: captured.append(capture(s, r, wanted)), keep_all=True)
-    return outcome, captured
-
-
 def failure_nodes(case: Case, nodes: Sequence[str]) -> list[str]:
     """The nodes a failure report explains: the first ``MAX_NODES_EXPLAINED`` of
     ``nodes`` (those its differences name, in first-mention order); when none is named,
@@ -111,11 +104,14 @@ def capture_failure(case: Case, sched: Scheduler, r: CycleResult, nodes: Sequenc
     return capture(sched, r, failure_nodes(case, nodes))
 
 
-def explain_failure(case: Case, outcome: Outcome, nodes: Sequence[str]) -> str:
+def explain_failure(case: Case, sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: Sequence[str],
+                    rerun_differs: bool = False, verbose: bool = False, width: int = 80) -> str:
     """The explain block of a failure report: every cycle as it ran, for the nodes
     that differ (at most ``MAX_NODES_EXPLAINED``; all nodes, for a small cluster, when no
-    difference names a node). Of the run itself when it captured its cycle
-    (``Outcome.explained``), else of a re-run."""
+    difference names a node). ``cycles``: of the run itself when it captured its cycle,
+    else of a re-run (``kspread.workflow.runner.failure_explanation``), which
+    ``rerun_differs`` says gave other results than the run. Compact (one row per node,
+    ``explain_compact``) unless ``verbose``."""
     shown = failure_nodes(case, nodes)
     if not nodes:
         title = "explain:"
@@ -124,19 +120,17 @@ def explain_failure(case: Case, outcome: Outcome, nodes: Sequence[str]) -> str:
     else:
         title = "explain (nodes that differ):"
     lines = [title]
-    if outcome.explained is not None:
-        sched, cycles = outcome.scheduler, outcome.explained
+    if rerun_differs:
+        if any(e.http is not None for e in case.profile.extenders):
+            lines.append("the HTTP extenders answered the re-run for explain otherwise than the run; the "
+                         "explanation below is of the re-run")
+        else:
+            lines.append("kspread bug: re-running the case for explain gave other results than the run; "
+                         "the explanation below is of the re-run")
+    if verbose:
+        lines.append(explain_cycles(sched, cycles, shown, header=case.is_sequence))
     else:
-        rerun, cycles = explain_run(case, shown)
-        sched = rerun.scheduler
-        if rerun.actual != outcome.actual:
-            if any(e.http is not None for e in case.profile.extenders):
-                lines.append("the HTTP extenders answered the re-run for explain otherwise than the run; the "
-                             "explanation below is of the re-run")
-            else:
-                lines.append("kspread bug: re-running the case for explain gave other results than the run; "
-                             "the explanation below is of the re-run")
-    lines.append(explain_cycles(sched, cycles, shown, header=case.is_sequence))
+        lines.append(explain_compact(sched, cycles, shown, first=shown, header=case.is_sequence, width=width))
     return "\n".join(lines)
 
 
@@ -158,6 +152,196 @@ def explain_cycles(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: 
 
 def _indent(text: str) -> str:
     return "\n".join("  " + line if line else line for line in text.split("\n"))
+
+
+# ---- compact: one row per node ----------------------------------------------------------
+
+
+def explain_compact(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: Iterable[str] | None = None,
+                    first: Sequence[str] = (), header: bool = False, width: int = 80) -> str:
+    """``explain_cycles`` in one row per node: the scored nodes with each score's
+    weighted value and the total, then the others with their verdict (``row_reason``);
+    the selected or nominated node marked ``*``; the nodes of ``first`` (those that
+    differ from the expectation) at the top of each table. Plain text at most ``width``
+    columns wide (rich tables, no colour)."""
+    wanted = list(nodes) if nodes is not None else None
+    parts = []
+    for i, cx in enumerate(cycles, 1):
+        text = compact_cycle(sched, cx, wanted, first, width - 2 if header else width)
+        if header:
+            attempt = cx.result.attempt
+            again = f" (attempt {attempt})" if attempt > 1 else ""
+            text = f"cycle {i}: pod {cx.result.pod.key}{again}\n" + _indent(text)
+        parts.append(text)
+    return "\n".join(parts)
+
+
+def row_reason(r: CycleResult, cx: CycleExplanation, node: str) -> str:
+    """A compact row's verdict of a node that was not scored: the first plugin that
+    rejected it with its reason (PreFilter's, when PreFilter rejected the pod; an
+    extender's), else why a feasible node has no score."""
+    pre = r.pre_filter_status
+    if pre is not None and not pre.is_success():
+        return f"{pre.plugin}: {_status(pre)} (at PreFilter)"
+    if node not in r.feasible:
+        st = r.statuses.get(node)
+        if st is not None and not st.is_success():
+            return f"{st.plugin}: {_status(st)}{_details(cx, node, st.plugin)}"
+        for plugin, pst in cx.filters.get(node, []):
+            if not (pst.is_success() or pst.is_skip()):
+                return f"{plugin}: {_status(pst)}{_details(cx, node, plugin)}"
+        return "not feasible"
+    return _verdict(r, node, set(r.feasible), set(r.searched))
+
+
+def _abbreviation(name: str, taken: set[str]) -> str:
+    """The capitals of a plugin's name (``NodeResourcesFit`` -> ``NRF``), numbered
+    when two plugins share them."""
+    base = "".join(c for c in name if c.isupper() or c.isdigit()) or name[:3]
+    short, n = base, 2
+    while short in taken:
+        short, n = f"{base}{n}", n + 1
+    taken.add(short)
+    return short
+
+
+def render_plain(tables: list[Any], width: int) -> str:
+    """Rich tables or texts as plain text, folded at ``width`` columns."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    out = StringIO()
+    console = Console(file=out, width=width, color_system=None, highlight=False, emoji=False, markup=False,
+                      force_terminal=False, legacy_windows=False)
+    for t in tables:
+        console.print(t)
+    return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").split("\n"))
+
+
+def plain_table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: int = 0) -> Any:
+    """A plain rich table; the columns from ``right`` on (when > 0) are aligned right."""
+    from rich.table import Table
+
+    t = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False, header_style="", expand=False)
+    for k, c in enumerate(columns):
+        # the marker column (headed "") keeps its width when no row of the table is marked
+        t.add_column(c, justify="right" if right and k >= right else "left", overflow="fold", min_width=1 if not c else None)
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
+def compact_data(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | None = None,
+                 first: Sequence[str] = ()) -> dict[str, Any]:
+    """One cycle's compact rows as data (``compact_cycle`` draws them; ``kspread explain
+    --json`` prints them): ``pod``, ``attempt``, ``scores`` (the score columns: each score
+    plugin, then each extender that prioritized), ``nodes`` (the nodes of ``first`` first,
+    then in the cluster's order; each with ``node``, ``marked`` and either its weighted
+    ``scores`` and ``total`` or its ``reason``), ``marked`` (``selected`` or
+    ``nominated``), ``selected``, ``preemption`` (its node and victims) and ``error``."""
+    r = cx.result
+    order = [n.name for n in sched.case.cluster.nodes]
+    rank = {n: i for i, n in enumerate(order)}
+    wanted = list(nodes) if nodes is not None else list(order)
+    top = {n: i for i, n in enumerate(first)}
+    wanted.sort(key=lambda n: (top.get(n, len(top)), rank.get(n, len(rank))))
+    nominated = r.preemption.nominated_node if r.preemption is not None else None
+    marked = set(r.selected) if r.selected else ({nominated} if nominated else set())
+    columns: list[tuple[str, dict[str, int]]] = []
+    if r.scores is not None:
+        columns = [(plugin, dict(per_node)) for plugin, per_node in r.scores.weighted.items()]
+    scale = sched.version.extender_score_scale
+    for e in sched.extenders:
+        if e.prioritize is not None:
+            columns.append((f"extender {e.name}", {n: wrap_int64(s * e.weight * scale)
+                                                   for n, s in e.prioritize.items()}))
+    http_weights = {e.name: e.weight for e in sched.extenders if e.http is not None}
+    for call in r.extender_calls:
+        if call.verb == "prioritize" and call.scores is not None:
+            w = http_weights.get(call.extender, 1)
+            columns.append((f"extender {call.extender}", {n: wrap_int64(s * w * scale)
+                                                          for n, s in call.scores.items()}))
+    rows: list[dict[str, Any]] = []
+    for n in wanted:
+        row: dict[str, Any] = {"node": n, "marked": n in marked}
+        if n in r.totals:
+            row["scores"] = {name: per_node.get(n, 0) for name, per_node in columns}
+            row["total"] = r.totals[n]
+        else:
+            row["reason"] = row_reason(r, cx, n)
+        rows.append(row)
+    return {
+        "pod": r.pod.key, "attempt": r.attempt, "scores": [name for name, _ in columns], "nodes": rows,
+        "marked": ("selected" if r.selected else "nominated") if marked else None,
+        "selected": sorted(r.selected, key=lambda n: rank.get(n, len(rank))),
+        "preemption": {"node": nominated, "victims": sorted(p.key for p in r.preemption.victims)}
+        if nominated and r.preemption is not None else None,
+        "error": r.error or None,
+    }
+
+
+def compact_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | None = None,
+                  first: Sequence[str] = (), width: int = 80) -> str:
+    """One cycle in one row per node (``explain_compact``), then its outcome."""
+    r = cx.result
+    data = compact_data(sched, cx, nodes, first)
+    mark = {row["node"]: "*" if row["marked"] else "" for row in data["nodes"]}
+    scored = [row for row in data["nodes"] if "total" in row]
+    rest = [row for row in data["nodes"] if "total" not in row]
+    parts: list[str] = []
+    if scored:
+        from rich.text import Text
+
+        def scores_table(names: Sequence[str]) -> Any:
+            rows = [[mark[row["node"]], row["node"], *(str(v) for v in row["scores"].values()), str(row["total"])]
+                    for row in scored]
+            return plain_table(["", "node", *names, "total"], rows, right=2)
+
+        full = data["scores"]
+        text = render_plain([scores_table(full)], 10_000)
+        if max(len(line) for line in text.split("\n")) > width:
+            taken: set[str] = set()
+            short = [_abbreviation(name.removeprefix("extender "), taken) for name in full]
+            text = render_plain([scores_table(short)], width)
+            legend = ", ".join(f"{a}: {name}" for a, name in zip(short, full))
+            text += "\n" + render_plain([Text(f"({legend})")], width)
+        parts.append(text)
+    if rest:
+        rows = [[mark[row["node"]], row["node"], row["reason"]] for row in rest]
+        parts.append(render_plain([plain_table(["", "node", "not scored" if scored else "verdict"], rows)], width))
+    if data["marked"]:
+        parts.append(f"(* {data['marked']})")
+    parts.extend(extender_call_lines(r))
+    outcome = explain_cycle_outcome(sched, r, cx)
+    if outcome:
+        parts.append(outcome)
+    return "\n".join(parts)
+
+
+def explain_cycle_outcome(sched: Scheduler, r: CycleResult, cx: CycleExplanation | None = None) -> str:
+    """The outcome line of a compact cycle: the selected node(s), the preemption's
+    nomination and victims, unschedulable (with the scheduler's verdict line and, given
+    the cycle's explanation, what it would take), or the scheduling error."""
+    rank = {n.name: i for i, n in enumerate(sched.case.cluster.nodes)}
+    lines = []
+    if r.selected:
+        top = sorted(r.selected, key=rank.__getitem__)
+        lines.append("selected: " + ", ".join(top[:MAX_VALUES_SHOWN])
+                     + (f", ... ({len(top) - MAX_VALUES_SHOWN} more)" if len(top) > MAX_VALUES_SHOWN else ""))
+    elif r.preemption is not None and r.preemption.nominated_node:
+        victims = ", ".join(sorted(p.key for p in r.preemption.victims))
+        lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
+    elif not r.error:
+        lines.append("unschedulable")
+        said = verdict(sched.version, r)
+        if said is not None:
+            lines.append(f"scheduler's verdict: {said}")
+        if cx is not None:
+            lines.extend(_what_it_takes(cx, list(rank)))
+    if r.error:
+        lines.append(f"scheduling error: {r.error}")
+    return "\n".join(lines)
 
 
 # ---- one cycle ------------------------------------------------------------------------
@@ -429,5 +613,5 @@ def _criterion_value(criterion: str, value: Any, n_victims: int) -> str:
     return str(value)
 
 
-__all__ = ["Code", "CycleExplanation", "PreemptionOutcome", "capture", "explain_cycle", "explain_cycles",
-           "explain_failure", "explain_run"]
+__all__ = ["Code", "CycleExplanation", "PreemptionOutcome", "capture", "compact_data", "explain_compact", "explain_cycle",
+           "explain_cycles", "explain_failure", "row_reason"]

@@ -73,6 +73,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "to differ from their expectation; those cases are expected failures (xfail) with that reason",
     )
     group.addoption(
+        "--kspread-explain",
+        choices=("short", "full", "none"),
+        default="short",
+        help="how a failure report explains the run: short (one row per node, the default), full (every "
+        "plugin's status and scores, as `kspread explain --verbose`) or none (left out)",
+    )
+    group.addoption(
         "--kspread-html",
         metavar="FILE",
         help="write an HTML report of the cases: one self-contained page with a summary, the differences and pictures",
@@ -437,7 +444,8 @@ class CaseItem(pytest.Item):
         if backend_path:
             verdict = _backend_check(self.config, backend_path, self.doc, self)
         else:
-            verdict = check(self.doc, self.config.getoption("kspread_config", None))
+            verdict = check(self.doc, self.config.getoption("kspread_config", None),
+                            explain=self.config.getoption("kspread_explain", "short"))
             if verdict.skipped is not None:
                 pytest.skip(verdict.skipped)
         if _reporting(self.config):

@@ -7,13 +7,22 @@ filled), ``compare`` the differences, ``render`` a per-node table of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kspread.engine.diagnosis import verdict
 from kspread.engine.scheduler import CycleResult, Scheduler, run_case
 from kspread.format.case import Case
+from kspread.workflow.explain import (
+    CycleExplanation,
+    capture,
+    capture_failure,
+    explain_failure,
+    failure_nodes,
+    plain_table,
+    render_plain,
+)
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
                "preemption", "candidates", "placements")
@@ -375,10 +384,22 @@ def _as_list(v: Any) -> list[str]:
 
 
 MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
+REPORT_WIDTH = 80  # a failure report's tables fold their cells to fit
 _ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods"}
-# what the rows of a key's table are (a key that is one row, or a few named fields: none)
-_ROW_HEADER = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
-               "scores": "plugin node", "placements": "pod"}
+
+
+_ROW_HEAD = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
+             "scores": "plugin node", "placements": "pod", "preemption": "field"}
+
+
+def row_head(d: Diff) -> str:
+    """What the rows of a difference table are, its first column's header: ``node``,
+    ``plugin node``, ``pod``, ``field`` (of the preemption: its node, its victims); empty when
+    the one row is the key's whole value (``selected``, ``feasible``, ``unschedulable``,
+    a whole ``preemption``), which the table then shows without a first column."""
+    if all(what in (d.key, "nodes") for what, _, _ in d.rows):
+        return ""
+    return _ROW_HEAD.get(d.key, "node")
 
 
 def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
@@ -387,13 +408,14 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
     lines: list[str] = []
     for d in diffs:
         lines.append(f"{d.key}:")
-        header = _ROW_HEADER.get(d.key, "")
         rows = [(str(what), _fmt(w), _fmt(h)) for what, w, h in d.rows[:MAX_ROWS_SHOWN]]
-        w1 = max([len(header)] + [len(r[0]) for r in rows])
-        w2 = max([len("expected")] + [len(r[1]) for r in rows])
-        lines.append(f"  {header.ljust(w1)}  {'expected'.ljust(w2)}  actual")
-        for what, w, h in rows:
-            lines.append(f"  {what.ljust(w1)}  {w.ljust(w2)}  {h}")
+        head = row_head(d)
+        if head:
+            table = plain_table([head, "expected", "actual"], rows)
+        else:
+            # one row, the key's whole value: no first column
+            table = plain_table(["expected", "actual"], [(w, h) for _, w, h in rows])
+        lines.append("  " + render_plain([table], REPORT_WIDTH - 2).replace("\n", "\n  "))
         if len(d.rows) > len(rows):
             lines.append(f"  ... and {len(d.rows) - len(rows)} more {_ROW_UNIT.get(d.key, 'nodes')} "
                          f"({len(d.rows)} differ)")
@@ -485,12 +507,36 @@ def _capture_for_report(case: Case) -> Callable[[Scheduler, CycleResult, list[st
     """``run_loaded``'s ``capture`` for a failure report: what explain reads of the
     cycle, for the nodes the report explains."""
 
-    def capture(sched: Scheduler, r: CycleResult, nodes: list[str]) -> Any:
-        from kspread.workflow.explain import capture_failure
-
+    def capture_report(sched: Scheduler, r: CycleResult, nodes: list[str]) -> Any:
         return capture_failure(case, sched, r, nodes)
 
-    return capture
+    return capture_report
+
+
+def explain_run(case: Case, nodes: Iterable[str] | None = None) -> tuple[Outcome, list[CycleExplanation]]:
+    """Run the case, capturing every cycle as it ran (``kspread.workflow.explain.capture``)."""
+    wanted = list(nodes) if nodes is not None else None
+    captured: list[CycleExplanation] = []
+    outcome = run_loaded(case, observe=lambda s, r: captured.append(capture(s, r, wanted)), keep_all=True)
+    return outcome, captured
+
+
+EXPLAIN_MODES = ("short", "full", "none")  # of a failure report: compact, every plugin (--verbose), left out
+
+
+def failure_explanation(case: Case, outcome: Outcome, nodes: list[str], mode: str = "short") -> str:
+    """The explain block of a failure report (``explain_failure``): of the run itself
+    when it captured its cycle (``Outcome.explained``), else of a re-run with
+    ``capture`` on (runs are deterministic; the block says so if the re-run differs).
+    ``mode``: one of ``EXPLAIN_MODES``; ``none`` gives the empty text."""
+    if mode == "none":
+        return ""
+    if outcome.explained is not None:
+        sched, cycles, differs = outcome.scheduler, outcome.explained, False
+    else:
+        rerun, cycles = explain_run(case, failure_nodes(case, nodes))
+        sched, differs = rerun.scheduler, rerun.actual != outcome.actual
+    return explain_failure(case, sched, cycles, nodes, rerun_differs=differs, verbose=mode == "full")
 
 
 @dataclass
@@ -533,13 +579,14 @@ def not_runnable(case: Case) -> str:
             "(run it through a backend that registers them: kspread run --backend PATH)")
 
 
-def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None = None) -> Verdict:
+def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None = None,
+          explain: str = "short") -> Verdict:
     """Load, run and compare one case document (``kspread.format.loader.CaseDoc``).
 
     A case with ``expect.error`` passes when loading or running it fails with a
     message containing that text, from an error that may meet it
     (``kspread.format.loader.meets_expected_error``: never one in how the case is
-    written)."""
+    written). ``explain``: how its failure report explains the run (``EXPLAIN_MODES``)."""
     from kspread.errors import CaseError
     from kspread.format.loader import expected_error, load_case, meets_expected_error
 
@@ -571,8 +618,6 @@ def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None 
         return Verdict(False, f"{doc.file}:{where}: expected an error containing {want_error!r}; {got}",
                        case, outcome, sched_err)
     if outcome.diffs:
-        from kspread.workflow.explain import explain_failure
-
         head = f"{doc.file}:{doc.line}: case {doc.name!r} (version {case.version})"
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
@@ -583,7 +628,8 @@ def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None 
         if note:
             body = note + "\n" + body
         nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
-        if outcome.cycles:
-            body += "\n\n" + explain_failure(case, outcome, nodes)
+        explained = failure_explanation(case, outcome, nodes, explain) if outcome.cycles else ""
+        if explained:
+            body += "\n\n" + explained
         return Verdict(False, head + "\n" + body, case, outcome, sched_err)
     return Verdict(True, "", case, outcome, sched_err)
