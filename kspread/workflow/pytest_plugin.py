@@ -307,11 +307,15 @@ class CaseFile(pytest.File):
         for i, doc in enumerate(res.docs):
             name = doc.name
             if i in dups:
-                yield BrokenFile.from_parent(self, name=f"{name}#{doc.index + 1}", error=dups[i])
+                broken = f"{name}#{doc.index + 1}"
+                yield BrokenFile.from_parent(self, name=broken, error=dups[i], nodeid=f"{self.nodeid}::{broken}")
                 continue
             doc.roots = roots
             doc.extender_urls = urls
-            item = CaseItem.from_parent(self, name=name, doc=doc)
+            # the item's id given as a string: pytest (9.2) reads a string id's `[...]` as
+            # parameters, as it reads the ids --lf stored, so a variant item `case[v]` is found
+            # again (an id made from the name alone keeps the brackets in the name)
+            item = CaseItem.from_parent(self, name=name, doc=doc, nodeid=f"{self.nodeid}::{name}")
             for tag in _tags(doc):
                 _register_marker(self.config, tag)
                 item.add_marker(tag)
