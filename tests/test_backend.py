@@ -52,8 +52,8 @@ def test_the_case_as_kubernetes_objects(tmp_path):
     assert data["nodes"][0] == {
         "metadata": {"name": "n1", "labels": {"zone": "a", "kubernetes.io/hostname": "n1"}},
         "spec": {"unschedulable": False, "taints": []},
-        "status": {"allocatable": {"cpu": "2000m", "memory": "4294967296", "pods": "10"},
-                   "capacity": {"cpu": "2000m", "memory": "4294967296", "pods": "10"}, "images": []}}
+        "status": {"allocatable": {"cpu": "2", "memory": "4294967296", "pods": "10"},
+                   "capacity": {"cpu": "2", "memory": "4294967296", "pods": "10"}, "images": []}}
     old = data["pods"][0]
     assert old["spec"]["nodeName"] == "n1" and old["spec"]["priority"] == 5
     assert old["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "500m", "memory": "1073741824"}}

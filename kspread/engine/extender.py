@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kspread.engine import apiobjects as api
 from kspread.engine.framework.status import Code, SchedulingError, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.versions import Version
@@ -135,93 +136,12 @@ class ExtenderError(SchedulingError):
 # ---- JSON of the API objects ------------------------------------------------------------
 
 
-def _quantity(name: str, amount: int) -> str:
-    if name == "cpu":
-        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
-    return str(amount)
-
-
-def _resources(m: Mapping[str, int]) -> dict[str, str]:
-    return {k: _quantity(k, v) for k, v in m.items()}
-
-
-def _requirement(r: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"key": r.key, "operator": r.op}
-    if r.values:
-        out["values"] = list(r.values)
-    return out
-
-
-def _label_selector(s: Any) -> dict[str, Any] | None:
-    if s is None:
-        return None
-    out: dict[str, Any] = {}
-    if s.match_labels:
-        out["matchLabels"] = dict(s.match_labels)
-    if s.match_expressions:
-        out["matchExpressions"] = [_requirement(r) for r in s.match_expressions]
-    return out
-
-
-def _node_selector_term(t: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if t.match_expressions:
-        out["matchExpressions"] = [_requirement(r) for r in t.match_expressions]
-    if t.match_fields:
-        out["matchFields"] = [_requirement(r) for r in t.match_fields]
-    return out
-
-
-def _pod_affinity_term(t: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"topologyKey": t.topology_key}
-    if t.label_selector is not None:
-        out["labelSelector"] = _label_selector(t.label_selector)
-    if t.namespaces:
-        out["namespaces"] = list(t.namespaces)
-    if t.namespace_selector is not None:
-        out["namespaceSelector"] = _label_selector(t.namespace_selector)
-    if t.match_label_keys:
-        out["matchLabelKeys"] = list(t.match_label_keys)
-    if t.mismatch_label_keys:
-        out["mismatchLabelKeys"] = list(t.mismatch_label_keys)
-    return out
-
-
-def _pod_affinity(rules: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if rules.required:
-        out["requiredDuringSchedulingIgnoredDuringExecution"] = [_pod_affinity_term(t) for t in rules.required]
-    if rules.preferred:
-        out["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": w.weight, "podAffinityTerm": _pod_affinity_term(w.term)} for w in rules.preferred]
-    return out
-
-
-def _affinity(a: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    na = a.node_affinity
-    if na is not None:
-        n: dict[str, Any] = {}
-        if na.required is not None:
-            n["requiredDuringSchedulingIgnoredDuringExecution"] = {
-                "nodeSelectorTerms": [_node_selector_term(t) for t in na.required]}
-        if na.preferred:
-            n["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                {"weight": p.weight, "preference": _node_selector_term(p.preference)} for p in na.preferred]
-        out["nodeAffinity"] = n
-    if a.pod_affinity is not None:
-        out["podAffinity"] = _pod_affinity(a.pod_affinity)
-    if a.pod_anti_affinity is not None:
-        out["podAntiAffinity"] = _pod_affinity(a.pod_anti_affinity)
-    return out
-
-
 def _container(c: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"name": c.name, "resources": {}}
     if c.image:
         out["image"] = c.image
     if c.requests:
-        out["resources"] = {"requests": _resources(c.requests)}
+        out["resources"] = {"requests": api.resources(c.requests)}
     if c.ports:
         out["ports"] = [{"containerPort": p.container_port, "protocol": p.protocol,
                          **({"hostPort": p.host_port} if p.host_port else {}),
@@ -249,23 +169,17 @@ def pod_object(pod: Pod) -> dict[str, Any]:
     if pod.node_selector:
         spec["nodeSelector"] = dict(pod.node_selector)
     if pod.affinity is not None:
-        spec["affinity"] = _affinity(pod.affinity)
+        spec["affinity"] = api.affinity(pod.affinity)
     if pod.tolerations:
-        spec["tolerations"] = [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value),
-                                                  ("effect", t.effect)) if v} for t in pod.tolerations]
+        spec["tolerations"] = api.tolerations(pod.tolerations)
     if pod.topology_spread_constraints:
-        spec["topologySpreadConstraints"] = [
-            {"maxSkew": c.max_skew, "topologyKey": c.topology_key, "whenUnsatisfiable": c.when_unsatisfiable,
-             **({"labelSelector": _label_selector(c.label_selector)} if c.label_selector is not None else {}),
-             **({"minDomains": c.min_domains} if c.min_domains is not None else {}),
-             **({"matchLabelKeys": list(c.match_label_keys)} if c.match_label_keys else {})}
-            for c in pod.topology_spread_constraints]
+        spec["topologySpreadConstraints"] = [api.spread_constraint(c) for c in pod.topology_spread_constraints]
     spec["priority"] = pod.priority
     if pod.priority_class_name:
         spec["priorityClassName"] = pod.priority_class_name
     spec["preemptionPolicy"] = pod.preemption_policy
     if pod.overhead:
-        spec["overhead"] = _resources(pod.overhead)
+        spec["overhead"] = api.resources(pod.overhead)
     status: dict[str, Any] = {}
     if pod.nominated_node:
         status["nominatedNodeName"] = pod.nominated_node
@@ -282,7 +196,7 @@ def node_object(node: Node) -> dict[str, Any]:
     if node.taints:
         spec["taints"] = [{"key": t.key, **({"value": t.value} if t.value else {}), "effect": t.effect}
                           for t in node.taints]
-    alloc = _resources(node.allocatable)
+    alloc = api.resources(node.allocatable)
     status: dict[str, Any] = {"capacity": alloc, "allocatable": alloc}
     if node.images:
         status["images"] = [{"names": list(i.names), "sizeBytes": i.size_bytes} for i in node.images]

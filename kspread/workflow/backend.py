@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from kspread.engine import apiobjects as api
 from kspread.format.case import Case
 from kspread.workflow.runner import Outcome, _in_node_order, compare
 
@@ -84,83 +85,9 @@ def open_backend(path: str) -> Backend:
 
 # ---- the case as Kubernetes objects -------------------------------------------------------
 
-def _quantity(resource: str, v: int) -> str:
-    return f"{v}m" if resource == "cpu" else str(v)
-
-
-def _resources(m: Mapping[str, int]) -> dict[str, str]:
-    return {k: _quantity(k, v) for k, v in m.items()}
-
-
-def _requirement(r) -> dict[str, Any]:
-    out: dict[str, Any] = {"key": r.key, "operator": r.op}
-    if r.values:
-        out["values"] = list(r.values)
-    return out
-
-
-def _selector(s) -> dict[str, Any] | None:
-    if s is None:
-        return None
-    out: dict[str, Any] = {}
-    if s.match_labels:
-        out["matchLabels"] = dict(s.match_labels)
-    if s.match_expressions:
-        out["matchExpressions"] = [_requirement(r) for r in s.match_expressions]
-    return out
-
-
-def _term(t) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if t.match_expressions:
-        out["matchExpressions"] = [_requirement(r) for r in t.match_expressions]
-    if t.match_fields:
-        out["matchFields"] = [_requirement(r) for r in t.match_fields]
-    return out
-
-
-def _pod_term(t) -> dict[str, Any]:
-    out: dict[str, Any] = {"topologyKey": t.topology_key}
-    if t.label_selector is not None:
-        out["labelSelector"] = _selector(t.label_selector)
-    if t.namespaces:
-        out["namespaces"] = list(t.namespaces)
-    if t.namespace_selector is not None:
-        out["namespaceSelector"] = _selector(t.namespace_selector)
-    if t.match_label_keys:
-        out["matchLabelKeys"] = list(t.match_label_keys)
-    if t.mismatch_label_keys:
-        out["mismatchLabelKeys"] = list(t.mismatch_label_keys)
-    return out
-
-
-def _pod_rules(r) -> dict[str, Any]:
-    return {"requiredDuringSchedulingIgnoredDuringExecution": [_pod_term(t) for t in r.required],
-            "preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": w.weight, "podAffinityTerm": _pod_term(w.term)} for w in r.preferred]}
-
-
-def _affinity(a) -> dict[str, Any] | None:
-    if a is None:
-        return None
-    out: dict[str, Any] = {}
-    if a.node_affinity is not None:
-        na: dict[str, Any] = {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": p.weight, "preference": _term(p.preference)} for p in a.node_affinity.preferred]}
-        if a.node_affinity.required is not None:
-            na["requiredDuringSchedulingIgnoredDuringExecution"] = {
-                "nodeSelectorTerms": [_term(t) for t in a.node_affinity.required]}
-        out["nodeAffinity"] = na
-    if a.pod_affinity is not None:
-        out["podAffinity"] = _pod_rules(a.pod_affinity)
-    if a.pod_anti_affinity is not None:
-        out["podAntiAffinity"] = _pod_rules(a.pod_anti_affinity)
-    return out
-
-
 def _container(c) -> dict[str, Any]:
     out: dict[str, Any] = {"name": c.name, "image": c.image or "img",
-                           "resources": {"requests": _resources(c.requests)}}
+                           "resources": {"requests": api.resources(c.requests)}}
     if c.ports:
         out["ports"] = [{"containerPort": p.container_port, "hostPort": p.host_port, "protocol": p.protocol,
                          **({"hostIP": p.host_ip} if p.host_ip else {})} for p in c.ports]
@@ -191,21 +118,20 @@ def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
     if p.init_containers:
         spec["initContainers"] = [_container(c) for c in p.init_containers]
     if p.overhead:
-        spec["overhead"] = _resources(p.overhead)
+        spec["overhead"] = api.resources(p.overhead)
     if p.level_requests or p.level_limits:
-        spec["resources"] = {"requests": _resources(p.level_requests), "limits": _resources(p.level_limits)}
+        spec["resources"] = {"requests": api.resources(p.level_requests), "limits": api.resources(p.level_limits)}
     if p.node_name:
         spec["nodeName"] = p.node_name
     if p.node_selector:
         spec["nodeSelector"] = dict(p.node_selector)
-    aff = _affinity(p.affinity)
+    aff = api.affinity(p.affinity) if p.affinity is not None else None
     if aff:
         spec["affinity"] = aff
     if p.tolerations:
-        spec["tolerations"] = [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value),
-                                                  ("effect", t.effect)) if v} for t in p.tolerations]
+        spec["tolerations"] = api.tolerations(p.tolerations)
     if p.topology_spread_constraints:
-        spec["topologySpreadConstraints"] = [_spread(c) for c in p.topology_spread_constraints]
+        spec["topologySpreadConstraints"] = [api.spread_constraint(c) for c in p.topology_spread_constraints]
     status: dict[str, Any] = {"phase": "Running" if p.node_name else "Pending"}
     if p.node_name:
         status["startTime"] = _time(p.start_time if p.start_time is not None else _EPOCH + seq)
@@ -214,22 +140,6 @@ def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
     if p.preempted_by_scheduler:
         status["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
     return {"metadata": meta, "spec": spec, "status": status}
-
-
-def _spread(c) -> dict[str, Any]:
-    out: dict[str, Any] = {"maxSkew": c.max_skew, "topologyKey": c.topology_key,
-                           "whenUnsatisfiable": c.when_unsatisfiable}
-    if c.label_selector is not None:
-        out["labelSelector"] = _selector(c.label_selector)
-    if c.min_domains is not None:
-        out["minDomains"] = c.min_domains
-    if c.node_affinity_policy:
-        out["nodeAffinityPolicy"] = c.node_affinity_policy
-    if c.node_taints_policy:
-        out["nodeTaintsPolicy"] = c.node_taints_policy
-    if c.match_label_keys:
-        out["matchLabelKeys"] = list(c.match_label_keys)
-    return out
 
 
 def _time(t: float) -> str:
@@ -247,7 +157,7 @@ _UNLIMITED_AS = {"cpu": "1000000", "memory": "1000000Gi", "ephemeral-storage": "
 def _node(n) -> dict[str, Any]:
     from kspread.engine.model import UNLIMITED
 
-    alloc = {k: (_UNLIMITED_AS.get(k, str(v)) if v == UNLIMITED else _quantity(k, v))
+    alloc = {k: (_UNLIMITED_AS.get(k, str(v)) if v == UNLIMITED else api.quantity(k, v))
              for k, v in n.allocatable.items()}
     return {"metadata": {"name": n.name, "labels": dict(n.labels)},
             "spec": {"unschedulable": n.unschedulable,
@@ -301,7 +211,7 @@ def backend_input(case: Case) -> dict[str, Any]:
     pdbs = []
     for d in cl.pdbs:
         pdbs.append({"metadata": {"name": d.name, "namespace": d.namespace},
-                     "spec": {"selector": _selector(d.selector), "minAvailable": 0},
+                     "spec": {"selector": api.label_selector(d.selector), "minAvailable": 0},
                      "status": {"disruptionsAllowed": d.disruptions_allowed,
                                 "disruptedPods": {k: _time(_EPOCH) for k in sorted(d.disrupted_pods)}}})
     namespaces = [{"metadata": {"name": ns.name, "labels": dict(ns.labels)}} for ns in cl.namespaces.values()]
