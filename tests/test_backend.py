@@ -229,6 +229,20 @@ def test_a_mistyped_in_tree_name_stays_an_error_with_a_suggestion(tmp_path):
                               "kube-scheduler plugin) (did you mean 'TaintToleration'?)"), v.message
 
 
+def test_an_undeclared_out_of_tree_plugin_is_an_error_under_a_backend_too(tmp_path, capsys):
+    # checked when the case loads: a backend registering the plugin never runs such a case (and
+    # the reference engine says the same), so no case passes there that fails here
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.35.4")
+    path = write_case(tmp_path, OOT.replace("  outOfTree: [PodState]\n", ""))
+    assert cli_main(["run", "--backend", fake, str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"FAIL oot ({path}:1)",
+        (f"  {path}:7: profile.score[0]: unknown plugin 'PodState' (not an in-tree kube-scheduler plugin; an "
+         "out-of-tree plugin is declared at profile.outOfTree)"),
+        "0 passed, 1 failed (backend: Kubernetes v1.35.4)"]
+
+
 def test_the_example_backend_runs_its_golden_cases(capsys):
     backend = _backend("kspread-backend-outoftree", "examples/backend-outoftree")
     assert cli_main(["run", "-q", "--backend", backend, str(REPO / "examples" / "backend-outoftree")]) == 0
