@@ -98,11 +98,12 @@ def test_the_answer_in_the_shape_of_actual(tmp_path):
         "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2", "unschedulable": False}
 
 
-def _fake_backend(tmp_path, version: str) -> str:
+def _fake_backend(tmp_path, version: str, out_of_tree: tuple[str, ...] = ()) -> str:
     """A stand-in that answers --info only (for the checks made before any case runs)."""
     p = tmp_path / "fake-backend"
     p.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                 f"print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': ['NodeName']}}))\n")
+                 f"print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': ['NodeName'], "
+                 f"'outOfTreePlugins': {list(out_of_tree)!r}}}))\n")
     p.chmod(p.stat().st_mode | stat.S_IXUSR)
     return str(p)
 
@@ -241,6 +242,17 @@ def test_an_undeclared_out_of_tree_plugin_is_an_error_under_a_backend_too(tmp_pa
         (f"  {path}:7: profile.score[0]: unknown plugin 'PodState' (not an in-tree kube-scheduler plugin; an "
          "out-of-tree plugin is declared at profile.outOfTree)"),
         "0 passed, 1 failed (backend: Kubernetes v1.35.4)"]
+
+
+def test_a_backend_without_the_declared_plugin_skips_and_suggests_a_close_one(tmp_path, capsys):
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.35.4", ("PodStates", "TeamRank"))
+    path = write_case(tmp_path, OOT)
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        (f"SKIP oot ({path}:1): the backend {fake} does not register out-of-tree plugin(s) PodState (it "
+         "registers: PodStates, TeamRank) (did you mean 'PodStates'?)"),
+        "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
 
 
 def test_the_example_backend_runs_its_golden_cases(capsys):

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from kspread.engine import apiobjects as api
+from kspread.errors import did_you_mean
 from kspread.format.case import Case
 from kspread.workflow.runner import Outcome, _in_node_order, compare
 
@@ -57,7 +58,8 @@ class Backend:
         missing = [n for n in case.profile.out_of_tree if n not in self.out_of_tree]
         if missing:
             return (f"the backend {self.path} does not register out-of-tree plugin(s) {', '.join(missing)} "
-                    f"(it registers: {', '.join(self.out_of_tree) or 'none'})")
+                    f"(it registers: {', '.join(self.out_of_tree) or 'none'})"
+                    + "".join(did_you_mean(n, self.out_of_tree) for n in missing))
         if case.profile.extenders:
             return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
                    "calls only HTTP extenders of a KubeSchedulerConfiguration)"
