@@ -316,6 +316,31 @@ def test_build_errors_name_the_users_files(tmp_path):
         f"build.sh: go build failed: {tmp_path}/backend was not built"]
 
 
+def test_a_plugin_given_args_no_registered_type_decodes_is_told_why(tmp_path, capsys):
+    # NodeResourcesAllocatable wants its typed args: a main.go that does not import the package
+    # registering NodeResourcesAllocatableArgs gets them as the JSON the case writes
+    (tmp_path / "main").mkdir()
+    (tmp_path / "main" / "main.go").write_text(
+        (REPO / "examples" / "backend-outoftree" / "main.go").read_text()
+        .replace('\t_ "sigs.k8s.io/scheduler-plugins/apis/config/scheme"\n', "")
+        .replace('\t"sigs.k8s.io/scheduler-plugins/plugins/teamrank"\n', "")
+        .replace("\t\tkspreadbackend.WithPlugin(teamrank.Name, teamrank.New),\n", ""))
+    r = _build(tmp_path, "main")
+    assert r.returncode == 0, r.stderr
+    open_backend.cache_clear()
+    backend = str(tmp_path / "backend")
+    cases = REPO / "examples" / "backend-outoftree" / "cases.yaml"
+    assert cli_main(["run", "-q", "--backend", backend, "-k", "allocatable-most-cpu", str(cases)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == (
+        f"  {cases}:36: backend {backend} could not run case 'allocatable-most-cpu': initializing profiles: "
+        "creating profile for scheduler name default-scheduler: initializing plugin \"NodeResourcesAllocatable\": "
+        "want args to be of type NodeResourcesAllocatableArgs, got *runtime.Unknown (its args came as "
+        "*runtime.Unknown, the JSON the case writes: no type NodeResourcesAllocatableArgs is registered in the "
+        "scheduler's config scheme; import the package that registers it in main.go, as "
+        "examples/backend-outoftree/main.go imports sigs.k8s.io/scheduler-plugins/apis/config/scheme)"), out
+
+
 @pytest.mark.parametrize(("setup", "dirs", "message"), [
     (lambda t: None, ["main", "nowhere"], "build.sh: no plugin package directory nowhere"),
     (lambda t: (t / "empty").mkdir(), ["main", "empty"], "build.sh: no .go file in the plugin package directory empty"),
