@@ -350,8 +350,8 @@ def test_a_plugin_given_args_no_registered_type_decodes_is_told_why(tmp_path, ca
       "vendored there (remove go.mod, or build in a module of your own: backend/newmodule.sh)")),
     (lambda t: (t / "b" / "teamrank").mkdir(parents=True) or (t / "b" / "teamrank" / "x.go").write_text(""),
      ["main", "teamrank", "b/teamrank/"],
-     "build.sh: plugin directories teamrank and b/teamrank/ are both named teamrank (each is copied to "
-     "plugins/<its name>/)"),
+     ("build.sh: plugin directories teamrank and b/teamrank/ are both named teamrank (each is copied to "
+      "plugins/<its name>/)")),
 ])
 def test_build_checks_the_directories_it_is_given(tmp_path, setup, dirs, message):
     # before anything is built or Go is looked for
