@@ -268,6 +268,28 @@ def test_the_example_backend_runs_its_golden_cases(capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "6 passed, 0 failed (backend: Kubernetes v1.35.4)"
 
 
+def test_args_a_plugin_refuses_are_reported_at_their_pluginconfig(tmp_path, capsys):
+    backend = _example_backend()
+    path = write_case(tmp_path, """
+name: bad-args
+version: "1.35"
+profile:
+  outOfTree: [TeamRank]
+  filter: [TeamRank]
+  pluginConfig:
+    TeamRank: {multiplier: -1}
+nodes: [n1]
+pod: {name: p}
+expect: {selected: n1}
+""")
+    capsys.readouterr()  # the build's line, when this test builds the backend
+    assert cli_main(["run", "-q", "--backend", backend, str(path)]) == 1
+    assert capsys.readouterr().out.splitlines()[1] == (
+        f"  {path}:9: profile.pluginConfig.TeamRank: backend {backend} could not run case 'bad-args': initializing "
+        "profiles: creating profile for scheduler name default-scheduler: initializing plugin \"TeamRank\": "
+        "TeamRank args: multiplier -1 must not be negative")
+
+
 def _build(tmp_path, *dirs: str) -> subprocess.CompletedProcess:
     """backend/build.sh into tmp_path, run from tmp_path with the directories as given there, after
     the session's build (Go's cache warm: a few seconds)."""
@@ -327,13 +349,15 @@ def test_a_plugin_given_args_no_registered_type_decodes_is_told_why(tmp_path, ca
         .replace("\t\tkspreadbackend.WithPlugin(teamrank.Name, teamrank.New),\n", ""))
     r = _build(tmp_path, "main")
     assert r.returncode == 0, r.stderr
+    capsys.readouterr()
     open_backend.cache_clear()
     backend = str(tmp_path / "backend")
     cases = REPO / "examples" / "backend-outoftree" / "cases.yaml"
     assert cli_main(["run", "-q", "--backend", backend, "-k", "allocatable-most-cpu", str(cases)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[1] == (
-        f"  {cases}:36: backend {backend} could not run case 'allocatable-most-cpu': initializing profiles: "
+        f"  {cases}:48: profile.pluginConfig.NodeResourcesAllocatable: backend {backend} could not run case "
+        "'allocatable-most-cpu': initializing profiles: "
         "creating profile for scheduler name default-scheduler: initializing plugin \"NodeResourcesAllocatable\": "
         "want args to be of type NodeResourcesAllocatableArgs, got *runtime.Unknown (its args came as "
         "*runtime.Unknown, the JSON the case writes: no type NodeResourcesAllocatableArgs is registered in the "
