@@ -129,7 +129,8 @@ def write_module(m: Module, vendor: Path, out: Path, mods: list[Module], staging
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print(__doc__.strip().splitlines()[3].strip(), file=sys.stderr)
+        print("usage: python3 dev/goproxy.py TREE OUT (TREE: the unpacked tarball, .backend-build/sp)",
+              file=sys.stderr)
         return 2
     tree, out = Path(argv[0]), Path(argv[1])
     modules_txt = tree / "vendor" / "modules.txt"
