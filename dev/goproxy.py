@@ -49,8 +49,8 @@ def escape(path: str) -> str:
 
 def read_modules(modules_txt: Path) -> tuple[list[Module], set[str]]:
     """The modules a vendor/modules.txt lists (as the build used them: the replacement where
-    one is given), and the module paths its replace lines point at version v0.35.4-style
-    replacements of themselves (k8s.io's staging modules)."""
+    one is given), and k8s.io/kubernetes's staging modules: the k8s.io modules but
+    k8s.io/kubernetes that a replace line points at themselves at v0.35.4."""
     mods: list[Module] = []
     staging: set[str] = set()
     cur: Module | None = None
