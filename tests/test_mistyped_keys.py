@@ -139,7 +139,8 @@ DID_YOU_MEAN = "apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.24'\n{e
     ("profile: {filter: [nodeaffinity]}\n", "{name: p}",
      "unknown plugin 'nodeaffinity' (not an in-tree kube-scheduler plugin) (did you mean 'NodeAffinity'?)"),
     ("profile: {score: [Zzz]}\n", "{name: p}",
-     "c.yaml:5: profile.score[0]: unknown plugin 'Zzz' (not an in-tree kube-scheduler plugin)\n"),
+     ("c.yaml:5: profile.score[0]: unknown plugin 'Zzz' (not an in-tree kube-scheduler plugin; an out-of-tree "
+      "plugin is declared at profile.outOfTree)\n")),
     ("profile: {score: [PodTopologySpread], pluginConfig: {PodTopologySpred: {defaultingType: List}}}\n", "{name: p}",
      ("c.yaml:5: profile.pluginConfig.PodTopologySpred: pluginConfig for 'PodTopologySpred', which the profile does "
       "not enable (did you mean 'PodTopologySpread'?)")),

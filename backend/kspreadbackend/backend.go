@@ -26,6 +26,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -57,8 +59,36 @@ type options struct {
 }
 
 // WithPlugin registers an out-of-tree plugin under name, as app.WithPlugin does for kube-scheduler.
+// When the factory refuses args that no registered type decoded, the error says so.
 func WithPlugin(name string, factory frameworkruntime.PluginFactory) Option {
-	return func(o *options) { o.registry[name] = factory }
+	return func(o *options) {
+		o.registry[name] = func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			p, err := factory(ctx, obj, h)
+			if err != nil {
+				err = argsNote(name, obj, err)
+			}
+			return p, err
+		}
+	}
+}
+
+// argsNote explains a factory's error that names the type its args came as (upstream's "want args
+// to be of type XArgs, got *runtime.Unknown") when no type <name>Args is registered in the
+// scheduler's config scheme: the args came as the JSON the case wrote, or as nil (no pluginConfig,
+// and no registered type to default them).
+func argsNote(name string, obj runtime.Object, err error) error {
+	gvk := schema.GroupVersionKind{Group: "kubescheduler.config.k8s.io", Version: "v1", Kind: name + "Args"}
+	msg := err.Error()
+	if scheme.Scheme.Recognizes(gvk) || !(strings.Contains(msg, "runtime.Unknown") || strings.Contains(msg, "<nil>")) {
+		return err
+	}
+	how := "its args came as *runtime.Unknown, the JSON the case writes"
+	if obj == nil {
+		how = "it was given no args (nil): the case has no pluginConfig for it, and no registered type defaults them"
+	}
+	return fmt.Errorf("%w (%s: no type %sArgs is registered in the scheduler's config scheme; import the "+
+		"package that registers it in main.go, as examples/backend-outoftree/main.go imports "+
+		"sigs.k8s.io/scheduler-plugins/apis/config/scheme)", err, how, name)
 }
 
 type input struct {

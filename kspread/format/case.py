@@ -999,7 +999,7 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
             _case_extenders(prof, raw["extenders"], version, base_dir)
         return prof
     prof = profile_from_case(raw, version)
-    _check_out_of_tree(prof)
+    _check_out_of_tree(prof, version)
     if raw.get("extenders"):
         _case_extenders(prof, raw["extenders"], version, base_dir)
     # plugin arguments decoded strictly, defaulted and validated for the version
@@ -1008,11 +1008,14 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
     return prof
 
 
-def _check_out_of_tree(prof: Profile) -> None:
+def _check_out_of_tree(prof: Profile, version: Version) -> None:
     """``profile.outOfTree``: each name is no in-tree plugin (those are listed where they run,
     and a mistyped one is an error with a suggestion, never taken for an out-of-tree plugin),
-    is declared once, and is enabled at filter, score or postFilter."""
-    from kspread.engine.framework.registry import UPSTREAM
+    is declared once, and is enabled at filter, score or postFilter. Every plugin the profile
+    enables and does not declare there is an in-tree plugin of the version: checked here, when
+    the case loads, so that a backend (which runs no kspread plugin) never gets a case whose
+    names the reference engine would refuse."""
+    from kspread.engine.framework.registry import UPSTREAM, upstream_plugin
 
     in_tree = {k.name for k in UPSTREAM} | {a for k in UPSTREAM for a in k.legacy_names}
     used = {r.name for r in (*prof.filter, *prof.score, *prof.post_filter)}
@@ -1028,6 +1031,10 @@ def _check_out_of_tree(prof: Profile) -> None:
         if name not in used:
             raise CaseError(f"out-of-tree plugin {name!r} is declared but not enabled at filter, score or "
                             "postFilter", path, value=name)
+    for ref in (*prof.filter, *prof.score, *prof.post_filter):
+        if ref.name not in seen:
+            upstream_plugin(ref.name, version.minor, ref.path,
+                            unknown_note="; an out-of-tree plugin is declared at profile.outOfTree")
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:

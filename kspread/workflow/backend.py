@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from kspread.engine import apiobjects as api
+from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
 from kspread.workflow.runner import Outcome, _in_node_order, compare
 
@@ -29,7 +31,12 @@ _CASE_TIMEOUT_S = 120
 
 
 class BackendError(Exception):
-    """The backend could not be started or answered nonsense: a message naming it."""
+    """The backend could not be started or answered nonsense: a message naming it; ``path``:
+    the field of the case it is about, when known (a plugin's pluginConfig it refused)."""
+
+    def __init__(self, message: str, path: tuple = ()) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class NotApplicable(Exception):
@@ -57,7 +64,8 @@ class Backend:
         missing = [n for n in case.profile.out_of_tree if n not in self.out_of_tree]
         if missing:
             return (f"the backend {self.path} does not register out-of-tree plugin(s) {', '.join(missing)} "
-                    f"(it registers: {', '.join(self.out_of_tree) or 'none'})")
+                    f"(it registers: {', '.join(self.out_of_tree) or 'none'})"
+                    + "".join(did_you_mean(n, self.out_of_tree) for n in missing))
         if case.profile.extenders:
             return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
                    "calls only HTTP extenders of a KubeSchedulerConfiguration)"
@@ -251,7 +259,10 @@ def call_backend(backend: Backend, case: Case) -> dict[str, Any]:
         raise BackendError(f"backend {backend.path} failed on case {case.name!r} (exit {p.returncode}): "
                            f"{p.stderr.strip()[-600:]}") from None
     if out.get("error"):
-        raise BackendError(f"backend {backend.path} could not run case {case.name!r}: {out['error']}")
+        # a plugin's factory refusing its args: the error is about the case's pluginConfig of it
+        m = re.search(r'initializing plugin "([^"]+)"', str(out["error"]))
+        path = ("profile", "pluginConfig", m.group(1)) if m and m.group(1) in case.profile.plugin_config else ()
+        raise BackendError(f"backend {backend.path} could not run case {case.name!r}: {out['error']}", path)
     return out
 
 
@@ -378,6 +389,10 @@ class BackendRun:
             self.say(f"SKIP {doc.name} ({doc.file}:{doc.line}): {e}")
             return None
         except BackendError as e:
+            if e.path:
+                where = doc.user_path(e.path)
+                return Verdict(False, f"{doc.file}:{doc.locate(e.path) or doc.line}: {format_path(where)}: {e}",
+                               error=str(e))
             return Verdict(False, f"{doc.file}:{doc.line}: {e}", error=str(e))
         if diffs:
             if diffs[0]:

@@ -97,10 +97,10 @@ def register(name: str, *, first: int = 12, last: int | None = None) -> Callable
     return deco
 
 
-def resolve(name: str, minor: int, path: PathT) -> Registration:
-    """The implementation of plugin ``name`` (or a legacy alias) at minor version ``minor``,
-    or a CaseError saying why there is none. The in-tree plugins must be registered
-    (``kspread.engine.plugins.register_in_tree``)."""
+def upstream_plugin(name: str, minor: int, path: PathT, unknown_note: str = "") -> Known:
+    """The in-tree plugin ``name`` (or a legacy alias) denotes at minor version ``minor``, or a
+    CaseError: an unknown name (with ``unknown_note`` when no in-tree name is close to it), a
+    pre-1.18 name at a later version, a plugin the version does not have."""
     known = None
     for k in UPSTREAM:
         if name == k.name or (minor <= 17 and name in k.legacy_names):
@@ -116,11 +116,20 @@ def resolve(name: str, minor: int, path: PathT) -> Registration:
         names = [k.name for k in UPSTREAM if k.in_version(minor)]
         if minor <= 17:
             names += [alias for k in UPSTREAM if k.in_version(minor) for alias in k.legacy_names]
-        raise CaseError(f"unknown plugin {name!r} (not an in-tree kube-scheduler plugin)"
-                        + did_you_mean(name, names), path)
+        suggestion = did_you_mean(name, names)
+        raise CaseError(f"unknown plugin {name!r} (not an in-tree kube-scheduler plugin"
+                        + ("" if suggestion else unknown_note) + ")" + suggestion, path)
     if not known.in_version(minor):
         span = f"1.{known.first}" + (f" to 1.{known.last}" if known.last is not None else " on")
         raise CaseError(f"plugin {known.name!r} does not exist in version 1.{minor} (it exists in {span})", path)
+    return known
+
+
+def resolve(name: str, minor: int, path: PathT) -> Registration:
+    """The implementation of plugin ``name`` (or a legacy alias) at minor version ``minor``,
+    or a CaseError saying why there is none. The in-tree plugins must be registered
+    (``kspread.engine.plugins.register_in_tree``)."""
+    known = upstream_plugin(name, minor, path)
     impl_name = RENAMED.get(known.name, known.name)
     reg = _IMPLEMENTED.get(impl_name)
     if reg is None or minor < reg.first or (reg.last is not None and minor > reg.last):

