@@ -312,6 +312,37 @@ def test_the_golden_pick_node_cases_give_upstreams_candidates(capsys):
                                     "engine agrees with it on 7 of 7 cases)")
 
 
+def test_the_victims_are_the_chosen_candidates(tmp_path, capsys):
+    # v is already terminating: upstream's prepareCandidate does not delete it again, but it is
+    # the victim of the candidate chosen (n1: criterion 2, 10 < 50); the backend used to report
+    # the pods it saw deleted: victims []
+    backend = _real_backend()
+    path = write_case(tmp_path, PREEMPT.replace(
+        "- {name: a, node: n1, priority: 30, requests: {cpu: \"1\"}}\n"
+        "- {name: b, node: n1, priority: 30, requests: {cpu: \"1\"}}\n"
+        "- {name: c, node: n2, priority: 40, requests: {cpu: \"2\"}}\n",
+        "- {name: v, node: n1, priority: 10, terminating: true, requests: {cpu: \"2\"}}\n"
+        "- {name: w, node: n2, priority: 50, requests: {cpu: \"2\"}}\n").replace(
+        "  candidates: {n1: [a, b], n2: [c]}\n  preemption: {node: n1, victims: [a, b]}\n",
+        "  candidates: {n1: [v], n2: [w]}\n  preemption: {node: n1, victims: [v]}\n"))
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "  preemption:\n    node: n1\n    victims: [v]\n  candidates:\n    n1: [v]\n    n2: [w]\n" in out, out
+
+
+def test_a_nomination_of_an_earlier_cycle_is_not_this_cycles_preemption(capsys):
+    # p arrives nominated to n1, where v is terminating by preemption: p is not eligible, the
+    # dry run does not run and the nomination stays; the backend used to report it as this
+    # cycle's preemption ({node: n1, victims: []})
+    backend = _real_backend()
+    assert cli_main(["run", "--backend", backend, "--compare", "-k", "eligible-terminating-with-disruption",
+                     str(REPO / "cases" / "preemption" / "versions.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert ("  selected: null\n  unschedulable: true\n  preemption: null\n  candidates: {}\n") in out, out
+    assert out.splitlines()[-1] == ("1 passed, 0 failed, 1 skipped, 12 deselected (backend: Kubernetes v1.35.4; the "
+                                    "reference engine agrees with it on 1 of 1 cases)")
+
+
 def test_pytest_compares_the_candidates_under_a_backend(pytester):
     backend = _real_backend()
     pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n"

@@ -93,6 +93,8 @@ type Cycle struct {
 	// Scored: false when the profile has no score plugin (every feasible node then scores 1)
 	Scored bool `json:"scored"`
 	// PostFilter ran (no feasible node and a PostFilter plugin): Nominated and Victims say what it did
+	// (the pod's nominatedNodeName and the pods deleted since the cycle began; with DefaultPreemption,
+	// the chosen candidate's victims, and no nomination when the dry run found no candidate)
 	PostFilterRan bool     `json:"postFilterRan"`
 	Nominated     *string  `json:"nominated"`
 	Victims       []string `json:"victims"`
@@ -380,6 +382,15 @@ func run(in input, o *options) (*output, error) {
 		}
 		if d := dryRuns[pod.Spec.SchedulerName]; d != nil && c.PostFilterRan {
 			c.Candidates = d.candidates(c.Nominated)
+			if len(c.Candidates) == 0 {
+				// no candidate: this cycle nominated nothing (Preempt returned no node, or ""
+				// to clear it); a nominatedNodeName in the API is an earlier cycle's
+				c.Nominated, c.Victims = nil, nil
+			} else if v, ok := c.Candidates[deref(c.Nominated)]; ok {
+				// the chosen candidate's victims, including those already terminating, which
+				// prepareCandidate does not delete again
+				c.Victims = v
+			}
 		}
 		out.Cycles = append(out.Cycles, *c)
 		if in.MaxCycles > 0 && len(out.Cycles) >= in.MaxCycles {
@@ -648,4 +659,11 @@ func must(err error) {
 		fmt.Fprintln(os.Stderr, "kspread-backend:", err)
 		os.Exit(2)
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
