@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kspread.format.loader import load_case, read_file
-from kspread.workflow.backend import backend_actual, backend_input, open_backend
+from kspread.workflow.backend import backend_actual, backend_input, differences, open_backend
 from kspread.workflow.cli import main as cli_main
 from tests.helpers import verdict, write_case
 
@@ -96,6 +96,77 @@ def test_the_answer_in_the_shape_of_actual(tmp_path):
         "feasible": ["n2"],
         "filter": {"n1": {"code": "Unschedulable", "reason": "Insufficient cpu"}, "n2": {"code": "Success"}},
         "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2", "unschedulable": False}
+
+
+PREEMPT = """
+name: preempt
+version: "1.35"
+profile: {filter: [NodeResourcesFit], postFilter: [DefaultPreemption]}
+nodes:
+- {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 110}}
+- {name: n2, allocatable: {cpu: "2", memory: 4Gi, pods: 110}}
+pods:
+- {name: a, node: n1, priority: 30, requests: {cpu: "1"}}
+- {name: b, node: n1, priority: 30, requests: {cpu: "1"}}
+- {name: c, node: n2, priority: 40, requests: {cpu: "2"}}
+pod: {name: p, priority: 100, requests: {cpu: "2"}}
+expect:
+  candidates: {n1: [a, b], n2: [c]}
+  preemption: {node: n1, victims: [a, b]}
+"""
+
+_PREEMPT_CYCLE = {"pod": "p", "filter": {"n1": {"code": "Unschedulable", "reason": "Insufficient cpu"},
+                                         "n2": {"code": "Unschedulable", "reason": "Insufficient cpu"}},
+                  "feasible": [], "rawScores": {}, "scores": {}, "totals": {}, "selected": None,
+                  "postFilterRan": True, "nominated": "n1", "victims": ["b", "a"]}
+
+
+def test_the_candidates_in_the_shape_of_actual(tmp_path):
+    _, case = _case(tmp_path, PREEMPT)
+    # node order, victims sorted, as the reference engine reports them
+    out = {"cycles": [{**_PREEMPT_CYCLE, "candidates": {"n2": ["c"], "n1": ["b", "a"]}}]}
+    actual = backend_actual(case, out)
+    assert list(actual["candidates"].items()) == [("n1", ["a", "b"]), ("n2", ["c"])]
+    assert actual["preemption"] == {"node": "n1", "victims": ["a", "b"]}
+    # null: the profile's first PostFilter plugin is not DefaultPreemption (or an older backend)
+    assert "candidates" not in backend_actual(case, {"cycles": [{**_PREEMPT_CYCLE, "candidates": None}]})
+    assert "candidates" not in backend_actual(case, {"cycles": [_PREEMPT_CYCLE]})
+
+
+def test_compare_names_each_candidate_that_differs():
+    engine = {"candidates": {"n1": ["a", "b"], "n2": ["c"]}}
+    assert differences(engine, {"candidates": {"n1": ["a", "b"], "n3": ["d"]}}) == [
+        'candidates.n2: kspread ["c"], upstream (none)', 'candidates.n3: kspread (none), upstream ["d"]']
+    assert differences(engine, {"candidates": {}}) == [
+        'candidates.n1: kspread ["a", "b"], upstream (none)', 'candidates.n2: kspread ["c"], upstream (none)']
+    assert differences(engine, {}) == []  # a backend that reports no candidates: nothing to compare
+
+
+def _answering_backend(tmp_path, answer: dict) -> str:
+    """A stand-in backend that prints ``answer`` for any case."""
+    p = tmp_path / "answering-backend"
+    p.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                 "if sys.argv[1:] == ['--info']:\n"
+                 "    print(json.dumps({'kubernetesVersion': 'v1.35.4', 'plugins': []}))\n"
+                 "else:\n"
+                 f"    sys.stdin.read(); print(json.dumps({answer!r}))\n")
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
+    return str(p)
+
+
+def test_candidates_not_reported_are_not_compared(tmp_path, capsys):
+    # a backend whose cycle ran PostFilter but reported no candidates (null): the expectation's
+    # other keys are compared, candidates not
+    open_backend.cache_clear()
+    path = write_case(tmp_path, PREEMPT.replace("{n1: [a, b], n2: [c]}", "{n1: [a]}"))
+    fake = _answering_backend(tmp_path, {"cycles": [{**_PREEMPT_CYCLE, "candidates": None}]})
+    assert cli_main(["run", "-q", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed (backend: Kubernetes v1.35.4)"
+    open_backend.cache_clear()
+    fake = _answering_backend(tmp_path, {"cycles": [{**_PREEMPT_CYCLE, "candidates": {"n1": ["a", "b"]}}]})
+    assert cli_main(["run", "-q", "--backend", fake, str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "  candidates:\n    node  expected  actual\n    n1    [a]       [a, b]\n" in out, out
 
 
 def _fake_backend(tmp_path, version: str, out_of_tree: tuple[str, ...] = ()) -> str:
@@ -188,6 +259,106 @@ def test_a_case_through_the_real_scheduler(tmp_path, capsys):
     assert "n1: {code: Unschedulable, reason: Insufficient cpu}" not in out  # n1 has room: 1.5 of 2 cores
     assert out.splitlines()[-1] == ("1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
                                     "with it on 1 of 1 cases)")
+
+
+def test_the_candidates_of_upstreams_dry_run(tmp_path, capsys):
+    # two candidates: the Evaluator's own list, as DefaultPreemption's dry run found it
+    backend = _real_backend()
+    path = write_case(tmp_path, PREEMPT)
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "  candidates:\n    n1: [a, b]\n    n2: [c]\n" in out, out
+    assert out.splitlines()[-1] == ("1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
+                                    "with it on 1 of 1 cases)")
+    # an expectation the dry run does not meet fails under the backend too (before issue 22 it
+    # was not compared there, and passed)
+    path = write_case(tmp_path, PREEMPT.replace("n2: [c]}", "n2: [c], n3: [d]}").replace(
+        "- {name: n2, ", "- {name: n3, allocatable: {cpu: '2', memory: 4Gi, pods: 110}}\n- {name: n2, ").replace(
+        "- {name: c, ", "- {name: d, node: n3, priority: 200, requests: {cpu: '2'}}\n- {name: c, "))
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "  candidates:\n    node  expected  actual\n    n3    [d]       (none)\n" in out, out
+    assert out.splitlines()[-1] == ("0 passed, 1 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
+                                    "with it on 1 of 1 cases)")
+
+
+@pytest.mark.parametrize(("change", "filter_n1"), [
+    # not eligible: PostFilter runs, no dry run
+    (("pod: {name: p, ", "pod: {name: p, preemptionPolicy: Never, "), "Unschedulable"),
+    # no potential node: every node UnschedulableAndUnresolvable
+    (("pod: {name: p, ", "pod: {name: p, nodeSelector: {disk: ssd}, "), "UnschedulableAndUnresolvable"),
+])
+def test_no_candidate_from_upstream(tmp_path, capsys, change, filter_n1):
+    backend = _real_backend()
+    body = PREEMPT.replace(*change).replace("{filter: [NodeResourcesFit]", "{filter: [NodeAffinity, NodeResourcesFit]")
+    body = body.replace("  candidates: {n1: [a, b], n2: [c]}\n  preemption: {node: n1, victims: [a, b]}\n",
+                        f"  candidates: {{}}\n  preemption: null\n  filter: {{n1: {filter_n1}}}\n")
+    path = write_case(tmp_path, body)
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_the_golden_pick_node_cases_give_upstreams_candidates(capsys):
+    # cases/preemption/pick-node.yaml's 1.35 variants: each candidate with its victims, through
+    # upstream's scheduler, equal to the reference engine's
+    backend = _real_backend()
+    assert cli_main(["run", "--backend", backend, "--compare", "-k", "1.35",
+                     str(REPO / "cases" / "preemption" / "pick-node.yaml")]) == 0
+    out = capsys.readouterr().out
+    got = re.findall(r"^PASS (\S+) .*\n(?:  .*\n)*?  candidates:\n((?:    .*\n)+)", out, re.M)
+    assert {name: body.split("\n")[:-1] for name, body in got} == {
+        "pick-fewest-pdb-violations[1.35]": ["    n1: [w]", "    n2: [o]"],
+        "pick-lowest-highest-priority-victim[1.35]": ["    n1: [a, b]", "    n2: [c]"],
+        "pick-smallest-priority-sum[1.35]": ["    n1: [a, b]", "    n2: [c, d]"],
+        "pick-priority-sum-offset-by-maxint32[1.35]": ["    n1: [a, b, c]", "    n2: [d, e]"],
+        "pick-fewest-victims[1.35]": ["    n1: [a]", "    n2: [b, c]"],
+        "pick-latest-start-of-top-victim[1.35]": ["    n1: [a1, a2]", "    n2: [b1, b2]"],
+        "pick-highest-victim-after-resort[1.35]": ["    n1: [h, w]", "    n2: [v]"],
+    }
+    assert out.splitlines()[-1] == ("7 passed, 0 failed, 10 deselected (backend: Kubernetes v1.35.4; the reference "
+                                    "engine agrees with it on 7 of 7 cases)")
+
+
+def test_the_victims_are_the_chosen_candidates(tmp_path, capsys):
+    # v is already terminating: upstream's prepareCandidate does not delete it again, but it is
+    # the victim of the candidate chosen (n1: criterion 2, 10 < 50); the backend used to report
+    # the pods it saw deleted: victims []
+    backend = _real_backend()
+    path = write_case(tmp_path, PREEMPT.replace(
+        "- {name: a, node: n1, priority: 30, requests: {cpu: \"1\"}}\n"
+        "- {name: b, node: n1, priority: 30, requests: {cpu: \"1\"}}\n"
+        "- {name: c, node: n2, priority: 40, requests: {cpu: \"2\"}}\n",
+        "- {name: v, node: n1, priority: 10, terminating: true, requests: {cpu: \"2\"}}\n"
+        "- {name: w, node: n2, priority: 50, requests: {cpu: \"2\"}}\n").replace(
+        "  candidates: {n1: [a, b], n2: [c]}\n  preemption: {node: n1, victims: [a, b]}\n",
+        "  candidates: {n1: [v], n2: [w]}\n  preemption: {node: n1, victims: [v]}\n"))
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "  preemption:\n    node: n1\n    victims: [v]\n  candidates:\n    n1: [v]\n    n2: [w]\n" in out, out
+
+
+def test_a_nomination_of_an_earlier_cycle_is_not_this_cycles_preemption(capsys):
+    # p arrives nominated to n1, where v is terminating by preemption: p is not eligible, the
+    # dry run does not run and the nomination stays; the backend used to report it as this
+    # cycle's preemption ({node: n1, victims: []})
+    backend = _real_backend()
+    assert cli_main(["run", "--backend", backend, "--compare", "-k", "eligible-terminating-with-disruption",
+                     str(REPO / "cases" / "preemption" / "versions.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert ("  selected: null\n  unschedulable: true\n  preemption: null\n  candidates: {}\n") in out, out
+    assert out.splitlines()[-1] == ("1 passed, 0 failed, 1 skipped, 12 deselected (backend: Kubernetes v1.35.4; the "
+                                    "reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_pytest_compares_the_candidates_under_a_backend(pytester):
+    backend = _real_backend()
+    pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n"
+                      + PREEMPT.lstrip("\n").replace("{n1: [a, b], n2: [c]}", "{n1: [a, b]}"))
+    result = pytester.runpytest(f"--kspread-backend={backend}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["candidates n2: expected (none), actual [[]c[]] (cases.yaml:1)", "*",
+                                 "candidates:", "  node  expected  actual", "  n2    (none)    [[]c[]]"])
 
 
 # ---- out-of-tree plugins ----------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // Copied by backend/build.sh into the vendored k8s.io/kubernetes/pkg/scheduler/framework/runtime
 // of the build tree: the one way to reach a framework's score plugins (kspread reports each
-// plugin's raw score, before NormalizeScore, which RunScorePlugins does not return). It reads
-// and changes nothing else.
+// plugin's raw score, before NormalizeScore, which RunScorePlugins does not return) and its
+// PostFilter plugins (kspread reports DefaultPreemption's candidates, which its Evaluator keeps
+// inside Preempt). It reads and changes nothing else.
 
 package runtime
 
@@ -18,4 +19,14 @@ func KspreadScorePlugins(f framework.Framework) ([]fwk.ScorePlugin, map[string]i
 		return nil, nil
 	}
 	return fi.scorePlugins, fi.scorePluginWeight
+}
+
+// KspreadPostFilterPlugins returns the PostFilter plugins of a framework made by NewFramework, in
+// the profile's order; nil when f is another implementation.
+func KspreadPostFilterPlugins(f framework.Framework) []fwk.PostFilterPlugin {
+	fi, ok := f.(*frameworkImpl)
+	if !ok {
+		return nil
+	}
+	return fi.postFilterPlugins
 }

@@ -41,12 +41,15 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 )
@@ -120,9 +123,15 @@ type Cycle struct {
 	// Scored: false when the profile has no score plugin (every feasible node then scores 1)
 	Scored bool `json:"scored"`
 	// PostFilter ran (no feasible node and a PostFilter plugin): Nominated and Victims say what it did
+	// (the pod's nominatedNodeName and the pods deleted since the cycle began; with DefaultPreemption,
+	// the chosen candidate's victims, and no nomination when the dry run found no candidate)
 	PostFilterRan bool     `json:"postFilterRan"`
 	Nominated     *string  `json:"nominated"`
 	Victims       []string `json:"victims"`
+	// Candidates: node -> victims (sorted) of every candidate DefaultPreemption's dry run
+	// found in this cycle ({}: none, or no dry run: the pod was not eligible, no node was
+	// Unschedulable); null when the profile's first PostFilter plugin is not DefaultPreemption
+	Candidates map[string][]string `json:"candidates"`
 }
 
 type output struct {
@@ -299,6 +308,7 @@ func run(in input, o *options) (*output, error) {
 	if err != nil {
 		return nil, err
 	}
+	dryRuns := watchDryRuns(sched)
 	logger := klog.FromContext(ctx)
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
@@ -370,6 +380,9 @@ func run(in input, o *options) (*output, error) {
 			break
 		}
 		before := deletedPods(ctx, client, in)
+		for _, d := range dryRuns {
+			d.reset()
+		}
 		sched.ScheduleOne(ctx)
 		time.Sleep(settle)
 		pod := rec.take()
@@ -397,6 +410,18 @@ func run(in input, o *options) (*output, error) {
 				}
 			}
 		}
+		if d := dryRuns[pod.Spec.SchedulerName]; d != nil && c.PostFilterRan {
+			c.Candidates = d.candidates(c.Nominated)
+			if len(c.Candidates) == 0 {
+				// no candidate: this cycle nominated nothing (Preempt returned no node, or ""
+				// to clear it); a nominatedNodeName in the API is an earlier cycle's
+				c.Nominated, c.Victims = nil, nil
+			} else if v, ok := c.Candidates[deref(c.Nominated)]; ok {
+				// the chosen candidate's victims, including those already terminating, which
+				// prepareCandidate does not delete again
+				c.Victims = v
+			}
+		}
 		out.Cycles = append(out.Cycles, *c)
 		if in.MaxCycles > 0 && len(out.Cycles) >= in.MaxCycles {
 			break
@@ -417,6 +442,99 @@ func run(in input, o *options) (*output, error) {
 	}
 	out.Deleted = deletedPods(ctx, client, in)
 	return out, nil
+}
+
+// dryRun records what DefaultPreemption's dry run (preemption.Evaluator.DryRunPreemption, called
+// by the Evaluator's Preempt in the scheduling cycle itself) found. It wraps the plugin's
+// preemption.Interface, through which the Evaluator calls the plugin, and passes every call on to
+// the plugin's own method, unchanged: the offset and number of candidates are the plugin's own.
+// The offset (random) matters only when the dry run may stop before it has visited every potential
+// node (more potential nodes than the number of candidates, 100 by default); there the potential
+// nodes come in the order of a Go map (NodeToStatus.NodesForStatusCode) and 16 workers check them,
+// so no fixed offset would make the candidates reproducible.
+type dryRun struct {
+	preemption.Interface
+	mu sync.Mutex
+	// found: node -> victims of each node where SelectVictimsOnNode found victims (a candidate,
+	// unless the Evaluator's lists were full: at most the number of candidates of each kind)
+	found map[string][]string
+	// list: the Evaluator's candidates, when it handed them to CandidatesToVictimsMap (callExtenders
+	// with an extender, before the extenders; SelectCandidate with more than one candidate)
+	list map[string][]string
+}
+
+// watchDryRuns wraps DefaultPreemption's Interface in each profile whose first PostFilter plugin
+// it is (the one that runs whenever PostFilter does): profile name -> its recorder.
+func watchDryRuns(sched *scheduler.Scheduler) map[string]*dryRun {
+	out := map[string]*dryRun{}
+	for name, fw := range sched.Profiles {
+		pls := frameworkruntime.KspreadPostFilterPlugins(fw)
+		if len(pls) == 0 {
+			continue
+		}
+		if pl, ok := pls[0].(*defaultpreemption.DefaultPreemption); ok {
+			d := &dryRun{Interface: pl.Evaluator.Interface}
+			pl.Evaluator.Interface = d
+			out[name] = d
+		}
+	}
+	return out
+}
+
+func (d *dryRun) reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.found, d.list = map[string][]string{}, nil
+}
+
+func victimKeys(pods []*v1.Pod) []string {
+	out := []string{}
+	for _, p := range pods {
+		out = append(out, podKey(p.Namespace, p.Name))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (d *dryRun) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo,
+	pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *fwk.Status) {
+	node := nodeInfo.Node().Name
+	pods, violations, st := d.Interface.SelectVictimsOnNode(ctx, state, pod, nodeInfo, pdbs)
+	if st.IsSuccess() && len(pods) > 0 {
+		d.mu.Lock()
+		d.found[node] = victimKeys(pods)
+		d.mu.Unlock()
+	}
+	return pods, violations, st
+}
+
+func (d *dryRun) CandidatesToVictimsMap(candidates []preemption.Candidate) map[string]*extenderv1.Victims {
+	d.mu.Lock()
+	if d.list == nil {
+		d.list = map[string][]string{}
+		for _, c := range candidates {
+			d.list[c.Name()] = victimKeys(c.Victims().Pods)
+		}
+	}
+	d.mu.Unlock()
+	return d.Interface.CandidatesToVictimsMap(candidates)
+}
+
+// candidates: what the cycle's dry run returned. The list the Evaluator handed on when it did;
+// otherwise it held at most one candidate (SelectCandidate takes it without a choice): the
+// nominated node, with the victims SelectVictimsOnNode gave there; none when nothing was nominated.
+func (d *dryRun) candidates(nominated *string) map[string][]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.list != nil {
+		return d.list
+	}
+	if nominated != nil {
+		if v, ok := d.found[*nominated]; ok {
+			return map[string][]string{*nominated: v}
+		}
+	}
+	return map[string][]string{}
 }
 
 var summaryRe = regexp.MustCompile(`activeQ:(\d+); backoffQ:(\d+)`)
@@ -571,4 +689,11 @@ func must(err error) {
 		fmt.Fprintln(os.Stderr, "kspread-backend:", err)
 		os.Exit(2)
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
