@@ -34,6 +34,9 @@ done
 TAR=$(ls "$UP"/scheduler-plugins-*-src.tar.xz 2>/dev/null | head -1 || true)
 [ -n "$TAR" ] || { echo "build.sh: no scheduler-plugins-*-src.tar.xz in $UP (set KSPREAD_UPSTREAM)" >&2; exit 2; }
 mkdir -p "$B"
+# one build at a time in a build dir (its tree is shared: pytest -n workers, two terminals)
+exec 9>"$B/.lock"
+flock 9
 if [ ! -f "$B/sp/.unpacked" ] || [ "$B/sp/.unpacked" -ot "$TAR" ]; then
   rm -rf "$B/sp" && mkdir -p "$B/sp"
   tar -xJf "$TAR" -C "$B/sp"

@@ -613,3 +613,26 @@ def test_the_reference_engine_and_upstream_compared(capsys):
     cli_main(["run", "-q", "--backend", backend, "--compare", str(REPO / "cases")])
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert "(backend: Kubernetes v1.35.4; the reference engine agrees with it on " in last, last
+
+
+def test_builds_in_one_build_dir_take_turns(tmp_path):
+    # build.sh holds a lock on the build dir from before it unpacks the tree to the end of the
+    # build: while another holds it, a second build waits, touching nothing
+    if not list(UPSTREAM.glob("scheduler-plugins-*-src.tar.xz")):
+        pytest.skip(f"no vendored tree in {UPSTREAM}")
+    import fcntl
+
+    build_dir = tmp_path / "build"
+    build_dir.mkdir()
+    with open(build_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        p = subprocess.Popen(["bash", str(REPO / "backend" / "build.sh"), str(tmp_path / "out")],
+                             env={**os.environ, "KSPREAD_BUILD_DIR": str(build_dir), "KSPREAD_UPSTREAM": str(UPSTREAM)},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with pytest.raises(subprocess.TimeoutExpired):
+                p.wait(timeout=2)
+            assert not (build_dir / "sp").exists()
+        finally:
+            p.kill()
+            p.wait()
