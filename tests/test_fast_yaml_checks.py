@@ -415,7 +415,7 @@ def test_a_syntax_error_is_scanned_from_the_segment_before_it(tmp_path, monkeypa
     monkeypatch.setattr(yamlio, "read_documents", lambda *a, **k: pytest.fail("the strict reader read the file"))
     scanned: list[int] = []
     scan = yamlio._syntax_scan
-    monkeypatch.setattr(yamlio, "_syntax_scan", lambda text: scanned.append(len(text)) or scan(text))
+    monkeypatch.setattr(yamlio, "_syntax_scan", lambda text, *a: scanned.append(len(text)) or scan(text, *a))
     p = tmp_path / "c.yaml"
     text = _pods_file(60, {41: "- name: p41\n  labels: {app: [x,\n  y: 1}"})
     p.write_text(text)
@@ -423,3 +423,32 @@ def test_a_syntax_error_is_scanned_from_the_segment_before_it(tmp_path, monkeypa
     assert str(doc.error) == (f"{p}:89: invalid YAML: while parsing a flow sequence that opened at line 88: did "
                               "not find expected ',' or ']' at line 89")
     assert scanned and max(scanned) < len(text) - text.index("p41") + 200  # from a run just before it
+
+
+_E = "f.yaml:{}: invalid YAML: "
+
+
+@pytest.mark.parametrize("text,message", [
+    # a line at column 0 that reads alone as a mapping, or as a scalar, but is no key of the text's
+    ("x: 1\n{a: 1}\n", _E.format(3) + "while scanning a simple key that opened at line 2: could not find expected ':' "
+                                     "at line 3"),
+    ("a: 1\nkind: C\nase\nb: 2\n", _E.format(4) + "while scanning a simple key that opened at line 3: could not find "
+                                                 "expected ':' at line 4"),
+    ("a: 1\n,k: 2\nb:\n- - 1\n", _E.format(2) + "while parsing a block mapping that opened at line 1: did not find "
+                                              "expected key at line 2"),
+    # the root mapping opens at its first key, not at its tag
+    ("# c\n!\npods: 1\nx:\n  - a: 1\n b\n", _E.format(6) + "while parsing a block mapping that opened at line 3: did "
+                                                        "not find expected key at line 6"),
+    # the list of a run of items opened in the segment of its key (the second of the same name)
+    ("zones: 1\nzones:\n  - a\n  - b\n  - c\n  x: 1\n", _E.format(6) + "while parsing a block collection that opened "
+                                                                   "at line 3: did not find expected '-' indicator at "
+                                                                   "line 6"),
+])
+def test_segments_that_read_otherwise_alone(monkeypatch, text, message):
+    from kspread.format import lines, loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    monkeypatch.setattr(lines, "SEGMENT_SIZE", 4)
+    [strict] = yamlio.read_documents(text, "f.yaml")
+    [doc] = loader._read_docs(text, "f.yaml")
+    assert (str(doc.error), doc.parsed) == (str(strict.error), strict.parsed) == (message, False)

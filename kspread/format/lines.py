@@ -282,10 +282,10 @@ def _parse_alone(part: str, path: PathT, base: int, keys: dict[str, int] | None,
         p.dispose()
 
 
-def _column0_root(text: str) -> Any:
+def column0_root(text: str) -> Any:
     """The start mark of the root of a one-document text (after at most a leading ``---``)
-    whose root is a block mapping at column 0 and whose lines break as the counts of
-    this module count them; None otherwise."""
+    whose root is a block mapping at column 0, with no tag or anchor, and whose lines
+    break as the counts of this module count them; None otherwise."""
     if CParser is None or any(c in text for c in _ODD):
         return None
     if "\r" in text and text.count("\r") != text.count("\r\n"):
@@ -301,8 +301,9 @@ def _column0_root(text: str) -> Any:
     finally:
         head.dispose()
     mark: Any = root.start_mark
-    if type(root) is not MappingStartEvent or root.flow_style or mark.column != 0:
-        return None
+    if type(root) is not MappingStartEvent or root.flow_style or mark.column != 0 or root.tag is not None \
+            or root.anchor is not None:
+        return None  # (a tag or an anchor: the mapping starts at its first key, not at the node's mark)
     return mark
 
 
@@ -310,7 +311,7 @@ def _jump(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> in
     if CParser is None or index != 0 or not path or not isinstance(path[0], str) \
             or not _PLAIN_KEY.fullmatch(path[0]):
         return None
-    mark = _column0_root(text)
+    mark = column0_root(text)
     if mark is None:
         return None
     key = _Lines(rf"{re.escape(path[0])}[ \t]*:(?=[ \t\r\n]|$)").first(text, 0)
@@ -407,7 +408,7 @@ def yaml_segments(text: str, size: int | None = None) -> list[Segment] | None:
     order (the first from the text's start); None for any other text. A run of list
     items holds at least ``size`` characters (``SEGMENT_SIZE``) but its last item's."""
     size = SEGMENT_SIZE if size is None else size
-    root = _column0_root(text)
+    root = column0_root(text)
     if root is None:
         return None
     key_line = 0  # where the root's first key starts
@@ -462,6 +463,28 @@ def _runs(text: str, a: int, b: int, size: int) -> tuple[str, list[int]] | None:
 
 
 _KEY_COLON = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[ \t]*:(?=[ \t\r\n]|$)")
+
+
+def continues(text: str, s: Segment) -> bool:
+    """Whether segment ``s``, read alone, opens as it continues the text before it when
+    that text has been read: with a key of a block mapping at column 0 (a segment that
+    starts with any other line, a plain scalar say, may parse alone where the text does
+    not). The first segment is the text's start, and a run of items opens with its key
+    and an item."""
+    if s.start == 0 or s.head:
+        return True
+    eol = text.find("\n", s.start)
+    p = CParser(text[s.start:eol if eol != -1 else len(text)])
+    try:
+        get = p.get_event
+        get(), get()  # the stream's and the document's start
+        ev: Any = get()
+    except yaml.YAMLError:
+        return False
+    finally:
+        p.dispose()
+    mark: Any = ev.start_mark
+    return type(ev) is MappingStartEvent and not ev.flow_style and (mark.line, mark.column) == (0, 0)
 
 
 def parses_alone(part: str) -> bool:

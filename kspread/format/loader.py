@@ -555,6 +555,9 @@ def _duplicate_key_docs(text: str, path: str, e: Exception) -> list[Document] | 
 
 # ``_read_segments``: a segment is not YAML to yaml-rs
 _SYNTAX: Any = object()
+# what a top-level key that a segment starts with cannot start with: flow indicators, a
+# tag, an anchor, an alias, a complex key, a block scalar, reserved characters
+_NOT_A_KEY = frozenset("[]{},&*!?|>%@`")
 
 
 def _read_segments(text: str, path: str, segments: list[lines.Segment]) -> Any:
@@ -580,6 +583,8 @@ def _read_segments(text: str, path: str, segments: list[lines.Segment]) -> Any:
     err: CaseError | None = None
     checked = -1  # a key was given twice: the segments up to this one parse alone in libyaml
     for i, s in enumerate(segments):
+        if s.start and not s.head and (text[s.start] in _NOT_A_KEY or not lines.continues(text, s)):
+            return None  # alone, it may read otherwise than in the text (``{a: 1}``, a plain scalar)
         part = s.text(text)
         twice = False
         try:

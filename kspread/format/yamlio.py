@@ -43,7 +43,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kspread.errors import CaseError, PathT
 from kspread.format.files import read_text
-from kspread.format.lines import Segment, parses_alone, yaml_line, yaml_segments
+from kspread.format.lines import Segment, column0_root, continues, parses_alone, yaml_line, yaml_segments
 
 try:
     from yaml._yaml import CParser
@@ -692,50 +692,88 @@ def may_hold_properties(text: str) -> bool:
 
 
 def _syntax_error_by_segments(text: str, segments: list[Segment], file: str | None) -> Any:
-    """``first_syntax_error`` by the segments: ``_UNSETTLED`` when they cannot tell."""
-    try:
-        CParser(text).raw_parse()
-    except yaml.MarkedYAMLError as e:
-        whole = e
-    except yaml.YAMLError:
-        return _UNSETTLED
+    """``first_syntax_error`` by the segments: ``_UNSETTLED`` when they cannot tell.
+
+    The segments that parse alone (libyaml's ``raw_parse``, in C) start where they do
+    in the text; the first that does not is where the scan of the events starts, on the
+    text from there: the whole text's error is at it or after it, and the events from
+    there are the whole text's but for the collections open across its start (the root
+    mapping, and the list of a run of items), which a context mark may name."""
+    k = next((i for i, s in enumerate(segments) if not (continues(text, s) and parses_alone(s.text(text)))), None)
+    if k is None:
+        return None  # every segment parses alone: so does the text
+    for at in segments[k:k + 1] + segments[k - 1:k] if k else segments[:1]:  # from it, or else the one before
+        if text[:1] in ("&", "*") or _ANCHOR_OR_ALIAS.search(text, 0, at.start) is not None:
+            return _UNSETTLED
+        firsts: list = []
+        scanned = _syntax_scan(at.head + text[at.start:], firsts)
+        # the segment must open as it continues the text: with a key of the root mapping
+        # (and the first item of the run's list)
+        dash = len(text[at.start:at.start + 200]) - len(text[at.start:at.start + 200].lstrip(" "))
+        want = [(yaml.MappingStartEvent, 0, 0)] + ([(yaml.SequenceStartEvent, 1, dash)] if at.head else [])
+        opened = [(type(ev), ev.start_mark.line, ev.start_mark.column) for ev in firsts[:len(want)]]
+        if scanned is not None and (at.start == 0 or (opened == want and not firsts[0].flow_style)):
+            break  # (the first segment: the text itself)
     else:
-        return None  # libyaml parses it
-    mark = whole.problem_mark
-    if mark is None:
-        return _UNSETTLED
-    at = segments[0]
-    for s in segments:
-        if s.line - 1 > mark.line:
-            break
-        at = s  # every segment before it parses alone: it starts where it does in the text
-        if not parses_alone(s.text(text)):
-            break
-    if text[:1] in ("&", "*") or _ANCHOR_OR_ALIAS.search(text, 0, at.start) is not None:
-        return _UNSETTLED
-    scanned = _syntax_scan(at.head + text[at.start:])
-    if scanned is None:
         return _UNSETTLED
     err, start = scanned
-    pm = getattr(err, "problem_mark", None)
-    if pm is None or (pm.line + at.base, pm.column, getattr(err, "problem", None)) != \
-            (mark.line, mark.column, whole.problem):
-        return _UNSETTLED  # not the error of the whole text
+    pm, cm = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
+    if pm is None:
+        return _UNSETTLED
+    err.problem_mark = _moved(pm, at.base)  # type: ignore[attr-defined]
+    if cm is not None:
+        if (cm.line, cm.column) == (0, 0) and getattr(err, "context", None) == "while parsing a block mapping":
+            root = column0_root(text)  # the root mapping, open across the segment's start
+            if root is None:
+                return _UNSETTLED
+            err.context_mark = _moved(root, 0)  # type: ignore[attr-defined]
+        elif at.head and (cm.line, cm.column) == (1, dash):
+            # the list of the run (its first item here), open across its start
+            list_start = _list_start(text, segments, at)
+            if list_start is None or getattr(err, "context", None) != "while parsing a block collection":
+                return _UNSETTLED
+            err.context_mark = list_start  # type: ignore[attr-defined]
+        else:
+            err.context_mark = _moved(cm, at.base)  # type: ignore[attr-defined]
     if start is not None:
-        m = start.start_mark
-        whole.opened = (_flow_what(start),  # type: ignore[attr-defined]
-                        yaml.Mark(m.name, m.index, m.line + at.base, m.column, None, None))  # type: ignore[arg-type]
-    return yaml_error(whole, file, text)
+        err.opened = (_flow_what(start), _moved(start.start_mark, at.base))  # type: ignore[attr-defined]
+    return yaml_error(err, file, text)
+
+
+def _list_start(text: str, segments: list[Segment], run: Segment) -> Any:
+    """The start mark, in the text, of the list whose items ``run`` holds: the first
+    list in the segment of its key."""
+    key = next(s for s in reversed(segments[:segments.index(run)]) if not s.head)
+    p = CParser(key.text(text))
+    try:
+        while True:
+            ev = p.get_event()
+            if type(ev) is yaml.SequenceStartEvent:
+                return _moved(ev.start_mark, key.base)
+            if type(ev) is yaml.StreamEndEvent:
+                return None
+    except yaml.YAMLError:
+        return None
+    finally:
+        p.dispose()
+
+
+def _moved(mark: Any, lines: int) -> yaml.Mark:
+    """``mark`` ``lines`` lines further down."""
+    return yaml.Mark(mark.name, mark.index, mark.line + lines, mark.column, None, None)  # type: ignore[arg-type]
 
 
 def _flow_what(start: Any) -> str:
     return "flow sequence" if type(start) is yaml.SequenceStartEvent else "flow mapping"
 
 
-def _syntax_scan(text: str) -> tuple[yaml.YAMLError, Any] | None:
+def _syntax_scan(text: str, firsts: list | None = None) -> tuple[yaml.YAMLError, Any] | None:
     """The error of one scan of libyaml's events over ``text`` and the start event of the
     innermost flow collection open at it (None: none is), when the error is met before
-    any anchor or alias and inside the first document's root node; None otherwise."""
+    any anchor or alias and inside the first document's root node; None otherwise.
+    ``firsts`` receives the start events of the first two collections."""
+    if firsts is None:
+        firsts = []
     p = CParser(text)
     open_: list = []  # the start events of the collections not yet ended
     done = False  # the root node has ended: an error now is in a next document
@@ -749,6 +787,8 @@ def _syntax_scan(text: str) -> tuple[yaml.YAMLError, Any] | None:
                 return None
             if t is yaml.MappingStartEvent or t is yaml.SequenceStartEvent:
                 open_.append(ev)
+                if len(firsts) < 2:
+                    firsts.append(ev)
             elif t is yaml.MappingEndEvent or t is yaml.SequenceEndEvent:
                 open_.pop()
                 done = not open_
