@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kspread.errors import CaseError
 from kspread.format.loader import _doc_lines, _doc_lines_by_line, _has_non_string_key
 
 _LINES = ["---", "--- ", "--- a: 1", "---#x", "--- # c", "---\t", "----", "--", "a: 1", "  b: 2", "# c",
@@ -251,3 +252,203 @@ def test_a_syntax_error_in_a_large_file_is_found_without_composing_it(tmp_path, 
     [doc] = loader.read_file(p).docs
     assert str(doc.error) == (f"{p}:6: invalid YAML: while parsing a flow mapping that opened at line 4: did not "
                               "find expected ',' or '}' at line 6")
+
+
+# ---- a large file read segment by segment: the same data, duplicate key and syntax error as the strict reader ----
+
+# values that span lines, now and then across a line at column 0 (a segment that
+# starts there is no start: it must not parse alone)
+_SPANNING = ['"x\n{i}y"', "'a\n\n{i}b'", '"q\n{i}z: 1"', "[1,\n{i}2]", "{{a: 1,\n{i}b: 2}}", "|\n{i}t\n{i}u",
+             ">-\n{i}f", '{{"a":\n{i}1}}']
+
+
+def _value(r, indent: int, odd: bool = False) -> str:
+    if r.random() < 0.7:
+        value = r.choice(_DUP_VALUES) if odd else r.choice(_DUP_VALUES[:6])
+        # each anchor its own name (yaml-rs, as YAML 1.2, lets a name be given again, the
+        # strict reader does not; a large file with one is read by yaml-rs either way)
+        return value.replace("&an", f"&an{r.randrange(10 ** 9)}")
+    return r.choice(_SPANNING).format(i="" if r.random() < 0.15 else " " * (indent + 4))
+_TOP_KEYS = ["apiVersion", "kind", "name", "nodes", "pods", "zones", "x", "y"]
+
+
+def _item(r, indent: int) -> list[str]:
+    """A list item: a scalar, or a block mapping whose keys may repeat."""
+    pad = " " * indent
+    if r.random() < 0.3:
+        return [f"{pad}- {_value(r, indent)}"]
+    keys = r.sample(["name", "cpu", "labels", "node", "m"], r.randint(1, 4))
+    if r.random() < 0.05:
+        keys.insert(r.randrange(len(keys) + 1), r.choice(keys))  # a key given twice
+    out = []
+    for j, k in enumerate(keys):
+        value = _value(r, indent + 2, r.random() < 0.1)
+        out.append(f"{pad}{'- ' if j == 0 else '  '}{k}: {value}")
+        if r.random() < 0.15:
+            out.append(f"{pad}  sub:\n{pad}    a: 1\n{pad}    {r.choice('ab')}: 2")
+    return out
+
+
+def _segmented_text(r) -> str:
+    keys = r.choices(_TOP_KEYS, k=r.randint(2, 7))
+    if r.random() < 0.8:
+        keys = list(dict.fromkeys(keys))  # mostly without a top-level key given twice
+    out = r.choice([[], ["---"], ["# c", ""]])
+    for k in keys:
+        if r.random() < 0.5:
+            indent = r.choice([0, 2])
+            out.append(f"{k}:")
+            for _ in range(r.randint(1, 12)):
+                out += _item(r, indent)
+                if r.random() < 0.1:
+                    out.append(r.choice(["", "# a comment", "  # indented"]))
+        else:
+            out.append(f"{k}: {_value(r, 0)}")
+    return "\n".join(out) + "\n"
+
+
+def _spy(monkeypatch, module, name, results):
+    f = getattr(module, name)
+
+    def spied(*a, **k):
+        out = f(*a, **k)
+        results.append(out)
+        return out
+
+    monkeypatch.setattr(module, name, spied)
+
+
+def test_a_text_read_by_segments_reads_as_the_strict_reader_reads_it(monkeypatch):
+    """Random texts cut into small segments (top-level keys, runs of list items), with a
+    key given twice here and there, values across column-0 lines and now and then a tag,
+    an anchor or an alias: the loader gives the strict reader's data, error and line."""
+    import random
+
+    from kspread.format import lines, loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    monkeypatch.setattr(lines, "SEGMENT_SIZE", 40)
+    read: list = []
+    _spy(monkeypatch, loader, "_read_segments", read)
+    r = random.Random(1919)
+    settled = {"data": 0, "duplicate": 0}
+    for _ in range(1500):
+        text = _segmented_text(r)
+        del read[:]
+        fast = loader._read_docs(text, "f.yaml")
+        strict = yamlio.read_documents(text, "f.yaml")
+        assert [(str(d.error), d.line, d.parsed, d.data) for d in fast] == \
+            [(str(d.error), d.line, d.parsed, d.data) for d in strict], text
+        if read and type(read[0]) is tuple and fast[0].error is read[0][1]:
+            settled["duplicate" if read[0][1] is not None else "data"] += 1
+    assert settled["data"] > 200 and settled["duplicate"] > 150, settled
+
+
+def test_a_syntax_error_found_by_segments_is_the_strict_readers(monkeypatch):
+    """Random texts cut into small segments, broken by a character more or less at a
+    random place: the error (message, line, the flow collection it broke) is the strict
+    reader's, found from a segment before it."""
+    import random
+
+    from kspread.format import lines, loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    monkeypatch.setattr(lines, "SEGMENT_SIZE", 40)
+    found: list = []
+    _spy(monkeypatch, yamlio, "_syntax_error_by_segments", found)
+    r = random.Random(2019)
+    settled = 0
+    for _ in range(1500):
+        text = _segmented_text(r)
+        for _ in range(r.randint(1, 2)):
+            i = r.randrange(len(text))
+            text = text[:i] + r.choice("[]{}\"':,-#&*!|>?\t\n") + text[i:] if r.random() < 0.7 else \
+                text[:i] + text[i + 1:]
+        try:
+            yaml_rs.loads(text, parse_datetime=False)
+            continue  # (yaml-rs reads some texts libyaml does not: `[1, |2]`)
+        except Exception:
+            pass
+        del found[:]
+        fast = loader._read_docs(text, "f.yaml")
+        strict = yamlio.read_documents(text, "f.yaml")
+        assert [(str(d.error), d.line, d.parsed, d.data, d.source) for d in fast] == \
+            [(str(d.error), d.line, d.parsed, d.data, d.source) for d in strict], text
+        settled += any(isinstance(f, CaseError) for f in found)
+    assert settled > 300, settled
+
+
+def _pods_file(n: int, broken: dict[int, str]) -> str:
+    out = ["apiVersion: kspread/v1", "kind: Case", "name: c", "pods:"]
+    for i in range(n):
+        out += broken.get(i, f"- name: p{i}\n  labels: {{app: a{i % 3}}}").split("\n")
+    return "\n".join([*out, "expect: {}"]) + "\n"
+
+
+def test_a_duplicate_key_is_scanned_in_its_segment_only(tmp_path, monkeypatch):
+    from kspread.format import lines, loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    monkeypatch.setattr(lines, "SEGMENT_SIZE", 100)
+    monkeypatch.setattr(yamlio, "read_documents", lambda *a, **k: pytest.fail("the strict reader read the file"))
+    scanned: list[int] = []
+    scan = yamlio.first_duplicate
+    monkeypatch.setattr(yamlio, "first_duplicate", lambda text, *a: scanned.append(len(text)) or scan(text, *a))
+    p = tmp_path / "c.yaml"
+    text = _pods_file(60, {41: "- name: p41\n  labels: {app: x}\n  name: again"})
+    p.write_text(text)
+    [doc] = loader.read_file(p).docs
+    assert str(doc.error) == f"{p}:89: pods[41]: duplicate key 'name' (lines 87 and 89)"
+    assert doc.data["pods"][41] == {"name": "again", "labels": {"app": "x"}} and len(doc.data["pods"]) == 60
+    assert scanned and max(scanned) < 200  # one run of items, not the text
+    p.write_text(text.replace("pods:", "name: twice\npods:"))
+    [doc] = loader.read_file(p).docs
+    assert str(doc.error) == f"{p}:4: duplicate key 'name' (lines 3 and 4)"  # the first in the text
+    assert doc.data["name"] == "twice"
+
+
+def test_a_syntax_error_is_scanned_from_the_segment_before_it(tmp_path, monkeypatch):
+    from kspread.format import lines, loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    monkeypatch.setattr(lines, "SEGMENT_SIZE", 100)
+    monkeypatch.setattr(yamlio, "read_documents", lambda *a, **k: pytest.fail("the strict reader read the file"))
+    scanned: list[int] = []
+    scan = yamlio._syntax_scan
+    monkeypatch.setattr(yamlio, "_syntax_scan", lambda text, *a: scanned.append(len(text)) or scan(text, *a))
+    p = tmp_path / "c.yaml"
+    text = _pods_file(60, {41: "- name: p41\n  labels: {app: [x,\n  y: 1}"})
+    p.write_text(text)
+    [doc] = loader.read_file(p).docs
+    assert str(doc.error) == (f"{p}:89: invalid YAML: while parsing a flow sequence that opened at line 88: did "
+                              "not find expected ',' or ']' at line 89")
+    assert scanned and max(scanned) < len(text) - text.index("p41") + 200  # from a run just before it
+
+
+_E = "f.yaml:{}: invalid YAML: "
+
+
+@pytest.mark.parametrize("text,message", [
+    # a line at column 0 that reads alone as a mapping, or as a scalar, but is no key of the text's
+    ("x: 1\n{a: 1}\n", _E.format(3) + "while scanning a simple key that opened at line 2: could not find expected ':' "
+                                     "at line 3"),
+    ("a: 1\nkind: C\nase\nb: 2\n", _E.format(4) + "while scanning a simple key that opened at line 3: could not find "
+                                                 "expected ':' at line 4"),
+    ("a: 1\n,k: 2\nb:\n- - 1\n", _E.format(2) + "while parsing a block mapping that opened at line 1: did not find "
+                                              "expected key at line 2"),
+    # the root mapping opens at its first key, not at its tag
+    ("# c\n!\npods: 1\nx:\n  - a: 1\n b\n", _E.format(6) + "while parsing a block mapping that opened at line 3: did "
+                                                        "not find expected key at line 6"),
+    # the list of a run of items opened in the segment of its key (the second of the same name)
+    ("zones: 1\nzones:\n  - a\n  - b\n  - c\n  x: 1\n", _E.format(6) + "while parsing a block collection that opened "
+                                                                   "at line 3: did not find expected '-' indicator at "
+                                                                   "line 6"),
+])
+def test_segments_that_read_otherwise_alone(monkeypatch, text, message):
+    from kspread.format import lines, loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    monkeypatch.setattr(lines, "SEGMENT_SIZE", 4)
+    [strict] = yamlio.read_documents(text, "f.yaml")
+    [doc] = loader._read_docs(text, "f.yaml")
+    assert (str(doc.error), doc.parsed) == (str(strict.error), strict.parsed) == (message, False)

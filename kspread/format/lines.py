@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from typing import Any
 
 import yaml
@@ -281,9 +282,11 @@ def _parse_alone(part: str, path: PathT, base: int, keys: dict[str, int] | None,
         p.dispose()
 
 
-def _jump(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> int | None:
-    if CParser is None or index != 0 or not path or not isinstance(path[0], str) \
-            or not _PLAIN_KEY.fullmatch(path[0]) or any(c in text for c in _ODD):
+def column0_root(text: str) -> Any:
+    """The start mark of the root of a one-document text (after at most a leading ``---``)
+    whose root is a block mapping at column 0, with no tag or anchor, and whose lines
+    break as the counts of this module count them; None otherwise."""
+    if CParser is None or any(c in text for c in _ODD):
         return None
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         return None  # a lone \r breaks a line for libyaml, not for the counts below
@@ -297,10 +300,19 @@ def _jump(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> in
         return None
     finally:
         head.dispose()
-    if type(root) is not MappingStartEvent or root.flow_style:
-        return None
     mark: Any = root.start_mark
-    if mark.column != 0:
+    if type(root) is not MappingStartEvent or root.flow_style or mark.column != 0 or root.tag is not None \
+            or root.anchor is not None:
+        return None  # (a tag or an anchor: the mapping starts at its first key, not at the node's mark)
+    return mark
+
+
+def _jump(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> int | None:
+    if CParser is None or index != 0 or not path or not isinstance(path[0], str) \
+            or not _PLAIN_KEY.fullmatch(path[0]):
+        return None
+    mark = column0_root(text)
+    if mark is None:
         return None
     key = _Lines(rf"{re.escape(path[0])}[ \t]*:(?=[ \t\r\n]|$)").first(text, 0)
     if key is None:
@@ -353,6 +365,135 @@ def _jump_to_item(text: str, after_key: int, end: int, path: PathT, keys: dict[s
         return None
     line = key_line + text.count("\n", after_key, at)
     return _parse_alone(text[at:nxt if nxt is not None else end], path[2:], line - 1, keys, True)
+
+
+# ---- YAML: a text cut into segments, each read alone -----------------------------------------------
+#
+# The same lines cut a one-document text whose root is a block mapping at column 0 into
+# segments: one per top-level key (from a line that starts at column 0 with anything
+# but a comment or a list item, to the next), and a top-level key whose value is a
+# large block list into runs of its items (at the lines that start with ``-`` at the
+# list's column). A run after the first is read behind its key's line (``head``), so
+# that libyaml sees it where it sees it in the text. Where a segment starts is only a
+# candidate: the start of a segment is where the text's top-level key (or list item)
+# starts when every segment before it parses alone (libyaml's ``raw_parse``), as
+# then no flow collection or quoted scalar is left open across it; the caller checks
+# that, segment by segment (``parses_alone``).
+
+# the most characters of list items in one segment
+SEGMENT_SIZE = 1 << 17
+_TOP_KEY = _Lines(r"(?!-(?:[ \t\r\n]|$))[^ \t\r\n#]")
+
+
+class Segment:
+    """A part of a text, read alone as ``head + text[start:end]``: its line ``n`` is line
+    ``base + n`` of the text."""
+
+    __slots__ = ("start", "end", "head", "base")
+
+    def __init__(self, start: int, end: int, head: str, base: int) -> None:
+        self.start, self.end, self.head, self.base = start, end, head, base
+
+    def text(self, text: str) -> str:
+        return self.head + text[self.start:self.end]
+
+    @property
+    def line(self) -> int:
+        """The line of the text where the segment starts."""
+        return self.base + self.head.count("\n") + 1
+
+
+def yaml_segments(text: str, size: int | None = None) -> list[Segment] | None:
+    """The segments of a one-document text whose root is a block mapping at column 0, in
+    order (the first from the text's start); None for any other text. A run of list
+    items holds at least ``size`` characters (``SEGMENT_SIZE``) but its last item's."""
+    size = SEGMENT_SIZE if size is None else size
+    root = column0_root(text)
+    if root is None:
+        return None
+    key_line = 0  # where the root's first key starts
+    for _ in range(root.line):
+        key_line = text.index("\n", key_line) + 1
+    starts = [0, *_TOP_KEY.starts(text, text.find("\n", key_line) + 1 or len(text), len(text)), len(text)]
+    out: list[Segment] = []
+    line = 1  # the line of starts[i]
+    for a, b in pairwise(starts):
+        runs = _runs(text, max(a, key_line), b, size) if b - a > size else None
+        if runs is None:
+            out.append(Segment(a, b, "", line - 1))
+        else:
+            head, at = runs
+            out.append(Segment(a, at[0], "", line - 1))
+            at_line = line + text.count("\n", a, at[0])
+            for i, start in enumerate(at):
+                end = at[i + 1] if i + 1 < len(at) else b
+                out.append(Segment(start, end, head, at_line - 2))
+                at_line += text.count("\n", start, end)
+        line += text.count("\n", a, b)
+    return out
+
+
+def _runs(text: str, a: int, b: int, size: int) -> tuple[str, list[int]] | None:
+    """For a top-level key at ``a`` whose value is a block list: the head for the runs of
+    its items (the key's line), and where each run after the first starts (the first
+    stays with the key): at the first item at least ``size`` characters after the
+    previous run."""
+    colon = _KEY_COLON.match(text, a)
+    if colon is None:
+        return None
+    after_key = colon.end()
+    eol = text.find("\n", after_key)
+    rest = text[after_key:eol if eol != -1 else b].strip()
+    if rest and not rest.startswith("#"):
+        return None  # the value is on the key's line
+    first = _CONTENT.first(text, after_key, b)
+    if first is None:
+        return None
+    dash = _DASH.match(text, first)
+    if dash is None:
+        return None  # not a block list
+    item = _Lines(rf" {{{len(dash.group(1))}}}{_ITEM}")
+    runs: list[int] = []
+    at: int | None = first
+    while at is not None and at + size < b:
+        at = item.first(text, at + size, b)
+        if at is not None:
+            runs.append(at)
+    return (text[a:after_key] + "\n", runs) if runs else None
+
+
+_KEY_COLON = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*[ \t]*:(?=[ \t\r\n]|$)")
+
+
+def continues(text: str, s: Segment) -> bool:
+    """Whether segment ``s``, read alone, opens as it continues the text before it when
+    that text has been read: with a key of a block mapping at column 0 (a segment that
+    starts with any other line, a plain scalar say, may parse alone where the text does
+    not). The first segment is the text's start, and a run of items opens with its key
+    and an item."""
+    if s.start == 0 or s.head:
+        return True
+    eol = text.find("\n", s.start)
+    p = CParser(text[s.start:eol if eol != -1 else len(text)])
+    try:
+        get = p.get_event
+        get(), get()  # the stream's and the document's start
+        ev: Any = get()
+    except yaml.YAMLError:
+        return False
+    finally:
+        p.dispose()
+    mark: Any = ev.start_mark
+    return type(ev) is MappingStartEvent and not ev.flow_style and (mark.line, mark.column) == (0, 0)
+
+
+def parses_alone(part: str) -> bool:
+    """Whether libyaml parses ``part`` (in C, without an event object)."""
+    try:
+        CParser(part).raw_parse()
+    except yaml.YAMLError:
+        return False
+    return True
 
 
 def _yaml_walk(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> int | None:

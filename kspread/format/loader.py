@@ -501,6 +501,19 @@ def _read_docs(text: str, path: str) -> list[Document]:
     if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text:
         # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
         # error, and for non-string keys, kspread's own reader says where
+        segments = lines.yaml_segments(text)
+        firsts = _doc_lines(text) if segments is not None else []
+        read = _read_segments(text, path, segments) if segments is not None and len(firsts) == 1 else None
+        if read is _SYNTAX:
+            docs = _syntax_error_docs(text, path)
+            if docs is not None:
+                return docs
+        elif read is not None:
+            data, err = read
+            found = _scalars(data)
+            if found is not None and _same_in_yaml_1_1(text, *found):
+                return [Document(0, firsts[0], data, True, err)]
+            return yamlio.read_documents(text, path)
         try:
             data = yaml_rs.loads(text, parse_datetime=False)
         except Exception as e:
@@ -538,6 +551,87 @@ def _duplicate_key_docs(text: str, path: str, e: Exception) -> list[Document] | 
     if found is None or not _same_in_yaml_1_1(text, *found):
         return None
     return [Document(0, firsts[0], data, True, err)]
+
+
+# ``_read_segments``: a segment is not YAML to yaml-rs
+_SYNTAX: Any = object()
+# what a top-level key that a segment starts with cannot start with: flow indicators, a
+# tag, an anchor, an alias, a complex key, a block scalar, reserved characters
+_NOT_A_KEY = frozenset("[]{},&*!?|>%@`")
+
+
+def _read_segments(text: str, path: str, segments: list[lines.Segment]) -> Any:
+    """yaml-rs's data of a one-document text read segment by segment (``lines.yaml_segments``:
+    a top-level key, or a run of the items of a top-level list, each), and the strict
+    reader's error when a key is given twice, without a second reading of the text.
+
+    Each segment that yaml-rs reads alone starts where it does in the text (a segment
+    that ends inside a flow collection or a quoted scalar is no YAML), so the segments'
+    data, put together, are the text's. A duplicate key is met in the order of the text:
+    at the top level by comparing the segments' keys, below it in the first segment that
+    yaml-rs refuses for one, which is then scanned alone (``yamlio.first_duplicate``),
+    as the scan of the whole text would find it, when the strict reader cannot report
+    anything else: libyaml must parse each segment alone (and so the whole text), and
+    the text hold no tag, anchor, alias, complex key or merge key, nor nest deeply.
+
+    Returns (data, error or None); ``_SYNTAX`` when yaml-rs cannot read a segment for
+    another reason than a duplicate key; None when the segments cannot tell (the whole
+    text is read again)."""
+    data: dict = {}
+    top: dict[str, int] = {}  # the line of each top-level key (0: the first key's, found when needed)
+    items: list | None = None  # the list of the last top-level key, which the runs of its items extend
+    err: CaseError | None = None
+    checked = -1  # a key was given twice: the segments up to this one parse alone in libyaml
+    for i, s in enumerate(segments):
+        if s.start and not s.head and (text[s.start] in _NOT_A_KEY or not lines.continues(text, s)):
+            return None  # alone, it may read otherwise than in the text (``{a: 1}``, a plain scalar)
+        part = s.text(text)
+        twice = False
+        try:
+            got = yaml_rs.loads(part, parse_datetime=False)
+        except Exception as e:
+            if not str(e).startswith("duplicate mapping key"):
+                return _SYNTAX
+            twice = True
+            try:
+                got = yaml_rs.loads(part, parse_datetime=False, duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.LastWins)
+            except Exception:
+                return None
+        if type(got) is not dict or len(got) != 1:
+            return None
+        [(key, value)] = got.items()
+        if type(key) is not str:
+            return None
+        first_index = 0
+        twice_top = not s.head and key in top
+        if (twice or twice_top) and checked < 0 and \
+                ("<<" in text or yamlio.may_hold_properties(text) or not yamlio.shallow(text)):
+            return None
+        if twice or twice_top or checked >= 0:
+            while checked < i:  # from the first duplicate on, libyaml must parse every segment alone
+                checked += 1
+                if not lines.parses_alone(segments[checked].text(text)):
+                    return None
+        if s.head:  # a run of the items of the list of the segment before
+            if items is None or type(value) is not list:
+                return None
+            first_index = len(items)
+            items.extend(value)
+        else:
+            line = s.line if s.start else 0
+            if twice_top and err is None:
+                first = top[key] or lines.yaml_line(segments[0].text(text), 0, (key,))
+                if first is None:
+                    return None
+                err = CaseError(yamlio.duplicate_message(key, first, line), (), file=path, line=line)
+            top.setdefault(key, line)
+            data[key] = value
+            items = value if type(value) is list else None
+        if twice and err is None:
+            err = yamlio.first_duplicate(part, path, s.base, first_index)
+            if err is None:
+                return None
+    return data, err
 
 
 def _syntax_error_docs(text: str, path: str) -> list[Document] | None:

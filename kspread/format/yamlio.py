@@ -23,8 +23,10 @@ caller can ignore documents that are not its own (a case file's non-case
 documents).
 
 For a large file that yaml-rs refused, ``first_duplicate`` and ``first_syntax_error``
-find the error this reader would report by one scan of libyaml's parser events
-(no node tree), where the scan cannot disagree with it.
+find the error this reader would report by a scan of libyaml's parser events (no node
+tree), where the scan cannot disagree with it: over a segment of the text
+(``lines.yaml_segments``) when the segments before it parse alone, else over the
+whole text.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kspread.errors import CaseError, PathT
 from kspread.format.files import read_text
-from kspread.format.lines import yaml_line
+from kspread.format.lines import Segment, column0_root, continues, parses_alone, yaml_line, yaml_segments
 
 try:
     from yaml._yaml import CParser
@@ -241,14 +243,14 @@ class _StrictConstructor(SafeConstructor):
                     shown = key_node.value if isinstance(key_node, ScalarNode) else key_node.id
                     self._problem(line, f"mapping key {shown or 'null'!r} is not a string: quote it", node, key)
                 elif key in lines:
-                    self._problem(line, _duplicate(key, lines[key], line), node, key)
+                    self._problem(line, duplicate_message(key, lines[key], line), node, key)
                 else:
                     lines[key] = line
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
 
 
-def _duplicate(key: str, first: int, line: int) -> str:
+def duplicate_message(key: str, first: int, line: int) -> str:
     where = f"lines {first} and {line}" if first != line else f"twice on line {line}"
     return f"duplicate key {key!r} ({where})"
 
@@ -554,7 +556,7 @@ def _chunk_error(text: str, start: int, end: int, budget: int, file: str | None)
     return None
 
 
-def first_duplicate(text: str, file: str | None = None) -> CaseError | None:
+def first_duplicate(text: str, file: str | None = None, base: int = 0, first_index: int = 0) -> CaseError | None:
     """The strict reader's error for a one-document text that gives a string key twice in
     a mapping, found by one scan of libyaml's parser events (no node tree: bounded memory),
     for a text that yaml-rs refused for a duplicate key. None when there is none, or when
@@ -562,7 +564,11 @@ def first_duplicate(text: str, file: str | None = None) -> CaseError | None:
     anchor or alias, a tag, a merge key, a complex key, a syntax error, deep nesting, a
     second document; before the duplicate: a key that is not a string): the strict reader then
     reads it. The scan reads the whole text: an error the strict reader raises wins over
-    a duplicate key, wherever it is."""
+    a duplicate key, wherever it is.
+
+    ``text`` may be a segment of a larger text (``lines.yaml_segments``): its line n is
+    the larger text's line ``base + n``, and the items of the list under its (one) key
+    are that list's items from ``first_index`` on."""
     if CParser is None or not shallow(text):
         return None
     p = CParser(text)
@@ -601,10 +607,13 @@ def first_duplicate(text: str, file: str | None = None) -> CaseError | None:
                 keys = top[0]
                 if key in keys:
                     if found is None:
-                        line = ev.start_mark.line + 1
-                        found = CaseError(_duplicate(key, keys[key], line), tuple(path), file=file, line=line)
+                        line = base + ev.start_mark.line + 1
+                        at = tuple(path)
+                        if first_index and len(at) >= 2:
+                            at = (at[0], at[1] + first_index, *at[2:])
+                        found = CaseError(duplicate_message(key, keys[key], line), at, file=file, line=line)
                 else:
-                    keys[key] = ev.start_mark.line + 1
+                    keys[key] = base + ev.start_mark.line + 1
                 top[1], top[2] = key, False
             elif t is mapping_start or t is sequence_start:
                 if ev.tag is not None or ev.anchor is not None:
@@ -640,12 +649,131 @@ def first_duplicate(text: str, file: str | None = None) -> CaseError | None:
 
 def first_syntax_error(text: str, file: str | None = None) -> CaseError | None:
     """The strict reader's error for a one-document text that libyaml cannot parse, found
-    by one scan of its parser events (no node tree: bounded memory), with the innermost
-    flow collection open at the error, as the strict reader's composer notes it. None when
-    the text parses, or holds an anchor or alias before the error (the composer might stop
-    there first), or might nest deeper than the strict reader reads."""
+    without a node tree (bounded memory), with the innermost flow collection open at the
+    error, as the strict reader's composer notes it. None when the text parses, or holds
+    an anchor or alias before the error (the composer might stop there first), or might
+    nest deeper than the strict reader reads.
+
+    libyaml's ``raw_parse`` (in C, no event object) finds the error in the whole text;
+    the segments of the text (``lines.yaml_segments``) that parse alone before it give
+    a place before the error where no flow collection is open, and one scan of the
+    parser's events from there finds the flow collections open at the error. Any
+    other text is scanned whole."""
     if CParser is None or not shallow(text):
         return None
+    segments = yaml_segments(text)
+    if segments is not None:
+        found = _syntax_error_by_segments(text, segments, file)
+        if found is not _UNSETTLED:
+            return found
+    scanned = _syntax_scan(text)
+    if scanned is None:
+        return None
+    e, start = scanned
+    if start is not None:
+        e.opened = (_flow_what(start), start.start_mark)  # type: ignore[attr-defined]
+    return yaml_error(e, file, text)
+
+
+_UNSETTLED: Any = object()
+# where a tag (!), an anchor (&), an alias (*) or a complex key (?) may start: the
+# character before is a space, a line break, a flow indicator or ':' (a value in a flow
+# collection); a complex key may also be a flow collection before ':'
+_NODE_PROPERTY = re.compile(r"[&*!?](?<=[\s\[{,:\ufeff].)")
+_ANCHOR_OR_ALIAS = re.compile(r"[&*](?<=[\s\[{,:\ufeff].)")
+_FLOW_KEY = re.compile(r"[\]}][ \t]*:")
+
+
+def may_hold_properties(text: str) -> bool:
+    """Whether ``text`` may hold a tag, an anchor, an alias or a complex key (a cheap
+    upper bound: one may be inside a quoted scalar)."""
+    return text[:1] in ("&", "*", "!", "?") or _NODE_PROPERTY.search(text) is not None or \
+        _FLOW_KEY.search(text) is not None
+
+
+def _syntax_error_by_segments(text: str, segments: list[Segment], file: str | None) -> Any:
+    """``first_syntax_error`` by the segments: ``_UNSETTLED`` when they cannot tell.
+
+    The segments that parse alone (libyaml's ``raw_parse``, in C) start where they do
+    in the text; the first that does not is where the scan of the events starts, on the
+    text from there: the whole text's error is at it or after it, and the events from
+    there are the whole text's but for the collections open across its start (the root
+    mapping, and the list of a run of items), which a context mark may name."""
+    k = next((i for i, s in enumerate(segments) if not (continues(text, s) and parses_alone(s.text(text)))), None)
+    if k is None:
+        return None  # every segment parses alone: so does the text
+    for at in segments[k:k + 1] + segments[k - 1:k] if k else segments[:1]:  # from it, or else the one before
+        if text[:1] in ("&", "*") or _ANCHOR_OR_ALIAS.search(text, 0, at.start) is not None:
+            return _UNSETTLED
+        firsts: list = []
+        scanned = _syntax_scan(at.head + text[at.start:], firsts)
+        # the segment must open as it continues the text: with a key of the root mapping
+        # (and the first item of the run's list)
+        dash = len(text[at.start:at.start + 200]) - len(text[at.start:at.start + 200].lstrip(" "))
+        want = [(yaml.MappingStartEvent, 0, 0)] + ([(yaml.SequenceStartEvent, 1, dash)] if at.head else [])
+        opened = [(type(ev), ev.start_mark.line, ev.start_mark.column) for ev in firsts[:len(want)]]
+        if scanned is not None and (at.start == 0 or (opened == want and not firsts[0].flow_style)):
+            break  # (the first segment: the text itself)
+    else:
+        return _UNSETTLED
+    err, start = scanned
+    pm, cm = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
+    if pm is None:
+        return _UNSETTLED
+    err.problem_mark = _moved(pm, at.base)  # type: ignore[attr-defined]
+    if cm is not None:
+        if (cm.line, cm.column) == (0, 0) and getattr(err, "context", None) == "while parsing a block mapping":
+            root = column0_root(text)  # the root mapping, open across the segment's start
+            if root is None:
+                return _UNSETTLED
+            err.context_mark = _moved(root, 0)  # type: ignore[attr-defined]
+        elif at.head and (cm.line, cm.column) == (1, dash):
+            # the list of the run (its first item here), open across its start
+            list_start = _list_start(text, segments, at)
+            if list_start is None or getattr(err, "context", None) != "while parsing a block collection":
+                return _UNSETTLED
+            err.context_mark = list_start  # type: ignore[attr-defined]
+        else:
+            err.context_mark = _moved(cm, at.base)  # type: ignore[attr-defined]
+    if start is not None:
+        err.opened = (_flow_what(start), _moved(start.start_mark, at.base))  # type: ignore[attr-defined]
+    return yaml_error(err, file, text)
+
+
+def _list_start(text: str, segments: list[Segment], run: Segment) -> Any:
+    """The start mark, in the text, of the list whose items ``run`` holds: the first
+    list in the segment of its key."""
+    key = next(s for s in reversed(segments[:segments.index(run)]) if not s.head)
+    p = CParser(key.text(text))
+    try:
+        while True:
+            ev = p.get_event()
+            if type(ev) is yaml.SequenceStartEvent:
+                return _moved(ev.start_mark, key.base)
+            if type(ev) is yaml.StreamEndEvent:
+                return None
+    except yaml.YAMLError:
+        return None
+    finally:
+        p.dispose()
+
+
+def _moved(mark: Any, lines: int) -> yaml.Mark:
+    """``mark`` ``lines`` lines further down."""
+    return yaml.Mark(mark.name, mark.index, mark.line + lines, mark.column, None, None)  # type: ignore[arg-type]
+
+
+def _flow_what(start: Any) -> str:
+    return "flow sequence" if type(start) is yaml.SequenceStartEvent else "flow mapping"
+
+
+def _syntax_scan(text: str, firsts: list | None = None) -> tuple[yaml.YAMLError, Any] | None:
+    """The error of one scan of libyaml's events over ``text`` and the start event of the
+    innermost flow collection open at it (None: none is), when the error is met before
+    any anchor or alias and inside the first document's root node; None otherwise.
+    ``firsts`` receives the start events of the first two collections."""
+    if firsts is None:
+        firsts = []
     p = CParser(text)
     open_: list = []  # the start events of the collections not yet ended
     done = False  # the root node has ended: an error now is in a next document
@@ -659,6 +787,8 @@ def first_syntax_error(text: str, file: str | None = None) -> CaseError | None:
                 return None
             if t is yaml.MappingStartEvent or t is yaml.SequenceStartEvent:
                 open_.append(ev)
+                if len(firsts) < 2:
+                    firsts.append(ev)
             elif t is yaml.MappingEndEvent or t is yaml.SequenceEndEvent:
                 open_.pop()
                 done = not open_
@@ -667,11 +797,11 @@ def first_syntax_error(text: str, file: str | None = None) -> CaseError | None:
     except yaml.YAMLError as e:
         if done:
             return None
-        for start in reversed(open_):
-            if isinstance(e, yaml.MarkedYAMLError) and start.flow_style:
-                _opened_in(e, start, "flow sequence" if type(start) is yaml.SequenceStartEvent else "flow mapping")
-                break
-        return yaml_error(e, file, text)
+        if isinstance(e, yaml.MarkedYAMLError):
+            for start in reversed(open_):
+                if start.flow_style:
+                    return e, start
+        return e, None
     finally:
         p.dispose()
 
