@@ -366,6 +366,9 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         super().__init__(args, handle, config_path)
         self.default_constraints = tuple(args.get("defaultConstraints", ()))
         self.system_defaulted = bool(args.get("systemDefaulted", False))
+        # the default constraints of each action (filter_constraints), when they do not
+        # depend on the pod's labels (no matchLabelKeys): made once
+        self._defaults_by_action: dict[str, list[Constraint]] = {}
 
     # -- constraints of a pod
 
@@ -373,7 +376,11 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         v = self.version
         if pod.topology_spread_constraints:
             return filter_constraints(pod.topology_spread_constraints, pod.labels, action, v)
-        cons = filter_constraints(self.default_constraints, pod.labels, action, v)
+        cons = self._defaults_by_action.get(action)
+        if cons is None:
+            cons = filter_constraints(self.default_constraints, pod.labels, action, v)
+            if not any(c.match_label_keys for c in self.default_constraints):
+                self._defaults_by_action[action] = cons  # (read only)
         if not cons:
             return []
         sel = default_selector(pod, self.handle.listers, v)
