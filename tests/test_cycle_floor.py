@@ -7,10 +7,24 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kspread.engine.model import Pod, Toleration, replace_pod
 from kspread.engine.plugins.podtopologyspread import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
+from kspread.engine.plugins.resource_allocation import (
+    UsageColumn,
+    balanced_change_row,
+    balanced_change_scores,
+    balanced_std_row,
+    balanced_std_scores,
+    least_requested_row,
+    least_requested_scores,
+    weighted_average_row,
+    weighted_averages,
+)
 from kspread.engine.scheduler import Scheduler, run_case
+from kspread.engine.snapshot import ColumnMemo
 from kspread.format.case import build_case
 
 ZONE = "topology.kubernetes.io/zone"
@@ -112,3 +126,122 @@ def test_sequence_binds_and_nominations_keep_the_pods_fields():
     assert placements == {"a": "n1", "hi": "n1"}
     bound = sched.bound["a"]
     assert type(bound) is Pod and bound.node_name == "n1" and bound.labels == {"k": "v"}
+
+
+# ---- the scores kept across cycles (ColumnMemo): each row's formula against the arrays' ----------
+
+UNLIMITED = 2**62
+amount = st.one_of(st.integers(0, 10**6), st.integers(0, 64 << 30), st.just(UNLIMITED), st.just(0))
+ROWS = st.integers(1, 4).flatmap(
+    lambda k: st.lists(st.lists(st.tuples(amount, amount), min_size=k, max_size=k), min_size=1, max_size=30))
+
+
+@settings(max_examples=80)
+@given(ROWS, st.booleans(), st.data())
+def test_rows_match_the_array_formulas(rows, mixed, data):
+    k = len(rows[0])
+    present = [[data.draw(st.booleans()) if mixed else True for _ in range(k)] for _ in rows]
+    added = [data.draw(st.integers(0, 10**6)) for _ in range(k)]
+    weights = [data.draw(st.integers(1, 5)) for _ in range(k)]
+    cols = []
+    for j in range(k):
+        before = np.array([row[j][0] for row in rows], np.int64)
+        alloc = np.array([row[j][1] for row in rows], np.int64)
+        cols.append(UsageColumn(weights[j], alloc, before + added[j], before, np.array([p[j] for p in present], bool)))
+    n = len(rows)
+    usage = [[(weights[j], row[j][1], row[j][0] + added[j], row[j][0], pres[j]) for j in range(k)]
+             for row, pres in zip(rows, present)]
+    assert balanced_change_scores(cols, 100, n).tolist() == [balanced_change_row(u, 100) for u in usage]
+    std = balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], 100, n)
+    assert std.tolist() == [balanced_std_row([(r, a, p) for _, a, r, _, p in u], 100) for u in usage]
+    for m in (10, 100):
+        least = weighted_averages(cols, lambda r, c, m=m: least_requested_scores(r, c, m), n)
+        assert least.tolist() == [weighted_average_row([(least_requested_row(r, a, m), w, p) for w, a, r, _, p in u])
+                                  for u in usage]
+
+
+def test_column_memo_refreshes_changed_rows_and_drops_old_keys():
+    data = {"nodes": [f"n{i}" for i in range(4)], "pod": {"name": "p"}}
+    sched = Scheduler(build_case(data, "t"))
+    snap = sched.snapshot
+    memo = ColumnMemo()
+    calls: list[str] = []
+
+    def whole(nodes):
+        calls.append("whole")
+        return snap.pod_count[nodes.positions] * 10
+
+    def row(i):
+        calls.append(f"row {i}")
+        return int(snap.pod_count[i]) * 10
+
+    nodes = snap.nodes(np.array([3, 1, 0, 2], np.intp))
+    assert memo.over(nodes, "k", whole, row).tolist() == [0, 0, 0, 0] and calls == ["whole"]
+    snap.add_pod(Pod("a", node_name="n1"))
+    snap.add_pod(Pod("b", node_name="n1"))
+    assert memo.over(nodes, "k", whole, row).tolist() == [0, 20, 0, 0] and calls == ["whole", "row 1"]
+    assert memo.over(snap.nodes(np.array([1], np.intp)), "k", whole, row) is None  # under half the nodes
+    assert memo.over(nodes, "k", whole, lambda i: None).tolist() == [0, 20, 0, 0]  # nothing changed: no row
+    snap.add_pod(Pod("c", node_name="n2"))
+    calls.clear()
+    assert memo.over(nodes, "k", whole, lambda i: None).tolist() == [0, 20, 0, 10] and calls == ["whole"]
+    for k in range(ColumnMemo.KEYS):
+        memo.over(nodes, k, whole, row)
+    calls.clear()
+    assert memo.over(nodes, "k", whole, row).tolist() == [0, 20, 0, 10] and calls == ["whole"]  # "k" was dropped
+    # more changed rows than ROWS, or changes no longer logged: every row again
+    for j in range(ColumnMemo.ROWS + 1):
+        snap.add_pod(Pod(f"x{j}", node_name="n0"))
+    calls.clear()
+    assert memo.over(nodes, "k", whole, row).tolist() == [0, 20, 650, 10] and calls == ["whole"]
+    assert snap.changed_since(snap.column_version - 2) == [0, 0] and snap.changed_since(-1) is None
+    assert snap.changed_since(snap.column_version + 1) is None
+
+
+SCORE_SHAPES = [
+    {"requests": {"cpu": "100m", "memory": "500Mi"}},
+    {"requests": {"cpu": "1", "ephemeral-storage": "1Gi", "example.com/gpu": 1}},
+    {"requests": {"memory": "3Gi"}},
+    {},
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["1.21", "1.22", "1.25", "1.33", "1.36", "1.37"]),
+       st.lists(st.sampled_from([{"cpu": "2", "memory": "4Gi", "pods": 4},
+                                 {"cpu": "4", "memory": "2Gi", "ephemeral-storage": "3Gi", "example.com/gpu": 2,
+                                  "pods": 5},
+                                 None]), min_size=1, max_size=5),
+       st.lists(st.integers(0, len(SCORE_SHAPES) - 1), min_size=1, max_size=12),
+       st.booleans())
+def test_sequences_score_as_without_the_column_memo(version, allocs, shapes, weighted):
+    """Every cycle's statuses, per-plugin scores and totals, and the placements, with the
+    scores kept across cycles and computed afresh; high-priority pods preempt."""
+    nodes = [{"name": f"n{i}", **({"allocatable": a} if a else {})} for i, a in enumerate(allocs)]
+    schedule = [{"name": f"p{k}", "priority": 10 if k % 5 == 4 else 0, **SCORE_SHAPES[s]}
+                for k, s in enumerate(shapes)]
+    data: dict = {"version": version, "nodes": nodes, "schedule": schedule}
+    if weighted and version >= "1.23":
+        res = [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}, {"name": "example.com/gpu", "weight": 2}]
+        data["profile"] = {
+            "filter": ["NodeResourcesFit"], "score": ["NodeResourcesFit", "NodeResourcesBalancedAllocation"],
+            "postFilter": ["DefaultPreemption"], "pluginConfig": {
+            "NodeResourcesFit": {"scoringStrategy": {"type": "LeastAllocated", "resources": res}},
+            "NodeResourcesBalancedAllocation": {"resources": [{"name": "cpu"}, {"name": "memory"},
+                                                              {"name": "example.com/gpu"}]}}}
+
+    def run() -> list:
+        out: list = []
+
+        def observe(_sched, r) -> None:
+            scores = r.scores.weighted if r.scores is not None else None
+            out.append((r.pod.key, r.selected, r.totals, scores, {n: (s.code, s.reasons) for n, s in r.statuses.items()},
+                        r.error))
+
+        _, _, placements = run_case(build_case(data, "t"), observe)
+        return [out, placements]
+
+    kept = run()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ColumnMemo, "over", lambda self, nodes, key, whole, row: None)
+        assert run() == kept

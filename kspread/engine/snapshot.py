@@ -269,6 +269,10 @@ class Snapshot:
         self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
         # every bound pod as a row (``pod_rows``), built when first asked for
         self.pod_table: PodTable | None = None
+        # the columns' changes: ``column_version`` counts them, the log keeps the node
+        # position of the latest ones (``changed_since``)
+        self.column_version = 0
+        self._column_log: list[int] = []
         self._add_all([p for p in pods if p.node_name is not None])
 
     def _add_all(self, pods: list[Pod]) -> None:
@@ -379,8 +383,24 @@ class Snapshot:
             table.extend(pods, at, [self.requests.entry(p) for p in pods])
         return table.rows(positions, len(self.node_list))
 
+    COLUMN_LOG = 4096  # column changes kept at most
+
+    def changed_since(self, version: int) -> list[int] | None:
+        """The node positions whose columns changed after ``column_version`` was
+        ``version`` (a position once per change); None when those are no longer kept."""
+        n = self.column_version - version
+        log = self._column_log
+        if n < 0 or n > len(log):
+            return None
+        return log[len(log) - n:] if n else []
+
     def _column_add(self, pod: Pod, sign: int) -> None:
         i = self.position[pod.node_name]  # type: ignore[index]
+        self.column_version += 1
+        log = self._column_log
+        log.append(i)
+        if len(log) > self.COLUMN_LOG:
+            del log[:self.COLUMN_LOG // 2]
         if self._count_columns and not pod.terminating:
             g = group_key(pod)
             m = self.matcher
@@ -877,6 +897,57 @@ class NodeSet:
         for c in present:
             table[c] = value_fn(values[c])
         return table[col]
+
+
+class ColumnMemo:
+    """A plugin's per-node values that depend only on the snapshot's columns and on
+    inputs that are not columns (``key``: the pod's requests, say), kept across cycles
+    over every node of the snapshot: where a node's columns changed since
+    (``Snapshot.changed_since``), its value is computed again by ``row(i)``, the same
+    formula on Python numbers for the node at snapshot position ``i`` (or None: then
+    every row is computed again); every other value stands. ``whole(nodes)`` computes the values over a NodeSet (every node, when
+    the key is new or too many rows changed). Used for sets of at least half the
+    snapshot's nodes, read from its own columns; None otherwise (the caller computes)."""
+
+    KEYS = 8  # keys kept at most (the oldest is dropped)
+    ROWS = 64  # changed rows computed one by one at most; more: ``whole`` again
+
+    __slots__ = ("_entries", "_snapshot")
+
+    def __init__(self) -> None:
+        self._entries: dict[Hashable, tuple[int, np.ndarray]] = {}
+        self._snapshot: Snapshot | None = None
+
+    def over(self, nodes: NodeSet, key: Hashable, whole: Callable[[NodeSet], np.ndarray],
+             row: Callable[[int], object]) -> np.ndarray | None:
+        """The values at ``nodes`` (a new array), or None when the set is not for a memo."""
+        snap = nodes.snapshot
+        if snap is None or nodes.overrides is not None or nodes.positions is None \
+                or 2 * len(nodes) < len(snap.node_list):
+            return None
+        if self._snapshot is not snap:
+            self._entries.clear()
+            self._snapshot = snap
+        hit = self._entries.get(key)
+        values: np.ndarray | None = None
+        if hit is not None:
+            values = hit[1]
+            changed = snap.changed_since(hit[0])
+            if changed is None or len(changed) > self.ROWS:
+                values = None
+            else:
+                for i in set(changed):
+                    v = row(i)
+                    if v is None:  # (the row cannot be computed alone: every row again)
+                        values = None
+                        break
+                    values[i] = v
+        if values is None:
+            values = whole(snap.nodes())
+            if key not in self._entries and len(self._entries) >= self.KEYS:
+                del self._entries[next(iter(self._entries))]
+        self._entries[key] = (snap.column_version, values)
+        return values.take(nodes.positions)
 
 
 def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) -> None:
