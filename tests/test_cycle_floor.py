@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kspread.engine.model import Pod, Toleration, replace_pod
+from kspread.engine.model import (
+    Affinity,
+    Container,
+    ContainerPort,
+    Pod,
+    PodAffinityRules,
+    Toleration,
+    replace_pod,
+)
 from kspread.engine.plugins.podtopologyspread import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
 from kspread.engine.plugins.resource_allocation import (
     UsageColumn,
@@ -24,7 +32,8 @@ from kspread.engine.plugins.resource_allocation import (
     weighted_averages,
 )
 from kspread.engine.scheduler import Scheduler, run_case
-from kspread.engine.snapshot import ColumnMemo
+from kspread.engine.snapshot import ColumnMemo, PodEntry, PodRequestCache
+from kspread.engine.versions import Version
 from kspread.format.case import build_case
 
 ZONE = "topology.kubernetes.io/zone"
@@ -245,3 +254,28 @@ def test_sequences_score_as_without_the_column_memo(version, allocs, shapes, wei
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ColumnMemo, "over", lambda self, nodes, key, whole, row: None)
         assert run() == kept
+
+
+# ---- what a bound pod adds: the entry of the last pod shared by a pod with the same parts ----------
+
+_CONTAINERS = [(), (Container("a", requests={"cpu": 100}),),
+               (Container("a", requests={"cpu": 100}, ports=(ContainerPort(80, host_port=8080),)),)]
+_AFFINITIES = [None, Affinity(pod_affinity=PodAffinityRules()), Affinity(pod_anti_affinity=PodAffinityRules())]
+_LABELS = [{}, {"app": "x"}, {"app": "y"}]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2), st.sampled_from(["default", "b"]),
+                          st.booleans(), st.booleans()), min_size=1, max_size=12))
+def test_pod_entries_shared_only_between_pods_with_the_same_parts(pods):
+    cache = PodRequestCache(Version(37))
+    for k, (c, a, lab, ns, copy_labels, overhead) in enumerate(pods):
+        labels = dict(_LABELS[lab]) if copy_labels else _LABELS[lab]
+        pod = Pod(f"p{k}", ns, labels, containers=_CONTAINERS[c], affinity=_AFFINITIES[a],
+                  overhead=_OVERHEAD if overhead else {})
+        got, fresh = cache.get(pod), PodEntry(pod, Version(37), {})
+        assert cache.get(pod) is got
+        assert [getattr(got, f) for f in PodEntry.__slots__] == [getattr(fresh, f) for f in PodEntry.__slots__]
+
+
+_OVERHEAD = {"cpu": 250}

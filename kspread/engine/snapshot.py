@@ -117,7 +117,7 @@ class PodRequestCache:
     host ports, label group, affinity), computed once per pod: pods are immutable, and
     a sequence or a preemption dry run adds and removes the same pods many times."""
 
-    __slots__ = ("_cache", "_version", "_shapes")
+    __slots__ = ("_cache", "_version", "_shapes", "_last")
 
     # entries kept at most (then the cache starts over), so a long sequence stays flat
     LIMIT = 4096
@@ -126,13 +126,28 @@ class PodRequestCache:
         self._cache: dict[Pod, PodEntry] = {}
         self._shapes: dict[tuple, tuple[dict[str, int], int, int]] = {}
         self._version = version
+        # the fields a PodEntry reads of the last pod one was made for, and that entry
+        self._last: tuple | None = None
 
     def get(self, pod: Pod) -> PodEntry:
         hit = self._cache.get(pod)
         if hit is None:
             if len(self._cache) >= self.LIMIT:
                 self._cache.clear()
-            hit = self._cache[pod] = PodEntry(pod, self._version, self._shapes)
+            # a pod that shares every field an entry reads with the last pod given one
+            # (the same converted objects, never mutated, which ``_last`` holds; equal
+            # namespace and labels) shares its entry (read only): a sequence binds a
+            # copy of each pod it schedules, and pods written alike share those objects
+            last = self._last
+            if (last is not None and last[0] is pod.containers and last[1] is pod.init_containers
+                    and last[2] is pod.overhead and last[3] is pod.level_requests and last[4] is pod.affinity
+                    and last[5] == pod.namespace and (last[6] is pod.labels or last[6] == pod.labels)):
+                hit = last[7]
+            else:
+                hit = PodEntry(pod, self._version, self._shapes)
+                self._last = (pod.containers, pod.init_containers, pod.overhead, pod.level_requests, pod.affinity,
+                              pod.namespace, pod.labels, hit)
+            self._cache[pod] = hit
         return hit
 
     def entry(self, pod: Pod) -> PodEntry:
