@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kspread.engine.framework.interface import Filtered
+from kspread.engine.framework.status import SUCCESS, CycleState
 from kspread.engine.model import (
     Affinity,
     Container,
@@ -279,3 +281,38 @@ def test_pod_entries_shared_only_between_pods_with_the_same_parts(pods):
 
 
 _OVERHEAD = {"cpu": 250}
+
+
+def test_passing_is_shared_and_read_only():
+    a = Filtered.passing(3)
+    assert Filtered.passing(3) is a and a.ids.tolist() == [0, 0, 0] and list(a.table) == [SUCCESS]
+    with pytest.raises(ValueError, match="read-only"):
+        a.ids[0] = 1
+
+
+@pytest.mark.parametrize("taints", [None, [{"key": "k", "value": "v", "effect": "PreferNoSchedule"}],
+                                    [{"key": "k", "value": "v", "effect": "NoSchedule"}]])
+def test_taint_toleration_on_untainted_clusters_as_on_any(taints):
+    nodes = ["n1", "n2", {"name": "n3", **({"taints": taints} if taints else {})}]
+    sched = _scheduler({"nodes": nodes})
+    pod = sched.case.incoming[0]
+    tt = sched.framework.plugin("TaintToleration")
+    state = CycleState()
+    tt.pre_score(state, pod, [])  # type: ignore[union-attr]
+    all_nodes = sched.snapshot.nodes()
+    got = (tt.filter_nodes(state, pod, all_nodes).ids.tolist(), tt.score_nodes(state, pod, all_nodes).tolist())  # type: ignore[union-attr]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("kspread.engine.plugins.tainttoleration._untainted", lambda nodes: False)
+        assert got == (tt.filter_nodes(state, pod, all_nodes).ids.tolist(), tt.score_nodes(state, pod, all_nodes).tolist())  # type: ignore[union-attr]
+    assert got == {None: ([0, 0, 0], [0, 0, 0]), "PreferNoSchedule": ([0, 0, 0], [0, 0, 1]),
+                   "NoSchedule": ([0, 0, 1], [0, 0, 0])}[taints[0]["effect"] if taints else None]
+
+
+def test_default_selector_follows_each_pods_labels():
+    _, pts = _spread([])
+    x = Pod("a", labels={"team": "x"})
+    y = Pod("b", labels={"team": "y"})
+    assert [str(c.selector) for c in pts._constraints(x, DO_NOT_SCHEDULE)] == ["team=x"]  # type: ignore[attr-defined]
+    assert pts._constraints(y, DO_NOT_SCHEDULE) == []  # type: ignore[attr-defined]  # no Service selects it
+    assert [str(c.selector) for c in pts._constraints(Pod("c", labels={"team": "x"}), DO_NOT_SCHEDULE)] == ["team=x"]  # type: ignore[attr-defined]
+    assert pts._constraints(Pod("d", "other", labels={"team": "x"}), DO_NOT_SCHEDULE) == []  # type: ignore[attr-defined]

@@ -369,6 +369,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         # the default constraints of each action (filter_constraints), when they do not
         # depend on the pod's labels (no matchLabelKeys): made once
         self._defaults_by_action: dict[str, list[Constraint]] = {}
+        self._last_selector: tuple[tuple, Selector] | None = None  # (namespace, labels, controller), selector
 
     # -- constraints of a pod
 
@@ -383,7 +384,15 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                 self._defaults_by_action[action] = cons  # (read only)
         if not cons:
             return []
-        sel = default_selector(pod, self.handle.listers, v)
+        # the listers do not change in a case: the selector depends on the pod's
+        # namespace, labels and controller only (the last pod's kept)
+        key = (pod.namespace, pod.labels, pod.controller)
+        last = self._last_selector
+        if last is not None and last[0] == key:
+            sel = last[1]
+        else:
+            sel = default_selector(pod, self.handle.listers, v)
+            self._last_selector = (key, sel)
         if sel.empty():
             return []
         return [replace(c, selector=sel) for c in cons]
