@@ -316,3 +316,30 @@ def test_default_selector_follows_each_pods_labels():
     assert pts._constraints(y, DO_NOT_SCHEDULE) == []  # type: ignore[attr-defined]  # no Service selects it
     assert [str(c.selector) for c in pts._constraints(Pod("c", labels={"team": "x"}), DO_NOT_SCHEDULE)] == ["team=x"]  # type: ignore[attr-defined]
     assert pts._constraints(Pod("d", "other", labels={"team": "x"}), DO_NOT_SCHEDULE) == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("version", ["1.26", "1.27", "1.28", "1.37"])
+def test_inter_pod_affinity_of_existing_pods_reaches_a_pod_without_terms(version):
+    """A pod without pod (anti-)affinity of its own: InterPodAffinity skips only where
+    no existing pod has terms (1.27 on for Filter, 1.28 on for Score); else the existing
+    pods' required anti-affinity rejects and their preferred affinity scores."""
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
+    data = {"version": version, "nodes": ["n1", "n2", "n3"],
+            "pods": [{"name": "guard", "node": "n1", "affinity": {"podAntiAffinity": {
+                          "requiredDuringSchedulingIgnoredDuringExecution": [term]}}},
+                     {"name": "friend", "node": "n2", "affinity": {"podAffinity": {
+                          "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10,
+                                                                               "podAffinityTerm": term}]}}}],
+            "pod": {"name": "p", "labels": {"app": "web"}}}
+    sched = Scheduler(build_case(data, "t"))
+    r = sched.schedule_one(sched.case.incoming[0])
+    assert r.statuses["n1"].reasons == ("node(s) didn't satisfy existing pods anti-affinity rules",)
+    assert r.feasible == ["n2", "n3"]
+    assert r.scores is not None and r.scores.normalized["InterPodAffinity"] == {"n2": 100, "n3": 0}
+    plain = Scheduler(build_case({**data, "pods": []}, "t"))
+    r = plain.schedule_one(plain.case.incoming[0])
+    skipped = {"1.26": (set(), set()), "1.27": ({"InterPodAffinity"}, set())}.get(
+        version, ({"InterPodAffinity"}, {"InterPodAffinity"}))
+    assert r.state is not None
+    assert ({"InterPodAffinity"} & r.state.skip_filter_plugins, {"InterPodAffinity"} & r.state.skip_score_plugins) \
+        == skipped

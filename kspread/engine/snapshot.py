@@ -359,6 +359,10 @@ class Snapshot:
     def nodes(self, positions: np.ndarray | None = None) -> NodeSet:
         return NodeSet(self, self.all_positions if positions is None else positions)
 
+    def has_affinity_pods(self, required_anti_affinity: bool = False) -> bool:
+        """Whether ``infos_with_affinity_pods`` lists any node."""
+        return bool(self._with_required_anti if required_anti_affinity else self._with_affinity)
+
     def infos_with_affinity_pods(self, required_anti_affinity: bool = False) -> list[NodeInfo]:
         """NodeInfos (node order) of the nodes with a pod that has pod (anti-)affinity
         (HavePodsWithAffinityList), or a required anti-affinity term

@@ -200,6 +200,8 @@ class Framework:
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> Status:
         for p in self.pre_filter_plugins:
             st = p.pre_filter(state, pod)
+            if st is SUCCESS:
+                continue
             if st.is_skip():
                 state.skip_filter_plugins.add(p.name)
                 continue
@@ -491,6 +493,8 @@ class Framework:
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> None:
         for p in self.pre_score_plugins:
             st = p.pre_score(state, pod, nodes)
+            if st is SUCCESS:
+                continue
             if st.is_skip():
                 state.skip_score_plugins.add(p.name)
                 continue
