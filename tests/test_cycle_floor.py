@@ -35,7 +35,7 @@ from kspread.engine.plugins.resource_allocation import (
 )
 from kspread.engine.scheduler import Scheduler, run_case
 from kspread.engine.snapshot import ColumnMemo, PodEntry, PodRequestCache
-from kspread.engine.versions import Version
+from kspread.engine.versions import Version, resource_scoring
 from kspread.format.case import build_case
 
 ZONE = "topology.kubernetes.io/zone"
@@ -343,3 +343,18 @@ def test_inter_pod_affinity_of_existing_pods_reaches_a_pod_without_terms(version
     assert r.state is not None
     assert ({"InterPodAffinity"} & r.state.skip_filter_plugins, {"InterPodAffinity"} & r.state.skip_score_plugins) \
         == skipped
+
+
+def test_resource_scoring_flags_one_per_minor():
+    assert resource_scoring(Version(30)) is resource_scoring(Version(30, {"SomeGate": True}))
+    assert resource_scoring(Version(21)).minor == 21 and not resource_scoring(Version(21)).balanced_std
+    assert resource_scoring(Version(22)).balanced_std
+
+
+@pytest.mark.parametrize("images", [None, [{"names": ["nginx:1"], "sizeBytes": 500_000_000}]])
+def test_image_locality_without_node_images_scores_zero(images):
+    nodes = ["n1", {"name": "n2", **({"images": images} if images else {})}]
+    sched = _scheduler({"nodes": nodes, "pod": {"name": "p", "containers": [{"name": "c", "image": "nginx:1"}]}})
+    r = sched.schedule_one(sched.case.incoming[0])
+    assert r.scores is not None
+    assert r.scores.raw["ImageLocality"] == ({"n1": 0, "n2": 0} if images is None else {"n1": 0, "n2": 22})

@@ -417,7 +417,7 @@ class Scheduler:
         """The first of the cycle's selected nodes in the case's node order."""
         snap = self.snapshot
         if r.selected_positions is not None and len(r.selected_positions) > 1:
-            pos = r.selected_positions[np.argmin(self.node_index[r.selected_positions])]
+            pos = r.selected_positions[self.node_index[r.selected_positions].argmin()]
             return snap.node_list[int(pos)].node.name
         return min(r.selected, key=lambda n: snap.get(n).node.index)
 
