@@ -413,7 +413,8 @@ class Snapshot:
             return None
         return log[len(log) - n:] if n else []
 
-    def _column_add(self, pod: Pod, sign: int) -> None:
+    def _column_add(self, pod: Pod, sign: int, e: PodEntry) -> None:
+        """The pod (its entry ``e``) added to (sign 1) or removed from (-1) the columns."""
         i = self.position[pod.node_name]  # type: ignore[index]
         self.column_version += 1
         log = self._column_log
@@ -421,17 +422,16 @@ class Snapshot:
         if len(log) > self.COLUMN_LOG:
             del log[:self.COLUMN_LOG // 2]
         if self._count_columns and not pod.terminating:
-            g = group_key(pod)
+            g = e.group
             m = self.matcher
             for (namespace, selector), col in self._count_columns.items():
                 if m.matches(selector, namespace, g):
                     col[i] += sign
-        if has_pod_affinity(pod):
+        if e.affinity:
             _count(self._with_affinity, i, sign)
-            if has_required_anti_affinity(pod):
+            if e.required_anti_affinity:
                 _count(self._with_required_anti, i, sign)
         self.pod_count[i] += sign
-        e = self.requests.get(pod)
         cpu, mem = e.cpu, e.memory
         for k, v in e.requests.items():
             column = self._requested.get(k)
@@ -441,28 +441,31 @@ class Snapshot:
         self._non_zero["memory"][i] += sign * mem
 
     def add_pod(self, pod: Pod) -> None:
-        assert pod.node_name is not None
-        self.node_infos[pod.node_name].add_pod(pod)
-        self._column_add(pod, 1)
+        node = pod.node_name
+        assert node is not None
+        e = self.requests.get(pod)
+        self.node_infos[node].add_pod(pod, e)
+        self._column_add(pod, 1, e)
         if self.pod_table is not None:
-            self.pod_table.append(pod, self.position[pod.node_name], self.requests.get(pod))
-        all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
-        all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
+            self.pod_table.append(pod, self.position[node], e)
+        all_per_node = self.all_group_nodes.setdefault(e.group, {})
+        all_per_node[node] = all_per_node.get(node, 0) + 1
         if not pod.terminating:
-            per_node = self.group_nodes.setdefault(group_key(pod), {})
-            per_node[pod.node_name] = per_node.get(pod.node_name, 0) + 1
+            per_node = self.group_nodes.setdefault(e.group, {})
+            per_node[node] = per_node.get(node, 0) + 1
 
     def remove_pod(self, pod: Pod) -> None:
         assert pod.node_name is not None
         info = self.node_infos[pod.node_name]
         stored = info.pods[pod.key]
+        e = self.requests.get(stored)
         info.remove_pod(stored)
-        self._column_add(stored, -1)
+        self._column_add(stored, -1, e)
         if self.pod_table is not None:
             self.pod_table.remove(stored)
-        _decrement(self.all_group_nodes, group_key(stored), pod.node_name)
+        _decrement(self.all_group_nodes, e.group, pod.node_name)
         if not stored.terminating:
-            g = group_key(stored)
+            g = e.group
             per_node = self.group_nodes[g]
             per_node[pod.node_name] -= 1
             if not per_node[pod.node_name]:

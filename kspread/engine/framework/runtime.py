@@ -86,9 +86,13 @@ class ScoreTable:
         return self._mapping(2)
 
     def total(self) -> np.ndarray:
-        out = np.zeros(len(self._nodes), np.int64)
-        for a in self.arrays.values():
-            out += a[2]
+        """The weighted scores' sum per node (int64, a new array)."""
+        weighted = [a[2] for a in self.arrays.values()]
+        if not weighted:
+            return np.zeros(len(self._nodes), np.int64)
+        out = weighted[0].astype(np.int64)  # (a copy)
+        for w in weighted[1:]:
+            out += w
         return out
 
 
