@@ -958,7 +958,7 @@ class ColumnMemo:
             if changed is None or len(changed) > self.ROWS:
                 values = None
             else:
-                for i in set(changed):
+                for i in (changed if len(changed) == 1 else set(changed)):
                     v = row(i)
                     if v is None:  # (the row cannot be computed alone: every row again)
                         values = None

@@ -340,13 +340,14 @@ def status_of(insufficient: list[InsufficientResource], version: Version) -> Sta
 
 
 class _PreFilterState:
-    __slots__ = ("request", "plan", "statuses")
+    __slots__ = ("request", "plan", "plan_key", "statuses")
 
     def __init__(self, request: dict[str, int]) -> None:
         self.request = request
         # the Filter's comparisons and the statuses made of their failures (failure
         # key -> status), made on first use: they depend only on the request
         self.plan: list[tuple[str, str, int]] | None = None
+        self.plan_key: tuple = ()  # the plan as a tuple (the failure keys' memo key)
         self.statuses: dict = {}
 
     def clone(self) -> _PreFilterState:
@@ -408,9 +409,10 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
                                   error(f'error reading "{PRE_FILTER_KEY}" from cycleState'))
         if st.plan is None:
             st.plan = comparisons(st.request, self.version, *self._ignored())
+            st.plan_key = tuple(st.plan)
         plan, v, snap = st.plan, self.version, nodes.snapshot
         # kept across cycles for the plan (the comparisons: resources and requests)
-        keys = self._memo.over(nodes, tuple(plan), lambda ns: failure_keys(plan, ns, v),
+        keys = self._memo.over(nodes, st.plan_key, lambda ns: failure_keys(plan, ns, v),
                                lambda i: failure_key_row(plan, snap, i, v))  # type: ignore[arg-type]
         if keys is None:
             keys = failure_keys(plan, nodes, v)

@@ -81,10 +81,11 @@ def score_columns(strategy: Strategy, cols: Sequence[UsageColumn], version: Vers
 
 
 class _State:
-    __slots__ = ("requests",)
+    __slots__ = ("requests", "key")
 
     def __init__(self, requests: list[int]) -> None:
         self.requests = requests
+        self.key = tuple(requests)  # (the scores' memo key)
 
     def clone(self) -> _State:
         return self
@@ -129,7 +130,7 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         if self.strategy.kind == LEAST_ALLOCATED:
             # kept across cycles for the pod's requests (the strategy and version are the plugin's)
             snap = nodes.snapshot
-            out = self._memo.over(nodes, tuple(requests), lambda ns: self._scores(ns, requests),
+            out = self._memo.over(nodes, st.key, lambda ns: self._scores(ns, requests),
                                   lambda i: self._least_row(snap, i, requests))
             if out is not None:
                 return out
@@ -239,7 +240,7 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         requests = st.requests
         if self.flags.balanced_std:  # (1.22 on; kept across cycles for the pod's requests)
             snap = nodes.snapshot
-            out = self._memo.over(nodes, tuple(requests), lambda ns: self._scores(ns, requests),
+            out = self._memo.over(nodes, st.key, lambda ns: self._scores(ns, requests),
                                   lambda i: self._row(snap, i, requests))
             if out is not None:
                 return out
