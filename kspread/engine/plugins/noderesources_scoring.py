@@ -45,6 +45,7 @@ from kspread.engine.plugins.resource_allocation import (
     rtcr_combines,
     rtcr_resource_scores,
     usage_columns,
+    usage_plan,
     usage_row,
     weighted_average_row,
     weighted_averages,
@@ -103,6 +104,7 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         super().__init__(args, handle, config_path)
         self._last_requests = LastRequests()  # PreScore's state of the last pod's requests
         self._memo = ColumnMemo()  # the scores over the snapshot's nodes, per pod requests
+        self._plan: tuple | None = None  # (snapshot, requests, usage_plan) of the memo's rows
 
     def _state_key(self) -> str:
         return "PreScore" + self.name
@@ -142,7 +144,11 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
 
     def _least_row(self, snapshot, i: int, requests: list[int]) -> int | None:
         """LeastAllocated's score of the node at snapshot position ``i`` (``_scores``)."""
-        usage = usage_row(snapshot, i, self.strategy.resources, requests, self.version, False)
+        plan = self._plan
+        if plan is None or plan[0] is not snapshot or plan[1] != requests:
+            plan = self._plan = (snapshot, list(requests),
+                                 usage_plan(snapshot, self.strategy.resources, requests, self.version, False))
+        usage = usage_row(plan[2], i)
         if usage is None:
             return None
         m = self.version.max_node_score
@@ -220,6 +226,7 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         self.resources = _resources_arg(self) if self.flags.balanced_std else DEFAULT_RESOURCES
         self._last_requests = LastRequests()  # PreScore's state of the last pod's requests
         self._memo = ColumnMemo()  # the scores over the snapshot's nodes, per pod requests
+        self._plan: tuple | None = None  # (snapshot, requests, usage_plan) of the memo's rows
 
     _KEY = "PreScoreNodeResourcesBalancedAllocation"
 
@@ -248,7 +255,11 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
 
     def _row(self, snapshot, i: int, requests: list[int]) -> int | None:
         """The score of the node at snapshot position ``i`` (``_scores``), from 1.22."""
-        usage = usage_row(snapshot, i, self.resources, requests, self.version, self.flags.balanced_uses_requested)
+        plan = self._plan
+        if plan is None or plan[0] is not snapshot or plan[1] != requests:
+            plan = self._plan = (snapshot, list(requests), usage_plan(snapshot, self.resources, requests, self.version,
+                                                                      self.flags.balanced_uses_requested))
+        usage = usage_row(plan[2], i)
         if usage is None:
             return None
         max_score = self.version.max_node_score

@@ -404,27 +404,47 @@ def balanced_change_row(cols: Sequence[tuple[int, int, int, int, bool]], max_sco
     return max_score // 2 + (d // 2 if d >= 0 else -(-d // 2))
 
 
-def usage_row(snapshot, i: int, specs: Sequence[ResourceSpec], pod_requests: Sequence[int], version: Version,
-              use_requested: bool) -> list[tuple[int, int, int, int, bool]] | None:
-    """``usage_columns`` of the node at snapshot position ``i``: (weight, allocatable,
-    requested with the pod, before, present) per resource left in; None where the int64
-    sum with the pod would wrap around (the arrays' arithmetic, not Python's)."""
+UsagePlan = list[tuple[int, "np.ndarray | None", "np.ndarray | None", int, bool]]
+
+
+def usage_plan(snapshot, specs: Sequence[ResourceSpec], pod_requests: Sequence[int], version: Version,
+               use_requested: bool) -> UsagePlan:
+    """What ``usage_columns`` reads for each resource it leaves in, as ``usage_row``
+    reads it per node: (weight, the snapshot's allocatable column, its requested or
+    non-zero requested column (None, None: not a scored resource), the pod's request,
+    whether a node without the resource leaves it out). The columns are the snapshot's
+    own, kept current in place."""
     skip = resource_scoring(version).skips_unallocatable
-    out: list[tuple[int, int, int, int, bool]] = []
+    out: UsagePlan = []
     for spec, pod_req in zip(specs, pod_requests):
         name = spec.name
         if skip and pod_req == 0 and is_scalar_resource(name):
             continue
         src = _base_source(name, use_requested)
         if src is None:
-            a = before = pod_req = 0
+            out.append((spec.weight, None, None, 0, skip))
         else:
-            a = snapshot.allocatable(name).item(i)
-            before = (snapshot.requested(name) if src == "requested" else snapshot.non_zero_requested(name)).item(i)
+            before = snapshot.requested(name) if src == "requested" else snapshot.non_zero_requested(name)
+            out.append((spec.weight, snapshot.allocatable(name), before, pod_req, skip))
+    return out
+
+
+def usage_row(plan: UsagePlan, i: int) -> list[tuple[int, int, int, int, bool]] | None:
+    """``usage_columns`` of the node at snapshot position ``i`` (``usage_plan``):
+    (weight, allocatable, requested with the pod, before, present) per resource left in;
+    None where the int64 sum with the pod would wrap around (the arrays' arithmetic, not
+    Python's)."""
+    out: list[tuple[int, int, int, int, bool]] = []
+    for weight, allocatable, before_col, pod_req, skip in plan:
+        if allocatable is None or before_col is None:
+            a = before = 0
+        else:
+            a = allocatable.item(i)
+            before = before_col.item(i)
         requested = before + pod_req
         if requested > _INT64_MAX:
             return None
-        out.append((spec.weight, a, requested, before, a != 0 if skip else True))
+        out.append((weight, a, requested, before, a != 0 if skip else True))
     return out
 
 
