@@ -82,11 +82,12 @@ def score_columns(strategy: Strategy, cols: Sequence[UsageColumn], version: Vers
 
 
 class _State:
-    __slots__ = ("requests", "key")
+    __slots__ = ("requests", "key", "none")
 
     def __init__(self, requests: list[int]) -> None:
         self.requests = requests
         self.key = tuple(requests)  # (the scores' memo key)
+        self.none = all(r == 0 for r in requests)  # the pod requests none of the resources
 
     def clone(self) -> _State:
         return self
@@ -236,7 +237,7 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
             use_requested = self.flags.balanced_uses_requested
             st = _State(pod_scoring_requests(pod, self.version, [r.name for r in self.resources], use_requested))
             self._last_requests.put(pod, st)
-        if self.flags.balanced_skips_best_effort and all(r == 0 for r in st.requests):
+        if self.flags.balanced_skips_best_effort and st.none:
             return SKIP
         state.write(self._KEY, st)
         return SUCCESS
