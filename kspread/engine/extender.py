@@ -509,9 +509,13 @@ class Extenders:
 
     def has_filters(self) -> bool:
         """hasExtenderFilters."""
+        if not self.items:
+            return False
         return any((h.is_filter() if (h := self._h(e)) else e.filter is not None) for e in self.items)
 
     def has_prioritizers(self) -> bool:
+        if not self.items:
+            return False
         return any((h.is_prioritizer() if (h := self._h(e)) else e.prioritize is not None) for e in self.items)
 
     def _fail(self, h: HTTPExtender, call: ExtenderCall, message: str) -> None:
@@ -743,6 +747,8 @@ class Extenders:
 
     def bind(self, pod: Pod, node: str) -> tuple[bool, str | None]:
         """extendersBinding: (whether an extender took the binding, its error)."""
+        if not self.items:
+            return False, None
         for e in self.items:
             h = self._h(e)
             if h is None or not h.is_binder() or not h.is_interested(pod):

@@ -210,6 +210,27 @@ def _all_fields_constructor(cls: type) -> Callable[..., Any]:
 new_pod = _all_fields_constructor(Pod)
 
 
+def _fields_replacer(cls: type) -> Callable[..., Any]:
+    """A function ``replace(obj, **changes)`` for ``cls`` (a frozen dataclass with slots):
+    ``dataclasses.replace(obj, **changes)`` in a fraction of the time, made as
+    ``_all_fields_constructor`` makes its instances (a sequence replaces a pod at every
+    binding and nomination). A name that is not a field raises AttributeError."""
+    assert not hasattr(cls, "__post_init__")
+    names = [f.name for f in fields(cls)]
+    builder = type(f"_{cls.__name__}Copy", (), {"__slots__": tuple(getattr(cls, "__slots__"))})  # noqa: B009
+    env: dict[str, Any] = {"_new": object.__new__, "_builder": builder, "_cls": cls, "_set": setattr}
+    body = "".join(f"    self.{n} = obj.{n}\n" for n in names)
+    exec(f"def replace(obj, /, **changes):\n    self = _new(_builder)\n{body}"
+         "    for k, v in changes.items():\n        _set(self, k, v)\n"
+         "    self.__class__ = _cls\n    return self\n", env)
+    replace = env["replace"]
+    replace.__doc__ = f"dataclasses.replace for {cls.__name__}."
+    return replace
+
+
+replace_pod = _fields_replacer(Pod)
+
+
 def pod_key(namespace: str, name: str) -> str:
     return name if namespace == "default" else f"{namespace}/{name}"
 

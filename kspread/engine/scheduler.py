@@ -39,7 +39,7 @@ preemption).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -52,7 +52,7 @@ from kspread.engine.framework.profile import Extender, Profile
 from kspread.engine.framework.runtime import Framework, ScoreTable, first_error, raise_error_of
 from kspread.engine.framework.status import Code, CycleState, SchedulingError, Status
 from kspread.engine.listers import Listers
-from kspread.engine.model import Cluster, Node, Pod
+from kspread.engine.model import Cluster, Node, Pod, replace_pod
 from kspread.engine.plugins import register_in_tree
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.queue import EXTENDER, SchedulingQueue
@@ -417,7 +417,7 @@ class Scheduler:
         """The first of the cycle's selected nodes in the case's node order."""
         snap = self.snapshot
         if r.selected_positions is not None and len(r.selected_positions) > 1:
-            pos = r.selected_positions[np.argmin(self.node_index[r.selected_positions])]
+            pos = r.selected_positions[self.node_index[r.selected_positions].argmin()]
             return snap.node_list[int(pos)].node.name
         return min(r.selected, key=lambda n: snap.get(n).node.index)
 
@@ -453,7 +453,7 @@ class Scheduler:
         rotated = np.roll(self.order_positions, -start) if start else self.order_positions
         nodes = self.snapshot.nodes(rotated)
         filtered = fwk.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
-        passing = np.flatnonzero(filtered.ids == 0)
+        passing = (filtered.ids == 0).nonzero()[0]
         if len(passing) > to_find:
             # upstream's walk stops only at the feasible node after the last it needs,
             # which it drops: the infeasible nodes before that one count as processed
@@ -465,7 +465,7 @@ class Scheduler:
             processed = n_all
         # an Error aborts the cycle: the first in the search's walk, then in node tree
         # order among the nodes the search did not reach
-        err = first_error(filtered, np.arange(processed))
+        err = first_error(filtered, np.arange(processed) if processed < n_all else None)
         if err is None and processed < n_all:
             tree_to_rotated = (np.arange(n_all) - start) % n_all
             err = first_error(filtered, tree_to_rotated[tree_to_rotated >= processed])
@@ -537,7 +537,7 @@ class Scheduler:
                 totals += np.array(self.ext.prioritize(pod, list(nodes.names)), np.int64)
         res.totals = _LazyTotals(nodes, totals)  # type: ignore[assignment]
         best = totals.max()
-        top = np.flatnonzero(totals == best)
+        top = (totals == best).nonzero()[0]
         res._selected = None
         res.selected_positions = positions[top]
         res._node_list = self.snapshot.node_list
@@ -572,7 +572,7 @@ class Scheduler:
 
     def bind(self, pod: Pod, node: str) -> Pod:
         """Assume and bind: the pod joins the node (its nomination ends)."""
-        bound = replace(pod, node_name=node, nominated_node=None)
+        bound = replace_pod(pod, node_name=node, nominated_node=None)
         self.nominator.remove(pod)
         self.pending.pop(pod.key, None)
         self.snapshot.add_pod(bound)
@@ -597,7 +597,7 @@ class Scheduler:
             if other.priority < pod.priority and other.key != pod.key:
                 events.append(PodEvent("Delete", self.current(other), other.priority))
                 self.clear_nomination(other)
-        nominated = replace(pod, nominated_node=node)
+        nominated = replace_pod(pod, nominated_node=node)
         self.nominator.remove(pod)
         self.nominator.add(nominated)
         self.pending[pod.key] = nominated
@@ -666,7 +666,7 @@ class Scheduler:
         return [self.snapshot.node_list[i].node.name for i in at.tolist()]
 
     def clear_nomination(self, pod: Pod) -> Pod:
-        cleared = replace(self.pending.get(pod.key, pod), nominated_node=None)
+        cleared = replace_pod(self.pending.get(pod.key, pod), nominated_node=None)
         self.nominator.remove(pod)
         self.ties.pop(pod.key, None)
         if pod.key in self.pending:

@@ -117,7 +117,7 @@ class PodRequestCache:
     host ports, label group, affinity), computed once per pod: pods are immutable, and
     a sequence or a preemption dry run adds and removes the same pods many times."""
 
-    __slots__ = ("_cache", "_version", "_shapes")
+    __slots__ = ("_cache", "_version", "_shapes", "_last")
 
     # entries kept at most (then the cache starts over), so a long sequence stays flat
     LIMIT = 4096
@@ -126,13 +126,28 @@ class PodRequestCache:
         self._cache: dict[Pod, PodEntry] = {}
         self._shapes: dict[tuple, tuple[dict[str, int], int, int]] = {}
         self._version = version
+        # the fields a PodEntry reads of the last pod one was made for, and that entry
+        self._last: tuple | None = None
 
     def get(self, pod: Pod) -> PodEntry:
         hit = self._cache.get(pod)
         if hit is None:
             if len(self._cache) >= self.LIMIT:
                 self._cache.clear()
-            hit = self._cache[pod] = PodEntry(pod, self._version, self._shapes)
+            # a pod that shares every field an entry reads with the last pod given one
+            # (the same converted objects, never mutated, which ``_last`` holds; equal
+            # namespace and labels) shares its entry (read only): a sequence binds a
+            # copy of each pod it schedules, and pods written alike share those objects
+            last = self._last
+            if (last is not None and last[0] is pod.containers and last[1] is pod.init_containers
+                    and last[2] is pod.overhead and last[3] is pod.level_requests and last[4] is pod.affinity
+                    and last[5] == pod.namespace and (last[6] is pod.labels or last[6] == pod.labels)):
+                hit = last[7]
+            else:
+                hit = PodEntry(pod, self._version, self._shapes)
+                self._last = (pod.containers, pod.init_containers, pod.overhead, pod.level_requests, pod.affinity,
+                              pod.namespace, pod.labels, hit)
+            self._cache[pod] = hit
         return hit
 
     def entry(self, pod: Pod) -> PodEntry:
@@ -269,6 +284,10 @@ class Snapshot:
         self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
         # every bound pod as a row (``pod_rows``), built when first asked for
         self.pod_table: PodTable | None = None
+        # the columns' changes: ``column_version`` counts them, the log keeps the node
+        # position of the latest ones (``changed_since``)
+        self.column_version = 0
+        self._column_log: list[int] = []
         self._add_all([p for p in pods if p.node_name is not None])
 
     def _add_all(self, pods: list[Pod]) -> None:
@@ -340,6 +359,10 @@ class Snapshot:
     def nodes(self, positions: np.ndarray | None = None) -> NodeSet:
         return NodeSet(self, self.all_positions if positions is None else positions)
 
+    def has_affinity_pods(self, required_anti_affinity: bool = False) -> bool:
+        """Whether ``infos_with_affinity_pods`` lists any node."""
+        return bool(self._with_required_anti if required_anti_affinity else self._with_affinity)
+
     def infos_with_affinity_pods(self, required_anti_affinity: bool = False) -> list[NodeInfo]:
         """NodeInfos (node order) of the nodes with a pod that has pod (anti-)affinity
         (HavePodsWithAffinityList), or a required anti-affinity term
@@ -379,20 +402,36 @@ class Snapshot:
             table.extend(pods, at, [self.requests.entry(p) for p in pods])
         return table.rows(positions, len(self.node_list))
 
-    def _column_add(self, pod: Pod, sign: int) -> None:
+    COLUMN_LOG = 4096  # column changes kept at most
+
+    def changed_since(self, version: int) -> list[int] | None:
+        """The node positions whose columns changed after ``column_version`` was
+        ``version`` (a position once per change); None when those are no longer kept."""
+        n = self.column_version - version
+        log = self._column_log
+        if n < 0 or n > len(log):
+            return None
+        return log[len(log) - n:] if n else []
+
+    def _column_add(self, pod: Pod, sign: int, e: PodEntry) -> None:
+        """The pod (its entry ``e``) added to (sign 1) or removed from (-1) the columns."""
         i = self.position[pod.node_name]  # type: ignore[index]
+        self.column_version += 1
+        log = self._column_log
+        log.append(i)
+        if len(log) > self.COLUMN_LOG:
+            del log[:self.COLUMN_LOG // 2]
         if self._count_columns and not pod.terminating:
-            g = group_key(pod)
+            g = e.group
             m = self.matcher
             for (namespace, selector), col in self._count_columns.items():
                 if m.matches(selector, namespace, g):
                     col[i] += sign
-        if has_pod_affinity(pod):
+        if e.affinity:
             _count(self._with_affinity, i, sign)
-            if has_required_anti_affinity(pod):
+            if e.required_anti_affinity:
                 _count(self._with_required_anti, i, sign)
         self.pod_count[i] += sign
-        e = self.requests.get(pod)
         cpu, mem = e.cpu, e.memory
         for k, v in e.requests.items():
             column = self._requested.get(k)
@@ -402,28 +441,31 @@ class Snapshot:
         self._non_zero["memory"][i] += sign * mem
 
     def add_pod(self, pod: Pod) -> None:
-        assert pod.node_name is not None
-        self.node_infos[pod.node_name].add_pod(pod)
-        self._column_add(pod, 1)
+        node = pod.node_name
+        assert node is not None
+        e = self.requests.get(pod)
+        self.node_infos[node].add_pod(pod, e)
+        self._column_add(pod, 1, e)
         if self.pod_table is not None:
-            self.pod_table.append(pod, self.position[pod.node_name], self.requests.get(pod))
-        all_per_node = self.all_group_nodes.setdefault(group_key(pod), {})
-        all_per_node[pod.node_name] = all_per_node.get(pod.node_name, 0) + 1
+            self.pod_table.append(pod, self.position[node], e)
+        all_per_node = self.all_group_nodes.setdefault(e.group, {})
+        all_per_node[node] = all_per_node.get(node, 0) + 1
         if not pod.terminating:
-            per_node = self.group_nodes.setdefault(group_key(pod), {})
-            per_node[pod.node_name] = per_node.get(pod.node_name, 0) + 1
+            per_node = self.group_nodes.setdefault(e.group, {})
+            per_node[node] = per_node.get(node, 0) + 1
 
     def remove_pod(self, pod: Pod) -> None:
         assert pod.node_name is not None
         info = self.node_infos[pod.node_name]
         stored = info.pods[pod.key]
+        e = self.requests.get(stored)
         info.remove_pod(stored)
-        self._column_add(stored, -1)
+        self._column_add(stored, -1, e)
         if self.pod_table is not None:
             self.pod_table.remove(stored)
-        _decrement(self.all_group_nodes, group_key(stored), pod.node_name)
+        _decrement(self.all_group_nodes, e.group, pod.node_name)
         if not stored.terminating:
-            g = group_key(stored)
+            g = e.group
             per_node = self.group_nodes[g]
             per_node[pod.node_name] -= 1
             if not per_node[pod.node_name]:
@@ -877,6 +919,57 @@ class NodeSet:
         for c in present:
             table[c] = value_fn(values[c])
         return table[col]
+
+
+class ColumnMemo:
+    """A plugin's per-node values that depend only on the snapshot's columns and on
+    inputs that are not columns (``key``: the pod's requests, say), kept across cycles
+    over every node of the snapshot: where a node's columns changed since
+    (``Snapshot.changed_since``), its value is computed again by ``row(i)``, the same
+    formula on Python numbers for the node at snapshot position ``i`` (or None: then
+    every row is computed again); every other value stands. ``whole(nodes)`` computes the values over a NodeSet (every node, when
+    the key is new or too many rows changed). Used for sets of at least half the
+    snapshot's nodes, read from its own columns; None otherwise (the caller computes)."""
+
+    KEYS = 8  # keys kept at most (the oldest is dropped)
+    ROWS = 64  # changed rows computed one by one at most; more: ``whole`` again
+
+    __slots__ = ("_entries", "_snapshot")
+
+    def __init__(self) -> None:
+        self._entries: dict[Hashable, tuple[int, np.ndarray]] = {}
+        self._snapshot: Snapshot | None = None
+
+    def over(self, nodes: NodeSet, key: Hashable, whole: Callable[[NodeSet], np.ndarray],
+             row: Callable[[int], object]) -> np.ndarray | None:
+        """The values at ``nodes`` (a new array), or None when the set is not for a memo."""
+        snap = nodes.snapshot
+        if snap is None or nodes.overrides is not None or nodes.positions is None \
+                or 2 * len(nodes) < len(snap.node_list):
+            return None
+        if self._snapshot is not snap:
+            self._entries.clear()
+            self._snapshot = snap
+        hit = self._entries.get(key)
+        values: np.ndarray | None = None
+        if hit is not None:
+            values = hit[1]
+            changed = snap.changed_since(hit[0])
+            if changed is None or len(changed) > self.ROWS:
+                values = None
+            else:
+                for i in (changed if len(changed) == 1 else set(changed)):
+                    v = row(i)
+                    if v is None:  # (the row cannot be computed alone: every row again)
+                        values = None
+                        break
+                    values[i] = v
+        if values is None:
+            values = whole(snap.nodes())
+            if key not in self._entries and len(self._entries) >= self.KEYS:
+                del self._entries[next(iter(self._entries))]
+        self._entries[key] = (snap.column_version, values)
+        return values.take(nodes.positions)
 
 
 def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) -> None:

@@ -508,8 +508,15 @@ class ResourceScoringFlags:
         return self.minor >= 30
 
 
+_SCORING_FLAGS: dict[int, ResourceScoringFlags] = {}
+
+
 def resource_scoring(version: Version) -> ResourceScoringFlags:
-    return ResourceScoringFlags(version.minor)
+    """The flags of the version's minor (one instance per minor: they hold nothing else)."""
+    flags = _SCORING_FLAGS.get(version.minor)
+    if flags is None:
+        flags = _SCORING_FLAGS[version.minor] = ResourceScoringFlags(version.minor)
+    return flags
 
 
 def parse_version(raw: object, path=("version",)) -> int:

@@ -30,7 +30,7 @@ from kspread.engine.framework.interface import (
 from kspread.engine.framework.profile import PluginRef, Profile
 from kspread.engine.framework.registry import resolve
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
-from kspread.engine.model import Node, Pod
+from kspread.engine.model import Node, Pod, replace_pod
 from kspread.engine.snapshot import NodeInfo, NodeSet, PodSums, pod_sums
 from kspread.errors import CaseError, did_you_mean
 
@@ -86,9 +86,13 @@ class ScoreTable:
         return self._mapping(2)
 
     def total(self) -> np.ndarray:
-        out = np.zeros(len(self._nodes), np.int64)
-        for a in self.arrays.values():
-            out += a[2]
+        """The weighted scores' sum per node (int64, a new array)."""
+        weighted = [a[2] for a in self.arrays.values()]
+        if not weighted:
+            return np.zeros(len(self._nodes), np.int64)
+        out = weighted[0].astype(np.int64)  # (a copy)
+        for w in weighted[1:]:
+            out += w
         return out
 
 
@@ -200,6 +204,8 @@ class Framework:
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> Status:
         for p in self.pre_filter_plugins:
             st = p.pre_filter(state, pod)
+            if st is SUCCESS:
+                continue
             if st.is_skip():
                 state.skip_filter_plugins.add(p.name)
                 continue
@@ -491,6 +497,8 @@ class Framework:
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> None:
         for p in self.pre_score_plugins:
             st = p.pre_score(state, pod, nodes)
+            if st is SUCCESS:
+                continue
             if st.is_skip():
                 state.skip_score_plugins.add(p.name)
                 continue
@@ -518,7 +526,8 @@ class Framework:
                 except ScoreFailed as e:
                     raise SchedulingError(f"running NormalizeScore plugin {p.name!r}: {e.status.message}",
                                           p.name) from None
-            if self.version.checks_score_range and len(scores) and (scores.max() > max_score or scores.min() < 0):
+            # (as uint64 a negative score is above any max_score: one reduction finds both)
+            if self.version.checks_score_range and len(scores) and scores.view(np.uint64).max() > max_score:
                 bad = np.flatnonzero((scores > max_score) | (scores < 0))
                 if len(bad):
                     raise SchedulingError(
@@ -526,7 +535,7 @@ class Framework:
                         f"range of [0, {max_score}] after normalizing",
                         p.name,
                     )
-            table.add(sp.label, raw, scores, scores * sp.weight)
+            table.add(sp.label, raw, scores, scores if sp.weight == 1 else scores * sp.weight)
         return table
 
 
@@ -697,6 +706,4 @@ def raise_error_of(res: Filtered, i: int) -> None:
 
 
 def _on_node(pod: Pod, node_name: str) -> Pod:
-    from dataclasses import replace
-
-    return pod if pod.node_name == node_name else replace(pod, node_name=node_name)
+    return pod if pod.node_name == node_name else replace_pod(pod, node_name=node_name)

@@ -122,6 +122,8 @@ class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._KEY)
         assert isinstance(st, _State)
+        if not st.states:
+            return np.zeros(len(nodes), np.int64)  # (no node has an image: every sum is 0, as below)
         images = pod_images(pod, self.version)
         total = np.zeros(len(nodes), np.int64)
         summed = False

@@ -56,7 +56,7 @@ from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, u
 from kspread.engine.labels import IN, NOT_IN, NOTHING, Requirement, Selector, as_selector
 from kspread.engine.model import Node, Pod, PodAffinityTerm
 from kspread.engine.plugins.nodematch import evaluate_by_label_keys
-from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.snapshot import NodeInfo, NodeSet, has_pod_affinity
 from kspread.engine.versions import Version
 
 NAME = "InterPodAffinity"
@@ -366,6 +366,9 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
     # -- PreFilter / Filter
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        if (pre_filter_skips(self.version) and not has_pod_affinity(pod)
+                and not self.handle.snapshot.has_affinity_pods(required_anti_affinity=True)):
+            return SKIP  # (no term of its own, no existing pod's required anti-affinity: as below)
         terms = self._incoming_terms(pod)
         ns_labels = self._namespace_labels(pod.namespace)
         s = PreFilterState(terms.required_affinity, terms.required_anti_affinity, ns_labels,
@@ -501,6 +504,8 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
             state.write(PRE_SCORE_KEY, PreScoreState())
             return SUCCESS
         snap = self.handle.snapshot
+        if not has_preferred and pre_score_skips(v) and not snap.has_affinity_pods():
+            return SKIP  # (no term of its own, no existing pod's: nothing to score, as below)
         topo: dict[str, dict[str, int]] = {}
 
         def add(key: str, node: Node, amount: int) -> None:

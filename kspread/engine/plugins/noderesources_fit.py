@@ -57,7 +57,7 @@ from kspread.engine.framework.status import SUCCESS, Code, CycleState, Status, e
 from kspread.engine.model import Pod
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kspread.engine.resources import LastRequests, pod_requests
-from kspread.engine.snapshot import NodeInfo, NodeSet, Snapshot
+from kspread.engine.snapshot import ColumnMemo, NodeInfo, NodeSet, Snapshot
 from kspread.engine.versions import Version, resource_scoring
 
 PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
@@ -263,6 +263,24 @@ def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet | _Whole, 
     return keys
 
 
+def failure_key_row(plan: Sequence[tuple[str, str, int]], snapshot: Snapshot, i: int, version: Version) -> int:
+    """``failure_keys`` of the node at snapshot position ``i``, on Python integers (the
+    int64 comparisons there are exact: see ``_failed``)."""
+    unres_matters = unresolvable_when_larger_than_node(version)
+    key = 0
+    for k, (r, _, req) in enumerate(plan):
+        if r == PODS:
+            failed = snapshot.pod_count.item(i) + req > snapshot.allocatable(PODS).item(i)
+        else:
+            capacity = snapshot.allocatable(r).item(i)
+            failed = req > capacity - snapshot.requested(r).item(i)
+            if unres_matters and failed and req > capacity:
+                key |= 1
+        if failed:
+            key |= 1 << (k + 1)
+    return key
+
+
 def statuses_of(plan: Sequence[tuple[str, str, int]], keys: np.ndarray, version: Version,
                 cache: dict | None = None) -> Filtered:
     """Per node the status of its failed comparisons (``failure_keys``), made once per
@@ -322,13 +340,14 @@ def status_of(insufficient: list[InsufficientResource], version: Version) -> Sta
 
 
 class _PreFilterState:
-    __slots__ = ("request", "plan", "statuses")
+    __slots__ = ("request", "plan", "plan_key", "statuses")
 
     def __init__(self, request: dict[str, int]) -> None:
         self.request = request
         # the Filter's comparisons and the statuses made of their failures (failure
         # key -> status), made on first use: they depend only on the request
         self.plan: list[tuple[str, str, int]] | None = None
+        self.plan_key: tuple = ()  # the plan as a tuple (the failure keys' memo key)
         self.statuses: dict = {}
 
     def clone(self) -> _PreFilterState:
@@ -347,6 +366,7 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
     def __init__(self, args, handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
         self._last_request = LastRequests()  # PreFilter's state of the last pod's requests
+        self._memo = ColumnMemo()  # the failure keys over the snapshot's nodes, per plan
 
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: the pod's requests (computePodResourceRequest); no signature while
@@ -389,7 +409,14 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
                                   error(f'error reading "{PRE_FILTER_KEY}" from cycleState'))
         if st.plan is None:
             st.plan = comparisons(st.request, self.version, *self._ignored())
-        return statuses_of(st.plan, failure_keys(st.plan, nodes, self.version), self.version, st.statuses)
+            st.plan_key = tuple(st.plan)
+        plan, v, snap = st.plan, self.version, nodes.snapshot
+        # kept across cycles for the plan (the comparisons: resources and requests)
+        keys = self._memo.over(nodes, st.plan_key, lambda ns: failure_keys(plan, ns, v),
+                               lambda i: failure_key_row(plan, snap, i, v))  # type: ignore[arg-type]
+        if keys is None:
+            keys = failure_keys(plan, nodes, v)
+        return statuses_of(plan, keys, v, st.statuses)
 
 
 class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):

@@ -33,19 +33,25 @@ from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.plugins.resource_allocation import (
     UsageColumn,
+    balanced_change_row,
     balanced_change_scores,
     balanced_legacies,
+    balanced_std_row,
     balanced_std_scores,
+    least_requested_row,
     least_requested_scores,
     most_requested_scores,
     pod_scoring_requests,
     rtcr_combines,
     rtcr_resource_scores,
     usage_columns,
+    usage_plan,
+    usage_row,
+    weighted_average_row,
     weighted_averages,
 )
 from kspread.engine.resources import LastRequests
-from kspread.engine.snapshot import NodeSet
+from kspread.engine.snapshot import ColumnMemo, NodeSet
 from kspread.engine.versions import Version, resource_scoring
 
 
@@ -76,10 +82,12 @@ def score_columns(strategy: Strategy, cols: Sequence[UsageColumn], version: Vers
 
 
 class _State:
-    __slots__ = ("requests",)
+    __slots__ = ("requests", "key", "none")
 
     def __init__(self, requests: list[int]) -> None:
         self.requests = requests
+        self.key = tuple(requests)  # (the scores' memo key)
+        self.none = all(r == 0 for r in requests)  # the pod requests none of the resources
 
     def clone(self) -> _State:
         return self
@@ -96,6 +104,8 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
         self._last_requests = LastRequests()  # PreScore's state of the last pod's requests
+        self._memo = ColumnMemo()  # the scores over the snapshot's nodes, per pod requests
+        self._plan: tuple | None = None  # (snapshot, requests, usage_plan) of the memo's rows
 
     def _state_key(self) -> str:
         return "PreScore" + self.name
@@ -119,8 +129,31 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._state_key())
         assert isinstance(st, _State)
-        cols = usage_columns(nodes, self.strategy.resources, st.requests, self.version, False)
+        requests = st.requests
+        if self.strategy.kind == LEAST_ALLOCATED:
+            # kept across cycles for the pod's requests (the strategy and version are the plugin's)
+            snap = nodes.snapshot
+            out = self._memo.over(nodes, st.key, lambda ns: self._scores(ns, requests),
+                                  lambda i: self._least_row(snap, i, requests))
+            if out is not None:
+                return out
+        return self._scores(nodes, requests)
+
+    def _scores(self, nodes: NodeSet, requests: list[int]) -> np.ndarray:
+        cols = usage_columns(nodes, self.strategy.resources, requests, self.version, False)
         return score_columns(self.strategy, cols, self.version, len(nodes))
+
+    def _least_row(self, snapshot, i: int, requests: list[int]) -> int | None:
+        """LeastAllocated's score of the node at snapshot position ``i`` (``_scores``)."""
+        plan = self._plan
+        if plan is None or plan[0] is not snapshot or plan[1] != requests:
+            plan = self._plan = (snapshot, list(requests),
+                                 usage_plan(snapshot, self.strategy.resources, requests, self.version, False))
+        usage = usage_row(plan[2], i)
+        if usage is None:
+            return None
+        m = self.version.max_node_score
+        return weighted_average_row([(least_requested_row(r, a, m), w, p) for w, a, r, _, p in usage])
 
 
 def _resources_arg(plugin: Plugin) -> tuple[ResourceSpec, ...]:
@@ -193,6 +226,8 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         # NodeResourcesBalancedAllocationArgs.resources (1.22+), decoded by kspread.engine.framework.args
         self.resources = _resources_arg(self) if self.flags.balanced_std else DEFAULT_RESOURCES
         self._last_requests = LastRequests()  # PreScore's state of the last pod's requests
+        self._memo = ColumnMemo()  # the scores over the snapshot's nodes, per pod requests
+        self._plan: tuple | None = None  # (snapshot, requests, usage_plan) of the memo's rows
 
     _KEY = "PreScoreNodeResourcesBalancedAllocation"
 
@@ -202,7 +237,7 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
             use_requested = self.flags.balanced_uses_requested
             st = _State(pod_scoring_requests(pod, self.version, [r.name for r in self.resources], use_requested))
             self._last_requests.put(pod, st)
-        if self.flags.balanced_skips_best_effort and all(r == 0 for r in st.requests):
+        if self.flags.balanced_skips_best_effort and st.none:
             return SKIP
         state.write(self._KEY, st)
         return SUCCESS
@@ -210,10 +245,34 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         st = state.get(self._KEY)
         assert isinstance(st, _State)
+        requests = st.requests
+        if self.flags.balanced_std:  # (1.22 on; kept across cycles for the pod's requests)
+            snap = nodes.snapshot
+            out = self._memo.over(nodes, st.key, lambda ns: self._scores(ns, requests),
+                                  lambda i: self._row(snap, i, requests))
+            if out is not None:
+                return out
+        return self._scores(nodes, requests)
+
+    def _row(self, snapshot, i: int, requests: list[int]) -> int | None:
+        """The score of the node at snapshot position ``i`` (``_scores``), from 1.22."""
+        plan = self._plan
+        if plan is None or plan[0] is not snapshot or plan[1] != requests:
+            plan = self._plan = (snapshot, list(requests), usage_plan(snapshot, self.resources, requests, self.version,
+                                                                      self.flags.balanced_uses_requested))
+        usage = usage_row(plan[2], i)
+        if usage is None:
+            return None
+        max_score = self.version.max_node_score
+        if self.flags.balanced_scores_change:
+            return balanced_change_row(usage, max_score)
+        return balanced_std_row([(r, a, p) for _, a, r, _, p in usage], max_score)
+
+    def _scores(self, nodes: NodeSet, requests: list[int]) -> np.ndarray:
         max_score = self.version.max_node_score
         flags = self.flags
         n = len(nodes)
-        cols = usage_columns(nodes, self.resources, st.requests, self.version, flags.balanced_uses_requested)
+        cols = usage_columns(nodes, self.resources, requests, self.version, flags.balanced_uses_requested)
         if flags.balanced_scores_change:
             return balanced_change_scores(cols, max_score, n)
         if flags.balanced_std:

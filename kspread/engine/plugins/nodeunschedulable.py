@@ -34,6 +34,9 @@ class NodeUnschedulable(Plugin, FilterPlugin):
         return True
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        snap = nodes.snapshot
+        if snap is not None and not any(snap.static_codes("unschedulable", _unschedulable)[1]):
+            return Filtered.passing(len(nodes))  # no node of the cluster is unschedulable
         unschedulable = nodes.evaluate("unschedulable", _unschedulable, bool, bool)
         if not unschedulable.any():
             return Filtered.passing(len(nodes))

@@ -366,6 +366,10 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         super().__init__(args, handle, config_path)
         self.default_constraints = tuple(args.get("defaultConstraints", ()))
         self.system_defaulted = bool(args.get("systemDefaulted", False))
+        # the default constraints of each action (filter_constraints), when they do not
+        # depend on the pod's labels (no matchLabelKeys): made once
+        self._defaults_by_action: dict[str, list[Constraint]] = {}
+        self._last_selector: tuple[tuple, Selector] | None = None  # (namespace, labels, controller), selector
 
     # -- constraints of a pod
 
@@ -373,10 +377,22 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         v = self.version
         if pod.topology_spread_constraints:
             return filter_constraints(pod.topology_spread_constraints, pod.labels, action, v)
-        cons = filter_constraints(self.default_constraints, pod.labels, action, v)
+        cons = self._defaults_by_action.get(action)
+        if cons is None:
+            cons = filter_constraints(self.default_constraints, pod.labels, action, v)
+            if not any(c.match_label_keys for c in self.default_constraints):
+                self._defaults_by_action[action] = cons  # (read only)
         if not cons:
             return []
-        sel = default_selector(pod, self.handle.listers, v)
+        # the listers do not change in a case: the selector depends on the pod's
+        # namespace, labels and controller only (the last pod's kept)
+        key = (pod.namespace, pod.labels, pod.controller)
+        last = self._last_selector
+        if last is not None and last[0] == key:
+            sel = last[1]
+        else:
+            sel = default_selector(pod, self.handle.listers, v)
+            self._last_selector = (key, sel)
         if sel.empty():
             return []
         return [replace(c, selector=sel) for c in cons]

@@ -343,6 +343,111 @@ def balanced_change_score(usages: Sequence[Usage], max_score: int) -> int:
     return int(balanced_change_scores(columns_of(usages), max_score, 1)[0])
 
 
+# ---- one node on Python numbers (ColumnMemo rows): the formulas above, element by element ----------
+
+_INT64_MAX = 2**63 - 1
+
+
+def least_requested_row(requested: int, capacity: int, max_score: int) -> int:
+    """``least_requested_scores`` of one node (exact integers, as its object path)."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * max_score // capacity
+
+
+def weighted_average_row(scored: Sequence[tuple[int, int, bool]]) -> int:
+    """``weighted_averages`` of one node: (score, weight, present) per resource."""
+    total = weight_sum = 0
+    for score, weight, present in scored:
+        if present:
+            total += score * weight
+            weight_sum += weight
+    return total // weight_sum if weight_sum else 0
+
+
+def balanced_std_row(pairs: Sequence[tuple[int, int, bool]], max_score: int) -> int:
+    """``balanced_std_scores`` of one node: (requested, allocatable, present) per
+    resource, the same float64 operations in the same order (a resource the node leaves
+    out adds nothing, where the array form adds 0.0)."""
+    count = 0
+    total = first = second = 0.0
+    used: list[float] = []
+    for requested, allocatable, present in pairs:
+        if not present or allocatable == 0:
+            continue
+        f = min(float(requested) / float(allocatable), 1.0)
+        total = total + f
+        if count == 0:
+            first = f
+        elif count == 1:
+            second = f
+        count += 1
+        used.append(f)
+    std = 0.0
+    if count == 2:
+        std = abs((first - second) / 2)
+    elif count > 2:
+        mean = total / float(count)
+        acc = 0.0
+        for f in used:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / float(count))
+    return int(math.trunc((1 - std) * float(max_score)))
+
+
+def balanced_change_row(cols: Sequence[tuple[int, int, int, int, bool]], max_score: int) -> int:
+    """``balanced_change_scores`` of one node: (weight, allocatable, requested, before,
+    present) per resource."""
+    with_pod = balanced_std_row([(r, a, p) for _, a, r, _, p in cols], max_score)
+    without = balanced_std_row([(b, a, p) for _, a, _, b, p in cols], max_score)
+    d = max_score // 2 + with_pod - without
+    return max_score // 2 + (d // 2 if d >= 0 else -(-d // 2))
+
+
+UsagePlan = list[tuple[int, "np.ndarray | None", "np.ndarray | None", int, bool]]
+
+
+def usage_plan(snapshot, specs: Sequence[ResourceSpec], pod_requests: Sequence[int], version: Version,
+               use_requested: bool) -> UsagePlan:
+    """What ``usage_columns`` reads for each resource it leaves in, as ``usage_row``
+    reads it per node: (weight, the snapshot's allocatable column, its requested or
+    non-zero requested column (None, None: not a scored resource), the pod's request,
+    whether a node without the resource leaves it out). The columns are the snapshot's
+    own, kept current in place."""
+    skip = resource_scoring(version).skips_unallocatable
+    out: UsagePlan = []
+    for spec, pod_req in zip(specs, pod_requests):
+        name = spec.name
+        if skip and pod_req == 0 and is_scalar_resource(name):
+            continue
+        src = _base_source(name, use_requested)
+        if src is None:
+            out.append((spec.weight, None, None, 0, skip))
+        else:
+            before = snapshot.requested(name) if src == "requested" else snapshot.non_zero_requested(name)
+            out.append((spec.weight, snapshot.allocatable(name), before, pod_req, skip))
+    return out
+
+
+def usage_row(plan: UsagePlan, i: int) -> list[tuple[int, int, int, int, bool]] | None:
+    """``usage_columns`` of the node at snapshot position ``i`` (``usage_plan``):
+    (weight, allocatable, requested with the pod, before, present) per resource left in;
+    None where the int64 sum with the pod would wrap around (the arrays' arithmetic, not
+    Python's)."""
+    out: list[tuple[int, int, int, int, bool]] = []
+    for weight, allocatable, before_col, pod_req, skip in plan:
+        if allocatable is None or before_col is None:
+            a = before = 0
+        else:
+            a = allocatable.item(i)
+            before = before_col.item(i)
+        requested = before + pod_req
+        if requested > _INT64_MAX:
+            return None
+        out.append((weight, a, requested, before, a != 0 if skip else True))
+    return out
+
+
 # ---- what a scorer sees on a node ----------------------------------------------------------------
 
 

@@ -85,6 +85,8 @@ class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
         tolerations = cast("tuple[Toleration, ...]", state.read(PRE_SCORE_KEY))  # pre_score's
+        if _untainted(nodes):
+            return np.zeros(len(nodes), np.int64)  # (no taint to count)
         return nodes.evaluate("taints", _taints,
                               lambda taints: count_intolerable_prefer_no_schedule(taints, tolerations),
                               np.int64)
@@ -100,6 +102,8 @@ class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         """Once per distinct set of node taints."""
+        if _untainted(nodes):
+            return Filtered.passing(len(nodes))  # (no taint to tolerate)
         table: list[Status] = [SUCCESS]
 
         def status_id(taints: tuple[Taint, ...]) -> int:
@@ -114,3 +118,9 @@ class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
 def _taints(node: Node) -> tuple[Taint, ...]:
     return node.taints
+
+
+def _untainted(nodes: NodeSet) -> bool:
+    """Whether no node of the set's snapshot has a taint (the static codes' one value)."""
+    snap = nodes.snapshot
+    return snap is not None and snap.static_codes("taints", _taints)[1] == [()]
