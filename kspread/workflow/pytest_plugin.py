@@ -280,12 +280,12 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
     if file_path.suffix not in _SUFFIXES:
         return None
     try:
-        head = sniff_text(read_regular(file_path))
+        data = read_regular(file_path)
     except OSError:
         return None
-    if not mentions_case(head):
+    if not mentions_case(sniff_text(data)):
         return None
-    return CaseFile.from_parent(parent, path=file_path)
+    return CaseFile.from_parent(parent, path=file_path, data=data)
 
 
 class CaseFailure(Exception):
@@ -293,11 +293,18 @@ class CaseFailure(Exception):
 
 
 class CaseFile(pytest.File):
+    def __init__(self, *, data: bytes | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        # the bytes pytest_collect_file read to tell a case file: collect parses them (the
+        # file is read once), then lets them go
+        self._data = data
+
     def collect(self) -> Iterator[pytest.Item]:
         from kspread.format.loader import read_file  # the heavy imports: at the first case file
         from kspread.workflow.runner import duplicate_names
 
-        res = read_file(self.path)
+        data, self._data = self._data, None
+        res = read_file(self.path, data)
         if res.error is not None:
             yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
             return
@@ -317,8 +324,7 @@ class CaseFile(pytest.File):
             # again (an id made from the name alone keeps the brackets in the name)
             item = CaseItem.from_parent(self, name=name, doc=doc, nodeid=f"{self.nodeid}::{name}")
             for tag in _tags(doc):
-                _register_marker(self.config, tag)
-                item.add_marker(tag)
+                item.add_marker(_tag_mark(self.config, tag))
             yield item
 
 
@@ -326,6 +332,7 @@ class CaseFile(pytest.File):
 # and parse the registered markers 2,000 times
 _TREES = pytest.StashKey[tuple[str, ...]]()
 _MARKERS = pytest.StashKey[set[str]]()
+_TAG_MARKS = pytest.StashKey[dict[str, pytest.MarkDecorator]]()
 
 
 def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
@@ -342,6 +349,17 @@ def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
 
 def _reporting(config: pytest.Config) -> bool:
     return bool(config.getoption("kspread_html", None) or config.getoption("kspread_markdown", None))
+
+
+def _tag_mark(config: pytest.Config, tag: str) -> pytest.MarkDecorator:
+    """The marker of a case tag, registered at its first case and then shared by the
+    items of every case with that tag (one mark per tag, not one per item)."""
+    marks = config.stash.setdefault(_TAG_MARKS, {})
+    mark = marks.get(tag)
+    if mark is None:
+        _register_marker(config, tag)
+        mark = marks[tag] = getattr(pytest.mark, tag)
+    return mark
 
 
 def _register_marker(config: pytest.Config, tag: str) -> None:
