@@ -195,6 +195,66 @@ def test_tested_trees_and_markers_are_read_once_per_session(pytester, monkeypatc
     assert calls == {"trees": 1, "markers": 3}
 
 
+def test_collection_reads_a_case_file_once_and_shares_a_tags_mark(pytester, monkeypatch):
+    """Per case file and per item, the least: the bytes read to tell a case file are the
+    ones parsed (not read again), and the items of one tag share its one mark."""
+    import os
+
+    from kspread.format import files
+    from kspread.workflow import pytest_plugin
+
+    reads: list[str] = []
+    real_read = files.read_regular
+
+    def read_regular(path):
+        reads.append(os.path.basename(path))
+        return real_read(path)
+
+    monkeypatch.setattr(files, "read_regular", read_regular)
+    monkeypatch.setattr(pytest_plugin, "read_regular", read_regular)
+    marks: dict[str, set[int]] = {}
+
+    class Marks:
+        def pytest_collection_finish(self, session):
+            for item in session.items:
+                for m in item.iter_markers():
+                    marks.setdefault(m.name, set()).add(id(m))
+
+    for i in range(3):
+        pytester.makefile(".yaml", **{f"c{i}": CASES.replace("name: right", f"name: right{i}")
+                                      .replace("name: wrong", f"name: wrong{i}")})
+    result = pytester.runpytest("--collect-only", "-q", plugins=[Marks()])
+    result.stdout.fnmatch_lines(["6 tests collected*"])
+    assert sorted(reads) == ["c0.yaml", "c1.yaml", "c2.yaml"]
+    assert {name: len(ids) for name, ids in marks.items()} == {"smoke": 1, "seed-000": 1, "regression": 1}
+
+
+def test_an_item_lets_its_document_go_once_run_and_reads_it_again_to_rerun(pytester):
+    """A corpus's items live to the session's end: once run, an item keeps its case's name
+    and line, not its parsed document (every pass of the garbage collector would walk
+    them); run again (a plugin that reruns items), it reads its file again."""
+    import pytest
+
+    from kspread.workflow.pytest_plugin import CaseFailure
+
+    path = pytester.makefile(".yaml", cases=CASES)
+    items, _ = pytester.inline_genitems(str(path))
+    right, wrong = items
+    right.runtest()
+    assert right.doc is None and wrong.doc is not None
+    assert right.reportinfo()[1:] == (0, "kspread case right")
+    right.runtest()  # read again: passes again
+    path.write_text(CASES.replace("SelectorSpread: {n1: 0, n2: 100}", "SelectorSpread: {n1: 0, n2: 99}"))
+    with pytest.raises(CaseFailure) as e:
+        right.runtest()
+    assert str(e.value).startswith("scores SelectorSpread n2: expected 99, actual 100 (cases.yaml:1)\n")
+    path.write_text(CASES.replace("name: right", "name: renamed"))
+    with pytest.raises(CaseFailure) as e:
+        right.runtest()
+    assert str(e.value) == (f"{path}:1: the case 'right' is no longer in the file (it was collected from it; run "
+                            "pytest again)")
+
+
 def test_a_failure_does_not_hold_its_run_alive(pytester):
     # pytest keeps the last failure's traceback to the end of the session: had its frames
     # held the verdict, every pod of a big case would stay alive, each gc pass walking them

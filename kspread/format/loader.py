@@ -29,7 +29,7 @@ from typing import Any
 from kspread.errors import CaseError, PathT
 from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
-from kspread.format.files import read_regular, read_text, sniff_text
+from kspread.format.files import decode_text, read_regular, read_text, sniff_text
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
 from kspread.format.sniff import mentions_case
@@ -715,10 +715,12 @@ def surrogate_error(text: str, data: Any, file: str, index: int = 0) -> CaseErro
                      "character", at, file=file, line=line)
 
 
-def read_file(path: str | Path) -> FileResult:
+def read_file(path: str | Path, data: bytes | None = None) -> FileResult:
+    """The case documents of a file; ``data``: its bytes, when the caller has read them
+    already (the pytest plugin, which reads a file once to tell whether it is a case file)."""
     p = str(path)
     try:
-        text = read_text(p)
+        text = read_text(p) if data is None else decode_text(data, p)
     except CaseError as e:
         return FileResult(p, [], e)
     try:

@@ -280,12 +280,12 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
     if file_path.suffix not in _SUFFIXES:
         return None
     try:
-        head = sniff_text(read_regular(file_path))
+        data = read_regular(file_path)
     except OSError:
         return None
-    if not mentions_case(head):
+    if not mentions_case(sniff_text(data)):
         return None
-    return CaseFile.from_parent(parent, path=file_path)
+    return CaseFile.from_parent(parent, path=file_path, data=data)
 
 
 class CaseFailure(Exception):
@@ -293,11 +293,18 @@ class CaseFailure(Exception):
 
 
 class CaseFile(pytest.File):
+    def __init__(self, *, data: bytes | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        # the bytes pytest_collect_file read to tell a case file: collect parses them (the
+        # file is read once), then lets them go
+        self._data = data
+
     def collect(self) -> Iterator[pytest.Item]:
         from kspread.format.loader import read_file  # the heavy imports: at the first case file
         from kspread.workflow.runner import duplicate_names
 
-        res = read_file(self.path)
+        data, self._data = self._data, None
+        res = read_file(self.path, data)
         if res.error is not None:
             yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
             return
@@ -317,8 +324,7 @@ class CaseFile(pytest.File):
             # again (an id made from the name alone keeps the brackets in the name)
             item = CaseItem.from_parent(self, name=name, doc=doc, nodeid=f"{self.nodeid}::{name}")
             for tag in _tags(doc):
-                _register_marker(self.config, tag)
-                item.add_marker(tag)
+                item.add_marker(_tag_mark(self.config, tag))
             yield item
 
 
@@ -326,6 +332,7 @@ class CaseFile(pytest.File):
 # and parse the registered markers 2,000 times
 _TREES = pytest.StashKey[tuple[str, ...]]()
 _MARKERS = pytest.StashKey[set[str]]()
+_TAG_MARKS = pytest.StashKey[dict[str, pytest.MarkDecorator]]()
 
 
 def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
@@ -342,6 +349,17 @@ def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
 
 def _reporting(config: pytest.Config) -> bool:
     return bool(config.getoption("kspread_html", None) or config.getoption("kspread_markdown", None))
+
+
+def _tag_mark(config: pytest.Config, tag: str) -> pytest.MarkDecorator:
+    """The marker of a case tag, registered at its first case and then shared by the
+    items of every case with that tag (one mark per tag, not one per item)."""
+    marks = config.stash.setdefault(_TAG_MARKS, {})
+    mark = marks.get(tag)
+    if mark is None:
+        _register_marker(config, tag)
+        mark = marks[tag] = getattr(pytest.mark, tag)
+    return mark
 
 
 def _register_marker(config: pytest.Config, tag: str) -> None:
@@ -438,30 +456,56 @@ def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.
 class CaseItem(pytest.Item):
     def __init__(self, *, doc: CaseDoc, **kw: Any) -> None:
         super().__init__(**kw)
-        self.doc = doc
+        # the case's parsed document, until the item runs (runtest lets it go)
+        self.doc: CaseDoc | None = doc
+        self.line = doc.line
         self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(doc.line))]
 
     def runtest(self) -> None:
+        doc = self.doc if self.doc is not None else self._read_again()
+        # a corpus's items stay alive to the session's end (pytest holds them), and each
+        # pass of the garbage collector over the live objects would walk every case's
+        # document again: an item that has run keeps its name and line, not its document
+        self.doc = None
+        self._run(doc)
+
+    def _read_again(self) -> CaseDoc:
+        """The case's document read from its file again, for an item run a second time
+        (a plugin that reruns items, as pytest-rerunfailures does)."""
+        from kspread.format.loader import read_file
+
+        res = read_file(self.path)
+        if res.error is not None:
+            raise CaseFailure(str(res.error))
+        for doc in res.docs:
+            if doc.name == self.name:
+                doc.roots = _tested_trees(self.config)
+                doc.extender_urls = _extender_urls(self.config)
+                return doc
+        raise CaseFailure(f"{self.path}:{self.line}: the case {self.name!r} is no longer in the file (it was "
+                          "collected from it; run pytest again)")
+
+    def _run(self, doc: CaseDoc) -> None:
         from kspread.workflow.runner import check
 
         backend_path = self.config.getoption("kspread_backend", None)
         if backend_path:
-            verdict = _backend_check(self.config, backend_path, self.doc, self)
+            verdict = _backend_check(self.config, backend_path, doc, self)
         else:
-            verdict = check(self.doc, self.config.getoption("kspread_config", None),
+            verdict = check(doc, self.config.getoption("kspread_config", None),
                             explain=self.config.getoption("kspread_explain", "short"))
             if verdict.skipped is not None:
                 pytest.skip(verdict.skipped)
         if _reporting(self.config):
             from kspread.workflow.report import case_entry
 
-            self.kspread_entry = case_entry(self.doc, verdict, bool(self.config.getoption("kspread_html", None)))
+            self.kspread_entry = case_entry(doc, verdict, bool(self.config.getoption("kspread_html", None)))
             self.kspread_entry["file"] = self.nodeid.split("::", 1)[0]  # relative to pytest's rootdir
         if self.config.getoption("kspread_update", False):
             from kspread.workflow.update import UpdateError, check_update, update_for
 
             try:
-                upd = update_for(self.doc, verdict)
+                upd = update_for(doc, verdict)
                 if upd is not None:
                     self.kspread_update = check_update(upd).to_dict()
                     if hasattr(self, "kspread_entry"):  # the update makes it pass
@@ -474,7 +518,7 @@ class CaseItem(pytest.Item):
             from kspread.workflow.reason import short_reason
 
             # the reason first: pytest's short test summary shows the report's first line
-            message = short_reason(verdict, self.nodeid.split("::", 1)[0], self.doc.line) + "\n" + verdict.message
+            message = short_reason(verdict, self.nodeid.split("::", 1)[0], doc.line) + "\n" + verdict.message
             # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
             # its frame must not hold the run (the cluster, every pod) alive for the final gc
             del verdict
@@ -486,4 +530,4 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, self.doc.line - 1, f"kspread case {self.name}"
+        return self.path, self.line - 1, f"kspread case {self.name}"
