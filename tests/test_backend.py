@@ -636,3 +636,52 @@ def test_builds_in_one_build_dir_take_turns(tmp_path):
         finally:
             p.kill()
             p.wait()
+
+
+def test_a_preemption_tie_holding_upstreams_node_is_no_difference():
+    tie = {"preemption": {"node": ["n1", "n2"], "victims": ["a"]}}
+    assert differences(tie, {"preemption": {"node": "n1", "victims": ["a"]}}) == []
+    assert differences(tie, {"preemption": {"node": "n3", "victims": ["a"]}}) == [
+        'preemption: kspread {"node": ["n1", "n2"], "victims": ["a"]}, upstream {"node": "n3", "victims": ["a"]}']
+    assert differences(tie, {"preemption": {"node": "n1", "victims": ["b"]}}) == [
+        'preemption: kspread {"node": ["n1", "n2"], "victims": ["a"]}, upstream {"node": "n1", "victims": ["b"]}']
+
+
+def test_a_pod_with_no_containers_goes_without_containers(tmp_path):
+    # `containers: []` requests nothing; one container without requests would count upstream's
+    # non-zero defaults (100m, 200Mi) in NodeResourcesFit's score (no-containers-bound-pod: 35, not 50)
+    _, case = _case(tmp_path, "version: '1.35'\nnodes: [n1]\npods: [{name: e, node: n1, containers: []}]\n"
+                              "pod: {name: p}\nexpect: {feasible: [n1]}\n")
+    data = backend_input(case)
+    assert data["pods"][0]["spec"]["containers"] == []
+    assert data["incoming"][0]["spec"]["containers"] == [{"name": "main", "image": "img",
+                                                          "resources": {"requests": {}}}]
+
+
+def test_match_label_keys_are_merged_as_the_api_server_merges_them(tmp_path):
+    # the scheduler reads only the labelSelector; the API server merged the keys into it at creation
+    _, case = _case(tmp_path, """
+version: '1.35'
+nodes: [n1]
+pod:
+  name: p
+  labels: {app: web, version: v2, track: canary}
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - {labelSelector: {matchLabels: {app: cache}}, mismatchLabelKeys: [track, absent], topologyKey: zone}
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 1
+        podAffinityTerm: {labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [version], topologyKey: zone}
+expect: {feasible: [n1]}
+""")
+    aff = backend_input(case)["incoming"][0]["spec"]["affinity"]
+    assert aff["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0] == {
+        "topologyKey": "zone", "mismatchLabelKeys": ["track", "absent"],
+        "labelSelector": {"matchLabels": {"app": "cache"},
+                          "matchExpressions": [{"key": "track", "operator": "NotIn", "values": ["canary"]}]}}
+    assert aff["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"] == {
+        "topologyKey": "zone", "matchLabelKeys": ["version"],
+        "labelSelector": {"matchLabels": {"app": "web"},
+                          "matchExpressions": [{"key": "version", "operator": "In", "values": ["v2"]}]}}

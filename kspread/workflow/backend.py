@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from kspread.engine import apiobjects as api
+from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
 from kspread.workflow.runner import Outcome, _in_node_order, compare
@@ -108,7 +109,30 @@ def _container(c) -> dict[str, Any]:
 _EPOCH = 1700000000
 
 
-def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
+def _merge_label_keys(aff: dict[str, Any], labels: Mapping[str, str]) -> None:
+    """What the API server does when it creates a pod (MatchLabelKeysInPodAffinity on;
+    pkg/registry/core/pod/strategy.go, applyMatchLabelKeysAndMismatchLabelKeys): each pod
+    affinity term with a labelSelector gets ``key In (value)`` for its matchLabelKeys and
+    ``key NotIn (value)`` for its mismatchLabelKeys, with the pod's own label values (keys the
+    pod lacks are ignored). The scheduler never reads those fields (kspread's ``build_term``
+    does the merge itself); the backend's fake API server does not, so the pods carry it."""
+    for kind in ("podAffinity", "podAntiAffinity"):
+        rules = aff.get(kind) or {}
+        terms = list(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        terms += [w["podAffinityTerm"] for w in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+        for t in terms:
+            if t.get("labelSelector") is None:
+                continue
+            extra = [{"key": k, "operator": "In", "values": [labels[k]]}
+                     for k in t.get("matchLabelKeys") or () if k in labels]
+            extra += [{"key": k, "operator": "NotIn", "values": [labels[k]]}
+                      for k in t.get("mismatchLabelKeys") or () if k in labels]
+            if extra:
+                t["labelSelector"]["matchExpressions"] = [*(t["labelSelector"].get("matchExpressions") or ()),
+                                                          *extra]
+
+
+def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": p.name, "namespace": p.namespace, "labels": dict(p.labels),
                             "uid": f"{p.namespace}/{p.name}",
                             "creationTimestamp": _time(_EPOCH + seq)}
@@ -120,7 +144,9 @@ def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
         meta["deletionTimestamp"] = _time(_EPOCH + seq)
     spec: dict[str, Any] = {
         "schedulerName": scheduler_name, "priority": p.priority, "preemptionPolicy": p.preemption_policy,
-        "containers": [_container(c) for c in p.containers] or [{"name": "c", "image": "img"}],
+        # `containers: []` is a pod with no containers (the builder gives a pod that names neither
+        # requests nor containers its one container): upstream then counts no requests either
+        "containers": [_container(c) for c in p.containers],
     }
     if p.priority_class_name:
         spec["priorityClassName"] = p.priority_class_name
@@ -136,6 +162,8 @@ def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
         spec["nodeSelector"] = dict(p.node_selector)
     aff = api.affinity(p.affinity) if p.affinity is not None else None
     if aff:
+        if merge_label_keys:
+            _merge_label_keys(aff, p.labels)
         spec["affinity"] = aff
     if p.tolerations:
         spec["tolerations"] = api.tolerations(p.tolerations)
@@ -224,10 +252,11 @@ def backend_input(case: Case) -> dict[str, Any]:
                      "status": {"disruptionsAllowed": d.disruptions_allowed,
                                 "disruptedPods": {k: _time(_EPOCH) for k in sorted(d.disrupted_pods)}}})
     namespaces = [{"metadata": {"name": ns.name, "labels": dict(ns.labels)}} for ns in cl.namespaces.values()]
+    merge = match_label_keys_enabled(case.version)
     return {
         "nodes": [_node(n) for n in cl.nodes],
-        "pods": [_pod(p, i, sched_name) for i, p in enumerate(cl.pods)],
-        "incoming": [_pod(p, len(cl.pods) + i, sched_name) for i, p in enumerate(case.incoming)],
+        "pods": [_pod(p, i, sched_name, merge) for i, p in enumerate(cl.pods)],
+        "incoming": [_pod(p, len(cl.pods) + i, sched_name, merge) for i, p in enumerate(case.incoming)],
         "pdbs": pdbs,
         "priorityClasses": [{"metadata": {"name": c.name}, "value": c.value, "globalDefault": c.global_default,
                              "preemptionPolicy": c.preemption_policy} for c in cl.priority_classes],
@@ -345,8 +374,20 @@ def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[
         elif a != b and not (a is None and b is None):
             if key == "selected" and ((isinstance(a, list) and b in a) or (isinstance(b, list) and a in b)):
                 continue  # a tie reported whole on one side, one of the tied nodes on the other
+            if key == "preemption" and _one_of_tied(a, b):
+                continue  # the same, for the node preemption nominated (pick-node's complete tie)
             lines.append(f"{key}: kspread {_short(a)}, upstream {_short(b)}")
     return lines
+
+
+def _one_of_tied(a: Any, b: Any) -> bool:
+    """Two ``preemption`` results alike but for the node, which one side gives as a list of
+    tied nodes holding the other side's node."""
+    if not (isinstance(a, dict) and isinstance(b, dict)) or {k: v for k, v in a.items() if k != "node"} \
+            != {k: v for k, v in b.items() if k != "node"}:
+        return False
+    na, nb = a.get("node"), b.get("node")
+    return (isinstance(na, list) and nb in na) or (isinstance(nb, list) and na in nb)
 
 
 def _short(v: Any) -> str:
