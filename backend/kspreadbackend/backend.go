@@ -284,8 +284,10 @@ func run(in input, o *options) (*output, error) {
 
 	informerFactory := scheduler.NewInformerFactory(client, 0)
 	rec := &recorder{}
-	schedOpts := []scheduler.Option{scheduler.WithFrameworkOutOfTreeRegistry(o.registry),
-		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(0)}
+	// upstream's default backoff (1 s, at most 10 s), as kspread's queue models it: a pod moved to
+	// backoffQ waits there while activeQ holds pods (with 0 s a retried preemptor overtook the
+	// lower-priority pods not yet tried)
+	schedOpts := []scheduler.Option{scheduler.WithFrameworkOutOfTreeRegistry(o.registry)}
 	if in.Config != "" {
 		obj, _, err := scheme.Codecs.UniversalDecoder().Decode([]byte(in.Config), nil, nil)
 		if err != nil {
