@@ -685,3 +685,71 @@ expect: {feasible: [n1]}
         "topologyKey": "zone", "matchLabelKeys": ["version"],
         "labelSelector": {"matchLabels": {"app": "web"},
                           "matchExpressions": [{"key": "version", "operator": "In", "values": ["v2"]}]}}
+
+
+DEFAULT_SPREAD = """
+name: rs-default-spread
+version: "1.35"
+profile:
+  filter: [PodTopologySpread]
+  pluginConfig:
+    PodTopologySpread:
+      defaultingType: List
+      defaultConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}]
+zones: {zA: [n1, n2], zB: [n3]}
+nodes: [n1, n2, n3]
+owners:
+- {kind: ReplicaSet, name: web-rs, selector: {matchLabels: {foo: bar}}}
+pods:
+- {name: p1, node: n1, labels: {foo: bar}}
+- {name: p2, node: n2, labels: {foo: bar}}
+pod: {name: p, labels: {foo: bar}, controller: {kind: ReplicaSet, name: web-rs}}
+expect: {feasible: [n3]}
+"""
+
+
+def test_the_controllers_go_to_the_backend(tmp_path):
+    _, case = _case(tmp_path, DEFAULT_SPREAD.replace(
+        "owners:\n", "owners:\n- {kind: ReplicationController, name: rc, selector: {a: b}}\n"
+                     "- {kind: StatefulSet, name: ss, namespace: other, selector: {matchLabels: {c: d}}}\n"))
+    data = backend_input(case)
+    assert data["replicaSets"] == [{"metadata": {"name": "web-rs", "namespace": "default"},
+                                    "spec": {"selector": {"matchLabels": {"foo": "bar"}}}}]
+    assert data["replicationControllers"] == [{"metadata": {"name": "rc", "namespace": "default"},
+                                               "spec": {"selector": {"a": "b"}}}]
+    assert data["statefulSets"] == [{"metadata": {"name": "ss", "namespace": "other"},
+                                     "spec": {"selector": {"matchLabels": {"c": "d"}}}}]
+
+
+def test_default_spreading_finds_the_replicaset_upstream_too(tmp_path, capsys):
+    # DefaultSelector looks the pod's ReplicaSet up by its controller reference: zA has 2, zB 0
+    backend = _real_backend()
+    path = write_case(tmp_path, DEFAULT_SPREAD)
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_a_retried_preemptor_waits_behind_pods_not_yet_tried(tmp_path, capsys):
+    # upstream's default backoff: h preempts v and waits in backoffQ while m (lower priority, not yet
+    # tried) goes first and fails (h nominated to n1); then h is bound. With a 0 s backoff h overtook m,
+    # and the last cycle was m's failure, not h's binding
+    backend = _real_backend()
+    path = write_case(tmp_path, """
+name: preemptor-retried
+version: "1.35"
+profile: {filter: [NodeResourcesFit], postFilter: [DefaultPreemption]}
+nodes:
+- {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 110}}
+pods:
+- {name: v, node: n1, priority: 10, requests: {cpu: "2"}}
+schedule:
+- {name: m, priority: 50, requests: {cpu: "1"}}
+- {name: h, priority: 100, requests: {cpu: "2"}}
+expect:
+  placements: {h: n1, m: null}
+  selected: n1
+""")
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")

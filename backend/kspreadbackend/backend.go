@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -102,9 +103,13 @@ type input struct {
 	PriorityClasses []schedulingv1.PriorityClass   `json:"priorityClasses"`
 	Namespaces      []v1.Namespace                 `json:"namespaces"`
 	Services        []v1.Service                   `json:"services"`
-	Config          string                         `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
-	FeatureGates    map[string]bool                `json:"featureGates"`
-	SettleMillis    int                            `json:"settleMillis"`
+	// the controllers of DefaultSelector (PodTopologySpread's default constraints, SelectorSpread)
+	ReplicationControllers []v1.ReplicationController `json:"replicationControllers"`
+	ReplicaSets            []appsv1.ReplicaSet        `json:"replicaSets"`
+	StatefulSets           []appsv1.StatefulSet       `json:"statefulSets"`
+	Config                 string                     `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
+	FeatureGates           map[string]bool            `json:"featureGates"`
+	SettleMillis           int                        `json:"settleMillis"`
 	// MaxCycles: stop after this many scheduling cycles (1 for a single-cycle case: the
 	// incoming pod's first cycle, not its retry after preemption); 0: until no pod is left
 	MaxCycles int `json:"maxCycles"`
@@ -331,6 +336,24 @@ func run(in input, o *options) (*output, error) {
 	for i := range in.Services {
 		s := &in.Services[i]
 		if _, err := client.CoreV1().Services(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.ReplicationControllers {
+		c := &in.ReplicationControllers[i]
+		if _, err := client.CoreV1().ReplicationControllers(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.ReplicaSets {
+		c := &in.ReplicaSets[i]
+		if _, err := client.AppsV1().ReplicaSets(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.StatefulSets {
+		c := &in.StatefulSets[i]
+		if _, err := client.AppsV1().StatefulSets(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
 	}

@@ -264,6 +264,14 @@ def backend_input(case: Case) -> dict[str, Any]:
         "services": [{"metadata": {"name": s.name, "namespace": s.namespace},
                       "spec": {"selector": dict(s.selector) if s.selector is not None else None}}
                      for s in cl.services],
+        # the controllers DefaultSelector looks up by a pod's controller reference (default spreading)
+        "replicationControllers": [{"metadata": {"name": c.name, "namespace": c.namespace},
+                                    "spec": {"selector": dict(c.selector) if c.selector is not None else None}}
+                                   for c in cl.replication_controllers],
+        "replicaSets": [{"metadata": {"name": c.name, "namespace": c.namespace},
+                         "spec": {"selector": api.label_selector(c.selector)}} for c in cl.replica_sets],
+        "statefulSets": [{"metadata": {"name": c.name, "namespace": c.namespace},
+                          "spec": {"selector": api.label_selector(c.selector)}} for c in cl.stateful_sets],
         "config": _config(case),
         "featureGates": dict(case.version.gates),
         "maxCycles": 0 if case.is_sequence else 1,
