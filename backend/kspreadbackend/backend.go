@@ -366,10 +366,18 @@ func run(in input, o *options) (*output, error) {
 			return nil, err
 		}
 	}
+	podStore := informerFactory.Core().V1().Pods().Informer().GetStore()
 	for i := range in.Pods {
 		p := &in.Pods[i]
 		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return nil, err
+		}
+		// the fake watch channel holds 100 events and panics ("channel full") beyond: let the
+		// informer catch up every 50 pods (a busy machine with 140 pods overflowed it)
+		if (i+1)%50 == 0 {
+			if err := waitFor(func() bool { return len(podStore.List()) >= i+1 }); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := waitFor(func() bool { n, _ := sched.Cache.PodCount(); return n == len(in.Pods) }); err != nil {
