@@ -753,3 +753,15 @@ expect:
     assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
     assert capsys.readouterr().out.splitlines()[-1] == (
         "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_a_thousand_existing_pods_do_not_overflow_the_fake_watch(tmp_path, capsys):
+    # created back to back they outran the pod informer: the fake watch channel (100 events) panicked
+    backend = _real_backend()
+    nodes = ", ".join(f"n{i}" for i in range(10))
+    pods = "".join(f"- {{name: p{i}, node: n{i % 10}}}\n" for i in range(1000))
+    path = write_case(tmp_path, f"name: many\nversion: '1.35'\nprofile: {{filter: [NodeResourcesFit]}}\n"
+                                f"nodes: [{nodes}]\npods:\n{pods}pod: {{name: p}}\nexpect: {{feasible: [{nodes}]}}\n")
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
