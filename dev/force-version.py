@@ -63,7 +63,7 @@ def _usable(file: Path, index: int, data: dict) -> tuple[dict | None, str]:
     if case is None:
         # an expectation of another version (a plugin it scored with): not what is compared
         trimmed = {**data, "expect": {"unschedulable": False} if "pod" in data else {}}
-        case, err2 = _load(file, index, trimmed)
+        case, _ = _load(file, index, trimmed)
         if case is None:
             return None, f"invalid: {err}"
         data = trimmed

@@ -765,3 +765,26 @@ def test_a_thousand_existing_pods_do_not_overflow_the_fake_watch(tmp_path, capsy
     assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
     assert capsys.readouterr().out.splitlines()[-1] == (
         "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_a_nominated_node_that_fits_is_taken_unscored_upstream_too(tmp_path, capsys):
+    # evaluateNominatedNode: the nominated node alone is the cycle's feasible set, so nothing was
+    # scored (the backend reported the scores of every feasible node)
+    backend = _real_backend()
+    path = write_case(tmp_path, """
+name: nominated-first
+version: "1.35"
+profile: {filter: [TaintToleration], score: [TaintToleration]}
+nodes:
+- n1
+- {name: n2, taints: [{key: soft, value: "yes", effect: PreferNoSchedule}]}
+pod: {name: p, nominatedNode: n2}
+expect:
+  feasible: [n1, n2]
+  scores: {}
+  totals: {}
+  selected: n2
+""")
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")

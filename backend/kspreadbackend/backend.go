@@ -649,6 +649,11 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	if len(feasible) == 1 {
 		return c, nil
 	}
+	// a nominated node that passes the filters was the cycle's one feasible node
+	// (findNodesThatFitPod's evaluateNominatedNode): upstream scored nothing
+	if nnn := pod.Status.NominatedNodeName; nnn != "" && c.Filter[nnn]["code"] == fwk.Success.String() {
+		return c, nil
+	}
 	scorePlugins, weights := frameworkruntime.KspreadScorePlugins(fw)
 	if len(scorePlugins) == 0 {
 		c.Scored = false
