@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kspread.format.loader import load_case, read_file
-from kspread.workflow.backend import backend_actual, backend_input, differences, open_backend
+from kspread.workflow.backend import Backend, backend_actual, backend_input, differences, open_backend
 from kspread.workflow.cli import main as cli_main
 from tests.helpers import verdict, write_case
 
@@ -788,3 +788,14 @@ expect:
     assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
     assert capsys.readouterr().out.splitlines()[-1] == (
         "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_a_case_with_pending_pods_is_skipped_with_the_reason(tmp_path):
+    # the backend waited for them in the scheduler's cache, where only bound pods go, and failed
+    # "timed out waiting for the informers"
+    _, case = _case(tmp_path, "version: '1.35'\nnodes: [n1]\npods:\n- {name: w, nominatedNode: n1, priority: 10}\n"
+                              "- {name: b, node: n1}\n- {name: x, namespace: team}\npod: {name: p}\n"
+                              "expect: {feasible: [n1]}\n")
+    assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
+        "the case has pending pods in `pods` (w, team/x), which a backend's scheduler would schedule rather "
+        "than hold as waiting")

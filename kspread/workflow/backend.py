@@ -71,6 +71,12 @@ class Backend:
         if case.profile.extenders:
             return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
                    "calls only HTTP extenders of a KubeSchedulerConfiguration)"
+        pending = [q.key for q in case.cluster.pods if not q.node_name]
+        if pending:
+            # upstream's queue would schedule them (before the incoming pod when of higher priority);
+            # kspread holds them as waiting (their nominations reserve room), which a backend cannot set up
+            return (f"the case has pending pods in `pods` ({', '.join(pending[:3])}{', ...' if len(pending) > 3 else ''}), "
+                    "which a backend's scheduler would schedule rather than hold as waiting")
         return None
 
 
