@@ -645,6 +645,11 @@ def test_a_preemption_tie_holding_upstreams_node_is_no_difference():
         'preemption: kspread {"node": ["n1", "n2"], "victims": ["a"]}, upstream {"node": "n3", "victims": ["a"]}']
     assert differences(tie, {"preemption": {"node": "n1", "victims": ["b"]}}) == [
         'preemption: kspread {"node": ["n1", "n2"], "victims": ["a"]}, upstream {"node": "n1", "victims": ["b"]}']
+    # upstream took the other tied node: its victims are those kspread's candidates give it
+    tie["candidates"] = {"n1": ["a"], "n2": ["b"]}
+    assert differences(tie, {"preemption": {"node": "n2", "victims": ["b"]}, "candidates": tie["candidates"]}) == []
+    assert differences(tie, {"preemption": {"node": "n2", "victims": ["a"]}, "candidates": tie["candidates"]}) == [
+        'preemption: kspread {"node": ["n1", "n2"], "victims": ["a"]}, upstream {"node": "n2", "victims": ["a"]}']
 
 
 def test_a_pod_with_no_containers_goes_without_containers(tmp_path):

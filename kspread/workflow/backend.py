@@ -388,20 +388,27 @@ def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[
         elif a != b and not (a is None and b is None):
             if key == "selected" and ((isinstance(a, list) and b in a) or (isinstance(b, list) and a in b)):
                 continue  # a tie reported whole on one side, one of the tied nodes on the other
-            if key == "preemption" and _one_of_tied(a, b):
+            if key == "preemption" and (_one_of_tied(a, b, engine.get("candidates"))
+                                        or _one_of_tied(b, a, upstream.get("candidates"))):
                 continue  # the same, for the node preemption nominated (pick-node's complete tie)
             lines.append(f"{key}: kspread {_short(a)}, upstream {_short(b)}")
     return lines
 
 
-def _one_of_tied(a: Any, b: Any) -> bool:
-    """Two ``preemption`` results alike but for the node, which one side gives as a list of
-    tied nodes holding the other side's node."""
-    if not (isinstance(a, dict) and isinstance(b, dict)) or {k: v for k, v in a.items() if k != "node"} \
-            != {k: v for k, v in b.items() if k != "node"}:
+def _one_of_tied(a: Any, b: Any, a_candidates: Any) -> bool:
+    """``a`` names a tie of nodes holding ``b``'s node, with ``b``'s victims: those ``a``'s
+    candidates give that node, else ``a``'s own (the first tied node's)."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
         return False
-    na, nb = a.get("node"), b.get("node")
-    return (isinstance(na, list) and nb in na) or (isinstance(nb, list) and na in nb)
+    node, tie = b.get("node"), a.get("node")
+    if not isinstance(tie, list) or node not in tie or isinstance(node, list):
+        return False
+    if {k: v for k, v in a.items() if k not in ("node", "victims")} \
+            != {k: v for k, v in b.items() if k not in ("node", "victims")}:
+        return False
+    if isinstance(a_candidates, dict) and node in a_candidates:
+        return a_candidates[node] == b.get("victims")
+    return b.get("victims") == a.get("victims")
 
 
 def _short(v: Any) -> str:
