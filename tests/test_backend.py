@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kspread.format.loader import load_case, read_file
-from kspread.workflow.backend import backend_actual, backend_input, differences, open_backend
+from kspread.workflow.backend import Backend, backend_actual, backend_input, differences, open_backend
 from kspread.workflow.cli import main as cli_main
 from tests.helpers import verdict, write_case
 
@@ -636,3 +636,171 @@ def test_builds_in_one_build_dir_take_turns(tmp_path):
         finally:
             p.kill()
             p.wait()
+
+
+def test_a_preemption_tie_holding_upstreams_node_is_no_difference():
+    tie = {"preemption": {"node": ["n1", "n2"], "victims": ["a"]}}
+    assert differences(tie, {"preemption": {"node": "n1", "victims": ["a"]}}) == []
+    assert differences(tie, {"preemption": {"node": "n3", "victims": ["a"]}}) == [
+        'preemption: kspread {"node": ["n1", "n2"], "victims": ["a"]}, upstream {"node": "n3", "victims": ["a"]}']
+    assert differences(tie, {"preemption": {"node": "n1", "victims": ["b"]}}) == [
+        'preemption: kspread {"node": ["n1", "n2"], "victims": ["a"]}, upstream {"node": "n1", "victims": ["b"]}']
+    # upstream took the other tied node: its victims are those kspread's candidates give it
+    tie["candidates"] = {"n1": ["a"], "n2": ["b"]}
+    assert differences(tie, {"preemption": {"node": "n2", "victims": ["b"]}, "candidates": tie["candidates"]}) == []
+    assert differences(tie, {"preemption": {"node": "n2", "victims": ["a"]}, "candidates": tie["candidates"]}) == [
+        'preemption: kspread {"node": ["n1", "n2"], "victims": ["a"]}, upstream {"node": "n2", "victims": ["a"]}']
+
+
+def test_a_pod_with_no_containers_goes_without_containers(tmp_path):
+    # `containers: []` requests nothing; one container without requests would count upstream's
+    # non-zero defaults (100m, 200Mi) in NodeResourcesFit's score (no-containers-bound-pod: 35, not 50)
+    _, case = _case(tmp_path, "version: '1.35'\nnodes: [n1]\npods: [{name: e, node: n1, containers: []}]\n"
+                              "pod: {name: p}\nexpect: {feasible: [n1]}\n")
+    data = backend_input(case)
+    assert data["pods"][0]["spec"]["containers"] == []
+    assert data["incoming"][0]["spec"]["containers"] == [{"name": "main", "image": "img",
+                                                          "resources": {"requests": {}}}]
+
+
+def test_match_label_keys_are_merged_as_the_api_server_merges_them(tmp_path):
+    # the scheduler reads only the labelSelector; the API server merged the keys into it at creation
+    _, case = _case(tmp_path, """
+version: '1.35'
+nodes: [n1]
+pod:
+  name: p
+  labels: {app: web, version: v2, track: canary}
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - {labelSelector: {matchLabels: {app: cache}}, mismatchLabelKeys: [track, absent], topologyKey: zone}
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 1
+        podAffinityTerm: {labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [version], topologyKey: zone}
+expect: {feasible: [n1]}
+""")
+    aff = backend_input(case)["incoming"][0]["spec"]["affinity"]
+    assert aff["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0] == {
+        "topologyKey": "zone", "mismatchLabelKeys": ["track", "absent"],
+        "labelSelector": {"matchLabels": {"app": "cache"},
+                          "matchExpressions": [{"key": "track", "operator": "NotIn", "values": ["canary"]}]}}
+    assert aff["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"] == {
+        "topologyKey": "zone", "matchLabelKeys": ["version"],
+        "labelSelector": {"matchLabels": {"app": "web"},
+                          "matchExpressions": [{"key": "version", "operator": "In", "values": ["v2"]}]}}
+
+
+DEFAULT_SPREAD = """
+name: rs-default-spread
+version: "1.35"
+profile:
+  filter: [PodTopologySpread]
+  pluginConfig:
+    PodTopologySpread:
+      defaultingType: List
+      defaultConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}]
+zones: {zA: [n1, n2], zB: [n3]}
+nodes: [n1, n2, n3]
+owners:
+- {kind: ReplicaSet, name: web-rs, selector: {matchLabels: {foo: bar}}}
+pods:
+- {name: p1, node: n1, labels: {foo: bar}}
+- {name: p2, node: n2, labels: {foo: bar}}
+pod: {name: p, labels: {foo: bar}, controller: {kind: ReplicaSet, name: web-rs}}
+expect: {feasible: [n3]}
+"""
+
+
+def test_the_controllers_go_to_the_backend(tmp_path):
+    _, case = _case(tmp_path, DEFAULT_SPREAD.replace(
+        "owners:\n", "owners:\n- {kind: ReplicationController, name: rc, selector: {a: b}}\n"
+                     "- {kind: StatefulSet, name: ss, namespace: other, selector: {matchLabels: {c: d}}}\n"))
+    data = backend_input(case)
+    assert data["replicaSets"] == [{"metadata": {"name": "web-rs", "namespace": "default"},
+                                    "spec": {"selector": {"matchLabels": {"foo": "bar"}}}}]
+    assert data["replicationControllers"] == [{"metadata": {"name": "rc", "namespace": "default"},
+                                               "spec": {"selector": {"a": "b"}}}]
+    assert data["statefulSets"] == [{"metadata": {"name": "ss", "namespace": "other"},
+                                     "spec": {"selector": {"matchLabels": {"c": "d"}}}}]
+
+
+def test_default_spreading_finds_the_replicaset_upstream_too(tmp_path, capsys):
+    # DefaultSelector looks the pod's ReplicaSet up by its controller reference: zA has 2, zB 0
+    backend = _real_backend()
+    path = write_case(tmp_path, DEFAULT_SPREAD)
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_a_retried_preemptor_waits_behind_pods_not_yet_tried(tmp_path, capsys):
+    # upstream's default backoff: h preempts v and waits in backoffQ while m (lower priority, not yet
+    # tried) goes first and fails (h nominated to n1); then h is bound. With a 0 s backoff h overtook m,
+    # and the last cycle was m's failure, not h's binding
+    backend = _real_backend()
+    path = write_case(tmp_path, """
+name: preemptor-retried
+version: "1.35"
+profile: {filter: [NodeResourcesFit], postFilter: [DefaultPreemption]}
+nodes:
+- {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 110}}
+pods:
+- {name: v, node: n1, priority: 10, requests: {cpu: "2"}}
+schedule:
+- {name: m, priority: 50, requests: {cpu: "1"}}
+- {name: h, priority: 100, requests: {cpu: "2"}}
+expect:
+  placements: {h: n1, m: null}
+  selected: n1
+""")
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_a_thousand_existing_pods_do_not_overflow_the_fake_watch(tmp_path, capsys):
+    # created back to back they outran the pod informer: the fake watch channel (100 events) panicked
+    backend = _real_backend()
+    nodes = ", ".join(f"n{i}" for i in range(10))
+    pods = "".join(f"- {{name: p{i}, node: n{i % 10}}}\n" for i in range(1000))
+    path = write_case(tmp_path, f"name: many\nversion: '1.35'\nprofile: {{filter: [NodeResourcesFit]}}\n"
+                                f"nodes: [{nodes}]\npods:\n{pods}pod: {{name: p}}\nexpect: {{feasible: [{nodes}]}}\n")
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_a_nominated_node_that_fits_is_taken_unscored_upstream_too(tmp_path, capsys):
+    # evaluateNominatedNode: the nominated node alone is the cycle's feasible set, so nothing was
+    # scored (the backend reported the scores of every feasible node)
+    backend = _real_backend()
+    path = write_case(tmp_path, """
+name: nominated-first
+version: "1.35"
+profile: {filter: [TaintToleration], score: [TaintToleration]}
+nodes:
+- n1
+- {name: n2, taints: [{key: soft, value: "yes", effect: PreferNoSchedule}]}
+pod: {name: p, nominatedNode: n2}
+expect:
+  feasible: [n1, n2]
+  scores: {}
+  totals: {}
+  selected: n2
+""")
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_a_case_with_pending_pods_is_skipped_with_the_reason(tmp_path):
+    # the backend waited for them in the scheduler's cache, where only bound pods go, and failed
+    # "timed out waiting for the informers"
+    _, case = _case(tmp_path, "version: '1.35'\nnodes: [n1]\npods:\n- {name: w, nominatedNode: n1, priority: 10}\n"
+                              "- {name: b, node: n1}\n- {name: x, namespace: team}\npod: {name: p}\n"
+                              "expect: {feasible: [n1]}\n")
+    assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
+        "the case has pending pods in `pods` (w, team/x), which a backend's scheduler would schedule rather "
+        "than hold as waiting")

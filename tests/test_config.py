@@ -401,3 +401,18 @@ def test_pod_backoff_seconds_are_read_with_upstream_defaults_and_validation(tmp_
     assert (e.value.line, e.value.path) == (4, ("podMaxBackoffSeconds",))
     with pytest.raises(CaseError, match="podMaxBackoffSeconds must be an integer"):
         load_config(cfg(tmp_path, head + "podMaxBackoffSeconds: 1.5\n"), v(35))
+
+
+@pytest.mark.parametrize("minor,scores", [(34, False), (35, True)])
+def test_dynamic_resources_scores_zero_in_the_default_profile_from_1_35(tmp_path, minor, scores):
+    # v1.35.4: DynamicResources is a Score plugin without PreScore, at weight 2 in the default
+    # profile (applyDynamicResources); for a pod without claims its Score is 0 on every node
+    from kspread.format.loader import load_case, read_file
+    from kspread.workflow.runner import run_loaded
+    from tests.helpers import write_case
+
+    assert dict(weighted(default_profile(v(minor)).score)).get("DynamicResources") == (2 if scores else None)
+    path = write_case(tmp_path, f"version: '1.{minor}'\nnodes: [n1, n2]\npod: {{name: p}}\nexpect: {{feasible: [n1, n2]}}\n")
+    actual = run_loaded(load_case(read_file(path).docs[0])).actual
+    assert actual["rawScores"].get("DynamicResources") == ({"n1": 0, "n2": 0} if scores else None)
+    assert actual["scores"].get("DynamicResources") == ({"n1": 0, "n2": 0} if scores else None)

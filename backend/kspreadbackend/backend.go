@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -102,9 +103,13 @@ type input struct {
 	PriorityClasses []schedulingv1.PriorityClass   `json:"priorityClasses"`
 	Namespaces      []v1.Namespace                 `json:"namespaces"`
 	Services        []v1.Service                   `json:"services"`
-	Config          string                         `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
-	FeatureGates    map[string]bool                `json:"featureGates"`
-	SettleMillis    int                            `json:"settleMillis"`
+	// the controllers of DefaultSelector (PodTopologySpread's default constraints, SelectorSpread)
+	ReplicationControllers []v1.ReplicationController `json:"replicationControllers"`
+	ReplicaSets            []appsv1.ReplicaSet        `json:"replicaSets"`
+	StatefulSets           []appsv1.StatefulSet       `json:"statefulSets"`
+	Config                 string                     `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
+	FeatureGates           map[string]bool            `json:"featureGates"`
+	SettleMillis           int                        `json:"settleMillis"`
 	// MaxCycles: stop after this many scheduling cycles (1 for a single-cycle case: the
 	// incoming pod's first cycle, not its retry after preemption); 0: until no pod is left
 	MaxCycles int `json:"maxCycles"`
@@ -284,8 +289,10 @@ func run(in input, o *options) (*output, error) {
 
 	informerFactory := scheduler.NewInformerFactory(client, 0)
 	rec := &recorder{}
-	schedOpts := []scheduler.Option{scheduler.WithFrameworkOutOfTreeRegistry(o.registry),
-		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(0)}
+	// upstream's default backoff (1 s, at most 10 s), as kspread's queue models it: a pod moved to
+	// backoffQ waits there while activeQ holds pods (with 0 s a retried preemptor overtook the
+	// lower-priority pods not yet tried)
+	schedOpts := []scheduler.Option{scheduler.WithFrameworkOutOfTreeRegistry(o.registry)}
 	if in.Config != "" {
 		obj, _, err := scheme.Codecs.UniversalDecoder().Decode([]byte(in.Config), nil, nil)
 		if err != nil {
@@ -332,6 +339,24 @@ func run(in input, o *options) (*output, error) {
 			return nil, err
 		}
 	}
+	for i := range in.ReplicationControllers {
+		c := &in.ReplicationControllers[i]
+		if _, err := client.CoreV1().ReplicationControllers(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.ReplicaSets {
+		c := &in.ReplicaSets[i]
+		if _, err := client.AppsV1().ReplicaSets(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range in.StatefulSets {
+		c := &in.StatefulSets[i]
+		if _, err := client.AppsV1().StatefulSets(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
 	for i := range in.Nodes {
 		if _, err := client.CoreV1().Nodes().Create(ctx, &in.Nodes[i], metav1.CreateOptions{}); err != nil {
 			return nil, err
@@ -341,10 +366,18 @@ func run(in input, o *options) (*output, error) {
 			return nil, err
 		}
 	}
+	podStore := informerFactory.Core().V1().Pods().Informer().GetStore()
 	for i := range in.Pods {
 		p := &in.Pods[i]
 		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return nil, err
+		}
+		// the fake watch channel holds 100 events and panics ("channel full") beyond: let the
+		// informer catch up every 50 pods (a busy machine with 140 pods overflowed it)
+		if (i+1)%50 == 0 {
+			if err := waitFor(func() bool { return len(podStore.List()) >= i+1 }); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := waitFor(func() bool { n, _ := sched.Cache.PodCount(); return n == len(in.Pods) }); err != nil {
@@ -614,6 +647,11 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 		return c, nil
 	}
 	if len(feasible) == 1 {
+		return c, nil
+	}
+	// a nominated node that passes the filters was the cycle's one feasible node
+	// (findNodesThatFitPod's evaluateNominatedNode): upstream scored nothing
+	if nnn := pod.Status.NominatedNodeName; nnn != "" && c.Filter[nnn]["code"] == fwk.Success.String() {
 		return c, nil
 	}
 	scorePlugins, weights := frameworkruntime.KspreadScorePlugins(fw)

@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from kspread.engine import apiobjects as api
+from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
 from kspread.workflow.runner import Outcome, _in_node_order, compare
@@ -70,6 +71,12 @@ class Backend:
         if case.profile.extenders:
             return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
                    "calls only HTTP extenders of a KubeSchedulerConfiguration)"
+        pending = [q.key for q in case.cluster.pods if not q.node_name]
+        if pending:
+            # upstream's queue would schedule them (before the incoming pod when of higher priority);
+            # kspread holds them as waiting (their nominations reserve room), which a backend cannot set up
+            return (f"the case has pending pods in `pods` ({', '.join(pending[:3])}{', ...' if len(pending) > 3 else ''}), "
+                    "which a backend's scheduler would schedule rather than hold as waiting")
         return None
 
 
@@ -108,7 +115,30 @@ def _container(c) -> dict[str, Any]:
 _EPOCH = 1700000000
 
 
-def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
+def _merge_label_keys(aff: dict[str, Any], labels: Mapping[str, str]) -> None:
+    """What the API server does when it creates a pod (MatchLabelKeysInPodAffinity on;
+    pkg/registry/core/pod/strategy.go, applyMatchLabelKeysAndMismatchLabelKeys): each pod
+    affinity term with a labelSelector gets ``key In (value)`` for its matchLabelKeys and
+    ``key NotIn (value)`` for its mismatchLabelKeys, with the pod's own label values (keys the
+    pod lacks are ignored). The scheduler never reads those fields (kspread's ``build_term``
+    does the merge itself); the backend's fake API server does not, so the pods carry it."""
+    for kind in ("podAffinity", "podAntiAffinity"):
+        rules = aff.get(kind) or {}
+        terms = list(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        terms += [w["podAffinityTerm"] for w in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+        for t in terms:
+            if t.get("labelSelector") is None:
+                continue
+            extra = [{"key": k, "operator": "In", "values": [labels[k]]}
+                     for k in t.get("matchLabelKeys") or () if k in labels]
+            extra += [{"key": k, "operator": "NotIn", "values": [labels[k]]}
+                      for k in t.get("mismatchLabelKeys") or () if k in labels]
+            if extra:
+                t["labelSelector"]["matchExpressions"] = [*(t["labelSelector"].get("matchExpressions") or ()),
+                                                          *extra]
+
+
+def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": p.name, "namespace": p.namespace, "labels": dict(p.labels),
                             "uid": f"{p.namespace}/{p.name}",
                             "creationTimestamp": _time(_EPOCH + seq)}
@@ -120,7 +150,9 @@ def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
         meta["deletionTimestamp"] = _time(_EPOCH + seq)
     spec: dict[str, Any] = {
         "schedulerName": scheduler_name, "priority": p.priority, "preemptionPolicy": p.preemption_policy,
-        "containers": [_container(c) for c in p.containers] or [{"name": "c", "image": "img"}],
+        # `containers: []` is a pod with no containers (the builder gives a pod that names neither
+        # requests nor containers its one container): upstream then counts no requests either
+        "containers": [_container(c) for c in p.containers],
     }
     if p.priority_class_name:
         spec["priorityClassName"] = p.priority_class_name
@@ -136,6 +168,8 @@ def _pod(p, seq: int, scheduler_name: str) -> dict[str, Any]:
         spec["nodeSelector"] = dict(p.node_selector)
     aff = api.affinity(p.affinity) if p.affinity is not None else None
     if aff:
+        if merge_label_keys:
+            _merge_label_keys(aff, p.labels)
         spec["affinity"] = aff
     if p.tolerations:
         spec["tolerations"] = api.tolerations(p.tolerations)
@@ -224,10 +258,11 @@ def backend_input(case: Case) -> dict[str, Any]:
                      "status": {"disruptionsAllowed": d.disruptions_allowed,
                                 "disruptedPods": {k: _time(_EPOCH) for k in sorted(d.disrupted_pods)}}})
     namespaces = [{"metadata": {"name": ns.name, "labels": dict(ns.labels)}} for ns in cl.namespaces.values()]
+    merge = match_label_keys_enabled(case.version)
     return {
         "nodes": [_node(n) for n in cl.nodes],
-        "pods": [_pod(p, i, sched_name) for i, p in enumerate(cl.pods)],
-        "incoming": [_pod(p, len(cl.pods) + i, sched_name) for i, p in enumerate(case.incoming)],
+        "pods": [_pod(p, i, sched_name, merge) for i, p in enumerate(cl.pods)],
+        "incoming": [_pod(p, len(cl.pods) + i, sched_name, merge) for i, p in enumerate(case.incoming)],
         "pdbs": pdbs,
         "priorityClasses": [{"metadata": {"name": c.name}, "value": c.value, "globalDefault": c.global_default,
                              "preemptionPolicy": c.preemption_policy} for c in cl.priority_classes],
@@ -235,6 +270,14 @@ def backend_input(case: Case) -> dict[str, Any]:
         "services": [{"metadata": {"name": s.name, "namespace": s.namespace},
                       "spec": {"selector": dict(s.selector) if s.selector is not None else None}}
                      for s in cl.services],
+        # the controllers DefaultSelector looks up by a pod's controller reference (default spreading)
+        "replicationControllers": [{"metadata": {"name": c.name, "namespace": c.namespace},
+                                    "spec": {"selector": dict(c.selector) if c.selector is not None else None}}
+                                   for c in cl.replication_controllers],
+        "replicaSets": [{"metadata": {"name": c.name, "namespace": c.namespace},
+                         "spec": {"selector": api.label_selector(c.selector)}} for c in cl.replica_sets],
+        "statefulSets": [{"metadata": {"name": c.name, "namespace": c.namespace},
+                          "spec": {"selector": api.label_selector(c.selector)}} for c in cl.stateful_sets],
         "config": _config(case),
         "featureGates": dict(case.version.gates),
         "maxCycles": 0 if case.is_sequence else 1,
@@ -345,8 +388,27 @@ def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[
         elif a != b and not (a is None and b is None):
             if key == "selected" and ((isinstance(a, list) and b in a) or (isinstance(b, list) and a in b)):
                 continue  # a tie reported whole on one side, one of the tied nodes on the other
+            if key == "preemption" and (_one_of_tied(a, b, engine.get("candidates"))
+                                        or _one_of_tied(b, a, upstream.get("candidates"))):
+                continue  # the same, for the node preemption nominated (pick-node's complete tie)
             lines.append(f"{key}: kspread {_short(a)}, upstream {_short(b)}")
     return lines
+
+
+def _one_of_tied(a: Any, b: Any, a_candidates: Any) -> bool:
+    """``a`` names a tie of nodes holding ``b``'s node, with ``b``'s victims: those ``a``'s
+    candidates give that node, else ``a``'s own (the first tied node's)."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return False
+    node, tie = b.get("node"), a.get("node")
+    if not isinstance(tie, list) or node not in tie or isinstance(node, list):
+        return False
+    if {k: v for k, v in a.items() if k not in ("node", "victims")} \
+            != {k: v for k, v in b.items() if k not in ("node", "victims")}:
+        return False
+    if isinstance(a_candidates, dict) and node in a_candidates:
+        return a_candidates[node] == b.get("victims")
+    return b.get("victims") == a.get("victims")
 
 
 def _short(v: Any) -> str:

@@ -147,7 +147,8 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
       NodeResourcesFit 1, VolumeBinding (scores 0; weight 1), PodTopologySpread 2,
       InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1;
       NodePreferAvoidPods dropped; EBSLimits, GCEPDLimits, AzureDiskLimits gone from
-      1.31; DynamicResources from 1.34 (DynamicResourceAllocation GA, on).
+      1.31; DynamicResources from 1.34 (DynamicResourceAllocation GA, on), a score
+      plugin too from 1.35 (weight 2, after InterPodAffinity; scores 0).
     """
     m = version.minor
     spread_on = m >= 18 or (m >= 16 and version.gate("EvenPodsSpread"))
@@ -172,6 +173,9 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
         score = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
                  ("ImageLocality", 1)]
+        if m >= 35:
+            # applyDynamicResources: before DefaultPreemption in MultiPoint, weight 2
+            score.insert(6, ("DynamicResources", 2))
     if selector_spread:
         score.append(("SelectorSpread", 1))
     return filters, score
