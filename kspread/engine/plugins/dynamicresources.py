@@ -6,8 +6,8 @@ never rejects a node.
 In 1.35 (v1.35.4) it is also a Score plugin, without a PreScore, and in the default
 profile at weight 2: for a pod without claims its Score returns 0 on every node
 (the PreFilter's state has no claims) and NormalizeScore leaves the zeros, so it is in
-the scores and adds 0 to every total. (UNVERIFIED first version: 1.34's source was not
-read; kspread scores with it from 1.35.)
+the scores and adds 0 to every total. v1.34.7's plugin has no Score and its default
+profile enables it without a weight: it scores from 1.35.
 """
 
 from __future__ import annotations
