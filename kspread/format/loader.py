@@ -19,7 +19,7 @@ import gc
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
@@ -399,21 +399,22 @@ def _has_non_string_key(data: Any) -> bool:
     return _scalars(data) is None
 
 
-def _scalars(data: Any) -> tuple[set, set] | None:
+def _scalars(data: Any) -> tuple[set, set, set] | None:
     """One walk over yaml-rs's data, each container's items read once: None when a
-    mapping has a key that is not a string, else the distinct strings (keys and
-    values) and the types of the numbers (``int``, ``float``) in it."""
+    mapping has a key that is not a string, else the distinct strings that are values,
+    the distinct keys and the types of the numbers (``int``, ``float``) in it."""
     strs: set = set()
+    keys: set = set()
     num_types: set = set()
     stack = [data]
-    pop, push, add_str, add_num = stack.pop, stack.append, strs.add, num_types.add
+    pop, push, add_str, add_key, add_num = stack.pop, stack.append, strs.add, keys.add, num_types.add
     while stack:
         x = pop()
         if type(x) is dict:
             for k in x:
                 if type(k) is not str:
                     return None
-                add_str(k)
+                add_key(k)
             x = x.values()
         elif type(x) is not list:
             continue
@@ -425,7 +426,7 @@ def _scalars(data: Any) -> tuple[set, set] | None:
                 push(v)
             elif t is int or t is float:
                 add_num(t)  # the type: a set of the numbers would keep 1 and drop an equal 1.0
-    return strs, num_types
+    return strs, keys, num_types
 
 
 _SAME_IN_BOTH = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:str")
@@ -459,6 +460,84 @@ _EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
 _BOTH_BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 
 
+# Beyond the resolution of plain scalars, yaml-rs reads some texts that libyaml (and so
+# kspread's own reader) reads otherwise or refuses. Where they could, the strict reader
+# reads the text; the checks err towards it.
+#
+# In the data yaml-rs gives: a string starting with an indicator. libyaml starts no plain
+# scalar with one of ``?:,[]{}#&*!|>@`%`` (``?`` and ``:`` only before a space, and in a
+# flow collection never: ``{?k: v}`` is the key ``k``), yaml-rs does now and then
+# (``[1, |2]``, ``{?k: v}``, ``[:x]``); a quoted one goes to the strict reader too.
+_INDICATOR_LINE = re.compile(r"\n[?:,\[\]{}#&*!|>@`%]")
+# libyaml takes no implicit key of 1024 characters or more (``could not find expected
+# ':'``), yaml-rs any: a key that long, or that long once written, is read by the strict
+# reader. A key of L characters takes at most L + 2 + its quotes characters in the text,
+# or 10 L + 2 where escapes (``\U0001f600``) may be written.
+_LONG_KEY = 100
+_KEY_LIMIT = 1000
+
+
+def _long_key(text: str, keys: set) -> bool:
+    escapes = "\\" in text
+    return any(len(k) > _LONG_KEY and (10 * len(k) if escapes else len(k) + k.count("'")) + 2 > _KEY_LIMIT
+               for k in keys)
+
+
+# In the text (before yaml-rs reads it): NEL, LS and PS are line breaks to YAML 1.1 and
+# text to 1.2; a byte order mark (yaml-rs keeps one as text where libyaml drops it); a tab (libyaml refuses one that indents,
+# yaml-rs does not always); a tag (yaml-rs drops one it does not know, and reads
+# ``!!binary`` as a string); an anchor name given twice (the strict reader refuses it, as
+# PyYAML's composer does: "found duplicate anchor"; yaml-rs lets a name be given again);
+# an anchor or alias name with a character libyaml ends a name at; a ``...`` line; a
+# document that is empty or whose root is indented (its first line).
+_ODD_TEXT = ("\x85", "\u2028", "\u2029", "\ufeff")
+_TAG = re.compile(r"!(?:(?<=[\s\[{,:]!)|(?<=\A!))")
+# an anchor or an alias, with its name as yaml-rs reads it (libyaml stops at the first
+# character that is not a letter, a digit, '-' or '_': ``&k:- x`` is ``:- x`` anchored k)
+_ANCHOR = re.compile(r"&(?:(?<=[\s\[{,:]&)|(?<=\A&))([^\s,\[\]{}]*)")
+_ALIAS = re.compile(r"\*(?:(?<=[\s\[{,:]\*)|(?<=\A\*))([^\s,\[\]{}]*)")
+_NAME = re.compile(r"[0-9A-Za-z_-]+")
+# a ``...`` line: libyaml then wants ``---`` before more content, yaml-rs does not
+_DOC_END_LINE = re.compile(r"\.\.\.(?:(?<=\A\.\.\.)|(?<=[\r\n]\.\.\.))")
+# a ``---`` line (at ``match``) followed by no content at column 0: an empty document, or
+# one whose root is indented, starts at a line ``_doc_lines`` does not give
+_BR = r"(?:\r\n|[\r\n])"
+_MARKER_NOT_AT_CONTENT = re.compile(rf"---[ \t]*(?:#[^\r\n]*)?(?:{_BR}[ \t]*(?:#[^\r\n]*)?)*"
+                                    rf"(?:{_BR}[ \t]+[^\s#]|\Z|{_BR}(?:---|\.\.\.)(?:\s|\Z))")
+# the same for the first document, when the text does not start with ``---``
+_INDENTED_FIRST = re.compile(rf"\ufeff?(?:[ \t]*(?:#[^\r\n]*)?{_BR})*[ \t]+[^\s#]")
+
+
+def _may_read_otherwise(text: str) -> bool:
+    """Whether yaml-rs may read ``text`` otherwise than the strict reader does, by
+    constructs the data cannot show: a few scans for characters, each at C speed."""
+    if not text.isascii() and any(c in text for c in _ODD_TEXT):
+        return True
+    if "\t" in text:
+        return True
+    if "!" in text and _TAG.search(text) is not None:
+        return True
+    anchors = _ANCHOR.findall(text) if "&" in text else []
+    if len(set(anchors)) != len(anchors):
+        return True
+    names = anchors + _ALIAS.findall(text) if "*" in text else anchors
+    if any(_NAME.fullmatch(n) is None for n in names):
+        return True
+    if "..." in text and _DOC_END_LINE.search(text) is not None:
+        return True
+    if (_MARKER_NOT_AT_CONTENT if text.startswith("---") else _INDENTED_FIRST).match(text) is not None:
+        return True
+    return any(br in text and br + "---" in text and any(_MARKER_NOT_AT_CONTENT.match(text, i + 1) is not None
+                                                        for i in _find_all(text, br + "---")) for br in "\n\r")
+
+
+def _find_all(text: str, s: str) -> Iterator[int]:
+    i = text.find(s)
+    while i >= 0:
+        yield i
+        i = text.find(s, i + 1)
+
+
 def _plain_in_yaml_1_2(s: str) -> Any:
     try:
         data = yaml_rs.loads("a: " + s, parse_datetime=False)
@@ -467,9 +546,15 @@ def _plain_in_yaml_1_2(s: str) -> Any:
     return data.get("a") if isinstance(data, dict) else None
 
 
-def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
+def _same_in_yaml_1_1(text: str, strs: set, keys: set, num_types: set) -> bool:
     """Whether kspread's own reader would give the same data as yaml-rs did."""
-    for s in _RESOLVED_LINE.findall("\n" + "\n".join(strs)):
+    if keys and len(max(keys, key=len)) > _LONG_KEY and _long_key(text, keys):
+        return False
+    strs = strs | keys
+    joined = "\n" + "\n".join(strs)
+    if _INDICATOR_LINE.search(joined) is not None:
+        return False  # a string that starts with an indicator: it was quoted, or yaml-rs read it otherwise
+    for s in _RESOLVED_LINE.findall(joined):
         # (a line of a string with a line break in it is no string of its own)
         if s in strs and _RESOLVED.match(s) and s not in _BOTH_BOOLS and _plain_in_yaml_1_2(s) == s:
             return False  # plain, 1.1 reads it as a bool or a number; 1.2 as a string
@@ -498,7 +583,8 @@ def _read_docs(text: str, path: str) -> list[Document]:
             items = data if many else [data]
             starts = lines.json_item_lines(text) if many else [text.count("\n", 0, len(text) - len(stripped)) + 1]
             return [Document(i, starts[i] if i < len(starts) else 1, x) for i, x in enumerate(items)]
-    if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text:
+    if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text and \
+            not _may_read_otherwise(text):
         # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
         # error, and for non-string keys, kspread's own reader says where
         segments = lines.yaml_segments(text)
