@@ -555,3 +555,45 @@ def test_a_case_with_anchors_used_once_each_stays_on_yaml_rs(monkeypatch):
         assert [(d.data, d.parsed, str(d.error), d.line) for d in loader._read_docs(text + again, "f.yaml")] == \
             [(d.data, d.parsed, str(d.error), d.line) for d in strict(text + again, "f.yaml")]
     assert read == [text + again for again in ("g: &x1 2\n", "g: '?q'\n", "g: x\te\n")]
+
+
+_ORDINARY = ["x", "1", "a b", "[a, b]", "{a: 1, b: [c]}", "'q'", '"d e"', "|\n      t", "x #c", "-x", "a:b", "http://x/?q",
+             "true", "null", "~", "1.5", "'it''s'", "[]", "{}", "&an1 v", "*an1", "p-0", "100m"]
+
+
+def test_case_like_texts_read_alike_and_mostly_on_yaml_rs(monkeypatch):
+    """Case-like texts (top-level keys, block lists of mappings) with an odd key or value
+    now and then: the same reading both ways, and most stay on yaml-rs (the checks fall
+    back where the texts could differ, not everywhere)."""
+    import random
+
+    from kspread.format import loader
+
+    strict = loader.yamlio.read_documents
+    composed: list = []
+    monkeypatch.setattr(loader.yamlio, "read_documents", lambda *a: composed.append(1) or strict(*a))
+    r = random.Random(1119)
+    kept = 0
+    for _ in range(1500):
+        def value() -> str:
+            return r.choice(_VALUES) if r.random() < 0.04 else r.choice(_ORDINARY)
+
+        def key() -> str:
+            return r.choice(_KEYS) if r.random() < 0.02 else r.choice(["name", "cpu", "labels", "node"])
+
+        out = []
+        for k in r.sample(["apiVersion", "kind", "name", "nodes", "pods", "x"], r.randint(2, 5)):
+            if r.random() < 0.5:
+                out.append(f"{k}:")
+                for _ in range(r.randint(1, 5)):
+                    out += [f"- {key()}: {value()}", f"  {key()}: {value()}"][:r.randint(1, 2)]
+            else:
+                out.append(f"{k}: {value()}")
+        text = "".join(line + (r.choice(_BREAKS_ALL) if r.random() < 0.02 else "\n") for line in out)
+        if text.count("&an1") > 1 or ("*an1" in text and "&an1" not in text):
+            text = text.replace("&an1 ", "").replace("*an1", "v")
+        del composed[:]
+        fast = _read_at(text, 0)
+        kept += not composed
+        assert fast == _read_at(text, 1 << 60), text
+    assert kept > 750, kept
