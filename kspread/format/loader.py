@@ -399,22 +399,21 @@ def _has_non_string_key(data: Any) -> bool:
     return _scalars(data) is None
 
 
-def _scalars(data: Any) -> tuple[set, set, set] | None:
+def _scalars(data: Any) -> tuple[set, set] | None:
     """One walk over yaml-rs's data, each container's items read once: None when a
-    mapping has a key that is not a string, else the distinct strings that are values,
-    the distinct keys and the types of the numbers (``int``, ``float``) in it."""
+    mapping has a key that is not a string, else the distinct strings (keys and
+    values) and the types of the numbers (``int``, ``float``) in it."""
     strs: set = set()
-    keys: set = set()
     num_types: set = set()
     stack = [data]
-    pop, push, add_str, add_key, add_num = stack.pop, stack.append, strs.add, keys.add, num_types.add
+    pop, push, add_str, add_num = stack.pop, stack.append, strs.add, num_types.add
     while stack:
         x = pop()
         if type(x) is dict:
             for k in x:
                 if type(k) is not str:
                     return None
-                add_key(k)
+                add_str(k)
             x = x.values()
         elif type(x) is not list:
             continue
@@ -426,7 +425,7 @@ def _scalars(data: Any) -> tuple[set, set, set] | None:
                 push(v)
             elif t is int or t is float:
                 add_num(t)  # the type: a set of the numbers would keep 1 and drop an equal 1.0
-    return strs, keys, num_types
+    return strs, num_types
 
 
 _SAME_IN_BOTH = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:str")
@@ -468,24 +467,11 @@ _BOTH_BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 # scalar with one of ``?:,[]{}#&*!|>@`%`` (``?`` and ``:`` only before a space, and in a
 # flow collection never: ``{?k: v}`` is the key ``k``), yaml-rs does now and then
 # (``[1, |2]``, ``{?k: v}``, ``[:x]``); a quoted one goes to the strict reader too.
+# (An implicit key of 1024 characters or more both refuse alike: no check.)
 _INDICATOR_LINE = re.compile(r"\n[?:,\[\]{}#&*!|>@`%]")
-# libyaml takes no implicit key of 1024 characters or more (``could not find expected
-# ':'``), yaml-rs any: a key that long, or that long once written, is read by the strict
-# reader. A key of L characters takes at most L + 2 + its quotes characters in the text,
-# or 10 L + 2 where escapes (``\U0001f600``) may be written.
-_LONG_KEY = 100
-_KEY_LIMIT = 1000
-
-
-def _long_key(text: str, keys: set) -> bool:
-    escapes = "\\" in text
-    return any(len(k) > _LONG_KEY and (10 * len(k) if escapes else len(k) + k.count("'")) + 2 > _KEY_LIMIT
-               for k in keys)
-
-
 # In the text (before yaml-rs reads it): NEL, LS and PS are line breaks to YAML 1.1 and
-# text to 1.2; a byte order mark (yaml-rs keeps one as text where libyaml drops it); a tab (libyaml refuses one that indents,
-# yaml-rs does not always); a tag (yaml-rs drops one it does not know, and reads
+# text to 1.2; a byte order mark (yaml-rs keeps one as text where libyaml drops it); a
+# tab (libyaml refuses one that indents, yaml-rs does not always); a tag (yaml-rs drops one it does not know, and reads
 # ``!!binary`` as a string); an anchor name given twice (the strict reader refuses it, as
 # PyYAML's composer does: "found duplicate anchor"; yaml-rs lets a name be given again);
 # an anchor or alias name with a character libyaml ends a name at; a ``...`` line; a
@@ -546,11 +532,8 @@ def _plain_in_yaml_1_2(s: str) -> Any:
     return data.get("a") if isinstance(data, dict) else None
 
 
-def _same_in_yaml_1_1(text: str, strs: set, keys: set, num_types: set) -> bool:
+def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
     """Whether kspread's own reader would give the same data as yaml-rs did."""
-    if keys and len(max(keys, key=len)) > _LONG_KEY and _long_key(text, keys):
-        return False
-    strs = strs | keys
     joined = "\n" + "\n".join(strs)
     if _INDICATOR_LINE.search(joined) is not None:
         return False  # a string that starts with an indicator: it was quoted, or yaml-rs read it otherwise
