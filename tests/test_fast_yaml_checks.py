@@ -473,7 +473,8 @@ _line = st.one_of(
     st.tuples(st.sampled_from(_LINE_STARTS), st.sampled_from(_VALUES)).map("".join),
     st.tuples(st.sampled_from(_LINE_STARTS), st.sampled_from(_KEYS), st.sampled_from(_SEPARATORS),
               st.sampled_from(_VALUES)).map("".join),
-    st.sampled_from(["---", "...", "--- a", "# c", "%YAML 1.1", "%TAG !t! tag:x:", "--- !!map", "\ufeff"]),
+    st.sampled_from(["---", "...", "--- a", "# c", "%YAML 1.1", "%YAML 2.0", "%FOO bar", "%TAG !t! tag:x:",
+                     "--- !!map", "\ufeff"]),
 )
 
 
@@ -515,6 +516,9 @@ def test_a_text_reads_alike_on_yaml_rs_and_on_the_strict_reader(lines):
     ("- &k:- x\n", [":- x"], None),  # libyaml's anchor name ends at ':' (yaml-rs: the anchor 'k:-' of 'x')
     ("- x,y\x85- z\n", ["x,y", "z"], None),  # NEL: a line break to YAML 1.1, text to 1.2
     ("a: 1\n...\nb: 2\n", None, "f.yaml:3: invalid YAML: did not find expected <document start>"),
+    ("%FOO bar\n---\na: 1\n", None, ("f.yaml:1: invalid YAML: while scanning a directive: found unknown directive "
+                                    "name")),
+    ("%YAML 2.0\n---\na: 1\n", None, "f.yaml:1: invalid YAML: found incompatible YAML document"),
     ("\tc: 1\n", None, ("f.yaml:1: invalid YAML: while scanning for the next token: found character that cannot "
                        "start any token")),
     # libyaml takes no implicit key of 1024 characters or more

@@ -19,7 +19,7 @@ import gc
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
@@ -471,11 +471,12 @@ _BOTH_BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 _INDICATOR_LINE = re.compile(r"\n[?:,\[\]{}#&*!|>@`%]")
 # In the text (before yaml-rs reads it): NEL, LS and PS are line breaks to YAML 1.1 and
 # text to 1.2; a byte order mark (yaml-rs keeps one as text where libyaml drops it); a
-# tab (libyaml refuses one that indents, yaml-rs does not always); a tag (yaml-rs drops one it does not know, and reads
-# ``!!binary`` as a string); an anchor name given twice (the strict reader refuses it, as
-# PyYAML's composer does: "found duplicate anchor"; yaml-rs lets a name be given again);
-# an anchor or alias name with a character libyaml ends a name at; a ``...`` line; a
-# document that is empty or whose root is indented (its first line).
+# tab (libyaml refuses one that indents, yaml-rs does not always); a tag (yaml-rs drops
+# one it does not know, and reads ``!!binary`` as a string); an anchor name given twice
+# (the strict reader refuses it, as PyYAML's composer does: "found duplicate anchor";
+# yaml-rs lets a name be given again); an anchor or alias name with a character libyaml
+# ends a name at; a ``...`` line; a directive; a document that is empty or whose root
+# is indented (its first line).
 _ODD_TEXT = ("\x85", "\u2028", "\u2029", "\ufeff")
 _TAG = re.compile(r"!(?:(?<=[\s\[{,:]!)|(?<=\A!))")
 # an anchor or an alias, with its name as yaml-rs reads it (libyaml stops at the first
@@ -483,14 +484,16 @@ _TAG = re.compile(r"!(?:(?<=[\s\[{,:]!)|(?<=\A!))")
 _ANCHOR = re.compile(r"&(?:(?<=[\s\[{,:]&)|(?<=\A&))([^\s,\[\]{}]*)")
 _ALIAS = re.compile(r"\*(?:(?<=[\s\[{,:]\*)|(?<=\A\*))([^\s,\[\]{}]*)")
 _NAME = re.compile(r"[0-9A-Za-z_-]+")
-# a ``...`` line: libyaml then wants ``---`` before more content, yaml-rs does not
-_DOC_END_LINE = re.compile(r"\.\.\.(?:(?<=\A\.\.\.)|(?<=[\r\n]\.\.\.))")
-# a ``---`` line (at ``match``) followed by no content at column 0: an empty document, or
-# one whose root is indented, starts at a line ``_doc_lines`` does not give
+# a ``---``, ``...`` or directive line: after ``...`` libyaml wants ``---`` before more
+# content, yaml-rs does not; a ``---`` line followed by no content at column 0 (an empty
+# document, or one whose root is indented) starts at a line ``_doc_lines`` does not give;
+# libyaml refuses a directive it does not know (``%FOO``) and ``%YAML 2.0``, yaml-rs not
+_MARKER_LINE = re.compile(r"\n(?:---|\.\.\.|%)")  # (a literal first: one scan at C speed)
+_MARKER_LINE_CR = re.compile(r"\r(?:---|\.\.\.|%)")
 _BR = r"(?:\r\n|[\r\n])"
 _MARKER_NOT_AT_CONTENT = re.compile(rf"---[ \t]*(?:#[^\r\n]*)?(?:{_BR}[ \t]*(?:#[^\r\n]*)?)*"
                                     rf"(?:{_BR}[ \t]+[^\s#]|\Z|{_BR}(?:---|\.\.\.)(?:\s|\Z))")
-# the same for the first document, when the text does not start with ``---``
+# the first document's root indented, when the text does not start with ``---``
 _INDENTED_FIRST = re.compile(rf"\ufeff?(?:[ \t]*(?:#[^\r\n]*)?{_BR})*[ \t]+[^\s#]")
 
 
@@ -509,19 +512,14 @@ def _may_read_otherwise(text: str) -> bool:
     names = anchors + _ALIAS.findall(text) if "*" in text else anchors
     if any(_NAME.fullmatch(n) is None for n in names):
         return True
-    if "..." in text and _DOC_END_LINE.search(text) is not None:
+    if text.startswith(("...", "%")) or \
+            (_MARKER_NOT_AT_CONTENT if text.startswith("---") else _INDENTED_FIRST).match(text) is not None:
         return True
-    if (_MARKER_NOT_AT_CONTENT if text.startswith("---") else _INDENTED_FIRST).match(text) is not None:
-        return True
-    return any(br in text and br + "---" in text and any(_MARKER_NOT_AT_CONTENT.match(text, i + 1) is not None
-                                                        for i in _find_all(text, br + "---")) for br in "\n\r")
-
-
-def _find_all(text: str, s: str) -> Iterator[int]:
-    i = text.find(s)
-    while i >= 0:
-        yield i
-        i = text.find(s, i + 1)
+    for rx in (_MARKER_LINE, _MARKER_LINE_CR) if "\r" in text else (_MARKER_LINE,):
+        for m in rx.finditer(text):
+            if text[m.end() - 1] != "-" or _MARKER_NOT_AT_CONTENT.match(text, m.start() + 1) is not None:
+                return True
+    return False
 
 
 def _plain_in_yaml_1_2(s: str) -> Any:
