@@ -459,7 +459,7 @@ def test_segments_that_read_otherwise_alone(monkeypatch, text, message):
 _KEYS = ["a", "b", "1", "true", "null", "~", "yes", "?k", "? k", "-k", ":k", ",k", "[k", "]k", "{k", "}k", "#k",
          "&k", "*k", "!k", "|k", ">k", "'k'", '"k"', "%k", "@k", "`k", "k" * 1030, "!!str a", "&an a", "*an", "&an",
          "!!int 1", "!t a", "a b"]
-_VALUES = ["1", "x", "&an 1", "*an", "&an {b: 1}", "[1, |2]", "[1, >2]", "{?k: v}", "{? k: v}", "[?a]", "[? a : b]",
+_VALUES = ["1", "x", "[a:]", "{a:, b}", "[a::]", "[a: ]", "{a: }", "[a:b]", "&an 1", "*an", "&an {b: 1}", "[1, |2]", "[1, >2]", "{?k: v}", "{? k: v}", "[?a]", "[? a : b]",
            "{a, b}", "[a: b]", "!!str 1", "!!binary aGk=", "!!float 1", "!local x", "!<tag:x> y", "|\n  t", ">\n  t",
            "|-\n  t\n\n", "'a\n  b'", '"a\n  b"', "a\n  b", "[a\n  , b]", "- x", "x #c", "x#c", "---", "...",
            "--- x", "@x", "`x", "%x", "-", "?", ":", "-x", "?x", ":x", ",x", "x,y", "x:y", "x: y", "[]", "{}", "[a,]",
@@ -510,6 +510,8 @@ def test_a_text_reads_alike_on_yaml_rs_and_on_the_strict_reader(lines):
     ("a: [1, |2]\n", None, ("f.yaml:1: invalid YAML: while scanning for the next token: found character that cannot "
                            "start any token")),
     ("a: {?k: v}\n", {"a": {"k": "v"}}, None),  # libyaml: ? is the key indicator (yaml-rs: the key '?k')
+    ("a: [a:, b]\n", None, "f.yaml:1: invalid YAML: while scanning a plain scalar: found unexpected ':'"),
+    ("a: {b: c, a:}\n", None, "f.yaml:1: invalid YAML: while scanning a plain scalar: found unexpected ':'"),
     ("a: [:x]\n", None, "f.yaml:1: invalid YAML: while parsing a flow node: did not find expected node content"),
     ("a: !!binary aGk=\n", {"a": b"hi"}, None),  # yaml-rs: the string 'aGk='
     ("a: !local x\n", None, "f.yaml:1: invalid YAML: could not determine a constructor for the tag '!local'"),

@@ -402,7 +402,8 @@ def _has_non_string_key(data: Any) -> bool:
 def _scalars(data: Any) -> tuple[set, set] | None:
     """One walk over yaml-rs's data, each container's items read once: None when a
     mapping has a key that is not a string, else the distinct strings (keys and
-    values) and the types of the numbers (``int``, ``float``) in it."""
+    values) and the types of the numbers and nulls (``int``, ``float``, ``NoneType``)
+    in it (a null at the root is not counted)."""
     strs: set = set()
     num_types: set = set()
     stack = [data]
@@ -423,7 +424,7 @@ def _scalars(data: Any) -> tuple[set, set] | None:
                 add_str(v)
             elif t is dict or t is list:
                 push(v)
-            elif t is int or t is float:
+            elif t is int or t is float or v is None:
                 add_num(t)  # the type: a set of the numbers would keep 1 and drop an equal 1.0
     return strs, num_types
 
@@ -468,6 +469,9 @@ _BOTH_BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 # flow collection never: ``{?k: v}`` is the key ``k``), yaml-rs does now and then
 # (``[1, |2]``, ``{?k: v}``, ``[:x]``); a quoted one goes to the strict reader too.
 # (An implicit key of 1024 characters or more both refuse alike: no check.)
+# A ':' just before ',', ']' or '}' (``[a:]``, ``{a:}``): libyaml refuses it in a flow
+# collection, yaml-rs reads a null value; the text is scanned only when the data hold a null.
+_EMPTY_FLOW_VALUE = re.compile(r":[,\]}]")
 _INDICATOR_LINE = re.compile(r"\n[?:,\[\]{}#&*!|>@`%]")
 # In the text (before yaml-rs reads it): NEL, LS and PS are line breaks to YAML 1.1 and
 # text to 1.2; a byte order mark (yaml-rs keeps one as text where libyaml drops it); a
@@ -539,7 +543,9 @@ def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
         # (a line of a string with a line break in it is no string of its own)
         if s in strs and _RESOLVED.match(s) and s not in _BOTH_BOOLS and _plain_in_yaml_1_2(s) == s:
             return False  # plain, 1.1 reads it as a bool or a number; 1.2 as a string
-    if not num_types:
+    if type(None) in num_types and _EMPTY_FLOW_VALUE.search(text) is not None:
+        return False  # ``[a:]``: the null of ``a`` to yaml-rs, "found unexpected ':'" to libyaml
+    if int not in num_types and float not in num_types:
         return True
     # a number written with a leading 0 (017: octal to 1.1; 0o17: a string to 1.1; 0_1)
     # or a leading underscore (_1: a number to yaml-rs, a string to 1.1)
