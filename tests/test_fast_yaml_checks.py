@@ -459,13 +459,16 @@ def test_segments_that_read_otherwise_alone(monkeypatch, text, message):
 _KEYS = ["a", "b", "1", "true", "null", "~", "yes", "?k", "? k", "-k", ":k", ",k", "[k", "]k", "{k", "}k", "#k",
          "&k", "*k", "!k", "|k", ">k", "'k'", '"k"', "%k", "@k", "`k", "k" * 1030, "!!str a", "&an a", "*an", "&an",
          "!!int 1", "!t a", "a b"]
-_VALUES = ["1", "x", "[a:]", "{a:, b}", "[a::]", "[a: ]", "{a: }", "[a:b]", "&an 1", "*an", "&an {b: 1}", "[1, |2]", "[1, >2]", "{?k: v}", "{? k: v}", "[?a]", "[? a : b]",
+_VALUES = ["1", "x", "[a:]", "{a:, b}", "[a::]", "[a: ]", "{a: }", "[a:b]",
+           "&an 1", "*an", "&an {b: 1}", "[1, |2]", "[1, >2]", "{?k: v}", "{? k: v}", "[?a]", "[? a : b]",
            "{a, b}", "[a: b]", "!!str 1", "!!binary aGk=", "!!float 1", "!local x", "!<tag:x> y", "|\n  t", ">\n  t",
            "|-\n  t\n\n", "'a\n  b'", '"a\n  b"', "a\n  b", "[a\n  , b]", "- x", "x #c", "x#c", "---", "...",
            "--- x", "@x", "`x", "%x", "-", "?", ":", "-x", "?x", ":x", ",x", "x,y", "x:y", "x: y", "[]", "{}", "[a,]",
            "{a: 1,}", "[*an]", "{*an : 1}", "*an : 1", "''", '""', '"\\t"', "\t1", "1\t", "x\ufeffy", "\ufeffx",
            "x\u2028y", "x\x85y", "'x\u2029y'", "2001-12-14", "0x1f", ".inf", "-.nan", "=", "[&an a, *an]",
-           "{&an a: 1, *an : 2}", "k" * 1030, '"' + "k" * 1030 + '": 1', "&an:- x", "*an: 1", "!!merge a"]
+           "{&an a: 1, *an : 2}", "k" * 1030, '"' + "k" * 1030 + '": 1', "&an:- x", "*an: 1", "!!merge a",
+           "'it''s'", '"\\x41 \\N \\_ \\/"', "? |\n  k\n: v", ": v", "- - x", "a\n  ---\n  b", "{a: b}: c", "%",
+           "a:\n\n\n  b", "[a #c\n  , b]"]
 _LINE_STARTS = ["", "", "  ", "    ", "\t", " - ", "- "]
 _SEPARATORS = [": ", ": ", ":", ":\t", " : ", ":\n  "]
 _BREAKS_ALL = ["\n", "\n", "\n", "\r\n", "\r", "\x85", "\u2028", "\u2029"]
@@ -553,7 +556,8 @@ def test_a_case_with_anchors_used_once_each_stays_on_yaml_rs(monkeypatch):
     monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
     strict = yamlio.read_documents
     monkeypatch.setattr(loader.yamlio, "read_documents", lambda *a, **k: pytest.fail("read by the strict reader"))
-    text = "a:\n  b: &x1 {c: 1}\n  d: *x1\n  e: [&x2 f, *x2]\n"  # (an alias of another top-level key: the strict reader)
+    # (an alias of another top-level key would take the strict reader: the segments are read alone)
+    text = "a:\n  b: &x1 {c: 1}\n  d: *x1\n  e: [&x2 f, *x2]\n"
     assert loader._read_docs(text, "f.yaml")[0].data == {"a": {"b": {"c": 1}, "d": {"c": 1}, "e": ["f", "f"]}}
     read: list = []
     monkeypatch.setattr(loader.yamlio, "read_documents", lambda *a: read.append(a[0]) or strict(*a))
@@ -563,7 +567,8 @@ def test_a_case_with_anchors_used_once_each_stays_on_yaml_rs(monkeypatch):
     assert read == [text + again for again in ("g: &x1 2\n", "g: '?q'\n", "g: x\te\n")]
 
 
-_ORDINARY = ["x", "1", "a b", "[a, b]", "{a: 1, b: [c]}", "'q'", '"d e"', "|\n      t", "x #c", "-x", "a:b", "http://x/?q",
+_ORDINARY = ["x", "1", "a b", "[a, b]", "{a: 1, b: [c]}", "'q'", '"d e"', "|\n      t", "x #c", "-x", "a:b",
+             "http://x/?q",
              "true", "null", "~", "1.5", "'it''s'", "[]", "{}", "&an1 v", "*an1", "p-0", "100m"]
 
 
