@@ -266,7 +266,7 @@ def _value(r, indent: int, odd: bool = False) -> str:
     if r.random() < 0.7:
         value = r.choice(_DUP_VALUES) if odd else r.choice(_DUP_VALUES[:6])
         # each anchor its own name (yaml-rs, as YAML 1.2, lets a name be given again, the
-        # strict reader does not; a large file with one is read by yaml-rs either way)
+        # strict reader does not: a large file with one goes to the strict reader)
         return value.replace("&an", f"&an{r.randrange(10 ** 9)}")
     return r.choice(_SPANNING).format(i="" if r.random() < 0.15 else " " * (indent + 4))
 _TOP_KEYS = ["apiVersion", "kind", "name", "nodes", "pods", "zones", "x", "y"]
@@ -452,3 +452,159 @@ def test_segments_that_read_otherwise_alone(monkeypatch, text, message):
     [strict] = yamlio.read_documents(text, "f.yaml")
     [doc] = loader._read_docs(text, "f.yaml")
     assert (str(doc.error), doc.parsed) == (str(strict.error), strict.parsed) == (message, False)
+
+
+# ---- constructs yaml-rs reads otherwise than the strict reader: the text goes to the strict reader ----
+
+_KEYS = ["a", "b", "1", "true", "null", "~", "yes", "?k", "? k", "-k", ":k", ",k", "[k", "]k", "{k", "}k", "#k",
+         "&k", "*k", "!k", "|k", ">k", "'k'", '"k"', "%k", "@k", "`k", "k" * 1030, "!!str a", "&an a", "*an", "&an",
+         "!!int 1", "!t a", "a b"]
+_VALUES = ["1", "x", "[a:]", "{a:, b}", "[a::]", "[a: ]", "{a: }", "[a:b]",
+           "&an 1", "*an", "&an {b: 1}", "[1, |2]", "[1, >2]", "{?k: v}", "{? k: v}", "[?a]", "[? a : b]",
+           "{a, b}", "[a: b]", "!!str 1", "!!binary aGk=", "!!float 1", "!local x", "!<tag:x> y", "|\n  t", ">\n  t",
+           "|-\n  t\n\n", "'a\n  b'", '"a\n  b"', "a\n  b", "[a\n  , b]", "- x", "x #c", "x#c", "---", "...",
+           "--- x", "@x", "`x", "%x", "-", "?", ":", "-x", "?x", ":x", ",x", "x,y", "x:y", "x: y", "[]", "{}", "[a,]",
+           "{a: 1,}", "[*an]", "{*an : 1}", "*an : 1", "''", '""', '"\\t"', "\t1", "1\t", "x\ufeffy", "\ufeffx",
+           "x\u2028y", "x\x85y", "'x\u2029y'", "2001-12-14", "0x1f", ".inf", "-.nan", "=", "[&an a, *an]",
+           "{&an a: 1, *an : 2}", "k" * 1030, '"' + "k" * 1030 + '": 1', "&an:- x", "*an: 1", "!!merge a",
+           "'it''s'", '"\\x41 \\N \\_ \\/"', "? |\n  k\n: v", ": v", "- - x", "a\n  ---\n  b", "{a: b}: c", "%",
+           "a:\n\n\n  b", "[a #c\n  , b]"]
+_LINE_STARTS = ["", "", "  ", "    ", "\t", " - ", "- "]
+_SEPARATORS = [": ", ": ", ":", ":\t", " : ", ":\n  "]
+_BREAKS_ALL = ["\n", "\n", "\n", "\r\n", "\r", "\x85", "\u2028", "\u2029"]
+_line = st.one_of(
+    st.tuples(st.sampled_from(_LINE_STARTS), st.sampled_from(_VALUES)).map("".join),
+    st.tuples(st.sampled_from(_LINE_STARTS), st.sampled_from(_KEYS), st.sampled_from(_SEPARATORS),
+              st.sampled_from(_VALUES)).map("".join),
+    st.sampled_from(["---", "...", "--- a", "# c", "%YAML 1.1", "%YAML 2.0", "%FOO bar", "%TAG !t! tag:x:",
+                     "--- !!map", "\ufeff"]),
+)
+
+
+def _read_at(text: str, threshold: int) -> list:
+    from kspread.format import loader
+
+    saved = loader.FAST_YAML_THRESHOLD
+    loader.FAST_YAML_THRESHOLD = threshold
+    try:
+        docs = loader._read_docs(text, "f.yaml")
+    finally:
+        loader.FAST_YAML_THRESHOLD = saved
+    return [(d.data, type(d.data), d.parsed, str(d.error) if d.error else None, d.line) for d in docs]
+
+
+@settings(max_examples=2500, deadline=None)
+@given(st.lists(st.tuples(_line, st.sampled_from(_BREAKS_ALL)), min_size=1, max_size=6))
+def test_a_text_reads_alike_on_yaml_rs_and_on_the_strict_reader(lines):
+    """Small texts of anchors, aliases, tags, directives, document markers, tabs,
+    reserved indicators, indicators in flow collections, multi-line scalars, odd line
+    breaks, byte order marks and keys of over 1024 characters: the data, or the error and
+    its line, and each document's line are the same as a file above 1 MB (yaml-rs, its
+    checks) and below it (the strict reader)."""
+    text = "".join(line + brk for line, brk in lines)
+    assert _read_at(text, 0) == _read_at(text, 1 << 60), text
+
+
+@pytest.mark.parametrize("text,data,error", [
+    # PyYAML's composer (the strict reader) refuses an anchor name given again; yaml-rs takes the last
+    ("a: &an 1\nb: &an 2\nc: *an\n", None, ("f.yaml:2: invalid YAML: found duplicate anchor 'an'; first occurrence "
+                                           "that opened at line 1: second occurrence at line 2")),
+    # a block scalar indicator in a flow collection: no token to libyaml, the string '|2' to yaml-rs
+    ("a: [1, |2]\n", None, ("f.yaml:1: invalid YAML: while scanning for the next token: found character that cannot "
+                           "start any token")),
+    ("a: {?k: v}\n", {"a": {"k": "v"}}, None),  # libyaml: ? is the key indicator (yaml-rs: the key '?k')
+    ("a: [a:, b]\n", None, "f.yaml:1: invalid YAML: while scanning a plain scalar: found unexpected ':'"),
+    ("a: {b: c, a:}\n", None, "f.yaml:1: invalid YAML: while scanning a plain scalar: found unexpected ':'"),
+    ("a: [:x]\n", None, "f.yaml:1: invalid YAML: while parsing a flow node: did not find expected node content"),
+    ("a: !!binary aGk=\n", {"a": b"hi"}, None),  # yaml-rs: the string 'aGk='
+    ("a: !local x\n", None, "f.yaml:1: invalid YAML: could not determine a constructor for the tag '!local'"),
+    ("- &k:- x\n", [":- x"], None),  # libyaml's anchor name ends at ':' (yaml-rs: the anchor 'k:-' of 'x')
+    ("- x,y\x85- z\n", ["x,y", "z"], None),  # NEL: a line break to YAML 1.1, text to 1.2
+    ("a: 1\n...\nb: 2\n", None, "f.yaml:3: invalid YAML: did not find expected <document start>"),
+    ("%FOO bar\n---\na: 1\n", None, ("f.yaml:1: invalid YAML: while scanning a directive: found unknown directive "
+                                    "name")),
+    ("%YAML 2.0\n---\na: 1\n", None, "f.yaml:1: invalid YAML: found incompatible YAML document"),
+    ("\tc: 1\n", None, ("f.yaml:1: invalid YAML: while scanning for the next token: found character that cannot "
+                       "start any token")),
+    # libyaml takes no implicit key of 1024 characters or more
+    ("a: 1\n" + "k" * 1030 + ": 1\n", None, ("f.yaml:2: invalid YAML: while scanning a simple key: could not find "
+                                            "expected ':'")),
+])
+def test_what_yaml_rs_reads_otherwise_is_read_by_the_strict_reader(text, data, error):
+    from kspread.format import loader
+
+    assert len(text) < loader.FAST_YAML_THRESHOLD
+    fast = _read_at(text, 0)
+    assert fast == _read_at(text, 1 << 60)
+    assert (fast[-1][0], fast[-1][3]) == (data, error)  # (of the last document: "a: 1" before "...")
+
+
+@pytest.mark.parametrize("text,docs", [
+    ("a: 1\n---\n  b: 1\n", [({"a": 1}, 1), ({"b": 1}, 3)]),  # an indented root: its line, not the marker's
+    ("  b: x\n--- a\n", [({"b": "x"}, 1), ("a", 2)]),  # the first document's root indented
+    ("a: 1\n---\n", [({"a": 1}, 1), (None, 3)]),  # an empty document
+])
+def test_documents_whose_first_line_the_scan_cannot_tell(text, docs):
+    fast = _read_at(text, 0)
+    assert fast == _read_at(text, 1 << 60)
+    assert [(d[0], d[4]) for d in fast] == docs
+
+
+def test_a_case_with_anchors_used_once_each_stays_on_yaml_rs(monkeypatch):
+    from kspread.format import loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    strict = yamlio.read_documents
+    monkeypatch.setattr(loader.yamlio, "read_documents", lambda *a, **k: pytest.fail("read by the strict reader"))
+    # (an alias of another top-level key would take the strict reader: the segments are read alone)
+    text = "a:\n  b: &x1 {c: 1}\n  d: *x1\n  e: [&x2 f, *x2]\n"
+    assert loader._read_docs(text, "f.yaml")[0].data == {"a": {"b": {"c": 1}, "d": {"c": 1}, "e": ["f", "f"]}}
+    read: list = []
+    monkeypatch.setattr(loader.yamlio, "read_documents", lambda *a: read.append(a[0]) or strict(*a))
+    for again in ("g: &x1 2\n", "g: '?q'\n", "g: x\te\n"):  # each read by the strict reader
+        assert [(d.data, d.parsed, str(d.error), d.line) for d in loader._read_docs(text + again, "f.yaml")] == \
+            [(d.data, d.parsed, str(d.error), d.line) for d in strict(text + again, "f.yaml")]
+    assert read == [text + again for again in ("g: &x1 2\n", "g: '?q'\n", "g: x\te\n")]
+
+
+_ORDINARY = ["x", "1", "a b", "[a, b]", "{a: 1, b: [c]}", "'q'", '"d e"', "|\n      t", "x #c", "-x", "a:b",
+             "http://x/?q",
+             "true", "null", "~", "1.5", "'it''s'", "[]", "{}", "&an1 v", "*an1", "p-0", "100m"]
+
+
+def test_case_like_texts_read_alike_and_mostly_on_yaml_rs(monkeypatch):
+    """Case-like texts (top-level keys, block lists of mappings) with an odd key or value
+    now and then: the same reading both ways, and most stay on yaml-rs (the checks fall
+    back where the texts could differ, not everywhere)."""
+    import random
+
+    from kspread.format import loader
+
+    strict = loader.yamlio.read_documents
+    composed: list = []
+    monkeypatch.setattr(loader.yamlio, "read_documents", lambda *a: composed.append(1) or strict(*a))
+    r = random.Random(1119)
+    kept = 0
+    for _ in range(1500):
+        def value() -> str:
+            return r.choice(_VALUES) if r.random() < 0.04 else r.choice(_ORDINARY)
+
+        def key() -> str:
+            return r.choice(_KEYS) if r.random() < 0.02 else r.choice(["name", "cpu", "labels", "node"])
+
+        out = []
+        for k in r.sample(["apiVersion", "kind", "name", "nodes", "pods", "x"], r.randint(2, 5)):
+            if r.random() < 0.5:
+                out.append(f"{k}:")
+                for _ in range(r.randint(1, 5)):
+                    out += [f"- {key()}: {value()}", f"  {key()}: {value()}"][:r.randint(1, 2)]
+            else:
+                out.append(f"{k}: {value()}")
+        text = "".join(line + (r.choice(_BREAKS_ALL) if r.random() < 0.02 else "\n") for line in out)
+        if text.count("&an1") > 1 or ("*an1" in text and "&an1" not in text):
+            text = text.replace("&an1 ", "").replace("*an1", "v")
+        del composed[:]
+        fast = _read_at(text, 0)
+        kept += not composed
+        assert fast == _read_at(text, 1 << 60), text
+    assert kept > 750, kept

@@ -402,7 +402,8 @@ def _has_non_string_key(data: Any) -> bool:
 def _scalars(data: Any) -> tuple[set, set] | None:
     """One walk over yaml-rs's data, each container's items read once: None when a
     mapping has a key that is not a string, else the distinct strings (keys and
-    values) and the types of the numbers (``int``, ``float``) in it."""
+    values) and the types of the numbers and nulls (``int``, ``float``, ``NoneType``)
+    in it (a null at the root is not counted)."""
     strs: set = set()
     num_types: set = set()
     stack = [data]
@@ -423,7 +424,7 @@ def _scalars(data: Any) -> tuple[set, set] | None:
                 add_str(v)
             elif t is dict or t is list:
                 push(v)
-            elif t is int or t is float:
+            elif t is int or t is float or v is None:
                 add_num(t)  # the type: a set of the numbers would keep 1 and drop an equal 1.0
     return strs, num_types
 
@@ -459,6 +460,72 @@ _EXPONENT = re.compile(r"[0-9.][eE][-+]?[0-9]")
 _BOTH_BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 
 
+# Beyond the resolution of plain scalars, yaml-rs reads some texts that libyaml (and so
+# kspread's own reader) reads otherwise or refuses. Where they could, the strict reader
+# reads the text; the checks err towards it.
+#
+# In the data yaml-rs gives: a string starting with an indicator. libyaml starts no plain
+# scalar with one of ``?:,[]{}#&*!|>@`%`` (``?`` and ``:`` only before a space, and in a
+# flow collection never: ``{?k: v}`` is the key ``k``), yaml-rs does now and then
+# (``[1, |2]``, ``{?k: v}``, ``[:x]``); a quoted one goes to the strict reader too.
+# (An implicit key of 1024 characters or more both refuse alike: no check.)
+# A ':' just before ',', ']' or '}' (``[a:]``, ``{a:}``): libyaml refuses it in a flow
+# collection, yaml-rs reads a null value; the text is scanned only when the data hold a null.
+_EMPTY_FLOW_VALUE = re.compile(r":[,\]}]")
+_INDICATOR_LINE = re.compile(r"\n[?:,\[\]{}#&*!|>@`%]")
+# In the text (before yaml-rs reads it): NEL, LS and PS are line breaks to YAML 1.1 and
+# text to 1.2; a byte order mark (yaml-rs keeps one as text where libyaml drops it); a
+# tab (libyaml refuses one that indents, yaml-rs does not always); a tag (yaml-rs drops
+# one it does not know, and reads ``!!binary`` as a string); an anchor name given twice
+# (the strict reader refuses it, as PyYAML's composer does: "found duplicate anchor";
+# yaml-rs lets a name be given again); an anchor or alias name with a character libyaml
+# ends a name at; a ``...`` line; a directive; a document that is empty or whose root
+# is indented (its first line).
+_ODD_TEXT = ("\x85", "\u2028", "\u2029", "\ufeff")
+_TAG = re.compile(r"!(?:(?<=[\s\[{,:]!)|(?<=\A!))")
+# an anchor or an alias, with its name as yaml-rs reads it (libyaml stops at the first
+# character that is not a letter, a digit, '-' or '_': ``&k:- x`` is ``:- x`` anchored k)
+_ANCHOR = re.compile(r"&(?:(?<=[\s\[{,:]&)|(?<=\A&))([^\s,\[\]{}]*)")
+_ALIAS = re.compile(r"\*(?:(?<=[\s\[{,:]\*)|(?<=\A\*))([^\s,\[\]{}]*)")
+_NAME = re.compile(r"[0-9A-Za-z_-]+")
+# a ``---``, ``...`` or directive line: after ``...`` libyaml wants ``---`` before more
+# content, yaml-rs does not; a ``---`` line followed by no content at column 0 (an empty
+# document, or one whose root is indented) starts at a line ``_doc_lines`` does not give;
+# libyaml refuses a directive it does not know (``%FOO``) and ``%YAML 2.0``, yaml-rs not
+_MARKER_LINE = re.compile(r"\n(?:---|\.\.\.|%)")  # (a literal first: one scan at C speed)
+_MARKER_LINE_CR = re.compile(r"\r(?:---|\.\.\.|%)")
+_BR = r"(?:\r\n|[\r\n])"
+_MARKER_NOT_AT_CONTENT = re.compile(rf"---[ \t]*(?:#[^\r\n]*)?(?:{_BR}[ \t]*(?:#[^\r\n]*)?)*"
+                                    rf"(?:{_BR}[ \t]+[^\s#]|\Z|{_BR}(?:---|\.\.\.)(?:\s|\Z))")
+# the first document's root indented, when the text does not start with ``---``
+_INDENTED_FIRST = re.compile(rf"\ufeff?(?:[ \t]*(?:#[^\r\n]*)?{_BR})*[ \t]+[^\s#]")
+
+
+def _may_read_otherwise(text: str) -> bool:
+    """Whether yaml-rs may read ``text`` otherwise than the strict reader does, by
+    constructs the data cannot show: a few scans for characters, each at C speed."""
+    if not text.isascii() and any(c in text for c in _ODD_TEXT):
+        return True
+    if "\t" in text:
+        return True
+    if "!" in text and _TAG.search(text) is not None:
+        return True
+    anchors = _ANCHOR.findall(text) if "&" in text else []
+    if len(set(anchors)) != len(anchors):
+        return True
+    names = anchors + _ALIAS.findall(text) if "*" in text else anchors
+    if any(_NAME.fullmatch(n) is None for n in names):
+        return True
+    if text.startswith(("...", "%")) or \
+            (_MARKER_NOT_AT_CONTENT if text.startswith("---") else _INDENTED_FIRST).match(text) is not None:
+        return True
+    for rx in (_MARKER_LINE, _MARKER_LINE_CR) if "\r" in text else (_MARKER_LINE,):
+        for m in rx.finditer(text):
+            if text[m.end() - 1] != "-" or _MARKER_NOT_AT_CONTENT.match(text, m.start() + 1) is not None:
+                return True
+    return False
+
+
 def _plain_in_yaml_1_2(s: str) -> Any:
     try:
         data = yaml_rs.loads("a: " + s, parse_datetime=False)
@@ -469,11 +536,16 @@ def _plain_in_yaml_1_2(s: str) -> Any:
 
 def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
     """Whether kspread's own reader would give the same data as yaml-rs did."""
-    for s in _RESOLVED_LINE.findall("\n" + "\n".join(strs)):
+    joined = "\n" + "\n".join(strs)
+    if _INDICATOR_LINE.search(joined) is not None:
+        return False  # a string that starts with an indicator: it was quoted, or yaml-rs read it otherwise
+    for s in _RESOLVED_LINE.findall(joined):
         # (a line of a string with a line break in it is no string of its own)
         if s in strs and _RESOLVED.match(s) and s not in _BOTH_BOOLS and _plain_in_yaml_1_2(s) == s:
             return False  # plain, 1.1 reads it as a bool or a number; 1.2 as a string
-    if not num_types:
+    if type(None) in num_types and _EMPTY_FLOW_VALUE.search(text) is not None:
+        return False  # ``[a:]``: the null of ``a`` to yaml-rs, "found unexpected ':'" to libyaml
+    if int not in num_types and float not in num_types:
         return True
     # a number written with a leading 0 (017: octal to 1.1; 0o17: a string to 1.1; 0_1)
     # or a leading underscore (_1: a number to yaml-rs, a string to 1.1)
@@ -498,7 +570,8 @@ def _read_docs(text: str, path: str) -> list[Document]:
             items = data if many else [data]
             starts = lines.json_item_lines(text) if many else [text.count("\n", 0, len(text) - len(stripped)) + 1]
             return [Document(i, starts[i] if i < len(starts) else 1, x) for i, x in enumerate(items)]
-    if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text:
+    if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text and \
+            not _may_read_otherwise(text):
         # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
         # error, and for non-string keys, kspread's own reader says where
         segments = lines.yaml_segments(text)
