@@ -16,11 +16,11 @@ What the filter checks, in this order (every failure is kept as a reason):
 2. if the pod requests no cpu, memory, ephemeral-storage and names no scalar
    resource, nothing else is checked;
 3. cpu, memory, ephemeral-storage: ``request > allocatable - requested`` ->
-   "Insufficient <name>". From 1.27 (PR #116408) a zero request of a resource is
+   "Insufficient <name>". From 1.28 (PR #116408) a zero request of a resource is
    not compared (before, a zero request failed on a node already over-committed);
 4. scalar resources (extended ``vendor/name``, ``hugepages-*``,
    ``attachable-volumes-*``): the same comparison, "Insufficient <name>"; from 1.26
-   a zero request is skipped (PR #111544; UNVERIFIED whether 1.25 or 1.26). Upstream
+   a zero request is skipped (PR #111544: in v1.26.15, not in v1.25.16). Upstream
    walks a Go map here, so the order of several scalar reasons is unspecified;
    kspread sorts them by name.
 

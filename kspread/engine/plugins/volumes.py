@@ -11,8 +11,8 @@ with an error naming the plugin, instead of a result kspread cannot compute.
 
 VolumeBinding has a Score from 1.21 (storage capacity scoring, behind the alpha gates
 VolumeCapacityPriority / StorageCapacityScoring, which kspread leaves off): without a
-scorer it returns 0 for every node; from 1.28 its PreScore returns Skip instead
-(UNVERIFIED first version), so it is absent from the scores. In the default profile it
+scorer it returns 0 for every node; from 1.30 its PreScore returns Skip instead
+(v1.30.10 has that PreScore, v1.29.14 none), so it is absent from the scores. In the default profile it
 scores from 1.23 (MultiPoint, weight 1), where it adds 0 to every total.
 """
 
