@@ -804,3 +804,35 @@ def test_a_case_with_pending_pods_is_skipped_with_the_reason(tmp_path):
     assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
         "the case has pending pods in `pods` (w, team/x), which a backend's scheduler would schedule rather "
         "than hold as waiting")
+
+
+def test_compare_lines_stay_short_on_big_clusters():
+    # a tie of 99 nodes is one short line, and every node's totals differing is counted, not listed
+    tie = [f"n{i}" for i in range(1, 100)]
+    assert differences({"selected": tie}, {"selected": "n100"}) == [
+        'selected: kspread ["n1", "n2", "n3", "n4", "n5", "n6", "n7", ..., "n99"] (99 items), upstream "n100"']
+
+
+def test_compare_prints_twenty_differences_and_counts_the_rest(tmp_path, capsys):
+    open_backend.cache_clear()
+    nodes = "".join(f"- {{name: n{i}, allocatable: {{cpu: '2', memory: 4Gi, pods: 110}}}}\n" for i in range(30))
+    path = write_case(tmp_path, f"""
+name: many
+version: "1.35"
+profile: {{filter: [NodeResourcesFit], score: [NodeResourcesFit]}}
+nodes:
+{nodes}pod: {{name: p, requests: {{cpu: "1"}}}}
+expect: {{feasible: [{", ".join(f"n{i}" for i in range(30))}]}}
+""")
+    # an upstream whose totals are one more than the reference engine's on every node
+    fake = _answering_backend(tmp_path, {"cycles": [{
+        "pod": "p", "filter": {f"n{i}": {"code": "Success"} for i in range(30)},
+        "feasible": [f"n{i}" for i in range(30)], "rawScores": {}, "scores": {},
+        "totals": {f"n{i}": 51 for i in range(30)}, "selected": "n0"}]})
+    assert cli_main(["run", "-q", "--backend", fake, "--compare", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("DIFFER many (")
+    assert out[1] == "  rawScores.NodeResourcesFit.n0: kspread 72, upstream (none)"
+    assert all(line.startswith("  ") and "..." not in line for line in out[1:21])
+    # rawScores, scores and totals of the 30 nodes differ: 90 lines
+    assert out[21] == "  ... and 70 more differences (90 in all)"

@@ -411,8 +411,17 @@ def _one_of_tied(a: Any, b: Any, a_candidates: Any) -> bool:
     return b.get("victims") == a.get("victims")
 
 
+SHOWN_ITEMS = 8  # of a list in a difference's line (a tie of thousands of nodes stays one line)
+SHOWN_DIFFERENCES = 20  # lines printed per case; the rest are counted
+
+
 def _short(v: Any) -> str:
-    return "(none)" if v is None else json.dumps(v, sort_keys=False)
+    if v is None:
+        return "(none)"
+    if isinstance(v, list) and len(v) > SHOWN_ITEMS:
+        head = ", ".join(json.dumps(x) for x in v[:SHOWN_ITEMS - 1])
+        return f"[{head}, ..., {json.dumps(v[-1])}] ({len(v)} items)"
+    return json.dumps(v, sort_keys=False)
 
 
 class BackendRun:
@@ -469,8 +478,11 @@ class BackendRun:
                 self.differ += 1
                 self.say(f"DIFFER {doc.name} ({doc.file}:{doc.line}): kspread's reference engine and "
                          f"Kubernetes {self.backend.kubernetes_version}:")
-                for line in diffs[0]:
+                for line in diffs[0][:SHOWN_DIFFERENCES]:
                     self.say("  " + line)
+                if len(diffs[0]) > SHOWN_DIFFERENCES:
+                    self.say(f"  ... and {len(diffs[0]) - SHOWN_DIFFERENCES} more differences "
+                             f"({len(diffs[0])} in all)")
             else:
                 self.agree += 1
         return v
