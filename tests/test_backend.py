@@ -385,6 +385,14 @@ def test_an_out_of_tree_plugin_is_not_runnable_under_the_reference_engine(tmp_pa
         "0 passed, 0 failed, 1 skipped"]
 
 
+def test_pytest_skips_an_out_of_tree_case_at_its_line(pytester):
+    pytester.makefile(".yaml", oot="apiVersion: kspread/v1\nkind: Case\n" + OOT.lstrip("\n"))
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines([("SKIPPED [[]1[]] oot.yaml:1: not runnable under the reference engine: the "
+                                  "profile enables out-of-tree plugin(s) PodState *")])
+
+
 @pytest.mark.parametrize(("profile", "message"), [
     ("{outOfTree: [PodStat], filter: [NodeResourcesFit], score: [PodState]}",
      "out-of-tree plugin 'PodStat' is declared but not enabled at filter, score or postFilter"),
@@ -565,8 +573,9 @@ def test_pytest_skips_a_case_of_another_version_and_lists_known_differences(pyte
     pytester.makefile(".yaml", cases="apiVersion: kspread/v1\nkind: Case\n" + CASE.lstrip("\n"))
     result = pytester.runpytest(f"--kspread-backend={fake}", "-rs")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines([(f"SKIPPED * the case is at version 1.35, the backend {fake} was built from "
-                                 "Kubernetes v1.34.2")])
+    # reported at the case's file and line, not at the plugin's
+    result.stdout.fnmatch_lines([(f"SKIPPED [[]1[]] cases.yaml:1: the case is at version 1.35, the backend {fake} "
+                                  "was built from Kubernetes v1.34.2")])
     bad = pytester.makefile(".txt", known="- not a mapping\n")
     result = pytester.runpytest(f"--kspread-backend={fake}",
                                 f"--kspread-backend-differences={bad}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -403,6 +403,16 @@ class BrokenFile(pytest.Item):
         return self.path, (self.error.line or 1) - 1, f"kspread file {self.path.name}"
 
 
+def _skip(reason: str) -> NoReturn:
+    """Skip the running case item, reported at the case's file and line (``-rs`` prints
+    ``SKIPPED [1] cases/x.yaml:3: reason``), not at this module's line."""
+    try:
+        exc = pytest.skip.Exception(reason, _use_item_location=True)
+    except TypeError:  # pragma: no cover - a pytest without the keyword: the plugin's line
+        exc = pytest.skip.Exception(reason)
+    raise exc
+
+
 def _backend_differences(config: pytest.Config) -> dict[str, str]:
     """``--kspread-backend-differences FILE``: case name -> reason, read once."""
     known = getattr(config, "_kspread_backend_differences", None)
@@ -449,7 +459,7 @@ def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.
     except BackendError as e:  # pragma: no cover - check turns it into a failed verdict
         raise CaseFailure(str(e)) from None
     if verdict is None:
-        pytest.skip(skipped[0].split(": ", 1)[1] if skipped else "not applicable to the backend")
+        _skip(skipped[0].split(": ", 1)[1] if skipped else "not applicable to the backend")
     return verdict
 
 
@@ -495,7 +505,7 @@ class CaseItem(pytest.Item):
             verdict = check(doc, self.config.getoption("kspread_config", None),
                             explain=self.config.getoption("kspread_explain", "short"))
             if verdict.skipped is not None:
-                pytest.skip(verdict.skipped)
+                _skip(verdict.skipped)
         if _reporting(self.config):
             from kspread.workflow.report import case_entry
 
