@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -738,7 +737,7 @@ class DryRun:
             counts = res.metrics.count[idx]
             ends = np.cumsum(counts)
             at = np.repeat(res.first[idx] - (ends - counts), counts) + np.arange(int(ends[-1]) if len(ends) else 0)
-            self._kinds[kind].append((list(compress(names, mask.tolist())), res.rows.pods[res.victims[at]],
+            self._kinds[kind].append(([names[j] for j in idx.tolist()], res.rows.pods[res.victims[at]],
                                       ends - counts, res.metrics.take(idx)))
         for k in zero.nonzero()[0].tolist():
             self.errors.append(f'expected at least one victim pod on node "{names[k]}"')
@@ -747,11 +746,10 @@ class DryRun:
         if errs:
             for k in (~ok & ~zero & np.isin(res.ids[:m], errs)).nonzero()[0].tolist():
                 self.errors.append(table[int(res.ids[k])].message)
-        not_accepted = ~accepted[:m]
-        rest = not_accepted.nonzero()[0]
+        rest = (~accepted[:m]).nonzero()[0]
         if len(rest):
-            # their statuses made when asked (``not_candidates``)
-            self._rest.append((list(compress(names, not_accepted.tolist())), zero[rest], res.ids[rest], table))
+            # their names and statuses made when asked (``not_candidates``)
+            self._rest.append((names, rest, zero[rest], res.ids[rest], table))
 
     def finish(self) -> None:
         parts = self._kinds[0] + self._kinds[1]
@@ -777,8 +775,8 @@ class DryRun:
 
     def not_candidates(self) -> dict[str, Status]:
         out: dict[str, Status] = {}
-        for names, zero, ids, table in self._rest:
-            for name, z, i in zip(names, zero.tolist(), ids.tolist()):
+        for names, rest, zero, ids, table in self._rest:
+            for name, z, i in zip([names[j] for j in rest.tolist()], zero.tolist(), ids.tolist()):
                 out[name] = (Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
                              if z else table[i])
         return out
