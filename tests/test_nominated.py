@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import numpy as np
+
 from kspread.engine.framework.runtime import _Changed
 from kspread.engine.model import Pod
 from kspread.engine.scheduler import run_case
@@ -127,3 +129,120 @@ def test_a_node_failing_with_its_nominated_pods_is_not_filtered_again(monkeypatc
     assert out is not None and out.nominated_node == "n3" and placements == {"p": "n3"}
     assert {n: st.reasons for n, st in out.dry_run.items()} == {"n0": ("Insufficient cpu",),
                                                                "n2": ("Insufficient cpu",)}
+
+
+def _decided_case(rnd: random.Random, preemptors: int = 1) -> Any:
+    """Nodes with lower- and higher-priority pods (cpu, memory, pod count) and pods
+    nominated to them: many fail SelectVictimsOnNode's filter with every lower-priority
+    pod removed, each for its own set of resources."""
+    n = rnd.randrange(3, 10)
+    nodes = [{"name": f"n{i}", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": rnd.choice([3, 5, 110])}}
+             for i in range(n)]
+    pods: list[dict[str, Any]] = []
+    for i in range(n):
+        for j in range(rnd.randrange(0, 5)):
+            pods.append({"name": f"b{i}-{j}", "node": f"n{i}", "priority": rnd.choice([1, 5, 20]),
+                         "requests": {"cpu": f"{rnd.choice([0, 500, 900, 1500])}m",
+                                      "memory": f"{rnd.choice([0, 1, 3, 5])}Gi"}})
+        for j in range(rnd.choice([0, 0, 1, 2])):
+            pods.append({"name": f"w{i}-{j}", "priority": rnd.choice([5, 10, 50]), "nominatedNode": f"n{i}",
+                         "requests": {"cpu": f"{rnd.choice([500, 1000, 3000])}m",
+                                      "memory": f"{rnd.choice([0, 2, 6])}Gi"}})
+    schedule = [{"name": f"p{k}", "priority": rnd.choice([10, 10, 30]),
+                 "requests": {"cpu": f"{rnd.choice([1, 2, 3])}", "memory": f"{rnd.choice([1, 4])}Gi"}}
+                for k in range(preemptors)]
+    doc = {"apiVersion": "kspread/v1", "kind": "Case", "version": "1.35", "profile": FIT, "nodes": nodes,
+           "pods": pods}
+    if preemptors == 1:
+        doc["pod"] = schedule[0]
+    else:
+        doc["schedule"] = schedule
+    return build_case(doc, "t")
+
+
+def _record(p) -> Any:
+    if p is None:
+        return None
+    return (p.nominated_node, [v.key for v in p.victims], {n: [v.key for v in vs] for n, vs in p.candidates.items()},
+            {n: (str(st.code), st.reasons, st.plugin) for n, st in p.dry_run.items()}, list(p.potential))
+
+
+def _dry_runs(case, monkeypatch, how: str) -> tuple[list, dict]:
+    """Every cycle's preemption (node, victims, candidates, the statuses of the nodes
+    that are not candidates, the potential nodes) and the placements: ``how`` is
+    "decided" (as the engine runs), "full" (the column dry run with no node decided
+    before its rows) or "infos" (the dry run on NodeInfo copies)."""
+    from kspread.engine.framework.interface import Filtered
+    from kspread.engine.framework.runtime import Framework
+    from kspread.engine.plugins import defaultpreemption as dp
+
+    def none(self):
+        empty = np.zeros(0, np.intp)
+        return empty, Filtered.passing(0), empty
+
+    records: list = []
+    with monkeypatch.context() as m:
+        if how == "full":
+            m.setattr(dp._ColumnNodes, "_fail_with_nominated", none)
+        if how == "infos":
+            m.setattr(Framework, "filters_read_only_columns", lambda self, state, pod: False)
+        _, _, placements = run_case(case, lambda _s, r: records.append(_record(r.preemption)))
+    return records, placements
+
+
+def test_nodes_decided_without_rows_keep_the_full_dry_runs_statuses(monkeypatch):
+    """A node with pods nominated to it that fails even with every lower-priority pod
+    removed (and its nominated pods of >= priority added) is decided from its column
+    sums, without its pods as rows (issue 19): the candidates, victims, placements and
+    every visited node's status are those of the full column dry run and of the dry
+    run on NodeInfo copies, over random clusters and sequences (the sums of the
+    lower-priority pods kept per priority as pods are evicted and bound)."""
+    from kspread.engine.plugins import defaultpreemption as dp
+
+    rnd = random.Random(2019)
+    decided = 0
+    real = dp._ColumnNodes._fail_with_nominated
+
+    def count(self):
+        nonlocal decided
+        out = real(self)
+        decided += len(out[2])
+        return out
+
+    for trial in range(80):
+        case = _decided_case(rnd, 1 if trial % 2 else rnd.randrange(2, 7))
+        with monkeypatch.context() as m:
+            m.setattr(dp._ColumnNodes, "_fail_with_nominated", count)
+            got = _dry_runs(case, monkeypatch, "decided")
+        assert got == _dry_runs(case, monkeypatch, "full") == _dry_runs(case, monkeypatch, "infos")
+    assert decided > 50  # the property is not vacuous
+
+
+def test_a_node_decided_without_rows_has_the_statuses_of_its_first_pass(monkeypatch):
+    """The nodes that fail with their nominated pods after the lower-priority pods go
+    are decided without rows, with the first pass's reasons (here cpu, and cpu and
+    memory); the others get rows."""
+    from kspread.engine.plugins import defaultpreemption as dp
+
+    nodes = [{"name": f"n{i}", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}} for i in range(4)]
+    pods = [{"name": f"b{i}", "node": f"n{i}", "priority": 1, "requests": {"cpu": "2", "memory": "2Gi"}}
+            for i in range(4)]
+    pods += [{"name": "w0", "priority": 20, "nominatedNode": "n0", "requests": {"cpu": "2"}},
+             {"name": "w2", "priority": 20, "nominatedNode": "n2", "requests": {"cpu": "2", "memory": "6Gi"}}]
+    doc = {"apiVersion": "kspread/v1", "kind": "Case", "version": "1.35", "profile": FIT, "nodes": nodes,
+           "pods": pods, "pod": {"name": "p", "priority": 10, "requests": {"cpu": "3", "memory": "4Gi"}}}
+    rows: list[list[str]] = []
+    real = dp._ColumnNodes.rows
+
+    def spy(self):
+        out = real(self)
+        rows.append(sorted({p.node_name for p in out.pods}))
+        return out
+
+    monkeypatch.setattr(dp._ColumnNodes, "rows", spy)
+    _, results, placements = run_case(build_case(doc, "t"))
+    assert rows == [["n1", "n3"]]
+    out = results[0].preemption
+    assert out is not None and out.nominated_node == "n3" and placements == {"p": "n3"}
+    assert {n: st.reasons for n, st in out.dry_run.items()} == {
+        "n0": ("Insufficient cpu",), "n2": ("Insufficient cpu", "Insufficient memory")}

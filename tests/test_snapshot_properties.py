@@ -1,6 +1,7 @@
 """The snapshot's group index agrees with counting pod by pod, under any sequence
 of additions and removals."""
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,3 +48,47 @@ def test_counts_match_brute_force_after_updates(spec, removals, sel, ns):
         assert snap.get(n).count_matching(ns, sel) == brute(live, ns, sel).get(n, 0)
     rebuilt = Snapshot([Node(n, {}, {}) for n in NODES], live, v)
     assert rebuilt.group_nodes == snap.group_nodes
+
+
+resource_pods = st.lists(
+    st.tuples(st.sampled_from(NODES), st.sampled_from([1, 5, 10, 20]), st.sampled_from([0, 100, 900]),
+              st.sampled_from([0, 2**30, 3 * 2**30]), st.sampled_from([0, 2])),
+    max_size=20,
+)
+
+
+def _sums(snap, priority):
+    s = snap.pod_sums_below(np.arange(len(NODES)), priority)
+    return (s.count.tolist(), s.cpu.tolist(), s.memory.tolist(),
+            {r: col.tolist() for r, col in s.requests.items() if col.any()})
+
+
+@settings(max_examples=120, deadline=None)
+@given(resource_pods, resource_pods, st.lists(st.integers(min_value=0, max_value=39), max_size=12))
+def test_sums_below_kept_as_pods_come_and_go_match_a_fresh_snapshot(first, later, removals):
+    """The per-priority sums of the lower-priority pods (``pod_sums_below``, the dry
+    run's nodes decided without rows), kept as pods are bound and removed (a new
+    resource among them too), are those of a snapshot built from the pods left."""
+    from kspread.engine.model import Container
+
+    v = Version(35)
+
+    def pod(i, spec):
+        n, prio, cpu, mem, gpu = spec
+        req = {"cpu": cpu, "memory": mem} | ({"example.com/gpu": gpu} if gpu else {})
+        return Pod(f"p{i}", node_name=n, priority=prio, containers=(Container("c", requests=req),))
+
+    live = [pod(i, spec) for i, spec in enumerate(first)]
+    snap = Snapshot([Node(n, {}, {}) for n in NODES], live, v)
+    for prio in (5, 10, 20):
+        _sums(snap, prio)  # kept from here on
+    for i, spec in enumerate(later):
+        p = pod(100 + i, spec)
+        snap.add_pod(p)
+        live.append(p)
+    for r in removals:
+        if r < len(live):
+            snap.remove_pod(live.pop(r))
+    fresh = Snapshot([Node(n, {}, {}) for n in NODES], live, v)
+    for prio in (5, 10, 20, 30):
+        assert _sums(snap, prio) == _sums(fresh, prio)

@@ -393,6 +393,18 @@ class Snapshot:
     def pod_rows(self, positions: np.ndarray) -> PodRows:
         """The pods on the nodes at ``positions`` as rows, node-major (``node`` the index
         in ``positions``), each node's in its pod order. Read only."""
+        return self._pod_table().rows(positions, len(self.node_list))
+
+    def pod_sums_below(self, positions: np.ndarray, priority: int) -> PodSums:
+        """What the pods of priority below ``priority`` add to the nodes at ``positions``
+        (distinct): ``pod_rows``' rows of those pods, summed per node (int64)."""
+        return self._pod_table().sums_below(positions, len(self.node_list), priority)
+
+    def pod_requests(self) -> list[str]:
+        """The resources of the pods' requests (``pod_rows``' ``requests`` columns)."""
+        return list(self._pod_table().requests)
+
+    def _pod_table(self) -> PodTable:
         table = self.pod_table
         if table is None:
             table = self.pod_table = PodTable()
@@ -400,7 +412,7 @@ class Snapshot:
             at = np.repeat(np.arange(len(self.node_list), dtype=np.intp),
                            [len(info.pods) for info in self.node_list])
             table.extend(pods, at, [self.requests.entry(p) for p in pods])
-        return table.rows(positions, len(self.node_list))
+        return table
 
     COLUMN_LOG = 4096  # column changes kept at most
 
@@ -531,6 +543,8 @@ class PodTable:
         # kept as rows are appended, dropped when the table is extended or compacted
         self._order: np.ndarray | None = None
         self._starts: np.ndarray | None = None
+        # ``sums_below``'s sums of every node, per priority: (number of nodes, sums)
+        self._below: dict[int, tuple[int, PodSums]] = {}
 
     _COLUMNS = ("node", "alive", "priority", "start", "cpu", "memory", "pods")
 
@@ -568,6 +582,7 @@ class PodTable:
         self.pods[a] = pod
         self.row[(pod.node_name, pod.key)] = a  # type: ignore[index]
         self.size = a + 1
+        self._change_below(a, 1)
         if self._order is not None and self._starts is not None:
             if position + 1 < len(self._starts):
                 at, old = int(self._starts[position + 1]), self._order
@@ -582,6 +597,7 @@ class PodTable:
 
     def extend(self, pods: list[Pod], positions: np.ndarray, entries: list[PodEntry]) -> None:
         n = len(pods)
+        self._below.clear()
         self._reserve(n)
         a, b = self.size, self.size + n
         self.node[a:b] = positions
@@ -607,6 +623,7 @@ class PodTable:
     def remove(self, pod: Pod) -> None:
         r = self.row.pop((pod.node_name, pod.key))  # type: ignore[arg-type]
         self.alive[r] = False
+        self._change_below(r, -1)
         self.dead += 1
         if self.dead > 1024 and 2 * self.dead > self.size:
             self._compact()
@@ -628,6 +645,44 @@ class PodTable:
         self.size = len(keep)
         self.dead = 0
         self._order = self._starts = None
+
+    def sums_below(self, positions: np.ndarray, num_nodes: int, priority: int) -> PodSums:
+        """Per node at ``positions``, what its live rows of priority below ``priority``
+        add: count, non-zero cpu / memory, requests (int64). Every node's sums are
+        made once per priority (the last few asked), then kept as rows come and go."""
+        hit = self._below.get(priority)
+        if hit is None or hit[0] != num_nodes:
+            if len(self._below) >= 4:
+                del self._below[next(iter(self._below))]
+            sel = np.flatnonzero(self.alive[:self.size] & (self.priority[:self.size] < priority))
+            node = self.node[sel]
+
+            def per_node(col: np.ndarray) -> np.ndarray:
+                out = np.zeros(num_nodes, np.int64)
+                np.add.at(out, node, col[sel])  # exact in int64
+                return out
+
+            hit = self._below[priority] = (num_nodes, PodSums(
+                np.bincount(node, minlength=num_nodes).astype(np.int64), per_node(self.cpu),
+                per_node(self.memory), {r: per_node(col) for r, col in self.requests.items()}))
+        return hit[1].take(positions)
+
+    def _change_below(self, r: int, sign: int) -> None:
+        """Row ``r`` comes (sign 1) or goes (-1): the kept sums of ``sums_below``."""
+        if not self._below:
+            return
+        k, prio = int(self.node[r]), int(self.priority[r])
+        for p, (num_nodes, sums) in list(self._below.items()):
+            if prio >= p:
+                continue
+            if k >= num_nodes or any(col[r] and res not in sums.requests for res, col in self.requests.items()):
+                del self._below[p]  # a node or a resource not in them: made again when asked
+                continue
+            sums.count[k] += sign
+            sums.cpu[k] += sign * int(self.cpu[r])
+            sums.memory[k] += sign * int(self.memory[r])
+            for res, col in sums.requests.items():
+                col[k] += sign * int(self.requests[res][r])
 
     def rows(self, positions: np.ndarray, num_nodes: int) -> PodRows:
         """The live rows of the nodes at ``positions`` (distinct), node-major, each

@@ -345,13 +345,14 @@ class Framework:
             if found.by_node:
                 if nodes.snapshot is not None and nodes._infos is None:
                     at = (found.has_at(nodes.positions)).nonzero()[0]  # type: ignore[arg-type]
-                    special = at.tolist()
                 else:
                     for i, name in nodes.find(found.by_node.keys()):
                         special.append(i)
                         nominated.append(found.by_node[name])
-        if not special:
+        if not special and (at is None or not len(at)):
             return self.run_filter_plugins_on_nodes(state, pod, nodes)
+        # ``special`` as a list (from ``at``) only where nodes go one by one: the column
+        # path below reads ``at`` (a sequence's waiting preemptors make it long)
         if self.pre_filter_state_is_shared(state):
             special_at = at if at is not None else np.array(special, np.intp)
             # the nominated pods change no PreFilter state: filter the nodes with their
@@ -366,6 +367,7 @@ class Framework:
             else:
                 if at is not None:
                     assert found is not None
+                    special = at.tolist()
                     nominated = [found.by_node[name] for name in nodes.subset(at).names]
                 infos = nodes.infos
                 added = []
@@ -383,6 +385,8 @@ class Framework:
             hit = with_nominated.ids.nonzero()[0]
             combined_ids[special_at[hit]] = with_nominated.ids[hit] + offset
             return Filtered(combined_ids, combined)
+        if at is not None:
+            special = at.tolist()
         special_set = set(special)
         plain_pos = np.array([i for i in range(len(nodes)) if i not in special_set], np.intp)
         ids = np.zeros(len(nodes), np.intp)

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -563,8 +562,14 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         mixed = (num_violating > 0) & (num_violating < counts)
         nodes.remove(lower)
         done = np.zeros(n, bool)
+        decided = nodes.decided_nodes()
+        if decided is not None:
+            # nodes that fail with every lower-priority pod removed, found without rows
+            ks, res, failed = decided
+            out.put(ks, res, failed)
+            done[ks[failed]] = True
         if short_circuits_without_potential_victims(v):
-            empty = (counts == 0).nonzero()[0]
+            empty = ((counts == 0) & ~done).nonzero()[0]
             if len(empty):
                 out.set(empty, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS_REASON,)))
                 done[empty] = True
@@ -732,7 +737,7 @@ class DryRun:
             counts = res.metrics.count[idx]
             ends = np.cumsum(counts)
             at = np.repeat(res.first[idx] - (ends - counts), counts) + np.arange(int(ends[-1]) if len(ends) else 0)
-            self._kinds[kind].append((list(compress(names, mask.tolist())), res.rows.pods[res.victims[at]],
+            self._kinds[kind].append(([names[j] for j in idx.tolist()], res.rows.pods[res.victims[at]],
                                       ends - counts, res.metrics.take(idx)))
         for k in zero.nonzero()[0].tolist():
             self.errors.append(f'expected at least one victim pod on node "{names[k]}"')
@@ -741,11 +746,10 @@ class DryRun:
         if errs:
             for k in (~ok & ~zero & np.isin(res.ids[:m], errs)).nonzero()[0].tolist():
                 self.errors.append(table[int(res.ids[k])].message)
-        not_accepted = ~accepted[:m]
-        rest = not_accepted.nonzero()[0]
+        rest = (~accepted[:m]).nonzero()[0]
         if len(rest):
-            # their statuses made when asked (``not_candidates``)
-            self._rest.append((list(compress(names, not_accepted.tolist())), zero[rest], res.ids[rest], table))
+            # their names and statuses made when asked (``not_candidates``)
+            self._rest.append((names, rest, zero[rest], res.ids[rest], table))
 
     def finish(self) -> None:
         parts = self._kinds[0] + self._kinds[1]
@@ -771,8 +775,8 @@ class DryRun:
 
     def not_candidates(self) -> dict[str, Status]:
         out: dict[str, Status] = {}
-        for names, zero, ids, table in self._rest:
-            for name, z, i in zip(names, zero.tolist(), ids.tolist()):
+        for names, rest, zero, ids, table in self._rest:
+            for name, z, i in zip([names[j] for j in rest.tolist()], zero.tolist(), ids.tolist()):
                 out[name] = (Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
                              if z else table[i])
         return out
@@ -790,6 +794,12 @@ class _DryRunNodes:
 
     def rows(self) -> PodRows:
         raise NotImplementedError
+
+    def decided_nodes(self) -> tuple[np.ndarray, Filtered, np.ndarray] | None:
+        """Nodes whose result is known without their pods as rows (none are rows of
+        ``rows()``): the nodes, the filter's result for them, and which of them failed
+        (those are decided, with that status), or None."""
+        return None
 
     def remove(self, rows: np.ndarray) -> None:
         """Remove the pods ``rows`` (in that order) from their nodes."""
@@ -859,21 +869,75 @@ class _ColumnNodes(_DryRunNodes):
         if positions is None:
             position = snapshot.position
             positions = np.array([position[m] for m in names], np.intp)
-        self.positions = positions
-        self._rows = snapshot.pod_rows(self.positions)
+        self.positions = pos = positions
         # the nodes' columns as changed: pod count, non-zero cpu / memory, requested per
         # resource of the pods' requests
-        pos = self.positions
         self.count = snapshot.pod_count[pos]
         self.cpu = snapshot.non_zero_requested("cpu")[pos]
         self.memory = snapshot.non_zero_requested("memory")[pos]
-        self.requested = {r: snapshot.requested(r)[pos] for r in self._rows.requests}
+        self.requested = {r: snapshot.requested(r)[pos] for r in snapshot.pod_requests()}
         # the nodes with pods nominated to them that the filters make room for
         self.has_nominated = fwk.has_nominated(pod, self.positions)
         self.nominated = bool(self.has_nominated.any())
+        self.decided, self.decided_status, self.decided_failed = self._fail_with_nominated()
+        if len(self.decided):
+            # the decided nodes' pods are not rows: ``rows()`` has only the others'
+            rest = np.ones(len(pos), bool)
+            rest[self.decided[self.decided_failed]] = False
+            kept = rest.nonzero()[0]
+            rows = snapshot.pod_rows(pos[kept])
+            rows.node = kept[rows.node]
+            self._rows = rows
+        else:
+            self._rows = snapshot.pod_rows(pos)
+
+    def _fail_with_nominated(self) -> tuple[np.ndarray, Filtered, np.ndarray]:
+        """The nodes that fail SelectVictimsOnNode's filter (every lower-priority pod
+        removed, RunFilterPluginsWithNominatedPods' first pass: the nominated pods of
+        equal or higher priority added), found from the columns and each node's sums of
+        its lower-priority pods, without their pods as rows: the nodes with such pods
+        and pods nominated to them that the filter tried (their columns now without the
+        lower-priority pods), its result, and which of them failed (not with an Error,
+        which the ordinary path reports). Their status is the one the ordinary path
+        would record (its first filter pass); a sequence's nominated preemptors' nodes,
+        which no longer fit, cost no rows, removal or reprieve."""
+        none = np.zeros(0, np.intp)
+        if not self.nominated:
+            return none, Filtered.passing(0), none
+        sub = self.has_nominated.nonzero()[0]
+        below = self.snapshot.pod_sums_below(self.positions[sub], self.pod.priority)
+        has = below.count > 0
+        if not has.any():
+            # no lower-priority pods: no victims (the ordinary path's short-circuit)
+            return none, Filtered.passing(0), none
+        ks = sub[has]
+        below = below.take(has.nonzero()[0])
+        self.count[ks] -= below.count
+        self.cpu[ks] -= below.cpu
+        self.memory[ks] -= below.memory
+        for res, col in below.requests.items():
+            self.requested[res][ks] -= col
+        first = self._filter(ks, None, self.fwk.nominated_sums(self.pod, self.positions[ks]))[0]
+        errs = [j for j, st in enumerate(first.table) if st.code == Code.ERROR]
+        failed = first.ids != 0
+        if errs:
+            failed &= ~np.isin(first.ids, errs)
+        # the nodes that passed (or raised) go the ordinary way: their lower-priority
+        # pods back on the columns, as ``remove`` takes them off again
+        back = ~failed
+        if back.any():
+            self.count[ks[back]] += below.count[back]
+            self.cpu[ks[back]] += below.cpu[back]
+            self.memory[ks[back]] += below.memory[back]
+            for res, col in below.requests.items():
+                self.requested[res][ks[back]] += col[back]
+        return ks, first, failed.nonzero()[0]
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def decided_nodes(self) -> tuple[np.ndarray, Filtered, np.ndarray] | None:
+        return (self.decided, self.decided_status, self.decided_failed) if len(self.decided_failed) else None
 
     def rows(self) -> PodRows:
         return self._rows
@@ -949,13 +1013,13 @@ class _ColumnNodes(_DryRunNodes):
         """Filter the nodes ``ks`` (with pod ``rows[j]`` on node ``ks[j]``, and ``extra``
         added, when given); with the columns filtered, but ``extra``."""
         snap = self.snapshot
-        r = self._rows
         pos = self.positions[ks]
         count = self.count[ks]
         cpu = self.cpu[ks]
         memory = self.memory[ks]
         requested = {res: col[ks] for res, col in self.requested.items()}
         if rows is not None:
+            r = self._rows
             count = count + 1
             cpu = cpu + r.cpu[rows]
             memory = memory + r.memory[rows]
