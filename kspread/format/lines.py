@@ -336,10 +336,12 @@ def _jump(text: str, index: int, path: PathT, keys: dict[str, int] | None) -> in
     return _parse_alone(text[key:end], path, key_line - 1, keys, False)
 
 
-def _jump_to_item(text: str, after_key: int, end: int, path: PathT, keys: dict[str, int] | None,
-                  key_line: int) -> int | None:
+def _block_list(text: str, after_key: int, end: int) -> tuple[int, int] | None:
+    """Where the block list that is the value of the key ending at ``after_key`` starts
+    (its first item's line) and the column of its dashes; None when the value is on the
+    key's line, is missing before ``end`` or is not a block list."""
     eol = text.find("\n", after_key)
-    rest = text[after_key:eol if eol != -1 else len(text)].strip()
+    rest = text[after_key:eol if eol != -1 else end].strip()
     if rest and not rest.startswith("#"):
         return None  # the value is on the key's line
     first = _CONTENT.first(text, after_key, end)
@@ -348,7 +350,15 @@ def _jump_to_item(text: str, after_key: int, end: int, path: PathT, keys: dict[s
     dash = _DASH.match(text, first)
     if dash is None:
         return None  # not a block list
-    c = len(dash.group(1))
+    return first, len(dash.group(1))
+
+
+def _jump_to_item(text: str, after_key: int, end: int, path: PathT, keys: dict[str, int] | None,
+                  key_line: int) -> int | None:
+    found = _block_list(text, after_key, end)
+    if found is None:
+        return None
+    first, c = found
     stop = _boundary(c).first(text, first, end)
     if stop is not None:
         end = stop
@@ -442,17 +452,11 @@ def _runs(text: str, a: int, b: int, size: int) -> tuple[str, list[int]] | None:
     if colon is None:
         return None
     after_key = colon.end()
-    eol = text.find("\n", after_key)
-    rest = text[after_key:eol if eol != -1 else b].strip()
-    if rest and not rest.startswith("#"):
-        return None  # the value is on the key's line
-    first = _CONTENT.first(text, after_key, b)
-    if first is None:
+    found = _block_list(text, after_key, b)
+    if found is None:
         return None
-    dash = _DASH.match(text, first)
-    if dash is None:
-        return None  # not a block list
-    item = _Lines(rf" {{{len(dash.group(1))}}}{_ITEM}")
+    first, c = found
+    item = _Lines(rf" {{{c}}}{_ITEM}")
     runs: list[int] = []
     at: int | None = first
     while at is not None and at + size < b:
