@@ -608,3 +608,45 @@ def test_case_like_texts_read_alike_and_mostly_on_yaml_rs(monkeypatch):
         kept += not composed
         assert fast == _read_at(text, 1 << 60), text
     assert kept > 750, kept
+
+
+# ---- nesting: yaml-rs reads deeper than yamlio.MAX_DEPTH; the strict reader says where it is too deep ----
+
+def _nest(form: str, k: int) -> str:
+    """``description:`` holding ``k`` nested collections (the root mapping: one level more)."""
+    if form == "flow":
+        return "description: " + "[ " * k + "]" * k + "\n"
+    if form == "block list":
+        return "description:\n" + "".join("  " * i + "-\n" for i in range(k))
+    return "description:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(k - 1)) + "  " * k + "k: x\n"
+
+
+@pytest.mark.parametrize("form", ["flow", "block list", "block mapping"])
+@pytest.mark.parametrize("docs", [1, 2])
+def test_nesting_past_max_depth_reads_as_the_strict_reader_reads_it(monkeypatch, form, docs):
+    from kspread.format import loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    for k, line in [(yamlio.MAX_DEPTH - 1, None), (yamlio.MAX_DEPTH, 3 if form == "flow" else 203)]:
+        text = "apiVersion: kspread/v1\nkind: Case\n" + _nest(form, k) + "---\nname: b\n" * (docs - 1)
+        fast, strict = loader._read_docs(text, "c.yaml"), yamlio.read_documents(text, "c.yaml")
+        assert [(d.data, str(d.error), d.line) for d in fast] == [(d.data, str(d.error), d.line) for d in strict]
+        assert str(fast[0].error) == ("None" if line is None else
+                                      f"c.yaml:{line}: invalid YAML: the data nests more than 200 levels deep")
+
+
+@pytest.mark.parametrize("text,line,msg", [
+    ("? k\n: v\n1\n", 4, "while scanning a simple key that opened at line 3: could not find expected ':' at line 4"),
+    ("? |\n  k\n: v\n1\n", 5, "while scanning a simple key that opened at line 4: could not find expected ':' at line 5"),
+    ("a: b\n{? k: v}: c\n1\n", 4, "while scanning a simple key that opened at line 3: could not find expected ':' at "
+                                 "line 4"),
+])
+def test_a_syntax_error_after_a_complex_key_is_the_strict_readers(monkeypatch, text, line, msg):
+    # the scan for a syntax error (yamlio.first_syntax_error) stops at the complex key's
+    # line; the strict reader at the line after it
+    from kspread.format import loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    fast, strict = loader._read_docs(text, "f.yaml"), yamlio.read_documents(text, "f.yaml")
+    assert [(str(d.error), d.line) for d in fast] == [(str(d.error), d.line) for d in strict]
+    assert str(fast[0].error) == f"f.yaml:{line}: invalid YAML: {msg}"
