@@ -608,3 +608,110 @@ def test_case_like_texts_read_alike_and_mostly_on_yaml_rs(monkeypatch):
         kept += not composed
         assert fast == _read_at(text, 1 << 60), text
     assert kept > 750, kept
+
+
+# ---- nesting: yaml-rs reads deeper than yamlio.MAX_DEPTH; the strict reader says where it is too deep ----
+
+def _nest(form: str, k: int) -> str:
+    """``description:`` holding ``k`` nested collections (the root mapping: one level more)."""
+    if form == "flow":
+        return "description: " + "[ " * k + "]" * k + "\n"
+    if form == "block list":
+        return "description:\n" + "".join("  " * i + "-\n" for i in range(k))
+    return "description:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(k - 1)) + "  " * k + "k: x\n"
+
+
+@pytest.mark.parametrize("form", ["flow", "block list", "block mapping"])
+@pytest.mark.parametrize("docs", [1, 2])
+def test_nesting_past_max_depth_reads_as_the_strict_reader_reads_it(monkeypatch, form, docs):
+    from kspread.format import loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    for k, line in [(yamlio.MAX_DEPTH - 1, None), (yamlio.MAX_DEPTH, 3 if form == "flow" else 203)]:
+        text = "apiVersion: kspread/v1\nkind: Case\n" + _nest(form, k) + "---\nname: b\n" * (docs - 1)
+        fast, strict = loader._read_docs(text, "c.yaml"), yamlio.read_documents(text, "c.yaml")
+        assert [(d.data, str(d.error), d.line) for d in fast] == [(d.data, str(d.error), d.line) for d in strict]
+        assert str(fast[0].error) == ("None" if line is None else
+                                      f"c.yaml:{line}: invalid YAML: the data nests more than 200 levels deep")
+
+
+@pytest.mark.parametrize("text,line,msg", [
+    ("? k\n: v\n1\n", 4, "while scanning a simple key that opened at line 3: could not find expected ':' at line 4"),
+    ("? |\n  k\n: v\n1\n", 5, "while scanning a simple key that opened at line 4: could not find expected ':' at line 5"),
+    ("a: b\n{? k: v}: c\n1\n", 4, ("while scanning a simple key that opened at line 3: could not find expected ':' "
+                                  "at line 4")),
+])
+def test_a_syntax_error_after_a_complex_key_is_the_strict_readers(monkeypatch, text, line, msg):
+    # the scan for a syntax error (yamlio.first_syntax_error) stops at the complex key's
+    # line; the strict reader at the line after it
+    from kspread.format import loader, yamlio
+
+    monkeypatch.setattr(loader, "FAST_YAML_THRESHOLD", 0)
+    fast, strict = loader._read_docs(text, "f.yaml"), yamlio.read_documents(text, "f.yaml")
+    assert [(str(d.error), d.line) for d in fast] == [(str(d.error), d.line) for d in strict]
+    assert str(fast[0].error) == f"f.yaml:{line}: invalid YAML: {msg}"
+
+
+# ---- at FAST_YAML_THRESHOLD: a file one character above it (yaml-rs) reads as one at it (the strict reader) ----
+
+_EDGE_CASE = """\
+apiVersion: kspread/v1
+kind: Case
+name: edge
+nodes:
+{nodes}pods:
+{pods}pod:
+  name: new
+expect:
+  selected: node-0
+"""
+_EDGE_ERRORS = {
+    "": None,
+    "duplicate": "c.yaml:111: pods[9]: duplicate key 'name' (lines 110 and 111)",
+    "syntax": "c.yaml:114: invalid YAML: while parsing a flow mapping that opened at line 112: did not find expected "
+              "',' or '}' at line 114",
+}
+
+
+@pytest.mark.parametrize("error", list(_EDGE_ERRORS))
+def test_a_file_just_above_the_threshold_reads_as_one_just_below(tmp_path, monkeypatch, error):
+    from kspread.format import loader
+
+    nodes = "".join(f"- name: node-{i}\n  labels:\n    disk: ssd\n  allocatable:\n    cpu: \"4\"\n"
+                    for i in range(10))
+    pods = [f"- name: pod-{i}\n  node: node-{i}\n  labels:\n    app: web\n  requests:\n    cpu: 100m\n"
+            for i in range(10)]
+    if error == "duplicate":
+        pods[-1] = pods[-1].replace("  node:", "  name: again\n  node:")
+    elif error == "syntax":
+        pods[-1] = pods[-1].replace("  labels:\n    app: web\n", "  labels: {app: web,\n")
+    text = _EDGE_CASE.format(nodes=nodes, pods="".join(pods))
+    loads = []
+
+    class Spy:  # yaml-rs, its reads counted
+        def __getattr__(self, name):
+            return getattr(yaml_rs, name)
+
+        def loads(self, *a, **k):
+            loads.append(1)
+            return yaml_rs.loads(*a, **k)
+
+    monkeypatch.setattr(loader, "yaml_rs", Spy())
+    read = {}
+    for size in (loader.FAST_YAML_THRESHOLD, loader.FAST_YAML_THRESHOLD + 1):
+        pad = "# " + "x" * (size - len(text) - 3) + "\n"
+        p = tmp_path / f"c{size}.yaml"
+        p.write_text(text + pad)
+        assert len(p.read_text()) == size
+        loads.clear()
+        [doc] = loader.read_file(p).docs
+        assert bool(loads) is (size > loader.FAST_YAML_THRESHOLD)
+        read[size] = (doc.data, doc.line, str(doc.error).replace(str(p), "c.yaml") if doc.error else None)
+    below, above = read.values()
+    assert above == below
+    assert below[1:] == (1, _EDGE_ERRORS[error])
+    if error == "syntax":
+        assert below[0] is None
+    else:
+        assert below[0]["pods"][9] == {"name": "again" if error else "pod-9", "node": "node-9",
+                                       "labels": {"app": "web"}, "requests": {"cpu": "100m"}}

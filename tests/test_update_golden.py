@@ -422,3 +422,22 @@ def test_an_update_session_in_which_no_case_ran_fails(pytester):
     result = pytester.runpytest_subprocess("--kspread-update", "-n", "2", "c.yaml")
     result.assert_outcomes(passed=1)
     assert result.ret == 0 and "no case ran" not in result.stdout.str()
+
+
+def test_update_of_a_file_read_by_yaml_rs_keeps_yaml_1_1_strings(tmp_path):
+    # past loader.FAST_YAML_THRESHOLD the rewritten document is checked with yaml-rs, with the
+    # loader's YAML 1.1 checks: a node named 1e3 (a string to 1.1, a number to yaml-rs alone)
+    # is written plain and reads back as the name
+    from kspread.format import loader
+
+    pytest.importorskip("yaml_rs")
+    text = SPREAD.format(name="w").replace("n2", "1e3").replace(
+        "version:", "description: " + "x" * loader.FAST_YAML_THRESHOLD + "\nversion:")
+    p = tmp_path / "c.yaml"
+    p.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "kspread", "run", "--update", str(p)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert p.read_text().endswith("expect:\n  scores:\n    SelectorSpread: {n1: 0, 1e3: 100}   # guessed w\n"
+                                  "  selected: 1e3   # wrong for w\n")
+    [doc] = loader.read_file(p).docs
+    assert doc.data["expect"] == {"scores": {"SelectorSpread": {"n1": 0, "1e3": 100}}, "selected": "1e3"}

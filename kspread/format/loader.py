@@ -19,6 +19,7 @@ import gc
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,8 +42,10 @@ except ImportError:  # optional: pip install kspread[fast]
     # the module when installed (it is typed), Any when not: the ignore is needed in one case only
     yaml_rs = None  # type: ignore[assignment, unused-ignore]
 
-# yaml-rs pays off above this size; below it libyaml is quick enough.
-FAST_YAML_THRESHOLD = 1 << 20
+# Above this size yaml-rs, all the checks below included, reads a case file faster than
+# the strict reader: x1.6 to x3 at 2 KB (data, a duplicate key, a syntax error), x0.7 to
+# x1.1 at 400 bytes (bench/yamlsizes.py; README, Scale, "Loading").
+FAST_YAML_THRESHOLD = 2048
 
 
 # Safe loading (no tags that run code), timestamps left as strings, bounded nesting;
@@ -396,37 +399,44 @@ def _read_json(text: str, path: str) -> Any:
 def _has_non_string_key(data: Any) -> bool:
     """Whether a mapping anywhere in ``data`` has a key that is not a string: one walk,
     each container's items read once."""
-    return _scalars(data) is None
+    return _scalars(data, sys.maxsize) is None
 
 
-def _scalars(data: Any) -> tuple[set, set] | None:
+def _scalars(data: Any, depth: int = yamlio.MAX_DEPTH) -> tuple[set, set] | None:
     """One walk over yaml-rs's data, each container's items read once: None when a
     mapping has a key that is not a string, else the distinct strings (keys and
     values) and the types of the numbers and nulls (``int``, ``float``, ``NoneType``)
-    in it (a null at the root is not counted)."""
+    in it (a null at the root is not counted). None too when the data nests more than
+    ``depth`` levels deep (the root: level 1): yaml-rs reads deeper nesting than the
+    strict reader's yamlio.MAX_DEPTH, and the strict reader says where the text nests too deep."""
     strs: set = set()
     num_types: set = set()
-    stack = [data]
-    pop, push, add_str, add_num = stack.pop, stack.append, strs.add, num_types.add
-    while stack:
-        x = pop()
-        if type(x) is dict:
-            for k in x:
-                if type(k) is not str:
-                    return None
-                add_str(k)
-            x = x.values()
-        elif type(x) is not list:
-            continue
-        for v in x:
-            t = type(v)
-            if t is str:  # the most common first
-                add_str(v)
-            elif t is dict or t is list:
-                push(v)
-            elif t is int or t is float or v is None:
-                add_num(t)  # the type: a set of the numbers would keep 1 and drop an equal 1.0
-    return strs, num_types
+    add_str, add_num = strs.add, num_types.add
+    level = [data]  # the containers one level deep (the root: level 1)
+    for _ in range(depth):
+        if not level:
+            return strs, num_types
+        below: list = []
+        push = below.append
+        for x in level:
+            if type(x) is dict:
+                for k in x:
+                    if type(k) is not str:
+                        return None
+                    add_str(k)
+                x = x.values()
+            elif type(x) is not list:
+                continue
+            for v in x:
+                t = type(v)
+                if t is str:  # the most common first
+                    add_str(v)
+                elif t is dict or t is list:
+                    push(v)
+                elif t is int or t is float or v is None:
+                    add_num(t)  # the type: a set of the numbers would keep 1 and drop an equal 1.0
+        level = below
+    return None if level else (strs, num_types)
 
 
 _SAME_IN_BOTH = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:str")
@@ -599,7 +609,8 @@ def _read_docs(text: str, path: str) -> list[Document]:
             n_docs = len(firsts)
             items = data if n_docs > 1 and isinstance(data, list) and len(data) == n_docs else \
                 [data] if n_docs == 1 else None
-            found = _scalars(items) if items is not None else None
+            # (the documents in a list: one level more)
+            found = _scalars(items, yamlio.MAX_DEPTH + 1) if items is not None else None
             if items is not None and found is not None and _same_in_yaml_1_1(text, *found):
                 return [Document(i, firsts[i], x) for i, x in enumerate(items)]
     return yamlio.read_documents(text, path)
@@ -707,6 +718,10 @@ def _read_segments(text: str, path: str, segments: list[lines.Segment]) -> Any:
     return data, err
 
 
+# a ``?`` where a complex key may start (a cheap upper bound, as yamlio's _NODE_PROPERTY)
+_COMPLEX_KEY = re.compile(r"\?(?<=[\s\[{,:\ufeff]\?)")
+
+
 def _syntax_error_docs(text: str, path: str) -> list[Document] | None:
     """A one-document text that yaml-rs could not read: when libyaml cannot parse it either,
     the document with the strict reader's error, found by a scan of the text
@@ -715,6 +730,8 @@ def _syntax_error_docs(text: str, path: str) -> list[Document] | None:
     firsts = _doc_lines(text)
     if len(firsts) != 1 or text.startswith("%") or "\n%" in text:
         return None  # several documents (each fails alone), or directives
+    if text.startswith("?") or ("?" in text and _COMPLEX_KEY.search(text) is not None):
+        return None  # a complex key: the strict reader may stop elsewhere (``? k`` ``: v`` then ``1``)
     err = yamlio.first_syntax_error(text, path)
     return None if err is None else [Document(0, firsts[0], None, False, err, text)]
 

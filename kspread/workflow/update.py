@@ -818,13 +818,16 @@ def _doc_span(docs: list[_Doc], updates: list[Update], is_json: bool, edits: lis
 
 def _load_piece(piece: str, is_json: bool, fast: bool) -> list[Any]:
     """The documents of one document's text, read the way the loader reads the file."""
-    from kspread.format.loader import _Loader, yaml_rs
+    from kspread.format.loader import _Loader, _read_docs
 
     if is_json:
         return [json.loads(piece)]
     if fast:
-        data = yaml_rs.loads(piece, parse_datetime=False)
-        return [data] if isinstance(data, dict) else []
+        # yaml-rs with the loader's YAML 1.1 checks (yaml-rs alone reads a plain 1e3 as a
+        # number, which the strict reader and Kubernetes read as a string); on an error the
+        # whole file is read instead
+        docs = _read_docs(piece, "piece.yaml")
+        return [docs[0].data] if len(docs) == 1 and docs[0].error is None and isinstance(docs[0].data, dict) else []
     # types-PyYAML admits only PyYAML's own loader classes; ours is one of their kind
     return list(yaml.load_all(piece, Loader=_Loader))  # type: ignore[arg-type]
 
