@@ -136,6 +136,40 @@ def test_backoff_queue_pops_the_shortest_backoff_first(version):
     assert q.pop() is None
 
 
+def test_before_pop_from_backoffq_a_flush_moves_only_the_pods_whose_backoff_ended_before_it():
+    """flushBackoffQCompleted (once a second; 1.31, SchedulerPopFromBackoffQ off) moves a pod
+    whose backoff ended before the flush. Every pod fails just after the flush that released
+    it, so its backoff ends just after a flush and the next second's flush moves it: z
+    (backoff 2 s from 0) at 3; x, moved by z's cycle's deletion (its 1 s from 0 over), fails
+    at 3 and backs off 2 s to 5 (flush 6); y (4 s from 0) at 5, alone. Jumping to the
+    expiry itself put x's retry at 4 with y's, and x first by priority."""
+    from kspread.engine.framework.interface import PodEvent
+
+    case = _fit_case("1.31", [{"name": "x", "priority": 10}, {"name": "z", "priority": 5},
+                              {"name": "y", "priority": 0}])
+    sched = Scheduler(case)
+    q = SchedulingQueue(sched.version, sched.framework, case.incoming)
+    qx, qz, qy = q.pop(), q.pop(), q.pop()
+    assert qx is not None and qz is not None and qy is not None and (qx.key, qz.key, qy.key) == ("x", "z", "y")
+    fit = frozenset({"NodeResourcesFit"})
+    qz.unschedulable_count, qy.unschedulable_count = 1, 2  # z failed once before, y twice
+    for x in (qx, qz, qy):
+        q.failed(x, x.pod, fit, [])
+    q.place(qz, "backoff")
+    q.place(qy, "backoff")
+    assert [q._expiry(x) for x in (qx, qz, qy)] == [1, 2, 4]
+    retries = []
+    while (nxt := q.pop()) is not None:
+        retries.append((nxt.key, q.now))
+        if nxt.key == "z":
+            q.deliver(PodEvent("Delete", case.cluster.pods[0]), skip="z")  # z's preemption deleted v
+            assert qx.where == "active"
+        q.failed(nxt, nxt.pod, fit, [])
+        if (nxt.key, nxt.unschedulable_count) == ("x", 2):
+            q.place(nxt, "backoff")
+    assert retries == [("z", 3), ("x", 3), ("y", 5), ("x", 6)]
+
+
 def test_gate_defaults_by_version():
     hints = {m: Version(m).gate("SchedulerQueueingHints") for m in (27, 28, 31, 32, 34, 35)}
     assert hints == {27: False, 28: False, 31: False, 32: True, 34: True, 35: True}

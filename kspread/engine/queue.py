@@ -27,9 +27,13 @@ only to pods of its priority or less). Nodes never change inside a sequence.
   backing off when an event moves it. With SchedulerPopFromBackoffQ (beta, on from
   1.33) the scheduler pops backoffQ's head when activeQ is empty: the earliest backoff
   expiry first, then activeQ's order. Without it, the scheduler waits when activeQ is
-  empty: the clock jumps to the earliest backoff expiry and every pod whose backoff has
-  ended moves to activeQ (flushBackoffQCompleted). A pod moved by an event after its
-  backoff ended goes straight to activeQ.
+  empty for flushBackoffQCompleted, which runs once a second and moves every pod whose
+  backoff has ended to activeQ. The clock counts those flushes: a pod fails just after
+  the flush that released it (or the first one, at the start), so a backoff ends just
+  after a flush and the flush a second later moves the pod; the clock jumps to the
+  second after the earliest expiry and moves the pods whose backoff ended before it. A
+  pod moved by an event at or after the second its backoff ends goes straight to
+  activeQ.
 * The sequence ends when activeQ and backoffQ are empty: pods left unschedulable stay
   pending (upstream would flush them after podMaxInUnschedulablePodsDuration, 5 min).
 """
@@ -146,10 +150,14 @@ class SchedulingQueue:
                 heapq.heappop(self._backoff)
                 head.where = "gone"
                 return head
-            # the scheduler waits for the next backoffQ flush that moves something: every
-            # pod whose backoff has ended by then
-            self.now = max(self.now, self._expiry(head))
-            while head is not None and self._expiry(head) <= self.now:
+            # the scheduler waits for the next backoffQ flush that moves something
+            # (flushBackoffQCompleted, once a second): every pod whose backoff has ended
+            # by then. A pod fails just after the flush that released it (or after the
+            # first flush, at the start), so its backoff ends just after a flush and
+            # the flush a second later moves it: the clock jumps to the whole second
+            # after the head's expiry, and a pod whose backoff ends at that second stays
+            self.now = max(self.now, self._expiry(head) + 1)
+            while head is not None and self._expiry(head) < self.now:
                 heapq.heappop(self._backoff)
                 self.place(head, "active")
                 head = self._live(self._backoff, "backoff")
