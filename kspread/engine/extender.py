@@ -38,7 +38,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from kspread.engine import apiobjects as api
 from kspread.engine.framework.status import Code, SchedulingError, Status
@@ -277,6 +277,7 @@ def _node_list_names(v: Any, where: str) -> list[str] | None:
 # ---- the client --------------------------------------------------------------------------
 
 
+_T = TypeVar("_T")
 _TIMEOUT = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
 
 
@@ -561,18 +562,15 @@ class Extenders:
             if not h.is_interested(pod) or not h.is_filter():
                 continue
             call = ExtenderCall(h.name, "filter", h.url(h.cfg.filter_verb), len(names), for_feasible=for_feasible)
-            self.calls.append(call)
-            t0 = time.perf_counter()
             try:
-                kept, failed, unresolvable, kept_by_name = self._filter_call(h, pod, names, unresolvable_field)
+                kept, failed, unresolvable, kept_by_name = self._timed(
+                    call, self._filter_call, h, pod, names, unresolvable_field)
             except _DecodeError as err:
-                call.seconds = time.perf_counter() - t0
                 if for_feasible:  # kspread's own call: its failure never changes upstream's outcome
                     call.error, call.ignored = str(err), True
                     continue
                 self._fail(h, call, str(err))
                 continue
-            call.seconds = time.perf_counter() - t0
             call.kept, call.failed, call.unresolvable = kept, failed, unresolvable
             # a node the extender keeps stays feasible whatever the maps say of it (upstream
             # records its status, and no later step reads it); any other node of the
@@ -645,16 +643,12 @@ class Extenders:
             if not h.is_interested(pod) or not h.is_prioritizer():
                 continue  # no prioritizeVerb: every node scores 0 with weight 0
             call = ExtenderCall(h.name, "prioritize", h.url(h.cfg.prioritize_verb), len(names))
-            self.calls.append(call)
-            t0 = time.perf_counter()
             try:
-                scores = self._prioritize_call(h, pod, names)
+                scores = self._timed(call, self._prioritize_call, h, pod, names)
             except _DecodeError as err:
                 # "Prioritization errors from extender can be ignored"
-                call.seconds = time.perf_counter() - t0
                 call.error, call.ignored = str(err), True
                 continue
-            call.seconds = time.perf_counter() - t0
             call.scores = {}
             for host, score in scores:
                 call.scores[host] = call.scores.get(host, 0) + score
@@ -673,6 +667,16 @@ class Extenders:
             out.append((host, score))
         return out
 
+    def _timed(self, call: ExtenderCall, send: Callable[..., _T], *args: Any) -> _T:
+        """Record ``call`` in the cycle's calls and how long ``send(*args)`` (the request and
+        the decoding of its answer) took, whether it answers or raises."""
+        self.calls.append(call)
+        t0 = time.perf_counter()
+        try:
+            return send(*args)
+        finally:
+            call.seconds = time.perf_counter() - t0
+
     # ---- preempt ----
 
     def preempts(self, pod: Pod) -> bool:
@@ -689,15 +693,11 @@ class Extenders:
             if h is None or not h.supports_preemption() or not h.is_interested(pod):
                 continue
             call = ExtenderCall(h.name, "preempt", h.url(h.cfg.preempt_verb), len(candidates))
-            self.calls.append(call)
-            t0 = time.perf_counter()
             try:
-                result = self._preempt_call(h, pod, candidates)
+                result = self._timed(call, self._preempt_call, h, pod, candidates)
             except _DecodeError as err:
-                call.seconds = time.perf_counter() - t0
                 self._fail(h, call, str(err))
                 continue
-            call.seconds = time.perf_counter() - t0
             if checks_victims:
                 for n in list(result):
                     if not result[n][0]:
@@ -754,25 +754,24 @@ class Extenders:
             if h is None or not h.is_binder() or not h.is_interested(pod):
                 continue
             call = ExtenderCall(h.name, "bind", h.url(h.cfg.bind_verb), 1)
-            self.calls.append(call)
-            t0 = time.perf_counter()
             args = {"PodName": pod.name, "PodNamespace": pod.namespace, "PodUID": pod_uid(pod), "Node": node}
             try:
-                res = _want(h.send(h.cfg.bind_verb, args), "object", "ExtenderBindingResult") or {}
-                err = _want(_field(res, "Error"), "string", "ExtenderBindingResult.Error")
-                if err:
-                    raise _DecodeError(err)
+                self._timed(call, self._bind_call, h, args)
             except _DecodeError as x:
-                call.seconds = time.perf_counter() - t0
                 call.error = str(x)
                 if h.is_ignorable():
                     call.ignored = True
                     continue
                 return True, f"{x} (extender {h.name} at {h.where})"
-            call.seconds = time.perf_counter() - t0
             call.kept = [node]
             return True, None
         return False, None
+
+    def _bind_call(self, h: HTTPExtender, args: dict[str, Any]) -> None:
+        res = _want(h.send(h.cfg.bind_verb, args), "object", "ExtenderBindingResult") or {}
+        err = _want(_field(res, "Error"), "string", "ExtenderBindingResult.Error")
+        if err:
+            raise _DecodeError(err)
 
 
 def _wrap(x: int) -> int:
