@@ -115,6 +115,8 @@ def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
     elif kind == "floor":  # bench/kernel.py's shape: one existing pod per node
         pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
         schedule = [{"name": f"pod-{k}", "requests": small} for k in range(n_pods)]
+    elif kind in REAL_SHAPES:
+        return make_real(kind, n_nodes, n_pods)
     elif kind == "spread":
         tsc = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
                 "whenUnsatisfiable": "DoNotSchedule",
@@ -138,6 +140,116 @@ def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
                   "nodes": nodes, "pods": pods, "schedule": schedule, "expect": {}}
     if zones:
         case["zones"] = zones
+    return case
+
+
+# ---- issue 31's shapes: real workloads against the floor of their own arithmetic ----------------------
+
+REAL_SHAPES = ("requests", "owned", "mixed", "spread8")
+ZONE = "topology.kubernetes.io/zone"
+MIXED_OWNERS = 40
+SPREAD8_SELECTORS = 8
+
+
+def pod_requests(kind: str, k: int) -> tuple[int, int]:
+    """(milli-cpu, MiB) of incoming pod ``k`` (``requests``: every pod its own pair)."""
+    if kind == "requests":
+        return 100 + k % 900, 500 + (k * 7) % 1500
+    return 100, 500
+
+
+def mixed_owner(j: int) -> dict:
+    """What the pods of owner ``j`` of the ``mixed`` shape ask (see ``make_real``)."""
+    kind = j % 5
+    spec: dict = {}
+    if kind == 1:
+        spec["nodeSelector"] = {"disk": "ssd"}
+    elif kind == 2:
+        spec["affinity"] = {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["moon-1", "moon-2"]}]}]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 10, "preference": {"matchExpressions": [
+                    {"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}}
+    elif kind == 3:
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}]
+    elif kind == 4:
+        spec["topologySpreadConstraints"] = [
+            {"maxSkew": 2, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"app": f"app{j}"}}},
+            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchLabels": {"app": f"app{j}"}}}]
+    return spec
+
+
+def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
+    """Issue 31's shapes, nodes of 4 cpu / 32Gi / 110 pods with one existing unowned
+    100m / 500Mi pod each (bench/kernel.py's), the default profile of the latest version:
+
+    * ``requests``: unowned pods, pod ``k`` asking 100m + (k mod 900)m cpu and
+      500 + (7k mod 1500) Mi memory (pods that differ only in requests);
+    * ``owned``: nodes in three zones; identical 100m / 500Mi pods of one ReplicaSet
+      (``app: web``): every pod gets the system default constraints (zone and hostname,
+      ScheduleAnyway);
+    * ``mixed``: nodes in three zones, every 4th node ``disk: ssd``, every 10th tainted
+      ``dedicated=batch:NoSchedule``; pod ``k`` of ReplicaSet ``app{k mod 40}``, whose
+      pods ask by owner ``j mod 5``: nothing more, a nodeSelector ``disk: ssd``, a
+      required zone affinity (moon-1, moon-2) with a preferred ``disk: ssd`` term, the
+      taint's toleration, their own constraints (zone DoNotSchedule maxSkew 2, hostname
+      ScheduleAnyway maxSkew 1);
+    * ``spread8``: nodes in three zones; pod ``k`` labelled ``color: c{k mod 8}``, unowned, with
+      two constraints on its colour: zone DoNotSchedule (maxSkew 5) and hostname
+      ScheduleAnyway (maxSkew 1).
+    """
+    alloc = {"cpu": "4", "memory": "32Gi", "pods": 110}
+    nodes: list[dict] = []
+    zones: dict[str, list[str]] = {}
+    for i in range(n_nodes):
+        node: dict = {"name": f"node-{i}", "allocatable": alloc}
+        if kind == "mixed":
+            if i % 4 == 0:
+                node["labels"] = {"disk": "ssd"}
+            if i % 10 == 0:
+                node["taints"] = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
+        nodes.append(node)
+        if kind != "requests":
+            zones.setdefault(f"moon-{i % 3 + 1}", []).append(f"node-{i}")
+    small = {"cpu": "100m", "memory": "500Mi"}
+    pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
+    owners: list[dict] = []
+    schedule: list[dict] = []
+    if kind == "owned":
+        owners = [{"kind": "ReplicaSet", "name": "web", "selector": {"matchLabels": {"app": "web"}}}]
+    elif kind == "mixed":
+        owners = [{"kind": "ReplicaSet", "name": f"app{j}", "selector": {"matchLabels": {"app": f"app{j}"}}}
+                  for j in range(MIXED_OWNERS)]
+    specs = [mixed_owner(j) for j in range(MIXED_OWNERS)]
+    for k in range(n_pods):
+        cpu, mem = pod_requests(kind, k)
+        pod: dict = {"name": f"pod-{k}", "requests": {"cpu": f"{cpu}m", "memory": f"{mem}Mi"}}
+        if kind == "owned":
+            pod["labels"] = {"app": "web"}
+            pod["controller"] = {"kind": "ReplicaSet", "name": "web"}
+        elif kind == "mixed":
+            j = k % MIXED_OWNERS
+            pod["labels"] = {"app": f"app{j}"}
+            pod["controller"] = {"kind": "ReplicaSet", "name": f"app{j}"}
+            pod.update(specs[j])
+        elif kind == "spread8":
+            color = {"color": f"c{k % SPREAD8_SELECTORS}"}
+            pod["labels"] = color
+            pod["topologySpreadConstraints"] = [
+                {"maxSkew": 5, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+                 "labelSelector": {"matchLabels": color}},
+                {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+                 "labelSelector": {"matchLabels": color}}]
+        schedule.append(pod)
+    case: dict = {"apiVersion": "kspread/v1", "kind": "Case", "name": f"{kind}-{n_nodes}",
+                  "nodes": nodes, "pods": pods, "schedule": schedule, "expect": {}}
+    if zones:
+        case["zones"] = zones
+    if owners:
+        case["owners"] = owners
     return case
 
 

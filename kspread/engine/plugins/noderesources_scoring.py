@@ -38,6 +38,9 @@ from kspread.engine.plugins.resource_allocation import (
     balanced_legacies,
     balanced_std_row,
     balanced_std_scores,
+    balanced_without_row,
+    balanced_without_scores,
+    is_scalar_resource,
     least_requested_row,
     least_requested_scores,
     most_requested_scores,
@@ -228,6 +231,8 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         self._last_requests = LastRequests()  # PreScore's state of the last pod's requests
         self._memo = ColumnMemo()  # the scores over the snapshot's nodes, per pod requests
         self._plan: tuple | None = None  # (snapshot, requests, usage_plan) of the memo's rows
+        # from 1.36 the scores without the pod, per set of resources left in (any pod's)
+        self._without = ColumnMemo()
 
     _KEY = "PreScoreNodeResourcesBalancedAllocation"
 
@@ -268,13 +273,26 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
             return balanced_change_row(usage, max_score)
         return balanced_std_row([(r, a, p) for _, a, r, _, p in usage], max_score)
 
+    def _without_row(self, snapshot, i: int, requests: list[int]) -> int | None:
+        """``balanced_without_scores`` of the node at snapshot position ``i``."""
+        usage = usage_row(usage_plan(snapshot, self.resources, requests, self.version,
+                                     self.flags.balanced_uses_requested), i)
+        return None if usage is None else balanced_without_row(usage, self.version.max_node_score)
+
     def _scores(self, nodes: NodeSet, requests: list[int]) -> np.ndarray:
         max_score = self.version.max_node_score
         flags = self.flags
         n = len(nodes)
         cols = usage_columns(nodes, self.resources, requests, self.version, flags.balanced_uses_requested)
         if flags.balanced_scores_change:
-            return balanced_change_scores(cols, max_score, n)
+            # what the nodes score without the pod depends on the resources left in, not
+            # on the pod's requests: kept across cycles (over every node), as the scores are
+            left_in = tuple(requests[k] != 0 or not is_scalar_resource(r.name) for k, r in enumerate(self.resources))
+            snap = nodes.snapshot
+            without = self._without.over(nodes, left_in, lambda ns: balanced_without_scores(
+                usage_columns(ns, self.resources, requests, self.version, flags.balanced_uses_requested),
+                max_score, len(ns)), lambda i: self._without_row(snap, i, requests))
+            return balanced_change_scores(cols, max_score, n, without)
         if flags.balanced_std:
             return balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
         return balanced_legacies(cols[0], cols[1], max_score)

@@ -142,6 +142,31 @@ def _present(values: list) -> np.ndarray:
     return np.array([x is not None for x in values], bool)
 
 
+def has_key(nodes: NodeSet, key: str) -> np.ndarray:
+    """Per node whether it has label ``key`` (once per snapshot and key: a key whose
+    values are all distinct, the hostname, lists no values per cycle)."""
+    codes, values = nodes.codes(("has-label", key), lambda n: key in n.labels)
+    return np.asarray(values, bool)[codes] if values else np.zeros(0, bool)
+
+
+def value_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
+    """Per node the code of its value of label ``key``, a missing label read as ""
+    (``node.Labels[key]`` in Go), and the distinct values."""
+    return nodes.codes(("label-or-empty", key), lambda n: n.labels.get(key, ""))
+
+
+def snapshot_positions(snap: Any, nodes: Any) -> np.ndarray:
+    """The positions in ``snap`` of ``nodes``: a NodeSet, or a sequence of Nodes or of
+    names (the scheduler's lazy lists carry their NodeSet: its positions, no listing)."""
+    src = nodes if isinstance(nodes, NodeSet) else getattr(nodes, "source", None)
+    if isinstance(src, NodeSet):
+        if src.snapshot is snap and src.positions is not None:
+            return src.positions
+        nodes = src.infos
+    position = snap.position
+    return np.array([position[n if isinstance(n, str) else n.name] for n in nodes], np.intp)
+
+
 def _taints(node: Node) -> tuple:
     return node.taints
 
@@ -246,9 +271,12 @@ class PreFilterState:
 @dataclass
 class PreScoreState:
     constraints: list[Constraint] = field(default_factory=list)
-    ignored_nodes: set[str] = field(default_factory=set)
-    # per constraint: topology value -> matching pods (no entries for hostname)
-    value_counts: list[dict[str, int]] = field(default_factory=list)
+    # IgnoredNodes: per snapshot position (None: no node ignored)
+    ignored: np.ndarray | None = None
+    # per constraint (None for hostname): per code of ``value_codes`` (a missing label
+    # read as "") the matching pods of the domain, -1 where the value is no domain
+    # of the candidate nodes (TopologyValueToPodCounts has no entry)
+    value_counts: list[np.ndarray | None] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
     # 1.18 only: nodes that carry every key, and counts by (key, value)
     node_name_set: set[str] = field(default_factory=set)
@@ -557,44 +585,63 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         return SUCCESS
 
     def _pre_score_state(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
+        """initPreScoreState and PreScore's count over all nodes, as arrays over the
+        snapshot: the domains of each constraint are the values of its key on the
+        candidate nodes that are not ignored; the counting nodes match the pod's
+        required node affinity (with the inclusion policies: per constraint, as they
+        say), carry every key (when all are required), and count under their value
+        when it is a domain. Every per-node test is of labels or taints, evaluated once
+        per distinct value (``pre_score_reference`` is the per-node form)."""
         v = self.version
+        snap = self.handle.snapshot
+        alln = snap.nodes()
+        n = len(alln)
         require_all = (bool(pod.topology_spread_constraints) or not self.system_defaulted
                        or not v.pts_system_defaults_relax_topologies)
-        s = PreScoreState(constraints, value_counts=[{} for _ in constraints])
-        topo_size = [0] * len(constraints)
-        for node in nodes:
-            if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
-                s.ignored_nodes.add(node.name)
-                continue
-            for i, c in enumerate(constraints):
-                if c.topology_key == HOSTNAME_LABEL:
-                    continue
-                value = node.labels.get(c.topology_key, "")
-                if value not in s.value_counts[i]:
-                    s.value_counts[i][value] = 0
-                    topo_size[i] += 1
-        for i, c in enumerate(constraints):
-            size = topo_size[i]
-            if c.topology_key == HOSTNAME_LABEL:
-                size = len(nodes) - len(s.ignored_nodes)
-            s.weights.append(topology_normalizing_weight(size))
-        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
+        candidates = snapshot_positions(snap, nodes)
+        has_all = np.ones(n, bool)
+        if require_all:
+            for c in constraints:
+                has_all &= has_key(alln, c.topology_key)
+            scored = candidates[has_all[candidates]]
+            ignored = np.zeros(n, bool)
+            ignored[candidates] = True
+            ignored[scored] = False
+            s = PreScoreState(constraints, ignored if len(scored) < len(candidates) else None)
+        else:
+            scored = candidates
+            s = PreScoreState(constraints)
+        counts = self._count_columns(pod, constraints)
         inclusion = v.gate(GATE_NODE_INCLUSION)
-        for k, ni in enumerate(self.handle.snapshot.node_list):
-            node = ni.node
-            affinity_ok = required_node_affinity_matches(pod, node)
-            if not inclusion and not affinity_ok:
+        affinity_ok = required_node_affinity_matches_nodes(pod, alln)
+        base = has_all if inclusion else has_all & affinity_ok
+        untolerated: np.ndarray | None = None
+        for c, count in zip(constraints, counts):
+            if c.topology_key == HOSTNAME_LABEL:
+                s.value_counts.append(None)
+                s.weights.append(topology_normalizing_weight(len(scored)))
                 continue
-            if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
-                    continue
-                value = node.labels.get(c.topology_key, "")
-                if value not in s.value_counts[i]:
-                    continue
-                s.value_counts[i][value] += counts[i][k]
+            codes, values = value_codes(alln, c.topology_key)
+            domain = np.zeros(len(values), bool)
+            domain[codes[scored]] = True
+            s.weights.append(topology_normalizing_weight(int(domain.sum())))
+            mask = base
+            if inclusion:
+                if c.node_affinity_policy == HONOR:
+                    mask = mask & affinity_ok
+                if c.node_taints_policy == HONOR:
+                    if untolerated is None:
+                        untolerated = self._untolerated(pod, alln)
+                    mask = mask & ~untolerated
+            summed = np.bincount(codes[mask], weights=count[mask], minlength=len(values))
+            s.value_counts.append(np.where(domain, summed.astype(np.int64), -1))
         return s
+
+    @staticmethod
+    def _untolerated(pod: Pod, nodes: NodeSet) -> np.ndarray:
+        """Per node whether it has a NoSchedule / NoExecute taint the pod does not tolerate."""
+        return nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
+            t, pod.tolerations, do_not_schedule_taints) is not None, bool)
 
     def _pre_score_state_v18(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
         s = PreScoreState(constraints)
@@ -626,19 +673,17 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         n = len(nodes)
         score = np.zeros(n, np.float64)
         for i, c in enumerate(s.constraints):  # float sums in constraint order, as upstream
-            codes, values = topology_codes(nodes, c.topology_key)
-            present = _present(values)[codes]
-            if c.topology_key == HOSTNAME_LABEL:
+            present = has_key(nodes, c.topology_key)
+            per_value = s.value_counts[i]
+            if per_value is None:
                 cnt = self._counts_on(pod, c, nodes)
             else:
-                per_value = np.array([s.value_counts[i].get(x, 0) if x is not None else 0 for x in values],
-                                     np.int64)
-                cnt = per_value[codes]
+                cnt = np.maximum(per_value, 0)[value_codes(nodes, c.topology_key)[0]]
             term = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)  # scoreForCount
             score = score + np.where(present, term, 0.0)
         out = go_rounds(score) if v.pts_score_rounds else np.trunc(score).astype(np.int64)
-        if s.ignored_nodes:
-            out[_in(nodes.names, s.ignored_nodes)] = 0
+        if s.ignored is not None:
+            out[s.ignored[snapshot_positions(self.handle.snapshot, nodes)]] = 0
         return out
 
     def _counts_on(self, pod: Pod, c: Constraint, nodes: NodeSet) -> np.ndarray:
@@ -665,7 +710,8 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
         if self.version.pts_weighted_scoring:
-            return normalize_score_array(scores, _in(names, s.ignored_nodes) if s.ignored_nodes else None)
+            ignored = None if s.ignored is None else s.ignored[snapshot_positions(self.handle.snapshot, names)]
+            return normalize_score_array(scores, ignored)
         return normalize_score_array_v18(scores, ~_in(names, s.node_name_set))
 
 

@@ -325,18 +325,27 @@ def balanced_std_score(pairs: Sequence[tuple[int, int]], max_score: int) -> int:
     return int(balanced_std_scores(cols, max_score, 1)[0])
 
 
-def balanced_change_scores(cols: Sequence[UsageColumn], max_score: int, n: int) -> np.ndarray:
+def balanced_change_scores(cols: Sequence[UsageColumn], max_score: int, n: int,
+                           without: np.ndarray | None = None) -> np.ndarray:
     """From 1.36 (PR #135573): how the pod changes the node's balance,
-    ``max/2 + (max/2 + with_pod - without_pod) / 2``."""
+    ``max/2 + (max/2 + with_pod - without_pod) / 2``; ``without``: the scores without
+    the pod when known (``balanced_without_scores``: they do not depend on the pod)."""
     if _every_node_uses_all([(c.requested, c.allocatable, c.present) for c in cols]):
         # (the presence checked and the allocatable converted once for both)
         alloc = [c.allocatable.astype(np.float64) for c in cols]
         with_pod = _std_scores_all_used([c.requested for c in cols], alloc, max_score, n)
-        without = _std_scores_all_used([c.before for c in cols], alloc, max_score, n)
+        if without is None:
+            without = _std_scores_all_used([c.before for c in cols], alloc, max_score, n)
     else:
         with_pod = balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
-        without = balanced_std_scores([(c.before, c.allocatable, c.present) for c in cols], max_score, n)
+        if without is None:
+            without = balanced_without_scores(cols, max_score, n)
     return max_score // 2 + go_divs(max_score // 2 + with_pod - without, 2)
+
+
+def balanced_without_scores(cols: Sequence[UsageColumn], max_score: int, n: int) -> np.ndarray:
+    """``balanced_std_scores`` of the nodes without the pod (the ``before`` columns)."""
+    return balanced_std_scores([(c.before, c.allocatable, c.present) for c in cols], max_score, n)
 
 
 def balanced_change_score(usages: Sequence[Usage], max_score: int) -> int:
@@ -399,9 +408,14 @@ def balanced_change_row(cols: Sequence[tuple[int, int, int, int, bool]], max_sco
     """``balanced_change_scores`` of one node: (weight, allocatable, requested, before,
     present) per resource."""
     with_pod = balanced_std_row([(r, a, p) for _, a, r, _, p in cols], max_score)
-    without = balanced_std_row([(b, a, p) for _, a, _, b, p in cols], max_score)
+    without = balanced_without_row(cols, max_score)
     d = max_score // 2 + with_pod - without
     return max_score // 2 + (d // 2 if d >= 0 else -(-d // 2))
+
+
+def balanced_without_row(cols: Sequence[tuple[int, int, int, int, bool]], max_score: int) -> int:
+    """``balanced_without_scores`` of one node (``balanced_change_row``'s columns)."""
+    return balanced_std_row([(b, a, p) for _, a, _, b, p in cols], max_score)
 
 
 UsagePlan = list[tuple[int, "np.ndarray | None", "np.ndarray | None", int, bool]]
