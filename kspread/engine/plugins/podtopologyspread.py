@@ -678,7 +678,10 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             if per_value is None:
                 cnt = self._counts_on(pod, c, nodes)
             else:
-                cnt = np.maximum(per_value, 0)[value_codes(nodes, c.topology_key)[0]]
+                snap = self.handle.snapshot  # (the codes of the snapshot's values, for detached nodes too)
+                codes = value_codes(snap.nodes(), c.topology_key)[0]
+                cnt = np.maximum(per_value, 0)[codes if nodes.positions is snap.all_positions
+                                               else codes[snapshot_positions(snap, nodes)]]
             term = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)  # scoreForCount
             score = score + np.where(present, term, 0.0)
         out = go_rounds(score) if v.pts_score_rounds else np.trunc(score).astype(np.int64)

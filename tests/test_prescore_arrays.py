@@ -1,0 +1,255 @@
+"""Issue 31: PodTopologySpread's PreScore runs as arrays over the snapshot (label and
+taint tests once per distinct value). On random clusters (labels present, missing and
+empty, taints, existing pods, node affinity, tolerations, inclusion policies, owned pods
+with the system default constraints, random candidate nodes) its state, and the scores
+and normalized scores it gives, equal a per-node evaluation written the way upstream
+writes it (initPreScoreState, then PreScore's count over every node). The snapshot's
+column groups (nodes with equal columns computed once) stay equal to groups made
+afresh as pods come and go, and sequences schedule alike with and without them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kspread.engine.framework.status import CycleState
+from kspread.engine.model import HOSTNAME_LABEL, Pod
+from kspread.engine.plugins.nodematch import required_node_affinity_matches
+from kspread.engine.plugins.podtopologyspread import (
+    GATE_NODE_INCLUSION,
+    PRE_SCORE_KEY,
+    SCHEDULE_ANYWAY,
+    match_node_inclusion_policies,
+    node_labels_match_spread_constraints,
+    topology_normalizing_weight,
+    value_codes,
+)
+from kspread.engine.scheduler import Scheduler, run_case
+from kspread.engine.snapshot import NodeSet, Snapshot
+from kspread.format.case import build_case
+
+ZONE = "topology.kubernetes.io/zone"
+RACK = "rack"
+KEYS = [ZONE, RACK, HOSTNAME_LABEL]
+VERSIONS = ["1.19", "1.21", "1.24", "1.25", "1.26", "1.27", "1.33", "1.37"]
+
+
+def reference(pl, pod: Pod, constraints, nodes) -> tuple[set[str], list[float], list[dict[str, int] | None]]:
+    """initPreScoreState and PreScore's counting, node by node: (IgnoredNodes, weights,
+    per constraint the domains' counts; None for hostname)."""
+    v = pl.version
+    snap = pl.handle.snapshot
+    require_all = (bool(pod.topology_spread_constraints) or not pl.system_defaulted
+                   or not v.pts_system_defaults_relax_topologies)
+    ignored: set[str] = set()
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    for node in nodes:
+        if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
+            ignored.add(node.name)
+            continue
+        for i, c in enumerate(constraints):
+            if c.topology_key != HOSTNAME_LABEL:
+                counts[i].setdefault(node.labels.get(c.topology_key, ""), 0)
+    weights = [topology_normalizing_weight(len(nodes) - len(ignored) if c.topology_key == HOSTNAME_LABEL
+                                           else len(counts[i])) for i, c in enumerate(constraints)]
+    inclusion = v.gate(GATE_NODE_INCLUSION)
+    for info in snap.node_list:
+        node = info.node
+        affinity_ok = required_node_affinity_matches(pod, node)
+        if not inclusion and not affinity_ok:
+            continue
+        if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
+                continue
+            value = node.labels.get(c.topology_key, "")
+            if value in counts[i]:
+                counts[i][value] += pl._count_on(pod, c, info)
+    return ignored, weights, [None if c.topology_key == HOSTNAME_LABEL else counts[i]
+                              for i, c in enumerate(constraints)]
+
+
+def reference_scores(pl, pod: Pod, constraints, ignored, weights, counts, infos) -> list[int]:
+    """Score per node (scoring.go): the constraints' scoreForCount summed in order, rounded."""
+    out = []
+    for info in infos:
+        node = info.node
+        if node.name in ignored:
+            out.append(0)
+            continue
+        score = 0.0
+        for i, c in enumerate(constraints):
+            if c.topology_key not in node.labels:
+                continue
+            if c.topology_key == HOSTNAME_LABEL:
+                cnt = pl._count_on(pod, c, info)
+            else:
+                cnt = counts[i].get(node.labels[c.topology_key], 0)
+            score += float(cnt) * weights[i] + float(c.max_skew - 1)
+        out.append(int(np.floor(score + 0.5)) if pl.version.pts_score_rounds else int(score))
+    return out
+
+
+label_value = st.sampled_from([None, "", "a", "b", "c"])
+taint = st.sampled_from([None, {"key": "k", "value": "v", "effect": "NoSchedule"},
+                         {"key": "j", "effect": "NoExecute"}, {"key": "k", "value": "v", "effect": "PreferNoSchedule"}])
+selector = st.sampled_from([{"matchLabels": {"app": "x"}}, {"matchLabels": {"app": "y"}},
+                            {"matchExpressions": [{"key": "app", "operator": "Exists"}]}, {}])
+constraint = st.fixed_dictionaries({
+    "maxSkew": st.integers(1, 3), "topologyKey": st.sampled_from(KEYS),
+    "whenUnsatisfiable": st.sampled_from(["ScheduleAnyway", "ScheduleAnyway", "DoNotSchedule"]),
+    "labelSelector": selector,
+}, optional={"nodeAffinityPolicy": st.sampled_from(["Honor", "Ignore"]),
+             "nodeTaintsPolicy": st.sampled_from(["Honor", "Ignore"])})
+
+
+@st.composite
+def clusters(draw):
+    n = draw(st.integers(1, 9))
+    nodes = []
+    for i in range(n):
+        labels = {}
+        for key in (ZONE, RACK, "disk"):
+            value = draw(label_value)
+            if value is not None:
+                labels[key] = value
+        node: dict = {"name": f"n{i}", "labels": labels}
+        t = draw(taint)
+        if t is not None:
+            node["taints"] = [t]
+        nodes.append(node)
+    pods = [{"name": f"e{k}", "node": f"n{draw(st.integers(0, n - 1))}",
+             "labels": draw(st.sampled_from([{}, {"app": "x"}, {"app": "y"}]))}
+            for k in range(draw(st.integers(0, 12)))]
+    pod: dict = {"name": "p", "labels": {"app": "x"}}
+    owned = draw(st.booleans())
+    if owned:
+        pod["controller"] = {"kind": "ReplicaSet", "name": "rs"}
+    else:
+        pod["topologySpreadConstraints"] = draw(st.lists(
+            constraint, min_size=1, max_size=3, unique_by=lambda c: (c["topologyKey"], c["whenUnsatisfiable"])))
+    if draw(st.booleans()):
+        pod["nodeSelector"] = {"disk": draw(st.sampled_from(["a", "b"]))}
+    if draw(st.booleans()):
+        pod["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    data = {"version": draw(st.sampled_from(VERSIONS)), "nodes": nodes, "pods": pods, "pod": pod}
+    if owned:
+        data["owners"] = [{"kind": "ReplicaSet", "name": "rs", "selector": {"matchLabels": {"app": "x"}}}]
+    candidates = draw(st.lists(st.integers(0, n - 1), unique=True))
+    return data, sorted(candidates) if draw(st.booleans()) else candidates
+
+
+@settings(max_examples=300, deadline=None)
+@given(clusters(), st.booleans())
+def test_pre_score_arrays_equal_the_per_node_evaluation(cluster, as_list):
+    data, picked = cluster
+    case = build_case(data, "t")
+    sched = Scheduler(case)
+    pl = sched.framework.plugin("PodTopologySpread")
+    pod = case.incoming[0]
+    snap = sched.snapshot
+    constraints = pl._constraints(pod, SCHEDULE_ANYWAY)
+    if not constraints:
+        return
+    candidates = snap.nodes(np.array(picked, np.intp))
+    nodes = candidates.node_objects if as_list else candidates.lazy_node_objects()
+    state = CycleState()
+    assert pl.pre_score(state, pod, nodes).is_success()
+    s = state.read(PRE_SCORE_KEY)
+    ignored, weights, counts = reference(pl, pod, constraints, candidates.node_objects)
+    got_ignored = set() if s.ignored is None else {snap.node_list[i].name for i in np.flatnonzero(s.ignored)}
+    assert got_ignored == ignored
+    assert s.weights == weights
+    for c, arr, want in zip(constraints, s.value_counts, counts):
+        if want is None:
+            assert arr is None
+            continue
+        _, values = value_codes(snap.nodes(), c.topology_key)
+        assert {values[k]: int(arr[k]) for k in np.flatnonzero(arr >= 0)} == want
+    if not picked:
+        return
+    raw = pl.score_nodes(state, pod, candidates)
+    want_raw = reference_scores(pl, pod, constraints, ignored, weights, counts, candidates.infos)
+    assert raw.tolist() == want_raw
+    # one node at a time, as explain scores it (a NodeSet of detached NodeInfos)
+    assert [int(pl.score_nodes(state, pod, NodeSet.of(info))[0]) for info in candidates.infos] == want_raw
+    names = candidates.names if as_list else candidates.lazy_names()
+    normalized = pl.normalize_scores(state, pod, names, raw.copy())
+    mask = np.array([name in ignored for name in candidates.names], bool)
+    counted = raw[~mask]
+    if len(counted):
+        lo, hi = int(counted.min()), max(int(counted.max()), 0)
+        want = [0 if m else 100 if hi == 0 else 100 * (hi + lo - r) // hi for r, m in zip(raw.tolist(), mask)]
+    else:
+        want = [0] * len(raw)
+    assert normalized.tolist() == want
+
+
+# ---- column groups ----------------------------------------------------------------------------------
+
+
+def _fresh_partition(snap: Snapshot) -> list[int]:
+    keys: dict = {}
+    return [keys.setdefault(snap.column_key(i), len(keys)) for i in range(len(snap.node_list))]
+
+
+def _partition(codes) -> list[int]:
+    seen: dict = {}
+    return [seen.setdefault(int(c), len(seen)) for c in codes]
+
+
+REQUESTS = [{"cpu": "100m", "memory": "500Mi"}, {"cpu": "1"}, {"memory": "1Gi", "ephemeral-storage": "1Gi"}, {}]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.lists(st.tuples(st.booleans(), st.integers(0, 11), st.integers(0, 3)), max_size=60))
+def test_column_groups_stay_the_groups_made_afresh(n, steps):
+    data = {"nodes": [{"name": f"n{i}", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 20 + i % 2}}
+                      for i in range(n)], "pod": {"name": "p"}}
+    snap = Scheduler(build_case(data, "t")).snapshot
+    snap._groups = None
+    snap.column_groups()
+    bound: list[Pod] = []
+    for k, (add, node, req) in enumerate(steps):
+        if add or not bound:
+            p = build_case({"nodes": ["x"], "pod": {"name": f"q{k}", "requests": REQUESTS[req]}}, "t").incoming[0]
+            pod = Pod(p.name, containers=p.containers, node_name=f"n{node % n}")
+            snap.add_pod(pod)
+            bound.append(pod)
+        else:
+            snap.remove_pod(bound.pop(node % len(bound)))
+        g = snap._groups
+        assert g is not None
+        assert _partition(g.codes) == _fresh_partition(snap)
+        assert all(int(g.codes[g.reps[c]]) == c for c in range(len(g.reps)) if g.members[c])
+        assert len(g.reps) <= 2 * g.live + 64
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["1.21", "1.25", "1.33", "1.37"]), st.integers(4, 24),
+       st.lists(st.integers(0, len(REQUESTS) - 1), min_size=1, max_size=30))
+def test_sequences_schedule_alike_without_column_groups(version, n, shapes):
+    nodes = [{"name": f"n{i}", "allocatable": {"cpu": "2", "memory": "4Gi", "ephemeral-storage": "2Gi", "pods": 4}}
+             for i in range(n)]
+    schedule = [{"name": f"p{k}", "priority": 10 if k % 7 == 6 else 0, "requests": REQUESTS[s]}
+                for k, s in enumerate(shapes)]
+    data = {"version": version, "nodes": nodes, "schedule": schedule}
+
+    def run() -> list:
+        out: list = []
+
+        def observe(_sched, r) -> None:
+            scores = r.scores.weighted if r.scores is not None else None
+            out.append((r.pod.key, r.selected, r.totals, scores,
+                        {name: (s.code, s.reasons) for name, s in r.statuses.items()}, r.error))
+
+        _, _, placements = run_case(build_case(data, "t"), observe)
+        return [out, placements]
+
+    grouped = run()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Snapshot, "column_groups", lambda self: None)
+        assert run() == grouped
