@@ -277,6 +277,7 @@ class Snapshot:
         self._non_zero = {"cpu": np.zeros(n, np.int64), "memory": np.zeros(n, np.int64)}
         self.pod_count = np.zeros(n, np.int64)
         self._static_codes: dict[Hashable, tuple[np.ndarray, list]] = {}
+        self._static_memo: dict[Hashable, np.ndarray] = {}
         # node position -> pods with (anti-)affinity / with required anti-affinity on it
         self._with_affinity: dict[int, int] = {}
         self._with_required_anti: dict[int, int] = {}
@@ -359,6 +360,19 @@ class Snapshot:
         if hit is None:
             hit = _codes([info.node for info in self.node_list], fn)
             self._static_codes[key] = hit
+        return hit
+
+    STATIC_MEMO = 256  # values kept by ``static_memo`` (then the oldest is dropped)
+
+    def static_memo(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """``make()``: per node (every node, in order) a value that depends only on static
+        node data (labels, taints) and on ``key``, computed once per key (read only)."""
+        hit = self._static_memo.get(key)
+        if hit is None:
+            if len(self._static_memo) >= self.STATIC_MEMO:
+                del self._static_memo[next(iter(self._static_memo))]
+            hit = self._static_memo[key] = make()
+            hit.flags.writeable = False
         return hit
 
     def nodes(self, positions: np.ndarray | None = None) -> NodeSet:

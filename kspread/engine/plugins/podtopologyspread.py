@@ -171,12 +171,18 @@ def _taints(node: Node) -> tuple:
     return node.taints
 
 
-def _first_appearance(codes: np.ndarray) -> list[int]:
-    """The distinct codes in the order they first appear."""
-    if not len(codes):
+def _first_appearance(codes: np.ndarray, n_codes: int) -> list[int]:
+    """The distinct codes (of ``n_codes``) in the order they first appear."""
+    n = len(codes)
+    if not n:
         return []
-    distinct, first = np.unique(codes, return_index=True)
-    return distinct[np.argsort(first)].tolist()
+    first = np.full(n_codes, n, np.intp)
+    first[codes[::-1]] = np.arange(n - 1, -1, -1, dtype=np.intp)  # (a repeated index keeps the last value)
+    present = np.flatnonzero(first < n)
+    at = first[present]
+    if len(at) > 1 and not (at[1:] > at[:-1]).all():  # (codes given in node order mostly appear in code order)
+        present = present[np.argsort(at, kind="stable")]
+    return present.tolist()
 
 
 def _sum_by_code(codes: np.ndarray, counts: np.ndarray, n_codes: int) -> np.ndarray:
@@ -397,30 +403,49 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         # the default constraints of each action (filter_constraints), when they do not
         # depend on the pod's labels (no matchLabelKeys): made once
         self._defaults_by_action: dict[str, list[Constraint]] = {}
-        self._last_selector: tuple[tuple, Selector] | None = None  # (namespace, labels, controller), selector
+        # the constraints of pods, read only: (action, namespace, labels, controller) ->
+        # the defaults with their selector; (action, id of the pod's own constraints,
+        # labels when they have matchLabelKeys) -> (those constraints, the filtered ones)
+        self._made: dict[tuple, Any] = {}
+
+    MADE = 256  # constraint lists kept (then it starts over)
 
     # -- constraints of a pod
 
     def _constraints(self, pod: Pod, action: str) -> list[Constraint]:
         v = self.version
-        if pod.topology_spread_constraints:
-            return filter_constraints(pod.topology_spread_constraints, pod.labels, action, v)
+        made = self._made
+        if len(made) >= self.MADE:
+            made.clear()
+        own = pod.topology_spread_constraints
+        if own:
+            # pods written alike share their constraints (never mutated): made once per object
+            labels = tuple(sorted(pod.labels.items())) if any(c.match_label_keys for c in own) else None
+            hit = made.get((action, id(own), labels))
+            if hit is None or hit[0] is not own:
+                hit = made[(action, id(own), labels)] = (own, filter_constraints(own, pod.labels, action, v))
+            return hit[1]
         cons = self._defaults_by_action.get(action)
         if cons is None:
             cons = filter_constraints(self.default_constraints, pod.labels, action, v)
             if not any(c.match_label_keys for c in self.default_constraints):
                 self._defaults_by_action[action] = cons  # (read only)
+            else:
+                return self._with_default_selector(pod, cons)
         if not cons:
             return []
         # the listers do not change in a case: the selector depends on the pod's
-        # namespace, labels and controller only (the last pod's kept)
-        key = (pod.namespace, pod.labels, pod.controller)
-        last = self._last_selector
-        if last is not None and last[0] == key:
-            sel = last[1]
-        else:
-            sel = default_selector(pod, self.handle.listers, v)
-            self._last_selector = (key, sel)
+        # namespace, labels and controller only
+        key = (action, pod.namespace, tuple(sorted(pod.labels.items())), pod.controller)
+        out = made.get(key)
+        if out is None:
+            out = made[key] = self._with_default_selector(pod, cons)
+        return out
+
+    def _with_default_selector(self, pod: Pod, cons: list[Constraint]) -> list[Constraint]:
+        if not cons:
+            return []
+        sel = default_selector(pod, self.handle.listers, self.version)
         if sel.empty():
             return []
         return [replace(c, selector=sel) for c in cons]
@@ -461,7 +486,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         if v.pts_counts_pods_off_affinity:
             domain_nodes = affinity_ok & has_all
             for (codes, values), count in zip(keys, counts):
-                m = {values[c]: 0 for c in _first_appearance(codes[domain_nodes])}
+                m = {values[c]: 0 for c in _first_appearance(codes[domain_nodes], len(values))}
                 per_code = _sum_by_code(codes, count, len(values))
                 for c, value in enumerate(values):  # a node without the key counts under ""
                     key = "" if value is None else value
@@ -478,11 +503,10 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                         mask = mask & affinity_ok
                     if con.node_taints_policy == HONOR:
                         if untolerated is None:
-                            untolerated = nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
-                                t, pod.tolerations, do_not_schedule_taints) is not None, bool)
+                            untolerated = self._untolerated(pod, nodes)
                         mask = mask & ~untolerated
                 per_code = _sum_by_code(codes[mask], count[mask], len(values))
-                match_num.append({values[k]: int(per_code[k]) for k in _first_appearance(codes[mask])})
+                match_num.append({values[k]: int(per_code[k]) for k in _first_appearance(codes[mask], len(values))})
         paths = []
         for m in match_num:
             p = CriticalPaths()
@@ -637,11 +661,12 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             s.value_counts.append(np.where(domain, summed.astype(np.int64), -1))
         return s
 
-    @staticmethod
-    def _untolerated(pod: Pod, nodes: NodeSet) -> np.ndarray:
-        """Per node whether it has a NoSchedule / NoExecute taint the pod does not tolerate."""
-        return nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
-            t, pod.tolerations, do_not_schedule_taints) is not None, bool)
+    def _untolerated(self, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        """Per node of the snapshot whether it has a NoSchedule / NoExecute taint the pod
+        does not tolerate (once per tolerations)."""
+        return self.handle.snapshot.static_memo(("untolerated", pod.tolerations), lambda: nodes.evaluate(
+            "taints", _taints, lambda t: find_untolerated_taint(t, pod.tolerations, do_not_schedule_taints) is not None,
+            bool))
 
     def _pre_score_state_v18(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
         s = PreScoreState(constraints)
