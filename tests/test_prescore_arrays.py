@@ -18,9 +18,12 @@ from kspread.engine.framework.status import CycleState
 from kspread.engine.model import HOSTNAME_LABEL, Pod
 from kspread.engine.plugins.nodematch import required_node_affinity_matches
 from kspread.engine.plugins.podtopologyspread import (
+    DO_NOT_SCHEDULE,
     GATE_NODE_INCLUSION,
+    PRE_FILTER_KEY,
     PRE_SCORE_KEY,
     SCHEDULE_ANYWAY,
+    _first_appearance,
     match_node_inclusion_policies,
     node_labels_match_spread_constraints,
     topology_normalizing_weight,
@@ -186,6 +189,57 @@ def test_pre_score_arrays_equal_the_per_node_evaluation(cluster, as_list):
     else:
         want = [0] * len(raw)
     assert normalized.tolist() == want
+
+
+def reference_pre_filter(pl, pod: Pod, constraints) -> list[dict[str, int]]:
+    """calPreFilterState from 1.26 on, node by node: per constraint the matching pods per
+    value over the nodes that carry every key and pass the inclusion policies, values
+    in the order of their first such node."""
+    inclusion = pl.version.gate(GATE_NODE_INCLUSION)
+    out: list[dict[str, int]] = [{} for _ in constraints]
+    for info in pl.handle.snapshot.node_list:
+        node = info.node
+        if not node_labels_match_spread_constraints(node.labels, constraints):
+            continue
+        affinity_ok = required_node_affinity_matches(pod, node)
+        if not inclusion and not affinity_ok:
+            continue
+        for i, c in enumerate(constraints):
+            if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
+                continue
+            value = node.labels[c.topology_key]
+            out[i][value] = out[i].get(value, 0) + pl._count_on(pod, c, info)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters())
+def test_pre_filter_counts_equal_the_per_node_evaluation(cluster):
+    data, _ = cluster
+    case = build_case(data, "t")
+    sched = Scheduler(case)
+    pl = sched.framework.plugin("PodTopologySpread")
+    if pl.version.pts_counts_pods_off_affinity:
+        return
+    pod = case.incoming[0]
+    constraints = pl._constraints(pod, DO_NOT_SCHEDULE)
+    if not constraints:
+        return
+    state = CycleState()
+    assert pl.pre_filter(state, pod).is_success()
+    got = state.read(PRE_FILTER_KEY).match_num
+    want = reference_pre_filter(pl, pod, constraints)
+    assert [list(m.items()) for m in got] == [list(m.items()) for m in want]  # the order too
+
+
+@settings(max_examples=200)
+@given(st.lists(st.integers(0, 6), max_size=30))
+def test_first_appearance(codes):
+    want: list[int] = []
+    for c in codes:
+        if c not in want:
+            want.append(c)
+    assert _first_appearance(np.array(codes, np.intp), 7) == want
 
 
 # ---- column groups ----------------------------------------------------------------------------------

@@ -144,9 +144,17 @@ def _present(values: list) -> np.ndarray:
 
 def has_key(nodes: NodeSet, key: str) -> np.ndarray:
     """Per node whether it has label ``key`` (once per snapshot and key: a key whose
-    values are all distinct, the hostname, lists no values per cycle)."""
-    codes, values = nodes.codes(("has-label", key), lambda n: key in n.labels)
-    return np.asarray(values, bool)[codes] if values else np.zeros(0, bool)
+    values are all distinct, the hostname, lists no values per cycle). Read only."""
+    snap = nodes.snapshot
+
+    def every(ns: NodeSet) -> np.ndarray:
+        codes, values = ns.codes(("has-label", key), lambda n: key in n.labels)
+        return np.asarray(values, bool)[codes] if values else np.zeros(0, bool)
+
+    if snap is None or nodes.positions is None:
+        return every(nodes)
+    col = snap.static_memo(("has-label", key), lambda: every(snap.nodes()))
+    return col if nodes.positions is snap.all_positions else col[nodes.positions]
 
 
 def value_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
@@ -186,9 +194,8 @@ def _first_appearance(codes: np.ndarray, n_codes: int) -> list[int]:
 
 
 def _sum_by_code(codes: np.ndarray, counts: np.ndarray, n_codes: int) -> np.ndarray:
-    out = np.zeros(n_codes, np.int64)
-    np.add.at(out, codes, counts)
-    return out
+    """Per code the sum of ``counts`` (pod counts: exact in float64)."""
+    return np.bincount(codes, weights=counts, minlength=n_codes).astype(np.int64)
 
 
 # ---- PreFilter state -------------------------------------------------------------------
@@ -480,8 +487,8 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         affinity_ok = required_node_affinity_matches_nodes(pod, nodes)
         keys = [topology_codes(nodes, c.topology_key) for c in constraints]
         has_all = np.ones(len(nodes), bool)
-        for codes, values in keys:
-            has_all &= _present(values)[codes]
+        for c in constraints:
+            has_all &= has_key(nodes, c.topology_key)
         match_num: list[dict[str, int]] = []
         if v.pts_counts_pods_off_affinity:
             domain_nodes = affinity_ok & has_all
@@ -505,8 +512,13 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                         if untolerated is None:
                             untolerated = self._untolerated(pod, nodes)
                         mask = mask & ~untolerated
-                per_code = _sum_by_code(codes[mask], count[mask], len(values))
-                match_num.append({values[k]: int(per_code[k]) for k in _first_appearance(codes[mask], len(values))})
+                if mask.all():  # (static codes are numbered in node order: they first appear in code order)
+                    per_code = _sum_by_code(codes, count, len(values))
+                    order = np.flatnonzero(np.bincount(codes, minlength=len(values))).tolist()
+                else:
+                    per_code = _sum_by_code(codes[mask], count[mask], len(values))
+                    order = _first_appearance(codes[mask], len(values))
+                match_num.append({values[k]: int(per_code[k]) for k in order})
         paths = []
         for m in match_num:
             p = CriticalPaths()
@@ -545,7 +557,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         decided = np.zeros(n, bool)
         for i, c in enumerate(s.constraints):  # the first constraint a node fails decides
             codes, values = topology_codes(nodes, c.topology_key)
-            lacks = ~_present(values)[codes] & ~decided
+            lacks = ~has_key(nodes, c.topology_key) & ~decided
             ids[lacks] = 1
             decided |= lacks
             min_match = s.min_match_num(i, v)
@@ -627,6 +639,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         if require_all:
             for c in constraints:
                 has_all &= has_key(alln, c.topology_key)
+        if require_all and not has_all.all():
             scored = candidates[has_all[candidates]]
             ignored = np.zeros(n, bool)
             ignored[candidates] = True
