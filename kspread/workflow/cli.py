@@ -113,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             cases += 1
             failed += not v.passed
             passed += v.passed
-            entry = case_entry(doc, v, pictures)
+            entry = case_entry(doc, v, pictures, args.all_ties)
             report.append(entry)
             out.case(doc, v, entry.get("actual", {}))
             if args.exitfirst and not v.passed:
@@ -465,6 +465,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true",
                    help="print a JSON report (failing cases with their expected values and the differences)")
     r.add_argument("-q", "--quiet", action="store_true", help="print only the failing cases and the summary")
+    r.add_argument("--all-ties", action="store_true",
+                   help="report every node of each tie (ties: the count and the first 10 nodes otherwise)")
     r.add_argument("-k", dest="keyword", metavar="EXPR",
                    help="run only the cases whose name or tags match the expression, as pytest -k "
                         "('web and not slow')")

@@ -149,12 +149,21 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
         # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
         # placement kspread took from a tie upstream breaks at random (with the tied nodes)
         actual["attempts"] = {p.key: sched.attempts.get(p.key, 0) for p in case.incoming}
-        actual["ties"] = {p.key: sched.tied_nodes(p.key) for p in case.incoming
+        # (bounded: the count and the first TIE_NAMES nodes; report.case_entry gives every
+        # node on request, from the scheduler)
+        actual["ties"] = {p.key: sched.tie_summary(p.key, TIE_NAMES) for p in case.incoming
                           if p.key in sched.ties and placements.get(p.key) is not None}
     return Outcome(actual, compare(case.expect, actual), results, sched)
 
 
 _MISSING = "(none)"
+TIE_NAMES = 10  # the tied nodes a report names (with their count)
+
+
+def tie_text(tie: dict[str, Any]) -> str:
+    """A reported tie (``Scheduler.tie_summary``) as text: its nodes, and how many more."""
+    more = tie["count"] - len(tie["nodes"])
+    return ", ".join(tie["nodes"]) + (f" and {more} more" if more > 0 else "")
 
 
 def _as_set(v: Any) -> set:
@@ -228,7 +237,7 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
             have[key] = {n: (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING for n in w}
             if key == "placements":
                 ties = actual.get("ties") or {}
-                tied = [f"{p} from {', '.join(ties[p])}" for p in w if p in ties]
+                tied = [f"{p} from {tie_text(ties[p])}" for p in w if p in ties]
                 if tied:
                     notes[key] = ("placed by a tie, the first tied node in node order taken (upstream picks any): "
                                   + "; ".join(tied))
