@@ -552,6 +552,8 @@ class _ColumnGroups:
 
     __slots__ = ("snapshot", "index", "codes", "members", "reps", "live", "_array")
 
+    SLACK = 64  # codes no longer in use kept beyond as many as are in use
+
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.index: dict[tuple, int] = {}
@@ -559,19 +561,25 @@ class _ColumnGroups:
         self.codes = np.empty(n, np.intp)
         self.members: list[int] = []  # nodes per code
         self.reps: list[int] = []  # a node per code (0 for a code no node has)
+        self._array = np.zeros(64, np.intp)  # ``reps`` as an array (the first len(reps))
         for i in range(n):
             c = self._code(snapshot.column_key(i), i)
             self.codes[i] = c
             self.members[c] += 1
         self.live = len(self.reps)
-        self._array: np.ndarray | None = None  # ``reps`` as an array, until they change
+
+    def _rep(self, c: int, i: int) -> None:
+        self.reps[c] = i
+        self._array[c] = i
 
     def _code(self, key: tuple, i: int) -> int:
         c = self.index.get(key)
         if c is None:
             c = self.index[key] = len(self.reps)
             self.reps.append(i)
-            self._array = None
+            if c >= len(self._array):
+                self._array = np.concatenate([self._array, np.zeros(len(self._array), np.intp)])
+            self._array[c] = i
             self.members.append(0)
         return c
 
@@ -583,19 +591,18 @@ class _ColumnGroups:
         if c == old:
             return
         self.codes[i] = c
-        self._array = None
         members = self.members
         members[old] -= 1
         if not members[old]:
             self.live -= 1
-            self.reps[old] = 0
+            self._rep(old, 0)
         elif self.reps[old] == i:
-            self.reps[old] = int(np.flatnonzero(self.codes == old)[0])
+            self._rep(old, int(np.flatnonzero(self.codes == old)[0]))
         members[c] += 1
         if members[c] == 1:
             self.live += 1
-            self.reps[c] = i
-        if len(self.reps) > 2 * self.live + 64:
+            self._rep(c, i)
+        if len(self.reps) > 2 * self.live + self.SLACK:
             self._renumber()
 
     def _renumber(self) -> None:
@@ -605,13 +612,12 @@ class _ColumnGroups:
         self.codes = new[self.codes]
         self.index = {k: int(new[c]) for k, c in self.index.items() if self.members[c]}
         self.reps = [self.reps[c] for c in used]
-        self._array = None
+        self._array = np.array(self.reps + [0] * max(64, len(used)), np.intp)
         self.members = [self.members[c] for c in used]
 
     def representatives(self) -> np.ndarray:
-        if self._array is None:
-            self._array = np.array(self.reps, np.intp)
-        return self._array
+        """A node of each code (read only, until the next ``move``)."""
+        return self._array[:len(self.reps)]
 
 
 def _count(index: dict[int, int], key: int, sign: int) -> None:

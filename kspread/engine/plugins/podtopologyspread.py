@@ -514,7 +514,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                         mask = mask & ~untolerated
                 if mask.all():  # (static codes are numbered in node order: they first appear in code order)
                     per_code = _sum_by_code(codes, count, len(values))
-                    order = np.flatnonzero(np.bincount(codes, minlength=len(values))).tolist()
+                    order = range(len(values))  # (every node has the keys: every code is a value of one)
                 else:
                     per_code = _sum_by_code(codes[mask], count[mask], len(values))
                     order = _first_appearance(codes[mask], len(values))
@@ -709,7 +709,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         if not v.pts_weighted_scoring:
             return np.array([self._score_v18(s, info.node) for info in nodes.infos], np.int64)
         n = len(nodes)
-        score = np.zeros(n, np.float64)
+        score: np.ndarray | None = None
         for i, c in enumerate(s.constraints):  # float sums in constraint order, as upstream
             present = has_key(nodes, c.topology_key)
             per_value = s.value_counts[i]
@@ -721,7 +721,11 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                 cnt = np.maximum(per_value, 0)[codes if nodes.positions is snap.all_positions
                                                else codes[snapshot_positions(snap, nodes)]]
             term = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)  # scoreForCount
-            score = score + np.where(present, term, 0.0)
+            if not present.all():
+                term = np.where(present, term, 0.0)
+            score = term if score is None else score + term  # (0.0 + term is term: the same bits)
+        if score is None:
+            score = np.zeros(n, np.float64)
         out = go_rounds(score) if v.pts_score_rounds else np.trunc(score).astype(np.int64)
         if s.ignored is not None:
             out[s.ignored[snapshot_positions(self.handle.snapshot, nodes)]] = 0
