@@ -487,19 +487,17 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         affinity_ok = required_node_affinity_matches_nodes(pod, nodes)
         keys = [topology_codes(nodes, c.topology_key) for c in constraints]
         has_all = np.ones(len(nodes), bool)
-        for c in constraints:
-            has_all &= has_key(nodes, c.topology_key)
+        for con in constraints:
+            has_all &= has_key(nodes, con.topology_key)
         match_num: list[dict[str, int]] = []
         if v.pts_counts_pods_off_affinity:
             domain_nodes = affinity_ok & has_all
-            for (codes, values), count in zip(keys, counts):
-                m = {values[c]: 0 for c in _first_appearance(codes[domain_nodes], len(values))}
+            for con, count in zip(constraints, counts):
+                # a node without the key counts under "" (a missing label read as "")
+                codes, values = value_codes(nodes, con.topology_key)
                 per_code = _sum_by_code(codes, count, len(values))
-                for c, value in enumerate(values):  # a node without the key counts under ""
-                    key = "" if value is None else value
-                    if key in m:
-                        m[key] += int(per_code[c])
-                match_num.append(m)
+                match_num.append({values[k]: int(per_code[k])
+                                  for k in _first_appearance(codes[domain_nodes], len(values))})
         else:
             base = has_all if inclusion else has_all & affinity_ok
             untolerated = None
@@ -512,6 +510,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                         if untolerated is None:
                             untolerated = self._untolerated(pod, nodes)
                         mask = mask & ~untolerated
+                order: Sequence[int]
                 if mask.all():  # (static codes are numbered in node order: they first appear in code order)
                     per_code = _sum_by_code(codes, count, len(values))
                     order = range(len(values))  # (every node has the keys: every code is a value of one)
