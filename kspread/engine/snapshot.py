@@ -340,6 +340,7 @@ class Snapshot:
         col = self._allocatable.get(resource)
         if col is None:
             col = np.array([info.node.allocatable.get(resource, 0) for info in self.node_list], np.int64)
+            col.flags.writeable = False  # (static: what is derived from it may be kept)
             self._allocatable[resource] = col
         return col
 

@@ -27,8 +27,9 @@ their parsing and validation: ``kspread.engine.framework.args``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -65,11 +66,36 @@ def go_rounds(x: np.ndarray) -> np.ndarray:
 # "unlimited" allocatable (2**62) does not, and is computed with Python integers.
 _INT64_SAFE = 2**63 // 1024
 
+# what is derived from a read-only array that owns its data (the snapshot's allocatable
+# columns: static), per (id, what); the entry keeps the array, so its id stays its own
+_DERIVED: dict[tuple[int, str], tuple[np.ndarray, Any]] = {}
+_DERIVED_KEPT = 32
+
+
+def derived(a: np.ndarray, what: str, make: Callable[[np.ndarray], Any]) -> Any:
+    """``make(a)``, kept for ``a`` when it cannot change (read only, its own data)."""
+    if a.flags.writeable or not a.flags.owndata:
+        return make(a)
+    key = (id(a), what)
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not a:
+        if len(_DERIVED) >= _DERIVED_KEPT:
+            _DERIVED.clear()
+        value = make(a)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        hit = _DERIVED[key] = (a, value)
+    return hit[1]
+
+
+def _small(x: np.ndarray) -> bool:
+    return not len(x) or (int(x.max()) < _INT64_SAFE and int(x.min()) > -_INT64_SAFE)
+
 
 def exact(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     """The arrays as int64 when every value is small enough for the formulas' products
     (factors up to 1024) to stay in int64, else as exact-integer object arrays."""
-    if all(not len(x) or (int(x.max()) < _INT64_SAFE and int(x.min()) > -_INT64_SAFE) for x in arrays):
+    if all(derived(x, "small", _small) for x in arrays):
         return arrays
     return tuple(x.astype(object) for x in arrays)
 
@@ -90,10 +116,10 @@ def least_requested_scores(requested: np.ndarray, capacity: np.ndarray, max_scor
     """``leastRequestedScore``: share of the capacity left free, 0..max_score; 0 when
     the capacity is 0 or exceeded."""
     requested, capacity = exact(requested, capacity)
-    zero = capacity == 0
-    if not zero.any():  # (the usual case: no division by 0 to avoid)
+    if not derived(capacity, "any zero", lambda c: bool((c == 0).any())):  # (no division by 0 to avoid)
         s = (capacity - requested) * max_score // capacity
         return np.where(requested > capacity, 0, s).astype(np.int64, copy=False)
+    zero = capacity == 0
     safe = np.where(zero, 1, capacity)
     s = (capacity - requested) * max_score // safe
     return np.where(zero | (requested > capacity), 0, s).astype(np.int64, copy=False)
@@ -296,7 +322,17 @@ def balanced_std_scores(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray
 
 def _every_node_uses_all(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> bool:
     """Whether every node counts every resource (present, allocatable > 0)."""
-    return all((present & (allocatable != 0)).all() for _, allocatable, present in pairs)
+    return all(derived(allocatable, "all != 0", lambda a: bool((a != 0).all()))
+               if present is derived(allocatable, "!= 0", _nonzero) else (present & (allocatable != 0)).all()
+               for _, allocatable, present in pairs)
+
+
+def _nonzero(a: np.ndarray) -> np.ndarray:
+    return a != 0
+
+
+def _as_float(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.float64)
 
 
 def _std_scores_all_used(requested: Sequence[np.ndarray], allocatable: Sequence[np.ndarray], max_score: int,
@@ -332,7 +368,7 @@ def balanced_change_scores(cols: Sequence[UsageColumn], max_score: int, n: int,
     the pod when known (``balanced_without_scores``: they do not depend on the pod)."""
     if _every_node_uses_all([(c.requested, c.allocatable, c.present) for c in cols]):
         # (the presence checked and the allocatable converted once for both)
-        alloc = [c.allocatable.astype(np.float64) for c in cols]
+        alloc = [derived(c.allocatable, "float64", _as_float) for c in cols]
         with_pod = _std_scores_all_used([c.requested for c in cols], alloc, max_score, n)
         if without is None:
             without = _std_scores_all_used([c.before for c in cols], alloc, max_score, n)
@@ -508,6 +544,6 @@ def usage_columns(
         else:
             a = nodes.allocatable(name)
             before = nodes.requested(name) if src == "requested" else nodes.non_zero_requested(name)
-        present = a != 0 if skip else np.ones(n, bool)
+        present = derived(a, "!= 0", _nonzero) if skip else np.ones(n, bool)
         out.append(UsageColumn(spec.weight, a, before + pod_req, before, present))
     return out
