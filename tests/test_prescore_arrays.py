@@ -23,6 +23,7 @@ from kspread.engine.plugins.podtopologyspread import (
     PRE_FILTER_KEY,
     PRE_SCORE_KEY,
     SCHEDULE_ANYWAY,
+    CriticalPaths,
     _first_appearance,
     match_node_inclusion_policies,
     node_labels_match_spread_constraints,
@@ -96,7 +97,7 @@ def reference_scores(pl, pod: Pod, constraints, ignored, weights, counts, infos)
     return out
 
 
-label_value = st.sampled_from([None, "", "a", "b", "c"])
+label_value = st.sampled_from([None, "", "a", "b", "c"])  # ("": a domain of its own, as upstream reads it)
 taint = st.sampled_from([None, {"key": "k", "value": "v", "effect": "NoSchedule"},
                          {"key": "j", "effect": "NoExecute"}, {"key": "k", "value": "v", "effect": "PreferNoSchedule"}])
 selector = st.sampled_from([{"matchLabels": {"app": "x"}}, {"matchLabels": {"app": "y"}},
@@ -246,10 +247,25 @@ def test_pre_filter_counts_equal_the_per_node_evaluation(cluster):
         return
     state = CycleState()
     assert pl.pre_filter(state, pod).is_success()
-    got = state.read(PRE_FILTER_KEY).match_num
+    s = state.read(PRE_FILTER_KEY)
+    paths = [(list(p.values), list(p.nums)) for p in s.paths]
+    filtered = pl.filter_nodes(state, pod, sched.snapshot.nodes())
+    got = s.match_num  # (the mapping made of the arrays)
     want = (reference_pre_filter_off_affinity if pl.version.pts_counts_pods_off_affinity
             else reference_pre_filter)(pl, pod, constraints)
     assert [list(m.items()) for m in got] == [list(m.items()) for m in want]  # the order too
+    # the critical paths as updating them domain by domain gives them
+    want_paths = []
+    for m in want:
+        p = CriticalPaths()
+        for value, num in m.items():
+            p.update(value, num)
+        want_paths.append((p.values, p.nums))
+    assert paths == want_paths
+    # Filter from the arrays and from the mapping alike
+    again = pl.filter_nodes(state, pod, sched.snapshot.nodes())
+    assert filtered.ids.tolist() == again.ids.tolist()
+    assert [st.reasons for st in filtered.table] == [st.reasons for st in again.table]
 
 
 @settings(max_examples=200)

@@ -241,22 +241,68 @@ class CriticalPaths:
         return self.nums[0]
 
 
-@dataclass
+class Domains:
+    """One constraint's domains after PreFilter as arrays: their codes (``values``: the
+    snapshot's values of the key, ``topology_codes``) in the order of their first node,
+    and their matching pods."""
+
+    __slots__ = ("codes", "counts", "values")
+
+    def __init__(self, codes: np.ndarray, counts: np.ndarray, values: list) -> None:
+        self.codes = codes
+        self.counts = counts
+        self.values = values
+
+
 class PreFilterState:
-    constraints: list[Constraint] = field(default_factory=list)
-    # per constraint: topology value -> matching pods (insertion = node order)
-    match_num: list[dict[str, int]] = field(default_factory=list)
-    paths: list[CriticalPaths] = field(default_factory=list)
-    # per constraint: domains counted in PreFilter (TpKeyToDomainsNum, before 1.33;
-    # None when the MinDomains gate is off)
-    domains_at_prefilter: list[int | None] = field(default_factory=list)
+    """Per constraint its domains (``match_num``: topology value -> matching pods, in the
+    order of their first node; kept as ``Domains`` arrays until a mapping is asked for,
+    which AddPod / RemovePod and explain do), the critical paths, and the domains
+    counted in PreFilter (TpKeyToDomainsNum, before 1.33; None when the MinDomains gate
+    is off)."""
+
+    __slots__ = ("constraints", "_match_num", "_domains", "paths", "domains_at_prefilter")
+
+    def __init__(self, constraints: list[Constraint] | None = None,
+                 match_num: list[dict[str, int] | None] | None = None, paths: list[CriticalPaths] | None = None,
+                 domains_at_prefilter: list[int | None] | None = None,
+                 domains: list[Domains | None] | None = None) -> None:
+        self.constraints = constraints if constraints is not None else []
+        self._match_num: list[dict[str, int] | None] = match_num if match_num is not None else []
+        self._domains: list[Domains | None] = domains if domains is not None else [None] * len(self._match_num)
+        self.paths = paths if paths is not None else []
+        self.domains_at_prefilter = domains_at_prefilter if domains_at_prefilter is not None else []
+
+    @property
+    def match_num(self) -> list[dict[str, int]]:
+        out = self._match_num
+        for i, m in enumerate(out):
+            if m is None:
+                d = self._domains[i]
+                assert d is not None
+                out[i] = {d.values[k]: n for k, n in zip(d.codes.tolist(), d.counts.tolist())}
+                self._domains[i] = None  # (the mapping is the state from now on)
+        return out  # type: ignore[return-value]
+
+    def domain_count(self, i: int) -> int:
+        m = self._match_num[i]
+        if m is not None:
+            return len(m)
+        d = self._domains[i]
+        assert d is not None
+        return len(d.codes)
+
+    def domains(self, i: int) -> Domains | None:
+        """Constraint ``i``'s domains as arrays, None once they are a mapping."""
+        return self._domains[i] if self._match_num[i] is None else None
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
             self.constraints,
-            [dict(m) for m in self.match_num],
+            [None if m is None else dict(m) for m in self._match_num],
             [p.clone() for p in self.paths],
             list(self.domains_at_prefilter),
+            list(self._domains),  # (arrays: never changed)
         )
 
     def min_match_num(self, i: int, version: Version) -> int | None:
@@ -265,7 +311,7 @@ class PreFilterState:
         c = self.constraints[i]
         m = self.paths[i].min
         if version.pts_domains_counted_live:
-            if len(self.match_num[i]) < c.min_domains:
+            if self.domain_count(i) < c.min_domains:
                 m = 0
             return m
         domains = self.domains_at_prefilter[i]
@@ -276,6 +322,30 @@ class PreFilterState:
         if domains < c.min_domains:
             m = 0
         return m
+
+
+def _paths_of(m: Mapping[str, int]) -> CriticalPaths:
+    """The critical paths of domains given in order (``CriticalPaths.update`` each)."""
+    p = CriticalPaths()
+    for value, num in m.items():
+        p.update(value, num)
+    return p
+
+
+def _paths_of_domains(d: Domains, nodes: NodeSet, key: str) -> CriticalPaths:
+    """``_paths_of`` the domains' arrays: updating in order keeps the two smallest counts,
+    the earlier of equal ones first (a stable sort's first two); a domain "" meets the
+    paths' initial "" values, so that case updates one by one."""
+    empty = nodes.snapshot.static_memo(  # type: ignore[union-attr]
+        ("code of the empty value", key), lambda: np.array([d.values.index("") if "" in d.values else -1]))
+    if empty[0] >= 0 and (d.codes == empty[0]).any():
+        return _paths_of({d.values[k]: n for k, n in zip(d.codes.tolist(), d.counts.tolist())})
+    p = CriticalPaths()
+    first = np.argsort(d.counts, kind="stable")[:2].tolist()
+    for slot, j in enumerate(first):
+        p.values[slot] = d.values[int(d.codes[j])]
+        p.nums[slot] = int(d.counts[j])
+    return p
 
 
 # ---- PreScore state ----------------------------------------------------------------------
@@ -489,15 +559,19 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         has_all = np.ones(len(nodes), bool)
         for con in constraints:
             has_all &= has_key(nodes, con.topology_key)
-        match_num: list[dict[str, int]] = []
+        match_num: list[dict[str, int] | None] = []
+        arrays: list[Domains | None] = []
+        paths: list[CriticalPaths] = []
         if v.pts_counts_pods_off_affinity:
             domain_nodes = affinity_ok & has_all
             for con, count in zip(constraints, counts):
                 # a node without the key counts under "" (a missing label read as "")
                 codes, values = value_codes(nodes, con.topology_key)
                 per_code = _sum_by_code(codes, count, len(values))
-                match_num.append({values[k]: int(per_code[k])
-                                  for k in _first_appearance(codes[domain_nodes], len(values))})
+                m = {values[k]: int(per_code[k]) for k in _first_appearance(codes[domain_nodes], len(values))}
+                match_num.append(m)
+                arrays.append(None)
+                paths.append(_paths_of(m))
         else:
             base = has_all if inclusion else has_all & affinity_ok
             untolerated = None
@@ -510,24 +584,20 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                         if untolerated is None:
                             untolerated = self._untolerated(pod, nodes)
                         mask = mask & ~untolerated
-                order: Sequence[int]
                 if mask.all():  # (static codes are numbered in node order: they first appear in code order)
                     per_code = _sum_by_code(codes, count, len(values))
-                    order = range(len(values))  # (every node has the keys: every code is a value of one)
+                    order = np.arange(len(values), dtype=np.intp)  # (every node has the keys: each code is used)
                 else:
                     per_code = _sum_by_code(codes[mask], count[mask], len(values))
-                    order = _first_appearance(codes[mask], len(values))
-                match_num.append({values[k]: int(per_code[k]) for k in order})
-        paths = []
-        for m in match_num:
-            p = CriticalPaths()
-            for value, num in m.items():
-                p.update(value, num)
-            paths.append(p)
-        domains: list[int | None] = [
-            len(m) if v.gate(GATE_MIN_DOMAINS) else None for m in match_num
-        ]
-        return PreFilterState(constraints, match_num, paths, domains)
+                    order = np.array(_first_appearance(codes[mask], len(values)), np.intp)
+                d = Domains(order, per_code[order], values)
+                match_num.append(None)
+                arrays.append(d)
+                paths.append(_paths_of_domains(d, nodes, con.topology_key))
+        state = PreFilterState(constraints, match_num, paths, [], arrays)
+        state.domains_at_prefilter = [state.domain_count(i) if v.gate(GATE_MIN_DOMAINS) else None
+                                      for i in range(len(constraints))]
+        return state
 
     def _count_columns(self, pod: Pod, constraints: Sequence[Constraint]) -> list[np.ndarray]:
         """Per constraint: per node (snapshot order) the matching pods (countPodsMatchSelector)."""
@@ -547,7 +617,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         n = len(nodes)
         if not s.constraints:
             return Filtered.passing(n)
-        if v.pts_filter_passes_without_domains and not any(s.match_num):
+        if v.pts_filter_passes_without_domains and not any(s.domain_count(i) for i in range(len(s.constraints))):
             return Filtered.passing(n)
         missing = (unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH) if v.pts_missing_label_unresolvable
                    else unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH))
@@ -563,7 +633,13 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             if min_match is None:
                 continue
             self_match = 1 if c.selector.matches(pod.labels) else 0
-            per_value = np.array([s.match_num[i].get(x, 0) if x is not None else 0 for x in values], np.int64)
+            d = s.domains(i)
+            if d is not None and d.values is values:  # (a value that is no domain counts 0)
+                per_value = np.zeros(len(values), np.int64)
+                per_value[d.codes] = d.counts
+            else:
+                m = s.match_num[i]
+                per_value = np.array([m.get(x, 0) if x is not None else 0 for x in values], np.int64)
             skewed = (per_value[codes] + self_match - min_match > c.max_skew) & ~decided
             ids[skewed] = 2
             decided |= skewed
