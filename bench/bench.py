@@ -41,6 +41,16 @@ topology_spreading/performance-config.yaml and their templates): nodes of 4 cpu 
   the kernel's over its loop), wall-clock and CPU, each in its own process and the best
   of ``--repeat``, their ratio, and whether the kernel chose kspread's node for every
   pod of the sequence (with a baseline, the baseline's too);
+* ``real`` (issue 31): ``make_real``'s shapes (identical unowned pods, ``floor``; pods
+  that differ in requests; identical pods of one ReplicaSet in three zones; 40 owners
+  mixing nodeSelector, node affinity, tolerations and their own spread constraints;
+  eight colours, each with a zone DoNotSchedule and a hostname ScheduleAnyway
+  constraint) at ``--real-nodes`` (5,000 and 20,000), each against ``kernel.run_shape``,
+  a numpy kernel of the same shape's arithmetic, CPU time per cycle and whether the
+  kernel chose kspread's node for every pod; pods that differ in requests against
+  identical ones; the resident memory at the end of a 1,000- and a 10,000-pod
+  ``requests`` sequence; with ``--backend PATH`` (a kspread-backend binary, if present)
+  the backend's time per pod on each shape beside kspread's at its version;
 * ``startup``, ``corpus``, ``loading`` (``bench/startup.py``): what the pytest plugin
   adds to a run that collects no case, the cost per case of a corpus of small cases
   under pytest (and ``-n 2``) against the engine alone, and a 10,000-pod ``schedule``

@@ -27,6 +27,7 @@ from kspread.engine.plugins.podtopologyspread import (
     _first_appearance,
     match_node_inclusion_policies,
     node_labels_match_spread_constraints,
+    normalize_score_array_v18,
     topology_normalizing_weight,
     value_codes,
 )
@@ -37,7 +38,7 @@ from kspread.format.case import build_case
 ZONE = "topology.kubernetes.io/zone"
 RACK = "rack"
 KEYS = [ZONE, RACK, HOSTNAME_LABEL]
-VERSIONS = ["1.19", "1.21", "1.24", "1.25", "1.26", "1.27", "1.33", "1.37"]
+VERSIONS = ["1.18", "1.19", "1.21", "1.24", "1.25", "1.26", "1.27", "1.33", "1.37"]
 
 
 def reference(pl, pod: Pod, constraints, nodes) -> tuple[set[str], list[float], list[dict[str, int] | None]]:
@@ -95,6 +96,29 @@ def reference_scores(pl, pod: Pod, constraints, ignored, weights, counts, infos)
             score += float(cnt) * weights[i] + float(c.max_skew - 1)
         out.append(int(np.floor(score + 0.5)) if pl.version.pts_score_rounds else int(score))
     return out
+
+
+def reference_v18(pl, pod: Pod, constraints, nodes, infos) -> list[int]:
+    """1.18 (its PreScore and Score, node by node): NodeNameSet, pair counts, the sum of
+    a node's pairs."""
+    names: set[str] = set()
+    pairs: dict[tuple[str, str], int] = {}
+    for node in nodes:
+        if node_labels_match_spread_constraints(node.labels, constraints):
+            for c in constraints:
+                pairs.setdefault((c.topology_key, node.labels[c.topology_key]), 0)
+            names.add(node.name)
+    for info in pl.handle.snapshot.node_list:
+        node = info.node
+        if not required_node_affinity_matches(pod, node) or not node_labels_match_spread_constraints(node.labels,
+                                                                                                     constraints):
+            continue
+        for c in constraints:
+            pair = (c.topology_key, node.labels[c.topology_key])
+            if pair in pairs:
+                pairs[pair] += pl._count_on(pod, c, info)
+    return [sum(pairs[(c.topology_key, info.node.labels[c.topology_key])] for c in constraints)
+            if info.node.name in names else 0 for info in infos]
 
 
 label_value = st.sampled_from([None, "", "a", "b", "c"])  # ("": a domain of its own, as upstream reads it)
@@ -163,6 +187,18 @@ def test_pre_score_arrays_equal_the_per_node_evaluation(cluster, as_list):
     state = CycleState()
     assert pl.pre_score(state, pod, nodes).is_success()
     s = state.read(PRE_SCORE_KEY)
+    if not pl.version.pts_weighted_scoring:
+        want_raw = reference_v18(pl, pod, constraints, candidates.node_objects, candidates.infos)
+        raw = pl.score_nodes(state, pod, candidates)
+        assert raw.tolist() == want_raw
+        assert [int(pl.score_nodes(state, pod, NodeSet.of(info))[0]) for info in candidates.infos] == want_raw
+        if want_raw:
+            names = candidates.names if as_list else candidates.lazy_names()
+            inside = np.array([node_labels_match_spread_constraints(n.labels, constraints)
+                               for n in candidates.node_objects], bool)
+            assert pl.normalize_scores(state, pod, names, raw.copy()).tolist() == \
+                normalize_score_array_v18(raw, ~inside).tolist()
+        return
     ignored, weights, counts = reference(pl, pod, constraints, candidates.node_objects)
     got_ignored = set() if s.ignored is None else {snap.node_list[i].name for i in np.flatnonzero(s.ignored)}
     assert got_ignored == ignored

@@ -138,10 +138,6 @@ def topology_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
     return nodes.codes(("label", key), lambda n: n.labels.get(key))
 
 
-def _present(values: list) -> np.ndarray:
-    return np.array([x is not None for x in values], bool)
-
-
 def has_key(nodes: NodeSet, key: str) -> np.ndarray:
     """Per node whether it has label ``key`` (once per snapshot and key: a key whose
     values are all distinct, the hostname, lists no values per cycle). Read only."""
@@ -362,8 +358,11 @@ class PreScoreState:
     value_counts: list[np.ndarray | None] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
     # 1.18 only: nodes that carry every key, and counts by (key, value)
-    node_name_set: set[str] = field(default_factory=set)
-    pair_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    # (as arrays: per snapshot position whether the node is in NodeNameSet; per topology
+    # key, per code of ``topology_codes``, the count of the pair (key, value), -1 where
+    # the pair is not counted)
+    in_name_set: np.ndarray | None = None
+    pair_counts: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 # ---- formulas (scoring.go) ----------------------------------------------------------------
@@ -757,24 +756,29 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             bool))
 
     def _pre_score_state_v18(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
-        s = PreScoreState(constraints)
-        for node in nodes:
-            if not node_labels_match_spread_constraints(node.labels, constraints):
-                continue
-            for c in constraints:
-                s.pair_counts.setdefault((c.topology_key, node.labels[c.topology_key]), 0)
-            s.node_name_set.add(node.name)
-        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
-        for k, ni in enumerate(self.handle.snapshot.node_list):
-            node = ni.node
-            if not required_node_affinity_matches(pod, node):
-                continue
-            if not node_labels_match_spread_constraints(node.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                pair = (c.topology_key, node.labels[c.topology_key])
-                if pair in s.pair_counts:
-                    s.pair_counts[pair] += counts[i][k]
+        """1.18: NodeNameSet, the candidate nodes that carry every key; a pair (key,
+        value) per such node and constraint; each pair's count summed, per constraint of
+        its key, over the nodes that match the pod's required affinity and carry every
+        key (arrays over the snapshot, per key)."""
+        snap = self.handle.snapshot
+        alln = snap.nodes()
+        has_all = np.ones(len(alln), bool)
+        for c in constraints:
+            has_all &= has_key(alln, c.topology_key)
+        candidates = snapshot_positions(snap, nodes)
+        in_set = np.zeros(len(alln), bool)
+        in_set[candidates[has_all[candidates]]] = True
+        counting = has_all & required_node_affinity_matches_nodes(pod, alln)
+        s = PreScoreState(constraints, in_name_set=in_set)
+        for c, count in zip(constraints, self._count_columns(pod, constraints)):
+            codes, values = topology_codes(alln, c.topology_key)
+            pairs = s.pair_counts.get(c.topology_key)
+            if pairs is None:
+                pairs = np.full(len(values), -1, np.int64)
+                pairs[codes[in_set]] = 0
+                s.pair_counts[c.topology_key] = pairs
+            summed = _sum_by_code(codes[counting], count[counting], len(values))
+            pairs += np.where(pairs >= 0, summed, 0)
         return s
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
@@ -782,7 +786,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
         if not v.pts_weighted_scoring:
-            return np.array([self._score_v18(s, info.node) for info in nodes.infos], np.int64)
+            return self._scores_v18(s, nodes)
         n = len(nodes)
         score: np.ndarray | None = None
         for i, c in enumerate(s.constraints):  # float sums in constraint order, as upstream
@@ -814,16 +818,19 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             return nodes.snapshot.count_column(pod.namespace, c.selector)[nodes.positions]
         return np.array([self._count_on(pod, c, info) for info in nodes.infos], np.int64)
 
-    @staticmethod
-    def _score_v18(s: PreScoreState, node: Node) -> int:
-        if node.name not in s.node_name_set:
-            return 0
-        labels = node.labels
-        total = 0
+    def _scores_v18(self, s: PreScoreState, nodes: NodeSet) -> np.ndarray:
+        """1.18's Score: 0 outside NodeNameSet, else the counts of the node's pairs, one
+        per constraint."""
+        if s.in_name_set is None:  # (no constraint: NodeNameSet is empty)
+            return np.zeros(len(nodes), np.int64)
+        snap = self.handle.snapshot
+        positions = snapshot_positions(snap, nodes)
+        inside = s.in_name_set[positions]
+        total = np.zeros(len(nodes), np.int64)
         for c in s.constraints:
-            if c.topology_key in labels:
-                total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
-        return total
+            codes = topology_codes(snap.nodes(), c.topology_key)[0][positions]
+            total += np.maximum(s.pair_counts[c.topology_key], 0)[codes]
+        return np.where(inside, total, 0)
 
     def normalize_scores(self, state: CycleState, pod: Pod, names: Sequence[str],
                          scores: np.ndarray) -> np.ndarray:
@@ -832,11 +839,9 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         if self.version.pts_weighted_scoring:
             ignored = None if s.ignored is None else s.ignored[snapshot_positions(self.handle.snapshot, names)]
             return normalize_score_array(scores, ignored)
-        return normalize_score_array_v18(scores, ~_in(names, s.node_name_set))
-
-
-def _in(names: Sequence[str], members: set[str]) -> np.ndarray:
-    return np.array([n in members for n in names], bool)
+        if s.in_name_set is None:
+            return normalize_score_array_v18(scores, np.ones(len(scores), bool))
+        return normalize_score_array_v18(scores, ~s.in_name_set[snapshot_positions(self.handle.snapshot, names)])
 
 
 __all__ = [
