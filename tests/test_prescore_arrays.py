@@ -387,3 +387,51 @@ def test_sequences_schedule_alike_without_column_groups(version, n, shapes):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Snapshot, "column_groups", lambda self: None)
         assert run() == grouped
+
+
+# ---- resource scores where every node scores every resource ----------------------------------------
+
+ALLOCS = st.sampled_from([{"cpu": "4", "memory": "32Gi", "pods": 110}, {"cpu": "2", "memory": "1Gi", "pods": 5},
+                          {"cpu": "8", "memory": "16Gi", "ephemeral-storage": "10Gi", "example.com/gpu": 2,
+                           "pods": 20},
+                          {"cpu": "0", "memory": "4Gi", "pods": 3}, None])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["1.21", "1.22", "1.25", "1.33", "1.36", "1.37"]), st.lists(ALLOCS, min_size=1, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.sampled_from(REQUESTS)), max_size=12),
+       st.tuples(st.integers(0, 5000), st.integers(0, 40 << 30), st.integers(0, 3)), st.booleans())
+def test_plain_resource_scores_equal_the_general_formulas(version, allocs, bound, pod, subset):
+    from kspread.engine.apis.config import LEAST_ALLOCATED, ResourceSpec, Strategy
+    from kspread.engine.plugins.noderesources_scoring import score_columns
+    from kspread.engine.plugins.resource_allocation import (
+        balanced_change_plain,
+        balanced_change_scores,
+        least_allocated_plain,
+        plain_columns,
+        usage_columns,
+    )
+
+    nodes = [{"name": f"n{i}", **({"allocatable": a} if a else {})} for i, a in enumerate(allocs)]
+    pods = [{"name": f"e{k}", "node": f"n{i % len(allocs)}", "requests": r} for k, (i, r) in enumerate(bound)]
+    case = build_case({"version": version, "nodes": nodes, "pods": pods, "pod": {"name": "p"}}, "t")
+    sched = Scheduler(case)
+    snap = sched.snapshot
+    ns = snap.nodes(np.arange(0, len(allocs), 2, dtype=np.intp)) if subset else snap.nodes()
+    v = sched.version
+    specs = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
+    weighted = (ResourceSpec("cpu", 3), ResourceSpec("memory", 1), ResourceSpec("example.com/gpu", 2))
+    requests = [pod[0], pod[1], pod[2]]
+    for res in (specs, weighted):
+        reqs = requests[:len(res)]
+        plain = plain_columns(ns, res, reqs, v, False)
+        general = score_columns(Strategy(LEAST_ALLOCATED, res), usage_columns(ns, res, reqs, v, False), v, len(ns))
+        if plain is not None:
+            got = least_allocated_plain(plain, v.max_node_score)
+            assert got is None or got.tolist() == general.tolist()
+        for use_requested in (False, True):
+            plain = plain_columns(ns, res, reqs, v, use_requested)
+            if plain is not None:
+                cols = usage_columns(ns, res, reqs, v, use_requested)
+                assert balanced_change_plain(plain, 100, len(ns), None).tolist() == \
+                    balanced_change_scores(cols, 100, len(ns)).tolist()

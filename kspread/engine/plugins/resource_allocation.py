@@ -388,6 +388,68 @@ def balanced_change_score(usages: Sequence[Usage], max_score: int) -> int:
     return int(balanced_change_scores(columns_of(usages), max_score, 1)[0])
 
 
+# ---- every node scoring every resource: the formulas above with no mask and no check left --------
+
+PlainColumn = tuple[int, np.ndarray, np.ndarray, np.ndarray]  # weight, allocatable, requested with the pod, before
+
+
+def plain_columns(nodes: NodeSet, specs: Sequence[ResourceSpec], pod_requests: Sequence[int], version: Version,
+                  use_requested: bool) -> list[PlainColumn] | None:
+    """``usage_columns`` where every resource left in counts on every node (a scored
+    resource, allocatable above 0 everywhere) and every value is small enough for int64
+    (``exact``): (weight, allocatable, requested with the pod, before) per resource;
+    None otherwise (the general formulas then apply)."""
+    skip = resource_scoring(version).skips_unallocatable
+    out: list[PlainColumn] = []
+    for spec, pod_req in zip(specs, pod_requests):
+        name = spec.name
+        if skip and pod_req == 0 and is_scalar_resource(name):
+            continue
+        src = _base_source(name, use_requested)
+        if src is None:
+            return None
+        a = nodes.allocatable(name)
+        if not len(a) or not derived(a, "all != 0", _all_nonzero) or not derived(a, "small", _small):
+            return None
+        before = nodes.requested(name) if src == "requested" else nodes.non_zero_requested(name)
+        requested = before + pod_req
+        if not _small(requested):
+            return None
+        out.append((spec.weight, a, requested, before))
+    return out
+
+
+def _all_nonzero(a: np.ndarray) -> bool:
+    return bool((a != 0).all())
+
+
+def least_allocated_plain(cols: Sequence[PlainColumn], max_score: int) -> np.ndarray | None:
+    """``weighted_averages`` of ``least_requested_scores`` over ``plain_columns``
+    (None when no resource is left: the general form scores 0)."""
+    total: np.ndarray | None = None
+    weights = 0
+    for weight, a, requested, _ in cols:
+        s = (a - requested) * max_score // a
+        s[requested > a] = 0
+        if weight != 1:
+            s *= weight
+        total = s if total is None else total + s
+        weights += weight
+    if total is None or weights <= 0:
+        return None
+    return total // weights
+
+
+def balanced_change_plain(cols: Sequence[PlainColumn], max_score: int, n: int,
+                          without: np.ndarray | None) -> np.ndarray:
+    """``balanced_change_scores`` over ``plain_columns``."""
+    alloc = [derived(a, "float64", _as_float) for _, a, _, _ in cols]
+    with_pod = _std_scores_all_used([r for _, _, r, _ in cols], alloc, max_score, n)
+    if without is None:
+        without = _std_scores_all_used([b for _, _, _, b in cols], alloc, max_score, n)
+    return max_score // 2 + go_divs(max_score // 2 + with_pod - without, 2)
+
+
 # ---- one node on Python numbers (ColumnMemo rows): the formulas above, element by element ----------
 
 _INT64_MAX = 2**63 - 1
