@@ -339,7 +339,7 @@ def _std_scores_all_used(requested: Sequence[np.ndarray], allocatable: Sequence[
                          n: int) -> np.ndarray:
     """``balanced_std_scores`` where every node counts every resource: the same
     operations without the masks (``allocatable`` as float64)."""
-    fs = [np.minimum(r.astype(np.float64) / a, 1.0) for r, a in zip(requested, allocatable)]
+    fs = [np.minimum(r / a, 1.0) for r, a in zip(requested, allocatable)]  # (int64 / float64: as float64(r) / a)
     if len(fs) == 2:
         std = np.fabs((fs[0] - fs[1]) / 2)
     elif len(fs) > 2:
@@ -447,7 +447,8 @@ def balanced_change_plain(cols: Sequence[PlainColumn], max_score: int, n: int,
     with_pod = _std_scores_all_used([r for _, _, r, _ in cols], alloc, max_score, n)
     if without is None:
         without = _std_scores_all_used([b for _, _, _, b in cols], alloc, max_score, n)
-    return max_score // 2 + go_divs(max_score // 2 + with_pod - without, 2)
+    d = max_score // 2 + with_pod - without
+    return max_score // 2 + ((d + (d < 0)) >> 1)  # (Go's d / 2: toward zero)
 
 
 # ---- one node on Python numbers (ColumnMemo rows): the formulas above, element by element ----------
