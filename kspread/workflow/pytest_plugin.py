@@ -22,6 +22,7 @@ import pytest
 from kspread.errors import CaseError
 from kspread.format.files import read_regular, sniff_text
 from kspread.format.sniff import mentions_case
+from kspread.workflow import safetext
 
 if TYPE_CHECKING:
     from pluggy import Result
@@ -202,6 +203,7 @@ class CaseReports:
             tr.write_line("")  # end the progress line
             tr.write_sep("-", "kspread reports")
         for line in written:
+            line = safetext.lines(line)
             if tr is not None:
                 tr.write_line(line)
             else:  # pragma: no cover
@@ -271,9 +273,9 @@ class GoldenUpdate:
             tr.write_line("")  # end the progress line
             tr.write_sep("-", "kspread --kspread-update")
             for line in lines:
-                tr.write_line(line)
+                tr.write_line(safetext.lines(line))
         else:  # pragma: no cover
-            print("\n".join(lines))
+            print(safetext.lines("\n".join(lines)))
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -285,6 +287,15 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
         return None
     if not mentions_case(sniff_text(data)):
         return None
+    if safetext.unsafe(str(file_path)) is not None:
+        # pytest prints a node id as it is: a file name holding a line break, an escape or
+        # another control character gets an id with it shown escaped, and fails
+        try:
+            rel = file_path.relative_to(parent.config.rootpath).as_posix()
+        except ValueError:
+            rel = file_path.name
+        return CaseFile.from_parent(parent, path=file_path, data=None, name=safetext.line(file_path.name),
+                                    nodeid=safetext.line(rel))
     return CaseFile.from_parent(parent, path=file_path, data=data)
 
 
@@ -304,15 +315,24 @@ class CaseFile(pytest.File):
         from kspread.workflow.runner import duplicate_names
 
         data, self._data = self._data, None
+        bad = safetext.unsafe(str(self.path))
+        if bad is not None:
+            error = CaseError(f"the file's path holds {_unsafe_what(bad.group())}, which kspread does not print "
+                              "(reports and CI logs would read it as a line break or a terminal command): rename "
+                              "the file", [], file=self.nodeid, line=1)
+            yield BrokenFile.from_parent(self, name=self.name, error=error)
+            return
         res = read_file(self.path, data)
         if res.error is not None:
-            yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
+            yield BrokenFile.from_parent(self, name=safetext.line(self.path.name), error=res.error)
             return
         dups = duplicate_names(res.docs)
         roots = _tested_trees(self.config)
         urls = _extender_urls(self.config)
         for i, doc in enumerate(res.docs):
-            name = doc.name
+            # a name with a control character is refused when the case loads (the loader names
+            # such a case by its file); ``##[`` is shown as ``##\[`` (safetext.line)
+            name = safetext.line(doc.name)
             if i in dups:
                 broken = f"{name}#{doc.index + 1}"
                 yield BrokenFile.from_parent(self, name=broken, error=dups[i], nodeid=f"{self.nodeid}::{broken}")
@@ -396,16 +416,17 @@ class BrokenFile(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):
-            return str(excinfo.value)
+            return _failure_text(excinfo)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, (self.error.line or 1) - 1, f"kspread file {self.path.name}"
+        return self.path, (self.error.line or 1) - 1, f"kspread file {safetext.line(self.path.name)}"
 
 
 def _skip(reason: str) -> NoReturn:
     """Skip the running case item, reported at the case's file and line (``-rs`` prints
     ``SKIPPED [1] cases/x.yaml:3: reason``), not at this module's line."""
+    reason = safetext.line(reason)  # -rs prints it as it is
     try:
         exc = pytest.skip.Exception(reason, _use_item_location=True)
     except TypeError:  # pragma: no cover - a pytest without the keyword: the plugin's line
@@ -450,7 +471,7 @@ def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.
         config._kspread_backend_run = run  # type: ignore[attr-defined]
     known = _backend_differences(config)
     if doc.name in known:
-        item.add_marker(pytest.mark.xfail(reason=f"a known difference of the backend: {known[doc.name]}",
+        item.add_marker(pytest.mark.xfail(reason=safetext.line(f"a known difference of the backend: {known[doc.name]}"),
                                           raises=CaseFailure, strict=False))
     skipped: list[str] = []
     run.say = skipped.append
@@ -488,7 +509,7 @@ class CaseItem(pytest.Item):
         if res.error is not None:
             raise CaseFailure(str(res.error))
         for doc in res.docs:
-            if doc.name == self.name:
+            if safetext.line(doc.name) == self.name:
                 doc.roots = _tested_trees(self.config)
                 doc.extender_urls = _extender_urls(self.config)
                 return doc
@@ -536,8 +557,18 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):
-            return str(excinfo.value)
+            return _failure_text(excinfo)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
         return self.path, self.line - 1, f"kspread case {self.name}"
+
+
+def _unsafe_what(c: str) -> str:
+    return f"the character {safetext.line(c)} (U+{ord(c):04X})"
+
+
+def _failure_text(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """A case's failure report as pytest prints it (and its short summary's first line):
+    ``safetext.lines``, since it holds the case's, an extender's or a backend's text."""
+    return safetext.lines(str(excinfo.value))
