@@ -805,6 +805,14 @@ def surrogate_error(text: str, data: Any, file: str, index: int = 0) -> CaseErro
                      "character", at, file=file, line=line)
 
 
+def _unprintable_what(c: str) -> str:
+    if c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
+        return "a line break"
+    if c in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
+        return "a bidirectional text control"
+    return "a control character"
+
+
 def name_error(data: Any, file: str, index: int = 0) -> CaseError | None:
     """A case name is printed in every report and CI log, at the start of a line in some
     and inside a workflow command's title: one holding a control character, a line break
@@ -817,10 +825,8 @@ def name_error(data: Any, file: str, index: int = 0) -> CaseError | None:
     if m is None:
         return None
     c = m.group()
-    what = "a line break" if c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else (
-        "a bidirectional text control" if c in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067"
-                                               "\u2068\u2069" else "a control character")
-    return CaseError(f"a case name cannot hold {what} (U+{ord(c):04X}, character {m.start() + 1}): the name is "
+    return CaseError(f"a case name cannot hold {_unprintable_what(c)} (U+{ord(c):04X}, character {m.start() + 1}): "
+                     "the name is "
                      "printed in reports and CI logs, where it would break the line, drive the terminal or "
                      "reorder the text", ["name"], file=file, line=locate(file, index, ["name"]))
 
@@ -829,6 +835,11 @@ def read_file(path: str | Path, data: bytes | None = None) -> FileResult:
     """The case documents of a file; ``data``: its bytes, when the caller has read them
     already (the pytest plugin, which reads a file once to tell whether it is a case file)."""
     p = str(path)
+    bad = UNPRINTABLE_RE.search(p)
+    if bad is not None:
+        return FileResult(p, [], CaseError(
+            f"the file's path holds {_unprintable_what(bad.group())} (U+{ord(bad.group()):04X}): kspread does not "
+            "read it, as its name would be printed in reports and CI logs (rename the file)", file=p))
     try:
         text = read_text(p) if data is None else decode_text(data, p)
     except CaseError as e:

@@ -212,7 +212,9 @@ class _Output:
             except ImportError:  # pragma: no cover - rich is a dependency
                 pass
             else:
-                self.console = Console(highlight=False)
+                # a long line folds at the terminal's width: CommandGuard keeps a fold from
+                # beginning a line with a workflow command (a CI job may run kspread on a pty)
+                self.console = Console(file=safetext.CommandGuard(sys.stdout), force_terminal=True, highlight=False)
         self.status: Any = None
         self.ran = self.failed = 0
 

@@ -289,7 +289,7 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
         return None
     if safetext.unsafe(str(file_path)) is not None:
         # pytest prints a node id as it is: a file name holding a line break, an escape or
-        # another control character gets an id with it shown escaped, and fails
+        # another control character gets an id with it shown escaped (and fails: read_file)
         try:
             rel = file_path.relative_to(parent.config.rootpath).as_posix()
         except ValueError:
@@ -315,13 +315,6 @@ class CaseFile(pytest.File):
         from kspread.workflow.runner import duplicate_names
 
         data, self._data = self._data, None
-        bad = safetext.unsafe(str(self.path))
-        if bad is not None:
-            error = CaseError(f"the file's path holds {_unsafe_what(bad.group())}, which kspread does not print "
-                              "(reports and CI logs would read it as a line break or a terminal command): rename "
-                              "the file", [], file=self.nodeid, line=1)
-            yield BrokenFile.from_parent(self, name=self.name, error=error)
-            return
         res = read_file(self.path, data)
         if res.error is not None:
             yield BrokenFile.from_parent(self, name=safetext.line(self.path.name), error=res.error)
@@ -400,19 +393,19 @@ class BrokenFile(pytest.Item):
         self.error = error
         # JUnit XML: pytest writes an item's user properties in every junit family, while
         # the testcase's own file/line attributes exist in xunit1 only
-        self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(error.line or 1))]
+        self.user_properties += [("file", _file_id(self)), ("line", str(error.line or 1))]
 
     def runtest(self) -> None:
         if _reporting(self.config):
             from kspread.workflow.report import file_entry
 
-            self.kspread_entry = file_entry(self.nodeid.split("::", 1)[0], self.error)
+            self.kspread_entry = file_entry(_file_id(self), self.error)
             self.kspread_entry["name"] = self.name
             self.kspread_entry["passed"] = False
         from kspread.workflow.reason import message_reason
 
         text = str(self.error)
-        raise CaseFailure(message_reason(text, self.nodeid.split("::", 1)[0], self.error.line or 1) + "\n" + text)
+        raise CaseFailure(message_reason(text, _file_id(self), self.error.line or 1) + "\n" + text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):
@@ -421,6 +414,13 @@ class BrokenFile(pytest.Item):
 
     def reportinfo(self):
         return self.path, (self.error.line or 1) - 1, f"kspread file {safetext.line(self.path.name)}"
+
+
+def _file_id(item: pytest.Item) -> str:
+    """The node id of the item's file (its parent's: a file whose name is shown escaped
+    may have ``::`` in it)."""
+    parent = item.parent
+    return parent.nodeid if isinstance(parent, CaseFile) else item.nodeid.split("::", 1)[0]
 
 
 def _skip(reason: str) -> NoReturn:
@@ -490,7 +490,7 @@ class CaseItem(pytest.Item):
         # the case's parsed document, until the item runs (runtest lets it go)
         self.doc: CaseDoc | None = doc
         self.line = doc.line
-        self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(doc.line))]
+        self.user_properties += [("file", _file_id(self)), ("line", str(doc.line))]
 
     def runtest(self) -> None:
         doc = self.doc if self.doc is not None else self._read_again()
@@ -531,7 +531,7 @@ class CaseItem(pytest.Item):
             from kspread.workflow.report import case_entry
 
             self.kspread_entry = case_entry(doc, verdict, bool(self.config.getoption("kspread_html", None)))
-            self.kspread_entry["file"] = self.nodeid.split("::", 1)[0]  # relative to pytest's rootdir
+            self.kspread_entry["file"] = _file_id(self)  # relative to pytest's rootdir
         if self.config.getoption("kspread_update", False):
             from kspread.workflow.update import UpdateError, check_update, update_for
 
@@ -549,7 +549,7 @@ class CaseItem(pytest.Item):
             from kspread.workflow.reason import short_reason
 
             # the reason first: pytest's short test summary shows the report's first line
-            message = short_reason(verdict, self.nodeid.split("::", 1)[0], doc.line) + "\n" + verdict.message
+            message = short_reason(verdict, _file_id(self), doc.line) + "\n" + verdict.message
             # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
             # its frame must not hold the run (the cluster, every pod) alive for the final gc
             del verdict
@@ -562,10 +562,6 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, self.line - 1, f"kspread case {self.name}"
-
-
-def _unsafe_what(c: str) -> str:
-    return f"the character {safetext.line(c)} (U+{ord(c):04X})"
 
 
 def _failure_text(excinfo: pytest.ExceptionInfo[BaseException]) -> str:

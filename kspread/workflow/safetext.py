@@ -161,3 +161,46 @@ class Lines(io.TextIOBase):
             self.out.write(lines(self.pending))
             self.pending = ""
         self.out.flush()
+
+
+class CommandGuard(io.TextIOBase):
+    """The stream a terminal renderer (rich) writes to: passed on as written (its colours
+    and cursor moves are its own), but a line that would begin with ``::`` after blanks
+    (where the renderer folded a long line of ``line``/``lines`` text) gets a backslash
+    before it. Line starts are tracked across writes; CR starts a line too, as the runner
+    reads it."""
+
+    def __init__(self, out: Any) -> None:
+        super().__init__()
+        self.out = out
+        self.at_start = True
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return bool(self.out.isatty())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.out, "encoding", None) or "utf-8"
+
+    def write(self, s: str) -> int:
+        pieces = re.split(r"(\r\n|\r|\n)", s)
+        out = []
+        for i, piece in enumerate(pieces):
+            if i % 2:  # a line break
+                out.append(piece)
+                self.at_start = True
+                continue
+            if self.at_start and piece.lstrip().startswith("::"):
+                cut = len(piece) - len(piece.lstrip())
+                piece = piece[:cut] + "\\" + piece[cut:]
+            if piece.strip():
+                self.at_start = False
+            out.append(piece)
+        self.out.write("".join(out))
+        return len(s)
+
+    def flush(self) -> None:
+        self.out.flush()
