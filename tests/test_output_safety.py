@@ -231,6 +231,30 @@ def test_run_on_a_terminal_prints_no_escape_of_the_case(corpus, capsys, monkeypa
     assert "\\x1b[31m" in plain and "[x](http://evil)" in plain  # rich read no markup of the name
 
 
+def test_a_fold_on_a_terminal_does_not_begin_a_line_with_a_command(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "40")
+    p = tmp_path / "c.yaml"
+    name = "x" * 28 + " ::error file=x::pwned"  # rich folds the header before the command
+    p.write_text(f"apiVersion: kspread/v1\nkind: Case\nname: {yaml_text(name)}\nnodes: [n1]\npod: {{name: p}}\n"
+                 "expect: {feasible: [n2]}\n", encoding="utf-8")
+    rc, out, _ = _run(capsys, "-q", str(p))
+    assert rc == 1
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "\n")
+    assert "\n\\::error file=x::pwned" in plain  # folded there, with a backslash
+    assert_log_safe(plain)
+
+
+def test_command_guard_tracks_line_starts_across_writes():
+    from io import StringIO
+
+    buf = StringIO()
+    guard = safetext.CommandGuard(buf)
+    for piece in ("a\n", "  ", "::x::y\r", "::z", "::not at a line start", "\n\x1b[1m::styled"):
+        guard.write(piece)
+    assert buf.getvalue() == "a\n  \\::x::y\r\\::z::not at a line start\n\x1b[1m::styled"
+
+
 def test_run_json_is_json_and_nothing_else_leaks(corpus, capsys):
     rc, out, err = _run(capsys, "--json", "--github", str(corpus))
     assert rc == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from typing import Any
+from typing import IO, Any, cast
 
 from kspread.engine.scheduler import Scheduler
 from kspread.errors import CaseError
@@ -214,7 +214,8 @@ class _Output:
             else:
                 # a long line folds at the terminal's width: CommandGuard keeps a fold from
                 # beginning a line with a workflow command (a CI job may run kspread on a pty)
-                self.console = Console(file=safetext.CommandGuard(sys.stdout), force_terminal=True, highlight=False)
+                guard = cast("IO[str]", safetext.CommandGuard(sys.stdout))  # a text stream (TextIOBase)
+                self.console = Console(file=guard, force_terminal=True, highlight=False)
         self.status: Any = None
         self.ran = self.failed = 0
 
