@@ -441,6 +441,16 @@ def test_a_backend_that_does_not_start_is_a_safe_message(tmp_path, capsys):
 # ---- pytest ------------------------------------------------------------------------------------
 
 
+def test_pytest_usage_error_of_a_backend_prints_no_command(pytester):
+    exe = pytester.path / "backend"
+    exe.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.write({SAID!r})\nsys.exit(1)\n", encoding="utf-8")
+    exe.chmod(0o755)
+    write_corpus(pytester.path)
+    text = _pytest_output(pytester, f"--kspread-backend={exe}", "cases/hostile.yaml")
+    assert "--kspread-backend: backend " in text and "\\x1b[31mboom" in text
+    assert_log_safe(text)
+
+
 def _pytest_output(pytester, *args: str) -> str:
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
     return "\n".join(result.outlines + result.errlines)

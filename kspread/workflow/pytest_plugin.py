@@ -119,7 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
             # content errors are each case's failure, at their line)
             read_config_text(cfg)
         except CaseError as e:
-            raise pytest.UsageError(f"--kspread-config: {e}") from None
+            raise pytest.UsageError(safetext.lines(f"--kspread-config: {e}")) from None
     if config.getoption("kspread_update", False):
         config.pluginmanager.register(GoldenUpdate(config), "kspread-update")
     if config.getoption("kspread_html", None) or config.getoption("kspread_markdown", None):
@@ -447,7 +447,7 @@ def _backend_differences(config: pytest.Config) -> dict[str, str]:
                 with open(path, encoding="utf-8") as f:
                     data = yaml.safe_load(f)
             except (OSError, yaml.YAMLError) as e:
-                raise pytest.UsageError(f"--kspread-backend-differences {path}: {e}") from None
+                raise pytest.UsageError(safetext.lines(f"--kspread-backend-differences {path}: {e}")) from None
             if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                      for k, v in data.items()):
                 raise pytest.UsageError(f"--kspread-backend-differences {path}: not a mapping of case names "
@@ -467,7 +467,8 @@ def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.
         try:
             run = BackendRun.start(path, False, lambda text: None)
         except SystemExit as e:
-            raise pytest.UsageError(str(e).replace("kspread run:", "--kspread-backend:", 1)) from None
+            # the backend's own words (its --info output): printed as any other text
+            raise pytest.UsageError(safetext.lines(str(e).replace("kspread run:", "--kspread-backend:", 1))) from None
         config._kspread_backend_run = run  # type: ignore[attr-defined]
     known = _backend_differences(config)
     if doc.name in known:

@@ -42,13 +42,17 @@ def unsafe(text: str) -> re.Match[str] | None:
     return UNPRINTABLE_RE.search(text)
 
 
-def _neutral(line: str) -> str:
-    line = line.replace("##[", "##\\[")
+def _no_command_start(line: str) -> str:
+    """A backslash before ``::`` that begins the line after blanks (the runner trims them)."""
     stripped = line.lstrip()
-    if stripped.startswith("::"):
-        cut = len(line) - len(stripped)
-        line = line[:cut] + "\\" + stripped
-    return line
+    if not stripped.startswith("::"):
+        return line
+    cut = len(line) - len(stripped)
+    return line[:cut] + "\\" + stripped
+
+
+def _neutral(line: str) -> str:
+    return _no_command_start(line.replace("##[", "##\\["))
 
 
 def line(text: Any) -> str:
@@ -193,9 +197,8 @@ class CommandGuard(io.TextIOBase):
                 out.append(piece)
                 self.at_start = True
                 continue
-            if self.at_start and piece.lstrip().startswith("::"):
-                cut = len(piece) - len(piece.lstrip())
-                piece = piece[:cut] + "\\" + piece[cut:]
+            if self.at_start:
+                piece = _no_command_start(piece)
             if piece.strip():
                 self.at_start = False
             out.append(piece)
