@@ -27,7 +27,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from kspread.errors import CaseError, PathT
+from kspread.errors import UNPRINTABLE_RE, CaseError, PathT
 from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
 from kspread.format.files import decode_text, read_regular, read_text, sniff_text
@@ -99,7 +99,7 @@ class CaseDoc:
     @property
     def name(self) -> str:
         if isinstance(self.data, Mapping) and isinstance(self.data.get("name"), str) and self.data["name"] \
-                and not _has_surrogate(self.data["name"]):
+                and not _has_surrogate(self.data["name"]) and UNPRINTABLE_RE.search(self.data["name"]) is None:
             base = self.data["name"]
         else:
             base = self.default_name
@@ -805,10 +805,41 @@ def surrogate_error(text: str, data: Any, file: str, index: int = 0) -> CaseErro
                      "character", at, file=file, line=line)
 
 
+def _unprintable_what(c: str) -> str:
+    if c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
+        return "a line break"
+    if c in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
+        return "a bidirectional text control"
+    return "a control character"
+
+
+def name_error(data: Any, file: str, index: int = 0) -> CaseError | None:
+    """A case name is printed in every report and CI log, at the start of a line in some
+    and inside a workflow command's title: one holding a control character, a line break
+    or a bidirectional override is refused at its line (the case is then named by its
+    file, as a case without a name)."""
+    name = data.get("name") if isinstance(data, Mapping) else None
+    if not isinstance(name, str):
+        return None
+    m = UNPRINTABLE_RE.search(name)
+    if m is None:
+        return None
+    c = m.group()
+    return CaseError(f"a case name cannot hold {_unprintable_what(c)} (U+{ord(c):04X}, character {m.start() + 1}): "
+                     "the name is "
+                     "printed in reports and CI logs, where it would break the line, drive the terminal or "
+                     "reorder the text", ["name"], file=file, line=locate(file, index, ["name"]))
+
+
 def read_file(path: str | Path, data: bytes | None = None) -> FileResult:
     """The case documents of a file; ``data``: its bytes, when the caller has read them
     already (the pytest plugin, which reads a file once to tell whether it is a case file)."""
     p = str(path)
+    bad = UNPRINTABLE_RE.search(p)
+    if bad is not None:
+        return FileResult(p, [], CaseError(
+            f"the file's path holds {_unprintable_what(bad.group())} (U+{ord(bad.group()):04X}): kspread does not "
+            "read it, as its name would be printed in reports and CI logs (rename the file)", file=p))
     try:
         text = read_text(p) if data is None else decode_text(data, p)
     except CaseError as e:
@@ -825,7 +856,7 @@ def read_file(path: str | Path, data: bytes | None = None) -> FileResult:
     for d in docs:
         default = f"{stem}-{d.index + 1}" if multi else stem
         if d.error is None and d.parsed:
-            d.error = surrogate_error(text, d.data, p, d.index)
+            d.error = surrogate_error(text, d.data, p, d.index) or name_error(d.data, p, d.index)
         if d.error is not None:
             # a document that cannot be read fails alone, if it is (or looks like) a case
             if claims_case(d.data) if d.parsed else mentions_case(d.source):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
-from typing import Any
+from typing import IO, Any, cast
 
 from kspread.engine.scheduler import Scheduler
 from kspread.errors import CaseError
 from kspread.format.loader import collect, load_case, meets_expected_error
+from kspread.workflow import safetext
 from kspread.workflow.runner import (
     Verdict,
     asserts_nothing,
@@ -18,6 +18,9 @@ from kspread.workflow.runner import (
     duplicate_names,
     not_expectable_note,
 )
+
+_say = safetext.say
+_json_out = safetext.print_json
 
 
 def _yaml_dump(data: Any) -> str:
@@ -49,7 +52,7 @@ def _keyword_expression(expr: str):
     try:
         return compile_keyword(expr)
     except KeywordError as e:
-        raise SystemExit(f"kspread run: -k {expr!r}: {e}") from None
+        raise SystemExit(safetext.lines(f"kspread run: -k {expr!r}: {e}")) from None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -100,7 +103,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 v = check(doc, explain=args.explain)
                 if v.skipped is not None:
                     skipped += 1
-                    out.note(f"SKIP {doc.name} ({doc.file}:{doc.line}): {v.skipped}")
+                    out.note(f"SKIP {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}): "
+                             f"{safetext.line(v.skipped)}")
                     continue
                 checked.append((doc, v))
             out.checked(checked[-1][1])
@@ -123,17 +127,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             break
     out.done()
     if args.json:
-        json.dump([{k: x for k, x in e.items() if k not in ("cluster", "message")} for e in report],
-                  sys.stdout, indent=2)
-        print()
+        _json_out([{k: x for k, x in e.items() if k not in ("cluster", "message")} for e in report])
     unknown = [n for n in dict.fromkeys(args.case or []) if n not in names] if not stop else []
     for n in unknown:  # a mistyped name must not quietly run fewer cases
-        print(f"kspread: --case {n!r} names no case in {', '.join(args.files)}", file=sys.stderr)
+        _say(f"kspread: --case {n!r} names no case in {', '.join(args.files)}", sys.stderr)
     if not cases and not failed and not skipped:
         if deselected:
             print(f"kspread: no case selected ({deselected} deselected)", file=sys.stderr)
         else:
-            print(_no_case(args.files), file=sys.stderr)
+            _say(_no_case(args.files), sys.stderr)
         return 1
     summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") \
         + (f", {deselected} deselected" if deselected else "")
@@ -143,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary += " (stopped at the first failure, -x)"
     written = _write_reports(args, report, summary)
     if args.json:
-        print(summary, file=sys.stderr)
+        _say(summary, sys.stderr)
     else:
         out.summary(summary, failed)
     return 1 if failed or unknown or not written else 0
@@ -172,12 +174,14 @@ def _write_reports(args: argparse.Namespace, report: list[dict[str, Any]], summa
                 with open(step_summary, "a", encoding="utf-8") as f:  # GitHub gathers each step's appends
                     f.write(text)
             except OSError as e:
-                print(f"kspread: GITHUB_STEP_SUMMARY {step_summary}: {e.strerror or e}", file=sys.stderr)
+                _say(f"kspread: GITHUB_STEP_SUMMARY {step_summary}: {e.strerror or e}", sys.stderr)
                 ok = False
     if args.github or os.environ.get("GITHUB_ACTIONS") == "true":
         from kspread.workflow.report_ci import github_annotations
 
-        for line in github_annotations(report):  # the runner reads both streams; --json keeps stdout JSON
+        # kspread's own workflow commands, their data and properties escaped (safetext.gh_*); the
+        # runner reads both streams; --json keeps stdout JSON
+        for line in github_annotations(report):
             print(line, file=sys.stderr if args.json else sys.stdout)
     return ok
 
@@ -188,9 +192,9 @@ def _write_report(flag: str, path: str, text: str, what: str) -> bool:
     try:
         write_atomic(path, text)
     except OSError as e:
-        print(f"kspread: {flag} {path}: {e.strerror or e}", file=sys.stderr)
+        _say(f"kspread: {flag} {path}: {e.strerror or e}", sys.stderr)
         return False
-    print(f"kspread: {what} written to {path}", file=sys.stderr)
+    _say(f"kspread: {what} written to {path}", sys.stderr)
     return True
 
 class _Output:
@@ -208,14 +212,19 @@ class _Output:
             except ImportError:  # pragma: no cover - rich is a dependency
                 pass
             else:
-                self.console = Console(highlight=False)
+                # a long line folds at the terminal's width: CommandGuard keeps a fold from
+                # beginning a line with a workflow command (a CI job may run kspread on a pty)
+                guard = cast("IO[str]", safetext.CommandGuard(sys.stdout))  # a text stream (TextIOBase)
+                self.console = Console(file=guard, force_terminal=True, highlight=False)
         self.status: Any = None
         self.ran = self.failed = 0
 
     def progress(self, name: str) -> None:
         if self.console is None:
             return
-        text = f"[{self.ran} run, {self.failed} failed] {name}"
+        from rich.text import Text
+
+        text = Text(f"[{self.ran} run, {self.failed} failed] {safetext.line(name)}")  # Text: no markup read
         if self.status is None:
             self.status = self.console.status(text)
             self.status.start()
@@ -228,11 +237,11 @@ class _Output:
             self.status = None
 
     def error(self, text: str) -> None:
-        print(text, file=sys.stderr)
+        _say(text, sys.stderr)
 
     def note(self, text: str) -> None:
         """A line of its own (a skipped case, a difference): on stderr with --json."""
-        print(text, file=sys.stderr if self.silent else sys.stdout)
+        _say(text, sys.stderr if self.silent else sys.stdout)
 
     def checked(self, v: Verdict) -> None:
         self.ran += 1
@@ -241,21 +250,22 @@ class _Output:
     def case(self, doc, v: Verdict, actual: dict[str, Any]) -> None:
         if self.silent or (self.quiet and v.passed):
             return
-        where = f"{doc.file}:{doc.line}" + (f", version {v.case.version}" if v.case else "")
+        where = f"{safetext.line(doc.file)}:{doc.line}" + (f", version {v.case.version}" if v.case else "")
         word = "PASS" if v.passed else "FAIL"
         body: list[str] = []
         if v.outcome is not None and not self.quiet:
-            body.append("  " + _yaml_dump(actual).replace("\n", "\n  ").rstrip())
+            body.append("  " + safetext.lines(_yaml_dump(actual)).replace("\n", "\n  ").rstrip())
         if not v.passed or v.outcome is None:
-            body.append("  " + v.message.replace("\n", "\n  "))
+            body.append("  " + safetext.lines(v.message).replace("\n", "\n  "))
+        name = safetext.line(doc.name)
         if self.console is None:
-            print(f"{word} {doc.name} ({where})")
+            print(f"{word} {name} ({where})")
             for b in body:
                 print(b)
             return
         from rich.text import Text
 
-        self.console.print(Text.assemble((word, "bold green" if v.passed else "bold red"), f" {doc.name} ",
+        self.console.print(Text.assemble((word, "bold green" if v.passed else "bold red"), f" {name} ",
                                          (f"({where})", "dim")))
         for b in body:
             # soft wrapping off: long lines fold at the terminal's width, indented
@@ -263,9 +273,11 @@ class _Output:
 
     def summary(self, text: str, failed: int) -> None:
         if self.console is None:
-            print(text)
+            _say(text)
         else:
-            self.console.print(text, style="bold red" if failed else "bold green")
+            from rich.text import Text
+
+            self.console.print(Text(safetext.lines(text), style="bold red" if failed else "bold green"))
 
 
 def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
@@ -296,7 +308,7 @@ def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
         v.passed = False
         v.message = (v.message + "\n\n" if v.message else "") + f"--update could not fix this case: {why}"
     for change in res.changes:
-        print(f"updated {change}", file=sys.stderr)
+        _say(f"updated {change}", sys.stderr)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -309,7 +321,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         bad += 1
         report.append({**entry, "valid": False, "error": message})
         if not args.json:
-            print(message)
+            _say(message)
 
     for fr in collect(args.files):
         if fr.error is not None:
@@ -336,11 +348,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 continue
             report.append({**entry, "valid": True})
     if args.json:
-        json.dump(report, sys.stdout, indent=2)
-        print()
+        _json_out(report)
     print(f"{count} case(s) checked, {bad} invalid", file=sys.stderr)
     if not count and not bad:
-        print(_no_case(args.files), file=sys.stderr)
+        _say(_no_case(args.files), sys.stderr)
         return 1
     return 1 if bad else 0
 
@@ -357,7 +368,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     entries: list[dict[str, Any]] = []
     for fr in collect([args.file]):
         if fr.error is not None:
-            print(str(fr.error), file=sys.stderr)
+            _say(str(fr.error), sys.stderr)
             return 1
         _with_extender_urls(fr.docs, args)
         for doc in fr.docs:
@@ -368,7 +379,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 outcome, cycles = explain_run(case)
             except CaseError as e:
                 doc.place(e)
-                print(str(e), file=sys.stderr)
+                _say(str(e), sys.stderr)
                 bad += 1
                 if args.json:
                     entries.append({"file": doc.file, "line": doc.line, "name": doc.name, "error": str(e)})
@@ -380,21 +391,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
                 entries.append(explain_entry(doc, str(case.version), outcome, cycles))
                 continue
-            print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
+            print(f"case {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}, version {case.version})")
             if args.verbose:
                 text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
             else:
                 text = explain_compact(outcome.scheduler, cycles, first=first, header=case.is_sequence,
                                        width=width - 2)
-            print("  " + text.replace("\n", "\n  "))
+            print("  " + safetext.lines(text).replace("\n", "\n  "))
             print()
     if shown == 0 and bad == 0:
-        print(f"no case named {args.case!r} in {args.file}" if args.case else f"no case in {args.file}",
-              file=sys.stderr)
+        _say(f"no case named {args.case!r} in {args.file}" if args.case else f"no case in {args.file}", sys.stderr)
         return 1
     if args.json:
-        json.dump(entries, sys.stdout, indent=2)
-        print()
+        _json_out(entries)
     return 1 if bad else 0
 
 
@@ -447,6 +456,21 @@ def _diff(args: argparse.Namespace) -> int:
     from kspread.workflow.diff import main as diff_main
 
     return diff_main(args)
+
+
+def _import(args: argparse.Namespace) -> int:
+    """``kspread import``: its messages (which quote the dump's names) through ``safetext``;
+    the case it writes to standard output is data, as a file would be."""
+    import contextlib
+
+    from kspread.format.importer import cmd_import
+
+    guard = safetext.Lines(sys.stderr)
+    try:
+        with contextlib.redirect_stderr(guard):
+            return cmd_import(args)
+    finally:
+        guard.flush()
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
@@ -516,7 +540,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     im = sub.add_parser("import", help="write a case from a kubectl dump of a cluster (kubectl get ... -A -o yaml)")
     importer.add_arguments(im)
-    im.set_defaults(func=importer.cmd_import)
+    im.set_defaults(func=_import)
     co = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
     co.add_argument("shell", choices=("bash", "zsh", "fish"))
     co.set_defaults(func=cmd_completion)
@@ -533,6 +557,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except BrokenPipeError:
         return 1
+    except SystemExit as e:
+        if not isinstance(e.code, str):
+            raise
+        # a message (a backend's error among them), which Python prints: as any other text
+        raise SystemExit(safetext.lines(e.code)) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,6 +22,7 @@ import pytest
 from kspread.errors import CaseError
 from kspread.format.files import read_regular, sniff_text
 from kspread.format.sniff import mentions_case
+from kspread.workflow import safetext
 
 if TYPE_CHECKING:
     from pluggy import Result
@@ -118,7 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
             # content errors are each case's failure, at their line)
             read_config_text(cfg)
         except CaseError as e:
-            raise pytest.UsageError(f"--kspread-config: {e}") from None
+            raise pytest.UsageError(safetext.lines(f"--kspread-config: {e}")) from None
     if config.getoption("kspread_update", False):
         config.pluginmanager.register(GoldenUpdate(config), "kspread-update")
     if config.getoption("kspread_html", None) or config.getoption("kspread_markdown", None):
@@ -202,6 +203,7 @@ class CaseReports:
             tr.write_line("")  # end the progress line
             tr.write_sep("-", "kspread reports")
         for line in written:
+            line = safetext.lines(line)
             if tr is not None:
                 tr.write_line(line)
             else:  # pragma: no cover
@@ -271,9 +273,9 @@ class GoldenUpdate:
             tr.write_line("")  # end the progress line
             tr.write_sep("-", "kspread --kspread-update")
             for line in lines:
-                tr.write_line(line)
+                tr.write_line(safetext.lines(line))
         else:  # pragma: no cover
-            print("\n".join(lines))
+            print(safetext.lines("\n".join(lines)))
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -285,6 +287,15 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
         return None
     if not mentions_case(sniff_text(data)):
         return None
+    if safetext.unsafe(str(file_path)) is not None:
+        # pytest prints a node id as it is: a file name holding a line break, an escape or
+        # another control character gets an id with it shown escaped (and fails: read_file)
+        try:
+            rel = file_path.relative_to(parent.config.rootpath).as_posix()
+        except ValueError:
+            rel = file_path.name
+        return CaseFile.from_parent(parent, path=file_path, data=None, name=safetext.line(file_path.name),
+                                    nodeid=safetext.line(rel))
     return CaseFile.from_parent(parent, path=file_path, data=data)
 
 
@@ -306,13 +317,15 @@ class CaseFile(pytest.File):
         data, self._data = self._data, None
         res = read_file(self.path, data)
         if res.error is not None:
-            yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
+            yield BrokenFile.from_parent(self, name=safetext.line(self.path.name), error=res.error)
             return
         dups = duplicate_names(res.docs)
         roots = _tested_trees(self.config)
         urls = _extender_urls(self.config)
         for i, doc in enumerate(res.docs):
-            name = doc.name
+            # a name with a control character is refused when the case loads (the loader names
+            # such a case by its file); ``##[`` is shown as ``##\[`` (safetext.line)
+            name = safetext.line(doc.name)
             if i in dups:
                 broken = f"{name}#{doc.index + 1}"
                 yield BrokenFile.from_parent(self, name=broken, error=dups[i], nodeid=f"{self.nodeid}::{broken}")
@@ -380,32 +393,40 @@ class BrokenFile(pytest.Item):
         self.error = error
         # JUnit XML: pytest writes an item's user properties in every junit family, while
         # the testcase's own file/line attributes exist in xunit1 only
-        self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(error.line or 1))]
+        self.user_properties += [("file", _file_id(self)), ("line", str(error.line or 1))]
 
     def runtest(self) -> None:
         if _reporting(self.config):
             from kspread.workflow.report import file_entry
 
-            self.kspread_entry = file_entry(self.nodeid.split("::", 1)[0], self.error)
+            self.kspread_entry = file_entry(_file_id(self), self.error)
             self.kspread_entry["name"] = self.name
             self.kspread_entry["passed"] = False
         from kspread.workflow.reason import message_reason
 
         text = str(self.error)
-        raise CaseFailure(message_reason(text, self.nodeid.split("::", 1)[0], self.error.line or 1) + "\n" + text)
+        raise CaseFailure(message_reason(text, _file_id(self), self.error.line or 1) + "\n" + text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):
-            return str(excinfo.value)
+            return _failure_text(excinfo)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, (self.error.line or 1) - 1, f"kspread file {self.path.name}"
+        return self.path, (self.error.line or 1) - 1, f"kspread file {safetext.line(self.path.name)}"
+
+
+def _file_id(item: pytest.Item) -> str:
+    """The node id of the item's file (its parent's: a file whose name is shown escaped
+    may have ``::`` in it)."""
+    parent = item.parent
+    return parent.nodeid if isinstance(parent, CaseFile) else item.nodeid.split("::", 1)[0]
 
 
 def _skip(reason: str) -> NoReturn:
     """Skip the running case item, reported at the case's file and line (``-rs`` prints
     ``SKIPPED [1] cases/x.yaml:3: reason``), not at this module's line."""
+    reason = safetext.line(reason)  # -rs prints it as it is
     try:
         exc = pytest.skip.Exception(reason, _use_item_location=True)
     except TypeError:  # pragma: no cover - a pytest without the keyword: the plugin's line
@@ -426,7 +447,7 @@ def _backend_differences(config: pytest.Config) -> dict[str, str]:
                 with open(path, encoding="utf-8") as f:
                     data = yaml.safe_load(f)
             except (OSError, yaml.YAMLError) as e:
-                raise pytest.UsageError(f"--kspread-backend-differences {path}: {e}") from None
+                raise pytest.UsageError(safetext.lines(f"--kspread-backend-differences {path}: {e}")) from None
             if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                      for k, v in data.items()):
                 raise pytest.UsageError(f"--kspread-backend-differences {path}: not a mapping of case names "
@@ -446,11 +467,12 @@ def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.
         try:
             run = BackendRun.start(path, False, lambda text: None)
         except SystemExit as e:
-            raise pytest.UsageError(str(e).replace("kspread run:", "--kspread-backend:", 1)) from None
+            # the backend's own words (its --info output): printed as any other text
+            raise pytest.UsageError(safetext.lines(str(e).replace("kspread run:", "--kspread-backend:", 1))) from None
         config._kspread_backend_run = run  # type: ignore[attr-defined]
     known = _backend_differences(config)
     if doc.name in known:
-        item.add_marker(pytest.mark.xfail(reason=f"a known difference of the backend: {known[doc.name]}",
+        item.add_marker(pytest.mark.xfail(reason=safetext.line(f"a known difference of the backend: {known[doc.name]}"),
                                           raises=CaseFailure, strict=False))
     skipped: list[str] = []
     run.say = skipped.append
@@ -469,7 +491,7 @@ class CaseItem(pytest.Item):
         # the case's parsed document, until the item runs (runtest lets it go)
         self.doc: CaseDoc | None = doc
         self.line = doc.line
-        self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(doc.line))]
+        self.user_properties += [("file", _file_id(self)), ("line", str(doc.line))]
 
     def runtest(self) -> None:
         doc = self.doc if self.doc is not None else self._read_again()
@@ -488,7 +510,7 @@ class CaseItem(pytest.Item):
         if res.error is not None:
             raise CaseFailure(str(res.error))
         for doc in res.docs:
-            if doc.name == self.name:
+            if safetext.line(doc.name) == self.name:
                 doc.roots = _tested_trees(self.config)
                 doc.extender_urls = _extender_urls(self.config)
                 return doc
@@ -510,7 +532,7 @@ class CaseItem(pytest.Item):
             from kspread.workflow.report import case_entry
 
             self.kspread_entry = case_entry(doc, verdict, bool(self.config.getoption("kspread_html", None)))
-            self.kspread_entry["file"] = self.nodeid.split("::", 1)[0]  # relative to pytest's rootdir
+            self.kspread_entry["file"] = _file_id(self)  # relative to pytest's rootdir
         if self.config.getoption("kspread_update", False):
             from kspread.workflow.update import UpdateError, check_update, update_for
 
@@ -528,7 +550,7 @@ class CaseItem(pytest.Item):
             from kspread.workflow.reason import short_reason
 
             # the reason first: pytest's short test summary shows the report's first line
-            message = short_reason(verdict, self.nodeid.split("::", 1)[0], doc.line) + "\n" + verdict.message
+            message = short_reason(verdict, _file_id(self), doc.line) + "\n" + verdict.message
             # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
             # its frame must not hold the run (the cluster, every pod) alive for the final gc
             del verdict
@@ -536,8 +558,14 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
         if isinstance(excinfo.value, CaseFailure):
-            return str(excinfo.value)
+            return _failure_text(excinfo)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
         return self.path, self.line - 1, f"kspread case {self.name}"
+
+
+def _failure_text(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """A case's failure report as pytest prints it (and its short summary's first line):
+    ``safetext.lines``, since it holds the case's, an extender's or a backend's text."""
+    return safetext.lines(str(excinfo.value))
