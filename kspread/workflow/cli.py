@@ -108,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 stop = True  # -x: the first failure ends the run
                 break
         if args.update:
-            _update_file(checked)
+            _update_file(checked, args.update_keys or ())
         for doc, v in checked:
             cases += 1
             failed += not v.passed
@@ -268,7 +268,7 @@ class _Output:
             self.console.print(text, style="bold red" if failed else "bold green")
 
 
-def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
+def _update_file(checked: list[tuple[Any, Verdict]], keys: tuple[str, ...] = ()) -> None:
     """``--update``: write the updates of one file's cases (the file once). A case
     whose update is written passes; one the update cannot fix fails, saying why."""
     from kspread.workflow.update import UpdateError, apply_file, update_for
@@ -278,7 +278,7 @@ def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
         if v.error is not None and v.outcome is None:
             continue  # did not load (or a duplicate name): never written
         try:
-            upd = update_for(doc, v)
+            upd = update_for(doc, v, keys)
         except UpdateError as e:
             v.passed = False
             v.message = (v.message + "\n\n" if v.message else "") + f"--update could not fix this case: {e}"
@@ -456,6 +456,20 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
+def update_keys_arg(text: str) -> tuple[str, ...]:
+    """``--update-keys``: expect keys, comma-separated; ``all`` for every key a run reports."""
+    from kspread.workflow.runner import EXPECT_KEYS
+
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    if keys == ("all",):
+        return tuple(k for k in EXPECT_KEYS if k != "spread")  # spread needs its topology key: write it by hand
+    unknown = [k for k in keys if k not in EXPECT_KEYS]
+    if unknown or not keys:
+        raise argparse.ArgumentTypeError(f"not an expect key: {', '.join(unknown) or repr(text)} "
+                                         f"(keys: {', '.join(EXPECT_KEYS)}, or all)")
+    return keys
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
     ap.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
@@ -471,6 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--case", action="append", metavar="NAME", help="run only the case of this name (repeatable)")
     r.add_argument("--update", action="store_true",
                    help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
+    r.add_argument("--update-keys", metavar="KEYS", type=update_keys_arg,
+                   help="with --update: also write these expect keys whole (comma-separated, e.g. "
+                        "scores,totals; 'all' for every key); an empty expect then gets only these")
     _extender_option(r)
     r.add_argument("--backend", metavar="PATH",
                    help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "

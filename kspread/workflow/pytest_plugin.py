@@ -48,6 +48,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="rewrite the expect of failing cases (and fill empty ones) with the actual results",
     )
     group.addoption(
+        "--kspread-update-keys",
+        metavar="KEYS",
+        help="with --kspread-update: also write these expect keys whole (comma-separated, e.g. scores,totals; "
+        "'all' for every key); an empty expect then gets only these",
+    )
+    group.addoption(
         "--kspread-config",
         metavar="PATH",
         help="a KubeSchedulerConfiguration to run cases that give no profile with (instead of the "
@@ -91,6 +97,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _update_keys(config: pytest.Config) -> tuple[str, ...]:
+    text = config.getoption("kspread_update_keys", None)
+    if not text:
+        return ()
+    from kspread.workflow.cli import update_keys_arg  # only when the option is given: start-up stays light
+
+    try:
+        return update_keys_arg(text)
+    except Exception as e:  # argparse.ArgumentTypeError
+        raise pytest.UsageError(f"--kspread-update-keys: {e}") from None
+
+
 def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
     given = config.getoption("kspread_extender", None) or []
     if not given:
@@ -110,6 +128,7 @@ def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
 def pytest_configure(config: pytest.Config) -> None:
     _extender_urls(config)  # a malformed NAME=URL is a usage error, before any case
     _backend_differences(config)  # likewise a --kspread-backend-differences file that is no mapping
+    _update_keys(config)  # and an --kspread-update-keys naming no expect key
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
@@ -515,7 +534,7 @@ class CaseItem(pytest.Item):
             from kspread.workflow.update import UpdateError, check_update, update_for
 
             try:
-                upd = update_for(doc, verdict)
+                upd = update_for(doc, verdict, _update_keys(self.config))
                 if upd is not None:
                     self.kspread_update = check_update(upd).to_dict()
                     if hasattr(self, "kspread_entry"):  # the update makes it pass
