@@ -126,3 +126,65 @@ def test_an_unschedulable_pods_default_update_says_why_on_the_first_nodes(tmp_pa
     assert expect["filter"]["n0"] == {"code": "UnschedulableAndUnresolvable", "reason": "Insufficient cpu"}
     case = load_case(read_file(p).docs[0])
     assert case.expect == expect
+
+
+MARKED = """\
+apiVersion: kspread/v1
+kind: Case
+name: skipped
+skip: the node pool is being redesigned
+version: "1.35"
+nodes: [n1]
+pod: {name: p, unknownField: 1}
+expect: {selected: n1}
+---
+apiVersion: kspread/v1
+kind: Case
+name: known-bad
+xfail: "waits on the MostAllocated change"
+version: "1.35"
+nodes: [n1, n2]
+pod: {name: p}
+expect: {selected: n1}
+---
+apiVersion: kspread/v1
+kind: Case
+name: xpass
+xfail: was broken
+version: "1.35"
+nodes: [n1]
+pod: {name: p}
+expect: {selected: n1}
+---
+apiVersion: kspread/v1
+kind: Case
+name: xfail-typo
+xfail: was broken
+version: "1.35"
+nodes: [n1]
+pod: {name: p, labelz: {}}
+expect: {selected: n1}
+"""
+
+
+def test_skip_and_xfail_under_kspread_run(tmp_path):
+    (tmp_path / "m.yaml").write_text(MARKED, encoding="utf-8")
+    run = _kspread("run", "-q", "m.yaml", cwd=tmp_path)
+    assert run.returncode == 1
+    assert "SKIP skipped (m.yaml:1): skip: the node pool is being redesigned" in run.stdout + run.stderr
+    assert "XFAIL known-bad (m.yaml:10): waits on the MostAllocated change" in run.stdout + run.stderr
+    assert "case 'xpass' passes, but is marked xfail (was broken): remove `xfail`" in run.stdout
+    assert "pod.labelz: unknown field 'labelz'" in run.stdout  # a case that cannot load is no expected failure
+    assert "0 passed, 2 failed, 1 skipped, 1 xfailed" in run.stdout
+
+
+def test_skip_and_xfail_are_pytest_marks(pytester):
+    pytester.makefile(".yaml", m=MARKED)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(failed=2, skipped=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*XPASS(strict)*was broken*", "*skip: the node pool is being redesigned*"])
+
+
+def test_skip_and_xfail_together_are_refused(tmp_path):
+    v = _check(tmp_path, ZONES + "xfail: a\nskip: b\npod: {name: p}\nexpect: {selected: a1}\n")
+    assert "case.yaml:9: skip: give either `skip` or `xfail`, not both" in v.message, v.message

@@ -93,6 +93,9 @@ class Case:
     description: str = ""
     source: str = ""
     tags: list[str] = field(default_factory=list)
+    # kspread's extension: the case is not run (skip) or is expected to fail (xfail), with the reason
+    skip: str | None = None
+    xfail: str | None = None
     # nodes whose `allocatable` is given without `pods` (they allow 0 pods), named in
     # failure reports when that is why nothing fits
     nodes_without_pods: frozenset[str] = frozenset()
@@ -699,6 +702,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     if not incoming and "error" not in expect:
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
+    if "skip" in doc and "xfail" in doc:
+        later = [k for k in doc if k in ("skip", "xfail")][-1]
+        raise CaseError("give either `skip` or `xfail`, not both (a skipped case does not run)", [later])
     profile = _profile(doc, version, base_dir, config, roots)
     _check_extender_refs(doc.get("profile"), nodes)
     _check_expect_refs(expect, nodes, seen_pods)
@@ -714,6 +720,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         description=doc.get("description", ""),
         source=doc.get("source", ""),
         tags=list(doc.get("tags") or []),
+        skip=doc.get("skip"),
+        xfail=doc.get("xfail"),
         nodes_without_pods=frozenset(without_pods),
     )
 

@@ -55,7 +55,7 @@ def _keyword_expression(expr: str):
 def cmd_run(args: argparse.Namespace) -> int:
     from kspread.workflow.report import case_entry, file_entry
 
-    failed = passed = deselected = skipped = 0
+    failed = passed = deselected = skipped = xfailed = 0
     cases = 0
     report: list[dict[str, Any]] = []
     out = _Output(args)
@@ -111,6 +111,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             _update_file(checked, args.update_keys or ())
         for doc, v in checked:
             cases += 1
+            if v.xfail is not None:
+                if not v.passed:
+                    xfailed += 1
+                    out.note(f"XFAIL {doc.name} ({doc.file}:{doc.line}): {v.xfail}")
+                    continue
+                v.passed = False  # strict, as the pytest plugin marks it: an expected failure that passes fails
+                v.message = (f"{doc.file}:{doc.line}: case {doc.name!r} passes, but is marked xfail "
+                             f"({v.xfail}): remove `xfail` once the case is meant to pass")
             failed += not v.passed
             passed += v.passed
             entry = case_entry(doc, v, pictures)
@@ -129,13 +137,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     unknown = [n for n in dict.fromkeys(args.case or []) if n not in names] if not stop else []
     for n in unknown:  # a mistyped name must not quietly run fewer cases
         print(f"kspread: --case {n!r} names no case in {', '.join(args.files)}", file=sys.stderr)
-    if not cases and not failed and not skipped:
+    if not cases and not failed and not skipped and not xfailed:
         if deselected:
             print(f"kspread: no case selected ({deselected} deselected)", file=sys.stderr)
         else:
             print(_no_case(args.files), file=sys.stderr)
         return 1
     summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") \
+        + (f", {xfailed} xfailed" if xfailed else "") \
         + (f", {deselected} deselected" if deselected else "")
     if backend is not None:
         summary += backend.summary()

@@ -311,6 +311,10 @@ class CaseFailure(Exception):
     """A case did not produce what it expects; the message is the whole report."""
 
 
+class CaseNotLoaded(Exception):
+    """A case that could not be loaded: a failure whatever its ``xfail`` expects."""
+
+
 class CaseFile(pytest.File):
     def __init__(self, *, data: bytes | None = None, **kw: Any) -> None:
         super().__init__(**kw)
@@ -344,7 +348,18 @@ class CaseFile(pytest.File):
             item = CaseItem.from_parent(self, name=name, doc=doc, nodeid=f"{self.nodeid}::{name}")
             for tag in _tags(doc):
                 item.add_marker(_tag_mark(self.config, tag))
+            _mark_from_case(item, doc)
             yield item
+
+
+def _mark_from_case(item: pytest.Item, doc: CaseDoc) -> None:
+    """The case's own ``skip`` / ``xfail`` (kspread's extension) as pytest's marks. xfail is
+    strict: a case that passes fails the run. Only a case's failure counts as the expected
+    one (CaseFailure); the case is still loaded, so a case that cannot be fails even so."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    xfail = data.get("xfail")
+    if isinstance(xfail, str) and xfail.strip() and "skip" not in data:
+        item.add_marker(pytest.mark.xfail(reason=xfail, raises=CaseFailure, strict=True))
 
 
 # per session, not per case file: a corpus of 2,000 files would resolve the tested paths
@@ -414,7 +429,7 @@ class BrokenFile(pytest.Item):
         raise CaseFailure(message_reason(text, self.nodeid.split("::", 1)[0], self.error.line or 1) + "\n" + text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
-        if isinstance(excinfo.value, CaseFailure):
+        if isinstance(excinfo.value, (CaseFailure, CaseNotLoaded)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -550,11 +565,13 @@ class CaseItem(pytest.Item):
             message = short_reason(verdict, self.nodeid.split("::", 1)[0], doc.line) + "\n" + verdict.message
             # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
             # its frame must not hold the run (the cluster, every pod) alive for the final gc
+            # a case that did not load is not the failure an xfail mark expects
+            failure = CaseFailure if verdict.case is not None else CaseNotLoaded
             del verdict
-            raise CaseFailure(message)
+            raise failure(message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
-        if isinstance(excinfo.value, CaseFailure):
+        if isinstance(excinfo.value, (CaseFailure, CaseNotLoaded)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
