@@ -382,8 +382,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 if args.json:
                     entries.append({"file": doc.file, "line": doc.line, "name": doc.name, "error": str(e)})
                 continue
+            names = [n.name for n in case.cluster.nodes]
+            unknown = [n for n in args.node or [] if n not in names]
+            if unknown:
+                print(f"{doc.file}:{doc.line}: case {doc.name!r} has no node {unknown[0]!r} (--node)", file=sys.stderr)
+                bad += 1
+                continue
             shown += 1
-            first = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes}) if case.expect else []
+            first = differing_nodes(outcome.diffs, set(names)) if case.expect else []
             if args.json:
                 from kspread.workflow.explain_json import explain_entry
 
@@ -391,10 +397,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 continue
             print(f"case {doc.name} ({doc.file}:{doc.line}, version {case.version})")
             if args.verbose:
-                text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+                text = explain_cycles(outcome.scheduler, cycles, nodes=args.node, header=case.is_sequence)
             else:
-                text = explain_compact(outcome.scheduler, cycles, first=first, header=case.is_sequence,
-                                       width=width - 2)
+                text = explain_compact(outcome.scheduler, cycles, nodes=args.node, first=first,
+                                       header=case.is_sequence, width=width - 2, top=args.top)
             print("  " + text.replace("\n", "\n  "))
             print()
     if shown == 0 and bad == 0:
@@ -465,6 +471,16 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return n
+
+
 def update_keys_arg(text: str) -> tuple[str, ...]:
     """``--update-keys``: expect keys, comma-separated; ``all`` for every key a run reports."""
     from kspread.workflow.runner import EXPECT_KEYS
@@ -533,6 +549,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "score, the preemption (default: one row per node)")
     e.add_argument("--json", action="store_true",
                    help="print a JSON report: each case as run --json gives it, with each cycle explained (cycles)")
+    e.add_argument("--top", metavar="N", type=_positive_int,
+                   help="at most N scored nodes (highest totals) and N other nodes per cycle; the rest are counted")
+    e.add_argument("--node", metavar="NAME", action="append",
+                   help="explain only this node (repeatable)")
     _extender_option(e)
     e.set_defaults(func=cmd_explain)
     sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")
