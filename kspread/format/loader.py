@@ -1093,7 +1093,8 @@ def expectable(doc: CaseDoc, e: CaseError) -> bool:
 
 
 # Top-level fields about the case itself, not the cluster or scheduler it describes.
-_ABOUT_THE_CASE = frozenset(("apiVersion", "kind", "name", "description", "source", "tags", "variants", "expect"))
+_ABOUT_THE_CASE = frozenset(("apiVersion", "kind", "name", "description", "source", "tags", "variants", "expect",
+                             "skip", "xfail"))
 
 
 def error_text(e: CaseError) -> str:

@@ -58,7 +58,7 @@ def _keyword_expression(expr: str):
 def cmd_run(args: argparse.Namespace) -> int:
     from kspread.workflow.report import case_entry, file_entry
 
-    failed = passed = deselected = skipped = 0
+    failed = passed = deselected = skipped = xfailed = 0
     cases = 0
     report: list[dict[str, Any]] = []
     out = _Output(args)
@@ -112,9 +112,18 @@ def cmd_run(args: argparse.Namespace) -> int:
                 stop = True  # -x: the first failure ends the run
                 break
         if args.update:
-            _update_file(checked)
+            _update_file(checked, args.update_keys or ())
         for doc, v in checked:
             cases += 1
+            if v.xfail is not None:
+                if not v.passed:
+                    xfailed += 1
+                    out.note(f"XFAIL {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}): "
+                             f"{safetext.line(v.xfail)}")
+                    continue
+                v.passed = False  # strict, as the pytest plugin marks it: an expected failure that passes fails
+                v.message = (f"{doc.file}:{doc.line}: case {doc.name!r} passes, but is marked xfail "
+                             f"({safetext.line(v.xfail)}): remove `xfail` once the case is meant to pass")
             failed += not v.passed
             passed += v.passed
             entry = case_entry(doc, v, pictures)
@@ -131,13 +140,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     unknown = [n for n in dict.fromkeys(args.case or []) if n not in names] if not stop else []
     for n in unknown:  # a mistyped name must not quietly run fewer cases
         _say(f"kspread: --case {n!r} names no case in {', '.join(args.files)}", sys.stderr)
-    if not cases and not failed and not skipped:
+    if not cases and not failed and not skipped and not xfailed:
         if deselected:
             print(f"kspread: no case selected ({deselected} deselected)", file=sys.stderr)
         else:
             _say(_no_case(args.files), sys.stderr)
         return 1
     summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") \
+        + (f", {xfailed} xfailed" if xfailed else "") \
         + (f", {deselected} deselected" if deselected else "")
     if backend is not None:
         summary += backend.summary()
@@ -280,7 +290,7 @@ class _Output:
             self.console.print(Text(safetext.lines(text), style="bold red" if failed else "bold green"))
 
 
-def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
+def _update_file(checked: list[tuple[Any, Verdict]], keys: tuple[str, ...] = ()) -> None:
     """``--update``: write the updates of one file's cases (the file once). A case
     whose update is written passes; one the update cannot fix fails, saying why."""
     from kspread.workflow.update import UpdateError, apply_file, update_for
@@ -290,7 +300,7 @@ def _update_file(checked: list[tuple[Any, Verdict]]) -> None:
         if v.error is not None and v.outcome is None:
             continue  # did not load (or a duplicate name): never written
         try:
-            upd = update_for(doc, v)
+            upd = update_for(doc, v, keys)
         except UpdateError as e:
             v.passed = False
             v.message = (v.message + "\n\n" if v.message else "") + f"--update could not fix this case: {e}"
@@ -384,8 +394,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 if args.json:
                     entries.append({"file": doc.file, "line": doc.line, "name": doc.name, "error": str(e)})
                 continue
+            names = [n.name for n in case.cluster.nodes]
+            unknown = [n for n in args.node or [] if n not in names]
+            if unknown:
+                print(f"{doc.file}:{doc.line}: case {doc.name!r} has no node {unknown[0]!r} (--node)", file=sys.stderr)
+                bad += 1
+                continue
             shown += 1
-            first = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes}) if case.expect else []
+            first = differing_nodes(outcome.diffs, set(names)) if case.expect else []
             if args.json:
                 from kspread.workflow.explain_json import explain_entry
 
@@ -393,10 +409,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 continue
             print(f"case {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}, version {case.version})")
             if args.verbose:
-                text = explain_cycles(outcome.scheduler, cycles, header=case.is_sequence)
+                text = explain_cycles(outcome.scheduler, cycles, nodes=args.node, header=case.is_sequence)
             else:
-                text = explain_compact(outcome.scheduler, cycles, first=first, header=case.is_sequence,
-                                       width=width - 2)
+                text = explain_compact(outcome.scheduler, cycles, nodes=args.node, first=first,
+                                       header=case.is_sequence, width=width - 2, top=args.top)
             print("  " + safetext.lines(text).replace("\n", "\n  "))
             print()
     if shown == 0 and bad == 0:
@@ -480,6 +496,30 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return n
+
+
+def update_keys_arg(text: str) -> tuple[str, ...]:
+    """``--update-keys``: expect keys, comma-separated; ``all`` for every key a run reports."""
+    from kspread.workflow.runner import EXPECT_KEYS
+
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    if keys == ("all",):
+        return tuple(k for k in EXPECT_KEYS if k != "spread")  # spread needs its topology key: write it by hand
+    unknown = [k for k in keys if k not in EXPECT_KEYS]
+    if unknown or not keys:
+        raise argparse.ArgumentTypeError(f"not an expect key: {', '.join(unknown) or repr(text)} "
+                                         f"(keys: {', '.join(EXPECT_KEYS)}, or all)")
+    return keys
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
     ap.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
@@ -495,6 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--case", action="append", metavar="NAME", help="run only the case of this name (repeatable)")
     r.add_argument("--update", action="store_true",
                    help="rewrite the expect of failing cases (and fill empty ones) with the actual results")
+    r.add_argument("--update-keys", metavar="KEYS", type=update_keys_arg,
+                   help="with --update: also write these expect keys whole (comma-separated, e.g. "
+                        "scores,totals; 'all' for every key); an empty expect then gets only these")
     _extender_option(r)
     r.add_argument("--backend", metavar="PATH",
                    help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "
@@ -531,6 +574,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "score, the preemption (default: one row per node)")
     e.add_argument("--json", action="store_true",
                    help="print a JSON report: each case as run --json gives it, with each cycle explained (cycles)")
+    e.add_argument("--top", metavar="N", type=_positive_int,
+                   help="at most N scored nodes (highest totals) and N other nodes per cycle; the rest are counted")
+    e.add_argument("--node", metavar="NAME", action="append",
+                   help="explain only this node (repeatable)")
     _extender_option(e)
     e.set_defaults(func=cmd_explain)
     sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")

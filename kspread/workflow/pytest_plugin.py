@@ -49,6 +49,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="rewrite the expect of failing cases (and fill empty ones) with the actual results",
     )
     group.addoption(
+        "--kspread-update-keys",
+        metavar="KEYS",
+        help="with --kspread-update: also write these expect keys whole (comma-separated, e.g. scores,totals; "
+        "'all' for every key); an empty expect then gets only these",
+    )
+    group.addoption(
         "--kspread-config",
         metavar="PATH",
         help="a KubeSchedulerConfiguration to run cases that give no profile with (instead of the "
@@ -92,6 +98,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _update_keys(config: pytest.Config) -> tuple[str, ...]:
+    text = config.getoption("kspread_update_keys", None)
+    if not text:
+        return ()
+    from kspread.workflow.cli import update_keys_arg  # only when the option is given: start-up stays light
+
+    try:
+        return update_keys_arg(text)
+    except Exception as e:  # argparse.ArgumentTypeError
+        raise pytest.UsageError(f"--kspread-update-keys: {e}") from None
+
+
 def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
     given = config.getoption("kspread_extender", None) or []
     if not given:
@@ -111,6 +129,7 @@ def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
 def pytest_configure(config: pytest.Config) -> None:
     _extender_urls(config)  # a malformed NAME=URL is a usage error, before any case
     _backend_differences(config)  # likewise a --kspread-backend-differences file that is no mapping
+    _update_keys(config)  # and an --kspread-update-keys naming no expect key
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
@@ -303,6 +322,10 @@ class CaseFailure(Exception):
     """A case did not produce what it expects; the message is the whole report."""
 
 
+class CaseNotLoaded(Exception):
+    """A case that could not be loaded: a failure whatever its ``xfail`` expects."""
+
+
 class CaseFile(pytest.File):
     def __init__(self, *, data: bytes | None = None, **kw: Any) -> None:
         super().__init__(**kw)
@@ -338,7 +361,18 @@ class CaseFile(pytest.File):
             item = CaseItem.from_parent(self, name=name, doc=doc, nodeid=f"{self.nodeid}::{name}")
             for tag in _tags(doc):
                 item.add_marker(_tag_mark(self.config, tag))
+            _mark_from_case(item, doc)
             yield item
+
+
+def _mark_from_case(item: pytest.Item, doc: CaseDoc) -> None:
+    """The case's own ``skip`` / ``xfail`` (kspread's extension) as pytest's marks. xfail is
+    strict: a case that passes fails the run. Only a case's failure counts as the expected
+    one (CaseFailure); the case is still loaded, so a case that cannot be fails even so."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    xfail = data.get("xfail")
+    if isinstance(xfail, str) and xfail.strip() and "skip" not in data:
+        item.add_marker(pytest.mark.xfail(reason=safetext.line(xfail), raises=CaseFailure, strict=True))
 
 
 # per session, not per case file: a corpus of 2,000 files would resolve the tested paths
@@ -408,7 +442,7 @@ class BrokenFile(pytest.Item):
         raise CaseFailure(message_reason(text, _file_id(self), self.error.line or 1) + "\n" + text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
-        if isinstance(excinfo.value, CaseFailure):
+        if isinstance(excinfo.value, (CaseFailure, CaseNotLoaded)):
             return _failure_text(excinfo)
         return super().repr_failure(excinfo)
 
@@ -537,7 +571,7 @@ class CaseItem(pytest.Item):
             from kspread.workflow.update import UpdateError, check_update, update_for
 
             try:
-                upd = update_for(doc, verdict)
+                upd = update_for(doc, verdict, _update_keys(self.config))
                 if upd is not None:
                     self.kspread_update = check_update(upd).to_dict()
                     if hasattr(self, "kspread_entry"):  # the update makes it pass
@@ -553,11 +587,13 @@ class CaseItem(pytest.Item):
             message = short_reason(verdict, _file_id(self), doc.line) + "\n" + verdict.message
             # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
             # its frame must not hold the run (the cluster, every pod) alive for the final gc
+            # a case that did not load is not the failure an xfail mark expects
+            failure = CaseFailure if verdict.case is not None else CaseNotLoaded
             del verdict
-            raise CaseFailure(message)
+            raise failure(message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
-        if isinstance(excinfo.value, CaseFailure):
+        if isinstance(excinfo.value, (CaseFailure, CaseNotLoaded)):
             return _failure_text(excinfo)
         return super().repr_failure(excinfo)
 
