@@ -441,3 +441,22 @@ def test_an_allowed_host_goes_through_the_proxy_the_environment_names(tmp_path, 
     monkeypatch.setenv("NO_PROXY", "0.0.0.0")
     assert not run_loaded(load(tmp_path, case_body(url), access)).diffs
     assert direct.paths == ["/ext/filter"] and len(proxy.paths) == 1
+
+
+def test_answers_decode_as_go_decodes_them(tmp_path, server, capsys):
+    """NaN is not JSON; bytes that are not UTF-8 and lone surrogates become U+FFFD (so a
+    report can still be written)."""
+    s = server(lambda verb, body: (200, b'{"NodeNames": null, "Nodes": {"items": []}, "X": NaN}', 0.0))
+    out = run_loaded(load(tmp_path, _errors_case(s.url, "true")), keep_all=True)
+    assert out.cycles[-1].extender_calls[0].error == "invalid character 'N' looking for beginning of value"
+    nodes = b'{"items": [{"metadata": {"name": "n1"}}]}'
+    s2 = server(lambda verb, body: (200, b'{"Nodes": ' + nodes + b', "FailedNodes": {"n2": "bad \\ud800 \xff"}}',
+                                    0.0))
+    out = run_loaded(load(tmp_path, _errors_case(s2.url, "false")), keep_all=True)
+    assert out.actual["filter"]["n2"] == {"code": "Unschedulable", "reason": "bad \ufffd \ufffd"}
+    s3 = server(lambda verb, body: (200, b'{"Error": "lone \\udfff"}', 0.0))
+    p = write_case(tmp_path, _errors_case(s3.url, "false"))
+    md = tmp_path / "r.md"
+    assert cli_main(["run", str(p), "--markdown", str(md)]) == 1
+    assert "lone \ufffd (extender ext at" in md.read_text(encoding="utf-8")
+    capsys.readouterr()

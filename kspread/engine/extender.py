@@ -141,9 +141,14 @@ class ExtenderCall:
         return text + (" [kspread's own call for `feasible`]" if self.for_feasible else "")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clip(text: str, limit: int = MAX_ECHO) -> str:
     """An extender's text as kspread echoes it: at most ``limit`` characters, then how
-    many more there were."""
+    many more there were; a lone surrogate (a JSON escape such as \\ud800) is U+FFFD, as
+    Go decodes it, so the text can be written as UTF-8."""
+    text = _SURROGATE.sub("\ufffd", text)
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... [{len(text) - limit} more characters]"
@@ -574,26 +579,35 @@ def is_loopback(host: str) -> bool:
 
 
 def _loads(data: bytes) -> Any:
-    """The answer decoded as Go's encoding/json decodes it: a syntax error, or nesting
-    deeper than 10000 ("exceeded max depth"), is an error."""
+    """The answer decoded as Go's encoding/json decodes it: bytes that are not UTF-8 become
+    U+FFFD; NaN and Infinity are not JSON; a syntax error, or nesting deeper than 10000
+    ("exceeded max depth"), is an error."""
+    text = data.decode("utf-8", errors="replace")
     try:
-        return json.loads(data)
+        return json.loads(text, parse_constant=_not_json)
     except RecursionError:
         pass  # Python's recursion bound (about 1000 levels) is below Go's
-    except (ValueError, UnicodeDecodeError) as e:
-        raise _DecodeError(_json_error(data, e)) from None
+    except ValueError as e:
+        raise _DecodeError(_json_error(text, e)) from None
     if _depth(data) > GO_MAX_JSON_DEPTH:
         raise _DecodeError("exceeded max depth")
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(old + GO_MAX_JSON_DEPTH + 100)
     try:
-        return json.loads(data)
+        return json.loads(text, parse_constant=_not_json)
     except RecursionError:
         raise _DecodeError("exceeded max depth (kspread's decoder ran out of stack)") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise _DecodeError(_json_error(data, e)) from None
+    except ValueError as e:
+        raise _DecodeError(_json_error(text, e)) from None
     finally:
         sys.setrecursionlimit(old)
+
+
+def _not_json(constant: str) -> Any:
+    """NaN, Infinity, -Infinity: Python's json reads them, Go's refuses them."""
+    if constant.startswith("-"):
+        raise _DecodeError(f"invalid character {constant[1]!r} in numeric literal")
+    raise _DecodeError(f"invalid character {constant[0]!r} looking for beginning of value")
 
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -608,7 +622,7 @@ def _depth(data: bytes) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
-def _json_error(data: bytes, e: Exception) -> str:
+def _json_error(data: str, e: Exception) -> str:
     """A JSON syntax error as Go's decoder words the common ones."""
     text = data.lstrip()
     if not text:
