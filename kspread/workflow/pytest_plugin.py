@@ -109,14 +109,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+_EXTENDER_INI = pytest.StashKey[dict[str, list[str]]]()
+
+
+def _extender_ini(config: pytest.Config) -> dict[str, list[str]]:
+    """The ini keys kspread_extender_env and kspread_allow_extender_hosts, read once per
+    session: the lists pytest keeps, which ``config.addinivalue_line`` (a conftest) extends."""
+    ini = config.stash.get(_EXTENDER_INI, None)
+    if ini is None:
+        ini = {key: config.getini(key) for key in ("kspread_extender_env", "kspread_allow_extender_hosts")}
+        config.stash[_EXTENDER_INI] = ini
+    return ini
+
+
 def _extender_access(config: pytest.Config) -> Any:
     """The ExtenderAccess the options and ini keys give (a usage error for a malformed one);
     read at each file collected, so a conftest may add to the ini keys
     (``config.addinivalue_line("kspread_extender_env", NAME)``). None when nothing is given
     (loopback only, no variable)."""
     flags = ("kspread_extender", "kspread_extender_env", "kspread_allow_extender_host")
-    if not any(config.getoption(f, None) for f in flags) and not config.getini("kspread_extender_env") \
-            and not config.getini("kspread_allow_extender_hosts"):
+    ini = _extender_ini(config)
+    if not any(config.getoption(f, None) for f in flags) and not any(ini.values()):
         return None
     from kspread.format.extenders import ExtenderAccess  # only when something is given: start-up stays light
     from kspread.workflow.access import extender_env_name, extender_host, extender_url
@@ -130,11 +143,11 @@ def _extender_access(config: pytest.Config) -> Any:
         urls[name] = url
     env: list[str] = []
     hosts: list[str] = []
-    for flag, ini, check, into in (
+    for flag, key, check, into in (
             ("--kspread-extender-env", "kspread_extender_env", extender_env_name, env),
             ("--kspread-allow-extender-host", "kspread_allow_extender_hosts", extender_host, hosts)):
         given = [(flag, t) for t in config.getoption(flag.lstrip("-").replace("-", "_"), None) or []]
-        for where, text in [*given, *((f"ini key {ini}", t) for t in config.getini(ini) or [])]:
+        for where, text in [*given, *((f"ini key {key}", t) for t in ini[key])]:
             try:
                 into.append(check(text.strip()))
             except Exception as e:  # argparse.ArgumentTypeError
