@@ -241,10 +241,12 @@ def test_errors_show_the_url_as_written_in_every_report(tmp_path, monkeypatch, c
         assert SECRET not in text and str(port) not in text, where
     assert "::error file=" in out.out and SECRET not in out.out
     assert "Post &quot;${" in html.read_text() or "Post \"${" in html.read_text()
-    # explain, JSON too
-    rc = cli_main(["explain", str(p), "--extender-env", SECRET_VAR, "--json"])
-    text = capsys.readouterr()
-    assert SECRET not in text.out + text.err and str(port) not in text.out + text.err
+    # run's and explain's JSON too
+    for args in (["run", str(p), "--json"], ["explain", str(p), "--json"], ["explain", str(p), "-v"]):
+        cli_main([*args, "--extender-env", SECRET_VAR])
+        text = capsys.readouterr()
+        assert f"${{{SECRET_VAR}}}/filter" in text.out + text.err, args
+        assert SECRET not in text.out + text.err and str(port) not in text.out + text.err, args
 
 
 def test_the_url_given_on_the_command_line_is_shown_as_given(tmp_path):
@@ -460,3 +462,17 @@ def test_answers_decode_as_go_decodes_them(tmp_path, server, capsys):
     assert cli_main(["run", str(p), "--markdown", str(md)]) == 1
     assert "lone \ufffd (extender ext at" in md.read_text(encoding="utf-8")
     capsys.readouterr()
+
+
+def test_pytest_shows_the_url_as_written(pytester, monkeypatch):
+    port = free_port()
+    monkeypatch.setenv(SECRET_VAR, f"http://127.0.0.1:{port}/{SECRET}")
+    (pytester.path / "case.yaml").write_text("apiVersion: kspread/v1\nkind: Case\n"
+                                             + case_body(f"${{{SECRET_VAR}}}").replace("\n        ", "\n").lstrip())
+    res = pytester.runpytest("case.yaml", f"--kspread-extender-env={SECRET_VAR}", "--kspread-markdown=r.md",
+                             "--kspread-html=r.html")
+    res.assert_outcomes(failed=1)
+    text = res.stdout.str() + res.stderr.str()
+    assert f'Post "${{{SECRET_VAR}}}/filter": dial tcp: connect: connection refused' in text
+    for out in (text, (pytester.path / "r.md").read_text(), (pytester.path / "r.html").read_text()):
+        assert SECRET not in out and str(port) not in out
