@@ -540,6 +540,10 @@ def tls_files(tmp_path):
     (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
     _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
              "-out", "server.crt", "-days", "1", "-extfile", "san.ext", cwd=d)
+    # a certificate for a name only (tlsConfig.serverName)
+    (d / "named.ext").write_text("subjectAltName=DNS:ext.kspread.test\n")
+    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", "named.crt", "-days", "1", "-extfile", "named.ext", cwd=d)
     return d
 
 
@@ -571,6 +575,32 @@ def test_https_with_a_test_certificate_authority(tmp_path, server, tls_files):
     assert out.actual["schedulingError"].startswith(
         f'Post "{s.url}/filter": tls: failed to verify certificate: unable to get local issuer certificate')
     assert len(s.requests) == 2
+
+
+def test_server_name_is_what_the_certificate_is_checked_against(tmp_path, server, tls_files):
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tls_files / "named.crt", tls_files / "server.key")
+    s = server(keep_all, tls=ctx)
+
+    def case(tls: str) -> str:
+        return f"""
+            version: "1.30"
+            profile:
+              filter: [NodeUnschedulable]
+              extenders:
+              - {{name: ext, urlPrefix: '{s.url}', filterVerb: filter, tlsConfig: {{caFile: pki/ca.crt{tls}}}}}
+            nodes: [n1]
+            pod: {{name: p}}
+            expect: {{selected: n1}}
+            """
+
+    out = run(tmp_path, case(""))
+    assert out.actual["schedulingError"].startswith(
+        f'Post "{s.url}/filter": tls: failed to verify certificate: IP address mismatch')
+    assert "schedulingError" not in run(tmp_path, case(", serverName: ext.kspread.test")).actual
+    assert len(s.requests) == 1
 
 
 # ---- configuration, validation, URL overrides ----------------------------------------------

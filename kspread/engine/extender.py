@@ -442,7 +442,7 @@ class HTTPExtender:
             raise _DecodeError(f"extender TLS configuration: {clip(str(e))}") from None
         limit = max(MAX_RESPONSE_BYTES, 2 * len(body))
         timeout = min(self.cfg.http_timeout, _LONGEST_WAIT)
-        ex = _Exchange(url, body, ctx, timeout, limit)
+        ex = _Exchange(url, body, ctx, timeout, limit, (self.cfg.tls or TLSConfig()).server_name)
         worker = threading.Thread(target=ex.run, name=f"kspread-extender-{self.name[:40]}", daemon=True)
         worker.start()
         worker.join(timeout)
@@ -473,8 +473,10 @@ class _Exchange:
     did not write), a proxy only as the environment names one (HTTP_PROXY, HTTPS_PROXY,
     NO_PROXY, never for loopback, as Go's ProxyFromEnvironment)."""
 
-    def __init__(self, url: str, body: bytes, ctx: ssl.SSLContext | None, timeout: float, limit: int) -> None:
+    def __init__(self, url: str, body: bytes, ctx: ssl.SSLContext | None, timeout: float, limit: int,
+                 server_name: str = "") -> None:
         self.url, self.body, self.ctx, self.timeout, self.limit = url, body, ctx, timeout, limit
+        self.server_name = server_name
         self.conn: http.client.HTTPConnection | None = None
         self.phase = "headers"
         self.status = 0
@@ -503,8 +505,9 @@ class _Exchange:
         proxy = None if is_loopback(host) else _proxy_for(parts.scheme.lower(), host)
         conn: http.client.HTTPConnection
         if https:
-            conn = http.client.HTTPSConnection(*(proxy[:2] if proxy else (host, port)), timeout=self.timeout,
-                                               context=self.ctx)
+            conn = _HTTPSConnection(*(proxy[:2] if proxy else (host, port)), timeout=self.timeout,
+                                    context=self.ctx)
+            conn.server_name = self.server_name
             if proxy:
                 conn.set_tunnel(host, port, headers=proxy[2])
         else:
@@ -544,6 +547,19 @@ class _Exchange:
         if sock is not None:
             with contextlib.suppress(OSError):
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    """With tlsConfig.serverName, the name the server's certificate is checked against and
+    sent as SNI (tls.Config.ServerName), instead of the URL's host."""
+
+    server_name = ""
+
+    def connect(self) -> None:
+        http.client.HTTPConnection.connect(self)  # TCP, and the proxy's tunnel if any
+        ctx: ssl.SSLContext = getattr(self, "_context")  # noqa: B009 - set by HTTPSConnection
+        tunnel: str | None = getattr(self, "_tunnel_host", None)
+        self.sock = ctx.wrap_socket(self.sock, server_hostname=self.server_name or tunnel or self.host)
 
 
 def _proxy_for(scheme: str, host: str) -> tuple[str, int, dict[str, str]] | None:
