@@ -1002,14 +1002,14 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
         from kspread.format.config import case_config_path, load_config
 
         path = case_config_path(raw["config"], base_dir, roots)
-        prof = load_config(path, version, raw.get("schedulerName"))
+        prof = load_config(path, version, raw.get("schedulerName"), roots=roots)
         if raw.get("extenders"):
-            _case_extenders(prof, raw["extenders"], version, base_dir)
+            _case_extenders(prof, raw["extenders"], version, base_dir, roots)
         return prof
     prof = profile_from_case(raw, version)
     _check_out_of_tree(prof, version)
     if raw.get("extenders"):
-        _case_extenders(prof, raw["extenders"], version, base_dir)
+        _case_extenders(prof, raw["extenders"], version, base_dir, roots)
     # plugin arguments decoded strictly, defaulted and validated for the version
     prof.plugin_args = decode_profile_args(prof.plugin_config, version, ("profile", "pluginConfig"),
                                            check_shape=check_args_shape)
@@ -1084,7 +1084,8 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
     return max(0, healthy - desired)
 
 
-def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None) -> None:
+def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None,
+                    roots: Sequence[str] | None) -> None:
     """``profile.extenders``: static ones (``filter`` / ``prioritize``) and HTTP ones
     (``urlPrefix`` and upstream's other Extender fields), in the order written, validated
     together as upstream validates a configuration's extenders."""
@@ -1115,7 +1116,8 @@ def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str |
             if k in raw:
                 raise CaseError(f"extender {ext.name!r} is an HTTP extender (urlPrefix): its results come from the "
                                 f"extender, not from `{k}`", (*path, k))
-        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1)
+        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1,
+                                   roots=roots)
         http.append((e, managed))
         out.append(e)
     if prof.config_file:
