@@ -81,6 +81,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="let a case's extenders be called on HOST (any port, or PORT) besides loopback (repeatable; also the "
         "ini key kspread_allow_extender_hosts)",
     )
+    group.addoption(
+        "--kspread-extender-max-timeout",
+        metavar="SECONDS",
+        help="the longest httpTimeout a case's extender may set (default 60): a call holds the run that long at most",
+    )
     parser.addini("kspread_extender_env", "environment variables an extender's urlPrefix may read (one a line)",
                   type="linelist", default=[])
     parser.addini("kspread_allow_extender_hosts", "HOST or HOST:PORT a case's extenders may be called on besides "
@@ -146,12 +151,12 @@ def _extender_access(config: pytest.Config) -> Any:
     read at each file collected, so a conftest may add to the ini keys
     (``config.addinivalue_line("kspread_extender_env", NAME)``). None when nothing is given
     (loopback only, no variable)."""
-    flags = ("kspread_extender", "kspread_extender_env", "kspread_allow_extender_host")
+    flags = ("kspread_extender", "kspread_extender_env", "kspread_allow_extender_host", "kspread_extender_max_timeout")
     ini = _extender_ini(config)
     if not any(config.getoption(f, None) for f in flags) and not any(ini.values()):
         return None
-    from kspread.format.extenders import ExtenderAccess  # only when something is given: start-up stays light
-    from kspread.workflow.access import extender_env_name, extender_host, extender_url
+    from kspread.format.extenders import DEFAULT_MAX_TIMEOUT, ExtenderAccess  # only when something is given
+    from kspread.workflow.access import extender_env_name, extender_host, extender_max_timeout, extender_url
 
     urls = {}
     for text in config.getoption("kspread_extender", None) or []:
@@ -171,7 +176,13 @@ def _extender_access(config: pytest.Config) -> Any:
                 into.append(check(text.strip()))
             except Exception as e:  # argparse.ArgumentTypeError
                 raise pytest.UsageError(f"{where}: {e}") from None
-    return ExtenderAccess(urls=urls, env=frozenset(env), hosts=tuple(hosts))
+    most = DEFAULT_MAX_TIMEOUT
+    if config.getoption("kspread_extender_max_timeout", None) is not None:
+        try:
+            most = extender_max_timeout(config.getoption("kspread_extender_max_timeout"))
+        except Exception as e:  # argparse.ArgumentTypeError
+            raise pytest.UsageError(f"--kspread-extender-max-timeout: {e}") from None
+    return ExtenderAccess(urls=urls, env=frozenset(env), hosts=tuple(hosts), max_timeout=most)
 
 
 def pytest_configure(config: pytest.Config) -> None:
