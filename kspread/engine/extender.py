@@ -86,6 +86,9 @@ class HTTPConfig:
     node_cache_capable: bool = False
     managed_resources: tuple[str, ...] = ()
     ignorable: bool = False
+    # the managed resources written with ignoredByScheduler (the profile's NodeResourcesFit
+    # ignores them; kept as written for a backend, which is given the extender whole)
+    ignored_by_scheduler: tuple[str, ...] = ()
 
 
 @dataclass
