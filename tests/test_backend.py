@@ -1053,10 +1053,9 @@ def test_pytest_reports_a_bad_backend_once(pytester):
                                       + CASE.lstrip("\n").replace("two-nodes", f"c{i}")})
     result = pytester.runpytest("--kspread-backend=/bin/true")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert result.stderr.lines == [("ERROR: --kspread-backend: backend /bin/true: --info did not print the "
-                                    "backend's JSON (exit 0): (no output)"), ""] or result.stderr.lines == [
-        ("ERROR: --kspread-backend: backend /bin/true: --info did not print the backend's JSON (exit 0): "
-         "(no output)")]
+    # one error for the session (it was a traceback per case: 7,116 lines for 11 cases)
+    assert [line for line in result.stderr.lines if line] == [
+        "ERROR: --kspread-backend: backend /bin/true: --info did not print the backend's JSON (exit 0): (no output)"]
     assert "Traceback" not in result.stdout.str()
 
 
