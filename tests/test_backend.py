@@ -1183,3 +1183,13 @@ expect: {feasible: [n1], filter: {n2: UnschedulableAndUnresolvable}}
     out = capsys.readouterr().out
     assert ("    n2: {code: UnschedulableAndUnresolvable, reason: 'node(s) didn''t satisfy plugin(s) "
             "[NodeAffinity]'}\n") in out, out
+
+
+def test_plugin_names_a_backend_registers_are_printed_escaped(tmp_path, capsys):
+    # --info is the backend's text: a terminal escape in a plugin name is shown, not sent
+    fake = _fake_backend(tmp_path, "v1.35.4", ("Pod\x1b[2JState",))
+    open_backend.cache_clear()
+    path = write_case(tmp_path, OOT)
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "(it registers: Pod\\x1b[2JState)" in out, out

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import ipaddress
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from kspread.engine import apiobjects as api
+from kspread.engine.extender import _loopback
 from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
@@ -83,14 +83,14 @@ class Backend:
         missing = [n for n in case.profile.out_of_tree if n not in self.out_of_tree]
         if missing:
             return (f"the backend {self.path} does not register out-of-tree plugin(s) {', '.join(missing)} "
-                    f"(it registers: {', '.join(self.out_of_tree) or 'none'})"
-                    + "".join(did_you_mean(n, self.out_of_tree) for n in missing))
+                    f"(it registers: {_text(', '.join(self.out_of_tree), 2000) or 'none'})"
+                    + _text("".join(did_you_mean(n, self.out_of_tree) for n in missing), 2000))
         for e in case.profile.extenders:
             if e.http is None:
                 return (f"the profile's extender {e.name!r} is kspread's in-process one (filter / prioritize "
                         "written in the case), which a backend's scheduler cannot call")
             host = urllib.parse.urlsplit(e.http.url_prefix).hostname or ""
-            if not _loopback(host):
+            if not _loopback(e.http.url_prefix):  # the extender module's test (127.0.0.0/8, ::1, localhost)
                 return (f"the profile's extender {_text(e.name, 200)!r} is at {_text(host, 200)!r}, not a loopback "
                         "address: a backend calls extenders on this machine only (127.0.0.1, ::1, localhost)")
         unsent = [f"{q.key} ({', '.join(q.unmodelled[:3])})" for q in (*case.cluster.pods, *case.incoming)
@@ -110,15 +110,6 @@ class Backend:
             return (f"the case has pending pods in `pods` ({', '.join(pending[:3])}{', ...' if len(pending) > 3 else ''}), "
                     "which a backend's scheduler would schedule rather than hold as waiting")
         return None
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _text(raw: str, limit: int) -> str:
