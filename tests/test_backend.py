@@ -948,6 +948,7 @@ _CYCLE_OK = {"pod": "web", "filter": {"n1": {"code": "Success"}, "n2": {"code": 
     ("print('{\"cycles\": [')", ("the answer is not JSON (Expecting value: line 2 column 1 (char 13); exit 0): "
                                 "(no output)")),
     ("print('[]')", "the answer is not a backend's: a list, not an object"),
+    ("print('[' * 100000 + ']' * 100000)", "the answer is not JSON (nested too deeply; exit 0): (no output)"),
     (f"print(json.dumps({{'cycles': [{ {k: v for k, v in _CYCLE_OK.items() if k != 'totals'}!r}]}}))",
      "the answer is not a backend's: cycles[0]: no key 'totals'"),
     (f"print(json.dumps({{'cycles': [{ {**_CYCLE_OK, 'totals': {'n1': '1'}}!r}]}}))",

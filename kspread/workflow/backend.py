@@ -245,7 +245,7 @@ def open_backend(path: str) -> Backend:
     ran = _run(path, ["--info"], b"", _INFO_TIMEOUT_S, _INFO_MAX_BYTES, "--info")
     try:
         info = json.loads(ran.out.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         said = _failure(ran) if not ran.out.strip() else _text(ran.out.decode("utf-8", "replace").strip(), 300)
         raise BackendError(f"backend {path}: --info did not print the backend's JSON (exit {ran.code}"
                            f"{'; not UTF-8' if isinstance(e, UnicodeDecodeError) else ''}): "
@@ -563,8 +563,9 @@ def call_backend(backend: Backend, case: Case) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise BackendError(f"backend {backend.path}: {what}: the answer is not UTF-8 (byte {ran.out[e.start]:#04x} "
                            f"at offset {e.start})") from None
-    except ValueError as e:
-        raise BackendError(f"backend {backend.path}: {what}: the answer is not JSON ({e}; exit {ran.code}): "
+    except (ValueError, RecursionError) as e:
+        why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
+        raise BackendError(f"backend {backend.path}: {what}: the answer is not JSON ({why}; exit {ran.code}): "
                            f"{_failure(ran)}") from None
     problem = _problem(out, _ANSWER, "") or _unknown_nodes(out, {n.name for n in case.cluster.nodes})
     if problem is not None:
