@@ -340,6 +340,7 @@ def http_extender(raw: Mapping[str, Any], path: PathT, *, name: str | None, base
         node_cache_capable=_bool(raw, "nodeCacheCapable", path, err),
         managed_resources=tuple(n for n, _ in managed),
         ignorable=_bool(raw, "ignorable", path, err),
+        ignored_by_scheduler=tuple(n for n, ign in managed if ign),
     )
     return Extender(name=ext_name, weight=weight, http=cfg, path=tuple(path), file=file), managed
 

@@ -189,6 +189,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _extender_access(config)  # a malformed NAME=URL, NAME or HOST is a usage error, before any case
     _backend_differences(config)  # likewise a --kspread-backend-differences file that is no mapping
     _update_keys(config)  # and an --kspread-update-keys naming no expect key
+    _open_backend(config)  # and a --kspread-backend that is no backend: one error, not one per case
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
@@ -550,19 +551,29 @@ def _backend_differences(config: pytest.Config) -> dict[str, str]:
     return known
 
 
-def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
-    """``--kspread-backend``: the case's verdict through the backend; a case that does not
-    apply there is skipped with the reason."""
-    from kspread.workflow.backend import BackendError, BackendRun
-
+def _open_backend(config: pytest.Config):
+    """``--kspread-backend PATH``: the backend, asked for its ``--info`` once; a usage error
+    when it is none."""
     run = getattr(config, "_kspread_backend_run", None)
-    if run is None:
+    path = config.getoption("kspread_backend", None)
+    if run is None and path:
+        from kspread.workflow.backend import BackendRun
+
         try:
             run = BackendRun.start(path, False, lambda text: None)
         except SystemExit as e:
             # the backend's own words (its --info output): printed as any other text
             raise pytest.UsageError(safetext.lines(str(e).replace("kspread run:", "--kspread-backend:", 1))) from None
         config._kspread_backend_run = run  # type: ignore[attr-defined]
+    return run
+
+
+def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
+    """``--kspread-backend``: the case's verdict through the backend; a case that does not
+    apply there is skipped with the reason."""
+    from kspread.workflow.backend import BackendError
+
+    run = _open_backend(config)
     known = _backend_differences(config)
     if doc.name in known:
         item.add_marker(pytest.mark.xfail(reason=safetext.line(f"a known difference of the backend: {known[doc.name]}"),
