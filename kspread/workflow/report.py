@@ -57,7 +57,10 @@ REPORTED_KEYS = (*EXPECT_KEYS, "attempts", "ties", "schedulingError", "verdict")
 def actual_entry(actual: dict[str, Any]) -> dict[str, Any]:
     """The ``actual`` of an entry: the results in the shape of ``expect`` and what kspread
     reports beside them (``attempts``, ``ties``, ``schedulingError``, ``verdict``)."""
-    return {k: actual[k] for k in REPORTED_KEYS if k in actual}
+    out = {k: actual[k] for k in REPORTED_KEYS if k in actual}
+    if "ties" in out:  # (plain mappings: the runner's carry the scheduler for every node)
+        out["ties"] = {p: dict(t) for p, t in out["ties"].items()}
+    return out
 
 
 def case_entry(doc: Any, v: Verdict, pictures: bool = False, all_ties: bool = False) -> dict[str, Any]:
