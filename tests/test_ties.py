@@ -126,3 +126,17 @@ def test_reports_name_the_first_tied_nodes_and_their_count_all_on_request(tmp_pa
     res = subprocess.run([sys.executable, "-m", "kspread", "run", str(p)], capture_output=True, text=True)
     assert ("placed by a tie, the first tied node in node order taken (upstream picks any): a from "
             + ", ".join(nodes[:10]) + " and 15 more)") in res.stdout
+
+
+def test_a_golden_update_writes_every_node_of_a_long_tie(tmp_path):
+    """Issue 31: reports name a tie's first 10 nodes; the expectation an update writes for
+    a tied placement is still the whole tied set (the pod ends on one of them)."""
+    import yaml
+
+    nodes = [f"n{i:02d}" for i in range(25)]
+    p = tmp_path / "c.yaml"
+    p.write_text(HEADER + "name: t\nversion: \"1.35\"\nprofile: {filter: [NodeResourcesFit], score: [NodeResourcesFit]}\n"
+                 f"nodes: [{', '.join(nodes)}]\nschedule: [{{name: a}}]\nexpect: {{}}\n")
+    res = subprocess.run([sys.executable, "-m", "kspread", "run", "--update", str(p)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert yaml.safe_load(p.read_text())["expect"] == {"placements": {"a": nodes}}
