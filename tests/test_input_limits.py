@@ -127,3 +127,72 @@ def test_an_error_shows_a_huge_value_by_its_size_and_cuts_a_long_message():
     assert short_repr("x" * 10**6) == repr("x" * 77)[:77] + "..."
     e = CaseError("m" * 3000, ["a"], value=10**5000)
     assert str(e) == "a: " + "m" * 2000 + "... (1,000 more characters left out) (got <an integer of about 5,000 digits>)"
+
+
+# ---- sizes after expansion ---------------------------------------------------------------
+
+import kspread.format.limits as limits  # noqa: E402
+
+
+def test_fifty_entries_of_a_million_replicas_are_refused_before_expansion(tmp_path):
+    pods = "".join(f"- {{name: p{i}, replicas: 1000000}}\n" for i in range(50))
+    p = write(tmp_path, HEAD + "nodes: [n1]\npods:\n" + pods + TAIL)
+    start = time.process_time()
+    assert load_error(p) == (f'{p}:7: pods[0].replicas: too large: with this entry the case has 1,000,000 existing '
+                             'pods, more than kspread\'s limit of 300,000 (README, "Limits")')
+    assert time.process_time() - start < 2
+
+
+def test_zones_naming_fifty_thousand_nodes_are_refused_before_validation(tmp_path):
+    zones = "".join(f"  z{z}:\n" + "".join(f"  - n{z}-{i}\n" for i in range(10_000)) for z in range(5))
+    p = write(tmp_path, HEAD + "zones:\n" + zones + "pod: {name: new}\nexpect: {unschedulable: false}\n")
+    start = time.process_time()
+    # the 20,001st node: the first of z2
+    assert load_error(p) == (f'{p}:{5 + 1 + 2 * 10_001 + 1}: zones.z2[0]: too large: with this entry the case has '
+                             '20,001 nodes, more than kspread\'s limit of 20,000 (README, "Limits")')
+    assert time.process_time() - start < 3
+
+
+@pytest.fixture
+def small_limits(monkeypatch):
+    monkeypatch.setattr(limits, "MAX_NODES", 3)
+    monkeypatch.setattr(limits, "MAX_PODS", 5)
+    monkeypatch.setattr(limits, "MAX_INCOMING", 4)
+
+
+def test_limits_count_every_source_up_to_the_limit(tmp_path, small_limits):
+    node = "{apiVersion: v1, kind: Node, metadata: {name: n3}}"
+    pod = "{apiVersion: v1, kind: Pod, metadata: {name: o}, spec: {nodeName: n1, containers: [{name: c}]}}"
+    at_limit = HEAD + (f"nodes: [n1, n2]\nobjects:\n- {node}\n- {pod}\npods:\n- {{name: a, node: n1, replicas: 3}}\n"
+                       "- {name: b, node: n2}\nschedule:\n- {name: s, replicas: 3}\n- {name: t}\n"
+                       "expect: {placements: {t: n3}}\n")
+    res = read_file(write(tmp_path, at_limit))
+    case = load_case(res.docs[0])
+    assert (len(case.cluster.nodes), len(case.cluster.pods), len(case.incoming)) == (3, 5, 4)
+
+
+@pytest.mark.parametrize("body, line, field, what", [
+    ("nodes: [n1, n2, n3, n4]\npod: {name: new}\n", 5, "nodes[3]", "4 nodes, more than kspread's limit of 3"),
+    ("nodes: [n1, n2, n3]\nobjects:\n- {apiVersion: v1, kind: Node, metadata: {name: n4}}\npod: {name: new}\n",
+     7, "objects[0]", "4 nodes, more than kspread's limit of 3"),
+    ("zones: {a: [n1, n2], b: [n3, n4]}\npod: {name: new}\n", 5, "zones.b[1]",
+     "4 nodes, more than kspread's limit of 3"),
+    ("nodes: [n1]\npods:\n- {name: a, node: n1}\n- {name: b, node: n1, replicas: 5}\npod: {name: new}\n", 8,
+     "pods[1].replicas", "6 existing pods, more than kspread's limit of 5"),
+    (("nodes: [n1]\npods:\n- {name: a, node: n1, replicas: 5}\nobjects:\n"
+      "- {apiVersion: v1, kind: Pod, metadata: {name: o}, spec: {containers: [{name: c}]}}\npod: {name: new}\n"),
+     9, "objects[0]", "6 existing pods, more than kspread's limit of 5"),
+    ("nodes: [n1]\nschedule:\n- {name: a}\n- {name: b, replicas: 4}\n", 8, "schedule[1].replicas",
+     "5 incoming pods, more than kspread's limit of 4"),
+])
+def test_the_entry_that_passes_a_limit_is_named(tmp_path, small_limits, body, line, field, what):
+    p = write(tmp_path, HEAD + body + "expect: {unschedulable: false}\n")
+    assert load_error(p) == f'{p}:{line}: {field}: too large: with this entry the case has {what} (README, "Limits")'
+
+
+def test_a_limit_is_no_error_an_expect_error_may_meet(tmp_path, small_limits):
+    from kspread.workflow.runner import check
+
+    p = write(tmp_path, HEAD + "nodes: [n1, n2, n3, n4]\npod: {name: new}\nexpect: {error: too large}\n")
+    v = check(read_file(p).docs[0])
+    assert not v.passed

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kspread.errors import CaseError
+
 # Integers of more digits than this are refused wherever they are: every integer a case
 # holds fits in 64 bits (19 digits), and Python converts no more than 4,300 digits to or
 # from text.
@@ -49,3 +51,67 @@ def huge_int_at(data: Any) -> tuple[list, int] | None:
         elif isinstance(x, list):
             stack += [(v, [*at, i]) for i, v in reversed(list(enumerate(x)))]
     return None
+
+
+# The most a case may hold once its shorthand is expanded (``replicas``, ``zones``).
+# Upstream's documented scale is 5,000 nodes and 150,000 pods; a sequence of 100,000
+# pods is long. Each limit is a multiple of that, checked before anything is built.
+MAX_NODES = 20_000
+MAX_PODS = 300_000  # existing pods: ``pods`` (replicas counted) and Pod manifests of ``objects``
+MAX_INCOMING = 200_000  # incoming pods: ``schedule`` entries, replicas counted
+
+
+def _too_many(what: str, total: int, limit: int, path: list) -> CaseError:
+    e = CaseError(f"too large: with this entry the case has {total:,} {what}, more than kspread's limit of "
+                  f"{limit:,} (README, \"Limits\")", path)
+    e.format_error = True  # kspread's limit, not the scheduler's: no expect.error meets it
+    return e
+
+
+def _count(n: Any) -> int:
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
+
+
+def check_sizes(doc: Mapping[str, Any]) -> None:
+    """Refuse a case whose nodes, existing pods or incoming pods, expanded, would pass
+    MAX_NODES, MAX_PODS or MAX_INCOMING, at the entry that passes it: one pass over the
+    lists as written (``replicas`` summed, not expanded), before anything is built."""
+    objects = doc.get("objects")
+    objects = objects if isinstance(objects, list) else []
+    kinds = [o.get("kind") if isinstance(o, Mapping) else None for o in objects]
+    nodes = doc.get("nodes")
+    nodes = nodes if isinstance(nodes, list) else []
+    if nodes or "Node" in kinds:
+        _running(nodes, ["nodes"], "nodes", MAX_NODES, lambda _: 1, kinds, "Node")
+    else:  # the nodes are those `zones` names
+        zones = doc.get("zones")
+        total = 0
+        for zone, members in (zones.items() if isinstance(zones, Mapping) else ()):
+            n = len(members) if isinstance(members, list) else 0
+            if total + n > MAX_NODES:
+                raise _too_many("nodes", MAX_NODES + 1, MAX_NODES, ["zones", zone, MAX_NODES - total])
+            total += n
+    pods = doc.get("pods")
+    _running(pods if isinstance(pods, list) else [], ["pods"], "existing pods", MAX_PODS, _replicas, kinds, "Pod")
+    schedule = doc.get("schedule")
+    _running(schedule if isinstance(schedule, list) else [], ["schedule"], "incoming pods", MAX_INCOMING,
+             _replicas, [], "")
+
+
+def _replicas(item: Any) -> int:
+    return _count(item.get("replicas")) if isinstance(item, Mapping) else 1
+
+
+def _running(items: list, path: list, what: str, limit: int, count: Any, kinds: list, kind: str) -> None:
+    total = 0
+    for i, item in enumerate(items):
+        total += count(item)
+        if total > limit:
+            at = [*path, i, "replicas"] if isinstance(item, Mapping) and item.get("replicas") is not None \
+                else [*path, i]
+            raise _too_many(what, total, limit, at)
+    for i, k in enumerate(kinds):
+        if k == kind:
+            total += 1
+            if total > limit:
+                raise _too_many(what, total, limit, ["objects", i])

@@ -31,7 +31,7 @@ from kspread.errors import CaseError, PathT
 from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
 from kspread.format.files import decode_text, read_regular, read_text, sniff_text
-from kspread.format.limits import MAX_INT_DIGITS, huge_int_message
+from kspread.format.limits import MAX_INT_DIGITS, check_sizes, huge_int_message
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
 from kspread.format.sniff import mentions_case
@@ -930,6 +930,7 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
             raise _format_error("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
                                 "kspread reads)", ["apiVersion"], value=api)
         check_expect(doc.data.get("expect"))
+        check_sizes(doc.data)  # before the schema validates each entry
         shapes = validate_deduplicated(doc.data)  # (jsonschema makes cyclic garbage)
         with gc_paused():
             case = build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
