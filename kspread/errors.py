@@ -15,6 +15,8 @@ def format_path(path: PathT) -> str:
     """Render a field path the way users write it: ``pods[2].requests.cpu``."""
     out = ""
     for part in path:
+        if isinstance(part, str) and len(part) > 80:  # a key of any length: cut, as values are
+            part = part[:77] + "..."
         if isinstance(part, int):
             out += f"[{part}]"
         elif not part or not part.isprintable() or any(c.isspace() for c in part):

@@ -196,3 +196,9 @@ def test_a_limit_is_no_error_an_expect_error_may_meet(tmp_path, small_limits):
     p = write(tmp_path, HEAD + "nodes: [n1, n2, n3, n4]\npod: {name: new}\nexpect: {error: too large}\n")
     v = check(read_file(p).docs[0])
     assert not v.passed
+
+
+def test_a_long_key_in_a_field_path_is_cut():
+    from kspread.errors import format_path
+
+    assert format_path(["pod", "k" * 1000, 2]) == "pod." + "k" * 77 + "...[2]"
