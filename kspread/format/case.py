@@ -67,7 +67,6 @@ from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
-from kspread.format.limits import check_sizes
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
@@ -681,7 +680,6 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     ``objects``), priority classes, ``zones``, nodes, namespaces, existing pods, owners,
     PodDisruptionBudgets, the incoming pod(s), then the profile and the references of
     ``profile`` and ``expect``."""
-    check_sizes(doc)  # before anything is expanded
     version = make_version(doc.get("version"), doc.get("featureGates"))
     b = _Builder(doc, version)
     sections = _sections(doc)
