@@ -854,7 +854,7 @@ def missing_owners(sections: Mapping[str, list], incoming: str | list[dict]) -> 
     for p in pods:
         c = p.get("controller")
         if isinstance(c, dict) and c.get("kind") in _SPREAD_OWNER_KINDS:
-            key = (c["kind"], p.get("namespace") or "default", c.get("name"))
+            key = (str(c["kind"]), str(p.get("namespace") or "default"), str(c.get("name")))
             if key not in have:
                 out[key] = None
     for o in sections.get("objects") or []:
@@ -863,7 +863,7 @@ def missing_owners(sections: Mapping[str, list], incoming: str | list[dict]) -> 
         meta = _meta(o)
         for ref in meta.get("ownerReferences") or []:
             if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") in _SPREAD_OWNER_KINDS:
-                key = (ref["kind"], meta.get("namespace") or "default", ref.get("name"))
+                key = (str(ref["kind"]), str(meta.get("namespace") or "default"), str(ref.get("name")))
                 if key not in have:
                     out[key] = None
     return list(out)

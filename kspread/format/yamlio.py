@@ -261,7 +261,9 @@ class _StrictConstructor(SafeConstructor):
         return mapping
 
 
-_StrictConstructor.add_constructor("tag:yaml.org,2002:int", _StrictConstructor.construct_yaml_int)
+# (add_constructor's stubs take loader classes only; the same, by hand: a copy of the table)
+_StrictConstructor.yaml_constructors = {**SafeConstructor.yaml_constructors,
+                                        "tag:yaml.org,2002:int": _StrictConstructor.construct_yaml_int}
 
 
 def duplicate_message(key: str, first: int, line: int) -> str:
