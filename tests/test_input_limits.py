@@ -37,7 +37,7 @@ def write(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:
     return p
 
 
-HUGE_INT = "integer out of range: it has 4,301 digits (an integer of a case fits in 64 bits; kspread refuses any " \
+HUGE_INT = "integer out of range: it has 4,301 digits (every integer kspread reads fits in 64 bits; it refuses any " \
            "of more than 100 digits)"
 
 
@@ -69,8 +69,8 @@ def test_a_plain_integer_of_two_million_digits_is_refused_quickly(tmp_path):
     # a text of such a run goes to the strict reader, which refuses it unconverted
     p = write(tmp_path, HEAD + f"nodes:\n- name: n1\n  allocatable: {{cpu: {'9' * 2_000_000}}}\n" + TAIL)
     start = time.process_time()
-    assert load_error(p).endswith("nodes[0].allocatable.cpu: integer out of range: it has 2,000,000 digits (an "
-                                  "integer of a case fits in 64 bits; kspread refuses any of more than 100 digits)")
+    assert load_error(p).endswith("nodes[0].allocatable.cpu: integer out of range: it has 2,000,000 digits (every "
+                                  "integer kspread reads fits in 64 bits; it refuses any of more than 100 digits)")
     assert time.process_time() - start < 3
 
 
@@ -202,3 +202,18 @@ def test_a_long_key_in_a_field_path_is_cut():
     from kspread.errors import format_path
 
     assert format_path(["pod", "k" * 1000, 2]) == "pod." + "k" * 77 + "...[2]"
+
+
+@pytest.mark.parametrize("body, line, field", [
+    (f"parallelism: {BIG}\n", 3, "parallelism"),
+    (f"profiles:\n- plugins: {{score: {{enabled: [{{name: NodeResourcesFit, weight: {BIG}}}]}}}}\n", 4,
+     "profiles[0].plugins.score.enabled[0].weight"),
+])
+def test_an_integer_past_the_limit_in_a_scheduler_configuration(tmp_path, body, line, field):
+    from kspread.engine.versions import Version
+    from kspread.format.config import load_config
+
+    p = write(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body)
+    with pytest.raises(CaseError) as e:
+        load_config(p, Version(30, {}))
+    assert str(e.value) == f"{p}:{line}: {field}: {HUGE_INT}"

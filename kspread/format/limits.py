@@ -34,8 +34,8 @@ def int_digits(x: int) -> int:
 
 
 def huge_int_message(digits: int) -> str:
-    return (f"integer out of range: it has {digits:,} digits (an integer of a case fits in 64 bits; "
-            f"kspread refuses any of more than {MAX_INT_DIGITS} digits)")
+    return (f"integer out of range: it has {digits:,} digits (every integer kspread reads fits in 64 bits; "
+            f"it refuses any of more than {MAX_INT_DIGITS} digits)")
 
 
 def huge_int_at(data: Any) -> tuple[list, int] | None:
