@@ -177,6 +177,8 @@ def test_limits_count_every_source_up_to_the_limit(tmp_path, small_limits):
      7, "objects[0]", "4 nodes, more than kspread's limit of 3"),
     ("zones: {a: [n1, n2], b: [n3, n4]}\npod: {name: new}\n", 5, "zones.b[1]",
      "4 nodes, more than kspread's limit of 3"),
+    ("nodes: [n1]\nzones: {a: [n1, n2], b: [n3, n4]}\npod: {name: new}\n", 6, "zones.b[1]",
+     "4 nodes named in `zones`, more than kspread's limit of 3"),
     ("nodes: [n1]\npods:\n- {name: a, node: n1}\n- {name: b, node: n1, replicas: 5}\npod: {name: new}\n", 8,
      "pods[1].replicas", "6 existing pods, more than kspread's limit of 5"),
     (("nodes: [n1]\npods:\n- {name: a, node: n1, replicas: 5}\nobjects:\n"

@@ -79,16 +79,18 @@ def check_sizes(doc: Mapping[str, Any]) -> None:
     kinds = [o.get("kind") if isinstance(o, Mapping) else None for o in objects]
     nodes = doc.get("nodes")
     nodes = nodes if isinstance(nodes, list) else []
-    if nodes or "Node" in kinds:
+    listed = bool(nodes) or "Node" in kinds
+    if listed:
         _running(["nodes"], [1] * len(nodes), "nodes", MAX_NODES, kinds, "Node")
-    else:  # the nodes are those `zones` names
-        zones = doc.get("zones")
-        total = 0
-        for zone, members in (zones.items() if isinstance(zones, Mapping) else ()):
-            n = len(members) if isinstance(members, list) else 0
-            if total + n > MAX_NODES:
-                raise _too_many("nodes", MAX_NODES + 1, MAX_NODES, ["zones", zone, MAX_NODES - total])
-            total += n
+    # the nodes `zones` names: the case's nodes when it lists none, else each one of them
+    zones = doc.get("zones")
+    total = 0
+    for zone, members in (zones.items() if isinstance(zones, Mapping) else ()):
+        n = len(members) if isinstance(members, list) else 0
+        if total + n > MAX_NODES:
+            raise _too_many("nodes named in `zones`" if listed else "nodes", MAX_NODES + 1, MAX_NODES,
+                            ["zones", zone, MAX_NODES - total])
+        total += n
     for key, what, limit, kind in (("pods", "existing pods", MAX_PODS, "Pod"),
                                    ("schedule", "incoming pods", MAX_INCOMING, "")):
         items = doc.get(key)
