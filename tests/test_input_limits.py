@@ -219,3 +219,14 @@ def test_an_integer_past_the_limit_in_a_scheduler_configuration(tmp_path, body, 
     with pytest.raises(CaseError) as e:
         load_config(p, Version(30, {}))
     assert str(e.value) == f"{p}:{line}: {field}: {HUGE_INT}"
+
+
+@pytest.mark.parametrize("replicas, message", [
+    (BIG, HUGE_INT),
+    ("1000001", "1000001 is greater than the maximum of 1000000"),
+    ("'3'", "must be an integer"),
+])
+def test_a_replicas_the_schema_refuses_is_its_error_not_a_size(tmp_path, replicas, message):
+    # the size check runs before the schema: it leaves an entry's invalid count to it
+    p = write(tmp_path, HEAD + f"nodes: [n1]\npods:\n- {{name: a, node: n1, replicas: {replicas}}}\n" + TAIL)
+    assert load_error(p).startswith(f"{p}:7: pods[0].replicas: {message}")

@@ -156,3 +156,30 @@ def test_any_case_text_loads_or_fails_with_a_case_error_in_bounded_time(
     for o in outcomes:
         assert len(o) < 5000, o[:300]
     assert spent < 10, f"{spent:.1f} s at {path}"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(base=st.sampled_from(range(len(BASES))), style=st.sampled_from(["block", "flow", "json"]),
+       strict=st.booleans(), cut=st.tuples(st.floats(0, 1), st.integers(0, 40)),
+       insert=st.text(alphabet=st.sampled_from(list("{}[],:-?&*!|>'\"#%@` \n\t\\0123456789eE.xn")) | st.characters(),
+                      max_size=30))
+def test_any_edit_of_a_case_text_loads_or_fails_with_a_case_error(tmp_path: Path, monkeypatch, base, style, strict,
+                                                                  cut, insert):
+    text, suffix = _text(BASES[base], style)
+    at = int(cut[0] * len(text))
+    text = text[:at] + insert + text[at + cut[1]:]
+    f = tmp_path / f"case{suffix}"
+    f.write_text(text, encoding="utf-8", errors="surrogatepass")
+    with monkeypatch.context() as m:
+        if strict:
+            m.setattr(loader, "yaml_rs", None)
+        start = time.process_time()
+        res = read_file(f)
+        outcomes = [str(res.error)] if res.error is not None else []
+        outcomes += [check(d).message or "ran" for d in res.docs]
+        spent = time.process_time() - start
+    # (an edit may leave no case in the file: then nothing is kspread's to say)
+    for o in outcomes:
+        assert len(o) < 5000, o[:300]
+    assert spent < 10

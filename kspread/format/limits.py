@@ -62,6 +62,10 @@ MAX_PODS = 300_000  # existing pods: ``pods`` (replicas counted) and Pod manifes
 MAX_INCOMING = 200_000  # incoming pods: ``schedule`` entries, replicas counted
 
 
+# The schema's maximum of one entry's ``replicas``.
+_MAX_REPLICAS = 1_000_000
+
+
 def _too_many(what: str, total: int, limit: int, path: list) -> CaseError:
     e = CaseError(f"too large: with this entry the case has {total:,} {what}, more than kspread's limit of "
                   f"{limit:,} (README, \"Limits\")", path)
@@ -97,7 +101,8 @@ def check_sizes(doc: Mapping[str, Any]) -> None:
         items = items if isinstance(items, list) else []
         # (a comprehension over 150,000 pods: about 15 ms)
         replicas = [item.get("replicas") if type(item) is dict else None for item in items]
-        counts = [r if type(r) is int and r > 0 else 1 for r in replicas]
+        # (a count the schema refuses, not a positive int up to its maximum, is left to it)
+        counts = [r if type(r) is int and 0 < r <= _MAX_REPLICAS else 1 for r in replicas]
         _running([key], counts, what, limit, kinds if kind else [], kind, replicas)
 
 
