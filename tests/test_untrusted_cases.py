@@ -1,7 +1,8 @@
 """Issue 26: any case text, however hostile, loads (and runs) or fails with a CaseError
 naming where, in bounded time. Hypothesis takes small valid cases and puts hostile values
 (integers past any range, numbers of a million digits, long strings, deep nesting, wrong
-types) at random places, written as YAML (both readers) or JSON."""
+types) at random places, written as YAML (both readers) or JSON, and edits their texts at
+random (cuts, inserted YAML indicators and characters)."""
 
 from __future__ import annotations
 
