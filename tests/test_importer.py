@@ -968,8 +968,7 @@ def test_update_fills_expect(tmp_path, capsys):
                                           "expect: {}\n"), encoding="utf-8")
     assert cli_main(["run", "--update", str(p)]) == 0
     data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    assert data["expect"]["selected"] == "worker-a"
-    assert data["expect"]["feasible"] == ["worker-a"]
+    assert data["expect"] == {"selected": "worker-a"}  # what answers the case's question
     assert check(_load_one(p)).passed
 
 
@@ -1291,7 +1290,12 @@ def test_pod_option_makes_the_pending_pod_incoming_and_answers_why(tmp_path):
     path.write_text(out, encoding="utf-8")
     assert cli_main(["run", "--update", str(path)]) == 0
     filled = yaml.safe_load(path.read_text(encoding="utf-8"))["expect"]
-    assert filled["feasible"] == ["worker-a"] and filled["selected"] == "worker-a"
+    assert filled == {"selected": "worker-a"}  # what answers the case's question
+    # why the other nodes cannot take it, when asked for
+    path.write_text(out, encoding="utf-8")
+    assert cli_main(["run", "--update", "--update-keys", "selected,filter", str(path)]) == 0
+    filled = yaml.safe_load(path.read_text(encoding="utf-8"))["expect"]
+    assert filled["selected"] == "worker-a"
     assert filled["filter"]["worker-b"] == {"code": "UnschedulableAndUnresolvable",
                                             "reason": "node(s) were unschedulable"}
 
