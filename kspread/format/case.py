@@ -1195,6 +1195,12 @@ def check_expect(expect: Any) -> None:
             if per_node == {}:
                 raise CaseError(f"an empty mapping compares no node of {plugin}: list its nodes (`{key}: {{}}` "
                                 "alone asserts that nothing was scored)", ["expect", key, plugin])
+    if isinstance(expect.get("spread"), (Mapping, list)):
+        # each count against its own shape first: a mistyped key is named at its line (through the
+        # oneOf of one count or a list, the schema would report the missing required key instead)
+        for one, path in spread_specs(expect["spread"]):
+            if isinstance(one, Mapping):
+                validate(dict(one), "spreadCount", path)
     validate(dict(expect), "expect", ["expect"])  # (the messages above say more than the schema's minProperties)
     if "error" in expect:
         others = [k for k in expect if k != "error"]
