@@ -499,8 +499,10 @@ def _extender(e) -> dict[str, Any]:
             out[key] = verb
     if h.tls is not None:
         t = h.tls
-        out["tlsConfig"] = {"insecure": t.insecure, "serverName": t.server_name, "certFile": t.cert_file,
-                            "keyFile": t.key_file, "caFile": t.ca_file,
+        # the files were read when the case loaded (inside the trees being tested): their
+        # contents go as data, so the backend opens no file a case names
+        out["tlsConfig"] = {"insecure": t.insecure, "serverName": t.server_name, "certFile": "",
+                            "keyFile": "", "caFile": "",
                             **{k: base64.b64encode(v).decode() for k, v in
                                (("certData", t.cert_data), ("keyData", t.key_data), ("caData", t.ca_data)) if v}}
     return out
