@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from kspread.engine.devices import ClaimTracker
 from kspread.engine.extender import ExtenderCall, Extenders
 from kspread.engine.framework.handle import Handle
 from kspread.engine.framework.interface import PodEvent, StatusView
@@ -272,6 +273,8 @@ class Scheduler:
             if p.node_name is None and p.nominated_node:
                 self.nominator.add(p)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
+        self.claims = ClaimTracker(cluster.devices)
+        self.handle.claims = self.claims
         register_in_tree()
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
@@ -579,6 +582,23 @@ class Scheduler:
         self.bound[pod.key] = bound
         return bound
 
+    def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
+        """RunReservePluginsReserve (and DynamicResources' PreBind): the plugins that
+        keep state with the cluster record the pod's placement. Returns the events."""
+        events: list[PodEvent] = []
+        for p in self.framework.plugins():
+            reserve = getattr(p, "reserve", None)
+            if reserve is not None:
+                events.extend(reserve(state, pod, node))
+        return events
+
+    def release_pod(self, pod: Pod) -> list[PodEvent]:
+        """A pod deleted (a preemption victim, or a step of a sequence): the resource
+        claim controller takes it out of its claims' reservedFor and deallocates a
+        claim no pod reserves any more. Returns the claim events the queue sees."""
+        return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
+                for old in self.claims.pod_gone(pod.key)]
+
     def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> tuple[Pod, list[PodEvent]]:
         """prepareCandidate and the nomination: delete the victims (at once; see the
         module docstring), clear the nominations of lower-priority pods nominated to
@@ -591,6 +611,7 @@ class Scheduler:
             self.bound.pop(v.key, None)
             self.ties.pop(v.key, None)
             events.append(PodEvent("Delete", v))
+            events.extend(self.release_pod(v))
         node = outcome.nominated_node
         assert node is not None
         for other in self.nominator.on_node(node):
@@ -729,11 +750,14 @@ def run_case(
                 r.error = bind_error  # the binding failed: the pod stays pending
                 continue
             r.bound_node = node
+            claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
             sched.store_schedule_results(r, node)
             sched.mark_tie(pod, r)
             bound = sched.bind(pod, node)
             if case.is_sequence:
                 queue.deliver(PodEvent("Add", bound))
+                for ev in claim_events:
+                    queue.deliver(ev)
             continue
         in_flight: list[PodEvent] = []
         after: list[PodEvent] = []
@@ -752,6 +776,8 @@ def run_case(
         if not sched.version.queue_sees_nomination_changes:
             in_flight = [ev for ev in in_flight if ev.max_priority is None]
             after = []
+        in_flight.extend(sched.handle.dra_events)  # DynamicResources' PostFilter deallocated a claim
+        sched.handle.dra_events.clear()
         queue.failed(q, pod, sched.rejectors(r), in_flight)
         for ev in in_flight:
             queue.deliver(ev, skip=pod.key)

@@ -1,0 +1,462 @@
+"""Device objects of a case (``objects:`` of kinds DeviceClass, ResourceSlice,
+ResourceClaim, ResourceClaimTemplate in ``resource.k8s.io``) and pods' resourceClaims,
+turned into kspread/engine/devices.py's model (the v1 shape, whatever version the
+case wrote). The API version must be one the case's Kubernetes version serves; a
+field kspread does not model is refused by name, never ignored."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from kspread.engine.devices import (
+    ALL,
+    BOOL,
+    EXACT_COUNT,
+    INT,
+    STRING,
+    VERSION,
+    AllocatedDevice,
+    Allocation,
+    Attribute,
+    Device,
+    DeviceClass,
+    DeviceObjects,
+    DeviceRequest,
+    ExactRequest,
+    MatchAttribute,
+    PodClaim,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kspread.engine.labels import LABEL_SELECTOR_OPERATORS, GT, IN, LT, NOT_IN, Requirement, parse_selector_requirement
+from kspread.engine.model import NodeSelectorTerm, Pod
+from kspread.engine.quantity import QuantityError, parse_quantity
+from kspread.engine.versions import Version
+from kspread.errors import CaseError, PathT
+
+KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+GROUP = "resource.k8s.io"
+_OLD_SHAPE = ("v1alpha3", "v1beta1")  # requests flat, devices under `basic`
+TEMPLATE_CLAIM = "from a ResourceClaimTemplate"
+
+
+def served_versions(minor: int) -> tuple[str, ...]:
+    """The resource.k8s.io versions that serve these kinds at a minor (1.31: v1alpha3;
+    1.32: v1beta1 added; 1.33: v1beta2 added, v1alpha3 left to DeviceTaintRule;
+    1.34: v1, GA)."""
+    if minor <= 31:
+        return ("v1alpha3",)
+    if minor == 32:
+        return ("v1alpha3", "v1beta1")
+    if minor == 33:
+        return ("v1beta1", "v1beta2")
+    return ("v1beta1", "v1beta2", "v1")
+
+
+def check_enabled(version: Version, path: PathT) -> None:
+    """Device objects need structured parameters (1.31+) with the gate on."""
+    if version.minor < 31:
+        raise CaseError(
+            f"kspread models dynamic resource allocation with structured parameters, from 1.31 "
+            f"(resource.k8s.io/v1alpha3); 1.{version.minor} allocates devices only through classic DRA's "
+            "resource drivers (ResourceClass, PodSchedulingContext), which kspread does not model", path)
+    if not version.gate("DynamicResourceAllocation"):
+        raise CaseError(
+            f"device objects and pod resourceClaims need the DynamicResourceAllocation feature gate, off by "
+            f"default in 1.{version.minor}: set featureGates: {{DynamicResourceAllocation: true}}", path)
+
+
+def _unmodelled(what: str, gate: str, path: PathT) -> CaseError:
+    return CaseError(f"{what} ({gate}) is not modelled by kspread", path)
+
+
+def _str(raw: Any, path: PathT, what: str) -> str:
+    if not isinstance(raw, str) or not raw:
+        raise CaseError(f"{what} must be a non-empty string", path, value=raw)
+    return raw
+
+
+def _map(raw: Any, path: PathT) -> Mapping[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise CaseError("must be a mapping", path, value=raw)
+    return raw
+
+
+def _list(raw: Any, path: PathT) -> list:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise CaseError("must be a list", path, value=raw)
+    return raw
+
+
+def _selectors(raw: Any, path: PathT) -> tuple[str, ...]:
+    out = []
+    for i, s in enumerate(_list(raw, path)):
+        cel = _map(_map(s, [*path, i]).get("cel"), [*path, i, "cel"])
+        out.append(_str(cel.get("expression"), [*path, i, "cel", "expression"], "a CEL selector's expression"))
+    return tuple(out)
+
+
+def _node_selector(raw: Any, path: PathT) -> tuple[NodeSelectorTerm, ...]:
+    terms = []
+    for i, t in enumerate(_list(_map(raw, path).get("nodeSelectorTerms"), [*path, "nodeSelectorTerms"])):
+        tp = [*path, "nodeSelectorTerms", i]
+        t = _map(t, tp)
+        exprs = tuple(parse_selector_requirement(e, [*tp, "matchExpressions", j], (*LABEL_SELECTOR_OPERATORS, GT, LT))
+                      for j, e in enumerate(_list(t.get("matchExpressions"), [*tp, "matchExpressions"])))
+        fields = []
+        for j, f in enumerate(_list(t.get("matchFields"), [*tp, "matchFields"])):
+            f = _map(f, [*tp, "matchFields", j])
+            if f.get("key") != "metadata.name" or f.get("operator") not in (IN, NOT_IN):
+                raise CaseError("a node field selector is metadata.name with In or NotIn", [*tp, "matchFields", j])
+            fields.append(Requirement("metadata.name", f["operator"], tuple(f.get("values") or ())))
+        terms.append(NodeSelectorTerm(exprs, tuple(fields)))
+    return tuple(terms)
+
+
+def _api_version(obj: Mapping[str, Any], version: Version, path: PathT) -> str:
+    av = obj.get("apiVersion")
+    group, _, ver = str(av).partition("/")
+    served = served_versions(version.minor)
+    if group != GROUP or ver not in served:
+        raise CaseError(f"{obj.get('kind')} in 1.{version.minor} is served as "
+                        + " or ".join(f"{GROUP}/{v}" for v in served), [*path, "apiVersion"], value=av)
+    return ver
+
+
+# ---- DeviceClass ---------------------------------------------------------------------
+
+
+def device_class(obj: Mapping[str, Any], version: Version, path: PathT) -> DeviceClass:
+    _api_version(obj, version, path)
+    name = _str(_map(obj.get("metadata"), [*path, "metadata"]).get("name"), [*path, "metadata", "name"], "a name")
+    spec = _map(obj.get("spec"), [*path, "spec"])
+    if spec.get("extendedResourceName") is not None:
+        raise _unmodelled("extended resources backed by devices, extendedResourceName", "DRAExtendedResource",
+                          [*path, "spec", "extendedResourceName"])
+    return DeviceClass(name, _selectors(spec.get("selectors"), [*path, "spec", "selectors"]))
+
+
+# ---- ResourceSlice -------------------------------------------------------------------
+
+
+def _attribute(raw: Any, path: PathT) -> Attribute:
+    raw = _map(raw, path)
+    kinds = [k for k in (INT, BOOL, STRING, VERSION) if k in raw]
+    if len(kinds) != 1 or set(raw) != set(kinds):
+        raise CaseError("a device attribute has exactly one of int, bool, string, version", path, value=dict(raw))
+    k = kinds[0]
+    v = raw[k]
+    ok = {INT: isinstance(v, int) and not isinstance(v, bool), BOOL: isinstance(v, bool),
+          STRING: isinstance(v, str), VERSION: isinstance(v, str)}[k]
+    if not ok:
+        raise CaseError(f"a device attribute's {k} value has the wrong type", [*path, k], value=v)
+    if k == VERSION:
+        from kspread.engine.devicecel import _is_semver
+
+        if not _is_semver(v):
+            raise CaseError("must be a semantic version (semver 2.0.0)", [*path, k], value=v)
+    return Attribute(k, v)
+
+
+def _quantity(raw: Any, path: PathT) -> Fraction:
+    try:
+        return parse_quantity(raw)
+    except QuantityError as e:
+        raise CaseError(str(e), path, value=raw) from None
+
+
+_DEVICE_UNMODELLED = {
+    "taints": ("device taints", "DRADeviceTaints"),
+    "consumesCounters": ("partitionable devices, consumesCounters", "DRAPartitionableDevices"),
+    "nodeName": ("per-device node selection", "DRAPartitionableDevices"),
+    "nodeSelector": ("per-device node selection", "DRAPartitionableDevices"),
+    "allNodes": ("per-device node selection", "DRAPartitionableDevices"),
+    "allowMultipleAllocations": ("consumable capacity, allowMultipleAllocations", "DRAConsumableCapacity"),
+    "bindingConditions": ("binding conditions", "DRADeviceBindingConditions"),
+    "bindingFailureConditions": ("binding conditions", "DRADeviceBindingConditions"),
+    "bindsToNode": ("binding conditions", "DRADeviceBindingConditions"),
+}
+
+
+def _device(raw: Any, ver: str, path: PathT) -> Device:
+    raw = _map(raw, path)
+    name = _str(raw.get("name"), [*path, "name"], "a device name")
+    body, bp = raw, list(path)
+    if ver in _OLD_SHAPE:
+        body, bp = _map(raw.get("basic"), [*path, "basic"]), [*path, "basic"]
+    for k, (what, gate) in _DEVICE_UNMODELLED.items():
+        if body.get(k) is not None:
+            raise _unmodelled(what, gate, [*bp, k])
+    attrs = {str(k): _attribute(v, [*bp, "attributes", k])
+             for k, v in _map(body.get("attributes"), [*bp, "attributes"]).items()}
+    caps = {}
+    for k, v in _map(body.get("capacity"), [*bp, "capacity"]).items():
+        cp = [*bp, "capacity", k]
+        if ver == "v1alpha3":
+            caps[str(k)] = _quantity(v, cp)
+        else:
+            v = _map(v, cp)
+            if v.get("requestPolicy") is not None:
+                raise _unmodelled("consumable capacity, requestPolicy", "DRAConsumableCapacity", [*cp, "requestPolicy"])
+            caps[str(k)] = _quantity(v.get("value"), [*cp, "value"])
+    return Device(name, attrs, caps)
+
+
+def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:
+    ver = _api_version(obj, version, path)
+    name = _str(_map(obj.get("metadata"), [*path, "metadata"]).get("name"), [*path, "metadata", "name"], "a name")
+    sp = [*path, "spec"]
+    spec = _map(obj.get("spec"), sp)
+    for k, (what, gate) in (("sharedCounters", ("partitionable devices, sharedCounters", "DRAPartitionableDevices")),
+                            ("perDeviceNodeSelection", ("per-device node selection", "DRAPartitionableDevices"))):
+        if spec.get(k) is not None:
+            raise _unmodelled(what, gate, [*sp, k])
+    pool = _map(spec.get("pool"), [*sp, "pool"])
+    node_name = spec.get("nodeName") or None
+    all_nodes = bool(spec.get("allNodes"))
+    sel = _node_selector(spec["nodeSelector"], [*sp, "nodeSelector"]) if spec.get("nodeSelector") else None
+    if sum((node_name is not None, all_nodes, sel is not None)) != 1:
+        raise CaseError("a ResourceSlice has exactly one of nodeName, nodeSelector, allNodes", sp)
+    count = pool.get("resourceSliceCount", 1)
+    gen = pool.get("generation", 0)
+    if not isinstance(count, int) or count < 1 or not isinstance(gen, int) or gen < 0:
+        raise CaseError("pool.resourceSliceCount must be a positive integer and pool.generation a non-negative one",
+                        [*sp, "pool"])
+    devices = tuple(_device(d, ver, [*sp, "devices", i])
+                    for i, d in enumerate(_list(spec.get("devices"), [*sp, "devices"])))
+    return ResourceSlice(
+        name=name, driver=_str(spec.get("driver"), [*sp, "driver"], "driver"),
+        pool=_str(pool.get("name"), [*sp, "pool", "name"], "pool.name"), generation=gen, slice_count=count,
+        node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices)
+
+
+# ---- ResourceClaim -------------------------------------------------------------------
+
+
+def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub: bool) -> ExactRequest:
+    for k, (what, gate) in (("tolerations", ("device taints, tolerations", "DRADeviceTaints")),
+                            ("capacity", ("consumable capacity, request capacity", "DRAConsumableCapacity"))):
+        if raw.get(k) is not None:
+            raise _unmodelled(what, gate, [*path, k])
+    cls = _str(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
+    mode = raw.get("allocationMode") or EXACT_COUNT
+    if mode not in (EXACT_COUNT, ALL):
+        raise CaseError("allocationMode is ExactCount or All", [*path, "allocationMode"], value=mode)
+    count = raw.get("count")
+    if mode == EXACT_COUNT:
+        count = 1 if count is None else count
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise CaseError("count must be a positive integer", [*path, "count"], value=count)
+    elif count is not None:
+        raise CaseError("count is given only with allocationMode ExactCount", [*path, "count"], value=count)
+    admin = raw.get("adminAccess")
+    if admin is not None:
+        if sub:
+            raise CaseError("a subrequest has no adminAccess", [*path, "adminAccess"])
+        if not isinstance(admin, bool):
+            raise CaseError("adminAccess is true or false", [*path, "adminAccess"], value=admin)
+        if version.minor >= 32 and not version.gate("DRAAdminAccess"):
+            admin = None  # the API server drops the field while the gate is off
+    return ExactRequest(name, cls, _selectors(raw.get("selectors"), [*path, "selectors"]), mode,
+                        count if mode == EXACT_COUNT else 0, admin)
+
+
+def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
+    raw = _map(raw, path)
+    name = _str(raw.get("name"), [*path, "name"], "a request name")
+    subs = _list(raw.get("firstAvailable"), [*path, "firstAvailable"])
+    if subs:
+        if version.minor < 33:
+            raise CaseError(f"1.{version.minor} has no firstAvailable (prioritized lists, from 1.33)",
+                            [*path, "firstAvailable"])
+        if len(subs) > 8:
+            raise CaseError("firstAvailable has at most 8 subrequests", [*path, "firstAvailable"])
+        out = []
+        for i, s in enumerate(subs):
+            sp = [*path, "firstAvailable", i]
+            s = _map(s, sp)
+            out.append(_exact(s, _str(s.get("name"), [*sp, "name"], "a subrequest name"), sp, version, True))
+        return DeviceRequest(name, None, tuple(out))
+    if ver in _OLD_SHAPE:
+        body = {k: v for k, v in raw.items() if k not in ("name", "firstAvailable")}
+        return DeviceRequest(name, _exact(body, name, path, version, False))
+    return DeviceRequest(name, _exact(_map(raw.get("exactly"), [*path, "exactly"]), name, [*path, "exactly"],
+                                      version, False))
+
+
+def claim_spec(spec: Mapping[str, Any], ver: str, version: Version, sp: PathT) -> tuple:
+    devices = _map(spec.get("devices"), [*sp, "devices"])
+    dp = [*sp, "devices"]
+    requests = tuple(_request(r, ver, version, [*dp, "requests", i])
+                     for i, r in enumerate(_list(devices.get("requests"), [*dp, "requests"])))
+    names = [r.name for r in requests]
+    constraints = []
+    for i, c in enumerate(_list(devices.get("constraints"), [*dp, "constraints"])):
+        cp = [*dp, "constraints", i]
+        c = _map(c, cp)
+        if c.get("distinctAttribute") is not None:
+            raise _unmodelled("distinctAttribute constraints", "DRAConsumableCapacity", [*cp, "distinctAttribute"])
+        attr = _str(c.get("matchAttribute"), [*cp, "matchAttribute"], "matchAttribute")
+        if "/" not in attr:
+            raise CaseError("matchAttribute is a fully qualified name (domain/name)", [*cp, "matchAttribute"])
+        reqs = tuple(_list(c.get("requests"), [*cp, "requests"]))
+        for j, r in enumerate(reqs):
+            if r not in names and r.partition("/")[0] not in names:
+                raise CaseError(f"constraint names unknown request {r!r}", [*cp, "requests", j], value=r)
+        constraints.append(MatchAttribute(attr, reqs))
+    return requests, tuple(constraints)
+
+
+def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceClaim:
+    ver = _api_version(obj, version, path)
+    meta = _map(obj.get("metadata"), [*path, "metadata"])
+    name = _str(meta.get("name"), [*path, "metadata", "name"], "a name")
+    ns = meta.get("namespace") or "default"
+    requests, constraints = claim_spec(_map(obj.get("spec"), [*path, "spec"]), ver, version, [*path, "spec"])
+    status = _map(obj.get("status"), [*path, "status"])
+    stp = [*path, "status"]
+    allocation = None
+    if status.get("allocation") is not None:
+        ap = [*stp, "allocation"]
+        alloc = _map(status["allocation"], ap)
+        results = []
+        for i, r in enumerate(_list(_map(alloc.get("devices"), [*ap, "devices"]).get("results"),
+                                    [*ap, "devices", "results"])):
+            rp = [*ap, "devices", "results", i]
+            r = _map(r, rp)
+            results.append(AllocatedDevice(
+                _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
+                _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
+                True if r.get("adminAccess") else None))
+        sel = _node_selector(alloc["nodeSelector"], [*ap, "nodeSelector"]) if alloc.get("nodeSelector") else None
+        allocation = Allocation(tuple(results), sel)
+    reserved = []
+    for i, r in enumerate(_list(status.get("reservedFor"), [*stp, "reservedFor"])):
+        r = _map(r, [*stp, "reservedFor", i])
+        if r.get("resource", "pods") == "pods":
+            pn = str(r.get("name"))
+            reserved.append(pn if ns == "default" else f"{ns}/{pn}")
+    owner = None
+    for ref in _list(meta.get("ownerReferences"), [*path, "metadata", "ownerReferences"]):
+        if isinstance(ref, Mapping) and ref.get("kind") == "Pod" and ref.get("controller"):
+            owner = ref.get("name") if ns == "default" else f"{ns}/{ref.get('name')}"
+    return ResourceClaim(ns, name, requests, constraints, allocation, tuple(reserved), owner,
+                         bool(meta.get("deletionTimestamp")))
+
+
+def claim_template(obj: Mapping[str, Any], version: Version, path: PathT) -> tuple[str, str, tuple]:
+    ver = _api_version(obj, version, path)
+    meta = _map(obj.get("metadata"), [*path, "metadata"])
+    name = _str(meta.get("name"), [*path, "metadata", "name"], "a name")
+    sp = [*path, "spec", "spec"]
+    spec = _map(_map(obj.get("spec"), [*path, "spec"]).get("spec"), sp)
+    return meta.get("namespace") or "default", name, claim_spec(spec, ver, version, sp)
+
+
+# ---- pods ------------------------------------------------------------------------------
+
+
+def pod_claim_refs(raw: Any, at, containers: Any, version: Version) -> tuple:
+    """A pod's spec.resourceClaims as (name, claim name or None, template name or
+    None), checked as the API server does; containers' resources.claims must name them."""
+    if not raw:
+        return ()
+    check_enabled(version, at("resourceClaims"))
+    out = []
+    names: set[str] = set()
+    for i, e in enumerate(_list(raw, at("resourceClaims"))):
+        p = at("resourceClaims", i)
+        e = _map(e, p)
+        name = _str(e.get("name"), [*p, "name"], "a pod resource claim's name")
+        if name in names:
+            raise CaseError(f"duplicate pod resource claim name {name!r}", [*p, "name"])
+        names.add(name)
+        claim, template = e.get("resourceClaimName"), e.get("resourceClaimTemplateName")
+        if (claim is None) == (template is None):
+            raise CaseError("exactly one of resourceClaimName and resourceClaimTemplateName is required", p)
+        out.append((name, claim, template))
+    for ci, c in enumerate(containers or []):
+        if not isinstance(c, Mapping):
+            continue
+        for j, cl in enumerate(_list(_map(c.get("resources"), []).get("claims"), [])):
+            cn = cl.get("name") if isinstance(cl, Mapping) else None
+            if cn not in names:
+                raise CaseError(f"container claim {cn!r} names no entry of the pod's resourceClaims",
+                                at("containers", ci, "resources", "claims", j), value=cn)
+    return tuple(out)
+
+
+def pod_claims(pod_name: str, refs: tuple) -> tuple[PodClaim, ...]:
+    """The pod's claims by name: a template's claim is ``<pod>-<name in the pod>``."""
+    return tuple(PodClaim(n, c if c is not None else f"{pod_name}-{n}", t or "") for n, c, t in refs)
+
+
+def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Version,
+                  pods: Sequence[Pod]) -> DeviceObjects | None:
+    """The case's device objects, with a claim made for each pod's template entry (as
+    the resource claim controller would, unless the case has a claim of that name)."""
+    if not items and not any(p.resource_claims for p in pods):
+        return None
+    if items:
+        check_enabled(version, items[0][1])
+    objs = DeviceObjects()
+    templates: dict[tuple[str, str], tuple] = {}
+    seen: dict[tuple[str, str, str], PathT] = {}
+    for obj, path in items:
+        kind = obj.get("kind")
+        meta = obj.get("metadata") or {}
+        key = (str(kind), str(meta.get("namespace") or "default"), str(meta.get("name")))
+        if key in seen:
+            raise CaseError(f"{kind} {key[2]!r} is defined twice", [*path, "metadata", "name"])
+        seen[key] = path
+        if kind == "DeviceClass":
+            dc = device_class(obj, version, path)
+            objs.classes[dc.name] = dc
+        elif kind == "ResourceSlice":
+            objs.slices.append(resource_slice(obj, version, path))
+        elif kind == "ResourceClaim":
+            c = resource_claim(obj, version, path)
+            objs.claims[(c.namespace, c.name)] = c
+        else:
+            ns, name, spec = claim_template(obj, version, path)
+            templates[(ns, name)] = spec
+    for p in pods:
+        for pc in p.resource_claims:
+            key = (p.namespace, pc.claim_name)
+            template = pc.template
+            if not template:
+                if key not in objs.claims:
+                    raise CaseError(
+                        f"pod {p.key} uses ResourceClaim {pc.claim_name!r}, which the case does not declare: "
+                        f'upstream\'s PreEnqueue holds such a pod (could not find ResourceClaim '
+                        f'"{p.namespace}/{pc.claim_name}"), which kspread does not model', ["objects"])
+                continue
+            existing = objs.claims.get(key)
+            if existing is not None:
+                objs.claims[key] = ResourceClaim(**{**_fields(existing), "owner_pod": p.key})
+                continue
+            spec = templates.get((p.namespace, template))
+            if spec is None:
+                raise CaseError(
+                    f"pod {p.key} uses ResourceClaimTemplate {template!r}, which the case does not declare: its "
+                    "claim cannot be created, and upstream's PreEnqueue holds the pod", ["objects"])
+            objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, spec[0], spec[1], owner_pod=p.key)
+    for p in pods:
+        if p.node_name is None:
+            continue
+        for pc in p.resource_claims:
+            c = objs.claims[(p.namespace, pc.claim_name)]
+            if c.allocation is not None and p.key not in c.reserved_for:
+                objs.claims[(p.namespace, pc.claim_name)] = ResourceClaim(
+                    **{**_fields(c), "reserved_for": (*c.reserved_for, p.key)})
+    return objs
+
+
+def _fields(c: ResourceClaim) -> dict[str, Any]:
+    return {f: getattr(c, f) for f in c.__slots__}  # type: ignore[attr-defined]
