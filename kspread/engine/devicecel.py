@@ -159,7 +159,7 @@ def compile_selector(expression: str) -> Any:
     """The compiled program; CelError (compile) when it does not parse."""
     try:
         return cel.compile(expression)
-    except Exception as e:  # noqa: BLE001 - the library raises ValueError and others
+    except Exception as e:
         raise CelError(str(e), True) from None
 
 
@@ -208,7 +208,7 @@ def device_matches(expression: str, device: Device, driver: str) -> bool:
                 added.add(key)
                 continue
             raise CelError(f"no such key: {key}", False) from None
-        except Exception as e:  # noqa: BLE001 - the library's runtime errors
+        except Exception as e:
             cause = e.__cause__ if isinstance(e.__cause__, CelError) else None
             if cause is not None:
                 raise cause from None

@@ -30,7 +30,15 @@ from kspread.engine.devices import (
     ResourceClaim,
     ResourceSlice,
 )
-from kspread.engine.labels import LABEL_SELECTOR_OPERATORS, GT, IN, LT, NOT_IN, Requirement, parse_selector_requirement
+from kspread.engine.labels import (
+    GT,
+    IN,
+    LABEL_SELECTOR_OPERATORS,
+    LT,
+    NOT_IN,
+    Requirement,
+    parse_selector_requirement,
+)
 from kspread.engine.model import NodeSelectorTerm, Pod
 from kspread.engine.quantity import QuantityError, parse_quantity
 from kspread.engine.versions import Version
@@ -264,7 +272,7 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
         if version.minor >= 32 and not version.gate("DRAAdminAccess"):
             admin = None  # the API server drops the field while the gate is off
     return ExactRequest(name, cls, _selectors(raw.get("selectors"), [*path, "selectors"]), mode,
-                        count if mode == EXACT_COUNT else 0, admin)
+                        int(count) if mode == EXACT_COUNT and count is not None else 0, admin)
 
 
 def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
@@ -411,10 +419,10 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
     for obj, path in items:
         kind = obj.get("kind")
         meta = obj.get("metadata") or {}
-        key = (str(kind), str(meta.get("namespace") or "default"), str(meta.get("name")))
-        if key in seen:
-            raise CaseError(f"{kind} {key[2]!r} is defined twice", [*path, "metadata", "name"])
-        seen[key] = path
+        okey = (str(kind), str(meta.get("namespace") or "default"), str(meta.get("name")))
+        if okey in seen:
+            raise CaseError(f"{kind} {okey[2]!r} is defined twice", [*path, "metadata", "name"])
+        seen[okey] = path
         if kind == "DeviceClass":
             dc = device_class(obj, version, path)
             objs.classes[dc.name] = dc
@@ -441,12 +449,12 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
             if existing is not None:
                 objs.claims[key] = ResourceClaim(**{**_fields(existing), "owner_pod": p.key})
                 continue
-            spec = templates.get((p.namespace, template))
-            if spec is None:
+            tspec = templates.get((p.namespace, template))
+            if tspec is None:
                 raise CaseError(
                     f"pod {p.key} uses ResourceClaimTemplate {template!r}, which the case does not declare: its "
                     "claim cannot be created, and upstream's PreEnqueue holds the pod", ["objects"])
-            objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, spec[0], spec[1], owner_pod=p.key)
+            objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, tspec[0], tspec[1], owner_pod=p.key)
     for p in pods:
         if p.node_name is None:
             continue
@@ -459,4 +467,4 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
 
 
 def _fields(c: ResourceClaim) -> dict[str, Any]:
-    return {f: getattr(c, f) for f in c.__slots__}  # type: ignore[attr-defined]
+    return {f: getattr(c, f) for f in c.__slots__}

@@ -268,8 +268,8 @@ def compute_score(claims: list[ResourceClaim], allocations: list[Allocation]) ->
     score = 0
     for i, c in enumerate(claims):
         if i >= len(allocations):
-            raise ScoreFailed(Status(Code.ERROR, (f"number of allocations {len(allocations)} is smaller than "
-                                                  "number of claims",)))
+            raise ScoreFailed(Status.of(Code.ERROR, f"number of allocations {len(allocations)} is smaller than "
+                                                    "number of claims"))
         subs = {d.request for d in allocations[i].devices if "/" in d.request}
         for r in c.requests:
             if r.exactly is not None:

@@ -1,0 +1,195 @@
+"""DynamicResources and the structured allocator: exact allocations and statuses."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import yaml
+
+from kspread.engine.allocator import AllocationError, Allocator, Features, gather_pools
+from kspread.engine.devicecel import CelError, device_matches
+from kspread.engine.devices import (
+    ALL,
+    AllocatedDevice,
+    Allocation,
+    Attribute,
+    ClaimTracker,
+    Device,
+    DeviceClass,
+    DeviceObjects,
+    DeviceRequest,
+    ExactRequest,
+    MatchAttribute,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kspread.engine.model import Node
+from kspread.errors import CaseError
+from kspread.format.case import build_case
+from kspread.workflow.runner import run_loaded
+
+GPU = "gpu.example.com"
+CLS = {"gpu": DeviceClass("gpu", (f'device.driver == "{GPU}"',))}
+N1, N2 = Node("n1", {"kubernetes.io/hostname": "n1", "rack": "a"}, {}), Node("n2", {"rack": "b"}, {}, index=1)
+
+
+def gpus(node: str, *specs: tuple[str, int], pool: str | None = None, **kw) -> ResourceSlice:
+    devs = tuple(Device(n, {"numa": Attribute("int", numa)}) for n, numa in specs)
+    return ResourceSlice(f"{node}-s", GPU, pool or node, generation=kw.pop("generation", 1),
+                         node_name=node, devices=devs, **kw)
+
+
+def claim(name: str, *requests: DeviceRequest, constraints=()) -> ResourceClaim:
+    return ResourceClaim("default", name, requests, constraints)
+
+
+def req(name: str, count: int = 1, mode: str = "ExactCount", selectors=(), admin=None) -> DeviceRequest:
+    return DeviceRequest(name, ExactRequest(name, "gpu", selectors, mode, count, admin))
+
+
+def ids(allocs) -> list[list[str]]:
+    return [[str(d) for d in a.devices] for a in allocs]
+
+
+def test_exact_count_takes_devices_in_slice_order_and_skips_allocated():
+    a = Allocator(Features(), {(GPU, "n1", "g0")}, CLS, [gpus("n1", ("g0", 0), ("g1", 0), ("g2", 1))])
+    out = a.allocate(N1, [claim("c", req("r", 2))])
+    assert ids(out) == [[f"{GPU}/n1/g1", f"{GPU}/n1/g2"]]
+    assert out[0].node_selector is not None and out[0].node_selector[0].match_fields[0].values == ("n1",)
+    assert a.allocate(N1, [claim("c", req("r", 3))]) is None
+
+
+def test_match_attribute_backtracks_to_a_pair_on_one_numa_node():
+    a = Allocator(Features(), set(), CLS, [gpus("n1", ("g0", 0), ("g1", 1), ("g2", 1))])
+    c = claim("c", req("r", 2), constraints=(MatchAttribute(f"{GPU}/numa"),))
+    assert ids(a.allocate(N1, [c])) == [[f"{GPU}/n1/g1", f"{GPU}/n1/g2"]]
+
+
+def test_two_claims_of_one_pod_do_not_share_a_device():
+    a = Allocator(Features(), set(), CLS, [gpus("n1", ("g0", 0), ("g1", 0))])
+    assert ids(a.allocate(N1, [claim("a", req("r")), claim("b", req("r"))])) == [[f"{GPU}/n1/g0"], [f"{GPU}/n1/g1"]]
+    assert a.allocate(N1, [claim("a", req("r")), claim("b", req("r", 2))]) is None
+
+
+def test_all_mode_fails_on_an_incomplete_pool_and_takes_every_match():
+    s = gpus("n1", ("g0", 0), ("g1", 1))
+    assert ids(Allocator(Features(), set(), CLS, [s]).allocate(N1, [claim("c", req("r", mode=ALL))])) == \
+        [[f"{GPU}/n1/g0", f"{GPU}/n1/g1"]]
+    part = ResourceSlice("p", GPU, "n1", 1, 2, node_name="n1", devices=s.devices)
+    with pytest.raises(AllocationError, match=r"asks for all devices, but resource pool gpu\.example\.com/n1 is "
+                                              "currently being updated"):
+        Allocator(Features(), set(), CLS, [part]).allocate(N1, [claim("c", req("r", mode=ALL))])
+
+
+def test_pools_keep_the_newest_generation_and_selector_slices():
+    old = gpus("n1", ("old", 0), generation=1)
+    new = gpus("n1", ("new", 0), generation=2)
+    net = ResourceSlice("rack", GPU, "rack-a", 1, 1, node_selector=None, all_nodes=True, devices=(Device("x"),))
+    pools = gather_pools([old, new, net], N1)
+    assert [(p.pool, [d.name for s in p.slices for d in s.devices]) for p in pools] == \
+        [("n1", ["new"]), ("rack-a", ["x"])]
+    assert gather_pools([old], N2) == []
+
+
+def test_first_available_and_admin_access_need_their_features():
+    sub = DeviceRequest("r", None, (ExactRequest("big", "gpu", ('device.attributes["gpu.example.com"].numa == 7',)),
+                                    ExactRequest("any", "gpu")))
+    a = Allocator(Features(prioritized_list=True), set(), CLS, [gpus("n1", ("g0", 0))])
+    out = a.allocate(N1, [claim("c", sub)])
+    assert out[0].devices == (AllocatedDevice("r/any", GPU, "n1", "g0"),)
+    with pytest.raises(AllocationError, match="has subrequests, but the DRAPrioritizedList feature is disabled"):
+        Allocator(Features(), set(), CLS, [gpus("n1", ("g0", 0))]).allocate(N1, [claim("c", sub)])
+    busy = Allocator(Features(admin_access=True), {(GPU, "n1", "g0")}, CLS, [gpus("n1", ("g0", 0))])
+    assert busy.allocate(N1, [claim("c", req("r", admin=True))])[0].devices[0].admin_access is True
+    with pytest.raises(AllocationError, match="admin access is requested, but the feature is disabled"):
+        Allocator(Features(), set(), CLS, [gpus("n1", ("g0", 0))]).allocate(N1, [claim("c", req("r", admin=True))])
+
+
+def test_cel_runtime_error_is_fatal_with_upstreams_framing():
+    a = Allocator(Features(), set(), CLS, [gpus("n1", ("g0", 0))])
+    with pytest.raises(AllocationError, match=r"^claim default/c: selector #0: CEL runtime error: no such key: nope"):
+        a.allocate(N1, [claim("c", req("r", selectors=('device.attributes["gpu.example.com"].nope == 1',)))])
+
+
+@pytest.mark.parametrize("expr,want", [
+    ('device.attributes["gpu.example.com"].numa == 1', True),
+    ('device.attributes["numa"] == 1', False),  # a bare name is the driver's domain: an empty map here
+    ('device.attributes["other.io"].size() == 0', True),  # an unknown domain is an empty map
+    ('"other.io" in device.attributes', False),
+    ('device.capacity["gpu.example.com"].memory.compareTo(quantity("16Gi")) == 0', True),
+    ('device.capacity["gpu.example.com"].memory == quantity("16384Mi")', True),
+    ('device.capacity["gpu.example.com"].memory.isLessThan(quantity("1G"))', False),
+    ('device.attributes["gpu.example.com"].v.isLessThan(semver("1.10.0"))', True),
+    ('device.attributes["gpu.example.com"].v.major() == 1', True),
+    ('semver("1.0.0-rc.1").isLessThan(semver("1.0.0"))', True),
+])
+def test_cel_environment_agrees_with_kubernetes(expr, want):
+    d = Device("g", {"numa": Attribute("int", 1), "v": Attribute("version", "1.9.0")}, {"memory": Fraction(16 * 2**30)})
+    if want is None:
+        with pytest.raises(CelError):
+            device_matches(expr, d, GPU)
+    else:
+        assert device_matches(expr, d, GPU) is want
+
+
+def test_claim_tracker_frees_a_claim_when_its_last_pod_goes():
+    c = ResourceClaim("default", "c", allocation=Allocation((AllocatedDevice("r", GPU, "n1", "g0"),)),
+                      reserved_for=("a", "b"))
+    t = ClaimTracker(DeviceObjects(claims={("default", "c"): c}))
+    assert t.pod_gone("a") == [] and t.allocated_devices() == {(GPU, "n1", "g0")}
+    assert [x.name for x in t.pod_gone("b")] == ["c"]
+    assert t.allocated_devices() == set() and t.allocations() == {"c": None}
+
+
+BASE = """
+apiVersion: kspread/v1
+kind: Case
+version: "1.35"
+nodes: [n1, n2]
+profile: {filter: [DynamicResources], postFilter: [DynamicResources]}
+objects:
+- {apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: gpu}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: s1}
+  spec: {driver: gpu.example.com, nodeName: n1, pool: {name: n1}, devices: [{name: g0}]}
+"""
+
+
+def _run(extra: str, expect: str):
+    text = BASE + extra + "expect:\n" + expect
+    case = build_case(yaml.safe_load(text), "t")
+    return run_loaded(case)
+
+
+def test_statuses_of_prefilter_and_postfilter_deallocation():
+    out = _run("""- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaim
+  metadata: {name: c}
+  spec: {devices: {requests: [{name: r, exactly: {deviceClassName: nope}}]}}
+pod: {name: p, resourceClaims: [{name: r, resourceClaimName: c}]}
+""", "  unschedulable: true\n")
+    st = out.cycles[0].pre_filter_status
+    assert (str(st.code), st.message) == ("UnschedulableAndUnresolvable", "request r: device class nope does not exist")
+    # a claim allocated on n9 (gone) and reserved for no pod: not available on any node;
+    # PostFilter deallocates it
+    out = _run("""- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaim
+  metadata: {name: c}
+  spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}
+  status:
+    allocation:
+      devices: {results: [{request: r, driver: gpu.example.com, pool: n9, device: g9}]}
+      nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n9]}]}]}
+pod: {name: p, resourceClaims: [{name: r, resourceClaimName: c}]}
+""", "  allocations: {c: null}\n")
+    r = out.cycles[0]
+    assert r.statuses["n1"].message == "resourceclaim not available on the node"
+    assert r.post_filter_status.message == "deallocation of ResourceClaim completed"
+    assert not out.diffs
+
+
+def test_expect_allocations_names_a_known_claim():
+    with pytest.raises(CaseError, match="no ResourceClaim 'nope' in the case"):
+        build_case(yaml.safe_load(BASE + "pod: {name: p}\nexpect:\n  allocations: {nope: null}\n"), "t")
