@@ -42,7 +42,7 @@ from kspread.engine.labels import (
 from kspread.engine.model import NodeSelectorTerm, Pod
 from kspread.engine.quantity import QuantityError, parse_quantity
 from kspread.engine.versions import Version
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, did_you_mean
 
 KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 GROUP = "resource.k8s.io"
@@ -86,12 +86,37 @@ def _str(raw: Any, path: PathT, what: str) -> str:
     return raw
 
 
-def _map(raw: Any, path: PathT) -> Mapping[str, Any]:
+def _map(raw: Any, path: PathT, allowed: tuple[str, ...] | None = None) -> Mapping[str, Any]:
+    """A mapping (None: empty); with ``allowed``, a field it does not list is an error."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         raise CaseError("must be a mapping", path, value=raw)
+    if allowed is not None:
+        for k in raw:
+            if k not in allowed:
+                raise CaseError(f"unknown field {k!r} (allowed: {', '.join(sorted(allowed))})"
+                                + did_you_mean(str(k), allowed), [*path, k])
     return raw
+
+
+_OBJECT = ("apiVersion", "kind", "metadata", "spec", "status")
+_META = ("name", "namespace", "labels", "annotations", "uid", "resourceVersion", "generation", "creationTimestamp",
+         "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences", "finalizers", "managedFields",
+         "generateName", "selfLink")
+_TERM = ("matchExpressions", "matchFields")
+_SELECTOR = ("cel",)
+_CEL = ("expression",)
+_DEVICE_BODY = ("attributes", "capacity", "taints", "consumesCounters", "nodeName", "nodeSelector", "allNodes",
+                "allowMultipleAllocations", "bindingConditions", "bindingFailureConditions", "bindsToNode")
+_EXACT = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+
+
+def _object(obj: Mapping[str, Any], path: PathT) -> tuple[Mapping[str, Any], str]:
+    """The object's metadata (checked) and name."""
+    _map(obj, path, _OBJECT)
+    meta = _map(obj.get("metadata"), [*path, "metadata"], _META)
+    return meta, _str(meta.get("name"), [*path, "metadata", "name"], "a name")
 
 
 def _list(raw: Any, path: PathT) -> list:
@@ -105,21 +130,22 @@ def _list(raw: Any, path: PathT) -> list:
 def _selectors(raw: Any, path: PathT) -> tuple[str, ...]:
     out = []
     for i, s in enumerate(_list(raw, path)):
-        cel = _map(_map(s, [*path, i]).get("cel"), [*path, i, "cel"])
+        cel = _map(_map(s, [*path, i], _SELECTOR).get("cel"), [*path, i, "cel"], _CEL)
         out.append(_str(cel.get("expression"), [*path, i, "cel", "expression"], "a CEL selector's expression"))
     return tuple(out)
 
 
 def _node_selector(raw: Any, path: PathT) -> tuple[NodeSelectorTerm, ...]:
     terms = []
-    for i, t in enumerate(_list(_map(raw, path).get("nodeSelectorTerms"), [*path, "nodeSelectorTerms"])):
+    for i, t in enumerate(_list(_map(raw, path, ("nodeSelectorTerms",)).get("nodeSelectorTerms"),
+                                [*path, "nodeSelectorTerms"])):
         tp = [*path, "nodeSelectorTerms", i]
-        t = _map(t, tp)
+        t = _map(t, tp, _TERM)
         exprs = tuple(parse_selector_requirement(e, [*tp, "matchExpressions", j], (*LABEL_SELECTOR_OPERATORS, GT, LT))
                       for j, e in enumerate(_list(t.get("matchExpressions"), [*tp, "matchExpressions"])))
         fields = []
         for j, f in enumerate(_list(t.get("matchFields"), [*tp, "matchFields"])):
-            f = _map(f, [*tp, "matchFields", j])
+            f = _map(f, [*tp, "matchFields", j], ("key", "operator", "values"))
             if f.get("key") != "metadata.name" or f.get("operator") not in (IN, NOT_IN):
                 raise CaseError("a node field selector is metadata.name with In or NotIn", [*tp, "matchFields", j])
             fields.append(Requirement("metadata.name", f["operator"], tuple(f.get("values") or ())))
@@ -141,9 +167,9 @@ def _api_version(obj: Mapping[str, Any], version: Version, path: PathT) -> str:
 
 
 def device_class(obj: Mapping[str, Any], version: Version, path: PathT) -> DeviceClass:
+    _, name = _object(obj, path)
     _api_version(obj, version, path)
-    name = _str(_map(obj.get("metadata"), [*path, "metadata"]).get("name"), [*path, "metadata", "name"], "a name")
-    spec = _map(obj.get("spec"), [*path, "spec"])
+    spec = _map(obj.get("spec"), [*path, "spec"], ("selectors", "config", "extendedResourceName"))
     if spec.get("extendedResourceName") is not None:
         raise _unmodelled("extended resources backed by devices, extendedResourceName", "DRAExtendedResource",
                           [*path, "spec", "extendedResourceName"])
@@ -193,11 +219,13 @@ _DEVICE_UNMODELLED = {
 
 
 def _device(raw: Any, ver: str, path: PathT) -> Device:
-    raw = _map(raw, path)
-    name = _str(raw.get("name"), [*path, "name"], "a device name")
-    body, bp = raw, list(path)
     if ver in _OLD_SHAPE:
-        body, bp = _map(raw.get("basic"), [*path, "basic"]), [*path, "basic"]
+        raw = _map(raw, path, ("name", "basic"))
+        body, bp = _map(raw.get("basic"), [*path, "basic"], _DEVICE_BODY), [*path, "basic"]
+    else:
+        raw = _map(raw, path, ("name", *_DEVICE_BODY))
+        body, bp = raw, list(path)
+    name = _str(raw.get("name"), [*path, "name"], "a device name")
     for k, (what, gate) in _DEVICE_UNMODELLED.items():
         if body.get(k) is not None:
             raise _unmodelled(what, gate, [*bp, k])
@@ -209,7 +237,7 @@ def _device(raw: Any, ver: str, path: PathT) -> Device:
         if ver == "v1alpha3":
             caps[str(k)] = _quantity(v, cp)
         else:
-            v = _map(v, cp)
+            v = _map(v, cp, ("value", "requestPolicy"))
             if v.get("requestPolicy") is not None:
                 raise _unmodelled("consumable capacity, requestPolicy", "DRAConsumableCapacity", [*cp, "requestPolicy"])
             caps[str(k)] = _quantity(v.get("value"), [*cp, "value"])
@@ -217,15 +245,16 @@ def _device(raw: Any, ver: str, path: PathT) -> Device:
 
 
 def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:
+    _, name = _object(obj, path)
     ver = _api_version(obj, version, path)
-    name = _str(_map(obj.get("metadata"), [*path, "metadata"]).get("name"), [*path, "metadata", "name"], "a name")
     sp = [*path, "spec"]
-    spec = _map(obj.get("spec"), sp)
+    spec = _map(obj.get("spec"), sp, ("driver", "pool", "nodeName", "nodeSelector", "allNodes", "devices",
+                                      "sharedCounters", "perDeviceNodeSelection"))
     for k, (what, gate) in (("sharedCounters", ("partitionable devices, sharedCounters", "DRAPartitionableDevices")),
                             ("perDeviceNodeSelection", ("per-device node selection", "DRAPartitionableDevices"))):
         if spec.get(k) is not None:
             raise _unmodelled(what, gate, [*sp, k])
-    pool = _map(spec.get("pool"), [*sp, "pool"])
+    pool = _map(spec.get("pool"), [*sp, "pool"], ("name", "generation", "resourceSliceCount"))
     node_name = spec.get("nodeName") or None
     all_nodes = bool(spec.get("allNodes"))
     sel = _node_selector(spec["nodeSelector"], [*sp, "nodeSelector"]) if spec.get("nodeSelector") else None
@@ -276,7 +305,7 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
 
 
 def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
-    raw = _map(raw, path)
+    raw = _map(raw, path, ("name", "firstAvailable", *(_EXACT if ver in _OLD_SHAPE else ("exactly",))))
     name = _str(raw.get("name"), [*path, "name"], "a request name")
     subs = _list(raw.get("firstAvailable"), [*path, "firstAvailable"])
     if subs:
@@ -288,18 +317,19 @@ def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest
         out = []
         for i, s in enumerate(subs):
             sp = [*path, "firstAvailable", i]
-            s = _map(s, sp)
+            s = _map(s, sp, ("name", *_EXACT))
             out.append(_exact(s, _str(s.get("name"), [*sp, "name"], "a subrequest name"), sp, version, True))
         return DeviceRequest(name, None, tuple(out))
     if ver in _OLD_SHAPE:
         body = {k: v for k, v in raw.items() if k not in ("name", "firstAvailable")}
         return DeviceRequest(name, _exact(body, name, path, version, False))
-    return DeviceRequest(name, _exact(_map(raw.get("exactly"), [*path, "exactly"]), name, [*path, "exactly"],
-                                      version, False))
+    return DeviceRequest(name, _exact(_map(raw.get("exactly"), [*path, "exactly"], _EXACT), name,
+                                      [*path, "exactly"], version, False))
 
 
 def claim_spec(spec: Mapping[str, Any], ver: str, version: Version, sp: PathT) -> tuple:
-    devices = _map(spec.get("devices"), [*sp, "devices"])
+    _map(spec, sp, ("devices",))
+    devices = _map(spec.get("devices"), [*sp, "devices"], ("requests", "constraints", "config"))
     dp = [*sp, "devices"]
     requests = tuple(_request(r, ver, version, [*dp, "requests", i])
                      for i, r in enumerate(_list(devices.get("requests"), [*dp, "requests"])))
@@ -307,7 +337,7 @@ def claim_spec(spec: Mapping[str, Any], ver: str, version: Version, sp: PathT) -
     constraints = []
     for i, c in enumerate(_list(devices.get("constraints"), [*dp, "constraints"])):
         cp = [*dp, "constraints", i]
-        c = _map(c, cp)
+        c = _map(c, cp, ("requests", "matchAttribute", "distinctAttribute"))
         if c.get("distinctAttribute") is not None:
             raise _unmodelled("distinctAttribute constraints", "DRAConsumableCapacity", [*cp, "distinctAttribute"])
         attr = _str(c.get("matchAttribute"), [*cp, "matchAttribute"], "matchAttribute")
@@ -322,22 +352,22 @@ def claim_spec(spec: Mapping[str, Any], ver: str, version: Version, sp: PathT) -
 
 
 def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceClaim:
+    meta, name = _object(obj, path)
     ver = _api_version(obj, version, path)
-    meta = _map(obj.get("metadata"), [*path, "metadata"])
-    name = _str(meta.get("name"), [*path, "metadata", "name"], "a name")
     ns = meta.get("namespace") or "default"
     requests, constraints = claim_spec(_map(obj.get("spec"), [*path, "spec"]), ver, version, [*path, "spec"])
-    status = _map(obj.get("status"), [*path, "status"])
+    status = _map(obj.get("status"), [*path, "status"], ("allocation", "reservedFor", "devices"))
     stp = [*path, "status"]
     allocation = None
     if status.get("allocation") is not None:
         ap = [*stp, "allocation"]
-        alloc = _map(status["allocation"], ap)
+        alloc = _map(status["allocation"], ap, ("devices", "nodeSelector", "allocationTimestamp"))
         results = []
-        for i, r in enumerate(_list(_map(alloc.get("devices"), [*ap, "devices"]).get("results"),
+        for i, r in enumerate(_list(_map(alloc.get("devices"), [*ap, "devices"], ("results", "config")).get("results"),
                                     [*ap, "devices", "results"])):
             rp = [*ap, "devices", "results", i]
-            r = _map(r, rp)
+            r = _map(r, rp, ("request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
+                             "bindingFailureConditions", "shareID", "consumedCapacity"))
             results.append(AllocatedDevice(
                 _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
                 _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
@@ -346,7 +376,7 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
         allocation = Allocation(tuple(results), sel)
     reserved = []
     for i, r in enumerate(_list(status.get("reservedFor"), [*stp, "reservedFor"])):
-        r = _map(r, [*stp, "reservedFor", i])
+        r = _map(r, [*stp, "reservedFor", i], ("apiGroup", "resource", "name", "uid"))
         if r.get("resource", "pods") == "pods":
             pn = str(r.get("name"))
             reserved.append(pn if ns == "default" else f"{ns}/{pn}")
@@ -359,11 +389,10 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
 
 
 def claim_template(obj: Mapping[str, Any], version: Version, path: PathT) -> tuple[str, str, tuple]:
+    meta, name = _object(obj, path)
     ver = _api_version(obj, version, path)
-    meta = _map(obj.get("metadata"), [*path, "metadata"])
-    name = _str(meta.get("name"), [*path, "metadata", "name"], "a name")
     sp = [*path, "spec", "spec"]
-    spec = _map(_map(obj.get("spec"), [*path, "spec"]).get("spec"), sp)
+    spec = _map(_map(obj.get("spec"), [*path, "spec"], ("metadata", "spec")).get("spec"), sp)
     return meta.get("namespace") or "default", name, claim_spec(spec, ver, version, sp)
 
 
@@ -380,7 +409,7 @@ def pod_claim_refs(raw: Any, at, containers: Any, version: Version) -> tuple:
     names: set[str] = set()
     for i, e in enumerate(_list(raw, at("resourceClaims"))):
         p = at("resourceClaims", i)
-        e = _map(e, p)
+        e = _map(e, p, ("name", "resourceClaimName", "resourceClaimTemplateName"))
         name = _str(e.get("name"), [*p, "name"], "a pod resource claim's name")
         if name in names:
             raise CaseError(f"duplicate pod resource claim name {name!r}", [*p, "name"])
