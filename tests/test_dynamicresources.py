@@ -193,3 +193,46 @@ pod: {name: p, resourceClaims: [{name: r, resourceClaimName: c}]}
 def test_expect_allocations_names_a_known_claim():
     with pytest.raises(CaseError, match="no ResourceClaim 'nope' in the case"):
         build_case(yaml.safe_load(BASE + "pod: {name: p}\nexpect:\n  allocations: {nope: null}\n"), "t")
+
+
+def test_explain_names_each_request_and_reports_the_allocation():
+    from kspread.workflow.explain import capture, explain_cycle_outcome, explain_cycles
+
+    path = "cases/devices/training-job.yaml"
+    from kspread.format.loader import collect, load_case
+
+    doc = collect([path])[0].docs[0]
+    case = load_case(doc)
+    seen = []
+    out = run_loaded(case, observe=lambda sched, r: seen.append(capture(sched, r)), keep_all=True)
+    text = explain_cycles(out.scheduler, seen)
+    assert ("claim worker-1-gpus request gpus: needs 2, 4 matching device(s) on the node, 1 free") in \
+        " ".join(text.split())
+    outcome = explain_cycle_outcome(out.scheduler, seen[0].result, seen[0])
+    assert outcome.splitlines()[1:] == ["devices allocated on n1:",
+                                        "  worker-0-gpus: gpu.example.com/n1/gpu-2 (gpus), gpu.example.com/n1/gpu-3 "
+                                        "(gpus)"]
+
+
+def test_a_deleted_pod_frees_its_claim_and_requeues_pods_the_hint_selects():
+    case = build_case(yaml.safe_load(BASE + """- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaimTemplate
+  metadata: {name: t}
+  spec: {spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}}
+schedule:
+- {name: a, resourceClaims: [{name: g, resourceClaimTemplateName: t}]}
+- {name: b, resourceClaims: [{name: g, resourceClaimTemplateName: t}]}
+expect:
+  placements: {a: n1, b: null}
+"""), "t")
+    out = run_loaded(case)
+    assert not out.diffs
+    sched = out.scheduler
+    events = sched.release_pod(sched.bound["a"])
+    assert [(e.action, e.claim[0].name, e.claim[1].allocation) for e in events] == \
+        [("ResourceClaimUpdate", "a-g", None)]
+    dra = sched.framework.plugin("DynamicResources")
+    pending_b = sched.pending["b"]
+    assert dra.pod_event_hint(pending_b, events[0]) is True  # a deallocation may free devices
+    bound_claim = sched.claims.get("default", "a-g")
+    assert sched.claims.allocations()["a-g"] is None and bound_claim.reserved_for == ()

@@ -420,3 +420,55 @@ class _Run:
 
 def _kobj(claim: ResourceClaim) -> str:
     return f"{claim.namespace}/{claim.name}"
+
+
+@dataclass(frozen=True)
+class RequestReport:
+    """For explain: one request (or subrequest) of an unallocated claim on one node."""
+
+    claim: str
+    request: str
+    needed: int  # devices the request asks for (All: the matching ones)
+    matching: int  # devices of the node's pools that its class and selectors accept
+    free: int  # of those, not allocated to any claim
+    error: str = ""  # a CEL error met while checking
+
+
+def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> list[RequestReport]:
+    """Per request of each claim: how many devices the node offers for it, and how many
+    of them are free; the search itself (constraints, several requests competing for
+    one device) is what decides, this only says what each request could get alone."""
+    run = _Run(a, node, claims)
+    run.pools = gather_pools(a.slices, node)
+    out = []
+    for ci, claim in enumerate(claims):
+        for ri, req in enumerate(claim.requests):
+            subs = list(req.first_available) if req.first_available else [req.exactly]
+            for si, sub in enumerate(subs):
+                assert sub is not None
+                parent = req.name if req.first_available else None
+                name = f"{parent}/{sub.name}" if parent else sub.name
+                cls = a.classes.get(sub.class_name)
+                if cls is None:
+                    out.append(RequestReport(claim.key, name, sub.count, 0, 0, f"no device class {sub.class_name}"))
+                    continue
+                rd = _Request(sub, parent, cls)
+                matching = free = 0
+                error = ""
+                for pool in run.pools:
+                    if pool.incomplete or pool.invalid:
+                        continue
+                    for s in pool.slices:
+                        for d in s.devices:
+                            try:
+                                ok = run._selectable((ci, ri, si), rd, s, d)
+                            except AllocationError as e:
+                                error = str(e)
+                                ok = False
+                            if ok:
+                                matching += 1
+                                if (s.driver, s.pool, d.name) not in a.allocated or sub.admin_access:
+                                    free += 1
+                needed = sub.count if sub.mode == EXACT_COUNT else matching
+                out.append(RequestReport(claim.key, name, needed, matching, free, error))
+    return out

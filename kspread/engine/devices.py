@@ -200,14 +200,15 @@ class ClaimTracker:
 
     def pod_gone(self, pod_key: str) -> list[ResourceClaim]:
         """A pod was deleted: it leaves its claims' reservedFor, and the resource claim
-        controller deallocates a claim that no pod reserves any more (returns those)."""
+        controller deallocates a claim that no pod reserves any more (returns those, as
+        they were before)."""
         freed = []
         for k, c in list(self.claims.items()):
             if pod_key in c.reserved_for:
                 left = tuple(p for p in c.reserved_for if p != pod_key)
                 if not left and c.allocation is not None:
                     self.claims[k] = replace(c, allocation=None, reserved_for=())
-                    freed.append(self.claims[k])
+                    freed.append(c)
                 else:
                     self.claims[k] = replace(c, reserved_for=left)
         return freed

@@ -463,6 +463,7 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
         else:
             ns, name, spec = claim_template(obj, version, path)
             templates[(ns, name)] = spec
+    _check_implicit_extended_resources(objs, version, pods)
     for p in pods:
         for pc in p.resource_claims:
             key = (p.namespace, pc.claim_name)
@@ -493,6 +494,23 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
                 objs.claims[(p.namespace, pc.claim_name)] = ResourceClaim(
                     **{**_fields(c), "reserved_for": (*c.reserved_for, p.key)})
     return objs
+
+
+IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def _check_implicit_extended_resources(objs: DeviceObjects, version: Version, pods: Sequence[Pod]) -> None:
+    """With DRAExtendedResource on (from 1.36) every DeviceClass also backs the
+    extended resource deviceclass.resource.kubernetes.io/<class>: a pod requesting one
+    would be served by devices, which kspread does not model."""
+    if version.minor < 36 or not objs.classes:
+        return
+    for p in pods:
+        for c in (*p.containers, *p.init_containers):
+            for r in c.requests:
+                if r.startswith(IMPLICIT_EXTENDED_PREFIX) and r[len(IMPLICIT_EXTENDED_PREFIX):] in objs.classes:
+                    raise _unmodelled(f"pod {p.key} requests {r}: extended resources backed by devices",
+                                      "DRAExtendedResource", ["objects"])
 
 
 def _fields(c: ResourceClaim) -> dict[str, Any]:
