@@ -210,8 +210,8 @@ def test_explain_names_each_request_and_reports_the_allocation():
         " ".join(text.split())
     outcome = explain_cycle_outcome(out.scheduler, seen[0].result, seen[0])
     assert outcome.splitlines()[1:] == ["devices allocated on n1:",
-                                        "  worker-0-gpus: gpu.example.com/n1/gpu-2 (gpus), gpu.example.com/n1/gpu-3 "
-                                        "(gpus)"]
+                                        ("  worker-0-gpus: gpu.example.com/n1/gpu-2 (gpus), gpu.example.com/n1/gpu-3 "
+                                        "(gpus)")]
 
 
 def test_a_deleted_pod_frees_its_claim_and_requeues_pods_the_hint_selects():
@@ -236,3 +236,87 @@ expect:
     assert dra.pod_event_hint(pending_b, events[0]) is True  # a deallocation may free devices
     bound_claim = sched.claims.get("default", "a-g")
     assert sched.claims.allocations()["a-g"] is None and bound_claim.reserved_for == ()
+
+
+DUMP = """
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: n1, labels: {kubernetes.io/hostname: n1}},
+   status: {allocatable: {pods: "110", cpu: "8"}, nodeInfo: {kubeletVersion: v1.35.1}}}
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: gpu, uid: u1, resourceVersion: "7", managedFields: [{manager: x}]}
+  spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: n1-gpu-x7k2p}
+  spec:
+    driver: gpu.example.com
+    nodeName: n1
+    pool: {name: n1, generation: 3, resourceSliceCount: 1}
+    devices: [{name: gpu-0}, {name: gpu-1}]
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaimTemplate
+  metadata: {name: one-gpu, namespace: default}
+  spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaim
+  metadata:
+    name: train-0-gpu-q9z4m
+    namespace: default
+    ownerReferences: [{apiVersion: v1, kind: Pod, name: train-0, uid: p1, controller: true}]
+  spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}
+  status:
+    allocation:
+      devices: {results: [{request: gpu, driver: gpu.example.com, pool: n1, device: gpu-0}]}
+      nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n1]}]}]}
+    reservedFor: [{resource: pods, name: train-0, uid: p1}]
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: train-0, namespace: default}
+  spec:
+    nodeName: n1
+    containers: [{name: c, resources: {claims: [{name: gpu}]}}]
+    resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  status:
+    phase: Running
+    resourceClaimStatuses: [{name: gpu, resourceClaimName: train-0-gpu-q9z4m}]
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: train-1, namespace: default}
+  spec:
+    schedulerName: default-scheduler
+    containers: [{name: c}]
+    resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  status: {phase: Pending}
+"""
+
+
+def test_import_keeps_device_objects_and_allocations(tmp_path):
+    from kspread.format import importer
+    from kspread.format.loader import load_case, read_file
+
+    p = tmp_path / "dump.yaml"
+    p.write_text(DUMP, encoding="utf-8")
+    out = importer.import_snapshot(str(p), warn=lambda m: None, pending=True)
+    data = yaml.safe_load(out)
+    kinds = [o["kind"] for o in data["objects"]]
+    assert kinds == ["DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"]
+    claim_obj = data["objects"][2]
+    assert claim_obj["status"] == {
+        "allocation": {"devices": {"results": [{"request": "gpu", "driver": GPU, "pool": "n1", "device": "gpu-0"}]},
+                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                           {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}},
+        "reservedFor": [{"resource": "pods", "name": "train-0"}]}
+    assert data["objects"][0]["metadata"] == {"name": "gpu"}
+    # the bound pod names its generated claim; the pending one keeps its template
+    assert data["pods"][0]["resourceClaims"] == [{"name": "gpu", "resourceClaimName": "train-0-gpu-q9z4m"}]
+    assert data["pod"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    case_path = tmp_path / "case.yaml"
+    case_path.write_text(out.replace("expect: {}", "expect: {allocations: {train-1-gpu: [gpu.example.com/n1/gpu-1]}}"),
+                         encoding="utf-8")
+    case = load_case(read_file(case_path).docs[0])
+    res = run_loaded(case)
+    assert not res.diffs
+    assert res.actual["allocations"] == {"train-0-gpu-q9z4m": [f"{GPU}/n1/gpu-0"], "train-1-gpu": [f"{GPU}/n1/gpu-1"]}
