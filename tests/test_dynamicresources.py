@@ -320,3 +320,27 @@ def test_import_keeps_device_objects_and_allocations(tmp_path):
     res = run_loaded(case)
     assert not res.diffs
     assert res.actual["allocations"] == {"train-0-gpu-q9z4m": [f"{GPU}/n1/gpu-0"], "train-1-gpu": [f"{GPU}/n1/gpu-1"]}
+
+
+@pytest.mark.parametrize("version,want", [
+    # 1.34+: DynamicResources' PostFilter runs before DefaultPreemption in the default
+    # profile, and RunPostFilterPlugins joins both reasons (as real clusters' events read)
+    ("1.35", "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+             "available: 1 No preemption victims found for incoming pod."),
+    ("1.33", "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
+             "victims found for incoming pod."),
+])
+def test_verdict_joins_the_postfilter_reasons(version, want):
+    from kspread.engine.diagnosis import verdict
+
+    case = build_case(yaml.safe_load(f"""
+apiVersion: kspread/v1
+kind: Case
+version: "{version}"
+nodes: [{{name: n1, allocatable: {{cpu: "2", pods: 10}}}}]
+pods: [{{name: big, node: n1, priority: 100, requests: {{cpu: "1"}}}}]
+pod: {{name: p, requests: {{cpu: "2"}}}}
+expect: {{unschedulable: true}}
+"""), "t")
+    out = run_loaded(case)
+    assert verdict(case.version, out.cycles[-1]) == want

@@ -137,6 +137,14 @@ def preemption_message(v: Version, r: CycleResult) -> str:
     st = r.post_filter_status
     if st is None or st.is_success() or st.code == Code.ERROR or not appends_post_filter_message(v):
         return ""
+    last = _last_post_filter_message(v, r, st)
+    if st.code == Code.UNSCHEDULABLE and r.post_filter_reasons:
+        # RunPostFilterPlugins: every rejecting plugin's reasons, joined
+        return ", ".join((*r.post_filter_reasons, last))
+    return last
+
+
+def _last_post_filter_message(v: Version, r: CycleResult, st: Status) -> str:
     if st.plugin != "DefaultPreemption":
         return st.message
     out = r.preemption

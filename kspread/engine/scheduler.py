@@ -103,6 +103,9 @@ class CycleResult:
     _selected: Any = None  # list[str], or None with selected_positions set
     post_filter_ran: bool = False
     post_filter_status: Status | None = None
+    # the reasons of the PostFilter plugins that said Unschedulable before the last one
+    # (RunPostFilterPlugins joins them all into the status it returns)
+    post_filter_reasons: tuple[str, ...] = ()
     preemption: PreemptionOutcome | None = None
     error: str | None = None
     _statuses: Any = None  # dict[str, Status] or _FilterView
@@ -554,6 +557,7 @@ class Scheduler:
             return res
         res.post_filter_ran = True
         outcome: Any = None
+        before: list[str] = []
         for p in plugins:
             statuses = res._statuses if isinstance(res._statuses, StatusView) else res.statuses
             outcome, st = p.post_filter(state, pod, statuses)
@@ -562,6 +566,8 @@ class Scheduler:
                 break
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 break
+            res.post_filter_reasons = tuple(before)
+            before.extend(st.reasons)
         assert res.post_filter_status is not None  # plugins is not empty: the loop ran
         if isinstance(outcome, PreemptionOutcome):
             if not res.post_filter_status.is_success():

@@ -169,7 +169,9 @@ def _api_version(obj: Mapping[str, Any], version: Version, path: PathT) -> str:
 def device_class(obj: Mapping[str, Any], version: Version, path: PathT) -> DeviceClass:
     _, name = _object(obj, path)
     _api_version(obj, version, path)
-    spec = _map(obj.get("spec"), [*path, "spec"], ("selectors", "config", "extendedResourceName"))
+    spec = _map(obj.get("spec"), [*path, "spec"], ("selectors", "config", "extendedResourceName", "suitableNodes"))
+    if spec.get("suitableNodes") is not None:
+        raise CaseError(f"a DeviceClass's suitableNodes belongs to {_CLASSIC}", [*path, "spec", "suitableNodes"])
     if spec.get("extendedResourceName") is not None:
         raise _unmodelled("extended resources backed by devices, extendedResourceName", "DRAExtendedResource",
                           [*path, "spec", "extendedResourceName"])
@@ -327,8 +329,14 @@ def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest
                                       [*path, "exactly"], version, False))
 
 
+_CLASSIC = ("classic DRA (a control-plane controller allocates the claim), which kspread does not model: kspread "
+            "models structured parameters")
+
+
 def claim_spec(spec: Mapping[str, Any], ver: str, version: Version, sp: PathT) -> tuple:
-    _map(spec, sp, ("devices",))
+    _map(spec, sp, ("devices", "controller") if ver == "v1alpha3" else ("devices",))
+    if spec.get("controller"):
+        raise CaseError(f"spec.controller asks for {_CLASSIC}", [*sp, "controller"])
     devices = _map(spec.get("devices"), [*sp, "devices"], ("requests", "constraints", "config"))
     dp = [*sp, "devices"]
     requests = tuple(_request(r, ver, version, [*dp, "requests", i])
