@@ -325,10 +325,10 @@ def test_import_keeps_device_objects_and_allocations(tmp_path):
 @pytest.mark.parametrize("version,want", [
     # 1.34+: DynamicResources' PostFilter runs before DefaultPreemption in the default
     # profile, and RunPostFilterPlugins joins both reasons (as real clusters' events read)
-    ("1.35", "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
-             "available: 1 No preemption victims found for incoming pod."),
-    ("1.33", "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
-             "victims found for incoming pod."),
+    ("1.35", ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
+             "available: 1 No preemption victims found for incoming pod.")),
+    ("1.33", ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
+             "victims found for incoming pod.")),
 ])
 def test_verdict_joins_the_postfilter_reasons(version, want):
     from kspread.engine.diagnosis import verdict
