@@ -124,19 +124,29 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
         _unmodelled("DRAExtendedResource",
-                    "kspread refuses a case with a DeviceClass that names an extendedResourceName or a pod that "
-                    "requests a deviceclass.resource.kubernetes.io/ resource while it is on; otherwise "
-                    "NodeResourcesFit's PreFilter finds an empty mapping and checks every extended resource against "
-                    "the node's allocatable, as with the gate off",
+                    "extended resources backed by DRA need a DeviceClass (its extendedResourceName, or from 1.36 the "
+                    "implicit deviceclass.resource.kubernetes.io/<class>), and kspread refuses a case that uses "
+                    "either; without them NodeResourcesFit's PreFilter finds an empty mapping and checks every "
+                    "extended resource against the node's allocatable, as with the gate off",
                     (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
-        _unmodelled("DRADeviceTaints", "kspread refuses a case that uses device taints (slice devices' taints, request tolerations, DeviceTaintRules)", (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
-        _unmodelled("DRAPartitionableDevices", "kspread refuses a case that uses partitionable devices (sharedCounters, consumesCounters, perDeviceNodeSelection)", (33, False, "ALPHA"), (36, True, "BETA")),
-        _unmodelled("DRAConsumableCapacity", "kspread refuses a case that uses consumable capacity (allowMultipleAllocations, request capacity, distinctAttribute)", (34, False, "ALPHA"), (36, True, "BETA")),
-        _unmodelled("DRADeviceBindingConditions", "kspread refuses a case that uses binding conditions (bindingConditions, bindingFailureConditions)", (34, False, "ALPHA"), (36, True, "BETA")),
-        _unmodelled("DRAResourceClaimDeviceStatus", "kspread refuses a case that uses binding conditions (which need this gate too)", (32, False, "ALPHA"), (33, True, "BETA"),
-                    (37, True, "GA"), locked_from=37),
-        _unmodelled("DRASchedulerFilterTimeout", "kspread's allocator has no wall clock: a filter never times out", (34, True, "BETA")),
-        _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources from devices", (36, False, "ALPHA")),
+        _unmodelled("DRADeviceTaints", "kspread refuses a case that uses device taints (devices' taints, "
+                    "requests' tolerations)", (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
+        _unmodelled("DRAPartitionableDevices", "kspread refuses a case that uses partitionable devices "
+                    "(sharedCounters, consumesCounters, perDeviceNodeSelection)", (33, False, "ALPHA"),
+                    (36, True, "BETA")),
+        _unmodelled("DRAConsumableCapacity", "kspread refuses a case that uses consumable capacity "
+                    "(allowMultipleAllocations, request capacity, distinctAttribute)", (34, False, "ALPHA"),
+                    (36, True, "BETA")),
+        _unmodelled("DRADeviceBindingConditions", "kspread refuses a case that uses binding conditions "
+                    "(bindingConditions, bindingFailureConditions, bindsToNode)", (34, False, "ALPHA"),
+                    (36, True, "BETA")),
+        _unmodelled("DRAResourceClaimDeviceStatus", "kspread refuses a case that uses binding conditions (which "
+                    "need this gate too)", (32, False, "ALPHA"), (33, True, "BETA"), (37, True, "GA"),
+                    locked_from=37),
+        _unmodelled("DRASchedulerFilterTimeout", "kspread's allocator has no wall clock: a filter never times out",
+                    (34, True, "BETA")),
+        _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
+                    "from devices", (36, False, "ALPHA")),
         _unmodelled("InPlacePodVerticalScaling",
                     "kspread pods have no status resources or pending resizes, so requests are the spec's",
                     (27, False, "ALPHA"), (33, True, "BETA"), (35, True, "GA"), locked_from=35),
