@@ -344,3 +344,36 @@ expect: {{unschedulable: true}}
 """), "t")
     out = run_loaded(case)
     assert verdict(case.version, out.cycles[-1]) == want
+
+
+@pytest.mark.parametrize("version,reserved,in_use", [("1.32", 32, True), ("1.32", 31, False), ("1.35", 255, False),
+                                                     ("1.35", 256, True)])
+def test_a_claim_reserved_by_the_most_pods_is_in_use(version, reserved, in_use):
+    ver = "v1beta1" if version == "1.32" else "v1"
+    spec = ("{devices: {requests: [{name: r, deviceClassName: gpu}]}}" if ver == "v1beta1"
+            else "{devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}")
+    pods = ", ".join(f"{{resource: pods, name: q{i}}}" for i in range(reserved))
+    gates = "featureGates: {DynamicResourceAllocation: true}\n" if version == "1.32" else ""
+    case = build_case(yaml.safe_load(f"""
+apiVersion: kspread/v1
+kind: Case
+version: "{version}"
+{gates}nodes: [n1]
+profile: {{filter: [DynamicResources]}}
+objects:
+- {{apiVersion: resource.k8s.io/{ver}, kind: DeviceClass, metadata: {{name: gpu}}}}
+- apiVersion: resource.k8s.io/{ver}
+  kind: ResourceClaim
+  metadata: {{name: c}}
+  spec: {spec}
+  status:
+    allocation: {{devices: {{results: [{{request: r, driver: d.io, pool: n1, device: g0}}]}}}}
+    reservedFor: [{pods}]
+pod: {{name: p, resourceClaims: [{{name: r, resourceClaimName: c}}]}}
+expect: {{feasible: [n1]}}
+"""), "t")
+    st = run_loaded(case).cycles[0].pre_filter_status
+    if in_use:
+        assert (str(st.code), st.message) == ("UnschedulableAndUnresolvable", "resourceclaim in use")
+    else:
+        assert st is None or st.is_success()

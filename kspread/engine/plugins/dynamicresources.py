@@ -67,8 +67,10 @@ def dynamic_resources_scores(version: Version) -> bool:
 
 
 def reserved_for_max(version: Version) -> int:
-    """ResourceClaimReservedForMaxSize: 256 from 1.34 (v1), 32 before."""
-    return 256 if version.minor >= 34 else 32
+    """ResourceClaimReservedForMaxSize: 32 in 1.31's v1alpha3 and 1.32, 256 from 1.33
+    (the v1beta1/v1beta2/v1 API docs say 256; the release that raised it is taken as 1.33
+    from the API reference of each release, not from the 1.33 source)."""
+    return 256 if version.minor >= 33 else 32
 
 
 def allocator_features(version: Version) -> Features:
