@@ -377,3 +377,37 @@ expect: {{feasible: [n1]}}
         assert (str(st.code), st.message) == ("UnschedulableAndUnresolvable", "resourceclaim in use")
     else:
         assert st is None or st.is_success()
+
+
+def test_shorthand_builds_slices_classes_and_claims():
+    case = build_case(yaml.safe_load("""
+apiVersion: kspread/v1
+kind: Case
+version: "1.34"
+deviceClasses: [{name: gpu, driver: gpu.example.com, selector: 'device.attributes["gpu.example.com"].ok'}]
+nodes:
+- name: n1
+  devices:
+  - {driver: gpu.example.com, name: gpu, count: 2, attributes: {ok: true, v: {version: 1.0.0}}, capacity: {mem: 1Gi}}
+  - {driver: gpu.example.com, name: gpu, attributes: {ok: false}}
+pod: {name: p, devices: {g: {class: gpu, all: true}}}
+expect: {allocations: {p-g: [gpu.example.com/n1/gpu-0, gpu.example.com/n1/gpu-1]}}
+"""), "t")
+    objs = case.cluster.devices
+    (s,) = objs.slices
+    assert (s.name, s.pool, s.node_name, [d.name for d in s.devices]) == \
+        ("n1-gpu.example.com-n1", "n1", "n1", ["gpu-0", "gpu-1", "gpu-2"])
+    assert s.devices[0].attributes["v"] == Attribute("version", "1.0.0")
+    assert objs.classes["gpu"].selectors == ('device.driver == "gpu.example.com"', 'device.attributes["gpu.example.com"].ok')
+    claim_ = objs.claims[("default", "p-g")]
+    assert (claim_.owner_pod, claim_.requests[0].exactly.mode) == ("p", ALL)
+    assert not run_loaded(case).diffs
+    with pytest.raises(CaseError, match="count must be a positive integer"):
+        build_case(yaml.safe_load("""
+apiVersion: kspread/v1
+kind: Case
+version: "1.34"
+nodes: [n1]
+pod: {name: p, devices: {g: {class: gpu, count: 0}}}
+expect: {feasible: [n1]}
+"""), "t")

@@ -25,8 +25,8 @@ JSON_CASE = """\
 }
 """
 
-ALLOWED = ("(allowed: affinity, containers, controller, initContainers, labels, name, namespace, node, nodeSelector, "
-           "nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, requests, "
+ALLOWED = ("(allowed: affinity, containers, controller, devices, initContainers, labels, name, namespace, node, "
+           "nodeSelector, nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, requests, "
            "resourceClaims, resources, startTime, terminating, tolerations, topologySpreadConstraints, volumes) "
            "(did you mean 'priority'?)")
 

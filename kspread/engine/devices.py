@@ -129,10 +129,13 @@ class PodClaim:
     name: str
     claim_name: str
     template: str = ""  # the ResourceClaimTemplate's name, for a claim made from one
+    # the pod shorthand's ``devices`` entry: the requests of a claim made for the pod
+    inline: tuple[DeviceRequest, ...] | None = None
 
     @property
     def from_template(self) -> bool:
-        return bool(self.template)
+        """The claim is made for the pod (from a template, or from the shorthand)."""
+        return bool(self.template) or self.inline is not None
 
 
 @dataclass

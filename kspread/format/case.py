@@ -67,7 +67,7 @@ from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
-from kspread.format.devices import build_devices, pod_claim_refs, pod_claims
+from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
@@ -647,7 +647,8 @@ class _Builder:
                 bool(raw.get("_preemptedByScheduler", False)),
                 bool(raw.get("_usesPersistentVolumes", False)) or any(
                     "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
-                pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version))
+                pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version,
+                               raw.get("devices")))
 
 
 # A pod's own fields: not in its spec key.
@@ -697,7 +698,10 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                       replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
                       namespaces=namespaces)
     incoming = _incoming(doc, b, nodes, seen_pods)
-    cluster.devices = build_devices(sections["devices"], version, [*pods, *incoming])
+    cluster.devices = build_devices(sections["devices"], version, [*pods, *incoming],
+                                    shorthand_classes(doc.get("deviceClasses"), version),
+                                    [s for raw, at in sections["nodes"] if isinstance(raw, Mapping)
+                                     for s in node_slices(raw["name"], raw.get("devices"), at, version)])
     _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}

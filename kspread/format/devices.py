@@ -407,13 +407,14 @@ def claim_template(obj: Mapping[str, Any], version: Version, path: PathT) -> tup
 # ---- pods ------------------------------------------------------------------------------
 
 
-def pod_claim_refs(raw: Any, at, containers: Any, version: Version) -> tuple:
+def pod_claim_refs(raw: Any, at, containers: Any, version: Version, devices: Any = None) -> tuple:
     """A pod's spec.resourceClaims as (name, claim name or None, template name or
-    None), checked as the API server does; containers' resources.claims must name them."""
-    if not raw:
+    None, None), checked as the API server does, then the shorthand's ``devices`` as
+    (name, None, None, requests); containers' resources.claims must name them."""
+    if not raw and not devices:
         return ()
-    check_enabled(version, at("resourceClaims"))
-    out = []
+    check_enabled(version, at("resourceClaims" if raw else "devices"))
+    out: list[tuple] = []
     names: set[str] = set()
     for i, e in enumerate(_list(raw, at("resourceClaims"))):
         p = at("resourceClaims", i)
@@ -425,7 +426,13 @@ def pod_claim_refs(raw: Any, at, containers: Any, version: Version) -> tuple:
         claim, template = e.get("resourceClaimName"), e.get("resourceClaimTemplateName")
         if (claim is None) == (template is None):
             raise CaseError("exactly one of resourceClaimName and resourceClaimTemplateName is required", p)
-        out.append((name, claim, template))
+        out.append((name, claim, template, None))
+    for key, spec in _map(devices, at("devices")).items():
+        p = at("devices", key)
+        if key in names:
+            raise CaseError(f"duplicate pod resource claim name {key!r}", p)
+        names.add(str(key))
+        out.append((str(key), None, None, (_shorthand_request(str(key), spec, p),)))
     for ci, c in enumerate(containers or []):
         if not isinstance(c, Mapping):
             continue
@@ -438,19 +445,98 @@ def pod_claim_refs(raw: Any, at, containers: Any, version: Version) -> tuple:
 
 
 def pod_claims(pod_name: str, refs: tuple) -> tuple[PodClaim, ...]:
-    """The pod's claims by name: a template's claim is ``<pod>-<name in the pod>``."""
-    return tuple(PodClaim(n, c if c is not None else f"{pod_name}-{n}", t or "") for n, c, t in refs)
+    """The pod's claims by name: a template's (or the shorthand's) claim is ``<pod>-<name>``."""
+    return tuple(PodClaim(n, c if c is not None else f"{pod_name}-{n}", t or "", inline)
+                 for n, c, t, inline in refs)
+
+
+# ---- the shorthand (an extension of the case format) -------------------------------------
+
+
+def _shorthand_request(name: str, raw: Any, path: PathT) -> DeviceRequest:
+    """A pod's ``devices: {<claim>: {class, count | all, selector}}`` entry: a claim with
+    one request named after it."""
+    raw = _map(raw, path, ("class", "count", "all", "selector"))
+    cls = _str(raw.get("class"), [*path, "class"], "class (a DeviceClass's name)")
+    if raw.get("all") is not None and raw.get("count") is not None:
+        raise CaseError("give count or all, not both", [*path, "all"])
+    count = raw.get("count", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise CaseError("count must be a positive integer", [*path, "count"], value=count)
+    sel = () if raw.get("selector") is None else (_str(raw["selector"], [*path, "selector"], "a CEL selector"),)
+    if raw.get("all"):
+        return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0))
+    return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count))
+
+
+def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
+    """``deviceClasses: [{name, driver, selector}]``: a DeviceClass that selects the
+    driver's devices (``device.driver == "<driver>"``), and the selector when given."""
+    out = []
+    if raw:
+        check_enabled(version, ["deviceClasses"])
+    for i, c in enumerate(_list(raw, ["deviceClasses"])):
+        p = ["deviceClasses", i]
+        c = _map(c, p, ("name", "driver", "selector"))
+        sels = [f'device.driver == "{_str(c.get("driver"), [*p, "driver"], "driver")}"']
+        if c.get("selector") is not None:
+            sels.append(_str(c["selector"], [*p, "selector"], "a CEL selector"))
+        out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels)))
+    return out
+
+
+def _shorthand_attribute(raw: Any, path: PathT) -> Attribute:
+    if isinstance(raw, bool):
+        return Attribute(BOOL, raw)
+    if isinstance(raw, int):
+        return Attribute(INT, raw)
+    if isinstance(raw, str):
+        return Attribute(STRING, raw)
+    return _attribute(raw, path)
+
+
+def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice]:
+    """A node's ``devices: [{driver, count, name, pool, attributes, capacity}]``: the
+    ResourceSlices its drivers publish, one per driver and pool (pool: the node's
+    name), devices ``<name>-0`` .. ``<name>-<count-1>`` (name: ``device``)."""
+    if not raw:
+        return []
+    check_enabled(version, at("devices"))
+    pools: dict[tuple[str, str], list[Device]] = {}
+    for i, d in enumerate(_list(raw, at("devices"))):
+        p = at("devices", i)
+        d = _map(d, p, ("driver", "count", "name", "pool", "attributes", "capacity"))
+        driver = _str(d.get("driver"), [*p, "driver"], "driver")
+        count = d.get("count", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise CaseError("count must be a positive integer", [*p, "count"], value=count)
+        prefix = _str(d.get("name", "device"), [*p, "name"], "name")
+        attrs = {str(k): _shorthand_attribute(v, [*p, "attributes", k])
+                 for k, v in _map(d.get("attributes"), [*p, "attributes"]).items()}
+        caps = {str(k): _quantity(v, [*p, "capacity", k])
+                for k, v in _map(d.get("capacity"), [*p, "capacity"]).items()}
+        devices = pools.setdefault((driver, _str(d.get("pool", node), [*p, "pool"], "pool")), [])
+        start = sum(1 for x in devices if x.name.startswith(prefix + "-"))
+        for j in range(count):
+            devices.append(Device(f"{prefix}-{start + j}", attrs, caps))
+    return [ResourceSlice(f"{node}-{driver}-{pool}", driver, pool, 0, 1, node_name=node, devices=tuple(devs))
+            for (driver, pool), devs in pools.items()]
 
 
 def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Version,
-                  pods: Sequence[Pod]) -> DeviceObjects | None:
-    """The case's device objects, with a claim made for each pod's template entry (as
-    the resource claim controller would, unless the case has a claim of that name)."""
-    if not items and not any(p.resource_claims for p in pods):
+                  pods: Sequence[Pod], classes: Sequence[DeviceClass] = (),
+                  slices: Sequence[ResourceSlice] = ()) -> DeviceObjects | None:
+    """The case's device objects (``objects``, and the shorthand's ``classes`` and nodes'
+    ``slices``), with a claim made for each pod's template or shorthand entry (as the
+    resource claim controller would, unless the case has a claim of that name)."""
+    if not items and not classes and not slices and not any(p.resource_claims for p in pods):
         return None
     if items:
         check_enabled(version, items[0][1])
     objs = DeviceObjects()
+    for dc in classes:
+        objs.classes[dc.name] = dc
+    objs.slices.extend(slices)
     templates: dict[tuple[str, str], tuple] = {}
     seen: dict[tuple[str, str, str], PathT] = {}
     for obj, path in items:
@@ -462,6 +548,8 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
         seen[okey] = path
         if kind == "DeviceClass":
             dc = device_class(obj, version, path)
+            if dc.name in objs.classes:
+                raise CaseError(f"DeviceClass {dc.name!r} is defined twice", [*path, "metadata", "name"])
             objs.classes[dc.name] = dc
         elif kind == "ResourceSlice":
             objs.slices.append(resource_slice(obj, version, path))
@@ -476,6 +564,12 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
         for pc in p.resource_claims:
             key = (p.namespace, pc.claim_name)
             template = pc.template
+            if pc.inline is not None:
+                if key not in objs.claims:
+                    objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, pc.inline, owner_pod=p.key)
+                else:
+                    objs.claims[key] = ResourceClaim(**{**_fields(objs.claims[key]), "owner_pod": p.key})
+                continue
             if not template:
                 if key not in objs.claims:
                     raise CaseError(
