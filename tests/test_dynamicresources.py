@@ -411,3 +411,11 @@ nodes: [n1]
 pod: {name: p, devices: {g: {class: gpu, count: 0}}}
 expect: {feasible: [n1]}
 """), "t")
+
+
+def test_update_writes_allocations():
+    from kspread.workflow.update import new_expect_values
+
+    actual = {"allocations": {"a": ["d/p/x"], "b": None}, "placements": {"p": "n1"}}
+    assert new_expect_values({}, actual)[0] == {"allocations": {"a": ["d/p/x"], "b": None}, "placements": {"p": "n1"}}
+    assert new_expect_values({"allocations": {"b": ["d/p/y"]}}, actual)[0] == {"allocations": {"b": None}}

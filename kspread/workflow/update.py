@@ -89,6 +89,8 @@ def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> t
             out["scores"] = actual["scores"]
         if actual.get("totals"):
             out["totals"] = actual["totals"]
+        if actual.get("allocations"):
+            out["allocations"] = actual["allocations"]
         if "placements" in actual:
             out["placements"] = actual["placements"]
         else:
@@ -120,6 +122,8 @@ def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> t
                 out[key] = {p: {n: (have.get(p) or {}).get(n) for n in per_node} for p, per_node in want.items()}
         elif key in ("totals", "placements") and isinstance(want, Mapping) and want:
             out[key] = {n: have.get(n) for n in want}
+        elif key == "allocations" and isinstance(want, Mapping) and want:
+            out[key] = {c: have.get(c) for c in want}  # null: unallocated
         else:
             out[key] = have
     return out, False
