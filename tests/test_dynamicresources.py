@@ -419,3 +419,12 @@ def test_update_writes_allocations():
     actual = {"allocations": {"a": ["d/p/x"], "b": None}, "placements": {"p": "n1"}}
     assert new_expect_values({}, actual)[0] == {"allocations": {"a": ["d/p/x"], "b": None}, "placements": {"p": "n1"}}
     assert new_expect_values({"allocations": {"b": ["d/p/y"]}}, actual)[0] == {"allocations": {"b": None}}
+
+
+def test_a_backend_does_not_take_a_case_with_devices():
+    from kspread.workflow.backend import Backend
+
+    case = build_case(yaml.safe_load(BASE + "pod: {name: p}\nexpect: {feasible: [n1]}\n"), "t")
+    assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
+        "the case has device objects or pod resourceClaims (dynamic resource allocation), which kspread does "
+        "not send to a backend")

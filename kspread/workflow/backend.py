@@ -71,6 +71,9 @@ class Backend:
         if case.profile.extenders:
             return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
                    "calls only HTTP extenders of a KubeSchedulerConfiguration)"
+        if case.cluster.devices is not None:
+            return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
+                    "kspread does not send to a backend")
         pending = [q.key for q in case.cluster.pods if not q.node_name]
         if pending:
             # upstream's queue would schedule them (before the incoming pod when of higher priority);
