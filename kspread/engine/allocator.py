@@ -200,11 +200,14 @@ class Allocator:
     scheduling cycle; ``allocate`` runs per node."""
 
     def __init__(self, features: Features, allocated: set[DeviceID], classes: dict[str, DeviceClass],
-                 slices: list[ResourceSlice]) -> None:
+                 slices: list[ResourceSlice], cel_results: dict | None = None) -> None:
         self.features = features
         self.allocated = allocated
         self.classes = classes
         self.slices = slices
+        # (device, expression, driver) -> the selector's result or its CelError: a device's
+        # answer to an expression never changes, so a run keeps them across cycles
+        self.cel_results = {} if cel_results is None else cel_results
 
     def allocate(self, node: Node, claims: list[ResourceClaim]) -> list[Allocation] | None:
         return _Run(self, node, claims).run()
@@ -360,12 +363,18 @@ class _Run:
     def _selectors_match(self, ci: int, d: Device, driver: str, cls: DeviceClass | None,
                          selectors: tuple[str, ...]) -> bool:
         for i, expr in enumerate(selectors):
-            try:
-                ok = device_matches(expr, d, driver)
-            except CelError as e:
-                kind = "compile" if e.compile_error else "runtime"
+            key = (id(d), expr, driver)
+            ok: bool | CelError | None = self.a.cel_results.get(key)
+            if ok is None:
+                try:
+                    ok = device_matches(expr, d, driver)
+                except CelError as err:
+                    ok = err
+                self.a.cel_results[key] = ok
+            if isinstance(ok, CelError):
+                kind = "compile" if ok.compile_error else "runtime"
                 where = f"class {cls.name}" if cls is not None else f"claim {_kobj(self.claims[ci])}"
-                raise AllocationError(f"{where}: selector #{i}: CEL {kind} error: {e}") from None
+                raise AllocationError(f"{where}: selector #{i}: CEL {kind} error: {ok}") from None
             if not ok:
                 return False
         return True

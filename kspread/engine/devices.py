@@ -172,6 +172,8 @@ class ClaimTracker:
     def __init__(self, objects: DeviceObjects | None) -> None:
         self.objects = objects or DeviceObjects()
         self.claims: dict[tuple[str, str], ResourceClaim] = dict(self.objects.claims)
+        # the allocator's CEL results for the run (kspread.engine.allocator.Allocator.cel_results)
+        self.cel_results: dict = {}
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get((namespace, name))

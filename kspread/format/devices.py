@@ -476,7 +476,7 @@ def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
     if raw:
         check_enabled(version, ["deviceClasses"])
     for i, c in enumerate(_list(raw, ["deviceClasses"])):
-        p = ["deviceClasses", i]
+        p: list[str | int] = ["deviceClasses", i]
         c = _map(c, p, ("name", "driver", "selector"))
         sels = [f'device.driver == "{_str(c.get("driver"), [*p, "driver"], "driver")}"']
         if c.get("selector") is not None:

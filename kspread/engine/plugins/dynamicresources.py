@@ -156,7 +156,7 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         if to_allocate:
             t = self.tracker
             s.allocator = Allocator(allocator_features(self.handle.version), t.allocated_devices(),
-                                    t.objects.classes, t.objects.slices)
+                                    t.objects.classes, t.objects.slices, t.cel_results)
         s.claims = claims
         return SUCCESS
 
