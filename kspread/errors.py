@@ -4,10 +4,30 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 PathT = Sequence[str | int]
+
+# Characters that would break a line of a log, drive a terminal or reorder text when
+# printed: C0 (tab, line feed and carriage return too), DEL, C1, the Unicode line and
+# paragraph separators, the bidirectional marks, embeddings, overrides and isolates. A
+# case name holding one is refused; kspread.workflow.safetext shows them escaped.
+UNPRINTABLE = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+UNPRINTABLE_RE = re.compile(f"[{UNPRINTABLE}]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(m: re.Match[str]) -> str:
+    c = m.group()
+    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+def escape_unprintable(text: str, pattern: re.Pattern[str] = UNPRINTABLE_RE) -> str:
+    """``text`` with each character of ``UNPRINTABLE`` (or of ``pattern``) written as an
+    escape: ``\\n``, ``\\x1b``, ``\\u202e``."""
+    return pattern.sub(_escaped, text)
 
 
 def format_path(path: PathT) -> str:
@@ -94,7 +114,8 @@ class CaseError(Exception):
     def __str__(self) -> str:
         where = ""
         if self.file:
-            where = self.file + (f":{self.line}" if self.line else "") + ": "
+            # a file name holding a line break or an escape is shown escaped
+            where = escape_unprintable(self.file) + (f":{self.line}" if self.line else "") + ": "
         field = f"{format_path(self.path)}: " if self.path else ""
         got = ""
         # the value, unless the message already quotes it ("unknown node 'n1'", not "... (got 'n1')")

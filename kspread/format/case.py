@@ -94,6 +94,9 @@ class Case:
     description: str = ""
     source: str = ""
     tags: list[str] = field(default_factory=list)
+    # kspread's extension: the case is not run (skip) or is expected to fail (xfail), with the reason
+    skip: str | None = None
+    xfail: str | None = None
     # nodes whose `allocatable` is given without `pods` (they allow 0 pods), named in
     # failure reports when that is why nothing fits
     nodes_without_pods: frozenset[str] = frozenset()
@@ -708,6 +711,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     if not incoming and "error" not in expect:
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
+    if "skip" in doc and "xfail" in doc:
+        later = [k for k in doc if k in ("skip", "xfail")][-1]
+        raise CaseError("give either `skip` or `xfail`, not both (a skipped case does not run)", [later])
     profile = _profile(doc, version, base_dir, config, roots)
     _check_extender_refs(doc.get("profile"), nodes)
     _check_expect_refs(expect, nodes, seen_pods)
@@ -723,6 +729,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         description=doc.get("description", ""),
         source=doc.get("source", ""),
         tags=list(doc.get("tags") or []),
+        skip=doc.get("skip"),
+        xfail=doc.get("xfail"),
         nodes_without_pods=frozenset(without_pods),
     )
 
@@ -1006,14 +1014,14 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
         from kspread.format.config import case_config_path, load_config
 
         path = case_config_path(raw["config"], base_dir, roots)
-        prof = load_config(path, version, raw.get("schedulerName"))
+        prof = load_config(path, version, raw.get("schedulerName"), roots=roots)
         if raw.get("extenders"):
-            _case_extenders(prof, raw["extenders"], version, base_dir)
+            _case_extenders(prof, raw["extenders"], version, base_dir, roots)
         return prof
     prof = profile_from_case(raw, version)
     _check_out_of_tree(prof, version)
     if raw.get("extenders"):
-        _case_extenders(prof, raw["extenders"], version, base_dir)
+        _case_extenders(prof, raw["extenders"], version, base_dir, roots)
     # plugin arguments decoded strictly, defaulted and validated for the version
     prof.plugin_args = decode_profile_args(prof.plugin_config, version, ("profile", "pluginConfig"),
                                            check_shape=check_args_shape)
@@ -1088,7 +1096,8 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
     return max(0, healthy - desired)
 
 
-def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None) -> None:
+def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None,
+                    roots: Sequence[str] | None) -> None:
     """``profile.extenders``: static ones (``filter`` / ``prioritize``) and HTTP ones
     (``urlPrefix`` and upstream's other Extender fields), in the order written, validated
     together as upstream validates a configuration's extenders."""
@@ -1119,7 +1128,8 @@ def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str |
             if k in raw:
                 raise CaseError(f"extender {ext.name!r} is an HTTP extender (urlPrefix): its results come from the "
                                 f"extender, not from `{k}`", (*path, k))
-        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1)
+        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1,
+                                   roots=roots)
         http.append((e, managed))
         out.append(e)
     if prof.config_file:
@@ -1240,7 +1250,8 @@ def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pod
             pod(v, ["expect", "candidates", n, i])
     for p, n in (expect.get("placements") or {}).items():
         pod(p, ["expect", "placements", p])
-        node(n, ["expect", "placements", p])
+        for i, one in enumerate(n if isinstance(n, list) else [n]):
+            node(one, ["expect", "placements", p] + ([i] if isinstance(n, list) else []))
 
 
 def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Version, default: bool,
@@ -1268,6 +1279,8 @@ def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Ver
             if key in expect:
                 raise CaseError(f"preemption never runs: {whose} has no PostFilter plugin "
                                 "(list DefaultPreemption under postFilter)", ["expect", key])
+    if "spread" in expect:
+        _check_spread(expect["spread"], is_sequence)
     if "placements" in expect:
         if not is_sequence:
             raise CaseError("placements are for a `schedule` of incoming pods; this case schedules one `pod` "
@@ -1276,3 +1289,26 @@ def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Ver
             if pod not in incoming:
                 raise CaseError(f"pod {pod!r} is not in `schedule`: placements name the pods the case schedules",
                                 ["expect", "placements", pod], value=pod)
+
+
+def spread_specs(spread: Any) -> list[tuple[Mapping[str, Any], list]]:
+    """``expect.spread`` as (one count, its path): one mapping, or a list of them."""
+    if isinstance(spread, list):
+        return [(one, ["expect", "spread", i]) for i, one in enumerate(spread)]
+    return [(spread, ["expect", "spread"])]
+
+
+def _check_spread(spread: Any, is_sequence: bool) -> None:
+    """``expect.spread`` (kspread's extension): counts the pods of a `schedule` (or, with a
+    selector, of the cluster at its end), by the value of a topology key of their node."""
+    if not is_sequence:
+        raise CaseError("spread counts where the pods of a `schedule` end; this case schedules one `pod` "
+                        "(compare `selected` instead)", ["expect", "spread"])
+    for one, path in spread_specs(spread):
+        why = qualified_name_error(one["topologyKey"])
+        if why:
+            raise CaseError(f"topologyKey: {why}", [*path, "topologyKey"], value=one["topologyKey"])
+        parse_label_selector(one.get("selector"), [*path, "selector"])
+        if "namespace" in one and "selector" not in one:
+            raise CaseError("namespace narrows a selector: give `selector` too (without it, spread counts the "
+                            "pods of `schedule`, in their own namespaces)", [*path, "namespace"])

@@ -49,7 +49,7 @@ from typing import Any
 
 import yaml
 
-from kspread.errors import CaseError
+from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.yamlwrite import comment_text, double_quoted
 
@@ -990,6 +990,9 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     sections, counts = convert(objs, minor, warn, incoming_ref)
     # a file name is any bytes: one that is not UTF-8 is shown with U+FFFD, never written as a lone surrogate
     stem = "stdin" if dump_path == "-" else _text(Path(dump_path).stem)
+    # the case's name: a control character, line break or bidi control of the file name
+    # written as \uXXXX (a case name cannot hold one; ``source`` keeps the file name)
+    stem = UNPRINTABLE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", stem)
     chosen = sections.pop("incoming", [])
     incoming: str | list[dict] = chosen
     if incoming_ref is None:

@@ -25,9 +25,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kspread.errors import CaseError, PathT
+from kspread.errors import UNPRINTABLE_RE, CaseError, PathT
 from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
 from kspread.format.files import decode_text, read_regular, read_text, sniff_text
@@ -35,6 +35,9 @@ from kspread.format.schema import validate
 from kspread.format.shapes import freeze
 from kspread.format.sniff import mentions_case
 from kspread.format.yamlio import Document
+
+if TYPE_CHECKING:
+    from kspread.format.extenders import ExtenderAccess
 
 try:
     import yaml_rs
@@ -92,14 +95,15 @@ class CaseDoc:
     # the directory trees being tested, which a profile.config must resolve into (see
     # tested_trees); None: the case file's own directory
     roots: tuple[str, ...] | None = None
-    # extender name -> URL, given on the command line (kspread run --extender, pytest
-    # --kspread-extender): replaces that extender's urlPrefix
-    extender_urls: Mapping[str, str] | None = None
+    # what the person running kspread allows the case's HTTP extenders, given outside the
+    # case (kspread.format.extenders.ExtenderAccess: --extender NAME=URL, --extender-env,
+    # --allow-extender-host; pytest's options and ini keys); None: loopback only, no variable
+    extender_access: ExtenderAccess | None = None
 
     @property
     def name(self) -> str:
         if isinstance(self.data, Mapping) and isinstance(self.data.get("name"), str) and self.data["name"] \
-                and not _has_surrogate(self.data["name"]):
+                and not _has_surrogate(self.data["name"]) and UNPRINTABLE_RE.search(self.data["name"]) is None:
             base = self.data["name"]
         else:
             base = self.default_name
@@ -805,10 +809,41 @@ def surrogate_error(text: str, data: Any, file: str, index: int = 0) -> CaseErro
                      "character", at, file=file, line=line)
 
 
+def _unprintable_what(c: str) -> str:
+    if c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
+        return "a line break"
+    if c in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
+        return "a bidirectional text control"
+    return "a control character"
+
+
+def name_error(data: Any, file: str, index: int = 0) -> CaseError | None:
+    """A case name is printed in every report and CI log, at the start of a line in some
+    and inside a workflow command's title: one holding a control character, a line break
+    or a bidirectional override is refused at its line (the case is then named by its
+    file, as a case without a name)."""
+    name = data.get("name") if isinstance(data, Mapping) else None
+    if not isinstance(name, str):
+        return None
+    m = UNPRINTABLE_RE.search(name)
+    if m is None:
+        return None
+    c = m.group()
+    return CaseError(f"a case name cannot hold {_unprintable_what(c)} (U+{ord(c):04X}, character {m.start() + 1}): "
+                     "the name is "
+                     "printed in reports and CI logs, where it would break the line, drive the terminal or "
+                     "reorder the text", ["name"], file=file, line=locate(file, index, ["name"]))
+
+
 def read_file(path: str | Path, data: bytes | None = None) -> FileResult:
     """The case documents of a file; ``data``: its bytes, when the caller has read them
     already (the pytest plugin, which reads a file once to tell whether it is a case file)."""
     p = str(path)
+    bad = UNPRINTABLE_RE.search(p)
+    if bad is not None:
+        return FileResult(p, [], CaseError(
+            f"the file's path holds {_unprintable_what(bad.group())} (U+{ord(bad.group()):04X}): kspread does not "
+            "read it, as its name would be printed in reports and CI logs (rename the file)", file=p))
     try:
         text = read_text(p) if data is None else decode_text(data, p)
     except CaseError as e:
@@ -825,7 +860,7 @@ def read_file(path: str | Path, data: bytes | None = None) -> FileResult:
     for d in docs:
         default = f"{stem}-{d.index + 1}" if multi else stem
         if d.error is None and d.parsed:
-            d.error = surrogate_error(text, d.data, p, d.index)
+            d.error = surrogate_error(text, d.data, p, d.index) or name_error(d.data, p, d.index)
         if d.error is not None:
             # a document that cannot be read fails alone, if it is (or looks like) a case
             if claims_case(d.data) if d.parsed else mentions_case(d.source):
@@ -910,8 +945,9 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
 
 def _locate_extenders(case: Case, doc: CaseDoc) -> None:
     """Each HTTP extender of the case gets the URL it is called at (an override given on
-    the command line for its name, else its urlPrefix with environment variables
-    expanded) and knows where it is written (file:line), for the errors of its calls."""
+    the command line for its name, else its urlPrefix with the allowed environment
+    variables expanded, on an allowed host) and knows where it is written (file:line),
+    for the errors of its calls."""
     from dataclasses import replace
 
     from kspread.format.extenders import resolve_url
@@ -919,7 +955,7 @@ def _locate_extenders(case: Case, doc: CaseDoc) -> None:
     exts = case.profile.extenders
     for i, e in enumerate(exts):
         if e.http is not None:
-            e = resolve_url(e, doc.extender_urls)
+            e = resolve_url(e, doc.extender_access)
             exts[i] = e if e.where else replace(e, where=f"{doc.file}:{doc.locate(e.path)}")
 
 
@@ -1062,7 +1098,8 @@ def expectable(doc: CaseDoc, e: CaseError) -> bool:
 
 
 # Top-level fields about the case itself, not the cluster or scheduler it describes.
-_ABOUT_THE_CASE = frozenset(("apiVersion", "kind", "name", "description", "source", "tags", "variants", "expect"))
+_ABOUT_THE_CASE = frozenset(("apiVersion", "kind", "name", "description", "source", "tags", "variants", "expect",
+                             "skip", "xfail"))
 
 
 def error_text(e: CaseError) -> str:

@@ -8,6 +8,7 @@ from ``schemas/`` beside the package.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -111,6 +112,10 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
             if typo:
                 return CaseError(f"missing required field {missing[0]!r}; unknown field {typo[0]!r}", [*path, typo[0]])
         return CaseError(f"missing required field {missing[0] if missing else e.message!r}", path)
+    if v == "type" and path[-1:] == ["version"] and isinstance(inst, (int, float)) and not isinstance(inst, bool):
+        out = CaseError(_unquoted_version(inst), path)
+        out.format_error = True
+        return out
     if v == "type":
         want = value
         want = [want] if isinstance(want, str) else want
@@ -155,6 +160,15 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         out.format_error = True
         return out
     return CaseError(e.message, path, value=inst)
+
+
+def _unquoted_version(number: float) -> str:
+    """The error for a version written as a YAML number: say how YAML read it and what to write."""
+    read = repr(number)
+    # 1.1 .. 1.9 name no supported minor (kspread's start at 1.12): YAML dropped a trailing 0
+    meant = read + "0" if re.fullmatch(r"1\.[1-9]", read) else read
+    written = f"the unquoted {meant} as the number {read}" if meant != read else f"an unquoted {read} as a number"
+    return f'must be a quoted string: YAML reads {written}; write version: "{meant}"'
 
 
 def _at_later(path: list, inst: Mapping[str, Any], a: str, b: str) -> list:
