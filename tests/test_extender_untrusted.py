@@ -422,7 +422,11 @@ def test_an_http_timeout_go_refuses_is_an_error_at_its_line(tmp_path, given, mes
 
 def test_the_longest_http_timeout_go_takes_is_taken(tmp_path, server):
     s = server(keep_all)
-    out = run_loaded(load(tmp_path, case_body(s.url, httpTimeout="2562047h47m16.854775807s")))
+    longest = "2562047h47m16.854775807s"
+    # beyond the person's ceiling (60 s by default) it is refused; a person may allow it
+    assert "httpTimeout 9223372036.855s is longer than the 60s" in str(
+        load_error(tmp_path, case_body(s.url, httpTimeout=longest)))
+    out = run_loaded(load(tmp_path, case_body(s.url, httpTimeout=longest), ExtenderAccess(max_timeout=1e10)))
     assert not out.diffs
 
 
@@ -476,3 +480,30 @@ def test_pytest_shows_the_url_as_written(pytester, monkeypatch):
     assert f'Post "${{{SECRET_VAR}}}/filter": dial tcp: connect: connection refused' in text
     for out in (text, (pytester.path / "r.md").read_text(), (pytester.path / "r.html").read_text()):
         assert SECRET not in out and str(port) not in out
+
+
+def test_a_cases_http_timeout_is_bounded_by_what_the_person_allows(tmp_path):
+    """A case may not hold the run on a silent port for days: httpTimeout beyond the
+    person's ceiling (60 s unless --extender-max-timeout) is refused at its line."""
+    import subprocess
+    import sys
+
+    p = tmp_path / "slow.yaml"
+    p.write_text("apiVersion: kspread/v1\nkind: Case\nname: slow\nversion: \"1.35\"\nnodes: [n1]\n"
+                 "profile:\n  filter: [NodeResourcesFit]\n  extenders:\n  - name: e\n"
+                 "    urlPrefix: http://127.0.0.1:9/x\n    filterVerb: filter\n    httpTimeout: 2000000h\n"
+                 "    ignorable: true\npod: {name: p}\nexpect: {feasible: [n1]}\n")
+
+    def run(*extra: str) -> str:
+        r = subprocess.run([sys.executable, "-m", "kspread", "run", "-q", *extra, str(p)], capture_output=True,
+                           text=True, timeout=60)
+        return r.stdout + r.stderr
+
+    out = run()
+    assert (f"{p}:12: profile.extenders[0].httpTimeout: httpTimeout 7200000000s is longer than the 60s a case's "
+            "extender call may take: a person running kspread allows more with --extender-max-timeout") in out
+    assert "is longer than the 100000000s" in run("--extender-max-timeout", "1e8")
+    assert "expected a number of seconds above 0, got '0'" in run("--extender-max-timeout", "0")
+    # within the ceiling the case runs (the port refuses at once; the extender is ignorable)
+    p.write_text(p.read_text().replace("2000000h", "2s"))
+    assert "1 passed, 0 failed" in run()

@@ -98,6 +98,9 @@ class HTTPConfig:
     shown: str = ""
     # added to the extender's errors (a variable of the urlPrefix that took its default)
     note: str = ""
+    # the managed resources written with ignoredByScheduler (the profile's NodeResourcesFit
+    # ignores them; kept as written for a backend, which is given the extender whole)
+    ignored_by_scheduler: tuple[str, ...] = ()
 
 
 @dataclass

@@ -68,7 +68,7 @@ from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
 from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
-from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash
+from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 
@@ -403,7 +403,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, claims) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims) = spec
     return new_pod(
         name=name,
         namespace=ns,
@@ -427,6 +427,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         controller=ctrl,
         preempted_by_scheduler=preempted,
         uses_persistent_volumes=pvs,
+        unmodelled=unmodelled,
         resource_claims=pod_claims(name, claims),
     )
 
@@ -650,6 +651,7 @@ class _Builder:
                 bool(raw.get("_preemptedByScheduler", False)),
                 bool(raw.get("_usesPersistentVolumes", False)) or any(
                     "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
+                tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")),
                 pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version,
                                raw.get("devices")))
 
@@ -1048,13 +1050,24 @@ def _check_out_of_tree(prof: Profile, version: Version) -> None:
         if name in seen:
             raise CaseError(f"plugin {name!r} is declared twice", path, value=name)
         seen.add(name)
-        if name not in used:
-            raise CaseError(f"out-of-tree plugin {name!r} is declared but not enabled at filter, score or "
-                            "postFilter", path, value=name)
+    # a name enabled and neither in-tree nor declared is reported where it is enabled (a typo
+    # there, close to a declared name, is not a declaration "not enabled")
+    unused = [n for n in prof.out_of_tree if n not in used]
     for ref in (*prof.filter, *prof.score, *prof.post_filter):
         if ref.name not in seen:
-            upstream_plugin(ref.name, version.minor, ref.path,
-                            unknown_note="; an out-of-tree plugin is declared at profile.outOfTree")
+            try:
+                upstream_plugin(ref.name, version.minor, ref.path,
+                                unknown_note="; an out-of-tree plugin is declared at profile.outOfTree")
+            except CaseError as e:
+                close = did_you_mean(ref.name, unused)
+                if not close or not str(e.message).startswith("unknown plugin"):
+                    raise
+                raise CaseError(f"unknown plugin {ref.name!r} (neither an in-tree kube-scheduler plugin nor "
+                                f"declared at profile.outOfTree){close}", ref.path, value=ref.name) from None
+    for i, name in enumerate(prof.out_of_tree):
+        if name in unused:
+            raise CaseError(f"out-of-tree plugin {name!r} is declared but not enabled at filter, score or "
+                            "postFilter", ("profile", "outOfTree", i), value=name)
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:

@@ -44,6 +44,9 @@ HOW_HOST = ("--allow-extender-host {host} (pytest: --kspread-allow-extender-host
             "kspread_allow_extender_hosts)")
 
 
+DEFAULT_MAX_TIMEOUT = 60.0  # seconds: twelve times kube-scheduler's default extender timeout (5s)
+
+
 @dataclass(frozen=True)
 class ExtenderAccess:
     """What the person running kspread allows a case's HTTP extenders, given outside the
@@ -57,6 +60,9 @@ class ExtenderAccess:
     env: frozenset[str] = frozenset()
     hosts: tuple[str, ...] = ()
     environ: Mapping[str, str] | None = None
+    # the longest httpTimeout a case may set, in seconds (--extender-max-timeout): a call to a
+    # loopback port that accepts and never answers holds the run that long
+    max_timeout: float = DEFAULT_MAX_TIMEOUT
 
     def value(self, name: str) -> str | None:
         """The allowed variable's value; None when it is not allowed, unset or empty."""
@@ -169,6 +175,11 @@ def resolve_url(e: Extender, access: ExtenderAccess | None) -> Extender:
     def err(msg: str, path: PathT, value: Any = ...) -> CaseError:
         return CaseError(msg, path, value=value, file=e.file)
 
+    if e.http.http_timeout > access.max_timeout:
+        raise err(f"httpTimeout {_seconds(e.http.http_timeout)} is longer than the {_seconds(access.max_timeout)} "
+                  "a case's extender "
+                  "call may take: a person running kspread allows more with --extender-max-timeout SECONDS "
+                  "(pytest --kspread-extender-max-timeout)", (*e.path, "httpTimeout"))
     if e.name in access.urls:
         url = access.urls[e.name]
         check_url(url, at, lambda m, p, v: CaseError(f"--extender {e.name}={url}: {m}", p, value=v, file=e.file))
@@ -184,6 +195,13 @@ def resolve_url(e: Extender, access: ExtenderAccess | None) -> Extender:
     note = "".join(f"; urlPrefix's ${{{n}}} took its default: kspread reads {n} only when allowed "
                    f"(--extender-env {n}, pytest --kspread-extender-env {n})" for n in dict.fromkeys(defaulted))
     return replace(e, http=replace(e.http, url_prefix=url, shown=written, note=note))
+
+
+def _seconds(t: float) -> str:
+    """Seconds as a person reads them: ``60s``, ``1.5s``, ``500ms`` (never an exponent)."""
+    if t < 1:
+        return f"{t * 1000:.3f}".rstrip("0").rstrip(".") + "ms"
+    return f"{t:.3f}".rstrip("0").rstrip(".") + "s"
 
 
 def parse_duration(raw: Any, path: PathT, err: Err | None = None) -> float:
@@ -322,6 +340,7 @@ def http_extender(raw: Mapping[str, Any], path: PathT, *, name: str | None, base
         node_cache_capable=_bool(raw, "nodeCacheCapable", path, err),
         managed_resources=tuple(n for n, _ in managed),
         ignorable=_bool(raw, "ignorable", path, err),
+        ignored_by_scheduler=tuple(n for n, ign in managed if ign),
     )
     return Extender(name=ext_name, weight=weight, http=cfg, path=tuple(path), file=file), managed
 

@@ -50,14 +50,30 @@ def extender_options(p: argparse.ArgumentParser) -> None:
                         "a variable not named here is never read: ${NAME:-default} takes its default)")
     p.add_argument("--allow-extender-host", action="append", type=extender_host, metavar="HOST[:PORT]", default=[],
                    help="let a case's extenders be called on HOST (any port, or PORT) besides loopback (repeatable)")
+    p.add_argument("--extender-max-timeout", type=extender_max_timeout, metavar="SECONDS", default=None,
+                   help="the longest httpTimeout a case's extender may set (default 60): a call holds the run "
+                        "that long at most")
+
+
+def extender_max_timeout(text: str) -> float:
+    """SECONDS of ``--extender-max-timeout``: a positive number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1e9:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
 
 
 def extender_access(args: argparse.Namespace) -> Any:
     """The ExtenderAccess the options give."""
-    from kspread.format.extenders import ExtenderAccess
+    from kspread.format.extenders import DEFAULT_MAX_TIMEOUT, ExtenderAccess
 
+    most = getattr(args, "extender_max_timeout", None)
     return ExtenderAccess(urls=dict(getattr(args, "extender", None) or []),
                           env=frozenset(getattr(args, "extender_env", None) or ()),
-                          hosts=tuple(getattr(args, "allow_extender_host", None) or ()))
+                          hosts=tuple(getattr(args, "allow_extender_host", None) or ()),
+                          max_timeout=DEFAULT_MAX_TIMEOUT if most is None else most)
 
 

@@ -81,6 +81,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="let a case's extenders be called on HOST (any port, or PORT) besides loopback (repeatable; also the "
         "ini key kspread_allow_extender_hosts)",
     )
+    group.addoption(
+        "--kspread-extender-max-timeout",
+        metavar="SECONDS",
+        help="the longest httpTimeout a case's extender may set (default 60): a call holds the run that long at most",
+    )
     parser.addini("kspread_extender_env", "environment variables an extender's urlPrefix may read (one a line)",
                   type="linelist", default=[])
     parser.addini("kspread_allow_extender_hosts", "HOST or HOST:PORT a case's extenders may be called on besides "
@@ -146,12 +151,12 @@ def _extender_access(config: pytest.Config) -> Any:
     read at each file collected, so a conftest may add to the ini keys
     (``config.addinivalue_line("kspread_extender_env", NAME)``). None when nothing is given
     (loopback only, no variable)."""
-    flags = ("kspread_extender", "kspread_extender_env", "kspread_allow_extender_host")
+    flags = ("kspread_extender", "kspread_extender_env", "kspread_allow_extender_host", "kspread_extender_max_timeout")
     ini = _extender_ini(config)
     if not any(config.getoption(f, None) for f in flags) and not any(ini.values()):
         return None
-    from kspread.format.extenders import ExtenderAccess  # only when something is given: start-up stays light
-    from kspread.workflow.access import extender_env_name, extender_host, extender_url
+    from kspread.format.extenders import DEFAULT_MAX_TIMEOUT, ExtenderAccess  # only when something is given
+    from kspread.workflow.access import extender_env_name, extender_host, extender_max_timeout, extender_url
 
     urls = {}
     for text in config.getoption("kspread_extender", None) or []:
@@ -171,13 +176,20 @@ def _extender_access(config: pytest.Config) -> Any:
                 into.append(check(text.strip()))
             except Exception as e:  # argparse.ArgumentTypeError
                 raise pytest.UsageError(f"{where}: {e}") from None
-    return ExtenderAccess(urls=urls, env=frozenset(env), hosts=tuple(hosts))
+    most = DEFAULT_MAX_TIMEOUT
+    if config.getoption("kspread_extender_max_timeout", None) is not None:
+        try:
+            most = extender_max_timeout(config.getoption("kspread_extender_max_timeout"))
+        except Exception as e:  # argparse.ArgumentTypeError
+            raise pytest.UsageError(f"--kspread-extender-max-timeout: {e}") from None
+    return ExtenderAccess(urls=urls, env=frozenset(env), hosts=tuple(hosts), max_timeout=most)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     _extender_access(config)  # a malformed NAME=URL, NAME or HOST is a usage error, before any case
     _backend_differences(config)  # likewise a --kspread-backend-differences file that is no mapping
     _update_keys(config)  # and an --kspread-update-keys naming no expect key
+    _open_backend(config)  # and a --kspread-backend that is no backend: one error, not one per case
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
@@ -539,19 +551,29 @@ def _backend_differences(config: pytest.Config) -> dict[str, str]:
     return known
 
 
-def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
-    """``--kspread-backend``: the case's verdict through the backend; a case that does not
-    apply there is skipped with the reason."""
-    from kspread.workflow.backend import BackendError, BackendRun
-
+def _open_backend(config: pytest.Config):
+    """``--kspread-backend PATH``: the backend, asked for its ``--info`` once; a usage error
+    when it is none."""
     run = getattr(config, "_kspread_backend_run", None)
-    if run is None:
+    path = config.getoption("kspread_backend", None)
+    if run is None and path:
+        from kspread.workflow.backend import BackendRun
+
         try:
             run = BackendRun.start(path, False, lambda text: None)
         except SystemExit as e:
             # the backend's own words (its --info output): printed as any other text
             raise pytest.UsageError(safetext.lines(str(e).replace("kspread run:", "--kspread-backend:", 1))) from None
         config._kspread_backend_run = run  # type: ignore[attr-defined]
+    return run
+
+
+def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
+    """``--kspread-backend``: the case's verdict through the backend; a case that does not
+    apply there is skipped with the reason."""
+    from kspread.workflow.backend import BackendError
+
+    run = _open_backend(config)
     known = _backend_differences(config)
     if doc.name in known:
         item.add_marker(pytest.mark.xfail(reason=safetext.line(f"a known difference of the backend: {known[doc.name]}"),
