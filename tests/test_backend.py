@@ -1095,7 +1095,10 @@ def test_a_raw_pods_resource_claims_skip_the_case(tmp_path):
     _, case = _case(tmp_path, CASE.replace("pods:\n", (
         "objects:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: gpu}\n  spec:\n    nodeName: n1\n"
         "    containers: [{name: c}]\n    resourceClaims: [{name: g, resourceClaimName: g}]\n"
-        "    volumes: [{name: a, emptyDir: {}}, {name: b, gcePersistentDisk: {pdName: x}}]\npods:\n")))
+        "    volumes: [{name: a, emptyDir: {}}, {name: b, gcePersistentDisk: {pdName: x}}]\n"
+        "- {apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: gpu}}\n"
+        "- apiVersion: resource.k8s.io/v1\n  kind: ResourceClaim\n  metadata: {name: g}\n"
+        "  spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\npods:\n")))
     assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
         "pods gpu (volumes[1].gcePersistentDisk, resourceClaims) have volumes or resource claims, which kspread "
         "does not model and a backend is not sent (its scheduler would place them as if they had none)")

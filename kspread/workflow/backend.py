@@ -99,6 +99,9 @@ class Backend:
             return (f"pods {', '.join(unsent[:3])}{', ...' if len(unsent) > 3 else ''} have volumes or resource "
                     "claims, which kspread does not model and a backend is not sent (its scheduler would "
                     "place them as if they had none)")
+        if case.cluster.devices is not None:
+            return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
+                    "kspread does not send to a backend")
         unreported = [k for k in case.expect if k not in REPORTED]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
