@@ -50,6 +50,7 @@ from typing import Any
 import yaml
 
 from kspread.errors import UNPRINTABLE_RE, CaseError
+from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.yamlwrite import comment_text, double_quoted
 
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -58,7 +59,7 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 
 # kinds whose objects the importer reads, in the order their sections are built
 _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
-               "StatefulSet", "PodDisruptionBudget")
+               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS)
 # controller kinds the case format accepts in a pod's `controller`
 # the kinds a pod's controller may be (the case format's controller.kind)
 _CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
@@ -408,6 +409,8 @@ class _Converter:
             cs = [c for c in spec.get(key) or [] if isinstance(c, dict)]
             if cs:
                 item[key] = [_container(c, init) for c in cs]
+        if spec.get("resourceClaims"):
+            item["resourceClaims"] = pod_resource_claims(spec, status)
         if _needs_raw_pod(spec, status):
             if incoming:
                 self.warn(f"pod {label}: it has persistent volumes, which the case shorthand of an incoming pod "
@@ -476,7 +479,8 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
     if "node" in item:
         rspec["nodeName"] = item["node"]
     for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
-                "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers"):
+                "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers",
+                "resourceClaims"):
         if key in item:
             rspec[key] = item[key]
     vols = []
@@ -504,6 +508,59 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
         rstatus["conditions"] = conds
     out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": rmeta, "spec": rspec}
     if rstatus:
+        out["status"] = rstatus
+    return out
+
+
+def pod_resource_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[dict]:
+    """A pod's spec.resourceClaims. A claim the resource claim controller made from a
+    template has a generated name (status.resourceClaimStatuses), not the case format's
+    ``<pod>-<name>``: the entry then names that claim (resourceClaimName), which the
+    dump holds with its allocation."""
+    made = {st.get("name"): st.get("resourceClaimName") for st in status.get("resourceClaimStatuses") or []
+            if isinstance(st, dict) and st.get("resourceClaimName")}
+    out = []
+    for e in spec.get("resourceClaims") or []:
+        if not isinstance(e, dict):
+            continue
+        if e.get("resourceClaimTemplateName") and e.get("name") in made:
+            out.append({"name": e["name"], "resourceClaimName": made[e["name"]]})
+        else:
+            out.append({k: e[k] for k in ("name", "resourceClaimName", "resourceClaimTemplateName") if k in e})
+    return out
+
+
+def device_object(obj: Mapping[str, Any]) -> dict:
+    """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate trimmed to
+    what kspread reads: its spec as it is, and a claim's allocation and reservedFor."""
+    meta, kind = _meta(obj), obj["kind"]
+    rmeta: dict[str, Any] = {"name": meta["name"]}
+    if kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        rmeta["namespace"] = meta.get("namespace") or "default"
+    refs = [{k: r[k] for k in ("apiVersion", "kind", "name", "controller") if k in r}
+            for r in meta.get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == "Pod"]
+    if refs:
+        rmeta["ownerReferences"] = refs
+    if meta.get("deletionTimestamp"):
+        rmeta["deletionTimestamp"] = str(meta["deletionTimestamp"])
+    out: dict[str, Any] = {"apiVersion": obj.get("apiVersion", "resource.k8s.io/v1"), "kind": kind, "metadata": rmeta}
+    if obj.get("spec"):
+        out["spec"] = obj["spec"]
+    status = _m(obj.get("status"))
+    if kind == "ResourceClaim" and (status.get("allocation") or status.get("reservedFor")):
+        rstatus: dict[str, Any] = {}
+        alloc = _m(status.get("allocation"))
+        if alloc:
+            results = [{k: r[k] for k in ("request", "driver", "pool", "device", "adminAccess") if k in r}
+                       for r in _m(alloc.get("devices")).get("results") or [] if isinstance(r, dict)]
+            ra: dict[str, Any] = {"devices": {"results": results}}
+            if alloc.get("nodeSelector"):
+                ra["nodeSelector"] = alloc["nodeSelector"]
+            rstatus["allocation"] = ra
+        reserved = [{k: r[k] for k in ("resource", "name") if k in r}
+                    for r in status.get("reservedFor") or [] if isinstance(r, dict)]
+        if reserved:
+            rstatus["reservedFor"] = reserved
         out["status"] = rstatus
     return out
 
@@ -572,7 +629,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         if not isinstance(meta.get("name"), str) or not meta["name"]:
             warn(f"a {kind} without metadata.name: left out")
             continue
-        ns = "" if kind in ("Node", "PriorityClass", "Namespace") else (meta.get("namespace") or "default")
+        ns = "" if kind in ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice") \
+            else (meta.get("namespace") or "default")
         key = (kind, ns, meta["name"])
         if key in seen:
             shown = f"{ns}/{meta['name']}" if ns else meta["name"]
@@ -622,6 +680,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
     for obj in by_kind["PodDisruptionBudget"]:
         section, item = cv.pdb(obj)
         sections[section].append(item)
+    for kind in DEVICE_KINDS:
+        sections["objects"].extend(device_object(obj) for obj in by_kind[kind])
     return sections, cv.counts
 
 
