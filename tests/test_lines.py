@@ -25,7 +25,7 @@ JSON_CASE = """\
 }
 """
 
-ALLOWED = ("(allowed: affinity, containers, controller, initContainers, labels, name, namespace, node, nodeSelector, "
+ALLOWED = ("(allowed: affinity, claims, containers, controller, initContainers, labels, name, namespace, node, nodeSelector, "
            "nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, requests, resources, "
            "startTime, terminating, tolerations, topologySpreadConstraints, volumes) (did you mean 'priority'?)")
 

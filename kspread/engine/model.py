@@ -178,6 +178,8 @@ class Pod:
     # True when the pod has a DisruptionTarget condition set by the scheduler's preemption.
     preempted_by_scheduler: bool = False
     uses_persistent_volumes: bool = False
+    # spec.volumes as the volume plugins read them (kspread.engine.storage.PodVolume)
+    volumes: tuple[Any, ...] = ()
 
     @property
     def key(self) -> str:
@@ -299,3 +301,5 @@ class Cluster:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
+    # the storage objects (kspread.engine.storage.Storage); None: the case has none
+    storage: Any = None

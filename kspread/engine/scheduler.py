@@ -272,6 +272,8 @@ class Scheduler:
             if p.node_name is None and p.nominated_node:
                 self.nominator.add(p)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
+        # the storage objects; a sequence's bindings change this copy, never the case's
+        self.handle.storage = cluster.storage.copy() if cluster.storage is not None else None
         register_in_tree()
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
@@ -577,7 +579,19 @@ class Scheduler:
         self.pending.pop(pod.key, None)
         self.snapshot.add_pod(bound)
         self.bound[pod.key] = bound
+        self._bind_volumes(pod, node)
         return bound
+
+    def _bind_volumes(self, pod: Pod, node: str) -> None:
+        """VolumeBinding's Reserve and PreBind, with the PV controller and provisioner
+        acting at once: the pod's waiting claims are bound as its Filter chose on the
+        node (``VolumeBindingFilter.bind_volumes``)."""
+        if self.handle.storage is None or not pod.volumes:
+            return
+        vb = self.framework.plugin("VolumeBinding")
+        bind = getattr(vb, "bind_volumes", None)
+        if bind is not None:
+            bind(pod, self.snapshot.get(node).node)
 
     def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> tuple[Pod, list[PodEvent]]:
         """prepareCandidate and the nomination: delete the victims (at once; see the

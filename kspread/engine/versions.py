@@ -94,6 +94,12 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # KEP-5598: a pod with the signature of the pod just scheduled takes the next node
         # of that cycle's sorted list if it passes the filters (kspread/engine/scheduler.py)
         _gate("OpportunisticBatching", (35, True, "BETA")),
+        # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
+        # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
+        # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
+        FeatureGate("VolumeAttributesClass", (GateStage(29, False, "ALPHA"), GateStage(31, False, "BETA"),
+                                              GateStage(34, True, "GA"), GateStage(36, True, "GA", locked=True))),
+        _gate("VolumeLimitScaling", (35, False, "ALPHA"), (37, True, "BETA")),
     )
 }
 
@@ -155,9 +161,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     (34, False, "ALPHA"), (35, True, "BETA")),
         _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
                     (33, False, "ALPHA"), (37, True, "BETA")),
-        _unmodelled("VolumeAttributesClass", "kspread models no volumes", (29, False, "ALPHA"), (31, False, "BETA"),
-                    (34, True, "GA"), (36, True, "GA"), locked_from=36),
-        _unmodelled("VolumeLimitScaling", "kspread models no volumes", (35, False, "ALPHA"), (37, True, "BETA")),
         _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
                     (35, False, "ALPHA"), (37, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",

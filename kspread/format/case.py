@@ -70,6 +70,7 @@ from kspread.format import apivalidation
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
+from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -133,6 +134,17 @@ def _node_selector_term(raw: Mapping[str, Any], path: PathT) -> NodeSelectorTerm
     fields = tuple(_node_field_requirement(e, [*path, "matchFields", i])
                    for i, e in enumerate(raw.get("matchFields") or []))
     return NodeSelectorTerm(exprs, fields)
+
+
+def node_selector_terms(raws: list, path: PathT) -> tuple[NodeSelectorTerm, ...]:
+    """A list of nodeSelectorTerms (a PersistentVolume's node affinity)."""
+    out = []
+    for i, t in enumerate(raws):
+        if not isinstance(t, Mapping):
+            raise CaseError("a node selector term must be a mapping with matchExpressions/matchFields", [*path, i],
+                            value=t)
+        out.append(_node_selector_term(t, [*path, i]))
+    return tuple(out)
 
 
 def _node_field_requirement(raw: Any, path: PathT) -> Requirement:
@@ -399,7 +411,10 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, volumes) = spec
+    if volumes and any(v.template is not None for v in volumes):
+        # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
+        volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
     return new_pod(
         name=name,
         namespace=ns,
@@ -423,6 +438,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         controller=ctrl,
         preempted_by_scheduler=preempted,
         uses_persistent_volumes=pvs,
+        volumes=volumes,
     )
 
 
@@ -641,10 +657,13 @@ class _Builder:
         if raw.get("controller") is not None:
             c = raw["controller"]
             ctrl = OwnerRef(c["kind"], c["name"], c.get("apiVersion") or _CONTROLLER_API.get(c["kind"], "apps/v1"))
+        volumes = pod_volumes(raw.get("volumes"), at("volumes"))
+        if raw.get("claims") is not None:
+            volumes += claims_shorthand(raw["claims"], at("claims"), {v.name for v in volumes})
         return (overhead, node_selector, affinity, tolerations, tscs, ctrl,
                 bool(raw.get("_preemptedByScheduler", False)),
-                bool(raw.get("_usesPersistentVolumes", False)) or any(
-                    "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []))
+                any(v.claim is not None or v.ephemeral is not None or v.template is not None for v in volumes),
+                volumes)
 
 
 # A pod's own fields: not in its spec key.
@@ -694,6 +713,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                       replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
                       namespaces=namespaces)
     incoming = _incoming(doc, b, nodes, seen_pods)
+    cluster.storage = _storage(sections["storage"], [*pods, *incoming])
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}
     if not incoming and "error" not in expect:
@@ -726,7 +746,10 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
     Deployments of ``objects`` made."""
     sections: dict[str, Section] = {k: [] for k in
                                     ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces")}
+    sections["storage"] = []
     for key in sections:
+        if key == "storage":
+            continue
         for i, item in enumerate(doc.get(key) or []):
             sections[key].append((item, _pather([key, i])))
     deployments: list[tuple[dict, list, dict]] = []
@@ -734,10 +757,26 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
         for section, item, prefix, fieldmap in convert_object(obj, ["objects", i]):
             if section == "deployments":
                 deployments.append((item, prefix, fieldmap))
+            elif section == "storage":
+                sections["storage"].append((item, prefix))
             else:
                 sections[section].append((item, _pather(prefix, fieldmap)))
     sections["owners"] += _deployment_replica_sets(deployments, sections)
     return sections
+
+
+def _storage(items: Section, pods: list[Pod]) -> Any:
+    """The storage objects of ``objects``, plus the claims the controllers create for
+    the pods (``kspread.format.storage.add_pod_claims``); None when there are none."""
+    from kspread.engine.storage import Storage
+
+    storage = Storage()
+    for obj, path in items:
+        add_object(storage, obj, path)
+    for p in pods:
+        if p.volumes:
+            add_pod_claims(storage, p.name, p.namespace, p.volumes)
+    return None if storage.empty() else storage
 
 
 def _priority_classes(b: _Builder, items: Section) -> None:

@@ -24,3 +24,6 @@ class Handle:
     framework: Framework | None = None
     # the profile's extenders as the cycle calls them (kspread.engine.extender.Extenders)
     extenders: Any = None
+    # the storage objects as the cycle sees them (kspread.engine.storage.Storage; a
+    # sequence's binding changes them)
+    storage: Any = None

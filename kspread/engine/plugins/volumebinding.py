@@ -1,0 +1,365 @@
+"""VolumeBinding (predicate CheckVolumeBinding up to 1.17), as upstream's
+plugins/volumebinding (binder.go) with the PV controller's FindMatchingVolume.
+
+PreFilter (podHasPVCs, GetPodVolumeClaims): every claim the pod uses (a
+persistentVolumeClaim, or ``<pod>-<volume>`` for an ephemeral volume) must exist, not be
+lost nor being deleted, and an ephemeral volume's claim must belong to the pod; else
+UnschedulableAndUnresolvable with upstream's text. A claim is bound when it names its
+volume and carries ``pv.kubernetes.io/bind-completed``; an unbound claim whose class binds
+WaitForFirstConsumer (and that names no volume) waits for the node; any other unbound
+claim is "pod has unbound immediate PersistentVolumeClaims" (UnschedulableAndUnresolvable).
+A pod without claims: Skip.
+
+Filter (FindPodVolumes), per node: a bound claim's volume must exist ("node(s) unavailable
+due to one or more pvc(s) bound to non-existent pv(s)") and its node affinity match the
+node ("node(s) had volume node affinity conflict" up to 1.32, "node(s) didn't match
+PersistentVolume's node affinity" from 1.33, PR #129887). A waiting claim with a
+``volume.kubernetes.io/selected-node`` annotation fits only that node; the others, smallest
+request first, each take the smallest available volume of their class that fits
+(capacity, volume mode, access modes, selector, node affinity; a volume already bound to
+the claim first; equal sizes: the first by name, where upstream's cache order decides);
+a claim without one is provisioned: its class needs a provisioner (not
+``kubernetes.io/no-provisioner``) and allowedTopologies matching the node ("node(s) didn't
+find available persistent volumes to bind" otherwise), and, for a CSIDriver with
+``storageCapacity: true``, a CSIStorageCapacity of the class whose nodeTopology matches
+the node and whose maximumVolumeSize (else capacity) holds the request ("node(s) did not
+have enough free storage"). Every reason is UnschedulableAndUnresolvable.
+
+Score (from 1.21): kspread models no storage capacity scoring (the VolumeCapacityPriority /
+StorageCapacityScoring gates stay off): 0 everywhere, or Skip from 1.30.
+
+In a ``schedule`` sequence, binding the pod binds what Filter chose for the node: the
+static volumes to their claims, the provisioned claims to new volumes
+(``kspread.engine.storage.Storage.provision``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kspread.engine.framework.interface import (
+    FilterPlugin,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kspread.engine.framework.registry import register
+from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, error, unresolvable
+from kspread.engine.model import Node, Pod
+from kspread.engine.plugins.volumes import (
+    check_modelled,
+    ephemeral_owner_error,
+    not_found,
+    storage_of,
+    volume_binding_pre_score_skips,
+    volume_binding_scores,
+    volumes_signer,
+)
+from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.storage import (
+    ANN_SELECTED_NODE,
+    IN_TREE_PLUGINS,
+    NOT_SUPPORTED_PROVISIONER,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Storage,
+)
+from kspread.engine.versions import Version
+from kspread.errors import CaseError
+
+ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+ERR_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+ERR_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+_STATE = "VolumeBinding"
+
+
+def err_node_conflict(version: Version) -> str:
+    """ErrReasonNodeConflict: reworded in 1.33 (PR #129887)."""
+    if version.minor >= 33:
+        return "node(s) didn't match PersistentVolume's node affinity"
+    return "node(s) had volume node affinity conflict"
+
+
+def vac_enabled(version: Version) -> bool:
+    return version.minor >= 29 and version.gate("VolumeAttributesClass")
+
+
+@dataclass(slots=True)
+class PodVolumeClaims:
+    bound: list[PersistentVolumeClaim] = field(default_factory=list)
+    delayed: list[PersistentVolumeClaim] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PodVolumes:
+    """What Filter chose on one node: (claim, volume) pairs and claims to provision."""
+
+    static: list[tuple[PersistentVolumeClaim, PersistentVolume]] = field(default_factory=list)
+    provision: list[PersistentVolumeClaim] = field(default_factory=list)
+
+
+def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], node: Node,
+                         excluded: set[str], version: Version) -> PersistentVolume | str | None:
+    """FindMatchingVolume with delayBinding and a node: the volume for the claim, None,
+    or an error text."""
+    vac = vac_enabled(version)
+    spec = claim.spec
+    if not vac and spec.volume_attributes_class and version.minor >= 29:
+        return (f"unsupported volumeAttributesClassName is set on claim {claim.namespace}/{claim.name} when the "
+                "feature-gate VolumeAttributesClass is disabled")
+    requested = spec.request or 0
+    smallest: PersistentVolume | None = None
+    for pv in volumes:
+        if pv.name in excluded:
+            continue
+        if pv.claim_ref is not None and not pv.bound_to(claim):
+            continue
+        if pv.capacity < requested:
+            continue
+        if spec.volume_mode != pv.volume_mode:
+            continue
+        if version.minor >= 29:
+            if vac and spec.volume_attributes_class != pv.volume_attributes_class:
+                continue
+            if not vac and pv.volume_attributes_class:
+                continue
+        if pv.deleting:
+            continue
+        affinity_ok = pv.node_affinity_matches(node)
+        if pv.bound_to(claim):
+            return pv if affinity_ok else None
+        if pv.phase != "Available":
+            continue
+        if spec.selector is not None and not spec.selector.as_selector().matches(pv.labels):
+            continue
+        if pv.class_name != claim.class_name:
+            continue
+        if not affinity_ok:
+            continue
+        if not set(spec.access_modes) <= set(pv.access_modes):
+            continue
+        if smallest is None or smallest.capacity > pv.capacity:
+            smallest = pv
+    return smallest
+
+
+def has_enough_capacity(storage: Storage, claim: PersistentVolumeClaim, class_name: str, provisioner: str,
+                        node: Node) -> bool:
+    """hasEnoughCapacity."""
+    size = claim.spec.request
+    if size is None:
+        return True
+    drv = storage.csi_drivers.get(provisioner)
+    if drv is None or not drv.storage_capacity:
+        return True
+    for cap in storage.capacities:
+        limit = cap.limit()
+        if cap.storage_class == class_name and limit is not None and limit >= size and cap.node_has_access(node):
+            return True
+    return False
+
+
+def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
+                     version: Version) -> tuple[PodVolumes, list[str]] | str:
+    """FindPodVolumes: what the node would bind, and the reasons it cannot (or an error)."""
+    out = PodVolumes()
+    bound_ok = unbound_ok = sufficient = pvs_found = True
+
+    def reasons() -> list[str]:
+        r = []
+        if not bound_ok:
+            r.append(err_node_conflict(version))
+        if not unbound_ok:
+            r.append(ERR_BIND_CONFLICT)
+        if not sufficient:
+            r.append(ERR_NOT_ENOUGH_SPACE)
+        if not pvs_found:
+            r.append(ERR_PV_NOT_EXIST)
+        return r
+
+    csi_node = storage.csi_nodes.get(node.name)
+    for claim in claims.bound:
+        pv = storage.pvs.get(claim.volume_name)
+        if pv is None:
+            pvs_found = False
+            break
+        if pv.csi is None and pv.disk is not None and csi_node is not None:
+            plugin, driver = IN_TREE_PLUGINS[pv.disk.kind]
+            if driver and plugin in csi_node.migrated_plugins:
+                raise CaseError(f"PersistentVolume {pv.name!r} is an in-tree {pv.disk.kind} volume on node "
+                                f"{node.name!r}, whose CSINode lists {plugin} as migrated: its translation to "
+                                "CSI is not modelled by kspread")
+        if not pv.node_affinity_matches(node):
+            bound_ok = False
+            break
+    if not claims.delayed:
+        return out, reasons()
+    to_match: list[PersistentVolumeClaim] = []
+    to_provision: list[PersistentVolumeClaim] = []
+    for claim in claims.delayed:
+        selected = claim.annotations.get(ANN_SELECTED_NODE)
+        if selected is not None:
+            if selected != node.name:
+                unbound_ok = False
+                return out, reasons()
+            to_provision.append(claim)
+        else:
+            to_match.append(claim)
+    if to_match:
+        chosen: set[str] = set()
+        for claim in sorted(to_match, key=lambda c: c.spec.request or 0):
+            match = find_matching_volume(claim, storage.pvs_of_class(claim.class_name), node, chosen, version)
+            if isinstance(match, str):
+                return match
+            if match is None:
+                to_provision.append(claim)
+                unbound_ok = False
+                continue
+            chosen.add(match.name)
+            out.static.append((claim, match))
+    if to_provision:
+        for claim in to_provision:
+            cls_name = claim.class_name
+            if not cls_name:
+                return f'no class for claim "{claim.key}"'
+            cls = storage.classes.get(cls_name)
+            if cls is None:
+                return f'failed to find storage class "{cls_name}"'
+            if not cls.provisioner or cls.provisioner == NOT_SUPPORTED_PROVISIONER:
+                unbound_ok = False
+                out.provision = []
+                return out, reasons()
+            if not cls.topology_matches(node.labels):
+                unbound_ok = False
+                out.provision = []
+                return out, reasons()
+            if not has_enough_capacity(storage, claim, cls_name, cls.provisioner, node):
+                unbound_ok = True
+                sufficient = False
+                out.provision = []
+                return out, reasons()
+            out.provision.append(claim)
+        unbound_ok = True
+    return out, reasons()
+
+
+def pod_volume_claims(storage: Storage, pod: Pod) -> PodVolumeClaims | Status | None:
+    """podHasPVCs and GetPodVolumeClaims: None for a pod without claims, a Status when
+    PreFilter rejects it."""
+    has = False
+    claims: list[tuple[PersistentVolumeClaim, bool]] = []
+    for v in pod.volumes:
+        name = v.claim_name(pod.name)
+        if name is None:
+            continue
+        has = True
+        claim = storage.claim(pod.namespace, name)
+        if claim is None:
+            if v.ephemeral is not None:
+                return unresolvable(f'waiting for ephemeral volume controller to create the persistentvolumeclaim '
+                                    f'"{name}"')
+            return unresolvable(not_found("persistentvolumeclaim", name))
+        if claim.phase == "Lost":
+            return unresolvable(f'persistentvolumeclaim "{claim.name}" bound to non-existent persistentvolume '
+                                f'"{claim.volume_name}"')
+        if claim.deleting:
+            return unresolvable(f'persistentvolumeclaim "{claim.name}" is being deleted')
+        if v.ephemeral is not None:
+            err = ephemeral_owner_error(pod, claim)
+            if err:
+                return unresolvable(err)
+        claims.append((claim, v.ephemeral is not None))
+    if not has:
+        return None
+    out = PodVolumeClaims()
+    immediate = False
+    for claim, _ in claims:
+        if claim.fully_bound():
+            out.bound.append(claim)
+            continue
+        delay = storage.is_delay_binding(claim)
+        if isinstance(delay, str):
+            return error(delay)
+        if delay and not claim.volume_name:
+            out.delayed.append(claim)
+        else:
+            immediate = True
+    if immediate:
+        return unresolvable(ERR_UNBOUND_IMMEDIATE)
+    return out
+
+
+class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
+    """VolumeBinding up to 1.20: filter only."""
+
+    name = "VolumeBinding"
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        return volumes_signer(pod)
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        check_modelled(self, pod)
+        got = pod_volume_claims(storage_of(self), pod)
+        if got is None:
+            return SKIP
+        if isinstance(got, Status):
+            return got
+        state.write(_STATE, got)
+        return SUCCESS
+
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        claims = state.get(_STATE)
+        if not isinstance(claims, PodVolumeClaims):
+            return SUCCESS
+        got = find_pod_volumes(storage_of(self), claims, node_info.node, self.version)
+        if isinstance(got, str):
+            return error(got)
+        _, reasons = got
+        return unresolvable(*reasons) if reasons else SUCCESS
+
+    def bind_volumes(self, pod: Pod, node: Node) -> bool:
+        """Reserve and PreBind in a sequence: bind what Filter chose on ``node`` (the
+        storage is as Filter saw it). True when something changed."""
+        storage = storage_of(self)
+        claims = pod_volume_claims(storage, pod)
+        if not isinstance(claims, PodVolumeClaims) or not claims.delayed:
+            return False
+        got = find_pod_volumes(storage, claims, node, self.version)
+        if isinstance(got, str) or got[1]:
+            return False
+        chosen, _ = got
+        for claim, pv in chosen.static:
+            storage.bind_claim_to_volume(claim, pv)
+        for claim in chosen.provision:
+            storage.provision(storage.pvcs[claim.key], node)
+        return bool(chosen.static or chosen.provision)
+
+
+class VolumeBindingScoring(VolumeBindingFilter, PreScorePlugin, ScorePlugin):
+    """VolumeBinding from 1.21: its Score has no scorer (gates off)."""
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        return SKIP if volume_binding_pre_score_skips(self.version) else SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        return np.zeros(len(nodes), np.int64)
+
+
+@register("VolumeBinding", first=12)
+def _volume_binding(args, handle, config_path: tuple = ()) -> Plugin:
+    if volume_binding_scores(handle.version):
+        return VolumeBindingScoring(args, handle, config_path)
+    return VolumeBindingFilter(args, handle, config_path)
