@@ -118,8 +118,8 @@ pod: {name: p, volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]}
    metadata: {name: c, deletionTimestamp: "2024-01-01T00:00:00Z"}, spec: {storageClassName: fast}}
 pod: {name: p, volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]}
 """
-    assert _statuses(deleting) == {"*": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'persistentvolumeclaim "c" is being '
-                                                                              'deleted')}
+    gone = 'persistentvolumeclaim "c" is being deleted'
+    assert _statuses(deleting) == {"*": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, gone)}
     not_owned = base + """- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: p-d}, spec: {storageClassName: fast}}
 pod: {name: p, volumes: [{name: d, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: fast}}}}]}
 """
@@ -146,8 +146,8 @@ objects:
 pod: {name: p, volumes: [{name: b, persistentVolumeClaim: {claimName: b}}, {name: w, persistentVolumeClaim: {claimName: w}}]}
 """)
     assert st == {
-        "n1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had volume node affinity conflict, "
-                                                    "node(s) didn't find available persistent volumes to bind"),
+        "n1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had volume node affinity conflict, "
+                                                     "node(s) didn't find available persistent volumes to bind")),
         "n2": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't find available persistent volumes to bind"),
     }
 
@@ -242,7 +242,7 @@ pod: {{name: p, volumes: [{{name: d, persistentVolumeClaim: {{claimName: {claim}
 def test_node_volume_limits_counts_volume_attachments_from_1_35():
     assert _statuses(LIMITS.format(v="1.35", gates="{}", claim="c")) == {
         "n1": (Code.UNSCHEDULABLE, "node(s) exceed max volume count")}
-    with pytest.raises(CaseError, match="counts VolumeAttachments in version 1.35 and later"):
+    with pytest.raises(CaseError, match=r"counts VolumeAttachments in version 1\.35 and later"):
         _run(LIMITS.format(v="1.34", gates="{}", claim="c"))
     assert _statuses(LIMITS.format(v="1.35", gates="{}", claim="x")) == {
         "n1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
