@@ -302,3 +302,103 @@ objects:
 - {kind: PersistentVolume, apiVersion: v1, metadata: {name: v}}
 pod: {name: p}
 """), "t")
+
+
+STORAGE_DUMP = """
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1, labels: {kubernetes.io/hostname: n1, topology.kubernetes.io/zone: za}}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n2, labels: {kubernetes.io/hostname: n2, topology.kubernetes.io/zone: zb}}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+- apiVersion: storage.k8s.io/v1
+  kind: StorageClass
+  metadata: {name: fast, uid: u1, resourceVersion: "7", annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+  provisioner: ebs.csi.aws.com
+  reclaimPolicy: Delete
+  parameters: {type: gp3}
+  volumeBindingMode: WaitForFirstConsumer
+- apiVersion: v1
+  kind: PersistentVolume
+  metadata:
+    name: pv-a
+    labels: {topology.kubernetes.io/zone: za}
+    annotations: {pv.kubernetes.io/provisioned-by: ebs.csi.aws.com}
+    finalizers: [kubernetes.io/pv-protection]
+  spec:
+    accessModes: [ReadWriteOnce]
+    capacity: {storage: 10Gi}
+    claimRef: {apiVersion: v1, kind: PersistentVolumeClaim, name: data-db-0, namespace: default, uid: x}
+    csi: {driver: ebs.csi.aws.com, volumeHandle: vol-a, fsType: ext4}
+    nodeAffinity:
+      required:
+        nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [za]}]}]
+    persistentVolumeReclaimPolicy: Delete
+    storageClassName: fast
+    volumeMode: Filesystem
+  status: {phase: Bound}
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata:
+    name: data-db-0
+    namespace: default
+    annotations: {pv.kubernetes.io/bind-completed: "yes", pv.kubernetes.io/bound-by-controller: "yes"}
+    managedFields: [{manager: kube-controller-manager}]
+  spec:
+    accessModes: [ReadWriteOnce]
+    resources: {requests: {storage: 10Gi}}
+    storageClassName: fast
+    volumeMode: Filesystem
+    volumeName: pv-a
+  status: {phase: Bound, capacity: {storage: 10Gi}}
+- apiVersion: storage.k8s.io/v1
+  kind: CSINode
+  metadata: {name: n1}
+  spec: {drivers: [{name: ebs.csi.aws.com, nodeID: i-1, topologyKeys: [topology.kubernetes.io/zone],
+                    allocatable: {count: 25}}]}
+- apiVersion: storage.k8s.io/v1
+  kind: CSIDriver
+  metadata: {name: ebs.csi.aws.com}
+  spec: {attachRequired: true, podInfoOnMount: false, storageCapacity: false}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: db-0, namespace: default, uid: p1, creationTimestamp: "2024-05-01T10:00:00Z"}
+  spec:
+    schedulerName: default-scheduler
+    containers: [{name: pg, image: postgres}]
+    volumes:
+    - {name: data, persistentVolumeClaim: {claimName: data-db-0}}
+    - {name: cfg, configMap: {name: c}}
+  status: {phase: Pending}
+"""
+
+
+def test_import_keeps_the_storage_objects_trimmed_and_the_pending_pod_runs(tmp_path):
+    from kspread.format import importer
+
+    p = tmp_path / "dump.yaml"
+    p.write_text(STORAGE_DUMP, encoding="utf-8")
+    warnings: list[str] = []
+    out = importer.import_snapshot(str(p), warn=warnings.append, pending=True, version="1.35")
+    assert warnings == []
+    data = yaml.safe_load(out)
+    kinds = [o["kind"] for o in data["objects"]]
+    assert kinds == ["StorageClass", "CSIDriver", "CSINode", "PersistentVolume", "PersistentVolumeClaim"]
+    sc, drv, _, pv, pvc = data["objects"]
+    assert sc == {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"},
+                  "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer"}
+    assert drv["spec"] == {"storageCapacity": False}
+    assert pv["spec"]["claimRef"] == {"namespace": "default", "name": "data-db-0"}
+    assert pv["spec"]["csi"] == {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-a"}
+    assert pvc["metadata"] == {"name": "data-db-0", "namespace": "default",
+                               "annotations": {"pv.kubernetes.io/bind-completed": "yes"}}
+    assert data["pod"]["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]
+    assert "persistentvolumes,persistentvolumeclaims,storageclasses" in importer._KUBECTL
+    data["expect"] = {"feasible": ["n1"]}
+    _, _, placements = run_case(build_case(data, "imported"))
+    assert placements == {"db-0": "n1"}
