@@ -402,3 +402,45 @@ def test_import_keeps_the_storage_objects_trimmed_and_the_pending_pod_runs(tmp_p
     data["expect"] = {"feasible": ["n1"]}
     _, _, placements = run_case(build_case(data, "imported"))
     assert placements == {"db-0": "n1"}
+
+
+REQUEUE = """
+version: "{v}"
+profile: {{filter: [VolumeBinding]}}
+nodes: [n1]
+objects:
+- {{kind: CSIDriver, apiVersion: storage.k8s.io/v1, metadata: {{name: lvm.io}}, spec: {{storageCapacity: true}}}}
+- {{kind: StorageClass, apiVersion: storage.k8s.io/v1, metadata: {{name: lvm}}, provisioner: lvm.io,
+   volumeBindingMode: WaitForFirstConsumer}}
+- {{kind: CSIStorageCapacity, apiVersion: storage.k8s.io/v1, metadata: {{name: c, namespace: kube-system}},
+   storageClassName: lvm, capacity: 10Gi, nodeTopology: {{}}}}
+- {{kind: PersistentVolumeClaim, apiVersion: v1, metadata: {{name: big}},
+   spec: {{storageClassName: lvm, resources: {{requests: {{storage: 50Gi}}}}}}}}
+- {{kind: PersistentVolumeClaim, apiVersion: v1, metadata: {{name: small}},
+   spec: {{storageClassName: lvm, resources: {{requests: {{storage: 1Gi}}}}}}}}
+schedule:
+- {{name: hi, priority: 10, volumes: [{{name: d, persistentVolumeClaim: {{claimName: big}}}}]}}
+- {{name: lo, volumes: [{{name: d, persistentVolumeClaim: {{claimName: small}}}}]}}
+"""
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.35"])
+def test_a_provisioning_requeues_the_pods_volumebinding_rejected(version):
+    # hi fails (not enough free storage); lo's binding provisions a volume (PVAdd, which
+    # VolumeBinding registers without a hint): hi is tried again, and fails again
+    _, sched, results, placements = _run(REQUEUE.format(v=version))
+    assert placements == {"hi": None, "lo": "n1"}
+    assert sched.attempts == {"hi": 2, "lo": 1}
+    assert [e.action for e in sched.storage_events] == ["PVCUpdate", "PVAdd"]
+
+
+def test_a_provisioning_does_not_requeue_pods_other_plugins_rejected():
+    doc = REQUEUE.format(v="1.35").replace("filter: [VolumeBinding]", "filter: [VolumeBinding, NodeAffinity]")
+    doc = doc.replace("- {name: hi, priority: 10,", "- {name: hi, priority: 10, nodeSelector: {x: y},")
+    doc = doc.replace("claimName: big", "claimName: small2").replace(
+        "- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: small},",
+        "- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: small2}, spec: {storageClassName: lvm}}\n"
+        "- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: small},")
+    _, sched, _, placements = _run(doc)
+    assert placements == {"hi": None, "lo": "n1"}
+    assert sched.attempts == {"hi": 1, "lo": 1}

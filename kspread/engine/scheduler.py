@@ -312,6 +312,8 @@ class Scheduler:
         # pod -> the tied nodes its placement was taken from (snapshot positions, as
         # mark_tie keeps them): tied_nodes
         self.ties: dict[str, np.ndarray] = {}
+        # the storage events of the last binding (VolumeBinding's PreBind)
+        self.storage_events: list[PodEvent] = []
 
     # ---- the cycle ------------------------------------------------------------------
 
@@ -579,19 +581,21 @@ class Scheduler:
         self.pending.pop(pod.key, None)
         self.snapshot.add_pod(bound)
         self.bound[pod.key] = bound
-        self._bind_volumes(pod, node)
+        self.storage_events = self._bind_volumes(bound, node)
         return bound
 
-    def _bind_volumes(self, pod: Pod, node: str) -> None:
+    def _bind_volumes(self, pod: Pod, node: str) -> list[PodEvent]:
         """VolumeBinding's Reserve and PreBind, with the PV controller and provisioner
         acting at once: the pod's waiting claims are bound as its Filter chose on the
-        node (``VolumeBindingFilter.bind_volumes``)."""
+        node (``VolumeBindingFilter.bind_volumes``). Returns the storage events."""
         if self.handle.storage is None or not pod.volumes:
-            return
+            return []
         vb = self.framework.plugin("VolumeBinding")
         bind = getattr(vb, "bind_volumes", None)
-        if bind is not None:
-            bind(pod, self.snapshot.get(node).node)
+        if bind is None:
+            return []
+        events: list[PodEvent] = bind(pod, self.snapshot.get(node).node)
+        return events
 
     def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> tuple[Pod, list[PodEvent]]:
         """prepareCandidate and the nomination: delete the victims (at once; see the
@@ -747,6 +751,8 @@ def run_case(
             sched.mark_tie(pod, r)
             bound = sched.bind(pod, node)
             if case.is_sequence:
+                for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
+                    queue.deliver(ev)
                 queue.deliver(PodEvent("Add", bound))
             continue
         in_flight: list[PodEvent] = []

@@ -44,6 +44,7 @@ import numpy as np
 from kspread.engine.framework.interface import (
     FilterPlugin,
     Plugin,
+    PodEvent,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -330,22 +331,39 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         _, reasons = got
         return unresolvable(*reasons) if reasons else SUCCESS
 
-    def bind_volumes(self, pod: Pod, node: Node) -> bool:
+    def bind_volumes(self, pod: Pod, node: Node) -> list[PodEvent]:
         """Reserve and PreBind in a sequence: bind what Filter chose on ``node`` (the
-        storage is as Filter saw it). True when something changed."""
+        storage is as Filter saw it). Returns the storage events: a static volume's
+        PVUpdate and its claim's PVCUpdate; a provisioned claim's PVCUpdate (the
+        selected-node annotation, then the binding: one event) and its volume's PVAdd."""
         storage = storage_of(self)
         claims = pod_volume_claims(storage, pod)
         if not isinstance(claims, PodVolumeClaims) or not claims.delayed:
-            return False
+            return []
         got = find_pod_volumes(storage, claims, node, self.version)
         if isinstance(got, str) or got[1]:
-            return False
+            return []
         chosen, _ = got
+        events: list[PodEvent] = []
         for claim, pv in chosen.static:
             storage.bind_claim_to_volume(claim, pv)
+            events += [PodEvent("PVUpdate", pod, obj=storage.pvs[pv.name]),
+                       PodEvent("PVCUpdate", pod, obj=storage.pvcs[claim.key])]
         for claim in chosen.provision:
-            storage.provision(storage.pvcs[claim.key], node)
-        return bool(chosen.static or chosen.provision)
+            new = storage.provision(storage.pvcs[claim.key], node)
+            events += [PodEvent("PVCUpdate", pod, obj=storage.pvcs[claim.key]), PodEvent("PVAdd", pod, obj=new)]
+        return events
+
+    pod_events = frozenset({"PVCUpdate", "PVAdd", "PVUpdate"})
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPersistentVolumeClaimChange: a claim the pod uses; a volume
+        added or changed: Queue (no hint)."""
+        if event.action == "PVCUpdate":
+            claim = event.obj
+            return claim.namespace == pod.namespace and any(
+                v.claim_name(pod.name) == claim.name for v in pod.volumes)
+        return True
 
 
 class VolumeBindingScoring(VolumeBindingFilter, PreScorePlugin, ScorePlugin):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kspread.engine.framework.interface import FilterPlugin, Plugin, PreFilterPlugin
+from kspread.engine.framework.interface import FilterPlugin, Plugin, PodEvent, PreFilterPlugin
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable
 from kspread.engine.model import BETA_REGION_LABEL, BETA_ZONE_LABEL, REGION_LABEL, ZONE_LABEL, Pod
@@ -65,6 +65,16 @@ def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
 @register("VolumeZone", first=12)
 class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
     signs_pods = True
+    pod_events = frozenset({"PVCUpdate", "PVAdd", "PVUpdate"})
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPersistentVolumeClaimChange (a persistentVolumeClaim of the
+        pod) and isSchedulableAfterPersistentVolumeChange (a new volume: Queue; a changed
+        one when its topology labels changed, which binding never does)."""
+        if event.action == "PVCUpdate":
+            claim = event.obj
+            return claim.namespace == pod.namespace and any(v.claim == claim.name for v in pod.volumes)
+        return event.action == "PVAdd"
 
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         return volumes_signer(pod)
