@@ -428,7 +428,7 @@ schedule:
 def test_a_provisioning_requeues_the_pods_volumebinding_rejected(version):
     # hi fails (not enough free storage); lo's binding provisions a volume (PVAdd, which
     # VolumeBinding registers without a hint): hi is tried again, and fails again
-    _, sched, results, placements = _run(REQUEUE.format(v=version))
+    _, sched, _, placements = _run(REQUEUE.format(v=version))
     assert placements == {"hi": None, "lo": "n1"}
     assert sched.attempts == {"hi": 2, "lo": 1}
     assert [e.action for e in sched.storage_events] == ["PVCUpdate", "PVAdd"]
@@ -444,3 +444,21 @@ def test_a_provisioning_does_not_requeue_pods_other_plugins_rejected():
     _, sched, _, placements = _run(doc)
     assert placements == {"hi": None, "lo": "n1"}
     assert sched.attempts == {"hi": 1, "lo": 1}
+
+
+@pytest.mark.parametrize("version, gates, scored", [
+    ("1.22", {}, False),
+    ("1.22", {"VolumeCapacityPriority": True}, True),  # getDefaultPlugins adds it with the gate
+    ("1.36", {}, False),  # PreScore skips: no static binding, StorageCapacityScoring off
+    ("1.37", {}, True),  # StorageCapacityScoring beta, on: PreScore runs, Score is 0
+    ("1.37", {"StorageCapacityScoring": False}, False),
+])
+def test_volumebinding_scores_by_the_capacity_gate(version, gates, scored):
+    case = build_case({"version": version, "featureGates": gates, "nodes": ["n1", "n2"], "pod": {"name": "p"}},
+                      "t")
+    from kspread.workflow.runner import run_loaded
+
+    actual = run_loaded(case).actual
+    assert ("VolumeBinding" in actual["rawScores"]) is scored, actual["rawScores"]
+    if scored:
+        assert actual["rawScores"]["VolumeBinding"] == {"n1": 0, "n2": 0}

@@ -100,6 +100,11 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         FeatureGate("VolumeAttributesClass", (GateStage(29, False, "ALPHA"), GateStage(31, False, "BETA"),
                                               GateStage(34, True, "GA"), GateStage(36, True, "GA", locked=True))),
         _gate("VolumeLimitScaling", (35, False, "ALPHA"), (37, True, "BETA")),
+        # VolumeBinding's Score (KEP-1845): VolumeCapacityPriority to 1.32 (static volumes,
+        # default shape favours fuller volumes), renamed StorageCapacityScoring in 1.33
+        # (also provisioned volumes by CSIStorageCapacity, default shape favours free space).
+        _gate("VolumeCapacityPriority", (21, False, "ALPHA"), removed=33),
+        _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),
     )
 }
 
@@ -159,8 +164,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("NominatedNodeNameForExpectation",
                     "kspread sets nominatedNodeName only as preemption does, binding is immediate",
                     (34, False, "ALPHA"), (35, True, "BETA")),
-        _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
-                    (33, False, "ALPHA"), (37, True, "BETA")),
         _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
                     (35, False, "ALPHA"), (37, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",

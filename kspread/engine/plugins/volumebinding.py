@@ -25,8 +25,16 @@ find available persistent volumes to bind" otherwise), and, for a CSIDriver with
 the node and whose maximumVolumeSize (else capacity) holds the request ("node(s) did not
 have enough free storage"). Every reason is UnschedulableAndUnresolvable.
 
-Score (from 1.21): kspread models no storage capacity scoring (the VolumeCapacityPriority /
-StorageCapacityScoring gates stay off): 0 everywhere, or Skip from 1.30.
+Score (from 1.21), with the gate VolumeCapacityPriority (to 1.32) or StorageCapacityScoring
+(from 1.33) on: per storage class, the requests of the node's static bindings over their
+volumes' capacities (from 1.33 with StorageCapacityScoring, when the node has no static
+binding, the provisioned claims' requests over the capacity of the CSIStorageCapacity that
+admitted them), as a utilization in percent (integer division; over or of zero capacity:
+100) through VolumeBindingArgs' shape (scores 0..10 times 10), the classes' scores averaged
+and rounded half away from zero. Default shape: {0: 0, 100: 10} for VolumeCapacityPriority,
+{0: 10, 100: 0} for StorageCapacityScoring. Gate off: 0 everywhere, or (from 1.30) PreScore
+Skip; with the gate on PreScore skips (1.30+) unless some node had a static binding or
+StorageCapacityScoring is on.
 
 In a ``schedule`` sequence, binding the pod binds what Filter chose for the node: the
 static volumes to their claims, the provisioned claims to new volumes
@@ -39,8 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from kspread.engine.apis.config import ShapePoint
 from kspread.engine.framework.interface import (
     FilterPlugin,
     Plugin,
@@ -52,6 +59,7 @@ from kspread.engine.framework.interface import (
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, error, unresolvable
 from kspread.engine.model import Node, Pod
+from kspread.engine.plugins.resource_allocation import broken_linear
 from kspread.engine.plugins.volumes import (
     check_modelled,
     ephemeral_owner_error,
@@ -61,11 +69,12 @@ from kspread.engine.plugins.volumes import (
     volume_binding_scores,
     volumes_signer,
 )
-from kspread.engine.snapshot import NodeInfo, NodeSet
+from kspread.engine.snapshot import NodeInfo
 from kspread.engine.storage import (
     ANN_SELECTED_NODE,
     IN_TREE_PLUGINS,
     NOT_SUPPORTED_PROVISIONER,
+    CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
     Storage,
@@ -78,6 +87,7 @@ ERR_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 _STATE = "VolumeBinding"
+MAX_UTILIZATION = 100
 
 
 def err_node_conflict(version: Version) -> str:
@@ -99,10 +109,21 @@ class PodVolumeClaims:
 
 @dataclass(slots=True)
 class PodVolumes:
-    """What Filter chose on one node: (claim, volume) pairs and claims to provision."""
+    """What Filter chose on one node: (claim, volume) pairs and claims to provision (with
+    the CSIStorageCapacity that admitted each, or None)."""
 
     static: list[tuple[PersistentVolumeClaim, PersistentVolume]] = field(default_factory=list)
     provision: list[PersistentVolumeClaim] = field(default_factory=list)
+    capacities: list[CSIStorageCapacity | None] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _State:
+    """stateData: the pod's claims and, per node that passed Filter, what it would bind."""
+
+    claims: PodVolumeClaims
+    by_node: dict[str, PodVolumes] = field(default_factory=dict)
+    has_static: bool = False
 
 
 def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], node: Node,
@@ -151,19 +172,19 @@ def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[Persist
 
 
 def has_enough_capacity(storage: Storage, claim: PersistentVolumeClaim, class_name: str, provisioner: str,
-                        node: Node) -> bool:
-    """hasEnoughCapacity."""
+                        node: Node) -> tuple[bool, CSIStorageCapacity | None]:
+    """hasEnoughCapacity: whether the claim fits, and the capacity object that admits it."""
     size = claim.spec.request
     if size is None:
-        return True
+        return True, None
     drv = storage.csi_drivers.get(provisioner)
     if drv is None or not drv.storage_capacity:
-        return True
+        return True, None
     for cap in storage.capacities:
         limit = cap.limit()
         if cap.storage_class == class_name and limit is not None and limit >= size and cap.node_has_access(node):
-            return True
-    return False
+            return True, cap
+    return False, None
 
 
 def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
@@ -240,12 +261,14 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
                 unbound_ok = False
                 out.provision = []
                 return out, reasons()
-            if not has_enough_capacity(storage, claim, cls_name, cls.provisioner, node):
+            enough, cap = has_enough_capacity(storage, claim, cls_name, cls.provisioner, node)
+            if not enough:
                 unbound_ok = True
                 sufficient = False
                 out.provision = []
                 return out, reasons()
             out.provision.append(claim)
+            out.capacities.append(cap)
         unbound_ok = True
     return out, reasons()
 
@@ -309,10 +332,11 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         check_modelled(self, pod)
         got = pod_volume_claims(storage_of(self), pod)
         if got is None:
+            state.write(_STATE, None)
             return SKIP
         if isinstance(got, Status):
             return got
-        state.write(_STATE, got)
+        state.write(_STATE, _State(got))
         return SUCCESS
 
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
@@ -322,14 +346,18 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         return True
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        claims = state.get(_STATE)
-        if not isinstance(claims, PodVolumeClaims):
+        st = state.get(_STATE)
+        if not isinstance(st, _State):
             return SUCCESS
-        got = find_pod_volumes(storage_of(self), claims, node_info.node, self.version)
+        got = find_pod_volumes(storage_of(self), st.claims, node_info.node, self.version)
         if isinstance(got, str):
             return error(got)
-        _, reasons = got
-        return unresolvable(*reasons) if reasons else SUCCESS
+        chosen, reasons = got
+        if reasons:
+            return unresolvable(*reasons)
+        st.by_node[node_info.name] = chosen
+        st.has_static = st.has_static or bool(chosen.static)
+        return SUCCESS
 
     def bind_volumes(self, pod: Pod, node: Node) -> list[PodEvent]:
         """Reserve and PreBind in a sequence: bind what Filter chose on ``node`` (the
@@ -366,14 +394,69 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         return True
 
 
+def scoring_gate(version: Version) -> str:
+    return "StorageCapacityScoring" if version.minor >= 33 else "VolumeCapacityPriority"
+
+
+def default_shape(version: Version) -> tuple[ShapePoint, ...]:
+    """SetDefaults_VolumeBindingArgs with the scoring gate on."""
+    if version.minor >= 33:
+        return (ShapePoint(0, 10), ShapePoint(100, 0))
+    return (ShapePoint(0, 0), ShapePoint(100, 10))
+
+
 class VolumeBindingScoring(VolumeBindingFilter, PreScorePlugin, ScorePlugin):
-    """VolumeBinding from 1.21: its Score has no scorer (gates off)."""
+    """VolumeBinding from 1.21: Score with the storage capacity scoring gate on."""
+
+    def __init__(self, args, handle, config_path: tuple = ()) -> None:
+        super().__init__(args, handle, config_path)
+        self.scorer: tuple[ShapePoint, ...] | None = None
+        if self.version.gate(scoring_gate(self.version)):
+            shape = (args or {}).get("shape") or default_shape(self.version)
+            self.scorer = tuple(ShapePoint(p.utilization, p.score * 10) for p in shape)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
-        return SKIP if volume_binding_pre_score_skips(self.version) else SUCCESS
+        if not volume_binding_pre_score_skips(self.version):
+            return SUCCESS
+        if self.scorer is None:
+            return SKIP
+        st = state.get(_STATE)
+        if (isinstance(st, _State) and st.has_static) or (
+                self.version.minor >= 33 and self.version.gate("StorageCapacityScoring")):
+            return SUCCESS
+        return SKIP
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
-        return np.zeros(len(nodes), np.int64)
+    def score(self, state: CycleState, pod: Pod, node_name: str) -> tuple[int, Status]:
+        st = state.get(_STATE)
+        if self.scorer is None or not isinstance(st, _State):
+            return 0, SUCCESS
+        chosen = st.by_node.get(node_name)
+        if chosen is None:
+            return 0, SUCCESS
+        classes: dict[str, list[int]] = {}  # class -> [requested, capacity]
+        capacity_scoring = self.version.minor >= 33 and self.version.gate("StorageCapacityScoring")
+        if chosen.static or not capacity_scoring:
+            for claim, pv in chosen.static:
+                r = classes.setdefault(pv.storage_class, [0, 0])
+                r[0] += claim.spec.request or 0
+                r[1] += pv.capacity
+        else:
+            for claim, cap in zip(chosen.provision, chosen.capacities):
+                if cap is None:
+                    continue
+                if cap.capacity is None:
+                    raise CaseError(f"CSIStorageCapacity {cap.namespace}/{cap.name} has no capacity: upstream's "
+                                    "VolumeBinding Score reads it (a nil pointer); kspread does not model that")
+                r = classes.setdefault(claim.class_name, [0, 0])
+                r[1] = cap.capacity
+                r[0] += claim.spec.request or 0
+        if not classes:
+            return 0, SUCCESS
+        total = 0
+        for requested, capacity in classes.values():
+            util = MAX_UTILIZATION if capacity == 0 or requested > capacity else requested * MAX_UTILIZATION // capacity
+            total += broken_linear(self.scorer, util)
+        return (2 * total + len(classes)) // (2 * len(classes)), SUCCESS
 
 
 @register("VolumeBinding", first=12)
