@@ -462,3 +462,38 @@ def test_volumebinding_scores_by_the_capacity_gate(version, gates, scored):
     assert ("VolumeBinding" in actual["rawScores"]) is scored, actual["rawScores"]
     if scored:
         assert actual["rawScores"]["VolumeBinding"] == {"n1": 0, "n2": 0}
+
+
+GCE = """
+version: "{v}"
+profile: {{filter: [NodeVolumeLimits]}}
+nodes: [n1]
+objects:
+- {{kind: CSINode, apiVersion: storage.k8s.io/v1, metadata: {{name: n1{ann}}},
+   spec: {{drivers: [{{name: pd.csi.storage.gke.io, nodeID: i, allocatable: {{count: 1}}}}]}}}}
+pods:
+- {{name: a, node: n1, volumes: [{{name: d, gcePersistentDisk: {{pdName: one}}}}]}}
+pod: {{name: p, volumes: [{{name: d, gcePersistentDisk: {{pdName: two}}}}]}}
+"""
+MIGRATED = ", annotations: {storage.alpha.kubernetes.io/migrated-plugins: kubernetes.io/gce-pd}"
+
+
+@pytest.mark.parametrize("version, ann, code", [
+    ("1.27", "", Code.SUCCESS),  # not migrated on the node: NodeVolumeLimits does not count GCE PDs
+    ("1.27", MIGRATED, Code.UNSCHEDULABLE),
+    ("1.28", "", Code.UNSCHEDULABLE),  # from 1.28 a CSINode is enough
+])
+def test_gce_pd_migration_by_version(version, ann, code):
+    assert _statuses(GCE.format(v=version, ann=ann))["n1"][0] == code
+
+
+def test_portworx_volumes_are_refused_by_name():
+    with pytest.raises(CaseError, match="portworxVolume volumes"):
+        _run("""
+version: "1.35"
+profile: {filter: [NodeVolumeLimits]}
+nodes: [n1]
+objects:
+- {kind: CSINode, apiVersion: storage.k8s.io/v1, metadata: {name: n1}, spec: {drivers: []}}
+pod: {name: p, volumes: [{name: d, portworxVolume: {volumeID: v}}]}
+""")

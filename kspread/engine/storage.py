@@ -41,6 +41,7 @@ IN_TREE_PLUGINS = {
     "cinder": ("kubernetes.io/cinder", "cinder.csi.openstack.org"),
     "iscsi": ("kubernetes.io/iscsi", ""),
     "rbd": ("kubernetes.io/rbd", ""),
+    "portworxVolume": ("kubernetes.io/portworx-volume", "pxd.portworx.com"),
 }
 # in-tree provisioner name (a StorageClass's provisioner) -> CSI driver
 MIGRATED_PROVISIONERS = {name: drv for name, drv in IN_TREE_PLUGINS.values() if drv}

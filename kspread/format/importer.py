@@ -266,7 +266,8 @@ def _container(raw: Mapping[str, Any], init: bool) -> dict:
 # In-tree disk sources the volume plugins read, and the fields of each they read
 _DISK_FIELDS = {"gcePersistentDisk": ("pdName", "readOnly"), "awsElasticBlockStore": ("volumeID", "readOnly"),
                 "iscsi": ("iqn", "readOnly"), "rbd": ("monitors", "pool", "image", "readOnly"),
-                "azureDisk": ("diskURI", "diskName", "readOnly"), "cinder": ("volumeID", "readOnly")}
+                "azureDisk": ("diskURI", "diskName", "readOnly"), "cinder": ("volumeID", "readOnly"),
+                "portworxVolume": ("volumeID", "readOnly")}
 _CLAIM_SPEC_FIELDS = ("accessModes", "selector", "volumeName", "storageClassName", "volumeMode",
                       "volumeAttributesClassName")
 

@@ -35,7 +35,7 @@ _ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnc
 _VOLUME_MODES = ("Filesystem", "Block")
 # PodSpec volume sources: the in-tree disks read (and the field naming each disk)
 _DISK_IDENT = {"gcePersistentDisk": "pdName", "awsElasticBlockStore": "volumeID", "iscsi": "iqn",
-               "rbd": "image", "azureDisk": "diskURI", "cinder": "volumeID"}
+               "rbd": "image", "azureDisk": "diskURI", "cinder": "volumeID", "portworxVolume": "volumeID"}
 
 
 def _map(raw: Any, path: PathT) -> Mapping[str, Any]:

@@ -46,6 +46,7 @@ from kspread.engine.plugins.volumes import (
 )
 from kspread.engine.snapshot import NodeInfo
 from kspread.engine.storage import IN_TREE_PLUGINS, MIGRATED_PROVISIONERS, CSINode, PodVolume, Storage
+from kspread.engine.versions import Version
 from kspread.errors import CaseError
 
 ERR_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
@@ -58,6 +59,21 @@ def _migratable(v: PodVolume) -> bool:
     return v.disk is not None and bool(IN_TREE_PLUGINS[v.disk.kind][1])
 
 
+def migration_on(csi_node: CSINode | None, kind: str, version: Version) -> bool:
+    """isCSIMigrationOn for an in-tree source: the node needs a CSINode; EBS, Azure Disk
+    and Cinder are migrated (their gates GA and removed by 1.27); GCE PD from 1.28 (to 1.27
+    the locked CSIMigrationGCE gate, then the CSINode's migrated-plugins annotation must
+    list kubernetes.io/gce-pd)."""
+    if csi_node is None:
+        return False
+    if kind == "portworxVolume":
+        raise CaseError("portworxVolume volumes (CSIMigrationPortworx) are not modelled by kspread's "
+                        "NodeVolumeLimits")
+    if kind == "gcePersistentDisk" and version.minor < 28:
+        return IN_TREE_PLUGINS[kind][0] in csi_node.migrated_plugins
+    return bool(IN_TREE_PLUGINS[kind][1])
+
+
 class _LookupError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message)
@@ -65,13 +81,12 @@ class _LookupError(Exception):
 
 
 def attachable_volumes(storage: Storage, pod: Pod, csi_node: CSINode | None, new_pod: bool,
-                       out: dict[str, str]) -> None:
+                       out: dict[str, str], version: Version) -> None:
     """filterAttachableVolumes: unique volume name -> driver, into ``out``."""
     for v in pod.volumes:
         name = v.claim_name(pod.name)
         if name is None:
-            if _migratable(v) and csi_node is not None:
-                assert v.disk is not None
+            if _migratable(v) and v.disk is not None and migration_on(csi_node, v.disk.kind, version):
                 h = v.disk.csi_handle()
                 if h is not None:
                     out[f"{h[0]}/{h[1]}"] = h[0]
@@ -88,19 +103,20 @@ def attachable_volumes(storage: Storage, pod: Pod, csi_node: CSINode | None, new
             err = ephemeral_owner_error(pod, claim)
             if err:
                 raise _LookupError(error(err))
-        driver, handle = _driver_info(storage, csi_node, claim)
+        driver, handle = _driver_info(storage, csi_node, claim, version)
         if driver and handle:
             out[f"{driver}/{handle}"] = driver
 
 
-def _driver_info(storage: Storage, csi_node: CSINode | None, claim) -> tuple[str, str]:
+def _driver_info(storage: Storage, csi_node: CSINode | None, claim, version: Version) -> tuple[str, str]:
     """getCSIDriverInfo: the bound volume's CSI source (an in-tree one translated when
     the node has a CSINode), else getCSIDriverInfoFromSC."""
     pv = storage.pvs.get(claim.volume_name) if claim.volume_name else None
     if pv is not None:
         if pv.csi is not None:
             return pv.csi
-        if pv.disk is not None and csi_node is not None:
+        if pv.disk is not None and IN_TREE_PLUGINS[pv.disk.kind][1] and migration_on(csi_node, pv.disk.kind,
+                                                                                       version):
             h = pv.disk.csi_handle()
             if h is not None:
                 return h
@@ -113,7 +129,8 @@ def _driver_info(storage: Storage, csi_node: CSINode | None, claim) -> tuple[str
         return "", ""
     handle = f"{_RANDOM_PREFIX}-{claim.namespace}/{claim.name}"
     if cls.provisioner in MIGRATED_PROVISIONERS:
-        if csi_node is None:
+        kind = next(k for k, (name, _) in IN_TREE_PLUGINS.items() if name == cls.provisioner)
+        if not migration_on(csi_node, kind, version):
             return "", ""
         return MIGRATED_PROVISIONERS[cls.provisioner], handle
     return cls.provisioner, handle
@@ -155,7 +172,7 @@ class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
         csi_node = storage.csi_nodes.get(node.name)
         new: dict[str, str] = {}
         try:
-            attachable_volumes(storage, pod, csi_node, True, new)
+            attachable_volumes(storage, pod, csi_node, True, new, self.version)
         except _LookupError as e:
             return e.status
         if not new:
@@ -170,7 +187,7 @@ class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
         attached: dict[str, str] = {}
         for other in node_info.pods.values():
             try:
-                attachable_volumes(storage, other, csi_node, False, attached)
+                attachable_volumes(storage, other, csi_node, False, attached, self.version)
             except _LookupError as e:
                 return error(e.status.message)
         count: dict[str, int] = {}
@@ -249,10 +266,10 @@ class _CloudLimits(Plugin, PreFilterPlugin, FilterPlugin):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         if not pod.volumes or not self._in_tree(pod):
             return SUCCESS
-        if node_info.name in storage_of(self).csi_nodes:
+        if migration_on(storage_of(self).csi_nodes.get(node_info.name), self.kind, self.version):
             return SUCCESS  # IsMigrated: NodeVolumeLimits counts them
-        raise CaseError(f"pod {pod.key!r} has {self.kind} volumes and node {node_info.name!r} has no CSINode: "
-                        f"{self.name}'s in-tree volume limits are not modelled by kspread")
+        raise CaseError(f"pod {pod.key!r} has {self.kind} volumes and node {node_info.name!r} has no CSINode "
+                        f"that migrates them: {self.name}'s in-tree volume limits are not modelled by kspread")
 
 
 @register("EBSLimits", first=12, last=30)
