@@ -772,7 +772,7 @@ def _storage(items: Section, pods: list[Pod]) -> Any:
 
     storage = Storage()
     for obj, path in items:
-        add_object(storage, obj, path)
+        add_object(storage, obj, path, node_selector_terms)
     for p in pods:
         if p.volumes:
             add_pod_claims(storage, p.name, p.namespace, p.volumes)

@@ -6,10 +6,11 @@ Only what the scheduler reads is kept; a malformed field is an error naming its 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kspread.engine.labels import parse_label_selector, parse_labels
+from kspread.engine.model import NodeSelectorTerm
 from kspread.engine.quantity import QuantityError, parse_quantity, value
 from kspread.engine.storage import (
     IMMEDIATE,
@@ -197,7 +198,10 @@ def claims_shorthand(raw: Any, path: PathT, taken: set[str]) -> tuple[PodVolume,
     return tuple(vols)
 
 
-def _pv(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) -> PersistentVolume:
+TermsParser = Callable[[list, PathT], tuple[NodeSelectorTerm, ...]]
+
+
+def _pv(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT, terms: TermsParser) -> PersistentVolume:
     spec = _map(obj.get("spec"), [*path, "spec"])
     sp = [*path, "spec"]
     cap = _map(spec.get("capacity"), [*sp, "capacity"])
@@ -212,11 +216,9 @@ def _pv(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) -> Persist
     if na is not None:
         req = _map(na, [*sp, "nodeAffinity"]).get("required")
         if req is not None:
-            from kspread.format.case import node_selector_terms  # case.py imports this module
-
-            terms = _map(req, [*sp, "nodeAffinity", "required"]).get("nodeSelectorTerms")
-            affinity = node_selector_terms(_list(terms, [*sp, "nodeAffinity", "required", "nodeSelectorTerms"]),
-                                           [*sp, "nodeAffinity", "required", "nodeSelectorTerms"])
+            raw = _map(req, [*sp, "nodeAffinity", "required"]).get("nodeSelectorTerms")
+            at = [*sp, "nodeAffinity", "required", "nodeSelectorTerms"]
+            affinity = terms(_list(raw, at), at)
     csi = None
     if spec.get("csi") is not None:
         c = _map(spec["csi"], [*sp, "csi"])
@@ -316,12 +318,14 @@ def _attachment(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) ->
                             None if pv is None else _str(pv, [*sp, "source", "persistentVolumeName"]))
 
 
-def add_object(storage: Storage, obj: Mapping[str, Any], path: PathT) -> None:
-    """One raw storage object into ``storage``; a name defined twice is an error."""
+def add_object(storage: Storage, obj: Mapping[str, Any], path: PathT, terms: TermsParser) -> None:
+    """One raw storage object into ``storage``; a name defined twice is an error.
+    ``terms`` parses a list of nodeSelectorTerms (``kspread.format.case``'s, which
+    imports this module)."""
     kind = obj["kind"]
     meta = obj["metadata"]
     if kind == "PersistentVolume":
-        pv = _pv(obj, meta, path)
+        pv = _pv(obj, meta, path, terms)
         _unique(storage.pvs, pv.name, pv, kind, path)
     elif kind == "PersistentVolumeClaim":
         pvc = _pvc(obj, meta, path)
