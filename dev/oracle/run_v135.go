@@ -84,6 +84,7 @@ func run(in *Input, c *Cluster) *Output {
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithPodNominator(nominator{}),
 	}
+	opts = append(opts, csiOptions(informerFactory)...)
 	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, opts...)
 	must(err)
 
