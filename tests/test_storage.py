@@ -239,11 +239,11 @@ pod: {{name: p, volumes: [{{name: d, persistentVolumeClaim: {{claimName: {claim}
 """
 
 
-def test_node_volume_limits_counts_volume_attachments_from_1_35():
+def test_node_volume_limits_counts_volume_attachments_from_1_32():
     assert _statuses(LIMITS.format(v="1.35", gates="{}", claim="c")) == {
         "n1": (Code.UNSCHEDULABLE, "node(s) exceed max volume count")}
-    with pytest.raises(CaseError, match=r"counts VolumeAttachments in version 1\.35 and later"):
-        _run(LIMITS.format(v="1.34", gates="{}", claim="c"))
+    assert _statuses(LIMITS.format(v="1.32", gates="{}", claim="c"))["n1"][0] == Code.UNSCHEDULABLE
+    assert _statuses(LIMITS.format(v="1.31", gates="{}", claim="c"))["n1"][0] == Code.SUCCESS
     assert _statuses(LIMITS.format(v="1.35", gates="{}", claim="x")) == {
         "n1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                'looking up PVC default/x: persistentvolumeclaim "x" not found')}
@@ -497,3 +497,78 @@ objects:
 - {kind: CSINode, apiVersion: storage.k8s.io/v1, metadata: {name: n1}, spec: {drivers: []}}
 pod: {name: p, volumes: [{name: d, portworxVolume: {volumeID: v}}]}
 """)
+
+
+def test_node_allocatable_attach_limits_to_1_31():
+    doc = """
+version: "{v}"
+profile: {{filter: [NodeVolumeLimits]}}
+nodes: [{{name: n1, allocatable: {{cpu: "4", attachable-volumes-csi-a.csi.io: 1}}}}]
+objects:
+- {{kind: CSINode, apiVersion: storage.k8s.io/v1, metadata: {{name: n1}}, spec: {{drivers: [{{name: a.csi.io, nodeID: i}}]}}}}
+- {{kind: StorageClass, apiVersion: storage.k8s.io/v1, metadata: {{name: a}}, provisioner: a.csi.io,
+   volumeBindingMode: WaitForFirstConsumer}}
+- {{kind: PersistentVolumeClaim, apiVersion: v1, metadata: {{name: c1}}, spec: {{storageClassName: a}}}}
+- {{kind: PersistentVolumeClaim, apiVersion: v1, metadata: {{name: c2}}, spec: {{storageClassName: a}}}}
+pods: [{{name: a, node: n1, volumes: [{{name: d, persistentVolumeClaim: {{claimName: c1}}}}]}}]
+pod: {{name: p, volumes: [{{name: d, persistentVolumeClaim: {{claimName: c2}}}}]}}
+"""
+    assert _statuses(doc.format(v="1.31"))["n1"] == (Code.UNSCHEDULABLE, "node(s) exceed max volume count")
+    assert _statuses(doc.format(v="1.32"))["n1"][0] == Code.SUCCESS  # only CSINode counts from 1.32
+
+
+@pytest.mark.parametrize("version, gates, reason", [
+    ("1.28", {}, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"),
+    ("1.28", {"ReadWriteOncePod": False}, None),
+    ("1.33", {}, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"),
+    ("1.34", {}, ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+                  "in-use by another pod")),
+])
+def test_rwop_reason_and_gate_by_version(version, gates, reason):
+    doc = {"version": version, "featureGates": gates, "profile": {"filter": ["VolumeRestrictions"]},
+           "nodes": ["n1"],
+           "objects": [{"kind": "PersistentVolumeClaim", "apiVersion": "v1", "metadata": {"name": "c"},
+                        "spec": {"accessModes": ["ReadWriteOncePod"]}}],
+           "pods": [{"name": "a", "node": "n1", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}]}],
+           "pod": {"name": "p", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}]}}
+    got = _statuses(yaml.safe_dump(doc))["n1"]
+    assert got == ((Code.UNSCHEDULABLE, reason) if reason else (Code.SUCCESS, ""))
+
+
+@pytest.mark.parametrize("version, code", [("1.28", Code.UNSCHEDULABLE_AND_UNRESOLVABLE), ("1.29", Code.SUCCESS)])
+def test_volumezone_translates_beta_keys_from_1_29(version, code):
+    doc = {"version": version, "profile": {"filter": ["VolumeZone"]},
+           "nodes": [{"name": "n1", "labels": {"topology.kubernetes.io/zone": "za"}}],
+           "objects": [
+               {"kind": "PersistentVolume", "apiVersion": "v1",
+                "metadata": {"name": "v", "labels": {"failure-domain.beta.kubernetes.io/zone": "za"}},
+                "spec": {"claimRef": {"namespace": "default", "name": "c"}}},
+               {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                "metadata": {"name": "c", "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                "spec": {"volumeName": "v"}}],
+           "pod": {"name": "p", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}]}}
+    assert _statuses(yaml.safe_dump(doc))["n1"][0] == code
+
+
+def test_eligible_nodes_of_1_27_and_1_28_that_matter_are_refused():
+    doc = {"version": "1.28", "profile": {"filter": ["VolumeBinding"]},
+           "nodes": [{"name": "n1", "labels": {"zone": "a"}}, {"name": "n2", "labels": {"zone": "a"}}],
+           "objects": [
+               {"kind": "PersistentVolume", "apiVersion": "v1", "metadata": {"name": "v"},
+                "spec": {"claimRef": {"namespace": "default", "name": "c"},
+                         "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                             {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                                    "values": ["n1"]}]},
+                             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}},
+               {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                "metadata": {"name": "c", "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                "spec": {"volumeName": "v"}}],
+           "pod": {"name": "p", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}]}}
+    with pytest.raises(CaseError, match="node 'n2' passes the bound volumes' node affinity"):
+        _run(yaml.safe_dump(doc))
+    doc["version"] = "1.29"  # no PreFilterResult: both nodes pass
+    assert _statuses(yaml.safe_dump(doc)) == {"n1": (Code.SUCCESS, ""), "n2": (Code.SUCCESS, "")}
+    # only the named host passes the affinity: the restriction changes nothing kspread reports
+    doc["version"] = "1.28"
+    doc["objects"][0]["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"].pop()
+    assert _statuses(yaml.safe_dump(doc))["n1"] == (Code.SUCCESS, "")

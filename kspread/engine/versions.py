@@ -100,6 +100,8 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         FeatureGate("VolumeAttributesClass", (GateStage(29, False, "ALPHA"), GateStage(31, False, "BETA"),
                                               GateStage(34, True, "GA"), GateStage(36, True, "GA", locked=True))),
         _gate("VolumeLimitScaling", (35, False, "ALPHA"), (37, True, "BETA")),
+        # VolumeRestrictions' ReadWriteOncePod check (KEP-2485)
+        _gate("ReadWriteOncePod", (22, False, "ALPHA"), (27, True, "BETA"), (29, True, "GA"), removed=31),
         # VolumeBinding's Score (KEP-1845): VolumeCapacityPriority to 1.32 (static volumes,
         # default shape favours fuller volumes), renamed StorageCapacityScoring in 1.33
         # (also provisioned volumes by CSIStorageCapacity, default shape favours free space).

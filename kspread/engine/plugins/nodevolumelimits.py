@@ -3,14 +3,14 @@ plugins EBSLimits, GCEPDLimits, AzureDiskLimits (to 1.30) and CinderLimits (to 1
 upstream's plugins/nodevolumelimits.
 
 NodeVolumeLimits counts attachable volumes per CSI driver against the node's CSINode
-(``spec.drivers[].allocatable.count``). A pod's volumes: each claim's bound volume (its
+(``spec.drivers[].allocatable.count``; to 1.31 also the node's allocatable
+``attachable-volumes-csi-<driver>``, which the CSINode's count overrides). A pod's volumes: each claim's bound volume (its
 CSI driver and volume handle; an in-tree awsElasticBlockStore, gcePersistentDisk,
 azureDisk or cinder volume counts under its migrated CSI driver when the node has a
 CSINode), a claim not bound yet under its class's provisioner (its own handle), and the
 pod's inline in-tree disks of those kinds (translated the same way). The incoming pod's
-volumes that a pod on the node already uses count once. From 1.35 the VolumeAttachments
-of the node's CSI volumes count too (a case with VolumeAttachments before 1.35 is an
-error: kspread does not model when upstream started to count them), and with the
+volumes that a pod on the node already uses count once. From 1.32 the VolumeAttachments
+of the node's CSI volumes count too, and (1.35+) with the
 VolumeLimitScaling gate a volume whose CSIDriver exists but is not in the node's CSINode
 rejects the node ("<driver> CSI driver is not installed on the node"). Over the limit:
 "node(s) exceed max volume count", Unschedulable. A missing claim of the incoming pod:
@@ -50,6 +50,7 @@ from kspread.engine.versions import Version
 from kspread.errors import CaseError
 
 ERR_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
+ATTACH_LIMIT_PREFIX = "attachable-volumes-csi-"
 # stands for upstream's randomVolumeIDPrefix (rand.String(32), one per scheduler)
 _RANDOM_PREFIX = "kspread"
 
@@ -181,7 +182,7 @@ class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
             for driver in new.values():
                 if driver in storage.csi_drivers and (csi_node is None or csi_node.driver(driver) is None):
                     return unschedulable(f"{driver} CSI driver is not installed on the node")
-        limits = {d.name: d.count for d in (csi_node.drivers if csi_node is not None else ()) if d.count is not None}
+        limits = self._limits(node_info.node, csi_node, list(new.values()))
         if not limits:
             return SUCCESS
         attached: dict[str, str] = {}
@@ -201,20 +202,37 @@ class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
         for driver in new.values():
             want[driver] = want.get(driver, 0) + 1
         for driver, n in want.items():
-            limit = limits.get(driver)
+            limit = limits.get(self._key(driver))
             if limit is not None and count.get(driver, 0) + n > limit:
                 return unschedulable(ERR_MAX_VOLUME_COUNT)
         return SUCCESS
 
+    def _key(self, driver: str) -> str:
+        """The limit's key: the driver (1.32+), or its attachable-volumes-csi-<driver>
+        resource name (to 1.31)."""
+        return driver if self.version.minor >= 32 else ATTACH_LIMIT_PREFIX + driver
+
+    def _limits(self, node, csi_node: CSINode | None, drivers: list[str]) -> dict[str, int]:
+        """getVolumeLimits: the CSINode's allocatable counts; to 1.31 over the node's
+        allocatable attachable-volumes-* resources."""
+        out: dict[str, int] = {}
+        if self.version.minor <= 31:
+            out = {k: v for k, v in node.allocatable.items() if k.startswith("attachable-volumes-")}
+            for d in drivers:
+                if len(ATTACH_LIMIT_PREFIX + d) >= 63 and any(k.startswith(ATTACH_LIMIT_PREFIX) for k in out):
+                    raise CaseError(f"CSI driver {d!r}: its attachable-volumes-csi- resource name is hashed "
+                                    "(GetCSIAttachLimitKey), which kspread does not model")
+        for drv in csi_node.drivers if csi_node is not None else ():
+            if drv.count is not None:
+                out[self._key(drv.name)] = drv.count
+        return out
+
     def _attachments(self, storage: Storage, node_name: str) -> dict[str, str]:
-        """getNodeVolumeAttachmentInfo (from 1.35): the node's VolumeAttachments of CSI
+        """getNodeVolumeAttachmentInfo (from 1.32): the node's VolumeAttachments of CSI
         volumes."""
-        vas = [va for va in storage.attachments if va.node_name == node_name]
-        if not vas:
+        if self.version.minor < 32:
             return {}
-        if self.version.minor < 35:
-            raise CaseError(f"VolumeAttachment {vas[0].name!r}: NodeVolumeLimits counts VolumeAttachments in "
-                            f"version 1.35 and later; kspread does not model version {self.version} with them")
+        vas = [va for va in storage.attachments if va.node_name == node_name]
         out: dict[str, str] = {}
         for va in vas:
             if not va.attacher or va.pv_name is None:

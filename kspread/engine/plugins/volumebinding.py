@@ -58,7 +58,7 @@ from kspread.engine.framework.interface import (
 )
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, error, unresolvable
-from kspread.engine.model import Node, Pod
+from kspread.engine.model import HOSTNAME_LABEL, Node, Pod
 from kspread.engine.plugins.resource_allocation import broken_linear
 from kspread.engine.plugins.volumes import (
     check_modelled,
@@ -98,7 +98,7 @@ def err_node_conflict(version: Version) -> str:
 
 
 def vac_enabled(version: Version) -> bool:
-    return version.minor >= 29 and version.gate("VolumeAttributesClass")
+    return version.minor >= 31 and version.gate("VolumeAttributesClass")
 
 
 @dataclass(slots=True)
@@ -132,7 +132,7 @@ def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[Persist
     or an error text."""
     vac = vac_enabled(version)
     spec = claim.spec
-    if not vac and spec.volume_attributes_class and version.minor >= 29:
+    if not vac and spec.volume_attributes_class and version.minor >= 31:
         return (f"unsupported volumeAttributesClassName is set on claim {claim.namespace}/{claim.name} when the "
                 "feature-gate VolumeAttributesClass is disabled")
     requested = spec.request or 0
@@ -146,7 +146,7 @@ def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[Persist
             continue
         if spec.volume_mode != pv.volume_mode:
             continue
-        if version.minor >= 29:
+        if version.minor >= 31:  # FindMatchingVolume reads volumeAttributesClassName from 1.31
             if vac and spec.volume_attributes_class != pv.volume_attributes_class:
                 continue
             if not vac and pv.volume_attributes_class:
@@ -336,8 +336,43 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
             return SKIP
         if isinstance(got, Status):
             return got
+        if self.version.minor <= 28:
+            self._check_eligible_nodes(got)
         state.write(_STATE, _State(got))
         return SUCCESS
+
+    def _check_eligible_nodes(self, claims: PodVolumeClaims) -> None:
+        """GetEligibleNodes (1.27-1.28): PreFilter's result restricts the search to the
+        hostnames of the bound local volumes' node affinity (per term, the hostname In
+        values intersected; the terms' union). kspread does not model that PreFilterResult:
+        where a node it leaves out would pass the volumes' node affinity (a term that does
+        not name hosts), the case is an error; elsewhere the left-out nodes fail the
+        affinity check anyway (upstream reports no status for them)."""
+        storage = storage_of(self)
+        eligible: set[str] | None = None
+        volumes = []
+        for claim in claims.bound:
+            pv = storage.pvs.get(claim.volume_name)
+            if pv is None:
+                return
+            volumes.append(pv)
+            names: set[str] = set()
+            for term in pv.node_affinity or ():
+                hosts: set[str] | None = None
+                for r in term.match_expressions:
+                    if r.key == HOSTNAME_LABEL and r.op == "In":
+                        hosts = set(r.values) if hosts is None else hosts & set(r.values)
+                names |= hosts or set()
+            if pv.node_affinity and names:
+                eligible = names if eligible is None else eligible & names
+        if eligible is None:
+            return
+        for info in self.handle.snapshot:
+            node = info.node
+            if node.name not in eligible and all(pv.node_affinity_matches(node) for pv in volumes):
+                raise CaseError(f"node {node.name!r} passes the bound volumes' node affinity but is not among the "
+                                "hostnames VolumeBinding's PreFilter returns in 1.27-1.28 (GetEligibleNodes): "
+                                "kspread does not model that PreFilterResult")
 
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
         return True

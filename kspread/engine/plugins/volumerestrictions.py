@@ -11,8 +11,10 @@ resolves the conflict. Filter: a gcePersistentDisk (same pdName, not both read-o
 awsElasticBlockStore (same volumeID), iscsi (same IQN, not both read-only) or rbd
 (overlapping monitors, same pool and image, not both read-only) of a pod on the node
 rejects it, "node(s) had no available disk"; then a conflicting claim rejects every node,
-"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode
-already in-use by another pod" (both Unschedulable).
+"node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access
+mode" ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode
+already in-use by another pod" from 1.34; both Unschedulable). With the ReadWriteOncePod
+gate off (1.27-1.28) claims are not looked up nor checked.
 """
 
 from __future__ import annotations
@@ -29,8 +31,17 @@ from kspread.engine.snapshot import NodeInfo
 from kspread.engine.storage import READ_WRITE_ONCE_POD, InTreeDisk
 
 ERR_DISK_CONFLICT = "node(s) had no available disk"
-ERR_RWOP_CONFLICT = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
-                     "in-use by another pod")
+def err_rwop_conflict(version) -> str:
+    """ErrReasonReadWriteOncePodConflict: reworded in 1.34."""
+    if version.minor >= 34:
+        return ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+                "in-use by another pod")
+    return "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+
+
+def rwop_enabled(version) -> bool:
+    """The ReadWriteOncePod gate (beta, on, in 1.27-1.28; GA from 1.29, removed in 1.31)."""
+    return version.gate("ReadWriteOncePod")
 _STATE = "PreFilterVolumeRestrictions"
 _CHECKED = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
@@ -100,6 +111,8 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         check_modelled(self, pod)
         needs_check = bool(pod_disks(pod))
+        if not rwop_enabled(self.version):
+            return SUCCESS if needs_check else SKIP
         storage = storage_of(self)
         rwop: set[str] = set()
         for name in claim_names(pod):
@@ -152,5 +165,5 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
                     return unschedulable(ERR_DISK_CONFLICT)
         s = state.get(_STATE)
         if isinstance(s, _State) and s.conflicts > 0:
-            return unschedulable(ERR_RWOP_CONFLICT)
+            return unschedulable(err_rwop_conflict(self.version))
         return SUCCESS

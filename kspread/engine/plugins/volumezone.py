@@ -9,8 +9,8 @@ the API's not-found text, all UnschedulableAndUnresolvable. A volume's topology:
 labels ``failure-domain.beta.kubernetes.io/zone``, ``.../region``,
 ``topology.kubernetes.io/zone`` and ``.../region``, a value holding several zones
 separated by ``__``. No topology: Skip. Filter: a node with none of the four labels
-passes; otherwise each topology needs the node's value of the key (or of its GA
-equivalent) among the volume's values, else "node(s) had no available volume zone".
+passes; otherwise each topology needs the node's value of the key (from 1.29, or of
+its GA equivalent for a beta key) among the volume's values, else "node(s) had no available volume zone".
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
         assert isinstance(tops, list)
         for t in tops:
             v = labels.get(t.key)
-            if v is None:
+            if v is None and self.version.minor >= 29:  # translateToGALabel, from 1.29
                 v = labels.get(_GA.get(t.key, t.key))
             if v is None or v not in t.values:
                 return unresolvable(ERR_CONFLICT)
