@@ -572,3 +572,9 @@ def test_eligible_nodes_of_1_27_and_1_28_that_matter_are_refused():
     doc["version"] = "1.28"
     doc["objects"][0]["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"].pop()
     assert _statuses(yaml.safe_dump(doc))["n1"] == (Code.SUCCESS, "")
+
+
+def test_missing_claim_in_node_volume_limits_is_an_error_before_1_30():
+    case = build_case(yaml.safe_load(LIMITS.format(v="1.29", gates="{}", claim="x")), "t")
+    _, results, _ = run_case(case)
+    assert 'looking up PVC default/x: persistentvolumeclaim "x" not found' in str(results[-1].error)

@@ -14,7 +14,7 @@ of the node's CSI volumes count too, and (1.35+) with the
 VolumeLimitScaling gate a volume whose CSIDriver exists but is not in the node's CSINode
 rejects the node ("<driver> CSI driver is not installed on the node"). Over the limit:
 "node(s) exceed max volume count", Unschedulable. A missing claim of the incoming pod:
-UnschedulableAndUnresolvable with the lookup's text.
+UnschedulableAndUnresolvable with the lookup's text (an Error before 1.30).
 
 The per-cloud plugins defer to NodeVolumeLimits when the node has a CSINode (the in-tree
 plugins are migrated, as at every version kspread models); for a pod with such in-tree
@@ -97,8 +97,9 @@ def attachable_volumes(storage: Storage, pod: Pod, csi_node: CSINode | None, new
         claim = storage.claim(pod.namespace, name)
         if claim is None:
             if new_pod:
-                raise _LookupError(unresolvable(
-                    f"looking up PVC {pod.namespace}/{name}: {not_found('persistentvolumeclaim', name)}"))
+                # UnschedulableAndUnresolvable from 1.30 (the lookup's NotFound wrapped); before, an Error
+                text = f"looking up PVC {pod.namespace}/{name}: {not_found('persistentvolumeclaim', name)}"
+                raise _LookupError(unresolvable(text) if version.minor >= 30 else error(text))
             continue
         if v.ephemeral is not None:
             err = ephemeral_owner_error(pod, claim)
