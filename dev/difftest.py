@@ -534,6 +534,8 @@ class Gen:
         if self.chance(0.8):
             volumes(c["pod"], True)
         c["storage"] = objs
+        if self.minor < 35:
+            return  # VolumeBinding scores nothing without its gate (the legacy oracles take default args)
         shape = sorted(r.sample(range(0, 101), 2))
         c.setdefault("pluginConfig", {})["VolumeBinding"] = {
             "bindTimeoutSeconds": 600,
@@ -567,7 +569,8 @@ def merge_match_label_keys(pod: dict) -> None:
 def score_plugins(minor: int) -> list[str]:
     """SelectorSpread (not in the default profile from 1.23, still registered to 1.28) too;
     VolumeBinding with --storage."""
-    return SCORES + (["SelectorSpread"] if minor <= 28 else []) + (["VolumeBinding"] if STORAGE else [])
+    return SCORES + (["SelectorSpread"] if minor <= 28 else []) + (["VolumeBinding"] if STORAGE and minor >= 35
+                                                                     else [])
 
 
 def filters() -> list[str]:
