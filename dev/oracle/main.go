@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -416,6 +417,17 @@ func fillInformers(f informers.SharedInformerFactory, c *Cluster) {
 	}
 	for _, n := range c.Nodes {
 		add(f.Core().V1().Nodes().Informer(), n)
+	}
+}
+
+// syncAssumeCaches runs the PersistentVolume and PersistentVolumeClaim informers until they
+// have listed the fake client's objects: before 1.35 VolumeBinding's assume caches keep
+// their own stores, filled only by informer events (1.35's read the informers' indexers).
+func syncAssumeCaches(ctx context.Context, f informers.SharedInformerFactory) {
+	for _, inf := range []cache.SharedIndexInformer{f.Core().V1().PersistentVolumes().Informer(),
+		f.Core().V1().PersistentVolumeClaims().Informer()} {
+		go inf.Run(ctx.Done())
+		cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
 	}
 }
 
