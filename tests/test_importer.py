@@ -1483,8 +1483,7 @@ MISSING_NOTE = (
     "the dump lacks 2 owner(s) that its pods name as their controller (ReplicaSet default/web-7d4f, StatefulSet "
     "data/db): default topology spreading (SelectorSpread, PodTopologySpread's system defaults) finds a pod's "
     "siblings through them, so where a new replica lands may differ from the cluster. The case is tagged "
-    "imported-without-owners; import a dump that has them: kubectl get nodes,pods,services,replicationcontrollers,"
-    "replicasets,statefulsets,poddisruptionbudgets,priorityclasses -A -o yaml")
+    "imported-without-owners; import a dump that has them: " + importer._KUBECTL)
 
 
 def test_a_dump_without_the_owners_its_pods_name_warns_and_marks_the_case(tmp_path):
@@ -1502,8 +1501,7 @@ def test_a_dump_without_the_owners_its_pods_name_warns_and_marks_the_case(tmp_pa
     # the warning comes first, the kubectl command whole on its line
     assert lines[0] == "# WARNING: the dump lacks 2 owner(s) that its pods name as their controller (ReplicaSet"
     first = lines.index(next(x for x in lines if x.startswith("# Imported")))
-    assert lines[first - 1] == ("#   kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
-                                "poddisruptionbudgets,priorityclasses -A -o yaml")
+    assert lines[first - 1] == "#   " + importer._KUBECTL
     assert " ".join(line[2:].strip() for line in lines[:first]) == "WARNING: " + MISSING_NOTE
     p = tmp_path / "case.yaml"
     p.write_text(out.replace("expect: {}", "expect: {selected: n1}"), encoding="utf-8")

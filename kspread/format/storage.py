@@ -28,7 +28,7 @@ from kspread.engine.storage import (
     StorageClass,
     VolumeAttachment,
 )
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, did_you_mean
 
 STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
                  "CSIStorageCapacity", "VolumeAttachment")
@@ -114,8 +114,32 @@ def claim_spec(raw: Any, path: PathT) -> ClaimSpec:
     )
 
 
+# the fields of each volume source (k8s.io/api core/v1), as the API server decodes them: another
+# is a mistyped key, an error at its line
+_SOURCE_FIELDS = {
+    "persistentVolumeClaim": ("claimName", "readOnly"),
+    "gcePersistentDisk": ("pdName", "fsType", "partition", "readOnly"),
+    "awsElasticBlockStore": ("volumeID", "fsType", "partition", "readOnly"),
+    "iscsi": ("targetPortal", "iqn", "lun", "iscsiInterface", "fsType", "readOnly", "portals", "chapAuthDiscovery",
+              "chapAuthSession", "secretRef", "initiatorName"),
+    "rbd": ("monitors", "image", "fsType", "pool", "user", "keyring", "secretRef", "readOnly"),
+    "azureDisk": ("diskName", "diskURI", "cachingMode", "fsType", "readOnly", "kind"),
+    "cinder": ("volumeID", "fsType", "readOnly", "secretRef"),
+    "portworxVolume": ("volumeID", "fsType", "readOnly"),
+}
+
+
+def _known_fields(kind: str, src: Mapping[str, Any], path: PathT) -> None:
+    allowed = _SOURCE_FIELDS[kind]
+    for key in src:
+        if key not in allowed:
+            raise CaseError(f"unknown field {key!r} in {kind} (allowed: {', '.join(sorted(allowed))})"
+                            + did_you_mean(key, allowed), [*path, str(key)])
+
+
 def _disk(kind: str, raw: Any, path: PathT) -> InTreeDisk:
     src = _map(raw, path)
+    _known_fields(kind, src, path)
     ident_key = _DISK_IDENT[kind]
     if kind == "azureDisk" and "diskURI" not in src:
         ident_key = "diskName"
@@ -152,6 +176,7 @@ def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
         seen.add(name)
         if v.get("persistentVolumeClaim") is not None:
             pvc = _map(v["persistentVolumeClaim"], [*at, "persistentVolumeClaim"])
+            _known_fields("persistentVolumeClaim", pvc, [*at, "persistentVolumeClaim"])
             claim = pvc.get("claimName")
             if not isinstance(claim, str) or not claim:
                 raise CaseError("Required value", [*at, "persistentVolumeClaim", "claimName"])
