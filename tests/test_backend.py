@@ -13,6 +13,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -209,6 +210,26 @@ def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path):
 # ---- with a real backend ---------------------------------------------------------------------
 
 UPSTREAM = Path(os.environ.get("KSPREAD_UPSTREAM") or REPO.parent / "shared" / "upstream")  # as build.sh reads it
+_CONFIG: dict[str, pytest.Config] = {}  # the session's config, for announce
+
+
+@pytest.fixture(autouse=True)
+def _remember_config(request):
+    _CONFIG["config"] = request.config
+
+
+def announce(config: pytest.Config | None, text: str) -> None:
+    """A line on the terminal now, past pytest's output capture: a Go build takes minutes,
+    and a suite that sits silent that long looks hung. Through the terminal reporter with
+    capture suspended (its public hooks); without one (an xdist worker), the process's
+    original standard error, flushed."""
+    tr = config.pluginmanager.getplugin("terminalreporter") if config is not None else None
+    capman = config.pluginmanager.getplugin("capturemanager") if config is not None else None
+    if tr is None or capman is None:
+        print(text, file=sys.__stderr__, flush=True)
+        return
+    with capman.global_and_fixture_disabled():
+        tr.write_line(text, flush=True)
 
 
 @functools.cache
@@ -225,9 +246,16 @@ def _built(name: str, main_dir: str | None, plugin_dirs: tuple[str, ...] = ()) -
         return ""
     cmd = ["bash", str(REPO / "backend" / "build.sh"), str(out), *([str(REPO / main_dir)] if main_dir else []),
            *(str(REPO / d) for d in plugin_dirs)]
+    config = _CONFIG.get("config")
+    announce(config, f"building {name} (backend/build.sh: Go, offline; a cold build takes about 3 min, "
+                     "a rebuild with Go's cache in .backend-build/ seconds) ...")
+    started = time.monotonic()
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    took = time.monotonic() - started
     if r.returncode != 0:
+        announce(config, f"building {name} failed after {took:.0f} s")
         raise AssertionError(f"backend/build.sh failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    announce(config, f"built {name} in {took:.0f} s")
     print(r.stdout.strip())
     return str(out)
 
@@ -845,3 +873,37 @@ expect: {{feasible: [{", ".join(f"n{i}" for i in range(30))}]}}
     assert all(line.startswith("  ") and "..." not in line for line in out[1:21])
     # rawScores, scores and totals of the 30 nodes differ: 90 lines
     assert out[21] == "  ... and 70 more differences (90 in all)"
+
+
+def test_a_backend_build_says_what_it_does_and_how_long_it_took(tmp_path, monkeypatch):
+    # the build itself replaced: what matters is that the lines are announced around it
+    said: list[str] = []
+    monkeypatch.setattr(sys.modules[__name__], "announce", lambda config, text: said.append(text))
+    monkeypatch.setattr(sys.modules[__name__], "UPSTREAM", tmp_path)
+    (tmp_path / "scheduler-plugins-0-src.tar.xz").write_bytes(b"")
+    monkeypatch.delenv("KSPREAD_BACKEND", raising=False)
+    ran: list[list[str]] = []
+
+    def fake_run(cmd, **kw):
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "built\n", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    assert _built.__wrapped__("fake-backend", None).endswith("fake-backend")
+    assert len(ran) == 1
+    assert said[0].startswith("building fake-backend (backend/build.sh: Go, offline; a cold build takes about 3 min")
+    assert re.fullmatch(r"built fake-backend in \d+ s", said[1]), said
+
+
+def test_announce_reaches_the_terminal_past_capture(pytester):
+    pytester.makepyfile(test_loud="""
+        from tests.test_backend import announce
+
+        def test_loud(request):
+            print("captured, not shown")
+            announce(request.config, "building something ... ~3 min")
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "building something ... ~3 min" in result.stdout.str()
+    assert "captured, not shown" not in result.stdout.str()
