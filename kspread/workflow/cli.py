@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from typing import IO, Any, cast
+from typing import IO, Any, NoReturn, cast
 
 from kspread.engine.scheduler import Scheduler
 from kspread.errors import CaseError
@@ -134,21 +134,22 @@ def cmd_run(args: argparse.Namespace) -> int:
                 v = got
             else:
                 v = check(doc, explain=args.explain)
-                if v.skipped is not None:
-                    skipped += 1
-                    out.status(f"SKIP {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}): "
-                               f"{safetext.line(v.skipped)}")
-                    junit.append(JUnitCase(doc.file, doc.name, doc.line, SKIPPED, time.perf_counter() - t0,
-                                           v.skipped))
-                    continue
             checked.append((doc, v, time.perf_counter() - t0))
+            if v.skipped is not None:
+                continue
             out.checked(v)
             if args.exitfirst and not args.update and not v.passed:
                 stop = True  # -x: the first failure ends the run
                 break
         if args.update:
-            _update_file([(doc, v) for doc, v, _ in checked], args.update_keys or ())
-        for doc, v, took in checked:
+            _update_file([(doc, v) for doc, v, _ in checked if v.skipped is None], args.update_keys or ())
+        for doc, v, took in checked:  # in the file's order
+            if v.skipped is not None:
+                skipped += 1
+                out.status(f"SKIP {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}): "
+                           f"{safetext.line(v.skipped)}")
+                junit.append(JUnitCase(doc.file, doc.name, doc.line, SKIPPED, took, v.skipped))
+                continue
             cases += 1
             if v.xfail is not None:
                 if not v.passed:
@@ -593,7 +594,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse's parser, but a usage error exits ``EXIT_USAGE`` (4, as pytest's), its
     message (which quotes the command line) printed through ``safetext``."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         _say(f"{self.prog}: error: {message}", sys.stderr)
         raise SystemExit(EXIT_USAGE)
