@@ -371,3 +371,12 @@ def test_no_color_and_NO_COLOR(corpus, capsys, monkeypatch, how):
     out = capsys.readouterr().out
     assert "PASS" in out and "FAIL" in out
     assert bool(_COLOUR.search(out)) == (how == "default"), repr(out[:300])
+
+
+def test_a_sequence_says_its_verdict_once_and_what_it_would_take():
+    demo = Path(__file__).resolve().parent.parent / "examples" / "report-demo" / "demo.yaml"
+    [doc] = [d for d in read_file(demo).docs if d.name == "rollout-sequence"]
+    v = check(doc)
+    assert not v.passed and v.message.count("scheduler's verdict:") == 1
+    assert v.why == ["scheduler's verdict: 0/2 nodes are available: 2 Insufficient cpu.",
+                     "what would it take (the nodes closest to fitting first):", "  n1: 1 more cpu", "  n2: 1 more cpu"]

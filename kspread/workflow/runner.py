@@ -759,8 +759,10 @@ def _check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None
             # each of those lines once: the explain block's outcome repeats the last cycle's
             kept = explained.split("\n")
             for line in said:
-                if line in kept:
-                    kept.remove(line)
+                # the last cycle's (a sequence's is indented under its cycle)
+                at = [i for i, k in enumerate(kept) if k.strip() == line]
+                if at:
+                    del kept[at[-1]]
             body += "\n\n" + "\n".join(kept)
         return Verdict(False, head + "\n" + body, case, outcome, sched_err, why=why)
     return Verdict(True, "", case, outcome, sched_err)
@@ -783,7 +785,9 @@ def why_lines(case: Case, outcome: Outcome, cycles: list[CycleExplanation]) -> l
         if decision:
             lines.append(decision)
     last = cycles[-1] if cycles else None
-    if last is not None and outcome.cycles and last.result is outcome.cycles[-1] and not last.result.selected \
+    # the last cycle explained (of the run, or of its re-run for a sequence) is the run's last cycle
+    if last is not None and outcome.cycles and last.result.pod.key == outcome.cycles[-1].pod.key \
+            and not last.result.selected \
             and not (last.result.preemption is not None and last.result.preemption.nominated_node):
         lines.extend(what_it_takes(last, order))
     return lines
