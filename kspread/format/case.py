@@ -67,7 +67,7 @@ from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
-from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash
+from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 
@@ -402,7 +402,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled) = spec
     return new_pod(
         name=name,
         namespace=ns,
@@ -426,6 +426,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         controller=ctrl,
         preempted_by_scheduler=preempted,
         uses_persistent_volumes=pvs,
+        unmodelled=unmodelled,
     )
 
 
@@ -647,7 +648,8 @@ class _Builder:
         return (overhead, node_selector, affinity, tolerations, tscs, ctrl,
                 bool(raw.get("_preemptedByScheduler", False)),
                 bool(raw.get("_usesPersistentVolumes", False)) or any(
-                    "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []))
+                    "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
+                tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")))
 
 
 # A pod's own fields: not in its spec key.
@@ -1002,14 +1004,14 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
         from kspread.format.config import case_config_path, load_config
 
         path = case_config_path(raw["config"], base_dir, roots)
-        prof = load_config(path, version, raw.get("schedulerName"))
+        prof = load_config(path, version, raw.get("schedulerName"), roots=roots)
         if raw.get("extenders"):
-            _case_extenders(prof, raw["extenders"], version, base_dir)
+            _case_extenders(prof, raw["extenders"], version, base_dir, roots)
         return prof
     prof = profile_from_case(raw, version)
     _check_out_of_tree(prof, version)
     if raw.get("extenders"):
-        _case_extenders(prof, raw["extenders"], version, base_dir)
+        _case_extenders(prof, raw["extenders"], version, base_dir, roots)
     # plugin arguments decoded strictly, defaulted and validated for the version
     prof.plugin_args = decode_profile_args(prof.plugin_config, version, ("profile", "pluginConfig"),
                                            check_shape=check_args_shape)
@@ -1036,13 +1038,24 @@ def _check_out_of_tree(prof: Profile, version: Version) -> None:
         if name in seen:
             raise CaseError(f"plugin {name!r} is declared twice", path, value=name)
         seen.add(name)
-        if name not in used:
-            raise CaseError(f"out-of-tree plugin {name!r} is declared but not enabled at filter, score or "
-                            "postFilter", path, value=name)
+    # a name enabled and neither in-tree nor declared is reported where it is enabled (a typo
+    # there, close to a declared name, is not a declaration "not enabled")
+    unused = [n for n in prof.out_of_tree if n not in used]
     for ref in (*prof.filter, *prof.score, *prof.post_filter):
         if ref.name not in seen:
-            upstream_plugin(ref.name, version.minor, ref.path,
-                            unknown_note="; an out-of-tree plugin is declared at profile.outOfTree")
+            try:
+                upstream_plugin(ref.name, version.minor, ref.path,
+                                unknown_note="; an out-of-tree plugin is declared at profile.outOfTree")
+            except CaseError as e:
+                close = did_you_mean(ref.name, unused)
+                if not close or not str(e.message).startswith("unknown plugin"):
+                    raise
+                raise CaseError(f"unknown plugin {ref.name!r} (neither an in-tree kube-scheduler plugin nor "
+                                f"declared at profile.outOfTree){close}", ref.path, value=ref.name) from None
+    for i, name in enumerate(prof.out_of_tree):
+        if name in unused:
+            raise CaseError(f"out-of-tree plugin {name!r} is declared but not enabled at filter, score or "
+                            "postFilter", ("profile", "outOfTree", i), value=name)
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
@@ -1084,7 +1097,8 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
     return max(0, healthy - desired)
 
 
-def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None) -> None:
+def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None,
+                    roots: Sequence[str] | None) -> None:
     """``profile.extenders``: static ones (``filter`` / ``prioritize``) and HTTP ones
     (``urlPrefix`` and upstream's other Extender fields), in the order written, validated
     together as upstream validates a configuration's extenders."""
@@ -1115,7 +1129,8 @@ def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str |
             if k in raw:
                 raise CaseError(f"extender {ext.name!r} is an HTTP extender (urlPrefix): its results come from the "
                                 f"extender, not from `{k}`", (*path, k))
-        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1)
+        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1,
+                                   roots=roots)
         http.append((e, managed))
         out.append(e)
     if prof.config_file:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kspread.errors import UNPRINTABLE_RE, CaseError, PathT
 from kspread.format import lines, yamlio
@@ -35,6 +35,9 @@ from kspread.format.schema import validate
 from kspread.format.shapes import freeze
 from kspread.format.sniff import mentions_case
 from kspread.format.yamlio import Document
+
+if TYPE_CHECKING:
+    from kspread.format.extenders import ExtenderAccess
 
 try:
     import yaml_rs
@@ -92,9 +95,10 @@ class CaseDoc:
     # the directory trees being tested, which a profile.config must resolve into (see
     # tested_trees); None: the case file's own directory
     roots: tuple[str, ...] | None = None
-    # extender name -> URL, given on the command line (kspread run --extender, pytest
-    # --kspread-extender): replaces that extender's urlPrefix
-    extender_urls: Mapping[str, str] | None = None
+    # what the person running kspread allows the case's HTTP extenders, given outside the
+    # case (kspread.format.extenders.ExtenderAccess: --extender NAME=URL, --extender-env,
+    # --allow-extender-host; pytest's options and ini keys); None: loopback only, no variable
+    extender_access: ExtenderAccess | None = None
 
     @property
     def name(self) -> str:
@@ -941,8 +945,9 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
 
 def _locate_extenders(case: Case, doc: CaseDoc) -> None:
     """Each HTTP extender of the case gets the URL it is called at (an override given on
-    the command line for its name, else its urlPrefix with environment variables
-    expanded) and knows where it is written (file:line), for the errors of its calls."""
+    the command line for its name, else its urlPrefix with the allowed environment
+    variables expanded, on an allowed host) and knows where it is written (file:line),
+    for the errors of its calls."""
     from dataclasses import replace
 
     from kspread.format.extenders import resolve_url
@@ -950,7 +955,7 @@ def _locate_extenders(case: Case, doc: CaseDoc) -> None:
     exts = case.profile.extenders
     for i, e in enumerate(exts):
         if e.http is not None:
-            e = resolve_url(e, doc.extender_urls)
+            e = resolve_url(e, doc.extender_access)
             exts[i] = e if e.where else replace(e, where=f"{doc.file}:{doc.locate(e.path)}")
 
 

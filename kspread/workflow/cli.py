@@ -113,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 break
             continue
         dups = duplicate_names(fr.docs)
-        _with_extender_urls(fr.docs, args)
+        _with_extender_access(fr.docs, args)
         checked: list[tuple[Any, Verdict, float]] = []
         for i, doc in enumerate(fr.docs):
             names.add(doc.name)
@@ -404,6 +404,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             invalid({"file": fr.path}, str(fr.error))
             continue
         dups = duplicate_names(fr.docs)
+        _with_extender_access(fr.docs, args)
         for i, doc in enumerate(fr.docs):
             count += 1
             entry = {"file": doc.file, "line": doc.line, "name": doc.name}
@@ -412,7 +413,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 continue
             try:
                 case = load_case(doc)
-                Scheduler(case)
+                if not case.profile.out_of_tree:
+                    # a profile with out-of-tree plugins is checked as far as kspread can (its
+                    # declarations, every other name in-tree): only a backend builds it, as `run` says
+                    Scheduler(case)
                 if not case.expect:
                     raise asserts_nothing(doc)
             except CaseError as e:
@@ -448,7 +452,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if fr.error is not None:
             _say(str(fr.error), sys.stderr)
             return EXIT_FAILED
-        _with_extender_urls(fr.docs, args)
+        _with_extender_access(fr.docs, args)
         for doc in fr.docs:
             if args.case is not None and doc.name != args.case:
                 continue
@@ -493,29 +497,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_USAGE if usage else EXIT_FAILED if bad else EXIT_OK
 
 
-def extender_url(text: str) -> tuple[str, str]:
-    """``NAME=URL`` of ``--extender`` (the NAME is the case's extender name, or the urlPrefix a
-    KubeSchedulerConfiguration writes; the URL is split at the first ``=`` after it)."""
-    name, sep, url = text.partition("=")
-    if text.startswith(("http://", "https://")):
-        # a configuration's extender is named by its URL, which may hold '='
-        name, sep, url = text.rpartition("=")
-    if not sep or not name or not url:
-        raise argparse.ArgumentTypeError(f"expected NAME=URL, got {text!r}")
-    return name, url
+def _with_extender_access(docs, args: argparse.Namespace) -> None:
+    from kspread.workflow.access import extender_access
 
-
-def _extender_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--extender", action="append", type=extender_url, metavar="NAME=URL", default=[],
-                   help="call the HTTP extender NAME (its name in the case, or its urlPrefix in a "
-                        "KubeSchedulerConfiguration) at URL instead of the urlPrefix written (repeatable)")
-
-
-def _with_extender_urls(docs, args: argparse.Namespace) -> None:
-    urls = dict(getattr(args, "extender", None) or [])
-    if urls:
-        for doc in docs:
-            doc.extender_urls = urls
+    access = extender_access(args)
+    for doc in docs:
+        doc.extender_access = access
 
 
 def _package_version() -> str:
@@ -601,6 +588,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from kspread.workflow import access
+
     ap = _Parser(prog="kspread", description="kube-scheduler policy-testing harness",
                  epilog="exit status: 0 all passed, 1 a case failed (or is invalid), 4 a usage error (a bad "
                         "option, a path that does not exist, a --case name that names no case), 5 no case "
@@ -626,7 +615,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--update-keys", metavar="KEYS", type=update_keys_arg,
                    help="with --update: also write these expect keys whole (comma-separated, e.g. "
                         "scores,totals; 'all' for every key); an empty expect then gets only these")
-    _extender_option(r)
+    access.extender_options(r)
     r.add_argument("--backend", metavar="PATH",
                    help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "
                         "backend/build.sh) instead of the reference engine; cases of another version are skipped")
@@ -650,6 +639,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check case files without running them")
     v.add_argument("files", nargs="+", help="case files or directories")
     v.add_argument("--json", action="store_true", help="print a JSON report: each case, valid or its error")
+    access.extender_options(v)
     v.set_defaults(func=cmd_validate)
     from kspread.workflow.diff import add_arguments as diff_arguments
 
@@ -668,7 +658,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="at most N scored nodes (highest totals) and N other nodes per cycle; the rest are counted")
     e.add_argument("--node", metavar="NAME", action="append",
                    help="explain only this node (repeatable)")
-    _extender_option(e)
+    access.extender_options(e)
     e.set_defaults(func=cmd_explain)
     sc = sub.add_parser("schema", help="print the case format's JSON Schema (or its path), for editors")
     sc.add_argument("--path", action="store_true", help="print the schema file's path instead of its content")

@@ -31,6 +31,7 @@ from typing import Any
 
 from kspread.errors import CaseError
 from kspread.format.loader import collect, expected_error, load_case
+from kspread.workflow.access import extender_access, extender_options
 from kspread.workflow.runner import run_loaded
 from kspread.workflow.safetext import line as one_line
 from kspread.workflow.safetext import print_json as say_json
@@ -44,14 +45,14 @@ class Side:
     not_applicable: str | None = None  # why this configuration cannot run the case
 
 
-def _side(case, config_path: str, scheduler_name: str | None) -> Side:
+def _side(case, config_path: str, scheduler_name: str | None, access: Any = None) -> Side:
     from kspread.format.config import load_config
     from kspread.format.extenders import resolve_url
 
     try:
         profile = load_config(config_path, case.version, scheduler_name)
-        # HTTP extenders: their urlPrefix with the environment expanded
-        profile.extenders = [resolve_url(e, None) if e.http is not None else e for e in profile.extenders]
+        # HTTP extenders: the URL given, or their urlPrefix with the allowed variables expanded
+        profile.extenders = [resolve_url(e, access) if e.http is not None else e for e in profile.extenders]
     except CaseError as e:
         return Side(not_applicable=str(e))
     try:
@@ -142,12 +143,14 @@ def main(args: argparse.Namespace) -> int:
     if unusable_sides:
         return EXIT_USAGE
     _missing(args.paths, "diff")
+    access = extender_access(args)
     for fr in collect(args.paths):
         if fr.error is not None:
             say(str(fr.error), sys.stderr)
             invalid.append({"file": str(getattr(fr.error, "file", "") or ""), "error": str(fr.error)})
             continue
         for doc in fr.docs:
+            doc.extender_access = access
             where = {"case": doc.name, "file": doc.file, "line": doc.line}
             if expected_error(doc) is not None:
                 expected_errors += 1  # cases that must fail to load say nothing about a configuration
@@ -161,8 +164,8 @@ def main(args: argparse.Namespace) -> int:
             except CaseError as e:
                 invalid.append({**where, "error": str(e)})
                 continue
-            base = _side(case, args.base, scheduler_name)
-            head = _side(case, args.head, scheduler_name)
+            base = _side(case, args.base, scheduler_name, access)
+            head = _side(case, args.head, scheduler_name, access)
             if base.not_applicable is not None or head.not_applicable is not None:
                 not_applicable.append({**where, "base": base.not_applicable, "head": head.not_applicable})
                 continue
@@ -223,3 +226,4 @@ def add_arguments(d: argparse.ArgumentParser) -> None:
                    help="run cases that give their own profile under both configurations too")
     d.add_argument("paths", nargs="+", help="case files or directories")
     d.add_argument("--json", action="store_true", help="print a JSON report")
+    extender_options(d)

@@ -68,6 +68,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "writes) at URL instead of the urlPrefix written (repeatable)",
     )
     group.addoption(
+        "--kspread-extender-env",
+        action="append",
+        metavar="NAME",
+        help="let an extender's urlPrefix read the environment variable NAME as ${NAME} (repeatable; also the ini "
+        "key kspread_extender_env; a variable not named is never read: ${NAME:-default} takes its default)",
+    )
+    group.addoption(
+        "--kspread-allow-extender-host",
+        action="append",
+        metavar="HOST[:PORT]",
+        help="let a case's extenders be called on HOST (any port, or PORT) besides loopback (repeatable; also the "
+        "ini key kspread_allow_extender_hosts)",
+    )
+    group.addoption(
+        "--kspread-extender-max-timeout",
+        metavar="SECONDS",
+        help="the longest httpTimeout a case's extender may set (default 60): a call holds the run that long at most",
+    )
+    parser.addini("kspread_extender_env", "environment variables an extender's urlPrefix may read (one a line)",
+                  type="linelist", default=[])
+    parser.addini("kspread_allow_extender_hosts", "HOST or HOST:PORT a case's extenders may be called on besides "
+                  "loopback (one a line)", type="linelist", default=[])
+    group.addoption(
         "--kspread-backend",
         metavar="PATH",
         help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "
@@ -110,26 +133,63 @@ def _update_keys(config: pytest.Config) -> tuple[str, ...]:
         raise pytest.UsageError(f"--kspread-update-keys: {e}") from None
 
 
-def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
-    given = config.getoption("kspread_extender", None) or []
-    if not given:
-        return None
-    from kspread.workflow.cli import extender_url  # only when the option is given: start-up stays light
+_EXTENDER_INI = pytest.StashKey[dict[str, list[str]]]()
 
-    out = {}
-    for text in given:
+
+def _extender_ini(config: pytest.Config) -> dict[str, list[str]]:
+    """The ini keys kspread_extender_env and kspread_allow_extender_hosts, read once per
+    session: the lists pytest keeps, which ``config.addinivalue_line`` (a conftest) extends."""
+    ini = config.stash.get(_EXTENDER_INI, None)
+    if ini is None:
+        ini = {key: config.getini(key) for key in ("kspread_extender_env", "kspread_allow_extender_hosts")}
+        config.stash[_EXTENDER_INI] = ini
+    return ini
+
+
+def _extender_access(config: pytest.Config) -> Any:
+    """The ExtenderAccess the options and ini keys give (a usage error for a malformed one);
+    read at each file collected, so a conftest may add to the ini keys
+    (``config.addinivalue_line("kspread_extender_env", NAME)``). None when nothing is given
+    (loopback only, no variable)."""
+    flags = ("kspread_extender", "kspread_extender_env", "kspread_allow_extender_host", "kspread_extender_max_timeout")
+    ini = _extender_ini(config)
+    if not any(config.getoption(f, None) for f in flags) and not any(ini.values()):
+        return None
+    from kspread.format.extenders import DEFAULT_MAX_TIMEOUT, ExtenderAccess  # only when something is given
+    from kspread.workflow.access import extender_env_name, extender_host, extender_max_timeout, extender_url
+
+    urls = {}
+    for text in config.getoption("kspread_extender", None) or []:
         try:
             name, url = extender_url(text)
         except Exception as e:  # argparse.ArgumentTypeError
             raise pytest.UsageError(f"--kspread-extender: {e}") from None
-        out[name] = url
-    return out or None
+        urls[name] = url
+    env: list[str] = []
+    hosts: list[str] = []
+    for flag, key, check, into in (
+            ("--kspread-extender-env", "kspread_extender_env", extender_env_name, env),
+            ("--kspread-allow-extender-host", "kspread_allow_extender_hosts", extender_host, hosts)):
+        given = [(flag, t) for t in config.getoption(flag.lstrip("-").replace("-", "_"), None) or []]
+        for where, text in [*given, *((f"ini key {key}", t) for t in ini[key])]:
+            try:
+                into.append(check(text.strip()))
+            except Exception as e:  # argparse.ArgumentTypeError
+                raise pytest.UsageError(f"{where}: {e}") from None
+    most = DEFAULT_MAX_TIMEOUT
+    if config.getoption("kspread_extender_max_timeout", None) is not None:
+        try:
+            most = extender_max_timeout(config.getoption("kspread_extender_max_timeout"))
+        except Exception as e:  # argparse.ArgumentTypeError
+            raise pytest.UsageError(f"--kspread-extender-max-timeout: {e}") from None
+    return ExtenderAccess(urls=urls, env=frozenset(env), hosts=tuple(hosts), max_timeout=most)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _extender_urls(config)  # a malformed NAME=URL is a usage error, before any case
+    _extender_access(config)  # a malformed NAME=URL, NAME or HOST is a usage error, before any case
     _backend_differences(config)  # likewise a --kspread-backend-differences file that is no mapping
     _update_keys(config)  # and an --kspread-update-keys naming no expect key
+    _open_backend(config)  # and a --kspread-backend that is no backend: one error, not one per case
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
@@ -344,7 +404,7 @@ class CaseFile(pytest.File):
             return
         dups = duplicate_names(res.docs)
         roots = _tested_trees(self.config)
-        urls = _extender_urls(self.config)
+        access = _extender_access(self.config)
         for i, doc in enumerate(res.docs):
             # a name with a control character is refused when the case loads (the loader names
             # such a case by its file); ``##[`` is shown as ``##\[`` (safetext.line)
@@ -354,7 +414,7 @@ class CaseFile(pytest.File):
                 yield BrokenFile.from_parent(self, name=broken, error=dups[i], nodeid=f"{self.nodeid}::{broken}")
                 continue
             doc.roots = roots
-            doc.extender_urls = urls
+            doc.extender_access = access
             # the item's id given as a string: pytest (9.2) reads a string id's `[...]` as
             # parameters, as it reads the ids --lf stored, so a variant item `case[v]` is found
             # again (an id made from the name alone keeps the brackets in the name)
@@ -491,19 +551,29 @@ def _backend_differences(config: pytest.Config) -> dict[str, str]:
     return known
 
 
-def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
-    """``--kspread-backend``: the case's verdict through the backend; a case that does not
-    apply there is skipped with the reason."""
-    from kspread.workflow.backend import BackendError, BackendRun
-
+def _open_backend(config: pytest.Config):
+    """``--kspread-backend PATH``: the backend, asked for its ``--info`` once; a usage error
+    when it is none."""
     run = getattr(config, "_kspread_backend_run", None)
-    if run is None:
+    path = config.getoption("kspread_backend", None)
+    if run is None and path:
+        from kspread.workflow.backend import BackendRun
+
         try:
             run = BackendRun.start(path, False, lambda text: None)
         except SystemExit as e:
             # the backend's own words (its --info output): printed as any other text
             raise pytest.UsageError(safetext.lines(str(e).replace("kspread run:", "--kspread-backend:", 1))) from None
         config._kspread_backend_run = run  # type: ignore[attr-defined]
+    return run
+
+
+def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
+    """``--kspread-backend``: the case's verdict through the backend; a case that does not
+    apply there is skipped with the reason."""
+    from kspread.workflow.backend import BackendError
+
+    run = _open_backend(config)
     known = _backend_differences(config)
     if doc.name in known:
         item.add_marker(pytest.mark.xfail(reason=safetext.line(f"a known difference of the backend: {known[doc.name]}"),
@@ -546,7 +616,7 @@ class CaseItem(pytest.Item):
         for doc in res.docs:
             if safetext.line(doc.name) == self.name:
                 doc.roots = _tested_trees(self.config)
-                doc.extender_urls = _extender_urls(self.config)
+                doc.extender_access = _extender_access(self.config)
                 return doc
         raise CaseFailure(f"{self.path}:{self.line}: the case {self.name!r} is no longer in the file (it was "
                           "collected from it; run pytest again)")
