@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import reprlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -34,6 +35,8 @@ def format_path(path: PathT) -> str:
     """Render a field path the way users write it: ``pods[2].requests.cpu``."""
     out = ""
     for part in path:
+        if isinstance(part, str) and len(part) > 80:  # a key of any length: cut, as values are
+            part = part[:77] + "..."
         if isinstance(part, int):
             out += f"[{part}]"
         elif not part or not part.isprintable() or any(c.isspace() for c in part):
@@ -74,6 +77,34 @@ def described(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "a number"
     return f"a {type(value).__name__}"
+
+
+# A message longer than this is cut (a name or value of a case quoted in it may be of any
+# length): the rest is dropped with a note saying how much.
+MAX_MESSAGE = 2000
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters. A long string is not written out
+    whole first, and an integer too long for Python to write (over 4,300 digits) is
+    described by its size, also inside a list or mapping."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 3 * limit:
+        return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    try:
+        shown = repr(value)
+    except ValueError:  # an integer too long to write, inside a container
+        shown = _bounded.repr(value)
+    return shown if len(shown) <= limit else shown[:limit - 3] + "..."
+
+
+class _Bounded(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        return short_repr(x)
+
+
+_bounded = _Bounded()
 
 
 class CaseError(Exception):
@@ -120,8 +151,8 @@ class CaseError(Exception):
         got = ""
         # the value, unless the message already quotes it ("unknown node 'n1'", not "... (got 'n1')")
         if self.value is not ... and not (isinstance(self.value, str) and repr(self.value) in self.message):
-            shown = repr(self.value)
-            if len(shown) > 80:
-                shown = shown[:77] + "..."
-            got = f" (got {shown})"
-        return f"{where}{field}{self.message}{got}"
+            got = f" (got {short_repr(self.value)})"
+        message = self.message
+        if len(message) > MAX_MESSAGE:
+            message = f"{message[:MAX_MESSAGE]}... ({len(message) - MAX_MESSAGE:,} more characters left out)"
+        return f"{where}{field}{message}{got}"

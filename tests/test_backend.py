@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from kspread.format.extenders import ExtenderAccess
 from kspread.format.loader import load_case, read_file
 from kspread.workflow.backend import Backend, backend_actual, backend_input, differences, open_backend
 from kspread.workflow.cli import main as cli_main
@@ -41,9 +42,10 @@ expect: {selected: n2}
 """
 
 
-def _case(tmp_path, body=CASE):
+def _case(tmp_path, body=CASE, access=None):
     res = read_file(write_case(tmp_path, body))
     assert res.error is None, res.error
+    res.docs[0].extender_access = access
     return res.docs[0], load_case(res.docs[0])
 
 
@@ -1004,7 +1006,7 @@ def test_a_panic_is_shown_with_where_it_happened(tmp_path, capsys):
     assert lines == [
         (f"  {tmp_path / 'case.yaml'}:1: backend {fake} failed on case 'two-nodes' (exit 2): panic: teamrank: no rank "
         "label on node \\x1b[31mn1 [recovered]"),
-        "  \tpanic: teamrank: no rank label",
+        "  \\tpanic: teamrank: no rank label",  # the tab shown escaped, as every control character the backend prints
         ("    at sigs.k8s.io/scheduler-plugins/plugins/teamrank.(*TeamRank).Filter(0xc0, {0x2}) "
         "(/sp/plugins/teamrank/teamrank.go:59)")], lines
 
@@ -1110,7 +1112,8 @@ def test_what_a_backend_is_not_sent_or_does_not_report_skips_the_case(tmp_path, 
     fake = _script_backend(tmp_path, case="sys.stdin.read()\n" + body)
     open_backend.cache_clear()
     path = write_case(tmp_path, CASE.replace(*change))
-    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    # (an extender elsewhere than loopback must be allowed by the person, or the case does not load)
+    assert cli_main(["run", "--backend", fake, "--allow-extender-host", "10.1.2.3", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"SKIP two-nodes ({path}:1): {reason}",
                                                     "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
 
@@ -1119,7 +1122,10 @@ def test_a_raw_pods_resource_claims_skip_the_case(tmp_path):
     _, case = _case(tmp_path, CASE.replace("pods:\n", (
         "objects:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: gpu}\n  spec:\n    nodeName: n1\n"
         "    containers: [{name: c}]\n    resourceClaims: [{name: g, resourceClaimName: g}]\n"
-        "    volumes: [{name: a, emptyDir: {}}, {name: b, gcePersistentDisk: {pdName: x}}]\npods:\n")))
+        "    volumes: [{name: a, emptyDir: {}}, {name: b, gcePersistentDisk: {pdName: x}}]\n"
+        "- {apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: gpu}}\n"
+        "- apiVersion: resource.k8s.io/v1\n  kind: ResourceClaim\n  metadata: {name: g}\n"
+        "  spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\npods:\n")))
     assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
         "pods gpu (volumes[1].gcePersistentDisk, resourceClaims) have volumes or resource claims, which kspread "
         "does not model and a backend is not sent (its scheduler would place them as if they had none)")
@@ -1133,14 +1139,15 @@ def test_http_extenders_go_to_the_backend_as_a_configuration_writes_them(tmp_pat
         "  extenders:\n"
         "  - {name: e, urlPrefix: '${KSPREAD_TEST_EXT}', filterVerb: f, prioritizeVerb: p, weight: 3,\n"
         "     httpTimeout: 1500ms, ignorable: true, tlsConfig: {caFile: ca.pem, certData: eHl6},\n"
-        "     managedResources: [{name: example.com/a, ignoredByScheduler: true}, {name: example.com/b}]}\n")))
+        "     managedResources: [{name: example.com/a, ignoredByScheduler: true}, {name: example.com/b}]}\n")),
+        ExtenderAccess(env=frozenset({"KSPREAD_TEST_EXT"})))
     assert backend_input(case)["extenders"] == [{
         "urlPrefix": "http://127.0.0.1:9999/sched", "filterVerb": "f", "prioritizeVerb": "p", "weight": 3,
         "enableHTTPS": False, "httpTimeout": "1500000000ns", "nodeCacheCapable": False, "ignorable": True,
         "managedResources": [{"name": "example.com/a", "ignoredByScheduler": True},
                              {"name": "example.com/b", "ignoredByScheduler": False}],
         "tlsConfig": {"insecure": False, "serverName": "", "certFile": "", "keyFile": "",
-                      "caFile": str(tmp_path / "ca.pem"), "certData": "eHl6"}}]
+                      "caFile": "", "certData": "eHl6", "caData": "eA=="}}]  # ca.pem's content ("x") as data
 
 
 @pytest.fixture
@@ -1166,8 +1173,8 @@ def test_the_extenders_reach_upstreams_scheduler(example_extender, capsys):
     # their priorities in the totals; such cases were skipped, and their extenders were never
     # given to scheduler.New
     backend = _real_backend()
-    assert cli_main(["run", "--backend", backend, "--compare", "-k", "1.35",
-                     str(REPO / "cases" / "extenders")]) == 0, capsys.readouterr().out
+    assert cli_main(["run", "--backend", backend, "--compare", "-k", "1.35", "--extender-env",
+                     "KSPREAD_EXAMPLE_EXTENDER", str(REPO / "cases" / "extenders")]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert ("  filter:\n    cpu-fast-1: {code: Unschedulable, reason: node is not in pool gpu}\n"
             "    gpu-fast-1: {code: Success}\n    gpu-slow-1: {code: Success}\n"

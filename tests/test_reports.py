@@ -254,7 +254,8 @@ def test_bash_completion(tmp_path):
     assert complete("ru") == ["run"]
     assert complete("run", "--h") == ["--html", "--help"]
     assert complete("run", "--exi") == ["--exitfirst"]
-    assert complete("run", "--ex") == ["--extender", "--extender-env", "--explain", "--exitfirst"]
+    assert complete("run", "--ex") == ["--extender", "--extender-env", "--extender-max-timeout", "--explain",
+                                       "--exitfirst"]
     assert complete("completion", "f") == ["fish"]
 
 

@@ -182,6 +182,8 @@ class Pod:
     # written: the volume sources the volume plugins read (persistentVolumeClaim, ephemeral,
     # gcePersistentDisk, ...) and resourceClaims. A backend is not sent them: it refuses the case.
     unmodelled: tuple[str, ...] = ()
+    # spec.resourceClaims, each resolved to its claim's name (kspread.engine.devices.PodClaim)
+    resource_claims: tuple[Any, ...] = ()
 
     @property
     def key(self) -> str:
@@ -303,3 +305,5 @@ class Cluster:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
+    # DeviceClasses, ResourceSlices and ResourceClaims (kspread.engine.devices.DeviceObjects)
+    devices: Any = None

@@ -67,6 +67,7 @@ from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
+from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
@@ -402,7 +403,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims) = spec
     return new_pod(
         name=name,
         namespace=ns,
@@ -427,6 +428,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         preempted_by_scheduler=preempted,
         uses_persistent_volumes=pvs,
         unmodelled=unmodelled,
+        resource_claims=pod_claims(name, claims),
     )
 
 
@@ -649,7 +651,9 @@ class _Builder:
                 bool(raw.get("_preemptedByScheduler", False)),
                 bool(raw.get("_usesPersistentVolumes", False)) or any(
                     "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
-                tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")))
+                tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")),
+                pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version,
+                               raw.get("devices")))
 
 
 # A pod's own fields: not in its spec key.
@@ -699,6 +703,11 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                       replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
                       namespaces=namespaces)
     incoming = _incoming(doc, b, nodes, seen_pods)
+    cluster.devices = build_devices(sections["devices"], version, [*pods, *incoming],
+                                    shorthand_classes(doc.get("deviceClasses"), version),
+                                    [s for raw, at in sections["nodes"] if isinstance(raw, Mapping)
+                                     for s in node_slices(raw["name"], raw.get("devices"), at, version)])
+    _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}
     if not incoming and "error" not in expect:
@@ -736,6 +745,7 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
     Deployments of ``objects`` made."""
     sections: dict[str, Section] = {k: [] for k in
                                     ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces")}
+    sections["devices"] = []
     for key in sections:
         for i, item in enumerate(doc.get(key) or []):
             sections[key].append((item, _pather([key, i])))
@@ -744,6 +754,8 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
         for section, item, prefix, fieldmap in convert_object(obj, ["objects", i]):
             if section == "deployments":
                 deployments.append((item, prefix, fieldmap))
+            elif section == "devices":
+                sections["devices"].append((item["_raw"], prefix))
             else:
                 sections[section].append((item, _pather(prefix, fieldmap)))
     sections["owners"] += _deployment_replica_sets(deployments, sections)
@@ -1185,6 +1197,7 @@ def check_expect(expect: Any) -> None:
         "preemption": "compares nothing: give `node`, `victims` or both (`preemption: null` asserts that "
                       "preemption ran and found no candidate)",
         "placements": "compares no pod: list the pods of `schedule` whose placement to compare",
+        "allocations": "compares no claim: list the ResourceClaims whose devices to compare",
     }
     for key, why in empty.items():
         if expect.get(key) == {}:
@@ -1195,12 +1208,29 @@ def check_expect(expect: Any) -> None:
             if per_node == {}:
                 raise CaseError(f"an empty mapping compares no node of {plugin}: list its nodes (`{key}: {{}}` "
                                 "alone asserts that nothing was scored)", ["expect", key, plugin])
+    if isinstance(expect.get("spread"), (Mapping, list)):
+        # each count against its own shape first: a mistyped key is named at its line (through the
+        # oneOf of one count or a list, the schema would report the missing required key instead)
+        for one, path in spread_specs(expect["spread"]):
+            if isinstance(one, Mapping):
+                validate(dict(one), "spreadCount", path)
     validate(dict(expect), "expect", ["expect"])  # (the messages above say more than the schema's minProperties)
     if "error" in expect:
         others = [k for k in expect if k != "error"]
         if others:
             raise CaseError(f"`error` cannot be combined with other keys ({', '.join(others)}): a case that fails "
                             "to load or run has no results to compare them with", ["expect", others[0]])
+
+
+def _check_allocation_refs(expect: Mapping[str, Any], devices: Any) -> None:
+    """``expect.allocations`` names claims of the case (or made from its templates)."""
+    if not isinstance(expect, Mapping) or not expect.get("allocations"):
+        return
+    known = {c.key for c in devices.claims.values()} if devices is not None else set()
+    for c in expect["allocations"]:
+        if c not in known:
+            raise CaseError(f"no ResourceClaim {c!r} in the case" + did_you_mean(str(c), sorted(known)),
+                            ["expect", "allocations", c], value=c)
 
 
 def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pods: Mapping[str, Any]) -> None:

@@ -648,6 +648,16 @@ def load_config(path: str | Path, version: Version, scheduler_name: str | None =
     _mapping(ctx, doc, (), _TOP_FIELDS, "a KubeSchedulerConfiguration")
 
     extenders, managed = _extenders(ctx, doc.get("extenders"))
+    # ValidateKubeSchedulerConfiguration's other numbers (SetDefaults: parallelism 16)
+    if doc.get("parallelism") is not None:
+        parallelism = _int32(ctx, doc["parallelism"], ("parallelism",), "parallelism")
+        if parallelism <= 0:
+            raise ctx.err("parallelism: should be an integer value greater than zero", ("parallelism",), parallelism)
+    conn = doc.get("clientConnection")
+    if isinstance(conn, Mapping) and conn.get("burst") is not None:
+        burst = _int32(ctx, conn["burst"], ("clientConnection", "burst"), "clientConnection.burst")
+        if burst < 0:
+            raise ctx.err("clientConnection.burst: must be non-negative", ("clientConnection", "burst"), burst)
     pct = doc.get("percentageOfNodesToScore")
     if pct is not None:
         pct = _int32(ctx, pct, ("percentageOfNodesToScore",), "percentageOfNodesToScore")

@@ -50,6 +50,7 @@ from typing import Any
 import yaml
 
 from kspread.errors import UNPRINTABLE_RE, CaseError
+from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.yamlwrite import comment_text, double_quoted
 
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -58,7 +59,7 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 
 # kinds whose objects the importer reads, in the order their sections are built
 _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
-               "StatefulSet", "PodDisruptionBudget")
+               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS)
 # controller kinds the case format accepts in a pod's `controller`
 # the kinds a pod's controller may be (the case format's controller.kind)
 _CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
@@ -66,6 +67,12 @@ _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
 _KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
             "poddisruptionbudgets,priorityclasses -A -o yaml")
 _SECTIONS = ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces", "objects")
+# The controllers default topology spreading reads a pod's siblings through (SelectorSpread,
+# PodTopologySpread's system default constraints: DefaultSelector); a case imported without
+# some that its pods name is tagged so, and its description and first comment say so.
+_SPREAD_OWNER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet")
+MISSING_OWNERS_TAG = "imported-without-owners"
+_SHOWN_OWNERS = 10
 _KUBELET_VERSION = re.compile(r"v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?")
 _FLOW_WIDTH = 100  # mappings and lists whose flow form fits in this many characters are written on one line
 
@@ -402,6 +409,8 @@ class _Converter:
             cs = [c for c in spec.get(key) or [] if isinstance(c, dict)]
             if cs:
                 item[key] = [_container(c, init) for c in cs]
+        if spec.get("resourceClaims"):
+            item["resourceClaims"] = pod_resource_claims(spec, status)
         if _needs_raw_pod(spec, status):
             if incoming:
                 self.warn(f"pod {label}: it has persistent volumes, which the case shorthand of an incoming pod "
@@ -470,7 +479,8 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
     if "node" in item:
         rspec["nodeName"] = item["node"]
     for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
-                "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers"):
+                "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers",
+                "resourceClaims"):
         if key in item:
             rspec[key] = item[key]
     vols = []
@@ -498,6 +508,59 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
         rstatus["conditions"] = conds
     out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": rmeta, "spec": rspec}
     if rstatus:
+        out["status"] = rstatus
+    return out
+
+
+def pod_resource_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[dict]:
+    """A pod's spec.resourceClaims. A claim the resource claim controller made from a
+    template has a generated name (status.resourceClaimStatuses), not the case format's
+    ``<pod>-<name>``: the entry then names that claim (resourceClaimName), which the
+    dump holds with its allocation."""
+    made = {st.get("name"): st.get("resourceClaimName") for st in status.get("resourceClaimStatuses") or []
+            if isinstance(st, dict) and st.get("resourceClaimName")}
+    out = []
+    for e in spec.get("resourceClaims") or []:
+        if not isinstance(e, dict):
+            continue
+        if e.get("resourceClaimTemplateName") and e.get("name") in made:
+            out.append({"name": e["name"], "resourceClaimName": made[e["name"]]})
+        else:
+            out.append({k: e[k] for k in ("name", "resourceClaimName", "resourceClaimTemplateName") if k in e})
+    return out
+
+
+def device_object(obj: Mapping[str, Any]) -> dict:
+    """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate trimmed to
+    what kspread reads: its spec as it is, and a claim's allocation and reservedFor."""
+    meta, kind = _meta(obj), obj["kind"]
+    rmeta: dict[str, Any] = {"name": meta["name"]}
+    if kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        rmeta["namespace"] = meta.get("namespace") or "default"
+    refs = [{k: r[k] for k in ("apiVersion", "kind", "name", "controller") if k in r}
+            for r in meta.get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == "Pod"]
+    if refs:
+        rmeta["ownerReferences"] = refs
+    if meta.get("deletionTimestamp"):
+        rmeta["deletionTimestamp"] = str(meta["deletionTimestamp"])
+    out: dict[str, Any] = {"apiVersion": obj.get("apiVersion", "resource.k8s.io/v1"), "kind": kind, "metadata": rmeta}
+    if obj.get("spec"):
+        out["spec"] = obj["spec"]
+    status = _m(obj.get("status"))
+    if kind == "ResourceClaim" and (status.get("allocation") or status.get("reservedFor")):
+        rstatus: dict[str, Any] = {}
+        alloc = _m(status.get("allocation"))
+        if alloc:
+            results = [{k: r[k] for k in ("request", "driver", "pool", "device", "adminAccess") if k in r}
+                       for r in _m(alloc.get("devices")).get("results") or [] if isinstance(r, dict)]
+            ra: dict[str, Any] = {"devices": {"results": results}}
+            if alloc.get("nodeSelector"):
+                ra["nodeSelector"] = alloc["nodeSelector"]
+            rstatus["allocation"] = ra
+        reserved = [{k: r[k] for k in ("resource", "name") if k in r}
+                    for r in status.get("reservedFor") or [] if isinstance(r, dict)]
+        if reserved:
+            rstatus["reservedFor"] = reserved
         out["status"] = rstatus
     return out
 
@@ -566,7 +629,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         if not isinstance(meta.get("name"), str) or not meta["name"]:
             warn(f"a {kind} without metadata.name: left out")
             continue
-        ns = "" if kind in ("Node", "PriorityClass", "Namespace") else (meta.get("namespace") or "default")
+        ns = "" if kind in ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice") \
+            else (meta.get("namespace") or "default")
         key = (kind, ns, meta["name"])
         if key in seen:
             shown = f"{ns}/{meta['name']}" if ns else meta["name"]
@@ -616,6 +680,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
     for obj in by_kind["PodDisruptionBudget"]:
         section, item = cv.pdb(obj)
         sections[section].append(item)
+    for kind in DEVICE_KINDS:
+        sections["objects"].extend(device_object(obj) for obj in by_kind[kind])
     return sections, cv.counts
 
 
@@ -722,11 +788,16 @@ def _dump(data: Mapping[str, Any], top: bool = False) -> str:
 
 
 def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
-           incoming: str | list[dict]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+           incoming: str | list[dict], missing: int = 0) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The case's data as ``render`` writes it, in three parts: the head, the cluster, and
-    the incoming pod(s) with an empty ``expect``."""
-    head: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": name, "source": source,
-                            "version": version}
+    the incoming pod(s) with an empty ``expect``. ``missing``: how many owners its pods
+    name the dump lacks (the case is then tagged and described so)."""
+    head: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": name, "source": source}
+    if missing:
+        head["description"] = (f"Imported without {missing} owner(s) its pods name as their controller: "
+                               "default topology spreading may place pods otherwise than the cluster does.")
+        head["tags"] = [MISSING_OWNERS_TAG]
+    head["version"] = version
     body = {k: v for k, v in sections.items() if v and k in _SECTIONS}
     if isinstance(incoming, str):
         tail: dict[str, Any] = {"pod": {"name": incoming}, "expect": {}}
@@ -738,13 +809,18 @@ def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
 
 
 def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str | list[dict],
-           summary: str, left_out: str = "", search: str = "") -> str:
+           summary: str, left_out: str = "", search: str = "",
+           missing: list[tuple[str, str, str]] | None = None) -> str:
     """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
     to schedule (one: ``pod``; several: a ``schedule`` sequence). Comment text (the dump's
-    file name) has its line breaks escaped: it stays comment."""
-    head, body, tail = _parts(sections, name, source, version, incoming)
+    file name) has its line breaks escaped: it stays comment. ``missing``: the owners its
+    pods name that the dump lacks (``missing_owners``), said first."""
+    head, body, tail = _parts(sections, name, source, version, incoming, len(missing or ()))
     intro = comment_text(f"Imported by `kspread import` from {source}: {summary}.")
-    out = [*[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
+    warning = comment_text(f"WARNING: {missing_owners_note(missing).removesuffix(_KUBECTL)}") if missing else ""
+    out = [*[f"# {line}\n" for line in textwrap.wrap(warning, 96, break_on_hyphens=False)],
+           *([f"#   {_KUBECTL}\n"] if missing else []),
+           *[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96)],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search]]
     if isinstance(incoming, str):
@@ -823,6 +899,44 @@ def _check(doc: dict, warn: Warn, max_drops: int = 100) -> None:
                 continue
             raise ImportFailed(f"the imported case does not load: {e}") from None
     raise ImportFailed("the imported case does not load: too many objects rejected")
+
+
+# ---- owners the dump lacks --------------------------------------------------------------------
+
+
+def missing_owners(sections: Mapping[str, list], incoming: str | list[dict]) -> list[tuple[str, str, str]]:
+    """The (kind, namespace, name) of each ReplicationController, ReplicaSet and StatefulSet
+    that a pod of the case names as its controller and the case's owners lack, in the order
+    first named."""
+    have = {(o.get("kind"), o.get("namespace") or "default", o.get("name")) for o in sections.get("owners") or []}
+    out: dict[tuple[str, str, str], None] = {}
+    pods = [*(sections.get("pods") or []), *([] if isinstance(incoming, str) else incoming)]
+    for p in pods:
+        c = p.get("controller")
+        if isinstance(c, dict) and c.get("kind") in _SPREAD_OWNER_KINDS:
+            key = (str(c["kind"]), str(p.get("namespace") or "default"), str(c.get("name")))
+            if key not in have:
+                out[key] = None
+    for o in sections.get("objects") or []:
+        if o.get("kind") != "Pod":
+            continue
+        meta = _meta(o)
+        for ref in meta.get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") in _SPREAD_OWNER_KINDS:
+                key = (str(ref["kind"]), str(meta.get("namespace") or "default"), str(ref.get("name")))
+                if key not in have:
+                    out[key] = None
+    return list(out)
+
+
+def missing_owners_note(missing: list[tuple[str, str, str]]) -> str:
+    """What the warning and the case's first comment say of the owners the dump lacks."""
+    shown = ", ".join(f"{kind} {ns}/{name}" for kind, ns, name in missing[:_SHOWN_OWNERS])
+    more = f", and {len(missing) - _SHOWN_OWNERS} more" if len(missing) > _SHOWN_OWNERS else ""
+    return (f"the dump lacks {len(missing)} owner(s) that its pods name as their controller ({shown}{more}): "
+            "default topology spreading (SelectorSpread, PodTopologySpread's system defaults) finds a pod's "
+            "siblings through them, so where a new replica lands may differ from the cluster. The case is "
+            f"tagged {MISSING_OWNERS_TAG}; import a dump that has them: {_KUBECTL}")
 
 
 # ---- entry points ------------------------------------------------------------------------------
@@ -972,9 +1086,12 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     left_out = ", ".join(f"{n} {what}" for what, n in counts.items())
     source = "stdin" if dump_path == "-" else _text(Path(dump_path).name)
     search = search_note(minor, len(sections["nodes"]) + raw_kinds.count("Node"))
-    text = render(sections, stem, source, vstr, incoming, summary, left_out, search)
+    missing = missing_owners(sections, incoming)
+    if missing:
+        warn(missing_owners_note(missing))
+    text = render(sections, stem, source, vstr, incoming, summary, left_out, search, missing)
     if check:
-        head, body, tail = _parts(sections, stem, source, vstr, incoming)
+        head, body, tail = _parts(sections, stem, source, vstr, incoming, len(missing))
         _read_back(text, {**head, **body, **tail}, out_path or "the imported case")
     if out_path is not None:
         try:

@@ -31,6 +31,7 @@ from kspread.errors import UNPRINTABLE_RE, CaseError, PathT
 from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
 from kspread.format.files import decode_text, read_regular, read_text, sniff_text
+from kspread.format.limits import MAX_INT_DIGITS, check_sizes, huge_int_message
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
 from kspread.format.sniff import mentions_case
@@ -345,6 +346,7 @@ def _duplicate_keys(data: Any) -> tuple[list, str] | None:
     return None
 
 
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1},}}")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _ALL_BUT_BRACKETS = {c: None for c in range(128) if chr(c) not in "[]{}"}
 _ALL_BUT_BRACKETS_AND_QUOTES = {c: None for c in range(128) if chr(c) not in '[]{}"'}
@@ -390,6 +392,16 @@ def _read_json(text: str, path: str) -> Any:
     except RecursionError:
         raise CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep",
                         file=path) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        # an integer of more digits than Python converts from text (4,300): where it is
+        blanked = _JSON_STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
+        m = _LONG_DIGITS.search(blanked)
+        if m is None:
+            raise
+        raise CaseError(huge_int_message(len(m.group())), file=path,
+                        line=text.count("\n", 0, m.start()) + 1) from None
     dup = _duplicate_keys(data)
     if dup is not None:
         at, key = dup
@@ -555,7 +567,10 @@ def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
         return False  # a string that starts with an indicator: it was quoted, or yaml-rs read it otherwise
     for s in _RESOLVED_LINE.findall(joined):
         # (a line of a string with a line break in it is no string of its own)
-        if s in strs and _RESOLVED.match(s) and s not in _BOTH_BOOLS and _plain_in_yaml_1_2(s) == s:
+        if s in strs and _RESOLVED.match(s) and s not in _BOTH_BOOLS and \
+                (len(s) > MAX_INT_DIGITS or _plain_in_yaml_1_2(s) == s):
+            # (a long one is not given to yaml-rs again: it converts digits to an integer
+            # in time quadratic in their number; the strict reader refuses a long integer)
             return False  # plain, 1.1 reads it as a bool or a number; 1.2 as a string
     if type(None) in num_types and _EMPTY_FLOW_VALUE.search(text) is not None:
         return False  # ``[a:]``: the null of ``a`` to yaml-rs, "found unexpected ':'" to libyaml
@@ -567,6 +582,23 @@ def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
         return False
     # 1e3 or 1.0e3: a number to 1.2, a string to 1.1
     return not (float in num_types and _EXPONENT.search(text))
+
+
+# Bytes as "0" for a digit, " " for anything else (``_long_digit_run``).
+_DIGITS_AS_0 = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
+_LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
+# Below this size a run of digits costs yaml-rs little (0.2 s for 256 K digits); above
+# it the text is scanned for one (about 5 ms per MB) before yaml-rs reads it.
+_DIGITS_SCANNED_FROM = 256 * 1024
+
+
+def _long_digit_run(text: str) -> bool:
+    """Whether a large text holds a run of more than MAX_INT_DIGITS digits. yaml-rs converts
+    a plain integer of n digits in time quadratic in n (2.7 s for a million); the strict
+    reader refuses one of more than MAX_INT_DIGITS at its line without converting it."""
+    if len(text) < _DIGITS_SCANNED_FROM:
+        return False
+    return text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_0).find(_LONG_RUN) >= 0
 
 
 def _read_docs(text: str, path: str) -> list[Document]:
@@ -585,7 +617,7 @@ def _read_docs(text: str, path: str) -> list[Document]:
             starts = lines.json_item_lines(text) if many else [text.count("\n", 0, len(text) - len(stripped)) + 1]
             return [Document(i, starts[i] if i < len(starts) else 1, x) for i, x in enumerate(items)]
     if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text and \
-            not _may_read_otherwise(text):
+            not _may_read_otherwise(text) and not _long_digit_run(text):
         # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
         # error, and for non-string keys, kspread's own reader says where
         segments = lines.yaml_segments(text)
@@ -933,6 +965,7 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
             raise _format_error("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
                                 "kspread reads)", ["apiVersion"], value=api)
         check_expect(doc.data.get("expect"))
+        check_sizes(doc.data)  # before the schema validates each entry
         shapes = validate_deduplicated(doc.data)  # (jsonschema makes cyclic garbage)
         with gc_paused():
             case = build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,

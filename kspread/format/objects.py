@@ -164,6 +164,7 @@ def _pod(o: _Object) -> None:
     o.take(spec, "affinity", "affinity", sp)
     o.take(spec, "tolerations", "tolerations", sp)
     o.take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
+    o.take(spec, "resourceClaims", "resourceClaims", sp)
     for key in ("containers", "initContainers"):
         if spec.get(key):
             o.put(key, [_container(c) for c in spec[key]], [*sp, key])
@@ -233,6 +234,12 @@ def _priority_class(o: _Object) -> None:
             o.put(k, o.obj[k], [*o.path, k])
 
 
+def _device_object(o: _Object) -> None:
+    """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate: kept whole
+    for kspread.format.devices (``_raw``), which reads it by its API version."""
+    o.item["_raw"] = o.obj
+
+
 def _namespace(o: _Object) -> None:
     """A Namespace: its labels (for namespaceSelectors)."""
     o.take(o.meta, "labels", "labels", o.mp)
@@ -251,6 +258,11 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "PodDisruptionBudget": ("pdbs", "pdb", _pdb),
     "PriorityClass": ("priorityClasses", "priorityClass", _priority_class),
     "Namespace": ("namespaces", "namespace", _namespace),
+    # dynamic resource allocation (kspread.format.devices)
+    "DeviceClass": ("devices", None, _device_object),
+    "ResourceSlice": ("devices", None, _device_object),
+    "ResourceClaim": ("devices", None, _device_object),
+    "ResourceClaimTemplate": ("devices", None, _device_object),
 }
 
 

@@ -18,6 +18,7 @@ import jsonschema
 from jsonschema import Draft202012Validator
 
 from kspread.errors import CaseError, did_you_mean
+from kspread.format.limits import huge_int_at, huge_int_message
 
 _HERE = Path(__file__).resolve().parent
 
@@ -105,6 +106,12 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         return out
     if v == "required":
         missing = [k for k in value if k not in inst] if isinstance(inst, Mapping) else []
+        if missing and isinstance(e.schema, Mapping):
+            # a required field mistyped (``kindd``): named at the mistyped key, as load_case does for kind
+            known = e.schema.get("properties") or {}
+            typo = [k for k in inst if isinstance(k, str) and k not in known and k.lower().startswith(missing[0].lower())]
+            if typo:
+                return CaseError(f"missing required field {missing[0]!r}; unknown field {typo[0]!r}", [*path, typo[0]])
         return CaseError(f"missing required field {missing[0] if missing else e.message!r}", path)
     if v == "type" and path[-1:] == ["version"] and isinstance(inst, (int, float)) and not isinstance(inst, bool):
         out = CaseError(_unquoted_version(inst), path)
@@ -115,7 +122,8 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         want = [want] if isinstance(want, str) else want
         return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in want), path, value=inst)
     if v == "enum":
-        owner = _OWNED_THROUGH.get(inst) if path[-2:-1] == ["controller"] or "ownerReferences" in path else None
+        owner = _OWNED_THROUGH.get(inst) if isinstance(inst, str) and (
+            path[-2:-1] == ["controller"] or "ownerReferences" in path) else None
         return CaseError("must be one of " + ", ".join(repr(x) for x in value)
                          + (f" ({owner})" if owner else ""), path, value=inst)
     if v == "const":
@@ -183,7 +191,16 @@ def validate(doc: Any, def_name: str | None = None, prefix: list | None = None) 
     """Raise a CaseError for the first schema error in ``doc``: the deepest, and of
     those the first in ``_order``."""
     v = validator(def_name)
-    errors = sorted(v.iter_errors(doc), key=_order)
+    try:
+        errors = sorted(v.iter_errors(doc), key=_order)
+    except ValueError:
+        # jsonschema writes the instance into its messages: an integer past Python's limit
+        # for converting it to text (4,300 digits) cannot be
+        at = huge_int_at(doc)
+        if at is None:
+            raise
+        path, n = at
+        raise CaseError(huge_int_message(n), [*(prefix or []), *path]) from None
     if errors:
         # the deepest error is usually the most specific one
         first = max(errors, key=lambda e: len(e.absolute_path)) if len(errors) > 1 else errors[0]

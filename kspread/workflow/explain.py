@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 from kspread.engine.diagnosis import Lack, closest_first, node_lacks, verdict
 from kspread.engine.framework.status import Code, Status
 from kspread.engine.plugins.defaultpreemption import LATEST_START_TIME, MAX_INT32, SMALLEST_PRIORITY_SUM, TIE
+from kspread.engine.plugins.dynamicresources import NAME as DRA
+from kspread.engine.plugins.dynamicresources import DRAState
 from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler, wrap_int64
 
 if TYPE_CHECKING:
@@ -347,6 +349,7 @@ def explain_cycle_outcome(sched: Scheduler, r: CycleResult, cx: CycleExplanation
         top = sorted(r.selected, key=rank.__getitem__)
         lines.append("selected: " + ", ".join(top[:MAX_VALUES_SHOWN])
                      + (f", ... ({len(top) - MAX_VALUES_SHOWN} more)" if len(top) > MAX_VALUES_SHOWN else ""))
+        lines.extend(allocation_lines(r, r.bound_node or top[0]))
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
@@ -428,6 +431,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         elif len(r.selected) > 1 and sched.case.is_sequence and r.bound_node:
             lines.append(f"  (a tie: the sequence binds {r.bound_node}, the first in node order; "
                          "upstream picks any of them)")
+        lines.extend(allocation_lines(r, r.bound_node or top[0]))
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
@@ -440,6 +444,19 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
     if r.error:
         lines.append(f"scheduling error: {r.error}")
     return "\n".join(lines)
+
+
+def allocation_lines(r: CycleResult, node: str) -> list[str]:
+    """DynamicResources: the devices the cycle's Filter allocated on ``node`` for the
+    pod's unallocated claims (what Reserve records), claim by claim."""
+    s = r.state.get(DRA) if r.state is not None else None
+    if not isinstance(s, DRAState) or node not in s.node_allocations:
+        return []
+    todo = [c for c in s.claims if c.allocation is None]
+    lines = [f"devices allocated on {node}:"]
+    for c, a in zip(todo, s.node_allocations[node]):
+        lines.append(f"  {c.key}: " + ", ".join(f"{d} ({d.request})" for d in a.devices))
+    return lines
 
 
 def extender_call_lines(r: CycleResult) -> list[str]:

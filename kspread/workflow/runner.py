@@ -27,7 +27,7 @@ from kspread.workflow.explain import (
 )
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-               "preemption", "candidates", "placements", "spread")
+               "preemption", "candidates", "placements", "spread", "allocations")
 
 
 def _names(pods) -> list[str]:
@@ -136,6 +136,10 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
         # the case's one cycle, compared as it ended (unless what followed it changed its
         # results: an extender's binding that failed)
         early[-1].cycles = results
+        if case.cluster.devices is not None:
+            # the claims' state is the one after the cycle's binding (its allocations)
+            early[-1].actual["allocations"] = sched.claims.allocations()
+            early[-1].diffs = compare(case.expect, early[-1].actual)
         return early[-1]
     return _outcome(case, results, placements, sched)
 
@@ -146,6 +150,8 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
     said = verdict(sched.version, results[-1]) if results else None
     if said is not None:
         actual["verdict"] = said  # a report (the FailedScheduling message), not an expectation
+    if case.cluster.devices is not None:
+        actual["allocations"] = sched.claims.allocations()
     if case.is_sequence:
         actual["placements"] = placements
         # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
@@ -218,7 +224,8 @@ _PREEMPTION_DID_NOT_RUN = "(did not run: a node fits, or no PostFilter plugin)"
 # how deep below its key a difference is reported as one row: feasible is one row, a
 # filter row per node, a score row per plugin and node, ...
 _ROW_DEPTH = {"feasible": 0, "searched": 0, "selected": 0, "unschedulable": 0, "filter": 1, "totals": 1,
-              "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2, "spread": 2}
+              "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2, "spread": 2,
+              "allocations": 1}
 
 
 def _filter_views(want: Any, have: Any) -> tuple[str, str]:
@@ -296,6 +303,11 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                 if tied:
                     notes[key] = ("placed by a tie, the first tied node in node order taken (upstream picks any): "
                                   + "; ".join(tied))
+        elif key == "allocations":
+            want[key] = {c: (None if d is None else sorted(d)) for c, d in w.items()}
+            claims: Mapping[str, Any] = h if isinstance(h, Mapping) else {}
+            have[key] = {c: (None if claims.get(c) is None else sorted(claims[c])) if c in claims else _MISSING
+                         for c in w}
         elif key == "selected":
             want[key], have[key] = _set_views(w, h)
         elif key == "unschedulable":
@@ -449,11 +461,13 @@ def _as_list(v: Any) -> list[str]:
 
 MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
 REPORT_WIDTH = 80  # a failure report's tables fold their cells to fit
-_ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods", "spread": "domains"}
+_ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods", "spread": "domains",
+             "allocations": "claims"}
 
 
 _ROW_HEAD = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
-             "scores": "plugin node", "placements": "pod", "preemption": "field", "spread": "key domain"}
+             "scores": "plugin node", "placements": "pod", "preemption": "field", "spread": "key domain",
+             "allocations": "claim"}
 
 
 def row_head(d: Diff) -> str:
@@ -512,7 +526,7 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     want = {k: expect[k] for k in EXPECT_KEYS if k in expect}
     have: dict[str, Any] = {k: actual.get(k) for k in want}
     # only compare what the expectation names
-    for k in ("filter", "totals", "placements"):
+    for k in ("filter", "totals", "placements", "allocations"):
         if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
             have[k] = {n: have[k].get(n) for n in want[k]}
             if k == "filter":

@@ -161,6 +161,8 @@ class PodEvent:
     action: str
     pod: Pod
     max_priority: int | None = None
+    # a ResourceClaimUpdate event (DynamicResources): the claim (old, new); ``pod`` caused it
+    claim: Any = None
 
 
 def tolerations_signer(pod: Pod) -> tuple:

@@ -157,7 +157,7 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
         filters.remove("PodTopologySpread")
     if m >= 31:
         filters = [f for f in filters if f not in _CLOUD_VOLUME_LIMITS]
-    if m >= 34:
+    if dra_enabled(version):
         filters.append("DynamicResources")
     selector_spread = m <= 19 or (m <= 25 and not version.gate("DefaultPodTopologySpread"))
     score: list[tuple[str, int]]
@@ -173,12 +173,18 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
         score = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
                  ("ImageLocality", 1)]
-        if m >= 35:
+        if m >= 35 and dra_enabled(version):
             # applyDynamicResources: before DefaultPreemption in MultiPoint, weight 2
             score.insert(6, ("DynamicResources", 2))
     if selector_spread:
         score.append(("SelectorSpread", 1))
     return filters, score
+
+
+def dra_enabled(version: Version) -> bool:
+    """The DynamicResourceAllocation gate: on by default from 1.34; before, a case may
+    turn it on (from 1.26; kspread models structured parameters from 1.31)."""
+    return version.minor >= 26 and version.gate("DynamicResourceAllocation")
 
 
 def default_profile(version: Version) -> Profile:
@@ -188,6 +194,8 @@ def default_profile(version: Version) -> Profile:
     return Profile(
         filter=[PluginRef(n, 1, path) for n in filters],
         score=[PluginRef(n, w, path) for n, w in score],
-        post_filter=[PluginRef("DefaultPreemption", 1, path)],
+        # MultiPoint order: DynamicResources' PostFilter before DefaultPreemption
+        post_filter=[*([PluginRef("DynamicResources", 1, path)] if dra_enabled(version) else []),
+                     PluginRef("DefaultPreemption", 1, path)],
         is_default=True,
     )
