@@ -13,6 +13,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -199,25 +200,44 @@ def test_a_case_of_another_version_is_skipped_with_the_reason(tmp_path, capsys):
                    "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.34.2)"]
 
 
-def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path):
+def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path, capsys):
     open_backend.cache_clear()
     path = str(write_case(tmp_path, CASE))
     with pytest.raises(SystemExit) as e:
         cli_main(["run", "--backend", str(tmp_path / "nope"), path])
     assert str(e.value) == (f"kspread run: backend {tmp_path / 'nope'}: not an executable file "
                             "(build one with backend/build.sh)")
-    with pytest.raises(SystemExit) as e:
-        cli_main(["run", "--compare", path])
-    assert str(e.value) == "kspread run: --compare needs --backend PATH"
-    with pytest.raises(SystemExit) as e:
-        cli_main(["run", "--backend", _fake_backend(tmp_path, "v1.35.4"), "--update", path])
-    assert str(e.value) == ("kspread run: --update writes the reference engine's results; it does not go "
-                            "with --backend")
+    capsys.readouterr()
+    assert cli_main(["run", "--compare", path]) == 4  # a usage error, as pytest's
+    assert capsys.readouterr().err == "kspread run: --compare needs --backend PATH\n"
+    assert cli_main(["run", "--backend", _fake_backend(tmp_path, "v1.35.4"), "--update", path]) == 4
+    assert capsys.readouterr().err == ("kspread run: --update writes the reference engine's results; it does not go "
+                                       "with --backend\n")
 
 
 # ---- with a real backend ---------------------------------------------------------------------
 
 UPSTREAM = Path(os.environ.get("KSPREAD_UPSTREAM") or REPO.parent / "shared" / "upstream")  # as build.sh reads it
+_CONFIG: dict[str, pytest.Config] = {}  # the session's config, for announce
+
+
+@pytest.fixture(autouse=True)
+def _remember_config(request):
+    _CONFIG["config"] = request.config
+
+
+def announce(config: pytest.Config | None, text: str) -> None:
+    """A line on the terminal now, past pytest's output capture: a Go build takes minutes,
+    and a suite that sits silent that long looks hung. Through the terminal reporter with
+    capture suspended (its public hooks); without one (an xdist worker), the process's
+    original standard error, flushed."""
+    tr = config.pluginmanager.getplugin("terminalreporter") if config is not None else None
+    capman = config.pluginmanager.getplugin("capturemanager") if config is not None else None
+    if tr is None or capman is None:
+        print(text, file=sys.__stderr__, flush=True)
+        return
+    with capman.global_and_fixture_disabled():
+        tr.write_line(text, flush=True)
 
 
 @functools.cache
@@ -234,9 +254,16 @@ def _built(name: str, main_dir: str | None, plugin_dirs: tuple[str, ...] = ()) -
         return ""
     cmd = ["bash", str(REPO / "backend" / "build.sh"), str(out), *([str(REPO / main_dir)] if main_dir else []),
            *(str(REPO / d) for d in plugin_dirs)]
+    config = _CONFIG.get("config")
+    announce(config, f"building {name} (backend/build.sh: Go, offline; a cold build takes about 3 min, "
+                     "a rebuild with Go's cache in .backend-build/ seconds) ...")
+    started = time.monotonic()
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    took = time.monotonic() - started
     if r.returncode != 0:
+        announce(config, f"building {name} failed after {took:.0f} s")
         raise AssertionError(f"backend/build.sh failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    announce(config, f"built {name} in {took:.0f} s")
     print(r.stdout.strip())
     return str(out)
 
@@ -1201,3 +1228,37 @@ def test_plugin_names_a_backend_registers_are_printed_escaped(tmp_path, capsys):
     assert cli_main(["run", "--backend", fake, str(path)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "(it registers: Pod\\x1b[2JState)" in out, out
+
+
+def test_a_backend_build_says_what_it_does_and_how_long_it_took(tmp_path, monkeypatch):
+    # the build itself replaced: what matters is that the lines are announced around it
+    said: list[str] = []
+    monkeypatch.setattr(sys.modules[__name__], "announce", lambda config, text: said.append(text))
+    monkeypatch.setattr(sys.modules[__name__], "UPSTREAM", tmp_path)
+    (tmp_path / "scheduler-plugins-0-src.tar.xz").write_bytes(b"")
+    monkeypatch.delenv("KSPREAD_BACKEND", raising=False)
+    ran: list[list[str]] = []
+
+    def fake_run(cmd, **kw):
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "built\n", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    assert _built.__wrapped__("fake-backend", None).endswith("fake-backend")
+    assert len(ran) == 1
+    assert said[0].startswith("building fake-backend (backend/build.sh: Go, offline; a cold build takes about 3 min")
+    assert re.fullmatch(r"built fake-backend in \d+ s", said[1]), said
+
+
+def test_announce_reaches_the_terminal_past_capture(pytester):
+    pytester.makepyfile(test_loud="""
+        from tests.test_backend import announce
+
+        def test_loud(request):
+            print("captured, not shown")
+            announce(request.config, "building something ... ~3 min")
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "building something ... ~3 min" in result.stdout.str()
+    assert "captured, not shown" not in result.stdout.str()

@@ -184,6 +184,8 @@ class Pod:
     unmodelled: tuple[str, ...] = ()
     # spec.resourceClaims, each resolved to its claim's name (kspread.engine.devices.PodClaim)
     resource_claims: tuple[Any, ...] = ()
+    # spec.volumes as the volume plugins read them (kspread.engine.storage.PodVolume)
+    volumes: tuple[Any, ...] = ()
 
     @property
     def key(self) -> str:
@@ -307,3 +309,5 @@ class Cluster:
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     # DeviceClasses, ResourceSlices and ResourceClaims (kspread.engine.devices.DeviceObjects)
     devices: Any = None
+    # the storage objects (kspread.engine.storage.Storage); None: the case has none
+    storage: Any = None

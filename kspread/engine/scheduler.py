@@ -278,6 +278,8 @@ class Scheduler:
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
         self.claims = ClaimTracker(cluster.devices)
         self.handle.claims = self.claims
+        # the storage objects; a sequence's bindings change this copy, never the case's
+        self.handle.storage = cluster.storage.copy() if cluster.storage is not None else None
         register_in_tree()
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
@@ -316,6 +318,8 @@ class Scheduler:
         # pod -> the tied nodes its placement was taken from (snapshot positions, as
         # mark_tie keeps them): tied_nodes
         self.ties: dict[str, np.ndarray] = {}
+        # the storage events of the last binding (VolumeBinding's PreBind)
+        self.storage_events: list[PodEvent] = []
 
     # ---- the cycle ------------------------------------------------------------------
 
@@ -586,6 +590,7 @@ class Scheduler:
         self.pending.pop(pod.key, None)
         self.snapshot.add_pod(bound)
         self.bound[pod.key] = bound
+        self.storage_events = self._bind_volumes(bound, node)
         return bound
 
     def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
@@ -604,6 +609,19 @@ class Scheduler:
         claim no pod reserves any more. Returns the claim events the queue sees."""
         return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
                 for old in self.claims.pod_gone(pod.key)]
+
+    def _bind_volumes(self, pod: Pod, node: str) -> list[PodEvent]:
+        """VolumeBinding's Reserve and PreBind, with the PV controller and provisioner
+        acting at once: the pod's waiting claims are bound as its Filter chose on the
+        node (``VolumeBindingFilter.bind_volumes``). Returns the storage events."""
+        if self.handle.storage is None or not pod.volumes:
+            return []
+        vb = self.framework.plugin("VolumeBinding")
+        bind = getattr(vb, "bind_volumes", None)
+        if bind is None:
+            return []
+        events: list[PodEvent] = bind(pod, self.snapshot.get(node).node)
+        return events
 
     def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> tuple[Pod, list[PodEvent]]:
         """prepareCandidate and the nomination: delete the victims (at once; see the
@@ -777,6 +795,8 @@ def run_case(
             sched.mark_tie(pod, r)
             bound = sched.bind(pod, node)
             if case.is_sequence:
+                for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
+                    queue.deliver(ev)
                 queue.deliver(PodEvent("Add", bound))
                 for ev in claim_events:
                     queue.deliver(ev)

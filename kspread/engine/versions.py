@@ -101,6 +101,19 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         _gate("DRAAdminAccess", (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA")),
         FeatureGate("DRAPrioritizedList", (GateStage(33, False, "ALPHA"), GateStage(34, True, "BETA"),
                                            GateStage(36, True, "GA"), GateStage(37, True, "GA", locked=True))),
+        # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
+        # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
+        # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
+        FeatureGate("VolumeAttributesClass", (GateStage(29, False, "ALPHA"), GateStage(31, False, "BETA"),
+                                              GateStage(34, True, "GA"), GateStage(36, True, "GA", locked=True))),
+        _gate("VolumeLimitScaling", (35, False, "ALPHA"), (37, True, "BETA")),
+        # VolumeRestrictions' ReadWriteOncePod check (KEP-2485)
+        _gate("ReadWriteOncePod", (22, False, "ALPHA"), (27, True, "BETA"), (29, True, "GA"), removed=31),
+        # VolumeBinding's Score (KEP-1845): VolumeCapacityPriority to 1.32 (static volumes,
+        # default shape favours fuller volumes), renamed StorageCapacityScoring in 1.33
+        # (also provisioned volumes by CSIStorageCapacity, default shape favours free space).
+        _gate("VolumeCapacityPriority", (21, False, "ALPHA"), removed=33),
+        _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),
     )
 }
 
@@ -162,11 +175,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("NominatedNodeNameForExpectation",
                     "kspread sets nominatedNodeName only as preemption does, binding is immediate",
                     (34, False, "ALPHA"), (35, True, "BETA")),
-        _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
-                    (33, False, "ALPHA"), (37, True, "BETA")),
-        _unmodelled("VolumeAttributesClass", "kspread models no volumes", (29, False, "ALPHA"), (31, False, "BETA"),
-                    (34, True, "GA"), (36, True, "GA"), locked_from=36),
-        _unmodelled("VolumeLimitScaling", "kspread models no volumes", (35, False, "ALPHA"), (37, True, "BETA")),
         _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
                     (35, False, "ALPHA"), (37, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",

@@ -71,6 +71,7 @@ from kspread.format.devices import build_devices, node_slices, pod_claim_refs, p
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
+from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -137,6 +138,17 @@ def _node_selector_term(raw: Mapping[str, Any], path: PathT) -> NodeSelectorTerm
     fields = tuple(_node_field_requirement(e, [*path, "matchFields", i])
                    for i, e in enumerate(raw.get("matchFields") or []))
     return NodeSelectorTerm(exprs, fields)
+
+
+def node_selector_terms(raws: list, path: PathT) -> tuple[NodeSelectorTerm, ...]:
+    """A list of nodeSelectorTerms (a PersistentVolume's node affinity)."""
+    out = []
+    for i, t in enumerate(raws):
+        if not isinstance(t, Mapping):
+            raise CaseError("a node selector term must be a mapping with matchExpressions/matchFields", [*path, i],
+                            value=t)
+        out.append(_node_selector_term(t, [*path, i]))
+    return tuple(out)
 
 
 def _node_field_requirement(raw: Any, path: PathT) -> Requirement:
@@ -403,7 +415,10 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes) = spec
+    if volumes and any(v.template is not None for v in volumes):
+        # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
+        volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
     return new_pod(
         name=name,
         namespace=ns,
@@ -429,6 +444,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         uses_persistent_volumes=pvs,
         unmodelled=unmodelled,
         resource_claims=pod_claims(name, claims),
+        volumes=volumes,
     )
 
 
@@ -647,13 +663,18 @@ class _Builder:
         if raw.get("controller") is not None:
             c = raw["controller"]
             ctrl = OwnerRef(c["kind"], c["name"], c.get("apiVersion") or _CONTROLLER_API.get(c["kind"], "apps/v1"))
+        volumes = pod_volumes(raw.get("volumes"), at("volumes"))
+        if raw.get("claims") is not None:
+            volumes += claims_shorthand(raw["claims"], at("claims"), {v.name for v in volumes})
         return (overhead, node_selector, affinity, tolerations, tscs, ctrl,
                 bool(raw.get("_preemptedByScheduler", False)),
-                bool(raw.get("_usesPersistentVolumes", False)) or any(
-                    "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
-                tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")),
+                any(v.claim is not None or v.ephemeral is not None or v.template is not None for v in volumes),
+                # what a backend is not sent (it skips the case): the volume sources and claims
+                (tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")))
+                + (("claims",) if raw.get("claims") else ()),
                 pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version,
-                               raw.get("devices")))
+                               raw.get("devices")),
+                volumes)
 
 
 # A pod's own fields: not in its spec key.
@@ -708,6 +729,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                                     [s for raw, at in sections["nodes"] if isinstance(raw, Mapping)
                                      for s in node_slices(raw["name"], raw.get("devices"), at, version)])
     _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
+    cluster.storage = _storage(sections["storage"], [*pods, *incoming])
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}
     if not incoming and "error" not in expect:
@@ -746,7 +768,10 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
     sections: dict[str, Section] = {k: [] for k in
                                     ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces")}
     sections["devices"] = []
+    sections["storage"] = []
     for key in sections:
+        if key == "storage":
+            continue
         for i, item in enumerate(doc.get(key) or []):
             sections[key].append((item, _pather([key, i])))
     deployments: list[tuple[dict, list, dict]] = []
@@ -756,10 +781,26 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
                 deployments.append((item, prefix, fieldmap))
             elif section == "devices":
                 sections["devices"].append((item["_raw"], prefix))
+            elif section == "storage":
+                sections["storage"].append((item, prefix))
             else:
                 sections[section].append((item, _pather(prefix, fieldmap)))
     sections["owners"] += _deployment_replica_sets(deployments, sections)
     return sections
+
+
+def _storage(items: Section, pods: list[Pod]) -> Any:
+    """The storage objects of ``objects``, plus the claims the controllers create for
+    the pods (``kspread.format.storage.add_pod_claims``); None when there are none."""
+    from kspread.engine.storage import Storage
+
+    storage = Storage()
+    for obj, path in items:
+        add_object(storage, obj, path, node_selector_terms)
+    for p in pods:
+        if p.volumes:
+            add_pod_claims(storage, p.name, p.namespace, p.volumes)
+    return None if storage.empty() else storage
 
 
 def _priority_classes(b: _Builder, items: Section) -> None:

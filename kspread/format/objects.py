@@ -143,7 +143,7 @@ def _pod(o: _Object) -> None:
     """A Pod (not a terminated one): namespace, labels, being deleted, the controller
     owner reference, the spec fields the scheduler reads (containers with their
     resources and ports), startTime, nominatedNodeName, a DisruptionTarget condition
-    the scheduler's preemption set, and whether it uses persistent volumes."""
+    the scheduler's preemption set, and its volumes."""
     meta, spec, status, mp, sp, st = o.meta, o.spec, o.status, o.mp, o.sp, o.st
     o.take(meta, "namespace", "namespace", mp)
     o.take(meta, "labels", "labels", mp)
@@ -177,14 +177,12 @@ def _pod(o: _Object) -> None:
         if c.get("type") == "DisruptionTarget" and c.get("status") == "True" and \
                 c.get("reason") == "PreemptionByScheduler":
             o.item["_preemptedByScheduler"] = True
-    if any(isinstance(v, Mapping) and ("persistentVolumeClaim" in v or "ephemeral" in v)
-           for v in spec.get("volumes") or []):
-        o.item["_usesPersistentVolumes"] = True
     unmodelled = unmodelled_volumes(spec.get("volumes"))
     if spec.get("resourceClaims"):
         unmodelled += ("resourceClaims",)
     if unmodelled:
         o.item["_unmodelled"] = list(unmodelled)
+    o.take(spec, "volumes", "volumes", sp)
 
 
 def _owner(o: _Object) -> None:
@@ -245,7 +243,15 @@ def _namespace(o: _Object) -> None:
     o.take(o.meta, "labels", "labels", o.mp)
 
 
+def _storage(o: _Object) -> None:
+    """A storage object (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
+    CSIDriver, CSIStorageCapacity, VolumeAttachment): kept whole for
+    ``kspread.format.storage``, which reads what the volume plugins read."""
+    o.item = dict(o.obj)
+
+
 _OWNER = ("owners", "owner", _owner)
+_STORAGE = ("storage", None, _storage)
 # kind -> (section, the schema's $defs name of its shorthand item or None: not validated, converter)
 _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "Node": ("nodes", "node", _node),
@@ -263,6 +269,13 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "ResourceSlice": ("devices", None, _device_object),
     "ResourceClaim": ("devices", None, _device_object),
     "ResourceClaimTemplate": ("devices", None, _device_object),
+    "PersistentVolume": _STORAGE,
+    "PersistentVolumeClaim": _STORAGE,
+    "StorageClass": _STORAGE,
+    "CSINode": _STORAGE,
+    "CSIDriver": _STORAGE,
+    "CSIStorageCapacity": _STORAGE,
+    "VolumeAttachment": _STORAGE,
 }
 
 

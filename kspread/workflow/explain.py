@@ -353,13 +353,16 @@ def explain_cycle_outcome(sched: Scheduler, r: CycleResult, cx: CycleExplanation
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
+        decision = preemption_decision(r, list(rank))
+        if decision:
+            lines.append(decision)
     elif not r.error:
         lines.append("unschedulable")
         said = verdict(sched.version, r)
         if said is not None:
             lines.append(f"scheduler's verdict: {said}")
         if cx is not None:
-            lines.extend(_what_it_takes(cx, list(rank)))
+            lines.extend(what_it_takes(cx, list(rank)))
     if r.error:
         lines.append(f"scheduling error: {r.error}")
     return "\n".join(lines)
@@ -437,7 +440,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         said = verdict(version, r)
         if said is not None:
             lines.append(f"scheduler's verdict: {said}")
-        lines.extend(_what_it_takes(cx, order))
+        lines.extend(what_it_takes(cx, order))
     if r.error:
         lines.append(f"scheduling error: {r.error}")
     return "\n".join(lines)
@@ -522,7 +525,7 @@ def _details(cx: CycleExplanation, node: str, plugin: str) -> str:
     return f" ({'; '.join(said)})" if said else ""
 
 
-def _what_it_takes(cx: CycleExplanation, order: list[str]) -> list[str]:
+def what_it_takes(cx: CycleExplanation, order: list[str]) -> list[str]:
     """For a pod that fits no node: per node, what it lacks (the nodes closest to
     fitting first, at most ``MAX_LACKING_SHOWN``)."""
     nodes = closest_first(cx.lacks, order)
@@ -609,12 +612,7 @@ def _preemption_lines(r: CycleResult, order: list[str], nodes: set[str] | None) 
         return lines
     lines.append("  node choice (pickOneNodeForPreemption), each criterion keeps the best:")
     for i, step in enumerate(out.pick_steps, 1):
-        items = sorted(step.values.items(), key=lambda kv: rank.get(kv[0], len(rank)))
-        cands = out.candidates
-        vals = ", ".join(f"{n} {_criterion_value(step.criterion, v, len(cands.get(n, [])))}"
-                         for n, v in items[:MAX_VALUES_SHOWN])
-        if len(items) > MAX_VALUES_SHOWN:
-            vals += f", ... ({len(items) - MAX_VALUES_SHOWN} more)"
+        vals = _step_values(out, step, rank)
         kept = sorted(step.kept, key=lambda n: rank.get(n, len(rank)))
         kept_text = ", ".join(kept[:MAX_VALUES_SHOWN]) + (
             f", ... ({len(kept) - MAX_VALUES_SHOWN} more)" if len(kept) > MAX_VALUES_SHOWN else "")
@@ -629,6 +627,42 @@ def _preemption_lines(r: CycleResult, order: list[str], nodes: set[str] | None) 
     else:
         lines.append(f"  decided by: {out.decided_by}")
     return lines
+
+
+def _step_values(out: PreemptionOutcome, step: Any, rank: dict[str, int]) -> str:
+    """A criterion's value for each node it compared (``n1 1, n2 0``), the first
+    ``MAX_VALUES_SHOWN`` in node order and the others counted."""
+    items = sorted(step.values.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+    vals = ", ".join(f"{n} {_criterion_value(step.criterion, v, len(out.candidates.get(n, [])))}"
+                     for n, v in items[:MAX_VALUES_SHOWN])
+    if len(items) > MAX_VALUES_SHOWN:
+        vals += f", ... ({len(items) - MAX_VALUES_SHOWN} more)"
+    return vals
+
+
+def preemption_decision(r: CycleResult, order: Sequence[str]) -> str:
+    """One line: why the preemption nominated its node, the criterion of
+    pickOneNodeForPreemption that decided with each node's value
+    (``preemption decided by fewest PDB violations: n1 1, n2 0 -> n2``); empty when no
+    preemption nominated a node."""
+    out = r.preemption
+    if out is None or not out.nominated_node or not out.candidates:
+        return ""
+    node = out.nominated_node
+    if len(out.candidates) == 1:
+        return f"preemption: {node} is the only candidate"
+    rank = {n: i for i, n in enumerate(order)}
+    tied = sorted(out.tied_nodes, key=lambda n: rank.get(n, len(rank)))
+    if not out.pick_steps:
+        return f"preemption: {node} nominated"
+    step = out.pick_steps[-1]
+    vals = _step_values(out, step, rank)
+    if out.decided_by == TIE or len(tied) > 1:
+        shown = ", ".join(tied[:MAX_VALUES_SHOWN]) + (
+            f", ... ({len(tied) - MAX_VALUES_SHOWN} more)" if len(tied) > MAX_VALUES_SHOWN else "")
+        return (f"preemption decided by no criterion: a tie between {shown} (last: {step.criterion}: {vals}; "
+                f"upstream takes any, kspread nominates the first, {node})")
+    return f"preemption decided by {step.criterion}: {vals} -> {node}"
 
 
 def _victims(victims: list) -> str:
@@ -649,4 +683,4 @@ def _criterion_value(criterion: str, value: Any, n_victims: int) -> str:
 
 
 __all__ = ["Code", "CycleExplanation", "PreemptionOutcome", "capture", "compact_data", "explain_compact", "explain_cycle",
-           "explain_cycles", "explain_failure", "row_reason"]
+           "explain_cycles", "explain_failure", "preemption_decision", "row_reason", "what_it_takes"]

@@ -21,7 +21,9 @@ from kspread.workflow.explain import (
     explain_failure,
     failure_nodes,
     plain_table,
+    preemption_decision,
     render_plain,
+    what_it_takes,
 )
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
@@ -533,7 +535,7 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
     summary = deepdiff_summary(expect, actual)
     if summary:
         lines.append("")
-        lines.append("deepdiff: " + summary)
+        lines.append("in all: " + summary)
     if actual.get("schedulingError"):
         lines.append(f"scheduling error: {actual['schedulingError']}")
     return "\n".join(lines)
@@ -568,11 +570,45 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     dd = DeepDiff(*_only_differing(want, have), ignore_order=True, verbose_level=1)
     if not dd:
         return ""
-    parts = []
+    counts: dict[str, int] = {}
     for kind, items in dd.items():
-        n = len(items)
-        parts.append(f"{n} {kind.replace('_', ' ')}")
-    return ", ".join(parts)
+        if kind == "type_changes":
+            # deepdiff's "type change" is, to a reader, a value that became null, one that was
+            # null, or a number written another way (9.0 for 9)
+            for change in items.values():
+                if change.get("new_value", 0) is None:
+                    what = "changed to null"
+                elif change.get("old_value", 0) is None:
+                    what = "null changed to a value"
+                else:
+                    what = "changed type"
+                counts[what] = counts.get(what, 0) + 1
+        else:
+            what = _DEEPDIFF_WORDS.get(kind, kind.replace("_", " "))
+            counts[what] = counts.get(what, 0) + len(items)
+    return ", ".join(_counted(n, what) for what, n in counts.items())
+
+
+# deepdiff's kinds of difference, in words (the count goes before them)
+_DEEPDIFF_WORDS = {
+    "values_changed": "changed",
+    "dictionary_item_added": "not expected",
+    "dictionary_item_removed": "missing",
+    "iterable_item_added": "list item(s) not expected",
+    "iterable_item_removed": "list item(s) missing",
+    "set_item_added": "list item(s) not expected",
+    "set_item_removed": "list item(s) missing",
+    "repetition_change": "list item(s) repeated otherwise",
+}
+
+
+def _counted(n: int, what: str) -> str:
+    """``1 value changed``, ``3 values changed``, ``2 list items missing``."""
+    if what.startswith("list item(s)"):
+        return f"{n} list item{'s' if n != 1 else ''}{what.removeprefix('list item(s)')}"
+    if what.startswith("null "):
+        return f"{n} {'null' if n == 1 else 'nulls'}{what.removeprefix('null')}"
+    return f"{n} value{'s' if n != 1 else ''} {what}"
 
 
 _POD_COUNT_REASONS = ("Too many pods", "Insufficient pods")  # from 1.18 / up to 1.17
@@ -638,14 +674,21 @@ def failure_explanation(case: Case, outcome: Outcome, nodes: list[str], mode: st
     when it captured its cycle (``Outcome.explained``), else of a re-run with
     ``capture`` on (runs are deterministic; the block says so if the re-run differs).
     ``mode``: one of ``EXPLAIN_MODES``; ``none`` gives the empty text."""
+    return _failure_explanation(case, outcome, nodes, mode)[0]
+
+
+def _failure_explanation(case: Case, outcome: Outcome, nodes: list[str], mode: str = "short"
+                         ) -> tuple[str, list[CycleExplanation]]:
+    """``failure_explanation`` and the cycles it explains (none with ``mode`` none, when
+    the run captured none)."""
     if mode == "none":
-        return ""
+        return "", outcome.explained or []
     if outcome.explained is not None:
         sched, cycles, differs = outcome.scheduler, outcome.explained, False
     else:
         rerun, cycles = explain_run(case, failure_nodes(case, nodes))
         sched, differs = rerun.scheduler, rerun.actual != outcome.actual
-    return explain_failure(case, sched, cycles, nodes, rerun_differs=differs, verbose=mode == "full")
+    return explain_failure(case, sched, cycles, nodes, rerun_differs=differs, verbose=mode == "full"), cycles
 
 
 @dataclass
@@ -659,6 +702,9 @@ class Verdict:
     error: str | None = None  # the case's load or scheduling error, if any
     skipped: str | None = None  # why the case did not run (neither passed nor failed)
     xfail: str | None = None  # the case's own xfail reason: a failure is expected (runners report it as such)
+    # of a failure: the scheduler's verdict, the preemption's deciding criterion, what it would
+    # take (``why_lines``), which the reports show beside the differences
+    why: list[str] = field(default_factory=list)
 
 
 def not_expectable_note(doc, e) -> str:
@@ -747,14 +793,48 @@ def _check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
         body = render(outcome.diffs, case.expect, outcome.actual)
-        if outcome.actual.get("verdict"):
-            body += f"\nscheduler's verdict: {outcome.actual['verdict']}"
         note = pod_capacity_note(case, outcome.cycles)
         if note:
             body = note + "\n" + body
         nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
-        explained = failure_explanation(case, outcome, nodes, explain) if outcome.cycles else ""
+        explained, cycles = _failure_explanation(case, outcome, nodes, explain) if outcome.cycles else ("", [])
+        why = why_lines(case, outcome, cycles)
+        said = [line for line in why if not line.startswith(" ") and line != _WHAT_IT_TAKES]
+        if said:
+            body += "\n" + "\n".join(said)
         if explained:
-            body += "\n\n" + explained
-        return Verdict(False, head + "\n" + body, case, outcome, sched_err)
+            # each of those lines once: the explain block's outcome repeats the last cycle's
+            kept = explained.split("\n")
+            for line in said:
+                # the last cycle's (a sequence's is indented under its cycle)
+                at = [i for i, k in enumerate(kept) if k.strip() == line]
+                if at:
+                    del kept[at[-1]]
+            body += "\n\n" + "\n".join(kept)
+        return Verdict(False, head + "\n" + body, case, outcome, sched_err, why=why)
     return Verdict(True, "", case, outcome, sched_err)
+
+
+_WHAT_IT_TAKES = "what would it take (the nodes closest to fitting first):"
+
+
+def why_lines(case: Case, outcome: Outcome, cycles: list[CycleExplanation]) -> list[str]:
+    """What a failure report says first of the case's (last) cycle, beside the difference
+    tables: the scheduler's verdict (its FailedScheduling message), the criterion that
+    decided a preemption (with each node's value), and for a pod that fits no node what
+    it would take (from the explained cycle, when there is one)."""
+    lines: list[str] = []
+    if outcome.actual.get("verdict"):
+        lines.append(f"scheduler's verdict: {outcome.actual['verdict']}")
+    order = [n.name for n in case.cluster.nodes]
+    if outcome.cycles:
+        decision = preemption_decision(outcome.cycles[-1], order)
+        if decision:
+            lines.append(decision)
+    last = cycles[-1] if cycles else None
+    # the last cycle explained (of the run, or of its re-run for a sequence) is the run's last cycle
+    if last is not None and outcome.cycles and last.result.pod.key == outcome.cycles[-1].pod.key \
+            and not last.result.selected \
+            and not (last.result.preemption is not None and last.result.preemption.nominated_node):
+        lines.extend(what_it_takes(last, order))
+    return lines

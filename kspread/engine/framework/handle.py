@@ -28,3 +28,6 @@ class Handle:
     claims: Any = None
     # claim events a plugin caused outside Reserve (DynamicResources' PostFilter), for the queue
     dra_events: list = field(default_factory=list)
+    # the storage objects as the cycle sees them (kspread.engine.storage.Storage; a
+    # sequence's binding changes them)
+    storage: Any = None

@@ -143,6 +143,7 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
     * 1.22 (v1beta2, the built-in default of 1.22): filters reordered cheapest first;
       NodeResourcesFit scores in place of NodeResourcesLeastAllocated; NodePreferAvoidPods
       deprecated and no longer a default (PR #99597; still in v1beta1's defaults);
+      1.21-1.22 with the VolumeCapacityPriority gate on: VolumeBinding scores, weight 1, last;
     * 1.23+ (v1beta3, v1 from 1.25; MultiPoint): TaintToleration 3, NodeAffinity 2,
       NodeResourcesFit 1, VolumeBinding (scores 0; weight 1), PodTopologySpread 2,
       InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1;
@@ -169,6 +170,8 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
         score.append(("TaintToleration", 1))
         if spread_on:
             score.append(("PodTopologySpread", 2 if m >= 19 else 1))
+        if m >= 21 and version.gate("VolumeCapacityPriority"):
+            score.append(("VolumeBinding", 1))  # getDefaultPlugins adds it with the alpha gate on
     else:
         score = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
