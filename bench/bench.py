@@ -41,6 +41,16 @@ topology_spreading/performance-config.yaml and their templates): nodes of 4 cpu 
   the kernel's over its loop), wall-clock and CPU, each in its own process and the best
   of ``--repeat``, their ratio, and whether the kernel chose kspread's node for every
   pod of the sequence (with a baseline, the baseline's too);
+* ``real`` (issue 31): ``make_real``'s shapes (identical unowned pods, ``floor``; pods
+  that differ in requests; identical pods of one ReplicaSet in three zones; 40 owners
+  mixing nodeSelector, node affinity, tolerations and their own spread constraints;
+  eight colours, each with a zone DoNotSchedule and a hostname ScheduleAnyway
+  constraint) at ``--real-nodes`` (5,000 and 20,000), each against ``kernel.run_shape``,
+  a numpy kernel of the same shape's arithmetic, CPU time per cycle and whether the
+  kernel chose kspread's node for every pod; pods that differ in requests against
+  identical ones; the resident memory at the end of a 1,000- and a 10,000-pod
+  ``requests`` sequence; with ``--backend PATH`` (a kspread-backend binary, if present)
+  the backend's time per pod on each shape beside kspread's at its version;
 * ``startup``, ``corpus``, ``loading`` (``bench/startup.py``): what the pytest plugin
   adds to a run that collects no case, the cost per case of a corpus of small cases
   under pytest (and ``-n 2``) against the engine alone, and a 10,000-pod ``schedule``
@@ -115,6 +125,8 @@ def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
     elif kind == "floor":  # bench/kernel.py's shape: one existing pod per node
         pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
         schedule = [{"name": f"pod-{k}", "requests": small} for k in range(n_pods)]
+    elif kind in REAL_SHAPES:
+        return make_real(kind, n_nodes, n_pods)
     elif kind == "spread":
         tsc = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
                 "whenUnsatisfiable": "DoNotSchedule",
@@ -138,6 +150,116 @@ def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
                   "nodes": nodes, "pods": pods, "schedule": schedule, "expect": {}}
     if zones:
         case["zones"] = zones
+    return case
+
+
+# ---- issue 31's shapes: real workloads against the floor of their own arithmetic ----------------------
+
+REAL_SHAPES = ("requests", "owned", "mixed", "spread8")
+ZONE = "topology.kubernetes.io/zone"
+MIXED_OWNERS = 40
+SPREAD8_SELECTORS = 8
+
+
+def pod_requests(kind: str, k: int) -> tuple[int, int]:
+    """(milli-cpu, MiB) of incoming pod ``k`` (``requests``: every pod its own pair)."""
+    if kind == "requests":
+        return 100 + k % 900, 500 + (k * 7) % 1500
+    return 100, 500
+
+
+def mixed_owner(j: int) -> dict:
+    """What the pods of owner ``j`` of the ``mixed`` shape ask (see ``make_real``)."""
+    kind = j % 5
+    spec: dict = {}
+    if kind == 1:
+        spec["nodeSelector"] = {"disk": "ssd"}
+    elif kind == 2:
+        spec["affinity"] = {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["moon-1", "moon-2"]}]}]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 10, "preference": {"matchExpressions": [
+                    {"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}}
+    elif kind == 3:
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}]
+    elif kind == 4:
+        spec["topologySpreadConstraints"] = [
+            {"maxSkew": 2, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"app": f"app{j}"}}},
+            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchLabels": {"app": f"app{j}"}}}]
+    return spec
+
+
+def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
+    """Issue 31's shapes, nodes of 4 cpu / 32Gi / 110 pods with one existing unowned
+    100m / 500Mi pod each (bench/kernel.py's), the default profile of the latest version:
+
+    * ``requests``: unowned pods, pod ``k`` asking 100m + (k mod 900)m cpu and
+      500 + (7k mod 1500) Mi memory (pods that differ only in requests);
+    * ``owned``: nodes in three zones; identical 100m / 500Mi pods of one ReplicaSet
+      (``app: web``): every pod gets the system default constraints (zone and hostname,
+      ScheduleAnyway);
+    * ``mixed``: nodes in three zones, every 4th node ``disk: ssd``, every 10th tainted
+      ``dedicated=batch:NoSchedule``; pod ``k`` of ReplicaSet ``app{k mod 40}``, whose
+      pods ask by owner ``j mod 5``: nothing more, a nodeSelector ``disk: ssd``, a
+      required zone affinity (moon-1, moon-2) with a preferred ``disk: ssd`` term, the
+      taint's toleration, their own constraints (zone DoNotSchedule maxSkew 2, hostname
+      ScheduleAnyway maxSkew 1);
+    * ``spread8``: nodes in three zones; pod ``k`` labelled ``color: c{k mod 8}``, unowned, with
+      two constraints on its colour: zone DoNotSchedule (maxSkew 5) and hostname
+      ScheduleAnyway (maxSkew 1).
+    """
+    alloc = {"cpu": "4", "memory": "32Gi", "pods": 110}
+    nodes: list[dict] = []
+    zones: dict[str, list[str]] = {}
+    for i in range(n_nodes):
+        node: dict = {"name": f"node-{i}", "allocatable": alloc}
+        if kind == "mixed":
+            if i % 4 == 0:
+                node["labels"] = {"disk": "ssd"}
+            if i % 10 == 0:
+                node["taints"] = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
+        nodes.append(node)
+        if kind != "requests":
+            zones.setdefault(f"moon-{i % 3 + 1}", []).append(f"node-{i}")
+    small = {"cpu": "100m", "memory": "500Mi"}
+    pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
+    owners: list[dict] = []
+    schedule: list[dict] = []
+    if kind == "owned":
+        owners = [{"kind": "ReplicaSet", "name": "web", "selector": {"matchLabels": {"app": "web"}}}]
+    elif kind == "mixed":
+        owners = [{"kind": "ReplicaSet", "name": f"app{j}", "selector": {"matchLabels": {"app": f"app{j}"}}}
+                  for j in range(MIXED_OWNERS)]
+    specs = [mixed_owner(j) for j in range(MIXED_OWNERS)]
+    for k in range(n_pods):
+        cpu, mem = pod_requests(kind, k)
+        pod: dict = {"name": f"pod-{k}", "requests": {"cpu": f"{cpu}m", "memory": f"{mem}Mi"}}
+        if kind == "owned":
+            pod["labels"] = {"app": "web"}
+            pod["controller"] = {"kind": "ReplicaSet", "name": "web"}
+        elif kind == "mixed":
+            j = k % MIXED_OWNERS
+            pod["labels"] = {"app": f"app{j}"}
+            pod["controller"] = {"kind": "ReplicaSet", "name": f"app{j}"}
+            pod.update(specs[j])
+        elif kind == "spread8":
+            color = {"color": f"c{k % SPREAD8_SELECTORS}"}
+            pod["labels"] = color
+            pod["topologySpreadConstraints"] = [
+                {"maxSkew": 5, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+                 "labelSelector": {"matchLabels": color}},
+                {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+                 "labelSelector": {"matchLabels": color}}]
+        schedule.append(pod)
+    case: dict = {"apiVersion": "kspread/v1", "kind": "Case", "name": f"{kind}-{n_nodes}",
+                  "nodes": nodes, "pods": pods, "schedule": schedule, "expect": {}}
+    if zones:
+        case["zones"] = zones
+    if owners:
+        case["owners"] = owners
     return case
 
 
@@ -186,15 +308,38 @@ def _peak_mb() -> float:
 
 
 def kernel_worker(spec: dict) -> dict:
-    from kernel import run  # bench/kernel.py, beside this script
+    from kernel import run, run_shape  # bench/kernel.py, beside this script
 
-    chosen, wall, cpu = run(spec["nodes"], spec["pods"])
+    shape = spec.get("shape", "floor")
+    if shape == "floor":
+        chosen, wall, cpu = run(spec["nodes"], spec["pods"])
+    else:
+        chosen, wall, cpu = run_shape(shape, spec["nodes"], spec["pods"], pod_requests)
     return {"run_s": wall, "cpu_s": cpu, "chosen": chosen}
+
+
+def backend_worker(spec: dict) -> dict:
+    """``kspread run --backend`` on the workload (wall-clock time of the whole process:
+    the short and long sequences' difference is the backend's cycles)."""
+    tmp = Path(tempfile.mkdtemp(prefix="kspread-bench-backend-"))
+    path = tmp / "case.json"
+    case = make_workload(spec["shape"], spec["nodes"], spec["pods"])
+    case["version"] = spec["version"]
+    path.write_text(json.dumps(case), encoding="utf-8")
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "kspread", "run", "-q", "--backend", spec["backend"], str(path)],
+                   capture_output=True, cwd=ROOT)
+    out = {"run_s": time.perf_counter() - t0}
+    path.unlink()
+    tmp.rmdir()
+    return out
 
 
 def worker(spec: dict) -> dict:
     if spec["kind"] == "kernel":
         return kernel_worker(spec)
+    if spec["kind"] == "backend":
+        return backend_worker(spec)
     try:  # the layout since the engine, the case format and the workflow are subpackages
         from kspread.engine.scheduler import run_case
         from kspread.format.loader import load_case, read_file
@@ -206,7 +351,10 @@ def worker(spec: dict) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="kspread-bench-"))
     path = Path(given) if given else tmp / "case.json"
     if not given:
-        path.write_text(json.dumps(make_workload(spec["kind"], spec["nodes"], spec["pods"])), encoding="utf-8")
+        case_dict = make_workload(spec["kind"], spec["nodes"], spec["pods"])
+        if spec.get("version"):
+            case_dict["version"] = spec["version"]
+        path.write_text(json.dumps(case_dict), encoding="utf-8")
     gc.collect()
     out: dict = {}
     t0, c0 = time.perf_counter(), time.process_time()
@@ -256,7 +404,7 @@ def _tenths(case, cycles: list[tuple[str, float]], start: float) -> list[float]:
     return [1000 * sum(cost.get(k, 0.0) for k in keys[j * tenth:(j + 1) * tenth]) / tenth for j in range(10)]
 
 
-WORKLOADS = ["floor", "basic", "spread", "preemption", "async", "long", "memory", "scale", "startup", "corpus", "loading"]
+WORKLOADS = ["floor", "real", "basic", "spread", "preemption", "async", "long", "memory", "scale", "startup", "corpus", "loading"]
 
 # ---- the driver --------------------------------------------------------------------------------------------
 
@@ -324,6 +472,15 @@ def main() -> None:
     ap.add_argument("--floor-nodes", default="100,5000,20000", help="node counts of the floor workload")
     ap.add_argument("--floor-pods", default="3000,2000,1000",
                     help="the long sequence at each floor node count (the short one is 20 pods)")
+    ap.add_argument("--real-nodes", default="5000,20000", help="node counts of the real workload")
+    ap.add_argument("--real-pods", default="2000,1000",
+                    help="the long sequence at each real node count (the short one is 20 pods)")
+    ap.add_argument("--real-shapes", default="floor,requests,owned,mixed,spread8",
+                    help="shapes of the real workload (floor: identical unowned pods)")
+    ap.add_argument("--real-memory-pods", default="1000,10000",
+                    help="sequence lengths of the requests shape whose memory is compared ('' for none)")
+    ap.add_argument("--backend", help="a kspread-backend binary: the real shapes through it too (if present)")
+    ap.add_argument("--backend-version", default="1.35", help="the backend's Kubernetes minor version")
     ap.add_argument("--memory-pods", default="1000,10000", help="sequence lengths of the memory workload")
     ap.add_argument("--baseline-memory-pods", default="50,200")
     ap.add_argument("--scale-pods", type=int, default=150000)
@@ -352,6 +509,8 @@ def main() -> None:
           f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
     if "floor" in only:
         floor(args, base)
+    if "real" in only:
+        real(args)
     for kind in ("basic", "spread", "preemption", "async"):
         if kind not in only:
             continue
@@ -425,13 +584,14 @@ def main() -> None:
         scale_dir.rmdir()
 
 
-def per_cycle(nodes: int, short: int, long: int, tree: Path, repeat: int) -> dict:
+def per_cycle(nodes: int, short: int, long: int, tree: Path, repeat: int, kind: str = "floor",
+              version: str | None = None) -> dict:
     """kspread's µs per cycle (wall and CPU: the extra time over the extra pods of a long
     sequence), the least of ``repeat`` pairs of runs; ``chosen``: the long run's nodes."""
     best: dict | None = None
     for _ in range(repeat):
-        a = measure({"kind": "floor", "nodes": nodes, "pods": short}, tree)
-        b = measure({"kind": "floor", "nodes": nodes, "pods": long, "chosen": True}, tree)
+        a = measure({"kind": kind, "nodes": nodes, "pods": short, "version": version}, tree)
+        b = measure({"kind": kind, "nodes": nodes, "pods": long, "chosen": True, "version": version}, tree)
         m = {"us": 1e6 * (b["run_s"] - a["run_s"]) / (long - short),
              "cpu_us": 1e6 * (b["cpu_s"] - a["cpu_s"]) / (long - short), "chosen": b["chosen"]}
         if best is None or m["cpu_us"] < best["cpu_us"]:
@@ -454,6 +614,48 @@ def floor(args: argparse.Namespace, base: Path | None) -> None:
             parts.append(f"{label} {m['us']:7.1f} µs (cpu {m['cpu_us']:.1f}) x{m['us'] / k['us']:.1f} "
                          f"(cpu x{m['cpu_us'] / k['cpu_us']:.1f}, {same} over {long} pods)")
         print(f"floor       {n:>5} nodes  per cycle: " + "; ".join(parts), flush=True)
+
+
+def real(args: argparse.Namespace) -> None:
+    """Issue 31's shapes (``make_real``) against the floor of their own arithmetic
+    (``kernel.run_shape``), per node count; then pods that differ in requests against
+    identical ones (``requests`` against ``floor``, kspread's CPU per cycle), the
+    resident memory at the end of a ``requests`` sequence of each ``--real-memory-pods``,
+    and with ``--backend`` (a kspread-backend binary) the backend's time per pod on each
+    shape (wall clock: the process's, the long sequence's extra over the short one's) and
+    kspread's on the same case at the backend's version (``--backend-version``)."""
+    shapes = args.real_shapes.split(",")
+    for n, long in zip((int(x) for x in args.real_nodes.split(",")), (int(x) for x in args.real_pods.split(","))):
+        mine: dict[str, dict] = {}
+        for shape in shapes:
+            runs = [measure({"kind": "kernel", "shape": shape, "nodes": n, "pods": long}, ROOT)
+                    for _ in range(args.repeat)]
+            k = {"us": 1e6 * min(r["run_s"] for r in runs) / long,
+                 "cpu_us": 1e6 * min(r["cpu_s"] for r in runs) / long}
+            m = mine[shape] = per_cycle(n, 20, long, ROOT, args.repeat, shape)
+            same = "same nodes" if m["chosen"] == runs[0]["chosen"] else "DIFFERENT NODES"
+            print(f"real {shape:<9} {n:>5} nodes  per cycle: kernel {k['us']:7.1f} µs (cpu {k['cpu_us']:.1f}); "
+                  f"kspread {m['us']:7.1f} µs (cpu {m['cpu_us']:.1f}) x{m['us'] / k['us']:.1f} "
+                  f"(cpu x{m['cpu_us'] / k['cpu_us']:.1f}, {same} over {long} pods)", flush=True)
+        if "requests" in mine and "floor" in mine:
+            print(f"real requests/identical {n:>5} nodes  cpu x{mine['requests']['cpu_us'] / mine['floor']['cpu_us']:.2f}"
+                  f" ({mine['requests']['cpu_us']:.1f} µs against {mine['floor']['cpu_us']:.1f})", flush=True)
+        if args.backend and Path(args.backend).exists():
+            for shape in shapes:
+                b = [measure({"kind": "backend", "shape": shape, "nodes": n, "pods": p, "backend": args.backend,
+                              "version": args.backend_version}, ROOT)["run_s"] for p in (20, long)]
+                m = per_cycle(n, 20, long, ROOT, 1, shape, args.backend_version)
+                us = 1e6 * (b[1] - b[0]) / (long - 20)
+                print(f"real backend {shape:<9} {n:>5} nodes  {us:7.1f} µs per pod (wall); kspread at "
+                      f"{args.backend_version} {m['us']:7.1f} µs (x{us / m['us']:.1f} faster)", flush=True)
+    if args.real_memory_pods:
+        m1, m2 = (int(x) for x in args.real_memory_pods.split(","))
+        n = int(args.real_nodes.split(",")[0])
+        a = measure({"kind": "requests", "nodes": n, "pods": m1}, ROOT)
+        b = measure({"kind": "requests", "nodes": n, "pods": m2}, ROOT)
+        print(f"real memory {n:>5} nodes  requests sequence, RSS at end: {m1} pods {a['rss_end_mb']:.0f} MB, "
+              f"{m2} pods {b['rss_end_mb']:.0f} MB (x{b['rss_end_mb'] / a['rss_end_mb']:.2f}; "
+              f"{(b['rss_end_mb'] - a['rss_end_mb']) * 1024 / (m2 - m1):.1f} KB/pod)", flush=True)
 
 
 def _best(runs: list[dict]) -> dict:

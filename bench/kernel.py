@@ -31,6 +31,7 @@ placements over the same sequence, so the kernel is known to do the same arithme
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -89,4 +90,121 @@ def run(n_nodes: int, n_pods: int) -> tuple[list[int], float, float]:
         mem[node] += pod_mem
         eph[node] += pod_eph
         count[node] += 1
+    return chosen, time.perf_counter() - t0, time.process_time() - c0
+
+
+# ---- issue 31's shapes (bench.py's ``make_real``): the same arithmetic with the plugins they add --------
+
+ZONES = 3
+HOSTNAME = "hostname"
+SYSTEM_DEFAULTS = ((HOSTNAME, 3), ("zone", 5))  # the system default constraints, in their order
+
+
+def _go_round(x: np.ndarray) -> np.ndarray:
+    f = np.floor(x)
+    return (f + (x - f >= 0.5)).astype(np.int64)
+
+
+def _spread_scores(found: np.ndarray, constraints, on_node: np.ndarray, zone: np.ndarray,
+                   counting: np.ndarray | None) -> np.ndarray:
+    """PodTopologySpread's ScheduleAnyway score over the feasible nodes ``found``, normalized:
+    per constraint ``cnt * ln(domains + 2) + maxSkew - 1`` summed in order (hostname:
+    the matching pods on the node, the feasible nodes as domains; zone: the matching
+    pods of the node's zone over the nodes that match the pod's required affinity
+    (``counting``; None: all), the zones of the feasible nodes as domains), rounded;
+    then ``100 * (max + min - s) // max``, 100 everywhere when the max is 0."""
+    score = np.zeros(len(found), np.float64)
+    for key, skew in constraints:
+        if key == HOSTNAME:
+            weight = math.log(float(len(found) + 2))
+            cnt = on_node[found]
+        else:
+            zones_found = zone[found]
+            weight = math.log(float(int(np.count_nonzero(np.bincount(zones_found, minlength=ZONES))) + 2))
+            per_zone = (np.bincount(zone, weights=on_node, minlength=ZONES) if counting is None
+                        else np.bincount(zone[counting], weights=on_node[counting], minlength=ZONES))
+            cnt = per_zone.astype(np.int64)[zones_found]
+        score = score + (cnt.astype(np.float64) * weight + float(skew - 1))
+    raw = _go_round(score)
+    lo, hi = int(raw.min()), max(int(raw.max()), 0)
+    if hi == 0:
+        return np.full(len(found), MAX_SCORE, np.int64)
+    return MAX_SCORE * (hi + lo - raw) // hi
+
+
+def run_shape(shape: str, n_nodes: int, n_pods: int, requests) -> tuple[list[int], float, float]:
+    """``run`` for bench.py's ``make_real`` shapes (``requests(shape, k)``: pod k's
+    milli-cpu and MiB). What each adds to the basic cycle:
+
+    * ``requests``: nothing (each pod its own requests);
+    * ``owned``: PodTopologySpread's system default constraints (hostname maxSkew 3,
+      zone maxSkew 5, ScheduleAnyway; nodes without a key are not ignored), weight 2;
+    * ``spread8``: per colour, the zone DoNotSchedule filter (the colour's pods per zone,
+      ``count + 1 - min > 5`` fails) and the hostname ScheduleAnyway score (maxSkew 1);
+    * ``mixed``: TaintToleration's filter (every 10th node, tolerated by owners ``j mod 5
+      == 3``), NodeAffinity's filter (``disk: ssd``; zones 1 and 2) and its preferred
+      term (10 on ssd nodes, normalized ``100 * s // max``, weight 2), the system
+      default constraints (counting the nodes the pod's required affinity matches) or
+      the owner's own (zone DoNotSchedule maxSkew 2, hostname ScheduleAnyway maxSkew 1).
+    """
+    cpu_alloc, mem_alloc, pods_alloc = 4000, 32 * GI, 110
+    idx = np.arange(n_nodes)
+    zone = idx % ZONES
+    ssd = idx % 4 == 0
+    tainted = idx % 10 == 0
+    groups = {"owned": 1, "mixed": 40, "spread8": 8}.get(shape, 1)
+    on_node = np.zeros((groups, n_nodes), np.int64)  # matching pods per node, per label group
+    cpu = np.full(n_nodes, 100, np.int64)
+    mem = np.full(n_nodes, 500 * MI, np.int64)
+    count = np.ones(n_nodes, np.int64)
+    plans = [(requests(shape, k), k % groups) for k in range(n_pods)]
+    chosen: list[int] = []
+    t0, c0 = time.perf_counter(), time.process_time()
+    for (pod_cpu_m, pod_mem_mi), g in plans:
+        pod_cpu, pod_mem = pod_cpu_m, pod_mem_mi * MI
+        kind = g % 5 if shape == "mixed" else -1
+        fits = count < pods_alloc
+        fits &= cpu <= cpu_alloc - pod_cpu
+        fits &= mem <= mem_alloc - pod_mem
+        counting = None
+        if shape == "mixed":
+            if kind != 3:
+                fits &= ~tainted
+            if kind == 1:
+                fits &= ssd
+                counting = ssd
+            elif kind == 2:
+                counting = zone != 2
+                fits &= counting
+        max_skew = 5 if shape == "spread8" else 2 if kind == 4 else 0
+        if max_skew:  # the zone DoNotSchedule constraint
+            per_zone = np.bincount(zone, weights=on_node[g], minlength=ZONES).astype(np.int64)
+            fits &= per_zone[zone] + 1 - int(per_zone.min()) <= max_skew
+        found = np.flatnonzero(fits)
+        if not len(found):
+            chosen.append(-1)
+            continue
+        c = cpu[found] + pod_cpu
+        m = mem[found] + pod_mem
+        least = (((cpu_alloc - c) * MAX_SCORE // cpu_alloc) + ((mem_alloc - m) * MAX_SCORE // mem_alloc)) // 2
+        cf, mf = c.astype(np.float64), m.astype(np.float64)
+        with_pod = _balance(cf, mf, float(cpu_alloc), float(mem_alloc))
+        without = _balance(cf - pod_cpu, mf - pod_mem, float(cpu_alloc), float(mem_alloc))
+        d = MAX_SCORE // 2 + with_pod - without
+        total = least + MAX_SCORE // 2 + np.where(d >= 0, d // 2, -((-d) // 2)) + 3 * MAX_SCORE
+        if kind == 2:  # NodeAffinity's preferred term
+            pref = np.where(ssd[found], 10, 0)
+            top = int(pref.max())
+            if top:
+                total += 2 * (MAX_SCORE * pref // top)
+        if shape in ("owned", "mixed", "spread8"):
+            constraints = ((HOSTNAME, 1),) if shape == "spread8" or kind == 4 else SYSTEM_DEFAULTS
+            total += 2 * _spread_scores(found, constraints, on_node[g], zone, counting)
+        top = found[total == total.max()]
+        node = int(top.min())
+        chosen.append(node)
+        cpu[node] += pod_cpu
+        mem[node] += pod_mem
+        count[node] += 1
+        on_node[g, node] += 1
     return chosen, time.perf_counter() - t0, time.process_time() - c0

@@ -122,4 +122,4 @@ def test_a_hint_among_equal_totals_is_marked_as_a_tie():
     out = run_loaded(_case([{"name": "p1", **POD}, {"name": "p2", **POD}], nodes=nodes))
     assert out.actual["placements"] == {"p1": "a", "p2": "b"}
     assert out.actual["searched"] == ["b"]
-    assert out.actual["ties"] == {"p2": ["b", "c"]}
+    assert out.actual["ties"] == {"p2": {"count": 2, "nodes": ["b", "c"]}}

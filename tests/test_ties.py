@@ -33,7 +33,7 @@ def test_a_placement_taken_from_a_tie_is_reported_with_the_tied_nodes():
     # a: n1 and n2 (unlimited) score the same, n3 (1 cpu) less; b fits n1 and n2 only,
     # which still score the same (a's 100m is nothing to an unlimited node)
     assert out.actual["placements"] == {"a": "n1", "b": "n1"}
-    assert out.actual["ties"] == {"a": ["n1", "n2"], "b": ["n1", "n2"]}
+    assert out.actual["ties"] == {"a": {"count": 2, "nodes": ["n1", "n2"]}, "b": {"count": 2, "nodes": ["n1", "n2"]}}
 
 
 def test_ties_in_explain_and_in_the_failure_report(tmp_path):
@@ -53,7 +53,7 @@ def test_ties_in_json(tmp_path):
     res = subprocess.run([sys.executable, "-m", "kspread", "run", "--json", str(p)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     [entry] = json.loads(res.stdout)
-    assert entry["actual"]["ties"]["a"] == ["n1", "n2"]
+    assert entry["actual"]["ties"]["a"] == {"count": 2, "nodes": ["n1", "n2"]}
     assert entry["actual"]["attempts"] == {"a": 1, "b": 1}
 
 
@@ -87,7 +87,7 @@ def test_a_preemptor_nominated_by_a_tie_keeps_the_mark_when_bound_there():
     out = run_loaded(build_case(doc, "t"))
     assert out.actual["placements"] == {"p": "n1"}
     assert out.actual["attempts"] == {"p": 2}
-    assert out.actual["ties"] == {"p": ["n1", "n2"]}
+    assert out.actual["ties"] == {"p": {"count": 2, "nodes": ["n1", "n2"]}}
 
 
 def test_a_tie_of_most_nodes_is_kept_as_a_bit_per_node():
@@ -100,5 +100,43 @@ def test_a_tie_of_most_nodes_is_kept_as_a_bit_per_node():
     out = run_loaded(build_case(doc, "t"))
     sched = out.scheduler
     assert sched.ties["a"].dtype.name == "uint8" and sched.ties["a"].nbytes == 5
-    assert out.actual["ties"] == {"a": [f"n{i}" for i in range(40)], "b": [f"n{i}" for i in range(40)]}
+    first = {"count": 40, "nodes": [f"n{i}" for i in range(10)]}
+    assert out.actual["ties"] == {"a": first, "b": first}
     assert out.actual["placements"] == {"a": "n0", "b": "n0"}
+    assert sched.tie_summary("a", None) == {"count": 40, "nodes": [f"n{i}" for i in range(40)]}
+
+
+def test_reports_name_the_first_tied_nodes_and_their_count_all_on_request(tmp_path):
+    """Issue 31: a tie is reported as its count and its first 10 nodes in node order
+    (`kspread run`, --json, the note under a failing placements); --all-ties names every
+    node. The nodes are listed in reverse so that node order is not name order."""
+    nodes = [f"n{i:02d}" for i in range(25)][::-1]
+    doc = {"name": "t", "version": "1.35", "profile": {"filter": ["NodeResourcesFit"], "score": ["NodeResourcesFit"]},
+           "nodes": nodes, "schedule": [{"name": "a"}], "expect": {"placements": {"a": "n00"}}}
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"apiVersion": "kspread/v1", "kind": "Case", **doc}))
+    res = subprocess.run([sys.executable, "-m", "kspread", "run", "--json", str(p)], capture_output=True, text=True)
+    [entry] = json.loads(res.stdout)
+    assert entry["actual"]["ties"] == {"a": {"count": 25, "nodes": nodes[:10]}}
+    assert entry["actual"]["placements"] == {"a": "n24"}
+    res = subprocess.run([sys.executable, "-m", "kspread", "run", "--json", "--all-ties", str(p)],
+                         capture_output=True, text=True)
+    [entry] = json.loads(res.stdout)
+    assert entry["actual"]["ties"] == {"a": {"count": 25, "nodes": nodes}}
+    res = subprocess.run([sys.executable, "-m", "kspread", "run", str(p)], capture_output=True, text=True)
+    assert ("placed by a tie, the first tied node in node order taken (upstream picks any): a from "
+            + ", ".join(nodes[:10]) + " and 15 more)") in res.stdout
+
+
+def test_a_golden_update_writes_every_node_of_a_long_tie(tmp_path):
+    """Issue 31: reports name a tie's first 10 nodes; the expectation an update writes for
+    a tied placement is still the whole tied set (the pod ends on one of them)."""
+    import yaml
+
+    nodes = [f"n{i:02d}" for i in range(25)]
+    p = tmp_path / "c.yaml"
+    p.write_text(HEADER + "name: t\nversion: \"1.35\"\nprofile: {filter: [NodeResourcesFit], score: [NodeResourcesFit]}\n"
+                 f"nodes: [{', '.join(nodes)}]\nschedule: [{{name: a}}]\nexpect: {{}}\n")
+    res = subprocess.run([sys.executable, "-m", "kspread", "run", "--update", str(p)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert yaml.safe_load(p.read_text())["expect"] == {"placements": {"a": nodes}}

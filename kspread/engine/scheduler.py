@@ -710,6 +710,22 @@ class Scheduler:
         at = at[np.argsort(self.node_index[at], kind="stable")]
         return [self.snapshot.node_list[i].node.name for i in at.tolist()]
 
+    def tie_summary(self, key: str, limit: int | None) -> dict[str, Any] | None:
+        """The pod's tie as a report gives it: ``count`` (the tied nodes) and ``nodes``
+        (the first ``limit`` of them in node order; every one when None); None: no tie."""
+        at = self.ties.get(key)
+        if at is None:
+            return None
+        if limit is None:
+            names = self.tied_nodes(key) or []
+            return {"count": len(names), "nodes": names}
+        if at.dtype == np.uint8:
+            at = np.flatnonzero(np.unpackbits(at, count=len(self.node_index)))
+        rank = self.node_index[at]
+        first = at if len(at) <= limit else at[np.argpartition(rank, limit - 1)[:limit]]
+        first = first[np.argsort(self.node_index[first], kind="stable")]
+        return {"count": len(at), "nodes": [self.snapshot.node_list[i].node.name for i in first.tolist()]}
+
     def clear_nomination(self, pod: Pod) -> Pod:
         cleared = replace_pod(self.pending.get(pod.key, pod), nominated_node=None)
         self.nominator.remove(pod)

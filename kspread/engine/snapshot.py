@@ -277,17 +277,23 @@ class Snapshot:
         self._non_zero = {"cpu": np.zeros(n, np.int64), "memory": np.zeros(n, np.int64)}
         self.pod_count = np.zeros(n, np.int64)
         self._static_codes: dict[Hashable, tuple[np.ndarray, list]] = {}
+        self._static_memo: dict[Hashable, np.ndarray] = {}
         # node position -> pods with (anti-)affinity / with required anti-affinity on it
         self._with_affinity: dict[int, int] = {}
         self._with_required_anti: dict[int, int] = {}
         # (namespace, selector) -> per node, non-terminating pods matching (kept current)
         self._count_columns: dict[tuple[str, Selector], np.ndarray] = {}
+        # label group -> the count columns its pods count in (cleared as columns come and go)
+        self._group_columns: dict[GroupKey, list[np.ndarray]] = {}
         # every bound pod as a row (``pod_rows``), built when first asked for
         self.pod_table: PodTable | None = None
         # the columns' changes: ``column_version`` counts them, the log keeps the node
         # position of the latest ones (``changed_since``)
         self.column_version = 0
         self._column_log: list[int] = []
+        # nodes grouped by the values of all their columns (``column_groups``), kept
+        # current from the first use
+        self._groups: _ColumnGroups | None = None
         self._add_all([p for p in pods if p.node_name is not None])
 
     def _add_all(self, pods: list[Pod]) -> None:
@@ -334,6 +340,7 @@ class Snapshot:
         col = self._allocatable.get(resource)
         if col is None:
             col = np.array([info.node.allocatable.get(resource, 0) for info in self.node_list], np.int64)
+            col.flags.writeable = False  # (static: what is derived from it may be kept)
             self._allocatable[resource] = col
         return col
 
@@ -356,6 +363,19 @@ class Snapshot:
             self._static_codes[key] = hit
         return hit
 
+    STATIC_MEMO = 256  # values kept by ``static_memo`` (then the oldest is dropped)
+
+    def static_memo(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """``make()``: per node (every node, in order) a value that depends only on static
+        node data (labels, taints) and on ``key``, computed once per key (read only)."""
+        hit = self._static_memo.get(key)
+        if hit is None:
+            if len(self._static_memo) >= self.STATIC_MEMO:
+                del self._static_memo[next(iter(self._static_memo))]
+            hit = self._static_memo[key] = make()
+            hit.flags.writeable = False
+        return hit
+
     def nodes(self, positions: np.ndarray | None = None) -> NodeSet:
         return NodeSet(self, self.all_positions if positions is None else positions)
 
@@ -371,6 +391,7 @@ class Snapshot:
         return [self.node_list[i] for i in sorted(index)]
 
     COUNT_COLUMNS = 64  # selectors whose count columns are kept current
+    GROUP_COLUMNS = 4096  # label groups whose count columns are kept (then it starts over)
 
     def count_column(self, namespace: str, selector: Selector) -> np.ndarray:
         """Per node (snapshot order) the non-terminating pods in ``namespace`` matching
@@ -388,6 +409,7 @@ class Snapshot:
             if len(self._count_columns) >= self.COUNT_COLUMNS:
                 del self._count_columns[next(iter(self._count_columns))]
             self._count_columns[key] = col
+            self._group_columns.clear()
         return col
 
     def pod_rows(self, positions: np.ndarray) -> PodRows:
@@ -414,6 +436,27 @@ class Snapshot:
             table.extend(pods, at, [self.requests.entry(p) for p in pods])
         return table
 
+    def column_groups(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The nodes grouped by the values of every column (allocatable, requested and
+        non-zero requested per resource, pod count): (per node its group, a node of each
+        group), so that what depends only on the columns is computed once per group;
+        None when the groups are more than a quarter of the nodes. Read only."""
+        g = self._groups
+        if g is None:
+            g = self._groups = _ColumnGroups(self)
+        if 4 * len(g.reps) > len(self.node_list):
+            return None
+        return g.codes, g.representatives()
+
+    def column_key(self, i: int) -> tuple:
+        """The values of every column at node position ``i`` (``column_groups``): the
+        allocatable as a static code, the requests of the NodeInfo (the columns' source)."""
+        info = self.node_list[i]
+        alloc = self.static_codes("allocatable", lambda n: tuple(sorted(n.allocatable.items())))[0]
+        nz = info.non_zero_requested
+        return (alloc.item(i), tuple(sorted((k, v) for k, v in info.requested.items() if v)), nz["cpu"], nz["memory"],
+                len(info.pods))
+
     COLUMN_LOG = 4096  # column changes kept at most
 
     def changed_since(self, version: int) -> list[int] | None:
@@ -435,10 +478,15 @@ class Snapshot:
             del log[:self.COLUMN_LOG // 2]
         if self._count_columns and not pod.terminating:
             g = e.group
-            m = self.matcher
-            for (namespace, selector), col in self._count_columns.items():
-                if m.matches(selector, namespace, g):
-                    col[i] += sign
+            cols = self._group_columns.get(g)
+            if cols is None:
+                m = self.matcher
+                if len(self._group_columns) >= self.GROUP_COLUMNS:
+                    self._group_columns.clear()
+                cols = self._group_columns[g] = [col for (namespace, selector), col in self._count_columns.items()
+                                                 if m.matches(selector, namespace, g)]
+            for col in cols:
+                col[i] += sign
         if e.affinity:
             _count(self._with_affinity, i, sign)
             if e.required_anti_affinity:
@@ -451,6 +499,8 @@ class Snapshot:
                 column[i] += sign * v
         self._non_zero["cpu"][i] += sign * cpu
         self._non_zero["memory"][i] += sign * mem
+        if self._groups is not None:
+            self._groups.move(i)
 
     def add_pod(self, pod: Pod) -> None:
         node = pod.node_name
@@ -495,6 +545,80 @@ class Snapshot:
                 for node, n in per_node.items():
                     out[node] = out.get(node, 0) + n
         return out
+
+
+class _ColumnGroups:
+    """``Snapshot.column_groups``: a code per distinct ``column_key``, kept current node
+    by node as pods are added and removed (``move``), a node of each code in use."""
+
+    __slots__ = ("snapshot", "index", "codes", "members", "reps", "live", "_array")
+
+    SLACK = 64  # codes no longer in use kept beyond as many as are in use
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.index: dict[tuple, int] = {}
+        n = len(snapshot.node_list)
+        self.codes = np.empty(n, np.intp)
+        self.members: list[int] = []  # nodes per code
+        self.reps: list[int] = []  # a node per code (0 for a code no node has)
+        self._array = np.zeros(64, np.intp)  # ``reps`` as an array (the first len(reps))
+        for i in range(n):
+            c = self._code(snapshot.column_key(i), i)
+            self.codes[i] = c
+            self.members[c] += 1
+        self.live = len(self.reps)
+
+    def _rep(self, c: int, i: int) -> None:
+        self.reps[c] = i
+        self._array[c] = i
+
+    def _code(self, key: tuple, i: int) -> int:
+        c = self.index.get(key)
+        if c is None:
+            c = self.index[key] = len(self.reps)
+            self.reps.append(i)
+            if c >= len(self._array):
+                self._array = np.concatenate([self._array, np.zeros(len(self._array), np.intp)])
+            self._array[c] = i
+            self.members.append(0)
+        return c
+
+    def move(self, i: int) -> None:
+        """Node ``i``'s columns changed: its code again (the codes renumbered when those
+        no longer in use outnumber those in use, so memory stays flat)."""
+        old = int(self.codes[i])
+        c = self._code(self.snapshot.column_key(i), i)
+        if c == old:
+            return
+        self.codes[i] = c
+        members = self.members
+        members[old] -= 1
+        if not members[old]:
+            self.live -= 1
+            self._rep(old, 0)
+        elif self.reps[old] == i:
+            self._rep(old, int(np.flatnonzero(self.codes == old)[0]))
+        members[c] += 1
+        if members[c] == 1:
+            self.live += 1
+            self._rep(c, i)
+        if len(self.reps) > 2 * self.live + self.SLACK:
+            self._renumber()
+
+    def _renumber(self) -> None:
+        used = [c for c, m in enumerate(self.members) if m]
+        new = np.full(len(self.reps), -1, np.intp)
+        new[used] = np.arange(len(used), dtype=np.intp)
+        self.codes = new[self.codes]
+        self.index = {k: int(new[c]) for k, c in self.index.items() if self.members[c]}
+        self.reps = [self.reps[c] for c in used]
+        self._array = np.array(self.reps + [0] * max(64, len(used)), np.intp)
+        self.members = [self.members[c] for c in used]
+
+    def representatives(self) -> np.ndarray:
+        """A node of each code (read only, until the next ``move``)."""
+        return self._array[:len(self.reps)]
 
 
 def _count(index: dict[int, int], key: int, sign: int) -> None:
@@ -808,14 +932,16 @@ class PodRows:
 
 
 class _Lazy(Sequence):
-    """A list computed on first use."""
+    """A list computed on first use; ``source``: the NodeSet it lists (plugins that can
+    read its columns need not list it)."""
 
-    __slots__ = ("_make", "_n", "_list")
+    __slots__ = ("_make", "_n", "_list", "source")
 
-    def __init__(self, make: Callable[[], list], n: int) -> None:
+    def __init__(self, make: Callable[[], list], n: int, source: NodeSet | None = None) -> None:
         self._make = make
         self._n = n
         self._list: list | None = None
+        self.source = source
 
     def _items(self) -> list:
         if self._list is None:
@@ -835,7 +961,8 @@ class _Lazy(Sequence):
 class NodeSet:
     """The candidate nodes of one Filter or Score call, as columns.
 
-    Either positions into the snapshot (the columns are the snapshot's, indexed), or
+    Either positions into the snapshot (the columns are the snapshot's, indexed; for
+    every node in order, ``Snapshot.nodes()``, the columns themselves), or
     detached NodeInfos (columns computed from them: a node with nominated pods added
     or preemption victims removed). Plugins only read it."""
 
@@ -887,11 +1014,11 @@ class NodeSet:
 
     def lazy_node_objects(self) -> Sequence[Node]:
         """The nodes, listed only when a plugin reads them."""
-        return _Lazy(lambda: self.node_objects, len(self))
+        return _Lazy(lambda: self.node_objects, len(self), self)
 
     def lazy_names(self) -> Sequence[str]:
         """The node names, listed only when read."""
-        return _Lazy(lambda: self.names, len(self))
+        return _Lazy(lambda: self.names, len(self), self)
 
     def subset(self, where: np.ndarray) -> NodeSet:
         """The nodes at ``where`` (positions within this set)."""
@@ -920,7 +1047,8 @@ class NodeSet:
     def allocatable(self, resource: str) -> np.ndarray:
         snap = self.snapshot
         if snap is not None:
-            return snap.allocatable(resource)[self.positions]
+            col = snap.allocatable(resource)
+            return col if self.positions is snap.all_positions else col[self.positions]
         return np.array([i.node.allocatable.get(resource, 0) for i in self.infos], np.int64)
 
     def requested(self, resource: str) -> np.ndarray:
@@ -929,7 +1057,8 @@ class NodeSet:
             return col
         snap = self.snapshot
         if snap is not None:
-            return snap.requested(resource)[self.positions]
+            col = snap.requested(resource)
+            return col if self.positions is snap.all_positions else col[self.positions]
         return np.array([i.requested.get(resource, 0) for i in self.infos], np.int64)
 
     def non_zero_requested(self, resource: str) -> np.ndarray:
@@ -938,7 +1067,8 @@ class NodeSet:
             return col
         snap = self.snapshot
         if snap is not None:
-            return snap.non_zero_requested(resource)[self.positions]
+            col = snap.non_zero_requested(resource)
+            return col if self.positions is snap.all_positions else col[self.positions]
         return np.array([i.non_zero_requested.get(resource, 0) for i in self.infos], np.int64)
 
     def pod_count(self) -> np.ndarray:
@@ -947,15 +1077,16 @@ class NodeSet:
             return col
         snap = self.snapshot
         if snap is not None:
-            return snap.pod_count[self.positions]
+            return snap.pod_count if self.positions is snap.all_positions else snap.pod_count[self.positions]
         return np.array([len(i.pods) for i in self.infos], np.int64)
 
     def codes(self, key: Hashable, fn: Callable[[Node], Hashable]) -> tuple[np.ndarray, list]:
         """Per node the code of the static property ``fn(node)`` (cached under ``key``
         by the snapshot) and the distinct values, for evaluating once per value."""
-        if self.snapshot is not None:
-            col, values = self.snapshot.static_codes(key, fn)
-            return col[self.positions], values
+        snap = self.snapshot
+        if snap is not None:
+            col, values = snap.static_codes(key, fn)
+            return (col if self.positions is snap.all_positions else col[self.positions]), values
         return _codes([i.node for i in self.infos], fn)
 
     def evaluate(self, key: Hashable, fn: Callable[[Node], _H], value_fn: Callable[[_H], object],
@@ -969,9 +1100,8 @@ class NodeSet:
             col, values = self.codes(key, fn)
         if len(values) == 1:
             return np.full(len(self), value_fn(values[0]), dtype)
-        present = np.unique(col)
         table = np.zeros(len(values), dtype)
-        for c in present:
+        for c in np.flatnonzero(np.bincount(col, minlength=len(values))).tolist():  # the codes present
             table[c] = value_fn(values[c])
         return table[col]
 
@@ -982,9 +1112,11 @@ class ColumnMemo:
     over every node of the snapshot: where a node's columns changed since
     (``Snapshot.changed_since``), its value is computed again by ``row(i)``, the same
     formula on Python numbers for the node at snapshot position ``i`` (or None: then
-    every row is computed again); every other value stands. ``whole(nodes)`` computes the values over a NodeSet (every node, when
-    the key is new or too many rows changed). Used for sets of at least half the
-    snapshot's nodes, read from its own columns; None otherwise (the caller computes)."""
+    every row is computed again); every other value stands. ``whole(nodes)`` computes the
+    values over a NodeSet (when the key is new or too many rows changed: over a node of
+    each group of nodes with equal columns, ``Snapshot.column_groups``, or every node).
+    Used for sets of at least half the snapshot's nodes, read from its own columns; None
+    otherwise (the caller computes)."""
 
     KEYS = 8  # keys kept at most (the oldest is dropped)
     ROWS = 64  # changed rows computed one by one at most; more: ``whole`` again
@@ -1020,7 +1152,12 @@ class ColumnMemo:
                         break
                     values[i] = v
         if values is None:
-            values = whole(snap.nodes())
+            groups = snap.column_groups()
+            if groups is None:
+                values = whole(snap.nodes())
+            else:  # (once per group of nodes with equal columns)
+                codes, reps = groups
+                values = whole(snap.nodes(reps)).take(codes)
             if key not in self._entries and len(self._entries) >= self.KEYS:
                 del self._entries[next(iter(self._entries))]
         self._entries[key] = (snap.column_version, values)

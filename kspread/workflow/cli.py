@@ -163,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                              f"({safetext.line(v.xfail)}): remove `xfail` once the case is meant to pass")
             failed += not v.passed
             passed += v.passed
-            entry = case_entry(doc, v, pictures)
+            entry = case_entry(doc, v, pictures, args.all_ties)
             report.append(entry)
             if v.passed:
                 junit.append(JUnitCase(doc.file, doc.name, doc.line, PASSED, took))
@@ -606,6 +606,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also print every case's actual results, in the shape of expect, every key filled")
     r.add_argument("--no-color", action="store_true",
                    help="no colour on a terminal (as the NO_COLOR environment variable)")
+    r.add_argument("--all-ties", action="store_true",
+                   help="report every node of each tie (ties: the count and the first 10 nodes otherwise)")
     r.add_argument("-k", dest="keyword", metavar="EXPR",
                    help="run only the cases whose name or tags match the expression, as pytest -k "
                         "('web and not slow')")

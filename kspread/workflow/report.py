@@ -59,11 +59,15 @@ REPORTED_KEYS = (*EXPECT_KEYS, "attempts", "ties", "schedulingError", "verdict")
 def actual_entry(actual: dict[str, Any]) -> dict[str, Any]:
     """The ``actual`` of an entry: the results in the shape of ``expect`` and what kspread
     reports beside them (``attempts``, ``ties``, ``schedulingError``, ``verdict``)."""
-    return {k: actual[k] for k in REPORTED_KEYS if k in actual}
+    out = {k: actual[k] for k in REPORTED_KEYS if k in actual}
+    if "ties" in out:  # (plain mappings: the runner's carry the scheduler for every node)
+        out["ties"] = {p: dict(t) for p, t in out["ties"].items()}
+    return out
 
 
-def case_entry(doc: Any, v: Verdict, pictures: bool = False) -> dict[str, Any]:
-    """One case's entry (``doc`` a ``kspread.format.loader.CaseDoc``)."""
+def case_entry(doc: Any, v: Verdict, pictures: bool = False, all_ties: bool = False) -> dict[str, Any]:
+    """One case's entry (``doc`` a ``kspread.format.loader.CaseDoc``); ``all_ties``: each
+    tie with every tied node, not the first ``TIE_NAMES``."""
     entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
     if v.case is not None:
         entry["version"] = str(v.case.version)
@@ -73,6 +77,9 @@ def case_entry(doc: Any, v: Verdict, pictures: bool = False) -> dict[str, Any]:
         entry["error"] = v.error
     if v.outcome is not None:
         entry["actual"] = actual_entry(v.outcome.actual)
+        sched = v.outcome.scheduler
+        if all_ties and entry["actual"].get("ties") and sched is not None:
+            entry["actual"]["ties"] = {k: sched.tie_summary(k, None) for k in entry["actual"]["ties"]}
     if not v.passed and v.case is not None:
         entry["expected"] = jsonable(v.case.expect)
         entry["differences"] = jsonable(differences(v))

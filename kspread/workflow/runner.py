@@ -157,7 +157,9 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
         # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
         # placement kspread took from a tie upstream breaks at random (with the tied nodes)
         actual["attempts"] = {p.key: sched.attempts.get(p.key, 0) for p in case.incoming}
-        actual["ties"] = {p.key: sched.tied_nodes(p.key) for p in case.incoming
+        # (bounded: the count and the first TIE_NAMES nodes; report.case_entry gives every
+        # node on request, from the scheduler)
+        actual["ties"] = {p.key: TieReport(sched, p.key) for p in case.incoming
                           if p.key in sched.ties and placements.get(p.key) is not None}
         if "spread" in case.expect:
             actual["spread"] = spread_actual(case, sched, placements, case.expect["spread"])
@@ -165,6 +167,37 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
 
 
 _MISSING = "(none)"
+TIE_NAMES = 10  # the tied nodes a report names (with their count)
+
+
+class TieReport(dict):
+    """A tie as reports give it, ``{"count": n, "nodes": [...]}`` (the first ``TIE_NAMES``
+    tied nodes in node order); ``every()``: all of them (a golden update writes the
+    whole tied set), from the scheduler."""
+
+    def __init__(self, sched: Scheduler, key: str) -> None:
+        super().__init__(sched.tie_summary(key, TIE_NAMES) or {"count": 0, "nodes": []})
+        self._sched = sched
+        self._key = key
+
+    def every(self) -> list[str]:
+        return self._sched.tied_nodes(self._key) or []
+
+
+def tie_nodes(tie: Any) -> list[str]:
+    """Every node of a reported tie (a ``TieReport``, a ``{count, nodes}`` mapping that
+    names them all, or a list)."""
+    if isinstance(tie, TieReport):
+        return tie.every()
+    if isinstance(tie, Mapping):
+        return list(tie["nodes"])
+    return list(tie)
+
+
+def tie_text(tie: dict[str, Any]) -> str:
+    """A reported tie (``Scheduler.tie_summary``) as text: its nodes, and how many more."""
+    more = tie["count"] - len(tie["nodes"])
+    return ", ".join(tie["nodes"]) + (f" and {more} more" if more > 0 else "")
 NO_DOMAIN = "<none>"  # spread's domain for the pods on nodes without the topology key (kubectl's word)
 
 
@@ -299,7 +332,7 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                     if isinstance(wn, list) and have[key][p] in wn:
                         have[key][p] = wn
                 ties = actual.get("ties") or {}
-                tied = [f"{p} from {', '.join(ties[p])}" for p in w if p in ties]
+                tied = [f"{p} from {tie_text(ties[p])}" for p in w if p in ties]
                 if tied:
                     notes[key] = ("placed by a tie, the first tied node in node order taken (upstream picks any): "
                                   + "; ".join(tied))

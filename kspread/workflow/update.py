@@ -36,7 +36,7 @@ import yaml
 
 from kspread.errors import format_path
 from kspread.format.files import locked, write_atomic
-from kspread.workflow.runner import EXPECT_KEYS
+from kspread.workflow.runner import EXPECT_KEYS, tie_nodes
 from kspread.workflow.yamltext import flow, scalar
 
 
@@ -84,8 +84,8 @@ def _placements_with_ties(actual: Mapping[str, Any]) -> dict[str, Any]:
     """A sequence's placements as an update writes them: a placement kspread took from a
     tie upstream breaks at random is written as the tied set (the pod ends on one of them),
     never as a plain fact."""
-    ties = actual.get("ties") or {}
-    return {p: (list(ties[p]) if p in ties and len(ties[p]) > 1 else n) for p, n in actual["placements"].items()}
+    ties = {p: tie_nodes(t) for p, t in (actual.get("ties") or {}).items()}
+    return {p: (ties[p] if p in ties and len(ties[p]) > 1 else n) for p, n in actual["placements"].items()}
 
 
 def default_expect(actual: Mapping[str, Any]) -> dict[str, Any]:

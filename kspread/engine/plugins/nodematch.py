@@ -115,8 +115,16 @@ def required_node_affinity_matches_nodes(pod: Pod, nodes: NodeSet) -> np.ndarray
     required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
     if required is None and not pod.node_selector:
         return np.ones(len(nodes), bool)
-    return evaluate_by_selected_labels(nodes, pod.node_selector, (required or (),),
-                                       lambda n: required_node_affinity_matches(pod, n), bool)
+    snap = nodes.snapshot
+    if snap is None or nodes.positions is None:
+        return evaluate_by_selected_labels(nodes, pod.node_selector, (required or (),),
+                                           lambda n: required_node_affinity_matches(pod, n), bool)
+    # (over every node of the snapshot, once per nodeSelector and required terms)
+    every = snap.static_memo(("required node affinity", tuple(sorted(pod.node_selector.items())), required),
+                             lambda: evaluate_by_selected_labels(snap.nodes(), pod.node_selector, (required or (),),
+                                                                 lambda n: required_node_affinity_matches(pod, n),
+                                                                 bool))
+    return every if nodes.positions is snap.all_positions else every[nodes.positions]
 
 
 def required_node_affinity_matches(pod: Pod, node: Node) -> bool:

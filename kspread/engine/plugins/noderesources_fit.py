@@ -55,6 +55,7 @@ from kspread.engine.framework.interface import (
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, Status, error
 from kspread.engine.model import Pod
+from kspread.engine.plugins.resource_allocation import derived
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kspread.engine.resources import LastRequests, pod_requests
 from kspread.engine.snapshot import ColumnMemo, NodeInfo, NodeSet, Snapshot
@@ -242,14 +243,16 @@ def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet | _Whole, 
     if isinstance(nodes, NodeSet) and nodes.snapshot is not None and nodes.overrides is None:
         snap, positions = nodes.snapshot, nodes.positions
         if positions is not None and 2 * len(positions) >= len(snap.node_list):
-            return failure_keys(plan, _Whole(snap), version).take(positions)
+            every = failure_keys(plan, _Whole(snap), version)
+            return every if positions is snap.all_positions else every.take(positions)
     dtype = np.uint8 if len(plan) <= 7 else np.int64 if len(plan) <= 62 else object
     unres_matters = unresolvable_when_larger_than_node(version)
     keys: np.ndarray | None = None
     unres: np.ndarray | None = None
     for k, (r, _, req) in enumerate(plan):
         failed, _, capacity = _failed(r, req, nodes)
-        if unres_matters and r != PODS:
+        # (a request no node's allocatable is below exceeds none: nothing to mark)
+        if unres_matters and r != PODS and req > derived(capacity, "min", _least):
             over = failed & (req > capacity)
             unres = over if unres is None else unres | over
         bits = (failed.view(np.uint8) if dtype is np.uint8 else failed.astype(dtype)) << (k + 1)
@@ -261,6 +264,10 @@ def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet | _Whole, 
     if unres is not None:
         keys |= unres.view(np.uint8) if dtype is np.uint8 else unres.astype(dtype)
     return keys
+
+
+def _least(a: np.ndarray) -> int:
+    return int(a.min()) if len(a) else 0
 
 
 def failure_key_row(plan: Sequence[tuple[str, str, int]], snapshot: Snapshot, i: int, version: Version) -> int:

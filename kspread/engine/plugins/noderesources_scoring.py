@@ -33,14 +33,20 @@ from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
 from kspread.engine.model import Node, Pod
 from kspread.engine.plugins.resource_allocation import (
     UsageColumn,
+    balanced_change_plain,
     balanced_change_row,
     balanced_change_scores,
     balanced_legacies,
     balanced_std_row,
     balanced_std_scores,
+    balanced_without_row,
+    balanced_without_scores,
+    is_scalar_resource,
+    least_allocated_plain,
     least_requested_row,
     least_requested_scores,
     most_requested_scores,
+    plain_columns,
     pod_scoring_requests,
     rtcr_combines,
     rtcr_resource_scores,
@@ -140,6 +146,11 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         return self._scores(nodes, requests)
 
     def _scores(self, nodes: NodeSet, requests: list[int]) -> np.ndarray:
+        if self.strategy.kind == LEAST_ALLOCATED:  # (every node scoring every resource: fewer steps)
+            plain = plain_columns(nodes, self.strategy.resources, requests, self.version, False)
+            out = None if plain is None else least_allocated_plain(plain, self.version.max_node_score)
+            if out is not None:
+                return out
         cols = usage_columns(nodes, self.strategy.resources, requests, self.version, False)
         return score_columns(self.strategy, cols, self.version, len(nodes))
 
@@ -228,6 +239,8 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         self._last_requests = LastRequests()  # PreScore's state of the last pod's requests
         self._memo = ColumnMemo()  # the scores over the snapshot's nodes, per pod requests
         self._plan: tuple | None = None  # (snapshot, requests, usage_plan) of the memo's rows
+        # from 1.36 the scores without the pod, per set of resources left in (any pod's)
+        self._without = ColumnMemo()
 
     _KEY = "PreScoreNodeResourcesBalancedAllocation"
 
@@ -268,13 +281,31 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
             return balanced_change_row(usage, max_score)
         return balanced_std_row([(r, a, p) for _, a, r, _, p in usage], max_score)
 
+    def _without_row(self, snapshot, i: int, requests: list[int]) -> int | None:
+        """``balanced_without_scores`` of the node at snapshot position ``i``."""
+        usage = usage_row(usage_plan(snapshot, self.resources, requests, self.version,
+                                     self.flags.balanced_uses_requested), i)
+        return None if usage is None else balanced_without_row(usage, self.version.max_node_score)
+
     def _scores(self, nodes: NodeSet, requests: list[int]) -> np.ndarray:
         max_score = self.version.max_node_score
         flags = self.flags
         n = len(nodes)
-        cols = usage_columns(nodes, self.resources, requests, self.version, flags.balanced_uses_requested)
+        plain = (plain_columns(nodes, self.resources, requests, self.version, flags.balanced_uses_requested)
+                 if flags.balanced_scores_change else None)
+        cols = [] if plain is not None else usage_columns(nodes, self.resources, requests, self.version,
+                                                          flags.balanced_uses_requested)
         if flags.balanced_scores_change:
-            return balanced_change_scores(cols, max_score, n)
+            # what the nodes score without the pod depends on the resources left in, not
+            # on the pod's requests: kept across cycles (over every node), as the scores are
+            left_in = tuple(requests[k] != 0 or not is_scalar_resource(r.name) for k, r in enumerate(self.resources))
+            snap = nodes.snapshot
+            without = self._without.over(nodes, left_in, lambda ns: balanced_without_scores(
+                usage_columns(ns, self.resources, requests, self.version, flags.balanced_uses_requested),
+                max_score, len(ns)), lambda i: self._without_row(snap, i, requests))
+            if plain is not None:  # (every node scoring every resource: fewer steps)
+                return balanced_change_plain(plain, max_score, n, without)
+            return balanced_change_scores(cols, max_score, n, without)
         if flags.balanced_std:
             return balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
         return balanced_legacies(cols[0], cols[1], max_score)

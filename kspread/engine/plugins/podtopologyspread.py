@@ -138,26 +138,60 @@ def topology_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
     return nodes.codes(("label", key), lambda n: n.labels.get(key))
 
 
-def _present(values: list) -> np.ndarray:
-    return np.array([x is not None for x in values], bool)
+def has_key(nodes: NodeSet, key: str) -> np.ndarray:
+    """Per node whether it has label ``key`` (once per snapshot and key: a key whose
+    values are all distinct, the hostname, lists no values per cycle). Read only."""
+    snap = nodes.snapshot
+
+    def every(ns: NodeSet) -> np.ndarray:
+        codes, values = ns.codes(("has-label", key), lambda n: key in n.labels)
+        return np.asarray(values, bool)[codes] if values else np.zeros(0, bool)
+
+    if snap is None or nodes.positions is None:
+        return every(nodes)
+    col = snap.static_memo(("has-label", key), lambda: every(snap.nodes()))
+    return col if nodes.positions is snap.all_positions else col[nodes.positions]
+
+
+def value_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
+    """Per node the code of its value of label ``key``, a missing label read as ""
+    (``node.Labels[key]`` in Go), and the distinct values."""
+    return nodes.codes(("label-or-empty", key), lambda n: n.labels.get(key, ""))
+
+
+def snapshot_positions(snap: Any, nodes: Any) -> np.ndarray:
+    """The positions in ``snap`` of ``nodes``: a NodeSet, or a sequence of Nodes or of
+    names (the scheduler's lazy lists carry their NodeSet: its positions, no listing)."""
+    src = nodes if isinstance(nodes, NodeSet) else getattr(nodes, "source", None)
+    if isinstance(src, NodeSet):
+        if src.snapshot is snap and src.positions is not None:
+            return src.positions
+        nodes = src.infos
+    position = snap.position
+    return np.array([position[n if isinstance(n, str) else n.name] for n in nodes], np.intp)
 
 
 def _taints(node: Node) -> tuple:
     return node.taints
 
 
-def _first_appearance(codes: np.ndarray) -> list[int]:
-    """The distinct codes in the order they first appear."""
-    if not len(codes):
+def _first_appearance(codes: np.ndarray, n_codes: int) -> list[int]:
+    """The distinct codes (of ``n_codes``) in the order they first appear."""
+    n = len(codes)
+    if not n:
         return []
-    distinct, first = np.unique(codes, return_index=True)
-    return distinct[np.argsort(first)].tolist()
+    first = np.full(n_codes, n, np.intp)
+    first[codes[::-1]] = np.arange(n - 1, -1, -1, dtype=np.intp)  # (a repeated index keeps the last value)
+    present = np.flatnonzero(first < n)
+    at = first[present]
+    if len(at) > 1 and not (at[1:] > at[:-1]).all():  # (codes given in node order mostly appear in code order)
+        present = present[np.argsort(at, kind="stable")]
+    return present.tolist()
 
 
 def _sum_by_code(codes: np.ndarray, counts: np.ndarray, n_codes: int) -> np.ndarray:
-    out = np.zeros(n_codes, np.int64)
-    np.add.at(out, codes, counts)
-    return out
+    """Per code the sum of ``counts`` (pod counts: exact in float64)."""
+    return np.bincount(codes, weights=counts, minlength=n_codes).astype(np.int64)
 
 
 # ---- PreFilter state -------------------------------------------------------------------
@@ -203,22 +237,68 @@ class CriticalPaths:
         return self.nums[0]
 
 
-@dataclass
+class Domains:
+    """One constraint's domains after PreFilter as arrays: their codes (``values``: the
+    snapshot's values of the key, ``topology_codes``) in the order of their first node,
+    and their matching pods."""
+
+    __slots__ = ("codes", "counts", "values")
+
+    def __init__(self, codes: np.ndarray, counts: np.ndarray, values: list) -> None:
+        self.codes = codes
+        self.counts = counts
+        self.values = values
+
+
 class PreFilterState:
-    constraints: list[Constraint] = field(default_factory=list)
-    # per constraint: topology value -> matching pods (insertion = node order)
-    match_num: list[dict[str, int]] = field(default_factory=list)
-    paths: list[CriticalPaths] = field(default_factory=list)
-    # per constraint: domains counted in PreFilter (TpKeyToDomainsNum, before 1.33;
-    # None when the MinDomains gate is off)
-    domains_at_prefilter: list[int | None] = field(default_factory=list)
+    """Per constraint its domains (``match_num``: topology value -> matching pods, in the
+    order of their first node; kept as ``Domains`` arrays until a mapping is asked for,
+    which AddPod / RemovePod and explain do), the critical paths, and the domains
+    counted in PreFilter (TpKeyToDomainsNum, before 1.33; None when the MinDomains gate
+    is off)."""
+
+    __slots__ = ("constraints", "_match_num", "_domains", "paths", "domains_at_prefilter")
+
+    def __init__(self, constraints: list[Constraint] | None = None,
+                 match_num: list[dict[str, int] | None] | None = None, paths: list[CriticalPaths] | None = None,
+                 domains_at_prefilter: list[int | None] | None = None,
+                 domains: list[Domains | None] | None = None) -> None:
+        self.constraints = constraints if constraints is not None else []
+        self._match_num: list[dict[str, int] | None] = match_num if match_num is not None else []
+        self._domains: list[Domains | None] = domains if domains is not None else [None] * len(self._match_num)
+        self.paths = paths if paths is not None else []
+        self.domains_at_prefilter = domains_at_prefilter if domains_at_prefilter is not None else []
+
+    @property
+    def match_num(self) -> list[dict[str, int]]:
+        out = self._match_num
+        for i, m in enumerate(out):
+            if m is None:
+                d = self._domains[i]
+                assert d is not None
+                out[i] = {d.values[k]: n for k, n in zip(d.codes.tolist(), d.counts.tolist())}
+                self._domains[i] = None  # (the mapping is the state from now on)
+        return out  # type: ignore[return-value]
+
+    def domain_count(self, i: int) -> int:
+        m = self._match_num[i]
+        if m is not None:
+            return len(m)
+        d = self._domains[i]
+        assert d is not None
+        return len(d.codes)
+
+    def domains(self, i: int) -> Domains | None:
+        """Constraint ``i``'s domains as arrays, None once they are a mapping."""
+        return self._domains[i] if self._match_num[i] is None else None
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
             self.constraints,
-            [dict(m) for m in self.match_num],
+            [None if m is None else dict(m) for m in self._match_num],
             [p.clone() for p in self.paths],
             list(self.domains_at_prefilter),
+            list(self._domains),  # (arrays: never changed)
         )
 
     def min_match_num(self, i: int, version: Version) -> int | None:
@@ -227,7 +307,7 @@ class PreFilterState:
         c = self.constraints[i]
         m = self.paths[i].min
         if version.pts_domains_counted_live:
-            if len(self.match_num[i]) < c.min_domains:
+            if self.domain_count(i) < c.min_domains:
                 m = 0
             return m
         domains = self.domains_at_prefilter[i]
@@ -240,19 +320,49 @@ class PreFilterState:
         return m
 
 
+def _paths_of(m: Mapping[str, int]) -> CriticalPaths:
+    """The critical paths of domains given in order (``CriticalPaths.update`` each)."""
+    p = CriticalPaths()
+    for value, num in m.items():
+        p.update(value, num)
+    return p
+
+
+def _paths_of_domains(d: Domains, nodes: NodeSet, key: str) -> CriticalPaths:
+    """``_paths_of`` the domains' arrays: updating in order keeps the two smallest counts,
+    the earlier of equal ones first (a stable sort's first two); a domain "" meets the
+    paths' initial "" values, so that case updates one by one."""
+    empty = nodes.snapshot.static_memo(  # type: ignore[union-attr]
+        ("code of the empty value", key), lambda: np.array([d.values.index("") if "" in d.values else -1]))
+    if empty[0] >= 0 and (d.codes == empty[0]).any():
+        return _paths_of({d.values[k]: n for k, n in zip(d.codes.tolist(), d.counts.tolist())})
+    p = CriticalPaths()
+    first = np.argsort(d.counts, kind="stable")[:2].tolist()
+    for slot, j in enumerate(first):
+        p.values[slot] = d.values[int(d.codes[j])]
+        p.nums[slot] = int(d.counts[j])
+    return p
+
+
 # ---- PreScore state ----------------------------------------------------------------------
 
 
 @dataclass
 class PreScoreState:
     constraints: list[Constraint] = field(default_factory=list)
-    ignored_nodes: set[str] = field(default_factory=set)
-    # per constraint: topology value -> matching pods (no entries for hostname)
-    value_counts: list[dict[str, int]] = field(default_factory=list)
+    # IgnoredNodes: per snapshot position (None: no node ignored)
+    ignored: np.ndarray | None = None
+    # per constraint (None for hostname): per code of ``value_codes`` (a missing label
+    # read as "") the matching pods of the domain, -1 where the value is no domain
+    # of the candidate nodes (TopologyValueToPodCounts has no entry)
+    value_counts: list[np.ndarray | None] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
     # 1.18 only: nodes that carry every key, and counts by (key, value)
-    node_name_set: set[str] = field(default_factory=set)
-    pair_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    # (as arrays: per snapshot position whether the node is in NodeNameSet; per topology
+    # key, per code of ``topology_codes``, the count of the pair (key, value), -1 where
+    # the pair is not counted)
+    in_name_set: np.ndarray | None = None
+    pair_counts: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 # ---- formulas (scoring.go) ----------------------------------------------------------------
@@ -369,30 +479,49 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         # the default constraints of each action (filter_constraints), when they do not
         # depend on the pod's labels (no matchLabelKeys): made once
         self._defaults_by_action: dict[str, list[Constraint]] = {}
-        self._last_selector: tuple[tuple, Selector] | None = None  # (namespace, labels, controller), selector
+        # the constraints of pods, read only: (action, namespace, labels, controller) ->
+        # the defaults with their selector; (action, id of the pod's own constraints,
+        # labels when they have matchLabelKeys) -> (those constraints, the filtered ones)
+        self._made: dict[tuple, Any] = {}
+
+    MADE = 256  # constraint lists kept (then it starts over)
 
     # -- constraints of a pod
 
     def _constraints(self, pod: Pod, action: str) -> list[Constraint]:
         v = self.version
-        if pod.topology_spread_constraints:
-            return filter_constraints(pod.topology_spread_constraints, pod.labels, action, v)
+        made = self._made
+        if len(made) >= self.MADE:
+            made.clear()
+        own = pod.topology_spread_constraints
+        if own:
+            # pods written alike share their constraints (never mutated): made once per object
+            labels = tuple(sorted(pod.labels.items())) if any(c.match_label_keys for c in own) else None
+            hit = made.get((action, id(own), labels))
+            if hit is None or hit[0] is not own:
+                hit = made[(action, id(own), labels)] = (own, filter_constraints(own, pod.labels, action, v))
+            return hit[1]
         cons = self._defaults_by_action.get(action)
         if cons is None:
             cons = filter_constraints(self.default_constraints, pod.labels, action, v)
             if not any(c.match_label_keys for c in self.default_constraints):
                 self._defaults_by_action[action] = cons  # (read only)
+            else:
+                return self._with_default_selector(pod, cons)
         if not cons:
             return []
         # the listers do not change in a case: the selector depends on the pod's
-        # namespace, labels and controller only (the last pod's kept)
-        key = (pod.namespace, pod.labels, pod.controller)
-        last = self._last_selector
-        if last is not None and last[0] == key:
-            sel = last[1]
-        else:
-            sel = default_selector(pod, self.handle.listers, v)
-            self._last_selector = (key, sel)
+        # namespace, labels and controller only
+        key = (action, pod.namespace, tuple(sorted(pod.labels.items())), pod.controller)
+        out = made.get(key)
+        if out is None:
+            out = made[key] = self._with_default_selector(pod, cons)
+        return out
+
+    def _with_default_selector(self, pod: Pod, cons: list[Constraint]) -> list[Constraint]:
+        if not cons:
+            return []
+        sel = default_selector(pod, self.handle.listers, self.version)
         if sel.empty():
             return []
         return [replace(c, selector=sel) for c in cons]
@@ -427,19 +556,21 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         affinity_ok = required_node_affinity_matches_nodes(pod, nodes)
         keys = [topology_codes(nodes, c.topology_key) for c in constraints]
         has_all = np.ones(len(nodes), bool)
-        for codes, values in keys:
-            has_all &= _present(values)[codes]
-        match_num: list[dict[str, int]] = []
+        for con in constraints:
+            has_all &= has_key(nodes, con.topology_key)
+        match_num: list[dict[str, int] | None] = []
+        arrays: list[Domains | None] = []
+        paths: list[CriticalPaths] = []
         if v.pts_counts_pods_off_affinity:
             domain_nodes = affinity_ok & has_all
-            for (codes, values), count in zip(keys, counts):
-                m = {values[c]: 0 for c in _first_appearance(codes[domain_nodes])}
+            for con, count in zip(constraints, counts):
+                # a node without the key counts under "" (a missing label read as "")
+                codes, values = value_codes(nodes, con.topology_key)
                 per_code = _sum_by_code(codes, count, len(values))
-                for c, value in enumerate(values):  # a node without the key counts under ""
-                    key = "" if value is None else value
-                    if key in m:
-                        m[key] += int(per_code[c])
+                m = {values[k]: int(per_code[k]) for k in _first_appearance(codes[domain_nodes], len(values))}
                 match_num.append(m)
+                arrays.append(None)
+                paths.append(_paths_of(m))
         else:
             base = has_all if inclusion else has_all & affinity_ok
             untolerated = None
@@ -450,21 +581,22 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                         mask = mask & affinity_ok
                     if con.node_taints_policy == HONOR:
                         if untolerated is None:
-                            untolerated = nodes.evaluate("taints", _taints, lambda t: find_untolerated_taint(
-                                t, pod.tolerations, do_not_schedule_taints) is not None, bool)
+                            untolerated = self._untolerated(pod, nodes)
                         mask = mask & ~untolerated
-                per_code = _sum_by_code(codes[mask], count[mask], len(values))
-                match_num.append({values[k]: int(per_code[k]) for k in _first_appearance(codes[mask])})
-        paths = []
-        for m in match_num:
-            p = CriticalPaths()
-            for value, num in m.items():
-                p.update(value, num)
-            paths.append(p)
-        domains: list[int | None] = [
-            len(m) if v.gate(GATE_MIN_DOMAINS) else None for m in match_num
-        ]
-        return PreFilterState(constraints, match_num, paths, domains)
+                if mask.all():  # (static codes are numbered in node order: they first appear in code order)
+                    per_code = _sum_by_code(codes, count, len(values))
+                    order = np.arange(len(values), dtype=np.intp)  # (every node has the keys: each code is used)
+                else:
+                    per_code = _sum_by_code(codes[mask], count[mask], len(values))
+                    order = np.array(_first_appearance(codes[mask], len(values)), np.intp)
+                d = Domains(order, per_code[order], values)
+                match_num.append(None)
+                arrays.append(d)
+                paths.append(_paths_of_domains(d, nodes, con.topology_key))
+        state = PreFilterState(constraints, match_num, paths, [], arrays)
+        state.domains_at_prefilter = [state.domain_count(i) if v.gate(GATE_MIN_DOMAINS) else None
+                                      for i in range(len(constraints))]
+        return state
 
     def _count_columns(self, pod: Pod, constraints: Sequence[Constraint]) -> list[np.ndarray]:
         """Per constraint: per node (snapshot order) the matching pods (countPodsMatchSelector)."""
@@ -484,7 +616,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         n = len(nodes)
         if not s.constraints:
             return Filtered.passing(n)
-        if v.pts_filter_passes_without_domains and not any(s.match_num):
+        if v.pts_filter_passes_without_domains and not any(s.domain_count(i) for i in range(len(s.constraints))):
             return Filtered.passing(n)
         missing = (unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH) if v.pts_missing_label_unresolvable
                    else unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH))
@@ -493,14 +625,20 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         decided = np.zeros(n, bool)
         for i, c in enumerate(s.constraints):  # the first constraint a node fails decides
             codes, values = topology_codes(nodes, c.topology_key)
-            lacks = ~_present(values)[codes] & ~decided
+            lacks = ~has_key(nodes, c.topology_key) & ~decided
             ids[lacks] = 1
             decided |= lacks
             min_match = s.min_match_num(i, v)
             if min_match is None:
                 continue
             self_match = 1 if c.selector.matches(pod.labels) else 0
-            per_value = np.array([s.match_num[i].get(x, 0) if x is not None else 0 for x in values], np.int64)
+            d = s.domains(i)
+            if d is not None and d.values is values:  # (a value that is no domain counts 0)
+                per_value = np.zeros(len(values), np.int64)
+                per_value[d.codes] = d.counts
+            else:
+                m = s.match_num[i]
+                per_value = np.array([m.get(x, 0) if x is not None else 0 for x in values], np.int64)
             skewed = (per_value[codes] + self_match - min_match > c.max_skew) & ~decided
             ids[skewed] = 2
             decided |= skewed
@@ -557,64 +695,90 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         return SUCCESS
 
     def _pre_score_state(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
+        """initPreScoreState and PreScore's count over all nodes, as arrays over the
+        snapshot: the domains of each constraint are the values of its key on the
+        candidate nodes that are not ignored; the counting nodes match the pod's
+        required node affinity (with the inclusion policies: per constraint, as they
+        say), carry every key (when all are required), and count under their value
+        when it is a domain. Every per-node test is of labels or taints, evaluated once
+        per distinct value (``pre_score_reference`` is the per-node form)."""
         v = self.version
+        snap = self.handle.snapshot
+        alln = snap.nodes()
+        n = len(alln)
         require_all = (bool(pod.topology_spread_constraints) or not self.system_defaulted
                        or not v.pts_system_defaults_relax_topologies)
-        s = PreScoreState(constraints, value_counts=[{} for _ in constraints])
-        topo_size = [0] * len(constraints)
-        for node in nodes:
-            if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
-                s.ignored_nodes.add(node.name)
-                continue
-            for i, c in enumerate(constraints):
-                if c.topology_key == HOSTNAME_LABEL:
-                    continue
-                value = node.labels.get(c.topology_key, "")
-                if value not in s.value_counts[i]:
-                    s.value_counts[i][value] = 0
-                    topo_size[i] += 1
-        for i, c in enumerate(constraints):
-            size = topo_size[i]
-            if c.topology_key == HOSTNAME_LABEL:
-                size = len(nodes) - len(s.ignored_nodes)
-            s.weights.append(topology_normalizing_weight(size))
-        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
+        candidates = snapshot_positions(snap, nodes)
+        has_all = np.ones(n, bool)
+        if require_all:
+            for c in constraints:
+                has_all &= has_key(alln, c.topology_key)
+        if require_all and not has_all.all():
+            scored = candidates[has_all[candidates]]
+            ignored = np.zeros(n, bool)
+            ignored[candidates] = True
+            ignored[scored] = False
+            s = PreScoreState(constraints, ignored if len(scored) < len(candidates) else None)
+        else:
+            scored = candidates
+            s = PreScoreState(constraints)
+        counts = self._count_columns(pod, constraints)
         inclusion = v.gate(GATE_NODE_INCLUSION)
-        for k, ni in enumerate(self.handle.snapshot.node_list):
-            node = ni.node
-            affinity_ok = required_node_affinity_matches(pod, node)
-            if not inclusion and not affinity_ok:
+        affinity_ok = required_node_affinity_matches_nodes(pod, alln)
+        base = has_all if inclusion else has_all & affinity_ok
+        untolerated: np.ndarray | None = None
+        for c, count in zip(constraints, counts):
+            if c.topology_key == HOSTNAME_LABEL:
+                s.value_counts.append(None)
+                s.weights.append(topology_normalizing_weight(len(scored)))
                 continue
-            if require_all and not node_labels_match_spread_constraints(node.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if inclusion and not match_node_inclusion_policies(c, pod, node, affinity_ok):
-                    continue
-                value = node.labels.get(c.topology_key, "")
-                if value not in s.value_counts[i]:
-                    continue
-                s.value_counts[i][value] += counts[i][k]
+            codes, values = value_codes(alln, c.topology_key)
+            domain = np.zeros(len(values), bool)
+            domain[codes[scored]] = True
+            s.weights.append(topology_normalizing_weight(int(domain.sum())))
+            mask = base
+            if inclusion:
+                if c.node_affinity_policy == HONOR:
+                    mask = mask & affinity_ok
+                if c.node_taints_policy == HONOR:
+                    if untolerated is None:
+                        untolerated = self._untolerated(pod, alln)
+                    mask = mask & ~untolerated
+            summed = np.bincount(codes[mask], weights=count[mask], minlength=len(values))
+            s.value_counts.append(np.where(domain, summed.astype(np.int64), -1))
         return s
 
+    def _untolerated(self, pod: Pod, nodes: NodeSet) -> np.ndarray:
+        """Per node of the snapshot whether it has a NoSchedule / NoExecute taint the pod
+        does not tolerate (once per tolerations)."""
+        return self.handle.snapshot.static_memo(("untolerated", pod.tolerations), lambda: nodes.evaluate(
+            "taints", _taints, lambda t: find_untolerated_taint(t, pod.tolerations, do_not_schedule_taints) is not None,
+            bool))
+
     def _pre_score_state_v18(self, pod: Pod, constraints: list[Constraint], nodes: Sequence[Node]) -> PreScoreState:
-        s = PreScoreState(constraints)
-        for node in nodes:
-            if not node_labels_match_spread_constraints(node.labels, constraints):
-                continue
-            for c in constraints:
-                s.pair_counts.setdefault((c.topology_key, node.labels[c.topology_key]), 0)
-            s.node_name_set.add(node.name)
-        counts = [c.tolist() for c in self._count_columns(pod, constraints)]
-        for k, ni in enumerate(self.handle.snapshot.node_list):
-            node = ni.node
-            if not required_node_affinity_matches(pod, node):
-                continue
-            if not node_labels_match_spread_constraints(node.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                pair = (c.topology_key, node.labels[c.topology_key])
-                if pair in s.pair_counts:
-                    s.pair_counts[pair] += counts[i][k]
+        """1.18: NodeNameSet, the candidate nodes that carry every key; a pair (key,
+        value) per such node and constraint; each pair's count summed, per constraint of
+        its key, over the nodes that match the pod's required affinity and carry every
+        key (arrays over the snapshot, per key)."""
+        snap = self.handle.snapshot
+        alln = snap.nodes()
+        has_all = np.ones(len(alln), bool)
+        for c in constraints:
+            has_all &= has_key(alln, c.topology_key)
+        candidates = snapshot_positions(snap, nodes)
+        in_set = np.zeros(len(alln), bool)
+        in_set[candidates[has_all[candidates]]] = True
+        counting = has_all & required_node_affinity_matches_nodes(pod, alln)
+        s = PreScoreState(constraints, in_name_set=in_set)
+        for c, count in zip(constraints, self._count_columns(pod, constraints)):
+            codes, values = topology_codes(alln, c.topology_key)
+            pairs = s.pair_counts.get(c.topology_key)
+            if pairs is None:
+                pairs = np.full(len(values), -1, np.int64)
+                pairs[codes[in_set]] = 0
+                s.pair_counts[c.topology_key] = pairs
+            summed = _sum_by_code(codes[counting], count[counting], len(values))
+            pairs += np.where(pairs >= 0, summed, 0)
         return s
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
@@ -622,23 +786,28 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
         if not v.pts_weighted_scoring:
-            return np.array([self._score_v18(s, info.node) for info in nodes.infos], np.int64)
+            return self._scores_v18(s, nodes)
         n = len(nodes)
-        score = np.zeros(n, np.float64)
+        score: np.ndarray | None = None
         for i, c in enumerate(s.constraints):  # float sums in constraint order, as upstream
-            codes, values = topology_codes(nodes, c.topology_key)
-            present = _present(values)[codes]
-            if c.topology_key == HOSTNAME_LABEL:
+            present = has_key(nodes, c.topology_key)
+            per_value = s.value_counts[i]
+            if per_value is None:
                 cnt = self._counts_on(pod, c, nodes)
             else:
-                per_value = np.array([s.value_counts[i].get(x, 0) if x is not None else 0 for x in values],
-                                     np.int64)
-                cnt = per_value[codes]
+                snap = self.handle.snapshot  # (the codes of the snapshot's values, for detached nodes too)
+                codes = value_codes(snap.nodes(), c.topology_key)[0]
+                cnt = np.maximum(per_value, 0)[codes if nodes.positions is snap.all_positions
+                                               else codes[snapshot_positions(snap, nodes)]]
             term = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)  # scoreForCount
-            score = score + np.where(present, term, 0.0)
+            if not present.all():
+                term = np.where(present, term, 0.0)
+            score = term if score is None else score + term  # (0.0 + term is term: the same bits)
+        if score is None:
+            score = np.zeros(n, np.float64)
         out = go_rounds(score) if v.pts_score_rounds else np.trunc(score).astype(np.int64)
-        if s.ignored_nodes:
-            out[_in(nodes.names, s.ignored_nodes)] = 0
+        if s.ignored is not None:
+            out[s.ignored[snapshot_positions(self.handle.snapshot, nodes)]] = 0
         return out
 
     def _counts_on(self, pod: Pod, c: Constraint, nodes: NodeSet) -> np.ndarray:
@@ -649,28 +818,30 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             return nodes.snapshot.count_column(pod.namespace, c.selector)[nodes.positions]
         return np.array([self._count_on(pod, c, info) for info in nodes.infos], np.int64)
 
-    @staticmethod
-    def _score_v18(s: PreScoreState, node: Node) -> int:
-        if node.name not in s.node_name_set:
-            return 0
-        labels = node.labels
-        total = 0
+    def _scores_v18(self, s: PreScoreState, nodes: NodeSet) -> np.ndarray:
+        """1.18's Score: 0 outside NodeNameSet, else the counts of the node's pairs, one
+        per constraint."""
+        if s.in_name_set is None:  # (no constraint: NodeNameSet is empty)
+            return np.zeros(len(nodes), np.int64)
+        snap = self.handle.snapshot
+        positions = snapshot_positions(snap, nodes)
+        inside = s.in_name_set[positions]
+        total = np.zeros(len(nodes), np.int64)
         for c in s.constraints:
-            if c.topology_key in labels:
-                total += s.pair_counts[(c.topology_key, labels[c.topology_key])]
-        return total
+            codes = topology_codes(snap.nodes(), c.topology_key)[0][positions]
+            total += np.maximum(s.pair_counts[c.topology_key], 0)[codes]
+        return np.where(inside, total, 0)
 
     def normalize_scores(self, state: CycleState, pod: Pod, names: Sequence[str],
                          scores: np.ndarray) -> np.ndarray:
         s = state.read(PRE_SCORE_KEY)
         assert isinstance(s, PreScoreState)
         if self.version.pts_weighted_scoring:
-            return normalize_score_array(scores, _in(names, s.ignored_nodes) if s.ignored_nodes else None)
-        return normalize_score_array_v18(scores, ~_in(names, s.node_name_set))
-
-
-def _in(names: Sequence[str], members: set[str]) -> np.ndarray:
-    return np.array([n in members for n in names], bool)
+            ignored = None if s.ignored is None else s.ignored[snapshot_positions(self.handle.snapshot, names)]
+            return normalize_score_array(scores, ignored)
+        if s.in_name_set is None:
+            return normalize_score_array_v18(scores, np.ones(len(scores), bool))
+        return normalize_score_array_v18(scores, ~s.in_name_set[snapshot_positions(self.handle.snapshot, names)])
 
 
 __all__ = [

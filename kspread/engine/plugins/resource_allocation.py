@@ -27,8 +27,9 @@ their parsing and validation: ``kspread.engine.framework.args``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -65,11 +66,36 @@ def go_rounds(x: np.ndarray) -> np.ndarray:
 # "unlimited" allocatable (2**62) does not, and is computed with Python integers.
 _INT64_SAFE = 2**63 // 1024
 
+# what is derived from a read-only array that owns its data (the snapshot's allocatable
+# columns: static), per (id, what); the entry keeps the array, so its id stays its own
+_DERIVED: dict[tuple[int, str], tuple[np.ndarray, Any]] = {}
+_DERIVED_KEPT = 32
+
+
+def derived(a: np.ndarray, what: str, make: Callable[[np.ndarray], Any]) -> Any:
+    """``make(a)``, kept for ``a`` when it cannot change (read only, its own data)."""
+    if a.flags.writeable or not a.flags.owndata:
+        return make(a)
+    key = (id(a), what)
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not a:
+        if len(_DERIVED) >= _DERIVED_KEPT:
+            _DERIVED.clear()
+        value = make(a)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        hit = _DERIVED[key] = (a, value)
+    return hit[1]
+
+
+def _small(x: np.ndarray) -> bool:
+    return not len(x) or (int(x.max()) < _INT64_SAFE and int(x.min()) > -_INT64_SAFE)
+
 
 def exact(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     """The arrays as int64 when every value is small enough for the formulas' products
     (factors up to 1024) to stay in int64, else as exact-integer object arrays."""
-    if all(not len(x) or (int(x.max()) < _INT64_SAFE and int(x.min()) > -_INT64_SAFE) for x in arrays):
+    if all(derived(x, "small", _small) for x in arrays):
         return arrays
     return tuple(x.astype(object) for x in arrays)
 
@@ -90,10 +116,10 @@ def least_requested_scores(requested: np.ndarray, capacity: np.ndarray, max_scor
     """``leastRequestedScore``: share of the capacity left free, 0..max_score; 0 when
     the capacity is 0 or exceeded."""
     requested, capacity = exact(requested, capacity)
-    zero = capacity == 0
-    if not zero.any():  # (the usual case: no division by 0 to avoid)
+    if not derived(capacity, "any zero", lambda c: bool((c == 0).any())):  # (no division by 0 to avoid)
         s = (capacity - requested) * max_score // capacity
         return np.where(requested > capacity, 0, s).astype(np.int64, copy=False)
+    zero = capacity == 0
     safe = np.where(zero, 1, capacity)
     s = (capacity - requested) * max_score // safe
     return np.where(zero | (requested > capacity), 0, s).astype(np.int64, copy=False)
@@ -296,14 +322,24 @@ def balanced_std_scores(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray
 
 def _every_node_uses_all(pairs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> bool:
     """Whether every node counts every resource (present, allocatable > 0)."""
-    return all((present & (allocatable != 0)).all() for _, allocatable, present in pairs)
+    return all(derived(allocatable, "all != 0", lambda a: bool((a != 0).all()))
+               if present is derived(allocatable, "!= 0", _nonzero) else (present & (allocatable != 0)).all()
+               for _, allocatable, present in pairs)
+
+
+def _nonzero(a: np.ndarray) -> np.ndarray:
+    return a != 0
+
+
+def _as_float(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.float64)
 
 
 def _std_scores_all_used(requested: Sequence[np.ndarray], allocatable: Sequence[np.ndarray], max_score: int,
                          n: int) -> np.ndarray:
     """``balanced_std_scores`` where every node counts every resource: the same
     operations without the masks (``allocatable`` as float64)."""
-    fs = [np.minimum(r.astype(np.float64) / a, 1.0) for r, a in zip(requested, allocatable)]
+    fs = [np.minimum(r / a, 1.0) for r, a in zip(requested, allocatable)]  # (int64 / float64: as float64(r) / a)
     if len(fs) == 2:
         std = np.fabs((fs[0] - fs[1]) / 2)
     elif len(fs) > 2:
@@ -325,22 +361,94 @@ def balanced_std_score(pairs: Sequence[tuple[int, int]], max_score: int) -> int:
     return int(balanced_std_scores(cols, max_score, 1)[0])
 
 
-def balanced_change_scores(cols: Sequence[UsageColumn], max_score: int, n: int) -> np.ndarray:
+def balanced_change_scores(cols: Sequence[UsageColumn], max_score: int, n: int,
+                           without: np.ndarray | None = None) -> np.ndarray:
     """From 1.36 (PR #135573): how the pod changes the node's balance,
-    ``max/2 + (max/2 + with_pod - without_pod) / 2``."""
+    ``max/2 + (max/2 + with_pod - without_pod) / 2``; ``without``: the scores without
+    the pod when known (``balanced_without_scores``: they do not depend on the pod)."""
     if _every_node_uses_all([(c.requested, c.allocatable, c.present) for c in cols]):
         # (the presence checked and the allocatable converted once for both)
-        alloc = [c.allocatable.astype(np.float64) for c in cols]
+        alloc = [derived(c.allocatable, "float64", _as_float) for c in cols]
         with_pod = _std_scores_all_used([c.requested for c in cols], alloc, max_score, n)
-        without = _std_scores_all_used([c.before for c in cols], alloc, max_score, n)
+        if without is None:
+            without = _std_scores_all_used([c.before for c in cols], alloc, max_score, n)
     else:
         with_pod = balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
-        without = balanced_std_scores([(c.before, c.allocatable, c.present) for c in cols], max_score, n)
+        if without is None:
+            without = balanced_without_scores(cols, max_score, n)
     return max_score // 2 + go_divs(max_score // 2 + with_pod - without, 2)
+
+
+def balanced_without_scores(cols: Sequence[UsageColumn], max_score: int, n: int) -> np.ndarray:
+    """``balanced_std_scores`` of the nodes without the pod (the ``before`` columns)."""
+    return balanced_std_scores([(c.before, c.allocatable, c.present) for c in cols], max_score, n)
 
 
 def balanced_change_score(usages: Sequence[Usage], max_score: int) -> int:
     return int(balanced_change_scores(columns_of(usages), max_score, 1)[0])
+
+
+# ---- every node scoring every resource: the formulas above with no mask and no check left --------
+
+PlainColumn = tuple[int, np.ndarray, np.ndarray, np.ndarray]  # weight, allocatable, requested with the pod, before
+
+
+def plain_columns(nodes: NodeSet, specs: Sequence[ResourceSpec], pod_requests: Sequence[int], version: Version,
+                  use_requested: bool) -> list[PlainColumn] | None:
+    """``usage_columns`` where every resource left in counts on every node (a scored
+    resource, allocatable above 0 everywhere) and every value is small enough for int64
+    (``exact``): (weight, allocatable, requested with the pod, before) per resource;
+    None otherwise (the general formulas then apply)."""
+    skip = resource_scoring(version).skips_unallocatable
+    out: list[PlainColumn] = []
+    for spec, pod_req in zip(specs, pod_requests):
+        name = spec.name
+        if skip and pod_req == 0 and is_scalar_resource(name):
+            continue
+        src = _base_source(name, use_requested)
+        if src is None:
+            return None
+        a = nodes.allocatable(name)
+        if not len(a) or not derived(a, "all != 0", _all_nonzero) or not derived(a, "small", _small):
+            return None
+        before = nodes.requested(name) if src == "requested" else nodes.non_zero_requested(name)
+        requested = before + pod_req
+        if not _small(requested):
+            return None
+        out.append((spec.weight, a, requested, before))
+    return out
+
+
+def _all_nonzero(a: np.ndarray) -> bool:
+    return bool((a != 0).all())
+
+
+def least_allocated_plain(cols: Sequence[PlainColumn], max_score: int) -> np.ndarray | None:
+    """``weighted_averages`` of ``least_requested_scores`` over ``plain_columns``
+    (None when no resource is left: the general form scores 0)."""
+    total: np.ndarray | None = None
+    weights = 0
+    for weight, a, requested, _ in cols:
+        s = (a - requested) * max_score // a
+        s[requested > a] = 0
+        if weight != 1:
+            s *= weight
+        total = s if total is None else total + s
+        weights += weight
+    if total is None or weights <= 0:
+        return None
+    return total // weights
+
+
+def balanced_change_plain(cols: Sequence[PlainColumn], max_score: int, n: int,
+                          without: np.ndarray | None) -> np.ndarray:
+    """``balanced_change_scores`` over ``plain_columns``."""
+    alloc = [derived(a, "float64", _as_float) for _, a, _, _ in cols]
+    with_pod = _std_scores_all_used([r for _, _, r, _ in cols], alloc, max_score, n)
+    if without is None:
+        without = _std_scores_all_used([b for _, _, _, b in cols], alloc, max_score, n)
+    d = max_score // 2 + with_pod - without
+    return max_score // 2 + ((d + (d < 0)) >> 1)  # (Go's d / 2: toward zero)
 
 
 # ---- one node on Python numbers (ColumnMemo rows): the formulas above, element by element ----------
@@ -399,9 +507,14 @@ def balanced_change_row(cols: Sequence[tuple[int, int, int, int, bool]], max_sco
     """``balanced_change_scores`` of one node: (weight, allocatable, requested, before,
     present) per resource."""
     with_pod = balanced_std_row([(r, a, p) for _, a, r, _, p in cols], max_score)
-    without = balanced_std_row([(b, a, p) for _, a, _, b, p in cols], max_score)
+    without = balanced_without_row(cols, max_score)
     d = max_score // 2 + with_pod - without
     return max_score // 2 + (d // 2 if d >= 0 else -(-d // 2))
+
+
+def balanced_without_row(cols: Sequence[tuple[int, int, int, int, bool]], max_score: int) -> int:
+    """``balanced_without_scores`` of one node (``balanced_change_row``'s columns)."""
+    return balanced_std_row([(b, a, p) for _, a, _, b, p in cols], max_score)
 
 
 UsagePlan = list[tuple[int, "np.ndarray | None", "np.ndarray | None", int, bool]]
@@ -494,6 +607,6 @@ def usage_columns(
         else:
             a = nodes.allocatable(name)
             before = nodes.requested(name) if src == "requested" else nodes.non_zero_requested(name)
-        present = a != 0 if skip else np.ones(n, bool)
+        present = derived(a, "!= 0", _nonzero) if skip else np.ones(n, bool)
         out.append(UsageColumn(spec.weight, a, before + pod_req, before, present))
     return out
