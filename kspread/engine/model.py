@@ -42,6 +42,9 @@ class Toleration:
     operator: str = "Equal"
     value: str = ""
     effect: str = ""
+    # tolerationSeconds (NoExecute only): how long the pod stays on a node with the taint
+    # before the taint manager evicts it; None: for ever (read only by sequences' steps)
+    seconds: int | None = None
 
     def tolerates(self, taint: Taint) -> bool:
         """``Toleration.ToleratesTaint``: see ``kspread.engine.corev1helpers.toleration_tolerates``,
@@ -178,6 +181,8 @@ class Pod:
     # True when the pod has a DisruptionTarget condition set by the scheduler's preemption.
     preempted_by_scheduler: bool = False
     uses_persistent_volumes: bool = False
+    # spec.schedulingGates (names): the pod is not scheduled while it has one
+    scheduling_gates: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -270,6 +275,9 @@ class PodDisruptionBudget:
     selector: LabelSelector | None
     disruptions_allowed: int
     disrupted_pods: frozenset[str] = frozenset()
+    # the spec, for the disruption controller's recount in a sequence's steps:
+    # ("minAvailable" | "maxUnavailable", n or "p%"); None: the status alone was given
+    budget: tuple[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

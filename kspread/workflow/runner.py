@@ -25,7 +25,7 @@ from kspread.workflow.explain import (
 )
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-               "preemption", "candidates", "placements")
+               "preemption", "candidates", "placements", "evicted", "capacity")
 
 
 def _names(pods) -> list[str]:
@@ -138,6 +138,12 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
     return _outcome(case, results, placements, sched)
 
 
+def _preempted(results: list[CycleResult]) -> list[Any]:
+    """The victims of every preemption of a sequence's cycles."""
+    return [v for r in results if r.preemption is not None and r.preemption.nominated_node is not None
+            for v in r.preemption.victims]
+
+
 def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any], sched: Scheduler) -> Outcome:
     actual = cycle_actual(results[-1]) if results else {}
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
@@ -145,12 +151,30 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
     if said is not None:
         actual["verdict"] = said  # a report (the FailedScheduling message), not an expectation
     if case.is_sequence:
+        world = sched.sequence
+        if world is None:
+            # the case's own pods the expectation names: their node at the end (null when
+            # preemption evicted them)
+            gone = {v.key for v in _preempted(results)}
+            named = set(case.expect.get("placements") or ()) - set(placements)
+            placements = dict(placements)
+            for p in case.cluster.pods:
+                if p.key in named:
+                    placements[p.key] = None if p.key in gone else p.node_name or sched.placement(p.key)
         actual["placements"] = placements
+        scheduled = [p.key for p in case.incoming] if world is None else list(dict.fromkeys(
+            p.key for p in world.created))
+        actual["evicted"] = sorted({v.key for v in _preempted(results)}) if world is None else sorted(
+            world.evicted_pods())
+        if world is not None and world.capacity:
+            actual["capacity"] = dict(world.capacity)
         # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
         # placement kspread took from a tie upstream breaks at random (with the tied nodes)
-        actual["attempts"] = {p.key: sched.attempts.get(p.key, 0) for p in case.incoming}
-        actual["ties"] = {p.key: sched.tied_nodes(p.key) for p in case.incoming
-                          if p.key in sched.ties and placements.get(p.key) is not None}
+        actual["attempts"] = {k: sched.attempts.get(k, 0) for k in scheduled}
+        actual["ties"] = {k: sched.tied_nodes(k) for k in scheduled
+                          if k in sched.ties and placements.get(k) is not None}
+        if world is not None:
+            actual["timeline"] = world.timeline()
     return Outcome(actual, compare(case.expect, actual), results, sched)
 
 
@@ -166,7 +190,8 @@ _PREEMPTION_DID_NOT_RUN = "(did not run: a node fits, or no PostFilter plugin)"
 # how deep below its key a difference is reported as one row: feasible is one row, a
 # filter row per node, a score row per plugin and node, ...
 _ROW_DEPTH = {"feasible": 0, "searched": 0, "selected": 0, "unschedulable": 0, "filter": 1, "totals": 1,
-              "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2}
+              "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2, "evicted": 0,
+              "capacity": 1}
 
 
 def _filter_views(want: Any, have: Any) -> tuple[str, str]:
@@ -203,7 +228,7 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
             continue
         w = expect[key]
         h = actual.get(key, _MISSING)
-        if key in ("feasible", "searched"):
+        if key in ("feasible", "searched", "evicted"):
             want[key], have[key] = sorted(w), sorted(h) if h is not _MISSING else h
         elif key == "filter":
             pairs = {n: _filter_views(wn, (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING)
@@ -223,7 +248,7 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                     hp = {}
                 want[key][plugin] = dict(per_node)
                 have[key][plugin] = {n: hp.get(n, _MISSING) for n in per_node}
-        elif key in ("totals", "placements"):
+        elif key in ("totals", "placements", "capacity"):
             want[key] = dict(w)
             have[key] = {n: (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING for n in w}
             if key == "placements":
@@ -385,11 +410,11 @@ def _as_list(v: Any) -> list[str]:
 
 MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
 REPORT_WIDTH = 80  # a failure report's tables fold their cells to fit
-_ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods"}
+_ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods", "capacity": "entries"}
 
 
 _ROW_HEAD = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
-             "scores": "plugin node", "placements": "pod", "preemption": "field"}
+             "scores": "plugin node", "placements": "pod", "preemption": "field", "capacity": "entry"}
 
 
 def row_head(d: Diff) -> str:
@@ -448,7 +473,7 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     want = {k: expect[k] for k in EXPECT_KEYS if k in expect}
     have: dict[str, Any] = {k: actual.get(k) for k in want}
     # only compare what the expectation names
-    for k in ("filter", "totals", "placements"):
+    for k in ("filter", "totals", "placements", "capacity"):
         if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
             have[k] = {n: have[k].get(n) for n in want[k]}
             if k == "filter":

@@ -118,7 +118,7 @@ def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> t
                 out[key] = have
             else:
                 out[key] = {p: {n: (have.get(p) or {}).get(n) for n in per_node} for p, per_node in want.items()}
-        elif key in ("totals", "placements") and isinstance(want, Mapping) and want:
+        elif key in ("totals", "placements", "capacity") and isinstance(want, Mapping) and want:
             out[key] = {n: have.get(n) for n in want}
         else:
             out[key] = have
