@@ -661,6 +661,7 @@ class World:
         """Every pod of the sequence and of the case: the node it ends bound to, else the
         node it ends nominated to, else None (pending, or evicted and not replaced)."""
         sched = self.run.sched
+        self._sync_preempted()
         out: dict[str, str | None] = {}
         for p in self.created:
             out[p.key] = sched.placement(p.key)
