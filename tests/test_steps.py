@@ -168,13 +168,13 @@ def test_a_gated_pod_is_never_tried_until_its_last_gate_goes():
     sched, results, placements = _run([{"name": "p", "schedulingGates": gates},
                                        {"ungate": {"pod": "p", "gate": "g1"}}])
     assert results == [] and placements == {"p": None}
-    sched, results, placements = _run([{"name": "p", "schedulingGates": gates},
+    _sched, results, placements = _run([{"name": "p", "schedulingGates": gates},
                                        {"ungate": {"pod": "p", "gate": "g2"}}, {"ungate": {"pod": "p", "gate": "g1"}}])
     assert [r.pod.key for r in results] == ["p"] and placements["p"] == "n1"
 
 
 def test_gates_without_steps_hold_the_pod_for_good():
-    sched, results, placements = _run([{"name": "p", "schedulingGates": [{"name": "g"}]}, {"name": "q"}])
+    _sched, _results, placements = _run([{"name": "p", "schedulingGates": [{"name": "g"}]}, {"name": "q"}])
     assert placements == {"p": None, "q": "n1"}
 
 
@@ -201,7 +201,7 @@ def test_unschedulable_pods_are_flushed_after_the_limit(version, wait, retried):
     """podMaxInUnschedulablePodsDuration: 5 min from 1.24, 60 s before; checked on the 30 s
     ticks, strictly longer."""
     nodes = [{"name": "n1", "allocatable": {"cpu": "1", "memory": "1Gi", "pods": 10}}]
-    sched, results, _ = _run([{"name": "p", "requests": {"cpu": "2"}}, {"wait": wait}], version, nodes=nodes)
+    sched, _results, _ = _run([{"name": "p", "requests": {"cpu": "2"}}, {"wait": wait}], version, nodes=nodes)
     assert sched.attempts["p"] == (2 if retried else 1)
 
 
@@ -213,7 +213,7 @@ def test_a_node_added_moves_only_the_pods_that_fit_it(version):
     """1.35: NodeResourcesFit's hint answers QueueSkip for big; 1.31: preCheckForNode
     refuses it. Either way big is not retried."""
     nodes = [{"name": "n1", "allocatable": {"cpu": "1", "memory": "1Gi", "pods": 10}}]
-    sched, results, placements = _run(
+    sched, _results, placements = _run(
         [{"name": "a", "requests": {"cpu": "1"}}, {"name": "b", "requests": {"cpu": "1"}},
          {"name": "big", "requests": {"cpu": "8"}},
          {"addNode": {"name": "n9", "allocatable": {"cpu": "2", "memory": "1Gi", "pods": 10}}}], version, nodes=nodes)
