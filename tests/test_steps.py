@@ -165,7 +165,7 @@ def test_evictions_that_would_go_on_for_ever_are_an_error_naming_the_step(monkey
 
 def test_a_gated_pod_is_never_tried_until_its_last_gate_goes():
     gates = [{"name": "g1"}, {"name": "g2"}]
-    sched, results, placements = _run([{"name": "p", "schedulingGates": gates},
+    _sched, results, placements = _run([{"name": "p", "schedulingGates": gates},
                                        {"ungate": {"pod": "p", "gate": "g1"}}])
     assert results == [] and placements == {"p": None}
     _sched, results, placements = _run([{"name": "p", "schedulingGates": gates},
