@@ -368,3 +368,43 @@ def test_objects_carry_gates_and_toleration_seconds():
     p = next(p for p in case.cluster.pods if p.name == "p")
     assert p.scheduling_gates == ("g",)
     assert p.tolerations[0].seconds == 30
+
+
+# ---- reports ----------------------------------------------------------------------------------
+
+
+def test_the_timeline_records_each_step():
+    pods = [{"name": "a", "node": "n1", **WEB}, {"name": "b", "node": "n1", **WEB}]
+    out = _out([{"name": "p", "requests": {"cpu": "1"}}, {"drain": "n1"}, {"wait": 30}], owners=[RS], pods=pods,
+               pdbs=[{"name": "x", "selector": {"matchLabels": {"app": "web"}}, "minAvailable": 1}])
+    assert out["timeline"] == [
+        {"step": "create p", "clock": 0, "created": ["p"], "placed": {"p": "n1"}},
+        {"step": "drain n1", "clock": 0, "evicted": ["a", "p"], "kept": ["b"], "created": ["web-rs-r1"],
+         "placed": {"web-rs-r1": "n2"}},
+        {"step": "wait 30", "clock": 30},
+    ]
+
+
+def test_explain_shows_the_steps_between_the_cycles(tmp_path, capsys):
+    from kspread.workflow.cli import main
+
+    p = tmp_path / "c.yaml"
+    p.write_text("""apiVersion: kspread/v1
+kind: Case
+name: c
+version: "1.35"
+nodes: [n1, n2]
+owners: [{kind: ReplicaSet, name: web-rs, selector: {matchLabels: {app: web}}}]
+pods: [{name: a, node: n1, labels: {app: web}, controller: {kind: ReplicaSet, name: web-rs}}]
+schedule:
+- {name: p}
+- drain: n1
+- uncordon: n1
+expect: {placements: {web-rs-r1: n2}}
+""", encoding="utf-8")
+    assert main(["explain", str(p)]) == 0
+    out = capsys.readouterr().out
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(("cycle", "step"))]
+    # the case's pods, then the sequence's in the order they were bound; p has no controller
+    assert lines == ["cycle 1: pod p", "step: drain n1 (clock 0 s): evicted a, p; created web-rs-r1",
+                     "cycle 2: pod web-rs-r1", "step: uncordon n1 (clock 0 s)"]

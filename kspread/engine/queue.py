@@ -4,7 +4,7 @@ how the cluster events a sequence makes move pods between them.
 
 A sequence's events: a pod bound (AssignedPodAdd), a victim deleted (AssignedPodDelete)
 and, from 1.33, a pending pod's nomination changed or cleared (AssignedPodDelete offered
-only to pods of its priority or less). Nodes never change inside a sequence.
+only to pods of its priority or less). Nodes change only at a sequence's steps (below).
 
 * activeQ pops by PrioritySort: priority descending, then the time the pod entered the
   queue (creation, in list order; for a pod that failed, the time it failed).

@@ -112,6 +112,7 @@ class Record:
 
     what: str
     clock: int
+    first_cycle: int = 0  # the number of scheduling cycles run before it
     evicted: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
@@ -220,7 +221,7 @@ class World:
         self.settle(rec)
 
     def _record(self, what: str) -> Record:
-        rec = Record(what, self.run.queue.now)
+        rec = Record(what, self.run.queue.now, len(self.run.results))
         self.records.append(rec)
         return rec
 
@@ -679,6 +680,20 @@ class World:
 
     def timeline(self) -> list[dict[str, Any]]:
         return [r.as_dict() for r in self.records]
+
+    def step_lines(self, before_cycle: int | None) -> list[str]:
+        """For an explanation: a line per step recorded just before cycle ``before_cycle``
+        (0-based; None: after the last cycle), what it did."""
+        last = len(self.run.results)
+        out = []
+        for r in self.records:
+            at = r.first_cycle if r.first_cycle < last else None
+            if at != before_cycle or r.what.startswith("create "):
+                continue
+            parts = [f"{k} {', '.join(getattr(r, k))}" for k in ("evicted", "kept", "created", "moved")
+                     if getattr(r, k)]
+            out.append(f"step: {r.what} (clock {r.clock} s)" + (": " + "; ".join(parts) if parts else ""))
+        return out
 
 
 def taint_of(raw: Mapping[str, Any]) -> Taint:

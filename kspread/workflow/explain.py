@@ -146,8 +146,17 @@ def explain_cycles(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: 
             attempt = cx.result.attempt
             again = f" (attempt {attempt})" if attempt > 1 else ""
             text = f"cycle {i}: pod {cx.result.pod.key}{again}\n" + _indent(text)
+            parts.extend(_steps_before(sched, i - 1))
         parts.append(text)
+    if header:
+        parts.extend(_steps_before(sched, None))
     return "\n".join(parts)
+
+
+def _steps_before(sched: Scheduler, cycle: int | None) -> list[str]:
+    """A sequence's steps that came before cycle ``cycle`` (0-based; None: after the last)."""
+    world = getattr(sched, "sequence", None)
+    return world.step_lines(cycle) if world is not None else []
 
 
 def _indent(text: str) -> str:
@@ -172,7 +181,10 @@ def explain_compact(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes:
             attempt = cx.result.attempt
             again = f" (attempt {attempt})" if attempt > 1 else ""
             text = f"cycle {i}: pod {cx.result.pod.key}{again}\n" + _indent(text)
+            parts.extend(_steps_before(sched, i - 1))
         parts.append(text)
+    if header:
+        parts.extend(_steps_before(sched, None))
     return "\n".join(parts)
 
 
