@@ -408,3 +408,14 @@ expect: {placements: {web-rs-r1: n2}}
     # the case's pods, then the sequence's in the order they were bound; p has no controller
     assert lines == ["cycle 1: pod p", "step: drain n1 (clock 0 s): evicted a, p; created web-rs-r1",
                      "cycle 2: pod web-rs-r1", "step: uncordon n1 (clock 0 s)"]
+
+
+def test_a_backend_skips_sequences_with_steps_or_gates():
+    from kspread.workflow.backend import Backend
+
+    b = Backend("kb", "v1.35.4", (), ())
+    case = build_case(_doc([{"name": "p"}, {"cordon": "n1"}]), "t")
+    assert "steps or a `replicas: max` entry" in (b.applicable(case) or "")
+    case = build_case(_doc([{"name": "p", "schedulingGates": [{"name": "g"}]}]), "t")
+    assert "scheduling gates" in (b.applicable(case) or "")
+    assert b.applicable(build_case(_doc([{"name": "p"}]), "t")) is None

@@ -71,6 +71,11 @@ class Backend:
         if case.profile.extenders:
             return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
                    "calls only HTTP extenders of a KubeSchedulerConfiguration)"
+        if getattr(case, "timeline", None):
+            return ("the sequence has steps or a `replicas: max` entry, which the backend's input does not carry "
+                    "(its pods only)")
+        if any(p.scheduling_gates for p in case.incoming):
+            return "the sequence has pods with scheduling gates, which the backend's input does not carry"
         pending = [q.key for q in case.cluster.pods if not q.node_name]
         if pending:
             # upstream's queue would schedule them (before the incoming pod when of higher priority);
