@@ -419,3 +419,18 @@ def test_a_backend_skips_sequences_with_steps_or_gates():
     case = build_case(_doc([{"name": "p", "schedulingGates": [{"name": "g"}]}]), "t")
     assert "scheduling gates" in (b.applicable(case) or "")
     assert b.applicable(build_case(_doc([{"name": "p"}]), "t")) is None
+
+
+@pytest.mark.parametrize(("version", "placed"), [("1.32", "a1"), ("1.31", None)])
+def test_node_delete_is_an_event_from_1_32(version, placed):
+    """PodTopologySpread rejected web (zone zb, with no room, counts 0); deleting b1 lifts
+    the domain. From 1.32 the Node/Delete event moves web; 1.31 sends none."""
+    nodes = [{"name": "a1", "labels": {"topology.kubernetes.io/zone": "za"}},
+             {"name": "b1", "labels": {"topology.kubernetes.io/zone": "zb"},
+              "allocatable": {"cpu": "0", "memory": "1Gi", "pods": 10}}]
+    tsc = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}}}]
+    _, _, placements = _run([{"name": "web", "labels": {"app": "web"}, "requests": {"cpu": "100m"},
+                              "topologySpreadConstraints": tsc}, {"deleteNode": "b1"}], version, nodes=nodes,
+                            pods=[{"name": "w0", "node": "a1", "labels": {"app": "web"}}])
+    assert placements["web"] == placed

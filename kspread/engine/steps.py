@@ -79,6 +79,9 @@ REPLACING_KINDS = ("ReplicaSet", "ReplicationController", "StatefulSet")
 # bounds: a sequence that would go on for ever is an error naming the step
 MAX_EVICTIONS = 10_000
 MAX_REPLICAS = 10_000
+# deleteNodeFromCache sends the queue a Node/Delete event from 1.32 (PR #127464: "we
+# didn't trigger Node/Delete event at all"); before, a node's deletion moves no pod
+NODE_DELETE_EVENT_FROM = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +313,8 @@ class World:
         for pod in pods:
             self._evict(pod, rec)
         self._reset()
-        rec.moved.extend(self.run.queue.node_event(NodeEvent("Delete", node, None)))
+        if self.version.minor >= NODE_DELETE_EVENT_FROM:
+            rec.moved.extend(self.run.queue.node_event(NodeEvent("Delete", node, None)))
 
     def _do_taint(self, step: Step, rec: Record) -> None:
         name, taint = step.arg
