@@ -434,3 +434,26 @@ def test_node_delete_is_an_event_from_1_32(version, placed):
                               "topologySpreadConstraints": tsc}, {"deleteNode": "b1"}], version, nodes=nodes,
                             pods=[{"name": "w0", "node": "a1", "labels": {"app": "web"}}])
     assert placements["web"] == placed
+
+
+def test_explain_knows_the_nodes_steps_add(tmp_path, capsys):
+    from kspread.workflow.cli import main
+
+    p = tmp_path / "c.yaml"
+    p.write_text("""apiVersion: kspread/v1
+kind: Case
+name: c
+version: "1.35"
+nodes: [{name: n1, allocatable: {cpu: "1", memory: 1Gi, pods: 10}}]
+schedule:
+- {name: a, requests: {cpu: "1"}}
+- {name: b, requests: {cpu: "1"}}
+- addNode: {name: n9, allocatable: {cpu: "1", memory: 1Gi, pods: 10}}
+expect: {placements: {b: n9}}
+""", encoding="utf-8")
+    assert main(["explain", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "step: addNode n9 (clock 0 s): moved b" in out
+    assert out.rstrip().endswith("selected: n9")
+    assert main(["explain", "--json", str(p)]) == 0
+    assert '"n9"' in capsys.readouterr().out

@@ -292,6 +292,8 @@ class Scheduler:
         self.handle.extenders = self.ext
         self._set_order(node_tree_order(cluster.nodes, self.version))
         self.next_start_node_index = 0
+        # every node the run has known, in node order: the case's, then those steps added
+        self.node_names: list[str] = [n.name for n in cluster.nodes]
         # pods not bound (the case's pending pods and the incoming ones), as they are now
         self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
         # incoming pods bound by this run
@@ -334,6 +336,8 @@ class Scheduler:
         placements, the ties (by node name) and nextStartNodeIndex carry over; the
         OpportunisticBatching batch does not (kspread's rule: a step ends it)."""
         ties = {k: self.tied_nodes(k) or [] for k in list(self.ties)}
+        known = set(self.node_names)
+        self.node_names.extend(n.name for n in cluster.nodes if n.name not in known)
         self.snapshot = Snapshot(cluster.nodes, cluster.pods, self.version)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
         self.framework = Framework(self.case.profile, self.handle)

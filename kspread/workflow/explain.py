@@ -253,7 +253,7 @@ def compact_data(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | 
     ``scores`` and ``total`` or its ``reason``), ``marked`` (``selected`` or
     ``nominated``), ``selected``, ``preemption`` (its node and victims) and ``error``."""
     r = cx.result
-    order = [n.name for n in sched.case.cluster.nodes]
+    order = list(sched.node_names)
     rank = {n: i for i, n in enumerate(order)}
     wanted = list(nodes) if nodes is not None else list(order)
     top = {n: i for i, n in enumerate(first)}
@@ -335,7 +335,7 @@ def explain_cycle_outcome(sched: Scheduler, r: CycleResult, cx: CycleExplanation
     """The outcome line of a compact cycle: the selected node(s), the preemption's
     nomination and victims, unschedulable (with the scheduler's verdict line and, given
     the cycle's explanation, what it would take), or the scheduling error."""
-    rank = {n.name: i for i, n in enumerate(sched.case.cluster.nodes)}
+    rank = {n: i for i, n in enumerate(sched.node_names)}
     lines = []
     if r.selected:
         top = sorted(r.selected, key=rank.__getitem__)
@@ -363,7 +363,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
     """One cycle, for ``nodes`` (default: every node), then its outcome."""
     r = cx.result
     version = sched.version
-    order = [n.name for n in sched.case.cluster.nodes]
+    order = list(sched.node_names)
     rank = {n: i for i, n in enumerate(order)}
     wanted = list(nodes) if nodes is not None else order
     feasible, searched = set(r.feasible), set(r.searched)
