@@ -91,6 +91,9 @@ def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> t
             out["totals"] = actual["totals"]
         if "placements" in actual:
             out["placements"] = actual["placements"]
+            for key in ("evicted", "capacity"):
+                if actual.get(key):
+                    out[key] = actual[key]
         else:
             if not actual.get("totals"):
                 out["feasible"] = actual.get("feasible", [])
