@@ -325,7 +325,8 @@ def test_errors_name_the_file_and_line(tmp_path):
 
 
 @pytest.mark.parametrize(("doc", "message"), [
-    ({"schedule": [{"drain": "n1", "cordon": "n1"}]}, "schedule[0]"),
+    ({"schedule": [{"drain": "n1", "cordon": "n1"}]},
+     "schedule[0].cordon: a step has one key (drain, cordon given: write them as separate steps"),
     ({"schedule": [{"name": "p"}], "pods": [{"name": "e", "replicas": "max"}]}, "`replicas: max` is for entries"),
     ({"pod": {"name": "p", "schedulingGates": [{"name": "g"}]}}, "the incoming pod has scheduling gates"),
     ({"schedule": [{"name": "p", "schedulingGates": [{"name": "g"}]}], "version": "1.25"},
