@@ -27,7 +27,8 @@ JSON_CASE = """\
 
 ALLOWED = ("(allowed: affinity, containers, controller, initContainers, labels, name, namespace, node, nodeSelector, "
            "nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, requests, resources, "
-           "startTime, terminating, tolerations, topologySpreadConstraints, volumes) (did you mean 'priority'?)")
+           "schedulingGates, startTime, terminating, tolerations, topologySpreadConstraints, volumes) (did you mean "
+           "'priority'?)")
 
 
 def _messages(p) -> list[str]:
