@@ -381,29 +381,45 @@ def write_case(d: Path, s: dict, version: str, name: str, gates: dict[str, bool]
 
 
 def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any]]:
-    from kspread.engine.scheduler import run_case
+    from kspread.engine import scheduler as engine
     from kspread.format.case import build_case
 
     case = build_case(doc, doc["name"], base_dir=str(base_dir))
-    after: list[str | None] = []
+    after: dict[int, str | None] = {}  # cycle -> the pod's node or nominated node once settled
     keys: list[str] = []
+    current: list[Any] = []
+
+    def settled() -> None:
+        # the newest cycle's outcome: at the next cycle, or when the run goes idle (before a
+        # step changes the cluster, as the oracle observes it)
+        if keys and len(keys) - 1 not in after:
+            after[len(keys) - 1] = current[0].placement(keys[-1])
 
     def observe(sched: Any, r: Any) -> None:
-        if keys:
-            after.append(sched.placement(keys[-1]))
+        current[:] = [sched]
+        settled()
         keys.append(r.pod.key)
 
-    sched, results, placements = run_case(case, observe=observe, keep_all=True)
+    until_idle = engine.SequenceRun.until_idle
+
+    def until_idle_then_settled(self: Any) -> None:
+        until_idle(self)
+        settled()
+
+    engine.SequenceRun.until_idle = until_idle_then_settled  # type: ignore[method-assign]
+    try:
+        _sched, results, placements = engine.run_case(case, observe=observe, keep_all=True)
+    finally:
+        engine.SequenceRun.until_idle = until_idle  # type: ignore[method-assign]
     if case.timeline:  # the oracle reports the incoming pods
         placements = {p.key: placements.get(p.key) for p in case.incoming}
-    if keys:
-        after.append(sched.placement(keys[-1]))
+    settled()
     cycles = []
-    for r, a in zip(results, after):
+    for i, r in enumerate(results):
         pre = r.preemption
         victims = sorted(v.key for v in pre.victims) if pre is not None and pre.nominated_node else []
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": r.bound_node,
-                       "after": a, "victims": victims, "err": r.error or ""})
+                       "after": after.get(i), "victims": victims, "err": r.error or ""})
     return cycles, placements
 
 
@@ -655,6 +671,9 @@ def main() -> int:
         for s in seqs:
             if step_gen.chance(args.steps):
                 s["steps"] = step_gen.steps(s)
+                # kspread's disruption controller recounts the budgets at each step (a status
+                # given alone keeps the desired count it implies); the oracle runs none
+                s["pdbs"] = []
     t0 = time.time()
     results: list[dict] = []
     jobs = list(enumerate(seqs))

@@ -200,24 +200,30 @@ class World:
     # ---- the timeline -------------------------------------------------------------------
 
     def run_timeline(self, timeline: list[Pod | Step | MaxEntry]) -> None:
+        """The pods before a step are created together; the scheduler runs until it is idle;
+        the step changes the cluster, and the pods after it are created with it, before the
+        scheduler runs again (the queue sees the step's events and the new pods at once)."""
         batch: list[Pod] = []
+        step_rec: Record | None = None  # the last step's record, its run still to come
         for item in timeline:
             if isinstance(item, Pod):
                 batch.append(item)
                 continue
-            self._create_batch(batch)
-            batch = []
+            self._create_batch(batch, step_rec)
+            batch, step_rec = [], None
             self._current = item
             if isinstance(item, MaxEntry):
                 self._max_entry(item)
             else:
-                self._step(item)
-        self._create_batch(batch)
+                step_rec = self._step(item)
+        self._create_batch(batch, step_rec)
 
-    def _create_batch(self, pods: list[Pod]) -> None:
-        if not pods:
+    def _create_batch(self, pods: list[Pod], rec: Record | None) -> None:
+        """Create the pods (with the step of ``rec``, when given), then run until idle."""
+        if not pods and rec is None:
             return
-        rec = self._record("create " + ", ".join(p.key for p in pods))
+        if rec is None:
+            rec = self._record("create " + ", ".join(p.key for p in pods))
         for p in pods:
             self._create(p)
             rec.created.append(p.key)
@@ -247,13 +253,15 @@ class World:
 
     # ---- steps ---------------------------------------------------------------------------
 
-    def _step(self, step: Step) -> None:
+    def _step(self, step: Step) -> Record:
+        """Apply the step (the scheduler is idle); the run after it is the caller's, once
+        the pods listed after it are created."""
         rec = self._record(step.text)
         self._recount_budgets()  # the disruption controller has seen the last run's bindings
         getattr(self, "_do_" + step.kind)(step, rec)
         self._recount_budgets()
         self._reset()
-        self.settle(rec)
+        return rec
 
     def _node(self, step: Step, name: str, *field_path: Any) -> Node:
         node = self.nodes.get(name)
