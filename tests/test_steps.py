@@ -458,3 +458,15 @@ expect: {placements: {b: n9}}
     assert out.rstrip().endswith("selected: n9")
     assert main(["explain", "--json", str(p)]) == 0
     assert '"n9"' in capsys.readouterr().out
+
+
+def test_the_pods_after_a_step_are_created_with_it():
+    """p fails (n1 is full); deleting old moves p to backoffQ (still backing off), and
+    late, listed after the step, is created with it in activeQ: late runs first and takes
+    n1, then p fails again."""
+    nodes = [{"name": "n1", "allocatable": {"cpu": "1", "memory": "1Gi", "pods": 10}}]
+    pods = [{"name": "old", "node": "n1", "priority": 1000, "requests": {"cpu": "1"}}]
+    _, results, placements = _run([{"name": "p", "requests": {"cpu": "1"}}, {"deletePod": "old"},
+                                   {"name": "late", "requests": {"cpu": "1"}}], nodes=nodes, pods=pods)
+    assert [r.pod.key for r in results] == ["p", "late", "p"]
+    assert placements == {"p": None, "late": "n1", "old": None}

@@ -6,14 +6,15 @@ eviction API's PodDisruptionBudget check, and ``replicas: max``.
 ``World`` runs a case's timeline (its pods, steps and ``replicas: max`` entries in list
 order) over a ``SequenceRun``: pods listed together are created together; before each
 step the scheduler runs until it is idle (``settle``), then the step changes the
-cluster, the scheduler's snapshot is rebuilt over the new cluster
+cluster and the pods listed after it are created with it, before the scheduler runs
+again. The scheduler's snapshot is rebuilt over the new cluster
 (``Scheduler.reset_cluster``: upstream takes a new snapshot every cycle) and the queue
 receives the step's events as upstream's event handlers send them:
 
 * a node added: Node/Add; a node updated: one event per kind of change, in upstream's
   order (NodeSchedulingPropertiesChange: spec.unschedulable cleared is an UpdateNodeTaint,
   then UpdateNodeAllocatable, UpdateNodeLabel, UpdateNodeTaint); a node deleted:
-  Node/Delete. With SchedulerQueueingHints off, the pods that fail preCheckForNode
+  Node/Delete (from 1.32). With SchedulerQueueingHints off, the pods that fail preCheckForNode
   (AdmissionCheck on the node -- resources with its pods, required node affinity, host
   ports -- and its NoSchedule/NoExecute taints) are not offered Add and Update events;
 * a bound pod deleted: AssignedPodDelete; a pending pod deleted leaves the queue (one
