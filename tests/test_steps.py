@@ -470,3 +470,15 @@ def test_the_pods_after_a_step_are_created_with_it():
                                    {"name": "late", "requests": {"cpu": "1"}}], nodes=nodes, pods=pods)
     assert [r.pod.key for r in results] == ["p", "late", "p"]
     assert placements == {"p": None, "late": "n1", "old": None}
+
+
+def test_any_taint_change_moves_pods_a_plugin_registering_node_add_rejected():
+    """buildQueueingHintMap registers UpdateNodeTaint, with the default hint (Queue), for
+    each plugin that registers Node/Add but not UpdateNodeTaint: with hints on, a pod only
+    NodeResourcesFit rejected is retried after a PreferNoSchedule taint (upstream v1.35.4's
+    whole scheduler does so), not after a label."""
+    nodes = [{"name": "n1", "allocatable": {"cpu": "1", "memory": "1Gi", "pods": 10}}]
+    base = [{"name": "a", "requests": {"cpu": "1"}}, {"name": "b", "requests": {"cpu": "1"}}]
+    taint = {"taint": {"node": "n1", "key": "m", "value": "x", "effect": "PreferNoSchedule"}}
+    assert _run([*base, taint], nodes=nodes)[0].attempts == {"a": 1, "b": 2}
+    assert _run([*base, {"label": {"node": "n1", "labels": {"x": "y"}}}], nodes=nodes)[0].attempts == {"a": 1, "b": 1}

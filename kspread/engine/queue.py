@@ -51,7 +51,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kspread.engine.framework.interface import PodEvent
 from kspread.engine.model import Node, Pod
@@ -279,7 +279,7 @@ class SchedulingQueue:
         1.21 a pod moves when a plugin that rejected it registered the event (and, with
         queueing hints, its hint answers Queue); before, every pod moves. Gate off, the
         preCheck comes first."""
-        if self.filters_events and not any(ev.action in p.node_events(self.hints) for p in self.framework.plugins()):
+        if self.filters_events and not any(self._registers(p, ev.action) for p in self.framework.plugins()):
             return []
         moved = []
         for q in list(self._unschedulable.values()):
@@ -291,12 +291,29 @@ class SchedulingQueue:
             moved.append(q.key)
         return moved
 
+    def _registers(self, p: Any, action: str) -> bool | None:
+        """Whether plugin ``p`` registered the Node event: True with its own hint, None
+        with the default hint (Queue), False not at all. buildQueueingHintMap adds
+        UpdateNodeTaint, with the default hint, for every plugin that registers Node/Add
+        but not UpdateNodeTaint (issue 109437: the preCheck may hide a Node/Add)."""
+        events = p.node_events(self.hints)
+        if action in events:
+            return True
+        if action == "UpdateNodeTaint" and "Add" in events:
+            return None
+        return False
+
     def _worth_node(self, q: QueuedPod, ev: NodeEvent) -> bool:
         if not q.rejectors:
             return False  # see the module docstring: a failure that names no plugin
         for name in sorted(q.rejectors):
             p = self.framework.plugin(name)
-            if p is None or ev.action not in p.node_events(self.hints):
+            if p is None:
+                continue
+            reg = self._registers(p, ev.action)
+            if reg is None:
+                return True
+            if not reg:
                 continue
             if not self.hints or p.node_event_hint(q.pod, ev.old, ev.new):
                 return True
