@@ -386,15 +386,18 @@ def test_the_timeline_records_each_step():
     ]
 
 
-def test_explain_shows_the_steps_between_the_cycles(tmp_path, capsys):
+def _explain(tmp_path, capsys, body: str, *flags: str) -> str:
+    """`kspread explain` of a case (apiVersion, kind, name and version 1.35 added)."""
     from kspread.workflow.cli import main
 
     p = tmp_path / "c.yaml"
-    p.write_text("""apiVersion: kspread/v1
-kind: Case
-name: c
-version: "1.35"
-nodes: [n1, n2]
+    p.write_text('apiVersion: kspread/v1\nkind: Case\nname: c\nversion: "1.35"\n' + body, encoding="utf-8")
+    assert main(["explain", *flags, str(p)]) == 0
+    return capsys.readouterr().out
+
+
+def test_explain_shows_the_steps_between_the_cycles(tmp_path, capsys):
+    out = _explain(tmp_path, capsys, """nodes: [n1, n2]
 owners: [{kind: ReplicaSet, name: web-rs, selector: {matchLabels: {app: web}}}]
 pods: [{name: a, node: n1, labels: {app: web}, controller: {kind: ReplicaSet, name: web-rs}}]
 schedule:
@@ -402,9 +405,7 @@ schedule:
 - drain: n1
 - uncordon: n1
 expect: {placements: {web-rs-r1: n2}}
-""", encoding="utf-8")
-    assert main(["explain", str(p)]) == 0
-    out = capsys.readouterr().out
+""")
     lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(("cycle", "step"))]
     # the case's pods, then the sequence's in the order they were bound; p has no controller
     assert lines == ["cycle 1: pod p", "step: drain n1 (clock 0 s): evicted a, p; created web-rs-r1",
@@ -438,26 +439,17 @@ def test_node_delete_is_an_event_from_1_32(version, placed):
 
 
 def test_explain_knows_the_nodes_steps_add(tmp_path, capsys):
-    from kspread.workflow.cli import main
-
-    p = tmp_path / "c.yaml"
-    p.write_text("""apiVersion: kspread/v1
-kind: Case
-name: c
-version: "1.35"
-nodes: [{name: n1, allocatable: {cpu: "1", memory: 1Gi, pods: 10}}]
+    body = """nodes: [{name: n1, allocatable: {cpu: "1", memory: 1Gi, pods: 10}}]
 schedule:
 - {name: a, requests: {cpu: "1"}}
 - {name: b, requests: {cpu: "1"}}
 - addNode: {name: n9, allocatable: {cpu: "1", memory: 1Gi, pods: 10}}
 expect: {placements: {b: n9}}
-""", encoding="utf-8")
-    assert main(["explain", str(p)]) == 0
-    out = capsys.readouterr().out
+"""
+    out = _explain(tmp_path, capsys, body)
     assert "step: addNode n9 (clock 0 s): moved b" in out
     assert out.rstrip().endswith("selected: n9")
-    assert main(["explain", "--json", str(p)]) == 0
-    assert '"n9"' in capsys.readouterr().out
+    assert '"n9"' in _explain(tmp_path, capsys, body, "--json")
 
 
 def test_the_pods_after_a_step_are_created_with_it():
