@@ -474,3 +474,14 @@ def test_any_taint_change_moves_pods_a_plugin_registering_node_add_rejected():
     taint = {"taint": {"node": "n1", "key": "m", "value": "x", "effect": "PreferNoSchedule"}}
     assert _run([*base, taint], nodes=nodes)[0].attempts == {"a": 1, "b": 2}
     assert _run([*base, {"label": {"node": "n1", "labels": {"x": "y"}}}], nodes=nodes)[0].attempts == {"a": 1, "b": 1}
+
+
+def test_a_wait_before_a_step_ends_the_backoff_of_the_pods_it_moves():
+    """As above with `wait: 10` first: p's backoff has ended when the deletion moves it, so
+    it goes to activeQ, where its failure time puts it before late."""
+    nodes = [{"name": "n1", "allocatable": {"cpu": "1", "memory": "1Gi", "pods": 10}}]
+    pods = [{"name": "old", "node": "n1", "priority": 1000, "requests": {"cpu": "1"}}]
+    _, results, placements = _run([{"name": "p", "requests": {"cpu": "1"}}, {"wait": 10}, {"deletePod": "old"},
+                                   {"name": "late", "requests": {"cpu": "1"}}], nodes=nodes, pods=pods)
+    assert [r.pod.key for r in results] == ["p", "p", "late"]
+    assert placements == {"p": "n1", "late": None, "old": None}
