@@ -44,6 +44,7 @@ if [ ! -f "$B/sp/.unpacked" ] || [ "$B/sp/.unpacked" -ot "$TAR" ]; then
 fi
 SP=$B/sp
 cp "$REPO/backend/inject/zz_kspread_backend.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/"
+cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/"
 rm -rf "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 mkdir -p "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 cp "$REPO"/backend/kspreadbackend/*.go "$SP/kspreadbackend/"

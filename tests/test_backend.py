@@ -154,13 +154,20 @@ def _answering_backend(tmp_path, answer: dict) -> str:
     return str(p)
 
 
-def test_candidates_not_reported_are_not_compared(tmp_path, capsys):
-    # a backend whose cycle ran PostFilter but reported no candidates (null): the expectation's
-    # other keys are compared, candidates not
+def test_candidates_not_reported_skip_the_case(tmp_path, capsys):
+    # a backend whose cycle ran PostFilter but reported no candidates (null): a case expecting
+    # them is skipped with the reason (it passed, its candidates never compared)
     open_backend.cache_clear()
     path = write_case(tmp_path, PREEMPT.replace("{n1: [a, b], n2: [c]}", "{n1: [a]}"))
     fake = _answering_backend(tmp_path, {"cycles": [{**_PREEMPT_CYCLE, "candidates": None}]})
-    assert cli_main(["run", "-q", "--backend", fake, str(path)]) == 0
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        (f"SKIP preempt ({path}:1): the case expects candidates, which the backend did not report (its profile's "
+         "first PostFilter plugin is not DefaultPreemption)"),
+        "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
+    # without candidates in the expectation, the rest is compared
+    other = write_case(tmp_path, name="other.yaml", body=PREEMPT.replace("  candidates: {n1: [a, b], n2: [c]}\n", ""))
+    assert cli_main(["run", "-q", "--backend", fake, str(other)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed (backend: Kubernetes v1.35.4)"
     open_backend.cache_clear()
     fake = _answering_backend(tmp_path, {"cycles": [{**_PREEMPT_CYCLE, "candidates": {"n1": ["a", "b"]}}]})
@@ -394,8 +401,8 @@ def test_pytest_skips_an_out_of_tree_case_at_its_line(pytester):
 
 
 @pytest.mark.parametrize(("profile", "message"), [
-    ("{outOfTree: [PodStat], filter: [NodeResourcesFit], score: [PodState]}",
-     "out-of-tree plugin 'PodStat' is declared but not enabled at filter, score or postFilter"),
+    ("{outOfTree: [PodState], filter: [NodeResourcesFit]}",
+     "out-of-tree plugin 'PodState' is declared but not enabled at filter, score or postFilter"),
     ("{outOfTree: [TaintToleration], filter: [TaintToleration]}",
      ("'TaintToleration' is an in-tree kube-scheduler plugin: list it at filter, score or postFilter only; "
       "outOfTree declares plugins that are not")),
@@ -405,6 +412,26 @@ def test_out_of_tree_declarations_are_checked(tmp_path, profile, message):
                        f"profile: {profile}\n")
     v = verdict(tmp_path, body)
     assert not v.passed and v.message == f"{tmp_path / 'case.yaml'}:5: profile.outOfTree[0]: {message}"
+
+
+def test_a_typo_where_an_out_of_tree_plugin_is_enabled_is_reported_there(tmp_path):
+    # it was reported at the declaration ("'PodState' is declared but not enabled", line 4)
+    v = verdict(tmp_path, OOT.replace("score: [PodState]", "score: [PodStat]"))
+    assert not v.passed
+    assert v.message == (f"{tmp_path / 'case.yaml'}:8: profile.score[0]: unknown plugin 'PodStat' (neither an "
+                         "in-tree kube-scheduler plugin nor declared at profile.outOfTree) (did you mean 'PodState'?)")
+
+
+def test_validate_accepts_out_of_tree_cases(capsys):
+    # it built each case's profile with kspread's plugins, and so refused every out-of-tree one
+    assert cli_main(["validate", str(REPO / "examples" / "backend-outoftree" / "cases.yaml")]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == "6 case(s) checked, 0 invalid"
+
+
+def test_validate_still_refuses_an_undeclared_plugin(tmp_path, capsys):
+    path = write_case(tmp_path, OOT.replace("  outOfTree: [PodState]\n", ""))
+    assert cli_main(["validate", str(path)]) == 1
+    assert capsys.readouterr().out.startswith(f"{path}:7: profile.score[0]: unknown plugin 'PodState'")
 
 
 def test_a_mistyped_in_tree_name_stays_an_error_with_a_suggestion(tmp_path):
@@ -845,3 +872,325 @@ expect: {{feasible: [{", ".join(f"n{i}" for i in range(30))}]}}
     assert all(line.startswith("  ") and "..." not in line for line in out[1:21])
     # rawScores, scores and totals of the 30 nodes differ: 90 lines
     assert out[21] == "  ... and 70 more differences (90 in all)"
+
+
+# ---- a backend's output is untrusted (issue 26) ------------------------------------------------
+
+_INFO_OK = "print(json.dumps({'kubernetesVersion': 'v1.35.4', 'plugins': ['NodeName']}))"
+
+
+def _script_backend(tmp_path, info: str = _INFO_OK, case: str = "sys.stdin.read()") -> str:
+    """A stand-in backend: ``info`` runs for --info, ``case`` for a case (Python statements)."""
+    p = tmp_path / "script-backend"
+    p.write_text(f"#!{sys.executable}\nimport json, os, subprocess, sys, time\n"
+                 "if sys.argv[1:] == ['--info']:\n" + "".join(f"    {line}\n" for line in info.splitlines())
+                 + "else:\n" + "".join(f"    {line}\n" for line in case.splitlines()))
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
+    return str(p)
+
+
+def _run_error(tmp_path, fake: str, body: str = CASE) -> str:
+    """The one message `kspread run --backend` gives, failing at --info or at the case."""
+    open_backend.cache_clear()
+    path = write_case(tmp_path, body)
+    try:
+        rc = cli_main(["run", "-q", "--backend", fake, str(path)])
+    except SystemExit as e:
+        return str(e)
+    assert rc == 1
+    return ""
+
+
+@pytest.mark.parametrize(("info", "said"), [
+    ("sys.stdout.buffer.write(b'\\xff{}')", "--info did not print the backend's JSON (exit 0; not UTF-8): "),
+    ("print('[1, 2]')", "--info printed JSON that is not the backend's information: a list, not an object"),
+    ("print(json.dumps({'plugins': []}))",
+     "--info printed JSON that is not the backend's information: no key 'kubernetesVersion'"),
+    ("print(json.dumps({'kubernetesVersion': 'v1.35.4', 'plugins': 'NodeName'}))",
+     "--info printed JSON that is not the backend's information: plugins: a string, not a list"),
+    ("print(json.dumps({'kubernetesVersion': 'v1.35.4', 'plugins': [], 'outOfTreePlugins': [3]}))",
+     ("--info printed JSON that is not the backend's information: outOfTreePlugins[0]: a number where a string "
+      "belongs")),
+    ("print(json.dumps({'kubernetesVersion': 'banana', 'plugins': []}))",
+     ("--info printed JSON that is not the backend's information: kubernetesVersion: 'banana' is not a Kubernetes "
+      "version such as v1.35.4")),
+])
+def test_an_info_that_is_no_backends_is_one_clear_error(tmp_path, info, said):
+    fake = _script_backend(tmp_path, info)
+    msg = _run_error(tmp_path, fake)
+    assert msg.startswith(f"kspread run: backend {fake}: {said}"), msg
+
+
+def test_a_hanging_info_is_ended(tmp_path, monkeypatch):
+    import kspread.workflow.backend as b
+
+    monkeypatch.setattr(b, "_INFO_TIMEOUT_S", 1)
+    fake = _script_backend(tmp_path, "time.sleep(600)")
+    assert _run_error(tmp_path, fake) == (f"kspread run: backend {fake}: --info took more than 1 s (its processes "
+                                          "were ended)")
+
+
+def _case_failure(tmp_path, capsys, fake: str, body: str = CASE) -> list[str]:
+    open_backend.cache_clear()
+    path = write_case(tmp_path, body)
+    assert cli_main(["run", "--backend", fake, str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"FAIL two-nodes ({path}:1)" and out[-1] == "0 passed, 1 failed (backend: Kubernetes v1.35.4)"
+    return out[1:-1]
+
+
+_CYCLE_OK = {"pod": "web", "filter": {"n1": {"code": "Success"}, "n2": {"code": "Success"}},
+             "feasible": ["n1", "n2"], "rawScores": {}, "scores": {}, "totals": {"n1": 1, "n2": 2}, "selected": "n2"}
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    ("sys.stdout.buffer.write(b'{\"cycles\": [\\xff]}')", "the answer is not UTF-8 (byte 0xff at offset 12)"),
+    ("print('{\"cycles\": [')", ("the answer is not JSON (Expecting value: line 2 column 1 (char 13); exit 0): "
+                                "(no output)")),
+    ("print('[]')", "the answer is not a backend's: a list, not an object"),
+    ("print('[' * 100000 + ']' * 100000)", "the answer is not JSON (nested too deeply; exit 0): (no output)"),
+    (f"print(json.dumps({{'cycles': [{ {k: v for k, v in _CYCLE_OK.items() if k != 'totals'}!r}]}}))",
+     "the answer is not a backend's: cycles[0]: no key 'totals'"),
+    (f"print(json.dumps({{'cycles': [{ {**_CYCLE_OK, 'totals': {'n1': '1'}}!r}]}}))",
+     "the answer is not a backend's: cycles[0].totals.n1: a string where an integer belongs"),
+    (f"print(json.dumps({{'cycles': [{ {**_CYCLE_OK, 'scored': 1}!r}]}}))",
+     "the answer is not a backend's: cycles[0].scored: a number where true or false belongs"),
+    (f"print(json.dumps({{'cycles': [{ {**_CYCLE_OK, 'selected': 'n9'}!r}]}}))",
+     "the answer is not a backend's: cycles[0] names node 'n9', which the case does not have"),
+    ("print(json.dumps({'error': 7}))", "the answer is not a backend's: error: a number where a string belongs"),
+])
+def test_an_answer_that_is_no_backends_is_one_clear_error(tmp_path, capsys, answer, said):
+    fake = _script_backend(tmp_path, case="sys.stdin.read()\n" + answer)
+    lines = _case_failure(tmp_path, capsys, fake)
+    assert lines == [f"  {tmp_path / 'case.yaml'}:1: backend {fake}: case 'two-nodes': {said}"], lines
+
+
+def test_a_panic_is_shown_with_where_it_happened(tmp_path, capsys):
+    # the message was the last 600 characters of stderr: the end of the goroutine dump
+    dump = "".join(f"goroutine {i} [select]:\nsome.func{i}()\n\t/x/y.go:{i} +0x1\n\n" for i in range(60))
+    stderr = ("E1128 runtime.go:142] Observed a panic\npanic: teamrank: no rank label on node \x1b[31mn1 [recovered]\n"
+              "\tpanic: teamrank: no rank label\n\ngoroutine 7 [running]:\nruntime.gopanic({0x1})\n\t/go/panic.go:1 +0x1\n"
+              "sigs.k8s.io/scheduler-plugins/plugins/teamrank.(*TeamRank).Filter(0xc0, {0x2})\n"
+              "\t/sp/plugins/teamrank/teamrank.go:59 +0x2a\n\n" + dump)
+    fake = _script_backend(tmp_path, case=f"sys.stdin.read()\nsys.stderr.write({stderr!r})\nsys.exit(2)")
+    lines = _case_failure(tmp_path, capsys, fake)
+    assert lines == [
+        (f"  {tmp_path / 'case.yaml'}:1: backend {fake} failed on case 'two-nodes' (exit 2): panic: teamrank: no rank "
+        "label on node \\x1b[31mn1 [recovered]"),
+        "  \tpanic: teamrank: no rank label",
+        ("    at sigs.k8s.io/scheduler-plugins/plugins/teamrank.(*TeamRank).Filter(0xc0, {0x2}) "
+        "(/sp/plugins/teamrank/teamrank.go:59)")], lines
+
+
+def test_an_answer_too_large_is_refused(tmp_path, capsys, monkeypatch):
+    import kspread.workflow.backend as b
+
+    monkeypatch.setattr(b, "MAX_OUTPUT_BYTES", 1000)
+    fake = _script_backend(tmp_path, case="sys.stdin.read()\nsys.stdout.write('x' * 5000)\nsys.stdout.flush()\ntime.sleep(600)")
+    lines = _case_failure(tmp_path, capsys, fake)
+    assert lines == [(f"  {tmp_path / 'case.yaml'}:1: backend {fake}: case 'two-nodes': the answer is larger than "
+                     "1000 bytes, kspread's bound (its processes were ended)")], lines
+
+
+def test_a_case_that_times_out_ends_what_the_backend_started(tmp_path, capsys, monkeypatch):
+    # the backend's child kept running after the backend was killed
+    import kspread.workflow.backend as b
+
+    monkeypatch.setattr(b, "_CASE_TIMEOUT_S", 2)
+    pidfile = tmp_path / "child.pid"
+    fake = _script_backend(tmp_path, case=(
+        "sys.stdin.read()\n"
+        f"c = subprocess.Popen(['sleep', '600'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(c.pid))\ntime.sleep(600)"))
+    lines = _case_failure(tmp_path, capsys, fake)
+    assert lines == [(f"  {tmp_path / 'case.yaml'}:1: backend {fake}: case 'two-nodes' took more than 2 s (its "
+                     "processes were ended)")], lines
+    child = int(pidfile.read_text())
+    for _ in range(100):  # killed; reaped by init
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        import time
+
+        time.sleep(0.05)
+    else:
+        os.kill(child, 9)
+        raise AssertionError(f"the backend's child {child} is still running")
+
+
+def test_a_backend_that_ends_leaving_a_child_holding_its_output_returns_at_once(tmp_path, capsys):
+    # its answer printed, it exits; a child it started keeps stdout open: the case does not wait
+    # for the child (nor for the timeout), and the child is ended
+    import time
+
+    body = f"print(json.dumps({{'cycles': [{_CYCLE_OK!r}]}}))"
+    fake = _script_backend(tmp_path, case=f"sys.stdin.read()\n{body}\nsys.stdout.flush()\n"
+                                          "subprocess.Popen(['sleep', '600'])")
+    open_backend.cache_clear()
+    path = write_case(tmp_path, CASE)
+    start = time.monotonic()
+    assert cli_main(["run", "-q", "--backend", fake, str(path)]) == 0
+    assert time.monotonic() - start < 30
+    assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed (backend: Kubernetes v1.35.4)"
+
+
+def test_the_backend_gets_no_secrets_from_the_environment(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
+    monkeypatch.setenv("GOMAXPROCS", "2")
+    seen = tmp_path / "env.json"
+    body = f"print(json.dumps({{'cycles': [{_CYCLE_OK!r}]}}))"
+    fake = _script_backend(tmp_path, case=f"sys.stdin.read()\njson.dump(dict(os.environ), open({str(seen)!r}, 'w'))\n"
+                                          + body)
+    open_backend.cache_clear()
+    assert cli_main(["run", "-q", "--backend", fake, str(write_case(tmp_path, CASE))]) == 0
+    env = json.loads(seen.read_text())
+    assert "AWS_SECRET_ACCESS_KEY" not in env and env["GOMAXPROCS"] == "2" and env["PATH"] == os.environ["PATH"]
+
+
+def test_pytest_reports_a_bad_backend_once(pytester):
+    for i in range(5):
+        pytester.makefile(".yaml", **{f"c{i}": "apiVersion: kspread/v1\nkind: Case\n"
+                                      + CASE.lstrip("\n").replace("two-nodes", f"c{i}")})
+    result = pytester.runpytest("--kspread-backend=/bin/true")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    # one error for the session (it was a traceback per case: 7,116 lines for 11 cases)
+    assert [line for line in result.stderr.lines if line] == [
+        "ERROR: --kspread-backend: backend /bin/true: --info did not print the backend's JSON (exit 0): (no output)"]
+    assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (("pod: {name: web, ", "pod: {name: web, volumes: [{name: d, persistentVolumeClaim: {claimName: gone}}], "),
+     ("pods web (volumes[0].persistentVolumeClaim) have volumes or resource claims, which kspread does not model "
+      "and a backend is not sent (its scheduler would place them as if they had none)")),
+    (("expect: {selected: n2}", "expect: {selected: n2, searched: [n1, n2]}"),
+     ("the case expects searched, which a backend does not report (the nodes upstream's search found reach no "
+     "extension point)")),
+    (("  score: [{name: NodeResourcesFit, weight: 2}]\n",
+      "  score: [{name: NodeResourcesFit, weight: 2}]\n  extenders: [{name: fake, filter: [n2]}]\n"),
+     ("the profile's extender 'fake' is kspread's in-process one (filter / prioritize written in the case), which "
+      "a backend's scheduler cannot call")),
+    (("  score: [{name: NodeResourcesFit, weight: 2}]\n",
+      ("  score: [{name: NodeResourcesFit, weight: 2}]\n  extenders: [{name: far, urlPrefix: 'http://10.1.2.3:80/x', "
+      "filterVerb: filter}]\n")),
+     ("the profile's extender 'far' is at '10.1.2.3', not a loopback address: a backend calls extenders on this "
+      "machine only (127.0.0.1, ::1, localhost)")),
+])
+def test_what_a_backend_is_not_sent_or_does_not_report_skips_the_case(tmp_path, capsys, change, reason):
+    # the case passed: the volumes were dropped, `searched` and the extenders ignored
+    body = f"print(json.dumps({{'cycles': [{_CYCLE_OK!r}]}}))"
+    fake = _script_backend(tmp_path, case="sys.stdin.read()\n" + body)
+    open_backend.cache_clear()
+    path = write_case(tmp_path, CASE.replace(*change))
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"SKIP two-nodes ({path}:1): {reason}",
+                                                    "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
+
+
+def test_a_raw_pods_resource_claims_skip_the_case(tmp_path):
+    _, case = _case(tmp_path, CASE.replace("pods:\n", (
+        "objects:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: gpu}\n  spec:\n    nodeName: n1\n"
+        "    containers: [{name: c}]\n    resourceClaims: [{name: g, resourceClaimName: g}]\n"
+        "    volumes: [{name: a, emptyDir: {}}, {name: b, gcePersistentDisk: {pdName: x}}]\npods:\n")))
+    assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
+        "pods gpu (volumes[1].gcePersistentDisk, resourceClaims) have volumes or resource claims, which kspread "
+        "does not model and a backend is not sent (its scheduler would place them as if they had none)")
+
+
+def test_http_extenders_go_to_the_backend_as_a_configuration_writes_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("KSPREAD_TEST_EXT", "http://127.0.0.1:9999/sched")
+    (tmp_path / "ca.pem").write_text("x")
+    _, case = _case(tmp_path, CASE.replace("  score: [{name: NodeResourcesFit, weight: 2}]\n", (
+        "  score: [{name: NodeResourcesFit, weight: 2}]\n"
+        "  extenders:\n"
+        "  - {name: e, urlPrefix: '${KSPREAD_TEST_EXT}', filterVerb: f, prioritizeVerb: p, weight: 3,\n"
+        "     httpTimeout: 1500ms, ignorable: true, tlsConfig: {caFile: ca.pem, certData: eHl6},\n"
+        "     managedResources: [{name: example.com/a, ignoredByScheduler: true}, {name: example.com/b}]}\n")))
+    assert backend_input(case)["extenders"] == [{
+        "urlPrefix": "http://127.0.0.1:9999/sched", "filterVerb": "f", "prioritizeVerb": "p", "weight": 3,
+        "enableHTTPS": False, "httpTimeout": "1500000000ns", "nodeCacheCapable": False, "ignorable": True,
+        "managedResources": [{"name": "example.com/a", "ignoredByScheduler": True},
+                             {"name": "example.com/b", "ignoredByScheduler": False}],
+        "tlsConfig": {"insecure": False, "serverName": "", "certFile": "", "keyFile": "",
+                      "caFile": str(tmp_path / "ca.pem"), "certData": "eHl6"}}]
+
+
+@pytest.fixture
+def example_extender(monkeypatch):
+    """examples/extender on a free loopback port, named by KSPREAD_EXAMPLE_EXTENDER."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kspread_example_extender_b",
+                                                  REPO / "examples" / "extender" / "extender.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server, url = module.serve(0)
+    monkeypatch.setenv("KSPREAD_EXAMPLE_EXTENDER", url)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_extenders_reach_upstreams_scheduler(example_extender, capsys):
+    # the case's own HTTP extender (example.yaml) and a configuration's (sequence.yaml): the
+    # backend's scheduler calls them, and reports the nodes they reject with their reasons and
+    # their priorities in the totals; such cases were skipped, and their extenders were never
+    # given to scheduler.New
+    backend = _real_backend()
+    assert cli_main(["run", "--backend", backend, "--compare", "-k", "1.35",
+                     str(REPO / "cases" / "extenders")]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert ("  filter:\n    cpu-fast-1: {code: Unschedulable, reason: node is not in pool gpu}\n"
+            "    gpu-fast-1: {code: Success}\n    gpu-slow-1: {code: Success}\n"
+            "    gpu-slow-2: {code: UnschedulableAndUnresolvable, reason: node is under maintenance}\n") in out, out
+    assert "  totals: {gpu-fast-1: 500, gpu-slow-1: 300}\n" in out, out
+    assert out.splitlines()[-1] == ("2 passed, 0 failed, 7 deselected (backend: Kubernetes v1.35.4; the reference "
+                                    "engine agrees with it on 2 of 2 cases)")
+
+
+def test_an_extender_elsewhere_is_refused_by_the_backend_too(tmp_path):
+    # the Python side skips it; the backend itself refuses a urlPrefix that is not loopback
+    backend = _real_backend()
+    _, case = _case(tmp_path)
+    data = backend_input(case)
+    data["extenders"] = [{"urlPrefix": "http://192.0.2.1:80/x", "filterVerb": "f"}]
+    r = subprocess.run([backend], input=json.dumps(data), capture_output=True, text=True, check=False, timeout=60)
+    assert json.loads(r.stdout)["error"] == (
+        'extender urlPrefix "http://192.0.2.1:80/x": a backend calls extenders at a loopback address only '
+        '(127.0.0.1, ::1, localhost), not "192.0.2.1"')
+
+
+def test_a_node_a_prefilter_result_leaves_out_has_upstreams_reason(tmp_path, capsys):
+    # NodeAffinity's PreFilterResult names n1 only: findNodesThatFitPod gives n2 "node(s) didn't
+    # satisfy plugin(s) [NodeAffinity]" (the backend said "node is filtered out by the prefilter
+    # result", an older wording)
+    backend = _real_backend()
+    path = write_case(tmp_path, """
+name: prefilter-result
+version: "1.35"
+profile: {filter: [NodeAffinity]}
+nodes: [n1, n2]
+pod:
+  name: p
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n1]}]}]
+expect: {feasible: [n1], filter: {n2: UnschedulableAndUnresolvable}}
+""")
+    assert cli_main(["run", "--backend", backend, str(path)]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert ("    n2: {code: UnschedulableAndUnresolvable, reason: 'node(s) didn''t satisfy plugin(s) "
+            "[NodeAffinity]'}\n") in out, out
+
+
+def test_plugin_names_a_backend_registers_are_printed_escaped(tmp_path, capsys):
+    # --info is the backend's text: a terminal escape in a plugin name is shown, not sent
+    fake = _fake_backend(tmp_path, "v1.35.4", ("Pod\x1b[2JState",))
+    open_backend.cache_clear()
+    path = write_case(tmp_path, OOT)
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "(it registers: Pod\\x1b[2JState)" in out, out

@@ -57,7 +57,10 @@ def test_wrong_type(tmp_path):
 
 def test_unquoted_version_is_explained(tmp_path):
     msg = _fail(tmp_path, BASE.replace('version: "1.24"', "version: 1.30"))
-    assert "case.yaml:5: version: must be a string (got 1.3)" in msg, msg
+    assert ('case.yaml:5: version: must be a quoted string: YAML reads the unquoted 1.30 as the number 1.3; '
+            'write version: "1.30"') in msg, msg
+    msg = _fail(tmp_path, BASE.replace('version: "1.24"', "version: 1.24"))
+    assert 'case.yaml:5: version: must be a quoted string: YAML reads an unquoted 1.24 as a number; write version: "1.24"' in msg, msg
 
 
 def test_unsupported_version(tmp_path):

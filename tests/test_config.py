@@ -416,3 +416,32 @@ def test_dynamic_resources_scores_zero_in_the_default_profile_from_1_35(tmp_path
     actual = run_loaded(load_case(read_file(path).docs[0])).actual
     assert actual["rawScores"].get("DynamicResources") == ({"n1": 0, "n2": 0} if scores else None)
     assert actual["scores"].get("DynamicResources") == ({"n1": 0, "n2": 0} if scores else None)
+
+
+@pytest.mark.parametrize("field, value, line, message", [
+    ("parallelism", "0", 3, "parallelism: should be an integer value greater than zero (got 0)"),
+    ("parallelism", "-4", 3, "parallelism: should be an integer value greater than zero (got -4)"),
+    ("parallelism", "2147483648", 3, "parallelism is out of the int32 range (got 2147483648)"),
+    ("parallelism", "'16'", 3, "parallelism must be an integer (got '16')"),
+    ("clientConnection", "{qps: 50, burst: -1}", 3, "clientConnection.burst: must be non-negative (got -1)"),
+    ("percentageOfNodesToScore", "-1", 3, "percentageOfNodesToScore: not in valid range [0-100] (got -1)"),
+    ("percentageOfNodesToScore", "101", 3, "percentageOfNodesToScore: not in valid range [0-100] (got 101)"),
+    ("podInitialBackoffSeconds", "-1", 3, "podInitialBackoffSeconds: must be greater than 0 (got -1)"),
+    ("podMaxBackoffSeconds", "0", 3, ("podMaxBackoffSeconds: must be greater than or equal to "
+                                     "PodInitialBackoffSeconds (got 0)")),
+])
+def test_top_level_numbers_are_validated_as_upstream_validates_them(tmp_path, field, value, line, message):
+    # ValidateKubeSchedulerConfiguration (and the component-base client connection's burst)
+    head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    path = cfg(tmp_path, head + f"{field}: {value}\n")
+    with pytest.raises(CaseError) as e:
+        load_config(path, v(35))
+    # (the field, then upstream's message, which names it too)
+    assert (e.value.line, str(e.value)) == (line, f"{path}:{line}: {field}{'.burst' * (field[0] == 'c')}: {message}")
+
+
+def test_valid_top_level_numbers_are_read(tmp_path):
+    head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    p = load_config(cfg(tmp_path, head + "parallelism: 1\nclientConnection: {burst: 0}\n"
+                        "percentageOfNodesToScore: 0\n"), v(35))
+    assert (p.pod_initial_backoff_seconds, p.pod_max_backoff_seconds) == (1, 10)

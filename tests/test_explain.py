@@ -622,8 +622,8 @@ def test_compact_explain_is_one_row_per_node_within_80_columns(tmp_path):
     text = explain_compact(outcome.scheduler, cycles, first=["node-d"], width=80)
     assert text.split("\n") == [
         "   node     TT  NRF  NRBA  IL  total",
-        "   node-a  300   62    87   0    449",
         "*  node-b  300   81    93   0    474",
+        "   node-a  300   62    87   0    449",
         "(TT: TaintToleration, NRF: NodeResourcesFit, NRBA:",
         "NodeResourcesBalancedAllocation, IL: ImageLocality)",
         "   node    not scored",
@@ -679,11 +679,12 @@ def test_compact_data_gives_the_compact_rows_as_data(tmp_path):
     assert cycle["nodes"] == [
         {"node": "node-d", "marked": False,
          "reason": "NodeResourcesFit: Unschedulable: Insufficient cpu (requests 1; 500m of 500m free)"},
-        {"node": "node-a", "marked": False, "total": 449,
-         "scores": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 87,
-                    "ImageLocality": 0}},
+        # then the scored nodes, highest total first
         {"node": "node-b", "marked": True, "total": 474,
          "scores": {"TaintToleration": 300, "NodeResourcesFit": 81, "NodeResourcesBalancedAllocation": 93,
+                    "ImageLocality": 0}},
+        {"node": "node-a", "marked": False, "total": 449,
+         "scores": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 87,
                     "ImageLocality": 0}},
         {"node": "node-c", "marked": False,
          "reason": ("TaintToleration: UnschedulableAndUnresolvable: node(s) had untolerated taint {k: v} "
@@ -691,3 +692,36 @@ def test_compact_data_gives_the_compact_rows_as_data(tmp_path):
     ]
     assert {k: cycle[k] for k in ("pod", "attempt", "marked", "selected", "preemption", "error")} == {
         "pod": "new", "attempt": 1, "marked": "selected", "selected": ["node-b"], "preemption": None, "error": None}
+
+
+def test_explain_sorts_by_total_and_takes_top_and_node_filters(tmp_path):
+    """50 nodes with long names: the winners first, --top N rows each and the rest counted,
+    --node picks nodes, and a node's name is never folded."""
+    long = "node-with-a-rather-long-name-{:02d}.eu-west-1.compute.internal"
+    nodes = "\n".join(f"- {{name: {long.format(i)}, allocatable: {{cpu: '{2 + i % 5}', memory: 8Gi, pods: 110}}}}"
+                      for i in range(50))
+    p = tmp_path / "big.yaml"
+    p.write_text(f"apiVersion: kspread/v1\nkind: Case\nname: big\nversion: \"1.35\"\nnodes:\n{nodes}\n"
+                 f"pod: {{name: p, requests: {{cpu: '3'}}}}\nexpect: {{selected: {long.format(4)}}}\n")
+
+    def explain(*args):
+        r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p), *args], capture_output=True,
+                           text=True, check=False)
+        return r.returncode, r.stdout + r.stderr
+
+    rc, out = explain("--top", "3")
+    assert rc == 0, out
+    lines = out.split("\n")
+    rows = [line for line in lines if "compute.internal  " in line]
+    # the scored nodes: highest total first (node 4, 9, 14, ... have 7 cpu free of 7), three of them
+    assert [r.split()[1] for r in rows[:3]] == [long.format(i) for i in (4, 9, 14)]
+    assert all(r.startswith("  *  ") for r in rows[:3])
+    assert "     ... and 37 more scored node(s)" in lines
+    assert "     ... and 7 more node(s) not scored" in lines
+    assert all(long.format(i) in out for i in (0, 5, 10))  # unscored rows, whole
+    rc, out = explain("--node", long.format(0), "--node", long.format(9))
+    assert rc == 0 and long.format(9) in out and long.format(0) in out and long.format(4) + "  " not in out
+    rc, out = explain("--node", "nope")
+    assert rc == 1 and "case 'big' has no node 'nope' (--node)" in out
+    rc, out = explain("--top", "0")
+    assert rc == 2 and "not a positive whole number: '0'" in out

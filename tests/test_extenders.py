@@ -20,6 +20,7 @@ from helpers import write_case
 from kspread.engine.extender import pod_uid
 from kspread.engine.model import Pod
 from kspread.errors import CaseError
+from kspread.format.extenders import ExtenderAccess
 from kspread.format.loader import load_case, read_file
 from kspread.workflow.explain import explain_cycles
 from kspread.workflow.runner import explain_run, run_loaded
@@ -32,7 +33,7 @@ def _load(tmp_path: Path, body: str, urls: dict[str, str] | None = None):
     res = read_file(p)
     assert res.error is None, res.error
     doc = res.docs[0]
-    doc.extender_urls = urls
+    doc.extender_access = None if urls is None else ExtenderAccess(urls=urls)
     return load_case(doc), p
 
 
@@ -539,6 +540,10 @@ def tls_files(tmp_path):
     (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
     _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
              "-out", "server.crt", "-days", "1", "-extfile", "san.ext", cwd=d)
+    # a certificate for a name only (tlsConfig.serverName)
+    (d / "named.ext").write_text("subjectAltName=DNS:ext.kspread.test\n")
+    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", "named.crt", "-days", "1", "-extfile", "named.ext", cwd=d)
     return d
 
 
@@ -570,6 +575,32 @@ def test_https_with_a_test_certificate_authority(tmp_path, server, tls_files):
     assert out.actual["schedulingError"].startswith(
         f'Post "{s.url}/filter": tls: failed to verify certificate: unable to get local issuer certificate')
     assert len(s.requests) == 2
+
+
+def test_server_name_is_what_the_certificate_is_checked_against(tmp_path, server, tls_files):
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tls_files / "named.crt", tls_files / "server.key")
+    s = server(keep_all, tls=ctx)
+
+    def case(tls: str) -> str:
+        return f"""
+            version: "1.30"
+            profile:
+              filter: [NodeUnschedulable]
+              extenders:
+              - {{name: ext, urlPrefix: '{s.url}', filterVerb: filter, tlsConfig: {{caFile: pki/ca.crt{tls}}}}}
+            nodes: [n1]
+            pod: {{name: p}}
+            expect: {{selected: n1}}
+            """
+
+    out = run(tmp_path, case(""))
+    assert out.actual["schedulingError"].startswith(
+        f'Post "{s.url}/filter": tls: failed to verify certificate: IP address mismatch')
+    assert "schedulingError" not in run(tmp_path, case(", serverName: ext.kspread.test")).actual
+    assert len(s.requests) == 1
 
 
 # ---- configuration, validation, URL overrides ----------------------------------------------
@@ -641,10 +672,24 @@ def test_case_extender_validation(tmp_path):
                         "`filter`"
     e = err("  - {name: a, urlPrefix: 'ftp://x'}\n")
     assert (e.message, e.line) == ("urlPrefix 'ftp://x' is not an http:// or https:// URL", 7)
+    # a variable the person did not allow is never read
     e = err("  - {name: a, urlPrefix: '${KSPREAD_TEST_UNSET_VARIABLE}/x'}\n")
-    assert (e.message, e.line) == (("urlPrefix names the environment variable KSPREAD_TEST_UNSET_VARIABLE, which is "
-                                   "not set (set it, or write ${KSPREAD_TEST_UNSET_VARIABLE:-http://host:port} to "
-                                   "give a default)"), 7)
+    assert (e.message, e.line) == (("urlPrefix reads the environment variable KSPREAD_TEST_UNSET_VARIABLE, which "
+                                   "kspread reads only when allowed outside the case: --extender-env "
+                                   "KSPREAD_TEST_UNSET_VARIABLE (pytest: --kspread-extender-env "
+                                   "KSPREAD_TEST_UNSET_VARIABLE or the ini key kspread_extender_env); or give the "
+                                   "extender's URL with --extender NAME=URL"), 7)
+    # one allowed but not set
+    p = write_case(tmp_path, "version: '1.30'\nprofile:\n  filter: [NodeUnschedulable]\n  extenders:\n"
+                   "  - {name: a, urlPrefix: '${KSPREAD_TEST_UNSET_VARIABLE}/x'}\nnodes: [n1]\npod: {name: p}\n"
+                   "expect: {selected: n1}\n")
+    doc = read_file(p).docs[0]
+    doc.extender_access = ExtenderAccess(env=frozenset({"KSPREAD_TEST_UNSET_VARIABLE"}), environ={})
+    with pytest.raises(CaseError) as info:
+        load_case(doc)
+    assert (info.value.message, info.value.line) == (
+        ("urlPrefix names the environment variable KSPREAD_TEST_UNSET_VARIABLE, which is not set (set it, or write "
+        "${KSPREAD_TEST_UNSET_VARIABLE:-http://host:port} to give a default)"), 7)
 
 
 def test_environment_expansion_and_override(tmp_path, server, monkeypatch):
@@ -658,11 +703,28 @@ def test_environment_expansion_and_override(tmp_path, server, monkeypatch):
         pod: {name: p}
         expect: {selected: n1}
         """
+    allowed = ExtenderAccess(env=frozenset({"KSPREAD_TEST_EXT"}))
+
+    def run_with(access: ExtenderAccess | None):
+        p = write_case(tmp_path, body)
+        doc = read_file(p).docs[0]
+        doc.extender_access = access
+        return run_loaded(load_case(doc), keep_all=True)
+
     monkeypatch.setenv("KSPREAD_TEST_EXT", s.url)
-    assert "schedulingError" not in run(tmp_path, body).actual and s.verbs() == ["filter"]
+    assert "schedulingError" not in run_with(allowed).actual and s.verbs() == ["filter"]
+    # set but not allowed: never read, the default is called, and the error says why
+    out = run_with(None)
+    assert out.actual["schedulingError"] == (
+        'Post "${KSPREAD_TEST_EXT:-http://127.0.0.1:9/none}/filter": dial tcp: connect: connection refused '
+        f"(extender ext at {tmp_path / 'case.yaml'}:6); urlPrefix's ${{KSPREAD_TEST_EXT}} took its default: kspread "
+        "reads KSPREAD_TEST_EXT only when allowed (--extender-env KSPREAD_TEST_EXT, pytest --kspread-extender-env "
+        "KSPREAD_TEST_EXT)")
     monkeypatch.delenv("KSPREAD_TEST_EXT")
-    assert run(tmp_path, body).actual["schedulingError"].startswith('Post "http://127.0.0.1:9/none/filter"')
+    assert run_with(allowed).actual["schedulingError"].startswith(
+        'Post "${KSPREAD_TEST_EXT:-http://127.0.0.1:9/none}/filter": dial tcp: connect: connection refused')
     assert "schedulingError" not in run(tmp_path, body, urls={"ext": s.url}).actual
+    assert s.verbs() == ["filter", "filter"]
 
 
 def test_cli_and_pytest_extender_options(tmp_path, server):
@@ -771,7 +833,8 @@ def test_diff_runs_a_configuration_with_an_extender(tmp_path, server):
                                          "nodes: [n1, n2]\npod: {name: p}\nexpect: {unschedulable: false}\n")
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "KSPREAD_TEST_DIFF_EXT": s.url}
     r = subprocess.run([sys.executable, "-m", "kspread", "diff", "--base", str(tmp_path / "base.yaml"), "--head",
-                        str(tmp_path / "head.yaml"), str(tmp_path / "cases.yaml")],
+                        str(tmp_path / "head.yaml"), str(tmp_path / "cases.yaml"), "--extender-env",
+                        "KSPREAD_TEST_DIFF_EXT"],
                        capture_output=True, text=True, env=env, timeout=60)
     assert '  selected: ["n1", "n2"] -> "n2"' in r.stdout, r.stdout + r.stderr
     assert s.verbs() == ["prioritize"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import textwrap
@@ -970,8 +972,7 @@ def test_update_fills_expect(tmp_path, capsys):
                                           "expect: {}\n"), encoding="utf-8")
     assert cli_main(["run", "--update", str(p)]) == 0
     data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    assert data["expect"]["selected"] == "worker-a"
-    assert data["expect"]["feasible"] == ["worker-a"]
+    assert data["expect"] == {"selected": "worker-a"}  # what answers the case's question
     assert check(_load_one(p)).passed
 
 
@@ -1293,7 +1294,12 @@ def test_pod_option_makes_the_pending_pod_incoming_and_answers_why(tmp_path):
     path.write_text(out, encoding="utf-8")
     assert cli_main(["run", "--update", str(path)]) == 0
     filled = yaml.safe_load(path.read_text(encoding="utf-8"))["expect"]
-    assert filled["feasible"] == ["worker-a"] and filled["selected"] == "worker-a"
+    assert filled == {"selected": "worker-a"}  # what answers the case's question
+    # why the other nodes cannot take it, when asked for
+    path.write_text(out, encoding="utf-8")
+    assert cli_main(["run", "--update", "--update-keys", "selected,filter", str(path)]) == 0
+    filled = yaml.safe_load(path.read_text(encoding="utf-8"))["expect"]
+    assert filled["selected"] == "worker-a"
     assert filled["filter"]["worker-b"] == {"code": "UnschedulableAndUnresolvable",
                                             "reason": "node(s) were unschedulable"}
 
@@ -1401,9 +1407,11 @@ def test_a_line_break_in_the_dump_name_cannot_inject_a_key(tmp_path, brk):
                                    "5 pod(s), 3")
     data = yaml.safe_load(out)
     assert "schedule" not in data
-    assert (data["name"], data["source"]) == (f"dump{brk}schedule: [x]{brk}", name)
+    # a case name cannot hold a line break (it is printed in CI logs): the name has it as \uXXXX text,
+    # the source keeps the file name
+    assert (data["name"], data["source"]) == (f"dump{esc}schedule: [x]{esc}", name)
     quoted = {"\r": "\\r", "\n": "\\n"}.get(brk, esc)  # JSON's own escapes where it has one
-    assert f'name: "dump{quoted}schedule: [x]{quoted}"\n' in out
+    assert f'source: "dump{quoted}schedule: [x]{quoted}.yaml"\n' in out
 
 
 def test_the_self_check_reads_the_rendered_text_back(tmp_path, monkeypatch):
@@ -1468,3 +1476,75 @@ def test_import_says_how_the_case_searches_the_nodes(tmp_path, capsys, n, versio
     assert capsys.readouterr().err.endswith(f"kspread import: note: {note}\n")
     head = "".join(line[2:] for line in out.read_text().splitlines(keepends=True) if line.startswith("# "))
     assert f" Search: {note}. Only what kube-scheduler reads is kept." in " ".join(head.split())
+
+
+# ---- owners the dump lacks (issue 26) ------------------------------------------------------------
+
+
+def _owned_pod(name: str, ns: str, kind: str, owner: str, labels: dict | None = None) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": labels or {"app": owner},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": kind, "name": owner,
+                                              "uid": "u", "controller": True}]},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}}
+
+
+MISSING_NOTE = (
+    "the dump lacks 2 owner(s) that its pods name as their controller (ReplicaSet default/web-7d4f, StatefulSet "
+    "data/db): default topology spreading (SelectorSpread, PodTopologySpread's system defaults) finds a pod's "
+    "siblings through them, so where a new replica lands may differ from the cluster. The case is tagged "
+    "imported-without-owners; import a dump that has them: kubectl get nodes,pods,services,replicationcontrollers,"
+    "replicasets,statefulsets,poddisruptionbudgets,priorityclasses -A -o yaml")
+
+
+def test_a_dump_without_the_owners_its_pods_name_warns_and_marks_the_case(tmp_path):
+    # `kubectl get nodes,pods -A -o yaml`: the pods' ReplicaSet and StatefulSet are not in it
+    kept = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "api-1", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "api-1"}}}}
+    dump = _mini(_owned_pod("web-7d4f-a", "default", "ReplicaSet", "web-7d4f"),
+                 _owned_pod("web-7d4f-b", "default", "ReplicaSet", "web-7d4f"),
+                 _owned_pod("db-0", "data", "StatefulSet", "db"),
+                 _owned_pod("agent-x", "default", "DaemonSet", "agent"),  # no spreading reads a DaemonSet
+                 _owned_pod("api-1-a", "default", "ReplicaSet", "api-1"), kept)
+    out, warnings = _import(tmp_path, dump)
+    assert warnings == [MISSING_NOTE]
+    lines = out.splitlines()
+    # the warning comes first, the kubectl command whole on its line
+    assert lines[0] == "# WARNING: the dump lacks 2 owner(s) that its pods name as their controller (ReplicaSet"
+    first = lines.index(next(x for x in lines if x.startswith("# Imported")))
+    assert lines[first - 1] == ("#   kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
+                                "poddisruptionbudgets,priorityclasses -A -o yaml")
+    assert " ".join(line[2:].strip() for line in lines[:first]) == "WARNING: " + MISSING_NOTE
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {selected: n1}"), encoding="utf-8")
+    doc = _load_one(p)
+    assert doc.data["tags"] == ["imported-without-owners"]
+    assert doc.data["description"].startswith("Imported without 2 owner(s) its pods name as their controller")
+    case = load_case(doc)
+    assert case.tags == ["imported-without-owners"]
+    # a failure report shows the description's first line; the JSON report, the tag
+    p.write_text(out.replace("expect: {}", "expect: {unschedulable: true}"), encoding="utf-8")
+    v = check(_load_one(p))
+    assert not v.passed and ("\n  Imported without 2 owner(s) its pods name as their controller: default topology "
+                             "spreading may place pods otherwise than the cluster does.\n") in v.message
+    p.write_text(out.replace("expect: {}", "expect: {selected: n1}"), encoding="utf-8")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli_main(["run", "--json", str(p)]) == 0
+    assert [e.get("tags") for e in json.loads(buf.getvalue())] == [["imported-without-owners"]]
+
+
+def test_a_dump_with_every_owner_says_nothing_of_owners(tmp_path):
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"app": "web"}}}}
+    out, warnings = _import(tmp_path, _mini(_owned_pod("web-a", "default", "ReplicaSet", "web"), rs))
+    assert warnings == []
+    assert "WARNING" not in out and "tags:" not in out and "description:" not in out
+
+
+def test_the_owners_listed_are_bounded(tmp_path):
+    pods = [_owned_pod(f"p{i}", "default", "ReplicaSet", f"rs{i:02}") for i in range(13)]
+    _, warnings = _import(tmp_path, _mini(*pods))
+    assert warnings[0].startswith("the dump lacks 13 owner(s) that its pods name as their controller (ReplicaSet "
+                                  "default/rs00, ReplicaSet default/rs01, ")
+    assert "ReplicaSet default/rs09, and 3 more): " in warnings[0] and "rs10" not in warnings[0]

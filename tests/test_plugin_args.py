@@ -288,7 +288,7 @@ INVALID = [
      "not in valid range [0, 10] (got 11)"),
     ("DynamicResources", "1.34", {"filterTimeout": "-1s"}, "filterTimeout", "must be zero or positive (got '-1s')"),
     ("DynamicResources", "1.34", {"filterTimeout": "10 seconds"}, "filterTimeout",
-     "time: invalid duration \"10 seconds\" (got '10 seconds')"),
+     "time: unknown unit \" seconds\" in duration \"10 seconds\" (got '10 seconds')"),
     ("DynamicResources", "1.35", {"bindingTimeout": "1m"}, "bindingTimeout",
      "Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled"),
     ("DynamicResources", "1.36", {"bindingTimeout": "500ms"}, "bindingTimeout",

@@ -284,7 +284,7 @@ def test_explain_command(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[1:] == [
-        "     node  SelectorSpread  total", "     n1                 0      0", "  *  n2               100    100",
+        "     node  SelectorSpread  total", "  *  n2               100    100", "     n1                 0      0",
         "  (* selected)", "  selected: n2", "", ""]
     r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p), "--case", "right", "-v"],
                        capture_output=True, text=True)

@@ -168,11 +168,12 @@ def test_markdown_summary_and_github_annotations(cases, tmp_path, capsys, monkey
     lines = text.splitlines()
     assert lines[0] == "## :x: kspread: 1 passed, 2 failed"
     assert lines[2:6] == ["| Case | Where | What |", "|---|---|---|",
-                          f"| spread | {cases}:1 | 1 difference(s) in selected |",
-                          f"| &lt;script&gt;alert(1)&lt;/script&gt; | {cases}:15 | 1 difference(s) in preemption |"]
+                          f"| `spread` | `{cases}:1` | 1 difference(s) in selected |",
+                          f"| `{HOSTILE}` | `{cases}:15` | 1 difference(s) in preemption |"]
     fenced = text.split("```text\n")[2].split("\n```")[0]  # the hostile case's report: a code block
-    assert HOSTILE not in text.replace(fenced, "")
-    assert f"<details><summary>&lt;script&gt;alert(1)&lt;/script&gt; ({cases}:15)</summary>" in text
+    assert HOSTILE not in text.replace(fenced, "").replace(f"`{HOSTILE}`", "")  # code: shown as text
+    assert f"<details><summary><code>&lt;script&gt;alert(1)&lt;/script&gt;</code> (<code>{cases}:15</code>)</summary>" \
+        in text
     ann = [line for line in out.splitlines() if line.startswith("::error ")]
     assert len(ann) == 2
     assert ann[0].startswith(f"::error file={cases},line=1,title=kspread%3A case spread failed::{cases}:1: case "
@@ -184,10 +185,11 @@ def test_markdown_summary_and_github_annotations(cases, tmp_path, capsys, monkey
 def test_annotation_escaping_follows_the_runner():
     from kspread.workflow.report_ci import github_annotations
 
-    report = [{"file": "a,b:c.yaml", "line": 3, "name": "x", "passed": False, "message": "50% off\r\nnext"},
+    report = [{"file": "a,b:c.yaml", "line": 3, "name": "x", "passed": False, "message": "50% off\r\nnext\rend"},
               {"file": "ok.yaml", "line": 1, "name": "y", "passed": True}]
+    # CR LF is a line break; a lone CR is shown escaped (safetext.gh_data)
     assert list(github_annotations(report)) == [
-        "::error file=a%2Cb%3Ac.yaml,line=3,title=kspread%3A case x failed::50%25 off%0D%0Anext"]
+        "::error file=a%2Cb%3Ac.yaml,line=3,title=kspread%3A case x failed::50%25 off%0Anext\\rend"]
 
 
 def test_report_file_that_cannot_be_written_is_a_message(cases, tmp_path, capsys):
@@ -252,7 +254,7 @@ def test_bash_completion(tmp_path):
     assert complete("ru") == ["run"]
     assert complete("run", "--h") == ["--html", "--help"]
     assert complete("run", "--exi") == ["--exitfirst"]
-    assert complete("run", "--ex") == ["--extender", "--explain", "--exitfirst"]
+    assert complete("run", "--ex") == ["--extender", "--extender-env", "--explain", "--exitfirst"]
     assert complete("completion", "f") == ["fish"]
 
 
@@ -282,7 +284,7 @@ def test_pytest_html_and_markdown_reports(pytester):
     text = "".join(page.text)
     assert "1 passed, 2 failed" in text and HOSTILE in text and "script" not in page.tags
     md = (pytester.path / "r.md").read_text(encoding="utf-8")
-    assert "| spread | cases.yaml:1 | 1 difference(s) in selected |" in md
+    assert "| `spread` | `cases.yaml:1` | 1 difference(s) in selected |" in md
 
 
 def test_pytest_markers_lists_the_tags_in_use(pytester):
@@ -337,8 +339,9 @@ def test_progress_only_on_a_terminal(cases, capsys, monkeypatch):
     assert shown == []  # not a terminal: no progress
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert cli_main(["run", "-q", str(cases)]) == 1
-    assert shown == ["[0 run, 0 failed] spread", f"[1 run, 1 failed] {HOSTILE}", "[2 run, 2 failed] fits",
-                     "(stopped)"]
+    # rich Text, not markup: a case name's [link=...] or [bold] is shown as written
+    assert [str(t) for t in shown] == ["[0 run, 0 failed] spread", f"[1 run, 1 failed] {HOSTILE}",
+                                       "[2 run, 2 failed] fits", "(stopped)"]
 
 
 def test_the_demo_corpus_of_the_readme_picture_fails_on_purpose(capsys):

@@ -97,10 +97,9 @@ def test_update_keeps_json_json_and_crlf_crlf(pytester):
     new = (pytester.path / "many.json").read_text()
     data = json.loads(new)
     assert data[0] == dict(CASE, name="first", expect=RIGHT)
-    assert data[1]["expect"] == {"scores": {"SelectorSpread": {"n1": 0, "n2": 100}},
-                                 "totals": {"n1": 0, "n2": 100}, "selected": "n2"}
+    assert data[1]["expect"] == {"selected": "n2"}  # an empty expect gets what answers the case's question
     assert data[2] == cases[2]
-    assert '        "expect": {\n            "scores": {\n' in new  # the file's own indentation
+    assert '        "expect": {\n            "selected": "n2"\n' in new  # the file's own indentation
 
     assert (pytester.path / "mini.json").read_text() == json.dumps(dict(CASE, name="mini", expect=RIGHT))
 
@@ -234,9 +233,17 @@ expect:
 
 def test_an_empty_expect_is_filled_in_block_style(pytester):
     p = _write(pytester, "fresh.yaml", SPREAD.format(name="f").split("expect:\n")[0] + "expect: {}   # todo\n")
-    pytester.runpytest("--kspread-update").assert_outcomes(passed=1)
+    pytester.runpytest("--kspread-update", "--kspread-update-keys", "scores,totals,selected").assert_outcomes(passed=1)
     assert p.read_text().endswith("expect:   # todo\n  scores:\n    SelectorSpread: {n1: 0, n2: 100}\n"
                                   "  totals: {n1: 0, n2: 100}\n  selected: n2\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_an_empty_expect_gets_the_answer_to_the_cases_question(pytester):
+    """One pod: where it goes (one key, not every plugin's scores of every node)."""
+    p = _write(pytester, "fresh.yaml", SPREAD.format(name="f").split("expect:\n")[0] + "expect: {}   # todo\n")
+    pytester.runpytest("--kspread-update").assert_outcomes(passed=1)
+    assert p.read_text().endswith("expect: {selected: n2}   # todo\n")
     pytester.runpytest().assert_outcomes(passed=1)
 
 

@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"runtime/debug"
@@ -37,6 +39,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -47,6 +50,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
@@ -108,6 +112,10 @@ type input struct {
 	ReplicaSets            []appsv1.ReplicaSet        `json:"replicaSets"`
 	StatefulSets           []appsv1.StatefulSet       `json:"statefulSets"`
 	Config                 string                     `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
+	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
+	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
+	// kspread expanded it); every urlPrefix must be a loopback address
+	Extenders json.RawMessage `json:"extenders"`
 	FeatureGates           map[string]bool            `json:"featureGates"`
 	SettleMillis           int                        `json:"settleMillis"`
 	// MaxCycles: stop after this many scheduling cycles (1 for a single-cycle case: the
@@ -294,21 +302,32 @@ func run(in input, o *options) (*output, error) {
 	// lower-priority pods not yet tried)
 	schedOpts := []scheduler.Option{scheduler.WithFrameworkOutOfTreeRegistry(o.registry)}
 	if in.Config != "" {
-		obj, _, err := scheme.Codecs.UniversalDecoder().Decode([]byte(in.Config), nil, nil)
+		cfg, err := decodeConfig(in.Config)
 		if err != nil {
 			return nil, fmt.Errorf("the KubeSchedulerConfiguration: %w", err)
 		}
-		cfg, ok := obj.(*schedulerapi.KubeSchedulerConfiguration)
-		if !ok {
-			return nil, fmt.Errorf("the configuration is a %T, not a KubeSchedulerConfiguration", obj)
+		if len(in.Extenders) > 0 && string(in.Extenders) != "null" {
+			exts, err := decodeConfig(`{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", ` +
+				`"extenders": ` + string(in.Extenders) + `}`)
+			if err != nil {
+				return nil, fmt.Errorf("the extenders: %w", err)
+			}
+			cfg.Extenders = exts.Extenders
 		}
-		schedOpts = append(schedOpts, scheduler.WithProfiles(cfg.Profiles...))
-		if cfg.PercentageOfNodesToScore != nil {
-			schedOpts = append(schedOpts, scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore))
+		if err := loopbackOnly(cfg.Extenders); err != nil {
+			return nil, err
 		}
-		if cfg.Parallelism > 0 {
-			schedOpts = append(schedOpts, scheduler.WithParallelism(cfg.Parallelism))
+		// as kube-scheduler's options.Validate does before it creates the scheduler
+		if errs := validation.ValidateKubeSchedulerConfiguration(cfg); errs != nil {
+			return nil, fmt.Errorf("the KubeSchedulerConfiguration: %w", errs)
 		}
+		// the options cmd/kube-scheduler/app's Setup passes from the configuration
+		schedOpts = append(schedOpts, scheduler.WithProfiles(cfg.Profiles...),
+			scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+			scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+			scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+			scheduler.WithExtenders(cfg.Extenders...),
+			scheduler.WithParallelism(cfg.Parallelism))
 	}
 	sched, err := scheduler.New(ctx, client, informerFactory, nil,
 		profile.RecorderFactory(func(string) events.EventRecorder { return rec }), schedOpts...)
@@ -477,6 +496,37 @@ func run(in input, o *options) (*output, error) {
 	return out, nil
 }
 
+// decodeConfig reads a KubeSchedulerConfiguration as kube-scheduler's options.loadConfig does: the
+// UniversalDecoder defaults it and converts it to the internal type.
+func decodeConfig(text string) (*schedulerapi.KubeSchedulerConfiguration, error) {
+	obj, gvk, err := scheme.Codecs.UniversalDecoder().Decode([]byte(text), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg, ok := obj.(*schedulerapi.KubeSchedulerConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("a %s, not a KubeSchedulerConfiguration", gvk)
+	}
+	cfg.TypeMeta.APIVersion = gvk.GroupVersion().String()
+	return cfg, nil
+}
+
+// loopbackOnly: a backend calls extenders on this machine only (127.0.0.0/8, ::1, localhost).
+func loopbackOnly(exts []schedulerapi.Extender) error {
+	for _, e := range exts {
+		u, err := url.Parse(e.URLPrefix)
+		if err != nil {
+			return fmt.Errorf("extender urlPrefix %q: %w", e.URLPrefix, err)
+		}
+		host := u.Hostname()
+		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+			return fmt.Errorf("extender urlPrefix %q: a backend calls extenders at a loopback address only "+
+				"(127.0.0.1, ::1, localhost), not %q", e.URLPrefix, host)
+		}
+	}
+	return nil
+}
+
 // dryRun records what DefaultPreemption's dry run (preemption.Evaluator.DryRunPreemption, called
 // by the Evaluator's Preempt in the scheduling cycle itself) found. It wraps the plugin's
 // preemption.Interface, through which the Evaluator calls the plugin, and passes every call on to
@@ -624,14 +674,16 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 		RawScores: map[string]map[string]int64{}, Scores: map[string]map[string]int64{},
 		Weighted: map[string]map[string]int64{}, Totals: map[string]int64{}, Scored: true}
 	state := framework.NewCycleState()
-	preRes, st, _ := fw.RunPreFilterPlugins(ctx, state, pod)
+	preRes, st, unscheduled := fw.RunPreFilterPlugins(ctx, state, pod)
 	feasible := []fwk.NodeInfo{}
 	for _, ni := range nodes {
 		name := ni.Node().Name
 		s := st
 		if st.IsSuccess() {
 			if !preRes.AllNodes() && !preRes.NodeNames.Has(name) {
-				s = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node is filtered out by the prefilter result")
+				// the status findNodesThatFitPod gives the nodes a PreFilterResult leaves out
+				s = fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+					fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unscheduled)))
 			} else {
 				s = fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
 			}
@@ -640,6 +692,22 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 		if s.IsSuccess() {
 			feasible = append(feasible, ni)
 			c.Feasible = append(c.Feasible, name)
+		}
+	}
+	if len(feasible) > 0 && len(sched.Extenders) > 0 {
+		// the extenders' filters on the nodes the plugins passed, as findNodesThatFitPod calls them
+		statuses := framework.NewDefaultNodeToStatus()
+		kept, err := scheduler.KspreadFindNodesThatPassExtenders(ctx, sched.Extenders, pod, feasible, statuses)
+		if err != nil {
+			return nil, err
+		}
+		statuses.ForEachExplicitNode(func(name string, s *fwk.Status) { c.Filter[name] = statusOf(s) })
+		feasible = kept
+		c.Feasible = []string{}
+		for _, ni := range nodes {
+			if c.Filter[ni.Node().Name]["code"] == fwk.Success.String() {
+				c.Feasible = append(c.Feasible, ni.Node().Name)
+			}
 		}
 	}
 	if len(feasible) == 0 {
@@ -655,16 +723,18 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 		return c, nil
 	}
 	scorePlugins, weights := frameworkruntime.KspreadScorePlugins(fw)
-	if len(scorePlugins) == 0 {
+	if len(scorePlugins) == 0 && len(sched.Extenders) == 0 {
 		c.Scored = false
 		return c, nil // prioritizeNodes gives every node 1: kspread reports no totals then
 	}
-	if st := fw.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
-		return nil, st.AsError()
+	// PreScore, the score plugins and the extenders' priorities, as schedulePod scores
+	scored, err := scheduler.KspreadPrioritizeNodes(ctx, sched.Extenders, fw, state, pod, feasible)
+	if err != nil {
+		return nil, err
 	}
-	scored, st := fw.RunScorePlugins(ctx, state, pod, feasible)
-	if !st.IsSuccess() {
-		return nil, st.AsError()
+	isExtender := map[string]bool{}
+	for _, e := range sched.Extenders {
+		isExtender[e.Name()] = true
 	}
 	skip := state.GetSkipScorePlugins()
 	for _, pl := range scorePlugins {
@@ -684,6 +754,9 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	for _, ns := range scored {
 		c.Totals[ns.Name] = ns.TotalScore
 		for _, ps := range ns.Scores {
+			if isExtender[ps.Name] {
+				continue // an extender's weighted priority: in the total only, as kspread reports it
+			}
 			if c.Weighted[ps.Name] == nil {
 				c.Weighted[ps.Name] = map[string]int64{}
 				c.Scores[ps.Name] = map[string]int64{}

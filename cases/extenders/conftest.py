@@ -1,7 +1,9 @@
 """Starts the example extender (examples/extender/extender.py) on a free loopback port
 before the first case of this directory runs, and points the cases at it through the
-variable they name (KSPREAD_EXAMPLE_EXTENDER). A value already set is kept: run these
-cases against another copy by setting it, or with --kspread-extender example=URL."""
+variable they name (KSPREAD_EXAMPLE_EXTENDER), which it allows them to read (kspread reads
+no variable a case names unless allowed outside the case: here the ini key
+kspread_extender_env). A value already set is kept: run these cases against another copy
+by setting it, or with --kspread-extender example=URL."""
 
 from __future__ import annotations
 
@@ -26,6 +28,10 @@ def _start(config: pytest.Config) -> None:
     server, url = module.serve(0)
     config.stash[_server] = server
     os.environ[VAR] = url
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("kspread_extender_env", VAR)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -26,14 +26,17 @@ writes is called. Every call is recorded (``ExtenderCall``) for explain and repo
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import os
+import re
 import socket
 import ssl
+import sys
 import tempfile
+import threading
 import time
-import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -47,7 +50,12 @@ from kspread.engine.versions import Version
 
 DEFAULT_EXTENDER_TIMEOUT = 5.0  # seconds (DefaultExtenderTimeout)
 MAX_EXTENDER_PRIORITY = 10
-MAX_RESPONSE_BYTES = 64 << 20  # an answer larger than this is refused (kspread's bound)
+# an answer larger than this (or than twice the request, if more) is refused (kspread's bound)
+MAX_RESPONSE_BYTES = 16 << 20
+# the characters of an extender's text (an Error, a node name, a reason) that kspread
+# echoes; the rest is counted
+MAX_ECHO = 500
+GO_MAX_JSON_DEPTH = 10000  # encoding/json's maxNestingDepth
 # Pod UIDs are not written in cases: each pod gets a stable UUID from its namespace and
 # name, the same in every run (extenders name preemption victims by UID).
 _UID_NAMESPACE = uuid.UUID("6b737072-6561-6400-8000-000000000001")
@@ -59,13 +67,12 @@ def pod_uid(pod: Pod) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TLSConfig:
-    """ExtenderTLSConfig. Files are read when the extender is first called."""
+    """ExtenderTLSConfig, its certFile, keyFile and caFile read when the case is loaded
+    (a file's content counts where the matching *Data is empty, as restclient reads
+    them)."""
 
     insecure: bool = False
     server_name: str = ""
-    cert_file: str = ""
-    key_file: str = ""
-    ca_file: str = ""
     cert_data: bytes = b""
     key_data: bytes = b""
     ca_data: bytes = b""
@@ -86,6 +93,14 @@ class HTTPConfig:
     node_cache_capable: bool = False
     managed_resources: tuple[str, ...] = ()
     ignorable: bool = False
+    # the URL as errors, explain and reports show it: the urlPrefix as written (never
+    # its expansion) or the URL given on the command line; empty: url_prefix
+    shown: str = ""
+    # added to the extender's errors (a variable of the urlPrefix that took its default)
+    note: str = ""
+    # the managed resources written with ignoredByScheduler (the profile's NodeResourcesFit
+    # ignores them; kept as written for a backend, which is given the extender whole)
+    ignored_by_scheduler: tuple[str, ...] = ()
 
 
 @dataclass
@@ -116,17 +131,45 @@ class ExtenderCall:
             parts.append(f"error{' (ignored)' if self.ignored else ''}: {self.error}")
         else:
             if self.kept is not None:
-                parts.append(f"kept {len(self.kept)}: {', '.join(self.kept) or '-'}")
+                parts.append(f"kept {len(self.kept)}: {_listed(self.kept) or '-'}")
             for label, m in (("failed", self.failed), ("unresolvable", self.unresolvable)):
                 if m:
-                    parts.append(f"{label}: " + ", ".join(f"{n} ({why})" for n, why in m.items()))
+                    parts.append(f"{label}: " + _listed(f"{clip(n)} ({clip(why)})" for n, why in m.items()))
             if self.scores is not None:
-                parts.append("scores: " + (", ".join(f"{n}={s}" for n, s in self.scores.items()) or "-"))
+                parts.append("scores: " + (_listed(f"{clip(n)}={s}" for n, s in self.scores.items()) or "-"))
             if self.victims is not None:
-                parts.append("victims: " + (", ".join(f"{n}: [{', '.join(v)}]" for n, v in self.victims.items())
+                parts.append("victims: " + (_listed(f"{clip(n)}: [{_listed(v)}]" for n, v in self.victims.items())
                                             or "no candidate"))
         text = "; ".join(parts) + f"; {self.seconds * 1000:.1f} ms"
         return text + (" [kspread's own call for `feasible`]" if self.for_feasible else "")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clip(text: str, limit: int = MAX_ECHO) -> str:
+    """An extender's text as kspread echoes it: at most ``limit`` characters, then how
+    many more there were; a lone surrogate (a JSON escape such as \\ud800) is U+FFFD, as
+    Go decodes it, so the text can be written as UTF-8."""
+    text = _SURROGATE.sub("\ufffd", text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters]"
+
+
+_LISTED = 20
+
+
+def _listed(items: Any) -> str:
+    """Items joined with ", ": the first 20, then how many more."""
+    out: list[str] = []
+    more = 0
+    for x in items:
+        if len(out) < _LISTED:
+            out.append(x)
+        else:
+            more += 1
+    return ", ".join(out) + (f", ... and {more} more" if more else "")
 
 
 class ExtenderError(SchedulingError):
@@ -279,28 +322,35 @@ def _node_list_names(v: Any, where: str) -> list[str] | None:
 
 _T = TypeVar("_T")
 _TIMEOUT = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+_BODY_TIMEOUT = "net/http: request canceled (Client.Timeout or context cancellation while reading body)"
+# the longest wait a socket or a lock takes; the longest httpTimeout (about 2562047h) is longer
+_LONGEST_WAIT = 1e9
 
 
-def _url_error(verb_url: str, e: BaseException) -> str:
+def _url_error(shown_url: str, e: BaseException) -> str:
     """An error as Go's http.Client reports it: ``Post "URL": reason`` (the reasons of
-    Go's dialer where Python's tell the same: refused, unknown host, timeout)."""
+    Go's dialer where Python's tell the same: refused, unknown host, timeout). The URL is
+    the one shown (the urlPrefix as written), and so is the host in the reason."""
     from urllib.parse import urlsplit
 
-    r: Any = e.reason if isinstance(e, urllib.error.URLError) else e
-    parts = urlsplit(verb_url)
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    if isinstance(r, (socket.timeout, TimeoutError)):
+    try:
+        parts = urlsplit(shown_url)
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        addr = f" {host}:{port}" if host else ""
+    except ValueError:
+        host, addr = "", ""
+    if isinstance(e, (socket.timeout, TimeoutError)):
         reason = _TIMEOUT
-    elif isinstance(r, ConnectionRefusedError):
-        reason = f"dial tcp {host}:{port}: connect: connection refused"
-    elif isinstance(r, socket.gaierror):
-        reason = f"dial tcp: lookup {host}: no such host"
-    elif isinstance(r, ssl.SSLCertVerificationError):
-        reason = f"tls: failed to verify certificate: {r.verify_message}"
+    elif isinstance(e, ConnectionRefusedError):
+        reason = f"dial tcp{addr}: connect: connection refused"
+    elif isinstance(e, socket.gaierror):
+        reason = f"dial tcp: lookup {host or 'the host'}: no such host"
+    elif isinstance(e, ssl.SSLCertVerificationError):
+        reason = f"tls: failed to verify certificate: {e.verify_message}"
     else:
-        reason = str(getattr(r, "strerror", None) or r) or type(r).__name__
-    return f'Post "{verb_url}": {reason}'
+        reason = clip(str(getattr(e, "strerror", None) or e) or type(e).__name__)
+    return f'Post "{shown_url}": {reason}'
 
 
 class HTTPExtender:
@@ -336,7 +386,16 @@ class HTTPExtender:
         return any(r in managed for c in (*pod.containers, *pod.init_containers) for r in c.requests)
 
     def url(self, verb: str) -> str:
+        """The URL called."""
         return self.cfg.url_prefix.rstrip("/") + "/" + verb
+
+    @property
+    def shown_prefix(self) -> str:
+        return self.cfg.shown or self.cfg.url_prefix
+
+    def shown(self, verb: str) -> str:
+        """The URL as kspread prints it: the urlPrefix as written (never its expansion)."""
+        return (self.cfg.shown or self.cfg.url_prefix).rstrip("/") + "/" + verb
 
     def _context(self) -> ssl.SSLContext:
         """makeTransport: the TLS client configuration; with enableHTTPS and no CA the
@@ -344,112 +403,245 @@ class HTTPExtender:
         if self._ssl is not None:
             return self._ssl
         tls = self.cfg.tls or TLSConfig()
-        has_ca = bool(tls.ca_file or tls.ca_data)
-        insecure = tls.insecure or (self.cfg.enable_https and not has_ca)
+        insecure = tls.insecure or (self.cfg.enable_https and not tls.ca_data)
         ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
         if insecure:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        elif has_ca:
-            if tls.ca_file:
-                ctx.load_verify_locations(cafile=tls.ca_file)
-            if tls.ca_data:
-                ctx.load_verify_locations(cadata=tls.ca_data.decode("ascii", "replace"))
-        if tls.cert_file or tls.cert_data:
+        elif tls.ca_data:
+            ctx.load_verify_locations(cadata=tls.ca_data.decode("ascii", "replace"))
+        if tls.cert_data:
             self._load_client_cert(ctx, tls)
         self._ssl = ctx
         return ctx
 
     @staticmethod
     def _load_client_cert(ctx: ssl.SSLContext, tls: TLSConfig) -> None:
-        if tls.cert_file:
-            ctx.load_cert_chain(tls.cert_file, tls.key_file or None)
-            return
-        # certData / keyData: the ssl module reads a chain from files only
+        def no_password() -> bytes:
+            # OpenSSL would otherwise ask on the terminal; upstream's tls.X509KeyPair
+            # reads no encrypted key either
+            raise ValueError("the client key is encrypted (kspread, as upstream, reads unencrypted keys only)")
+
+        # the ssl module reads a chain from files only
         with tempfile.TemporaryDirectory() as d:
             cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
             with open(cert, "wb") as f:
                 f.write(tls.cert_data)
             with open(key, "wb") as f:
                 f.write(tls.key_data)
-            ctx.load_cert_chain(cert, key)
+            ctx.load_cert_chain(cert, key if tls.key_data else None, password=no_password)
 
     def send(self, verb: str, args: Any) -> Any:
-        """POST ``args`` as JSON to urlPrefix/verb; the decoded answer. Errors are
-        upstream's messages (``ExtenderError`` is raised by the callers)."""
-        url = self.url(verb)
+        """POST ``args`` as JSON to urlPrefix/verb; the decoded answer. httpTimeout bounds
+        the whole exchange (connect, headers, body), as http.Client's Timeout does: the
+        exchange runs in a thread of its own, abandoned (its socket shut) at the deadline.
+        Errors are upstream's messages with the URL as written (``ExtenderError`` is
+        raised by the callers)."""
+        url, shown = self.url(verb), self.shown(verb)
         body = json.dumps(args, separators=(",", ":")).encode()
-        req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
-        deadline = time.monotonic() + self.cfg.http_timeout
         try:
             ctx = self._context() if url.lower().startswith("https:") else None
         except (OSError, ssl.SSLError, ValueError) as e:
-            raise _DecodeError(f"extender TLS configuration: {e}") from None
-        handlers: list[Any] = [urllib.request.HTTPSHandler(context=ctx) if ctx else urllib.request.HTTPHandler(),
-                               _NoRedirect()]
-        if _loopback(url):
-            # Go's ProxyFromEnvironment never proxies a loopback address; urllib would
-            handlers.append(urllib.request.ProxyHandler({}))
-        opener = urllib.request.build_opener(*handlers)
-        try:
-            with opener.open(req, timeout=self.cfg.http_timeout) as resp:
-                status = resp.status
-                data = _read_until(resp, deadline)
-        except urllib.error.HTTPError as e:
-            status, data = e.code, b""
-            e.close()
-        except _BodyTimeout:
-            raise _DecodeError("net/http: request canceled (Client.Timeout or context cancellation while reading "
-                               "body)") from None
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            raise _DecodeError(_url_error(url, e)) from None
-        if time.monotonic() > deadline:
-            raise _DecodeError(_url_error(url, TimeoutError()))
-        if status != 200:
-            raise _DecodeError(f"failed {verb} with extender at URL {url}, code {status}")
-        if len(data) > MAX_RESPONSE_BYTES:
-            raise _DecodeError(f"the answer of {url} is larger than {MAX_RESPONSE_BYTES >> 20} MiB")
-        try:
-            return json.loads(data)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise _DecodeError(_json_error(data, e)) from None
+            raise _DecodeError(f"extender TLS configuration: {clip(str(e))}") from None
+        limit = max(MAX_RESPONSE_BYTES, 2 * len(body))
+        timeout = min(self.cfg.http_timeout, _LONGEST_WAIT)
+        ex = _Exchange(url, body, ctx, timeout, limit, (self.cfg.tls or TLSConfig()).server_name)
+        worker = threading.Thread(target=ex.run, name=f"kspread-extender-{self.name[:40]}", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            ex.abort()
+            raise _DecodeError(_BODY_TIMEOUT if ex.phase == "body" else _url_error(shown, TimeoutError()))
+        if ex.error is not None:
+            if isinstance(ex.error, _TooLarge):
+                raise _DecodeError(f"the answer of {shown} is larger than {limit >> 20} MiB (kspread's bound)")
+            if isinstance(ex.error, (socket.timeout, TimeoutError)) and ex.phase == "body":
+                raise _DecodeError(_BODY_TIMEOUT)
+            if isinstance(ex.error, (OSError, http.client.HTTPException, ValueError)):
+                raise _DecodeError(_url_error(shown, ex.error))
+            raise ex.error
+        if ex.status != 200:
+            raise _DecodeError(f"failed {verb} with extender at URL {shown}, code {ex.status}")
+        return _loads(ex.data)
 
 
-def _loopback(url: str) -> bool:
+class _TooLarge(Exception):
+    pass
+
+
+class _Exchange:
+    """One POST and its answer (status, body up to ``limit`` bytes), run by a worker
+    thread; ``phase`` says how far it got ("headers", "body"). Only the URL given is
+    called: no redirect is followed (Go's client would; kspread calls no URL the user
+    did not write), a proxy only as the environment names one (HTTP_PROXY, HTTPS_PROXY,
+    NO_PROXY, never for loopback, as Go's ProxyFromEnvironment)."""
+
+    def __init__(self, url: str, body: bytes, ctx: ssl.SSLContext | None, timeout: float, limit: int,
+                 server_name: str = "") -> None:
+        self.url, self.body, self.ctx, self.timeout, self.limit = url, body, ctx, timeout, limit
+        self.server_name = server_name
+        self.conn: http.client.HTTPConnection | None = None
+        self.phase = "headers"
+        self.status = 0
+        self.data = b""
+        self.error: BaseException | None = None
+        self._aborted = False
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except BaseException as e:  # handed to the caller
+            self.error = e
+        finally:
+            if self.conn is not None:
+                self.conn.close()
+
+    def _run(self) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.url)
+        https = parts.scheme.lower() == "https"
+        host = parts.hostname or ""
+        port = parts.port or (443 if https else 80)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = {"Content-Type": "application/json"}
+        proxy = None if is_loopback(host) else _proxy_for(parts.scheme.lower(), host)
+        conn: http.client.HTTPConnection
+        if https:
+            conn = _HTTPSConnection(*(proxy[:2] if proxy else (host, port)), timeout=self.timeout,
+                                    context=self.ctx)
+            conn.server_name = self.server_name
+            if proxy:
+                conn.set_tunnel(host, port, headers=proxy[2])
+        else:
+            conn = http.client.HTTPConnection(*(proxy[:2] if proxy else (host, port)), timeout=self.timeout)
+            if proxy:  # the absolute form, to the proxy
+                target = f"http://{parts.netloc}{target}"
+                headers.update(Host=parts.netloc, **proxy[2])
+        self.conn = conn
+        if self._aborted:
+            return
+        conn.request("POST", target, body=self.body, headers=headers)
+        resp = conn.getresponse()
+        self.phase, self.status = "body", resp.status
+        if resp.status != 200:
+            return
+        length = resp.getheader("Content-Length")
+        if length is not None and length.strip().isdigit() and int(length) > self.limit:
+            raise _TooLarge
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = resp.read1(1 << 16)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > self.limit:
+                raise _TooLarge
+            chunks.append(chunk)
+        self.data = b"".join(chunks)
+
+    def abort(self) -> None:
+        """Called from the waiting thread at the deadline: the socket is shut, so the
+        worker's read ends now."""
+        self._aborted = True
+        conn = self.conn
+        sock = getattr(conn, "sock", None) if conn is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    """With tlsConfig.serverName, the name the server's certificate is checked against and
+    sent as SNI (tls.Config.ServerName), instead of the URL's host."""
+
+    server_name = ""
+
+    def connect(self) -> None:
+        http.client.HTTPConnection.connect(self)  # TCP, and the proxy's tunnel if any
+        ctx: ssl.SSLContext = getattr(self, "_context")  # noqa: B009 - set by HTTPSConnection
+        tunnel: str | None = getattr(self, "_tunnel_host", None)
+        self.sock = ctx.wrap_socket(self.sock, server_hostname=self.server_name or tunnel or self.host)
+
+
+def _proxy_for(scheme: str, host: str) -> tuple[str, int, dict[str, str]] | None:
+    """The proxy the environment names for ``scheme`` and ``host`` (none when NO_PROXY
+    covers it): its host, port and Proxy-Authorization header."""
+    from urllib.parse import unquote, urlsplit
+
+    proxies = urllib.request.getproxies_environment()
+    given = proxies.get(scheme)
+    bypass: Any = getattr(urllib.request, "proxy_bypass_environment")  # noqa: B009 - not in typeshed
+    if not given or bypass(host, proxies):
+        return None
+    p = urlsplit(given if "://" in given else f"http://{given}")
+    if not p.hostname:
+        return None
+    auth: dict[str, str] = {}
+    if p.username is not None:
+        token = base64.b64encode(f"{unquote(p.username)}:{unquote(p.password or '')}".encode()).decode()
+        auth["Proxy-Authorization"] = f"Basic {token}"
+    return p.hostname, p.port or 80, auth
+
+
+def is_loopback(host: str) -> bool:
+    """localhost, 127.0.0.0/8 or ::1: what Go's proxy rules take for loopback."""
     import ipaddress
-    from urllib.parse import urlsplit
 
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
+    if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
 
 
-def _read_until(resp: Any, deadline: float) -> bytes:
-    """The answer's body, at most MAX_RESPONSE_BYTES + 1 bytes, read before ``deadline``
-    (http.Client's Timeout covers reading the body too): a server that trickles its
-    answer times out."""
-    chunks: list[bytes] = []
-    size = 0
-    while size <= MAX_RESPONSE_BYTES:
-        chunk = resp.read1(1 << 16) if hasattr(resp, "read1") else resp.read(1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if time.monotonic() > deadline:
-            raise _BodyTimeout
-    return b"".join(chunks)
+def _loads(data: bytes) -> Any:
+    """The answer decoded as Go's encoding/json decodes it: bytes that are not UTF-8 become
+    U+FFFD; NaN and Infinity are not JSON; a syntax error, or nesting deeper than 10000
+    ("exceeded max depth"), is an error."""
+    text = data.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        pass  # Python's recursion bound (about 1000 levels) is below Go's
+    except ValueError as e:
+        raise _DecodeError(_json_error(text, e)) from None
+    if _depth(data) > GO_MAX_JSON_DEPTH:
+        raise _DecodeError("exceeded max depth")
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(old + GO_MAX_JSON_DEPTH + 100)
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise _DecodeError("exceeded max depth (kspread's decoder ran out of stack)") from None
+    except ValueError as e:
+        raise _DecodeError(_json_error(text, e)) from None
+    finally:
+        sys.setrecursionlimit(old)
 
 
-class _BodyTimeout(Exception):
-    pass
+def _not_json(constant: str) -> Any:
+    """NaN, Infinity, -Infinity: Python's json reads them, Go's refuses them."""
+    if constant.startswith("-"):
+        raise _DecodeError(f"invalid character {constant[1]!r} in numeric literal")
+    raise _DecodeError(f"invalid character {constant[0]!r} looking for beginning of value")
 
 
-def _json_error(data: bytes, e: Exception) -> str:
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _depth(data: bytes) -> int:
+    """The deepest nesting of arrays and objects in JSON text (strings left out)."""
+    import numpy as np
+
+    a = np.frombuffer(_JSON_STRING.sub(b"", data), dtype=np.uint8)
+    steps = ((a == 0x5B) | (a == 0x7B)).astype(np.int64) - ((a == 0x5D) | (a == 0x7D)).astype(np.int64)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def _json_error(data: str, e: Exception) -> str:
     """A JSON syntax error as Go's decoder words the common ones."""
     text = data.lstrip()
     if not text:
@@ -459,15 +651,7 @@ def _json_error(data: bytes, e: Exception) -> str:
         c = e.doc[pos:pos + 1]
         if c and c.isprintable():
             return f"invalid character {c!r} looking for beginning of value"
-    return f"invalid JSON: {e}"
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Go's client follows redirects; kspread calls no URL the user did not write, so a
-    redirect is reported as the status it is."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
+    return f"invalid JSON: {clip(str(e))}"
 
 
 # ---- the extender points of the cycle -------------------------------------------------------
@@ -524,7 +708,7 @@ class Extenders:
         if h.is_ignorable():
             call.ignored = True
             return
-        raise ExtenderError(f"{message} (extender {h.name} at {h.where})", f"extender:{h.name}")
+        raise ExtenderError(f"{message} (extender {h.name} at {h.where}){h.cfg.note}", f"extender:{h.name}")
 
     def _args(self, h: HTTPExtender, pod: Pod, names: Sequence[str]) -> dict[str, Any]:
         if h.cfg.node_cache_capable:
@@ -561,7 +745,7 @@ class Extenders:
                 continue
             if not h.is_interested(pod) or not h.is_filter():
                 continue
-            call = ExtenderCall(h.name, "filter", h.url(h.cfg.filter_verb), len(names), for_feasible=for_feasible)
+            call = ExtenderCall(h.name, "filter", h.shown(h.cfg.filter_verb), len(names), for_feasible=for_feasible)
             try:
                 kept, failed, unresolvable, kept_by_name = self._timed(
                     call, self._filter_call, h, pod, names, unresolvable_field)
@@ -579,10 +763,10 @@ class Extenders:
             kept_set = set(kept)
             for n, why in unresolvable.items():
                 if n not in kept_set and self._known(n):
-                    statuses[n] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (why,), f"extender:{h.name}")
+                    statuses[n] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (clip(why),), f"extender:{h.name}")
             for n, why in failed.items():
                 if n not in unresolvable and n not in kept_set and self._known(n):
-                    statuses[n] = Status(Code.UNSCHEDULABLE, (why,), f"extender:{h.name}")
+                    statuses[n] = Status(Code.UNSCHEDULABLE, (clip(why),), f"extender:{h.name}")
             for n in names:
                 if n not in kept_set and n not in statuses:
                     statuses[n] = Status(Code.UNSCHEDULABLE, (f"node(s) were filtered out by extender {h.name}",),
@@ -603,7 +787,7 @@ class Extenders:
             res = {}
         err = _want(_field(res, "Error"), "string", "ExtenderFilterResult.Error")
         if err:
-            raise _DecodeError(err)
+            raise _DecodeError(clip(err))
         given = set(names)
         node_names = _names_of(_field(res, "NodeNames"), "ExtenderFilterResult.NodeNames")
         by_name = h.cfg.node_cache_capable and node_names is not None
@@ -615,8 +799,8 @@ class Extenders:
             # upstream refuses a name it was not given (nodeCacheCapable); a Node object it
             # was not given it would schedule onto as is: kspread refuses both
             if n not in given:
-                raise _DecodeError(f"extender {json.dumps(h.cfg.url_prefix)} claims a filtered node {json.dumps(n)} "
-                                   "which is not found in the input node list")
+                raise _DecodeError(f"extender {json.dumps(h.shown_prefix)} claims a filtered node "
+                                   f"{json.dumps(clip(n))} which is not found in the input node list")
         failed = _string_map(_field(res, "FailedNodes"), "ExtenderFilterResult.FailedNodes")
         unresolvable = _string_map(_field(res, "FailedAndUnresolvableNodes"),
                                    "ExtenderFilterResult.FailedAndUnresolvableNodes") if unresolvable_field else {}
@@ -642,7 +826,7 @@ class Extenders:
                 continue
             if not h.is_interested(pod) or not h.is_prioritizer():
                 continue  # no prioritizeVerb: every node scores 0 with weight 0
-            call = ExtenderCall(h.name, "prioritize", h.url(h.cfg.prioritize_verb), len(names))
+            call = ExtenderCall(h.name, "prioritize", h.shown(h.cfg.prioritize_verb), len(names))
             try:
                 scores = self._timed(call, self._prioritize_call, h, pod, names)
             except _DecodeError as err:
@@ -692,7 +876,7 @@ class Extenders:
             h = self._h(e)
             if h is None or not h.supports_preemption() or not h.is_interested(pod):
                 continue
-            call = ExtenderCall(h.name, "preempt", h.url(h.cfg.preempt_verb), len(candidates))
+            call = ExtenderCall(h.name, "preempt", h.shown(h.cfg.preempt_verb), len(candidates))
             try:
                 result = self._timed(call, self._preempt_call, h, pod, candidates)
             except _DecodeError as err:
@@ -729,15 +913,15 @@ class Extenders:
             try:
                 on_node = self.pods_on(n)
             except KeyError:
-                raise _DecodeError(f"nodeinfo not found for node name {json.dumps(n)}") from None
+                raise _DecodeError(f"nodeinfo not found for node name {json.dumps(clip(n))}") from None
             mv = _want(mv, "object", "MetaVictims") or {}
             by_uid = {pod_uid(p): p for p in on_node}
             victims = []
             for mp in _want(_field(mv, "Pods"), "array", "MetaVictims.Pods") or []:
                 uid = _want(_field(_want(mp, "object", "MetaVictims.Pods") or {}, "UID"), "string", "MetaPod.UID")
                 if uid not in by_uid:
-                    raise _DecodeError(f"extender: {h.cfg.url_prefix} claims to preempt pod (UID: &{{{uid}}}) on "
-                                       f"node: {n}, but the pod is not found on that node")
+                    raise _DecodeError(f"extender: {h.shown_prefix} claims to preempt pod (UID: "
+                                       f"&{{{clip(uid)}}}) on node: {clip(n)}, but the pod is not found on that node")
                 victims.append(by_uid[uid])
             violations = _want(_field(mv, "NumPDBViolations"), "int64", "MetaVictims.NumPDBViolations") or 0
             out[n] = (victims, violations)
@@ -753,7 +937,7 @@ class Extenders:
             h = self._h(e)
             if h is None or not h.is_binder() or not h.is_interested(pod):
                 continue
-            call = ExtenderCall(h.name, "bind", h.url(h.cfg.bind_verb), 1)
+            call = ExtenderCall(h.name, "bind", h.shown(h.cfg.bind_verb), 1)
             args = {"PodName": pod.name, "PodNamespace": pod.namespace, "PodUID": pod_uid(pod), "Node": node}
             try:
                 self._timed(call, self._bind_call, h, args)
@@ -762,7 +946,7 @@ class Extenders:
                 if h.is_ignorable():
                     call.ignored = True
                     continue
-                return True, f"{x} (extender {h.name} at {h.where})"
+                return True, f"{x} (extender {h.name} at {h.where}){h.cfg.note}"
             call.kept = [node]
             return True, None
         return False, None
@@ -771,7 +955,7 @@ class Extenders:
         res = _want(h.send(h.cfg.bind_verb, args), "object", "ExtenderBindingResult") or {}
         err = _want(_field(res, "Error"), "string", "ExtenderBindingResult.Error")
         if err:
-            raise _DecodeError(err)
+            raise _DecodeError(clip(err))
 
 
 def _wrap(x: int) -> int:

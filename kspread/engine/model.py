@@ -181,6 +181,10 @@ class Pod:
     # True when the pod has a DisruptionTarget condition set by the scheduler's preemption.
     preempted_by_scheduler: bool = False
     uses_persistent_volumes: bool = False
+    # What the spec holds that upstream's scheduler reads and kspread does not model, as
+    # written: the volume sources the volume plugins read (persistentVolumeClaim, ephemeral,
+    # gcePersistentDisk, ...) and resourceClaims. A backend is not sent them: it refuses the case.
+    unmodelled: tuple[str, ...] = ()
     # spec.schedulingGates (names): the pod is not scheduled while it has one
     scheduling_gates: tuple[str, ...] = ()
 

@@ -44,6 +44,15 @@ MAX_INT64 = (1 << 63) - 1
 # 10**40 is far beyond int64 already; bounding the exponent keeps "1e999999999" from
 # computing a number of a billion digits
 _MAX_EXPONENT = 40
+# Beyond this many significant digits before the point a quantity is far past int64 even
+# at its smallest scale (10**60 * 1e-40 = 1e20), so it is refused without being converted
+# (Python converts at most 4,300 digits of text to an integer).
+_MAX_INT_DIGITS = 60
+# Digits after the point past this many cannot change the amount: upstream rounds a
+# quantity up to the nano after its suffix is applied, and every multiple of 1e-9 divided
+# by the largest suffix (2**60 = Ei) or multiplied by the smallest scale (1e-40) has at
+# most 69 decimal places; the fraction is rounded up (away from zero) at 70 places first.
+_MAX_FRACTION_DIGITS = 70
 
 
 def parse_quantity(value: object) -> Fraction:
@@ -63,7 +72,7 @@ def parse_quantity(value: object) -> Fraction:
         raise QuantityError(
             "not a Kubernetes quantity (expected e.g. '500m', '1.5', '8Gi', '1e3')"
         )
-    num = Fraction(m.group("num"))
+    num = _number(m.group("num"))
     if m.group("bin"):
         return num * _BINARY[m.group("bin")]
     if m.group("exp"):
@@ -72,6 +81,25 @@ def parse_quantity(value: object) -> Fraction:
             raise QuantityError(f"quantity out of range (exponent {exp}): a resource amount is an int64")
         return num * Fraction(10) ** exp
     return num * _DECIMAL[m.group("dec") or ""]
+
+
+def _number(text: str) -> Fraction:
+    """The number part of a quantity, exactly; a fraction of more than
+    _MAX_FRACTION_DIGITS places rounded up (away from zero) at that place."""
+    if len(text) <= _MAX_INT_DIGITS:
+        return Fraction(text)
+    sign = -1 if text.startswith("-") else 1
+    whole, _, frac = text.lstrip("+-").partition(".")
+    whole = whole.lstrip("0")
+    if len(whole) > _MAX_INT_DIGITS:
+        if sign < 0:
+            raise QuantityError("a resource quantity must not be negative")
+        raise QuantityError(f"quantity out of range ({len(whole):,} digits before the point): a resource "
+                            "amount is an int64")
+    up = len(frac) > _MAX_FRACTION_DIGITS and frac[_MAX_FRACTION_DIGITS:].strip("0") != ""
+    frac = frac[:_MAX_FRACTION_DIGITS]
+    q = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0") + up, 10 ** len(frac))
+    return sign * q
 
 
 def _ceil(f: Fraction) -> int:

@@ -67,7 +67,7 @@ from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
-from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash
+from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 
@@ -96,6 +96,9 @@ class Case:
     description: str = ""
     source: str = ""
     tags: list[str] = field(default_factory=list)
+    # kspread's extension: the case is not run (skip) or is expected to fail (xfail), with the reason
+    skip: str | None = None
+    xfail: str | None = None
     # nodes whose `allocatable` is given without `pods` (they allow 0 pods), named in
     # failure reports when that is why nothing fits
     nodes_without_pods: frozenset[str] = frozenset()
@@ -403,7 +406,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, gates) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, gates) = spec
     return new_pod(
         name=name,
         namespace=ns,
@@ -427,6 +430,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         controller=ctrl,
         preempted_by_scheduler=preempted,
         uses_persistent_volumes=pvs,
+        unmodelled=unmodelled,
         scheduling_gates=gates,
     )
 
@@ -650,6 +654,7 @@ class _Builder:
                 bool(raw.get("_preemptedByScheduler", False)),
                 bool(raw.get("_usesPersistentVolumes", False)) or any(
                     "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
+                tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")),
                 self._gates(raw, at))
 
     def _gates(self, raw: Mapping[str, Any], at) -> tuple[str, ...]:
@@ -719,6 +724,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     if not incoming and not timeline and "error" not in expect:
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
+    if "skip" in doc and "xfail" in doc:
+        later = [k for k in doc if k in ("skip", "xfail")][-1]
+        raise CaseError("give either `skip` or `xfail`, not both (a skipped case does not run)", [later])
     profile = _profile(doc, version, base_dir, config, roots)
     _check_extender_refs(doc.get("profile"), nodes)
     added = {s.arg.name: s.arg for s in timeline or () if getattr(s, "kind", None) == "addNode"}
@@ -737,6 +745,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         description=doc.get("description", ""),
         source=doc.get("source", ""),
         tags=list(doc.get("tags") or []),
+        skip=doc.get("skip"),
+        xfail=doc.get("xfail"),
         nodes_without_pods=frozenset(without_pods),
     )
 
@@ -1084,14 +1094,14 @@ def _profile(doc: Mapping[str, Any], version: Version, base_dir: str | None, con
         from kspread.format.config import case_config_path, load_config
 
         path = case_config_path(raw["config"], base_dir, roots)
-        prof = load_config(path, version, raw.get("schedulerName"))
+        prof = load_config(path, version, raw.get("schedulerName"), roots=roots)
         if raw.get("extenders"):
-            _case_extenders(prof, raw["extenders"], version, base_dir)
+            _case_extenders(prof, raw["extenders"], version, base_dir, roots)
         return prof
     prof = profile_from_case(raw, version)
     _check_out_of_tree(prof, version)
     if raw.get("extenders"):
-        _case_extenders(prof, raw["extenders"], version, base_dir)
+        _case_extenders(prof, raw["extenders"], version, base_dir, roots)
     # plugin arguments decoded strictly, defaulted and validated for the version
     prof.plugin_args = decode_profile_args(prof.plugin_config, version, ("profile", "pluginConfig"),
                                            check_shape=check_args_shape)
@@ -1118,13 +1128,24 @@ def _check_out_of_tree(prof: Profile, version: Version) -> None:
         if name in seen:
             raise CaseError(f"plugin {name!r} is declared twice", path, value=name)
         seen.add(name)
-        if name not in used:
-            raise CaseError(f"out-of-tree plugin {name!r} is declared but not enabled at filter, score or "
-                            "postFilter", path, value=name)
+    # a name enabled and neither in-tree nor declared is reported where it is enabled (a typo
+    # there, close to a declared name, is not a declaration "not enabled")
+    unused = [n for n in prof.out_of_tree if n not in used]
     for ref in (*prof.filter, *prof.score, *prof.post_filter):
         if ref.name not in seen:
-            upstream_plugin(ref.name, version.minor, ref.path,
-                            unknown_note="; an out-of-tree plugin is declared at profile.outOfTree")
+            try:
+                upstream_plugin(ref.name, version.minor, ref.path,
+                                unknown_note="; an out-of-tree plugin is declared at profile.outOfTree")
+            except CaseError as e:
+                close = did_you_mean(ref.name, unused)
+                if not close or not str(e.message).startswith("unknown plugin"):
+                    raise
+                raise CaseError(f"unknown plugin {ref.name!r} (neither an in-tree kube-scheduler plugin nor "
+                                f"declared at profile.outOfTree){close}", ref.path, value=ref.name) from None
+    for i, name in enumerate(prof.out_of_tree):
+        if name in unused:
+            raise CaseError(f"out-of-tree plugin {name!r} is declared but not enabled at filter, score or "
+                            "postFilter", ("profile", "outOfTree", i), value=name)
 
 
 def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
@@ -1153,7 +1174,8 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
     return disruptions_allowed((spec[0], raw[spec[0]]), expected, healthy)
 
 
-def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None) -> None:
+def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None,
+                    roots: Sequence[str] | None) -> None:
     """``profile.extenders``: static ones (``filter`` / ``prioritize``) and HTTP ones
     (``urlPrefix`` and upstream's other Extender fields), in the order written, validated
     together as upstream validates a configuration's extenders."""
@@ -1184,7 +1206,8 @@ def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str |
             if k in raw:
                 raise CaseError(f"extender {ext.name!r} is an HTTP extender (urlPrefix): its results come from the "
                                 f"extender, not from `{k}`", (*path, k))
-        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1)
+        e, managed = http_extender(raw, path, name=ext.name, base_dir=base_dir or ".", default_weight=1,
+                                   roots=roots)
         http.append((e, managed))
         out.append(e)
     if prof.config_file:
@@ -1249,6 +1272,12 @@ def check_expect(expect: Any) -> None:
             if per_node == {}:
                 raise CaseError(f"an empty mapping compares no node of {plugin}: list its nodes (`{key}: {{}}` "
                                 "alone asserts that nothing was scored)", ["expect", key, plugin])
+    if isinstance(expect.get("spread"), (Mapping, list)):
+        # each count against its own shape first: a mistyped key is named at its line (through the
+        # oneOf of one count or a list, the schema would report the missing required key instead)
+        for one, path in spread_specs(expect["spread"]):
+            if isinstance(one, Mapping):
+                validate(dict(one), "spreadCount", path)
     validate(dict(expect), "expect", ["expect"])  # (the messages above say more than the schema's minProperties)
     if "error" in expect:
         others = [k for k in expect if k != "error"]
@@ -1316,7 +1345,8 @@ def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pod
     for p, n in (expect.get("placements") or {}).items():
         if not created(p):
             pod(p, ["expect", "placements", p])
-        node(n, ["expect", "placements", p])
+        for i, one in enumerate(n if isinstance(n, list) else [n]):
+            node(one, ["expect", "placements", p] + ([i] if isinstance(n, list) else []))
     for i, p in enumerate(expect.get("evicted") or []):
         if not created(p):
             pod(p, ["expect", "evicted", i])
@@ -1348,6 +1378,8 @@ def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Ver
             if key in expect:
                 raise CaseError(f"preemption never runs: {whose} has no PostFilter plugin "
                                 "(list DefaultPreemption under postFilter)", ["expect", key])
+    if "spread" in expect:
+        _check_spread(expect["spread"], is_sequence)
     if "placements" in expect:
         if not is_sequence:
             raise CaseError("placements are for a `schedule` of incoming pods; this case schedules one `pod` "
@@ -1367,3 +1399,26 @@ def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Ver
             raise CaseError(f"{name!r} is not a `replicas: max` entry of `schedule`"
                             + (f" (those: {', '.join(sorted(entries))})" if entries else " (it has none)"),
                             ["expect", "capacity", name], value=name)
+
+
+def spread_specs(spread: Any) -> list[tuple[Mapping[str, Any], list]]:
+    """``expect.spread`` as (one count, its path): one mapping, or a list of them."""
+    if isinstance(spread, list):
+        return [(one, ["expect", "spread", i]) for i, one in enumerate(spread)]
+    return [(spread, ["expect", "spread"])]
+
+
+def _check_spread(spread: Any, is_sequence: bool) -> None:
+    """``expect.spread`` (kspread's extension): counts the pods of a `schedule` (or, with a
+    selector, of the cluster at its end), by the value of a topology key of their node."""
+    if not is_sequence:
+        raise CaseError("spread counts where the pods of a `schedule` end; this case schedules one `pod` "
+                        "(compare `selected` instead)", ["expect", "spread"])
+    for one, path in spread_specs(spread):
+        why = qualified_name_error(one["topologyKey"])
+        if why:
+            raise CaseError(f"topologyKey: {why}", [*path, "topologyKey"], value=one["topologyKey"])
+        parse_label_selector(one.get("selector"), [*path, "selector"])
+        if "namespace" in one and "selector" not in one:
+            raise CaseError("namespace narrows a selector: give `selector` too (without it, spread counts the "
+                            "pods of `schedule`, in their own namespaces)", [*path, "namespace"])

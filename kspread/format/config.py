@@ -45,7 +45,7 @@ from kspread.engine.framework.profile import PluginRef, Profile, default_profile
 from kspread.engine.framework.registry import UPSTREAM
 from kspread.engine.versions import Version
 from kspread.errors import CaseError, PathT, described, did_you_mean, format_path
-from kspread.format.files import decode_utf8, read_regular, special_kind
+from kspread.format.files import decode_utf8, file_in_trees, read_regular
 from kspread.format.schema import check_args_shape
 from kspread.format.yamlio import node_line
 
@@ -228,6 +228,9 @@ class _Ctx:
     version: Version
     api: str
     prefix: tuple
+    # the directory trees a file the configuration names must lie in (tlsConfig's files);
+    # None: the configuration's own directory
+    roots: tuple[str, ...] | None = None
 
     @property
     def minor(self) -> int:
@@ -621,37 +624,19 @@ def case_config_path(given: str, base_dir: str | None, roots: Sequence[str] | No
     command line, or pytest's rootdir and its arguments; without roots, the case file's
     own directory). An absolute path is refused: a case under review must not make a run
     read a file outside the tree it tests (a token, ``~/.git-credentials``)."""
-    import os
-
-    if not given.isprintable():
-        raise CaseError("the path holds a character that is not printable (a NUL, a line break, ...)", at,
-                        value=given)
-    if os.path.isabs(given):
-        raise CaseError("an absolute path is refused: a configuration file is named relative to the case file "
-                        "and lies inside the directory tree being tested", at, value=given)
-    base = base_dir if base_dir is not None else "."
-    real = os.path.realpath(os.path.join(base, given))
-    trees = [os.path.realpath(r) for r in (roots if roots else [base])]
-    if not any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in trees):
-        raise CaseError(f"the file lies outside the directory trees being tested ({', '.join(trees)}), symlinks "
-                        "followed: a case names a configuration inside the current directory or a path given to "
-                        "kspread (pytest: its rootdir or a path given)", at, value=given)
-    if not os.path.exists(real):
-        raise CaseError(f"no such KubeSchedulerConfiguration file: {os.path.join(base, given)}", at, value=given)
-    kind = special_kind(real)
-    if kind is not None:
-        raise CaseError(f"not a regular file ({kind}): a KubeSchedulerConfiguration is read from a regular file",
-                        at, value=given)
-    return os.path.join(base, given)
+    return file_in_trees(given, base_dir, roots, at, "KubeSchedulerConfiguration",
+                         "a configuration file is named relative to the case file", "configuration")
 
 
 def load_config(path: str | Path, version: Version, scheduler_name: str | None = None,
-                *, path_prefix: PathT = ()) -> Profile:
+                *, path_prefix: PathT = (), roots: Sequence[str] | None = None) -> Profile:
     """The Profile kube-scheduler ``version`` runs for the profile named ``scheduler_name``
     (default ``default-scheduler``) of the KubeSchedulerConfiguration file ``path``.
 
     Errors are CaseErrors with ``file`` set to the configuration file, ``path`` the field
-    inside it (after ``path_prefix``) and ``line`` where it can be found."""
+    inside it (after ``path_prefix``) and ``line`` where it can be found. Files the
+    configuration names (an extender's tlsConfig files) must lie inside ``roots`` (the
+    directory trees being tested; default: the configuration's own directory)."""
     file = str(path)
     doc = _read(file)
     if not isinstance(doc, Mapping):
@@ -659,10 +644,20 @@ def load_config(path: str | Path, version: Version, scheduler_name: str | None =
         raise CaseError(f"not a KubeSchedulerConfiguration: the file holds {described(doc)}, not a mapping",
                         file=file, line=_locate(file, ()))
     api = _api_of(doc, file, version)
-    ctx = _Ctx(file, version, api, tuple(path_prefix))
+    ctx = _Ctx(file, version, api, tuple(path_prefix), tuple(roots) if roots else None)
     _mapping(ctx, doc, (), _TOP_FIELDS, "a KubeSchedulerConfiguration")
 
     extenders, managed = _extenders(ctx, doc.get("extenders"))
+    # ValidateKubeSchedulerConfiguration's other numbers (SetDefaults: parallelism 16)
+    if doc.get("parallelism") is not None:
+        parallelism = _int32(ctx, doc["parallelism"], ("parallelism",), "parallelism")
+        if parallelism <= 0:
+            raise ctx.err("parallelism: should be an integer value greater than zero", ("parallelism",), parallelism)
+    conn = doc.get("clientConnection")
+    if isinstance(conn, Mapping) and conn.get("burst") is not None:
+        burst = _int32(ctx, conn["burst"], ("clientConnection", "burst"), "clientConnection.burst")
+        if burst < 0:
+            raise ctx.err("clientConnection.burst: must be non-negative", ("clientConnection", "burst"), burst)
     pct = doc.get("percentageOfNodesToScore")
     if pct is not None:
         pct = _int32(ctx, pct, ("percentageOfNodesToScore",), "percentageOfNodesToScore")
@@ -768,7 +763,7 @@ def _extenders(ctx: _Ctx, raw: Any) -> tuple[list, list[tuple[str, bool]]]:
         path = ("extenders", i)
         item = _mapping(ctx, item, path, HTTP_FIELDS, "an extender")
         e, m = http_extender(item, path, name=None, base_dir=os.path.dirname(ctx.file) or ".", default_weight=0,
-                             err=err, file=ctx.file)
+                             err=err, file=ctx.file, roots=ctx.roots)
         out.append(e)
         managed.extend(m)
     validate_extenders(out, ("extenders",), err)

@@ -12,10 +12,11 @@ import re
 import socket
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from typing import Any, BinaryIO
 
-from kspread.errors import CaseError
+from kspread.errors import CaseError, PathT
 
 try:
     import fcntl
@@ -58,10 +59,10 @@ class NotRegularFile(OSError):
         return self.message
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file ``path`` (symlinks followed). The file is opened
-    without blocking and checked on the open descriptor, so a FIFO (which would wait for
-    a writer forever) or a device such as /dev/zero (which never ends) raises
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """The regular file ``path`` (symlinks followed) opened for reading bytes. The file is
+    opened without blocking and checked on the open descriptor, so a FIFO (which would
+    wait for a writer forever) or a device such as /dev/zero (which never ends) raises
     NotRegularFile instead; other failures are the OSError of ``open``."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
@@ -70,12 +71,16 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
             raise NotRegularFile(os.fspath(path), kind)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as f:
-            fd = -1
-            return f.read()
-    finally:
-        if fd >= 0:
-            os.close(fd)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file ``path`` (``open_regular``)."""
+    with open_regular(path) as f:
+        return f.read()
 
 
 def decode_utf8(data: bytes, file: str, what: str) -> str:
@@ -177,6 +182,39 @@ def locked(path: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+def file_in_trees(given: str, base_dir: str | None, roots: Sequence[str] | None, at: PathT, what: str,
+                  named: str, short: str, err: Callable[[str, PathT, Any], CaseError] | None = None) -> str:
+    """A file that a case (or a file it names) names: ``given`` relative to ``base_dir``
+    (the directory of the file that names it), which must resolve, symlinks followed,
+    inside one of ``roots`` (the directory trees being tested; without roots,
+    ``base_dir`` itself) and be a regular file. An absolute path is refused: a case under
+    review must not make a run read a file outside the tree it tests (a token,
+    ``~/.git-credentials``). ``what`` names the file in errors ("KubeSchedulerConfiguration"),
+    ``named`` says how it is named ("a configuration file is named relative to the case
+    file"), ``short`` what a case names ("configuration"); ``err`` makes the error (default: a CaseError at ``at``)."""
+
+    def fail(message: str) -> CaseError:
+        return err(message, at, given) if err is not None else CaseError(message, at, value=given)
+
+    if not given.isprintable():
+        raise fail("the path holds a character that is not printable (a NUL, a line break, ...)")
+    if os.path.isabs(given):
+        raise fail(f"an absolute path is refused: {named} and lies inside the directory tree being tested")
+    base = base_dir if base_dir is not None else "."
+    real = os.path.realpath(os.path.join(base, given))
+    trees = [os.path.realpath(r) for r in (roots if roots else [base])]
+    if not any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in trees):
+        raise fail(f"the file lies outside the directory trees being tested ({', '.join(trees)}), symlinks "
+                   f"followed: a case names a {short} inside the current directory or a path given to kspread "
+                   "(pytest: its rootdir or a path given)")
+    if not os.path.exists(real):
+        raise fail(f"no such {what} file: {os.path.join(base, given)}")
+    kind = special_kind(real)
+    if kind is not None:
+        raise fail(f"not a regular file ({kind}): a {what} is read from a regular file")
+    return os.path.join(base, given)
+
 
 # Byte order marks of the encodings a file may be saved in that are not UTF-8 (UTF-32's
 # first: UTF-32-LE's starts with UTF-16-LE's).

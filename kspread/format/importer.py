@@ -49,7 +49,7 @@ from typing import Any
 
 import yaml
 
-from kspread.errors import CaseError
+from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.yamlwrite import comment_text, double_quoted
 
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -66,6 +66,12 @@ _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
 _KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
             "poddisruptionbudgets,priorityclasses -A -o yaml")
 _SECTIONS = ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces", "objects")
+# The controllers default topology spreading reads a pod's siblings through (SelectorSpread,
+# PodTopologySpread's system default constraints: DefaultSelector); a case imported without
+# some that its pods name is tagged so, and its description and first comment say so.
+_SPREAD_OWNER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet")
+MISSING_OWNERS_TAG = "imported-without-owners"
+_SHOWN_OWNERS = 10
 _KUBELET_VERSION = re.compile(r"v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?")
 _FLOW_WIDTH = 100  # mappings and lists whose flow form fits in this many characters are written on one line
 
@@ -722,11 +728,16 @@ def _dump(data: Mapping[str, Any], top: bool = False) -> str:
 
 
 def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
-           incoming: str | list[dict]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+           incoming: str | list[dict], missing: int = 0) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The case's data as ``render`` writes it, in three parts: the head, the cluster, and
-    the incoming pod(s) with an empty ``expect``."""
-    head: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": name, "source": source,
-                            "version": version}
+    the incoming pod(s) with an empty ``expect``. ``missing``: how many owners its pods
+    name the dump lacks (the case is then tagged and described so)."""
+    head: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": name, "source": source}
+    if missing:
+        head["description"] = (f"Imported without {missing} owner(s) its pods name as their controller: "
+                               "default topology spreading may place pods otherwise than the cluster does.")
+        head["tags"] = [MISSING_OWNERS_TAG]
+    head["version"] = version
     body = {k: v for k, v in sections.items() if v and k in _SECTIONS}
     if isinstance(incoming, str):
         tail: dict[str, Any] = {"pod": {"name": incoming}, "expect": {}}
@@ -738,13 +749,18 @@ def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
 
 
 def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str | list[dict],
-           summary: str, left_out: str = "", search: str = "") -> str:
+           summary: str, left_out: str = "", search: str = "",
+           missing: list[tuple[str, str, str]] | None = None) -> str:
     """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
     to schedule (one: ``pod``; several: a ``schedule`` sequence). Comment text (the dump's
-    file name) has its line breaks escaped: it stays comment."""
-    head, body, tail = _parts(sections, name, source, version, incoming)
+    file name) has its line breaks escaped: it stays comment. ``missing``: the owners its
+    pods name that the dump lacks (``missing_owners``), said first."""
+    head, body, tail = _parts(sections, name, source, version, incoming, len(missing or ()))
     intro = comment_text(f"Imported by `kspread import` from {source}: {summary}.")
-    out = [*[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
+    warning = comment_text(f"WARNING: {missing_owners_note(missing).removesuffix(_KUBECTL)}") if missing else ""
+    out = [*[f"# {line}\n" for line in textwrap.wrap(warning, 96, break_on_hyphens=False)],
+           *([f"#   {_KUBECTL}\n"] if missing else []),
+           *[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96)],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search]]
     if isinstance(incoming, str):
@@ -823,6 +839,44 @@ def _check(doc: dict, warn: Warn, max_drops: int = 100) -> None:
                 continue
             raise ImportFailed(f"the imported case does not load: {e}") from None
     raise ImportFailed("the imported case does not load: too many objects rejected")
+
+
+# ---- owners the dump lacks --------------------------------------------------------------------
+
+
+def missing_owners(sections: Mapping[str, list], incoming: str | list[dict]) -> list[tuple[str, str, str]]:
+    """The (kind, namespace, name) of each ReplicationController, ReplicaSet and StatefulSet
+    that a pod of the case names as its controller and the case's owners lack, in the order
+    first named."""
+    have = {(o.get("kind"), o.get("namespace") or "default", o.get("name")) for o in sections.get("owners") or []}
+    out: dict[tuple[str, str, str], None] = {}
+    pods = [*(sections.get("pods") or []), *([] if isinstance(incoming, str) else incoming)]
+    for p in pods:
+        c = p.get("controller")
+        if isinstance(c, dict) and c.get("kind") in _SPREAD_OWNER_KINDS:
+            key = (str(c["kind"]), str(p.get("namespace") or "default"), str(c.get("name")))
+            if key not in have:
+                out[key] = None
+    for o in sections.get("objects") or []:
+        if o.get("kind") != "Pod":
+            continue
+        meta = _meta(o)
+        for ref in meta.get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") in _SPREAD_OWNER_KINDS:
+                key = (str(ref["kind"]), str(meta.get("namespace") or "default"), str(ref.get("name")))
+                if key not in have:
+                    out[key] = None
+    return list(out)
+
+
+def missing_owners_note(missing: list[tuple[str, str, str]]) -> str:
+    """What the warning and the case's first comment say of the owners the dump lacks."""
+    shown = ", ".join(f"{kind} {ns}/{name}" for kind, ns, name in missing[:_SHOWN_OWNERS])
+    more = f", and {len(missing) - _SHOWN_OWNERS} more" if len(missing) > _SHOWN_OWNERS else ""
+    return (f"the dump lacks {len(missing)} owner(s) that its pods name as their controller ({shown}{more}): "
+            "default topology spreading (SelectorSpread, PodTopologySpread's system defaults) finds a pod's "
+            "siblings through them, so where a new replica lands may differ from the cluster. The case is "
+            f"tagged {MISSING_OWNERS_TAG}; import a dump that has them: {_KUBECTL}")
 
 
 # ---- entry points ------------------------------------------------------------------------------
@@ -930,6 +984,9 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     sections, counts = convert(objs, minor, warn, incoming_ref)
     # a file name is any bytes: one that is not UTF-8 is shown with U+FFFD, never written as a lone surrogate
     stem = "stdin" if dump_path == "-" else _text(Path(dump_path).stem)
+    # the case's name: a control character, line break or bidi control of the file name
+    # written as \uXXXX (a case name cannot hold one; ``source`` keeps the file name)
+    stem = UNPRINTABLE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", stem)
     chosen = sections.pop("incoming", [])
     incoming: str | list[dict] = chosen
     if incoming_ref is None:
@@ -969,9 +1026,12 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     left_out = ", ".join(f"{n} {what}" for what, n in counts.items())
     source = "stdin" if dump_path == "-" else _text(Path(dump_path).name)
     search = search_note(minor, len(sections["nodes"]) + raw_kinds.count("Node"))
-    text = render(sections, stem, source, vstr, incoming, summary, left_out, search)
+    missing = missing_owners(sections, incoming)
+    if missing:
+        warn(missing_owners_note(missing))
+    text = render(sections, stem, source, vstr, incoming, summary, left_out, search, missing)
     if check:
-        head, body, tail = _parts(sections, stem, source, vstr, incoming)
+        head, body, tail = _parts(sections, stem, source, vstr, incoming, len(missing))
         _read_back(text, {**head, **body, **tail}, out_path or "the imported case")
     if out_path is not None:
         try:

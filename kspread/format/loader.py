@@ -25,16 +25,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kspread.errors import CaseError, PathT
+from kspread.errors import UNPRINTABLE_RE, CaseError, PathT
 from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
 from kspread.format.files import decode_text, read_regular, read_text, sniff_text
+from kspread.format.limits import MAX_INT_DIGITS, check_sizes, huge_int_message
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
 from kspread.format.sniff import mentions_case
 from kspread.format.yamlio import Document
+
+if TYPE_CHECKING:
+    from kspread.format.extenders import ExtenderAccess
 
 try:
     import yaml_rs
@@ -92,14 +96,15 @@ class CaseDoc:
     # the directory trees being tested, which a profile.config must resolve into (see
     # tested_trees); None: the case file's own directory
     roots: tuple[str, ...] | None = None
-    # extender name -> URL, given on the command line (kspread run --extender, pytest
-    # --kspread-extender): replaces that extender's urlPrefix
-    extender_urls: Mapping[str, str] | None = None
+    # what the person running kspread allows the case's HTTP extenders, given outside the
+    # case (kspread.format.extenders.ExtenderAccess: --extender NAME=URL, --extender-env,
+    # --allow-extender-host; pytest's options and ini keys); None: loopback only, no variable
+    extender_access: ExtenderAccess | None = None
 
     @property
     def name(self) -> str:
         if isinstance(self.data, Mapping) and isinstance(self.data.get("name"), str) and self.data["name"] \
-                and not _has_surrogate(self.data["name"]):
+                and not _has_surrogate(self.data["name"]) and UNPRINTABLE_RE.search(self.data["name"]) is None:
             base = self.data["name"]
         else:
             base = self.default_name
@@ -341,6 +346,7 @@ def _duplicate_keys(data: Any) -> tuple[list, str] | None:
     return None
 
 
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1},}}")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _ALL_BUT_BRACKETS = {c: None for c in range(128) if chr(c) not in "[]{}"}
 _ALL_BUT_BRACKETS_AND_QUOTES = {c: None for c in range(128) if chr(c) not in '[]{}"'}
@@ -386,6 +392,16 @@ def _read_json(text: str, path: str) -> Any:
     except RecursionError:
         raise CaseError(f"invalid JSON: the data nests more than {yamlio.MAX_DEPTH} levels deep",
                         file=path) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        # an integer of more digits than Python converts from text (4,300): where it is
+        blanked = _JSON_STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
+        m = _LONG_DIGITS.search(blanked)
+        if m is None:
+            raise
+        raise CaseError(huge_int_message(len(m.group())), file=path,
+                        line=text.count("\n", 0, m.start()) + 1) from None
     dup = _duplicate_keys(data)
     if dup is not None:
         at, key = dup
@@ -551,7 +567,10 @@ def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
         return False  # a string that starts with an indicator: it was quoted, or yaml-rs read it otherwise
     for s in _RESOLVED_LINE.findall(joined):
         # (a line of a string with a line break in it is no string of its own)
-        if s in strs and _RESOLVED.match(s) and s not in _BOTH_BOOLS and _plain_in_yaml_1_2(s) == s:
+        if s in strs and _RESOLVED.match(s) and s not in _BOTH_BOOLS and \
+                (len(s) > MAX_INT_DIGITS or _plain_in_yaml_1_2(s) == s):
+            # (a long one is not given to yaml-rs again: it converts digits to an integer
+            # in time quadratic in their number; the strict reader refuses a long integer)
             return False  # plain, 1.1 reads it as a bool or a number; 1.2 as a string
     if type(None) in num_types and _EMPTY_FLOW_VALUE.search(text) is not None:
         return False  # ``[a:]``: the null of ``a`` to yaml-rs, "found unexpected ':'" to libyaml
@@ -563,6 +582,23 @@ def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
         return False
     # 1e3 or 1.0e3: a number to 1.2, a string to 1.1
     return not (float in num_types and _EXPONENT.search(text))
+
+
+# Bytes as "0" for a digit, " " for anything else (``_long_digit_run``).
+_DIGITS_AS_0 = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
+_LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
+# Below this size a run of digits costs yaml-rs little (0.2 s for 256 K digits); above
+# it the text is scanned for one (about 5 ms per MB) before yaml-rs reads it.
+_DIGITS_SCANNED_FROM = 256 * 1024
+
+
+def _long_digit_run(text: str) -> bool:
+    """Whether a large text holds a run of more than MAX_INT_DIGITS digits. yaml-rs converts
+    a plain integer of n digits in time quadratic in n (2.7 s for a million); the strict
+    reader refuses one of more than MAX_INT_DIGITS at its line without converting it."""
+    if len(text) < _DIGITS_SCANNED_FROM:
+        return False
+    return text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_0).find(_LONG_RUN) >= 0
 
 
 def _read_docs(text: str, path: str) -> list[Document]:
@@ -581,7 +617,7 @@ def _read_docs(text: str, path: str) -> list[Document]:
             starts = lines.json_item_lines(text) if many else [text.count("\n", 0, len(text) - len(stripped)) + 1]
             return [Document(i, starts[i] if i < len(starts) else 1, x) for i, x in enumerate(items)]
     if yaml_rs is not None and len(text) > FAST_YAML_THRESHOLD and "<<" not in text and \
-            not _may_read_otherwise(text):
+            not _may_read_otherwise(text) and not _long_digit_run(text):
         # yaml-rs rejects duplicate keys and bounds aliases and nesting itself; on any
         # error, and for non-string keys, kspread's own reader says where
         segments = lines.yaml_segments(text)
@@ -805,10 +841,41 @@ def surrogate_error(text: str, data: Any, file: str, index: int = 0) -> CaseErro
                      "character", at, file=file, line=line)
 
 
+def _unprintable_what(c: str) -> str:
+    if c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
+        return "a line break"
+    if c in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
+        return "a bidirectional text control"
+    return "a control character"
+
+
+def name_error(data: Any, file: str, index: int = 0) -> CaseError | None:
+    """A case name is printed in every report and CI log, at the start of a line in some
+    and inside a workflow command's title: one holding a control character, a line break
+    or a bidirectional override is refused at its line (the case is then named by its
+    file, as a case without a name)."""
+    name = data.get("name") if isinstance(data, Mapping) else None
+    if not isinstance(name, str):
+        return None
+    m = UNPRINTABLE_RE.search(name)
+    if m is None:
+        return None
+    c = m.group()
+    return CaseError(f"a case name cannot hold {_unprintable_what(c)} (U+{ord(c):04X}, character {m.start() + 1}): "
+                     "the name is "
+                     "printed in reports and CI logs, where it would break the line, drive the terminal or "
+                     "reorder the text", ["name"], file=file, line=locate(file, index, ["name"]))
+
+
 def read_file(path: str | Path, data: bytes | None = None) -> FileResult:
     """The case documents of a file; ``data``: its bytes, when the caller has read them
     already (the pytest plugin, which reads a file once to tell whether it is a case file)."""
     p = str(path)
+    bad = UNPRINTABLE_RE.search(p)
+    if bad is not None:
+        return FileResult(p, [], CaseError(
+            f"the file's path holds {_unprintable_what(bad.group())} (U+{ord(bad.group()):04X}): kspread does not "
+            "read it, as its name would be printed in reports and CI logs (rename the file)", file=p))
     try:
         text = read_text(p) if data is None else decode_text(data, p)
     except CaseError as e:
@@ -825,7 +892,7 @@ def read_file(path: str | Path, data: bytes | None = None) -> FileResult:
     for d in docs:
         default = f"{stem}-{d.index + 1}" if multi else stem
         if d.error is None and d.parsed:
-            d.error = surrogate_error(text, d.data, p, d.index)
+            d.error = surrogate_error(text, d.data, p, d.index) or name_error(d.data, p, d.index)
         if d.error is not None:
             # a document that cannot be read fails alone, if it is (or looks like) a case
             if claims_case(d.data) if d.parsed else mentions_case(d.source):
@@ -898,6 +965,7 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
             raise _format_error("a kind: Case document must have apiVersion: kspread/v1 (the case format this "
                                 "kspread reads)", ["apiVersion"], value=api)
         check_expect(doc.data.get("expect"))
+        check_sizes(doc.data)  # before the schema validates each entry
         shapes = validate_deduplicated(doc.data)  # (jsonschema makes cyclic garbage)
         with gc_paused():
             case = build_case(doc.data, doc.default_name, str(Path(doc.file).parent), config,
@@ -910,8 +978,9 @@ def load_case(doc: CaseDoc, config: str | None = None) -> Case:
 
 def _locate_extenders(case: Case, doc: CaseDoc) -> None:
     """Each HTTP extender of the case gets the URL it is called at (an override given on
-    the command line for its name, else its urlPrefix with environment variables
-    expanded) and knows where it is written (file:line), for the errors of its calls."""
+    the command line for its name, else its urlPrefix with the allowed environment
+    variables expanded, on an allowed host) and knows where it is written (file:line),
+    for the errors of its calls."""
     from dataclasses import replace
 
     from kspread.format.extenders import resolve_url
@@ -919,7 +988,7 @@ def _locate_extenders(case: Case, doc: CaseDoc) -> None:
     exts = case.profile.extenders
     for i, e in enumerate(exts):
         if e.http is not None:
-            e = resolve_url(e, doc.extender_urls)
+            e = resolve_url(e, doc.extender_access)
             exts[i] = e if e.where else replace(e, where=f"{doc.file}:{doc.locate(e.path)}")
 
 
@@ -1062,7 +1131,8 @@ def expectable(doc: CaseDoc, e: CaseError) -> bool:
 
 
 # Top-level fields about the case itself, not the cluster or scheduler it describes.
-_ABOUT_THE_CASE = frozenset(("apiVersion", "kind", "name", "description", "source", "tags", "variants", "expect"))
+_ABOUT_THE_CASE = frozenset(("apiVersion", "kind", "name", "description", "source", "tags", "variants", "expect",
+                             "skip", "xfail"))
 
 
 def error_text(e: CaseError) -> str:

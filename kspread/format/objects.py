@@ -122,6 +122,23 @@ def _node(o: _Object) -> None:
                          for im in o.status["images"]], [*o.st, "images"])
 
 
+# The volume sources upstream's volume plugins read (VolumeBinding, VolumeZone and
+# VolumeRestrictions: claims; VolumeRestrictions: disk conflicts; NodeVolumeLimits: claims and
+# the in-tree sources the CSI translation migrates), none of which kspread models.
+SCHEDULER_VOLUME_SOURCES = ("persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd",
+                            "iscsi", "cinder", "azureDisk", "azureFile", "vsphereVolume", "portworxVolume")
+
+
+def unmodelled_volumes(volumes: Any) -> tuple[str, ...]:
+    """``Pod.unmodelled`` of a pod's ``volumes``: ``volumes[i].<source>`` for each volume of a
+    source the scheduler reads."""
+    out: list[str] = []
+    for i, v in enumerate(volumes or ()):
+        if isinstance(v, Mapping):
+            out += [f"volumes[{i}].{k}" for k in SCHEDULER_VOLUME_SOURCES if k in v]
+    return tuple(out)
+
+
 def _pod(o: _Object) -> None:
     """A Pod (not a terminated one): namespace, labels, being deleted, the controller
     owner reference, the spec fields the scheduler reads (containers with their
@@ -164,6 +181,11 @@ def _pod(o: _Object) -> None:
     if any(isinstance(v, Mapping) and ("persistentVolumeClaim" in v or "ephemeral" in v)
            for v in spec.get("volumes") or []):
         o.item["_usesPersistentVolumes"] = True
+    unmodelled = unmodelled_volumes(spec.get("volumes"))
+    if spec.get("resourceClaims"):
+        unmodelled += ("resourceClaims",)
+    if unmodelled:
+        o.item["_unmodelled"] = list(unmodelled)
 
 
 def _owner(o: _Object) -> None:

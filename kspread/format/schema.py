@@ -8,6 +8,7 @@ from ``schemas/`` beside the package.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -17,6 +18,7 @@ import jsonschema
 from jsonschema import Draft202012Validator
 
 from kspread.errors import CaseError, did_you_mean
+from kspread.format.limits import huge_int_at, huge_int_message
 
 _HERE = Path(__file__).resolve().parent
 
@@ -105,12 +107,17 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
     if v == "required":
         missing = [k for k in value if k not in inst] if isinstance(inst, Mapping) else []
         return CaseError(f"missing required field {missing[0] if missing else e.message!r}", path)
+    if v == "type" and path[-1:] == ["version"] and isinstance(inst, (int, float)) and not isinstance(inst, bool):
+        out = CaseError(_unquoted_version(inst), path)
+        out.format_error = True
+        return out
     if v == "type":
         want = value
         want = [want] if isinstance(want, str) else want
         return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in want), path, value=inst)
     if v == "enum":
-        owner = _OWNED_THROUGH.get(inst) if path[-2:-1] == ["controller"] or "ownerReferences" in path else None
+        owner = _OWNED_THROUGH.get(inst) if isinstance(inst, str) and (
+            path[-2:-1] == ["controller"] or "ownerReferences" in path) else None
         return CaseError("must be one of " + ", ".join(repr(x) for x in value)
                          + (f" ({owner})" if owner else ""), path, value=inst)
     if v == "const":
@@ -157,6 +164,15 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
     return CaseError(e.message, path, value=inst)
 
 
+def _unquoted_version(number: float) -> str:
+    """The error for a version written as a YAML number: say how YAML read it and what to write."""
+    read = repr(number)
+    # 1.1 .. 1.9 name no supported minor (kspread's start at 1.12): YAML dropped a trailing 0
+    meant = read + "0" if re.fullmatch(r"1\.[1-9]", read) else read
+    written = f"the unquoted {meant} as the number {read}" if meant != read else f"an unquoted {read} as a number"
+    return f'must be a quoted string: YAML reads {written}; write version: "{meant}"'
+
+
 def _at_later(path: list, inst: Mapping[str, Any], a: str, b: str) -> list:
     """The path of whichever of keys ``a`` and ``b`` of ``inst`` is written second."""
     for k in reversed(list(inst)):
@@ -175,7 +191,16 @@ def validate(doc: Any, def_name: str | None = None, prefix: list | None = None) 
     """Raise a CaseError for the first schema error in ``doc``: the deepest, and of
     those the first in ``_order``."""
     v = validator(def_name)
-    errors = sorted(v.iter_errors(doc), key=_order)
+    try:
+        errors = sorted(v.iter_errors(doc), key=_order)
+    except ValueError:
+        # jsonschema writes the instance into its messages: an integer past Python's limit
+        # for converting it to text (4,300 digits) cannot be
+        at = huge_int_at(doc)
+        if at is None:
+            raise
+        path, n = at
+        raise CaseError(huge_int_message(n), [*(prefix or []), *path]) from None
     if errors:
         # the deepest error is usually the most specific one
         first = max(errors, key=lambda e: len(e.absolute_path)) if len(errors) > 1 else errors[0]

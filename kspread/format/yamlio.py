@@ -43,6 +43,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kspread.errors import CaseError, PathT
 from kspread.format.files import read_text
+from kspread.format.limits import MAX_INT_DIGITS, huge_int_message
 from kspread.format.lines import Segment, column0_root, continues, parses_alone, yaml_line, yaml_segments
 
 try:
@@ -224,6 +225,16 @@ class _StrictConstructor(SafeConstructor):
         self._merged[node] = len(merged)
         return len(merged)
 
+    def construct_yaml_int(self, node: ScalarNode) -> int:
+        """An integer, unless it has more than MAX_INT_DIGITS digits (Python converts
+        no more than 4,300 from text): then a problem at its line, and 0 in its place."""
+        if len(node.value) > MAX_INT_DIGITS:
+            digits = len(node.value.lstrip("+-").removeprefix("0x").removeprefix("0b").replace("_", ""))
+            if digits > MAX_INT_DIGITS:
+                self._problem(node.start_mark.line + 1, huge_int_message(digits), node)
+                return 0
+        return super().construct_yaml_int(node)
+
     def construct_mapping(self, node: Node, deep: bool = False) -> dict:
         if not isinstance(node, MappingNode):
             # every concrete node class has its id ('scalar', 'sequence'); yaml.nodes.Node does not
@@ -248,6 +259,11 @@ class _StrictConstructor(SafeConstructor):
                     lines[key] = line
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
+
+
+# (add_constructor's stubs take loader classes only; the same, by hand: a copy of the table)
+_StrictConstructor.yaml_constructors = {**SafeConstructor.yaml_constructors,
+                                        "tag:yaml.org,2002:int": _StrictConstructor.construct_yaml_int}
 
 
 def duplicate_message(key: str, first: int, line: int) -> str:

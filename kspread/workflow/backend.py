@@ -14,22 +14,39 @@ feature gates are process-wide in upstream's code, and a process starts in about
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import os
 import re
+import select
+import selectors
+import signal
 import subprocess
+import time
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from kspread.engine import apiobjects as api
+from kspread.engine.extender import is_loopback
 from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
 from kspread.workflow.runner import Outcome, _in_node_order, compare
 
 _CASE_TIMEOUT_S = 120
+_INFO_TIMEOUT_S = 60
+# A backend's answer (stdout) larger than this is refused; of its stderr the last 64 KiB are kept.
+MAX_OUTPUT_BYTES = 64 << 20
+_STDERR_KEPT = 64 << 10
+_INFO_MAX_BYTES = 1 << 20
+# The environment a backend runs with: these variables of kspread's (and LC_*), no other. A
+# backend reads no configuration from the environment; Go's runtime reads the GO* ones.
+_ENV_KEPT = ("PATH", "HOME", "TMPDIR", "LANG", "TZ", "GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "GOTRACEBACK")
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(\.\d+)?([-+][0-9A-Za-z.+-]*)?")
 
 
 class BackendError(Exception):
@@ -66,11 +83,26 @@ class Backend:
         missing = [n for n in case.profile.out_of_tree if n not in self.out_of_tree]
         if missing:
             return (f"the backend {self.path} does not register out-of-tree plugin(s) {', '.join(missing)} "
-                    f"(it registers: {', '.join(self.out_of_tree) or 'none'})"
-                    + "".join(did_you_mean(n, self.out_of_tree) for n in missing))
-        if case.profile.extenders:
-            return "the profile has extenders declared in the case (kspread's in-process fakes; a backend " \
-                   "calls only HTTP extenders of a KubeSchedulerConfiguration)"
+                    f"(it registers: {_text(', '.join(self.out_of_tree), 2000) or 'none'})"
+                    + _text("".join(did_you_mean(n, self.out_of_tree) for n in missing), 2000))
+        for e in case.profile.extenders:
+            if e.http is None:
+                return (f"the profile's extender {e.name!r} is kspread's in-process one (filter / prioritize "
+                        "written in the case), which a backend's scheduler cannot call")
+            host = urllib.parse.urlsplit(e.http.url_prefix).hostname or ""
+            if not is_loopback(host):  # the extender module's test (127.0.0.0/8, ::1, localhost)
+                return (f"the profile's extender {_text(e.name, 200)!r} is at {_text(host, 200)!r}, not a loopback "
+                        "address: a backend calls extenders on this machine only (127.0.0.1, ::1, localhost)")
+        unsent = [f"{q.key} ({', '.join(q.unmodelled[:3])})" for q in (*case.cluster.pods, *case.incoming)
+                  if q.unmodelled]
+        if unsent:
+            return (f"pods {', '.join(unsent[:3])}{', ...' if len(unsent) > 3 else ''} have volumes or resource "
+                    "claims, which kspread does not model and a backend is not sent (its scheduler would "
+                    "place them as if they had none)")
+        unreported = [k for k in case.expect if k not in REPORTED]
+        if unreported:
+            return (f"the case expects {', '.join(unreported)}, which a backend does not report"
+                    + "".join(f" ({NOT_REPORTED[k]})" for k in unreported if k in NOT_REPORTED))
         if getattr(case, "timeline", None):
             return ("the sequence has steps or a `replicas: max` entry, which the backend's input does not carry "
                     "(its pods only)")
@@ -85,23 +117,228 @@ class Backend:
         return None
 
 
+def _text(raw: str, limit: int) -> str:
+    """Text a backend (or a case) wrote, for a message: at most ``limit`` characters, every
+    control character but line breaks and tabs escaped (no terminal escape gets through)."""
+    if len(raw) > limit:
+        raw = raw[:limit] + f"... ({len(raw) - limit} more characters)"
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in raw)
+
+
+class _Ran:
+    """What a backend's process did: its exit code, stdout, the tail of its stderr."""
+
+    def __init__(self, code: int, out: bytes, err: bytes) -> None:
+        self.code, self.out, self.err = code, out, err
+
+    def stderr(self) -> str:
+        return self.err.decode("utf-8", "replace")
+
+
+def _run(path: str, args: list[str], data: bytes, timeout: float, cap: int, what: str) -> _Ran:
+    """Runs the backend in a session of its own (a process group), feeding ``data`` and reading
+    at most ``cap`` bytes of its answer within ``timeout`` seconds; then ends the whole group, so
+    that nothing it started outlives it. A BackendError naming ``what`` (e.g. "--info") when it
+    cannot start, takes too long or answers too much."""
+    env = {k: v for k, v in os.environ.items() if k in _ENV_KEPT or k.startswith("LC_")}
+    try:
+        p = subprocess.Popen([path, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True, env=env)
+    except OSError as e:
+        raise BackendError(f"backend {path}: {e.strerror or e}") from None
+    try:
+        out, err, problem = _communicate(p, data, time.monotonic() + timeout, cap)
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(p.pid, signal.SIGKILL)  # the leader is not reaped yet: its group id is still its own
+        for f in (p.stdin, p.stdout, p.stderr):
+            if f is not None and not f.closed:
+                f.close()
+        code = p.wait()
+    if problem == "timeout":
+        raise BackendError(f"backend {path}: {what} took more than {timeout:g} s (its processes were ended)")
+    if problem == "cap":
+        raise BackendError(f"backend {path}: {what}: the answer is larger than {cap >> 20 or cap} "
+                           f"{'MiB' if cap >> 20 else 'bytes'}, kspread's bound (its processes were ended)")
+    return _Ran(code, bytes(out), bytes(err))
+
+
+def _exited(pid: int) -> bool:
+    """The process has ended (it is not reaped: ``_run`` ends its group first)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _communicate(p: subprocess.Popen, data: bytes, deadline: float, cap: int) -> tuple[bytearray, bytearray, str]:
+    """subprocess's communicate, bounded: ("timeout" / "cap" / "") as the third item."""
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    out, err = bytearray(), bytearray()
+    view, pos = memoryview(data), 0
+    with selectors.DefaultSelector() as sel:
+        if data:
+            os.set_blocking(p.stdin.fileno(), False)
+            sel.register(p.stdin, selectors.EVENT_WRITE)
+        else:
+            p.stdin.close()
+        sel.register(p.stdout, selectors.EVENT_READ)
+        sel.register(p.stderr, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return out, err, "timeout"
+            ready = sel.select(min(left, 0.05))
+            if not ready and _exited(p.pid):
+                # it has ended and nothing is left to read: a pipe still open is a process it
+                # started, which is ended with its group
+                return out, err, ""
+            for key, _ in ready:
+                f = key.fileobj
+                if f is p.stdin:
+                    try:
+                        pos += os.write(p.stdin.fileno(), view[pos:pos + select.PIPE_BUF])
+                    except (BrokenPipeError, BlockingIOError) as e:
+                        if isinstance(e, BlockingIOError):
+                            continue
+                        pos = len(data)
+                    if pos >= len(data):
+                        sel.unregister(p.stdin)
+                        p.stdin.close()
+                    continue
+                chunk = os.read(f.fileno(), 1 << 16)  # type: ignore[union-attr]
+                if not chunk:
+                    sel.unregister(f)
+                    f.close()  # type: ignore[union-attr]
+                elif f is p.stdout:
+                    out += chunk
+                    if len(out) > cap:
+                        return out, err, "cap"
+                else:
+                    err += chunk
+                    if len(err) > 2 * _STDERR_KEPT:
+                        del err[:-_STDERR_KEPT]
+    while not _exited(p.pid):
+        if time.monotonic() > deadline:
+            return out, err, "timeout"
+        time.sleep(0.005)
+    return out, err, ""
+
+
+def _failure(ran: _Ran) -> str:
+    """What a backend that printed no answer said: a Go panic's message (and the first frame
+    outside Go's runtime, where it happened), else the end of its stderr."""
+    said = ran.stderr()
+    m = re.search(r"^(panic: |fatal error: )", said, re.M)
+    if m:
+        block = said[m.start():]
+        head, _, stack = block.partition("\ngoroutine ")
+        frame = ""
+        for fn, loc in re.findall(r"^(\S.*\))\n\t(\S+:\d+)", stack, re.M):
+            if not fn.startswith(("runtime.", "panic(", "k8s.io/apimachinery/pkg/util/runtime.")):
+                frame = f"\n  at {fn} ({loc})"
+                break
+        return _text(head.strip() + frame, 2000)
+    return _text(said.strip()[-600:], 600) or "(no output)"
+
+
 @lru_cache(maxsize=8)
 def open_backend(path: str) -> Backend:
     """The backend at ``path``, from its ``--info``."""
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise BackendError(f"backend {path}: not an executable file (build one with backend/build.sh)")
+    ran = _run(path, ["--info"], b"", _INFO_TIMEOUT_S, _INFO_MAX_BYTES, "--info")
     try:
-        p = subprocess.run([path, "--info"], capture_output=True, text=True, timeout=60, check=False)
-    except OSError as e:
-        raise BackendError(f"backend {path}: {e.strerror or e}") from None
-    try:
-        info = json.loads(p.stdout)
-        return Backend(path, str(info["kubernetesVersion"]), tuple(info["plugins"]),
-                       tuple(info.get("outOfTreePlugins") or ()))
-    except (ValueError, KeyError, TypeError):
-        said = (p.stderr or p.stdout).strip()[:300] or "(no output)"
-        raise BackendError(f"backend {path}: --info did not print the backend's JSON (exit {p.returncode}): "
-                           f"{said}") from None
+        info = json.loads(ran.out.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        said = _failure(ran) if not ran.out.strip() else _text(ran.out.decode("utf-8", "replace").strip(), 300)
+        raise BackendError(f"backend {path}: --info did not print the backend's JSON (exit {ran.code}"
+                           f"{'; not UTF-8' if isinstance(e, UnicodeDecodeError) else ''}): "
+                           f"{said or '(no output)'}") from None
+    problem = _problem(info, _INFO_SHAPE, "")
+    if problem is None and not _VERSION.fullmatch(info["kubernetesVersion"]):
+        problem = (f"kubernetesVersion: {_text(info['kubernetesVersion'], 100)!r} is not a Kubernetes version "
+                   "such as v1.35.4")
+    if problem is not None:
+        raise BackendError(f"backend {path}: --info printed JSON that is not the backend's information: {problem}")
+    return Backend(path, info["kubernetesVersion"], tuple(info["plugins"]), tuple(info.get("outOfTreePlugins") or ()))
+
+
+# ---- what a backend prints, checked before it is read -------------------------------------
+# A shape: "str", "int" (not a boolean), "bool"; ("null", s): s or null; ("list", s); ("map", s):
+# string keys; {key: s} an object (a key ending in "?" may be missing; other keys are ignored).
+
+_Shape = Any
+_STATUS = {"code": "str", "reason?": "str", "plugin?": "str"}
+_CYCLE = {
+    "pod?": "str", "filter": ("map", _STATUS), "feasible": ("list", "str"),
+    "rawScores": ("map", ("map", "int")), "scores": ("map", ("map", "int")), "totals": ("map", "int"),
+    "weightedScores?": ("map", ("map", "int")), "selected?": ("null", "str"), "scored?": "bool",
+    "postFilterRan?": "bool", "nominated?": ("null", "str"), "victims?": ("null", ("list", "str")),
+    "candidates?": ("null", ("map", ("list", "str"))),
+}
+_ANSWER = {"error?": ("null", "str"), "kubernetesVersion?": "str", "cycles?": ("null", ("list", _CYCLE)),
+           "placements?": ("null", ("map", ("null", "str"))), "deleted?": ("null", ("list", "str")),
+           "millis?": "int"}
+_INFO_SHAPE = {"kubernetesVersion": "str", "plugins": ("list", "str"), "outOfTreePlugins?": ("null", ("list", "str"))}
+_JSON_TYPE = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+              float: "a number", type(None): "null"}
+
+
+def _problem(v: Any, shape: _Shape, at: str) -> str | None:
+    """None when ``v`` has the shape, else what is wrong and where (``cycles[0].totals.n1: ...``)."""
+    where = f"{at}: " if at else ""
+    if isinstance(shape, tuple) and shape[0] == "null":
+        return None if v is None else _problem(v, shape[1], at)
+    ok = {"str": isinstance(v, str), "int": isinstance(v, int) and not isinstance(v, bool),
+          "bool": isinstance(v, bool)}
+    if isinstance(shape, str):
+        if ok[shape]:
+            return None
+        want = {"str": "a string", "int": "an integer", "bool": "true or false"}[shape]
+        return f"{where}{_JSON_TYPE.get(type(v), 'a value')} where {want} belongs"
+    if isinstance(shape, dict):
+        if not isinstance(v, dict):
+            return f"{where}{_JSON_TYPE.get(type(v), 'a value')}, not an object"
+        for key, sub in shape.items():
+            name = key.rstrip("?")
+            if name not in v:
+                if key.endswith("?"):
+                    continue
+                return f"{where}no key {name!r}"
+            problem = _problem(v[name], sub, f"{at}.{name}" if at else name)
+            if problem is not None:
+                return problem
+        return None
+    kind, sub = shape
+    if kind == "list":
+        if not isinstance(v, list):
+            return f"{where}{_JSON_TYPE.get(type(v), 'a value')}, not a list"
+        for i, item in enumerate(v):
+            problem = _problem(item, sub, f"{at}[{i}]")
+            if problem is not None:
+                return problem
+        return None
+    if not isinstance(v, dict):
+        return f"{where}{_JSON_TYPE.get(type(v), 'a value')}, not an object"
+    for k, item in v.items():
+        problem = _problem(item, sub, f"{at}.{_text(k, 100)}" if at else _text(k, 100))
+        if problem is not None:
+            return problem
+    return None
+
+
+def _unknown_nodes(out: Mapping[str, Any], nodes: set[str]) -> str | None:
+    """A node the answer names that the case does not have."""
+    for i, c in enumerate(out.get("cycles") or ()):
+        named = [*c["filter"], *c["feasible"], *c["totals"], *(n for s in (*c["rawScores"].values(),
+                                                                          *c["scores"].values()) for n in s)]
+        named += [n for n in (c.get("selected"), c.get("nominated")) if n is not None]
+        named += list(c.get("candidates") or ())
+        for n in named:
+            if n not in nodes:
+                return f"cycles[{i}] names node {_text(n, 100)!r}, which the case does not have"
+    return None
 
 
 # ---- the case as Kubernetes objects -------------------------------------------------------
@@ -252,6 +489,28 @@ def _config(case: Case) -> str:
                        "percentageOfNodesToScore": pct, "profiles": [p]})
 
 
+def _extender(e) -> dict[str, Any]:
+    """An HTTP extender (``kspread.engine.extender.HTTPConfig``) as a v1 KubeSchedulerConfiguration
+    writes it; TLS files by their path, as the case's directory resolves them."""
+    h = e.http
+    out: dict[str, Any] = {"urlPrefix": h.url_prefix, "weight": e.weight, "enableHTTPS": h.enable_https,
+                           "httpTimeout": f"{round(h.http_timeout * 1e9)}ns",
+                           "nodeCacheCapable": h.node_cache_capable, "ignorable": h.ignorable,
+                           "managedResources": [{"name": n, "ignoredByScheduler": n in h.ignored_by_scheduler}
+                                                for n in h.managed_resources]}
+    for key, verb in (("filterVerb", h.filter_verb), ("prioritizeVerb", h.prioritize_verb),
+                      ("preemptVerb", h.preempt_verb), ("bindVerb", h.bind_verb)):
+        if verb:
+            out[key] = verb
+    if h.tls is not None:
+        t = h.tls
+        out["tlsConfig"] = {"insecure": t.insecure, "serverName": t.server_name, "certFile": t.cert_file,
+                            "keyFile": t.key_file, "caFile": t.ca_file,
+                            **{k: base64.b64encode(v).decode() for k, v in
+                               (("certData", t.cert_data), ("keyData", t.key_data), ("caData", t.ca_data)) if v}}
+    return out
+
+
 def backend_input(case: Case) -> dict[str, Any]:
     """What the backend reads: the case as kspread built it."""
     cl = case.cluster
@@ -284,6 +543,9 @@ def backend_input(case: Case) -> dict[str, Any]:
         "statefulSets": [{"metadata": {"name": c.name, "namespace": c.namespace},
                           "spec": {"selector": api.label_selector(c.selector)}} for c in cl.stateful_sets],
         "config": _config(case),
+        # every HTTP extender of the profile (the configuration's and the case's), their urlPrefix
+        # as kspread calls it: the backend's scheduler is given these, not the configuration's own
+        "extenders": [_extender(e) for e in case.profile.extenders if e.http is not None],
         "featureGates": dict(case.version.gates),
         "maxCycles": 0 if case.is_sequence else 1,
     }
@@ -296,22 +558,30 @@ def call_backend(backend: Backend, case: Case) -> dict[str, Any]:
     reason = backend.applicable(case)
     if reason is not None:
         raise NotApplicable(reason)
-    data = json.dumps(backend_input(case))
+    data = json.dumps(backend_input(case)).encode()
+    what = f"case {case.name!r}"
+    ran = _run(backend.path, [], data, _CASE_TIMEOUT_S, MAX_OUTPUT_BYTES, what)
+    if not ran.out.strip():
+        raise BackendError(f"backend {backend.path} failed on {what} (exit {ran.code}): {_failure(ran)}")
     try:
-        p = subprocess.run([backend.path], input=data, capture_output=True, text=True,
-                           timeout=_CASE_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        raise BackendError(f"backend {backend.path}: case {case.name!r} took more than {_CASE_TIMEOUT_S} s") from None
-    try:
-        out = json.loads(p.stdout)
-    except ValueError:
-        raise BackendError(f"backend {backend.path} failed on case {case.name!r} (exit {p.returncode}): "
-                           f"{p.stderr.strip()[-600:]}") from None
+        out = json.loads(ran.out.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise BackendError(f"backend {backend.path}: {what}: the answer is not UTF-8 (byte {ran.out[e.start]:#04x} "
+                           f"at offset {e.start})") from None
+    except (ValueError, RecursionError) as e:
+        why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
+        raise BackendError(f"backend {backend.path}: {what}: the answer is not JSON ({why}; exit {ran.code}): "
+                           f"{_failure(ran)}") from None
+    problem = _problem(out, _ANSWER, "") or _unknown_nodes(out, {n.name for n in case.cluster.nodes})
+    if problem is not None:
+        raise BackendError(f"backend {backend.path}: {what}: the answer is not a backend's: {problem}")
     if out.get("error"):
         # a plugin's factory refusing its args: the error is about the case's pluginConfig of it
-        m = re.search(r'initializing plugin "([^"]+)"', str(out["error"]))
+        m = re.search(r'initializing plugin "([^"]+)"', out["error"])
         path = ("profile", "pluginConfig", m.group(1)) if m and m.group(1) in case.profile.plugin_config else ()
-        raise BackendError(f"backend {backend.path} could not run case {case.name!r}: {out['error']}", path)
+        raise BackendError(f"backend {backend.path} could not run {what}: {_text(out['error'], 4000)}", path)
+    if ran.code != 0:
+        raise BackendError(f"backend {backend.path} failed on {what} (exit {ran.code}): {_failure(ran)}")
     return out
 
 
@@ -354,21 +624,27 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
     return actual
 
 
-# What a backend does not report: which nodes the search found (upstream hands that list only
-# to the PreScore and Score plugins, and only when it holds more than one node; the backend asks
-# every node). An expectation of it is not compared under a backend.
-NOT_REPORTED = ("searched",)
+# The expectations a backend reports; a case expecting another is skipped, with the reason
+# NOT_REPORTED gives where there is one.
+REPORTED = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
+            "candidates", "placements")
+NOT_REPORTED = {
+    # upstream hands the nodes its search found only to the PreScore and Score plugins, and
+    # only when there is more than one; the backend asks every node
+    "searched": "the nodes upstream's search found reach no extension point",
+}
 
 
 def run_backend(case: Case, backend: Backend) -> Outcome:
-    """The case through the backend, compared with its expectation (less ``NOT_REPORTED``, and
-    less ``candidates`` where preemption ran but the backend reported none: its profile's first
-    PostFilter plugin is not DefaultPreemption, or the backend predates them) as the runner
-    compares the reference engine's results."""
+    """The case through the backend, compared with its expectation as the runner compares the
+    reference engine's results. ``NotApplicable`` when the case expects what the backend did not
+    report: ``candidates`` where preemption ran and the backend reported none (its profile's
+    first PostFilter plugin is not DefaultPreemption, or the backend predates them)."""
     actual = backend_actual(case, call_backend(backend, case))
-    expect = {k: v for k, v in case.expect.items() if k not in NOT_REPORTED
-              and not (k == "candidates" and "preemption" in actual and "candidates" not in actual)}
-    return Outcome(actual, compare(expect, actual))
+    if "candidates" in case.expect and "preemption" in actual and "candidates" not in actual:
+        raise NotApplicable("the case expects candidates, which the backend did not report (its profile's first "
+                            "PostFilter plugin is not DefaultPreemption)")
+    return Outcome(actual, compare(dict(case.expect), actual))
 
 
 def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[str]:

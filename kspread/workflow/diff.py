@@ -30,7 +30,11 @@ from typing import Any
 
 from kspread.errors import CaseError
 from kspread.format.loader import collect, expected_error, load_case
+from kspread.workflow.access import extender_access, extender_options
 from kspread.workflow.runner import run_loaded
+from kspread.workflow.safetext import line as one_line
+from kspread.workflow.safetext import print_json as say_json
+from kspread.workflow.safetext import say
 
 
 @dataclasses.dataclass
@@ -39,14 +43,14 @@ class Side:
     not_applicable: str | None = None  # why this configuration cannot run the case
 
 
-def _side(case, config_path: str, scheduler_name: str | None) -> Side:
+def _side(case, config_path: str, scheduler_name: str | None, access: Any = None) -> Side:
     from kspread.format.config import load_config
     from kspread.format.extenders import resolve_url
 
     try:
         profile = load_config(config_path, case.version, scheduler_name)
-        # HTTP extenders: their urlPrefix with the environment expanded
-        profile.extenders = [resolve_url(e, None) if e.http is not None else e for e in profile.extenders]
+        # HTTP extenders: the URL given, or their urlPrefix with the allowed variables expanded
+        profile.extenders = [resolve_url(e, access) if e.http is not None else e for e in profile.extenders]
     except CaseError as e:
         return Side(not_applicable=str(e))
     try:
@@ -131,15 +135,17 @@ def main(args: argparse.Namespace) -> int:
     unusable_sides = [(flag, why) for flag, config_path in (("--base", args.base), ("--head", args.head))
                       if (why := unusable(config_path, scheduler_name)) is not None]
     for flag, why in unusable_sides:
-        print(f"kspread diff: {flag}: {why}", file=sys.stderr)
+        say(f"kspread diff: {flag}: {why}", sys.stderr)
     if unusable_sides:
         return 2
+    access = extender_access(args)
     for fr in collect(args.paths):
         if fr.error is not None:
-            print(str(fr.error), file=sys.stderr)
+            say(str(fr.error), sys.stderr)
             invalid.append({"file": str(getattr(fr.error, "file", "") or ""), "error": str(fr.error)})
             continue
         for doc in fr.docs:
+            doc.extender_access = access
             where = {"case": doc.name, "file": doc.file, "line": doc.line}
             if expected_error(doc) is not None:
                 expected_errors += 1  # cases that must fail to load say nothing about a configuration
@@ -153,8 +159,8 @@ def main(args: argparse.Namespace) -> int:
             except CaseError as e:
                 invalid.append({**where, "error": str(e)})
                 continue
-            base = _side(case, args.base, scheduler_name)
-            head = _side(case, args.head, scheduler_name)
+            base = _side(case, args.base, scheduler_name, access)
+            head = _side(case, args.head, scheduler_name, access)
             if base.not_applicable is not None or head.not_applicable is not None:
                 not_applicable.append({**where, "base": base.not_applicable, "head": head.not_applicable})
                 continue
@@ -165,29 +171,28 @@ def main(args: argparse.Namespace) -> int:
             report.append({**where, "base": base.outcome, "head": head.outcome})
     unchanged = total - changed - len(not_applicable) - len(own_profile) - len(invalid)
     if args.json:
-        json.dump({"cases": total, "changed": changed, "unchanged": unchanged,
-                   "notApplicable": len(not_applicable), "ownProfile": len(own_profile), "invalid": len(invalid),
-                   "changes": report, "notApplicableCases": not_applicable, "ownProfileCases": own_profile,
-                   "invalidCases": invalid}, sys.stdout, indent=2)
-        print()
+        say_json({"cases": total, "changed": changed, "unchanged": unchanged,
+                  "notApplicable": len(not_applicable), "ownProfile": len(own_profile), "invalid": len(invalid),
+                  "changes": report, "notApplicableCases": not_applicable, "ownProfileCases": own_profile,
+                  "invalidCases": invalid})
     else:
         for r in report:
-            print(f"{r['file']}:{r['line']}: {r['case']}")
+            say(f"{one_line(r['file'])}:{r['line']}: {one_line(r['case'])}")
             for key in ("error", "selected", "preemption", "placements"):
                 b, h = r["base"].get(key), r["head"].get(key)
                 if b != h:
-                    print(f"  {key}: {json.dumps(b)} -> {json.dumps(h)}")
+                    say(f"  {key}: {json.dumps(b)} -> {json.dumps(h)}")
             for line in _table(r["base"], r["head"]):
-                print(line)
+                say(line)
         for r in not_applicable:
             if r["base"] == r["head"]:
                 sides = [f"both: {r['base']}"]
             else:
                 sides = [f"{s}: {r[s]}" for s in ("base", "head") if r[s] is not None]
-            print(f"{r['file']}:{r['line']}: {r['case']}: not applicable ({'; '.join(sides)})", file=sys.stderr)
+            say(f"{one_line(r['file'])}:{r['line']}: {one_line(r['case'])}: not applicable ({'; '.join(sides)})", sys.stderr)
         for r in invalid:
             if "case" in r:
-                print(f"{r['error']}", file=sys.stderr)
+                say(f"{r['error']}", sys.stderr)
         parts = [f"{total} case(s)", f"{changed} changed", f"{unchanged} unchanged",
                  f"{len(not_applicable)} not applicable"]
         if own_profile:
@@ -197,14 +202,14 @@ def main(args: argparse.Namespace) -> int:
             parts.append(f"{len(invalid)} invalid")
         if expected_errors:
             parts.append(f"{expected_errors} expecting a load error skipped")
-        print(", ".join(parts), file=sys.stderr)
+        say(", ".join(parts), sys.stderr)
     if not total and not invalid and not expected_errors:
         from kspread.workflow.cli import _no_case
 
-        print(_no_case(args.paths), file=sys.stderr)
+        say(_no_case(args.paths), sys.stderr)
         return 1
     if changed + unchanged == 0:
-        print("kspread diff: no case was run under both configurations; nothing was compared", file=sys.stderr)
+        say("kspread diff: no case was run under both configurations; nothing was compared", sys.stderr)
         return 1
     return 1 if changed or invalid else 0
 
@@ -218,3 +223,4 @@ def add_arguments(d: argparse.ArgumentParser) -> None:
                    help="run cases that give their own profile under both configurations too")
     d.add_argument("paths", nargs="+", help="case files or directories")
     d.add_argument("--json", action="store_true", help="print a JSON report")
+    extender_options(d)

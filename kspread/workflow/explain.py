@@ -167,16 +167,17 @@ def _indent(text: str) -> str:
 
 
 def explain_compact(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: Iterable[str] | None = None,
-                    first: Sequence[str] = (), header: bool = False, width: int = 80) -> str:
+                    first: Sequence[str] = (), header: bool = False, width: int = 80, top: int | None = None) -> str:
     """``explain_cycles`` in one row per node: the scored nodes with each score's
-    weighted value and the total, then the others with their verdict (``row_reason``);
-    the selected or nominated node marked ``*``; the nodes of ``first`` (those that
-    differ from the expectation) at the top of each table. Plain text at most ``width``
-    columns wide (rich tables, no colour)."""
+    weighted value and the total, highest total first, then the others with their verdict
+    (``row_reason``); the selected or nominated node marked ``*``; the nodes of ``first``
+    (those that differ from the expectation) at the top of each table. ``top``: at most
+    that many rows in each table, the others counted. Plain text at most ``width``
+    columns wide (rich tables, no colour); a node's name is never folded."""
     wanted = list(nodes) if nodes is not None else None
     parts = []
     for i, cx in enumerate(cycles, 1):
-        text = compact_cycle(sched, cx, wanted, first, width - 2 if header else width)
+        text = compact_cycle(sched, cx, wanted, first, width - 2 if header else width, top)
         if header:
             attempt = cx.result.attempt
             again = f" (attempt {attempt})" if attempt > 1 else ""
@@ -231,14 +232,18 @@ def render_plain(tables: list[Any], width: int) -> str:
     return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").split("\n"))
 
 
-def plain_table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: int = 0) -> Any:
-    """A plain rich table; the columns from ``right`` on (when > 0) are aligned right."""
+def plain_table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: int = 0,
+                whole: Sequence[int] = ()) -> Any:
+    """A plain rich table; the columns from ``right`` on (when > 0) are aligned right; the
+    columns of ``whole`` (a node's name) never fold."""
     from rich.table import Table
 
     t = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False, header_style="", expand=False)
     for k, c in enumerate(columns):
         # the marker column (headed "") keeps its width when no row of the table is marked
-        t.add_column(c, justify="right" if right and k >= right else "left", overflow="fold", min_width=1 if not c else None)
+        t.add_column(c, justify="right" if right and k >= right else "left",
+                     overflow="fold", no_wrap=k in whole,
+                     min_width=1 if not c else None)
     for row in rows:
         t.add_row(*row)
     return t
@@ -249,15 +254,17 @@ def compact_data(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | 
     """One cycle's compact rows as data (``compact_cycle`` draws them; ``kspread explain
     --json`` prints them): ``pod``, ``attempt``, ``scores`` (the score columns: each score
     plugin, then each extender that prioritized), ``nodes`` (the nodes of ``first`` first,
-    then in the cluster's order; each with ``node``, ``marked`` and either its weighted
-    ``scores`` and ``total`` or its ``reason``), ``marked`` (``selected`` or
-    ``nominated``), ``selected``, ``preemption`` (its node and victims) and ``error``."""
+    then the scored nodes by total, highest first, then the others, each group in the
+    cluster's order; each with ``node``, ``marked`` and either its weighted ``scores`` and
+    ``total`` or its ``reason``), ``marked`` (``selected`` or ``nominated``), ``selected``,
+    ``preemption`` (its node and victims) and ``error``."""
     r = cx.result
     order = list(sched.node_names)
     rank = {n: i for i, n in enumerate(order)}
     wanted = list(nodes) if nodes is not None else list(order)
     top = {n: i for i, n in enumerate(first)}
-    wanted.sort(key=lambda n: (top.get(n, len(top)), rank.get(n, len(rank))))
+    totals = r.totals
+    wanted.sort(key=lambda n: (top.get(n, len(top)), -totals[n] if n in totals else 0, rank.get(n, len(rank))))
     nominated = r.preemption.nominated_node if r.preemption is not None else None
     marked = set(r.selected) if r.selected else ({nominated} if nominated else set())
     columns: list[tuple[str, dict[str, int]]] = []
@@ -294,13 +301,16 @@ def compact_data(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | 
 
 
 def compact_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | None = None,
-                  first: Sequence[str] = (), width: int = 80) -> str:
+                  first: Sequence[str] = (), width: int = 80, top: int | None = None) -> str:
     """One cycle in one row per node (``explain_compact``), then its outcome."""
     r = cx.result
     data = compact_data(sched, cx, nodes, first)
     mark = {row["node"]: "*" if row["marked"] else "" for row in data["nodes"]}
     scored = [row for row in data["nodes"] if "total" in row]
     rest = [row for row in data["nodes"] if "total" not in row]
+    more = {"scored": max(0, len(scored) - top), "rest": max(0, len(rest) - top)} if top is not None else {}
+    if top is not None:
+        scored, rest = scored[:top], rest[:top]
     parts: list[str] = []
     if scored:
         from rich.text import Text
@@ -308,20 +318,28 @@ def compact_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         def scores_table(names: Sequence[str]) -> Any:
             rows = [[mark[row["node"]], row["node"], *(str(v) for v in row["scores"].values()), str(row["total"])]
                     for row in scored]
-            return plain_table(["", "node", *names, "total"], rows, right=2)
+            # names and numbers are never folded: a table too wide for ``width`` runs past it
+            return plain_table(["", "node", *names, "total"], rows, right=2, whole=range(1, len(names) + 3))
 
         full = data["scores"]
         text = render_plain([scores_table(full)], 10_000)
         if max(len(line) for line in text.split("\n")) > width:
             taken: set[str] = set()
             short = [_abbreviation(name.removeprefix("extender "), taken) for name in full]
-            text = render_plain([scores_table(short)], width)
+            text = render_plain([scores_table(short)], 10_000)
             legend = ", ".join(f"{a}: {name}" for a, name in zip(short, full))
             text += "\n" + render_plain([Text(f"({legend})")], width)
         parts.append(text)
+    if more.get("scored"):
+        parts.append(f"   ... and {more['scored']} more scored node(s)")
     if rest:
         rows = [[mark[row["node"]], row["node"], row["reason"]] for row in rest]
-        parts.append(render_plain([plain_table(["", "node", "not scored" if scored else "verdict"], rows)], width))
+        # the node's name whole, and room for the reason beside it
+        room = max(width, max(len(row["node"]) for row in rest) + 44)
+        parts.append(render_plain([plain_table(["", "node", "not scored" if scored else "verdict"], rows,
+                                               whole=(1,))], room))
+    if more.get("rest"):
+        parts.append(f"   ... and {more['rest']} more node(s) not scored")
     if data["marked"]:
         parts.append(f"(* {data['marked']})")
     parts.extend(extender_call_lines(r))

@@ -22,6 +22,7 @@ import pytest
 from kspread.errors import CaseError
 from kspread.format.files import read_regular, sniff_text
 from kspread.format.sniff import mentions_case
+from kspread.workflow import safetext
 
 if TYPE_CHECKING:
     from pluggy import Result
@@ -48,6 +49,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="rewrite the expect of failing cases (and fill empty ones) with the actual results",
     )
     group.addoption(
+        "--kspread-update-keys",
+        metavar="KEYS",
+        help="with --kspread-update: also write these expect keys whole (comma-separated, e.g. scores,totals; "
+        "'all' for every key); an empty expect then gets only these",
+    )
+    group.addoption(
         "--kspread-config",
         metavar="PATH",
         help="a KubeSchedulerConfiguration to run cases that give no profile with (instead of the "
@@ -60,6 +67,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="call the HTTP extender NAME (its name in the case, or the urlPrefix a KubeSchedulerConfiguration "
         "writes) at URL instead of the urlPrefix written (repeatable)",
     )
+    group.addoption(
+        "--kspread-extender-env",
+        action="append",
+        metavar="NAME",
+        help="let an extender's urlPrefix read the environment variable NAME as ${NAME} (repeatable; also the ini "
+        "key kspread_extender_env; a variable not named is never read: ${NAME:-default} takes its default)",
+    )
+    group.addoption(
+        "--kspread-allow-extender-host",
+        action="append",
+        metavar="HOST[:PORT]",
+        help="let a case's extenders be called on HOST (any port, or PORT) besides loopback (repeatable; also the "
+        "ini key kspread_allow_extender_hosts)",
+    )
+    group.addoption(
+        "--kspread-extender-max-timeout",
+        metavar="SECONDS",
+        help="the longest httpTimeout a case's extender may set (default 60): a call holds the run that long at most",
+    )
+    parser.addini("kspread_extender_env", "environment variables an extender's urlPrefix may read (one a line)",
+                  type="linelist", default=[])
+    parser.addini("kspread_allow_extender_hosts", "HOST or HOST:PORT a case's extenders may be called on besides "
+                  "loopback (one a line)", type="linelist", default=[])
     group.addoption(
         "--kspread-backend",
         metavar="PATH",
@@ -91,25 +121,75 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _extender_urls(config: pytest.Config) -> dict[str, str] | None:
-    given = config.getoption("kspread_extender", None) or []
-    if not given:
-        return None
-    from kspread.workflow.cli import extender_url  # only when the option is given: start-up stays light
+def _update_keys(config: pytest.Config) -> tuple[str, ...]:
+    text = config.getoption("kspread_update_keys", None)
+    if not text:
+        return ()
+    from kspread.workflow.cli import update_keys_arg  # only when the option is given: start-up stays light
 
-    out = {}
-    for text in given:
+    try:
+        return update_keys_arg(text)
+    except Exception as e:  # argparse.ArgumentTypeError
+        raise pytest.UsageError(f"--kspread-update-keys: {e}") from None
+
+
+_EXTENDER_INI = pytest.StashKey[dict[str, list[str]]]()
+
+
+def _extender_ini(config: pytest.Config) -> dict[str, list[str]]:
+    """The ini keys kspread_extender_env and kspread_allow_extender_hosts, read once per
+    session: the lists pytest keeps, which ``config.addinivalue_line`` (a conftest) extends."""
+    ini = config.stash.get(_EXTENDER_INI, None)
+    if ini is None:
+        ini = {key: config.getini(key) for key in ("kspread_extender_env", "kspread_allow_extender_hosts")}
+        config.stash[_EXTENDER_INI] = ini
+    return ini
+
+
+def _extender_access(config: pytest.Config) -> Any:
+    """The ExtenderAccess the options and ini keys give (a usage error for a malformed one);
+    read at each file collected, so a conftest may add to the ini keys
+    (``config.addinivalue_line("kspread_extender_env", NAME)``). None when nothing is given
+    (loopback only, no variable)."""
+    flags = ("kspread_extender", "kspread_extender_env", "kspread_allow_extender_host", "kspread_extender_max_timeout")
+    ini = _extender_ini(config)
+    if not any(config.getoption(f, None) for f in flags) and not any(ini.values()):
+        return None
+    from kspread.format.extenders import DEFAULT_MAX_TIMEOUT, ExtenderAccess  # only when something is given
+    from kspread.workflow.access import extender_env_name, extender_host, extender_max_timeout, extender_url
+
+    urls = {}
+    for text in config.getoption("kspread_extender", None) or []:
         try:
             name, url = extender_url(text)
         except Exception as e:  # argparse.ArgumentTypeError
             raise pytest.UsageError(f"--kspread-extender: {e}") from None
-        out[name] = url
-    return out or None
+        urls[name] = url
+    env: list[str] = []
+    hosts: list[str] = []
+    for flag, key, check, into in (
+            ("--kspread-extender-env", "kspread_extender_env", extender_env_name, env),
+            ("--kspread-allow-extender-host", "kspread_allow_extender_hosts", extender_host, hosts)):
+        given = [(flag, t) for t in config.getoption(flag.lstrip("-").replace("-", "_"), None) or []]
+        for where, text in [*given, *((f"ini key {key}", t) for t in ini[key])]:
+            try:
+                into.append(check(text.strip()))
+            except Exception as e:  # argparse.ArgumentTypeError
+                raise pytest.UsageError(f"{where}: {e}") from None
+    most = DEFAULT_MAX_TIMEOUT
+    if config.getoption("kspread_extender_max_timeout", None) is not None:
+        try:
+            most = extender_max_timeout(config.getoption("kspread_extender_max_timeout"))
+        except Exception as e:  # argparse.ArgumentTypeError
+            raise pytest.UsageError(f"--kspread-extender-max-timeout: {e}") from None
+    return ExtenderAccess(urls=urls, env=frozenset(env), hosts=tuple(hosts), max_timeout=most)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _extender_urls(config)  # a malformed NAME=URL is a usage error, before any case
+    _extender_access(config)  # a malformed NAME=URL, NAME or HOST is a usage error, before any case
     _backend_differences(config)  # likewise a --kspread-backend-differences file that is no mapping
+    _update_keys(config)  # and an --kspread-update-keys naming no expect key
+    _open_backend(config)  # and a --kspread-backend that is no backend: one error, not one per case
     cfg = config.getoption("kspread_config", None)
     if cfg is not None:
         from kspread.format.config import read_config_text
@@ -118,7 +198,7 @@ def pytest_configure(config: pytest.Config) -> None:
             # content errors are each case's failure, at their line)
             read_config_text(cfg)
         except CaseError as e:
-            raise pytest.UsageError(f"--kspread-config: {e}") from None
+            raise pytest.UsageError(safetext.lines(f"--kspread-config: {e}")) from None
     if config.getoption("kspread_update", False):
         config.pluginmanager.register(GoldenUpdate(config), "kspread-update")
     if config.getoption("kspread_html", None) or config.getoption("kspread_markdown", None):
@@ -202,6 +282,7 @@ class CaseReports:
             tr.write_line("")  # end the progress line
             tr.write_sep("-", "kspread reports")
         for line in written:
+            line = safetext.lines(line)
             if tr is not None:
                 tr.write_line(line)
             else:  # pragma: no cover
@@ -271,9 +352,9 @@ class GoldenUpdate:
             tr.write_line("")  # end the progress line
             tr.write_sep("-", "kspread --kspread-update")
             for line in lines:
-                tr.write_line(line)
+                tr.write_line(safetext.lines(line))
         else:  # pragma: no cover
-            print("\n".join(lines))
+            print(safetext.lines("\n".join(lines)))
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -285,11 +366,24 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
         return None
     if not mentions_case(sniff_text(data)):
         return None
+    if safetext.unsafe(str(file_path)) is not None:
+        # pytest prints a node id as it is: a file name holding a line break, an escape or
+        # another control character gets an id with it shown escaped (and fails: read_file)
+        try:
+            rel = file_path.relative_to(parent.config.rootpath).as_posix()
+        except ValueError:
+            rel = file_path.name
+        return CaseFile.from_parent(parent, path=file_path, data=None, name=safetext.line(file_path.name),
+                                    nodeid=safetext.line(rel))
     return CaseFile.from_parent(parent, path=file_path, data=data)
 
 
 class CaseFailure(Exception):
     """A case did not produce what it expects; the message is the whole report."""
+
+
+class CaseNotLoaded(Exception):
+    """A case that could not be loaded: a failure whatever its ``xfail`` expects."""
 
 
 class CaseFile(pytest.File):
@@ -306,26 +400,39 @@ class CaseFile(pytest.File):
         data, self._data = self._data, None
         res = read_file(self.path, data)
         if res.error is not None:
-            yield BrokenFile.from_parent(self, name=self.path.name, error=res.error)
+            yield BrokenFile.from_parent(self, name=safetext.line(self.path.name), error=res.error)
             return
         dups = duplicate_names(res.docs)
         roots = _tested_trees(self.config)
-        urls = _extender_urls(self.config)
+        access = _extender_access(self.config)
         for i, doc in enumerate(res.docs):
-            name = doc.name
+            # a name with a control character is refused when the case loads (the loader names
+            # such a case by its file); ``##[`` is shown as ``##\[`` (safetext.line)
+            name = safetext.line(doc.name)
             if i in dups:
                 broken = f"{name}#{doc.index + 1}"
                 yield BrokenFile.from_parent(self, name=broken, error=dups[i], nodeid=f"{self.nodeid}::{broken}")
                 continue
             doc.roots = roots
-            doc.extender_urls = urls
+            doc.extender_access = access
             # the item's id given as a string: pytest (9.2) reads a string id's `[...]` as
             # parameters, as it reads the ids --lf stored, so a variant item `case[v]` is found
             # again (an id made from the name alone keeps the brackets in the name)
             item = CaseItem.from_parent(self, name=name, doc=doc, nodeid=f"{self.nodeid}::{name}")
             for tag in _tags(doc):
                 item.add_marker(_tag_mark(self.config, tag))
+            _mark_from_case(item, doc)
             yield item
+
+
+def _mark_from_case(item: pytest.Item, doc: CaseDoc) -> None:
+    """The case's own ``skip`` / ``xfail`` (kspread's extension) as pytest's marks. xfail is
+    strict: a case that passes fails the run. Only a case's failure counts as the expected
+    one (CaseFailure); the case is still loaded, so a case that cannot be fails even so."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    xfail = data.get("xfail")
+    if isinstance(xfail, str) and xfail.strip() and "skip" not in data:
+        item.add_marker(pytest.mark.xfail(reason=safetext.line(xfail), raises=CaseFailure, strict=True))
 
 
 # per session, not per case file: a corpus of 2,000 files would resolve the tested paths
@@ -380,32 +487,40 @@ class BrokenFile(pytest.Item):
         self.error = error
         # JUnit XML: pytest writes an item's user properties in every junit family, while
         # the testcase's own file/line attributes exist in xunit1 only
-        self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(error.line or 1))]
+        self.user_properties += [("file", _file_id(self)), ("line", str(error.line or 1))]
 
     def runtest(self) -> None:
         if _reporting(self.config):
             from kspread.workflow.report import file_entry
 
-            self.kspread_entry = file_entry(self.nodeid.split("::", 1)[0], self.error)
+            self.kspread_entry = file_entry(_file_id(self), self.error)
             self.kspread_entry["name"] = self.name
             self.kspread_entry["passed"] = False
         from kspread.workflow.reason import message_reason
 
         text = str(self.error)
-        raise CaseFailure(message_reason(text, self.nodeid.split("::", 1)[0], self.error.line or 1) + "\n" + text)
+        raise CaseFailure(message_reason(text, _file_id(self), self.error.line or 1) + "\n" + text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
-        if isinstance(excinfo.value, CaseFailure):
-            return str(excinfo.value)
+        if isinstance(excinfo.value, (CaseFailure, CaseNotLoaded)):
+            return _failure_text(excinfo)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, (self.error.line or 1) - 1, f"kspread file {self.path.name}"
+        return self.path, (self.error.line or 1) - 1, f"kspread file {safetext.line(self.path.name)}"
+
+
+def _file_id(item: pytest.Item) -> str:
+    """The node id of the item's file (its parent's: a file whose name is shown escaped
+    may have ``::`` in it)."""
+    parent = item.parent
+    return parent.nodeid if isinstance(parent, CaseFile) else item.nodeid.split("::", 1)[0]
 
 
 def _skip(reason: str) -> NoReturn:
     """Skip the running case item, reported at the case's file and line (``-rs`` prints
     ``SKIPPED [1] cases/x.yaml:3: reason``), not at this module's line."""
+    reason = safetext.line(reason)  # -rs prints it as it is
     try:
         exc = pytest.skip.Exception(reason, _use_item_location=True)
     except TypeError:  # pragma: no cover - a pytest without the keyword: the plugin's line
@@ -426,7 +541,7 @@ def _backend_differences(config: pytest.Config) -> dict[str, str]:
                 with open(path, encoding="utf-8") as f:
                     data = yaml.safe_load(f)
             except (OSError, yaml.YAMLError) as e:
-                raise pytest.UsageError(f"--kspread-backend-differences {path}: {e}") from None
+                raise pytest.UsageError(safetext.lines(f"--kspread-backend-differences {path}: {e}")) from None
             if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                      for k, v in data.items()):
                 raise pytest.UsageError(f"--kspread-backend-differences {path}: not a mapping of case names "
@@ -436,21 +551,32 @@ def _backend_differences(config: pytest.Config) -> dict[str, str]:
     return known
 
 
-def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
-    """``--kspread-backend``: the case's verdict through the backend; a case that does not
-    apply there is skipped with the reason."""
-    from kspread.workflow.backend import BackendError, BackendRun
-
+def _open_backend(config: pytest.Config):
+    """``--kspread-backend PATH``: the backend, asked for its ``--info`` once; a usage error
+    when it is none."""
     run = getattr(config, "_kspread_backend_run", None)
-    if run is None:
+    path = config.getoption("kspread_backend", None)
+    if run is None and path:
+        from kspread.workflow.backend import BackendRun
+
         try:
             run = BackendRun.start(path, False, lambda text: None)
         except SystemExit as e:
-            raise pytest.UsageError(str(e).replace("kspread run:", "--kspread-backend:", 1)) from None
+            # the backend's own words (its --info output): printed as any other text
+            raise pytest.UsageError(safetext.lines(str(e).replace("kspread run:", "--kspread-backend:", 1))) from None
         config._kspread_backend_run = run  # type: ignore[attr-defined]
+    return run
+
+
+def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
+    """``--kspread-backend``: the case's verdict through the backend; a case that does not
+    apply there is skipped with the reason."""
+    from kspread.workflow.backend import BackendError
+
+    run = _open_backend(config)
     known = _backend_differences(config)
     if doc.name in known:
-        item.add_marker(pytest.mark.xfail(reason=f"a known difference of the backend: {known[doc.name]}",
+        item.add_marker(pytest.mark.xfail(reason=safetext.line(f"a known difference of the backend: {known[doc.name]}"),
                                           raises=CaseFailure, strict=False))
     skipped: list[str] = []
     run.say = skipped.append
@@ -469,7 +595,7 @@ class CaseItem(pytest.Item):
         # the case's parsed document, until the item runs (runtest lets it go)
         self.doc: CaseDoc | None = doc
         self.line = doc.line
-        self.user_properties += [("file", self.nodeid.split("::", 1)[0]), ("line", str(doc.line))]
+        self.user_properties += [("file", _file_id(self)), ("line", str(doc.line))]
 
     def runtest(self) -> None:
         doc = self.doc if self.doc is not None else self._read_again()
@@ -488,9 +614,9 @@ class CaseItem(pytest.Item):
         if res.error is not None:
             raise CaseFailure(str(res.error))
         for doc in res.docs:
-            if doc.name == self.name:
+            if safetext.line(doc.name) == self.name:
                 doc.roots = _tested_trees(self.config)
-                doc.extender_urls = _extender_urls(self.config)
+                doc.extender_access = _extender_access(self.config)
                 return doc
         raise CaseFailure(f"{self.path}:{self.line}: the case {self.name!r} is no longer in the file (it was "
                           "collected from it; run pytest again)")
@@ -510,12 +636,12 @@ class CaseItem(pytest.Item):
             from kspread.workflow.report import case_entry
 
             self.kspread_entry = case_entry(doc, verdict, bool(self.config.getoption("kspread_html", None)))
-            self.kspread_entry["file"] = self.nodeid.split("::", 1)[0]  # relative to pytest's rootdir
+            self.kspread_entry["file"] = _file_id(self)  # relative to pytest's rootdir
         if self.config.getoption("kspread_update", False):
             from kspread.workflow.update import UpdateError, check_update, update_for
 
             try:
-                upd = update_for(doc, verdict)
+                upd = update_for(doc, verdict, _update_keys(self.config))
                 if upd is not None:
                     self.kspread_update = check_update(upd).to_dict()
                     if hasattr(self, "kspread_entry"):  # the update makes it pass
@@ -528,16 +654,24 @@ class CaseItem(pytest.Item):
             from kspread.workflow.reason import short_reason
 
             # the reason first: pytest's short test summary shows the report's first line
-            message = short_reason(verdict, self.nodeid.split("::", 1)[0], doc.line) + "\n" + verdict.message
+            message = short_reason(verdict, _file_id(self), doc.line) + "\n" + verdict.message
             # pytest keeps a failure's traceback (sys.last_traceback) to the end of the session:
             # its frame must not hold the run (the cluster, every pod) alive for the final gc
+            # a case that did not load is not the failure an xfail mark expects
+            failure = CaseFailure if verdict.case is not None else CaseNotLoaded
             del verdict
-            raise CaseFailure(message)
+            raise failure(message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str | FailureRepr:
-        if isinstance(excinfo.value, CaseFailure):
-            return str(excinfo.value)
+        if isinstance(excinfo.value, (CaseFailure, CaseNotLoaded)):
+            return _failure_text(excinfo)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
         return self.path, self.line - 1, f"kspread case {self.name}"
+
+
+def _failure_text(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """A case's failure report as pytest prints it (and its short summary's first line):
+    ``safetext.lines``, since it holds the case's, an extender's or a backend's text."""
+    return safetext.lines(str(excinfo.value))

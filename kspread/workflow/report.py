@@ -65,6 +65,8 @@ def case_entry(doc: Any, v: Verdict, pictures: bool = False) -> dict[str, Any]:
     entry: dict[str, Any] = {"file": doc.file, "line": doc.line, "name": doc.name, "passed": v.passed}
     if v.case is not None:
         entry["version"] = str(v.case.version)
+        if v.case.tags:  # e.g. imported-without-owners (kspread import)
+            entry["tags"] = list(v.case.tags)
     if v.error is not None:
         entry["error"] = v.error
     if v.outcome is not None:

@@ -1,32 +1,22 @@
 """Reports for CI, written from the run's report entries (``kspread.workflow.report``):
 a markdown summary (a pull-request comment, a GitHub job summary) and GitHub Actions
-annotations at each failing case's file and line."""
+annotations at each failing case's file and line. Every text of an entry (names, file
+names, messages: a case's, an extender's, a backend's) goes through
+``kspread.workflow.safetext``: code spans and fenced blocks in markdown, the runner's
+escapes in annotations."""
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Iterator
 from typing import Any
+
+from kspread.workflow import safetext
 
 # a pull-request comment holds 65,536 characters: the summary stays under that
 MAX_MARKDOWN = 60_000
 MAX_DETAILS = 50  # failing cases detailed (the rest listed in the table)
 MAX_MESSAGE = 4_000  # characters of one case's failure report
 MAX_ROWS = 200  # rows of the failing cases' table
-
-
-def _cell(text: Any) -> str:
-    """A markdown table cell: HTML escaped (GitHub renders HTML in markdown), pipes
-    and newlines made harmless."""
-    s = html.escape(str(text), quote=False).replace("|", "\\|")
-    return s.replace("\r", "").replace("\n", "<br>")
-
-
-def _fence(text: str) -> str:
-    ticks = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, ticks + 1)
-    return f"{fence}text\n{text}\n{fence}"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -56,11 +46,12 @@ def render_markdown(report: list[dict[str, Any]], summary: str) -> str:
     """The summary as GitHub-flavoured markdown, at most ``MAX_MARKDOWN`` characters."""
     bad = failing(report)
     icon = ":x:" if bad else ":white_check_mark:"
-    parts = [f"## {icon} kspread: {_cell(summary)}\n"]
+    parts = [f"## {icon} kspread: {safetext.md_plain(summary)}\n"]
     if bad:
         parts.append("| Case | Where | What |\n|---|---|---|")
         for e in bad[:MAX_ROWS]:
-            parts.append(f"| {_cell(e.get('name', '(file)'))} | {_cell(_where(e))} | {_cell(_first_line(e))} |")
+            parts.append(f"| {safetext.md_inline(e.get('name', '(file)'))} | {safetext.md_inline(_where(e))} "
+                         f"| {safetext.md_plain(_first_line(e))} |")
         if len(bad) > MAX_ROWS:
             parts.append(f"\n{len(bad) - MAX_ROWS} more failing case(s) not listed.")
         parts.append("")
@@ -68,8 +59,8 @@ def render_markdown(report: list[dict[str, Any]], summary: str) -> str:
     shown = 0
     for e in bad[:MAX_DETAILS]:
         body = _cut(str(e.get("message") or e.get("error") or ""), MAX_MESSAGE)
-        block = (f"<details><summary>{html.escape(str(e.get('name', e['file'])))} "
-                 f"({html.escape(_where(e))})</summary>\n\n{_fence(body)}\n\n</details>\n")
+        block = (f"<details><summary>{safetext.md_html(e.get('name', e['file']))} "
+                 f"({safetext.md_html(_where(e))})</summary>\n\n{safetext.md_block(body)}\n\n</details>\n")
         if size + len(block) > MAX_MARKDOWN:
             break
         parts.append(block)
@@ -80,23 +71,13 @@ def render_markdown(report: list[dict[str, Any]], summary: str) -> str:
     return "\n".join(parts)
 
 
-def _data(text: str) -> str:
-    """A workflow command's message, escaped as the runner unescapes it."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _prop(text: str) -> str:
-    """A workflow command's property value (file, title): also ``:`` and ``,``."""
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def github_annotations(report: list[dict[str, Any]]) -> Iterator[str]:
     """``::error file=F,line=L,title=T::message`` for each failing case (GitHub shows
     them on the pull request's diff at the case's line)."""
     for e in failing(report):
         title = f"kspread: case {e['name']} failed" if "name" in e else "kspread: case file does not load"
-        props = f"file={_prop(str(e['file']))}"
+        props = f"file={safetext.gh_property(e['file'])}"
         if e.get("line"):
             props += f",line={int(e['line'])}"
-        props += f",title={_prop(title)}"
-        yield f"::error {props}::{_data(_cut(str(e.get('message') or e.get('error') or 'failed'), MAX_MESSAGE))}"
+        props += f",title={safetext.gh_property(title)}"
+        yield f"::error {props}::{safetext.gh_data(_cut(str(e.get('message') or e.get('error') or 'failed'), MAX_MESSAGE))}"

@@ -6,15 +6,17 @@ The page: a summary, an index of the cases, and each failing case with its
 differences and pictures: the nodes grouped by zone with their pods, where the
 incoming pod went, a preemption's victims; a heatmap of the nodes by score plugin;
 a sequence's placements cycle by cycle. Passing cases are listed in one table. All
-text from cases (names, labels, messages) is escaped. Everything is bounded, so a
+text from cases (names, labels, messages) is escaped (``safetext.html_text``: HTML, and a
+control character or a bidi override shown as ``\\x1b``, ``\\u202e``). Everything is bounded, so a
 5,000-node case or a corpus of thousands gives a page of a few megabytes at most.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 from typing import Any
+
+from kspread.workflow.safetext import html_text
 
 MAX_DETAILED = 100  # failing cases shown with differences and pictures
 MAX_DIFF_ROWS = 100  # rows of one case's differences
@@ -53,7 +55,7 @@ ul.index{columns:3;padding-left:18px}
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html_text(value)
 
 
 def _short(text: str, n: int) -> str:

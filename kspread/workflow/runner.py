@@ -25,7 +25,7 @@ from kspread.workflow.explain import (
 )
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-               "preemption", "candidates", "placements", "evicted", "capacity")
+               "preemption", "candidates", "placements", "spread", "evicted", "capacity")
 
 
 def _names(pods) -> list[str]:
@@ -175,10 +175,60 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
                           if k in sched.ties and placements.get(k) is not None}
         if world is not None:
             actual["timeline"] = world.timeline()
+        if "spread" in case.expect:
+            actual["spread"] = spread_actual(case, sched, placements, case.expect["spread"])
     return Outcome(actual, compare(case.expect, actual), results, sched)
 
 
 _MISSING = "(none)"
+NO_DOMAIN = "<none>"  # spread's domain for the pods on nodes without the topology key (kubectl's word)
+
+
+def spread_actual(case: Case, sched: Scheduler, placements: Mapping[str, Any], spread: Any) -> Any:
+    """``expect.spread`` with the counts of the run in place of the expected ones: the
+    schedule's pods that end bound or nominated (or, with a selector, every matching pod of
+    the cluster at the end), by their node's value of the topology key. A domain the
+    expectation lists that no pod reached is given 0, so that equal counts compare equal."""
+    from kspread.engine.labels import as_selector, parse_label_selector
+    from kspread.format.case import spread_specs
+
+    labels = {info.node.name: info.node.labels for info in sched.snapshot.node_list}
+    out = []
+    for one, path in spread_specs(spread):
+        where: list[str] = []
+        if "selector" in one:
+            sel = as_selector(parse_label_selector(one["selector"], [*path, "selector"]))
+            ns = one.get("namespace")
+            bound = set()
+            for info in sched.snapshot.node_list:
+                for pod in info.pods.values():
+                    bound.add(pod.key)
+                    if (ns is None or pod.namespace == ns) and sel.matches(pod.labels):
+                        where.append(info.node.name)
+            for pod in [*case.cluster.pods, *case.incoming]:
+                node = placements.get(pod.key) if pod.key in placements else pod.nominated_node
+                if pod.key not in bound and node and (ns is None or pod.namespace == ns) and sel.matches(pod.labels):
+                    where.append(node)  # nominated, not bound
+        else:
+            where = [n for p in case.incoming if (n := placements.get(p.key))]
+        counts: dict[str, int] = {}
+        for node in where:
+            domain = (labels.get(node) or {}).get(one["topologyKey"], NO_DOMAIN)
+            counts[domain] = counts.get(domain, 0) + 1
+        for domain in one["counts"]:
+            counts.setdefault(domain, 0)
+        out.append({**one, "counts": {d: counts[d] for d in [*one["counts"], *sorted(counts)] if d in counts}})
+    return out if isinstance(spread, list) else out[0]
+
+
+def spread_label(one: Mapping[str, Any], i: int | None) -> str:
+    """A spread count's row label in reports: its topology key (and selector, index)."""
+    from kspread.workflow.yamltext import flow
+
+    label = one["topologyKey"]
+    if "selector" in one:
+        label += f" of {flow(one['selector'])}" + (f" in {one['namespace']}" if "namespace" in one else "")
+    return label if i is None else f"[{i}] {label}"
 
 
 def _as_set(v: Any) -> set:
@@ -190,8 +240,8 @@ _PREEMPTION_DID_NOT_RUN = "(did not run: a node fits, or no PostFilter plugin)"
 # how deep below its key a difference is reported as one row: feasible is one row, a
 # filter row per node, a score row per plugin and node, ...
 _ROW_DEPTH = {"feasible": 0, "searched": 0, "selected": 0, "unschedulable": 0, "filter": 1, "totals": 1,
-              "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2, "evicted": 0,
-              "capacity": 1}
+              "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2, "spread": 2,
+              "evicted": 0, "capacity": 1}
 
 
 def _filter_views(want: Any, have: Any) -> tuple[str, str]:
@@ -248,10 +298,22 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                     hp = {}
                 want[key][plugin] = dict(per_node)
                 have[key][plugin] = {n: hp.get(n, _MISSING) for n in per_node}
+        elif key == "spread":
+            want[key], have[key] = {}, {}
+            hs = h if isinstance(h, list) else [h]
+            for i, one in enumerate(w if isinstance(w, list) else [w]):
+                label = spread_label(one, i if isinstance(w, list) else None)
+                got = hs[i]["counts"] if h is not _MISSING and i < len(hs) else {}
+                want[key][label] = {d: c for d, c in one["counts"].items() if c}
+                have[key][label] = {d: c for d, c in got.items() if c or want[key][label].get(d)}
         elif key in ("totals", "placements", "capacity"):
             want[key] = dict(w)
             have[key] = {n: (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING for n in w}
             if key == "placements":
+                for p, wn in w.items():
+                    # a list: the pod ends on one of these nodes (a tie)
+                    if isinstance(wn, list) and have[key][p] in wn:
+                        have[key][p] = wn
                 ties = actual.get("ties") or {}
                 tied = [f"{p} from {', '.join(ties[p])}" for p in w if p in ties]
                 if tied:
@@ -410,11 +472,13 @@ def _as_list(v: Any) -> list[str]:
 
 MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
 REPORT_WIDTH = 80  # a failure report's tables fold their cells to fit
-_ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods", "capacity": "entries"}
+_ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods", "spread": "domains",
+             "capacity": "entries"}
 
 
 _ROW_HEAD = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
-             "scores": "plugin node", "placements": "pod", "preemption": "field", "capacity": "entry"}
+             "scores": "plugin node", "placements": "pod", "preemption": "field", "spread": "key domain",
+             "capacity": "entry"}
 
 
 def row_head(d: Diff) -> str:
@@ -574,6 +638,7 @@ class Verdict:
     outcome: Outcome | None = None
     error: str | None = None  # the case's load or scheduling error, if any
     skipped: str | None = None  # why the case did not run (neither passed nor failed)
+    xfail: str | None = None  # the case's own xfail reason: a failure is expected (runners report it as such)
 
 
 def not_expectable_note(doc, e) -> str:
@@ -606,6 +671,17 @@ def not_runnable(case: Case) -> str:
 
 def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None = None,
           explain: str = "short") -> Verdict:
+    """Load, run and compare one case document (``_check``); a case marked ``xfail``
+    carries its reason in the verdict (a case that did not load is never an expected
+    failure: how it is written is wrong)."""
+    v = _check(doc, config, run, explain)
+    if v.case is not None and v.case.xfail is not None and v.skipped is None:
+        v.xfail = v.case.xfail
+    return v
+
+
+def _check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None = None,
+           explain: str = "short") -> Verdict:
     """Load, run and compare one case document (``kspread.format.loader.CaseDoc``).
 
     A case with ``expect.error`` passes when loading or running it fails with a
@@ -618,6 +694,10 @@ def check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None 
     want_error = expected_error(doc)
     case = None
     try:
+        skip = doc.data.get("skip") if isinstance(doc.data, dict) else None
+        if isinstance(skip, str) and skip.strip() and "xfail" not in doc.data:
+            # as pytest's skip mark: not loaded, so a case may wait on what kspread cannot load yet
+            return Verdict(True, skipped=f"skip: {skip}")
         case = load_case(doc, config)
         if run is None and case.profile.out_of_tree:
             return Verdict(True, case=case, skipped=not_runnable(case))

@@ -27,7 +27,7 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -77,30 +77,60 @@ class ApplyResult:
 # ---------------------------------------------------------------- what to write
 
 
-def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
-    """What to write: for an empty ``expect`` the keys the run produced; otherwise the
-    keys the expectation names, restricted to the nodes, plugins and pods it lists."""
+DEFAULT_FAILING_NODES = 10  # an unschedulable pod's default update names the first nodes' statuses
+
+
+def _placements_with_ties(actual: Mapping[str, Any]) -> dict[str, Any]:
+    """A sequence's placements as an update writes them: a placement kspread took from a
+    tie upstream breaks at random is written as the tied set (the pod ends on one of them),
+    never as a plain fact."""
+    ties = actual.get("ties") or {}
+    return {p: (list(ties[p]) if p in ties and len(ties[p]) > 1 else n) for p, n in actual["placements"].items()}
+
+
+def default_expect(actual: Mapping[str, Any]) -> dict[str, Any]:
+    """What an update writes into an empty ``expect``: what answers the case's question.
+    A sequence: where each pod ends (``placements``; a tied placement as its tied set). One
+    pod: the node it goes to (``selected``, the tied set on a tie), or that it goes nowhere
+    (``unschedulable``), why on the first nodes (``filter``) and what preemption does."""
+    if "placements" in actual:
+        # a sequence with steps (a timeline): the pods evicted and the capacity answered too
+        return {"placements": _placements_with_ties(actual),
+                **{key: actual[key] for key in ("evicted", "capacity") if actual.get("timeline") and actual.get(key)}}
+    out: dict[str, Any] = {}
+    if actual.get("selected") is not None:
+        out["selected"] = actual["selected"]
+        return out
+    out["unschedulable"] = bool(actual.get("unschedulable"))
+    failing = [(n, st) for n, st in (actual.get("filter") or {}).items() if st.get("code") != "Success"]
+    if failing:
+        out["filter"] = dict(failing[:DEFAULT_FAILING_NODES])
+    if "preemption" in actual:
+        out["preemption"] = actual["preemption"]
+    return out
+
+
+def _chosen(actual: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """The keys a person asked an update to write (``--update-keys``), whole."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        if key == "placements" and "placements" in actual:
+            out[key] = _placements_with_ties(actual)
+        elif key == "filter":
+            out[key] = dict(actual.get("filter") or {})
+        elif key in actual:
+            out[key] = actual[key]
+    return out
+
+
+def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any],
+                      keys: Iterable[str] = ()) -> tuple[dict[str, Any], bool]:
+    """What to write: for an empty ``expect`` what answers the case's question
+    (``default_expect``); otherwise the keys the expectation names, restricted to the nodes,
+    plugins and pods it lists. ``keys`` (``--update-keys``) are written too, whole."""
     if not expect:
-        out: dict[str, Any] = {}
-        failing = {n: st for n, st in (actual.get("filter") or {}).items() if st.get("code") != "Success"}
-        if failing:
-            out["filter"] = failing
-        if actual.get("scores"):
-            out["scores"] = actual["scores"]
-        if actual.get("totals"):
-            out["totals"] = actual["totals"]
-        if "placements" in actual:
-            out["placements"] = actual["placements"]
-            for key in ("evicted", "capacity"):
-                if actual.get(key):
-                    out[key] = actual[key]
-        else:
-            if not actual.get("totals"):
-                out["feasible"] = actual.get("feasible", [])
-            out["selected"] = actual.get("selected")
-            if "preemption" in actual:
-                out["unschedulable"] = actual.get("unschedulable")
-                out["preemption"] = actual["preemption"]
+        out = default_expect(actual) if not keys else {}
+        out.update(_chosen(actual, keys))
         return out, True
     out = {}
     for key in EXPECT_KEYS:
@@ -121,10 +151,15 @@ def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> t
                 out[key] = have
             else:
                 out[key] = {p: {n: (have.get(p) or {}).get(n) for n in per_node} for p, per_node in want.items()}
-        elif key in ("totals", "placements", "capacity") and isinstance(want, Mapping) and want:
+        elif key == "placements" and isinstance(want, Mapping) and want:
+            written = _placements_with_ties(actual)
+            out[key] = {p: (w if isinstance(w, list) and have.get(p) in w else written.get(p))
+                        for p, w in want.items()}
+        elif key in ("totals", "capacity") and isinstance(want, Mapping) and want:
             out[key] = {n: have.get(n) for n in want}
         else:
             out[key] = have
+    out.update(_chosen(actual, [k for k in keys if k not in out]))
     return out, False
 
 
@@ -147,9 +182,10 @@ def expect_after(old: Mapping[str, Any], new: Mapping[str, Any], fill: bool) -> 
     return out
 
 
-def update_for(doc, verdict) -> Update | None:
+def update_for(doc, verdict, keys: Iterable[str] = ()) -> Update | None:
     """The update a checked case needs, or None (passing, error case, did not load or
-    run). Raises UpdateError when no rewrite of its ``expect`` can make it pass."""
+    run). Raises UpdateError when no rewrite of its ``expect`` can make it pass.
+    ``keys``: expectation keys to write whole besides (``--update-keys``)."""
     from kspread.format.loader import expected_error
     from kspread.workflow.runner import compare, render
 
@@ -162,7 +198,7 @@ def update_for(doc, verdict) -> Update | None:
         raise UpdateError(f"variant {doc.variant!r} has no expect of its own (it inherits the case's); "
                           f"give it one (variants.{doc.variant}.expect) to have it updated")
     actual = verdict.outcome.actual
-    new, fill = new_expect_values(expect, actual)
+    new, fill = new_expect_values(expect, actual, keys)
     after = expect_after(expect, new, fill)
     if not after:
         raise UpdateError("the run produced none of the keys the expect names; the updated expect would "

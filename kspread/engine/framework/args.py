@@ -179,31 +179,93 @@ def parse_shape(raw: Any, path: tuple, field_style: bool):
     return tuple(pts)
 
 
-_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9,
+                   "h": 3600 * 10**9}
+_DIGITS = re.compile(r"[0-9]*")
+_UNIT_CHARS = re.compile(r"[^.0-9]*")
+_NS_LIMIT = 1 << 63
+
+
+def _go_quote(s: str) -> str:
+    """Go's time.quote: double quotes, a backslash before ``"`` and ``\\``, the bytes of a
+    control or non-ASCII character as ``\\xNN``."""
+    out = []
+    for c in s:
+        if c < " " or ord(c) >= 0x80:
+            out.append("".join(f"\\x{b:02x}" for b in c.encode("utf-8", "surrogatepass")))
+        else:
+            out.append("\\" + c if c in '"\\' else c)
+    return '"' + "".join(out) + '"'
+
+
+def go_duration_ns(raw: str) -> int:
+    """Go's time.ParseDuration, in nanoseconds, overflow included (a duration beyond
+    int64 nanoseconds, about 2562047h, is "invalid duration"); a ValueError with Go's
+    message otherwise."""
+    s = raw
+    neg = False
+    if s[:1] in ("-", "+") and s:
+        neg, s = s[0] == "-", s[1:]
+    if s == "0":
+        return 0
+    bad = ValueError(f"time: invalid duration {_go_quote(raw)}")
+    if not s:
+        raise bad
+    d = 0
+    while s:
+        if not (s[0] == "." or "0" <= s[0] <= "9"):
+            raise bad
+        digits = _DIGITS.match(s).group()  # type: ignore[union-attr]
+        s = s[len(digits):]
+        v = 0
+        for c in digits:  # leadingInt: overflow past 1<<63 is an error
+            if v > _NS_LIMIT // 10:
+                raise bad
+            v = v * 10 + ord(c) - 48
+            if v > _NS_LIMIT:
+                raise bad
+        f, scale, post = 0, 1.0, False
+        if s[:1] == ".":
+            frac = _DIGITS.match(s, 1).group()  # type: ignore[union-attr]
+            s, post = s[1 + len(frac):], bool(frac)
+            for c in frac:  # leadingFraction: digits past int64's precision are dropped
+                if f > (_NS_LIMIT - 1) // 10 or f * 10 + ord(c) - 48 > _NS_LIMIT:
+                    break
+                f, scale = f * 10 + ord(c) - 48, scale * 10
+        if not digits and not post:
+            raise bad
+        unit_text = _UNIT_CHARS.match(s).group()  # type: ignore[union-attr]
+        if not unit_text:
+            raise ValueError(f"time: missing unit in duration {_go_quote(raw)}")
+        s = s[len(unit_text):]
+        unit = _DURATION_UNITS.get(unit_text)
+        if unit is None:
+            raise ValueError(f"time: unknown unit {_go_quote(unit_text)} in duration {_go_quote(raw)}")
+        if v > _NS_LIMIT // unit:
+            raise bad
+        v *= unit
+        if f > 0:
+            v += int(float(f) * (float(unit) / scale))
+            if v > _NS_LIMIT:
+                raise bad
+        d += v
+        if d > _NS_LIMIT:
+            raise bad
+    if neg:
+        return -d
+    if d > _NS_LIMIT - 1:
+        raise bad
+    return d
 
 
 def parse_duration(raw: Any, path: tuple) -> float:
     """A metav1.Duration (Go's time.ParseDuration: ``1h2m3.5s``, ``500ms``, ``0``) in seconds."""
     if not isinstance(raw, str):
         raise CaseError("a duration is a string like 10s or 1m30s", path, value=raw)
-    s = raw
-    sign = 1.0
-    if s[:1] in "+-" and s:
-        sign = -1.0 if s[0] == "-" else 1.0
-        s = s[1:]
-    if s == "0":
-        return 0.0
-    total, pos = 0.0, 0
-    while pos < len(s):
-        m = _DURATION_PART.match(s, pos)
-        if m is None or m.group(1) in ("", "."):
-            raise CaseError(f'time: invalid duration "{raw}"', path, value=raw)
-        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-        pos = m.end()
-    if not s:
-        raise CaseError(f'time: invalid duration "{raw}"', path, value=raw)
-    return sign * total
+    try:
+        return go_duration_ns(raw) / 1e9
+    except ValueError as e:
+        raise CaseError(str(e), path, value=raw) from None
 
 
 def _unmodelled_gate(version: Version, name: str) -> bool:

@@ -1,0 +1,110 @@
+"""The documentation site: its examples are real cases that run, its generated pages are
+current, what it shows of a run is what a run prints, and it builds in strict mode."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kspread.format.loader import read_file
+from kspread.workflow.runner import check
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+EXAMPLES = DOCS / "examples"
+sys.path.insert(0, str(ROOT / "dev"))
+import docsgen  # noqa: E402
+
+SNIPPET = re.compile(r'--8<-- "([^"]+)"')
+
+
+def _example_docs(path: Path):
+    result = read_file(path)
+    assert result.error is None, result.error
+    return result.docs
+
+
+def _case_files() -> list[Path]:
+    return sorted(p for p in EXAMPLES.rglob("*.yaml") if "kind: Case" in p.read_text(encoding="utf-8"))
+
+
+def test_generated_pages_are_current(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    for path, text in docsgen.pages().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path.relative_to(ROOT)} is stale: run python3 dev/docsgen.py"
+
+
+def test_every_snippet_names_an_example_and_every_example_is_shown():
+    shown = set()
+    for page in DOCS.rglob("*.md"):
+        for name in SNIPPET.findall(page.read_text(encoding="utf-8")):
+            assert (EXAMPLES / name).is_file(), f"{page.relative_to(ROOT)} includes {name}, which does not exist"
+            shown.add(name)
+    unshown = {str(p.relative_to(EXAMPLES)) for p in EXAMPLES.rglob("*.yaml")} - shown
+    assert not unshown, f"examples no page shows: {sorted(unshown)}"
+
+
+@pytest.mark.parametrize("path", _case_files(), ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_example_cases_run(path: Path):
+    """Every example case passes, but those named failing*, which fail as the page says."""
+    config = None
+    if "ci" in path.parts:
+        config = str(EXAMPLES / "ci" / "scheduler.yaml")
+    for doc in _example_docs(path):
+        verdict = check(doc, config=config)
+        if path.name.startswith("failing"):
+            assert not verdict.passed and verdict.error is None, verdict.message
+        else:
+            assert verdict.passed, verdict.message
+
+
+def test_ci_guide_change_fails_the_case_as_shown():
+    doc = _example_docs(EXAMPLES / "ci" / "cases" / "batch.yaml")[0]
+    verdict = check(doc, config=str(EXAMPLES / "ci" / "scheduler-binpack.yaml"))
+    assert not verdict.passed
+    assert "selected:\n  expected  actual\n  n2        n1" in verdict.message
+    page = (DOCS / "guides" / "ci.md").read_text(encoding="utf-8")
+    for row in ("n2    300   18   0    93   0    411", "n1    300   68   0    93   0    461"):
+        assert row in page and row in verdict.message
+
+
+def test_quickstart_shows_the_failure_pytest_prints(tmp_path):
+    """The quick start's failing output is what pytest prints for its example."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    for name in ("first.yaml", "failing.yaml"):
+        (cases / name).write_text((EXAMPLES / "quickstart" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "cases/"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
+    shown = page.split("## 3.")[1]
+    for line in (
+        "feasible: expected [n1, n2], actual [n2] (cases/failing.yaml:1)",
+        "n1    NodeResourcesFit: Unschedulable: Insufficient cpu (requests 2; 1 of 4",
+        "1 failed, 1 passed",
+    ):
+        assert line in run.stdout, run.stdout
+        if not line.startswith("1 failed"):
+            assert line in shown
+
+
+def test_site_builds_strictly(tmp_path):
+    pytest.importorskip("mkdocs", reason="mkdocs-material is in the test extra: pip install -e '.[test]'")
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    index = (tmp_path / "site" / "quickstart" / "index.html").read_text(encoding="utf-8")
+    assert "web-does-not-fit-beside-db" in index  # the snippet was included, not left as a marker
+    assert "--8&lt;--" not in index
