@@ -37,6 +37,10 @@ from kspread.format.case import build_case
 
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity"]
+# with --storage (1.35): the volume plugins, where the default profile has them
+VOLUME_FILTERS = ["VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
+STORAGE = False  # set by --storage
+CSI = "ebs.csi.aws.com"
 SCORES = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
           "NodeResourcesBalancedAllocation", "ImageLocality"]
 
@@ -56,6 +60,8 @@ def feature_gates(minor: int) -> dict[str, bool]:
     tolerations use Lt / Gt; PodLevelResources (alpha, off by default in 1.32-1.33) so
     that pods carry spec.resources there too."""
     if minor >= 35:
+        if STORAGE:  # VolumeBinding scores (the shape comes with the case's pluginConfig)
+            return {"TaintTolerationComparisonOperators": True, "StorageCapacityScoring": True}
         return {"TaintTolerationComparisonOperators": True}
     if minor in (32, 33):
         return {"PodLevelResources": True}
@@ -403,7 +409,138 @@ class Gen:
         c["pdbs"] = pdbs
         if self.minor >= 32 and self.chance(0.3):
             c["pluginConfig"] = self.plugin_config()
+        if STORAGE:
+            self.storage(c)
         return c
+
+    def storage(self, c: dict) -> None:
+        """Storage objects and volumes (--storage): a CSI driver (storage capacity or not),
+        CSINodes with attach limits, classes (WaitForFirstConsumer with or without
+        allowedTopologies, Immediate, static local), CSIStorageCapacities per zone, local
+        PVs of distinct sizes, zonal bound PVs, claims bound and not, ReadWriteOncePod
+        claims, in-tree disks; the pods of namespace default use them. VolumeBinding
+        scores through a random shape (StorageCapacityScoring on)."""
+        r = self.r
+        nodes = [n["name"] for n in c["nodes"]]
+        zones = sorted(c["zones"])
+        objs: list[dict] = []
+
+        def obj(kind: str, api: str, meta: dict, **rest: Any) -> dict:
+            o = {"apiVersion": api, "kind": kind, "metadata": meta, **rest}
+            objs.append(o)
+            return o
+
+        obj("CSIDriver", "storage.k8s.io/v1", {"name": CSI}, spec={"storageCapacity": self.chance(0.6)})
+        for n in nodes:
+            if self.chance(0.8):
+                d: dict[str, Any] = {"name": CSI, "nodeID": f"i-{n}", "topologyKeys": [ZONE]}
+                if self.chance(0.7):
+                    d["allocatable"] = {"count": r.randint(1, 3)}
+                meta: dict[str, Any] = {"name": n}
+                if self.chance(0.3):
+                    meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}
+                obj("CSINode", "storage.k8s.io/v1", meta, spec={"drivers": [d]})
+        wffc: dict[str, Any] = {"provisioner": CSI, "volumeBindingMode": "WaitForFirstConsumer"}
+        if zones and self.chance(0.4):
+            wffc["allowedTopologies"] = [{"matchLabelExpressions": [
+                {"key": ZONE, "values": r.sample(zones, r.randint(1, len(zones)))}]}]
+        obj("StorageClass", "storage.k8s.io/v1", {"name": "wffc"}, **wffc)
+        obj("StorageClass", "storage.k8s.io/v1", {"name": "imm"}, provisioner=CSI, volumeBindingMode="Immediate")
+        obj("StorageClass", "storage.k8s.io/v1", {"name": "local"}, provisioner="kubernetes.io/no-provisioner",
+            volumeBindingMode="WaitForFirstConsumer")
+        for z in zones:
+            if self.chance(0.8):
+                cap: dict[str, Any] = {"storageClassName": "wffc", "capacity": f"{r.choice([5, 20, 50, 100])}Gi",
+                                       "nodeTopology": {"matchLabels": {ZONE: z}}}
+                if self.chance(0.3):
+                    cap["maximumVolumeSize"] = f"{r.choice([10, 30])}Gi"
+                obj("CSIStorageCapacity", "storage.k8s.io/v1", {"name": f"cap-{z}", "namespace": "kube-system"}, **cap)
+        sizes = r.sample(range(1, 80), 12)  # distinct: upstream's choice among equal sizes is its cache's order
+        for n in r.sample(nodes, min(len(nodes), r.randint(0, 4))):
+            for k in range(r.randint(1, 2)):
+                size = sizes.pop()
+                obj("PersistentVolume", "v1", {"name": f"local-{n}-{k}"}, spec={
+                    "capacity": {"storage": f"{size}Gi"}, "storageClassName": "local",
+                    "accessModes": r.choice([["ReadWriteOnce"], ["ReadWriteOnce", "ReadOnlyMany"], ["ReadOnlyMany"]]),
+                    "local": {"path": "/d"},
+                    "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": HOST, "operator": "In", "values": [n]}]}]}}},
+                    status={"phase": "Available"})  # kspread's default for a PV without status; upstream's is ""
+        claims: list[str] = []
+
+        def claim(name: str, spec: dict, bound: str | None = None, **meta: Any) -> None:
+            m = {"name": name, "namespace": "default", **meta}
+            if bound:
+                m.setdefault("annotations", {})["pv.kubernetes.io/bind-completed"] = "yes"
+                spec = {**spec, "volumeName": bound}
+            obj("PersistentVolumeClaim", "v1", m, spec=spec)
+            claims.append(name)
+
+        for i in range(r.randint(0, 3)):  # zonal volumes bound to claims
+            zs = r.sample(zones, r.randint(1, len(zones))) if zones else []
+            labels = {ZONE: "__".join(zs)} if zs and self.chance(0.8) else {}
+            pv_spec: dict[str, Any] = {"capacity": {"storage": "10Gi"}, "storageClassName": "wffc",
+                                       "accessModes": ["ReadWriteOnce"],
+                                       "claimRef": {"namespace": "default", "name": f"bc{i}"},
+                                       "csi": {"driver": CSI, "volumeHandle": f"vol-{i}"}}
+            if zs and self.chance(0.5):
+                pv_spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": ZONE, "operator": "In", "values": zs}]}]}}
+            obj("PersistentVolume", "v1", {"name": f"pv-bc{i}", "labels": labels}, spec=pv_spec,
+                status={"phase": "Bound"})
+            modes = ["ReadWriteOncePod"] if self.chance(0.3) else ["ReadWriteOnce"]
+            claim(f"bc{i}", {"storageClassName": "wffc", "accessModes": modes,
+                             "resources": {"requests": {"storage": "10Gi"}}}, bound=f"pv-bc{i}")
+        for i in range(r.randint(0, 2)):
+            claim(f"w{i}", {"storageClassName": "wffc", "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": f"{r.choice([1, 8, 25, 60])}Gi"}}})
+        for i in range(r.randint(0, 2)):
+            claim(f"l{i}", {"storageClassName": "local", "accessModes": r.choice([["ReadWriteOnce"], ["ReadOnlyMany"]]),
+                            "resources": {"requests": {"storage": f"{r.randint(1, 60)}Gi"}}})
+        if self.chance(0.1):
+            claim("imm0", {"storageClassName": "imm", "accessModes": ["ReadWriteOnce"],
+                           "resources": {"requests": {"storage": "1Gi"}}})
+
+        def volumes(pod: dict, incoming: bool) -> None:
+            if pod.get("namespace", "default") != "default":
+                return
+            vols = []
+            for j in range(r.randint(0, 2)):
+                kind = r.random()
+                if kind < 0.5 and claims:
+                    vols.append({"name": f"v{j}", "persistentVolumeClaim": {"claimName": r.choice(claims)}})
+                elif kind < 0.7:
+                    vols.append({"name": f"v{j}", "gcePersistentDisk": {"pdName": r.choice(["d1", "d2"]),
+                                                                         "readOnly": self.chance(0.5)}})
+                elif kind < 0.85:
+                    vols.append({"name": f"v{j}", "awsElasticBlockStore": {"volumeID": r.choice(["vol-a", "vol-b"])}})
+                elif incoming:
+                    name = f"{pod['name']}-v{j}"
+                    spec = {"storageClassName": "wffc", "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "2Gi"}}}
+                    vols.append({"name": f"v{j}", "ephemeral": {"volumeClaimTemplate": {"spec": spec}}})
+                    obj("PersistentVolumeClaim", "v1", {
+                        "name": name, "namespace": "default", "ownerReferences": [
+                            {"apiVersion": "v1", "kind": "Pod", "name": pod["name"], "uid": f"default/{pod['name']}",
+                             "controller": True}]}, spec=spec)
+            names = set()
+            vols = [v for v in vols if not (v["name"] in names or names.add(v["name"]))]
+            if vols:
+                pod["volumes"] = vols
+
+        for p in c["pods"]:
+            if self.chance(0.5):
+                volumes(p, False)
+        if self.chance(0.8):
+            volumes(c["pod"], True)
+        c["storage"] = objs
+        if self.minor < 35:
+            return  # VolumeBinding scores nothing without its gate (the legacy oracles take default args)
+        shape = sorted(r.sample(range(0, 101), 2))
+        c.setdefault("pluginConfig", {})["VolumeBinding"] = {
+            "bindTimeoutSeconds": 600,
+            "shape": [{"utilization": shape[0], "score": r.randint(0, 10)},
+                      {"utilization": shape[1], "score": r.randint(0, 10)}]}
 
 
 # ---- conversions -----------------------------------------------------------------------------
@@ -430,8 +567,18 @@ def merge_match_label_keys(pod: dict) -> None:
 
 
 def score_plugins(minor: int) -> list[str]:
-    """SelectorSpread (not in the default profile from 1.23, still registered to 1.28) too."""
-    return SCORES + (["SelectorSpread"] if minor <= 28 else [])
+    """SelectorSpread (not in the default profile from 1.23, still registered to 1.28) too;
+    VolumeBinding with --storage."""
+    return SCORES + (["SelectorSpread"] if minor <= 28 else []) + (["VolumeBinding"] if STORAGE and minor >= 35
+                                                                     else [])
+
+
+def filters() -> list[str]:
+    """The filter plugins in upstream's default order (the volume ones with --storage)."""
+    if not STORAGE:
+        return FILTERS
+    i = FILTERS.index("NodeResourcesFit") + 1
+    return FILTERS[:i] + VOLUME_FILTERS + FILTERS[i:]
 
 
 def oracle_input(c: dict, cid: str, minor: int) -> dict:
@@ -440,7 +587,7 @@ def oracle_input(c: dict, cid: str, minor: int) -> dict:
     if minor >= 31:
         for p in out["pods"] + [out["pod"]]:
             merge_match_label_keys(p)
-    out["filter"], out["score"], out["preempt"] = FILTERS, score_plugins(minor), True
+    out["filter"], out["score"], out["preempt"] = filters(), score_plugins(minor), True
     if feature_gates(minor):
         out["featureGates"] = feature_gates(minor)
     return out
@@ -462,7 +609,7 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
     weights = dict(default_plugins(v)[1])
     doc: dict[str, Any] = {
         "apiVersion": "kspread/v1", "kind": "Case", "name": name, "version": version,
-        "profile": {"filter": FILTERS, "score": [{"name": s, "weight": weights.get(s, 1)}
+        "profile": {"filter": filters(), "score": [{"name": s, "weight": weights.get(s, 1)}
                                                  for s in score_plugins(v.minor)],
                     "postFilter": ["DefaultPreemption"]},
         "zones": c["zones"], "nodes": c["nodes"], "pods": [_kspread_pod(p) for p in c["pods"]],
@@ -475,6 +622,8 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
         doc["featureGates"] = feature_gates(v.minor)
     if c.get("pluginConfig"):
         doc["profile"]["pluginConfig"] = c["pluginConfig"]
+    if c.get("storage"):
+        doc["objects"] = c["storage"]
     return doc
 
 
@@ -548,7 +697,11 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
         op = o.get("preemption") or {}
         kp = r.preemption
         if op.get("error"):
-            diffs.append(("DefaultPreemption", "oracle-error", op["error"]))
+            prefilter = op["error"].startswith("PreFilter: ") and not (kp and kp.candidates)
+            # the oracle's dry run takes the nodes its Filter calls rejected as Unschedulable,
+            # even after a PreFilter rejection; the scheduler's nodes all carry that
+            # rejection (here UnschedulableAndUnresolvable): no candidate, as kspread finds
+            diffs.append(("DefaultPreemption", "after-prefilter" if prefilter else "oracle-error", op["error"]))
             return diffs
         ocand = {n: sorted(v) for n, v in (op.get("candidates") or {}).items()}
         kcand = {n: sorted(p.key for p in v) for n, v in ((kp.candidates.items()) if kp else [])}
@@ -605,6 +758,7 @@ def comparison_tolerates(c: dict) -> bool:
 # ---- explained differences (README "Checked against upstream") --------------------------------
 
 UNLIMITED_NOTE = "nodes without allocatable (kspread: unlimited)"
+PREFILTER_NOTE = "the oracle's dry run after a PreFilter rejection (the scheduler runs none)"
 
 
 def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str | None:
@@ -618,6 +772,8 @@ def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str
         if kind == "normalized" and unlimited:
             # NormalizeScore-free plugins: a raw difference elsewhere would have shown first
             return None
+    if plugin == "DefaultPreemption" and kind == "after-prefilter":
+        return PREFILTER_NOTE
     return None
 
 
@@ -640,7 +796,10 @@ def main() -> int:
     ap.add_argument("--out", default="dev/difftest-out", help="where failing examples are written")
     ap.add_argument("--examples", type=int, default=3, help="examples written per (plugin, kind)")
     ap.add_argument("--json", help="write the counts as JSON to this file")
+    ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.35)")
     args = ap.parse_args()
+    global STORAGE
+    STORAGE = args.storage
 
     import yaml
 

@@ -13,10 +13,12 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from kspread.format.extenders import ExtenderAccess
 from kspread.format.loader import load_case, read_file
 from kspread.workflow.backend import Backend, backend_actual, backend_input, differences, open_backend
 from kspread.workflow.cli import main as cli_main
@@ -40,9 +42,10 @@ expect: {selected: n2}
 """
 
 
-def _case(tmp_path, body=CASE):
+def _case(tmp_path, body=CASE, access=None):
     res = read_file(write_case(tmp_path, body))
     assert res.error is None, res.error
+    res.docs[0].extender_access = access
     return res.docs[0], load_case(res.docs[0])
 
 
@@ -197,25 +200,44 @@ def test_a_case_of_another_version_is_skipped_with_the_reason(tmp_path, capsys):
                    "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.34.2)"]
 
 
-def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path):
+def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path, capsys):
     open_backend.cache_clear()
     path = str(write_case(tmp_path, CASE))
     with pytest.raises(SystemExit) as e:
         cli_main(["run", "--backend", str(tmp_path / "nope"), path])
     assert str(e.value) == (f"kspread run: backend {tmp_path / 'nope'}: not an executable file "
                             "(build one with backend/build.sh)")
-    with pytest.raises(SystemExit) as e:
-        cli_main(["run", "--compare", path])
-    assert str(e.value) == "kspread run: --compare needs --backend PATH"
-    with pytest.raises(SystemExit) as e:
-        cli_main(["run", "--backend", _fake_backend(tmp_path, "v1.35.4"), "--update", path])
-    assert str(e.value) == ("kspread run: --update writes the reference engine's results; it does not go "
-                            "with --backend")
+    capsys.readouterr()
+    assert cli_main(["run", "--compare", path]) == 4  # a usage error, as pytest's
+    assert capsys.readouterr().err == "kspread run: --compare needs --backend PATH\n"
+    assert cli_main(["run", "--backend", _fake_backend(tmp_path, "v1.35.4"), "--update", path]) == 4
+    assert capsys.readouterr().err == ("kspread run: --update writes the reference engine's results; it does not go "
+                                       "with --backend\n")
 
 
 # ---- with a real backend ---------------------------------------------------------------------
 
 UPSTREAM = Path(os.environ.get("KSPREAD_UPSTREAM") or REPO.parent / "shared" / "upstream")  # as build.sh reads it
+_CONFIG: dict[str, pytest.Config] = {}  # the session's config, for announce
+
+
+@pytest.fixture(autouse=True)
+def _remember_config(request):
+    _CONFIG["config"] = request.config
+
+
+def announce(config: pytest.Config | None, text: str) -> None:
+    """A line on the terminal now, past pytest's output capture: a Go build takes minutes,
+    and a suite that sits silent that long looks hung. Through the terminal reporter with
+    capture suspended (its public hooks); without one (an xdist worker), the process's
+    original standard error, flushed."""
+    tr = config.pluginmanager.getplugin("terminalreporter") if config is not None else None
+    capman = config.pluginmanager.getplugin("capturemanager") if config is not None else None
+    if tr is None or capman is None:
+        print(text, file=sys.__stderr__, flush=True)
+        return
+    with capman.global_and_fixture_disabled():
+        tr.write_line(text, flush=True)
 
 
 @functools.cache
@@ -232,9 +254,16 @@ def _built(name: str, main_dir: str | None, plugin_dirs: tuple[str, ...] = ()) -
         return ""
     cmd = ["bash", str(REPO / "backend" / "build.sh"), str(out), *([str(REPO / main_dir)] if main_dir else []),
            *(str(REPO / d) for d in plugin_dirs)]
+    config = _CONFIG.get("config")
+    announce(config, f"building {name} (backend/build.sh: Go, offline; a cold build takes about 3 min, "
+                     "a rebuild with Go's cache in .backend-build/ seconds) ...")
+    started = time.monotonic()
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    took = time.monotonic() - started
     if r.returncode != 0:
+        announce(config, f"building {name} failed after {took:.0f} s")
         raise AssertionError(f"backend/build.sh failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    announce(config, f"built {name} in {took:.0f} s")
     print(r.stdout.strip())
     return str(out)
 
@@ -977,7 +1006,7 @@ def test_a_panic_is_shown_with_where_it_happened(tmp_path, capsys):
     assert lines == [
         (f"  {tmp_path / 'case.yaml'}:1: backend {fake} failed on case 'two-nodes' (exit 2): panic: teamrank: no rank "
         "label on node \\x1b[31mn1 [recovered]"),
-        "  \tpanic: teamrank: no rank label",
+        "  \\tpanic: teamrank: no rank label",  # the tab shown escaped, as every control character the backend prints
         ("    at sigs.k8s.io/scheduler-plugins/plugins/teamrank.(*TeamRank).Filter(0xc0, {0x2}) "
         "(/sp/plugins/teamrank/teamrank.go:59)")], lines
 
@@ -1083,7 +1112,8 @@ def test_what_a_backend_is_not_sent_or_does_not_report_skips_the_case(tmp_path, 
     fake = _script_backend(tmp_path, case="sys.stdin.read()\n" + body)
     open_backend.cache_clear()
     path = write_case(tmp_path, CASE.replace(*change))
-    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    # (an extender elsewhere than loopback must be allowed by the person, or the case does not load)
+    assert cli_main(["run", "--backend", fake, "--allow-extender-host", "10.1.2.3", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"SKIP two-nodes ({path}:1): {reason}",
                                                     "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
 
@@ -1092,7 +1122,10 @@ def test_a_raw_pods_resource_claims_skip_the_case(tmp_path):
     _, case = _case(tmp_path, CASE.replace("pods:\n", (
         "objects:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: gpu}\n  spec:\n    nodeName: n1\n"
         "    containers: [{name: c}]\n    resourceClaims: [{name: g, resourceClaimName: g}]\n"
-        "    volumes: [{name: a, emptyDir: {}}, {name: b, gcePersistentDisk: {pdName: x}}]\npods:\n")))
+        "    volumes: [{name: a, emptyDir: {}}, {name: b, gcePersistentDisk: {pdName: x}}]\n"
+        "- {apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: gpu}}\n"
+        "- apiVersion: resource.k8s.io/v1\n  kind: ResourceClaim\n  metadata: {name: g}\n"
+        "  spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\npods:\n")))
     assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
         "pods gpu (volumes[1].gcePersistentDisk, resourceClaims) have volumes or resource claims, which kspread "
         "does not model and a backend is not sent (its scheduler would place them as if they had none)")
@@ -1106,14 +1139,15 @@ def test_http_extenders_go_to_the_backend_as_a_configuration_writes_them(tmp_pat
         "  extenders:\n"
         "  - {name: e, urlPrefix: '${KSPREAD_TEST_EXT}', filterVerb: f, prioritizeVerb: p, weight: 3,\n"
         "     httpTimeout: 1500ms, ignorable: true, tlsConfig: {caFile: ca.pem, certData: eHl6},\n"
-        "     managedResources: [{name: example.com/a, ignoredByScheduler: true}, {name: example.com/b}]}\n")))
+        "     managedResources: [{name: example.com/a, ignoredByScheduler: true}, {name: example.com/b}]}\n")),
+        ExtenderAccess(env=frozenset({"KSPREAD_TEST_EXT"})))
     assert backend_input(case)["extenders"] == [{
         "urlPrefix": "http://127.0.0.1:9999/sched", "filterVerb": "f", "prioritizeVerb": "p", "weight": 3,
         "enableHTTPS": False, "httpTimeout": "1500000000ns", "nodeCacheCapable": False, "ignorable": True,
         "managedResources": [{"name": "example.com/a", "ignoredByScheduler": True},
                              {"name": "example.com/b", "ignoredByScheduler": False}],
         "tlsConfig": {"insecure": False, "serverName": "", "certFile": "", "keyFile": "",
-                      "caFile": str(tmp_path / "ca.pem"), "certData": "eHl6"}}]
+                      "caFile": "", "certData": "eHl6", "caData": "eA=="}}]  # ca.pem's content ("x") as data
 
 
 @pytest.fixture
@@ -1139,8 +1173,8 @@ def test_the_extenders_reach_upstreams_scheduler(example_extender, capsys):
     # their priorities in the totals; such cases were skipped, and their extenders were never
     # given to scheduler.New
     backend = _real_backend()
-    assert cli_main(["run", "--backend", backend, "--compare", "-k", "1.35",
-                     str(REPO / "cases" / "extenders")]) == 0, capsys.readouterr().out
+    assert cli_main(["run", "--backend", backend, "--compare", "-k", "1.35", "--extender-env",
+                     "KSPREAD_EXAMPLE_EXTENDER", str(REPO / "cases" / "extenders")]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert ("  filter:\n    cpu-fast-1: {code: Unschedulable, reason: node is not in pool gpu}\n"
             "    gpu-fast-1: {code: Success}\n    gpu-slow-1: {code: Success}\n"
@@ -1194,3 +1228,37 @@ def test_plugin_names_a_backend_registers_are_printed_escaped(tmp_path, capsys):
     assert cli_main(["run", "--backend", fake, str(path)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "(it registers: Pod\\x1b[2JState)" in out, out
+
+
+def test_a_backend_build_says_what_it_does_and_how_long_it_took(tmp_path, monkeypatch):
+    # the build itself replaced: what matters is that the lines are announced around it
+    said: list[str] = []
+    monkeypatch.setattr(sys.modules[__name__], "announce", lambda config, text: said.append(text))
+    monkeypatch.setattr(sys.modules[__name__], "UPSTREAM", tmp_path)
+    (tmp_path / "scheduler-plugins-0-src.tar.xz").write_bytes(b"")
+    monkeypatch.delenv("KSPREAD_BACKEND", raising=False)
+    ran: list[list[str]] = []
+
+    def fake_run(cmd, **kw):
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "built\n", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    assert _built.__wrapped__("fake-backend", None).endswith("fake-backend")
+    assert len(ran) == 1
+    assert said[0].startswith("building fake-backend (backend/build.sh: Go, offline; a cold build takes about 3 min")
+    assert re.fullmatch(r"built fake-backend in \d+ s", said[1]), said
+
+
+def test_announce_reaches_the_terminal_past_capture(pytester):
+    pytester.makepyfile(test_loud="""
+        from tests.test_backend import announce
+
+        def test_loud(request):
+            print("captured, not shown")
+            announce(request.config, "building something ... ~3 min")
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "building something ... ~3 min" in result.stdout.str()
+    assert "captured, not shown" not in result.stdout.str()

@@ -64,14 +64,17 @@ def test_keyword_expression_and_case_names(cases, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed, 1 deselected"
     assert cli_main(["run", "--case", "db", "--case", "web-slow", "-q", cases]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 1 failed, 1 deselected"
-    assert cli_main(["run", "--case", "nope", cases]) == 1
-    assert capsys.readouterr().err == (f"kspread: --case 'nope' names no case in {cases}\n"
-                                       "kspread: no case selected (3 deselected)\n")
+    # a name that names no case is a usage error (exit 4, as pytest's `file::nope`)
+    assert cli_main(["run", "--case", "nope", cases]) == 4
+    assert capsys.readouterr().err == f"kspread: --case 'nope' names no case in {cases}\n"
+    # -k that selects nothing: no case selected (exit 5, as pytest's)
+    assert cli_main(["run", "-k", "nope", cases]) == 5
+    assert capsys.readouterr().err == "kspread: no case selected (3 deselected)\n"
 
 
 def test_a_case_name_that_names_no_case_fails_the_run(cases, capsys):
     # the other names still run, but a mistyped one must not quietly run fewer cases
-    assert cli_main(["run", "-q", "--case", "db", "--case", "dbb", cases]) == 1
+    assert cli_main(["run", "-q", "--case", "db", "--case", "dbb", cases]) == 4
     captured = capsys.readouterr()
     assert captured.out.splitlines()[-1] == "1 passed, 0 failed, 2 deselected"
     assert captured.err == f"kspread: --case 'dbb' names no case in {cases}\n"
@@ -80,9 +83,9 @@ def test_a_case_name_that_names_no_case_fails_the_run(cases, capsys):
 
 
 def test_bad_keyword_expression_is_a_message(cases, capsys):
-    with pytest.raises(SystemExit) as e:
-        cli_main(["run", "-k", "web and", cases])
-    assert str(e.value).startswith("kspread run: -k 'web and': ")
+    assert cli_main(["run", "-k", "web and", cases]) == 4  # a usage error, before any case runs
+    captured = capsys.readouterr()
+    assert captured.err.startswith("kspread run: -k 'web and': ") and captured.out == ""
 
 
 def test_json_report_has_expected_and_differences_of_failing_cases(cases, capsys):

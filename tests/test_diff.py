@@ -55,7 +55,7 @@ def test_diff_reports_changed_cases_with_both_score_tables(tmp_path):
     r = _run(tmp_path)
     assert r.returncode == 1, r.stderr
     assert "cases.yaml:1: packs-or-spreads" in r.stdout
-    assert '  selected: "n2" -> "n1"' in r.stdout
+    assert '  selected: n2 -> n1' in r.stdout  # YAML, as every report prints values
     # LeastAllocated n1 (4-3.5)/4 -> 12 + (8-7)/8 -> 12 = 12, n2 87; MostAllocated 87 / 12
     assert "NodeResourcesFit" in r.stdout and "12 -> 87" in r.stdout and "87 -> 12" in r.stdout
     assert "only-one-node" not in r.stdout
@@ -160,7 +160,7 @@ def test_scheduler_name_picks_a_profile_of_a_multi_profile_configuration(tmp_pat
     assert packer.returncode == 1 and "1 changed" in packer.stderr and "packs-or-spreads" in packer.stdout
     r = _diff(tmp_path, CASES, "--scheduler-name", "packer", "--json", base=BASE, head=MULTI)
     # the base file has no profile named packer: at no version can it run, an error before any case runs
-    assert (r.returncode, r.stdout) == (2, "")
+    assert (r.returncode, r.stdout) == (4, "")
     assert r.stderr == (f"kspread diff: --base: {tmp_path / 'b.yaml'}:1: profiles: no profile with schedulerName "
                         "'packer' (the profiles are: default-scheduler)\n")
 
@@ -173,11 +173,11 @@ def test_a_configuration_that_cannot_be_read_or_a_mistyped_profile_name_is_an_er
         args = {"--base": str(tmp_path / "b.yaml"), "--head": str(tmp_path / "b.yaml"), side: missing}
         r = subprocess.run([sys.executable, "-m", "kspread", "diff", "--base", args["--base"], "--head",
                             args["--head"], str(tmp_path / "c.yaml")], capture_output=True, text=True)
-        assert (r.returncode, r.stdout) == (2, "")
+        assert (r.returncode, r.stdout) == (4, "")
         assert r.stderr == (f"kspread diff: {side}: {missing}: cannot read the scheduler configuration: "
                             "No such file or directory\n")
     r = _diff(tmp_path, CASES, "--scheduler-name", "defualt-scheduler", base=BASE, head=MULTI)
-    assert (r.returncode, r.stdout) == (2, "")
+    assert (r.returncode, r.stdout) == (4, "")
     assert r.stderr == (
         f"kspread diff: --base: {tmp_path / 'b.yaml'}:1: profiles: no profile with schedulerName 'defualt-scheduler' "
         "(the profiles are: default-scheduler)\n"
@@ -195,7 +195,15 @@ def test_a_diff_of_no_case_fails(tmp_path):
     (tmp_path / "empty").mkdir()
     r = subprocess.run([sys.executable, "-m", "kspread", "diff", "--base", str(tmp_path / "b.yaml"), "--head",
                         str(tmp_path / "b.yaml"), str(tmp_path / "empty")], capture_output=True, text=True)
-    assert r.returncode == 1
+    assert r.returncode == 5  # no case collected, as pytest's exit 5
     assert r.stderr == ("0 case(s), 0 changed, 0 unchanged, 0 not applicable\n"
                         f"kspread: no case in {tmp_path / 'empty'} (a case is a YAML document with apiVersion: "
                         "kspread/v1, kind: Case)\n")
+
+
+def test_a_path_that_does_not_exist_is_a_usage_error(tmp_path):
+    (tmp_path / "b.yaml").write_text(BASE)
+    r = subprocess.run([sys.executable, "-m", "kspread", "diff", "--base", str(tmp_path / "b.yaml"), "--head",
+                        str(tmp_path / "b.yaml"), str(tmp_path / "nosuch")], capture_output=True, text=True)
+    assert (r.returncode, r.stdout) == (4, "")
+    assert r.stderr == f"kspread diff: file or directory not found: {tmp_path / 'nosuch'}\n"

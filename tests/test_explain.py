@@ -524,7 +524,7 @@ def test_failure_report_of_many_differing_nodes_is_bounded_and_counts_them(tmp_p
     assert lines[1:4] == ["totals:", "  node  expected  actual", "  n0    0         62"]
     assert lines[3 + 19] == "  n19   0         75"
     assert lines[3 + 20] == "  ... and 5 more nodes (25 differ)"
-    assert "deepdiff: 25 values changed" in lines
+    assert "in all: 25 values changed" in lines
     i = lines.index("explain (nodes that differ: the first 10 of 25):")
     # (cpu 50 + memory 75) / 2 = 62 on 1 cpu, 75 on 2; the 12 nodes with 2 cpus tie for the top total: the first
     # 10 are named, the rest counted; of those 12, the 5 explained are marked
@@ -578,7 +578,7 @@ def test_compare_gives_deepdiff_only_the_rows_that_differ(monkeypatch):
     assert (tot.key, tot.rows) == ("totals", [("n7", 8, 7), ("n9", 9.0, 9)])
     assert seen[-1] == ({"totals": {"n7": 8, "n9": 9.0}, "scores": {"P": {"n2": 5}}},
                         {"totals": {"n7": 7, "n9": 9}, "scores": {"P": {"n2": 2}}})
-    assert deepdiff_summary(expect, actual) == "1 type changes, 2 values changed"
+    assert deepdiff_summary(expect, actual) == "1 value changed type, 2 values changed"
     assert seen[-1][0] == {"totals": {"n7": 8, "n9": 9.0}, "scores": {"P": {"n2": 5}}}
 
 
@@ -722,6 +722,6 @@ def test_explain_sorts_by_total_and_takes_top_and_node_filters(tmp_path):
     rc, out = explain("--node", long.format(0), "--node", long.format(9))
     assert rc == 0 and long.format(9) in out and long.format(0) in out and long.format(4) + "  " not in out
     rc, out = explain("--node", "nope")
-    assert rc == 1 and "case 'big' has no node 'nope' (--node)" in out
+    assert rc == 4 and "case 'big' has no node 'nope' (--node)" in out  # a usage error
     rc, out = explain("--top", "0")
-    assert rc == 2 and "not a positive whole number: '0'" in out
+    assert rc == 4 and "not a positive whole number: '0'" in out

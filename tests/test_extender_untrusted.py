@@ -193,7 +193,7 @@ def test_the_command_line_and_pytest_allow_hosts_and_variables(tmp_path, server,
     r = kspread("run", str(p), "--allow-extender-host", f"0.0.0.0:{s.port}", "--extender-env", "KSPREAD_TEST_PART")
     assert r.returncode == 0, r.stdout + r.stderr
     r = kspread("run", str(p), "--allow-extender-host", "http://x/")
-    assert r.returncode == 2 and "expected HOST or HOST:PORT, got 'http://x/'" in r.stderr
+    assert r.returncode == 4 and "expected HOST or HOST:PORT, got 'http://x/'" in r.stderr
     assert [b for _, b in s.requests] and [v for v in s.verbs()] == ["filter"]
     assert s.paths == ["/ext/b/filter"]
     # pytest: options and ini keys

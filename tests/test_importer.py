@@ -846,6 +846,20 @@ pods:
     image: quay.io/prometheus/node-exporter:v1.8.0
     resources: {requests: {cpu: 10m, memory: 24Mi}}
     ports: [{containerPort: 9100, hostPort: 9100}]
+- name: db-0
+  node: worker-b
+  labels: {app: db, apps.kubernetes.io/pod-index: "0", statefulset.kubernetes.io/pod-name: db-0}
+  controller: {kind: StatefulSet, name: db}
+  startTime: "2024-05-01T10:30:00Z"
+  initContainers:
+  - {name: init-perms, image: "busybox:1.36", resources: {requests: {cpu: 50m}}}
+  - name: proxy
+    image: envoyproxy/envoy:v1.30.1
+    resources: {requests: {cpu: 100m, memory: 64Mi}}
+    restartPolicy: Always
+  containers:
+  - {name: postgres, image: "postgres:16", resources: {requests: {cpu: "1", memory: 2Gi}}}
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data-db-0}}]
 owners:
 - {kind: Service, name: web, selector: {app: web}}
 - kind: ReplicaSet
@@ -856,26 +870,6 @@ pdbs:
 - {name: web-pdb, selector: {matchLabels: {app: web}}, disruptionsAllowed: 1}
 priorityClasses:
 - {name: high, value: 1000}
-objects:
-- apiVersion: v1
-  kind: Pod
-  metadata:
-    name: db-0
-    namespace: default
-    labels: {app: db, apps.kubernetes.io/pod-index: "0", statefulset.kubernetes.io/pod-name: db-0}
-    ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: db, controller: true}]
-  spec:
-    nodeName: worker-b
-    initContainers:
-    - {name: init-perms, image: "busybox:1.36", resources: {requests: {cpu: 50m}}}
-    - name: proxy
-      image: envoyproxy/envoy:v1.30.1
-      resources: {requests: {cpu: 100m, memory: 64Mi}}
-      restartPolicy: Always
-    containers:
-    - {name: postgres, image: "postgres:16", resources: {requests: {cpu: "1", memory: 2Gi}}}
-    volumes: [{name: data, persistentVolumeClaim: {claimName: data-db-0}}]
-  status: {phase: Running, startTime: "2024-05-01T10:30:00Z"}
 # PLACEHOLDER: replace with the pod to schedule (any pod shorthand: labels, requests,
 # affinity, tolerations, ...), and add a `profile` to test other plugins than the
 # version's default profile. `kspread run --update` then fills `expect`.
@@ -920,7 +914,7 @@ def test_written_yaml_reads_back_as_the_data(tmp_path):
     assert data["expect"] == {} and data["pod"] == {"name": "incoming"}
     assert [n["name"] for n in data["nodes"]] == ["cp-1", "worker-a", "worker-b"]
     assert [p["name"] for p in data["pods"]] == ["etcd-cp-1", "web-5d8f7c9b4-x7k2p", "web-5d8f7c9b4-q9z4m",
-                                                 "node-exporter-m2x8d"]
+                                                 "node-exporter-m2x8d", "db-0"]
     assert data["nodes"][1]["allocatable"]["pods"] == "110"  # strings stay strings
     assert data["pods"][3]["labels"]["pod-template-generation"] == "1"
     assert "managedFields" not in out and "annotations" not in out and "conditions" not in out
@@ -1010,7 +1004,7 @@ def test_same_cluster_as_the_raw_objects(tmp_path):
                  + yaml.safe_dump({"objects": [dump]}) + incoming, encoding="utf-8")
     ca, cb = load_case(_load_one(a)), load_case(_load_one(b))
     assert _normalized_cluster(ca) == _normalized_cluster(cb)
-    assert "objects" in out and out.count("kind: Pod") == 1  # only db-0 (a PVC) stays raw
+    assert "objects" not in out  # db-0's claim is a shorthand volume
 
 
 # ---- input forms ------------------------------------------------------------------------------
@@ -1493,8 +1487,7 @@ MISSING_NOTE = (
     "the dump lacks 2 owner(s) that its pods name as their controller (ReplicaSet default/web-7d4f, StatefulSet "
     "data/db): default topology spreading (SelectorSpread, PodTopologySpread's system defaults) finds a pod's "
     "siblings through them, so where a new replica lands may differ from the cluster. The case is tagged "
-    "imported-without-owners; import a dump that has them: kubectl get nodes,pods,services,replicationcontrollers,"
-    "replicasets,statefulsets,poddisruptionbudgets,priorityclasses -A -o yaml")
+    "imported-without-owners; import a dump that has them: " + importer._KUBECTL)
 
 
 def test_a_dump_without_the_owners_its_pods_name_warns_and_marks_the_case(tmp_path):
@@ -1512,8 +1505,7 @@ def test_a_dump_without_the_owners_its_pods_name_warns_and_marks_the_case(tmp_pa
     # the warning comes first, the kubectl command whole on its line
     assert lines[0] == "# WARNING: the dump lacks 2 owner(s) that its pods name as their controller (ReplicaSet"
     first = lines.index(next(x for x in lines if x.startswith("# Imported")))
-    assert lines[first - 1] == ("#   kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
-                                "poddisruptionbudgets,priorityclasses -A -o yaml")
+    assert lines[first - 1] == "#   " + importer._KUBECTL
     assert " ".join(line[2:].strip() for line in lines[:first]) == "WARNING: " + MISSING_NOTE
     p = tmp_path / "case.yaml"
     p.write_text(out.replace("expect: {}", "expect: {selected: n1}"), encoding="utf-8")

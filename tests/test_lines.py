@@ -25,10 +25,10 @@ JSON_CASE = """\
 }
 """
 
-ALLOWED = ("(allowed: affinity, containers, controller, initContainers, labels, name, namespace, node, nodeSelector, "
-           "nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, requests, resources, "
-           "schedulingGates, startTime, terminating, tolerations, topologySpreadConstraints, volumes) (did you mean "
-           "'priority'?)")
+ALLOWED = ("(allowed: affinity, claims, containers, controller, devices, initContainers, labels, name, namespace, "
+           "node, nodeSelector, nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, "
+           "requests, resourceClaims, resources, schedulingGates, startTime, terminating, tolerations, "
+           "topologySpreadConstraints, volumes) (did you mean 'priority'?)")
 
 
 def _messages(p) -> list[str]:

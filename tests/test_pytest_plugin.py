@@ -64,7 +64,7 @@ def test_wrong_expectation_shows_a_table_without_traceback(pytester):
         "selected:",
         "  expected  actual",
         "  n1        n2",
-        "deepdiff: *values changed*",
+        "in all: *values changed*",
     ])
     assert "Traceback" not in out
     assert "kspread/workflow/runner.py" not in out
@@ -102,7 +102,7 @@ def test_failure_report_explains_the_differing_nodes(pytester):
     result = pytester.runpytest("-q", "-k", "wrong")
     # short, the default: one row per node, the selected node marked
     result.stdout.fnmatch_lines([
-        "deepdiff: 3 values changed",
+        "in all: 3 values changed",
         "",
         "explain (nodes that differ):",
         "   node  SelectorSpread  total",
@@ -117,7 +117,7 @@ def test_failure_report_explains_the_differing_nodes(pytester):
                                  "*cases.yaml:18: case 'wrong'*"])
     result.stdout.fnmatch_lines(["FAILED cases.yaml::wrong - scores SelectorSpread n1: expected 100, actual 0 *"])
     result = pytester.runpytest("-q", "-k", "wrong", "--kspread-explain=none")
-    result.stdout.fnmatch_lines(["deepdiff: 3 values changed", "=*="])
+    result.stdout.fnmatch_lines(["in all: 3 values changed", "=*="])
     assert "explain (" not in result.stdout.str()
     result = pytester.runpytest("-q", "-k", "wrong", "--kspread-explain=full")
     result.stdout.fnmatch_lines([
@@ -293,7 +293,7 @@ def test_explain_command(tmp_path):
     assert "    total  100\n  selected: n2" in r.stdout
     r = subprocess.run([sys.executable, "-m", "kspread", "explain", str(p), "--case", "nope"],
                        capture_output=True, text=True)
-    assert r.returncode == 1 and "no case named 'nope'" in r.stderr
+    assert r.returncode == 4 and "no case named 'nope'" in r.stderr
 
 
 def test_short_summary_puts_the_reason_before_the_path(pytester, monkeypatch):

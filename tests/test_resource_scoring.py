@@ -23,7 +23,7 @@ from kspread.engine.plugins.resource_allocation import (
     most_requested_score,
     rtcr_resource_score,
 )
-from kspread.engine.plugins.volumes import reject_volumes
+from kspread.engine.plugins.volumes import check_modelled
 from kspread.engine.resources import DEFAULT_MEMORY_REQUEST, node_non_zero_requests, scoring_requests
 from kspread.engine.snapshot import NodeInfo, SelectorCache
 from kspread.engine.versions import Version
@@ -157,14 +157,17 @@ def test_image_locality_numbers():
     assert calculate_priority(10**12, 1, Version(24)) == 100
 
 
-def test_volumes_are_rejected_with_the_plugin_named():
+def test_volumes_before_1_27_are_rejected_with_the_version_and_plugin_named():
     class _P:
         name = "VolumeZone"
         version = Version(24)
 
-    reject_volumes(_P(), Pod("p"))
-    with pytest.raises(CaseError, match=r"volume scheduling is not supported by kspread.*VolumeZone"):
-        reject_volumes(_P(), Pod("p", uses_persistent_volumes=True))
+    check_modelled(_P(), Pod("p"))  # type: ignore[arg-type]
+    with pytest.raises(CaseError, match=r"models volume scheduling from 1.27; version 1.24 is not modelled "
+                                        r"\(plugin VolumeZone\)"):
+        check_modelled(_P(), Pod("p", uses_persistent_volumes=True))  # type: ignore[arg-type]
+    _P.version = Version(27)
+    check_modelled(_P(), Pod("p", uses_persistent_volumes=True))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -151,7 +151,7 @@ def test_a_configuration_that_is_not_utf8_in_run_validate_explain(latin1, capsys
 def test_a_configuration_that_is_not_utf8_in_diff_is_the_commands_error(latin1, tree, capsys):
     (tree / "cases" / "c.yaml").write_text(case())
     rc, out = run(capsys, "diff", "--base", "cases/sched.yaml", "--head", "configs/sched.yaml", "cases")
-    assert (rc, out) == (2, f"kspread diff: --base: {latin1}\n")
+    assert (rc, out) == (4, f"kspread diff: --base: {latin1}\n")
 
 
 def test_a_kspread_config_that_cannot_be_read_is_a_usage_error(pytester):
@@ -223,7 +223,7 @@ def test_a_special_file_as_configuration(tree, capsys):
                                             "KubeSchedulerConfiguration is read from a regular file (got 'sched.yaml')"))
     (tree / "cases" / "c.yaml").write_text(case())
     rc, out = run(capsys, "diff", "--base", "/dev/zero", "--head", "cases/sched.yaml", "cases")
-    assert (rc, out) == (2, ("kspread diff: --base: /dev/zero: cannot read the scheduler configuration: not a "
+    assert (rc, out) == (4, ("kspread diff: --base: /dev/zero: cannot read the scheduler configuration: not a "
                             "regular file (a character device)\n"
                             "kspread diff: --head: cases/sched.yaml: cannot read the scheduler configuration: not a "
                             "regular file (a FIFO)\n"))

@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -22,6 +23,7 @@ import (
 	apps "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
+	storage "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -71,6 +74,8 @@ type PodIn struct {
 	Terminating               bool                          `json:"terminating"`
 	// Resources: pod-level requests and limits (spec.resources, from 1.32).
 	Resources *v1.ResourceRequirements `json:"resources"`
+	// Volumes: spec.volumes (the volume plugins read claims, ephemeral volumes, in-tree disks).
+	Volumes []v1.Volume `json:"volumes"`
 }
 
 type OwnerIn struct {
@@ -111,6 +116,9 @@ type Input struct {
 	// PluginConfig: plugin name -> its arguments in the versioned (v1) form, in place of
 	// the default profile's (1.32 and later).
 	PluginConfig map[string]json.RawMessage `json:"pluginConfig"`
+	// Storage: PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
+	// CSIStorageCapacities and VolumeAttachments as Kubernetes manifests (apiVersion and kind set).
+	Storage []json.RawMessage `json:"storage"`
 }
 
 type StatusOut struct {
@@ -199,6 +207,7 @@ func mkPod(p PodIn, i int) *v1.Pod {
 			Containers: []v1.Container{{Name: "c", Image: image, Ports: p.Ports,
 				Resources: v1.ResourceRequirements{Requests: rl(p.Requests)}}},
 			InitContainers: p.InitContainers,
+			Volumes:        p.Volumes,
 		},
 	}
 	if p.Controller != nil {
@@ -311,6 +320,13 @@ func build(in *Input) (*Cluster, error) {
 			return nil, fmt.Errorf("owner %s: unknown kind %q", o.Name, o.Kind)
 		}
 	}
+	for i, raw := range in.Storage {
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("storage[%d]: %v", i, err)
+		}
+		c.Objects = append(c.Objects, obj)
+	}
 	for _, p := range in.PDBs {
 		ns := nsOr(p.Namespace)
 		one := intstr.FromInt(1)
@@ -376,6 +392,20 @@ func fillInformers(f informers.SharedInformerFactory, c *Cluster) {
 			add(f.Apps().V1().ReplicaSets().Informer(), x)
 		case *apps.StatefulSet:
 			add(f.Apps().V1().StatefulSets().Informer(), x)
+		case *v1.PersistentVolume:
+			add(f.Core().V1().PersistentVolumes().Informer(), x)
+		case *v1.PersistentVolumeClaim:
+			add(f.Core().V1().PersistentVolumeClaims().Informer(), x)
+		case *storage.StorageClass:
+			add(f.Storage().V1().StorageClasses().Informer(), x)
+		case *storage.CSINode:
+			add(f.Storage().V1().CSINodes().Informer(), x)
+		case *storage.CSIDriver:
+			add(f.Storage().V1().CSIDrivers().Informer(), x)
+		case *storage.CSIStorageCapacity:
+			add(f.Storage().V1().CSIStorageCapacities().Informer(), x)
+		case *storage.VolumeAttachment:
+			add(f.Storage().V1().VolumeAttachments().Informer(), x)
 		}
 	}
 	for _, p := range c.Pods {
@@ -387,6 +417,17 @@ func fillInformers(f informers.SharedInformerFactory, c *Cluster) {
 	}
 	for _, n := range c.Nodes {
 		add(f.Core().V1().Nodes().Informer(), n)
+	}
+}
+
+// syncAssumeCaches runs the PersistentVolume and PersistentVolumeClaim informers until they
+// have listed the fake client's objects: before 1.35 VolumeBinding's assume caches keep
+// their own stores, filled only by informer events (1.35's read the informers' indexers).
+func syncAssumeCaches(ctx context.Context, f informers.SharedInformerFactory) {
+	for _, inf := range []cache.SharedIndexInformer{f.Core().V1().PersistentVolumes().Informer(),
+		f.Core().V1().PersistentVolumeClaims().Informer()} {
+		go inf.Run(ctx.Done())
+		cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
 	}
 }
 

@@ -137,6 +137,7 @@ func run(in *Input, c *Cluster) *Output {
 		}
 	}
 	fillInformers(informerFactory, c)
+	syncAssumeCaches(ctx, informerFactory)
 
 	pod := c.Pod
 	allNodes, err := snapshot.NodeInfos().List()

@@ -84,6 +84,7 @@ func run(in *Input, c *Cluster) *Output {
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithPodNominator(nominator{}),
 	}
+	opts = append(opts, csiOptions(informerFactory)...)
 	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, opts...)
 	must(err)
 
@@ -150,6 +151,7 @@ func run(in *Input, c *Cluster) *Output {
 		}
 	}
 	fillInformers(informerFactory, c)
+	syncAssumeCaches(ctx, informerFactory)
 
 	pod := c.Pod
 	allNodes, err := snapshot.NodeInfos().List()

@@ -30,10 +30,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kspread.engine.allocator import request_reports
 from kspread.engine.corev1helpers import tolerations_tolerate_taint
+from kspread.engine.devices import selector_matches
 from kspread.engine.framework.interface import FilterPlugin, StatusView
 from kspread.engine.framework.status import Code, CycleState, Status
 from kspread.engine.model import Pod, Taint
+from kspread.engine.plugins.dynamicresources import NAME as DRA
+from kspread.engine.plugins.dynamicresources import DRAState, DynamicResourcesFilter
 from kspread.engine.plugins.nodeaffinity import NodeAffinity
 from kspread.engine.plugins.nodematch import _requirement_matches as requirement_matches
 from kspread.engine.plugins.nodematch import do_not_schedule_taints, node_selector_matches
@@ -133,6 +137,14 @@ def preemption_message(v: Version, r: CycleResult) -> str:
     st = r.post_filter_status
     if st is None or st.is_success() or st.code == Code.ERROR or not appends_post_filter_message(v):
         return ""
+    last = _last_post_filter_message(v, r, st)
+    if st.code == Code.UNSCHEDULABLE and r.post_filter_reasons:
+        # RunPostFilterPlugins: every rejecting plugin's reasons, joined
+        return ", ".join((*r.post_filter_reasons, last))
+    return last
+
+
+def _last_post_filter_message(v: Version, r: CycleResult, st: Status) -> str:
     if st.plugin != "DefaultPreemption":
         return st.message
     out = r.preemption
@@ -293,6 +305,32 @@ def _spread_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeI
     return out
 
 
+def _device_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeInfo) -> list[Lack]:
+    """DynamicResources: per request of the claims it had to allocate, the devices of the
+    node that match it and those free; a claim allocated elsewhere, by its node selector."""
+    s = state.get(DRA)
+    if not isinstance(s, DRAState) or not s.claims:
+        return []
+    out = []
+    for c, sel in zip(s.claims, s.available_on):
+        if c.allocation is not None and sel is not None and not selector_matches(sel, info.node):
+            out.append(Lack(plugin.name, f"claim {c.key} is allocated to another node",
+                            f"claim {c.key} deallocated (PostFilter does it when no other pod reserves it)"))
+    if s.allocator is not None:
+        todo = [c for c in s.claims if c.allocation is None]
+        for rep in request_reports(s.allocator, info.node, todo):
+            detail = (f"claim {rep.claim} request {rep.request}: needs {rep.needed}, {rep.matching} matching "
+                      f"device(s) on the node, {rep.free} free")
+            if rep.error:
+                detail += f" ({rep.error})"
+            if rep.free < rep.needed or rep.needed == 0:
+                need = f"{max(rep.needed - rep.free, 1)} more free matching device(s) for {rep.claim}/{rep.request}"
+            else:
+                need = f"devices for {rep.claim}/{rep.request} that keep its constraints and leave enough for the rest"
+            out.append(Lack(plugin.name, detail, need))
+    return out
+
+
 def node_lacks(fwk: Framework, state: CycleState, pod: Pod, info: NodeInfo,
                rows: list[tuple[str, Status]]) -> list[Lack]:
     """What the node lacks for the pod, for every filter plugin that rejects it (``rows``:
@@ -322,6 +360,8 @@ def node_lacks(fwk: Framework, state: CycleState, pod: Pod, info: NodeInfo,
             found = _spread_lacks(p, state, pod, info, v)
         elif isinstance(p, NodePorts):
             found = _ports_lacks(p, pod, info)
+        elif isinstance(p, DynamicResourcesFilter):
+            found = _device_lacks(p, state, pod, info)
         elif isinstance(p, NodeUnschedulable):
             found = [Lack(name, "spec.unschedulable is true",
                           "uncordoning, or a toleration of node.kubernetes.io/unschedulable:NoSchedule")]

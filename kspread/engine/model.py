@@ -187,6 +187,10 @@ class Pod:
     unmodelled: tuple[str, ...] = ()
     # spec.schedulingGates (names): the pod is not scheduled while it has one
     scheduling_gates: tuple[str, ...] = ()
+    # spec.resourceClaims, each resolved to its claim's name (kspread.engine.devices.PodClaim)
+    resource_claims: tuple[Any, ...] = ()
+    # spec.volumes as the volume plugins read them (kspread.engine.storage.PodVolume)
+    volumes: tuple[Any, ...] = ()
 
     @property
     def key(self) -> str:
@@ -311,3 +315,7 @@ class Cluster:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
+    # DeviceClasses, ResourceSlices and ResourceClaims (kspread.engine.devices.DeviceObjects)
+    devices: Any = None
+    # the storage objects (kspread.engine.storage.Storage); None: the case has none
+    storage: Any = None

@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from kspread.engine.devices import ClaimTracker
 from kspread.engine.extender import ExtenderCall, Extenders
 from kspread.engine.framework.handle import Handle
 from kspread.engine.framework.interface import PodEvent, StatusView
@@ -103,6 +104,9 @@ class CycleResult:
     _selected: Any = None  # list[str], or None with selected_positions set
     post_filter_ran: bool = False
     post_filter_status: Status | None = None
+    # the reasons of the PostFilter plugins that said Unschedulable before the last one
+    # (RunPostFilterPlugins joins them all into the status it returns)
+    post_filter_reasons: tuple[str, ...] = ()
     preemption: PreemptionOutcome | None = None
     error: str | None = None
     _statuses: Any = None  # dict[str, Status] or _FilterView
@@ -283,6 +287,10 @@ class Scheduler:
             if p.node_name is None and p.nominated_node:
                 self.nominator.add(p)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
+        self.claims = ClaimTracker(cluster.devices)
+        self.handle.claims = self.claims
+        # the storage objects; a sequence's bindings change this copy, never the case's
+        self.handle.storage = cluster.storage.copy() if cluster.storage is not None else None
         register_in_tree()
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
@@ -319,6 +327,8 @@ class Scheduler:
         # pod -> the tied nodes its placement was taken from (snapshot positions, as
         # mark_tie keeps them): tied_nodes
         self.ties: dict[str, np.ndarray] = {}
+        # the storage events of the last binding (VolumeBinding's PreBind)
+        self.storage_events: list[PodEvent] = []
         # a sequence with steps: its World (the steps' record), set by run_case
         self.sequence: Any = None
 
@@ -592,6 +602,7 @@ class Scheduler:
             return res
         res.post_filter_ran = True
         outcome: Any = None
+        before: list[str] = []
         for p in plugins:
             statuses = res._statuses if isinstance(res._statuses, StatusView) else res.statuses
             outcome, st = p.post_filter(state, pod, statuses)
@@ -600,6 +611,8 @@ class Scheduler:
                 break
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 break
+            res.post_filter_reasons = tuple(before)
+            before.extend(st.reasons)
         assert res.post_filter_status is not None  # plugins is not empty: the loop ran
         if isinstance(outcome, PreemptionOutcome):
             if not res.post_filter_status.is_success():
@@ -618,7 +631,38 @@ class Scheduler:
         self.pending.pop(pod.key, None)
         self.snapshot.add_pod(bound)
         self.bound[pod.key] = bound
+        self.storage_events = self._bind_volumes(bound, node)
         return bound
+
+    def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
+        """RunReservePluginsReserve (and DynamicResources' PreBind): the plugins that
+        keep state with the cluster record the pod's placement. Returns the events."""
+        events: list[PodEvent] = []
+        for p in self.framework.plugins():
+            reserve = getattr(p, "reserve", None)
+            if reserve is not None:
+                events.extend(reserve(state, pod, node))
+        return events
+
+    def release_pod(self, pod: Pod) -> list[PodEvent]:
+        """A pod deleted (a preemption victim, or a step of a sequence): the resource
+        claim controller takes it out of its claims' reservedFor and deallocates a
+        claim no pod reserves any more. Returns the claim events the queue sees."""
+        return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
+                for old in self.claims.pod_gone(pod.key)]
+
+    def _bind_volumes(self, pod: Pod, node: str) -> list[PodEvent]:
+        """VolumeBinding's Reserve and PreBind, with the PV controller and provisioner
+        acting at once: the pod's waiting claims are bound as its Filter chose on the
+        node (``VolumeBindingFilter.bind_volumes``). Returns the storage events."""
+        if self.handle.storage is None or not pod.volumes:
+            return []
+        vb = self.framework.plugin("VolumeBinding")
+        bind = getattr(vb, "bind_volumes", None)
+        if bind is None:
+            return []
+        events: list[PodEvent] = bind(pod, self.snapshot.get(node).node)
+        return events
 
     def apply_preemption(self, pod: Pod, outcome: PreemptionOutcome) -> tuple[Pod, list[PodEvent]]:
         """prepareCandidate and the nomination: delete the victims (at once; see the
@@ -632,6 +676,7 @@ class Scheduler:
             self.bound.pop(v.key, None)
             self.ties.pop(v.key, None)
             events.append(PodEvent("Delete", v))
+            events.extend(self.release_pod(v))
         node = outcome.nominated_node
         assert node is not None
         for other in self.nominator.on_node(node):
@@ -780,11 +825,16 @@ class SequenceRun:
                     r.error = bind_error  # the binding failed: the pod stays pending
                     continue
                 r.bound_node = node
+                claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
                 sched.store_schedule_results(r, node)
                 sched.mark_tie(pod, r)
                 bound = sched.bind(pod, node)
                 if case.is_sequence:
+                    for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
+                        queue.deliver(ev)
                     queue.deliver(PodEvent("Add", bound))
+                    for ev in claim_events:
+                        queue.deliver(ev)
                 continue
             in_flight: list[PodEvent] = []
             after: list[PodEvent] = []
@@ -804,6 +854,8 @@ class SequenceRun:
             if not sched.version.queue_sees_nomination_changes:
                 in_flight = [ev for ev in in_flight if ev.max_priority is None]
                 after = []
+            in_flight.extend(sched.handle.dra_events)  # DynamicResources' PostFilter deallocated a claim
+            sched.handle.dra_events.clear()
             queue.failed(q, pod, sched.rejectors(r), in_flight)
             for ev in in_flight:
                 queue.deliver(ev, skip=pod.key)

@@ -97,6 +97,26 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # KEP-5598: a pod with the signature of the pod just scheduled takes the next node
         # of that cycle's sorted list if it passes the filters (kspread/engine/scheduler.py)
         _gate("OpportunisticBatching", (35, True, "BETA")),
+        # Dynamic resource allocation (plugins/dynamicresources.py, allocator.py): GA in
+        # 1.34 but locked only from 1.35; admin access and prioritized lists.
+        FeatureGate("DynamicResourceAllocation", (GateStage(26, False, "ALPHA"), GateStage(32, False, "BETA"),
+                                                  GateStage(34, True, "GA"), GateStage(35, True, "GA", locked=True))),
+        _gate("DRAAdminAccess", (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA")),
+        FeatureGate("DRAPrioritizedList", (GateStage(33, False, "ALPHA"), GateStage(34, True, "BETA"),
+                                           GateStage(36, True, "GA"), GateStage(37, True, "GA", locked=True))),
+        # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
+        # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
+        # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
+        FeatureGate("VolumeAttributesClass", (GateStage(29, False, "ALPHA"), GateStage(31, False, "BETA"),
+                                              GateStage(34, True, "GA"), GateStage(36, True, "GA", locked=True))),
+        _gate("VolumeLimitScaling", (35, False, "ALPHA"), (37, True, "BETA")),
+        # VolumeRestrictions' ReadWriteOncePod check (KEP-2485)
+        _gate("ReadWriteOncePod", (22, False, "ALPHA"), (27, True, "BETA"), (29, True, "GA"), removed=31),
+        # VolumeBinding's Score (KEP-1845): VolumeCapacityPriority to 1.32 (static volumes,
+        # default shape favours fuller volumes), renamed StorageCapacityScoring in 1.33
+        # (also provisioned volumes by CSIStorageCapacity, default shape favours free space).
+        _gate("VolumeCapacityPriority", (21, False, "ALPHA"), removed=33),
+        _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),
     )
 }
 
@@ -116,31 +136,33 @@ def _unmodelled(name: str, why: str, *stages: tuple[int, bool, str], removed: in
 # error that says so. Their default is harmless to every case kspread can express,
 # which is the reason given with each. Stages from upstream main's scheduler feature
 # list (versioned specs, read for 1.37).
-_NO_DRA = "kspread cases declare no ResourceClaims, DeviceClasses or ResourceSlices"
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
-        _unmodelled("DynamicResourceAllocation", _NO_DRA + " (DynamicResources always skips)",
-                    (26, False, "ALPHA"), (32, False, "BETA"), (34, True, "GA"), (35, True, "GA"),
-                    locked_from=35),
         _unmodelled("DRAExtendedResource",
-                    "extended resources backed by DRA need a DeviceClass (its extendedResourceName, or the implicit "
-                    "deviceclass.resource.kubernetes.io/<class>); " + _NO_DRA + ", so NodeResourcesFit's PreFilter "
-                    "finds an empty mapping and checks every extended resource against the node's allocatable, "
-                    "as with the gate off",
+                    "extended resources backed by DRA need a DeviceClass (its extendedResourceName, or from 1.36 the "
+                    "implicit deviceclass.resource.kubernetes.io/<class>), and kspread refuses a case that uses "
+                    "either; without them NodeResourcesFit's PreFilter finds an empty mapping and checks every "
+                    "extended resource against the node's allocatable, as with the gate off",
                     (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
-        _unmodelled("DRAAdminAccess", _NO_DRA, (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
-                    locked_from=36),
-        _unmodelled("DRAPrioritizedList", _NO_DRA, (33, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA"),
-                    (37, True, "GA"), locked_from=37),
-        _unmodelled("DRADeviceTaints", _NO_DRA, (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
-        _unmodelled("DRAPartitionableDevices", _NO_DRA, (33, False, "ALPHA"), (36, True, "BETA")),
-        _unmodelled("DRAConsumableCapacity", _NO_DRA, (34, False, "ALPHA"), (36, True, "BETA")),
-        _unmodelled("DRADeviceBindingConditions", _NO_DRA, (34, False, "ALPHA"), (36, True, "BETA")),
-        _unmodelled("DRAResourceClaimDeviceStatus", _NO_DRA, (32, False, "ALPHA"), (33, True, "BETA"),
-                    (37, True, "GA"), locked_from=37),
-        _unmodelled("DRASchedulerFilterTimeout", _NO_DRA, (34, True, "BETA")),
-        _unmodelled("DRANodeAllocatableResources", _NO_DRA, (36, False, "ALPHA")),
+        _unmodelled("DRADeviceTaints", "kspread refuses a case that uses device taints (devices' taints, "
+                    "requests' tolerations)", (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
+        _unmodelled("DRAPartitionableDevices", "kspread refuses a case that uses partitionable devices "
+                    "(sharedCounters, consumesCounters, perDeviceNodeSelection)", (33, False, "ALPHA"),
+                    (36, True, "BETA")),
+        _unmodelled("DRAConsumableCapacity", "kspread refuses a case that uses consumable capacity "
+                    "(allowMultipleAllocations, request capacity, distinctAttribute)", (34, False, "ALPHA"),
+                    (36, True, "BETA")),
+        _unmodelled("DRADeviceBindingConditions", "kspread refuses a case that uses binding conditions "
+                    "(bindingConditions, bindingFailureConditions, bindsToNode)", (34, False, "ALPHA"),
+                    (36, True, "BETA")),
+        _unmodelled("DRAResourceClaimDeviceStatus", "kspread refuses a case that uses binding conditions (which "
+                    "need this gate too)", (32, False, "ALPHA"), (33, True, "BETA"), (37, True, "GA"),
+                    locked_from=37),
+        _unmodelled("DRASchedulerFilterTimeout", "kspread's allocator has no wall clock: a filter never times out",
+                    (34, True, "BETA")),
+        _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
+                    "from devices", (36, False, "ALPHA")),
         _unmodelled("InPlacePodVerticalScaling",
                     "kspread pods have no status resources or pending resizes, so requests are the spec's",
                     (27, False, "ALPHA"), (33, True, "BETA"), (35, True, "GA"), locked_from=35),
@@ -156,11 +178,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("NominatedNodeNameForExpectation",
                     "kspread sets nominatedNodeName only as preemption does, binding is immediate",
                     (34, False, "ALPHA"), (35, True, "BETA")),
-        _unmodelled("StorageCapacityScoring", "kspread models no volumes (VolumeBinding never scores)",
-                    (33, False, "ALPHA"), (37, True, "BETA")),
-        _unmodelled("VolumeAttributesClass", "kspread models no volumes", (29, False, "ALPHA"), (31, False, "BETA"),
-                    (34, True, "GA"), (36, True, "GA"), locked_from=36),
-        _unmodelled("VolumeLimitScaling", "kspread models no volumes", (35, False, "ALPHA"), (37, True, "BETA")),
         _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
                     (35, False, "ALPHA"), (37, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",

@@ -67,9 +67,11 @@ from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
+from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
+from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -139,6 +141,17 @@ def _node_selector_term(raw: Mapping[str, Any], path: PathT) -> NodeSelectorTerm
     fields = tuple(_node_field_requirement(e, [*path, "matchFields", i])
                    for i, e in enumerate(raw.get("matchFields") or []))
     return NodeSelectorTerm(exprs, fields)
+
+
+def node_selector_terms(raws: list, path: PathT) -> tuple[NodeSelectorTerm, ...]:
+    """A list of nodeSelectorTerms (a PersistentVolume's node affinity)."""
+    out = []
+    for i, t in enumerate(raws):
+        if not isinstance(t, Mapping):
+            raise CaseError("a node selector term must be a mapping with matchExpressions/matchFields", [*path, i],
+                            value=t)
+        out.append(_node_selector_term(t, [*path, i]))
+    return tuple(out)
 
 
 def _node_field_requirement(raw: Any, path: PathT) -> Requirement:
@@ -406,7 +419,10 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, gates) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates) = spec
+    if volumes and any(v.template is not None for v in volumes):
+        # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
+        volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
     return new_pod(
         name=name,
         namespace=ns,
@@ -432,6 +448,8 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         uses_persistent_volumes=pvs,
         unmodelled=unmodelled,
         scheduling_gates=gates,
+        resource_claims=pod_claims(name, claims),
+        volumes=volumes,
     )
 
 
@@ -650,11 +668,18 @@ class _Builder:
         if raw.get("controller") is not None:
             c = raw["controller"]
             ctrl = OwnerRef(c["kind"], c["name"], c.get("apiVersion") or _CONTROLLER_API.get(c["kind"], "apps/v1"))
+        volumes = pod_volumes(raw.get("volumes"), at("volumes"))
+        if raw.get("claims") is not None:
+            volumes += claims_shorthand(raw["claims"], at("claims"), {v.name for v in volumes})
         return (overhead, node_selector, affinity, tolerations, tscs, ctrl,
                 bool(raw.get("_preemptedByScheduler", False)),
-                bool(raw.get("_usesPersistentVolumes", False)) or any(
-                    "persistentVolumeClaim" in v or "ephemeral" in v for v in raw.get("volumes") or []),
-                tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")),
+                any(v.claim is not None or v.ephemeral is not None or v.template is not None for v in volumes),
+                # what a backend is not sent (it skips the case): the volume sources and claims
+                (tuple(raw.get("_unmodelled") or ()) or unmodelled_volumes(raw.get("volumes")))
+                + (("claims",) if raw.get("claims") else ()),
+                pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version,
+                               raw.get("devices")),
+                volumes,
                 self._gates(raw, at))
 
     def _gates(self, raw: Mapping[str, Any], at) -> tuple[str, ...]:
@@ -719,6 +744,12 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                       replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
                       namespaces=namespaces)
     incoming, timeline = _incoming(doc, b, nodes, seen_pods)
+    cluster.devices = build_devices(sections["devices"], version, [*pods, *incoming],
+                                    shorthand_classes(doc.get("deviceClasses"), version),
+                                    [s for raw, at in sections["nodes"] if isinstance(raw, Mapping)
+                                     for s in node_slices(raw["name"], raw.get("devices"), at, version)])
+    _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
+    cluster.storage = _storage(sections["storage"], [*pods, *incoming])
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}
     if not incoming and not timeline and "error" not in expect:
@@ -759,7 +790,11 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
     Deployments of ``objects`` made."""
     sections: dict[str, Section] = {k: [] for k in
                                     ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces")}
+    sections["devices"] = []
+    sections["storage"] = []
     for key in sections:
+        if key == "storage":
+            continue
         for i, item in enumerate(doc.get(key) or []):
             sections[key].append((item, _pather([key, i])))
     deployments: list[tuple[dict, list, dict]] = []
@@ -767,10 +802,28 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
         for section, item, prefix, fieldmap in convert_object(obj, ["objects", i]):
             if section == "deployments":
                 deployments.append((item, prefix, fieldmap))
+            elif section == "devices":
+                sections["devices"].append((item["_raw"], prefix))
+            elif section == "storage":
+                sections["storage"].append((item, prefix))
             else:
                 sections[section].append((item, _pather(prefix, fieldmap)))
     sections["owners"] += _deployment_replica_sets(deployments, sections)
     return sections
+
+
+def _storage(items: Section, pods: list[Pod]) -> Any:
+    """The storage objects of ``objects``, plus the claims the controllers create for
+    the pods (``kspread.format.storage.add_pod_claims``); None when there are none."""
+    from kspread.engine.storage import Storage
+
+    storage = Storage()
+    for obj, path in items:
+        add_object(storage, obj, path, node_selector_terms)
+    for p in pods:
+        if p.volumes:
+            add_pod_claims(storage, p.name, p.namespace, p.volumes)
+    return None if storage.empty() else storage
 
 
 def _priority_classes(b: _Builder, items: Section) -> None:
@@ -1262,6 +1315,7 @@ def check_expect(expect: Any) -> None:
         "preemption": "compares nothing: give `node`, `victims` or both (`preemption: null` asserts that "
                       "preemption ran and found no candidate)",
         "placements": "compares no pod: list the pods of `schedule` whose placement to compare",
+        "allocations": "compares no claim: list the ResourceClaims whose devices to compare",
     }
     for key, why in empty.items():
         if expect.get(key) == {}:
@@ -1305,6 +1359,17 @@ def _sequence_names(timeline: list[Any] | None, cluster: Cluster) -> Callable[[s
         return any(key.startswith(pre) and re.fullmatch("[0-9]+", key[len(pre):]) is not None for pre in prefixes)
 
     return known
+
+
+def _check_allocation_refs(expect: Mapping[str, Any], devices: Any) -> None:
+    """``expect.allocations`` names claims of the case (or made from its templates)."""
+    if not isinstance(expect, Mapping) or not expect.get("allocations"):
+        return
+    known = {c.key for c in devices.claims.values()} if devices is not None else set()
+    for c in expect["allocations"]:
+        if c not in known:
+            raise CaseError(f"no ResourceClaim {c!r} in the case" + did_you_mean(str(c), sorted(known)),
+                            ["expect", "allocations", c], value=c)
 
 
 def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pods: Mapping[str, Any],

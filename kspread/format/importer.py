@@ -3,7 +3,8 @@
 The dump is the output of::
 
     kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,\\
-        poddisruptionbudgets,priorityclasses -A -o yaml
+        poddisruptionbudgets,priorityclasses,persistentvolumes,persistentvolumeclaims,\\
+        storageclasses,csinodes,csidrivers,csistoragecapacities,volumeattachments -A -o yaml
 
 (a ``kind: List`` with ``items``; several YAML documents, or JSON, are accepted too).
 The case keeps only what the scheduler reads, in the shorthand sections of the case
@@ -18,16 +19,20 @@ format, read the way :mod:`kspread.format.objects` reads the same raw objects:
   nodeSelector, tolerations, affinity, topologySpreadConstraints, overhead, pod-level
   resources (spec.resources requests and limits), and
   per container its name, image (for ImageLocality), requests, host ports and
-  (init containers) restartPolicy. Runs of pods named ``x-0 .. x-(N-1)``, adjacent
+  (init containers) restartPolicy, and the volumes the volume plugins read (claims,
+  ephemeral volumes' claim templates, in-tree disks). Runs of pods named ``x-0 .. x-(N-1)``, adjacent
   and identical otherwise, become one entry with ``replicas: N``;
 * Services (with a selector: one without selects no pod), ReplicationControllers,
   ReplicaSets and StatefulSets with their selectors; PDBs with their selector and
   ``status.disruptionsAllowed``; PriorityClasses but the two built-in system
-  classes; Namespaces when the dump has them.
+  classes; Namespaces when the dump has them;
+* the storage objects (PersistentVolumes, PersistentVolumeClaims, StorageClasses,
+  CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments), raw in ``objects:``,
+  trimmed to the fields the volume plugins read (``kspread.format.storage``).
 
 What the shorthand cannot say stays a raw object in ``objects:``, trimmed to what
-kspread reads: a pod with a DisruptionTarget condition set by the scheduler or with
-persistent volumes, a PDB with ``status.disruptedPods``.
+kspread reads: a pod with a DisruptionTarget condition set by the scheduler, a PDB with
+``status.disruptedPods``.
 
 The case gets a placeholder ``pod:`` and ``expect: {}``: the user writes the pod to
 schedule and runs ``kspread run --update`` to fill ``expect``.
@@ -50,6 +55,7 @@ from typing import Any
 import yaml
 
 from kspread.errors import UNPRINTABLE_RE, CaseError
+from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.yamlwrite import comment_text, double_quoted
 
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -57,14 +63,18 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 PREEMPT_LOWER = "PreemptLowerPriority"
 
 # kinds whose objects the importer reads, in the order their sections are built
+_STORAGE_KINDS = ("StorageClass", "CSIDriver", "CSINode", "PersistentVolume", "PersistentVolumeClaim",
+                  "CSIStorageCapacity", "VolumeAttachment")
 _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
-               "StatefulSet", "PodDisruptionBudget")
+               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS, *_STORAGE_KINDS)
 # controller kinds the case format accepts in a pod's `controller`
 # the kinds a pod's controller may be (the case format's controller.kind)
 _CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
 _KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
-            "poddisruptionbudgets,priorityclasses -A -o yaml")
+            "poddisruptionbudgets,priorityclasses,persistentvolumes,persistentvolumeclaims,storageclasses,"
+            "csinodes,csidrivers,csistoragecapacities,volumeattachments,deviceclasses,resourceslices,resourceclaims,"
+            "resourceclaimtemplates -A -o yaml")
 _SECTIONS = ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces", "objects")
 # The controllers default topology spreading reads a pod's siblings through (SelectorSpread,
 # PodTopologySpread's system default constraints: DefaultSelector); a case imported without
@@ -261,11 +271,113 @@ def _container(raw: Mapping[str, Any], init: bool) -> dict:
     return out
 
 
+# In-tree disk sources the volume plugins read, and the fields of each they read
+_DISK_FIELDS = {"gcePersistentDisk": ("pdName", "readOnly"), "awsElasticBlockStore": ("volumeID", "readOnly"),
+                "iscsi": ("iqn", "readOnly"), "rbd": ("monitors", "pool", "image", "readOnly"),
+                "azureDisk": ("diskURI", "diskName", "readOnly"), "cinder": ("volumeID", "readOnly"),
+                "portworxVolume": ("volumeID", "readOnly")}
+_CLAIM_SPEC_FIELDS = ("accessModes", "selector", "volumeName", "storageClassName", "volumeMode",
+                      "volumeAttributesClassName")
+
+
+def _claim_spec(spec: Mapping[str, Any]) -> dict:
+    """A PersistentVolumeClaimSpec trimmed to what the volume plugins read."""
+    out = {k: spec[k] for k in _CLAIM_SPEC_FIELDS if spec.get(k) is not None}
+    storage = _m(_m(spec.get("resources")).get("requests")).get("storage")
+    if storage is not None:
+        out["resources"] = {"requests": {"storage": storage}}
+    return out
+
+
+def _disks(src: Mapping[str, Any]) -> dict:
+    """The in-tree disk sources of a volume or PV spec, trimmed."""
+    return {k: {f: _m(src[k])[f] for f in fields if f in _m(src[k])}
+            for k, fields in _DISK_FIELDS.items() if isinstance(src.get(k), dict)}
+
+
+def _volumes(spec: Mapping[str, Any]) -> list[dict]:
+    """A pod's volumes that the volume plugins read (claims, ephemeral volumes, in-tree
+    disks), trimmed."""
+    out = []
+    for v in spec.get("volumes") or []:
+        if not isinstance(v, dict):
+            continue
+        if isinstance(v.get("persistentVolumeClaim"), dict):
+            out.append({"name": v.get("name", ""),
+                        "persistentVolumeClaim": {"claimName": v["persistentVolumeClaim"].get("claimName", "")}})
+        elif isinstance(v.get("ephemeral"), dict):
+            tmpl = _m(v["ephemeral"].get("volumeClaimTemplate"))
+            out.append({"name": v.get("name", ""),
+                        "ephemeral": {"volumeClaimTemplate": {"spec": _claim_spec(_m(tmpl.get("spec")))}}})
+        elif _disks(v):
+            out.append({"name": v.get("name", ""), **_disks(v)})
+    return out
+
+
+_STORAGE_ANNOTATIONS = ("pv.kubernetes.io/bind-completed", "volume.kubernetes.io/selected-node",
+                        "volume.beta.kubernetes.io/storage-class", "storage.alpha.kubernetes.io/migrated-plugins")
+
+
+def storage_object(obj: Mapping[str, Any]) -> dict:
+    """A storage object trimmed to what the volume plugins read (see kspread.format.storage)."""
+    meta, spec, kind = _meta(obj), _m(obj.get("spec")), obj["kind"]
+    rmeta: dict[str, Any] = {"name": meta["name"]}
+    if kind in ("PersistentVolumeClaim", "CSIStorageCapacity"):
+        rmeta["namespace"] = meta.get("namespace") or "default"
+    if kind == "PersistentVolume" and meta.get("labels"):
+        rmeta["labels"] = dict(meta["labels"])
+    ann = {k: v for k, v in _m(meta.get("annotations")).items() if k in _STORAGE_ANNOTATIONS}
+    if ann:
+        rmeta["annotations"] = ann
+    if kind == "PersistentVolumeClaim":
+        refs = [{k: r[k] for k in ("apiVersion", "kind", "name", "uid", "controller") if k in r}
+                for r in meta.get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == "Pod"
+                and r.get("controller") is True]
+        if refs:
+            rmeta["ownerReferences"] = refs
+    if meta.get("deletionTimestamp") and kind in ("PersistentVolume", "PersistentVolumeClaim"):
+        rmeta["deletionTimestamp"] = str(meta["deletionTimestamp"])
+    out: dict[str, Any] = {"apiVersion": obj.get("apiVersion", ""), "kind": kind, "metadata": rmeta}
+    if kind == "PersistentVolume":
+        rspec = {k: spec[k] for k in ("accessModes", "storageClassName", "volumeMode", "volumeAttributesClassName",
+                                      "nodeAffinity") if spec.get(k) is not None}
+        storage = _m(spec.get("capacity")).get("storage")
+        if storage is not None:
+            rspec["capacity"] = {"storage": storage}
+        if isinstance(spec.get("claimRef"), dict):
+            rspec["claimRef"] = {k: spec["claimRef"][k] for k in ("namespace", "name") if k in spec["claimRef"]}
+        if isinstance(spec.get("csi"), dict):
+            rspec["csi"] = {k: spec["csi"][k] for k in ("driver", "volumeHandle") if k in spec["csi"]}
+        rspec.update(_disks(spec))
+        out["spec"] = rspec
+    elif kind == "PersistentVolumeClaim":
+        out["spec"] = _claim_spec(spec)
+    elif kind == "StorageClass":
+        for k in ("provisioner", "volumeBindingMode", "allowedTopologies"):
+            if obj.get(k) is not None:
+                out[k] = obj[k]
+    elif kind == "CSINode":
+        out["spec"] = {"drivers": [{k: d[k] for k in ("name", "nodeID", "topologyKeys", "allocatable") if k in d}
+                                   for d in spec.get("drivers") or [] if isinstance(d, dict)]}
+    elif kind == "CSIDriver":
+        out["spec"] = {"storageCapacity": spec["storageCapacity"]} if "storageCapacity" in spec else {}
+    elif kind == "CSIStorageCapacity":
+        for k in ("storageClassName", "capacity", "maximumVolumeSize", "nodeTopology"):
+            if obj.get(k) is not None:
+                out[k] = obj[k]
+    elif kind == "VolumeAttachment":
+        src = _m(spec.get("source"))
+        out["spec"] = {k: spec[k] for k in ("attacher", "nodeName") if k in spec}
+        if "persistentVolumeName" in src:
+            out["spec"]["source"] = {"persistentVolumeName": src["persistentVolumeName"]}
+    phase = _m(obj.get("status")).get("phase")
+    if phase and kind in ("PersistentVolume", "PersistentVolumeClaim"):
+        out["status"] = {"phase": phase}
+    return out
+
+
 def _needs_raw_pod(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     """What kspread reads from a raw pod that the shorthand cannot say."""
-    if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v)
-           for v in spec.get("volumes") or []):
-        return True
     return any(isinstance(c, dict) and c.get("type") == "DisruptionTarget" and c.get("status") == "True"
                and c.get("reason") == "PreemptionByScheduler" for c in status.get("conditions") or [])
 
@@ -408,10 +520,15 @@ class _Converter:
             cs = [c for c in spec.get(key) or [] if isinstance(c, dict)]
             if cs:
                 item[key] = [_container(c, init) for c in cs]
+        if spec.get("resourceClaims"):
+            item["resourceClaims"] = pod_resource_claims(spec, status)
+        vols = _volumes(spec)
+        if vols:
+            item["volumes"] = vols
         if _needs_raw_pod(spec, status):
             if incoming:
-                self.warn(f"pod {label}: it has persistent volumes, which the case shorthand of an incoming pod "
-                          "cannot say: left out")
+                self.warn(f"pod {label}: it has a DisruptionTarget condition, which the case shorthand of an "
+                          "incoming pod cannot say: left out")
                 return None
             return "objects", _raw_pod(obj, item)
         return ("incoming" if incoming else "pods"), item
@@ -461,7 +578,7 @@ class _Converter:
 
 def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
     """A pod as a raw object trimmed to what kspread reads (see kspread.format.objects)."""
-    meta, spec, status = _meta(obj), _m(obj.get("spec")), _m(obj.get("status"))
+    meta, status = _meta(obj), _m(obj.get("status"))
     rmeta: dict[str, Any] = {"name": meta["name"], "namespace": meta.get("namespace") or "default"}
     if meta.get("labels"):
         rmeta["labels"] = dict(meta["labels"])
@@ -476,19 +593,10 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
     if "node" in item:
         rspec["nodeName"] = item["node"]
     for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
-                "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers"):
+                "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers",
+                "resourceClaims", "volumes"):
         if key in item:
             rspec[key] = item[key]
-    vols = []
-    for v in spec.get("volumes") or []:
-        if isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v):
-            if "persistentVolumeClaim" in v:
-                vols.append({"name": v.get("name", ""), "persistentVolumeClaim":
-                             {"claimName": _m(v["persistentVolumeClaim"]).get("claimName", "")}})
-            else:
-                vols.append({"name": v.get("name", ""), "ephemeral": {}})
-    if vols:
-        rspec["volumes"] = vols
     rstatus: dict[str, Any] = {}
     if status.get("phase"):
         rstatus["phase"] = status["phase"]
@@ -504,6 +612,59 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
         rstatus["conditions"] = conds
     out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": rmeta, "spec": rspec}
     if rstatus:
+        out["status"] = rstatus
+    return out
+
+
+def pod_resource_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[dict]:
+    """A pod's spec.resourceClaims. A claim the resource claim controller made from a
+    template has a generated name (status.resourceClaimStatuses), not the case format's
+    ``<pod>-<name>``: the entry then names that claim (resourceClaimName), which the
+    dump holds with its allocation."""
+    made = {st.get("name"): st.get("resourceClaimName") for st in status.get("resourceClaimStatuses") or []
+            if isinstance(st, dict) and st.get("resourceClaimName")}
+    out = []
+    for e in spec.get("resourceClaims") or []:
+        if not isinstance(e, dict):
+            continue
+        if e.get("resourceClaimTemplateName") and e.get("name") in made:
+            out.append({"name": e["name"], "resourceClaimName": made[e["name"]]})
+        else:
+            out.append({k: e[k] for k in ("name", "resourceClaimName", "resourceClaimTemplateName") if k in e})
+    return out
+
+
+def device_object(obj: Mapping[str, Any]) -> dict:
+    """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate trimmed to
+    what kspread reads: its spec as it is, and a claim's allocation and reservedFor."""
+    meta, kind = _meta(obj), obj["kind"]
+    rmeta: dict[str, Any] = {"name": meta["name"]}
+    if kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        rmeta["namespace"] = meta.get("namespace") or "default"
+    refs = [{k: r[k] for k in ("apiVersion", "kind", "name", "controller") if k in r}
+            for r in meta.get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == "Pod"]
+    if refs:
+        rmeta["ownerReferences"] = refs
+    if meta.get("deletionTimestamp"):
+        rmeta["deletionTimestamp"] = str(meta["deletionTimestamp"])
+    out: dict[str, Any] = {"apiVersion": obj.get("apiVersion", "resource.k8s.io/v1"), "kind": kind, "metadata": rmeta}
+    if obj.get("spec"):
+        out["spec"] = obj["spec"]
+    status = _m(obj.get("status"))
+    if kind == "ResourceClaim" and (status.get("allocation") or status.get("reservedFor")):
+        rstatus: dict[str, Any] = {}
+        alloc = _m(status.get("allocation"))
+        if alloc:
+            results = [{k: r[k] for k in ("request", "driver", "pool", "device", "adminAccess") if k in r}
+                       for r in _m(alloc.get("devices")).get("results") or [] if isinstance(r, dict)]
+            ra: dict[str, Any] = {"devices": {"results": results}}
+            if alloc.get("nodeSelector"):
+                ra["nodeSelector"] = alloc["nodeSelector"]
+            rstatus["allocation"] = ra
+        reserved = [{k: r[k] for k in ("resource", "name") if k in r}
+                    for r in status.get("reservedFor") or [] if isinstance(r, dict)]
+        if reserved:
+            rstatus["reservedFor"] = reserved
         out["status"] = rstatus
     return out
 
@@ -572,7 +733,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         if not isinstance(meta.get("name"), str) or not meta["name"]:
             warn(f"a {kind} without metadata.name: left out")
             continue
-        ns = "" if kind in ("Node", "PriorityClass", "Namespace") else (meta.get("namespace") or "default")
+        ns = "" if kind in ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice") \
+            else (meta.get("namespace") or "default")
         key = (kind, ns, meta["name"])
         if key in seen:
             shown = f"{ns}/{meta['name']}" if ns else meta["name"]
@@ -622,6 +784,10 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
     for obj in by_kind["PodDisruptionBudget"]:
         section, item = cv.pdb(obj)
         sections[section].append(item)
+    for kind in DEVICE_KINDS:
+        sections["objects"].extend(device_object(obj) for obj in by_kind[kind])
+    for kind in _STORAGE_KINDS:
+        sections["objects"] += [storage_object(o) for o in by_kind[kind]]
     return sections, cv.counts
 
 

@@ -143,7 +143,7 @@ def _pod(o: _Object) -> None:
     """A Pod (not a terminated one): namespace, labels, being deleted, the controller
     owner reference, the spec fields the scheduler reads (containers with their
     resources and ports), startTime, nominatedNodeName, a DisruptionTarget condition
-    the scheduler's preemption set, and whether it uses persistent volumes."""
+    the scheduler's preemption set, and its volumes."""
     meta, spec, status, mp, sp, st = o.meta, o.spec, o.status, o.mp, o.sp, o.st
     o.take(meta, "namespace", "namespace", mp)
     o.take(meta, "labels", "labels", mp)
@@ -165,6 +165,7 @@ def _pod(o: _Object) -> None:
     o.take(spec, "tolerations", "tolerations", sp)
     o.take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
     o.take(spec, "schedulingGates", "schedulingGates", sp)
+    o.take(spec, "resourceClaims", "resourceClaims", sp)
     for key in ("containers", "initContainers"):
         if spec.get(key):
             o.put(key, [_container(c) for c in spec[key]], [*sp, key])
@@ -178,14 +179,12 @@ def _pod(o: _Object) -> None:
         if c.get("type") == "DisruptionTarget" and c.get("status") == "True" and \
                 c.get("reason") == "PreemptionByScheduler":
             o.item["_preemptedByScheduler"] = True
-    if any(isinstance(v, Mapping) and ("persistentVolumeClaim" in v or "ephemeral" in v)
-           for v in spec.get("volumes") or []):
-        o.item["_usesPersistentVolumes"] = True
     unmodelled = unmodelled_volumes(spec.get("volumes"))
     if spec.get("resourceClaims"):
         unmodelled += ("resourceClaims",)
     if unmodelled:
         o.item["_unmodelled"] = list(unmodelled)
+    o.take(spec, "volumes", "volumes", sp)
 
 
 def _owner(o: _Object) -> None:
@@ -235,12 +234,26 @@ def _priority_class(o: _Object) -> None:
             o.put(k, o.obj[k], [*o.path, k])
 
 
+def _device_object(o: _Object) -> None:
+    """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate: kept whole
+    for kspread.format.devices (``_raw``), which reads it by its API version."""
+    o.item["_raw"] = o.obj
+
+
 def _namespace(o: _Object) -> None:
     """A Namespace: its labels (for namespaceSelectors)."""
     o.take(o.meta, "labels", "labels", o.mp)
 
 
+def _storage(o: _Object) -> None:
+    """A storage object (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
+    CSIDriver, CSIStorageCapacity, VolumeAttachment): kept whole for
+    ``kspread.format.storage``, which reads what the volume plugins read."""
+    o.item = dict(o.obj)
+
+
 _OWNER = ("owners", "owner", _owner)
+_STORAGE = ("storage", None, _storage)
 # kind -> (section, the schema's $defs name of its shorthand item or None: not validated, converter)
 _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "Node": ("nodes", "node", _node),
@@ -253,6 +266,18 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "PodDisruptionBudget": ("pdbs", "pdb", _pdb),
     "PriorityClass": ("priorityClasses", "priorityClass", _priority_class),
     "Namespace": ("namespaces", "namespace", _namespace),
+    # dynamic resource allocation (kspread.format.devices)
+    "DeviceClass": ("devices", None, _device_object),
+    "ResourceSlice": ("devices", None, _device_object),
+    "ResourceClaim": ("devices", None, _device_object),
+    "ResourceClaimTemplate": ("devices", None, _device_object),
+    "PersistentVolume": _STORAGE,
+    "PersistentVolumeClaim": _STORAGE,
+    "StorageClass": _STORAGE,
+    "CSINode": _STORAGE,
+    "CSIDriver": _STORAGE,
+    "CSIStorageCapacity": _STORAGE,
+    "VolumeAttachment": _STORAGE,
 }
 
 

@@ -106,6 +106,12 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         return out
     if v == "required":
         missing = [k for k in value if k not in inst] if isinstance(inst, Mapping) else []
+        if missing and isinstance(e.schema, Mapping):
+            # a required field mistyped (``kindd``): named at the mistyped key, as load_case does for kind
+            known = e.schema.get("properties") or {}
+            typo = [k for k in inst if isinstance(k, str) and k not in known and k.lower().startswith(missing[0].lower())]
+            if typo:
+                return CaseError(f"missing required field {missing[0]!r}; unknown field {typo[0]!r}", [*path, typo[0]])
         return CaseError(f"missing required field {missing[0] if missing else e.message!r}", path)
     if v == "type" and path[-1:] == ["version"] and isinstance(inst, (int, float)) and not isinstance(inst, bool):
         out = CaseError(_unquoted_version(inst), path)

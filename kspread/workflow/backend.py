@@ -99,6 +99,9 @@ class Backend:
             return (f"pods {', '.join(unsent[:3])}{', ...' if len(unsent) > 3 else ''} have volumes or resource "
                     "claims, which kspread does not model and a backend is not sent (its scheduler would "
                     "place them as if they had none)")
+        if case.cluster.devices is not None:
+            return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
+                    "kspread does not send to a backend")
         unreported = [k for k in case.expect if k not in REPORTED]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
@@ -504,8 +507,10 @@ def _extender(e) -> dict[str, Any]:
             out[key] = verb
     if h.tls is not None:
         t = h.tls
-        out["tlsConfig"] = {"insecure": t.insecure, "serverName": t.server_name, "certFile": t.cert_file,
-                            "keyFile": t.key_file, "caFile": t.ca_file,
+        # the files were read when the case loaded (inside the trees being tested): their
+        # contents go as data, so the backend opens no file a case names
+        out["tlsConfig"] = {"insecure": t.insecure, "serverName": t.server_name, "certFile": "",
+                            "keyFile": "", "caFile": "",
                             **{k: base64.b64encode(v).decode() for k, v in
                                (("certData", t.cert_data), ("keyData", t.key_data), ("caData", t.ca_data)) if v}}
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from typing import IO, Any, cast
+from typing import IO, Any, NoReturn, cast
 
 from kspread.engine.scheduler import Scheduler
 from kspread.errors import CaseError
@@ -52,25 +52,53 @@ def _keyword_expression(expr: str):
     try:
         return compile_keyword(expr)
     except KeywordError as e:
-        raise SystemExit(safetext.lines(f"kspread run: -k {expr!r}: {e}")) from None
+        raise UsageError(f"kspread run: -k {expr!r}: {e}") from None
+
+
+# exit statuses, as pytest's: a case failed (or a file did not load), a usage or input
+# error (a bad option, a path that does not exist, a --case name that names no case), no
+# case collected or selected
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_CASE = 0, 1, 4, 5
+
+
+class UsageError(Exception):
+    """A mistake in the command line: its message, then exit status ``EXIT_USAGE``."""
+
+
+def _missing(paths: list[str], cmd: str) -> None:
+    """A path that does not exist is a usage error, as under pytest (nothing is run)."""
+    import os
+
+    gone = [p for p in paths if not os.path.lexists(p)]
+    if gone:
+        raise UsageError("\n".join(f"kspread {cmd}: file or directory not found: {p}" for p in gone))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from kspread.workflow.report import case_entry, file_entry
+    import time
 
+    from kspread.workflow.report import case_entry, file_entry
+    from kspread.workflow.report_junit import ERROR, FAILED, PASSED, SKIPPED, XFAILED, JUnitCase
+
+    _missing(args.files, "run")
+    if args.keyword:
+        _keyword_expression(args.keyword)  # a bad expression is a usage error before anything runs
+    started = time.perf_counter()
     failed = passed = deselected = skipped = xfailed = 0
     cases = 0
     report: list[dict[str, Any]] = []
+    junit: list[JUnitCase] = []
     out = _Output(args)
     backend = None
     if args.backend:
         from kspread.workflow.backend import BackendRun
 
         if args.update:
-            raise SystemExit("kspread run: --update writes the reference engine's results; it does not go with --backend")
+            raise UsageError("kspread run: --update writes the reference engine's results; it does not go with "
+                             "--backend")
         backend = BackendRun.start(args.backend, args.compare, out.note)
     elif args.compare:
-        raise SystemExit("kspread run: --compare needs --backend PATH")
+        raise UsageError("kspread run: --compare needs --backend PATH")
     names: set[str] = set()
     pictures = bool(args.html)
     stop = False
@@ -79,47 +107,56 @@ def cmd_run(args: argparse.Namespace) -> int:
             failed += 1
             out.error(str(fr.error))
             report.append(file_entry(fr.path, fr.error))
+            junit.append(JUnitCase(fr.path, fr.path, getattr(fr.error, "line", None), ERROR,
+                                   message="the case file does not load", text=str(fr.error)))
             if args.exitfirst:
                 break
             continue
         dups = duplicate_names(fr.docs)
         _with_extender_access(fr.docs, args)
-        checked: list[tuple[Any, Verdict]] = []
+        checked: list[tuple[Any, Verdict, float]] = []
         for i, doc in enumerate(fr.docs):
             names.add(doc.name)
             if not _selected(doc, args):
                 deselected += 1
                 continue
             out.progress(doc.name)
+            t0 = time.perf_counter()
             if i in dups:
-                checked.append((doc, Verdict(False, str(dups[i]), error=str(dups[i]))))
+                v = Verdict(False, str(dups[i]), error=str(dups[i]))
             elif backend is not None:
-                v = backend.check(doc)
-                if v is None:  # not applicable to the backend: a skip, with the reason
+                got = backend.check(doc)
+                if got is None:  # not applicable to the backend: a skip, with the reason
                     skipped += 1
+                    junit.append(JUnitCase(doc.file, doc.name, doc.line, SKIPPED, time.perf_counter() - t0,
+                                           "not applicable to the backend (another version)"))
                     continue
-                checked.append((doc, v))
+                v = got
             else:
                 v = check(doc, explain=args.explain)
-                if v.skipped is not None:
-                    skipped += 1
-                    out.note(f"SKIP {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}): "
-                             f"{safetext.line(v.skipped)}")
-                    continue
-                checked.append((doc, v))
-            out.checked(checked[-1][1])
-            if args.exitfirst and not args.update and not checked[-1][1].passed:
+            checked.append((doc, v, time.perf_counter() - t0))
+            if v.skipped is not None:
+                continue
+            out.checked(v)
+            if args.exitfirst and not args.update and not v.passed:
                 stop = True  # -x: the first failure ends the run
                 break
         if args.update:
-            _update_file(checked, args.update_keys or ())
-        for doc, v in checked:
+            _update_file([(doc, v) for doc, v, _ in checked if v.skipped is None], args.update_keys or ())
+        for doc, v, took in checked:  # in the file's order
+            if v.skipped is not None:
+                skipped += 1
+                out.status(f"SKIP {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}): "
+                           f"{safetext.line(v.skipped)}")
+                junit.append(JUnitCase(doc.file, doc.name, doc.line, SKIPPED, took, v.skipped))
+                continue
             cases += 1
             if v.xfail is not None:
                 if not v.passed:
                     xfailed += 1
-                    out.note(f"XFAIL {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}): "
-                             f"{safetext.line(v.xfail)}")
+                    out.status(f"XFAIL {safetext.line(doc.name)} ({safetext.line(doc.file)}:{doc.line}): "
+                               f"{safetext.line(v.xfail)}")
+                    junit.append(JUnitCase(doc.file, doc.name, doc.line, XFAILED, took, v.xfail))
                     continue
                 v.passed = False  # strict, as the pytest plugin marks it: an expected failure that passes fails
                 v.message = (f"{doc.file}:{doc.line}: case {doc.name!r} passes, but is marked xfail "
@@ -128,6 +165,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             passed += v.passed
             entry = case_entry(doc, v, pictures)
             report.append(entry)
+            if v.passed:
+                junit.append(JUnitCase(doc.file, doc.name, doc.line, PASSED, took))
+            else:
+                from kspread.workflow.reason import short_reason
+
+                junit.append(JUnitCase(doc.file, doc.name, doc.line, FAILED, took,
+                                       short_reason(v, doc.file, doc.line), v.message))
             out.case(doc, v, entry.get("actual", {}))
             if args.exitfirst and not v.passed:
                 stop = True
@@ -136,16 +180,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             break
     out.done()
     if args.json:
-        _json_out([{k: x for k, x in e.items() if k not in ("cluster", "message")} for e in report])
+        _json_out([{k: x for k, x in e.items() if k not in ("cluster", "message", "why")} for e in report])
     unknown = [n for n in dict.fromkeys(args.case or []) if n not in names] if not stop else []
     for n in unknown:  # a mistyped name must not quietly run fewer cases
         _say(f"kspread: --case {n!r} names no case in {', '.join(args.files)}", sys.stderr)
     if not cases and not failed and not skipped and not xfailed:
+        if unknown:
+            return EXIT_USAGE
         if deselected:
             print(f"kspread: no case selected ({deselected} deselected)", file=sys.stderr)
         else:
             _say(_no_case(args.files), sys.stderr)
-        return 1
+        return EXIT_NO_CASE
     summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") \
         + (f", {xfailed} xfailed" if xfailed else "") \
         + (f", {deselected} deselected" if deselected else "")
@@ -154,11 +200,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if stop:
         summary += " (stopped at the first failure, -x)"
     written = _write_reports(args, report, summary)
+    if args.junit_xml:
+        from kspread.workflow.report_junit import render_junit
+
+        written &= _write_report("--junit-xml", args.junit_xml, render_junit(junit, time.perf_counter() - started),
+                                 "JUnit XML report")
     if args.json:
         _say(summary, sys.stderr)
     else:
         out.summary(summary, failed)
-    return 1 if failed or unknown or not written else 0
+    if unknown:
+        return EXIT_USAGE
+    return EXIT_FAILED if failed or not written else EXIT_OK
 
 
 def _write_reports(args: argparse.Namespace, report: list[dict[str, Any]], summary: str) -> bool:
@@ -208,12 +261,17 @@ def _write_report(flag: str, path: str, text: str, what: str) -> bool:
     return True
 
 class _Output:
-    """What ``kspread run`` prints: each case (only failures with ``-q``), in colour and
-    with tables that fit the terminal on a TTY (rich), plain text otherwise. On a TTY a
-    status line shows the progress (cases run, failed, the one running)."""
+    """What ``kspread run`` prints: a line per case (PASS, FAIL, SKIP, XFAIL) and each
+    failing case's report; ``-v`` also each case's actual results; ``-q`` only the failing
+    cases. In colour (but with ``--no-color`` or ``NO_COLOR``) and with tables that fit the
+    terminal on a TTY (rich), plain text otherwise. On a TTY a status line shows the
+    progress (cases run, failed, the one running)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        import os
+
         self.quiet = args.quiet
+        self.verbose = args.verbose
         self.silent = args.json
         self.console = None
         if not self.silent and sys.stdout.isatty():
@@ -225,8 +283,10 @@ class _Output:
                 # a long line folds at the terminal's width: CommandGuard keeps a fold from
                 # beginning a line with a workflow command (a CI job may run kspread on a pty)
                 guard = cast("IO[str]", safetext.CommandGuard(sys.stdout))  # a text stream (TextIOBase)
-                self.console = Console(file=guard, force_terminal=True, highlight=False)
-        self.status: Any = None
+                # https://no-color.org: NO_COLOR set and not empty turns colour off, as --no-color does
+                plain = bool(args.no_color or os.environ.get("NO_COLOR"))
+                self.console = Console(file=guard, force_terminal=True, highlight=False, no_color=plain)
+        self.status_shown: Any = None
         self.ran = self.failed = 0
 
     def progress(self, name: str) -> None:
@@ -235,23 +295,28 @@ class _Output:
         from rich.text import Text
 
         text = Text(f"[{self.ran} run, {self.failed} failed] {safetext.line(name)}")  # Text: no markup read
-        if self.status is None:
-            self.status = self.console.status(text)
-            self.status.start()
+        if self.status_shown is None:
+            self.status_shown = self.console.status(text)
+            self.status_shown.start()
         else:
-            self.status.update(text)
+            self.status_shown.update(text)
 
     def done(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
+        if self.status_shown is not None:
+            self.status_shown.stop()
+            self.status_shown = None
 
     def error(self, text: str) -> None:
         _say(text, sys.stderr)
 
     def note(self, text: str) -> None:
-        """A line of its own (a skipped case, a difference): on stderr with --json."""
+        """A line of its own (a difference the backend found): on stderr with --json."""
         _say(text, sys.stderr if self.silent else sys.stdout)
+
+    def status(self, text: str) -> None:
+        """A case's line that is not a failure (SKIP, XFAIL): not with ``-q``."""
+        if not self.quiet:
+            self.note(text)
 
     def checked(self, v: Verdict) -> None:
         self.ran += 1
@@ -263,9 +328,9 @@ class _Output:
         where = f"{safetext.line(doc.file)}:{doc.line}" + (f", version {v.case.version}" if v.case else "")
         word = "PASS" if v.passed else "FAIL"
         body: list[str] = []
-        if v.outcome is not None and not self.quiet:
+        if v.outcome is not None and self.verbose:
             body.append("  " + safetext.lines(_yaml_dump(actual)).replace("\n", "\n  ").rstrip())
-        if not v.passed or v.outcome is None:
+        if not v.passed or (v.outcome is None and self.verbose):
             body.append("  " + safetext.lines(v.message).replace("\n", "\n  "))
         name = safetext.line(doc.name)
         if self.console is None:
@@ -322,6 +387,7 @@ def _update_file(checked: list[tuple[Any, Verdict]], keys: tuple[str, ...] = ())
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    _missing(args.files, "validate")
     bad = 0
     count = 0
     report: list[dict[str, Any]] = []
@@ -366,8 +432,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(f"{count} case(s) checked, {bad} invalid", file=sys.stderr)
     if not count and not bad:
         _say(_no_case(args.files), sys.stderr)
-        return 1
-    return 1 if bad else 0
+        return EXIT_NO_CASE
+    return EXIT_FAILED if bad else EXIT_OK
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -376,14 +442,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from kspread.workflow.explain import explain_compact, explain_cycles
     from kspread.workflow.runner import differing_nodes, explain_run
 
+    _missing([args.file], "explain")
     width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
     shown = 0
     bad = 0
+    usage = False
     entries: list[dict[str, Any]] = []
     for fr in collect([args.file]):
         if fr.error is not None:
             _say(str(fr.error), sys.stderr)
-            return 1
+            return EXIT_FAILED
         _with_extender_access(fr.docs, args)
         for doc in fr.docs:
             if args.case is not None and doc.name != args.case:
@@ -401,8 +469,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
             names = [n.name for n in case.cluster.nodes]
             unknown = [n for n in args.node or [] if n not in names]
             if unknown:
-                print(f"{doc.file}:{doc.line}: case {doc.name!r} has no node {unknown[0]!r} (--node)", file=sys.stderr)
-                bad += 1
+                _say(f"{doc.file}:{doc.line}: case {doc.name!r} has no node {unknown[0]!r} (--node)", sys.stderr)
+                usage = True
                 continue
             shown += 1
             first = differing_nodes(outcome.diffs, set(names)) if case.expect else []
@@ -419,12 +487,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
                                        header=case.is_sequence, width=width - 2, top=args.top)
             print("  " + safetext.lines(text).replace("\n", "\n  "))
             print()
-    if shown == 0 and bad == 0:
-        _say(f"no case named {args.case!r} in {args.file}" if args.case else f"no case in {args.file}", sys.stderr)
-        return 1
+    if shown == 0 and bad == 0 and not usage:
+        if args.case:
+            raise UsageError(f"kspread explain: no case named {args.case!r} in {args.file}")
+        _say(f"kspread explain: no case in {args.file}", sys.stderr)
+        return EXIT_NO_CASE
     if args.json:
         _json_out(entries)
-    return 1 if bad else 0
+    return EXIT_USAGE if usage else EXIT_FAILED if bad else EXIT_OK
 
 
 def _with_extender_access(docs, args: argparse.Namespace) -> None:
@@ -507,17 +577,35 @@ def update_keys_arg(text: str) -> tuple[str, ...]:
     return keys
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but a usage error exits ``EXIT_USAGE`` (4, as pytest's), its
+    message (which quotes the command line) printed through ``safetext``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        _say(f"{self.prog}: error: {message}", sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from kspread.workflow import access
 
-    ap = argparse.ArgumentParser(prog="kspread", description="kube-scheduler policy-testing harness")
+    ap = _Parser(prog="kspread", description="kube-scheduler policy-testing harness",
+                 epilog="exit status: 0 all passed, 1 a case failed (or is invalid), 4 a usage error (a bad "
+                        "option, a path that does not exist, a --case name that names no case), 5 no case "
+                        "collected or selected")
     ap.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run", help="run cases and print each case's actual results")
+    r = sub.add_parser("run", help="run cases: a line per case, the failing cases' reports, a summary")
     r.add_argument("files", nargs="+", help="case files or directories")
     r.add_argument("--json", action="store_true",
                    help="print a JSON report (failing cases with their expected values and the differences)")
-    r.add_argument("-q", "--quiet", action="store_true", help="print only the failing cases and the summary")
+    loud = r.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true", help="print only the failing cases and the summary")
+    loud.add_argument("-v", "--verbose", action="store_true",
+                      help="also print every case's actual results, in the shape of expect, every key filled")
+    r.add_argument("--no-color", action="store_true",
+                   help="no colour on a terminal (as the NO_COLOR environment variable)")
     r.add_argument("-k", dest="keyword", metavar="EXPR",
                    help="run only the cases whose name or tags match the expression, as pytest -k "
                         "('web and not slow')")
@@ -542,6 +630,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--markdown", metavar="FILE",
                    help="write a markdown summary (a pull-request comment; under GitHub Actions it also goes to "
                         "$GITHUB_STEP_SUMMARY)")
+    r.add_argument("--junit-xml", metavar="FILE",
+                   help="write a JUnit XML report (one testcase per case), which CI systems read")
     r.add_argument("--github", action="store_true",
                    help="print GitHub Actions annotations (::error file=...,line=...) for failing cases "
                         "(on by itself when GITHUB_ACTIONS=true)")
@@ -592,6 +682,9 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     try:
         return args.func(args)
+    except UsageError as e:
+        _say(str(e), sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         return 1
     except SystemExit as e:

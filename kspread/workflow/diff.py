@@ -16,8 +16,9 @@ load are reported apart as well: they say nothing about a configuration.
 
 A diff that compares nothing does not pass: a configuration that no version kspread
 supports can run (it cannot be read, it has no profile of ``--scheduler-name``, ...) is
-an error before any case runs (exit 2), and a diff in which no case was run under
-both configurations fails (exit 1), as does one that finds no case.
+an error before any case runs (exit 4, a usage error, as a path that does not exist),
+a diff in which no case was run under both configurations fails (exit 1), and one that
+finds no case exits 5. Values print as YAML (``selected: n2 -> n1``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from kspread.workflow.runner import run_loaded
 from kspread.workflow.safetext import line as one_line
 from kspread.workflow.safetext import print_json as say_json
 from kspread.workflow.safetext import say
+from kspread.workflow.yamltext import flow
 
 
 @dataclasses.dataclass
@@ -134,10 +136,13 @@ def main(args: argparse.Namespace) -> int:
     # not every case's "not applicable"
     unusable_sides = [(flag, why) for flag, config_path in (("--base", args.base), ("--head", args.head))
                       if (why := unusable(config_path, scheduler_name)) is not None]
+    from kspread.workflow.cli import EXIT_FAILED, EXIT_NO_CASE, EXIT_OK, EXIT_USAGE, _missing, _no_case
+
     for flag, why in unusable_sides:
         say(f"kspread diff: {flag}: {why}", sys.stderr)
     if unusable_sides:
-        return 2
+        return EXIT_USAGE
+    _missing(args.paths, "diff")
     access = extender_access(args)
     for fr in collect(args.paths):
         if fr.error is not None:
@@ -181,7 +186,7 @@ def main(args: argparse.Namespace) -> int:
             for key in ("error", "selected", "preemption", "placements"):
                 b, h = r["base"].get(key), r["head"].get(key)
                 if b != h:
-                    say(f"  {key}: {json.dumps(b)} -> {json.dumps(h)}")
+                    say(f"  {key}: {flow(b)} -> {flow(h)}")
             for line in _table(r["base"], r["head"]):
                 say(line)
         for r in not_applicable:
@@ -204,14 +209,12 @@ def main(args: argparse.Namespace) -> int:
             parts.append(f"{expected_errors} expecting a load error skipped")
         say(", ".join(parts), sys.stderr)
     if not total and not invalid and not expected_errors:
-        from kspread.workflow.cli import _no_case
-
         say(_no_case(args.paths), sys.stderr)
-        return 1
+        return EXIT_NO_CASE
     if changed + unchanged == 0:
         say("kspread diff: no case was run under both configurations; nothing was compared", sys.stderr)
-        return 1
-    return 1 if changed or invalid else 0
+        return EXIT_FAILED
+    return EXIT_FAILED if changed or invalid else EXIT_OK
 
 
 def add_arguments(d: argparse.ArgumentParser) -> None:

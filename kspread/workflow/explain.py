@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 from kspread.engine.diagnosis import Lack, closest_first, node_lacks, verdict
 from kspread.engine.framework.status import Code, Status
 from kspread.engine.plugins.defaultpreemption import LATEST_START_TIME, MAX_INT32, SMALLEST_PRIORITY_SUM, TIE
+from kspread.engine.plugins.dynamicresources import NAME as DRA
+from kspread.engine.plugins.dynamicresources import DRAState
 from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler, wrap_int64
 
 if TYPE_CHECKING:
@@ -359,16 +361,20 @@ def explain_cycle_outcome(sched: Scheduler, r: CycleResult, cx: CycleExplanation
         top = sorted(r.selected, key=rank.__getitem__)
         lines.append("selected: " + ", ".join(top[:MAX_VALUES_SHOWN])
                      + (f", ... ({len(top) - MAX_VALUES_SHOWN} more)" if len(top) > MAX_VALUES_SHOWN else ""))
+        lines.extend(allocation_lines(r, r.bound_node or top[0]))
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
+        decision = preemption_decision(r, list(rank))
+        if decision:
+            lines.append(decision)
     elif not r.error:
         lines.append("unschedulable")
         said = verdict(sched.version, r)
         if said is not None:
             lines.append(f"scheduler's verdict: {said}")
         if cx is not None:
-            lines.extend(_what_it_takes(cx, list(rank)))
+            lines.extend(what_it_takes(cx, list(rank)))
     if r.error:
         lines.append(f"scheduling error: {r.error}")
     return "\n".join(lines)
@@ -437,6 +443,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         elif len(r.selected) > 1 and sched.case.is_sequence and r.bound_node:
             lines.append(f"  (a tie: the sequence binds {r.bound_node}, the first in node order; "
                          "upstream picks any of them)")
+        lines.extend(allocation_lines(r, r.bound_node or top[0]))
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
@@ -445,10 +452,23 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
         said = verdict(version, r)
         if said is not None:
             lines.append(f"scheduler's verdict: {said}")
-        lines.extend(_what_it_takes(cx, order))
+        lines.extend(what_it_takes(cx, order))
     if r.error:
         lines.append(f"scheduling error: {r.error}")
     return "\n".join(lines)
+
+
+def allocation_lines(r: CycleResult, node: str) -> list[str]:
+    """DynamicResources: the devices the cycle's Filter allocated on ``node`` for the
+    pod's unallocated claims (what Reserve records), claim by claim."""
+    s = r.state.get(DRA) if r.state is not None else None
+    if not isinstance(s, DRAState) or node not in s.node_allocations:
+        return []
+    todo = [c for c in s.claims if c.allocation is None]
+    lines = [f"devices allocated on {node}:"]
+    for c, a in zip(todo, s.node_allocations[node]):
+        lines.append(f"  {c.key}: " + ", ".join(f"{d} ({d.request})" for d in a.devices))
+    return lines
 
 
 def extender_call_lines(r: CycleResult) -> list[str]:
@@ -517,7 +537,7 @@ def _details(cx: CycleExplanation, node: str, plugin: str) -> str:
     return f" ({'; '.join(said)})" if said else ""
 
 
-def _what_it_takes(cx: CycleExplanation, order: list[str]) -> list[str]:
+def what_it_takes(cx: CycleExplanation, order: list[str]) -> list[str]:
     """For a pod that fits no node: per node, what it lacks (the nodes closest to
     fitting first, at most ``MAX_LACKING_SHOWN``)."""
     nodes = closest_first(cx.lacks, order)
@@ -604,12 +624,7 @@ def _preemption_lines(r: CycleResult, order: list[str], nodes: set[str] | None) 
         return lines
     lines.append("  node choice (pickOneNodeForPreemption), each criterion keeps the best:")
     for i, step in enumerate(out.pick_steps, 1):
-        items = sorted(step.values.items(), key=lambda kv: rank.get(kv[0], len(rank)))
-        cands = out.candidates
-        vals = ", ".join(f"{n} {_criterion_value(step.criterion, v, len(cands.get(n, [])))}"
-                         for n, v in items[:MAX_VALUES_SHOWN])
-        if len(items) > MAX_VALUES_SHOWN:
-            vals += f", ... ({len(items) - MAX_VALUES_SHOWN} more)"
+        vals = _step_values(out, step, rank)
         kept = sorted(step.kept, key=lambda n: rank.get(n, len(rank)))
         kept_text = ", ".join(kept[:MAX_VALUES_SHOWN]) + (
             f", ... ({len(kept) - MAX_VALUES_SHOWN} more)" if len(kept) > MAX_VALUES_SHOWN else "")
@@ -624,6 +639,42 @@ def _preemption_lines(r: CycleResult, order: list[str], nodes: set[str] | None) 
     else:
         lines.append(f"  decided by: {out.decided_by}")
     return lines
+
+
+def _step_values(out: PreemptionOutcome, step: Any, rank: dict[str, int]) -> str:
+    """A criterion's value for each node it compared (``n1 1, n2 0``), the first
+    ``MAX_VALUES_SHOWN`` in node order and the others counted."""
+    items = sorted(step.values.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+    vals = ", ".join(f"{n} {_criterion_value(step.criterion, v, len(out.candidates.get(n, [])))}"
+                     for n, v in items[:MAX_VALUES_SHOWN])
+    if len(items) > MAX_VALUES_SHOWN:
+        vals += f", ... ({len(items) - MAX_VALUES_SHOWN} more)"
+    return vals
+
+
+def preemption_decision(r: CycleResult, order: Sequence[str]) -> str:
+    """One line: why the preemption nominated its node, the criterion of
+    pickOneNodeForPreemption that decided with each node's value
+    (``preemption decided by fewest PDB violations: n1 1, n2 0 -> n2``); empty when no
+    preemption nominated a node."""
+    out = r.preemption
+    if out is None or not out.nominated_node or not out.candidates:
+        return ""
+    node = out.nominated_node
+    if len(out.candidates) == 1:
+        return f"preemption: {node} is the only candidate"
+    rank = {n: i for i, n in enumerate(order)}
+    tied = sorted(out.tied_nodes, key=lambda n: rank.get(n, len(rank)))
+    if not out.pick_steps:
+        return f"preemption: {node} nominated"
+    step = out.pick_steps[-1]
+    vals = _step_values(out, step, rank)
+    if out.decided_by == TIE or len(tied) > 1:
+        shown = ", ".join(tied[:MAX_VALUES_SHOWN]) + (
+            f", ... ({len(tied) - MAX_VALUES_SHOWN} more)" if len(tied) > MAX_VALUES_SHOWN else "")
+        return (f"preemption decided by no criterion: a tie between {shown} (last: {step.criterion}: {vals}; "
+                f"upstream takes any, kspread nominates the first, {node})")
+    return f"preemption decided by {step.criterion}: {vals} -> {node}"
 
 
 def _victims(victims: list) -> str:
@@ -644,4 +695,4 @@ def _criterion_value(criterion: str, value: Any, n_victims: int) -> str:
 
 
 __all__ = ["Code", "CycleExplanation", "PreemptionOutcome", "capture", "compact_data", "explain_compact", "explain_cycle",
-           "explain_cycles", "explain_failure", "row_reason"]
+           "explain_cycles", "explain_failure", "preemption_decision", "row_reason", "what_it_takes"]

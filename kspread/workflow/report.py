@@ -22,6 +22,8 @@ from kspread.workflow.runner import _MISSING, EXPECT_KEYS, Verdict
 MAX_NODES = 200
 MAX_PODS = 24
 MAX_CYCLES = 200
+MAX_TAINTS = 6  # taints of a node in the picture; the rest counted
+MAX_LABELS = 8  # labels of a node the plugins read; the rest counted
 
 
 def jsonable(value: Any) -> Any:
@@ -76,6 +78,8 @@ def case_entry(doc: Any, v: Verdict, pictures: bool = False) -> dict[str, Any]:
         entry["differences"] = jsonable(differences(v))
     if not v.passed:
         entry["message"] = v.message
+        if v.why:
+            entry["why"] = v.why
     if pictures and v.case is not None:
         entry["cluster"] = cluster_picture(v)
     return entry
@@ -87,10 +91,46 @@ def _zone(labels: Any) -> str:
     return str(labels.get(ZONE_LABEL) or labels.get(BETA_ZONE_LABEL) or "")
 
 
+def read_label_keys(case: Any) -> list[str]:
+    """The node label keys the scheduling of the case's incoming pods reads: their
+    nodeSelector, node affinity (required and preferred), topology spread constraints
+    and pod (anti-)affinity topology keys, and the zone labels (the default spreading of
+    SelectorSpread and PodTopologySpread; their hostname label is the node's name)."""
+    from kspread.engine.model import BETA_ZONE_LABEL, ZONE_LABEL
+
+    keys: dict[str, None] = {}
+    for pod in case.incoming:
+        keys.update(dict.fromkeys(pod.node_selector))
+        aff = pod.affinity
+        na = aff.node_affinity if aff is not None else None
+        if na is not None:
+            terms = [*(na.required or ()), *(t.preference for t in na.preferred)]
+            for term in terms:
+                keys.update(dict.fromkeys(r.key for r in term.match_expressions))
+        for rules in (aff.pod_affinity, aff.pod_anti_affinity) if aff is not None else ():
+            if rules is not None:
+                keys.update(dict.fromkeys(t.topology_key for t in rules.required))
+                keys.update(dict.fromkeys(t.term.topology_key for t in rules.preferred))
+        keys.update(dict.fromkeys(c.topology_key for c in pod.topology_spread_constraints))
+    keys.update(dict.fromkeys((ZONE_LABEL, BETA_ZONE_LABEL)))
+    return list(keys)
+
+
+def _node_marks(node: Any, keys: list[str]) -> dict[str, Any]:
+    """A node's taints (``key=value:Effect``) and the labels of ``keys`` it has, bounded."""
+    taints = [f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in node.taints]
+    labels = [f"{k}={node.labels[k]}" for k in keys if k in node.labels]
+    return {"taints": taints[:MAX_TAINTS], "taintsTotal": len(taints),
+            "labels": labels[:MAX_LABELS], "labelsTotal": len(labels)}
+
+
 def cluster_picture(v: Verdict) -> dict[str, Any]:
     """What the HTML report draws of a case: its nodes (zone, the pods declared on
-    them), the incoming pods, and each cycle (pod, bound node, nominated node,
-    victims). Bounded: a 5,000-node case draws ``MAX_NODES`` nodes and counts the rest."""
+    them, the taints and the labels the plugins read), the incoming pods, and each
+    cycle (pod, bound node, nominated node, victims); of the last cycle, each score
+    plugin's weight and weighted scores (``weights``, ``weighted``), which with the
+    extenders' make up the totals. Bounded: a 5,000-node case draws ``MAX_NODES``
+    nodes and counts the rest."""
     case = v.case
     assert case is not None
     nodes = case.cluster.nodes
@@ -98,13 +138,20 @@ def cluster_picture(v: Verdict) -> dict[str, Any]:
     for p in case.cluster.pods:
         if p.node_name:
             pods_on.setdefault(p.node_name, []).append(p.key)
+    keys = read_label_keys(case)
     drawn = []
     for n in nodes[:MAX_NODES]:
         on = pods_on.get(n.name, [])
-        drawn.append({"name": n.name, "zone": _zone(n.labels), "pods": on[:MAX_PODS], "podsTotal": len(on)})
+        drawn.append({"name": n.name, "zone": _zone(n.labels), "pods": on[:MAX_PODS], "podsTotal": len(on),
+                      **_node_marks(n, keys)})
     out: dict[str, Any] = {"nodes": drawn, "nodesTotal": len(nodes),
                            "incoming": [p.key for p in case.incoming[:MAX_CYCLES]],
                            "sequence": case.is_sequence}
+    if v.outcome is not None and v.outcome.cycles and v.outcome.scheduler is not None:
+        last = v.outcome.cycles[-1]
+        if last.scores is not None:
+            out["weights"] = {sp.label: sp.weight for sp in v.outcome.scheduler.framework.score_plugins}
+            out["weighted"] = {p: dict(per_node) for p, per_node in last.scores.weighted.items()}
     if v.outcome is not None:
         cycles = []
         for r in v.outcome.cycles[:MAX_CYCLES]:

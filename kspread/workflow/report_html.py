@@ -47,6 +47,7 @@ th{background:#f6f8fa}
 td.want{color:#1a7f37}td.have{color:#cf222e}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:480px;white-space:pre-wrap}
+pre.why{background:#fff8c5;border-left:3px solid #bf8700}
 .pics{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
 figure{margin:6px 0;display:table}figcaption{display:table-caption;caption-side:bottom;font-size:12px;color:#57606a}
 ul.index{columns:3;padding-left:18px}
@@ -63,14 +64,13 @@ def _short(text: str, n: int) -> str:
 
 
 def _fmt(value: Any, limit: int = 2_000) -> str:
-    if value is None:
-        return "(none)"
-    if isinstance(value, (dict, list)):
-        import json
-
-        text = json.dumps(value, sort_keys=False)
+    """A value as YAML on one line (``{n1: 50}``, ``[a, b]``, ``null``); text as it is."""
+    if isinstance(value, str):
+        text = value
     else:
-        text = str(value)
+        from kspread.workflow.yamltext import flow
+
+        text = flow(value)
     return text if len(text) <= limit else text[:limit] + f"\u2026 ({len(text) - limit} more characters)"
 
 
@@ -190,23 +190,31 @@ def _heat(score: float, top: float) -> str:
     return f"hsl(212,80%,{light:.0f}%)"
 
 
-def heatmap_svg(actual: dict[str, Any], expected: dict[str, Any] | None) -> str | None:
+def heatmap_svg(actual: dict[str, Any], expected: dict[str, Any] | None,
+                pic: dict[str, Any] | None = None) -> str | None:
     """Nodes (columns, by total score, highest first) by score plugin (rows): each
-    cell the plugin's normalized score, darker when higher; a cell whose expected
-    score differs is outlined in red; the selected node's column is marked."""
+    cell the plugin's weighted score (its normalized score times its weight, the weight
+    in the row's label), darker when higher, with a row for what the extenders added, so
+    that each node's column adds up to its total; a cell whose expected (normalized)
+    score differs is outlined in red; the selected node's column is marked. Without the
+    weights (``pic`` has none), the normalized scores."""
     scores = actual.get("scores") or {}
     totals = actual.get("totals") or {}
     if not scores or not totals:
         return None
     want = (expected or {}).get("scores") if isinstance(expected, dict) else None
     want = want if isinstance(want, dict) else {}
+    weighted = (pic or {}).get("weighted")
+    weights = (pic or {}).get("weights") or {}
     nodes = sorted(totals, key=lambda n: -float(totals[n]) if isinstance(totals[n], (int, float)) else 0)
     more_nodes = max(0, len(nodes) - MAX_HEAT_NODES)
+    all_nodes = nodes
     nodes = nodes[:MAX_HEAT_NODES]
     plugins = list(scores)[:MAX_HEAT_PLUGINS]
+    more_plugins = len(scores) - len(plugins)
     sel = actual.get("selected")
     selected = set(sel if isinstance(sel, list) else [sel] if sel else [])
-    left, cw, ch, top = 230, 64, 22, 50
+    left, cw, ch, top = 250, 64, 22, 50
     body: list[str] = []
     for j, node in enumerate(nodes):
         x = left + j * cw + cw / 2
@@ -214,11 +222,24 @@ def heatmap_svg(actual: dict[str, Any], expected: dict[str, Any] | None) -> str 
         body.append(f'<g transform="translate({x:.0f},{top - 6}) rotate(-35)">'
                     + _svg_text(0, 0, mark + node, 16, weight="600" if mark else "normal",
                                 fill="#1a7f37" if mark else "#1f2328") + "</g>")
-    rows = [(p, scores[p]) for p in plugins] + [("total", totals)]
-    for i, (plugin, per_node) in enumerate(rows):
+    rows: list[tuple[str, str, dict[str, Any]]] = []  # (label, plugin, value per node)
+    if isinstance(weighted, dict):
+        for p in plugins:
+            rows.append((f"{p} \u00d7{weights.get(p, 1)}", p, weighted.get(p) or {}))
+        # what the score plugins do not explain: the extenders' prioritize scores (and the
+        # plugins not drawn), so that each column adds up to its total
+        rest = {n: totals[n] - sum((weighted.get(p) or {}).get(n, 0) for p in plugins) for n in all_nodes
+                if isinstance(totals.get(n), (int, float))}
+        if any(rest.values()):
+            rows.append(("extenders" if not more_plugins else f"extenders and {more_plugins} more plugin(s)",
+                         "", rest))
+    else:
+        rows.extend((p, p, scores[p]) for p in plugins)
+    rows.append(("total", "total", totals))
+    for i, (label, plugin, per_node) in enumerate(rows):
         y = top + i * ch
         is_total = plugin == "total"
-        body.append(_svg_text(left - 8, y + 15, plugin, 34, anchor="end", weight="600" if is_total else "normal"))
+        body.append(_svg_text(left - 8, y + 15, label, 38, anchor="end", weight="600" if is_total else "normal"))
         vals = [v for v in (per_node or {}).values() if isinstance(v, (int, float))]
         high = max(vals, default=0)
         for j, node in enumerate(nodes):
@@ -226,10 +247,15 @@ def heatmap_svg(actual: dict[str, Any], expected: dict[str, Any] | None) -> str 
             x = left + j * cw
             fill = "#f6f8fa" if not isinstance(v, (int, float)) else (
                 _heat(v, high) if not is_total else f"hsl(140,60%,{96 - 50 * (v / high if high > 0 else 0):.0f}%)")
+            norm = (scores.get(plugin) or {}).get(node) if plugin in scores else None
             exp = want.get(plugin, {}).get(node) if isinstance(want.get(plugin), dict) else None
-            wrong = exp is not None and exp != v
+            wrong = exp is not None and exp != norm
             stroke = 'stroke="#cf222e" stroke-width="2.5"' if wrong else 'stroke="#ffffff" stroke-width="1"'
-            tip = f"{plugin} on {node}: {_fmt(v)}" + (f" (expected {_fmt(exp)})" if wrong else "")
+            if plugin in scores and isinstance(weighted, dict):
+                tip = f"{plugin} on {node}: normalized {_fmt(norm)} \u00d7 weight {weights.get(plugin, 1)} = {_fmt(v)}"
+            else:
+                tip = f"{label} on {node}: {_fmt(v)}"
+            tip += f" (expected normalized {_fmt(exp)})" if wrong else ""
             body.append(f'<rect x="{x + 1}" y="{y + 1}" width="{cw - 2}" height="{ch - 2}" fill="{fill}" {stroke}>'
                         f"<title>{_e(tip)}</title></rect>")
             dark = isinstance(v, (int, float)) and high > 0 and v / high > 0.6
@@ -241,6 +267,29 @@ def heatmap_svg(actual: dict[str, Any], expected: dict[str, Any] | None) -> str 
         body.append(_svg_text(left, h + 10, f"{more_nodes} more node(s) not drawn", 60, fill="#57606a"))
         h += 18
     return _svg(max(width, 320), h, body, "heatmap of nodes by score plugin")
+
+
+def node_marks_table(pic: dict[str, Any], first: list[str]) -> str:
+    """A table of the nodes' taints and of their labels the plugins read (the nodes of
+    ``first`` first, at most ``MAX_HEAT_NODES``; a node with neither is left out)."""
+    by_name = {n["name"]: n for n in pic.get("nodes", [])}
+    order = [n for n in dict.fromkeys([*first, *by_name]) if n in by_name]
+    marked = [by_name[n] for n in order if by_name[n].get("taints") or by_name[n].get("labels")]
+    if not marked:
+        return ""
+
+    def cell(items: list[str], total: int) -> str:
+        more = f" <span class='more'>+{total - len(items)} more</span>" if total > len(items) else ""
+        return ", ".join(f"<code>{_e(x)}</code>" for x in items) + more
+
+    rows = ["<table class='marks'><tr><th>node</th><th>taints</th><th>labels the plugins read</th></tr>"]
+    for n in marked[:MAX_HEAT_NODES]:
+        rows.append(f"<tr><td>{_e(n['name'])}</td><td>{cell(n.get('taints', []), n.get('taintsTotal', 0))}</td>"
+                    f"<td>{cell(n.get('labels', []), n.get('labelsTotal', 0))}</td></tr>")
+    rows.append("</table>")
+    if len(marked) > MAX_HEAT_NODES:
+        rows.append(f"<p class='more'>{len(marked) - MAX_HEAT_NODES} more node(s) with taints or labels</p>")
+    return "".join(rows)
 
 
 def sequence_svg(pic: dict[str, Any]) -> str | None:
@@ -324,21 +373,34 @@ def _case_section(i: int, e: dict[str, Any]) -> str:
         out.append(_differences_table(e["differences"]))
     elif e.get("error"):
         out.append(f"<pre>{_e(e['error'])}</pre>")
+    if e.get("why"):
+        # the scheduler's verdict, the preemption's deciding criterion, what it would take: in view
+        out.append(f"<pre class='why'>{_e(chr(10).join(str(x) for x in e['why']))}</pre>")
     pics: list[str] = []
     pic = e.get("cluster")
     if pic and pic.get("nodes"):
         pics.append(f"<figure>{cluster_svg(pic)}<figcaption>Nodes by zone with their pods; green: where the incoming"
                     " pod went, orange: nominated by a preemption, struck: victims</figcaption></figure>")
-    heat = heatmap_svg(e.get("actual") or {}, e.get("expected"))
+    heat = heatmap_svg(e.get("actual") or {}, e.get("expected"), pic)
     if heat:
-        pics.append(f"<figure>{heat}<figcaption>Scores by plugin (normalized) and total; \u2605 selected; red "
-                    "outline: differs from the expected score</figcaption></figure>")
+        what = ("Weighted scores by plugin (normalized \u00d7 weight), the extenders' and the total: each node's "
+                "column adds up to its total" if pic and "weighted" in pic else "Scores by plugin (normalized) and "
+                "total")
+        pics.append(f"<figure>{heat}<figcaption>{what}; \u2605 selected; red outline: differs from the expected "
+                    "score</figcaption></figure>")
     if pic:
         seq = sequence_svg(pic)
         if seq:
             pics.append(f"<figure>{seq}<figcaption>Placements cycle by cycle</figcaption></figure>")
     if pics:
         out.append("<div class='pics'>" + "".join(pics) + "</div>")
+    if pic:
+        totals = (e.get("actual") or {}).get("totals") or {}
+        first = sorted(totals, key=lambda n: -float(totals[n]) if isinstance(totals[n], (int, float)) else 0)
+        marks = node_marks_table(pic, [*(d.get("what", "").split(" ")[-1] for d in e.get("differences") or []),
+                                       *first])
+        if marks:
+            out.append(marks)
     msg = str(e.get("message") or "")
     if msg:
         cut = msg[:MAX_MESSAGE] + (f"\n... ({len(msg) - MAX_MESSAGE} more characters)" if len(msg) > MAX_MESSAGE

@@ -21,11 +21,13 @@ from kspread.workflow.explain import (
     explain_failure,
     failure_nodes,
     plain_table,
+    preemption_decision,
     render_plain,
+    what_it_takes,
 )
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-               "preemption", "candidates", "placements", "spread", "evicted", "capacity")
+               "preemption", "candidates", "placements", "spread", "allocations", "evicted", "capacity")
 
 
 def _names(pods) -> list[str]:
@@ -134,6 +136,10 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
         # the case's one cycle, compared as it ended (unless what followed it changed its
         # results: an extender's binding that failed)
         early[-1].cycles = results
+        if case.cluster.devices is not None:
+            # the claims' state is the one after the cycle's binding (its allocations)
+            early[-1].actual["allocations"] = sched.claims.allocations()
+            early[-1].diffs = compare(case.expect, early[-1].actual)
         return early[-1]
     return _outcome(case, results, placements, sched)
 
@@ -150,6 +156,8 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
     said = verdict(sched.version, results[-1]) if results else None
     if said is not None:
         actual["verdict"] = said  # a report (the FailedScheduling message), not an expectation
+    if case.cluster.devices is not None:
+        actual["allocations"] = sched.claims.allocations()
     if case.is_sequence:
         world = sched.sequence
         if world is None:
@@ -241,7 +249,7 @@ _PREEMPTION_DID_NOT_RUN = "(did not run: a node fits, or no PostFilter plugin)"
 # filter row per node, a score row per plugin and node, ...
 _ROW_DEPTH = {"feasible": 0, "searched": 0, "selected": 0, "unschedulable": 0, "filter": 1, "totals": 1,
               "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2, "spread": 2,
-              "evicted": 0, "capacity": 1}
+              "allocations": 1, "evicted": 0, "capacity": 1}
 
 
 def _filter_views(want: Any, have: Any) -> tuple[str, str]:
@@ -319,6 +327,11 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                 if tied:
                     notes[key] = ("placed by a tie, the first tied node in node order taken (upstream picks any): "
                                   + "; ".join(tied))
+        elif key == "allocations":
+            want[key] = {c: (None if d is None else sorted(d)) for c, d in w.items()}
+            claims: Mapping[str, Any] = h if isinstance(h, Mapping) else {}
+            have[key] = {c: (None if claims.get(c) is None else sorted(claims[c])) if c in claims else _MISSING
+                         for c in w}
         elif key == "selected":
             want[key], have[key] = _set_views(w, h)
         elif key == "unschedulable":
@@ -473,12 +486,12 @@ def _as_list(v: Any) -> list[str]:
 MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
 REPORT_WIDTH = 80  # a failure report's tables fold their cells to fit
 _ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods", "spread": "domains",
-             "capacity": "entries"}
+             "allocations": "claims", "capacity": "entries"}
 
 
 _ROW_HEAD = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
              "scores": "plugin node", "placements": "pod", "preemption": "field", "spread": "key domain",
-             "capacity": "entry"}
+             "allocations": "claim", "capacity": "entry"}
 
 
 def row_head(d: Diff) -> str:
@@ -513,7 +526,7 @@ def render(diffs: list[Diff], expect: Mapping[str, Any], actual: Mapping[str, An
     summary = deepdiff_summary(expect, actual)
     if summary:
         lines.append("")
-        lines.append("deepdiff: " + summary)
+        lines.append("in all: " + summary)
     if actual.get("schedulingError"):
         lines.append(f"scheduling error: {actual['schedulingError']}")
     return "\n".join(lines)
@@ -537,7 +550,7 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     want = {k: expect[k] for k in EXPECT_KEYS if k in expect}
     have: dict[str, Any] = {k: actual.get(k) for k in want}
     # only compare what the expectation names
-    for k in ("filter", "totals", "placements", "capacity"):
+    for k in ("filter", "totals", "placements", "allocations", "capacity"):
         if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
             have[k] = {n: have[k].get(n) for n in want[k]}
             if k == "filter":
@@ -548,11 +561,45 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     dd = DeepDiff(*_only_differing(want, have), ignore_order=True, verbose_level=1)
     if not dd:
         return ""
-    parts = []
+    counts: dict[str, int] = {}
     for kind, items in dd.items():
-        n = len(items)
-        parts.append(f"{n} {kind.replace('_', ' ')}")
-    return ", ".join(parts)
+        if kind == "type_changes":
+            # deepdiff's "type change" is, to a reader, a value that became null, one that was
+            # null, or a number written another way (9.0 for 9)
+            for change in items.values():
+                if change.get("new_value", 0) is None:
+                    what = "changed to null"
+                elif change.get("old_value", 0) is None:
+                    what = "null changed to a value"
+                else:
+                    what = "changed type"
+                counts[what] = counts.get(what, 0) + 1
+        else:
+            what = _DEEPDIFF_WORDS.get(kind, kind.replace("_", " "))
+            counts[what] = counts.get(what, 0) + len(items)
+    return ", ".join(_counted(n, what) for what, n in counts.items())
+
+
+# deepdiff's kinds of difference, in words (the count goes before them)
+_DEEPDIFF_WORDS = {
+    "values_changed": "changed",
+    "dictionary_item_added": "not expected",
+    "dictionary_item_removed": "missing",
+    "iterable_item_added": "list item(s) not expected",
+    "iterable_item_removed": "list item(s) missing",
+    "set_item_added": "list item(s) not expected",
+    "set_item_removed": "list item(s) missing",
+    "repetition_change": "list item(s) repeated otherwise",
+}
+
+
+def _counted(n: int, what: str) -> str:
+    """``1 value changed``, ``3 values changed``, ``2 list items missing``."""
+    if what.startswith("list item(s)"):
+        return f"{n} list item{'s' if n != 1 else ''}{what.removeprefix('list item(s)')}"
+    if what.startswith("null "):
+        return f"{n} {'null' if n == 1 else 'nulls'}{what.removeprefix('null')}"
+    return f"{n} value{'s' if n != 1 else ''} {what}"
 
 
 _POD_COUNT_REASONS = ("Too many pods", "Insufficient pods")  # from 1.18 / up to 1.17
@@ -618,14 +665,21 @@ def failure_explanation(case: Case, outcome: Outcome, nodes: list[str], mode: st
     when it captured its cycle (``Outcome.explained``), else of a re-run with
     ``capture`` on (runs are deterministic; the block says so if the re-run differs).
     ``mode``: one of ``EXPLAIN_MODES``; ``none`` gives the empty text."""
+    return _failure_explanation(case, outcome, nodes, mode)[0]
+
+
+def _failure_explanation(case: Case, outcome: Outcome, nodes: list[str], mode: str = "short"
+                         ) -> tuple[str, list[CycleExplanation]]:
+    """``failure_explanation`` and the cycles it explains (none with ``mode`` none, when
+    the run captured none)."""
     if mode == "none":
-        return ""
+        return "", outcome.explained or []
     if outcome.explained is not None:
         sched, cycles, differs = outcome.scheduler, outcome.explained, False
     else:
         rerun, cycles = explain_run(case, failure_nodes(case, nodes))
         sched, differs = rerun.scheduler, rerun.actual != outcome.actual
-    return explain_failure(case, sched, cycles, nodes, rerun_differs=differs, verbose=mode == "full")
+    return explain_failure(case, sched, cycles, nodes, rerun_differs=differs, verbose=mode == "full"), cycles
 
 
 @dataclass
@@ -639,6 +693,9 @@ class Verdict:
     error: str | None = None  # the case's load or scheduling error, if any
     skipped: str | None = None  # why the case did not run (neither passed nor failed)
     xfail: str | None = None  # the case's own xfail reason: a failure is expected (runners report it as such)
+    # of a failure: the scheduler's verdict, the preemption's deciding criterion, what it would
+    # take (``why_lines``), which the reports show beside the differences
+    why: list[str] = field(default_factory=list)
 
 
 def not_expectable_note(doc, e) -> str:
@@ -727,14 +784,48 @@ def _check(doc, config: str | None = None, run: Callable[[Case], Outcome] | None
         if case.description:
             head += "\n  " + case.description.strip().splitlines()[0]
         body = render(outcome.diffs, case.expect, outcome.actual)
-        if outcome.actual.get("verdict"):
-            body += f"\nscheduler's verdict: {outcome.actual['verdict']}"
         note = pod_capacity_note(case, outcome.cycles)
         if note:
             body = note + "\n" + body
         nodes = differing_nodes(outcome.diffs, {n.name for n in case.cluster.nodes})
-        explained = failure_explanation(case, outcome, nodes, explain) if outcome.cycles else ""
+        explained, cycles = _failure_explanation(case, outcome, nodes, explain) if outcome.cycles else ("", [])
+        why = why_lines(case, outcome, cycles)
+        said = [line for line in why if not line.startswith(" ") and line != _WHAT_IT_TAKES]
+        if said:
+            body += "\n" + "\n".join(said)
         if explained:
-            body += "\n\n" + explained
-        return Verdict(False, head + "\n" + body, case, outcome, sched_err)
+            # each of those lines once: the explain block's outcome repeats the last cycle's
+            kept = explained.split("\n")
+            for line in said:
+                # the last cycle's (a sequence's is indented under its cycle)
+                at = [i for i, k in enumerate(kept) if k.strip() == line]
+                if at:
+                    del kept[at[-1]]
+            body += "\n\n" + "\n".join(kept)
+        return Verdict(False, head + "\n" + body, case, outcome, sched_err, why=why)
     return Verdict(True, "", case, outcome, sched_err)
+
+
+_WHAT_IT_TAKES = "what would it take (the nodes closest to fitting first):"
+
+
+def why_lines(case: Case, outcome: Outcome, cycles: list[CycleExplanation]) -> list[str]:
+    """What a failure report says first of the case's (last) cycle, beside the difference
+    tables: the scheduler's verdict (its FailedScheduling message), the criterion that
+    decided a preemption (with each node's value), and for a pod that fits no node what
+    it would take (from the explained cycle, when there is one)."""
+    lines: list[str] = []
+    if outcome.actual.get("verdict"):
+        lines.append(f"scheduler's verdict: {outcome.actual['verdict']}")
+    order = [n.name for n in case.cluster.nodes]
+    if outcome.cycles:
+        decision = preemption_decision(outcome.cycles[-1], order)
+        if decision:
+            lines.append(decision)
+    last = cycles[-1] if cycles else None
+    # the last cycle explained (of the run, or of its re-run for a sequence) is the run's last cycle
+    if last is not None and outcome.cycles and last.result.pod.key == outcome.cycles[-1].pod.key \
+            and not last.result.selected \
+            and not (last.result.preemption is not None and last.result.preemption.nominated_node):
+        lines.extend(what_it_takes(last, order))
+    return lines

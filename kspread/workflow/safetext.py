@@ -19,6 +19,9 @@ through one of them:
   fenced code block: GitHub renders no mention, link, image, HTML or emoji inside them.
 - ``gh_data`` / ``gh_property``: a workflow command's message and property values,
   escaped as the runner unescapes them (``%``, CR, LF; in a property also ``:`` and ``,``).
+- ``xml_text`` / ``xml_attr``: an XML document's text and attribute values (the JUnit
+  report): ``lines`` / ``line`` text, any character XML 1.0 forbids (a lone surrogate,
+  U+FFFE, U+FFFF) shown escaped, then XML-escaped.
 - ``json_text``: JSON that kspread printed: ``##[`` inside its strings written ``##\\u005b``.
 """
 
@@ -109,6 +112,26 @@ def html_text(text: Any) -> str:
     """Text of an HTML page: ``lines`` text (a control character or a bidi override shown
     escaped), HTML-escaped."""
     return html.escape(lines(text), quote=True)
+
+
+# characters XML 1.0 allows (its production Char); ``lines`` has already escaped the controls
+_XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_allowed(text: str) -> str:
+    return _XML_FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def xml_text(text: Any) -> str:
+    """An XML element's text: ``lines`` text (its line breaks kept), any character XML 1.0
+    forbids shown escaped (``\\udcff``), ``&``, ``<``, ``>`` and quotes escaped."""
+    return html.escape(_xml_allowed(lines(text)), quote=True)
+
+
+def xml_attr(text: Any) -> str:
+    """An XML attribute's value (written between double quotes): ``line`` text (a line
+    break shown as ``\\n``: a parser would read it as a blank), as ``xml_text``."""
+    return html.escape(_xml_allowed(line(text)), quote=True)
 
 
 def gh_data(text: Any) -> str:

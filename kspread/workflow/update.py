@@ -92,22 +92,25 @@ def default_expect(actual: Mapping[str, Any]) -> dict[str, Any]:
     """What an update writes into an empty ``expect``: what answers the case's question.
     A sequence: where each pod ends (``placements``; a tied placement as its tied set). One
     pod: the node it goes to (``selected``, the tied set on a tie), or that it goes nowhere
-    (``unschedulable``), why on the first nodes (``filter``) and what preemption does."""
+    (``unschedulable``), why on the first nodes (``filter``) and what preemption does. A case
+    with ResourceClaims: also the devices each claim got (``allocations``)."""
+    devices = {"allocations": actual["allocations"]} if actual.get("allocations") else {}
     if "placements" in actual:
         # a sequence with steps (a timeline): the pods evicted and the capacity answered too
         return {"placements": _placements_with_ties(actual),
-                **{key: actual[key] for key in ("evicted", "capacity") if actual.get("timeline") and actual.get(key)}}
+                **{key: actual[key] for key in ("evicted", "capacity") if actual.get("timeline") and actual.get(key)},
+                **devices}
     out: dict[str, Any] = {}
     if actual.get("selected") is not None:
         out["selected"] = actual["selected"]
-        return out
+        return {**out, **devices}
     out["unschedulable"] = bool(actual.get("unschedulable"))
     failing = [(n, st) for n, st in (actual.get("filter") or {}).items() if st.get("code") != "Success"]
     if failing:
         out["filter"] = dict(failing[:DEFAULT_FAILING_NODES])
     if "preemption" in actual:
         out["preemption"] = actual["preemption"]
-    return out
+    return {**out, **devices}
 
 
 def _chosen(actual: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
@@ -157,6 +160,8 @@ def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any],
                         for p, w in want.items()}
         elif key in ("totals", "capacity") and isinstance(want, Mapping) and want:
             out[key] = {n: have.get(n) for n in want}
+        elif key == "allocations" and isinstance(want, Mapping) and want:
+            out[key] = {c: have.get(c) for c in want}  # null: unallocated
         else:
             out[key] = have
     out.update(_chosen(actual, [k for k in keys if k not in out]))

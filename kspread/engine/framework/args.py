@@ -549,7 +549,8 @@ def _pod_topology_spread(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
 def _volume_binding(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     """bindTimeoutSeconds (>= 0, default 600); shape only with the storage capacity
     scoring gate on (VolumeCapacityPriority 1.22-1.32, alpha and off; StorageCapacityScoring
-    from 1.33), which kspread does not model, so there it is validated and unused."""
+    from 1.33), validated as validateFunctionShape; None: the gate's default shape
+    (``kspread.engine.plugins.volumebinding.default_shape``)."""
     timeout = raw.get("bindTimeoutSeconds", 600)
     if timeout < 0:
         raise CaseError("invalid BindTimeoutSeconds, should not be a negative value", c.at("bindTimeoutSeconds"),
@@ -557,7 +558,7 @@ def _volume_binding(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     shape = raw.get("shape")
     if shape is not None:
         gate = "StorageCapacityScoring" if c.minor >= 33 else "VolumeCapacityPriority"
-        if not _unmodelled_gate(c.version, gate):
+        if not c.version.gate(gate):
             raise CaseError(f"unexpected field `shape`, remove it or turn on the feature gate {gate}", c.at("shape"))
         shape = parse_shape(shape, c.at("shape"), True)
     return {"bindTimeoutSeconds": timeout, "shape": shape}

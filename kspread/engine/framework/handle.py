@@ -24,3 +24,10 @@ class Handle:
     framework: Framework | None = None
     # the profile's extenders as the cycle calls them (kspread.engine.extender.Extenders)
     extenders: Any = None
+    # the ResourceClaims during a run (kspread.engine.devices.ClaimTracker)
+    claims: Any = None
+    # claim events a plugin caused outside Reserve (DynamicResources' PostFilter), for the queue
+    dra_events: list = field(default_factory=list)
+    # the storage objects as the cycle sees them (kspread.engine.storage.Storage; a
+    # sequence's binding changes them)
+    storage: Any = None

@@ -161,6 +161,11 @@ class PodEvent:
     action: str
     pod: Pod
     max_priority: int | None = None
+    # a ResourceClaimUpdate event (DynamicResources): the claim (old, new); ``pod`` caused it
+    claim: Any = None
+    # the storage object of a storage event (``PVAdd``, ``PVUpdate``, ``PVCUpdate``: a
+    # binding's claims bound or provisioned; ``pod`` is the pod whose binding did it)
+    obj: Any = None
 
 
 def tolerations_signer(pod: Pod) -> tuple:

@@ -143,6 +143,7 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
     * 1.22 (v1beta2, the built-in default of 1.22): filters reordered cheapest first;
       NodeResourcesFit scores in place of NodeResourcesLeastAllocated; NodePreferAvoidPods
       deprecated and no longer a default (PR #99597; still in v1beta1's defaults);
+      1.21-1.22 with the VolumeCapacityPriority gate on: VolumeBinding scores, weight 1, last;
     * 1.23+ (v1beta3, v1 from 1.25; MultiPoint): TaintToleration 3, NodeAffinity 2,
       NodeResourcesFit 1, VolumeBinding (scores 0; weight 1), PodTopologySpread 2,
       InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1;
@@ -157,7 +158,7 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
         filters.remove("PodTopologySpread")
     if m >= 31:
         filters = [f for f in filters if f not in _CLOUD_VOLUME_LIMITS]
-    if m >= 34:
+    if dra_enabled(version):
         filters.append("DynamicResources")
     selector_spread = m <= 19 or (m <= 25 and not version.gate("DefaultPodTopologySpread"))
     score: list[tuple[str, int]]
@@ -169,16 +170,24 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
         score.append(("TaintToleration", 1))
         if spread_on:
             score.append(("PodTopologySpread", 2 if m >= 19 else 1))
+        if m >= 21 and version.gate("VolumeCapacityPriority"):
+            score.append(("VolumeBinding", 1))  # getDefaultPlugins adds it with the alpha gate on
     else:
         score = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
                  ("ImageLocality", 1)]
-        if m >= 35:
+        if m >= 35 and dra_enabled(version):
             # applyDynamicResources: before DefaultPreemption in MultiPoint, weight 2
             score.insert(6, ("DynamicResources", 2))
     if selector_spread:
         score.append(("SelectorSpread", 1))
     return filters, score
+
+
+def dra_enabled(version: Version) -> bool:
+    """The DynamicResourceAllocation gate: on by default from 1.34; before, a case may
+    turn it on (from 1.26; kspread models structured parameters from 1.31)."""
+    return version.minor >= 26 and version.gate("DynamicResourceAllocation")
 
 
 def default_profile(version: Version) -> Profile:
@@ -188,6 +197,8 @@ def default_profile(version: Version) -> Profile:
     return Profile(
         filter=[PluginRef(n, 1, path) for n in filters],
         score=[PluginRef(n, w, path) for n, w in score],
-        post_filter=[PluginRef("DefaultPreemption", 1, path)],
+        # MultiPoint order: DynamicResources' PostFilter before DefaultPreemption
+        post_filter=[*([PluginRef("DynamicResources", 1, path)] if dra_enabled(version) else []),
+                     PluginRef("DefaultPreemption", 1, path)],
         is_default=True,
     )

@@ -1,139 +1,80 @@
-"""The volume plugins: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits,
-EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits (predicates CheckVolumeBinding,
-NoDiskConflict, NoVolumeZoneConflict, MaxCSIVolumeCountPred, MaxEBSVolumeCount,
-MaxGCEPDVolumeCount, MaxAzureDiskVolumeCount, MaxCinderVolumeCount up to 1.17).
+"""What the volume plugins share: VolumeBinding, VolumeRestrictions, VolumeZone,
+NodeVolumeLimits and the per-cloud limit plugins EBSLimits, GCEPDLimits, AzureDiskLimits,
+CinderLimits (predicates CheckVolumeBinding, NoDiskConflict, NoVolumeZoneConflict,
+MaxCSIVolumeCountPred, MaxEBSVolumeCount, MaxGCEPDVolumeCount, MaxAzureDiskVolumeCount,
+MaxCinderVolumeCount up to 1.17). Each plugin is its own module.
 
-kspread does not model volumes. For a pod without volumes every one of these filters
-passes on every node, as upstream's do (from 1.28 their PreFilter returns Skip for such
-a pod, with the same result). A pod that uses persistent volumes (a raw Pod object whose
-``spec.volumes`` has a persistentVolumeClaim or ephemeral volume) makes the case fail
-with an error naming the plugin, instead of a result kspread cannot compute.
-
-VolumeBinding has a Score from 1.21 (storage capacity scoring, behind the alpha gates
-VolumeCapacityPriority / StorageCapacityScoring, which kspread leaves off): without a
-scorer it returns 0 for every node; from 1.30 its PreScore returns Skip instead
-(v1.30.10 has that PreScore, v1.29.14 none), so it is absent from the scores. In the default profile it
-scores from 1.23 (MultiPoint, weight 1), where it adds 0 to every total.
+kspread models volume scheduling from 1.27 (ReadWriteOncePod beta with its preemption
+support; the plugins' code from then on is what kspread follows, with the differences by
+version that the modules name). For an earlier version a pod that uses volumes the plugins
+read (a claim, an ephemeral volume, an in-tree disk) is an error naming the version: the
+predicates and early plugins differ in ways kspread does not model. A pod without such
+volumes passes every volume filter at every version, as upstream's do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from kspread.engine.framework.interface import (
-    Filtered,
-    FilterPlugin,
-    Plugin,
-    PreFilterPlugin,
-    PreScorePlugin,
-    ScorePlugin,
-)
-from kspread.engine.framework.registry import register
-from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status
-from kspread.engine.model import Node, Pod
-from kspread.engine.snapshot import NodeSet
-from kspread.engine.versions import Version
+from kspread.engine.framework.interface import Plugin
+from kspread.engine.model import Pod
+from kspread.engine.storage import PersistentVolumeClaim, PodVolume, Storage
 from kspread.errors import CaseError
 
+FIRST_MODELLED_MINOR = 27
 
-def volume_binding_scores(version: Version) -> bool:
+
+def volume_binding_scores(version) -> bool:
     """VolumeBinding implements Score from 1.21."""
     return version.minor >= 21
 
 
-def volume_binding_pre_score_skips(version: Version) -> bool:
+def volume_binding_pre_score_skips(version) -> bool:
     """VolumeBinding has a PreScore that returns Skip without a scorer from 1.30
     (PR #115768, CHANGELOG-1.30); before, Score returns 0 for every node."""
     return version.minor >= 30
 
 
-def reject_volumes(plugin: Plugin, pod: Pod) -> None:
-    if pod.uses_persistent_volumes:
+def pod_volumes(pod: Pod) -> tuple[PodVolume, ...]:
+    return pod.volumes
+
+
+def uses_storage(pod: Pod) -> bool:
+    """The pod has a volume some volume plugin reads: a claim, an ephemeral volume or
+    an in-tree disk."""
+    return pod.uses_persistent_volumes or any(
+        v.claim is not None or v.ephemeral is not None or v.disk is not None for v in pod.volumes)
+
+
+def check_modelled(plugin: Plugin, pod: Pod) -> None:
+    """A pod with volumes in a version before 1.27: an error naming the version."""
+    if plugin.version.minor < FIRST_MODELLED_MINOR and uses_storage(pod):
         raise CaseError(
-            f"pod {pod.key!r} uses persistent volumes: volume scheduling is not supported by kspread "
-            f"(plugin {plugin.name} in version {plugin.version})"
-        )
+            f"pod {pod.key!r} uses volumes: kspread models volume scheduling from 1.{FIRST_MODELLED_MINOR}; "
+            f"version {plugin.version} is not modelled (plugin {plugin.name})")
 
 
-class _VolumeFilter(Plugin, PreFilterPlugin, FilterPlugin):
-    # SignPod (VolumeRestrictions, VolumeZone, NodeVolumeLimits, VolumeBinding): the
-    # volumes (VolumesSigner); kspread pods have none
-    signs_pods = True
-
-    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
-        return (("Volumes", ()),)
-
-    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
-        reject_volumes(self, pod)
-        return SUCCESS
-
-    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
-        return True
-
-    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
-        return True
-
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
-        reject_volumes(self, pod)
-        return Filtered.passing(len(nodes))
+def storage_of(plugin: Plugin) -> Storage:
+    st = plugin.handle.storage
+    return st if st is not None else _EMPTY
 
 
-@register("VolumeRestrictions", first=12)
-class VolumeRestrictions(_VolumeFilter):
-    pass
+_EMPTY = Storage()
 
 
-@register("VolumeZone", first=12)
-class VolumeZone(_VolumeFilter):
-    pass
+def volumes_signer(pod: Pod) -> tuple[tuple[str, Any], ...]:
+    """VolumesSigner: the pod's volume sources (not their names), sorted."""
+    return (("Volumes", tuple(sorted(repr((v.claim, v.ephemeral, v.disk)) for v in pod.volumes))),)
 
 
-@register("NodeVolumeLimits", first=12)
-class NodeVolumeLimits(_VolumeFilter):
-    pass
+def not_found(resource: str, name: str) -> str:
+    """apierrors.NewNotFound's message."""
+    return f'{resource} "{name}" not found'
 
 
-@register("EBSLimits", first=12, last=30)
-class EBSLimits(_VolumeFilter):
-    pass
-
-
-@register("GCEPDLimits", first=12, last=30)
-class GCEPDLimits(_VolumeFilter):
-    pass
-
-
-@register("AzureDiskLimits", first=12, last=30)
-class AzureDiskLimits(_VolumeFilter):
-    pass
-
-
-@register("CinderLimits", first=12, last=25)
-class CinderLimits(_VolumeFilter):
-    pass
-
-
-class VolumeBindingFilter(_VolumeFilter):
-    """VolumeBinding up to 1.20: filter only."""
-
-    name = "VolumeBinding"
-
-
-class VolumeBindingScoring(VolumeBindingFilter, PreScorePlugin, ScorePlugin):
-    """VolumeBinding from 1.21: its Score has no scorer (gates off)."""
-
-    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
-        return SKIP if volume_binding_pre_score_skips(self.version) else SUCCESS
-
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:
-        return np.zeros(len(nodes), np.int64)
-
-
-@register("VolumeBinding", first=12)
-def _volume_binding(args, handle, config_path: tuple = ()) -> Plugin:
-    if volume_binding_scores(handle.version):
-        return VolumeBindingScoring(args, handle, config_path)
-    return VolumeBindingFilter(args, handle, config_path)
+def ephemeral_owner_error(pod: Pod, claim: PersistentVolumeClaim) -> str | None:
+    """ephemeral.VolumeIsForPod: the claim must be controlled by the pod."""
+    if claim.owner_pod != pod.name:
+        return (f"PVC {claim.namespace}/{claim.name} was not created for pod {pod.namespace}/{pod.name} "
+                "(pod is not owner)")
+    return None

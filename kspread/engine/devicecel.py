@@ -1,0 +1,218 @@
+"""CEL selectors of DeviceClasses and requests, evaluated as Kubernetes's DRA CEL
+environment does (k8s.io/dynamic-resource-allocation/cel): the variable ``device``
+with ``driver``, ``attributes`` (domain -> name -> value) and ``capacity`` (domain ->
+name -> quantity); a name without a domain is the driver's; looking up a domain the
+device does not have gives an empty map (``device.attributes["x"].y`` is then a
+"no such key" error, ``"x" in device.attributes`` is false); version attributes are
+semver values. Kubernetes's ``quantity()`` / ``semver()`` libraries are here as the
+functions and methods their docs list.
+
+The expressions run on the ``common-expression-language`` package (CEL in Rust). Its
+standard library covers CEL's own (macros, ``matches``, ``startsWith``, ``size``, ...);
+Kubernetes's extension libraries beyond quantity and semver (strings, lists, ``cel.bind``,
+ip/cidr, urls) are not there: an expression that calls one fails with an error naming
+the function, as a runtime error does. Error texts are the library's, not cel-go's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import cel
+
+from kspread.engine.devices import BOOL, INT, STRING, VERSION, Device
+from kspread.engine.quantity import QuantityError, parse_quantity
+
+_Q = "__kspread_quantity__"
+_V = "__kspread_semver__"
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+# expressions that look at the set of domains itself: an unknown domain must stay unknown
+_DOMAIN_SET = re.compile(
+    r"\bin\s+device\s*\.\s*(attributes|capacity)\b(?!\s*\[)"
+    r"|device\s*\.\s*(attributes|capacity)\s*\.\s*\w+\s*\("
+    r"|size\s*\(\s*device\s*\.\s*(attributes|capacity)\s*\)"
+)
+
+
+class CelError(Exception):
+    """A selector that does not compile or fails at run time (upstream: "CEL compile
+    error" / "CEL runtime error")."""
+
+    def __init__(self, message: str, compile_error: bool) -> None:
+        super().__init__(message)
+        self.compile_error = compile_error
+
+
+def _quantity_value(q: Any) -> Fraction:
+    if isinstance(q, dict) and _Q in q:
+        return Fraction(q[_Q])
+    if isinstance(q, int) and not isinstance(q, bool):
+        return Fraction(q)
+    raise CelError(f"no such overload: expected a quantity, got {type(q).__name__}", False)
+
+
+def _q(v: Fraction) -> dict:
+    return {_Q: str(v)}
+
+
+def _parse_semver(s: str) -> tuple:
+    m = _SEMVER.match(s)
+    if m is None:
+        raise ValueError(f"invalid semver {s!r}")
+    pre = m.group(4)
+    ids: tuple = ()
+    if pre:
+        ids = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
+    return int(m.group(1)), int(m.group(2)), int(m.group(3)), ids
+
+
+def _semver_key(v: dict) -> tuple:
+    major, minor, patch, pre = _parse_semver(v[_V])
+    # a version without prerelease ranks above one with (semver 2.0.0, blang/semver)
+    return (major, minor, patch, 1 if not pre else 0, pre)
+
+
+def _cmp(a: Any, b: Any) -> int:
+    if isinstance(a, dict) and _V in a:
+        if not (isinstance(b, dict) and _V in b):
+            raise CelError("no such overload: compareTo(semver, ...) needs a semver", False)
+        ka, kb = _semver_key(a), _semver_key(b)
+    else:
+        ka, kb = _quantity_value(a), _quantity_value(b)  # type: ignore[assignment]
+    return (ka > kb) - (ka < kb)
+
+
+def _quantity(s: Any) -> dict:
+    try:
+        return _q(parse_quantity(s))
+    except QuantityError as e:
+        raise CelError(f"quantities must match the regular expression: {e}", False) from None
+
+
+def _is_quantity(s: Any) -> bool:
+    try:
+        parse_quantity(s)
+        return True
+    except QuantityError:
+        return False
+
+
+def _semver(s: Any) -> dict:
+    try:
+        _parse_semver(str(s))
+    except ValueError as e:
+        raise CelError(str(e), False) from None
+    return {_V: str(s)}
+
+
+def _is_semver(s: Any) -> bool:
+    try:
+        _parse_semver(str(s))
+        return True
+    except ValueError:
+        return False
+
+
+def _as_integer(q: Any) -> int:
+    v = _quantity_value(q)
+    if v.denominator != 1 or not -(2**63) <= v.numerator < 2**63:
+        raise CelError("cannot convert value to integer", False)
+    return v.numerator
+
+
+def _part(i: int) -> Callable[[Any], int]:
+    def f(v: Any) -> int:
+        return _parse_semver(v[_V])[i]
+    return f
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "quantity": _quantity,
+    "isQuantity": _is_quantity,
+    "semver": _semver,
+    "isSemver": _is_semver,
+    "compareTo": _cmp,
+    "isLessThan": lambda a, b: _cmp(a, b) < 0,
+    "isGreaterThan": lambda a, b: _cmp(a, b) > 0,
+    "asInteger": _as_integer,
+    "isInteger": lambda q: _quantity_value(q).denominator == 1 and -(2**63) <= _quantity_value(q) < 2**63,
+    "asApproximateFloat": lambda q: float(_quantity_value(q)),
+    "sign": lambda q: (_quantity_value(q) > 0) - (_quantity_value(q) < 0),
+    "add": lambda a, b: _q(_quantity_value(a) + _quantity_value(b)),
+    "sub": lambda a, b: _q(_quantity_value(a) - _quantity_value(b)),
+    "major": _part(0),
+    "minor": _part(1),
+    "patch": _part(2),
+}
+
+
+@lru_cache(maxsize=512)
+def compile_selector(expression: str) -> Any:
+    """The compiled program; CelError (compile) when it does not parse."""
+    try:
+        return cel.compile(expression)
+    except Exception as e:
+        raise CelError(str(e), True) from None
+
+
+def _domain_maps(device: Device, driver: str) -> tuple[dict, dict]:
+    attrs: dict[str, dict] = {}
+    for name, a in device.attributes.items():
+        domain, _, ident = name.rpartition("/")
+        value: Any = a.value
+        if a.kind == VERSION:
+            value = {_V: a.value}
+        elif a.kind not in (INT, BOOL, STRING):  # pragma: no cover - the loader admits these four
+            raise CelError(f"attribute {name}: unsupported attribute value", False)
+        attrs.setdefault(domain or driver, {})[ident] = value
+    caps: dict[str, dict] = {}
+    for name, q in device.capacity.items():
+        domain, _, ident = name.rpartition("/")
+        caps.setdefault(domain or driver, {})[ident] = _q(q)
+    return attrs, caps
+
+
+def device_matches(expression: str, device: Device, driver: str) -> bool:
+    """DeviceMatches: the selector's result for the device (CelError on failure)."""
+    program = compile_selector(expression)
+    attrs, caps = _domain_maps(device, driver)
+    added: set[str] = set()
+    while True:
+        ctx = cel.Context()
+        for name, fn in _FUNCTIONS.items():
+            ctx.add_function(name, fn)
+        ctx.add_variable("device", {"driver": driver, "attributes": attrs, "capacity": caps})
+        try:
+            result = program.execute(ctx)
+        except CelError:
+            raise
+        except KeyError as e:
+            key = e.args[0] if e.args else None
+            if isinstance(key, str) and key not in attrs and key not in caps and key not in added:
+                # an unknown domain: upstream's map gives an empty map for it
+                if _DOMAIN_SET.search(expression):
+                    raise CelError(
+                        f"kspread cannot evaluate this selector as Kubernetes does: it looks up the unknown "
+                        f"key {key!r} and also looks at device.attributes / device.capacity as a whole", False,
+                    ) from None
+                attrs = {**attrs, key: {}}
+                caps = {**caps, key: {}}
+                added.add(key)
+                continue
+            raise CelError(f"no such key: {key}", False) from None
+        except Exception as e:
+            cause = e.__cause__ if isinstance(e.__cause__, CelError) else None
+            if cause is not None:
+                raise cause from None
+            raise CelError(str(e), False) from None
+        if not isinstance(result, bool):
+            raise CelError(f"CEL result of type {type(result).__name__} could not be converted to bool", False)
+        return result

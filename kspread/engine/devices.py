@@ -1,0 +1,224 @@
+"""Dynamic resource allocation with structured parameters: the objects of
+``resource.k8s.io`` as the scheduler reads them (DeviceClass, ResourceSlice,
+ResourceClaim), normalized to the v1 shape whatever API version a case wrote, and
+the claims' state during a run (``ClaimTracker``: allocations, reservations).
+
+The format side (kspread/format/devices.py) builds these from a case's ``objects``;
+the allocator (kspread/engine/allocator.py) and the DynamicResources plugin read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+from kspread.engine.model import Node, NodeSelectorTerm
+
+# device attribute kinds (DeviceAttribute's one-of)
+INT, BOOL, STRING, VERSION = "int", "bool", "string", "version"
+EXACT_COUNT, ALL = "ExactCount", "All"
+# resourceapi.AllocationResultsMaxSize, FirstAvailableDeviceRequestMaxSize
+ALLOCATION_RESULTS_MAX_SIZE = 32
+FIRST_AVAILABLE_MAX_SIZE = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    kind: str  # INT, BOOL, STRING, VERSION
+    value: int | bool | str
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    name: str
+    # qualified name (``model`` or ``domain/model``) -> value, as the slice writes it
+    attributes: Mapping[str, Attribute] = field(default_factory=dict)
+    # qualified name -> quantity (exact)
+    capacity: Mapping[str, Fraction] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSlice:
+    name: str
+    driver: str
+    pool: str
+    generation: int = 0
+    slice_count: int = 1
+    node_name: str | None = None
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    all_nodes: bool = False
+    devices: tuple[Device, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[str, ...] = ()  # CEL expressions
+
+
+@dataclass(frozen=True, slots=True)
+class ExactRequest:
+    """An ExactDeviceRequest (v1's ``exactly``) or one subrequest of ``firstAvailable``."""
+
+    name: str
+    class_name: str
+    selectors: tuple[str, ...] = ()
+    mode: str = EXACT_COUNT
+    count: int = 1
+    admin_access: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRequest:
+    name: str
+    exactly: ExactRequest | None = None
+    first_available: tuple[ExactRequest, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MatchAttribute:
+    attribute: str  # fully qualified
+    requests: tuple[str, ...] = ()  # empty: every request
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedDevice:
+    request: str  # the request, or ``request/subrequest``
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+
+    @property
+    def id(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.device)
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    devices: tuple[AllocatedDevice, ...]
+    # None: available on every node; else the terms (one, as the allocator builds it)
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceClaim:
+    namespace: str
+    name: str
+    requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[MatchAttribute, ...] = ()
+    allocation: Allocation | None = None
+    reserved_for: tuple[str, ...] = ()  # pod keys
+    owner_pod: str | None = None  # the pod (key) a claim made from a template belongs to
+    deleting: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.name if self.namespace == "default" else f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaim:
+    """One entry of a pod's spec.resourceClaims, resolved to the claim's name (a
+    template's claim is ``<pod>-<name>``, as the case format names it)."""
+
+    name: str
+    claim_name: str
+    template: str = ""  # the ResourceClaimTemplate's name, for a claim made from one
+    # the pod shorthand's ``devices`` entry: the requests of a claim made for the pod
+    inline: tuple[DeviceRequest, ...] | None = None
+
+    @property
+    def from_template(self) -> bool:
+        """The claim is made for the pod (from a template, or from the shorthand)."""
+        return bool(self.template) or self.inline is not None
+
+
+@dataclass
+class DeviceObjects:
+    """The device objects of a case, as written."""
+
+    classes: dict[str, DeviceClass] = field(default_factory=dict)
+    slices: list[ResourceSlice] = field(default_factory=list)
+    claims: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.classes or self.slices or self.claims)
+
+
+def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
+    """A node selector term (nodeaffinity.NewNodeSelector's terms): every expression on
+    the labels and every field on metadata.name; an empty term matches nothing."""
+    if not term.match_expressions and not term.match_fields:
+        return False
+    if not all(r.matches(node.labels) for r in term.match_expressions):
+        return False
+    fields = {"metadata.name": node.name}
+    return all(r.matches(fields) for r in term.match_fields)
+
+
+def selector_matches(terms: tuple[NodeSelectorTerm, ...], node: Node) -> bool:
+    return any(term_matches(t, node) for t in terms)
+
+
+class ClaimTracker:
+    """The claims during a run: the case's claims copied (a run never changes the
+    case), each allocation kept with its claim, the set of allocated devices."""
+
+    def __init__(self, objects: DeviceObjects | None) -> None:
+        self.objects = objects or DeviceObjects()
+        self.claims: dict[tuple[str, str], ResourceClaim] = dict(self.objects.claims)
+        # the allocator's CEL results for the run (kspread.engine.allocator.Allocator.cel_results)
+        self.cel_results: dict = {}
+
+    def get(self, namespace: str, name: str) -> ResourceClaim | None:
+        return self.claims.get((namespace, name))
+
+    def __iter__(self) -> Iterator[ResourceClaim]:
+        return iter(self.claims.values())
+
+    def allocated_devices(self) -> set[tuple[str, str, str]]:
+        """ListAllAllocatedDevices: every device of an allocated claim, but those a
+        claim holds with admin access."""
+        out: set[tuple[str, str, str]] = set()
+        for c in self.claims.values():
+            if c.allocation is not None:
+                out.update(d.id for d in c.allocation.devices if not d.admin_access)
+        return out
+
+    def allocate(self, claim: ResourceClaim, allocation: Allocation, pod_key: str) -> None:
+        self.claims[(claim.namespace, claim.name)] = replace(
+            claim, allocation=allocation, reserved_for=(*claim.reserved_for, pod_key))
+
+    def reserve(self, claim: ResourceClaim, pod_key: str) -> None:
+        cur = self.claims[(claim.namespace, claim.name)]
+        if pod_key not in cur.reserved_for:
+            self.claims[(claim.namespace, claim.name)] = replace(cur, reserved_for=(*cur.reserved_for, pod_key))
+
+    def deallocate(self, claim: ResourceClaim) -> None:
+        cur = self.claims[(claim.namespace, claim.name)]
+        self.claims[(claim.namespace, claim.name)] = replace(cur, allocation=None, reserved_for=())
+
+    def pod_gone(self, pod_key: str) -> list[ResourceClaim]:
+        """A pod was deleted: it leaves its claims' reservedFor, and the resource claim
+        controller deallocates a claim that no pod reserves any more (returns those, as
+        they were before)."""
+        freed = []
+        for k, c in list(self.claims.items()):
+            if pod_key in c.reserved_for:
+                left = tuple(p for p in c.reserved_for if p != pod_key)
+                if not left and c.allocation is not None:
+                    self.claims[k] = replace(c, allocation=None, reserved_for=())
+                    freed.append(c)
+                else:
+                    self.claims[k] = replace(c, reserved_for=left)
+        return freed
+
+    def allocations(self) -> dict[str, list[str] | None]:
+        """claim key -> its allocated devices (``driver/pool/device``), None: unallocated."""
+        return {c.key: (None if c.allocation is None else [str(d) for d in c.allocation.devices])
+                for c in self.claims.values()}

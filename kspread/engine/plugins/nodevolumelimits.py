@@ -1,0 +1,311 @@
+"""NodeVolumeLimits (predicate MaxCSIVolumeCountPred up to 1.17) and the per-cloud limit
+plugins EBSLimits, GCEPDLimits, AzureDiskLimits (to 1.30) and CinderLimits (to 1.25), as
+upstream's plugins/nodevolumelimits.
+
+NodeVolumeLimits counts attachable volumes per CSI driver against the node's CSINode
+(``spec.drivers[].allocatable.count``; to 1.31 also the node's allocatable
+``attachable-volumes-csi-<driver>``, which the CSINode's count overrides). A pod's volumes: each claim's bound volume (its
+CSI driver and volume handle; an in-tree awsElasticBlockStore, gcePersistentDisk,
+azureDisk or cinder volume counts under its migrated CSI driver when the node has a
+CSINode), a claim not bound yet under its class's provisioner (its own handle), and the
+pod's inline in-tree disks of those kinds (translated the same way). The incoming pod's
+volumes that a pod on the node already uses count once. From 1.32 the VolumeAttachments
+of the node's CSI volumes count too, and (1.35+) with the
+VolumeLimitScaling gate a volume whose CSIDriver exists but is not in the node's CSINode
+rejects the node ("<driver> CSI driver is not installed on the node"). Over the limit:
+"node(s) exceed max volume count", Unschedulable. A missing claim of the incoming pod:
+UnschedulableAndUnresolvable with the lookup's text (an Error before 1.30).
+
+The per-cloud plugins defer to NodeVolumeLimits when the node has a CSINode (the in-tree
+plugins are migrated, as at every version kspread models); for a pod with such in-tree
+volumes on a node without a CSINode, their default limits are not modelled: an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kspread.engine.framework.interface import FilterPlugin, Plugin, PodEvent, PreFilterPlugin
+from kspread.engine.framework.registry import register
+from kspread.engine.framework.status import (
+    SKIP,
+    SUCCESS,
+    CycleState,
+    Status,
+    error,
+    unresolvable,
+    unschedulable,
+)
+from kspread.engine.model import Pod
+from kspread.engine.plugins.volumes import (
+    check_modelled,
+    ephemeral_owner_error,
+    not_found,
+    storage_of,
+    volumes_signer,
+)
+from kspread.engine.snapshot import NodeInfo
+from kspread.engine.storage import IN_TREE_PLUGINS, MIGRATED_PROVISIONERS, CSINode, PodVolume, Storage
+from kspread.engine.versions import Version
+from kspread.errors import CaseError
+
+ERR_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
+ATTACH_LIMIT_PREFIX = "attachable-volumes-csi-"
+# stands for upstream's randomVolumeIDPrefix (rand.String(32), one per scheduler)
+_RANDOM_PREFIX = "kspread"
+
+
+def _migratable(v: PodVolume) -> bool:
+    """IsInlineMigratable: an inline in-tree disk with a CSI driver to migrate to."""
+    return v.disk is not None and bool(IN_TREE_PLUGINS[v.disk.kind][1])
+
+
+def migration_on(csi_node: CSINode | None, kind: str, version: Version) -> bool:
+    """isCSIMigrationOn for an in-tree source: the node needs a CSINode; EBS, Azure Disk
+    and Cinder are migrated (their gates GA and removed by 1.27); GCE PD from 1.28 (to 1.27
+    the locked CSIMigrationGCE gate, then the CSINode's migrated-plugins annotation must
+    list kubernetes.io/gce-pd)."""
+    if csi_node is None:
+        return False
+    if kind == "portworxVolume":
+        raise CaseError("portworxVolume volumes (CSIMigrationPortworx) are not modelled by kspread's "
+                        "NodeVolumeLimits")
+    if kind == "gcePersistentDisk" and version.minor < 28:
+        return IN_TREE_PLUGINS[kind][0] in csi_node.migrated_plugins
+    return bool(IN_TREE_PLUGINS[kind][1])
+
+
+class _LookupError(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+def attachable_volumes(storage: Storage, pod: Pod, csi_node: CSINode | None, new_pod: bool,
+                       out: dict[str, str], version: Version) -> None:
+    """filterAttachableVolumes: unique volume name -> driver, into ``out``."""
+    for v in pod.volumes:
+        name = v.claim_name(pod.name)
+        if name is None:
+            if _migratable(v) and v.disk is not None and migration_on(csi_node, v.disk.kind, version):
+                h = v.disk.csi_handle()
+                if h is not None:
+                    out[f"{h[0]}/{h[1]}"] = h[0]
+            continue
+        if name == "":
+            raise _LookupError(error("PersistentVolumeClaim had no name"))
+        claim = storage.claim(pod.namespace, name)
+        if claim is None:
+            if new_pod:
+                # UnschedulableAndUnresolvable from 1.30 (the lookup's NotFound wrapped); before, an Error
+                text = f"looking up PVC {pod.namespace}/{name}: {not_found('persistentvolumeclaim', name)}"
+                raise _LookupError(unresolvable(text) if version.minor >= 30 else error(text))
+            continue
+        if v.ephemeral is not None:
+            err = ephemeral_owner_error(pod, claim)
+            if err:
+                raise _LookupError(error(err))
+        driver, handle = _driver_info(storage, csi_node, claim, version)
+        if driver and handle:
+            out[f"{driver}/{handle}"] = driver
+
+
+def _driver_info(storage: Storage, csi_node: CSINode | None, claim, version: Version) -> tuple[str, str]:
+    """getCSIDriverInfo: the bound volume's CSI source (an in-tree one translated when
+    the node has a CSINode), else getCSIDriverInfoFromSC."""
+    pv = storage.pvs.get(claim.volume_name) if claim.volume_name else None
+    if pv is not None:
+        if pv.csi is not None:
+            return pv.csi
+        if pv.disk is not None and IN_TREE_PLUGINS[pv.disk.kind][1] and migration_on(csi_node, pv.disk.kind,
+                                                                                       version):
+            h = pv.disk.csi_handle()
+            if h is not None:
+                return h
+        return "", ""
+    cls_name = claim.class_name
+    if not cls_name:
+        return "", ""
+    cls = storage.classes.get(cls_name)
+    if cls is None:
+        return "", ""
+    handle = f"{_RANDOM_PREFIX}-{claim.namespace}/{claim.name}"
+    if cls.provisioner in MIGRATED_PROVISIONERS:
+        kind = next(k for k, (name, _) in IN_TREE_PLUGINS.items() if name == cls.provisioner)
+        if not migration_on(csi_node, kind, version):
+            return "", ""
+        return MIGRATED_PROVISIONERS[cls.provisioner], handle
+    return cls.provisioner, handle
+
+
+@register("NodeVolumeLimits", first=12)
+class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
+    signs_pods = True
+    pod_events = frozenset({"Delete"})
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        return volumes_signer(pod)
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPodDeleted: a deleted pod on a node (or nominated) with a
+        claim, an ephemeral volume or a migratable inline disk."""
+        d = event.pod
+        if not d.volumes or (d.node_name is None and d.nominated_node is None):
+            return False
+        return any(v.claim is not None or v.ephemeral is not None or _migratable(v) for v in d.volumes)
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        check_modelled(self, pod)
+        if any(v.claim is not None or v.ephemeral is not None or _migratable(v) for v in pod.volumes):
+            return SUCCESS
+        return SKIP
+
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return not pod.volumes
+
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return not pod.volumes
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if not pod.volumes:
+            return SUCCESS
+        storage = storage_of(self)
+        node = node_info.node
+        csi_node = storage.csi_nodes.get(node.name)
+        new: dict[str, str] = {}
+        try:
+            attachable_volumes(storage, pod, csi_node, True, new, self.version)
+        except _LookupError as e:
+            return e.status
+        if not new:
+            return SUCCESS
+        if self.version.gate("VolumeLimitScaling"):
+            for driver in new.values():
+                if driver in storage.csi_drivers and (csi_node is None or csi_node.driver(driver) is None):
+                    return unschedulable(f"{driver} CSI driver is not installed on the node")
+        limits = self._limits(node_info.node, csi_node, list(new.values()))
+        if not limits:
+            return SUCCESS
+        attached: dict[str, str] = {}
+        for other in node_info.pods.values():
+            try:
+                attachable_volumes(storage, other, csi_node, False, attached, self.version)
+            except _LookupError as e:
+                return error(e.status.message)
+        count: dict[str, int] = {}
+        for unique, driver in attached.items():
+            new.pop(unique, None)
+            count[driver] = count.get(driver, 0) + 1
+        for unique, driver in self._attachments(storage, node.name).items():
+            if unique not in attached:
+                count[driver] = count.get(driver, 0) + 1
+        want: dict[str, int] = {}
+        for driver in new.values():
+            want[driver] = want.get(driver, 0) + 1
+        for driver, n in want.items():
+            limit = limits.get(self._key(driver))
+            if limit is not None and count.get(driver, 0) + n > limit:
+                return unschedulable(ERR_MAX_VOLUME_COUNT)
+        return SUCCESS
+
+    def _key(self, driver: str) -> str:
+        """The limit's key: the driver (1.32+), or its attachable-volumes-csi-<driver>
+        resource name (to 1.31)."""
+        return driver if self.version.minor >= 32 else ATTACH_LIMIT_PREFIX + driver
+
+    def _limits(self, node, csi_node: CSINode | None, drivers: list[str]) -> dict[str, int]:
+        """getVolumeLimits: the CSINode's allocatable counts; to 1.31 over the node's
+        allocatable attachable-volumes-* resources."""
+        out: dict[str, int] = {}
+        if self.version.minor <= 31:
+            out = {k: v for k, v in node.allocatable.items() if k.startswith("attachable-volumes-")}
+            for d in drivers:
+                if len(ATTACH_LIMIT_PREFIX + d) >= 63 and any(k.startswith(ATTACH_LIMIT_PREFIX) for k in out):
+                    raise CaseError(f"CSI driver {d!r}: its attachable-volumes-csi- resource name is hashed "
+                                    "(GetCSIAttachLimitKey), which kspread does not model")
+        for drv in csi_node.drivers if csi_node is not None else ():
+            if drv.count is not None:
+                out[self._key(drv.name)] = drv.count
+        return out
+
+    def _attachments(self, storage: Storage, node_name: str) -> dict[str, str]:
+        """getNodeVolumeAttachmentInfo (from 1.32): the node's VolumeAttachments of CSI
+        volumes."""
+        if self.version.minor < 32:
+            return {}
+        vas = [va for va in storage.attachments if va.node_name == node_name]
+        out: dict[str, str] = {}
+        for va in vas:
+            if not va.attacher or va.pv_name is None:
+                continue
+            pv = storage.pvs.get(va.pv_name)
+            if pv is None or pv.csi is None:
+                continue
+            out[f"{va.attacher}/{pv.csi[1]}"] = va.attacher
+        return out
+
+
+class _CloudLimits(Plugin, PreFilterPlugin, FilterPlugin):
+    """A per-cloud in-tree limit plugin: ``kind`` is the in-tree source it counts."""
+
+    kind = ""
+    signs_pods = True
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        return volumes_signer(pod)
+
+    def _in_tree(self, pod: Pod) -> bool:
+        storage = storage_of(self)
+        plugin = IN_TREE_PLUGINS[self.kind][0]
+        for v in pod.volumes:
+            if v.disk is not None and v.disk.kind == self.kind:
+                return True
+            name = v.claim_name(pod.name)
+            claim = storage.claim(pod.namespace, name) if name else None
+            if claim is None:
+                continue
+            pv = storage.pvs.get(claim.volume_name) if claim.volume_name else None
+            if pv is not None and pv.disk is not None and pv.disk.kind == self.kind:
+                return True
+            cls = storage.classes.get(claim.class_name) if pv is None else None
+            if cls is not None and cls.provisioner == plugin:
+                return True
+        return False
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        check_modelled(self, pod)
+        return SUCCESS if self._in_tree(pod) else SKIP
+
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if not pod.volumes or not self._in_tree(pod):
+            return SUCCESS
+        if migration_on(storage_of(self).csi_nodes.get(node_info.name), self.kind, self.version):
+            return SUCCESS  # IsMigrated: NodeVolumeLimits counts them
+        raise CaseError(f"pod {pod.key!r} has {self.kind} volumes and node {node_info.name!r} has no CSINode "
+                        f"that migrates them: {self.name}'s in-tree volume limits are not modelled by kspread")
+
+
+@register("EBSLimits", first=12, last=30)
+class EBSLimits(_CloudLimits):
+    kind = "awsElasticBlockStore"
+
+
+@register("GCEPDLimits", first=12, last=30)
+class GCEPDLimits(_CloudLimits):
+    kind = "gcePersistentDisk"
+
+
+@register("AzureDiskLimits", first=12, last=30)
+class AzureDiskLimits(_CloudLimits):
+    kind = "azureDisk"
+
+
+@register("CinderLimits", first=12, last=25)
+class CinderLimits(_CloudLimits):
+    kind = "cinder"

@@ -1,0 +1,146 @@
+"""VolumeZone (predicate NoVolumeZoneConflict up to 1.17): the zone and region labels of
+the PersistentVolumes a pod's claims are bound to, as upstream's plugins/volumezone.
+
+PreFilter reads each persistentVolumeClaim volume's claim and bound volume: a claim with
+no volume yet is skipped when its class binds WaitForFirstConsumer, and rejects the pod
+otherwise ("PersistentVolume had no name"; "PersistentVolumeClaim had no pv name and
+storageClass name" without a class); a missing claim, class or volume rejects it with
+the API's not-found text, all UnschedulableAndUnresolvable. A volume's topology: its
+labels ``failure-domain.beta.kubernetes.io/zone``, ``.../region``,
+``topology.kubernetes.io/zone`` and ``.../region``, a value holding several zones
+separated by ``__``. No topology: Skip. Filter: a node with none of the four labels
+passes; otherwise each topology needs the node's value of the key (from 1.29, or of
+its GA equivalent for a beta key) among the volume's values, else "node(s) had no available volume zone".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kspread.engine.framework.interface import FilterPlugin, Plugin, PodEvent, PreFilterPlugin
+from kspread.engine.framework.registry import register
+from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable
+from kspread.engine.model import BETA_REGION_LABEL, BETA_ZONE_LABEL, REGION_LABEL, ZONE_LABEL, Pod
+from kspread.engine.plugins.volumes import check_modelled, not_found, storage_of, volumes_signer
+from kspread.engine.snapshot import NodeInfo
+from kspread.engine.storage import WAIT_FOR_FIRST_CONSUMER, PersistentVolume
+
+ERR_CONFLICT = "node(s) had no available volume zone"
+_STATE = "PreFilterVolumeZone"
+TOPOLOGY_LABELS = (BETA_ZONE_LABEL, BETA_REGION_LABEL, ZONE_LABEL, REGION_LABEL)
+_GA = {BETA_ZONE_LABEL: ZONE_LABEL, BETA_REGION_LABEL: REGION_LABEL}
+
+
+@dataclass(frozen=True, slots=True)
+class PVTopology:
+    pv: str
+    key: str
+    values: frozenset[str]
+
+
+def label_zones(value: str) -> frozenset[str] | None:
+    """LabelZonesToSet: zones separated by ``__``; None when one is empty."""
+    if value == "":
+        return frozenset()
+    out = set()
+    for z in value.split("__"):
+        z = z.strip()
+        if not z:
+            return None
+        out.add(z)
+    return frozenset(out)
+
+
+def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
+    out = []
+    for key in TOPOLOGY_LABELS:
+        if key in pv.labels:
+            zones = label_zones(pv.labels[key])
+            if zones is not None:
+                out.append(PVTopology(pv.name, key, zones))
+    return out
+
+
+@register("VolumeZone", first=12)
+class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
+    signs_pods = True
+    pod_events = frozenset({"PVCUpdate", "PVAdd", "PVUpdate"})
+
+    def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
+        """isSchedulableAfterPersistentVolumeClaimChange (a persistentVolumeClaim of the
+        pod) and isSchedulableAfterPersistentVolumeChange (a new volume: Queue; a changed
+        one when its topology labels changed, which binding never does)."""
+        if event.action == "PVCUpdate":
+            claim = event.obj
+            return claim.namespace == pod.namespace and any(v.claim == claim.name for v in pod.volumes)
+        return event.action == "PVAdd"
+
+    def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
+        return volumes_signer(pod)
+
+    def topologies(self, pod: Pod) -> list[PVTopology] | Status:
+        storage = storage_of(self)
+        out: list[PVTopology] = []
+        for v in pod.volumes:
+            if v.claim is None:
+                continue
+            if v.claim == "":
+                return unresolvable("PersistentVolumeClaim had no name")
+            claim = storage.claim(pod.namespace, v.claim)
+            if claim is None:
+                return unresolvable(not_found("persistentvolumeclaim", v.claim))
+            if not claim.volume_name:
+                cls_name = claim.class_name
+                if not cls_name:
+                    return unresolvable("PersistentVolumeClaim had no pv name and storageClass name")
+                cls = storage.classes.get(cls_name)
+                if cls is None:
+                    return unresolvable(not_found("storageclass.storage.k8s.io", cls_name))
+                if cls.binding_mode is None:
+                    return unresolvable(f'VolumeBindingMode not set for StorageClass "{cls_name}"')
+                if cls.binding_mode == WAIT_FOR_FIRST_CONSUMER:
+                    continue
+                return unresolvable("PersistentVolume had no name")
+            pv = storage.pvs.get(claim.volume_name)
+            if pv is None:
+                return unresolvable(not_found("persistentvolume", claim.volume_name))
+            out.extend(pv_topologies(pv))
+        return out
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status:
+        check_modelled(self, pod)
+        tops = self.topologies(pod)
+        if isinstance(tops, Status):
+            return tops
+        if not tops:
+            return SKIP
+        state.write(_STATE, tops)
+        return SUCCESS
+
+    def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
+        return True
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if not pod.volumes:
+            return SUCCESS
+        tops = state.get(_STATE)
+        if tops is None:
+            got = self.topologies(pod)
+            if isinstance(got, Status):
+                return got
+            tops = got
+        labels = node_info.node.labels
+        if not any(k in labels for k in TOPOLOGY_LABELS):
+            return SUCCESS
+        assert isinstance(tops, list)
+        for t in tops:
+            v = labels.get(t.key)
+            if v is None and self.version.minor >= 29:  # translateToGALabel, from 1.29
+                v = labels.get(_GA.get(t.key, t.key))
+            if v is None or v not in t.values:
+                return unresolvable(ERR_CONFLICT)
+        return SUCCESS

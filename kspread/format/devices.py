@@ -1,0 +1,619 @@
+"""Device objects of a case (``objects:`` of kinds DeviceClass, ResourceSlice,
+ResourceClaim, ResourceClaimTemplate in ``resource.k8s.io``) and pods' resourceClaims,
+turned into kspread/engine/devices.py's model (the v1 shape, whatever version the
+case wrote). The API version must be one the case's Kubernetes version serves; a
+field kspread does not model is refused by name, never ignored."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from kspread.engine.devices import (
+    ALL,
+    BOOL,
+    EXACT_COUNT,
+    INT,
+    STRING,
+    VERSION,
+    AllocatedDevice,
+    Allocation,
+    Attribute,
+    Device,
+    DeviceClass,
+    DeviceObjects,
+    DeviceRequest,
+    ExactRequest,
+    MatchAttribute,
+    PodClaim,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kspread.engine.labels import (
+    GT,
+    IN,
+    LABEL_SELECTOR_OPERATORS,
+    LT,
+    NOT_IN,
+    Requirement,
+    parse_selector_requirement,
+)
+from kspread.engine.model import NodeSelectorTerm, Pod
+from kspread.engine.quantity import QuantityError, parse_quantity
+from kspread.engine.versions import Version
+from kspread.errors import CaseError, PathT, did_you_mean
+
+KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+GROUP = "resource.k8s.io"
+_OLD_SHAPE = ("v1alpha3", "v1beta1")  # requests flat, devices under `basic`
+TEMPLATE_CLAIM = "from a ResourceClaimTemplate"
+
+
+def served_versions(minor: int) -> tuple[str, ...]:
+    """The resource.k8s.io versions that serve these kinds at a minor (1.31: v1alpha3;
+    1.32: v1beta1 added; 1.33: v1beta2 added, v1alpha3 left to DeviceTaintRule;
+    1.34: v1, GA)."""
+    if minor <= 31:
+        return ("v1alpha3",)
+    if minor == 32:
+        return ("v1alpha3", "v1beta1")
+    if minor == 33:
+        return ("v1beta1", "v1beta2")
+    return ("v1beta1", "v1beta2", "v1")
+
+
+def check_enabled(version: Version, path: PathT) -> None:
+    """Device objects need structured parameters (1.31+) with the gate on."""
+    if version.minor < 31:
+        raise CaseError(
+            f"kspread models dynamic resource allocation with structured parameters, from 1.31 "
+            f"(resource.k8s.io/v1alpha3); 1.{version.minor} allocates devices only through classic DRA's "
+            "resource drivers (ResourceClass, PodSchedulingContext), which kspread does not model", path)
+    if not version.gate("DynamicResourceAllocation"):
+        raise CaseError(
+            f"device objects and pod resourceClaims need the DynamicResourceAllocation feature gate, off by "
+            f"default in 1.{version.minor}: set featureGates: {{DynamicResourceAllocation: true}}", path)
+
+
+def _unmodelled(what: str, gate: str, path: PathT) -> CaseError:
+    return CaseError(f"{what} ({gate}) is not modelled by kspread", path)
+
+
+def _str(raw: Any, path: PathT, what: str) -> str:
+    if not isinstance(raw, str) or not raw:
+        raise CaseError(f"{what} must be a non-empty string", path, value=raw)
+    return raw
+
+
+def _map(raw: Any, path: PathT, allowed: tuple[str, ...] | None = None) -> Mapping[str, Any]:
+    """A mapping (None: empty); with ``allowed``, a field it does not list is an error."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise CaseError("must be a mapping", path, value=raw)
+    if allowed is not None:
+        for k in raw:
+            if k not in allowed:
+                raise CaseError(f"unknown field {k!r} (allowed: {', '.join(sorted(allowed))})"
+                                + did_you_mean(str(k), allowed), [*path, k])
+    return raw
+
+
+_OBJECT = ("apiVersion", "kind", "metadata", "spec", "status")
+_META = ("name", "namespace", "labels", "annotations", "uid", "resourceVersion", "generation", "creationTimestamp",
+         "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences", "finalizers", "managedFields",
+         "generateName", "selfLink")
+_TERM = ("matchExpressions", "matchFields")
+_SELECTOR = ("cel",)
+_CEL = ("expression",)
+_DEVICE_BODY = ("attributes", "capacity", "taints", "consumesCounters", "nodeName", "nodeSelector", "allNodes",
+                "allowMultipleAllocations", "bindingConditions", "bindingFailureConditions", "bindsToNode")
+_EXACT = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+
+
+def _object(obj: Mapping[str, Any], path: PathT) -> tuple[Mapping[str, Any], str]:
+    """The object's metadata (checked) and name."""
+    _map(obj, path, _OBJECT)
+    meta = _map(obj.get("metadata"), [*path, "metadata"], _META)
+    return meta, _str(meta.get("name"), [*path, "metadata", "name"], "a name")
+
+
+def _list(raw: Any, path: PathT) -> list:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise CaseError("must be a list", path, value=raw)
+    return raw
+
+
+def _selectors(raw: Any, path: PathT) -> tuple[str, ...]:
+    out = []
+    for i, s in enumerate(_list(raw, path)):
+        cel = _map(_map(s, [*path, i], _SELECTOR).get("cel"), [*path, i, "cel"], _CEL)
+        out.append(_str(cel.get("expression"), [*path, i, "cel", "expression"], "a CEL selector's expression"))
+    return tuple(out)
+
+
+def _node_selector(raw: Any, path: PathT) -> tuple[NodeSelectorTerm, ...]:
+    terms = []
+    for i, t in enumerate(_list(_map(raw, path, ("nodeSelectorTerms",)).get("nodeSelectorTerms"),
+                                [*path, "nodeSelectorTerms"])):
+        tp = [*path, "nodeSelectorTerms", i]
+        t = _map(t, tp, _TERM)
+        exprs = tuple(parse_selector_requirement(e, [*tp, "matchExpressions", j], (*LABEL_SELECTOR_OPERATORS, GT, LT))
+                      for j, e in enumerate(_list(t.get("matchExpressions"), [*tp, "matchExpressions"])))
+        fields = []
+        for j, f in enumerate(_list(t.get("matchFields"), [*tp, "matchFields"])):
+            f = _map(f, [*tp, "matchFields", j], ("key", "operator", "values"))
+            if f.get("key") != "metadata.name" or f.get("operator") not in (IN, NOT_IN):
+                raise CaseError("a node field selector is metadata.name with In or NotIn", [*tp, "matchFields", j])
+            fields.append(Requirement("metadata.name", f["operator"], tuple(f.get("values") or ())))
+        terms.append(NodeSelectorTerm(exprs, tuple(fields)))
+    return tuple(terms)
+
+
+def _api_version(obj: Mapping[str, Any], version: Version, path: PathT) -> str:
+    av = obj.get("apiVersion")
+    group, _, ver = str(av).partition("/")
+    served = served_versions(version.minor)
+    if group != GROUP or ver not in served:
+        raise CaseError(f"{obj.get('kind')} in 1.{version.minor} is served as "
+                        + " or ".join(f"{GROUP}/{v}" for v in served), [*path, "apiVersion"], value=av)
+    return ver
+
+
+# ---- DeviceClass ---------------------------------------------------------------------
+
+
+def device_class(obj: Mapping[str, Any], version: Version, path: PathT) -> DeviceClass:
+    _, name = _object(obj, path)
+    _api_version(obj, version, path)
+    spec = _map(obj.get("spec"), [*path, "spec"], ("selectors", "config", "extendedResourceName", "suitableNodes"))
+    if spec.get("suitableNodes") is not None:
+        raise CaseError(f"a DeviceClass's suitableNodes belongs to {_CLASSIC}", [*path, "spec", "suitableNodes"])
+    if spec.get("extendedResourceName") is not None:
+        raise _unmodelled("extended resources backed by devices, extendedResourceName", "DRAExtendedResource",
+                          [*path, "spec", "extendedResourceName"])
+    return DeviceClass(name, _selectors(spec.get("selectors"), [*path, "spec", "selectors"]))
+
+
+# ---- ResourceSlice -------------------------------------------------------------------
+
+
+def _attribute(raw: Any, path: PathT) -> Attribute:
+    raw = _map(raw, path)
+    kinds = [k for k in (INT, BOOL, STRING, VERSION) if k in raw]
+    if len(kinds) != 1 or set(raw) != set(kinds):
+        raise CaseError("a device attribute has exactly one of int, bool, string, version", path, value=dict(raw))
+    k = kinds[0]
+    v = raw[k]
+    ok = {INT: isinstance(v, int) and not isinstance(v, bool), BOOL: isinstance(v, bool),
+          STRING: isinstance(v, str), VERSION: isinstance(v, str)}[k]
+    if not ok:
+        raise CaseError(f"a device attribute's {k} value has the wrong type", [*path, k], value=v)
+    if k == VERSION:
+        from kspread.engine.devicecel import _is_semver
+
+        if not _is_semver(v):
+            raise CaseError("must be a semantic version (semver 2.0.0)", [*path, k], value=v)
+    return Attribute(k, v)
+
+
+def _quantity(raw: Any, path: PathT) -> Fraction:
+    try:
+        return parse_quantity(raw)
+    except QuantityError as e:
+        raise CaseError(str(e), path, value=raw) from None
+
+
+_DEVICE_UNMODELLED = {
+    "taints": ("device taints", "DRADeviceTaints"),
+    "consumesCounters": ("partitionable devices, consumesCounters", "DRAPartitionableDevices"),
+    "nodeName": ("per-device node selection", "DRAPartitionableDevices"),
+    "nodeSelector": ("per-device node selection", "DRAPartitionableDevices"),
+    "allNodes": ("per-device node selection", "DRAPartitionableDevices"),
+    "allowMultipleAllocations": ("consumable capacity, allowMultipleAllocations", "DRAConsumableCapacity"),
+    "bindingConditions": ("binding conditions", "DRADeviceBindingConditions"),
+    "bindingFailureConditions": ("binding conditions", "DRADeviceBindingConditions"),
+    "bindsToNode": ("binding conditions", "DRADeviceBindingConditions"),
+}
+
+
+def _device(raw: Any, ver: str, path: PathT) -> Device:
+    if ver in _OLD_SHAPE:
+        raw = _map(raw, path, ("name", "basic"))
+        body, bp = _map(raw.get("basic"), [*path, "basic"], _DEVICE_BODY), [*path, "basic"]
+    else:
+        raw = _map(raw, path, ("name", *_DEVICE_BODY))
+        body, bp = raw, list(path)
+    name = _str(raw.get("name"), [*path, "name"], "a device name")
+    for k, (what, gate) in _DEVICE_UNMODELLED.items():
+        if body.get(k) is not None:
+            raise _unmodelled(what, gate, [*bp, k])
+    attrs = {str(k): _attribute(v, [*bp, "attributes", k])
+             for k, v in _map(body.get("attributes"), [*bp, "attributes"]).items()}
+    caps = {}
+    for k, v in _map(body.get("capacity"), [*bp, "capacity"]).items():
+        cp = [*bp, "capacity", k]
+        if ver == "v1alpha3":
+            caps[str(k)] = _quantity(v, cp)
+        else:
+            v = _map(v, cp, ("value", "requestPolicy"))
+            if v.get("requestPolicy") is not None:
+                raise _unmodelled("consumable capacity, requestPolicy", "DRAConsumableCapacity", [*cp, "requestPolicy"])
+            caps[str(k)] = _quantity(v.get("value"), [*cp, "value"])
+    return Device(name, attrs, caps)
+
+
+def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:
+    _, name = _object(obj, path)
+    ver = _api_version(obj, version, path)
+    sp = [*path, "spec"]
+    spec = _map(obj.get("spec"), sp, ("driver", "pool", "nodeName", "nodeSelector", "allNodes", "devices",
+                                      "sharedCounters", "perDeviceNodeSelection"))
+    for k, (what, gate) in (("sharedCounters", ("partitionable devices, sharedCounters", "DRAPartitionableDevices")),
+                            ("perDeviceNodeSelection", ("per-device node selection", "DRAPartitionableDevices"))):
+        if spec.get(k) is not None:
+            raise _unmodelled(what, gate, [*sp, k])
+    pool = _map(spec.get("pool"), [*sp, "pool"], ("name", "generation", "resourceSliceCount"))
+    node_name = spec.get("nodeName") or None
+    all_nodes = bool(spec.get("allNodes"))
+    sel = _node_selector(spec["nodeSelector"], [*sp, "nodeSelector"]) if spec.get("nodeSelector") else None
+    if sum((node_name is not None, all_nodes, sel is not None)) != 1:
+        raise CaseError("a ResourceSlice has exactly one of nodeName, nodeSelector, allNodes", sp)
+    count = pool.get("resourceSliceCount", 1)
+    gen = pool.get("generation", 0)
+    if not isinstance(count, int) or count < 1 or not isinstance(gen, int) or gen < 0:
+        raise CaseError("pool.resourceSliceCount must be a positive integer and pool.generation a non-negative one",
+                        [*sp, "pool"])
+    devices = tuple(_device(d, ver, [*sp, "devices", i])
+                    for i, d in enumerate(_list(spec.get("devices"), [*sp, "devices"])))
+    return ResourceSlice(
+        name=name, driver=_str(spec.get("driver"), [*sp, "driver"], "driver"),
+        pool=_str(pool.get("name"), [*sp, "pool", "name"], "pool.name"), generation=gen, slice_count=count,
+        node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices)
+
+
+# ---- ResourceClaim -------------------------------------------------------------------
+
+
+def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub: bool) -> ExactRequest:
+    for k, (what, gate) in (("tolerations", ("device taints, tolerations", "DRADeviceTaints")),
+                            ("capacity", ("consumable capacity, request capacity", "DRAConsumableCapacity"))):
+        if raw.get(k) is not None:
+            raise _unmodelled(what, gate, [*path, k])
+    cls = _str(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
+    mode = raw.get("allocationMode") or EXACT_COUNT
+    if mode not in (EXACT_COUNT, ALL):
+        raise CaseError("allocationMode is ExactCount or All", [*path, "allocationMode"], value=mode)
+    count = raw.get("count")
+    if mode == EXACT_COUNT:
+        count = 1 if count is None else count
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise CaseError("count must be a positive integer", [*path, "count"], value=count)
+    elif count is not None:
+        raise CaseError("count is given only with allocationMode ExactCount", [*path, "count"], value=count)
+    admin = raw.get("adminAccess")
+    if admin is not None:
+        if sub:
+            raise CaseError("a subrequest has no adminAccess", [*path, "adminAccess"])
+        if not isinstance(admin, bool):
+            raise CaseError("adminAccess is true or false", [*path, "adminAccess"], value=admin)
+        if version.minor >= 32 and not version.gate("DRAAdminAccess"):
+            admin = None  # the API server drops the field while the gate is off
+    return ExactRequest(name, cls, _selectors(raw.get("selectors"), [*path, "selectors"]), mode,
+                        int(count) if mode == EXACT_COUNT and count is not None else 0, admin)
+
+
+def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
+    raw = _map(raw, path, ("name", "firstAvailable", *(_EXACT if ver in _OLD_SHAPE else ("exactly",))))
+    name = _str(raw.get("name"), [*path, "name"], "a request name")
+    subs = _list(raw.get("firstAvailable"), [*path, "firstAvailable"])
+    if subs:
+        if version.minor < 33:
+            raise CaseError(f"1.{version.minor} has no firstAvailable (prioritized lists, from 1.33)",
+                            [*path, "firstAvailable"])
+        if len(subs) > 8:
+            raise CaseError("firstAvailable has at most 8 subrequests", [*path, "firstAvailable"])
+        out = []
+        for i, s in enumerate(subs):
+            sp = [*path, "firstAvailable", i]
+            s = _map(s, sp, ("name", *_EXACT))
+            out.append(_exact(s, _str(s.get("name"), [*sp, "name"], "a subrequest name"), sp, version, True))
+        return DeviceRequest(name, None, tuple(out))
+    if ver in _OLD_SHAPE:
+        body = {k: v for k, v in raw.items() if k not in ("name", "firstAvailable")}
+        return DeviceRequest(name, _exact(body, name, path, version, False))
+    return DeviceRequest(name, _exact(_map(raw.get("exactly"), [*path, "exactly"], _EXACT), name,
+                                      [*path, "exactly"], version, False))
+
+
+_CLASSIC = ("classic DRA (a control-plane controller allocates the claim), which kspread does not model: kspread "
+            "models structured parameters")
+
+
+def claim_spec(spec: Mapping[str, Any], ver: str, version: Version, sp: PathT) -> tuple:
+    _map(spec, sp, ("devices", "controller") if ver == "v1alpha3" else ("devices",))
+    if spec.get("controller"):
+        raise CaseError(f"spec.controller asks for {_CLASSIC}", [*sp, "controller"])
+    devices = _map(spec.get("devices"), [*sp, "devices"], ("requests", "constraints", "config"))
+    dp = [*sp, "devices"]
+    requests = tuple(_request(r, ver, version, [*dp, "requests", i])
+                     for i, r in enumerate(_list(devices.get("requests"), [*dp, "requests"])))
+    names = [r.name for r in requests]
+    constraints = []
+    for i, c in enumerate(_list(devices.get("constraints"), [*dp, "constraints"])):
+        cp = [*dp, "constraints", i]
+        c = _map(c, cp, ("requests", "matchAttribute", "distinctAttribute"))
+        if c.get("distinctAttribute") is not None:
+            raise _unmodelled("distinctAttribute constraints", "DRAConsumableCapacity", [*cp, "distinctAttribute"])
+        attr = _str(c.get("matchAttribute"), [*cp, "matchAttribute"], "matchAttribute")
+        if "/" not in attr:
+            raise CaseError("matchAttribute is a fully qualified name (domain/name)", [*cp, "matchAttribute"])
+        reqs = tuple(_list(c.get("requests"), [*cp, "requests"]))
+        for j, r in enumerate(reqs):
+            if r not in names and r.partition("/")[0] not in names:
+                raise CaseError(f"constraint names unknown request {r!r}", [*cp, "requests", j], value=r)
+        constraints.append(MatchAttribute(attr, reqs))
+    return requests, tuple(constraints)
+
+
+def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceClaim:
+    meta, name = _object(obj, path)
+    ver = _api_version(obj, version, path)
+    ns = meta.get("namespace") or "default"
+    requests, constraints = claim_spec(_map(obj.get("spec"), [*path, "spec"]), ver, version, [*path, "spec"])
+    status = _map(obj.get("status"), [*path, "status"], ("allocation", "reservedFor", "devices"))
+    stp = [*path, "status"]
+    allocation = None
+    if status.get("allocation") is not None:
+        ap = [*stp, "allocation"]
+        alloc = _map(status["allocation"], ap, ("devices", "nodeSelector", "allocationTimestamp"))
+        results = []
+        for i, r in enumerate(_list(_map(alloc.get("devices"), [*ap, "devices"], ("results", "config")).get("results"),
+                                    [*ap, "devices", "results"])):
+            rp = [*ap, "devices", "results", i]
+            r = _map(r, rp, ("request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
+                             "bindingFailureConditions", "shareID", "consumedCapacity"))
+            results.append(AllocatedDevice(
+                _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
+                _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
+                True if r.get("adminAccess") else None))
+        sel = _node_selector(alloc["nodeSelector"], [*ap, "nodeSelector"]) if alloc.get("nodeSelector") else None
+        allocation = Allocation(tuple(results), sel)
+    reserved = []
+    for i, r in enumerate(_list(status.get("reservedFor"), [*stp, "reservedFor"])):
+        r = _map(r, [*stp, "reservedFor", i], ("apiGroup", "resource", "name", "uid"))
+        if r.get("resource", "pods") == "pods":
+            pn = str(r.get("name"))
+            reserved.append(pn if ns == "default" else f"{ns}/{pn}")
+    owner = None
+    for ref in _list(meta.get("ownerReferences"), [*path, "metadata", "ownerReferences"]):
+        if isinstance(ref, Mapping) and ref.get("kind") == "Pod" and ref.get("controller"):
+            owner = ref.get("name") if ns == "default" else f"{ns}/{ref.get('name')}"
+    return ResourceClaim(ns, name, requests, constraints, allocation, tuple(reserved), owner,
+                         bool(meta.get("deletionTimestamp")))
+
+
+def claim_template(obj: Mapping[str, Any], version: Version, path: PathT) -> tuple[str, str, tuple]:
+    meta, name = _object(obj, path)
+    ver = _api_version(obj, version, path)
+    sp = [*path, "spec", "spec"]
+    spec = _map(_map(obj.get("spec"), [*path, "spec"], ("metadata", "spec")).get("spec"), sp)
+    return meta.get("namespace") or "default", name, claim_spec(spec, ver, version, sp)
+
+
+# ---- pods ------------------------------------------------------------------------------
+
+
+def pod_claim_refs(raw: Any, at, containers: Any, version: Version, devices: Any = None) -> tuple:
+    """A pod's spec.resourceClaims as (name, claim name or None, template name or
+    None, None), checked as the API server does, then the shorthand's ``devices`` as
+    (name, None, None, requests); containers' resources.claims must name them."""
+    if not raw and not devices:
+        return ()
+    check_enabled(version, at("resourceClaims" if raw else "devices"))
+    out: list[tuple] = []
+    names: set[str] = set()
+    for i, e in enumerate(_list(raw, at("resourceClaims"))):
+        p = at("resourceClaims", i)
+        e = _map(e, p, ("name", "resourceClaimName", "resourceClaimTemplateName"))
+        name = _str(e.get("name"), [*p, "name"], "a pod resource claim's name")
+        if name in names:
+            raise CaseError(f"duplicate pod resource claim name {name!r}", [*p, "name"])
+        names.add(name)
+        claim, template = e.get("resourceClaimName"), e.get("resourceClaimTemplateName")
+        if (claim is None) == (template is None):
+            raise CaseError("exactly one of resourceClaimName and resourceClaimTemplateName is required", p)
+        out.append((name, claim, template, None))
+    for key, spec in _map(devices, at("devices")).items():
+        p = at("devices", key)
+        if key in names:
+            raise CaseError(f"duplicate pod resource claim name {key!r}", p)
+        names.add(str(key))
+        out.append((str(key), None, None, (_shorthand_request(str(key), spec, p),)))
+    for ci, c in enumerate(containers or []):
+        if not isinstance(c, Mapping):
+            continue
+        for j, cl in enumerate(_list(_map(c.get("resources"), []).get("claims"), [])):
+            cn = cl.get("name") if isinstance(cl, Mapping) else None
+            if cn not in names:
+                raise CaseError(f"container claim {cn!r} names no entry of the pod's resourceClaims",
+                                at("containers", ci, "resources", "claims", j), value=cn)
+    return tuple(out)
+
+
+def pod_claims(pod_name: str, refs: tuple) -> tuple[PodClaim, ...]:
+    """The pod's claims by name: a template's (or the shorthand's) claim is ``<pod>-<name>``."""
+    return tuple(PodClaim(n, c if c is not None else f"{pod_name}-{n}", t or "", inline)
+                 for n, c, t, inline in refs)
+
+
+# ---- the shorthand (an extension of the case format) -------------------------------------
+
+
+def _shorthand_request(name: str, raw: Any, path: PathT) -> DeviceRequest:
+    """A pod's ``devices: {<claim>: {class, count | all, selector}}`` entry: a claim with
+    one request named after it."""
+    raw = _map(raw, path, ("class", "count", "all", "selector"))
+    cls = _str(raw.get("class"), [*path, "class"], "class (a DeviceClass's name)")
+    if raw.get("all") is not None and raw.get("count") is not None:
+        raise CaseError("give count or all, not both", [*path, "all"])
+    count = raw.get("count", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise CaseError("count must be a positive integer", [*path, "count"], value=count)
+    sel = () if raw.get("selector") is None else (_str(raw["selector"], [*path, "selector"], "a CEL selector"),)
+    if raw.get("all"):
+        return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0))
+    return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count))
+
+
+def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
+    """``deviceClasses: [{name, driver, selector}]``: a DeviceClass that selects the
+    driver's devices (``device.driver == "<driver>"``), and the selector when given."""
+    out = []
+    if raw:
+        check_enabled(version, ["deviceClasses"])
+    for i, c in enumerate(_list(raw, ["deviceClasses"])):
+        p: list[str | int] = ["deviceClasses", i]
+        c = _map(c, p, ("name", "driver", "selector"))
+        sels = [f'device.driver == "{_str(c.get("driver"), [*p, "driver"], "driver")}"']
+        if c.get("selector") is not None:
+            sels.append(_str(c["selector"], [*p, "selector"], "a CEL selector"))
+        out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels)))
+    return out
+
+
+def _shorthand_attribute(raw: Any, path: PathT) -> Attribute:
+    if isinstance(raw, bool):
+        return Attribute(BOOL, raw)
+    if isinstance(raw, int):
+        return Attribute(INT, raw)
+    if isinstance(raw, str):
+        return Attribute(STRING, raw)
+    return _attribute(raw, path)
+
+
+def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice]:
+    """A node's ``devices: [{driver, count, name, pool, attributes, capacity}]``: the
+    ResourceSlices its drivers publish, one per driver and pool (pool: the node's
+    name), devices ``<name>-0`` .. ``<name>-<count-1>`` (name: ``device``)."""
+    if not raw:
+        return []
+    check_enabled(version, at("devices"))
+    pools: dict[tuple[str, str], list[Device]] = {}
+    for i, d in enumerate(_list(raw, at("devices"))):
+        p = at("devices", i)
+        d = _map(d, p, ("driver", "count", "name", "pool", "attributes", "capacity"))
+        driver = _str(d.get("driver"), [*p, "driver"], "driver")
+        count = d.get("count", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise CaseError("count must be a positive integer", [*p, "count"], value=count)
+        prefix = _str(d.get("name", "device"), [*p, "name"], "name")
+        attrs = {str(k): _shorthand_attribute(v, [*p, "attributes", k])
+                 for k, v in _map(d.get("attributes"), [*p, "attributes"]).items()}
+        caps = {str(k): _quantity(v, [*p, "capacity", k])
+                for k, v in _map(d.get("capacity"), [*p, "capacity"]).items()}
+        devices = pools.setdefault((driver, _str(d.get("pool", node), [*p, "pool"], "pool")), [])
+        start = sum(1 for x in devices if x.name.startswith(prefix + "-"))
+        for j in range(count):
+            devices.append(Device(f"{prefix}-{start + j}", attrs, caps))
+    return [ResourceSlice(f"{node}-{driver}-{pool}", driver, pool, 0, 1, node_name=node, devices=tuple(devs))
+            for (driver, pool), devs in pools.items()]
+
+
+def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Version,
+                  pods: Sequence[Pod], classes: Sequence[DeviceClass] = (),
+                  slices: Sequence[ResourceSlice] = ()) -> DeviceObjects | None:
+    """The case's device objects (``objects``, and the shorthand's ``classes`` and nodes'
+    ``slices``), with a claim made for each pod's template or shorthand entry (as the
+    resource claim controller would, unless the case has a claim of that name)."""
+    if not items and not classes and not slices and not any(p.resource_claims for p in pods):
+        return None
+    if items:
+        check_enabled(version, items[0][1])
+    objs = DeviceObjects()
+    for dc in classes:
+        objs.classes[dc.name] = dc
+    objs.slices.extend(slices)
+    templates: dict[tuple[str, str], tuple] = {}
+    seen: dict[tuple[str, str, str], PathT] = {}
+    for obj, path in items:
+        kind = obj.get("kind")
+        meta = obj.get("metadata") or {}
+        okey = (str(kind), str(meta.get("namespace") or "default"), str(meta.get("name")))
+        if okey in seen:
+            raise CaseError(f"{kind} {okey[2]!r} is defined twice", [*path, "metadata", "name"])
+        seen[okey] = path
+        if kind == "DeviceClass":
+            dc = device_class(obj, version, path)
+            if dc.name in objs.classes:
+                raise CaseError(f"DeviceClass {dc.name!r} is defined twice", [*path, "metadata", "name"])
+            objs.classes[dc.name] = dc
+        elif kind == "ResourceSlice":
+            objs.slices.append(resource_slice(obj, version, path))
+        elif kind == "ResourceClaim":
+            c = resource_claim(obj, version, path)
+            objs.claims[(c.namespace, c.name)] = c
+        else:
+            ns, name, spec = claim_template(obj, version, path)
+            templates[(ns, name)] = spec
+    _check_implicit_extended_resources(objs, version, pods)
+    for p in pods:
+        for pc in p.resource_claims:
+            key = (p.namespace, pc.claim_name)
+            template = pc.template
+            if pc.inline is not None:
+                if key not in objs.claims:
+                    objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, pc.inline, owner_pod=p.key)
+                else:
+                    objs.claims[key] = ResourceClaim(**{**_fields(objs.claims[key]), "owner_pod": p.key})
+                continue
+            if not template:
+                if key not in objs.claims:
+                    raise CaseError(
+                        f"pod {p.key} uses ResourceClaim {pc.claim_name!r}, which the case does not declare: "
+                        f'upstream\'s PreEnqueue holds such a pod (could not find ResourceClaim '
+                        f'"{p.namespace}/{pc.claim_name}"), which kspread does not model', ["objects"])
+                continue
+            existing = objs.claims.get(key)
+            if existing is not None:
+                objs.claims[key] = ResourceClaim(**{**_fields(existing), "owner_pod": p.key})
+                continue
+            tspec = templates.get((p.namespace, template))
+            if tspec is None:
+                raise CaseError(
+                    f"pod {p.key} uses ResourceClaimTemplate {template!r}, which the case does not declare: its "
+                    "claim cannot be created, and upstream's PreEnqueue holds the pod", ["objects"])
+            objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, tspec[0], tspec[1], owner_pod=p.key)
+    for p in pods:
+        if p.node_name is None:
+            continue
+        for pc in p.resource_claims:
+            c = objs.claims[(p.namespace, pc.claim_name)]
+            if c.allocation is not None and p.key not in c.reserved_for:
+                objs.claims[(p.namespace, pc.claim_name)] = ResourceClaim(
+                    **{**_fields(c), "reserved_for": (*c.reserved_for, p.key)})
+    return objs
+
+
+IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def _check_implicit_extended_resources(objs: DeviceObjects, version: Version, pods: Sequence[Pod]) -> None:
+    """With DRAExtendedResource on (from 1.36) every DeviceClass also backs the
+    extended resource deviceclass.resource.kubernetes.io/<class>: a pod requesting one
+    would be served by devices, which kspread does not model."""
+    if version.minor < 36 or not objs.classes:
+        return
+    for p in pods:
+        for c in (*p.containers, *p.init_containers):
+            for r in c.requests:
+                if r.startswith(IMPLICIT_EXTENDED_PREFIX) and r[len(IMPLICIT_EXTENDED_PREFIX):] in objs.classes:
+                    raise _unmodelled(f"pod {p.key} requests {r}: extended resources backed by devices",
+                                      "DRAExtendedResource", ["objects"])
+
+
+def _fields(c: ResourceClaim) -> dict[str, Any]:
+    return {f: getattr(c, f) for f in c.__slots__}
