@@ -485,3 +485,82 @@ def test_a_wait_before_a_step_ends_the_backoff_of_the_pods_it_moves():
                                    {"name": "late", "requests": {"cpu": "1"}}], nodes=nodes, pods=pods)
     assert [r.pod.key for r in results] == ["p", "p", "late"]
     assert placements == {"p": "n1", "late": None, "old": None}
+
+
+# ---- steps with devices and storage ---------------------------------------------------------
+
+GPU_NODES = [{"name": n, "devices": [{"driver": "gpu.example.com", "name": "gpu", "count": 1}]} for n in ("n1", "n2")]
+GPU_CLASS = [{"name": "gpu", "driver": "gpu.example.com"}]
+
+
+def test_a_replicaset_replacement_gets_a_new_claim_from_the_template():
+    # the evicted pod's claim a-gpu is deallocated; web-rs-r1 gets its own claim web-rs-r1-gpu
+    # (a claim owned by a would stop it: "not created for pod")
+    out = _out([{"name": "a", **WEB, "devices": {"gpu": {"class": "gpu"}}}, {"drain": "n1"}], owners=[RS],
+               nodes=GPU_NODES, deviceClasses=GPU_CLASS)
+    assert out["evicted"] == ["a"]
+    assert out["placements"] == {"a": None, "web-rs-r1": "n2"}
+    assert out["allocations"] == {"a-gpu": None, "web-rs-r1-gpu": ["gpu.example.com/n2/gpu-0"]}
+
+
+def test_a_statefulset_replacement_keeps_its_claim_name_and_is_allocated_again():
+    sts = {"kind": "StatefulSet", "name": "db", "selector": {"matchLabels": {"app": "db"}}}
+    pod = {"name": "db-0", "labels": {"app": "db"}, "controller": {"kind": "StatefulSet", "name": "db"},
+           "devices": {"gpu": {"class": "gpu"}}}
+    case = build_case(_doc([pod, {"drain": "n1"}], owners=[sts], nodes=GPU_NODES, deviceClasses=GPU_CLASS), "t")
+    sched, _, placements = run_case(case)
+    assert placements == {"db-0": "n2"}
+    claim = sched.claims.get("default", "db-0-gpu")
+    assert [str(d) for d in claim.allocation.devices] == ["gpu.example.com/n2/gpu-0"]
+    assert claim.reserved_for == ("db-0",)
+
+
+def test_a_deleted_pod_releases_its_claim_and_the_claim_event_moves_the_waiting_pod():
+    out = _out([{"name": "a", "devices": {"gpu": {"class": "gpu"}}},
+                {"name": "b", "devices": {"gpu": {"class": "gpu"}}, "nodeSelector": {"kubernetes.io/hostname": "n1"}},
+                {"deletePod": "a"}], nodes=GPU_NODES, deviceClasses=GPU_CLASS)
+    assert out["placements"] == {"a": None, "b": "n1"}
+    assert out["timeline"][1]["moved"] == ["b"]
+    assert out["allocations"] == {"a-gpu": None, "b-gpu": ["gpu.example.com/n1/gpu-0"]}
+
+
+WFFC_CLASS = {"kind": "StorageClass", "apiVersion": "storage.k8s.io/v1", "metadata": {"name": "fast"},
+              "provisioner": "x.csi.io", "volumeBindingMode": "WaitForFirstConsumer"}
+SCRATCH = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+    "storageClassName": "fast", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}]
+
+
+def test_an_evicted_pods_ephemeral_claim_goes_and_its_replacement_gets_its_own():
+    case = build_case(_doc([{"name": "a", **WEB, "volumes": SCRATCH}, {"drain": "n1"}], owners=[RS],
+                           objects=[WFFC_CLASS], profile={"filter": ["VolumeBinding", "NodeUnschedulable"]}), "t")
+    sched, _, placements = run_case(case)
+    assert placements == {"a": None, "web-rs-r1": "n2"}
+    st = sched.handle.storage
+    assert "default/a-scratch" not in st.pvcs  # the garbage collector deleted it with its pod
+    assert not any(pv.claim_ref == ("default", "a-scratch") for pv in st.pvs.values())
+    claim = st.pvcs["default/web-rs-r1-scratch"]
+    assert claim.owner_pod == "web-rs-r1" and claim.volume_name in st.pvs
+
+
+def test_a_statefulset_replacement_with_an_ephemeral_volume_gets_a_new_claim_of_the_same_name():
+    # the old claim's volume (provisioned on n1) must not be taken as the new claim's
+    sts = {"kind": "StatefulSet", "name": "db", "selector": {"matchLabels": {"app": "db"}}}
+    pod = {"name": "db-0", "labels": {"app": "db"}, "controller": {"kind": "StatefulSet", "name": "db"},
+           "volumes": SCRATCH}
+    case = build_case(_doc([pod, {"drain": "n1"}], owners=[sts], objects=[WFFC_CLASS],
+                           profile={"filter": ["VolumeBinding", "NodeUnschedulable"]}), "t")
+    sched, _, placements = run_case(case)
+    assert placements == {"db-0": "n2"}
+    st = sched.handle.storage
+    pv = st.pvs[st.pvcs["default/db-0-scratch"].volume_name]
+    assert [r.values for r in pv.node_affinity[0].match_expressions] == [("n2",)]
+    assert len(st.pvs) == 1
+
+
+def test_deleting_a_pending_pod_deletes_its_ephemeral_claim():
+    case = build_case(_doc([{"name": "a", "volumes": SCRATCH, "nodeSelector": {"zone": "none"}}, {"deletePod": "a"}],
+                           objects=[WFFC_CLASS]), "t")
+    sched, _, placements = run_case(case)
+    assert placements == {"a": None}
+    assert case.cluster.storage.claim("default", "a-scratch") is not None
+    assert sched.handle.storage.claim("default", "a-scratch") is None

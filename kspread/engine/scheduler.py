@@ -343,13 +343,17 @@ class Scheduler:
         """The cluster changed while the scheduler was idle (a sequence's step): a new
         snapshot of its nodes and bound pods (as upstream's next cycle takes one), the
         framework built over it, the node tree's new ``order``. The nominator, the
-        placements, the ties (by node name) and nextStartNodeIndex carry over; the
+        placements, the ties (by node name), nextStartNodeIndex, the claims
+        (``claims``) and the storage objects as bindings changed them carry over; the
         OpportunisticBatching batch does not (kspread's rule: a step ends it)."""
         ties = {k: self.tied_nodes(k) or [] for k in list(self.ties)}
         known = set(self.node_names)
         self.node_names.extend(n.name for n in cluster.nodes if n.name not in known)
+        storage = self.handle.storage  # the sequence's copy, as its bindings changed it
         self.snapshot = Snapshot(cluster.nodes, cluster.pods, self.version)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
+        self.handle.claims = self.claims
+        self.handle.storage = storage
         self.framework = Framework(self.case.profile, self.handle)
         self.handle.extenders = self.ext
         self._set_order(order)

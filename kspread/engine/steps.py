@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kspread.engine.corev1helpers import find_untolerated_taint, toleration_tolerates
+from kspread.engine.devices import PodClaim
 from kspread.engine.framework.interface import PodEvent
 from kspread.engine.labels import as_selector
 from kspread.engine.model import (
@@ -66,6 +67,7 @@ from kspread.engine.plugins.nodeports import fits_ports
 from kspread.engine.queue import NodeEvent
 from kspread.engine.resources import node_pod_requests, pod_requests
 from kspread.engine.snapshot import pod_host_ports
+from kspread.engine.storage import PersistentVolumeClaim
 from kspread.errors import CaseError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -183,7 +185,8 @@ class World:
         self.cluster = Cluster(nodes=list(cl.nodes), pods=list(cl.pods), services=cl.services,
                                replication_controllers=cl.replication_controllers, replica_sets=cl.replica_sets,
                                stateful_sets=cl.stateful_sets, pdbs=list(cl.pdbs),
-                               priority_classes=cl.priority_classes, namespaces=cl.namespaces)
+                               priority_classes=cl.priority_classes, namespaces=cl.namespaces,
+                               devices=cl.devices, storage=cl.storage)
         # the case's own pods that still exist (case order), as they are now
         self.existing: dict[str, Pod] = {p.key: p for p in cl.pods}
         self.existing_keys = list(self.existing)
@@ -381,6 +384,7 @@ class World:
         rec.evicted.append(key)
         if current.nominated_node and self.version.queue_sees_nomination_changes:
             rec.moved.extend(queue.deliver(PodEvent("Delete", current, current.priority)))
+        self._delete_ephemeral_claims(current)  # (a pending pod reserves no ResourceClaim)
         self._replace(current, rec)
 
     def _do_ungate(self, step: Step, rec: Record) -> None:
@@ -537,7 +541,31 @@ class World:
         self.evicted.append(pod.key)
         rec.evicted.append(pod.key)
         rec.moved.extend(self.run.queue.deliver(PodEvent("Delete", pod)))
+        # the resource claim controller: the pod leaves its claims' reservedFor, a claim no
+        # pod reserves is deallocated (as for preemption's victims)
+        for ev in sched.release_pod(pod):
+            rec.moved.extend(self.run.queue.deliver(ev))
+        self._delete_ephemeral_claims(pod)
         self._replace(pod, rec)
+
+    def _delete_ephemeral_claims(self, pod: Pod) -> None:
+        """The garbage collector deletes the claims of the pod's generic ephemeral volumes
+        (the pod owns them), at once as evictions go; their volumes go too (kspread's rule:
+        a provisioned volume's reclaimPolicy Delete; a Released volume binds no new claim
+        either way)."""
+        storage = self.run.sched.handle.storage
+        if storage is None:
+            return
+        for v in pod.volumes:
+            if v.ephemeral is None:
+                continue
+            claim = storage.claim(pod.namespace, v.claim_name(pod.name))
+            if claim is None or claim.owner_pod != pod.name:
+                continue
+            del storage.pvcs[claim.key]
+            for name, pv in list(storage.pvs.items()):
+                if pv.claim_ref == (claim.namespace, claim.name):
+                    del storage.pvs[name]
 
     def _replace(self, pod: Pod, rec: Record) -> None:
         """The pod's controller (a ReplicaSet, ReplicationController or StatefulSet of the
@@ -559,9 +587,43 @@ class World:
             self._replacements[k] = n = self._replacements.get(k, 0) + 1
             name = f"{ctrl.name}-r{n}"
         new = replace_pod(pod, name=name, node_name=None, nominated_node=None, terminating=False, start_time=None,
-                          preempted_by_scheduler=False)
+                          preempted_by_scheduler=False, resource_claims=self._new_claims(pod, name))
+        self._new_ephemeral_claims(new)
         self._create(new)
         rec.created.append(new.key)
+
+    def _new_claims(self, pod: Pod, name: str) -> tuple[PodClaim, ...]:
+        """The replacement's spec.resourceClaims: a claim named in the spec stays; the
+        resource claim controller makes a new claim from the template for a claim made
+        from one, ``<pod>-<claim>`` (the old pod's was deallocated with it; a StatefulSet's
+        replacement, of the same name, gets a claim of the same name, unallocated)."""
+        tracker = self.run.sched.claims
+        out = []
+        for pc in pod.resource_claims:
+            if not pc.from_template:
+                out.append(pc)
+                continue
+            new = replace(pc, claim_name=f"{name}-{pc.name}")
+            old = tracker.get(pod.namespace, pc.claim_name)
+            if old is not None:
+                tracker.claims[(pod.namespace, new.claim_name)] = replace(
+                    old, name=new.claim_name, allocation=None, reserved_for=(),
+                    owner_pod=name if pod.namespace == "default" else f"{pod.namespace}/{name}")
+            out.append(new)
+        return tuple(out)
+
+    def _new_ephemeral_claims(self, pod: Pod) -> None:
+        """The ephemeral volume controller: a claim ``<pod>-<volume>`` for each generic
+        ephemeral volume of the replacement, owned by it."""
+        storage = self.run.sched.handle.storage
+        if storage is None:
+            return
+        for v in pod.volumes:
+            name = v.claim_name(pod.name)
+            if v.ephemeral is None or name is None or storage.claim(pod.namespace, name) is not None:
+                continue
+            claim = PersistentVolumeClaim(name, pod.namespace, v.ephemeral, owner_pod=pod.name)
+            storage.pvcs[claim.key] = claim
 
     # ---- PodDisruptionBudgets -----------------------------------------------------------------
 
