@@ -564,3 +564,24 @@ def test_deleting_a_pending_pod_deletes_its_ephemeral_claim():
     assert placements == {"a": None}
     assert case.cluster.storage.claim("default", "a-scratch") is not None
     assert sched.handle.storage.claim("default", "a-scratch") is None
+
+
+def test_a_node_added_with_devices_publishes_them():
+    out = _out([{"addNode": {"name": "n4", "devices": [{"driver": "gpu.example.com", "name": "gpu", "count": 1}]}},
+                {"name": "p", "devices": {"gpu": {"class": "gpu"}}}], deviceClasses=GPU_CLASS)
+    assert out["placements"] == {"p": "n4"}
+    assert out["allocations"] == {"p-gpu": ["gpu.example.com/n4/gpu-0"]}
+
+
+@pytest.mark.parametrize(("extra", "key"), [
+    ({"devices": {"gpu": {"class": "gpu"}}}, "devices"),
+    ({"resourceClaims": [{"name": "c", "resourceClaimTemplateName": "t"}]}, "resourceClaims"),
+    ({"claims": [{"name": "data", "storageClassName": "fast", "storage": "1Gi"}]}, "claims"),
+    ({"volumes": SCRATCH}, "volumes"),
+])
+def test_replicas_max_with_claims_is_refused_by_name(extra, key):
+    with pytest.raises(CaseError) as e:
+        build_case(_doc([{"name": "w", "replicas": "max", **extra}], deviceClasses=GPU_CLASS,
+                        objects=[WFFC_CLASS]), "t")
+    assert list(e.value.path) == ["schedule", 0, key]
+    assert f"`replicas: max` with {key}: kspread does not model the claims" in str(e.value)

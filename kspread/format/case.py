@@ -746,7 +746,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     incoming, timeline = _incoming(doc, b, nodes, seen_pods)
     cluster.devices = build_devices(sections["devices"], version, [*pods, *incoming],
                                     shorthand_classes(doc.get("deviceClasses"), version),
-                                    [s for raw, at in sections["nodes"] if isinstance(raw, Mapping)
+                                    [s for raw, at in [*sections["nodes"], *_added_nodes(doc)]
+                                     if isinstance(raw, Mapping)
                                      for s in node_slices(raw["name"], raw.get("devices"), at, version)])
     _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
     cluster.storage = _storage(sections["storage"], [*pods, *incoming])
@@ -1044,6 +1045,11 @@ def _incoming(doc: Mapping[str, Any], b: _Builder, nodes: Mapping[str, Node],
         b.check_pod(raw, at, spec)
         if raw.get("replicas") == "max":
             p = b.pod(raw, at, raw["name"], nodes, incoming=True, key=spec)
+            made = [k for k in ("resourceClaims", "devices", "claims") if raw.get(k)] + [
+                "volumes" for v in p.volumes if v.ephemeral is not None][:1]
+            if made:
+                raise CaseError(f"`replicas: max` with {made[0]}: kspread does not model the claims of replicas "
+                                "made one by one (give the replicas as pods, or `replicas: N`)", at(made[0]))
             timeline.append(MaxEntry(raw["name"], p, ("schedule", i)))
             continue
         # a `schedule` entry with replicas: N incoming pods, named and created in order as existing pods'
@@ -1061,6 +1067,16 @@ def _incoming(doc: Mapping[str, Any], b: _Builder, nodes: Mapping[str, Node],
     if all(isinstance(t, Pod) for t in timeline):
         return incoming, None
     return incoming, timeline
+
+
+def _added_nodes(doc: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Any]]:
+    """The nodes ``addNode`` steps add, as written (their ``devices`` publish slices that
+    count once the node exists)."""
+    out = []
+    for i, raw in enumerate(doc.get("schedule") or []):
+        if isinstance(raw, Mapping) and isinstance(raw.get("addNode"), Mapping):
+            out.append((raw["addNode"], _pather(["schedule", i, "addNode"])))
+    return out
 
 
 def _step(raw: Mapping[str, Any], path: tuple, version: Version) -> Any:
