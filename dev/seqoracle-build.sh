@@ -11,7 +11,8 @@
 #   snapshot of openshift-kni/scheduler-plugins (commit 18dc3cbe..., `git archive`); skipped
 #   without MIRROR.
 # Both get dev/fullcycle/outcomes.go and outcomes.patch (per-cycle victims and nomination; bound pods
-# created in steps of 50, as the fake watcher panics when 100 events wait).
+# created in steps of 50, as the fake watcher panics when 100 events wait), and steps.go and
+# steps.patch (a sequence's steps applied through the fake API between its pods).
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -27,8 +28,9 @@ export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*' GOPATH="$
 driver() {  # driver SRC_DIR TREE OUT
   cp "$1/zz_fullcycle_oracle.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
   mkdir -p "$2/cmd/fullcycle"
-  cp "$1/main.go" "$HERE/fullcycle/outcomes.go" "$2/cmd/fullcycle/"
+  cp "$1/main.go" "$HERE/fullcycle/outcomes.go" "$HERE/fullcycle/steps.go" "$2/cmd/fullcycle/"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/outcomes.patch"
+  patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/steps.patch"
   (cd "$2" && go build -o "$3.new" ./cmd/fullcycle) && mv "$3.new" "$3"   # a running binary is not overwritten
   echo "built $3"
 }

@@ -206,6 +206,59 @@ class Gen:
         plugin_config = [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}] if self.chance(0.4) else []
         return {"nodes": nodes, "pods": pods, "schedule": incoming, "pdbs": pdbs, "pluginConfig": plugin_config}
 
+    def steps(self, s: dict) -> list[dict]:
+        """1-3 steps between the incoming pods (issue 28), each naming what the cluster has
+        at that point: cordon, uncordon, label, taint (NoSchedule, PreferNoSchedule), untaint,
+        addNode, deleteNode. ``at``: applied once the first ``at`` incoming pods were
+        created and scheduled. No deletePod: a pod a preemption may have deleted first."""
+        r = self.r
+        nodes = {n["name"]: copy.deepcopy(n) for n in s["nodes"]}
+        out = []
+        for at in sorted(r.randint(0, len(s["schedule"])) for _ in range(r.randint(1, 3))):
+            names = sorted(nodes, key=lambda n: int(n[1:]))
+            kind = r.choice(["cordon", "uncordon", "label", "taint", "untaint", "addNode", "deleteNode"])
+            name = r.choice(names) if names else None
+            tainted = [n for n in names if nodes[n].get("taints")]
+            if kind == "untaint" and not tainted:
+                kind = "taint"
+            if kind in ("deleteNode", "cordon", "uncordon", "label", "taint") and (name is None or (
+                    kind == "deleteNode" and len(names) < 2)):
+                kind = "addNode"
+            st: dict[str, Any] = {"at": at, "kind": kind}
+            if kind == "addNode":
+                new = f"n{max((int(n[1:]) for n in nodes), default=0) + 1}"
+                labels = {ZONE: r.choice(["za", "zb", "zc"])} if self.chance(0.9) else {}
+                if self.chance(0.5):
+                    labels["disk"] = r.choice(["ssd", "hdd"])
+                st["newNode"] = nodes[new] = {"name": new, "labels": labels, "allocatable": {
+                    "cpu": r.choice(["2", "4", "8"]), "memory": r.choice(["4Gi", "8Gi"]), "pods": str(r.randint(4, 30))}}
+            elif kind == "deleteNode":
+                st["node"] = name
+                del nodes[name]
+            elif kind == "label":
+                st["node"] = name
+                key = r.choice([ZONE, "disk", "tier"])
+                value = None if self.chance(0.3) else r.choice({"disk": ["ssd", "hdd"], "tier": ["a", "b"]}.get(
+                    key, ["za", "zb", "zc"]))
+                st["labels"] = {key: value}
+            elif kind == "taint":
+                taint = {"key": r.choice(["maint", "spot2"]), "value": "x",
+                         "effect": r.choice(["NoSchedule", "PreferNoSchedule"])}
+                if any((t["key"], t["effect"]) == (taint["key"], taint["effect"]) for t in
+                       nodes[name].get("taints") or []):
+                    continue
+                st["node"], st["taint"] = name, taint
+                nodes[name].setdefault("taints", []).append(taint)
+            elif kind == "untaint":
+                name = r.choice(tainted)
+                key = nodes[name]["taints"][0]["key"]
+                st["node"], st["key"] = name, key
+                nodes[name]["taints"] = [t for t in nodes[name]["taints"] if t["key"] != key]
+            else:
+                st["node"] = name
+            out.append(st)
+        return out
+
 
 def config_text(s: dict) -> str:
     """The KubeSchedulerConfiguration both sides read (kspread: ``profile.config``): the
@@ -244,11 +297,35 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
     if gates:
         doc["featureGates"] = gates
     doc["profile"] = {"config": config}
-    doc.update(nodes=s["nodes"], pods=s["pods"], schedule=s["schedule"])
+    doc.update(nodes=s["nodes"], pods=s["pods"], schedule=with_steps(s))
     if s["pdbs"]:
         doc["pdbs"] = s["pdbs"]
     doc["expect"] = expect or {"placements": {key(p): None for p in s["schedule"]}}
     return doc
+
+
+def with_steps(s: dict) -> list[dict]:
+    """The case's `schedule`: the incoming pods with the sequence's steps between them."""
+    out: list[dict] = []
+    steps = s.get("steps") or []
+    for i in range(len(s["schedule"]) + 1):
+        for st in steps:
+            if st["at"] != i:
+                continue
+            k = st["kind"]
+            if k == "addNode":
+                out.append({"addNode": st["newNode"]})
+            elif k == "label":
+                out.append({"label": {"node": st["node"], "labels": st["labels"]}})
+            elif k == "taint":
+                out.append({"taint": {"node": st["node"], **st["taint"]}})
+            elif k == "untaint":
+                out.append({"untaint": {"node": st["node"], "key": st["key"]}})
+            else:
+                out.append({k: st["node"]})
+        if i < len(s["schedule"]):
+            out.append(s["schedule"][i])
+    return out
 
 
 def key(p: dict) -> str:
@@ -304,27 +381,45 @@ def write_case(d: Path, s: dict, version: str, name: str, gates: dict[str, bool]
 
 
 def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any]]:
-    from kspread.engine.scheduler import run_case
+    from kspread.engine import scheduler as engine
     from kspread.format.case import build_case
 
     case = build_case(doc, doc["name"], base_dir=str(base_dir))
-    after: list[str | None] = []
+    after: dict[int, str | None] = {}  # cycle -> the pod's node or nominated node once settled
     keys: list[str] = []
+    current: list[Any] = []
+
+    def settled() -> None:
+        # the newest cycle's outcome: at the next cycle, or when the run goes idle (before a
+        # step changes the cluster, as the oracle observes it)
+        if keys and len(keys) - 1 not in after:
+            after[len(keys) - 1] = current[0].placement(keys[-1])
 
     def observe(sched: Any, r: Any) -> None:
-        if keys:
-            after.append(sched.placement(keys[-1]))
+        current[:] = [sched]
+        settled()
         keys.append(r.pod.key)
 
-    sched, results, placements = run_case(case, observe=observe, keep_all=True)
-    if keys:
-        after.append(sched.placement(keys[-1]))
+    until_idle = engine.SequenceRun.until_idle
+
+    def until_idle_then_settled(self: Any) -> None:
+        until_idle(self)
+        settled()
+
+    engine.SequenceRun.until_idle = until_idle_then_settled  # type: ignore[method-assign]
+    try:
+        _sched, results, placements = engine.run_case(case, observe=observe, keep_all=True)
+    finally:
+        engine.SequenceRun.until_idle = until_idle  # type: ignore[method-assign]
+    if case.timeline:  # the oracle reports the incoming pods
+        placements = {p.key: placements.get(p.key) for p in case.incoming}
+    settled()
     cycles = []
-    for r, a in zip(results, after):
+    for i, r in enumerate(results):
         pre = r.preemption
         victims = sorted(v.key for v in pre.victims) if pre is not None and pre.nominated_node else []
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": r.bound_node,
-                       "after": a, "victims": victims, "err": r.error or ""})
+                       "after": after.get(i), "victims": victims, "err": r.error or ""})
     return cycles, placements
 
 
@@ -419,7 +514,34 @@ def without_node(s: dict, name: str) -> dict:
     t = copy.deepcopy(s)
     t["nodes"] = [n for n in t["nodes"] if n["name"] != name]
     t["pods"] = [p for p in t["pods"] if p.get("node") != name]
+    if t.get("steps"):
+        t["steps"] = [st for st in t["steps"] if st.get("node") != name]
     return t
+
+
+def steps_valid(s: dict) -> bool:
+    """Every step names a node (and an untaint a taint) the cluster has at that point, and
+    comes at most after the last incoming pod."""
+    nodes = {n["name"]: {(t["key"]) for t in n.get("taints") or []} for n in s["nodes"]}
+    for st in s.get("steps") or []:
+        if st["at"] > len(s["schedule"]):
+            return False
+        if st["kind"] == "addNode":
+            if st["newNode"]["name"] in nodes:
+                return False
+            nodes[st["newNode"]["name"]] = set()
+            continue
+        if st["node"] not in nodes:
+            return False
+        if st["kind"] == "deleteNode":
+            del nodes[st["node"]]
+        elif st["kind"] == "taint":
+            nodes[st["node"]].add(st["taint"]["key"])
+        elif st["kind"] == "untaint":
+            if st["key"] not in nodes[st["node"]]:
+                return False
+            nodes[st["node"]].discard(st["key"])
+    return True
 
 
 POD_ATTRS = ("affinity", "topologySpreadConstraints", "tolerations", "nodeSelector", "labels", "preemptionPolicy")
@@ -434,7 +556,7 @@ def shrink(s: dict, cls: str, check: Any, budget: int) -> tuple[dict, int]:
 
     def keeps(t: dict) -> bool:
         nonlocal runs
-        if runs >= budget or not t["nodes"] or not t["schedule"]:
+        if runs >= budget or not t["nodes"] or not t["schedule"] or not steps_valid(t):
             return False
         runs += 1
         return check(t) == cls
@@ -442,7 +564,9 @@ def shrink(s: dict, cls: str, check: Any, budget: int) -> tuple[dict, int]:
     changed = True
     while changed and runs < budget:
         changed = False
-        for field in ("nodes", "schedule", "pods", "pdbs"):
+        for field in ("nodes", "schedule", "pods", "pdbs", "steps"):
+            if field not in s:
+                continue
             items = s[field]
             size = max(1, len(items) // 2)
             while size >= 1 and runs < budget:
@@ -456,6 +580,9 @@ def shrink(s: dict, cls: str, check: Any, budget: int) -> tuple[dict, int]:
                     else:
                         t = copy.deepcopy(s)
                         t[field] = t[field][:i] + t[field][i + size:]
+                        if field == "schedule":  # the steps after the dropped pods move up
+                            for st in t.get("steps") or []:
+                                st["at"] = st["at"] if st["at"] <= i else max(i, st["at"] - size)
                     if keeps(t):
                         s, changed = t, True
                     else:
@@ -517,6 +644,9 @@ def main() -> int:
                     help="the oracle's settleMillis (wait after each cycle; the wall clock backoff windows see)")
     ap.add_argument("--only", help="run only these sequences of the seed's -n (indices, comma-separated)")
     ap.add_argument("--json", help="write the results as JSON to this file")
+    ap.add_argument("--steps", type=float, default=0.0, metavar="P",
+                    help="the share of sequences that get 1-3 steps between their pods (cordon, uncordon, label, "
+                         "taint, untaint, addNode, deleteNode; the oracle needs dev/fullcycle/steps.go)")
     args = ap.parse_args()
     SETTLE_MILLIS, MAX_BACKOFF = args.settle, args.max_backoff
     args.gates = {}
@@ -535,6 +665,15 @@ def main() -> int:
     rng = random.Random(args.seed)
     gen = Gen(rng, int(args.version.split(".")[1]))
     seqs = [gen.sequence() for _ in range(args.n)]
+    if args.steps:
+        # a generator of its own: the sequences of a seed stay those of runs without steps
+        step_gen = Gen(random.Random(args.seed * 7919 + 28), gen.minor)
+        for s in seqs:
+            if step_gen.chance(args.steps):
+                s["steps"] = step_gen.steps(s)
+                # kspread's disruption controller recounts the budgets at each step (a status
+                # given alone keeps the desired count it implies); the oracle runs none
+                s["pdbs"] = []
     t0 = time.time()
     results: list[dict] = []
     jobs = list(enumerate(seqs))

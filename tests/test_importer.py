@@ -801,8 +801,11 @@ pods:
   priorityClassName: high
   startTime: "2024-05-01T10:00:01Z"
   tolerations:
-  - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}
-  - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}
+  - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}
+  - key: node.kubernetes.io/unreachable
+    operator: Exists
+    effect: NoExecute
+    tolerationSeconds: 300
   topologySpreadConstraints:
   - labelSelector: {matchLabels: {app: web}}
     maxSkew: 1
@@ -817,7 +820,8 @@ pods:
   priority: 1000
   priorityClassName: high
   startTime: "2024-05-01T10:00:02Z"
-  tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}]
+  tolerations:
+  - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}
   topologySpreadConstraints:
   - labelSelector: {matchLabels: {app: web}}
     maxSkew: 1

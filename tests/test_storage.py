@@ -578,3 +578,18 @@ def test_missing_claim_in_node_volume_limits_is_an_error_before_1_30():
     case = build_case(yaml.safe_load(LIMITS.format(v="1.29", gates="{}", claim="x")), "t")
     _, results, _ = run_case(case)
     assert 'looking up PVC default/x: persistentvolumeclaim "x" not found' in str(results[-1].error)
+
+
+def test_a_volumes_unknown_key_is_an_error_at_it():
+    doc = yaml.safe_load("""
+apiVersion: kspread/v1
+kind: Case
+version: "1.35"
+nodes: [n1]
+pod: {name: p, volumes: [{name: d, emptyDir: {}}, {name: e, persistentVolumeClaimx: {claimName: c}}]}
+""")
+    with pytest.raises(CaseError) as e:
+        build_case(doc, "t")
+    assert list(e.value.path) == ["pod", "volumes", 1, "persistentVolumeClaimx"]
+    assert str(e.value).endswith("unknown field 'persistentVolumeClaimx' in a volume "
+                                 "(did you mean 'persistentVolumeClaim'?)")

@@ -42,6 +42,9 @@ class Toleration:
     operator: str = "Equal"
     value: str = ""
     effect: str = ""
+    # tolerationSeconds (NoExecute only): how long the pod stays on a node with the taint
+    # before the taint manager evicts it; None: for ever (read only by sequences' steps)
+    seconds: int | None = None
 
     def tolerates(self, taint: Taint) -> bool:
         """``Toleration.ToleratesTaint``: see ``kspread.engine.corev1helpers.toleration_tolerates``,
@@ -182,6 +185,8 @@ class Pod:
     # written: the volume sources the volume plugins read (persistentVolumeClaim, ephemeral,
     # gcePersistentDisk, ...) and resourceClaims. A backend is not sent them: it refuses the case.
     unmodelled: tuple[str, ...] = ()
+    # spec.schedulingGates (names): the pod is not scheduled while it has one
+    scheduling_gates: tuple[str, ...] = ()
     # spec.resourceClaims, each resolved to its claim's name (kspread.engine.devices.PodClaim)
     resource_claims: tuple[Any, ...] = ()
     # spec.volumes as the volume plugins read them (kspread.engine.storage.PodVolume)
@@ -278,6 +283,9 @@ class PodDisruptionBudget:
     selector: LabelSelector | None
     disruptions_allowed: int
     disrupted_pods: frozenset[str] = frozenset()
+    # the spec, for the disruption controller's recount in a sequence's steps:
+    # ("minAvailable" | "maxUnavailable", n or "p%"); None: the status alone was given
+    budget: tuple[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

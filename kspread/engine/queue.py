@@ -4,7 +4,7 @@ how the cluster events a sequence makes move pods between them.
 
 A sequence's events: a pod bound (AssignedPodAdd), a victim deleted (AssignedPodDelete)
 and, from 1.33, a pending pod's nomination changed or cleared (AssignedPodDelete offered
-only to pods of its priority or less). Nodes never change inside a sequence.
+only to pods of its priority or less). Nodes change only at a sequence's steps (below).
 
 * activeQ pops by PrioritySort: priority descending, then the time the pod entered the
   queue (creation, in list order; for a pod that failed, the time it failed).
@@ -36,17 +36,25 @@ only to pods of its priority or less). Nodes never change inside a sequence.
   activeQ.
 * The sequence ends when activeQ and backoffQ are empty: pods left unschedulable stay
   pending (upstream would flush them after podMaxInUnschedulablePodsDuration, 5 min).
+
+A sequence's steps (kspread.engine.steps) add what a cluster's life adds: nodes added,
+updated (``NodeEvent``: one per kind of change, NodeSchedulingPropertiesChange) and
+deleted; pods created and deleted while the scheduler is idle; scheduling gates (a pod
+with one waits apart, PreEnqueue's SchedulingGates, and goes to activeQ when its last
+gate is removed); the clock moved by ``wait`` (``flush_leftover``: pods unschedulable for
+longer than podMaxInUnschedulablePodsDuration move, on the 30 s ticks of
+flushUnschedulablePodsLeftover).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kspread.engine.framework.interface import PodEvent
-from kspread.engine.model import Pod
+from kspread.engine.model import Node, Pod
 from kspread.engine.plugins.interpodaffinity import pod_terms
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,6 +65,27 @@ INITIAL_BACKOFF_SECONDS = 1  # podInitialBackoffSeconds' default
 MAX_BACKOFF_SECONDS = 10  # podMaxBackoffSeconds' default
 EXTENDER = "Extender"  # framework.ExtenderName: the rejector when extenders filtered nodes out
 PTS = "PodTopologySpread"
+
+
+# podMaxInUnschedulablePodsDuration: 60 s (unschedulableQTimeInterval) from 1.14, 5 min from
+# 1.24 (PR #108761); flushUnschedulablePodsLeftover runs every 30 s
+LEFTOVER_FLUSH_SECONDS = 30
+
+
+def max_in_unschedulable_seconds(version: Version) -> int:
+    return 300 if version.minor >= 24 else 60
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEvent:
+    """A Node event: ``action`` Add, Delete or one UpdateNode* type; ``old`` None for an
+    added node, ``new`` None for a deleted one. ``precheck``: preCheckForNode (gate off),
+    the pods it refuses are not offered the event."""
+
+    action: str
+    old: Node | None
+    new: Node | None
+    precheck: Callable[[Pod], bool] | None = None
 
 
 def backoff_seconds(count: int, initial: int = INITIAL_BACKOFF_SECONDS, maximum: int = MAX_BACKOFF_SECONDS) -> int:
@@ -103,9 +132,38 @@ class SchedulingQueue:
         self._active: list[tuple[int, int, str]] = []
         self._backoff: list[tuple[int, int, int, str]] = []
         self._unschedulable: dict[str, QueuedPod] = {}
+        # pods held by a scheduling gate (PreEnqueue), apart: no event moves them
+        self._gated: dict[str, QueuedPod] = {}
         for p in pods:
-            q = self.pods[p.key] = QueuedPod(p, self._next())
-            self.place(q, "active")
+            self.add(p)
+
+    def add(self, pod: Pod) -> None:
+        """A pod created: to activeQ, or held while it has a scheduling gate."""
+        q = self.pods[pod.key] = QueuedPod(pod, self._next())
+        self.place(q, "gated" if pod.scheduling_gates else "active")
+
+    def remove(self, key: str) -> None:
+        """A pending pod deleted: it leaves the queue."""
+        q = self.pods.get(key)
+        if q is not None:
+            self._unschedulable.pop(key, None)
+            self._gated.pop(key, None)
+            q.where = "gone"
+
+    def gated(self, key: str) -> bool:
+        q = self.pods.get(key)
+        return q is not None and q.where == "gated"
+
+    def ungate(self, pod: Pod) -> bool:
+        """The pod lost a scheduling gate (``pod`` is the updated object); with none left
+        it goes to activeQ (it never failed: no backoff), keeping the time it entered the
+        queue. Returns whether it moved."""
+        q = self.pods[pod.key]
+        q.pod = pod
+        if pod.scheduling_gates or q.where != "gated":
+            return False
+        self.place(q, "active")
+        return True
 
     def _expiry(self, q: QueuedPod) -> int:
         """When the pod's backoff ends (getBackoffTime: its last failure plus the backoff
@@ -117,8 +175,9 @@ class SchedulingQueue:
         return self._seq
 
     def place(self, q: QueuedPod, where: str) -> None:
-        """Put the pod in activeQ, backoffQ or the unschedulable pods."""
+        """Put the pod in activeQ, backoffQ, the unschedulable pods or the gated ones."""
         self._unschedulable.pop(q.key, None)
+        self._gated.pop(q.key, None)
         q.where = where
         if where == "active":
             heapq.heappush(self._active, (-q.pod.priority, q.timestamp, q.key))
@@ -126,6 +185,8 @@ class SchedulingQueue:
             heapq.heappush(self._backoff, (self._expiry(q), -q.pod.priority, q.timestamp, q.key))
         elif where == "unschedulable":
             self._unschedulable[q.key] = q
+        elif where == "gated":
+            self._gated[q.key] = q
 
     def _live(self, heap: list, where: str) -> QueuedPod | None:
         """The head of a heap, its stale entries dropped."""
@@ -195,17 +256,81 @@ class SchedulingQueue:
         if q is not None:
             q.pod = pod
 
-    def deliver(self, ev: PodEvent, skip: str | None = None) -> None:
+    def deliver(self, ev: PodEvent, skip: str | None = None) -> list[str]:
         """Move the unschedulable pods the event may make schedulable (not ``skip``: the
-        pod whose cycle caused it, which saw it in flight)."""
+        pod whose cycle caused it, which saw it in flight); returns the pods moved."""
+        moved = []
         for q in list(self._unschedulable.values()):
             if q.key == skip:
                 continue
             if ev.max_priority is not None and q.pod.priority > ev.max_priority:
                 continue
             if self._moves(q, ev):
-                expired = self._expiry(q) <= self.now
-                self.place(q, "active" if expired else "backoff")
+                self._requeue(q)
+                moved.append(q.key)
+        return moved
+
+    def _requeue(self, q: QueuedPod) -> None:
+        """queueAfterBackoff: backoffQ while the pod is backing off, activeQ after."""
+        self.place(q, "active" if self._expiry(q) <= self.now else "backoff")
+
+    def node_event(self, ev: NodeEvent) -> list[str]:
+        """MoveAllToActiveOrBackoffQueue for a Node event; returns the pods moved. From
+        1.21 a pod moves when a plugin that rejected it registered the event (and, with
+        queueing hints, its hint answers Queue); before, every pod moves. Gate off, the
+        preCheck comes first."""
+        if self.filters_events and not any(self._registers(p, ev.action) for p in self.framework.plugins()):
+            return []
+        moved = []
+        for q in list(self._unschedulable.values()):
+            if ev.precheck is not None and not ev.precheck(q.pod):
+                continue
+            if self.filters_events and not self._worth_node(q, ev):
+                continue
+            self._requeue(q)
+            moved.append(q.key)
+        return moved
+
+    def _registers(self, p: Any, action: str) -> bool | None:
+        """Whether plugin ``p`` registered the Node event: True with its own hint, None
+        with the default hint (Queue), False not at all. buildQueueingHintMap adds
+        UpdateNodeTaint, with the default hint, for every plugin that registers Node/Add
+        but not UpdateNodeTaint (issue 109437: the preCheck may hide a Node/Add)."""
+        events = p.node_events(self.hints)
+        if action in events:
+            return True
+        if action == "UpdateNodeTaint" and "Add" in events:
+            return None
+        return False
+
+    def _worth_node(self, q: QueuedPod, ev: NodeEvent) -> bool:
+        if not q.rejectors:
+            return False  # see the module docstring: a failure that names no plugin
+        for name in sorted(q.rejectors):
+            p = self.framework.plugin(name)
+            if p is None:
+                continue
+            reg = self._registers(p, ev.action)
+            if reg is None:
+                return True
+            if not reg:
+                continue
+            if not self.hints or p.node_event_hint(q.pod, ev.old, ev.new):
+                return True
+        return False
+
+    def flush_leftover(self) -> list[str]:
+        """flushUnschedulablePodsLeftover at the last 30 s tick of the clock: the pods that
+        failed longer than podMaxInUnschedulablePodsDuration before it move back (the
+        UnschedulableTimeout event, a wildcard every pod is worth requeuing for)."""
+        tick = self.now // LEFTOVER_FLUSH_SECONDS * LEFTOVER_FLUSH_SECONDS
+        limit = max_in_unschedulable_seconds(self.version)
+        moved = []
+        for q in sorted(self._unschedulable.values(), key=lambda q: q.timestamp):
+            if tick - q.failed_at > limit:
+                self._requeue(q)
+                moved.append(q.key)
+        return moved
 
     def _moves(self, q: QueuedPod, ev: PodEvent) -> bool:
         if not self.filters_events:

@@ -58,6 +58,7 @@ from kspread.engine.plugins import register_in_tree
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.queue import EXTENDER, SchedulingQueue
 from kspread.engine.snapshot import NodeSet, Nominator, Snapshot
+from kspread.engine.steps import World
 from kspread.engine.versions import Version
 from kspread.errors import CaseError
 
@@ -248,21 +249,31 @@ def num_feasible_nodes_to_find(version: Version, percentage: int | None, num_all
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
-    """The order the scheduler walks nodes in: the node tree interleaves zones
-    (zones in the order their first node was added, one node of each in turn)."""
+def node_tree_zones(nodes: list[Node], version: Version) -> dict[str, list[str]]:
+    """The node tree: zone -> its nodes, zones in the order their first node was added."""
     zones: dict[str, list[str]] = {}
     for n in nodes:
         zones.setdefault(get_zone_key(n, version), []).append(n.name)
+    return zones
+
+
+def interleave(lists: list[list[str]]) -> list[str]:
+    """The node tree's list(): one node of each zone in turn."""
     out: list[str] = []
     depth = 0
-    lists = list(zones.values())
-    while len(out) < len(nodes):
+    total = sum(len(lst) for lst in lists)
+    while len(out) < total:
         for lst in lists:
             if depth < len(lst):
                 out.append(lst[depth])
         depth += 1
     return out
+
+
+def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
+    """The order the scheduler walks nodes in: the node tree interleaves zones
+    (zones in the order their first node was added, one node of each in turn)."""
+    return interleave(list(node_tree_zones(nodes, version).values()))
 
 
 class Scheduler:
@@ -283,16 +294,14 @@ class Scheduler:
         register_in_tree()
         self.framework = Framework(case.profile, self.handle)
         self.extenders: list[Extender] = case.profile.extenders
-        snap = self.snapshot
-        self.ext = Extenders(self.extenders, self.version, lambda n: snap.get(n).node,
-                             lambda n: list(snap.get(n).pods.values()))
+        # (the snapshot as it is when called: a step replaces it)
+        self.ext = Extenders(self.extenders, self.version, lambda n: self.snapshot.get(n).node,
+                             lambda n: list(self.snapshot.get(n).pods.values()))
         self.handle.extenders = self.ext
-        self.order = node_tree_order(cluster.nodes, self.version)
-        # snapshot positions of the nodes in node tree order
-        self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
-        self.node_index = np.array([info.node.index for info in self.snapshot.node_list], np.int64)
-        self._tree_index = {n: j for j, n in enumerate(self.order)}
+        self._set_order(node_tree_order(cluster.nodes, self.version))
         self.next_start_node_index = 0
+        # every node the run has known, in node order: the case's, then those steps added
+        self.node_names: list[str] = [n.name for n in cluster.nodes]
         # pods not bound (the case's pending pods and the incoming ones), as they are now
         self.pending: dict[str, Pod] = {p.key: p for p in cluster.pods if p.node_name is None}
         # incoming pods bound by this run
@@ -320,6 +329,42 @@ class Scheduler:
         self.ties: dict[str, np.ndarray] = {}
         # the storage events of the last binding (VolumeBinding's PreBind)
         self.storage_events: list[PodEvent] = []
+        # a sequence with steps: its World (the steps' record), set by run_case
+        self.sequence: Any = None
+
+    def _set_order(self, order: list[str]) -> None:
+        self.order = order
+        # snapshot positions of the nodes in node tree order
+        self.order_positions = np.array([self.snapshot.position[n] for n in self.order], np.intp)
+        self.node_index = np.array([info.node.index for info in self.snapshot.node_list], np.int64)
+        self._tree_index = {n: j for j, n in enumerate(self.order)}
+
+    def reset_cluster(self, cluster: Cluster, order: list[str]) -> None:
+        """The cluster changed while the scheduler was idle (a sequence's step): a new
+        snapshot of its nodes and bound pods (as upstream's next cycle takes one), the
+        framework built over it, the node tree's new ``order``. The nominator, the
+        placements, the ties (by node name), nextStartNodeIndex, the claims
+        (``claims``) and the storage objects as bindings changed them carry over; the
+        OpportunisticBatching batch does not (kspread's rule: a step ends it)."""
+        ties = {k: self.tied_nodes(k) or [] for k in list(self.ties)}
+        known = set(self.node_names)
+        self.node_names.extend(n.name for n in cluster.nodes if n.name not in known)
+        storage = self.handle.storage  # the sequence's copy, as its bindings changed it
+        self.snapshot = Snapshot(cluster.nodes, cluster.pods, self.version)
+        self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
+        self.handle.claims = self.claims
+        self.handle.storage = storage
+        self.framework = Framework(self.case.profile, self.handle)
+        self.handle.extenders = self.ext
+        self._set_order(order)
+        pos = self.snapshot.position
+        self.ties = {}
+        for k, names in ties.items():
+            at = [pos[n] for n in names if n in pos]
+            if at:
+                self.ties[k] = np.array(at, np.int32)
+        self._batch = None
+        self._last_cycle = None
 
     # ---- the cycle ------------------------------------------------------------------
 
@@ -750,6 +795,96 @@ class Scheduler:
 CYCLES_PER_POD = 100
 
 
+class SequenceRun:
+    """A run of a case's incoming pod(s) through the scheduling queue: ``until_idle``
+    schedules until the queue holds no pod it would pop. A sequence's steps
+    (``kspread.engine.steps``) change the cluster between such runs."""
+
+    def __init__(self, case: SchedulingInput, observe: Callable[[Scheduler, CycleResult], None] | None,
+                 keep_all: bool, initial: list[Pod]) -> None:
+        self.case = case
+        self.observe = observe
+        self.keep_all = keep_all
+        self.sched = sched = Scheduler(case)
+        self.results: list[CycleResult] = []
+        for p in initial:
+            sched.pending[p.key] = p
+        self.queue = SchedulingQueue(sched.version, sched.framework, initial)
+        self.created = len(initial)  # pods created so far (the bound on cycles)
+        self.preempted: list[Pod] = []  # the victims of preemption, in order
+
+    def create(self, pod: Pod) -> None:
+        """A pod created while the scheduler is idle: pending, in the queue."""
+        self.sched.pending[pod.key] = pod
+        self.queue.add(pod)
+        self.created += 1
+
+    def until_idle(self) -> None:
+        case, sched, queue, results = self.case, self.sched, self.queue, self.results
+        while (q := queue.pop()) is not None:
+            limit = CYCLES_PER_POD * (self.created + 1)
+            if len(results) >= limit:  # every retry needs an event; a sequence makes finitely many
+                raise CaseError(f"kspread bug: the schedule sequence did not settle after {limit} scheduling cycles "
+                                "(every retry needs a binding, a deletion or a nomination change)", ("schedule",))
+            pod = sched.current(q.pod)
+            q.attempts += 1
+            sched.attempts[pod.key] = q.attempts
+            r = sched.schedule_one(pod)
+            r.attempt = q.attempts
+            if results and not self.keep_all:
+                results[-1].compact()
+            results.append(r)
+            if self.observe is not None:
+                self.observe(sched, r)
+            if r.error:
+                continue  # an Error ends the pod's part in the run
+            if r.selected_positions is not None or r.selected:
+                node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
+                _, bind_error = sched.ext.bind(pod, node)  # an extender that binds takes over
+                if bind_error is not None:
+                    r.error = bind_error  # the binding failed: the pod stays pending
+                    continue
+                r.bound_node = node
+                claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
+                sched.store_schedule_results(r, node)
+                sched.mark_tie(pod, r)
+                bound = sched.bind(pod, node)
+                if case.is_sequence:
+                    for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
+                        queue.deliver(ev)
+                    queue.deliver(PodEvent("Add", bound))
+                    for ev in claim_events:
+                        queue.deliver(ev)
+                continue
+            in_flight: list[PodEvent] = []
+            after: list[PodEvent] = []
+            if r.preemption is not None and r.preemption.nominated_node is not None:
+                before = pod
+                sched.mark_tie(pod, r)
+                self.preempted.extend(r.preemption.victims)
+                pod, in_flight = sched.apply_preemption(pod, r.preemption)
+                if before.nominated_node and before.nominated_node != pod.nominated_node:
+                    after.append(PodEvent("Delete", before, pod.priority))
+            elif r.preemption is not None and r.preemption.clear_nomination:
+                if pod.nominated_node:
+                    after.append(PodEvent("Delete", pod, pod.priority))
+                pod = sched.clear_nomination(pod)
+            if not case.is_sequence:
+                break
+            if not sched.version.queue_sees_nomination_changes:
+                in_flight = [ev for ev in in_flight if ev.max_priority is None]
+                after = []
+            in_flight.extend(sched.handle.dra_events)  # DynamicResources' PostFilter deallocated a claim
+            sched.handle.dra_events.clear()
+            queue.failed(q, pod, sched.rejectors(r), in_flight)
+            for ev in in_flight:
+                queue.deliver(ev, skip=pod.key)
+                if ev.max_priority is not None:
+                    queue.update(sched.current(ev.pod))
+            for ev in after:
+                queue.deliver(ev)
+
+
 def run_case(
     case: SchedulingInput, observe: Callable[[Scheduler, CycleResult], None] | None = None, keep_all: bool = False
 ) -> tuple[Scheduler, list[CycleResult], dict[str, Any]]:
@@ -760,72 +895,19 @@ def run_case(
 
     ``observe(sched, result)`` is called after each cycle, before its outcome
     (binding, preemption) changes the cluster: the snapshot, the nominator and
-    ``result.state`` are then exactly as the cycle saw them (explain reads them)."""
-    sched = Scheduler(case)
-    results: list[CycleResult] = []
-    for p in case.incoming:
-        sched.pending[p.key] = p
-    queue = SchedulingQueue(sched.version, sched.framework, case.incoming)
-    limit = CYCLES_PER_POD * (len(case.incoming) + 1)
-    while (q := queue.pop()) is not None:
-        if len(results) >= limit:  # every retry needs an event; a sequence makes finitely many
-            raise CaseError(f"kspread bug: the schedule sequence did not settle after {limit} scheduling cycles "
-                            "(every retry needs a binding, a deletion or a nomination change)", ("schedule",))
-        pod = sched.current(q.pod)
-        q.attempts += 1
-        sched.attempts[pod.key] = q.attempts
-        r = sched.schedule_one(pod)
-        r.attempt = q.attempts
-        if results and not keep_all:
-            results[-1].compact()
-        results.append(r)
-        if observe is not None:
-            observe(sched, r)
-        if r.error:
-            continue  # an Error ends the pod's part in the run
-        if r.selected_positions is not None or r.selected:
-            node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
-            _, bind_error = sched.ext.bind(pod, node)  # an extender that binds takes over
-            if bind_error is not None:
-                r.error = bind_error  # the binding failed: the pod stays pending
-                continue
-            r.bound_node = node
-            claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
-            sched.store_schedule_results(r, node)
-            sched.mark_tie(pod, r)
-            bound = sched.bind(pod, node)
-            if case.is_sequence:
-                for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
-                    queue.deliver(ev)
-                queue.deliver(PodEvent("Add", bound))
-                for ev in claim_events:
-                    queue.deliver(ev)
-            continue
-        in_flight: list[PodEvent] = []
-        after: list[PodEvent] = []
-        if r.preemption is not None and r.preemption.nominated_node is not None:
-            before = pod
-            sched.mark_tie(pod, r)
-            pod, in_flight = sched.apply_preemption(pod, r.preemption)
-            if before.nominated_node and before.nominated_node != pod.nominated_node:
-                after.append(PodEvent("Delete", before, pod.priority))
-        elif r.preemption is not None and r.preemption.clear_nomination:
-            if pod.nominated_node:
-                after.append(PodEvent("Delete", pod, pod.priority))
-            pod = sched.clear_nomination(pod)
-        if not case.is_sequence:
-            break
-        if not sched.version.queue_sees_nomination_changes:
-            in_flight = [ev for ev in in_flight if ev.max_priority is None]
-            after = []
-        in_flight.extend(sched.handle.dra_events)  # DynamicResources' PostFilter deallocated a claim
-        sched.handle.dra_events.clear()
-        queue.failed(q, pod, sched.rejectors(r), in_flight)
-        for ev in in_flight:
-            queue.deliver(ev, skip=pod.key)
-            if ev.max_priority is not None:
-                queue.update(sched.current(ev.pod))
-        for ev in after:
-            queue.deliver(ev)
+    ``result.state`` are then exactly as the cycle saw them (explain reads them).
+
+    A sequence with steps (``case.timeline``) runs them (``kspread.engine.steps``); its
+    scheduler then carries ``sequence`` (the steps' record)."""
+    timeline = getattr(case, "timeline", None)
+    if timeline:
+        run = SequenceRun(case, observe, keep_all, [])
+        world = World(run)
+        world.run_timeline(timeline)
+        run.sched.sequence = world
+        return run.sched, run.results, world.placements()
+    run = SequenceRun(case, observe, keep_all, list(case.incoming))
+    run.until_idle()
+    sched = run.sched
     placements = {p.key: sched.placement(p.key) for p in case.incoming}
-    return sched, results, placements
+    return sched, run.results, placements

@@ -91,6 +91,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # GA and locked from 1.34), and popping backoffQ when activeQ is empty (KEP-5142).
         _gate("SchedulerQueueingHints", (28, False, "BETA"), (32, True, "BETA"), (34, True, "GA")),
         _gate("SchedulerPopFromBackoffQ", (33, True, "BETA")),
+        # spec.schedulingGates and the SchedulingGates PreEnqueue plugin (KEP-3521): a pod
+        # with a gate waits outside activeQ until its last gate is removed (queue.py)
+        _gate("PodSchedulingReadiness", (26, False, "ALPHA"), (27, True, "BETA"), (30, True, "GA"), removed=32),
         # KEP-5598: a pod with the signature of the pod just scheduled takes the next node
         # of that cycle's sorted list if it passes the filters (kspread/engine/scheduler.py)
         _gate("OpportunisticBatching", (35, True, "BETA")),

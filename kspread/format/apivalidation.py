@@ -323,8 +323,8 @@ def check_pod_name(raw: Mapping[str, Any], at: At) -> None:
     """The first of ``check_pod``'s checks: the pod's name."""
     name = raw["name"]
     if "replicas" in raw and raw["replicas"] is not None:
-        # the generated names are name-0 ... name-(n-1)
-        name = f"{name}-{raw['replicas'] - 1}"
+        # the generated names are name-0 ... name-(n-1) (`max`: as many as fit, 5 digits at most)
+        name = f"{name}-{raw['replicas'] - 1 if isinstance(raw['replicas'], int) else 99999}"
     if not pod_name_ok(name):
         _name(subdomain_error, name, at, "name")
 

@@ -10,7 +10,7 @@ the file and line.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -89,6 +89,9 @@ class Case:
     cluster: Cluster
     incoming: list[Pod]
     is_sequence: bool
+    # a `schedule` with steps or `replicas: max`: its pods, steps and max entries in order
+    # (kspread.engine.steps); None otherwise
+    timeline: list[Any] | None
     # ``expect`` is the one part of the document kept after building: the parsed tree
     # (every pod as written) is not kept alive by the case
     expect: Mapping[str, Any]
@@ -336,7 +339,8 @@ def _toleration(raw: Mapping[str, Any], path: PathT, version: Version) -> Tolera
                 "no leading zero) that fits in 64 bits",
                 [*path, "value"], value=value,
             )
-    return Toleration(raw.get("key", ""), op, value, raw.get("effect", ""))
+    seconds = raw.get("tolerationSeconds")
+    return Toleration(raw.get("key", ""), op, value, raw.get("effect", ""), seconds)
 
 
 # Pod-level resources kspread models (upstream supports cpu, memory and hugepages-*).
@@ -415,7 +419,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates) = spec
     if volumes and any(v.template is not None for v in volumes):
         # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
         volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
@@ -443,6 +447,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         preempted_by_scheduler=preempted,
         uses_persistent_volumes=pvs,
         unmodelled=unmodelled,
+        scheduling_gates=gates,
         resource_claims=pod_claims(name, claims),
         volumes=volumes,
     )
@@ -674,7 +679,22 @@ class _Builder:
                 + (("claims",) if raw.get("claims") else ()),
                 pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version,
                                raw.get("devices")),
-                volumes)
+                volumes,
+                self._gates(raw, at))
+
+    def _gates(self, raw: Mapping[str, Any], at) -> tuple[str, ...]:
+        """spec.schedulingGates: names, each once (the API validates them unique); a field
+        of PodSchedulingReadiness (alpha 1.26, beta and on 1.27, GA 1.30)."""
+        gates = raw.get("schedulingGates") or []
+        if gates and not self.version.gate("PodSchedulingReadiness"):
+            raise CaseError(f"schedulingGates need the PodSchedulingReadiness feature gate (alpha 1.26, on from "
+                            f"1.27); version {self.version} does not have it on", at("schedulingGates"))
+        names: list[str] = []
+        for i, g in enumerate(gates):
+            if g["name"] in names:
+                raise CaseError(f"Duplicate value: {g['name']!r}", at("schedulingGates", i, "name"), value=g["name"])
+            names.append(g["name"])
+        return tuple(names)
 
 
 # A pod's own fields: not in its spec key.
@@ -723,16 +743,17 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     cluster = Cluster(nodes=list(nodes.values()), pods=pods, services=services, replication_controllers=rcs,
                       replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
                       namespaces=namespaces)
-    incoming = _incoming(doc, b, nodes, seen_pods)
+    incoming, timeline = _incoming(doc, b, nodes, seen_pods)
     cluster.devices = build_devices(sections["devices"], version, [*pods, *incoming],
                                     shorthand_classes(doc.get("deviceClasses"), version),
-                                    [s for raw, at in sections["nodes"] if isinstance(raw, Mapping)
+                                    [s for raw, at in [*sections["nodes"], *_added_nodes(doc)]
+                                     if isinstance(raw, Mapping)
                                      for s in node_slices(raw["name"], raw.get("devices"), at, version)])
     _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
     cluster.storage = _storage(sections["storage"], [*pods, *incoming])
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}
-    if not incoming and "error" not in expect:
+    if not incoming and not timeline and "error" not in expect:
         raise CaseError("a case needs `pod` (one incoming pod) or `schedule` (a list of them)", [])
 
     if "skip" in doc and "xfail" in doc:
@@ -740,8 +761,10 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         raise CaseError("give either `skip` or `xfail`, not both (a skipped case does not run)", [later])
     profile = _profile(doc, version, base_dir, config, roots)
     _check_extender_refs(doc.get("profile"), nodes)
-    _check_expect_refs(expect, nodes, seen_pods)
-    _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming})
+    added = {s.arg.name: s.arg for s in timeline or () if getattr(s, "kind", None) == "addNode"}
+    _check_expect_refs(expect, {**nodes, **added}, seen_pods, _sequence_names(timeline, cluster))
+    _check_expect_fits(expect, profile, version, doc.get("profile") is None, is_sequence, {p.key for p in incoming},
+                       {p.key for p in pods}, _sequence_names(timeline, cluster), timeline)
     return Case(
         name=doc.get("name") or default_name,
         version=version,
@@ -749,6 +772,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
         cluster=cluster,
         incoming=incoming,
         is_sequence=is_sequence,
+        timeline=timeline,
         expect=expect,
         description=doc.get("description", ""),
         source=doc.get("source", ""),
@@ -850,42 +874,53 @@ def _nodes(doc: Mapping[str, Any], sections: dict[str, Section], zone_of: Mappin
         if isinstance(raw, str):
             raw = {"name": raw}
         name = raw["name"]
-        apivalidation.check_node(raw, at)
         if name in nodes:
+            apivalidation.check_node(raw, at)
             raise CaseError(f"node {name!r} is defined twice", at("name"), value=name)
-        labels = parse_labels(raw.get("labels"), at("labels"))
-        labels.setdefault(HOSTNAME_LABEL, name)
-        if name in zone_of:
-            # the shorthand sets these labels: a different value given beside it would vanish
-            for key in (ZONE_LABEL, BETA_ZONE_LABEL) if version.zones_shorthand_sets_beta_label else (ZONE_LABEL,):
-                if labels.get(key, zone_of[name]) != zone_of[name]:
-                    raise CaseError(f"node {name!r} is in zone {zone_of[name]!r} of `zones` but its labels say "
-                                    f"{key}: {labels[key]}", at("labels", key), value=labels[key])
-            labels[ZONE_LABEL] = zone_of[name]
-            if version.zones_shorthand_sets_beta_label:
-                labels[BETA_ZONE_LABEL] = zone_of[name]
-        if raw.get("allocatable") is None:
-            alloc = {"cpu": UNLIMITED, "memory": UNLIMITED, "ephemeral-storage": UNLIMITED, "pods": DEFAULT_PODS}
-        else:
-            alloc = _resources(raw["allocatable"], at("allocatable"))
-            if "pods" not in alloc:
-                alloc["pods"] = 0  # as on a real node: a resource it does not list is 0
-                without_pods.add(name)
-        nodes[name] = Node(
-            name=name,
-            labels=labels,
-            allocatable=alloc,
-            taints=tuple(Taint(t["key"], t.get("value", ""), t["effect"]) for t in raw.get("taints") or []),
-            unschedulable=bool(raw.get("unschedulable", False)),
-            images=tuple(ImageState(tuple(im["names"]), im["sizeBytes"]) for im in raw.get("images") or []),
-            index=len(nodes),
-        )
+        nodes[name], no_pods = _node(raw, at, zone_of, version, len(nodes))
+        if no_pods:
+            without_pods.add(name)
     for zone, members in (doc.get("zones") or {}).items():
         for j, n in enumerate(members):
             if n not in nodes:
                 raise CaseError(f"node {n!r} is in zones but not in nodes: add it to nodes (or leave nodes out, "
                                 "and `zones` names every node)", ["zones", zone, j])
     return nodes, without_pods
+
+
+def _node(raw: Mapping[str, Any], at, zone_of: Mapping[str, str], version: Version, index: int) -> tuple[Node, bool]:
+    """One node (and whether its allocatable leaves out ``pods``)."""
+    name = raw["name"]
+    apivalidation.check_node(raw, at)
+    without_pods = False
+    labels = parse_labels(raw.get("labels"), at("labels"))
+    labels.setdefault(HOSTNAME_LABEL, name)
+    if name in zone_of:
+        # the shorthand sets these labels: a different value given beside it would vanish
+        for key in (ZONE_LABEL, BETA_ZONE_LABEL) if version.zones_shorthand_sets_beta_label else (ZONE_LABEL,):
+            if labels.get(key, zone_of[name]) != zone_of[name]:
+                raise CaseError(f"node {name!r} is in zone {zone_of[name]!r} of `zones` but its labels say "
+                                f"{key}: {labels[key]}", at("labels", key), value=labels[key])
+        labels[ZONE_LABEL] = zone_of[name]
+        if version.zones_shorthand_sets_beta_label:
+            labels[BETA_ZONE_LABEL] = zone_of[name]
+    if raw.get("allocatable") is None:
+        alloc = {"cpu": UNLIMITED, "memory": UNLIMITED, "ephemeral-storage": UNLIMITED, "pods": DEFAULT_PODS}
+    else:
+        alloc = _resources(raw["allocatable"], at("allocatable"))
+        if "pods" not in alloc:
+            alloc["pods"] = 0  # as on a real node: a resource it does not list is 0
+            without_pods = True
+    node = Node(
+        name=name,
+        labels=labels,
+        allocatable=alloc,
+        taints=tuple(Taint(t["key"], t.get("value", ""), t["effect"]) for t in raw.get("taints") or []),
+        unschedulable=bool(raw.get("unschedulable", False)),
+        images=tuple(ImageState(tuple(im["names"]), im["sizeBytes"]) for im in raw.get("images") or []),
+        index=index,
+    )
+    return node, without_pods
 
 
 def _namespaces(items: Section) -> dict[str, Namespace]:
@@ -921,6 +956,9 @@ def _existing_pods(b: _Builder, items: Section, nodes: Mapping[str, Node],
         spec = (_SHAPE, shape_of[j]) if j < n_shaped else b.spec_key(raw)
         b.check_pod(raw, at, spec)
         names = [raw["name"]]
+        if raw.get("replicas") == "max":
+            raise CaseError("`replicas: max` is for entries of `schedule` (how many more fit); an existing pod "
+                            "needs a number", at("replicas"), value="max")
         if raw.get("replicas") is not None:
             names = [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
         for name in names:
@@ -977,24 +1015,43 @@ def _pdbs(items: Section, pods: list[Pod]) -> list[PodDisruptionBudget]:
             raise CaseError(f"PodDisruptionBudget {ns}/{raw['name']} is defined twice", at("name"))
         seen_pdbs.add((ns, raw["name"]))
         ls = parse_label_selector(raw.get("selector"), at("selector"))
+        spec = next(((k, raw[k]) for k in ("minAvailable", "maxUnavailable") if raw.get(k) is not None), None)
         pdbs.append(
             PodDisruptionBudget(raw["name"], ns, ls, _disruptions_allowed(raw, at, ls, ns, pods),
-                                frozenset(raw.get("_disruptedPods") or ()))
+                                frozenset(raw.get("_disruptedPods") or ()), spec)
         )
     return pdbs
 
 
-def _incoming(doc: Mapping[str, Any], b: _Builder, nodes: Mapping[str, Node], seen_pods: dict[str, Any]) -> list[Pod]:
+def _incoming(doc: Mapping[str, Any], b: _Builder, nodes: Mapping[str, Node],
+              seen_pods: dict[str, Any]) -> tuple[list[Pod], list[Any] | None]:
     """The incoming pod(s): ``pod``, or the entries of ``schedule`` (one with
     ``replicas`` is N pods, named and created in order as existing pods'); no key may
-    repeat an existing pod's or another incoming pod's (``seen_pods`` grows)."""
+    repeat an existing pod's or another incoming pod's (``seen_pods`` grows). Also the
+    sequence's timeline when ``schedule`` has steps or a ``replicas: max`` entry (its
+    pods, steps and max entries in order; kspread.engine.steps), else None."""
+    from kspread.engine.steps import MaxEntry
+
     incoming: list[Pod] = []
+    timeline: list[Any] = []
     raws = [(doc["pod"], _pather(["pod"]))] if "pod" in doc else [
         (p, _pather(["schedule", i])) for i, p in enumerate(doc.get("schedule") or [])
     ]
-    for raw, at in raws:
+    for i, (raw, at) in enumerate(raws):
+        if "name" not in raw:
+            timeline.append(_step(raw, ("schedule", i), b.version))
+            continue
         spec = b.spec_key(raw)
         b.check_pod(raw, at, spec)
+        if raw.get("replicas") == "max":
+            p = b.pod(raw, at, raw["name"], nodes, incoming=True, key=spec)
+            made = [k for k in ("resourceClaims", "devices", "claims") if raw.get(k)] + [
+                "volumes" for v in p.volumes if v.ephemeral is not None][:1]
+            if made:
+                raise CaseError(f"`replicas: max` with {made[0]}: kspread does not model the claims of replicas "
+                                "made one by one (give the replicas as pods, or `replicas: N`)", at(made[0]))
+            timeline.append(MaxEntry(raw["name"], p, ("schedule", i)))
+            continue
         # a `schedule` entry with replicas: N incoming pods, named and created in order as existing pods'
         names = [raw["name"]] if raw.get("replicas") is None else [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
         for name in names:
@@ -1003,7 +1060,56 @@ def _incoming(doc: Mapping[str, Any], b: _Builder, nodes: Mapping[str, Node], se
                 raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
             seen_pods[p.key] = True
             incoming.append(p)
-    return incoming
+            timeline.append(p)
+    if "pod" in doc and incoming and incoming[0].scheduling_gates:
+        raise CaseError("the incoming pod has scheduling gates: the scheduler would never try it (give it in "
+                        "`schedule` with an `ungate` step)", ["pod", "schedulingGates"])
+    if all(isinstance(t, Pod) for t in timeline):
+        return incoming, None
+    return incoming, timeline
+
+
+def _added_nodes(doc: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Any]]:
+    """The nodes ``addNode`` steps add, as written (their ``devices`` publish slices that
+    count once the node exists)."""
+    out = []
+    for i, raw in enumerate(doc.get("schedule") or []):
+        if isinstance(raw, Mapping) and isinstance(raw.get("addNode"), Mapping):
+            out.append((raw["addNode"], _pather(["schedule", i, "addNode"])))
+    return out
+
+
+def _step(raw: Mapping[str, Any], path: tuple, version: Version) -> Any:
+    """A step of ``schedule`` (its one key; the schema checked its shape)."""
+    from kspread.engine.steps import Step, taint_of
+
+    kind, arg = next(iter(raw.items()))
+    at = _pather([*path, kind])
+    if kind in ("drain", "cordon", "uncordon", "deleteNode", "zoneDown", "deletePod"):
+        return Step(kind, arg, path, f"{kind} {arg}")
+    if kind == "wait":
+        return Step(kind, arg, path, f"wait {arg}")
+    if kind == "addNode":
+        node, _ = _node({"name": arg} if isinstance(arg, str) else arg, at, {}, version, 0)
+        return Step(kind, node, path, f"addNode {node.name}")
+    if kind == "taint":
+        apivalidation.check_node({"name": arg["node"], "taints": [{k: v for k, v in arg.items() if k != "node"}]},
+                                 lambda *f: [*path, kind, *f[2:]] if f[0] == "taints" else [*path, kind, *f])
+        taint = taint_of(arg)
+        text = f"taint {arg['node']} {taint.key}" + (f"={taint.value}" if taint.value else "") + f":{taint.effect}"
+        return Step(kind, (arg["node"], taint), path, text)
+    if kind == "untaint":
+        return Step(kind, dict(arg), path, f"untaint {arg['node']} {arg['key']}" +
+                    (f":{arg['effect']}" if arg.get("effect") else ""))
+    if kind == "label":
+        labels = {k: v for k, v in arg["labels"].items() if v is not None}
+        parse_labels(labels, at("labels"))  # the keys and the values set are label keys and values
+        for k in arg["labels"]:
+            parse_labels({k: "x"}, at("labels"))
+        shown = ", ".join(f"{k}={v}" if v is not None else f"{k}-" for k, v in arg["labels"].items())
+        return Step(kind, dict(arg), path, f"label {arg['node']} {shown}")
+    assert kind == "ungate"
+    return Step(kind, dict(arg), path, f"ungate {arg['pod']} {arg['gate']}")
 
 
 def _deployment_replica_sets(deployments: list[tuple[dict, list, dict]],
@@ -1118,9 +1224,8 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
     ``disruptionsAllowed`` decides. Without it, it is computed as the disruption
     controller would from the matching pods (expected = matching pods, healthy = the
     bound, non-terminating ones)."""
-    import math
-
     from kspread.engine.labels import as_selector
+    from kspread.engine.steps import disruptions_allowed
 
     spec = [k for k in ("minAvailable", "maxUnavailable") if raw.get(k) is not None]
     if len(spec) > 1:
@@ -1132,22 +1237,10 @@ def _disruptions_allowed(raw, at, ls, ns: str, pods: list[Pod]) -> int:
     expected = len(matching)
     healthy = sum(1 for p in matching if p.node_name is not None and not p.terminating)
 
-    def amount(v, key, round_up):
-        # the syntax and range are apivalidation.check_pdb's
-        if isinstance(v, str):
-            pct = int(v[:-1])
-            return math.ceil(pct * expected / 100) if round_up else (pct * expected) // 100
-        return v
-
-    desired = None
-    if raw.get("minAvailable") is not None:
-        desired = amount(raw["minAvailable"], "minAvailable", True)
-    elif raw.get("maxUnavailable") is not None:
-        desired = expected - amount(raw["maxUnavailable"], "maxUnavailable", True)
     if raw.get("disruptionsAllowed") is not None:
         return raw["disruptionsAllowed"]
-    assert desired is not None
-    return max(0, healthy - desired)
+    # the syntax and range of the amounts are apivalidation.check_pdb's
+    return disruptions_allowed((spec[0], raw[spec[0]]), expected, healthy)
 
 
 def _case_extenders(prof: Profile, raws: list, version: Version, base_dir: str | None,
@@ -1263,6 +1356,27 @@ def check_expect(expect: Any) -> None:
                             "to load or run has no results to compare them with", ["expect", others[0]])
 
 
+def _sequence_names(timeline: list[Any] | None, cluster: Cluster) -> Callable[[str], bool]:
+    """Whether a pod key is one a sequence's timeline may create: a replica of a
+    ``replicas: max`` entry (``<name>-<k>``), or a replacement a ReplicaSet or
+    ReplicationController of the case creates for an evicted pod (``<owner>-r<k>``)."""
+    import re
+
+    from kspread.engine.steps import MaxEntry
+
+    if not timeline:
+        return lambda key: False
+    prefixes = [e.template.key + "-" for e in timeline if isinstance(e, MaxEntry)]
+    owners: list[Any] = [*cluster.replica_sets, *cluster.replication_controllers]
+    for o in owners:
+        prefixes.append((o.name if o.namespace == "default" else f"{o.namespace}/{o.name}") + "-r")
+
+    def known(key: str) -> bool:
+        return any(key.startswith(pre) and re.fullmatch("[0-9]+", key[len(pre):]) is not None for pre in prefixes)
+
+    return known
+
+
 def _check_allocation_refs(expect: Mapping[str, Any], devices: Any) -> None:
     """``expect.allocations`` names claims of the case (or made from its templates)."""
     if not isinstance(expect, Mapping) or not expect.get("allocations"):
@@ -1274,7 +1388,8 @@ def _check_allocation_refs(expect: Mapping[str, Any], devices: Any) -> None:
                             ["expect", "allocations", c], value=c)
 
 
-def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pods: Mapping[str, Any]) -> None:
+def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pods: Mapping[str, Any],
+                       created: Callable[[str], bool] = lambda key: False) -> None:
     def node(n, path):
         if n is not None and n not in nodes:
             raise CaseError(f"unknown node {n!r}", path, value=n)
@@ -1309,13 +1424,18 @@ def _check_expect_refs(expect: Mapping[str, Any], nodes: Mapping[str, Node], pod
         for i, v in enumerate(victims):
             pod(v, ["expect", "candidates", n, i])
     for p, n in (expect.get("placements") or {}).items():
-        pod(p, ["expect", "placements", p])
+        if not created(p):
+            pod(p, ["expect", "placements", p])
         for i, one in enumerate(n if isinstance(n, list) else [n]):
             node(one, ["expect", "placements", p] + ([i] if isinstance(n, list) else []))
+    for i, p in enumerate(expect.get("evicted") or []):
+        if not created(p):
+            pod(p, ["expect", "evicted", i])
 
 
 def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Version, default: bool,
-                       is_sequence: bool, incoming: set[str]) -> None:
+                       is_sequence: bool, incoming: set[str], existing: set[str] = frozenset(),  # type: ignore[assignment]
+                       created: Callable[[str], bool] = lambda key: False, timeline: list[Any] | None = None) -> None:
     """Keys of ``expect`` that the case cannot produce: scores of a plugin its profile
     does not score with (named as the profile spells it), preemption without a
     PostFilter plugin, placements without ``schedule`` or of a pod it does not
@@ -1346,9 +1466,20 @@ def _check_expect_fits(expect: Mapping[str, Any], profile: Profile, version: Ver
             raise CaseError("placements are for a `schedule` of incoming pods; this case schedules one `pod` "
                             "(compare `selected` or `preemption` instead)", ["expect", "placements"])
         for pod in expect["placements"] or {}:
-            if pod not in incoming:
+            if pod not in incoming and pod not in existing and not created(pod):
                 raise CaseError(f"pod {pod!r} is not in `schedule`: placements name the pods the case schedules",
                                 ["expect", "placements", pod], value=pod)
+    for key in ("evicted", "capacity"):
+        if key in expect and not is_sequence:
+            raise CaseError(f"{key} is for a `schedule` sequence; this case schedules one `pod`", ["expect", key])
+    from kspread.engine.steps import MaxEntry
+
+    entries = {e.template.key for e in timeline or () if isinstance(e, MaxEntry)}
+    for name in expect.get("capacity") or {}:
+        if name not in entries:
+            raise CaseError(f"{name!r} is not a `replicas: max` entry of `schedule`"
+                            + (f" (those: {', '.join(sorted(entries))})" if entries else " (it has none)"),
+                            ["expect", "capacity", name], value=name)
 
 
 def spread_specs(spread: Any) -> list[tuple[Mapping[str, Any], list]]:

@@ -508,9 +508,9 @@ class _Converter:
             item["nodeSelector"] = dict(spec["nodeSelector"])
         tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
         if tolerations:
-            item["tolerations"] = [{k: t[k] for k in ("key", "operator", "value", "effect") if k in t}
-                                   for t in tolerations]
-        for key in ("affinity", "topologySpreadConstraints", "overhead"):
+            item["tolerations"] = [{k: t[k] for k in ("key", "operator", "value", "effect", "tolerationSeconds")
+                                    if k in t} for t in tolerations]
+        for key in ("affinity", "topologySpreadConstraints", "overhead", "schedulingGates"):
             if spec.get(key):
                 item[key] = spec[key]
         level = {k: dict(v) for k, v in _m(spec.get("resources")).items() if k in ("requests", "limits") and v}

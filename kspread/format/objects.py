@@ -164,12 +164,14 @@ def _pod(o: _Object) -> None:
     o.take(spec, "affinity", "affinity", sp)
     o.take(spec, "tolerations", "tolerations", sp)
     o.take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
+    o.take(spec, "schedulingGates", "schedulingGates", sp)
     o.take(spec, "resourceClaims", "resourceClaims", sp)
     for key in ("containers", "initContainers"):
         if spec.get(key):
             o.put(key, [_container(c) for c in spec[key]], [*sp, key])
     if "tolerations" in o.item:
-        o.item["tolerations"] = [{k: t[k] for k in ("key", "operator", "value", "effect") if k in t}
+        o.item["tolerations"] = [{k: t[k] for k in ("key", "operator", "value", "effect", "tolerationSeconds")
+                                  if k in t}
                                  for t in o.item["tolerations"]]
     o.take(status, "startTime", "startTime", st)
     o.take(status, "nominatedNodeName", "nominatedNode", st)

@@ -140,6 +140,12 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
         return CaseError("must be " + " or ".join(_TYPE_NAMES.get(t, t) for t in _types_of(e)), path, value=inst)
     if v in ("minimum", "maximum", "minLength", "minItems"):
         return CaseError(e.message, path, value=inst)
+    if v == "maxProperties" and len(path) == 2 and path[0] == "schedule" and isinstance(inst, Mapping):
+        # a `schedule` entry without `name` is a step: one key
+        out = CaseError(f"a step has one key ({', '.join(inst)} given: write them as separate steps, "
+                        "or give a pod its `name`)", [*path, list(inst)[1]])
+        out.format_error = True
+        return out
     if v == "not":
         # a shape of the format that it does not allow: how the case is written, reported at the key
         # that breaks the rule (the later of two that exclude each other)

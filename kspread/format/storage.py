@@ -160,6 +160,14 @@ def _disk(kind: str, raw: Any, path: PathT) -> InTreeDisk:
     return InTreeDisk(kind, ident, ro, monitors, pool)
 
 
+# core/v1 Volume: its name and the VolumeSource fields (one of them the volume's type)
+_VOLUME_FIELDS = frozenset((
+    "name", "hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "secret", "nfs",
+    "iscsi", "glusterfs", "persistentVolumeClaim", "rbd", "flexVolume", "cinder", "cephfs", "flocker",
+    "downwardAPI", "fc", "azureFile", "configMap", "vsphereVolume", "quobyte", "azureDisk",
+    "photonPersistentDisk", "projected", "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral", "image"))
+
+
 def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
     """A PodSpec's ``volumes``: those the volume plugins read (claims, ephemeral volumes,
     in-tree disks); the names of all must be unique."""
@@ -174,6 +182,10 @@ def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
         if name in seen:
             raise CaseError(f'Duplicate value: "{name}"', [*at, "name"], value=name)
         seen.add(name)
+        for key in v:
+            if key not in _VOLUME_FIELDS:  # the API server's strict decoding
+                raise CaseError(f"unknown field {key!r} in a volume" + did_you_mean(str(key), _VOLUME_FIELDS),
+                                [*at, str(key)])
         if v.get("persistentVolumeClaim") is not None:
             pvc = _map(v["persistentVolumeClaim"], [*at, "persistentVolumeClaim"])
             _known_fields("persistentVolumeClaim", pvc, [*at, "persistentVolumeClaim"])

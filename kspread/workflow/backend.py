@@ -106,6 +106,11 @@ class Backend:
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
                     + "".join(f" ({NOT_REPORTED[k]})" for k in unreported if k in NOT_REPORTED))
+        if getattr(case, "timeline", None):
+            return ("the sequence has steps or a `replicas: max` entry, which the backend's input does not carry "
+                    "(its pods only)")
+        if any(p.scheduling_gates for p in case.incoming):
+            return "the sequence has pods with scheduling gates, which the backend's input does not carry"
         pending = [q.key for q in case.cluster.pods if not q.node_name]
         if pending:
             # upstream's queue would schedule them (before the incoming pod when of higher priority);

@@ -148,8 +148,17 @@ def explain_cycles(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes: 
             attempt = cx.result.attempt
             again = f" (attempt {attempt})" if attempt > 1 else ""
             text = f"cycle {i}: pod {cx.result.pod.key}{again}\n" + _indent(text)
+            parts.extend(_steps_before(sched, i - 1))
         parts.append(text)
+    if header:
+        parts.extend(_steps_before(sched, None))
     return "\n".join(parts)
+
+
+def _steps_before(sched: Scheduler, cycle: int | None) -> list[str]:
+    """A sequence's steps that came before cycle ``cycle`` (0-based; None: after the last)."""
+    world = getattr(sched, "sequence", None)
+    return world.step_lines(cycle) if world is not None else []
 
 
 def _indent(text: str) -> str:
@@ -175,7 +184,10 @@ def explain_compact(sched: Scheduler, cycles: Sequence[CycleExplanation], nodes:
             attempt = cx.result.attempt
             again = f" (attempt {attempt})" if attempt > 1 else ""
             text = f"cycle {i}: pod {cx.result.pod.key}{again}\n" + _indent(text)
+            parts.extend(_steps_before(sched, i - 1))
         parts.append(text)
+    if header:
+        parts.extend(_steps_before(sched, None))
     return "\n".join(parts)
 
 
@@ -249,7 +261,7 @@ def compact_data(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] | 
     ``total`` or its ``reason``), ``marked`` (``selected`` or ``nominated``), ``selected``,
     ``preemption`` (its node and victims) and ``error``."""
     r = cx.result
-    order = [n.name for n in sched.case.cluster.nodes]
+    order = list(sched.node_names)
     rank = {n: i for i, n in enumerate(order)}
     wanted = list(nodes) if nodes is not None else list(order)
     top = {n: i for i, n in enumerate(first)}
@@ -343,7 +355,7 @@ def explain_cycle_outcome(sched: Scheduler, r: CycleResult, cx: CycleExplanation
     """The outcome line of a compact cycle: the selected node(s), the preemption's
     nomination and victims, unschedulable (with the scheduler's verdict line and, given
     the cycle's explanation, what it would take), or the scheduling error."""
-    rank = {n.name: i for i, n in enumerate(sched.case.cluster.nodes)}
+    rank = {n: i for i, n in enumerate(sched.node_names)}
     lines = []
     if r.selected:
         top = sorted(r.selected, key=rank.__getitem__)
@@ -375,7 +387,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
     """One cycle, for ``nodes`` (default: every node), then its outcome."""
     r = cx.result
     version = sched.version
-    order = [n.name for n in sched.case.cluster.nodes]
+    order = list(sched.node_names)
     rank = {n: i for i, n in enumerate(order)}
     wanted = list(nodes) if nodes is not None else order
     feasible, searched = set(r.feasible), set(r.searched)

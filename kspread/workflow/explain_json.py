@@ -30,7 +30,7 @@ def explain_entry(doc: Any, version: str, outcome: Outcome, cycles: list[CycleEx
 
 def _cycle(sched: Scheduler, cx: CycleExplanation) -> dict[str, Any]:
     r = cx.result
-    order = [n.name for n in sched.case.cluster.nodes]
+    order = list(sched.node_names)
     weights = {sp.label: sp.weight for sp in sched.framework.score_plugins}
     out: dict[str, Any] = {"pod": r.pod.key, "attempt": r.attempt}
     pre = r.pre_filter_status

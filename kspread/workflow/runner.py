@@ -27,7 +27,7 @@ from kspread.workflow.explain import (
 )
 
 EXPECT_KEYS = ("feasible", "searched", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-               "preemption", "candidates", "placements", "spread", "allocations")
+               "preemption", "candidates", "placements", "spread", "allocations", "evicted", "capacity")
 
 
 def _names(pods) -> list[str]:
@@ -144,6 +144,12 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
     return _outcome(case, results, placements, sched)
 
 
+def _preempted(results: list[CycleResult]) -> list[Any]:
+    """The victims of every preemption of a sequence's cycles."""
+    return [v for r in results if r.preemption is not None and r.preemption.nominated_node is not None
+            for v in r.preemption.victims]
+
+
 def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any], sched: Scheduler) -> Outcome:
     actual = cycle_actual(results[-1]) if results else {}
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
@@ -153,14 +159,32 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
     if case.cluster.devices is not None:
         actual["allocations"] = sched.claims.allocations()
     if case.is_sequence:
+        world = sched.sequence
+        if world is None:
+            # the case's own pods the expectation names: their node at the end (null when
+            # preemption evicted them)
+            gone = {v.key for v in _preempted(results)}
+            named = set(case.expect.get("placements") or ()) - set(placements)
+            placements = dict(placements)
+            for p in case.cluster.pods:
+                if p.key in named:
+                    placements[p.key] = None if p.key in gone else p.node_name or sched.placement(p.key)
         actual["placements"] = placements
+        scheduled = [p.key for p in case.incoming] if world is None else list(dict.fromkeys(
+            p.key for p in world.created))
+        actual["evicted"] = sorted({v.key for v in _preempted(results)}) if world is None else sorted(
+            world.evicted_pods())
+        if world is not None and world.capacity:
+            actual["capacity"] = dict(world.capacity)
         # kspread reports, not expectations: scheduling cycles per pod, and the pods whose
         # placement kspread took from a tie upstream breaks at random (with the tied nodes)
-        actual["attempts"] = {p.key: sched.attempts.get(p.key, 0) for p in case.incoming}
+        actual["attempts"] = {k: sched.attempts.get(k, 0) for k in scheduled}
         # (bounded: the count and the first TIE_NAMES nodes; report.case_entry gives every
         # node on request, from the scheduler)
-        actual["ties"] = {p.key: TieReport(sched, p.key) for p in case.incoming
-                          if p.key in sched.ties and placements.get(p.key) is not None}
+        actual["ties"] = {k: TieReport(sched, k) for k in scheduled
+                          if k in sched.ties and placements.get(k) is not None}
+        if world is not None:
+            actual["timeline"] = world.timeline()
         if "spread" in case.expect:
             actual["spread"] = spread_actual(case, sched, placements, case.expect["spread"])
     return Outcome(actual, compare(case.expect, actual), results, sched)
@@ -258,7 +282,7 @@ _PREEMPTION_DID_NOT_RUN = "(did not run: a node fits, or no PostFilter plugin)"
 # filter row per node, a score row per plugin and node, ...
 _ROW_DEPTH = {"feasible": 0, "searched": 0, "selected": 0, "unschedulable": 0, "filter": 1, "totals": 1,
               "placements": 1, "candidates": 1, "preemption": 1, "rawScores": 2, "scores": 2, "spread": 2,
-              "allocations": 1}
+              "allocations": 1, "evicted": 0, "capacity": 1}
 
 
 def _filter_views(want: Any, have: Any) -> tuple[str, str]:
@@ -295,7 +319,7 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
             continue
         w = expect[key]
         h = actual.get(key, _MISSING)
-        if key in ("feasible", "searched"):
+        if key in ("feasible", "searched", "evicted"):
             want[key], have[key] = sorted(w), sorted(h) if h is not _MISSING else h
         elif key == "filter":
             pairs = {n: _filter_views(wn, (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING)
@@ -323,7 +347,7 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                 got = hs[i]["counts"] if h is not _MISSING and i < len(hs) else {}
                 want[key][label] = {d: c for d, c in one["counts"].items() if c}
                 have[key][label] = {d: c for d, c in got.items() if c or want[key][label].get(d)}
-        elif key in ("totals", "placements"):
+        elif key in ("totals", "placements", "capacity"):
             want[key] = dict(w)
             have[key] = {n: (h or {}).get(n, _MISSING) if h is not _MISSING else _MISSING for n in w}
             if key == "placements":
@@ -495,12 +519,12 @@ def _as_list(v: Any) -> list[str]:
 MAX_ROWS_SHOWN = 20  # rows of a difference table, and names of a list in one cell; the rest is counted
 REPORT_WIDTH = 80  # a failure report's tables fold their cells to fit
 _ROW_UNIT = {"rawScores": "scores", "scores": "scores", "placements": "pods", "spread": "domains",
-             "allocations": "claims"}
+             "allocations": "claims", "capacity": "entries"}
 
 
 _ROW_HEAD = {"filter": "node", "totals": "node", "candidates": "node", "rawScores": "plugin node",
              "scores": "plugin node", "placements": "pod", "preemption": "field", "spread": "key domain",
-             "allocations": "claim"}
+             "allocations": "claim", "capacity": "entry"}
 
 
 def row_head(d: Diff) -> str:
@@ -559,7 +583,7 @@ def deepdiff_summary(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> st
     want = {k: expect[k] for k in EXPECT_KEYS if k in expect}
     have: dict[str, Any] = {k: actual.get(k) for k in want}
     # only compare what the expectation names
-    for k in ("filter", "totals", "placements", "allocations"):
+    for k in ("filter", "totals", "placements", "allocations", "capacity"):
         if isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
             have[k] = {n: have[k].get(n) for n in want[k]}
             if k == "filter":

@@ -96,7 +96,10 @@ def default_expect(actual: Mapping[str, Any]) -> dict[str, Any]:
     with ResourceClaims: also the devices each claim got (``allocations``)."""
     devices = {"allocations": actual["allocations"]} if actual.get("allocations") else {}
     if "placements" in actual:
-        return {"placements": _placements_with_ties(actual), **devices}
+        # a sequence with steps (a timeline): the pods evicted and the capacity answered too
+        return {"placements": _placements_with_ties(actual),
+                **{key: actual[key] for key in ("evicted", "capacity") if actual.get("timeline") and actual.get(key)},
+                **devices}
     out: dict[str, Any] = {}
     if actual.get("selected") is not None:
         out["selected"] = actual["selected"]
@@ -155,7 +158,7 @@ def new_expect_values(expect: Mapping[str, Any], actual: Mapping[str, Any],
             written = _placements_with_ties(actual)
             out[key] = {p: (w if isinstance(w, list) and have.get(p) in w else written.get(p))
                         for p, w in want.items()}
-        elif key == "totals" and isinstance(want, Mapping) and want:
+        elif key in ("totals", "capacity") and isinstance(want, Mapping) and want:
             out[key] = {n: have.get(n) for n in want}
         elif key == "allocations" and isinstance(want, Mapping) and want:
             out[key] = {c: have.get(c) for c in want}  # null: unallocated

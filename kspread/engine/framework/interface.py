@@ -193,6 +193,18 @@ class Plugin:
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         return True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        """The Node action types the plugin's EventsToRegister lists (``Add``, ``Delete``,
+        ``UpdateNodeLabel``, ``UpdateNodeTaint``, ``UpdateNodeAllocatable``), with
+        SchedulerQueueingHints on (``hints``) or off: v1.35's lists (a sequence's steps
+        make node events)."""
+        return frozenset()
+
+    def node_event_hint(self, pod: Pod, old: Node | None, new: Node | None) -> bool:
+        """The QueueingHintFn of the plugin's Node event (True: Queue); ``old`` None for
+        an added node, ``new`` None for a deleted one. None registered: Queue."""
+        return True
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         return ()
 

@@ -296,6 +296,32 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
     pod_events = frozenset({"Add", "Delete"})
     signs_pods = True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add | UpdateNodeLabel; UpdateNodeTaint too without hints (issue 109437)
+        return frozenset({"Add", "UpdateNodeLabel"} if hints else {"Add", "UpdateNodeLabel", "UpdateNodeTaint"})
+
+    def node_event_hint(self, pod: Pod, old: Node | None, new: Node | None) -> bool:
+        """isSchedulableAfterNodeChange (1.35): for a required affinity term, a node added
+        with its topology key, or updated to have it or another value of it; for a required
+        anti-affinity term, any node added, or one updated to lose its key or change its
+        value."""
+        if new is None:
+            return False
+        terms = pod_terms(pod, self.version)
+        for t in terms.required_affinity:
+            if old is None:
+                if t.topology_key in new.labels:
+                    return True
+                continue
+            if t.topology_key in new.labels and old.labels.get(t.topology_key) != new.labels[t.topology_key]:
+                return True
+        for t in terms.required_anti_affinity:
+            if old is None:
+                return True
+            if t.topology_key in old.labels and old.labels[t.topology_key] != new.labels.get(t.topology_key):
+                return True
+        return False
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: a pod with pod affinity or anti-affinity cannot be signed; the labels
         otherwise (none with ignorePreferredTermsOfExistingPods)."""

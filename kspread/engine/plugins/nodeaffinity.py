@@ -160,6 +160,21 @@ class NodeAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScoreP
     has_normalize = True
     signs_pods = True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add | UpdateNodeLabel; UpdateNodeTaint too without hints (issue 109437)
+        return frozenset({"Add", "UpdateNodeLabel"} if hints else {"Add", "UpdateNodeLabel", "UpdateNodeTaint"})
+
+    def node_event_hint(self, pod: Pod, old: Node | None, new: Node | None) -> bool:
+        """isSchedulableAfterNodeChange (1.35): Queue when the node (added, or updated from
+        not matching) matches the added affinity and the pod's required node affinity."""
+        if new is None:
+            return False
+        if self.added_required is not None and not node_selector_matches(self.added_required, new):
+            return False
+        if not required_node_affinity_matches(pod, new):
+            return False
+        return old is None or not required_node_affinity_matches(pod, old)
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: the node affinity (NodeAffinitySigner) and the nodeSelector."""
         aff = pod.affinity.node_affinity if pod.affinity is not None else None

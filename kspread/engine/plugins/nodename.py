@@ -29,6 +29,10 @@ def err_reason(version: Version) -> str:
 class NodeName(Plugin, FilterPlugin):
     signs_pods = True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add (no hint: Queue); UpdateNodeTaint | UpdateNodeLabel too without hints (issue 109437)
+        return frozenset({"Add"} if hints else {"Add", "UpdateNodeTaint", "UpdateNodeLabel"})
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: spec.nodeName."""
         return (("NodeName", pod.node_name or ""),)

@@ -57,6 +57,10 @@ class NodePorts(Plugin, PreFilterPlugin, FilterPlugin):
     pod_events = frozenset({"Delete"})
     signs_pods = True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add (no hint: Queue); UpdateNodeTaint | UpdateNodeLabel too without hints (issue 109437)
+        return frozenset({"Add"} if hints else {"Add", "UpdateNodeTaint", "UpdateNodeLabel"})
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: the host ports of the containers and init containers (HostPortsSigner)."""
         ports = {p.host_port for c in (*pod.containers, *pod.init_containers) for p in c.ports if p.host_port != 0}

@@ -54,7 +54,7 @@ from kspread.engine.framework.interface import (
 )
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SUCCESS, Code, CycleState, Status, error
-from kspread.engine.model import Pod
+from kspread.engine.model import Node, Pod
 from kspread.engine.plugins.resource_allocation import derived
 from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kspread.engine.resources import LastRequests, pod_requests
@@ -119,6 +119,24 @@ def pod_resource_request(pod: Pod, version: Version) -> dict[str, int]:
     """``computePodResourceRequest``: the pod's effective requests (only the resources
     the scheduler tracks: cpu, memory, ephemeral-storage and scalar resources)."""
     return {k: v for k, v in pod_requests(pod, version).items() if k in _BASIC or is_scalar_resource(k)}
+
+
+def fits_empty_node(pod: Pod, node: Node, version: Version) -> bool:
+    """isFit: the pod fits the node with no pod on it (room for one pod, each resource it
+    requests within the node's allocatable)."""
+    if node.allocatable.get("pods", 0) < 1:
+        return False
+    return all(amount <= node.allocatable.get(name, 0)
+               for name, amount in pod_requests(pod, version).items() if amount > 0)
+
+
+def requested_resources_increased(pod: Pod, old: Node, new: Node, version: Version) -> bool:
+    """haveAnyRequestedResourcesIncreased: more pods allowed, or more of a resource the pod
+    requests."""
+    if new.allocatable.get("pods", 0) > old.allocatable.get("pods", 0):
+        return True
+    return any(amount > 0 and new.allocatable.get(name, 0) > old.allocatable.get(name, 0)
+               for name, amount in pod_requests(pod, version).items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,6 +402,20 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
 
     def signs_no_pod(self) -> bool:
         return dra_extended_resource(self.version)
+
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add | UpdateNodeAllocatable; UpdateNodeTaint | UpdateNodeLabel too without hints
+        # (the preCheck may hide a Node/Add: issue 109437)
+        if hints:
+            return frozenset({"Add", "UpdateNodeAllocatable"})
+        return frozenset({"Add", "UpdateNodeAllocatable", "UpdateNodeTaint", "UpdateNodeLabel"})
+
+    def node_event_hint(self, pod: Pod, old: Node | None, new: Node | None) -> bool:
+        """isSchedulableAfterNodeChange (1.35): Queue when the pod fits the node when it is
+        empty (isFit) and the node was added (a sequence changes no allocatable)."""
+        if new is None or not fits_empty_node(pod, new, self.version):
+            return False
+        return old is None or requested_resources_increased(pod, old, new, self.version)
 
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPodEvent (1.35): the deletion of a pod that was neither bound

@@ -23,6 +23,20 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 class NodeUnschedulable(Plugin, FilterPlugin):
     signs_pods = True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add | UpdateNodeTaint (spec.unschedulable cleared is an UpdateNodeTaint event);
+        # UpdateNodeLabel too without hints (issue 109437)
+        return frozenset({"Add", "UpdateNodeTaint"} if hints else {"Add", "UpdateNodeTaint", "UpdateNodeLabel"})
+
+    def node_event_hint(self, pod: Pod, old: Node | None, new: Node | None) -> bool:
+        """isSchedulableAfterNodeChange (1.35): Queue for a node added schedulable, or
+        updated from unschedulable to schedulable."""
+        if new is None:
+            return False
+        if old is None:
+            return not new.unschedulable
+        return old.unschedulable and not new.unschedulable
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: the tolerations (TolerationsSigner)."""
         return (("Tolerations", tolerations_signer(pod)),)

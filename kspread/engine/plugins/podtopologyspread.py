@@ -452,6 +452,26 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
     pod_events = frozenset({"Add", "Delete"})
     signs_pods = True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        return frozenset({"Add", "Delete", "UpdateNodeLabel", "UpdateNodeTaint"})
+
+    def node_event_hint(self, pod: Pod, old: Node | None, new: Node | None) -> bool:
+        """isSchedulableAfterNodeChange (1.35): a node that has every topology key of the
+        pod's hard constraints added or deleted; updated into or out of having them, or,
+        having them, with another value of a key or other taints."""
+        cons = self._constraints(pod, DO_NOT_SCHEDULE)
+
+        def has_keys(n: Node | None) -> bool:
+            return n is not None and all(c.topology_key in n.labels for c in cons)
+
+        if old is not None and new is not None:
+            if has_keys(old) != has_keys(new):
+                return True
+            return has_keys(new) and (
+                any(old.labels.get(c.topology_key) != new.labels.get(c.topology_key) for c in cons)
+                or old.taints != new.taints)
+        return has_keys(new if new is not None else old)
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: a pod with constraints, or any pod when the plugin has default
         constraints (System defaulting has), cannot be signed."""

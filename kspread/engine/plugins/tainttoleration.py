@@ -73,6 +73,18 @@ def count_intolerable_prefer_no_schedule(taints: Iterable[Taint], tolerations: S
 class TaintToleration(Plugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     signs_pods = True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add | UpdateNodeTaint; UpdateNodeLabel too without hints (issue 109437)
+        return frozenset({"Add", "UpdateNodeTaint"} if hints else {"Add", "UpdateNodeTaint", "UpdateNodeLabel"})
+
+    def node_event_hint(self, pod: Pod, old: Node | None, new: Node | None) -> bool:
+        """isSchedulableAfterNodeChange (1.35): Queue when a NoSchedule/NoExecute taint the
+        pod did not tolerate (or the node is new) is gone."""
+        if new is None:
+            return False
+        was = old is None or find_untolerated_taint(old.taints, pod.tolerations, do_not_schedule_taints) is not None
+        return was and find_untolerated_taint(new.taints, pod.tolerations, do_not_schedule_taints) is None
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: the tolerations (TolerationsSigner)."""
         return (("Tolerations", tolerations_signer(pod)),)
