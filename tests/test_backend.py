@@ -289,7 +289,7 @@ def _example_backend() -> str:
 def test_a_case_through_the_real_scheduler(tmp_path, capsys):
     backend = _real_backend()
     path = write_case(tmp_path, CASE)
-    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path)]) == 0
     out = capsys.readouterr().out
     assert "PASS two-nodes" in out
     assert "n1: {code: Unschedulable, reason: Insufficient cpu}" not in out  # n1 has room: 1.5 of 2 cores
@@ -301,7 +301,7 @@ def test_the_candidates_of_upstreams_dry_run(tmp_path, capsys):
     # two candidates: the Evaluator's own list, as DefaultPreemption's dry run found it
     backend = _real_backend()
     path = write_case(tmp_path, PREEMPT)
-    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path)]) == 0
     out = capsys.readouterr().out
     assert "  candidates:\n    n1: [a, b]\n    n2: [c]\n" in out, out
     assert out.splitlines()[-1] == ("1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
@@ -311,7 +311,7 @@ def test_the_candidates_of_upstreams_dry_run(tmp_path, capsys):
     path = write_case(tmp_path, PREEMPT.replace("n2: [c]}", "n2: [c], n3: [d]}").replace(
         "- {name: n2, ", "- {name: n3, allocatable: {cpu: '2', memory: 4Gi, pods: 110}}\n- {name: n2, ").replace(
         "- {name: c, ", "- {name: d, node: n3, priority: 200, requests: {cpu: '2'}}\n- {name: c, "))
-    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 1
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path)]) == 1
     out = capsys.readouterr().out
     assert "  candidates:\n    node  expected  actual\n    n3    [d]       (none)\n" in out, out
     assert out.splitlines()[-1] == ("0 passed, 1 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
@@ -339,7 +339,7 @@ def test_the_golden_pick_node_cases_give_upstreams_candidates(capsys):
     # cases/preemption/pick-node.yaml's 1.35 variants: each candidate with its victims, through
     # upstream's scheduler, equal to the reference engine's
     backend = _real_backend()
-    assert cli_main(["run", "--backend", backend, "--compare", "-k", "1.35",
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", "-k", "1.35",
                      str(REPO / "cases" / "preemption" / "pick-node.yaml")]) == 0
     out = capsys.readouterr().out
     got = re.findall(r"^PASS (\S+) .*\n(?:  .*\n)*?  candidates:\n((?:    .*\n)+)", out, re.M)
@@ -369,7 +369,7 @@ def test_the_victims_are_the_chosen_candidates(tmp_path, capsys):
         "- {name: w, node: n2, priority: 50, requests: {cpu: \"2\"}}\n").replace(
         "  candidates: {n1: [a, b], n2: [c]}\n  preemption: {node: n1, victims: [a, b]}\n",
         "  candidates: {n1: [v], n2: [w]}\n  preemption: {node: n1, victims: [v]}\n"))
-    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert "  preemption:\n    node: n1\n    victims: [v]\n  candidates:\n    n1: [v]\n    n2: [w]\n" in out, out
 
@@ -379,7 +379,7 @@ def test_a_nomination_of_an_earlier_cycle_is_not_this_cycles_preemption(capsys):
     # dry run does not run and the nomination stays; the backend used to report it as this
     # cycle's preemption ({node: n1, victims: []})
     backend = _real_backend()
-    assert cli_main(["run", "--backend", backend, "--compare", "-k", "eligible-terminating-with-disruption",
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", "-k", "eligible-terminating-with-disruption",
                      str(REPO / "cases" / "preemption" / "versions.yaml")]) == 0
     out = capsys.readouterr().out
     assert ("  selected: null\n  unschedulable: true\n  preemption: null\n  candidates: {}\n") in out, out
@@ -1173,7 +1173,7 @@ def test_the_extenders_reach_upstreams_scheduler(example_extender, capsys):
     # their priorities in the totals; such cases were skipped, and their extenders were never
     # given to scheduler.New
     backend = _real_backend()
-    assert cli_main(["run", "--backend", backend, "--compare", "-k", "1.35", "--extender-env",
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", "-k", "1.35", "--extender-env",
                      "KSPREAD_EXAMPLE_EXTENDER", str(REPO / "cases" / "extenders")]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert ("  filter:\n    cpu-fast-1: {code: Unschedulable, reason: node is not in pool gpu}\n"
@@ -1214,7 +1214,7 @@ pod:
         nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n1]}]}]
 expect: {feasible: [n1], filter: {n2: UnschedulableAndUnresolvable}}
 """)
-    assert cli_main(["run", "--backend", backend, str(path)]) == 0, capsys.readouterr().out
+    assert cli_main(["run", "-v", "--backend", backend, str(path)]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert ("    n2: {code: UnschedulableAndUnresolvable, reason: 'node(s) didn''t satisfy plugin(s) "
             "[NodeAffinity]'}\n") in out, out
