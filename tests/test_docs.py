@@ -40,11 +40,18 @@ def test_generated_pages_are_current(monkeypatch):
 
 
 def test_every_snippet_names_an_example_and_every_example_is_shown():
+    """A snippet is a file of docs/examples or of the repository (a golden case, or a section of
+    one between `# --8<-- [start:NAME]` and `[end:NAME]` comments)."""
     shown = set()
     for page in DOCS.rglob("*.md"):
         for name in SNIPPET.findall(page.read_text(encoding="utf-8")):
-            assert (EXAMPLES / name).is_file(), f"{page.relative_to(ROOT)} includes {name}, which does not exist"
-            shown.add(name)
+            path, _, section = name.partition(":")
+            where = EXAMPLES / path if (EXAMPLES / path).is_file() else ROOT / path
+            assert where.is_file(), f"{page.relative_to(ROOT)} includes {name}, which does not exist"
+            if section:
+                text = where.read_text(encoding="utf-8")
+                assert f"# --8<-- [start:{section}]" in text and f"# --8<-- [end:{section}]" in text, name
+            shown.add(path)
     unshown = {str(p.relative_to(EXAMPLES)) for p in EXAMPLES.rglob("*.yaml")} - shown
     assert not unshown, f"examples no page shows: {sorted(unshown)}"
 
@@ -108,3 +115,25 @@ def test_site_builds_strictly(tmp_path):
     index = (tmp_path / "site" / "quickstart" / "index.html").read_text(encoding="utf-8")
     assert "web-does-not-fit-beside-db" in index  # the snippet was included, not left as a marker
     assert "--8&lt;--" not in index
+
+
+def test_the_readme_is_a_front_page_whose_first_case_runs_as_shown(tmp_path):
+    """README.md shows the quick start's first case, and the failure it prints once changed."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = (EXAMPLES / "quickstart" / "first.yaml").read_text(encoding="utf-8")
+    assert "```yaml\n" + first + "```" in readme
+    assert len(readme.splitlines()) < 200, "the README is a front page: reference text goes to docs/"
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "first.yaml").write_text(first.replace("  selected: n2", "  selected: n1"), encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "cases/"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)},
+    )
+    shown = readme.split("```text\n", 1)[1].split("```", 1)[0]
+    for line in shown.splitlines():
+        assert line in run.stdout, (line, run.stdout)
+    # every page the README links to exists
+    for target in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (ROOT / target).is_file(), target

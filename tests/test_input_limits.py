@@ -139,7 +139,7 @@ def test_fifty_entries_of_a_million_replicas_are_refused_before_expansion(tmp_pa
     p = write(tmp_path, HEAD + "nodes: [n1]\npods:\n" + pods + TAIL)
     start = time.process_time()
     assert load_error(p) == (f'{p}:7: pods[0].replicas: too large: with this entry the case has 1,000,000 existing '
-                             'pods, more than kspread\'s limit of 300,000 (README, "Limits")')
+                             'pods, more than kspread\'s limit of 300,000 (documentation: reference/workflow.md, "Limits")')
     assert time.process_time() - start < 2
 
 
@@ -149,7 +149,7 @@ def test_zones_naming_fifty_thousand_nodes_are_refused_before_validation(tmp_pat
     start = time.process_time()
     # the 20,001st node: the first of z2
     assert load_error(p) == (f'{p}:{5 + 1 + 2 * 10_001 + 1}: zones.z2[0]: too large: with this entry the case has '
-                             '20,001 nodes, more than kspread\'s limit of 20,000 (README, "Limits")')
+                             '20,001 nodes, more than kspread\'s limit of 20,000 (documentation: reference/workflow.md, "Limits")')
     assert time.process_time() - start < 3
 
 
@@ -189,7 +189,7 @@ def test_limits_count_every_source_up_to_the_limit(tmp_path, small_limits):
 ])
 def test_the_entry_that_passes_a_limit_is_named(tmp_path, small_limits, body, line, field, what):
     p = write(tmp_path, HEAD + body + "expect: {unschedulable: false}\n")
-    assert load_error(p) == f'{p}:{line}: {field}: too large: with this entry the case has {what} (README, "Limits")'
+    assert load_error(p) == f'{p}:{line}: {field}: too large: with this entry the case has {what} (documentation: reference/workflow.md, "Limits")'
 
 
 def test_a_limit_is_no_error_an_expect_error_may_meet(tmp_path, small_limits):

@@ -68,7 +68,7 @@ _MAX_REPLICAS = 1_000_000
 
 def _too_many(what: str, total: int, limit: int, path: list) -> CaseError:
     e = CaseError(f"too large: with this entry the case has {total:,} {what}, more than kspread's limit of "
-                  f"{limit:,} (README, \"Limits\")", path)
+                  f"{limit:,} (documentation: reference/workflow.md, \"Limits\")", path)
     e.format_error = True  # kspread's limit, not the scheduler's: no expect.error meets it
     return e
 
