@@ -464,7 +464,8 @@ def test_pytest_reports_print_no_command(pytester, tmp_path):
         assert_log_safe(text)
     text = _pytest_output(pytester, "-rA", str(corpus))
     assert "cases/hostile.yaml::hostile-2" in text and "::\\::stop-commands::tok @org/team" in text
-    assert "cases/evil\\n::error file=x::pwned \\x1b[31m.yaml" in text
+    # the file's id escaped, its ':' and '[' percent-encoded (pytest would read them as separators)
+    assert "cases/evil\\n%3A%3Aerror file=x%3A%3Apwned \\x1b%5B31m.yaml" in text
     assert "the file's path holds a line break (U+000A)" in text
     page = rendered(md.read_text(encoding="utf-8"))
     assert not {"a", "img"} & set(page.tags) and "@org" not in "".join(page.outside)
