@@ -168,6 +168,17 @@ _VOLUME_FIELDS = frozenset((
     "photonPersistentDisk", "projected", "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral", "image"))
 
 
+def _volume_name(item: Mapping[str, Any], at: PathT, taken: set[str]) -> str:
+    """A volume's (or a `claims:` item's) name: required, and unique among the pod's volumes."""
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        raise CaseError("Required value", [*at, "name"])
+    if name in taken:
+        raise CaseError(f'Duplicate value: "{name}"', [*at, "name"], value=name)
+    taken.add(name)
+    return name
+
+
 def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
     """A PodSpec's ``volumes``: those the volume plugins read (claims, ephemeral volumes,
     in-tree disks); the names of all must be unique."""
@@ -176,12 +187,7 @@ def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
     for i, v in enumerate(_list(raw, path)):
         at = [*path, i]
         v = _map(v, at)
-        name = v.get("name")
-        if not isinstance(name, str) or not name:
-            raise CaseError("Required value", [*at, "name"])
-        if name in seen:
-            raise CaseError(f'Duplicate value: "{name}"', [*at, "name"], value=name)
-        seen.add(name)
+        name = _volume_name(v, at, seen)
         for key in v:
             if key not in _VOLUME_FIELDS:  # the API server's strict decoding
                 raise CaseError(f"unknown field {key!r} in a volume" + did_you_mean(str(key), _VOLUME_FIELDS),
@@ -220,12 +226,7 @@ def claims_shorthand(raw: Any, path: PathT, taken: set[str]) -> tuple[PodVolume,
     for i, item in enumerate(_list(raw, path)):
         at = [*path, i]
         item = _map(item, at)
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            raise CaseError("Required value", [*at, "name"])
-        if name in taken:
-            raise CaseError(f'Duplicate value: "{name}"', [*at, "name"], value=name)
-        taken.add(name)
+        name = _volume_name(item, at, taken)
         spec: dict[str, Any] = {"accessModes": item.get("accessModes", ["ReadWriteOnce"]),
                                 "storageClassName": item.get("storageClassName"),
                                 "volumeMode": item.get("volumeMode"), "selector": item.get("selector")}
