@@ -22,8 +22,6 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-import cel
-
 from kspread.engine.devices import BOOL, INT, STRING, VERSION, Device
 from kspread.engine.quantity import QuantityError, parse_quantity
 
@@ -158,6 +156,8 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 def compile_selector(expression: str) -> Any:
     """The compiled program; CelError (compile) when it does not parse."""
     try:
+        import cel  # on the first selector: the library takes a third of a second to import
+
         return cel.compile(expression)
     except Exception as e:
         raise CelError(str(e), True) from None
@@ -186,6 +186,8 @@ def device_matches(expression: str, device: Device, driver: str) -> bool:
     attrs, caps = _domain_maps(device, driver)
     added: set[str] = set()
     while True:
+        import cel
+
         ctx = cel.Context()
         for name, fn in _FUNCTIONS.items():
             ctx.add_function(name, fn)
