@@ -86,6 +86,37 @@ class Container:
     restartable: bool = False  # an init container with restartPolicy: Always (sidecar)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ContainerResizeStatus:
+    """What a pod's status says of one container's resources (status.containerStatuses[]
+    or initContainerStatuses[]): ``resources`` (the actual resources; None: the field is
+    absent), its ``requests`` (None: absent), and ``allocatedResources`` (None: absent)."""
+
+    name: str
+    has_resources: bool = False
+    requests: Mapping[str, int] | None = None
+    allocated: Mapping[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ResizeStatus:
+    """A bound pod's status as in-place pod resize (InPlacePodVerticalScaling) leaves it:
+    ``resize`` (status.resize, read to 1.32), the reason of the first PodResizePending
+    condition (read from 1.33; None: no such condition), the containers' statuses
+    (``containers`` from containerStatuses, ``inits`` from initContainerStatuses, in
+    order), and the pod-level status.resources (``level_has_resources``,
+    ``level_requests``) and status.allocatedResources (``level_allocated``). Compared and
+    hashed by identity (``resources.requests_key`` holds it): pods written alike share one."""
+
+    resize: str = ""
+    pending_reason: str | None = None
+    containers: tuple[ContainerResizeStatus, ...] = ()
+    inits: tuple[ContainerResizeStatus, ...] = ()
+    level_has_resources: bool = False
+    level_requests: Mapping[str, int] | None = None
+    level_allocated: Mapping[str, int] | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSelectorTerm:
     match_expressions: tuple[Requirement, ...] = ()
@@ -191,6 +222,8 @@ class Pod:
     resource_claims: tuple[Any, ...] = ()
     # spec.volumes as the volume plugins read them (kspread.engine.storage.PodVolume)
     volumes: tuple[Any, ...] = ()
+    # status of an in-place resize (bound pods only); None: the case gives no status
+    resize: ResizeStatus | None = None
 
     @property
     def key(self) -> str:

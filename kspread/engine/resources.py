@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kspread.engine.model import Pod
+from kspread.engine.model import Container, ContainerResizeStatus, Pod, ResizeStatus
 from kspread.engine.versions import Version
 
 
@@ -27,15 +27,16 @@ def requests_key(pod: Pod) -> tuple:
     return (tuple((tuple(c.requests.items()), c.restartable) for c in pod.containers),
             tuple((tuple(c.requests.items()), c.restartable) for c in pod.init_containers),
             tuple(pod.overhead.items()),
-            tuple(pod.level_requests.items()))
+            tuple(pod.level_requests.items()),
+            pod.resize)
 
 
 class LastRequests:
     """A one-entry memo of a value computed from a pod's requests (the fields
     ``requests_key`` reads), for a sequence's cycles of pods written alike: those share
-    their converted containers, overhead and pod-level requests (the same objects, never
-    mutated), so a pod whose four fields are the objects of the pod memoized gets its
-    value without recomputing it. The memo holds those objects: they cannot be freed and
+    their converted containers, overhead, pod-level requests and resize status (the same
+    objects, never mutated), so a pod whose five fields are the objects of the pod memoized gets its
+    value without recomputing it (their resize status too). The memo holds those objects: they cannot be freed and
     their identities reused while it does."""
 
     __slots__ = ("_fields", "_value")
@@ -48,21 +49,156 @@ class LastRequests:
         """The value memoized for ``pod``'s requests, else None."""
         f = self._fields
         if (f is not None and f[0] is pod.containers and f[1] is pod.init_containers and f[2] is pod.overhead
-                and f[3] is pod.level_requests):
+                and f[3] is pod.level_requests and f[4] is pod.resize):
             return self._value
         return None
 
     def put(self, pod: Pod, value: object) -> None:
-        self._fields = (pod.containers, pod.init_containers, pod.overhead, pod.level_requests)
+        self._fields = (pod.containers, pod.init_containers, pod.overhead, pod.level_requests, pod.resize)
         self._value = value
+
+
+# ---- in-place pod resize (InPlacePodVerticalScaling) --------------------------------------
+
+Views = tuple[tuple[tuple[Container, ...], tuple[Container, ...]], ...]
+
+
+def uses_status(version: Version) -> bool:
+    """``UseStatusResources`` (``InPlacePodVerticalScalingEnabled`` to 1.31): NodeInfo and
+    the resource scorers read a pod's status resources while InPlacePodVerticalScaling is
+    on (alpha 1.27, on from 1.33); NodeResourcesFit's PreFilter never does (the pod it
+    filters is not running)."""
+    return version.minor >= 27 and version.gate("InPlacePodVerticalScaling")
+
+
+def resize_infeasible(rs: ResizeStatus, version: Version) -> bool:
+    """The pod's resize cannot be granted: status.resize Infeasible to 1.32, from 1.33 the
+    reason of its first PodResizePending condition (``IsPodResizeInfeasible``)."""
+    if version.minor <= 32:
+        return rs.resize == "Infeasible"
+    return rs.pending_reason == "Infeasible"
+
+
+def _max_of(*lists: Mapping[str, int] | None) -> dict[str, int]:
+    """Per resource, the largest of the lists that are given (a resource one list lacks is
+    not 0 but absent: the max is over the lists that have it)."""
+    out: dict[str, int] = {}
+    for lst in lists:
+        if lst:
+            _max_into(out, lst)
+    return out
+
+
+def _with(c: Container, requests: Mapping[str, int]) -> Container:
+    return Container(c.name, c.image, requests, c.ports, c.restartable)
+
+
+def status_views(pod: Pod, version: Version) -> Views | None:
+    """The container lists whose aggregate requests (per resource, the largest) are the
+    pod's, when its status resources count (``uses_status``); None: the spec's alone.
+
+    To 1.36 (``AggregateContainerRequests``) one list, each container's requests replaced
+    when its status counts: 1.27-1.31, a regular container with a containerStatus counts
+    the larger of its spec and allocatedResources, or with an Infeasible resize its
+    allocatedResources alone; 1.32, one whose status has ``resources``, the larger of spec
+    and actual (resources.requests), Infeasible the actual alone; 1.33-1.36, regular
+    containers and sidecars (their status in containerStatuses or initContainerStatuses)
+    whose status has ``resources``, the largest of spec, actual and allocated, Infeasible
+    the larger of actual and allocated.
+
+    From 1.37 (PR 140047) the largest is taken of the aggregates rather than per container:
+    the spec's, the allocated (each container's allocatedResources, else its spec) and the
+    actual (resources.requests, else allocatedResources, else spec), every container and
+    init container by its own status; with an Infeasible resize only the actual and the
+    allocated, a container without the status counting nothing."""
+    rs = pod.resize
+    if rs is None or not uses_status(version):
+        return None
+    infeasible = resize_infeasible(rs, version)
+    if version.minor >= 37:
+        return _aggregate_views(pod, rs, infeasible)
+    if version.minor <= 32:
+        found = {c.name: c for c in rs.containers}
+        inits = pod.init_containers
+    else:
+        found = {c.name: c for c in rs.containers}
+        found.update((c.name, c) for c in rs.inits)
+        inits = tuple(_one_status(c, found.get(c.name), infeasible, version) if c.restartable else c
+                      for c in pod.init_containers)
+    containers = tuple(_one_status(c, found.get(c.name), infeasible, version) for c in pod.containers)
+    return ((containers, inits),)
+
+
+def _one_status(c: Container, cs: ContainerResizeStatus | None, infeasible: bool, version: Version) -> Container:
+    """A container's requests as its status makes them, to 1.36 (``status_views``)."""
+    if cs is None:
+        return c
+    if version.minor <= 31:
+        return _with(c, dict(cs.allocated or {}) if infeasible else _max_of(c.requests, cs.allocated))
+    if not cs.has_resources:
+        return c
+    if version.minor == 32:
+        return _with(c, dict(cs.requests or {}) if infeasible else _max_of(c.requests, cs.requests))
+    if infeasible:
+        return _with(c, _max_of(cs.requests, cs.allocated))
+    return _with(c, _max_of(c.requests, cs.requests, cs.allocated))
+
+
+def _aggregate_views(pod: Pod, rs: ResizeStatus, infeasible: bool) -> Views:
+    """From 1.37: the allocated and actual views of every container (``status_views``)."""
+    def find(name: str) -> ContainerResizeStatus | None:
+        for cs in rs.containers:
+            if cs.name == name:
+                return cs
+        for cs in rs.inits:
+            if cs.name == name:
+                return cs
+        return None
+
+    def allocated(c: Container) -> Container:
+        cs = find(c.name)
+        if cs is not None and cs.allocated is not None:
+            return _with(c, cs.allocated)
+        return _with(c, {}) if infeasible else c
+
+    def actual(c: Container) -> Container:
+        cs = find(c.name)
+        if cs is not None and cs.has_resources and cs.requests is not None:
+            return _with(c, cs.requests)
+        if cs is not None and cs.allocated is not None:
+            return _with(c, cs.allocated)
+        return _with(c, {}) if infeasible else c
+
+    views = [(tuple(actual(c) for c in pod.containers), tuple(actual(c) for c in pod.init_containers)),
+             (tuple(allocated(c) for c in pod.containers), tuple(allocated(c) for c in pod.init_containers))]
+    if not infeasible:
+        views.insert(0, (pod.containers, pod.init_containers))
+    return tuple(views)
+
+
+def _effective_level(pod: Pod, version: Version, level: Mapping[str, int], use_status: bool) -> Mapping[str, int]:
+    """The pod-level requests in effect: with InPlacePodLevelResourcesVerticalScaling (alpha
+    1.35, on from 1.36) and a status.resources, the largest of spec, actual (its requests)
+    and allocated (status.allocatedResources), Infeasible without the spec; each resource
+    the spec requests at pod level takes that value (0 when none has it). 1.37 is refused
+    when the case is loaded (kspread.format.resize)."""
+    rs = pod.resize
+    if (not use_status or rs is None or not rs.level_has_resources or version.minor < 35
+            or not uses_status(version) or not version.gate("InPlacePodLevelResourcesVerticalScaling")):
+        return level
+    if resize_infeasible(rs, version):
+        eff = _max_of(rs.level_requests, rs.level_allocated)
+    else:
+        eff = _max_of(level, rs.level_requests, rs.level_allocated)
+    return {k: eff.get(k, 0) for k in level}
 
 
 def node_pod_requests(pod: Pod, version: Version) -> dict[str, int]:
     """What a pod on a node adds to NodeInfo.Requested: ``pod_requests`` from 1.19
-    (PR #89222); before, the containers' sum plus the overhead, init containers
+    (PR #89222), with its status resources (``status_views``); before, the containers' sum plus the overhead, init containers
     ignored (calculateResource)."""
     if version.minor >= 19:
-        return pod_requests(pod, version)
+        return pod_requests(pod, version, use_status=True)
     reqs: dict[str, int] = {}
     for c in pod.containers:
         _add(reqs, c.requests)
@@ -103,15 +239,20 @@ def pod_level_requests(pod: Pod, version: Version) -> Mapping[str, int] | None:
     return pod.level_requests
 
 
-def pod_requests(pod: Pod, version: Version) -> dict[str, int]:
+def pod_requests(pod: Pod, version: Version, use_status: bool = False) -> dict[str, int]:
     """``resourcehelper.PodRequests``: the containers' aggregate requests
-    (``aggregate_container_requests``); then each resource requested at pod level
-    replaces the aggregate (PodLevelResources, ``pod_level_requests``); then plus the
-    pod overhead (PodOverhead)."""
-    reqs = aggregate_container_requests(pod.containers, pod.init_containers, version)
+    (``aggregate_container_requests``; with ``use_status``, as the pod's status makes them,
+    ``status_views``); then each resource requested at pod level replaces the aggregate
+    (PodLevelResources, ``pod_level_requests``; ``_effective_level``); then plus the pod
+    overhead (PodOverhead)."""
+    views = status_views(pod, version) if use_status else None
+    if views is None:
+        reqs = aggregate_container_requests(pod.containers, pod.init_containers, version)
+    else:
+        reqs = _max_of(*(aggregate_container_requests(cs, ins, version) for cs, ins in views))
     level = pod_level_requests(pod, version)
     if level is not None:
-        reqs.update(level)
+        reqs.update(_effective_level(pod, version, level, use_status))
     if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
         _add(reqs, pod.overhead)
     return reqs
@@ -144,24 +285,46 @@ def _with_defaults(requests: Mapping[str, int], defaults: Mapping[str, int] = NO
 
 def scoring_requests(
     pod: Pod, version: Version, *, non_zero: bool, include_init: bool, overhead_cpu_in_cores: bool = False,
-    defaults: Mapping[str, int] = NON_ZERO_DEFAULTS,
+    defaults: Mapping[str, int] = NON_ZERO_DEFAULTS, use_status: bool = False,
 ) -> dict[str, int]:
     """The pod's requests as the resource scorers and NodeInfo's non-zero sums see
     them: with ``non_zero`` every container (and init container) that does not set
     a resource of ``defaults`` (cpu / memory, above) counts the default (an explicit 0
     stays 0); init containers only with ``include_init`` (from 1.19; before, the
-    containers' sum alone); sidecars as ``pod_requests``; then the pod-level requests
-    replace the aggregate (PodLevelResources, from 1.32); then the overhead
-    (PodOverhead), whose cpu counts in whole cores when ``overhead_cpu_in_cores``
-    (the 1.17-1.26 scorer's ``quantity.Value()``)."""
+    containers' sum alone); sidecars as ``pod_requests``; with ``use_status`` the
+    containers as the pod's status makes them (``status_views``, the defaults applied to
+    each view's containers); then the pod-level requests replace the aggregate
+    (PodLevelResources, from 1.32); then the overhead (PodOverhead), whose cpu counts in
+    whole cores when ``overhead_cpu_in_cores`` (the 1.17-1.26 scorer's ``quantity.Value()``)."""
+    views = status_views(pod, version) if use_status else None
+    if views is None:
+        reqs = _scoring_aggregate(effective_containers(pod), pod.init_containers, version, non_zero, include_init,
+                                  defaults)
+    else:
+        reqs = _max_of(*(_scoring_aggregate(cs, ins, version, non_zero, include_init, defaults)
+                         for cs, ins in views))
+    level = pod_level_requests(pod, version)
+    if level is not None:
+        reqs.update(_effective_level(pod, version, level, use_status))
+    if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
+        for k, v in pod.overhead.items():
+            if k == "cpu" and overhead_cpu_in_cores:
+                v = -(-v // 1000)  # Value() of the quantity: whole cores, rounded up
+            reqs[k] = reqs.get(k, 0) + v
+    return reqs
+
+
+def _scoring_aggregate(containers, init_containers, version: Version, non_zero: bool, include_init: bool,
+                       defaults: Mapping[str, int]) -> dict[str, int]:
+    """The containers' part of ``scoring_requests``."""
     reqs: dict[str, int] = {}
-    for c in effective_containers(pod):
+    for c in containers:
         _add(reqs, _with_defaults(c.requests, defaults) if non_zero else c.requests)
     if include_init:
         sidecars_on = version.minor >= 28 and version.gate("SidecarContainers")
         init_max: dict[str, int] = {}
         sidecar_sum: dict[str, int] = {}
-        for c in pod.init_containers:
+        for c in init_containers:
             r = _with_defaults(c.requests, defaults) if non_zero else dict(c.requests)
             if sidecars_on and c.restartable:
                 _add(sidecar_sum, r)
@@ -171,14 +334,6 @@ def scoring_requests(
                 _max_into(init_max, r)
         _add(reqs, sidecar_sum)
         _max_into(reqs, init_max)
-    level = pod_level_requests(pod, version)
-    if level is not None:
-        reqs.update(level)
-    if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
-        for k, v in pod.overhead.items():
-            if k == "cpu" and overhead_cpu_in_cores:
-                v = -(-v // 1000)  # Value() of the quantity: whole cores, rounded up
-            reqs[k] = reqs.get(k, 0) + v
     return reqs
 
 
@@ -192,16 +347,19 @@ def node_non_zero_requests(pod: Pod, version: Version) -> tuple[int, int]:
     otherwise every container without a cpu / memory request counts the default."""
     if 28 <= version.minor <= 31 and version.gate("SidecarContainers") and \
             any(c.restartable for c in pod.init_containers):
-        return _container_fn_non_zero(pod)
+        views = status_views(pod, version)
+        containers = pod.containers if views is None else views[0][0]
+        return _container_fn_non_zero(pod, containers)
     defaults: Mapping[str, int] = NON_ZERO_DEFAULTS
     if pod_level_requests(pod, version) is not None:
-        whole = pod_requests(pod, version)
+        whole = pod_requests(pod, version, use_status=True)
         defaults = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in whole}
-    r = scoring_requests(pod, version, non_zero=True, include_init=version.minor >= 19, defaults=defaults)
+    r = scoring_requests(pod, version, non_zero=True, include_init=version.minor >= 19, defaults=defaults,
+                         use_status=True)
     return r.get("cpu", 0), r.get("memory", 0)
 
 
-def _container_fn_non_zero(pod: Pod) -> tuple[int, int]:
+def _container_fn_non_zero(pod: Pod, containers: tuple[Container, ...]) -> tuple[int, int]:
     """NonZeroRequested as 1.28-1.31's ``calculateResource`` computes it with sidecars:
     through PodRequests' ContainerFn callback (without NonMissingContainerRequests), which
     sees each regular container's own requests and, for each init container, the
@@ -212,7 +370,7 @@ def _container_fn_non_zero(pod: Pod) -> tuple[int, int]:
     in the sum, unlike PodRequests (and unlike 1.32+, which sums the sidecars' non-zero
     requests)."""
     cpu = mem = 0
-    for c in effective_containers(pod):
+    for c in containers:
         r = _with_defaults(c.requests)
         cpu += r["cpu"]
         mem += r["memory"]

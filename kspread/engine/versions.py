@@ -89,6 +89,12 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # plugins' queueing hints (KEP-4247; beta on in 1.28.0, off from the 1.28 patch
         # releases -- upstream's versioned spec records 1.28 as off -- to 1.31, on from 1.32,
         # GA and locked from 1.34), and popping backoffQ when activeQ is empty (KEP-5142).
+        # In-place pod resize (KEP-1287; kspread/engine/resources.py): a bound pod's status
+        # resources (containerStatuses' resources / allocatedResources) and pending resize
+        # (status.resize to 1.32, the PodResizePending condition from 1.33) in NodeInfo and
+        # the resource scorers; and the pod-level status resources (KEP-5419).
+        _gate("InPlacePodVerticalScaling", (27, False, "ALPHA"), (33, True, "BETA"), (35, True, "GA")),
+        _gate("InPlacePodLevelResourcesVerticalScaling", (35, False, "ALPHA"), (36, True, "BETA")),
         _gate("SchedulerQueueingHints", (28, False, "BETA"), (32, True, "BETA"), (34, True, "GA")),
         _gate("SchedulerPopFromBackoffQ", (33, True, "BETA")),
         # spec.schedulingGates and the SchedulingGates PreEnqueue plugin (KEP-3521): a pod
@@ -163,12 +169,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     (34, True, "BETA")),
         _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
                     "from devices", (36, False, "ALPHA")),
-        _unmodelled("InPlacePodVerticalScaling",
-                    "kspread pods have no status resources or pending resizes, so requests are the spec's",
-                    (27, False, "ALPHA"), (33, True, "BETA"), (35, True, "GA"), locked_from=35),
-        _unmodelled("InPlacePodLevelResourcesVerticalScaling",
-                    "kspread pods have no status resources or pending resizes, so requests are the spec's",
-                    (35, False, "ALPHA"), (36, True, "BETA")),
         _unmodelled("NodeDeclaredFeatures", "kspread nodes declare no features and pods need none",
                     (35, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
         _unmodelled("SchedulerAsyncPreemption",
@@ -186,7 +186,8 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("PodGroupPreemptionPolicy", "kspread models no Workload / PodGroup objects",
                     (37, False, "ALPHA")),
         _unmodelled("InPlacePodVerticalScalingSchedulerPreemption",
-                    "kspread pods have no deferred resizes", (37, False, "ALPHA")),
+                    "kspread computes deferred resizes as with this alpha gate off (its default): "
+                    "nothing is preempted on a resize's behalf", (37, False, "ALPHA")),
         _unmodelled("InterPodAffinityHostnameFastPath",
                     "a faster path to the same InterPodAffinity result", (37, False, "ALPHA")),
         _unmodelled("SchedulerPreQueueingHints", "kspread has no scheduling queue events", (37, False, "ALPHA")),
@@ -453,6 +454,14 @@ class ResourceScoringFlags:
         score (the pods on the node still count theirs, through NodeInfo). Checked
         against the vendored plugins (1.32.5, 1.33.3, 1.34.7, 1.35.4); 1.36-1.37
         unverified."""
+        return self.minor >= 33
+
+    @property
+    def fit_score_ignores_status(self) -> bool:
+        """Likewise, from 1.33 NodeResourcesFit's scorer is built without the
+        InPlacePodVerticalScaling flag (1.27-1.32 read the global gate), so the incoming
+        pod's status resources are left out of its score (BalancedAllocation reads them).
+        Checked against the vendored 1.32.5-1.35.4 plugins; 1.36-1.37 unverified."""
         return self.minor >= 33
 
     @property

@@ -69,6 +69,7 @@ from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
 from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
+from kspread.format.resize import resize_status
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
@@ -419,7 +420,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates, resize) = spec
     if volumes and any(v.template is not None for v in volumes):
         # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
         volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
@@ -450,6 +451,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         scheduling_gates=gates,
         resource_claims=pod_claims(name, claims),
         volumes=volumes,
+        resize=resize,
     )
 
 
@@ -680,7 +682,23 @@ class _Builder:
                 pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version,
                                raw.get("devices")),
                 volumes,
-                self._gates(raw, at))
+                self._gates(raw, at),
+                self._resize(raw, at))
+
+    def _resize(self, raw: Mapping[str, Any], at) -> Any:
+        """The pod's ``status`` of an in-place resize (kspread.format.resize)."""
+        st = raw.get("status")
+        if not st:
+            return None
+        names = {c.name for c in self._containers_of(raw)}
+        inits = {c.get("name") for c in raw.get("initContainers") or []}
+        return resize_status(st, at, self.version, names, inits)
+
+    @staticmethod
+    def _containers_of(raw: Mapping[str, Any]) -> tuple[Container, ...]:
+        if raw.get("requests") is None and raw.get("containers") is not None:
+            return tuple(Container(c["name"]) for c in raw["containers"])
+        return (Container("main"),)
 
     def _gates(self, raw: Mapping[str, Any], at) -> tuple[str, ...]:
         """spec.schedulingGates: names, each once (the API validates them unique); a field

@@ -56,6 +56,7 @@ import yaml
 
 from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.devices import KINDS as DEVICE_KINDS
+from kspread.format.objects import resize_fields
 from kspread.format.yamlwrite import comment_text, double_quoted
 
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -525,6 +526,9 @@ class _Converter:
         vols = _volumes(spec)
         if vols:
             item["volumes"] = vols
+        resize = resize_fields(status)
+        if resize:
+            item["status"] = resize  # an in-place resize's status (kspread.format.resize)
         if _needs_raw_pod(spec, status):
             if incoming:
                 self.warn(f"pod {label}: it has a DisruptionTarget condition, which the case shorthand of an "
@@ -608,8 +612,11 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
              for c in status.get("conditions") or []
              if isinstance(c, dict) and c.get("type") == "DisruptionTarget" and c.get("status") == "True"
              and c.get("reason") == "PreemptionByScheduler"][:1]
+    resize = dict(item.get("status") or {})
+    conds += resize.pop("conditions", [])
     if conds:
         rstatus["conditions"] = conds
+    rstatus.update(resize)
     out: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": rmeta, "spec": rspec}
     if rstatus:
         out["status"] = rstatus

@@ -179,12 +179,44 @@ def _pod(o: _Object) -> None:
         if c.get("type") == "DisruptionTarget" and c.get("status") == "True" and \
                 c.get("reason") == "PreemptionByScheduler":
             o.item["_preemptedByScheduler"] = True
+    resize = resize_fields(status)
+    if resize:
+        o.put("status", resize, st)
     unmodelled = unmodelled_volumes(spec.get("volumes"))
     if spec.get("resourceClaims"):
         unmodelled += ("resourceClaims",)
     if unmodelled:
         o.item["_unmodelled"] = list(unmodelled)
     o.take(spec, "volumes", "volumes", sp)
+
+
+def resize_fields(status: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod status trimmed to what in-place resize leaves for the scheduler to read (the
+    shorthand's ``status``): ``resize``, the PodResizePending / PodResizeInProgress
+    conditions, each container status's ``name``, ``resources`` and
+    ``allocatedResources`` (a status with neither only beside ``resize``: to 1.31 an
+    Infeasible resize counts a container with a status by its allocatedResources, none
+    when absent), and the pod-level ``resources`` / ``allocatedResources``; empty when
+    there is none of it."""
+    out: dict[str, Any] = {}
+    if status.get("resize"):
+        out["resize"] = status["resize"]
+    conds = [{k: c[k] for k in ("type", "status", "reason") if c.get(k) is not None}
+             for c in status.get("conditions") or []
+             if isinstance(c, Mapping) and c.get("type") in ("PodResizePending", "PodResizeInProgress")]
+    if conds:
+        out["conditions"] = conds
+    for key in ("containerStatuses", "initContainerStatuses"):
+        cs = [{k: c[k] for k in ("name", "resources", "allocatedResources") if c.get(k) is not None}
+              for c in status.get(key) or []
+              if isinstance(c, Mapping) and (c.get("resources") is not None or c.get("allocatedResources") is not None
+                                             or (out.get("resize") and c.get("name") is not None))]
+        if cs:
+            out[key] = cs
+    for key in ("resources", "allocatedResources"):
+        if status.get(key) is not None:
+            out[key] = status[key]
+    return out
 
 
 def _owner(o: _Object) -> None:

@@ -472,6 +472,7 @@ class NodeResourcesFit(NodeResourcesFitFilter, PreScorePlugin, ScorePlugin):
         self._scorer.strategy = args.get("scoringStrategy") or Strategy(LEAST_ALLOCATED, DEFAULT_RESOURCES)
         self._scorer.ignores_overhead = resource_scoring(self.version).fit_score_ignores_overhead
         self._scorer.ignores_pod_level = resource_scoring(self.version).fit_score_ignores_pod_level
+        self._scorer.ignores_status = resource_scoring(self.version).fit_score_ignores_status
 
     def pre_score(self, state: CycleState, pod: Pod, nodes) -> Status:
         return self._scorer.pre_score(state, pod, nodes)

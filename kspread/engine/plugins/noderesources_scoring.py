@@ -106,6 +106,7 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
     strategy: Strategy
     ignores_overhead = False  # NodeResourcesFit in 1.22-1.23 (fit_score_ignores_overhead)
     ignores_pod_level = False  # NodeResourcesFit from 1.33 (fit_score_ignores_pod_level)
+    ignores_status = False  # NodeResourcesFit from 1.33 (fit_score_ignores_status)
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)
@@ -130,6 +131,8 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
             pod = dataclasses.replace(pod, overhead={})
         if self.ignores_pod_level and pod.level_requests:
             pod = dataclasses.replace(pod, level_requests={})
+        if self.ignores_status and pod.resize is not None:
+            pod = dataclasses.replace(pod, resize=None)
         return pod_scoring_requests(pod, self.version, names, False)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> np.ndarray:

@@ -565,11 +565,13 @@ def usage_row(plan: UsagePlan, i: int) -> list[tuple[int, int, int, int, bool]] 
 
 
 def pod_scoring_requests(pod: Pod, version: Version, names: Sequence[str], use_requested: bool) -> list[int]:
-    """The pod's request per resource name, non-zero unless ``use_requested``."""
+    """The pod's request per resource name, non-zero unless ``use_requested``; with its
+    status resources while InPlacePodVerticalScaling is on (``calculatePodResourceRequest``'s
+    UseStatusResources)."""
     flags = resource_scoring(version)
     include_init = flags.init_containers_in_nonzero
     reqs = scoring_requests(pod, version, non_zero=not use_requested, include_init=include_init,
-                            overhead_cpu_in_cores=flags.overhead_cpu_in_cores)
+                            overhead_cpu_in_cores=flags.overhead_cpu_in_cores, use_status=True)
     return [reqs.get(n, 0) for n in names]
 
 
