@@ -40,6 +40,9 @@ FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "
 # with --storage (1.35): the volume plugins, where the default profile has them
 VOLUME_FILTERS = ["VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
 STORAGE = False  # set by --storage
+# with --resize: bound pods carry an in-place resize's status (containerStatuses' resources
+# and allocatedResources, the PodResizePending / PodResizeInProgress conditions)
+RESIZE = False  # set by --resize
 CSI = "ebs.csi.aws.com"
 SCORES = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
           "NodeResourcesBalancedAllocation", "ImageLocality"]
@@ -292,7 +295,45 @@ class Gen:
         if mine and self.chance(0.5):
             o = r.choice(mine)
             p["controller"] = {"kind": o["kind"], "name": o["name"]}
+        if RESIZE and node and self.chance(0.5):
+            p["status"] = self.resize_status(p)
         return p
+
+    def resize_status(self, p: dict) -> dict:
+        """A bound pod's status as an in-place resize leaves it (--resize): for its container
+        "c" and its init containers, each maybe, actual requests (resources.requests;
+        sometimes resources without requests) and allocatedResources; and maybe a
+        PodResizePending (Deferred / Infeasible) or PodResizeInProgress condition."""
+        r = self.r
+
+        def amounts() -> dict:
+            out = {}
+            if self.chance(0.8):
+                out["cpu"] = f"{r.choice([100, 250, 500, 1000, 2000])}m"
+            if self.chance(0.6):
+                out["memory"] = f"{r.choice([128, 256, 512, 1024, 2048])}Mi"
+            return out
+
+        def one(name: str) -> dict:
+            cs: dict[str, Any] = {"name": name}
+            if self.chance(0.85):
+                cs["resources"] = {"requests": amounts()} if self.chance(0.85) else {}
+            if self.chance(0.75):
+                cs["allocatedResources"] = amounts()
+            return cs
+
+        st: dict[str, Any] = {}
+        kind = r.choice(["", "Deferred", "Infeasible", "InProgress"])
+        if kind == "InProgress":
+            st["conditions"] = [{"type": "PodResizeInProgress", "status": "True"}]
+        elif kind:
+            st["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": kind}]
+        if self.chance(0.9):
+            st["containerStatuses"] = [one("c")]
+        inits = [one(ic["name"]) for ic in p.get("initContainers") or [] if self.chance(0.6)]
+        if inits:
+            st["initContainerStatuses"] = inits
+        return st
 
     def plugin_config(self) -> dict:
         """Non-default plugin arguments (v1 form), for 1.32 and later (the oracle decodes
@@ -797,9 +838,12 @@ def main() -> int:
     ap.add_argument("--examples", type=int, default=3, help="examples written per (plugin, kind)")
     ap.add_argument("--json", help="write the counts as JSON to this file")
     ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.35)")
+    ap.add_argument("--resize", action="store_true",
+                    help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
-    global STORAGE
+    global STORAGE, RESIZE
     STORAGE = args.storage
+    RESIZE = args.resize
 
     import yaml
 

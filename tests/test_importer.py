@@ -1540,3 +1540,24 @@ def test_the_owners_listed_are_bounded(tmp_path):
     assert warnings[0].startswith("the dump lacks 13 owner(s) that its pods name as their controller (ReplicaSet "
                                   "default/rs00, ReplicaSet default/rs01, ")
     assert "ReplicaSet default/rs09, and 3 more): " in warnings[0] and "rs10" not in warnings[0]
+
+
+def test_resize_status_is_imported(tmp_path):
+    cond = {"type": "PodResizePending", "status": "True", "reason": "Deferred", "lastTransitionTime": "x"}
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "x",
+                                                      "resources": {"requests": {"cpu": "1"}}}]},
+           "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}, cond],
+                      "containerStatuses": [{"name": "c", "image": "x", "ready": True, "restartCount": 0,
+                                             "resources": {"requests": {"cpu": "3"}},
+                                             "allocatedResources": {"cpu": "3"}}]}}
+    out, _ = _import(tmp_path, _mini(pod))
+    data = yaml.safe_load(out)
+    assert data["pods"][0]["status"] == {
+        "conditions": [{"type": "PodResizePending", "status": "True", "reason": "Deferred"}],
+        "containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "3"}},
+                               "allocatedResources": {"cpu": "3"}}]}
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    case = load_case(_load_one(p))
+    assert case.cluster.pods[0].resize.containers[0].allocated == {"cpu": 3000}

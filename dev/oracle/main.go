@@ -76,6 +76,9 @@ type PodIn struct {
 	Resources *v1.ResourceRequirements `json:"resources"`
 	// Volumes: spec.volumes (the volume plugins read claims, ephemeral volumes, in-tree disks).
 	Volumes []v1.Volume `json:"volumes"`
+	// Status: the pod's status as an in-place resize leaves it (containerStatuses' resources
+	// and allocatedResources, conditions); phase and startTime are set here as for every pod.
+	Status *v1.PodStatus `json:"status"`
 }
 
 type OwnerIn struct {
@@ -220,6 +223,9 @@ func mkPod(p PodIn, i int) *v1.Pod {
 	}
 	if p.Resources != nil {
 		setPodResources(pod, p.Resources)
+	}
+	if p.Status != nil {
+		pod.Status = *p.Status.DeepCopy()
 	}
 	t := metav1.NewTime(metav1.Unix(1700000000+int64(i), 0).Time)
 	pod.Status.StartTime = &t

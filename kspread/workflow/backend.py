@@ -99,6 +99,10 @@ class Backend:
             return (f"pods {', '.join(unsent[:3])}{', ...' if len(unsent) > 3 else ''} have volumes or resource "
                     "claims, which kspread does not model and a backend is not sent (its scheduler would "
                     "place them as if they had none)")
+        resized = [q.key for q in (*case.cluster.pods, *case.incoming) if q.resize is not None]
+        if resized:
+            return (f"pods {', '.join(resized[:3])}{', ...' if len(resized) > 3 else ''} have an in-place resize "
+                    "status, which a backend is not sent (its scheduler would count their spec alone)")
         if case.cluster.devices is not None:
             return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
                     "kspread does not send to a backend")
