@@ -223,3 +223,83 @@ def test_backend_refuses_a_case_with_a_resize_status():
     why = Backend("b", "v1.35.4", (), ()).applicable(case)
     assert why == ("pods b have an in-place resize status, which a backend is not sent (its scheduler would "
                    "count their spec alone)")
+
+
+# ---- NodeDeclaredFeatures ------------------------------------------------------------------
+
+
+def _ndf_case(version: str, pod: dict, **extra) -> dict:
+    return {"apiVersion": "kspread/v1", "kind": "Case", "name": "c", "version": version,
+            "nodes": [{"name": "old"}, {"name": "new", "declaredFeatures": ["RestartAllContainersOnContainerExits"]}],
+            "pod": pod, "expect": {"feasible": ["new"]}, **extra}
+
+
+RULE = {"name": "app", "restartPolicyRules": [{"action": "RestartAllContainers"}]}
+
+
+def test_ndf_default_profile_per_version():
+    from kspread.engine.framework.profile import default_plugins
+    assert "NodeDeclaredFeatures" not in default_plugins(Version(35))[0]
+    assert default_plugins(Version(35, {"NodeDeclaredFeatures": True}))[0][-1] == "NodeDeclaredFeatures"
+    assert default_plugins(Version(36))[0][-2:] == ["DynamicResources", "NodeDeclaredFeatures"]
+    assert "NodeDeclaredFeatures" in FEATURE_GATES and "NodeDeclaredFeatures" not in UNMODELLED_GATES
+
+
+def test_ndf_reads_rules_and_declared_features():
+    case = build_case(_ndf_case("1.36", {"name": "p", "containers": [RULE]}), "x")
+    assert case.incoming[0].restart_all_containers
+    assert {n.name: n for n in case.cluster.nodes}["new"].declared_features == frozenset({"RestartAllContainersOnContainerExits"})
+    plain = build_case(_ndf_case("1.36", {"name": "p", "containers": [
+        {"name": "app", "restartPolicyRules": [{"action": "Restart"}]}]}), "x")
+    assert not plain.incoming[0].restart_all_containers
+
+
+def test_ndf_plugin_is_not_in_1_34():
+    doc = _ndf_case("1.34", {"name": "p"}, profile={"filter": ["NodeDeclaredFeatures"]})
+    with pytest.raises(CaseError, match="does not exist in version 1.34"):
+        build_case(doc, "x")
+
+
+def test_ndf_refuses_what_1_36_infers_and_kspread_does_not_model():
+    mount = {"name": "app", "volumeMounts": [{"name": "v", "mountPath": "/x", "bindMountOptions": {}}]}
+    with pytest.raises(CaseError) as e:
+        build_case(_ndf_case("1.36", {"name": "p", "containers": [mount]}), "x")
+    assert "VolumeBindMountOptions" in str(e.value)
+    assert list(e.value.path) == ["pod", "containers", 0, "volumeMounts", 0, "bindMountOptions"]
+    # at 1.35 (the registry has no such feature) it loads
+    build_case(_ndf_case("1.35", {"name": "p", "containers": [mount]}, featureGates={"NodeDeclaredFeatures": True}),
+               "x")
+    raw = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "h"},
+           "spec": {"nodeName": "old", "hostNetwork": True, "hostUsers": False,
+                    "containers": [{"name": "c", "image": "x"}]}}
+    with pytest.raises(CaseError) as e:
+        build_case(_ndf_case("1.37", {"name": "p"}, objects=[raw]), "x")
+    assert "UserNamespacesHostNetworkSupport" in str(e.value)
+    assert list(e.value.path) == ["objects", 0, "spec", "hostUsers"]
+
+
+def test_ndf_raw_node_and_import(tmp_path):
+    from tests.test_importer import _import, _load_one  # noqa: PLC0415
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "pods": "10"}, "declaredFeatures": ["X", "Y"]}}
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n1", "containers": [
+               {"name": "c", "image": "x", "restartPolicy": "Never",
+                "restartPolicyRules": [{"action": "RestartAllContainers",
+                                        "exitCodes": {"operator": "In", "values": [3]}}]}]},
+           "status": {"phase": "Running"}}
+    import yaml
+    out, _ = _import(tmp_path, yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node, pod]}))
+    data = yaml.safe_load(out)
+    assert data["nodes"][0]["declaredFeatures"] == ["X", "Y"]
+    assert data["pods"][0]["containers"][0]["restartPolicyRules"][0]["action"] == "RestartAllContainers"
+    p = tmp_path / "case.yaml"
+    p.write_text(out, encoding="utf-8")
+    from kspread.format.loader import load_case
+    case = load_case(_load_one(p))
+    assert {n.name: n for n in case.cluster.nodes}["n1"].declared_features == frozenset({"X", "Y"})
+    assert case.cluster.pods[0].restart_all_containers
+    doc = _ndf_case("1.36", {"name": "p"}, objects=[node])
+    doc["nodes"] = [{"name": "old"}]
+    doc["expect"] = {"feasible": ["old", "n1"]}
+    assert {n.name: n for n in build_case(doc, "x").cluster.nodes}["n1"].declared_features == frozenset({"X", "Y"})

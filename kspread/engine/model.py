@@ -67,6 +67,8 @@ class Node:
     unschedulable: bool = False
     images: tuple[ImageState, ...] = ()
     index: int = 0  # position in the case's node order
+    # status.declaredFeatures (NodeDeclaredFeatures): the features the node's kubelet declares
+    declared_features: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,8 +224,11 @@ class Pod:
     resource_claims: tuple[Any, ...] = ()
     # spec.volumes as the volume plugins read them (kspread.engine.storage.PodVolume)
     volumes: tuple[Any, ...] = ()
-    # status of an in-place resize (bound pods only); None: the case gives no status
+    # status of an in-place resize; None: the case gives no status
     resize: ResizeStatus | None = None
+    # a container or init container has a restartPolicyRules rule with action
+    # RestartAllContainers (the node-declared feature RestartAllContainersOnContainerExits)
+    restart_all_containers: bool = False
 
     @property
     def key(self) -> str:

@@ -95,6 +95,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # the resource scorers; and the pod-level status resources (KEP-5419).
         _gate("InPlacePodVerticalScaling", (27, False, "ALPHA"), (33, True, "BETA"), (35, True, "GA")),
         _gate("InPlacePodLevelResourcesVerticalScaling", (35, False, "ALPHA"), (36, True, "BETA")),
+        # The NodeDeclaredFeatures plugin (plugins/nodedeclaredfeatures.py, KEP-5328): nodes'
+        # status.declaredFeatures against the features a pod's spec needs.
+        _gate("NodeDeclaredFeatures", (35, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
         _gate("SchedulerQueueingHints", (28, False, "BETA"), (32, True, "BETA"), (34, True, "GA")),
         _gate("SchedulerPopFromBackoffQ", (33, True, "BETA")),
         # spec.schedulingGates and the SchedulingGates PreEnqueue plugin (KEP-3521): a pod
@@ -169,8 +172,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     (34, True, "BETA")),
         _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
                     "from devices", (36, False, "ALPHA")),
-        _unmodelled("NodeDeclaredFeatures", "kspread nodes declare no features and pods need none",
-                    (35, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
         _unmodelled("SchedulerAsyncPreemption",
                     "kspread applies a preemption's evictions before the next pod of a sequence either way",
                     (32, False, "ALPHA"), (33, True, "BETA")),

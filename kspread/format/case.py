@@ -420,7 +420,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates, resize) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates, resize, restart_all) = spec
     if volumes and any(v.template is not None for v in volumes):
         # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
         volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
@@ -452,6 +452,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         resource_claims=pod_claims(name, claims),
         volumes=volumes,
         resize=resize,
+        restart_all_containers=restart_all,
     )
 
 
@@ -683,8 +684,33 @@ class _Builder:
                                raw.get("devices")),
                 volumes,
                 self._gates(raw, at),
-                self._resize(raw, at))
+                self._resize(raw, at),
+                self._declared_feature_needs(raw, at))
 
+    def _declared_feature_needs(self, raw: Mapping[str, Any], at) -> bool:
+        """Whether a container or init container has a restartPolicyRules rule with action
+        RestartAllContainers (what NodeDeclaredFeatures infers RestartAllContainersOnContainerExits
+        from). From 1.36, with the gate on, upstream's registry also infers features from
+        fields kspread does not model (a volume mount's bindMountOptions; spec.hostNetwork
+        with hostUsers: false): a pod with one is refused."""
+        restart_all = False
+        gate_on = self.version.minor >= 35 and self.version.gate("NodeDeclaredFeatures")
+        for key in ("containers", "initContainers"):
+            for i, c in enumerate(raw.get(key) or []):
+                for rule in c.get("restartPolicyRules") or []:
+                    if isinstance(rule, Mapping) and rule.get("action") == "RestartAllContainers":
+                        restart_all = True
+                for j, m in enumerate(c.get("volumeMounts") or []):
+                    if gate_on and self.version.minor >= 36 and isinstance(m, Mapping) \
+                            and m.get("bindMountOptions") is not None:
+                        raise CaseError("a volume mount's bindMountOptions makes a pod need the node-declared "
+                                        "feature VolumeBindMountOptions from 1.36, which kspread does not model",
+                                        at(key, i, "volumeMounts", j, "bindMountOptions"))
+        if gate_on and self.version.minor >= 36 and raw.get("_hostNetworkUserNamespace"):
+            raise CaseError("spec.hostNetwork with hostUsers: false makes a pod need the node-declared feature "
+                            "UserNamespacesHostNetworkSupport from 1.36, which kspread does not model",
+                            at("_hostNetworkUserNamespace"))
+        return restart_all
     def _resize(self, raw: Mapping[str, Any], at) -> Any:
         """The pod's ``status`` of an in-place resize (kspread.format.resize)."""
         st = raw.get("status")
@@ -937,6 +963,7 @@ def _node(raw: Mapping[str, Any], at, zone_of: Mapping[str, str], version: Versi
         unschedulable=bool(raw.get("unschedulable", False)),
         images=tuple(ImageState(tuple(im["names"]), im["sizeBytes"]) for im in raw.get("images") or []),
         index=index,
+        declared_features=frozenset(raw.get("declaredFeatures") or ()),
     )
     return node, without_pods
 

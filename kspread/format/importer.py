@@ -246,6 +246,8 @@ def _node(obj: Mapping[str, Any], warn: Warn) -> dict:
     if images:
         item["images"] = [{"names": list(im.get("names") or []), "sizeBytes": im.get("sizeBytes", 0)}
                           for im in images]
+    if status.get("declaredFeatures"):
+        item["declaredFeatures"] = list(status["declaredFeatures"])  # NodeDeclaredFeatures
     return item
 
 
@@ -269,6 +271,10 @@ def _container(raw: Mapping[str, Any], init: bool) -> dict:
         out["ports"] = ports
     if init and raw.get("restartPolicy") == "Always":  # a sidecar
         out["restartPolicy"] = "Always"
+    rules = [r for r in raw.get("restartPolicyRules") or []
+             if isinstance(r, dict) and r.get("action") == "RestartAllContainers"]
+    if rules:  # what NodeDeclaredFeatures infers a required feature from
+        out["restartPolicyRules"] = rules
     return out
 
 

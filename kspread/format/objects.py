@@ -16,7 +16,7 @@ from kspread.format.schema import validate
 
 Converted = tuple[str, dict, list, dict]  # (section, shorthand item, path prefix, field -> raw path)
 
-_CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy")
+_CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules", "volumeMounts")
 
 
 def _container(raw: Mapping[str, Any]) -> dict:
@@ -110,7 +110,7 @@ class _Object:
 
 def _node(o: _Object) -> None:
     """A Node: metadata.labels, status.allocatable, spec.unschedulable, spec.taints
-    (key, value, effect) and status.images (names, sizeBytes)."""
+    (key, value, effect), status.images (names, sizeBytes) and status.declaredFeatures."""
     o.take(o.meta, "labels", "labels", o.mp)
     o.take(o.status, "allocatable", "allocatable", o.st)
     o.take(o.spec, "unschedulable", "unschedulable", o.sp)
@@ -120,6 +120,7 @@ def _node(o: _Object) -> None:
     if o.status.get("images"):
         o.put("images", [{"names": im.get("names") or [], "sizeBytes": im.get("sizeBytes", 0)}
                          for im in o.status["images"]], [*o.st, "images"])
+    o.take(o.status, "declaredFeatures", "declaredFeatures", o.st)
 
 
 # The volume sources upstream's volume plugins read (VolumeBinding, VolumeZone and
@@ -182,6 +183,9 @@ def _pod(o: _Object) -> None:
     resize = resize_fields(status)
     if resize:
         o.put("status", resize, st)
+    if spec.get("hostNetwork") and spec.get("hostUsers") is False:
+        # NodeDeclaredFeatures' UserNamespacesHostNetworkSupport (from 1.36): refused there
+        o.put("_hostNetworkUserNamespace", True, [*sp, "hostUsers"])
     unmodelled = unmodelled_volumes(spec.get("volumes"))
     if spec.get("resourceClaims"):
         unmodelled += ("resourceClaims",)

@@ -149,7 +149,8 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
       InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1;
       NodePreferAvoidPods dropped; EBSLimits, GCEPDLimits, AzureDiskLimits gone from
       1.31; DynamicResources from 1.34 (DynamicResourceAllocation GA, on), a score
-      plugin too from 1.35 (weight 2, after InterPodAffinity; scores 0).
+      plugin too from 1.35 (weight 2, after InterPodAffinity; scores 0);
+      NodeDeclaredFeatures (a filter, last) while its gate is on (alpha 1.35, on from 1.36).
     """
     m = version.minor
     spread_on = m >= 18 or (m >= 16 and version.gate("EvenPodsSpread"))
@@ -160,6 +161,10 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
         filters = [f for f in filters if f not in _CLOUD_VOLUME_LIMITS]
     if dra_enabled(version):
         filters.append("DynamicResources")
+    if m >= 35 and version.gate("NodeDeclaredFeatures"):
+        # applyFeatureGates appends it to MultiPoint (after DefaultBinder); DynamicResources
+        # is then inserted before DefaultPreemption: so it filters last
+        filters.append("NodeDeclaredFeatures")
     selector_spread = m <= 19 or (m <= 25 and not version.gate("DefaultPodTopologySpread"))
     score: list[tuple[str, int]]
     if m <= 22:

@@ -69,6 +69,7 @@ UPSTREAM: tuple[Known, ...] = (
     _k("AzureDiskLimits", 12, 30, "MaxAzureDiskVolumeCount"),
     _k("CinderLimits", 12, 25, "MaxCinderVolumeCount"),
     _k("DynamicResources", 26),
+    _k("NodeDeclaredFeatures", 35),
 )
 
 # Names a plugin had in some versions that mean the same implementation.
