@@ -256,7 +256,7 @@ def test_ndf_reads_rules_and_declared_features():
 
 def test_ndf_plugin_is_not_in_1_34():
     doc = _ndf_case("1.34", {"name": "p"}, profile={"filter": ["NodeDeclaredFeatures"]})
-    with pytest.raises(CaseError, match="does not exist in version 1.34"):
+    with pytest.raises(CaseError, match=r"does not exist in version 1\.34"):
         build_case(doc, "x")
 
 
@@ -279,7 +279,7 @@ def test_ndf_refuses_what_1_36_infers_and_kspread_does_not_model():
 
 
 def test_ndf_raw_node_and_import(tmp_path):
-    from tests.test_importer import _import, _load_one  # noqa: PLC0415
+    from tests.test_importer import _import, _load_one
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
             "status": {"allocatable": {"cpu": "4", "pods": "10"}, "declaredFeatures": ["X", "Y"]}}
     pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},

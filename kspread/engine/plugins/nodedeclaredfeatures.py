@@ -80,7 +80,7 @@ class NodeDeclaredFeatures(Plugin, PreFilterPlugin, FilterPlugin):
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
         reqs = state.get(_KEY)
-        if not enabled(self.version) or not reqs:
+        if not enabled(self.version) or not isinstance(reqs, tuple) or not reqs:
             return Filtered.passing(len(nodes))
         # 1.35 names the unsatisfied features in its reason (MatchNodeFeatureSet), 1.36+ not
         table: list[Status] = [SUCCESS]
