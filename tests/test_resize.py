@@ -303,3 +303,28 @@ def test_ndf_raw_node_and_import(tmp_path):
     doc["nodes"] = [{"name": "old"}]
     doc["expect"] = {"feasible": ["old", "n1"]}
     assert {n.name: n for n in build_case(doc, "x").cluster.nodes}["n1"].declared_features == frozenset({"X", "Y"})
+
+
+# ---- nomination timing -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gate, version", [("SchedulerAsyncPreemption", "1.35"), ("SchedulerAsyncPreemption", "1.32"),
+                                           ("NominatedNodeNameForExpectation", "1.35"),
+                                           ("NominatedNodeNameForExpectation", "1.34")])
+def test_nomination_timing_gates_are_accepted_and_change_no_placement(gate, version):
+    from kspread.engine.scheduler import run_case
+    base = {"apiVersion": "kspread/v1", "kind": "Case", "name": "c", "version": version,
+            "profile": {"filter": ["NodeResourcesFit"], "postFilter": ["DefaultPreemption"]},
+            "nodes": [{"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}],
+            "pods": [{"name": "v", "node": "n1", "priority": 0, "requests": {"cpu": "3"}}],
+            "schedule": [{"name": "h", "priority": 100, "requests": {"cpu": "2"}},
+                         {"name": "l", "priority": 50, "requests": {"cpu": "1"}}],
+            "expect": {"placements": {"h": "n1", "l": "n1"}}}
+    results = []
+    for on in (True, False):
+        case = build_case({**base, "featureGates": {gate: on}}, "x")
+        assert case.version.gate(gate) is on
+        _, cycles, placements = run_case(case)
+        results.append((placements, [r.pod.key for r in cycles]))
+    assert results[0] == results[1] == ({"h": "n1", "l": "n1"}, ["h", "l", "h"])
+    assert gate in FEATURE_GATES and gate not in UNMODELLED_GATES

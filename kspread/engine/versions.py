@@ -98,6 +98,12 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # The NodeDeclaredFeatures plugin (plugins/nodedeclaredfeatures.py, KEP-5328): nodes'
         # status.declaredFeatures against the features a pod's spec needs.
         _gate("NodeDeclaredFeatures", (35, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
+        # Nomination timing (docs/reference/sequences.md, "Nomination timing"): a preemption's
+        # API calls in a goroutine (KEP-4832), and nominatedNodeName set at the start of a
+        # binding cycle whose PreBind or Permit will wait (KEP-5278). Under a sequence's
+        # clock rule both finish before the next pod is popped: accepted, same placements.
+        _gate("SchedulerAsyncPreemption", (32, False, "ALPHA"), (33, True, "BETA")),
+        _gate("NominatedNodeNameForExpectation", (34, False, "ALPHA"), (35, True, "BETA")),
         _gate("SchedulerQueueingHints", (28, False, "BETA"), (32, True, "BETA"), (34, True, "GA")),
         _gate("SchedulerPopFromBackoffQ", (33, True, "BETA")),
         # spec.schedulingGates and the SchedulingGates PreEnqueue plugin (KEP-3521): a pod
@@ -172,13 +178,7 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     (34, True, "BETA")),
         _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
                     "from devices", (36, False, "ALPHA")),
-        _unmodelled("SchedulerAsyncPreemption",
-                    "kspread applies a preemption's evictions before the next pod of a sequence either way",
-                    (32, False, "ALPHA"), (33, True, "BETA")),
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
-        _unmodelled("NominatedNodeNameForExpectation",
-                    "kspread sets nominatedNodeName only as preemption does, binding is immediate",
-                    (34, False, "ALPHA"), (35, True, "BETA")),
         _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
                     (35, False, "ALPHA"), (37, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",
