@@ -43,6 +43,10 @@ STORAGE = False  # set by --storage
 # with --resize: bound pods carry an in-place resize's status (containerStatuses' resources
 # and allocatedResources, the PodResizePending / PodResizeInProgress conditions)
 RESIZE = False  # set by --resize
+# with --ndf (1.35): NodeDeclaredFeatures on, nodes' declaredFeatures, incoming pods with a
+# RestartAllContainers restart rule
+NDF = False  # set by --ndf
+NDF_FEATURES = ["RestartAllContainersOnContainerExits", "GuaranteedQoSPodCPUResize"]
 CSI = "ebs.csi.aws.com"
 SCORES = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
           "NodeResourcesBalancedAllocation", "ImageLocality"]
@@ -62,6 +66,8 @@ def feature_gates(minor: int) -> dict[str, bool]:
     TaintTolerationComparisonOperators (alpha, off by default in 1.35) so that the
     tolerations use Lt / Gt; PodLevelResources (alpha, off by default in 1.32-1.33) so
     that pods carry spec.resources there too."""
+    if minor >= 35 and NDF:
+        return {"TaintTolerationComparisonOperators": True, "NodeDeclaredFeatures": True}
     if minor >= 35:
         if STORAGE:  # VolumeBinding scores (the shape comes with the case's pluginConfig)
             return {"TaintTolerationComparisonOperators": True, "StorageCapacityScoring": True}
@@ -421,6 +427,8 @@ class Gen:
             if self.chance(0.4):
                 n["images"] = [{"names": [im], "sizeBytes": r.choice([5, 50, 300, 900, 1200]) * 1024 * 1024}
                                for im in r.sample(IMAGES, r.randint(1, 2))]
+            if NDF and self.chance(0.6):
+                n["declaredFeatures"] = sorted(r.sample(NDF_FEATURES, r.randint(1, 2)))
             nodes.append(n)
         owners = []
         for i in range(r.randint(0, 3)):
@@ -433,6 +441,8 @@ class Gen:
         pods = [self.pod(f"p{i}", r.choice(nodes)["name"], owners, False)
                 for i in range(r.randint(6, 14) if tight else r.randint(0, 10))]
         pod = self.pod("new", None, owners, True)
+        if NDF and self.chance(0.5):
+            pod["restartAll"] = True
         if tight:
             pod["priority"] = r.choice([100, 1000, 2000])
             for n in nodes:
@@ -616,6 +626,8 @@ def score_plugins(minor: int) -> list[str]:
 
 def filters() -> list[str]:
     """The filter plugins in upstream's default order (the volume ones with --storage)."""
+    if NDF:
+        return FILTERS + ["NodeDeclaredFeatures"]
     if not STORAGE:
         return FILTERS
     i = FILTERS.index("NodeResourcesFit") + 1
@@ -635,8 +647,11 @@ def oracle_input(c: dict, cid: str, minor: int) -> dict:
 
 
 def _kspread_pod(p: dict) -> dict:
-    q = {k: v for k, v in p.items() if k not in ("requests", "image", "ports")}
+    q = {k: v for k, v in p.items() if k not in ("requests", "image", "ports", "restartAll")}
     container: dict[str, Any] = {"name": "c", "image": p.get("image", "pause")}
+    if p.get("restartAll"):  # the oracle's rule (ndf_v135.go)
+        container["restartPolicyRules"] = [{"action": "RestartAllContainers",
+                                            "exitCodes": {"operator": "In", "values": [42]}}]
     if p.get("requests"):
         container["resources"] = {"requests": p["requests"]}
     if p.get("ports"):
@@ -838,12 +853,14 @@ def main() -> int:
     ap.add_argument("--examples", type=int, default=3, help="examples written per (plugin, kind)")
     ap.add_argument("--json", help="write the counts as JSON to this file")
     ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.35)")
+    ap.add_argument("--ndf", action="store_true", help="NodeDeclaredFeatures (1.35 oracle with ndf_v135.go)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
-    global STORAGE, RESIZE
+    global STORAGE, RESIZE, NDF
     STORAGE = args.storage
     RESIZE = args.resize
+    NDF = args.ndf
 
     import yaml
 

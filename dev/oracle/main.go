@@ -47,6 +47,8 @@ type NodeIn struct {
 	Taints        []v1.Taint        `json:"taints"`
 	Unschedulable bool              `json:"unschedulable"`
 	Images        []ImageIn         `json:"images"`
+	// DeclaredFeatures: status.declaredFeatures (NodeDeclaredFeatures, 1.35+ oracles only).
+	DeclaredFeatures []string `json:"declaredFeatures"`
 }
 
 type ControllerIn struct {
@@ -79,7 +81,17 @@ type PodIn struct {
 	// Status: the pod's status as an in-place resize leaves it (containerStatuses' resources
 	// and allocatedResources, conditions); phase and startTime are set here as for every pod.
 	Status *v1.PodStatus `json:"status"`
+	// RestartAll: the container has a restartPolicyRules rule with action RestartAllContainers
+	// (1.35+ oracles only).
+	RestartAll bool `json:"restartAll"`
 }
+
+// Setters of API fields some versions lack, set by a version's own file (ndf_v135.go);
+// nil: this oracle's API has no such field.
+var (
+	setDeclaredFeatures func(node *v1.Node, features []string)
+	setRestartAll       func(c *v1.Container)
+)
 
 type OwnerIn struct {
 	Kind      string          `json:"kind"` // Service, ReplicationController, ReplicaSet, StatefulSet
@@ -227,6 +239,12 @@ func mkPod(p PodIn, i int) *v1.Pod {
 	if p.Status != nil {
 		pod.Status = *p.Status.DeepCopy()
 	}
+	if p.RestartAll {
+		if setRestartAll == nil {
+			panic("restartAll needs an oracle of 1.35 or later")
+		}
+		setRestartAll(&pod.Spec.Containers[0])
+	}
 	t := metav1.NewTime(metav1.Unix(1700000000+int64(i), 0).Time)
 	pod.Status.StartTime = &t
 	if p.Terminating {
@@ -277,6 +295,12 @@ func build(in *Input) (*Cluster, error) {
 		}
 		for _, im := range n.Images {
 			node.Status.Images = append(node.Status.Images, v1.ContainerImage{Names: im.Names, SizeBytes: im.SizeBytes})
+		}
+		if len(n.DeclaredFeatures) > 0 {
+			if setDeclaredFeatures == nil {
+				panic("declaredFeatures need an oracle of 1.35 or later")
+			}
+			setDeclaredFeatures(node, n.DeclaredFeatures)
 		}
 		c.Nodes = append(c.Nodes, node)
 	}
