@@ -175,3 +175,43 @@ def test_the_readmes_device_gates_table_is_current():
                  for s in g.stages] + ([f"removed 1.{g.removed}"] if g.removed else [])
         assert rows[name][0] == ", ".join(parts), name
         assert (rows[name][1] == "modelled") == (name in FEATURE_GATES), name
+
+
+def test_what_if_guide_next_replica_runs_as_shown(tmp_path, capsys, monkeypatch):
+    """docs/guides/what-if.md: the kubectl command is the one `kspread import` names, and the
+    StatefulSet dump answers "where would the next replica land" as the page shows (issue
+    27: an imported cluster with StatefulSets and PVCs)."""
+    from kspread.format.importer import _KUBECTL
+    from kspread.workflow.cli import main as cli_main
+
+    page = (DOCS / "guides" / "what-if.md").read_text(encoding="utf-8")
+    assert f"{_KUBECTL} > dump.yaml" in page
+    monkeypatch.setenv("COLUMNS", "80")
+    out = tmp_path / "cluster.yaml"
+    assert cli_main(["import", str(ROOT / "examples" / "whatif" / "statefulset-dump.yaml"), "--pending",
+                     "-o", str(out)]) == 0
+    assert cli_main(["run", "--update", str(out)]) == 0
+    assert "expect: {selected: c1}" in out.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert cli_main(["explain", str(out)]) == 0
+    shown = page.split("```text\n", 1)[1].split("```", 1)[0]
+    explained = capsys.readouterr().out
+    for line in shown.splitlines():
+        assert line in explained, (line, explained)
+    # the page's last claim: had data-db-2 been bound to a volume in za, only a1 would pass
+    import yaml
+
+    data = yaml.safe_load(out.read_text(encoding="utf-8"))
+    claim = next(o for o in data["objects"] if o["metadata"]["name"] == "data-db-2")
+    claim["metadata"]["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    claim["spec"]["volumeName"] = "pv-2"
+    pv = next(o for o in data["objects"] if o["metadata"]["name"] == "pv-0")  # za's volume, for db-0
+    data["objects"].append({**pv, "metadata": {"name": "pv-2"}, "spec": {
+        **pv["spec"], "claimRef": {"namespace": "default", "name": "data-db-2"}}})
+    data["expect"] = {"feasible": ["a1"], "filter": {"b1": {
+        "code": "UnschedulableAndUnresolvable", "reason": "node(s) didn't match PersistentVolume's node affinity"}}}
+    bound = tmp_path / "bound.yaml"
+    bound.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert check(_example_docs(bound)[0]).passed
+    assert "node(s) didn't match\nPersistentVolume's node affinity" in page or \
+        "node(s) didn't match PersistentVolume's node affinity" in page.replace("\n", " ")

@@ -927,7 +927,7 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
     out = [*[f"# {line}\n" for line in textwrap.wrap(warning, 96, break_on_hyphens=False)],
            *([f"#   {_KUBECTL}\n"] if missing else []),
            *[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
-           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96)],
+           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96) if left_out],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search]]
     if isinstance(incoming, str):
         out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"
