@@ -4,7 +4,8 @@ The dump is the output of::
 
     kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,\\
         poddisruptionbudgets,priorityclasses,persistentvolumes,persistentvolumeclaims,\\
-        storageclasses,csinodes,csidrivers,csistoragecapacities,volumeattachments -A -o yaml
+        storageclasses,csinodes,csidrivers,csistoragecapacities,volumeattachments,\\
+        deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates -A -o yaml
 
 (a ``kind: List`` with ``items``; several YAML documents, or JSON, are accepted too).
 The case keeps only what the scheduler reads, in the shorthand sections of the case
