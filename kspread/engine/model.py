@@ -229,6 +229,9 @@ class Pod:
     # a container or init container has a restartPolicyRules rule with action
     # RestartAllContainers (the node-declared feature RestartAllContainersOnContainerExits)
     restart_all_containers: bool = False
+    # spec.workloadRef (GenericWorkload, 1.35): the pod's Workload and pod group
+    # (kspread.engine.plugins.gangscheduling.WorkloadRef); None: none
+    workload_ref: Any = None
 
     @property
     def key(self) -> str:
@@ -357,3 +360,6 @@ class Cluster:
     devices: Any = None
     # the storage objects (kspread.engine.storage.Storage); None: the case has none
     storage: Any = None
+    # Workloads (scheduling.k8s.io/v1alpha1): (namespace, name) ->
+    # kspread.engine.plugins.gangscheduling.Workload
+    workloads: dict = field(default_factory=dict)
