@@ -526,10 +526,10 @@ def _extender(e) -> dict[str, Any]:
     return out
 
 
-def case_timeout(case: Case) -> int:
+def case_timeout(case: Case) -> float:
     """The case's time limit in seconds: it grows with nodes times pods."""
     pods = len(case.cluster.pods) + len(case.incoming)
-    return _CASE_TIMEOUT_S + int(len(case.cluster.nodes) * pods * _SECONDS_PER_NODE_POD)
+    return _CASE_TIMEOUT_S + round(len(case.cluster.nodes) * pods * _SECONDS_PER_NODE_POD)
 
 
 def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
@@ -571,7 +571,7 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
         "featureGates": dict(case.version.gates),
         "maxCycles": 0 if case.is_sequence else 1,
         "observe": observe,
-        "timeoutMillis": case_timeout(case) * 1000,
+        "timeoutMillis": max(round(case_timeout(case) * 1000), 1),
     }
 
 
@@ -666,9 +666,8 @@ class _Server:
                         line, _, rest = bytes(out).partition(b"\n")
                         if rest.strip():
                             problem = "more"
-                            out = bytearray(line)
-                        else:
-                            return _Ran(0, line, bytes(self.err))
+                            break
+                        return _Ran(0, line, bytes(self.err))
                     if len(out) > cap:
                         problem = "cap"
                         break
