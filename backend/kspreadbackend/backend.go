@@ -118,8 +118,8 @@ type input struct {
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
 	// kspread expanded it); every urlPrefix must be a loopback address
-	Extenders json.RawMessage `json:"extenders"`
-	FeatureGates           map[string]bool            `json:"featureGates"`
+	Extenders    json.RawMessage `json:"extenders"`
+	FeatureGates map[string]bool `json:"featureGates"`
 	// MaxCycles: stop after this many scheduling cycles (1 for a single-cycle case: the
 	// incoming pod's first cycle, not its retry after preemption); 0: until no pod is left
 	MaxCycles int `json:"maxCycles"`
@@ -442,7 +442,7 @@ func run(in input, o *options) (*output, error) {
 			kept := preemptors[:0]
 			for _, uid := range preemptors {
 				for _, ev := range evaluators {
-					if ev.IsPodRunningPreemption(uid) {
+					if preemptionRunning(ev, uid) {
 						kept = append(kept, uid)
 						break
 					}

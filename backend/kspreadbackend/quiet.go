@@ -24,10 +24,10 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/informers/apps"
 	"k8s.io/client-go/informers/core"
-	"k8s.io/client-go/informers/policy"
-	"k8s.io/client-go/informers/scheduling"
 	"k8s.io/client-go/informers/internalinterfaces"
+	"k8s.io/client-go/informers/policy"
 	"k8s.io/client-go/informers/resource"
+	"k8s.io/client-go/informers/scheduling"
 	"k8s.io/client-go/informers/storage"
 	"k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
@@ -135,32 +135,6 @@ func (t *countingTracker) count(gvr schema.GroupVersionResource, err error) erro
 	return err
 }
 
-func (t *countingTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
-	return t.count(gvr, t.ObjectTracker.Create(gvr, obj, ns, opts...))
-}
-
-func (t *countingTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
-	return t.count(gvr, t.ObjectTracker.Update(gvr, obj, ns, opts...))
-}
-
-func (t *countingTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
-	return t.count(gvr, t.ObjectTracker.Patch(gvr, obj, ns, opts...))
-}
-
-func (t *countingTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
-	return t.count(gvr, t.ObjectTracker.Apply(gvr, obj, ns, opts...))
-}
-
-func (t *countingTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
-	err := t.ObjectTracker.Delete(gvr, ns, name, opts...)
-	if err == nil && gvr == podsResource {
-		t.c.mu.Lock()
-		t.c.deleted = append(t.c.deleted, podKey(ns, name))
-		t.c.mu.Unlock()
-	}
-	return t.count(gvr, err)
-}
-
 // installTracker makes every API call of the clientset go through a counting tracker.
 func installTracker(client interface {
 	PrependReactor(verb, resource string, reaction clienttesting.ReactionFunc)
@@ -194,11 +168,15 @@ type countingFactory struct {
 	c *counts
 }
 
-func (f *countingFactory) Core() core.Interface         { return core.New(f, metav1.NamespaceAll, nil) }
-func (f *countingFactory) Storage() storage.Interface   { return storage.New(f, metav1.NamespaceAll, nil) }
-func (f *countingFactory) Resource() resource.Interface { return resource.New(f, metav1.NamespaceAll, nil) }
-func (f *countingFactory) Apps() apps.Interface         { return apps.New(f, metav1.NamespaceAll, nil) }
-func (f *countingFactory) Policy() policy.Interface     { return policy.New(f, metav1.NamespaceAll, nil) }
+func (f *countingFactory) Core() core.Interface { return core.New(f, metav1.NamespaceAll, nil) }
+func (f *countingFactory) Storage() storage.Interface {
+	return storage.New(f, metav1.NamespaceAll, nil)
+}
+func (f *countingFactory) Resource() resource.Interface {
+	return resource.New(f, metav1.NamespaceAll, nil)
+}
+func (f *countingFactory) Apps() apps.Interface     { return apps.New(f, metav1.NamespaceAll, nil) }
+func (f *countingFactory) Policy() policy.Interface { return policy.New(f, metav1.NamespaceAll, nil) }
 func (f *countingFactory) Scheduling() scheduling.Interface {
 	return scheduling.New(f, metav1.NamespaceAll, nil)
 }
@@ -288,10 +266,6 @@ func (i *countedInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.R
 
 func (i *countedInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, p time.Duration) (cache.ResourceEventHandlerRegistration, error) {
 	return i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(i.wrap(h), p)
-}
-
-func (i *countedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, o cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	return i.SharedIndexInformer.AddEventHandlerWithOptions(i.wrap(h), o)
 }
 
 // waitUntil polls cond (from 20 us to 1 ms apart) until it holds or the deadline passes.
