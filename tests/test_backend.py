@@ -1138,6 +1138,17 @@ def test_a_raw_pods_resource_claims_skip_the_case(tmp_path):
         "does not model and a backend is not sent (its scheduler would place them as if they had none)")
 
 
+def test_a_gang_case_is_skipped(tmp_path):
+    """Workloads and workloadRef are not sent: the real scheduler would place a gang's
+    pods one by one."""
+    _, case = _case(tmp_path, CASE.replace("version: \"1.35\"", "version: \"1.35\"\nfeatureGates: "
+                                           "{GenericWorkload: true}").replace("pod: {name: web, ", (
+        "pod: {name: web, workloadRef: {name: job, podGroup: w}, ")))
+    assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
+        "the case has Workload objects or pods with a workloadRef (gangs), which kspread does not send to a backend "
+        "(its scheduler would place the pods one by one)")
+
+
 def test_http_extenders_go_to_the_backend_as_a_configuration_writes_them(tmp_path, monkeypatch):
     monkeypatch.setenv("KSPREAD_TEST_EXT", "http://127.0.0.1:9999/sched")
     (tmp_path / "ca.pem").write_text("x")

@@ -110,6 +110,9 @@ class Backend:
         if case.cluster.devices is not None:
             return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
                     "kspread does not send to a backend")
+        if case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming)):
+            return ("the case has Workload objects or pods with a workloadRef (gangs), which kspread does not send "
+                    "to a backend (its scheduler would place the pods one by one)")
         unreported = [k for k in case.expect if k not in REPORTED]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
