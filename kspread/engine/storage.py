@@ -57,6 +57,7 @@ class InTreeDisk:
     read_only: bool = False
     monitors: tuple[str, ...] = ()  # rbd
     pool: str = ""  # rbd
+    disk_name: str = ""  # azureDisk's diskName (the per-cloud AzureDiskLimits counts by it)
 
     def csi_handle(self) -> tuple[str, str] | None:
         """(driver, volume handle) of the migrated CSI volume, as csi-translation-lib

@@ -116,6 +116,10 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # default shape favours fuller volumes), renamed StorageCapacityScoring in 1.33
         # (also provisioned volumes by CSIStorageCapacity, default shape favours free space).
         _gate("VolumeCapacityPriority", (21, False, "ALPHA"), removed=33),
+        # VolumeBinding's check of CSIStorageCapacity objects for drivers with
+        # storageCapacity (KEP-1472; v1beta1 objects to 1.23, v1 from 1.24).
+        FeatureGate("CSIStorageCapacity", (GateStage(19, False, "ALPHA"), GateStage(21, True, "BETA"),
+                                           GateStage(24, True, "GA", locked=True)), 28),
         _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),
     )
 }

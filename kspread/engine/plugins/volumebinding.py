@@ -175,10 +175,12 @@ def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[Persist
 
 
 def has_enough_capacity(storage: Storage, claim: PersistentVolumeClaim, class_name: str, provisioner: str,
-                        node: Node) -> tuple[bool, CSIStorageCapacity | None]:
+                        node: Node, version: Version) -> tuple[bool, CSIStorageCapacity | None]:
     """hasEnoughCapacity: whether the claim fits, and the capacity object that admits it."""
     size = claim.spec.request
     if size is None:
+        return True, None
+    if not version.gate("CSIStorageCapacity"):  # the gate off (to 1.23): no capacity check
         return True, None
     drv = storage.csi_drivers.get(provisioner)
     if drv is None or not drv.storage_capacity:
@@ -264,7 +266,7 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
                 unbound_ok = False
                 out.provision = []
                 return out, reasons()
-            enough, cap = has_enough_capacity(storage, claim, cls_name, cls.provisioner, node)
+            enough, cap = has_enough_capacity(storage, claim, cls_name, cls.provisioner, node, version)
             if not enough:
                 unbound_ok = True
                 sufficient = False
@@ -336,10 +338,11 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         got = pod_volume_claims(storage_of(self), pod)
         if got is None:
             state.write(_STATE, None)
-            return SKIP
+            # Skip from 1.27; before, Success and Filter passes every node
+            return SKIP if self.version.minor >= 27 else SUCCESS
         if isinstance(got, Status):
             return got
-        if self.version.minor <= 28:
+        if 27 <= self.version.minor <= 28:
             self._check_eligible_nodes(got)
         state.write(_STATE, _State(got))
         return SUCCESS

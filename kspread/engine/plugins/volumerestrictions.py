@@ -14,7 +14,10 @@ rejects it, "node(s) had no available disk"; then a conflicting claim rejects ev
 "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access
 mode" ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode
 already in-use by another pod" from 1.34; both Unschedulable). With the ReadWriteOncePod
-gate off (1.27-1.28) claims are not looked up nor checked.
+gate off (alpha, off, to 1.26; beta, on, 1.27-1.28) claims are not looked up nor checked.
+Up to 1.26 the check is PreFilter's: the first ReadWriteOncePod claim in use rejects the pod
+(UnschedulableAndUnresolvable, every node; preemption cannot resolve it), a missing claim
+before it is NotFound.
 """
 
 from __future__ import annotations
@@ -111,6 +114,8 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         check_modelled(self, pod)
         needs_check = bool(pod_disks(pod))
+        if self.version.minor < 27:
+            return self._pre_filter_rejects(pod)
         if not rwop_enabled(self.version):
             return SUCCESS if needs_check else SKIP
         storage = storage_of(self)
@@ -126,6 +131,27 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
         if not needs_check and s.conflicts == 0:
             return SKIP
         state.write(_STATE, s)
+        return SUCCESS
+
+    def _pre_filter_rejects(self, pod: Pod) -> Status:
+        """PreFilter to 1.26 (isReadWriteOncePodAccessModeConflict, with the gate on): the
+        persistentVolumeClaim volumes in order, each looked up (missing: NotFound), the
+        first ReadWriteOncePod claim a pod already uses rejects the pod,
+        UnschedulableAndUnresolvable (preemption cannot help; no AddPod / RemovePod)."""
+        if not rwop_enabled(self.version):
+            return SUCCESS
+        storage = storage_of(self)
+        used: set[str] | None = None
+        for name in claim_names(pod):
+            claim = storage.claim(pod.namespace, name)
+            if claim is None:
+                return unresolvable(not_found("persistentvolumeclaim", name))
+            if READ_WRITE_ONCE_POD not in claim.spec.access_modes:
+                continue
+            if used is None:
+                used = self._claims_in_use(pod.namespace)
+            if name in used:
+                return unresolvable(err_rwop_conflict(self.version))
         return SUCCESS
 
     def _claims_in_use(self, namespace: str) -> set[str]:
