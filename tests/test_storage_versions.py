@@ -251,3 +251,124 @@ pod: {{name: p, volumes: [{{name: d, persistentVolumeClaim: {{claimName: c}}}}]}
     assert _statuses(doc.format(v="1.26")) == {"n1": (Code.SUCCESS, ""), "n2": (Code.SUCCESS, "")}
     with pytest.raises(CaseError, match="GetEligibleNodes"):
         _statuses(doc.format(v="1.27"))
+
+
+# ---- explain: the numbers behind the volume plugins' reasons -----------------------------
+
+def _explained(doc: str) -> str:
+    from kspread.workflow.explain import explain_compact
+    from kspread.workflow.runner import explain_run
+    case = build_case(yaml.safe_load(doc), "t")
+    outcome, cycles = explain_run(case)
+    return explain_compact(outcome.scheduler, cycles, width=1000)
+
+
+LIMITS = """
+apiVersion: kspread/v1
+kind: Case
+name: limits
+version: "1.26"
+profile: {filter: [EBSLimits, NodeVolumeLimits, VolumeBinding, VolumeZone]}
+nodes:
+- {name: n1, labels: {topology.kubernetes.io/zone: a},
+   allocatable: {cpu: "4", memory: 8Gi, pods: "110", attachable-volumes-aws-ebs: "1"}}
+- {name: n2, labels: {topology.kubernetes.io/zone: b}}
+- {name: n3, labels: {topology.kubernetes.io/zone: a}}
+objects:
+- {kind: CSIDriver, apiVersion: storage.k8s.io/v1, metadata: {name: ebs.csi.aws.com}, spec: {storageCapacity: true}}
+- {kind: CSINode, apiVersion: storage.k8s.io/v1, metadata: {name: n3},
+   spec: {drivers: [{name: ebs.csi.aws.com, nodeID: i3, allocatable: {count: 1}}]}}
+- {kind: StorageClass, apiVersion: storage.k8s.io/v1, metadata: {name: fast}, provisioner: ebs.csi.aws.com,
+   volumeBindingMode: WaitForFirstConsumer}
+- {kind: CSIStorageCapacity, apiVersion: storage.k8s.io/v1, metadata: {name: cap-b, namespace: kube-system},
+   storageClassName: fast, capacity: 1Gi, nodeTopology: {matchLabels: {topology.kubernetes.io/zone: b}}}
+- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: data},
+   spec: {storageClassName: fast, resources: {requests: {storage: 5Gi}}}}
+- {kind: PersistentVolume, apiVersion: v1, metadata: {name: pv-x, labels: {topology.kubernetes.io/zone: a}},
+   spec: {capacity: {storage: 1Gi}, csi: {driver: ebs.csi.aws.com, volumeHandle: x}, claimRef: {namespace: default, name: x}}}
+- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: x, annotations: {pv.kubernetes.io/bind-completed: "yes"}},
+   spec: {volumeName: pv-x}}
+pods:
+- {name: a, node: n1, volumes: [{name: d, awsElasticBlockStore: {volumeID: one}}]}
+- {name: b, node: n3, volumes: [{name: d, persistentVolumeClaim: {claimName: x}}]}
+pod: {name: p, volumes: [{name: d, persistentVolumeClaim: {claimName: data}}, {name: e, awsElasticBlockStore: {volumeID: two}},
+  {name: f, persistentVolumeClaim: {claimName: x}}]}
+expect: {feasible: []}
+"""
+
+
+def test_explain_shows_volume_counts_capacities_and_zones():
+    out = _explained(LIMITS)
+    assert ("n1    EBSLimits: Unschedulable: node(s) exceed max volume count (1 of 1 attached (awsElasticBlockStore; "
+            "limit: the node's allocatable attachable-volumes-aws-ebs), the pod adds 1)") in out
+    assert ("n2    VolumeBinding: UnschedulableAndUnresolvable: node(s) did not have enough free storage (claim "
+            "default/data requests 5Gi: capacity of class fast in the node's topology: kube-system/cap-b 1Gi)") in out
+    assert ("n3    NodeVolumeLimits: Unschedulable: node(s) exceed max volume count (1 of 1 attached "
+            "(driver ebs.csi.aws.com), the pod adds 1)") in out
+    assert "  n1: room for 1 more awsElasticBlockStore volume(s), 5Gi of class fast capacity in the node's topology" \
+        in out
+    assert "  n2: 5Gi of class fast capacity in the node's topology, a node with topology.kubernetes.io/zone in (a)" \
+        in out
+
+
+def test_explain_names_the_volumes_a_claim_could_not_bind_and_why():
+    doc = """
+apiVersion: kspread/v1
+kind: Case
+name: local
+version: "1.23"
+nodes:
+- {name: n1, labels: {topology.kubernetes.io/zone: a}}
+- {name: n2, labels: {topology.kubernetes.io/zone: b}}
+objects:
+- {kind: StorageClass, apiVersion: storage.k8s.io/v1, metadata: {name: local}, provisioner: kubernetes.io/no-provisioner,
+   volumeBindingMode: WaitForFirstConsumer}
+- {kind: PersistentVolume, apiVersion: v1, metadata: {name: local-n1}, spec: {capacity: {storage: 5Gi}, storageClassName: local,
+   accessModes: [ReadWriteOnce], local: {path: /d}, nodeAffinity: {required: {nodeSelectorTerms: [
+   {matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]}]}}}}
+- {kind: PersistentVolume, apiVersion: v1, metadata: {name: local-n2}, spec: {capacity: {storage: 50Gi}, storageClassName: local,
+   accessModes: [ReadOnlyMany], local: {path: /d}, nodeAffinity: {required: {nodeSelectorTerms: [
+   {matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n2]}]}]}}}}
+- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: data}, spec: {storageClassName: local,
+   accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}}
+pod: {name: p, volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}
+expect: {feasible: []}
+"""
+    out = _explained(doc)
+    assert ("n1    VolumeBinding: UnschedulableAndUnresolvable: node(s) didn't find available persistent volumes to "
+            "bind (claim default/data (10Gi, class local): no volume of class local fits: local-n1 (5Gi, smaller than "
+            "the request), local-n2 (node affinity not matching the node); the class provisions no volume "
+            "(provisioner kubernetes.io/no-provisioner))") in out
+    assert "local-n2 (access modes ReadOnlyMany)" in out
+    assert "  n1: an available volume of class local for claim default/data that fits on the node" in out
+
+
+def test_explain_names_the_conflicting_zone_and_disk():
+    doc = """
+apiVersion: kspread/v1
+kind: Case
+name: zone
+version: "1.24"
+profile: {filter: [VolumeRestrictions, VolumeZone]}
+nodes:
+- {name: n1, labels: {topology.kubernetes.io/zone: zb}}
+- {name: n2, labels: {topology.kubernetes.io/region: r1}}
+- {name: n3, labels: {topology.kubernetes.io/zone: za}}
+objects:
+- {kind: PersistentVolume, apiVersion: v1, metadata: {name: pd-1, labels: {topology.kubernetes.io/zone: za__zc}},
+   spec: {capacity: {storage: 1Gi}, claimRef: {namespace: default, name: c}, gcePersistentDisk: {pdName: pd-1}}}
+- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: c, annotations: {pv.kubernetes.io/bind-completed: "yes"}},
+   spec: {volumeName: pd-1}}
+pods:
+- {name: a, node: n3, volumes: [{name: d, awsElasticBlockStore: {volumeID: vol-1}}]}
+pod: {name: p, volumes: [{name: c, persistentVolumeClaim: {claimName: c}}, {name: d, awsElasticBlockStore: {volumeID: vol-1}}]}
+expect: {feasible: []}
+"""
+    out = _explained(doc)
+    assert ("n1    VolumeZone: UnschedulableAndUnresolvable: node(s) had no available volume zone (claim c: volume "
+            "pd-1 is in topology.kubernetes.io/zone=za, zc; the node has topology.kubernetes.io/zone=zb)") in out
+    assert ("n2    VolumeZone: UnschedulableAndUnresolvable: node(s) had no available volume zone (claim c: volume "
+            "pd-1 is in topology.kubernetes.io/zone=za, zc; the node has no topology.kubernetes.io/zone label)") in out
+    assert ("n3    VolumeRestrictions: Unschedulable: node(s) had no available disk (awsElasticBlockStore vol-1 is in "
+            "use by pod a)") in out
+    assert "  n3: pod a gone, or a node without it" in out

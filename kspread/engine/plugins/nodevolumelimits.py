@@ -184,6 +184,18 @@ class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
         return not pod.volumes
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        got = self.usage(pod, node_info)
+        if isinstance(got, Status):
+            return got
+        if got:
+            return unschedulable(ERR_MAX_VOLUME_COUNT)
+        return SUCCESS
+
+    def usage(self, pod: Pod, node_info: NodeInfo) -> Status | list[tuple[str, int, int, int]]:
+        """The drivers over their limit on the node, each (driver, attached, new, limit):
+        the volumes attached (of the pods on the node; from 1.32 the VolumeAttachments too),
+        the pod's volumes not already attached, the limit; or the Status when the filter
+        fails otherwise (or passes: SUCCESS)."""
         if not pod.volumes:
             return SUCCESS
         storage = storage_of(self)
@@ -219,11 +231,20 @@ class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
         want: dict[str, int] = {}
         for driver in new.values():
             want[driver] = want.get(driver, 0) + 1
+        over = []
         for driver, n in want.items():
             limit = limits.get(self._key(driver))
             if limit is not None and count.get(driver, 0) + n > limit:
-                return unschedulable(ERR_MAX_VOLUME_COUNT)
-        return SUCCESS
+                over.append((driver, count.get(driver, 0), n, limit))
+        return over
+
+    def volume_lacks(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, str]]:
+        """explain: per driver over its limit, the counts behind "exceed max volume count"."""
+        got = self.usage(pod, node_info)
+        if isinstance(got, Status):
+            return []
+        return [(f"{attached} of {limit} attached (driver {driver}), the pod adds {n}",
+                 f"room for {attached + n - limit} more {driver} volume(s)") for driver, attached, n, limit in got]
 
     def _key(self, driver: str) -> str:
         """The limit's key: the driver (1.32+), or its attachable-volumes-csi-<driver>
@@ -384,6 +405,18 @@ class _CloudLimits(Plugin, PreFilterPlugin, FilterPlugin):
             except _LookupError as e:
                 return error(e.status.message)
         return len(attached), len(new - attached), self.max_volumes(node_info.node)
+
+    def volume_lacks(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, str]]:
+        """explain: the counts behind "exceed max volume count"."""
+        got = self.count(pod, node_info)
+        if got is None or isinstance(got, Status) or got[0] + got[1] <= got[2]:
+            return []
+        attached, new, limit = got
+        key = _NON_CSI_LIMIT_KEYS[self.kind]
+        source = (f"the node's allocatable {key}" if key in node_info.node.allocatable
+                  else f"{self.name}'s default")
+        return [(f"{attached} of {limit} attached ({self.kind}; limit: {source}), the pod adds {new}",
+                 f"room for {attached + new - limit} more {self.kind} volume(s)")]
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         got = self.count(pod, node_info)

@@ -72,6 +72,7 @@ from kspread.engine.plugins.volumes import (
     volume_binding_scores,
     volumes_signer,
 )
+from kspread.engine.quantity import show_quantity
 from kspread.engine.snapshot import NodeInfo, NodeSet
 from kspread.engine.storage import (
     ANN_SELECTED_NODE,
@@ -129,47 +130,63 @@ class _State:
     has_static: bool = False
 
 
+def _gib(n: int) -> str:
+    return show_quantity("storage", n)
+
+
+def volume_mismatch(claim: PersistentVolumeClaim, pv: PersistentVolume, node: Node, excluded: set[str],
+                    version: Version) -> tuple[str | None, bool]:
+    """FindMatchingVolume's checks of one volume for the claim: the first one it fails
+    (None when it fits), and whether the search ends at this volume (one already bound to
+    the claim: the match when its node affinity fits, else no match at all)."""
+    vac = vac_enabled(version)
+    spec = claim.spec
+    requested = spec.request or 0
+    if pv.name in excluded:
+        return "chosen for another of the pod's claims", False
+    if pv.claim_ref is not None and not pv.bound_to(claim):
+        return f"bound to claim {pv.claim_ref[0]}/{pv.claim_ref[1]}", False
+    if pv.capacity < requested:
+        return f"{_gib(pv.capacity)}, smaller than the request", False
+    if spec.volume_mode != pv.volume_mode:
+        return f"volumeMode {pv.volume_mode}, the claim's {spec.volume_mode}", False
+    if version.minor >= 31:  # FindMatchingVolume reads volumeAttributesClassName from 1.31
+        if vac and spec.volume_attributes_class != pv.volume_attributes_class:
+            return f"volumeAttributesClassName {pv.volume_attributes_class!r}", False
+        if not vac and pv.volume_attributes_class:
+            return "a volumeAttributesClassName (gate VolumeAttributesClass off)", False
+    if pv.deleting:
+        return "being deleted", False
+    affinity_ok = pv.node_affinity_matches(node)
+    if pv.bound_to(claim):
+        return (None if affinity_ok else "bound to the claim, its node affinity does not match the node"), True
+    if pv.phase != "Available":
+        return f"phase {pv.phase}", False
+    if spec.selector is not None and not spec.selector.as_selector().matches(pv.labels):
+        return "labels not matching the claim's selector", False
+    if pv.class_name != claim.class_name:
+        return f"class {pv.class_name!r}", False
+    if not affinity_ok:
+        return "node affinity not matching the node", False
+    if not set(spec.access_modes) <= set(pv.access_modes):
+        return f"access modes {', '.join(pv.access_modes) or 'none'}", False
+    return None, False
+
+
 def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], node: Node,
                          excluded: set[str], version: Version) -> PersistentVolume | str | None:
     """FindMatchingVolume with delayBinding and a node: the volume for the claim, None,
     or an error text."""
-    vac = vac_enabled(version)
     spec = claim.spec
-    if not vac and spec.volume_attributes_class and version.minor >= 31:
+    if not vac_enabled(version) and spec.volume_attributes_class and version.minor >= 31:
         return (f"unsupported volumeAttributesClassName is set on claim {claim.namespace}/{claim.name} when the "
                 "feature-gate VolumeAttributesClass is disabled")
-    requested = spec.request or 0
     smallest: PersistentVolume | None = None
     for pv in volumes:
-        if pv.name in excluded:
-            continue
-        if pv.claim_ref is not None and not pv.bound_to(claim):
-            continue
-        if pv.capacity < requested:
-            continue
-        if spec.volume_mode != pv.volume_mode:
-            continue
-        if version.minor >= 31:  # FindMatchingVolume reads volumeAttributesClassName from 1.31
-            if vac and spec.volume_attributes_class != pv.volume_attributes_class:
-                continue
-            if not vac and pv.volume_attributes_class:
-                continue
-        if pv.deleting:
-            continue
-        affinity_ok = pv.node_affinity_matches(node)
-        if pv.bound_to(claim):
-            return pv if affinity_ok else None
-        if pv.phase != "Available":
-            continue
-        if spec.selector is not None and not spec.selector.as_selector().matches(pv.labels):
-            continue
-        if pv.class_name != claim.class_name:
-            continue
-        if not affinity_ok:
-            continue
-        if not set(spec.access_modes) <= set(pv.access_modes):
-            continue
-        if smallest is None or smallest.capacity > pv.capacity:
+        why, final = volume_mismatch(claim, pv, node, excluded, version)
+        if final:
+            return pv if why is None else None
+        if why is None and (smallest is None or smallest.capacity > pv.capacity):
             smallest = pv
     return smallest
 
@@ -276,6 +293,81 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
             out.capacities.append(cap)
         unbound_ok = True
     return out, reasons()
+
+
+_SHOWN_VOLUMES = 5
+
+
+def _no_static_match(storage: Storage, claim: PersistentVolumeClaim, node: Node, excluded: set[str],
+                     version: Version) -> str:
+    """Why no volume of the claim's class fits it on the node: each volume's first failed
+    check (at most ``_SHOWN_VOLUMES``)."""
+    volumes = storage.pvs_of_class(claim.class_name)
+    if not volumes:
+        return f"no volume of class {claim.class_name}"
+    said = [f"{pv.name} ({volume_mismatch(claim, pv, node, excluded, version)[0] or 'fits'})"
+            for pv in volumes[:_SHOWN_VOLUMES]]
+    more = f" and {len(volumes) - _SHOWN_VOLUMES} more" if len(volumes) > _SHOWN_VOLUMES else ""
+    return f"no volume of class {claim.class_name} fits: {', '.join(said)}{more}"
+
+
+def explain_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
+                        version: Version) -> list[tuple[str, str]]:
+    """explain: per claim that keeps the pod off the node, what FindPodVolumes found
+    (a bound volume missing or elsewhere; a claim's selected node; no static volume that
+    fits and no provisioning: the class provisions nothing, its allowedTopologies exclude
+    the node, or no CSIStorageCapacity of the class in the node's topology holds the
+    request), each as (detail, what would make it pass)."""
+    out: list[tuple[str, str]] = []
+    for claim in claims.bound:
+        pv = storage.pvs.get(claim.volume_name)
+        if pv is None:
+            out.append((f"claim {claim.key} is bound to volume {claim.volume_name}, which does not exist",
+                        f"volume {claim.volume_name}"))
+        elif not pv.node_affinity_matches(node):
+            out.append((f"claim {claim.key}: its volume {pv.name}'s node affinity does not match the node",
+                        f"a node matching volume {pv.name}'s node affinity"))
+    to_match: list[PersistentVolumeClaim] = []
+    to_provision: list[tuple[PersistentVolumeClaim, str]] = []
+    for claim in claims.delayed:
+        selected = claim.annotations.get(ANN_SELECTED_NODE)
+        if selected is None:
+            to_match.append(claim)
+        elif selected != node.name:
+            out.append((f"claim {claim.key} is being provisioned for node {selected} ({ANN_SELECTED_NODE})",
+                        f"node {selected}"))
+        else:
+            to_provision.append((claim, ""))
+    chosen: set[str] = set()
+    for claim in sorted(to_match, key=lambda c: c.spec.request or 0):
+        match = find_matching_volume(claim, storage.pvs_of_class(claim.class_name), node, chosen, version)
+        if isinstance(match, PersistentVolume):
+            chosen.add(match.name)
+        elif match is None:
+            to_provision.append((claim, _no_static_match(storage, claim, node, chosen, version)))
+    for claim, static in to_provision:
+        cls = storage.classes.get(claim.class_name)
+        if cls is None:
+            continue
+        size = _gib(claim.spec.request or 0)
+        head = f"claim {claim.key} ({size}, class {cls.name})" + (f": {static}" if static else "")
+        if not cls.provisioner or cls.provisioner == NOT_SUPPORTED_PROVISIONER:
+            out.append((f"{head}; the class provisions no volume (provisioner {cls.provisioner or 'none'})",
+                        f"an available volume of class {cls.name} for claim {claim.key} that fits on the node"))
+        elif not cls.topology_matches(node.labels):
+            out.append((f"{head}; the class's allowedTopologies do not include the node",
+                        f"a node in class {cls.name}'s allowedTopologies"))
+        elif not has_enough_capacity(storage, claim, cls.name, cls.provisioner, node, version)[0]:
+            caps = [c for c in storage.capacities if c.storage_class == cls.name and c.node_has_access(node)]
+            if caps:
+                shown = ", ".join(f"{c.namespace}/{c.name} {_gib(lim) if (lim := c.limit()) is not None else 'none'}"
+                                  for c in caps)
+                detail = f"capacity of class {cls.name} in the node's topology: {shown}"
+            else:
+                detail = f"no CSIStorageCapacity of class {cls.name} covers the node"
+            out.append((f"claim {claim.key} requests {size}: {detail}",
+                        f"{size} of class {cls.name} capacity in the node's topology"))
+    return out
 
 
 def pod_volume_claims(storage: Storage, pod: Pod) -> PodVolumeClaims | Status | None:
@@ -399,6 +491,13 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         st.by_node[node_info.name] = chosen
         st.has_static = st.has_static or bool(chosen.static)
         return SUCCESS
+
+    def volume_lacks(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, str]]:
+        """explain: which claims keep the pod off the node, and why."""
+        st = state.get(_STATE)
+        if not isinstance(st, _State):
+            return []
+        return explain_pod_volumes(storage_of(self), st.claims, node_info.node, self.version)
 
     def bind_volumes(self, pod: Pod, node: Node) -> list[PodEvent]:
         """Reserve and PreBind in a sequence: bind what Filter chose on ``node`` (the

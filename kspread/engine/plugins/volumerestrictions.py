@@ -193,3 +193,27 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
         if isinstance(s, _State) and s.conflicts > 0:
             return unschedulable(err_rwop_conflict(self.version))
         return SUCCESS
+
+    def volume_lacks(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, str]]:
+        """explain: the pods on the node whose in-tree disks conflict, and the pods that
+        use the pod's ReadWriteOncePod claims."""
+        out = []
+        mine = pod_disks(pod)
+        for other in node_info.pods.values():
+            for d in mine:
+                if any(disks_conflict(d, e) for e in pod_disks(other)):
+                    out.append((f"{d.kind} {d.ident} is in use by pod {other.key}",
+                                f"pod {other.key} gone, or a node without it"))
+        storage = storage_of(self)
+        if not rwop_enabled(self.version):
+            return out
+        rwop = {n for n in claim_names(pod) if (c := storage.claim(pod.namespace, n)) is not None
+                and READ_WRITE_ONCE_POD in c.spec.access_modes}
+        for info in self.handle.snapshot:
+            for p in info.pods.values():
+                if p.namespace != pod.namespace:
+                    continue
+                for name in sorted(rwop & set(claim_names(p))):
+                    out.append((f"claim {name} (ReadWriteOncePod) is in use by pod {p.key} on node {info.name}",
+                                f"pod {p.key} gone"))
+        return out

@@ -181,3 +181,27 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
                 if labels.get(t.key, "") not in t.values:
                     return unresolvable(ERR_CONFLICT)
         return SUCCESS
+
+    def volume_lacks(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, str]]:
+        """explain: each bound volume's topology label the node does not match, with both
+        values."""
+        labels = node_info.node.labels
+        out = []
+        for v in pod.volumes:
+            if v.claim is None:
+                continue
+            pv = self._volume(pod, v.claim)
+            if not isinstance(pv, PersistentVolume):
+                continue
+            for t in pv_topologies(pv):
+                key = t.key
+                if key not in labels and self.version.minor >= 29 and _GA.get(key, key) in labels:
+                    key = _GA[key]
+                have = labels.get(key)
+                if have is not None and have in t.values:
+                    continue
+                wanted = ", ".join(sorted(t.values))
+                node_has = f"the node has {key}={have}" if have is not None else f"the node has no {key} label"
+                out.append((f"claim {v.claim}: volume {pv.name} is in {t.key}={wanted}; {node_has}",
+                            f"a node with {t.key} in ({wanted})"))
+        return out
