@@ -372,3 +372,95 @@ expect: {feasible: []}
     assert ("n3    VolumeRestrictions: Unschedulable: node(s) had no available disk (awsElasticBlockStore vol-1 is in "
             "use by pod a)") in out
     assert "  n3: pod a gone, or a node without it" in out
+
+
+# ---- 1.21-1.22 -----------------------------------------------------------------------------
+
+BOUND_MISSING_PV = """
+version: "{v}"
+featureGates: {gates}
+profile: {{filter: [VolumeBinding]}}
+nodes: [n1]
+objects:
+- {{kind: StorageClass, apiVersion: storage.k8s.io/v1, metadata: {{name: wffc}}, provisioner: x.csi.io,
+   volumeBindingMode: WaitForFirstConsumer}}
+- {{kind: PersistentVolumeClaim, apiVersion: v1, metadata: {{name: c, annotations: {{pv.kubernetes.io/bind-completed: "yes"}}}},
+   spec: {{volumeName: gone}}}}
+{extra}
+pod: {{name: p, volumes: [{vols}]}}
+"""
+BOUND = "{name: d, persistentVolumeClaim: {claimName: c}}"
+EPHEMERAL = "{name: e, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: wffc}}}}"
+NOT_OWNED = ("- {kind: PersistentVolumeClaim, apiVersion: v1, metadata: {name: p-e}, spec: {storageClassName: wffc}}")
+
+
+@pytest.mark.parametrize("version, gates, vols, extra, want", [
+    ("1.22", "{}", BOUND, "", ("n1", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "pvc(s) bound to non-existent pv(s)")),
+    ("1.23", "{}", BOUND, "", ("n1", Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                               "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)")),
+    # an ephemeral volume's claim not controlled by the pod (kspread makes a missing one, owned)
+    ("1.21", "{}", EPHEMERAL, NOT_OWNED, ("*", Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                          'persistentvolumeclaim "p-e" was not created for the pod')),
+    # GenericEphemeralVolume off (beta, on by default in 1.21-1.22): the volume is not read
+    ("1.22", "{GenericEphemeralVolume: false}", EPHEMERAL, "", ("n1", Code.SUCCESS, "")),
+])
+def test_volumebinding_before_1_23(version, gates, vols, extra, want):
+    st = _statuses(BOUND_MISSING_PV.format(v=version, gates=gates, vols=vols, extra=extra))
+    node, code, msg = want
+    assert st[node] == (code, msg)
+
+
+def test_readwriteoncepod_to_1_24_looks_up_every_claim_first():
+    vols = f"{USE_C}, {MISSING}"
+    assert _first(_statuses(RWOP.format(v="1.24", gate="true", vols=vols))) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'persistentvolumeclaim "gone" not found')
+    assert _first(_statuses(RWOP.format(v="1.22", gate="true", vols=USE_C))) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, RWOP_CONFLICT)
+    # 1.21 knows no ReadWriteOncePod check
+    doc = RWOP.format(v="1.21", gate="true", vols=USE_C).replace("featureGates: {ReadWriteOncePod: true}\n", "")
+    assert _first(_statuses(doc)) == (Code.SUCCESS, "")
+
+
+@pytest.mark.parametrize("version, code", [("1.22", Code.SUCCESS), ("1.23", Code.ERROR)])
+def test_nodevolumelimits_missing_claim_is_skipped_before_1_23(version, code):
+    doc = f"""
+version: "{version}"
+profile: {{filter: [NodeVolumeLimits]}}
+nodes: [n1]
+objects:
+- {{kind: CSINode, apiVersion: storage.k8s.io/v1, metadata: {{name: n1}},
+   spec: {{drivers: [{{name: x.csi.io, nodeID: i, allocatable: {{count: 1}}}}]}}}}
+pod: {{name: p, volumes: [{{name: d, persistentVolumeClaim: {{claimName: gone}}}}]}}
+"""
+    _, results, _ = run_case(build_case(yaml.safe_load(doc), "t"), keep_all=True)
+    r = results[-1]
+    if code == Code.ERROR:  # an Error status ends the cycle
+        assert r.error == ("running Filter plugin 'NodeVolumeLimits': looking up PVC default/gone: "
+                           'persistentvolumeclaim "gone" not found')
+    else:
+        assert r.error is None or r.error == ""
+        assert r.statuses["n1"].code == code
+
+
+@pytest.mark.parametrize("version, kind, source, plugin, code", [
+    # 1.22: EBS migration gates off by default, whatever the CSINode says: EBSLimits counts
+    ("1.22", "aws-ebs", "awsElasticBlockStore: {volumeID: v{i}}", "EBSLimits", Code.UNSCHEDULABLE),
+    ("1.23", "aws-ebs", "awsElasticBlockStore: {volumeID: v{i}}", "EBSLimits", Code.SUCCESS),
+    # Cinder's gate is on from 1.21: migrated where the CSINode says so
+    ("1.21", "cinder", "cinder: {volumeID: v{i}}", "CinderLimits", Code.SUCCESS),
+])
+def test_cloud_plugins_defer_only_where_the_migration_gate_is_on(version, kind, source, plugin, code):
+    existing = ", ".join(f"{{name: d{i}, {source.replace('{i}', str(i))}}}" for i in range(2))
+    doc = f"""
+version: "{version}"
+profile: {{filter: [{plugin}]}}
+nodes: [{{name: n1, allocatable: {{cpu: "1", memory: 1Gi, pods: "10", attachable-volumes-{kind}: "1"}}}}]
+objects:
+- {{kind: CSINode, apiVersion: storage.k8s.io/v1,
+   metadata: {{name: n1, annotations: {{storage.alpha.kubernetes.io/migrated-plugins: kubernetes.io/{kind}}}}},
+   spec: {{drivers: []}}}}
+pods:
+- {{name: a, node: n1, volumes: [{existing}]}}
+pod: {{name: p, volumes: [{{name: d, {source.replace("{i}", "new")}}}]}}
+"""
+    assert _statuses(doc)["n1"][0] == code

@@ -118,6 +118,10 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         _gate("VolumeCapacityPriority", (21, False, "ALPHA"), removed=33),
         # VolumeBinding's check of CSIStorageCapacity objects for drivers with
         # storageCapacity (KEP-1472; v1beta1 objects to 1.23, v1 from 1.24).
+        # Generic ephemeral volumes in VolumeBinding (KEP-1698; the other volume plugins read
+        # them from 1.23, when the gate is locked on).
+        FeatureGate("GenericEphemeralVolume", (GateStage(19, False, "ALPHA"), GateStage(21, True, "BETA"),
+                                               GateStage(23, True, "GA", locked=True)), 25),
         FeatureGate("CSIStorageCapacity", (GateStage(19, False, "ALPHA"), GateStage(21, True, "BETA"),
                                            GateStage(24, True, "GA", locked=True)), 28),
         _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),

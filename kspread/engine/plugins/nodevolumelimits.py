@@ -53,6 +53,7 @@ from kspread.engine.storage import (
     InTreeDisk,
     PodVolume,
     Storage,
+    migration_gate_on,
 )
 from kspread.engine.versions import Version
 from kspread.errors import CaseError
@@ -74,7 +75,8 @@ _MIGRATED_WITHOUT_ANNOTATION = {"awsElasticBlockStore": 27, "azureDisk": 27, "ci
 
 
 def migration_on(csi_node: CSINode | None, kind: str, version: Version) -> bool:
-    """isCSIMigrationOn for an in-tree source: the node needs a CSINode, and the CSINode's
+    """isCSIMigrationOn for an in-tree source: the migration gates on (EBS, GCE PD and Azure
+    Disk from 1.23, ``migration_gate_on``), the node needs a CSINode, and the CSINode's
     migrated-plugins annotation must list the plugin until its migration gate is removed
     (Cinder from 1.24, EBS and Azure Disk from 1.27, GCE PD from 1.28; the gates, on by
     default from 1.23, are not settable in kspread)."""
@@ -83,7 +85,7 @@ def migration_on(csi_node: CSINode | None, kind: str, version: Version) -> bool:
     if kind == "portworxVolume":
         raise CaseError("portworxVolume volumes (CSIMigrationPortworx) are not modelled by kspread's "
                         "NodeVolumeLimits")
-    if not IN_TREE_PLUGINS[kind][1]:
+    if not IN_TREE_PLUGINS[kind][1] or not migration_gate_on(kind, version.minor):
         return False
     if version.minor < _MIGRATED_WITHOUT_ANNOTATION[kind]:
         return IN_TREE_PLUGINS[kind][0] in csi_node.migrated_plugins
@@ -109,11 +111,13 @@ def attachable_volumes(storage: Storage, pod: Pod, csi_node: CSINode | None, new
                 if h is not None:
                     out[f"{h[0]}/{h[1]}"] = h[0]
             continue
+        if v.ephemeral is not None and version.minor < 23:
+            continue  # ephemeral volumes are read from 1.23
         if name == "":
             raise _LookupError(error("PersistentVolumeClaim had no name"))
         claim = storage.claim(pod.namespace, name)
         if claim is None:
-            if new_pod:
+            if new_pod and version.minor >= 23:  # before, a missing claim is not counted
                 # UnschedulableAndUnresolvable from 1.30 (the lookup's NotFound wrapped); before, an Error
                 text = f"looking up PVC {pod.namespace}/{name}: {not_found('persistentvolumeclaim', name)}"
                 raise _LookupError(unresolvable(text) if version.minor >= 30 else error(text))
@@ -343,14 +347,14 @@ class _CloudLimits(Plugin, PreFilterPlugin, FilterPlugin):
                 out.add(ident)
                 continue
             name = v.claim_name(pod.name)
-            if name is None:
-                continue
+            if name is None or (v.ephemeral is not None and self.version.minor < 23):
+                continue  # ephemeral volumes are read from 1.23
             if name == "":
                 raise _LookupError(error("PersistentVolumeClaim had no name"))
             pv_id = f"{_RANDOM_PREFIX}-{pod.namespace}/{name}"
             claim = storage.claim(pod.namespace, name)
             if claim is None:
-                if new_pod:
+                if new_pod and self.version.minor >= 23:  # before, a missing claim is not counted
                     text = f"looking up PVC {pod.namespace}/{name}: {not_found('persistentvolumeclaim', name)}"
                     raise _LookupError(unresolvable(text) if self.version.minor >= 30 else error(text))
                 continue

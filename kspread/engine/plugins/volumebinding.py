@@ -82,13 +82,21 @@ from kspread.engine.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
     Storage,
+    migration_gate_on,
 )
 from kspread.engine.versions import Version
 from kspread.errors import CaseError
 
 ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
-ERR_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+def err_pv_not_exist(version: Version) -> str:
+    """ErrReasonPVNotExist: reworded in 1.23."""
+    if version.minor >= 23:
+        return "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+    return "pvc(s) bound to non-existent pv(s)"
+
+
+
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 _STATE = "VolumeBinding"
 MAX_UTILIZATION = 100
@@ -224,7 +232,7 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
         if not sufficient:
             r.append(ERR_NOT_ENOUGH_SPACE)
         if not pvs_found:
-            r.append(ERR_PV_NOT_EXIST)
+            r.append(err_pv_not_exist(version))
         return r
 
     csi_node = storage.csi_nodes.get(node.name)
@@ -235,7 +243,7 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
             break
         if pv.csi is None and pv.disk is not None and csi_node is not None:
             plugin, driver = IN_TREE_PLUGINS[pv.disk.kind]
-            if driver and plugin in csi_node.migrated_plugins:
+            if driver and plugin in csi_node.migrated_plugins and migration_gate_on(pv.disk.kind, version.minor):
                 raise CaseError(f"PersistentVolume {pv.name!r} is an in-tree {pv.disk.kind} volume on node "
                                 f"{node.name!r}, whose CSINode lists {plugin} as migrated: its translation to "
                                 "CSI is not modelled by kspread")
@@ -370,31 +378,38 @@ def explain_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
     return out
 
 
-def pod_volume_claims(storage: Storage, pod: Pod) -> PodVolumeClaims | Status | None:
+def pod_volume_claims(storage: Storage, pod: Pod, version: Version) -> PodVolumeClaims | Status | None:
     """podHasPVCs and GetPodVolumeClaims: None for a pod without claims, a Status when
-    PreFilter rejects it."""
+    PreFilter rejects it. Before 1.23: ephemeral volumes only with the gate
+    GenericEphemeralVolume (beta, on), a missing one's claim is the lookup's NotFound, a
+    claim not controlled by the pod is "was not created for the pod", no Lost check."""
+    old = version.minor < 23
     has = False
     claims: list[tuple[PersistentVolumeClaim, bool]] = []
     for v in pod.volumes:
         name = v.claim_name(pod.name)
-        if name is None:
+        if name is None or (v.ephemeral is not None and not version.gate("GenericEphemeralVolume")):
             continue
         has = True
         claim = storage.claim(pod.namespace, name)
         if claim is None:
-            if v.ephemeral is not None:
+            if v.ephemeral is not None and not old:
                 return unresolvable(f'waiting for ephemeral volume controller to create the persistentvolumeclaim '
                                     f'"{name}"')
             return unresolvable(not_found("persistentvolumeclaim", name))
-        if claim.phase == "Lost":
+        if claim.phase == "Lost" and not old:
             return unresolvable(f'persistentvolumeclaim "{claim.name}" bound to non-existent persistentvolume '
                                 f'"{claim.volume_name}"')
         if claim.deleting:
             return unresolvable(f'persistentvolumeclaim "{claim.name}" is being deleted')
         if v.ephemeral is not None:
-            err = ephemeral_owner_error(pod, claim)
-            if err:
-                return unresolvable(err)
+            if old:
+                if claim.owner_pod != pod.name:
+                    return unresolvable(f'persistentvolumeclaim "{claim.name}" was not created for the pod')
+            else:
+                err = ephemeral_owner_error(pod, claim)
+                if err:
+                    return unresolvable(err)
         claims.append((claim, v.ephemeral is not None))
     if not has:
         return None
@@ -427,7 +442,7 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         check_modelled(self, pod)
-        got = pod_volume_claims(storage_of(self), pod)
+        got = pod_volume_claims(storage_of(self), pod, self.version)
         if got is None:
             state.write(_STATE, None)
             # Skip from 1.27; before, Success and Filter passes every node
@@ -505,7 +520,7 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         PVUpdate and its claim's PVCUpdate; a provisioned claim's PVCUpdate (the
         selected-node annotation, then the binding: one event) and its volume's PVAdd."""
         storage = storage_of(self)
-        claims = pod_volume_claims(storage, pod)
+        claims = pod_volume_claims(storage, pod, self.version)
         if not isinstance(claims, PodVolumeClaims) or not claims.delayed:
             return []
         got = find_pod_volumes(storage, claims, node, self.version)

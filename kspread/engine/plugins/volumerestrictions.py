@@ -15,9 +15,10 @@ rejects it, "node(s) had no available disk"; then a conflicting claim rejects ev
 mode" ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode
 already in-use by another pod" from 1.34; both Unschedulable). With the ReadWriteOncePod
 gate off (alpha, off, to 1.26; beta, on, 1.27-1.28) claims are not looked up nor checked.
-Up to 1.26 the check is PreFilter's: the first ReadWriteOncePod claim in use rejects the pod
-(UnschedulableAndUnresolvable, every node; preemption cannot resolve it), a missing claim
-before it is NotFound.
+From 1.22 (the gate's alpha) to 1.26 the check is PreFilter's: a ReadWriteOncePod claim in
+use rejects the pod (UnschedulableAndUnresolvable, every node; preemption cannot resolve it);
+a missing claim is NotFound, in 1.25-1.26 only when it comes before the conflicting claim
+(to 1.24 every claim is looked up first).
 """
 
 from __future__ import annotations
@@ -135,23 +136,30 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
 
     def _pre_filter_rejects(self, pod: Pod) -> Status:
         """PreFilter to 1.26 (isReadWriteOncePodAccessModeConflict, with the gate on): the
-        persistentVolumeClaim volumes in order, each looked up (missing: NotFound), the
-        first ReadWriteOncePod claim a pod already uses rejects the pod,
-        UnschedulableAndUnresolvable (preemption cannot help; no AddPod / RemovePod)."""
+        persistentVolumeClaim volumes in order, each looked up (missing: NotFound); a
+        ReadWriteOncePod claim a pod already uses rejects the pod (1.25-1.26: the first, at
+        once; to 1.24 after every lookup), UnschedulableAndUnresolvable (preemption cannot
+        help; no AddPod / RemovePod)."""
         if not rwop_enabled(self.version):
             return SUCCESS
         storage = storage_of(self)
         used: set[str] | None = None
+        rwop: list[str] = []
         for name in claim_names(pod):
             claim = storage.claim(pod.namespace, name)
             if claim is None:
                 return unresolvable(not_found("persistentvolumeclaim", name))
             if READ_WRITE_ONCE_POD not in claim.spec.access_modes:
                 continue
+            if self.version.minor <= 24:  # to 1.24 every claim is looked up before any is checked
+                rwop.append(name)
+                continue
             if used is None:
                 used = self._claims_in_use(pod.namespace)
             if name in used:
                 return unresolvable(err_rwop_conflict(self.version))
+        if rwop and set(rwop) & self._claims_in_use(pod.namespace):
+            return unresolvable(err_rwop_conflict(self.version))
         return SUCCESS
 
     def _claims_in_use(self, namespace: str) -> set[str]:

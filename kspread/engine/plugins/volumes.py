@@ -4,7 +4,7 @@ CinderLimits (predicates CheckVolumeBinding, NoDiskConflict, NoVolumeZoneConflic
 MaxCSIVolumeCountPred, MaxEBSVolumeCount, MaxGCEPDVolumeCount, MaxAzureDiskVolumeCount,
 MaxCinderVolumeCount up to 1.17). Each plugin is its own module.
 
-kspread models volume scheduling from 1.23, each minor as its release's source has it (the
+kspread models volume scheduling from 1.21, each minor as its release's source has it (the
 differences by version are named in the modules). For an earlier version a pod that uses
 volumes the plugins read (a claim, an ephemeral volume, an in-tree disk) is an error naming
 the version: kspread does not model those releases' plugins and predicates. A pod without
@@ -20,7 +20,7 @@ from kspread.engine.model import Pod
 from kspread.engine.storage import PersistentVolumeClaim, PodVolume, Storage
 from kspread.errors import CaseError
 
-FIRST_MODELLED_MINOR = 23
+FIRST_MODELLED_MINOR = 21
 
 
 def volume_binding_scores(version) -> bool:
