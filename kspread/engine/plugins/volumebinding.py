@@ -8,10 +8,12 @@ UnschedulableAndUnresolvable with upstream's text. A claim is bound when it name
 volume and carries ``pv.kubernetes.io/bind-completed``; an unbound claim whose class binds
 WaitForFirstConsumer (and that names no volume) waits for the node; any other unbound
 claim is "pod has unbound immediate PersistentVolumeClaims" (UnschedulableAndUnresolvable).
-A pod without claims: Skip.
+A pod without claims: Skip (from 1.27; before, Success and Filter passes). The
+CSIStorageCapacity check below follows its gate (beta, on, to 1.23; GA from 1.24).
 
 Filter (FindPodVolumes), per node: a bound claim's volume must exist ("node(s) unavailable
-due to one or more pvc(s) bound to non-existent pv(s)") and its node affinity match the
+due to one or more pvc(s) bound to non-existent pv(s)"; to 1.22 "pvc(s) bound to
+non-existent pv(s)") and its node affinity match the
 node ("node(s) had volume node affinity conflict" up to 1.32, "node(s) didn't match
 PersistentVolume's node affinity" from 1.33, PR #129887). A waiting claim with a
 ``volume.kubernetes.io/selected-node`` annotation fits only that node; the others, smallest

@@ -1,5 +1,5 @@
 """VolumeRestrictions (predicate NoDiskConflict up to 1.17): the same in-tree disk on one
-node, and ReadWriteOncePod claims in use by another pod (from 1.27, as upstream's
+node, and ReadWriteOncePod claims in use by another pod (from 1.22; as upstream's
 plugins/volumerestrictions).
 
 PreFilter looks up the pod's persistentVolumeClaim volumes (a missing claim:
