@@ -333,10 +333,10 @@ class _CloudLimits(Plugin, PreFilterPlugin, FilterPlugin):
         return SKIP
 
     def reads_only_columns(self, state: CycleState, pod: Pod) -> bool:
-        return False
+        return not pod.volumes
 
     def ignores_node_pods(self, state: CycleState, pod: Pod) -> bool:
-        return False
+        return not pod.volumes
 
     def _volumes(self, storage: Storage, pod: Pod, new_pod: bool, out: set[str]) -> None:
         """filterVolumes: the IDs of the pod's volumes of the kind, into ``out``."""
