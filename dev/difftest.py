@@ -816,7 +816,7 @@ def main() -> int:
     ap.add_argument("--out", default="dev/difftest-out", help="where failing examples are written")
     ap.add_argument("--examples", type=int, default=3, help="examples written per (plugin, kind)")
     ap.add_argument("--json", help="write the counts as JSON to this file")
-    ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.35)")
+    ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.23 and later)")
     args = ap.parse_args()
     global STORAGE
     STORAGE = args.storage
