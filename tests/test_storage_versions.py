@@ -464,3 +464,21 @@ pods:
 pod: {{name: p, volumes: [{{name: d, {source.replace("{i}", "new")}}}]}}
 """
     assert _statuses(doc)["n1"][0] == code
+
+
+def test_a_pod_the_cloud_limits_rejected_retries_after_a_pod_deletion():
+    """EBSLimits registers Pod Delete: the preemptor, rejected by it, is tried again once
+    its victim is deleted (without the event it would wait for ever)."""
+    doc = """
+version: "1.26"
+profile: {filter: [EBSLimits], postFilter: [DefaultPreemption]}
+nodes: [{name: n1, allocatable: {cpu: "4", memory: 8Gi, pods: "110", attachable-volumes-aws-ebs: "1"}}]
+pods:
+- {name: a, node: n1, priority: 0, volumes: [{name: d, awsElasticBlockStore: {volumeID: vol-a}}]}
+schedule:
+- {name: p1, priority: 0, volumes: [{name: e, awsElasticBlockStore: {volumeID: vol-1}}]}
+- {name: p2, priority: 100, volumes: [{name: e, awsElasticBlockStore: {volumeID: vol-2}}]}
+"""
+    _, results, placements = run_case(build_case(yaml.safe_load(doc), "t"), keep_all=True)
+    assert [(r.pod.name, r.attempt) for r in results] == [("p2", 1), ("p1", 1), ("p2", 2)]
+    assert placements == {"p1": None, "p2": "n1"}

@@ -319,6 +319,11 @@ class _CloudLimits(Plugin, PreFilterPlugin, FilterPlugin):
 
     kind = ""
     signs_pods = True
+    # EventsToRegister: Pod Delete and Node Add, no hints (Queue)
+    pod_events = frozenset({"Delete"})
+
+    def node_events(self, hints: bool) -> frozenset[str]:
+        return frozenset({"Add"})
 
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         return volumes_signer(pod)
