@@ -18,6 +18,7 @@ after an earlier volume's conflict).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,16 +109,20 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
             return unresolvable(not_found("persistentvolume", claim.volume_name))
         return pv
 
+    def _bound_volumes(self, pod: Pod) -> Iterator[tuple[str, PersistentVolume | Status]]:
+        """The persistentVolumeClaim volumes in order: (claim name, its bound volume or
+        the Status its lookup rejects the pod with); claims waiting for their first
+        consumer left out."""
+        for v in pod.volumes:
+            if v.claim is not None and (pv := self._volume(pod, v.claim)) is not None:
+                yield v.claim, pv
+
     def topologies(self, pod: Pod) -> list[PVTopology] | Status:
         out: list[PVTopology] = []
-        for v in pod.volumes:
-            if v.claim is None:
-                continue
-            pv = self._volume(pod, v.claim)
+        for _, pv in self._bound_volumes(pod):
             if isinstance(pv, Status):
                 return pv
-            if pv is not None:
-                out.extend(pv_topologies(pv))
+            out.extend(pv_topologies(pv))
         return out
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
@@ -169,14 +174,9 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
         labels = node_info.node.labels
         if not any(k in labels for k in TOPOLOGY_LABELS):
             return SUCCESS
-        for v in pod.volumes:
-            if v.claim is None:
-                continue
-            pv = self._volume(pod, v.claim)
+        for _, pv in self._bound_volumes(pod):
             if isinstance(pv, Status):
                 return pv
-            if pv is None:
-                continue
             for t in pv_topologies(pv):
                 if labels.get(t.key, "") not in t.values:
                     return unresolvable(ERR_CONFLICT)
@@ -187,11 +187,8 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
         values."""
         labels = node_info.node.labels
         out = []
-        for v in pod.volumes:
-            if v.claim is None:
-                continue
-            pv = self._volume(pod, v.claim)
-            if not isinstance(pv, PersistentVolume):
+        for claim, pv in self._bound_volumes(pod):
+            if isinstance(pv, Status):
                 continue
             for t in pv_topologies(pv):
                 key = t.key
@@ -202,6 +199,6 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
                     continue
                 wanted = ", ".join(sorted(t.values))
                 node_has = f"the node has {key}={have}" if have is not None else f"the node has no {key} label"
-                out.append((f"claim {v.claim}: volume {pv.name} is in {t.key}={wanted}; {node_has}",
+                out.append((f"claim {claim}: volume {pv.name} is in {t.key}={wanted}; {node_has}",
                             f"a node with {t.key} in ({wanted})"))
         return out
