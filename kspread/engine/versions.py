@@ -116,6 +116,14 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # default shape favours fuller volumes), renamed StorageCapacityScoring in 1.33
         # (also provisioned volumes by CSIStorageCapacity, default shape favours free space).
         _gate("VolumeCapacityPriority", (21, False, "ALPHA"), removed=33),
+        # VolumeBinding's check of CSIStorageCapacity objects for drivers with
+        # storageCapacity (KEP-1472; v1beta1 objects to 1.23, v1 from 1.24).
+        # Generic ephemeral volumes in VolumeBinding (KEP-1698; the other volume plugins read
+        # them from 1.23, when the gate is locked on).
+        FeatureGate("GenericEphemeralVolume", (GateStage(19, False, "ALPHA"), GateStage(21, True, "BETA"),
+                                               GateStage(23, True, "GA", locked=True)), 25),
+        FeatureGate("CSIStorageCapacity", (GateStage(19, False, "ALPHA"), GateStage(21, True, "BETA"),
+                                           GateStage(24, True, "GA", locked=True)), 28),
         _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),
         # Workloads and gangs (plugins/gangscheduling.py, KEP-4671): the Workload API and
         # pods' spec.workloadRef (GenericWorkload), the GangScheduling plugin (PreEnqueue,
