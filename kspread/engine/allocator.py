@@ -27,6 +27,8 @@ from kspread.engine.devices import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
     EXACT_COUNT,
+    NO_EXECUTE,
+    NO_SCHEDULE,
     AllocatedDevice,
     Allocation,
     Attribute,
@@ -56,6 +58,10 @@ class FailedOnNode(Exception):
 class Features:
     admin_access: bool = False
     prioritized_list: bool = False
+    device_taints: bool = False
+    # 1.33-1.34 (allTaintsTolerated): every taint must be tolerated, whatever its
+    # effect; from 1.35 (taintPreventsAllocation) only NoSchedule and NoExecute count
+    every_taint_effect: bool = False
 
 
 @dataclass
@@ -385,6 +391,9 @@ class _Run:
             return None
         if not admin and self._in_use(did):
             return None
+        if self.a.features.device_taints and taint_prevents_allocation(d, rd.request,
+                                                                       self.a.features.every_taint_effect):
+            return None
         base, sub = rd.base_name, rd.sub_name
         cons = self.constraints[ci]
         for i, c in enumerate(cons):
@@ -425,6 +434,14 @@ class _Run:
         if exprs or fields:
             return (NodeSelectorTerm(tuple(exprs), tuple(fields)),)
         return None
+
+
+def taint_prevents_allocation(d: Device, req: ExactRequest, every_effect: bool = False) -> bool:
+    """taintPreventsAllocation (1.35+): a NoSchedule or NoExecute taint that none of the
+    request's tolerations tolerates (other effects are informational); 1.33-1.34
+    (allTaintsTolerated): any taint none of them tolerates."""
+    return any((every_effect or t.effect in (NO_SCHEDULE, NO_EXECUTE))
+               and not any(tol.tolerates(t) for tol in req.tolerations) for t in d.taints)
 
 
 def _kobj(claim: ResourceClaim) -> str:

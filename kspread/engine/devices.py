@@ -29,6 +29,37 @@ class Attribute:
     value: int | bool | str
 
 
+# DeviceTaintEffect: the effects that keep a claim off a device it does not tolerate
+# (any other, such as None, is informational)
+NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaint:
+    key: str
+    value: str = ""
+    effect: str = NO_SCHEDULE
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceToleration:
+    key: str = ""
+    operator: str = "Equal"  # Equal or Exists
+    value: str = ""
+    effect: str = ""  # empty: every effect
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: DeviceTaint) -> bool:
+        """resourceclaim.ToleratesTaint."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
 @dataclass(frozen=True, slots=True)
 class Device:
     name: str
@@ -36,6 +67,7 @@ class Device:
     attributes: Mapping[str, Attribute] = field(default_factory=dict)
     # qualified name -> quantity (exact)
     capacity: Mapping[str, Fraction] = field(default_factory=dict)
+    taints: tuple[DeviceTaint, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +99,7 @@ class ExactRequest:
     mode: str = EXACT_COUNT
     count: int = 1
     admin_access: bool | None = None
+    tolerations: tuple[DeviceToleration, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

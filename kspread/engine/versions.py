@@ -104,6 +104,10 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         _gate("DRAAdminAccess", (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA")),
         FeatureGate("DRAPrioritizedList", (GateStage(33, False, "ALPHA"), GateStage(34, True, "BETA"),
                                            GateStage(36, True, "GA"), GateStage(37, True, "GA", locked=True))),
+        # devices' taints and requests' tolerations (allocator.py taint_prevents_allocation);
+        # GA in 1.37 but not locked there
+        FeatureGate("DRADeviceTaints", (GateStage(33, False, "ALPHA"), GateStage(36, True, "BETA"),
+                                        GateStage(37, True, "GA"))),
         # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
         # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
         # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
@@ -145,8 +149,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     "either; without them NodeResourcesFit's PreFilter finds an empty mapping and checks every "
                     "extended resource against the node's allocatable, as with the gate off",
                     (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
-        _unmodelled("DRADeviceTaints", "kspread refuses a case that uses device taints (devices' taints, "
-                    "requests' tolerations)", (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
         _unmodelled("DRAPartitionableDevices", "kspread refuses a case that uses partitionable devices "
                     "(sharedCounters, consumesCounters, perDeviceNodeSelection)", (33, False, "ALPHA"),
                     (36, True, "BETA")),

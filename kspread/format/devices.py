@@ -15,6 +15,8 @@ from kspread.engine.devices import (
     BOOL,
     EXACT_COUNT,
     INT,
+    NO_EXECUTE,
+    NO_SCHEDULE,
     STRING,
     VERSION,
     AllocatedDevice,
@@ -24,6 +26,8 @@ from kspread.engine.devices import (
     DeviceClass,
     DeviceObjects,
     DeviceRequest,
+    DeviceTaint,
+    DeviceToleration,
     ExactRequest,
     MatchAttribute,
     PodClaim,
@@ -208,7 +212,6 @@ def _quantity(raw: Any, path: PathT) -> Fraction:
 
 
 _DEVICE_UNMODELLED = {
-    "taints": ("device taints", "DRADeviceTaints"),
     "consumesCounters": ("partitionable devices, consumesCounters", "DRAPartitionableDevices"),
     "nodeName": ("per-device node selection", "DRAPartitionableDevices"),
     "nodeSelector": ("per-device node selection", "DRAPartitionableDevices"),
@@ -220,7 +223,66 @@ _DEVICE_UNMODELLED = {
 }
 
 
-def _device(raw: Any, ver: str, path: PathT) -> Device:
+def _taints_gate(version: Version, path: PathT, what: str) -> bool:
+    """Device taints and tolerations exist from 1.33 (DRADeviceTaints); with the gate
+    off the API server drops them (False)."""
+    if version.minor < 33:
+        raise CaseError(f"1.{version.minor} has no device {what} (DRADeviceTaints, from 1.33)", path)
+    return version.gate("DRADeviceTaints")
+
+
+def _taint_effects(version: Version) -> tuple[str, ...]:
+    """DeviceTaintEffect: NoSchedule and NoExecute, and None from 1.35."""
+    return (NO_SCHEDULE, NO_EXECUTE, "None") if version.minor >= 35 else (NO_SCHEDULE, NO_EXECUTE)
+
+
+def _taints(raw: Any, version: Version, path: PathT) -> tuple[DeviceTaint, ...]:
+    if raw is None or not _taints_gate(version, path, "taints"):
+        return ()
+    out = []
+    for i, t in enumerate(_list(raw, path)):
+        tp = [*path, i]
+        t = _map(t, tp, ("key", "value", "effect", "timeAdded"))
+        effect = t.get("effect")
+        if effect not in _taint_effects(version):
+            raise CaseError(f"a device taint's effect is one of {', '.join(_taint_effects(version))} in "
+                            f"1.{version.minor}", [*tp, "effect"], value=effect)
+        value = t.get("value") or ""
+        if not isinstance(value, str):
+            raise CaseError("must be a string", [*tp, "value"], value=value)
+        out.append(DeviceTaint(_str(t.get("key"), [*tp, "key"], "a taint key"), value, effect))
+    return tuple(out)
+
+
+def _tolerations(raw: Any, version: Version, path: PathT) -> tuple[DeviceToleration, ...]:
+    if raw is None or not _taints_gate(version, path, "tolerations"):
+        return ()
+    out = []
+    for i, t in enumerate(_list(raw, path)):
+        tp = [*path, i]
+        t = _map(t, tp, ("key", "operator", "value", "effect", "tolerationSeconds"))
+        op = t.get("operator") or "Equal"
+        if op not in ("Equal", "Exists"):
+            raise CaseError("a toleration's operator is Equal or Exists", [*tp, "operator"], value=op)
+        key, value, effect = t.get("key") or "", t.get("value") or "", t.get("effect") or ""
+        for k, v in (("key", key), ("value", value)):
+            if not isinstance(v, str):
+                raise CaseError("must be a string", [*tp, k], value=v)
+        if not key and op != "Exists":
+            raise CaseError("a toleration without a key has operator Exists", [*tp, "operator"], value=op)
+        if op == "Exists" and value:
+            raise CaseError("a toleration with operator Exists has no value", [*tp, "value"], value=value)
+        if effect and effect not in (NO_SCHEDULE, NO_EXECUTE):
+            raise CaseError("a toleration's effect is NoSchedule or NoExecute (empty: every effect)",
+                            [*tp, "effect"], value=effect)
+        secs = t.get("tolerationSeconds")
+        if secs is not None and (not isinstance(secs, int) or isinstance(secs, bool)):
+            raise CaseError("tolerationSeconds is an integer", [*tp, "tolerationSeconds"], value=secs)
+        out.append(DeviceToleration(key, op, value, effect, secs))
+    return tuple(out)
+
+
+def _device(raw: Any, ver: str, version: Version, path: PathT) -> Device:
     if ver in _OLD_SHAPE:
         raw = _map(raw, path, ("name", "basic"))
         body, bp = _map(raw.get("basic"), [*path, "basic"], _DEVICE_BODY), [*path, "basic"]
@@ -243,7 +305,7 @@ def _device(raw: Any, ver: str, path: PathT) -> Device:
             if v.get("requestPolicy") is not None:
                 raise _unmodelled("consumable capacity, requestPolicy", "DRAConsumableCapacity", [*cp, "requestPolicy"])
             caps[str(k)] = _quantity(v.get("value"), [*cp, "value"])
-    return Device(name, attrs, caps)
+    return Device(name, attrs, caps, _taints(body.get("taints"), version, [*bp, "taints"]))
 
 
 def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:
@@ -267,7 +329,7 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
     if not isinstance(count, int) or count < 1 or not isinstance(gen, int) or gen < 0:
         raise CaseError("pool.resourceSliceCount must be a positive integer and pool.generation a non-negative one",
                         [*sp, "pool"])
-    devices = tuple(_device(d, ver, [*sp, "devices", i])
+    devices = tuple(_device(d, ver, version, [*sp, "devices", i])
                     for i, d in enumerate(_list(spec.get("devices"), [*sp, "devices"])))
     return ResourceSlice(
         name=name, driver=_str(spec.get("driver"), [*sp, "driver"], "driver"),
@@ -279,8 +341,7 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
 
 
 def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub: bool) -> ExactRequest:
-    for k, (what, gate) in (("tolerations", ("device taints, tolerations", "DRADeviceTaints")),
-                            ("capacity", ("consumable capacity, request capacity", "DRAConsumableCapacity"))):
+    for k, (what, gate) in (("capacity", ("consumable capacity, request capacity", "DRAConsumableCapacity")),):
         if raw.get(k) is not None:
             raise _unmodelled(what, gate, [*path, k])
     cls = _str(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
@@ -303,7 +364,8 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
         if version.minor >= 32 and not version.gate("DRAAdminAccess"):
             admin = None  # the API server drops the field while the gate is off
     return ExactRequest(name, cls, _selectors(raw.get("selectors"), [*path, "selectors"]), mode,
-                        int(count) if mode == EXACT_COUNT and count is not None else 0, admin)
+                        int(count) if mode == EXACT_COUNT and count is not None else 0, admin,
+                        _tolerations(raw.get("tolerations"), version, [*path, "tolerations"]))
 
 
 def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
@@ -432,7 +494,7 @@ def pod_claim_refs(raw: Any, at, containers: Any, version: Version, devices: Any
         if key in names:
             raise CaseError(f"duplicate pod resource claim name {key!r}", p)
         names.add(str(key))
-        out.append((str(key), None, None, (_shorthand_request(str(key), spec, p),)))
+        out.append((str(key), None, None, (_shorthand_request(str(key), spec, p, version),)))
     for ci, c in enumerate(containers or []):
         if not isinstance(c, Mapping):
             continue
@@ -453,10 +515,11 @@ def pod_claims(pod_name: str, refs: tuple) -> tuple[PodClaim, ...]:
 # ---- the shorthand (an extension of the case format) -------------------------------------
 
 
-def _shorthand_request(name: str, raw: Any, path: PathT) -> DeviceRequest:
-    """A pod's ``devices: {<claim>: {class, count | all, selector}}`` entry: a claim with
-    one request named after it."""
-    raw = _map(raw, path, ("class", "count", "all", "selector"))
+def _shorthand_request(name: str, raw: Any, path: PathT, version: Version) -> DeviceRequest:
+    """A pod's ``devices: {<claim>: {class, count | all, selector, tolerations}}`` entry: a
+    claim with one request named after it."""
+    raw = _map(raw, path, ("class", "count", "all", "selector", "tolerations"))
+    tols = _tolerations(raw.get("tolerations"), version, [*path, "tolerations"])
     cls = _str(raw.get("class"), [*path, "class"], "class (a DeviceClass's name)")
     if raw.get("all") is not None and raw.get("count") is not None:
         raise CaseError("give count or all, not both", [*path, "all"])
@@ -465,8 +528,8 @@ def _shorthand_request(name: str, raw: Any, path: PathT) -> DeviceRequest:
         raise CaseError("count must be a positive integer", [*path, "count"], value=count)
     sel = () if raw.get("selector") is None else (_str(raw["selector"], [*path, "selector"], "a CEL selector"),)
     if raw.get("all"):
-        return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0))
-    return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count))
+        return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0, tolerations=tols))
+    return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count, tolerations=tols))
 
 
 def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
@@ -496,7 +559,7 @@ def _shorthand_attribute(raw: Any, path: PathT) -> Attribute:
 
 
 def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice]:
-    """A node's ``devices: [{driver, count, name, pool, attributes, capacity}]``: the
+    """A node's ``devices: [{driver, count, name, pool, attributes, capacity, taints}]``: the
     ResourceSlices its drivers publish, one per driver and pool (pool: the node's
     name), devices ``<name>-0`` .. ``<name>-<count-1>`` (name: ``device``)."""
     if not raw:
@@ -505,7 +568,7 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
     pools: dict[tuple[str, str], list[Device]] = {}
     for i, d in enumerate(_list(raw, at("devices"))):
         p = at("devices", i)
-        d = _map(d, p, ("driver", "count", "name", "pool", "attributes", "capacity"))
+        d = _map(d, p, ("driver", "count", "name", "pool", "attributes", "capacity", "taints"))
         driver = _str(d.get("driver"), [*p, "driver"], "driver")
         count = d.get("count", 1)
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
@@ -515,10 +578,11 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
                  for k, v in _map(d.get("attributes"), [*p, "attributes"]).items()}
         caps = {str(k): _quantity(v, [*p, "capacity", k])
                 for k, v in _map(d.get("capacity"), [*p, "capacity"]).items()}
+        taints = _taints(d.get("taints"), version, [*p, "taints"])
         devices = pools.setdefault((driver, _str(d.get("pool", node), [*p, "pool"], "pool")), [])
         start = sum(1 for x in devices if x.name.startswith(prefix + "-"))
         for j in range(count):
-            devices.append(Device(f"{prefix}-{start + j}", attrs, caps))
+            devices.append(Device(f"{prefix}-{start + j}", attrs, caps, taints))
     return [ResourceSlice(f"{node}-{driver}-{pool}", driver, pool, 0, 1, node_name=node, devices=tuple(devs))
             for (driver, pool), devs in pools.items()]
 

@@ -77,6 +77,8 @@ def allocator_features(version: Version) -> Features:
     return Features(
         admin_access=version.minor == 31 or (version.minor >= 32 and version.gate("DRAAdminAccess")),
         prioritized_list=version.minor >= 33 and version.gate("DRAPrioritizedList"),
+        device_taints=version.minor >= 33 and version.gate("DRADeviceTaints"),
+        every_taint_effect=version.minor < 35,
     )
 
 
