@@ -3,6 +3,8 @@ partitionable devices, consumable capacity, each per version and gate."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 import yaml
 
@@ -127,3 +129,103 @@ def test_taints_are_read_per_version_and_dropped_with_the_gate_off():
                "{DynamicResourceAllocation: true}")
     with pytest.raises(CaseError, match=r"effect is one of NoSchedule, NoExecute in 1\.34"):
         _build("1.34", "v1", "{name: g0, taints: [{key: k, effect: None}]}", on)
+
+
+# ---- partitionable devices -----------------------------------------------------------------
+
+G = 2**30
+
+
+def _consumes(cs: str, **counters: int) -> tuple:
+    return ((cs, {k: Fraction(v) for k, v in counters.items()}),)
+
+
+def _counters_slice(name: str = "n1-counters", **sets: dict) -> ResourceSlice:
+    return ResourceSlice(name, GPU, "n1", 1, 2, node_name="n1",
+                         shared_counters=tuple((k, {c: Fraction(v) for c, v in cs.items()}) for k, cs in sets.items()))
+
+
+WHOLE = Device("whole", consumes_counters=_consumes("mem", memory=40 * G))
+HALF0 = Device("half-0", consumes_counters=_consumes("mem", memory=20 * G))
+HALF1 = Device("half-1", consumes_counters=_consumes("mem", memory=20 * G))
+PART = Features(partitionable_devices=True)
+
+
+def test_counters_limit_devices_of_a_pool_and_the_search_backtracks():
+    slices = [_counters_slice(mem={"memory": 40 * G}), _slice(WHOLE, HALF0, HALF1, slice_count=2)]
+    two = _claim(ExactRequest("r", "gpu", count=2))
+    assert _ids(Allocator(PART, set(), CLS, slices).allocate(N1, [two])) == [[f"{GPU}/n1/half-0", f"{GPU}/n1/half-1"]]
+    one = _claim(ExactRequest("r", "gpu"))
+    busy = {(GPU, "n1", "half-0")}
+    assert _ids(Allocator(PART, busy, CLS, slices).allocate(N1, [one])) == [[f"{GPU}/n1/half-1"]]
+    # without the feature the counter slice is not part of any pool and a device that
+    # consumes counters is never taken
+    assert Allocator(Features(), set(), CLS, slices).allocate(N1, [one]) is None
+
+
+def test_a_counter_set_named_twice_or_missing_makes_the_pool_invalid():
+    from kspread.engine.allocator import FailedOnNode
+
+    slices = [_counters_slice(mem={"memory": 40 * G}), _slice(Device("x", consumes_counters=_consumes("nope", a=1)),
+                                                              slice_count=2)]
+    with pytest.raises(FailedOnNode, match="invalid resource pools were encountered"):
+        Allocator(PART, set(), CLS, slices).allocate(N1, [_claim(ExactRequest("r", "gpu"))])
+
+
+def test_counters_a_failed_taint_check_took_stay_taken_from_1_34():
+    """Upstream checks (and counts) a device's counters before its taints and gives them
+    back only in the undo of a device it took: a tainted device's counters stay consumed
+    for the rest of the search on that node."""
+    tainted = Device("t", taints=(BROKEN,), consumes_counters=_consumes("mem", memory=40 * G))
+    clean = Device("c", consumes_counters=_consumes("mem", memory=40 * G))
+    slices = [_counters_slice(mem={"memory": 40 * G}), _slice(tainted, clean, slice_count=2)]
+    one = _claim(ExactRequest("r", "gpu"))
+    f = Features(partitionable_devices=True, device_taints=True)
+    assert Allocator(f, set(), CLS, slices).allocate(N1, [one]) is None
+    assert _ids(Allocator(PART, set(), CLS, slices).allocate(N1, [one])) == [[f"{GPU}/n1/t"]]
+    # 1.33 counts only devices allocated or being allocated: the clean device is taken
+    same = _slice(tainted, clean, shared_counters=(("mem", {"memory": Fraction(40 * G)}),))
+    f133 = Features(partitionable_devices=True, device_taints=True, counters_version=33)
+    assert _ids(Allocator(f133, set(), CLS, [same]).allocate(N1, [one])) == [[f"{GPU}/n1/c"]]
+
+
+def test_per_slice_counters_1_33_checks_only_what_the_device_consumes_1_34_every_counter():
+    over = Device("over", consumes_counters=_consumes("a", x=2))
+    dev = Device("d", consumes_counters=_consumes("b", y=1))
+    s = _slice(over, dev, shared_counters=(("a", {"x": Fraction(1)}), ("b", {"y": Fraction(1)})))
+    one = _claim(ExactRequest("r", "gpu"))
+    busy = {(GPU, "n1", "over")}
+    f33 = Features(partitionable_devices=True, counters_version=33)
+    f34 = Features(partitionable_devices=True, counters_version=34)
+    assert _ids(Allocator(f33, busy, CLS, [s]).allocate(N1, [one])) == [[f"{GPU}/n1/d"]]
+    assert Allocator(f34, busy, CLS, [s]).allocate(N1, [one]) is None
+
+
+def test_per_device_node_selection_and_the_allocations_node_selector():
+    a = Device("a", node_name="n1", consumes_counters=_consumes("rack", slots=1))
+    b = Device("b", all_nodes=True, consumes_counters=_consumes("rack", slots=1))
+    counters = ResourceSlice("c", GPU, "rack", 1, 2, shared_counters=(("rack", {"slots": Fraction(2)}),))
+    devs = ResourceSlice("d", GPU, "rack", 1, 2, per_device_node_selection=True, devices=(a, b))
+    n2 = Node("n2", {}, {}, index=1)
+    out = Allocator(PART, set(), CLS, [counters, devs]).allocate(n2, [_claim(ExactRequest("r", "gpu"))])
+    assert _ids(out) == [[f"{GPU}/rack/b"]] and out[0].node_selector is None
+    out = Allocator(PART, set(), CLS, [counters, devs]).allocate(N1, [_claim(ExactRequest("r", "gpu"))])
+    assert _ids(out) == [[f"{GPU}/rack/a"]] and out[0].node_selector[0].match_fields[0].values == ("n1",)
+
+
+def test_all_mode_over_counter_devices_is_refused_from_1_35():
+    slices = [_counters_slice(mem={"memory": 40 * G}), _slice(HALF0, slice_count=2)]
+    with pytest.raises(CaseError, match="allocationMode All over a device that consumes counters"):
+        Allocator(PART, set(), CLS, slices).allocate(N1, [_claim(ExactRequest("r", "gpu", mode=ALL, count=0))])
+
+
+def test_partitionable_fields_per_version_and_gate():
+    dev = "{name: g0, consumesCounters: [{counterSet: s, counters: {c: {value: '1'}}}]}"
+    with pytest.raises(CaseError, match=r"needs the DRAPartitionableDevices feature gate, off by default in 1\.35"):
+        _build("1.35", "v1", dev)
+    with pytest.raises(CaseError, match=r"1\.32 has no partitionable devices"):
+        _build("1.32", "v1beta1", "{name: g0, basic: {consumesCounters: []}}", "{DynamicResourceAllocation: true}")
+    with pytest.raises(CaseError, match="counter set 's' is not among this slice's sharedCounters"):
+        _build("1.34", "v1", dev, "{DRAPartitionableDevices: true}")
+    case = _build("1.36", "v1", dev)
+    assert case.cluster.devices.slices[0].devices[0].consumes_counters == (("s", {"c": Fraction(1)}),)

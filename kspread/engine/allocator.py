@@ -20,7 +20,9 @@ of devices depends on it has a tie that upstream breaks at random.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from kspread.engine.devicecel import CelError, device_matches
 from kspread.engine.devices import (
@@ -41,6 +43,7 @@ from kspread.engine.devices import (
 )
 from kspread.engine.labels import IN, Requirement
 from kspread.engine.model import Node, NodeSelectorTerm
+from kspread.errors import CaseError
 
 DeviceID = tuple[str, str, str]
 
@@ -62,40 +65,69 @@ class Features:
     # 1.33-1.34 (allTaintsTolerated): every taint must be tolerated, whatever its
     # effect; from 1.35 (taintPreventsAllocation) only NoSchedule and NoExecute count
     every_taint_effect: bool = False
+    partitionable_devices: bool = False
+    # how counters are checked: 33 (a device's slice, the counters it consumes, against
+    # the devices allocated and being allocated), 34 (a device's slice, every counter of
+    # it, tracking what this search consumes), 35 (the pool, as 34)
+    counters_version: int = 35
 
 
 @dataclass
 class Pool:
     driver: str
     pool: str
-    slices: list[ResourceSlice]
+    slices: list[ResourceSlice]  # the slices with devices available on the node
     incomplete: bool = False
     invalid: bool = False
+    # partitionable devices, from 1.35 (per pool): the pool's counter sets (from its
+    # slices with sharedCounters) and its other slices of the generation, whose
+    # allocated devices consume counters too
+    counter_sets: dict[str, Mapping[str, Fraction]] = field(default_factory=dict)
+    other_slices: list[ResourceSlice] = field(default_factory=list)
 
     @property
     def id(self) -> str:
         return f"{self.driver}/{self.pool}"
 
 
-def node_matches(node: Node, slice_: ResourceSlice) -> bool:
-    if slice_.node_name:
-        return node.name == slice_.node_name
-    if slice_.all_nodes:
+def _target_matches(node: Node, node_name: str | None, all_nodes: bool,
+                    node_selector: tuple[NodeSelectorTerm, ...] | None) -> bool:
+    """NodeMatches."""
+    if node_name:
+        return node.name == node_name
+    if all_nodes:
         return True
-    if slice_.node_selector is not None:
-        return selector_matches(slice_.node_selector, node)
+    if node_selector is not None:
+        return selector_matches(node_selector, node)
     return False
 
 
-def gather_pools(slices: list[ResourceSlice], node: Node) -> list[Pool]:
+def node_matches(node: Node, slice_: ResourceSlice) -> bool:
+    return _target_matches(node, slice_.node_name, slice_.all_nodes, slice_.node_selector)
+
+
+def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | None = None) -> list[Pool]:
     """GatherPools: the pools with slices available on the node, the newest
-    generation only, each marked incomplete or invalid as upstream does."""
+    generation only, each marked incomplete or invalid as upstream does. With
+    partitionable devices a slice with per-device node selection is available when
+    one of its devices is; from 1.35 a slice with sharedCounters belongs to its pool
+    on every node."""
+    f = features or Features()
+    per_pool = f.partitionable_devices and f.counters_version >= 35
     pools: dict[tuple[str, str], Pool] = {}
     for s in slices:
-        if not (s.node_name or s.all_nodes or s.node_selector is not None):
-            continue  # nothing known set: some future extension
-        if not node_matches(node, s):
+        if not f.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
             continue
+        if per_pool and s.shared_counters:
+            pass  # needed to use the pool, whatever its node selection
+        elif s.node_name or s.all_nodes or s.node_selector is not None:
+            if not node_matches(node, s):
+                continue
+        elif s.per_device_node_selection:
+            if not any(_target_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices):
+                continue
+        else:
+            continue  # nothing known set: some future extension
         pid = (s.driver, s.pool)
         pool = pools.get(pid)
         if pool is None:
@@ -110,29 +142,63 @@ def gather_pools(slices: list[ResourceSlice], node: Node) -> list[Pool]:
     for pid, pool in pools.items():
         gen = pool.slices[0].generation
         complete = len(pool.slices) == pool.slices[0].slice_count
+        all_of_gen: list[ResourceSlice] | None = None
         if not complete:
             obsolete = False
-            n = 0
+            all_of_gen = []
             for s in slices:
                 if (s.driver, s.pool) != pid:
                     continue
                 if s.generation == gen:
-                    n += 1
+                    all_of_gen.append(s)
                 elif s.generation > gen:
                     obsolete = True
                     break
             if obsolete:
                 continue
-            complete = n == pool.slices[0].slice_count
+            complete = len(all_of_gen) == pool.slices[0].slice_count
         pool.incomplete = not complete
+        if per_pool:
+            counter_slices = [s for s in pool.slices if s.shared_counters]
+            pool.slices = [s for s in pool.slices if not s.shared_counters]
         names: set[str] = set()
         for s in pool.slices:
             for d in s.devices:
                 if d.name in names:
                     pool.invalid = True
                 names.add(d.name)
+        if per_pool and not pool.incomplete and not pool.invalid:
+            _build_counters(pool, counter_slices, all_of_gen)
         out.append(pool)
     return out
+
+
+def _build_counters(pool: Pool, counter_slices: list[ResourceSlice], all_of_gen: list[ResourceSlice] | None) -> None:
+    """buildPool's counter part (1.35+): a counter set named twice, or a device
+    consuming a counter set or counter the pool does not have, makes the pool invalid."""
+    for s in counter_slices:
+        for name, counters in s.shared_counters:
+            if name in pool.counter_sets:
+                pool.invalid = True
+                return
+            pool.counter_sets[name] = counters
+    if not _consumption_valid(pool.counter_sets, [*counter_slices, *pool.slices]):
+        pool.invalid = True
+        return
+    if all_of_gen is not None:
+        seen = {s.name for s in (*counter_slices, *pool.slices)}
+        pool.other_slices = [s for s in all_of_gen if s.name not in seen]
+        if not _consumption_valid(pool.counter_sets, pool.other_slices):
+            pool.invalid = True
+
+
+def _consumption_valid(counter_sets: dict[str, Mapping[str, Fraction]], slices: list[ResourceSlice]) -> bool:
+    for s in slices:
+        for d in s.devices:
+            for cs, counters in d.consumes_counters:
+                if cs not in counter_sets or any(c not in counter_sets[cs] for c in counters):
+                    return False
+    return True
 
 
 @dataclass
@@ -214,6 +280,9 @@ class Allocator:
         # (device, expression, driver) -> the selector's result or its CelError: a device's
         # answer to an expression never changes, so a run keeps them across cycles
         self.cel_results = {} if cel_results is None else cel_results
+        # partitionable devices (1.34+): the counters left by the allocated devices, per
+        # slice name (1.34) or pool name (1.35+: upstream keys them by the pool's name alone)
+        self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
 
     def allocate(self, node: Node, claims: list[ResourceClaim]) -> list[Allocation] | None:
         return _Run(self, node, claims).run()
@@ -229,12 +298,15 @@ class _Run:
         self.constraints: list[list[_MatchAttribute]] = []
         self.matches: dict[tuple, bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
-        self.result: list[list[tuple[AllocatedDevice, ResourceSlice]]] = [[] for _ in claims]
+        self.result: list[list[tuple[AllocatedDevice, ResourceSlice, Device]]] = [[] for _ in claims]
+        # partitionable devices (1.34+): what the devices of this search consume, keyed as
+        # Allocator.available_counters
+        self.consumed: dict[str, dict[str, dict[str, Fraction]]] = {}
 
     # ---- setup --------------------------------------------------------------------
 
     def run(self) -> list[Allocation] | None:
-        self.pools = gather_pools(self.a.slices, self.node)
+        self.pools = gather_pools(self.a.slices, self.node, self.a.features)
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, req in enumerate(claim.requests):
@@ -263,7 +335,7 @@ class _Run:
             return None
         out = []
         for devices in self.result:
-            out.append(Allocation(tuple(d for d, _ in devices), self._node_selector([s for _, s in devices])))
+            out.append(Allocation(tuple(d for d, _, _ in devices), self._node_selector([(s, d) for _, s, d in devices])))
         return out
 
     def _validate(self, ci: int, ri: int, si: int, req: ExactRequest, parent: str | None) -> _Request:
@@ -294,6 +366,13 @@ class _Run:
                     for d in s.devices:
                         if self._selectable((ci, ri, si), rd, s, d):
                             rd.all_devices.append(((s.driver, s.pool, d.name), d, s))
+                            if d.consumes_counters and self.a.features.partitionable_devices and \
+                                    self.a.features.counters_version >= 35:
+                                raise CaseError(
+                                    f"claim {_kobj(claim)}, request {req.name}: allocationMode All over a device "
+                                    f"that consumes counters ({s.driver}/{s.pool}/{d.name}) is not modelled by "
+                                    "kspread: upstream's v1.35 allocator checks its counters without its pool and "
+                                    "panics", ["objects"])
             rd.num_devices = len(rd.all_devices)
         else:  # pragma: no cover - the loader admits the two modes
             raise AllocationError(f"claim {_kobj(claim)}, request {name}: unsupported count mode {req.mode}")
@@ -345,7 +424,7 @@ class _Run:
                         continue
                     if not self._selectable((ci, ri, si), rd, s, d):
                         continue
-                    undo = self._allocate_device(ci, rd, did, d, s, must=False)
+                    undo = self._allocate_device(ci, rd, did, d, s, must=False, pool=pool)
                     if undo is None:
                         continue
                     if self._allocate_one(ci, ri, si, di + 1, in_sub):
@@ -363,6 +442,8 @@ class _Run:
             return hit
         ok = self._selectors_match(key[0], d, s.driver, rd.cls, rd.cls.selectors) and \
             self._selectors_match(key[0], d, s.driver, None, rd.request.selectors)
+        if ok and s.per_device_node_selection:
+            ok = _target_matches(self.node, d.node_name, d.all_nodes, d.node_selector)
         self.matches[mk] = ok
         return ok
 
@@ -385,12 +466,22 @@ class _Run:
                 return False
         return True
 
-    def _allocate_device(self, ci: int, rd: _Request, did: DeviceID, d: Device, s: ResourceSlice, must: bool):
+    def _allocate_device(self, ci: int, rd: _Request, did: DeviceID, d: Device, s: ResourceSlice, must: bool,
+                         pool: Pool | None = None):
         admin = bool(rd.request.admin_access)
         if admin and ci in self.allocating.get(did, ()):
             return None
         if not admin and self._in_use(did):
             return None
+        f = self.a.features
+        if d.consumes_counters and not f.partitionable_devices and f.counters_version >= 34:
+            return None  # 1.34+: consuming counters needs the feature
+        counted = f.partitionable_devices and bool(d.consumes_counters)
+        if counted and not self._check_counters(did, d, s, pool):
+            return None
+        # upstream gives the counters back only in the undo of a device it took: a device
+        # whose taint or constraint fails after this check keeps them for the rest of the
+        # search (1.34+), and so does kspread
         if self.a.features.device_taints and taint_prevents_allocation(d, rd.request,
                                                                        self.a.features.every_taint_effect):
             return None
@@ -406,29 +497,107 @@ class _Run:
                     e.remove(base, sub)
                 return None
         self.allocating.setdefault(did, set()).add(ci)
-        self.result[ci].append((AllocatedDevice(rd.full_name, *did, admin_access=True if admin else None), s))
+        self.result[ci].append((AllocatedDevice(rd.full_name, *did, admin_access=True if admin else None), s, d))
 
         def undo() -> None:
             for c in cons:
                 c.remove(base, sub)
             self.allocating[did].discard(ci)
+            if counted and f.counters_version >= 34:
+                self._release_counters(d, s, pool)
             self.result[ci].pop()
 
         return undo
 
-    def _node_selector(self, slices: list[ResourceSlice]) -> tuple[NodeSelectorTerm, ...] | None:
+    # ---- partitionable devices -----------------------------------------------------------
+
+    def _counter_key(self, s: ResourceSlice, pool: Pool | None) -> str:
+        if self.a.features.counters_version >= 35:
+            assert pool is not None
+            return pool.pool
+        return s.name
+
+    def _check_counters(self, did: DeviceID, d: Device, s: ResourceSlice, pool: Pool | None) -> bool:
+        """checkAvailableCounters (1.34+) / checkAvailableCapacity (1.33)."""
+        if self.a.features.counters_version <= 33:
+            return self._check_counters_133(d, s)
+        key = self._counter_key(s, pool)
+        avail = self.a.available_counters.get(key)
+        if avail is None:
+            if self.a.features.counters_version >= 35:
+                assert pool is not None
+                sets = list(pool.counter_sets.items())
+                slices = [*pool.slices, *pool.other_slices]
+            else:
+                sets, slices = list(s.shared_counters), [s]
+            avail = {name: dict(counters) for name, counters in sets}
+            for sl in slices:
+                for dev in sl.devices:
+                    if (sl.driver, sl.pool, dev.name) not in self.a.allocated:
+                        continue
+                    for cs, counters in dev.consumes_counters:
+                        left = avail.get(cs, {})
+                        for name, v in counters.items():
+                            if name in left:
+                                left[name] -= v
+            self.a.available_counters[key] = avail
+        consumed = self.consumed.setdefault(key, {})
+        for cs, counters in d.consumes_counters:
+            mine = consumed.setdefault(cs, {})
+            for name, v in counters.items():
+                mine[name] = mine.get(name, Fraction(0)) + v
+        for cs, counters in avail.items():
+            mine = consumed.get(cs, {})
+            for name, v in counters.items():
+                if v < mine.get(name, 0):
+                    self._release_counters(d, s, pool)
+                    return False
+        return True
+
+    def _check_counters_133(self, d: Device, s: ResourceSlice) -> bool:
+        """1.33: the device's slice's counter sets less what its devices allocated or being
+        allocated consume must hold each counter the device consumes."""
+        wanted = {cs for cs, _ in d.consumes_counters}
+        avail = {name: dict(counters) for name, counters in s.shared_counters if name in wanted}
+        for dev in s.devices:
+            if (s.driver, s.pool, dev.name) not in self.a.allocated and \
+                    not self.allocating.get((s.driver, s.pool, dev.name)):
+                continue
+            for cs, counters in dev.consumes_counters:
+                left = avail.get(cs, {})
+                for name, v in counters.items():
+                    if name in left:
+                        left[name] -= v
+        for cs, counters in d.consumes_counters:
+            left = avail.get(cs, {})
+            for name, v in counters.items():
+                if name not in left or left[name] < v:
+                    return False
+        return True
+
+    def _release_counters(self, d: Device, s: ResourceSlice, pool: Pool | None) -> None:
+        consumed = self.consumed[self._counter_key(s, pool)]
+        for cs, counters in d.consumes_counters:
+            mine = consumed[cs]
+            for name, v in counters.items():
+                mine[name] -= v
+
+    def _node_selector(self, devices: list[tuple[ResourceSlice, Device]]) -> tuple[NodeSelectorTerm, ...] | None:
         """createNodeSelector: pinned to a node when a device is node-local, else the
-        requirements of the slices' one-term selectors together, else None."""
+        requirements of the slices' one-term selectors together, else None; a device of a
+        slice with per-device node selection gives its own."""
         exprs: list[Requirement] = []
         fields: list[Requirement] = []
-        for s in slices:
-            if s.node_name:
-                return (NodeSelectorTerm((), (Requirement("metadata.name", IN, (s.node_name,)),)),)
-            if s.node_selector is not None:
-                if len(s.node_selector) > 1:
-                    raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(s.node_selector)} terms")
-                if s.node_selector:
-                    term = s.node_selector[0]
+        for s, d in devices:
+            node_name, node_selector = (d.node_name, d.node_selector) if s.per_device_node_selection else \
+                (s.node_name, s.node_selector)
+            if node_name:
+                return (NodeSelectorTerm((), (Requirement("metadata.name", IN, (node_name,)),)),)
+            if node_selector is not None:
+                if len(node_selector) > 1:
+                    raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(node_selector)} terms")
+                if node_selector:
+                    term = node_selector[0]
                     fields.extend(r for r in term.match_fields if r not in fields)
                     exprs.extend(r for r in term.match_expressions if r not in exprs)
         if exprs or fields:
@@ -465,7 +634,7 @@ def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> li
     of them are free; the search itself (constraints, several requests competing for
     one device) is what decides, this only says what each request could get alone."""
     run = _Run(a, node, claims)
-    run.pools = gather_pools(a.slices, node)
+    run.pools = gather_pools(a.slices, node, a.features)
     out = []
     for ci, claim in enumerate(claims):
         for ri, req in enumerate(claim.requests):

@@ -68,6 +68,12 @@ class Device:
     # qualified name -> quantity (exact)
     capacity: Mapping[str, Fraction] = field(default_factory=dict)
     taints: tuple[DeviceTaint, ...] = ()
+    # partitionable devices: (counter set, counter -> quantity) per entry of consumesCounters
+    consumes_counters: tuple[tuple[str, Mapping[str, Fraction]], ...] = ()
+    # per-device node selection (the slice's perDeviceNodeSelection)
+    node_name: str | None = None
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    all_nodes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +87,9 @@ class ResourceSlice:
     node_selector: tuple[NodeSelectorTerm, ...] | None = None
     all_nodes: bool = False
     devices: tuple[Device, ...] = ()
+    # partitionable devices: (counter set, counter -> quantity) per entry of sharedCounters
+    shared_counters: tuple[tuple[str, Mapping[str, Fraction]], ...] = ()
+    per_device_node_selection: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,6 +108,8 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # GA in 1.37 but not locked there
         FeatureGate("DRADeviceTaints", (GateStage(33, False, "ALPHA"), GateStage(36, True, "BETA"),
                                         GateStage(37, True, "GA"))),
+        # counter sets, devices consuming them, per-device node selection (allocator.py)
+        _gate("DRAPartitionableDevices", (33, False, "ALPHA"), (36, True, "BETA")),
         # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
         # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
         # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
@@ -149,9 +151,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     "either; without them NodeResourcesFit's PreFilter finds an empty mapping and checks every "
                     "extended resource against the node's allocatable, as with the gate off",
                     (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
-        _unmodelled("DRAPartitionableDevices", "kspread refuses a case that uses partitionable devices "
-                    "(sharedCounters, consumesCounters, perDeviceNodeSelection)", (33, False, "ALPHA"),
-                    (36, True, "BETA")),
         _unmodelled("DRAConsumableCapacity", "kspread refuses a case that uses consumable capacity "
                     "(allowMultipleAllocations, request capacity, distinctAttribute)", (34, False, "ALPHA"),
                     (36, True, "BETA")),

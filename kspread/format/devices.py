@@ -212,10 +212,6 @@ def _quantity(raw: Any, path: PathT) -> Fraction:
 
 
 _DEVICE_UNMODELLED = {
-    "consumesCounters": ("partitionable devices, consumesCounters", "DRAPartitionableDevices"),
-    "nodeName": ("per-device node selection", "DRAPartitionableDevices"),
-    "nodeSelector": ("per-device node selection", "DRAPartitionableDevices"),
-    "allNodes": ("per-device node selection", "DRAPartitionableDevices"),
     "allowMultipleAllocations": ("consumable capacity, allowMultipleAllocations", "DRAConsumableCapacity"),
     "bindingConditions": ("binding conditions", "DRADeviceBindingConditions"),
     "bindingFailureConditions": ("binding conditions", "DRADeviceBindingConditions"),
@@ -282,7 +278,38 @@ def _tolerations(raw: Any, version: Version, path: PathT) -> tuple[DeviceTolerat
     return tuple(out)
 
 
-def _device(raw: Any, ver: str, version: Version, path: PathT) -> Device:
+def _partitionable(version: Version, path: PathT, what: str) -> None:
+    """Partitionable devices exist from 1.33 (DRAPartitionableDevices, alpha: off by
+    default until 1.36)."""
+    if version.minor < 33:
+        raise CaseError(f"1.{version.minor} has no {what} (DRAPartitionableDevices, from 1.33)", path)
+    if not version.gate("DRAPartitionableDevices"):
+        raise CaseError(f"{what} needs the DRAPartitionableDevices feature gate, off by default in "
+                        f"1.{version.minor}: set featureGates: {{DRAPartitionableDevices: true}}", path)
+
+
+def _counters(raw: Any, path: PathT) -> dict[str, Fraction]:
+    out = {}
+    for k, v in _map(raw, path).items():
+        cp = [*path, k]
+        out[str(k)] = _quantity(_map(v, cp, ("value",)).get("value"), [*cp, "value"])
+    return out
+
+
+def _counter_sets(raw: Any, path: PathT, key: str) -> tuple[tuple[str, dict[str, Fraction]], ...]:
+    """sharedCounters ([{name, counters}]) or consumesCounters ([{counterSet, counters}])."""
+    out: list[tuple[str, dict[str, Fraction]]] = []
+    for i, e in enumerate(_list(raw, path)):
+        ep = [*path, i]
+        e = _map(e, ep, (key, "counters"))
+        name = _str(e.get(key), [*ep, key], key)
+        if any(n == name for n, _ in out):
+            raise CaseError(f"{key} {name!r} is given twice", [*ep, key], value=name)
+        out.append((name, _counters(e.get("counters"), [*ep, "counters"])))
+    return tuple(out)
+
+
+def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool = False) -> Device:
     if ver in _OLD_SHAPE:
         raw = _map(raw, path, ("name", "basic"))
         body, bp = _map(raw.get("basic"), [*path, "basic"], _DEVICE_BODY), [*path, "basic"]
@@ -305,7 +332,21 @@ def _device(raw: Any, ver: str, version: Version, path: PathT) -> Device:
             if v.get("requestPolicy") is not None:
                 raise _unmodelled("consumable capacity, requestPolicy", "DRAConsumableCapacity", [*cp, "requestPolicy"])
             caps[str(k)] = _quantity(v.get("value"), [*cp, "value"])
-    return Device(name, attrs, caps, _taints(body.get("taints"), version, [*bp, "taints"]))
+    consumes: tuple = ()
+    if body.get("consumesCounters") is not None:
+        _partitionable(version, [*bp, "consumesCounters"], "partitionable devices (consumesCounters)")
+        consumes = _counter_sets(body["consumesCounters"], [*bp, "consumesCounters"], "counterSet")
+    node_name = body.get("nodeName") or None
+    all_nodes = bool(body.get("allNodes"))
+    sel = _node_selector(body["nodeSelector"], [*bp, "nodeSelector"]) if body.get("nodeSelector") else None
+    given = sum((node_name is not None, all_nodes, sel is not None))
+    if given and not per_device:
+        raise CaseError("a device has nodeName, nodeSelector or allNodes only in a slice with "
+                        "perDeviceNodeSelection: true", bp)
+    if per_device and given != 1:
+        raise CaseError("with perDeviceNodeSelection a device has exactly one of nodeName, nodeSelector, allNodes", bp)
+    return Device(name, attrs, caps, _taints(body.get("taints"), version, [*bp, "taints"]), consumes,
+                  node_name, sel, all_nodes)
 
 
 def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:
@@ -314,27 +355,47 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
     sp = [*path, "spec"]
     spec = _map(obj.get("spec"), sp, ("driver", "pool", "nodeName", "nodeSelector", "allNodes", "devices",
                                       "sharedCounters", "perDeviceNodeSelection"))
-    for k, (what, gate) in (("sharedCounters", ("partitionable devices, sharedCounters", "DRAPartitionableDevices")),
-                            ("perDeviceNodeSelection", ("per-device node selection", "DRAPartitionableDevices"))):
-        if spec.get(k) is not None:
-            raise _unmodelled(what, gate, [*sp, k])
+    shared: tuple = ()
+    if spec.get("sharedCounters") is not None:
+        _partitionable(version, [*sp, "sharedCounters"], "partitionable devices (sharedCounters)")
+        shared = _counter_sets(spec["sharedCounters"], [*sp, "sharedCounters"], "name")
+    per_device = spec.get("perDeviceNodeSelection")
+    if per_device is not None:
+        _partitionable(version, [*sp, "perDeviceNodeSelection"], "per-device node selection")
+        if not isinstance(per_device, bool):
+            raise CaseError("perDeviceNodeSelection is true or false", [*sp, "perDeviceNodeSelection"],
+                            value=per_device)
     pool = _map(spec.get("pool"), [*sp, "pool"], ("name", "generation", "resourceSliceCount"))
     node_name = spec.get("nodeName") or None
     all_nodes = bool(spec.get("allNodes"))
     sel = _node_selector(spec["nodeSelector"], [*sp, "nodeSelector"]) if spec.get("nodeSelector") else None
-    if sum((node_name is not None, all_nodes, sel is not None)) != 1:
-        raise CaseError("a ResourceSlice has exactly one of nodeName, nodeSelector, allNodes", sp)
+    given = sum((node_name is not None, all_nodes, sel is not None, bool(per_device)))
+    # from 1.35 a slice of counter sets (sharedCounters, no devices) serves its pool on every node
+    if given != 1 and not (given == 0 and shared and version.minor >= 35):
+        raise CaseError("a ResourceSlice has exactly one of nodeName, nodeSelector, allNodes"
+                        + (", perDeviceNodeSelection" if version.minor >= 33 else ""), sp)
     count = pool.get("resourceSliceCount", 1)
     gen = pool.get("generation", 0)
     if not isinstance(count, int) or count < 1 or not isinstance(gen, int) or gen < 0:
         raise CaseError("pool.resourceSliceCount must be a positive integer and pool.generation a non-negative one",
                         [*sp, "pool"])
-    devices = tuple(_device(d, ver, version, [*sp, "devices", i])
+    devices = tuple(_device(d, ver, version, [*sp, "devices", i], bool(per_device))
                     for i, d in enumerate(_list(spec.get("devices"), [*sp, "devices"])))
+    if shared and devices and version.minor >= 35:
+        raise CaseError("only one of devices and sharedCounters can be set in a ResourceSlice (from 1.35)",
+                        [*sp, "sharedCounters"])
+    if version.minor < 35:  # 1.33-1.34: a device consumes counters of its own slice
+        names = {n for n, _ in shared}
+        for i, d in enumerate(devices):
+            for cs, _ in d.consumes_counters:
+                if cs not in names:
+                    raise CaseError(f"counter set {cs!r} is not among this slice's sharedCounters",
+                                    [*sp, "devices", i], value=cs)
     return ResourceSlice(
         name=name, driver=_str(spec.get("driver"), [*sp, "driver"], "driver"),
         pool=_str(pool.get("name"), [*sp, "pool", "name"], "pool.name"), generation=gen, slice_count=count,
-        node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices)
+        node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices, shared_counters=shared,
+        per_device_node_selection=bool(per_device))
 
 
 # ---- ResourceClaim -------------------------------------------------------------------

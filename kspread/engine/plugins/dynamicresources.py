@@ -79,6 +79,8 @@ def allocator_features(version: Version) -> Features:
         prioritized_list=version.minor >= 33 and version.gate("DRAPrioritizedList"),
         device_taints=version.minor >= 33 and version.gate("DRADeviceTaints"),
         every_taint_effect=version.minor < 35,
+        partitionable_devices=version.minor >= 33 and version.gate("DRAPartitionableDevices"),
+        counters_version=min(max(version.minor, 33), 35),
     )
 
 
