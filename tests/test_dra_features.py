@@ -229,3 +229,109 @@ def test_partitionable_fields_per_version_and_gate():
         _build("1.34", "v1", dev, "{DRAPartitionableDevices: true}")
     case = _build("1.36", "v1", dev)
     assert case.cluster.devices.slices[0].devices[0].consumes_counters == (("s", {"c": Fraction(1)}),)
+
+
+# ---- consumable capacity -------------------------------------------------------------------
+
+
+def test_request_policies_round_up_and_reject():
+    from kspread.engine.allocator import _consumed, _violates
+    from kspread.engine.devices import RequestPolicy
+
+    q = Fraction
+    rng = RequestPolicy(default=q(1), range_min=q(1), range_max=q(8), range_step=q(2))
+    assert [_consumed({"x": q(v)}, "x", q(10), rng) for v in (0, 1, 2, 4, 7)] == [1, 1, 3, 5, 7]
+    assert _consumed(None, "x", q(10), rng) == 1 and _consumed({}, "x", q(10), None) == 10
+    assert _violates(q(9), rng) and not _violates(q(7), rng)
+    vals = RequestPolicy(valid_values=(q(2), q(4)))
+    assert [_consumed({"x": q(v)}, "x", q(10), vals) for v in (1, 3, 5)] == [2, 4, 5]
+    assert _violates(q(5), vals) and not _violates(q(4), vals)
+
+
+def test_shared_device_capacity_counts_allocated_shares_and_skips_counters_once_shared():
+    from kspread.engine.devices import RequestPolicy
+
+    nic = Device("nic", capacity={"bw": Fraction(10)}, allow_multiple_allocations=True,
+                 capacity_policies={"bw": RequestPolicy()})
+    s = _slice(nic)
+    c = _claim(ExactRequest("r", "gpu", capacity_requests={"bw": Fraction(4)}))
+    f = Features(consumable_capacity=True)
+    out = Allocator(f, set(), CLS, [s], aggregated_capacity={(GPU, "n1", "nic"): {"bw": Fraction(6)}}).allocate(
+        N1, [c])
+    assert _ids(out) == [[f"{GPU}/n1/nic"]] and out[0].devices[0].consumed_capacity == {"bw": 4}
+    assert out[0].devices[0].share_id is not None
+    full = Allocator(f, set(), CLS, [s], aggregated_capacity={(GPU, "n1", "nic"): {"bw": Fraction(7)}})
+    assert full.allocate(N1, [c]) is None
+    # a capacity the device does not have: the device is skipped
+    assert Allocator(f, set(), CLS, [s]).allocate(
+        N1, [_claim(ExactRequest("r", "gpu", capacity_requests={"nope": Fraction(1)}))]) is None
+    # without the feature the device is an ordinary one, taken once
+    two = ResourceClaim("default", "c", (DeviceRequest("a", ExactRequest("a", "gpu")),
+                                         DeviceRequest("b", ExactRequest("b", "gpu"))))
+    assert Allocator(Features(), set(), CLS, [s]).allocate(N1, [two]) is None
+    assert _ids(Allocator(f, set(), CLS, [s]).allocate(N1, [two])) is None  # 10 + 10 > 10
+    half = RequestPolicy(default=Fraction(5))
+    s5 = _slice(Device("nic", capacity={"bw": Fraction(10)}, allow_multiple_allocations=True,
+                       capacity_policies={"bw": half}))
+    assert _ids(Allocator(f, set(), CLS, [s5]).allocate(N1, [two])) == [[f"{GPU}/n1/nic", f"{GPU}/n1/nic"]]
+
+
+def test_a_shared_device_consumes_its_counters_once():
+    dev = Device("nic", capacity={"bw": Fraction(10)}, allow_multiple_allocations=True,
+                 consumes_counters=_consumes("mem", memory=40 * G))
+    slices = [_counters_slice(mem={"memory": 40 * G}), _slice(dev, slice_count=2)]
+    two = ResourceClaim("default", "c", (DeviceRequest("a", ExactRequest("a", "gpu",
+                                                                         capacity_requests={"bw": Fraction(1)})),
+                                         DeviceRequest("b", ExactRequest("b", "gpu",
+                                                                         capacity_requests={"bw": Fraction(1)}))))
+    f = Features(consumable_capacity=True, partitionable_devices=True)
+    assert _ids(Allocator(f, set(), CLS, slices).allocate(N1, [two])) == [[f"{GPU}/n1/nic", f"{GPU}/n1/nic"]]
+
+
+def test_cel_sees_allow_multiple_allocations_only_with_the_feature():
+    from kspread.engine.devicecel import CelError, device_matches
+
+    d = Device("nic", allow_multiple_allocations=True)
+    assert device_matches("device.allowMultipleAllocations", d, GPU, True) is True
+    with pytest.raises(CelError):
+        device_matches("device.allowMultipleAllocations", d, GPU)
+
+
+def test_consumable_capacity_per_version_and_gate():
+    dev = "{name: n, allowMultipleAllocations: true}"
+    with pytest.raises(CaseError, match=r"needs the DRAConsumableCapacity feature gate, off by default in 1\.35"):
+        _build("1.35", "v1", dev)
+    with pytest.raises(CaseError, match=r"in 1\.34 is not modelled by kspread"):
+        _build("1.34", "v1", dev, "{DRAConsumableCapacity: true}")
+    with pytest.raises(CaseError, match=r"1\.33 has no consumable capacity"):
+        _build("1.33", "v1beta2", dev, "{DynamicResourceAllocation: true}")
+    case = _build("1.36", "v1", "{name: n, allowMultipleAllocations: true, capacity: {bw: {value: 10G, "
+                  "requestPolicy: {validValues: [1G, 2G]}}}}")
+    d = case.cluster.devices.slices[0].devices[0]
+    assert d.allow_multiple_allocations is True and d.capacity_policies["bw"].valid_values == (10**9, 2 * 10**9)
+
+
+def test_an_allocated_share_in_a_case_reduces_what_is_left():
+    text = SLICE_CASE.format(version="1.36", api="v1", gates="{}",
+                             device="{name: n, allowMultipleAllocations: true, capacity: {bw: {value: 10G}}}")
+    doc = yaml.safe_load(text)
+    doc["objects"] += [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "old"},
+         "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+         "status": {"allocation": {"devices": {"results": [
+             {"request": "r", "driver": "gpu.example.com", "pool": "n1", "device": "n", "shareID": "u1",
+              "consumedCapacity": {"bw": "7G"}}]}}}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "new"},
+         "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu",
+                                                                      "capacity": {"requests": {"bw": "4G"}}}}]}}},
+    ]
+    doc["pod"] = {"name": "p", "resourceClaims": [{"name": "r", "resourceClaimName": "new"}]}
+    doc["expect"] = {"unschedulable": True}
+    from kspread.workflow.runner import run_loaded
+
+    out = run_loaded(build_case(doc, "t"))
+    assert not out.diffs, out.diffs
+    doc["objects"][-1]["spec"]["devices"]["requests"][0]["exactly"]["capacity"]["requests"]["bw"] = "3G"
+    doc["expect"] = {"selected": "n1", "allocations": {"new": ["gpu.example.com/n1/n"]}}
+    assert not run_loaded(build_case(doc, "t")).diffs

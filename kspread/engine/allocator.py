@@ -20,6 +20,7 @@ of devices depends on it has a tie that upstream breaks at random.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -37,6 +38,7 @@ from kspread.engine.devices import (
     Device,
     DeviceClass,
     ExactRequest,
+    RequestPolicy,
     ResourceClaim,
     ResourceSlice,
     selector_matches,
@@ -66,6 +68,8 @@ class Features:
     # effect; from 1.35 (taintPreventsAllocation) only NoSchedule and NoExecute count
     every_taint_effect: bool = False
     partitionable_devices: bool = False
+    # DRAConsumableCapacity (upstream's "experimental" allocator, as of 1.35)
+    consumable_capacity: bool = False
     # how counters are checked: 33 (a device's slice, the counters it consumes, against
     # the devices allocated and being allocated), 34 (a device's slice, every counter of
     # it, tracking what this search consumes), 35 (the pool, as 34)
@@ -258,6 +262,33 @@ class _MatchAttribute:
             self.num -= 1
 
 
+class _DistinctAttribute(_MatchAttribute):
+    """distinctAttributeConstraint (consumable capacity): the devices' values all differ.
+    As upstream, the values are kept per request name (a request's second device replaces
+    its first's value, and removing one device of a request forgets the request's value)."""
+
+    def __init__(self, attribute: str, requests: tuple[str, ...]) -> None:
+        super().__init__(attribute, requests)
+        self.values: dict[str, Attribute] = {}
+
+    def add(self, base: str, sub: str, device: Device, driver: str) -> bool:
+        if not self._applies(base, sub):
+            return True
+        attr = lookup_attribute(device, driver, self.attribute)
+        if attr is None:
+            return False
+        if self.num and any(v.kind == attr.kind and v.value == attr.value for v in self.values.values()):
+            return False
+        self.values[base] = attr
+        self.num += 1
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self._applies(base, sub):
+            self.values.pop(base, None)
+            self.num -= 1
+
+
 def lookup_attribute(device: Device, driver: str, name: str) -> Attribute | None:
     if name in device.attributes:
         return device.attributes[name]
@@ -272,9 +303,13 @@ class Allocator:
     scheduling cycle; ``allocate`` runs per node."""
 
     def __init__(self, features: Features, allocated: set[DeviceID], classes: dict[str, DeviceClass],
-                 slices: list[ResourceSlice], cel_results: dict | None = None) -> None:
+                 slices: list[ResourceSlice], cel_results: dict | None = None,
+                 aggregated_capacity: dict[DeviceID, dict[str, Fraction]] | None = None) -> None:
         self.features = features
         self.allocated = allocated
+        # consumable capacity: what the allocated shares of each device consume
+        self.aggregated_capacity = aggregated_capacity or {}
+        self.shares = 0  # share IDs handed out (upstream: random UIDs)
         self.classes = classes
         self.slices = slices
         # (device, expression, driver) -> the selector's result or its CelError: a device's
@@ -302,6 +337,8 @@ class _Run:
         # partitionable devices (1.34+): what the devices of this search consume, keyed as
         # Allocator.available_counters
         self.consumed: dict[str, dict[str, dict[str, Fraction]]] = {}
+        # consumable capacity: what the shares taken in this search consume, per device
+        self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
 
     # ---- setup --------------------------------------------------------------------
 
@@ -328,7 +365,8 @@ class _Run:
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(f"claim {_kobj(claim)}: number of requested devices {min_devices} exceeds "
                                       f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
-            self.constraints.append([_MatchAttribute(c.attribute, c.requests) for c in claim.constraints])
+            self.constraints.append([(_DistinctAttribute if c.distinct else _MatchAttribute)(c.attribute, c.requests)
+                                     for c in claim.constraints])
         if not self._allocate_one(0, 0, 0, 0, False):
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
@@ -365,6 +403,9 @@ class _Run:
                 for s in pool.slices:
                     for d in s.devices:
                         if self._selectable((ci, ri, si), rd, s, d):
+                            if self.a.features.consumable_capacity and \
+                                    not self._capacity_fits((s.driver, s.pool, d.name), d, req):
+                                continue
                             rd.all_devices.append(((s.driver, s.pool, d.name), d, s))
                             if d.consumes_counters and self.a.features.partitionable_devices and \
                                     self.a.features.counters_version >= 35:
@@ -424,6 +465,8 @@ class _Run:
                         continue
                     if not self._selectable((ci, ri, si), rd, s, d):
                         continue
+                    if self.a.features.consumable_capacity and not self._capacity_fits(did, d, req):
+                        continue
                     undo = self._allocate_device(ci, rd, did, d, s, must=False, pool=pool)
                     if undo is None:
                         continue
@@ -454,7 +497,7 @@ class _Run:
             ok: bool | CelError | None = self.a.cel_results.get(key)
             if ok is None:
                 try:
-                    ok = device_matches(expr, d, driver)
+                    ok = device_matches(expr, d, driver, self.a.features.consumable_capacity)
                 except CelError as err:
                     ok = err
                 self.a.cel_results[key] = ok
@@ -469,21 +512,24 @@ class _Run:
     def _allocate_device(self, ci: int, rd: _Request, did: DeviceID, d: Device, s: ResourceSlice, must: bool,
                          pool: Pool | None = None):
         admin = bool(rd.request.admin_access)
-        if admin and ci in self.allocating.get(did, ()):
+        f = self.a.features
+        multi = f.consumable_capacity and bool(d.allow_multiple_allocations)
+        if not multi and admin and ci in self.allocating.get(did, ()):
             return None
         if not admin and self._in_use(did):
             return None
-        f = self.a.features
         if d.consumes_counters and not f.partitionable_devices and f.counters_version >= 34:
             return None  # 1.34+: consuming counters needs the feature
-        counted = f.partitionable_devices and bool(d.consumes_counters)
+        # a device shared by several allocations counts its counters once, when its
+        # first share is taken
+        skip_counters = multi and (did in self.a.aggregated_capacity or did in self.allocating_capacity)
+        counted = f.partitionable_devices and bool(d.consumes_counters) and not skip_counters
         if counted and not self._check_counters(did, d, s, pool):
             return None
-        # upstream gives the counters back only in the undo of a device it took: a device
-        # whose taint or constraint fails after this check keeps them for the rest of the
-        # search (1.34+), and so does kspread
-        if self.a.features.device_taints and taint_prevents_allocation(d, rd.request,
-                                                                       self.a.features.every_taint_effect):
+        # upstream gives the counters back only in the undo of a device it took (and never
+        # for a shared device): a device whose taint or constraint fails after this check
+        # keeps them for the rest of the search (1.34+), and so does kspread
+        if f.device_taints and taint_prevents_allocation(d, rd.request, f.every_taint_effect):
             return None
         base, sub = rd.base_name, rd.sub_name
         cons = self.constraints[ci]
@@ -496,18 +542,63 @@ class _Run:
                 for e in cons[:i]:
                     e.remove(base, sub)
                 return None
-        self.allocating.setdefault(did, set()).add(ci)
-        self.result[ci].append((AllocatedDevice(rd.full_name, *did, admin_access=True if admin else None), s, d))
+        if not multi:
+            self.allocating.setdefault(did, set()).add(ci)
+        share_id = consumed = None
+        if f.consumable_capacity:
+            if not self._capacity_fits(did, d, rd.request):
+                return None  # as upstream: without giving back what was taken above
+            if multi:
+                consumed = {name: _consumed(rd.request.capacity_requests, name, q, d.capacity_policies.get(name))
+                            for name, q in d.capacity.items()}
+                self.a.shares += 1
+                share_id = f"share-{self.a.shares}"
+                held = self.allocating_capacity.setdefault(did, {})
+                for name, q in consumed.items():
+                    held[name] = held.get(name, Fraction(0)) + q
+        self.result[ci].append((AllocatedDevice(rd.full_name, *did, admin_access=True if admin else None,
+                                                share_id=share_id, consumed_capacity=consumed or None), s, d))
 
         def undo() -> None:
             for c in cons:
                 c.remove(base, sub)
-            self.allocating[did].discard(ci)
-            if counted and f.counters_version >= 34:
-                self._release_counters(d, s, pool)
+            if multi:
+                if consumed:
+                    held = self.allocating_capacity[did]
+                    for name, q in consumed.items():
+                        held[name] -= q
+                        if not held[name]:
+                            del held[name]
+                    if not held:
+                        del self.allocating_capacity[did]
+            else:
+                self.allocating[did].discard(ci)
+                if counted and f.counters_version >= 34:
+                    self._release_counters(d, s, pool)
             self.result[ci].pop()
 
         return undo
+
+    # ---- consumable capacity ------------------------------------------------------------
+
+    def _capacity_fits(self, did: DeviceID, d: Device, req: ExactRequest) -> bool:
+        """CmpRequestOverCapacity: every capacity the request names exists on the device
+        (else the device is skipped), and for each of the device's capacities what the
+        request consumes keeps its requestPolicy and, with what the device's allocated
+        shares and the shares of this search consume, stays within the capacity."""
+        asked = req.capacity_requests or {}
+        if any(name not in d.capacity for name in asked):
+            return False
+        held = self.a.aggregated_capacity.get(did, {})
+        taking = self.allocating_capacity.get(did, {})
+        for name, value in d.capacity.items():
+            policy = d.capacity_policies.get(name)
+            want = _consumed(req.capacity_requests, name, value, policy)
+            if policy is not None and _violates(want, policy):
+                return False
+            if held.get(name, Fraction(0)) + want + taking.get(name, Fraction(0)) > value:
+                return False
+        return True
 
     # ---- partitionable devices -----------------------------------------------------------
 
@@ -603,6 +694,53 @@ class _Run:
         if exprs or fields:
             return (NodeSelectorTerm(tuple(exprs), tuple(fields)),)
         return None
+
+
+def _consumed(asked: Mapping[str, Fraction] | None, name: str, value: Fraction, policy: RequestPolicy | None) -> Fraction:
+    """calculateConsumedCapacity: what a request consumes of one capacity of a device."""
+    want = None if asked is None else asked.get(name)
+    if want is None:
+        return policy.default if policy is not None and policy.default is not None else value
+    if policy is None:
+        return want
+    if policy.range_min is not None:
+        if want < policy.range_min:
+            return policy.range_min
+        if policy.range_step is None:
+            return want
+        lo, step = _int_value(policy.range_min), _int_value(policy.range_step)
+        n, rem = divmod(_int_value(want) - lo, step)
+        return Fraction(lo + step * (n + (1 if rem else 0)))
+    if policy.valid_values:
+        return next((v for v in policy.valid_values if want <= v), want)
+    return want
+
+
+def _violates(want: Fraction, policy: RequestPolicy) -> bool:
+    """violatesPolicy."""
+    if policy.default is not None and want == policy.default:
+        return False
+    if policy.range_min is not None:
+        if policy.range_max is not None and want > policy.range_max:
+            return True
+        if policy.range_step is not None:
+            added = _int_value(want) - _int_value(policy.range_min)
+            return _go_rem(added, _int_value(policy.range_step)) != 0
+        return False
+    if policy.valid_values:
+        return want not in policy.valid_values
+    return False
+
+
+def _int_value(q: Fraction) -> int:
+    """resource.Quantity.Value(): the value rounded up to an integer."""
+    return math.ceil(q)
+
+
+def _go_rem(a: int, b: int) -> int:
+    """Go's %: the remainder takes the sign of the dividend."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
 
 
 def taint_prevents_allocation(d: Device, req: ExactRequest, every_effect: bool = False) -> bool:

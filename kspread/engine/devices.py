@@ -61,6 +61,18 @@ class DeviceToleration:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestPolicy:
+    """A device capacity's requestPolicy (consumable capacity)."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()
+    # validRange: min (None: no range), max, step
+    range_min: Fraction | None = None
+    range_max: Fraction | None = None
+    range_step: Fraction | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Device:
     name: str
     # qualified name (``model`` or ``domain/model``) -> value, as the slice writes it
@@ -74,6 +86,9 @@ class Device:
     node_name: str | None = None
     node_selector: tuple[NodeSelectorTerm, ...] | None = None
     all_nodes: bool = False
+    # consumable capacity: several claims may share the device, each consuming capacity
+    allow_multiple_allocations: bool | None = None
+    capacity_policies: Mapping[str, RequestPolicy] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +124,8 @@ class ExactRequest:
     count: int = 1
     admin_access: bool | None = None
     tolerations: tuple[DeviceToleration, ...] = ()
+    # consumable capacity: capacity.requests (None: not given)
+    capacity_requests: Mapping[str, Fraction] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +139,7 @@ class DeviceRequest:
 class MatchAttribute:
     attribute: str  # fully qualified
     requests: tuple[str, ...] = ()  # empty: every request
+    distinct: bool = False  # distinctAttribute (consumable capacity) rather than matchAttribute
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +149,9 @@ class AllocatedDevice:
     pool: str
     device: str
     admin_access: bool | None = None
+    # consumable capacity: the share of a device allocated several times, and what it consumes
+    share_id: str | None = None
+    consumed_capacity: Mapping[str, Fraction] | None = None
 
     @property
     def id(self) -> tuple[str, str, str]:
@@ -223,13 +244,30 @@ class ClaimTracker:
     def __iter__(self) -> Iterator[ResourceClaim]:
         return iter(self.claims.values())
 
-    def allocated_devices(self) -> set[tuple[str, str, str]]:
+    def allocated_devices(self, consumable_capacity: bool = False) -> set[tuple[str, str, str]]:
         """ListAllAllocatedDevices: every device of an allocated claim, but those a
-        claim holds with admin access."""
+        claim holds with admin access; with consumable capacity (GatherAllocatedState)
+        also but the shares of a device allocated several times (a shareID)."""
         out: set[tuple[str, str, str]] = set()
         for c in self.claims.values():
             if c.allocation is not None:
-                out.update(d.id for d in c.allocation.devices if not d.admin_access)
+                out.update(d.id for d in c.allocation.devices
+                           if not d.admin_access and not (consumable_capacity and d.share_id is not None))
+        return out
+
+    def aggregated_capacity(self) -> dict[tuple[str, str, str], dict[str, Fraction]]:
+        """GatherAllocatedState's AggregatedCapacity: per device, the capacity its shares
+        (results with a shareID and consumedCapacity) consume."""
+        out: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+        for c in self.claims.values():
+            if c.allocation is None:
+                continue
+            for d in c.allocation.devices:
+                if d.admin_access or d.share_id is None or d.consumed_capacity is None:
+                    continue
+                agg = out.setdefault(d.id, {})
+                for name, q in d.consumed_capacity.items():
+                    agg[name] = agg.get(name, Fraction(0)) + q
         return out
 
     def allocate(self, claim: ResourceClaim, allocation: Allocation, pod_key: str) -> None:

@@ -110,6 +110,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
                                         GateStage(37, True, "GA"))),
         # counter sets, devices consuming them, per-device node selection (allocator.py)
         _gate("DRAPartitionableDevices", (33, False, "ALPHA"), (36, True, "BETA")),
+        # devices shared by several allocations, request capacity, distinctAttribute
+        # (allocator.py, after upstream's "experimental" allocator; modelled from 1.35)
+        _gate("DRAConsumableCapacity", (34, False, "ALPHA"), (36, True, "BETA")),
         # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
         # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
         # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
@@ -151,9 +154,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
                     "either; without them NodeResourcesFit's PreFilter finds an empty mapping and checks every "
                     "extended resource against the node's allocatable, as with the gate off",
                     (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
-        _unmodelled("DRAConsumableCapacity", "kspread refuses a case that uses consumable capacity "
-                    "(allowMultipleAllocations, request capacity, distinctAttribute)", (34, False, "ALPHA"),
-                    (36, True, "BETA")),
         _unmodelled("DRADeviceBindingConditions", "kspread refuses a case that uses binding conditions "
                     "(bindingConditions, bindingFailureConditions, bindsToNode)", (34, False, "ALPHA"),
                     (36, True, "BETA")),

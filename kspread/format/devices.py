@@ -31,6 +31,7 @@ from kspread.engine.devices import (
     ExactRequest,
     MatchAttribute,
     PodClaim,
+    RequestPolicy,
     ResourceClaim,
     ResourceSlice,
 )
@@ -212,7 +213,6 @@ def _quantity(raw: Any, path: PathT) -> Fraction:
 
 
 _DEVICE_UNMODELLED = {
-    "allowMultipleAllocations": ("consumable capacity, allowMultipleAllocations", "DRAConsumableCapacity"),
     "bindingConditions": ("binding conditions", "DRADeviceBindingConditions"),
     "bindingFailureConditions": ("binding conditions", "DRADeviceBindingConditions"),
     "bindsToNode": ("binding conditions", "DRADeviceBindingConditions"),
@@ -278,6 +278,43 @@ def _tolerations(raw: Any, version: Version, path: PathT) -> tuple[DeviceTolerat
     return tuple(out)
 
 
+def _consumable(version: Version, path: PathT, what: str) -> None:
+    """Consumable capacity: alpha in 1.34 (off by default until 1.36), modelled from 1.35."""
+    if version.minor < 34:
+        raise CaseError(f"1.{version.minor} has no {what} (DRAConsumableCapacity, from 1.34)", path)
+    if not version.gate("DRAConsumableCapacity"):
+        raise CaseError(f"{what} needs the DRAConsumableCapacity feature gate, off by default in "
+                        f"1.{version.minor}: set featureGates: {{DRAConsumableCapacity: true}}", path)
+    if version.minor == 34:
+        raise CaseError(f"{what} in 1.34 is not modelled by kspread: 1.34's allocator checks a candidate's "
+                        "capacity against the slice's device at the request's device index; kspread models "
+                        "consumable capacity from 1.35", path)
+
+
+def _request_policy(raw: Any, path: PathT) -> RequestPolicy:
+    raw = _map(raw, path, ("default", "validValues", "validRange"))
+    default = None if raw.get("default") is None else _quantity(raw["default"], [*path, "default"])
+    values = tuple(_quantity(v, [*path, "validValues", i])
+                   for i, v in enumerate(_list(raw.get("validValues"), [*path, "validValues"])))
+    if list(values) != sorted(values) or len(set(values)) != len(values):
+        raise CaseError("validValues are given in ascending order, each once", [*path, "validValues"])
+    rng = raw.get("validRange")
+    if rng is not None and values:
+        raise CaseError("a requestPolicy has validValues or validRange, not both", path)
+    if rng is None:
+        if values and default is not None and default not in values:
+            raise CaseError("the default must be one of validValues", [*path, "default"])
+        return RequestPolicy(default, values)
+    rp = [*path, "validRange"]
+    rng = _map(rng, rp, ("min", "max", "step"))
+    lo = _quantity(rng.get("min"), [*rp, "min"])
+    hi = None if rng.get("max") is None else _quantity(rng["max"], [*rp, "max"])
+    step = None if rng.get("step") is None else _quantity(rng["step"], [*rp, "step"])
+    if step is not None and step <= 0:
+        raise CaseError("step must be positive", [*rp, "step"])
+    return RequestPolicy(default, (), lo, hi, step)
+
+
 def _partitionable(version: Version, path: PathT, what: str) -> None:
     """Partitionable devices exist from 1.33 (DRAPartitionableDevices, alpha: off by
     default until 1.36)."""
@@ -323,15 +360,17 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
     attrs = {str(k): _attribute(v, [*bp, "attributes", k])
              for k, v in _map(body.get("attributes"), [*bp, "attributes"]).items()}
     caps = {}
+    policies: dict[str, RequestPolicy] = {}
     for k, v in _map(body.get("capacity"), [*bp, "capacity"]).items():
         cp = [*bp, "capacity", k]
         if ver == "v1alpha3":
             caps[str(k)] = _quantity(v, cp)
         else:
             v = _map(v, cp, ("value", "requestPolicy"))
-            if v.get("requestPolicy") is not None:
-                raise _unmodelled("consumable capacity, requestPolicy", "DRAConsumableCapacity", [*cp, "requestPolicy"])
             caps[str(k)] = _quantity(v.get("value"), [*cp, "value"])
+            if v.get("requestPolicy") is not None:
+                _consumable(version, [*cp, "requestPolicy"], "consumable capacity (requestPolicy)")
+                policies[str(k)] = _request_policy(v["requestPolicy"], [*cp, "requestPolicy"])
     consumes: tuple = ()
     if body.get("consumesCounters") is not None:
         _partitionable(version, [*bp, "consumesCounters"], "partitionable devices (consumesCounters)")
@@ -345,8 +384,13 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
                         "perDeviceNodeSelection: true", bp)
     if per_device and given != 1:
         raise CaseError("with perDeviceNodeSelection a device has exactly one of nodeName, nodeSelector, allNodes", bp)
+    multi = body.get("allowMultipleAllocations")
+    if multi is not None:
+        _consumable(version, [*bp, "allowMultipleAllocations"], "consumable capacity (allowMultipleAllocations)")
+        if not isinstance(multi, bool):
+            raise CaseError("allowMultipleAllocations is true or false", [*bp, "allowMultipleAllocations"], value=multi)
     return Device(name, attrs, caps, _taints(body.get("taints"), version, [*bp, "taints"]), consumes,
-                  node_name, sel, all_nodes)
+                  node_name, sel, all_nodes, multi, policies)
 
 
 def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:
@@ -402,9 +446,13 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
 
 
 def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub: bool) -> ExactRequest:
-    for k, (what, gate) in (("capacity", ("consumable capacity, request capacity", "DRAConsumableCapacity")),):
-        if raw.get(k) is not None:
-            raise _unmodelled(what, gate, [*path, k])
+    capacity_requests = None
+    if raw.get("capacity") is not None:
+        cp = [*path, "capacity"]
+        _consumable(version, cp, "consumable capacity (a request's capacity)")
+        capacity_requests = {str(k): _quantity(v, [*cp, "requests", k])
+                             for k, v in _map(_map(raw["capacity"], cp, ("requests",)).get("requests"),
+                                              [*cp, "requests"]).items()}
     cls = _str(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
     mode = raw.get("allocationMode") or EXACT_COUNT
     if mode not in (EXACT_COUNT, ALL):
@@ -426,7 +474,7 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
             admin = None  # the API server drops the field while the gate is off
     return ExactRequest(name, cls, _selectors(raw.get("selectors"), [*path, "selectors"]), mode,
                         int(count) if mode == EXACT_COUNT and count is not None else 0, admin,
-                        _tolerations(raw.get("tolerations"), version, [*path, "tolerations"]))
+                        _tolerations(raw.get("tolerations"), version, [*path, "tolerations"]), capacity_requests)
 
 
 def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
@@ -469,16 +517,20 @@ def claim_spec(spec: Mapping[str, Any], ver: str, version: Version, sp: PathT) -
     for i, c in enumerate(_list(devices.get("constraints"), [*dp, "constraints"])):
         cp = [*dp, "constraints", i]
         c = _map(c, cp, ("requests", "matchAttribute", "distinctAttribute"))
-        if c.get("distinctAttribute") is not None:
-            raise _unmodelled("distinctAttribute constraints", "DRAConsumableCapacity", [*cp, "distinctAttribute"])
-        attr = _str(c.get("matchAttribute"), [*cp, "matchAttribute"], "matchAttribute")
+        distinct = c.get("distinctAttribute") is not None
+        if distinct:
+            _consumable(version, [*cp, "distinctAttribute"], "consumable capacity (distinctAttribute)")
+            if c.get("matchAttribute") is not None:
+                raise CaseError("a constraint has matchAttribute or distinctAttribute, not both", cp)
+        key = "distinctAttribute" if distinct else "matchAttribute"
+        attr = _str(c.get(key), [*cp, key], key)
         if "/" not in attr:
-            raise CaseError("matchAttribute is a fully qualified name (domain/name)", [*cp, "matchAttribute"])
+            raise CaseError(f"{key} is a fully qualified name (domain/name)", [*cp, key])
         reqs = tuple(_list(c.get("requests"), [*cp, "requests"]))
         for j, r in enumerate(reqs):
             if r not in names and r.partition("/")[0] not in names:
                 raise CaseError(f"constraint names unknown request {r!r}", [*cp, "requests", j], value=r)
-        constraints.append(MatchAttribute(attr, reqs))
+        constraints.append(MatchAttribute(attr, reqs, distinct))
     return requests, tuple(constraints)
 
 
@@ -499,10 +551,16 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
             rp = [*ap, "devices", "results", i]
             r = _map(r, rp, ("request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
                              "bindingFailureConditions", "shareID", "consumedCapacity"))
+            share = r.get("shareID")
+            consumed = None
+            if r.get("consumedCapacity") is not None:
+                consumed = {str(k): _quantity(v, [*rp, "consumedCapacity", k])
+                            for k, v in _map(r["consumedCapacity"], [*rp, "consumedCapacity"]).items()}
             results.append(AllocatedDevice(
                 _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
                 _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
-                True if r.get("adminAccess") else None))
+                True if r.get("adminAccess") else None,
+                None if share is None else _str(share, [*rp, "shareID"], "shareID"), consumed))
         sel = _node_selector(alloc["nodeSelector"], [*ap, "nodeSelector"]) if alloc.get("nodeSelector") else None
         allocation = Allocation(tuple(results), sel)
     reserved = []

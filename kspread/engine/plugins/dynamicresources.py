@@ -81,6 +81,7 @@ def allocator_features(version: Version) -> Features:
         every_taint_effect=version.minor < 35,
         partitionable_devices=version.minor >= 33 and version.gate("DRAPartitionableDevices"),
         counters_version=min(max(version.minor, 33), 35),
+        consumable_capacity=version.minor >= 35 and version.gate("DRAConsumableCapacity"),
     )
 
 
@@ -159,8 +160,10 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                             return st
         if to_allocate:
             t = self.tracker
-            s.allocator = Allocator(allocator_features(self.handle.version), t.allocated_devices(),
-                                    t.objects.classes, t.objects.slices, t.cel_results)
+            f = allocator_features(self.handle.version)
+            s.allocator = Allocator(f, t.allocated_devices(f.consumable_capacity), t.objects.classes,
+                                    t.objects.slices, t.cel_results,
+                                    t.aggregated_capacity() if f.consumable_capacity else None)
         s.claims = claims
         return SUCCESS
 
