@@ -301,7 +301,7 @@ def test_consumable_capacity_per_version_and_gate():
     dev = "{name: n, allowMultipleAllocations: true}"
     with pytest.raises(CaseError, match=r"needs the DRAConsumableCapacity feature gate, off by default in 1\.35"):
         _build("1.35", "v1", dev)
-    with pytest.raises(CaseError, match=r"in 1\.34 is not modelled by kspread"):
+    with pytest.raises(CaseError, match=r"feature gate DRAConsumableCapacity is modelled by kspread from 1\.35"):
         _build("1.34", "v1", dev, "{DRAConsumableCapacity: true}")
     with pytest.raises(CaseError, match=r"1\.33 has no consumable capacity"):
         _build("1.33", "v1beta2", dev, "{DynamicResourceAllocation: true}")
@@ -335,3 +335,94 @@ def test_an_allocated_share_in_a_case_reduces_what_is_left():
     doc["objects"][-1]["spec"]["devices"]["requests"][0]["exactly"]["capacity"]["requests"]["bw"] = "3G"
     doc["expect"] = {"selected": "n1", "allocations": {"new": ["gpu.example.com/n1/n"]}}
     assert not run_loaded(build_case(doc, "t")).diffs
+
+
+# ---- extended resources backed by devices --------------------------------------------------
+
+
+def test_extended_resource_classes_prefer_the_newer_class_and_the_loser_names_nothing():
+    from kspread.engine.devices import extended_resource_classes
+
+    a = DeviceClass("a", extended_resource_name="example.com/gpu", created="2025-01-01T00:00:00Z")
+    b = DeviceClass("b", extended_resource_name="example.com/gpu", created="2025-02-01T00:00:00Z")
+    m = extended_resource_classes({"a": a, "b": b})
+    assert m["example.com/gpu"] is b and "deviceclass.resource.kubernetes.io/a" in m
+    m = extended_resource_classes({"b": b, "a": a})
+    assert m["example.com/gpu"] is b and "deviceclass.resource.kubernetes.io/a" not in m
+    x = DeviceClass("x", extended_resource_name="example.com/gpu")
+    y = DeviceClass("y", extended_resource_name="example.com/gpu")
+    assert extended_resource_classes({"y": y, "x": x})["example.com/gpu"] is x
+
+
+def test_extended_requests_one_per_long_lived_container_and_the_largest_init_remainder():
+    from kspread.engine.model import Container, Pod
+    from kspread.engine.plugins.dynamicresources import extended_requests
+
+    r = "example.com/gpu"
+    pod = Pod("p", init_containers=(Container("i0", requests={r: 3, "cpu": 100}), Container("i1", requests={r: 1}),
+                                    Container("side", requests={r: 1}, restartable=True)),
+              containers=(Container("main", requests={"a/b": 1, r: 1}),))
+    out = extended_requests(pod, {r: 4}, {r: DeviceClass("gpu")})
+    # long-lived: side (index 2) 1, main (index 3) 1; i0 needs 3 less the 2 of later long-lived
+    # containers: 1 more; i1's 1 is covered
+    assert [(x.name, x.exactly.count, x.exactly.class_name) for x in out] == [
+        ("container-0-request-1", 1, "gpu"), ("container-2-request-0", 1, "gpu"), ("container-3-request-1", 1, "gpu")]
+
+
+EXT_CASE = """
+apiVersion: kspread/v1
+kind: Case
+version: "{version}"
+featureGates: {gates}
+nodes:
+- {{name: n1, allocatable: {{cpu: "4", memory: 8Gi, pods: 110, example.com/gpu: 1}}}}
+- {{name: n2, allocatable: {{cpu: "4", memory: 8Gi, pods: 110}}}}
+objects:
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {{name: gpu}}
+  spec: {{extendedResourceName: example.com/gpu}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {{name: s}}
+  spec: {{driver: gpu.example.com, nodeName: n2, pool: {{name: n2}}, devices: [{{name: g0}}, {{name: g1}}]}}
+pod: {{name: p, requests: {{example.com/gpu: 2}}}}
+"""
+
+
+def test_node_resources_fit_leaves_backed_resources_to_devices_only_with_the_gate():
+    from kspread.workflow.runner import run_loaded
+
+    on = build_case(yaml.safe_load(EXT_CASE.format(version="1.36", gates="{}")), "t")
+    r = run_loaded(on, keep_all=True).cycles[0]
+    assert r.statuses["n1"].message == "Insufficient example.com/gpu" and r.statuses["n2"].is_success()
+    off = build_case(yaml.safe_load(EXT_CASE.format(version="1.35", gates="{}")), "t")
+    assert off.cluster.devices.classes["gpu"].extended_resource_name is None  # dropped with the gate off
+    r = run_loaded(off, keep_all=True).cycles[0]
+    assert r.statuses["n2"].message == "Insufficient example.com/gpu"
+
+
+def test_claims_and_extended_resources_served_by_a_device_plugin_are_refused():
+    from kspread.workflow.runner import run_loaded
+
+    doc = yaml.safe_load(EXT_CASE.format(version="1.36", gates="{}"))
+    doc["objects"].append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+                           "spec": {"devices": {"requests": []}}})
+    doc["nodes"][0]["allocatable"]["example.com/gpu"] = 2
+    doc["pod"]["resourceClaims"] = [{"name": "c", "resourceClaimName": "c"}]
+    doc["profile"] = {"filter": ["NodeResourcesFit", "DynamicResources"], "score": [], "bind": True}
+    with pytest.raises(CaseError, match="upstream's Reserve \\(v1.35\\) dereferences a missing claim"):
+        run_loaded(build_case(doc, "t"))
+
+
+def test_scoring_an_extended_resource_backed_by_devices_is_refused():
+    from kspread.workflow.runner import run_loaded
+
+    doc = yaml.safe_load(EXT_CASE.format(version="1.36", gates="{}"))
+    doc["profile"] = {"filter": ["NodeResourcesFit", "DynamicResources"], "score": ["NodeResourcesFit"],
+                      "pluginConfig": {"NodeResourcesFit": {"scoringStrategy": {
+                          "type": "MostAllocated", "resources": [{"name": "example.com/gpu", "weight": 1}]}}}}
+    doc["nodes"][0]["allocatable"]["example.com/gpu"] = 2
+    with pytest.raises(CaseError, match="NodeResourcesFit scores example.com/gpu, an extended resource backed by "
+                                        "devices"):
+        run_loaded(build_case(doc, "t"))

@@ -111,6 +111,42 @@ class ResourceSlice:
 class DeviceClass:
     name: str
     selectors: tuple[str, ...] = ()  # CEL expressions
+    # DRAExtendedResource: the extended resource the class backs (besides the implicit
+    # deviceclass.resource.kubernetes.io/<name>), and metadata.creationTimestamp (RFC 3339;
+    # empty: as old as any other) that decides between classes naming the same resource
+    extended_resource_name: str | None = None
+    created: str = ""
+
+
+IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def extended_resource_classes(classes: Mapping[str, DeviceClass]) -> dict[str, DeviceClass]:
+    """The ExtendedResourceCache's resource name -> class, the classes added in case
+    order: a class's extendedResourceName and its implicit name. When two classes name
+    the same resource the newer wins (equal: the lower name); as upstream's cache, the
+    loser registers neither name."""
+    out: dict[str, DeviceClass] = {}
+    for c in classes.values():
+        if c.extended_resource_name is not None:
+            other = out.get(c.extended_resource_name)
+            if other is not None and (c.created < other.created or (c.created == other.created
+                                                                     and c.name >= other.name)):
+                continue
+            out[c.extended_resource_name] = c
+        out[IMPLICIT_EXTENDED_PREFIX + c.name] = c
+    return out
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """IsDRAExtendedResourceName: an extended resource name (``domain/name`` outside
+    kubernetes.io, not requests.*) or an implicit one."""
+    if name.startswith(IMPLICIT_EXTENDED_PREFIX):
+        return True
+    if "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +214,9 @@ class ResourceClaim:
     reserved_for: tuple[str, ...] = ()  # pod keys
     owner_pod: str | None = None  # the pod (key) a claim made from a template belongs to
     deleting: bool = False
+    # DRAExtendedResource: the claim DynamicResources makes for a pod's extended resources
+    # backed by devices (annotation resource.kubernetes.io/extended-resource-claim: "true")
+    extended_resources: bool = False
 
     @property
     def key(self) -> str:
@@ -208,9 +247,29 @@ class DeviceObjects:
     classes: dict[str, DeviceClass] = field(default_factory=dict)
     slices: list[ResourceSlice] = field(default_factory=list)
     claims: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)
+    _extended: dict[str, DeviceClass] | None = None
+    # the keys of the claims DynamicResources would make for pods' extended resources
+    extended_claims: set[str] = field(default_factory=set)
+
+    @property
+    def extended_resources(self) -> dict[str, DeviceClass]:
+        """extended_resource_classes of the case's classes (a run changes no class)."""
+        if self._extended is None:
+            self._extended = extended_resource_classes(self.classes)
+        return self._extended
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.slices or self.claims)
+
+
+EXTENDED_CLAIM_SUFFIX = "-extended-resources"
+
+
+def extended_claim_name(pod_name: str) -> str:
+    """The name of the claim DynamicResources makes for a pod's extended resources:
+    upstream's generateName <pod>-extended-resources- gets 5 random characters; kspread
+    names it <pod>-extended-resources."""
+    return pod_name + EXTENDED_CLAIM_SUFFIX
 
 
 def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
@@ -299,6 +358,9 @@ class ClaimTracker:
         return freed
 
     def allocations(self) -> dict[str, list[str] | None]:
-        """claim key -> its allocated devices (``driver/pool/device``), None: unallocated."""
-        return {c.key: (None if c.allocation is None else [str(d) for d in c.allocation.devices])
-                for c in self.claims.values()}
+        """claim key -> its allocated devices (``driver/pool/device``), None: unallocated
+        (or, for a pod's extended resources' claim, not made)."""
+        out: dict[str, list[str] | None] = {key: None for key in self.objects.extended_claims}
+        out.update({c.key: (None if c.allocation is None else [str(d) for d in c.allocation.devices])
+                    for c in self.claims.values()})
+        return out

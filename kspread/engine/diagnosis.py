@@ -43,7 +43,11 @@ from kspread.engine.plugins.nodematch import _requirement_matches as requirement
 from kspread.engine.plugins.nodematch import do_not_schedule_taints, node_selector_matches
 from kspread.engine.plugins.nodeports import NodePorts, check_conflict
 from kspread.engine.plugins.noderesources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_KEY
-from kspread.engine.plugins.noderesources_fit import NodeResourcesFitFilter, fits_request
+from kspread.engine.plugins.noderesources_fit import (
+    NodeResourcesFitFilter,
+    dra_backed_resources,
+    fits_request,
+)
 from kspread.engine.plugins.nodeunschedulable import NodeUnschedulable
 from kspread.engine.plugins.podtopologyspread import PRE_FILTER_KEY as SPREAD_PRE_FILTER_KEY
 from kspread.engine.plugins.podtopologyspread import PodTopologySpread, PreFilterState
@@ -210,7 +214,8 @@ def _resource_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: Nod
     args = getattr(plugin, "args", {}) or {}
     ignored = (frozenset(args.get("ignoredResources") or ()), frozenset(args.get("ignoredResourceGroups") or ()))
     out = []
-    for ins in fits_request(request, info, v, *ignored):
+    backed = dra_backed_resources(getattr(plugin, "handle", None), v)
+    for ins in fits_request(request, info, v, *ignored, backed):
         name = plugin.name
         if ins.resource == PODS:
             out.append(Lack(name, f"{ins.used} of {ins.capacity} pods on the node", "room for 1 more pod"))

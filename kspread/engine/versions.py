@@ -113,6 +113,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # devices shared by several allocations, request capacity, distinctAttribute
         # (allocator.py, after upstream's "experimental" allocator; modelled from 1.35)
         _gate("DRAConsumableCapacity", (34, False, "ALPHA"), (36, True, "BETA")),
+        # extended resources backed by devices: NodeResourcesFit leaves them to
+        # DynamicResources, which allocates them in a claim made for the pod (from 1.35)
+        _gate("DRAExtendedResource", (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
         # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
         # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
         # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
@@ -145,15 +148,18 @@ def _unmodelled(name: str, why: str, *stages: tuple[int, bool, str], removed: in
 # error that says so. Their default is harmless to every case kspread can express,
 # which is the reason given with each. Stages from upstream main's scheduler feature
 # list (versioned specs, read for 1.37).
+# Gates kspread models only from a later minor than the first that has them: turning one
+# on before is an error naming why.
+MODELLED_FROM: dict[str, tuple[int, str]] = {
+    "DRAExtendedResource": (35, ("1.34's DynamicResources maps extended resources to device classes in its own "
+                                "way (no implicit names)")),
+    "DRAConsumableCapacity": (35, ("1.34's allocator checks a candidate's capacity against the slice's device at "
+                                  "the request's device index")),
+}
+
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
-        _unmodelled("DRAExtendedResource",
-                    "extended resources backed by DRA need a DeviceClass (its extendedResourceName, or from 1.36 the "
-                    "implicit deviceclass.resource.kubernetes.io/<class>), and kspread refuses a case that uses "
-                    "either; without them NodeResourcesFit's PreFilter finds an empty mapping and checks every "
-                    "extended resource against the node's allocatable, as with the gate off",
-                    (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
         _unmodelled("DRADeviceBindingConditions", "kspread refuses a case that uses binding conditions "
                     "(bindingConditions, bindingFailureConditions, bindsToNode)", (34, False, "ALPHA"),
                     (36, True, "BETA")),
@@ -582,6 +588,9 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
                 raise CaseError(f"version 1.{minor} does not know feature gate {name!r}", path)
             if not isinstance(val, bool):
                 raise CaseError("a feature gate is true or false", path, value=val)
+            if val and name in MODELLED_FROM and minor < MODELLED_FROM[name][0]:
+                since, why = MODELLED_FROM[name]
+                raise CaseError(f"feature gate {name} is modelled by kspread from 1.{since}: {why}", path)
             if st.locked and val != st.default:
                 raise CaseError(
                     f"cannot set feature gate {name} to {str(val).lower()} in 1.{minor}: "

@@ -14,6 +14,7 @@ from kspread.engine.devices import (
     ALL,
     BOOL,
     EXACT_COUNT,
+    IMPLICIT_EXTENDED_PREFIX,
     INT,
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -34,6 +35,8 @@ from kspread.engine.devices import (
     RequestPolicy,
     ResourceClaim,
     ResourceSlice,
+    extended_claim_name,
+    is_dra_extended_resource_name,
 )
 from kspread.engine.labels import (
     GT,
@@ -171,16 +174,29 @@ def _api_version(obj: Mapping[str, Any], version: Version, path: PathT) -> str:
 # ---- DeviceClass ---------------------------------------------------------------------
 
 
+def _extended_resource_name(raw: Any, version: Version, path: PathT) -> str | None:
+    """A DeviceClass's extendedResourceName (from 1.34; dropped while DRAExtendedResource is off)."""
+    if raw is None:
+        return None
+    if version.minor < 34:
+        raise CaseError(f"1.{version.minor} has no extendedResourceName (DRAExtendedResource, from 1.34)", path)
+    ext = _str(raw, path, "extendedResourceName")
+    if not is_dra_extended_resource_name(ext) or ext.startswith(IMPLICIT_EXTENDED_PREFIX):
+        raise CaseError("extendedResourceName is an extended resource name (domain/name, the domain not "
+                        "kubernetes.io)", path, value=ext)
+    return ext if version.gate("DRAExtendedResource") else None  # the API server drops it with the gate off
+
+
 def device_class(obj: Mapping[str, Any], version: Version, path: PathT) -> DeviceClass:
-    _, name = _object(obj, path)
+    meta, name = _object(obj, path)
     _api_version(obj, version, path)
     spec = _map(obj.get("spec"), [*path, "spec"], ("selectors", "config", "extendedResourceName", "suitableNodes"))
     if spec.get("suitableNodes") is not None:
         raise CaseError(f"a DeviceClass's suitableNodes belongs to {_CLASSIC}", [*path, "spec", "suitableNodes"])
-    if spec.get("extendedResourceName") is not None:
-        raise _unmodelled("extended resources backed by devices, extendedResourceName", "DRAExtendedResource",
-                          [*path, "spec", "extendedResourceName"])
-    return DeviceClass(name, _selectors(spec.get("selectors"), [*path, "spec", "selectors"]))
+    ext = _extended_resource_name(spec.get("extendedResourceName"), version, [*path, "spec", "extendedResourceName"])
+    created = meta.get("creationTimestamp")
+    return DeviceClass(name, _selectors(spec.get("selectors"), [*path, "spec", "selectors"]), ext,
+                       "" if created is None else str(created))
 
 
 # ---- ResourceSlice -------------------------------------------------------------------
@@ -279,16 +295,13 @@ def _tolerations(raw: Any, version: Version, path: PathT) -> tuple[DeviceTolerat
 
 
 def _consumable(version: Version, path: PathT, what: str) -> None:
-    """Consumable capacity: alpha in 1.34 (off by default until 1.36), modelled from 1.35."""
+    """Consumable capacity: alpha in 1.34 (off by default until 1.36), modelled from 1.35
+    (versions.MODELLED_FROM refuses the gate on in 1.34)."""
     if version.minor < 34:
         raise CaseError(f"1.{version.minor} has no {what} (DRAConsumableCapacity, from 1.34)", path)
     if not version.gate("DRAConsumableCapacity"):
         raise CaseError(f"{what} needs the DRAConsumableCapacity feature gate, off by default in "
                         f"1.{version.minor}: set featureGates: {{DRAConsumableCapacity: true}}", path)
-    if version.minor == 34:
-        raise CaseError(f"{what} in 1.34 is not modelled by kspread: 1.34's allocator checks a candidate's "
-                        "capacity against the slice's device at the request's device index; kspread models "
-                        "consumable capacity from 1.35", path)
 
 
 def _request_policy(raw: Any, path: PathT) -> RequestPolicy:
@@ -573,8 +586,10 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
     for ref in _list(meta.get("ownerReferences"), [*path, "metadata", "ownerReferences"]):
         if isinstance(ref, Mapping) and ref.get("kind") == "Pod" and ref.get("controller"):
             owner = ref.get("name") if ns == "default" else f"{ns}/{ref.get('name')}"
+    annotations = _map(meta.get("annotations"), [*path, "metadata", "annotations"])
+    extended = annotations.get("resource.kubernetes.io/extended-resource-claim") == "true"
     return ResourceClaim(ns, name, requests, constraints, allocation, tuple(reserved), owner,
-                         bool(meta.get("deletionTimestamp")))
+                         bool(meta.get("deletionTimestamp")), extended)
 
 
 def claim_template(obj: Mapping[str, Any], version: Version, path: PathT) -> tuple[str, str, tuple]:
@@ -659,11 +674,12 @@ def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
         check_enabled(version, ["deviceClasses"])
     for i, c in enumerate(_list(raw, ["deviceClasses"])):
         p: list[str | int] = ["deviceClasses", i]
-        c = _map(c, p, ("name", "driver", "selector"))
+        c = _map(c, p, ("name", "driver", "selector", "extendedResourceName"))
         sels = [f'device.driver == "{_str(c.get("driver"), [*p, "driver"], "driver")}"']
         if c.get("selector") is not None:
             sels.append(_str(c["selector"], [*p, "selector"], "a CEL selector"))
-        out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels)))
+        ext = _extended_resource_name(c.get("extendedResourceName"), version, [*p, "extendedResourceName"])
+        out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels), ext))
     return out
 
 
@@ -742,7 +758,6 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
         else:
             ns, name, spec = claim_template(obj, version, path)
             templates[(ns, name)] = spec
-    _check_implicit_extended_resources(objs, version, pods)
     for p in pods:
         for pc in p.resource_claims:
             key = (p.namespace, pc.claim_name)
@@ -770,6 +785,7 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
                     f"pod {p.key} uses ResourceClaimTemplate {template!r}, which the case does not declare: its "
                     "claim cannot be created, and upstream's PreEnqueue holds the pod", ["objects"])
             objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, tspec[0], tspec[1], owner_pod=p.key)
+    _extended_claims(objs, version, pods)
     for p in pods:
         if p.node_name is None:
             continue
@@ -781,21 +797,27 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
     return objs
 
 
-IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
-
-
-def _check_implicit_extended_resources(objs: DeviceObjects, version: Version, pods: Sequence[Pod]) -> None:
-    """With DRAExtendedResource on (from 1.36) every DeviceClass also backs the
-    extended resource deviceclass.resource.kubernetes.io/<class>: a pod requesting one
-    would be served by devices, which kspread does not model."""
-    if version.minor < 36 or not objs.classes:
+def _extended_claims(objs: DeviceObjects, version: Version, pods: Sequence[Pod]) -> None:
+    """DRAExtendedResource: the claims DynamicResources would make for pending pods'
+    extended resources backed by a DeviceClass (named for ``expect.allocations``). A
+    pending pod whose claim exists already (from an earlier cycle whose binding failed)
+    is refused: upstream's Filter rejects it and PostFilter deletes the claim."""
+    if version.minor < 35 or not version.gate("DRAExtendedResource") or not objs.classes:
         return
+    from kspread.engine.resources import pod_requests
+
+    backed = objs.extended_resources
     for p in pods:
-        for c in (*p.containers, *p.init_containers):
-            for r in c.requests:
-                if r.startswith(IMPLICIT_EXTENDED_PREFIX) and r[len(IMPLICIT_EXTENDED_PREFIX):] in objs.classes:
-                    raise _unmodelled(f"pod {p.key} requests {r}: extended resources backed by devices",
-                                      "DRAExtendedResource", ["objects"])
+        if p.node_name is not None:
+            continue
+        if not any(q and is_dra_extended_resource_name(r) and r in backed for r, q in pod_requests(p, version).items()):
+            continue
+        if any(c.extended_resources and c.owner_pod == p.key for c in objs.claims.values()):
+            raise CaseError(f"pending pod {p.key} already has a claim for its extended resources: upstream's Filter "
+                            "rejects it (\"cannot schedule extended resource claim\") and PostFilter deletes the "
+                            "claim, which kspread does not model", ["objects"])
+        name = extended_claim_name(p.name)
+        objs.extended_claims.add(name if p.namespace == "default" else f"{p.namespace}/{name}")
 
 
 def _fields(c: ResourceClaim) -> dict[str, Any]:
