@@ -411,7 +411,7 @@ def test_claims_and_extended_resources_served_by_a_device_plugin_are_refused():
     doc["nodes"][0]["allocatable"]["example.com/gpu"] = 2
     doc["pod"]["resourceClaims"] = [{"name": "c", "resourceClaimName": "c"}]
     doc["profile"] = {"filter": ["NodeResourcesFit", "DynamicResources"], "score": [], "bind": True}
-    with pytest.raises(CaseError, match="upstream's Reserve \\(v1.35\\) dereferences a missing claim"):
+    with pytest.raises(CaseError, match=r"upstream's Reserve \(v1\.35\) dereferences a missing claim"):
         run_loaded(build_case(doc, "t"))
 
 
@@ -423,6 +423,85 @@ def test_scoring_an_extended_resource_backed_by_devices_is_refused():
                       "pluginConfig": {"NodeResourcesFit": {"scoringStrategy": {
                           "type": "MostAllocated", "resources": [{"name": "example.com/gpu", "weight": 1}]}}}}
     doc["nodes"][0]["allocatable"]["example.com/gpu"] = 2
-    with pytest.raises(CaseError, match="NodeResourcesFit scores example.com/gpu, an extended resource backed by "
-                                        "devices"):
+    with pytest.raises(CaseError, match=r"NodeResourcesFit scores example\.com/gpu, an extended resource backed by "
+                                        r"devices"):
         run_loaded(build_case(doc, "t"))
+
+
+# ---- binding conditions ----------------------------------------------------------------------
+
+
+FABRIC = ResourceSlice("fabric", GPU, "fabric", 1, all_nodes=True, devices=(
+    Device("fgpu-0", binding_conditions=("example.com/attached",), binds_to_node=True),))
+LOCAL = _slice(Device("gpu-0"))
+
+
+def test_pools_with_binding_conditions_come_last_and_bind_to_the_node():
+    two = _claim(ExactRequest("r", "gpu", count=2))
+    f = Features(binding_conditions=True)
+    out = Allocator(f, set(), CLS, [FABRIC, LOCAL]).allocate(N1, [two])
+    assert _ids(out) == [[f"{GPU}/n1/gpu-0", f"{GPU}/fabric/fgpu-0"]]
+    assert out[0].devices[1].binding_conditions == ("example.com/attached",)
+    one = _claim(ExactRequest("r", "gpu"))
+    n2 = Node("n2", {}, {}, index=1)
+    out = Allocator(f, set(), CLS, [FABRIC, LOCAL]).allocate(n2, [one])
+    assert _ids(out) == [[f"{GPU}/fabric/fgpu-0"]] and out[0].node_selector[0].match_fields[0].values == ("n2",)
+    # without the feature a device with binding conditions is never selected
+    assert Allocator(Features(), set(), CLS, [FABRIC, LOCAL]).allocate(n2, [one]) is None
+
+
+def test_binding_conditions_gates():
+    with pytest.raises(CaseError, match=r"DRADeviceBindingConditions is enabled, but depends on features that are "
+                                        r"disabled: \[DRAResourceClaimDeviceStatus\]"):
+        make_version("1.35", {"DRADeviceBindingConditions": True, "DRAResourceClaimDeviceStatus": False})
+    with pytest.raises(CaseError, match=r"modelled by kspread from 1\.35"):
+        make_version("1.34", {"DRADeviceBindingConditions": True})
+    assert allocator_features(make_version("1.36", None)).binding_conditions is True
+    assert allocator_features(make_version("1.35", None)).binding_conditions is False
+
+
+def test_a_sequence_refuses_prebinds_wait_for_binding_conditions():
+    from kspread.workflow.runner import run_loaded
+
+    doc = yaml.safe_load("""
+apiVersion: kspread/v1
+kind: Case
+version: "1.36"
+nodes: [n1]
+objects:
+- {apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: gpu}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: fabric}
+  spec:
+    driver: gpu.example.com
+    allNodes: true
+    pool: {name: fabric}
+    devices: [{name: fgpu-0, bindingConditions: [example.com/attached]}]
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaimTemplate
+  metadata: {name: t}
+  spec: {spec: {devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}}
+schedule:
+- {name: a, resourceClaims: [{name: g, resourceClaimTemplateName: t}]}
+expect: {placements: {a: n1}}
+""")
+    with pytest.raises(CaseError, match=r"pod a was allocated devices with binding conditions "
+                                        r"\(gpu\.example\.com/fabric/fgpu-0\): DynamicResources' PreBind waits"):
+        run_loaded(build_case(doc, "t"))
+    doc.pop("schedule")
+    doc["pod"] = {"name": "a", "resourceClaims": [{"name": "g", "resourceClaimTemplateName": "t"}]}
+    doc["expect"] = {"selected": "n1", "allocations": {"a-g": ["gpu.example.com/fabric/fgpu-0"]}}
+    assert not run_loaded(build_case(doc, "t")).diffs
+
+
+def test_an_allocated_claim_with_binding_conditions_is_refused():
+    text = SLICE_CASE.format(version="1.36", api="v1", gates="{}", device="{name: n}")
+    doc = yaml.safe_load(text)
+    doc["objects"].append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "old"},
+                           "spec": {"devices": {"requests": []}},
+                           "status": {"allocation": {"devices": {"results": [
+                               {"request": "r", "driver": "gpu.example.com", "pool": "n1", "device": "n",
+                                "bindingConditions": ["example.com/attached"]}]}}}})
+    with pytest.raises(CaseError, match="an allocated device with bindingConditions"):
+        build_case(doc, "t")

@@ -70,6 +70,14 @@ class Features:
     partitionable_devices: bool = False
     # DRAConsumableCapacity (upstream's "experimental" allocator, as of 1.35)
     consumable_capacity: bool = False
+    # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (DeviceBindingAndStatus;
+    # the "experimental" allocator too)
+    binding_conditions: bool = False
+
+    @property
+    def experimental(self) -> bool:
+        """The allocator upstream picks: "experimental" when a feature only it has is on."""
+        return self.consumable_capacity or self.binding_conditions
     # how counters are checked: 33 (a device's slice, the counters it consumes, against
     # the devices allocated and being allocated), 34 (a device's slice, every counter of
     # it, tracking what this search consumes), 35 (the pool, as 34)
@@ -119,6 +127,7 @@ def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | N
     f = features or Features()
     per_pool = f.partitionable_devices and f.counters_version >= 35
     pools: dict[tuple[str, str], Pool] = {}
+    deferred: list[ResourceSlice] = []
     for s in slices:
         if not f.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
             continue
@@ -127,54 +136,80 @@ def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | N
         elif s.node_name or s.all_nodes or s.node_selector is not None:
             if not node_matches(node, s):
                 continue
+            if f.experimental and _has_binding_conditions(s):
+                deferred.append(s)  # after the slices without, so that simpler devices come first
+                continue
         elif s.per_device_node_selection:
             if not any(_target_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices):
                 continue
+            if f.experimental and _has_binding_conditions(s):
+                deferred.append(s)
+                continue
         else:
             continue  # nothing known set: some future extension
-        pid = (s.driver, s.pool)
-        pool = pools.get(pid)
-        if pool is None:
-            pools[pid] = Pool(s.driver, s.pool, [s])
-            continue
-        if s.generation < pool.slices[0].generation:
-            continue
-        if s.generation > pool.slices[0].generation:
-            pool.slices = []
-        pool.slices.append(s)
+        _add_slice(pools, s)
+    for s in deferred:
+        _add_slice(pools, s)
     out: list[Pool] = []
+    last: list[Pool] = []
     for pid, pool in pools.items():
-        gen = pool.slices[0].generation
-        complete = len(pool.slices) == pool.slices[0].slice_count
-        all_of_gen: list[ResourceSlice] | None = None
-        if not complete:
-            obsolete = False
-            all_of_gen = []
-            for s in slices:
-                if (s.driver, s.pool) != pid:
-                    continue
-                if s.generation == gen:
-                    all_of_gen.append(s)
-                elif s.generation > gen:
-                    obsolete = True
-                    break
-            if obsolete:
+        built = _build_pool(pid, pool, slices, per_pool)
+        if built is None:
+            continue
+        if f.experimental and any(_has_binding_conditions(s) for s in built.slices):
+            last.append(built)  # pools with binding conditions after the others
+        else:
+            out.append(built)
+    return out + last
+
+
+def _has_binding_conditions(s: ResourceSlice) -> bool:
+    return any(d.binding_conditions is not None for d in s.devices)
+
+
+def _add_slice(pools: dict[tuple[str, str], Pool], s: ResourceSlice) -> None:
+    """addSlice: a pool keeps the slices of its newest generation."""
+    pid = (s.driver, s.pool)
+    pool = pools.get(pid)
+    if pool is None:
+        pools[pid] = Pool(s.driver, s.pool, [s])
+        return
+    if s.generation < pool.slices[0].generation:
+        return
+    if s.generation > pool.slices[0].generation:
+        pool.slices = []
+    pool.slices.append(s)
+
+
+def _build_pool(pid: tuple[str, str], pool: Pool, slices: list[ResourceSlice], per_pool: bool) -> Pool | None:
+    """The pool complete, incomplete or invalid; None when a newer generation replaces it."""
+    gen = pool.slices[0].generation
+    complete = len(pool.slices) == pool.slices[0].slice_count
+    all_of_gen: list[ResourceSlice] | None = None
+    if not complete:
+        all_of_gen = []
+        for s in slices:
+            if (s.driver, s.pool) != pid:
                 continue
-            complete = len(all_of_gen) == pool.slices[0].slice_count
-        pool.incomplete = not complete
-        if per_pool:
-            counter_slices = [s for s in pool.slices if s.shared_counters]
-            pool.slices = [s for s in pool.slices if not s.shared_counters]
-        names: set[str] = set()
-        for s in pool.slices:
-            for d in s.devices:
-                if d.name in names:
-                    pool.invalid = True
-                names.add(d.name)
-        if per_pool and not pool.incomplete and not pool.invalid:
-            _build_counters(pool, counter_slices, all_of_gen)
-        out.append(pool)
-    return out
+            if s.generation == gen:
+                all_of_gen.append(s)
+            elif s.generation > gen:
+                return None
+        complete = len(all_of_gen) == pool.slices[0].slice_count
+    pool.incomplete = not complete
+    counter_slices: list[ResourceSlice] = []
+    if per_pool:
+        counter_slices = [s for s in pool.slices if s.shared_counters]
+        pool.slices = [s for s in pool.slices if not s.shared_counters]
+    names: set[str] = set()
+    for s in pool.slices:
+        for d in s.devices:
+            if d.name in names:
+                pool.invalid = True
+            names.add(d.name)
+    if per_pool and not pool.incomplete and not pool.invalid:
+        _build_counters(pool, counter_slices, all_of_gen)
+    return pool
 
 
 def _build_counters(pool: Pool, counter_slices: list[ResourceSlice], all_of_gen: list[ResourceSlice] | None) -> None:
@@ -479,6 +514,8 @@ class _Run:
         return did in self.a.allocated or bool(self.allocating.get(did))
 
     def _selectable(self, key: tuple[int, int, int], rd: _Request, s: ResourceSlice, d: Device) -> bool:
+        if d.binding_conditions and not self.a.features.binding_conditions:
+            return False  # devices with binding conditions need the feature
         mk = (s.driver, s.pool, d.name, key)
         hit = self.matches.get(mk)
         if hit is not None:
@@ -556,8 +593,10 @@ class _Run:
                 held = self.allocating_capacity.setdefault(did, {})
                 for name, q in consumed.items():
                     held[name] = held.get(name, Fraction(0)) + q
-        self.result[ci].append((AllocatedDevice(rd.full_name, *did, admin_access=True if admin else None,
-                                                share_id=share_id, consumed_capacity=consumed or None), s, d))
+        self.result[ci].append((AllocatedDevice(
+            rd.full_name, *did, admin_access=True if admin else None, share_id=share_id,
+            consumed_capacity=consumed or None,
+            binding_conditions=(d.binding_conditions or ()) if f.binding_conditions else ()), s, d))
 
         def undo() -> None:
             for c in cons:
@@ -682,6 +721,9 @@ class _Run:
         for s, d in devices:
             node_name, node_selector = (d.node_name, d.node_selector) if s.per_device_node_selection else \
                 (s.node_name, s.node_selector)
+            if self.a.features.experimental and (node_name or d.binds_to_node):
+                # node-local, or bound to the node it is allocated for (bindsToNode)
+                return (NodeSelectorTerm((), (Requirement("metadata.name", IN, (self.node.name,)),)),)
             if node_name:
                 return (NodeSelectorTerm((), (Requirement("metadata.name", IN, (node_name,)),)),)
             if node_selector is not None:

@@ -89,6 +89,11 @@ class Device:
     # consumable capacity: several claims may share the device, each consuming capacity
     allow_multiple_allocations: bool | None = None
     capacity_policies: Mapping[str, RequestPolicy] = field(default_factory=dict)
+    # binding conditions (None: not given; an empty list is given, as upstream tells them
+    # apart), the failure conditions, and bindsToNode
+    binding_conditions: tuple[str, ...] | None = None
+    binding_failure_conditions: tuple[str, ...] = ()
+    binds_to_node: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +193,8 @@ class AllocatedDevice:
     # consumable capacity: the share of a device allocated several times, and what it consumes
     share_id: str | None = None
     consumed_capacity: Mapping[str, Fraction] | None = None
+    # binding conditions: PreBind waits until a driver sets them in the claim's status
+    binding_conditions: tuple[str, ...] = ()
 
     @property
     def id(self) -> tuple[str, str, str]:

@@ -116,6 +116,10 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # extended resources backed by devices: NodeResourcesFit leaves them to
         # DynamicResources, which allocates them in a claim made for the pod (from 1.35)
         _gate("DRAExtendedResource", (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
+        # devices' binding conditions (allocator.py; PreBind's wait is refused in a sequence)
+        # need both gates
+        _gate("DRADeviceBindingConditions", (34, False, "ALPHA"), (36, True, "BETA")),
+        _gate("DRAResourceClaimDeviceStatus", (32, False, "ALPHA"), (33, True, "BETA"), (37, True, "GA")),
         # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
         # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
         # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
@@ -153,6 +157,7 @@ def _unmodelled(name: str, why: str, *stages: tuple[int, bool, str], removed: in
 MODELLED_FROM: dict[str, tuple[int, str]] = {
     "DRAExtendedResource": (35, ("1.34's DynamicResources maps extended resources to device classes in its own "
                                 "way (no implicit names)")),
+    "DRADeviceBindingConditions": (35, "kspread models binding conditions after upstream's v1.35 allocator"),
     "DRAConsumableCapacity": (35, ("1.34's allocator checks a candidate's capacity against the slice's device at "
                                   "the request's device index")),
 }
@@ -160,12 +165,6 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
-        _unmodelled("DRADeviceBindingConditions", "kspread refuses a case that uses binding conditions "
-                    "(bindingConditions, bindingFailureConditions, bindsToNode)", (34, False, "ALPHA"),
-                    (36, True, "BETA")),
-        _unmodelled("DRAResourceClaimDeviceStatus", "kspread refuses a case that uses binding conditions (which "
-                    "need this gate too)", (32, False, "ALPHA"), (33, True, "BETA"), (37, True, "GA"),
-                    locked_from=37),
         _unmodelled("DRASchedulerFilterTimeout", "kspread's allocator has no wall clock: a filter never times out",
                     (34, True, "BETA")),
         _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
@@ -598,4 +597,19 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
                     path,
                 )
             gates[name] = val
-    return Version(minor, gates)
+    version = Version(minor, gates)
+    if minor >= 35:
+        # the feature gates' dependencies (checked from 1.35)
+        for name, needs in GATE_DEPENDENCIES.items():
+            if name in version.gates and version.gate(name):
+                off = [n for n in needs if not version.gate(n)]
+                if off:
+                    raise CaseError(f"{name} is enabled, but depends on features that are disabled: "
+                                    f"[{' '.join(off)}]", ("featureGates", name))
+    return version
+
+
+# features.defaultVersionedKubernetesFeatureGates' dependencies, among the modelled gates
+GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "DRADeviceBindingConditions": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
+}

@@ -228,11 +228,32 @@ def _quantity(raw: Any, path: PathT) -> Fraction:
         raise CaseError(str(e), path, value=raw) from None
 
 
-_DEVICE_UNMODELLED = {
-    "bindingConditions": ("binding conditions", "DRADeviceBindingConditions"),
-    "bindingFailureConditions": ("binding conditions", "DRADeviceBindingConditions"),
-    "bindsToNode": ("binding conditions", "DRADeviceBindingConditions"),
-}
+_DEVICE_UNMODELLED: dict[str, tuple[str, str]] = {}
+
+
+def _binding_fields(body: Mapping[str, Any], version: Version, bp: PathT) -> tuple:
+    """bindingConditions, bindingFailureConditions, bindsToNode (DRADeviceBindingConditions,
+    from 1.34, modelled from 1.35). Kept with the gate off: the scheduler then never
+    selects a device with binding conditions (an API server with the gate off would not
+    have stored them)."""
+    given = [k for k in ("bindingConditions", "bindingFailureConditions", "bindsToNode") if body.get(k) is not None]
+    if not given:
+        return None, (), False
+    if version.minor < 34:
+        raise CaseError(f"1.{version.minor} has no {given[0]} (DRADeviceBindingConditions, from 1.34)",
+                        [*bp, given[0]])
+    lists: list[tuple[str, ...] | None] = []
+    for k in ("bindingConditions", "bindingFailureConditions"):
+        raw = body.get(k)
+        if raw is None:
+            lists.append(None)
+            continue
+        items = _list(raw, [*bp, k])
+        lists.append(tuple(_str(x, [*bp, k, i], "a condition type") for i, x in enumerate(items)))
+    binds = body.get("bindsToNode")
+    if binds is not None and not isinstance(binds, bool):
+        raise CaseError("bindsToNode is true or false", [*bp, "bindsToNode"], value=binds)
+    return lists[0], lists[1] or (), bool(binds)
 
 
 def _taints_gate(version: Version, path: PathT, what: str) -> bool:
@@ -403,7 +424,7 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
         if not isinstance(multi, bool):
             raise CaseError("allowMultipleAllocations is true or false", [*bp, "allowMultipleAllocations"], value=multi)
     return Device(name, attrs, caps, _taints(body.get("taints"), version, [*bp, "taints"]), consumes,
-                  node_name, sel, all_nodes, multi, policies)
+                  node_name, sel, all_nodes, multi, policies, *_binding_fields(body, version, bp))
 
 
 def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:
@@ -564,6 +585,11 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
             rp = [*ap, "devices", "results", i]
             r = _map(r, rp, ("request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
                              "bindingFailureConditions", "shareID", "consumedCapacity"))
+            for k in ("bindingConditions", "bindingFailureConditions"):
+                if r.get(k):
+                    raise CaseError(f"an allocated device with {k}: DynamicResources' Filter checks the claim's "
+                                    "device status and its binding timeout against the allocation time "
+                                    "(DRADeviceBindingConditions), which kspread does not model", [*rp, k])
             share = r.get("shareID")
             consumed = None
             if r.get("consumedCapacity") is not None:

@@ -90,10 +90,27 @@ def allocator_features(version: Version) -> Features:
         partitionable_devices=version.minor >= 33 and version.gate("DRAPartitionableDevices"),
         counters_version=min(max(version.minor, 33), 35),
         consumable_capacity=version.minor >= 35 and version.gate("DRAConsumableCapacity"),
+        binding_conditions=binding_conditions_enabled(version),
     )
 
 
 SPECIAL_CLAIM_NAME = "<extended-resources>"  # the in-memory claim before PreBind names it
+
+
+def binding_conditions_enabled(version: Version) -> bool:
+    """DeviceBindingAndStatus: DRADeviceBindingConditions and DRAResourceClaimDeviceStatus,
+    modelled from 1.35."""
+    return version.minor >= 35 and version.gate("DRADeviceBindingConditions") and \
+        version.gate("DRAResourceClaimDeviceStatus")
+
+
+def waits_for_binding_conditions(state: CycleState, node: str) -> list[str]:
+    """The devices with binding conditions that Reserve allocated for the pod on the node:
+    PreBind waits until a driver sets those conditions in the claims' status."""
+    s = state.get(NAME)
+    if not isinstance(s, DRAState):
+        return []
+    return [str(d) for a in s.node_allocations.get(node, []) for d in a.devices if d.binding_conditions]
 
 
 def extended_resources_enabled(version: Version) -> bool:
