@@ -505,3 +505,12 @@ def test_an_allocated_claim_with_binding_conditions_is_refused():
                                 "bindingConditions": ["example.com/attached"]}]}}}})
     with pytest.raises(CaseError, match="an allocated device with bindingConditions"):
         build_case(doc, "t")
+
+
+def test_binding_timeout_follows_the_case_gates():
+    doc = yaml.safe_load(SLICE_CASE.format(version="1.35", api="v1", gates="{}", device="{name: n}"))
+    doc["profile"] = {"filter": ["DynamicResources"], "pluginConfig": {"DynamicResources": {"bindingTimeout": "30s"}}}
+    with pytest.raises(CaseError, match="Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus"):
+        build_case(doc, "t")
+    doc["featureGates"] = {"DRADeviceBindingConditions": True}
+    build_case(doc, "t")
