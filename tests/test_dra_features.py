@@ -514,3 +514,21 @@ def test_binding_timeout_follows_the_case_gates():
         build_case(doc, "t")
     doc["featureGates"] = {"DRADeviceBindingConditions": True}
     build_case(doc, "t")
+
+
+@pytest.mark.parametrize("path, name, want", [
+    ("cases/devices/device-taints.yaml", "devices-taints-skip-untolerated",
+     ("claim one-gpu request gpu: needs 1, 1 matching device(s) on the node, 0 free, 1 with a taint the request "
+     "does not tolerate")),
+    ("cases/devices/extended-resources.yaml", "devices-extended-resource-implicit-init-container",
+     "claim p-extended-resources request container-1-request-0: needs 2, 1 matching device(s) on the node, 1 free"),
+])
+def test_explain_names_taints_and_the_extended_resources_claim(path, name, want):
+    from kspread.format.loader import collect, load_case
+    from kspread.workflow.explain import capture, explain_cycles
+    from kspread.workflow.runner import run_loaded
+
+    doc = next(d for d in collect([path])[0].docs if d.data.get("name") == name)
+    seen = []
+    out = run_loaded(load_case(doc), observe=lambda sched, r: seen.append(capture(sched, r)), keep_all=True)
+    assert want in " ".join(explain_cycles(out.scheduler, seen).split())

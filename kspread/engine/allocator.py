@@ -805,8 +805,9 @@ class RequestReport:
     request: str
     needed: int  # devices the request asks for (All: the matching ones)
     matching: int  # devices of the node's pools that its class and selectors accept
-    free: int  # of those, not allocated to any claim
+    free: int  # of those, not allocated to any claim (nor kept off by an untolerated taint)
     error: str = ""  # a CEL error met while checking
+    tainted: int = 0  # matching devices not allocated whose taints the request does not tolerate
 
 
 def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> list[RequestReport]:
@@ -828,7 +829,7 @@ def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> li
                     out.append(RequestReport(claim.key, name, sub.count, 0, 0, f"no device class {sub.class_name}"))
                     continue
                 rd = _Request(sub, parent, cls)
-                matching = free = 0
+                matching = free = tainted = 0
                 error = ""
                 for pool in run.pools:
                     if pool.incomplete or pool.invalid:
@@ -843,7 +844,11 @@ def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> li
                             if ok:
                                 matching += 1
                                 if (s.driver, s.pool, d.name) not in a.allocated or sub.admin_access:
-                                    free += 1
+                                    if a.features.device_taints and taint_prevents_allocation(
+                                            d, sub, a.features.every_taint_effect):
+                                        tainted += 1
+                                    else:
+                                        free += 1
                 needed = sub.count if sub.mode == EXACT_COUNT else matching
-                out.append(RequestReport(claim.key, name, needed, matching, free, error))
+                out.append(RequestReport(claim.key, name, needed, matching, free, error, tainted))
     return out

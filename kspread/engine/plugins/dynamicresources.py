@@ -183,10 +183,23 @@ class DRAState:
     failures: dict[str, str] = field(default_factory=dict)
     # DRAExtendedResource: how many of ``claims`` are the pod's own (the extended
     # resources' claim follows them), the pod's scalar requests, each node's variant of
-    # the extended resources' claim
+    # the extended resources' claim (named as Reserve will name it: ``to_allocate``)
     user_claims: int = 0
     pod_scalar: dict[str, int] = field(default_factory=dict)
     node_extended: dict[str, ResourceClaim] = field(default_factory=dict)
+
+
+def to_allocate(s: DRAState, pod: Pod, node: str) -> list[ResourceClaim]:
+    """The claims the node's Filter allocates, the extended resources' claim as the node's
+    variant named as Reserve names it (for explain)."""
+    out = []
+    for i, c in enumerate(s.claims):
+        if c.allocation is not None:
+            continue
+        if i == s.user_claims and c.name == SPECIAL_CLAIM_NAME:
+            c = replace(s.node_extended.get(node, c), name=extended_claim_name(pod.name))
+        out.append(c)
+    return out
 
 
 def pod_claims(tracker: ClaimTracker, pod: Pod) -> list[ResourceClaim]:
@@ -322,6 +335,8 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         unavailable = [i for i, sel in enumerate(s.available_on)
                        if s.claims[i].allocation is not None and sel is not None and not selector_matches(sel, node)]
         allocations: list[Allocation] | None = None
+        if node_ext is not None:
+            s.node_extended[node.name] = node_ext
         if s.allocator is not None:
             todo = [c for c in s.claims if c.allocation is None]
             if node_ext is not None:
@@ -341,8 +356,6 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             return _unresolvable("resourceclaim not available on the node")
         if allocations is not None:
             s.node_allocations[node.name] = allocations
-            if node_ext is not None:
-                s.node_extended[node.name] = node_ext
         return SUCCESS
 
     def post_filter(self, state: CycleState, pod: Pod, statuses) -> tuple[None, Status]:
