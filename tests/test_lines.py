@@ -28,7 +28,7 @@ JSON_CASE = """\
 ALLOWED = ("(allowed: affinity, claims, containers, controller, devices, initContainers, labels, name, namespace, "
            "node, nodeSelector, nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, "
            "requests, resourceClaims, resources, schedulingGates, startTime, terminating, tolerations, "
-           "topologySpreadConstraints, volumes) (did you mean 'priority'?)")
+           "topologySpreadConstraints, volumes, workloadRef) (did you mean 'priority'?)")
 
 
 def _messages(p) -> list[str]:

@@ -132,8 +132,8 @@ DID_YOU_MEAN = "apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.24'\n{e
      "initContainers, labels, name, namespace, node, nodeSelector, nominatedNode, overhead, preemptionPolicy, priority, "
      "priorityClassName, replicas, requests, resourceClaims, resources, schedulingGates, startTime, terminating, "
      "tolerations, "
-     "topologySpreadConstraints, volumes) (did you mean 'priority'?)")),
-    ("", "{name: p, Labels: {a: b}}", "topologySpreadConstraints, volumes) (did you mean 'labels'?)\n"),
+     "topologySpreadConstraints, volumes, workloadRef) (did you mean 'priority'?)")),
+    ("", "{name: p, Labels: {a: b}}", "topologySpreadConstraints, volumes, workloadRef) (did you mean 'labels'?)\n"),
     ("profile: {score: [SelectorSpreed]}\n", "{name: p}",
      ("c.yaml:5: profile.score[0]: unknown plugin 'SelectorSpreed' (not an in-tree kube-scheduler plugin) "
      "(did you mean 'SelectorSpread'?)")),

@@ -144,6 +144,41 @@ def test_html_report_of_a_5000_node_case_stays_small():
     assert page.count("4940 more cycle(s) not drawn; 40 more node(s) not drawn") == 3
 
 
+def test_html_report_draws_a_sequences_steps_between_its_cycles(tmp_path):
+    """Issue 28: the cycle picture of a sequence with steps shows each step where it
+    happened, with what it evicted, kept and created; evicted pods are struck."""
+    src = (ROOT / "cases" / "scenarios" / "drain.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "drain.yaml"
+    bad.write_text(src.replace("web-rs-r1: n3}", "web-rs-r1: n2}").replace(
+        "drain: n1\n- drain: n1", "drain: n1\n- {name: extra, requests: {cpu: 100m}}\n- drain: n1").replace(
+        "evicted: [web-a, web-b]", "evicted: [web-a]"), encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert cli_main(["run", "-q", "--html", str(out), str(bad)]) == 1
+    page = out.read_text(encoding="utf-8")
+    figures = page.split("<figure>")
+    seq = [f for f in figures if "Placements cycle by cycle, and the steps between them" in f]
+    assert len(seq) == 2  # both fail: web-rs-r1's node, the second's evictions
+    rows = [t for t in _page_text(seq[0]) if t.strip()]
+    # the step's band comes before the cycle it led to
+    assert rows.index("\u25b8 step: drain n1 (clock 0 s): evicted web-a; kept web-b; created web-rs-r1") \
+        < rows.index("1. web-rs-r1")
+    rows2 = [t for t in _page_text(seq[1]) if t.strip()]
+    order = [r for r in rows2 if r.startswith(("\u25b8 step", "1.", "2.", "3."))]
+    # a step's record names the pods created after it: the replacement, then the listed pod
+    assert order == ["\u25b8 step: drain n1 (clock 0 s): evicted web-a; kept web-b; created web-rs-r1, extra",
+                     "1. web-rs-r1", "2. extra",
+                     "\u25b8 step: drain n1 (clock 0 s): evicted web-b; created web-rs-r2", "3. web-rs-r2"]
+    # the nodes picture strikes the pods the drains evicted
+    nodes_fig = _page_text(next(f for f in figures if "Nodes by zone" in f))
+    assert "\u2715 web-a" in nodes_fig and "\u25cf web-b" in nodes_fig  # web-b was kept by the PDB
+
+
+def _page_text(html: str) -> list[str]:
+    page = _Page()
+    page.feed(html)
+    return page.text
+
+
 def test_html_report_cuts_long_values():
     from kspread.workflow.report_html import render_html
 

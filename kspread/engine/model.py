@@ -191,6 +191,9 @@ class Pod:
     resource_claims: tuple[Any, ...] = ()
     # spec.volumes as the volume plugins read them (kspread.engine.storage.PodVolume)
     volumes: tuple[Any, ...] = ()
+    # spec.workloadRef (GenericWorkload, 1.35): the pod's Workload and pod group
+    # (kspread.engine.plugins.gangscheduling.WorkloadRef); None: none
+    workload_ref: Any = None
 
     @property
     def key(self) -> str:
@@ -319,3 +322,6 @@ class Cluster:
     devices: Any = None
     # the storage objects (kspread.engine.storage.Storage); None: the case has none
     storage: Any = None
+    # Workloads (scheduling.k8s.io/v1alpha1): (namespace, name) ->
+    # kspread.engine.plugins.gangscheduling.Workload
+    workloads: dict = field(default_factory=dict)

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from kspread.engine.framework.interface import PodEvent
 from kspread.engine.model import Node, Pod
+from kspread.engine.plugins.gangscheduling import NAME as GANG
 from kspread.engine.plugins.interpodaffinity import pod_terms
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,6 +111,9 @@ class QueuedPod:
     failed_at: int = 0  # the clock (seconds) when it last failed
     rejectors: frozenset[str] = frozenset()
     where: str = "active"  # active | backoff | unschedulable | gone
+    # the PreEnqueue plugin holding the pod among the unschedulable pods (GatingPlugin):
+    # GangScheduling; "" when none (scheduling gates are held apart, in ``gated``)
+    gating: str = ""
 
     @property
     def key(self) -> str:
@@ -134,13 +138,50 @@ class SchedulingQueue:
         self._unschedulable: dict[str, QueuedPod] = {}
         # pods held by a scheduling gate (PreEnqueue), apart: no event moves them
         self._gated: dict[str, QueuedPod] = {}
+        # GangScheduling (1.35, its gates on): its PreEnqueue, and the UnscheduledPodAdd
+        # event the scheduler sends when a pod is created
+        self.gang = framework.handle.gang
         for p in pods:
             self.add(p)
 
     def add(self, pod: Pod) -> None:
-        """A pod created: to activeQ, or held while it has a scheduling gate."""
+        """A pod created: to activeQ, or held while it has a scheduling gate or while
+        GangScheduling's PreEnqueue holds it. With GangScheduling, the workload manager
+        records it first, and its creation is an event (UnscheduledPodAdd) for the pods
+        GangScheduling holds."""
         q = self.pods[pod.key] = QueuedPod(pod, self._next())
-        self.place(q, "gated" if pod.scheduling_gates else "active")
+        if self.gang is not None:
+            self.gang.add_pod(pod)
+        if pod.scheduling_gates:
+            self.place(q, "gated")
+        else:
+            self._enqueue(q, "active")
+        if self.gang is not None:
+            self.deliver(PodEvent("UnscheduledAdd", pod), skip=pod.key)
+
+    def _enqueue(self, q: QueuedPod, where: str) -> bool:
+        """moveToActiveQ / moveToBackoffQ: GangScheduling's PreEnqueue first; a pod it
+        rejects waits among the unschedulable pods, GangScheduling its gating plugin."""
+        if self.gang is not None and self.gang.pre_enqueue(q.pod) is not None:
+            q.gating = GANG
+            q.rejectors = q.rejectors | {GANG}
+            self.place(q, "unschedulable")
+            return False
+        q.gating = ""
+        self.place(q, where)
+        return True
+
+    def activate(self, key: str) -> bool:
+        """Activate: a pod among the unschedulable ones or in backoffQ moves to activeQ
+        (through PreEnqueue, but from backoffQ with SchedulerPopFromBackoffQ, whose
+        PreEnqueue ran when it went there). Returns whether it moved."""
+        q = self.pods.get(key)
+        if q is None or q.where not in ("unschedulable", "backoff"):
+            return False
+        if q.where == "backoff" and self.pop_from_backoff:
+            self.place(q, "active")
+            return True
+        return self._enqueue(q, "active")
 
     def remove(self, key: str) -> None:
         """A pending pod deleted: it leaves the queue."""
@@ -162,8 +203,7 @@ class SchedulingQueue:
         q.pod = pod
         if pod.scheduling_gates or q.where != "gated":
             return False
-        self.place(q, "active")
-        return True
+        return self._enqueue(q, "active")
 
     def _expiry(self, q: QueuedPod) -> int:
         """When the pod's backoff ends (getBackoffTime: its last failure plus the backoff
@@ -272,7 +312,7 @@ class SchedulingQueue:
 
     def _requeue(self, q: QueuedPod) -> None:
         """queueAfterBackoff: backoffQ while the pod is backing off, activeQ after."""
-        self.place(q, "active" if self._expiry(q) <= self.now else "backoff")
+        self._enqueue(q, "active" if self._expiry(q) <= self.now else "backoff")
 
     def node_event(self, ev: NodeEvent) -> list[str]:
         """MoveAllToActiveOrBackoffQueue for a Node event; returns the pods moved. From
@@ -283,6 +323,8 @@ class SchedulingQueue:
             return []
         moved = []
         for q in list(self._unschedulable.values()):
+            if q.gating:
+                continue  # no Node event is one GangScheduling registered
             if ev.precheck is not None and not ev.precheck(q.pod):
                 continue
             if self.filters_events and not self._worth_node(q, ev):
@@ -327,6 +369,8 @@ class SchedulingQueue:
         limit = max_in_unschedulable_seconds(self.version)
         moved = []
         for q in sorted(self._unschedulable.values(), key=lambda q: q.timestamp):
+            if q.gating:
+                continue  # the wildcard event is none the gating plugin registered
             if tick - q.failed_at > limit:
                 self._requeue(q)
                 moved.append(q.key)
@@ -359,13 +403,22 @@ class SchedulingQueue:
         return any(t.matches(other.namespace, other.labels, ns_labels) for t in terms)
 
     def _of_interest(self, ev: PodEvent) -> bool:
-        """isEventOfInterest: some plugin of the profile registered the event."""
+        """isEventOfInterest: some plugin of the profile registered the event
+        (GangScheduling: Pod/Add, assigned or unscheduled)."""
+        if self.gang is not None and ev.action in ("Add", "UnscheduledAdd"):
+            return True
         return any(ev.action in p.pod_events for p in self.framework.plugins())
 
     def _worth(self, q: QueuedPod, ev: PodEvent) -> bool:
         """isPodWorthRequeuing: a plugin that rejected the pod registered the event and
         (with queueing hints) its hint answers Queue."""
-        for name in sorted(q.rejectors):
+        for name in sorted(q.rejectors) if not q.gating else [q.gating]:
+            if name == GANG:
+                # isSchedulableAfterPodAdded: a pod of the same group added (bound or not)
+                if self.gang is not None and ev.action in ("Add", "UnscheduledAdd") \
+                        and self.gang.pod_added_hint(q.pod, ev.pod):
+                    return True
+                continue
             p = self.framework.plugin(name)
             if p is None or ev.action not in p.pod_events:
                 continue

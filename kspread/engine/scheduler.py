@@ -39,7 +39,7 @@ preemption).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -55,6 +55,8 @@ from kspread.engine.framework.status import Code, CycleState, SchedulingError, S
 from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod, replace_pod
 from kspread.engine.plugins import register_in_tree
+from kspread.engine.plugins.gangscheduling import NAME as GANG
+from kspread.engine.plugins.gangscheduling import TIMEOUT_REASON, GangScheduling
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.queue import EXTENDER, SchedulingQueue
 from kspread.engine.snapshot import NodeSet, Nominator, Snapshot
@@ -116,6 +118,9 @@ class CycleResult:
     selected_positions: Any = None
     _node_list: Any = None
     bound_node: str | None = None  # the node a sequence bound the pod to
+    # GangScheduling's Permit: the node the pod waits on, assumed, for its gang (None: it
+    # did not wait); it binds there when the gang is complete
+    waiting_on: str | None = None
     attempt: int = 1  # the pod's scheduling cycle this is (a sequence retries pods)
     signature: Any = None  # OpportunisticBatching: the pod's signature (None: not signed)
     batch_hint: str | None = None  # the node the batch offered this cycle
@@ -343,6 +348,11 @@ class Scheduler:
         self.storage_events: list[PodEvent] = []
         # a sequence with steps: its World (the steps' record), set by run_case
         self.sequence: Any = None
+        # GangScheduling and the workload manager (1.35, gates GenericWorkload and
+        # GangScheduling on); the pods waiting at its Permit: key -> (assumed pod, node)
+        self.gang = GangScheduling(cluster.workloads, cluster.pods) if self.version.gate("GangScheduling") else None
+        self.handle.gang = self.gang
+        self.waiting: dict[str, tuple[Pod, str]] = {}
 
     def _set_order(self, order: list[str]) -> None:
         self.order = order
@@ -366,6 +376,9 @@ class Scheduler:
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
         self.handle.claims = self.claims
         self.handle.storage = storage
+        self.handle.gang = self.gang
+        for assumed, _ in self.waiting.values():  # the cache keeps the pods waiting at Permit
+            self.snapshot.add_pod(assumed)
         self.framework = Framework(self.case.profile, self.handle)
         self.handle.extenders = self.ext
         self._set_order(order)
@@ -641,14 +654,37 @@ class Scheduler:
     # ---- sequences -------------------------------------------------------------------
 
     def bind(self, pod: Pod, node: str) -> Pod:
-        """Assume and bind: the pod joins the node (its nomination ends)."""
+        """Assume and bind: the pod joins the node (its nomination ends). A pod that
+        waited at Permit is already assumed there."""
+        waited = self.waiting.pop(pod.key, None)
         bound = replace_pod(pod, node_name=node, nominated_node=None)
         self.nominator.remove(pod)
         self.pending.pop(pod.key, None)
+        if waited is not None:
+            self.snapshot.remove_pod(waited[0])
         self.snapshot.add_pod(bound)
         self.bound[pod.key] = bound
         self.storage_events = self._bind_volumes(bound, node)
+        if self.gang is not None:
+            self.gang.bound(bound)
         return bound
+
+    def assume(self, pod: Pod, node: str) -> None:
+        """A pod waiting at Permit: assumed on the node (the cache counts it there), not
+        bound, still pending."""
+        assumed = replace_pod(pod, node_name=node, nominated_node=None)
+        self.nominator.remove(pod)
+        self.snapshot.add_pod(assumed)
+        self.waiting[pod.key] = (assumed, node)
+
+    def forget(self, key: str) -> Pod:
+        """A waiting pod rejected: the cache forgets it (ForgetPod) and Unreserve runs.
+        Returns the assumed pod (for the AssignedPodDelete event its forgetting is)."""
+        assumed, _ = self.waiting.pop(key)
+        self.snapshot.remove_pod(assumed)
+        if self.gang is not None:
+            self.gang.unreserve(assumed)
+        return assumed
 
     def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
         """RunReservePluginsReserve (and DynamicResources' PreBind): the plugins that
@@ -689,6 +725,8 @@ class Scheduler:
         for v in outcome.victims:
             if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
                 self.snapshot.remove_pod(v)
+            if self.gang is not None:
+                self.gang.delete_pod(v)
             self.bound.pop(v.key, None)
             self.ties.pop(v.key, None)
             events.append(PodEvent("Delete", v))
@@ -824,6 +862,47 @@ class SequenceRun:
         self.queue = SchedulingQueue(sched.version, sched.framework, initial)
         self.created = len(initial)  # pods created so far (the bound on cycles)
         self.preempted: list[Pod] = []  # the victims of preemption, in order
+        self.waiting_q: dict[str, Any] = {}  # the queue entries of the pods waiting at Permit
+        self.rejected: dict[str, str] = {}  # pods rejected while waiting at Permit: the reason
+
+    def _bind(self, pod: Pod, node: str, claim_events: list[PodEvent]) -> None:
+        """Bind the pod and deliver the events its binding makes (a sequence's queue)."""
+        sched, queue = self.sched, self.queue
+        bound = sched.bind(pod, node)
+        if self.case.is_sequence:
+            for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
+                queue.deliver(ev)
+            queue.deliver(PodEvent("Add", bound))
+            for ev in claim_events:
+                queue.deliver(ev)
+
+    def next_permit_deadline(self) -> int | None:
+        """The earliest deadline of a gang waiting at Permit; None when no pod waits."""
+        gang = self.sched.gang
+        if gang is None or not self.sched.waiting:
+            return None
+        return min(gang.deadline(a) or 0 for a, _ in self.sched.waiting.values())
+
+    def permit_timeouts(self) -> list[str]:
+        """The gangs' Permit waits that ended by the clock (``queue.now``): each pod still
+        waiting at its group's deadline is rejected, in the order the pods began to wait
+        ("rejected due to timeout ..."): Unreserve, the cache forgets it (an
+        AssignedPodDelete event for the others), and it goes to the unschedulable pods with
+        GangScheduling as its rejector. Returns the pods the events moved."""
+        sched, queue, gang = self.sched, self.queue, self.sched.gang
+        moved: list[str] = []
+        if gang is None:
+            return moved
+        due = [(gang.deadline(a) or 0, k) for k, (a, _) in sched.waiting.items()
+               if (gang.deadline(a) or 0) <= queue.now]
+        for at, key in sorted(due, key=lambda d: d[0]):
+            assumed = sched.forget(key)
+            q = self.waiting_q.pop(key)
+            self.rejected[key] = TIMEOUT_REASON
+            queue.failed(q, sched.current(assumed), frozenset({GANG}), [])
+            q.failed_at = at
+            moved.extend(queue.deliver(PodEvent("Delete", assumed), skip=key))
+        return moved
 
     def create(self, pod: Pod) -> None:
         """A pod created while the scheduler is idle: pending, in the queue."""
@@ -862,21 +941,39 @@ class SequenceRun:
                     _refuse_binding_wait(r.state, pod, node)
                 sched.store_schedule_results(r, node)
                 sched.mark_tie(pod, r)
-                bound = sched.bind(pod, node)
-                if case.is_sequence:
-                    for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
-                        queue.deliver(ev)
-                    queue.deliver(PodEvent("Add", bound))
-                    for ev in claim_events:
-                        queue.deliver(ev)
+                allowed: list[str] = []
+                if sched.gang is not None and sched.gang.min_count(pod) is not None:
+                    sched.gang.reserve(pod)
+                    wait, activate, allowed = sched.gang.permit(pod, queue.now)
+                    if wait:  # Permit: Wait, holding the node (the binding cycle waits)
+                        r.bound_node, r.waiting_on = None, node
+                        sched.assume(pod, node)
+                        self.waiting_q[pod.key] = q
+                        for key in activate:  # handle.Activate: the group's unscheduled pods
+                            queue.activate(key)
+                        continue
+                for key in allowed:  # the quorum: every waiting pod of the gang is allowed
+                    self.waiting_q.pop(key, None)
+                    self._bind(sched.current(sched.waiting[key][0]), sched.waiting[key][1], [])
+                self._bind(pod, node, claim_events)
                 continue
             in_flight: list[PodEvent] = []
             after: list[PodEvent] = []
             if r.preemption is not None and r.preemption.nominated_node is not None:
                 before = pod
                 sched.mark_tie(pod, r)
-                self.preempted.extend(r.preemption.victims)
-                pod, in_flight = sched.apply_preemption(pod, r.preemption)
+                # prepareCandidate rejects a victim waiting at Permit instead of deleting it
+                outcome, rejected = r.preemption, [v for v in r.preemption.victims if v.key in sched.waiting]
+                if rejected:
+                    outcome = replace(outcome, victims=[v for v in outcome.victims if v.key not in sched.waiting])
+                self.preempted.extend(outcome.victims)
+                pod, in_flight = sched.apply_preemption(pod, outcome)
+                for v in rejected:
+                    assumed = sched.forget(v.key)
+                    vq = self.waiting_q.pop(v.key)
+                    self.rejected[v.key] = "preempted"
+                    queue.failed(vq, sched.current(assumed), frozenset({"DefaultPreemption"}), [])
+                    after.append(PodEvent("Delete", assumed))
                 if before.nominated_node and before.nominated_node != pod.nominated_node:
                     after.append(PodEvent("Delete", before, pod.priority))
             elif r.preemption is not None and r.preemption.clear_nomination:

@@ -86,6 +86,9 @@ MAX_REPLICAS = 10_000
 # didn't trigger Node/Delete event at all"); before, a node's deletion moves no pod
 NODE_DELETE_EVENT_FROM = 32
 
+# the most gang Permit timeouts one `wait` may go through (each 5 minutes of the clock)
+MAX_PERMIT_ROUNDS = 100
+
 
 @dataclass(frozen=True, slots=True)
 class Step:
@@ -186,7 +189,7 @@ class World:
                                replication_controllers=cl.replication_controllers, replica_sets=cl.replica_sets,
                                stateful_sets=cl.stateful_sets, pdbs=list(cl.pdbs),
                                priority_classes=cl.priority_classes, namespaces=cl.namespaces,
-                               devices=cl.devices, storage=cl.storage)
+                               devices=cl.devices, storage=cl.storage, workloads=cl.workloads)
         # the case's own pods that still exist (case order), as they are now
         self.existing: dict[str, Pod] = {p.key: p for p in cl.pods}
         self.existing_keys = list(self.existing)
@@ -314,6 +317,12 @@ class World:
             self._delete_node(n, rec)
 
     def _delete_node(self, node: Node, rec: Record) -> None:
+        waiting = sorted(k for k, (_, n) in self.run.sched.waiting.items() if n == node.name)
+        if waiting:
+            cur = self._current
+            raise CaseError(f"node {node.name} holds {', '.join(waiting)}, waiting at GangScheduling's Permit for "
+                            "its gang: deleting the node of a waiting pod is not modelled",
+                            cur.path if cur is not None else ("schedule",))
         pods = self._pods_on(node.name)
         del self.nodes[node.name]
         zone = get_zone_key(node, self.version)
@@ -375,6 +384,11 @@ class World:
             self._evict(pod, rec)
             return
         sched, queue = self.run.sched, self.run.queue
+        if key in sched.waiting:
+            raise _error(step, f"pod {key!r} waits at GangScheduling's Permit for its gang: deleting a waiting pod "
+                         "is not modelled", "deletePod")
+        if sched.gang is not None:
+            sched.gang.delete_pod(pod)
         current = sched.current(pod)
         queue.remove(key)
         sched.pending.pop(key, None)
@@ -402,7 +416,19 @@ class World:
 
     def _do_wait(self, step: Step, rec: Record) -> None:
         queue = self.run.queue
-        queue.now += step.arg
+        target = queue.now + step.arg
+        # a gang waiting at Permit times out at its deadline, and the scheduler goes on from
+        # there inside the wait (its pods may wait again, until a deadline past the wait)
+        rounds = 0
+        while (deadline := self.run.next_permit_deadline()) is not None and deadline <= target:
+            rounds += 1
+            if rounds > MAX_PERMIT_ROUNDS:
+                raise _error(step, f"a gang timed out at Permit {MAX_PERMIT_ROUNDS} times in this wait and would "
+                             "go on (it never fits whole): wait less", "wait")
+            queue.now = max(queue.now, deadline)
+            rec.moved.extend(self.run.permit_timeouts())
+            self.run.until_idle()
+        queue.now = target
         rec.clock = queue.now
         self._due_timers(rec)
         rec.moved.extend(queue.flush_leftover())
@@ -534,6 +560,8 @@ class World:
         sched = self.run.sched
         if self.existing.get(pod.key) is pod:
             del self.existing[pod.key]
+        if sched.gang is not None:
+            sched.gang.delete_pod(pod)
         sched.bound.pop(pod.key, None)
         sched.ties.pop(pod.key, None)
         self.timers.pop(pod.key, None)

@@ -133,6 +133,13 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # (also provisioned volumes by CSIStorageCapacity, default shape favours free space).
         _gate("VolumeCapacityPriority", (21, False, "ALPHA"), removed=33),
         _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),
+        # Workloads and gangs (plugins/gangscheduling.py, KEP-4671): the Workload API and
+        # pods' spec.workloadRef (GenericWorkload), the GangScheduling plugin (PreEnqueue,
+        # Reserve, Permit), which depends on GenericWorkload. Modelled as 1.35 has them;
+        # 1.36 replaced the plugin's Permit wait with a workload scheduling cycle, which
+        # kspread refuses by name (make_version).
+        _gate("GenericWorkload", (35, False, "ALPHA"), (37, False, "BETA")),
+        _gate("GangScheduling", (35, False, "ALPHA")),
     )
 }
 
@@ -184,8 +191,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("NominatedNodeNameForExpectation",
                     "kspread sets nominatedNodeName only as preemption does, binding is immediate",
                     (34, False, "ALPHA"), (35, True, "BETA")),
-        _unmodelled("GenericWorkload", "kspread models no Workload / PodGroup objects",
-                    (35, False, "ALPHA"), (37, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",
                     (36, False, "ALPHA")),
         _unmodelled("CompositePodGroup", "kspread models no Workload / PodGroup objects", (37, False, "ALPHA")),
@@ -597,6 +602,16 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
                     path,
                 )
             gates[name] = val
+    if gates.get("GangScheduling") and not gates.get("GenericWorkload"):
+        raise CaseError("feature gate GangScheduling depends on GenericWorkload, which is off: turn both on",
+                        ("featureGates", "GangScheduling"))
+    if minor >= 36:
+        for name in ("GenericWorkload", "GangScheduling"):
+            if gates.get(name):
+                raise CaseError(
+                    f"feature gate {name} in 1.{minor}: kspread models workloads and gang scheduling as 1.35 has "
+                    "them (the GangScheduling plugin's Permit wait); from 1.36 the scheduler schedules a pod group "
+                    "in a workload scheduling cycle, which kspread does not model", ("featureGates", name))
     version = Version(minor, gates)
     if minor >= 35:
         # the feature gates' dependencies (checked from 1.35)

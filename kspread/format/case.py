@@ -72,6 +72,7 @@ from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_templa
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
+from kspread.format.workloads import workload_ref, workloads
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -419,7 +420,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates, wl_ref) = spec
     if volumes and any(v.template is not None for v in volumes):
         # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
         volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
@@ -450,6 +451,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         scheduling_gates=gates,
         resource_claims=pod_claims(name, claims),
         volumes=volumes,
+        workload_ref=wl_ref,
     )
 
 
@@ -680,7 +682,8 @@ class _Builder:
                 pod_claim_refs(raw.get("resourceClaims"), at, raw.get("containers"), self.version,
                                raw.get("devices")),
                 volumes,
-                self._gates(raw, at))
+                self._gates(raw, at),
+                workload_ref(raw.get("workloadRef"), at, self.version))
 
     def _gates(self, raw: Mapping[str, Any], at) -> tuple[str, ...]:
         """spec.schedulingGates: names, each once (the API validates them unique); a field
@@ -751,6 +754,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                                      for s in node_slices(raw["name"], raw.get("devices"), at, version)])
     _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
     cluster.storage = _storage(sections["storage"], [*pods, *incoming])
+    cluster.workloads = workloads(sections["workloads"], version)
+    _check_gangs(doc, version, cluster.workloads, incoming, timeline)
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}
     if not incoming and not timeline and "error" not in expect:
@@ -783,6 +788,36 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     )
 
 
+def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[str, str], Any], incoming: list[Pod],
+                 timeline: list[Any] | None) -> None:
+    """What kspread does not model of gang scheduling (GangScheduling on) is an error
+    naming it: a gang pod as a single-cycle ``pod`` (PreEnqueue and Permit need a
+    ``schedule``), in a ``replicas: max`` entry, or with volumes or resource claims
+    (their Unreserve after a Permit timeout)."""
+    if not version.gate("GangScheduling"):
+        return
+
+    def gang(p: Pod) -> bool:
+        ref = p.workload_ref
+        wl = wls.get((p.namespace, ref.name)) if ref is not None else None
+        return wl is not None and wl.pod_groups.get(ref.pod_group) is not None
+
+    if "pod" in doc and incoming and gang(incoming[0]):
+        raise CaseError("a pod of a gang (its Workload's pod group has a gang policy) is scheduled in a `schedule`: "
+                        "GangScheduling holds it until its group has minCount pods and binds the group together",
+                        ["pod", "workloadRef"])
+    from kspread.engine.steps import MaxEntry
+
+    for p in incoming:
+        if gang(p) and (p.volumes or p.resource_claims):
+            raise CaseError(f"pod {p.key}: a gang pod with volumes or resource claims is not modelled (their "
+                            "Unreserve when the gang's Permit wait times out)", ["schedule"])
+    for t in timeline or ():
+        if isinstance(t, MaxEntry) and gang(t.template):
+            raise CaseError("`replicas: max` of a gang pod is not modelled: ask with a number of replicas",
+                            [*t.path, "replicas"])
+
+
 def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
     """The items of every section (nodes, pods, owners, pdbs, priorityClasses,
     namespaces), each with the pather of its field paths: the shorthand sections first,
@@ -793,8 +828,9 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
                                     ("nodes", "pods", "owners", "pdbs", "priorityClasses", "namespaces")}
     sections["devices"] = []
     sections["storage"] = []
+    sections["workloads"] = []
     for key in sections:
-        if key == "storage":
+        if key in ("storage", "workloads"):
             continue
         for i, item in enumerate(doc.get(key) or []):
             sections[key].append((item, _pather([key, i])))
@@ -805,8 +841,8 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
                 deployments.append((item, prefix, fieldmap))
             elif section == "devices":
                 sections["devices"].append((item["_raw"], prefix))
-            elif section == "storage":
-                sections["storage"].append((item, prefix))
+            elif section in ("storage", "workloads"):
+                sections[section].append((item, prefix))
             else:
                 sections[section].append((item, _pather(prefix, fieldmap)))
     sections["owners"] += _deployment_replica_sets(deployments, sections)

@@ -4,7 +4,8 @@ The dump is the output of::
 
     kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,\\
         poddisruptionbudgets,priorityclasses,persistentvolumes,persistentvolumeclaims,\\
-        storageclasses,csinodes,csidrivers,csistoragecapacities,volumeattachments -A -o yaml
+        storageclasses,csinodes,csidrivers,csistoragecapacities,volumeattachments,\\
+        deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates -A -o yaml
 
 (a ``kind: List`` with ``items``; several YAML documents, or JSON, are accepted too).
 The case keeps only what the scheduler reads, in the shorthand sections of the case
@@ -927,7 +928,7 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
     out = [*[f"# {line}\n" for line in textwrap.wrap(warning, 96, break_on_hyphens=False)],
            *([f"#   {_KUBECTL}\n"] if missing else []),
            *[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
-           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96)],
+           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96) if left_out],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search]]
     if isinstance(incoming, str):
         out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"

@@ -165,6 +165,7 @@ def _pod(o: _Object) -> None:
     o.take(spec, "tolerations", "tolerations", sp)
     o.take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
     o.take(spec, "schedulingGates", "schedulingGates", sp)
+    o.take(spec, "workloadRef", "workloadRef", sp)
     o.take(spec, "resourceClaims", "resourceClaims", sp)
     for key in ("containers", "initContainers"):
         if spec.get(key):
@@ -259,6 +260,11 @@ def _storage(o: _Object) -> None:
     o.item = dict(o.obj)
 
 
+def _workload(o: _Object) -> None:
+    """A Workload (scheduling.k8s.io/v1alpha1): kept whole for kspread.format.workloads."""
+    o.item = dict(o.obj)
+
+
 _OWNER = ("owners", "owner", _owner)
 _STORAGE = ("storage", None, _storage)
 # kind -> (section, the schema's $defs name of its shorthand item or None: not validated, converter)
@@ -286,6 +292,7 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "CSIDriver": _STORAGE,
     "CSIStorageCapacity": _STORAGE,
     "VolumeAttachment": _STORAGE,
+    "Workload": ("workloads", None, _workload),
 }
 
 

@@ -362,6 +362,8 @@ def explain_cycle_outcome(sched: Scheduler, r: CycleResult, cx: CycleExplanation
         lines.append("selected: " + ", ".join(top[:MAX_VALUES_SHOWN])
                      + (f", ... ({len(top) - MAX_VALUES_SHOWN} more)" if len(top) > MAX_VALUES_SHOWN else ""))
         lines.extend(allocation_lines(r, r.bound_node or top[0]))
+        if r.waiting_on:
+            lines.append(f"waits at GangScheduling's Permit on {r.waiting_on} for its gang")
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
@@ -444,6 +446,8 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
             lines.append(f"  (a tie: the sequence binds {r.bound_node}, the first in node order; "
                          "upstream picks any of them)")
         lines.extend(allocation_lines(r, r.bound_node or top[0]))
+        if r.waiting_on:
+            lines.append(f"waits at GangScheduling's Permit on {r.waiting_on} for its gang")
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")

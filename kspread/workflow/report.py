@@ -15,6 +15,7 @@ of ``file``, ``line`` and ``error``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kspread.workflow.runner import _MISSING, EXPECT_KEYS, Verdict
@@ -174,4 +175,30 @@ def cluster_picture(v: Verdict) -> dict[str, Any]:
             cycles.append(c)
         out["cycles"] = cycles
         out["cyclesTotal"] = len(v.outcome.cycles)
+        world = v.outcome.scheduler.sequence if v.outcome.scheduler is not None else None
+        if world is not None:
+            out["steps"] = step_marks(world.records)
+    return out
+
+
+def step_marks(records: Iterable[Any]) -> list[dict[str, Any]]:
+    """A sequence's steps for the cycle picture: each with the number of cycles run before
+    it (``before``), what it was, the sequence clock, and the pods it evicted, kept,
+    created and moved (each list bounded by ``MAX_PODS``, with its length). Batches of
+    created pods (``create ...``) are the cycles themselves and are left out. Bounded by
+    ``MAX_CYCLES`` steps."""
+    out: list[dict[str, Any]] = []
+    for r in records:
+        if r.what.startswith("create "):
+            continue
+        if len(out) == MAX_CYCLES:
+            break
+        m: dict[str, Any] = {"before": r.first_cycle, "step": r.what, "clock": r.clock}
+        for k in ("evicted", "kept", "created", "moved"):
+            pods = list(getattr(r, k))
+            if pods:
+                m[k] = pods[:MAX_PODS]
+                if len(pods) > MAX_PODS:
+                    m[k + "Total"] = len(pods)
+        out.append(m)
     return out

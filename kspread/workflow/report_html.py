@@ -90,7 +90,7 @@ def _svg(width: float, height: float, body: list[str], label: str) -> str:
 
 def _placements(pic: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str, str], set[str]]:
     """Per node: the incoming pods bound there (by the last cycle of each pod); the
-    nominated node of a preemption and its victims."""
+    nominated node of a preemption, and its victims and the pods steps evicted."""
     landed: dict[str, str] = {}
     nominated: dict[str, str] = {}
     victims: set[str] = set()
@@ -102,6 +102,8 @@ def _placements(pic: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str, st
             nominated[c["pod"]] = c["nominated"]
             landed.pop(c["pod"], None)
         victims.update(c.get("victims", []))
+    for m in pic.get("steps", []):
+        victims.update(m.get("evicted", []))  # evicted by a step (drain, NoExecute, deletePod)
     on: dict[str, list[str]] = {}
     for pod, node in landed.items():
         on.setdefault(node, []).append(pod)
@@ -292,29 +294,57 @@ def node_marks_table(pic: dict[str, Any], first: list[str]) -> str:
     return "".join(rows)
 
 
+def _step_note(m: dict[str, Any]) -> str:
+    parts = []
+    for k in ("evicted", "kept", "created", "moved"):
+        if m.get(k):
+            more = m.get(k + "Total", len(m[k])) - len(m[k])
+            parts.append(f"{k} {', '.join(m[k])}" + (f" and {more} more" if more > 0 else ""))
+    return f"step: {m['step']} (clock {m['clock']} s)" + (": " + "; ".join(parts) if parts else "")
+
+
 def sequence_svg(pic: dict[str, Any]) -> str | None:
     """A sequence cycle by cycle: a row per cycle, a column per node it touched; a
     green dot where the pod was bound, an orange ring where a preemption nominated it
-    (the victims named at the row's end), a grey cross for a pod left unschedulable."""
+    (the victims named at the row's end), a grey cross for a pod left unschedulable.
+    A step (drain, addNode, wait, ...) is a blue band between the cycles it came
+    between, saying what it evicted, kept, created and moved."""
     cycles = pic.get("cycles") or []
-    if not pic.get("sequence") or not cycles:
+    steps = pic.get("steps") or []
+    if not pic.get("sequence") or not (cycles or steps):
         return None
     shown = cycles[:MAX_SEQ_CYCLES]
+    rows: list[tuple[str, Any]] = []
+    pending = list(steps)
+    for i, c in enumerate(shown):
+        while pending and pending[0]["before"] <= i:
+            rows.append(("step", pending.pop(0)))
+        rows.append(("cycle", (i, c)))
+    if len(shown) == len(cycles):
+        rows.extend(("step", m) for m in pending)
+        pending = []
     nodes = list(dict.fromkeys(c.get("node") or c.get("nominated") for c in shown
                                if c.get("node") or c.get("nominated")))
     more_nodes = max(0, len(nodes) - MAX_SEQ_NODES)
     nodes = nodes[:MAX_SEQ_NODES]
     left, cw, rh, top = 190, 56, 20, 50
+    width = left + max(len(nodes), 1) * cw + 200
+    if any(kind == "step" for kind, _ in rows):
+        width = max(width, 720)  # room for a step's line
     body: list[str] = []
     for j, node in enumerate(nodes):
         x = left + j * cw + cw / 2
         body.append(f'<g transform="translate({x:.0f},{top - 6}) rotate(-35)">' + _svg_text(0, 0, node, 16)
                     + "</g>")
-    for i, c in enumerate(shown):
-        y = top + i * rh
+    for r, (kind, item) in enumerate(rows):
+        y = top + r * rh
+        if kind == "step":
+            body.append(f'<rect x="4" y="{y}" width="{width}" height="{rh}" fill="#ddf4ff"/>')
+            body.append(_svg_text(8, y + 14, "\u25b8 " + _step_note(item), (width - 16) // 7, fill="#0969da"))
+            continue
+        i, c = item
         if i % 2 == 0:
-            body.append(f'<rect x="4" y="{y}" width="{left + max(len(nodes), 1) * cw + 200}" height="{rh}" '
-                        'fill="#f6f8fa"/>')
+            body.append(f'<rect x="4" y="{y}" width="{width}" height="{rh}" fill="#f6f8fa"/>')
         body.append(_svg_text(8, y + 14, f"{i + 1}. {c['pod']}", 28))
         target = c.get("node") or c.get("nominated")
         for j, node in enumerate(nodes):
@@ -335,16 +365,18 @@ def sequence_svg(pic: dict[str, Any]) -> str | None:
         if note:
             body.append(_svg_text(left + max(len(nodes), 1) * cw + 8, y + 14, note, 40,
                                   fill="#cf222e" if "unsched" in note or "error" in note else "#bc4c00"))
-    h = top + len(shown) * rh + 8
+    h = top + len(rows) * rh + 8
     extra = []
     if pic.get("cyclesTotal", len(cycles)) > len(shown):
         extra.append(f"{pic.get('cyclesTotal', len(cycles)) - len(shown)} more cycle(s) not drawn")
+    if pending:
+        extra.append(f"{len(pending)} more step(s) not drawn")
     if more_nodes:
         extra.append(f"{more_nodes} more node(s) not drawn")
     if extra:
         body.append(_svg_text(8, h + 10, "; ".join(extra), 80, fill="#57606a"))
         h += 18
-    return _svg(left + max(len(nodes), 1) * cw + 220, h, body, "placements cycle by cycle")
+    return _svg(width + 20, h, body, "placements cycle by cycle, with the steps between them")
 
 
 def _differences_table(diffs: list[dict[str, Any]]) -> str:
@@ -380,7 +412,7 @@ def _case_section(i: int, e: dict[str, Any]) -> str:
     pic = e.get("cluster")
     if pic and pic.get("nodes"):
         pics.append(f"<figure>{cluster_svg(pic)}<figcaption>Nodes by zone with their pods; green: where the incoming"
-                    " pod went, orange: nominated by a preemption, struck: victims</figcaption></figure>")
+                    " pod went, orange: nominated by a preemption, struck: victims and pods a step evicted</figcaption></figure>")
     heat = heatmap_svg(e.get("actual") or {}, e.get("expected"), pic)
     if heat:
         what = ("Weighted scores by plugin (normalized \u00d7 weight), the extenders' and the total: each node's "
@@ -391,7 +423,7 @@ def _case_section(i: int, e: dict[str, Any]) -> str:
     if pic:
         seq = sequence_svg(pic)
         if seq:
-            pics.append(f"<figure>{seq}<figcaption>Placements cycle by cycle</figcaption></figure>")
+            pics.append(f"<figure>{seq}<figcaption>Placements cycle by cycle, and the steps between them</figcaption></figure>")
     if pics:
         out.append("<div class='pics'>" + "".join(pics) + "</div>")
     if pic:

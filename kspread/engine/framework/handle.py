@@ -31,3 +31,5 @@ class Handle:
     # the storage objects as the cycle sees them (kspread.engine.storage.Storage; a
     # sequence's binding changes them)
     storage: Any = None
+    # GangScheduling and its workload manager (kspread.engine.plugins.gangscheduling); None: off
+    gang: Any = None

@@ -1,0 +1,210 @@
+"""GangScheduling (framework/plugins/gangscheduling, alpha in 1.35 behind the gates
+GenericWorkload and GangScheduling) and the scheduler's workload manager
+(backend/workloadmanager) it reads.
+
+A pod names its group with ``spec.workloadRef`` (workload name, pod group, replica
+key); the group's policy is in the Workload object (scheduling.k8s.io/v1alpha1):
+``basic`` (nothing to enforce) or ``gang`` with ``minCount``. The manager keeps, per
+group (namespace, workload, pod group, replica key), every pod the scheduler's informer
+has seen -- bound ones too -- split into unscheduled, assumed (reserved, waiting at
+Permit) and assigned (bound).
+
+* PreEnqueue: a gang pod enters activeQ only once the group has ``minCount`` pods;
+  before, it waits outside the queue ("waiting for minCount pods from a gang to appear
+  in scheduling queue"). The Workload missing: "waiting for pods's workload %q to
+  appear in scheduling queue"; its pod group missing: "pod group %q doesn't exist for a
+  workload %q" (both UnschedulableAndUnresolvable).
+* Events: an unscheduled pod added (the scheduler sends UnscheduledPodAdd to the queue
+  when the GangScheduling gate is on) moves the waiting pods of the same group (the
+  hint compares the whole workloadRef and the namespace); a Workload added moves its
+  pods (kspread's workloads exist from the start).
+* Reserve marks the pod assumed; Unreserve forgets it (unscheduled again).
+* Permit: while the group's assumed and assigned pods number fewer than ``minCount``
+  the pod waits ("waiting for minCount pods from a gang to be waiting on permit"),
+  holding its node, and the group's unscheduled pods are activated (moved to activeQ
+  from the unschedulable pods or backoffQ). The pod that makes the quorum is allowed,
+  with every waiting pod of the group: they bind together.
+* The wait ends at the group's deadline: five minutes (DefaultSchedulingTimeoutDuration)
+  after the first wait, renewed when a wait starts after it passed. Every pod still
+  waiting then is rejected ("rejected due to timeout after waiting 5m0s at plugin
+  GangScheduling", Unschedulable), unreserved, and goes to the unschedulable pods with
+  GangScheduling as its rejector; its node is freed (an AssignedPodDelete event for
+  the other pods).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kspread.engine.model import Pod
+
+NAME = "GangScheduling"
+SCHEDULING_TIMEOUT_SECONDS = 300  # workloadmanager.DefaultSchedulingTimeoutDuration (5 min)
+WAIT_FOR_QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
+WAIT_ON_PERMIT = "waiting for minCount pods from a gang to be waiting on permit"
+TIMEOUT_REASON = "rejected due to timeout after waiting 5m0s at plugin GangScheduling"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadRef:
+    """core/v1 WorkloadReference: a pod's spec.workloadRef."""
+
+    name: str
+    pod_group: str
+    replica_key: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A Workload (scheduling.k8s.io/v1alpha1): pod group name -> its gang minCount,
+    or None for the basic policy."""
+
+    namespace: str
+    name: str
+    pod_groups: dict[str, int | None]
+
+
+GroupKey = tuple[str, str, str, str]  # namespace, workload, pod group, replica key
+
+
+@dataclass(slots=True)
+class PodGroupInfo:
+    """podGroupInfo: the group's pods (key -> pod, in the order the informer saw them)."""
+
+    all: dict[str, Pod] = field(default_factory=dict)
+    unscheduled: dict[str, None] = field(default_factory=dict)
+    assumed: dict[str, None] = field(default_factory=dict)
+    assigned: dict[str, None] = field(default_factory=dict)
+    deadline: int | None = None  # the sequence clock's second the waiting pods time out
+
+    def timeout(self, now: int) -> int:
+        """SchedulingTimeout: the deadline, set five minutes on when none is set or it has
+        passed."""
+        # a wait that starts at the second the last deadline passed starts after it
+        if self.deadline is None or self.deadline <= now:
+            self.deadline = now + SCHEDULING_TIMEOUT_SECONDS
+        return self.deadline
+
+
+def group_key(pod: Pod) -> GroupKey | None:
+    ref = pod.workload_ref
+    if ref is None:
+        return None
+    return (pod.namespace, ref.name, ref.pod_group, ref.replica_key)
+
+
+class GangScheduling:
+    """The plugin and the workload manager of one run."""
+
+    name = NAME
+
+    def __init__(self, workloads: dict[tuple[str, str], Workload], pods: list[Pod]) -> None:
+        self.workloads = workloads
+        self.groups: dict[GroupKey, PodGroupInfo] = {}
+        for p in pods:
+            self.add_pod(p)
+
+    # ---- the workload manager (the scheduler's pod event handlers) -----------------------
+
+    def add_pod(self, pod: Pod) -> None:
+        key = group_key(pod)
+        if key is None:
+            return
+        g = self.groups.setdefault(key, PodGroupInfo())
+        g.all[pod.key] = pod
+        (g.assigned if pod.node_name else g.unscheduled)[pod.key] = None
+
+    def bound(self, pod: Pod) -> None:
+        """updatePod: the pod was bound (assigned, no longer assumed or unscheduled)."""
+        g = self._group(pod)
+        if g is not None:
+            g.all[pod.key] = pod
+            g.assigned[pod.key] = None
+            g.unscheduled.pop(pod.key, None)
+            g.assumed.pop(pod.key, None)
+
+    def delete_pod(self, pod: Pod) -> None:
+        key = group_key(pod)
+        g = self.groups.get(key) if key is not None else None
+        if g is None:
+            return
+        for part in (g.all, g.unscheduled, g.assumed, g.assigned):
+            part.pop(pod.key, None)
+        if not g.all:
+            del self.groups[key]  # type: ignore[arg-type]
+
+    def _group(self, pod: Pod) -> PodGroupInfo | None:
+        key = group_key(pod)
+        return self.groups.get(key) if key is not None else None
+
+    # ---- the plugin -------------------------------------------------------------------------
+
+    def min_count(self, pod: Pod) -> int | None:
+        """The gang minCount of the pod's group; None when the pod is in no gang (no
+        workloadRef, or a basic group). The Workload and its group exist (PreEnqueue
+        holds the pod otherwise)."""
+        ref = pod.workload_ref
+        if ref is None:
+            return None
+        wl = self.workloads.get((pod.namespace, ref.name))
+        return None if wl is None else wl.pod_groups.get(ref.pod_group)
+
+    def pre_enqueue(self, pod: Pod) -> str | None:
+        """PreEnqueue: None when the pod may enter activeQ, else the reason it waits
+        (UnschedulableAndUnresolvable)."""
+        ref = pod.workload_ref
+        if ref is None:
+            return None
+        wl = self.workloads.get((pod.namespace, ref.name))
+        if wl is None:
+            return f"waiting for pods's workload {go_quoted(ref.name)} to appear in scheduling queue"
+        if ref.pod_group not in wl.pod_groups:
+            return f"pod group {go_quoted(ref.pod_group)} doesn't exist for a workload {go_quoted(wl.name)}"
+        need = wl.pod_groups[ref.pod_group]
+        if need is None:
+            return None
+        g = self._group(pod)
+        if g is None or len(g.all) < need:
+            return WAIT_FOR_QUORUM
+        return None
+
+    def pod_added_hint(self, pod: Pod, added: Pod) -> bool:
+        """isSchedulableAfterPodAdded: Queue when the added pod is of the same group."""
+        return (pod.workload_ref is not None and added.workload_ref == pod.workload_ref
+                and added.namespace == pod.namespace)
+
+    def reserve(self, pod: Pod) -> None:
+        """Reserve: the pod is assumed."""
+        g = self._group(pod)
+        if g is not None:
+            g.assumed[pod.key] = None
+            g.unscheduled.pop(pod.key, None)
+
+    def unreserve(self, pod: Pod) -> None:
+        """Unreserve: the pod is unscheduled again."""
+        g = self._group(pod)
+        if g is not None:
+            g.unscheduled[pod.key] = None
+            g.assumed.pop(pod.key, None)
+
+    def permit(self, pod: Pod, now: int) -> tuple[bool, list[str], list[str]]:
+        """Permit for a reserved gang pod: (whether it waits, the group's unscheduled pods
+        to activate when it does, the waiting pods it allows when it does not)."""
+        need = self.min_count(pod)
+        g = self._group(pod)
+        if need is None or g is None:
+            return False, [], []
+        if len({**g.assumed, **g.assigned}) < need:
+            g.timeout(now)
+            return True, list(g.unscheduled), []
+        return False, [], [k for k in g.assumed if k != pod.key]
+
+    def deadline(self, pod: Pod) -> int | None:
+        g = self._group(pod)
+        return None if g is None else g.deadline
+
+
+def go_quoted(s: str) -> str:
+    """Go's %q of a name (Kubernetes names are printable ASCII without quotes; escape
+    the two characters %q would anyway)."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'

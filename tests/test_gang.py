@@ -1,0 +1,161 @@
+"""Gang scheduling as 1.35 has it (GenericWorkload, GangScheduling; issue 32): the
+workload manager, PreEnqueue, Permit's wait and its timeout on the sequence clock, the
+queue events, preemption of a waiting pod, and the errors for what is not modelled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kspread.engine.plugins.gangscheduling import TIMEOUT_REASON, WAIT_FOR_QUORUM
+from kspread.engine.scheduler import run_case
+from kspread.errors import CaseError
+from kspread.format.case import build_case
+
+GATES = {"GenericWorkload": True, "GangScheduling": True}
+WORKLOAD = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": "job"},
+            "spec": {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 3}}}]}}
+NODES = [{"name": n, "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}} for n in ("n1", "n2")]
+REF = {"name": "job", "podGroup": "w"}
+
+
+def _case(schedule, version="1.35", gates=GATES, objects=(WORKLOAD,), **extra):
+    doc = {"version": version, "featureGates": gates, "nodes": NODES, "objects": list(objects),
+           "schedule": schedule, **extra}
+    return build_case(doc, "t")
+
+
+def _run(schedule, **kw):
+    sched, results, placements = run_case(_case(schedule, **kw))
+    return sched, results, placements
+
+
+def test_preenqueue_holds_the_gang_until_min_count_pods_exist():
+    sched, results, placements = _run([
+        {"name": "a", "requests": {"cpu": "1"}, "workloadRef": REF},
+        {"name": "b", "requests": {"cpu": "1"}, "workloadRef": REF},
+        {"wait": 60},
+        {"name": "c", "requests": {"cpu": "1"}, "workloadRef": REF},
+    ])
+    # a and b never ran a cycle before c existed; then a, b, c in creation order
+    assert [r.pod.key for r in results] == ["a", "b", "c"]
+    assert sched.attempts == {"a": 1, "b": 1, "c": 1}
+    assert placements == {"a": "n1", "b": "n2", "c": "n1"}
+
+
+def test_held_pods_wait_with_the_preenqueue_reason():
+    case = _case([{"name": "a", "requests": {"cpu": "1"}, "workloadRef": REF}])
+    sched, results, placements = run_case(case)
+    assert results == [] and placements == {"a": None}
+    q = sched.sequence.run.queue if sched.sequence is not None else None
+    gang = sched.gang
+    assert gang.pre_enqueue(case.incoming[0]) == WAIT_FOR_QUORUM
+    assert q is None or q.pods["a"].gating == "GangScheduling"
+
+
+def test_waiting_pods_hold_their_nodes_and_bind_together():
+    sched, results, placements = _run([{"name": "w", "replicas": 3, "requests": {"cpu": "2"}, "workloadRef": REF}])
+    assert [(r.pod.key, r.waiting_on, r.bound_node) for r in results] == [
+        ("w-0", "n1", None), ("w-1", "n2", None), ("w-2", None, "n1")]
+    assert placements == {"w-0": "n1", "w-1": "n2", "w-2": "n1"}
+    assert sched.waiting == {}
+    assert sorted(sched.snapshot.get("n1").pods) == ["w-0", "w-2"]
+
+
+def test_a_gang_that_cannot_fit_binds_nothing_and_its_waiting_pods_count():
+    sched, results, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"name": "batch", "requests": {"cpu": "2"}}])
+    assert placements == {"w-0": None, "w-1": None, "w-2": None, "batch": None}
+    assert sorted(sched.waiting) == ["w-0", "w-1"]
+    # the waiting pods' 3 CPUs are in the snapshot: batch is rejected for cpu on both nodes
+    batch = [r for r in results if r.pod.key == "batch"][-1]
+    assert {n: s.reasons for n, s in batch.statuses.items()} == {"n1": ("Insufficient cpu",),
+                                                                 "n2": ("Insufficient cpu",)}
+
+
+def test_the_deadline_rejects_the_waiting_pods_and_the_scheduler_goes_on():
+    sched, results, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"wait": 299}])
+    assert sorted(sched.waiting) == ["w-0", "w-1"]  # 299 s: not yet
+    sched, results, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"wait": 300}])
+    run = sched.sequence.run
+    assert run.rejected == {"w-0": TIMEOUT_REASON, "w-1": TIMEOUT_REASON}
+    # w-2 moved by the rejections (AssignedPodDelete), waits on n1, activates w-0 and w-1:
+    # w-0 waits on n2, w-1 fits nowhere; the new deadline is five minutes on
+    assert [(r.pod.key, r.waiting_on) for r in results[3:]] == [("w-2", "n1"), ("w-0", "n2"), ("w-1", None)]
+    assert sorted(sched.waiting) == ["w-0", "w-2"]
+    assert sched.gang.deadline(sched.waiting["w-2"][0]) == 600
+    assert placements == {"w-0": None, "w-1": None, "w-2": None}
+    assert run.queue.pods["w-1"].rejectors == frozenset({"NodeResourcesFit"})
+
+
+def test_a_long_wait_goes_through_each_deadline():
+    sched, results, _ = _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF},
+                              {"wait": 900}])
+    # timeouts at 300, 600 and 900, each followed by the same three cycles
+    assert len(results) == 3 + 3 * 3
+    assert sched.gang.deadline(next(iter(sched.waiting.values()))[0]) == 1200
+
+
+def test_a_scale_up_completes_the_gang():
+    _, _, placements = _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF},
+                             {"addNode": {"name": "n3", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}}])
+    assert placements == {"w-0": "n1", "w-1": "n2", "w-2": "n3"}
+
+
+def test_gang_off_ignores_nothing_silently_but_schedules_pods_alone():
+    # GenericWorkload on, GangScheduling off: the field and the object exist, no plugin enforces
+    _, _, placements = _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}],
+                            gates={"GenericWorkload": True})
+    assert placements == {"w-0": "n1", "w-1": "n2", "w-2": None}
+
+
+@pytest.mark.parametrize("doc, where, text", [
+    ({"featureGates": {"GangScheduling": True}}, ("featureGates", "GangScheduling"), "depends on GenericWorkload"),
+    ({"version": "1.36"}, ("featureGates", "GenericWorkload"), "workload scheduling cycle"),
+    ({"featureGates": {}, "schedule": [{"name": "a"}]}, ("objects", 0, "kind"),
+     "a Workload object needs the GenericWorkload feature gate"),
+    ({"featureGates": {}, "objects": []}, ("schedule", 0, "workloadRef"),
+     "a pod's workloadRef needs the GenericWorkload feature gate"),
+    ({"pod": {"name": "p", "workloadRef": REF}, "schedule": None}, ("pod", "workloadRef"), "in a `schedule`"),
+    ({"schedule": [{"name": "m", "replicas": "max", "workloadRef": REF}]}, ("schedule", 0, "replicas"),
+     "`replicas: max` of a gang pod"),
+    ({"objects": [{**WORKLOAD, "apiVersion": "scheduling.k8s.io/v1"}]}, ("objects", 0, "apiVersion"),
+     "scheduling.k8s.io/v1alpha1"),
+    ({"objects": [{**WORKLOAD, "spec": {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 0}}}]}}]},
+     ("objects", 0, "spec", "podGroups", 0, "policy", "gang", "minCount"), "minCount must be"),
+    ({"objects": [{**WORKLOAD, "spec": {"podGroups": [{"name": "w", "policy": {"basic": {}}},
+                                                      {"name": "w", "policy": {"basic": {}}}]}}]},
+     ("objects", 0, "spec", "podGroups", 1, "name"), "Duplicate value"),
+    ({"objects": [{**WORKLOAD, "spec": {"podGroups": [{"name": "w", "policy": {"basic": {}, "gang": {
+        "minCount": 2}}}]}}]}, ("objects", 0, "spec", "podGroups", 0, "policy"), "exactly one of basic or gang"),
+])
+def test_errors_name_the_field(doc, where, text):
+    base = {"version": "1.35", "featureGates": GATES, "nodes": NODES, "objects": [WORKLOAD],
+            "schedule": [{"name": "a", "workloadRef": REF}]}
+    base.update(doc)
+    base = {k: v for k, v in base.items() if v is not None}
+    if doc.get("version") == "1.36":
+        base["featureGates"] = {"GenericWorkload": True}
+    with pytest.raises(CaseError) as e:
+        build_case(base, "t")
+    assert text in str(e.value)
+    assert tuple(e.value.path) == where
+
+
+def test_deleting_the_node_of_a_waiting_pod_is_refused():
+    with pytest.raises(CaseError, match="holds w-0, waiting at GangScheduling's Permit"):
+        _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"}])
+
+
+def test_the_golden_cases_run_through_the_cli(tmp_path):
+    from kspread.workflow.cli import main
+
+    gangs = Path(__file__).resolve().parent.parent / "cases" / "gangs"
+    assert main(["run", "-q", str(gangs)]) == 0
+    with open(gangs / "gang.yaml", encoding="utf-8") as f:
+        assert len(list(yaml.safe_load_all(f))) >= 7
