@@ -37,13 +37,17 @@ from kspread.engine.framework.interface import FilterPlugin, StatusView
 from kspread.engine.framework.status import Code, CycleState, Status
 from kspread.engine.model import Pod, Taint
 from kspread.engine.plugins.dynamicresources import NAME as DRA
-from kspread.engine.plugins.dynamicresources import DRAState, DynamicResourcesFilter
+from kspread.engine.plugins.dynamicresources import DRAState, DynamicResourcesFilter, to_allocate
 from kspread.engine.plugins.nodeaffinity import NodeAffinity
 from kspread.engine.plugins.nodematch import _requirement_matches as requirement_matches
 from kspread.engine.plugins.nodematch import do_not_schedule_taints, node_selector_matches
 from kspread.engine.plugins.nodeports import NodePorts, check_conflict
 from kspread.engine.plugins.noderesources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_KEY
-from kspread.engine.plugins.noderesources_fit import NodeResourcesFitFilter, fits_request
+from kspread.engine.plugins.noderesources_fit import (
+    NodeResourcesFitFilter,
+    dra_backed_resources,
+    fits_request,
+)
 from kspread.engine.plugins.nodeunschedulable import NodeUnschedulable
 from kspread.engine.plugins.podtopologyspread import PRE_FILTER_KEY as SPREAD_PRE_FILTER_KEY
 from kspread.engine.plugins.podtopologyspread import PodTopologySpread, PreFilterState
@@ -197,7 +201,8 @@ def _resource_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: Nod
     args = getattr(plugin, "args", {}) or {}
     ignored = (frozenset(args.get("ignoredResources") or ()), frozenset(args.get("ignoredResourceGroups") or ()))
     out = []
-    for ins in fits_request(request, info, v, *ignored):
+    backed = dra_backed_resources(getattr(plugin, "handle", None), v)
+    for ins in fits_request(request, info, v, *ignored, backed):
         name = plugin.name
         if ins.resource == PODS:
             out.append(Lack(name, f"{ins.used} of {ins.capacity} pods on the node", "room for 1 more pod"))
@@ -304,10 +309,11 @@ def _device_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeI
             out.append(Lack(plugin.name, f"claim {c.key} is allocated to another node",
                             f"claim {c.key} deallocated (PostFilter does it when no other pod reserves it)"))
     if s.allocator is not None:
-        todo = [c for c in s.claims if c.allocation is None]
-        for rep in request_reports(s.allocator, info.node, todo):
+        for rep in request_reports(s.allocator, info.node, to_allocate(s, pod, info.node.name)):
             detail = (f"claim {rep.claim} request {rep.request}: needs {rep.needed}, {rep.matching} matching "
                       f"device(s) on the node, {rep.free} free")
+            if rep.tainted:
+                detail += f", {rep.tainted} with a taint the request does not tolerate"
             if rep.error:
                 detail += f" ({rep.error})"
             if rep.free < rep.needed or rep.needed == 0:
