@@ -74,6 +74,8 @@ def feature_gates(minor: int) -> dict[str, bool]:
         return {"TaintTolerationComparisonOperators": True}
     if minor in (32, 33):
         return {"PodLevelResources": True}
+    if STORAGE and minor < 27:  # VolumeRestrictions' PreFilter check of ReadWriteOncePod claims (alpha)
+        return {"ReadWriteOncePod": True}
     return {}
 
 
@@ -482,14 +484,22 @@ class Gen:
             return o
 
         obj("CSIDriver", "storage.k8s.io/v1", {"name": CSI}, spec={"storageCapacity": self.chance(0.6)})
-        for n in nodes:
+        for node in c["nodes"]:
+            n = node["name"]
+            if self.minor <= 30 and "allocatable" in node and self.chance(0.3):
+                # the per-cloud limit plugins' node limits (EBSLimits, GCEPDLimits to 1.30)
+                for key in r.sample(["attachable-volumes-aws-ebs", "attachable-volumes-gce-pd"], r.randint(1, 2)):
+                    node["allocatable"][key] = str(r.randint(0, 2))
             if self.chance(0.8):
                 d: dict[str, Any] = {"name": CSI, "nodeID": f"i-{n}", "topologyKeys": [ZONE]}
                 if self.chance(0.7):
                     d["allocatable"] = {"count": r.randint(1, 3)}
                 meta: dict[str, Any] = {"name": n}
                 if self.chance(0.3):
-                    meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}
+                    migrated = ["kubernetes.io/gce-pd"]
+                    if self.minor < 27 and self.chance(0.5):  # EBS needs the annotation to 1.26
+                        migrated.append("kubernetes.io/aws-ebs")
+                    meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": ",".join(migrated)}
                 obj("CSINode", "storage.k8s.io/v1", meta, spec={"drivers": [d]})
         wffc: dict[str, Any] = {"provisioner": CSI, "volumeBindingMode": "WaitForFirstConsumer"}
         if zones and self.chance(0.4):
@@ -505,7 +515,8 @@ class Gen:
                                        "nodeTopology": {"matchLabels": {ZONE: z}}}
                 if self.chance(0.3):
                     cap["maximumVolumeSize"] = f"{r.choice([10, 30])}Gi"
-                obj("CSIStorageCapacity", "storage.k8s.io/v1", {"name": f"cap-{z}", "namespace": "kube-system"}, **cap)
+                api = "storage.k8s.io/v1" if self.minor >= 24 else "storage.k8s.io/v1beta1"
+                obj("CSIStorageCapacity", api, {"name": f"cap-{z}", "namespace": "kube-system"}, **cap)
         sizes = r.sample(range(1, 80), 12)  # distinct: upstream's choice among equal sizes is its cache's order
         for n in r.sample(nodes, min(len(nodes), r.randint(0, 4))):
             for k in range(r.randint(1, 2)):
@@ -624,14 +635,23 @@ def score_plugins(minor: int) -> list[str]:
                                                                      else [])
 
 
-def filters() -> list[str]:
+def filters(minor: int) -> list[str]:
     """The filter plugins in upstream's default order (the volume ones with --storage)."""
     if NDF:
         return FILTERS + ["NodeDeclaredFeatures"]
     if not STORAGE:
         return FILTERS
     i = FILTERS.index("NodeResourcesFit") + 1
-    return FILTERS[:i] + VOLUME_FILTERS + FILTERS[i:]
+    return FILTERS[:i] + volume_filters(minor) + FILTERS[i:]
+
+
+def volume_filters(minor: int) -> list[str]:
+    """The volume filters in the default profile's order: EBSLimits, GCEPDLimits (before
+    NodeVolumeLimits) and AzureDiskLimits (after it) to 1.30."""
+    if minor > 30:
+        return VOLUME_FILTERS
+    return ["VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits",
+            "VolumeBinding", "VolumeZone"]
 
 
 def oracle_input(c: dict, cid: str, minor: int) -> dict:
@@ -640,7 +660,7 @@ def oracle_input(c: dict, cid: str, minor: int) -> dict:
     if minor >= 31:
         for p in out["pods"] + [out["pod"]]:
             merge_match_label_keys(p)
-    out["filter"], out["score"], out["preempt"] = filters(), score_plugins(minor), True
+    out["filter"], out["score"], out["preempt"] = filters(minor), score_plugins(minor), True
     if feature_gates(minor):
         out["featureGates"] = feature_gates(minor)
     return out
@@ -665,7 +685,7 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
     weights = dict(default_plugins(v)[1])
     doc: dict[str, Any] = {
         "apiVersion": "kspread/v1", "kind": "Case", "name": name, "version": version,
-        "profile": {"filter": filters(), "score": [{"name": s, "weight": weights.get(s, 1)}
+        "profile": {"filter": filters(v.minor), "score": [{"name": s, "weight": weights.get(s, 1)}
                                                  for s in score_plugins(v.minor)],
                     "postFilter": ["DefaultPreemption"]},
         "zones": c["zones"], "nodes": c["nodes"], "pods": [_kspread_pod(p) for p in c["pods"]],
@@ -852,7 +872,7 @@ def main() -> int:
     ap.add_argument("--out", default="dev/difftest-out", help="where failing examples are written")
     ap.add_argument("--examples", type=int, default=3, help="examples written per (plugin, kind)")
     ap.add_argument("--json", help="write the counts as JSON to this file")
-    ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.35)")
+    ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.23 and later)")
     ap.add_argument("--ndf", action="store_true", help="NodeDeclaredFeatures (1.35 oracle with ndf_v135.go)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")

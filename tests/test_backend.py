@@ -20,7 +20,14 @@ import pytest
 
 from kspread.format.extenders import ExtenderAccess
 from kspread.format.loader import load_case, read_file
-from kspread.workflow.backend import Backend, backend_actual, backend_input, differences, open_backend
+from kspread.workflow.backend import (
+    Backend,
+    BackendError,
+    backend_actual,
+    backend_input,
+    differences,
+    open_backend,
+)
 from kspread.workflow.cli import main as cli_main
 from tests.helpers import verdict, write_case
 
@@ -1131,6 +1138,17 @@ def test_a_raw_pods_resource_claims_skip_the_case(tmp_path):
         "does not model and a backend is not sent (its scheduler would place them as if they had none)")
 
 
+def test_a_gang_case_is_skipped(tmp_path):
+    """Workloads and workloadRef are not sent: the real scheduler would place a gang's
+    pods one by one."""
+    _, case = _case(tmp_path, CASE.replace("version: \"1.35\"", "version: \"1.35\"\nfeatureGates: "
+                                           "{GenericWorkload: true}").replace("pod: {name: web, ", (
+        "pod: {name: web, workloadRef: {name: job, podGroup: w}, ")))
+    assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
+        "the case has Workload objects or pods with a workloadRef (gangs), which kspread does not send to a backend "
+        "(its scheduler would place the pods one by one)")
+
+
 def test_http_extenders_go_to_the_backend_as_a_configuration_writes_them(tmp_path, monkeypatch):
     monkeypatch.setenv("KSPREAD_TEST_EXT", "http://127.0.0.1:9999/sched")
     (tmp_path / "ca.pem").write_text("x")
@@ -1262,3 +1280,138 @@ def test_announce_reaches_the_terminal_past_capture(pytester):
     result.assert_outcomes(passed=1)
     assert "building something ... ~3 min" in result.stdout.str()
     assert "captured, not shown" not in result.stdout.str()
+
+
+# ---- one process per run, observation as asserted, limits by size (issue 31) ---------------------
+
+_SERVE_INFO = "print(json.dumps({'kubernetesVersion': 'v1.35.4', 'plugins': ['NodeName'], 'protocols': ['serve']}))"
+
+
+def _serving_backend(tmp_path, each: str, record: Path) -> str:
+    """A stand-in serving backend: per case line, ``each`` (Python statements, ``case`` the
+    input) runs after the pid and the input's observe / timeoutMillis are appended to ``record``."""
+    body = ("assert sys.argv[1:] == ['--serve'], sys.argv\n"
+            "for line in sys.stdin:\n"
+            "    case = json.loads(line)\n"
+            f"    open({str(record)!r}, 'a').write(json.dumps([os.getpid(), case['observe'], "
+            "case['timeoutMillis']]) + '\\n')\n"
+            + "".join(f"    {x}\n" for x in each.splitlines()))
+    return _script_backend(tmp_path, info=_SERVE_INFO, case=body)
+
+
+def test_a_serving_backend_answers_every_case_of_a_run_in_one_process(tmp_path, capsys):
+    record = tmp_path / "record"
+    fake = _serving_backend(tmp_path, f"print(json.dumps({{'cycles': [{_CYCLE_OK!r}]}}), flush=True)", record)
+    open_backend.cache_clear()
+    for n in ("a.yaml", "b.yaml"):
+        write_case(tmp_path, CASE, n)
+    assert cli_main(["run", "-q", "--backend", fake, str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "2 passed, 0 failed (backend: Kubernetes v1.35.4)"
+    seen = [json.loads(x) for x in record.read_text().splitlines()]
+    assert len(seen) == 2 and seen[0][0] == seen[1][0], seen  # one process
+    assert [s[1:] for s in seen] == [["last", 120000], ["last", 120000]]
+
+
+def test_a_serving_backend_that_fails_is_started_again_for_the_next_case(tmp_path, capsys):
+    record = tmp_path / "record"
+    # it panics on the run's first case, and answers the next one
+    fake = _serving_backend(tmp_path, f"if len(open({str(record)!r}).read().splitlines()) == 1:\n"
+                                      "    sys.stderr.write('panic: boom\\n'); sys.exit(2)\n"
+                                      f"print(json.dumps({{'cycles': [{_CYCLE_OK!r}]}}), flush=True)", record)
+    open_backend.cache_clear()
+    for n in ("a.yaml", "b.yaml"):
+        write_case(tmp_path, CASE, n)
+    assert cli_main(["run", "-q", "--backend", fake, str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "1 passed, 1 failed (backend: Kubernetes v1.35.4)", out
+    assert f"backend {fake} failed on case 'two-nodes' (exit 2): panic: boom" in "\n".join(out), out
+    seen = [json.loads(x) for x in record.read_text().splitlines()]
+    assert len(seen) == 2 and seen[0][0] != seen[1][0], seen
+
+
+def test_a_serving_backend_that_hangs_is_ended_at_the_cases_limit(tmp_path, capsys, monkeypatch):
+    import kspread.workflow.backend as b
+
+    monkeypatch.setattr(b, "_CASE_TIMEOUT_S", 1)
+    monkeypatch.setattr(b, "_SERVE_GRACE_S", 1)
+    record = tmp_path / "record"
+    fake = _serving_backend(tmp_path, "time.sleep(600)", record)
+    lines = _case_failure(tmp_path, capsys, fake)
+    assert lines == [(f"  {tmp_path / 'case.yaml'}:1: backend {fake}: case 'two-nodes' took more than 2 s (its "
+                      "processes were ended)")], lines
+    pid = json.loads(record.read_text())[0]
+    with pytest.raises(ProcessLookupError):
+        for _ in range(100):
+            os.kill(pid, 0)
+            time.sleep(0.05)
+
+
+def test_a_serving_backend_printing_two_lines_for_a_case_is_refused(tmp_path, capsys):
+    record = tmp_path / "record"
+    one = json.dumps({"cycles": [_CYCLE_OK]})
+    fake = _serving_backend(tmp_path, f"print({one!r}); print({one!r}, flush=True)", record)
+    lines = _case_failure(tmp_path, capsys, fake)
+    assert lines == [(f"  {tmp_path / 'case.yaml'}:1: backend {fake}: case 'two-nodes': it printed more than one "
+                      "line for one case (its processes were ended)")], lines
+
+
+SEQUENCE = """
+name: seq
+version: "1.35"
+nodes:
+- {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 10}}
+- {name: n2, allocatable: {cpu: "8", memory: 4Gi, pods: 10}}
+schedule:
+- {name: a, requests: {cpu: "1"}}
+- {name: b, requests: {cpu: "1"}}
+profile:
+  filter: [NodeResourcesFit]
+  score: [{name: NodeResourcesFit, weight: 1}]
+expect: {placements: {a: n2, b: n2}}
+"""
+
+
+def test_a_sequence_expecting_placements_is_observed_without_per_node_tables(tmp_path):
+    from kspread.workflow.backend import case_timeout, observation
+
+    _, seq = _case(tmp_path, SEQUENCE)
+    assert observation(seq) == "none" and observation(seq, everything=True) == "last"
+    _, single = _case(tmp_path)
+    assert observation(single) == "last"
+    _, more = _case(tmp_path, SEQUENCE.replace("expect: {placements:", "expect: {selected: n2, placements:"))
+    assert observation(more) == "last"
+    assert backend_input(seq, observation(seq))["observe"] == "none"
+    # the limit grows with nodes x pods: 120 s, plus 100 us per node and pod
+    assert case_timeout(seq) == 120
+    nodes = "".join(f"- {{name: n{i}, allocatable: {{cpu: '2', memory: 4Gi, pods: 10}}}}\n" for i in range(300))
+    pods = "".join(f"- {{name: p{i}}}\n" for i in range(100))
+    _, big = _case(tmp_path, f"name: big\nversion: '1.35'\nnodes:\n{nodes}schedule:\n{pods}expect: {{}}\n")
+    assert case_timeout(big) == 123  # 300 nodes x 100 pods x 100 us
+
+
+def test_the_real_backend_reports_no_cycle_for_a_placements_only_sequence(tmp_path):
+    from kspread.workflow.backend import call_backend, observation
+
+    backend = open_backend(_real_backend())
+    assert "serve" in backend.protocols
+    _, seq = _case(tmp_path, SEQUENCE)
+    out = call_backend(backend, seq, observation(seq))
+    assert out["placements"] == {"a": "n2", "b": "n2"} and out["cycles"] == [], out
+    out = call_backend(backend, seq, "last")
+    assert [c["pod"] for c in out["cycles"]] == ["b"] and out["cycles"][0]["selected"] == "n2", out
+
+
+def test_the_real_backend_answers_its_own_limit(tmp_path, monkeypatch):
+    import kspread.workflow.backend as b
+
+    monkeypatch.setattr(b, "_CASE_TIMEOUT_S", 0.001)
+    backend = open_backend(_real_backend())
+    _, seq = _case(tmp_path, SEQUENCE)
+    assert b.backend_input(seq)["timeoutMillis"] == 1
+    with pytest.raises(BackendError) as e:
+        b.call_backend(backend, seq)
+    assert "could not run case 'seq': the case took more than 1ms, its limit (2 nodes, 0 pods, 2 incoming)" \
+        in str(e.value), str(e.value)
+    monkeypatch.setattr(b, "_CASE_TIMEOUT_S", 120)
+    # the process serves the next case
+    assert b.call_backend(backend, seq)["placements"] == {"a": "n2", "b": "n2"}

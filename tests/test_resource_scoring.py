@@ -157,16 +157,16 @@ def test_image_locality_numbers():
     assert calculate_priority(10**12, 1, Version(24)) == 100
 
 
-def test_volumes_before_1_27_are_rejected_with_the_version_and_plugin_named():
+def test_volumes_before_1_21_are_rejected_with_the_version_and_plugin_named():
     class _P:
         name = "VolumeZone"
-        version = Version(24)
+        version = Version(20)
 
     check_modelled(_P(), Pod("p"))  # type: ignore[arg-type]
-    with pytest.raises(CaseError, match=r"models volume scheduling from 1.27; version 1.24 is not modelled "
+    with pytest.raises(CaseError, match=r"models volume scheduling from 1.21; version 1.20 is not modelled "
                                         r"\(plugin VolumeZone\)"):
         check_modelled(_P(), Pod("p", uses_persistent_volumes=True))  # type: ignore[arg-type]
-    _P.version = Version(27)
+    _P.version = Version(21)
     check_modelled(_P(), Pod("p", uses_persistent_volumes=True))  # type: ignore[arg-type]
 
 

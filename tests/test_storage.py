@@ -258,16 +258,16 @@ def test_volume_limit_scaling_needs_the_driver_on_the_node():
         "n1": (Code.UNSCHEDULABLE, "a.csi.io CSI driver is not installed on the node")}
 
 
-def test_pods_with_volumes_before_1_27_are_refused_by_name():
-    with pytest.raises(CaseError, match=r"version 1.26 is not modelled \(plugin VolumeRestrictions\)"):
+def test_pods_with_volumes_before_1_21_are_refused_by_name():
+    with pytest.raises(CaseError, match=r"version 1.20 is not modelled \(plugin VolumeRestrictions\)"):
         _run("""
-version: "1.26"
+version: "1.20"
 nodes: [n1]
 pod: {name: p, volumes: [{name: d, gcePersistentDisk: {pdName: x}}]}
 """)
     # a pod without such volumes runs as before
     _, _, _, placements = _run("""
-version: "1.26"
+version: "1.20"
 nodes: [n1]
 pod: {name: p, volumes: [{name: s, emptyDir: {}}]}
 """)

@@ -221,24 +221,29 @@ expect: {{filter: {{n1: Success}}}}
 """
 
 
-def test_dra_extended_resource_is_known_but_unmodelled(tmp_path):
-    v = verdict(tmp_path, GATE_BASE.format(version="1.35", gate="DRAExtendedResource"))
+def test_an_unmodelled_gate_is_known_but_refused(tmp_path):
+    v = verdict(tmp_path, GATE_BASE.format(version="1.35", gate="DRASchedulerFilterTimeout"))
     assert not v.passed
-    assert ("case.yaml:5: featureGates.DRAExtendedResource: feature gate DRAExtendedResource is known to 1.35 "
-            "but kspread does not model it: kspread computes the same with it on or off, because extended "
-            "resources backed by DRA need a DeviceClass") in v.message, v.message
+    assert ("case.yaml:5: featureGates.DRASchedulerFilterTimeout: feature gate DRASchedulerFilterTimeout is known to "
+            "1.35 but kspread does not model it: kspread computes the same with it on or off, because kspread's "
+            "allocator has no wall clock") in v.message, v.message
 
 
 def test_unmodelled_gate_the_version_does_not_know(tmp_path):
-    v = verdict(tmp_path, GATE_BASE.format(version="1.33", gate="DRAExtendedResource"))
-    assert "version 1.33 does not know feature gate 'DRAExtendedResource'" in v.message, v.message
+    v = verdict(tmp_path, GATE_BASE.format(version="1.33", gate="DRASchedulerFilterTimeout"))
+    assert "version 1.33 does not know feature gate 'DRASchedulerFilterTimeout'" in v.message, v.message
+
+
+def test_a_gate_modelled_from_a_later_minor_is_refused_before(tmp_path):
+    v = verdict(tmp_path, GATE_BASE.format(version="1.34", gate="DRAExtendedResource"))
+    assert "feature gate DRAExtendedResource is modelled by kspread from 1.35: 1.34's" in v.message, v.message
 
 
 def test_modelled_and_unmodelled_gates_are_disjoint():
     assert not set(FEATURE_GATES) & set(UNMODELLED_GATES)
-    g, _ = UNMODELLED_GATES["DRAExtendedResource"]
-    assert [(s.since, s.default, s.stage) for s in g.stages] == [(34, False, "ALPHA"), (36, True, "BETA"),
-                                                                  (37, True, "GA")]
+    g = FEATURE_GATES["DRAExtendedResource"]
+    assert [(s.since, s.default, s.stage, s.locked) for s in g.stages] == [
+        (34, False, "ALPHA", False), (36, True, "BETA", False), (37, True, "GA", True)]
 
 
 def test_pod_level_resources_gate_stages():

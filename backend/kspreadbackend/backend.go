@@ -17,6 +17,7 @@
 package kspreadbackend
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,11 +40,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -115,12 +118,16 @@ type input struct {
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
 	// kspread expanded it); every urlPrefix must be a loopback address
-	Extenders json.RawMessage `json:"extenders"`
-	FeatureGates           map[string]bool            `json:"featureGates"`
-	SettleMillis           int                        `json:"settleMillis"`
+	Extenders    json.RawMessage `json:"extenders"`
+	FeatureGates map[string]bool `json:"featureGates"`
 	// MaxCycles: stop after this many scheduling cycles (1 for a single-cycle case: the
 	// incoming pod's first cycle, not its retry after preemption); 0: until no pod is left
 	MaxCycles int `json:"maxCycles"`
+	// Observe: "last" (default) reports the per-node data of the last cycle (filter statuses,
+	// scores); "none" reports none (the placements only)
+	Observe string `json:"observe"`
+	// TimeoutMillis: the case's limit (default 120 s); past it the case answers an error
+	TimeoutMillis int64 `json:"timeoutMillis"`
 }
 
 // Cycle is what one scheduling cycle did, in the shape of kspread's actual results.
@@ -171,7 +178,8 @@ func KubernetesVersion() string {
 	return "unknown"
 }
 
-// Main is the whole program: `--info`, or one case from stdin.
+// Main is the whole program: `--info`; `--serve`, cases streamed (one JSON object a line on
+// stdin, its answer one line on stdout, until stdin ends); or one case from stdin.
 func Main(opts ...Option) {
 	o := &options{registry: frameworkruntime.Registry{}}
 	for _, f := range opts {
@@ -189,11 +197,38 @@ func Main(opts ...Option) {
 		}
 		sort.Strings(oot)
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
-			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot}))
+			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
+			"protocols": []string{"serve"}}))
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "--serve" {
+		serve(os.Stdin, os.Stdout, o)
 		return
 	}
 	raw, err := io.ReadAll(os.Stdin)
 	must(err)
+	must(json.NewEncoder(os.Stdout).Encode(answer(raw, o)))
+}
+
+// serve answers the cases of a run, one JSON line each, in one process.
+func serve(r io.Reader, w io.Writer, o *options) {
+	in := bufio.NewReaderSize(r, 1<<20)
+	out := bufio.NewWriter(w)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(strings.TrimSpace(string(line))) > 0 {
+			must(json.NewEncoder(out).Encode(answer(line, o)))
+			must(out.Flush())
+		}
+		if err == io.EOF {
+			return
+		}
+		must(err)
+	}
+}
+
+// answer runs one case given as JSON.
+func answer(raw []byte, o *options) *output {
 	var in input
 	if err := json.Unmarshal(raw, &in); err != nil {
 		must(fmt.Errorf("reading the case: %w", err))
@@ -205,13 +240,15 @@ func Main(opts ...Option) {
 	}
 	out.KubernetesVersion = KubernetesVersion()
 	out.Millis = time.Since(start).Milliseconds()
-	must(json.NewEncoder(os.Stdout).Encode(out))
+	return out
 }
 
-// recorder keeps the pod that the scheduling outcome events regard: the pod of the cycle that just ran.
+// recorder counts the scheduling outcome events (Scheduled, FailedScheduling: one per cycle,
+// from the scheduling cycle or from the binding cycle) and keeps the pod the last one regards.
 type recorder struct {
-	mu   sync.Mutex
-	last *v1.Pod
+	mu    sync.Mutex
+	last  *v1.Pod
+	total int
 }
 
 func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, _ string, _ ...interface{}) {
@@ -222,18 +259,17 @@ func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason,
 	if p, ok := regarding.(*v1.Pod); ok {
 		r.mu.Lock()
 		r.last = p
+		r.total++
 		r.mu.Unlock()
 	}
 }
 
 func (r *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r }
 
-func (r *recorder) take() *v1.Pod {
+func (r *recorder) count() (int, *v1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := r.last
-	r.last = nil
-	return p
+	return r.total, r.last
 }
 
 func podKey(ns, name string) string {
@@ -243,15 +279,49 @@ func podKey(ns, name string) string {
 	return ns + "/" + name
 }
 
-func run(in input, o *options) (*output, error) {
-	for g, v := range in.FeatureGates {
-		if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("%s=%v", g, v)); err != nil {
-			return nil, fmt.Errorf("feature gate %s: %w", g, err)
+// gatesSet: the feature gates the previous case of this process set, put back to their
+// defaults before the next case (gates are process-wide in upstream's code).
+var gatesSet = map[string]bool{}
+
+func setGates(gates map[string]bool) error {
+	all := utilfeature.DefaultMutableFeatureGate.GetAll()
+	for g := range gatesSet {
+		if _, again := gates[g]; again {
+			continue
+		}
+		if spec, ok := all[featuregate.Feature(g)]; ok {
+			if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("%s=%v", g, spec.Default)); err != nil {
+				return fmt.Errorf("feature gate %s back to its default: %w", g, err)
+			}
 		}
 	}
+	gatesSet = map[string]bool{}
+	for g, v := range gates {
+		if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("%s=%v", g, v)); err != nil {
+			return fmt.Errorf("feature gate %s: %w", g, err)
+		}
+		gatesSet[g] = v
+	}
+	return nil
+}
+
+// defaultTimeout: a case's limit when its input gives none.
+const defaultTimeout = 120 * time.Second
+
+func run(in input, o *options) (*output, error) {
+	if err := setGates(in.FeatureGates); err != nil {
+		return nil, err
+	}
+	timeout := defaultTimeout
+	if in.TimeoutMillis > 0 {
+		timeout = time.Duration(in.TimeoutMillis) * time.Millisecond
+	}
+	deadline := time.Now().Add(timeout)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	cnt := newCounts()
 	client := fake.NewSimpleClientset()
+	tracker := installTracker(client, cnt)
 	podsGVR := v1.SchemeGroupVersion.WithResource("pods")
 	var rv int64
 	var mu sync.Mutex
@@ -262,7 +332,7 @@ func run(in input, o *options) (*output, error) {
 			return false, nil, nil
 		}
 		b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
-		obj, err := client.Tracker().Get(podsGVR, b.Namespace, b.Name)
+		obj, err := tracker.Get(podsGVR, b.Namespace, b.Name)
 		if err != nil {
 			return true, nil, err
 		}
@@ -273,14 +343,13 @@ func run(in input, o *options) (*output, error) {
 		rv++
 		p.ResourceVersion = strconv.FormatInt(rv, 10)
 		mu.Unlock()
-		return true, b, client.Tracker().Update(podsGVR, p, b.Namespace)
+		return true, b, tracker.Update(podsGVR, p, b.Namespace)
 	})
-	def := clienttesting.ObjectReaction(client.Tracker())
 	bump := func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() == "binding" {
 			return false, nil, nil
 		}
-		handled, obj, err := def(action)
+		handled, obj, err := clienttesting.ObjectReaction(tracker)(action)
 		p, ok := obj.(*v1.Pod)
 		if err != nil || !ok {
 			return handled, obj, err
@@ -290,12 +359,12 @@ func run(in input, o *options) (*output, error) {
 		rv++
 		p.ResourceVersion = strconv.FormatInt(rv, 10)
 		mu.Unlock()
-		return true, p, client.Tracker().Update(podsGVR, p, p.Namespace)
+		return true, p, tracker.Update(podsGVR, p, p.Namespace)
 	}
 	client.PrependReactor("patch", "pods", bump)
 	client.PrependReactor("update", "pods", bump)
 
-	informerFactory := scheduler.NewInformerFactory(client, 0)
+	informerFactory := &countingFactory{SharedInformerFactory: scheduler.NewInformerFactory(client, 0), c: cnt}
 	rec := &recorder{}
 	// upstream's default backoff (1 s, at most 10 s), as kspread's queue models it: a pod moved to
 	// backoffQ waits there while activeQ holds pods (with 0 s a retried preemptor overtook the
@@ -334,73 +403,94 @@ func run(in input, o *options) (*output, error) {
 	if err != nil {
 		return nil, err
 	}
-	dryRuns := watchDryRuns(sched)
+	var closeOnce sync.Once
+	closeQueue := func() { closeOnce.Do(sched.SchedulingQueue.Close) }
+	defer closeQueue()
+	// the pod each cycle pops
+	var popped *v1.Pod
+	pop := sched.NextPod
+	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
+		pi, err := pop(logger)
+		if pi != nil && pi.Pod != nil {
+			popped = pi.Pod
+		}
+		return pi, err
+	}
+	// a case past its limit: the queue is closed, so that a cycle waiting in Pop returns
+	timedOut := false
+	watchdog := time.AfterFunc(time.Until(deadline), func() {
+		mu.Lock()
+		timedOut = true
+		mu.Unlock()
+		cancel()
+		closeQueue()
+	})
+	defer watchdog.Stop()
+	late := func(err error) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if timedOut || err != nil {
+			return fmt.Errorf("the case took more than %v, its limit (%d nodes, %d pods, %d incoming)",
+				timeout, len(in.Nodes), len(in.Pods), len(in.Incoming))
+		}
+		return nil
+	}
+	dryRuns, evaluators := watchDryRuns(sched)
+	var preemptors []types.UID
+	quiet := func(what string) error {
+		err := late(waitUntil(deadline, what, func() bool {
+			kept := preemptors[:0]
+			for _, uid := range preemptors {
+				for _, ev := range evaluators {
+					if preemptionRunning(ev, uid) {
+						kept = append(kept, uid)
+						break
+					}
+				}
+			}
+			preemptors = kept
+			return len(preemptors) == 0 && cnt.quiet()
+		}))
+		if err != nil {
+			err = fmt.Errorf("%w, waiting for %s (%d preemptions running; %s)", err, what, len(preemptors), cnt.pending())
+		}
+		return err
+	}
 	logger := klog.FromContext(ctx)
 	informerFactory.Start(ctx.Done())
-	informerFactory.WaitForCacheSync(ctx.Done())
+	if err := late(waitUntil(deadline, "the informers to sync", informerFactory.synced)); err != nil {
+		return nil, err
+	}
 	sched.SchedulingQueue.Run(logger)
 	if sched.APIDispatcher != nil {
 		sched.APIDispatcher.Run(logger)
 	}
-	for i := range in.Namespaces {
-		if _, err := client.CoreV1().Namespaces().Create(ctx, &in.Namespaces[i], metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	for i := range in.PriorityClasses {
-		if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &in.PriorityClasses[i], metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	for i := range in.Services {
-		s := &in.Services[i]
-		if _, err := client.CoreV1().Services(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	for i := range in.ReplicationControllers {
-		c := &in.ReplicationControllers[i]
-		if _, err := client.CoreV1().ReplicationControllers(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	for i := range in.ReplicaSets {
-		c := &in.ReplicaSets[i]
-		if _, err := client.AppsV1().ReplicaSets(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	for i := range in.StatefulSets {
-		c := &in.StatefulSets[i]
-		if _, err := client.AppsV1().StatefulSets(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
+	if err := createObjects(ctx, client, in); err != nil {
+		return nil, err
 	}
 	for i := range in.Nodes {
 		if _, err := client.CoreV1().Nodes().Create(ctx, &in.Nodes[i], metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
-		// one at a time, so that the cache's node tree sees them in the case's order
-		if err := waitFor(func() bool { return sched.Cache.NodeCount() == i+1 }); err != nil {
-			return nil, err
+		// the informer delivers them in the order they were written, so the cache's node tree
+		// sees the case's order; the fake watch channel holds 100 events and panics ("channel
+		// full") beyond: let the informers catch up every 50
+		if (i+1)%50 == 0 {
+			if err := quiet("the informers (nodes)"); err != nil {
+				return nil, err
+			}
 		}
 	}
-	podStore := informerFactory.Core().V1().Pods().Informer().GetStore()
 	for i := range in.Pods {
 		p := &in.Pods[i]
 		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
-		// the fake watch channel holds 100 events and panics ("channel full") beyond: let the
-		// informer catch up every 50 pods (a busy machine with 140 pods overflowed it)
 		if (i+1)%50 == 0 {
-			if err := waitFor(func() bool { return len(podStore.List()) >= i+1 }); err != nil {
+			if err := quiet("the informers (pods)"); err != nil {
 				return nil, err
 			}
 		}
-	}
-	if err := waitFor(func() bool { n, _ := sched.Cache.PodCount(); return n == len(in.Pods) }); err != nil {
-		return nil, err
 	}
 	for i := range in.PDBs {
 		d := &in.PDBs[i]
@@ -408,92 +498,169 @@ func run(in input, o *options) (*output, error) {
 			return nil, err
 		}
 	}
-	settle := time.Duration(in.SettleMillis) * time.Millisecond
-	if settle == 0 {
-		settle = 30 * time.Millisecond
+	if err := quiet("the informers"); err != nil {
+		return nil, err
 	}
-	time.Sleep(settle)
-	// the incoming pods, one at a time, so that the queue's timestamps follow list order
+	// the incoming pods, delivered in list order, so that the queue's timestamps follow it
 	for i := range in.Incoming {
 		p := &in.Incoming[i]
 		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
-		_ = waitFor(func() bool {
-			pending, _ := sched.SchedulingQueue.PendingPods()
-			return len(pending) == i+1
-		})
-		time.Sleep(2 * time.Millisecond)
+		if (i+1)%50 == 0 {
+			if err := quiet("the informers (incoming pods)"); err != nil {
+				return nil, err
+			}
+		}
 	}
 	out := &output{Cycles: []Cycle{}, Placements: map[string]any{}, Deleted: []string{}}
-	for n := 0; n < 10*len(in.Incoming)+10; n++ {
-		time.Sleep(settle)
+	// the last cycle: its pod, and the pods deleted before it began
+	var last *v1.Pod
+	lastDeleted, cycles := 0, 0
+	// as many cycles as ten tries of every incoming pod, and ten more (a pod that fails every
+	// try, an extender refusing it, is retried after its backoff for ever)
+	for tries := 0; tries < 10*len(in.Incoming)+10; tries++ {
+		if err := quiet("the informers"); err != nil {
+			return nil, err
+		}
 		if a, b := queueLens(sched); a+b == 0 && len(sched.SchedulingQueue.InFlightPods()) == 0 {
 			break
 		}
-		before := deletedPods(ctx, client, in)
+		if in.MaxCycles > 0 && cycles >= in.MaxCycles {
+			break
+		}
+		deletedBefore := cnt.deletedCount()
 		for _, d := range dryRuns {
 			d.reset()
 		}
+		popped = nil
+		outcomes, _ := rec.count()
 		sched.ScheduleOne(ctx)
-		time.Sleep(settle)
-		pod := rec.take()
+		if err := late(nil); err != nil {
+			return nil, err
+		}
+		pod := popped
 		if pod == nil {
 			continue
 		}
-		// a Scheduled event regards the assumed pod, its nodeName set: ask as the cycle asked
-		pod = pod.DeepCopy()
-		pod.Spec.NodeName = ""
-		c, err := observe(ctx, sched, pod)
+		// the cycle's outcome: Scheduled once bound (the binding cycle runs on), or FailedScheduling;
+		// none when upstream skipped the pod (being deleted) or the pod is gone
+		if err := late(waitUntil(deadline, "the cycle's outcome", func() bool {
+			if n, _ := rec.count(); n > outcomes {
+				return true
+			}
+			got, err := tracker.Get(podsGVR, pod.Namespace, pod.Name)
+			return err != nil || got.(*v1.Pod).DeletionTimestamp != nil
+		})); err != nil {
+			return nil, err
+		}
+		n, ran := rec.count()
+		if n == outcomes || ran == nil || ran.UID != pod.UID {
+			continue
+		}
+		preemptors = append(preemptors, pod.UID)
+		cycles++
+		last, lastDeleted = ran, deletedBefore
+	}
+	if err := quiet("the informers"); err != nil {
+		return nil, err
+	}
+	if last != nil && in.Observe != "none" {
+		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted)
 		if err != nil {
 			return nil, err
 		}
-		got, err := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err == nil && got.Spec.NodeName != "" {
-			node := got.Spec.NodeName
-			c.Selected = &node
-		} else if err == nil && c.PostFilterRan && got.Status.NominatedNodeName != "" {
-			node := got.Status.NominatedNodeName
-			c.Nominated = &node
-			after := deletedPods(ctx, client, in)
-			for _, k := range after {
-				if !contains(before, k) {
-					c.Victims = append(c.Victims, k)
-				}
-			}
-		}
-		if d := dryRuns[pod.Spec.SchedulerName]; d != nil && c.PostFilterRan {
-			c.Candidates = d.candidates(c.Nominated)
-			if len(c.Candidates) == 0 {
-				// no candidate: this cycle nominated nothing (Preempt returned no node, or ""
-				// to clear it); a nominatedNodeName in the API is an earlier cycle's
-				c.Nominated, c.Victims = nil, nil
-			} else if v, ok := c.Candidates[deref(c.Nominated)]; ok {
-				// the chosen candidate's victims, including those already terminating, which
-				// prepareCandidate does not delete again
-				c.Victims = v
-			}
-		}
 		out.Cycles = append(out.Cycles, *c)
-		if in.MaxCycles > 0 && len(out.Cycles) >= in.MaxCycles {
-			break
-		}
 	}
 	for _, p := range in.Incoming {
-		got, err := client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		obj, err := tracker.Get(podsGVR, p.Namespace, p.Name)
 		switch {
 		case err != nil:
 			out.Placements[podKey(p.Namespace, p.Name)] = nil
-		case got.Spec.NodeName != "":
-			out.Placements[podKey(p.Namespace, p.Name)] = got.Spec.NodeName
-		case got.Status.NominatedNodeName != "":
-			out.Placements[podKey(p.Namespace, p.Name)] = got.Status.NominatedNodeName
+		case obj.(*v1.Pod).Spec.NodeName != "":
+			out.Placements[podKey(p.Namespace, p.Name)] = obj.(*v1.Pod).Spec.NodeName
+		case obj.(*v1.Pod).Status.NominatedNodeName != "":
+			out.Placements[podKey(p.Namespace, p.Name)] = obj.(*v1.Pod).Status.NominatedNodeName
 		default:
 			out.Placements[podKey(p.Namespace, p.Name)] = nil
 		}
 	}
-	out.Deleted = deletedPods(ctx, client, in)
+	out.Deleted = deletedPods(tracker, in)
 	return out, nil
+}
+
+// createObjects: the case's objects other than nodes and pods, before them.
+func createObjects(ctx context.Context, client *fake.Clientset, in input) error {
+	for i := range in.Namespaces {
+		if _, err := client.CoreV1().Namespaces().Create(ctx, &in.Namespaces[i], metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	for i := range in.PriorityClasses {
+		if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &in.PriorityClasses[i], metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	for i := range in.Services {
+		s := &in.Services[i]
+		if _, err := client.CoreV1().Services(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	for i := range in.ReplicationControllers {
+		c := &in.ReplicationControllers[i]
+		if _, err := client.CoreV1().ReplicationControllers(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	for i := range in.ReplicaSets {
+		c := &in.ReplicaSets[i]
+		if _, err := client.AppsV1().ReplicaSets(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	for i := range in.StatefulSets {
+		c := &in.StatefulSets[i]
+		if _, err := client.AppsV1().StatefulSets(c.Namespace).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lastCycle: the per-node data of the run's last cycle, asked on the snapshot that cycle used
+// (no cycle ran after it), with its selected node, nomination, victims and candidates.
+func lastCycle(ctx context.Context, sched *scheduler.Scheduler, tracker *countingTracker, cnt *counts,
+	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int) (*Cycle, error) {
+	// a Scheduled event regards the assumed pod, its nodeName set: ask as the cycle asked
+	pod := last.DeepCopy()
+	pod.Spec.NodeName = ""
+	c, err := observe(ctx, sched, pod)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := tracker.Get(v1.SchemeGroupVersion.WithResource("pods"), pod.Namespace, pod.Name)
+	if err == nil && obj.(*v1.Pod).Spec.NodeName != "" {
+		node := obj.(*v1.Pod).Spec.NodeName
+		c.Selected = &node
+	} else if err == nil && c.PostFilterRan && obj.(*v1.Pod).Status.NominatedNodeName != "" {
+		node := obj.(*v1.Pod).Status.NominatedNodeName
+		c.Nominated = &node
+		c.Victims = cnt.deletedSince(deletedBefore)
+	}
+	if d := dryRuns[pod.Spec.SchedulerName]; d != nil && c.PostFilterRan {
+		c.Candidates = d.candidates(c.Nominated)
+		if len(c.Candidates) == 0 {
+			// no candidate: this cycle nominated nothing (Preempt returned no node, or ""
+			// to clear it); a nominatedNodeName in the API is an earlier cycle's
+			c.Nominated, c.Victims = nil, nil
+		} else if v, ok := c.Candidates[deref(c.Nominated)]; ok {
+			// the chosen candidate's victims, including those already terminating, which
+			// prepareCandidate does not delete again
+			c.Victims = v
+		}
+	}
+	return c, nil
 }
 
 // decodeConfig reads a KubeSchedulerConfiguration as kube-scheduler's options.loadConfig does: the
@@ -548,8 +715,9 @@ type dryRun struct {
 
 // watchDryRuns wraps DefaultPreemption's Interface in each profile whose first PostFilter plugin
 // it is (the one that runs whenever PostFilter does): profile name -> its recorder.
-func watchDryRuns(sched *scheduler.Scheduler) map[string]*dryRun {
+func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption.Evaluator) {
 	out := map[string]*dryRun{}
+	evs := []*preemption.Evaluator{}
 	for name, fw := range sched.Profiles {
 		pls := frameworkruntime.KspreadPostFilterPlugins(fw)
 		if len(pls) == 0 {
@@ -559,9 +727,10 @@ func watchDryRuns(sched *scheduler.Scheduler) map[string]*dryRun {
 			d := &dryRun{Interface: pl.Evaluator.Interface}
 			pl.Evaluator.Interface = d
 			out[name] = d
+			evs = append(evs, pl.Evaluator)
 		}
 	}
-	return out
+	return out, evs
 }
 
 func (d *dryRun) reset() {
@@ -644,11 +813,11 @@ func contains(xs []string, x string) bool {
 }
 
 // deletedPods: the case's pods (bound and incoming) no longer in the API, as kspread names them.
-func deletedPods(ctx context.Context, client *fake.Clientset, in input) []string {
+func deletedPods(tracker *countingTracker, in input) []string {
 	out := []string{}
 	for _, list := range [][]v1.Pod{in.Pods, in.Incoming} {
 		for _, p := range list {
-			if _, err := client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{}); err != nil {
+			if _, err := tracker.Get(podsResource, p.Namespace, p.Name); err != nil {
 				out = append(out, podKey(p.Namespace, p.Name))
 			}
 		}
@@ -782,17 +951,6 @@ func statusOf(s *fwk.Status) map[string]any {
 		out["plugin"] = s.Plugin()
 	}
 	return out
-}
-
-func waitFor(cond func() bool) error {
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out waiting for the informers")
-		}
-		time.Sleep(200 * time.Microsecond)
-	}
-	return nil
 }
 
 func must(err error) {

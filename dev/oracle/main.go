@@ -432,10 +432,10 @@ func fillInformers(f informers.SharedInformerFactory, c *Cluster) {
 			add(f.Storage().V1().CSINodes().Informer(), x)
 		case *storage.CSIDriver:
 			add(f.Storage().V1().CSIDrivers().Informer(), x)
-		case *storage.CSIStorageCapacity:
-			add(f.Storage().V1().CSIStorageCapacities().Informer(), x)
 		case *storage.VolumeAttachment:
 			add(f.Storage().V1().VolumeAttachments().Informer(), x)
+		default:
+			addCapacity(f, o, add) // storage/v1 from 1.24, v1beta1 in 1.23: capacity_*.go
 		}
 	}
 	for _, p := range c.Pods {

@@ -20,25 +20,32 @@ of devices depends on it has a tie that upstream breaks at random.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from kspread.engine.devicecel import CelError, device_matches
 from kspread.engine.devices import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
     EXACT_COUNT,
+    NO_EXECUTE,
+    NO_SCHEDULE,
     AllocatedDevice,
     Allocation,
     Attribute,
     Device,
     DeviceClass,
     ExactRequest,
+    RequestPolicy,
     ResourceClaim,
     ResourceSlice,
     selector_matches,
 )
 from kspread.engine.labels import IN, Requirement
 from kspread.engine.model import Node, NodeSelectorTerm
+from kspread.errors import CaseError
 
 DeviceID = tuple[str, str, str]
 
@@ -56,77 +63,181 @@ class FailedOnNode(Exception):
 class Features:
     admin_access: bool = False
     prioritized_list: bool = False
+    device_taints: bool = False
+    # 1.33-1.34 (allTaintsTolerated): every taint must be tolerated, whatever its
+    # effect; from 1.35 (taintPreventsAllocation) only NoSchedule and NoExecute count
+    every_taint_effect: bool = False
+    partitionable_devices: bool = False
+    # DRAConsumableCapacity (upstream's "experimental" allocator, as of 1.35)
+    consumable_capacity: bool = False
+    # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (DeviceBindingAndStatus;
+    # the "experimental" allocator too)
+    binding_conditions: bool = False
+
+    @property
+    def experimental(self) -> bool:
+        """The allocator upstream picks: "experimental" when a feature only it has is on."""
+        return self.consumable_capacity or self.binding_conditions
+    # how counters are checked: 33 (a device's slice, the counters it consumes, against
+    # the devices allocated and being allocated), 34 (a device's slice, every counter of
+    # it, tracking what this search consumes), 35 (the pool, as 34)
+    counters_version: int = 35
 
 
 @dataclass
 class Pool:
     driver: str
     pool: str
-    slices: list[ResourceSlice]
+    slices: list[ResourceSlice]  # the slices with devices available on the node
     incomplete: bool = False
     invalid: bool = False
+    # partitionable devices, from 1.35 (per pool): the pool's counter sets (from its
+    # slices with sharedCounters) and its other slices of the generation, whose
+    # allocated devices consume counters too
+    counter_sets: dict[str, Mapping[str, Fraction]] = field(default_factory=dict)
+    other_slices: list[ResourceSlice] = field(default_factory=list)
 
     @property
     def id(self) -> str:
         return f"{self.driver}/{self.pool}"
 
 
-def node_matches(node: Node, slice_: ResourceSlice) -> bool:
-    if slice_.node_name:
-        return node.name == slice_.node_name
-    if slice_.all_nodes:
+def _target_matches(node: Node, node_name: str | None, all_nodes: bool,
+                    node_selector: tuple[NodeSelectorTerm, ...] | None) -> bool:
+    """NodeMatches."""
+    if node_name:
+        return node.name == node_name
+    if all_nodes:
         return True
-    if slice_.node_selector is not None:
-        return selector_matches(slice_.node_selector, node)
+    if node_selector is not None:
+        return selector_matches(node_selector, node)
     return False
 
 
-def gather_pools(slices: list[ResourceSlice], node: Node) -> list[Pool]:
+def node_matches(node: Node, slice_: ResourceSlice) -> bool:
+    return _target_matches(node, slice_.node_name, slice_.all_nodes, slice_.node_selector)
+
+
+def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | None = None) -> list[Pool]:
     """GatherPools: the pools with slices available on the node, the newest
-    generation only, each marked incomplete or invalid as upstream does."""
+    generation only, each marked incomplete or invalid as upstream does. With
+    partitionable devices a slice with per-device node selection is available when
+    one of its devices is; from 1.35 a slice with sharedCounters belongs to its pool
+    on every node."""
+    f = features or Features()
+    per_pool = f.partitionable_devices and f.counters_version >= 35
     pools: dict[tuple[str, str], Pool] = {}
+    deferred: list[ResourceSlice] = []
     for s in slices:
-        if not (s.node_name or s.all_nodes or s.node_selector is not None):
-            continue  # nothing known set: some future extension
-        if not node_matches(node, s):
+        if not f.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
             continue
-        pid = (s.driver, s.pool)
-        pool = pools.get(pid)
-        if pool is None:
-            pools[pid] = Pool(s.driver, s.pool, [s])
-            continue
-        if s.generation < pool.slices[0].generation:
-            continue
-        if s.generation > pool.slices[0].generation:
-            pool.slices = []
-        pool.slices.append(s)
-    out: list[Pool] = []
-    for pid, pool in pools.items():
-        gen = pool.slices[0].generation
-        complete = len(pool.slices) == pool.slices[0].slice_count
-        if not complete:
-            obsolete = False
-            n = 0
-            for s in slices:
-                if (s.driver, s.pool) != pid:
-                    continue
-                if s.generation == gen:
-                    n += 1
-                elif s.generation > gen:
-                    obsolete = True
-                    break
-            if obsolete:
+        if per_pool and s.shared_counters:
+            pass  # needed to use the pool, whatever its node selection
+        elif s.node_name or s.all_nodes or s.node_selector is not None:
+            if not node_matches(node, s):
                 continue
-            complete = n == pool.slices[0].slice_count
-        pool.incomplete = not complete
-        names: set[str] = set()
-        for s in pool.slices:
-            for d in s.devices:
-                if d.name in names:
-                    pool.invalid = True
-                names.add(d.name)
-        out.append(pool)
-    return out
+            if f.experimental and _has_binding_conditions(s):
+                deferred.append(s)  # after the slices without, so that simpler devices come first
+                continue
+        elif s.per_device_node_selection:
+            if not any(_target_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices):
+                continue
+            if f.experimental and _has_binding_conditions(s):
+                deferred.append(s)
+                continue
+        else:
+            continue  # nothing known set: some future extension
+        _add_slice(pools, s)
+    for s in deferred:
+        _add_slice(pools, s)
+    out: list[Pool] = []
+    last: list[Pool] = []
+    for pid, pool in pools.items():
+        built = _build_pool(pid, pool, slices, per_pool)
+        if built is None:
+            continue
+        if f.experimental and any(_has_binding_conditions(s) for s in built.slices):
+            last.append(built)  # pools with binding conditions after the others
+        else:
+            out.append(built)
+    return out + last
+
+
+def _has_binding_conditions(s: ResourceSlice) -> bool:
+    return any(d.binding_conditions is not None for d in s.devices)
+
+
+def _add_slice(pools: dict[tuple[str, str], Pool], s: ResourceSlice) -> None:
+    """addSlice: a pool keeps the slices of its newest generation."""
+    pid = (s.driver, s.pool)
+    pool = pools.get(pid)
+    if pool is None:
+        pools[pid] = Pool(s.driver, s.pool, [s])
+        return
+    if s.generation < pool.slices[0].generation:
+        return
+    if s.generation > pool.slices[0].generation:
+        pool.slices = []
+    pool.slices.append(s)
+
+
+def _build_pool(pid: tuple[str, str], pool: Pool, slices: list[ResourceSlice], per_pool: bool) -> Pool | None:
+    """The pool complete, incomplete or invalid; None when a newer generation replaces it."""
+    gen = pool.slices[0].generation
+    complete = len(pool.slices) == pool.slices[0].slice_count
+    all_of_gen: list[ResourceSlice] | None = None
+    if not complete:
+        all_of_gen = []
+        for s in slices:
+            if (s.driver, s.pool) != pid:
+                continue
+            if s.generation == gen:
+                all_of_gen.append(s)
+            elif s.generation > gen:
+                return None
+        complete = len(all_of_gen) == pool.slices[0].slice_count
+    pool.incomplete = not complete
+    counter_slices: list[ResourceSlice] = []
+    if per_pool:
+        counter_slices = [s for s in pool.slices if s.shared_counters]
+        pool.slices = [s for s in pool.slices if not s.shared_counters]
+    names: set[str] = set()
+    for s in pool.slices:
+        for d in s.devices:
+            if d.name in names:
+                pool.invalid = True
+            names.add(d.name)
+    if per_pool and not pool.incomplete and not pool.invalid:
+        _build_counters(pool, counter_slices, all_of_gen)
+    return pool
+
+
+def _build_counters(pool: Pool, counter_slices: list[ResourceSlice], all_of_gen: list[ResourceSlice] | None) -> None:
+    """buildPool's counter part (1.35+): a counter set named twice, or a device
+    consuming a counter set or counter the pool does not have, makes the pool invalid."""
+    for s in counter_slices:
+        for name, counters in s.shared_counters:
+            if name in pool.counter_sets:
+                pool.invalid = True
+                return
+            pool.counter_sets[name] = counters
+    if not _consumption_valid(pool.counter_sets, [*counter_slices, *pool.slices]):
+        pool.invalid = True
+        return
+    if all_of_gen is not None:
+        seen = {s.name for s in (*counter_slices, *pool.slices)}
+        pool.other_slices = [s for s in all_of_gen if s.name not in seen]
+        if not _consumption_valid(pool.counter_sets, pool.other_slices):
+            pool.invalid = True
+
+
+def _consumption_valid(counter_sets: dict[str, Mapping[str, Fraction]], slices: list[ResourceSlice]) -> bool:
+    for s in slices:
+        for d in s.devices:
+            for cs, counters in d.consumes_counters:
+                if cs not in counter_sets or any(c not in counter_sets[cs] for c in counters):
+                    return False
+    return True
 
 
 @dataclass
@@ -186,6 +297,33 @@ class _MatchAttribute:
             self.num -= 1
 
 
+class _DistinctAttribute(_MatchAttribute):
+    """distinctAttributeConstraint (consumable capacity): the devices' values all differ.
+    As upstream, the values are kept per request name (a request's second device replaces
+    its first's value, and removing one device of a request forgets the request's value)."""
+
+    def __init__(self, attribute: str, requests: tuple[str, ...]) -> None:
+        super().__init__(attribute, requests)
+        self.values: dict[str, Attribute] = {}
+
+    def add(self, base: str, sub: str, device: Device, driver: str) -> bool:
+        if not self._applies(base, sub):
+            return True
+        attr = lookup_attribute(device, driver, self.attribute)
+        if attr is None:
+            return False
+        if self.num and any(v.kind == attr.kind and v.value == attr.value for v in self.values.values()):
+            return False
+        self.values[base] = attr
+        self.num += 1
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self._applies(base, sub):
+            self.values.pop(base, None)
+            self.num -= 1
+
+
 def lookup_attribute(device: Device, driver: str, name: str) -> Attribute | None:
     if name in device.attributes:
         return device.attributes[name]
@@ -200,14 +338,21 @@ class Allocator:
     scheduling cycle; ``allocate`` runs per node."""
 
     def __init__(self, features: Features, allocated: set[DeviceID], classes: dict[str, DeviceClass],
-                 slices: list[ResourceSlice], cel_results: dict | None = None) -> None:
+                 slices: list[ResourceSlice], cel_results: dict | None = None,
+                 aggregated_capacity: dict[DeviceID, dict[str, Fraction]] | None = None) -> None:
         self.features = features
         self.allocated = allocated
+        # consumable capacity: what the allocated shares of each device consume
+        self.aggregated_capacity = aggregated_capacity or {}
+        self.shares = 0  # share IDs handed out (upstream: random UIDs)
         self.classes = classes
         self.slices = slices
         # (device, expression, driver) -> the selector's result or its CelError: a device's
         # answer to an expression never changes, so a run keeps them across cycles
         self.cel_results = {} if cel_results is None else cel_results
+        # partitionable devices (1.34+): the counters left by the allocated devices, per
+        # slice name (1.34) or pool name (1.35+: upstream keys them by the pool's name alone)
+        self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
 
     def allocate(self, node: Node, claims: list[ResourceClaim]) -> list[Allocation] | None:
         return _Run(self, node, claims).run()
@@ -223,12 +368,17 @@ class _Run:
         self.constraints: list[list[_MatchAttribute]] = []
         self.matches: dict[tuple, bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
-        self.result: list[list[tuple[AllocatedDevice, ResourceSlice]]] = [[] for _ in claims]
+        self.result: list[list[tuple[AllocatedDevice, ResourceSlice, Device]]] = [[] for _ in claims]
+        # partitionable devices (1.34+): what the devices of this search consume, keyed as
+        # Allocator.available_counters
+        self.consumed: dict[str, dict[str, dict[str, Fraction]]] = {}
+        # consumable capacity: what the shares taken in this search consume, per device
+        self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
 
     # ---- setup --------------------------------------------------------------------
 
     def run(self) -> list[Allocation] | None:
-        self.pools = gather_pools(self.a.slices, self.node)
+        self.pools = gather_pools(self.a.slices, self.node, self.a.features)
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, req in enumerate(claim.requests):
@@ -250,14 +400,15 @@ class _Run:
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(f"claim {_kobj(claim)}: number of requested devices {min_devices} exceeds "
                                       f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
-            self.constraints.append([_MatchAttribute(c.attribute, c.requests) for c in claim.constraints])
+            self.constraints.append([(_DistinctAttribute if c.distinct else _MatchAttribute)(c.attribute, c.requests)
+                                     for c in claim.constraints])
         if not self._allocate_one(0, 0, 0, 0, False):
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
         out = []
         for devices in self.result:
-            out.append(Allocation(tuple(d for d, _ in devices), self._node_selector([s for _, s in devices])))
+            out.append(Allocation(tuple(d for d, _, _ in devices), self._node_selector([(s, d) for _, s, d in devices])))
         return out
 
     def _validate(self, ci: int, ri: int, si: int, req: ExactRequest, parent: str | None) -> _Request:
@@ -287,7 +438,17 @@ class _Run:
                 for s in pool.slices:
                     for d in s.devices:
                         if self._selectable((ci, ri, si), rd, s, d):
+                            if self.a.features.consumable_capacity and \
+                                    not self._capacity_fits((s.driver, s.pool, d.name), d, req):
+                                continue
                             rd.all_devices.append(((s.driver, s.pool, d.name), d, s))
+                            if d.consumes_counters and self.a.features.partitionable_devices and \
+                                    self.a.features.counters_version >= 35:
+                                raise CaseError(
+                                    f"claim {_kobj(claim)}, request {req.name}: allocationMode All over a device "
+                                    f"that consumes counters ({s.driver}/{s.pool}/{d.name}) is not modelled by "
+                                    "kspread: upstream's v1.35 allocator checks its counters without its pool and "
+                                    "panics", ["objects"])
             rd.num_devices = len(rd.all_devices)
         else:  # pragma: no cover - the loader admits the two modes
             raise AllocationError(f"claim {_kobj(claim)}, request {name}: unsupported count mode {req.mode}")
@@ -339,7 +500,9 @@ class _Run:
                         continue
                     if not self._selectable((ci, ri, si), rd, s, d):
                         continue
-                    undo = self._allocate_device(ci, rd, did, d, s, must=False)
+                    if self.a.features.consumable_capacity and not self._capacity_fits(did, d, req):
+                        continue
+                    undo = self._allocate_device(ci, rd, did, d, s, must=False, pool=pool)
                     if undo is None:
                         continue
                     if self._allocate_one(ci, ri, si, di + 1, in_sub):
@@ -351,12 +514,16 @@ class _Run:
         return did in self.a.allocated or bool(self.allocating.get(did))
 
     def _selectable(self, key: tuple[int, int, int], rd: _Request, s: ResourceSlice, d: Device) -> bool:
+        if d.binding_conditions and not self.a.features.binding_conditions:
+            return False  # devices with binding conditions need the feature
         mk = (s.driver, s.pool, d.name, key)
         hit = self.matches.get(mk)
         if hit is not None:
             return hit
         ok = self._selectors_match(key[0], d, s.driver, rd.cls, rd.cls.selectors) and \
             self._selectors_match(key[0], d, s.driver, None, rd.request.selectors)
+        if ok and s.per_device_node_selection:
+            ok = _target_matches(self.node, d.node_name, d.all_nodes, d.node_selector)
         self.matches[mk] = ok
         return ok
 
@@ -367,7 +534,7 @@ class _Run:
             ok: bool | CelError | None = self.a.cel_results.get(key)
             if ok is None:
                 try:
-                    ok = device_matches(expr, d, driver)
+                    ok = device_matches(expr, d, driver, self.a.features.consumable_capacity)
                 except CelError as err:
                     ok = err
                 self.a.cel_results[key] = ok
@@ -379,11 +546,27 @@ class _Run:
                 return False
         return True
 
-    def _allocate_device(self, ci: int, rd: _Request, did: DeviceID, d: Device, s: ResourceSlice, must: bool):
+    def _allocate_device(self, ci: int, rd: _Request, did: DeviceID, d: Device, s: ResourceSlice, must: bool,
+                         pool: Pool | None = None):
         admin = bool(rd.request.admin_access)
-        if admin and ci in self.allocating.get(did, ()):
+        f = self.a.features
+        multi = f.consumable_capacity and bool(d.allow_multiple_allocations)
+        if not multi and admin and ci in self.allocating.get(did, ()):
             return None
         if not admin and self._in_use(did):
+            return None
+        if d.consumes_counters and not f.partitionable_devices and f.counters_version >= 34:
+            return None  # 1.34+: consuming counters needs the feature
+        # a device shared by several allocations counts its counters once, when its
+        # first share is taken
+        skip_counters = multi and (did in self.a.aggregated_capacity or did in self.allocating_capacity)
+        counted = f.partitionable_devices and bool(d.consumes_counters) and not skip_counters
+        if counted and not self._check_counters(did, d, s, pool):
+            return None
+        # upstream gives the counters back only in the undo of a device it took (and never
+        # for a shared device): a device whose taint or constraint fails after this check
+        # keeps them for the rest of the search (1.34+), and so does kspread
+        if f.device_taints and taint_prevents_allocation(d, rd.request, f.every_taint_effect):
             return None
         base, sub = rd.base_name, rd.sub_name
         cons = self.constraints[ci]
@@ -396,35 +579,218 @@ class _Run:
                 for e in cons[:i]:
                     e.remove(base, sub)
                 return None
-        self.allocating.setdefault(did, set()).add(ci)
-        self.result[ci].append((AllocatedDevice(rd.full_name, *did, admin_access=True if admin else None), s))
+        if not multi:
+            self.allocating.setdefault(did, set()).add(ci)
+        share_id = consumed = None
+        if f.consumable_capacity:
+            if not self._capacity_fits(did, d, rd.request):
+                return None  # as upstream: without giving back what was taken above
+            if multi:
+                consumed = {name: _consumed(rd.request.capacity_requests, name, q, d.capacity_policies.get(name))
+                            for name, q in d.capacity.items()}
+                self.a.shares += 1
+                share_id = f"share-{self.a.shares}"
+                held = self.allocating_capacity.setdefault(did, {})
+                for name, q in consumed.items():
+                    held[name] = held.get(name, Fraction(0)) + q
+        self.result[ci].append((AllocatedDevice(
+            rd.full_name, *did, admin_access=True if admin else None, share_id=share_id,
+            consumed_capacity=consumed or None,
+            binding_conditions=(d.binding_conditions or ()) if f.binding_conditions else ()), s, d))
 
         def undo() -> None:
             for c in cons:
                 c.remove(base, sub)
-            self.allocating[did].discard(ci)
+            if multi:
+                if consumed:
+                    held = self.allocating_capacity[did]
+                    for name, q in consumed.items():
+                        held[name] -= q
+                        if not held[name]:
+                            del held[name]
+                    if not held:
+                        del self.allocating_capacity[did]
+            else:
+                self.allocating[did].discard(ci)
+                if counted and f.counters_version >= 34:
+                    self._release_counters(d, s, pool)
             self.result[ci].pop()
 
         return undo
 
-    def _node_selector(self, slices: list[ResourceSlice]) -> tuple[NodeSelectorTerm, ...] | None:
+    # ---- consumable capacity ------------------------------------------------------------
+
+    def _capacity_fits(self, did: DeviceID, d: Device, req: ExactRequest) -> bool:
+        """CmpRequestOverCapacity: every capacity the request names exists on the device
+        (else the device is skipped), and for each of the device's capacities what the
+        request consumes keeps its requestPolicy and, with what the device's allocated
+        shares and the shares of this search consume, stays within the capacity."""
+        asked = req.capacity_requests or {}
+        if any(name not in d.capacity for name in asked):
+            return False
+        held = self.a.aggregated_capacity.get(did, {})
+        taking = self.allocating_capacity.get(did, {})
+        for name, value in d.capacity.items():
+            policy = d.capacity_policies.get(name)
+            want = _consumed(req.capacity_requests, name, value, policy)
+            if policy is not None and _violates(want, policy):
+                return False
+            if held.get(name, Fraction(0)) + want + taking.get(name, Fraction(0)) > value:
+                return False
+        return True
+
+    # ---- partitionable devices -----------------------------------------------------------
+
+    def _counter_key(self, s: ResourceSlice, pool: Pool | None) -> str:
+        if self.a.features.counters_version >= 35:
+            assert pool is not None
+            return pool.pool
+        return s.name
+
+    def _check_counters(self, did: DeviceID, d: Device, s: ResourceSlice, pool: Pool | None) -> bool:
+        """checkAvailableCounters (1.34+) / checkAvailableCapacity (1.33)."""
+        if self.a.features.counters_version <= 33:
+            return self._check_counters_133(d, s)
+        key = self._counter_key(s, pool)
+        avail = self.a.available_counters.get(key)
+        if avail is None:
+            if self.a.features.counters_version >= 35:
+                assert pool is not None
+                sets = list(pool.counter_sets.items())
+                slices = [*pool.slices, *pool.other_slices]
+            else:
+                sets, slices = list(s.shared_counters), [s]
+            avail = {name: dict(counters) for name, counters in sets}
+            for sl in slices:
+                for dev in sl.devices:
+                    if (sl.driver, sl.pool, dev.name) not in self.a.allocated:
+                        continue
+                    for cs, counters in dev.consumes_counters:
+                        left = avail.get(cs, {})
+                        for name, v in counters.items():
+                            if name in left:
+                                left[name] -= v
+            self.a.available_counters[key] = avail
+        consumed = self.consumed.setdefault(key, {})
+        for cs, counters in d.consumes_counters:
+            mine = consumed.setdefault(cs, {})
+            for name, v in counters.items():
+                mine[name] = mine.get(name, Fraction(0)) + v
+        for cs, counters in avail.items():
+            mine = consumed.get(cs, {})
+            for name, v in counters.items():
+                if v < mine.get(name, 0):
+                    self._release_counters(d, s, pool)
+                    return False
+        return True
+
+    def _check_counters_133(self, d: Device, s: ResourceSlice) -> bool:
+        """1.33: the device's slice's counter sets less what its devices allocated or being
+        allocated consume must hold each counter the device consumes."""
+        wanted = {cs for cs, _ in d.consumes_counters}
+        avail = {name: dict(counters) for name, counters in s.shared_counters if name in wanted}
+        for dev in s.devices:
+            if (s.driver, s.pool, dev.name) not in self.a.allocated and \
+                    not self.allocating.get((s.driver, s.pool, dev.name)):
+                continue
+            for cs, counters in dev.consumes_counters:
+                left = avail.get(cs, {})
+                for name, v in counters.items():
+                    if name in left:
+                        left[name] -= v
+        for cs, counters in d.consumes_counters:
+            left = avail.get(cs, {})
+            for name, v in counters.items():
+                if name not in left or left[name] < v:
+                    return False
+        return True
+
+    def _release_counters(self, d: Device, s: ResourceSlice, pool: Pool | None) -> None:
+        consumed = self.consumed[self._counter_key(s, pool)]
+        for cs, counters in d.consumes_counters:
+            mine = consumed[cs]
+            for name, v in counters.items():
+                mine[name] -= v
+
+    def _node_selector(self, devices: list[tuple[ResourceSlice, Device]]) -> tuple[NodeSelectorTerm, ...] | None:
         """createNodeSelector: pinned to a node when a device is node-local, else the
-        requirements of the slices' one-term selectors together, else None."""
+        requirements of the slices' one-term selectors together, else None; a device of a
+        slice with per-device node selection gives its own."""
         exprs: list[Requirement] = []
         fields: list[Requirement] = []
-        for s in slices:
-            if s.node_name:
-                return (NodeSelectorTerm((), (Requirement("metadata.name", IN, (s.node_name,)),)),)
-            if s.node_selector is not None:
-                if len(s.node_selector) > 1:
-                    raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(s.node_selector)} terms")
-                if s.node_selector:
-                    term = s.node_selector[0]
+        for s, d in devices:
+            node_name, node_selector = (d.node_name, d.node_selector) if s.per_device_node_selection else \
+                (s.node_name, s.node_selector)
+            if self.a.features.experimental and (node_name or d.binds_to_node):
+                # node-local, or bound to the node it is allocated for (bindsToNode)
+                return (NodeSelectorTerm((), (Requirement("metadata.name", IN, (self.node.name,)),)),)
+            if node_name:
+                return (NodeSelectorTerm((), (Requirement("metadata.name", IN, (node_name,)),)),)
+            if node_selector is not None:
+                if len(node_selector) > 1:
+                    raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(node_selector)} terms")
+                if node_selector:
+                    term = node_selector[0]
                     fields.extend(r for r in term.match_fields if r not in fields)
                     exprs.extend(r for r in term.match_expressions if r not in exprs)
         if exprs or fields:
             return (NodeSelectorTerm(tuple(exprs), tuple(fields)),)
         return None
+
+
+def _consumed(asked: Mapping[str, Fraction] | None, name: str, value: Fraction, policy: RequestPolicy | None) -> Fraction:
+    """calculateConsumedCapacity: what a request consumes of one capacity of a device."""
+    want = None if asked is None else asked.get(name)
+    if want is None:
+        return policy.default if policy is not None and policy.default is not None else value
+    if policy is None:
+        return want
+    if policy.range_min is not None:
+        if want < policy.range_min:
+            return policy.range_min
+        if policy.range_step is None:
+            return want
+        lo, step = _int_value(policy.range_min), _int_value(policy.range_step)
+        n, rem = divmod(_int_value(want) - lo, step)
+        return Fraction(lo + step * (n + (1 if rem else 0)))
+    if policy.valid_values:
+        return next((v for v in policy.valid_values if want <= v), want)
+    return want
+
+
+def _violates(want: Fraction, policy: RequestPolicy) -> bool:
+    """violatesPolicy."""
+    if policy.default is not None and want == policy.default:
+        return False
+    if policy.range_min is not None:
+        if policy.range_max is not None and want > policy.range_max:
+            return True
+        if policy.range_step is not None:
+            added = _int_value(want) - _int_value(policy.range_min)
+            return _go_rem(added, _int_value(policy.range_step)) != 0
+        return False
+    if policy.valid_values:
+        return want not in policy.valid_values
+    return False
+
+
+def _int_value(q: Fraction) -> int:
+    """resource.Quantity.Value(): the value rounded up to an integer."""
+    return math.ceil(q)
+
+
+def _go_rem(a: int, b: int) -> int:
+    """Go's %: the remainder takes the sign of the dividend."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def taint_prevents_allocation(d: Device, req: ExactRequest, every_effect: bool = False) -> bool:
+    """taintPreventsAllocation (1.35+): a NoSchedule or NoExecute taint that none of the
+    request's tolerations tolerates (other effects are informational); 1.33-1.34
+    (allTaintsTolerated): any taint none of them tolerates."""
+    return any((every_effect or t.effect in (NO_SCHEDULE, NO_EXECUTE))
+               and not any(tol.tolerates(t) for tol in req.tolerations) for t in d.taints)
 
 
 def _kobj(claim: ResourceClaim) -> str:
@@ -439,8 +805,9 @@ class RequestReport:
     request: str
     needed: int  # devices the request asks for (All: the matching ones)
     matching: int  # devices of the node's pools that its class and selectors accept
-    free: int  # of those, not allocated to any claim
+    free: int  # of those, not allocated to any claim (nor kept off by an untolerated taint)
     error: str = ""  # a CEL error met while checking
+    tainted: int = 0  # matching devices not allocated whose taints the request does not tolerate
 
 
 def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> list[RequestReport]:
@@ -448,7 +815,7 @@ def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> li
     of them are free; the search itself (constraints, several requests competing for
     one device) is what decides, this only says what each request could get alone."""
     run = _Run(a, node, claims)
-    run.pools = gather_pools(a.slices, node)
+    run.pools = gather_pools(a.slices, node, a.features)
     out = []
     for ci, claim in enumerate(claims):
         for ri, req in enumerate(claim.requests):
@@ -462,7 +829,7 @@ def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> li
                     out.append(RequestReport(claim.key, name, sub.count, 0, 0, f"no device class {sub.class_name}"))
                     continue
                 rd = _Request(sub, parent, cls)
-                matching = free = 0
+                matching = free = tainted = 0
                 error = ""
                 for pool in run.pools:
                     if pool.incomplete or pool.invalid:
@@ -477,7 +844,11 @@ def request_reports(a: Allocator, node: Node, claims: list[ResourceClaim]) -> li
                             if ok:
                                 matching += 1
                                 if (s.driver, s.pool, d.name) not in a.allocated or sub.admin_access:
-                                    free += 1
+                                    if a.features.device_taints and taint_prevents_allocation(
+                                            d, sub, a.features.every_taint_effect):
+                                        tainted += 1
+                                    else:
+                                        free += 1
                 needed = sub.count if sub.mode == EXACT_COUNT else matching
-                out.append(RequestReport(claim.key, name, needed, matching, free, error))
+                out.append(RequestReport(claim.key, name, needed, matching, free, error, tainted))
     return out

@@ -180,8 +180,9 @@ def _domain_maps(device: Device, driver: str) -> tuple[dict, dict]:
     return attrs, caps
 
 
-def device_matches(expression: str, device: Device, driver: str) -> bool:
-    """DeviceMatches: the selector's result for the device (CelError on failure)."""
+def device_matches(expression: str, device: Device, driver: str, consumable_capacity: bool = False) -> bool:
+    """DeviceMatches: the selector's result for the device (CelError on failure); with
+    consumable capacity the device also has ``allowMultipleAllocations``."""
     program = compile_selector(expression)
     attrs, caps = _domain_maps(device, driver)
     added: set[str] = set()
@@ -191,7 +192,10 @@ def device_matches(expression: str, device: Device, driver: str) -> bool:
         ctx = cel.Context()
         for name, fn in _FUNCTIONS.items():
             ctx.add_function(name, fn)
-        ctx.add_variable("device", {"driver": driver, "attributes": attrs, "capacity": caps})
+        var: dict[str, Any] = {"driver": driver, "attributes": attrs, "capacity": caps}
+        if consumable_capacity:
+            var["allowMultipleAllocations"] = bool(device.allow_multiple_allocations)
+        ctx.add_variable("device", var)
         try:
             result = program.execute(ctx)
         except CelError:

@@ -29,6 +29,49 @@ class Attribute:
     value: int | bool | str
 
 
+# DeviceTaintEffect: the effects that keep a claim off a device it does not tolerate
+# (any other, such as None, is informational)
+NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaint:
+    key: str
+    value: str = ""
+    effect: str = NO_SCHEDULE
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceToleration:
+    key: str = ""
+    operator: str = "Equal"  # Equal or Exists
+    value: str = ""
+    effect: str = ""  # empty: every effect
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: DeviceTaint) -> bool:
+        """resourceclaim.ToleratesTaint."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPolicy:
+    """A device capacity's requestPolicy (consumable capacity)."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()
+    # validRange: min (None: no range), max, step
+    range_min: Fraction | None = None
+    range_max: Fraction | None = None
+    range_step: Fraction | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Device:
     name: str
@@ -36,6 +79,21 @@ class Device:
     attributes: Mapping[str, Attribute] = field(default_factory=dict)
     # qualified name -> quantity (exact)
     capacity: Mapping[str, Fraction] = field(default_factory=dict)
+    taints: tuple[DeviceTaint, ...] = ()
+    # partitionable devices: (counter set, counter -> quantity) per entry of consumesCounters
+    consumes_counters: tuple[tuple[str, Mapping[str, Fraction]], ...] = ()
+    # per-device node selection (the slice's perDeviceNodeSelection)
+    node_name: str | None = None
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    all_nodes: bool = False
+    # consumable capacity: several claims may share the device, each consuming capacity
+    allow_multiple_allocations: bool | None = None
+    capacity_policies: Mapping[str, RequestPolicy] = field(default_factory=dict)
+    # binding conditions (None: not given; an empty list is given, as upstream tells them
+    # apart), the failure conditions, and bindsToNode
+    binding_conditions: tuple[str, ...] | None = None
+    binding_failure_conditions: tuple[str, ...] = ()
+    binds_to_node: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +107,51 @@ class ResourceSlice:
     node_selector: tuple[NodeSelectorTerm, ...] | None = None
     all_nodes: bool = False
     devices: tuple[Device, ...] = ()
+    # partitionable devices: (counter set, counter -> quantity) per entry of sharedCounters
+    shared_counters: tuple[tuple[str, Mapping[str, Fraction]], ...] = ()
+    per_device_node_selection: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class DeviceClass:
     name: str
     selectors: tuple[str, ...] = ()  # CEL expressions
+    # DRAExtendedResource: the extended resource the class backs (besides the implicit
+    # deviceclass.resource.kubernetes.io/<name>), and metadata.creationTimestamp (RFC 3339;
+    # empty: as old as any other) that decides between classes naming the same resource
+    extended_resource_name: str | None = None
+    created: str = ""
+
+
+IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def extended_resource_classes(classes: Mapping[str, DeviceClass]) -> dict[str, DeviceClass]:
+    """The ExtendedResourceCache's resource name -> class, the classes added in case
+    order: a class's extendedResourceName and its implicit name. When two classes name
+    the same resource the newer wins (equal: the lower name); as upstream's cache, the
+    loser registers neither name."""
+    out: dict[str, DeviceClass] = {}
+    for c in classes.values():
+        if c.extended_resource_name is not None:
+            other = out.get(c.extended_resource_name)
+            if other is not None and (c.created < other.created or (c.created == other.created
+                                                                     and c.name >= other.name)):
+                continue
+            out[c.extended_resource_name] = c
+        out[IMPLICIT_EXTENDED_PREFIX + c.name] = c
+    return out
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """IsDRAExtendedResourceName: an extended resource name (``domain/name`` outside
+    kubernetes.io, not requests.*) or an implicit one."""
+    if name.startswith(IMPLICIT_EXTENDED_PREFIX):
+        return True
+    if "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +164,9 @@ class ExactRequest:
     mode: str = EXACT_COUNT
     count: int = 1
     admin_access: bool | None = None
+    tolerations: tuple[DeviceToleration, ...] = ()
+    # consumable capacity: capacity.requests (None: not given)
+    capacity_requests: Mapping[str, Fraction] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +180,7 @@ class DeviceRequest:
 class MatchAttribute:
     attribute: str  # fully qualified
     requests: tuple[str, ...] = ()  # empty: every request
+    distinct: bool = False  # distinctAttribute (consumable capacity) rather than matchAttribute
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +190,11 @@ class AllocatedDevice:
     pool: str
     device: str
     admin_access: bool | None = None
+    # consumable capacity: the share of a device allocated several times, and what it consumes
+    share_id: str | None = None
+    consumed_capacity: Mapping[str, Fraction] | None = None
+    # binding conditions: PreBind waits until a driver sets them in the claim's status
+    binding_conditions: tuple[str, ...] = ()
 
     @property
     def id(self) -> tuple[str, str, str]:
@@ -115,6 +221,9 @@ class ResourceClaim:
     reserved_for: tuple[str, ...] = ()  # pod keys
     owner_pod: str | None = None  # the pod (key) a claim made from a template belongs to
     deleting: bool = False
+    # DRAExtendedResource: the claim DynamicResources makes for a pod's extended resources
+    # backed by devices (annotation resource.kubernetes.io/extended-resource-claim: "true")
+    extended_resources: bool = False
 
     @property
     def key(self) -> str:
@@ -145,9 +254,29 @@ class DeviceObjects:
     classes: dict[str, DeviceClass] = field(default_factory=dict)
     slices: list[ResourceSlice] = field(default_factory=list)
     claims: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)
+    _extended: dict[str, DeviceClass] | None = None
+    # the keys of the claims DynamicResources would make for pods' extended resources
+    extended_claims: set[str] = field(default_factory=set)
+
+    @property
+    def extended_resources(self) -> dict[str, DeviceClass]:
+        """extended_resource_classes of the case's classes (a run changes no class)."""
+        if self._extended is None:
+            self._extended = extended_resource_classes(self.classes)
+        return self._extended
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.slices or self.claims)
+
+
+EXTENDED_CLAIM_SUFFIX = "-extended-resources"
+
+
+def extended_claim_name(pod_name: str) -> str:
+    """The name of the claim DynamicResources makes for a pod's extended resources:
+    upstream's generateName <pod>-extended-resources- gets 5 random characters; kspread
+    names it <pod>-extended-resources."""
+    return pod_name + EXTENDED_CLAIM_SUFFIX
 
 
 def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
@@ -181,13 +310,30 @@ class ClaimTracker:
     def __iter__(self) -> Iterator[ResourceClaim]:
         return iter(self.claims.values())
 
-    def allocated_devices(self) -> set[tuple[str, str, str]]:
+    def allocated_devices(self, consumable_capacity: bool = False) -> set[tuple[str, str, str]]:
         """ListAllAllocatedDevices: every device of an allocated claim, but those a
-        claim holds with admin access."""
+        claim holds with admin access; with consumable capacity (GatherAllocatedState)
+        also but the shares of a device allocated several times (a shareID)."""
         out: set[tuple[str, str, str]] = set()
         for c in self.claims.values():
             if c.allocation is not None:
-                out.update(d.id for d in c.allocation.devices if not d.admin_access)
+                out.update(d.id for d in c.allocation.devices
+                           if not d.admin_access and not (consumable_capacity and d.share_id is not None))
+        return out
+
+    def aggregated_capacity(self) -> dict[tuple[str, str, str], dict[str, Fraction]]:
+        """GatherAllocatedState's AggregatedCapacity: per device, the capacity its shares
+        (results with a shareID and consumedCapacity) consume."""
+        out: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+        for c in self.claims.values():
+            if c.allocation is None:
+                continue
+            for d in c.allocation.devices:
+                if d.admin_access or d.share_id is None or d.consumed_capacity is None:
+                    continue
+                agg = out.setdefault(d.id, {})
+                for name, q in d.consumed_capacity.items():
+                    agg[name] = agg.get(name, Fraction(0)) + q
         return out
 
     def allocate(self, claim: ResourceClaim, allocation: Allocation, pod_key: str) -> None:
@@ -219,6 +365,9 @@ class ClaimTracker:
         return freed
 
     def allocations(self) -> dict[str, list[str] | None]:
-        """claim key -> its allocated devices (``driver/pool/device``), None: unallocated."""
-        return {c.key: (None if c.allocation is None else [str(d) for d in c.allocation.devices])
-                for c in self.claims.values()}
+        """claim key -> its allocated devices (``driver/pool/device``), None: unallocated
+        (or, for a pod's extended resources' claim, not made)."""
+        out: dict[str, list[str] | None] = {key: None for key in self.objects.extended_claims}
+        out.update({c.key: (None if c.allocation is None else [str(d) for d in c.allocation.devices])
+                    for c in self.claims.values()})
+        return out

@@ -37,18 +37,22 @@ from kspread.engine.framework.interface import FilterPlugin, StatusView
 from kspread.engine.framework.status import Code, CycleState, Status
 from kspread.engine.model import Pod, Taint
 from kspread.engine.plugins.dynamicresources import NAME as DRA
-from kspread.engine.plugins.dynamicresources import DRAState, DynamicResourcesFilter
+from kspread.engine.plugins.dynamicresources import DRAState, DynamicResourcesFilter, to_allocate
 from kspread.engine.plugins.nodeaffinity import NodeAffinity
 from kspread.engine.plugins.nodematch import _requirement_matches as requirement_matches
 from kspread.engine.plugins.nodematch import do_not_schedule_taints, node_selector_matches
 from kspread.engine.plugins.nodeports import NodePorts, check_conflict
 from kspread.engine.plugins.noderesources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_KEY
-from kspread.engine.plugins.noderesources_fit import NodeResourcesFitFilter, fits_request
+from kspread.engine.plugins.noderesources_fit import (
+    NodeResourcesFitFilter,
+    dra_backed_resources,
+    fits_request,
+)
 from kspread.engine.plugins.nodeunschedulable import NodeUnschedulable
 from kspread.engine.plugins.podtopologyspread import PRE_FILTER_KEY as SPREAD_PRE_FILTER_KEY
 from kspread.engine.plugins.podtopologyspread import PodTopologySpread, PreFilterState
 from kspread.engine.plugins.tainttoleration import TaintToleration
-from kspread.engine.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from kspread.engine.quantity import PODS, show_quantity
 from kspread.engine.resources import pod_requests
 from kspread.engine.snapshot import DEFAULT_BIND_ALL_HOST_IP, NodeInfo, pod_host_ports
 from kspread.engine.versions import Version
@@ -191,32 +195,20 @@ class Lack:
     need: str
 
 
-def quantity(resource: str, amount: int) -> str:
-    """An amount as a quantity of ``resource``: cpu in millicores (``1500m``, ``4``),
-    bytes with the largest binary suffix that divides them (``8Gi``), others as they are."""
-    if resource == CPU:
-        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
-    if resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-"):
-        for suffix, size in (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20),
-                             ("Ki", 2**10)):
-            if amount and amount % size == 0:
-                return f"{amount // size}{suffix}"
-    return str(amount)
-
-
 def _resource_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeInfo, v: Version) -> list[Lack]:
     pre = state.get(FIT_PRE_FILTER_KEY)
     request = pre.request if pre is not None and hasattr(pre, "request") else pod_requests(pod, v)
     args = getattr(plugin, "args", {}) or {}
     ignored = (frozenset(args.get("ignoredResources") or ()), frozenset(args.get("ignoredResourceGroups") or ()))
     out = []
-    for ins in fits_request(request, info, v, *ignored):
+    backed = dra_backed_resources(getattr(plugin, "handle", None), v)
+    for ins in fits_request(request, info, v, *ignored, backed):
         name = plugin.name
         if ins.resource == PODS:
             out.append(Lack(name, f"{ins.used} of {ins.capacity} pods on the node", "room for 1 more pod"))
             continue
         free = ins.capacity - ins.used
-        q = quantity
+        q = show_quantity
         if free >= 0:
             detail = f"requests {q(ins.resource, ins.requested)}; {q(ins.resource, free)} of " \
                      f"{q(ins.resource, ins.capacity)} free"
@@ -317,10 +309,11 @@ def _device_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeI
             out.append(Lack(plugin.name, f"claim {c.key} is allocated to another node",
                             f"claim {c.key} deallocated (PostFilter does it when no other pod reserves it)"))
     if s.allocator is not None:
-        todo = [c for c in s.claims if c.allocation is None]
-        for rep in request_reports(s.allocator, info.node, todo):
+        for rep in request_reports(s.allocator, info.node, to_allocate(s, pod, info.node.name)):
             detail = (f"claim {rep.claim} request {rep.request}: needs {rep.needed}, {rep.matching} matching "
                       f"device(s) on the node, {rep.free} free")
+            if rep.tainted:
+                detail += f", {rep.tainted} with a taint the request does not tolerate"
             if rep.error:
                 detail += f" ({rep.error})"
             if rep.free < rep.needed or rep.needed == 0:
@@ -362,6 +355,8 @@ def node_lacks(fwk: Framework, state: CycleState, pod: Pod, info: NodeInfo,
             found = _ports_lacks(p, pod, info)
         elif isinstance(p, DynamicResourcesFilter):
             found = _device_lacks(p, state, pod, info)
+        elif (volume_lacks := getattr(p, "volume_lacks", None)) is not None:  # the volume plugins
+            found = [Lack(name, detail, need) for detail, need in volume_lacks(state, pod, info)]
         elif isinstance(p, NodeUnschedulable):
             found = [Lack(name, "spec.unschedulable is true",
                           "uncordoning, or a toleration of node.kubernetes.io/unschedulable:NoSchedule")]

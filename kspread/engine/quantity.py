@@ -138,3 +138,17 @@ def _resource_amount(name: str, raw: object) -> int:
         unit = "millicores" if name == CPU else "units"
         raise QuantityError(f"quantity too large: the scheduler reads it as an int64 (at most {MAX_INT64} {unit})")
     return amount
+
+
+def show_quantity(resource: str, amount: int) -> str:
+    """An amount as a quantity of ``resource`` for people: cpu in millicores (``1500m``,
+    ``4``), bytes (memory, ephemeral-storage, hugepages, a volume's ``storage``) with the
+    largest binary suffix that divides them (``8Gi``), others as they are."""
+    if resource == CPU:
+        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
+    if resource in (MEMORY, EPHEMERAL_STORAGE, "storage") or resource.startswith("hugepages-"):
+        for suffix, size in (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20),
+                             ("Ki", 2**10)):
+            if amount and amount % size == 0:
+                return f"{amount // size}{suffix}"
+    return str(amount)

@@ -281,6 +281,18 @@ def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
     return interleave(list(node_tree_zones(nodes, version).values()))
 
 
+def _refuse_binding_wait(state: CycleState, pod: Pod, node: str) -> None:
+    """A pod allocated devices with binding conditions waits in DynamicResources' PreBind
+    until a driver sets them (or bindingTimeout passes): not modelled in a sequence."""
+    from kspread.engine.plugins.dynamicresources import waits_for_binding_conditions
+
+    waiting = waits_for_binding_conditions(state, node)
+    if waiting:
+        raise CaseError(f"pod {pod.key} was allocated devices with binding conditions ({', '.join(waiting)}): "
+                        "DynamicResources' PreBind waits for a driver to set them (DRADeviceBindingConditions), "
+                        "which kspread does not model in a sequence", ["schedule"])
+
+
 class Scheduler:
     def __init__(self, case: SchedulingInput) -> None:
         self.case = case
@@ -925,6 +937,8 @@ class SequenceRun:
                     continue
                 r.bound_node = node
                 claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
+                if case.is_sequence and r.state is not None:
+                    _refuse_binding_wait(r.state, pod, node)
                 sched.store_schedule_results(r, node)
                 sched.mark_tie(pod, r)
                 allowed: list[str] = []

@@ -45,6 +45,18 @@ IN_TREE_PLUGINS = {
 }
 # in-tree provisioner name (a StorageClass's provisioner) -> CSI driver
 MIGRATED_PROVISIONERS = {name: drv for name, drv in IN_TREE_PLUGINS.values() if drv}
+# the first minor whose CSI migration gates (CSIMigration and CSIMigration<plugin>) are on
+# by default for the in-tree source: AWS, GCE and Azure Disk beta on from 1.23, OpenStack
+# (Cinder) at every version kspread models; iSCSI and RBD (alpha) never
+_MIGRATION_GATES_ON = {"awsElasticBlockStore": 23, "gcePersistentDisk": 23, "azureDisk": 23, "cinder": 0,
+                       "portworxVolume": 0}
+
+
+def migration_gate_on(kind: str, minor: int) -> bool:
+    """The in-tree source's migration gates at their defaults (kspread does not let a case
+    set them)."""
+    first = _MIGRATION_GATES_ON.get(kind)
+    return first is not None and minor >= first
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +69,7 @@ class InTreeDisk:
     read_only: bool = False
     monitors: tuple[str, ...] = ()  # rbd
     pool: str = ""  # rbd
+    disk_name: str = ""  # azureDisk's diskName (the per-cloud AzureDiskLimits counts by it)
 
     def csi_handle(self) -> tuple[str, str] | None:
         """(driver, volume handle) of the migrated CSI volume, as csi-translation-lib

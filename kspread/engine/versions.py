@@ -119,6 +119,22 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         _gate("DRAAdminAccess", (32, False, "ALPHA"), (34, True, "BETA"), (36, True, "GA")),
         FeatureGate("DRAPrioritizedList", (GateStage(33, False, "ALPHA"), GateStage(34, True, "BETA"),
                                            GateStage(36, True, "GA"), GateStage(37, True, "GA", locked=True))),
+        # devices' taints and requests' tolerations (allocator.py taint_prevents_allocation);
+        # GA in 1.37 but not locked there
+        FeatureGate("DRADeviceTaints", (GateStage(33, False, "ALPHA"), GateStage(36, True, "BETA"),
+                                        GateStage(37, True, "GA"))),
+        # counter sets, devices consuming them, per-device node selection (allocator.py)
+        _gate("DRAPartitionableDevices", (33, False, "ALPHA"), (36, True, "BETA")),
+        # devices shared by several allocations, request capacity, distinctAttribute
+        # (allocator.py, after upstream's "experimental" allocator; modelled from 1.35)
+        _gate("DRAConsumableCapacity", (34, False, "ALPHA"), (36, True, "BETA")),
+        # extended resources backed by devices: NodeResourcesFit leaves them to
+        # DynamicResources, which allocates them in a claim made for the pod (from 1.35)
+        _gate("DRAExtendedResource", (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
+        # devices' binding conditions (allocator.py; PreBind's wait is refused in a sequence)
+        # need both gates
+        _gate("DRADeviceBindingConditions", (34, False, "ALPHA"), (36, True, "BETA")),
+        _gate("DRAResourceClaimDeviceStatus", (32, False, "ALPHA"), (33, True, "BETA"), (37, True, "GA")),
         # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
         # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
         # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
@@ -131,6 +147,14 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # default shape favours fuller volumes), renamed StorageCapacityScoring in 1.33
         # (also provisioned volumes by CSIStorageCapacity, default shape favours free space).
         _gate("VolumeCapacityPriority", (21, False, "ALPHA"), removed=33),
+        # VolumeBinding's check of CSIStorageCapacity objects for drivers with
+        # storageCapacity (KEP-1472; v1beta1 objects to 1.23, v1 from 1.24).
+        # Generic ephemeral volumes in VolumeBinding (KEP-1698; the other volume plugins read
+        # them from 1.23, when the gate is locked on).
+        FeatureGate("GenericEphemeralVolume", (GateStage(19, False, "ALPHA"), GateStage(21, True, "BETA"),
+                                               GateStage(23, True, "GA", locked=True)), 25),
+        FeatureGate("CSIStorageCapacity", (GateStage(19, False, "ALPHA"), GateStage(21, True, "BETA"),
+                                           GateStage(24, True, "GA", locked=True)), 28),
         _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),
         # Workloads and gangs (plugins/gangscheduling.py, KEP-4671): the Workload API and
         # pods' spec.workloadRef (GenericWorkload), the GangScheduling plugin (PreEnqueue,
@@ -158,29 +182,19 @@ def _unmodelled(name: str, why: str, *stages: tuple[int, bool, str], removed: in
 # error that says so. Their default is harmless to every case kspread can express,
 # which is the reason given with each. Stages from upstream main's scheduler feature
 # list (versioned specs, read for 1.37).
+# Gates kspread models only from a later minor than the first that has them: turning one
+# on before is an error naming why.
+MODELLED_FROM: dict[str, tuple[int, str]] = {
+    "DRAExtendedResource": (35, ("1.34's DynamicResources maps extended resources to device classes in its own "
+                                "way (no implicit names)")),
+    "DRADeviceBindingConditions": (35, "kspread models binding conditions after upstream's v1.35 allocator"),
+    "DRAConsumableCapacity": (35, ("1.34's allocator checks a candidate's capacity against the slice's device at "
+                                  "the request's device index")),
+}
+
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
-        _unmodelled("DRAExtendedResource",
-                    "extended resources backed by DRA need a DeviceClass (its extendedResourceName, or from 1.36 the "
-                    "implicit deviceclass.resource.kubernetes.io/<class>), and kspread refuses a case that uses "
-                    "either; without them NodeResourcesFit's PreFilter finds an empty mapping and checks every "
-                    "extended resource against the node's allocatable, as with the gate off",
-                    (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA"), locked_from=37),
-        _unmodelled("DRADeviceTaints", "kspread refuses a case that uses device taints (devices' taints, "
-                    "requests' tolerations)", (33, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
-        _unmodelled("DRAPartitionableDevices", "kspread refuses a case that uses partitionable devices "
-                    "(sharedCounters, consumesCounters, perDeviceNodeSelection)", (33, False, "ALPHA"),
-                    (36, True, "BETA")),
-        _unmodelled("DRAConsumableCapacity", "kspread refuses a case that uses consumable capacity "
-                    "(allowMultipleAllocations, request capacity, distinctAttribute)", (34, False, "ALPHA"),
-                    (36, True, "BETA")),
-        _unmodelled("DRADeviceBindingConditions", "kspread refuses a case that uses binding conditions "
-                    "(bindingConditions, bindingFailureConditions, bindsToNode)", (34, False, "ALPHA"),
-                    (36, True, "BETA")),
-        _unmodelled("DRAResourceClaimDeviceStatus", "kspread refuses a case that uses binding conditions (which "
-                    "need this gate too)", (32, False, "ALPHA"), (33, True, "BETA"), (37, True, "GA"),
-                    locked_from=37),
         _unmodelled("DRASchedulerFilterTimeout", "kspread's allocator has no wall clock: a filter never times out",
                     (34, True, "BETA")),
         _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
@@ -596,6 +610,9 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
                 raise CaseError(f"version 1.{minor} does not know feature gate {name!r}", path)
             if not isinstance(val, bool):
                 raise CaseError("a feature gate is true or false", path, value=val)
+            if val and name in MODELLED_FROM and minor < MODELLED_FROM[name][0]:
+                since, why = MODELLED_FROM[name]
+                raise CaseError(f"feature gate {name} is modelled by kspread from 1.{since}: {why}", path)
             if st.locked and val != st.default:
                 raise CaseError(
                     f"cannot set feature gate {name} to {str(val).lower()} in 1.{minor}: "
@@ -613,4 +630,19 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
                     f"feature gate {name} in 1.{minor}: kspread models workloads and gang scheduling as 1.35 has "
                     "them (the GangScheduling plugin's Permit wait); from 1.36 the scheduler schedules a pod group "
                     "in a workload scheduling cycle, which kspread does not model", ("featureGates", name))
-    return Version(minor, gates)
+    version = Version(minor, gates)
+    if minor >= 35:
+        # the feature gates' dependencies (checked from 1.35)
+        for name, needs in GATE_DEPENDENCIES.items():
+            if name in version.gates and version.gate(name):
+                off = [n for n in needs if not version.gate(n)]
+                if off:
+                    raise CaseError(f"{name} is enabled, but depends on features that are disabled: "
+                                    f"[{' '.join(off)}]", ("featureGates", name))
+    return version
+
+
+# features.defaultVersionedKubernetesFeatureGates' dependencies, among the modelled gates
+GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "DRADeviceBindingConditions": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
+}

@@ -1464,7 +1464,7 @@ def _check_allocation_refs(expect: Mapping[str, Any], devices: Any) -> None:
     """``expect.allocations`` names claims of the case (or made from its templates)."""
     if not isinstance(expect, Mapping) or not expect.get("allocations"):
         return
-    known = {c.key for c in devices.claims.values()} if devices is not None else set()
+    known = {c.key for c in devices.claims.values()} | devices.extended_claims if devices is not None else set()
     for c in expect["allocations"]:
         if c not in known:
             raise CaseError(f"no ResourceClaim {c!r} in the case" + did_you_mean(str(c), sorted(known)),

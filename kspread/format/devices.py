@@ -14,7 +14,10 @@ from kspread.engine.devices import (
     ALL,
     BOOL,
     EXACT_COUNT,
+    IMPLICIT_EXTENDED_PREFIX,
     INT,
+    NO_EXECUTE,
+    NO_SCHEDULE,
     STRING,
     VERSION,
     AllocatedDevice,
@@ -24,11 +27,16 @@ from kspread.engine.devices import (
     DeviceClass,
     DeviceObjects,
     DeviceRequest,
+    DeviceTaint,
+    DeviceToleration,
     ExactRequest,
     MatchAttribute,
     PodClaim,
+    RequestPolicy,
     ResourceClaim,
     ResourceSlice,
+    extended_claim_name,
+    is_dra_extended_resource_name,
 )
 from kspread.engine.labels import (
     GT,
@@ -166,16 +174,29 @@ def _api_version(obj: Mapping[str, Any], version: Version, path: PathT) -> str:
 # ---- DeviceClass ---------------------------------------------------------------------
 
 
+def _extended_resource_name(raw: Any, version: Version, path: PathT) -> str | None:
+    """A DeviceClass's extendedResourceName (from 1.34; dropped while DRAExtendedResource is off)."""
+    if raw is None:
+        return None
+    if version.minor < 34:
+        raise CaseError(f"1.{version.minor} has no extendedResourceName (DRAExtendedResource, from 1.34)", path)
+    ext = _str(raw, path, "extendedResourceName")
+    if not is_dra_extended_resource_name(ext) or ext.startswith(IMPLICIT_EXTENDED_PREFIX):
+        raise CaseError("extendedResourceName is an extended resource name (domain/name, the domain not "
+                        "kubernetes.io)", path, value=ext)
+    return ext if version.gate("DRAExtendedResource") else None  # the API server drops it with the gate off
+
+
 def device_class(obj: Mapping[str, Any], version: Version, path: PathT) -> DeviceClass:
-    _, name = _object(obj, path)
+    meta, name = _object(obj, path)
     _api_version(obj, version, path)
     spec = _map(obj.get("spec"), [*path, "spec"], ("selectors", "config", "extendedResourceName", "suitableNodes"))
     if spec.get("suitableNodes") is not None:
         raise CaseError(f"a DeviceClass's suitableNodes belongs to {_CLASSIC}", [*path, "spec", "suitableNodes"])
-    if spec.get("extendedResourceName") is not None:
-        raise _unmodelled("extended resources backed by devices, extendedResourceName", "DRAExtendedResource",
-                          [*path, "spec", "extendedResourceName"])
-    return DeviceClass(name, _selectors(spec.get("selectors"), [*path, "spec", "selectors"]))
+    ext = _extended_resource_name(spec.get("extendedResourceName"), version, [*path, "spec", "extendedResourceName"])
+    created = meta.get("creationTimestamp")
+    return DeviceClass(name, _selectors(spec.get("selectors"), [*path, "spec", "selectors"]), ext,
+                       "" if created is None else str(created))
 
 
 # ---- ResourceSlice -------------------------------------------------------------------
@@ -207,20 +228,159 @@ def _quantity(raw: Any, path: PathT) -> Fraction:
         raise CaseError(str(e), path, value=raw) from None
 
 
-_DEVICE_UNMODELLED = {
-    "taints": ("device taints", "DRADeviceTaints"),
-    "consumesCounters": ("partitionable devices, consumesCounters", "DRAPartitionableDevices"),
-    "nodeName": ("per-device node selection", "DRAPartitionableDevices"),
-    "nodeSelector": ("per-device node selection", "DRAPartitionableDevices"),
-    "allNodes": ("per-device node selection", "DRAPartitionableDevices"),
-    "allowMultipleAllocations": ("consumable capacity, allowMultipleAllocations", "DRAConsumableCapacity"),
-    "bindingConditions": ("binding conditions", "DRADeviceBindingConditions"),
-    "bindingFailureConditions": ("binding conditions", "DRADeviceBindingConditions"),
-    "bindsToNode": ("binding conditions", "DRADeviceBindingConditions"),
-}
+_DEVICE_UNMODELLED: dict[str, tuple[str, str]] = {}
 
 
-def _device(raw: Any, ver: str, path: PathT) -> Device:
+def _binding_fields(body: Mapping[str, Any], version: Version, bp: PathT) -> tuple:
+    """bindingConditions, bindingFailureConditions, bindsToNode (DRADeviceBindingConditions,
+    from 1.34, modelled from 1.35). Kept with the gate off: the scheduler then never
+    selects a device with binding conditions (an API server with the gate off would not
+    have stored them)."""
+    given = [k for k in ("bindingConditions", "bindingFailureConditions", "bindsToNode") if body.get(k) is not None]
+    if not given:
+        return None, (), False
+    if version.minor < 34:
+        raise CaseError(f"1.{version.minor} has no {given[0]} (DRADeviceBindingConditions, from 1.34)",
+                        [*bp, given[0]])
+    lists: list[tuple[str, ...] | None] = []
+    for k in ("bindingConditions", "bindingFailureConditions"):
+        raw = body.get(k)
+        if raw is None:
+            lists.append(None)
+            continue
+        items = _list(raw, [*bp, k])
+        lists.append(tuple(_str(x, [*bp, k, i], "a condition type") for i, x in enumerate(items)))
+    binds = body.get("bindsToNode")
+    if binds is not None and not isinstance(binds, bool):
+        raise CaseError("bindsToNode is true or false", [*bp, "bindsToNode"], value=binds)
+    return lists[0], lists[1] or (), bool(binds)
+
+
+def _taints_gate(version: Version, path: PathT, what: str) -> bool:
+    """Device taints and tolerations exist from 1.33 (DRADeviceTaints); with the gate
+    off the API server drops them (False)."""
+    if version.minor < 33:
+        raise CaseError(f"1.{version.minor} has no device {what} (DRADeviceTaints, from 1.33)", path)
+    return version.gate("DRADeviceTaints")
+
+
+def _taint_effects(version: Version) -> tuple[str, ...]:
+    """DeviceTaintEffect: NoSchedule and NoExecute, and None from 1.35."""
+    return (NO_SCHEDULE, NO_EXECUTE, "None") if version.minor >= 35 else (NO_SCHEDULE, NO_EXECUTE)
+
+
+def _taints(raw: Any, version: Version, path: PathT) -> tuple[DeviceTaint, ...]:
+    if raw is None or not _taints_gate(version, path, "taints"):
+        return ()
+    out = []
+    for i, t in enumerate(_list(raw, path)):
+        tp = [*path, i]
+        t = _map(t, tp, ("key", "value", "effect", "timeAdded"))
+        effect = t.get("effect")
+        if effect not in _taint_effects(version):
+            raise CaseError(f"a device taint's effect is one of {', '.join(_taint_effects(version))} in "
+                            f"1.{version.minor}", [*tp, "effect"], value=effect)
+        value = t.get("value") or ""
+        if not isinstance(value, str):
+            raise CaseError("must be a string", [*tp, "value"], value=value)
+        out.append(DeviceTaint(_str(t.get("key"), [*tp, "key"], "a taint key"), value, effect))
+    return tuple(out)
+
+
+def _tolerations(raw: Any, version: Version, path: PathT) -> tuple[DeviceToleration, ...]:
+    if raw is None or not _taints_gate(version, path, "tolerations"):
+        return ()
+    out = []
+    for i, t in enumerate(_list(raw, path)):
+        tp = [*path, i]
+        t = _map(t, tp, ("key", "operator", "value", "effect", "tolerationSeconds"))
+        op = t.get("operator") or "Equal"
+        if op not in ("Equal", "Exists"):
+            raise CaseError("a toleration's operator is Equal or Exists", [*tp, "operator"], value=op)
+        key, value, effect = t.get("key") or "", t.get("value") or "", t.get("effect") or ""
+        for k, v in (("key", key), ("value", value)):
+            if not isinstance(v, str):
+                raise CaseError("must be a string", [*tp, k], value=v)
+        if not key and op != "Exists":
+            raise CaseError("a toleration without a key has operator Exists", [*tp, "operator"], value=op)
+        if op == "Exists" and value:
+            raise CaseError("a toleration with operator Exists has no value", [*tp, "value"], value=value)
+        if effect and effect not in (NO_SCHEDULE, NO_EXECUTE):
+            raise CaseError("a toleration's effect is NoSchedule or NoExecute (empty: every effect)",
+                            [*tp, "effect"], value=effect)
+        secs = t.get("tolerationSeconds")
+        if secs is not None and (not isinstance(secs, int) or isinstance(secs, bool)):
+            raise CaseError("tolerationSeconds is an integer", [*tp, "tolerationSeconds"], value=secs)
+        out.append(DeviceToleration(key, op, value, effect, secs))
+    return tuple(out)
+
+
+def _consumable(version: Version, path: PathT, what: str) -> None:
+    """Consumable capacity: alpha in 1.34 (off by default until 1.36), modelled from 1.35
+    (versions.MODELLED_FROM refuses the gate on in 1.34)."""
+    if version.minor < 34:
+        raise CaseError(f"1.{version.minor} has no {what} (DRAConsumableCapacity, from 1.34)", path)
+    if not version.gate("DRAConsumableCapacity"):
+        raise CaseError(f"{what} needs the DRAConsumableCapacity feature gate, off by default in "
+                        f"1.{version.minor}: set featureGates: {{DRAConsumableCapacity: true}}", path)
+
+
+def _request_policy(raw: Any, path: PathT) -> RequestPolicy:
+    raw = _map(raw, path, ("default", "validValues", "validRange"))
+    default = None if raw.get("default") is None else _quantity(raw["default"], [*path, "default"])
+    values = tuple(_quantity(v, [*path, "validValues", i])
+                   for i, v in enumerate(_list(raw.get("validValues"), [*path, "validValues"])))
+    if list(values) != sorted(values) or len(set(values)) != len(values):
+        raise CaseError("validValues are given in ascending order, each once", [*path, "validValues"])
+    rng = raw.get("validRange")
+    if rng is not None and values:
+        raise CaseError("a requestPolicy has validValues or validRange, not both", path)
+    if rng is None:
+        if values and default is not None and default not in values:
+            raise CaseError("the default must be one of validValues", [*path, "default"])
+        return RequestPolicy(default, values)
+    rp = [*path, "validRange"]
+    rng = _map(rng, rp, ("min", "max", "step"))
+    lo = _quantity(rng.get("min"), [*rp, "min"])
+    hi = None if rng.get("max") is None else _quantity(rng["max"], [*rp, "max"])
+    step = None if rng.get("step") is None else _quantity(rng["step"], [*rp, "step"])
+    if step is not None and step <= 0:
+        raise CaseError("step must be positive", [*rp, "step"])
+    return RequestPolicy(default, (), lo, hi, step)
+
+
+def _partitionable(version: Version, path: PathT, what: str) -> None:
+    """Partitionable devices exist from 1.33 (DRAPartitionableDevices, alpha: off by
+    default until 1.36)."""
+    if version.minor < 33:
+        raise CaseError(f"1.{version.minor} has no {what} (DRAPartitionableDevices, from 1.33)", path)
+    if not version.gate("DRAPartitionableDevices"):
+        raise CaseError(f"{what} needs the DRAPartitionableDevices feature gate, off by default in "
+                        f"1.{version.minor}: set featureGates: {{DRAPartitionableDevices: true}}", path)
+
+
+def _counters(raw: Any, path: PathT) -> dict[str, Fraction]:
+    out = {}
+    for k, v in _map(raw, path).items():
+        cp = [*path, k]
+        out[str(k)] = _quantity(_map(v, cp, ("value",)).get("value"), [*cp, "value"])
+    return out
+
+
+def _counter_sets(raw: Any, path: PathT, key: str) -> tuple[tuple[str, dict[str, Fraction]], ...]:
+    """sharedCounters ([{name, counters}]) or consumesCounters ([{counterSet, counters}])."""
+    out: list[tuple[str, dict[str, Fraction]]] = []
+    for i, e in enumerate(_list(raw, path)):
+        ep = [*path, i]
+        e = _map(e, ep, (key, "counters"))
+        name = _str(e.get(key), [*ep, key], key)
+        if any(n == name for n, _ in out):
+            raise CaseError(f"{key} {name!r} is given twice", [*ep, key], value=name)
+        out.append((name, _counters(e.get("counters"), [*ep, "counters"])))
+    return tuple(out)
+
+
+def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool = False) -> Device:
     if ver in _OLD_SHAPE:
         raw = _map(raw, path, ("name", "basic"))
         body, bp = _map(raw.get("basic"), [*path, "basic"], _DEVICE_BODY), [*path, "basic"]
@@ -234,16 +394,37 @@ def _device(raw: Any, ver: str, path: PathT) -> Device:
     attrs = {str(k): _attribute(v, [*bp, "attributes", k])
              for k, v in _map(body.get("attributes"), [*bp, "attributes"]).items()}
     caps = {}
+    policies: dict[str, RequestPolicy] = {}
     for k, v in _map(body.get("capacity"), [*bp, "capacity"]).items():
         cp = [*bp, "capacity", k]
         if ver == "v1alpha3":
             caps[str(k)] = _quantity(v, cp)
         else:
             v = _map(v, cp, ("value", "requestPolicy"))
-            if v.get("requestPolicy") is not None:
-                raise _unmodelled("consumable capacity, requestPolicy", "DRAConsumableCapacity", [*cp, "requestPolicy"])
             caps[str(k)] = _quantity(v.get("value"), [*cp, "value"])
-    return Device(name, attrs, caps)
+            if v.get("requestPolicy") is not None:
+                _consumable(version, [*cp, "requestPolicy"], "consumable capacity (requestPolicy)")
+                policies[str(k)] = _request_policy(v["requestPolicy"], [*cp, "requestPolicy"])
+    consumes: tuple = ()
+    if body.get("consumesCounters") is not None:
+        _partitionable(version, [*bp, "consumesCounters"], "partitionable devices (consumesCounters)")
+        consumes = _counter_sets(body["consumesCounters"], [*bp, "consumesCounters"], "counterSet")
+    node_name = body.get("nodeName") or None
+    all_nodes = bool(body.get("allNodes"))
+    sel = _node_selector(body["nodeSelector"], [*bp, "nodeSelector"]) if body.get("nodeSelector") else None
+    given = sum((node_name is not None, all_nodes, sel is not None))
+    if given and not per_device:
+        raise CaseError("a device has nodeName, nodeSelector or allNodes only in a slice with "
+                        "perDeviceNodeSelection: true", bp)
+    if per_device and given != 1:
+        raise CaseError("with perDeviceNodeSelection a device has exactly one of nodeName, nodeSelector, allNodes", bp)
+    multi = body.get("allowMultipleAllocations")
+    if multi is not None:
+        _consumable(version, [*bp, "allowMultipleAllocations"], "consumable capacity (allowMultipleAllocations)")
+        if not isinstance(multi, bool):
+            raise CaseError("allowMultipleAllocations is true or false", [*bp, "allowMultipleAllocations"], value=multi)
+    return Device(name, attrs, caps, _taints(body.get("taints"), version, [*bp, "taints"]), consumes,
+                  node_name, sel, all_nodes, multi, policies, *_binding_fields(body, version, bp))
 
 
 def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:
@@ -252,37 +433,60 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
     sp = [*path, "spec"]
     spec = _map(obj.get("spec"), sp, ("driver", "pool", "nodeName", "nodeSelector", "allNodes", "devices",
                                       "sharedCounters", "perDeviceNodeSelection"))
-    for k, (what, gate) in (("sharedCounters", ("partitionable devices, sharedCounters", "DRAPartitionableDevices")),
-                            ("perDeviceNodeSelection", ("per-device node selection", "DRAPartitionableDevices"))):
-        if spec.get(k) is not None:
-            raise _unmodelled(what, gate, [*sp, k])
+    shared: tuple = ()
+    if spec.get("sharedCounters") is not None:
+        _partitionable(version, [*sp, "sharedCounters"], "partitionable devices (sharedCounters)")
+        shared = _counter_sets(spec["sharedCounters"], [*sp, "sharedCounters"], "name")
+    per_device = spec.get("perDeviceNodeSelection")
+    if per_device is not None:
+        _partitionable(version, [*sp, "perDeviceNodeSelection"], "per-device node selection")
+        if not isinstance(per_device, bool):
+            raise CaseError("perDeviceNodeSelection is true or false", [*sp, "perDeviceNodeSelection"],
+                            value=per_device)
     pool = _map(spec.get("pool"), [*sp, "pool"], ("name", "generation", "resourceSliceCount"))
     node_name = spec.get("nodeName") or None
     all_nodes = bool(spec.get("allNodes"))
     sel = _node_selector(spec["nodeSelector"], [*sp, "nodeSelector"]) if spec.get("nodeSelector") else None
-    if sum((node_name is not None, all_nodes, sel is not None)) != 1:
-        raise CaseError("a ResourceSlice has exactly one of nodeName, nodeSelector, allNodes", sp)
+    given = sum((node_name is not None, all_nodes, sel is not None, bool(per_device)))
+    # from 1.35 a slice of counter sets (sharedCounters, no devices) serves its pool on every node
+    if given != 1 and not (given == 0 and shared and version.minor >= 35):
+        raise CaseError("a ResourceSlice has exactly one of nodeName, nodeSelector, allNodes"
+                        + (", perDeviceNodeSelection" if version.minor >= 33 else ""), sp)
     count = pool.get("resourceSliceCount", 1)
     gen = pool.get("generation", 0)
     if not isinstance(count, int) or count < 1 or not isinstance(gen, int) or gen < 0:
         raise CaseError("pool.resourceSliceCount must be a positive integer and pool.generation a non-negative one",
                         [*sp, "pool"])
-    devices = tuple(_device(d, ver, [*sp, "devices", i])
+    devices = tuple(_device(d, ver, version, [*sp, "devices", i], bool(per_device))
                     for i, d in enumerate(_list(spec.get("devices"), [*sp, "devices"])))
+    if shared and devices and version.minor >= 35:
+        raise CaseError("only one of devices and sharedCounters can be set in a ResourceSlice (from 1.35)",
+                        [*sp, "sharedCounters"])
+    if version.minor < 35:  # 1.33-1.34: a device consumes counters of its own slice
+        names = {n for n, _ in shared}
+        for i, d in enumerate(devices):
+            for cs, _ in d.consumes_counters:
+                if cs not in names:
+                    raise CaseError(f"counter set {cs!r} is not among this slice's sharedCounters",
+                                    [*sp, "devices", i], value=cs)
     return ResourceSlice(
         name=name, driver=_str(spec.get("driver"), [*sp, "driver"], "driver"),
         pool=_str(pool.get("name"), [*sp, "pool", "name"], "pool.name"), generation=gen, slice_count=count,
-        node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices)
+        node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices, shared_counters=shared,
+        per_device_node_selection=bool(per_device))
 
 
 # ---- ResourceClaim -------------------------------------------------------------------
 
 
 def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub: bool) -> ExactRequest:
-    for k, (what, gate) in (("tolerations", ("device taints, tolerations", "DRADeviceTaints")),
-                            ("capacity", ("consumable capacity, request capacity", "DRAConsumableCapacity"))):
-        if raw.get(k) is not None:
-            raise _unmodelled(what, gate, [*path, k])
+    capacity_requests = None
+    if raw.get("capacity") is not None:
+        cp = [*path, "capacity"]
+        _consumable(version, cp, "consumable capacity (a request's capacity)")
+        capacity_requests = {str(k): _quantity(v, [*cp, "requests", k])
+                             for k, v in _map(_map(raw["capacity"], cp, ("requests",)).get("requests"),
+                                              [*cp, "requests"]).items()}
     cls = _str(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
     mode = raw.get("allocationMode") or EXACT_COUNT
     if mode not in (EXACT_COUNT, ALL):
@@ -303,7 +507,8 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
         if version.minor >= 32 and not version.gate("DRAAdminAccess"):
             admin = None  # the API server drops the field while the gate is off
     return ExactRequest(name, cls, _selectors(raw.get("selectors"), [*path, "selectors"]), mode,
-                        int(count) if mode == EXACT_COUNT and count is not None else 0, admin)
+                        int(count) if mode == EXACT_COUNT and count is not None else 0, admin,
+                        _tolerations(raw.get("tolerations"), version, [*path, "tolerations"]), capacity_requests)
 
 
 def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
@@ -346,16 +551,20 @@ def claim_spec(spec: Mapping[str, Any], ver: str, version: Version, sp: PathT) -
     for i, c in enumerate(_list(devices.get("constraints"), [*dp, "constraints"])):
         cp = [*dp, "constraints", i]
         c = _map(c, cp, ("requests", "matchAttribute", "distinctAttribute"))
-        if c.get("distinctAttribute") is not None:
-            raise _unmodelled("distinctAttribute constraints", "DRAConsumableCapacity", [*cp, "distinctAttribute"])
-        attr = _str(c.get("matchAttribute"), [*cp, "matchAttribute"], "matchAttribute")
+        distinct = c.get("distinctAttribute") is not None
+        if distinct:
+            _consumable(version, [*cp, "distinctAttribute"], "consumable capacity (distinctAttribute)")
+            if c.get("matchAttribute") is not None:
+                raise CaseError("a constraint has matchAttribute or distinctAttribute, not both", cp)
+        key = "distinctAttribute" if distinct else "matchAttribute"
+        attr = _str(c.get(key), [*cp, key], key)
         if "/" not in attr:
-            raise CaseError("matchAttribute is a fully qualified name (domain/name)", [*cp, "matchAttribute"])
+            raise CaseError(f"{key} is a fully qualified name (domain/name)", [*cp, key])
         reqs = tuple(_list(c.get("requests"), [*cp, "requests"]))
         for j, r in enumerate(reqs):
             if r not in names and r.partition("/")[0] not in names:
                 raise CaseError(f"constraint names unknown request {r!r}", [*cp, "requests", j], value=r)
-        constraints.append(MatchAttribute(attr, reqs))
+        constraints.append(MatchAttribute(attr, reqs, distinct))
     return requests, tuple(constraints)
 
 
@@ -376,10 +585,21 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
             rp = [*ap, "devices", "results", i]
             r = _map(r, rp, ("request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
                              "bindingFailureConditions", "shareID", "consumedCapacity"))
+            for k in ("bindingConditions", "bindingFailureConditions"):
+                if r.get(k):
+                    raise CaseError(f"an allocated device with {k}: DynamicResources' Filter checks the claim's "
+                                    "device status and its binding timeout against the allocation time "
+                                    "(DRADeviceBindingConditions), which kspread does not model", [*rp, k])
+            share = r.get("shareID")
+            consumed = None
+            if r.get("consumedCapacity") is not None:
+                consumed = {str(k): _quantity(v, [*rp, "consumedCapacity", k])
+                            for k, v in _map(r["consumedCapacity"], [*rp, "consumedCapacity"]).items()}
             results.append(AllocatedDevice(
                 _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
                 _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
-                True if r.get("adminAccess") else None))
+                True if r.get("adminAccess") else None,
+                None if share is None else _str(share, [*rp, "shareID"], "shareID"), consumed))
         sel = _node_selector(alloc["nodeSelector"], [*ap, "nodeSelector"]) if alloc.get("nodeSelector") else None
         allocation = Allocation(tuple(results), sel)
     reserved = []
@@ -392,8 +612,10 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
     for ref in _list(meta.get("ownerReferences"), [*path, "metadata", "ownerReferences"]):
         if isinstance(ref, Mapping) and ref.get("kind") == "Pod" and ref.get("controller"):
             owner = ref.get("name") if ns == "default" else f"{ns}/{ref.get('name')}"
+    annotations = _map(meta.get("annotations"), [*path, "metadata", "annotations"])
+    extended = annotations.get("resource.kubernetes.io/extended-resource-claim") == "true"
     return ResourceClaim(ns, name, requests, constraints, allocation, tuple(reserved), owner,
-                         bool(meta.get("deletionTimestamp")))
+                         bool(meta.get("deletionTimestamp")), extended)
 
 
 def claim_template(obj: Mapping[str, Any], version: Version, path: PathT) -> tuple[str, str, tuple]:
@@ -432,7 +654,7 @@ def pod_claim_refs(raw: Any, at, containers: Any, version: Version, devices: Any
         if key in names:
             raise CaseError(f"duplicate pod resource claim name {key!r}", p)
         names.add(str(key))
-        out.append((str(key), None, None, (_shorthand_request(str(key), spec, p),)))
+        out.append((str(key), None, None, (_shorthand_request(str(key), spec, p, version),)))
     for ci, c in enumerate(containers or []):
         if not isinstance(c, Mapping):
             continue
@@ -453,10 +675,11 @@ def pod_claims(pod_name: str, refs: tuple) -> tuple[PodClaim, ...]:
 # ---- the shorthand (an extension of the case format) -------------------------------------
 
 
-def _shorthand_request(name: str, raw: Any, path: PathT) -> DeviceRequest:
-    """A pod's ``devices: {<claim>: {class, count | all, selector}}`` entry: a claim with
-    one request named after it."""
-    raw = _map(raw, path, ("class", "count", "all", "selector"))
+def _shorthand_request(name: str, raw: Any, path: PathT, version: Version) -> DeviceRequest:
+    """A pod's ``devices: {<claim>: {class, count | all, selector, tolerations}}`` entry: a
+    claim with one request named after it."""
+    raw = _map(raw, path, ("class", "count", "all", "selector", "tolerations"))
+    tols = _tolerations(raw.get("tolerations"), version, [*path, "tolerations"])
     cls = _str(raw.get("class"), [*path, "class"], "class (a DeviceClass's name)")
     if raw.get("all") is not None and raw.get("count") is not None:
         raise CaseError("give count or all, not both", [*path, "all"])
@@ -465,8 +688,8 @@ def _shorthand_request(name: str, raw: Any, path: PathT) -> DeviceRequest:
         raise CaseError("count must be a positive integer", [*path, "count"], value=count)
     sel = () if raw.get("selector") is None else (_str(raw["selector"], [*path, "selector"], "a CEL selector"),)
     if raw.get("all"):
-        return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0))
-    return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count))
+        return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0, tolerations=tols))
+    return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count, tolerations=tols))
 
 
 def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
@@ -477,11 +700,12 @@ def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
         check_enabled(version, ["deviceClasses"])
     for i, c in enumerate(_list(raw, ["deviceClasses"])):
         p: list[str | int] = ["deviceClasses", i]
-        c = _map(c, p, ("name", "driver", "selector"))
+        c = _map(c, p, ("name", "driver", "selector", "extendedResourceName"))
         sels = [f'device.driver == "{_str(c.get("driver"), [*p, "driver"], "driver")}"']
         if c.get("selector") is not None:
             sels.append(_str(c["selector"], [*p, "selector"], "a CEL selector"))
-        out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels)))
+        ext = _extended_resource_name(c.get("extendedResourceName"), version, [*p, "extendedResourceName"])
+        out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels), ext))
     return out
 
 
@@ -496,7 +720,7 @@ def _shorthand_attribute(raw: Any, path: PathT) -> Attribute:
 
 
 def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice]:
-    """A node's ``devices: [{driver, count, name, pool, attributes, capacity}]``: the
+    """A node's ``devices: [{driver, count, name, pool, attributes, capacity, taints}]``: the
     ResourceSlices its drivers publish, one per driver and pool (pool: the node's
     name), devices ``<name>-0`` .. ``<name>-<count-1>`` (name: ``device``)."""
     if not raw:
@@ -505,7 +729,7 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
     pools: dict[tuple[str, str], list[Device]] = {}
     for i, d in enumerate(_list(raw, at("devices"))):
         p = at("devices", i)
-        d = _map(d, p, ("driver", "count", "name", "pool", "attributes", "capacity"))
+        d = _map(d, p, ("driver", "count", "name", "pool", "attributes", "capacity", "taints"))
         driver = _str(d.get("driver"), [*p, "driver"], "driver")
         count = d.get("count", 1)
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
@@ -515,10 +739,11 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
                  for k, v in _map(d.get("attributes"), [*p, "attributes"]).items()}
         caps = {str(k): _quantity(v, [*p, "capacity", k])
                 for k, v in _map(d.get("capacity"), [*p, "capacity"]).items()}
+        taints = _taints(d.get("taints"), version, [*p, "taints"])
         devices = pools.setdefault((driver, _str(d.get("pool", node), [*p, "pool"], "pool")), [])
         start = sum(1 for x in devices if x.name.startswith(prefix + "-"))
         for j in range(count):
-            devices.append(Device(f"{prefix}-{start + j}", attrs, caps))
+            devices.append(Device(f"{prefix}-{start + j}", attrs, caps, taints))
     return [ResourceSlice(f"{node}-{driver}-{pool}", driver, pool, 0, 1, node_name=node, devices=tuple(devs))
             for (driver, pool), devs in pools.items()]
 
@@ -559,7 +784,6 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
         else:
             ns, name, spec = claim_template(obj, version, path)
             templates[(ns, name)] = spec
-    _check_implicit_extended_resources(objs, version, pods)
     for p in pods:
         for pc in p.resource_claims:
             key = (p.namespace, pc.claim_name)
@@ -587,6 +811,7 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
                     f"pod {p.key} uses ResourceClaimTemplate {template!r}, which the case does not declare: its "
                     "claim cannot be created, and upstream's PreEnqueue holds the pod", ["objects"])
             objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, tspec[0], tspec[1], owner_pod=p.key)
+    _extended_claims(objs, version, pods)
     for p in pods:
         if p.node_name is None:
             continue
@@ -598,21 +823,27 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
     return objs
 
 
-IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
-
-
-def _check_implicit_extended_resources(objs: DeviceObjects, version: Version, pods: Sequence[Pod]) -> None:
-    """With DRAExtendedResource on (from 1.36) every DeviceClass also backs the
-    extended resource deviceclass.resource.kubernetes.io/<class>: a pod requesting one
-    would be served by devices, which kspread does not model."""
-    if version.minor < 36 or not objs.classes:
+def _extended_claims(objs: DeviceObjects, version: Version, pods: Sequence[Pod]) -> None:
+    """DRAExtendedResource: the claims DynamicResources would make for pending pods'
+    extended resources backed by a DeviceClass (named for ``expect.allocations``). A
+    pending pod whose claim exists already (from an earlier cycle whose binding failed)
+    is refused: upstream's Filter rejects it and PostFilter deletes the claim."""
+    if version.minor < 35 or not version.gate("DRAExtendedResource") or not objs.classes:
         return
+    from kspread.engine.resources import pod_requests
+
+    backed = objs.extended_resources
     for p in pods:
-        for c in (*p.containers, *p.init_containers):
-            for r in c.requests:
-                if r.startswith(IMPLICIT_EXTENDED_PREFIX) and r[len(IMPLICIT_EXTENDED_PREFIX):] in objs.classes:
-                    raise _unmodelled(f"pod {p.key} requests {r}: extended resources backed by devices",
-                                      "DRAExtendedResource", ["objects"])
+        if p.node_name is not None:
+            continue
+        if not any(q and is_dra_extended_resource_name(r) and r in backed for r, q in pod_requests(p, version).items()):
+            continue
+        if any(c.extended_resources and c.owner_pod == p.key for c in objs.claims.values()):
+            raise CaseError(f"pending pod {p.key} already has a claim for its extended resources: upstream's Filter "
+                            "rejects it (\"cannot schedule extended resource claim\") and PostFilter deletes the "
+                            "claim, which kspread does not model", ["objects"])
+        name = extended_claim_name(p.name)
+        objs.extended_claims.add(name if p.namespace == "default" else f"{p.namespace}/{name}")
 
 
 def _fields(c: ResourceClaim) -> dict[str, Any]:

@@ -277,6 +277,13 @@ def _device_object(o: _Object) -> None:
     o.item["_raw"] = o.obj
 
 
+def _device_taint_rule(o: _Object) -> None:
+    """A DeviceTaintRule: refused by name (the scheduler's DRA manager would put its
+    taint on the devices it selects; kspread reads taints only from ResourceSlices)."""
+    raise CaseError("DeviceTaintRule (device taints by rule, DRADeviceTaints) is not modelled by kspread: put the "
+                    "taint on the device in its ResourceSlice", [*o.path, "kind"])
+
+
 def _namespace(o: _Object) -> None:
     """A Namespace: its labels (for namespaceSelectors)."""
     o.take(o.meta, "labels", "labels", o.mp)
@@ -313,6 +320,7 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "ResourceSlice": ("devices", None, _device_object),
     "ResourceClaim": ("devices", None, _device_object),
     "ResourceClaimTemplate": ("devices", None, _device_object),
+    "DeviceTaintRule": ("devices", None, _device_taint_rule),
     "PersistentVolume": _STORAGE,
     "PersistentVolumeClaim": _STORAGE,
     "StorageClass": _STORAGE,

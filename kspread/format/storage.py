@@ -157,7 +157,10 @@ def _disk(kind: str, raw: Any, path: PathT) -> InTreeDisk:
         if not monitors:
             raise CaseError("Required value", [*path, "monitors"])
         pool = _str(src.get("pool"), [*path, "pool"], "rbd")  # the API's default
-    return InTreeDisk(kind, ident, ro, monitors, pool)
+    disk_name = ""
+    if kind == "azureDisk":
+        disk_name = _str(src.get("diskName"), [*path, "diskName"], "")
+    return InTreeDisk(kind, ident, ro, monitors, pool, disk_name)
 
 
 # core/v1 Volume: its name and the VolumeSource fields (one of them the volume's type)

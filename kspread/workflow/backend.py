@@ -1,19 +1,20 @@
 """Run cases through a backend: a kube-scheduler build of upstream's own code (``backend/``).
 
 A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugins",
-"outOfTreePlugins"}``; ``BACKEND`` reads one case as JSON on stdin (``backend_input``: the
-case as kspread built it, as Kubernetes objects, and the profile as a
-KubeSchedulerConfiguration) and prints what upstream's scheduler did (per cycle: filter
+"outOfTreePlugins", "protocols"}``; ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
+the case as kspread built it, as Kubernetes objects, and the profile as a
+KubeSchedulerConfiguration) and prints what upstream's scheduler did (the last cycle's filter
 statuses, raw / normalized / weighted scores, totals, selected node, preemption and the dry
-run's candidates; the
-placements). ``run_backend`` turns that into the shape of ``Outcome.actual`` so that the
-runner compares it exactly as it compares the reference engine's. One process per case:
-feature gates are process-wide in upstream's code, and a process starts in about 0.03 s of the
-0.2-1.5 s a case takes (mostly the informers settling).
+run's candidates, when asked; the placements). ``run_backend`` turns that into the shape of
+``Outcome.actual`` so that the runner compares it exactly as it compares the reference
+engine's. A backend whose ``protocols`` list ``serve`` runs every case of a run in one process
+(``BACKEND --serve``: one case a line on stdin, its answer a line on stdout); another, one
+process per case.
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import json
@@ -23,12 +24,13 @@ import select
 import selectors
 import signal
 import subprocess
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from kspread.engine import apiobjects as api
 from kspread.engine.extender import is_loopback
@@ -37,7 +39,12 @@ from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
 from kspread.workflow.runner import Outcome, _in_node_order, compare
 
+# A case's time limit: this many seconds, plus _SECONDS_PER_NODE_POD for each node times each
+# pod (bound and incoming): a 1,000-pod sequence at 5,000 nodes gets 120 + 500 s.
 _CASE_TIMEOUT_S = 120
+_SECONDS_PER_NODE_POD = 1e-4
+# a serving backend answers its own limit's error; kspread ends it this much later
+_SERVE_GRACE_S = 15
 _INFO_TIMEOUT_S = 60
 # A backend's answer (stdout) larger than this is refused; of its stderr the last 64 KiB are kept.
 MAX_OUTPUT_BYTES = 64 << 20
@@ -69,6 +76,7 @@ class Backend:
     kubernetes_version: str  # e.g. v1.35.4
     plugins: tuple[str, ...]
     out_of_tree: tuple[str, ...]
+    protocols: tuple[str, ...] = ()
 
     @property
     def minor(self) -> int:
@@ -106,6 +114,9 @@ class Backend:
         if case.cluster.devices is not None:
             return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
                     "kspread does not send to a backend")
+        if case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming)):
+            return ("the case has Workload objects or pods with a workloadRef (gangs), which kspread does not send "
+                    "to a backend (its scheduler would place the pods one by one)")
         unreported = [k for k in case.expect if k not in REPORTED]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
@@ -268,7 +279,8 @@ def open_backend(path: str) -> Backend:
                    "such as v1.35.4")
     if problem is not None:
         raise BackendError(f"backend {path}: --info printed JSON that is not the backend's information: {problem}")
-    return Backend(path, info["kubernetesVersion"], tuple(info["plugins"]), tuple(info.get("outOfTreePlugins") or ()))
+    return Backend(path, info["kubernetesVersion"], tuple(info["plugins"]), tuple(info.get("outOfTreePlugins") or ()),
+                   tuple(info.get("protocols") or ()))
 
 
 # ---- what a backend prints, checked before it is read -------------------------------------
@@ -287,7 +299,8 @@ _CYCLE = {
 _ANSWER = {"error?": ("null", "str"), "kubernetesVersion?": "str", "cycles?": ("null", ("list", _CYCLE)),
            "placements?": ("null", ("map", ("null", "str"))), "deleted?": ("null", ("list", "str")),
            "millis?": "int"}
-_INFO_SHAPE = {"kubernetesVersion": "str", "plugins": ("list", "str"), "outOfTreePlugins?": ("null", ("list", "str"))}
+_INFO_SHAPE = {"kubernetesVersion": "str", "plugins": ("list", "str"), "outOfTreePlugins?": ("null", ("list", "str")),
+               "protocols?": ("null", ("list", "str"))}
 _JSON_TYPE = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
               float: "a number", type(None): "null"}
 
@@ -520,8 +533,15 @@ def _extender(e) -> dict[str, Any]:
     return out
 
 
-def backend_input(case: Case) -> dict[str, Any]:
-    """What the backend reads: the case as kspread built it."""
+def case_timeout(case: Case) -> float:
+    """The case's time limit in seconds: it grows with nodes times pods."""
+    pods = len(case.cluster.pods) + len(case.incoming)
+    return _CASE_TIMEOUT_S + round(len(case.cluster.nodes) * pods * _SECONDS_PER_NODE_POD)
+
+
+def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
+    """What the backend reads: the case as kspread built it. ``observe``: "last" asks for the
+    per-node data of the last cycle, "none" for the placements only."""
     cl = case.cluster
     sched_name = case.profile.scheduler_name or "default-scheduler"
     pdbs = []
@@ -557,19 +577,147 @@ def backend_input(case: Case) -> dict[str, Any]:
         "extenders": [_extender(e) for e in case.profile.extenders if e.http is not None],
         "featureGates": dict(case.version.gates),
         "maxCycles": 0 if case.is_sequence else 1,
+        "observe": observe,
+        "timeoutMillis": max(round(case_timeout(case) * 1000), 1),
     }
 
 
 # ---- running it ------------------------------------------------------------------------------
 
-def call_backend(backend: Backend, case: Case) -> dict[str, Any]:
-    """The backend's raw answer for the case (``NotApplicable`` when it cannot run there)."""
+class _Server:
+    """A backend serving a run's cases in one process (``BACKEND --serve``), in a session of its
+    own; ended when it fails, takes too long or answers too much, and when kspread exits."""
+
+    _all: ClassVar[dict[str, _Server]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, path: str) -> None:
+        env = {k: v for k, v in os.environ.items() if k in _ENV_KEPT or k.startswith("LC_")}
+        try:
+            self.p = subprocess.Popen([path, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, start_new_session=True, env=env)
+        except OSError as e:
+            raise BackendError(f"backend {path}: {e.strerror or e}") from None
+        self.path = path
+        self.err = bytearray()
+
+    @classmethod
+    def of(cls, path: str) -> _Server:
+        with cls._lock:
+            s = cls._all.get(path)
+            if s is None or s.p.poll() is not None:
+                s = cls._all[path] = cls(path)
+            return s
+
+    def end(self) -> int:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.p.pid, signal.SIGKILL)
+        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
+            if f is not None and not f.closed:
+                f.close()
+        with self._lock:
+            if self._all.get(self.path) is self:
+                del self._all[self.path]
+        return self.p.wait()
+
+    @classmethod
+    def end_all(cls) -> None:
+        for s in list(cls._all.values()):
+            s.end()
+
+    def ask(self, data: bytes, timeout: float, cap: int, what: str) -> _Ran:
+        """One case: its line written, its answer's line read (at most ``cap`` bytes, within
+        ``timeout`` seconds). A process that ends instead of answering is ended: its exit code,
+        what it printed and its stderr's tail come back, as ``_run`` returns them."""
+        assert self.p.stdin is not None and self.p.stdout is not None and self.p.stderr is not None
+        deadline = time.monotonic() + timeout
+        out = bytearray()
+        self.err.clear()
+        view, pos = memoryview(data + b"\n"), 0
+        problem = ""
+        with selectors.DefaultSelector() as sel:
+            os.set_blocking(self.p.stdin.fileno(), False)
+            sel.register(self.p.stdin, selectors.EVENT_WRITE)
+            sel.register(self.p.stdout, selectors.EVENT_READ)
+            sel.register(self.p.stderr, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    problem = "timeout"
+                    break
+                for key, _ in sel.select(min(left, 0.5)):
+                    f = key.fileobj
+                    if f is self.p.stdin:
+                        try:
+                            pos += os.write(self.p.stdin.fileno(), view[pos:pos + (1 << 16)])
+                        except BlockingIOError:
+                            continue
+                        except BrokenPipeError:
+                            pos = len(view)
+                        if pos >= len(view):
+                            sel.unregister(self.p.stdin)
+                        continue
+                    chunk = os.read(f.fileno(), 1 << 16)  # type: ignore[union-attr]
+                    if f is self.p.stderr:
+                        self.err += chunk
+                        if len(self.err) > 2 * _STDERR_KEPT:
+                            del self.err[:-_STDERR_KEPT]
+                        if not chunk:
+                            sel.unregister(f)
+                        continue
+                    if not chunk:
+                        problem = "ended"
+                        break
+                    out += chunk
+                    if b"\n" in chunk:
+                        line, _, rest = bytes(out).partition(b"\n")
+                        if rest.strip():
+                            problem = "more"
+                            break
+                        return _Ran(0, line, bytes(self.err))
+                    if len(out) > cap:
+                        problem = "cap"
+                        break
+                else:
+                    continue
+                break
+        if problem == "ended":
+            # what it said before it ended (a panic's message), while its stderr stays open
+            until = min(deadline, time.monotonic() + 5)
+            while time.monotonic() < until and select.select([self.p.stderr], [], [], until - time.monotonic())[0]:
+                chunk = os.read(self.p.stderr.fileno(), 1 << 16)
+                if not chunk:
+                    break
+                self.err += chunk
+                if len(self.err) > 2 * _STDERR_KEPT:
+                    del self.err[:-_STDERR_KEPT]
+        code = self.end()
+        if problem == "timeout":
+            raise BackendError(f"backend {self.path}: {what} took more than {timeout:g} s (its processes were ended)")
+        if problem == "cap":
+            raise BackendError(f"backend {self.path}: {what}: the answer is larger than {cap >> 20 or cap} "
+                               f"{'MiB' if cap >> 20 else 'bytes'}, kspread's bound (its processes were ended)")
+        if problem == "more":
+            raise BackendError(f"backend {self.path}: {what}: it printed more than one line for one case "
+                               "(its processes were ended)")
+        return _Ran(code, bytes(out), bytes(self.err))
+
+
+atexit.register(_Server.end_all)
+
+
+def call_backend(backend: Backend, case: Case, observe: str = "last") -> dict[str, Any]:
+    """The backend's raw answer for the case (``NotApplicable`` when it cannot run there).
+    ``observe``: "last" asks for the last cycle's per-node data, "none" for the placements."""
     reason = backend.applicable(case)
     if reason is not None:
         raise NotApplicable(reason)
-    data = json.dumps(backend_input(case)).encode()
+    data = json.dumps(backend_input(case, observe)).encode()
     what = f"case {case.name!r}"
-    ran = _run(backend.path, [], data, _CASE_TIMEOUT_S, MAX_OUTPUT_BYTES, what)
+    if "serve" in backend.protocols:
+        ran = _Server.of(backend.path).ask(data, case_timeout(case) + _SERVE_GRACE_S, MAX_OUTPUT_BYTES, what)
+    else:
+        ran = _run(backend.path, [], data, case_timeout(case), MAX_OUTPUT_BYTES, what)
     if not ran.out.strip():
         raise BackendError(f"backend {backend.path} failed on {what} (exit {ran.code}): {_failure(ran)}")
     try:
@@ -644,12 +792,22 @@ NOT_REPORTED = {
 }
 
 
-def run_backend(case: Case, backend: Backend) -> Outcome:
+def observation(case: Case, everything: bool = False) -> str:
+    """What the backend is asked to observe: the last cycle's per-node data ("last"), unless the
+    case is a sequence expecting its placements alone ("none") and ``everything`` (``--compare``)
+    is not asked."""
+    if case.is_sequence and not everything and set(case.expect) <= {"placements"}:
+        return "none"
+    return "last"
+
+
+def run_backend(case: Case, backend: Backend, everything: bool = False) -> Outcome:
     """The case through the backend, compared with its expectation as the runner compares the
-    reference engine's results. ``NotApplicable`` when the case expects what the backend did not
+    reference engine's results (``everything``: the per-node data too, as ``--compare`` shows it,
+    whatever the case expects). ``NotApplicable`` when the case expects what the backend did not
     report: ``candidates`` where preemption ran and the backend reported none (its profile's
     first PostFilter plugin is not DefaultPreemption, or the backend predates them)."""
-    actual = backend_actual(case, call_backend(backend, case))
+    actual = backend_actual(case, call_backend(backend, case, observation(case, everything)))
     if "candidates" in case.expect and "preemption" in actual and "candidates" not in actual:
         raise NotApplicable("the case expects candidates, which the backend did not report (its profile's first "
                             "PostFilter plugin is not DefaultPreemption)")
@@ -747,7 +905,7 @@ class BackendRun:
         diffs: list[list[str]] = []
 
         def run(case: Case) -> Outcome:
-            upstream = run_backend(case, self.backend)
+            upstream = run_backend(case, self.backend, everything=self.compare)
             if self.compare:
                 diffs.append(differences(run_loaded(case).actual, upstream.actual))
             return upstream

@@ -40,7 +40,7 @@ from kspread.engine.diagnosis import Lack, closest_first, node_lacks, verdict
 from kspread.engine.framework.status import Code, Status
 from kspread.engine.plugins.defaultpreemption import LATEST_START_TIME, MAX_INT32, SMALLEST_PRIORITY_SUM, TIE
 from kspread.engine.plugins.dynamicresources import NAME as DRA
-from kspread.engine.plugins.dynamicresources import DRAState
+from kspread.engine.plugins.dynamicresources import DRAState, to_allocate
 from kspread.engine.scheduler import CycleResult, PreemptionOutcome, Scheduler, wrap_int64
 
 if TYPE_CHECKING:
@@ -468,7 +468,7 @@ def allocation_lines(r: CycleResult, node: str) -> list[str]:
     s = r.state.get(DRA) if r.state is not None else None
     if not isinstance(s, DRAState) or node not in s.node_allocations:
         return []
-    todo = [c for c in s.claims if c.allocation is None]
+    todo = to_allocate(s, r.pod, node)
     lines = [f"devices allocated on {node}:"]
     for c, a in zip(todo, s.node_allocations[node]):
         lines.append(f"  {c.key}: " + ", ".join(f"{d} ({d.request})" for d in a.devices))

@@ -269,9 +269,12 @@ def parse_duration(raw: Any, path: tuple) -> float:
 
 
 def _unmodelled_gate(version: Version, name: str) -> bool:
-    """The default of a gate kspread does not let a case set (versions.UNMODELLED_GATES)."""
-    from kspread.engine.versions import UNMODELLED_GATES
+    """A gate's value: a modelled gate as the case sets it, else the default of a gate
+    kspread does not let a case set (versions.UNMODELLED_GATES)."""
+    from kspread.engine.versions import FEATURE_GATES, UNMODELLED_GATES
 
+    if name in FEATURE_GATES:
+        return version.gate(name)
     g = UNMODELLED_GATES.get(name)
     if g is None:
         return False
@@ -567,7 +570,8 @@ def _volume_binding(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
 def _dynamic_resources(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     """filterTimeout (default 10s; >= 0; only with DRASchedulerFilterTimeout on) and
     bindingTimeout (default 600s; >= 1s; only with DRADeviceBindingConditions and
-    DRAResourceClaimDeviceStatus on), in seconds. kspread models no claims: unused."""
+    DRAResourceClaimDeviceStatus on), in seconds. Unused: kspread's allocator has no wall
+    clock, and PreBind's wait for binding conditions is refused in a sequence."""
     out: Decoded = {"filterTimeout": 10.0, "bindingTimeout": 600.0}
     if raw.get("filterTimeout") is not None:
         if not _unmodelled_gate(c.version, "DRASchedulerFilterTimeout"):

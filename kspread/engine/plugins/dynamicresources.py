@@ -29,7 +29,7 @@ the resource claim controller does: a claim no pod reserves any more is dealloca
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -38,7 +38,12 @@ from kspread.engine.devices import (
     FIRST_AVAILABLE_MAX_SIZE,
     Allocation,
     ClaimTracker,
+    DeviceClass,
+    DeviceRequest,
+    ExactRequest,
     ResourceClaim,
+    extended_claim_name,
+    is_dra_extended_resource_name,
     selector_matches,
 )
 from kspread.engine.framework.interface import (
@@ -52,10 +57,13 @@ from kspread.engine.framework.interface import (
 )
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, Code, CycleState, Status
-from kspread.engine.model import Pod
+from kspread.engine.model import Container, Pod
 from kspread.engine.plugins.nodematch import default_normalize_scores
+from kspread.engine.plugins.noderesources_fit import is_scalar_resource
+from kspread.engine.resources import pod_requests
 from kspread.engine.snapshot import NodeInfo, NodeSet
 from kspread.engine.versions import Version
+from kspread.errors import CaseError
 
 NAME = "DynamicResources"
 CLAIM_UPDATE = "ResourceClaimUpdate"  # a PodEvent action: a claim's status changed
@@ -77,7 +85,86 @@ def allocator_features(version: Version) -> Features:
     return Features(
         admin_access=version.minor == 31 or (version.minor >= 32 and version.gate("DRAAdminAccess")),
         prioritized_list=version.minor >= 33 and version.gate("DRAPrioritizedList"),
+        device_taints=version.minor >= 33 and version.gate("DRADeviceTaints"),
+        every_taint_effect=version.minor < 35,
+        partitionable_devices=version.minor >= 33 and version.gate("DRAPartitionableDevices"),
+        counters_version=min(max(version.minor, 33), 35),
+        consumable_capacity=version.minor >= 35 and version.gate("DRAConsumableCapacity"),
+        binding_conditions=binding_conditions_enabled(version),
     )
+
+
+SPECIAL_CLAIM_NAME = "<extended-resources>"  # the in-memory claim before PreBind names it
+
+
+def binding_conditions_enabled(version: Version) -> bool:
+    """DeviceBindingAndStatus: DRADeviceBindingConditions and DRAResourceClaimDeviceStatus,
+    modelled from 1.35."""
+    return version.minor >= 35 and version.gate("DRADeviceBindingConditions") and \
+        version.gate("DRAResourceClaimDeviceStatus")
+
+
+def waits_for_binding_conditions(state: CycleState, node: str) -> list[str]:
+    """The devices with binding conditions that Reserve allocated for the pod on the node:
+    PreBind waits until a driver sets those conditions in the claims' status."""
+    s = state.get(NAME)
+    if not isinstance(s, DRAState):
+        return []
+    return [str(d) for a in s.node_allocations.get(node, []) for d in a.devices if d.binding_conditions]
+
+
+def extended_resources_enabled(version: Version) -> bool:
+    """DRAExtendedResource, modelled from 1.35."""
+    return version.minor >= 35 and version.gate("DRAExtendedResource")
+
+
+def extended_requests(pod: Pod, needed: dict[str, int], backed: dict[str, DeviceClass]) -> tuple[DeviceRequest, ...]:
+    """createRequestsAndMappings' requests: per resource (in name order), one request
+    ``container-<i>-request-<j>`` for each long-lived container asking for it (i over the
+    init containers then the containers, j the resource's place among the container's
+    requests in name order), and for the init containers that are not sidecars the
+    largest of their requests less what later long-lived containers' requests cover;
+    sorted by name."""
+    containers: list[Container] = [*pod.init_containers, *pod.containers]
+    n_init = len(pod.init_containers)
+    long_lived = [i for i, c in enumerate(containers) if i >= n_init or c.restartable]
+    short_lived = [i for i, c in enumerate(containers) if i < n_init and not c.restartable]
+    out: list[DeviceRequest] = []
+    for r in sorted(needed):
+        cls = backed.get(r)
+        if cls is None:
+            continue
+        long_reqs: list[DeviceRequest | None] = [None] * len(containers)
+        for i in long_lived:
+            long_reqs[i] = _container_request(i, containers[i], r, cls.name, [])
+        biggest: DeviceRequest | None = None
+        for i in short_lived:
+            req = _container_request(i, containers[i], r, cls.name, long_reqs[i:])
+            if req is not None:
+                assert req.exactly is not None and (biggest is None or biggest.exactly is not None)
+                if biggest is None or biggest.exactly.count < req.exactly.count:  # type: ignore[union-attr]
+                    biggest = req
+        if biggest is not None:
+            out.append(biggest)
+        out.extend(x for x in long_reqs if x is not None)
+    return tuple(sorted(out, key=lambda x: x.name))
+
+
+def _container_request(i: int, c: Container, r: str, cls: str,
+                       reusable: list[DeviceRequest | None]) -> DeviceRequest | None:
+    """createResourceRequestAndMappings' request: the container's count of ``r`` less
+    what the reusable requests (of later long-lived containers) already ask."""
+    want = c.requests.get(r)
+    if not want:
+        return None
+    total = 0
+    for x in reusable:
+        if x is not None and x.exactly is not None:
+            total += x.exactly.count
+            if total >= want:
+                return None
+    name = f"container-{i}-request-{sorted(c.requests).index(r)}"
+    return DeviceRequest(name, ExactRequest(name, cls, count=want - total))
 
 
 def _unresolvable(reason: str) -> Status:
@@ -94,6 +181,25 @@ class DRAState:
     unavailable: set[int] = field(default_factory=set)
     # node -> why the unallocated claims could not be allocated there (explain)
     failures: dict[str, str] = field(default_factory=dict)
+    # DRAExtendedResource: how many of ``claims`` are the pod's own (the extended
+    # resources' claim follows them), the pod's scalar requests, each node's variant of
+    # the extended resources' claim (named as Reserve will name it: ``to_allocate``)
+    user_claims: int = 0
+    pod_scalar: dict[str, int] = field(default_factory=dict)
+    node_extended: dict[str, ResourceClaim] = field(default_factory=dict)
+
+
+def to_allocate(s: DRAState, pod: Pod, node: str) -> list[ResourceClaim]:
+    """The claims the node's Filter allocates, the extended resources' claim as the node's
+    variant named as Reserve names it (for explain)."""
+    out = []
+    for i, c in enumerate(s.claims):
+        if c.allocation is not None:
+            continue
+        if i == s.user_claims and c.name == SPECIAL_CLAIM_NAME:
+            c = replace(s.node_extended.get(node, c), name=extended_claim_name(pod.name))
+        out.append(c)
+    return out
 
 
 def pod_claims(tracker: ClaimTracker, pod: Pod) -> list[ResourceClaim]:
@@ -122,7 +228,8 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         s = DRAState()
         state.write(NAME, s)
-        if not pod.resource_claims:
+        ext = self._pre_filter_extended_resources(pod, s)
+        if not pod.resource_claims and ext is None:
             return SKIP
         claims = pod_claims(self.tracker, pod)
         for pc, c in zip(pod.resource_claims, claims):
@@ -131,8 +238,15 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             if pc.from_template and c.owner_pod != pod.key:
                 return _unresolvable(f"ResourceClaim {c.namespace}/{c.name} was not created for pod "
                                      f"{pod.namespace}/{pod.name} (pod is not owner)")
+        s.user_claims = len(claims)
+        if ext is not None:
+            claims.append(ext)
         to_allocate = 0
         for c in claims:
+            if c.allocation is None and c is ext:
+                s.available_on.append(None)
+                to_allocate += 1
+                continue  # its requests are made per node by Filter
             if c.allocation is not None:
                 if len(c.reserved_for) >= reserved_for_max(self.handle.version) and pod.key not in c.reserved_for:
                     return _unresolvable("resourceclaim in use")
@@ -155,10 +269,52 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                             return st
         if to_allocate:
             t = self.tracker
-            s.allocator = Allocator(allocator_features(self.handle.version), t.allocated_devices(),
-                                    t.objects.classes, t.objects.slices, t.cel_results)
+            f = allocator_features(self.handle.version)
+            s.allocator = Allocator(f, t.allocated_devices(f.consumable_capacity), t.objects.classes,
+                                    t.objects.slices, t.cel_results,
+                                    t.aggregated_capacity() if f.consumable_capacity else None)
         s.claims = claims
         return SUCCESS
+
+    def _pre_filter_extended_resources(self, pod: Pod, s: DRAState) -> ResourceClaim | None:
+        """preFilterExtendedResources (DRAExtendedResource, 1.35+): a pod requesting an
+        extended resource a DeviceClass backs gets the in-memory claim "<extended-resources>"
+        (no requests yet), or the claim made for it in an earlier cycle."""
+        t = self.handle.claims
+        if t is None or not extended_resources_enabled(self.handle.version):
+            return None
+        backed = t.objects.extended_resources
+        reqs = pod_requests(pod, self.handle.version)
+        if not any(q and is_dra_extended_resource_name(r) and r in backed for r, q in reqs.items()):
+            return None
+        s.pod_scalar = {r: q for r, q in reqs.items() if is_scalar_resource(r)}
+        for c in t:
+            if c.extended_resources and c.owner_pod == pod.key:
+                return c
+        return ResourceClaim(pod.namespace, SPECIAL_CLAIM_NAME, owner_pod=pod.key, extended_resources=True)
+
+    def _filter_extended_resources(self, s: DRAState, pod: Pod, node) -> tuple[ResourceClaim | None, Status | None]:
+        """filterExtendedResources: the node's variant of the extended resources' claim,
+        with a request per container for each resource the node has none of (its devices
+        serve it); None when the node's allocatable serves them all."""
+        ext = s.claims[s.user_claims] if len(s.claims) > s.user_claims else None
+        if ext is None:
+            return None, None
+        backed = self.tracker.objects.extended_resources
+        needed: dict[str, int] = {}
+        for r, q in s.pod_scalar.items():
+            if not is_dra_extended_resource_name(r) or q == 0:
+                continue
+            allocatable = node.allocatable.get(r)
+            if r in backed and not allocatable:
+                needed[r] = q
+            elif allocatable is None:
+                return None, _unresolvable("cannot fit resource")
+        if not s.user_claims and not needed:
+            return None, None
+        if ext.allocation is not None:
+            return None, None
+        return replace(ext, requests=extended_requests(pod, needed, backed)), None
 
     def _check_class(self, class_name: str, request: str) -> Status | None:
         if class_name not in self.tracker.objects.classes:
@@ -171,11 +327,20 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         if not s.claims:
             return SUCCESS
         node = node_info.node
+        node_ext, st = self._filter_extended_resources(s, pod, node)
+        if st is not None:
+            return st
+        if node_ext is None and not s.user_claims:
+            return SUCCESS  # the extended resources are the node's allocatable, NodeResourcesFit's
         unavailable = [i for i, sel in enumerate(s.available_on)
                        if s.claims[i].allocation is not None and sel is not None and not selector_matches(sel, node)]
         allocations: list[Allocation] | None = None
+        if node_ext is not None:
+            s.node_extended[node.name] = node_ext
         if s.allocator is not None:
             todo = [c for c in s.claims if c.allocation is None]
+            if node_ext is not None:
+                todo = [node_ext if i == s.user_claims else c for i, c in enumerate(s.claims) if c.allocation is None]
             try:
                 allocations = s.allocator.allocate(node, todo)
             except FailedOnNode as e:
@@ -214,7 +379,24 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             return []
         allocations = iter(s.node_allocations.get(node, []))
         events = []
-        for c in s.claims:
+        for i, c in enumerate(s.claims):
+            if i == s.user_claims and c.name == SPECIAL_CLAIM_NAME:
+                # PreBind creates the claim for the extended resources, allocated and reserved
+                if node not in s.node_allocations:
+                    continue  # no claim of the pod's to allocate: the node's allocatable serves them
+                made = replace(s.node_extended.get(node, c), name=extended_claim_name(pod.name))
+                alloc = next(allocations)
+                if not made.requests:
+                    # the node's allocatable serves them: upstream's Reserve replaces the claim by
+                    # the node's variant, which does not exist, and dereferences it
+                    raise CaseError(
+                        f"pod {pod.key} has resource claims and extended resources backed by devices that node "
+                        f"{node}'s allocatable serves: upstream's Reserve (v1.35) dereferences a missing claim "
+                        "here, which kspread does not model", ["pod"])
+                self.tracker.claims[(made.namespace, made.name)] = made
+                self.tracker.allocate(made, alloc, pod.key)
+                events.append(PodEvent(CLAIM_UPDATE, pod, claim=(None, self.tracker.get(made.namespace, made.name))))
+                continue
             before = self.tracker.get(c.namespace, c.name)
             assert before is not None
             if c.allocation is None:

@@ -107,12 +107,26 @@ def is_scalar_resource(name: str) -> bool:
 
 
 def dra_extended_resource(version: Version) -> bool:
-    """DRAExtendedResource's default (kspread does not model the gate: see UNMODELLED_GATES);
+    """DRAExtendedResource (modelled from 1.35): NodeResourcesFit leaves an extended
+    resource backed by a DeviceClass to DynamicResources on a node that has none of it;
     NodeResourcesFit and BalancedAllocation sign no pod while it is on."""
-    from kspread.engine.versions import UNMODELLED_GATES
+    return version.minor >= 34 and version.gate("DRAExtendedResource")
 
-    st = UNMODELLED_GATES["DRAExtendedResource"][0].stage_at(version.minor)
-    return st is not None and st.default
+
+class DraBacked(str):
+    """A resource of ``comparisons`` that a DeviceClass backs (DRAExtendedResource):
+    shouldDelegateResourceToDRA leaves it to DynamicResources on a node whose
+    allocatable has none of it, so the comparison fails only where the node has some."""
+
+    __slots__ = ()
+
+
+def dra_backed_resources(handle, version: Version) -> frozenset[str]:
+    """The resource names a DeviceClass backs (the ExtendedResourceCache), when the gate is on."""
+    claims = getattr(handle, "claims", None)
+    if not dra_extended_resource(version) or claims is None:
+        return frozenset()
+    return frozenset(claims.objects.extended_resources)
 
 
 def pod_resource_request(pod: Pod, version: Version) -> dict[str, int]:
@@ -121,12 +135,13 @@ def pod_resource_request(pod: Pod, version: Version) -> dict[str, int]:
     return {k: v for k, v in pod_requests(pod, version).items() if k in _BASIC or is_scalar_resource(k)}
 
 
-def fits_empty_node(pod: Pod, node: Node, version: Version) -> bool:
+def fits_empty_node(pod: Pod, node: Node, version: Version, dra_backed: frozenset[str] = frozenset()) -> bool:
     """isFit: the pod fits the node with no pod on it (room for one pod, each resource it
-    requests within the node's allocatable)."""
+    requests within the node's allocatable; a resource a DeviceClass backs is left to
+    DynamicResources where the node has none)."""
     if node.allocatable.get("pods", 0) < 1:
         return False
-    return all(amount <= node.allocatable.get(name, 0)
+    return all(amount <= node.allocatable.get(name, 0) or (name in dra_backed and node.allocatable.get(name, 0) <= 0)
                for name, amount in pod_requests(pod, version).items() if amount > 0)
 
 
@@ -168,6 +183,7 @@ def comparisons(
     version: Version,
     ignored_resources: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
+    dra_backed: frozenset[str] = frozenset(),
 ) -> list[tuple[str, str, int]]:
     """``fitsRequest``'s comparisons for a request, in upstream's order (reasons of one
     node are its failed comparisons in this order): (resource, reason, requested), the
@@ -187,7 +203,7 @@ def comparisons(
             continue
         if _is_extended(r) and (r in ignored_resources or r.split("/", 1)[0] in ignored_groups):
             continue
-        out.append((r, f"Insufficient {r}", req))
+        out.append((DraBacked(r) if r in dra_backed else r, f"Insufficient {r}", req))
     return out
 
 
@@ -218,6 +234,8 @@ def _failed(resource: str, req: int, nodes: NodeSet | _Whole) -> tuple[np.ndarra
         used, capacity = nodes.pod_count(), nodes.allocatable(PODS)
         return used + req > capacity, used, capacity
     capacity, used = nodes.allocatable(resource), nodes.requested(resource)
+    if isinstance(resource, DraBacked):
+        return (req > capacity - used) & (capacity > 0), used, capacity
     return req > capacity - used, used, capacity
 
 
@@ -227,11 +245,12 @@ def fits_request_nodes(
     version: Version,
     ignored_resources: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
+    dra_backed: frozenset[str] = frozenset(),
 ) -> list[ResourceCheck]:
     """``fitsRequest`` over the nodes: every comparison (``comparisons``) with its
     per-node result, in upstream's order."""
     out: list[ResourceCheck] = []
-    for r, reason, req in comparisons(request, version, ignored_resources, ignored_groups):
+    for r, reason, req in comparisons(request, version, ignored_resources, ignored_groups, dra_backed):
         failed, used, capacity = _failed(r, req, nodes)
         out.append(ResourceCheck(r, reason, req, used, capacity, failed, None if r == PODS else req > capacity))
     return out
@@ -243,9 +262,11 @@ def fits_request(
     version: Version,
     ignored_resources: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
+    dra_backed: frozenset[str] = frozenset(),
 ) -> list[InsufficientResource]:
     """``fitsRequest`` on one node: every resource it lacks for ``request``, in upstream's order."""
-    checks = fits_request_nodes(request, NodeSet.of(node_info), version, ignored_resources, ignored_groups)
+    checks = fits_request_nodes(request, NodeSet.of(node_info), version, ignored_resources, ignored_groups,
+                                dra_backed)
     return [InsufficientResource(c.resource, c.reason, c.requested, int(c.used[0]), int(c.capacity[0]),
                                  bool(c.unresolvable[0]) if c.unresolvable is not None else False)
             for c in checks if c.failed[0]]
@@ -298,7 +319,8 @@ def failure_key_row(plan: Sequence[tuple[str, str, int]], snapshot: Snapshot, i:
             failed = snapshot.pod_count.item(i) + req > snapshot.allocatable(PODS).item(i)
         else:
             capacity = snapshot.allocatable(r).item(i)
-            failed = req > capacity - snapshot.requested(r).item(i)
+            failed = req > capacity - snapshot.requested(r).item(i) and not (isinstance(r, DraBacked)
+                                                                                and capacity <= 0)
             if unres_matters and failed and req > capacity:
                 key |= 1
         if failed:
@@ -413,7 +435,7 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
     def node_event_hint(self, pod: Pod, old: Node | None, new: Node | None) -> bool:
         """isSchedulableAfterNodeChange (1.35): Queue when the pod fits the node when it is
         empty (isFit) and the node was added (a sequence changes no allocatable)."""
-        if new is None or not fits_empty_node(pod, new, self.version):
+        if new is None or not fits_empty_node(pod, new, self.version, dra_backed_resources(self.handle, self.version)):
             return False
         return old is None or requested_resources_increased(pod, old, new, self.version)
 
@@ -447,7 +469,8 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
             return Filtered.where(np.ones(len(nodes), bool),
                                   error(f'error reading "{PRE_FILTER_KEY}" from cycleState'))
         if st.plan is None:
-            st.plan = comparisons(st.request, self.version, *self._ignored())
+            st.plan = comparisons(st.request, self.version, *self._ignored(),
+                                  dra_backed_resources(self.handle, self.version))
             st.plan_key = tuple(st.plan)
         plan, v, snap = st.plan, self.version, nodes.snapshot
         # kept across cycles for the plan (the comparisons: resources and requests)

@@ -59,6 +59,7 @@ from kspread.engine.plugins.resource_allocation import (
 from kspread.engine.resources import LastRequests
 from kspread.engine.snapshot import ColumnMemo, NodeSet
 from kspread.engine.versions import Version, resource_scoring
+from kspread.errors import CaseError
 
 
 def rtcr_weighted(version: Version) -> bool:
@@ -118,6 +119,7 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
         return "PreScore" + self.name
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        _refuse_dra_backed(self, [r.name for r in self.strategy.resources])
         st = self._last_requests.get(pod)
         if not isinstance(st, _State):  # (read-only: kept for the next pod with the same requests)
             st = _State(self._requests(pod))
@@ -168,6 +170,19 @@ class ResourceScorer(Plugin, PreScorePlugin, ScorePlugin):
             return None
         m = self.version.max_node_score
         return weighted_average_row([(least_requested_row(r, a, m), w, p) for w, a, r, _, p in usage])
+
+
+def _refuse_dra_backed(plugin: Plugin, names: Sequence[str]) -> None:
+    """Scoring a resource a DeviceClass backs (DRAExtendedResource: getDRAPreScoredParams
+    counts the node's devices) is not modelled."""
+    from kspread.engine.plugins.noderesources_fit import dra_backed_resources
+
+    backed = dra_backed_resources(plugin.handle, plugin.handle.version)
+    scored = [n for n in names if n in backed]
+    if scored:
+        raise CaseError(f"{plugin.name} scores {', '.join(scored)}, an extended resource backed by devices "
+                        "(DRAExtendedResource): its scoring from the node's devices is not modelled by kspread",
+                        ["profile"])
 
 
 def _resources_arg(plugin: Plugin) -> tuple[ResourceSpec, ...]:
@@ -248,6 +263,7 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
     _KEY = "PreScoreNodeResourcesBalancedAllocation"
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[Node]) -> Status:
+        _refuse_dra_backed(self, [r.name for r in self.resources])
         st = self._last_requests.get(pod)
         if not isinstance(st, _State):  # (read-only: kept for the next pod with the same requests)
             use_requested = self.flags.balanced_uses_requested

@@ -8,10 +8,12 @@ UnschedulableAndUnresolvable with upstream's text. A claim is bound when it name
 volume and carries ``pv.kubernetes.io/bind-completed``; an unbound claim whose class binds
 WaitForFirstConsumer (and that names no volume) waits for the node; any other unbound
 claim is "pod has unbound immediate PersistentVolumeClaims" (UnschedulableAndUnresolvable).
-A pod without claims: Skip.
+A pod without claims: Skip (from 1.27; before, Success and Filter passes). The
+CSIStorageCapacity check below follows its gate (beta, on, to 1.23; GA from 1.24).
 
 Filter (FindPodVolumes), per node: a bound claim's volume must exist ("node(s) unavailable
-due to one or more pvc(s) bound to non-existent pv(s)") and its node affinity match the
+due to one or more pvc(s) bound to non-existent pv(s)"; to 1.22 "pvc(s) bound to
+non-existent pv(s)") and its node affinity match the
 node ("node(s) had volume node affinity conflict" up to 1.32, "node(s) didn't match
 PersistentVolume's node affinity" from 1.33, PR #129887). A waiting claim with a
 ``volume.kubernetes.io/selected-node`` annotation fits only that node; the others, smallest
@@ -72,6 +74,7 @@ from kspread.engine.plugins.volumes import (
     volume_binding_scores,
     volumes_signer,
 )
+from kspread.engine.quantity import show_quantity
 from kspread.engine.snapshot import NodeInfo, NodeSet
 from kspread.engine.storage import (
     ANN_SELECTED_NODE,
@@ -81,13 +84,21 @@ from kspread.engine.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
     Storage,
+    migration_gate_on,
 )
 from kspread.engine.versions import Version
 from kspread.errors import CaseError
 
 ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
-ERR_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+def err_pv_not_exist(version: Version) -> str:
+    """ErrReasonPVNotExist: reworded in 1.23."""
+    if version.minor >= 23:
+        return "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+    return "pvc(s) bound to non-existent pv(s)"
+
+
+
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 _STATE = "VolumeBinding"
 MAX_UTILIZATION = 100
@@ -129,56 +140,74 @@ class _State:
     has_static: bool = False
 
 
+def _gib(n: int) -> str:
+    return show_quantity("storage", n)
+
+
+def volume_mismatch(claim: PersistentVolumeClaim, pv: PersistentVolume, node: Node, excluded: set[str],
+                    version: Version) -> tuple[str | None, bool]:
+    """FindMatchingVolume's checks of one volume for the claim: the first one it fails
+    (None when it fits), and whether the search ends at this volume (one already bound to
+    the claim: the match when its node affinity fits, else no match at all)."""
+    vac = vac_enabled(version)
+    spec = claim.spec
+    requested = spec.request or 0
+    if pv.name in excluded:
+        return "chosen for another of the pod's claims", False
+    if pv.claim_ref is not None and not pv.bound_to(claim):
+        return f"bound to claim {pv.claim_ref[0]}/{pv.claim_ref[1]}", False
+    if pv.capacity < requested:
+        return f"{_gib(pv.capacity)}, smaller than the request", False
+    if spec.volume_mode != pv.volume_mode:
+        return f"volumeMode {pv.volume_mode}, the claim's {spec.volume_mode}", False
+    if version.minor >= 31:  # FindMatchingVolume reads volumeAttributesClassName from 1.31
+        if vac and spec.volume_attributes_class != pv.volume_attributes_class:
+            return f"volumeAttributesClassName {pv.volume_attributes_class!r}", False
+        if not vac and pv.volume_attributes_class:
+            return "a volumeAttributesClassName (gate VolumeAttributesClass off)", False
+    if pv.deleting:
+        return "being deleted", False
+    affinity_ok = pv.node_affinity_matches(node)
+    if pv.bound_to(claim):
+        return (None if affinity_ok else "bound to the claim, its node affinity does not match the node"), True
+    if pv.phase != "Available":
+        return f"phase {pv.phase}", False
+    if spec.selector is not None and not spec.selector.as_selector().matches(pv.labels):
+        return "labels not matching the claim's selector", False
+    if pv.class_name != claim.class_name:
+        return f"class {pv.class_name!r}", False
+    if not affinity_ok:
+        return "node affinity not matching the node", False
+    if not set(spec.access_modes) <= set(pv.access_modes):
+        return f"access modes {', '.join(pv.access_modes) or 'none'}", False
+    return None, False
+
+
 def find_matching_volume(claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], node: Node,
                          excluded: set[str], version: Version) -> PersistentVolume | str | None:
     """FindMatchingVolume with delayBinding and a node: the volume for the claim, None,
     or an error text."""
-    vac = vac_enabled(version)
     spec = claim.spec
-    if not vac and spec.volume_attributes_class and version.minor >= 31:
+    if not vac_enabled(version) and spec.volume_attributes_class and version.minor >= 31:
         return (f"unsupported volumeAttributesClassName is set on claim {claim.namespace}/{claim.name} when the "
                 "feature-gate VolumeAttributesClass is disabled")
-    requested = spec.request or 0
     smallest: PersistentVolume | None = None
     for pv in volumes:
-        if pv.name in excluded:
-            continue
-        if pv.claim_ref is not None and not pv.bound_to(claim):
-            continue
-        if pv.capacity < requested:
-            continue
-        if spec.volume_mode != pv.volume_mode:
-            continue
-        if version.minor >= 31:  # FindMatchingVolume reads volumeAttributesClassName from 1.31
-            if vac and spec.volume_attributes_class != pv.volume_attributes_class:
-                continue
-            if not vac and pv.volume_attributes_class:
-                continue
-        if pv.deleting:
-            continue
-        affinity_ok = pv.node_affinity_matches(node)
-        if pv.bound_to(claim):
-            return pv if affinity_ok else None
-        if pv.phase != "Available":
-            continue
-        if spec.selector is not None and not spec.selector.as_selector().matches(pv.labels):
-            continue
-        if pv.class_name != claim.class_name:
-            continue
-        if not affinity_ok:
-            continue
-        if not set(spec.access_modes) <= set(pv.access_modes):
-            continue
-        if smallest is None or smallest.capacity > pv.capacity:
+        why, final = volume_mismatch(claim, pv, node, excluded, version)
+        if final:
+            return pv if why is None else None
+        if why is None and (smallest is None or smallest.capacity > pv.capacity):
             smallest = pv
     return smallest
 
 
 def has_enough_capacity(storage: Storage, claim: PersistentVolumeClaim, class_name: str, provisioner: str,
-                        node: Node) -> tuple[bool, CSIStorageCapacity | None]:
+                        node: Node, version: Version) -> tuple[bool, CSIStorageCapacity | None]:
     """hasEnoughCapacity: whether the claim fits, and the capacity object that admits it."""
     size = claim.spec.request
     if size is None:
+        return True, None
+    if not version.gate("CSIStorageCapacity"):  # the gate off (to 1.23): no capacity check
         return True, None
     drv = storage.csi_drivers.get(provisioner)
     if drv is None or not drv.storage_capacity:
@@ -205,7 +234,7 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
         if not sufficient:
             r.append(ERR_NOT_ENOUGH_SPACE)
         if not pvs_found:
-            r.append(ERR_PV_NOT_EXIST)
+            r.append(err_pv_not_exist(version))
         return r
 
     csi_node = storage.csi_nodes.get(node.name)
@@ -216,7 +245,7 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
             break
         if pv.csi is None and pv.disk is not None and csi_node is not None:
             plugin, driver = IN_TREE_PLUGINS[pv.disk.kind]
-            if driver and plugin in csi_node.migrated_plugins:
+            if driver and plugin in csi_node.migrated_plugins and migration_gate_on(pv.disk.kind, version.minor):
                 raise CaseError(f"PersistentVolume {pv.name!r} is an in-tree {pv.disk.kind} volume on node "
                                 f"{node.name!r}, whose CSINode lists {plugin} as migrated: its translation to "
                                 "CSI is not modelled by kspread")
@@ -264,7 +293,7 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
                 unbound_ok = False
                 out.provision = []
                 return out, reasons()
-            enough, cap = has_enough_capacity(storage, claim, cls_name, cls.provisioner, node)
+            enough, cap = has_enough_capacity(storage, claim, cls_name, cls.provisioner, node, version)
             if not enough:
                 unbound_ok = True
                 sufficient = False
@@ -276,31 +305,113 @@ def find_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
     return out, reasons()
 
 
-def pod_volume_claims(storage: Storage, pod: Pod) -> PodVolumeClaims | Status | None:
+_SHOWN_VOLUMES = 5
+
+
+def _no_static_match(storage: Storage, claim: PersistentVolumeClaim, node: Node, excluded: set[str],
+                     version: Version) -> str:
+    """Why no volume of the claim's class fits it on the node: each volume's first failed
+    check (at most ``_SHOWN_VOLUMES``)."""
+    volumes = storage.pvs_of_class(claim.class_name)
+    if not volumes:
+        return f"no volume of class {claim.class_name}"
+    said = [f"{pv.name} ({volume_mismatch(claim, pv, node, excluded, version)[0] or 'fits'})"
+            for pv in volumes[:_SHOWN_VOLUMES]]
+    more = f" and {len(volumes) - _SHOWN_VOLUMES} more" if len(volumes) > _SHOWN_VOLUMES else ""
+    return f"no volume of class {claim.class_name} fits: {', '.join(said)}{more}"
+
+
+def explain_pod_volumes(storage: Storage, claims: PodVolumeClaims, node: Node,
+                        version: Version) -> list[tuple[str, str]]:
+    """explain: per claim that keeps the pod off the node, what FindPodVolumes found
+    (a bound volume missing or elsewhere; a claim's selected node; no static volume that
+    fits and no provisioning: the class provisions nothing, its allowedTopologies exclude
+    the node, or no CSIStorageCapacity of the class in the node's topology holds the
+    request), each as (detail, what would make it pass)."""
+    out: list[tuple[str, str]] = []
+    for claim in claims.bound:
+        pv = storage.pvs.get(claim.volume_name)
+        if pv is None:
+            out.append((f"claim {claim.key} is bound to volume {claim.volume_name}, which does not exist",
+                        f"volume {claim.volume_name}"))
+        elif not pv.node_affinity_matches(node):
+            out.append((f"claim {claim.key}: its volume {pv.name}'s node affinity does not match the node",
+                        f"a node matching volume {pv.name}'s node affinity"))
+    to_match: list[PersistentVolumeClaim] = []
+    to_provision: list[tuple[PersistentVolumeClaim, str]] = []
+    for claim in claims.delayed:
+        selected = claim.annotations.get(ANN_SELECTED_NODE)
+        if selected is None:
+            to_match.append(claim)
+        elif selected != node.name:
+            out.append((f"claim {claim.key} is being provisioned for node {selected} ({ANN_SELECTED_NODE})",
+                        f"node {selected}"))
+        else:
+            to_provision.append((claim, ""))
+    chosen: set[str] = set()
+    for claim in sorted(to_match, key=lambda c: c.spec.request or 0):
+        match = find_matching_volume(claim, storage.pvs_of_class(claim.class_name), node, chosen, version)
+        if isinstance(match, PersistentVolume):
+            chosen.add(match.name)
+        elif match is None:
+            to_provision.append((claim, _no_static_match(storage, claim, node, chosen, version)))
+    for claim, static in to_provision:
+        cls = storage.classes.get(claim.class_name)
+        if cls is None:
+            continue
+        size = _gib(claim.spec.request or 0)
+        head = f"claim {claim.key} ({size}, class {cls.name})" + (f": {static}" if static else "")
+        if not cls.provisioner or cls.provisioner == NOT_SUPPORTED_PROVISIONER:
+            out.append((f"{head}; the class provisions no volume (provisioner {cls.provisioner or 'none'})",
+                        f"an available volume of class {cls.name} for claim {claim.key} that fits on the node"))
+        elif not cls.topology_matches(node.labels):
+            out.append((f"{head}; the class's allowedTopologies do not include the node",
+                        f"a node in class {cls.name}'s allowedTopologies"))
+        elif not has_enough_capacity(storage, claim, cls.name, cls.provisioner, node, version)[0]:
+            caps = [c for c in storage.capacities if c.storage_class == cls.name and c.node_has_access(node)]
+            if caps:
+                shown = ", ".join(f"{c.namespace}/{c.name} {_gib(lim) if (lim := c.limit()) is not None else 'none'}"
+                                  for c in caps)
+                detail = f"capacity of class {cls.name} in the node's topology: {shown}"
+            else:
+                detail = f"no CSIStorageCapacity of class {cls.name} covers the node"
+            out.append((f"claim {claim.key} requests {size}: {detail}",
+                        f"{size} of class {cls.name} capacity in the node's topology"))
+    return out
+
+
+def pod_volume_claims(storage: Storage, pod: Pod, version: Version) -> PodVolumeClaims | Status | None:
     """podHasPVCs and GetPodVolumeClaims: None for a pod without claims, a Status when
-    PreFilter rejects it."""
+    PreFilter rejects it. Before 1.23: ephemeral volumes only with the gate
+    GenericEphemeralVolume (beta, on), a missing one's claim is the lookup's NotFound, a
+    claim not controlled by the pod is "was not created for the pod", no Lost check."""
+    old = version.minor < 23
     has = False
     claims: list[tuple[PersistentVolumeClaim, bool]] = []
     for v in pod.volumes:
         name = v.claim_name(pod.name)
-        if name is None:
+        if name is None or (v.ephemeral is not None and not version.gate("GenericEphemeralVolume")):
             continue
         has = True
         claim = storage.claim(pod.namespace, name)
         if claim is None:
-            if v.ephemeral is not None:
+            if v.ephemeral is not None and not old:
                 return unresolvable(f'waiting for ephemeral volume controller to create the persistentvolumeclaim '
                                     f'"{name}"')
             return unresolvable(not_found("persistentvolumeclaim", name))
-        if claim.phase == "Lost":
+        if claim.phase == "Lost" and not old:
             return unresolvable(f'persistentvolumeclaim "{claim.name}" bound to non-existent persistentvolume '
                                 f'"{claim.volume_name}"')
         if claim.deleting:
             return unresolvable(f'persistentvolumeclaim "{claim.name}" is being deleted')
         if v.ephemeral is not None:
-            err = ephemeral_owner_error(pod, claim)
-            if err:
-                return unresolvable(err)
+            if old:
+                if claim.owner_pod != pod.name:
+                    return unresolvable(f'persistentvolumeclaim "{claim.name}" was not created for the pod')
+            else:
+                err = ephemeral_owner_error(pod, claim)
+                if err:
+                    return unresolvable(err)
         claims.append((claim, v.ephemeral is not None))
     if not has:
         return None
@@ -333,13 +444,14 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         check_modelled(self, pod)
-        got = pod_volume_claims(storage_of(self), pod)
+        got = pod_volume_claims(storage_of(self), pod, self.version)
         if got is None:
             state.write(_STATE, None)
-            return SKIP
+            # Skip from 1.27; before, Success and Filter passes every node
+            return SKIP if self.version.minor >= 27 else SUCCESS
         if isinstance(got, Status):
             return got
-        if self.version.minor <= 28:
+        if 27 <= self.version.minor <= 28:
             self._check_eligible_nodes(got)
         state.write(_STATE, _State(got))
         return SUCCESS
@@ -397,13 +509,20 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         st.has_static = st.has_static or bool(chosen.static)
         return SUCCESS
 
+    def volume_lacks(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, str]]:
+        """explain: which claims keep the pod off the node, and why."""
+        st = state.get(_STATE)
+        if not isinstance(st, _State):
+            return []
+        return explain_pod_volumes(storage_of(self), st.claims, node_info.node, self.version)
+
     def bind_volumes(self, pod: Pod, node: Node) -> list[PodEvent]:
         """Reserve and PreBind in a sequence: bind what Filter chose on ``node`` (the
         storage is as Filter saw it). Returns the storage events: a static volume's
         PVUpdate and its claim's PVCUpdate; a provisioned claim's PVCUpdate (the
         selected-node annotation, then the binding: one event) and its volume's PVAdd."""
         storage = storage_of(self)
-        claims = pod_volume_claims(storage, pod)
+        claims = pod_volume_claims(storage, pod, self.version)
         if not isinstance(claims, PodVolumeClaims) or not claims.delayed:
             return []
         got = find_pod_volumes(storage, claims, node, self.version)

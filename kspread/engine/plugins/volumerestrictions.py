@@ -1,5 +1,5 @@
 """VolumeRestrictions (predicate NoDiskConflict up to 1.17): the same in-tree disk on one
-node, and ReadWriteOncePod claims in use by another pod (from 1.27, as upstream's
+node, and ReadWriteOncePod claims in use by another pod (from 1.22; as upstream's
 plugins/volumerestrictions).
 
 PreFilter looks up the pod's persistentVolumeClaim volumes (a missing claim:
@@ -14,7 +14,11 @@ rejects it, "node(s) had no available disk"; then a conflicting claim rejects ev
 "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access
 mode" ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode
 already in-use by another pod" from 1.34; both Unschedulable). With the ReadWriteOncePod
-gate off (1.27-1.28) claims are not looked up nor checked.
+gate off (alpha, off, to 1.26; beta, on, 1.27-1.28) claims are not looked up nor checked.
+From 1.22 (the gate's alpha) to 1.26 the check is PreFilter's: a ReadWriteOncePod claim in
+use rejects the pod (UnschedulableAndUnresolvable, every node; preemption cannot resolve it);
+a missing claim is NotFound, in 1.25-1.26 only when it comes before the conflicting claim
+(to 1.24 every claim is looked up first).
 """
 
 from __future__ import annotations
@@ -111,6 +115,8 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         check_modelled(self, pod)
         needs_check = bool(pod_disks(pod))
+        if self.version.minor < 27:
+            return self._pre_filter_rejects(pod)
         if not rwop_enabled(self.version):
             return SUCCESS if needs_check else SKIP
         storage = storage_of(self)
@@ -126,6 +132,34 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
         if not needs_check and s.conflicts == 0:
             return SKIP
         state.write(_STATE, s)
+        return SUCCESS
+
+    def _pre_filter_rejects(self, pod: Pod) -> Status:
+        """PreFilter to 1.26 (isReadWriteOncePodAccessModeConflict, with the gate on): the
+        persistentVolumeClaim volumes in order, each looked up (missing: NotFound); a
+        ReadWriteOncePod claim a pod already uses rejects the pod (1.25-1.26: the first, at
+        once; to 1.24 after every lookup), UnschedulableAndUnresolvable (preemption cannot
+        help; no AddPod / RemovePod)."""
+        if not rwop_enabled(self.version):
+            return SUCCESS
+        storage = storage_of(self)
+        used: set[str] | None = None
+        rwop: list[str] = []
+        for name in claim_names(pod):
+            claim = storage.claim(pod.namespace, name)
+            if claim is None:
+                return unresolvable(not_found("persistentvolumeclaim", name))
+            if READ_WRITE_ONCE_POD not in claim.spec.access_modes:
+                continue
+            if self.version.minor <= 24:  # to 1.24 every claim is looked up before any is checked
+                rwop.append(name)
+                continue
+            if used is None:
+                used = self._claims_in_use(pod.namespace)
+            if name in used:
+                return unresolvable(err_rwop_conflict(self.version))
+        if rwop and set(rwop) & self._claims_in_use(pod.namespace):
+            return unresolvable(err_rwop_conflict(self.version))
         return SUCCESS
 
     def _claims_in_use(self, namespace: str) -> set[str]:
@@ -167,3 +201,27 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
         if isinstance(s, _State) and s.conflicts > 0:
             return unschedulable(err_rwop_conflict(self.version))
         return SUCCESS
+
+    def volume_lacks(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, str]]:
+        """explain: the pods on the node whose in-tree disks conflict, and the pods that
+        use the pod's ReadWriteOncePod claims."""
+        out = []
+        mine = pod_disks(pod)
+        for other in node_info.pods.values():
+            for d in mine:
+                if any(disks_conflict(d, e) for e in pod_disks(other)):
+                    out.append((f"{d.kind} {d.ident} is in use by pod {other.key}",
+                                f"pod {other.key} gone, or a node without it"))
+        storage = storage_of(self)
+        if not rwop_enabled(self.version):
+            return out
+        rwop = {n for n in claim_names(pod) if (c := storage.claim(pod.namespace, n)) is not None
+                and READ_WRITE_ONCE_POD in c.spec.access_modes}
+        for info in self.handle.snapshot:
+            for p in info.pods.values():
+                if p.namespace != pod.namespace:
+                    continue
+                for name in sorted(rwop & set(claim_names(p))):
+                    out.append((f"claim {name} (ReadWriteOncePod) is in use by pod {p.key} on node {info.name}",
+                                f"pod {p.key} gone"))
+        return out

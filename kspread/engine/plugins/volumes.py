@@ -4,12 +4,11 @@ CinderLimits (predicates CheckVolumeBinding, NoDiskConflict, NoVolumeZoneConflic
 MaxCSIVolumeCountPred, MaxEBSVolumeCount, MaxGCEPDVolumeCount, MaxAzureDiskVolumeCount,
 MaxCinderVolumeCount up to 1.17). Each plugin is its own module.
 
-kspread models volume scheduling from 1.27 (ReadWriteOncePod beta with its preemption
-support; the plugins' code from then on is what kspread follows, with the differences by
-version that the modules name). For an earlier version a pod that uses volumes the plugins
-read (a claim, an ephemeral volume, an in-tree disk) is an error naming the version: the
-predicates and early plugins differ in ways kspread does not model. A pod without such
-volumes passes every volume filter at every version, as upstream's do.
+kspread models volume scheduling from 1.21, each minor as its release's source has it (the
+differences by version are named in the modules). For an earlier version a pod that uses
+volumes the plugins read (a claim, an ephemeral volume, an in-tree disk) is an error naming
+the version: kspread does not model those releases' plugins and predicates. A pod without
+such volumes passes every volume filter at every version, as upstream's do.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from kspread.engine.model import Pod
 from kspread.engine.storage import PersistentVolumeClaim, PodVolume, Storage
 from kspread.errors import CaseError
 
-FIRST_MODELLED_MINOR = 27
+FIRST_MODELLED_MINOR = 21
 
 
 def volume_binding_scores(version) -> bool:
@@ -47,7 +46,7 @@ def uses_storage(pod: Pod) -> bool:
 
 
 def check_modelled(plugin: Plugin, pod: Pod) -> None:
-    """A pod with volumes in a version before 1.27: an error naming the version."""
+    """A pod with volumes in a version kspread does not model: an error naming the version."""
     if plugin.version.minor < FIRST_MODELLED_MINOR and uses_storage(pod):
         raise CaseError(
             f"pod {pod.key!r} uses volumes: kspread models volume scheduling from 1.{FIRST_MODELLED_MINOR}; "

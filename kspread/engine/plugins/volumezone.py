@@ -11,10 +11,14 @@ labels ``failure-domain.beta.kubernetes.io/zone``, ``.../region``,
 separated by ``__``. No topology: Skip. Filter: a node with none of the four labels
 passes; otherwise each topology needs the node's value of the key (from 1.29, or of
 its GA equivalent for a beta key) among the volume's values, else "node(s) had no available volume zone".
+To 1.26 there is no PreFilter: Filter passes a node without the labels before reading any
+claim, and reads the claims per node, in order (a lookup error on a later volume comes
+after an earlier volume's conflict).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,37 +83,52 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         return volumes_signer(pod)
 
-    def topologies(self, pod: Pod) -> list[PVTopology] | Status:
+    def _volume(self, pod: Pod, claim_name: str) -> PersistentVolume | Status | None:
+        """A persistentVolumeClaim volume's bound volume; None for a claim that waits for
+        its first consumer; a Status when the lookups reject the pod."""
         storage = storage_of(self)
-        out: list[PVTopology] = []
+        if claim_name == "":
+            return unresolvable("PersistentVolumeClaim had no name")
+        claim = storage.claim(pod.namespace, claim_name)
+        if claim is None:
+            return unresolvable(not_found("persistentvolumeclaim", claim_name))
+        if not claim.volume_name:
+            cls_name = claim.class_name
+            if not cls_name:
+                return unresolvable("PersistentVolumeClaim had no pv name and storageClass name")
+            cls = storage.classes.get(cls_name)
+            if cls is None:
+                return unresolvable(not_found("storageclass.storage.k8s.io", cls_name))
+            if cls.binding_mode is None:
+                return unresolvable(f'VolumeBindingMode not set for StorageClass "{cls_name}"')
+            if cls.binding_mode == WAIT_FOR_FIRST_CONSUMER:
+                return None
+            return unresolvable("PersistentVolume had no name")
+        pv = storage.pvs.get(claim.volume_name)
+        if pv is None:
+            return unresolvable(not_found("persistentvolume", claim.volume_name))
+        return pv
+
+    def _bound_volumes(self, pod: Pod) -> Iterator[tuple[str, PersistentVolume | Status]]:
+        """The persistentVolumeClaim volumes in order: (claim name, its bound volume or
+        the Status its lookup rejects the pod with); claims waiting for their first
+        consumer left out."""
         for v in pod.volumes:
-            if v.claim is None:
-                continue
-            if v.claim == "":
-                return unresolvable("PersistentVolumeClaim had no name")
-            claim = storage.claim(pod.namespace, v.claim)
-            if claim is None:
-                return unresolvable(not_found("persistentvolumeclaim", v.claim))
-            if not claim.volume_name:
-                cls_name = claim.class_name
-                if not cls_name:
-                    return unresolvable("PersistentVolumeClaim had no pv name and storageClass name")
-                cls = storage.classes.get(cls_name)
-                if cls is None:
-                    return unresolvable(not_found("storageclass.storage.k8s.io", cls_name))
-                if cls.binding_mode is None:
-                    return unresolvable(f'VolumeBindingMode not set for StorageClass "{cls_name}"')
-                if cls.binding_mode == WAIT_FOR_FIRST_CONSUMER:
-                    continue
-                return unresolvable("PersistentVolume had no name")
-            pv = storage.pvs.get(claim.volume_name)
-            if pv is None:
-                return unresolvable(not_found("persistentvolume", claim.volume_name))
+            if v.claim is not None and (pv := self._volume(pod, v.claim)) is not None:
+                yield v.claim, pv
+
+    def topologies(self, pod: Pod) -> list[PVTopology] | Status:
+        out: list[PVTopology] = []
+        for _, pv in self._bound_volumes(pod):
+            if isinstance(pv, Status):
+                return pv
             out.extend(pv_topologies(pv))
         return out
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         check_modelled(self, pod)
+        if self.version.minor < 27:
+            return SUCCESS  # no PreFilter to 1.26: Filter reads the volumes per node
         tops = self.topologies(pod)
         if isinstance(tops, Status):
             return tops
@@ -127,6 +146,8 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         if not pod.volumes:
             return SUCCESS
+        if self.version.minor < 27:
+            return self._filter_126(pod, node_info)
         tops = state.get(_STATE)
         if tops is None:
             got = self.topologies(pod)
@@ -144,3 +165,40 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
             if v is None or v not in t.values:
                 return unresolvable(ERR_CONFLICT)
         return SUCCESS
+
+    def _filter_126(self, pod: Pod, node_info: NodeInfo) -> Status:
+        """Filter to 1.26: a node without the four labels passes before any lookup; else
+        the persistentVolumeClaim volumes in order, each looked up as PreFilter does from
+        1.27 (the same texts), and each topology label of its bound volume checked against
+        the node's value of that key (no GA fallback)."""
+        labels = node_info.node.labels
+        if not any(k in labels for k in TOPOLOGY_LABELS):
+            return SUCCESS
+        for _, pv in self._bound_volumes(pod):
+            if isinstance(pv, Status):
+                return pv
+            for t in pv_topologies(pv):
+                if labels.get(t.key, "") not in t.values:
+                    return unresolvable(ERR_CONFLICT)
+        return SUCCESS
+
+    def volume_lacks(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[tuple[str, str]]:
+        """explain: each bound volume's topology label the node does not match, with both
+        values."""
+        labels = node_info.node.labels
+        out = []
+        for claim, pv in self._bound_volumes(pod):
+            if isinstance(pv, Status):
+                continue
+            for t in pv_topologies(pv):
+                key = t.key
+                if key not in labels and self.version.minor >= 29 and _GA.get(key, key) in labels:
+                    key = _GA[key]
+                have = labels.get(key)
+                if have is not None and have in t.values:
+                    continue
+                wanted = ", ".join(sorted(t.values))
+                node_has = f"the node has {key}={have}" if have is not None else f"the node has no {key} label"
+                out.append((f"claim {claim}: volume {pv.name} is in {t.key}={wanted}; {node_has}",
+                            f"a node with {t.key} in ({wanted})"))
+        return out

@@ -1,0 +1,52 @@
+package kspreadbackend
+
+// What follows the interfaces of the vendored client-go (v0.35) and scheduler (v1.35) where
+// they differ between versions: a build for another version replaces these functions.
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+)
+
+// The object tracker's writes (ObjectTracker of client-go v0.35: options on every write, Apply).
+
+func (t *countingTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+	return t.count(gvr, t.ObjectTracker.Create(gvr, obj, ns, opts...))
+}
+
+func (t *countingTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
+	return t.count(gvr, t.ObjectTracker.Update(gvr, obj, ns, opts...))
+}
+
+func (t *countingTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	return t.count(gvr, t.ObjectTracker.Patch(gvr, obj, ns, opts...))
+}
+
+func (t *countingTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	return t.count(gvr, t.ObjectTracker.Apply(gvr, obj, ns, opts...))
+}
+
+func (t *countingTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
+	err := t.ObjectTracker.Delete(gvr, ns, name, opts...)
+	if err == nil && gvr == podsResource {
+		t.c.mu.Lock()
+		t.c.deleted = append(t.c.deleted, podKey(ns, name))
+		t.c.mu.Unlock()
+	}
+	return t.count(gvr, err)
+}
+
+// AddEventHandlerWithOptions: client-go v0.33 and later.
+func (i *countedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, o cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	return i.SharedIndexInformer.AddEventHandlerWithOptions(i.wrap(h), o)
+}
+
+// preemptionRunning: the evaluator is still preempting for the pod (asynchronous preemption,
+// 1.32 and later: the victims' deletion runs after the cycle).
+func preemptionRunning(ev *preemption.Evaluator, uid types.UID) bool {
+	return ev.IsPodRunningPreemption(uid)
+}
