@@ -4,7 +4,8 @@
 A maintainer's tool, not part of CI (the oracle, ``fullcycle``, is built from vendored upstream
 source by dev/seqoracle-build.sh; see dev/README.md, "The sequence oracle"). Each random
 sequence (nodes in zones, bound pods, 5-30 incoming pods with priorities, preemption, spread,
-affinity, taints, PDBs) is written as a kspread case (YAML) and as the oracle's JSON input;
+affinity, taints, PDBs; with --storage also volumes, claims, classes, CSINodes and
+StatefulSet-like replicas with claims) is written as a kspread case (YAML) and as the oracle's JSON input;
 kspread runs it in this process (``--tree``: the kspread source tree to import), the oracle
 as a subprocess (one filter worker, ties broken in node order). Compared:
 
