@@ -1128,11 +1128,12 @@ class ColumnMemo:
         self._snapshot: Snapshot | None = None
 
     def over(self, nodes: NodeSet, key: Hashable, whole: Callable[[NodeSet], np.ndarray],
-             row: Callable[[int], object]) -> np.ndarray | None:
-        """The values at ``nodes`` (a new array), or None when the set is not for a memo."""
+             row: Callable[[int], object], any_size: bool = False) -> np.ndarray | None:
+        """The values at ``nodes`` (a new array), or None when the set is not for a memo
+        (``any_size``: any set of the snapshot's nodes is, for values every cycle reads)."""
         snap = nodes.snapshot
         if snap is None or nodes.overrides is not None or nodes.positions is None \
-                or 2 * len(nodes) < len(snap.node_list):
+                or (not any_size and 2 * len(nodes) < len(snap.node_list)):
             return None
         if self._snapshot is not snap:
             self._entries.clear()
@@ -1161,7 +1162,7 @@ class ColumnMemo:
             if key not in self._entries and len(self._entries) >= self.KEYS:
                 del self._entries[next(iter(self._entries))]
         self._entries[key] = (snap.column_version, values)
-        return values.take(nodes.positions)
+        return values.copy() if nodes.positions is snap.all_positions else values.take(nodes.positions)
 
 
 def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) -> None:
