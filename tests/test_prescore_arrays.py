@@ -407,6 +407,8 @@ def test_plain_resource_scores_equal_the_general_formulas(version, allocs, bound
     from kspread.engine.plugins.resource_allocation import (
         balanced_change_plain,
         balanced_change_scores,
+        balanced_std_plain,
+        balanced_std_scores,
         least_allocated_plain,
         plain_columns,
         usage_columns,
@@ -435,6 +437,8 @@ def test_plain_resource_scores_equal_the_general_formulas(version, allocs, bound
                 cols = usage_columns(ns, res, reqs, v, use_requested)
                 assert balanced_change_plain(plain, 100, len(ns), None).tolist() == \
                     balanced_change_scores(cols, 100, len(ns)).tolist()
+                assert balanced_std_plain(plain, 100, len(ns)).tolist() == balanced_std_scores(
+                    [(c.requested, c.allocatable, c.present) for c in cols], 100, len(ns)).tolist()
 
 
 # around the bound below which LeastAllocated divides in float64 (a * (max + 1) < 2**53), and
