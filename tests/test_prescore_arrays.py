@@ -474,3 +474,26 @@ def test_least_allocated_in_float_equals_the_integer_formula(resources, data):
         got = least_allocated_plain(plain, max_score)
         assert got is not None and got.dtype == np.int64
         assert got.tolist() == want.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["1.25", "1.33", "1.34", "1.37"]), st.lists(ALLOCS, min_size=1, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.sampled_from(REQUESTS)), max_size=14),
+       st.tuples(st.integers(0, 9000), st.integers(0, 40 << 30), st.integers(0, 12 << 30), st.integers(0, 3)),
+       st.booleans())
+def test_failure_keys_equal_the_per_node_comparisons(version, allocs, bound, pod, subset):
+    """NodeResourcesFit's per-node failure keys (which comparisons fail; comparisons that
+    fail on no node are skipped by their least room) equal ``failure_key_row``'s
+    per-node comparisons on Python integers, over every node and over a subset."""
+    from kspread.engine.plugins.noderesources_fit import comparisons, failure_key_row, failure_keys
+
+    nodes = [{"name": f"n{i}", **({"allocatable": a} if a else {})} for i, a in enumerate(allocs)]
+    pods = [{"name": f"e{k}", "node": f"n{i % len(allocs)}", "requests": r} for k, (i, r) in enumerate(bound)]
+    case = build_case({"version": version, "nodes": nodes, "pods": pods, "pod": {"name": "p"}}, "t")
+    sched = Scheduler(case)
+    snap = sched.snapshot
+    positions = np.arange(0, len(allocs), 2, dtype=np.intp) if subset else snap.all_positions
+    request = {"cpu": pod[0], "memory": pod[1], "ephemeral-storage": pod[2], "example.com/gpu": pod[3]}
+    plan = comparisons({k: v for k, v in request.items() if v}, sched.version)
+    got = failure_keys(plan, snap.nodes(positions), sched.version).tolist()
+    assert got == [failure_key_row(plan, snap, int(i), sched.version) for i in positions]
