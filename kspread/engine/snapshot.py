@@ -598,13 +598,28 @@ class _ColumnGroups:
             self.live -= 1
             self._rep(old, 0)
         elif self.reps[old] == i:
-            self._rep(old, int(np.flatnonzero(self.codes == old)[0]))
+            self._rep(old, self._member(old, i))
         members[c] += 1
         if members[c] == 1:
             self.live += 1
             self._rep(c, i)
         if len(self.reps) > 2 * self.live + self.SLACK:
             self._renumber()
+
+    def _member(self, c: int, i: int) -> int:
+        """A node with code ``c`` (one has it), looked for after node ``i`` in growing
+        chunks, then before it: a node's neighbours share its group in a cluster of
+        alike nodes, where a sequence's every binding moves the representative."""
+        codes = self.codes
+        n = len(codes)
+        start, step = i + 1, 64
+        while start < n:
+            hit = np.flatnonzero(codes[start:start + step] == c)
+            if len(hit):
+                return start + int(hit[0])
+            start += step
+            step *= 4
+        return int(np.flatnonzero(codes[:i] == c)[0])
 
     def _renumber(self) -> None:
         used = [c for c, m in enumerate(self.members) if m]
