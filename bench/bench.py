@@ -630,11 +630,11 @@ def floor(args: argparse.Namespace, base: Path | None) -> None:
 def real(args: argparse.Namespace) -> None:
     """Issue 31's shapes (``make_real``) against the floor of their own arithmetic
     (``kernel.run_shape``), per node count; then pods that differ in requests against
-    identical ones (``requests`` against ``floor``, kspread's CPU per cycle), the
-    resident memory at the end of a ``requests`` sequence of each ``--real-memory-pods``,
-    and with ``--backend`` (a kspread-backend binary) the backend's time per pod on each
+    identical ones (``requests`` against ``floor``, kspread's CPU per cycle), with
+    ``--backend`` (a kspread-backend binary) the backend's time per pod on each
     shape (wall clock: the process's, the long sequence's extra over the short one's) and
-    kspread's on the same case at the backend's version (``--backend-version``)."""
+    kspread's on the same case at the backend's version (``--backend-version``); then
+    ``real_memory``."""
     shapes = args.real_shapes.split(",")
     for n, long in zip((int(x) for x in args.real_nodes.split(",")), (int(x) for x in args.real_pods.split(","))):
         mine: dict[str, dict] = {}
