@@ -48,8 +48,9 @@ topology_spreading/performance-config.yaml and their templates): nodes of 4 cpu 
   constraint) at ``--real-nodes`` (5,000 and 20,000), each against ``kernel.run_shape``,
   a numpy kernel of the same shape's arithmetic, CPU time per cycle and whether the
   kernel chose kspread's node for every pod; pods that differ in requests against
-  identical ones; the resident memory at the end of a 1,000- and a 10,000-pod
-  ``requests`` sequence; with ``--backend PATH`` (a kspread-backend binary, if present)
+  identical ones; the memory of 1,000-, 5,000- and 10,000-pod ``requests`` and ``floor``
+  sequences (``real_memory``: resident at the end and its peak, what the run holds under
+  tracemalloc, the ties kept); with ``--backend PATH`` (a kspread-backend binary, if present)
   the backend's time per pod on each shape beside kspread's at its version;
 * ``startup``, ``corpus``, ``loading`` (``bench/startup.py``): what the pytest plugin
   adds to a run that collects no case, the cost per case of a corpus of small cases
@@ -87,6 +88,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -370,9 +372,18 @@ def worker(spec: dict) -> dict:
     out["rss_loaded_mb"] = _rss_mb()
     cycles: list[tuple[str, float]] = []  # (pod, CPU time at the end of its cycle)
     observe = (lambda _s, r: cycles.append((r.pod.key, time.process_time()))) if spec.get("per_pod") else None
+    if spec.get("trace"):  # (real_memory: what the run allocates and keeps, Python's allocations only)
+        tracemalloc.start()
     t3, c3 = time.perf_counter(), time.process_time()
-    _, _, placements = run_case(case, observe) if observe else run_case(case)
+    sched, _results, placements = run_case(case, observe) if observe else run_case(case)  # (the results alive at the end)
     t4, c4 = time.perf_counter(), time.process_time()
+    if spec.get("trace"):
+        gc.collect()
+        out["traced_mb"], out["traced_peak_mb"] = (x / 2**20 for x in tracemalloc.get_traced_memory())
+        tracemalloc.stop()
+        ties = getattr(sched, "ties", {})
+        out["ties"] = len(ties)
+        out["ties_kb"] = sum(a.nbytes for a in ties.values()) / 1024
     if observe:
         out["tenths"] = _tenths(case, cycles, c3)
     out["run_s"] = t4 - t3
@@ -477,7 +488,7 @@ def main() -> None:
                     help="the long sequence at each real node count (the short one is 20 pods)")
     ap.add_argument("--real-shapes", default="floor,requests,owned,mixed,spread8",
                     help="shapes of the real workload (floor: identical unowned pods)")
-    ap.add_argument("--real-memory-pods", default="1000,10000",
+    ap.add_argument("--real-memory-pods", default="1000,5000,10000",
                     help="sequence lengths of the requests shape whose memory is compared ('' for none)")
     ap.add_argument("--backend", help="a kspread-backend binary: the real shapes through it too (if present)")
     ap.add_argument("--backend-version", default="1.35", help="the backend's Kubernetes minor version")
@@ -619,11 +630,11 @@ def floor(args: argparse.Namespace, base: Path | None) -> None:
 def real(args: argparse.Namespace) -> None:
     """Issue 31's shapes (``make_real``) against the floor of their own arithmetic
     (``kernel.run_shape``), per node count; then pods that differ in requests against
-    identical ones (``requests`` against ``floor``, kspread's CPU per cycle), the
-    resident memory at the end of a ``requests`` sequence of each ``--real-memory-pods``,
-    and with ``--backend`` (a kspread-backend binary) the backend's time per pod on each
+    identical ones (``requests`` against ``floor``, kspread's CPU per cycle), with
+    ``--backend`` (a kspread-backend binary) the backend's time per pod on each
     shape (wall clock: the process's, the long sequence's extra over the short one's) and
-    kspread's on the same case at the backend's version (``--backend-version``)."""
+    kspread's on the same case at the backend's version (``--backend-version``); then
+    ``real_memory``."""
     shapes = args.real_shapes.split(",")
     for n, long in zip((int(x) for x in args.real_nodes.split(",")), (int(x) for x in args.real_pods.split(","))):
         mine: dict[str, dict] = {}
@@ -648,14 +659,35 @@ def real(args: argparse.Namespace) -> None:
                 us = 1e6 * (b[1] - b[0]) / (long - 20)
                 print(f"real backend {shape:<9} {n:>5} nodes  {us:7.1f} µs per pod (wall); kspread at "
                       f"{args.backend_version} {m['us']:7.1f} µs (x{us / m['us']:.1f} faster)", flush=True)
-    if args.real_memory_pods:
-        m1, m2 = (int(x) for x in args.real_memory_pods.split(","))
-        n = int(args.real_nodes.split(",")[0])
-        a = measure({"kind": "requests", "nodes": n, "pods": m1}, ROOT)
-        b = measure({"kind": "requests", "nodes": n, "pods": m2}, ROOT)
-        print(f"real memory {n:>5} nodes  requests sequence, RSS at end: {m1} pods {a['rss_end_mb']:.0f} MB, "
-              f"{m2} pods {b['rss_end_mb']:.0f} MB (x{b['rss_end_mb'] / a['rss_end_mb']:.2f}; "
-              f"{(b['rss_end_mb'] - a['rss_end_mb']) * 1024 / (m2 - m1):.1f} KB/pod)", flush=True)
+    real_memory(args)
+
+
+def real_memory(args: argparse.Namespace) -> None:
+    """The ``requests`` and ``floor`` shapes (pods that differ in requests; identical pods,
+    whose every cycle ties among most nodes) at the first ``--real-nodes`` count, a
+    sequence of each ``--real-memory-pods`` length: the resident memory at the end and its
+    peak (each a process of its own), and in a run of its own under tracemalloc what the
+    run allocated and still holds at its end (the loaded case excluded), its peak, and the
+    ties the scheduler keeps for reports (count, KB)."""
+    if not args.real_memory_pods:
+        return
+    counts = [int(x) for x in args.real_memory_pods.split(",")]
+    n = int(args.real_nodes.split(",")[0])
+    for shape in ("requests", "floor"):
+        parts = []
+        runs = {}
+        for c in counts:
+            m = runs[c] = measure({"kind": shape, "nodes": n, "pods": c}, ROOT)
+            t = measure({"kind": shape, "nodes": n, "pods": c, "trace": True}, ROOT)
+            m.update({k: t[k] for k in ("traced_mb", "traced_peak_mb", "ties", "ties_kb")})
+            parts.append(f"{c} pods RSS {m['rss_end_mb']:.0f} MB (peak {m['peak_mb']:.0f}), held "
+                         f"{m['traced_mb']:.1f} MB (peak {m['traced_peak_mb']:.1f}), ties {m['ties']} "
+                         f"({m['ties_kb']:.0f} KB)")
+        a, b = runs[counts[0]], runs[counts[-1]]
+        per_pod = (b["traced_mb"] - a["traced_mb"]) * 1024 / max(counts[-1] - counts[0], 1)
+        print(f"real memory {shape:<9} {n:>5} nodes  " + "; ".join(parts)
+              + f" (RSS x{b['rss_end_mb'] / a['rss_end_mb']:.2f}, peak x{b['peak_mb'] / a['peak_mb']:.2f}; "
+              f"held {per_pod:.2f} KB per pod)", flush=True)
 
 
 def _best(runs: list[dict]) -> dict:

@@ -37,7 +37,7 @@ from kspread.format.case import build_case
 
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity"]
-# with --storage (1.35): the volume plugins, where the default profile has them
+# with --storage (checked at 1.28, 1.31, 1.33-1.35): the volume plugins, where the default profile has them
 VOLUME_FILTERS = ["VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
 STORAGE = False  # set by --storage
 # with --resize: bound pods carry an in-place resize's status (containerStatuses' resources
@@ -872,7 +872,7 @@ def main() -> int:
     ap.add_argument("--out", default="dev/difftest-out", help="where failing examples are written")
     ap.add_argument("--examples", type=int, default=3, help="examples written per (plugin, kind)")
     ap.add_argument("--json", help="write the counts as JSON to this file")
-    ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.23 and later)")
+    ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.23 and later; VolumeBinding scores from 1.35)")
     ap.add_argument("--ndf", action="store_true", help="NodeDeclaredFeatures (1.35 oracle with ndf_v135.go)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")

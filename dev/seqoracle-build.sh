@@ -12,7 +12,11 @@
 #   without MIRROR.
 # Both get dev/fullcycle/outcomes.go and outcomes.patch (per-cycle victims and nomination; bound pods
 # created in steps of 50, as the fake watcher panics when 100 events wait), and steps.go and
-# steps.patch (a sequence's steps applied through the fake API between its pods).
+# steps.patch (a sequence's steps applied through the fake API between its pods; steps131.patch for
+# v131, whose idle test differs; tolerates1NN.go, the
+# version's Toleration API), and storage.go and storage.patch (PVs, claims, classes, CSINodes,
+# CSIDrivers, CSIStorageCapacities, pods' volumes, and the PV controller and provisioner emulated;
+# VolumeBinding's PreBind polls the claims every 10 ms instead of every second: sed on binder.go).
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -25,17 +29,23 @@ C131=18dc3cbed05bb917e7899a73197dcdb666d1be2c       # vendors k8s.io/kubernetes 
 export PATH="$(dirname "$(ls "$W"/v135/venv/lib/python3*/site-packages/go/bin/go)"):$PATH"
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*' GOPATH="$W/gopath" GOCACHE="$W/gocache"
 
-driver() {  # driver SRC_DIR TREE OUT
+driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH TOLERATES_GO
   cp "$1/zz_fullcycle_oracle.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
   mkdir -p "$2/cmd/fullcycle"
-  cp "$1/main.go" "$HERE/fullcycle/outcomes.go" "$HERE/fullcycle/steps.go" "$2/cmd/fullcycle/"
+  cp "$1/main.go" "$HERE/fullcycle/outcomes.go" "$HERE/fullcycle/steps.go" "$HERE/fullcycle/storage.go" \
+    "$HERE/fullcycle/$5" "$2/cmd/fullcycle/"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/outcomes.patch"
-  patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/steps.patch"
+  patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/$4"
+  patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/storage.patch"
+  # PreBind's wait for the (emulated) PV controller: every 10 ms, not every second
+  sed -i 's/wait.PollUntilContextTimeout(ctx, time.Second, b.bindTimeout/wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, b.bindTimeout/' \
+    "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"
+  grep -q '10\*time.Millisecond, b.bindTimeout' "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"
   (cd "$2" && go build -o "$3.new" ./cmd/fullcycle) && mv "$3.new" "$3"   # a running binary is not overwritten
   echo "built $3"
 }
 
-driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135"
+driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135" steps.patch tolerates135.go
 if [ -n "$MIRROR" ]; then
   if [ ! -f "$W/v131/sp/vendor/modules.txt" ]; then
     mkdir -p "$W/v131/sp"
@@ -43,5 +53,5 @@ if [ -n "$MIRROR" ]; then
     git --git-dir="$MIRROR" archive "$C131" go.mod go.sum vendor | tar -x -C "$W/v131/sp" || true
     grep -q '^# k8s.io/kubernetes v1.31.8' "$W/v131/sp/vendor/modules.txt"
   fi
-  driver "$SHARED/fullcycle/v131" "$W/v131/sp" "$W/fullcycle131"
+  driver "$SHARED/fullcycle/v131" "$W/v131/sp" "$W/fullcycle131" steps131.patch tolerates131.go
 fi

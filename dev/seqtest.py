@@ -4,7 +4,8 @@
 A maintainer's tool, not part of CI (the oracle, ``fullcycle``, is built from vendored upstream
 source by dev/seqoracle-build.sh; see dev/README.md, "The sequence oracle"). Each random
 sequence (nodes in zones, bound pods, 5-30 incoming pods with priorities, preemption, spread,
-affinity, taints, PDBs) is written as a kspread case (YAML) and as the oracle's JSON input;
+affinity, taints, PDBs; with --storage also volumes, claims, classes, CSINodes and
+StatefulSet-like replicas with claims) is written as a kspread case (YAML) and as the oracle's JSON input;
 kspread runs it in this process (``--tree``: the kspread source tree to import), the oracle
 as a subprocess (one filter worker, ties broken in node order). Compared:
 
@@ -38,6 +39,8 @@ from typing import Any
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
+CSI = "ebs.csi.aws.com"  # the zonal CSI driver of --storage (its CSINodes report the zone)
+HOSTPATH_CSI = "hostpath.csi.k8s.io"  # a CSI driver without CSINodes: provisioned volumes follow the hostname
 APPS = ["web", "db", "cache"]
 NAMESPACES = ["default", "ns1"]
 
@@ -206,6 +209,150 @@ class Gen:
         plugin_config = [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}] if self.chance(0.4) else []
         return {"nodes": nodes, "pods": pods, "schedule": incoming, "pdbs": pdbs, "pluginConfig": plugin_config}
 
+    def storage(self, s: dict) -> None:
+        """Storage for a sequence (--storage): a zonal CSI driver (with or without storage
+        capacity) reporting the zone in most nodes' CSINodes, some with an attach limit;
+        classes WaitForFirstConsumer (``wffc``, allowedTopologies or not; ``hostpath``, a
+        driver no CSINode reports), Immediate (``imm``) and static (``local``,
+        kubernetes.io/no-provisioner); CSIStorageCapacities per zone; local volumes of
+        distinct sizes on some nodes, available zonal volumes of ``wffc`` and volumes
+        bound to claims (ReadWriteOnce or ReadWriteOncePod). The incoming pods are
+        StatefulSet-like: each replica of a template has its own claim ``data-<pod>`` of the
+        template's class (as volumeClaimTemplates make them), some also a shared claim, an
+        in-tree disk or a generic ephemeral volume (its claim written out, owned by the
+        pod); independent incoming pods get such volumes at random; bound pods use the bound
+        claims and in-tree disks."""
+        r = self.r
+        nodes = [n["name"] for n in s["nodes"]]
+        zones = sorted({n["labels"][ZONE] for n in s["nodes"] if ZONE in n["labels"]})
+        objs: list[dict] = []
+
+        def obj(kind: str, api: str, meta: dict, **rest: Any) -> dict:
+            o = {"apiVersion": api, "kind": kind, "metadata": meta, **rest}
+            objs.append(o)
+            return o
+
+        obj("CSIDriver", "storage.k8s.io/v1", {"name": CSI}, spec={"storageCapacity": self.chance(0.5)})
+        for n in nodes:
+            if self.chance(0.85):
+                d: dict[str, Any] = {"name": CSI, "nodeID": f"i-{n}", "topologyKeys": [ZONE]}
+                if self.chance(0.5):
+                    d["allocatable"] = {"count": r.randint(1, 4)}
+                obj("CSINode", "storage.k8s.io/v1", {"name": n}, spec={"drivers": [d]})
+        wffc: dict[str, Any] = {"provisioner": CSI, "volumeBindingMode": "WaitForFirstConsumer"}
+        if zones and self.chance(0.3):
+            wffc["allowedTopologies"] = [{"matchLabelExpressions": [
+                {"key": ZONE, "values": r.sample(zones, r.randint(1, len(zones)))}]}]
+        obj("StorageClass", "storage.k8s.io/v1", {"name": "wffc"}, **wffc)
+        obj("StorageClass", "storage.k8s.io/v1", {"name": "hostpath"}, provisioner=HOSTPATH_CSI,
+            volumeBindingMode="WaitForFirstConsumer")
+        obj("StorageClass", "storage.k8s.io/v1", {"name": "imm"}, provisioner=CSI, volumeBindingMode="Immediate")
+        obj("StorageClass", "storage.k8s.io/v1", {"name": "local"}, provisioner="kubernetes.io/no-provisioner",
+            volumeBindingMode="WaitForFirstConsumer")
+        for z in zones:
+            if self.chance(0.8):
+                cap: dict[str, Any] = {"storageClassName": "wffc", "capacity": f"{r.choice([5, 20, 50, 200])}Gi",
+                                       "nodeTopology": {"matchLabels": {ZONE: z}}}
+                if self.chance(0.3):
+                    cap["maximumVolumeSize"] = f"{r.choice([10, 30])}Gi"
+                obj("CSIStorageCapacity", "storage.k8s.io/v1", {"name": f"cap-{z}", "namespace": "kube-system"}, **cap)
+        # distinct sizes: among equal sizes upstream takes its cache's order
+        sizes = r.sample(range(1, 120), 40)
+        for n in r.sample(nodes, min(len(nodes), r.randint(0, 6))):
+            for k in range(r.randint(1, 3)):
+                obj("PersistentVolume", "v1", {"name": f"local-{n}-{k}"}, spec={
+                    "capacity": {"storage": f"{sizes.pop()}Gi"}, "storageClassName": "local",
+                    "accessModes": r.choice([["ReadWriteOnce"], ["ReadWriteOnce", "ReadOnlyMany"]]),
+                    "local": {"path": "/d"},
+                    "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": HOST, "operator": "In", "values": [n]}]}]}}},
+                    status={"phase": "Available"})
+        for i in range(r.randint(0, 3) if zones else 0):  # available zonal volumes of wffc
+            obj("PersistentVolume", "v1", {"name": f"zpv{i}"}, spec={
+                "capacity": {"storage": f"{sizes.pop()}Gi"}, "storageClassName": "wffc",
+                "accessModes": ["ReadWriteOnce"], "csi": {"driver": CSI, "volumeHandle": f"zvol-{i}"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [r.choice(zones)]}]}]}}},
+                status={"phase": "Available"})
+
+        def claim(name: str, ns: str, spec: dict, bound: str | None = None, **meta: Any) -> str:
+            m = {"name": name, "namespace": ns, **meta}
+            if bound:
+                m.setdefault("annotations", {})["pv.kubernetes.io/bind-completed"] = "yes"
+                spec = {**spec, "volumeName": bound}
+            obj("PersistentVolumeClaim", "v1", m, spec=spec, status={"phase": "Bound" if bound else "Pending"})
+            return name
+
+        def claim_spec(cls: str, modes: list[str] | None = None) -> dict:
+            size = r.choice([1, 5, 8, 25, 60]) if cls != "local" else r.randint(1, 100)
+            return {"storageClassName": cls, "accessModes": modes or ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": f"{size}Gi"}}}
+
+        shared: dict[str, list[str]] = {ns: [] for ns in NAMESPACES}
+        for i in range(r.randint(0, 3)):  # volumes bound to claims
+            ns = r.choice(NAMESPACES)
+            zs = r.sample(zones, r.randint(1, len(zones))) if zones else []
+            cls = r.choice(["wffc", "imm"])
+            pv_spec: dict[str, Any] = {"capacity": {"storage": "10Gi"}, "storageClassName": cls,
+                                       "accessModes": ["ReadWriteOnce"],
+                                       "claimRef": {"namespace": ns, "name": f"bc{i}"},
+                                       "csi": {"driver": CSI, "volumeHandle": f"vol-{i}"}}
+            if zs:
+                pv_spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": ZONE, "operator": "In", "values": zs}]}]}}
+            obj("PersistentVolume", "v1", {"name": f"pv-bc{i}"}, spec=pv_spec, status={"phase": "Bound"})
+            modes = ["ReadWriteOncePod"] if self.chance(0.3) else ["ReadWriteOnce"]
+            shared[ns].append(claim(f"bc{i}", ns, {"storageClassName": cls, "accessModes": modes,
+                                                    "resources": {"requests": {"storage": "10Gi"}}}, bound=f"pv-bc{i}"))
+        for i in range(r.randint(0, 2)):  # unbound claims pods share
+            ns = r.choice(NAMESPACES)
+            cls = r.choice(["wffc", "wffc", "local", "hostpath", "imm"])
+            modes = ["ReadWriteOncePod"] if self.chance(0.2) else None
+            shared[ns].append(claim(f"sc{i}", ns, claim_spec(cls, modes)))
+
+        def extra(pod: dict, vols: list[dict], incoming: bool) -> None:
+            ns = pod.get("namespace") or "default"
+            k = r.random()
+            if k < 0.35 and shared[ns]:
+                vols.append({"name": f"s{len(vols)}", "persistentVolumeClaim": {"claimName": r.choice(shared[ns])}})
+            elif k < 0.5:
+                vols.append({"name": f"g{len(vols)}", "gcePersistentDisk": {"pdName": r.choice(["d1", "d2"]),
+                                                                              "readOnly": self.chance(0.5)}})
+            elif k < 0.65 and incoming:
+                name = f"e{len(vols)}"
+                spec = claim_spec(r.choice(["wffc", "hostpath"]))
+                vols.append({"name": name, "ephemeral": {"volumeClaimTemplate": {"spec": spec}}})
+                claim(f"{pod['name']}-{name}", ns, spec, ownerReferences=[
+                    {"apiVersion": "v1", "kind": "Pod", "name": pod["name"], "uid": f"{ns}/{pod['name']}",
+                     "controller": True}])
+
+        for p in s["pods"]:
+            if self.chance(0.3):
+                vols: list[dict] = []
+                extra(p, vols, False)
+                if vols:
+                    p["volumes"] = vols
+        templates: dict[str, dict] = {}  # a template's signature -> its claim class and extra volumes
+        for q in s["schedule"]:
+            ns = q.get("namespace") or "default"
+            vols = []
+            sig = json.dumps({k: v for k, v in q.items() if k != "name"}, sort_keys=True)
+            if sig not in templates:
+                cls = r.choice(["wffc", "wffc", "wffc", "local", "local", "hostpath", "imm", None])
+                templates[sig] = {"cls": cls, "modes": ["ReadWriteOncePod"] if self.chance(0.1) else None,
+                                  "extra": self.chance(0.3), "size": None}
+            t = templates[sig]
+            if t["cls"]:
+                spec = claim_spec(t["cls"], t["modes"])
+                t["size"] = t["size"] or spec["resources"]["requests"]["storage"]
+                spec["resources"]["requests"]["storage"] = t["size"]  # one volumeClaimTemplate
+                vols.append({"name": "data", "persistentVolumeClaim": {"claimName": claim(f"data-{q['name']}", ns, spec)}})
+            if t["extra"] or self.chance(0.15):
+                extra(q, vols, True)
+            if vols:
+                q["volumes"] = vols
+        s["storage"] = objs
+
     def steps(self, s: dict) -> list[dict]:
         """1-3 steps between the incoming pods (issue 28), each naming what the cluster has
         at that point: cordon, uncordon, label, taint (NoSchedule, PreferNoSchedule), untaint,
@@ -298,6 +445,8 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
         doc["featureGates"] = gates
     doc["profile"] = {"config": config}
     doc.update(nodes=s["nodes"], pods=s["pods"], schedule=with_steps(s))
+    if s.get("storage"):
+        doc["objects"] = s["storage"]
     if s["pdbs"]:
         doc["pdbs"] = s["pdbs"]
     doc["expect"] = expect or {"placements": {key(p): None for p in s["schedule"]}}
@@ -478,6 +627,13 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     res.update(placements=o["placements"] == kp, cycles=fd is None, upstream=o["placements"], kspread=kp,
                ncycles=(len(oc), len(kc)), hints=sum(1 for c in oc if c["hint"]),
                preemptions=sum(1 for c in oc if c["victims"]))
+    if s.get("storage"):
+        # what the sequence exercised (upstream's cycles): pods with claims bound, and cycles
+        # whose pod a volume plugin rejected on some node (the reason texts in kspread's cycle)
+        with_claims = {key(p) for p in s["schedule"] if any(
+            "persistentVolumeClaim" in v or "ephemeral" in v for v in p.get("volumes") or [])}
+        res["claimBinds"] = sum(1 for c in oc if c["picked"] and c["pod"] in with_claims)
+        res["volumeRejects"] = sum(1 for c in oc if any(w in c["err"] for w in VOLUME_REASONS))
     res["upstreamCycles"], res["kspreadCycles"] = oc, kc
     if fd is not None:
         res["first"] = fd[0]
@@ -487,6 +643,11 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     elif not res["placements"]:
         res["cls"] = "placements only"
     return res
+
+
+VOLUME_REASONS = ("volume node affinity", "PersistentVolume's node affinity", "persistent volumes to bind",
+                  "unbound immediate", "max volume count", "node(s) exceed max volume count", "no available volume zone",
+                  "ReadWriteOncePod", "enough free storage", "disk conflict", "storageclass", "PersistentVolumeClaim")
 
 
 def describe(cycles: list[dict] | None) -> str:
@@ -544,7 +705,7 @@ def steps_valid(s: dict) -> bool:
     return True
 
 
-POD_ATTRS = ("affinity", "topologySpreadConstraints", "tolerations", "nodeSelector", "labels", "preemptionPolicy")
+POD_ATTRS = ("volumes", "affinity", "topologySpreadConstraints", "tolerations", "nodeSelector", "labels", "preemptionPolicy")
 NODE_ATTRS = ("taints", "unschedulable", "labels")
 
 
@@ -644,6 +805,10 @@ def main() -> int:
                     help="the oracle's settleMillis (wait after each cycle; the wall clock backoff windows see)")
     ap.add_argument("--only", help="run only these sequences of the seed's -n (indices, comma-separated)")
     ap.add_argument("--json", help="write the results as JSON to this file")
+    ap.add_argument("--storage", action="store_true",
+                    help="storage in every sequence: PVs, claims, classes, CSINodes, CSIDrivers, "
+                         "CSIStorageCapacities, StatefulSet-like replicas with claims (the oracle needs "
+                         "dev/fullcycle/storage.go)")
     ap.add_argument("--steps", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get 1-3 steps between their pods (cordon, uncordon, label, "
                          "taint, untaint, addNode, deleteNode; the oracle needs dev/fullcycle/steps.go)")
@@ -665,6 +830,11 @@ def main() -> int:
     rng = random.Random(args.seed)
     gen = Gen(rng, int(args.version.split(".")[1]))
     seqs = [gen.sequence() for _ in range(args.n)]
+    if args.storage:
+        # a generator of its own: the sequences of a seed stay those of runs without storage
+        storage_gen = Gen(random.Random(args.seed * 7919 + 27), gen.minor)
+        for s in seqs:
+            storage_gen.storage(s)
     if args.steps:
         # a generator of its own: the sequences of a seed stay those of runs without steps
         step_gen = Gen(random.Random(args.seed * 7919 + 28), gen.minor)
@@ -700,7 +870,10 @@ def main() -> int:
           f"{n} sequences; "
           f"placements agree {placements}/{n}; every cycle agrees {cycles}/{n}; "
           f"{sum(r.get('preemptions', 0) for r in results)} preemptions, "
-          f"{sum(r.get('hints', 0) for r in results)} cycles with a batch hint ({time.time() - t0:.0f} s)")
+          f"{sum(r.get('hints', 0) for r in results)} cycles with a batch hint" +
+          (f", {sum(r.get('claimBinds', 0) for r in results)} pods with claims bound, "
+           f"{sum(r.get('volumeRejects', 0) for r in results)} cycles a volume plugin rejected nodes in"
+           if args.storage else "") + f" ({time.time() - t0:.0f} s)")
     for cls, k in classes.most_common():
         extra = f" ({unstable[cls]} changed on a second oracle run)" if unstable[cls] else ""
         print(f"  first divergence: {cls:32} {k}{extra}")

@@ -254,7 +254,7 @@ def test_sequences_score_as_without_the_column_memo(version, allocs, shapes, wei
 
     kept = run()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ColumnMemo, "over", lambda self, nodes, key, whole, row: None)
+        mp.setattr(ColumnMemo, "over", lambda self, nodes, key, whole, row, any_size=False: None)
         assert run() == kept
 
 

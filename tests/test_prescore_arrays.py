@@ -407,6 +407,8 @@ def test_plain_resource_scores_equal_the_general_formulas(version, allocs, bound
     from kspread.engine.plugins.resource_allocation import (
         balanced_change_plain,
         balanced_change_scores,
+        balanced_std_plain,
+        balanced_std_scores,
         least_allocated_plain,
         plain_columns,
         usage_columns,
@@ -435,3 +437,63 @@ def test_plain_resource_scores_equal_the_general_formulas(version, allocs, bound
                 cols = usage_columns(ns, res, reqs, v, use_requested)
                 assert balanced_change_plain(plain, 100, len(ns), None).tolist() == \
                     balanced_change_scores(cols, 100, len(ns)).tolist()
+                assert balanced_std_plain(plain, 100, len(ns)).tolist() == balanced_std_scores(
+                    [(c.requested, c.allocatable, c.present) for c in cols], 100, len(ns)).tolist()
+
+
+# around the bound below which LeastAllocated divides in float64 (a * (max + 1) < 2**53), and
+# above it (int64); a request equal to, above and far above the allocatable
+_BOUND = 2**53 // 101
+_ALLOC = st.one_of(st.integers(1, 4000), st.integers(1, 2**40), st.integers(_BOUND - 1000, _BOUND + 1000),
+                   st.integers(_BOUND, 2**53))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_ALLOC, st.integers(0, 2**20), st.integers(1, 3)), min_size=1, max_size=3), st.data())
+def test_least_allocated_in_float_equals_the_integer_formula(resources, data):
+    """``least_allocated_plain`` (float64 where every allocatable allows it) gives
+    ``weighted_averages`` of ``least_requested_scores`` (int64 / exact integers) exactly,
+    on requests below, at, just above and far above each allocatable."""
+    from kspread.engine.plugins.resource_allocation import (
+        UsageColumn,
+        least_allocated_plain,
+        least_requested_scores,
+        weighted_averages,
+    )
+
+    n = 6
+    cols, plain = [], []
+    for alloc, spread, weight in resources:
+        a = np.full(n, alloc, np.int64)
+        offsets = data.draw(st.lists(st.integers(-spread, spread), min_size=n, max_size=n))
+        r = np.array([max(alloc + o, 0) for o in offsets[:3]] + [0, alloc, alloc * 3], np.int64)
+        cols.append(UsageColumn(weight, a, r, r, np.ones(n, bool)))
+        plain.append((weight, a, r, r, a.astype(np.float64), alloc))
+    for max_score in (10, 100):
+        want = weighted_averages(cols, lambda req, cap, m=max_score: least_requested_scores(req, cap, m), n)
+        got = least_allocated_plain(plain, max_score)
+        assert got is not None and got.dtype == np.int64
+        assert got.tolist() == want.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["1.25", "1.33", "1.34", "1.37"]), st.lists(ALLOCS, min_size=1, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.sampled_from(REQUESTS)), max_size=14),
+       st.tuples(st.integers(0, 9000), st.integers(0, 40 << 30), st.integers(0, 12 << 30), st.integers(0, 3)),
+       st.booleans())
+def test_failure_keys_equal_the_per_node_comparisons(version, allocs, bound, pod, subset):
+    """NodeResourcesFit's per-node failure keys (which comparisons fail; comparisons that
+    fail on no node are skipped by their least room) equal ``failure_key_row``'s
+    per-node comparisons on Python integers, over every node and over a subset."""
+    from kspread.engine.plugins.noderesources_fit import comparisons, failure_key_row, failure_keys
+
+    nodes = [{"name": f"n{i}", **({"allocatable": a} if a else {})} for i, a in enumerate(allocs)]
+    pods = [{"name": f"e{k}", "node": f"n{i % len(allocs)}", "requests": r} for k, (i, r) in enumerate(bound)]
+    case = build_case({"version": version, "nodes": nodes, "pods": pods, "pod": {"name": "p"}}, "t")
+    sched = Scheduler(case)
+    snap = sched.snapshot
+    positions = np.arange(0, len(allocs), 2, dtype=np.intp) if subset else snap.all_positions
+    request = {"cpu": pod[0], "memory": pod[1], "ephemeral-storage": pod[2], "example.com/gpu": pod[3]}
+    plan = comparisons({k: v for k, v in request.items() if v}, sched.version)
+    got = failure_keys(plan, snap.nodes(positions), sched.version).tolist()
+    assert got == [failure_key_row(plan, snap, int(i), sched.version) for i in positions]

@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import numpy as np
+
 from kspread.format.case import build_case
 from kspread.workflow.explain import explain_cycles
 from kspread.workflow.runner import explain_run, run_loaded
@@ -140,3 +142,44 @@ def test_a_golden_update_writes_every_node_of_a_long_tie(tmp_path):
     res = subprocess.run([sys.executable, "-m", "kspread", "run", "--update", str(p)], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
     assert yaml.safe_load(p.read_text())["expect"] == {"placements": {"a": nodes}}
+
+
+def test_ties_are_kept_in_their_smallest_form_and_give_back_the_same_nodes():
+    """Issue 31: a tie is kept as positions, a bit per node or runs of consecutive
+    nodes, whichever is smallest (most nodes of a cluster of alike nodes tie in a few
+    runs: a 10,000-pod sequence kept 625 bytes per pod at 5,000 nodes as bits), and
+    every form gives back exactly the tied positions."""
+    from kspread.engine.scheduler import encode_tie, tie_positions
+
+    rng = np.random.default_rng(7)
+    for n in (2, 7, 8, 9, 40, 400, 5000):
+        for kind in ("few", "most", "runs", "random"):
+            if kind == "few":
+                at = rng.choice(n, size=min(2, n), replace=False)
+            elif kind == "most":
+                at = np.setdiff1d(np.arange(n), rng.choice(n, size=n // 10, replace=False))
+            elif kind == "runs":
+                at = np.concatenate([np.arange(n // 3, n // 2), np.arange(n - n // 4, n)])
+            else:
+                at = np.flatnonzero(rng.random(n) < 0.5)
+            if len(at) < 2:
+                continue
+            tie = encode_tie(at, n)
+            assert tie.nbytes <= min(4 * len(at), n // 8 + 1)
+            assert sorted(tie_positions(tie, n).tolist()) == sorted(at.tolist()), (n, kind)
+    tie = encode_tie(np.arange(1000, 5000), 5000)
+    assert tie.dtype.name == "uint32" and tie.nbytes == 8
+
+
+def test_a_sequence_of_alike_nodes_keeps_its_ties_as_runs():
+    nodes = [{"name": f"n{i:03d}", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 10}} for i in range(400)]
+    doc = {"name": "t", "version": "1.35", "profile": {"filter": ["NodeResourcesFit"], "score": ["NodeResourcesFit"]},
+           "nodes": nodes, "pods": [{"name": f"e{i}", "node": f"n{i:03d}", "requests": {"cpu": "1"}}
+                                    for i in range(100, 150)],
+           "schedule": [{"name": "a", "requests": {"cpu": "1"}}]}
+    out = run_loaded(build_case(doc, "t"))
+    sched = out.scheduler
+    assert sched.ties["a"].dtype.name == "uint32" and sched.ties["a"].nbytes == 16
+    tied = [f"n{i:03d}" for i in list(range(100)) + list(range(150, 400))]
+    assert sched.tie_summary("a", None) == {"count": 350, "nodes": tied}
+    assert out.actual["ties"] == {"a": {"count": 350, "nodes": tied[:10]}}

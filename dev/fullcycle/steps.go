@@ -18,7 +18,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler"
 )
 
@@ -70,7 +69,7 @@ func deletePod(ctx context.Context, client *fake.Clientset, ns, name string) {
 
 func tolerated(p v1.Pod, t v1.Taint) bool {
 	for _, tol := range p.Spec.Tolerations {
-		if tol.ToleratesTaint(klog.Background(), &t, false) {
+		if toleratesTaint(tol, &t) { // tolerates135.go / tolerates131.go
 			return true
 		}
 	}

@@ -781,17 +781,8 @@ class Scheduler:
         elif pod.nominated_node and r.selected == [pod.nominated_node] and r.searched == [pod.nominated_node]:
             return
         if len(tied) > 1:
-            # snapshot positions (names when reported, tied_nodes), as int32 or, when
-            # smaller, as a bit per snapshot node (uint8): a pod of a workload where most
-            # nodes tie would otherwise keep some 30 KB until the end at 5,000 nodes
             at = tied if isinstance(tied, np.ndarray) else np.array([pos[n] for n in tied], np.intp)
-            n = len(self.node_index)
-            if 4 * len(at) > n // 8 + 1:
-                mask = np.zeros(n, bool)
-                mask[at] = True
-                self.ties[pod.key] = np.packbits(mask)
-            else:
-                self.ties[pod.key] = np.asarray(at, np.int32)
+            self.ties[pod.key] = encode_tie(at, len(self.node_index))
         else:
             self.ties.pop(pod.key, None)
 
@@ -800,8 +791,7 @@ class Scheduler:
         at = self.ties.get(key)
         if at is None:
             return None
-        if at.dtype == np.uint8:
-            at = np.flatnonzero(np.unpackbits(at, count=len(self.node_index)))
+        at = tie_positions(at, len(self.node_index))
         at = at[np.argsort(self.node_index[at], kind="stable")]
         return [self.snapshot.node_list[i].node.name for i in at.tolist()]
 
@@ -814,8 +804,7 @@ class Scheduler:
         if limit is None:
             names = self.tied_nodes(key) or []
             return {"count": len(names), "nodes": names}
-        if at.dtype == np.uint8:
-            at = np.flatnonzero(np.unpackbits(at, count=len(self.node_index)))
+        at = tie_positions(at, len(self.node_index))
         rank = self.node_index[at]
         first = at if len(at) <= limit else at[np.argpartition(rank, limit - 1)[:limit]]
         first = first[np.argsort(self.node_index[first], kind="stable")]
@@ -994,6 +983,35 @@ class SequenceRun:
                     queue.update(sched.current(ev.pod))
             for ev in after:
                 queue.deliver(ev)
+
+
+def encode_tie(at: np.ndarray, n: int) -> np.ndarray:
+    """The tied snapshot positions ``at`` (of ``n`` nodes; names when reported,
+    ``Scheduler.tied_nodes``) in the smallest of three forms, kept until the end of the
+    run: int32 positions; a bit per node (uint8); runs of consecutive positions (uint32,
+    start and end of each in turn). Where most nodes tie, positions would keep some 20 KB
+    per pod at 5,000 nodes and bits 625 bytes; in a cluster of alike nodes the tied ones
+    are a few runs (every node not yet given a pod, say): a few bytes."""
+    if 4 * len(at) <= n // 8 + 1:
+        return np.asarray(at, np.int32)
+    padded = np.zeros(n + 2, np.int8)  # (a 0 either side: every run has a start and an end)
+    padded[at + 1] = 1
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    if 4 * len(edges) < min(4 * len(at), n // 8 + 1):
+        return edges.astype(np.uint32)
+    return np.packbits(padded[1:-1].view(bool))
+
+
+def tie_positions(tie: np.ndarray, n: int) -> np.ndarray:
+    """The snapshot positions an ``encode_tie`` form holds (ascending unless int32)."""
+    if tie.dtype == np.uint8:
+        return np.flatnonzero(np.unpackbits(tie, count=n))
+    if tie.dtype == np.uint32:
+        step = np.zeros(n + 1, np.int32)
+        step[tie[0::2]] += 1
+        step[tie[1::2]] -= 1
+        return np.flatnonzero(np.cumsum(step[:n]))
+    return tie
 
 
 def run_case(

@@ -598,13 +598,28 @@ class _ColumnGroups:
             self.live -= 1
             self._rep(old, 0)
         elif self.reps[old] == i:
-            self._rep(old, int(np.flatnonzero(self.codes == old)[0]))
+            self._rep(old, self._member(old, i))
         members[c] += 1
         if members[c] == 1:
             self.live += 1
             self._rep(c, i)
         if len(self.reps) > 2 * self.live + self.SLACK:
             self._renumber()
+
+    def _member(self, c: int, i: int) -> int:
+        """A node with code ``c`` (one has it), looked for after node ``i`` in growing
+        chunks, then before it: a node's neighbours share its group in a cluster of
+        alike nodes, where a sequence's every binding moves the representative."""
+        codes = self.codes
+        n = len(codes)
+        start, step = i + 1, 64
+        while start < n:
+            hit = np.flatnonzero(codes[start:start + step] == c)
+            if len(hit):
+                return start + int(hit[0])
+            start += step
+            step *= 4
+        return int(np.flatnonzero(codes[:i] == c)[0])
 
     def _renumber(self) -> None:
         used = [c for c, m in enumerate(self.members) if m]
@@ -1128,11 +1143,12 @@ class ColumnMemo:
         self._snapshot: Snapshot | None = None
 
     def over(self, nodes: NodeSet, key: Hashable, whole: Callable[[NodeSet], np.ndarray],
-             row: Callable[[int], object]) -> np.ndarray | None:
-        """The values at ``nodes`` (a new array), or None when the set is not for a memo."""
+             row: Callable[[int], object], any_size: bool = False) -> np.ndarray | None:
+        """The values at ``nodes`` (a new array), or None when the set is not for a memo
+        (``any_size``: any set of the snapshot's nodes is, for values every cycle reads)."""
         snap = nodes.snapshot
         if snap is None or nodes.overrides is not None or nodes.positions is None \
-                or 2 * len(nodes) < len(snap.node_list):
+                or (not any_size and 2 * len(nodes) < len(snap.node_list)):
             return None
         if self._snapshot is not snap:
             self._entries.clear()
@@ -1161,7 +1177,7 @@ class ColumnMemo:
             if key not in self._entries and len(self._entries) >= self.KEYS:
                 del self._entries[next(iter(self._entries))]
         self._entries[key] = (snap.column_version, values)
-        return values.take(nodes.positions)
+        return values.copy() if nodes.positions is snap.all_positions else values.take(nodes.positions)
 
 
 def _decrement(index: dict[GroupKey, dict[str, int]], g: GroupKey, node: str) -> None:

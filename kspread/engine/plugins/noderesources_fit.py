@@ -289,7 +289,16 @@ def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet | _Whole, 
     keys: np.ndarray | None = None
     unres: np.ndarray | None = None
     for k, (r, _, req) in enumerate(plan):
-        failed, _, capacity = _failed(r, req, nodes)
+        if r == PODS:
+            used, capacity = nodes.pod_count(), nodes.allocatable(PODS)
+        else:
+            capacity, used = nodes.allocatable(r), nodes.requested(r)
+        # what is left per node (exact: see ``_failed``); a request within the least of
+        # it fails nowhere (``req > left`` is ``_failed``'s comparison, the pod count's too)
+        left = capacity - used
+        if not len(left) or req <= int(left.min()):
+            continue
+        failed = req > left
         # (a request no node's allocatable is below exceeds none: nothing to mark)
         if unres_matters and r != PODS and req > derived(capacity, "min", _least):
             over = failed & (req > capacity)
@@ -299,7 +308,8 @@ def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet | _Whole, 
             keys = bits
         else:
             keys |= bits
-    assert keys is not None  # the pod count is always compared
+    if keys is None:  # (no comparison fails on any node)
+        return np.zeros(len(nodes.pod_count()), dtype)
     if unres is not None:
         keys |= unres.view(np.uint8) if dtype is np.uint8 else unres.astype(dtype)
     return keys

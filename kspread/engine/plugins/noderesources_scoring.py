@@ -37,6 +37,7 @@ from kspread.engine.plugins.resource_allocation import (
     balanced_change_row,
     balanced_change_scores,
     balanced_legacies,
+    balanced_std_plain,
     balanced_std_row,
     balanced_std_scores,
     balanced_without_row,
@@ -310,21 +311,27 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
         max_score = self.version.max_node_score
         flags = self.flags
         n = len(nodes)
-        plain = (plain_columns(nodes, self.resources, requests, self.version, flags.balanced_uses_requested)
-                 if flags.balanced_scores_change else None)
+        # (every node scoring every resource: fewer steps; the general form adds the
+        # requests in int64 as these do, so they need no check)
+        plain = (plain_columns(nodes, self.resources, requests, self.version, flags.balanced_uses_requested, False)
+                 if flags.balanced_std else None)
         cols = [] if plain is not None else usage_columns(nodes, self.resources, requests, self.version,
                                                           flags.balanced_uses_requested)
         if flags.balanced_scores_change:
             # what the nodes score without the pod depends on the resources left in, not
-            # on the pod's requests: kept across cycles (over every node), as the scores are
+            # on the pod's requests: kept across cycles over every node, as the scores
+            # are (and read for any set of them: the scores' own memo asks for a node of
+            # each group of nodes with equal columns)
             left_in = tuple(requests[k] != 0 or not is_scalar_resource(r.name) for k, r in enumerate(self.resources))
             snap = nodes.snapshot
             without = self._without.over(nodes, left_in, lambda ns: balanced_without_scores(
                 usage_columns(ns, self.resources, requests, self.version, flags.balanced_uses_requested),
-                max_score, len(ns)), lambda i: self._without_row(snap, i, requests))
-            if plain is not None:  # (every node scoring every resource: fewer steps)
+                max_score, len(ns)), lambda i: self._without_row(snap, i, requests), any_size=True)
+            if plain is not None:
                 return balanced_change_plain(plain, max_score, n, without)
             return balanced_change_scores(cols, max_score, n, without)
+        if plain is not None:
+            return balanced_std_plain(plain, max_score, n)
         if flags.balanced_std:
             return balanced_std_scores([(c.requested, c.allocatable, c.present) for c in cols], max_score, n)
         return balanced_legacies(cols[0], cols[1], max_score)

@@ -336,24 +336,38 @@ def _as_float(a: np.ndarray) -> np.ndarray:
 
 
 def _std_scores_all_used(requested: Sequence[np.ndarray], allocatable: Sequence[np.ndarray], max_score: int,
-                         n: int) -> np.ndarray:
+                         n: int, as_float: bool = False) -> np.ndarray:
     """``balanced_std_scores`` where every node counts every resource: the same
-    operations without the masks (``allocatable`` as float64)."""
-    fs = [np.minimum(r / a, 1.0) for r, a in zip(requested, allocatable)]  # (int64 / float64: as float64(r) / a)
+    operations without the masks (``allocatable`` as float64); ``as_float``: the
+    (integral) scores as float64."""
+    fs = []
+    for r, a in zip(requested, allocatable):
+        f = np.divide(r, a)  # (int64 / float64: as float64(r) / a)
+        np.minimum(f, 1.0, out=f)
+        fs.append(f)
     if len(fs) == 2:
-        std = np.fabs((fs[0] - fs[1]) / 2)
+        std = fs[0]
+        std -= fs[1]
+        std /= 2
+        np.fabs(std, out=std)
     elif len(fs) > 2:
         total = np.zeros(n, np.float64)
         for f in fs:
-            total = total + f
+            total += f
         mean = total / float(len(fs))
         acc = np.zeros(n, np.float64)
         for f in fs:
-            acc = acc + (f - mean) * (f - mean)
-        std = np.sqrt(acc / float(len(fs)))
+            f -= mean
+            f *= f
+            acc += f
+        acc /= float(len(fs))
+        std = np.sqrt(acc, out=acc)
     else:
         std = np.zeros(n, np.float64)
-    return np.trunc((1 - std) * float(max_score)).astype(np.int64)
+    np.subtract(1.0, std, out=std)
+    std *= float(max_score)
+    np.trunc(std, out=std)
+    return std if as_float else std.astype(np.int64)
 
 
 def balanced_std_score(pairs: Sequence[tuple[int, int]], max_score: int) -> int:
@@ -390,16 +404,24 @@ def balanced_change_score(usages: Sequence[Usage], max_score: int) -> int:
 
 # ---- every node scoring every resource: the formulas above with no mask and no check left --------
 
-PlainColumn = tuple[int, np.ndarray, np.ndarray, np.ndarray]  # weight, allocatable, requested with the pod, before
+# weight, allocatable, requested with the pod, before, allocatable as float64, the largest
+# allocatable of the snapshot's column (a bound for the set's)
+PlainColumn = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]
+
+_FLOAT_EXACT = 2**53  # integers below are exact in float64
 
 
 def plain_columns(nodes: NodeSet, specs: Sequence[ResourceSpec], pod_requests: Sequence[int], version: Version,
-                  use_requested: bool) -> list[PlainColumn] | None:
+                  use_requested: bool, check_requested: bool = True) -> list[PlainColumn] | None:
     """``usage_columns`` where every resource left in counts on every node (a scored
-    resource, allocatable above 0 everywhere) and every value is small enough for int64
-    (``exact``): (weight, allocatable, requested with the pod, before) per resource;
-    None otherwise (the general formulas then apply)."""
+    resource, allocatable above 0 everywhere) and every allocatable is small enough for
+    int64 (``exact``), and so is every requested sum with the pod unless
+    ``check_requested`` is false (BalancedAllocation: its general form adds them in int64
+    too); None otherwise (the general formulas then apply). What is checked on the
+    allocatable is checked once on the snapshot's column (static), which bounds any set's."""
     skip = resource_scoring(version).skips_unallocatable
+    snap = nodes.snapshot
+    whole = snap is not None and nodes.positions is snap.all_positions
     out: list[PlainColumn] = []
     for spec, pod_req in zip(specs, pod_requests):
         name = spec.name
@@ -408,14 +430,20 @@ def plain_columns(nodes: NodeSet, specs: Sequence[ResourceSpec], pod_requests: S
         src = _base_source(name, use_requested)
         if src is None:
             return None
-        a = nodes.allocatable(name)
-        if not len(a) or not derived(a, "all != 0", _all_nonzero) or not derived(a, "small", _small):
+        column = snap.allocatable(name) if snap is not None else nodes.allocatable(name)
+        if not len(column) or not derived(column, "all != 0", _all_nonzero) or not derived(column, "small", _small):
             return None
+        a_max = derived(column, "max", _largest)
+        if snap is None or whole:
+            a, af = column, derived(column, "float64", _as_float)
+        else:
+            a = column[nodes.positions]
+            af = derived(column, "float64", _as_float)[nodes.positions]
         before = nodes.requested(name) if src == "requested" else nodes.non_zero_requested(name)
         requested = before + pod_req
-        if not _small(requested):
+        if check_requested and not _small(requested):
             return None
-        out.append((spec.weight, a, requested, before))
+        out.append((spec.weight, a, requested, before, af, a_max))
     return out
 
 
@@ -423,32 +451,73 @@ def _all_nonzero(a: np.ndarray) -> bool:
     return bool((a != 0).all())
 
 
+def _largest(a: np.ndarray) -> int:
+    return int(a.max()) if len(a) else 0
+
+
 def least_allocated_plain(cols: Sequence[PlainColumn], max_score: int) -> np.ndarray | None:
     """``weighted_averages`` of ``least_requested_scores`` over ``plain_columns``
-    (None when no resource is left: the general form scores 0)."""
+    (None when no resource is left: the general form scores 0).
+
+    Where every allocatable ``a`` keeps ``a * (max_score + 1)`` below 2**53 (cpu in
+    millicores, memory in bytes up to 80 TiB), ``(a - r) * max_score // a`` runs in
+    float64, with ``a - r`` clipped at 0 (a request above ``a`` scores 0, as one equal to
+    it): every operand and product is an integer below 2**53, so exact, and the rounded
+    quotient of ``x / a`` cannot reach the next integer (that needs ``(q + 1) * a`` at or
+    above 2**53, where ``q + 1 <= max_score + 1`` and ``x < a * max_score``), so its
+    floor is the integer quotient. int64's floor division takes several times as long."""
     total: np.ndarray | None = None
     weights = 0
-    for weight, a, requested, _ in cols:
-        s = (a - requested) * max_score // a
-        s[requested > a] = 0
+    in_float = all(a_max * (max_score + 1) < _FLOAT_EXACT for _, _, _, _, _, a_max in cols)
+    for weight, a, requested, _, af, _ in cols:
+        if in_float:
+            x = np.subtract(a, requested)
+            np.maximum(x, 0, out=x)
+            s = x.astype(np.float64)
+            s *= max_score
+            s /= af
+            np.floor(s, out=s)
+        else:
+            s = (a - requested) * max_score // a
+            s[requested > a] = 0
         if weight != 1:
             s *= weight
-        total = s if total is None else total + s
+        if total is None:
+            total = s
+        else:
+            total += s
         weights += weight
     if total is None or weights <= 0:
         return None
+    if in_float:  # (integers up to max_score * the weights: exact, as their quotient's floor)
+        total /= weights
+        np.floor(total, out=total)
+        return total.astype(np.int64)
     return total // weights
+
+
+def balanced_std_plain(cols: Sequence[PlainColumn], max_score: int, n: int) -> np.ndarray:
+    """``balanced_std_scores`` over ``plain_columns`` (1.22 to 1.35)."""
+    return _std_scores_all_used([r for _, _, r, _, _, _ in cols], [af for _, _, _, _, af, _ in cols],
+                                max_score, n)
 
 
 def balanced_change_plain(cols: Sequence[PlainColumn], max_score: int, n: int,
                           without: np.ndarray | None) -> np.ndarray:
     """``balanced_change_scores`` over ``plain_columns``."""
-    alloc = [derived(a, "float64", _as_float) for _, a, _, _ in cols]
-    with_pod = _std_scores_all_used([r for _, _, r, _ in cols], alloc, max_score, n)
+    alloc = [af for _, _, _, _, af, _ in cols]
+    with_pod = _std_scores_all_used([r for _, _, r, _, _, _ in cols], alloc, max_score, n, as_float=True)
     if without is None:
-        without = _std_scores_all_used([b for _, _, _, b in cols], alloc, max_score, n)
-    d = max_score // 2 + with_pod - without
-    return max_score // 2 + ((d + (d < 0)) >> 1)  # (Go's d / 2: toward zero)
+        without = _std_scores_all_used([b for _, _, _, b, _, _ in cols], alloc, max_score, n)
+    # max/2 + (max/2 + with - without) / 2 (Go's division: toward zero), on integers below
+    # 2**53 held as float64: exact
+    d = with_pod
+    d += max_score // 2
+    d -= without
+    d *= 0.5
+    np.trunc(d, out=d)
+    d += max_score // 2
+    return d.astype(np.int64)
 
 
 # ---- one node on Python numbers (ColumnMemo rows): the formulas above, element by element ----------

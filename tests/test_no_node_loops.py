@@ -1,0 +1,99 @@
+"""Issue 31's audit: no path every cycle runs loops over all nodes in Python, and what
+depends only on labels is computed once per distinct label set (docs/reference/scale.md).
+
+The bench's shapes (``bench/bench.py``'s ``make_real``: identical unowned pods, pods that
+differ in requests, owned pods with the system default constraints, 40 mixed owners,
+eight spread selectors) run at 1,000 and at 5,000 nodes with the same few label sets,
+in the default profile at 1.35 and at 1.37. After some cycles (what a snapshot computes
+once: static codes, memos), the Python lines executed per cycle are counted
+(``sys.settrace``: a loop's every iteration is a line event, a comprehension's too).
+A Python loop over the nodes on a per-cycle path adds at least one line per node, 4,000
+more per cycle at 5,000 nodes; the counts were equal to the line at both sizes on every
+shape and version when this was written, and the test allows 20 lines per cycle of
+difference. It counts, it does not time."""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from kspread.engine.scheduler import run_case
+from kspread.format.case import build_case
+
+ROOT = Path(__file__).resolve().parent.parent
+WARM = 30  # cycles before counting (memos and static codes are made once)
+COUNTED = 20  # cycles counted
+SLACK = 20  # lines per cycle more at 5,000 nodes than at 1,000 (a node loop adds 4,000)
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("kspread_bench", ROOT / "bench" / "bench.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def lines_per_cycle(shape: str, nodes: int, version: str) -> tuple[float, collections.Counter]:
+    """The Python lines executed per cycle over ``COUNTED`` cycles after ``WARM``
+    (binding and requeueing included), and where (file:line -> count)."""
+    data = _bench().make_workload(shape, nodes, WARM + COUNTED)
+    data["version"] = version
+    case = build_case(data, f"{shape}-{nodes}")
+    where: collections.Counter = collections.Counter()
+    cycles = [0]
+
+    def local(frame, event, _arg):
+        if event == "line":
+            where[(frame.f_code.co_filename, frame.f_lineno)] += 1
+        return local
+
+    def tracer(frame, event, _arg):
+        return local
+
+    def observe(_sched, _result) -> None:
+        cycles[0] += 1
+        if cycles[0] == WARM:
+            sys.settrace(tracer)
+        elif cycles[0] == WARM + COUNTED:
+            sys.settrace(None)
+
+    try:
+        _, _, placements = run_case(case, observe)
+    finally:
+        sys.settrace(None)
+    assert cycles[0] == WARM + COUNTED and all(v is not None for v in placements.values())
+    return sum(where.values()) / (COUNTED - 1), where
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.37"])
+@pytest.mark.parametrize("shape", ["floor", "requests", "owned", "mixed", "spread8"])
+def test_no_python_loop_over_the_nodes_per_cycle(shape, version):
+    small, small_where = lines_per_cycle(shape, 1000, version)
+    large, large_where = lines_per_cycle(shape, 5000, version)
+    if large - small > SLACK:
+        grown = sorted(((large_where[k] - small_where.get(k, 0), k) for k in large_where), reverse=True)[:8]
+        detail = "\n".join(f"  +{d / (COUNTED - 1):.0f} per cycle  {Path(f).name}:{ln}" for d, (f, ln) in grown)
+        pytest.fail(f"{shape} at {version}: {large:.0f} Python lines per cycle at 5,000 nodes against "
+                    f"{small:.0f} at 1,000; the lines that grew:\n{detail}")
+
+
+def test_the_audit_sees_a_loop_over_the_nodes(monkeypatch):
+    """The count above finds a per-node Python loop: one added to a Score plugin every
+    cycle runs (TaintToleration over every node's labels) fails the comparison."""
+    from kspread.engine.plugins.tainttoleration import TaintToleration
+
+    original = TaintToleration.score_nodes
+
+    def looping(self, state, pod, nodes):
+        sum(len(info.node.labels) for info in nodes.snapshot.node_list)
+        return original(self, state, pod, nodes)
+
+    monkeypatch.setattr(TaintToleration, "score_nodes", looping)
+    small, _ = lines_per_cycle("floor", 1000, "1.37")
+    large, _ = lines_per_cycle("floor", 5000, "1.37")
+    assert large - small > 3000
