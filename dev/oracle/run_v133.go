@@ -82,6 +82,8 @@ func run(in *Input, c *Cluster) *Output {
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithPodNominator(nominator{}),
 	}
+	draOpts, dra := draOptions(ctx, informerFactory, client, c)
+	opts = append(opts, draOpts...)
 	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, opts...)
 	must(err)
 
@@ -262,8 +264,20 @@ func run(in *Input, c *Cluster) *Output {
 				out.Total[ns.Name] += ns.Score * int64(w)
 			}
 		}
-	} else if in.Preempt {
-		out.Preemption = preempt(ctx, pfw, dp, pod, allNodes, nodeStatus, c)
+		if pl, ok := instances["DynamicResources"]; ok {
+			var msg string
+			out.Allocations, msg = dra.allocations(ctx, pl, state, pod, out.Feasible)
+			if msg != "" {
+				out.Error = msg
+			}
+		}
+	} else {
+		if pl, ok := instances["DynamicResources"]; ok {
+			out.PostFilter = dra.postFilter(ctx, pl, state, pod)
+		}
+		if in.Preempt {
+			out.Preemption = preempt(ctx, pfw, dp, pod, allNodes, nodeStatus, c)
+		}
 	}
 	return out
 }
