@@ -95,7 +95,7 @@ class DeviceGen:
             f'device.capacity["{GPU}"].memory.compareTo(quantity("{r.choice(["20Gi", "40Gi", "64Gi"])}")) >= 0',
             f'device.attributes["{GPU}"].driverVersion.isGreaterThan(semver("{r.choice(["1.5.0", "2.0.0"])}"))',
             f'device.attributes["{GPU}"].driverVersion.isLessThan(semver("2.0.0"))',
-            f'"rack" in device.attributes["example.com"]',
+            '"rack" in device.attributes["example.com"]',
             f'device.attributes["{GPU}"].model in ["a100", "h100"] && device.attributes["{GPU}"].numa == 0',
         ])
 

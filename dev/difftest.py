@@ -37,7 +37,7 @@ from kspread.engine.versions import make_version
 from kspread.format.case import build_case
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import devgen  # noqa: E402
+import devgen
 
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity"]

@@ -322,7 +322,11 @@ class _Run:
             undo = self._allocate_device(ci, rd, did, dev, s, must=True)
             if undo is None:
                 return False
-            if self._allocate_one(ci, ri, si, di + 1, in_sub):
+            # upstream (1.33-1.35.4) goes on with deviceIndices{claim, request, device + 1}:
+            # the subrequest index is dropped, so after the first device of an All
+            # subrequest past the first, the first subrequest's data decides (its count:
+            # usually "done"; its selectors for the devices that follow)
+            if self._allocate_one(ci, ri, 0, di + 1, in_sub):
                 return True
             undo()
             return False
