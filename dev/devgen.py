@@ -14,6 +14,7 @@ in 1.31), each in that version's shape.
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -146,9 +147,27 @@ class DeviceGen:
 
     # ---- the cluster's device objects ----------------------------------------------------
 
+    def relax(self, c: dict) -> None:
+        """Seven clusters in ten: no taints, no cordons, an incoming pod without node
+        selection, spreading or pod affinity and with small requests, so that devices
+        decide more often."""
+        if not self.chance(0.7):
+            return
+        for n in c["nodes"]:
+            n.pop("taints", None)
+            n.pop("unschedulable", None)
+            if "allocatable" in n:
+                n["allocatable"]["pods"] = "110"
+        pod = c["pod"]
+        for k in ("nodeSelector", "affinity", "topologySpreadConstraints", "ports", "resources", "overhead",
+                  "initContainers"):
+            pod.pop(k, None)
+        pod["requests"] = {"cpu": "100m"}
+
     def objects(self, c: dict) -> None:
         """Adds c["devices"] (manifests) and the pods' resourceClaims."""
         r = self.r
+        self.relax(c)
         objs: list[dict] = []
         nodes = [n["name"] for n in c["nodes"]]
         inventory: dict[str, list[tuple[str, str, str]]] = {}  # node -> (driver, pool, device)
@@ -266,3 +285,27 @@ class DeviceGen:
         if entries:
             pod["resourceClaims"] = entries
         c["devices"] = objs
+
+
+def cover(coverage: Any, c: dict, o: dict) -> None:
+    """What a --devices case exercised upstream."""
+    if c["pod"].get("resourceClaims"):
+        coverage["devices: pod with claims"] += 1
+    if o.get("allocations"):
+        coverage["devices: allocation compared"] += 1
+        results = [x for node in o["allocations"].values() for devs in node.values() for x in devs]
+        if any("/" in x.split("@")[1] for x in results):
+            coverage["devices: subrequest allocated"] += 1
+        if len({x.split("/")[1] for x in results}) > 1:
+            coverage["devices: several pools used"] += 1
+    if o.get("postFilter", {}).get("reasons") == ["deallocation of ResourceClaim completed"]:
+        coverage["devices: PostFilter deallocates"] += 1
+    dr = o.get("filter", {}).get("DynamicResources") or {}
+    reasons = {", ".join(s.get("reasons") or []) for s in dr.values() if s["code"] not in ("Success", "Skip")}
+    for x in reasons:
+        coverage["devices: " + (x if "cannot add device" not in x else "constraint error")[:60]] += 1
+    texts = json.dumps(c.get("devices"))
+    for word in ("adminAccess", "firstAvailable", "matchAttribute", '"All"', "allNodes", "nodeSelector",
+                 "ResourceClaimTemplate"):
+        if word in texts:
+            coverage[f"devices: {word.strip(chr(34))} in case"] += 1

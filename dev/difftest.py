@@ -642,6 +642,10 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
 
 # ---- comparison ------------------------------------------------------------------------------
 
+DR_ERR = 'running "DynamicResources" filter plugin: '
+DEVICE_ID = r"cannot add device \S+ because"
+
+
 def oracle_node_status(o: dict, node: str) -> tuple[str, str, str]:
     """The scheduler's status for a node: a PreFilter rejection for every node (the
     framework runs every PreFilter before any Filter and stops at the first that rejects,
@@ -720,6 +724,15 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
     if not of:
         op = o.get("preemption") or {}
         kp = r.preemption
+        if op.get("error") and op["error"].startswith(DR_ERR):
+            # a Filter error in the dry run (DynamicResources: a claim that can never be
+            # allocated on a node): the preemption fails with it; kspread's cycle ends with it
+            want = "running Filter plugin 'DynamicResources': " + op["error"][len(DR_ERR):]
+            if r.error != want:
+                same = r.error is not None and re.sub(DEVICE_ID, "D", r.error) == re.sub(DEVICE_ID, "D", want)
+                diffs.append(("DefaultPreemption", "preemption-error" + (" (device named)" if same else ""),
+                              f"upstream {want!r}; kspread {r.error!r}"))
+            return diffs
         if op.get("error"):
             prefilter = op["error"].startswith("PreFilter: ") and not (kp and kp.candidates)
             # the oracle's dry run takes the nodes its Filter calls rejected as Unschedulable,
@@ -775,14 +788,15 @@ def compare_devices(o: dict, sched, r) -> list[tuple[str, str, str]]:
             kp = "no new claims to deallocate"
         else:
             have = sched.claims.allocations()
-            freed = [k for k in ALLOCATED_BEFORE if have.get(k) is None]
+            victims = {v.key for v in (r.preemption.victims if r.preemption and r.preemption.nominated_node else [])}
+            freed = [k for k, users in ALLOCATED_BEFORE.items() if have.get(k) is None and not set(users) & victims]
             kp = "deallocation of ResourceClaim completed" if freed else "still not schedulable"
         if op != kp:
             diffs.append(("DynamicResources", "postfilter", f"upstream {op!r}; kspread {kp!r}"))
     return diffs
 
 
-ALLOCATED_BEFORE: set[str] = set()  # claims allocated in the case's input (set per case)
+ALLOCATED_BEFORE: dict[str, tuple] = {}  # claims allocated in the case's input -> reservedFor (per case)
 
 
 def run_and_compare(o: dict, doc: dict, cid: str) -> list[tuple[str, str, str]]:
@@ -790,7 +804,8 @@ def run_and_compare(o: dict, doc: dict, cid: str) -> list[tuple[str, str, str]]:
         case = build_case(doc, cid)
         ALLOCATED_BEFORE.clear()
         if case.cluster.devices is not None:
-            ALLOCATED_BEFORE.update(v.key for v in case.cluster.devices.claims.values() if v.allocation is not None)
+            ALLOCATED_BEFORE.update((v.key, v.reserved_for) for v in case.cluster.devices.claims.values()
+                                    if v.allocation is not None)
         sched, results, _ = run_case(case)
         diffs = compare(o, results[-1], case)
         if DEVICES:
@@ -942,6 +957,10 @@ def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str
         return PREFILTER_NOTE
     if kind == "pool order":
         return POOL_ORDER_NOTE
+    if kind == "preemption-error (device named)":
+        # the first device of the node's pools in the allocator's order that breaks the
+        # claim's constraint: the same error, another device
+        return POOL_ORDER_NOTE
     return None
 
 
@@ -1025,6 +1044,8 @@ def main() -> int:
                 coverage["default spreading varies"] += 1
             if c.get("pluginConfig"):
                 coverage["non-default plugin args"] += 1
+            if DEVICES:
+                devgen.cover(coverage, c, o)
             if any(p.get("resources") for p in c["pods"] + [c["pod"]]):
                 coverage["pod-level requests"] += 1
             if any(t.get("operator") in ("Lt", "Gt") for t in c["pod"].get("tolerations") or []) and \

@@ -203,6 +203,12 @@ func run(in *Input, c *Cluster) *Output {
 				out.Filter[name][n.Node().Name] = &StatusOut{Code: "Skip"}
 				continue
 			}
+			if name == "DynamicResources" && !feasible[n.Node().Name] {
+				// its Filter keeps state (the claims unavailable on a node, which PostFilter
+				// deallocates; the allocation found, which Reserve takes): as the framework,
+				// it runs only where every plugin before it passed
+				continue
+			}
 			s := fp.Filter(ctx, state, pod, n)
 			out.Filter[name][n.Node().Name] = st(s)
 			if !s.IsSuccess() {
