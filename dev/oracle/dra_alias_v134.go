@@ -6,7 +6,8 @@ package main
 import "k8s.io/kubernetes/pkg/scheduler/framework"
 
 type (
-	fSharedDRAManager    = framework.SharedDRAManager
+	fSharedDRAManager     = framework.SharedDRAManager
 	fResourceClaimTracker = framework.ResourceClaimTracker
-	fNodeToStatusReader  = framework.NodeToStatusReader
+	fNodeToStatusReader   = framework.NodeToStatusReader
+	fPostFilterResult     = framework.PostFilterResult
 )

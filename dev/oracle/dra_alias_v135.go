@@ -6,7 +6,8 @@ package main
 import fwk "k8s.io/kube-scheduler/framework"
 
 type (
-	fSharedDRAManager    = fwk.SharedDRAManager
+	fSharedDRAManager     = fwk.SharedDRAManager
 	fResourceClaimTracker = fwk.ResourceClaimTracker
-	fNodeToStatusReader  = fwk.NodeToStatusReader
+	fNodeToStatusReader   = fwk.NodeToStatusReader
+	fPostFilterResult     = fwk.PostFilterResult
 )

@@ -85,7 +85,7 @@ type reservePlugin interface {
 }
 
 type postFilterPlugin interface {
-	PostFilter(context.Context, fwk.CycleState, *v1.Pod, fNodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status)
+	PostFilter(context.Context, fwk.CycleState, *v1.Pod, fNodeToStatusReader) (*fPostFilterResult, *fwk.Status)
 }
 
 // allocations: Reserve on each node, recording the claims it allocates there.

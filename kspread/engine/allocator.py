@@ -251,6 +251,7 @@ class _Run:
                 raise AllocationError(f"claim {_kobj(claim)}: number of requested devices {min_devices} exceeds "
                                       f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             self.constraints.append([_MatchAttribute(c.attribute, c.requests) for c in claim.constraints])
+        self.matches = {}  # upstream starts the search with an empty cache (validation's entries dropped)
         if not self._allocate_one(0, 0, 0, 0, False):
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
@@ -284,9 +285,13 @@ class _Run:
                 if pool.invalid:
                     raise AllocationError(f"claim {_kobj(claim)}, request {req.name}: asks for all devices, but "
                                           f"resource pool {pool.id} is currently invalid")
+                # upstream (1.33-1.35.4) validates subrequest si with the key of si - 1 (it
+                # sets the index after validating): an All subrequest after an All one takes
+                # the earlier one's cached answers, so its devices are the earlier one's
+                key = (ci, ri, max(si - 1, 0))
                 for s in pool.slices:
                     for d in s.devices:
-                        if self._selectable((ci, ri, si), rd, s, d):
+                        if self._selectable(key, rd, s, d):
                             rd.all_devices.append(((s.driver, s.pool, d.name), d, s))
             rd.num_devices = len(rd.all_devices)
         else:  # pragma: no cover - the loader admits the two modes
