@@ -688,6 +688,14 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
             diffs.append((plugin or kplugin or "?", "filter-code", detail))
         elif code != "Success" and (reason != kreason or plugin != kplugin):
             diffs.append((plugin, "filter-reason", f"{n}: upstream [{plugin}] {reason!r}; kspread [{kplugin}] {kreason!r}"))
+    for plugin, so in o["score"].items():
+        if so.get("error") and len(o["feasible"]) > 1:
+            # a Score plugin's error ends the cycle (DynamicResources' computeScore with an
+            # allocated claim before an unallocated one: allocations indexed by claim)
+            want = f"running Score plugin '{plugin}': {so['error']}"
+            if r.error != want:
+                diffs.append((plugin, "score-error", f"upstream {want!r}; kspread {r.error!r}"))
+            return diffs
     of, kf = sorted(o["feasible"]), sorted(r.feasible)
     if of != kf:
         diffs.append(("(feasible)", "feasible", f"upstream {of}; kspread {kf}"))
@@ -760,8 +768,8 @@ def compare_devices(o: dict, sched, r) -> list[tuple[str, str, str]]:
     DynamicResources' Reserve allocates there), and DynamicResources' PostFilter status
     when no node fits."""
     diffs: list[tuple[str, str, str]] = []
-    if sorted(o["feasible"]) != sorted(r.feasible):
-        return diffs
+    if sorted(o["feasible"]) != sorted(r.feasible) or r.error is not None:
+        return diffs  # compared by compare()
     if o["feasible"]:
         node = sched.placement(r.pod.key)
         if node is None:
@@ -779,6 +787,12 @@ def compare_devices(o: dict, sched, r) -> list[tuple[str, str, str]]:
                           (f", also {sorted(extra)}" if extra else "")))
     elif "postFilter" in o:
         op = ", ".join(o["postFilter"].get("reasons") or [])
+        order = o["filterOrder"]
+        if any((o["preFilter"].get(p) or {}).get("code") == "UnschedulableAndUnresolvable"
+               for p in order[:order.index("DynamicResources")]):
+            # the framework stops at that PreFilter: DynamicResources' PreFilter never runs
+            # (the oracle runs every one), and its PostFilter errs reading its state
+            op = "not found"
         st = r.post_filter_status
         if st is not None and st.plugin == "DynamicResources":
             kp = ", ".join(st.reasons)

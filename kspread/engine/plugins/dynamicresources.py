@@ -12,7 +12,9 @@ plugin of v1.35.4 does:
 * Filter: an allocated claim's node selector must match the node ("resourceclaim not
   available on the node"); the unallocated claims must be allocatable on the node
   ("cannot allocate all claims"); the allocation found is kept for Reserve.
-* PostFilter: a claim allocated for no other pod that was not available on some node
+* PostFilter: Error "not found" when its PreFilter did not run (an earlier
+  PreFilter rejected the pod: no state), which ends PostFilter before preemption;
+  a claim allocated for no other pod that was not available on some node
   is deallocated ("deallocation of ResourceClaim completed"), so a later attempt may
   allocate it elsewhere. Upstream picks that claim from a Go map at random; kspread
   takes the first in the pod's order.
@@ -195,6 +197,11 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
 
     def post_filter(self, state: CycleState, pod: Pod, statuses) -> tuple[None, Status]:
         s = state.get(NAME)
+        if s is None:
+            # its PreFilter never ran (an earlier PreFilter rejected the pod as
+            # unresolvable): upstream's getStateData fails, the PostFilter plugins stop
+            # with that Error and preemption does not run
+            return None, Status(Code.ERROR, ("not found",))
         if not isinstance(s, DRAState) or not s.claims:
             return None, Status(Code.UNSCHEDULABLE, ("no new claims to deallocate",))
         for i in sorted(s.unavailable):
