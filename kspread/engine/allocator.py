@@ -56,6 +56,10 @@ class FailedOnNode(Exception):
 class Features:
     admin_access: bool = False
     prioritized_list: bool = False
+    # from 1.34 a device taken with admin access counts as taken for its own claim (not
+    # for the others); up to 1.33 admin access marks nothing: an admin request may take a
+    # device the same claim already took, and another request one it took with admin access
+    admin_marks_own_claim: bool = True
 
 
 @dataclass
@@ -342,7 +346,7 @@ class _Run:
             for s in pool.slices:
                 for d in s.devices:
                     did = (pool.driver, pool.pool, d.name)
-                    if admin and ci in self.allocating.get(did, ()):
+                    if admin and self.a.features.admin_marks_own_claim and ci in self.allocating.get(did, ()):
                         continue
                     if not admin and self._in_use(did):
                         continue
@@ -390,7 +394,8 @@ class _Run:
 
     def _allocate_device(self, ci: int, rd: _Request, did: DeviceID, d: Device, s: ResourceSlice, must: bool):
         admin = bool(rd.request.admin_access)
-        if admin and ci in self.allocating.get(did, ()):
+        marks = not admin or self.a.features.admin_marks_own_claim
+        if admin and marks and ci in self.allocating.get(did, ()):
             return None
         if not admin and self._in_use(did):
             return None
@@ -405,13 +410,15 @@ class _Run:
                 for e in cons[:i]:
                     e.remove(base, sub)
                 return None
-        self.allocating.setdefault(did, set()).add(ci)
+        if marks:
+            self.allocating.setdefault(did, set()).add(ci)
         self.result[ci].append((AllocatedDevice(rd.full_name, *did, admin_access=True if admin else None), s))
 
         def undo() -> None:
             for c in cons:
                 c.remove(base, sub)
-            self.allocating[did].discard(ci)
+            if marks:
+                self.allocating[did].discard(ci)
             self.result[ci].pop()
 
         return undo

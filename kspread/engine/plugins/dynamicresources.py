@@ -79,6 +79,7 @@ def allocator_features(version: Version) -> Features:
     return Features(
         admin_access=version.minor == 31 or (version.minor >= 32 and version.gate("DRAAdminAccess")),
         prioritized_list=version.minor >= 33 and version.gate("DRAPrioritizedList"),
+        admin_marks_own_claim=version.minor >= 34,  # v1.33.3's allocator marks no admin device
     )
 
 
