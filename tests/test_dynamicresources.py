@@ -347,6 +347,25 @@ expect: {{unschedulable: true}}
     assert verdict(case.version, out.cycles[-1]) == want
 
 
+def test_postfilter_without_claims_gives_no_reason_up_to_1_33():
+    """v1.33.3's PostFilter answers a pod without claims Unschedulable with no reason
+    (before reading its state); from 1.34 "no new claims to deallocate" (seen with the
+    single-cycle oracles)."""
+    case = build_case(yaml.safe_load("""
+apiVersion: kspread/v1
+kind: Case
+version: "1.33"
+featureGates: {DynamicResourceAllocation: true}
+nodes: [{name: n1, allocatable: {cpu: "1", pods: 10}}]
+pod: {name: p, requests: {cpu: "2"}}
+profile: {filter: [NodeResourcesFit, DynamicResources], postFilter: [DynamicResources, DefaultPreemption]}
+expect: {unschedulable: true}
+"""), "t")
+    r = run_loaded(case).cycles[-1]
+    assert r.post_filter_reasons == ()
+    assert r.post_filter_status.plugin == "DefaultPreemption"
+
+
 def test_postfilter_errs_when_an_earlier_prefilter_rejected():
     """NodeAffinity's PreFilter rejects the pod (a term naming two nodes) before
     DynamicResources' PreFilter runs: upstream's PostFilter finds no state ("not

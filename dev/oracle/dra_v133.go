@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
@@ -73,6 +74,8 @@ func draOptions(ctx context.Context, f informers.SharedInformerFactory, client k
 		case *resourceapi.ResourceClaim:
 			must(claimInformer.GetIndexer().Add(x))
 			assumecache.AddTestObject(claimCache, x) // delivers the event (allocated devices) at once
+		default:
+			panic(fmt.Sprintf("devices: %T: this release's scheduler reads resource.k8s.io/v1beta1", o))
 		}
 	}
 	rt := &recordingTracker{ResourceClaimTracker: mgr.ResourceClaims(), got: map[string][]string{}}

@@ -167,7 +167,7 @@ type Output struct {
 	Allocations map[string]map[string][]string `json:"allocations,omitempty"`
 	// PostFilter: DynamicResources' PostFilter status when no node fits.
 	PostFilter *StatusOut `json:"postFilter,omitempty"`
-	Error       string                           `json:"error,omitempty"`
+	Error      string     `json:"error,omitempty"`
 }
 
 // k8sVersion is set at build time: -ldflags "-X main.k8sVersion=v1.35.4"

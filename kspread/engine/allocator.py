@@ -60,6 +60,9 @@ class Features:
     # for the others); up to 1.33 admin access marks nothing: an admin request may take a
     # device the same claim already took, and another request one it took with admin access
     admin_marks_own_claim: bool = True
+    # from 1.34 an All request that fails midway gives back the devices it took; v1.33.3
+    # drops the rollback (allocateDevice's undo discarded): they stay taken, in the result
+    all_rolls_back: bool = True
 
 
 @dataclass
@@ -337,7 +340,8 @@ class _Run:
             # usually "done"; its selectors for the devices that follow)
             if self._allocate_one(ci, ri, 0, di + 1, in_sub):
                 return True
-            undo()
+            if self.a.features.all_rolls_back:
+                undo()
             return False
         admin = bool(req.admin_access)
         for pool in self.pools:

@@ -80,6 +80,7 @@ def allocator_features(version: Version) -> Features:
         admin_access=version.minor == 31 or (version.minor >= 32 and version.gate("DRAAdminAccess")),
         prioritized_list=version.minor >= 33 and version.gate("DRAPrioritizedList"),
         admin_marks_own_claim=version.minor >= 34,  # v1.33.3's allocator marks no admin device
+        all_rolls_back=version.minor >= 34,  # nor gives back an All request's devices
     )
 
 
@@ -197,6 +198,8 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         return SUCCESS
 
     def post_filter(self, state: CycleState, pod: Pod, statuses) -> tuple[None, Status]:
+        if not pod.resource_claims and self.handle.version.minor <= 33:
+            return None, Status(Code.UNSCHEDULABLE, ())  # up to 1.33: no reason, state unread
         s = state.get(NAME)
         if s is None:
             # its PreFilter never ran (an earlier PreFilter rejected the pod as
