@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import json
 import random
 import re
@@ -35,6 +36,9 @@ from kspread.engine.scheduler import run_case
 from kspread.engine.versions import make_version
 from kspread.format.case import build_case
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import devgen
+
 FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity"]
 # with --storage (checked at 1.28, 1.31, 1.33-1.35): the volume plugins, where the default profile has them
@@ -47,6 +51,7 @@ RESIZE = False  # set by --resize
 # RestartAllContainers restart rule
 NDF = False  # set by --ndf
 NDF_FEATURES = ["RestartAllContainersOnContainerExits", "GuaranteedQoSPodCPUResize"]
+DEVICES = False  # set by --devices: device objects and DynamicResources (devgen.py)
 CSI = "ebs.csi.aws.com"
 SCORES = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
           "NodeResourcesBalancedAllocation", "ImageLocality"]
@@ -66,6 +71,10 @@ def feature_gates(minor: int) -> dict[str, bool]:
     TaintTolerationComparisonOperators (alpha, off by default in 1.35) so that the
     tolerations use Lt / Gt; PodLevelResources (alpha, off by default in 1.32-1.33) so
     that pods carry spec.resources there too."""
+    return {**_feature_gates(minor), **(devgen.feature_gates(minor) if DEVICES else {})}
+
+
+def _feature_gates(minor: int) -> dict[str, bool]:
     if minor >= 35 and NDF:
         return {"TaintTolerationComparisonOperators": True, "NodeDeclaredFeatures": True}
     if minor >= 35:
@@ -464,6 +473,8 @@ class Gen:
             c["pluginConfig"] = self.plugin_config()
         if STORAGE:
             self.storage(c)
+        if DEVICES:
+            devgen.DeviceGen(r, self.minor).objects(c)
         return c
 
     def storage(self, c: dict) -> None:
@@ -632,17 +643,17 @@ def score_plugins(minor: int) -> list[str]:
     """SelectorSpread (not in the default profile from 1.23, still registered to 1.28) too;
     VolumeBinding with --storage."""
     return SCORES + (["SelectorSpread"] if minor <= 28 else []) + (["VolumeBinding"] if STORAGE and minor >= 35
-                                                                     else [])
+                                                                     else []) + (
+        ["DynamicResources"] if DEVICES and minor >= 35 else [])
 
 
 def filters(minor: int) -> list[str]:
     """The filter plugins in upstream's default order (the volume ones with --storage)."""
-    if NDF:
-        return FILTERS + ["NodeDeclaredFeatures"]
-    if not STORAGE:
-        return FILTERS
-    i = FILTERS.index("NodeResourcesFit") + 1
-    return FILTERS[:i] + volume_filters(minor) + FILTERS[i:]
+    out = FILTERS
+    if STORAGE:
+        i = FILTERS.index("NodeResourcesFit") + 1
+        out = FILTERS[:i] + volume_filters(minor) + FILTERS[i:]
+    return out + (["DynamicResources"] if DEVICES else []) + (["NodeDeclaredFeatures"] if NDF else [])
 
 
 def volume_filters(minor: int) -> list[str]:
@@ -687,7 +698,7 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
         "apiVersion": "kspread/v1", "kind": "Case", "name": name, "version": version,
         "profile": {"filter": filters(v.minor), "score": [{"name": s, "weight": weights.get(s, 1)}
                                                  for s in score_plugins(v.minor)],
-                    "postFilter": ["DefaultPreemption"]},
+                    "postFilter": (["DynamicResources"] if DEVICES else []) + ["DefaultPreemption"]},
         "zones": c["zones"], "nodes": c["nodes"], "pods": [_kspread_pod(p) for p in c["pods"]],
         "pod": _kspread_pod(c["pod"]), "owners": c["owners"], "namespaces": c["namespaces"],
         "pdbs": c["pdbs"], "expect": {"feasible": []},
@@ -698,12 +709,16 @@ def kspread_case(c: dict, version: str, name: str) -> dict:
         doc["featureGates"] = feature_gates(v.minor)
     if c.get("pluginConfig"):
         doc["profile"]["pluginConfig"] = c["pluginConfig"]
-    if c.get("storage"):
-        doc["objects"] = c["storage"]
+    if c.get("storage") or c.get("devices"):
+        doc["objects"] = (c.get("storage") or []) + (c.get("devices") or [])
     return doc
 
 
 # ---- comparison ------------------------------------------------------------------------------
+
+DR_ERR = 'running "DynamicResources" filter plugin: '
+DEVICE_ID = r"cannot add device \S+ because"
+
 
 def oracle_node_status(o: dict, node: str) -> tuple[str, str, str]:
     """The scheduler's status for a node: a PreFilter rejection for every node (the
@@ -725,6 +740,17 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
     diffs: list[tuple[str, str, str]] = []
     r = k
     nodes = [n.name for n in ks_case.cluster.nodes]
+    errors = {n: oracle_node_status(o, n) for n in nodes}
+    errors = {n: e for n, e in errors.items() if e[0] == "Error"}
+    if errors:
+        # a Filter that errs ends the cycle (RunFilterPluginsWithNominatedPods' first error,
+        # from 16 workers: any of the nodes that err); kspread stops at the first in node
+        # order: its error must be one of upstream's
+        said = {f"running Filter plugin '{e[2]}': {e[1]}" for e in errors.values()}
+        if r.error not in said:
+            diffs.append((next(iter(errors.values()))[2], "error",
+                          f"upstream errors {sorted(said)}; kspread {r.error!r}"))
+        return diffs
     for n in nodes:
         code, reason, plugin = oracle_node_status(o, n)
         st = r.statuses.get(n)
@@ -736,6 +762,14 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
             diffs.append((plugin or kplugin or "?", "filter-code", detail))
         elif code != "Success" and (reason != kreason or plugin != kplugin):
             diffs.append((plugin, "filter-reason", f"{n}: upstream [{plugin}] {reason!r}; kspread [{kplugin}] {kreason!r}"))
+    for plugin, so in o["score"].items():
+        if so.get("error") and len(o["feasible"]) > 1:
+            # a Score plugin's error ends the cycle (DynamicResources' computeScore with an
+            # allocated claim before an unallocated one: allocations indexed by claim)
+            want = f"running Score plugin '{plugin}': {so['error']}"
+            if r.error != want:
+                diffs.append((plugin, "score-error", f"upstream {want!r}; kspread {r.error!r}"))
+            return diffs
     of, kf = sorted(o["feasible"]), sorted(r.feasible)
     if of != kf:
         diffs.append(("(feasible)", "feasible", f"upstream {of}; kspread {kf}"))
@@ -772,6 +806,23 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
     if not of:
         op = o.get("preemption") or {}
         kp = r.preemption
+        err = op.get("error") or ""
+        # several nodes' errors come aggregated: "[e1, e2]"
+        parts = re.split(r", (?=running \")", err[1:-1]) if err.startswith("[" + DR_ERR) and err.endswith("]") \
+            else [err]
+        if all(x.startswith(DR_ERR) for x in parts):
+            # a Filter error in the dry run (DynamicResources: a claim that can never be
+            # allocated on a node): the preemption fails with it; kspread's cycle ends with
+            # the first node's
+            wants = ["running Filter plugin 'DynamicResources': " + x[len(DR_ERR):] for x in parts]
+            if r.error not in wants:
+                same = r.error is not None and re.sub(DEVICE_ID, "D", r.error) in {re.sub(DEVICE_ID, "D", w)
+                                                                                   for w in wants}
+                diffs.append(("DefaultPreemption", "preemption-error" + (" (device named)" if same else ""),
+                              f"upstream {wants!r}; kspread {r.error!r}"))
+            elif len(wants) > 1:
+                diffs.append(("DefaultPreemption", "preemption-error (aggregated)", f"upstream {err!r}"))
+            return diffs
         if op.get("error"):
             prefilter = op["error"].startswith("PreFilter: ") and not (kp and kp.candidates)
             # the oracle's dry run takes the nodes its Filter calls rejected as Unschedulable,
@@ -792,6 +843,157 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
             elif onode is not None and sorted(op.get("victims") or []) != ocand.get(onode):
                 diffs.append(("DefaultPreemption", "victims", f"upstream {op.get('victims')}"))
     return diffs
+
+
+def compare_devices(o: dict, sched, r) -> list[tuple[str, str, str]]:
+    """--devices: the devices allocated on the node kspread chose (upstream: what
+    DynamicResources' Reserve allocates there), and DynamicResources' PostFilter status
+    when no node fits."""
+    diffs: list[tuple[str, str, str]] = []
+    if sorted(o["feasible"]) != sorted(r.feasible) or r.error is not None:
+        return diffs  # compared by compare()
+    if o["feasible"]:
+        node = sched.placement(r.pod.key)
+        if node is None:
+            return [("DynamicResources", "allocation", f"kspread bound no pod; upstream feasible {o['feasible']}")]
+        want = {(k[len("default/"):] if k.startswith("default/") else k): sorted(x.split("@")[0] for x in v)
+                for k, v in ((o.get("allocations") or {}).get(node) or {}).items()}
+        have = sched.claims.allocations()
+        got = {k: sorted(have.get(k) or []) for k in want}
+        mine = {pc.claim_name if r.pod.namespace == "default" else f"{r.pod.namespace}/{pc.claim_name}"
+                for pc in r.pod.resource_claims}
+        extra = {k for k in mine - set(want) if have.get(k) is not None and k not in ALLOCATED_BEFORE}
+        if got != want or extra:
+            diffs.append(("DynamicResources", "allocation",
+                          f"{node}: upstream {(o.get('allocations') or {}).get(node)}; kspread {got}" +
+                          (f", also {sorted(extra)}" if extra else "")))
+    elif "postFilter" in o:
+        op = ", ".join(o["postFilter"].get("reasons") or [])
+        order = o["filterOrder"]
+        if any((o["preFilter"].get(p) or {}).get("code") == "UnschedulableAndUnresolvable"
+               for p in order[:order.index("DynamicResources")]):
+            # the framework stops at that PreFilter: DynamicResources' PreFilter never runs
+            # (the oracle runs every one), and its PostFilter errs reading its state
+            op = "not found"
+        st = r.post_filter_status
+        if st is not None and st.plugin == "DynamicResources":
+            kp = ", ".join(st.reasons)
+        elif r.post_filter_reasons:
+            kp = r.post_filter_reasons[0]
+        elif not r.pod.resource_claims:  # DefaultPreemption succeeded: its words are lost, its effect is not
+            kp = "no new claims to deallocate" if sched.version.minor >= 34 else ""
+        else:
+            have = sched.claims.allocations()
+            victims = {v.key for v in (r.preemption.victims if r.preemption and r.preemption.nominated_node else [])}
+            freed = [k for k, users in ALLOCATED_BEFORE.items() if have.get(k) is None and not set(users) & victims]
+            kp = "deallocation of ResourceClaim completed" if freed else "still not schedulable"
+        if op != kp:
+            diffs.append(("DynamicResources", "postfilter", f"upstream {op!r}; kspread {kp!r}"))
+    return diffs
+
+
+ALLOCATED_BEFORE: dict[str, tuple] = {}  # claims allocated in the case's input -> reservedFor (per case)
+
+
+def run_and_compare(o: dict, doc: dict, cid: str) -> list[tuple[str, str, str]]:
+    try:
+        case = build_case(doc, cid)
+        ALLOCATED_BEFORE.clear()
+        if case.cluster.devices is not None:
+            ALLOCATED_BEFORE.update((v.key, v.reserved_for) for v in case.cluster.devices.claims.values()
+                                    if v.allocation is not None)
+        sched, results, _ = run_case(case)
+        diffs = compare(o, results[-1], case)
+        if DEVICES:
+            diffs += compare_devices(o, sched, results[-1])
+        return diffs
+    except Exception as e:  # a kspread error on a valid cluster is a difference too
+        return [("(kspread)", "exception", f"{type(e).__name__}: {e}")]
+
+
+AGGREGATE_NOTE = "several nodes' Filter errors in the dry run: upstream aggregates them, kspread reports the first"
+POOL_ORDER_NOTE = "upstream's allocator takes the pools in Go map order (random); kspread's is the case's"
+
+
+def _slice_orders(slices: list, limit: int):
+    """Orders of the slices as upstream's allocator may see them: pools in any order
+    (GatherPools walks a Go map) and a pool's slices in any order (the informer's
+    lister lists a map), the case's own first."""
+    pools: dict[tuple[str, str], list] = {}
+    for x in slices:
+        pools.setdefault((x.driver, x.pool), []).append(x)
+    groups = list(pools.values())
+    n = 0
+    for perm in itertools.permutations(range(len(groups))):
+        inner = [list(itertools.permutations(groups[i])) for i in perm]
+        for combo in itertools.product(*inner):
+            yield [x for g in combo for x in g]
+            n += 1
+            if n >= limit:
+                return
+
+
+def _node_outcome(alloc_cls, features, tracker, slices, node, todo):
+    from kspread.engine.allocator import AllocationError, FailedOnNode
+    a = alloc_cls(features, tracker.allocated_devices(), tracker.objects.classes, slices, tracker.cel_results)
+    try:
+        got = a.allocate(node, todo)
+    except FailedOnNode as e:
+        return ("UnschedulableAndUnresolvable", str(e))
+    except AllocationError as e:
+        return ("Error", str(e))
+    if got is None:
+        return ("UnschedulableAndUnresolvable", "cannot allocate all claims")
+    return ("Success", {c.key: sorted(str(d) for d in al.devices) for c, al in zip(todo, got)})
+
+
+def pool_orders(o: dict, doc: dict, cid: str, limit: int = 48) -> bool:
+    """Whether every node where kspread's allocator and upstream's disagree (the Filter's
+    outcome, or the devices upstream's Reserve takes there) agrees under some order of
+    the pools and of their slices: upstream's GatherPools returns pools in a Go map's
+    order and the informer lists slices in a map's order, both different from call to
+    call (so from node to node); kspread takes the case's order."""
+    from kspread.engine.allocator import Allocator
+    from kspread.engine.devices import ClaimTracker
+    from kspread.engine.plugins.dynamicresources import allocator_features, pod_claims
+    try:
+        case = build_case(doc, cid)
+    except Exception:
+        return False
+    objs = case.cluster.devices
+    if objs is None or len(objs.slices) < 2:
+        return False
+    pod = case.incoming[0]
+    tracker = ClaimTracker(objs)
+    todo = [c for c in pod_claims(tracker, pod) if c.allocation is None]
+    if not todo:
+        return False
+    features = allocator_features(case.version)
+    dr = o["filter"].get("DynamicResources") or {}
+    allocs = o.get("allocations") or {}
+    some = False
+    for node in case.cluster.nodes:
+        st = dr.get(node.name)
+        if st is None or st["code"] == "Skip":
+            continue
+        reason = ", ".join(st.get("reasons") or [])
+        if st["code"] == "Success":
+            if node.name not in o["feasible"]:
+                continue  # another plugin rejects it: no Reserve ran there
+            want: Any = ("Success", {(k[8:] if k.startswith("default/") else k): sorted(x.split("@")[0] for x in v)
+                                     for k, v in (allocs.get(node.name) or {}).items()})
+        elif reason == "resourceclaim not available on the node":
+            continue  # decided after the allocation, which succeeded: not compared here
+        else:
+            want = (st["code"], reason)
+        if _node_outcome(Allocator, features, tracker, list(objs.slices), node, todo) == want:
+            continue
+        some = True
+        mine = [x for x in objs.slices if x.node_name in (None, node.name)]  # others: not for the node
+        if not any(_node_outcome(Allocator, features, tracker, order, node, todo) == want
+                   for order in _slice_orders(mine, limit)):
+            return False
+    return some
 
 
 def cover(coverage: Counter, o: dict) -> None:
@@ -850,6 +1052,14 @@ def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str
             return None
     if plugin == "DefaultPreemption" and kind == "after-prefilter":
         return PREFILTER_NOTE
+    if kind == "pool order":
+        return POOL_ORDER_NOTE
+    if kind == "preemption-error (aggregated)":
+        return AGGREGATE_NOTE
+    if kind == "preemption-error (device named)":
+        # the first device of the node's pools in the allocator's order that breaks the
+        # claim's constraint: the same error, another device
+        return POOL_ORDER_NOTE
     return None
 
 
@@ -873,12 +1083,14 @@ def main() -> int:
     ap.add_argument("--examples", type=int, default=3, help="examples written per (plugin, kind)")
     ap.add_argument("--json", help="write the counts as JSON to this file")
     ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.23 and later; VolumeBinding scores from 1.35)")
+    ap.add_argument("--devices", action="store_true", help="device objects and DynamicResources (from 1.31)")
     ap.add_argument("--ndf", action="store_true", help="NodeDeclaredFeatures (1.35 oracle with ndf_v135.go)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
-    global STORAGE, RESIZE, NDF
+    global STORAGE, DEVICES, RESIZE, NDF
     STORAGE = args.storage
+    DEVICES = args.devices
     RESIZE = args.resize
     NDF = args.ndf
 
@@ -908,12 +1120,9 @@ def main() -> int:
                 counts[("(oracle)", "error: " + o["error"][:80], False)] += 1
                 continue
             doc = kspread_case(c, args.version, cid)
-            try:
-                case = build_case(doc, cid)
-                _, results, _ = run_case(case)
-                diffs = compare(o, results[-1], case)
-            except Exception as e:  # a kspread error on a valid cluster is a difference too
-                diffs = [("(kspread)", "exception", f"{type(e).__name__}: {e}")]
+            diffs = run_and_compare(o, doc, cid)
+            if DEVICES and diffs and pool_orders(o, doc, cid):
+                diffs = [("DynamicResources", "pool order", POOL_ORDER_NOTE)]
             case_unexplained = False
             seen_plugins = set()
             for plugin, kind, detail in diffs:
@@ -939,6 +1148,8 @@ def main() -> int:
                 coverage["default spreading varies"] += 1
             if c.get("pluginConfig"):
                 coverage["non-default plugin args"] += 1
+            if DEVICES:
+                devgen.cover(coverage, c, o)
             if any(p.get("resources") for p in c["pods"] + [c["pod"]]):
                 coverage["pod-level requests"] += 1
             if any(t.get("operator") in ("Lt", "Gt") for t in c["pod"].get("tolerations") or []) and \

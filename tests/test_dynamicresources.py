@@ -24,6 +24,7 @@ from kspread.engine.devices import (
     ResourceClaim,
     ResourceSlice,
 )
+from kspread.engine.framework.status import Code
 from kspread.engine.model import Node
 from kspread.errors import CaseError
 from kspread.format.case import build_case
@@ -344,6 +345,54 @@ expect: {{unschedulable: true}}
 """), "t")
     out = run_loaded(case)
     assert verdict(case.version, out.cycles[-1]) == want
+
+
+def test_postfilter_without_claims_gives_no_reason_up_to_1_33():
+    """v1.33.3's PostFilter answers a pod without claims Unschedulable with no reason
+    (before reading its state); from 1.34 "no new claims to deallocate" (seen with the
+    single-cycle oracles)."""
+    case = build_case(yaml.safe_load("""
+apiVersion: kspread/v1
+kind: Case
+version: "1.33"
+featureGates: {DynamicResourceAllocation: true}
+nodes: [{name: n1, allocatable: {cpu: "1", pods: 10}}]
+pod: {name: p, requests: {cpu: "2"}}
+profile: {filter: [NodeResourcesFit, DynamicResources], postFilter: [DynamicResources, DefaultPreemption]}
+expect: {unschedulable: true}
+"""), "t")
+    r = run_loaded(case).cycles[-1]
+    assert r.post_filter_reasons == ()
+    assert r.post_filter_status.plugin == "DefaultPreemption"
+
+
+def test_postfilter_errs_when_an_earlier_prefilter_rejected():
+    """NodeAffinity's PreFilter rejects the pod (a term naming two nodes) before
+    DynamicResources' PreFilter runs: upstream's PostFilter finds no state ("not
+    found"), RunPostFilterPlugins stops with that Error and DefaultPreemption never
+    runs, so the event has no PostFilter part (seen with the single-cycle oracle,
+    dev/README.md)."""
+    from kspread.engine.diagnosis import verdict
+
+    case = build_case(yaml.safe_load("""
+apiVersion: kspread/v1
+kind: Case
+version: "1.35"
+nodes: [n1]
+pod:
+  name: p
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchFields: [{key: metadata.name, operator: In, values: [n1]}, {key: metadata.name, operator: In, values: [n2]}]
+expect: {unschedulable: true}
+"""), "t")
+    out = run_loaded(case)
+    r = out.cycles[-1]
+    assert (r.post_filter_status.code, r.post_filter_status.plugin, r.post_filter_status.reasons) == (
+        Code.ERROR, "DynamicResources", ("not found",))
+    assert verdict(case.version, r) == "0/1 nodes are available: pod affinity terms conflict."
 
 
 @pytest.mark.parametrize("version,reserved,in_use", [("1.32", 32, True), ("1.32", 31, False), ("1.35", 255, False),

@@ -84,6 +84,10 @@ type PodIn struct {
 	// RestartAll: the container has a restartPolicyRules rule with action RestartAllContainers
 	// (1.35+ oracles only).
 	RestartAll bool `json:"restartAll"`
+	// ResourceClaims: spec.resourceClaims (DynamicResources). An entry naming a
+	// ResourceClaimTemplate gets the claim the resource claim controller would make
+	// (devices.go).
+	ResourceClaims json.RawMessage `json:"resourceClaims"`
 }
 
 // Setters of API fields some versions lack, set by a version's own file (ndf_v135.go);
@@ -134,6 +138,9 @@ type Input struct {
 	// Storage: PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
 	// CSIStorageCapacities and VolumeAttachments as Kubernetes manifests (apiVersion and kind set).
 	Storage []json.RawMessage `json:"storage"`
+	// Devices: DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates as
+	// manifests in the resource.k8s.io version the build's scheduler reads (devices.go).
+	Devices []json.RawMessage `json:"devices"`
 }
 
 type StatusOut struct {
@@ -170,7 +177,12 @@ type Output struct {
 	Score       map[string]*ScoreOut             `json:"score"`
 	Total       map[string]int64                 `json:"total"`
 	Preemption  *PreemptionOut                   `json:"preemption,omitempty"`
-	Error       string                           `json:"error,omitempty"`
+	// Allocations: per feasible node, the devices DynamicResources' Reserve would allocate
+	// there to each claim it allocates (claim -> "driver/pool/device@request", in result order).
+	Allocations map[string]map[string][]string `json:"allocations,omitempty"`
+	// PostFilter: DynamicResources' PostFilter status when no node fits.
+	PostFilter *StatusOut `json:"postFilter,omitempty"`
+	Error      string     `json:"error,omitempty"`
 }
 
 // k8sVersion is set at build time: -ldflags "-X main.k8sVersion=v1.35.4"
@@ -225,6 +237,9 @@ func mkPod(p PodIn, i int) *v1.Pod {
 			Volumes:        p.Volumes,
 		},
 	}
+	if len(p.ResourceClaims) > 0 {
+		setPodClaims(pod, p.ResourceClaims)
+	}
 	if p.Controller != nil {
 		t := true
 		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: controllerAPI[p.Controller.Kind], Kind: p.Controller.Kind,
@@ -266,6 +281,8 @@ type Cluster struct {
 	Pod     *v1.Pod
 	Objects []runtime.Object // namespaces and owners, for the fake client
 	PDBs    []*policy.PodDisruptionBudget
+	// DRA: the device objects (classes, slices, claims; in the fake client's Objects too).
+	DRA []runtime.Object
 }
 
 func build(in *Input) (*Cluster, error) {
@@ -356,6 +373,9 @@ func build(in *Input) (*Cluster, error) {
 			return nil, fmt.Errorf("storage[%d]: %v", i, err)
 		}
 		c.Objects = append(c.Objects, obj)
+	}
+	if err := buildDevices(in, c); err != nil {
+		return nil, err
 	}
 	for _, p := range in.PDBs {
 		ns := nsOr(p.Namespace)

@@ -82,6 +82,13 @@ class Features:
     # the devices allocated and being allocated), 34 (a device's slice, every counter of
     # it, tracking what this search consumes), 35 (the pool, as 34)
     counters_version: int = 35
+    # from 1.34 a device taken with admin access counts as taken for its own claim (not
+    # for the others); up to 1.33 admin access marks nothing: an admin request may take a
+    # device the same claim already took, and another request one it took with admin access
+    admin_marks_own_claim: bool = True
+    # from 1.34 an All request that fails midway gives back the devices it took; v1.33.3
+    # drops the rollback (allocateDevice's undo discarded): they stay taken, in the result
+    all_rolls_back: bool = True
 
 
 @dataclass
@@ -402,6 +409,7 @@ class _Run:
                                       f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             self.constraints.append([(_DistinctAttribute if c.distinct else _MatchAttribute)(c.attribute, c.requests)
                                      for c in claim.constraints])
+        self.matches = {}  # upstream starts the search with an empty cache (validation's entries dropped)
         if not self._allocate_one(0, 0, 0, 0, False):
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
@@ -435,9 +443,13 @@ class _Run:
                 if pool.invalid:
                     raise AllocationError(f"claim {_kobj(claim)}, request {req.name}: asks for all devices, but "
                                           f"resource pool {pool.id} is currently invalid")
+                # upstream (1.33-1.35.4) validates subrequest si with the key of si - 1 (it
+                # sets the index after validating): an All subrequest after an All one takes
+                # the earlier one's cached answers, so its devices are the earlier one's
+                key = (ci, ri, max(si - 1, 0))
                 for s in pool.slices:
                     for d in s.devices:
-                        if self._selectable((ci, ri, si), rd, s, d):
+                        if self._selectable(key, rd, s, d):
                             if self.a.features.consumable_capacity and \
                                     not self._capacity_fits((s.driver, s.pool, d.name), d, req):
                                 continue
@@ -483,9 +495,14 @@ class _Run:
             undo = self._allocate_device(ci, rd, did, dev, s, must=True)
             if undo is None:
                 return False
-            if self._allocate_one(ci, ri, si, di + 1, in_sub):
+            # upstream (1.33-1.35.4) goes on with deviceIndices{claim, request, device + 1}:
+            # the subrequest index is dropped, so after the first device of an All
+            # subrequest past the first, the first subrequest's data decides (its count:
+            # usually "done"; its selectors for the devices that follow)
+            if self._allocate_one(ci, ri, 0, di + 1, in_sub):
                 return True
-            undo()
+            if self.a.features.all_rolls_back:
+                undo()
             return False
         admin = bool(req.admin_access)
         for pool in self.pools:
@@ -494,7 +511,7 @@ class _Run:
             for s in pool.slices:
                 for d in s.devices:
                     did = (pool.driver, pool.pool, d.name)
-                    if admin and ci in self.allocating.get(did, ()):
+                    if admin and self.a.features.admin_marks_own_claim and ci in self.allocating.get(did, ()):
                         continue
                     if not admin and self._in_use(did):
                         continue
@@ -551,7 +568,8 @@ class _Run:
         admin = bool(rd.request.admin_access)
         f = self.a.features
         multi = f.consumable_capacity and bool(d.allow_multiple_allocations)
-        if not multi and admin and ci in self.allocating.get(did, ()):
+        marks = not admin or f.admin_marks_own_claim
+        if not multi and admin and marks and ci in self.allocating.get(did, ()):
             return None
         if not admin and self._in_use(did):
             return None
@@ -579,7 +597,7 @@ class _Run:
                 for e in cons[:i]:
                     e.remove(base, sub)
                 return None
-        if not multi:
+        if not multi and marks:
             self.allocating.setdefault(did, set()).add(ci)
         share_id = consumed = None
         if f.consumable_capacity:
@@ -611,7 +629,8 @@ class _Run:
                     if not held:
                         del self.allocating_capacity[did]
             else:
-                self.allocating[did].discard(ci)
+                if marks:
+                    self.allocating[did].discard(ci)
                 if counted and f.counters_version >= 34:
                     self._release_counters(d, s, pool)
             self.result[ci].pop()

@@ -12,7 +12,9 @@ plugin of v1.35.4 does:
 * Filter: an allocated claim's node selector must match the node ("resourceclaim not
   available on the node"); the unallocated claims must be allocatable on the node
   ("cannot allocate all claims"); the allocation found is kept for Reserve.
-* PostFilter: a claim allocated for no other pod that was not available on some node
+* PostFilter: Error "not found" when its PreFilter did not run (an earlier
+  PreFilter rejected the pod: no state), which ends PostFilter before preemption;
+  a claim allocated for no other pod that was not available on some node
   is deallocated ("deallocation of ResourceClaim completed"), so a later attempt may
   allocate it elsewhere. Upstream picks that claim from a Go map at random; kspread
   takes the first in the pod's order.
@@ -91,6 +93,8 @@ def allocator_features(version: Version) -> Features:
         counters_version=min(max(version.minor, 33), 35),
         consumable_capacity=version.minor >= 35 and version.gate("DRAConsumableCapacity"),
         binding_conditions=binding_conditions_enabled(version),
+        admin_marks_own_claim=version.minor >= 34,  # v1.33.3's allocator marks no admin device
+        all_rolls_back=version.minor >= 34,  # nor gives back an All request's devices
     )
 
 
@@ -359,7 +363,14 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         return SUCCESS
 
     def post_filter(self, state: CycleState, pod: Pod, statuses) -> tuple[None, Status]:
+        if not pod.resource_claims and self.handle.version.minor <= 33:
+            return None, Status(Code.UNSCHEDULABLE, ())  # up to 1.33: no reason, state unread
         s = state.get(NAME)
+        if s is None:
+            # its PreFilter never ran (an earlier PreFilter rejected the pod as
+            # unresolvable): upstream's getStateData fails, the PostFilter plugins stop
+            # with that Error and preemption does not run
+            return None, Status(Code.ERROR, ("not found",))
         if not isinstance(s, DRAState) or not s.claims:
             return None, Status(Code.UNSCHEDULABLE, ("no new claims to deallocate",))
         for i in sorted(s.unavailable):

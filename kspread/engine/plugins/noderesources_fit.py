@@ -299,6 +299,8 @@ def failure_keys(plan: Sequence[tuple[str, str, int]], nodes: NodeSet | _Whole, 
         if not len(left) or req <= int(left.min()):
             continue
         failed = req > left
+        if isinstance(r, DraBacked):  # (``_failed``: a node without it leaves it to DynamicResources)
+            failed &= capacity > 0
         # (a request no node's allocatable is below exceeds none: nothing to mark)
         if unres_matters and r != PODS and req > derived(capacity, "min", _least):
             over = failed & (req > capacity)

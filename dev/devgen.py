@@ -1,0 +1,311 @@
+"""Random device objects (dynamic resource allocation) for the differential tests
+(``difftest.py --devices``; see dev/README.md).
+
+A cluster gets node-local ResourceSlices (one or two pools per node, a slice of a pool
+sometimes split in two), network-attached slices (``nodeSelector`` on a node label, or
+``allNodes``), DeviceClasses with CEL selectors, claims already allocated (shared by
+bound pods through ``reservedFor``, some not reserved at all), and pods asking for
+devices through their own claims, shared claims and ResourceClaimTemplates: ExactCount
+and All, several requests, ``matchAttribute`` constraints, ``firstAvailable`` lists
+(from 1.33), ``adminAccess``. Objects are written in the ``resource.k8s.io`` version the
+Kubernetes version serves to its scheduler (v1 from 1.34, v1beta1 in 1.32-1.33, v1alpha3
+in 1.31), each in that version's shape.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+GPU = "gpu.example.com"
+NIC = "nic.example.com"
+MODELS = ["a100", "h100", "t4"]
+VERSIONS = ["1.2.0", "1.10.1", "2.0.0-rc.1", "2.0.0", "2.3.4"]
+MEMORY = ["16Gi", "40Gi", "80Gi", "40960Mi"]
+
+
+def api_version(minor: int) -> str:
+    return "resource.k8s.io/" + ("v1" if minor >= 34 else "v1beta1" if minor >= 32 else "v1alpha3")
+
+
+def feature_gates(minor: int) -> dict[str, bool]:
+    """The DRA gates every --devices case runs with (the oracle gets the same): the
+    API and the plugin before 1.34 (beta, off by default in 1.32-1.33; alpha in 1.31),
+    admin access (alpha in 1.32-1.33), prioritized lists (alpha in 1.33)."""
+    if minor >= 34:
+        return {}
+    gates = {"DynamicResourceAllocation": True}
+    if minor >= 32:
+        gates["DRAAdminAccess"] = True
+    if minor >= 33:
+        gates["DRAPrioritizedList"] = True
+    return gates
+
+
+class DeviceGen:
+    def __init__(self, rng: random.Random, minor: int) -> None:
+        self.r = rng
+        self.minor = minor
+        self.api = api_version(minor)
+        self.flat = minor >= 34  # v1: devices without `basic`, requests with `exactly`
+
+    def chance(self, p: float) -> bool:
+        return self.r.random() < p
+
+    # ---- attributes and devices ----------------------------------------------------------
+
+    def gpu_device(self, name: str) -> tuple[dict, dict]:
+        r = self.r
+        attrs: dict[str, Any] = {"model": {"string": r.choice(MODELS)}, "index": {"int": r.randint(0, 3)},
+                                 "healthy": {"bool": self.chance(0.8)},
+                                 "driverVersion": {"version": r.choice(VERSIONS)},
+                                 f"{GPU}/numa": {"int": r.randint(0, 1)}}
+        if self.chance(0.3):
+            attrs["example.com/rack"] = {"string": r.choice(["r1", "r2"])}
+        caps = {"memory": r.choice(MEMORY)}
+        return attrs, caps
+
+    def nic_device(self) -> tuple[dict, dict]:
+        r = self.r
+        return ({"speed": {"int": r.choice([10, 25, 100])}, f"{GPU}/numa": {"int": r.randint(0, 1)},
+                 "rdma": {"bool": self.chance(0.5)}}, {"bandwidth": r.choice(["10G", "25G", "100G"])})
+
+    def device(self, name: str, attrs: dict, caps: dict) -> dict:
+        if self.minor >= 32:
+            cap = {k: {"value": v} for k, v in caps.items()}
+        else:
+            cap = dict(caps)  # v1alpha3: plain quantities
+        body = {"attributes": attrs, "capacity": cap}
+        return {"name": name, **body} if self.flat else {"name": name, "basic": body}
+
+    def slice_(self, name: str, driver: str, pool: str, count: int, devices: list[dict], where: dict,
+               generation: int = 1) -> dict:
+        spec = {"driver": driver, "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+                **where, "devices": devices}
+        return {"apiVersion": self.api, "kind": "ResourceSlice", "metadata": {"name": name}, "spec": spec}
+
+    # ---- requests ------------------------------------------------------------------------
+
+    def gpu_selector(self) -> str:
+        r = self.r
+        return r.choice([
+            f'device.attributes["{GPU}"].model == "{r.choice(MODELS)}"',
+            f'device.attributes["{GPU}"].index < {r.randint(1, 3)}',
+            f'device.attributes["{GPU}"].healthy',
+            f'device.capacity["{GPU}"].memory.compareTo(quantity("{r.choice(["20Gi", "40Gi", "64Gi"])}")) >= 0',
+            f'device.attributes["{GPU}"].driverVersion.isGreaterThan(semver("{r.choice(["1.5.0", "2.0.0"])}"))',
+            f'device.attributes["{GPU}"].driverVersion.isLessThan(semver("2.0.0"))',
+            '"rack" in device.attributes["example.com"]',
+            f'device.attributes["{GPU}"].model in ["a100", "h100"] && device.attributes["{GPU}"].numa == 0',
+        ])
+
+    def nic_selector(self) -> str:
+        r = self.r
+        return r.choice([
+            f'device.attributes["{NIC}"].speed >= {r.choice([25, 100])}',
+            f'device.attributes["{NIC}"].rdma',
+            f'device.capacity["{NIC}"].bandwidth.isGreaterThan(quantity("20G"))',
+        ])
+
+    def exact(self, cls: str, admin_ok: bool) -> dict:
+        r = self.r
+        e: dict[str, Any] = {"deviceClassName": cls}
+        if self.chance(0.4):
+            e["selectors"] = [{"cel": {"expression": self.gpu_selector() if cls.startswith("gpu") else
+                                       self.nic_selector()}}]
+        if self.chance(0.15):
+            e["allocationMode"] = "All"
+        else:
+            e["allocationMode"] = "ExactCount"
+            e["count"] = r.choice([1, 1, 1, 2, 2, 3])
+        if admin_ok and self.chance(0.08):
+            e["adminAccess"] = True
+        return e
+
+    def request(self, name: str, classes: list[str], admin_ok: bool) -> dict:
+        r = self.r
+        if self.minor >= 33 and self.chance(0.25):
+            subs = []
+            for j in range(r.randint(1, 3)):
+                e = self.exact(r.choice(classes), False)
+                subs.append({"name": f"s{j}", **e})
+            return {"name": name, "firstAvailable": subs}
+        e = self.exact(r.choice(classes), admin_ok)
+        return {"name": name, "exactly": e} if self.flat else {"name": name, **e}
+
+    def claim_spec(self, classes: list[str], admin_ok: bool) -> dict:
+        r = self.r
+        reqs = [self.request(f"r{i}", classes, admin_ok) for i in range(1 if self.chance(0.6) else r.randint(2, 3))]
+        devices: dict[str, Any] = {"requests": reqs}
+        if self.chance(0.25):
+            c: dict[str, Any] = {"matchAttribute": r.choice([f"{GPU}/numa", f"{GPU}/model", "example.com/rack"])}
+            if len(reqs) > 1 and self.chance(0.5):
+                c["requests"] = [q["name"] for q in r.sample(reqs, 2)]
+            devices["constraints"] = [c]
+        return {"devices": devices}
+
+    # ---- the cluster's device objects ----------------------------------------------------
+
+    def relax(self, c: dict) -> None:
+        """Seven clusters in ten: no taints, no cordons, an incoming pod without node
+        selection, spreading or pod affinity and with small requests, so that devices
+        decide more often."""
+        if not self.chance(0.7):
+            return
+        for n in c["nodes"]:
+            n.pop("taints", None)
+            n.pop("unschedulable", None)
+            if "allocatable" in n:
+                n["allocatable"]["pods"] = "110"
+        pod = c["pod"]
+        for k in ("nodeSelector", "affinity", "topologySpreadConstraints", "ports", "resources", "overhead",
+                  "initContainers"):
+            pod.pop(k, None)
+        pod["requests"] = {"cpu": "100m"}
+
+    def objects(self, c: dict) -> None:
+        """Adds c["devices"] (manifests) and the pods' resourceClaims."""
+        r = self.r
+        self.relax(c)
+        objs: list[dict] = []
+        nodes = [n["name"] for n in c["nodes"]]
+        inventory: dict[str, list[tuple[str, str, str]]] = {}  # node -> (driver, pool, device)
+        classes = ["gpu"]
+        objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                     "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU}"'}}]}})
+        if self.chance(0.5):
+            classes.append("gpu-big")
+            objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "gpu-big"},
+                         "spec": {"selectors": [
+                             {"cel": {"expression": f'device.driver == "{GPU}"'}},
+                             {"cel": {"expression": f'device.capacity["{GPU}"].memory.compareTo(quantity("40Gi")) >= 0'}}]}})
+        for n in nodes:
+            if not self.chance(0.8):
+                continue
+            for p in range(1 if self.chance(0.7) else 2):
+                pool = n if p == 0 else f"{n}-b"
+                devs = [(f"gpu-{p}{k}", *self.gpu_device(f"gpu-{p}{k}")) for k in range(r.randint(1, 4))]
+                split = len(devs) > 1 and self.chance(0.2)
+                parts = [devs[:1], devs[1:]] if split else [devs]
+                for i, part in enumerate(parts):
+                    objs.append(self.slice_(f"{pool}-gpu-{i}", GPU, pool, len(parts),
+                                            [self.device(d, a, cap) for d, a, cap in part], {"nodeName": n}))
+                inventory.setdefault(n, []).extend((GPU, pool, d) for d, _, _ in devs)
+        network: list[tuple[tuple[str, str, str], dict | None]] = []  # device, allocation node selector
+        if self.chance(0.5):
+            classes.append("nic")
+            objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "nic"},
+                         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{NIC}"'}}]}})
+            for i in range(r.randint(1, 2)):
+                if self.chance(0.5):
+                    where: dict[str, Any] = {"allNodes": True}
+                    sel = None
+                else:
+                    key, val = r.choice([("disk", "ssd"), ("disk", "hdd"), ("tier", "a"),
+                                         ("topology.kubernetes.io/zone", "za")])
+                    sel = {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In",
+                                                                        "values": [val]}]}]}
+                    where = {"nodeSelector": sel}
+                devs = [(f"nic-{k}", *self.nic_device()) for k in range(r.randint(1, 3))]
+                objs.append(self.slice_(f"net{i}", NIC, f"net{i}", 1, [self.device(d, a, cap) for d, a, cap in devs],
+                                        where))
+                network.extend(((NIC, f"net{i}", d), sel) for d, _, _ in devs)
+        # claims already allocated: on a node's devices, or on network devices
+        taken: set[tuple[str, str, str]] = set()
+        shared: list[dict] = []
+        bound = [p for p in c["pods"] if p.get("namespace", "default") == "default"]
+        for i in range(r.randint(0, 3)):
+            if inventory and (not network or self.chance(0.7)):
+                node = r.choice(sorted(inventory))
+                free = [d for d in inventory[node] if d not in taken]
+                sel: dict | None = {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+            elif network:
+                node = None
+                pick = r.choice(network)
+                free = [d for d, s in network if s == pick[1] and d not in taken]
+                sel = pick[1]
+            else:
+                break
+            if not free:
+                continue
+            devs = r.sample(free, min(len(free), r.choice([1, 1, 2])))
+            taken.update(devs)
+            cls = "gpu" if devs[0][0] == GPU else "nic"
+            admin = self.minor >= 31 and self.chance(0.1)
+            e: dict[str, Any] = {"deviceClassName": cls, "allocationMode": "ExactCount", "count": len(devs)}
+            if admin:
+                e["adminAccess"] = True
+            req = {"name": "r0", "exactly": e} if self.flat else {"name": "r0", **e}
+            results = [{"request": "r0", "driver": d[0], "pool": d[1], "device": d[2],
+                        **({"adminAccess": True} if admin and self.minor >= 32 else {})} for d in devs]
+            alloc: dict[str, Any] = {"devices": {"results": results}}
+            if sel is not None:
+                alloc["nodeSelector"] = sel
+            users = [p for p in bound if node is None or p["node"] == node]
+            users = r.sample(users, min(len(users), r.randint(0, 2)))
+            if not self.chance(0.8):
+                users = []
+            claim = {"apiVersion": self.api, "kind": "ResourceClaim",
+                     "metadata": {"name": f"shared{i}", "namespace": "default"},
+                     "spec": {"devices": {"requests": [req]}},
+                     "status": {"allocation": alloc,
+                                "reservedFor": [{"resource": "pods", "name": p["name"], "uid": f"default/{p['name']}"}
+                                                for p in users]}}
+            for p in users:
+                p.setdefault("resourceClaims", []).append({"name": f"c{i}", "resourceClaimName": f"shared{i}"})
+            if not users:
+                del claim["status"]["reservedFor"]
+            objs.append(claim)
+            shared.append(claim)
+        # the incoming pod's claims
+        pod = c["pod"]
+        ns = pod.get("namespace", "default")
+        admin_ok = self.minor == 31 or self.minor >= 32
+        entries = []
+        for j in range(r.randint(1, 2) if self.chance(0.9) else 0):
+            kind = r.random()
+            if kind < 0.35:
+                objs.append({"apiVersion": self.api, "kind": "ResourceClaimTemplate",
+                             "metadata": {"name": f"t{j}", "namespace": ns},
+                             "spec": {"spec": self.claim_spec(classes, admin_ok)}})
+                entries.append({"name": f"e{j}", "resourceClaimTemplateName": f"t{j}"})
+            elif kind < 0.8 or not shared or ns != "default":
+                objs.append({"apiVersion": self.api, "kind": "ResourceClaim",
+                             "metadata": {"name": f"own{j}", "namespace": ns},
+                             "spec": self.claim_spec(classes, admin_ok)})
+                entries.append({"name": f"e{j}", "resourceClaimName": f"own{j}"})
+            else:
+                sc = r.choice(shared)
+                name = sc["metadata"]["name"]
+                if any(e.get("resourceClaimName") == name for e in entries):
+                    continue
+                entries.append({"name": f"e{j}", "resourceClaimName": name})
+        if entries:
+            pod["resourceClaims"] = entries
+        c["devices"] = objs
+
+
+def cover(coverage: Any, c: dict, o: dict) -> None:
+    """What a --devices case exercised upstream."""
+    if c["pod"].get("resourceClaims"):
+        coverage["devices: pod with claims"] += 1
+    if o.get("allocations"):
+        coverage["devices: allocation compared"] += 1
+        results = [x for node in o["allocations"].values() for devs in node.values() for x in devs]
+        if any("/" in x.split("@")[1] for x in results):
+            coverage["devices: subrequest allocated"] += 1
+        if len({x.split("/")[1] for x in results}) > 1:
+            coverage["devices: several pools used"] += 1
+    if o.get("postFilter", {}).get("reasons") == ["deallocation of ResourceClaim completed"]:
+        coverage["devices: PostFilter deallocates"] += 1
+    dr = o.get("filter", {}).get("DynamicResources") or {}
+    reasons = {", ".join(s.get("reasons") or []) for s in dr.values() if s["code"] not in ("Success", "Skip")}
+    for x in reasons:
+        coverage["devices: " + (x if "cannot add device" not in x else "constraint error")[:60]] += 1
+    texts = json.dumps(c.get("devices"))
+    for word in ("adminAccess", "firstAvailable", "matchAttribute", '"All"', "allNodes", "nodeSelector",
+                 "ResourceClaimTemplate"):
+        if word in texts:
+            coverage[f"devices: {word.strip(chr(34))} in case"] += 1
