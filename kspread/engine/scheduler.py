@@ -38,6 +38,7 @@ preemption).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -628,9 +629,11 @@ class Scheduler:
 
     # ---- sequences -------------------------------------------------------------------
 
-    def bind(self, pod: Pod, node: str) -> Pod:
-        """Assume and bind: the pod joins the node (its nomination ends)."""
-        bound = replace_pod(pod, node_name=node, nominated_node=None)
+    def bind(self, pod: Pod, node: str, start_time: float | None = None) -> Pod:
+        """Assume and bind: the pod joins the node (its nomination ends); ``start_time``: the
+        status.startTime its kubelet then writes (a sequence's clock)."""
+        bound = replace_pod(pod, node_name=node, nominated_node=None,
+                            start_time=pod.start_time if start_time is None else start_time)
         self.nominator.remove(pod)
         self.pending.pop(pod.key, None)
         self.snapshot.add_pod(bound)
@@ -811,6 +814,12 @@ class SequenceRun:
             sched.pending[p.key] = p
         self.queue = SchedulingQueue(sched.version, sched.framework, initial)
         self.created = len(initial)  # pods created so far (the bound on cycles)
+        # a pod bound in a sequence starts (status.startTime, which MoreImportantPod and the
+        # choice among preemption candidates read) at the sequence's clock, in whole seconds
+        # as the API stores a time, counted from the second after the latest start time of
+        # the case's pods: later than all of them, as "now" is (GetPodStartTime)
+        starts = [p.start_time for p in case.cluster.pods if p.start_time is not None]
+        self.start_epoch = float(math.floor(max(starts, default=0.0)) + 1)
         self.preempted: list[Pod] = []  # the victims of preemption, in order
 
     def create(self, pod: Pod) -> None:
@@ -848,7 +857,7 @@ class SequenceRun:
                 claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
                 sched.store_schedule_results(r, node)
                 sched.mark_tie(pod, r)
-                bound = sched.bind(pod, node)
+                bound = sched.bind(pod, node, self.start_epoch + queue.now if case.is_sequence else None)
                 if case.is_sequence:
                     for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
                         queue.deliver(ev)
