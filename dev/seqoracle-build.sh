@@ -11,8 +11,10 @@
 #   snapshot of openshift-kni/scheduler-plugins (commit 18dc3cbe..., `git archive`); skipped
 #   without MIRROR.
 # Both get dev/fullcycle/outcomes.go and outcomes.patch (per-cycle victims and nomination; bound pods
-# created in steps of 50, as the fake watcher panics when 100 events wait), and steps.go and
-# steps.patch (a sequence's steps applied through the fake API between its pods).
+# created in steps of 50, as the fake watcher panics when 100 events wait), and steps.go with
+# steps.patch (1.35) or steps_v131.patch (a sequence's steps applied through the fake API between its
+# pods, the controllers, the eviction API, the taint manager, the queue on the sequence's clock) and
+# zz_queue_v135.go or zz_queue_v131.go in the vendored scheduling queue (its clock and periodic work).
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -25,17 +27,25 @@ C131=18dc3cbed05bb917e7899a73197dcdb666d1be2c       # vendors k8s.io/kubernetes 
 export PATH="$(dirname "$(ls "$W"/v135/venv/lib/python3*/site-packages/go/bin/go)"):$PATH"
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*' GOPATH="$W/gopath" GOCACHE="$W/gocache"
 
-driver() {  # driver SRC_DIR TREE OUT
+driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE
   cp "$1/zz_fullcycle_oracle.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
+  cp "$HERE/fullcycle/$6" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/$5/"
+  cp "$HERE/fullcycle/zz_snapshot_order.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
+  P="$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+  cp "$HERE/fullcycle/zz_preemption_order.go" "$P/"
+  # pickOneNodeForPreemption: the candidates in the snapshot's node order (zz_preemption_order.go)
+  grep -q OracleCandidateOrder "$P/preemption.go" || perl -0pi -e \
+    's/(\t\tallCandidates = append\(allCandidates, node\)\n\t\}\n)/$1\tif OracleCandidateOrder != nil {\n\t\tOracleCandidateOrder(allCandidates)\n\t}\n/' "$P/preemption.go"
+  grep -q OracleCandidateOrder "$P/preemption.go"
   mkdir -p "$2/cmd/fullcycle"
   cp "$1/main.go" "$HERE/fullcycle/outcomes.go" "$HERE/fullcycle/steps.go" "$2/cmd/fullcycle/"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/outcomes.patch"
-  patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/steps.patch"
+  patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/$4"
   (cd "$2" && go build -o "$3.new" ./cmd/fullcycle) && mv "$3.new" "$3"   # a running binary is not overwritten
   echo "built $3"
 }
 
-driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135"
+driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135" steps.patch backend/queue zz_queue_v135.go
 if [ -n "$MIRROR" ]; then
   if [ ! -f "$W/v131/sp/vendor/modules.txt" ]; then
     mkdir -p "$W/v131/sp"
@@ -43,5 +53,5 @@ if [ -n "$MIRROR" ]; then
     git --git-dir="$MIRROR" archive "$C131" go.mod go.sum vendor | tar -x -C "$W/v131/sp" || true
     grep -q '^# k8s.io/kubernetes v1.31.8' "$W/v131/sp/vendor/modules.txt"
   fi
-  driver "$SHARED/fullcycle/v131" "$W/v131/sp" "$W/fullcycle131"
+  driver "$SHARED/fullcycle/v131" "$W/v131/sp" "$W/fullcycle131" steps_v131.patch internal/queue zz_queue_v131.go
 fi
