@@ -233,7 +233,10 @@ class Gen:
                 p["controller"] = {"kind": o["kind"], "name": o["name"]}
             if self.chance(0.2):
                 t: dict[str, Any] = {"key": "maint", "operator": "Exists", "effect": "NoExecute"}
-                secs = r.choice([None, 0, 20, 60, 400])
+                # not a few seconds: a replacement that tolerates the taint comes back and is
+                # evicted again once the clock passes its timer, which 1.31's backoff waits
+                # advance: evictions for ever (kspread: an error naming the step)
+                secs = r.choice([None, 60, 300, 400, 3600])
                 if secs is not None:
                     t["tolerationSeconds"] = secs
                 p.setdefault("tolerations", []).append(t)

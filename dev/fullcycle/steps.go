@@ -29,9 +29,12 @@
 // flushBackoffQCompleted every second, flushUnschedulablePodsLeftover every 30 s, from the start).
 // While the scheduler runs, the clock moves only when it would wait for a backoff (activeQ empty,
 // backoffQ not, and SchedulerPopFromBackoffQ off): to the next whole second, with that second's
-// flushes. A `wait` moves it at once by its seconds; then, in this order, the leftover flush at the
-// last 30 s tick, the timers that came due (in time order), the backoff flush, and the scheduler runs
-// until it is idle (kspread's rule: CASE-FORMAT.md, "Sequences: pods and events").
+// flushes. A step happens half a second (and a millisecond per earlier step) into the second the
+// run went idle in (so that a backoff ending in that second has ended, as kspread's whole-second
+// clock says). A `wait` moves it at once
+// by its seconds; then, in this order, the leftover flush at the last 30 s tick, the timers that came
+// due (in time order), the backoff flush, and the scheduler runs until it is idle (kspread's rule:
+// CASE-FORMAT.md, "Sequences: pods and events").
 //
 // Case order (drain, the taint manager): the input's bound pods in order, then the pods bound during
 // the sequence in the order they were bound.
@@ -41,6 +44,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,10 +129,23 @@ func (c *seqClock) Now() time.Time {
 
 func (c *seqClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
+// set moves the clock to t, never back (two steps in one second keep their order)
 func (c *seqClock) set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+}
+
+// setBack moves the clock to t even if it is earlier (the wait's leftover flush at its last 30 s
+// tick), returning the time to restore
+func (c *seqClock) setBack(t time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was := c.now
 	c.now = t
+	return was
 }
 
 // seqEpoch: the sequence's clock 0 (a whole second, after every bound pod's start time of main.go)
@@ -157,6 +174,7 @@ type seqDriver struct {
 	replaced  map[string]int
 	uids      int
 	cycles    int
+	stepsDone int
 	settle    time.Duration
 	rec       *outcomeRecorder
 }
@@ -293,6 +311,11 @@ func (d *seqDriver) decorate(pod *v1.Pod) *v1.Pod {
 
 // ---- the run ------------------------------------------------------------------------------------
 
+// stepOffset: where in its second the current step happens
+func (d *seqDriver) stepOffset() time.Duration {
+	return 500*time.Millisecond + time.Duration(d.stepsDone)*time.Millisecond
+}
+
 func (d *seqDriver) queue() queueClock { return d.sched.SchedulingQueue.(queueClock) }
 
 // tickTo: the clock at second s, with that second's periodic work (from the start: the backoff
@@ -383,6 +406,15 @@ func (d *seqDriver) run(ctx context.Context, in input, settle time.Duration, rec
 		d.untilIdle(ctx, limit)
 		if si < len(steps) {
 			d.recount(ctx)
+			// a step happens some time after the run that went idle in that second: half a second
+			// on, and a millisecond more for each step before it (the runs' readings take
+			// nanoseconds), so that a backoff that ends in that second has ended, whether the pod
+			// failed after a flush or after an earlier step, as kspread's whole-second clock says
+			d.stepsDone++
+			d.clk.set(seqEpoch.Add(time.Duration(d.now)*time.Second + d.stepOffset()))
+			if q, ok := d.sched.SchedulingQueue.(interface{ OracleDump() string }); ok && os.Getenv("FC_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "step %d (%s) at %d: %s\n", si, steps[si].Kind, d.now, q.OracleDump())
+			}
 			d.applyStep(ctx, steps[si])
 			time.Sleep(d.settle)
 			d.recount(ctx)
@@ -778,13 +810,15 @@ func (d *seqDriver) applyStep(ctx context.Context, st inStep) {
 		end := d.now + st.Seconds
 		if tick := end / 30 * 30; tick > d.now {
 			// the leftover flush at the last 30 s tick of the wait
-			d.clk.set(seqEpoch.Add(time.Duration(tick) * time.Second))
+			was := d.clk.setBack(seqEpoch.Add(time.Duration(tick) * time.Second))
 			d.queue().OracleFlushUnschedulablePodsLeftover(d.logger)
+			d.clk.set(was)
 		}
 		d.mu.Lock()
 		d.now = end
 		d.mu.Unlock()
-		d.clk.set(seqEpoch.Add(time.Duration(end) * time.Second))
+		// half a second into the wait's last second, as for any step
+		d.clk.set(seqEpoch.Add(time.Duration(end)*time.Second + d.stepOffset()))
 		d.dueTimers(ctx)
 		d.queue().OracleFlushBackoffQCompleted(d.logger)
 	default:

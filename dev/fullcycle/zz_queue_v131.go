@@ -6,6 +6,9 @@
 package queue
 
 import (
+	"fmt"
+
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
@@ -21,4 +24,17 @@ func (p *PriorityQueue) OracleFlushBackoffQCompleted(logger klog.Logger) { p.flu
 // OracleFlushUnschedulablePodsLeftover runs one flushUnschedulablePodsLeftover (Run: every 30 s).
 func (p *PriorityQueue) OracleFlushUnschedulablePodsLeftover(logger klog.Logger) {
 	p.flushUnschedulablePodsLeftover(logger)
+}
+
+// OracleDump: the queued pods, where they are, their timestamp and attempts (FC_DEBUG)
+func (p *PriorityQueue) OracleDump() string {
+	out := ""
+	for _, pi := range p.podBackoffQ.List() {
+		q := pi.(*framework.QueuedPodInfo)
+		out += fmt.Sprintf(" backoff:%s@%s/%d", q.Pod.Name, q.Timestamp.Format("05.000000000"), q.Attempts)
+	}
+	for _, q := range p.unschedulablePods.podInfoMap {
+		out += fmt.Sprintf(" unsched:%s@%s/%d", q.Pod.Name, q.Timestamp.Format("05.000000000"), q.Attempts)
+	}
+	return out
 }
