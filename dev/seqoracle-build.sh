@@ -11,12 +11,14 @@
 #   snapshot of openshift-kni/scheduler-plugins (commit 18dc3cbe..., `git archive`); skipped
 #   without MIRROR.
 # Both get dev/fullcycle/outcomes.go and outcomes.patch (per-cycle victims and nomination; bound pods
-# created in steps of 50, as the fake watcher panics when 100 events wait), and steps.go and
-# steps.patch (a sequence's steps applied through the fake API between its pods; steps131.patch for
-# v131, whose idle test differs; tolerates1NN.go, the
-# version's Toleration API), and storage.go and storage.patch (PVs, claims, classes, CSINodes,
-# CSIDrivers, CSIStorageCapacities, pods' volumes, and the PV controller and provisioner emulated;
-# VolumeBinding's PreBind polls the claims every 10 ms instead of every second: sed on binder.go).
+# created in steps of 50, as the fake watcher panics when 100 events wait), and steps.go with
+# steps.patch (1.35) or steps_v131.patch (a sequence's steps applied through the fake API between its
+# pods, the controllers, the eviction API, the taint manager, the queue on the sequence's clock) and
+# zz_queue_v135.go or zz_queue_v131.go in the vendored scheduling queue (its clock and periodic work);
+# tolerates1NN.go (the version's Toleration API), and storage.go and storage.patch (PVs, claims,
+# classes, CSINodes, CSIDrivers, CSIStorageCapacities, pods' volumes, and the PV controller and
+# provisioner emulated; VolumeBinding's PreBind polls the claims every 10 ms instead of every second:
+# sed on binder.go).
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -29,11 +31,19 @@ C131=18dc3cbed05bb917e7899a73197dcdb666d1be2c       # vendors k8s.io/kubernetes 
 export PATH="$(dirname "$(ls "$W"/v135/venv/lib/python3*/site-packages/go/bin/go)"):$PATH"
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*' GOPATH="$W/gopath" GOCACHE="$W/gocache"
 
-driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH TOLERATES_GO
+driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES_GO
   cp "$1/zz_fullcycle_oracle.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
+  cp "$HERE/fullcycle/$6" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/$5/"
+  cp "$HERE/fullcycle/zz_snapshot_order.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
+  P="$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+  cp "$HERE/fullcycle/zz_preemption_order.go" "$P/"
+  # pickOneNodeForPreemption: the candidates in the snapshot's node order (zz_preemption_order.go)
+  grep -q OracleCandidateOrder "$P/preemption.go" || perl -0pi -e \
+    's/(\t\tallCandidates = append\(allCandidates, node\)\n\t\}\n)/$1\tif OracleCandidateOrder != nil {\n\t\tOracleCandidateOrder(allCandidates)\n\t}\n/' "$P/preemption.go"
+  grep -q OracleCandidateOrder "$P/preemption.go"
   mkdir -p "$2/cmd/fullcycle"
   cp "$1/main.go" "$HERE/fullcycle/outcomes.go" "$HERE/fullcycle/steps.go" "$HERE/fullcycle/storage.go" \
-    "$HERE/fullcycle/$5" "$2/cmd/fullcycle/"
+    "$HERE/fullcycle/$7" "$2/cmd/fullcycle/"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/outcomes.patch"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/$4"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/storage.patch"
@@ -45,7 +55,7 @@ driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH TOLERATES_GO
   echo "built $3"
 }
 
-driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135" steps.patch tolerates135.go
+driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135" steps.patch backend/queue zz_queue_v135.go tolerates135.go
 if [ -n "$MIRROR" ]; then
   if [ ! -f "$W/v131/sp/vendor/modules.txt" ]; then
     mkdir -p "$W/v131/sp"
@@ -53,5 +63,5 @@ if [ -n "$MIRROR" ]; then
     git --git-dir="$MIRROR" archive "$C131" go.mod go.sum vendor | tar -x -C "$W/v131/sp" || true
     grep -q '^# k8s.io/kubernetes v1.31.8' "$W/v131/sp/vendor/modules.txt"
   fi
-  driver "$SHARED/fullcycle/v131" "$W/v131/sp" "$W/fullcycle131" steps131.patch tolerates131.go
+  driver "$SHARED/fullcycle/v131" "$W/v131/sp" "$W/fullcycle131" steps_v131.patch internal/queue zz_queue_v131.go tolerates131.go
 fi

@@ -354,54 +354,121 @@ class Gen:
         s["storage"] = objs
 
     def steps(self, s: dict) -> list[dict]:
-        """1-3 steps between the incoming pods (issue 28), each naming what the cluster has
-        at that point: cordon, uncordon, label, taint (NoSchedule, PreferNoSchedule), untaint,
-        addNode, deleteNode. ``at``: applied once the first ``at`` incoming pods were
-        created and scheduled. No deletePod: a pod a preemption may have deleted first."""
+        """1-4 steps between the incoming pods (issue 28), each naming what the cluster has at
+        that point: cordon, uncordon, drain, label (zone, disk, tier; set or removed), taint
+        (NoSchedule, PreferNoSchedule, NoExecute), untaint, addNode, deleteNode, deletePod, ungate,
+        wait. ``at``: applied once the first ``at`` incoming pods were created and scheduled. Also
+        makes the cluster's life: owners (ReplicaSet, ReplicationController, StatefulSet) and
+        controller references, PDBs by minAvailable (the drivers recount them), scheduling gates
+        on some incoming pods, NoExecute tolerations with tolerationSeconds. deletePod names a pod
+        nothing else can have deleted: a gated pod not yet ungated, or a bound pod of the case
+        raised above every incoming pod's priority on a node no earlier step disturbed."""
         r = self.r
+        # the cluster's life: owners, controllers, budgets, gates, NoExecute tolerations
+        owners = []
+        for ns in NAMESPACES:
+            for app in APPS:
+                if self.chance(0.5):
+                    kind = r.choice(["ReplicaSet", "ReplicationController", "StatefulSet"])
+                    owners.append({"kind": kind, "name": f"{app}-{kind[0].lower()}s", "namespace": ns,
+                                   "selector": {"app": app}})
+        s["owners"] = owners
+        by = {(o["namespace"], o["selector"]["app"]): o for o in owners}
+        for p in s["pods"] + s["schedule"]:
+            o = by.get((p.get("namespace") or "default", p.get("labels", {}).get("app")))
+            if o is not None and self.chance(0.7):
+                p["controller"] = {"kind": o["kind"], "name": o["name"]}
+            if self.chance(0.2):
+                t: dict[str, Any] = {"key": "maint", "operator": "Exists", "effect": "NoExecute"}
+                # not a few seconds: a replacement that tolerates the taint comes back and is
+                # evicted again once the clock passes its timer, which 1.31's backoff waits
+                # advance: evictions for ever (kspread: an error naming the step)
+                secs = r.choice([None, 60, 300, 400, 3600])
+                if secs is not None:
+                    t["tolerationSeconds"] = secs
+                p.setdefault("tolerations", []).append(t)
+        s["pdbs"] = [{"name": f"pdb{i}", "namespace": r.choice(NAMESPACES),
+                      "selector": {"matchLabels": {"app": r.choice(APPS)}}, "minAvailable": r.randint(0, 3)}
+                     for i in range(r.randint(0, 2))]
+        gated = []
+        for i, p in enumerate(s["schedule"]):
+            if self.chance(0.12):
+                p["schedulingGates"] = [{"name": "example.com/g1"}] + (
+                    [{"name": "example.com/g2"}] if self.chance(0.3) else [])
+                gated.append(i)
         nodes = {n["name"]: copy.deepcopy(n) for n in s["nodes"]}
+        disturbed: set[str] = set()  # nodes a step may have evicted pods from
+        deleted: set[str] = set()
+        gates = {i: [g["name"] for g in s["schedule"][i]["schedulingGates"]] for i in gated}
         out = []
-        for at in sorted(r.randint(0, len(s["schedule"])) for _ in range(r.randint(1, 3))):
+        for at in sorted(r.randint(0, len(s["schedule"])) for _ in range(r.randint(1, 4))):
             names = sorted(nodes, key=lambda n: int(n[1:]))
-            kind = r.choice(["cordon", "uncordon", "label", "taint", "untaint", "addNode", "deleteNode"])
+            kind = r.choice(["cordon", "uncordon", "drain", "drain", "label", "taint", "taint", "untaint", "addNode",
+                             "deleteNode", "deletePod", "ungate", "wait", "wait"])
             name = r.choice(names) if names else None
             tainted = [n for n in names if nodes[n].get("taints")]
             if kind == "untaint" and not tainted:
                 kind = "taint"
-            if kind in ("deleteNode", "cordon", "uncordon", "label", "taint") and (name is None or (
+            if kind in ("deleteNode", "cordon", "uncordon", "label", "taint", "drain") and (name is None or (
                     kind == "deleteNode" and len(names) < 2)):
                 kind = "addNode"
             st: dict[str, Any] = {"at": at, "kind": kind}
-            if kind == "addNode":
+            if kind == "ungate":
+                ready = [i for i in gates if i < at and gates[i] and key(s["schedule"][i]) not in deleted]
+                if not ready:
+                    kind = st["kind"] = "wait"
+                else:
+                    i = r.choice(ready)
+                    st["pod"], st["gate"] = key(s["schedule"][i]), gates[i].pop(0)
+            if kind == "deletePod":
+                pending = [key(s["schedule"][i]) for i in gates if i < at and gates[i]]
+                bound = [key(p) for p in s["pods"] if p["node"] in nodes and p["node"] not in disturbed]
+                choices = [k for k in pending + bound if k not in deleted]
+                if not choices:
+                    kind = st["kind"] = "wait"
+                else:
+                    k = r.choice(choices)
+                    st["pod"] = k
+                    deleted.add(k)
+                    for p in s["pods"]:
+                        if key(p) == k:
+                            p["priority"] = 5000  # above every incoming pod: no preemption takes it first
+            if kind == "wait":
+                st["seconds"] = r.choice([1, 5, 20, 31, 60, 120, 330, 400])
+            elif kind == "addNode":
                 new = f"n{max((int(n[1:]) for n in nodes), default=0) + 1}"
                 labels = {ZONE: r.choice(["za", "zb", "zc"])} if self.chance(0.9) else {}
                 if self.chance(0.5):
                     labels["disk"] = r.choice(["ssd", "hdd"])
                 st["newNode"] = nodes[new] = {"name": new, "labels": labels, "allocatable": {
                     "cpu": r.choice(["2", "4", "8"]), "memory": r.choice(["4Gi", "8Gi"]), "pods": str(r.randint(4, 30))}}
-            elif kind == "deleteNode":
+            elif kind in ("deleteNode", "drain"):
                 st["node"] = name
-                del nodes[name]
+                disturbed.add(name)
+                if kind == "deleteNode":
+                    del nodes[name]
             elif kind == "label":
                 st["node"] = name
-                key = r.choice([ZONE, "disk", "tier"])
+                lkey = r.choice([ZONE, "disk", "tier"])
                 value = None if self.chance(0.3) else r.choice({"disk": ["ssd", "hdd"], "tier": ["a", "b"]}.get(
-                    key, ["za", "zb", "zc"]))
-                st["labels"] = {key: value}
+                    lkey, ["za", "zb", "zc"]))
+                st["labels"] = {lkey: value}
             elif kind == "taint":
                 taint = {"key": r.choice(["maint", "spot2"]), "value": "x",
-                         "effect": r.choice(["NoSchedule", "PreferNoSchedule"])}
+                         "effect": r.choice(["NoSchedule", "PreferNoSchedule", "NoExecute"])}
                 if any((t["key"], t["effect"]) == (taint["key"], taint["effect"]) for t in
                        nodes[name].get("taints") or []):
                     continue
                 st["node"], st["taint"] = name, taint
                 nodes[name].setdefault("taints", []).append(taint)
+                if taint["effect"] == "NoExecute":
+                    disturbed.add(name)
             elif kind == "untaint":
                 name = r.choice(tainted)
-                key = nodes[name]["taints"][0]["key"]
-                st["node"], st["key"] = name, key
-                nodes[name]["taints"] = [t for t in nodes[name]["taints"] if t["key"] != key]
-            else:
+                tkey = nodes[name]["taints"][0]["key"]
+                st["node"], st["key"] = name, tkey
+                nodes[name]["taints"] = [t for t in nodes[name]["taints"] if t["key"] != tkey]
+            elif kind in ("cordon", "uncordon"):
                 st["node"] = name
             out.append(st)
         return out
@@ -447,6 +514,9 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
     doc.update(nodes=s["nodes"], pods=s["pods"], schedule=with_steps(s))
     if s.get("storage"):
         doc["objects"] = s["storage"]
+    if s.get("owners"):
+        doc["owners"] = [{**o, "selector": o["selector"] if o["kind"] == "ReplicationController" else
+                          {"matchLabels": o["selector"]}} for o in s["owners"]]
     if s["pdbs"]:
         doc["pdbs"] = s["pdbs"]
     doc["expect"] = expect or {"placements": {key(p): None for p in s["schedule"]}}
@@ -470,6 +540,12 @@ def with_steps(s: dict) -> list[dict]:
                 out.append({"taint": {"node": st["node"], **st["taint"]}})
             elif k == "untaint":
                 out.append({"untaint": {"node": st["node"], "key": st["key"]}})
+            elif k == "deletePod":
+                out.append({"deletePod": st["pod"]})
+            elif k == "ungate":
+                out.append({"ungate": {"pod": st["pod"], "gate": st["gate"]}})
+            elif k == "wait":
+                out.append({"wait": st["seconds"]})
             else:
                 out.append({k: st["node"]})
         if i < len(s["schedule"]):
@@ -529,7 +605,7 @@ def write_case(d: Path, s: dict, version: str, name: str, gates: dict[str, bool]
     return doc
 
 
-def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any]]:
+def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], dict[str, Any], list[str]]:
     from kspread.engine import scheduler as engine
     from kspread.format.case import build_case
 
@@ -560,8 +636,16 @@ def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any]]:
         _sched, results, placements = engine.run_case(case, observe=observe, keep_all=True)
     finally:
         engine.SequenceRun.until_idle = until_idle  # type: ignore[method-assign]
-    if case.timeline:  # the oracle reports the incoming pods
-        placements = {p.key: placements.get(p.key) for p in case.incoming}
+    if case.timeline:  # every pod the sequence had, where it ends; the pods evicted
+        final = dict(placements)
+        evicted = sorted(_sched.sequence.evicted_pods())
+        placements = {p.key: placements.get(p.key) for p in case.incoming}  # the oracle's "placements"
+    else:
+        victims = {v.key for r in results if r.preemption is not None and r.preemption.nominated_node
+                   for v in r.preemption.victims}
+        evicted = sorted(victims)
+        final = {p.key: None if p.key in victims else p.node_name for p in case.cluster.pods}
+        final.update(placements)
     settled()
     cycles = []
     for i, r in enumerate(results):
@@ -569,7 +653,7 @@ def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any]]:
         victims = sorted(v.key for v in pre.victims) if pre is not None and pre.nominated_node else []
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": r.bound_node,
                        "after": after.get(i), "victims": victims, "err": r.error or ""})
-    return cycles, placements
+    return cycles, placements, final, evicted
 
 
 def first_divergence(oc: list[dict], kc: list[dict]) -> tuple[int, str] | None:
@@ -618,12 +702,15 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
         doc = write_case(d, s, version, name, gates, {"placements": o["placements"]},
                          backoff if write is not None else None)
         try:
-            kc, kp = run_kspread(doc, d)
+            kc, kp, kfinal, kevicted = run_kspread(doc, d)
         except Exception as e:  # a kspread error on a valid sequence is a difference too
             res.update(error=f"kspread: {type(e).__name__}: {e}", cls="kspread error")
             return res
     oc = oracle_cycles(o)
     fd = first_divergence(oc, kc)
+    ofinal, oevicted = o.get("final") or {}, sorted(o.get("evicted") or [])
+    res.update(final=ofinal == kfinal and oevicted == kevicted, upstreamFinal=ofinal, kspreadFinal=kfinal,
+               upstreamEvicted=oevicted, kspreadEvicted=kevicted)
     res.update(placements=o["placements"] == kp, cycles=fd is None, upstream=o["placements"], kspread=kp,
                ncycles=(len(oc), len(kc)), hints=sum(1 for c in oc if c["hint"]),
                preemptions=sum(1 for c in oc if c["victims"]))
@@ -642,6 +729,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
                          "kspread": kc[fd[0]] if fd[0] < len(kc) else None}
     elif not res["placements"]:
         res["cls"] = "placements only"
+    elif not res["final"]:
+        res["cls"] = "final placements or evictions only"
     return res
 
 
@@ -684,9 +773,29 @@ def steps_valid(s: dict) -> bool:
     """Every step names a node (and an untaint a taint) the cluster has at that point, and
     comes at most after the last incoming pod."""
     nodes = {n["name"]: {(t["key"]) for t in n.get("taints") or []} for n in s["nodes"]}
+    gated = {key(p): [g["name"] for g in p.get("schedulingGates") or []] for p in s["schedule"]}
+    index = {key(p): i for i, p in enumerate(s["schedule"])}
+    bound = {key(p): p for p in s["pods"]}
     for st in s.get("steps") or []:
         if st["at"] > len(s["schedule"]):
             return False
+        if st["kind"] == "wait":
+            continue
+        if st["kind"] in ("deletePod", "ungate"):
+            k = st["pod"]
+            if k in bound:  # a bound pod of the case: its node still there
+                if st["kind"] == "ungate" or bound.pop(k)["node"] not in nodes:
+                    return False
+                continue
+            if index.get(k, len(s["schedule"])) >= st["at"] or not gated.get(k):
+                return False  # not created yet, or not gated (a pending pod might have been bound)
+            if st["kind"] == "deletePod":
+                del gated[k]
+            elif st["gate"] in gated[k]:
+                gated[k].remove(st["gate"])
+            else:
+                return False
+            continue
         if st["kind"] == "addNode":
             if st["newNode"]["name"] in nodes:
                 return False
@@ -725,7 +834,7 @@ def shrink(s: dict, cls: str, check: Any, budget: int) -> tuple[dict, int]:
     changed = True
     while changed and runs < budget:
         changed = False
-        for field in ("nodes", "schedule", "pods", "pdbs", "steps"):
+        for field in ("nodes", "schedule", "pods", "pdbs", "steps", "owners"):
             if field not in s:
                 continue
             items = s[field]
@@ -810,8 +919,9 @@ def main() -> int:
                          "CSIStorageCapacities, StatefulSet-like replicas with claims (the oracle needs "
                          "dev/fullcycle/storage.go)")
     ap.add_argument("--steps", type=float, default=0.0, metavar="P",
-                    help="the share of sequences that get 1-3 steps between their pods (cordon, uncordon, label, "
-                         "taint, untaint, addNode, deleteNode; the oracle needs dev/fullcycle/steps.go)")
+                    help="the share of sequences that get 1-4 steps between their pods (every step kind; with "
+                         "owners and controllers, PDBs by minAvailable, gates, NoExecute tolerations; the oracle "
+                         "needs dev/fullcycle/steps.go)")
     args = ap.parse_args()
     SETTLE_MILLIS, MAX_BACKOFF = args.settle, args.max_backoff
     args.gates = {}
@@ -841,9 +951,6 @@ def main() -> int:
         for s in seqs:
             if step_gen.chance(args.steps):
                 s["steps"] = step_gen.steps(s)
-                # kspread's disruption controller recounts the budgets at each step (a status
-                # given alone keeps the desired count it implies); the oracle runs none
-                s["pdbs"] = []
     t0 = time.time()
     results: list[dict] = []
     jobs = list(enumerate(seqs))
@@ -863,12 +970,14 @@ def main() -> int:
     n = len(results)
     placements = sum(1 for r in results if r.get("placements"))
     cycles = sum(1 for r in results if r.get("cycles"))
+    final = sum(1 for r in results if r.get("final"))
     classes = Counter(r["cls"] for r in results if r.get("cls"))
     unstable = Counter(r["cls"] for r in results if r.get("cls") and r.get("stable") is False)
     print(f"version {args.version}, backoff {args.backoff}s (max {oracle_input(seqs[0], args.backoff, {})['maxBackoffSeconds']}s), "
           f"settle {args.settle} ms, seed {args.seed}, kspread {args.tree} ({args.commit}): "
           f"{n} sequences; "
-          f"placements agree {placements}/{n}; every cycle agrees {cycles}/{n}; "
+          f"placements agree {placements}/{n}; final placements and evictions agree {final}/{n}; "
+          f"every cycle agrees {cycles}/{n}; "
           f"{sum(r.get('preemptions', 0) for r in results)} preemptions, "
           f"{sum(r.get('hints', 0) for r in results)} cycles with a batch hint" +
           (f", {sum(r.get('claimBinds', 0) for r in results)} pods with claims bound, "
@@ -886,7 +995,7 @@ def main() -> int:
                 "version": args.version, "backoff": args.backoff, "maxBackoff": args.max_backoff,
                 "settle": args.settle, "seed": args.seed, "tree": args.tree,
                 "commit": args.commit,
-                "gates": args.gates, "sequences": n, "placementsAgree": placements, "cyclesAgree": cycles,
+                "gates": args.gates, "sequences": n, "placementsAgree": placements, "finalAgree": final, "cyclesAgree": cycles,
                 "classes": dict(classes), "unstable": dict(unstable), "reproducers": repros,
                 "results": [{k: v for k, v in r.items() if not k.endswith("Cycles")} for r in results]},
                 indent=1, default=str))
@@ -943,7 +1052,9 @@ def _progress(results: list[dict], total: int, t0: float) -> None:
     if len(results) % 10 == 0 or len(results) == total:
         p = sum(1 for r in results if r.get("placements"))
         c = sum(1 for r in results if r.get("cycles"))
-        print(f"  {len(results)}/{total}: placements {p}, cycles {c} ({time.time() - t0:.0f} s)", file=sys.stderr)
+        f = sum(1 for r in results if r.get("final"))
+        print(f"  {len(results)}/{total}: placements {p}, final {f}, cycles {c} ({time.time() - t0:.0f} s)",
+              file=sys.stderr)
 
 
 if __name__ == "__main__":

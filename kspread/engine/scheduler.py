@@ -38,6 +38,7 @@ preemption).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -653,11 +654,13 @@ class Scheduler:
 
     # ---- sequences -------------------------------------------------------------------
 
-    def bind(self, pod: Pod, node: str) -> Pod:
-        """Assume and bind: the pod joins the node (its nomination ends). A pod that
-        waited at Permit is already assumed there."""
+    def bind(self, pod: Pod, node: str, start_time: float | None = None) -> Pod:
+        """Assume and bind: the pod joins the node (its nomination ends); ``start_time``: the
+        status.startTime its kubelet then writes (a sequence's clock). A pod that waited at
+        Permit is already assumed there."""
         waited = self.waiting.pop(pod.key, None)
-        bound = replace_pod(pod, node_name=node, nominated_node=None)
+        bound = replace_pod(pod, node_name=node, nominated_node=None,
+                            start_time=pod.start_time if start_time is None else start_time)
         self.nominator.remove(pod)
         self.pending.pop(pod.key, None)
         if waited is not None:
@@ -850,6 +853,12 @@ class SequenceRun:
             sched.pending[p.key] = p
         self.queue = SchedulingQueue(sched.version, sched.framework, initial)
         self.created = len(initial)  # pods created so far (the bound on cycles)
+        # a pod bound in a sequence starts (status.startTime, which MoreImportantPod and the
+        # choice among preemption candidates read) at the sequence's clock, in whole seconds
+        # as the API stores a time, counted from the second after the latest start time of
+        # the case's pods: later than all of them, as "now" is (GetPodStartTime)
+        starts = [p.start_time for p in case.cluster.pods if p.start_time is not None]
+        self.start_epoch = float(math.floor(max(starts, default=0.0)) + 1)
         self.preempted: list[Pod] = []  # the victims of preemption, in order
         self.waiting_q: dict[str, Any] = {}  # the queue entries of the pods waiting at Permit
         self.rejected: dict[str, str] = {}  # pods rejected while waiting at Permit: the reason
@@ -857,7 +866,7 @@ class SequenceRun:
     def _bind(self, pod: Pod, node: str, claim_events: list[PodEvent]) -> None:
         """Bind the pod and deliver the events its binding makes (a sequence's queue)."""
         sched, queue = self.sched, self.queue
-        bound = sched.bind(pod, node)
+        bound = sched.bind(pod, node, self.start_epoch + queue.now if self.case.is_sequence else None)
         if self.case.is_sequence:
             for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
                 queue.deliver(ev)
