@@ -114,7 +114,10 @@ type input struct {
 	ReplicationControllers []v1.ReplicationController `json:"replicationControllers"`
 	ReplicaSets            []appsv1.ReplicaSet        `json:"replicaSets"`
 	StatefulSets           []appsv1.StatefulSet       `json:"statefulSets"`
-	Config                 string                     `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
+	// Storage: PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
+	// CSIStorageCapacities and VolumeAttachments (each with its kind), created before the nodes
+	Storage []json.RawMessage `json:"storage"`
+	Config  string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
 	// kspread expanded it); every urlPrefix must be a loopback address
@@ -468,6 +471,9 @@ func run(in input, o *options) (*output, error) {
 	if err := createObjects(ctx, client, in); err != nil {
 		return nil, err
 	}
+	if err := createStorage(tracker, in.Storage); err != nil {
+		return nil, err
+	}
 	for i := range in.Nodes {
 		if _, err := client.CoreV1().Nodes().Create(ctx, &in.Nodes[i], metav1.CreateOptions{}); err != nil {
 			return nil, err
@@ -563,6 +569,9 @@ func run(in input, o *options) (*output, error) {
 		last, lastDeleted = ran, deletedBefore
 	}
 	if err := quiet("the informers"); err != nil {
+		return nil, err
+	}
+	if err := tracker.controllerError(); err != nil {
 		return nil, err
 	}
 	if last != nil && in.Observe != "none" {
