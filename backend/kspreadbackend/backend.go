@@ -409,13 +409,24 @@ func run(in input, o *options) (*output, error) {
 	var closeOnce sync.Once
 	closeQueue := func() { closeOnce.Do(sched.SchedulingQueue.Close) }
 	defer closeQueue()
-	// the pod each cycle pops
+	// the pod each cycle pops; with storage, the cycle's per-node data asked before it runs: its
+	// claims are bound (or a volume provisioned) when it ends, which VolumeBinding, reading the
+	// claims and volumes as they are and not from the snapshot, would see afterwards
 	var popped *v1.Pod
+	var before *Cycle
+	var beforeErr error
+	preObserve := len(in.Storage) > 0 && in.Observe != "none"
 	pop := sched.NextPod
 	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 		pi, err := pop(logger)
 		if pi != nil && pi.Pod != nil {
 			popped = pi.Pod
+			before, beforeErr = nil, nil
+			if preObserve {
+				if beforeErr = scheduler.KspreadUpdateSnapshot(ctx, sched); beforeErr == nil {
+					before, beforeErr = observe(ctx, sched, pi.Pod)
+				}
+			}
 		}
 		return pi, err
 	}
@@ -473,6 +484,12 @@ func run(in input, o *options) (*output, error) {
 	}
 	if err := createStorage(tracker, in.Storage); err != nil {
 		return nil, err
+	}
+	for i := range in.Pods {
+		defaultPodVolumes(&in.Pods[i])
+	}
+	for i := range in.Incoming {
+		defaultPodVolumes(&in.Incoming[i])
 	}
 	for i := range in.Nodes {
 		if _, err := client.CoreV1().Nodes().Create(ctx, &in.Nodes[i], metav1.CreateOptions{}); err != nil {
@@ -575,7 +592,14 @@ func run(in input, o *options) (*output, error) {
 		return nil, err
 	}
 	if last != nil && in.Observe != "none" {
-		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted)
+		if beforeErr != nil {
+			return nil, beforeErr
+		}
+		var pre *Cycle
+		if before != nil && before.Pod == podKey(last.Namespace, last.Name) {
+			pre = before
+		}
+		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, pre)
 		if err != nil {
 			return nil, err
 		}
@@ -638,15 +662,19 @@ func createObjects(ctx context.Context, client *fake.Clientset, in input) error 
 }
 
 // lastCycle: the per-node data of the run's last cycle, asked on the snapshot that cycle used
-// (no cycle ran after it), with its selected node, nomination, victims and candidates.
+// (no cycle ran after it), or as asked before it ran (before, with storage), with its selected
+// node, nomination, victims and candidates.
 func lastCycle(ctx context.Context, sched *scheduler.Scheduler, tracker *countingTracker, cnt *counts,
-	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int) (*Cycle, error) {
+	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int, before *Cycle) (*Cycle, error) {
 	// a Scheduled event regards the assumed pod, its nodeName set: ask as the cycle asked
 	pod := last.DeepCopy()
 	pod.Spec.NodeName = ""
-	c, err := observe(ctx, sched, pod)
-	if err != nil {
-		return nil, err
+	c := before
+	if c == nil {
+		var err error
+		if c, err = observe(ctx, sched, pod); err != nil {
+			return nil, err
+		}
 	}
 	obj, err := tracker.Get(v1.SchemeGroupVersion.WithResource("pods"), pod.Namespace, pod.Name)
 	if err == nil && obj.(*v1.Pod).Spec.NodeName != "" {

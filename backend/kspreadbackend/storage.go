@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/storage/volume"
+	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
 )
 
 var (
@@ -83,11 +84,62 @@ func createStorage(t *countingTracker, objs []json.RawMessage) error {
 		if m.GetUID() == "" {
 			m.SetUID(types.UID(head.Kind + "/" + ns + "/" + m.GetName()))
 		}
+		apiDefaults(obj)
 		if err := t.Create(k.gvr, obj, ns); err != nil {
 			return fmt.Errorf("storage[%d] (%s %s): %w", i, head.Kind, m.GetName(), err)
 		}
 	}
 	return nil
+}
+
+// apiDefaults: what the API server defaults in a storage object the scheduler reads (core/v1's
+// defaulting of volumes and claims; storage/v1's of a class's binding mode and reclaim policy and a
+// CSIDriver's attachRequired); and, as the case format has it, a volume written without a phase
+// is Available, or Bound when it has a claimRef (the PV controller's first sync), where the API
+// server would leave it Pending.
+func apiDefaults(obj runtime.Object) {
+	switch o := obj.(type) {
+	case *v1.PersistentVolume:
+		if o.Status.Phase == "" {
+			o.Status.Phase = v1.VolumeAvailable
+			if o.Spec.ClaimRef != nil {
+				o.Status.Phase = v1.VolumeBound
+			}
+		}
+		corev1defaults.SetObjectDefaults_PersistentVolume(o)
+	case *v1.PersistentVolumeClaim:
+		corev1defaults.SetObjectDefaults_PersistentVolumeClaim(o)
+	case *storagev1.StorageClass:
+		if o.VolumeBindingMode == nil {
+			mode := storagev1.VolumeBindingImmediate
+			o.VolumeBindingMode = &mode
+		}
+		if o.ReclaimPolicy == nil {
+			policy := v1.PersistentVolumeReclaimDelete
+			o.ReclaimPolicy = &policy
+		}
+	case *storagev1.CSIDriver:
+		if o.Spec.AttachRequired == nil {
+			yes := true
+			o.Spec.AttachRequired = &yes
+		}
+		if o.Spec.StorageCapacity == nil {
+			no := false
+			o.Spec.StorageCapacity = &no
+		}
+	}
+}
+
+// defaultPodVolumes: the API server's defaults of a pod's volume sources (an RBD volume's pool,
+// an iSCSI volume's interface, an ephemeral volume's claim's volumeMode, ...), the rest of the pod
+// as it was sent.
+func defaultPodVolumes(p *v1.Pod) {
+	if len(p.Spec.Volumes) == 0 {
+		return
+	}
+	only := &v1.Pod{Spec: v1.PodSpec{Volumes: p.Spec.Volumes}}
+	corev1defaults.SetObjectDefaults_Pod(only)
+	p.Spec.Volumes = only.Spec.Volumes
 }
 
 // stamped: a copy of a volume or claim with the next resourceVersion (the scheduler's assume
