@@ -287,22 +287,23 @@ func podKey(ns, name string) string {
 var gatesSet = map[string]bool{}
 
 func setGates(gates map[string]bool) error {
+	// one change: the gates the last case set back to their defaults and this case's set, so that
+	// gates depending on each other (GangScheduling on GenericWorkload) are checked together
 	all := utilfeature.DefaultMutableFeatureGate.GetAll()
+	change := map[string]bool{}
 	for g := range gatesSet {
-		if _, again := gates[g]; again {
-			continue
-		}
 		if spec, ok := all[featuregate.Feature(g)]; ok {
-			if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("%s=%v", g, spec.Default)); err != nil {
-				return fmt.Errorf("feature gate %s back to its default: %w", g, err)
-			}
+			change[g] = spec.Default
 		}
 	}
-	gatesSet = map[string]bool{}
 	for g, v := range gates {
-		if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("%s=%v", g, v)); err != nil {
-			return fmt.Errorf("feature gate %s: %w", g, err)
-		}
+		change[g] = v
+	}
+	gatesSet = map[string]bool{}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(change); err != nil {
+		return fmt.Errorf("feature gates %v: %w", gates, err)
+	}
+	for g, v := range gates {
 		gatesSet[g] = v
 	}
 	return nil
