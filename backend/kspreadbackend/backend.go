@@ -540,6 +540,8 @@ func run(in input, o *options) (*output, error) {
 	out := &output{Cycles: []Cycle{}, Placements: map[string]any{}, Deleted: []string{}}
 	// the last cycle: its pod, and the pods deleted before it began
 	var last *v1.Pod
+	// lastBefore: the last cycle's per-node data asked before it ran (with storage)
+	var lastBefore *Cycle
 	lastDeleted, cycles := 0, 0
 	// as many cycles as ten tries of every incoming pod, and ten more (a pod that fails every
 	// try, an extender refusing it, is retried after its backoff for ever)
@@ -584,7 +586,10 @@ func run(in input, o *options) (*output, error) {
 		}
 		preemptors = append(preemptors, pod.UID)
 		cycles++
-		last, lastDeleted = ran, deletedBefore
+		last, lastDeleted, lastBefore = ran, deletedBefore, nil
+		if before != nil && before.Pod == podKey(ran.Namespace, ran.Name) {
+			lastBefore = before
+		}
 	}
 	if err := quiet("the informers"); err != nil {
 		return nil, err
@@ -596,11 +601,7 @@ func run(in input, o *options) (*output, error) {
 		if beforeErr != nil {
 			return nil, beforeErr
 		}
-		var pre *Cycle
-		if before != nil && before.Pod == podKey(last.Namespace, last.Name) {
-			pre = before
-		}
-		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, pre)
+		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, lastBefore)
 		if err != nil {
 			return nil, err
 		}
