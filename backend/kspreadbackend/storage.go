@@ -164,14 +164,22 @@ func (t *countingTracker) updated(gvr schema.GroupVersionResource, obj runtime.O
 	switch gvr {
 	case pvsResource:
 		pv, ok := obj.(*v1.PersistentVolume)
-		if !ok || pv.Spec.ClaimRef == nil || pv.Status.Phase == v1.VolumeBound {
+		if !ok || pv.Spec.ClaimRef == nil {
 			return nil
 		}
 		got, err := t.Get(pvcsResource, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
 		if err != nil {
 			return nil // a claimRef to no claim: the PV controller would wait for it
 		}
-		return t.bind(got.(*v1.PersistentVolumeClaim).DeepCopy(), pv.DeepCopy())
+		claim := got.(*v1.PersistentVolumeClaim)
+		if claim.Spec.VolumeName != "" && claim.Spec.VolumeName != pv.Name {
+			return nil // the claim is another volume's
+		}
+		if claim.Spec.VolumeName == pv.Name && metav1HasAnn(claim.Annotations, volume.AnnBindCompleted) &&
+			pv.Status.Phase == v1.VolumeBound {
+			return nil // bound both sides (a volume written with its claimRef is Bound, its claim may not be)
+		}
+		return t.bind(claim.DeepCopy(), pv.DeepCopy())
 	case pvcsResource:
 		claim, ok := obj.(*v1.PersistentVolumeClaim)
 		if !ok || claim.Spec.VolumeName != "" || claim.Annotations[volume.AnnSelectedNode] == "" {
@@ -200,21 +208,22 @@ func (t *countingTracker) controllerError() error {
 	return t.ctlErr
 }
 
-// bind: the PV controller binds a claim and the volume whose claimRef names it, both sides.
+// bind: the PV controller binds a claim and the volume whose claimRef names it, both sides: the
+// claim first, so that the volume's update finds the pair bound and acts no further.
 func (t *countingTracker) bind(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) error {
-	pv.Spec.ClaimRef.UID = claim.UID
-	metav1SetAnn(&pv.ObjectMeta.Annotations, volume.AnnBoundByController, "yes")
-	pv.Status.Phase = v1.VolumeBound
-	if err := t.Update(pvsResource, pv, ""); err != nil {
-		return err
-	}
 	claim.Spec.VolumeName = pv.Name
 	metav1SetAnn(&claim.ObjectMeta.Annotations, volume.AnnBindCompleted, "yes")
 	metav1SetAnn(&claim.ObjectMeta.Annotations, volume.AnnBoundByController, "yes")
 	claim.Status.Phase = v1.ClaimBound
 	claim.Status.AccessModes = pv.Spec.AccessModes
 	claim.Status.Capacity = pv.Spec.Capacity
-	return t.Update(pvcsResource, claim, claim.Namespace)
+	if err := t.Update(pvcsResource, claim, claim.Namespace); err != nil {
+		return err
+	}
+	pv.Spec.ClaimRef.UID = claim.UID
+	metav1SetAnn(&pv.ObjectMeta.Annotations, volume.AnnBoundByController, "yes")
+	pv.Status.Phase = v1.VolumeBound
+	return t.Update(pvsResource, pv, "")
 }
 
 // provision: an external provisioner creates a volume for the claim on its selected node, with
@@ -300,6 +309,11 @@ func (t *countingTracker) provision(claim *v1.PersistentVolumeClaim) error {
 		return err
 	}
 	return t.bind(claim, pv.DeepCopy())
+}
+
+func metav1HasAnn(anns map[string]string, k string) bool {
+	_, ok := anns[k]
+	return ok
 }
 
 func metav1SetAnn(anns *map[string]string, k, v string) {
