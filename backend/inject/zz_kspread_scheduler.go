@@ -7,6 +7,8 @@ package scheduler
 import (
 	"context"
 
+	"k8s.io/klog/v2"
+
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -24,4 +26,10 @@ func KspreadFindNodesThatPassExtenders(ctx context.Context, extenders []fwk.Exte
 func KspreadPrioritizeNodes(ctx context.Context, extenders []fwk.Extender, f framework.Framework,
 	state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, error) {
 	return prioritizeNodes(ctx, extenders, f, state, pod, nodes)
+}
+
+// KspreadUpdateSnapshot is what a scheduling cycle does first (schedulePod): the scheduler's
+// snapshot brought up to its cache, so that a cycle can be asked about before it runs.
+func KspreadUpdateSnapshot(ctx context.Context, sched *Scheduler) error {
+	return sched.Cache.UpdateSnapshot(klog.FromContext(ctx), sched.nodeInfoSnapshot)
 }

@@ -114,7 +114,10 @@ type input struct {
 	ReplicationControllers []v1.ReplicationController `json:"replicationControllers"`
 	ReplicaSets            []appsv1.ReplicaSet        `json:"replicaSets"`
 	StatefulSets           []appsv1.StatefulSet       `json:"statefulSets"`
-	Config                 string                     `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
+	// Storage: PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
+	// CSIStorageCapacities and VolumeAttachments (each with its kind), created before the nodes
+	Storage []json.RawMessage `json:"storage"`
+	Config  string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
 	// kspread expanded it); every urlPrefix must be a loopback address
@@ -284,22 +287,23 @@ func podKey(ns, name string) string {
 var gatesSet = map[string]bool{}
 
 func setGates(gates map[string]bool) error {
+	// one change: the gates the last case set back to their defaults and this case's set, so that
+	// gates depending on each other (GangScheduling on GenericWorkload) are checked together
 	all := utilfeature.DefaultMutableFeatureGate.GetAll()
+	change := map[string]bool{}
 	for g := range gatesSet {
-		if _, again := gates[g]; again {
-			continue
-		}
 		if spec, ok := all[featuregate.Feature(g)]; ok {
-			if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("%s=%v", g, spec.Default)); err != nil {
-				return fmt.Errorf("feature gate %s back to its default: %w", g, err)
-			}
+			change[g] = spec.Default
 		}
 	}
-	gatesSet = map[string]bool{}
 	for g, v := range gates {
-		if err := utilfeature.DefaultMutableFeatureGate.Set(fmt.Sprintf("%s=%v", g, v)); err != nil {
-			return fmt.Errorf("feature gate %s: %w", g, err)
-		}
+		change[g] = v
+	}
+	gatesSet = map[string]bool{}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(change); err != nil {
+		return fmt.Errorf("feature gates %v: %w", gates, err)
+	}
+	for g, v := range gates {
 		gatesSet[g] = v
 	}
 	return nil
@@ -406,13 +410,24 @@ func run(in input, o *options) (*output, error) {
 	var closeOnce sync.Once
 	closeQueue := func() { closeOnce.Do(sched.SchedulingQueue.Close) }
 	defer closeQueue()
-	// the pod each cycle pops
+	// the pod each cycle pops; with storage, the cycle's per-node data asked before it runs: its
+	// claims are bound (or a volume provisioned) when it ends, which VolumeBinding, reading the
+	// claims and volumes as they are and not from the snapshot, would see afterwards
 	var popped *v1.Pod
+	var before *Cycle
+	var beforeErr error
+	preObserve := len(in.Storage) > 0 && in.Observe != "none"
 	pop := sched.NextPod
 	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 		pi, err := pop(logger)
 		if pi != nil && pi.Pod != nil {
 			popped = pi.Pod
+			before, beforeErr = nil, nil
+			if preObserve {
+				if beforeErr = scheduler.KspreadUpdateSnapshot(ctx, sched); beforeErr == nil {
+					before, beforeErr = observe(ctx, sched, pi.Pod)
+				}
+			}
 		}
 		return pi, err
 	}
@@ -468,6 +483,15 @@ func run(in input, o *options) (*output, error) {
 	if err := createObjects(ctx, client, in); err != nil {
 		return nil, err
 	}
+	if err := createStorage(tracker, in.Storage); err != nil {
+		return nil, err
+	}
+	for i := range in.Pods {
+		defaultPodVolumes(&in.Pods[i])
+	}
+	for i := range in.Incoming {
+		defaultPodVolumes(&in.Incoming[i])
+	}
 	for i := range in.Nodes {
 		if _, err := client.CoreV1().Nodes().Create(ctx, &in.Nodes[i], metav1.CreateOptions{}); err != nil {
 			return nil, err
@@ -516,6 +540,8 @@ func run(in input, o *options) (*output, error) {
 	out := &output{Cycles: []Cycle{}, Placements: map[string]any{}, Deleted: []string{}}
 	// the last cycle: its pod, and the pods deleted before it began
 	var last *v1.Pod
+	// lastBefore: the last cycle's per-node data asked before it ran (with storage)
+	var lastBefore *Cycle
 	lastDeleted, cycles := 0, 0
 	// as many cycles as ten tries of every incoming pod, and ten more (a pod that fails every
 	// try, an extender refusing it, is retried after its backoff for ever)
@@ -560,13 +586,22 @@ func run(in input, o *options) (*output, error) {
 		}
 		preemptors = append(preemptors, pod.UID)
 		cycles++
-		last, lastDeleted = ran, deletedBefore
+		last, lastDeleted, lastBefore = ran, deletedBefore, nil
+		if before != nil && before.Pod == podKey(ran.Namespace, ran.Name) {
+			lastBefore = before
+		}
 	}
 	if err := quiet("the informers"); err != nil {
 		return nil, err
 	}
+	if err := tracker.controllerError(); err != nil {
+		return nil, err
+	}
 	if last != nil && in.Observe != "none" {
-		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted)
+		if beforeErr != nil {
+			return nil, beforeErr
+		}
+		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, lastBefore)
 		if err != nil {
 			return nil, err
 		}
@@ -629,15 +664,19 @@ func createObjects(ctx context.Context, client *fake.Clientset, in input) error 
 }
 
 // lastCycle: the per-node data of the run's last cycle, asked on the snapshot that cycle used
-// (no cycle ran after it), with its selected node, nomination, victims and candidates.
+// (no cycle ran after it), or as asked before it ran (before, with storage), with its selected
+// node, nomination, victims and candidates.
 func lastCycle(ctx context.Context, sched *scheduler.Scheduler, tracker *countingTracker, cnt *counts,
-	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int) (*Cycle, error) {
+	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int, before *Cycle) (*Cycle, error) {
 	// a Scheduled event regards the assumed pod, its nodeName set: ask as the cycle asked
 	pod := last.DeepCopy()
 	pod.Spec.NodeName = ""
-	c, err := observe(ctx, sched, pod)
-	if err != nil {
-		return nil, err
+	c := before
+	if c == nil {
+		var err error
+		if c, err = observe(ctx, sched, pod); err != nil {
+			return nil, err
+		}
 	}
 	obj, err := tracker.Get(v1.SchemeGroupVersion.WithResource("pods"), pod.Namespace, pod.Name)
 	if err == nil && obj.(*v1.Pod).Spec.NodeName != "" {

@@ -15,11 +15,16 @@ import (
 // The object tracker's writes (ObjectTracker of client-go v0.35: options on every write, Apply).
 
 func (t *countingTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
-	return t.count(gvr, t.ObjectTracker.Create(gvr, obj, ns, opts...))
+	return t.count(gvr, t.ObjectTracker.Create(gvr, t.stamped(gvr, obj), ns, opts...))
 }
 
 func (t *countingTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
-	return t.count(gvr, t.ObjectTracker.Update(gvr, obj, ns, opts...))
+	obj = t.stamped(gvr, obj)
+	if err := t.count(gvr, t.ObjectTracker.Update(gvr, obj, ns, opts...)); err != nil {
+		return err
+	}
+	t.controllersAct(gvr, obj, ns)
+	return nil
 }
 
 func (t *countingTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {

@@ -124,6 +124,11 @@ func (c *counts) deletedCount() int {
 type countingTracker struct {
 	clienttesting.ObjectTracker
 	c *counts
+	// rv: the last resourceVersion given to a volume or claim; provisioned: volumes provisioned
+	rv, provisioned atomic.Int64
+	// ctlErr: the first write of the emulated storage controllers that failed
+	ctlMu  sync.Mutex
+	ctlErr error
 }
 
 var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from kspread.engine.labels import IN, LabelSelector, Requirement, as_selector
 from kspread.engine.model import Node, NodeSelectorTerm
@@ -109,6 +110,8 @@ class PodVolume:
     disk: InTreeDisk | None = None
     # a `claims:` shorthand volume: the claim <name>-<pod> is made from this spec
     template: ClaimSpec | None = None
+    # the volume as the case wrote it (PodSpec shape), for a backend; None: a `claims:` item
+    source: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def claim_name(self, pod_name: str) -> str | None:
         """The claim the volume uses: its claimName, or ``<pod>-<volume>`` for a generic
@@ -267,10 +270,13 @@ class Storage:
     attachments: list[VolumeAttachment] = field(default_factory=list)
     # provisioned volumes so far (names pvc-<n>), for deterministic names
     provisioned: int = 0
+    # the objects as the case wrote them, in order (what a backend is sent)
+    manifests: list[Mapping[str, Any]] = field(default_factory=list)
 
     def copy(self) -> Storage:
         return Storage(dict(self.pvs), dict(self.pvcs), dict(self.classes), dict(self.csi_nodes),
-                       dict(self.csi_drivers), list(self.capacities), list(self.attachments), self.provisioned)
+                       dict(self.csi_drivers), list(self.capacities), list(self.attachments), self.provisioned,
+                       self.manifests)
 
     def empty(self) -> bool:
         return not (self.pvs or self.pvcs or self.classes or self.csi_nodes or self.csi_drivers

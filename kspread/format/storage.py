@@ -37,6 +37,8 @@ _VOLUME_MODES = ("Filesystem", "Block")
 # PodSpec volume sources: the in-tree disks read (and the field naming each disk)
 _DISK_IDENT = {"gcePersistentDisk": "pdName", "awsElasticBlockStore": "volumeID", "iscsi": "iqn",
                "rbd": "image", "azureDisk": "diskURI", "cinder": "volumeID", "portworxVolume": "volumeID"}
+# the in-tree disk sources a pod's volumes keep (the others the scheduler may read are not modelled)
+DISK_SOURCES = tuple(_DISK_IDENT)
 
 
 def _map(raw: Any, path: PathT) -> Mapping[str, Any]:
@@ -201,7 +203,7 @@ def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
             claim = pvc.get("claimName")
             if not isinstance(claim, str) or not claim:
                 raise CaseError("Required value", [*at, "persistentVolumeClaim", "claimName"])
-            out.append(PodVolume(name, claim=claim))
+            out.append(PodVolume(name, claim=claim, source=v))
             continue
         if v.get("ephemeral") is not None:
             tmpl = _map(_map(v["ephemeral"], [*at, "ephemeral"]).get("volumeClaimTemplate"),
@@ -209,11 +211,12 @@ def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
             if not tmpl:
                 raise CaseError("Required value", [*at, "ephemeral", "volumeClaimTemplate"])
             out.append(PodVolume(name, ephemeral=claim_spec(tmpl.get("spec"),
-                                                            [*at, "ephemeral", "volumeClaimTemplate", "spec"])))
+                                                            [*at, "ephemeral", "volumeClaimTemplate", "spec"]),
+                                 source=v))
             continue
         disk = next((k for k in _DISK_IDENT if v.get(k) is not None), None)
         if disk is not None:
-            out.append(PodVolume(name, disk=_disk(disk, v[disk], [*at, disk])))
+            out.append(PodVolume(name, disk=_disk(disk, v[disk], [*at, disk]), source=v))
             continue
         # emptyDir, configMap, csi inline, ...: no volume plugin reads it, kspread keeps none
     return tuple(out)
@@ -365,6 +368,7 @@ def add_object(storage: Storage, obj: Mapping[str, Any], path: PathT, terms: Ter
     imports this module)."""
     kind = obj["kind"]
     meta = obj["metadata"]
+    storage.manifests.append(obj)
     if kind == "PersistentVolume":
         pv = _pv(obj, meta, path, terms)
         _unique(storage.pvs, pv.name, pv, kind, path)

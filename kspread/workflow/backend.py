@@ -37,6 +37,7 @@ from kspread.engine.extender import is_loopback
 from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
+from kspread.format.storage import DISK_SOURCES as _DISK_SOURCES
 from kspread.workflow.runner import Outcome, _in_node_order, compare
 
 # A case's time limit: this many seconds, plus _SECONDS_PER_NODE_POD for each node times each
@@ -101,8 +102,8 @@ class Backend:
             if not is_loopback(host):  # the extender module's test (127.0.0.0/8, ::1, localhost)
                 return (f"the profile's extender {_text(e.name, 200)!r} is at {_text(host, 200)!r}, not a loopback "
                         "address: a backend calls extenders on this machine only (127.0.0.1, ::1, localhost)")
-        unsent = [f"{q.key} ({', '.join(q.unmodelled[:3])})" for q in (*case.cluster.pods, *case.incoming)
-                  if q.unmodelled]
+        unsent = [f"{q.key} ({', '.join(u)})" for q in (*case.cluster.pods, *case.incoming)
+                  if (u := [x for x in q.unmodelled if _unsent(x)][:3])]
         if unsent:
             return (f"pods {', '.join(unsent[:3])}{', ...' if len(unsent) > 3 else ''} have volumes or resource "
                     "claims, which kspread does not model and a backend is not sent (its scheduler would "
@@ -361,6 +362,19 @@ def _unknown_nodes(out: Mapping[str, Any], nodes: set[str]) -> str | None:
     return None
 
 
+def _unsent(what: str) -> bool:
+    """A ``Pod.unmodelled`` entry that a backend is not sent: resource claims, and the volume
+    sources kspread keeps none of (``kspread.format.storage.pod_volumes``: claims, ephemeral
+    volumes and the in-tree disks are sent)."""
+    if what == "claims":  # the shorthand: its volumes and claims are sent
+        return False
+    source = what.rpartition(".")[2]
+    return what == "resourceClaims" or source not in _SENT_SOURCES
+
+
+_SENT_SOURCES = frozenset(("persistentVolumeClaim", "ephemeral", *_DISK_SOURCES))
+
+
 # ---- the case as Kubernetes objects -------------------------------------------------------
 
 def _container(c) -> dict[str, Any]:
@@ -437,6 +451,10 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
         spec["tolerations"] = api.tolerations(p.tolerations)
     if p.topology_spread_constraints:
         spec["topologySpreadConstraints"] = [api.spread_constraint(c) for c in p.topology_spread_constraints]
+    if p.volumes:
+        # as written; a `claims:` item as the StatefulSet controller writes it (claim <volume>-<pod>)
+        spec["volumes"] = [dict(v.source) if v.source is not None else
+                           {"name": v.name, "persistentVolumeClaim": {"claimName": v.claim}} for v in p.volumes]
     status: dict[str, Any] = {"phase": "Running" if p.node_name else "Pending"}
     if p.node_name:
         status["startTime"] = _time(p.start_time if p.start_time is not None else _EPOCH + seq)
@@ -469,6 +487,51 @@ def _node(n) -> dict[str, Any]:
                      "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints]},
             "status": {"allocatable": alloc, "capacity": alloc,
                        "images": [{"names": list(i.names), "sizeBytes": i.size_bytes} for i in n.images]}}
+
+
+def _claim_spec(c) -> dict[str, Any]:
+    """A ``kspread.engine.storage.ClaimSpec`` as a PersistentVolumeClaimSpec."""
+    out: dict[str, Any] = {"accessModes": list(c.access_modes), "volumeMode": c.volume_mode,
+                           "resources": {"requests": {} if c.request is None else {"storage": str(c.request)}}}
+    if c.storage_class is not None:
+        out["storageClassName"] = c.storage_class
+    if c.selector is not None:
+        out["selector"] = api.label_selector(c.selector)
+    if c.volume_attributes_class:
+        out["volumeAttributesClassName"] = c.volume_attributes_class
+    if c.volume_name:
+        out["volumeName"] = c.volume_name
+    return out
+
+
+def _storage(storage) -> list[dict[str, Any]]:
+    """The storage objects: each as the case wrote it (a claim's controller reference to a pod
+    given that pod's uid as the backend writes it), then the claims the controllers make for
+    the pods (a generic ephemeral volume's, owned by its pod; a `claims:` item's)."""
+    if storage is None:
+        return []
+    out: list[dict[str, Any]] = []
+    written: set[str] = set()
+    for m in storage.manifests:
+        obj = json.loads(json.dumps(m))
+        meta = obj.setdefault("metadata", {})
+        ns = meta.get("namespace") or "default"
+        if obj.get("kind") == "PersistentVolumeClaim":
+            written.add(f"{ns}/{meta.get('name')}")
+            for ref in meta.get("ownerReferences") or ():
+                if isinstance(ref, dict) and ref.get("kind") == "Pod":
+                    ref["uid"] = f"{ns}/{ref.get('name')}"
+        out.append(obj)
+    for key, c in storage.pvcs.items():
+        if key in written:
+            continue
+        meta = {"name": c.name, "namespace": c.namespace}
+        if c.owner_pod is not None:
+            meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": c.owner_pod,
+                                        "uid": f"{c.namespace}/{c.owner_pod}", "controller": True}]
+        out.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+                    "spec": _claim_spec(c.spec)})
+    return out
 
 
 def _config(case: Case) -> str:
@@ -571,6 +634,9 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
                          "spec": {"selector": api.label_selector(c.selector)}} for c in cl.replica_sets],
         "statefulSets": [{"metadata": {"name": c.name, "namespace": c.namespace},
                           "spec": {"selector": api.label_selector(c.selector)}} for c in cl.stateful_sets],
+        # PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and
+        # VolumeAttachments, by kind
+        "storage": _storage(cl.storage),
         "config": _config(case),
         # every HTTP extender of the profile (the configuration's and the case's), their urlPrefix
         # as kspread calls it: the backend's scheduler is given these, not the configuration's own
