@@ -63,13 +63,12 @@ from kspread.engine.model import (
     WeightedPodAffinityTerm,
     new_pod,
 )
-from kspread.engine.quantity import QuantityError, resource_amount
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
 from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
-from kspread.format.resize import resize_status
+from kspread.format.resize import resize_status, resource_amounts
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
@@ -111,14 +110,7 @@ class Case:
 # ---- small parsers -----------------------------------------------------------------
 
 
-def _resources(raw: Any, path: PathT) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for k, v in (raw or {}).items():
-        try:
-            out[k] = resource_amount(k, v)
-        except QuantityError as e:
-            raise CaseError(str(e), [*path, k], value=v) from None
-    return out
+_resources = resource_amounts
 
 
 def _time(raw: Any, path: PathT) -> float:

@@ -22,7 +22,9 @@ from kspread.errors import CaseError, PathT
 RESIZE_CONDITIONS = ("PodResizePending", "PodResizeInProgress")
 
 
-def _amounts(raw: Any, path: PathT) -> dict[str, int]:
+def resource_amounts(raw: Any, path: PathT) -> dict[str, int]:
+    """A resource list (name -> quantity) in kspread's integer units; an error names the
+    field of a quantity that does not parse."""
     out: dict[str, int] = {}
     for k, v in (raw or {}).items():
         try:
@@ -36,10 +38,10 @@ def _container_status(raw: Mapping[str, Any], path: PathT) -> ContainerResizeSta
     res = raw.get("resources")
     requests = None
     if res is not None and res.get("requests") is not None:
-        requests = _amounts(res["requests"], [*path, "resources", "requests"])
+        requests = resource_amounts(res["requests"], [*path, "resources", "requests"])
     allocated = None
     if raw.get("allocatedResources") is not None:
-        allocated = _amounts(raw["allocatedResources"], [*path, "allocatedResources"])
+        allocated = resource_amounts(raw["allocatedResources"], [*path, "allocatedResources"])
     return ContainerResizeStatus(raw["name"], res is not None, requests, allocated)
 
 
@@ -74,10 +76,10 @@ def resize_status(raw: Mapping[str, Any] | None, at, version: Version, container
     level = raw.get("resources")
     level_requests = None
     if level is not None and level.get("requests") is not None:
-        level_requests = _amounts(level["requests"], at("status", "resources", "requests"))
+        level_requests = resource_amounts(level["requests"], at("status", "resources", "requests"))
     level_allocated = None
     if raw.get("allocatedResources") is not None:
-        level_allocated = _amounts(raw["allocatedResources"], at("status", "allocatedResources"))
+        level_allocated = resource_amounts(raw["allocatedResources"], at("status", "allocatedResources"))
     if (level is not None or level_allocated is not None) and version.minor >= 37 \
             and version.gate("InPlacePodVerticalScaling") and version.gate("InPlacePodLevelResourcesVerticalScaling"):
         which = "resources" if level is not None else "allocatedResources"

@@ -112,6 +112,12 @@ class Backend:
         if resized:
             return (f"pods {', '.join(resized[:3])}{', ...' if len(resized) > 3 else ''} have an in-place resize "
                     "status, which a backend is not sent (its scheduler would count their spec alone)")
+        restart = [q.key for q in (*case.cluster.pods, *case.incoming) if q.restart_all_containers]
+        if restart:
+            # (the only node feature a kspread pod can require: nodes' declared features matter only then)
+            return (f"pods {', '.join(restart[:3])}{', ...' if len(restart) > 3 else ''} have RestartAllContainers "
+                    "restart rules, which a backend is not sent (its scheduler's NodeDeclaredFeatures would not "
+                    "see their requirement)")
         if case.cluster.devices is not None:
             return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
                     "kspread does not send to a backend")
