@@ -42,6 +42,22 @@ class DeviceTaint:
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule (resource.k8s.io/v1alpha3): its taint goes on every device its
+    deviceSelector matches (kspread/engine/devicetaints.py)."""
+
+    name: str
+    taint: DeviceTaint
+    # deviceSelector's fields; None: any
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    # 1.33-1.34 only: a DeviceClass and CEL selectors
+    device_class: str | None = None
+    selectors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceToleration:
     key: str = ""
     operator: str = "Equal"  # Equal or Exists
@@ -254,6 +270,8 @@ class DeviceObjects:
     classes: dict[str, DeviceClass] = field(default_factory=dict)
     slices: list[ResourceSlice] = field(default_factory=list)
     claims: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)
+    # DeviceTaintRules (DRADeviceTaints in 1.33-1.34, DRADeviceTaintRules in 1.35)
+    taint_rules: list[DeviceTaintRule] = field(default_factory=list)
     _extended: dict[str, DeviceClass] | None = None
     # the keys of the claims DynamicResources would make for pods' extended resources
     extended_claims: set[str] = field(default_factory=set)
@@ -303,6 +321,10 @@ class ClaimTracker:
         self.claims: dict[tuple[str, str], ResourceClaim] = dict(self.objects.claims)
         # the allocator's CEL results for the run (kspread.engine.allocator.Allocator.cel_results)
         self.cel_results: dict = {}
+        # the DeviceTaintRules of the run, and the slices patched with them
+        # (kspread.engine.devicetaints.scheduler_slices; None: to compute)
+        self.taint_rules: list[DeviceTaintRule] = list(self.objects.taint_rules)
+        self.patched: list[ResourceSlice] | None = None
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get((namespace, name))

@@ -48,6 +48,7 @@ from kspread.engine.devices import (
     is_dra_extended_resource_name,
     selector_matches,
 )
+from kspread.engine.devicetaints import scheduler_slices
 from kspread.engine.framework.interface import (
     FilterPlugin,
     Plugin,
@@ -275,7 +276,7 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             t = self.tracker
             f = allocator_features(self.handle.version)
             s.allocator = Allocator(f, t.allocated_devices(f.consumable_capacity), t.objects.classes,
-                                    t.objects.slices, t.cel_results,
+                                    scheduler_slices(t), t.cel_results,
                                     t.aggregated_capacity() if f.consumable_capacity else None)
         s.claims = claims
         return SUCCESS
