@@ -39,6 +39,10 @@ class DeviceTaint:
     key: str
     value: str = ""
     effect: str = NO_SCHEDULE
+    # timeAdded on a sequence's clock (seconds; None: when its slice was created), and
+    # whether the case wrote a timeAdded (a date: kspread's clock has none)
+    time_added: int | None = field(default=None, compare=False)
+    time_added_given: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,8 @@ class DeviceTaintRule:
     # 1.33-1.34 only: a DeviceClass and CEL selectors
     device_class: str | None = None
     selectors: tuple[str, ...] = ()
+    # spec.deviceSelector given (1.35's eviction controller matches no device without one)
+    selector_given: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +217,8 @@ class AllocatedDevice:
     consumed_capacity: Mapping[str, Fraction] | None = None
     # binding conditions: PreBind waits until a driver sets them in the claim's status
     binding_conditions: tuple[str, ...] = ()
+    # the request's tolerations, which the allocator copies into the result from 1.35
+    tolerations: tuple[DeviceToleration, ...] = ()
 
     @property
     def id(self) -> tuple[str, str, str]:

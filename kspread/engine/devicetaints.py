@@ -17,18 +17,21 @@ so the order of taints varies; the allocator checks every taint, so it does not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from kspread.engine.devicecel import CelError, device_matches
 from kspread.engine.devices import (
+    NO_EXECUTE,
     ClaimTracker,
     Device,
     DeviceClass,
     DeviceTaint,
     DeviceTaintRule,
+    ResourceClaim,
     ResourceSlice,
 )
+from kspread.engine.model import Pod
 
 
 def _device_matches(rule: DeviceTaintRule, d: Device, driver: str, class_selectors: tuple[str, ...]) -> bool:
@@ -103,3 +106,92 @@ def scheduler_slices(t: ClaimTracker) -> list[ResourceSlice]:
         t.patched = patched_slices(t.objects.slices, t.taint_rules, t.objects.classes)
         t.cel_results.clear()  # keyed by device object: the patched devices are new ones
     return t.patched
+
+
+# ---- the device taint eviction controller ------------------------------------------------
+
+
+def _rule_matches_device(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
+    """ruleMatchesDevice (1.35): a rule without a deviceSelector matches no device."""
+    if not rule.selector_given:
+        return False
+    return (rule.driver is None or rule.driver == driver) and (rule.pool is None or rule.pool == pool) \
+        and (rule.device is None or rule.device == device)
+
+
+def _latest_devices(slices: Sequence[ResourceSlice]) -> dict[tuple[str, str, str], tuple[ResourceSlice, Device]]:
+    """The controller's pools: each device of a pool's slices of its highest generation
+    (the first slice naming a device wins)."""
+    newest: dict[tuple[str, str], int] = {}
+    for s in slices:
+        k = (s.driver, s.pool)
+        newest[k] = max(newest.get(k, s.generation), s.generation)
+    out: dict[tuple[str, str, str], tuple[ResourceSlice, Device]] = {}
+    for s in slices:
+        if s.generation != newest[(s.driver, s.pool)]:
+            continue
+        for d in s.devices:
+            out.setdefault((s.driver, s.pool, d.name), (s, d))
+    return out
+
+
+def claim_eviction_time(claim: ResourceClaim, devices: Mapping[tuple[str, str, str], tuple[ResourceSlice, Device]],
+                        rules: Sequence[DeviceTaintRule], slice_time: Callable[[ResourceSlice], int]) -> int | None:
+    """evictionTime / claimEvictionTime: the earliest time a NoExecute taint of an
+    allocated device is not tolerated any more: its timeAdded, plus the least
+    tolerationSeconds of the result's tolerations with effect NoExecute that tolerate it
+    (one without seconds tolerates it for ever; a toleration without an effect does not
+    count). ``rules``: the NoExecute rules the controller checks itself (1.35)."""
+    assert claim.allocation is not None
+    when: int | None = None
+    for r in claim.allocation.devices:
+        found = devices.get(r.id)
+        taints: list[tuple[DeviceTaint, int]] = []
+        if found is not None:
+            s, d = found
+            taints = [(t, slice_time(s) if t.time_added is None else t.time_added)
+                      for t in d.taints if t.effect == NO_EXECUTE]
+        taints += [(rule.taint, rule.taint.time_added or 0) for rule in rules
+                   if rule.taint.effect == NO_EXECUTE and _rule_matches_device(rule, *r.id)]
+        for taint, added in taints:
+            seconds = [tol.toleration_seconds for tol in r.tolerations
+                       if tol.effect == NO_EXECUTE and tol.tolerates(taint)]
+            if any(x is None for x in seconds):
+                continue
+            at = added + (max(0, min(x for x in seconds if x is not None)) if seconds else 0)
+            when = at if when is None else min(when, at)
+    return when
+
+
+def pod_eviction_times(pods: Sequence[Pod], t: ClaimTracker, minor: int, rules_gate: bool,
+                       slice_time: Callable[[ResourceSlice], int]) -> dict[str, int]:
+    """The device taint eviction controller's view of the bound pods: pod key -> the
+    time it is to be evicted (the earliest of its claims that are allocated and reserved
+    for it). 1.33-1.34 read slices through the ResourceSlice tracker (the rules' taints
+    applied as the scheduler sees them); from 1.35 the slices as published, and the
+    NoExecute rules (with DRADeviceTaintRules) matched by driver, pool and device."""
+    if minor < 35:
+        devices = _latest_devices(scheduler_slices(t))
+        rules: Sequence[DeviceTaintRule] = ()
+    else:
+        devices = _latest_devices(t.objects.slices)
+        rules = t.taint_rules if rules_gate else ()
+    times: dict[tuple[str, str], int | None] = {}
+    out: dict[str, int] = {}
+    for pod in pods:
+        if pod.node_name is None:
+            continue
+        best: int | None = None
+        for pc in pod.resource_claims:
+            c = t.get(pod.namespace, pc.claim_name)
+            if c is None or c.allocation is None or pod.key not in c.reserved_for:
+                continue
+            k = (c.namespace, c.name)
+            if k not in times:
+                times[k] = claim_eviction_time(c, devices, rules, slice_time)
+            at = times[k]
+            if at is not None and (best is None or at < best):
+                best = at
+        if best is not None:
+            out[pod.key] = best
+    return out

@@ -7,6 +7,7 @@ field kspread does not model is refused by name, never ignored."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -286,7 +287,8 @@ def _taint(raw: Any, version: Version, tp: PathT) -> DeviceTaint:
     value = t.get("value") or ""
     if not isinstance(value, str):
         raise CaseError("must be a string", [*tp, "value"], value=value)
-    return DeviceTaint(_str(t.get("key"), [*tp, "key"], "a taint key"), value, effect)
+    return DeviceTaint(_str(t.get("key"), [*tp, "key"], "a taint key"), value, effect,
+                       time_added_given=t.get("timeAdded") is not None)
 
 
 def _tolerations(raw: Any, version: Version, path: PathT) -> tuple[DeviceToleration, ...]:
@@ -527,9 +529,10 @@ def device_taint_rule(obj: Mapping[str, Any], version: Version, path: PathT) -> 
             raise CaseError(f"CEL compile error: {e}", [*dp, "selectors", i, "cel", "expression"]) from None
     if spec.get("taint") is None:
         raise CaseError("a DeviceTaintRule has a taint", [*sp, "taint"])
-    taint = _taint(spec["taint"], version, [*sp, "taint"])
+    # created with the case (clock 0); a step's rule gets the step's clock
+    taint = replace(_taint(spec["taint"], version, [*sp, "taint"]), time_added=0)
     return DeviceTaintRule(name, taint, got.get("driver"), got.get("pool"), got.get("device"),
-                           got.get("deviceClassName"), selectors)
+                           got.get("deviceClassName"), selectors, spec.get("deviceSelector") is not None)
 
 
 # ---- ResourceClaim -------------------------------------------------------------------
@@ -655,7 +658,8 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
                 _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
                 _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
                 True if r.get("adminAccess") else None,
-                None if share is None else _str(share, [*rp, "shareID"], "shareID"), consumed))
+                None if share is None else _str(share, [*rp, "shareID"], "shareID"), consumed,
+                tolerations=_tolerations(r.get("tolerations"), version, [*rp, "tolerations"])))
         sel = _node_selector(alloc["nodeSelector"], [*ap, "nodeSelector"]) if alloc.get("nodeSelector") else None
         allocation = Allocation(tuple(results), sel)
     reserved = []
