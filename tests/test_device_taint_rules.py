@@ -122,3 +122,12 @@ def test_a_rule_is_read_into_the_case():
 def test_what_a_version_does_not_serve_is_an_error_naming_the_field(kw, want):
     with pytest.raises(CaseError, match=want):
         _build(**kw)
+
+
+def test_a_slice_the_tracker_fails_to_patch_keeps_its_stored_version():
+    classes = {"bad": DeviceClass("bad", ("device.driver ==",))}
+    stored = patched_slices(SLICES, [DeviceTaintRule("ok", T, pool="n2")], {})
+    out = patched_slices(SLICES, [DeviceTaintRule("ok", T, pool="n2"),
+                                  DeviceTaintRule("r", T, device_class="bad", pool="n2")], classes, stored)
+    assert [s.name for s in out] == ["a", "b", "c"]
+    assert out[1] is stored[1] and _tainted([out[1]]) == [f"{GPU}/n2/g0:example.com/t"]

@@ -333,6 +333,7 @@ class ClaimTracker:
         # (kspread.engine.devicetaints.scheduler_slices; None: to compute)
         self.taint_rules: list[DeviceTaintRule] = list(self.objects.taint_rules)
         self.patched: list[ResourceSlice] | None = None
+        self.stored: list[ResourceSlice] = []  # the tracker's store, as last synced
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get((namespace, name))

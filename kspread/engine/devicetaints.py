@@ -87,13 +87,18 @@ def patch_slice(s: ResourceSlice, rules: Sequence[DeviceTaintRule],
 
 
 def patched_slices(slices: Sequence[ResourceSlice], rules: Sequence[DeviceTaintRule],
-                   classes: Mapping[str, DeviceClass]) -> list[ResourceSlice]:
-    """ListPatchedResourceSlices: every slice the tracker stores, patched."""
+                   classes: Mapping[str, DeviceClass],
+                   previous: Sequence[ResourceSlice] = ()) -> list[ResourceSlice]:
+    """ListPatchedResourceSlices: every slice the tracker stores, patched. A slice it
+    fails to patch keeps the version stored before (``previous``), if any."""
     if not rules:
         return list(slices)
+    before = {s.name: s for s in previous}
     out = []
     for s in slices:
         p = patch_slice(s, rules, classes)
+        if p is None:
+            p = before.get(s.name)
         if p is not None:
             out.append(p)
     return out
@@ -103,7 +108,8 @@ def scheduler_slices(t: ClaimTracker) -> list[ResourceSlice]:
     """The slices as the scheduler's DRA manager lists them during a run: the case's
     slices patched with the run's rules (kept until a rule or slice changes)."""
     if t.patched is None:
-        t.patched = patched_slices(t.objects.slices, t.taint_rules, t.objects.classes)
+        t.patched = patched_slices(t.objects.slices, t.taint_rules, t.objects.classes, t.stored)
+        t.stored = t.patched
         t.cel_results.clear()  # keyed by device object: the patched devices are new ones
     return t.patched
 
