@@ -23,6 +23,10 @@ NIC = "nic.example.com"
 MODELS = ["a100", "h100", "t4"]
 VERSIONS = ["1.2.0", "1.10.1", "2.0.0-rc.1", "2.0.0", "2.3.4"]
 MEMORY = ["16Gi", "40Gi", "80Gi", "40960Mi"]
+# set by difftest.py --taint-rules (1.35): DRADeviceTaints and DRADeviceTaintRules on,
+# DeviceTaintRules on the cluster's devices, and requests with tolerations
+TAINT_RULES = False
+TAINT_KEYS = ["example.com/fault", "example.com/maintenance"]
 
 
 def api_version(minor: int) -> str:
@@ -34,7 +38,7 @@ def feature_gates(minor: int) -> dict[str, bool]:
     API and the plugin before 1.34 (beta, off by default in 1.32-1.33; alpha in 1.31),
     admin access (alpha in 1.32-1.33), prioritized lists (alpha in 1.33)."""
     if minor >= 34:
-        return {}
+        return {"DRADeviceTaints": True, "DRADeviceTaintRules": True} if TAINT_RULES and minor == 35 else {}
     gates = {"DynamicResourceAllocation": True}
     if minor >= 32:
         gates["DRAAdminAccess"] = True
@@ -121,7 +125,41 @@ class DeviceGen:
             e["count"] = r.choice([1, 1, 1, 2, 2, 3])
         if admin_ok and self.chance(0.08):
             e["adminAccess"] = True
+        if TAINT_RULES and self.chance(0.4):
+            e["tolerations"] = [self.toleration() for _ in range(r.randint(1, 2))]
         return e
+
+    def toleration(self) -> dict:
+        r = self.r
+        t: dict[str, Any] = {"key": r.choice(TAINT_KEYS)}
+        if self.chance(0.5):
+            t["operator"] = "Exists"
+        else:
+            t["value"] = r.choice(["a", "b"])
+        if self.chance(0.5):
+            t["effect"] = r.choice(["NoSchedule", "NoExecute"])
+        return t
+
+    def taint_rules(self, devices: list[tuple[str, str, str]]) -> list[dict]:
+        """0-3 DeviceTaintRules (resource.k8s.io/v1alpha3) selecting by driver, pool and
+        device name (any of them left out), NoSchedule, NoExecute or None."""
+        r = self.r
+        out = []
+        for i in range(r.choice([0, 1, 1, 2, 3])):
+            sel: dict[str, Any] = {}
+            pick = r.choice(devices) if devices else (GPU, "p", "gpu-00")
+            for k, v in zip(("driver", "pool", "device"), pick):
+                if self.chance(0.5):
+                    sel[k] = v
+            taint: dict[str, Any] = {"key": r.choice(TAINT_KEYS), "effect": r.choice(["NoSchedule", "NoExecute", "None"])}
+            if self.chance(0.5):
+                taint["value"] = r.choice(["a", "b"])
+            spec: dict[str, Any] = {"taint": taint}
+            if sel or self.chance(0.5):
+                spec["deviceSelector"] = sel
+            out.append({"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule",
+                        "metadata": {"name": f"rule{i}"}, "spec": spec})
+        return out
 
     def request(self, name: str, classes: list[str], admin_ok: bool) -> dict:
         r = self.r
@@ -284,6 +322,8 @@ class DeviceGen:
                 entries.append({"name": f"e{j}", "resourceClaimName": name})
         if entries:
             pod["resourceClaims"] = entries
+        if TAINT_RULES:
+            objs.extend(self.taint_rules([d for devs in inventory.values() for d in devs] + [d for d, _ in network]))
         c["devices"] = objs
 
 
@@ -306,6 +346,6 @@ def cover(coverage: Any, c: dict, o: dict) -> None:
         coverage["devices: " + (x if "cannot add device" not in x else "constraint error")[:60]] += 1
     texts = json.dumps(c.get("devices"))
     for word in ("adminAccess", "firstAvailable", "matchAttribute", '"All"', "allNodes", "nodeSelector",
-                 "ResourceClaimTemplate"):
+                 "ResourceClaimTemplate", "DeviceTaintRule", "tolerations"):
         if word in texts:
             coverage[f"devices: {word.strip(chr(34))} in case"] += 1

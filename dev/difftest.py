@@ -935,7 +935,7 @@ def _slice_orders(slices: list, limit: int):
 
 def _node_outcome(alloc_cls, features, tracker, slices, node, todo):
     from kspread.engine.allocator import AllocationError, FailedOnNode
-    a = alloc_cls(features, tracker.allocated_devices(), tracker.objects.classes, slices, tracker.cel_results)
+    a = alloc_cls(features, tracker.allocated_devices(), tracker.objects.classes, slices, {})
     try:
         got = a.allocate(node, todo)
     except FailedOnNode as e:
@@ -955,6 +955,7 @@ def pool_orders(o: dict, doc: dict, cid: str, limit: int = 48) -> bool:
     call (so from node to node); kspread takes the case's order."""
     from kspread.engine.allocator import Allocator
     from kspread.engine.devices import ClaimTracker
+    from kspread.engine.devicetaints import scheduler_slices
     from kspread.engine.plugins.dynamicresources import allocator_features, pod_claims
     try:
         case = build_case(doc, cid)
@@ -965,6 +966,7 @@ def pool_orders(o: dict, doc: dict, cid: str, limit: int = 48) -> bool:
         return False
     pod = case.incoming[0]
     tracker = ClaimTracker(objs)
+    slices = scheduler_slices(tracker)  # DeviceTaintRules applied
     todo = [c for c in pod_claims(tracker, pod) if c.allocation is None]
     if not todo:
         return False
@@ -986,10 +988,10 @@ def pool_orders(o: dict, doc: dict, cid: str, limit: int = 48) -> bool:
             continue  # decided after the allocation, which succeeded: not compared here
         else:
             want = (st["code"], reason)
-        if _node_outcome(Allocator, features, tracker, list(objs.slices), node, todo) == want:
+        if _node_outcome(Allocator, features, tracker, list(slices), node, todo) == want:
             continue
         some = True
-        mine = [x for x in objs.slices if x.node_name in (None, node.name)]  # others: not for the node
+        mine = [x for x in slices if x.node_name in (None, node.name)]  # others: not for the node
         if not any(_node_outcome(Allocator, features, tracker, order, node, todo) == want
                    for order in _slice_orders(mine, limit)):
             return False
@@ -1085,6 +1087,8 @@ def main() -> int:
     ap.add_argument("--storage", action="store_true", help="storage objects and the volume plugins (1.23 and later; VolumeBinding scores from 1.35)")
     ap.add_argument("--devices", action="store_true", help="device objects and DynamicResources (from 1.31)")
     ap.add_argument("--ndf", action="store_true", help="NodeDeclaredFeatures (1.35 oracle with ndf_v135.go)")
+    ap.add_argument("--taint-rules", action="store_true",
+                    help="with --devices at 1.35: DeviceTaintRules and tolerations (oracle with taintrules_v135.go)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
@@ -1093,6 +1097,7 @@ def main() -> int:
     DEVICES = args.devices
     RESIZE = args.resize
     NDF = args.ndf
+    devgen.TAINT_RULES = args.taint_rules
 
     import yaml
 

@@ -2,7 +2,7 @@
 
 // DynamicResources for 1.34 and later (resource.k8s.io/v1): the DRA manager built as
 // scheduler.New builds it (an assume cache on the ResourceClaim informer, the
-// ResourceSlice tracker without device taint rules, the DeviceClass lister), wrapped so
+// ResourceSlice tracker, with DeviceTaintRules when 1.35's gate is on, the DeviceClass lister), wrapped so
 // that the claims Reserve would allocate are recorded instead of becoming in-flight
 // allocations.
 package main
@@ -62,22 +62,31 @@ func draOptions(ctx context.Context, f informers.SharedInformerFactory, client k
 	logger := klog.FromContext(ctx)
 	claimInformer := f.Resource().V1().ResourceClaims().Informer()
 	claimCache := assumecache.NewAssumeCache(logger, claimInformer, "ResourceClaim", "", nil)
-	tracker, err := resourceslicetracker.StartTracker(ctx, resourceslicetracker.Options{
-		SliceInformer: f.Resource().V1().ResourceSlices(), KubeClient: client})
+	trackerOpts, rules := trackerOptions(f, client)
+	tracker, err := resourceslicetracker.StartTracker(ctx, trackerOpts)
 	must(err)
 	mgr := dynamicresources.NewDRAManager(ctx, claimCache, tracker, f)
 	for _, o := range c.DRA {
 		switch x := o.(type) {
 		case *resourceapi.DeviceClass:
-			must(f.Resource().V1().DeviceClasses().Informer().GetIndexer().Add(x))
+			if !rules { // with rules the informers list them from the fake client
+				must(f.Resource().V1().DeviceClasses().Informer().GetIndexer().Add(x))
+			}
 		case *resourceapi.ResourceSlice:
-			must(f.Resource().V1().ResourceSlices().Informer().GetIndexer().Add(x))
+			if !rules {
+				must(f.Resource().V1().ResourceSlices().Informer().GetIndexer().Add(x))
+			}
 		case *resourceapi.ResourceClaim:
 			must(claimInformer.GetIndexer().Add(x))
 			assumecache.AddTestObject(claimCache, x) // delivers the event (allocated devices) at once
 		default:
-			panic(fmt.Sprintf("devices: %T: this release's scheduler reads resource.k8s.io/v1", o))
+			if !rules || !isTaintRule(o) {
+				panic(fmt.Sprintf("devices: %T: this release's scheduler reads resource.k8s.io/v1", o))
+			}
 		}
+	}
+	if rules {
+		syncTracker(ctx, f, tracker)
 	}
 	rt := &recordingTracker{fResourceClaimTracker: mgr.ResourceClaims(), got: map[string][]string{}}
 	return []frameworkruntime.Option{frameworkruntime.WithSharedDRAManager(&recordingManager{mgr, rt})}, &draRun{rt}

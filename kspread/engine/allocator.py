@@ -73,6 +73,9 @@ class Features:
     # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (DeviceBindingAndStatus;
     # the "experimental" allocator too)
     binding_conditions: bool = False
+    # from 1.35 (the "incubating" and "experimental" allocators, one of which runs while
+    # DRADeviceTaints is on) a result carries its request's tolerations; 1.33-1.34's none
+    result_tolerations: bool = False
 
     @property
     def experimental(self) -> bool:
@@ -614,7 +617,8 @@ class _Run:
         self.result[ci].append((AllocatedDevice(
             rd.full_name, *did, admin_access=True if admin else None, share_id=share_id,
             consumed_capacity=consumed or None,
-            binding_conditions=(d.binding_conditions or ()) if f.binding_conditions else ()), s, d))
+            binding_conditions=(d.binding_conditions or ()) if f.binding_conditions else (),
+            tolerations=rd.request.tolerations if f.result_tolerations else ()), s, d))
 
         def undo() -> None:
             for c in cons:

@@ -39,6 +39,28 @@ class DeviceTaint:
     key: str
     value: str = ""
     effect: str = NO_SCHEDULE
+    # timeAdded on a sequence's clock (seconds; None: when its slice was created), and
+    # whether the case wrote a timeAdded (a date: kspread's clock has none)
+    time_added: int | None = field(default=None, compare=False)
+    time_added_given: bool = field(default=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule (resource.k8s.io/v1alpha3): its taint goes on every device its
+    deviceSelector matches (kspread/engine/devicetaints.py)."""
+
+    name: str
+    taint: DeviceTaint
+    # deviceSelector's fields; None: any
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    # 1.33-1.34 only: a DeviceClass and CEL selectors
+    device_class: str | None = None
+    selectors: tuple[str, ...] = ()
+    # spec.deviceSelector given (1.35's eviction controller matches no device without one)
+    selector_given: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +217,8 @@ class AllocatedDevice:
     consumed_capacity: Mapping[str, Fraction] | None = None
     # binding conditions: PreBind waits until a driver sets them in the claim's status
     binding_conditions: tuple[str, ...] = ()
+    # the request's tolerations, which the allocator copies into the result from 1.35
+    tolerations: tuple[DeviceToleration, ...] = ()
 
     @property
     def id(self) -> tuple[str, str, str]:
@@ -254,6 +278,8 @@ class DeviceObjects:
     classes: dict[str, DeviceClass] = field(default_factory=dict)
     slices: list[ResourceSlice] = field(default_factory=list)
     claims: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict)
+    # DeviceTaintRules (DRADeviceTaints in 1.33-1.34, DRADeviceTaintRules in 1.35)
+    taint_rules: list[DeviceTaintRule] = field(default_factory=list)
     _extended: dict[str, DeviceClass] | None = None
     # the keys of the claims DynamicResources would make for pods' extended resources
     extended_claims: set[str] = field(default_factory=set)
@@ -303,6 +329,11 @@ class ClaimTracker:
         self.claims: dict[tuple[str, str], ResourceClaim] = dict(self.objects.claims)
         # the allocator's CEL results for the run (kspread.engine.allocator.Allocator.cel_results)
         self.cel_results: dict = {}
+        # the DeviceTaintRules of the run, and the slices patched with them
+        # (kspread.engine.devicetaints.scheduler_slices; None: to compute)
+        self.taint_rules: list[DeviceTaintRule] = list(self.objects.taint_rules)
+        self.patched: list[ResourceSlice] | None = None
+        self.stored: list[ResourceSlice] = []  # the tracker's store, as last synced
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get((namespace, name))

@@ -310,6 +310,19 @@ class SchedulingQueue:
                 moved.append(q.key)
         return moved
 
+    def hintless_event(self, action: str) -> list[str]:
+        """A cluster event no pod caused, that the plugins registering it registered
+        without a queueing hint (ResourceSlice/Update, DynamicResources): the unschedulable
+        pods a plugin that rejected them registered it for move; returns them."""
+        moved = []
+        for q in list(self._unschedulable.values()):
+            if q.gating:
+                continue
+            if any(action in p.pod_events for p in (self.framework.plugin(n) for n in q.rejectors) if p is not None):
+                self._requeue(q)
+                moved.append(q.key)
+        return moved
+
     def _requeue(self, q: QueuedPod) -> None:
         """queueAfterBackoff: backoffQ while the pod is backing off, activeQ after."""
         self._enqueue(q, "active" if self._expiry(q) <= self.now else "backoff")

@@ -1,7 +1,9 @@
 """A cluster's life in a ``schedule`` sequence: the steps between its pods (drain, cordon,
-uncordon, addNode, deleteNode, zoneDown, taint, untaint, label, deletePod, ungate, wait),
-the controllers that replace evicted pods, the taint manager's NoExecute evictions, the
-eviction API's PodDisruptionBudget check, and ``replicas: max``.
+uncordon, addNode, deleteNode, zoneDown, taint, untaint, label, deletePod, ungate, wait,
+addDeviceTaintRule, deleteDeviceTaintRule), the controllers that replace evicted pods,
+the taint manager's NoExecute evictions and the device taint eviction controller's
+(kspread/engine/devicetaints.py), the eviction API's PodDisruptionBudget check, and
+``replicas: max``.
 
 ``World`` runs a case's timeline (its pods, steps and ``replicas: max`` entries in list
 order) over a ``SequenceRun``: pods listed together are created together; before each
@@ -61,6 +63,7 @@ from kspread.engine.model import (
     Taint,
     replace_pod,
 )
+from kspread.engine.plugins.dynamicresources import SLICE_UPDATE
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.plugins.nodematch import do_not_schedule_taints, required_node_affinity_matches
 from kspread.engine.plugins.nodeports import fits_ports
@@ -75,7 +78,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kspread.engine.snapshot import NodeInfo
 
 STEP_KINDS = ("drain", "cordon", "uncordon", "addNode", "deleteNode", "zoneDown", "taint", "untaint", "label",
-              "deletePod", "ungate", "wait")
+              "deletePod", "ungate", "wait", "addDeviceTaintRule", "deleteDeviceTaintRule")
 NO_EXECUTE = "NoExecute"
 # controllers that replace an evicted pod (the others, a DaemonSet's, are not replaced)
 REPLACING_KINDS = ("ReplicaSet", "ReplicationController", "StatefulSet")
@@ -203,6 +206,15 @@ class World:
         self._budgets = self._initial_budgets(cl.pdbs)
         self._current: Step | MaxEntry | None = None
         self._synced = 0  # run.preempted seen by _sync_preempted
+        # the device taint eviction controller (DRADeviceTaints, from 1.33): runs with the
+        # taint manager; added_at: node -> the clock when an addNode step added it (its
+        # slices' taints count from there)
+        self.device_evictions = sched.claims is not None and self.version.minor >= 33 and \
+            self.version.gate("DRADeviceTaints") and bool(sched.claims.objects)
+        self.added_at: dict[str, int] = {}
+        self._device_started = False
+        if self.device_evictions:
+            self._check_time_added()
 
     # ---- the timeline -------------------------------------------------------------------
 
@@ -247,8 +259,14 @@ class World:
 
     def settle(self, rec: Record) -> None:
         """Run the scheduler until it is idle, then let the taint manager act on what it
-        bound (and on timers that came due), and again, until nothing changes."""
+        bound (and on timers that came due), and again, until nothing changes. The first
+        time, the device taint eviction controller first looks at the case's pods."""
         before = {p.key: self.run.sched.placement(p.key) for p in self.created}
+        if not self._device_started:
+            self._device_started = True
+            if self._due_timers(rec):
+                self._recount_budgets()
+                self._reset()
         while True:
             self.run.until_idle()
             if not self._taint_manager(rec):
@@ -301,6 +319,7 @@ class World:
             raise _error(step, f"node {node.name!r} exists already", "addNode", "name")
         node = replace(node, index=max((n.index for n in self.nodes.values()), default=-1) + 1)
         self.nodes[node.name] = node
+        self.added_at[node.name] = self.run.queue.now
         self.tree.setdefault(get_zone_key(node, self.version), []).append(node.name)
         self._reset()
         self._node_event("Add", None, node, rec)
@@ -732,14 +751,100 @@ class World:
         self.timers[pod.key] = (now, now + wait)
 
     def _due_timers(self, rec: Record) -> bool:
+        """The evictions that came due, in time order: the taint manager's timers, and the
+        device taint eviction controller's (at a time, the node timers first, then the
+        device evictions in the order of the bound pods)."""
         now = self.run.queue.now
-        due = sorted((at, key) for key, (_, at) in self.timers.items() if at <= now)
-        for _, key in due:
+        due: list[tuple[int, int, int, str]] = sorted(
+            (at, 0, 0, key) for key, (_, at) in self.timers.items() if at <= now)
+        node_due = bool(due)
+        if self.device_evictions:
+            due = sorted(due + [(at, 1, i, key) for i, (key, at) in enumerate(self._device_times().items())
+                                if at <= now])
+        done = False
+        for _, kind, _, key in due:
             pod = self._find_pod(key)
-            self.timers.pop(key, None)
+            if kind == 0:
+                self.timers.pop(key, None)
             if pod is not None and pod.node_name is not None:
                 self._evict(pod, rec)
-        return bool(due)
+                done = True
+        return node_due or done
+
+    # ---- the device taint eviction controller --------------------------------------------
+
+    def _device_times(self) -> dict[str, int]:
+        """Bound pod -> when the device taint eviction controller evicts it (pods in the
+        order a step evicts them)."""
+        claims = self.run.sched.claims
+        assert claims is not None
+        from kspread.engine.devicetaints import pod_eviction_times
+
+        return pod_eviction_times(self._bound_pods(), claims, self.version.minor,
+                                  self.version.minor >= 35 and self.version.gate("DRADeviceTaintRules"),
+                                  self._slice_time)
+
+    def _slice_time(self, s: Any) -> int:
+        """When a slice was published: with its node, for a node an addNode step added;
+        else at the start."""
+        return self.added_at.get(s.node_name, 0) if s.node_name else 0
+
+    def _check_time_added(self) -> None:
+        claims = self.run.sched.claims
+        assert claims is not None
+        for s in claims.objects.slices:
+            for d in s.devices:
+                if any(t.effect == NO_EXECUTE and t.time_added_given for t in d.taints):
+                    raise CaseError(f"ResourceSlice {s.name!r} device {d.name!r}: a NoExecute taint with timeAdded in a "
+                                    "`schedule`: kspread's sequence clock has no date; leave timeAdded out (the API "
+                                    "server sets it when it creates the slice: the start, or the node's addNode)",
+                                    ("objects",))
+
+    def _tracker(self, step: Step) -> Any:
+        claims = self.run.sched.claims
+        if claims is None or not claims.objects:
+            raise _error(step, "the case has no devices (DeviceClass, ResourceSlice, ResourceClaim)", step.kind)
+        return claims
+
+    def _rule_event(self, before: list, rec: Record) -> None:
+        """The ResourceSlice tracker sends an update for each slice whose taints changed:
+        DynamicResources registered ResourceSlice/Update without a hint."""
+        from kspread.engine.devicetaints import scheduler_slices
+
+        claims = self.run.sched.claims
+        assert claims is not None
+        claims.patched = None
+        after = scheduler_slices(claims)
+        old = {s.name: [d.taints for d in s.devices] for s in before}
+        changed = [s for s in after if old.get(s.name) != [d.taints for d in s.devices]] + \
+            [s for s in before if s.name not in {x.name for x in after}]
+        if changed:
+            rec.moved.extend(self.run.queue.hintless_event(SLICE_UPDATE))
+
+    def _do_addDeviceTaintRule(self, step: Step, rec: Record) -> None:
+        from kspread.engine.devicetaints import scheduler_slices
+
+        claims = self._tracker(step)
+        rule = step.arg
+        if any(r.name == rule.name for r in claims.taint_rules):
+            raise _error(step, f"DeviceTaintRule {rule.name!r} exists already", step.kind, "metadata", "name")
+        before = scheduler_slices(claims)
+        # the API server sets timeAdded when it creates the rule
+        claims.taint_rules.append(replace(rule, taint=replace(rule.taint, time_added=self.run.queue.now)))
+        self._rule_event(before, rec)
+        self._due_timers(rec)
+
+    def _do_deleteDeviceTaintRule(self, step: Step, rec: Record) -> None:
+        from kspread.engine.devicetaints import scheduler_slices
+
+        claims = self._tracker(step)
+        keep = [r for r in claims.taint_rules if r.name != step.arg]
+        if len(keep) == len(claims.taint_rules):
+            raise _error(step, f"DeviceTaintRule {step.arg!r} does not exist at that point", step.kind)
+        before = scheduler_slices(claims)
+        claims.taint_rules[:] = keep
+        self._rule_event(before, rec)
+        self._due_timers(rec)
 
     def _taint_manager(self, rec: Record) -> bool:
         """After a run: the pods it bound on nodes with NoExecute taints, and the timers

@@ -123,6 +123,11 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # GA in 1.37 but not locked there
         FeatureGate("DRADeviceTaints", (GateStage(33, False, "ALPHA"), GateStage(36, True, "BETA"),
                                         GateStage(37, True, "GA"))),
+        # DeviceTaintRules (devicetaints.py): in 1.33-1.34 read while DRADeviceTaints is on,
+        # from 1.35 behind their own gate, which depends on DRADeviceTaints
+        # (GA in 1.37 but not locked there)
+        FeatureGate("DRADeviceTaintRules", (GateStage(35, False, "ALPHA"), GateStage(36, False, "BETA"),
+                                            GateStage(37, True, "GA"))),
         # counter sets, devices consuming them, per-device node selection (allocator.py)
         _gate("DRAPartitionableDevices", (33, False, "ALPHA"), (36, True, "BETA")),
         # devices shared by several allocations, request capacity, distinctAttribute
@@ -645,4 +650,5 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
 # features.defaultVersionedKubernetesFeatureGates' dependencies, among the modelled gates
 GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "DRADeviceBindingConditions": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
+    "DRADeviceTaintRules": ("DRADeviceTaints",),
 }

@@ -1183,6 +1183,20 @@ def _step(raw: Mapping[str, Any], path: tuple, version: Version) -> Any:
             parse_labels({k: "x"}, at("labels"))
         shown = ", ".join(f"{k}={v}" if v is not None else f"{k}-" for k, v in arg["labels"].items())
         return Step(kind, dict(arg), path, f"label {arg['node']} {shown}")
+    if kind == "addDeviceTaintRule":
+        from kspread.format.devices import device_taint_rule
+
+        rp = [*path, kind]
+        if not isinstance(arg, Mapping) or arg.get("kind") != "DeviceTaintRule":
+            raise CaseError("addDeviceTaintRule takes a DeviceTaintRule manifest (kind: DeviceTaintRule)", rp)
+        raw_taint = arg["spec"].get("taint") if isinstance(arg.get("spec"), Mapping) else None
+        if isinstance(raw_taint, Mapping) and raw_taint.get("timeAdded") is not None:
+            raise CaseError("a step's DeviceTaintRule has no timeAdded: the API server sets it when it creates "
+                            "the rule (the step's clock)", [*rp, "spec", "taint", "timeAdded"])
+        rule = device_taint_rule(arg, version, rp)
+        return Step(kind, rule, path, f"addDeviceTaintRule {rule.name}")
+    if kind == "deleteDeviceTaintRule":
+        return Step(kind, arg, path, f"deleteDeviceTaintRule {arg}")
     assert kind == "ungate"
     return Step(kind, dict(arg), path, f"ungate {arg['pod']} {arg['gate']}")
 

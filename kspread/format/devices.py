@@ -7,9 +7,11 @@ field kspread does not model is refused by name, never ignored."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
+from kspread.engine.devicecel import CelError, compile_selector
 from kspread.engine.devices import (
     ALL,
     BOOL,
@@ -28,6 +30,7 @@ from kspread.engine.devices import (
     DeviceObjects,
     DeviceRequest,
     DeviceTaint,
+    DeviceTaintRule,
     DeviceToleration,
     ExactRequest,
     MatchAttribute,
@@ -272,19 +275,20 @@ def _taint_effects(version: Version) -> tuple[str, ...]:
 def _taints(raw: Any, version: Version, path: PathT) -> tuple[DeviceTaint, ...]:
     if raw is None or not _taints_gate(version, path, "taints"):
         return ()
-    out = []
-    for i, t in enumerate(_list(raw, path)):
-        tp = [*path, i]
-        t = _map(t, tp, ("key", "value", "effect", "timeAdded"))
-        effect = t.get("effect")
-        if effect not in _taint_effects(version):
-            raise CaseError(f"a device taint's effect is one of {', '.join(_taint_effects(version))} in "
-                            f"1.{version.minor}", [*tp, "effect"], value=effect)
-        value = t.get("value") or ""
-        if not isinstance(value, str):
-            raise CaseError("must be a string", [*tp, "value"], value=value)
-        out.append(DeviceTaint(_str(t.get("key"), [*tp, "key"], "a taint key"), value, effect))
-    return tuple(out)
+    return tuple(_taint(t, version, [*path, i]) for i, t in enumerate(_list(raw, path)))
+
+
+def _taint(raw: Any, version: Version, tp: PathT) -> DeviceTaint:
+    t = _map(raw, tp, ("key", "value", "effect", "timeAdded"))
+    effect = t.get("effect")
+    if effect not in _taint_effects(version):
+        raise CaseError(f"a device taint's effect is one of {', '.join(_taint_effects(version))} in "
+                        f"1.{version.minor}", [*tp, "effect"], value=effect)
+    value = t.get("value") or ""
+    if not isinstance(value, str):
+        raise CaseError("must be a string", [*tp, "value"], value=value)
+    return DeviceTaint(_str(t.get("key"), [*tp, "key"], "a taint key"), value, effect,
+                       time_added_given=t.get("timeAdded") is not None)
 
 
 def _tolerations(raw: Any, version: Version, path: PathT) -> tuple[DeviceToleration, ...]:
@@ -476,6 +480,61 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
         per_device_node_selection=bool(per_device))
 
 
+# ---- DeviceTaintRule -----------------------------------------------------------------
+
+
+def _rule_gate(version: Version) -> str:
+    """The gate that has the scheduler's tracker read DeviceTaintRules at a minor."""
+    return "DRADeviceTaints" if version.minor < 35 else "DRADeviceTaintRules"
+
+
+def device_taint_rule(obj: Mapping[str, Any], version: Version, path: PathT) -> DeviceTaintRule:
+    """A DeviceTaintRule (resource.k8s.io/v1alpha3, 1.33-1.35): its deviceSelector
+    (1.33-1.34: deviceClassName, driver, pool, device, selectors; 1.35: driver, pool,
+    device) and its taint."""
+    _, name = _object(obj, path)
+    if version.minor < 33:
+        raise CaseError(f"1.{version.minor} has no DeviceTaintRule (DRADeviceTaints, from 1.33)", [*path, "kind"])
+    if version.minor >= 36:
+        raise CaseError(f"DeviceTaintRule in 1.{version.minor} is not modelled by kspread: it follows the "
+                        "ResourceSlice trackers of 1.33-1.35 (resource.k8s.io/v1alpha3)", [*path, "kind"])
+    av = obj.get("apiVersion")
+    if av != f"{GROUP}/v1alpha3":
+        raise CaseError(f"DeviceTaintRule in 1.{version.minor} is served as {GROUP}/v1alpha3", [*path, "apiVersion"],
+                        value=av)
+    gate = _rule_gate(version)
+    if not version.gate(gate):
+        raise CaseError(f"DeviceTaintRule needs the {gate} feature gate, off by default in 1.{version.minor} (the "
+                        f"API server does not serve it): set featureGates: {{{gate}: true}}"
+                        + (" with DRADeviceTaints" if gate != "DRADeviceTaints" else ""), [*path, "kind"])
+    sp = [*path, "spec"]
+    spec = _map(obj.get("spec"), sp, ("deviceSelector", "taint"))
+    fields = ("driver", "pool", "device") if version.minor >= 35 else \
+        ("deviceClassName", "driver", "pool", "device", "selectors")
+    dp = [*sp, "deviceSelector"]
+    raw_sel = spec.get("deviceSelector")
+    if version.minor >= 35 and isinstance(raw_sel, Mapping):
+        for k in ("deviceClassName", "selectors"):
+            if raw_sel.get(k) is not None:
+                raise CaseError(f"1.{version.minor}'s DeviceTaintSelector has no {k} (1.33-1.34 only): select "
+                                "by driver, pool and device", [*dp, k])
+    sel = _map(raw_sel, dp, fields)
+    got = {k: _str(sel[k], [*dp, k], k) for k in ("deviceClassName", "driver", "pool", "device")
+           if sel.get(k) is not None}
+    selectors = _selectors(sel.get("selectors"), [*dp, "selectors"])
+    for i, expr in enumerate(selectors):
+        try:
+            compile_selector(expr)
+        except CelError as e:
+            raise CaseError(f"CEL compile error: {e}", [*dp, "selectors", i, "cel", "expression"]) from None
+    if spec.get("taint") is None:
+        raise CaseError("a DeviceTaintRule has a taint", [*sp, "taint"])
+    # created with the case (clock 0); a step's rule gets the step's clock
+    taint = replace(_taint(spec["taint"], version, [*sp, "taint"]), time_added=0)
+    return DeviceTaintRule(name, taint, got.get("driver"), got.get("pool"), got.get("device"),
+                           got.get("deviceClassName"), selectors, spec.get("deviceSelector") is not None)
+
+
 # ---- ResourceClaim -------------------------------------------------------------------
 
 
@@ -599,7 +658,8 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
                 _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
                 _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
                 True if r.get("adminAccess") else None,
-                None if share is None else _str(share, [*rp, "shareID"], "shareID"), consumed))
+                None if share is None else _str(share, [*rp, "shareID"], "shareID"), consumed,
+                tolerations=_tolerations(r.get("tolerations"), version, [*rp, "tolerations"])))
         sel = _node_selector(alloc["nodeSelector"], [*ap, "nodeSelector"]) if alloc.get("nodeSelector") else None
         allocation = Allocation(tuple(results), sel)
     reserved = []
@@ -778,6 +838,8 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
             objs.classes[dc.name] = dc
         elif kind == "ResourceSlice":
             objs.slices.append(resource_slice(obj, version, path))
+        elif kind == "DeviceTaintRule":
+            objs.taint_rules.append(device_taint_rule(obj, version, path))
         elif kind == "ResourceClaim":
             c = resource_claim(obj, version, path)
             objs.claims[(c.namespace, c.name)] = c

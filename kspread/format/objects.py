@@ -272,16 +272,9 @@ def _priority_class(o: _Object) -> None:
 
 
 def _device_object(o: _Object) -> None:
-    """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate: kept whole
+    """A DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceTaintRule: kept whole
     for kspread.format.devices (``_raw``), which reads it by its API version."""
     o.item["_raw"] = o.obj
-
-
-def _device_taint_rule(o: _Object) -> None:
-    """A DeviceTaintRule: refused by name (the scheduler's DRA manager would put its
-    taint on the devices it selects; kspread reads taints only from ResourceSlices)."""
-    raise CaseError("DeviceTaintRule (device taints by rule, DRADeviceTaints) is not modelled by kspread: put the "
-                    "taint on the device in its ResourceSlice", [*o.path, "kind"])
 
 
 def _namespace(o: _Object) -> None:
@@ -320,7 +313,7 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "ResourceSlice": ("devices", None, _device_object),
     "ResourceClaim": ("devices", None, _device_object),
     "ResourceClaimTemplate": ("devices", None, _device_object),
-    "DeviceTaintRule": ("devices", None, _device_taint_rule),
+    "DeviceTaintRule": ("devices", None, _device_object),
     "PersistentVolume": _STORAGE,
     "PersistentVolumeClaim": _STORAGE,
     "StorageClass": _STORAGE,

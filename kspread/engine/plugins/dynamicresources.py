@@ -48,6 +48,7 @@ from kspread.engine.devices import (
     is_dra_extended_resource_name,
     selector_matches,
 )
+from kspread.engine.devicetaints import scheduler_slices
 from kspread.engine.framework.interface import (
     FilterPlugin,
     Plugin,
@@ -69,6 +70,9 @@ from kspread.errors import CaseError
 
 NAME = "DynamicResources"
 CLAIM_UPDATE = "ResourceClaimUpdate"  # a PodEvent action: a claim's status changed
+# a ResourceSlice changed as the scheduler's tracker sees it (a DeviceTaintRule added or
+# deleted): registered without a queueing hint (SchedulingQueue.hintless_event)
+SLICE_UPDATE = "ResourceSliceUpdate"
 
 
 def dynamic_resources_scores(version: Version) -> bool:
@@ -89,6 +93,7 @@ def allocator_features(version: Version) -> Features:
         prioritized_list=version.minor >= 33 and version.gate("DRAPrioritizedList"),
         device_taints=version.minor >= 33 and version.gate("DRADeviceTaints"),
         every_taint_effect=version.minor < 35,
+        result_tolerations=version.minor >= 35 and version.gate("DRADeviceTaints"),
         partitionable_devices=version.minor >= 33 and version.gate("DRAPartitionableDevices"),
         counters_version=min(max(version.minor, 33), 35),
         consumable_capacity=version.minor >= 35 and version.gate("DRAConsumableCapacity"),
@@ -218,7 +223,7 @@ def pod_claims(tracker: ClaimTracker, pod: Pod) -> list[ResourceClaim]:
 class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin):
     name = NAME
     signs_pods = True  # SignPod: pods with claims are not signable (sign_pod)
-    pod_events = frozenset({CLAIM_UPDATE})
+    pod_events = frozenset({CLAIM_UPDATE, SLICE_UPDATE})
 
     def sign_pod(self, pod: Pod):
         return None if pod.resource_claims else ()
@@ -275,7 +280,7 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             t = self.tracker
             f = allocator_features(self.handle.version)
             s.allocator = Allocator(f, t.allocated_devices(f.consumable_capacity), t.objects.classes,
-                                    t.objects.slices, t.cel_results,
+                                    scheduler_slices(t), t.cel_results,
                                     t.aggregated_capacity() if f.consumable_capacity else None)
         s.claims = claims
         return SUCCESS
