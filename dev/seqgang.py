@@ -88,7 +88,8 @@ def finish(gen: Any, s: dict) -> None:
 
 def case_input(doc: dict) -> dict:
     """A golden gang case (cases/gangs/*.yaml: nodes, pods, Workloads in ``objects``, a
-    ``schedule`` of shorthand pods with ``replicas``, ``wait`` and ``addNode`` steps) as
+    ``schedule`` of shorthand pods with ``replicas``, ``wait``, ``addNode`` and ``deletePod``
+    steps) as
     seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
@@ -106,6 +107,8 @@ def case_input(doc: dict) -> dict:
     for e in doc["schedule"]:
         if "wait" in e:
             s["steps"].append({"at": len(s["schedule"]), "kind": "wait", "seconds": e["wait"]})
+        elif "deletePod" in e:
+            s["steps"].append({"at": len(s["schedule"]), "kind": "deletePod", "pod": e["deletePod"]})
         elif "addNode" in e:
             n = dict(e["addNode"])
             n["allocatable"] = {k: str(v) for k, v in (n.get("allocatable") or {}).items()}
