@@ -668,7 +668,15 @@ def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], 
         picked = r.bound_node or getattr(r, "waiting_on", None)  # (a pod waiting at Permit: its node)
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": picked,
                        "after": after.get(i), "victims": victims, "err": r.error or ""})
+    run = getattr(getattr(_sched, "sequence", None), "run", None)
+    rejected = list(getattr(run, "rejected", {}).values())
+    GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),
+                      timeouts=sum(1 for x in rejected if x != "preempted"),
+                      preempted=sum(1 for x in rejected if x == "preempted"))
     return cycles, placements, final, evicted, sorted(getattr(_sched, "waiting", {}))
+
+
+GANG_STATS: dict[str, int] = {}  # the last run_kspread's gang figures (--gangs)
 
 
 def first_divergence(oc: list[dict], kc: list[dict]) -> tuple[int, str] | None:
@@ -725,6 +733,7 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     fd = first_divergence(oc, kc)
     ofinal, oevicted = o.get("final") or {}, sorted(o.get("evicted") or [])
     if s.get("workloads"):  # --gangs: the pods still waiting at Permit, compared as evictions are
+        res.update(GANG_STATS)
         oevicted += [f"waiting:{short(k)}" for k in o.get("waiting") or []]
         kevicted = kevicted + [f"waiting:{k}" for k in sorted(kwaiting)]
     res.update(final=ofinal == kfinal and oevicted == kevicted, upstreamFinal=ofinal, kspreadFinal=kfinal,
@@ -1016,7 +1025,11 @@ def main() -> int:
           f"{sum(r.get('hints', 0) for r in results)} cycles with a batch hint" +
           (f", {sum(r.get('claimBinds', 0) for r in results)} pods with claims bound, "
            f"{sum(r.get('volumeRejects', 0) for r in results)} cycles a volume plugin rejected nodes in"
-           if args.storage else "") + f" ({time.time() - t0:.0f} s)")
+           if args.storage else "") +
+          (f", {sum(r.get('waits', 0) for r in results)} Permit waits, {sum(r.get('timeouts', 0) for r in results)} "
+           f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
+           f"preempted (kspread's count) in {sum(1 for s in seqs if s.get('workloads'))} gang sequences"
+           if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
     for cls, k in classes.most_common():
         extra = f" ({unstable[cls]} changed on a second oracle run)" if unstable[cls] else ""
         print(f"  first divergence: {cls:32} {k}{extra}")
