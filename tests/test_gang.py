@@ -124,6 +124,21 @@ def test_a_long_wait_goes_through_each_deadline():
     assert sched.gang.deadline(next(iter(sched.waiting.values()))[0]) == 1200
 
 
+def test_the_timeout_message_gives_each_pods_own_wait():
+    # a gang of 4: a and b wait at 0 (deadline 300), d never fits; c fits the node added at
+    # 100 and waits then: Permit gave it the 200 s left
+    four = {**WORKLOAD, "spec": {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 4}}}]}}
+    pod = {"requests": {"cpu": "3"}, "workloadRef": REF}
+    sched, _, _ = _run([{"name": "a", **pod}, {"name": "b", **pod}, {"name": "c", **pod},
+                        {"name": "d", "nodeSelector": {"disk": "ssd"}, **pod}, {"wait": 100},
+                        {"addNode": {"name": "n3", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}},
+                        {"wait": 200}], objects=(four,))
+    assert sched.sequence.run.rejected == {
+        "a": "rejected due to timeout after waiting 5m0s at plugin GangScheduling",
+        "b": "rejected due to timeout after waiting 5m0s at plugin GangScheduling",
+        "c": "rejected due to timeout after waiting 3m20s at plugin GangScheduling"}
+
+
 def test_a_scale_up_completes_the_gang():
     _, _, placements = _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF},
                              {"addNode": {"name": "n3", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}}])

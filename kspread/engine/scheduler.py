@@ -57,7 +57,7 @@ from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod, replace_pod
 from kspread.engine.plugins import register_in_tree
 from kspread.engine.plugins.gangscheduling import NAME as GANG
-from kspread.engine.plugins.gangscheduling import TIMEOUT_REASON, GangScheduling
+from kspread.engine.plugins.gangscheduling import GangScheduling, timeout_reason
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.queue import EXTENDER, SchedulingQueue
 from kspread.engine.snapshot import NodeSet, Nominator, Snapshot, swap_remove
@@ -885,6 +885,7 @@ class SequenceRun:
         self.preempted: list[Pod] = []  # the victims of preemption, in order
         self.waiting_q: dict[str, Any] = {}  # the queue entries of the pods waiting at Permit
         self.rejected: dict[str, str] = {}  # pods rejected while waiting at Permit: the reason
+        self.wait_seconds: dict[str, int] = {}  # the pods waiting at Permit: Permit's duration
 
     def _bind(self, pod: Pod, node: str, claim_events: list[PodEvent]) -> None:
         """Bind the pod and deliver the events its binding makes (a sequence's queue)."""
@@ -919,7 +920,7 @@ class SequenceRun:
         for at, key in sorted(due, key=lambda d: d[0]):
             assumed, nomination = sched.forget(key)
             q = self.waiting_q.pop(key)
-            self.rejected[key] = TIMEOUT_REASON
+            self.rejected[key] = timeout_reason(self.wait_seconds.pop(key, 0))
             queue.failed(q, sched.current(assumed), frozenset({GANG}), queue.end_waiting(key))
             q.failed_at = at
             moved.extend(queue.deliver(PodEvent("Delete", assumed), skip=key))
@@ -972,12 +973,14 @@ class SequenceRun:
                         r.bound_node, r.waiting_on = None, node
                         sched.assume(pod, node)
                         self.waiting_q[pod.key] = q
+                        self.wait_seconds[pod.key] = (sched.gang.deadline(pod) or queue.now) - queue.now
                         queue.start_waiting(pod.key)
                         for key in activate:  # handle.Activate: the group's unscheduled pods
                             queue.activate(key)
                         continue
                 for key in allowed:  # the quorum: every waiting pod of the gang is allowed
                     self.waiting_q.pop(key, None)
+                    self.wait_seconds.pop(key, None)
                     queue.end_waiting(key)
                     self._bind(sched.current(sched.waiting[key][0]), sched.waiting[key][1], [])
                 self._bind(pod, node, claim_events)
@@ -996,6 +999,7 @@ class SequenceRun:
                 for v in rejected:
                     assumed, nomination = sched.forget(v.key)
                     vq = self.waiting_q.pop(v.key)
+                    self.wait_seconds.pop(v.key, None)
                     self.rejected[v.key] = "preempted"
                     queue.failed(vq, sched.current(assumed), frozenset({"DefaultPreemption"}),
                                  queue.end_waiting(v.key))
