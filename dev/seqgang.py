@@ -10,8 +10,9 @@ of one shape (cpu 500m-2000m, priority 0, 100 or 1000: below the plain pods' 200
 preempt them), one group in ten split into two replica keys; one pod in twenty names a
 Workload or a pod group that does not exist. The gang pods are inserted at random places
 among the plain incoming pods (interleaved). ``finish`` (after seqtest's steps) adds 1-3
-`wait` steps (60-900 s: past the five-minute timeout in most) and turns a deleteNode into a
-cordon (kspread refuses deleting the node a pod waits on at Permit)."""
+`wait` steps (60-900 s: past the five-minute timeout in most), turns a deleteNode into a
+cordon (kspread refuses deleting the node a pod waits on at Permit) and gives status-only
+budgets a minAvailable (0-3), as seqtest's steps do."""
 
 from __future__ import annotations
 
@@ -80,6 +81,12 @@ def finish(gen: Any, s: dict) -> None:
         keep.append(st)
     for _ in range(r.randint(1, 3)):
         keep.append({"at": r.randint(1, len(s["schedule"])), "kind": "wait", "seconds": r.choice(WAITS)})
+    # a sequence with steps has budgets by minAvailable, which both sides recount (the driver
+    # keeps a status-only budget's status, kspread recounts it from the healthy count it implies)
+    for pdb in s["pdbs"]:
+        if "minAvailable" not in pdb:
+            pdb.pop("disruptionsAllowed", None)
+            pdb["minAvailable"] = r.randint(0, 3)
     keep.sort(key=lambda st: st["at"])
     s["steps"] = keep
 
