@@ -752,6 +752,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     if fd is not None:
         res["first"] = fd[0]
         res["cls"] = fd[1]
+        if fd[1] == "preemption victims" and s.get("workloads") and gang_tie(s, oc[fd[0]], kc[fd[0]]):
+            res["cls"] = "preemption victims: gang bound together (explained)"
         res["detail"] = {"upstream": oc[fd[0]] if fd[0] < len(oc) else None,
                          "kspread": kc[fd[0]] if fd[0] < len(kc) else None}
     elif not res["placements"]:
@@ -759,6 +761,20 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     elif not res["final"]:
         res["cls"] = "final placements or evictions only"
     return res
+
+
+def gang_tie(s: dict, o: dict, k: dict) -> bool:
+    """The two runs nominate the same node and their victims differ only in pods of one
+    gang group (workloadRef, namespace): pods its quorum bound together, whose order in the
+    node's pod list -- which preemption reprieves first among pods tied on priority and
+    start time -- is the order their binding goroutines finished in upstream."""
+    if o["after"] != k["after"]:
+        return False
+    refs = {key(p): (p.get("namespace") or "default", json.dumps(p.get("workloadRef"), sort_keys=True))
+            for p in s["schedule"] if p.get("workloadRef")}
+    diff = set(o["victims"]) ^ set(k["victims"])
+    groups = {refs.get(v) for v in diff}
+    return bool(diff) and None not in groups and len(groups) == 1
 
 
 VOLUME_REASONS = ("volume node affinity", "PersistentVolume's node affinity", "persistent volumes to bind",
