@@ -310,7 +310,8 @@ class SchedulingQueue:
                         for ev in in_flight)
         elif self.filters_events:
             # a move request came during the cycle (moveRequestCycle >= podSchedulingCycle)
-            worth = any(self._of_interest(ev) for ev in in_flight)
+            # (a node event or the leftover flush, seen by a pod waiting at Permit, is one too)
+            worth = any(not isinstance(ev, PodEvent) or self._of_interest(ev) for ev in in_flight)
         else:
             worth = bool(in_flight)
         self.place(q, "backoff" if worth else "unschedulable")
