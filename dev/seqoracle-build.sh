@@ -18,7 +18,9 @@
 # tolerates1NN.go (the version's Toleration API), and storage.go and storage.patch (PVs, claims,
 # classes, CSINodes, CSIDrivers, CSIStorageCapacities, pods' volumes, and the PV controller and
 # provisioner emulated; VolumeBinding's PreBind polls the claims every 10 ms instead of every second:
-# sed on binder.go).
+# sed on binder.go); for 1.35 also gang.go and gang.patch (Workloads, pods' workloadRef, the gang's
+# Permit timeout on the sequence's clock: zz_gang_clock_*.go and a sed each on podgroupinfo.go and
+# waiting_pods_map.go).
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -30,6 +32,18 @@ C131=18dc3cbed05bb917e7899a73197dcdb666d1be2c       # vendors k8s.io/kubernetes 
 [ -x "$W/v135/kspread-oracle" ] || "$SHARED/oracle/setup.sh" "$W/v135"
 export PATH="$(dirname "$(ls "$W"/v135/venv/lib/python3*/site-packages/go/bin/go)"):$PATH"
 export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*' GOPATH="$W/gopath" GOCACHE="$W/gocache"
+
+gang() {  # gang TREE: gang.go and gang.patch, the gang's clock in the vendored scheduler (1.35 only)
+  S="$1/vendor/k8s.io/kubernetes/pkg/scheduler"
+  cp "$HERE/fullcycle/zz_gang_clock_wm.go" "$S/backend/workloadmanager/"
+  cp "$HERE/fullcycle/zz_gang_clock_fw.go" "$S/framework/runtime/"
+  sed -i 's/^\tnow := time.Now()$/\tnow := OracleNow()/' "$S/backend/workloadmanager/podgroupinfo.go"
+  grep -q 'now := OracleNow()' "$S/backend/workloadmanager/podgroupinfo.go"
+  sed -i 's/= time.AfterFunc(waitTime, func() {/= OracleAfterFunc(waitTime, func() {/' "$S/framework/runtime/waiting_pods_map.go"
+  grep -q 'OracleAfterFunc(waitTime' "$S/framework/runtime/waiting_pods_map.go"
+  cp "$HERE/fullcycle/gang.go" "$1/cmd/fullcycle/"
+  patch -s -d "$1/cmd/fullcycle" -p1 < "$HERE/fullcycle/gang.patch"
+}
 
 driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES_GO
   cp "$1/zz_fullcycle_oracle.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
@@ -47,6 +61,7 @@ driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/outcomes.patch"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/$4"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/storage.patch"
+  [ ! -d "$2/vendor/k8s.io/kubernetes/pkg/scheduler/backend/workloadmanager" ] || gang "$2"   # gangs (1.35)
   # PreBind's wait for the (emulated) PV controller: every 10 ms, not every second
   sed -i 's/wait.PollUntilContextTimeout(ctx, time.Second, b.bindTimeout/wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, b.bindTimeout/' \
     "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"

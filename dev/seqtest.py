@@ -512,8 +512,8 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
         doc["featureGates"] = gates
     doc["profile"] = {"config": config}
     doc.update(nodes=s["nodes"], pods=s["pods"], schedule=with_steps(s))
-    if s.get("storage"):
-        doc["objects"] = s["storage"]
+    if s.get("storage") or s.get("workloads"):
+        doc["objects"] = (s.get("storage") or []) + (s.get("workloads") or [])  # workloads: --gangs
     if s.get("owners"):
         doc["owners"] = [{**o, "selector": o["selector"] if o["kind"] == "ReplicationController" else
                           {"matchLabels": o["selector"]}} for o in s["owners"]]
@@ -605,7 +605,7 @@ def write_case(d: Path, s: dict, version: str, name: str, gates: dict[str, bool]
     return doc
 
 
-def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], dict[str, Any], list[str]]:
+def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], dict[str, Any], list[str], list[str]]:
     from kspread.engine import scheduler as engine
     from kspread.format.case import build_case
 
@@ -614,16 +614,24 @@ def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], 
     keys: list[str] = []
     current: list[Any] = []
 
+    def place(sched: Any, k: str) -> str | None:
+        # a pod waiting at Permit (--gangs): upstream's NominatedNodeNameForExpectation nominates
+        # it to its node, kspread leaves it pending (dev/README.md)
+        return sched.waiting[k][1] if k in getattr(sched, "waiting", {}) else sched.placement(k)
+
     def settled() -> None:
         # the newest cycle's outcome: at the next cycle, or when the run goes idle (before a
         # step changes the cluster, as the oracle observes it)
         if keys and len(keys) - 1 not in after:
-            after[len(keys) - 1] = current[0].placement(keys[-1])
+            after[len(keys) - 1] = place(current[0], keys[-1])
+
+    waiting_at: list[set[str]] = []  # per cycle, the pods waiting at Permit (--gangs)
 
     def observe(sched: Any, r: Any) -> None:
         current[:] = [sched]
         settled()
         keys.append(r.pod.key)
+        waiting_at.append(set(getattr(sched, "waiting", ())))
 
     until_idle = engine.SequenceRun.until_idle
 
@@ -647,13 +655,28 @@ def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], 
         final = {p.key: None if p.key in victims else p.node_name for p in case.cluster.pods}
         final.update(placements)
     settled()
+    for k, (_, n) in getattr(_sched, "waiting", {}).items():  # (place)
+        final[k] = n
+        if k in placements:
+            placements[k] = n
     cycles = []
     for i, r in enumerate(results):
         pre = r.preemption
-        victims = sorted(v.key for v in pre.victims) if pre is not None and pre.nominated_node else []
-        cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": r.bound_node,
+        # a victim waiting at Permit is rejected, not deleted (the oracle sees deletions)
+        victims = sorted(v.key for v in pre.victims if v.key not in waiting_at[i]) \
+            if pre is not None and pre.nominated_node else []
+        picked = r.bound_node or getattr(r, "waiting_on", None)  # (a pod waiting at Permit: its node)
+        cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": picked,
                        "after": after.get(i), "victims": victims, "err": r.error or ""})
-    return cycles, placements, final, evicted
+    run = getattr(getattr(_sched, "sequence", None), "run", None)
+    rejected = list(getattr(run, "rejected", {}).values())
+    GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),
+                      timeouts=sum(1 for x in rejected if x != "preempted"),
+                      preempted=sum(1 for x in rejected if x == "preempted"))
+    return cycles, placements, final, evicted, sorted(getattr(_sched, "waiting", {}))
+
+
+GANG_STATS: dict[str, int] = {}  # the last run_kspread's gang figures (--gangs)
 
 
 def first_divergence(oc: list[dict], kc: list[dict]) -> tuple[int, str] | None:
@@ -702,13 +725,17 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
         doc = write_case(d, s, version, name, gates, {"placements": o["placements"]},
                          backoff if write is not None else None)
         try:
-            kc, kp, kfinal, kevicted = run_kspread(doc, d)
+            kc, kp, kfinal, kevicted, kwaiting = run_kspread(doc, d)
         except Exception as e:  # a kspread error on a valid sequence is a difference too
             res.update(error=f"kspread: {type(e).__name__}: {e}", cls="kspread error")
             return res
     oc = oracle_cycles(o)
     fd = first_divergence(oc, kc)
     ofinal, oevicted = o.get("final") or {}, sorted(o.get("evicted") or [])
+    if s.get("workloads"):  # --gangs: the pods still waiting at Permit, compared as evictions are
+        res.update(GANG_STATS)
+        oevicted += [f"waiting:{short(k)}" for k in o.get("waiting") or []]
+        kevicted = kevicted + [f"waiting:{k}" for k in sorted(kwaiting)]
     res.update(final=ofinal == kfinal and oevicted == kevicted, upstreamFinal=ofinal, kspreadFinal=kfinal,
                upstreamEvicted=oevicted, kspreadEvicted=kevicted)
     res.update(placements=o["placements"] == kp, cycles=fd is None, upstream=o["placements"], kspread=kp,
@@ -725,6 +752,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     if fd is not None:
         res["first"] = fd[0]
         res["cls"] = fd[1]
+        if fd[1] == "preemption victims" and s.get("workloads") and gang_tie(s, oc[fd[0]], kc[fd[0]]):
+            res["cls"] = "preemption victims: gang bound together (explained)"
         res["detail"] = {"upstream": oc[fd[0]] if fd[0] < len(oc) else None,
                          "kspread": kc[fd[0]] if fd[0] < len(kc) else None}
     elif not res["placements"]:
@@ -732,6 +761,20 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     elif not res["final"]:
         res["cls"] = "final placements or evictions only"
     return res
+
+
+def gang_tie(s: dict, o: dict, k: dict) -> bool:
+    """The two runs nominate the same node and their victims differ only in pods of one
+    gang group (workloadRef, namespace): pods its quorum bound together, whose order in the
+    node's pod list -- which preemption reprieves first among pods tied on priority and
+    start time -- is the order their binding goroutines finished in upstream."""
+    if o["after"] != k["after"]:
+        return False
+    refs = {key(p): (p.get("namespace") or "default", json.dumps(p.get("workloadRef"), sort_keys=True))
+            for p in s["schedule"] if p.get("workloadRef")}
+    diff = set(o["victims"]) ^ set(k["victims"])
+    groups = {refs.get(v) for v in diff}
+    return bool(diff) and None not in groups and len(groups) == 1
 
 
 VOLUME_REASONS = ("volume node affinity", "PersistentVolume's node affinity", "persistent volumes to bind",
@@ -918,6 +961,10 @@ def main() -> int:
                     help="storage in every sequence: PVs, claims, classes, CSINodes, CSIDrivers, "
                          "CSIStorageCapacities, StatefulSet-like replicas with claims (the oracle needs "
                          "dev/fullcycle/storage.go)")
+    ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
+                    help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
+                         "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
+                         "sequence; 1.35; the oracle needs dev/fullcycle/gang.go)")
     ap.add_argument("--steps", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get 1-4 steps between their pods (every step kind; with "
                          "owners and controllers, PDBs by minAvailable, gates, NoExecute tolerations; the oracle "
@@ -945,12 +992,24 @@ def main() -> int:
         storage_gen = Gen(random.Random(args.seed * 7919 + 27), gen.minor)
         for s in seqs:
             storage_gen.storage(s)
+    if args.gangs:
+        # a generator of its own (before the steps, which then see the gang pods)
+        import seqgang
+
+        gang_gen = Gen(random.Random(args.seed * 7919 + 32), gen.minor)
+        gang_seqs = [s for s in seqs if gang_gen.chance(args.gangs)]
+        for s in gang_seqs:
+            seqgang.add(gang_gen, s)
+        args.gates.update(seqgang.GATES)
     if args.steps:
         # a generator of its own: the sequences of a seed stay those of runs without steps
         step_gen = Gen(random.Random(args.seed * 7919 + 28), gen.minor)
         for s in seqs:
             if step_gen.chance(args.steps):
                 s["steps"] = step_gen.steps(s)
+    if args.gangs:
+        for s in gang_seqs:
+            seqgang.finish(gang_gen, s)
     t0 = time.time()
     results: list[dict] = []
     jobs = list(enumerate(seqs))
@@ -982,7 +1041,11 @@ def main() -> int:
           f"{sum(r.get('hints', 0) for r in results)} cycles with a batch hint" +
           (f", {sum(r.get('claimBinds', 0) for r in results)} pods with claims bound, "
            f"{sum(r.get('volumeRejects', 0) for r in results)} cycles a volume plugin rejected nodes in"
-           if args.storage else "") + f" ({time.time() - t0:.0f} s)")
+           if args.storage else "") +
+          (f", {sum(r.get('waits', 0) for r in results)} Permit waits, {sum(r.get('timeouts', 0) for r in results)} "
+           f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
+           f"preempted (kspread's count) in {sum(1 for s in seqs if s.get('workloads'))} gang sequences"
+           if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
     for cls, k in classes.most_common():
         extra = f" ({unstable[cls]} changed on a second oracle run)" if unstable[cls] else ""
         print(f"  first divergence: {cls:32} {k}{extra}")

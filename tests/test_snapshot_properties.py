@@ -92,3 +92,38 @@ def test_sums_below_kept_as_pods_come_and_go_match_a_fresh_snapshot(first, later
     fresh = Snapshot([Node(n, {}, {}) for n in NODES], live, v)
     for prio in (5, 10, 20, 30):
         assert _sums(snap, prio) == _sums(fresh, prio)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(NODES), max_size=20), st.lists(st.sampled_from(NODES), max_size=10),
+       st.lists(st.integers(min_value=0, max_value=29), max_size=14), st.booleans())
+def test_each_nodes_pod_order_is_upstreams_slice_after_removals(first, later, removals, rows_early):
+    """NodeInfo.RemovePod (removeFromSlice) moves the node's last pod into the removed
+    one's place; preemption reads that order (victims tied on priority and start time).
+    The NodeInfo's pods and the pod table's rows (built before or after the changes)
+    follow a Go slice's swap-removal."""
+    v = Version(35)
+    live = [Pod(f"p{i}", node_name=n) for i, n in enumerate(first)]
+    snap = Snapshot([Node(n, {}, {}) for n in NODES], live, v)
+    want = {n: [p.key for p in live if p.node_name == n] for n in NODES}
+    if rows_early:
+        snap.pod_rows(np.arange(len(NODES)))  # the table exists while pods come and go
+    for i, n in enumerate(later):
+        p = Pod(f"q{i}", node_name=n)
+        snap.add_pod(p)
+        live.append(p)
+        want[n].append(p.key)
+    for r in removals:
+        if r < len(live):
+            p = live.pop(r)
+            snap.remove_pod(p)
+            s = want[p.node_name]
+            j = s.index(p.key)
+            s[j] = s[-1]
+            s.pop()
+    assert {n: list(snap.get(n).pods) for n in NODES} == want
+    rows = snap.pod_rows(np.arange(len(NODES)))
+    got: dict[str, list[str]] = {n: [] for n in NODES}
+    for k, p in zip(rows.node.tolist(), rows.pods):
+        got[NODES[k]].append(p.key)
+    assert got == want

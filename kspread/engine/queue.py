@@ -73,6 +73,9 @@ PTS = "PodTopologySpread"
 LEFTOVER_FLUSH_SECONDS = 30
 
 
+UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"  # the leftover flush's wildcard event
+
+
 def max_in_unschedulable_seconds(version: Version) -> int:
     return 300 if version.minor >= 24 else 60
 
@@ -141,15 +144,31 @@ class SchedulingQueue:
         # GangScheduling (1.35, its gates on): its PreEnqueue, and the UnscheduledPodAdd
         # event the scheduler sends when a pod is created
         self.gang = framework.handle.gang
+        # the pods waiting at GangScheduling's Permit are in flight until their binding
+        # cycle ends: the events since (pod and node events, UNSCHEDULABLE_TIMEOUT), which
+        # decide where a rejected one goes (determineSchedulingHintForInFlightPod)
+        self.in_flight: dict[str, list[PodEvent | NodeEvent | str]] = {}
         for p in pods:
             self.add(p)
+
+    def start_waiting(self, key: str) -> None:
+        self.in_flight[key] = []
+
+    def end_waiting(self, key: str) -> list[PodEvent | NodeEvent | str]:
+        """The pod's binding cycle ended (bound or rejected): the events it saw in flight."""
+        return self.in_flight.pop(key, [])
+
+    def _record(self, ev: PodEvent | NodeEvent | str) -> None:
+        for events in self.in_flight.values():
+            events.append(ev)
 
     def add(self, pod: Pod) -> None:
         """A pod created: to activeQ, or held while it has a scheduling gate or while
         GangScheduling's PreEnqueue holds it. With GangScheduling, the workload manager
         records it first, and its creation is an event (UnscheduledPodAdd) for the pods
         GangScheduling holds."""
-        q = self.pods[pod.key] = QueuedPod(pod, self._next())
+        # (upstream's Timestamp: the creation, for the leftover flush of a pod held since)
+        q = self.pods[pod.key] = QueuedPod(pod, self._next(), failed_at=self.now)
         if self.gang is not None:
             self.gang.add_pod(pod)
         if pod.scheduling_gates:
@@ -270,9 +289,13 @@ class SchedulingQueue:
 
     # ---- a cycle's outcome ----------------------------------------------------------------
 
-    def failed(self, q: QueuedPod, pod: Pod, rejectors: frozenset[str], in_flight: list[PodEvent]) -> None:
+    def failed(self, q: QueuedPod, pod: Pod, rejectors: frozenset[str],
+               in_flight: list[PodEvent] | list[PodEvent | NodeEvent | str]) -> None:
         """AddUnschedulableIfNotPresent for a pod whose cycle failed; ``in_flight``: the
-        events its own cycle caused (preemption's deletions and cleared nominations)."""
+        events its own cycle caused (preemption's deletions and cleared nominations), or
+        for a pod rejected while waiting at Permit, the events since it was popped
+        (``end_waiting``: pod and node events, and the UnschedulableTimeout wildcard,
+        which every pod is worth requeuing for)."""
         q.pod = pod
         q.rejectors = rejectors
         q.unschedulable_count += 1
@@ -282,10 +305,13 @@ class SchedulingQueue:
             self.place(q, "unschedulable")  # see the module docstring
             return
         if self.hints:
-            worth = any(self._worth(q, ev) for ev in in_flight)
+            worth = any(ev == UNSCHEDULABLE_TIMEOUT if isinstance(ev, str) else
+                        self._worth_node(q, ev) if isinstance(ev, NodeEvent) else self._worth(q, ev)
+                        for ev in in_flight)
         elif self.filters_events:
             # a move request came during the cycle (moveRequestCycle >= podSchedulingCycle)
-            worth = any(self._of_interest(ev) for ev in in_flight)
+            # (a node event or the leftover flush, seen by a pod waiting at Permit, is one too)
+            worth = any(not isinstance(ev, PodEvent) or self._of_interest(ev) for ev in in_flight)
         else:
             worth = bool(in_flight)
         self.place(q, "backoff" if worth else "unschedulable")
@@ -300,6 +326,7 @@ class SchedulingQueue:
         """Move the unschedulable pods the event may make schedulable (not ``skip``: the
         pod whose cycle caused it, which saw it in flight); returns the pods moved."""
         moved = []
+        self._record(ev)
         for q in list(self._unschedulable.values()):
             if q.key == skip:
                 continue
@@ -334,6 +361,7 @@ class SchedulingQueue:
         preCheck comes first."""
         if self.filters_events and not any(self._registers(p, ev.action) for p in self.framework.plugins()):
             return []
+        self._record(ev)
         moved = []
         for q in list(self._unschedulable.values()):
             if q.gating:
@@ -381,12 +409,20 @@ class SchedulingQueue:
         tick = self.now // LEFTOVER_FLUSH_SECONDS * LEFTOVER_FLUSH_SECONDS
         limit = max_in_unschedulable_seconds(self.version)
         moved = []
+        # upstream's podsToMove holds the pods a PreEnqueue plugin holds too (scheduling
+        # gates, GangScheduling), though they stay; any such pod makes the event, which
+        # the pods in flight record
+        due = any(tick - q.failed_at > limit for q in self._gated.values())
         for q in sorted(self._unschedulable.values(), key=lambda q: q.timestamp):
+            if tick - q.failed_at <= limit:
+                continue
+            due = True
             if q.gating:
                 continue  # the wildcard event is none the gating plugin registered
-            if tick - q.failed_at > limit:
-                self._requeue(q)
-                moved.append(q.key)
+            self._requeue(q)
+            moved.append(q.key)
+        if due:
+            self._record(UNSCHEDULABLE_TIMEOUT)
         return moved
 
     def _moves(self, q: QueuedPod, ev: PodEvent) -> bool:

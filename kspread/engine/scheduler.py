@@ -57,10 +57,10 @@ from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod, replace_pod
 from kspread.engine.plugins import register_in_tree
 from kspread.engine.plugins.gangscheduling import NAME as GANG
-from kspread.engine.plugins.gangscheduling import TIMEOUT_REASON, GangScheduling
+from kspread.engine.plugins.gangscheduling import GangScheduling, timeout_reason
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.queue import EXTENDER, SchedulingQueue
-from kspread.engine.snapshot import NodeSet, Nominator, Snapshot
+from kspread.engine.snapshot import NodeSet, Nominator, Snapshot, swap_remove
 from kspread.engine.steps import World
 from kspread.engine.versions import Version
 from kspread.errors import CaseError
@@ -373,13 +373,13 @@ class Scheduler:
         known = set(self.node_names)
         self.node_names.extend(n.name for n in cluster.nodes if n.name not in known)
         storage = self.handle.storage  # the sequence's copy, as its bindings changed it
-        self.snapshot = Snapshot(cluster.nodes, cluster.pods, self.version)
+        # the cache keeps the pods waiting at Permit, and each node's pod order
+        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, _ in self.waiting.values())])
+        self.snapshot = Snapshot(cluster.nodes, pods, self.version)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
         self.handle.claims = self.claims
         self.handle.storage = storage
         self.handle.gang = self.gang
-        for assumed, _ in self.waiting.values():  # the cache keeps the pods waiting at Permit
-            self.snapshot.add_pod(assumed)
         self.framework = Framework(self.case.profile, self.handle)
         self.handle.extenders = self.ext
         self._set_order(order)
@@ -680,14 +680,37 @@ class Scheduler:
         self.snapshot.add_pod(assumed)
         self.waiting[pod.key] = (assumed, node)
 
-    def forget(self, key: str) -> Pod:
+    def forget(self, key: str) -> tuple[Pod, list[PodEvent]]:
         """A waiting pod rejected: the cache forgets it (ForgetPod) and Unreserve runs.
-        Returns the assumed pod (for the AssignedPodDelete event its forgetting is)."""
-        assumed, _ = self.waiting.pop(key)
+        Returns the assumed pod (for the AssignedPodDelete event its forgetting is) and
+        the events of its nomination's change, which reach the queue after its failure.
+
+        handleSchedulingFailure's status patch clears status.nominatedNodeName only when
+        the pod as it was popped had one. With NominatedNodeNameForExpectation (on from
+        1.35) the binding cycle wrote the node as the pod's nominatedNodeName when it
+        began to wait: a pod popped without a nomination keeps that one (its next update
+        event nominates it there again, and it keeps the node's room from pods of lower or
+        equal priority); a pod popped with a nomination loses it, a nomination change
+        (from the node it waited on) that moves pods of lower or equal priority. Gate off,
+        a pod popped with a nomination loses it the same way."""
+        assumed, node = self.waiting.pop(key)
         self.snapshot.remove_pod(assumed)
         if self.gang is not None:
             self.gang.unreserve(assumed)
-        return assumed
+        pending = self.current(assumed)
+        expectation = self.version.gate("NominatedNodeNameForExpectation")
+        events: list[PodEvent] = []
+        if pending.nominated_node is None:
+            if expectation:
+                nominated = replace_pod(pending, nominated_node=node)
+                self.nominator.remove(pending)
+                self.nominator.add(nominated)
+                self.pending[key] = nominated
+        else:
+            old = replace_pod(pending, nominated_node=node) if expectation else pending
+            events.append(PodEvent("Delete", old, pending.priority))
+            self.clear_nomination(pending)
+        return assumed, events
 
     def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
         """RunReservePluginsReserve (and DynamicResources' PreBind): the plugins that
@@ -862,6 +885,7 @@ class SequenceRun:
         self.preempted: list[Pod] = []  # the victims of preemption, in order
         self.waiting_q: dict[str, Any] = {}  # the queue entries of the pods waiting at Permit
         self.rejected: dict[str, str] = {}  # pods rejected while waiting at Permit: the reason
+        self.wait_seconds: dict[str, int] = {}  # the pods waiting at Permit: Permit's duration
 
     def _bind(self, pod: Pod, node: str, claim_events: list[PodEvent]) -> None:
         """Bind the pod and deliver the events its binding makes (a sequence's queue)."""
@@ -894,12 +918,14 @@ class SequenceRun:
         due = [(gang.deadline(a) or 0, k) for k, (a, _) in sched.waiting.items()
                if (gang.deadline(a) or 0) <= queue.now]
         for at, key in sorted(due, key=lambda d: d[0]):
-            assumed = sched.forget(key)
+            assumed, nomination = sched.forget(key)
             q = self.waiting_q.pop(key)
-            self.rejected[key] = TIMEOUT_REASON
-            queue.failed(q, sched.current(assumed), frozenset({GANG}), [])
+            self.rejected[key] = timeout_reason(self.wait_seconds.pop(key, 0))
+            queue.failed(q, sched.current(assumed), frozenset({GANG}), queue.end_waiting(key))
             q.failed_at = at
             moved.extend(queue.deliver(PodEvent("Delete", assumed), skip=key))
+            for ev in nomination:
+                moved.extend(queue.deliver(ev))
         return moved
 
     def create(self, pod: Pod) -> None:
@@ -947,11 +973,15 @@ class SequenceRun:
                         r.bound_node, r.waiting_on = None, node
                         sched.assume(pod, node)
                         self.waiting_q[pod.key] = q
+                        self.wait_seconds[pod.key] = (sched.gang.deadline(pod) or queue.now) - queue.now
+                        queue.start_waiting(pod.key)
                         for key in activate:  # handle.Activate: the group's unscheduled pods
                             queue.activate(key)
                         continue
                 for key in allowed:  # the quorum: every waiting pod of the gang is allowed
                     self.waiting_q.pop(key, None)
+                    self.wait_seconds.pop(key, None)
+                    queue.end_waiting(key)
                     self._bind(sched.current(sched.waiting[key][0]), sched.waiting[key][1], [])
                 self._bind(pod, node, claim_events)
                 continue
@@ -967,11 +997,14 @@ class SequenceRun:
                 self.preempted.extend(outcome.victims)
                 pod, in_flight = sched.apply_preemption(pod, outcome)
                 for v in rejected:
-                    assumed = sched.forget(v.key)
+                    assumed, nomination = sched.forget(v.key)
                     vq = self.waiting_q.pop(v.key)
+                    self.wait_seconds.pop(v.key, None)
                     self.rejected[v.key] = "preempted"
-                    queue.failed(vq, sched.current(assumed), frozenset({"DefaultPreemption"}), [])
+                    queue.failed(vq, sched.current(assumed), frozenset({"DefaultPreemption"}),
+                                 queue.end_waiting(v.key))
                     after.append(PodEvent("Delete", assumed))
+                    after.extend(nomination)
                 if before.nominated_node and before.nominated_node != pod.nominated_node:
                     after.append(PodEvent("Delete", before, pod.priority))
             elif r.preemption is not None and r.preemption.clear_nomination:
@@ -992,6 +1025,23 @@ class SequenceRun:
                     queue.update(sched.current(ev.pod))
             for ev in after:
                 queue.deliver(ev)
+
+
+def _cache_order(old: Snapshot, pods: list[Pod]) -> list[Pod]:
+    """The bound (and assumed) pods after a step, in the order upstream's cache keeps each
+    node's pods: the old snapshot's order, with the pods the step removed taken out as
+    NodeInfo.RemovePod does (``swap_remove``; in the node's order: the order of a step's
+    own evictions is not kept), then pods it does not know in the given order."""
+    where = {(p.node_name, p.key): p for p in pods if p.node_name is not None}
+    out: list[Pod] = []
+    for info in old.node_list:
+        name = info.node.name
+        keys = dict(info.pods)
+        for k in [k for k in keys if (name, k) not in where]:
+            swap_remove(keys, k)
+        out.extend(where.pop((name, k)) for k in keys)
+    out.extend(p for p in pods if (p.node_name, p.key) in where)
+    return out
 
 
 def encode_tie(at: np.ndarray, n: int) -> np.ndarray:

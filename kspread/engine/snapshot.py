@@ -156,6 +156,20 @@ class PodRequestCache:
         return hit if hit is not None else PodEntry(pod, self._version, self._shapes)
 
 
+def swap_remove(pods: dict[str, Pod], key: str) -> Pod:
+    """Remove ``key`` from a node's pods as upstream's NodeInfo.RemovePod does
+    (removeFromSlice): the node's last pod takes the removed one's place. The order is the
+    node's pod order, which preemption reads (victims tied on priority and start time keep
+    it). Returns the removed pod."""
+    keys = list(pods)
+    stored = pods.pop(key)
+    i = keys.index(key)
+    if i < len(keys) - 1:
+        for k in keys[i + 1:-1]:  # the last key now follows keys[:i]; the others after it
+            pods[k] = pods.pop(k)
+    return stored
+
+
 class NodeInfo:
     """A node and the pods on it (framework.NodeInfo)."""
 
@@ -221,7 +235,7 @@ class NodeInfo:
             self.groups[g] = self.groups.get(g, 0) + 1
 
     def remove_pod(self, pod: Pod) -> None:
-        stored = self.pods.pop(pod.key)
+        stored = swap_remove(self.pods, pod.key)
         e = self._requests.get(stored)
         requested = self.requested
         for k, v in e.requests.items():
@@ -760,12 +774,35 @@ class PodTable:
         self._order = self._starts = None
 
     def remove(self, pod: Pod) -> None:
+        """The row goes; the node's last live row takes its place (``swap_remove``)."""
         r = self.row.pop((pod.node_name, pod.key))  # type: ignore[arg-type]
-        self.alive[r] = False
         self._change_below(r, -1)
+        last = self._last_row(int(self.node[r]))
+        if last > r:
+            for name in self._COLUMNS:
+                col = getattr(self, name)
+                col[r] = col[last]
+            for col in self.requests.values():
+                col[r] = col[last]
+            moved = self.pods[r]
+            self.row[(moved.node_name, moved.key)] = r
+            r = last
+        self.alive[r] = False
+        self.pods[r] = None
         self.dead += 1
         if self.dead > 1024 and 2 * self.dead > self.size:
             self._compact()
+
+    def _last_row(self, position: int) -> int:
+        """The node's last live row (the row of its last pod)."""
+        order, starts = self._order, self._starts
+        if order is not None and starts is not None and position + 1 < len(starts):
+            seg = order[starts[position]:starts[position + 1]]
+            live = seg[self.alive[seg]]
+            if len(live):
+                return int(live[-1])
+        rows = np.flatnonzero(self.alive[:self.size] & (self.node[:self.size] == position))
+        return int(rows[-1]) if len(rows) else -1
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self.alive[:self.size])

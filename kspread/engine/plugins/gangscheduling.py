@@ -42,7 +42,19 @@ NAME = "GangScheduling"
 SCHEDULING_TIMEOUT_SECONDS = 300  # workloadmanager.DefaultSchedulingTimeoutDuration (5 min)
 WAIT_FOR_QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
 WAIT_ON_PERMIT = "waiting for minCount pods from a gang to be waiting on permit"
-TIMEOUT_REASON = "rejected due to timeout after waiting 5m0s at plugin GangScheduling"
+
+
+def timeout_reason(seconds: int) -> str:
+    """newWaitingPod's timer message: the pod's own wait, Permit's duration (the group's
+    deadline less the time the pod began to wait), as Go prints a time.Duration (whole
+    seconds on the sequence clock: "5m0s" for the pod that set the deadline)."""
+    h, rest = divmod(seconds, 3600)
+    m, sec = divmod(rest, 60)
+    text = f"{h}h{m}m{sec}s" if h else f"{m}m{sec}s" if m else f"{sec}s"
+    return f"rejected due to timeout after waiting {text} at plugin GangScheduling"
+
+
+TIMEOUT_REASON = timeout_reason(SCHEDULING_TIMEOUT_SECONDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,164 @@
+"""Gangs for dev/seqtest.py (``--gangs P``; issue 32): Workloads (scheduling.k8s.io/v1alpha1)
+with pod groups, pods with ``workloadRef`` among a sequence's incoming pods, and `wait` steps
+past the groups' Permit timeout. The oracle (dev/fullcycle/gang.go) creates the Workloads in
+its fake API and gives the pods their workloadRef; both sides run with the gates
+GenericWorkload and GangScheduling on.
+
+Per sequence: 1-3 Workloads (a fifth in namespace ns1), each with 1-2 pod groups: four in
+five a gang (minCount 2-4), else basic; per group minCount-1 to minCount+1 pods (basic: 1-3)
+of one shape (cpu 500m-2000m, priority 0, 100 or 1000: below the plain pods' 2000, which
+preempt them), one group in ten split into two replica keys; one pod in twenty names a
+Workload or a pod group that does not exist. The gang pods are inserted at random places
+among the plain incoming pods (interleaved). ``finish`` (after seqtest's steps) adds 1-3
+`wait` steps (60-900 s: past the five-minute timeout in most), turns a deleteNode into a
+cordon (kspread refuses deleting the node a pod waits on at Permit) and gives status-only
+budgets a minAvailable (0-3), as seqtest's steps do."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+GATES = {"GenericWorkload": True, "GangScheduling": True}
+WAITS = [60, 120, 299, 300, 301, 330, 400, 600, 900]
+
+
+def add(gen: Any, s: dict) -> None:
+    r = gen.r
+    workloads: list[dict] = []
+    pods: list[dict] = []
+    for w in range(r.randint(1, 3)):
+        ns = "ns1" if gen.chance(0.2) else "default"
+        name = f"wl{w}"
+        groups = []
+        for g in range(r.randint(1, 2)):
+            gname = f"pg{g}"
+            gang = gen.chance(0.8)
+            mc = r.randint(2, 4) if gang else None
+            groups.append({"name": gname, "policy": {"gang": {"minCount": mc}} if gang else {"basic": {}}})
+            count = max(1, mc + r.choice([-1, 0, 0, 0, 1])) if mc else r.randint(1, 3)
+            shape: dict[str, Any] = {"requests": {"cpu": f"{r.choice([500, 1000, 1500, 2000])}m"},
+                                     "priority": r.choice([0, 100, 1000]), "labels": {"app": r.choice(["web", "db"])}}
+            if gen.chance(0.3):
+                shape["requests"]["memory"] = f"{r.choice([512, 1024, 2048])}Mi"
+            split = gen.chance(0.1)
+            for k in range(count):
+                p = copy.deepcopy(shape)
+                p["name"] = f"{name}-{gname}-{k}"
+                if ns != "default":
+                    p["namespace"] = ns
+                ref = {"name": name, "podGroup": gname}
+                if split:
+                    ref["podGroupReplicaKey"] = f"r{k % 2}"
+                if gen.chance(0.05):
+                    ref[r.choice(["name", "podGroup"])] = "missing"
+                p["workloadRef"] = ref
+                pods.append(p)
+        meta: dict[str, Any] = {"name": name}
+        if ns != "default":
+            meta["namespace"] = ns
+        workloads.append({"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": meta,
+                          "spec": {"podGroups": groups}})
+    s["workloads"] = workloads
+    for p in pods:
+        s["schedule"].insert(r.randint(0, len(s["schedule"])), p)
+
+
+def finish(gen: Any, s: dict) -> None:
+    """After seqtest's steps: 1-3 waits; a deleteNode turned into a cordon (and a later
+    addNode of the same name dropped)."""
+    r = gen.r
+    steps = s.setdefault("steps", [])
+    names = {n["name"] for n in s["nodes"]}
+    keep = []
+    for st in steps:
+        if st["kind"] == "deleteNode":
+            st["kind"] = "cordon"
+        if st["kind"] == "addNode":
+            if st["newNode"]["name"] in names:
+                continue
+            names.add(st["newNode"]["name"])
+        keep.append(st)
+    for _ in range(r.randint(1, 3)):
+        keep.append({"at": r.randint(1, len(s["schedule"])), "kind": "wait", "seconds": r.choice(WAITS)})
+    # a sequence with steps has budgets by minAvailable, which both sides recount (the driver
+    # keeps a status-only budget's status, kspread recounts it from the healthy count it implies)
+    for pdb in s["pdbs"]:
+        if "minAvailable" not in pdb:
+            pdb.pop("disruptionsAllowed", None)
+            pdb["minAvailable"] = r.randint(0, 3)
+    keep.sort(key=lambda st: st["at"])
+    s["steps"] = keep
+
+
+# ---- golden cases through the oracle -------------------------------------------------------
+
+def case_input(doc: dict) -> dict:
+    """A golden gang case (cases/gangs/*.yaml: nodes, pods, Workloads in ``objects``, a
+    ``schedule`` of shorthand pods with ``replicas``, ``wait``, ``addNode`` and ``deletePod``
+    steps) as
+    seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
+    def pod(e: dict, name: str) -> dict:
+        p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
+                                                   "nodeSelector", "tolerations", "node")}
+        p["name"] = name
+        return p
+
+    s: dict[str, Any] = {"nodes": [{k: v for k, v in n.items() if k in ("name", "labels", "allocatable", "taints")}
+                                   for n in doc["nodes"]],
+                         "pods": [pod(p, p["name"]) for p in doc.get("pods") or []], "schedule": [], "pdbs": [],
+                         "pluginConfig": [], "steps": [],
+                         "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"]}
+    for n in s["nodes"]:
+        n["allocatable"] = {k: str(v) for k, v in (n.get("allocatable") or {}).items()}
+    for e in doc["schedule"]:
+        if "wait" in e:
+            s["steps"].append({"at": len(s["schedule"]), "kind": "wait", "seconds": e["wait"]})
+        elif "deletePod" in e:
+            s["steps"].append({"at": len(s["schedule"]), "kind": "deletePod", "pod": e["deletePod"]})
+        elif "addNode" in e:
+            n = dict(e["addNode"])
+            n["allocatable"] = {k: str(v) for k, v in (n.get("allocatable") or {}).items()}
+            s["steps"].append({"at": len(s["schedule"]), "kind": "addNode", "newNode": n})
+        elif "replicas" in e:
+            s["schedule"].extend(pod(e, f"{e['name']}-{i}") for i in range(e["replicas"]))
+        else:
+            s["schedule"].append(pod(e, e["name"]))
+    return s
+
+
+def main() -> int:
+    """``seqgang.py --oracle BIN CASE.yaml...``: each gang case through the oracle and
+    kspread (seqtest's compare: every cycle, the final placements, the pods still waiting)."""
+    import argparse
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import seqtest
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("cases", nargs="+")
+    a = ap.parse_args()
+    bad = 0
+    for f in a.cases:
+        for doc in yaml.safe_load_all(Path(f).read_text()):
+            if not doc or doc.get("version") != "1.35" or "schedule" not in doc:
+                continue
+            s = case_input(doc)
+            r = seqtest.compare(s, "1.35", a.oracle, 1, dict(doc.get("featureGates") or {}), doc["name"])
+            ok = r.get("cycles") and r.get("final")
+            bad += not ok
+            print(f"{'agree ' if ok else 'DIFFER'} {doc['name']}: upstream {seqtest.describe(r.get('upstreamCycles'))}")
+            if not ok:
+                print(f"       kspread  {seqtest.describe(r.get('kspreadCycles'))}; {r.get('cls')} "
+                      f"{r.get('error', '')}\n       final upstream {r.get('upstreamFinal')} "
+                      f"{r.get('upstreamEvicted')}\n       final kspread  {r.get('kspreadFinal')} {r.get('kspreadEvicted')}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
