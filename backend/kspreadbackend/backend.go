@@ -117,6 +117,9 @@ type input struct {
 	// Storage: PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
 	// CSIStorageCapacities and VolumeAttachments (each with its kind), created before the nodes
 	Storage []json.RawMessage `json:"storage"`
+	// Devices: DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates
+	// (resource.k8s.io/v1, each with its kind), created before the nodes (devices.go)
+	Devices []json.RawMessage `json:"devices"`
 	Config  string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
@@ -162,6 +165,9 @@ type output struct {
 	Cycles            []Cycle        `json:"cycles"`
 	Placements        map[string]any `json:"placements"`
 	Deleted           []string       `json:"deleted"`
+	// Allocations: with devices, every claim at the end: its devices (driver/pool/device), or
+	// null when it is not allocated
+	Allocations map[string]any `json:"allocations,omitempty"`
 	Error             string         `json:"error,omitempty"`
 	Millis            int64          `json:"millis"`
 }
@@ -199,9 +205,13 @@ func Main(opts ...Option) {
 			oot = append(oot, n)
 		}
 		sort.Strings(oot)
+		protocols := []string{"serve"}
+		if dra != nil {
+			protocols = append(protocols, "devices")
+		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
-			"protocols": []string{"serve"}}))
+			"protocols": protocols}))
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "--serve" {
@@ -309,6 +319,22 @@ func setGates(gates map[string]bool) error {
 	return nil
 }
 
+// deviceSupport is dynamic resource allocation's part of a run (devices.go, which sets dra at
+// init; nil in a build without it): the case's device objects, and the resource claim
+// controller's work on a pod's creation and deletion.
+type deviceSupport interface {
+	// setUp creates the device objects (before the nodes)
+	setUp(client *fake.Clientset, t *countingTracker, objs []json.RawMessage) error
+	// podCreating makes the pod's template claims and names them in its status
+	podCreating(t *countingTracker, p *v1.Pod) error
+	// podDeleted releases the deleted pod's claims (called inside the tracker's Delete)
+	podDeleted(t *countingTracker, ns, name string, uid types.UID) error
+	// allocations: claim -> its devices, or nil, at the end
+	allocations(t *countingTracker) (map[string]any, error)
+}
+
+var dra deviceSupport
+
 // defaultTimeout: a case's limit when its input gives none.
 const defaultTimeout = 120 * time.Second
 
@@ -321,6 +347,9 @@ func run(in input, o *options) (*output, error) {
 		timeout = time.Duration(in.TimeoutMillis) * time.Millisecond
 	}
 	deadline := time.Now().Add(timeout)
+	if len(in.Devices) > 0 && dra == nil {
+		return nil, fmt.Errorf("the case has device objects, which this backend (built without devices.go) does not take")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cnt := newCounts()
@@ -416,7 +445,7 @@ func run(in input, o *options) (*output, error) {
 	var popped *v1.Pod
 	var before *Cycle
 	var beforeErr error
-	preObserve := len(in.Storage) > 0 && in.Observe != "none"
+	preObserve := (len(in.Storage) > 0 || len(in.Devices) > 0) && in.Observe != "none"
 	pop := sched.NextPod
 	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 		pi, err := pop(logger)
@@ -485,6 +514,19 @@ func run(in input, o *options) (*output, error) {
 	}
 	if err := createStorage(tracker, in.Storage); err != nil {
 		return nil, err
+	}
+	withDevices := len(in.Devices) > 0
+	if withDevices {
+		if err := dra.setUp(client, tracker, in.Devices); err != nil {
+			return nil, err
+		}
+		for _, list := range [][]v1.Pod{in.Pods, in.Incoming} {
+			for i := range list {
+				if err := dra.podCreating(tracker, &list[i]); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	for i := range in.Pods {
 		defaultPodVolumes(&in.Pods[i])
@@ -621,6 +663,14 @@ func run(in input, o *options) (*output, error) {
 		}
 	}
 	out.Deleted = deletedPods(tracker, in)
+	if withDevices {
+		if out.Allocations, err = dra.allocations(tracker); err != nil {
+			return nil, err
+		}
+		if err := tracker.controllerError(); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -753,20 +803,25 @@ type dryRun struct {
 }
 
 // watchDryRuns wraps DefaultPreemption's Interface in each profile whose first PostFilter plugin
-// it is (the one that runs whenever PostFilter does): profile name -> its recorder.
+// it is (the one that runs whenever PostFilter does): profile name -> its recorder. The
+// evaluators: DefaultPreemption's wherever it is among the PostFilter plugins (after
+// DynamicResources, whose PostFilter comes first in the default profile, it runs when that one
+// deallocated nothing), whose asynchronous preemptions a run waits for.
 func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption.Evaluator) {
 	out := map[string]*dryRun{}
 	evs := []*preemption.Evaluator{}
 	for name, fw := range sched.Profiles {
-		pls := frameworkruntime.KspreadPostFilterPlugins(fw)
-		if len(pls) == 0 {
-			continue
-		}
-		if pl, ok := pls[0].(*defaultpreemption.DefaultPreemption); ok {
-			d := &dryRun{Interface: pl.Evaluator.Interface}
-			pl.Evaluator.Interface = d
-			out[name] = d
+		for i, p := range frameworkruntime.KspreadPostFilterPlugins(fw) {
+			pl, ok := p.(*defaultpreemption.DefaultPreemption)
+			if !ok {
+				continue
+			}
 			evs = append(evs, pl.Evaluator)
+			if i == 0 {
+				d := &dryRun{Interface: pl.Evaluator.Interface}
+				pl.Evaluator.Interface = d
+				out[name] = d
+			}
 		}
 	}
 	return out, evs

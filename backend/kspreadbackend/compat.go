@@ -28,7 +28,7 @@ func (t *countingTracker) Update(gvr schema.GroupVersionResource, obj runtime.Ob
 }
 
 func (t *countingTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
-	return t.count(gvr, t.ObjectTracker.Patch(gvr, obj, ns, opts...))
+	return t.count(gvr, t.ObjectTracker.Patch(gvr, t.stamped(gvr, obj), ns, opts...))
 }
 
 func (t *countingTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
@@ -38,9 +38,7 @@ func (t *countingTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Obj
 func (t *countingTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
 	err := t.ObjectTracker.Delete(gvr, ns, name, opts...)
 	if err == nil && gvr == podsResource {
-		t.c.mu.Lock()
-		t.c.deleted = append(t.c.deleted, podKey(ns, name))
-		t.c.mu.Unlock()
+		t.podGone(ns, name)
 	}
 	return t.count(gvr, err)
 }

@@ -38,6 +38,7 @@ from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
 from kspread.format.storage import DISK_SOURCES as _DISK_SOURCES
+from kspread.workflow.backend_devices import device_objects, pod_resource_claims
 from kspread.workflow.runner import Outcome, _in_node_order, compare
 
 # A case's time limit: this many seconds, plus _SECONDS_PER_NODE_POD for each node times each
@@ -118,9 +119,9 @@ class Backend:
             return (f"pods {', '.join(restart[:3])}{', ...' if len(restart) > 3 else ''} have RestartAllContainers "
                     "restart rules, which a backend is not sent (its scheduler's NodeDeclaredFeatures would not "
                     "see their requirement)")
-        if case.cluster.devices is not None:
-            return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
-                    "kspread does not send to a backend")
+        if case.cluster.devices is not None and "devices" not in self.protocols:
+            return (f"the case has device objects or pod resourceClaims (dynamic resource allocation), which the "
+                    f"backend {self.path} does not take (its --info lists no protocol `devices`)")
         if case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming)):
             return ("the case has Workload objects or pods with a workloadRef (gangs), which kspread does not send "
                     "to a backend (its scheduler would place the pods one by one)")
@@ -305,6 +306,7 @@ _CYCLE = {
 }
 _ANSWER = {"error?": ("null", "str"), "kubernetesVersion?": "str", "cycles?": ("null", ("list", _CYCLE)),
            "placements?": ("null", ("map", ("null", "str"))), "deleted?": ("null", ("list", "str")),
+           "allocations?": ("null", ("map", ("null", ("list", "str")))),
            "millis?": "int"}
 _INFO_SHAPE = {"kubernetesVersion": "str", "plugins": ("list", "str"), "outOfTreePlugins?": ("null", ("list", "str")),
                "protocols?": ("null", ("list", "str"))}
@@ -457,6 +459,8 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
         spec["tolerations"] = api.tolerations(p.tolerations)
     if p.topology_spread_constraints:
         spec["topologySpreadConstraints"] = [api.spread_constraint(c) for c in p.topology_spread_constraints]
+    if p.resource_claims:
+        spec["resourceClaims"] = pod_resource_claims(p.name, p.resource_claims)
     if p.volumes:
         # as written; a `claims:` item as the StatefulSet controller writes it (claim <volume>-<pod>)
         spec["volumes"] = [dict(v.source) if v.source is not None else
@@ -643,6 +647,8 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
         # PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and
         # VolumeAttachments, by kind
         "storage": _storage(cl.storage),
+        # DeviceClasses, ResourceSlices, the claims the case wrote and the templates, in resource.k8s.io/v1
+        "devices": device_objects(cl.devices, (*cl.pods, *case.incoming)),
         "config": _config(case),
         # every HTTP extender of the profile (the configuration's and the case's), their urlPrefix
         # as kspread calls it: the backend's scheduler is given these, not the configuration's own
@@ -850,13 +856,16 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
         actual["placements"] = dict(out.get("placements") or {})
+    if out.get("allocations") is not None:
+        # every claim at the end: its devices (driver/pool/device), None unallocated
+        actual["allocations"] = {k: (None if v is None else list(v)) for k, v in out["allocations"].items()}
     return actual
 
 
 # The expectations a backend reports; a case expecting another is skipped, with the reason
 # NOT_REPORTED gives where there is one.
 REPORTED = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
-            "candidates", "placements")
+            "candidates", "placements", "allocations")
 NOT_REPORTED = {
     # upstream hands the nodes its search found only to the PreScore and Score plugins, and
     # only when there is more than one; the backend asks every node
@@ -868,7 +877,7 @@ def observation(case: Case, everything: bool = False) -> str:
     """What the backend is asked to observe: the last cycle's per-node data ("last"), unless the
     case is a sequence expecting its placements alone ("none") and ``everything`` (``--compare``)
     is not asked."""
-    if case.is_sequence and not everything and set(case.expect) <= {"placements"}:
+    if case.is_sequence and not everything and set(case.expect) <= {"placements", "allocations"}:
         return "none"
     return "last"
 
