@@ -25,6 +25,7 @@ from kspread.workflow.backend import (
     BackendError,
     backend_actual,
     backend_input,
+    call_backend,
     differences,
     open_backend,
 )
@@ -138,7 +139,7 @@ def test_the_candidates_in_the_shape_of_actual(tmp_path):
     actual = backend_actual(case, out)
     assert list(actual["candidates"].items()) == [("n1", ["a", "b"]), ("n2", ["c"])]
     assert actual["preemption"] == {"node": "n1", "victims": ["a", "b"]}
-    # null: the profile's first PostFilter plugin is not DefaultPreemption (or an older backend)
+    # null: the profile's PostFilter plugins do not include DefaultPreemption (or an older backend)
     assert "candidates" not in backend_actual(case, {"cycles": [{**_PREEMPT_CYCLE, "candidates": None}]})
     assert "candidates" not in backend_actual(case, {"cycles": [_PREEMPT_CYCLE]})
 
@@ -173,7 +174,7 @@ def test_candidates_not_reported_skip_the_case(tmp_path, capsys):
     assert cli_main(["run", "--backend", fake, str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         (f"SKIP preempt ({path}:1): the case expects candidates, which the backend did not report (its profile's "
-         "first PostFilter plugin is not DefaultPreemption)"),
+         "PostFilter plugins do not include DefaultPreemption, or the backend predates them)"),
         "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4)"]
     # without candidates in the expectation, the rest is compared
     other = write_case(tmp_path, name="other.yaml", body=PREEMPT.replace("  candidates: {n1: [a, b], n2: [c]}\n", ""))
@@ -1390,7 +1391,7 @@ def test_a_sequence_expecting_placements_is_observed_without_per_node_tables(tmp
 
 
 def test_the_real_backend_reports_no_cycle_for_a_placements_only_sequence(tmp_path):
-    from kspread.workflow.backend import call_backend, observation
+    from kspread.workflow.backend import observation
 
     backend = open_backend(_real_backend())
     assert "serve" in backend.protocols
@@ -1716,3 +1717,97 @@ def test_the_golden_device_cases_agree_with_upstream(capsys):
     skipped = [x for x in lines if x.startswith("SKIP ")]
     assert all("the case is at version" in x or "expects an error" in x for x in skipped), skipped
     assert not any("device objects" in x for x in skipped)
+
+
+_FILTER_ERROR = """\
+name: all-devices-one-numa
+version: "1.35"
+nodes: [n1, n2]
+objects:
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: gpu}
+  spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: n1-gpu}
+  spec:
+    driver: gpu.example.com
+    nodeName: n1
+    pool: {name: n1, generation: 1, resourceSliceCount: 1}
+    devices:
+    - {name: gpu-0, attributes: {numa: {int: 0}}}
+    - {name: gpu-1, attributes: {numa: {int: 1}}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaimTemplate
+  metadata: {name: all-one-numa}
+  spec:
+    spec:
+      devices:
+        requests: [{name: g, exactly: {deviceClassName: gpu, allocationMode: All}}]
+        constraints: [{matchAttribute: gpu.example.com/numa}]
+pod: {name: web, resourceClaims: [{name: g, resourceClaimTemplateName: all-one-numa}]}
+expect: {unschedulable: true, allocations: {web-g: null}}
+"""
+
+
+def test_a_filter_error_ends_the_cycle_upstream_too(tmp_path, capsys):
+    # all of n1's GPUs cannot share a NUMA node: DynamicResources' Filter errs there, which ends
+    # upstream's cycle (no node's status, no PostFilter), as the reference engine has it
+    backend = _real_backend()
+    _, case = _case(tmp_path, _FILTER_ERROR)
+    out = call_backend(open_backend(backend), case)
+    assert out["cycles"][0]["error"] == (
+        'running "DynamicResources" filter plugin: claim default/web-g, request g: cannot add device '
+        "gpu.example.com/n1/gpu-1 because a claim constraint would not be satisfied")
+    actual = backend_actual(case, out)
+    assert (actual["filter"], actual["feasible"], actual["unschedulable"], "preemption" in actual) == ({}, [], True, False)
+    assert actual["schedulingError"] == out["cycles"][0]["error"]
+    assert actual["allocations"] == {"web-g": None}
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", backend, "--compare", str(write_case(tmp_path, _FILTER_ERROR))]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("agrees with it on 1 of 1 cases)")
+
+
+def test_an_error_in_a_cycle_that_found_nodes_is_no_placement(tmp_path):
+    # a score plugin's error (DynamicResources' in v1.35.4 for a pod with an allocated claim
+    # and one to allocate): the pod stays pending, as kspread reports it
+    _, case = _case(tmp_path)
+    cycle = {**_CYCLE_OK, "error": "running Score plugins: ..."}
+    actual = backend_actual(case, {"cycles": [cycle]})
+    assert (actual["unschedulable"], actual["selected"], actual["schedulingError"]) == (
+        True, None, "running Score plugins: ...")
+
+
+def test_compare_names_each_claim_whose_devices_differ():
+    assert differences({"allocations": {"a": ["d/p/x", "d/p/y"], "b": None, "c": ["d/p/z"]}},
+                       {"allocations": {"a": ["d/p/y", "d/p/x"], "b": ["d/p/w"], "c": ["d/q/z"]}}) == [
+        'allocations.b: kspread null, upstream ["d/p/w"]',
+        'allocations.c: kspread ["d/p/z"], upstream ["d/q/z"]']
+
+
+_TERMINATING_VICTIM = """\
+name: terminating-victim-default-profile
+version: "1.35"
+nodes:
+- {name: n1, allocatable: {cpu: "2", pods: 10}}
+- {name: n2, allocatable: {cpu: "1", pods: 10}}
+pods:
+- {name: old, node: n1, priority: 0, requests: {cpu: "2"}, terminating: true}
+pod: {name: web, priority: 10, requests: {cpu: "2"}}
+expect:
+  preemption: {node: n1, victims: [old]}
+  candidates: {n1: [old]}
+"""
+
+
+def test_the_dry_run_of_the_default_profile_is_reported(tmp_path, capsys):
+    # the default profile's PostFilter plugins: DynamicResources, then DefaultPreemption. Its dry
+    # run is recorded there too: the candidates, and the chosen one's victims when upstream
+    # deletes none (old is terminating already); without, the case was skipped (no candidates)
+    backend = _real_backend()
+    capsys.readouterr()
+    path = write_case(tmp_path, _TERMINATING_VICTIM)
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")

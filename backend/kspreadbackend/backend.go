@@ -158,6 +158,9 @@ type Cycle struct {
 	// found in this cycle ({}: none, or no dry run: the pod was not eligible, no node was
 	// Unschedulable); null when the profile's first PostFilter plugin is not DefaultPreemption
 	Candidates map[string][]string `json:"candidates"`
+	// Error: the cycle ended with an error (a Filter plugin's Error status, which stops the
+	// search: no node's status is reported; a score plugin's error: no score is)
+	Error string `json:"error,omitempty"`
 }
 
 type output struct {
@@ -166,8 +169,8 @@ type output struct {
 	Placements        map[string]any `json:"placements"`
 	Deleted           []string       `json:"deleted"`
 	// Allocations: with devices, every claim at the end: its devices (driver/pool/device), or
-	// null when it is not allocated
-	Allocations map[string]any `json:"allocations,omitempty"`
+	// null when it is not allocated; null without devices
+	Allocations map[string]any `json:"allocations"`
 	Error             string         `json:"error,omitempty"`
 	Millis            int64          `json:"millis"`
 }
@@ -800,24 +803,22 @@ type dryRun struct {
 	// list: the Evaluator's candidates, when it handed them to CandidatesToVictimsMap (callExtenders
 	// with an extender, before the extenders; SelectCandidate with more than one candidate)
 	list map[string][]string
+	// ran: the Evaluator's Preempt ran in this cycle (it asks PodEligibleToPreemptOthers first);
+	// not when an earlier PostFilter plugin succeeded
+	ran bool
 }
 
-// watchDryRuns wraps DefaultPreemption's Interface in each profile whose first PostFilter plugin
-// it is (the one that runs whenever PostFilter does): profile name -> its recorder. The
-// evaluators: DefaultPreemption's wherever it is among the PostFilter plugins (after
-// DynamicResources, whose PostFilter comes first in the default profile, it runs when that one
-// deallocated nothing), whose asynchronous preemptions a run waits for.
+// watchDryRuns wraps DefaultPreemption's Interface in each profile that has it among its
+// PostFilter plugins (after DynamicResources, whose PostFilter comes first in the default
+// profile, it runs when that one deallocated nothing: the recorder notes whether it ran):
+// profile name -> its recorder; and the evaluators, whose asynchronous preemptions a run waits for.
 func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption.Evaluator) {
 	out := map[string]*dryRun{}
 	evs := []*preemption.Evaluator{}
 	for name, fw := range sched.Profiles {
-		for i, p := range frameworkruntime.KspreadPostFilterPlugins(fw) {
-			pl, ok := p.(*defaultpreemption.DefaultPreemption)
-			if !ok {
-				continue
-			}
-			evs = append(evs, pl.Evaluator)
-			if i == 0 {
+		for _, p := range frameworkruntime.KspreadPostFilterPlugins(fw) {
+			if pl, ok := p.(*defaultpreemption.DefaultPreemption); ok {
+				evs = append(evs, pl.Evaluator)
 				d := &dryRun{Interface: pl.Evaluator.Interface}
 				pl.Evaluator.Interface = d
 				out[name] = d
@@ -830,7 +831,7 @@ func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption
 func (d *dryRun) reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.found, d.list = map[string][]string{}, nil
+	d.found, d.list, d.ran = map[string][]string{}, nil, false
 }
 
 func victimKeys(pods []*v1.Pod) []string {
@@ -868,10 +869,14 @@ func (d *dryRun) CandidatesToVictimsMap(candidates []preemption.Candidate) map[s
 
 // candidates: what the cycle's dry run returned. The list the Evaluator handed on when it did;
 // otherwise it held at most one candidate (SelectCandidate takes it without a choice): the
-// nominated node, with the victims SelectVictimsOnNode gave there; none when nothing was nominated.
+// nominated node, with the victims SelectVictimsOnNode gave there; none when nothing was nominated
+// or DefaultPreemption did not run.
 func (d *dryRun) candidates(nominated *string) map[string][]string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.ran {
+		return map[string][]string{}
+	}
 	if d.list != nil {
 		return d.list
 	}
@@ -956,6 +961,15 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 			feasible = append(feasible, ni)
 			c.Feasible = append(c.Feasible, name)
 		}
+		if s.Code() == fwk.Error && c.Error == "" {
+			// findNodesThatPassFilters ends the cycle at a Filter's Error (its workers' first, in
+			// no fixed order; here the first node's): no status, no PostFilter
+			c.Error = s.Message()
+		}
+	}
+	if c.Error != "" {
+		c.Filter, c.Feasible = map[string]map[string]any{}, []string{}
+		return c, nil
 	}
 	if len(feasible) > 0 && len(sched.Extenders) > 0 {
 		// the extenders' filters on the nodes the plugins passed, as findNodesThatFitPod calls them
@@ -993,7 +1007,9 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	// PreScore, the score plugins and the extenders' priorities, as schedulePod scores
 	scored, err := scheduler.KspreadPrioritizeNodes(ctx, sched.Extenders, fw, state, pod, feasible)
 	if err != nil {
-		return nil, err
+		// the cycle's error (schedulePod returns it): no node is scored
+		c.Error = err.Error()
+		return c, nil
 	}
 	isExtender := map[string]bool{}
 	for _, e := range sched.Extenders {

@@ -4,11 +4,15 @@ package kspreadbackend
 // they differ between versions: a build for another version replaces these functions.
 
 import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 )
 
@@ -52,4 +56,13 @@ func (i *countedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandle
 // 1.32 and later: the victims' deletion runs after the cycle).
 func preemptionRunning(ev *preemption.Evaluator, uid types.UID) bool {
 	return ev.IsPodRunningPreemption(uid)
+}
+
+// PodEligibleToPreemptOthers: the first call of the Evaluator's Preempt (its signature of v1.35),
+// noted (dryRun.ran) and passed on.
+func (d *dryRun) PodEligibleToPreemptOthers(ctx context.Context, pod *v1.Pod, nominatedNodeStatus *fwk.Status) (bool, string) {
+	d.mu.Lock()
+	d.ran = true
+	d.mu.Unlock()
+	return d.Interface.PodEligibleToPreemptOthers(ctx, pod, nominatedNodeStatus)
 }

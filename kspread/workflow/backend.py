@@ -302,7 +302,7 @@ _CYCLE = {
     "rawScores": ("map", ("map", "int")), "scores": ("map", ("map", "int")), "totals": ("map", "int"),
     "weightedScores?": ("map", ("map", "int")), "selected?": ("null", "str"), "scored?": "bool",
     "postFilterRan?": "bool", "nominated?": ("null", "str"), "victims?": ("null", ("list", "str")),
-    "candidates?": ("null", ("map", ("list", "str"))),
+    "candidates?": ("null", ("map", ("list", "str"))), "error?": ("null", "str"),
 }
 _ANSWER = {"error?": ("null", "str"), "kubernetesVersion?": "str", "cycles?": ("null", ("list", _CYCLE)),
            "placements?": ("null", ("map", ("null", "str"))), "deleted?": ("null", ("list", "str")),
@@ -845,14 +845,18 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
             tied = [n for n, t in totals.items() if t == best]
             if len(tied) > 1 and sel in tied:
                 sel = tied
-        actual["selected"] = sel if c["feasible"] else None
+        actual["selected"] = sel if c["feasible"] and not c.get("error") else None
         nominated = c.get("nominated")
-        actual["unschedulable"] = not c["feasible"] and nominated is None
+        actual["unschedulable"] = (not c["feasible"] and nominated is None) or bool(c.get("error"))
         if c.get("postFilterRan"):
             actual["preemption"] = None if nominated is None else {"node": nominated,
                                                                    "victims": sorted(c.get("victims") or [])}
             if c.get("candidates") is not None:  # null: DefaultPreemption is not the PostFilter plugin
                 actual["candidates"] = {n: sorted(v) for n, v in c["candidates"].items()}
+        if c.get("error"):
+            # the cycle ended with a plugin's error (upstream's words; not compared: kspread's
+            # wording is its own)
+            actual["schedulingError"] = c["error"]
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
         actual["placements"] = dict(out.get("placements") or {})
@@ -887,11 +891,11 @@ def run_backend(case: Case, backend: Backend, everything: bool = False) -> Outco
     reference engine's results (``everything``: the per-node data too, as ``--compare`` shows it,
     whatever the case expects). ``NotApplicable`` when the case expects what the backend did not
     report: ``candidates`` where preemption ran and the backend reported none (its profile's
-    first PostFilter plugin is not DefaultPreemption, or the backend predates them)."""
+    PostFilter plugins do not include DefaultPreemption, or the backend predates them)."""
     actual = backend_actual(case, call_backend(backend, case, observation(case, everything)))
     if "candidates" in case.expect and "preemption" in actual and "candidates" not in actual:
-        raise NotApplicable("the case expects candidates, which the backend did not report (its profile's first "
-                            "PostFilter plugin is not DefaultPreemption)")
+        raise NotApplicable("the case expects candidates, which the backend did not report (its profile's "
+                            "PostFilter plugins do not include DefaultPreemption, or the backend predates them)")
     return Outcome(actual, compare(dict(case.expect), actual))
 
 
@@ -900,14 +904,20 @@ def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[
     differ, one line each."""
     lines: list[str] = []
     for key in ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-                "preemption", "candidates", "placements"):
+                "preemption", "candidates", "placements", "allocations"):
         a, b = engine.get(key), upstream.get(key)
         if key == "candidates" and "candidates" not in upstream:
             continue  # not reported by this backend (see run_backend)
-        if key in ("filter", "totals", "candidates", "placements") and isinstance(a, dict) and isinstance(b, dict):
+        if key == "allocations" and isinstance(a, dict) and isinstance(b, dict):
+            a, b = ({c: None if d is None else sorted(d) for c, d in x.items()} for x in (a, b))
+        if key in ("filter", "totals", "candidates", "placements", "allocations") and isinstance(a, dict) \
+                and isinstance(b, dict):
             for n in dict.fromkeys([*a, *b]):
-                if a.get(n) != b.get(n):
-                    lines.append(f"{key}.{n}: kspread {_short(a.get(n))}, upstream {_short(b.get(n))}")
+                if a.get(n) != b.get(n) or (key == "allocations" and (n in a) != (n in b)):
+                    # a claim's null is "not allocated": shown as null, a missing one as (none)
+                    sa, sb = ("null" if key == "allocations" and n in x and x[n] is None else _short(x.get(n))
+                              for x in (a, b))
+                    lines.append(f"{key}.{n}: kspread {sa}, upstream {sb}")
         elif key in ("rawScores", "scores") and isinstance(a, dict) and isinstance(b, dict):
             for pl in dict.fromkeys([*a, *b]):
                 pa, pb = a.get(pl) or {}, b.get(pl) or {}
