@@ -1811,3 +1811,12 @@ def test_the_dry_run_of_the_default_profile_is_reported(tmp_path, capsys):
     assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
     assert capsys.readouterr().out.splitlines()[-1] == (
         "1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 of 1 cases)")
+
+
+def test_device_quantities_are_written_as_the_api_writes_them():
+    from fractions import Fraction
+
+    from kspread.workflow.backend_devices import quantity
+
+    assert [quantity(Fraction(n, d)) for n, d in ((80 << 30, 1), (1, 2), (1, 3), (3, 1000000))] == [
+        str(80 << 30), "500m", "333333334n", "3000n"]

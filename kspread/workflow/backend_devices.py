@@ -9,6 +9,7 @@ emulated resource claim controller makes ``<pod>-<name>``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -30,12 +31,13 @@ _API = "resource.k8s.io/v1"
 
 
 def quantity(q: Fraction) -> str:
-    """An exact quantity as the API writes it (an integer, else milli- or nano-units)."""
-    for scale, suffix in ((1, ""), (1000, "m"), (10**9, "n")):
+    """A quantity as the API writes it: an integer, else milli- or nano-units (finer rounded up
+    to a nano-unit, as resource.Quantity rounds)."""
+    for scale, suffix in ((1, ""), (1000, "m")):
         v = q * scale
         if v.denominator == 1:
             return f"{v.numerator}{suffix}"
-    raise ValueError(f"quantity {q} has no exact decimal form")
+    return f"{math.ceil(q * 10**9)}n"
 
 
 def _key(ns: str, name: str) -> str:
