@@ -156,7 +156,8 @@ type Cycle struct {
 	Victims       []string `json:"victims"`
 	// Candidates: node -> victims (sorted) of every candidate DefaultPreemption's dry run
 	// found in this cycle ({}: none, or no dry run: the pod was not eligible, no node was
-	// Unschedulable); null when the profile's first PostFilter plugin is not DefaultPreemption
+	// Unschedulable, or an earlier PostFilter plugin succeeded); null when the profile has no
+	// DefaultPreemption among its PostFilter plugins
 	Candidates map[string][]string `json:"candidates"`
 	// Error: the cycle ended with an error (a Filter plugin's Error status, which stops the
 	// search: no node's status is reported; a score plugin's error: no score is)
@@ -171,8 +172,8 @@ type output struct {
 	// Allocations: with devices, every claim at the end: its devices (driver/pool/device), or
 	// null when it is not allocated; null without devices
 	Allocations map[string]any `json:"allocations"`
-	Error             string         `json:"error,omitempty"`
-	Millis            int64          `json:"millis"`
+	Error       string         `json:"error,omitempty"`
+	Millis      int64          `json:"millis"`
 }
 
 // KubernetesVersion is the k8s.io/kubernetes module this backend was built from.
