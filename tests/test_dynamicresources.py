@@ -470,10 +470,11 @@ def test_update_writes_allocations():
     assert new_expect_values({"allocations": {"b": ["d/p/y"]}}, actual)[0] == {"allocations": {"b": None}}
 
 
-def test_a_backend_does_not_take_a_case_with_devices():
+def test_a_backend_takes_a_case_with_devices_when_it_lists_the_protocol():
     from kspread.workflow.backend import Backend
 
     case = build_case(yaml.safe_load(BASE + "pod: {name: p}\nexpect: {feasible: [n1]}\n"), "t")
+    assert Backend("kb", "v1.35.4", (), (), ("serve", "devices")).applicable(case) is None
     assert Backend("kb", "v1.35.4", (), ()).applicable(case) == (
-        "the case has device objects or pod resourceClaims (dynamic resource allocation), which kspread does "
-        "not send to a backend")
+        "the case has device objects or pod resourceClaims (dynamic resource allocation), which the backend kb "
+        "does not take (its --info lists no protocol `devices`)")

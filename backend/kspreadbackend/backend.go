@@ -117,6 +117,9 @@ type input struct {
 	// Storage: PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
 	// CSIStorageCapacities and VolumeAttachments (each with its kind), created before the nodes
 	Storage []json.RawMessage `json:"storage"`
+	// Devices: DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates
+	// (resource.k8s.io/v1, each with its kind), created before the nodes (devices.go)
+	Devices []json.RawMessage `json:"devices"`
 	Config  string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
@@ -153,8 +156,12 @@ type Cycle struct {
 	Victims       []string `json:"victims"`
 	// Candidates: node -> victims (sorted) of every candidate DefaultPreemption's dry run
 	// found in this cycle ({}: none, or no dry run: the pod was not eligible, no node was
-	// Unschedulable); null when the profile's first PostFilter plugin is not DefaultPreemption
+	// Unschedulable, or an earlier PostFilter plugin succeeded); null when the profile has no
+	// DefaultPreemption among its PostFilter plugins
 	Candidates map[string][]string `json:"candidates"`
+	// Error: the cycle ended with an error (a Filter plugin's Error status, which stops the
+	// search: no node's status is reported; a score plugin's error: no score is)
+	Error string `json:"error,omitempty"`
 }
 
 type output struct {
@@ -162,8 +169,11 @@ type output struct {
 	Cycles            []Cycle        `json:"cycles"`
 	Placements        map[string]any `json:"placements"`
 	Deleted           []string       `json:"deleted"`
-	Error             string         `json:"error,omitempty"`
-	Millis            int64          `json:"millis"`
+	// Allocations: with devices, every claim at the end: its devices (driver/pool/device), or
+	// null when it is not allocated; null without devices
+	Allocations map[string]any `json:"allocations"`
+	Error       string         `json:"error,omitempty"`
+	Millis      int64          `json:"millis"`
 }
 
 // KubernetesVersion is the k8s.io/kubernetes module this backend was built from.
@@ -199,9 +209,13 @@ func Main(opts ...Option) {
 			oot = append(oot, n)
 		}
 		sort.Strings(oot)
+		protocols := []string{"serve"}
+		if dra != nil {
+			protocols = append(protocols, "devices")
+		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
-			"protocols": []string{"serve"}}))
+			"protocols": protocols}))
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "--serve" {
@@ -309,6 +323,22 @@ func setGates(gates map[string]bool) error {
 	return nil
 }
 
+// deviceSupport is dynamic resource allocation's part of a run (devices.go, which sets dra at
+// init; nil in a build without it): the case's device objects, and the resource claim
+// controller's work on a pod's creation and deletion.
+type deviceSupport interface {
+	// setUp creates the device objects (before the nodes)
+	setUp(client *fake.Clientset, t *countingTracker, objs []json.RawMessage) error
+	// podCreating makes the pod's template claims and names them in its status
+	podCreating(t *countingTracker, p *v1.Pod) error
+	// podDeleted releases the deleted pod's claims (called inside the tracker's Delete)
+	podDeleted(t *countingTracker, ns, name string, uid types.UID) error
+	// allocations: claim -> its devices, or nil, at the end
+	allocations(t *countingTracker) (map[string]any, error)
+}
+
+var dra deviceSupport
+
 // defaultTimeout: a case's limit when its input gives none.
 const defaultTimeout = 120 * time.Second
 
@@ -321,6 +351,9 @@ func run(in input, o *options) (*output, error) {
 		timeout = time.Duration(in.TimeoutMillis) * time.Millisecond
 	}
 	deadline := time.Now().Add(timeout)
+	if len(in.Devices) > 0 && dra == nil {
+		return nil, fmt.Errorf("the case has device objects, which this backend (built without devices.go) does not take")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cnt := newCounts()
@@ -416,7 +449,7 @@ func run(in input, o *options) (*output, error) {
 	var popped *v1.Pod
 	var before *Cycle
 	var beforeErr error
-	preObserve := len(in.Storage) > 0 && in.Observe != "none"
+	preObserve := (len(in.Storage) > 0 || len(in.Devices) > 0) && in.Observe != "none"
 	pop := sched.NextPod
 	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 		pi, err := pop(logger)
@@ -485,6 +518,19 @@ func run(in input, o *options) (*output, error) {
 	}
 	if err := createStorage(tracker, in.Storage); err != nil {
 		return nil, err
+	}
+	withDevices := len(in.Devices) > 0
+	if withDevices {
+		if err := dra.setUp(client, tracker, in.Devices); err != nil {
+			return nil, err
+		}
+		for _, list := range [][]v1.Pod{in.Pods, in.Incoming} {
+			for i := range list {
+				if err := dra.podCreating(tracker, &list[i]); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	for i := range in.Pods {
 		defaultPodVolumes(&in.Pods[i])
@@ -621,6 +667,14 @@ func run(in input, o *options) (*output, error) {
 		}
 	}
 	out.Deleted = deletedPods(tracker, in)
+	if withDevices {
+		if out.Allocations, err = dra.allocations(tracker); err != nil {
+			return nil, err
+		}
+		if err := tracker.controllerError(); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -750,23 +804,26 @@ type dryRun struct {
 	// list: the Evaluator's candidates, when it handed them to CandidatesToVictimsMap (callExtenders
 	// with an extender, before the extenders; SelectCandidate with more than one candidate)
 	list map[string][]string
+	// ran: the Evaluator's Preempt ran in this cycle (it asks PodEligibleToPreemptOthers first);
+	// not when an earlier PostFilter plugin succeeded
+	ran bool
 }
 
-// watchDryRuns wraps DefaultPreemption's Interface in each profile whose first PostFilter plugin
-// it is (the one that runs whenever PostFilter does): profile name -> its recorder.
+// watchDryRuns wraps DefaultPreemption's Interface in each profile that has it among its
+// PostFilter plugins (after DynamicResources, whose PostFilter comes first in the default
+// profile, it runs when that one deallocated nothing: the recorder notes whether it ran):
+// profile name -> its recorder; and the evaluators, whose asynchronous preemptions a run waits for.
 func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption.Evaluator) {
 	out := map[string]*dryRun{}
 	evs := []*preemption.Evaluator{}
 	for name, fw := range sched.Profiles {
-		pls := frameworkruntime.KspreadPostFilterPlugins(fw)
-		if len(pls) == 0 {
-			continue
-		}
-		if pl, ok := pls[0].(*defaultpreemption.DefaultPreemption); ok {
-			d := &dryRun{Interface: pl.Evaluator.Interface}
-			pl.Evaluator.Interface = d
-			out[name] = d
-			evs = append(evs, pl.Evaluator)
+		for _, p := range frameworkruntime.KspreadPostFilterPlugins(fw) {
+			if pl, ok := p.(*defaultpreemption.DefaultPreemption); ok {
+				evs = append(evs, pl.Evaluator)
+				d := &dryRun{Interface: pl.Evaluator.Interface}
+				pl.Evaluator.Interface = d
+				out[name] = d
+			}
 		}
 	}
 	return out, evs
@@ -775,7 +832,7 @@ func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption
 func (d *dryRun) reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.found, d.list = map[string][]string{}, nil
+	d.found, d.list, d.ran = map[string][]string{}, nil, false
 }
 
 func victimKeys(pods []*v1.Pod) []string {
@@ -813,10 +870,14 @@ func (d *dryRun) CandidatesToVictimsMap(candidates []preemption.Candidate) map[s
 
 // candidates: what the cycle's dry run returned. The list the Evaluator handed on when it did;
 // otherwise it held at most one candidate (SelectCandidate takes it without a choice): the
-// nominated node, with the victims SelectVictimsOnNode gave there; none when nothing was nominated.
+// nominated node, with the victims SelectVictimsOnNode gave there; none when nothing was nominated
+// or DefaultPreemption did not run.
 func (d *dryRun) candidates(nominated *string) map[string][]string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.ran {
+		return map[string][]string{}
+	}
 	if d.list != nil {
 		return d.list
 	}
@@ -901,6 +962,15 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 			feasible = append(feasible, ni)
 			c.Feasible = append(c.Feasible, name)
 		}
+		if s.Code() == fwk.Error && c.Error == "" {
+			// findNodesThatPassFilters ends the cycle at a Filter's Error (its workers' first, in
+			// no fixed order; here the first node's): no status, no PostFilter
+			c.Error = s.Message()
+		}
+	}
+	if c.Error != "" {
+		c.Filter, c.Feasible = map[string]map[string]any{}, []string{}
+		return c, nil
 	}
 	if len(feasible) > 0 && len(sched.Extenders) > 0 {
 		// the extenders' filters on the nodes the plugins passed, as findNodesThatFitPod calls them
@@ -938,7 +1008,9 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	// PreScore, the score plugins and the extenders' priorities, as schedulePod scores
 	scored, err := scheduler.KspreadPrioritizeNodes(ctx, sched.Extenders, fw, state, pod, feasible)
 	if err != nil {
-		return nil, err
+		// the cycle's error (schedulePod returns it): no node is scored
+		c.Error = err.Error()
+		return c, nil
 	}
 	isExtender := map[string]bool{}
 	for _, e := range sched.Extenders {

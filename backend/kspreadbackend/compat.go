@@ -4,11 +4,15 @@ package kspreadbackend
 // they differ between versions: a build for another version replaces these functions.
 
 import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 )
 
@@ -28,7 +32,7 @@ func (t *countingTracker) Update(gvr schema.GroupVersionResource, obj runtime.Ob
 }
 
 func (t *countingTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
-	return t.count(gvr, t.ObjectTracker.Patch(gvr, obj, ns, opts...))
+	return t.count(gvr, t.ObjectTracker.Patch(gvr, t.stamped(gvr, obj), ns, opts...))
 }
 
 func (t *countingTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
@@ -38,9 +42,7 @@ func (t *countingTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Obj
 func (t *countingTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
 	err := t.ObjectTracker.Delete(gvr, ns, name, opts...)
 	if err == nil && gvr == podsResource {
-		t.c.mu.Lock()
-		t.c.deleted = append(t.c.deleted, podKey(ns, name))
-		t.c.mu.Unlock()
+		t.podGone(ns, name)
 	}
 	return t.count(gvr, err)
 }
@@ -54,4 +56,13 @@ func (i *countedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandle
 // 1.32 and later: the victims' deletion runs after the cycle).
 func preemptionRunning(ev *preemption.Evaluator, uid types.UID) bool {
 	return ev.IsPodRunningPreemption(uid)
+}
+
+// PodEligibleToPreemptOthers: the first call of the Evaluator's Preempt (its signature of v1.35),
+// noted (dryRun.ran) and passed on.
+func (d *dryRun) PodEligibleToPreemptOthers(ctx context.Context, pod *v1.Pod, nominatedNodeStatus *fwk.Status) (bool, string) {
+	d.mu.Lock()
+	d.ran = true
+	d.mu.Unlock()
+	return d.Interface.PodEligibleToPreemptOthers(ctx, pod, nominatedNodeStatus)
 }

@@ -120,6 +120,17 @@ func (c *counts) deletedCount() int {
 	return len(c.deleted)
 }
 
+// podGone: a pod was deleted (from the tracker's Delete): it is recorded, and its claims are
+// released (with devices).
+func (t *countingTracker) podGone(ns, name string) {
+	t.c.mu.Lock()
+	t.c.deleted = append(t.c.deleted, podKey(ns, name))
+	t.c.mu.Unlock()
+	if dra != nil {
+		t.controllerFailed(dra.podDeleted(t, ns, name, ""))
+	}
+}
+
 // countingTracker is the fake clientset's object tracker, counting its successful writes.
 type countingTracker struct {
 	clienttesting.ObjectTracker

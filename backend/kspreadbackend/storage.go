@@ -31,6 +31,10 @@ var (
 	csiNodesResource = storagev1.SchemeGroupVersion.WithResource("csinodes")
 )
 
+// versioned: the resources each write of which gets a new resourceVersion (stamped); devices.go
+// adds the ResourceClaims
+var versioned = map[schema.GroupVersionResource]bool{pvsResource: true, pvcsResource: true}
+
 type storageKind struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
@@ -146,7 +150,7 @@ func defaultPodVolumes(p *v1.Pod) {
 // caches take an object only when its version is newer than the one they hold, as an API
 // server's are); other objects as they are.
 func (t *countingTracker) stamped(gvr schema.GroupVersionResource, obj runtime.Object) runtime.Object {
-	if gvr != pvsResource && gvr != pvcsResource {
+	if !versioned[gvr] {
 		return obj
 	}
 	obj = obj.DeepCopyObject()
@@ -196,6 +200,17 @@ func (t *countingTracker) controllersAct(gvr schema.GroupVersionResource, obj ru
 		t.ctlMu.Lock()
 		if t.ctlErr == nil {
 			t.ctlErr = fmt.Errorf("the emulated PV controller or provisioner: %w", err)
+		}
+		t.ctlMu.Unlock()
+	}
+}
+
+// controllerFailed keeps the first failure of an emulated controller for the case's answer.
+func (t *countingTracker) controllerFailed(err error) {
+	if err != nil {
+		t.ctlMu.Lock()
+		if t.ctlErr == nil {
+			t.ctlErr = err
 		}
 		t.ctlMu.Unlock()
 	}

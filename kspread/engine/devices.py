@@ -283,6 +283,10 @@ class DeviceObjects:
     _extended: dict[str, DeviceClass] | None = None
     # the keys of the claims DynamicResources would make for pods' extended resources
     extended_claims: set[str] = field(default_factory=set)
+    # the ResourceClaimTemplates, (namespace, name) -> (requests, constraints), and the claims
+    # the case wrote (the others were made for pods, as the resource claim controller would)
+    templates: dict[tuple[str, str], tuple] = field(default_factory=dict)
+    declared: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def extended_resources(self) -> dict[str, DeviceClass]:

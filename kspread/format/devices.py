@@ -843,9 +843,11 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
         elif kind == "ResourceClaim":
             c = resource_claim(obj, version, path)
             objs.claims[(c.namespace, c.name)] = c
+            objs.declared.add((c.namespace, c.name))
         else:
             ns, name, spec = claim_template(obj, version, path)
             templates[(ns, name)] = spec
+    objs.templates = templates
     for p in pods:
         for pc in p.resource_claims:
             key = (p.namespace, pc.claim_name)

@@ -38,6 +38,7 @@ from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
 from kspread.format.storage import DISK_SOURCES as _DISK_SOURCES
+from kspread.workflow.backend_devices import device_objects, pod_resource_claims
 from kspread.workflow.runner import Outcome, _in_node_order, compare
 
 # A case's time limit: this many seconds, plus _SECONDS_PER_NODE_POD for each node times each
@@ -118,9 +119,9 @@ class Backend:
             return (f"pods {', '.join(restart[:3])}{', ...' if len(restart) > 3 else ''} have RestartAllContainers "
                     "restart rules, which a backend is not sent (its scheduler's NodeDeclaredFeatures would not "
                     "see their requirement)")
-        if case.cluster.devices is not None:
-            return ("the case has device objects or pod resourceClaims (dynamic resource allocation), which "
-                    "kspread does not send to a backend")
+        if case.cluster.devices is not None and "devices" not in self.protocols:
+            return (f"the case has device objects or pod resourceClaims (dynamic resource allocation), which the "
+                    f"backend {self.path} does not take (its --info lists no protocol `devices`)")
         if case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming)):
             return ("the case has Workload objects or pods with a workloadRef (gangs), which kspread does not send "
                     "to a backend (its scheduler would place the pods one by one)")
@@ -301,10 +302,11 @@ _CYCLE = {
     "rawScores": ("map", ("map", "int")), "scores": ("map", ("map", "int")), "totals": ("map", "int"),
     "weightedScores?": ("map", ("map", "int")), "selected?": ("null", "str"), "scored?": "bool",
     "postFilterRan?": "bool", "nominated?": ("null", "str"), "victims?": ("null", ("list", "str")),
-    "candidates?": ("null", ("map", ("list", "str"))),
+    "candidates?": ("null", ("map", ("list", "str"))), "error?": ("null", "str"),
 }
 _ANSWER = {"error?": ("null", "str"), "kubernetesVersion?": "str", "cycles?": ("null", ("list", _CYCLE)),
            "placements?": ("null", ("map", ("null", "str"))), "deleted?": ("null", ("list", "str")),
+           "allocations?": ("null", ("map", ("null", ("list", "str")))),
            "millis?": "int"}
 _INFO_SHAPE = {"kubernetesVersion": "str", "plugins": ("list", "str"), "outOfTreePlugins?": ("null", ("list", "str")),
                "protocols?": ("null", ("list", "str"))}
@@ -457,6 +459,8 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
         spec["tolerations"] = api.tolerations(p.tolerations)
     if p.topology_spread_constraints:
         spec["topologySpreadConstraints"] = [api.spread_constraint(c) for c in p.topology_spread_constraints]
+    if p.resource_claims:
+        spec["resourceClaims"] = pod_resource_claims(p.name, p.resource_claims)
     if p.volumes:
         # as written; a `claims:` item as the StatefulSet controller writes it (claim <volume>-<pod>)
         spec["volumes"] = [dict(v.source) if v.source is not None else
@@ -643,6 +647,8 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
         # PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and
         # VolumeAttachments, by kind
         "storage": _storage(cl.storage),
+        # DeviceClasses, ResourceSlices, the claims the case wrote and the templates, in resource.k8s.io/v1
+        "devices": device_objects(cl.devices, (*cl.pods, *case.incoming)),
         "config": _config(case),
         # every HTTP extender of the profile (the configuration's and the case's), their urlPrefix
         # as kspread calls it: the backend's scheduler is given these, not the configuration's own
@@ -839,24 +845,31 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
             tied = [n for n, t in totals.items() if t == best]
             if len(tied) > 1 and sel in tied:
                 sel = tied
-        actual["selected"] = sel if c["feasible"] else None
+        actual["selected"] = sel if c["feasible"] and not c.get("error") else None
         nominated = c.get("nominated")
-        actual["unschedulable"] = not c["feasible"] and nominated is None
+        actual["unschedulable"] = (not c["feasible"] and nominated is None) or bool(c.get("error"))
         if c.get("postFilterRan"):
             actual["preemption"] = None if nominated is None else {"node": nominated,
                                                                    "victims": sorted(c.get("victims") or [])}
             if c.get("candidates") is not None:  # null: DefaultPreemption is not the PostFilter plugin
                 actual["candidates"] = {n: sorted(v) for n, v in c["candidates"].items()}
+        if c.get("error"):
+            # the cycle ended with a plugin's error (upstream's words; not compared: kspread's
+            # wording is its own)
+            actual["schedulingError"] = c["error"]
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
         actual["placements"] = dict(out.get("placements") or {})
+    if out.get("allocations") is not None:
+        # every claim at the end: its devices (driver/pool/device), None unallocated
+        actual["allocations"] = {k: (None if v is None else list(v)) for k, v in out["allocations"].items()}
     return actual
 
 
 # The expectations a backend reports; a case expecting another is skipped, with the reason
 # NOT_REPORTED gives where there is one.
 REPORTED = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
-            "candidates", "placements")
+            "candidates", "placements", "allocations")
 NOT_REPORTED = {
     # upstream hands the nodes its search found only to the PreScore and Score plugins, and
     # only when there is more than one; the backend asks every node
@@ -868,7 +881,7 @@ def observation(case: Case, everything: bool = False) -> str:
     """What the backend is asked to observe: the last cycle's per-node data ("last"), unless the
     case is a sequence expecting its placements alone ("none") and ``everything`` (``--compare``)
     is not asked."""
-    if case.is_sequence and not everything and set(case.expect) <= {"placements"}:
+    if case.is_sequence and not everything and set(case.expect) <= {"placements", "allocations"}:
         return "none"
     return "last"
 
@@ -878,11 +891,11 @@ def run_backend(case: Case, backend: Backend, everything: bool = False) -> Outco
     reference engine's results (``everything``: the per-node data too, as ``--compare`` shows it,
     whatever the case expects). ``NotApplicable`` when the case expects what the backend did not
     report: ``candidates`` where preemption ran and the backend reported none (its profile's
-    first PostFilter plugin is not DefaultPreemption, or the backend predates them)."""
+    PostFilter plugins do not include DefaultPreemption, or the backend predates them)."""
     actual = backend_actual(case, call_backend(backend, case, observation(case, everything)))
     if "candidates" in case.expect and "preemption" in actual and "candidates" not in actual:
-        raise NotApplicable("the case expects candidates, which the backend did not report (its profile's first "
-                            "PostFilter plugin is not DefaultPreemption)")
+        raise NotApplicable("the case expects candidates, which the backend did not report (its profile's "
+                            "PostFilter plugins do not include DefaultPreemption, or the backend predates them)")
     return Outcome(actual, compare(dict(case.expect), actual))
 
 
@@ -891,14 +904,20 @@ def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[
     differ, one line each."""
     lines: list[str] = []
     for key in ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-                "preemption", "candidates", "placements"):
+                "preemption", "candidates", "placements", "allocations"):
         a, b = engine.get(key), upstream.get(key)
         if key == "candidates" and "candidates" not in upstream:
             continue  # not reported by this backend (see run_backend)
-        if key in ("filter", "totals", "candidates", "placements") and isinstance(a, dict) and isinstance(b, dict):
+        if key == "allocations" and isinstance(a, dict) and isinstance(b, dict):
+            a, b = ({c: None if d is None else sorted(d) for c, d in x.items()} for x in (a, b))
+        if key in ("filter", "totals", "candidates", "placements", "allocations") and isinstance(a, dict) \
+                and isinstance(b, dict):
             for n in dict.fromkeys([*a, *b]):
-                if a.get(n) != b.get(n):
-                    lines.append(f"{key}.{n}: kspread {_short(a.get(n))}, upstream {_short(b.get(n))}")
+                if a.get(n) != b.get(n) or (key == "allocations" and (n in a) != (n in b)):
+                    # a claim's null is "not allocated": shown as null, a missing one as (none)
+                    sa, sb = ("null" if key == "allocations" and n in x and x[n] is None else _short(x.get(n))
+                              for x in (a, b))
+                    lines.append(f"{key}.{n}: kspread {sa}, upstream {sb}")
         elif key in ("rawScores", "scores") and isinstance(a, dict) and isinstance(b, dict):
             for pl in dict.fromkeys([*a, *b]):
                 pa, pb = a.get(pl) or {}, b.get(pl) or {}
