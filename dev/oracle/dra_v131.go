@@ -101,23 +101,16 @@ func (d *draRun) allocations(ctx context.Context, pl framework.Plugin, pod *v1.P
 	out := map[string]map[string][]string{}
 	for _, n := range nodes {
 		name := n.Node().Name
-		state := framework.NewCycleState()
-		d.got = map[string][]string{}
-		msg := ""
-		if _, s := np.PreFilter(ctx, state, pod); !s.IsSuccess() && !s.IsSkip() {
-			msg = "PreFilter again: " + s.Message()
-		} else if s.IsSkip() {
-			continue
-		} else if s := np.Filter(ctx, state, pod, n); !s.IsSuccess() {
-			msg = "Filter again on " + name + ": " + s.Message()
-		} else if s := np.Reserve(ctx, state, pod, name); !s.IsSuccess() {
-			msg = "Reserve on " + name + ": " + s.Message()
-		} else if s := np.PreBind(ctx, state, pod, name); !s.IsSuccess() {
-			msg = "PreBind on " + name + ": " + s.Message()
-		}
-		np.Unreserve(ctx, state, pod, name)
-		for _, k := range d.claims {
-			d.cache.Restore(k)
+		var msg string
+		// the node passed the cycle's Filter; the allocator takes pools in a new (map)
+		// order at every call, so where the order decides, this cycle's Filter may fail
+		// (a constraint, v1.31.8's "stop allocation" after an All request): try again
+		for try := 0; try < 50; try++ {
+			var skip, again bool
+			msg, skip, again = d.cycle(ctx, np, pod, n)
+			if skip || !again {
+				break
+			}
 		}
 		if msg != "" {
 			return out, msg
@@ -127,6 +120,29 @@ func (d *draRun) allocations(ctx context.Context, pl framework.Plugin, pod *v1.P
 		}
 	}
 	return out, ""
+}
+
+// cycle runs the plugin on one node up to PreBind; again: its Filter failed.
+func (d *draRun) cycle(ctx context.Context, np nodePlugin, pod *v1.Pod, n *framework.NodeInfo) (msg string, skip, again bool) {
+	name := n.Node().Name
+	state := framework.NewCycleState()
+	d.got = map[string][]string{}
+	if _, s := np.PreFilter(ctx, state, pod); s.IsSkip() {
+		return "", true, false
+	} else if !s.IsSuccess() {
+		msg = "PreFilter again: " + s.Message()
+	} else if s := np.Filter(ctx, state, pod, n); !s.IsSuccess() {
+		msg, again = "Filter again on "+name+": "+s.Message(), true
+	} else if s := np.Reserve(ctx, state, pod, name); !s.IsSuccess() {
+		msg = "Reserve on " + name + ": " + s.Message()
+	} else if s := np.PreBind(ctx, state, pod, name); !s.IsSuccess() {
+		msg = "PreBind on " + name + ": " + s.Message()
+	}
+	np.Unreserve(ctx, state, pod, name)
+	for _, k := range d.claims {
+		d.cache.Restore(k)
+	}
+	return msg, false, again
 }
 
 type postFilterPlugin interface {
