@@ -34,7 +34,7 @@ type recordingTracker struct {
 // leaves the tracker's in-flight allocations alone: the oracle reserves on every
 // feasible node in turn.
 func (t *recordingTracker) SignalClaimPendingAllocation(_ types.UID, claim *resourceapi.ResourceClaim) error {
-	var devs []string
+	devs := []string{} // an allocation without devices (an All request that matched none, up to 1.32) is []
 	if claim.Status.Allocation != nil {
 		for _, r := range claim.Status.Allocation.Devices.Results {
 			devs = append(devs, r.Driver+"/"+r.Pool+"/"+r.Device+"@"+r.Request)
