@@ -118,7 +118,7 @@ def test_cel_unknown_capacity_domain_of_a_known_attribute_domain_is_an_empty_map
     capacity map gives an empty map for that domain, so the missing key is the capacity's
     name (as v1.31.8 words it, an All request's selector there running on every device)."""
     nic = Device("eth0", {"gpu.example.com/numa": Attribute("int", 0)}, {"bandwidth": Fraction(10**10)})
-    with pytest.raises(CelError, match="^no such key: memory$"):
+    with pytest.raises(CelError, match=r"^no such key: memory$"):
         device_matches('device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("1"))', nic,
                        "nic.example.com")
     assert device_matches('device.capacity["gpu.example.com"].size() == 0', nic, "nic.example.com") is True
