@@ -59,6 +59,10 @@ class FailedOnNode(Exception):
     """ErrFailedAllocationOnNode: Unschedulable on this node only."""
 
 
+class _Stop(Exception):
+    """errStop where Allocate takes it for "no allocation on this node" (v1.32.5)."""
+
+
 @dataclass
 class Features:
     admin_access: bool = False
@@ -97,6 +101,9 @@ class Features:
     # not checked), one in use is passed over (allocateDevice's answer is dropped) and, when
     # the search fails after it, the search ends with the error "stop allocation"
     all_v131: bool = False
+    # v1.32.5: an All request meeting a device it cannot take (in use) ends the node's
+    # search with no allocation (errStop), where from 1.33 the search backtracks
+    all_unavailable_stops: bool = False
 
 
 @dataclass
@@ -418,7 +425,11 @@ class _Run:
             self.constraints.append([(_DistinctAttribute if c.distinct else _MatchAttribute)(c.attribute, c.requests)
                                      for c in claim.constraints])
         self.matches = {}  # upstream starts the search with an empty cache (validation's entries dropped)
-        if not self._allocate_one(0, 0, 0, 0, False):
+        try:
+            found = self._allocate_one(0, 0, 0, 0, False)
+        except _Stop:
+            return None
+        if not found:
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
@@ -502,6 +513,8 @@ class _Run:
             did, dev, s = rd.all_devices[di]
             undo = self._allocate_device(ci, rd, did, dev, s, must=True)
             if undo is None and not self.a.features.all_v131:
+                if self.a.features.all_unavailable_stops:
+                    raise _Stop
                 return False
             # upstream (1.33-1.35.4) goes on with deviceIndices{claim, request, device + 1}:
             # the subrequest index is dropped, so after the first device of an All

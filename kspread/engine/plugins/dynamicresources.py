@@ -97,6 +97,7 @@ def allocator_features(version: Version) -> Features:
         all_rolls_back=version.minor >= 34,  # nor gives back an All request's devices
         all_needs_a_device=version.minor >= 33,  # up to 1.32 an All request may get no device
         all_v131=version.minor == 31,
+        all_unavailable_stops=version.minor == 32,
     )
 
 
