@@ -881,7 +881,7 @@ def compare_devices(o: dict, sched, r) -> list[tuple[str, str, str]]:
         elif r.post_filter_reasons:
             kp = r.post_filter_reasons[0]
         elif not r.pod.resource_claims:  # DefaultPreemption succeeded: its words are lost, its effect is not
-            kp = "no new claims to deallocate" if sched.version.minor >= 34 else ""
+            kp = "" if sched.version.minor == 33 else "no new claims to deallocate"  # 1.33: a fast path
         else:
             have = sched.claims.allocations()
             victims = {v.key for v in (r.preemption.victims if r.preemption and r.preemption.nominated_node else [])}

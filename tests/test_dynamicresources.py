@@ -113,6 +113,17 @@ def test_cel_runtime_error_is_fatal_with_upstreams_framing():
         a.allocate(N1, [claim("c", req("r", selectors=('device.attributes["gpu.example.com"].nope == 1',)))])
 
 
+def test_cel_unknown_capacity_domain_of_a_known_attribute_domain_is_an_empty_map():
+    """A NIC with an attribute of the GPU driver's domain and no capacity of it: the
+    capacity map gives an empty map for that domain, so the missing key is the capacity's
+    name (as v1.31.8 words it, an All request's selector there running on every device)."""
+    nic = Device("eth0", {"gpu.example.com/numa": Attribute("int", 0)}, {"bandwidth": Fraction(10**10)})
+    with pytest.raises(CelError, match=r"^no such key: memory$"):
+        device_matches('device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("1"))', nic,
+                       "nic.example.com")
+    assert device_matches('device.capacity["gpu.example.com"].size() == 0', nic, "nic.example.com") is True
+
+
 @pytest.mark.parametrize("expr,want", [
     ('device.attributes["gpu.example.com"].numa == 1', True),
     ('device.attributes["numa"] == 1', False),  # a bare name is the driver's domain: an empty map here
@@ -347,22 +358,26 @@ expect: {{unschedulable: true}}
     assert verdict(case.version, out.cycles[-1]) == want
 
 
-def test_postfilter_without_claims_gives_no_reason_up_to_1_33():
+@pytest.mark.parametrize("version,reasons", [("1.31", ("no new claims to deallocate",)),
+                                              ("1.32", ("no new claims to deallocate",)), ("1.33", ()),
+                                              ("1.34", ("no new claims to deallocate",))])
+def test_postfilter_without_claims_gives_no_reason_in_1_33(version, reasons):
     """v1.33.3's PostFilter answers a pod without claims Unschedulable with no reason
-    (before reading its state); from 1.34 "no new claims to deallocate" (seen with the
+    (a fast path before reading its state); 1.31-1.32 and from 1.34 it reads the state
+    its PreFilter left and answers "no new claims to deallocate" (seen with the
     single-cycle oracles)."""
-    case = build_case(yaml.safe_load("""
+    case = build_case(yaml.safe_load(f"""
 apiVersion: kspread/v1
 kind: Case
-version: "1.33"
-featureGates: {DynamicResourceAllocation: true}
-nodes: [{name: n1, allocatable: {cpu: "1", pods: 10}}]
-pod: {name: p, requests: {cpu: "2"}}
-profile: {filter: [NodeResourcesFit, DynamicResources], postFilter: [DynamicResources, DefaultPreemption]}
-expect: {unschedulable: true}
+version: "{version}"
+featureGates: {{DynamicResourceAllocation: true}}
+nodes: [{{name: n1, allocatable: {{cpu: "1", pods: 10}}}}]
+pod: {{name: p, requests: {{cpu: "2"}}}}
+profile: {{filter: [NodeResourcesFit, DynamicResources], postFilter: [DynamicResources, DefaultPreemption]}}
+expect: {{unschedulable: true}}
 """), "t")
     r = run_loaded(case).cycles[-1]
-    assert r.post_filter_reasons == ()
+    assert r.post_filter_reasons == reasons
     assert r.post_filter_status.plugin == "DefaultPreemption"
 
 

@@ -1,8 +1,9 @@
-//go:build v133 && !v132
+//go:build v133
 
-// DynamicResources for 1.33 (resource.k8s.io/v1beta1): the DRA manager built as
+// DynamicResources for 1.32 and 1.33 (resource.k8s.io/v1beta1): the DRA manager built as
 // scheduler.New builds it (an assume cache on the ResourceClaim informer, the
-// ResourceSlice tracker without device taint rules, the DeviceClass lister), wrapped so
+// ResourceSlice lister (1.32) or tracker without device taint rules (1.33: dra_mgr_*.go),
+// the DeviceClass lister), wrapped so
 // that the claims Reserve would allocate are recorded instead of becoming in-flight
 // allocations.
 package main
@@ -17,11 +18,9 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 )
@@ -35,7 +34,7 @@ type recordingTracker struct {
 // leaves the tracker's in-flight allocations alone: the oracle reserves on every
 // feasible node in turn.
 func (t *recordingTracker) SignalClaimPendingAllocation(_ types.UID, claim *resourceapi.ResourceClaim) error {
-	var devs []string
+	devs := []string{} // an allocation without devices (an All request that matched none, up to 1.32) is []
 	if claim.Status.Allocation != nil {
 		for _, r := range claim.Status.Allocation.Devices.Results {
 			devs = append(devs, r.Driver+"/"+r.Pool+"/"+r.Device+"@"+r.Request)
@@ -61,10 +60,7 @@ func draOptions(ctx context.Context, f informers.SharedInformerFactory, client k
 	logger := klog.FromContext(ctx)
 	claimInformer := f.Resource().V1beta1().ResourceClaims().Informer()
 	claimCache := assumecache.NewAssumeCache(logger, claimInformer, "ResourceClaim", "", nil)
-	tracker, err := resourceslicetracker.StartTracker(ctx, resourceslicetracker.Options{
-		SliceInformer: f.Resource().V1beta1().ResourceSlices(), KubeClient: client})
-	must(err)
-	mgr := dynamicresources.NewDRAManager(ctx, claimCache, tracker, f)
+	mgr := newDRAManager(ctx, claimCache, f, client)
 	for _, o := range c.DRA {
 		switch x := o.(type) {
 		case *resourceapi.DeviceClass:

@@ -75,6 +75,8 @@ func run(in *Input, c *Cluster) *Output {
 		frameworkruntime.WithClientSet(client),
 		frameworkruntime.WithPodNominator(nominator{}),
 	}
+	draOpts, dra := draOptions(ctx, informerFactory, client, c)
+	opts = append(opts, draOpts...)
 	fh, err := newFramework(ctx, nil, nil, opts...)
 	must(err)
 
@@ -190,6 +192,11 @@ func run(in *Input, c *Cluster) *Output {
 				out.Filter[name][n.Node().Name] = &StatusOut{Code: "Skip"}
 				continue
 			}
+			if name == "DynamicResources" && !feasible[n.Node().Name] {
+				// its Filter keeps state (the claims unavailable on a node, which PostFilter
+				// deallocates): as the framework, it runs only where every plugin before it passed
+				continue
+			}
 			s := fp.Filter(ctx, state, pod, n)
 			out.Filter[name][n.Node().Name] = st(s)
 			if !s.IsSuccess() {
@@ -251,8 +258,20 @@ func run(in *Input, c *Cluster) *Output {
 				out.Total[ns.Name] += ns.Score * int64(w)
 			}
 		}
-	} else if in.Preempt {
-		out.Preemption = preempt(ctx, pfw, dp, pod, allNodes, nodeStatus, c)
+		if pl, ok := instances["DynamicResources"]; ok {
+			var msg string
+			out.Allocations, msg = dra.allocations(ctx, pl, pod, feasibleNodes)
+			if msg != "" {
+				out.Error = msg
+			}
+		}
+	} else {
+		if pl, ok := instances["DynamicResources"]; ok {
+			out.PostFilter = dra.postFilter(ctx, pl, state, pod)
+		}
+		if in.Preempt {
+			out.Preemption = preempt(ctx, pfw, dp, pod, allNodes, nodeStatus, c)
+		}
 	}
 	return out
 }

@@ -59,6 +59,10 @@ class FailedOnNode(Exception):
     """ErrFailedAllocationOnNode: Unschedulable on this node only."""
 
 
+class _Stop(Exception):
+    """errStop where Allocate takes it for "no allocation on this node" (v1.32.5)."""
+
+
 @dataclass
 class Features:
     admin_access: bool = False
@@ -92,6 +96,17 @@ class Features:
     # from 1.34 an All request that fails midway gives back the devices it took; v1.33.3
     # drops the rollback (allocateDevice's undo discarded): they stay taken, in the result
     all_rolls_back: bool = True
+    # from 1.33 an All request that matches no device fails; up to 1.32 it is allocated
+    # no device and the search goes on
+    all_needs_a_device: bool = True
+    # v1.31.8's All request: its devices are those its own selectors match in every pool of
+    # the node (the class is not stored yet when they are gathered, so its selectors are
+    # not checked), one in use is passed over (allocateDevice's answer is dropped) and, when
+    # the search fails after it, the search ends with the error "stop allocation"
+    all_v131: bool = False
+    # v1.32.5: an All request meeting a device it cannot take (in use) ends the node's
+    # search with no allocation (errStop), where from 1.33 the search backtracks
+    all_unavailable_stops: bool = False
 
 
 @dataclass
@@ -413,7 +428,11 @@ class _Run:
             self.constraints.append([(_DistinctAttribute if c.distinct else _MatchAttribute)(c.attribute, c.requests)
                                      for c in claim.constraints])
         self.matches = {}  # upstream starts the search with an empty cache (validation's entries dropped)
-        if not self._allocate_one(0, 0, 0, 0, False):
+        try:
+            found = self._allocate_one(0, 0, 0, 0, False)
+        except _Stop:
+            return None
+        if not found:
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
@@ -452,7 +471,7 @@ class _Run:
                 key = (ci, ri, max(si - 1, 0))
                 for s in pool.slices:
                     for d in s.devices:
-                        if self._selectable(key, rd, s, d):
+                        if self._selectable(key, rd, s, d, with_class=not self.a.features.all_v131):
                             if self.a.features.consumable_capacity and \
                                     not self._capacity_fits((s.driver, s.pool, d.name), d, req):
                                 continue
@@ -487,7 +506,7 @@ class _Run:
                 sub += 1
             return False
         req = rd.request
-        if req.mode == ALL and not rd.all_devices:
+        if req.mode == ALL and not rd.all_devices and self.a.features.all_needs_a_device:
             return False
         if di >= rd.num_devices:
             return self._allocate_one(ci, ri + 1, 0, 0, False)
@@ -496,7 +515,9 @@ class _Run:
         if req.mode == ALL:
             did, dev, s = rd.all_devices[di]
             undo = self._allocate_device(ci, rd, did, dev, s, must=True)
-            if undo is None:
+            if undo is None and not self.a.features.all_v131:
+                if self.a.features.all_unavailable_stops:
+                    raise _Stop
                 return False
             # upstream (1.33-1.35.4) goes on with deviceIndices{claim, request, device + 1}:
             # the subrequest index is dropped, so after the first device of an All
@@ -504,7 +525,9 @@ class _Run:
             # usually "done"; its selectors for the devices that follow)
             if self._allocate_one(ci, ri, 0, di + 1, in_sub):
                 return True
-            if self.a.features.all_rolls_back:
+            if self.a.features.all_v131:
+                raise AllocationError("stop allocation")
+            if undo is not None and self.a.features.all_rolls_back:
                 undo()
             return False
         admin = bool(req.admin_access)
@@ -533,14 +556,15 @@ class _Run:
     def _in_use(self, did: DeviceID) -> bool:
         return did in self.a.allocated or bool(self.allocating.get(did))
 
-    def _selectable(self, key: tuple[int, int, int], rd: _Request, s: ResourceSlice, d: Device) -> bool:
+    def _selectable(self, key: tuple[int, int, int], rd: _Request, s: ResourceSlice, d: Device,
+                    with_class: bool = True) -> bool:
         if d.binding_conditions and not self.a.features.binding_conditions:
             return False  # devices with binding conditions need the feature
         mk = (s.driver, s.pool, d.name, key)
         hit = self.matches.get(mk)
         if hit is not None:
             return hit
-        ok = self._selectors_match(key[0], d, s.driver, rd.cls, rd.cls.selectors) and \
+        ok = (not with_class or self._selectors_match(key[0], d, s.driver, rd.cls, rd.cls.selectors)) and \
             self._selectors_match(key[0], d, s.driver, None, rd.request.selectors)
         if ok and s.per_device_node_selection:
             ok = _target_matches(self.node, d.node_name, d.all_nodes, d.node_selector)

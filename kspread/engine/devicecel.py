@@ -202,15 +202,17 @@ def device_matches(expression: str, device: Device, driver: str, consumable_capa
             raise
         except KeyError as e:
             key = e.args[0] if e.args else None
-            if isinstance(key, str) and key not in attrs and key not in caps and key not in added:
-                # an unknown domain: upstream's map gives an empty map for it
+            if isinstance(key, str) and key not in added and (key not in attrs or key not in caps):
+                # an unknown domain (of the attributes, the capacities or both: a device may
+                # have attributes of a domain and no capacity of it): upstream's map gives an
+                # empty map for it
                 if _DOMAIN_SET.search(expression):
                     raise CelError(
                         f"kspread cannot evaluate this selector as Kubernetes does: it looks up the unknown "
                         f"key {key!r} and also looks at device.attributes / device.capacity as a whole", False,
                     ) from None
-                attrs = {**attrs, key: {}}
-                caps = {**caps, key: {}}
+                attrs = attrs if key in attrs else {**attrs, key: {}}
+                caps = caps if key in caps else {**caps, key: {}}
                 added.add(key)
                 continue
             raise CelError(f"no such key: {key}", False) from None

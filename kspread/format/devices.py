@@ -74,13 +74,30 @@ def served_versions(minor: int) -> tuple[str, ...]:
     return ("v1beta1", "v1beta2", "v1")
 
 
+MODELLED_DRA = ("kspread models dynamic resource allocation with structured parameters, from 1.31 "
+                "(resource.k8s.io/v1alpha3: DeviceClass, devices in ResourceSlices, device requests in ResourceClaims)")
+
+
+def unmodelled_dra(minor: int) -> str:
+    """What a minor before 1.31 has of dynamic resource allocation, none of it modelled."""
+    classic = "classic DRA (ResourceClass, {}, a resource driver's controller allocating each claim)"
+    if minor < 26:
+        return f"1.{minor} has no dynamic resource allocation (resource.k8s.io and pods' resourceClaims came in 1.26)"
+    if minor == 26:
+        return f"1.26 serves resource.k8s.io/v1alpha1 with {classic.format('PodScheduling')} only, not modelled"
+    if minor < 30:
+        return (f"1.{minor} serves resource.k8s.io/v1alpha2 with {classic.format('PodSchedulingContext')} only, "
+                "not modelled")
+    return ("1.30 serves resource.k8s.io/v1alpha2: its structured parameters (the namedResources model: "
+            "ResourceSlices with namedResources instances, ResourceClaimParameters and ResourceClassParameters "
+            "with namedResources selectors) and its " + classic.format("PodSchedulingContext") +
+            " are not modelled")
+
+
 def check_enabled(version: Version, path: PathT) -> None:
     """Device objects need structured parameters (1.31+) with the gate on."""
     if version.minor < 31:
-        raise CaseError(
-            f"kspread models dynamic resource allocation with structured parameters, from 1.31 "
-            f"(resource.k8s.io/v1alpha3); 1.{version.minor} allocates devices only through classic DRA's "
-            "resource drivers (ResourceClass, PodSchedulingContext), which kspread does not model", path)
+        raise CaseError(f"{unmodelled_dra(version.minor)}: {MODELLED_DRA}", path)
     if not version.gate("DynamicResourceAllocation"):
         raise CaseError(
             f"device objects and pod resourceClaims need the DynamicResourceAllocation feature gate, off by "

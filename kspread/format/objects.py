@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kspread.errors import CaseError, PathT
+from kspread.format.devices import MODELLED_DRA
 from kspread.format.schema import validate
 
 Converted = tuple[str, dict, list, dict]  # (section, shorthand item, path prefix, field -> raw path)
@@ -277,6 +278,24 @@ def _device_object(o: _Object) -> None:
     o.item["_raw"] = o.obj
 
 
+_V1ALPHA2 = {
+    "ResourceClass": "classic DRA's device class, resource.k8s.io/v1alpha1-v1alpha2 (1.26-1.30)",
+    "PodSchedulingContext": "classic DRA's negotiation with a resource driver, resource.k8s.io/v1alpha2-v1alpha3 "
+                            "(1.27-1.31)",
+    "PodScheduling": "classic DRA's negotiation with a resource driver, resource.k8s.io/v1alpha1 (1.26)",
+    "ResourceClaimParameters": "1.30's structured parameters, resource.k8s.io/v1alpha2: the namedResources model",
+    "ResourceClassParameters": "1.30's structured parameters, resource.k8s.io/v1alpha2: the namedResources model",
+}
+
+
+def _classic_dra(o: _Object) -> None:
+    """A kind of dynamic resource allocation before structured parameters as 1.31 has
+    them: refused by name."""
+    kind = o.obj.get("kind")
+    raise CaseError(f"{kind} ({_V1ALPHA2[str(kind)]}) is not modelled by kspread: {MODELLED_DRA}",
+                    [*o.path, "kind"], value=kind)
+
+
 def _namespace(o: _Object) -> None:
     """A Namespace: its labels (for namespaceSelectors)."""
     o.take(o.meta, "labels", "labels", o.mp)
@@ -314,6 +333,11 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "ResourceClaim": ("devices", None, _device_object),
     "ResourceClaimTemplate": ("devices", None, _device_object),
     "DeviceTaintRule": ("devices", None, _device_object),
+    "ResourceClass": ("devices", None, _classic_dra),
+    "PodSchedulingContext": ("devices", None, _classic_dra),
+    "PodScheduling": ("devices", None, _classic_dra),
+    "ResourceClaimParameters": ("devices", None, _classic_dra),
+    "ResourceClassParameters": ("devices", None, _classic_dra),
     "PersistentVolume": _STORAGE,
     "PersistentVolumeClaim": _STORAGE,
     "StorageClass": _STORAGE,

@@ -100,6 +100,9 @@ def allocator_features(version: Version) -> Features:
         binding_conditions=binding_conditions_enabled(version),
         admin_marks_own_claim=version.minor >= 34,  # v1.33.3's allocator marks no admin device
         all_rolls_back=version.minor >= 34,  # nor gives back an All request's devices
+        all_needs_a_device=version.minor >= 33,  # up to 1.32 an All request may get no device
+        all_v131=version.minor == 31,
+        all_unavailable_stops=version.minor == 32,
     )
 
 
@@ -368,8 +371,8 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         return SUCCESS
 
     def post_filter(self, state: CycleState, pod: Pod, statuses) -> tuple[None, Status]:
-        if not pod.resource_claims and self.handle.version.minor <= 33:
-            return None, Status(Code.UNSCHEDULABLE, ())  # up to 1.33: no reason, state unread
+        if not pod.resource_claims and self.handle.version.minor == 33:
+            return None, Status(Code.UNSCHEDULABLE, ())  # 1.33's fast path: no reason, state unread
         s = state.get(NAME)
         if s is None:
             # its PreFilter never ran (an earlier PreFilter rejected the pod as
