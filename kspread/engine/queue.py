@@ -290,6 +290,16 @@ class SchedulingQueue:
             worth = bool(in_flight)
         self.place(q, "backoff" if worth else "unschedulable")
 
+    def errored(self, q: QueuedPod, pod: Pod, at: int) -> None:
+        """A binding cycle that ended in an Error (no plugin rejected the pod): with no
+        rejector, determineSchedulingHintForInFlightPod queues it after its backoff."""
+        q.pod = pod
+        q.rejectors = frozenset()
+        q.unschedulable_count += 1
+        q.timestamp = self._next()
+        q.failed_at = at
+        self.place(q, "backoff")
+
     def update(self, pod: Pod) -> None:
         """The pod changed (a nomination): the queue holds the new object."""
         q = self.pods.get(pod.key)

@@ -1,0 +1,145 @@
+"""DynamicResources' PreBind waiting for binding conditions in a `schedule`
+(DRADeviceBindingConditions): the setDeviceConditions step, the poll, failure and timeout."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from kspread.engine.scheduler import run_case
+from kspread.errors import CaseError
+from kspread.format.case import build_case
+
+BASE = """
+apiVersion: kspread/v1
+kind: Case
+version: "{version}"
+featureGates: {gates}
+nodes: [n1, n2]
+objects:
+- {{apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {{name: gpu}}}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {{name: fabric}}
+  spec:
+    driver: gpu.example.com
+    allNodes: true
+    pool: {{name: fabric}}
+    devices:
+    - {{name: fgpu-0, bindingConditions: [example.com/attached, example.com/ready],
+       bindingFailureConditions: [example.com/failed]}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaim
+  metadata: {{name: one}}
+  spec: {{devices: {{requests: [{{name: gpu, exactly: {{deviceClassName: gpu}}}}]}}}}
+schedule: {schedule}
+expect: {{}}
+"""
+
+P = "{name: p, resourceClaims: [{name: gpu, resourceClaimName: one}]}"
+
+
+def _set(*conds: tuple[str, str], claim: str = "one", device: str = "gpu.example.com/fabric/fgpu-0") -> dict:
+    return {"setDeviceConditions": {"claim": claim, "device": device, "conditions": [
+        {"type": t, "status": s, "reason": "Driver", "message": f"{t} is {s}"} for t, s in conds]}}
+
+
+def _run(schedule: list, version: str = "1.36", gates: str = "{}"):
+    doc = yaml.safe_load(BASE.format(version=version, gates=gates, schedule="[]"))
+    doc["schedule"] = [yaml.safe_load(P), *schedule]
+    sched, results, placements = run_case(build_case(doc, "t"), keep_all=True)
+    return sched, results, placements
+
+
+def test_the_pod_waits_assumed_until_every_binding_condition_is_true_at_a_poll():
+    sched, results, placements = _run([_set(("example.com/attached", "True")), {"wait": 30}])
+    assert placements == {"p": None}  # example.com/ready is not set: still waiting
+    assert results[0].waiting_on == "n1" and results[0].waiting_prebind and results[0].bound_node is None
+    assert "p" in sched.prebind_waiting and list(sched.snapshot.get("n1").pods) == ["p"]
+    claim = sched.claims.get("default", "one")
+    assert claim.reserved_for == ("p",) and claim.allocated_at == 0
+    # the other condition at clock 30 (a poll tick): seen at the poll after, 35
+    sched, _, placements = _run([_set(("example.com/attached", "True")), {"wait": 30},
+                                 _set(("example.com/ready", "True")), {"wait": 4}])
+    assert placements == {"p": None}
+    sched, _, placements = _run([_set(("example.com/attached", "True")), {"wait": 30},
+                                 _set(("example.com/ready", "True")), {"wait": 5}])
+    assert placements == {"p": "n1"}
+    assert sched.bound["p"].start_time == sched.sequence.run.start_epoch + 35
+    assert not sched.prebind_waiting
+
+
+def test_a_condition_set_false_again_before_the_poll_keeps_the_pod_waiting():
+    _, _, placements = _run([_set(("example.com/attached", "True"), ("example.com/ready", "True")),
+                             _set(("example.com/ready", "False")), {"wait": 20}])
+    assert placements == {"p": None}
+
+
+def test_a_failure_condition_fails_the_binding_cycle_and_the_retry_deallocates():
+    sched, results, placements = _run([_set(("example.com/failed", "True")), {"wait": 5}])
+    run = sched.sequence.run
+    assert run.rejected == {"p": 'claim one binding failed: reason=Driver, message="example.com/failed '
+                                         'is True"'}
+    # retry at 5: Filter finds the claim failed, PostFilter deallocates it; the next
+    # attempt allocates fgpu-0 afresh (its status gone) and waits again from clock 5
+    assert [r.attempt for r in results] == [1, 2, 3]
+    assert "deallocation of ResourceClaim completed" in results[1].post_filter_reasons
+    assert results[1].statuses["n1"].reasons == ("resourceclaim not available on the node",)
+    claim = sched.claims.get("default", "one")
+    assert claim.allocated_at == 5 and claim.device_conditions == () and claim.reserved_for == ("p",)
+    assert placements == {"p": None} and run.prebind["p"].start == 5
+
+
+def test_the_timeout_is_the_allocation_time_plus_binding_timeout():
+    sched, results, _ = _run([{"wait": 599}])
+    assert len(results) == 1 and "p" in sched.prebind_waiting
+    sched, results, _ = _run([{"wait": 600}])
+    assert sched.sequence.run.rejected == {"p": "device binding timeout"}
+    assert len(results) == 3 and sched.claims.get("default", "one").allocated_at == 600
+    # conditions met at the timeout's second come too late for the poll: the timeout
+    # wins; the retry finds the claim ready (so not unavailable), reserves it again and
+    # PreBind's first poll binds the pod
+    sched, results, placements = _run([{"wait": 595}, _set(("example.com/attached", "True"),
+                                                           ("example.com/ready", "True")), {"wait": 5}])
+    assert sched.sequence.run.rejected == {"p": "device binding timeout"}
+    assert placements == {"p": "n1"} and len(results) == 2 and sched.claims.get("default", "one").allocated_at == 0
+    _, _, placements = _run([{"wait": 594}, _set(("example.com/attached", "True"), ("example.com/ready", "True")),
+                             {"wait": 1}])
+    assert placements == {"p": "n1"}
+
+
+def test_setting_conditions_is_checked():
+    with pytest.raises(CaseError, match=r"has no allocated device 'gpu.example.com/fabric/nope'"):
+        _run([_set(("example.com/attached", "True"), device="gpu.example.com/fabric/nope")])
+    with pytest.raises(CaseError, match=r"ResourceClaim 'two' does not exist"):
+        _run([_set(("example.com/attached", "True"), claim="two")])
+    doc = yaml.safe_load(BASE.format(version="1.36", gates="{}", schedule="[]"))
+    doc["schedule"] = [yaml.safe_load(P), {"setDeviceConditions": {
+        "claim": "one", "device": "gpu.example.com/fabric/fgpu-0",
+        "conditions": [{"type": "example.com/attached", "status": "True", "reason": "bad reason"}]}}]
+    with pytest.raises(CaseError, match=r"a condition's reason must start with a letter"):
+        build_case(doc, "t")
+    doc["version"] = "1.32"
+    doc["featureGates"] = {"DynamicResourceAllocation": True}
+    doc["schedule"][1]["setDeviceConditions"]["conditions"][0]["reason"] = "Ok"
+    with pytest.raises(CaseError, match=r"needs the feature gate DRAResourceClaimDeviceStatus \(from 1.32\), off"):
+        build_case(doc, "t")
+
+
+def test_with_the_gate_off_the_device_is_never_allocated_and_nothing_waits():
+    # 1.35's default: DRADeviceBindingConditions off, DRAResourceClaimDeviceStatus on
+    sched, _, placements = _run([{"wait": 700}], version="1.35")
+    assert placements == {"p": None} and not sched.prebind_waiting
+    assert sched.claims.get("default", "one").allocation is None
+    # turned on in 1.35 (alpha): the same wait as 1.36
+    sched, _, placements = _run([_set(("example.com/attached", "True"), ("example.com/ready", "True")),
+                                 {"wait": 5}], version="1.35", gates="{DRADeviceBindingConditions: true}")
+    assert placements == {"p": "n1"}
+
+
+def test_deleting_a_waiting_pod_or_its_node_is_refused():
+    with pytest.raises(CaseError, match=r"pod 'p' waits in DynamicResources' PreBind for binding conditions: "
+                                        r"deleting a pod in its binding cycle is not modelled"):
+        _run([{"deletePod": "p"}])
+    with pytest.raises(CaseError, match=r"node n1 holds p, waiting in DynamicResources' PreBind"):
+        _run([{"deleteNode": "n1"}])
