@@ -143,3 +143,60 @@ def test_deleting_a_waiting_pod_or_its_node_is_refused():
         _run([{"deletePod": "p"}])
     with pytest.raises(CaseError, match=r"node n1 holds p, waiting in DynamicResources' PreBind"):
         _run([{"deleteNode": "n1"}])
+
+
+def test_the_error_backoff_counts_consecutive_errors():
+    # without SchedulerPopFromBackoffQ the scheduler waits for the backoff flush: the
+    # Error at 5 (ConsecutiveErrorsCount 1: 1 s) retries at 7, whose PostFilter
+    # deallocates (UnschedulableCount 1, the error count reset: 1 s again), and the
+    # attempt at 9 allocates afresh (counting the Error as unschedulable: 2 s, at 10)
+    sched, results, _ = _run([_set(("example.com/failed", "True")), {"wait": 5}],
+                             gates="{SchedulerPopFromBackoffQ: false}")
+    assert [r.attempt for r in results] == [1, 2, 3]
+    assert sched.claims.get("default", "one").allocated_at == 9
+    assert sched.sequence.run.queue.now == 9
+
+
+def test_a_gang_pod_with_binding_conditions_is_refused():
+    doc = yaml.safe_load(BASE.format(version="1.35", schedule="[]",
+                                     gates="{GenericWorkload: true, GangScheduling: true, "
+                                           "DRADeviceBindingConditions: true}"))
+    doc["objects"].append({"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+                           "metadata": {"name": "w"},
+                           "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 1}}}]}})
+    doc["schedule"] = [{"name": "p", "resourceClaims": [{"name": "gpu", "resourceClaimName": "one"}],
+                        "workloadRef": {"name": "w", "podGroup": "g"}}]
+    with pytest.raises(CaseError, match=r"pod p: a gang pod with volumes or resource claims is not modelled"):
+        run_case(build_case(doc, "t"))
+
+
+def test_a_shared_claim_or_a_pod_with_volumes_is_refused():
+    doc = yaml.safe_load(BASE.format(version="1.36", gates="{}", schedule="[]"))
+    doc["schedule"] = [yaml.safe_load(P), {"name": "p2", "resourceClaims": [{"name": "gpu",
+                                                                              "resourceClaimName": "one"}]}]
+    with pytest.raises(CaseError, match=r"pod p2 was allocated devices with binding conditions \(gpu.example.com/fabric/fgpu-0\): "
+                                        r".*which kspread does not model in a sequence for a claim another pod "
+                                        r"reserves, its conditions not met"):
+        run_case(build_case(doc, "t"))
+    # once p is bound, p2 finds the claim ready: PreBind's first poll binds it at once
+    doc["schedule"][1:1] = [_set(("example.com/attached", "True"), ("example.com/ready", "True")), {"wait": 5}]
+    sched, _, placements = run_case(build_case(doc, "t"))
+    assert placements == {"p": "n1", "p2": "n1"}
+    assert sched.claims.get("default", "one").reserved_for == ("p", "p2")
+    doc = yaml.safe_load(BASE.format(version="1.36", gates="{}", schedule="[]"))
+    doc["objects"] += yaml.safe_load("""
+- kind: PersistentVolume
+  apiVersion: v1
+  metadata: {name: pv}
+  spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], claimRef: {namespace: default, name: data}}
+- kind: PersistentVolumeClaim
+  apiVersion: v1
+  metadata: {name: data, annotations: {pv.kubernetes.io/bind-completed: "yes"}}
+  spec: {storageClassName: "", accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeName: pv}
+""")
+    pod = yaml.safe_load(P)
+    pod["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    doc["schedule"] = [pod]
+    with pytest.raises(CaseError, match=r"pod p was allocated devices with binding conditions "
+                                        r"\(gpu.example.com/fabric/fgpu-0\): .* for a pod with volumes"):
+        run_case(build_case(doc, "t"))

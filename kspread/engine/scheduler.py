@@ -287,25 +287,25 @@ def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
 
 def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> bool:
     """Whether DynamicResources' PreBind waits for binding conditions (hasBindingConditions
-    over the pod's claims). Refused by name where kspread does not model the wait: a gang
-    pod (which waited at Permit first) and a pod whose volumes VolumeBinding binds."""
-    from kspread.engine.plugins.dynamicresources import waits_for_binding_conditions
+    over the pod's claims). Refused by name where kspread does not model the wait: a claim
+    another pod reserves, and a pod whose volumes VolumeBinding binds (a gang's pod with
+    claims is refused before)."""
+    from kspread.engine.plugins.dynamicresources import claim_ready, waits_for_binding_conditions
 
     waiting = waits_for_binding_conditions(state, node)
     if not waiting:
         assert sched.claims is not None
         claims = [sched.claims.get(pod.namespace, pc.claim_name) for pc in pod.resource_claims]
-        if not any(c is not None and c.allocation is not None and any(d.binding_conditions for d in c.allocation.devices)
-                   for c in claims):
+        waiting = [str(d) for c in claims if c is not None and c.allocation is not None
+                   for d in c.allocation.devices if d.binding_conditions]
+        if not waiting:
             return False
     what = ""
     assert sched.claims is not None
     if any(c is not None and c.allocation is not None and any(d.binding_conditions for d in c.allocation.devices)
-           and set(c.reserved_for) - {pod.key}
+           and set(c.reserved_for) - {pod.key} and not claim_ready(c)[0]
            for c in (sched.claims.get(pod.namespace, pc.claim_name) for pc in pod.resource_claims)):
-        what = "a claim another pod reserves"
-    elif sched.gang is not None and sched.gang.min_count(pod) is not None:
-        what = "a gang's pod"
+        what = "a claim another pod reserves, its conditions not met"
     elif sched.handle.storage is not None and pod.volumes:
         what = "a pod with volumes (VolumeBinding's PreBind)"
     if what:

@@ -465,7 +465,7 @@ class World:
                 rec.moved.extend(self.run.permit_timeouts())
             rec.moved.extend(self.run.prebind_due())
             self.settle_bound(rec)
-        queue.now = target
+        queue.now = max(queue.now, target)  # a backoff inside the wait may have moved it past
         rec.clock = queue.now
         self._due_timers(rec)
         rec.moved.extend(queue.flush_leftover())
