@@ -23,6 +23,9 @@ plugin of v1.35.4 does:
   normalization (the best node 100).
 * Reserve / PreBind: the allocation stays with its claim and the claim is reserved for
   the pod (kspread's ClaimTracker), so later pods of a sequence see the devices as taken.
+  With binding conditions (1.35+) the claim gets its allocation time, and in a sequence
+  PreBind waits for them (SequenceRun: ``claim_ready``, ``claim_timed_out``); Filter
+  makes an allocated claim that failed, or is not ready and timed out, unavailable.
 
 It implements no PreFilter AddPod/RemovePod, as upstream's: the preemption dry run does
 not free devices. Deleting a pod (a preemption victim, or a step) releases its claims as
