@@ -200,3 +200,14 @@ def test_a_shared_claim_or_a_pod_with_volumes_is_refused():
     with pytest.raises(CaseError, match=r"pod p was allocated devices with binding conditions "
                                         r"\(gpu.example.com/fabric/fgpu-0\): .* for a pod with volumes"):
         run_case(build_case(doc, "t"))
+
+
+def test_the_timeline_and_explain_show_the_wait():
+    from kspread.workflow.explain import waiting_line
+
+    sched, results, _ = _run([_set(("example.com/attached", "True"), ("example.com/ready", "True")), {"wait": 5}])
+    assert sched.sequence.timeline()[-1] == {"step": "wait 5", "clock": 5, "placed": {"p": "n1"}}
+    assert sched.sequence.timeline()[1]["step"] == ("setDeviceConditions one gpu.example.com/fabric/fgpu-0 "
+                                                    "example.com/attached=True, example.com/ready=True")
+    assert waiting_line(results[0]) == ("waits in DynamicResources' PreBind on n1 for its devices' binding "
+                                        "conditions")

@@ -450,6 +450,7 @@ class World:
         # likewise a pod waiting in DynamicResources' PreBind binds at the poll that sees
         # its binding conditions, or fails (a failure condition, its timeout)
         rounds = 0
+        before = {p.key: self.run.sched.placement(p.key) for p in self.created}
         while True:
             deadline = self.run.next_permit_deadline()
             prebind = self.run.next_prebind_event()
@@ -464,20 +465,14 @@ class World:
             if deadline is not None and deadline <= queue.now:
                 rec.moved.extend(self.run.permit_timeouts())
             rec.moved.extend(self.run.prebind_due())
-            self.settle_bound(rec)
+            self.run.until_idle()
+        for p in self.created:
+            if before.get(p.key, "?") != (now := self.run.sched.placement(p.key)):
+                rec.placed[p.key] = now
         queue.now = max(queue.now, target)  # a backoff inside the wait may have moved it past
         rec.clock = queue.now
         self._due_timers(rec)
         rec.moved.extend(queue.flush_leftover())
-
-    def settle_bound(self, rec: Record) -> None:
-        """Run the scheduler until idle within a wait, noting the pods bound."""
-        before = {p.key: self.run.sched.placement(p.key) for p in self.created}
-        self.run.until_idle()
-        for p in self.created:
-            now = self.run.sched.placement(p.key)
-            if before.get(p.key, "?") != now:
-                rec.placed[p.key] = now
 
     def _do_setDeviceConditions(self, step: Step, rec: Record) -> None:
         """A driver sets conditions of an allocated device in its claim's status
