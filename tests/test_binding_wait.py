@@ -211,3 +211,32 @@ def test_the_timeline_and_explain_show_the_wait():
                                                     "example.com/attached=True, example.com/ready=True")
     assert waiting_line(results[0]) == ("waits in DynamicResources' PreBind on n1 for its devices' binding "
                                         "conditions")
+
+
+def test_a_poll_passed_by_a_backoff_flush_is_refused():
+    # r preempts v (its own deletion in flight: backoffQ); without SchedulerPopFromBackoffQ
+    # the scheduler waits for the flush to clock 5, past p's poll at 5
+    doc = yaml.safe_load(BASE.format(version="1.36", gates="{SchedulerPopFromBackoffQ: false}", schedule="[]"))
+    doc["nodes"] = [{"name": n, "allocatable": {"cpu": "2", "memory": "8Gi", "pods": 110}} for n in ("n1", "n2")]
+    doc["pods"] = [{"name": "v", "node": "n2", "priority": 0, "requests": {"cpu": "2"}}]
+    doc["schedule"] = [yaml.safe_load(P), {"wait": 3},
+                       _set(("example.com/attached", "True"), ("example.com/ready", "True")),
+                       {"name": "r", "priority": 100, "requests": {"cpu": "2"},
+                        "nodeSelector": {"kubernetes.io/hostname": "n2"}}]
+    with pytest.raises(CaseError, match=r"pod p waits in DynamicResources' PreBind, whose poll or timeout at clock 5 "
+                                        r"comes while the scheduler waits for a backoff to end \(clock 5\)"):
+        run_case(build_case(doc, "t"))
+    doc["schedule"][1] = {"wait": 1}  # the flush at 3, before the poll: r binds, then p at 5
+    doc["schedule"].append({"wait": 4})
+    _, _, placements = run_case(build_case(doc, "t"))
+    assert placements == {"p": "n1", "r": "n2", "v": None}
+
+
+def test_extended_resources_on_devices_with_binding_conditions_are_refused():
+    doc = yaml.safe_load(BASE.format(version="1.36", gates="{}", schedule="[]"))
+    doc["objects"][0]["spec"] = {"extendedResourceName": "example.com/gpu"}
+    doc["schedule"] = [{"name": "x", "requests": {"example.com/gpu": 1}}]
+    with pytest.raises(CaseError, match=r"pod x was allocated devices with binding conditions "
+                                        r"\(gpu.example.com/fabric/fgpu-0\): .* for a pod's extended resources "
+                                        r"backed by devices"):
+        run_case(build_case(doc, "t"))

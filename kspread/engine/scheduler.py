@@ -306,6 +306,9 @@ def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> b
            and set(c.reserved_for) - {pod.key} and not claim_ready(c)[0]
            for c in (sched.claims.get(pod.namespace, pc.claim_name) for pc in pod.resource_claims)):
         what = "a claim another pod reserves, its conditions not met"
+    elif any(c.extended_resources and c.owner_pod == pod.key and c.allocation is not None
+             and any(d.binding_conditions for d in c.allocation.devices) for c in sched.claims):
+        what = "a pod's extended resources backed by devices"
     elif sched.handle.storage is not None and pod.volumes:
         what = "a pod with volumes (VolumeBinding's PreBind)"
     if what:
@@ -1054,7 +1057,17 @@ class SequenceRun:
 
     def until_idle(self) -> None:
         case, sched, queue, results = self.case, self.sched, self.queue, self.results
-        while (q := queue.pop()) is not None:
+        while True:
+            was = queue.now
+            q = queue.pop()
+            if q is None:
+                break
+            if queue.now > was and (ev := self.next_prebind_event()) is not None and ev[0] <= queue.now:
+                # the scheduler waited for a backoff flush past a PreBind poll or timeout
+                raise CaseError(f"pod {ev[1]} waits in DynamicResources' PreBind, whose poll or timeout at clock "
+                                f"{ev[0]} comes while the scheduler waits for a backoff to end (clock {queue.now}): "
+                                "kspread does not model the two together (SchedulerPopFromBackoffQ off)",
+                                ["schedule"])
             limit = CYCLES_PER_POD * (self.created + 1)
             if len(results) >= limit:  # every retry needs an event; a sequence makes finitely many
                 raise CaseError(f"kspread bug: the schedule sequence did not settle after {limit} scheduling cycles "
