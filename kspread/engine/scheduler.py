@@ -1062,10 +1062,10 @@ class SequenceRun:
             q = queue.pop()
             if q is None:
                 break
-            if queue.now > was and (ev := self.next_prebind_event()) is not None and ev[0] <= queue.now:
+            if queue.now > was and (due := self.next_prebind_event()) is not None and due[0] <= queue.now:
                 # the scheduler waited for a backoff flush past a PreBind poll or timeout
-                raise CaseError(f"pod {ev[1]} waits in DynamicResources' PreBind, whose poll or timeout at clock "
-                                f"{ev[0]} comes while the scheduler waits for a backoff to end (clock {queue.now}): "
+                raise CaseError(f"pod {due[1]} waits in DynamicResources' PreBind, whose poll or timeout at clock "
+                                f"{due[0]} comes while the scheduler waits for a backoff to end (clock {queue.now}): "
                                 "kspread does not model the two together (SchedulerPopFromBackoffQ off)",
                                 ["schedule"])
             limit = CYCLES_PER_POD * (self.created + 1)
