@@ -642,6 +642,7 @@ class _Run:
             rd.full_name, *did, admin_access=True if admin else None, share_id=share_id,
             consumed_capacity=consumed or None,
             binding_conditions=(d.binding_conditions or ()) if f.binding_conditions else (),
+            binding_failure_conditions=d.binding_failure_conditions if f.binding_conditions else (),
             tolerations=rd.request.tolerations if f.result_tolerations else ()), s, d))
 
         def undo() -> None:

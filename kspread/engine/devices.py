@@ -217,6 +217,7 @@ class AllocatedDevice:
     consumed_capacity: Mapping[str, Fraction] | None = None
     # binding conditions: PreBind waits until a driver sets them in the claim's status
     binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
     # the request's tolerations, which the allocator copies into the result from 1.35
     tolerations: tuple[DeviceToleration, ...] = ()
 
@@ -236,6 +237,17 @@ class Allocation:
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceCondition:
+    """One condition of an allocated device's status (status.devices[].conditions), as
+    a driver sets it (a sequence's setDeviceConditions step)."""
+
+    type: str
+    status: str  # True | False | Unknown
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ResourceClaim:
     namespace: str
     name: str
@@ -248,6 +260,10 @@ class ResourceClaim:
     # DRAExtendedResource: the claim DynamicResources makes for a pod's extended resources
     # backed by devices (annotation resource.kubernetes.io/extended-resource-claim: "true")
     extended_resources: bool = False
+    # DRADeviceBindingConditions in a sequence: status.allocation.allocationTimestamp (the
+    # sequence's clock, seconds) and status.devices' conditions per allocated device id
+    allocated_at: int | None = None
+    device_conditions: tuple[tuple[tuple[str, str, str], tuple[DeviceCondition, ...]], ...] = ()
 
     @property
     def key(self) -> str:
@@ -338,6 +354,7 @@ class ClaimTracker:
         self.taint_rules: list[DeviceTaintRule] = list(self.objects.taint_rules)
         self.patched: list[ResourceSlice] | None = None
         self.stored: list[ResourceSlice] = []  # the tracker's store, as last synced
+        self.now = 0  # a sequence's clock (binding conditions' allocation time and timeout)
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get((namespace, name))
@@ -380,9 +397,16 @@ class ClaimTracker:
         if pod_key not in cur.reserved_for:
             self.claims[(claim.namespace, claim.name)] = replace(cur, reserved_for=(*cur.reserved_for, pod_key))
 
+    def unreserve(self, claim: ResourceClaim, pod_key: str) -> None:
+        """DynamicResources' Unreserve: the pod leaves reservedFor; the allocation stays."""
+        cur = self.claims[(claim.namespace, claim.name)]
+        self.claims[(claim.namespace, claim.name)] = replace(
+            cur, reserved_for=tuple(p for p in cur.reserved_for if p != pod_key))
+
     def deallocate(self, claim: ResourceClaim) -> None:
         cur = self.claims[(claim.namespace, claim.name)]
-        self.claims[(claim.namespace, claim.name)] = replace(cur, allocation=None, reserved_for=())
+        self.claims[(claim.namespace, claim.name)] = replace(cur, allocation=None, reserved_for=(), allocated_at=None,
+                                                             device_conditions=())
 
     def pod_gone(self, pod_key: str) -> list[ResourceClaim]:
         """A pod was deleted: it leaves its claims' reservedFor, and the resource claim
@@ -393,7 +417,8 @@ class ClaimTracker:
             if pod_key in c.reserved_for:
                 left = tuple(p for p in c.reserved_for if p != pod_key)
                 if not left and c.allocation is not None:
-                    self.claims[k] = replace(c, allocation=None, reserved_for=())
+                    self.claims[k] = replace(c, allocation=None, reserved_for=(), allocated_at=None,
+                                             device_conditions=())
                     freed.append(c)
                 else:
                     self.claims[k] = replace(c, reserved_for=left)

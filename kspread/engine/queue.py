@@ -111,6 +111,9 @@ class QueuedPod:
     timestamp: int  # when it entered the queue or last failed, as a counter
     attempts: int = 0
     unschedulable_count: int = 0
+    # ConsecutiveErrorsCount: failures with an Error in a row (a binding cycle's), which
+    # set the backoff while not zero
+    errors_count: int = 0
     failed_at: int = 0  # the clock (seconds) when it last failed
     rejectors: frozenset[str] = frozenset()
     where: str = "active"  # active | backoff | unschedulable | gone
@@ -227,7 +230,8 @@ class SchedulingQueue:
     def _expiry(self, q: QueuedPod) -> int:
         """When the pod's backoff ends (getBackoffTime: its last failure plus the backoff
         of its failure count)."""
-        return q.failed_at + backoff_seconds(q.unschedulable_count, self.initial_backoff, self.max_backoff)
+        count = q.errors_count or q.unschedulable_count
+        return q.failed_at + backoff_seconds(count, self.initial_backoff, self.max_backoff)
 
     def _next(self) -> int:
         self._seq += 1
@@ -299,6 +303,7 @@ class SchedulingQueue:
         q.pod = pod
         q.rejectors = rejectors
         q.unschedulable_count += 1
+        q.errors_count = 0
         q.timestamp = self._next()
         q.failed_at = self.now
         if not rejectors:
@@ -315,6 +320,16 @@ class SchedulingQueue:
         else:
             worth = bool(in_flight)
         self.place(q, "backoff" if worth else "unschedulable")
+
+    def errored(self, q: QueuedPod, pod: Pod, at: int) -> None:
+        """A binding cycle that ended in an Error (no plugin rejected the pod): with no
+        rejector, determineSchedulingHintForInFlightPod queues it after its backoff."""
+        q.pod = pod
+        q.rejectors = frozenset()
+        q.errors_count += 1
+        q.timestamp = self._next()
+        q.failed_at = at
+        self.place(q, "backoff")
 
     def update(self, pod: Pod) -> None:
         """The pod changed (a nomination): the queue holds the new object."""

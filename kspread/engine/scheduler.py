@@ -122,6 +122,9 @@ class CycleResult:
     # GangScheduling's Permit: the node the pod waits on, assumed, for its gang (None: it
     # did not wait); it binds there when the gang is complete
     waiting_on: str | None = None
+    # DynamicResources' PreBind: the pod waits on ``waiting_on`` for its devices' binding
+    # conditions (rather than at GangScheduling's Permit)
+    waiting_prebind: bool = False
     attempt: int = 1  # the pod's scheduling cycle this is (a sequence retries pods)
     signature: Any = None  # OpportunisticBatching: the pod's signature (None: not signed)
     batch_hint: str | None = None  # the node the batch offered this cycle
@@ -282,16 +285,52 @@ def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
     return interleave(list(node_tree_zones(nodes, version).values()))
 
 
-def _refuse_binding_wait(state: CycleState, pod: Pod, node: str) -> None:
-    """A pod allocated devices with binding conditions waits in DynamicResources' PreBind
-    until a driver sets them (or bindingTimeout passes): not modelled in a sequence."""
-    from kspread.engine.plugins.dynamicresources import waits_for_binding_conditions
+def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> bool:
+    """Whether DynamicResources' PreBind waits for binding conditions (hasBindingConditions
+    over the pod's claims). Refused by name where kspread does not model the wait: a claim
+    another pod reserves, and a pod whose volumes VolumeBinding binds (a gang's pod with
+    claims is refused before)."""
+    from kspread.engine.plugins.dynamicresources import claim_ready, waits_for_binding_conditions
 
     waiting = waits_for_binding_conditions(state, node)
-    if waiting:
+    if not waiting:
+        assert sched.claims is not None
+        claims = [sched.claims.get(pod.namespace, pc.claim_name) for pc in pod.resource_claims]
+        waiting = [str(d) for c in claims if c is not None and c.allocation is not None
+                   for d in c.allocation.devices if d.binding_conditions]
+        if not waiting:
+            return False
+    what = ""
+    assert sched.claims is not None
+    if any(c is not None and c.allocation is not None and any(d.binding_conditions for d in c.allocation.devices)
+           and set(c.reserved_for) - {pod.key} and not claim_ready(c)[0]
+           for c in (sched.claims.get(pod.namespace, pc.claim_name) for pc in pod.resource_claims)):
+        what = "a claim another pod reserves, its conditions not met"
+    elif any(c.extended_resources and c.owner_pod == pod.key and c.allocation is not None
+             and any(d.binding_conditions for d in c.allocation.devices) for c in sched.claims):
+        what = "a pod's extended resources backed by devices"
+    elif sched.handle.storage is not None and pod.volumes:
+        what = "a pod with volumes (VolumeBinding's PreBind)"
+    if what:
         raise CaseError(f"pod {pod.key} was allocated devices with binding conditions ({', '.join(waiting)}): "
-                        "DynamicResources' PreBind waits for a driver to set them (DRADeviceBindingConditions), "
-                        "which kspread does not model in a sequence", ["schedule"])
+                        f"DynamicResources' PreBind waits for a driver to set them (DRADeviceBindingConditions), "
+                        f"which kspread does not model in a sequence for {what}", ["schedule"])
+    return True
+
+
+@dataclass
+class PreBindWait:
+    """A pod waiting in DynamicResources' PreBind: its queue entry, its node, and the
+    clock its wait began (its polls: every POLL_SECONDS from there) and the clock of the
+    last change of its claims' status (a poll after it sees the change)."""
+
+    q: Any
+    node: str
+    start: int
+    since: int
+
+
+POLL_SECONDS = 5  # PreBind polls the claims' status every 5 s (wait.PollUntilContextTimeout)
 
 
 class Scheduler:
@@ -354,6 +393,8 @@ class Scheduler:
         self.gang = GangScheduling(cluster.workloads, cluster.pods) if self.version.gate("GangScheduling") else None
         self.handle.gang = self.gang
         self.waiting: dict[str, tuple[Pod, str]] = {}
+        # the pods waiting in DynamicResources' PreBind for binding conditions (assumed)
+        self.prebind_waiting: dict[str, tuple[Pod, str]] = {}
 
     def _set_order(self, order: list[str]) -> None:
         self.order = order
@@ -374,7 +415,8 @@ class Scheduler:
         self.node_names.extend(n.name for n in cluster.nodes if n.name not in known)
         storage = self.handle.storage  # the sequence's copy, as its bindings changed it
         # the cache keeps the pods waiting at Permit, and each node's pod order
-        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, _ in self.waiting.values())])
+        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, _ in self.waiting.values()),
+                                            *(a for a, _ in self.prebind_waiting.values())])
         self.snapshot = Snapshot(cluster.nodes, pods, self.version)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
         self.handle.claims = self.claims
@@ -658,7 +700,7 @@ class Scheduler:
         """Assume and bind: the pod joins the node (its nomination ends); ``start_time``: the
         status.startTime its kubelet then writes (a sequence's clock). A pod that waited at
         Permit is already assumed there."""
-        waited = self.waiting.pop(pod.key, None)
+        waited = self.waiting.pop(pod.key, None) or self.prebind_waiting.pop(pod.key, None)
         bound = replace_pod(pod, node_name=node, nominated_node=None,
                             start_time=pod.start_time if start_time is None else start_time)
         self.nominator.remove(pod)
@@ -672,13 +714,13 @@ class Scheduler:
             self.gang.bound(bound)
         return bound
 
-    def assume(self, pod: Pod, node: str) -> None:
-        """A pod waiting at Permit: assumed on the node (the cache counts it there), not
-        bound, still pending."""
+    def assume(self, pod: Pod, node: str, prebind: bool = False) -> None:
+        """A pod waiting at Permit (or in DynamicResources' PreBind): assumed on the node
+        (the cache counts it there), not bound, still pending."""
         assumed = replace_pod(pod, node_name=node, nominated_node=None)
         self.nominator.remove(pod)
         self.snapshot.add_pod(assumed)
-        self.waiting[pod.key] = (assumed, node)
+        (self.prebind_waiting if prebind else self.waiting)[pod.key] = (assumed, node)
 
     def forget(self, key: str) -> tuple[Pod, list[PodEvent]]:
         """A waiting pod rejected: the cache forgets it (ForgetPod) and Unreserve runs.
@@ -693,7 +735,7 @@ class Scheduler:
         equal priority); a pod popped with a nomination loses it, a nomination change
         (from the node it waited on) that moves pods of lower or equal priority. Gate off,
         a pod popped with a nomination loses it the same way."""
-        assumed, node = self.waiting.pop(key)
+        assumed, node = self.waiting.pop(key) if key in self.waiting else self.prebind_waiting.pop(key)
         self.snapshot.remove_pod(assumed)
         if self.gang is not None:
             self.gang.unreserve(assumed)
@@ -886,6 +928,10 @@ class SequenceRun:
         self.waiting_q: dict[str, Any] = {}  # the queue entries of the pods waiting at Permit
         self.rejected: dict[str, str] = {}  # pods rejected while waiting at Permit: the reason
         self.wait_seconds: dict[str, int] = {}  # the pods waiting at Permit: Permit's duration
+        self.prebind: dict[str, PreBindWait] = {}  # the pods waiting in DynamicResources' PreBind
+        # DynamicResources' bindingTimeout (seconds)
+        dra = self.sched.framework.plugin("DynamicResources")
+        self.binding_timeout: float = dra.args.get("bindingTimeout", 600.0) if dra is not None else 600.0
 
     def _bind(self, pod: Pod, node: str, claim_events: list[PodEvent]) -> None:
         """Bind the pod and deliver the events its binding makes (a sequence's queue)."""
@@ -928,6 +974,106 @@ class SequenceRun:
                 moved.extend(queue.deliver(ev))
         return moved
 
+    # ---- DynamicResources' PreBind waiting for binding conditions ---------------------
+
+    def _prebind_check(self, key: str) -> tuple[bool, str | None]:
+        """isPodReadyForBinding over the waiting pod's claims, in its order: ready, or the
+        error of a failed claim (a claim not ready ends the check)."""
+        from kspread.engine.plugins.dynamicresources import claim_ready
+
+        pod = self.sched.prebind_waiting[key][0]
+        assert self.sched.claims is not None
+        for pc in pod.resource_claims:
+            c = self.sched.claims.get(pod.namespace, pc.claim_name)
+            if c is None:
+                continue
+            ready, failed = claim_ready(c)
+            if failed:
+                return False, failed
+            if not ready:
+                return False, None
+        return True, None
+
+    def next_prebind_event(self) -> tuple[int, str] | None:
+        """The earliest clock at which a pod waiting in PreBind binds or fails (a poll that
+        sees its claims ready or failed, else the timeout); None when no pod waits."""
+        out: tuple[int, str] | None = None
+        for key, w in self.prebind.items():
+            deadline = w.start + self.binding_timeout
+            ready, failed = self._prebind_check(key)
+            at = float(deadline)
+            if ready or failed:
+                poll = w.start + POLL_SECONDS * ((w.since - w.start) // POLL_SECONDS + 1)
+                at = min(at, poll)
+            t = math.ceil(at)
+            if out is None or t < out[0]:
+                out = (t, key)
+        return out
+
+    def prebind_due(self) -> list[str]:
+        """The PreBind waits that end at the clock (``queue.now``), in the order they end:
+        a poll that sees every binding condition true binds the pod; a failure condition
+        or the timeout fails the binding cycle (Error): Unreserve takes the pod out of its
+        claims' reservedFor (their allocation stays), the cache forgets it, and it goes to
+        backoffQ. Returns the pods the events moved."""
+        moved: list[str] = []
+        while (ev := self.next_prebind_event()) is not None and ev[0] <= self.queue.now:
+            moved.extend(self._end_prebind(ev[1], ev[0]))
+        return moved
+
+    def _end_prebind(self, key: str, at: int) -> list[str]:
+        from kspread.engine.plugins.dynamicresources import CLAIM_UPDATE
+
+        sched, queue = self.sched, self.queue
+        w = self.prebind.pop(key)
+        ready, failed = self._prebind_check(key)
+        deadline = w.start + self.binding_timeout
+        if ready and at < deadline:
+            self._bind(sched.current(sched.prebind_waiting[key][0]), w.node, [])
+            return []
+        error = failed if failed and at < deadline else "device binding timeout"
+        assumed, nomination = sched.forget(key)
+        claims = sched.claims
+        assert claims is not None
+        events = []
+        for pc in assumed.resource_claims:  # Unreserve
+            before = claims.get(assumed.namespace, pc.claim_name)
+            if before is None or assumed.key not in before.reserved_for:
+                continue
+            claims.unreserve(before, assumed.key)
+            events.append(PodEvent(CLAIM_UPDATE, assumed, claim=(before, claims.get(before.namespace, before.name))))
+        self.rejected[key] = error
+        queue.errored(w.q, sched.current(assumed), at)
+        moved: list[str] = []
+        moved.extend(queue.deliver(PodEvent("Delete", assumed), skip=key))
+        for e in events:
+            moved.extend(queue.deliver(e, skip=key))
+        for e in nomination:
+            moved.extend(queue.deliver(e))
+        return moved
+
+    def _wait_prebind(self, q: Any, pod: Pod, node: str) -> bool:
+        """PreBind's first poll (at once): whether the pod waits (assumed) for its binding
+        conditions; False: they are met, the pod binds."""
+        sched = self.sched
+        sched.assume(pod, node, prebind=True)
+        self.prebind[pod.key] = PreBindWait(q, node, self.queue.now, self.queue.now)
+        ready, failed = self._prebind_check(pod.key)
+        if ready:
+            self.prebind.pop(pod.key)
+            return False
+        if failed:
+            self._end_prebind(pod.key, self.queue.now)
+        return True
+
+    def claims_changed(self, claim: Any) -> None:
+        """A claim's status changed (a driver's conditions): the pods waiting in PreBind
+        with it see the change at their next poll."""
+        for key, w in self.prebind.items():
+            pod = self.sched.prebind_waiting[key][0]
+            if any(pc.claim_name == claim.name for pc in pod.resource_claims) and pod.namespace == claim.namespace:
+                w.since = self.queue.now
+
     def create(self, pod: Pod) -> None:
         """A pod created while the scheduler is idle: pending, in the queue."""
         self.sched.pending[pod.key] = pod
@@ -936,12 +1082,24 @@ class SequenceRun:
 
     def until_idle(self) -> None:
         case, sched, queue, results = self.case, self.sched, self.queue, self.results
-        while (q := queue.pop()) is not None:
+        while True:
+            was = queue.now
+            q = queue.pop()
+            if q is None:
+                break
+            if queue.now > was and (due := self.next_prebind_event()) is not None and due[0] <= queue.now:
+                # the scheduler waited for a backoff flush past a PreBind poll or timeout
+                raise CaseError(f"pod {due[1]} waits in DynamicResources' PreBind, whose poll or timeout at clock "
+                                f"{due[0]} comes while the scheduler waits for a backoff to end (clock {queue.now}): "
+                                "kspread does not model the two together (SchedulerPopFromBackoffQ off)",
+                                ["schedule"])
             limit = CYCLES_PER_POD * (self.created + 1)
             if len(results) >= limit:  # every retry needs an event; a sequence makes finitely many
                 raise CaseError(f"kspread bug: the schedule sequence did not settle after {limit} scheduling cycles "
                                 "(every retry needs a binding, a deletion or a nomination change)", ("schedule",))
             pod = sched.current(q.pod)
+            if sched.claims is not None:
+                sched.claims.now = queue.now
             q.attempts += 1
             sched.attempts[pod.key] = q.attempts
             r = sched.schedule_one(pod)
@@ -961,8 +1119,7 @@ class SequenceRun:
                     continue
                 r.bound_node = node
                 claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
-                if case.is_sequence and r.state is not None:
-                    _refuse_binding_wait(r.state, pod, node)
+                prebind = case.is_sequence and r.state is not None and _binding_wait(sched, r.state, pod, node)
                 sched.store_schedule_results(r, node)
                 sched.mark_tie(pod, r)
                 allowed: list[str] = []
@@ -983,6 +1140,14 @@ class SequenceRun:
                     self.wait_seconds.pop(key, None)
                     queue.end_waiting(key)
                     self._bind(sched.current(sched.waiting[key][0]), sched.waiting[key][1], [])
+                if prebind:
+                    # PreBind wrote the claims (allocation, reservedFor) before it waits
+                    for ev in claim_events:
+                        queue.deliver(ev)
+                    if self._wait_prebind(q, pod, node):
+                        r.bound_node, r.waiting_on, r.waiting_prebind = None, node, True
+                        continue
+                    claim_events = []
                 self._bind(pod, node, claim_events)
                 continue
             in_flight: list[PodEvent] = []
@@ -992,6 +1157,10 @@ class SequenceRun:
                 sched.mark_tie(pod, r)
                 # prepareCandidate rejects a victim waiting at Permit instead of deleting it
                 outcome, rejected = r.preemption, [v for v in r.preemption.victims if v.key in sched.waiting]
+                if any(v.key in sched.prebind_waiting for v in outcome.victims):
+                    raise CaseError(f"pod {pod.key}'s preemption picks a victim waiting in DynamicResources' PreBind "
+                                    "for binding conditions: deleting a pod in its binding cycle is not modelled",
+                                    ["schedule"])
                 if rejected:
                     outcome = replace(outcome, victims=[v for v in outcome.victims if v.key not in sched.waiting])
                 self.preempted.extend(outcome.victims)

@@ -63,7 +63,7 @@ from kspread.engine.model import (
     Taint,
     replace_pod,
 )
-from kspread.engine.plugins.dynamicresources import SLICE_UPDATE
+from kspread.engine.plugins.dynamicresources import CLAIM_UPDATE, SLICE_UPDATE
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.plugins.nodematch import do_not_schedule_taints, required_node_affinity_matches
 from kspread.engine.plugins.nodeports import fits_ports
@@ -78,7 +78,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kspread.engine.snapshot import NodeInfo
 
 STEP_KINDS = ("drain", "cordon", "uncordon", "addNode", "deleteNode", "zoneDown", "taint", "untaint", "label",
-              "deletePod", "ungate", "wait", "addDeviceTaintRule", "deleteDeviceTaintRule")
+              "deletePod", "ungate", "wait", "addDeviceTaintRule", "deleteDeviceTaintRule",
+              "setDeviceConditions")
 NO_EXECUTE = "NoExecute"
 # controllers that replace an evicted pod (the others, a DaemonSet's, are not replaced)
 REPLACING_KINDS = ("ReplicaSet", "ReplicationController", "StatefulSet")
@@ -336,6 +337,11 @@ class World:
             self._delete_node(n, rec)
 
     def _delete_node(self, node: Node, rec: Record) -> None:
+        waiting = sorted(k for k, (_, n) in self.run.sched.prebind_waiting.items() if n == node.name)
+        if waiting:
+            raise CaseError(f"node {node.name} holds {', '.join(waiting)}, waiting in DynamicResources' PreBind for "
+                            "binding conditions: deleting the node of a waiting pod is not modelled",
+                            self._current.path if self._current is not None else ("schedule",))
         waiting = sorted(k for k, (_, n) in self.run.sched.waiting.items() if n == node.name)
         if waiting:
             cur = self._current
@@ -403,6 +409,9 @@ class World:
             self._evict(pod, rec)
             return
         sched, queue = self.run.sched, self.run.queue
+        if key in sched.prebind_waiting:
+            raise _error(step, f"pod {key!r} waits in DynamicResources' PreBind for binding conditions: deleting a "
+                         "pod in its binding cycle is not modelled", "deletePod")
         if key in sched.waiting:
             raise _error(step, f"pod {key!r} waits at GangScheduling's Permit for its gang: deleting a waiting pod "
                          "is not modelled", "deletePod")
@@ -438,19 +447,54 @@ class World:
         target = queue.now + step.arg
         # a gang waiting at Permit times out at its deadline, and the scheduler goes on from
         # there inside the wait (its pods may wait again, until a deadline past the wait)
+        # likewise a pod waiting in DynamicResources' PreBind binds at the poll that sees
+        # its binding conditions, or fails (a failure condition, its timeout)
         rounds = 0
-        while (deadline := self.run.next_permit_deadline()) is not None and deadline <= target:
+        before = {p.key: self.run.sched.placement(p.key) for p in self.created}
+        while True:
+            deadline = self.run.next_permit_deadline()
+            prebind = self.run.next_prebind_event()
+            at = min(x for x in (deadline, prebind[0] if prebind else None, target + 1) if x is not None)
+            if at > target:
+                break
             rounds += 1
             if rounds > MAX_PERMIT_ROUNDS:
-                raise _error(step, f"a gang timed out at Permit {MAX_PERMIT_ROUNDS} times in this wait and would "
-                             "go on (it never fits whole): wait less", "wait")
-            queue.now = max(queue.now, deadline)
-            rec.moved.extend(self.run.permit_timeouts())
+                raise _error(step, f"a binding cycle waiting at Permit or PreBind ended {MAX_PERMIT_ROUNDS} times in "
+                             "this wait and would go on: wait less", "wait")
+            queue.now = max(queue.now, at)
+            if deadline is not None and deadline <= queue.now:
+                rec.moved.extend(self.run.permit_timeouts())
+            rec.moved.extend(self.run.prebind_due())
             self.run.until_idle()
-        queue.now = target
+        for p in self.created:
+            if before.get(p.key, "?") != (now := self.run.sched.placement(p.key)):
+                rec.placed[p.key] = now
+        queue.now = max(queue.now, target)  # a backoff inside the wait may have moved it past
         rec.clock = queue.now
         self._due_timers(rec)
         rec.moved.extend(queue.flush_leftover())
+
+    def _do_setDeviceConditions(self, step: Step, rec: Record) -> None:
+        """A driver sets conditions of an allocated device in its claim's status
+        (status.devices[].conditions; a condition of the same type is replaced)."""
+        claims = self._tracker(step)
+        arg = step.arg
+        c = claims.get(arg["namespace"], arg["claim"])
+        if c is None:
+            raise _error(step, f"ResourceClaim {arg['claim']!r} does not exist", step.kind, "claim")
+        if c.allocation is None or not any(str(d) == arg["device"] for d in c.allocation.devices):
+            raise _error(step, f"ResourceClaim {arg['claim']!r} has no allocated device {arg['device']!r} at that "
+                         "point (status.devices names allocated devices only)", step.kind, "device")
+        did = next(d.id for d in c.allocation.devices if str(d) == arg["device"])
+        status = dict(c.device_conditions)
+        conds = {x.type: x for x in status.get(did, ())}
+        for x in arg["conditions"]:
+            conds[x.type] = x
+        status[did] = tuple(conds.values())
+        new = replace(c, device_conditions=tuple(status.items()))
+        claims.claims[(c.namespace, c.name)] = new
+        self.run.claims_changed(new)
+        rec.moved.extend(self.run.queue.deliver(PodEvent(CLAIM_UPDATE, None, claim=(c, new))))  # type: ignore[arg-type]
 
     # ---- replicas: max --------------------------------------------------------------------
 

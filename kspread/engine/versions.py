@@ -136,7 +136,7 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # extended resources backed by devices: NodeResourcesFit leaves them to
         # DynamicResources, which allocates them in a claim made for the pod (from 1.35)
         _gate("DRAExtendedResource", (34, False, "ALPHA"), (36, True, "BETA"), (37, True, "GA")),
-        # devices' binding conditions (allocator.py; PreBind's wait is refused in a sequence)
+        # devices' binding conditions (allocator.py; PreBind's wait in a sequence: scheduler.py)
         # need both gates
         _gate("DRADeviceBindingConditions", (34, False, "ALPHA"), (36, True, "BETA")),
         _gate("DRAResourceClaimDeviceStatus", (32, False, "ALPHA"), (33, True, "BETA"), (37, True, "GA")),

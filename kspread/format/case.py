@@ -10,6 +10,7 @@ the file and line.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -1197,8 +1198,37 @@ def _step(raw: Mapping[str, Any], path: tuple, version: Version) -> Any:
         return Step(kind, rule, path, f"addDeviceTaintRule {rule.name}")
     if kind == "deleteDeviceTaintRule":
         return Step(kind, arg, path, f"deleteDeviceTaintRule {arg}")
+    if kind == "setDeviceConditions":
+        return _set_device_conditions(arg, version, [*path, kind], path)
     assert kind == "ungate"
     return Step(kind, dict(arg), path, f"ungate {arg['pod']} {arg['gate']}")
+
+
+_CONDITION_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+
+
+def _set_device_conditions(arg: Mapping[str, Any], version: Version, rp: list, path: tuple) -> Any:
+    """A driver's update of an allocated device's conditions in its claim's status
+    (DRAResourceClaimDeviceStatus; the scheduler reads them for binding conditions, with
+    DRADeviceBindingConditions too)."""
+    from kspread.engine.devices import DeviceCondition
+    from kspread.engine.steps import Step
+
+    if version.minor < 32 or not version.gate("DRAResourceClaimDeviceStatus"):
+        raise CaseError(f"setDeviceConditions writes a claim's status.devices, which needs the feature gate "
+                        f"DRAResourceClaimDeviceStatus (from 1.32), off in 1.{version.minor} here", rp)
+    conds = []
+    for i, c in enumerate(arg["conditions"]):
+        if not _CONDITION_REASON.match(c["reason"]):
+            raise CaseError("a condition's reason must start with a letter and consist of letters, digits, '_', "
+                            "',' and ':', ending with a letter, digit or '_'", [*rp, "conditions", i, "reason"],
+                            value=c["reason"])
+        conds.append(DeviceCondition(c["type"], c["status"], c["reason"], c.get("message", "")))
+    ns = arg.get("namespace") or "default"
+    shown = ", ".join(f"{c.type}={c.status}" for c in conds)
+    return Step("setDeviceConditions", {"claim": arg["claim"], "namespace": ns, "device": arg["device"],
+                                        "conditions": tuple(conds)},
+                path, f"setDeviceConditions {arg['claim']} {arg['device']} {shown}")
 
 
 def _deployment_replica_sets(deployments: list[tuple[dict, list, dict]],

@@ -363,7 +363,7 @@ def explain_cycle_outcome(sched: Scheduler, r: CycleResult, cx: CycleExplanation
                      + (f", ... ({len(top) - MAX_VALUES_SHOWN} more)" if len(top) > MAX_VALUES_SHOWN else ""))
         lines.extend(allocation_lines(r, r.bound_node or top[0]))
         if r.waiting_on:
-            lines.append(f"waits at GangScheduling's Permit on {r.waiting_on} for its gang")
+            lines.append(waiting_line(r))
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
@@ -447,7 +447,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
                          "upstream picks any of them)")
         lines.extend(allocation_lines(r, r.bound_node or top[0]))
         if r.waiting_on:
-            lines.append(f"waits at GangScheduling's Permit on {r.waiting_on} for its gang")
+            lines.append(waiting_line(r))
     elif r.preemption is not None and r.preemption.nominated_node:
         victims = ", ".join(sorted(p.key for p in r.preemption.victims))
         lines.append(f"preemption: nominated {r.preemption.nominated_node}, victims [{victims}]")
@@ -700,3 +700,11 @@ def _criterion_value(criterion: str, value: Any, n_victims: int) -> str:
 
 __all__ = ["Code", "CycleExplanation", "PreemptionOutcome", "capture", "compact_data", "explain_compact", "explain_cycle",
            "explain_cycles", "explain_failure", "preemption_decision", "row_reason", "what_it_takes"]
+
+
+def waiting_line(r: Any) -> str:
+    """Where a sequence's binding cycle waits: GangScheduling's Permit or
+    DynamicResources' PreBind."""
+    if r.waiting_prebind:
+        return f"waits in DynamicResources' PreBind on {r.waiting_on} for its devices' binding conditions"
+    return f"waits at GangScheduling's Permit on {r.waiting_on} for its gang"

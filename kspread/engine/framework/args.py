@@ -570,8 +570,9 @@ def _volume_binding(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
 def _dynamic_resources(c: _Ctx, raw: Mapping[str, Any]) -> Decoded:
     """filterTimeout (default 10s; >= 0; only with DRASchedulerFilterTimeout on) and
     bindingTimeout (default 600s; >= 1s; only with DRADeviceBindingConditions and
-    DRAResourceClaimDeviceStatus on), in seconds. Unused: kspread's allocator has no wall
-    clock, and PreBind's wait for binding conditions is refused in a sequence."""
+    DRAResourceClaimDeviceStatus on), in seconds. filterTimeout is unused (kspread's
+    allocator has no wall clock); bindingTimeout ends PreBind's wait for binding
+    conditions on a sequence's clock."""
     out: Decoded = {"filterTimeout": 10.0, "bindingTimeout": 600.0}
     if raw.get("filterTimeout") is not None:
         if not _unmodelled_gate(c.version, "DRASchedulerFilterTimeout"):

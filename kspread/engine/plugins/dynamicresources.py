@@ -23,6 +23,9 @@ plugin of v1.35.4 does:
   normalization (the best node 100).
 * Reserve / PreBind: the allocation stays with its claim and the claim is reserved for
   the pod (kspread's ClaimTracker), so later pods of a sequence see the devices as taken.
+  With binding conditions (1.35+) the claim gets its allocation time, and in a sequence
+  PreBind waits for them (SequenceRun: ``claim_ready``, ``claim_timed_out``); Filter
+  makes an allocated claim that failed, or is not ready and timed out, unavailable.
 
 It implements no PreFilter AddPod/RemovePod, as upstream's: the preemption dry run does
 not free devices. Deleting a pod (a preemption victim, or a step) releases its claims as
@@ -123,6 +126,37 @@ def waits_for_binding_conditions(state: CycleState, node: str) -> list[str]:
     if not isinstance(s, DRAState):
         return []
     return [str(d) for a in s.node_allocations.get(node, []) for d in a.devices if d.binding_conditions]
+
+
+def claim_ready(c: ResourceClaim) -> tuple[bool, str | None]:
+    """isClaimReadyForBinding: every binding condition of each allocated device is True in
+    the claim's device status, and no binding failure condition is (else the error)."""
+    if c.allocation is None:
+        return False, None
+    status = dict(c.device_conditions)
+    for d in c.allocation.devices:
+        if not d.binding_conditions:
+            continue
+        conds = status.get(d.id)
+        if conds is None:
+            return False, None
+        by_type = {x.type: x for x in conds}
+        for t in d.binding_failure_conditions:
+            x = by_type.get(t)
+            if x is not None and x.status == "True":
+                return False, f'claim {c.name} binding failed: reason={x.reason}, message="{x.message}"'
+        if any(getattr(by_type.get(t), "status", None) != "True" for t in d.binding_conditions):
+            return False, None
+    return True, None
+
+
+def claim_timed_out(c: ResourceClaim, now: int, timeout: float) -> bool:
+    """isClaimTimeout: a device with binding conditions, allocated more than the binding
+    timeout before ``now`` (the clock has whole seconds: what runs at the deadline's
+    second runs after it, as PreBind's timeout came first)."""
+    if c.allocation is None or c.allocated_at is None:
+        return False
+    return any(d.binding_conditions for d in c.allocation.devices) and c.allocated_at + timeout <= now
 
 
 def extended_resources_enabled(version: Version) -> bool:
@@ -344,8 +378,18 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             return st
         if node_ext is None and not s.user_claims:
             return SUCCESS  # the extended resources are the node's allocatable, NodeResourcesFit's
-        unavailable = [i for i, sel in enumerate(s.available_on)
-                       if s.claims[i].allocation is not None and sel is not None and not selector_matches(sel, node)]
+        unavailable = []
+        for i, sel in enumerate(s.available_on):
+            c = s.claims[i]
+            if c.allocation is None:
+                continue
+            if sel is not None and not selector_matches(sel, node):
+                unavailable.append(i)
+            elif binding_conditions_enabled(self.handle.version):
+                # not ready and timed out, or failed: PostFilter may deallocate it
+                ready, failed = claim_ready(c)
+                if failed or (not ready and claim_timed_out(c, self.tracker.now, self.args["bindingTimeout"])):
+                    unavailable.append(i)
         allocations: list[Allocation] | None = None
         if node_ext is not None:
             s.node_extended[node.name] = node_ext
@@ -423,6 +467,10 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             else:
                 self.tracker.reserve(before, pod.key)
             after = self.tracker.get(c.namespace, c.name)
+            if binding_conditions_enabled(self.handle.version) and after is not None and after.allocated_at is None:
+                # bindClaim sets the allocation timestamp of a claim it reserves, when unset
+                after = replace(after, allocated_at=self.tracker.now)
+                self.tracker.claims[(c.namespace, c.name)] = after
             if after != before:
                 events.append(PodEvent(CLAIM_UPDATE, pod, claim=(before, after)))
         return events
@@ -440,7 +488,8 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             return False
         if old is None:
             return True
-        return (old.allocation, old.reserved_for) != (new.allocation, new.reserved_for)
+        return (old.allocation, old.reserved_for, old.allocated_at, old.device_conditions) != \
+            (new.allocation, new.reserved_for, new.allocated_at, new.device_conditions)
 
 
 class DynamicResourcesScoring(DynamicResourcesFilter, ScorePlugin):
