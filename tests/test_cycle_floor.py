@@ -66,8 +66,8 @@ def test_score_out_of_range_is_an_error(bad, shown):
     plugin = next(sp.plugin for sp in sched.framework.score_plugins if sp.plugin.name == "NodeResourcesFit")
     plugin.score_nodes = lambda state, pod, nodes: np.array(bad, np.int64)  # type: ignore[method-assign]
     r = sched.schedule_one(sched.case.incoming[0])
-    assert r.error == (f"plugin 'NodeResourcesFit' returns an invalid score {shown}, it should in the range of "
-                       "[0, 100] after normalizing")
+    assert r.error == ('applying score defaultWeights on Score plugins: plugin "NodeResourcesFit" returns an '
+                       f"invalid score {shown}, it should in the range of [0, 100] after normalizing")
 
 
 def test_scores_at_the_ends_of_the_range_are_no_error():

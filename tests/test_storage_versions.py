@@ -435,7 +435,7 @@ pod: {{name: p, volumes: [{{name: d, persistentVolumeClaim: {{claimName: gone}}}
     _, results, _ = run_case(build_case(yaml.safe_load(doc), "t"), keep_all=True)
     r = results[-1]
     if code == Code.ERROR:  # an Error status ends the cycle
-        assert r.error == ("running Filter plugin 'NodeVolumeLimits': looking up PVC default/gone: "
+        assert r.error == ('running "NodeVolumeLimits" filter plugin: looking up PVC default/gone: '
                            'persistentvolumeclaim "gone" not found')
     else:
         assert r.error is None or r.error == ""

@@ -555,7 +555,7 @@ class Scheduler:
         res = self.framework.run_filter_plugins_with_nominated_pods_on_nodes(state, pod, nodes)
         err = first_error(res)
         if err is not None:
-            raise_error_of(res, err)
+            raise_error_of(res, err, self.version.minor)
         return _FilterView(self.order, res.ids, res.table, positions=self.order_positions)
 
     def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult,
@@ -593,7 +593,7 @@ class Scheduler:
             tree_to_rotated = (np.arange(n_all) - start) % n_all
             err = first_error(filtered, tree_to_rotated[tree_to_rotated >= processed])
         if err is not None:
-            raise_error_of(filtered, err)
+            raise_error_of(filtered, err, self.version.minor)
         if first_failed is not None and n_all:
             name, by_extender = first_failed
             # processedNodes = feasible found + the diagnosis' statuses (distinct nodes)

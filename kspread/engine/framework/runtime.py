@@ -29,7 +29,7 @@ from kspread.engine.framework.interface import (
 )
 from kspread.engine.framework.profile import PluginRef, Profile
 from kspread.engine.framework.registry import resolve
-from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status
+from kspread.engine.framework.status import SUCCESS, Code, CycleState, SchedulingError, Status, go_quote
 from kspread.engine.model import Node, Pod, replace_pod
 from kspread.engine.snapshot import NodeInfo, NodeSet, PodSums, pod_sums
 from kspread.errors import CaseError, did_you_mean
@@ -211,7 +211,7 @@ class Framework:
                 continue
             if not st.is_success():
                 if st.code == Code.ERROR:
-                    raise SchedulingError(f"running PreFilter plugin {p.name!r}: {st.message}", p.name)
+                    raise SchedulingError(plugin_error(self.version.minor, "PreFilter", p.name, st.message), p.name)
                 return st.with_plugin(p.name)
         return SUCCESS
 
@@ -267,7 +267,7 @@ class Framework:
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """RunFilterPlugins on one node; an Error status raises SchedulingError."""
         st = self.run_filter_plugins_on_nodes(state, pod, NodeSet.of(node_info)).status(0)
-        raise_on_error(st)
+        raise_on_error(st, self.version.minor)
         return st
 
     def run_pre_filter_add_pod(self, state: CycleState, pod: Pod, added: Pod, node_info: NodeInfo) -> None:
@@ -276,7 +276,7 @@ class Framework:
                 continue
             st = p.add_pod(state, pod, added, node_info)
             if st is not None and not st.is_success():
-                raise SchedulingError(f"running AddPod on PreFilter plugin {p.name!r}: {st.message}", p.name)
+                raise SchedulingError(plugin_error(self.version.minor, "AddPod", p.name, st.message), p.name)
 
     def run_pre_filter_remove_pod(self, state: CycleState, pod: Pod, removed: Pod, node_info: NodeInfo) -> None:
         for p in self.pre_filter_plugins:
@@ -284,7 +284,7 @@ class Framework:
                 continue
             st = p.remove_pod(state, pod, removed, node_info)
             if st is not None and not st.is_success():
-                raise SchedulingError(f"running RemovePod on PreFilter plugin {p.name!r}: {st.message}", p.name)
+                raise SchedulingError(plugin_error(self.version.minor, "RemovePod", p.name, st.message), p.name)
 
     def nominated_pods_for(self, pod: Pod, node_name: str) -> list[Pod]:
         """The pods nominated to the node that the pod's filters must make room for:
@@ -492,7 +492,7 @@ class Framework:
             if st.is_success():
                 return result, st
             if st.code == Code.ERROR:
-                raise SchedulingError(f"running PostFilter plugin {p.name!r}: {st.message}", p.name)
+                raise SchedulingError(plugin_error(self.version.minor, "PostFilter", p.name, st.message), p.name)
             last = st
         return None, last
 
@@ -507,7 +507,7 @@ class Framework:
                 state.skip_score_plugins.add(p.name)
                 continue
             if not st.is_success():
-                raise SchedulingError(f"running PreScore plugin {p.name!r}: {st.message}", p.name)
+                raise SchedulingError(plugin_error(self.version.minor, "PreScore", p.name, st.message), p.name)
 
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: NodeSet) -> ScoreTable:
         """RunScorePlugins: Score over the nodes, NormalizeScore, the range check, weights."""
@@ -520,7 +520,7 @@ class Framework:
             try:
                 raw = np.asarray(p.score_nodes(state, pod, nodes), np.int64)
             except ScoreFailed as e:
-                msg = f"running Score plugin {p.name!r}: {e.status.message}"
+                msg = plugin_error(self.version.minor, "Score", p.name, e.status.message)
                 raise SchedulingError(msg, p.name) from None
             scores = raw
             if p.has_normalize:
@@ -528,17 +528,15 @@ class Framework:
                     names = nodes.lazy_names()
                     scores = np.asarray(p.normalize_scores(state, pod, names, raw.copy()), np.int64)
                 except ScoreFailed as e:
-                    raise SchedulingError(f"running NormalizeScore plugin {p.name!r}: {e.status.message}",
+                    raise SchedulingError(plugin_error(self.version.minor, "NormalizeScore", p.name, e.status.message),
                                           p.name) from None
             # (as uint64 a negative score is above any max_score: one reduction finds both)
             if self.version.checks_score_range and len(scores) and scores.view(np.uint64).max() > max_score:
                 bad = np.flatnonzero((scores > max_score) | (scores < 0))
                 if len(bad):
-                    raise SchedulingError(
-                        f"plugin {p.name!r} returns an invalid score {int(scores[bad[0]])}, it should in the "
-                        f"range of [0, {max_score}] after normalizing",
-                        p.name,
-                    )
+                    shown = (f"plugin {go_quote(p.name)} returns an invalid score {int(scores[bad[0]])}, it "
+                             f"should in the range of [0, {max_score}] after normalizing")
+                    raise SchedulingError(plugin_error(self.version.minor, "ScoreRange", p.name, shown), p.name)
             table.add(sp.label, raw, scores, scores if sp.weight == 1 else scores * sp.weight)
         return table
 
@@ -680,10 +678,42 @@ class _Nominated:
         return sums
 
 
-def raise_on_error(st: Status) -> None:
-    """Upstream aborts the cycle on a filter plugin's Error status."""
+# How frameworkImpl (framework/runtime/framework.go) wraps a plugin's Error status, the
+# same from 1.21 to 1.35 (read in the vendored v1.21.6, v1.22.3, v1.23.9 ... v1.35.4
+# trees): {name} is the plugin's name as Go's %q, {msg} the status's message
+# (AsError: the reasons joined by ", "). RunPostFilterPlugins returns the message as is;
+# a range error is worded by the caller and wrapped here.
+_PLUGIN_ERRORS = {
+    "PreFilter": "running PreFilter plugin {name}: {msg}",
+    "AddPod": "running AddPod on PreFilter plugin {name}: {msg}",
+    "RemovePod": "running RemovePod on PreFilter plugin {name}: {msg}",
+    "Filter": "running {name} filter plugin: {msg}",
+    "PostFilter": "{msg}",
+    "PreScore": "running PreScore plugin {name}: {msg}",
+    "Score": "running Score plugins: plugin {name} failed with: {msg}",
+    "NormalizeScore": "running Normalize on Score plugins: plugin {name} failed with: {msg}",
+    "ScoreRange": "applying score defaultWeights on Score plugins: {msg}",
+}
+FIRST_WORDED_MINOR = 21  # before 1.21 upstream words these otherwise (not modelled)
+
+
+def plugin_error(minor: int, point: str, plugin: str, message: str) -> str:
+    """The text kube-scheduler 1.``minor`` gives a plugin's Error at extension point
+    ``point`` (a key of ``_PLUGIN_ERRORS``): what ends the cycle and becomes the pod's
+    condition message. Before 1.21 (the "error while running ... for pod" forms, and the
+    predicates before 1.18) the wording is not modelled, and the text says so."""
+    text = _PLUGIN_ERRORS[point].format(name=go_quote(plugin), msg=message)
+    if minor < FIRST_WORDED_MINOR:
+        text += (f" (kspread words this as kube-scheduler 1.{FIRST_WORDED_MINOR} and later do; "
+                 f"1.{minor}'s wording of a plugin error is not modelled)")
+    return text
+
+
+def raise_on_error(st: Status, minor: int) -> None:
+    """Upstream aborts the cycle on a filter plugin's Error status (worded as version
+    ``minor`` words it)."""
     if st.code == Code.ERROR:
-        raise SchedulingError(f"running Filter plugin {st.plugin!r}: {st.message}", st.plugin)
+        raise SchedulingError(plugin_error(minor, "Filter", st.plugin, st.message), st.plugin)
 
 
 def first_error(res: Filtered, order: Sequence[int] | np.ndarray | None = None) -> int | None:
@@ -701,12 +731,12 @@ def first_error(res: Filtered, order: Sequence[int] | np.ndarray | None = None) 
     return int(found[0]) if len(found) else None
 
 
-def raise_error_of(res: Filtered, i: int) -> None:
-    """Raise the SchedulingError of node ``i``'s Error status."""
+def raise_error_of(res: Filtered, i: int, minor: int) -> None:
+    """Raise the SchedulingError of node ``i``'s Error status (version ``minor``'s words)."""
     k = int(res.ids[i])
     if k in res.raised:
         raise res.raised[k]
-    raise_on_error(res.table[k])
+    raise_on_error(res.table[k], minor)
 
 
 def _on_node(pod: Pod, node_name: str) -> Pod:

@@ -62,6 +62,31 @@ def error(*reasons: str) -> Status:
     return Status(Code.ERROR, reasons)
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(s: str) -> str:
+    """Go's ``%q`` of a string (strconv.Quote): double quotes; backslash, the quote and
+    the C control escapes escaped; other unprintable characters as \\xNN (below 0x80),
+    \\uNNNN or \\UNNNNNNNN; printable Unicode kept."""
+    out = ['"']
+    for ch in s:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
 class SchedulingError(Exception):
     """A plugin returned an Error status: upstream aborts the cycle with it."""
 

@@ -539,7 +539,7 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         v = self.version
         n = len(nodes)
         rows = nodes.rows()
-        out = Victims(n, rows)
+        out = Victims(n, rows, self.version.minor)
         lower = (rows.priority < pod.priority).nonzero()[0]  # node-major, each node's pod order
         # each node's lower-priority pods by importance (``importance_key``: priority
         # descending, then from 1.15 the earlier start; ties keep the node's pod order)
@@ -639,8 +639,9 @@ class Victims:
     (``errors``), and for the nodes that succeed the victims (rows of ``rows``,
     node-major, each node's in the order returned) and their ``metrics``."""
 
-    def __init__(self, n: int, rows: PodRows) -> None:
+    def __init__(self, n: int, rows: PodRows, minor: int) -> None:
         self.n = n
+        self.minor = minor  # the version whose words an Error takes
         self.rows = rows
         self.ids = np.zeros(n, np.intp)
         self.table: list[Status] = [SUCCESS]
@@ -663,7 +664,7 @@ class Victims:
             for j in failed[np.isin(res.ids[failed], errs)].tolist():
                 k = int(nodes[j])
                 try:
-                    raise_error_of(res, j)
+                    raise_error_of(res, j, self.minor)
                 except SchedulingError as e:
                     self.errors[k] = e
                 errors.append(k)
