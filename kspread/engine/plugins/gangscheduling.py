@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kspread.engine.framework.status import go_quote
 from kspread.engine.model import Pod
 
 NAME = "GangScheduling"
@@ -169,9 +170,9 @@ class GangScheduling:
             return None
         wl = self.workloads.get((pod.namespace, ref.name))
         if wl is None:
-            return f"waiting for pods's workload {go_quoted(ref.name)} to appear in scheduling queue"
+            return f"waiting for pods's workload {go_quote(ref.name)} to appear in scheduling queue"
         if ref.pod_group not in wl.pod_groups:
-            return f"pod group {go_quoted(ref.pod_group)} doesn't exist for a workload {go_quoted(wl.name)}"
+            return f"pod group {go_quote(ref.pod_group)} doesn't exist for a workload {go_quote(wl.name)}"
         need = wl.pod_groups[ref.pod_group]
         if need is None:
             return None
@@ -214,9 +215,3 @@ class GangScheduling:
     def deadline(self, pod: Pod) -> int | None:
         g = self._group(pod)
         return None if g is None else g.deadline
-
-
-def go_quoted(s: str) -> str:
-    """Go's %q of a name (Kubernetes names are printable ASCII without quotes; escape
-    the two characters %q would anyway)."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
