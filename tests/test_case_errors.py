@@ -252,3 +252,13 @@ def test_duplicate_topology_spread_constraint(tmp_path):
     got = _fail(tmp_path, BASE.replace("pod: {name: p}", f"pod: {{name: p, topologySpreadConstraints: [{c}, {c}]}}"))
     assert "pod.topologySpreadConstraints[1]: duplicate constraint for {topologyKey: zone, " \
            "whenUnsatisfiable: DoNotSchedule}" in got, got
+
+
+def test_a_mistyped_metadata_key_of_an_object_is_named_at_its_line(tmp_path):
+    # a kind the schema does not list fields of (DeviceTaintRule): the object reader names
+    # the mistyped key at its own line, not the object's start as a missing name
+    obj = "objects:\n- apiVersion: resource.k8s.io/v1alpha3\n  kind: DeviceTaintRule\n  {}: {{name: r}}\n"
+    good = _fail(tmp_path, BASE + obj.format("spec: {}\n  other"))
+    start = int(re.search(r":(\d+): objects\[0\]\.metadata\.name: a Kubernetes object needs metadata.name", good)[1])
+    msg = _fail(tmp_path, BASE + obj.format("metadatx"))
+    assert f":{start + 2}: objects[0].metadatx: unknown field 'metadatx' (did you mean 'metadata'?)" in msg, msg

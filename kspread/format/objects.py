@@ -5,6 +5,7 @@ points into the raw object."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import struct
 from collections.abc import Callable, Iterator, Mapping
@@ -36,6 +37,12 @@ def _container(raw: Mapping[str, Any]) -> dict:
 
 def _meta(obj: Mapping[str, Any], path: PathT) -> Mapping[str, Any]:
     meta = obj.get("metadata")
+    if meta is None:
+        # a mistyped metadata key is named at its own line, not as a missing name
+        near = difflib.get_close_matches("metadata", [str(k) for k in obj], n=1, cutoff=0.75)
+        if near:
+            raise CaseError(f"unknown field {near[0]!r} (did you mean 'metadata'?): a Kubernetes object needs "
+                            "metadata.name", [*path, near[0]])
     if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
         raise CaseError("a Kubernetes object needs metadata.name", [*path, "metadata", "name"])
     _check_one_controller(meta.get("ownerReferences"), [*path, "metadata", "ownerReferences"])
