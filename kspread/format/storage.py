@@ -128,6 +128,9 @@ _SOURCE_FIELDS = {
     "azureDisk": ("diskName", "diskURI", "cachingMode", "fsType", "readOnly", "kind"),
     "cinder": ("volumeID", "fsType", "readOnly", "secretRef"),
     "portworxVolume": ("volumeID", "fsType", "readOnly"),
+    # a PersistentVolume's CSIPersistentVolumeSource
+    "csi": ("driver", "volumeHandle", "readOnly", "fsType", "volumeAttributes", "controllerPublishSecretRef",
+            "nodeStageSecretRef", "nodePublishSecretRef", "controllerExpandSecretRef", "nodeExpandSecretRef"),
 }
 
 
@@ -266,6 +269,7 @@ def _pv(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT, terms: Ter
     csi = None
     if spec.get("csi") is not None:
         c = _map(spec["csi"], [*sp, "csi"])
+        _known_fields("csi", c, [*sp, "csi"])
         csi = (_str(c.get("driver"), [*sp, "csi", "driver"]), _str(c.get("volumeHandle"), [*sp, "csi", "volumeHandle"]))
     disk = None
     for k in _DISK_IDENT:
