@@ -14,6 +14,7 @@ in 1.31), each in that version's shape.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from typing import Any
@@ -349,3 +350,161 @@ def cover(coverage: Any, c: dict, o: dict) -> None:
                  "ResourceClaimTemplate", "DeviceTaintRule", "tolerations"):
         if word in texts:
             coverage[f"devices: {word.strip(chr(34))} in case"] += 1
+
+
+class SequenceDeviceGen(DeviceGen):
+    """Devices for a ``schedule`` sequence (``seqtest.py --devices``; 1.34+ shapes): the
+    cluster's node-local and network-attached slices and classes as ``objects`` makes them,
+    claims allocated to bound pods (reserved by one or two of them, or by none), unallocated
+    claims several incoming pods share, and the incoming pods' claims: their own, shared ones
+    and ResourceClaimTemplates (replicas of one pod template share its entries, so each
+    replica gets its own claim ``<pod>-<entry>``)."""
+
+    def sequence(self, s: dict) -> None:
+        r = self.r
+        objs: list[dict] = []
+        classes = ["gpu"]
+        objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                     "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU}"'}}]}})
+        if self.chance(0.5):
+            classes.append("gpu-big")
+            objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "gpu-big"},
+                         "spec": {"selectors": [
+                             {"cel": {"expression": f'device.driver == "{GPU}"'}},
+                             {"cel": {"expression": f'device.capacity["{GPU}"].memory.compareTo(quantity("40Gi")) >= 0'}}]}})
+        inventory: dict[str, list[tuple[str, str, str]]] = {}
+        for n in (n["name"] for n in s["nodes"]):
+            if not self.chance(0.7):
+                continue
+            for p in range(1 if self.chance(0.7) else 2):
+                pool = n if p == 0 else f"{n}-b"
+                devs = [(f"gpu-{p}{k}", *self.gpu_device(f"gpu-{p}{k}")) for k in range(r.randint(1, 4))]
+                parts = [devs[:1], devs[1:]] if len(devs) > 1 and self.chance(0.2) else [devs]
+                for i, part in enumerate(parts):
+                    objs.append(self.slice_(f"{pool}-gpu-{i}", GPU, pool, len(parts),
+                                            [self.device(d, a, cap) for d, a, cap in part], {"nodeName": n}))
+                inventory.setdefault(n, []).extend((GPU, pool, d) for d, _, _ in devs)
+        network: list[tuple[tuple[str, str, str], dict | None]] = []
+        if self.chance(0.4):
+            classes.append("nic")
+            objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "nic"},
+                         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{NIC}"'}}]}})
+            for i in range(r.randint(1, 2)):
+                if self.chance(0.5):
+                    where: dict[str, Any] = {"allNodes": True}
+                    sel = None
+                else:
+                    key, val = r.choice([("disk", "ssd"), ("disk", "hdd"), ("tier", "a"),
+                                         ("topology.kubernetes.io/zone", "za")])
+                    sel = {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In",
+                                                                        "values": [val]}]}]}
+                    where = {"nodeSelector": sel}
+                devs = [(f"nic-{k}", *self.nic_device()) for k in range(r.randint(1, 3))]
+                objs.append(self.slice_(f"net{i}", NIC, f"net{i}", 1, [self.device(d, a, cap) for d, a, cap in devs],
+                                        where))
+                network.extend(((NIC, f"net{i}", d), sel) for d, _, _ in devs)
+        # claims allocated to bound pods (reserved by one or two of a node's pods, or by none)
+        taken: set[tuple[str, str, str]] = set()
+        shared: dict[str, list[str]] = {"default": [], "ns1": []}
+        for i in range(r.randint(0, 4)):
+            if inventory and (not network or self.chance(0.7)):
+                node: str | None = r.choice(sorted(inventory))
+                free = [d for d in inventory[node] if d not in taken]
+                sel: dict | None = {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+            elif network:
+                node = None
+                pick = r.choice(network)
+                free = [d for d, sl in network if sl == pick[1] and d not in taken]
+                sel = pick[1]
+            else:
+                break
+            if not free:
+                continue
+            ns = r.choice(["default", "default", "ns1"])
+            devs = r.sample(free, min(len(free), r.choice([1, 1, 2])))
+            taken.update(devs)
+            admin = self.chance(0.1)
+            e: dict[str, Any] = {"deviceClassName": "gpu" if devs[0][0] == GPU else "nic",
+                                 "allocationMode": "ExactCount", "count": len(devs)}
+            if admin:
+                e["adminAccess"] = True
+            results = [{"request": "r0", "driver": d[0], "pool": d[1], "device": d[2],
+                        **({"adminAccess": True} if admin else {})} for d in devs]
+            alloc: dict[str, Any] = {"devices": {"results": results}}
+            if sel is not None:
+                alloc["nodeSelector"] = sel
+            users = [p for p in s["pods"] if (p.get("namespace") or "default") == ns
+                     and (node is None or p["node"] == node)]
+            users = r.sample(users, min(len(users), r.randint(1, 2))) if self.chance(0.85) else []
+            name = f"alloc{i}"
+            claim: dict[str, Any] = {"apiVersion": self.api, "kind": "ResourceClaim",
+                                     "metadata": {"name": name, "namespace": ns},
+                                     "spec": {"devices": {"requests": [{"name": "r0", "exactly": e}]}},
+                                     "status": {"allocation": alloc}}
+            if users:
+                claim["status"]["reservedFor"] = [{"resource": "pods", "name": p["name"], "uid": f"{ns}/{p['name']}"}
+                                                  for p in users]
+            for p in users:
+                p.setdefault("resourceClaims", []).append({"name": f"a{i}", "resourceClaimName": name})
+            objs.append(claim)
+            shared[ns].append(name)
+        # unallocated claims several incoming pods share
+        for ns in ("default", "ns1"):
+            for i in range(r.randint(0, 2) if self.chance(0.4) else 0):
+                name = f"shared{i}"
+                objs.append({"apiVersion": self.api, "kind": "ResourceClaim",
+                             "metadata": {"name": name, "namespace": ns}, "spec": self.claim_spec(classes, True)})
+                shared[ns].append(name)
+        # the incoming pods' claims: replicas of one template share its entries
+        by_sig: dict[str, list[dict]] = {}
+        for q in s["schedule"]:
+            by_sig.setdefault(json.dumps({k: v for k, v in q.items() if k != "name"}, sort_keys=True), []).append(q)
+        ntemplates = 0
+        for group in by_sig.values():
+            ns = group[0].get("namespace") or "default"
+            if len(group) > 1:
+                if not self.chance(0.75):
+                    continue
+                entries = []
+                for j in range(r.randint(1, 2)):
+                    if shared[ns] and self.chance(0.25):
+                        name = r.choice(shared[ns])
+                        if not any(x.get("resourceClaimName") == name for x in entries):
+                            entries.append({"name": f"e{j}", "resourceClaimName": name})
+                        continue
+                    t = f"t{ntemplates}"
+                    ntemplates += 1
+                    objs.append({"apiVersion": self.api, "kind": "ResourceClaimTemplate",
+                                 "metadata": {"name": t, "namespace": ns},
+                                 "spec": {"spec": self.claim_spec(classes, True)}})
+                    entries.append({"name": f"e{j}", "resourceClaimTemplateName": t})
+                for q in group:
+                    q["resourceClaims"] = copy.deepcopy(entries)
+                continue
+            for q in group:
+                if not self.chance(0.7):
+                    continue
+                entries = []
+                for j in range(r.randint(1, 2)):
+                    k = r.random()
+                    if k < 0.35:
+                        t = f"t{ntemplates}"
+                        ntemplates += 1
+                        objs.append({"apiVersion": self.api, "kind": "ResourceClaimTemplate",
+                                     "metadata": {"name": t, "namespace": ns},
+                                     "spec": {"spec": self.claim_spec(classes, True)}})
+                        entries.append({"name": f"e{j}", "resourceClaimTemplateName": t})
+                    elif k < 0.75 or not shared[ns]:
+                        name = f"c-{q['name']}-{j}"
+                        objs.append({"apiVersion": self.api, "kind": "ResourceClaim",
+                                     "metadata": {"name": name, "namespace": ns},
+                                     "spec": self.claim_spec(classes, True)})
+                        entries.append({"name": f"e{j}", "resourceClaimName": name})
+                    else:
+                        name = r.choice(shared[ns])
+                        if not any(x.get("resourceClaimName") == name for x in entries):
+                            entries.append({"name": f"e{j}", "resourceClaimName": name})
+                if entries:
+                    q["resourceClaims"] = entries
+        s["devices"] = objs

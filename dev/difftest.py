@@ -812,16 +812,16 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
             else [err]
         if all(x.startswith(DR_ERR) for x in parts):
             # a Filter error in the dry run (DynamicResources: a claim that can never be
-            # allocated on a node): the preemption fails with it; kspread's cycle ends with
-            # the first node's
-            wants = ["running Filter plugin 'DynamicResources': " + x[len(DR_ERR):] for x in parts]
-            if r.error not in wants:
-                same = r.error is not None and re.sub(DEVICE_ID, "D", r.error) in {re.sub(DEVICE_ID, "D", w)
-                                                                                   for w in wants}
+            # allocated on a node): no candidate there; without candidates PostFilter's
+            # status is the aggregated Error (the cycle stays Unschedulable)
+            wants = sorted(x[len(DR_ERR):] for x in parts)
+            pf = r.post_filter_status
+            got = sorted(pf.reasons) if pf is not None and pf.code.value == "Error" else []
+            if got != wants:
+                same = len(got) == len(wants) and all(
+                    re.sub(DEVICE_ID, "D", g) == re.sub(DEVICE_ID, "D", w) for g, w in zip(got, wants))
                 diffs.append(("DefaultPreemption", "preemption-error" + (" (device named)" if same else ""),
-                              f"upstream {wants!r}; kspread {r.error!r}"))
-            elif len(wants) > 1:
-                diffs.append(("DefaultPreemption", "preemption-error (aggregated)", f"upstream {err!r}"))
+                              f"upstream {wants!r}; kspread {got!r}"))
             return diffs
         if op.get("error"):
             prefilter = op["error"].startswith("PreFilter: ") and not (kp and kp.candidates)
@@ -911,7 +911,6 @@ def run_and_compare(o: dict, doc: dict, cid: str) -> list[tuple[str, str, str]]:
         return [("(kspread)", "exception", f"{type(e).__name__}: {e}")]
 
 
-AGGREGATE_NOTE = "several nodes' Filter errors in the dry run: upstream aggregates them, kspread reports the first"
 POOL_ORDER_NOTE = "upstream's allocator takes the pools in Go map order (random); kspread's is the case's"
 
 
@@ -1056,8 +1055,6 @@ def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str
         return PREFILTER_NOTE
     if kind == "pool order":
         return POOL_ORDER_NOTE
-    if kind == "preemption-error (aggregated)":
-        return AGGREGATE_NOTE
     if kind == "preemption-error (device named)":
         # the first device of the node's pools in the allocator's order that breaks the
         # claim's constraint: the same error, another device

@@ -20,7 +20,9 @@
 # provisioner emulated; VolumeBinding's PreBind polls the claims every 10 ms instead of every second:
 # sed on binder.go); for 1.35 also gang.go and gang.patch (Workloads, pods' workloadRef, the gang's
 # Permit timeout on the sequence's clock: zz_gang_clock_*.go and a sed each on podgroupinfo.go and
-# waiting_pods_map.go).
+# waiting_pods_map.go), and dra.go and dra.patch (DeviceClasses, ResourceSlices, claims, templates,
+# pods' resourceClaims, the resource claim controller emulated) with zz_pool_order.go in the
+# vendored allocators (FC_POOL_ORDER: kspread's pool order, to explain a difference).
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -66,8 +68,24 @@ driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES
   sed -i 's/wait.PollUntilContextTimeout(ctx, time.Second, b.bindTimeout/wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, b.bindTimeout/' \
     "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"
   grep -q '10\*time.Millisecond, b.bindTimeout' "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"
+  if [ -f "$2/vendor/k8s.io/api/resource/v1/types.go" ]; then dra "$2"; fi   # 1.35: devices (dra.go)
   (cd "$2" && go build -o "$3.new" ./cmd/fullcycle) && mv "$3.new" "$3"   # a running binary is not overwritten
   echo "built $3"
+}
+
+dra() {  # dra TREE: dra.go with dra.patch, and the allocators' pool order hook (zz_pool_order.go)
+  cp "$HERE/fullcycle/dra.go" "$1/cmd/fullcycle/"
+  patch -s -d "$1/cmd/fullcycle" -p1 < "$HERE/fullcycle/dra.patch"
+  for pkg in stable incubating experimental; do
+    D="$1/vendor/k8s.io/dynamic-resource-allocation/structured/internal/$pkg"
+    sed "s/^package stable$/package $pkg/" "$HERE/fullcycle/zz_pool_order.go" > "$D/zz_pool_order.go"
+    if [ "$pkg" != stable ]; then
+      sed -i 's/oracleSortSlices(p.Slices) \/\/ POOL-SLICES/oracleSortSlices(p.DeviceSlicesTargetingNode); oracleSortSlices(p.DeviceSlicesNotTargetingNode)/; s/\.Slices)/.DeviceSlicesTargetingNode)/g' "$D/zz_pool_order.go"
+    fi
+    grep -q oracleSortPools "$D/allocator_$pkg.go" || perl -0pi -e \
+      's/(\tpools, err := GatherPools\(ctx, alloc.slices, node, a.features\)\n)/$1\toracleSortPools(pools)\n/' "$D/allocator_$pkg.go"
+    grep -q oracleSortPools "$D/allocator_$pkg.go"
+  done
 }
 
 driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135" steps.patch backend/queue zz_queue_v135.go tolerates135.go

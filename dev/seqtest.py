@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import random
 import subprocess
 import sys
@@ -512,8 +513,9 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
         doc["featureGates"] = gates
     doc["profile"] = {"config": config}
     doc.update(nodes=s["nodes"], pods=s["pods"], schedule=with_steps(s))
-    if s.get("storage") or s.get("workloads"):
-        doc["objects"] = (s.get("storage") or []) + (s.get("workloads") or [])  # workloads: --gangs
+    if s.get("storage") or s.get("workloads") or s.get("devices"):
+        # workloads: --gangs; devices: --devices
+        doc["objects"] = (s.get("storage") or []) + (s.get("workloads") or []) + (s.get("devices") or [])
     if s.get("owners"):
         doc["owners"] = [{**o, "selector": o["selector"] if o["kind"] == "ReplicationController" else
                           {"matchLabels": o["selector"]}} for o in s["owners"]]
@@ -565,11 +567,15 @@ def short(k: str) -> str:
 
 # ---- running ----------------------------------------------------------------------------------
 
+ORACLE_ENV: dict[str, str] = {}  # extra environment of the oracle (FC_POOL_ORDER: --devices)
+
+
 def run_oracle(oracle: str, inp: dict, path: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory() as d:
         f = path or Path(d) / "in.json"
         f.write_text(json.dumps(inp, indent=1))
-        p = subprocess.run([oracle, str(f)], check=False, capture_output=True, text=True, timeout=600)
+        p = subprocess.run([oracle, str(f)], check=False, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, **ORACLE_ENV} if ORACLE_ENV else None)
     if p.returncode != 0:
         return {"error": p.stderr.strip()[-1000:] or f"exit status {p.returncode}"}
     return json.loads(p.stdout)
@@ -605,7 +611,10 @@ def write_case(d: Path, s: dict, version: str, name: str, gates: dict[str, bool]
     return doc
 
 
-def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], dict[str, Any], list[str], list[str]]:
+def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
+                ) -> tuple[list[dict], dict[str, Any], dict[str, Any], list[str], list[str]]:
+    """... and, given ``devices`` (a dict), its ``allocations`` at the end and ``allocationLog``
+    (devices.py: each batch of claims newly allocated between two cycles)."""
     from kspread.engine import scheduler as engine
     from kspread.format.case import build_case
 
@@ -630,6 +639,8 @@ def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], 
     def observe(sched: Any, r: Any) -> None:
         current[:] = [sched]
         settled()
+        if devices is not None:
+            dev_observe(devices, sched)
         keys.append(r.pod.key)
         waiting_at.append(set(getattr(sched, "waiting", ())))
 
@@ -638,6 +649,8 @@ def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], 
     def until_idle_then_settled(self: Any) -> None:
         until_idle(self)
         settled()
+        if devices is not None:  # before a step can release claims
+            dev_observe(devices, self.sched)
 
     engine.SequenceRun.until_idle = until_idle_then_settled  # type: ignore[method-assign]
     try:
@@ -659,6 +672,8 @@ def run_kspread(doc: dict, base_dir: Path) -> tuple[list[dict], dict[str, Any], 
         final[k] = n
         if k in placements:
             placements[k] = n
+    if devices is not None:
+        dev_observe(devices, _sched)
     cycles = []
     for i, r in enumerate(results):
         pre = r.preemption
@@ -725,7 +740,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
         doc = write_case(d, s, version, name, gates, {"placements": o["placements"]},
                          backoff if write is not None else None)
         try:
-            kc, kp, kfinal, kevicted, kwaiting = run_kspread(doc, d)
+            kdev: dict | None = {"allocations": initial_allocations(s)} if s.get("devices") else None
+            kc, kp, kfinal, kevicted, kwaiting = run_kspread(doc, d, kdev)
         except Exception as e:  # a kspread error on a valid sequence is a difference too
             res.update(error=f"kspread: {type(e).__name__}: {e}", cls="kspread error")
             return res
@@ -748,6 +764,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
             "persistentVolumeClaim" in v or "ephemeral" in v for v in p.get("volumes") or [])}
         res["claimBinds"] = sum(1 for c in oc if c["picked"] and c["pod"] in with_claims)
         res["volumeRejects"] = sum(1 for c in oc if any(w in c["err"] for w in VOLUME_REASONS))
+    if kdev is not None:
+        dev_compare(res, o, kdev)
     res["upstreamCycles"], res["kspreadCycles"] = oc, kc
     if fd is not None:
         res["first"] = fd[0]
@@ -759,7 +777,9 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     elif not res["placements"]:
         res["cls"] = "placements only"
     elif not res["final"]:
-        res["cls"] = "final placements or evictions only"
+        res["cls"] = "final allocations" if res.get("allocations") is False else "final placements or evictions only"
+    elif res.get("allocationLog") is False:
+        res["cls"] = "allocations"
     return res
 
 
@@ -775,6 +795,57 @@ def gang_tie(s: dict, o: dict, k: dict) -> bool:
     diff = set(o["victims"]) ^ set(k["victims"])
     groups = {refs.get(v) for v in diff}
     return bool(diff) and None not in groups and len(groups) == 1
+
+
+# ---- devices (--devices) -------------------------------------------------------------------
+
+def dev_observe(store: dict, sched: Any) -> None:
+    """kspread's claims after a cycle: ``allocations`` (claim -> sorted devices, allocated
+    ones), and in ``allocationLog`` the claims newly allocated since the last call."""
+    now = {k: sorted(v) for k, v in sched.claims.allocations().items() if v}
+    prev = store.get("allocations") or {}
+    batch = sorted(f"{k}={','.join(v)}" for k, v in now.items() if prev.get(k) != v)
+    if batch:
+        store.setdefault("allocationLog", []).append(batch)
+    store["allocations"] = now
+
+
+def dev_compare(res: dict, o: dict, kdev: dict) -> None:
+    """The allocations at the end (part of "final") and in order (``allocationLog``: the
+    oracle's writes grouped by pod, each group sorted; kspread's batches)."""
+    groups: list[list[str]] = []
+    pod = None
+    for e in o.get("allocationLog") or []:
+        item = f"{e['claim']}={','.join(e['devices'] or [])}"
+        if groups and e["pod"] == pod:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+            pod = e["pod"]
+    olog = [x for g in groups for x in sorted(g)]
+    klog = [x for g in kdev.get("allocationLog") or [] for x in g]
+    oal, kal = o.get("allocations") or {}, kdev.get("allocations") or {}
+    res.update(allocations=oal == kal, allocationLog=olog == klog, upstreamAllocations=oal, kspreadAllocations=kal,
+               upstreamAllocationLog=olog, kspreadAllocationLog=klog, claimAllocs=len(olog))
+    if oal != kal:
+        res["final"] = False
+
+
+def initial_allocations(s: dict) -> dict[str, list[str]]:
+    """The claims the sequence's objects hold allocated (claim key -> sorted devices)."""
+    out = {}
+    for o in s.get("devices") or []:
+        alloc = (o.get("status") or {}).get("allocation") if o["kind"] == "ResourceClaim" else None
+        if alloc:
+            ns = o["metadata"].get("namespace") or "default"
+            k = o["metadata"]["name"] if ns == "default" else f"{ns}/{o['metadata']['name']}"
+            out[k] = sorted(f"{x['driver']}/{x['pool']}/{x['device']}" for x in alloc["devices"]["results"])
+    return out
+
+
+def pool_order(s: dict) -> str:
+    """FC_POOL_ORDER: the sequence's ResourceSlices in case order (kspread's pool order)."""
+    return ",".join(o["metadata"]["name"] for o in s.get("devices") or [] if o["kind"] == "ResourceSlice")
 
 
 VOLUME_REASONS = ("volume node affinity", "PersistentVolume's node affinity", "persistent volumes to bind",
@@ -930,6 +1001,16 @@ def _one(job: tuple[int, dict]) -> dict:
         # the oracle runs the real scheduler's goroutines: a second run tells timing from rule
         again = compare(s, a.version, a.oracle, a.backoff, a.gates, name)
         r["stable"] = again.get("cls") == r["cls"] and again.get("upstream") == r.get("upstream")
+    if a.devices and r.get("cls") and "error" not in r:
+        # upstream takes a node's pools in a Go map's order: explained when the oracle agrees
+        # with kspread's order (the case's) forced (zz_pool_order.go)
+        ORACLE_ENV["FC_POOL_ORDER"] = pool_order(s)
+        try:
+            again = compare(s, a.version, a.oracle, a.backoff, a.gates, name)
+        finally:
+            ORACLE_ENV.clear()
+        r["poolOrder"] = not again.get("cls") and bool(again.get("final"))
+        r["poolOrderClass"] = again.get("cls")
     return r
 
 
@@ -969,6 +1050,9 @@ def main() -> int:
                     help="the share of sequences that get 1-4 steps between their pods (every step kind; with "
                          "owners and controllers, PDBs by minAvailable, gates, NoExecute tolerations; the oracle "
                          "needs dev/fullcycle/steps.go)")
+    ap.add_argument("--devices", action="store_true",
+                    help="devices in every sequence (dev/devgen.py's shapes: slices, classes, claims, templates; "
+                         "1.35: the oracle needs dev/fullcycle/dra.go); allocations compared, pool order explained")
     args = ap.parse_args()
     SETTLE_MILLIS, MAX_BACKOFF = args.settle, args.max_backoff
     args.gates = {}
@@ -1001,6 +1085,14 @@ def main() -> int:
         for s in gang_seqs:
             seqgang.add(gang_gen, s)
         args.gates.update(seqgang.GATES)
+    if args.devices:
+        # a generator of its own: the sequences of a seed stay those of runs without devices
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from devgen import SequenceDeviceGen
+
+        dev_gen = SequenceDeviceGen(random.Random(args.seed * 7919 + 29), gen.minor)
+        for s in seqs:
+            dev_gen.sequence(s)
     if args.steps:
         # a generator of its own: the sequences of a seed stay those of runs without steps
         step_gen = Gen(random.Random(args.seed * 7919 + 28), gen.minor)
@@ -1046,6 +1138,12 @@ def main() -> int:
            f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
            f"preempted (kspread's count) in {sum(1 for s in seqs if s.get('workloads'))} gang sequences"
            if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
+    if args.devices:
+        explained = Counter(r["cls"] for r in results if r.get("poolOrder"))
+        print(f"  devices: {sum(r.get('claimAllocs', 0) for r in results)} claims allocated upstream; final allocations "
+              f"agree {sum(1 for r in results if r.get('allocations'))}/{n}, in order "
+              f"{sum(1 for r in results if r.get('allocationLog'))}/{n}; differences explained by the pool order: "
+              f"{sum(explained.values())} ({dict(explained)})")
     for cls, k in classes.most_common():
         extra = f" ({unstable[cls]} changed on a second oracle run)" if unstable[cls] else ""
         print(f"  first divergence: {cls:32} {k}{extra}")

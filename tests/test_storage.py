@@ -593,3 +593,20 @@ pod: {name: p, volumes: [{name: d, emptyDir: {}}, {name: e, persistentVolumeClai
     assert list(e.value.path) == ["pod", "volumes", 1, "persistentVolumeClaimx"]
     assert str(e.value).endswith("unknown field 'persistentVolumeClaimx' in a volume "
                                  "(did you mean 'persistentVolumeClaim'?)")
+
+
+def test_a_persistent_volumes_unknown_csi_key_is_an_error_at_it():
+    doc = yaml.safe_load("""
+apiVersion: kspread/v1
+kind: Case
+version: "1.35"
+nodes: [n1]
+objects:
+- {kind: PersistentVolume, apiVersion: v1, metadata: {name: v1},
+   spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], csi: {driverx: ebs.csi.aws.com, volumeHandle: h}}}
+pod: {name: p}
+""")
+    with pytest.raises(CaseError) as e:
+        build_case(doc, "t")
+    assert list(e.value.path)[-2:] == ["csi", "driverx"]
+    assert "unknown field 'driverx' in csi" in str(e.value) and "did you mean 'driver'?" in str(e.value)

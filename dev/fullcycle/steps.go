@@ -345,6 +345,9 @@ func (d *seqDriver) untilIdle(ctx context.Context, limit int) {
 		for d.cycles < limit {
 			time.Sleep(d.settle)
 			d.rec.observe(ctx)
+			if q, ok := d.sched.SchedulingQueue.(interface{ OracleDropErrorBackoff() int }); ok {
+				q.OracleDropErrorBackoff() // zz_queue_v135.go: an Error is not retried (kspread's rule)
+			}
 			a, b, _ := queueLens(d.sched)
 			if a+b == 0 && d.inFlight() == 0 {
 				time.Sleep(d.settle)

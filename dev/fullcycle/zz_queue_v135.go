@@ -23,3 +23,19 @@ func (p *PriorityQueue) OracleFlushBackoffQCompleted(logger klog.Logger) { p.flu
 func (p *PriorityQueue) OracleFlushUnschedulablePodsLeftover(logger klog.Logger) {
 	p.flushUnschedulablePodsLeftover(logger)
 }
+
+// OracleDropErrorBackoff takes the pods whose last cycle ended in an Error out of the queue
+// (podErrorBackoffQ), as kspread's rule says (an Error is not retried); upstream retries them
+// after their backoff, for ever while the error stays. Returns how many it dropped.
+func (p *PriorityQueue) OracleDropErrorBackoff() int {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	bq := p.backoffQ.(*backoffQueue)
+	bq.lock.Lock()
+	defer bq.lock.Unlock()
+	pods := bq.podErrorBackoffQ.List()
+	for _, pi := range pods {
+		_ = bq.podErrorBackoffQ.Delete(pi)
+	}
+	return len(pods)
+}

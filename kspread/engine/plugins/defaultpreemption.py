@@ -424,8 +424,10 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
         """The candidates (non-violating ones first, each kind in the order visited), the
         errors of nodes whose dry run failed with an Error status, and the status of
         every visited node that is not a candidate (Success for a node whose victims
-        came after its kind's list was full): see ``DryRun``. A node whose filtering
-        raised, visited before the dry run stopped, raises its SchedulingError.
+        came after its kind's list was full): see ``DryRun``. A node whose filters
+        give an Error with every lower-priority pod removed is no candidate and its
+        error is kept (DryRunPreemption aggregates them: PostFilter's Error status
+        when no node is a candidate; the cycle stays Unschedulable).
         ``positions``: the snapshot positions of ``potential``, when known."""
         pdbs = self.handle.cluster.pdbs
         fwk = self.handle.framework
@@ -478,9 +480,6 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             # non-violating one and ``limit`` in all
             stops = (accepted & (totals[0] >= 1) & (totals[0] + totals[1] >= limit)).nonzero()[0]
             end = int(stops[0]) + 1 if len(stops) else m
-            for k in sorted(res.errors):
-                if k < end:
-                    raise res.errors[k]
             found = [int(totals[0][end - 1]), int(totals[1][end - 1])]
             dry.add(names[:end], res, accepted[:end], zero[:end], ok[:end])
             if len(stops):
@@ -589,12 +588,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
             at = first[active] + step
             res = nodes.try_add(active, order[at])
             failed = res.ids.nonzero()[0]
-            if len(failed):
-                errors = out.put(active, res, failed, keep_status=False)
-                if errors:
-                    done[errors] = True
-                    failed = failed[~np.isin(active[failed], errors)]
-                is_victim[at[failed]] = True
+            # a node that no longer fits keeps the pod out: a filter's Error status too
+            # (reprievePod reads only status.IsSuccess())
+            is_victim[at[failed]] = True
             step += 1
         keep = is_victim & ~done[rows.node[order]]
         victims, victim_violating = order[keep], violating[keep]

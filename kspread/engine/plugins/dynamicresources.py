@@ -265,6 +265,16 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
     def sign_pod(self, pod: Pod):
         return None if pod.resource_claims else ()
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        """EventsToRegister's Node actions, without a hint (Queue): slices select nodes by
+        label. 1.31: Add | UpdateNodeLabel | UpdateNodeTaint; from 1.32 UpdateNodeTaint
+        only without queueing hints (issue 109437); from 1.34 also UpdateNodeAllocatable."""
+        v = self.version.minor
+        if v <= 31:
+            return frozenset({"Add", "UpdateNodeLabel", "UpdateNodeTaint"})
+        events = {"Add", "UpdateNodeLabel"} | ({"UpdateNodeAllocatable"} if v >= 34 else set())
+        return frozenset(events if hints else events | {"UpdateNodeTaint"})
+
     @property
     def tracker(self) -> ClaimTracker:
         t = self.handle.claims
