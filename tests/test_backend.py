@@ -207,6 +207,60 @@ def test_a_case_of_another_version_is_skipped_with_the_reason(tmp_path, capsys):
                    "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.34.2)"]
 
 
+def _versioned_backends(tmp_path) -> tuple[str, str]:
+    """Two stand-ins, of 1.35 and 1.34, each answering a case with its own pick (n2, n1)."""
+    def one(version: str, pick: str, other: str) -> str:
+        (tmp_path / version).mkdir()
+        cycle = {**_CYCLE_OK, "totals": {pick: 2, other: 1}, "selected": pick}
+        return _script_backend(tmp_path / version,
+                               info=f"print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': ['NodeName']}}))",
+                               case=f"sys.stdin.read()\nprint(json.dumps({{'cycles': [{cycle!r}]}}))")
+    return one("v1.35.4", "n2", "n1"), one("v1.34.7", "n1", "n2")
+
+
+def _at(version: str, name: str, selected: str) -> str:
+    return (CASE.replace('version: "1.35"', f'version: "{version}"').replace("name: two-nodes", f"name: {name}")
+            .replace("expect: {selected: n2}", f"expect: {{selected: {selected}}}"))
+
+
+def test_each_case_runs_through_the_backend_of_its_minor_version(tmp_path, capsys):
+    open_backend.cache_clear()
+    b35, b34 = _versioned_backends(tmp_path)
+    files = [str(write_case(tmp_path, body, f"{i}.yaml"))
+             for i, body in enumerate([CASE, _at("1.34", "at-134", "n1"), _at("1.33", "at-133", "n1")])]
+    # each passes only through its own version's backend (1.35's picks n2, 1.34's n1)
+    assert cli_main(["run", "--backend", b35, "--backend", b34, *files]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [f"PASS two-nodes ({files[0]}:1, version 1.35)", f"PASS at-134 ({files[1]}:1, version 1.34)"]
+    assert out[2:] == [(f"SKIP at-133 ({files[2]}:1): the case is at version 1.33, and no backend given was built from "
+                         f"Kubernetes 1.33: {b35} (Kubernetes v1.35.4), {b34} (Kubernetes v1.34.7)"),
+                        "2 passed, 0 failed, 1 skipped (backends: Kubernetes v1.35.4, v1.34.7)"]
+    # --compare: the agreement figure per backend (neither stand-in scores as the reference engine)
+    assert cli_main(["run", "-q", "--compare", "--backend", b35, "--backend", b34, *files]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "2 passed, 0 failed, 1 skipped (backends: Kubernetes v1.35.4, v1.34.7; the reference engine agrees with them "
+        "on 0 of 2 cases: v1.35.4 0 of 1, v1.34.7 0 of 1)")
+    # two backends of one minor: which one a case takes would be a guess
+    open_backend.cache_clear()
+    with pytest.raises(SystemExit) as e:
+        cli_main(["run", "--backend", b35, "--backend", b35, *files])
+    assert str(e.value) == (f"kspread run: backends {b35} (Kubernetes v1.35.4) and {b35} (Kubernetes v1.35.4) are of "
+                            "the same minor version: give one backend per minor (a case runs through the backend of "
+                            "its version)")
+
+
+def test_pytest_takes_a_backend_per_minor_version(pytester, tmp_path):
+    open_backend.cache_clear()
+    b35, b34 = _versioned_backends(tmp_path)
+    head = "apiVersion: kspread/v1\nkind: Case\n"
+    pytester.makefile(".yaml", cases="---\n".join(
+        head + body.lstrip("\n") for body in [CASE, _at("1.34", "at-134", "n1"), _at("1.31", "at-131", "n2")]))
+    result = pytester.runpytest(f"--kspread-backend={b35}", f"--kspread-backend={b34}", "-rs")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines([("SKIPPED [[]1[]] cases.yaml:*: the case is at version 1.31, and no backend given "
+                                 "was built from Kubernetes 1.31: *")])
+
+
 def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path, capsys):
     open_backend.cache_clear()
     path = str(write_case(tmp_path, CASE))
@@ -628,6 +682,29 @@ def test_build_checks_the_directories_it_is_given(tmp_path, setup, dirs, message
     r = subprocess.run(["bash", str(REPO / "backend" / "build.sh"), "backend", *dirs], cwd=tmp_path,
                        capture_output=True, text=True, check=False, env={**os.environ, "KSPREAD_UPSTREAM": str(tmp_path)})
     assert (r.returncode, r.stderr) == (2, message + "\n")
+
+
+def test_build_checks_the_version_and_its_tree(tmp_path):
+    # before Go is looked for: the version, where its tree comes from, and that the tree vendors it
+    (tmp_path / "tree" / "vendor").mkdir(parents=True)
+    (tmp_path / "tree" / "go.mod").write_text("module sigs.k8s.io/scheduler-plugins\n")
+    (tmp_path / "tree" / "vendor" / "modules.txt").write_text("# k8s.io/kubernetes v1.30.10\n")
+
+    def build(*args: str, **env: str) -> tuple[int, str]:
+        r = subprocess.run(["bash", str(REPO / "backend" / "build.sh"), *args], cwd=tmp_path, capture_output=True,
+                           text=True, check=False,
+                           env={**os.environ, "KSPREAD_BUILD_DIR": str(tmp_path / "b"), **env})
+        return r.returncode, r.stderr
+
+    assert build("--version", "1.28", "backend") == (
+        2, "build.sh: --version 1.28: a backend is built for 1.29 to 1.35\n")
+    assert build("--version=1.31", "backend", KSPREAD_MIRROR=str(tmp_path)) == (
+        2, (f"build.sh: no commit 18dc3cbed05bb917e7899a73197dcdb666d1be2c (vendoring 1.31) in KSPREAD_MIRROR={tmp_path}: "
+           "set KSPREAD_TREE to an unpacked openshift-kni/scheduler-plugins tree vendoring k8s.io/kubernetes 1.31\n"))
+    assert build("backend", KSPREAD_VERSION="1.31", KSPREAD_TREE=str(tmp_path / "tree")) == (
+        2, f"build.sh: the tree {tmp_path}/tree vendors k8s.io/kubernetes v1.30.10, not 1.31\n")
+    assert build("--version", "1.30", "backend", KSPREAD_TREE=str(tmp_path / "nowhere")) == (
+        2, f"build.sh: KSPREAD_TREE={tmp_path}/nowhere holds no go.mod and vendor/modules.txt\n")
 
 
 def test_pytest_skips_a_case_of_another_version_and_lists_known_differences(pytester, tmp_path):

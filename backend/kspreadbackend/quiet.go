@@ -140,6 +140,13 @@ func (t *countingTracker) count(gvr schema.GroupVersionResource, err error) erro
 	return err
 }
 
+// podGone: a pod was deleted (from the tracker's Delete): it is recorded.
+func (t *countingTracker) podGone(ns, name string) {
+	t.c.mu.Lock()
+	t.c.deleted = append(t.c.deleted, podKey(ns, name))
+	t.c.mu.Unlock()
+}
+
 // installTracker makes every API call of the clientset go through a counting tracker.
 func installTracker(client interface {
 	PrependReactor(verb, resource string, reaction clienttesting.ReactionFunc)

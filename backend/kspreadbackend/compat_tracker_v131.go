@@ -1,18 +1,14 @@
+//go:build !pre131
+
 package kspreadbackend
 
-// What follows the interfaces of the vendored client-go (v0.35) and scheduler (v1.35) where
-// they differ between versions: a build for another version replaces these functions.
+// The object tracker's writes, client-go v0.31 and later: options on every write, Patch and Apply.
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 )
-
-// The object tracker's writes (ObjectTracker of client-go v0.35: options on every write, Apply).
 
 func (t *countingTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
 	return t.count(gvr, t.ObjectTracker.Create(gvr, t.stamped(gvr, obj), ns, opts...))
@@ -38,20 +34,7 @@ func (t *countingTracker) Apply(gvr schema.GroupVersionResource, obj runtime.Obj
 func (t *countingTracker) Delete(gvr schema.GroupVersionResource, ns, name string, opts ...metav1.DeleteOptions) error {
 	err := t.ObjectTracker.Delete(gvr, ns, name, opts...)
 	if err == nil && gvr == podsResource {
-		t.c.mu.Lock()
-		t.c.deleted = append(t.c.deleted, podKey(ns, name))
-		t.c.mu.Unlock()
+		t.podGone(ns, name)
 	}
 	return t.count(gvr, err)
-}
-
-// AddEventHandlerWithOptions: client-go v0.33 and later.
-func (i *countedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, o cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	return i.SharedIndexInformer.AddEventHandlerWithOptions(i.wrap(h), o)
-}
-
-// preemptionRunning: the evaluator is still preempting for the pod (asynchronous preemption,
-// 1.32 and later: the victims' deletion runs after the cycle).
-func preemptionRunning(ev *preemption.Evaluator, uid types.UID) bool {
-	return ev.IsPodRunningPreemption(uid)
 }
