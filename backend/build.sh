@@ -86,9 +86,11 @@ if [ -n "${stale:-}" ]; then
   elif [ -n "$TAR" ]; then
     tar -xJf "$TAR" -C "$SP"
   else
-    # go.mod, go.sum, vendor/ and the tree's own packages (the out-of-tree plugins); a PDF outside
-    # them is absent from some snapshots
-    git --git-dir="$MIRROR" archive "${COMMIT[$VERSION]}" go.mod go.sum vendor apis pkg ':!pkg/capacityscheduling/doc' | tar -x -C "$SP"
+    # go.mod, go.sum, vendor/ and the tree's own packages (the out-of-tree plugins), but a PDF among
+    # them, absent from some snapshots (git archive still names it: not said)
+    git --git-dir="$MIRROR" archive "${COMMIT[$VERSION]}" go.mod go.sum vendor \
+      $(git --git-dir="$MIRROR" ls-tree -r --name-only "${COMMIT[$VERSION]}" -- apis pkg | grep -v '\.pdf$') \
+      2> >(grep -v "^error: invalid object .*\.pdf'$" >&2) | tar -x -C "$SP"
   fi
   if [ -n "$TAR" ]; then touch "$SP/.unpacked"; else printf '%s' "$SRC" > "$SP/.unpacked"; fi
 fi

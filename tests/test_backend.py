@@ -152,12 +152,12 @@ def test_compare_names_each_candidate_that_differs():
     assert differences(engine, {}) == []  # a backend that reports no candidates: nothing to compare
 
 
-def _answering_backend(tmp_path, answer: dict) -> str:
-    """A stand-in backend that prints ``answer`` for any case."""
+def _answering_backend(tmp_path, answer: dict, version: str = "v1.35.4") -> str:
+    """A stand-in backend (of ``version``) that prints ``answer`` for any case."""
     p = tmp_path / "answering-backend"
     p.write_text(f"#!{sys.executable}\nimport json, sys\n"
                  "if sys.argv[1:] == ['--info']:\n"
-                 "    print(json.dumps({'kubernetesVersion': 'v1.35.4', 'plugins': []}))\n"
+                 f"    print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': []}}))\n"
                  "else:\n"
                  f"    sys.stdin.read(); print(json.dumps({answer!r}))\n")
     p.chmod(p.stat().st_mode | stat.S_IXUSR)
@@ -179,6 +179,17 @@ def test_candidates_not_reported_skip_the_case(tmp_path, capsys):
     other = write_case(tmp_path, name="other.yaml", body=PREEMPT.replace("  candidates: {n1: [a, b], n2: [c]}\n", ""))
     assert cli_main(["run", "-q", "--backend", fake, str(other)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed (backend: Kubernetes v1.35.4)"
+    open_backend.cache_clear()
+    # a backend of 1.31 or earlier never reports them: said so
+    (tmp_path / "old").mkdir()
+    old = _answering_backend(tmp_path / "old", {"cycles": [{**_PREEMPT_CYCLE, "candidates": None}]}, "v1.31.8")
+    at131 = write_case(tmp_path, name="at131.yaml", body=PREEMPT.replace("{n1: [a, b], n2: [c]}", "{n1: [a]}")
+                       .replace('version: "1.35"', 'version: "1.31"'))
+    assert cli_main(["run", "--backend", old, str(at131)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"SKIP preempt ({at131}:1): the case expects candidates, which the backend did not report (a backend of 1.31 "
+        "or earlier: DefaultPreemption makes its evaluator inside each PostFilter call, where the dry run cannot be "
+        "watched)")
     open_backend.cache_clear()
     fake = _answering_backend(tmp_path, {"cycles": [{**_PREEMPT_CYCLE, "candidates": {"n1": ["a", "b"]}}]})
     assert cli_main(["run", "-q", "--backend", fake, str(path)]) == 1

@@ -759,10 +759,14 @@ func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption
 			continue
 		}
 		if pl, ok := pls[0].(*defaultpreemption.DefaultPreemption); ok {
-			d := &dryRun{Interface: pl.Evaluator.Interface}
-			pl.Evaluator.Interface = d
+			ev := evaluatorOf(pl)
+			if ev == nil {
+				continue // up to 1.31: no candidates reported (null)
+			}
+			d := &dryRun{Interface: ev.Interface}
+			ev.Interface = d
 			out[name] = d
-			evs = append(evs, pl.Evaluator)
+			evs = append(evs, ev)
 		}
 	}
 	return out, evs
@@ -947,7 +951,7 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 		}
 		raw := map[string]int64{}
 		for _, ni := range feasible {
-			s, st := pl.Score(ctx, state, pod, ni)
+			s, st := scoreOn(ctx, pl, state, pod, ni)
 			if !st.IsSuccess() {
 				return nil, st.AsError()
 			}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 )
 
@@ -46,3 +47,7 @@ func extenderFilters(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Po
 	statuses.ForEachExplicitNode(set)
 	return kept, nil
 }
+
+// evaluatorOf: the plugin's preemption evaluator, which it keeps from 1.32 (its Interface is
+// wrapped to see the dry run's candidates).
+func evaluatorOf(pl *defaultpreemption.DefaultPreemption) *preemption.Evaluator { return pl.Evaluator }
