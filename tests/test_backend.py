@@ -1662,3 +1662,48 @@ def test_the_golden_storage_cases_agree_with_upstream(capsys):
     assert lines[-1].startswith(f"{19 + 1 - random_pick} passed, {random_pick} failed, "), lines
     skipped = [x for x in lines if x.startswith("SKIP ")]
     assert skipped and all("the case is at version" in x for x in skipped), skipped
+
+
+def _go_declarations(text: str) -> list[str]:
+    """The top-level names a Go file declares (functions and methods as Receiver.Name)."""
+    names, block = [], False
+    for line in text.splitlines():
+        if re.match(r"^(type|const|var) \($", line):
+            block = True
+        elif block and line == ")":
+            block = False
+        elif block and (m := re.match(r"^\t(\w+)\b", line)):
+            names.append(m.group(1))
+        elif m := re.match(r"^func (?:\(\w+ \*?(\w+)\) )?(\w+)", line):
+            names.append(f"{m.group(1)}.{m.group(2)}" if m.group(1) else m.group(2))
+        elif m := re.match(r"^(?:type|const|var) (\w+)", line):
+            names.append(m.group(1))
+    return names
+
+
+def test_each_minor_gets_one_definition_of_every_version_specific_call():
+    # the compat_*.go files by their build tags (build.sh: preM for every minor M after the one
+    # built), without Go: at every minor 1.29-1.35, each name is defined once at most, and every
+    # name the backend's other files use is defined exactly once
+    src = REPO / "backend" / "kspreadbackend"
+    files = {p.name: p.read_text() for p in sorted(src.glob("compat_*.go"))}
+    assert files
+    rest = "".join(p.read_text() for p in src.glob("*.go") if not p.name.startswith("compat_"))
+    for minor in range(29, 36):
+        tags = {f"pre1{m}" for m in range(minor + 1, 36)}
+        defined: dict[str, list[str]] = {}
+        for name, text in files.items():
+            m = re.search(r"^//go:build (.+)$", text, re.M)
+            assert m, f"{name}: no build constraint"
+            expr = re.sub(r"\bpre1\d\d\b", lambda t, on=tags: str(t.group(0) in on), m.group(1))
+            expr = expr.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
+            # only True/False, and, or, not and parentheses are left
+            if eval(expr, {"__builtins__": {}}):
+                for n in _go_declarations(text):
+                    defined.setdefault(n, []).append(name)
+        twice = {n: fs for n, fs in defined.items() if len(fs) > 1}
+        assert not twice, f"1.{minor}: {twice}"
+        used = {n for n in {d for text in files.values() for d in _go_declarations(text)}
+                if "." not in n and re.search(rf"\b{n}\b", rest)}
+        assert used - set(defined) == set(), f"1.{minor}: not defined: {sorted(used - set(defined))}"
+    assert {"fwNodeInfo", "runPreFilter", "scoreOn", "evaluatorOf", "extenderFilters"} <= used
