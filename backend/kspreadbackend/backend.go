@@ -557,7 +557,7 @@ func run(in input, o *options) (*output, error) {
 		}
 		popped = nil
 		outcomes, _ := rec.count()
-		sched.ScheduleOne(ctx)
+		scheduleOne(ctx, sched)
 		if err := late(nil); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,8 @@ package kspreadbackend
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 func (t *countingTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string) error {
@@ -29,4 +31,9 @@ func (t *countingTracker) Delete(gvr schema.GroupVersionResource, ns, name strin
 		t.podGone(ns, name)
 	}
 	return t.count(gvr, err)
+}
+
+// watch: the tracker's watch for a watch action (no list options before client-go v0.31).
+func (t *countingTracker) watch(action clienttesting.Action) (watch.Interface, error) {
+	return t.Watch(action.GetResource(), action.GetNamespace())
 }

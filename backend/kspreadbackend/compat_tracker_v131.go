@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 func (t *countingTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
@@ -37,4 +39,13 @@ func (t *countingTracker) Delete(gvr schema.GroupVersionResource, ns, name strin
 		t.podGone(ns, name)
 	}
 	return t.count(gvr, err)
+}
+
+// watch: the tracker's watch for a watch action, with its list options.
+func (t *countingTracker) watch(action clienttesting.Action) (watch.Interface, error) {
+	var opts metav1.ListOptions
+	if w, ok := action.(clienttesting.WatchActionImpl); ok {
+		opts = w.ListOptions
+	}
+	return t.Watch(action.GetResource(), action.GetNamespace(), opts)
 }
