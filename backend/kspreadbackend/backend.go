@@ -41,7 +41,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -49,7 +48,6 @@ import (
 	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
-	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
@@ -73,7 +71,7 @@ type options struct {
 // When the factory refuses args that no registered type decoded, the error says so.
 func WithPlugin(name string, factory frameworkruntime.PluginFactory) Option {
 	return func(o *options) {
-		o.registry[name] = func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		o.registry[name] = func(ctx context.Context, obj runtime.Object, h fwHandle) (fwPlugin, error) {
 			p, err := factory(ctx, obj, h)
 			if err != nil {
 				err = argsNote(name, obj, err)
@@ -510,9 +508,7 @@ func run(in input, o *options) (*output, error) {
 		return nil, err
 	}
 	sched.SchedulingQueue.Run(logger)
-	if sched.APIDispatcher != nil {
-		sched.APIDispatcher.Run(logger)
-	}
+	runDispatcher(sched, logger)
 	if err := createObjects(ctx, client, in); err != nil {
 		return nil, err
 	}
@@ -595,7 +591,7 @@ func run(in input, o *options) (*output, error) {
 		if err := quiet("the informers"); err != nil {
 			return nil, err
 		}
-		if a, b := queueLens(sched); a+b == 0 && len(sched.SchedulingQueue.InFlightPods()) == 0 {
+		if a, b := queueLens(sched); a+b == 0 && inFlightPods(sched) == 0 {
 			break
 		}
 		if in.MaxCycles > 0 && cycles >= in.MaxCycles {
@@ -607,7 +603,7 @@ func run(in input, o *options) (*output, error) {
 		}
 		popped = nil
 		outcomes, _ := rec.count()
-		sched.ScheduleOne(ctx)
+		scheduleOne(ctx, sched)
 		if err := late(nil); err != nil {
 			return nil, err
 		}
@@ -817,13 +813,19 @@ func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption
 	out := map[string]*dryRun{}
 	evs := []*preemption.Evaluator{}
 	for name, fw := range sched.Profiles {
-		for _, p := range frameworkruntime.KspreadPostFilterPlugins(fw) {
-			if pl, ok := p.(*defaultpreemption.DefaultPreemption); ok {
-				evs = append(evs, pl.Evaluator)
-				d := &dryRun{Interface: pl.Evaluator.Interface}
-				pl.Evaluator.Interface = d
-				out[name] = d
+		for _, p := range postFilterPluginsOf(fw) {
+			pl, ok := p.(*defaultpreemption.DefaultPreemption)
+			if !ok {
+				continue
 			}
+			ev := evaluatorOf(pl)
+			if ev == nil {
+				continue // up to 1.31: no candidates reported (null)
+			}
+			d := &dryRun{Interface: ev.Interface}
+			ev.Interface = d
+			out[name] = d
+			evs = append(evs, ev)
 		}
 	}
 	return out, evs
@@ -844,8 +846,8 @@ func victimKeys(pods []*v1.Pod) []string {
 	return out
 }
 
-func (d *dryRun) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo,
-	pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *fwk.Status) {
+func (d *dryRun) SelectVictimsOnNode(ctx context.Context, state fwCycleState, pod *v1.Pod, nodeInfo fwNodeInfo,
+	pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *fwStatus) {
 	node := nodeInfo.Node().Name
 	pods, violations, st := d.Interface.SelectVictimsOnNode(ctx, state, pod, nodeInfo, pdbs)
 	if st.IsSuccess() && len(pods) > 0 {
@@ -943,17 +945,19 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 		RawScores: map[string]map[string]int64{}, Scores: map[string]map[string]int64{},
 		Weighted: map[string]map[string]int64{}, Totals: map[string]int64{}, Scored: true}
 	state := framework.NewCycleState()
-	preRes, st, unscheduled := fw.RunPreFilterPlugins(ctx, state, pod)
-	feasible := []fwk.NodeInfo{}
+	preRes, st, unscheduled := runPreFilter(ctx, fw, state, pod)
+	feasible := []fwNodeInfo{}
 	for _, ni := range nodes {
 		name := ni.Node().Name
 		s := st
 		if st.IsSuccess() {
+			s = nil
 			if !preRes.AllNodes() && !preRes.NodeNames.Has(name) {
-				// the status findNodesThatFitPod gives the nodes a PreFilterResult leaves out
-				s = fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
-					fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unscheduled)))
-			} else {
+				// the status findNodesThatFitPod gives the nodes a PreFilterResult leaves out (from
+				// 1.32; before, none: their filters' statuses are reported)
+				s = preFilterLeftOut(unscheduled)
+			}
+			if s == nil {
 				s = fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
 			}
 		}
@@ -962,7 +966,7 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 			feasible = append(feasible, ni)
 			c.Feasible = append(c.Feasible, name)
 		}
-		if s.Code() == fwk.Error && c.Error == "" {
+		if s.Code() == codeError && c.Error == "" {
 			// findNodesThatPassFilters ends the cycle at a Filter's Error (its workers' first, in
 			// no fixed order; here the first node's): no status, no PostFilter
 			c.Error = s.Message()
@@ -974,16 +978,14 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	}
 	if len(feasible) > 0 && len(sched.Extenders) > 0 {
 		// the extenders' filters on the nodes the plugins passed, as findNodesThatFitPod calls them
-		statuses := framework.NewDefaultNodeToStatus()
-		kept, err := scheduler.KspreadFindNodesThatPassExtenders(ctx, sched.Extenders, pod, feasible, statuses)
+		kept, err := extenderFilters(ctx, sched, pod, feasible, func(name string, s *fwStatus) { c.Filter[name] = statusOf(s) })
 		if err != nil {
 			return nil, err
 		}
-		statuses.ForEachExplicitNode(func(name string, s *fwk.Status) { c.Filter[name] = statusOf(s) })
 		feasible = kept
 		c.Feasible = []string{}
 		for _, ni := range nodes {
-			if c.Filter[ni.Node().Name]["code"] == fwk.Success.String() {
+			if c.Filter[ni.Node().Name]["code"] == codeSuccess.String() {
 				c.Feasible = append(c.Feasible, ni.Node().Name)
 			}
 		}
@@ -997,16 +999,16 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	}
 	// a nominated node that passes the filters was the cycle's one feasible node
 	// (findNodesThatFitPod's evaluateNominatedNode): upstream scored nothing
-	if nnn := pod.Status.NominatedNodeName; nnn != "" && c.Filter[nnn]["code"] == fwk.Success.String() {
+	if nnn := pod.Status.NominatedNodeName; nnn != "" && c.Filter[nnn]["code"] == codeSuccess.String() {
 		return c, nil
 	}
-	scorePlugins, weights := frameworkruntime.KspreadScorePlugins(fw)
+	scorePlugins, weights := scorePluginsOf(fw)
 	if len(scorePlugins) == 0 && len(sched.Extenders) == 0 {
 		c.Scored = false
 		return c, nil // prioritizeNodes gives every node 1: kspread reports no totals then
 	}
 	// PreScore, the score plugins and the extenders' priorities, as schedulePod scores
-	scored, err := scheduler.KspreadPrioritizeNodes(ctx, sched.Extenders, fw, state, pod, feasible)
+	scored, err := prioritizeNodes(ctx, sched, fw, state, pod, feasible)
 	if err != nil {
 		// the cycle's error (schedulePod returns it): no node is scored
 		c.Error = err.Error()
@@ -1016,14 +1018,14 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	for _, e := range sched.Extenders {
 		isExtender[e.Name()] = true
 	}
-	skip := state.GetSkipScorePlugins()
+	skip := skipScorePlugins(state)
 	for _, pl := range scorePlugins {
 		if skip.Has(pl.Name()) {
 			continue
 		}
 		raw := map[string]int64{}
 		for _, ni := range feasible {
-			s, st := pl.Score(ctx, state, pod, ni)
+			s, st := scoreOn(ctx, pl, state, pod, ni)
 			if !st.IsSuccess() {
 				return nil, st.AsError()
 			}
@@ -1050,9 +1052,9 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	return c, nil
 }
 
-func statusOf(s *fwk.Status) map[string]any {
+func statusOf(s *fwStatus) map[string]any {
 	if s.IsSuccess() {
-		return map[string]any{"code": fwk.Success.String()}
+		return map[string]any{"code": codeSuccess.String()}
 	}
 	out := map[string]any{"code": s.Code().String()}
 	if len(s.Reasons()) > 0 {
@@ -1076,4 +1078,18 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// scorePluginsOf: the profile's score plugins, in its order, and their weights (the framework's
+// own lists, through the injected file).
+func scorePluginsOf(fw framework.Framework) ([]fwScorePlugin, map[string]int) {
+	pls, weights := frameworkruntime.KspreadScorePlugins(fw)
+	list, _ := pls.([]fwScorePlugin)
+	return list, weights
+}
+
+// postFilterPluginsOf: the profile's PostFilter plugins, in its order.
+func postFilterPluginsOf(fw framework.Framework) []fwPostFilterPlugin {
+	list, _ := frameworkruntime.KspreadPostFilterPlugins(fw).([]fwPostFilterPlugin)
+	return list
 }

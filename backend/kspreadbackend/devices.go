@@ -1,3 +1,5 @@
+//go:build !pre134
+
 package kspreadbackend
 
 // Dynamic resource allocation (resource.k8s.io/v1, the version the scheduler's informers watch

@@ -160,11 +160,7 @@ func installTracker(client interface {
 	t := &countingTracker{ObjectTracker: client.Tracker(), c: c}
 	client.PrependReactor("*", "*", clienttesting.ObjectReaction(t))
 	client.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
-		var opts metav1.ListOptions
-		if w, ok := action.(clienttesting.WatchActionImpl); ok {
-			opts = w.ListOptions
-		}
-		w, err := t.Watch(action.GetResource(), action.GetNamespace(), opts)
+		w, err := t.watch(action)
 		if err != nil {
 			return false, nil, err
 		}

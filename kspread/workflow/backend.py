@@ -27,7 +27,7 @@ import subprocess
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -891,11 +891,14 @@ def run_backend(case: Case, backend: Backend, everything: bool = False) -> Outco
     reference engine's results (``everything``: the per-node data too, as ``--compare`` shows it,
     whatever the case expects). ``NotApplicable`` when the case expects what the backend did not
     report: ``candidates`` where preemption ran and the backend reported none (its profile's
-    PostFilter plugins do not include DefaultPreemption, or the backend predates them)."""
+    PostFilter plugins do not include DefaultPreemption, the backend predates them, or it is of
+    1.31 or earlier)."""
     actual = backend_actual(case, call_backend(backend, case, observation(case, everything)))
     if "candidates" in case.expect and "preemption" in actual and "candidates" not in actual:
-        raise NotApplicable("the case expects candidates, which the backend did not report (its profile's "
-                            "PostFilter plugins do not include DefaultPreemption, or the backend predates them)")
+        why = ("a backend of 1.31 or earlier: DefaultPreemption makes its evaluator inside each PostFilter call, "
+               "where the dry run cannot be watched" if backend.minor <= 31 else
+               "its profile's PostFilter plugins do not include DefaultPreemption, or the backend predates them")
+        raise NotApplicable(f"the case expects candidates, which the backend did not report ({why})")
     return Outcome(actual, compare(dict(case.expect), actual))
 
 
@@ -964,22 +967,47 @@ def _short(v: Any) -> str:
 
 
 class BackendRun:
-    """A backend as ``kspread run --backend PATH [--compare]`` uses it: checks each case
-    through it and, with ``compare``, runs the reference engine too and reports where the
-    two differ."""
+    """Backends as ``kspread run --backend PATH [--backend PATH ...] [--compare]`` uses them:
+    checks each case through the backend of the case's minor version (one backend per minor)
+    and, with ``compare``, runs the reference engine too and reports where the two differ."""
 
-    def __init__(self, backend: Backend, compare: bool, say: Callable[[str], None]) -> None:
-        self.backend = backend
+    def __init__(self, backend: Backend | Sequence[Backend], compare: bool, say: Callable[[str], None]) -> None:
+        self.backends = [backend] if isinstance(backend, Backend) else list(backend)
+        self.backend = self.backends[0]  # the one a single-backend run uses
         self.compare = compare
         self.say = say
         self.agree = self.differ = 0
+        # per backend (its kubernetesVersion): [agree, differ]
+        self.figures: dict[str, list[int]] = {b.kubernetes_version: [0, 0] for b in self.backends}
 
     @classmethod
-    def start(cls, path: str, compare: bool, say: Callable[[str], None]) -> BackendRun:
+    def start(cls, path: str | Sequence[str], compare: bool, say: Callable[[str], None]) -> BackendRun:
+        paths = [path] if isinstance(path, str) else list(path)
+        backends: list[Backend] = []
         try:
-            return cls(open_backend(path), compare, say)
+            for p in paths:
+                b = open_backend(p)
+                same = [o for o in backends if o.minor == b.minor]
+                if same:
+                    raise BackendError(f"backends {same[0].path} (Kubernetes {same[0].kubernetes_version}) and {p} "
+                                       f"(Kubernetes {b.kubernetes_version}) are of the same minor version: give "
+                                       "one backend per minor (a case runs through the backend of its version)")
+                backends.append(b)
         except BackendError as e:
             raise SystemExit(f"kspread run: {e}") from None
+        return cls(backends, compare, say)
+
+    def backend_for(self, case: Case) -> Backend:
+        """The backend of the case's minor version; with one backend, that one (whose
+        ``applicable`` names the version it was built from); else ``NotApplicable``."""
+        for b in self.backends:
+            if b.minor == case.version.minor:
+                return b
+        if len(self.backends) == 1:
+            return self.backend
+        given = ", ".join(f"{b.path} (Kubernetes {b.kubernetes_version})" for b in self.backends)
+        raise NotApplicable(f"the case is at version {case.version}, and no backend given was built from Kubernetes "
+                            f"{case.version}: {given}")
 
     def check(self, doc, config: str | None = None) -> Any:
         """The case's ``Verdict`` through the backend (``config``: a KubeSchedulerConfiguration
@@ -994,9 +1022,12 @@ class BackendRun:
                      "which a backend does not check")
             return None
         diffs: list[list[str]] = []
+        used: list[Backend] = []
 
         def run(case: Case) -> Outcome:
-            upstream = run_backend(case, self.backend, everything=self.compare)
+            backend = self.backend_for(case)
+            used.append(backend)
+            upstream = run_backend(case, backend, everything=self.compare)
             if self.compare:
                 diffs.append(differences(run_loaded(case).actual, upstream.actual))
             return upstream
@@ -1013,10 +1044,12 @@ class BackendRun:
                                error=str(e))
             return Verdict(False, f"{doc.file}:{doc.line}: {e}", error=str(e))
         if diffs:
+            figure = self.figures[used[0].kubernetes_version]
             if diffs[0]:
                 self.differ += 1
+                figure[1] += 1
                 self.say(f"DIFFER {doc.name} ({doc.file}:{doc.line}): kspread's reference engine and "
-                         f"Kubernetes {self.backend.kubernetes_version}:")
+                         f"Kubernetes {used[0].kubernetes_version}:")
                 for line in diffs[0][:SHOWN_DIFFERENCES]:
                     self.say("  " + line)
                 if len(diffs[0]) > SHOWN_DIFFERENCES:
@@ -1024,10 +1057,18 @@ class BackendRun:
                              f"({len(diffs[0])} in all)")
             else:
                 self.agree += 1
+                figure[0] += 1
         return v
 
     def summary(self) -> str:
-        text = f" (backend: Kubernetes {self.backend.kubernetes_version}"
+        if len(self.backends) == 1:
+            text = f" (backend: Kubernetes {self.backend.kubernetes_version}"
+            if self.compare:
+                text += f"; the reference engine agrees with it on {self.agree} of {self.agree + self.differ} cases"
+            return text + ")"
+        text = f" (backends: Kubernetes {', '.join(b.kubernetes_version for b in self.backends)}"
         if self.compare:
-            text += f"; the reference engine agrees with it on {self.agree} of {self.agree + self.differ} cases"
+            per = ", ".join(f"{v} {a} of {a + d}" for v, (a, d) in self.figures.items())
+            text += (f"; the reference engine agrees with them on {self.agree} of {self.agree + self.differ} cases: "
+                     f"{per}")
         return text + ")"

@@ -618,9 +618,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --update: also write these expect keys whole (comma-separated, e.g. "
                         "scores,totals; 'all' for every key); an empty expect then gets only these")
     access.extender_options(r)
-    r.add_argument("--backend", metavar="PATH",
+    r.add_argument("--backend", metavar="PATH", action="append",
                    help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "
-                        "backend/build.sh) instead of the reference engine; cases of another version are skipped")
+                        "backend/build.sh) instead of the reference engine; repeat it with backends of other "
+                        "minor versions: each case runs through the one of its version, a case of a version no "
+                        "backend has is skipped")
     r.add_argument("--compare", action="store_true",
                    help="with --backend: also run the reference engine and print every difference per key")
     r.add_argument("--explain", choices=("short", "full", "none"), default="short",

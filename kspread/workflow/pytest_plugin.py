@@ -93,8 +93,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--kspread-backend",
         metavar="PATH",
+        action="append",
         help="run the cases through a kspread backend (a kube-scheduler build of upstream's code, "
-        "backend/build.sh) instead of the reference engine; cases of another version are skipped",
+        "backend/build.sh) instead of the reference engine; repeat it with backends of other minor versions: "
+        "each case runs through the one of its version, a case of a version no backend has is skipped",
     )
     group.addoption(
         "--kspread-backend-differences",
@@ -560,8 +562,8 @@ def _backend_differences(config: pytest.Config) -> dict[str, str]:
 
 
 def _open_backend(config: pytest.Config):
-    """``--kspread-backend PATH``: the backend, asked for its ``--info`` once; a usage error
-    when it is none."""
+    """``--kspread-backend PATH`` (repeated: one backend per minor version): the backends, each
+    asked for its ``--info`` once; a usage error when one is none."""
     run = getattr(config, "_kspread_backend_run", None)
     path = config.getoption("kspread_backend", None)
     if run is None and path:
@@ -576,7 +578,7 @@ def _open_backend(config: pytest.Config):
     return run
 
 
-def _backend_check(config: pytest.Config, path: str, doc: CaseDoc, item: pytest.Item):
+def _backend_check(config: pytest.Config, doc: CaseDoc, item: pytest.Item):
     """``--kspread-backend``: the case's verdict through the backend; a case that does not
     apply there is skipped with the reason."""
     from kspread.workflow.backend import BackendError
@@ -634,7 +636,7 @@ class CaseItem(pytest.Item):
 
         backend_path = self.config.getoption("kspread_backend", None)
         if backend_path:
-            verdict = _backend_check(self.config, backend_path, doc, self)
+            verdict = _backend_check(self.config, doc, self)
         else:
             verdict = check(doc, self.config.getoption("kspread_config", None),
                             explain=self.config.getoption("kspread_explain", "short"))
