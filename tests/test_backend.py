@@ -109,6 +109,19 @@ def test_the_answer_in_the_shape_of_actual(tmp_path):
         "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2", "unschedulable": False}
 
 
+
+def test_without_scoring_a_1_29_backend_totals_every_feasible_node_1(tmp_path):
+    # no score plugin, no extender: the backend does not call prioritizeNodes; up to 1.29
+    # upstream finds every feasible node and gives each a total of 1, from 1.30 none
+    out = {"cycles": [{"pod": "p", "filter": {"n1": {"code": "Success"}, "n2": {"code": "Success"}},
+                       "feasible": ["n1", "n2"], "rawScores": {}, "scores": {}, "totals": {}, "selected": "n2",
+                       "scored": False}]}
+    body = "version: '{v}'\nprofile: {{filter: [NodeName]}}\nnodes: [n1, n2]\npod: {{name: p}}\nexpect: {{feasible: [n1, n2]}}\n"
+    for v, totals in (("1.29", {"n1": 1, "n2": 1}), ("1.30", {})):
+        _, case = _case(tmp_path, body.format(v=v))
+        actual = backend_actual(case, json.loads(json.dumps(out)))
+        assert actual["totals"] == totals and actual["selected"] == ["n1", "n2"], (v, actual)
+
 PREEMPT = """
 name: preempt
 version: "1.35"

@@ -836,6 +836,11 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
         if sel is None and len(c["feasible"]) == 1:
             sel = c["feasible"][0]
         totals = c["totals"]
+        if not c.get("scored", True) and len(c["feasible"]) > 1 and case.version.minor <= 29:
+            # no score plugin and no extender: up to 1.29 every feasible node is found and
+            # prioritizeNodes gives each a total of 1 (from 1.30 the search stops at the first
+            # feasible node and nothing is scored); the backend does not call it then
+            actual["totals"] = totals = {n: 1 for n in c["feasible"]}
         if not c.get("scored", True) and len(c["feasible"]) > 1 and sel in c["feasible"]:
             sel = list(c["feasible"])  # no score plugin: every feasible node scores 1, a tie
         elif totals:
