@@ -11,8 +11,9 @@ those of the ``addedAffinity`` arg), NormalizeScore ``max * s // maxScore`` (0..
 * ``addedAffinity`` (NodeAffinityArgs) exists from 1.21 (``has_added_affinity``): its
   required terms are a filter with the reason "node(s) didn't match scheduler-enforced
   node affinity", checked before the pod's own, and its preferred terms add to the score;
-* from 1.28 PreScore returns Skip when the pod has no preferred terms and the arg adds
-  none (``pre_score_skips``): the plugin then scores nothing.
+* from 1.30 PreScore returns Skip when the pod has no preferred terms and the arg adds
+  none (``pre_score_skips``): the plugin then scores nothing (v1.28.4's and v1.29.14's
+  PreScore always writes its state: every node scores 0).
 
 Reason text by version (``err_reason``): "node(s) didn't match node selector" up to
 1.20, "node(s) didn't match Pod's node affinity" in 1.21, "node(s) didn't match Pod's
@@ -122,8 +123,9 @@ def has_added_affinity(version: Version) -> bool:
 
 
 def pre_score_skips(version: Version) -> bool:
-    """From 1.28 (PR #117024) PreScore returns Skip when nothing can score."""
-    return version.minor >= 28
+    """From 1.30 (PR #117024; not in v1.28.4 or v1.29.14) PreScore returns Skip when
+    nothing can score."""
+    return version.minor >= 30
 
 
 def preferred_score(terms, node: Node, whole_term: bool) -> int:
