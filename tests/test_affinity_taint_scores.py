@@ -146,15 +146,16 @@ def test_added_affinity_validation(raw, err):
         parse_added_affinity(raw, ())
 
 
-def test_node_affinity_skip_from_1_28():
+def test_node_affinity_skip_from_1_30():
     doc = """
 version: "{v}"
 profile: {{score: [NodeAffinity]}}
 nodes: [n1, n2]
 pod: {{name: p}}
 """
-    assert _run(doc.format(v="1.27"))["rawScores"] == {"NodeAffinity": {"n1": 0, "n2": 0}}
-    assert _run(doc.format(v="1.28"))["rawScores"] == {}
+    for v in ("1.27", "1.28", "1.29"):  # v1.28.4's and v1.29.14's PreScore writes its state
+        assert _run(doc.format(v=v))["rawScores"] == {"NodeAffinity": {"n1": 0, "n2": 0}}, v
+    assert _run(doc.format(v="1.30"))["rawScores"] == {}
 
 
 # ---- TaintToleration --------------------------------------------------------------------------
