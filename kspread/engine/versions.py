@@ -197,6 +197,9 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
                                   "the request's device index")),
 }
 
+_WORKLOADS_1_36 = ("kspread models 1.35's gangs (GangScheduling's Permit wait), not 1.36's workload "
+                   "scheduling cycle or its pod group objects")
+
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
@@ -205,17 +208,18 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
                     "from devices", (36, False, "ALPHA")),
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
-        _unmodelled("TopologyAwareWorkloadScheduling", "kspread models no Workload / PodGroup objects",
+        _unmodelled("TopologyAwareWorkloadScheduling", _WORKLOADS_1_36,
                     (36, False, "ALPHA")),
-        _unmodelled("CompositePodGroup", "kspread models no Workload / PodGroup objects", (37, False, "ALPHA")),
-        _unmodelled("PodGroupPreemptionPolicy", "kspread models no Workload / PodGroup objects",
+        _unmodelled("CompositePodGroup", _WORKLOADS_1_36, (37, False, "ALPHA")),
+        _unmodelled("PodGroupPreemptionPolicy", _WORKLOADS_1_36,
                     (37, False, "ALPHA")),
         _unmodelled("InPlacePodVerticalScalingSchedulerPreemption",
                     "kspread computes deferred resizes as with this alpha gate off (its default): "
                     "nothing is preempted on a resize's behalf", (37, False, "ALPHA")),
         _unmodelled("InterPodAffinityHostnameFastPath",
                     "a faster path to the same InterPodAffinity result", (37, False, "ALPHA")),
-        _unmodelled("SchedulerPreQueueingHints", "kspread has no scheduling queue events", (37, False, "ALPHA")),
+        _unmodelled("SchedulerPreQueueingHints", ("kspread's queue follows the queueing hints of the plugins it models, not 1.37's "
+                    "pre-queueing hints"), (37, False, "ALPHA")),
     )
 }
 
