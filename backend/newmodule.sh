@@ -59,7 +59,21 @@ cd "$MOD"
 MODPATH=$("$GO" list -m -f '{{.Path}}')
 "$GO" mod edit -require="k8s.io/kubernetes@$K8S"
 for m in "${STAGING[@]}"; do "$GO" mod edit -replace="k8s.io/$m=k8s.io/$m@v0${K8S#v1}"; done
-rm -rf kspreadbackend && mkdir kspreadbackend && cp "$REPO"/backend/kspreadbackend/*.go kspreadbackend/
+rm -rf kspreadbackend && mkdir kspreadbackend
+# only the files whose //go:build line holds for TAGS: go mod tidy reads every file whatever its
+# constraint, and another version's file imports packages this release does not have
+for f in "$REPO"/backend/kspreadbackend/*.go; do
+  expr=$(sed -n 's|^//go:build ||p' "$f" | head -1)
+  if [ -n "$expr" ]; then
+    expr=$(echo "$expr" | sed -E 's/pre1[0-9]+/& /g')
+    for t in $(echo "$expr" | grep -oE 'pre1[0-9]+' | sort -u); do
+      case " $TAGS " in *" $t "*) v=1 ;; *) v=0 ;; esac
+      expr=$(echo "$expr" | sed "s/$t /$v/g")
+    done
+    (( expr )) || continue
+  fi
+  cp "$f" kspreadbackend/
+done
 if [ ! -d "$MAIN" ] && [ "$MAIN" = ./cmd/kspread-backend ]; then
   mkdir -p "$MAIN"
   printf '// The stock kspread backend: add plugins with kspreadbackend.WithPlugin(name, factory).\npackage main\n\nimport "%s/kspreadbackend"\n\nfunc main() { kspreadbackend.Main() }\n' \

@@ -64,7 +64,12 @@ def read_modules(modules_txt: Path) -> tuple[list[Module], set[str]]:
                 if len(new) == 2 and new[0] == old[0] and old[0].startswith("k8s.io/") and old[0] != KUBERNETES \
                         and new[1] == "v0.35.4":
                     staging.add(old[0])
-                if len(old) == 2 and len(new) == 2:  # a module in use, replaced by another version
+                if len(old) == 2 and len(new) == 2 and new[0] != old[0]:
+                    # replaced by a fork (1.31's golang.org/x/crypto => github.com/openshift/golang-crypto):
+                    # vendor/ holds the fork's files under the module's own path, served as that module
+                    cur = Module(old[0], old[1])
+                    mods.append(cur)
+                elif len(old) == 2 and len(new) == 2:  # a module in use, replaced by another version
                     cur = Module(new[0], new[1])
                     mods.append(cur)
             elif len(parts) == 2:
