@@ -778,7 +778,9 @@ class Scheduler:
     def release_pod(self, pod: Pod) -> list[PodEvent]:
         """A pod deleted (a preemption victim, or a step of a sequence): the resource
         claim controller takes it out of its claims' reservedFor and deallocates a
-        claim no pod reserves any more. Returns the claim events the queue sees."""
+        claim no pod reserves any more. Returns the claim events the queue sees: one
+        per claim written, a claim other pods still reserve included (its status
+        changed: DynamicResources' hint queues the pods that use it)."""
         return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
                 for old in self.claims.pod_gone(pod.key)]
 
