@@ -376,6 +376,8 @@ class SchedulingQueue:
         it, backoffQ aligns both times to its one-second ordering window and a pod whose
         backoff ends in the event's second is still backing off (equal windows count)."""
         expiry = self._expiry(q)
+        if expiry == q.failed_at:
+            return False  # no backoff (no failure counted, or a maximum of 0): getBackoffTime's zero time
         return expiry >= self.now if self.pop_from_backoff else expiry > self.now
 
     def node_event(self, ev: NodeEvent) -> list[str]:
