@@ -441,8 +441,10 @@ class Gen:
                 labels = {ZONE: r.choice(["za", "zb", "zc"])} if self.chance(0.9) else {}
                 if self.chance(0.5):
                     labels["disk"] = r.choice(["ssd", "hdd"])
-                st["newNode"] = nodes[new] = {"name": new, "labels": labels, "allocatable": {
+                st["newNode"] = {"name": new, "labels": labels, "allocatable": {
                     "cpu": r.choice(["2", "4", "8"]), "memory": r.choice(["4Gi", "8Gi"]), "pods": str(r.randint(4, 30))}}
+                # a copy: a later taint step changes the generator's node, not the node this step adds
+                nodes[new] = copy.deepcopy(st["newNode"])
             elif kind in ("deleteNode", "drain"):
                 st["node"] = name
                 disturbed.add(name)

@@ -149,8 +149,11 @@ def test_claim_tracker_frees_a_claim_when_its_last_pod_goes():
     c = ResourceClaim("default", "c", allocation=Allocation((AllocatedDevice("r", GPU, "n1", "g0"),)),
                       reserved_for=("a", "b"))
     t = ClaimTracker(DeviceObjects(claims={("default", "c"): c}))
-    assert t.pod_gone("a") == [] and t.allocated_devices() == {(GPU, "n1", "g0")}
+    # a leaves c's reservedFor: a status update (an event), c stays allocated
+    assert [(x.name, x.reserved_for) for x in t.pod_gone("a")] == [("c", ("a", "b"))]
+    assert t.allocated_devices() == {(GPU, "n1", "g0")} and t.get("default", "c").reserved_for == ("b",)
     assert [x.name for x in t.pod_gone("b")] == ["c"]
+    assert t.pod_gone("b") == []
     assert t.allocated_devices() == set() and t.allocations() == {"c": None}
 
 

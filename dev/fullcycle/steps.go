@@ -31,7 +31,8 @@
 // backoffQ not, and SchedulerPopFromBackoffQ off): to the next whole second, with that second's
 // flushes. A step happens half a second (and a millisecond per earlier step) into the second the
 // run went idle in (so that a backoff ending in that second has ended, as kspread's whole-second
-// clock says). A `wait` moves it at once
+// clock says; with SchedulerPopFromBackoffQ backoffQ compares one-second windows, and a backoff
+// ending in the step's second has not: kspread's queue follows both). A `wait` moves it at once
 // by its seconds; then, in this order, the leftover flush at the last 30 s tick, the timers that came
 // due (in time order), the backoff flush, and the scheduler runs until it is idle (kspread's rule:
 // CASE-FORMAT.md, "Sequences: pods and events").

@@ -409,20 +409,20 @@ class ClaimTracker:
                                                              device_conditions=())
 
     def pod_gone(self, pod_key: str) -> list[ResourceClaim]:
-        """A pod was deleted: it leaves its claims' reservedFor, and the resource claim
-        controller deallocates a claim that no pod reserves any more (returns those, as
-        they were before)."""
-        freed = []
+        """A pod was deleted: the resource claim controller takes it out of its claims'
+        reservedFor and deallocates a claim that no pod reserves any more. Returns every
+        claim it wrote (each a status update), as it was before."""
+        changed = []
         for k, c in list(self.claims.items()):
             if pod_key in c.reserved_for:
                 left = tuple(p for p in c.reserved_for if p != pod_key)
                 if not left and c.allocation is not None:
                     self.claims[k] = replace(c, allocation=None, reserved_for=(), allocated_at=None,
                                              device_conditions=())
-                    freed.append(c)
                 else:
                     self.claims[k] = replace(c, reserved_for=left)
-        return freed
+                changed.append(c)
+        return changed
 
     def allocations(self) -> dict[str, list[str] | None]:
         """claim key -> its allocated devices (``driver/pool/device``), None: unallocated

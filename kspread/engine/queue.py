@@ -32,8 +32,9 @@ only to pods of its priority or less). Nodes change only at a sequence's steps (
   the flush that released it (or the first one, at the start), so a backoff ends just
   after a flush and the flush a second later moves the pod; the clock jumps to the
   second after the earliest expiry and moves the pods whose backoff ended before it. A
-  pod moved by an event at or after the second its backoff ends goes straight to
-  activeQ.
+  pod moved by an event after the second its backoff ends goes straight to activeQ;
+  in that second too without SchedulerPopFromBackoffQ, whereas with it backoffQ
+  compares one-second windows and the pod is still backing off (isPodBackingoff).
 * The sequence ends when activeQ and backoffQ are empty: pods left unschedulable stay
   pending (upstream would flush them after podMaxInUnschedulablePodsDuration, 5 min).
 
@@ -367,7 +368,17 @@ class SchedulingQueue:
 
     def _requeue(self, q: QueuedPod) -> None:
         """queueAfterBackoff: backoffQ while the pod is backing off, activeQ after."""
-        self._enqueue(q, "active" if self._expiry(q) <= self.now else "backoff")
+        self._enqueue(q, "backoff" if self._backing_off(q) else "active")
+
+    def _backing_off(self, q: QueuedPod) -> bool:
+        """isPodBackingoff at the clock's second. A step comes half a second into its second,
+        so without SchedulerPopFromBackoffQ a backoff ending in that second has ended; with
+        it, backoffQ aligns both times to its one-second ordering window and a pod whose
+        backoff ends in the event's second is still backing off (equal windows count)."""
+        expiry = self._expiry(q)
+        if expiry == q.failed_at:
+            return False  # no backoff (no failure counted, or a maximum of 0): getBackoffTime's zero time
+        return expiry >= self.now if self.pop_from_backoff else expiry > self.now
 
     def node_event(self, ev: NodeEvent) -> list[str]:
         """MoveAllToActiveOrBackoffQueue for a Node event; returns the pods moved. From

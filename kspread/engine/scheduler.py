@@ -558,6 +558,18 @@ class Scheduler:
             raise_error_of(res, err, self.version.minor)
         return _FilterView(self.order, res.ids, res.table, positions=self.order_positions)
 
+    def _advance_start(self, start: int, processed: int, first_failed: tuple[str, bool] | None) -> None:
+        """nextStartNodeIndex after a walk from ``start`` that processed that many nodes;
+        processedNodes = feasible found + the diagnosis' statuses (distinct nodes), so
+        the nominated node (or batch hint) tried first and failed counts once more when
+        the walk did not reach it (always when only an extender refused it)."""
+        n_all = len(self.order)
+        if first_failed is not None:
+            name, by_extender = first_failed
+            if by_extender or (self._tree_index[name] - start) % n_all >= processed:
+                processed += 1
+        self.next_start_node_index = (start + processed) % n_all
+
     def _find_feasible(self, state: CycleState, pod: Pod, res: CycleResult,
                        first_failed: tuple[str, bool] | None = None) -> None:
         """findNodesThatPassFilters: the nodes are filtered all at once; the search
@@ -589,18 +601,17 @@ class Scheduler:
         # an Error aborts the cycle: the first in the search's walk, then in node tree
         # order among the nodes the search did not reach
         err = first_error(filtered, np.arange(processed) if processed < n_all else None)
+        if err is not None and n_all:
+            # findNodesThatFitPod moves nextStartNodeIndex whether or not the search
+            # failed: by the nodes the walk processed before the one that erred
+            self._advance_start(start, err, first_failed)
         if err is None and processed < n_all:
             tree_to_rotated = (np.arange(n_all) - start) % n_all
             err = first_error(filtered, tree_to_rotated[tree_to_rotated >= processed])
         if err is not None:
             raise_error_of(filtered, err, self.version.minor)
-        if first_failed is not None and n_all:
-            name, by_extender = first_failed
-            # processedNodes = feasible found + the diagnosis' statuses (distinct nodes)
-            if by_extender or (self._tree_index[name] - start) % n_all >= processed:
-                processed += 1
         if n_all:
-            self.next_start_node_index = (start + processed) % n_all
+            self._advance_start(start, processed, first_failed)
         node_list = self.snapshot.node_list
         searched_positions = rotated[found]
         # statuses in node tree order: the tree's j-th node is the rotated set's (j - start) % n
@@ -767,7 +778,9 @@ class Scheduler:
     def release_pod(self, pod: Pod) -> list[PodEvent]:
         """A pod deleted (a preemption victim, or a step of a sequence): the resource
         claim controller takes it out of its claims' reservedFor and deallocates a
-        claim no pod reserves any more. Returns the claim events the queue sees."""
+        claim no pod reserves any more. Returns the claim events the queue sees: one
+        per claim written, a claim other pods still reserve included (its status
+        changed: DynamicResources' hint queues the pods that use it)."""
         return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
                 for old in self.claims.pod_gone(pod.key)]
 

@@ -356,8 +356,11 @@ class Framework:
         if self.pre_filter_state_is_shared(state):
             special_at = at if at is not None else np.array(special, np.intp)
             # the nominated pods change no PreFilter state: filter the nodes with their
-            # nominated pods added all at once; a node must pass that and the plain run
-            plain = self.run_filter_plugins_on_nodes(state, pod, nodes)
+            # nominated pods added all at once; a node must pass that and the plain run.
+            # Upstream's first pass is the one with the nominated pods, and a node that
+            # fails it is not filtered again: the plain run covers only the other nodes,
+            # so a plugin's notes in the cycle state (DynamicResources' unavailable claims,
+            # which PostFilter deallocates) come from the nodes upstream filters.
             if nodes.snapshot is not None and self.filters_read_only_columns(state, pod):
                 # the nominated pods as changes to the columns
                 assert found is not None
@@ -378,12 +381,22 @@ class Framework:
                     added.append(info)
                 with_pods = NodeSet.of(*added)
             with_nominated = self.run_filter_plugins_on_nodes(state, pod, with_pods)
-            combined_ids = plain.ids.copy()
+            hit = with_nominated.ids.nonzero()[0]
+            failed = special_at[hit]
+            if len(failed):
+                keep = np.ones(len(nodes), bool)
+                keep[failed] = False
+                rest = keep.nonzero()[0]
+                plain = self.run_filter_plugins_on_nodes(state, pod, nodes.subset(rest))
+                combined_ids = np.zeros(len(nodes), np.intp)
+                combined_ids[rest] = plain.ids
+            else:
+                plain = self.run_filter_plugins_on_nodes(state, pod, nodes)
+                combined_ids = plain.ids.copy()
             combined = list(plain.table)
             offset = len(combined) - 1
             combined.extend(with_nominated.table[1:])
-            hit = with_nominated.ids.nonzero()[0]
-            combined_ids[special_at[hit]] = with_nominated.ids[hit] + offset
+            combined_ids[failed] = with_nominated.ids[hit] + offset
             return Filtered(combined_ids, combined)
         if at is not None:
             special = at.tolist()
