@@ -76,6 +76,28 @@ class DeviceGen:
         return ({"speed": {"int": r.choice([10, 25, 100])}, f"{GPU}/numa": {"int": r.randint(0, 1)},
                  "rdma": {"bool": self.chance(0.5)}}, {"bandwidth": r.choice(["10G", "25G", "100G"])})
 
+    def network_nics(self, objs: list[dict], classes: list[str], network: list) -> None:
+        """The class `nic` and one or two network-attached slices of NICs (allNodes or a node
+        selector), added to ``objs``; each device with its selector into ``network``."""
+        r = self.r
+        classes.append("nic")
+        objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "nic"},
+                     "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{NIC}"'}}]}})
+        for i in range(r.randint(1, 2)):
+            if self.chance(0.5):
+                where: dict[str, Any] = {"allNodes": True}
+                sel = None
+            else:
+                key, val = r.choice([("disk", "ssd"), ("disk", "hdd"), ("tier", "a"),
+                                     ("topology.kubernetes.io/zone", "za")])
+                sel = {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In",
+                                                                    "values": [val]}]}]}
+                where = {"nodeSelector": sel}
+            devs = [(f"nic-{k}", *self.nic_device()) for k in range(r.randint(1, 3))]
+            objs.append(self.slice_(f"net{i}", NIC, f"net{i}", 1, [self.device(d, a, cap) for d, a, cap in devs],
+                                    where))
+            network.extend(((NIC, f"net{i}", d), sel) for d, _, _ in devs)
+
     def device(self, name: str, attrs: dict, caps: dict) -> dict:
         if self.minor >= 32:
             cap = {k: {"value": v} for k, v in caps.items()}
@@ -233,23 +255,7 @@ class DeviceGen:
                 inventory.setdefault(n, []).extend((GPU, pool, d) for d, _, _ in devs)
         network: list[tuple[tuple[str, str, str], dict | None]] = []  # device, allocation node selector
         if self.chance(0.5):
-            classes.append("nic")
-            objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "nic"},
-                         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{NIC}"'}}]}})
-            for i in range(r.randint(1, 2)):
-                if self.chance(0.5):
-                    where: dict[str, Any] = {"allNodes": True}
-                    sel = None
-                else:
-                    key, val = r.choice([("disk", "ssd"), ("disk", "hdd"), ("tier", "a"),
-                                         ("topology.kubernetes.io/zone", "za")])
-                    sel = {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In",
-                                                                        "values": [val]}]}]}
-                    where = {"nodeSelector": sel}
-                devs = [(f"nic-{k}", *self.nic_device()) for k in range(r.randint(1, 3))]
-                objs.append(self.slice_(f"net{i}", NIC, f"net{i}", 1, [self.device(d, a, cap) for d, a, cap in devs],
-                                        where))
-                network.extend(((NIC, f"net{i}", d), sel) for d, _, _ in devs)
+            self.network_nics(objs, classes, network)
         # claims already allocated: on a node's devices, or on network devices
         taken: set[tuple[str, str, str]] = set()
         shared: list[dict] = []
@@ -386,23 +392,7 @@ class SequenceDeviceGen(DeviceGen):
                 inventory.setdefault(n, []).extend((GPU, pool, d) for d, _, _ in devs)
         network: list[tuple[tuple[str, str, str], dict | None]] = []
         if self.chance(0.4):
-            classes.append("nic")
-            objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "nic"},
-                         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{NIC}"'}}]}})
-            for i in range(r.randint(1, 2)):
-                if self.chance(0.5):
-                    where: dict[str, Any] = {"allNodes": True}
-                    sel = None
-                else:
-                    key, val = r.choice([("disk", "ssd"), ("disk", "hdd"), ("tier", "a"),
-                                         ("topology.kubernetes.io/zone", "za")])
-                    sel = {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In",
-                                                                        "values": [val]}]}]}
-                    where = {"nodeSelector": sel}
-                devs = [(f"nic-{k}", *self.nic_device()) for k in range(r.randint(1, 3))]
-                objs.append(self.slice_(f"net{i}", NIC, f"net{i}", 1, [self.device(d, a, cap) for d, a, cap in devs],
-                                        where))
-                network.extend(((NIC, f"net{i}", d), sel) for d, _, _ in devs)
+            self.network_nics(objs, classes, network)
         # claims allocated to bound pods (reserved by one or two of a node's pods, or by none)
         taken: set[tuple[str, str, str]] = set()
         shared: dict[str, list[str]] = {"default": [], "ns1": []}
