@@ -25,10 +25,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -39,13 +37,7 @@ var (
 	templatesResource = resourceapi.SchemeGroupVersion.WithResource("resourceclaimtemplates")
 )
 
-type deviceKind struct {
-	gvr        schema.GroupVersionResource
-	namespaced bool
-	new        func() runtime.Object
-}
-
-var deviceKinds = map[string]deviceKind{
+var deviceKinds = map[string]objectKind{
 	"DeviceClass": {resourceapi.SchemeGroupVersion.WithResource("deviceclasses"), false,
 		func() runtime.Object { return &resourceapi.DeviceClass{} }},
 	"ResourceSlice": {resourceapi.SchemeGroupVersion.WithResource("resourceslices"), false,
@@ -107,24 +99,9 @@ func (d *draEmulation) setUp(client *fake.Clientset, t *countingTracker, objs []
 			return fmt.Errorf("devices[%d] (%s): apiVersion %q, not %s (the version this backend's scheduler reads)",
 				i, head.Kind, head.APIVersion, resourceapi.SchemeGroupVersion)
 		}
-		obj := k.new()
-		if err := json.Unmarshal(raw, obj); err != nil {
-			return fmt.Errorf("devices[%d] (%s): %w", i, head.Kind, err)
-		}
-		m, err := meta.Accessor(obj)
+		obj, m, ns, err := k.decode("devices", i, head.Kind, raw)
 		if err != nil {
-			return fmt.Errorf("devices[%d] (%s): %w", i, head.Kind, err)
-		}
-		ns := ""
-		if k.namespaced {
-			ns = m.GetNamespace()
-			if ns == "" {
-				ns = "default"
-				m.SetNamespace(ns)
-			}
-		}
-		if m.GetUID() == "" {
-			m.SetUID(types.UID(head.Kind + "/" + ns + "/" + m.GetName()))
+			return err
 		}
 		if err := t.Create(k.gvr, obj, ns); err != nil {
 			return fmt.Errorf("devices[%d] (%s %s): %w", i, head.Kind, m.GetName(), err)

@@ -16,6 +16,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,14 +36,16 @@ var (
 // adds the ResourceClaims
 var versioned = map[schema.GroupVersionResource]bool{pvsResource: true, pvcsResource: true}
 
-type storageKind struct {
+// objectKind: a kind of the case's objects the backend creates (storage.go, devices.go): its
+// resource, whether namespaced, and a new object of its Go type.
+type objectKind struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
 	new        func() runtime.Object
 }
 
 // the kinds a case's storage objects may have, each read as its v1 type
-var storageKinds = map[string]storageKind{
+var objectKinds = map[string]objectKind{
 	"PersistentVolume":      {pvsResource, false, func() runtime.Object { return &v1.PersistentVolume{} }},
 	"PersistentVolumeClaim": {pvcsResource, true, func() runtime.Object { return &v1.PersistentVolumeClaim{} }},
 	"StorageClass":          {classResource, false, func() runtime.Object { return &storagev1.StorageClass{} }},
@@ -55,6 +58,32 @@ var storageKinds = map[string]storageKind{
 		func() runtime.Object { return &storagev1.VolumeAttachment{} }},
 }
 
+// decode: the case's object raw (section[i], of kind) as its Go type, in namespace default when
+// the kind is namespaced and it names none, with a uid made of its kind, namespace and name when
+// it has none; its metadata and namespace.
+func (k objectKind) decode(section string, i int, kind string, raw json.RawMessage) (runtime.Object, metav1.Object, string, error) {
+	obj := k.new()
+	if err := json.Unmarshal(raw, obj); err != nil {
+		return nil, nil, "", fmt.Errorf("%s[%d] (%s): %w", section, i, kind, err)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s[%d] (%s): %w", section, i, kind, err)
+	}
+	ns := ""
+	if k.namespaced {
+		ns = m.GetNamespace()
+		if ns == "" {
+			ns = "default"
+			m.SetNamespace(ns)
+		}
+	}
+	if m.GetUID() == "" {
+		m.SetUID(types.UID(kind + "/" + ns + "/" + m.GetName()))
+	}
+	return obj, m, ns, nil
+}
+
 // createStorage creates the case's storage objects through the tracker (each counted, as every
 // write is), a claim and a capacity in namespace default unless they name one.
 func createStorage(t *countingTracker, objs []json.RawMessage) error {
@@ -65,28 +94,13 @@ func createStorage(t *countingTracker, objs []json.RawMessage) error {
 		if err := json.Unmarshal(raw, &head); err != nil {
 			return fmt.Errorf("storage[%d]: %w", i, err)
 		}
-		k, ok := storageKinds[head.Kind]
+		k, ok := objectKinds[head.Kind]
 		if !ok {
 			return fmt.Errorf("storage[%d]: kind %q is none of the storage kinds", i, head.Kind)
 		}
-		obj := k.new()
-		if err := json.Unmarshal(raw, obj); err != nil {
-			return fmt.Errorf("storage[%d] (%s): %w", i, head.Kind, err)
-		}
-		m, err := meta.Accessor(obj)
+		obj, m, ns, err := k.decode("storage", i, head.Kind, raw)
 		if err != nil {
-			return fmt.Errorf("storage[%d] (%s): %w", i, head.Kind, err)
-		}
-		ns := ""
-		if k.namespaced {
-			ns = m.GetNamespace()
-			if ns == "" {
-				ns = "default"
-				m.SetNamespace(ns)
-			}
-		}
-		if m.GetUID() == "" {
-			m.SetUID(types.UID(head.Kind + "/" + ns + "/" + m.GetName()))
+			return err
 		}
 		apiDefaults(obj)
 		if err := t.Create(k.gvr, obj, ns); err != nil {
