@@ -98,6 +98,20 @@ class DeviceGen:
                                     where))
             network.extend(((NIC, f"net{i}", d), sel) for d, _, _ in devs)
 
+    def allocated_place(self, inventory: dict, network: list, taken: set) -> tuple[str | None, list, dict | None] | None:
+        """Where a claim allocated in the cluster has its devices: a node's (seven in ten when
+        there are network devices too) or one network slice's; (node or None, the free
+        devices, the allocation's node selector), or None when there are no devices."""
+        r = self.r
+        if inventory and (not network or self.chance(0.7)):
+            node = r.choice(sorted(inventory))
+            return node, [d for d in inventory[node] if d not in taken], {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+        if network:
+            pick = r.choice(network)
+            return None, [d for d, sl in network if sl == pick[1] and d not in taken], pick[1]
+        return None
+
     def device(self, name: str, attrs: dict, caps: dict) -> dict:
         if self.minor >= 32:
             cap = {k: {"value": v} for k, v in caps.items()}
@@ -261,18 +275,10 @@ class DeviceGen:
         shared: list[dict] = []
         bound = [p for p in c["pods"] if p.get("namespace", "default") == "default"]
         for i in range(r.randint(0, 3)):
-            if inventory and (not network or self.chance(0.7)):
-                node = r.choice(sorted(inventory))
-                free = [d for d in inventory[node] if d not in taken]
-                sel: dict | None = {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
-            elif network:
-                node = None
-                pick = r.choice(network)
-                free = [d for d, s in network if s == pick[1] and d not in taken]
-                sel = pick[1]
-            else:
+            place = self.allocated_place(inventory, network, taken)
+            if place is None:
                 break
+            node, free, sel = place
             if not free:
                 continue
             devs = r.sample(free, min(len(free), r.choice([1, 1, 2])))
@@ -397,18 +403,10 @@ class SequenceDeviceGen(DeviceGen):
         taken: set[tuple[str, str, str]] = set()
         shared: dict[str, list[str]] = {"default": [], "ns1": []}
         for i in range(r.randint(0, 4)):
-            if inventory and (not network or self.chance(0.7)):
-                node: str | None = r.choice(sorted(inventory))
-                free = [d for d in inventory[node] if d not in taken]
-                sel: dict | None = {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]}
-            elif network:
-                node = None
-                pick = r.choice(network)
-                free = [d for d, sl in network if sl == pick[1] and d not in taken]
-                sel = pick[1]
-            else:
+            place = self.allocated_place(inventory, network, taken)
+            if place is None:
                 break
+            node, free, sel = place
             if not free:
                 continue
             ns = r.choice(["default", "default", "ns1"])
