@@ -1148,6 +1148,11 @@ class SequenceRun:
                         for key in activate:  # handle.Activate: the group's unscheduled pods
                             queue.activate(key)
                         continue
+                if allowed:
+                    # the pod that makes the quorum was assumed on its node (the node's last
+                    # pod) before Permit: each binding's confirmation below takes its pod out
+                    # (the node's last pod into its place) and appends it after this one
+                    sched.assume(pod, node)
                 for key in allowed:  # the quorum: every waiting pod of the gang is allowed
                     self.waiting_q.pop(key, None)
                     self.wait_seconds.pop(key, None)
