@@ -95,12 +95,12 @@ def finish(gen: Any, s: dict) -> None:
 
 def case_input(doc: dict) -> dict:
     """A golden gang case (cases/gangs/*.yaml: nodes, pods, Workloads in ``objects``, a
-    ``schedule`` of shorthand pods with ``replicas``, ``wait``, ``addNode`` and ``deletePod``
-    steps) as
+    ``schedule`` of shorthand pods, ``schedulingGates`` kept, with ``replicas``, ``wait``,
+    ``addNode`` and ``deletePod`` steps) as
     seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
-                                                   "nodeSelector", "tolerations", "node")}
+                                                   "nodeSelector", "tolerations", "node", "schedulingGates")}
         p["name"] = name
         return p
 
