@@ -774,6 +774,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
         res["cls"] = fd[1]
         if fd[1] == "preemption victims" and s.get("workloads") and gang_tie(s, oc[fd[0]], kc[fd[0]]):
             res["cls"] = "preemption victims: gang bound together (explained)"
+        if fd[1] == "retry order" and s.get("workloads") and gang_replaced(s, oc[:fd[0]], oc[fd[0]], kc[fd[0]]):
+            res["cls"] = "retry order: gang bound together (explained)"
         res["detail"] = {"upstream": oc[fd[0]] if fd[0] < len(oc) else None,
                          "kspread": kc[fd[0]] if fd[0] < len(kc) else None}
     elif not res["placements"]:
@@ -797,6 +799,23 @@ def gang_tie(s: dict, o: dict, k: dict) -> bool:
     diff = set(o["victims"]) ^ set(k["victims"])
     groups = {refs.get(v) for v in diff}
     return bool(diff) and None not in groups and len(groups) == 1
+
+
+def gang_replaced(s: dict, before: list[dict], o: dict, k: dict) -> bool:
+    """The two runs retry first different pods of one gang group (workloadRef, namespace),
+    both with a controller, that upstream last placed on the same node: replacements of
+    pods its quorum bound together, evicted by one step. The driver's evictions go in the
+    order the pods were bound (its binding reactor), and the binding goroutines of a
+    gang's pods race (dev/README.md, "Gangs in sequences")."""
+    pods = {key(p): p for p in s["schedule"] if isinstance(p, dict) and "name" in p}
+    po, pk = pods.get(o["pod"]), pods.get(k["pod"])
+    if po is None or pk is None or not (po.get("controller") and pk.get("controller")):
+        return False
+    if ((po.get("namespace"), json.dumps(po.get("workloadRef"), sort_keys=True))
+            != (pk.get("namespace"), json.dumps(pk.get("workloadRef"), sort_keys=True))) or not po.get("workloadRef"):
+        return False
+    last = {c["pod"]: c["after"] for c in before}
+    return last.get(o["pod"]) is not None and last.get(o["pod"]) == last.get(k["pod"])
 
 
 # ---- devices (--devices) -------------------------------------------------------------------
