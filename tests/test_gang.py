@@ -211,6 +211,20 @@ def test_1_36_pod_groups_are_refused_by_name_not_scheduled_pod_by_pod(version, d
     assert "workload scheduling cycle, which kspread does not model" in str(e.value)
 
 
+@pytest.mark.parametrize("version", ["1.36", "1.37"])
+@pytest.mark.parametrize("doc, where", [
+    ({"objects": [WORKLOAD], "pod": {"name": "p"}}, ("objects", 0, "kind")),
+    ({"objects": [], "schedule": [{"name": "p", "workloadRef": REF}]}, ("schedule", 0, "workloadRef")),
+])
+def test_1_35_gang_api_in_1_36_names_what_replaced_it(version, doc, where):
+    """k8s.io/api v0.36 serves no v1alpha1 Workload and tombstones spec.workloadRef: the
+    error says so whatever the gates (before, with them off, it asked for GenericWorkload)."""
+    with pytest.raises(CaseError) as e:
+        build_case({"version": version, "nodes": NODES, **doc}, "t")
+    assert tuple(e.value.path) == where
+    assert f"in {version}: 1.36 replaced 1.35's gang API" in str(e.value)
+
+
 def test_deleting_the_node_of_a_waiting_pod_is_refused():
     with pytest.raises(CaseError, match="holds w-0, waiting at GangScheduling's Permit"):
         _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"}])

@@ -49,6 +49,11 @@ def refuse_scheduling_group(raw: Any, path: PathT) -> None:
 
 
 def _needs_gate(version: Version, what: str, path: PathT) -> None:
+    if version.minor >= 36:
+        # 1.36 serves no v1alpha1 Workload and tombstoned spec.workloadRef (k8s.io/api v0.36)
+        raise CaseError(f"{what} in {version}: 1.36 replaced 1.35's gang API (v1alpha1 Workloads, pods' "
+                        "workloadRef) with v1alpha2 Workloads (podGroupTemplates), PodGroup objects and pods' "
+                        f"schedulingGroup; {POD_GROUPS_1_36}", path)
     if not version.gate("GenericWorkload"):
         raise CaseError(f"{what} needs the GenericWorkload feature gate (alpha in 1.35, off by default: set "
                         f"featureGates: {{GenericWorkload: true}}); version {version} does not have it on", path)
