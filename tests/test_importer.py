@@ -1561,3 +1561,65 @@ def test_resize_status_is_imported(tmp_path):
     p.write_text(out, encoding="utf-8")
     case = load_case(_load_one(p))
     assert case.cluster.pods[0].resize.containers[0].allocated == {"cpu": 3000}
+
+
+# ---- gangs: 1.35's Workloads kept, 1.36's pod groups refused -------------------------------
+
+WORKLOAD = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+            "metadata": {"name": "train", "namespace": "default", "uid": "u", "resourceVersion": "7"},
+            "spec": {"controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "train"},
+                     "podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 2}}}]}}
+
+
+GANG_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+             "status": {"allocatable": {"cpu": "4", "pods": "110"}}}
+
+
+def _gang_dump(*items) -> str:
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [GANG_NODE, *items]})
+
+
+def _gang_pod(name, node=None, **spec):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "creationTimestamp": f"2026-01-01T00:00:0{name[-1]}Z"},
+            "spec": {"schedulerName": "default-scheduler", **({"nodeName": node} if node else {}), **spec,
+                     "containers": [{"name": "c", "resources": {"requests": {"cpu": "3"}}}]},
+            "status": {"phase": "Running" if node else "Pending"}}
+
+
+def test_a_1_35_gang_keeps_its_workload_and_refs_and_turns_the_gates_on(tmp_path):
+    """Dropping workloadRef would schedule the gang's pods one by one: w-1 would land where
+    upstream holds it at Permit. The case keeps the Workload and the refs, and turns on the
+    gates the refs prove (GenericWorkload) and the one a dump cannot show (GangScheduling),
+    saying so."""
+    ref = {"name": "train", "podGroup": "workers"}
+    pods = [_gang_pod("w-1", workloadRef=ref), _gang_pod("w-2", workloadRef=ref)]
+    out, warnings = _import(tmp_path, _gang_dump(WORKLOAD, *pods), version="1.35", pending=True)
+    assert "featureGates: {GenericWorkload: true, GangScheduling: true}\n" in out
+    assert ("- apiVersion: scheduling.k8s.io/v1alpha1\n  kind: Workload\n  metadata: {name: train}\n"
+            "  spec: {podGroups: [{name: workers, policy: {gang: {minCount: 2}}}]}\n") in out
+    assert out.count("workloadRef: {name: train, podGroup: workers}") == 2
+    assert warnings == [importer.GANG_NOTE]
+    assert "GangScheduling: false if your scheduler runs without it" in out.replace("\n# ", " ")  # the case too
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {placements: {w-1: null, w-2: null}}"), encoding="utf-8")
+    # n1 has 4 CPUs: one worker fits, waits at Permit for the other, which fits nowhere
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+
+@pytest.mark.parametrize("field", [{"schedulingGroup": {"podGroupName": "pg"}},
+                                   {"workloadRef": {"name": "train", "podGroup": "workers"}}])
+def test_1_36_pod_groups_are_refused_for_a_pod_to_schedule_and_dropped_from_bound_pods(tmp_path, field):
+    pg = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "pg"}}
+    dump = _gang_dump(pg, _gang_pod("a-1", node="n1", **field), _gang_pod("b-2", **field))
+    out, warnings = _import(tmp_path, dump, version="1.36")
+    pods = yaml.safe_load(out)["pods"]
+    assert [sorted(p) for p in pods] == [["containers", "name", "node"]]
+    assert "featureGates" not in out
+    assert warnings[0].startswith("skipped 1 PodGroup object(s): 1.36 schedules a PodGroup's pods together in a "
+                                  "workload scheduling cycle, which kspread does not model")
+    assert "of bound or nominated pods, which kspread does not model from 1.36" in out.replace("\n# ", " ")
+    with pytest.raises(importer.ImportFailed, match=r"pod default/b-2 names a pod group \(spec\.(schedulingGroup|"
+                       r"workloadRef)\): 1\.36 schedules"):
+        _import(tmp_path, dump, version="1.36", pod="default/b-2")

@@ -27,7 +27,7 @@ JSON_CASE = """\
 
 ALLOWED = ("(allowed: affinity, claims, containers, controller, devices, initContainers, labels, name, namespace, "
            "node, nodeSelector, nominatedNode, overhead, preemptionPolicy, priority, priorityClassName, replicas, "
-           "requests, resourceClaims, resources, schedulingGates, startTime, status, terminating, tolerations, "
+           "requests, resourceClaims, resources, schedulingGates, schedulingGroup, startTime, status, terminating, tolerations, "
            "topologySpreadConstraints, volumes, workloadRef) (did you mean 'priority'?)")
 
 

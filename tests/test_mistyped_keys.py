@@ -130,7 +130,7 @@ DID_YOU_MEAN = "apiVersion: kspread/v1\nkind: Case\nname: c\nversion: '1.24'\n{e
     ("", "{name: p, prority: 10}",
      ("c.yaml:6: pod.prority: unknown field 'prority' (allowed: affinity, claims, containers, controller, devices, "
      "initContainers, labels, name, namespace, node, nodeSelector, nominatedNode, overhead, preemptionPolicy, priority, "
-     "priorityClassName, replicas, requests, resourceClaims, resources, schedulingGates, startTime, status, terminating, "
+     "priorityClassName, replicas, requests, resourceClaims, resources, schedulingGates, schedulingGroup, startTime, status, terminating, "
      "tolerations, "
      "topologySpreadConstraints, volumes, workloadRef) (did you mean 'priority'?)")),
     ("", "{name: p, Labels: {a: b}}", "topologySpreadConstraints, volumes, workloadRef) (did you mean 'labels'?)\n"),

@@ -73,7 +73,7 @@ from kspread.format.resize import resize_status, resource_amounts
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
-from kspread.format.workloads import workload_ref, workloads
+from kspread.format.workloads import refuse_scheduling_group, workload_ref, workloads
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -656,6 +656,7 @@ class _Builder:
 
     def _spec_tail(self, raw: Mapping[str, Any], at) -> tuple:
         """What a pod's spec key decides, checked after its start time."""
+        refuse_scheduling_group(raw.get("schedulingGroup"), at("schedulingGroup"))
         overhead = _resources(raw.get("overhead"), at("overhead"))
         node_selector = parse_labels(raw.get("nodeSelector"), at("nodeSelector"))
         affinity = _affinity(raw.get("affinity"), at("affinity"))

@@ -58,6 +58,8 @@ import yaml
 from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.objects import resize_fields
+from kspread.format.workloads import API_VERSION as WORKLOAD_API
+from kspread.format.workloads import POD_GROUPS_1_36
 from kspread.format.yamlwrite import comment_text, double_quoted
 
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -68,7 +70,15 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 _STORAGE_KINDS = ("StorageClass", "CSIDriver", "CSINode", "PersistentVolume", "PersistentVolumeClaim",
                   "CSIStorageCapacity", "VolumeAttachment")
 _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
-               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS, *_STORAGE_KINDS)
+               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS, *_STORAGE_KINDS, "Workload")
+# Gangs: 1.35's Workloads (scheduling.k8s.io/v1alpha1) and pods' spec.workloadRef are kept,
+# with the gates they need; 1.36's PodGroups and spec.schedulingGroup are not modelled
+# (kspread.format.workloads): a bound pod keeps its place without them, a pod to schedule
+# that has one is refused.
+GANG_GATES = {"GenericWorkload": True, "GangScheduling": True}
+GANG_NOTE = ("The dump's pods name Workloads (spec.workloadRef), which the API server serves only with "
+             "GenericWorkload on; GangScheduling is kube-scheduler's own gate, which a dump cannot show: "
+             "both are set on here. Set GangScheduling: false if your scheduler runs without it.")
 # controller kinds the case format accepts in a pod's `controller`
 # the kinds a pod's controller may be (the case format's controller.kind)
 _CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
@@ -530,6 +540,8 @@ class _Converter:
                 item[key] = [_container(c, init) for c in cs]
         if spec.get("resourceClaims"):
             item["resourceClaims"] = pod_resource_claims(spec, status)
+        if not self._gang(spec, label, incoming, item):
+            return None
         vols = _volumes(spec)
         if vols:
             item["volumes"] = vols
@@ -543,6 +555,26 @@ class _Converter:
                 return None
             return "objects", _raw_pod(obj, item)
         return ("incoming" if incoming else "pods"), item
+
+    def _gang(self, spec: Mapping[str, Any], label: str, incoming: bool, item: dict) -> bool:
+        """A pod's gang: 1.35's workloadRef is kept (and counted: the case then turns the
+        gates on). From 1.36 a pod names a PodGroup (spec.schedulingGroup; a workloadRef
+        too), whose scheduling cycle kspread does not model: a pod to schedule is refused,
+        a bound or nominated one is kept without it (where it is does not depend on it)."""
+        ref = spec.get("workloadRef")
+        group = spec.get("schedulingGroup")
+        if ref is None and group is None:
+            return True
+        if self.minor == 35 and group is None:
+            if isinstance(ref, Mapping):
+                item["workloadRef"] = {k: ref[k] for k in ("name", "podGroup", "podGroupReplicaKey") if ref.get(k)}
+            return True
+        field = "spec.schedulingGroup" if group is not None else "spec.workloadRef"
+        if incoming:
+            raise ImportFailed(f"pod {label} names a pod group ({field}): {POD_GROUPS_1_36}")
+        self.count(f"pod group reference(s) ({field}) of bound or nominated pods, which kspread does not model "
+                   "from 1.36: the pods are kept without them")
+        return True
 
     def owner(self, obj: Mapping[str, Any]) -> dict | None:
         kind = obj["kind"]
@@ -605,7 +637,7 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
         rspec["nodeName"] = item["node"]
     for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
                 "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers",
-                "resourceClaims", "volumes"):
+                "resourceClaims", "volumes", "schedulingGates", "workloadRef"):
         if key in item:
             rspec[key] = item[key]
     rstatus: dict[str, Any] = {}
@@ -646,6 +678,20 @@ def pod_resource_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> l
         else:
             out.append({k: e[k] for k in ("name", "resourceClaimName", "resourceClaimTemplateName") if k in e})
     return out
+
+
+def workload_object(obj: Mapping[str, Any], minor: int) -> dict | None:
+    """A 1.35 Workload as the case keeps it (its name and pod groups), or None: another
+    version's or API's (not modelled)."""
+    if minor != 35 or obj.get("apiVersion") != WORKLOAD_API:
+        return None
+    meta = _meta(obj)
+    m: dict[str, Any] = {"name": meta["name"]}
+    if meta.get("namespace") and meta["namespace"] != "default":
+        m["namespace"] = meta["namespace"]
+    groups = [{k: g[k] for k in ("name", "policy") if k in g} for g in _m(obj.get("spec")).get("podGroups") or []
+              if isinstance(g, Mapping)]
+    return {"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": m, "spec": {"podGroups": groups}}
 
 
 def device_object(obj: Mapping[str, Any]) -> dict:
@@ -758,6 +804,7 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         by_kind[kind].append(obj)
     for kind, n in skipped.items():
         reason = ("the scheduler reads the ReplicaSets a Deployment owns, from the dump" if kind == "Deployment"
+                  else POD_GROUPS_1_36 if kind == "PodGroup"
                   else "kspread does not read this kind")
         warn(f"skipped {n} {kind} object(s): {reason}")
 
@@ -802,7 +849,23 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         sections["objects"].extend(device_object(obj) for obj in by_kind[kind])
     for kind in _STORAGE_KINDS:
         sections["objects"] += [storage_object(o) for o in by_kind[kind]]
+    for obj in by_kind["Workload"]:
+        w = workload_object(obj, minor)
+        if w is None:
+            cv.count(f"Workload(s) not of 1.35's {WORKLOAD_API} (from 1.36 the pod groups they name are not "
+                     "modelled)")
+        else:
+            sections["objects"].append(w)
     return sections, cv.counts
+
+
+def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
+    """The feature gates a case of these sections needs: GANG_GATES when it has Workloads or
+    pods with a workloadRef (1.35), else none."""
+    items = [*sections.get("pods", ()), *sections.get("incoming", ()), *sections.get("objects", ())]
+    if any(o.get("kind") == "Workload" or "workloadRef" in o or "workloadRef" in _m(o.get("spec")) for o in items):
+        return dict(GANG_GATES)
+    return {}
 
 
 # ---- writing the case ---------------------------------------------------------------------
@@ -908,7 +971,8 @@ def _dump(data: Mapping[str, Any], top: bool = False) -> str:
 
 
 def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
-           incoming: str | list[dict], missing: int = 0) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+           incoming: str | list[dict], missing: int = 0,
+           gates: Mapping[str, bool] | None = None) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The case's data as ``render`` writes it, in three parts: the head, the cluster, and
     the incoming pod(s) with an empty ``expect``. ``missing``: how many owners its pods
     name the dump lacks (the case is then tagged and described so)."""
@@ -918,6 +982,8 @@ def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
                                "default topology spreading may place pods otherwise than the cluster does.")
         head["tags"] = [MISSING_OWNERS_TAG]
     head["version"] = version
+    if gates:
+        head["featureGates"] = dict(gates)
     body = {k: v for k, v in sections.items() if v and k in _SECTIONS}
     if isinstance(incoming, str):
         tail: dict[str, Any] = {"pod": {"name": incoming}, "expect": {}}
@@ -930,19 +996,20 @@ def _parts(sections: Mapping[str, list], name: str, source: str, version: str,
 
 def render(sections: Mapping[str, list], name: str, source: str, version: str, incoming: str | list[dict],
            summary: str, left_out: str = "", search: str = "",
-           missing: list[tuple[str, str, str]] | None = None) -> str:
+           missing: list[tuple[str, str, str]] | None = None, gates: Mapping[str, bool] | None = None) -> str:
     """The case text. ``incoming``: the placeholder pod's name, or the dump's pending pods
     to schedule (one: ``pod``; several: a ``schedule`` sequence). Comment text (the dump's
     file name) has its line breaks escaped: it stays comment. ``missing``: the owners its
     pods name that the dump lacks (``missing_owners``), said first."""
-    head, body, tail = _parts(sections, name, source, version, incoming, len(missing or ()))
+    head, body, tail = _parts(sections, name, source, version, incoming, len(missing or ()), gates)
     intro = comment_text(f"Imported by `kspread import` from {source}: {summary}.")
     warning = comment_text(f"WARNING: {missing_owners_note(missing).removesuffix(_KUBECTL)}") if missing else ""
     out = [*[f"# {line}\n" for line in textwrap.wrap(warning, 96, break_on_hyphens=False)],
            *([f"#   {_KUBECTL}\n"] if missing else []),
            *[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96) if left_out],
-           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search]]
+           *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search],
+           *[f"# {line}\n" for line in textwrap.wrap(GANG_NOTE, 96) if gates]]
     if isinstance(incoming, str):
         out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"
                    "# to schedule, then fill `expect` with: kspread run --update THIS_FILE\n")
@@ -1162,6 +1229,9 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     except CaseError as e:
         raise ImportFailed(str(e)) from None
     sections, counts = convert(objs, minor, warn, incoming_ref)
+    gates = gang_gates(sections)
+    if gates:
+        warn(GANG_NOTE)
     # a file name is any bytes: one that is not UTF-8 is shown with U+FFFD, never written as a lone surrogate
     stem = "stdin" if dump_path == "-" else _text(Path(dump_path).stem)
     # the case's name: a control character, line break or bidi control of the file name
@@ -1183,6 +1253,7 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     vstr = f"1.{minor}"
     if check:
         doc: dict[str, Any] = {"apiVersion": "kspread/v1", "kind": "Case", "name": stem, "version": vstr,
+                               **({"featureGates": gates} if gates else {}),
                                **{k: v for k, v in sections.items() if v}}
         if isinstance(incoming, str):
             doc["pod"] = {"name": incoming}
@@ -1209,9 +1280,9 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     missing = missing_owners(sections, incoming)
     if missing:
         warn(missing_owners_note(missing))
-    text = render(sections, stem, source, vstr, incoming, summary, left_out, search, missing)
+    text = render(sections, stem, source, vstr, incoming, summary, left_out, search, missing, gates)
     if check:
-        head, body, tail = _parts(sections, stem, source, vstr, incoming, len(missing))
+        head, body, tail = _parts(sections, stem, source, vstr, incoming, len(missing), gates)
         _read_back(text, {**head, **body, **tail}, out_path or "the imported case")
     if out_path is not None:
         try:

@@ -15,6 +15,7 @@ from typing import Any
 from kspread.errors import CaseError, PathT
 from kspread.format.devices import MODELLED_DRA
 from kspread.format.schema import validate
+from kspread.format.workloads import refuse_pod_group, refuse_scheduling_group
 
 Converted = tuple[str, dict, list, dict]  # (section, shorthand item, path prefix, field -> raw path)
 
@@ -175,6 +176,7 @@ def _pod(o: _Object) -> None:
     o.take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
     o.take(spec, "schedulingGates", "schedulingGates", sp)
     o.take(spec, "workloadRef", "workloadRef", sp)
+    refuse_scheduling_group(spec.get("schedulingGroup"), [*sp, "schedulingGroup"])
     o.take(spec, "resourceClaims", "resourceClaims", sp)
     for key in ("containers", "initContainers"):
         if spec.get(key):
@@ -320,6 +322,11 @@ def _workload(o: _Object) -> None:
     o.item = dict(o.obj)
 
 
+def _pod_group(o: _Object) -> None:
+    """A PodGroup (scheduling.k8s.io/v1alpha2, 1.36+): refused by name."""
+    refuse_pod_group([*o.path, "kind"])
+
+
 _OWNER = ("owners", "owner", _owner)
 _STORAGE = ("storage", None, _storage)
 # kind -> (section, the schema's $defs name of its shorthand item or None: not validated, converter)
@@ -353,6 +360,7 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "CSIStorageCapacity": _STORAGE,
     "VolumeAttachment": _STORAGE,
     "Workload": ("workloads", None, _workload),
+    "PodGroup": ("workloads", None, _pod_group),
 }
 
 

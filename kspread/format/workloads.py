@@ -29,8 +29,31 @@ from kspread.format import apivalidation
 
 API_VERSION = "scheduling.k8s.io/v1alpha1"
 
+# 1.36 moved gangs to PodGroup objects (scheduling.k8s.io/v1alpha2) named by a pod's
+# spec.schedulingGroup, scheduled whole in a workload scheduling cycle. kspread does not
+# model that cycle, so it refuses both by name rather than schedule the pods one by one.
+POD_GROUPS_1_36 = ("1.36 schedules a PodGroup's pods together in a workload scheduling cycle, which kspread does "
+                   "not model (it models gangs as 1.35 has them: a Workload's pod groups and pods' workloadRef)")
+
+
+def refuse_pod_group(path: PathT) -> None:
+    """A PodGroup object (1.36+): refused by name."""
+    raise CaseError(f"PodGroup (scheduling.k8s.io/v1alpha2) is not modelled by kspread: {POD_GROUPS_1_36}", path,
+                    value="PodGroup")
+
+
+def refuse_scheduling_group(raw: Any, path: PathT) -> None:
+    """A pod's spec.schedulingGroup (1.36+): refused by name."""
+    if raw is not None:
+        raise CaseError(f"a pod's schedulingGroup is not modelled by kspread: {POD_GROUPS_1_36}", path)
+
 
 def _needs_gate(version: Version, what: str, path: PathT) -> None:
+    if version.minor >= 36:
+        # 1.36 serves no v1alpha1 Workload and tombstoned spec.workloadRef (k8s.io/api v0.36)
+        raise CaseError(f"{what} in {version}: 1.36 replaced 1.35's gang API (v1alpha1 Workloads, pods' "
+                        "workloadRef) with v1alpha2 Workloads (podGroupTemplates), PodGroup objects and pods' "
+                        f"schedulingGroup; {POD_GROUPS_1_36}", path)
     if not version.gate("GenericWorkload"):
         raise CaseError(f"{what} needs the GenericWorkload feature gate (alpha in 1.35, off by default: set "
                         f"featureGates: {{GenericWorkload: true}}); version {version} does not have it on", path)
