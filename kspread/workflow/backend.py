@@ -125,9 +125,10 @@ class Backend:
         if case.cluster.devices is not None and case.cluster.devices.taint_rules:
             return ("the case has DeviceTaintRules, which kspread does not send to a backend (its scheduler would "
                     "see the devices untainted)")
-        if case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming)):
-            return ("the case has Workload objects or pods with a workloadRef (gangs), which kspread does not send "
-                    "to a backend (its scheduler would place the pods one by one)")
+        if (case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming))) \
+                and "workloads" not in self.protocols:
+            return (f"the case has Workload objects or pods with a workloadRef (gangs), which the backend {self.path} "
+                    "does not take (its --info lists no protocol `workloads`)")
         unreported = [k for k in case.expect if k not in REPORTED]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
@@ -464,6 +465,10 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
         spec["topologySpreadConstraints"] = [api.spread_constraint(c) for c in p.topology_spread_constraints]
     if p.resource_claims:
         spec["resourceClaims"] = pod_resource_claims(p.name, p.resource_claims)
+    if p.workload_ref is not None:
+        ref = p.workload_ref
+        spec["workloadRef"] = {"name": ref.name, "podGroup": ref.pod_group,
+                               **({"podGroupReplicaKey": ref.replica_key} if ref.replica_key else {})}
     if p.volumes:
         # as written; a `claims:` item as the StatefulSet controller writes it (claim <volume>-<pod>)
         spec["volumes"] = [dict(v.source) if v.source is not None else
@@ -515,6 +520,14 @@ def _claim_spec(c) -> dict[str, Any]:
     if c.volume_name:
         out["volumeName"] = c.volume_name
     return out
+
+
+def _workload(w) -> dict[str, Any]:
+    """A Workload as kspread read it: its pod groups, each a gang of minCount or basic."""
+    groups = [{"name": g, "policy": {"basic": {}} if mc is None else {"gang": {"minCount": mc}}}
+              for g, mc in w.pod_groups.items()]
+    return {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+            "metadata": {"name": w.name, "namespace": w.namespace}, "spec": {"podGroups": groups}}
 
 
 def _storage(storage) -> list[dict[str, Any]]:
@@ -652,6 +665,8 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
         "storage": _storage(cl.storage),
         # DeviceClasses, ResourceSlices, the claims the case wrote and the templates, in resource.k8s.io/v1
         "devices": device_objects(cl.devices, (*cl.pods, *case.incoming)),
+        # Workloads (scheduling.k8s.io/v1alpha1, gangs); a pod's workloadRef is in its spec
+        "workloads": [_workload(w) for w in cl.workloads.values()],
         "config": _config(case),
         # every HTTP extender of the profile (the configuration's and the case's), their urlPrefix
         # as kspread calls it: the backend's scheduler is given these, not the configuration's own
