@@ -1,7 +1,8 @@
 """Run cases through a backend: a kube-scheduler build of upstream's own code (``backend/``).
 
 A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugins",
-"outOfTreePlugins", "protocols"}``; ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
+"outOfTreePlugins", "protocols"}`` (``serve``; ``devices``, ``workloads``: it takes device
+objects, Workloads and pods' workloadRefs); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
 the case as kspread built it, as Kubernetes objects, and the profile as a
 KubeSchedulerConfiguration) and prints what upstream's scheduler did (the last cycle's filter
 statuses, raw / normalized / weighted scores, totals, selected node, preemption and the dry
