@@ -1339,6 +1339,24 @@ def test_gangs_through_the_real_scheduler(tmp_path, capsys, change, placements):
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed (backend: Kubernetes v1.35.4)"
 
 
+def test_a_pod_waiting_at_permit_at_the_end_keeps_its_earlier_nomination(tmp_path):
+    # w0 preempts low (nominated to n1), is retried and waits at Permit on n1 for w1, which fits
+    # nowhere. kspread's placement for a pod waiting at the end: the node it was nominated to
+    # before it began to wait (upstream also wrote n1 when it began to wait: a pod without an
+    # earlier nomination is null, as the gang that binds nothing shows)
+    backend = _real_backend()
+    _, case = _case(tmp_path, GANGS.replace(
+        '- {name: n2, allocatable: {cpu: "4", memory: 8Gi, pods: 110}}\n',
+        "pods:\n- {name: low, node: n1, requests: {cpu: '2'}}\n").replace("minCount: 3", "minCount: 2").replace(
+        '- {name: worker, replicas: 3, requests: {cpu: "2"}, workloadRef: {name: training, podGroup: workers}}',
+        "- {name: w0, priority: 100, requests: {cpu: '3'}, workloadRef: {name: training, podGroup: workers}}\n"
+        "- {name: w1, priority: 100, requests: {cpu: '5'}, workloadRef: {name: training, podGroup: workers}}").replace(
+        "  placements: {worker-0: [n1, n2], worker-1: [n1, n2], worker-2: [n1, n2]}",
+        "  placements: {w0: n1, w1: null}"))
+    out = call_backend(open_backend(backend), case)
+    assert (out["placements"], out["deleted"]) == ({"w0": "n1", "w1": None}, ["low"])
+
+
 def test_http_extenders_go_to_the_backend_as_a_configuration_writes_them(tmp_path, monkeypatch):
     monkeypatch.setenv("KSPREAD_TEST_EXT", "http://127.0.0.1:9999/sched")
     (tmp_path / "ca.pem").write_text("x")

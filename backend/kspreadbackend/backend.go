@@ -516,6 +516,9 @@ func run(in input, o *options) (*output, error) {
 	var popped *v1.Pod
 	// poppedOutcomes: the outcome events that regarded the popped pod before its cycle
 	poppedOutcomes := 0
+	// poppedNominated: each pod's nominatedNodeName as it was last popped (a pod waiting at
+	// Permit at the end is reported so, as kspread reports it: below)
+	poppedNominated := map[types.UID]string{}
 	var before *Cycle
 	var beforeErr error
 	preObserve := (len(in.Storage) > 0 || len(in.Devices) > 0) && in.Observe != "none"
@@ -525,6 +528,7 @@ func run(in input, o *options) (*output, error) {
 		if pi != nil && pi.Pod != nil {
 			popped = pi.Pod
 			poppedOutcomes, _ = rec.count(pi.Pod.UID)
+			poppedNominated[pi.Pod.UID] = pi.Pod.Status.NominatedNodeName
 			before, beforeErr = nil, nil
 			if preObserve {
 				if beforeErr = scheduler.KspreadUpdateSnapshot(ctx, sched); beforeErr == nil {
@@ -745,8 +749,10 @@ func run(in input, o *options) (*output, error) {
 		}
 		out.Cycles = append(out.Cycles, *c)
 	}
-	// a pod waiting at Permit is pending at the end (kspread's placements give null; upstream has
-	// written its node as its nominatedNodeName, and would time it out five minutes on)
+	// a pod waiting at Permit is pending at the end: kspread's placements give the node it was
+	// nominated to before the cycle in which it began to wait (by its preemption), else null.
+	// Upstream has written the node it waits on as its nominatedNodeName, which kspread does not
+	// model, and would time it out five minutes on.
 	waiting := waitingAtPermit(sched)
 	for _, p := range in.Incoming {
 		obj, err := tracker.Get(podsGVR, p.Namespace, p.Name)
@@ -754,7 +760,11 @@ func run(in input, o *options) (*output, error) {
 		case err != nil:
 			out.Placements[podKey(p.Namespace, p.Name)] = nil
 		case waiting[obj.(*v1.Pod).UID] != "":
-			out.Placements[podKey(p.Namespace, p.Name)] = nil
+			if nnn := poppedNominated[obj.(*v1.Pod).UID]; nnn != "" {
+				out.Placements[podKey(p.Namespace, p.Name)] = nnn
+			} else {
+				out.Placements[podKey(p.Namespace, p.Name)] = nil
+			}
 		case obj.(*v1.Pod).Spec.NodeName != "":
 			out.Placements[podKey(p.Namespace, p.Name)] = obj.(*v1.Pod).Spec.NodeName
 		case obj.(*v1.Pod).Status.NominatedNodeName != "":
