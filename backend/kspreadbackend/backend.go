@@ -418,7 +418,21 @@ func run(in input, o *options) (*output, error) {
 	podsGVR := v1.SchemeGroupVersion.WithResource("pods")
 	var rv int64
 	var mu sync.Mutex
-	// a binding sets spec.nodeName; every write of a pod gets a new resourceVersion, as an API
+	// started: the start time of the pods bound in the run, the second after every start time of
+	// the case's bound pods (kspread's start_epoch; its sequence clock, which moves only when the
+	// queue waits for a backoff, is not followed: pods bound in the run tie, and keep the order
+	// they joined their node in)
+	started := time.Unix(0, 0)
+	for i := range in.Pods {
+		if st := in.Pods[i].Status.StartTime; st != nil && st.After(started) {
+			started = st.Time
+		}
+	}
+	started = started.Truncate(time.Second).Add(time.Second)
+	// a binding sets spec.nodeName, and what the kubelet then writes when it starts the pod:
+	// phase Running and status.startTime (without it upstream's GetPodStartTime answers
+	// time.Now() at each call, and preemption's MoreImportantPod orders the pods bound in the run
+	// by the order of its own calls); every write of a pod gets a new resourceVersion, as an API
 	// server gives it (the scheduler drops a pod update whose resourceVersion did not change)
 	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "binding" {
@@ -432,6 +446,8 @@ func run(in input, o *options) (*output, error) {
 		p := obj.(*v1.Pod).DeepCopy()
 		p.Spec.NodeName = b.Target.Name
 		p.Status.Phase = v1.PodRunning
+		st := metav1.NewTime(started)
+		p.Status.StartTime = &st
 		mu.Lock()
 		rv++
 		p.ResourceVersion = strconv.FormatInt(rv, 10)
