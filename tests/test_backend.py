@@ -1333,10 +1333,25 @@ def test_gangs_through_the_real_scheduler(tmp_path, capsys, change, placements):
         assert got[pod] in want if isinstance(want, list) else got[pod] == want, (pod, got)
     if "low1" in body:
         assert out["deleted"] == ["low1", "low2"]
+        assert backend_actual(case, out)["evicted"] == ["low1", "low2"]
     # and as `kspread run --backend` checks the case
     path = write_case(tmp_path, body)
     assert cli_main(["run", "-q", "--backend", backend, str(path)]) == 0, capsys.readouterr().out
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed (backend: Kubernetes v1.35.4)"
+
+
+def test_a_sequences_evictions_and_its_named_bound_pods(tmp_path):
+    # the pods upstream deleted are the sequence's `evicted`; a bound pod of the case that the
+    # expectation names is placed on its node unless deleted, as kspread places it
+    _, case = _case(tmp_path, GANGS.replace("objects:", (
+        "pods:\n- {name: low1, node: n1, requests: {cpu: '2'}}\n- {name: low2, node: n2, requests: {cpu: '2'}}\n"
+        "objects:")).replace("worker-2: [n1, n2]}", "worker-2: [n1, n2], low1: null, low2: n2}"))
+    out = {"cycles": [], "placements": {"worker-0": "n1", "worker-1": "n2", "worker-2": "n1"}, "deleted": ["low1"]}
+    actual = backend_actual(case, out)
+    assert (actual["evicted"], actual["placements"]) == (
+        ["low1"], {"worker-0": "n1", "worker-1": "n2", "worker-2": "n1", "low1": None, "low2": "n2"})
+    # a backend that answers no `deleted` reports no evictions
+    assert "evicted" not in backend_actual(case, {"cycles": [], "placements": out["placements"]})
 
 
 def test_a_pod_waiting_at_permit_at_the_end_keeps_its_earlier_nomination(tmp_path):

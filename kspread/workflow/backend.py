@@ -883,7 +883,17 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
             actual["schedulingError"] = c["error"]
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
-        actual["placements"] = dict(out.get("placements") or {})
+        placements = dict(out.get("placements") or {})
+        if out.get("deleted") is not None:
+            # the pods upstream deleted: preemption's victims (a pod waiting at Permit that
+            # preemption picks is rejected, not deleted); the case's own bound pods that the
+            # expectation names are placed as kspread places them: on their node, unless deleted
+            gone = set(out["deleted"])
+            actual["evicted"] = sorted(gone)
+            for p in case.cluster.pods:
+                if p.key in (case.expect.get("placements") or {}) and p.key not in placements:
+                    placements[p.key] = None if p.key in gone else p.node_name
+        actual["placements"] = placements
     if out.get("allocations") is not None:
         # every claim at the end: its devices (driver/pool/device), None unallocated
         actual["allocations"] = {k: (None if v is None else list(v)) for k, v in out["allocations"].items()}
@@ -893,7 +903,7 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
 # The expectations a backend reports; a case expecting another is skipped, with the reason
 # NOT_REPORTED gives where there is one.
 REPORTED = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
-            "candidates", "placements", "allocations")
+            "candidates", "placements", "allocations", "evicted")
 NOT_REPORTED = {
     # upstream hands the nodes its search found only to the PreScore and Score plugins, and
     # only when there is more than one; the backend asks every node
