@@ -941,8 +941,10 @@ def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[
     differ, one line each."""
     lines: list[str] = []
     for key in ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-                "preemption", "candidates", "placements", "allocations"):
+                "preemption", "candidates", "placements", "allocations", "evicted"):
         a, b = engine.get(key), upstream.get(key)
+        if key == "evicted" and "evicted" not in upstream:
+            continue  # not reported (a single cycle)
         if key == "candidates" and "candidates" not in upstream:
             continue  # not reported by this backend (see run_backend)
         if key == "allocations" and isinstance(a, dict) and isinstance(b, dict):
