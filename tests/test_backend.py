@@ -1354,6 +1354,16 @@ def test_a_sequences_evictions_and_its_named_bound_pods(tmp_path):
     assert "evicted" not in backend_actual(case, {"cycles": [], "placements": out["placements"]})
 
 
+def test_evicted_expected_from_a_backend_answering_no_deletions_skips(tmp_path, capsys):
+    fake = _script_backend(tmp_path, case="sys.stdin.read()\nprint(json.dumps({'cycles': [], 'placements': {'a': 'n1'}}))")
+    open_backend.cache_clear()
+    path = write_case(tmp_path, "name: seq\nversion: '1.35'\nnodes: [n1]\nschedule: [{name: a}]\n"
+                                "expect: {placements: {a: n1}, evicted: []}\n")
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"SKIP seq ({path}:1): the case expects evicted, which the backend did not report (its answer has no `deleted`)")
+
+
 def test_a_pod_waiting_at_permit_at_the_end_keeps_its_earlier_nomination(tmp_path):
     # w0 preempts low (nominated to n1), is retried and waits at Permit on n1 for w1, which fits
     # nowhere. kspread's placement for a pod waiting at the end: the node it was nominated to

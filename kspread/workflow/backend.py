@@ -933,6 +933,8 @@ def run_backend(case: Case, backend: Backend, everything: bool = False) -> Outco
                "where the dry run cannot be watched" if backend.minor <= 31 else
                "its profile's PostFilter plugins do not include DefaultPreemption, or the backend predates them")
         raise NotApplicable(f"the case expects candidates, which the backend did not report ({why})")
+    if "evicted" in case.expect and "evicted" not in actual:
+        raise NotApplicable("the case expects evicted, which the backend did not report (its answer has no `deleted`)")
     return Outcome(actual, compare(dict(case.expect), actual))
 
 
