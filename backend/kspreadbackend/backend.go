@@ -11,7 +11,8 @@
 //
 // as kube-scheduler's app.NewSchedulerCommand(app.WithPlugin(name, factory)) registers them.
 //
-// Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins"}; `BACKEND` reads one case
+// Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
+// "protocols"} (protocols: "serve", and "devices" and "workloads" when the build has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -118,7 +119,10 @@ type input struct {
 	// Devices: DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates
 	// (resource.k8s.io/v1, each with its kind), created before the nodes (devices.go)
 	Devices []json.RawMessage `json:"devices"`
-	Config  string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
+	// Workloads: scheduling.k8s.io/v1alpha1 Workloads (gangs, 1.35: workloads.go), in the API
+	// before the informers start; a pod's spec.workloadRef comes with the pod
+	Workloads []json.RawMessage `json:"workloads"`
+	Config     string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
 	// kspread expanded it); every urlPrefix must be a loopback address
@@ -211,6 +215,9 @@ func Main(opts ...Option) {
 		if dra != nil {
 			protocols = append(protocols, "devices")
 		}
+		if gangs != nil {
+			protocols = append(protocols, "workloads")
+		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
 			"protocols": protocols}))
@@ -258,12 +265,14 @@ func answer(raw []byte, o *options) *output {
 	return out
 }
 
-// recorder counts the scheduling outcome events (Scheduled, FailedScheduling: one per cycle,
-// from the scheduling cycle or from the binding cycle) and keeps the pod the last one regards.
+// recorder counts, per pod, the scheduling outcome events (Scheduled, FailedScheduling: one per
+// cycle, from the scheduling cycle or from the binding cycle) and keeps the pod the last one
+// regards. Per pod: the pods a gang's last pod allows at Permit bind (Scheduled) while that pod's
+// own cycle ends.
 type recorder struct {
 	mu    sync.Mutex
-	last  *v1.Pod
-	total int
+	last  map[types.UID]*v1.Pod
+	total map[types.UID]int
 }
 
 func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, _ string, _ ...interface{}) {
@@ -273,18 +282,19 @@ func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason,
 	}
 	if p, ok := regarding.(*v1.Pod); ok {
 		r.mu.Lock()
-		r.last = p
-		r.total++
+		r.last[p.UID] = p
+		r.total[p.UID]++
 		r.mu.Unlock()
 	}
 }
 
 func (r *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r }
 
-func (r *recorder) count() (int, *v1.Pod) {
+// count: the outcome events that regarded the pod so far, and the pod the last of them regards.
+func (r *recorder) count(uid types.UID) (int, *v1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.total, r.last
+	return r.total[uid], r.last[uid]
 }
 
 func podKey(ns, name string) string {
@@ -337,6 +347,54 @@ type deviceSupport interface {
 
 var dra deviceSupport
 
+// gangSupport is the Workload API's part of a run (workloads.go, which sets gangs at init; nil in
+// a build for a version without it).
+type gangSupport interface {
+	// setUp puts the Workloads in the API (before the informers start)
+	setUp(t *countingTracker, objs []json.RawMessage) error
+}
+
+var gangs gangSupport
+
+// waitingAtPermit: the pods waiting at Permit in every profile (UID -> the node each holds). Their
+// Permit timers are stopped on the way (KspreadWaitingPods): a run has no wall clock to time them
+// out on (kspread's sequences time a gang out in `wait` steps, which a backend is not sent).
+func waitingAtPermit(sched *scheduler.Scheduler) map[types.UID]string {
+	out := map[types.UID]string{}
+	for _, fw := range sched.Profiles {
+		for uid, node := range frameworkruntime.KspreadWaitingPods(fw, true) {
+			out[uid] = node
+		}
+	}
+	return out
+}
+
+// gateOn: whether a feature gate this version has is on (false for one it does not have).
+func gateOn(name string) bool {
+	if _, ok := utilfeature.DefaultMutableFeatureGate.GetAll()[featuregate.Feature(name)]; !ok {
+		return false
+	}
+	return utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name))
+}
+
+// rejectWaiting ends a run's pods still waiting at Permit: each is rejected (its binding cycle
+// ends, as upstream's would at the timeout) and the run waits, briefly, for their binding cycles
+// to finish, so that nothing of this case runs on in the process (a server's next case).
+func rejectWaiting(sched *scheduler.Scheduler, cnt *counts) {
+	waiting := waitingAtPermit(sched)
+	if len(waiting) == 0 {
+		return
+	}
+	for _, fw := range sched.Profiles {
+		for uid := range waiting {
+			fw.RejectWaitingPod(uid)
+		}
+	}
+	_ = waitUntil(time.Now().Add(10*time.Second), "the rejected pods", func() bool {
+		return inFlightPods(sched) == 0 && len(waitingAtPermit(sched)) == 0 && cnt.quiet()
+	})
+}
+
 // defaultTimeout: a case's limit when its input gives none.
 const defaultTimeout = 120 * time.Second
 
@@ -360,7 +418,21 @@ func run(in input, o *options) (*output, error) {
 	podsGVR := v1.SchemeGroupVersion.WithResource("pods")
 	var rv int64
 	var mu sync.Mutex
-	// a binding sets spec.nodeName; every write of a pod gets a new resourceVersion, as an API
+	// started: the start time of the pods bound in the run, the second after every start time of
+	// the case's bound pods (kspread's start_epoch; its sequence clock, which moves only when the
+	// queue waits for a backoff, is not followed: pods bound in the run tie, and keep the order
+	// they joined their node in)
+	started := time.Unix(0, 0)
+	for i := range in.Pods {
+		if st := in.Pods[i].Status.StartTime; st != nil && st.After(started) {
+			started = st.Time
+		}
+	}
+	started = started.Truncate(time.Second).Add(time.Second)
+	// a binding sets spec.nodeName, and what the kubelet then writes when it starts the pod:
+	// phase Running and status.startTime (without it upstream's GetPodStartTime answers
+	// time.Now() at each call, and preemption's MoreImportantPod orders the pods bound in the run
+	// by the order of its own calls); every write of a pod gets a new resourceVersion, as an API
 	// server gives it (the scheduler drops a pod update whose resourceVersion did not change)
 	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "binding" {
@@ -374,6 +446,8 @@ func run(in input, o *options) (*output, error) {
 		p := obj.(*v1.Pod).DeepCopy()
 		p.Spec.NodeName = b.Target.Name
 		p.Status.Phase = v1.PodRunning
+		st := metav1.NewTime(started)
+		p.Status.StartTime = &st
 		mu.Lock()
 		rv++
 		p.ResourceVersion = strconv.FormatInt(rv, 10)
@@ -400,7 +474,7 @@ func run(in input, o *options) (*output, error) {
 	client.PrependReactor("update", "pods", bump)
 
 	informerFactory := &countingFactory{SharedInformerFactory: scheduler.NewInformerFactory(client, 0), c: cnt}
-	rec := &recorder{}
+	rec := &recorder{last: map[types.UID]*v1.Pod{}, total: map[types.UID]int{}}
 	// upstream's default backoff (1 s, at most 10 s), as kspread's queue models it: a pod moved to
 	// backoffQ waits there while activeQ holds pods (with 0 s a retried preemptor overtook the
 	// lower-priority pods not yet tried)
@@ -441,10 +515,26 @@ func run(in input, o *options) (*output, error) {
 	var closeOnce sync.Once
 	closeQueue := func() { closeOnce.Do(sched.SchedulingQueue.Close) }
 	defer closeQueue()
+	if len(in.Workloads) > 0 {
+		if gangs == nil {
+			return nil, fmt.Errorf("the case has Workload objects, which this backend (Kubernetes %s) does not take",
+				KubernetesVersion())
+		}
+		if err := gangs.setUp(tracker, in.Workloads); err != nil {
+			return nil, err
+		}
+	}
+	// (before closeQueue, deferred earlier)
+	defer rejectWaiting(sched, cnt)
 	// the pod each cycle pops; with storage, the cycle's per-node data asked before it runs: its
 	// claims are bound (or a volume provisioned) when it ends, which VolumeBinding, reading the
 	// claims and volumes as they are and not from the snapshot, would see afterwards
 	var popped *v1.Pod
+	// poppedOutcomes: the outcome events that regarded the popped pod before its cycle
+	poppedOutcomes := 0
+	// poppedNominated: each pod's nominatedNodeName as it was last popped (a pod waiting at
+	// Permit at the end is reported so, as kspread reports it: below)
+	poppedNominated := map[types.UID]string{}
 	var before *Cycle
 	var beforeErr error
 	preObserve := (len(in.Storage) > 0 || len(in.Devices) > 0) && in.Observe != "none"
@@ -453,6 +543,8 @@ func run(in input, o *options) (*output, error) {
 		pi, err := pop(logger)
 		if pi != nil && pi.Pod != nil {
 			popped = pi.Pod
+			poppedOutcomes, _ = rec.count(pi.Pod.UID)
+			poppedNominated[pi.Pod.UID] = pi.Pod.Status.NominatedNodeName
 			before, beforeErr = nil, nil
 			if preObserve {
 				if beforeErr = scheduler.KspreadUpdateSnapshot(ctx, sched); beforeErr == nil {
@@ -591,8 +683,22 @@ func run(in input, o *options) (*output, error) {
 		if err := quiet("the informers"); err != nil {
 			return nil, err
 		}
-		if a, b := queueLens(sched); a+b == 0 && inFlightPods(sched) == 0 {
-			break
+		// the pods waiting at Permit are done for now: they stay in flight (their binding cycle
+		// waits) until a plugin allows them, or preemption or the end of the case rejects them
+		if a, b := queueLens(sched); a+b == 0 {
+			busy := func() bool { return inFlightPods(sched) > len(waitingAtPermit(sched)) }
+			if !busy() {
+				break
+			}
+			// a binding cycle still running (pods a gang's last pod allowed): ScheduleOne would
+			// block on the empty queue; wait for it to end or to queue a pod
+			if err := late(waitUntil(deadline, "the binding cycles in flight", func() bool {
+				a, b := queueLens(sched)
+				return a+b > 0 || !busy()
+			})); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if in.MaxCycles > 0 && cycles >= in.MaxCycles {
 			break
@@ -602,7 +708,6 @@ func run(in input, o *options) (*output, error) {
 			d.reset()
 		}
 		popped = nil
-		outcomes, _ := rec.count()
 		scheduleOne(ctx, sched)
 		if err := late(nil); err != nil {
 			return nil, err
@@ -611,19 +716,30 @@ func run(in input, o *options) (*output, error) {
 		if pod == nil {
 			continue
 		}
+		outcomes := poppedOutcomes
 		// the cycle's outcome: Scheduled once bound (the binding cycle runs on), or FailedScheduling;
-		// none when upstream skipped the pod (being deleted) or the pod is gone
+		// none when upstream skipped the pod (being deleted) or the pod is gone. A pod waiting at
+		// Permit has none yet: its cycle is over once its binding cycle has written its
+		// nomination (NominatedNodeNameForExpectation), before it waits
+		waits := false
 		if err := late(waitUntil(deadline, "the cycle's outcome", func() bool {
-			if n, _ := rec.count(); n > outcomes {
+			if n, _ := rec.count(pod.UID); n > outcomes {
 				return true
 			}
 			got, err := tracker.Get(podsGVR, pod.Namespace, pod.Name)
-			return err != nil || got.(*v1.Pod).DeletionTimestamp != nil
+			if err != nil || got.(*v1.Pod).DeletionTimestamp != nil {
+				return true
+			}
+			node, ok := waitingAtPermit(sched)[pod.UID]
+			waits = ok && (!gateOn("NominatedNodeNameForExpectation") || got.(*v1.Pod).Status.NominatedNodeName == node)
+			return waits
 		})); err != nil {
 			return nil, err
 		}
-		n, ran := rec.count()
-		if n == outcomes || ran == nil || ran.UID != pod.UID {
+		n, ran := rec.count(pod.UID)
+		if waits && n == outcomes {
+			ran = pod
+		} else if n == outcomes || ran == nil {
 			continue
 		}
 		preemptors = append(preemptors, pod.UID)
@@ -643,17 +759,28 @@ func run(in input, o *options) (*output, error) {
 		if beforeErr != nil {
 			return nil, beforeErr
 		}
-		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, lastBefore)
+		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, lastBefore, waitingAtPermit(sched))
 		if err != nil {
 			return nil, err
 		}
 		out.Cycles = append(out.Cycles, *c)
 	}
+	// a pod waiting at Permit is pending at the end: kspread's placements give the node it was
+	// nominated to before the cycle in which it began to wait (by its preemption), else null.
+	// Upstream has written the node it waits on as its nominatedNodeName, which kspread does not
+	// model, and would time it out five minutes on.
+	waiting := waitingAtPermit(sched)
 	for _, p := range in.Incoming {
 		obj, err := tracker.Get(podsGVR, p.Namespace, p.Name)
 		switch {
 		case err != nil:
 			out.Placements[podKey(p.Namespace, p.Name)] = nil
+		case waiting[obj.(*v1.Pod).UID] != "":
+			if nnn := poppedNominated[obj.(*v1.Pod).UID]; nnn != "" {
+				out.Placements[podKey(p.Namespace, p.Name)] = nnn
+			} else {
+				out.Placements[podKey(p.Namespace, p.Name)] = nil
+			}
 		case obj.(*v1.Pod).Spec.NodeName != "":
 			out.Placements[podKey(p.Namespace, p.Name)] = obj.(*v1.Pod).Spec.NodeName
 		case obj.(*v1.Pod).Status.NominatedNodeName != "":
@@ -717,7 +844,7 @@ func createObjects(ctx context.Context, client *fake.Clientset, in input) error 
 // (no cycle ran after it), or as asked before it ran (before, with storage), with its selected
 // node, nomination, victims and candidates.
 func lastCycle(ctx context.Context, sched *scheduler.Scheduler, tracker *countingTracker, cnt *counts,
-	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int, before *Cycle) (*Cycle, error) {
+	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int, before *Cycle, waiting map[types.UID]string) (*Cycle, error) {
 	// a Scheduled event regards the assumed pod, its nodeName set: ask as the cycle asked
 	pod := last.DeepCopy()
 	pod.Spec.NodeName = ""
@@ -731,6 +858,9 @@ func lastCycle(ctx context.Context, sched *scheduler.Scheduler, tracker *countin
 	obj, err := tracker.Get(v1.SchemeGroupVersion.WithResource("pods"), pod.Namespace, pod.Name)
 	if err == nil && obj.(*v1.Pod).Spec.NodeName != "" {
 		node := obj.(*v1.Pod).Spec.NodeName
+		c.Selected = &node
+	} else if node := waiting[pod.UID]; node != "" {
+		// waiting at Permit on the node its cycle selected
 		c.Selected = &node
 	} else if err == nil && c.PostFilterRan && obj.(*v1.Pod).Status.NominatedNodeName != "" {
 		node := obj.(*v1.Pod).Status.NominatedNodeName

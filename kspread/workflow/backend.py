@@ -1,7 +1,8 @@
 """Run cases through a backend: a kube-scheduler build of upstream's own code (``backend/``).
 
 A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugins",
-"outOfTreePlugins", "protocols"}``; ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
+"outOfTreePlugins", "protocols"}`` (``serve``; ``devices``, ``workloads``: it takes device
+objects, Workloads and pods' workloadRefs); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
 the case as kspread built it, as Kubernetes objects, and the profile as a
 KubeSchedulerConfiguration) and prints what upstream's scheduler did (the last cycle's filter
 statuses, raw / normalized / weighted scores, totals, selected node, preemption and the dry
@@ -125,9 +126,10 @@ class Backend:
         if case.cluster.devices is not None and case.cluster.devices.taint_rules:
             return ("the case has DeviceTaintRules, which kspread does not send to a backend (its scheduler would "
                     "see the devices untainted)")
-        if case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming)):
-            return ("the case has Workload objects or pods with a workloadRef (gangs), which kspread does not send "
-                    "to a backend (its scheduler would place the pods one by one)")
+        if (case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming))) \
+                and "workloads" not in self.protocols:
+            return (f"the case has Workload objects or pods with a workloadRef (gangs), which the backend {self.path} "
+                    "does not take (its --info lists no protocol `workloads`)")
         unreported = [k for k in case.expect if k not in REPORTED]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
@@ -464,6 +466,10 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
         spec["topologySpreadConstraints"] = [api.spread_constraint(c) for c in p.topology_spread_constraints]
     if p.resource_claims:
         spec["resourceClaims"] = pod_resource_claims(p.name, p.resource_claims)
+    if p.workload_ref is not None:
+        ref = p.workload_ref
+        spec["workloadRef"] = {"name": ref.name, "podGroup": ref.pod_group,
+                               **({"podGroupReplicaKey": ref.replica_key} if ref.replica_key else {})}
     if p.volumes:
         # as written; a `claims:` item as the StatefulSet controller writes it (claim <volume>-<pod>)
         spec["volumes"] = [dict(v.source) if v.source is not None else
@@ -515,6 +521,14 @@ def _claim_spec(c) -> dict[str, Any]:
     if c.volume_name:
         out["volumeName"] = c.volume_name
     return out
+
+
+def _workload(w) -> dict[str, Any]:
+    """A Workload as kspread read it: its pod groups, each a gang of minCount or basic."""
+    groups = [{"name": g, "policy": {"basic": {}} if mc is None else {"gang": {"minCount": mc}}}
+              for g, mc in w.pod_groups.items()]
+    return {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+            "metadata": {"name": w.name, "namespace": w.namespace}, "spec": {"podGroups": groups}}
 
 
 def _storage(storage) -> list[dict[str, Any]]:
@@ -652,6 +666,8 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
         "storage": _storage(cl.storage),
         # DeviceClasses, ResourceSlices, the claims the case wrote and the templates, in resource.k8s.io/v1
         "devices": device_objects(cl.devices, (*cl.pods, *case.incoming)),
+        # Workloads (scheduling.k8s.io/v1alpha1, gangs); a pod's workloadRef is in its spec
+        "workloads": [_workload(w) for w in cl.workloads.values()],
         "config": _config(case),
         # every HTTP extender of the profile (the configuration's and the case's), their urlPrefix
         # as kspread calls it: the backend's scheduler is given these, not the configuration's own
@@ -867,7 +883,17 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
             actual["schedulingError"] = c["error"]
     _in_node_order(actual, {n.name: n.index for n in case.cluster.nodes})
     if case.is_sequence:
-        actual["placements"] = dict(out.get("placements") or {})
+        placements = dict(out.get("placements") or {})
+        if out.get("deleted") is not None:
+            # the pods upstream deleted: preemption's victims (a pod waiting at Permit that
+            # preemption picks is rejected, not deleted); the case's own bound pods that the
+            # expectation names are placed as kspread places them: on their node, unless deleted
+            gone = set(out["deleted"])
+            actual["evicted"] = sorted(gone)
+            for p in case.cluster.pods:
+                if p.key in (case.expect.get("placements") or {}) and p.key not in placements:
+                    placements[p.key] = None if p.key in gone else p.node_name
+        actual["placements"] = placements
     if out.get("allocations") is not None:
         # every claim at the end: its devices (driver/pool/device), None unallocated
         actual["allocations"] = {k: (None if v is None else list(v)) for k, v in out["allocations"].items()}
@@ -877,7 +903,7 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
 # The expectations a backend reports; a case expecting another is skipped, with the reason
 # NOT_REPORTED gives where there is one.
 REPORTED = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
-            "candidates", "placements", "allocations")
+            "candidates", "placements", "allocations", "evicted")
 NOT_REPORTED = {
     # upstream hands the nodes its search found only to the PreScore and Score plugins, and
     # only when there is more than one; the backend asks every node
@@ -907,6 +933,8 @@ def run_backend(case: Case, backend: Backend, everything: bool = False) -> Outco
                "where the dry run cannot be watched" if backend.minor <= 31 else
                "its profile's PostFilter plugins do not include DefaultPreemption, or the backend predates them")
         raise NotApplicable(f"the case expects candidates, which the backend did not report ({why})")
+    if "evicted" in case.expect and "evicted" not in actual:
+        raise NotApplicable("the case expects evicted, which the backend did not report (its answer has no `deleted`)")
     return Outcome(actual, compare(dict(case.expect), actual))
 
 
@@ -915,8 +943,10 @@ def differences(engine: Mapping[str, Any], upstream: Mapping[str, Any]) -> list[
     differ, one line each."""
     lines: list[str] = []
     for key in ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable",
-                "preemption", "candidates", "placements", "allocations"):
+                "preemption", "candidates", "placements", "allocations", "evicted"):
         a, b = engine.get(key), upstream.get(key)
+        if key == "evicted" and "evicted" not in upstream:
+            continue  # not reported (a single cycle)
         if key == "candidates" and "candidates" not in upstream:
             continue  # not reported by this backend (see run_backend)
         if key == "allocations" and isinstance(a, dict) and isinstance(b, dict):

@@ -1,0 +1,53 @@
+//go:build !pre135
+
+package kspreadbackend
+
+// Gangs (1.35, alpha: the gates GenericWorkload and GangScheduling, which a case sets together and
+// setGates changes in one map, GangScheduling depending on GenericWorkload): the case's Workload
+// objects (scheduling.k8s.io/v1alpha1) are put in the fake API before the informers start, so the
+// scheduler's Workload informer lists them and GangScheduling's lister holds them before any pod
+// arrives. A pod's spec.workloadRef comes with the pod (core/v1 has the field from 1.35).
+//
+// This file is the whole of it: it registers itself in gangs (backend.go) at init. A build for a
+// version without the Workload API leaves the file out: gangs stays nil, --info lists no protocol
+// "workloads" (kspread then skips cases with Workloads or workloadRefs) and a case sent with
+// Workloads is refused. Pods waiting at Permit, which GangScheduling makes, are handled in
+// backend.go for any Permit plugin.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	schedulingapi "k8s.io/api/scheduling/v1alpha1"
+)
+
+type workloadSupport struct{}
+
+func init() { gangs = workloadSupport{} }
+
+// setUp creates the Workloads in the tracker itself, before the informers start: the informers'
+// first list delivers them (initial adds, which the counting informers do not count), so the
+// writes are not counted either.
+func (workloadSupport) setUp(t *countingTracker, objs []json.RawMessage) error {
+	gvr := schedulingapi.SchemeGroupVersion.WithResource("workloads")
+	for i, raw := range objs {
+		w := &schedulingapi.Workload{}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(w); err != nil {
+			return fmt.Errorf("workloads[%d]: %w", i, err)
+		}
+		if w.APIVersion != schedulingapi.SchemeGroupVersion.String() || w.Kind != "Workload" {
+			return fmt.Errorf("workloads[%d]: a %s %s, not a %s Workload", i, w.APIVersion, w.Kind,
+				schedulingapi.SchemeGroupVersion)
+		}
+		if w.Namespace == "" {
+			w.Namespace = "default"
+		}
+		if err := t.ObjectTracker.Create(gvr, w, w.Namespace); err != nil {
+			return fmt.Errorf("workloads[%d] (Workload %s/%s): %w", i, w.Namespace, w.Name, err)
+		}
+	}
+	return nil
+}
