@@ -230,6 +230,63 @@ def test_deleting_the_node_of_a_waiting_pod_is_refused():
         _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"}])
 
 
+GANG2 = {**WORKLOAD, "spec": {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 2}}}]}}
+
+
+def test_deleting_a_waiting_pod_rejects_it_frees_its_node_and_empties_its_group():
+    # w-0 waits on n1 (3 of 4 cpu); w-1 (5 cpu) fits nowhere; other takes n2 and other-2
+    # finds no room. Deleting w-1, then w-0: w-0 leaves its group (now empty, gone), is
+    # rejected and forgotten, and its node's AssignedPodDelete moves other-2 there
+    sched, results, placements = _run([
+        {"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"name": "w-1", "requests": {"cpu": "5"}, "workloadRef": REF},
+        {"name": "other", "requests": {"cpu": "3"}}, {"name": "other-2", "requests": {"cpu": "3"}},
+        {"deletePod": "w-1"}, {"deletePod": "w-0"}], objects=(GANG2,))
+    run = sched.sequence.run
+    assert [(r.pod.key, r.waiting_on, r.bound_node) for r in results] == [
+        ("w-0", "n1", None), ("w-1", None, None), ("other", None, "n2"), ("other-2", None, None),
+        ("other-2", None, "n1")]
+    assert sched.waiting == {} and run.waiting_q == {} and "w-0" not in run.rejected
+    assert sched.gang.groups == {}
+    assert "w-0" not in run.queue.in_flight and run.queue.pods["w-0"].where == "gone"
+    assert sched.nominator.on_node("n1") == [] and "w-0" not in sched.pending
+    assert [p.key for p in sched.snapshot.get("n1").pods.values()] == ["other-2"]
+    assert placements == {"w-0": None, "w-1": None, "other": "n2", "other-2": "n1"}
+    assert sched.sequence.evicted == ["w-1", "w-0"]
+
+
+def test_a_deleted_waiting_pod_no_longer_counts_and_the_rest_wait_to_the_groups_deadline():
+    gang = dict(GANG2, spec={"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 3}}}]})
+    sched, _, placements = _run([
+        {"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"name": "w-1", "requests": {"cpu": "3"}, "workloadRef": REF, "schedulingGates": [{"name": "x/hold"}]},
+        {"name": "w-2", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"wait": 100}, {"deletePod": "w-0"}, {"wait": 199}], objects=(gang,))
+    g = next(iter(sched.gang.groups.values()))
+    assert sorted(g.all) == ["w-1", "w-2"] and list(g.assumed) == ["w-2"] and g.deadline == 300
+    assert list(sched.waiting) == ["w-2"]
+    # Unreserve marked the deleted pod unscheduled again, in a group that no longer has it
+    assert sched.gang.dangling(g.all["w-2"]) == ["w-0"]
+    sched, _, placements = _run([
+        {"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"name": "w-1", "requests": {"cpu": "3"}, "workloadRef": REF, "schedulingGates": [{"name": "x/hold"}]},
+        {"name": "w-2", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"wait": 100}, {"deletePod": "w-0"}, {"wait": 200}], objects=(gang,))
+    assert sched.sequence.run.rejected == {"w-2": TIMEOUT_REASON}
+    assert placements["w-2"] == "n2" and placements["w-0"] is None
+
+
+def test_the_groups_next_permit_wait_after_a_waiting_pod_was_deleted_is_refused_as_upstream_crashes():
+    # 1.35.4: GangScheduling's Unreserve puts the deleted w-0 back among the group's
+    # unscheduled pods, and w-2's Permit wait reads its object (nil): a crash
+    with pytest.raises(CaseError, match=r"pod w-2 waits at GangScheduling's Permit in the group of w-0, deleted "
+                                        r"while it waited there: 1.35.4's scheduler crashes here"):
+        _run([{"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+              {"name": "w-1", "requests": {"cpu": "5"}, "workloadRef": REF},
+              {"deletePod": "w-0"}, {"name": "w-2", "requests": {"cpu": "3"}, "workloadRef": REF}],
+             objects=(GANG2,))
+
+
 def test_the_golden_cases_run_through_the_cli(tmp_path):
     from kspread.workflow.cli import main
 

@@ -1139,6 +1139,13 @@ class SequenceRun:
                 if sched.gang is not None and sched.gang.min_count(pod) is not None:
                     sched.gang.reserve(pod)
                     wait, activate, allowed = sched.gang.permit(pod, queue.now)
+                    if wait and (gone := sched.gang.dangling(pod)):
+                        raise CaseError(
+                            f"pod {pod.key} waits at GangScheduling's Permit in the group of {', '.join(gone)}, "
+                            "deleted while it waited there: 1.35.4's scheduler crashes here (GangScheduling's "
+                            "Unreserve marked the deleted pod unscheduled in its group again, and Permit's "
+                            "UnscheduledPods dereferences its missing object), which kspread does not model",
+                            ["schedule"])
                     if wait:  # Permit: Wait, holding the node (the binding cycle waits)
                         r.bound_node, r.waiting_on = None, node
                         sched.assume(pod, node)

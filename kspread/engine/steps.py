@@ -413,8 +413,8 @@ class World:
             raise _error(step, f"pod {key!r} waits in DynamicResources' PreBind for binding conditions: deleting a "
                          "pod in its binding cycle is not modelled", "deletePod")
         if key in sched.waiting:
-            raise _error(step, f"pod {key!r} waits at GangScheduling's Permit for its gang: deleting a waiting pod "
-                         "is not modelled", "deletePod")
+            self._delete_waiting(pod, rec)
+            return
         if sched.gang is not None:
             sched.gang.delete_pod(pod)
         current = sched.current(pod)
@@ -427,6 +427,36 @@ class World:
         if current.nominated_node and self.version.queue_sees_nomination_changes:
             rec.moved.extend(queue.deliver(PodEvent("Delete", current, current.priority)))
         self._delete_ephemeral_claims(current)  # (a pending pod reserves no ResourceClaim)
+        self._replace(current, rec)
+
+    def _delete_waiting(self, pod: Pod, rec: Record) -> None:
+        """A pod waiting at GangScheduling's Permit deleted. The scheduler's delete handler
+        takes it out of its gang first (the workload manager's DeletePod: no longer counted
+        toward minCount, nor in the queue), then finds it assumed and rejects it
+        (RejectWaitingPod: "removed"), which ends its binding cycle: Unreserve, the cache
+        forgets it and its node's room is freed (AssignedPodDelete; the handler sends one
+        too, at once). It is not retried: it is gone. GangScheduling's Unreserve runs after
+        the DeletePod and marks the pod unscheduled in its group again (``unreserve``), a
+        pod the group no longer has: 1.35.4's next Permit wait in that group crashes the
+        scheduler (``GangScheduling.dangling``)."""
+        sched, run, queue = self.run.sched, self.run, self.run.queue
+        key = pod.key
+        if sched.gang is not None:
+            sched.gang.delete_pod(pod)
+        assumed, _ = sched.forget(key)  # the nomination it had goes with the pod
+        current = sched.current(pod)
+        run.waiting_q.pop(key, None)
+        run.wait_seconds.pop(key, None)
+        queue.end_waiting(key)
+        queue.remove(key)
+        sched.pending.pop(key, None)
+        sched.nominator.remove(current)
+        sched.ties.pop(key, None)
+        self.existing.pop(key, None)
+        self.evicted.append(key)
+        rec.evicted.append(key)
+        rec.moved.extend(queue.deliver(PodEvent("Delete", assumed)))
+        self._delete_ephemeral_claims(current)
         self._replace(current, rec)
 
     def _do_ungate(self, step: Step, rec: Record) -> None:
