@@ -20,6 +20,11 @@ import copy
 from typing import Any
 
 GATES = {"GenericWorkload": True, "GangScheduling": True}
+# issue 32 (i32-gangrel): the share of gang sequences that delete a gang pod (often one
+# waiting at Permit), and whether seqtest's deleteNode steps stay (kspread models deleting
+# the node a pod waits on); set by seqtest's --gang-deletes
+DELETE_GANG_POD = 0.0
+DELETE_NODES = False
 WAITS = [60, 120, 299, 300, 301, 330, 400, 600, 900]
 
 
@@ -53,6 +58,8 @@ def add(gen: Any, s: dict) -> None:
                 if gen.chance(0.05):
                     ref[r.choice(["name", "podGroup"])] = "missing"
                 p["workloadRef"] = ref
+                if mc and "missing" not in ref.values():
+                    p["gangPod"] = True  # (for finish; dropped there)
                 pods.append(p)
         meta: dict[str, Any] = {"name": name}
         if ns != "default":
@@ -72,7 +79,7 @@ def finish(gen: Any, s: dict) -> None:
     names = {n["name"] for n in s["nodes"]}
     keep = []
     for st in steps:
-        if st["kind"] == "deleteNode":
+        if st["kind"] == "deleteNode" and not DELETE_NODES:
             st["kind"] = "cordon"
         if st["kind"] == "addNode":
             if st["newNode"]["name"] in names:
@@ -81,6 +88,16 @@ def finish(gen: Any, s: dict) -> None:
         keep.append(st)
     for _ in range(r.randint(1, 3)):
         keep.append({"at": r.randint(1, len(s["schedule"])), "kind": "wait", "seconds": r.choice(WAITS)})
+    gang = [i for i, p in enumerate(s["schedule"]) if "workloadRef" in p and p.get("gangPod")]
+    for p in s["schedule"]:
+        p.pop("gangPod", None)
+    if gang and DELETE_GANG_POD and gen.chance(DELETE_GANG_POD):
+        # a gang pod deleted some pods after its creation: waiting at Permit, often (the step
+        # fails on both sides when something deleted it before: seqtest classes that)
+        i = r.choice(gang)
+        p = s["schedule"][i]
+        keep.append({"at": min(len(s["schedule"]), i + 1 + r.randint(0, 3)), "kind": "deletePod",
+                     "pod": f"{p['namespace']}/{p['name']}" if p.get("namespace") else p["name"]})
     # a sequence with steps has budgets by minAvailable, which both sides recount (the driver
     # keeps a status-only budget's status, kspread recounts it from the healthy count it implies)
     for pdb in s["pdbs"]:
@@ -96,7 +113,7 @@ def finish(gen: Any, s: dict) -> None:
 def case_input(doc: dict) -> dict:
     """A golden gang case (cases/gangs/*.yaml: nodes, pods, Workloads in ``objects``, a
     ``schedule`` of shorthand pods, ``schedulingGates`` kept, with ``replicas``, ``wait``,
-    ``addNode`` and ``deletePod`` steps) as
+    ``addNode``, ``deletePod``, ``deleteNode``, ``drain`` and ``cordon`` steps) as
     seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
@@ -116,6 +133,9 @@ def case_input(doc: dict) -> dict:
             s["steps"].append({"at": len(s["schedule"]), "kind": "wait", "seconds": e["wait"]})
         elif "deletePod" in e:
             s["steps"].append({"at": len(s["schedule"]), "kind": "deletePod", "pod": e["deletePod"]})
+        elif "deleteNode" in e or "drain" in e or "cordon" in e:
+            kind = next(k for k in ("deleteNode", "drain", "cordon") if k in e)
+            s["steps"].append({"at": len(s["schedule"]), "kind": kind, "node": e[kind]})
         elif "addNode" in e:
             n = dict(e["addNode"])
             n["allocatable"] = {k: str(v) for k, v in (n.get("allocatable") or {}).items()}

@@ -736,6 +736,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     res: dict[str, Any] = {"name": name}
     if "error" in o:
         res.update(error=f"oracle: {o['error']}", cls="oracle error")
+        if s.get("workloads"):
+            gang_both_refuse(s, version, name, gates, res)
         return res
     with tempfile.TemporaryDirectory() as tmp:
         d = write or Path(tmp)
@@ -746,6 +748,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
             kc, kp, kfinal, kevicted, kwaiting = run_kspread(doc, d, kdev)
         except Exception as e:  # a kspread error on a valid sequence is a difference too
             res.update(error=f"kspread: {type(e).__name__}: {e}", cls="kspread error")
+            if "binds the pod to the missing node" in str(e):
+                res["cls"] = "kspread refuses: a gang bound on a deleted node (explained)"
             return res
     oc = oracle_cycles(o)
     fd = first_divergence(oc, kc)
@@ -785,6 +789,25 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     elif res.get("allocationLog") is False:
         res["cls"] = "allocations"
     return res
+
+
+def gang_both_refuse(s: dict, version: str, name: str, gates: dict[str, bool], res: dict) -> None:
+    """--gangs --gang-deletes: the oracle failed; the class when kspread refuses the same
+    sequence for the same reason: 1.35.4 crashes at a gang's Permit wait after a pod of
+    the group was deleted while it waited (podGroupInfo.UnscheduledPods), or a deletePod
+    names a pod something deleted before (both sides' error)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = write_case(Path(tmp), s, version, name, gates, {"placements": {key(s["schedule"][0]): None}}, None)
+        try:
+            run_kspread(doc, Path(tmp), None)
+            return
+        except Exception as e:
+            kerr = str(e)
+    oerr = res["error"]
+    if "UnscheduledPods" in oerr and "1.35.4's scheduler crashes here" in kerr:
+        res["cls"] = "gang crash after a waiting pod's deletion (both; explained)"
+    elif "does not exist at that point" in oerr and "does not exist at that point" in kerr:
+        res["cls"] = "deletePod of a pod deleted before (both refuse)"
 
 
 def gang_tie(s: dict, o: dict, k: dict) -> bool:
@@ -1063,6 +1086,9 @@ def main() -> int:
                     help="storage in every sequence: PVs, claims, classes, CSINodes, CSIDrivers, "
                          "CSIStorageCapacities, StatefulSet-like replicas with claims (the oracle needs "
                          "dev/fullcycle/storage.go)")
+    ap.add_argument("--gang-deletes", type=float, default=0.0, metavar="P",
+                    help="with --gangs: that share of the gang sequences deletes a gang pod (often one waiting at "
+                         "Permit), and seqtest's deleteNode steps stay deleteNode (not cordon)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1101,6 +1127,8 @@ def main() -> int:
         # a generator of its own (before the steps, which then see the gang pods)
         import seqgang
 
+        seqgang.DELETE_GANG_POD = args.gang_deletes
+        seqgang.DELETE_NODES = args.gang_deletes > 0
         gang_gen = Gen(random.Random(args.seed * 7919 + 32), gen.minor)
         gang_seqs = [s for s in seqs if gang_gen.chance(args.gangs)]
         for s in gang_seqs:

@@ -225,9 +225,39 @@ def test_1_35_gang_api_in_1_36_names_what_replaced_it(version, doc, where):
     assert f"in {version}: 1.36 replaced 1.35's gang API" in str(e.value)
 
 
-def test_deleting_the_node_of_a_waiting_pod_is_refused():
-    with pytest.raises(CaseError, match="holds w-0, waiting at GangScheduling's Permit"):
-        _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"}])
+def test_a_pod_waiting_on_a_deleted_node_waits_on_out_of_the_snapshot_until_its_deadline():
+    sched, _, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"},
+        {"name": "late", "requests": {"cpu": "1"}}])
+    assert list(sched.waiting) == ["w-0", "w-1"] and sched.waiting["w-0"][1] == "n1"
+    assert list(sched.snapshot.node_infos) == ["n2"]  # n1 out of sight; its assumed pod not evicted
+    assert sched.sequence.evicted == [] and placements["late"] == "n2"
+    sched, _, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"},
+        {"wait": 300}])
+    assert sched.sequence.run.rejected == {"w-0": TIMEOUT_REASON, "w-1": TIMEOUT_REASON}
+    assert sched.waiting == {} and [p.key for p in sched.nominator.on_node("n1")] == ["w-0"]
+    assert placements == {"w-0": "n1", "w-1": "n2", "w-2": None}
+
+
+def test_a_node_added_again_of_a_deleted_nodes_name_holds_the_pod_waiting_there():
+    # the cache kept n1's NodeInfo with w-0 assumed on it; AddNode gives it the new node
+    sched, _, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"},
+        {"addNode": {"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}},
+        {"name": "late", "requests": {"cpu": "2"}}])
+    assert [p.key for p in sched.snapshot.get("n1").pods.values()] == ["w-0"]
+    assert placements["late"] is None and list(sched.waiting) == ["w-0", "w-1"]
+
+
+def test_a_gang_completed_while_a_pod_waits_on_a_deleted_node_is_refused():
+    gang = dict(WORKLOAD, spec={"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 2}}}]})
+    with pytest.raises(CaseError, match="pod w-1 completes its gang, whose w-0 waited at Permit on a node deleted "
+                                        "meanwhile: upstream binds the pod to the missing node"):
+        _run([{"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+              {"name": "w-1", "requests": {"cpu": "3"}, "workloadRef": REF,
+               "schedulingGates": [{"name": "x/hold"}]},
+              {"deleteNode": "n1"}, {"ungate": {"pod": "w-1", "gate": "x/hold"}}], objects=(gang,))
 
 
 GANG2 = {**WORKLOAD, "spec": {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 2}}}]}}

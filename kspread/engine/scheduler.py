@@ -414,8 +414,11 @@ class Scheduler:
         known = set(self.node_names)
         self.node_names.extend(n.name for n in cluster.nodes if n.name not in known)
         storage = self.handle.storage  # the sequence's copy, as its bindings changed it
-        # the cache keeps the pods waiting at Permit, and each node's pod order
-        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, _ in self.waiting.values()),
+        # the cache keeps the pods waiting at Permit, and each node's pod order; a pod
+        # waiting on a deleted node is in no snapshot (RemoveNode keeps the node's NodeInfo
+        # while it has pods, out of the node tree; a node added again of that name takes it)
+        names = {n.name for n in cluster.nodes}
+        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, n in self.waiting.values() if n in names),
                                             *(a for a, _ in self.prebind_waiting.values())])
         self.snapshot = Snapshot(cluster.nodes, pods, self.version)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
@@ -747,7 +750,9 @@ class Scheduler:
         (from the node it waited on) that moves pods of lower or equal priority. Gate off,
         a pod popped with a nomination loses it the same way."""
         assumed, node = self.waiting.pop(key) if key in self.waiting else self.prebind_waiting.pop(key)
-        self.snapshot.remove_pod(assumed)
+        info = self.snapshot.node_infos.get(node)
+        if info is not None and key in info.pods:  # (not when its node was deleted)
+            self.snapshot.remove_pod(assumed)
         if self.gang is not None:
             self.gang.unreserve(assumed)
         pending = self.current(assumed)
@@ -1160,6 +1165,12 @@ class SequenceRun:
                     # pod) before Permit: each binding's confirmation below takes its pod out
                     # (the node's last pod into its place) and appends it after this one
                     sched.assume(pod, node)
+                gone = sorted(k for k in allowed if sched.waiting[k][1] not in sched.snapshot.node_infos)
+                if gone:
+                    raise CaseError(
+                        f"pod {pod.key} completes its gang, whose {', '.join(gone)} waited at Permit on a node deleted "
+                        "meanwhile: upstream binds the pod to the missing node (the API server does not check it) and "
+                        "the pod garbage collector deletes it later, which kspread does not model", ["schedule"])
                 for key in allowed:  # the quorum: every waiting pod of the gang is allowed
                     self.waiting_q.pop(key, None)
                     self.wait_seconds.pop(key, None)

@@ -342,12 +342,9 @@ class World:
             raise CaseError(f"node {node.name} holds {', '.join(waiting)}, waiting in DynamicResources' PreBind for "
                             "binding conditions: deleting the node of a waiting pod is not modelled",
                             self._current.path if self._current is not None else ("schedule",))
-        waiting = sorted(k for k, (_, n) in self.run.sched.waiting.items() if n == node.name)
-        if waiting:
-            cur = self._current
-            raise CaseError(f"node {node.name} holds {', '.join(waiting)}, waiting at GangScheduling's Permit for "
-                            "its gang: deleting the node of a waiting pod is not modelled",
-                            cur.path if cur is not None else ("schedule",))
+        # a pod waiting at GangScheduling's Permit on the node waits on: it is not bound, so
+        # no one deletes it; the cache keeps the node's NodeInfo while it holds the pod, out
+        # of the node tree and the snapshot (``Scheduler.reset_cluster``)
         pods = self._pods_on(node.name)
         del self.nodes[node.name]
         zone = get_zone_key(node, self.version)
