@@ -688,8 +688,9 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     run = getattr(getattr(_sched, "sequence", None), "run", None)
     rejected = list(getattr(run, "rejected", {}).values())
     GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),
-                      timeouts=sum(1 for x in rejected if x != "preempted"),
-                      preempted=sum(1 for x in rejected if x == "preempted"))
+                      timeouts=sum(1 for x in rejected if x not in ("preempted", "removed")),
+                      preempted=sum(1 for x in rejected if x == "preempted"),
+                      removed=sum(1 for x in rejected if x == "removed"))
     return cycles, placements, final, evicted, sorted(getattr(_sched, "waiting", {}))
 
 
@@ -1185,7 +1186,8 @@ def main() -> int:
            if args.storage else "") +
           (f", {sum(r.get('waits', 0) for r in results)} Permit waits, {sum(r.get('timeouts', 0) for r in results)} "
            f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
-           f"preempted (kspread's count) in {sum(1 for s in seqs if s.get('workloads'))} gang sequences"
+           f"preempted, {sum(r.get('removed', 0) for r in results)} deleted (kspread's count) in "
+           f"{sum(1 for s in seqs if s.get('workloads'))} gang sequences"
            if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
     if args.devices:
         explained = Counter(r["cls"] for r in results if r.get("poolOrder"))

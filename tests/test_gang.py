@@ -276,7 +276,7 @@ def test_deleting_a_waiting_pod_rejects_it_frees_its_node_and_empties_its_group(
     assert [(r.pod.key, r.waiting_on, r.bound_node) for r in results] == [
         ("w-0", "n1", None), ("w-1", None, None), ("other", None, "n2"), ("other-2", None, None),
         ("other-2", None, "n1")]
-    assert sched.waiting == {} and run.waiting_q == {} and "w-0" not in run.rejected
+    assert sched.waiting == {} and run.waiting_q == {} and run.rejected == {"w-0": "removed"}
     assert sched.gang.groups == {}
     assert "w-0" not in run.queue.in_flight and run.queue.pods["w-0"].where == "gone"
     assert sched.nominator.on_node("n1") == [] and "w-0" not in sched.pending
@@ -302,7 +302,7 @@ def test_a_deleted_waiting_pod_no_longer_counts_and_the_rest_wait_to_the_groups_
         {"name": "w-1", "requests": {"cpu": "3"}, "workloadRef": REF, "schedulingGates": [{"name": "x/hold"}]},
         {"name": "w-2", "requests": {"cpu": "3"}, "workloadRef": REF},
         {"wait": 100}, {"deletePod": "w-0"}, {"wait": 200}], objects=(gang,))
-    assert sched.sequence.run.rejected == {"w-2": TIMEOUT_REASON}
+    assert sched.sequence.run.rejected == {"w-0": "removed", "w-2": TIMEOUT_REASON}
     assert placements["w-2"] == "n2" and placements["w-0"] is None
 
 

@@ -64,6 +64,7 @@ from kspread.engine.model import (
     replace_pod,
 )
 from kspread.engine.plugins.dynamicresources import CLAIM_UPDATE, SLICE_UPDATE
+from kspread.engine.plugins.gangscheduling import REMOVED
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.plugins.nodematch import do_not_schedule_taints, required_node_affinity_matches
 from kspread.engine.plugins.nodeports import fits_ports
@@ -430,7 +431,7 @@ class World:
         """A pod waiting at GangScheduling's Permit deleted. The scheduler's delete handler
         takes it out of its gang first (the workload manager's DeletePod: no longer counted
         toward minCount, nor in the queue), then finds it assumed and rejects it
-        (RejectWaitingPod: "removed"), which ends its binding cycle: Unreserve, the cache
+        (RejectWaitingPod: "removed", ``REMOVED``), which ends its binding cycle: Unreserve, the cache
         forgets it and its node's room is freed (AssignedPodDelete; the handler sends one
         too, at once). It is not retried: it is gone. GangScheduling's Unreserve runs after
         the DeletePod and marks the pod unscheduled in its group again (``unreserve``), a
@@ -444,6 +445,7 @@ class World:
         current = sched.current(pod)
         run.waiting_q.pop(key, None)
         run.wait_seconds.pop(key, None)
+        run.rejected[key] = REMOVED
         queue.end_waiting(key)
         queue.remove(key)
         sched.pending.pop(key, None)

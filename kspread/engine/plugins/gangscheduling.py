@@ -46,6 +46,7 @@ NAME = "GangScheduling"
 SCHEDULING_TIMEOUT_SECONDS = 300  # workloadmanager.DefaultSchedulingTimeoutDuration (5 min)
 WAIT_FOR_QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
 WAIT_ON_PERMIT = "waiting for minCount pods from a gang to be waiting on permit"
+REMOVED = "removed"  # RejectWaitingPod's message: a waiting pod deleted
 
 
 def timeout_reason(seconds: int) -> str:
