@@ -26,6 +26,8 @@ GATES = {"GenericWorkload": True, "GangScheduling": True}
 DELETE_GANG_POD = 0.0
 DELETE_NODES = False
 WAITS = [60, 120, 299, 300, 301, 330, 400, 600, 900]
+STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+                 "CSIStorageCapacity")
 
 
 def add(gen: Any, s: dict) -> None:
@@ -112,12 +114,14 @@ def finish(gen: Any, s: dict) -> None:
 
 def case_input(doc: dict) -> dict:
     """A golden gang case (cases/gangs/*.yaml: nodes, pods, Workloads in ``objects``, a
-    ``schedule`` of shorthand pods, ``schedulingGates`` kept, with ``replicas``, ``wait``,
+    ``schedule`` of shorthand pods, ``schedulingGates`` and PodSpec ``volumes`` kept, the storage objects of
+    ``objects``, with ``replicas``, ``wait``,
     ``addNode``, ``deletePod``, ``deleteNode``, ``drain`` and ``cordon`` steps) as
     seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
-                                                   "nodeSelector", "tolerations", "node", "schedulingGates")}
+                                                   "nodeSelector", "tolerations", "node", "schedulingGates",
+                                                   "volumes")}
         p["name"] = name
         return p
 
@@ -126,6 +130,9 @@ def case_input(doc: dict) -> dict:
                          "pods": [pod(p, p["name"]) for p in doc.get("pods") or []], "schedule": [], "pdbs": [],
                          "pluginConfig": [], "steps": [],
                          "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"]}
+    storage = [o for o in doc.get("objects") or [] if o.get("kind") in STORAGE_KINDS]
+    if storage:
+        s["storage"] = storage
     for n in s["nodes"]:
         n["allocatable"] = {k: str(v) for k, v in (n.get("allocatable") or {}).items()}
     for e in doc["schedule"]:

@@ -317,6 +317,28 @@ def test_the_groups_next_permit_wait_after_a_waiting_pod_was_deleted_is_refused_
              objects=(GANG2,))
 
 
+def test_a_gang_pod_that_would_wait_with_a_claim_to_bind_is_refused_one_with_bound_claims_is_not():
+    storage = [
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "wffc"},
+         "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer"},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "scratch", "namespace": "default"},
+         "spec": {"storageClassName": "wffc", "accessModes": ["ReadWriteOnce"],
+                  "resources": {"requests": {"storage": "1Gi"}}}}]
+    vol = [{"name": "d", "persistentVolumeClaim": {"claimName": "scratch"}}]
+    with pytest.raises(CaseError, match=r"pod w-0 would wait at GangScheduling's Permit holding VolumeBinding's "
+                                        r"assumed bindings of default/scratch"):
+        _run([{"name": "w-0", "requests": {"cpu": "1"}, "workloadRef": REF, "volumes": vol},
+              {"name": "w-1", "requests": {"cpu": "1"}, "workloadRef": REF},
+              {"name": "w-2", "requests": {"cpu": "9"}, "workloadRef": REF}], objects=(WORKLOAD, *storage))
+    # the pod that makes the quorum does not wait: its claim is bound at once, as for any pod
+    sched, _, placements = _run([
+        {"name": "w-0", "requests": {"cpu": "1"}, "workloadRef": REF},
+        {"name": "w-1", "requests": {"cpu": "1"}, "workloadRef": REF},
+        {"name": "w-2", "requests": {"cpu": "1"}, "workloadRef": REF, "volumes": vol}], objects=(WORKLOAD, *storage))
+    assert placements == {"w-0": "n1", "w-1": "n2", "w-2": "n1"}
+    assert sched.handle.storage.pvcs["default/scratch"].volume_name == "pvc-default-scratch"
+
+
 def test_the_golden_cases_run_through_the_cli(tmp_path):
     from kspread.workflow.cli import main
 

@@ -789,6 +789,16 @@ class Scheduler:
         return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
                 for old in self.claims.pod_gone(pod.key)]
 
+    def claims_to_bind(self, pod: Pod) -> list[str]:
+        """The pod's claims VolumeBinding would still bind (unbound, delayed binding): what
+        its Reserve assumes."""
+        if self.handle.storage is None or not pod.volumes:
+            return []
+        from kspread.engine.plugins.volumebinding import PodVolumeClaims, pod_volume_claims
+
+        claims = pod_volume_claims(self.handle.storage, pod, self.version)
+        return [c.key for c in claims.delayed] if isinstance(claims, PodVolumeClaims) else []
+
     def _bind_volumes(self, pod: Pod, node: str) -> list[PodEvent]:
         """VolumeBinding's Reserve and PreBind, with the PV controller and provisioner
         acting at once: the pod's waiting claims are bound as its Filter chose on the
@@ -1151,6 +1161,12 @@ class SequenceRun:
                             "Unreserve marked the deleted pod unscheduled in its group again, and Permit's "
                             "UnscheduledPods dereferences its missing object), which kspread does not model",
                             ["schedule"])
+                    if wait and (unbound := sched.claims_to_bind(pod)):
+                        raise CaseError(
+                            f"pod {pod.key} would wait at GangScheduling's Permit holding VolumeBinding's assumed "
+                            f"bindings of {', '.join(unbound)} (visible to other pods' filters, reverted if it is "
+                            "rejected; written by PreBind after the wait): kspread does not model them apart (it "
+                            "binds a pod's claims at once)", ["schedule"])
                     if wait:  # Permit: Wait, holding the node (the binding cycle waits)
                         r.bound_node, r.waiting_on = None, node
                         sched.assume(pod, node)

@@ -832,8 +832,9 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
                  timeline: list[Any] | None) -> None:
     """What kspread does not model of gang scheduling (GangScheduling on) is an error
     naming it: a gang pod as a single-cycle ``pod`` (PreEnqueue and Permit need a
-    ``schedule``), in a ``replicas: max`` entry, or with volumes or resource claims
-    (their Unreserve after a Permit timeout)."""
+    ``schedule``), in a ``replicas: max`` entry, or with resource claims (their
+    in-flight allocations while it waits at Permit; a gang pod with claims to bind that
+    would wait there is refused when it does, ``SequenceRun.until_idle``)."""
     if not version.gate("GangScheduling"):
         return
 
@@ -849,9 +850,10 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
     from kspread.engine.steps import MaxEntry
 
     for p in incoming:
-        if gang(p) and (p.volumes or p.resource_claims):
-            raise CaseError(f"pod {p.key}: a gang pod with volumes or resource claims is not modelled (their "
-                            "Unreserve when the gang's Permit wait times out)", ["schedule"])
+        if gang(p) and p.resource_claims:
+            raise CaseError(f"pod {p.key}: a gang pod with resource claims is not modelled (waiting at Permit it "
+                            "holds DynamicResources' in-flight allocations, which other pods' filters see and its "
+                            "rejection reverts; kspread runs Reserve and PreBind together)", ["schedule"])
     for t in timeline or ():
         if isinstance(t, MaxEntry) and gang(t.template):
             raise CaseError("`replicas: max` of a gang pod is not modelled: ask with a number of replicas",
