@@ -1090,6 +1090,9 @@ def main() -> int:
     ap.add_argument("--gang-deletes", type=float, default=0.0, metavar="P",
                     help="with --gangs: that share of the gang sequences deletes a gang pod (often one waiting at "
                          "Permit), and seqtest's deleteNode steps stay deleteNode (not cordon)")
+    ap.add_argument("--gang-volumes", type=float, default=0.0, metavar="P",
+                    help="with --gangs and --storage: that share of the gang groups uses a volume (a bound claim of "
+                         "their namespace, else an in-tree disk)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1130,6 +1133,7 @@ def main() -> int:
 
         seqgang.DELETE_GANG_POD = args.gang_deletes
         seqgang.DELETE_NODES = args.gang_deletes > 0
+        seqgang.VOLUMES = args.gang_volumes
         gang_gen = Gen(random.Random(args.seed * 7919 + 32), gen.minor)
         gang_seqs = [s for s in seqs if gang_gen.chance(args.gangs)]
         for s in gang_seqs:
@@ -1152,6 +1156,7 @@ def main() -> int:
     if args.gangs:
         for s in gang_seqs:
             seqgang.finish(gang_gen, s)
+            seqgang.delete_waiting(s, args.version, args.gates)
     t0 = time.time()
     results: list[dict] = []
     jobs = list(enumerate(seqs))
