@@ -579,7 +579,11 @@ def run_oracle(oracle: str, inp: dict, path: Path | None = None) -> dict:
         p = subprocess.run([oracle, str(f)], check=False, capture_output=True, text=True, timeout=600,
                            env={**os.environ, **ORACLE_ENV} if ORACLE_ENV else None)
     if p.returncode != 0:
-        return {"error": p.stderr.strip()[-1000:] or f"exit status {p.returncode}"}
+        err = p.stderr.strip()
+        # a Go panic: its message and first frames (what crashed), then the end
+        at = err.find("\npanic: ")
+        head = err[at + 1:at + 1200] + "\n...\n" if at >= 0 else ""
+        return {"error": head + err[-1000:] or f"exit status {p.returncode}"}
     return json.loads(p.stdout)
 
 

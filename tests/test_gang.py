@@ -339,6 +339,20 @@ def test_a_gang_pod_that_would_wait_with_a_claim_to_bind_is_refused_one_with_bou
     assert sched.handle.storage.pvcs["default/scratch"].volume_name == "pvc-default-scratch"
 
 
+def test_a_wait_that_crosses_no_tick_flushes_nothing_a_waiting_pod_could_see():
+    # the golden case: the tick at 330 was flushed by the first wait; the 1 s wait after it
+    # crosses none, so worker-0 sees no UnschedulableTimeout while it waits and, rejected at
+    # its deadline, stays with the unschedulable pods (upstream: one cycle of worker-0)
+    with open(Path(__file__).resolve().parent.parent / "cases" / "gangs" / "no-second-flush-at-a-tick.yaml",
+              encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    sched, results, placements = run_case(build_case(doc, "t"))
+    run = sched.sequence.run
+    assert [(r.pod.key, r.waiting_on) for r in results] == [("worker-0", "n1")]
+    assert run.rejected == {"worker-0": TIMEOUT_REASON} and sched.waiting == {}
+    assert run.queue.pods["worker-0"].where == "unschedulable"
+
+
 def test_the_golden_cases_run_through_the_cli(tmp_path):
     from kspread.workflow.cli import main
 
