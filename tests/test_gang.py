@@ -225,6 +225,16 @@ def test_1_35_gang_api_in_1_36_names_what_replaced_it(version, doc, where):
     assert f"in {version}: 1.36 replaced 1.35's gang API" in str(e.value)
 
 
+def test_a_statefulset_replacement_of_the_deleted_waiting_pod_does_not_hide_the_stale_mark():
+    # the replacement has the pod's name, not its UID: upstream still crashes at the next wait
+    owners = [{"kind": "StatefulSet", "name": "ss", "selector": {"matchLabels": {"app": "w"}}}]
+    pod = {"requests": {"cpu": "3"}, "workloadRef": REF, "labels": {"app": "w"},
+           "controller": {"kind": "StatefulSet", "name": "ss"}}
+    with pytest.raises(CaseError, match=r"pod w-0 waits at GangScheduling's Permit in the group of w-0, deleted"):
+        _run([{"name": "w-0", **pod}, {"name": "w-1", **pod, "requests": {"cpu": "5"}},
+              {"deletePod": "w-0"}], objects=(GANG2,), owners=owners)
+
+
 def test_a_pod_waiting_on_a_deleted_node_waits_on_out_of_the_snapshot_until_its_deadline():
     sched, _, placements = _run([
         {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"},

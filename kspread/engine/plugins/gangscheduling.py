@@ -93,6 +93,9 @@ class PodGroupInfo:
     assumed: dict[str, None] = field(default_factory=dict)
     assigned: dict[str, None] = field(default_factory=dict)
     deadline: int | None = None  # the sequence clock's second the waiting pods time out
+    # pods deleted while they waited at Permit, which Unreserve then marked unscheduled
+    # (upstream keeps their UIDs among the group's unscheduled pods: ``dangling``)
+    stale: dict[str, None] = field(default_factory=dict)
 
     def timeout(self, now: int) -> int:
         """SchedulingTimeout: the deadline, set five minutes on when none is set or it has
@@ -201,9 +204,13 @@ class GangScheduling:
         """Unreserve (podGroupInfo.ForgetPod): the pod is unscheduled again, when its group
         still exists, even after the pod was deleted from it (``dangling``)."""
         g = self._group(pod)
-        if g is not None:
+        if g is None:
+            return
+        if g.all.get(pod.key) is None:
+            g.stale[pod.key] = None  # deleted: its UID, not a pod of that name created since
+        else:
             g.unscheduled[pod.key] = None
-            g.assumed.pop(pod.key, None)
+        g.assumed.pop(pod.key, None)
 
     def permit(self, pod: Pod, now: int) -> tuple[bool, list[str], list[str]]:
         """Permit for a reserved gang pod: (whether it waits, the group's unscheduled pods
@@ -224,7 +231,7 @@ class GangScheduling:
         (UnscheduledPods), which reads such a pod's object: none, a nil pointer
         dereference in 1.35.4, and the scheduler crashes."""
         g = self._group(pod)
-        return [] if g is None else [k for k in g.unscheduled if k not in g.all]
+        return [] if g is None else list(g.stale)
 
     def deadline(self, pod: Pod) -> int | None:
         g = self._group(pod)
