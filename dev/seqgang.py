@@ -187,7 +187,8 @@ def case_input(doc: dict) -> dict:
     """A golden gang case (cases/gangs/*.yaml: nodes, pods, Workloads in ``objects``, a
     ``schedule`` of shorthand pods, ``schedulingGates`` and PodSpec ``volumes`` kept, the storage objects of
     ``objects``, with ``replicas``, ``wait``,
-    ``addNode``, ``deletePod``, ``deleteNode``, ``drain`` and ``cordon`` steps) as
+    ``addNode``, ``deletePod``, ``deleteNode``, ``drain``, ``cordon``, ``label`` and ``ungate``
+    steps; any 1.35 sequence case, gangs or not) as
     seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
@@ -211,6 +212,11 @@ def case_input(doc: dict) -> dict:
             s["steps"].append({"at": len(s["schedule"]), "kind": "wait", "seconds": e["wait"]})
         elif "deletePod" in e:
             s["steps"].append({"at": len(s["schedule"]), "kind": "deletePod", "pod": e["deletePod"]})
+        elif "label" in e:
+            s["steps"].append({"at": len(s["schedule"]), "kind": "label", "node": e["label"]["node"],
+                               "labels": e["label"]["labels"]})
+        elif "ungate" in e:
+            s["steps"].append({"at": len(s["schedule"]), "kind": "ungate", **e["ungate"]})
         elif "deleteNode" in e or "drain" in e or "cordon" in e:
             kind = next(k for k in ("deleteNode", "drain", "cordon") if k in e)
             s["steps"].append({"at": len(s["schedule"]), "kind": kind, "node": e[kind]})
