@@ -356,7 +356,7 @@ def test_a_wait_that_crosses_no_tick_flushes_nothing_a_waiting_pod_could_see():
     with open(Path(__file__).resolve().parent.parent / "cases" / "gangs" / "no-second-flush-at-a-tick.yaml",
               encoding="utf-8") as f:
         doc = yaml.safe_load(f)
-    sched, results, placements = run_case(build_case(doc, "t"))
+    sched, results, _ = run_case(build_case(doc, "t"))
     run = sched.sequence.run
     assert [(r.pod.key, r.waiting_on) for r in results] == [("worker-0", "n1")]
     assert run.rejected == {"worker-0": TIMEOUT_REASON} and sched.waiting == {}
