@@ -417,8 +417,8 @@ class Scheduler:
         # the cache keeps the pods waiting at Permit, and each node's pod order; a pod
         # waiting on a deleted node is in no snapshot (RemoveNode keeps the node's NodeInfo
         # while it has pods, out of the node tree; a node added again of that name takes it)
-        names = {n.name for n in cluster.nodes}
-        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, n in self.waiting.values() if n in names),
+        live = {n.name for n in cluster.nodes}
+        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, n in self.waiting.values() if n in live),
                                             *(a for a, _ in self.prebind_waiting.values())])
         self.snapshot = Snapshot(cluster.nodes, pods, self.version)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
