@@ -31,6 +31,7 @@ DELETE_NODES = False
 # set by seqtest's --gang-volumes
 VOLUMES = 0.0
 WAITS = [60, 120, 299, 300, 301, 330, 400, 600, 900]
+DEVICE_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
                  "CSIStorageCapacity")
 
@@ -185,15 +186,15 @@ def delete_waiting(s: dict, version: str, gates: dict[str, bool]) -> None:
 
 def case_input(doc: dict) -> dict:
     """A golden gang case (cases/gangs/*.yaml: nodes, pods, Workloads in ``objects``, a
-    ``schedule`` of shorthand pods, ``schedulingGates`` and PodSpec ``volumes`` kept, the storage objects of
-    ``objects``, with ``replicas``, ``wait``,
+    ``schedule`` of shorthand pods, ``schedulingGates``, PodSpec ``volumes`` and ``resourceClaims`` kept, the storage
+    and DRA objects of ``objects``, with ``replicas``, ``wait``,
     ``addNode``, ``deletePod``, ``deleteNode``, ``drain``, ``cordon``, ``label`` and ``ungate``
     steps; any 1.35 sequence case, gangs or not) as
     seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
                                                    "nodeSelector", "tolerations", "node", "schedulingGates",
-                                                   "volumes")}
+                                                   "volumes", "resourceClaims")}
         p["name"] = name
         return p
 
@@ -205,6 +206,9 @@ def case_input(doc: dict) -> dict:
     storage = [o for o in doc.get("objects") or [] if o.get("kind") in STORAGE_KINDS]
     if storage:
         s["storage"] = storage
+    devices = [o for o in doc.get("objects") or [] if o.get("kind") in DEVICE_KINDS]
+    if devices:
+        s["devices"] = devices
     for n in s["nodes"]:
         n["allocatable"] = {k: str(v) for k, v in (n.get("allocatable") or {}).items()}
     for e in doc["schedule"]:

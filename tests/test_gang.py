@@ -363,6 +363,18 @@ def test_a_wait_that_crosses_no_tick_flushes_nothing_a_waiting_pod_could_see():
     assert run.queue.pods["worker-0"].where == "unschedulable"
 
 
+def test_a_gang_pod_that_would_wait_with_a_resource_claim_is_refused():
+    gang_dir = Path(__file__).resolve().parent.parent / "cases" / "gangs"
+    with open(gang_dir / "gang-pods-with-claims.yaml", encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    # the pod with the claim first: it waits at Permit for worker-0, holding the allocation
+    doc["schedule"] = [doc["schedule"][1], doc["schedule"][0]]
+    with pytest.raises(CaseError, match=r"pod worker-1 would wait at GangScheduling's Permit holding "
+                                        r"DynamicResources' in-flight allocation or reservation of "
+                                        r"default/worker-1-gpu"):
+        run_case(build_case(doc, "t"))
+
+
 def test_the_golden_cases_run_through_the_cli(tmp_path):
     from kspread.workflow.cli import main
 

@@ -318,6 +318,16 @@ def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> b
     return True
 
 
+def _dra_claims(state: CycleState | None) -> list[str]:
+    """The claims DynamicResources' Reserve took for the pod (its own and the extended
+    resources' claim): ``namespace/name``."""
+    from kspread.engine.plugins.dynamicresources import NAME as DRA
+    from kspread.engine.plugins.dynamicresources import DRAState
+
+    s = state.get(DRA) if state is not None else None
+    return [f"{c.namespace}/{c.name}" for c in s.claims] if isinstance(s, DRAState) else []
+
+
 @dataclass
 class PreBindWait:
     """A pod waiting in DynamicResources' PreBind: its queue entry, its node, and the
@@ -1161,6 +1171,12 @@ class SequenceRun:
                             "Unreserve marked the deleted pod unscheduled in its group again, and Permit's "
                             "UnscheduledPods dereferences its missing object), which kspread does not model",
                             ["schedule"])
+                    if wait and (claims := _dra_claims(r.state)):
+                        raise CaseError(
+                            f"pod {pod.key} would wait at GangScheduling's Permit holding DynamicResources' "
+                            f"in-flight allocation or reservation of {', '.join(claims)} (visible to other pods' "
+                            "filters, dropped if it is rejected; written by PreBind after the wait): kspread does "
+                            "not model them apart (it allocates and reserves a pod's claims at once)", ["schedule"])
                     if wait and (unbound := sched.claims_to_bind(pod)):
                         raise CaseError(
                             f"pod {pod.key} would wait at GangScheduling's Permit holding VolumeBinding's assumed "
@@ -1192,6 +1208,9 @@ class SequenceRun:
                     self.wait_seconds.pop(key, None)
                     queue.end_waiting(key)
                     self._bind(sched.current(sched.waiting[key][0]), sched.waiting[key][1], [])
+                if prebind and sched.gang is not None and sched.gang.min_count(pod) is not None:
+                    raise CaseError(f"pod {pod.key} of a gang would wait in DynamicResources' PreBind for binding "
+                                    "conditions: kspread does not model a gang pod's PreBind wait", ["schedule"])
                 if prebind:
                     # PreBind wrote the claims (allocation, reservedFor) before it waits
                     for ev in claim_events:

@@ -832,9 +832,9 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
                  timeline: list[Any] | None) -> None:
     """What kspread does not model of gang scheduling (GangScheduling on) is an error
     naming it: a gang pod as a single-cycle ``pod`` (PreEnqueue and Permit need a
-    ``schedule``), in a ``replicas: max`` entry, or with resource claims (their
-    in-flight allocations while it waits at Permit; a gang pod with claims to bind that
-    would wait there is refused when it does, ``SequenceRun.until_idle``)."""
+    ``schedule``) or in a ``replicas: max`` entry. (A gang pod that would wait at
+    Permit with claims to bind or allocate is refused when it does:
+    ``SequenceRun.until_idle``.)"""
     if not version.gate("GangScheduling"):
         return
 
@@ -849,11 +849,6 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
                         ["pod", "workloadRef"])
     from kspread.engine.steps import MaxEntry
 
-    for p in incoming:
-        if gang(p) and p.resource_claims:
-            raise CaseError(f"pod {p.key}: a gang pod with resource claims is not modelled (waiting at Permit it "
-                            "holds DynamicResources' in-flight allocations, which other pods' filters see and its "
-                            "rejection reverts; kspread runs Reserve and PreBind together)", ["schedule"])
     for t in timeline or ():
         if isinstance(t, MaxEntry) and gang(t.template):
             raise CaseError("`replicas: max` of a gang pod is not modelled: ask with a number of replicas",
