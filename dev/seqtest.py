@@ -755,6 +755,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
             res.update(error=f"kspread: {type(e).__name__}: {e}", cls="kspread error")
             if "binds the pod to the missing node" in str(e):
                 res["cls"] = "kspread refuses: a gang bound on a deleted node (explained)"
+            elif "would wait at GangScheduling's Permit holding" in str(e) or "of a gang would wait in" in str(e):
+                res["cls"] = "kspread refuses: a gang pod would wait with claims (explained)"
             return res
     oc = oracle_cycles(o)
     fd = first_divergence(oc, kc)
