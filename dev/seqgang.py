@@ -17,10 +17,23 @@ budgets a minAvailable (0-3), as seqtest's steps do."""
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 GATES = {"GenericWorkload": True, "GangScheduling": True}
+# issue 32 (i32-gangrel): the share of gang sequences that delete a gang pod (often one
+# waiting at Permit), and whether seqtest's deleteNode steps stay (kspread models deleting
+# the node a pod waits on); set by seqtest's --gang-deletes
+DELETE_GANG_POD = 0.0
+DELETE_NODES = False
+# the share of gang groups whose pods use a volume (--storage): a bound claim of their
+# namespace, else an in-tree disk (kspread refuses a waiting gang pod with claims to bind);
+# set by seqtest's --gang-volumes
+VOLUMES = 0.0
 WAITS = [60, 120, 299, 300, 301, 330, 400, 600, 900]
+DEVICE_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+                 "CSIStorageCapacity")
 
 
 def add(gen: Any, s: dict) -> None:
@@ -42,9 +55,17 @@ def add(gen: Any, s: dict) -> None:
             if gen.chance(0.3):
                 shape["requests"]["memory"] = f"{r.choice([512, 1024, 2048])}Mi"
             split = gen.chance(0.1)
+            vol = None
+            if VOLUMES and s.get("storage") and gen.chance(VOLUMES):
+                bound = [o["metadata"]["name"] for o in s["storage"] if o["kind"] == "PersistentVolumeClaim"
+                         and (o.get("status") or {}).get("phase") == "Bound" and o["metadata"]["namespace"] == ns]
+                vol = ({"name": "v", "persistentVolumeClaim": {"claimName": r.choice(bound)}} if bound else
+                       {"name": "v", "gcePersistentDisk": {"pdName": r.choice(["d1", "d2"]), "readOnly": True}})
             for k in range(count):
                 p = copy.deepcopy(shape)
                 p["name"] = f"{name}-{gname}-{k}"
+                if vol is not None:
+                    p["volumes"] = [copy.deepcopy(vol)]
                 if ns != "default":
                     p["namespace"] = ns
                 ref = {"name": name, "podGroup": gname}
@@ -72,7 +93,7 @@ def finish(gen: Any, s: dict) -> None:
     names = {n["name"] for n in s["nodes"]}
     keep = []
     for st in steps:
-        if st["kind"] == "deleteNode":
+        if st["kind"] == "deleteNode" and not DELETE_NODES:
             st["kind"] = "cordon"
         if st["kind"] == "addNode":
             if st["newNode"]["name"] in names:
@@ -81,6 +102,8 @@ def finish(gen: Any, s: dict) -> None:
         keep.append(st)
     for _ in range(r.randint(1, 3)):
         keep.append({"at": r.randint(1, len(s["schedule"])), "kind": "wait", "seconds": r.choice(WAITS)})
+    if DELETE_GANG_POD and gen.chance(DELETE_GANG_POD):
+        s["deleteWaiting"] = r.random()  # the probe (delete_waiting) picks the pod with it
     # a sequence with steps has budgets by minAvailable, which both sides recount (the driver
     # keeps a status-only budget's status, kspread recounts it from the healthy count it implies)
     for pdb in s["pdbs"]:
@@ -91,16 +114,87 @@ def finish(gen: Any, s: dict) -> None:
     s["steps"] = keep
 
 
+def delete_waiting(s: dict, version: str, gates: dict[str, bool]) -> None:
+    """--gang-deletes: a sequence ``finish`` marked gets a deletePod of a pod waiting at
+    Permit. A gang group's last pod gets a scheduling gate (ungated later, half the time),
+    so that its group's other pods wait, and each gang pod a 1-second wait after it.
+    kspread runs the sequence and records the pods waiting when each step point is
+    reached; one of them, drawn with the marker, is deleted first at that point. No point
+    with a waiting pod: no deletion."""
+    import tempfile
+    from pathlib import Path
+
+    import seqtest
+
+    from kspread.engine import steps as engine_steps
+    from kspread.format.case import build_case
+
+    pick = s.pop("deleteWaiting", None)
+    if pick is None:
+        return
+    # points to look at: a 1-second wait after each gang pod (a long wait's timeouts
+    # leave few pods waiting)
+    rng = random.Random(pick)
+    gang = [i for i, p in enumerate(s["schedule"]) if "workloadRef" in p]
+    for i in gang:
+        s["steps"].append({"at": i + 1, "kind": "wait", "seconds": 1})
+    # a gang group's last pod gated: it counts for PreEnqueue but is never tried, so the
+    # group's other pods wait at Permit (until the deadline, or its ungate step)
+    gangs = {(w["metadata"].get("namespace"), w["metadata"]["name"], g["name"])
+             for w in s["workloads"] for g in w["spec"]["podGroups"] if "gang" in g["policy"]}
+    groups: dict[str, list[int]] = {}
+    for i in gang:
+        p = s["schedule"][i]
+        if (p.get("namespace"), p["workloadRef"]["name"], p["workloadRef"]["podGroup"]) in gangs:
+            groups.setdefault(f"{p.get('namespace')}/{p['workloadRef']}", []).append(i)
+    held = s["schedule"][groups[rng.choice(sorted(groups))][-1]] if groups else None
+    if held is not None and not held.get("schedulingGates"):
+        held["schedulingGates"] = [{"name": "example.com/hold"}]
+        if rng.random() < 0.5:
+            s["steps"].append({"at": rng.randint(gang[-1] + 1, len(s["schedule"])), "kind": "ungate",
+                               "pod": seqtest.key(held), "gate": "example.com/hold"})
+    s["steps"].sort(key=lambda st: st["at"])
+    seen: dict[int, list[str]] = {}  # incoming pods created -> the pods waiting then
+    settle = engine_steps.World.settle
+
+    def spy(world: Any, rec: Any) -> None:
+        settle(world, rec)
+        # the first settle there: the pods waiting when the steps at that point begin
+        seen.setdefault(sum(1 for p in world.created if p.key in names), sorted(world.run.sched.waiting))
+
+    names = {seqtest.key(p) for p in s["schedule"]}
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = seqtest.write_case(Path(tmp), s, version, "probe", gates, {"placements": {seqtest.key(s["schedule"][0]): None}})
+        engine_steps.World.settle = spy  # type: ignore[method-assign]
+        try:
+            from kspread.engine.scheduler import run_case
+
+            run_case(build_case(doc, "probe", base_dir=tmp))
+        except Exception:
+            return
+        finally:
+            engine_steps.World.settle = settle  # type: ignore[method-assign]
+    points = sorted({st["at"] for st in s["steps"]} & {at for at, w in seen.items() if w})
+    if not points:
+        return
+    at = rng.choice(points)
+    s["steps"].insert(next(i for i, st in enumerate(s["steps"]) if st["at"] == at),
+                      {"at": at, "kind": "deletePod", "pod": rng.choice(seen[at])})
+
+
 # ---- golden cases through the oracle -------------------------------------------------------
 
 def case_input(doc: dict) -> dict:
     """A golden gang case (cases/gangs/*.yaml: nodes, pods, Workloads in ``objects``, a
-    ``schedule`` of shorthand pods, ``schedulingGates`` kept, with ``replicas``, ``wait``,
-    ``addNode`` and ``deletePod`` steps) as
+    ``schedule`` of shorthand pods, ``schedulingGates``, PodSpec ``volumes`` and ``resourceClaims`` kept, the storage
+    and DRA objects of ``objects``, with ``replicas``, ``wait``,
+    ``addNode``, ``deletePod``, ``deleteNode``, ``drain``, ``cordon``, ``label`` and ``ungate``
+    steps; any 1.35 sequence case, gangs or not) as
     seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
-                                                   "nodeSelector", "tolerations", "node", "schedulingGates")}
+                                                   "nodeSelector", "tolerations", "node", "schedulingGates",
+                                                   "volumes", "resourceClaims")}
         p["name"] = name
         return p
 
@@ -109,6 +203,12 @@ def case_input(doc: dict) -> dict:
                          "pods": [pod(p, p["name"]) for p in doc.get("pods") or []], "schedule": [], "pdbs": [],
                          "pluginConfig": [], "steps": [],
                          "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"]}
+    storage = [o for o in doc.get("objects") or [] if o.get("kind") in STORAGE_KINDS]
+    if storage:
+        s["storage"] = storage
+    devices = [o for o in doc.get("objects") or [] if o.get("kind") in DEVICE_KINDS]
+    if devices:
+        s["devices"] = devices
     for n in s["nodes"]:
         n["allocatable"] = {k: str(v) for k, v in (n.get("allocatable") or {}).items()}
     for e in doc["schedule"]:
@@ -116,6 +216,14 @@ def case_input(doc: dict) -> dict:
             s["steps"].append({"at": len(s["schedule"]), "kind": "wait", "seconds": e["wait"]})
         elif "deletePod" in e:
             s["steps"].append({"at": len(s["schedule"]), "kind": "deletePod", "pod": e["deletePod"]})
+        elif "label" in e:
+            s["steps"].append({"at": len(s["schedule"]), "kind": "label", "node": e["label"]["node"],
+                               "labels": e["label"]["labels"]})
+        elif "ungate" in e:
+            s["steps"].append({"at": len(s["schedule"]), "kind": "ungate", **e["ungate"]})
+        elif "deleteNode" in e or "drain" in e or "cordon" in e:
+            kind = next(k for k in ("deleteNode", "drain", "cordon") if k in e)
+            s["steps"].append({"at": len(s["schedule"]), "kind": kind, "node": e[kind]})
         elif "addNode" in e:
             n = dict(e["addNode"])
             n["allocatable"] = {k: str(v) for k, v in (n.get("allocatable") or {}).items()}

@@ -579,7 +579,11 @@ def run_oracle(oracle: str, inp: dict, path: Path | None = None) -> dict:
         p = subprocess.run([oracle, str(f)], check=False, capture_output=True, text=True, timeout=600,
                            env={**os.environ, **ORACLE_ENV} if ORACLE_ENV else None)
     if p.returncode != 0:
-        return {"error": p.stderr.strip()[-1000:] or f"exit status {p.returncode}"}
+        err = p.stderr.strip()
+        # a Go panic: its message and first frames (what crashed), then the end
+        at = err.find("\npanic: ")
+        head = err[at + 1:at + 1200] + "\n...\n" if at >= 0 else ""
+        return {"error": head + err[-1000:] or f"exit status {p.returncode}"}
     return json.loads(p.stdout)
 
 
@@ -688,8 +692,9 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     run = getattr(getattr(_sched, "sequence", None), "run", None)
     rejected = list(getattr(run, "rejected", {}).values())
     GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),
-                      timeouts=sum(1 for x in rejected if x != "preempted"),
-                      preempted=sum(1 for x in rejected if x == "preempted"))
+                      timeouts=sum(1 for x in rejected if x not in ("preempted", "removed")),
+                      preempted=sum(1 for x in rejected if x == "preempted"),
+                      removed=sum(1 for x in rejected if x == "removed"))
     return cycles, placements, final, evicted, sorted(getattr(_sched, "waiting", {}))
 
 
@@ -736,6 +741,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     res: dict[str, Any] = {"name": name}
     if "error" in o:
         res.update(error=f"oracle: {o['error']}", cls="oracle error")
+        if s.get("workloads"):
+            gang_both_refuse(s, version, name, gates, res)
         return res
     with tempfile.TemporaryDirectory() as tmp:
         d = write or Path(tmp)
@@ -746,6 +753,10 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
             kc, kp, kfinal, kevicted, kwaiting = run_kspread(doc, d, kdev)
         except Exception as e:  # a kspread error on a valid sequence is a difference too
             res.update(error=f"kspread: {type(e).__name__}: {e}", cls="kspread error")
+            if "binds the pod to the missing node" in str(e):
+                res["cls"] = "kspread refuses: a gang bound on a deleted node (explained)"
+            elif "would wait at GangScheduling's Permit holding" in str(e) or "of a gang would wait in" in str(e):
+                res["cls"] = "kspread refuses: a gang pod would wait with claims (explained)"
             return res
     oc = oracle_cycles(o)
     fd = first_divergence(oc, kc)
@@ -785,6 +796,25 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     elif res.get("allocationLog") is False:
         res["cls"] = "allocations"
     return res
+
+
+def gang_both_refuse(s: dict, version: str, name: str, gates: dict[str, bool], res: dict) -> None:
+    """--gangs --gang-deletes: the oracle failed; the class when kspread refuses the same
+    sequence for the same reason: 1.35.4 crashes at a gang's Permit wait after a pod of
+    the group was deleted while it waited (podGroupInfo.UnscheduledPods), or a deletePod
+    names a pod something deleted before (both sides' error)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = write_case(Path(tmp), s, version, name, gates, {"placements": {key(s["schedule"][0]): None}}, None)
+        try:
+            run_kspread(doc, Path(tmp), None)
+            return
+        except Exception as e:
+            kerr = str(e)
+    oerr = res["error"]
+    if "UnscheduledPods" in oerr and "1.35.4's scheduler crashes here" in kerr:
+        res["cls"] = "gang crash after a waiting pod's deletion (both; explained)"
+    elif "does not exist at that point" in oerr and "does not exist at that point" in kerr:
+        res["cls"] = "deletePod of a pod deleted before (both refuse)"
 
 
 def gang_tie(s: dict, o: dict, k: dict) -> bool:
@@ -1063,6 +1093,12 @@ def main() -> int:
                     help="storage in every sequence: PVs, claims, classes, CSINodes, CSIDrivers, "
                          "CSIStorageCapacities, StatefulSet-like replicas with claims (the oracle needs "
                          "dev/fullcycle/storage.go)")
+    ap.add_argument("--gang-deletes", type=float, default=0.0, metavar="P",
+                    help="with --gangs: that share of the gang sequences deletes a gang pod (often one waiting at "
+                         "Permit), and seqtest's deleteNode steps stay deleteNode (not cordon)")
+    ap.add_argument("--gang-volumes", type=float, default=0.0, metavar="P",
+                    help="with --gangs and --storage: that share of the gang groups uses a volume (a bound claim of "
+                         "their namespace, else an in-tree disk)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1101,6 +1137,9 @@ def main() -> int:
         # a generator of its own (before the steps, which then see the gang pods)
         import seqgang
 
+        seqgang.DELETE_GANG_POD = args.gang_deletes
+        seqgang.DELETE_NODES = args.gang_deletes > 0
+        seqgang.VOLUMES = args.gang_volumes
         gang_gen = Gen(random.Random(args.seed * 7919 + 32), gen.minor)
         gang_seqs = [s for s in seqs if gang_gen.chance(args.gangs)]
         for s in gang_seqs:
@@ -1123,6 +1162,7 @@ def main() -> int:
     if args.gangs:
         for s in gang_seqs:
             seqgang.finish(gang_gen, s)
+            seqgang.delete_waiting(s, args.version, args.gates)
     t0 = time.time()
     results: list[dict] = []
     jobs = list(enumerate(seqs))
@@ -1157,7 +1197,8 @@ def main() -> int:
            if args.storage else "") +
           (f", {sum(r.get('waits', 0) for r in results)} Permit waits, {sum(r.get('timeouts', 0) for r in results)} "
            f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
-           f"preempted (kspread's count) in {sum(1 for s in seqs if s.get('workloads'))} gang sequences"
+           f"preempted, {sum(r.get('removed', 0) for r in results)} deleted (kspread's count) in "
+           f"{sum(1 for s in seqs if s.get('workloads'))} gang sequences"
            if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
     if args.devices:
         explained = Counter(r["cls"] for r in results if r.get("poolOrder"))

@@ -166,7 +166,9 @@ def test_a_gang_pod_with_binding_conditions_is_refused():
                            "spec": {"podGroups": [{"name": "g", "policy": {"gang": {"minCount": 1}}}]}})
     doc["schedule"] = [{"name": "p", "resourceClaims": [{"name": "gpu", "resourceClaimName": "one"}],
                         "workloadRef": {"name": "w", "podGroup": "g"}}]
-    with pytest.raises(CaseError, match=r"pod p: a gang pod with volumes or resource claims is not modelled"):
+    # minCount 1: the pod is its own quorum, so Permit allows it; its PreBind would wait
+    with pytest.raises(CaseError, match=r"pod p of a gang would wait in DynamicResources' PreBind for binding "
+                                        r"conditions: kspread does not model a gang pod's PreBind wait"):
         run_case(build_case(doc, "t"))
 
 

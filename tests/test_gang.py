@@ -225,9 +225,154 @@ def test_1_35_gang_api_in_1_36_names_what_replaced_it(version, doc, where):
     assert f"in {version}: 1.36 replaced 1.35's gang API" in str(e.value)
 
 
-def test_deleting_the_node_of_a_waiting_pod_is_refused():
-    with pytest.raises(CaseError, match="holds w-0, waiting at GangScheduling's Permit"):
-        _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"}])
+def test_a_statefulset_replacement_of_the_deleted_waiting_pod_does_not_hide_the_stale_mark():
+    # the replacement has the pod's name, not its UID: upstream still crashes at the next wait
+    owners = [{"kind": "StatefulSet", "name": "ss", "selector": {"matchLabels": {"app": "w"}}}]
+    pod = {"requests": {"cpu": "3"}, "workloadRef": REF, "labels": {"app": "w"},
+           "controller": {"kind": "StatefulSet", "name": "ss"}}
+    with pytest.raises(CaseError, match=r"pod w-0 waits at GangScheduling's Permit in the group of w-0, deleted"):
+        _run([{"name": "w-0", **pod}, {"name": "w-1", **pod, "requests": {"cpu": "5"}},
+              {"deletePod": "w-0"}], objects=(GANG2,), owners=owners)
+
+
+def test_a_pod_waiting_on_a_deleted_node_waits_on_out_of_the_snapshot_until_its_deadline():
+    sched, _, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"},
+        {"name": "late", "requests": {"cpu": "1"}}])
+    assert list(sched.waiting) == ["w-0", "w-1"] and sched.waiting["w-0"][1] == "n1"
+    assert list(sched.snapshot.node_infos) == ["n2"]  # n1 out of sight; its assumed pod not evicted
+    assert sched.sequence.evicted == [] and placements["late"] == "n2"
+    sched, _, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"},
+        {"wait": 300}])
+    assert sched.sequence.run.rejected == {"w-0": TIMEOUT_REASON, "w-1": TIMEOUT_REASON}
+    assert sched.waiting == {} and [p.key for p in sched.nominator.on_node("n1")] == ["w-0"]
+    assert placements == {"w-0": "n1", "w-1": "n2", "w-2": None}
+
+
+def test_a_node_added_again_of_a_deleted_nodes_name_holds_the_pod_waiting_there():
+    # the cache kept n1's NodeInfo with w-0 assumed on it; AddNode gives it the new node
+    sched, _, placements = _run([
+        {"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "workloadRef": REF}, {"deleteNode": "n1"},
+        {"addNode": {"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}},
+        {"name": "late", "requests": {"cpu": "2"}}])
+    assert [p.key for p in sched.snapshot.get("n1").pods.values()] == ["w-0"]
+    assert placements["late"] is None and list(sched.waiting) == ["w-0", "w-1"]
+
+
+def test_a_gang_completed_while_a_pod_waits_on_a_deleted_node_is_refused():
+    gang = dict(WORKLOAD, spec={"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 2}}}]})
+    with pytest.raises(CaseError, match="pod w-1 completes its gang, whose w-0 waited at Permit on a node deleted "
+                                        "meanwhile: upstream binds the pod to the missing node"):
+        _run([{"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+              {"name": "w-1", "requests": {"cpu": "3"}, "workloadRef": REF,
+               "schedulingGates": [{"name": "x/hold"}]},
+              {"deleteNode": "n1"}, {"ungate": {"pod": "w-1", "gate": "x/hold"}}], objects=(gang,))
+
+
+GANG2 = {**WORKLOAD, "spec": {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 2}}}]}}
+
+
+def test_deleting_a_waiting_pod_rejects_it_frees_its_node_and_empties_its_group():
+    # w-0 waits on n1 (3 of 4 cpu); w-1 (5 cpu) fits nowhere; other takes n2 and other-2
+    # finds no room. Deleting w-1, then w-0: w-0 leaves its group (now empty, gone), is
+    # rejected and forgotten, and its node's AssignedPodDelete moves other-2 there
+    sched, results, placements = _run([
+        {"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"name": "w-1", "requests": {"cpu": "5"}, "workloadRef": REF},
+        {"name": "other", "requests": {"cpu": "3"}}, {"name": "other-2", "requests": {"cpu": "3"}},
+        {"deletePod": "w-1"}, {"deletePod": "w-0"}], objects=(GANG2,))
+    run = sched.sequence.run
+    assert [(r.pod.key, r.waiting_on, r.bound_node) for r in results] == [
+        ("w-0", "n1", None), ("w-1", None, None), ("other", None, "n2"), ("other-2", None, None),
+        ("other-2", None, "n1")]
+    assert sched.waiting == {} and run.waiting_q == {} and run.rejected == {"w-0": "removed"}
+    assert sched.gang.groups == {}
+    assert "w-0" not in run.queue.in_flight and run.queue.pods["w-0"].where == "gone"
+    assert sched.nominator.on_node("n1") == [] and "w-0" not in sched.pending
+    assert [p.key for p in sched.snapshot.get("n1").pods.values()] == ["other-2"]
+    assert placements == {"w-0": None, "w-1": None, "other": "n2", "other-2": "n1"}
+    assert sched.sequence.evicted == ["w-1", "w-0"]
+
+
+def test_a_deleted_waiting_pod_no_longer_counts_and_the_rest_wait_to_the_groups_deadline():
+    gang = dict(GANG2, spec={"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 3}}}]})
+    sched, _, placements = _run([
+        {"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"name": "w-1", "requests": {"cpu": "3"}, "workloadRef": REF, "schedulingGates": [{"name": "x/hold"}]},
+        {"name": "w-2", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"wait": 100}, {"deletePod": "w-0"}, {"wait": 199}], objects=(gang,))
+    g = next(iter(sched.gang.groups.values()))
+    assert sorted(g.all) == ["w-1", "w-2"] and list(g.assumed) == ["w-2"] and g.deadline == 300
+    assert list(sched.waiting) == ["w-2"]
+    # Unreserve marked the deleted pod unscheduled again, in a group that no longer has it
+    assert sched.gang.dangling(g.all["w-2"]) == ["w-0"]
+    sched, _, placements = _run([
+        {"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"name": "w-1", "requests": {"cpu": "3"}, "workloadRef": REF, "schedulingGates": [{"name": "x/hold"}]},
+        {"name": "w-2", "requests": {"cpu": "3"}, "workloadRef": REF},
+        {"wait": 100}, {"deletePod": "w-0"}, {"wait": 200}], objects=(gang,))
+    assert sched.sequence.run.rejected == {"w-0": "removed", "w-2": TIMEOUT_REASON}
+    assert placements["w-2"] == "n2" and placements["w-0"] is None
+
+
+def test_the_groups_next_permit_wait_after_a_waiting_pod_was_deleted_is_refused_as_upstream_crashes():
+    # 1.35.4: GangScheduling's Unreserve puts the deleted w-0 back among the group's
+    # unscheduled pods, and w-2's Permit wait reads its object (nil): a crash
+    with pytest.raises(CaseError, match=r"pod w-2 waits at GangScheduling's Permit in the group of w-0, deleted "
+                                        r"while it waited there: 1.35.4's scheduler crashes here"):
+        _run([{"name": "w-0", "requests": {"cpu": "3"}, "workloadRef": REF},
+              {"name": "w-1", "requests": {"cpu": "5"}, "workloadRef": REF},
+              {"deletePod": "w-0"}, {"name": "w-2", "requests": {"cpu": "3"}, "workloadRef": REF}],
+             objects=(GANG2,))
+
+
+def test_a_gang_pod_that_would_wait_with_a_claim_to_bind_is_refused_one_with_bound_claims_is_not():
+    storage = [
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "wffc"},
+         "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer"},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "scratch", "namespace": "default"},
+         "spec": {"storageClassName": "wffc", "accessModes": ["ReadWriteOnce"],
+                  "resources": {"requests": {"storage": "1Gi"}}}}]
+    vol = [{"name": "d", "persistentVolumeClaim": {"claimName": "scratch"}}]
+    with pytest.raises(CaseError, match=r"pod w-0 would wait at GangScheduling's Permit holding VolumeBinding's "
+                                        r"assumed bindings of default/scratch"):
+        _run([{"name": "w-0", "requests": {"cpu": "1"}, "workloadRef": REF, "volumes": vol},
+              {"name": "w-1", "requests": {"cpu": "1"}, "workloadRef": REF},
+              {"name": "w-2", "requests": {"cpu": "9"}, "workloadRef": REF}], objects=(WORKLOAD, *storage))
+    # the pod that makes the quorum does not wait: its claim is bound at once, as for any pod
+    sched, _, placements = _run([
+        {"name": "w-0", "requests": {"cpu": "1"}, "workloadRef": REF},
+        {"name": "w-1", "requests": {"cpu": "1"}, "workloadRef": REF},
+        {"name": "w-2", "requests": {"cpu": "1"}, "workloadRef": REF, "volumes": vol}], objects=(WORKLOAD, *storage))
+    assert placements == {"w-0": "n1", "w-1": "n2", "w-2": "n1"}
+    assert sched.handle.storage.pvcs["default/scratch"].volume_name == "pvc-default-scratch"
+
+
+def test_a_wait_that_crosses_no_tick_flushes_nothing_a_waiting_pod_could_see():
+    # the golden case: the tick at 330 was flushed by the first wait; the 1 s wait after it
+    # crosses none, so worker-0 sees no UnschedulableTimeout while it waits and, rejected at
+    # its deadline, stays with the unschedulable pods (upstream: one cycle of worker-0)
+    with open(Path(__file__).resolve().parent.parent / "cases" / "gangs" / "no-second-flush-at-a-tick.yaml",
+              encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    sched, results, _ = run_case(build_case(doc, "t"))
+    run = sched.sequence.run
+    assert [(r.pod.key, r.waiting_on) for r in results] == [("worker-0", "n1")]
+    assert run.rejected == {"worker-0": TIMEOUT_REASON} and sched.waiting == {}
+    assert run.queue.pods["worker-0"].where == "unschedulable"
+
+
+def test_a_gang_pod_that_would_wait_with_a_resource_claim_is_refused():
+    gang_dir = Path(__file__).resolve().parent.parent / "cases" / "gangs"
+    with open(gang_dir / "gang-pods-with-claims.yaml", encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    # the pod with the claim first: it waits at Permit for worker-0, holding the allocation
+    doc["schedule"] = [doc["schedule"][1], doc["schedule"][0]]
+    with pytest.raises(CaseError, match=r"pod worker-1 would wait at GangScheduling's Permit holding "
+                                        r"DynamicResources' in-flight allocation or reservation of "
+                                        r"default/worker-1-gpu"):
+        run_case(build_case(doc, "t"))
 
 
 def test_the_golden_cases_run_through_the_cli(tmp_path):

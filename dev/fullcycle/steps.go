@@ -778,7 +778,14 @@ func (d *seqDriver) applyStep(ctx context.Context, st inStep) {
 			Spec:   v1.NodeSpec{Taints: nn.Taints, Unschedulable: nn.Unschedulable},
 			Status: v1.NodeStatus{Allocatable: alloc, Capacity: alloc}}, metav1.CreateOptions{})
 		must(err)
-		waitFor(func() bool { return d.sched.Cache.NodeCount() == before+1 })
+		// the node in the cache (a deleted node of that name may still be there while it holds a
+		// pod assumed at Permit: AddNode then gives that NodeInfo the new node)
+		waitFor(func() bool {
+			if info, ok := d.sched.Cache.Dump().Nodes[nn.Name]; ok {
+				return info.Node() != nil
+			}
+			return d.sched.Cache.NodeCount() == before+1
+		})
 	case "deleteNode":
 		pods := d.podsOn(ctx, st.Node)
 		must(d.client.CoreV1().Nodes().Delete(ctx, st.Node, metav1.DeleteOptions{}))

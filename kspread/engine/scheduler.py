@@ -318,6 +318,16 @@ def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> b
     return True
 
 
+def _dra_claims(state: CycleState | None) -> list[str]:
+    """The claims DynamicResources' Reserve took for the pod (its own and the extended
+    resources' claim): ``namespace/name``."""
+    from kspread.engine.plugins.dynamicresources import NAME as DRA
+    from kspread.engine.plugins.dynamicresources import DRAState
+
+    s = state.get(DRA) if state is not None else None
+    return [f"{c.namespace}/{c.name}" for c in s.claims] if isinstance(s, DRAState) else []
+
+
 @dataclass
 class PreBindWait:
     """A pod waiting in DynamicResources' PreBind: its queue entry, its node, and the
@@ -414,8 +424,11 @@ class Scheduler:
         known = set(self.node_names)
         self.node_names.extend(n.name for n in cluster.nodes if n.name not in known)
         storage = self.handle.storage  # the sequence's copy, as its bindings changed it
-        # the cache keeps the pods waiting at Permit, and each node's pod order
-        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, _ in self.waiting.values()),
+        # the cache keeps the pods waiting at Permit, and each node's pod order; a pod
+        # waiting on a deleted node is in no snapshot (RemoveNode keeps the node's NodeInfo
+        # while it has pods, out of the node tree; a node added again of that name takes it)
+        live = {n.name for n in cluster.nodes}
+        pods = _cache_order(self.snapshot, [*cluster.pods, *(a for a, n in self.waiting.values() if n in live),
                                             *(a for a, _ in self.prebind_waiting.values())])
         self.snapshot = Snapshot(cluster.nodes, pods, self.version)
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
@@ -747,7 +760,9 @@ class Scheduler:
         (from the node it waited on) that moves pods of lower or equal priority. Gate off,
         a pod popped with a nomination loses it the same way."""
         assumed, node = self.waiting.pop(key) if key in self.waiting else self.prebind_waiting.pop(key)
-        self.snapshot.remove_pod(assumed)
+        info = self.snapshot.node_infos.get(node)
+        if info is not None and key in info.pods:  # (not when its node was deleted)
+            self.snapshot.remove_pod(assumed)
         if self.gang is not None:
             self.gang.unreserve(assumed)
         pending = self.current(assumed)
@@ -783,6 +798,16 @@ class Scheduler:
         changed: DynamicResources' hint queues the pods that use it)."""
         return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
                 for old in self.claims.pod_gone(pod.key)]
+
+    def claims_to_bind(self, pod: Pod) -> list[str]:
+        """The pod's claims VolumeBinding would still bind (unbound, delayed binding): what
+        its Reserve assumes."""
+        if self.handle.storage is None or not pod.volumes:
+            return []
+        from kspread.engine.plugins.volumebinding import PodVolumeClaims, pod_volume_claims
+
+        claims = pod_volume_claims(self.handle.storage, pod, self.version)
+        return [c.key for c in claims.delayed] if isinstance(claims, PodVolumeClaims) else []
 
     def _bind_volumes(self, pod: Pod, node: str) -> list[PodEvent]:
         """VolumeBinding's Reserve and PreBind, with the PV controller and provisioner
@@ -1139,6 +1164,25 @@ class SequenceRun:
                 if sched.gang is not None and sched.gang.min_count(pod) is not None:
                     sched.gang.reserve(pod)
                     wait, activate, allowed = sched.gang.permit(pod, queue.now)
+                    if wait and (gone := sched.gang.dangling(pod)):
+                        raise CaseError(
+                            f"pod {pod.key} waits at GangScheduling's Permit in the group of {', '.join(gone)}, "
+                            "deleted while it waited there: 1.35.4's scheduler crashes here (GangScheduling's "
+                            "Unreserve marked the deleted pod unscheduled in its group again, and Permit's "
+                            "UnscheduledPods dereferences its missing object), which kspread does not model",
+                            ["schedule"])
+                    if wait and (claims := _dra_claims(r.state)):
+                        raise CaseError(
+                            f"pod {pod.key} would wait at GangScheduling's Permit holding DynamicResources' "
+                            f"in-flight allocation or reservation of {', '.join(claims)} (visible to other pods' "
+                            "filters, dropped if it is rejected; written by PreBind after the wait): kspread does "
+                            "not model them apart (it allocates and reserves a pod's claims at once)", ["schedule"])
+                    if wait and (unbound := sched.claims_to_bind(pod)):
+                        raise CaseError(
+                            f"pod {pod.key} would wait at GangScheduling's Permit holding VolumeBinding's assumed "
+                            f"bindings of {', '.join(unbound)} (visible to other pods' filters, reverted if it is "
+                            "rejected; written by PreBind after the wait): kspread does not model them apart (it "
+                            "binds a pod's claims at once)", ["schedule"])
                     if wait:  # Permit: Wait, holding the node (the binding cycle waits)
                         r.bound_node, r.waiting_on = None, node
                         sched.assume(pod, node)
@@ -1153,11 +1197,20 @@ class SequenceRun:
                     # pod) before Permit: each binding's confirmation below takes its pod out
                     # (the node's last pod into its place) and appends it after this one
                     sched.assume(pod, node)
+                gone = sorted(k for k in allowed if sched.waiting[k][1] not in sched.snapshot.node_infos)
+                if gone:
+                    raise CaseError(
+                        f"pod {pod.key} completes its gang, whose {', '.join(gone)} waited at Permit on a node deleted "
+                        "meanwhile: upstream binds the pod to the missing node (the API server does not check it) and "
+                        "the pod garbage collector deletes it later, which kspread does not model", ["schedule"])
                 for key in allowed:  # the quorum: every waiting pod of the gang is allowed
                     self.waiting_q.pop(key, None)
                     self.wait_seconds.pop(key, None)
                     queue.end_waiting(key)
                     self._bind(sched.current(sched.waiting[key][0]), sched.waiting[key][1], [])
+                if prebind and sched.gang is not None and sched.gang.min_count(pod) is not None:
+                    raise CaseError(f"pod {pod.key} of a gang would wait in DynamicResources' PreBind for binding "
+                                    "conditions: kspread does not model a gang pod's PreBind wait", ["schedule"])
                 if prebind:
                     # PreBind wrote the claims (allocation, reservedFor) before it waits
                     for ev in claim_events:

@@ -64,10 +64,11 @@ from kspread.engine.model import (
     replace_pod,
 )
 from kspread.engine.plugins.dynamicresources import CLAIM_UPDATE, SLICE_UPDATE
+from kspread.engine.plugins.gangscheduling import REMOVED
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.plugins.nodematch import do_not_schedule_taints, required_node_affinity_matches
 from kspread.engine.plugins.nodeports import fits_ports
-from kspread.engine.queue import NodeEvent
+from kspread.engine.queue import LEFTOVER_FLUSH_SECONDS, NodeEvent
 from kspread.engine.resources import node_pod_requests, pod_requests
 from kspread.engine.snapshot import pod_host_ports
 from kspread.engine.storage import PersistentVolumeClaim
@@ -342,12 +343,9 @@ class World:
             raise CaseError(f"node {node.name} holds {', '.join(waiting)}, waiting in DynamicResources' PreBind for "
                             "binding conditions: deleting the node of a waiting pod is not modelled",
                             self._current.path if self._current is not None else ("schedule",))
-        waiting = sorted(k for k, (_, n) in self.run.sched.waiting.items() if n == node.name)
-        if waiting:
-            cur = self._current
-            raise CaseError(f"node {node.name} holds {', '.join(waiting)}, waiting at GangScheduling's Permit for "
-                            "its gang: deleting the node of a waiting pod is not modelled",
-                            cur.path if cur is not None else ("schedule",))
+        # a pod waiting at GangScheduling's Permit on the node waits on: it is not bound, so
+        # no one deletes it; the cache keeps the node's NodeInfo while it holds the pod, out
+        # of the node tree and the snapshot (``Scheduler.reset_cluster``)
         pods = self._pods_on(node.name)
         del self.nodes[node.name]
         zone = get_zone_key(node, self.version)
@@ -413,8 +411,8 @@ class World:
             raise _error(step, f"pod {key!r} waits in DynamicResources' PreBind for binding conditions: deleting a "
                          "pod in its binding cycle is not modelled", "deletePod")
         if key in sched.waiting:
-            raise _error(step, f"pod {key!r} waits at GangScheduling's Permit for its gang: deleting a waiting pod "
-                         "is not modelled", "deletePod")
+            self._delete_waiting(pod, rec)
+            return
         if sched.gang is not None:
             sched.gang.delete_pod(pod)
         current = sched.current(pod)
@@ -427,6 +425,37 @@ class World:
         if current.nominated_node and self.version.queue_sees_nomination_changes:
             rec.moved.extend(queue.deliver(PodEvent("Delete", current, current.priority)))
         self._delete_ephemeral_claims(current)  # (a pending pod reserves no ResourceClaim)
+        self._replace(current, rec)
+
+    def _delete_waiting(self, pod: Pod, rec: Record) -> None:
+        """A pod waiting at GangScheduling's Permit deleted. The scheduler's delete handler
+        takes it out of its gang first (the workload manager's DeletePod: no longer counted
+        toward minCount, nor in the queue), then finds it assumed and rejects it
+        (RejectWaitingPod: "removed", ``REMOVED``), which ends its binding cycle: Unreserve, the cache
+        forgets it and its node's room is freed (AssignedPodDelete; the handler sends one
+        too, at once). It is not retried: it is gone. GangScheduling's Unreserve runs after
+        the DeletePod and marks the pod unscheduled in its group again (``unreserve``), a
+        pod the group no longer has: 1.35.4's next Permit wait in that group crashes the
+        scheduler (``GangScheduling.dangling``)."""
+        sched, run, queue = self.run.sched, self.run, self.run.queue
+        key = pod.key
+        if sched.gang is not None:
+            sched.gang.delete_pod(pod)
+        assumed, _ = sched.forget(key)  # the nomination it had goes with the pod
+        current = sched.current(pod)
+        run.waiting_q.pop(key, None)
+        run.wait_seconds.pop(key, None)
+        run.rejected[key] = REMOVED
+        queue.end_waiting(key)
+        queue.remove(key)
+        sched.pending.pop(key, None)
+        sched.nominator.remove(current)
+        sched.ties.pop(key, None)
+        self.existing.pop(key, None)
+        self.evicted.append(key)
+        rec.evicted.append(key)
+        rec.moved.extend(queue.deliver(PodEvent("Delete", assumed)))
+        self._delete_ephemeral_claims(current)
         self._replace(current, rec)
 
     def _do_ungate(self, step: Step, rec: Record) -> None:
@@ -444,7 +473,8 @@ class World:
 
     def _do_wait(self, step: Step, rec: Record) -> None:
         queue = self.run.queue
-        target = queue.now + step.arg
+        start = queue.now
+        target = start + step.arg
         # a gang waiting at Permit times out at its deadline, and the scheduler goes on from
         # there inside the wait (its pods may wait again, until a deadline past the wait)
         # likewise a pod waiting in DynamicResources' PreBind binds at the poll that sees
@@ -472,7 +502,11 @@ class World:
         queue.now = max(queue.now, target)  # a backoff inside the wait may have moved it past
         rec.clock = queue.now
         self._due_timers(rec)
-        rec.moved.extend(queue.flush_leftover())
+        if target // LEFTOVER_FLUSH_SECONDS * LEFTOVER_FLUSH_SECONDS > start:
+            # a 30 s tick inside the wait (one before it was flushed already; a second flush at
+            # it would be a wildcard event the pods in flight at Permit see, which upstream's
+            # flush, once per tick, does not make)
+            rec.moved.extend(queue.flush_leftover())
 
     def _do_setDeviceConditions(self, step: Step, rec: Record) -> None:
         """A driver sets conditions of an allocated device in its claim's status

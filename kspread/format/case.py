@@ -832,8 +832,9 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
                  timeline: list[Any] | None) -> None:
     """What kspread does not model of gang scheduling (GangScheduling on) is an error
     naming it: a gang pod as a single-cycle ``pod`` (PreEnqueue and Permit need a
-    ``schedule``), in a ``replicas: max`` entry, or with volumes or resource claims
-    (their Unreserve after a Permit timeout)."""
+    ``schedule``) or in a ``replicas: max`` entry. (A gang pod that would wait at
+    Permit with claims to bind or allocate is refused when it does:
+    ``SequenceRun.until_idle``.)"""
     if not version.gate("GangScheduling"):
         return
 
@@ -848,10 +849,6 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
                         ["pod", "workloadRef"])
     from kspread.engine.steps import MaxEntry
 
-    for p in incoming:
-        if gang(p) and (p.volumes or p.resource_claims):
-            raise CaseError(f"pod {p.key}: a gang pod with volumes or resource claims is not modelled (their "
-                            "Unreserve when the gang's Permit wait times out)", ["schedule"])
     for t in timeline or ():
         if isinstance(t, MaxEntry) and gang(t.template):
             raise CaseError("`replicas: max` of a gang pod is not modelled: ask with a number of replicas",

@@ -18,7 +18,10 @@ Permit) and assigned (bound).
   when the GangScheduling gate is on) moves the waiting pods of the same group (the
   hint compares the whole workloadRef and the namespace); a Workload added moves its
   pods (kspread's workloads exist from the start).
-* Reserve marks the pod assumed; Unreserve forgets it (unscheduled again).
+* Reserve marks the pod assumed; Unreserve forgets it (unscheduled again). A pod
+  deleted while it waits at Permit leaves its group first, and its Unreserve marks it
+  unscheduled again all the same: the group's next Permit wait crashes 1.35.4's
+  scheduler (``dangling``), which kspread refuses to go past.
 * Permit: while the group's assumed and assigned pods number fewer than ``minCount``
   the pod waits ("waiting for minCount pods from a gang to be waiting on permit"),
   holding its node, and the group's unscheduled pods are activated (moved to activeQ
@@ -43,6 +46,7 @@ NAME = "GangScheduling"
 SCHEDULING_TIMEOUT_SECONDS = 300  # workloadmanager.DefaultSchedulingTimeoutDuration (5 min)
 WAIT_FOR_QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
 WAIT_ON_PERMIT = "waiting for minCount pods from a gang to be waiting on permit"
+REMOVED = "removed"  # RejectWaitingPod's message: a waiting pod deleted
 
 
 def timeout_reason(seconds: int) -> str:
@@ -89,6 +93,9 @@ class PodGroupInfo:
     assumed: dict[str, None] = field(default_factory=dict)
     assigned: dict[str, None] = field(default_factory=dict)
     deadline: int | None = None  # the sequence clock's second the waiting pods time out
+    # pods deleted while they waited at Permit, which Unreserve then marked unscheduled
+    # (upstream keeps their UIDs among the group's unscheduled pods: ``dangling``)
+    stale: dict[str, None] = field(default_factory=dict)
 
     def timeout(self, now: int) -> int:
         """SchedulingTimeout: the deadline, set five minutes on when none is set or it has
@@ -194,11 +201,16 @@ class GangScheduling:
             g.unscheduled.pop(pod.key, None)
 
     def unreserve(self, pod: Pod) -> None:
-        """Unreserve: the pod is unscheduled again."""
+        """Unreserve (podGroupInfo.ForgetPod): the pod is unscheduled again, when its group
+        still exists, even after the pod was deleted from it (``dangling``)."""
         g = self._group(pod)
-        if g is not None:
+        if g is None:
+            return
+        if g.all.get(pod.key) is None:
+            g.stale[pod.key] = None  # deleted: its UID, not a pod of that name created since
+        else:
             g.unscheduled[pod.key] = None
-            g.assumed.pop(pod.key, None)
+        g.assumed.pop(pod.key, None)
 
     def permit(self, pod: Pod, now: int) -> tuple[bool, list[str], list[str]]:
         """Permit for a reserved gang pod: (whether it waits, the group's unscheduled pods
@@ -211,6 +223,15 @@ class GangScheduling:
             g.timeout(now)
             return True, list(g.unscheduled), []
         return False, [], [k for k in g.assumed if k != pod.key]
+
+    def dangling(self, pod: Pod) -> list[str]:
+        """The pods of the pod's group marked unscheduled that the group no longer has: a
+        waiting pod deleted (DeletePod) and then unreserved (ForgetPod marks it unscheduled
+        again). Permit's wait lists the group's unscheduled pods to activate them
+        (UnscheduledPods), which reads such a pod's object: none, a nil pointer
+        dereference in 1.35.4, and the scheduler crashes."""
+        g = self._group(pod)
+        return [] if g is None else list(g.stale)
 
     def deadline(self, pod: Pod) -> int | None:
         g = self._group(pod)

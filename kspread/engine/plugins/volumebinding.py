@@ -439,6 +439,12 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
     name = "VolumeBinding"
     signs_pods = True
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        """EventsToRegister's Node entry, with no hint (Queue): Add and UpdateNodeLabel,
+        and UpdateNodeTaint with SchedulerQueueingHints off (the queue adds it for a
+        plugin that registers Node/Add either way)."""
+        return frozenset({"Add", "UpdateNodeLabel"} if hints else {"Add", "UpdateNodeLabel", "UpdateNodeTaint"})
+
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         return volumes_signer(pod)
 
