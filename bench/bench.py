@@ -454,6 +454,14 @@ def rate(kind: str, nodes: int, short: int, long: int, tree: Path, repeat: int =
     return best
 
 
+def _pair(text: str) -> str:
+    """A "short,long" option: two whole numbers, short below long (argparse's usage error otherwise)."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or int(parts[0]) >= int(parts[1]):
+        raise argparse.ArgumentTypeError(f"{text!r}: give two numbers, short,long, with short < long (e.g. 20,1020)")
+    return text
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -463,22 +471,22 @@ def main() -> None:
     ap.add_argument("--only", action="append", choices=list(WORKLOADS),
                     help="run only these workloads (repeatable)")
     ap.add_argument("--nodes", type=int, action="append", help="node counts (default 500 and 5000)")
-    ap.add_argument("--pods", default="20,10020",
+    ap.add_argument("--pods", type=_pair, default="20,10020",
                     help="short,long sequence for this tree (basic; upstream measures 10,000)")
-    ap.add_argument("--spread-pods", default="20,5020",
+    ap.add_argument("--spread-pods", type=_pair, default="20,5020",
                     help="short,long sequence for this tree (spread; upstream measures 5,000)")
-    ap.add_argument("--preemption-pods", default="20,220",
+    ap.add_argument("--preemption-pods", type=_pair, default="20,220",
                     help="short,long sequence for this tree (preemption)")
-    ap.add_argument("--async-pods", default="570,5700",
+    ap.add_argument("--async-pods", type=_pair, default="570,5700",
                     help="short,long number of ordinary pods for this tree (async; a preemptor per 114)")
-    ap.add_argument("--long-preemptors", default="1000,5000",
+    ap.add_argument("--long-preemptors", type=_pair, default="1000,5000",
                     help="the two sequence lengths of the long workload (largest node count)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs of each rate and long measurement (the best is shown; the machine is shared)")
-    ap.add_argument("--baseline-pods", default="10,40", help="short,long sequence for the baseline")
-    ap.add_argument("--baseline-preemption-pods", default=None,
+    ap.add_argument("--baseline-pods", type=_pair, default="10,40", help="short,long sequence for the baseline")
+    ap.add_argument("--baseline-preemption-pods", type=_pair, default=None,
                     help="short,long sequence for the baseline (preemption; default --baseline-pods)")
-    ap.add_argument("--baseline-async-pods", default="114,228",
+    ap.add_argument("--baseline-async-pods", type=_pair, default="114,228",
                     help="short,long number of ordinary pods for the baseline (async)")
     ap.add_argument("--floor-nodes", default="100,5000,20000", help="node counts of the floor workload")
     ap.add_argument("--floor-pods", default="3000,2000,1000",
