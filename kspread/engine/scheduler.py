@@ -954,6 +954,8 @@ class SequenceRun:
             for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
                 queue.deliver(ev)
             queue.deliver(PodEvent("Add", bound))
+            if pod.nominated_node and sched.version.queue_sees_bound_nomination:
+                queue.deliver(PodEvent("Delete", pod, pod.priority))  # the pod as it was, nominated
             for ev in claim_events:
                 queue.deliver(ev)
 
