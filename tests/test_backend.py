@@ -1973,3 +1973,31 @@ def test_each_minor_gets_one_definition_of_every_version_specific_call():
                 if "." not in n and re.search(rf"\b{n}\b", rest)}
         assert used - set(defined) == set(), f"1.{minor}: not defined: {sorted(used - set(defined))}"
     assert {"fwNodeInfo", "runPreFilter", "scoreOn", "evaluatorOf", "extenderFilters"} <= used
+
+
+def test_the_trace_is_upstreams_own_log_and_off_by_default():
+    # KSPREAD_BACKEND_V (trace.go) sets klog's verbosity: upstream's log lines on stderr; unset, none
+    backend = _real_backend()
+    got = subprocess.run([sys.executable, str(REPO / "dev" / "backend-input.py"),
+                          str(REPO / "cases" / "sequences" / "bound-nomination.yaml"),
+                          "bound-nomination-retries-lower-priority[v1.35]"],
+                         cwd=REPO, capture_output=True, text=True, check=True, timeout=60)
+    data = got.stdout
+    assert json.loads(data)["incoming"]
+    env = {k: v for k, v in os.environ.items() if k != "KSPREAD_BACKEND_V"}
+    off = subprocess.run([backend], input=data, capture_output=True, text=True, env=env, timeout=120, check=False)
+    on = subprocess.run([backend], input=data, capture_output=True, text=True, env={**env, "KSPREAD_BACKEND_V": "5"},
+                        timeout=120, check=False)
+    assert off.returncode == on.returncode == 0, (off.stderr, on.stderr)
+    assert json.loads(on.stdout)["placements"] == json.loads(off.stdout)["placements"] == {"h": "n1", "m": None}
+    assert '"Attempting to schedule pod" pod="default/h"' in on.stderr
+    assert '"Pod moved to an internal scheduling queue" pod="default/m"' in on.stderr
+    assert "Attempting to schedule pod" not in off.stderr
+    bad = subprocess.run([backend, "--info"], capture_output=True, text=True, env={**env, "KSPREAD_BACKEND_V": "11"},
+                         timeout=60, check=False)
+    assert (bad.returncode, bad.stderr) == (2, 'kspread-backend: KSPREAD_BACKEND_V="11": want a klog verbosity '
+                                               "from 0 to 10\n")
+    missing = subprocess.run([sys.executable, str(REPO / "dev" / "backend-input.py"),
+                              str(REPO / "cases" / "sequences" / "bound-nomination.yaml"), "nope"],
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert missing.returncode == 2 and "backend-input: no case 'nope' in" in missing.stderr
