@@ -1995,8 +1995,8 @@ def test_the_trace_is_upstreams_own_log_and_off_by_default():
     assert "Attempting to schedule pod" not in off.stderr
     bad = subprocess.run([backend, "--info"], capture_output=True, text=True, env={**env, "KSPREAD_BACKEND_V": "11"},
                          timeout=60, check=False)
-    assert (bad.returncode, bad.stderr) == (2, 'kspread-backend: KSPREAD_BACKEND_V="11": want a klog verbosity '
-                                               "from 0 to 10\n")
+    assert bad.returncode == 2
+    assert bad.stderr == 'kspread-backend: KSPREAD_BACKEND_V="11": want a klog verbosity from 0 to 10\n'
     missing = subprocess.run([sys.executable, str(REPO / "dev" / "backend-input.py"),
                               str(REPO / "cases" / "sequences" / "bound-nomination.yaml"), "nope"],
                              capture_output=True, text=True, timeout=60, check=False)
