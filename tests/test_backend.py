@@ -2105,3 +2105,62 @@ def test_each_minor_gets_one_definition_of_every_version_specific_call():
                 if "." not in n and re.search(rf"\b{n}\b", rest)}
         assert used - set(defined) == set(), f"1.{minor}: not defined: {sorted(used - set(defined))}"
     assert {"fwNodeInfo", "runPreFilter", "scoreOn", "evaluatorOf", "extenderFilters"} <= used
+
+
+def test_the_trace_is_upstreams_own_log_and_off_by_default():
+    # KSPREAD_BACKEND_V (trace.go) sets klog's verbosity: upstream's log lines on stderr; unset, none
+    backend = _real_backend()
+    got = subprocess.run([sys.executable, str(REPO / "dev" / "backend-input.py"),
+                          str(REPO / "cases" / "sequences" / "bound-nomination.yaml"),
+                          "bound-nomination-retries-lower-priority[v1.35]"],
+                         cwd=REPO, capture_output=True, text=True, check=True, timeout=60)
+    data = got.stdout
+    assert json.loads(data)["incoming"]
+    env = {k: v for k, v in os.environ.items() if k != "KSPREAD_BACKEND_V"}
+    off = subprocess.run([backend], input=data, capture_output=True, text=True, env=env, timeout=120, check=False)
+    on = subprocess.run([backend], input=data, capture_output=True, text=True, env={**env, "KSPREAD_BACKEND_V": "5"},
+                        timeout=120, check=False)
+    assert off.returncode == on.returncode == 0, (off.stderr, on.stderr)
+    assert json.loads(on.stdout)["placements"] == json.loads(off.stdout)["placements"] == {"h": "n1", "m": None}
+    assert '"Attempting to schedule pod" pod="default/h"' in on.stderr
+    assert '"Pod moved to an internal scheduling queue" pod="default/m"' in on.stderr
+    assert "Attempting to schedule pod" not in off.stderr
+    bad = subprocess.run([backend, "--info"], capture_output=True, text=True, env={**env, "KSPREAD_BACKEND_V": "11"},
+                         timeout=60, check=False)
+    assert bad.returncode == 2
+    assert bad.stderr == 'kspread-backend: KSPREAD_BACKEND_V="11": want a klog verbosity from 0 to 10\n'
+    missing = subprocess.run([sys.executable, str(REPO / "dev" / "backend-input.py"),
+                              str(REPO / "cases" / "sequences" / "bound-nomination.yaml"), "nope"],
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert missing.returncode == 2 and "backend-input: no case 'nope' in" in missing.stderr
+
+
+LAST_VICTIM = """
+name: last-victim
+version: "1.34"
+profile: {filter: [NodeResourcesFit], postFilter: [DefaultPreemption]}
+nodes:
+- {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 110}}
+- {name: n2, allocatable: {cpu: "2", memory: 4Gi, pods: 110}}
+pods:
+- {name: v, node: n1, priority: 10, terminating: true, requests: {cpu: "2"}}
+- {name: w, node: n2, priority: 10, requests: {cpu: "2"}}
+schedule:
+- {name: p, priority: 100, nominatedNode: n1, requests: {cpu: "2"}}
+expect: {placements: {p: n2}}
+"""
+
+
+def test_a_1_34_backend_waits_for_async_preemptions_last_victim(tmp_path):
+    # lastvictim.go: v1.34's evaluator leaves `preempting` before it deletes its last victim (w);
+    # without the wait the run ended now and then with p's preemption as the last cycle (no retry).
+    # Needs a 1.34 build (CI builds 1.35, where IsPodRunningPreemption covers the last victim)
+    path = os.environ.get("KSPREAD_BACKEND_1_34")
+    if not path:
+        pytest.skip("no 1.34 backend: set KSPREAD_BACKEND_1_34 (backend/build.sh --version 1.34 OUT)")
+    backend = open_backend(path)
+    _, case = _case(tmp_path, LAST_VICTIM)
+    for _ in range(10):
+        out = call_backend(backend, case, "last")
+        assert out["placements"] == {"p": "n2"}
+        assert [(c["pod"], c["selected"]) for c in out["cycles"]] == [("p", "n2")], out["cycles"]

@@ -200,6 +200,26 @@ def test_a_nomination_cleared_moves_pods_of_its_priority_or_less():
     assert [Version(m).queue_sees_nomination_changes for m in (32, 33)] == [False, True]
 
 
+@pytest.mark.parametrize("version, cycles", [
+    ("1.32", ["k", "h", "m", "k", "h"]),
+    ("1.33", ["k", "h", "m", "k", "h", "m"]),
+    ("1.34", ["k", "h", "m", "k", "h", "m"]),
+    ("1.35", ["k", "h", "m", "k", "h"]),
+])
+def test_a_nominated_pod_bound_moves_pods_of_its_priority_or_less_in_1_33_and_1_34(version, cycles):
+    """1.33/1.34: the unscheduled pods' handler sees h's binding as h's deletion, nominated
+    (deletePodFromSchedulingQueue: an AssignedPodDelete for the pods of priority 100 or
+    less): m (50) is retried, k (200, which v's deletion had moved) is not. 1.35's
+    ``inBinding`` and 1.32's handler move neither."""
+    case = _fit_case(version, [{"name": "k", "priority": 200, "preemptionPolicy": "Never", "requests": {"cpu": "3"}},
+                               {"name": "m", "priority": 50, "requests": {"cpu": "1"}},
+                               {"name": "h", "priority": 100, "requests": {"cpu": "2"}}])
+    _, results, placements = run_case(case)
+    assert _cycles(results) == cycles
+    assert placements == {"k": None, "m": None, "h": "n1"}
+    assert [Version(m).queue_sees_bound_nomination for m in (32, 33, 34, 35)] == [False, True, True, False]
+
+
 def test_before_1_31_a_binding_is_not_offered_to_pods_only_spreading_rejected():
     """With queueing hints off, AssignedPodAdded offers a binding to the pods
     PodTopologySpread rejected only from 1.31 (PR #122627)."""

@@ -587,7 +587,7 @@ func run(in input, o *options) (*output, error) {
 				}
 			}
 			preemptors = kept
-			return len(preemptors) == 0 && cnt.quiet()
+			return len(preemptors) == 0 && cnt.quiet() && !lastVictimPending(tracker, popped, dryRuns)
 		}))
 		if err != nil {
 			err = fmt.Errorf("%w, waiting for %s (%d preemptions running; %s)", err, what, len(preemptors), cnt.pending())

@@ -4,7 +4,8 @@ how the cluster events a sequence makes move pods between them.
 
 A sequence's events: a pod bound (AssignedPodAdd), a victim deleted (AssignedPodDelete)
 and, from 1.33, a pending pod's nomination changed or cleared (AssignedPodDelete offered
-only to pods of its priority or less). Nodes change only at a sequence's steps (below).
+only to pods of its priority or less; in 1.33 and 1.34 a nominated pod's binding too).
+Nodes change only at a sequence's steps (below).
 
 * activeQ pops by PrioritySort: priority descending, then the time the pod entered the
   queue (creation, in list order; for a pod that failed, the time it failed).

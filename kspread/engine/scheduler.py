@@ -738,6 +738,11 @@ class Scheduler:
             self.gang.bound(bound)
         return bound
 
+    def pre_bind_pre_flight(self, state: CycleState) -> bool:
+        """RunPreBindPreFlights (1.34+): whether some PreBind plugin has work for the pod."""
+        return any(f(state) for p in self.framework.plugins()
+                   if (f := getattr(p, "pre_bind_pre_flight", None)) is not None)
+
     def assume(self, pod: Pod, node: str, prebind: bool = False) -> None:
         """A pod waiting at Permit (or in DynamicResources' PreBind): assumed on the node
         (the cache counts it there), not bound, still pending."""
@@ -971,14 +976,23 @@ class SequenceRun:
         dra = self.sched.framework.plugin("DynamicResources")
         self.binding_timeout: float = dra.args.get("bindingTimeout", 600.0) if dra is not None else 600.0
 
-    def _bind(self, pod: Pod, node: str, claim_events: list[PodEvent]) -> None:
-        """Bind the pod and deliver the events its binding makes (a sequence's queue)."""
+    def _bind(self, pod: Pod, node: str, claim_events: list[PodEvent], preflight: bool = False) -> None:
+        """Bind the pod and deliver the events its binding makes (a sequence's queue).
+        ``preflight``: PreBindPreFlight found work for PreBind (VolumeBinding, DynamicResources)."""
         sched, queue = self.sched, self.queue
         bound = sched.bind(pod, node, self.start_epoch + queue.now if self.case.is_sequence else None)
         if self.case.is_sequence:
             for ev in sched.storage_events:  # the claims its binding bound (PreBind, before the Add)
                 queue.deliver(ev)
             queue.deliver(PodEvent("Add", bound))
+            if sched.version.queue_sees_bound_nomination:
+                # the pod as the unscheduled pods' handler last saw it: nominated by an earlier
+                # cycle, or (NominatedNodeNameForExpectation) by this binding cycle before PreBind
+                was = pod.nominated_node
+                if preflight and sched.version.gate("NominatedNodeNameForExpectation"):
+                    was = node
+                if was:
+                    queue.deliver(PodEvent("Delete", replace_pod(pod, nominated_node=was), pod.priority))
             for ev in claim_events:
                 queue.deliver(ev)
 
@@ -1067,7 +1081,7 @@ class SequenceRun:
         ready, failed = self._prebind_check(key)
         deadline = w.start + self.binding_timeout
         if ready and at < deadline:
-            self._bind(sched.current(sched.prebind_waiting[key][0]), w.node, [])
+            self._bind(sched.current(sched.prebind_waiting[key][0]), w.node, [], preflight=True)
             return []
         error = failed if failed and at < deadline else "device binding timeout"
         assumed, nomination = sched.forget(key)
@@ -1158,6 +1172,7 @@ class SequenceRun:
                 r.bound_node = node
                 claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
                 prebind = case.is_sequence and r.state is not None and _binding_wait(sched, r.state, pod, node)
+                preflight = r.state is not None and sched.pre_bind_pre_flight(r.state)
                 sched.store_schedule_results(r, node)
                 sched.mark_tie(pod, r)
                 allowed: list[str] = []
@@ -1219,7 +1234,7 @@ class SequenceRun:
                         r.bound_node, r.waiting_on, r.waiting_prebind = None, node, True
                         continue
                     claim_events = []
-                self._bind(pod, node, claim_events)
+                self._bind(pod, node, claim_events, preflight)
                 continue
             in_flight: list[PodEvent] = []
             after: list[PodEvent] = []

@@ -306,6 +306,16 @@ class Version:
         return self.minor >= 33
 
     @property
+    def queue_sees_bound_nomination(self) -> bool:
+        """In 1.33 and 1.34 a pod bound with a nomination is, to the queue, an
+        AssignedPodDelete for the pods of its priority or less: the unscheduled pods'
+        informer handler (a FilteringResourceEventHandler) sees the binding as the pod's
+        deletion (OnDelete of the old object, nominatedNodeName set), and
+        deletePodFromSchedulingQueue moves pods as for a nominated pod deleted. From 1.35
+        (deletePodFromSchedulingQueue's ``inBinding``) a binding moves none there."""
+        return self.queue_sees_nomination_changes and self.minor <= 34
+
+    @property
     def search_counts_dropped_node(self) -> bool:
         """Up to 1.16 each node the search checks is taken from the node tree's iterator
         (NodeTree().Next()), so the feasible node found beyond the last needed, dropped,

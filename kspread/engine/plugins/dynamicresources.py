@@ -262,6 +262,12 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
     signs_pods = True  # SignPod: pods with claims are not signable (sign_pod)
     pod_events = frozenset({CLAIM_UPDATE, SLICE_UPDATE})
 
+    def pre_bind_pre_flight(self, state: CycleState) -> bool:
+        """PreBindPreFlight (1.34+): PreBind has work when the pod has claims (its own, or
+        the extended resources' claim)."""
+        s = state.get(NAME)
+        return isinstance(s, DRAState) and bool(s.claims)
+
     def sign_pod(self, pod: Pod):
         return None if pod.resource_claims else ()
 

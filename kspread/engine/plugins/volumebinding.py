@@ -547,6 +547,12 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
 
     pod_events = frozenset({"PVCUpdate", "PVAdd", "PVUpdate"})
 
+    def pre_bind_pre_flight(self, state: CycleState) -> bool:
+        """PreBindPreFlight (1.34+): PreBind has work unless every claim of the pod is
+        bound (Reserve's allBound): a claim waiting for its first consumer is bound there."""
+        st = state.get(_STATE)
+        return isinstance(st, _State) and bool(st.claims.delayed)
+
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPersistentVolumeClaimChange: a claim the pod uses; a volume
         added or changed: Queue (no hint)."""
