@@ -120,6 +120,7 @@ def test_a_hint_among_equal_totals_is_marked_as_a_tie():
              {"name": "b", "allocatable": {"cpu": "4", "memory": "100Gi", "pods": 110}},
              {"name": "c", "allocatable": {"cpu": "4", "memory": "100Gi", "pods": 110}}]
     out = run_loaded(_case([{"name": "p1", **POD}, {"name": "p2", **POD}], nodes=nodes))
-    assert out.actual["placements"] == {"p1": "a", "p2": "b"}
-    assert out.actual["searched"] == ["b"]
+    # the hint is the heap's next pop: c, moved to the root by p1's Pop (node order: b)
+    assert out.actual["placements"] == {"p1": "a", "p2": "c"}
+    assert out.actual["searched"] == ["c"]
     assert out.actual["ties"] == {"p2": {"count": 2, "nodes": ["b", "c"]}}

@@ -42,10 +42,16 @@ def test_ties_in_explain_and_in_the_failure_report(tmp_path):
     case = build_case(_doc(TWO_NODES), "t")
     outcome, cycles = explain_run(case)
     text = explain_cycles(outcome.scheduler, cycles, header=True)
+    assert ("    (a tie: the sequence binds n1, the first pop of upstream's heap of scores over the nodes in "
+            "search order; upstream's filter workers may find them in another order, and pop another)") in text
+    at134 = build_case({**_doc(TWO_NODES), "version": "1.34"}, "t")
+    outcome, cycles = explain_run(at134)
+    text = explain_cycles(outcome.scheduler, cycles, header=True)
     assert "    (a tie: the sequence binds n1, the first in node order; upstream picks any of them)" in text
     v = verdict(tmp_path, TWO_NODES + "expect: {placements: {a: n2}}\n")
     assert not v.passed
-    assert ("(placed by a tie, the first tied node in node order taken (upstream picks any): a from n1, n2)"
+    assert ("(placed by a tie, the first tied node in node order taken (from 1.35 the first pop of upstream's heap of "
+            "scores; upstream may pick another): a from n1, n2)"
             in v.message)
 
 
@@ -126,7 +132,8 @@ def test_reports_name_the_first_tied_nodes_and_their_count_all_on_request(tmp_pa
     [entry] = json.loads(res.stdout)
     assert entry["actual"]["ties"] == {"a": {"count": 25, "nodes": nodes}}
     res = subprocess.run([sys.executable, "-m", "kspread", "run", str(p)], capture_output=True, text=True)
-    assert ("placed by a tie, the first tied node in node order taken (upstream picks any): a from "
+    assert ("placed by a tie, the first tied node in node order taken (from 1.35 the first pop of upstream's heap "
+            "of scores; upstream may pick another): a from "
             + ", ".join(nodes[:10]) + " and 15 more)") in res.stdout
 
 

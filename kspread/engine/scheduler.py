@@ -129,6 +129,8 @@ class CycleResult:
     signature: Any = None  # OpportunisticBatching: the pod's signature (None: not signed)
     batch_hint: str | None = None  # the node the batch offered this cycle
     batch_ties: list[str] = field(default_factory=list)  # nodes of the hint's total in the batch
+    # from 1.35, without extender scores: the tied node upstream's heap pops first (heap_first)
+    heap_pick: str | None = None
     compacted: bool = False
     # every call of an HTTP extender in the cycle (and its binding), in order
     extender_calls: list[ExtenderCall] = field(default_factory=list)
@@ -386,8 +388,8 @@ class Scheduler:
         self.batching = (self.version.gate("OpportunisticBatching") and not self.extenders
                          and all(pl.signs_pods for pl in self._signers)
                          and not any(pl.signs_no_pod() for pl in self._signers))
-        # (signature, the sorted nodes left with their totals)
-        self._batch: tuple[tuple, list[tuple[str, int]]] | None = None
+        # (signature, the scored nodes left, in upstream's heap)
+        self._batch: tuple[tuple, SortedNodeScores] | None = None
         self._last_cycle: tuple[int, str] | None = None  # (cycle, chosen node) of the last Store
         self.cycle_count = 0
         self._hint_ties: list[str] = []
@@ -526,16 +528,16 @@ class Scheduler:
             return None  # an Error is not a rejection
         if not st.is_rejected():
             return None
-        node, total = b[1].pop(0)
-        # upstream's heap orders equal totals at random: the hint is one of these
-        self._hint_ties = [node] + [n for n, t in b[1] if t == total]
+        node, total = b[1].pop()
+        # the filter workers' order of the scored nodes decides among equal totals too
+        self._hint_ties = [node] + b[1].with_total(total)
         return node
 
     def store_schedule_results(self, r: CycleResult, chosen: str) -> None:
         """StoreScheduleResults after a cycle that chose ``chosen``: the batch is kept when
-        the cycle took its hint; otherwise it becomes the cycle's other scored nodes, best
-        first (ties in node order, as the pod's own choice), when the pod could be signed;
-        none when nothing else was scored."""
+        the cycle took its hint; otherwise it becomes the cycle's other scored nodes, in
+        the heap ``chosen`` was popped from (SortedNodeScores), when the pod could be
+        signed; none when nothing else was scored."""
         if not self.batching:
             return
         self._last_cycle = (self.cycle_count, chosen)
@@ -544,10 +546,18 @@ class Scheduler:
         if r.signature is None or r._totals is None:  # not signed, or nothing was scored
             self._batch = None
             return
-        totals = r.totals
-        index = {n: self.snapshot.get(n).node.index for n in totals}
-        others = sorted((n for n in totals if n != chosen), key=lambda n: (-totals[n], index[n]))
-        self._batch = (r.signature, [(n, totals[n]) for n in others]) if others else None
+        lt = r._totals
+        if isinstance(lt, _LazyTotals):
+            names, values = list(lt.nodes.names), lt.totals.tolist()
+        else:
+            names, values = list(lt), list(lt.values())
+        # batching runs without extenders: no Randomizer, the heap's structure orders ties
+        self._batch = (r.signature, SortedNodeScores(names, values, chosen)) if len(names) > 1 else None
+
+    def pick_host(self, r: CycleResult) -> str:
+        """A sequence's node among the cycle's selected ones: the heap's first pop where
+        upstream's heap decides (1.35, no extender scores), else the first in node order."""
+        return r.heap_pick if r.heap_pick is not None else self.first_in_node_order(r)
 
     def first_in_node_order(self, r: CycleResult) -> str:
         """The first of the cycle's selected nodes in the case's node order."""
@@ -688,6 +698,8 @@ class Scheduler:
         res._selected = None
         res.selected_positions = positions[top]
         res._node_list = self.snapshot.node_list
+        if len(top) > 1 and self.version.heap_breaks_ties and not self.ext.has_prioritizers():
+            res.heap_pick = self.snapshot.node_list[int(positions[top[heap_first(top)]])].node.name
 
     def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
         """RunPostFilterPlugins: the first plugin that succeeds (or says
@@ -1164,7 +1176,7 @@ class SequenceRun:
             if r.error:
                 continue  # an Error ends the pod's part in the run
             if r.selected_positions is not None or r.selected:
-                node = r.selected[0] if not case.is_sequence else sched.first_in_node_order(r)
+                node = sched.pick_host(r) if case.is_sequence else r.heap_pick or r.selected[0]
                 _, bind_error = sched.ext.bind(pod, node)  # an extender that binds takes over
                 if bind_error is not None:
                     r.error = bind_error  # the binding failed: the pod stays pending
@@ -1297,6 +1309,80 @@ def _cache_order(old: Snapshot, pods: list[Pod]) -> list[Pod]:
         out.extend(where.pop((name, k)) for k in keys)
     out.extend(p for p in pods if (p.node_name, p.key) in where)
     return out
+
+
+class SortedNodeScores:
+    """Upstream's sortedNodeScores after the cycle's own Pop (1.35): Go's container/heap
+    over the scored nodes in search order, greater totals first, every Randomizer 0 (no
+    extender), so equal totals pop in the order the heap's structure gives them. Built at
+    the first ``pop`` (most batches are never asked for a hint)."""
+
+    __slots__ = ("_names", "_totals", "_chosen", "_heap")
+
+    def __init__(self, names: list[str], totals: list[int], chosen: str) -> None:
+        self._names = names
+        self._totals = totals
+        self._chosen = chosen
+        self._heap: list[int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._names) - 1 if self._heap is None else len(self._heap)
+
+    def _down(self, h: list[int], i: int, n: int) -> None:
+        t = self._totals
+        while True:
+            j = 2 * i + 1
+            if j >= n:
+                return
+            if j + 1 < n and t[h[j + 1]] > t[h[j]]:
+                j += 1
+            if not t[h[j]] > t[h[i]]:
+                return
+            h[i], h[j] = h[j], h[i]
+            i = j
+
+    def _pop(self, h: list[int]) -> int:
+        n = len(h) - 1
+        h[0], h[n] = h[n], h[0]
+        self._down(h, 0, n)
+        return h.pop()
+
+    def _built(self) -> list[int]:
+        if self._heap is None:
+            h = list(range(len(self._names)))
+            for i in range(len(h) // 2 - 1, -1, -1):
+                self._down(h, i, len(h))
+            first = self._names[self._pop(h)]
+            if first != self._chosen:  # the cycle's node is the heap's first pop (pick_host)
+                raise AssertionError(f"heap popped {first}, the cycle chose {self._chosen}")
+            self._heap = h
+        return self._heap
+
+    def pop(self) -> tuple[str, int]:
+        """The next node and its total (GetNodeHint's Pop)."""
+        i = self._pop(self._built())
+        return self._names[i], self._totals[i]
+
+    def with_total(self, total: int) -> list[str]:
+        """The nodes left with that total, in node tree order of the search."""
+        return [self._names[i] for i in sorted(self._built()) if self._totals[i] == total]
+
+
+def heap_first(top: np.ndarray) -> int:
+    """The index (into ``top``) of the element Go's container/heap pops first when the
+    elements at list indices ``top`` share the greatest key and every other is smaller
+    (nodeScoreHeap with no Randomizer). heap.Init sifts a parent down only below a child
+    strictly greater, preferring the left child on a tie, so the root ends as the first of
+    the greatest in a preorder walk of the implicit tree (children of i: 2i+1, 2i+2). In
+    1-based numbering the node k's subtree at depth D starts at k << (D - depth(k)): order
+    by that, an ancestor (shallower) first."""
+    k = np.asarray(top, np.int64) + 1
+    depth = np.floor(np.log2(k)).astype(np.int64)
+    # exact for the sizes numpy's float log2 can mislead at: correct any off-by-one
+    depth -= (np.left_shift(1, depth) > k).astype(np.int64)
+    depth += (np.left_shift(1, depth + 1) <= k).astype(np.int64)
+    key = np.left_shift(k, depth.max() - depth)
+    return int(np.lexsort((depth, key))[0])
 
 
 def encode_tie(at: np.ndarray, n: int) -> np.ndarray:

@@ -324,6 +324,14 @@ class Version:
         return self.minor <= 16
 
     @property
+    def heap_breaks_ties(self) -> bool:
+        """From 1.35 (OpportunisticBatching's sortedNodeScores) the node is the first pop of a
+        heap over the scored nodes in search order; equal totals are ordered by each node's
+        Randomizer, which prioritizeNodes sets only for nodes an extender scored: otherwise
+        the heap's own structure decides (up to 1.34 selectHost picks one at random)."""
+        return self.minor >= 35
+
+    @property
     def first_fit_without_scoring(self) -> bool:
         """From 1.30 the search stops at the first feasible node when nothing scores."""
         return self.minor >= 30

@@ -441,7 +441,12 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
             if len(r.batch_ties) > 1:
                 ties = sorted(r.batch_ties, key=rank.__getitem__)
                 lines.append(f"  (a tie: {', '.join(ties)} had the same total in "
-                             "that cycle; upstream's list orders them at random)")
+                             "that cycle; the hint is the next pop of that cycle's heap of scores, "
+                             "whose order among them follows the order the filter workers found them in)")
+        elif len(r.selected) > 1 and sched.case.is_sequence and r.bound_node and r.heap_pick is not None:
+            lines.append(f"  (a tie: the sequence binds {r.bound_node}, the first pop of upstream's heap of "
+                         "scores over the nodes in search order; upstream's filter workers may find them in "
+                         "another order, and pop another)")
         elif len(r.selected) > 1 and sched.case.is_sequence and r.bound_node:
             lines.append(f"  (a tie: the sequence binds {r.bound_node}, the first in node order; "
                          "upstream picks any of them)")

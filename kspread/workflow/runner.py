@@ -358,8 +358,8 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                 ties = actual.get("ties") or {}
                 tied = [f"{p} from {tie_text(ties[p])}" for p in w if p in ties]
                 if tied:
-                    notes[key] = ("placed by a tie, the first tied node in node order taken (upstream picks any): "
-                                  + "; ".join(tied))
+                    notes[key] = ("placed by a tie, the first tied node in node order taken (from 1.35 the first "
+                                  "pop of upstream's heap of scores; upstream may pick another): " + "; ".join(tied))
         elif key == "allocations":
             want[key] = {c: (None if d is None else sorted(d)) for c, d in w.items()}
             claims: Mapping[str, Any] = h if isinstance(h, Mapping) else {}
