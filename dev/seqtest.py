@@ -7,7 +7,8 @@ sequence (nodes in zones, bound pods, 5-30 incoming pods with priorities, preemp
 affinity, taints, PDBs; with --storage also volumes, claims, classes, CSINodes and
 StatefulSet-like replicas with claims) is written as a kspread case (YAML) and as the oracle's JSON input;
 kspread runs it in this process (``--tree``: the kspread source tree to import), the oracle
-as a subprocess (one filter worker, ties broken in node order). Compared:
+as a subprocess (one filter worker; ties among scores broken as upstream's heap pops them from
+1.35, in node order before). Compared:
 
 * the final placements (bound node, else nominated node, else null);
 * each cycle, in order: the pod, the searched set (the feasible nodes the search found, the
@@ -494,12 +495,16 @@ SETTLE_MILLIS = 30  # the oracle's wait after each cycle for the informers (--se
 MAX_BACKOFF: int | None = None  # the oracle's maximum pod backoff (--max-backoff)
 
 
-def oracle_input(s: dict, backoff: int, gates: dict[str, bool]) -> dict:
+def oracle_input(s: dict, backoff: int, gates: dict[str, bool], version: str) -> dict:
     """The oracle's input: the initial backoff ``backoff`` seconds, the maximum MAX_BACKOFF, by
-    default upstream's 10 s (podMaxBackoffSeconds) from a backoff of 1 s, none (0) without."""
+    default upstream's 10 s (podMaxBackoffSeconds) from a backoff of 1 s, none (0) without. Ties
+    among scores: from 1.35 as upstream's heap pops them (``heap``; one filter worker, so the
+    scored list is in search order, as kspread has it), before in node order (upstream: random);
+    preemption's candidates tied on every criterion in node order either way."""
     out: dict[str, Any] = copy.deepcopy(s)
     del out["pluginConfig"]
-    out.update(parallelism=1, tieBreak="nodeOrder", backoffSeconds=backoff, config=config_text(s),
+    tie_break = "heap" if int(version.split(".")[1]) >= 35 else "nodeOrder"
+    out.update(parallelism=1, tieBreak=tie_break, backoffSeconds=backoff, config=config_text(s),
                settleMillis=SETTLE_MILLIS,
                maxBackoffSeconds=MAX_BACKOFF if MAX_BACKOFF is not None else (10 if backoff else 0))
     if gates:
@@ -613,7 +618,7 @@ def write_case(d: Path, s: dict, version: str, name: str, gates: dict[str, bool]
     doc = kspread_case(s, version, name, gates, f"{name}.config.yaml", expect)
     (d / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False, width=120))
     if backoff is not None:
-        (d / f"{name}.json").write_text(json.dumps(oracle_input(s, backoff, gates), indent=1))
+        (d / f"{name}.json").write_text(json.dumps(oracle_input(s, backoff, gates, version), indent=1))
     return doc
 
 
@@ -737,7 +742,7 @@ def first_divergence(oc: list[dict], kc: list[dict]) -> tuple[int, str] | None:
 def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, bool], name: str,
             write: Path | None = None) -> dict:
     """Run one sequence both ways. Returns {placements, cycles (agree?), first: (i, class)}."""
-    o = run_oracle(oracle, oracle_input(s, backoff, gates))
+    o = run_oracle(oracle, oracle_input(s, backoff, gates, version))
     res: dict[str, Any] = {"name": name}
     if "error" in o:
         res.update(error=f"oracle: {o['error']}", cls="oracle error")
@@ -1185,7 +1190,7 @@ def main() -> int:
     final = sum(1 for r in results if r.get("final"))
     classes = Counter(r["cls"] for r in results if r.get("cls"))
     unstable = Counter(r["cls"] for r in results if r.get("cls") and r.get("stable") is False)
-    print(f"version {args.version}, backoff {args.backoff}s (max {oracle_input(seqs[0], args.backoff, {})['maxBackoffSeconds']}s), "
+    print(f"version {args.version}, backoff {args.backoff}s (max {oracle_input(seqs[0], args.backoff, {}, args.version)['maxBackoffSeconds']}s), "
           f"settle {args.settle} ms, seed {args.seed}, kspread {args.tree} ({args.commit}): "
           f"{n} sequences; "
           f"placements agree {placements}/{n}; final placements and evictions agree {final}/{n}; "
@@ -1244,8 +1249,9 @@ def main() -> int:
             doc = write_case(out, small, args.version, stem, args.gates, {"placements": final.get("upstream")},
                              args.backoff)
             doc = {k: v for k, v in doc.items() if k != "expect"}
+            ties = "upstream's heap" if int(args.version.split(".")[1]) >= 35 else "node order"
             doc["description"] = (f"seqtest: {cls} (oracle: backoff {args.backoff}s, one filter worker, ties in "
-                                  f"node order), first at cycle {final.get('first')}.\n"
+                                  f"{ties}), first at cycle {final.get('first')}.\n"
                                   f"upstream: {describe(final.get('upstreamCycles'))}\n"
                                   f"kspread:  {describe(final.get('kspreadCycles'))}\n"
                                   f"placements: upstream {final.get('upstream')}; kspread {final.get('kspread')}")

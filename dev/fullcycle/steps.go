@@ -85,6 +85,9 @@ type inStep struct {
 
 // what the driver reads of the input beyond main.go's fields
 type seqInput struct {
+	// "nodeOrder" (default), "heap" (scores' ties as upstream's heap pops them, candidates in node
+	// order) or "upstream"
+	TieBreak string `json:"tieBreak"`
 	Steps  []inStep  `json:"steps"`
 	Owners []inOwner `json:"owners"`
 	Pods   []seqPod  `json:"pods"`
@@ -249,7 +252,7 @@ func newSeqDriver(ctx context.Context, raw []byte, client *fake.Clientset, sched
 	// preemption's candidates tied on every criterion: the first in the snapshot's node order, as
 	// kspread picks them (zz_preemption_order.go; upstream's pick among them is random)
 	preemption.OracleCandidateOrder = func(c []string) {
-		if scheduler.OracleNodeIndex == nil {
+		if d.in.TieBreak == "upstream" {
 			return
 		}
 		idx := map[string]int{}
