@@ -873,3 +873,39 @@ def test_a_malformed_pytest_extender_option_is_a_usage_error(pytester):
     result = pytester.runpytest("--kspread-extender=nourl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--kspread-extender: expected NAME=URL, got 'nourl'*"])
+
+
+# ---- 1.35: an extender's answer gives the nodes a Randomizer --------------------------------
+
+EIGHT = """
+        nodes: [{nodes}]
+        pods: [{pods}]
+        schedule: [{{name: p, requests: {{cpu: "1"}}}}]
+        expect: {{placements: {{p: n0}}}}
+        """.format(nodes=", ".join(f"{{name: n{i}, allocatable: {{cpu: '4', memory: 8Gi, pods: 110}}}}"
+                                   for i in range(8)),
+                   pods=", ".join(f"{{name: b{i}, node: n{i}, requests: {{cpu: '1'}}}}" for i in range(6)))
+
+
+@pytest.mark.parametrize("answered,verb,node", [
+    (None, "filterVerb", "n6"),   # no prioritizeVerb: every node answered with 0
+    (["n0"], "prioritizeVerb", "n7"),  # n6, n7 without a Randomizer: the heap's pick
+    (["n0", "n6", "n7"], "prioritizeVerb", "n6"),  # both random: node order
+    (["n7"], "prioritizeVerb", "n7"),  # only n7 has one: it beats n6
+])
+def test_extender_answers_decide_which_ties_are_random_from_1_35(tmp_path, server, answered, verb, node):
+    def answer(verb, body):
+        if verb == "filter":  # node names kept (nodes returned as objects would score without pods)
+            return ok({"Nodes": None, "NodeNames": body["NodeNames"], "FailedNodes": {}, "Error": ""})
+        return ok([{"Host": n, "Score": 0} for n in answered])
+
+    s = server(answer)
+    out = run(tmp_path, f"""
+        version: "1.35"
+        profile:
+          filter: [NodeResourcesFit]
+          score: [NodeResourcesFit]
+          extenders: [{ext(s.url, nodeCacheCapable='true', **{verb: verb[:-4]})}]
+        """ + EIGHT)
+    assert out.actual["placements"] == {"p": node}
+    assert out.actual["ties"]["p"]["nodes"] == ["n6", "n7"]

@@ -673,10 +673,13 @@ class Extenders:
         # the feasible nodes that upstream scores as nodes without pods this cycle (see
         # ``filter``)
         self.podless: set[str] = set()
+        # the last ``prioritize``: per HTTP prioritizer (id), the nodes it answered
+        self._answered: dict[int, set[str]] = {}
 
     def start_cycle(self, calls: list[ExtenderCall]) -> None:
         self.calls = calls
         self.podless = set()
+        self._answered = {}
 
     def _known(self, name: str) -> bool:
         try:
@@ -808,6 +811,20 @@ class Extenders:
 
     # ---- prioritize ----
 
+    def randomized(self, pod: Pod, names: list[str]) -> set[str]:
+        """The nodes of ``names`` that prioritizeNodes gives a Randomizer (from 1.35 it orders
+        equal totals, at random): those an extender's Prioritize answered without error. An
+        interested extender without a prioritizeVerb answers every node with 0; a static
+        extender counts as one. Call after ``prioritize`` (which records its answers)."""
+        out: set[str] = set()
+        for e in self.items:
+            h = self._h(e)
+            if h is None:
+                out.update(names)
+            elif h.is_interested(pod):
+                out.update(names if not h.is_prioritizer() else self._answered.get(id(e), ()))
+        return out
+
     def prioritize(self, pod: Pod, names: list[str]) -> list[int]:
         """The extenders' part of prioritizeNodes: per node of ``names``, the sum over
         interested prioritizers of score * weight (* MaxNodeScore / MaxExtenderPriority
@@ -815,6 +832,7 @@ class Extenders:
         scale = self.version.extender_score_scale
         totals = [0] * len(names)
         index = {n: i for i, n in enumerate(names)}
+        self._answered = {}
         for e in self.items:
             h = self._h(e)
             if h is None:
@@ -834,6 +852,7 @@ class Extenders:
                 call.error, call.ignored = str(err), True
                 continue
             call.scores = {}
+            self._answered[id(e)] = {host for host, _ in scores if host in index}
             for host, score in scores:
                 call.scores[host] = call.scores.get(host, 0) + score
                 if host in index:  # a host not among the nodes is dropped, as upstream

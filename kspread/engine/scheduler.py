@@ -698,8 +698,24 @@ class Scheduler:
         res._selected = None
         res.selected_positions = positions[top]
         res._node_list = self.snapshot.node_list
-        if len(top) > 1 and self.version.heap_breaks_ties and not self.ext.has_prioritizers():
-            res.heap_pick = self.snapshot.node_list[int(positions[top[heap_first(top)]])].node.name
+        if len(top) > 1 and self.version.heap_breaks_ties:
+            res.heap_pick = self._heap_pick(pod, positions, top)
+
+    def _heap_pick(self, pod: Pod, positions: np.ndarray, top: np.ndarray) -> str | None:
+        """The tied node upstream's heap pops first (1.35): by the heap's structure when no
+        tied node has a Randomizer; None (a random pick: kspread takes the first in node
+        order) when every one has; else the first in node order of those that have one
+        (upstream: one of them at random, each beating every node without)."""
+        node_list = self.snapshot.node_list
+        if not self.ext.any:
+            return node_list[int(positions[top[heap_first(top)]])].node.name
+        names = [node_list[int(positions[i])].node.name for i in top.tolist()]
+        rnd = self.ext.randomized(pod, names) & set(names)
+        if not rnd:
+            return node_list[int(positions[top[heap_first(top)]])].node.name
+        if len(rnd) == len(names):
+            return None
+        return min(rnd, key=lambda n: self.snapshot.get(n).node.index)
 
     def _post_filter(self, state: CycleState, pod: Pod, res: CycleResult) -> CycleResult:
         """RunPostFilterPlugins: the first plugin that succeeds (or says
