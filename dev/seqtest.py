@@ -577,12 +577,23 @@ def short(k: str) -> str:
 ORACLE_ENV: dict[str, str] = {}  # extra environment of the oracle (FC_POOL_ORDER: --devices)
 
 
+ORACLE_TIMEOUT = 300  # seconds, per oracle run
+
+
 def run_oracle(oracle: str, inp: dict, path: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory() as d:
         f = path or Path(d) / "in.json"
         f.write_text(json.dumps(inp, indent=1))
-        p = subprocess.run([oracle, str(f)], check=False, capture_output=True, text=True, timeout=600,
-                           env={**os.environ, **ORACLE_ENV} if ORACLE_ENV else None)
+        for attempt in (1, 2):
+            try:
+                p = subprocess.run([oracle, str(f)], check=False, capture_output=True, text=True,
+                                   timeout=ORACLE_TIMEOUT, env={**os.environ, **ORACLE_ENV} if ORACLE_ENV else None)
+                break
+            except subprocess.TimeoutExpired:
+                # the oracle hangs now and then (a run of a sequence that answers in a second
+                # sat idle for the whole timeout, seed 2032): once more, then an error
+                if attempt == 2:
+                    return {"error": f"the oracle did not answer in {ORACLE_TIMEOUT} s, twice"}
     if p.returncode != 0:
         err = p.stderr.strip()
         # a Go panic: its message and first frames (what crashed), then the end
