@@ -392,6 +392,9 @@ class Scheduler:
         self._batch: tuple[tuple, SortedNodeScores] | None = None
         self._last_cycle: tuple[int, str] | None = None  # (cycle, chosen node) of the last Store
         self.cycle_count = 0
+        # the node order the last cycle's snapshot listed (None: no cycle yet), which the next
+        # UpdateSnapshot keeps unless a node came or went (steps.py, _reset)
+        self.cycle_order: list[str] | None = None
         self._hint_ties: list[str] = []
         # pod -> the tied nodes its placement was taken from (snapshot positions, as
         # mark_tie keeps them): tied_nodes
@@ -453,6 +456,7 @@ class Scheduler:
 
     def schedule_one(self, pod: Pod) -> CycleResult:
         self.cycle_count += 1
+        self.cycle_order = self.order
         res = CycleResult(pod)
         state = CycleState()
         res.state = state

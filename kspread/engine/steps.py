@@ -639,6 +639,12 @@ class World:
         while len(order) < len(self.nodes):
             order.extend(lst[depth] for lst in lists if depth < len(lst))
             depth += 1
+        kept = sched.cycle_order
+        if kept is not None and len(kept) == len(self.nodes) and set(kept) == set(self.nodes):
+            # UpdateSnapshot lists the node tree afresh only when a node came into the
+            # snapshot or left it (updateAllLists): a node the tree moved to another zone
+            # (label) keeps its place in the list the cycles search and score in
+            order = kept
         sched.reset_cluster(self.cluster, order)
         self.run.queue.framework = sched.framework
 
