@@ -80,3 +80,23 @@ def test_the_heap_decides_from_1_35_node_order_before():
     assert a["placements"] == {"p1": "n7"}
     assert a["ties"] == {"p1": {"count": 2, "nodes": ["n6", "n7"]}}
     assert _seq("1.34")["placements"] == {"p1": "n6"}
+
+
+RELABEL = {"apiVersion": "kspread/v1", "kind": "Case",
+           "nodes": [{"name": f"n{i}", "labels": {"topology.kubernetes.io/zone": z},
+                      "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}
+                     for i, z in ((1, "za"), (2, "zb"), (3, "za"), (4, "zb"))],
+           "schedule": [{"name": "p0", "requests": {"cpu": "1"}},
+                        {"label": {"node": "n2", "labels": {"topology.kubernetes.io/zone": "za"}}},
+                        {"name": "p1", "requests": {"cpu": "1"}}]}
+
+
+def test_a_relabelled_node_keeps_its_list_place_from_1_18():
+    from kspread.engine.scheduler import run_case
+
+    _, results, placements = run_case(build_case({**RELABEL, "version": "1.35"}, "t"), keep_all=True)
+    assert results[-1].searched == ["n1", "n2", "n3", "n4"]  # the list p0's snapshot took
+    assert placements["p1"] == "n2"
+    # up to 1.17 every snapshot lists the tree: za n1, n3, n2; zb n4
+    _, results, _ = run_case(build_case({**RELABEL, "version": "1.17"}, "t"), keep_all=True)
+    assert results[-1].searched == ["n1", "n4", "n3", "n2"]

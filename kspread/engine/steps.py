@@ -640,7 +640,8 @@ class World:
             order.extend(lst[depth] for lst in lists if depth < len(lst))
             depth += 1
         kept = sched.cycle_order
-        if kept is not None and len(kept) == len(self.nodes) and set(kept) == set(self.nodes):
+        if (kept is not None and self.version.snapshot_keeps_node_list and len(kept) == len(self.nodes)
+                and set(kept) == set(self.nodes)):
             # UpdateSnapshot lists the node tree afresh only when a node came into the
             # snapshot or left it (updateAllLists): a node the tree moved to another zone
             # (label) keeps its place in the list the cycles search and score in

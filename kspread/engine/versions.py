@@ -324,6 +324,13 @@ class Version:
         return self.minor <= 16
 
     @property
+    def snapshot_keeps_node_list(self) -> bool:
+        """From 1.18 UpdateSnapshot lists the node tree afresh only when a node came into the
+        snapshot or left it (updateAllLists): a node the tree moved to another zone keeps its
+        place in the list; up to 1.17 each snapshot listed the tree."""
+        return self.minor >= 18
+
+    @property
     def heap_breaks_ties(self) -> bool:
         """From 1.35 (OpportunisticBatching's sortedNodeScores) the node is the first pop of a
         heap over the scored nodes in search order; equal totals are ordered by each node's
