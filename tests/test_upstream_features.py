@@ -272,3 +272,30 @@ def test_readme_lists_every_gate_with_its_stages():
     assert set(gates) <= set(rows), set(gates) - set(rows)
     for name, g in gates.items():
         assert rows[name].strip() == stages(g), name
+
+
+def test_gate_dependencies_are_checked_on_default_values_too(tmp_path):
+    # 1.36: DRADeviceBindingConditions is beta and on by default; turning off what it depends on
+    # is refused, as component-base refuses it (every enabled feature is checked, set or not)
+    from tests.helpers import verdict
+
+    v = verdict(tmp_path, """\
+        name: dep
+        version: "1.36"
+        featureGates: {DRAResourceClaimDeviceStatus: false}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """)
+    assert not v.passed
+    assert v.message.endswith("case.yaml:5: featureGates.DRAResourceClaimDeviceStatus: DRADeviceBindingConditions "
+                              "is enabled, but depends on features that are disabled: [DRAResourceClaimDeviceStatus]")
+    # 1.35: DRADeviceBindingConditions is alpha and off, so nothing depends on it
+    assert verdict(tmp_path, """\
+        name: dep
+        version: "1.35"
+        featureGates: {DRAResourceClaimDeviceStatus: false}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """).passed
