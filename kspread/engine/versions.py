@@ -214,6 +214,12 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", _WORKLOADS_1_36,
                     (36, False, "ALPHA")),
+        # in 1.36 workload-aware preemption had a gate of its own; 1.37 merged it into
+        # GenericWorkload (the Workload-Aware Preemption concept page)
+        _unmodelled("WorkloadAwarePreemption", _WORKLOADS_1_36, (36, False, "ALPHA"), removed=37),
+        _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA")),
+        _unmodelled("DRAListTypeAttributes", "kspread refuses a device attribute of list type (ints, bools, "
+                    "strings, versions)", (36, False, "ALPHA")),
         _unmodelled("CompositePodGroup", _WORKLOADS_1_36, (37, False, "ALPHA")),
         _unmodelled("PodGroupPreemptionPolicy", _WORKLOADS_1_36,
                     (37, False, "ALPHA")),
