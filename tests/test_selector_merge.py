@@ -12,8 +12,8 @@ import yaml
 
 from kspread.format import importer
 from kspread.format.labelkeys import (
+    key_conflicts,
     merge_affinity_keys,
-    spread_key_conflicts,
     written_affinity,
     written_spread_constraints,
 )
@@ -105,8 +105,14 @@ def test_malformed_input_is_left_for_validation(junk):
     (SEL, ["hash"], [], []),
     ({"matchLabels": {"hash": "v"}}, ["other"], [], []),
 ])
-def test_spread_key_conflicts(selector, keys, always, if_labelled):
-    assert spread_key_conflicts(_tsc(selector, keys)) == (always, if_labelled)
+def test_key_conflicts(selector, keys, always, if_labelled):
+    assert key_conflicts(selector, keys) == (always, if_labelled)
+
+
+def test_key_conflicts_count_the_mismatch_keys_merged():
+    # a key in both lists: In and NotIn are merged, the second is the conflict (if labelled)
+    assert key_conflicts(SEL, ["hash"], ["hash"]) == ([], [(0, "hash")])
+    assert key_conflicts(SEL, ["hash"], ["other"]) == ([], [])
 
 
 BODY = """\
@@ -232,3 +238,56 @@ def test_import_of_a_rollout_keeps_every_pod(tmp_path):
     assert res.error is None, res.error
     v = check(res.docs[0])
     assert v.passed, v.report
+
+
+AFFINITY = """\
+name: a
+version: "{version}"
+profile: {{filter: [InterPodAffinity]}}
+nodes: [n1]
+pod:
+  name: p
+  labels: {labels}
+  affinity:
+    podAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 5
+        podAffinityTerm: {{topologyKey: kubernetes.io/hostname, {term}}}
+expect: {{filter: {{n1: Success}}}}
+"""
+AT = "case.yaml:14: pod.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm."
+
+
+@pytest.mark.parametrize("version, labels, term, error", [
+    # the key names a label its selector has: refused only when the pod carries that label
+    ("1.35", "{app: web, hash: v1}", "labelSelector: {matchLabels: {hash: v1}}, matchLabelKeys: [hash]",
+     AT + "matchLabelKeys[0]: key 'hash' exists in both matchLabelKeys and labelSelector (the API server merges "
+     "the pod's label hash=v1"),
+    ("1.35", "{app: web}", "labelSelector: {matchLabels: {hash: v1}}, matchLabelKeys: [hash]", None),
+    ("1.35", "{app: web}", ("labelSelector: {matchLabels: {hash: v1}, matchExpressions: [{key: hash, operator: "
+     "Exists}]}, matchLabelKeys: [hash]"),
+     AT + "matchLabelKeys[0]: key 'hash' exists in both matchLabelKeys and labelSelector"),
+    # a mismatchLabelKey may be in the selector
+    ("1.35", "{app: web, hash: v1}", "labelSelector: {matchLabels: {hash: v1}}, mismatchLabelKeys: [hash]", None),
+    ("1.35", "{app: web}", ("labelSelector: {matchLabels: {app: web}}, matchLabelKeys: [hash], "
+     "mismatchLabelKeys: [hash]"),
+     AT + "matchLabelKeys[0]: key 'hash' exists in both matchLabelKeys and mismatchLabelKeys"),
+    ("1.35", "{app: web}", "mismatchLabelKeys: [hash]",
+     AT + "mismatchLabelKeys: must not be specified when labelSelector is not set"),
+    ("1.35", "{app: web}", "labelSelector: {}, matchLabelKeys: ['a b']",
+     AT + "matchLabelKeys[0]: a label key's name part must be 63 characters or less"),
+    # 1.30: the gate is off, the API server drops the fields (and kspread ignores them)
+    ("1.30", "{app: web}", "labelSelector: {}, matchLabelKeys: ['a b']", None),
+    ("1.31", "{app: web}", "labelSelector: {}, matchLabelKeys: ['a b']",
+     AT + "matchLabelKeys[0]: a label key's name part"),
+])
+def test_affinity_label_keys_validated_as_the_api_server_does(tmp_path, version, labels, term, error):
+    p = write_case(tmp_path, AFFINITY.format(version=version, labels=labels, term=term))
+    res = read_file(p)
+    assert res.error is None, res.error
+    v = check(res.docs[0])
+    if error is None:
+        assert v.passed, v.message
+    else:
+        assert not v.passed
+        assert error in v.message, v.message

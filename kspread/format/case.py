@@ -64,11 +64,12 @@ from kspread.engine.model import (
     WeightedPodAffinityTerm,
     new_pod,
 )
+from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
 from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
-from kspread.format.labelkeys import spread_key_conflicts
+from kspread.format.labelkeys import affinity_terms, key_conflicts
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.resize import resize_status, resource_amounts
 from kspread.format.schema import check_args_shape, validate
@@ -264,7 +265,7 @@ def _tsc(raw: Mapping[str, Any], path: PathT, version: Version,
         if sel is None:
             raise CaseError("matchLabelKeys cannot be set when labelSelector is nil", [*path, "matchLabelKeys"])
         if selector_merge(version):
-            always, labelled = spread_key_conflicts(raw)
+            always, labelled = key_conflicts(sel, keys)
             if always:
                 i, k = always[0]
                 raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector",
@@ -289,16 +290,45 @@ def _tsc(raw: Mapping[str, Any], path: PathT, version: Version,
     )
 
 
+def _check_affinity_keys(affinity: Any, at, if_labelled: list[tuple[tuple[Any, ...], str]]) -> None:
+    """The API server's validation of each pod affinity term's matchLabelKeys and
+    mismatchLabelKeys, made on the selector it merged them into (labelkeys.py); (the key's
+    path, key) of each key refused only when the pod has a label with that key go to
+    ``if_labelled``."""
+    for rel, t in affinity_terms(affinity):
+        where = ("affinity", *rel)
+        sel = t.get("labelSelector")
+        match, mismatch = t.get("matchLabelKeys") or [], t.get("mismatchLabelKeys") or []
+        for name, keys in (("matchLabelKeys", match), ("mismatchLabelKeys", mismatch)):
+            if keys and sel is None:
+                raise CaseError("must not be specified when labelSelector is not set", at(*where, name))
+            for i, k in enumerate(keys):
+                err = qualified_name_error(k)
+                if err:
+                    raise CaseError(err, at(*where, name, i), value=k)
+        always, labelled = key_conflicts(sel, match, mismatch)
+        if always:
+            i, k = always[0]
+            raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector",
+                            at(*where, "matchLabelKeys", i), value=k)
+        if_labelled.extend(((*where, "matchLabelKeys", i), k) for i, k in labelled)
+        both = set(mismatch)
+        for i, k in enumerate(match):
+            if k in both:
+                raise CaseError(f"key {k!r} exists in both matchLabelKeys and mismatchLabelKeys",
+                                at(*where, "matchLabelKeys", i), value=k)
+
+
 def _tscs(raws: list, at, version: Version,
-          if_labelled: list[tuple[int, int, str]]) -> tuple[TopologySpreadConstraint, ...]:
-    """The constraints; (constraint, key index, key) of each key refused only when the pod
-    has a label with that key go to ``if_labelled``."""
+          if_labelled: list[tuple[tuple[Any, ...], str]]) -> tuple[TopologySpreadConstraint, ...]:
+    """The constraints; (the key's path, key) of each key refused only when the pod has a
+    label with that key go to ``if_labelled``."""
     seen: set[tuple[str, str]] = set()
     out = []
     for i, t in enumerate(raws):
         labelled: list[tuple[int, str]] = []
         c = _tsc(t, at("topologySpreadConstraints", i), version, labelled)
-        if_labelled.extend((i, j, k) for j, k in labelled)
+        if_labelled.extend((("topologySpreadConstraints", i, "matchLabelKeys", j), k) for j, k in labelled)
         pair = (c.topology_key, c.when_unsatisfiable)
         if pair in seen:
             raise CaseError(f"duplicate constraint for {{topologyKey: {pair[0]}, whenUnsatisfiable: {pair[1]}}}",
@@ -496,8 +526,8 @@ class _Builder:
         # ``quick_pod`` leaves to ``pod`` (replicas, startTime, nominatedNode); else None.
         self._quick: dict[int, tuple | None] = {}
         # keys of a spec's spread constraints refused when the pod has their label (_tscs)
-        self._if_labelled: dict[Any, tuple[tuple[int, int, str], ...]] = {}
-        self._tail_if_labelled: list[tuple[int, int, str]] = []
+        self._if_labelled: dict[Any, tuple[tuple[tuple[Any, ...], str], ...]] = {}
+        self._tail_if_labelled: list[tuple[tuple[Any, ...], str]] = []
 
     @staticmethod
     def spec_key(raw: Mapping[str, Any]) -> tuple:
@@ -620,12 +650,11 @@ class _Builder:
         else:
             start = self._start(raw, at, node_name)
             if_labelled = self._if_labelled.get(key, ())
-        for ti, j, k in if_labelled:
+        for where, k in if_labelled:
             if k in labels:
                 raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector (the API server "
                                 f"merges the pod's label {k}={labels[k]} into the selector; a pod as `kubectl get` "
-                                "prints it, merged already, goes under `objects:`)",
-                                at("topologySpreadConstraints", ti, "matchLabelKeys", j), value=k)
+                                "prints it, merged already, goes under `objects:`)", at(*where), value=k)
         return _new_pod(spec, name, labels, node_name, bool(raw.get("terminating", False)), start, nominated)
 
     def quick_pod(self, raw: Mapping[str, Any], shape: int, nodes: Mapping[str, Node]) -> Pod | None:
@@ -703,6 +732,8 @@ class _Builder:
             _toleration(t, at("tolerations", i), self.version) for i, t in enumerate(raw.get("tolerations") or [])
         )
         self._tail_if_labelled = []
+        if match_label_keys_enabled(self.version):
+            _check_affinity_keys(raw.get("affinity"), at, self._tail_if_labelled)
         tscs = _tscs(raw.get("topologySpreadConstraints") or [], at, self.version, self._tail_if_labelled)
         ctrl = None
         if raw.get("controller") is not None:

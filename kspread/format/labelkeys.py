@@ -37,7 +37,7 @@ def merged_requirements(match_keys: Any, mismatch_keys: Any, labels: Mapping[str
 
 
 def _keys(raw: Any) -> list[str]:
-    return [k for k in raw if isinstance(k, str)] if isinstance(raw, list) else []
+    return [k for k in raw if isinstance(k, str)] if isinstance(raw, (list, tuple)) else []
 
 
 def _unmerged_selector(selector: Any, appended: list[dict[str, Any]]) -> Any:
@@ -125,19 +125,20 @@ def merge_affinity_keys(affinity: dict[str, Any], labels: Mapping[str, str]) -> 
                                                           *extra]
 
 
-def spread_key_conflicts(raw: Mapping[str, Any]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-    """The checks of 1.34's validation of a spread constraint's matchLabelKeys, when the API
-    server merges them (ValidateMatchLabelKeysAndMismatchLabelKeys on the merged selector): a key
+def key_conflicts(selector: Any, match_keys: Any, mismatch_keys: Any = None
+                  ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The check of a term's or constraint's matchLabelKeys that the API server makes on the
+    selector it merged them into (ValidateMatchLabelKeysAndMismatchLabelKeys): a matchLabelKey
     is refused when, after the merge, a second requirement on it follows one in matchLabels or
-    matchExpressions. Returns (index, key) of the keys refused whatever the pod's labels, and
-    of those refused only when the pod has a label with that key (the merge adds the second)."""
-    keys = _keys(raw.get("matchLabelKeys"))
-    sel = raw.get("labelSelector")
-    if not isinstance(sel, Mapping):
+    matchExpressions ("exists in both matchLabelKeys and labelSelector"). Returns (index, key)
+    of the keys refused whatever the pod's labels, and of those refused only when the pod has
+    a label with that key (the merge adds the second requirement)."""
+    if not isinstance(selector, Mapping):
         return [], []
-    in_labels = set(sel.get("matchLabels") or {}) if isinstance(sel.get("matchLabels"), Mapping) else set()
+    keys, others = _keys(match_keys), _keys(mismatch_keys)
+    in_labels = set(selector["matchLabels"]) if isinstance(selector.get("matchLabels"), Mapping) else set()
     in_exprs: dict[str, int] = {}
-    for e in sel.get("matchExpressions") or []:
+    for e in selector.get("matchExpressions") or []:
         if isinstance(e, Mapping) and isinstance(e.get("key"), str):
             in_exprs[e["key"]] = in_exprs.get(e["key"], 0) + 1
     last = {k: i for i, k in enumerate(keys)}  # upstream reports a key at its last index
@@ -145,9 +146,29 @@ def spread_key_conflicts(raw: Mapping[str, Any]) -> tuple[list[tuple[int, str]],
     if_labelled: list[tuple[int, str]] = []
     for k, i in last.items():
         user = in_exprs.get(k, 0)
-        merged = keys.count(k)
+        merged = keys.count(k) + others.count(k)
         if (k in in_labels and user >= 1) or user >= 2:
             always.append((i, k))
-        elif (k in in_labels and merged >= 1) or user + merged >= 2:
+        elif k in in_labels or user + merged >= 2:
             if_labelled.append((i, k))
     return sorted(always), sorted(if_labelled)
+
+
+def affinity_terms(affinity: Any) -> list[tuple[tuple[Any, ...], Mapping[str, Any]]]:
+    """Each pod affinity term of ``affinity`` with its path under it."""
+    out: list[tuple[tuple[Any, ...], Mapping[str, Any]]] = []
+    if not isinstance(affinity, Mapping):
+        return out
+    for kind in ("podAffinity", "podAntiAffinity"):
+        rules = affinity.get(kind)
+        if not isinstance(rules, Mapping):
+            continue
+        req = "requiredDuringSchedulingIgnoredDuringExecution"
+        pref = "preferredDuringSchedulingIgnoredDuringExecution"
+        for i, t in enumerate(rules.get(req) or ()):
+            if isinstance(t, Mapping):
+                out.append(((kind, req, i), t))
+        for i, w in enumerate(rules.get(pref) or ()):
+            if isinstance(w, Mapping) and isinstance(w.get("podAffinityTerm"), Mapping):
+                out.append(((kind, pref, i, "podAffinityTerm"), w["podAffinityTerm"]))
+    return out
