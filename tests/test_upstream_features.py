@@ -10,7 +10,8 @@ from kspread.engine.corev1helpers import canonical_int64, find_untolerated_taint
 from kspread.engine.model import Container, Pod, Taint, Toleration
 from kspread.engine.plugins.nodematch import do_not_schedule_taints
 from kspread.engine.resources import node_non_zero_requests, pod_requests, scoring_requests
-from kspread.engine.versions import FEATURE_GATES, UNMODELLED_GATES, Version
+from kspread.engine.versions import FEATURE_GATES, UNMODELLED_GATES, Version, make_version
+from kspread.errors import CaseError
 from tests.helpers import verdict
 
 Mi = 1024 * 1024
@@ -272,3 +273,69 @@ def test_readme_lists_every_gate_with_its_stages():
     assert set(gates) <= set(rows), set(gates) - set(rows)
     for name, g in gates.items():
         assert rows[name].strip() == stages(g), name
+
+
+def test_gate_dependencies_are_checked_on_default_values_too(tmp_path):
+    # 1.36: DRADeviceBindingConditions is beta and on by default; turning off what it depends on
+    # is refused, as component-base refuses it (every enabled feature is checked, set or not)
+    from tests.helpers import verdict
+
+    v = verdict(tmp_path, """\
+        name: dep
+        version: "1.36"
+        featureGates: {DRAResourceClaimDeviceStatus: false}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """)
+    assert not v.passed
+    assert v.message.endswith("case.yaml:5: featureGates.DRAResourceClaimDeviceStatus: DRADeviceBindingConditions "
+                              "is enabled, but depends on features that are disabled: [DRAResourceClaimDeviceStatus]")
+    # 1.35: DRADeviceBindingConditions is alpha and off, so nothing depends on it
+    assert verdict(tmp_path, """\
+        name: dep
+        version: "1.35"
+        featureGates: {DRAResourceClaimDeviceStatus: false}
+        nodes: [n1]
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """).passed
+
+
+@pytest.mark.parametrize("version, gate, text", [
+    ("1.36", "WorkloadAwarePreemption", ("known to 1.36 but kspread does not model it: kspread computes the same with "
+     "it on or off, because kspread models 1.35's gangs")),
+    ("1.37", "WorkloadAwarePreemption", "version 1.37 does not know feature gate 'WorkloadAwarePreemption'"),
+    ("1.35", "DRAWorkloadResourceClaims", "version 1.35 does not know feature gate 'DRAWorkloadResourceClaims'"),
+    ("1.36", "DRAWorkloadResourceClaims", "known to 1.36 but kspread does not model it"),
+    ("1.36", "DRAListTypeAttributes", "because kspread refuses a device attribute of list type"),
+])
+def test_1_36_gates_refused_by_name(version, gate, text):
+    with pytest.raises(CaseError) as e:
+        make_version(version, {gate: True})
+    assert text in str(e.value)
+
+
+def test_list_type_device_attribute_is_refused(tmp_path):
+    from tests.helpers import verdict
+
+    v = verdict(tmp_path, """\
+        name: list-attr
+        version: "1.36"
+        nodes: [n1]
+        objects:
+        - apiVersion: resource.k8s.io/v1
+          kind: ResourceSlice
+          metadata: {name: n1-gpu}
+          spec:
+            driver: gpu.example.com
+            nodeName: n1
+            pool: {name: n1, generation: 1, resourceSliceCount: 1}
+            devices:
+            - name: gpu-0
+              attributes: {numa: {ints: [0, 1]}}
+        pod: {name: p}
+        expect: {feasible: [n1]}
+        """)
+    assert "case.yaml:16: objects[0].spec.devices[0].attributes.numa: a device attribute of list type (ints) is not " \
+           "modelled by kspread" in v.message

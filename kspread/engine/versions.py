@@ -72,6 +72,10 @@ FEATURE_GATES: dict[str, FeatureGate] = {
             (25, False, "ALPHA"), (26, True, "BETA"), (33, True, "GA"),
         ),
         _gate("MatchLabelKeysInPodTopologySpread", (25, False, "ALPHA"), (27, True, "BETA")),
+        # The API server's side of it (format/labelkeys.py): from 1.34 it merges a spread
+        # constraint's matchLabelKeys into its labelSelector when it creates a pod, and
+        # validates the merged selector; the scheduler merges them again, to the same pods.
+        _gate("MatchLabelKeysInPodTopologySpreadSelectorMerge", (34, True, "BETA")),
         _gate("PodDisruptionConditions", (25, False, "ALPHA"), (26, True, "BETA"), (31, True, "GA"), removed=33),
         _gate("SidecarContainers", (28, False, "ALPHA"), (29, True, "BETA"), (33, True, "GA")),
         # InterPodAffinity (plugins/interpodaffinity.py): namespaceSelector in pod affinity
@@ -210,6 +214,12 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", _WORKLOADS_1_36,
                     (36, False, "ALPHA")),
+        # in 1.36 workload-aware preemption had a gate of its own; 1.37 merged it into
+        # GenericWorkload (the Workload-Aware Preemption concept page)
+        _unmodelled("WorkloadAwarePreemption", _WORKLOADS_1_36, (36, False, "ALPHA"), removed=37),
+        _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA")),
+        _unmodelled("DRAListTypeAttributes", "kspread refuses a device attribute of list type (ints, bools, "
+                    "strings, versions)", (36, False, "ALPHA")),
         _unmodelled("CompositePodGroup", _WORKLOADS_1_36, (37, False, "ALPHA")),
         _unmodelled("PodGroupPreemptionPolicy", _WORKLOADS_1_36,
                     (37, False, "ALPHA")),
@@ -666,13 +676,15 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
                     "in a workload scheduling cycle, which kspread does not model", ("featureGates", name))
     version = Version(minor, gates)
     if minor >= 35:
-        # the feature gates' dependencies (checked from 1.35)
+        # the feature gates' dependencies (checked from 1.35), on what every gate is, set or by
+        # default (component-base's featureGate.SetFromMap checks each enabled feature)
         for name, needs in GATE_DEPENDENCIES.items():
-            if name in version.gates and version.gate(name):
+            if FEATURE_GATES[name].stage_at(minor) is not None and version.gate(name):
                 off = [n for n in needs if not version.gate(n)]
                 if off:
                     raise CaseError(f"{name} is enabled, but depends on features that are disabled: "
-                                    f"[{' '.join(off)}]", ("featureGates", name))
+                                    f"[{' '.join(off)}]",
+                                    ("featureGates", name if name in version.gates else off[0]))
     return version
 
 
@@ -680,4 +692,5 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
 GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "DRADeviceBindingConditions": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
     "DRADeviceTaintRules": ("DRADeviceTaints",),
+    "MatchLabelKeysInPodTopologySpreadSelectorMerge": ("MatchLabelKeysInPodTopologySpread",),
 }

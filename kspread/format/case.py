@@ -64,10 +64,12 @@ from kspread.engine.model import (
     WeightedPodAffinityTerm,
     new_pod,
 )
+from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.engine.versions import Version, make_version
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
 from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
+from kspread.format.labelkeys import affinity_terms, key_conflicts
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.resize import resize_status, resource_amounts
 from kspread.format.schema import check_args_shape, validate
@@ -233,8 +235,20 @@ def _affinity(raw: Mapping[str, Any] | None, path: PathT) -> Affinity | None:
     )
 
 
-def _tsc(raw: Mapping[str, Any], path: PathT) -> TopologySpreadConstraint:
-    """One topologySpreadConstraint, validated as the API server validates it."""
+GATE_SELECTOR_MERGE = "MatchLabelKeysInPodTopologySpreadSelectorMerge"
+
+
+def selector_merge(version: Version) -> bool:
+    """Whether the API server merges a spread constraint's matchLabelKeys into its selector
+    when it creates a pod, and validates the merged selector (from 1.34; labelkeys.py)."""
+    return (version.minor >= 34 and version.gate(GATE_SELECTOR_MERGE)
+            and version.gate("MatchLabelKeysInPodTopologySpread"))
+
+
+def _tsc(raw: Mapping[str, Any], path: PathT, version: Version,
+         if_labelled: list[tuple[int, str]]) -> TopologySpreadConstraint:
+    """One topologySpreadConstraint, validated as the API server validates it. A key whose
+    refusal depends on the pod's labels (from 1.34) goes to ``if_labelled``."""
     keys = tuple(raw.get("matchLabelKeys") or ())
     err = qualified_name_error(raw["topologyKey"]) if raw["topologyKey"] else "topologyKey is required"
     if err:
@@ -250,12 +264,20 @@ def _tsc(raw: Mapping[str, Any], path: PathT) -> TopologySpreadConstraint:
         sel = raw.get("labelSelector")
         if sel is None:
             raise CaseError("matchLabelKeys cannot be set when labelSelector is nil", [*path, "matchLabelKeys"])
-        in_selector = set((sel.get("matchLabels") or {}).keys()) | {
-            e.get("key") for e in sel.get("matchExpressions") or [] if isinstance(e, Mapping)}
-        for i, k in enumerate(keys):
-            if k in in_selector:
+        if selector_merge(version):
+            always, labelled = key_conflicts(sel, keys)
+            if always:
+                i, k = always[0]
                 raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector",
                                 [*path, "matchLabelKeys", i], value=k)
+            if_labelled.extend(labelled)
+        else:
+            in_selector = set((sel.get("matchLabels") or {}).keys()) | {
+                e.get("key") for e in sel.get("matchExpressions") or [] if isinstance(e, Mapping)}
+            for i, k in enumerate(keys):
+                if k in in_selector:
+                    raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector",
+                                    [*path, "matchLabelKeys", i], value=k)
     return TopologySpreadConstraint(
         max_skew=raw["maxSkew"],
         topology_key=raw["topologyKey"],
@@ -268,11 +290,45 @@ def _tsc(raw: Mapping[str, Any], path: PathT) -> TopologySpreadConstraint:
     )
 
 
-def _tscs(raws: list, at) -> tuple[TopologySpreadConstraint, ...]:
+def _check_affinity_keys(affinity: Any, at, if_labelled: list[tuple[tuple[Any, ...], str]]) -> None:
+    """The API server's validation of each pod affinity term's matchLabelKeys and
+    mismatchLabelKeys, made on the selector it merged them into (labelkeys.py); (the key's
+    path, key) of each key refused only when the pod has a label with that key go to
+    ``if_labelled``."""
+    for rel, t in affinity_terms(affinity):
+        where = ("affinity", *rel)
+        sel = t.get("labelSelector")
+        match, mismatch = t.get("matchLabelKeys") or [], t.get("mismatchLabelKeys") or []
+        for name, keys in (("matchLabelKeys", match), ("mismatchLabelKeys", mismatch)):
+            if keys and sel is None:
+                raise CaseError("must not be specified when labelSelector is not set", at(*where, name))
+            for i, k in enumerate(keys):
+                err = qualified_name_error(k)
+                if err:
+                    raise CaseError(err, at(*where, name, i), value=k)
+        always, labelled = key_conflicts(sel, match, mismatch)
+        if always:
+            i, k = always[0]
+            raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector",
+                            at(*where, "matchLabelKeys", i), value=k)
+        if_labelled.extend(((*where, "matchLabelKeys", i), k) for i, k in labelled)
+        both = set(mismatch)
+        for i, k in enumerate(match):
+            if k in both:
+                raise CaseError(f"key {k!r} exists in both matchLabelKeys and mismatchLabelKeys",
+                                at(*where, "matchLabelKeys", i), value=k)
+
+
+def _tscs(raws: list, at, version: Version,
+          if_labelled: list[tuple[tuple[Any, ...], str]]) -> tuple[TopologySpreadConstraint, ...]:
+    """The constraints; (the key's path, key) of each key refused only when the pod has a
+    label with that key go to ``if_labelled``."""
     seen: set[tuple[str, str]] = set()
     out = []
     for i, t in enumerate(raws):
-        c = _tsc(t, at("topologySpreadConstraints", i))
+        labelled: list[tuple[int, str]] = []
+        c = _tsc(t, at("topologySpreadConstraints", i), version, labelled)
+        if_labelled.extend((("topologySpreadConstraints", i, "matchLabelKeys", j), k) for j, k in labelled)
         pair = (c.topology_key, c.when_unsatisfiable)
         if pair in seen:
             raise CaseError(f"duplicate constraint for {{topologyKey: {pair[0]}, whenUnsatisfiable: {pair[1]}}}",
@@ -469,6 +525,9 @@ class _Builder:
         # its converted spec and ``terminating``, when its pods have none of the fields
         # ``quick_pod`` leaves to ``pod`` (replicas, startTime, nominatedNode); else None.
         self._quick: dict[int, tuple | None] = {}
+        # keys of a spec's spread constraints refused when the pod has their label (_tscs)
+        self._if_labelled: dict[Any, tuple[tuple[tuple[Any, ...], str], ...]] = {}
+        self._tail_if_labelled: list[tuple[tuple[Any, ...], str]] = []
 
     @staticmethod
     def spec_key(raw: Mapping[str, Any]) -> tuple:
@@ -580,13 +639,22 @@ class _Builder:
             head = self._spec_head(raw, at)
             start = self._start(raw, at, node_name)
             spec = head + self._spec_tail(raw, at)
+            if_labelled = tuple(self._tail_if_labelled)
             if len(self._specs) < _CACHE_LIMIT:
                 self._specs[key] = spec
+                if if_labelled:
+                    self._if_labelled[key] = if_labelled
             if key and key[0] is _SHAPE and not incoming:
-                plain = all(raw.get(k) is None for k in ("replicas", "startTime", "nominatedNode"))
+                plain = not if_labelled and all(raw.get(k) is None for k in ("replicas", "startTime", "nominatedNode"))
                 self._quick[key[1]] = (spec, bool(raw.get("terminating", False))) if plain else None
         else:
             start = self._start(raw, at, node_name)
+            if_labelled = self._if_labelled.get(key, ())
+        for where, k in if_labelled:
+            if k in labels:
+                raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector (the API server "
+                                f"merges the pod's label {k}={labels[k]} into the selector; a pod as `kubectl get` "
+                                "prints it, merged already, goes under `objects:`)", at(*where), value=k)
         return _new_pod(spec, name, labels, node_name, bool(raw.get("terminating", False)), start, nominated)
 
     def quick_pod(self, raw: Mapping[str, Any], shape: int, nodes: Mapping[str, Node]) -> Pod | None:
@@ -663,7 +731,10 @@ class _Builder:
         tolerations = tuple(
             _toleration(t, at("tolerations", i), self.version) for i, t in enumerate(raw.get("tolerations") or [])
         )
-        tscs = _tscs(raw.get("topologySpreadConstraints") or [], at)
+        self._tail_if_labelled = []
+        if match_label_keys_enabled(self.version):
+            _check_affinity_keys(raw.get("affinity"), at, self._tail_if_labelled)
+        tscs = _tscs(raw.get("topologySpreadConstraints") or [], at, self.version, self._tail_if_labelled)
         ctrl = None
         if raw.get("controller") is not None:
             c = raw["controller"]

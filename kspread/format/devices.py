@@ -224,6 +224,12 @@ def device_class(obj: Mapping[str, Any], version: Version, path: PathT) -> Devic
 
 def _attribute(raw: Any, path: PathT) -> Attribute:
     raw = _map(raw, path)
+    lists = [k for k in ("ints", "bools", "strings", "versions") if k in raw]
+    if lists:
+        # 1.36's list attributes (alpha gate DRAListTypeAttributes) and the CEL and
+        # matchAttribute rules on them
+        raise CaseError(f"a device attribute of list type ({lists[0]}) is not modelled by kspread", path,
+                        value=dict(raw))
     kinds = [k for k in (INT, BOOL, STRING, VERSION) if k in raw]
     if len(kinds) != 1 or set(raw) != set(kinds):
         raise CaseError("a device attribute has exactly one of int, bool, string, version", path, value=dict(raw))

@@ -57,6 +57,7 @@ import yaml
 
 from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.devices import KINDS as DEVICE_KINDS
+from kspread.format.labelkeys import written_affinity, written_spread_constraints
 from kspread.format.objects import resize_fields
 from kspread.format.workloads import API_VERSION as WORKLOAD_API
 from kspread.format.workloads import POD_GROUPS_1_36
@@ -531,6 +532,12 @@ class _Converter:
         for key in ("affinity", "topologySpreadConstraints", "overhead", "schedulingGates"):
             if spec.get(key):
                 item[key] = spec[key]
+        # the pod as written: without the requirements the API server merged (labelkeys.py)
+        if "affinity" in item:
+            item["affinity"] = written_affinity(item["affinity"], meta.get("labels"))
+        if "topologySpreadConstraints" in item:
+            item["topologySpreadConstraints"] = written_spread_constraints(item["topologySpreadConstraints"],
+                                                                           meta.get("labels"))
         level = {k: dict(v) for k, v in _m(spec.get("resources")).items() if k in ("requests", "limits") and v}
         if level:
             item["resources"] = level  # pod-level resources (spec.resources)

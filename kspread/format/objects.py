@@ -14,6 +14,7 @@ from typing import Any
 
 from kspread.errors import CaseError, PathT
 from kspread.format.devices import MODELLED_DRA
+from kspread.format.labelkeys import written_affinity, written_spread_constraints
 from kspread.format.schema import validate
 from kspread.format.workloads import refuse_pod_group, refuse_scheduling_group
 
@@ -174,6 +175,12 @@ def _pod(o: _Object) -> None:
     o.take(spec, "affinity", "affinity", sp)
     o.take(spec, "tolerations", "tolerations", sp)
     o.take(spec, "topologySpreadConstraints", "topologySpreadConstraints", sp)
+    # the pod as written: without the requirements the API server merged (labelkeys.py)
+    if "affinity" in o.item:
+        o.item["affinity"] = written_affinity(o.item["affinity"], meta.get("labels"))
+    if "topologySpreadConstraints" in o.item:
+        o.item["topologySpreadConstraints"] = written_spread_constraints(o.item["topologySpreadConstraints"],
+                                                                         meta.get("labels"))
     o.take(spec, "schedulingGates", "schedulingGates", sp)
     o.take(spec, "workloadRef", "workloadRef", sp)
     refuse_scheduling_group(spec.get("schedulingGroup"), [*sp, "schedulingGroup"])

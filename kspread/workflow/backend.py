@@ -38,6 +38,7 @@ from kspread.engine.extender import is_loopback
 from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case
+from kspread.format.labelkeys import merge_affinity_keys
 from kspread.format.storage import DISK_SOURCES as _DISK_SOURCES
 from kspread.workflow.backend_devices import device_objects, pod_resource_claims
 from kspread.workflow.runner import Outcome, _in_node_order, compare
@@ -404,29 +405,6 @@ def _container(c) -> dict[str, Any]:
 _EPOCH = 1700000000
 
 
-def _merge_label_keys(aff: dict[str, Any], labels: Mapping[str, str]) -> None:
-    """What the API server does when it creates a pod (MatchLabelKeysInPodAffinity on;
-    pkg/registry/core/pod/strategy.go, applyMatchLabelKeysAndMismatchLabelKeys): each pod
-    affinity term with a labelSelector gets ``key In (value)`` for its matchLabelKeys and
-    ``key NotIn (value)`` for its mismatchLabelKeys, with the pod's own label values (keys the
-    pod lacks are ignored). The scheduler never reads those fields (kspread's ``build_term``
-    does the merge itself); the backend's fake API server does not, so the pods carry it."""
-    for kind in ("podAffinity", "podAntiAffinity"):
-        rules = aff.get(kind) or {}
-        terms = list(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
-        terms += [w["podAffinityTerm"] for w in rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
-        for t in terms:
-            if t.get("labelSelector") is None:
-                continue
-            extra = [{"key": k, "operator": "In", "values": [labels[k]]}
-                     for k in t.get("matchLabelKeys") or () if k in labels]
-            extra += [{"key": k, "operator": "NotIn", "values": [labels[k]]}
-                      for k in t.get("mismatchLabelKeys") or () if k in labels]
-            if extra:
-                t["labelSelector"]["matchExpressions"] = [*(t["labelSelector"].get("matchExpressions") or ()),
-                                                          *extra]
-
-
 def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": p.name, "namespace": p.namespace, "labels": dict(p.labels),
                             "uid": f"{p.namespace}/{p.name}",
@@ -458,7 +436,7 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
     aff = api.affinity(p.affinity) if p.affinity is not None else None
     if aff:
         if merge_label_keys:
-            _merge_label_keys(aff, p.labels)
+            merge_affinity_keys(aff, p.labels)  # the API server's merge (labelkeys.py)
         spec["affinity"] = aff
     if p.tolerations:
         spec["tolerations"] = api.tolerations(p.tolerations)
