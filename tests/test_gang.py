@@ -327,7 +327,48 @@ def test_the_groups_next_permit_wait_after_a_waiting_pod_was_deleted_is_refused_
              objects=(GANG2,))
 
 
-def test_a_gang_pod_that_would_wait_with_a_claim_to_bind_is_refused_one_with_bound_claims_is_not():
+def _claims_case() -> dict:
+    with open(Path(__file__).resolve().parent.parent / "cases" / "gangs" / "gang-pods-with-claims-to-bind.yaml",
+              encoding="utf-8") as f:
+        return list(yaml.safe_load_all(f))[2]
+
+
+def test_a_waiting_gang_pods_reserve_assumes_its_claim_which_prebind_writes_or_unreserve_reverts():
+    from kspread.engine.storage import ANN_SELECTED_NODE
+
+    doc = _claims_case()
+    doc["schedule"][2]["requests"]["cpu"] = "9"  # worker-1 fits no node: worker-0 waits on n1
+    doc.pop("expect")
+    sched, results, _ = run_case(build_case(doc, "t"), keep_all=True)
+    storage = sched.handle.storage
+    assert sched.waiting.keys() == {"worker-0"}
+    # the API object is as written; VolumeBinding's cache has it selected for n1
+    assert ANN_SELECTED_NODE not in storage.pvcs["default/shared"].annotations
+    assert storage.binder_view().pvcs["default/shared"].annotations[ANN_SELECTED_NODE] == "n1"
+    assert storage.assumptions["worker-0"].node == "n1"
+    assert results[1].statuses["n2"].reasons == ("node(s) didn't find available persistent volumes to bind",)
+    # rejected at the deadline: Unreserve reverts the assumption
+    doc["schedule"].append({"wait": 300})
+    sched, _, _ = run_case(build_case(doc, "t"))
+    storage = sched.handle.storage
+    assert sched.waiting == {} and storage.assumptions == {} and storage.assumed_pvcs == {}
+    assert storage.binder_view() is storage
+    # the gang completes: PreBind writes it (provisioned in n1's zone, bound)
+    sched, _, placements = run_case(build_case(_claims_case(), "t"))
+    storage = sched.handle.storage
+    assert placements == {"worker-0": "n1", "reader": None, "worker-1": "n2"}
+    assert storage.pvcs["default/shared"].volume_name == "pvc-default-shared" and storage.assumed_pvcs == {}
+
+
+def test_a_claim_another_binding_wrote_while_a_gang_pod_waited_with_it_assumed_is_refused_at_prebind():
+    doc = _claims_case()
+    doc["nodes"][0]["allocatable"]["cpu"] = "4"  # reader fits n1 and binds the shared claim there
+    with pytest.raises(CaseError, match=r"pod worker-0's VolumeBinding PreBind writes default/shared as its "
+                                        r"Reserve assumed them, and they changed since"):
+        run_case(build_case(doc, "t"))
+
+
+def test_a_gang_pod_with_bound_claims_and_the_quorum_pod_with_a_claim_to_bind():
     storage = [
         {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "wffc"},
          "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer"},
@@ -335,11 +376,6 @@ def test_a_gang_pod_that_would_wait_with_a_claim_to_bind_is_refused_one_with_bou
          "spec": {"storageClassName": "wffc", "accessModes": ["ReadWriteOnce"],
                   "resources": {"requests": {"storage": "1Gi"}}}}]
     vol = [{"name": "d", "persistentVolumeClaim": {"claimName": "scratch"}}]
-    with pytest.raises(CaseError, match=r"pod w-0 would wait at GangScheduling's Permit holding VolumeBinding's "
-                                        r"assumed bindings of default/scratch"):
-        _run([{"name": "w-0", "requests": {"cpu": "1"}, "workloadRef": REF, "volumes": vol},
-              {"name": "w-1", "requests": {"cpu": "1"}, "workloadRef": REF},
-              {"name": "w-2", "requests": {"cpu": "9"}, "workloadRef": REF}], objects=(WORKLOAD, *storage))
     # the pod that makes the quorum does not wait: its claim is bound at once, as for any pod
     sched, _, placements = _run([
         {"name": "w-0", "requests": {"cpu": "1"}, "workloadRef": REF},

@@ -768,6 +768,8 @@ class Scheduler:
         info = self.snapshot.node_infos.get(node)
         if info is not None and key in info.pods:  # (not when its node was deleted)
             self.snapshot.remove_pod(assumed)
+        if self.handle.storage is not None:  # VolumeBinding's Unreserve
+            self.handle.storage.revert_pod_volumes(key)
         if self.gang is not None:
             self.gang.unreserve(assumed)
         pending = self.current(assumed)
@@ -804,20 +806,10 @@ class Scheduler:
         return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
                 for old in self.claims.pod_gone(pod.key)]
 
-    def claims_to_bind(self, pod: Pod) -> list[str]:
-        """The pod's claims VolumeBinding would still bind (unbound, delayed binding): what
-        its Reserve assumes."""
-        if self.handle.storage is None or not pod.volumes:
-            return []
-        from kspread.engine.plugins.volumebinding import PodVolumeClaims, pod_volume_claims
-
-        claims = pod_volume_claims(self.handle.storage, pod, self.version)
-        return [c.key for c in claims.delayed] if isinstance(claims, PodVolumeClaims) else []
-
     def _bind_volumes(self, pod: Pod, node: str) -> list[PodEvent]:
-        """VolumeBinding's Reserve and PreBind, with the PV controller and provisioner
-        acting at once: the pod's waiting claims are bound as its Filter chose on the
-        node (``VolumeBindingFilter.bind_volumes``). Returns the storage events."""
+        """VolumeBinding's PreBind, with the PV controller and provisioner acting at once:
+        what the pod's Reserve assumed on the node is written (``VolumeBindingFilter.
+        bind_volumes``). Returns the storage events."""
         if self.handle.storage is None or not pod.volumes:
             return []
         vb = self.framework.plugin("VolumeBinding")
@@ -1192,12 +1184,6 @@ class SequenceRun:
                             f"in-flight allocation or reservation of {', '.join(claims)} (visible to other pods' "
                             "filters, dropped if it is rejected; written by PreBind after the wait): kspread does "
                             "not model them apart (it allocates and reserves a pod's claims at once)", ["schedule"])
-                    if wait and (unbound := sched.claims_to_bind(pod)):
-                        raise CaseError(
-                            f"pod {pod.key} would wait at GangScheduling's Permit holding VolumeBinding's assumed "
-                            f"bindings of {', '.join(unbound)} (visible to other pods' filters, reverted if it is "
-                            "rejected; written by PreBind after the wait): kspread does not model them apart (it "
-                            "binds a pod's claims at once)", ["schedule"])
                     if wait:  # Permit: Wait, holding the node (the binding cycle waits)
                         r.bound_node, r.waiting_on = None, node
                         sched.assume(pod, node)
