@@ -1099,6 +1099,9 @@ def main() -> int:
     ap.add_argument("--gang-volumes", type=float, default=0.0, metavar="P",
                     help="with --gangs and --storage: that share of the gang groups uses a volume (a bound claim of "
                          "their namespace, else an in-tree disk)")
+    ap.add_argument("--gang-claims", type=float, default=0.0, metavar="P",
+                    help="with --gangs and --storage: that share of the gang groups gives each pod a claim of its "
+                         "own waiting for its first consumer (class wffc, local or hostpath)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1140,6 +1143,7 @@ def main() -> int:
         seqgang.DELETE_GANG_POD = args.gang_deletes
         seqgang.DELETE_NODES = args.gang_deletes > 0
         seqgang.VOLUMES = args.gang_volumes
+        seqgang.CLAIMS = args.gang_claims
         gang_gen = Gen(random.Random(args.seed * 7919 + 32), gen.minor)
         gang_seqs = [s for s in seqs if gang_gen.chance(args.gangs)]
         for s in gang_seqs:
