@@ -435,7 +435,9 @@ def test_a_claim_in_flight_is_in_the_process_of_being_allocated_for_a_pod_sharin
     sched, results, _ = run_case(build_case(_in_flight_case(2), "t"), keep_all=True)
     assert results[1].pod.key == "reader"
     st = results[1].pre_filter_status
-    assert st.code == Code.UNSCHEDULABLE and st.plugin == "DynamicResources"
+    # (DynamicResources' statusUnschedulable is UnschedulableAndUnresolvable: no preemption)
+    assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and st.plugin == "DynamicResources"
+    assert results[1].preemption is None or results[1].preemption.nominated_node is None
     assert st.reasons == ("resource claim default/shared-gpu is in the process of being allocated",)
     assert sched.claims.get("default", "shared-gpu").reserved_for == ("worker-0", "reader")
 

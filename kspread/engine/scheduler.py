@@ -301,8 +301,8 @@ def _binding_conditions(sched: Scheduler, state: CycleState, pod: Pod, node: str
 def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> bool:
     """Whether DynamicResources' PreBind waits for binding conditions (hasBindingConditions
     over the pod's claims). Refused by name where kspread does not model the wait: a claim
-    another pod reserves, and a pod whose volumes VolumeBinding binds (a gang's pod with
-    claims is refused before)."""
+    another pod reserves, and a pod whose volumes VolumeBinding binds (a gang pod that
+    waits at Permit is refused before)."""
     from kspread.engine.plugins.dynamicresources import claim_ready
 
     waiting = _binding_conditions(sched, state, pod, node)

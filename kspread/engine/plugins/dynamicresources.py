@@ -317,8 +317,7 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             s.available_on.append(None)
             to_allocate += 1
             if (c.namespace, c.name) in self.tracker.in_flight:  # another pod's Reserve allocated it
-                why = f"resource claim {c.namespace}/{c.name} is in the process of being allocated"
-                return Status(Code.UNSCHEDULABLE, (why,))
+                return _unresolvable(f"resource claim {c.namespace}/{c.name} is in the process of being allocated")
             for r in c.requests:
                 if r.exactly is not None:
                     st = self._check_class(r.exactly.class_name, r.name)
