@@ -30,6 +30,10 @@ DELETE_NODES = False
 # namespace, else an in-tree disk (kspread refuses a waiting gang pod with claims to bind);
 # set by seqtest's --gang-volumes
 VOLUMES = 0.0
+# issue 33: the share of gang groups whose pods each get a claim of their own waiting for its
+# first consumer (class wffc, local or hostpath; as volumeClaimTemplates make them), which a
+# waiting pod's VolumeBinding Reserve assumes; set by seqtest's --gang-claims
+CLAIMS = 0.0
 WAITS = [60, 120, 299, 300, 301, 330, 400, 600, 900]
 DEVICE_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
@@ -61,11 +65,24 @@ def add(gen: Any, s: dict) -> None:
                          and (o.get("status") or {}).get("phase") == "Bound" and o["metadata"]["namespace"] == ns]
                 vol = ({"name": "v", "persistentVolumeClaim": {"claimName": r.choice(bound)}} if bound else
                        {"name": "v", "gcePersistentDisk": {"pdName": r.choice(["d1", "d2"]), "readOnly": True}})
+            own = None
+            if CLAIMS and s.get("storage") and gen.chance(CLAIMS):
+                own = r.choice(["wffc", "wffc", "local", "hostpath"])
             for k in range(count):
                 p = copy.deepcopy(shape)
                 p["name"] = f"{name}-{gname}-{k}"
                 if vol is not None:
                     p["volumes"] = [copy.deepcopy(vol)]
+                if own is not None:
+                    size = r.randint(1, 100) if own == "local" else r.choice([1, 5, 8, 25])
+                    s["storage"].append({
+                        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                        "metadata": {"name": f"gd-{p['name']}", "namespace": ns},
+                        "spec": {"storageClassName": own, "accessModes": ["ReadWriteOnce"],
+                                 "resources": {"requests": {"storage": f"{size}Gi"}}},
+                        "status": {"phase": "Pending"}})
+                    p.setdefault("volumes", []).append({"name": "gd", "persistentVolumeClaim":
+                                                        {"claimName": f"gd-{p['name']}"}})
                 if ns != "default":
                     p["namespace"] = ns
                 ref = {"name": name, "podGroup": gname}

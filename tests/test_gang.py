@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kspread.engine.framework.status import Code
 from kspread.engine.plugins.gangscheduling import TIMEOUT_REASON, WAIT_FOR_QUORUM
 from kspread.engine.scheduler import run_case
 from kspread.errors import CaseError
@@ -327,7 +328,48 @@ def test_the_groups_next_permit_wait_after_a_waiting_pod_was_deleted_is_refused_
              objects=(GANG2,))
 
 
-def test_a_gang_pod_that_would_wait_with_a_claim_to_bind_is_refused_one_with_bound_claims_is_not():
+def _claims_case() -> dict:
+    with open(Path(__file__).resolve().parent.parent / "cases" / "gangs" / "gang-pods-with-claims-to-bind.yaml",
+              encoding="utf-8") as f:
+        return list(yaml.safe_load_all(f))[2]
+
+
+def test_a_waiting_gang_pods_reserve_assumes_its_claim_which_prebind_writes_or_unreserve_reverts():
+    from kspread.engine.storage import ANN_SELECTED_NODE
+
+    doc = _claims_case()
+    doc["schedule"][2]["requests"]["cpu"] = "9"  # worker-1 fits no node: worker-0 waits on n1
+    doc.pop("expect")
+    sched, results, _ = run_case(build_case(doc, "t"), keep_all=True)
+    storage = sched.handle.storage
+    assert sched.waiting.keys() == {"worker-0"}
+    # the API object is as written; VolumeBinding's cache has it selected for n1
+    assert ANN_SELECTED_NODE not in storage.pvcs["default/shared"].annotations
+    assert storage.binder_view().pvcs["default/shared"].annotations[ANN_SELECTED_NODE] == "n1"
+    assert storage.assumptions["worker-0"].node == "n1"
+    assert results[1].statuses["n2"].reasons == ("node(s) didn't find available persistent volumes to bind",)
+    # rejected at the deadline: Unreserve reverts the assumption
+    doc["schedule"].append({"wait": 300})
+    sched, _, _ = run_case(build_case(doc, "t"))
+    storage = sched.handle.storage
+    assert sched.waiting == {} and storage.assumptions == {} and storage.assumed_pvcs == {}
+    assert storage.binder_view() is storage
+    # the gang completes: PreBind writes it (provisioned in n1's zone, bound)
+    sched, _, placements = run_case(build_case(_claims_case(), "t"))
+    storage = sched.handle.storage
+    assert placements == {"worker-0": "n1", "reader": None, "worker-1": "n2"}
+    assert storage.pvcs["default/shared"].volume_name == "pvc-default-shared" and storage.assumed_pvcs == {}
+
+
+def test_a_claim_another_binding_wrote_while_a_gang_pod_waited_with_it_assumed_is_refused_at_prebind():
+    doc = _claims_case()
+    doc["nodes"][0]["allocatable"]["cpu"] = "4"  # reader fits n1 and binds the shared claim there
+    with pytest.raises(CaseError, match=r"pod worker-0's VolumeBinding PreBind writes default/shared as its "
+                                        r"Reserve assumed them, and they changed since"):
+        run_case(build_case(doc, "t"))
+
+
+def test_a_gang_pod_with_bound_claims_and_the_quorum_pod_with_a_claim_to_bind():
     storage = [
         {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "wffc"},
          "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer"},
@@ -335,11 +377,6 @@ def test_a_gang_pod_that_would_wait_with_a_claim_to_bind_is_refused_one_with_bou
          "spec": {"storageClassName": "wffc", "accessModes": ["ReadWriteOnce"],
                   "resources": {"requests": {"storage": "1Gi"}}}}]
     vol = [{"name": "d", "persistentVolumeClaim": {"claimName": "scratch"}}]
-    with pytest.raises(CaseError, match=r"pod w-0 would wait at GangScheduling's Permit holding VolumeBinding's "
-                                        r"assumed bindings of default/scratch"):
-        _run([{"name": "w-0", "requests": {"cpu": "1"}, "workloadRef": REF, "volumes": vol},
-              {"name": "w-1", "requests": {"cpu": "1"}, "workloadRef": REF},
-              {"name": "w-2", "requests": {"cpu": "9"}, "workloadRef": REF}], objects=(WORKLOAD, *storage))
     # the pod that makes the quorum does not wait: its claim is bound at once, as for any pod
     sched, _, placements = _run([
         {"name": "w-0", "requests": {"cpu": "1"}, "workloadRef": REF},
@@ -363,17 +400,58 @@ def test_a_wait_that_crosses_no_tick_flushes_nothing_a_waiting_pod_could_see():
     assert run.queue.pods["worker-0"].where == "unschedulable"
 
 
-def test_a_gang_pod_that_would_wait_with_a_resource_claim_is_refused():
-    gang_dir = Path(__file__).resolve().parent.parent / "cases" / "gangs"
-    with open(gang_dir / "gang-pods-with-claims.yaml", encoding="utf-8") as f:
-        doc = yaml.safe_load(f)
-    # the pod with the claim first: it waits at Permit for worker-0, holding the allocation
-    doc["schedule"] = [doc["schedule"][1], doc["schedule"][0]]
-    with pytest.raises(CaseError, match=r"pod worker-1 would wait at GangScheduling's Permit holding "
-                                        r"DynamicResources' in-flight allocation or reservation of "
-                                        r"default/worker-1-gpu"):
-        run_case(build_case(doc, "t"))
+def _in_flight_case(i: int) -> dict:
+    with open(Path(__file__).resolve().parent.parent / "cases" / "gangs" / "gang-pods-with-claims-in-flight.yaml",
+              encoding="utf-8") as f:
+        return list(yaml.safe_load_all(f))[i]
 
+
+def test_a_waiting_gang_pods_claim_allocation_is_in_flight_until_prebind_writes_or_unreserve_drops_it():
+    doc = _in_flight_case(0)
+    doc["schedule"][2]["requests"]["cpu"] = "9"  # worker-1 fits no node: worker-0 waits on n2
+    doc.pop("expect")
+    sched, results, _ = run_case(build_case(doc, "t"), keep_all=True)
+    tracker = sched.claims
+    assert sched.waiting.keys() == {"worker-0"}
+    # nothing written; the allocation in flight counts for other pods' filters
+    assert tracker.get("default", "worker-0-gpu").allocation is None
+    flying, owner = tracker.in_flight[("default", "worker-0-gpu")]
+    assert owner == "worker-0" and [str(d) for d in flying.allocation.devices] == ["gpu.example.com/n2/gpu-0"]
+    assert ("gpu.example.com", "n2", "gpu-0") in tracker.allocated_devices()
+    assert results[1].pod.key == "other" and not results[1].selected
+    # rejected at the deadline: Unreserve drops it
+    doc["schedule"].append({"wait": 300})
+    sched, _, _ = run_case(build_case(doc, "t"))
+    assert sched.waiting == {} and sched.claims.in_flight == {} and sched.waiting_states == {}
+    assert sched.claims.get("default", "worker-0-gpu").allocation is None
+    # the gang completes: PreBind writes it
+    sched, _, _ = run_case(build_case(_in_flight_case(0), "t"))
+    claim = sched.claims.get("default", "worker-0-gpu")
+    assert sched.claims.in_flight == {} and claim.reserved_for == ("worker-0",)
+    assert [str(d) for d in claim.allocation.devices] == ["gpu.example.com/n2/gpu-0"]
+
+
+def test_a_claim_in_flight_is_in_the_process_of_being_allocated_for_a_pod_sharing_it():
+    sched, results, _ = run_case(build_case(_in_flight_case(2), "t"), keep_all=True)
+    assert results[1].pod.key == "reader"
+    st = results[1].pre_filter_status
+    # (DynamicResources' statusUnschedulable is UnschedulableAndUnresolvable: no preemption)
+    assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and st.plugin == "DynamicResources"
+    assert results[1].preemption is None or results[1].preemption.nominated_node is None
+    assert st.reasons == ("resource claim default/shared-gpu is in the process of being allocated",)
+    assert sched.claims.get("default", "shared-gpu").reserved_for == ("worker-0", "reader")
+
+
+def test_a_waiting_gang_pod_with_devices_with_binding_conditions_is_refused():
+    doc = _in_flight_case(0)
+    doc["featureGates"].update(DRADeviceBindingConditions=True, DRAResourceClaimDeviceStatus=True)
+    slice_ = next(o for o in doc["objects"] if o["kind"] == "ResourceSlice")
+    slice_["spec"]["devices"] = [{"name": "gpu-0", "bindingConditions": ["ready"],
+                                  "bindingFailureConditions": ["failed"]}]
+    with pytest.raises(CaseError, match=r"pod worker-0 of a gang would wait at GangScheduling's Permit, then in "
+                                        r"DynamicResources' PreBind for the binding conditions of "
+                                        r"gpu.example.com/n2/gpu-0"):
+        run_case(build_case(doc, "t"))
 
 def test_the_golden_cases_run_through_the_cli(tmp_path):
     from kspread.workflow.cli import main
@@ -382,3 +460,32 @@ def test_the_golden_cases_run_through_the_cli(tmp_path):
     assert main(["run", "-q", str(gangs)]) == 0
     with open(gangs / "gang.yaml", encoding="utf-8") as f:
         assert len(list(yaml.safe_load_all(f))) >= 7
+
+
+def test_a_waiting_gang_pod_with_an_extended_resources_claim_is_refused():
+    doc = _in_flight_case(0)
+    doc["featureGates"]["DRAExtendedResource"] = True
+    doc["objects"][0]["spec"]["extendedResourceName"] = "example.com/gpu"
+    worker = doc["schedule"][0]
+    del worker["resourceClaims"]
+    worker["requests"]["example.com/gpu"] = 1
+    doc["schedule"] = [worker, {**doc["schedule"][2], "requests": {"cpu": "9"}}]
+    doc.pop("expect")
+    with pytest.raises(CaseError, match=r"pod worker-0 would wait at GangScheduling's Permit holding "
+                                        r"DynamicResources' in-flight allocation of its extended resources' claim "
+                                        r"\(worker-0-extended-resources\)"):
+        run_case(build_case(doc, "t"))
+
+
+def test_a_claim_deallocated_while_a_gang_pod_waited_with_it_is_refused_at_prebind():
+    doc = _in_flight_case(2)
+    holder = {"name": "holder", "requests": {"cpu": "1"}, "resourceClaims": doc["schedule"][1]["resourceClaims"]}
+    # holder allocates shared-gpu; worker-0 waits with it (allocated: nothing in flight); holder's
+    # deletion deallocates it (the resource claim controller: no pod reserves it)
+    late = {**doc["schedule"][2], "requests": {"cpu": "9"}}  # fits no node: worker-0 waits
+    doc["schedule"] = [holder, doc["schedule"][0], late, {"deletePod": "holder"},
+                       {**doc["schedule"][2], "name": "worker-2"}]
+    doc.pop("expect")
+    with pytest.raises(CaseError, match=r"pod worker-0's DynamicResources PreBind finds default/shared-gpu allocated "
+                                        r"or deallocated since its Reserve"):
+        run_case(build_case(doc, "t"))

@@ -355,6 +355,10 @@ class ClaimTracker:
         self.patched: list[ResourceSlice] | None = None
         self.stored: list[ResourceSlice] = []  # the tracker's store, as last synced
         self.now = 0  # a sequence's clock (binding conditions' allocation time and timeout)
+        # DynamicResources' in-flight allocations (SignalClaimPendingAllocation): claim ->
+        # (the claim with the allocation Reserve gave it, the pod), until PreBind writes it
+        # or Unreserve drops it; other pods' filters count their devices
+        self.in_flight: dict[tuple[str, str], tuple[ResourceClaim, str]] = {}
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get((namespace, name))
@@ -367,7 +371,7 @@ class ClaimTracker:
         claim holds with admin access; with consumable capacity (GatherAllocatedState)
         also but the shares of a device allocated several times (a shareID)."""
         out: set[tuple[str, str, str]] = set()
-        for c in self.claims.values():
+        for c in [*self.claims.values(), *(f for f, _ in self.in_flight.values())]:
             if c.allocation is not None:
                 out.update(d.id for d in c.allocation.devices
                            if not d.admin_access and not (consumable_capacity and d.share_id is not None))
@@ -377,7 +381,7 @@ class ClaimTracker:
         """GatherAllocatedState's AggregatedCapacity: per device, the capacity its shares
         (results with a shareID and consumedCapacity) consume."""
         out: dict[tuple[str, str, str], dict[str, Fraction]] = {}
-        for c in self.claims.values():
+        for c in [*self.claims.values(), *(f for f, _ in self.in_flight.values())]:
             if c.allocation is None:
                 continue
             for d in c.allocation.devices:
@@ -387,6 +391,12 @@ class ClaimTracker:
                 for name, q in d.consumed_capacity.items():
                     agg[name] = agg.get(name, Fraction(0)) + q
         return out
+
+    def drop_in_flight(self, pod_key: str) -> None:
+        """RemoveClaimPendingAllocation of the pod's claims (Unreserve; no event: the
+        claims' assume cache has nothing to restore)."""
+        for k in [k for k, (_, p) in self.in_flight.items() if p == pod_key]:
+            del self.in_flight[k]
 
     def allocate(self, claim: ResourceClaim, allocation: Allocation, pod_key: str) -> None:
         self.claims[(claim.namespace, claim.name)] = replace(

@@ -287,21 +287,29 @@ def node_tree_order(nodes: list[Node], version: Version) -> list[str]:
     return interleave(list(node_tree_zones(nodes, version).values()))
 
 
-def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> bool:
-    """Whether DynamicResources' PreBind waits for binding conditions (hasBindingConditions
-    over the pod's claims). Refused by name where kspread does not model the wait: a claim
-    another pod reserves, and a pod whose volumes VolumeBinding binds (a gang's pod with
-    claims is refused before)."""
-    from kspread.engine.plugins.dynamicresources import claim_ready, waits_for_binding_conditions
+def _binding_conditions(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> list[str]:
+    """The devices with binding conditions the pod's PreBind would wait for (hasBindingConditions):
+    those Filter allocated on the node, else those of its claims allocated before."""
+    from kspread.engine.plugins.dynamicresources import waits_for_binding_conditions
 
     waiting = waits_for_binding_conditions(state, node)
     if not waiting:
-        assert sched.claims is not None
         claims = [sched.claims.get(pod.namespace, pc.claim_name) for pc in pod.resource_claims]
         waiting = [str(d) for c in claims if c is not None and c.allocation is not None
                    for d in c.allocation.devices if d.binding_conditions]
-        if not waiting:
-            return False
+    return waiting
+
+
+def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> bool:
+    """Whether DynamicResources' PreBind waits for binding conditions (hasBindingConditions
+    over the pod's claims). Refused by name where kspread does not model the wait: a claim
+    another pod reserves, and a pod whose volumes VolumeBinding binds (a gang pod that
+    waits at Permit is refused before)."""
+    from kspread.engine.plugins.dynamicresources import claim_ready
+
+    waiting = _binding_conditions(sched, state, pod, node)
+    if not waiting:
+        return False
     what = ""
     assert sched.claims is not None
     if any(c is not None and c.allocation is not None and any(d.binding_conditions for d in c.allocation.devices)
@@ -318,16 +326,6 @@ def _binding_wait(sched: Scheduler, state: CycleState, pod: Pod, node: str) -> b
                         f"DynamicResources' PreBind waits for a driver to set them (DRADeviceBindingConditions), "
                         f"which kspread does not model in a sequence for {what}", ["schedule"])
     return True
-
-
-def _dra_claims(state: CycleState | None) -> list[str]:
-    """The claims DynamicResources' Reserve took for the pod (its own and the extended
-    resources' claim): ``namespace/name``."""
-    from kspread.engine.plugins.dynamicresources import NAME as DRA
-    from kspread.engine.plugins.dynamicresources import DRAState
-
-    s = state.get(DRA) if state is not None else None
-    return [f"{c.namespace}/{c.name}" for c in s.claims] if isinstance(s, DRAState) else []
 
 
 @dataclass
@@ -408,6 +406,7 @@ class Scheduler:
         self.gang = GangScheduling(cluster.workloads, cluster.pods) if self.version.gate("GangScheduling") else None
         self.handle.gang = self.gang
         self.waiting: dict[str, tuple[Pod, str]] = {}
+        self.waiting_states: dict[str, CycleState] = {}  # their cycles' states (PreBind after the wait)
         # the pods waiting in DynamicResources' PreBind for binding conditions (assumed)
         self.prebind_waiting: dict[str, tuple[Pod, str]] = {}
 
@@ -775,9 +774,12 @@ class Scheduler:
         return any(f(state) for p in self.framework.plugins()
                    if (f := getattr(p, "pre_bind_pre_flight", None)) is not None)
 
-    def assume(self, pod: Pod, node: str, prebind: bool = False) -> None:
+    def assume(self, pod: Pod, node: str, prebind: bool = False, state: CycleState | None = None) -> None:
         """A pod waiting at Permit (or in DynamicResources' PreBind): assumed on the node
-        (the cache counts it there), not bound, still pending."""
+        (the cache counts it there), not bound, still pending. ``state``: its cycle's, for
+        its PreBind after the wait."""
+        if state is not None:
+            self.waiting_states[pod.key] = state
         assumed = replace_pod(pod, node_name=node, nominated_node=None)
         self.nominator.remove(pod)
         self.snapshot.add_pod(assumed)
@@ -800,6 +802,10 @@ class Scheduler:
         info = self.snapshot.node_infos.get(node)
         if info is not None and key in info.pods:  # (not when its node was deleted)
             self.snapshot.remove_pod(assumed)
+        if self.handle.storage is not None:  # VolumeBinding's Unreserve
+            self.handle.storage.revert_pod_volumes(key)
+        self.claims.drop_in_flight(key)  # DynamicResources' Unreserve (nothing was written)
+        self.waiting_states.pop(key, None)
         if self.gang is not None:
             self.gang.unreserve(assumed)
         pending = self.current(assumed)
@@ -817,15 +823,42 @@ class Scheduler:
             self.clear_nomination(pending)
         return assumed, events
 
-    def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
+    def reserve(self, state: CycleState, pod: Pod, node: str, in_flight: bool = False) -> list[PodEvent]:
         """RunReservePluginsReserve (and DynamicResources' PreBind): the plugins that
-        keep state with the cluster record the pod's placement. Returns the events."""
+        keep state with the cluster record the pod's placement. Returns the events.
+        ``in_flight``: the pod waits at Permit; DynamicResources' Reserve puts its
+        allocations in flight, written by ``pre_bind_claims`` after the wait."""
         events: list[PodEvent] = []
         for p in self.framework.plugins():
+            if in_flight and (hold := getattr(p, "reserve_in_flight", None)) is not None:
+                if unmodelled := hold(state, pod, node):
+                    raise CaseError(
+                        f"pod {pod.key} would wait at GangScheduling's Permit holding DynamicResources' in-flight "
+                        f"allocation of its extended resources' claim ({', '.join(unmodelled)}), which PreBind "
+                        "creates after the wait: kspread does not model that claim in flight", ["schedule"])
+                continue
             reserve = getattr(p, "reserve", None)
             if reserve is not None:
                 events.extend(reserve(state, pod, node))
         return events
+
+    def pre_bind_claims(self, pod: Pod, node: str) -> list[PodEvent]:
+        """DynamicResources' PreBind of a pod that waited at Permit: its in-flight
+        allocations leave the tracker and its claims are written (allocation, reservedFor)
+        as its Reserve found them. Returns the claim events."""
+        state = self.waiting_states.pop(pod.key, None)
+        from kspread.engine.plugins.dynamicresources import DynamicResourcesFilter
+
+        dra = self.framework.plugin("DynamicResources")
+        if state is None or not isinstance(dra, DynamicResourcesFilter):
+            return []
+        if changed := dra.changed_since_reserve(state, pod):
+            raise CaseError(f"pod {pod.key}'s DynamicResources PreBind finds {', '.join(changed)} allocated or "
+                            "deallocated since its Reserve (while it waited at Permit): upstream's bindClaim then "
+                            "fails or writes a reservation without an allocation, which kspread does not model",
+                            ["schedule"])
+        self.claims.drop_in_flight(pod.key)
+        return dra.reserve(state, pod, node)
 
     def release_pod(self, pod: Pod) -> list[PodEvent]:
         """A pod deleted (a preemption victim, or a step of a sequence): the resource
@@ -836,20 +869,10 @@ class Scheduler:
         return [PodEvent("ResourceClaimUpdate", pod, claim=(old, self.claims.get(old.namespace, old.name)))
                 for old in self.claims.pod_gone(pod.key)]
 
-    def claims_to_bind(self, pod: Pod) -> list[str]:
-        """The pod's claims VolumeBinding would still bind (unbound, delayed binding): what
-        its Reserve assumes."""
-        if self.handle.storage is None or not pod.volumes:
-            return []
-        from kspread.engine.plugins.volumebinding import PodVolumeClaims, pod_volume_claims
-
-        claims = pod_volume_claims(self.handle.storage, pod, self.version)
-        return [c.key for c in claims.delayed] if isinstance(claims, PodVolumeClaims) else []
-
     def _bind_volumes(self, pod: Pod, node: str) -> list[PodEvent]:
-        """VolumeBinding's Reserve and PreBind, with the PV controller and provisioner
-        acting at once: the pod's waiting claims are bound as its Filter chose on the
-        node (``VolumeBindingFilter.bind_volumes``). Returns the storage events."""
+        """VolumeBinding's PreBind, with the PV controller and provisioner acting at once:
+        what the pod's Reserve assumed on the node is written (``VolumeBindingFilter.
+        bind_volumes``). Returns the storage events."""
         if self.handle.storage is None or not pod.volumes:
             return []
         vb = self.framework.plugin("VolumeBinding")
@@ -1202,15 +1225,23 @@ class SequenceRun:
                     r.error = bind_error  # the binding failed: the pod stays pending
                     continue
                 r.bound_node = node
-                claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
-                prebind = case.is_sequence and r.state is not None and _binding_wait(sched, r.state, pod, node)
-                preflight = r.state is not None and sched.pre_bind_pre_flight(r.state)
-                sched.store_schedule_results(r, node)
-                sched.mark_tie(pod, r)
-                allowed: list[str] = []
+                wait, activate, allowed = False, list[str](), list[str]()
                 if sched.gang is not None and sched.gang.min_count(pod) is not None:
                     sched.gang.reserve(pod)
                     wait, activate, allowed = sched.gang.permit(pod, queue.now)
+                # Reserve: a pod that waits at Permit holds DynamicResources' allocations in flight
+                # (PreBind writes them after the wait); VolumeBinding assumes either way
+                claim_events = sched.reserve(r.state, pod, node, in_flight=wait) if r.state is not None else []
+                if wait and r.state is not None and (waits := _binding_conditions(sched, r.state, pod, node)):
+                    raise CaseError(f"pod {pod.key} of a gang would wait at GangScheduling's Permit, then in "
+                                    f"DynamicResources' PreBind for the binding conditions of {', '.join(waits)}: "
+                                    "kspread does not model a gang pod's PreBind wait", ["schedule"])
+                prebind = (not wait and case.is_sequence and r.state is not None
+                           and _binding_wait(sched, r.state, pod, node))
+                preflight = r.state is not None and sched.pre_bind_pre_flight(r.state)
+                sched.store_schedule_results(r, node)
+                sched.mark_tie(pod, r)
+                if sched.gang is not None and sched.gang.min_count(pod) is not None:
                     if wait and (gone := sched.gang.dangling(pod)):
                         raise CaseError(
                             f"pod {pod.key} waits at GangScheduling's Permit in the group of {', '.join(gone)}, "
@@ -1218,21 +1249,9 @@ class SequenceRun:
                             "Unreserve marked the deleted pod unscheduled in its group again, and Permit's "
                             "UnscheduledPods dereferences its missing object), which kspread does not model",
                             ["schedule"])
-                    if wait and (claims := _dra_claims(r.state)):
-                        raise CaseError(
-                            f"pod {pod.key} would wait at GangScheduling's Permit holding DynamicResources' "
-                            f"in-flight allocation or reservation of {', '.join(claims)} (visible to other pods' "
-                            "filters, dropped if it is rejected; written by PreBind after the wait): kspread does "
-                            "not model them apart (it allocates and reserves a pod's claims at once)", ["schedule"])
-                    if wait and (unbound := sched.claims_to_bind(pod)):
-                        raise CaseError(
-                            f"pod {pod.key} would wait at GangScheduling's Permit holding VolumeBinding's assumed "
-                            f"bindings of {', '.join(unbound)} (visible to other pods' filters, reverted if it is "
-                            "rejected; written by PreBind after the wait): kspread does not model them apart (it "
-                            "binds a pod's claims at once)", ["schedule"])
                     if wait:  # Permit: Wait, holding the node (the binding cycle waits)
                         r.bound_node, r.waiting_on = None, node
-                        sched.assume(pod, node)
+                        sched.assume(pod, node, state=r.state)
                         self.waiting_q[pod.key] = q
                         self.wait_seconds[pod.key] = (sched.gang.deadline(pod) or queue.now) - queue.now
                         queue.start_waiting(pod.key)
@@ -1254,7 +1273,8 @@ class SequenceRun:
                     self.waiting_q.pop(key, None)
                     self.wait_seconds.pop(key, None)
                     queue.end_waiting(key)
-                    self._bind(sched.current(sched.waiting[key][0]), sched.waiting[key][1], [])
+                    waited, on = sched.current(sched.waiting[key][0]), sched.waiting[key][1]
+                    self._bind(waited, on, sched.pre_bind_claims(waited, on))
                 if prebind and sched.gang is not None and sched.gang.min_count(pod) is not None:
                     raise CaseError(f"pod {pod.key} of a gang would wait in DynamicResources' PreBind for binding "
                                     "conditions: kspread does not model a gang pod's PreBind wait", ["schedule"])

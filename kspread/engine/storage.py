@@ -258,6 +258,17 @@ class VolumeAttachment:
 
 
 @dataclass(slots=True)
+class VolumeAssumption:
+    """What a pod's VolumeBinding Reserve assumed on ``node``: (claim key, volume name, the
+    volume's API object then) per static binding, (claim key, its API object then) per
+    claim to provision."""
+
+    node: str
+    static: list[tuple[str, str, PersistentVolume]] = field(default_factory=list)
+    provision: list[tuple[str, PersistentVolumeClaim]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Storage:
     """Every storage object of a case, by name (claims and capacities by namespace/name)."""
 
@@ -272,11 +283,66 @@ class Storage:
     provisioned: int = 0
     # the objects as the case wrote them, in order (what a backend is sent)
     manifests: list[Mapping[str, Any]] = field(default_factory=list)
+    # VolumeBinding's assume caches (pvCache, pvcCache): name -> (the API object assumed
+    # over, the assumed object); an entry holds while the API object is the one it was
+    # assumed over (an informer update of the object replaces what was assumed)
+    assumed_pvs: dict[str, tuple[PersistentVolume, PersistentVolume]] = field(default_factory=dict)
+    assumed_pvcs: dict[str, tuple[PersistentVolumeClaim, PersistentVolumeClaim]] = field(default_factory=dict)
+    # the pods whose Reserve assumed volumes, not yet written by PreBind nor reverted
+    assumptions: dict[str, VolumeAssumption] = field(default_factory=dict)
 
     def copy(self) -> Storage:
         return Storage(dict(self.pvs), dict(self.pvcs), dict(self.classes), dict(self.csi_nodes),
                        dict(self.csi_drivers), list(self.capacities), list(self.attachments), self.provisioned,
-                       self.manifests)
+                       self.manifests, dict(self.assumed_pvs), dict(self.assumed_pvcs), dict(self.assumptions))
+
+    def binder_view(self) -> Storage:
+        """The objects as VolumeBinding's binder reads them: its assume caches over the
+        API objects (the other volume plugins read the API objects: ``self``)."""
+        pvs = {n: a for n, (base, a) in self.assumed_pvs.items() if self.pvs.get(n) is base}
+        pvcs = {k: a for k, (base, a) in self.assumed_pvcs.items() if self.pvcs.get(k) is base}
+        if not pvs and not pvcs:
+            return self
+        view = Storage(self.pvs | pvs, self.pvcs | pvcs, self.classes, self.csi_nodes, self.csi_drivers,
+                       self.capacities, self.attachments, self.provisioned, self.manifests)
+        return view
+
+    # ---- VolumeBinding's Reserve, PreBind and Unreserve ----------------------------------
+
+    def assume_pod_volumes(self, pod_key: str, node_name: str,
+                           static: list[tuple[PersistentVolumeClaim, PersistentVolume]],
+                           provision: list[PersistentVolumeClaim]) -> None:
+        """AssumePodVolumes: each chosen volume prebound to its claim (GetBindVolumeToClaim:
+        claimRef, and bound-by-controller unless it was bound to the claim) and each claim
+        to provision annotated with the selected node, in the assume caches."""
+        record = VolumeAssumption(node_name)
+        for claim, pv in static:
+            new = pv
+            if not pv.bound_to(claim):
+                new = replace(pv, claim_ref=(claim.namespace, claim.name))
+                if ANN_BOUND_BY_CONTROLLER not in pv.annotations:
+                    new = replace(new, annotations={**pv.annotations, ANN_BOUND_BY_CONTROLLER: "yes"})
+            base = self.pvs[pv.name]
+            if new is not pv:
+                self.assumed_pvs[pv.name] = (base, new)
+            record.static.append((claim.key, pv.name, base))
+        for claim in provision:
+            base_claim = self.pvcs[claim.key]
+            clone = replace(claim, annotations={**claim.annotations, ANN_SELECTED_NODE: node_name})
+            self.assumed_pvcs[claim.key] = (base_claim, clone)
+            record.provision.append((claim.key, base_claim))
+        self.assumptions[pod_key] = record
+
+    def revert_pod_volumes(self, pod_key: str) -> None:
+        """RevertAssumedPodVolumes (Unreserve): the assume caches restore the API objects of
+        what the pod assumed (whoever assumed them last)."""
+        record = self.assumptions.pop(pod_key, None)
+        if record is None:
+            return
+        for _, name, _ in record.static:
+            self.assumed_pvs.pop(name, None)
+        for key, _ in record.provision:
+            self.assumed_pvcs.pop(key, None)
 
     def empty(self) -> bool:
         return not (self.pvs or self.pvcs or self.classes or self.csi_nodes or self.csi_drivers

@@ -903,9 +903,8 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
                  timeline: list[Any] | None) -> None:
     """What kspread does not model of gang scheduling (GangScheduling on) is an error
     naming it: a gang pod as a single-cycle ``pod`` (PreEnqueue and Permit need a
-    ``schedule``) or in a ``replicas: max`` entry. (A gang pod that would wait at
-    Permit with claims to bind or allocate is refused when it does:
-    ``SequenceRun.until_idle``.)"""
+    ``schedule``) or in a ``replicas: max`` entry. (What a waiting gang pod's claims
+    need that kspread does not model is refused when it waits: ``SequenceRun.until_idle``.)"""
     if not version.gate("GangScheduling"):
         return
 

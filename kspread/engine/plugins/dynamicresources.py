@@ -316,6 +316,8 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 continue
             s.available_on.append(None)
             to_allocate += 1
+            if (c.namespace, c.name) in self.tracker.in_flight:  # another pod's Reserve allocated it
+                return _unresolvable(f"resource claim {c.namespace}/{c.name} is in the process of being allocated")
             for r in c.requests:
                 if r.exactly is not None:
                     st = self._check_class(r.exactly.class_name, r.name)
@@ -449,6 +451,36 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                     c.namespace, c.name))))
                 return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
         return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",))
+
+    def reserve_in_flight(self, state: CycleState, pod: Pod, node: str) -> list[str]:
+        """Reserve of a pod that waits at Permit before its PreBind: each claim to allocate
+        gets its allocation in flight (other pods' filters count its devices; a pod that
+        shares the claim finds it in the process of being allocated); nothing is written.
+        ``reserve`` writes them at PreBind. Returns what kspread does not model of it: the
+        pod's extended resources' claim (empty: modelled)."""
+        s = state.get(NAME)
+        if not isinstance(s, DRAState) or not s.claims:
+            return []
+        if len(s.claims) > s.user_claims and node in s.node_allocations:
+            return [extended_claim_name(pod.name)]
+        allocations = iter(s.node_allocations.get(node, []))
+        for c in s.claims:
+            if c.allocation is None:
+                self.tracker.in_flight[(c.namespace, c.name)] = (replace(c, allocation=next(allocations)), pod.key)
+        return []
+
+    def changed_since_reserve(self, state: CycleState, pod: Pod) -> list[str]:
+        """The pod's claims written since its Reserve as bindClaim finds them at PreBind:
+        one it allocated now allocated (elsewhere), or one that was allocated now not."""
+        s = state.get(NAME)
+        if not isinstance(s, DRAState):
+            return []
+        out = []
+        for c in s.claims[:s.user_claims]:
+            now = self.tracker.get(c.namespace, c.name)
+            if now is None or (now.allocation is None) != (c.allocation is None):
+                out.append(f"{c.namespace}/{c.name}")
+        return out
 
     def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
         """Reserve and PreBind: each unallocated claim gets the allocation Filter found

@@ -136,6 +136,7 @@ class _State:
     """stateData: the pod's claims and, per node that passed Filter, what it would bind."""
 
     claims: PodVolumeClaims
+    storage: Storage  # the objects as the binder read them (its assume caches over the API's)
     by_node: dict[str, PodVolumes] = field(default_factory=dict)
     has_static: bool = False
 
@@ -450,7 +451,8 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         check_modelled(self, pod)
-        got = pod_volume_claims(storage_of(self), pod, self.version)
+        storage = storage_of(self).binder_view()
+        got = pod_volume_claims(storage, pod, self.version)
         if got is None:
             state.write(_STATE, None)
             # Skip from 1.27; before, Success and Filter passes every node
@@ -459,7 +461,7 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
             return got
         if 27 <= self.version.minor <= 28:
             self._check_eligible_nodes(got)
-        state.write(_STATE, _State(got))
+        state.write(_STATE, _State(got, storage))
         return SUCCESS
 
     def _check_eligible_nodes(self, claims: PodVolumeClaims) -> None:
@@ -505,7 +507,7 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         st = state.get(_STATE)
         if not isinstance(st, _State):
             return SUCCESS
-        got = find_pod_volumes(storage_of(self), st.claims, node_info.node, self.version)
+        got = find_pod_volumes(st.storage, st.claims, node_info.node, self.version)
         if isinstance(got, str):
             return error(got)
         chosen, reasons = got
@@ -520,29 +522,61 @@ class VolumeBindingFilter(Plugin, PreFilterPlugin, FilterPlugin):
         st = state.get(_STATE)
         if not isinstance(st, _State):
             return []
-        return explain_pod_volumes(storage_of(self), st.claims, node_info.node, self.version)
+        return explain_pod_volumes(st.storage, st.claims, node_info.node, self.version)
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> list[PodEvent]:
+        """Reserve in a run: ``reserve_volumes`` on the node (no event: the assume caches
+        are not informers)."""
+        if self.handle.storage is not None and pod.volumes:
+            self.reserve_volumes(state, pod, self.handle.snapshot.get(node_name).node)
+        return []
+
+    def reserve_volumes(self, state: CycleState, pod: Pod, node: Node) -> None:
+        """Reserve (AssumePodVolumes): what Filter chose on ``node`` goes into the assume
+        caches, which later cycles' VolumeBinding reads until PreBind writes it
+        (``bind_volumes``) or Unreserve reverts it (``Storage.revert_pod_volumes``).
+        Nothing when every claim of the pod is bound (allBound)."""
+        storage = storage_of(self)
+        st = state.get(_STATE)
+        view = storage.binder_view()
+        claims = st.claims if isinstance(st, _State) else pod_volume_claims(view, pod, self.version)
+        if not isinstance(claims, PodVolumeClaims) or not claims.delayed:
+            return
+        chosen = st.by_node.get(node.name) if isinstance(st, _State) else None
+        if chosen is None:
+            got = find_pod_volumes(view, claims, node, self.version)
+            if isinstance(got, str) or got[1]:
+                return
+            chosen = got[0]
+        storage.assume_pod_volumes(pod.key, node.name, chosen.static, chosen.provision)
 
     def bind_volumes(self, pod: Pod, node: Node) -> list[PodEvent]:
-        """Reserve and PreBind in a sequence: bind what Filter chose on ``node`` (the
-        storage is as Filter saw it). Returns the storage events: a static volume's
-        PVUpdate and its claim's PVCUpdate; a provisioned claim's PVCUpdate (the
-        selected-node annotation, then the binding: one event) and its volume's PVAdd."""
+        """PreBind (BindPodVolumes) in a sequence, the PV controller and the provisioner
+        acting at once: what the pod's Reserve assumed is written (the static volumes
+        bound to their claims, the claims to provision bound to new volumes) and leaves
+        the assume caches. Returns the storage events: a static volume's PVUpdate and its
+        claim's PVCUpdate; a provisioned claim's PVCUpdate (the selected-node annotation,
+        then the binding: one event) and its volume's PVAdd."""
         storage = storage_of(self)
-        claims = pod_volume_claims(storage, pod, self.version)
-        if not isinstance(claims, PodVolumeClaims) or not claims.delayed:
+        record = storage.assumptions.pop(pod.key, None)
+        if record is None:
             return []
-        got = find_pod_volumes(storage, claims, node, self.version)
-        if isinstance(got, str) or got[1]:
-            return []
-        chosen, _ = got
+        changed = [name for _, name, base in record.static if storage.pvs.get(name) is not base]
+        changed += [key for key, base in record.provision if storage.pvcs.get(key) is not base]
+        if changed:
+            raise CaseError(f"pod {pod.key}'s VolumeBinding PreBind writes {', '.join(changed)} as its Reserve "
+                            "assumed them, and they changed since (another pod's binding wrote them): upstream's "
+                            "update then conflicts, which kspread does not model", ["schedule"])
         events: list[PodEvent] = []
-        for claim, pv in chosen.static:
-            storage.bind_claim_to_volume(claim, pv)
-            events += [PodEvent("PVUpdate", pod, obj=storage.pvs[pv.name]),
-                       PodEvent("PVCUpdate", pod, obj=storage.pvcs[claim.key])]
-        for claim in chosen.provision:
-            new = storage.provision(storage.pvcs[claim.key], node)
-            events += [PodEvent("PVCUpdate", pod, obj=storage.pvcs[claim.key]), PodEvent("PVAdd", pod, obj=new)]
+        for key, name, _ in record.static:
+            storage.assumed_pvs.pop(name, None)
+            storage.bind_claim_to_volume(storage.pvcs[key], storage.pvs[name])
+            events += [PodEvent("PVUpdate", pod, obj=storage.pvs[name]),
+                       PodEvent("PVCUpdate", pod, obj=storage.pvcs[key])]
+        for key, _ in record.provision:
+            storage.assumed_pvcs.pop(key, None)
+            new = storage.provision(storage.pvcs[key], node)
+            events += [PodEvent("PVCUpdate", pod, obj=storage.pvcs[key]), PodEvent("PVAdd", pod, obj=new)]
         return events
 
     pod_events = frozenset({"PVCUpdate", "PVAdd", "PVUpdate"})
