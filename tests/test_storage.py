@@ -610,3 +610,19 @@ pod: {name: p}
         build_case(doc, "t")
     assert list(e.value.path)[-2:] == ["csi", "driverx"]
     assert "unknown field 'driverx' in csi" in str(e.value) and "did you mean 'driver'?" in str(e.value)
+
+
+def test_volume_plugins_register_node_events():
+    """VolumeRestrictions registers Node/Add and VolumeZone Node Add | UpdateNodeLabel (1.35,
+    queueing hints on); the queue adds UpdateNodeTaint for both (issue 109437): a taint
+    retries a pod either rejected, a label only the one VolumeZone rejected."""
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parent.parent / "cases" / "storage" / "node-event-requeues.yaml"
+    docs = {d["name"]: d for d in yaml.safe_load_all(src.read_text())}
+    sched, _r, placements = run_case(build_case(docs["volumerestrictions-rejected-pod-retried-after-a-node-taint"],
+                                                str(src)))
+    assert placements["w"] is None and sched.attempts["w"] == 2
+    sched, _r, placements = run_case(build_case(docs["volumezone-rejected-pod-retried-after-a-node-taint-and-label"],
+                                                str(src)))
+    assert placements["p"] == "n1" and sched.attempts["p"] == 3

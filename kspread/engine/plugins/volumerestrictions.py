@@ -102,6 +102,11 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         return volumes_signer(pod)
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add (no hint: Queue); UpdateNodeTaint | UpdateNodeLabel too without hints (issue
+        # 109437); with hints the queue adds UpdateNodeTaint for a Node/Add (queue.py)
+        return frozenset({"Add"} if hints else {"Add", "UpdateNodeTaint", "UpdateNodeLabel"})
+
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPodDeleted: a pod of the namespace with a conflicting disk or
         one of the pod's claims."""

@@ -71,6 +71,11 @@ class VolumeZone(Plugin, PreFilterPlugin, FilterPlugin):
     signs_pods = True
     pod_events = frozenset({"PVCUpdate", "PVAdd", "PVUpdate"})
 
+    def node_events(self, hints: bool) -> frozenset[str]:
+        # Add | UpdateNodeLabel (no hint: Queue); UpdateNodeTaint too without hints (issue
+        # 109437); with hints the queue adds UpdateNodeTaint for a Node/Add (queue.py)
+        return frozenset({"Add", "UpdateNodeLabel"} if hints else {"Add", "UpdateNodeLabel", "UpdateNodeTaint"})
+
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
         """isSchedulableAfterPersistentVolumeClaimChange (a persistentVolumeClaim of the
         pod) and isSchedulableAfterPersistentVolumeChange (a new volume: Queue; a changed
