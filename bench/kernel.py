@@ -22,7 +22,9 @@ search (a case without ``percentageOfNodesToScore`` searches every node). Per cy
   to 100, weight 3: 300); ImageLocality (no images: 0); NodeAffinity, PodTopologySpread
   and InterPodAffinity skip in PreScore for these pods (no affinity, no constraints) and
   do not score. The total is their weighted sum (weights 1, 1, 3, 1);
-* the highest total, ties to the first in node order (kspread's rule for a sequence);
+* the highest total; ties as upstream's heap of scores pops them from 1.35 (no extender:
+  the first tied node in a preorder walk of the heap over the scored nodes in search
+  order, ``heap_first``, kspread's rule for a sequence);
 * bind: the node's requested, non-zero requested and pod-count columns.
 
 ``run`` returns the node chosen for each pod, which the bench compares with kspread's
@@ -35,6 +37,8 @@ import math
 import time
 
 import numpy as np
+
+from kspread.engine.scheduler import heap_first
 
 GI, MI = 2**30, 2**20
 MAX_SCORE = 100
@@ -81,9 +85,9 @@ def run(n_nodes: int, n_pods: int) -> tuple[list[int], float, float]:
         d = MAX_SCORE // 2 + with_pod - without
         balanced = MAX_SCORE // 2 + np.where(d >= 0, d // 2, -((-d) // 2))  # Go's division
         total = least + balanced + taint_toleration
-        # the first highest in node order
-        top = found[total == total.max()]
-        node = int(top.min())
+        # the highest; ties as the heap pops them (the scored list is ``found``, in search order)
+        top = np.flatnonzero(total == total.max())
+        node = int(found[top[heap_first(top)]])
         chosen.append(node)
         # bind
         cpu[node] += pod_cpu
@@ -200,8 +204,8 @@ def run_shape(shape: str, n_nodes: int, n_pods: int, requests) -> tuple[list[int
         if shape in ("owned", "mixed", "spread8"):
             constraints = ((HOSTNAME, 1),) if shape == "spread8" or kind == 4 else SYSTEM_DEFAULTS
             total += 2 * _spread_scores(found, constraints, on_node[g], zone, counting)
-        top = found[total == total.max()]
-        node = int(top.min())
+        top = np.flatnonzero(total == total.max())
+        node = int(found[top[heap_first(top)]])
         chosen.append(node)
         cpu[node] += pod_cpu
         mem[node] += pod_mem
