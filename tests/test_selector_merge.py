@@ -237,7 +237,7 @@ def test_import_of_a_rollout_keeps_every_pod(tmp_path):
     res = read_file(p)
     assert res.error is None, res.error
     v = check(res.docs[0])
-    assert v.passed, v.report
+    assert v.passed, v.message
 
 
 AFFINITY = """\
