@@ -326,6 +326,20 @@ class Version:
         return self.queue_sees_nomination_changes and self.minor <= 34
 
     @property
+    def pod_hints_see_nominated_pods(self) -> bool:
+        """From 1.36 (PR #135392) InterPodAffinity's and PodTopologySpread's pod-event
+        queueing hints take a pending pod with a nominated node (an AssignedPodDelete for a
+        nomination changed or cleared, or for a nominated pod deleted) as they take a bound
+        one; before, every pod without a node was skipped."""
+        return self.minor >= 36
+
+    @property
+    def affinity_hint_sees_deleted_anti_affinity(self) -> bool:
+        """From 1.36 (PR #135325) InterPodAffinity's hint for a deleted pod also answers
+        Queue when the deleted pod's own required anti-affinity matched the pending pod."""
+        return self.minor >= 36
+
+    @property
     def search_counts_dropped_node(self) -> bool:
         """Up to 1.16 each node the search checks is taken from the node tree's iterator
         (NodeTree().Next()), so the feasible node found beyond the last needed, dropped,
