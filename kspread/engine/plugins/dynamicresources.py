@@ -106,6 +106,7 @@ def allocator_features(version: Version) -> Features:
         all_needs_a_device=version.minor >= 33,  # up to 1.32 an All request may get no device
         all_v131=version.minor == 31,
         all_unavailable_stops=version.minor == 32,
+        subrequest_index_kept=version.minor >= 36,  # v1.36.2 keeps a subrequest's index
     )
 
 
