@@ -110,6 +110,8 @@ class PodVolume:
     disk: InTreeDisk | None = None
     # a `claims:` shorthand volume: the claim <name>-<pod> is made from this spec
     template: ClaimSpec | None = None
+    # an image volume's image.reference (ImageLocality from 1.36; kept from 1.36 only)
+    image: str | None = None
     # the volume as the case wrote it (PodSpec shape), for a backend; None: a `claims:` item
     source: Mapping[str, Any] | None = field(default=None, compare=False)
 

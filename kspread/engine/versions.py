@@ -602,6 +602,13 @@ class ResourceScoringFlags:
         return self.minor >= 36
 
     @property
+    def image_counts_image_volumes(self) -> bool:
+        """From 1.36 ImageLocality sums the images of the pod's image volumes
+        (``volumes[].image.reference``) too, after the containers' (sumImageScores); the
+        maximum threshold still counts the containers only."""
+        return self.minor >= 36
+
+    @property
     def image_threshold_per_container(self) -> bool:
         """ImageLocality's maximum threshold is 1000 MiB times the number of containers
         from 1.19 (PR #91138); before, 1000 MiB."""

@@ -189,7 +189,7 @@ def _volume_name(item: Mapping[str, Any], at: PathT, taken: set[str]) -> str:
 
 def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
     """A PodSpec's ``volumes``: those the volume plugins read (claims, ephemeral volumes,
-    in-tree disks); the names of all must be unique."""
+    in-tree disks) and image volumes (ImageLocality); the names of all must be unique."""
     out = []
     seen: set[str] = set()
     for i, v in enumerate(_list(raw, path)):
@@ -220,6 +220,16 @@ def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
         disk = next((k for k in _DISK_IDENT if v.get(k) is not None), None)
         if disk is not None:
             out.append(PodVolume(name, disk=_disk(disk, v[disk], [*at, disk]), source=v))
+            continue
+        if v.get("image") is not None:
+            img = _map(v["image"], [*at, "image"])
+            for key in img:
+                if key not in ("reference", "pullPolicy"):
+                    raise CaseError(f"unknown field {key!r} in an image volume", [*at, "image", str(key)])
+            ref = img.get("reference")
+            if not isinstance(ref, str) or not ref:
+                raise CaseError("Required value", [*at, "image", "reference"])
+            out.append(PodVolume(name, image=ref, source=v))
             continue
         # emptyDir, configMap, csi inline, ...: no volume plugin reads it, kspread keeps none
     return tuple(out)
