@@ -229,6 +229,9 @@ class CSINode:
 class CSIDriver:
     name: str
     storage_capacity: bool = False
+    # spec.preventPodSchedulingIfMissing (1.36): NodeVolumeLimits' driver check (the
+    # VolumeLimitScaling gate) applies only to a driver that opts in
+    prevent_if_missing: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -326,6 +326,13 @@ class Version:
         return self.queue_sees_nomination_changes and self.minor <= 34
 
     @property
+    def csi_driver_check_needs_opt_in(self) -> bool:
+        """From 1.36 NodeVolumeLimits' check that a volume's CSI driver is on the node
+        (VolumeLimitScaling) applies only to a CSIDriver with
+        spec.preventPodSchedulingIfMissing true; 1.35 checks every CSIDriver."""
+        return self.minor >= 36
+
+    @property
     def pod_hints_see_nominated_pods(self) -> bool:
         """From 1.36 (PR #135392) InterPodAffinity's and PodTopologySpread's pod-event
         queueing hints take a pending pod with a nominated node (an AssignedPodDelete for a

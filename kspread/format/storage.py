@@ -349,10 +349,16 @@ def _csinode(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) -> CS
 
 
 def _csidriver(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) -> CSIDriver:
-    cap = _map(obj.get("spec"), [*path, "spec"]).get("storageCapacity", False)
-    if not isinstance(cap, bool):
-        raise CaseError("must be a boolean", [*path, "spec", "storageCapacity"], value=cap)
-    return CSIDriver(meta["name"], cap)
+    spec = _map(obj.get("spec"), [*path, "spec"])
+    flags = []
+    for key in ("storageCapacity", "preventPodSchedulingIfMissing"):
+        value = spec.get(key, False)
+        if value is None:
+            value = False
+        if not isinstance(value, bool):
+            raise CaseError("must be a boolean", [*path, "spec", key], value=value)
+        flags.append(value)
+    return CSIDriver(meta["name"], flags[0], flags[1])
 
 
 def _capacity(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) -> CSIStorageCapacity:
