@@ -1086,7 +1086,8 @@ def main() -> int:
     ap.add_argument("--devices", action="store_true", help="device objects and DynamicResources (from 1.31)")
     ap.add_argument("--ndf", action="store_true", help="NodeDeclaredFeatures (1.35 oracle with ndf_v135.go)")
     ap.add_argument("--taint-rules", action="store_true",
-                    help="with --devices at 1.35: DeviceTaintRules and tolerations (oracle with taintrules_v135.go)")
+                    help="with --devices at 1.35: DeviceTaintRules and tolerations (oracle with taintrules_v135.go); "
+                         "at 1.36: taints in the slices' devices and tolerations")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
