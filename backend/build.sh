@@ -29,10 +29,10 @@ declare -A COMMIT=(
   [1.29]=0f3b37fec9f77af78f34e7b28e4b86b9a4ee6893 [1.30]=4d9811464bcdbd859393620c29e2bebbc6ceea1b
   [1.31]=18dc3cbed05bb917e7899a73197dcdb666d1be2c [1.32]=0aead65517160bb59371a05bf245486ccb8d3676
   [1.33]=0c967825a300296bf3dbd58c6623477aaa02838f [1.34]=3d6d3a01b62a1d496c9fd85165adcbdb72164aa7)
-[[ "$VERSION" =~ ^1\.(29|3[0-5])$ ]] || { echo "build.sh: --version $VERSION: a backend is built for 1.29 to 1.35" >&2; exit 2; }
+[[ "$VERSION" =~ ^1\.(29|3[0-6])$ ]] || { echo "build.sh: --version $VERSION: a backend is built for 1.29 to 1.36" >&2; exit 2; }
 MINOR=${VERSION#1.}
 TAGS=""
-for (( m = MINOR + 1; m <= 35; m++ )); do TAGS="$TAGS pre1$m"; done
+for (( m = MINOR + 1; m <= 36; m++ )); do TAGS="$TAGS pre1$m"; done
 TAGS=${TAGS# }
 OUT=${1:?$usage}
 MAIN=${2:-$REPO/backend/cmd/kspread-backend}
@@ -59,6 +59,8 @@ TAR=""
 if [ -n "$TREE" ]; then
   [ -f "$TREE/go.mod" ] && [ -f "$TREE/vendor/modules.txt" ] || { echo "build.sh: KSPREAD_TREE=$TREE holds no go.mod and vendor/modules.txt" >&2; exit 2; }
   SRC=$TREE
+elif [ "$VERSION" = 1.36 ]; then
+  echo "build.sh: --version 1.36 needs KSPREAD_TREE, a vendored module tree of k8s.io/kubernetes 1.36 (go.mod, vendor/): no openshift-kni/scheduler-plugins commit vendors 1.36. Make one from a kubernetes source tree with vendor/ and staging/ (kubernetes/kubernetes v1.36.x, or openshift/kubernetes as openshift/microshift keeps it under deps/github.com/openshift/kubernetes): python3 dev/k8stree.py SRC 1.36.2 OUT, then KSPREAD_TREE=OUT (docs/reference/backends.md, Versions)" >&2; exit 2
 elif [ "$VERSION" = 1.35 ]; then
   TAR=$(ls "$UP"/scheduler-plugins-*-src.tar.xz 2>/dev/null | head -1 || true)
   [ -n "$TAR" ] || { echo "build.sh: no scheduler-plugins-*-src.tar.xz in $UP (set KSPREAD_UPSTREAM, or KSPREAD_TREE)" >&2; exit 2; }
@@ -82,7 +84,9 @@ fi
 if [ -n "${stale:-}" ]; then
   rm -rf "$SP" && mkdir -p "$SP"
   if [ -n "$TREE" ]; then
-    cp -r "$TREE"/. "$SP"
+    # hard links where the tree is on the same file system (a tree made by dev/k8stree.py is GBs); the
+    # build writes only new files into it (the injected zz_kspread_*.go)
+    cp -al "$TREE"/. "$SP" 2>/dev/null || { rm -rf "$SP" && mkdir -p "$SP" && cp -r "$TREE"/. "$SP"; }
   elif [ -n "$TAR" ]; then
     tar -xJf "$TAR" -C "$SP"
   else
