@@ -2113,14 +2113,14 @@ def _go_declarations(text: str) -> list[str]:
 
 def test_each_minor_gets_one_definition_of_every_version_specific_call():
     # the compat_*.go files by their build tags (build.sh: preM for every minor M after the one
-    # built), without Go: at every minor 1.29-1.35, each name is defined once at most, and every
+    # built), without Go: at every minor 1.29-1.36, each name is defined once at most, and every
     # name the backend's other files use is defined exactly once
     src = REPO / "backend" / "kspreadbackend"
     files = {p.name: p.read_text() for p in sorted(src.glob("compat_*.go"))}
     assert files
     rest = "".join(p.read_text() for p in src.glob("*.go") if not p.name.startswith("compat_"))
-    for minor in range(29, 36):
-        tags = {f"pre1{m}" for m in range(minor + 1, 36)}
+    for minor in range(29, 37):
+        tags = {f"pre1{m}" for m in range(minor + 1, 37)}
         defined: dict[str, list[str]] = {}
         for name, text in files.items():
             m = re.search(r"^//go:build (.+)$", text, re.M)
@@ -2136,7 +2136,8 @@ def test_each_minor_gets_one_definition_of_every_version_specific_call():
         used = {n for n in {d for text in files.values() for d in _go_declarations(text)}
                 if "." not in n and re.search(rf"\b{n}\b", rest)}
         assert used - set(defined) == set(), f"1.{minor}: not defined: {sorted(used - set(defined))}"
-    assert {"fwNodeInfo", "runPreFilter", "scoreOn", "evaluatorOf", "extenderFilters"} <= used
+    assert {"fwNodeInfo", "runPreFilter", "scoreOn", "evaluatorOf", "extenderFilters", "preemptionRunning",
+            "recorderFactory"} <= used
 
 
 def test_the_trace_is_upstreams_own_log_and_off_by_default():
