@@ -2221,9 +2221,10 @@ def test_the_golden_cases_at_1_36_through_a_1_36_backend():
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     last = r.stdout.strip().splitlines()[-1]
     assert not re.search(r"\b\d+ (failed|error)", last), last
-    # the 1.36 golden cases run (10 of them when this was written; one listed)
-    m = re.search(r"\b(\d+) passed", last)
-    assert m and int(m.group(1)) >= 10, last
+    # the 1.36 golden cases run (11 when this was written: 10 pass, one listed; a listed tie passes
+    # in most runs)
+    ran = sum(int(n) for n in re.findall(r"\b(\d+) (?:passed|xfailed|xpassed)", last))
+    assert ran >= 11, last
 
 
 def test_the_reference_engine_and_upstream_1_36_compared(capsys):
