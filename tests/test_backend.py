@@ -2265,3 +2265,24 @@ def test_k8stree_extracts_a_tree_leaving_out_absent_blobs(tmp_path):
     again = subprocess.run([sys.executable, str(REPO / "dev" / "k8stree.py"), "--extract", str(repo / ".git"),
                             "HEAD:deps/k", str(out)], capture_output=True, text=True, check=False)
     assert (again.returncode, again.stderr) == (2, f"k8stree.py: {out} exists: give a new directory\n")
+
+
+def test_force_version_takes_the_backends_own_minor(tmp_path):
+    # dev/force-version.py forces every golden case to the minor the backend's --info names
+    # (1.36 for a 1.36 build), unless --version says otherwise
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.34.2")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "c.yaml").write_text("apiVersion: kspread/v1\nkind: Case\n" + CASE.lstrip())
+    force = [sys.executable, str(REPO / "dev" / "force-version.py"), "--backend"]
+    r = subprocess.run([*force, fake, str(tmp_path / "cases")], cwd=REPO, capture_output=True, text=True,
+                       timeout=120, check=False)
+    assert r.stdout.splitlines()[0] == ("1 cases and variants; at 1.34: 1 run, left out: 0 expecting an error, "
+                                        "0 with extenders, 0 not valid at 1.34, 0 variants that were their case again")
+    r = subprocess.run([*force, fake, "--version", "1.33", str(tmp_path / "cases")], cwd=REPO, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert r.stdout.splitlines()[0].startswith("1 cases and variants; at 1.33: 1 run")
+    r = subprocess.run([*force, str(tmp_path / "nowhere"), str(tmp_path / "cases")], cwd=REPO, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert r.returncode == 2 and r.stderr.splitlines()[-1].startswith(
+        f"force-version.py: error: backend {tmp_path}/nowhere: "), r.stderr
