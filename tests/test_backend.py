@@ -31,6 +31,7 @@ from kspread.workflow.backend import (
     open_backend,
 )
 from kspread.workflow.cli import main as cli_main
+from kspread.workflow.runner import compare
 from tests.helpers import verdict, write_case
 
 REPO = Path(__file__).resolve().parent.parent
@@ -2286,3 +2287,20 @@ def test_force_version_takes_the_backends_own_minor(tmp_path):
                        text=True, timeout=120, check=False)
     assert r.returncode == 2 and r.stderr.splitlines()[-1].startswith(
         f"force-version.py: error: backend {tmp_path}/nowhere: "), r.stderr
+
+
+def test_a_missing_extended_resource_claim_is_null(tmp_path):
+    # upstream makes a pod's extended-resource claim only in PreBind: for b, which stays pending,
+    # the backend reports none, and the engine's null ("not made") agrees with it
+    case = load_case(read_file(str(REPO / "cases" / "devices" / "extended-resources.yaml")).docs[1])
+    assert case.name == "devices-extended-resource-claim-per-pod"
+    out = {"cycles": [], "placements": {"a": "n1", "b": None, "c": "n1"},
+           "allocations": {"a-extended-resources": ["gpu.example.com/n1/gpu-0", "gpu.example.com/n1/gpu-1"],
+                           "c-extended-resources": ["gpu.example.com/n1/gpu-2"]}}
+    actual = backend_actual(case, out)
+    assert actual["allocations"]["b-extended-resources"] is None
+    assert compare(dict(case.expect), actual) == []
+    # a bound pod's claim the backend lacks reads as null too, and the expectation (two GPUs) fails
+    out["allocations"] = {"c-extended-resources": ["gpu.example.com/n1/gpu-2"]}
+    assert backend_actual(case, out)["allocations"]["a-extended-resources"] is None
+    assert compare(dict(case.expect), backend_actual(case, out)) != []

@@ -882,6 +882,12 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
     if out.get("allocations") is not None:
         # every claim at the end: its devices (driver/pool/device), None unallocated
         actual["allocations"] = {k: (None if v is None else list(v)) for k, v in out["allocations"].items()}
+        # a pod's extended-resource claim: upstream makes it only in PreBind (1.35+, bindClaim),
+        # so a pod that did not bind, or that a device plugin served, has none; the engine's
+        # null for it means "not made" too (DeviceState.allocations)
+        if case.cluster.devices is not None:
+            for key in case.cluster.devices.extended_claims:
+                actual["allocations"].setdefault(key, None)
     return actual
 
 
