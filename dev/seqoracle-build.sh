@@ -23,6 +23,10 @@
 # waiting_pods_map.go), and dra.go and dra.patch (DeviceClasses, ResourceSlices, claims, templates,
 # pods' resourceClaims, the resource claim controller emulated) with zz_pool_order.go in the
 # vendored allocators (FC_POOL_ORDER: kspread's pool order, to explain a difference).
+# With SP136 set (a vendored module tree of k8s.io/kubernetes v1.36.2 made by dev/k8stree.py, e.g.
+# /tmp/sp-1.36), also WORKDIR/fullcycle136: the same driver and files as 1.35, in a copy of SP136
+# (WORKDIR/v136/sp), with gang136.go in place of gang.go (1.36 has no v1alpha1 Workload: the
+# driver refuses gangs). ONLY=136 builds that one alone (no setup.sh, no 1.35 tree).
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -31,9 +35,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SHARED=${SHARED:-/work/shared}
 C131=18dc3cbed05bb917e7899a73197dcdb666d1be2c       # vendors k8s.io/kubernetes v1.31.8
 
-[ -x "$W/v135/kspread-oracle" ] || "$SHARED/oracle/setup.sh" "$W/v135"
-export PATH="$(dirname "$(ls "$W"/v135/venv/lib/python3*/site-packages/go/bin/go)"):$PATH"
-export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*' GOPATH="$W/gopath" GOCACHE="$W/gocache"
+ONLY=${ONLY:-}
+if [ "$ONLY" != 136 ]; then
+  [ -x "$W/v135/kspread-oracle" ] || "$SHARED/oracle/setup.sh" "$W/v135"
+  export PATH="$(dirname "$(ls "$W"/v135/venv/lib/python3*/site-packages/go/bin/go)"):$PATH"
+fi
+command -v go >/dev/null   # ONLY=136: put Go 1.27 on PATH yourself
+export GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local GONOSUMDB='*' GOPATH="$W/gopath" GOCACHE="${GOCACHE:-$W/gocache}"
 
 gang() {  # gang TREE: gang.go and gang.patch, the gang's clock in the vendored scheduler (1.35 only)
   S="$1/vendor/k8s.io/kubernetes/pkg/scheduler"
@@ -49,6 +57,9 @@ gang() {  # gang TREE: gang.go and gang.patch, the gang's clock in the vendored 
 
 driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES_GO
   cp "$1/zz_fullcycle_oracle.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
+  if grep -q '^# k8s.io/kubernetes v1.36' "$2/vendor/modules.txt"; then   # 1.36: SchedulePod's new form
+    cp "$HERE/fullcycle/zz_fullcycle_oracle_v136.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/zz_fullcycle_oracle.go"
+  fi
   cp "$HERE/fullcycle/$6" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/$5/"
   cp "$HERE/fullcycle/zz_snapshot_order.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
   P="$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/preemption"
@@ -61,15 +72,26 @@ driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES
   cp "$1/main.go" "$HERE/fullcycle/outcomes.go" "$HERE/fullcycle/steps.go" "$HERE/fullcycle/storage.go" \
     "$HERE/fullcycle/$7" "$2/cmd/fullcycle/"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/outcomes.patch"
+  if grep -q '^# k8s.io/kubernetes v1.36' "$2/vendor/modules.txt"; then   # 1.36: RecorderFactory's new type
+    sed -i 's/recorder := func(string) events.EventRecorder {/recorder := func(string) events.EventRecorderLogger {/' "$2/cmd/fullcycle/main.go"
+    grep -q 'events.EventRecorderLogger {' "$2/cmd/fullcycle/main.go"
+  fi
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/$4"
   patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/storage.patch"
-  [ ! -d "$2/vendor/k8s.io/kubernetes/pkg/scheduler/backend/workloadmanager" ] || gang "$2"   # gangs (1.35)
+  if [ -d "$2/vendor/k8s.io/kubernetes/pkg/scheduler/backend/workloadmanager" ]; then
+    gang "$2"   # gangs (1.35)
+  elif [ -f "$2/vendor/k8s.io/api/scheduling/v1alpha2/types.go" ]; then
+    # 1.36: gang.patch's hooks with gang136.go, which refuses gangs (v1alpha2 is not driven yet)
+    cp "$HERE/fullcycle/gang136.go" "$2/cmd/fullcycle/"
+    patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/gang.patch"
+  fi
   # PreBind's wait for the (emulated) PV controller: every 10 ms, not every second
   sed -i 's/wait.PollUntilContextTimeout(ctx, time.Second, b.bindTimeout/wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, b.bindTimeout/' \
     "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"
   grep -q '10\*time.Millisecond, b.bindTimeout' "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"
   if [ -f "$2/vendor/k8s.io/api/resource/v1/types.go" ]; then dra "$2"; fi   # 1.35: devices (dra.go)
-  (cd "$2" && go build -o "$3.new" ./cmd/fullcycle) && mv "$3.new" "$3"   # a running binary is not overwritten
+  (cd "$2" && go build -o "$3.new" ./cmd/fullcycle) || exit 1
+  mv "$3.new" "$3"   # a running binary is not overwritten
   echo "built $3"
 }
 
@@ -79,15 +101,21 @@ dra() {  # dra TREE: dra.go with dra.patch, and the allocators' pool order hook 
   for pkg in stable incubating experimental; do
     D="$1/vendor/k8s.io/dynamic-resource-allocation/structured/internal/$pkg"
     sed "s/^package stable$/package $pkg/" "$HERE/fullcycle/zz_pool_order.go" > "$D/zz_pool_order.go"
-    if [ "$pkg" != stable ]; then
+    if grep -qP '^\tDeviceSlicesTargetingNode ' "$D/pools_$pkg.go"; then   # incubating, experimental; 1.36: all
       sed -i 's/oracleSortSlices(p.Slices) \/\/ POOL-SLICES/oracleSortSlices(p.DeviceSlicesTargetingNode); oracleSortSlices(p.DeviceSlicesNotTargetingNode)/; s/\.Slices)/.DeviceSlicesTargetingNode)/g' "$D/zz_pool_order.go"
     fi
     grep -q oracleSortPools "$D/allocator_$pkg.go" || perl -0pi -e \
-      's/(\tpools, err := GatherPools\(ctx, alloc.slices, node, a.features\)\n)/$1\toracleSortPools(pools)\n/' "$D/allocator_$pkg.go"
+      's/(\tpools, err := GatherPools\(ctx, [^\n]*\)\n)/$1\toracleSortPools(pools)\n/' "$D/allocator_$pkg.go"
     grep -q oracleSortPools "$D/allocator_$pkg.go"
   done
 }
 
+if [ -n "${SP136:-}" ]; then
+  [ -f "$W/v136/sp/vendor/modules.txt" ] || { mkdir -p "$W/v136" && cp -a "$SP136" "$W/v136/sp"; }
+  grep -q '^# k8s.io/kubernetes v1.36' "$W/v136/sp/vendor/modules.txt"
+  driver "$SHARED/fullcycle" "$W/v136/sp" "$W/fullcycle136" steps.patch backend/queue zz_queue_v135.go tolerates135.go
+fi
+[ "$ONLY" = 136 ] && exit 0
 driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135" steps.patch backend/queue zz_queue_v135.go tolerates135.go
 if [ -n "$MIRROR" ]; then
   if [ ! -f "$W/v131/sp/vendor/modules.txt" ]; then
