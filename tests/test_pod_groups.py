@@ -43,8 +43,9 @@ def _cycles(results):
 def test_a_gang_that_fits_is_placed_in_one_cycle_and_binds_whole():
     sched, results, _ = _run([{"name": "w", "replicas": 3, "requests": {"cpu": "2"}, "schedulingGroup": SG}])
     # w-2 made the quorum and entered activeQ first (InitialAttemptTimestamp); w-0 and w-1 were
-    # moved by its creation (UnscheduledPodAdd), w-1 last re-held by PreEnqueue, so moved first
-    assert _cycles(results) == [("w-2", "n1", "n1"), ("w-1", "n2", "n2"), ("w-0", "n1", "n1")]
+    # moved by its creation (UnscheduledPodAdd) in the order PreEnqueue last held them: w-1's own
+    # creation event offered both (w-1 too) and held them again, w-0 first
+    assert _cycles(results) == [("w-2", "n1", "n1"), ("w-0", "n2", "n2"), ("w-1", "n1", "n1")]
     assert all(r.pod_group.group_status == "Success" and r.pod_group.bound for r in results)
     assert sched.groups.conditions == {("default", "workers"): Condition("True", "Scheduled", "")}
     # one scheduling cycle for the three (CurrentCycle after the pops): no batch hint inside
@@ -55,12 +56,12 @@ def test_a_gang_that_does_not_fit_leaves_every_pod_pending_with_upstreams_status
     sched, results, placements = _run([{"name": "w", "replicas": 3, "requests": {"cpu": "3"}, "schedulingGroup": SG}])
     assert placements == {"w-0": None, "w-1": None, "w-2": None}
     # one cycle: the group is parked (nothing changes, a retry would repeat it)
-    assert [r.pod.key for r in results] == ["w-2", "w-1", "w-0"]
+    assert [r.pod.key for r in results] == ["w-2", "w-0", "w-1"]
     by = {r.pod.key: r for r in results}
     want = f"pod group is unschedulable, {PERMIT_WAIT}"
-    assert verdict(sched.version, by["w-2"]) == want and verdict(sched.version, by["w-1"]) == want
-    assert by["w-2"].pod_group.node == "n1" and by["w-1"].pod_group.node == "n2"
-    assert verdict(sched.version, by["w-0"]) == ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+    assert verdict(sched.version, by["w-2"]) == want and verdict(sched.version, by["w-0"]) == want
+    assert by["w-2"].pod_group.node == "n1" and by["w-0"].pod_group.node == "n2"
+    assert verdict(sched.version, by["w-1"]) == ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
                                                  "preemption: 0/2 "
                                                  "nodes are available: 2 No preemption victims found for "
                                                  "incoming pod.")
@@ -77,15 +78,15 @@ def test_the_failed_pods_go_to_backoff_the_fitting_ones_to_its_error_queue():
     qs = run.queue.pods
     assert {k: (q.where, q.error_backoff, q.errors_count, q.unschedulable_count, sorted(q.rejectors))
             for k, q in qs.items()} == {
-        "w-0": ("backoff", False, 0, 1, ["NodeResourcesFit"]),
-        "w-1": ("backoff", True, 1, 0, []),
+        "w-0": ("backoff", True, 1, 0, []),
+        "w-1": ("backoff", False, 0, 1, ["NodeResourcesFit"]),
         "w-2": ("backoff", True, 1, 0, []),
     }
     # parked: nothing to pop until something changes
     assert run.queue.pop() is None
     run.queue.changes += 1
     popped = run.queue.pop()
-    assert popped is not None and popped.key == "w-0"  # podBackoffQ pops; the error queue waits
+    assert popped is not None and popped.key == "w-1"  # podBackoffQ pops; the error queue waits
 
 
 def test_a_node_added_lets_the_parked_gang_land():

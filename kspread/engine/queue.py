@@ -198,7 +198,10 @@ class SchedulingQueue:
         else:
             self._enqueue(q, "active")
         if self.gang is not None and getattr(self.gang, "sends_unscheduled_add", True):
-            self.deliver(PodEvent("UnscheduledAdd", pod), skip=pod.key)
+            # the pod itself, held by PreEnqueue, is offered the event too (its hint answers
+            # Queue, PreEnqueue holds it again): in 1.36 that sets the order in which one event
+            # moves a group's pods, which a pod group cycle reads (InitialAttemptTimestamp)
+            self.deliver(PodEvent("UnscheduledAdd", pod), skip=None if self.pod_groups else pod.key)
 
     def _enqueue(self, q: QueuedPod, where: str) -> bool:
         """moveToActiveQ / moveToBackoffQ: GangScheduling's PreEnqueue first; a pod it
