@@ -102,6 +102,38 @@ def add(gen: Any, s: dict) -> None:
         s["schedule"].insert(r.randint(0, len(s["schedule"])), p)
 
 
+def to_pod_groups(s: dict) -> None:
+    """1.36 (issue 34): the sequence's gangs as 1.36 has them. Each pod group of a Workload (each
+    replica key of it: a group of its own) becomes a PodGroup (scheduling.k8s.io/v1alpha2) named
+    ``<workload>-<group>[-<key>]`` with the group's policy; a pod's workloadRef becomes its
+    ``schedulingGroup`` (one naming a missing Workload or group names a missing PodGroup). The
+    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped and the
+    priority is 0 (kspread refuses a pod group's pods with volumes, or that would preempt)."""
+    policies = {(w["metadata"].get("namespace", "default"), w["metadata"]["name"], g["name"]): g["policy"]
+                for w in s.get("workloads") or [] for g in w["spec"]["podGroups"]}
+    groups: dict[tuple[str, str], dict] = {}
+    for p in s["schedule"]:
+        ref = p.pop("workloadRef", None)
+        if ref is None:
+            continue
+        p.pop("volumes", None)
+        p["priority"] = 0
+        ns = p.get("namespace", "default")
+        name = "-".join(x for x in (ref["name"], ref["podGroup"], ref.get("podGroupReplicaKey")) if x)
+        policy = policies.get((ns, ref["name"], ref["podGroup"]))
+        if policy is None:
+            name = "missing"
+        elif (ns, name) not in groups:
+            meta: dict[str, Any] = {"name": name}
+            if ns != "default":
+                meta["namespace"] = ns
+            groups[(ns, name)] = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": meta,
+                                  "spec": {"schedulingPolicy": copy.deepcopy(policy)}}
+        p["schedulingGroup"] = {"podGroupName": name}
+    s["workloads"] = []
+    s["podGroups"] = list(groups.values())
+
+
 def finish(gen: Any, s: dict) -> None:
     """After seqtest's steps: 1-3 waits; a deleteNode turned into a cordon (and a later
     addNode of the same name dropped)."""

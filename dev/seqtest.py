@@ -1195,6 +1195,8 @@ def main() -> int:
         gang_seqs = [s for s in seqs if gang_gen.chance(args.gangs)]
         for s in gang_seqs:
             seqgang.add(gang_gen, s)
+            if gen.minor >= 36:  # 1.36: PodGroups and pods' schedulingGroup (seqgang.to_pod_groups)
+                seqgang.to_pod_groups(s)
         args.gates.update(seqgang.GATES)
     if args.devices:
         # a generator of its own: the sequences of a seed stay those of runs without devices
