@@ -293,6 +293,11 @@ class SchedulingQueue:
     def pop(self) -> QueuedPod | None:
         """The next pod to schedule; None when activeQ and backoffQ are empty."""
         q = self._live(self._active, "active")
+        while q is not None and self.pod_groups and q.pod.scheduling_group is not None and q.parked == self.changes:
+            # a parked pod group's pod the backoffQ flush moved: its cycle would repeat (podgroupcycle)
+            heapq.heappop(self._active)
+            self.place(q, "backoff")
+            q = self._live(self._active, "active")
         if q is None and self.pod_groups:
             return self._pop_groups()
         if q is None:
@@ -347,6 +352,17 @@ class SchedulingQueue:
         heapq.heappop(self._active)
         head.where = "gone"
         return head
+
+    def flush_backoff(self) -> list[str]:
+        """flushBackoffQCompleted at the clock (1.36, pod groups; a ``wait``): the pods whose
+        backoff ended move to activeQ, keeping their queue time. Returns them."""
+        moved = []
+        for e in sorted(self._backoff):
+            q = self.pods[e[-1]]
+            if q.where == "backoff" and q.timestamp == e[-2] and not self._backing_off(q):
+                self.place(q, "active")
+                moved.append(q.key)
+        return moved
 
     def pop_specific(self, key: str) -> QueuedPod | None:
         """PopSpecificPod: the pod activated (from the unschedulable pods or backoffQ,

@@ -512,6 +512,10 @@ class World:
             # it would be a wildcard event the pods in flight at Permit see, which upstream's
             # flush, once per tick, does not make)
             rec.moved.extend(queue.flush_leftover())
+        if queue.pod_groups:
+            # the backoffQ flush at the wait's end moves the pods of pod groups whose backoff ended
+            # (kspread.engine.podgroupcycle: a group that could not be placed waits in backoffQ)
+            rec.moved.extend(queue.flush_backoff())
 
     def _do_setDeviceConditions(self, step: Step, rec: Record) -> None:
         """A driver sets conditions of an allocated device in its claim's status
