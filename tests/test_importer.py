@@ -1646,7 +1646,7 @@ def test_a_1_36_pod_group_keeps_its_podgroup_and_refs_and_turns_the_gates_on(tmp
 def test_1_37_pod_groups_are_refused_for_a_pod_to_schedule_and_dropped_from_bound_pods(tmp_path, field):
     pg = {"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup", "metadata": {"name": "pg"}}
     dump = _gang_dump(pg, _gang_pod("a-1", node="n1", **field), _gang_pod("b-2", **field))
-    out, warnings = _import(tmp_path, dump, version="1.37")
+    out, _ = _import(tmp_path, dump, version="1.37")
     pods = yaml.safe_load(out)["pods"]
     assert [sorted(p) for p in pods] == [["containers", "name", "node"]]
     assert "featureGates" not in out
