@@ -214,3 +214,12 @@ def test_what_the_cycle_does_not_model_is_refused_by_name():
         _run([{"name": "g", "requests": {"cpu": "1"}, "schedulingGroup": SG,
                "volumes": [{"name": "v", "gcePersistentDisk": {"pdName": "d"}}]}],
              objects=[_pg(policy={"basic": {}})])
+
+
+def test_a_backend_without_pod_groups_skips_the_case_rather_than_place_pods_one_by_one():
+    from kspread.workflow.backend import Backend
+
+    case = _case([{"name": "w", "replicas": 3, "requests": {"cpu": "2"}, "schedulingGroup": SG}])
+    assert Backend("kb", "v1.36.2", (), (), ("serve", "workloads")).applicable(case) == (
+        "the case has PodGroup objects or pods with a schedulingGroup (1.36's pod groups), which the backend kb "
+        "does not take (its --info lists no protocol `podGroups`)")
