@@ -102,6 +102,38 @@ def add(gen: Any, s: dict) -> None:
         s["schedule"].insert(r.randint(0, len(s["schedule"])), p)
 
 
+def to_pod_groups(s: dict) -> None:
+    """1.36 (issue 32): the sequence's gangs as 1.36 has them. Each pod group of a Workload (each
+    replica key of it: a group of its own) becomes a PodGroup (scheduling.k8s.io/v1alpha2) named
+    ``<workload>-<group>[-<key>]`` with the group's policy; a pod's workloadRef becomes its
+    ``schedulingGroup`` (one naming a missing Workload or group names a missing PodGroup). The
+    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped and the
+    priority is 0 (kspread refuses a pod group's pods with volumes, or that would preempt)."""
+    policies = {(w["metadata"].get("namespace", "default"), w["metadata"]["name"], g["name"]): g["policy"]
+                for w in s.get("workloads") or [] for g in w["spec"]["podGroups"]}
+    groups: dict[tuple[str, str], dict] = {}
+    for p in s["schedule"]:
+        ref = p.pop("workloadRef", None)
+        if ref is None:
+            continue
+        p.pop("volumes", None)
+        p["priority"] = 0
+        ns = p.get("namespace", "default")
+        name = "-".join(x for x in (ref["name"], ref["podGroup"], ref.get("podGroupReplicaKey")) if x)
+        policy = policies.get((ns, ref["name"], ref["podGroup"]))
+        if policy is None:
+            name = "missing"
+        elif (ns, name) not in groups:
+            meta: dict[str, Any] = {"name": name}
+            if ns != "default":
+                meta["namespace"] = ns
+            groups[(ns, name)] = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": meta,
+                                  "spec": {"schedulingPolicy": copy.deepcopy(policy)}}
+        p["schedulingGroup"] = {"podGroupName": name}
+    s["workloads"] = []
+    s["podGroups"] = list(groups.values())
+
+
 def finish(gen: Any, s: dict) -> None:
     """After seqtest's steps: 1-3 waits; a deleteNode turned into a cordon (and a later
     addNode of the same name dropped)."""
@@ -210,8 +242,8 @@ def case_input(doc: dict) -> dict:
     seqtest's sequence (its ``oracle_input`` makes the oracle's JSON)."""
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
-                                                   "nodeSelector", "tolerations", "node", "schedulingGates",
-                                                   "volumes", "resourceClaims")}
+                                                   "schedulingGroup", "nodeSelector", "tolerations", "node",
+                                                   "schedulingGates", "volumes", "resourceClaims")}
         p["name"] = name
         return p
 
@@ -219,7 +251,12 @@ def case_input(doc: dict) -> dict:
                                    for n in doc["nodes"]],
                          "pods": [pod(p, p["name"]) for p in doc.get("pods") or []], "schedule": [], "pdbs": [],
                          "pluginConfig": [], "steps": [],
-                         "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"]}
+                         "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"
+                                       and o.get("apiVersion") == "scheduling.k8s.io/v1alpha1"]}
+    # 1.36: the PodGroups (v1alpha2 Workloads are not read by the scheduler: not sent)
+    groups = [o for o in doc.get("objects") or [] if o.get("kind") == "PodGroup"]
+    if groups:
+        s["podGroups"] = groups
     storage = [o for o in doc.get("objects") or [] if o.get("kind") in STORAGE_KINDS]
     if storage:
         s["storage"] = storage
@@ -266,15 +303,16 @@ def main() -> int:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--oracle", required=True)
+    ap.add_argument("--version", default="1.35", help="the cases of this version (1.35: Workloads; 1.36: PodGroups)")
     ap.add_argument("cases", nargs="+")
     a = ap.parse_args()
     bad = 0
     for f in a.cases:
         for doc in yaml.safe_load_all(Path(f).read_text()):
-            if not doc or doc.get("version") != "1.35" or "schedule" not in doc:
+            if not doc or doc.get("version") != a.version or "schedule" not in doc:
                 continue
             s = case_input(doc)
-            r = seqtest.compare(s, "1.35", a.oracle, 1, dict(doc.get("featureGates") or {}), doc["name"])
+            r = seqtest.compare(s, a.version, a.oracle, 1, dict(doc.get("featureGates") or {}), doc["name"])
             ok = r.get("cycles") and r.get("final")
             bad += not ok
             print(f"{'agree ' if ok else 'DIFFER'} {doc['name']}: upstream {seqtest.describe(r.get('upstreamCycles'))}")

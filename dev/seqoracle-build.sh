@@ -25,8 +25,8 @@
 # vendored allocators (FC_POOL_ORDER: kspread's pool order, to explain a difference).
 # With SP136 set (a vendored module tree of k8s.io/kubernetes v1.36.2 made by dev/k8stree.py, e.g.
 # /tmp/sp-1.36), also WORKDIR/fullcycle136: the same driver and files as 1.35, in a copy of SP136
-# (WORKDIR/v136/sp), with gang136.go in place of gang.go (1.36 has no v1alpha1 Workload: the
-# driver refuses gangs). ONLY=136 builds that one alone (no setup.sh, no 1.35 tree).
+# (WORKDIR/v136/sp), with podgroup136.go in place of gang.go (v1alpha2 PodGroups, pods' schedulingGroup;
+# podgroup136.patch: parked pod groups in the idle test). ONLY=136 builds that one alone.
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -81,9 +81,22 @@ driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES
   if [ -d "$2/vendor/k8s.io/kubernetes/pkg/scheduler/backend/workloadmanager" ]; then
     gang "$2"   # gangs (1.35)
   elif [ -f "$2/vendor/k8s.io/api/scheduling/v1alpha2/types.go" ]; then
-    # 1.36: gang.patch's hooks with gang136.go, which refuses gangs (v1alpha2 is not driven yet)
-    cp "$HERE/fullcycle/gang136.go" "$2/cmd/fullcycle/"
+    # 1.36: gang.patch's hooks with podgroup136.go (v1alpha2 PodGroups, pods' schedulingGroup; it
+    # refuses 1.35's gangs), and podgroup136.patch: the idle test's parked pod groups
+    cp "$HERE/fullcycle/podgroup136.go" "$2/cmd/fullcycle/"
+    # the pods one event moves, in the order they were last added to unschedulablePods, not the map's
+    # (zz_queue_v136.go: oracleNoteUnschedulable, oracleSortPodInfos)
+    Q="$2/vendor/k8s.io/kubernetes/pkg/scheduler/backend/queue"
+    grep -q oracleNoteUnschedulable "$Q/unschedulable_pods.go" || perl -0pi -e \
+      's/(func \(u \*unschedulablePods\) addOrUpdate\([^\n]*\n\tpodID := u.keyFunc\(pInfo.Pod\)\n)/$1\toracleNoteUnschedulable(podID)\n/' \
+      "$Q/unschedulable_pods.go"
+    grep -q oracleNoteUnschedulable "$Q/unschedulable_pods.go"
+    grep -q oracleSortPodInfos "$Q/scheduling_queue.go" || perl -0pi -e \
+      's/(func \(p \*PriorityQueue\) movePodsToActiveOrBackoffQueue\([^\n]*\n)/$1\toracleSortPodInfos(podInfoList, p.unschedulablePods.keyFunc)\n/' \
+      "$Q/scheduling_queue.go"
+    grep -q oracleSortPodInfos "$Q/scheduling_queue.go"
     patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/gang.patch"
+    patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/podgroup136.patch"
   fi
   # PreBind's wait for the (emulated) PV controller: every 10 ms, not every second
   sed -i 's/wait.PollUntilContextTimeout(ctx, time.Second, b.bindTimeout/wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, b.bindTimeout/' \
@@ -113,7 +126,7 @@ dra() {  # dra TREE: dra.go with dra.patch, and the allocators' pool order hook 
 if [ -n "${SP136:-}" ]; then
   [ -f "$W/v136/sp/vendor/modules.txt" ] || { mkdir -p "$W/v136" && cp -a "$SP136" "$W/v136/sp"; }
   grep -q '^# k8s.io/kubernetes v1.36' "$W/v136/sp/vendor/modules.txt"
-  driver "$SHARED/fullcycle" "$W/v136/sp" "$W/fullcycle136" steps.patch backend/queue zz_queue_v135.go tolerates135.go
+  driver "$SHARED/fullcycle" "$W/v136/sp" "$W/fullcycle136" steps.patch backend/queue zz_queue_v136.go tolerates135.go
 fi
 [ "$ONLY" = 136 ] && exit 0
 driver "$SHARED/fullcycle" "$W/v135/sp" "$W/fullcycle135" steps.patch backend/queue zz_queue_v135.go tolerates135.go

@@ -520,9 +520,10 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
         doc["featureGates"] = gates
     doc["profile"] = {"config": config}
     doc.update(nodes=s["nodes"], pods=s["pods"], schedule=with_steps(s))
-    if s.get("storage") or s.get("workloads") or s.get("devices"):
-        # workloads: --gangs; devices: --devices
-        doc["objects"] = (s.get("storage") or []) + (s.get("workloads") or []) + (s.get("devices") or [])
+    if s.get("storage") or s.get("workloads") or s.get("devices") or s.get("podGroups"):
+        # workloads: --gangs (1.35); podGroups: --gangs (1.36); devices: --devices
+        doc["objects"] = (s.get("storage") or []) + (s.get("workloads") or []) + (s.get("podGroups") or []) \
+            + (s.get("devices") or [])
     if s.get("owners"):
         doc["owners"] = [{**o, "selector": o["selector"] if o["kind"] == "ReplicationController" else
                           {"matchLabels": o["selector"]}} for o in s["owners"]]
@@ -703,6 +704,8 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
         victims = sorted(v.key for v in pre.victims if v.key not in waiting_at[i]) \
             if pre is not None and pre.nominated_node else []
         picked = r.bound_node or getattr(r, "waiting_on", None)  # (a pod waiting at Permit: its node)
+        if getattr(r, "pod_group", None) is not None:  # 1.36: the node the pod fit on in its group's cycle
+            picked = r.pod_group.node
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": picked,
                        "after": after.get(i), "victims": victims, "err": r.error or ""})
     run = getattr(getattr(_sched, "sequence", None), "run", None)
@@ -1192,6 +1195,8 @@ def main() -> int:
         gang_seqs = [s for s in seqs if gang_gen.chance(args.gangs)]
         for s in gang_seqs:
             seqgang.add(gang_gen, s)
+            if gen.minor >= 36:  # 1.36: PodGroups and pods' schedulingGroup (seqgang.to_pod_groups)
+                seqgang.to_pod_groups(s)
         args.gates.update(seqgang.GATES)
     if args.devices:
         # a generator of its own: the sequences of a seed stay those of runs without devices

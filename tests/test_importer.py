@@ -1563,7 +1563,7 @@ def test_resize_status_is_imported(tmp_path):
     assert case.cluster.pods[0].resize.containers[0].allocated == {"cpu": 3000}
 
 
-# ---- gangs: 1.35's Workloads kept, 1.36's pod groups refused -------------------------------
+# ---- gangs: 1.35's Workloads and 1.36's PodGroups kept, 1.37's refused -------------------------------
 
 WORKLOAD = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
             "metadata": {"name": "train", "namespace": "default", "uid": "u", "resourceVersion": "7"},
@@ -1608,18 +1608,50 @@ def test_a_1_35_gang_keeps_its_workload_and_refs_and_turns_the_gates_on(tmp_path
     assert v.passed, v.message
 
 
+def test_a_1_36_pod_group_keeps_its_podgroup_and_refs_and_turns_the_gates_on(tmp_path):
+    """1.36: the PodGroups (v1alpha2; the fields behind alpha gates left out, counted), the
+    v1alpha2 Workloads and pods' schedulingGroup are kept, and the gates turned on; the case
+    schedules the group in a pod group cycle."""
+    pg = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+          "metadata": {"name": "pg", "namespace": "default", "uid": "u"},
+          "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}},
+                   "schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": "Pod"},
+          "status": {"conditions": []}}
+    wl = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": "train"},
+          "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}}]}}
+    sg = {"podGroupName": "pg"}
+    dump = _gang_dump(pg, wl, _gang_pod("w-1", schedulingGroup=sg), _gang_pod("w-2", schedulingGroup=sg))
+    out, warnings = _import(tmp_path, dump, version="1.36", pending=True)
+    assert "featureGates: {GenericWorkload: true, GangScheduling: true}\n" in out
+    doc = yaml.safe_load(out)
+    assert [o for o in doc["objects"] if o["kind"] == "PodGroup"] == [{
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "pg"},
+        "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}},
+                 "schedulingPolicy": {"gang": {"minCount": 2}}}}]
+    assert [o["spec"] for o in doc["objects"] if o["kind"] == "Workload"] == [
+        {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}}]}]
+    assert out.count("schedulingGroup: {podGroupName: pg}") == 2
+    assert warnings == [importer.GANG_NOTE]
+    assert "PodGroup field(s) disruptionMode, which needs the alpha gate WorkloadAwarePreemption" in \
+        out.replace("\n# ", " ")
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {placements: {w-1: null, w-2: null}}"), encoding="utf-8")
+    # n1 has 4 CPUs: one worker fits, the other nowhere; the gang binds nothing
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+
 @pytest.mark.parametrize("field", [{"schedulingGroup": {"podGroupName": "pg"}},
                                    {"workloadRef": {"name": "train", "podGroup": "workers"}}])
-def test_1_36_pod_groups_are_refused_for_a_pod_to_schedule_and_dropped_from_bound_pods(tmp_path, field):
-    pg = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "pg"}}
+def test_1_37_pod_groups_are_refused_for_a_pod_to_schedule_and_dropped_from_bound_pods(tmp_path, field):
+    pg = {"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup", "metadata": {"name": "pg"}}
     dump = _gang_dump(pg, _gang_pod("a-1", node="n1", **field), _gang_pod("b-2", **field))
-    out, warnings = _import(tmp_path, dump, version="1.36")
+    out, _ = _import(tmp_path, dump, version="1.37")
     pods = yaml.safe_load(out)["pods"]
     assert [sorted(p) for p in pods] == [["containers", "name", "node"]]
     assert "featureGates" not in out
-    assert warnings[0].startswith("skipped 1 PodGroup object(s): 1.36 schedules a PodGroup's pods together in a "
-                                  "workload scheduling cycle, which kspread does not model")
-    assert "of bound or nominated pods, which kspread does not model from 1.36" in out.replace("\n# ", " ")
+    assert "PodGroup(s) not of 1.36's scheduling.k8s.io/v1alpha2" in out.replace("\n# ", " ")
+    assert "of bound or nominated pods, which kspread does not model in 1.37" in out.replace("\n# ", " ")
     with pytest.raises(importer.ImportFailed, match=r"pod default/b-2 names a pod group \(spec\.(schedulingGroup|"
-                       r"workloadRef)\): 1\.36 schedules"):
-        _import(tmp_path, dump, version="1.36", pod="default/b-2")
+                       r"workloadRef)\): kspread models 1\.35's gangs"):
+        _import(tmp_path, dump, version="1.37", pod="default/b-2")

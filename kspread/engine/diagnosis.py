@@ -169,7 +169,12 @@ def _last_post_filter_message(v: Version, r: CycleResult, st: Status) -> str:
 
 def verdict(v: Version, r: CycleResult) -> str | None:
     """The FailedScheduling message of the cycle ``r``: None when it selected a node,
-    failed with an error, or its per-node records are gone (a compacted cycle)."""
+    failed with an error, or its per-node records are gone (a compacted cycle). A pod that
+    fit in a pod group cycle whose group could not be placed (1.36) gets the group's words
+    ("pod group is unschedulable, <its Permit message>")."""
+    pg = r.pod_group
+    if pg is not None and pg.group_status == "Unschedulable" and pg.message is not None:
+        return str(pg.message)
     if r.error or r.selected or r.compacted:
         return None
     pre = r.pre_filter_status

@@ -232,6 +232,9 @@ class Pod:
     # spec.workloadRef (GenericWorkload, 1.35): the pod's Workload and pod group
     # (kspread.engine.plugins.gangscheduling.WorkloadRef); None: none
     workload_ref: Any = None
+    # spec.schedulingGroup.podGroupName (GenericWorkload, 1.36): the pod's PodGroup (same
+    # namespace); None: none
+    scheduling_group: str | None = None
 
     @property
     def key(self) -> str:
@@ -363,3 +366,6 @@ class Cluster:
     # Workloads (scheduling.k8s.io/v1alpha1): (namespace, name) ->
     # kspread.engine.plugins.gangscheduling.Workload
     workloads: dict = field(default_factory=dict)
+    # PodGroups (scheduling.k8s.io/v1alpha2, 1.36): (namespace, name) ->
+    # kspread.engine.plugins.podgroups.PodGroup
+    pod_groups: dict = field(default_factory=dict)

@@ -122,6 +122,18 @@ class QueuedPod:
     # the PreEnqueue plugin holding the pod among the unschedulable pods (GatingPlugin):
     # GangScheduling; "" when none (scheduling gates are held apart, in ``gated``)
     gating: str = ""
+    # InitialAttemptTimestamp, as a counter: when the pod first entered activeQ (a pod
+    # group cycle orders its pods by it)
+    initial: int | None = None
+    # a pod of a pod group (1.36) whose failure named no plugin: it waits in backoffQ's
+    # error queue, which the scheduler does not pop while backoff lasts (podErrorBackoffQ)
+    error_backoff: bool = False
+    # a pod of a pod group (1.36) whose cycle failed at the queue's ``changes``: retrying it
+    # before anything changes repeats that cycle (podgroupcycle's rule)
+    parked: int = -1
+    # the ``changes`` at which kspread counted the one retry of a parked pod group that the
+    # oracle runs (``SchedulingQueue._repeat``)
+    repeated: int = -1
 
     @property
     def key(self) -> str:
@@ -146,6 +158,13 @@ class SchedulingQueue:
         self._unschedulable: dict[str, QueuedPod] = {}
         # pods held by a scheduling gate (PreEnqueue), apart: no event moves them
         self._gated: dict[str, QueuedPod] = {}
+        # 1.36 with GenericWorkload: pods of a pod group are scheduled in pod group cycles,
+        # whose failures go to backoffQ (kspread.engine.podgroupcycle)
+        self.pod_groups = version.minor >= 36 and version.gate("GenericWorkload")
+        self._initial_seq = 0
+        # counts what may change a cycle's outcome (pods created, deleted, updated, bound;
+        # node events; ...): a parked pod group retries only once it moved on
+        self.changes = 0
         # GangScheduling (1.35, its gates on): its PreEnqueue, and the UnscheduledPodAdd
         # event the scheduler sends when a pod is created
         self.gang = framework.handle.gang
@@ -174,14 +193,18 @@ class SchedulingQueue:
         GangScheduling holds."""
         # (upstream's Timestamp: the creation, for the leftover flush of a pod held since)
         q = self.pods[pod.key] = QueuedPod(pod, self._next(), failed_at=self.now)
+        self.changes += 1
         if self.gang is not None:
             self.gang.add_pod(pod)
         if pod.scheduling_gates:
             self.place(q, "gated")
         else:
             self._enqueue(q, "active")
-        if self.gang is not None:
-            self.deliver(PodEvent("UnscheduledAdd", pod), skip=pod.key)
+        if self.gang is not None and getattr(self.gang, "sends_unscheduled_add", True):
+            # the pod itself, held by PreEnqueue, is offered the event too (its hint answers
+            # Queue, PreEnqueue holds it again): in 1.36 that sets the order in which one event
+            # moves a group's pods, which a pod group cycle reads (InitialAttemptTimestamp)
+            self.deliver(PodEvent("UnscheduledAdd", pod), skip=None if self.pod_groups else pod.key)
 
     def _enqueue(self, q: QueuedPod, where: str) -> bool:
         """moveToActiveQ / moveToBackoffQ: GangScheduling's PreEnqueue first; a pod it
@@ -210,6 +233,7 @@ class SchedulingQueue:
     def remove(self, key: str) -> None:
         """A pending pod deleted: it leaves the queue."""
         q = self.pods.get(key)
+        self.changes += 1
         if q is not None:
             self._unschedulable.pop(key, None)
             self._gated.pop(key, None)
@@ -225,6 +249,7 @@ class SchedulingQueue:
         queue. Returns whether it moved."""
         q = self.pods[pod.key]
         q.pod = pod
+        self.changes += 1
         if pod.scheduling_gates or q.where != "gated":
             return False
         return self._enqueue(q, "active")
@@ -245,6 +270,9 @@ class SchedulingQueue:
         self._gated.pop(q.key, None)
         q.where = where
         if where == "active":
+            if q.initial is None:
+                self._initial_seq += 1
+                q.initial = self._initial_seq
             heapq.heappush(self._active, (-q.pod.priority, q.timestamp, q.key))
         elif where == "backoff":
             heapq.heappush(self._backoff, (self._expiry(q), -q.pod.priority, q.timestamp, q.key))
@@ -268,6 +296,13 @@ class SchedulingQueue:
     def pop(self) -> QueuedPod | None:
         """The next pod to schedule; None when activeQ and backoffQ are empty."""
         q = self._live(self._active, "active")
+        while q is not None and self.pod_groups and q.pod.scheduling_group is not None and q.parked == self.changes:
+            # a parked pod group's pod the backoffQ flush moved: its cycle would repeat (podgroupcycle)
+            heapq.heappop(self._active)
+            self._repeat([q], force=True)
+            q = self._live(self._active, "active")
+        if q is None and self.pod_groups:
+            return self._pop_groups()
         if q is None:
             head = self._live(self._backoff, "backoff")
             if head is None:
@@ -292,6 +327,104 @@ class SchedulingQueue:
         heapq.heappop(self._active)
         q.where = "gone"
         return q
+
+    def _pop_groups(self) -> QueuedPod | None:
+        """pop with activeQ empty, in 1.36 with GenericWorkload: backoffQ's head by expiry
+        (SchedulerPopFromBackoffQ pops podBackoffQ only; without the gate a pod waits for
+        its backoff), leaving out the parked pod groups (podgroupcycle's rule: their retry
+        would repeat their last cycle). When only pods of the error queue are left, the
+        scheduler waits for the backoffQ flush that moves the first of them, as the module
+        docstring says of the gate off. None: nothing to pop."""
+        entries = [e for e in self._backoff if self.pods[e[-1]].where == "backoff" and self.pods[e[-1]].timestamp == e[-2]]
+        live = [e for e in entries if self.pods[e[-1]].parked != self.changes]
+        if not live:
+            # upstream pops the parked groups once more (and again, for ever): their pods fail
+            # again and go back with a new queue time, after every pod that failed before
+            self._repeat([self.pods[e[-1]] for e in sorted(entries)])
+            return None
+        poppable = [e for e in live if self.pop_from_backoff and not self.pods[e[-1]].error_backoff]
+        if poppable:
+            q = self.pods[min(poppable)[-1]]
+            q.where = "gone"
+            return q
+        first = self.pods[min(live)[-1]]
+        self.now = max(self.now, self._expiry(first) + 1)
+        for e in sorted(live):
+            q = self.pods[e[-1]]
+            if self._expiry(q) < self.now:
+                self.place(q, "active")
+        head = self._live(self._active, "active")
+        assert head is not None
+        heapq.heappop(self._active)
+        head.where = "gone"
+        return head
+
+    def flush_backoff(self) -> list[str]:
+        """flushBackoffQCompleted at the clock (1.36, pod groups; a ``wait``): the pods whose
+        backoff ended move to activeQ, keeping their queue time. Returns them."""
+        moved = []
+        for e in sorted(self._backoff):
+            q = self.pods[e[-1]]
+            if q.where == "backoff" and q.timestamp == e[-2] and not self._backing_off(q):
+                self.place(q, "active")
+                moved.append(q.key)
+        return moved
+
+    def _repeat(self, heads: list[QueuedPod], force: bool = False) -> None:
+        """The retry of parked pod groups that kspread does not run (podgroupcycle's rule) but
+        whose traces it keeps, once per change (``force``: a parked pod popped from activeQ):
+        each group, in the order of ``heads``, fails again as it did, its pods (in the cycle's
+        order: priority, then InitialAttemptTimestamp) back in backoffQ with a new queue time
+        and one more failure counted."""
+        done: set[tuple[str, str | None]] = set()
+        for head in heads:
+            group = (head.pod.namespace, head.pod.scheduling_group)
+            if group in done or (head.repeated == self.changes and not force):
+                continue
+            done.add(group)
+            members = [q for q in self.pods.values() if (q.pod.namespace, q.pod.scheduling_group) == group
+                       and q.where in ("active", "backoff") and q.parked == self.changes]
+            members.sort(key=lambda q: (-q.pod.priority, q.initial if q.initial is not None else 0))
+            for q in members:
+                if q.error_backoff:
+                    q.errors_count += 1
+                else:
+                    q.unschedulable_count += 1
+                q.timestamp = self._next()
+                q.failed_at = self.now
+                q.repeated = self.changes
+                self.place(q, "backoff")
+
+    def pop_specific(self, key: str) -> QueuedPod | None:
+        """PopSpecificPod: the pod activated (from the unschedulable pods or backoffQ,
+        through PreEnqueue) and taken out of activeQ; None when it is not there (gated,
+        held by PreEnqueue, in flight, gone)."""
+        q = self.pods.get(key)
+        if q is None:
+            return None
+        if q.where in ("unschedulable", "backoff"):
+            self.activate(key)
+        if q.where != "active":
+            return None
+        q.where = "gone"
+        return q
+
+    def group_failed(self, q: QueuedPod, pod: Pod, rejectors: frozenset[str], error: bool) -> None:
+        """AddUnschedulableIfNotPresent for a pod of a pod group (1.36): a failure that names
+        no plugin counts as an error (ConsecutiveErrorsCount), and whatever the events,
+        determineSchedulingHintForInFlightPod queues the pod after its backoff (backoffQ's
+        error queue when no plugin rejected it), through PreEnqueue."""
+        q.pod = pod
+        q.rejectors = rejectors
+        if error or not rejectors:
+            q.errors_count += 1
+        else:
+            q.unschedulable_count += 1
+            q.errors_count = 0
+        q.error_backoff = error or not rejectors
+        q.timestamp = self._next()
+        q.failed_at = self.now
+        self._requeue(q)
 
     # ---- a cycle's outcome ----------------------------------------------------------------
 
@@ -336,6 +469,7 @@ class SchedulingQueue:
     def update(self, pod: Pod) -> None:
         """The pod changed (a nomination): the queue holds the new object."""
         q = self.pods.get(pod.key)
+        self.changes += 1
         if q is not None:
             q.pod = pod
 
@@ -344,6 +478,7 @@ class SchedulingQueue:
         pod whose cycle caused it, which saw it in flight); returns the pods moved."""
         moved = []
         self._record(ev)
+        self.changes += 1
         for q in list(self._unschedulable.values()):
             if q.key == skip:
                 continue
@@ -359,6 +494,7 @@ class SchedulingQueue:
         without a queueing hint (ResourceSlice/Update, DynamicResources): the unschedulable
         pods a plugin that rejected them registered it for move; returns them."""
         moved = []
+        self.changes += 1
         for q in list(self._unschedulable.values()):
             if q.gating:
                 continue
@@ -386,6 +522,7 @@ class SchedulingQueue:
         1.21 a pod moves when a plugin that rejected it registered the event (and, with
         queueing hints, its hint answers Queue); before, every pod moves. Gate off, the
         preCheck comes first."""
+        self.changes += 1
         if self.filters_events and not any(self._registers(p, ev.action) for p in self.framework.plugins()):
             return []
         self._record(ev)

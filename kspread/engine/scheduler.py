@@ -59,6 +59,8 @@ from kspread.engine.plugins import register_in_tree
 from kspread.engine.plugins.gangscheduling import NAME as GANG
 from kspread.engine.plugins.gangscheduling import GangScheduling, timeout_reason
 from kspread.engine.plugins.helper import get_zone_key
+from kspread.engine.plugins.podgroups import PodGroups
+from kspread.engine.podgroupcycle import pod_group_cycle
 from kspread.engine.queue import EXTENDER, SchedulingQueue
 from kspread.engine.snapshot import NodeSet, Nominator, Snapshot, swap_remove
 from kspread.engine.steps import World
@@ -125,6 +127,9 @@ class CycleResult:
     # DynamicResources' PreBind: the pod waits on ``waiting_on`` for its devices' binding
     # conditions (rather than at GangScheduling's Permit)
     waiting_prebind: bool = False
+    # a pod group cycle's verdict on the pod (kspread.engine.podgroupcycle.PodOutcome);
+    # None: the pod was scheduled alone
+    pod_group: Any = None
     attempt: int = 1  # the pod's scheduling cycle this is (a sequence retries pods)
     signature: Any = None  # OpportunisticBatching: the pod's signature (None: not signed)
     batch_hint: str | None = None  # the node the batch offered this cycle
@@ -403,8 +408,13 @@ class Scheduler:
         self.sequence: Any = None
         # GangScheduling and the workload manager (1.35, gates GenericWorkload and
         # GangScheduling on); the pods waiting at its Permit: key -> (assumed pod, node)
-        self.gang = GangScheduling(cluster.workloads, cluster.pods) if self.version.gate("GangScheduling") else None
-        self.handle.gang = self.gang
+        self.gang = GangScheduling(cluster.workloads, cluster.pods) \
+            if self.version.gate("GangScheduling") and self.version.minor < 36 else None
+        # 1.36's pod groups (GenericWorkload; GangScheduling with its gate): the queue reads
+        # them as its ``gang`` (kspread.engine.podgroupcycle schedules them)
+        self.groups = PodGroups(cluster.pod_groups, cluster.pods, self.version.gate("GangScheduling")) \
+            if self.version.minor >= 36 and self.version.gate("GenericWorkload") else None
+        self.handle.gang = self.gang if self.groups is None else self.groups
         self.waiting: dict[str, tuple[Pod, str]] = {}
         self.waiting_states: dict[str, CycleState] = {}  # their cycles' states (PreBind after the wait)
         # the pods waiting in DynamicResources' PreBind for binding conditions (assumed)
@@ -438,7 +448,7 @@ class Scheduler:
         self.handle = Handle(self.version, cluster, self.snapshot, Listers(cluster), self.nominator)
         self.handle.claims = self.claims
         self.handle.storage = storage
-        self.handle.gang = self.gang
+        self.handle.gang = self.gang if self.groups is None else self.groups
         self.framework = Framework(self.case.profile, self.handle)
         self.handle.extenders = self.ext
         self._set_order(order)
@@ -767,6 +777,8 @@ class Scheduler:
         self.storage_events = self._bind_volumes(bound, node)
         if self.gang is not None:
             self.gang.bound(bound)
+        if self.groups is not None:
+            self.groups.bound(bound)
         return bound
 
     def pre_bind_pre_flight(self, state: CycleState) -> bool:
@@ -893,6 +905,8 @@ class Scheduler:
                 self.snapshot.remove_pod(v)
             if self.gang is not None:
                 self.gang.delete_pod(v)
+            if self.groups is not None:
+                self.groups.delete_pod(v)
             self.bound.pop(v.key, None)
             self.ties.pop(v.key, None)
             events.append(PodEvent("Delete", v))
@@ -1207,6 +1221,9 @@ class SequenceRun:
             pod = sched.current(q.pod)
             if sched.claims is not None:
                 sched.claims.now = queue.now
+            if sched.groups is not None and pod.scheduling_group is not None:
+                pod_group_cycle(self, q)
+                continue
             q.attempts += 1
             sched.attempts[pod.key] = q.attempts
             r = sched.schedule_one(pod)

@@ -194,7 +194,8 @@ class World:
                                replication_controllers=cl.replication_controllers, replica_sets=cl.replica_sets,
                                stateful_sets=cl.stateful_sets, pdbs=list(cl.pdbs),
                                priority_classes=cl.priority_classes, namespaces=cl.namespaces,
-                               devices=cl.devices, storage=cl.storage, workloads=cl.workloads)
+                               devices=cl.devices, storage=cl.storage, workloads=cl.workloads,
+                               pod_groups=cl.pod_groups)
         # the case's own pods that still exist (case order), as they are now
         self.existing: dict[str, Pod] = {p.key: p for p in cl.pods}
         self.existing_keys = list(self.existing)
@@ -415,6 +416,8 @@ class World:
             return
         if sched.gang is not None:
             sched.gang.delete_pod(pod)
+        if sched.groups is not None:
+            sched.groups.delete_pod(pod)
         current = sched.current(pod)
         queue.remove(key)
         sched.pending.pop(key, None)
@@ -441,6 +444,8 @@ class World:
         key = pod.key
         if sched.gang is not None:
             sched.gang.delete_pod(pod)
+        if sched.groups is not None:
+            sched.groups.delete_pod(pod)
         assumed, _ = sched.forget(key)  # the nomination it had goes with the pod
         current = sched.current(pod)
         run.waiting_q.pop(key, None)
@@ -507,6 +512,10 @@ class World:
             # it would be a wildcard event the pods in flight at Permit see, which upstream's
             # flush, once per tick, does not make)
             rec.moved.extend(queue.flush_leftover())
+        if queue.pod_groups:
+            # the backoffQ flush at the wait's end moves the pods of pod groups whose backoff ended
+            # (kspread.engine.podgroupcycle: a group that could not be placed waits in backoffQ)
+            rec.moved.extend(queue.flush_backoff())
 
     def _do_setDeviceConditions(self, step: Step, rec: Record) -> None:
         """A driver sets conditions of an allocated device in its claim's status
@@ -581,6 +590,9 @@ class World:
 
     def _update_node(self, old: Node, new: Node, rec: Record) -> None:
         self.nodes[new.name] = new
+        # a change, even one no queue event reports (a node cordoned): a parked pod group is
+        # tried again (kspread.engine.podgroupcycle)
+        self.run.queue.changes += 1
         self._reset()
         actions = []
         if old.unschedulable and not new.unschedulable:
@@ -666,6 +678,8 @@ class World:
             del self.existing[pod.key]
         if sched.gang is not None:
             sched.gang.delete_pod(pod)
+        if sched.groups is not None:
+            sched.groups.delete_pod(pod)
         sched.bound.pop(pod.key, None)
         sched.ties.pop(pod.key, None)
         self.timers.pop(pod.key, None)

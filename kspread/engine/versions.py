@@ -165,11 +165,11 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         FeatureGate("CSIStorageCapacity", (GateStage(19, False, "ALPHA"), GateStage(21, True, "BETA"),
                                            GateStage(24, True, "GA", locked=True)), 28),
         _gate("StorageCapacityScoring", (33, False, "ALPHA"), (37, True, "BETA")),
-        # Workloads and gangs (plugins/gangscheduling.py, KEP-4671): the Workload API and
-        # pods' spec.workloadRef (GenericWorkload), the GangScheduling plugin (PreEnqueue,
-        # Reserve, Permit), which depends on GenericWorkload. Modelled as 1.35 has them;
-        # 1.36 replaced the plugin's Permit wait with a workload scheduling cycle, which
-        # kspread refuses by name (make_version).
+        # Workloads and gangs (KEP-4671), which depend on GenericWorkload: 1.35's Workload
+        # API, pods' spec.workloadRef and the GangScheduling plugin's Permit wait
+        # (plugins/gangscheduling.py); 1.36's PodGroup objects, pods' spec.schedulingGroup
+        # and the pod group scheduling cycle (plugins/podgroups.py, podgroupcycle.py).
+        # 1.37 (v1alpha3) is refused by name (make_version).
         _gate("GenericWorkload", (35, False, "ALPHA"), (37, False, "BETA")),
         _gate("GangScheduling", (35, False, "ALPHA")),
     )
@@ -201,8 +201,8 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
                                   "the request's device index")),
 }
 
-_WORKLOADS_1_36 = ("kspread models 1.35's gangs (GangScheduling's Permit wait), not 1.36's workload "
-                   "scheduling cycle or its pod group objects")
+_WORKLOADS_1_36 = ("kspread models 1.36's pod group scheduling cycle with its default algorithm (no placements, "
+                   "no workload-aware preemption, no pod group resource claims)")
 
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
@@ -695,13 +695,14 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
     if gates.get("GangScheduling") and not gates.get("GenericWorkload"):
         raise CaseError("feature gate GangScheduling depends on GenericWorkload, which is off: turn both on",
                         ("featureGates", "GangScheduling"))
-    if minor >= 36:
+    if minor >= 37:
         for name in ("GenericWorkload", "GangScheduling"):
             if gates.get(name):
                 raise CaseError(
-                    f"feature gate {name} in 1.{minor}: kspread models workloads and gang scheduling as 1.35 has "
-                    "them (the GangScheduling plugin's Permit wait); from 1.36 the scheduler schedules a pod group "
-                    "in a workload scheduling cycle, which kspread does not model", ("featureGates", name))
+                    f"feature gate {name} in 1.{minor}: kspread models workloads and gang scheduling as 1.35 "
+                    "(v1alpha1 Workloads, the GangScheduling plugin's Permit wait) and 1.36 (v1alpha2 PodGroups, the "
+                    "pod group scheduling cycle) have them, not 1.37's scheduling.k8s.io/v1alpha3 API",
+                    ("featureGates", name))
     version = Version(minor, gates)
     if minor >= 35:
         # the feature gates' dependencies (checked from 1.35), on what every gate is, set or by

@@ -75,7 +75,7 @@ from kspread.format.resize import resize_status, resource_amounts
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
-from kspread.format.workloads import refuse_scheduling_group, workload_ref, workloads
+from kspread.format.workloads import pod_groups, scheduling_group, workload_ref, workloads
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -471,7 +471,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     pod's own fields."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
      affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates, resize, restart_all,
-     wl_ref) = spec
+     wl_ref, group) = spec
     if volumes and any(v.template is not None for v in volumes):
         # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
         volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
@@ -505,6 +505,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         resize=resize,
         restart_all_containers=restart_all,
         workload_ref=wl_ref,
+        scheduling_group=group,
     )
 
 
@@ -724,7 +725,6 @@ class _Builder:
 
     def _spec_tail(self, raw: Mapping[str, Any], at) -> tuple:
         """What a pod's spec key decides, checked after its start time."""
-        refuse_scheduling_group(raw.get("schedulingGroup"), at("schedulingGroup"))
         overhead = _resources(raw.get("overhead"), at("overhead"))
         node_selector = parse_labels(raw.get("nodeSelector"), at("nodeSelector"))
         affinity = _affinity(raw.get("affinity"), at("affinity"))
@@ -756,7 +756,8 @@ class _Builder:
                 self._gates(raw, at),
                 self._resize(raw, at),
                 self._declared_feature_needs(raw, at),
-                workload_ref(raw.get("workloadRef"), at, self.version))
+                workload_ref(raw.get("workloadRef"), at, self.version),
+                scheduling_group(raw.get("schedulingGroup"), at, self.version))
 
     def _declared_feature_needs(self, raw: Mapping[str, Any], at) -> bool:
         """Whether a container or init container has a restartPolicyRules rule with action
@@ -867,7 +868,8 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                                      for s in node_slices(raw["name"], raw.get("devices"), at, version)])
     _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
     cluster.storage = _storage(sections["storage"], [*pods, *incoming])
-    cluster.workloads = workloads(sections["workloads"], version)
+    cluster.workloads = workloads([w for w in sections["workloads"] if w[0].get("kind") == "Workload"], version)
+    cluster.pod_groups = pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "PodGroup"], version)
     _check_gangs(doc, version, cluster.workloads, incoming, timeline)
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}
@@ -907,6 +909,15 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
     naming it: a gang pod as a single-cycle ``pod`` (PreEnqueue and Permit need a
     ``schedule``) or in a ``replicas: max`` entry. (What a waiting gang pod's claims
     need that kspread does not model is refused when it waits: ``SequenceRun.until_idle``.)"""
+    if "pod" in doc and incoming and incoming[0].scheduling_group is not None and version.gate("GenericWorkload"):
+        raise CaseError("a pod of a pod group is scheduled in a `schedule`: 1.36 schedules it with its group's "
+                        "other pods in a pod group scheduling cycle", ["pod", "schedulingGroup"])
+    from kspread.engine.steps import MaxEntry
+
+    for t in timeline or ():
+        if isinstance(t, MaxEntry) and t.template.scheduling_group is not None and version.gate("GenericWorkload"):
+            raise CaseError("`replicas: max` of a pod of a pod group is not modelled: ask with a number of replicas",
+                            [*t.path, "replicas"])
     if not version.gate("GangScheduling"):
         return
 
@@ -919,8 +930,6 @@ def _check_gangs(doc: Mapping[str, Any], version: Version, wls: Mapping[tuple[st
         raise CaseError("a pod of a gang (its Workload's pod group has a gang policy) is scheduled in a `schedule`: "
                         "GangScheduling holds it until its group has minCount pods and binds the group together",
                         ["pod", "workloadRef"])
-    from kspread.engine.steps import MaxEntry
-
     for t in timeline or ():
         if isinstance(t, MaxEntry) and gang(t.template):
             raise CaseError("`replicas: max` of a gang pod is not modelled: ask with a number of replicas",

@@ -60,7 +60,7 @@ from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.labelkeys import written_affinity, written_spread_constraints
 from kspread.format.objects import resize_fields
 from kspread.format.workloads import API_VERSION as WORKLOAD_API
-from kspread.format.workloads import POD_GROUPS_1_36
+from kspread.format.workloads import API_VERSION_1_36, GATED_FIELDS, POD_GROUPS_1_36
 from kspread.format.yamlwrite import comment_text, double_quoted
 
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -71,15 +71,16 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 _STORAGE_KINDS = ("StorageClass", "CSIDriver", "CSINode", "PersistentVolume", "PersistentVolumeClaim",
                   "CSIStorageCapacity", "VolumeAttachment")
 _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
-               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS, *_STORAGE_KINDS, "Workload")
-# Gangs: 1.35's Workloads (scheduling.k8s.io/v1alpha1) and pods' spec.workloadRef are kept,
-# with the gates they need; 1.36's PodGroups and spec.schedulingGroup are not modelled
-# (kspread.format.workloads): a bound pod keeps its place without them, a pod to schedule
-# that has one is refused.
+               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS, *_STORAGE_KINDS, "Workload", "PodGroup")
+# Gangs: 1.35's Workloads (scheduling.k8s.io/v1alpha1) and pods' spec.workloadRef, and 1.36's
+# PodGroups and Workloads (v1alpha2) and pods' spec.schedulingGroup are kept, with the gates
+# they need; another version's (1.37's v1alpha3) are not modelled (kspread.format.workloads): a
+# bound pod keeps its place without them, a pod to schedule that has one is refused.
 GANG_GATES = {"GenericWorkload": True, "GangScheduling": True}
-GANG_NOTE = ("The dump's pods name Workloads (spec.workloadRef), which the API server serves only with "
-             "GenericWorkload on; GangScheduling is kube-scheduler's own gate, which a dump cannot show: "
-             "both are set on here. Set GangScheduling: false if your scheduler runs without it.")
+GANG_NOTE = ("The dump's pods name Workloads (spec.workloadRef) or PodGroups (spec.schedulingGroup), which the "
+             "API server serves only with GenericWorkload on; GangScheduling is kube-scheduler's own gate, which "
+             "a dump cannot show: both are set on here. Set GangScheduling: false if your scheduler runs without "
+             "it.")
 # controller kinds the case format accepts in a pod's `controller`
 # the kinds a pod's controller may be (the case format's controller.kind)
 _CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
@@ -564,10 +565,10 @@ class _Converter:
         return ("incoming" if incoming else "pods"), item
 
     def _gang(self, spec: Mapping[str, Any], label: str, incoming: bool, item: dict) -> bool:
-        """A pod's gang: 1.35's workloadRef is kept (and counted: the case then turns the
-        gates on). From 1.36 a pod names a PodGroup (spec.schedulingGroup; a workloadRef
-        too), whose scheduling cycle kspread does not model: a pod to schedule is refused,
-        a bound or nominated one is kept without it (where it is does not depend on it)."""
+        """A pod's gang: 1.35's workloadRef and 1.36's schedulingGroup are kept (the case then
+        turns the gates on). Another version's (1.37: v1alpha3; a workloadRef at 1.36), which
+        kspread does not model: a pod to schedule is refused, a bound or nominated one is kept
+        without it (where it is does not depend on it)."""
         ref = spec.get("workloadRef")
         group = spec.get("schedulingGroup")
         if ref is None and group is None:
@@ -576,11 +577,15 @@ class _Converter:
             if isinstance(ref, Mapping):
                 item["workloadRef"] = {k: ref[k] for k in ("name", "podGroup", "podGroupReplicaKey") if ref.get(k)}
             return True
+        if self.minor == 36 and ref is None:
+            if isinstance(group, Mapping) and group.get("podGroupName"):
+                item["schedulingGroup"] = {"podGroupName": group["podGroupName"]}
+            return True
         field = "spec.schedulingGroup" if group is not None else "spec.workloadRef"
         if incoming:
             raise ImportFailed(f"pod {label} names a pod group ({field}): {POD_GROUPS_1_36}")
         self.count(f"pod group reference(s) ({field}) of bound or nominated pods, which kspread does not model "
-                   "from 1.36: the pods are kept without them")
+                   f"in 1.{self.minor}: the pods are kept without them")
         return True
 
     def owner(self, obj: Mapping[str, Any]) -> dict | None:
@@ -644,7 +649,7 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
         rspec["nodeName"] = item["node"]
     for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
                 "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers",
-                "resourceClaims", "volumes", "schedulingGates", "workloadRef"):
+                "resourceClaims", "volumes", "schedulingGates", "workloadRef", "schedulingGroup"):
         if key in item:
             rspec[key] = item[key]
     rstatus: dict[str, Any] = {}
@@ -687,18 +692,40 @@ def pod_resource_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> l
     return out
 
 
-def workload_object(obj: Mapping[str, Any], minor: int) -> dict | None:
-    """A 1.35 Workload as the case keeps it (its name and pod groups), or None: another
-    version's or API's (not modelled)."""
-    if minor != 35 or obj.get("apiVersion") != WORKLOAD_API:
-        return None
+def _short_meta(obj: Mapping[str, Any]) -> dict[str, Any]:
     meta = _meta(obj)
     m: dict[str, Any] = {"name": meta["name"]}
     if meta.get("namespace") and meta["namespace"] != "default":
         m["namespace"] = meta["namespace"]
+    return m
+
+
+def workload_object(obj: Mapping[str, Any], minor: int) -> dict | None:
+    """A 1.35 Workload as the case keeps it (its name and pod groups), a 1.36 one (its name
+    and pod group templates: their names and policies), or None: another version's or API's
+    (not modelled)."""
+    if minor == 36 and obj.get("apiVersion") == API_VERSION_1_36:
+        templates = [{k: t[k] for k in ("name", "schedulingPolicy") if k in t}
+                     for t in _m(obj.get("spec")).get("podGroupTemplates") or [] if isinstance(t, Mapping)]
+        return {"apiVersion": API_VERSION_1_36, "kind": "Workload", "metadata": _short_meta(obj),
+                "spec": {"podGroupTemplates": templates}}
+    if minor != 35 or obj.get("apiVersion") != WORKLOAD_API:
+        return None
     groups = [{k: g[k] for k in ("name", "policy") if k in g} for g in _m(obj.get("spec")).get("podGroups") or []
               if isinstance(g, Mapping)]
-    return {"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": m, "spec": {"podGroups": groups}}
+    return {"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": _short_meta(obj), "spec": {"podGroups": groups}}
+
+
+def pod_group_object(obj: Mapping[str, Any], minor: int) -> tuple[dict | None, list[str]]:
+    """A 1.36 PodGroup as the case keeps it (name, schedulingPolicy, podGroupTemplateRef) and
+    the fields behind alpha gates kspread does not model that it had (left out); None:
+    another version's (not modelled)."""
+    if minor != 36 or obj.get("apiVersion") != API_VERSION_1_36:
+        return None, []
+    spec = _m(obj.get("spec"))
+    gated = [k for k in GATED_FIELDS if spec.get(k) not in (None, "", [], {})]
+    return ({"apiVersion": API_VERSION_1_36, "kind": "PodGroup", "metadata": _short_meta(obj),
+             "spec": {k: spec[k] for k in ("podGroupTemplateRef", "schedulingPolicy") if k in spec}}, gated)
 
 
 def device_object(obj: Mapping[str, Any]) -> dict:
@@ -811,7 +838,6 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         by_kind[kind].append(obj)
     for kind, n in skipped.items():
         reason = ("the scheduler reads the ReplicaSets a Deployment owns, from the dump" if kind == "Deployment"
-                  else POD_GROUPS_1_36 if kind == "PodGroup"
                   else "kspread does not read this kind")
         warn(f"skipped {n} {kind} object(s): {reason}")
 
@@ -859,18 +885,27 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
     for obj in by_kind["Workload"]:
         w = workload_object(obj, minor)
         if w is None:
-            cv.count(f"Workload(s) not of 1.35's {WORKLOAD_API} (from 1.36 the pod groups they name are not "
-                     "modelled)")
+            cv.count(f"Workload(s) not of 1.35's {WORKLOAD_API} or 1.36's {API_VERSION_1_36} ({POD_GROUPS_1_36})")
         else:
             sections["objects"].append(w)
+    for obj in by_kind["PodGroup"]:
+        pg, gated = pod_group_object(obj, minor)
+        if pg is None:
+            cv.count(f"PodGroup(s) not of 1.36's {API_VERSION_1_36} ({POD_GROUPS_1_36})")
+            continue
+        for k in gated:
+            cv.count(f"PodGroup field(s) {k}, which needs the alpha gate {GATED_FIELDS[k]} kspread does not model")
+        sections["objects"].append(pg)
     return sections, cv.counts
 
 
 def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
     """The feature gates a case of these sections needs: GANG_GATES when it has Workloads or
-    pods with a workloadRef (1.35), else none."""
+    pods with a workloadRef (1.35), PodGroups or pods with a schedulingGroup (1.36), else none."""
     items = [*sections.get("pods", ()), *sections.get("incoming", ()), *sections.get("objects", ())]
-    if any(o.get("kind") == "Workload" or "workloadRef" in o or "workloadRef" in _m(o.get("spec")) for o in items):
+    if any(o.get("kind") in ("Workload", "PodGroup") or any(k in o or k in _m(o.get("spec"))
+                                                            for k in ("workloadRef", "schedulingGroup"))
+           for o in items):
         return dict(GANG_GATES)
     return {}
 

@@ -16,7 +16,6 @@ from kspread.errors import CaseError, PathT
 from kspread.format.devices import MODELLED_DRA
 from kspread.format.labelkeys import written_affinity, written_spread_constraints
 from kspread.format.schema import validate
-from kspread.format.workloads import refuse_pod_group, refuse_scheduling_group
 
 Converted = tuple[str, dict, list, dict]  # (section, shorthand item, path prefix, field -> raw path)
 
@@ -183,7 +182,7 @@ def _pod(o: _Object) -> None:
                                                                          meta.get("labels"))
     o.take(spec, "schedulingGates", "schedulingGates", sp)
     o.take(spec, "workloadRef", "workloadRef", sp)
-    refuse_scheduling_group(spec.get("schedulingGroup"), [*sp, "schedulingGroup"])
+    o.take(spec, "schedulingGroup", "schedulingGroup", sp)
     o.take(spec, "resourceClaims", "resourceClaims", sp)
     for key in ("containers", "initContainers"):
         if spec.get(key):
@@ -325,13 +324,9 @@ def _storage(o: _Object) -> None:
 
 
 def _workload(o: _Object) -> None:
-    """A Workload (scheduling.k8s.io/v1alpha1): kept whole for kspread.format.workloads."""
+    """A Workload (scheduling.k8s.io/v1alpha1 or v1alpha2) or a PodGroup (v1alpha2): kept
+    whole for kspread.format.workloads."""
     o.item = dict(o.obj)
-
-
-def _pod_group(o: _Object) -> None:
-    """A PodGroup (scheduling.k8s.io/v1alpha2, 1.36+): refused by name."""
-    refuse_pod_group([*o.path, "kind"])
 
 
 _OWNER = ("owners", "owner", _owner)
@@ -367,7 +362,7 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "CSIStorageCapacity": _STORAGE,
     "VolumeAttachment": _STORAGE,
     "Workload": ("workloads", None, _workload),
-    "PodGroup": ("workloads", None, _pod_group),
+    "PodGroup": ("workloads", None, _workload),
 }
 
 

@@ -1,7 +1,8 @@
-"""Workloads (scheduling.k8s.io/v1alpha1, GenericWorkload) in ``objects:`` and a pod's
-``workloadRef``, read into ``kspread.engine.plugins.gangscheduling``.
+"""Workloads and pod groups in ``objects:`` and a pod's group, read into
+``kspread.engine.plugins.gangscheduling`` (1.35) and ``kspread.engine.plugins.podgroups``
+(1.36). The API is served only with GenericWorkload on.
 
-A Workload as ``kubectl get -o yaml`` prints it::
+1.35: a Workload (scheduling.k8s.io/v1alpha1) as ``kubectl get -o yaml`` prints it::
 
     apiVersion: scheduling.k8s.io/v1alpha1
     kind: Workload
@@ -13,9 +14,26 @@ A Workload as ``kubectl get -o yaml`` prints it::
         policy: {gang: {minCount: 4}}    # or {basic: {}}
 
 and a pod's ``workloadRef: {name: training, podGroup: workers}`` (``podGroupReplicaKey``
-optional). kspread checks what it reads: the names, one policy per group, minCount at
-least 1, unique group names. The API is served only with GenericWorkload on, and kspread
-models it as 1.35 has it."""
+optional).
+
+1.36: a Workload (scheduling.k8s.io/v1alpha2) holds ``podGroupTemplates`` (name,
+``schedulingPolicy``), which the scheduler does not read; a PodGroup
+(scheduling.k8s.io/v1alpha2) is what a pod names with ``schedulingGroup: {podGroupName:
+workers-0}``::
+
+    apiVersion: scheduling.k8s.io/v1alpha2
+    kind: PodGroup
+    metadata: {name: workers-0}
+    spec:
+      podGroupTemplateRef: {workload: {workloadName: training, podGroupTemplateName: workers}}  # optional
+      schedulingPolicy: {gang: {minCount: 4}}    # or {basic: {}}
+
+kspread checks what it reads as the API server's validation does: the names, one policy
+per group, minCount at least 1, unique template names (at most 8). The fields behind
+alpha gates kspread does not model (schedulingConstraints: TopologyAwareWorkloadScheduling;
+resourceClaims: DRAWorkloadResourceClaims; disruptionMode, priorityClassName, priority:
+WorkloadAwarePreemption) are refused by name. 1.37's scheduling.k8s.io/v1alpha3 is
+refused."""
 
 from __future__ import annotations
 
@@ -23,39 +41,42 @@ from collections.abc import Mapping
 from typing import Any
 
 from kspread.engine.plugins.gangscheduling import Workload, WorkloadRef
+from kspread.engine.plugins.podgroups import PodGroup
 from kspread.engine.versions import Version
 from kspread.errors import CaseError, PathT
 from kspread.format import apivalidation
 
 API_VERSION = "scheduling.k8s.io/v1alpha1"
+API_VERSION_1_36 = "scheduling.k8s.io/v1alpha2"
 
-# 1.36 moved gangs to PodGroup objects (scheduling.k8s.io/v1alpha2) named by a pod's
-# spec.schedulingGroup, scheduled whole in a workload scheduling cycle. kspread does not
-# model that cycle, so it refuses both by name rather than schedule the pods one by one.
-POD_GROUPS_1_36 = ("1.36 schedules a PodGroup's pods together in a workload scheduling cycle, which kspread does "
-                   "not model (it models gangs as 1.35 has them: a Workload's pod groups and pods' workloadRef)")
-
-
-def refuse_pod_group(path: PathT) -> None:
-    """A PodGroup object (1.36+): refused by name."""
-    raise CaseError(f"PodGroup (scheduling.k8s.io/v1alpha2) is not modelled by kspread: {POD_GROUPS_1_36}", path,
-                    value="PodGroup")
-
-
-def refuse_scheduling_group(raw: Any, path: PathT) -> None:
-    """A pod's spec.schedulingGroup (1.36+): refused by name."""
-    if raw is not None:
-        raise CaseError(f"a pod's schedulingGroup is not modelled by kspread: {POD_GROUPS_1_36}", path)
+# (the importer's note on a dump of another version's gang API)
+POD_GROUPS_1_36 = ("kspread models 1.35's gangs (v1alpha1 Workloads, pods' workloadRef) and 1.36's pod groups "
+                   "(v1alpha2 PodGroups, pods' schedulingGroup)")
+GATED_FIELDS = {
+    "schedulingConstraints": "TopologyAwareWorkloadScheduling",
+    "resourceClaims": "DRAWorkloadResourceClaims",
+    "disruptionMode": "WorkloadAwarePreemption",
+    "priorityClassName": "WorkloadAwarePreemption",
+    "priority": "WorkloadAwarePreemption",
+}
 
 
-def _needs_gate(version: Version, what: str, path: PathT) -> None:
-    if version.minor >= 36:
+def _needs_gate(version: Version, what: str, path: PathT, api: int = 35) -> None:
+    """The gang API of ``api`` (35: v1alpha1 Workloads, workloadRef; 36: v1alpha2 PodGroups,
+    schedulingGroup) in the case's version, with GenericWorkload on."""
+    if version.minor >= 37:
+        raise CaseError(f"{what} in {version}: 1.37 serves scheduling.k8s.io/v1alpha3, which kspread does not "
+                        f"model ({POD_GROUPS_1_36})", path)
+    if api == 35 and version.minor >= 36:
         # 1.36 serves no v1alpha1 Workload and tombstoned spec.workloadRef (k8s.io/api v0.36)
         raise CaseError(f"{what} in {version}: 1.36 replaced 1.35's gang API (v1alpha1 Workloads, pods' "
                         "workloadRef) with v1alpha2 Workloads (podGroupTemplates), PodGroup objects and pods' "
-                        f"schedulingGroup; {POD_GROUPS_1_36}", path)
+                        "spec.schedulingGroup", path)
+    if api == 36 and version.minor < 36:
+        raise CaseError(f"{what} in {version}: PodGroups (scheduling.k8s.io/v1alpha2) and pods' schedulingGroup "
+                        "are 1.36's; 1.35 has v1alpha1 Workloads with podGroups and pods' workloadRef", path)
     if not version.gate("GenericWorkload"):
-        raise CaseError(f"{what} needs the GenericWorkload feature gate (alpha in 1.35, off by default: set "
+        raise CaseError(f"{what} needs the GenericWorkload feature gate (alpha, off by default: set "
                         f"featureGates: {{GenericWorkload: true}}); version {version} does not have it on", path)
 
 
@@ -70,7 +91,12 @@ def _name_error(check: Any, name: Any, path: list) -> None:
 def workloads(items: list[tuple[Mapping[str, Any], list]], version: Version) -> dict[tuple[str, str], Workload]:
     """The Workloads of ``objects``: (namespace, name) -> Workload."""
     out: dict[tuple[str, str], Workload] = {}
+    seen: set[tuple[str, str]] = set()
     for obj, path in items:
+        if version.minor >= 36 and obj.get("apiVersion") == API_VERSION_1_36:
+            _needs_gate(version, "a Workload object", [*path, "kind"], 36)
+            _workload_1_36(obj, path, seen)
+            continue
         _needs_gate(version, "a Workload object", [*path, "kind"])
         if obj.get("apiVersion") != API_VERSION:
             raise CaseError(f"a Workload is served as {API_VERSION} (1.35); got {obj.get('apiVersion')!r}",
@@ -128,3 +154,112 @@ def workload_ref(raw: Any, at: Any, version: Version) -> WorkloadRef | None:
     if key:
         _name_error(apivalidation.subdomain_error, key, at("workloadRef", "podGroupReplicaKey"))
     return WorkloadRef(raw["name"], raw["podGroup"], key)
+
+
+def _meta_name(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]], kind: str) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    _name_error(apivalidation.subdomain_error, meta.get("name"), [*path, "metadata", "name"])
+    key = (meta.get("namespace") or "default", meta["name"])
+    if key in seen:
+        raise CaseError(f"{kind} {key[0]}/{key[1]} is defined twice", [*path, "metadata", "name"], value=key[1])
+    seen.add(key)
+    return key
+
+
+def _gated_fields(spec: Mapping[str, Any], at: list) -> None:
+    for name, gate in GATED_FIELDS.items():
+        if spec.get(name) not in (None, "", [], {}):
+            raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default), which kspread "
+                            "does not model", [*at, name])
+
+
+def _policy(raw: Any, at: list) -> int | None:
+    """PodGroupSchedulingPolicy: the gang's minCount, None for basic."""
+    if not isinstance(raw, Mapping):
+        raise CaseError("Required value: a schedulingPolicy (basic or gang)", at)
+    unknown = sorted(k for k in raw if k not in ("basic", "gang"))
+    if unknown:
+        raise CaseError(f"unknown field {unknown[0]!r} (a policy is basic or gang)", [*at, unknown[0]])
+    if len([k for k in ("basic", "gang") if raw.get(k) is not None]) != 1:
+        raise CaseError("Invalid value: exactly one of basic or gang must be set", at)
+    if raw.get("gang") is None:
+        return None
+    gang = raw["gang"]
+    mc = gang.get("minCount") if isinstance(gang, Mapping) else None
+    if isinstance(mc, bool) or not isinstance(mc, int) or mc < 1:
+        raise CaseError("Invalid value: minCount must be an integer of at least 1", [*at, "gang", "minCount"], value=mc)
+    return mc
+
+
+def _workload_1_36(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]]) -> None:
+    """A v1alpha2 Workload: checked, not kept (the scheduler reads PodGroups only)."""
+    _meta_name(obj, path, seen, "Workload")
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping):
+        raise CaseError("Required value", [*path, "spec"])
+    ref = spec.get("controllerRef")
+    if ref is not None:
+        for k in ("kind", "name"):
+            if not isinstance(ref, Mapping) or not isinstance(ref.get(k), str) or not ref.get(k):
+                raise CaseError("Required value", [*path, "spec", "controllerRef", k])
+    tp = [*path, "spec", "podGroupTemplates"]
+    templates = spec.get("podGroupTemplates")
+    if not isinstance(templates, list) or not templates:
+        raise CaseError("Required value: a Workload has at least one pod group template", tp)
+    if len(templates) > 8:
+        raise CaseError(f"Too many: {len(templates)}: must have at most 8 items", tp)
+    names: set[str] = set()
+    for i, t in enumerate(templates):
+        at = [*tp, i]
+        if not isinstance(t, Mapping):
+            raise CaseError("a pod group template is an object with name and schedulingPolicy", at)
+        _name_error(apivalidation.label_name_error, t.get("name"), [*at, "name"])
+        if t["name"] in names:
+            raise CaseError(f"Duplicate value: {t['name']!r}", [*at, "name"], value=t["name"])
+        names.add(t["name"])
+        _gated_fields(t, at)
+        _policy(t.get("schedulingPolicy"), [*at, "schedulingPolicy"])
+
+
+def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version) -> dict[tuple[str, str], PodGroup]:
+    """The PodGroups of ``objects`` (1.36): (namespace, name) -> PodGroup."""
+    out: dict[tuple[str, str], PodGroup] = {}
+    seen: set[tuple[str, str]] = set()
+    for obj, path in items:
+        _needs_gate(version, "a PodGroup object", [*path, "kind"], 36)
+        if obj.get("apiVersion") != API_VERSION_1_36:
+            raise CaseError(f"a PodGroup is served as {API_VERSION_1_36} (1.36); got {obj.get('apiVersion')!r}",
+                            [*path, "apiVersion"], value=obj.get("apiVersion"))
+        ns, name = _meta_name(obj, path, seen, "PodGroup")
+        spec = obj.get("spec")
+        if not isinstance(spec, Mapping):
+            raise CaseError("Required value", [*path, "spec"])
+        sp = [*path, "spec"]
+        template: tuple[str, str] | None = None
+        ref = spec.get("podGroupTemplateRef")
+        if ref is not None:
+            wl = ref.get("workload") if isinstance(ref, Mapping) else None
+            if not isinstance(wl, Mapping):
+                raise CaseError("Required value: podGroupTemplateRef names a workload", [*sp, "podGroupTemplateRef"])
+            wp = [*sp, "podGroupTemplateRef", "workload"]
+            _name_error(apivalidation.subdomain_error, wl.get("workloadName"), [*wp, "workloadName"])
+            _name_error(apivalidation.label_name_error, wl.get("podGroupTemplateName"), [*wp, "podGroupTemplateName"])
+            template = (wl["workloadName"], wl["podGroupTemplateName"])
+        _gated_fields(spec, sp)
+        out[(ns, name)] = PodGroup(ns, name, _policy(spec.get("schedulingPolicy"), [*sp, "schedulingPolicy"]), template)
+    return out
+
+
+def scheduling_group(raw: Any, at: Any, version: Version) -> str | None:
+    """A pod's ``schedulingGroup`` (spec.schedulingGroup, 1.36): its PodGroup's name."""
+    if raw is None:
+        return None
+    _needs_gate(version, "a pod's schedulingGroup", at("schedulingGroup"), 36)
+    if not isinstance(raw, Mapping):
+        raise CaseError("schedulingGroup is an object with podGroupName", at("schedulingGroup"))
+    unknown = sorted(k for k in raw if k != "podGroupName")
+    if unknown:
+        raise CaseError(f"unknown field {unknown[0]!r}", at("schedulingGroup", unknown[0]))
+    _name_error(apivalidation.subdomain_error, raw.get("podGroupName"), at("schedulingGroup", "podGroupName"))
+    name: str = raw["podGroupName"]
+    return name

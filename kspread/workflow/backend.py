@@ -138,6 +138,11 @@ class Backend:
         if gangs and "workloads" not in self.protocols:
             return (f"the case has Workload objects or pods with a workloadRef (gangs), which the backend {self.path} "
                     "does not take (its --info lists no protocol `workloads`)")
+        if (case.cluster.pod_groups or any(q.scheduling_group is not None for q in (*case.cluster.pods,
+                                                                                  *case.incoming))) \
+                and "podGroups" not in self.protocols:
+            return (f"the case has PodGroup objects or pods with a schedulingGroup (1.36's pod groups), which the "
+                    f"backend {self.path} does not take (its --info lists no protocol `podGroups`)")
         unreported = [k for k in case.expect if k not in REPORTED]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"

@@ -1,0 +1,246 @@
+"""The pod group scheduling cycle of 1.36 (pkg/scheduler/schedule_one_podgroup.go), with
+GenericWorkload on: a pod popped from the queue that names a PodGroup
+(spec.schedulingGroup) is scheduled with the rest of its group, in one cycle over one
+snapshot. What kspread models, by upstream's functions:
+
+* ``podGroupInfoForPod``: the popped pod, then every other unscheduled pod of its group in
+  the cache (UnscheduledPods) that ``PopSpecificPod`` can take: a pod among the
+  unschedulable ones or in backoffQ is activated first (through PreEnqueue; from backoffQ
+  not, SchedulerPopFromBackoffQ being on); a pod held by PreEnqueue or a scheduling gate
+  stays. Each popped pod counts an attempt and a scheduling cycle. The pods are sorted by
+  priority (highest first), then InitialAttemptTimestamp (when each first entered activeQ).
+  Upstream lists the unscheduled pods from a Go map and sorts with sort.Slice: pods that
+  entered activeQ at the same moment (moved by one event) are in no fixed order; kspread
+  takes the order in which its queue moved them.
+* ``podGroupSchedulingDefaultAlgorithm`` (TopologyAwareWorkloadScheduling off: no
+  placements, so no PlacementGenerate or PlacementScore plugin, PodGroupPodsCount
+  included, runs): each pod in that order runs the whole scheduling algorithm (PreFilter
+  to Score, and PostFilter when no node fits) on the snapshot in which the group's pods
+  placed before it are assumed. The scheduling cycle is the same for all of them
+  (``sched.CurrentCycle()``), so OpportunisticBatching gives no hint inside a group. A pod
+  that fits is assumed on the node it would take, reserved, and runs Permit:
+  GangScheduling waits while the snapshot's scheduled pods of the group (assigned, and
+  assumed in this cycle) are fewer than ``minCount``; with a basic group, or GangScheduling
+  off, Permit allows. The group is schedulable as soon as one pod's Permit allows. A pod
+  that does not fit does not stop the others; an Error does ("failed to schedule other
+  pod from a pod group: ..."). At the end every assumed pod is unreserved and forgotten
+  (in reverse order).
+* ``submitPodGroupAlgorithmResult``, pod by pod in that order. Group schedulable: each pod
+  that fit is assumed in the cache and runs Permit again (the cache's count: a gang pod
+  before the quorum waits, activating the group's unscheduled pods, then the quorum pod
+  allows them) and binds; a pod that did not fit fails with its own status. Group not
+  schedulable: a pod that fit fails with "pod group is unschedulable, <its Permit
+  message>" (Unschedulable, naming no plugin: an error count); a pod that did not fit
+  fails with its own status. Error: every pod fails with the error.
+* Every failure (handleSchedulingFailure, AddUnschedulableIfNotPresent) sends the pod to
+  backoffQ whatever happened meanwhile: determineSchedulingHintForInFlightPod queues a pod
+  of a pod group after its backoff (event-based requeueing is not implemented for groups
+  in 1.36). A pod no plugin rejected waits in backoffQ's error queue, which the scheduler
+  does not pop while its backoff lasts (``SchedulingQueue._pop_groups``).
+* ``updatePodGroupCondition``: the PodGroup's PodGroupScheduled condition, True
+  ("Scheduled") or False ("Unschedulable", "pod group is unschedulable"; "SchedulerError"
+  with the error); a condition once True is not set back to False.
+
+kspread's rule for a group that cannot be placed: upstream pops it again as soon as
+activeQ is empty (its pods that no node fits are in podBackoffQ, which
+SchedulerPopFromBackoffQ pops at once), and again, for ever. While nothing changes each
+retry repeats the cycle. kspread runs the cycle once per change (a pod created, deleted,
+updated or bound; a node event; ...): until then the group is parked and the sequence is
+idle. The retries it does not run would only have raised the pods' attempt and backoff
+counts and moved nextStartNodeIndex.
+
+Not modelled, refused by name: a pod of a group that needs preemption (DefaultPreemption
+nominates a node: upstream assumes it there and deletes victims during the group cycle),
+and a pod of a group with volumes or resource claims (their Reserve, Unreserve and
+Reserve again across the group cycle and the binding cycle).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kspread.engine.framework.interface import PodEvent
+from kspread.engine.model import Pod, replace_pod
+from kspread.engine.plugins.podgroups import POD_GROUP_UNSCHEDULABLE, Condition, GroupKey
+from kspread.errors import CaseError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kspread.engine.queue import QueuedPod
+    from kspread.engine.scheduler import CycleResult, SequenceRun
+
+SUCCESS, UNSCHEDULABLE, ERROR = "Success", "Unschedulable", "Error"
+
+
+@dataclass(slots=True)
+class PodOutcome:
+    """What a pod group cycle did with one pod (``CycleResult.pod_group``). ``message``:
+    its FailedScheduling message when the group decided it (group not schedulable, or an
+    Error); None when the pod bound, or failed with its own cycle's status."""
+
+    group: GroupKey
+    group_status: str  # Success | Unschedulable | Error
+    node: str | None  # the node the pod fit on in the cycle (None: none fit)
+    bound: bool
+    message: str | None = None
+
+
+def _refuse(pod: Pod, what: str) -> CaseError:
+    return CaseError(f"pod {pod.key} of pod group {pod.scheduling_group!r} {what}: kspread does not model it in "
+                     "1.36's pod group scheduling cycle", ["schedule"])
+
+
+def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
+    """ScheduleOne for a popped pod of a pod group: podGroupInfoForPod, the default
+    algorithm, submitPodGroupAlgorithmResult (see the module docstring)."""
+    sched, queue = run.sched, run.queue
+    groups = sched.groups
+    assert groups is not None
+    changes_at_start = queue.changes
+    head = sched.current(first.pod)
+    key: GroupKey = (head.namespace, head.scheduling_group or "")
+    members = [first]
+    for k in groups.unscheduled(head):
+        if k == head.key:
+            continue
+        q = queue.pop_specific(k)
+        if q is not None:
+            members.append(q)
+    members.sort(key=lambda q: (-q.pod.priority, q.initial if q.initial is not None else 0))
+    # every pop counted a scheduling cycle; the group's pods all run in the last one
+    cycle = sched.cycle_count + len(members)
+
+    # ---- podGroupSchedulingDefaultAlgorithm --------------------------------------------------
+    status = UNSCHEDULABLE
+    error: str | None = None
+    placed: list[tuple[QueuedPod, CycleResult, str | None, str | None]] = []  # (q, r, node, Permit's wait)
+    assumed: list[tuple[Pod, Pod]] = []  # (the pod as popped, assumed on its node)
+    pg_state = groups.groups.get(key)
+    scheduled = pg_state.scheduled_count() if pg_state is not None else 0
+    for q in members:
+        pod = sched.current(q.pod)
+        if pod.volumes or pod.resource_claims:
+            raise _refuse(pod, "has volumes or resource claims")
+        q.attempts += 1
+        sched.attempts[pod.key] = q.attempts
+        sched.cycle_count = cycle - 1
+        r = sched.schedule_one(pod)
+        r.attempt = q.attempts
+        if run.results and not run.keep_all:
+            run.results[-1].compact()
+        run.results.append(r)
+        if run.observe is not None:
+            run.observe(sched, r)
+        if r.error:
+            error = f"failed to schedule other pod from a pod group: {r.error}"
+            status = ERROR
+            placed.append((q, r, None, None))
+            break
+        if r.selected_positions is not None or r.selected:
+            node = sched.pick_host(r)
+            sched.store_schedule_results(r, node)
+            sched.mark_tie(pod, r)
+            # assume (the snapshot's; a nominated pod leaves the nominator meanwhile) and Reserve
+            on = replace_pod(pod, node_name=node, nominated_node=None)
+            sched.nominator.remove(pod)
+            sched.snapshot.add_pod(on)
+            assumed.append((pod, on))
+            scheduled += 1
+            wait = groups.permit(pod, scheduled)
+            if wait is None:
+                status = SUCCESS
+            placed.append((q, r, node, wait))
+            continue
+        if r.preemption is not None and r.preemption.nominated_node is not None:
+            for p, on in reversed(assumed):
+                sched.snapshot.remove_pod(on)
+                if p.nominated_node:
+                    sched.nominator.add(p)
+            raise _refuse(pod, f"needs preemption (DefaultPreemption nominates {r.preemption.nominated_node})")
+        placed.append((q, r, None, None))
+    # unreserveAndForget, deferred: the last assumed first
+    for p, on in reversed(assumed):
+        sched.snapshot.remove_pod(on)
+        if p.nominated_node:
+            sched.nominator.add(p)
+    reached = {q.key for q, _, _, _ in placed}
+    for q in members:
+        if q.key not in reached:
+            placed.append((q, _unreached(run, q), None, None))
+
+    # ---- submitPodGroupAlgorithmResult --------------------------------------------------------
+    to_bind: list[tuple[CycleResult, Pod, str]] = []
+    failed: list[QueuedPod] = []
+    after: list[PodEvent] = []
+    cache_scheduled = pg_state.scheduled_count() if pg_state is not None else 0
+    taken: set[str] = set()
+    for q, r, fit, wait in placed:
+        pod = sched.current(q.pod)
+        if status == ERROR:
+            r.pod_group = PodOutcome(key, status, None, False, r.error if r.error else error)
+            _fail(run, q, pod, frozenset(), True, after)
+            failed.append(q)
+            continue
+        if fit is not None and status == SUCCESS:
+            r.pod_group = PodOutcome(key, status, fit, True)
+            taken.add(pod.key)
+            cache_scheduled += 1
+            if groups.permit(pod, cache_scheduled) is not None:
+                # the binding cycle's Permit waits: Activate the group's unscheduled pods
+                for k in groups.unscheduled(pod):
+                    if k not in taken:
+                        queue.activate(k)
+            to_bind.append((r, pod, fit))
+            continue
+        if fit is not None:
+            r.pod_group = PodOutcome(key, status, fit, False, f"{POD_GROUP_UNSCHEDULABLE}, {wait}")
+            r.bound_node = None
+            _fail(run, q, pod, frozenset(), False, after)
+            failed.append(q)
+            continue
+        r.pod_group = PodOutcome(key, status, None, False)
+        _fail(run, q, pod, sched.rejectors(r), False, after, r)
+        failed.append(q)
+    for q in failed:
+        q.parked = changes_at_start
+    if status == SUCCESS:
+        groups.set_condition(key, Condition("True", "Scheduled", ""))
+    elif status == UNSCHEDULABLE:
+        groups.set_condition(key, Condition("False", "Unschedulable", POD_GROUP_UNSCHEDULABLE))
+    else:
+        groups.set_condition(key, Condition("False", "SchedulerError", error or ""))
+    for ev in after:
+        queue.deliver(ev)
+    # the binding cycles (after the submission: they run on their own)
+    for r, pod, node in to_bind:
+        _, bind_error = sched.ext.bind(pod, node)
+        if bind_error is not None:
+            r.error = bind_error
+            continue
+        r.bound_node = node
+        claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
+        preflight = r.state is not None and sched.pre_bind_pre_flight(r.state)
+        run._bind(pod, node, claim_events, preflight)
+
+
+def _unreached(run: SequenceRun, q: QueuedPod) -> CycleResult:
+    """A pod the algorithm did not reach (an Error stopped it): no cycle of its own."""
+    from kspread.engine.scheduler import CycleResult
+
+    pod = run.sched.current(q.pod)
+    r = CycleResult(pod)
+    r.attempt = q.attempts
+    return r
+
+
+def _fail(run: SequenceRun, q: QueuedPod, pod: Pod, rejectors: frozenset[str], error: bool,
+          after: list[PodEvent], r: Any = None) -> None:
+    """handleSchedulingFailure for a pod of the group: its nomination cleared (the group
+    decided, or its own PostFilter cleared it), then the queue (``group_failed``)."""
+    sched = run.sched
+    clear = r is None or (r.preemption is not None and r.preemption.clear_nomination)
+    if clear and pod.nominated_node:
+        if sched.version.queue_sees_nomination_changes:
+            after.append(PodEvent("Delete", pod, pod.priority))
+        pod = sched.clear_nomination(pod)
+    run.queue.group_failed(q, pod, rejectors, error)
