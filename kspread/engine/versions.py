@@ -693,5 +693,7 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
 GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "DRADeviceBindingConditions": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
     "DRADeviceTaintRules": ("DRADeviceTaints",),
+    "InPlacePodLevelResourcesVerticalScaling": ("InPlacePodVerticalScaling", "PodLevelResources",
+                                                "NodeDeclaredFeatures"),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": ("MatchLabelKeysInPodTopologySpread",),
 }
