@@ -76,11 +76,12 @@ def test_the_failed_pods_go_to_backoff_the_fitting_ones_to_its_error_queue():
     run = SequenceRun(case, None, True, list(case.incoming))
     run.until_idle()
     qs = run.queue.pods
+    # two failures each: the cycle, and the retry upstream makes at once (counted, not run)
     assert {k: (q.where, q.error_backoff, q.errors_count, q.unschedulable_count, sorted(q.rejectors))
             for k, q in qs.items()} == {
-        "w-0": ("backoff", True, 1, 0, []),
-        "w-1": ("backoff", False, 0, 1, ["NodeResourcesFit"]),
-        "w-2": ("backoff", True, 1, 0, []),
+        "w-0": ("backoff", True, 2, 0, []),
+        "w-1": ("backoff", False, 0, 2, ["NodeResourcesFit"]),
+        "w-2": ("backoff", True, 2, 0, []),
     }
     # parked: nothing to pop until something changes
     assert run.queue.pop() is None
@@ -213,3 +214,12 @@ def test_what_the_cycle_does_not_model_is_refused_by_name():
         _run([{"name": "g", "requests": {"cpu": "1"}, "schedulingGroup": SG,
                "volumes": [{"name": "v", "gcePersistentDisk": {"pdName": "d"}}]}],
              objects=[_pg(policy={"basic": {}})])
+
+
+def test_a_backend_without_pod_groups_skips_the_case_rather_than_place_pods_one_by_one():
+    from kspread.workflow.backend import Backend
+
+    case = _case([{"name": "w", "replicas": 3, "requests": {"cpu": "2"}, "schedulingGroup": SG}])
+    assert Backend("kb", "v1.36.2", (), (), ("serve", "workloads")).applicable(case) == (
+        "the case has PodGroup objects or pods with a schedulingGroup (1.36's pod groups), which the backend kb "
+        "does not take (its --info lists no protocol `podGroups`)")

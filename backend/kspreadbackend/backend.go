@@ -12,7 +12,7 @@
 // as kube-scheduler's app.NewSchedulerCommand(app.WithPlugin(name, factory)) registers them.
 //
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
-// "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podgroups" (1.36), when the build
+// "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), when the build
 // has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
@@ -383,7 +383,7 @@ var dra deviceSupport
 // gangSupport is the Workload API's part of a run (workloads.go at 1.35, podgroups_v136.go from
 // 1.36, which set gangs at init; nil in a build for a version without it).
 type gangSupport interface {
-	// protocol: its name in --info ("workloads": 1.35's shape; "podgroups": 1.36's)
+	// protocol: its name in --info ("workloads": 1.35's shape; "podGroups": 1.36's)
 	protocol() string
 	// setUp puts the Workloads and PodGroups in the API (before the informers start)
 	setUp(t *countingTracker, in *input) error

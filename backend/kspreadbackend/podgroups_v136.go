@@ -14,7 +14,7 @@ package kspreadbackend
 // on one snapshot (schedule_one_podgroup.go); group reports the group such a cycle is for (the run's
 // loop parks a group whose cycle repeats with nothing changed: backend.go).
 //
-// This file registers itself in gangs at init; --info lists the protocol "podgroups".
+// This file registers itself in gangs at init; --info lists the protocol "podGroups".
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ type podGroupSupport struct{}
 
 func init() { gangs = podGroupSupport{} }
 
-func (podGroupSupport) protocol() string { return "podgroups" }
+func (podGroupSupport) protocol() string { return "podGroups" }
 
 // setUp creates the PodGroups and Workloads in the tracker itself, before the informers start: the
 // informers' first list delivers them (initial adds, not counted), so the writes are not counted

@@ -131,6 +131,9 @@ class QueuedPod:
     # a pod of a pod group (1.36) whose cycle failed at the queue's ``changes``: retrying it
     # before anything changes repeats that cycle (podgroupcycle's rule)
     parked: int = -1
+    # the ``changes`` at which kspread counted the one retry of a parked pod group that the
+    # oracle runs (``SchedulingQueue._repeat``)
+    repeated: int = -1
 
     @property
     def key(self) -> str:
@@ -296,7 +299,7 @@ class SchedulingQueue:
         while q is not None and self.pod_groups and q.pod.scheduling_group is not None and q.parked == self.changes:
             # a parked pod group's pod the backoffQ flush moved: its cycle would repeat (podgroupcycle)
             heapq.heappop(self._active)
-            self.place(q, "backoff")
+            self._repeat([q], force=True)
             q = self._live(self._active, "active")
         if q is None and self.pod_groups:
             return self._pop_groups()
@@ -332,9 +335,12 @@ class SchedulingQueue:
         would repeat their last cycle). When only pods of the error queue are left, the
         scheduler waits for the backoffQ flush that moves the first of them, as the module
         docstring says of the gate off. None: nothing to pop."""
-        live = [e for e in self._backoff if self.pods[e[-1]].where == "backoff"
-                and self.pods[e[-1]].timestamp == e[-2] and self.pods[e[-1]].parked != self.changes]
+        entries = [e for e in self._backoff if self.pods[e[-1]].where == "backoff" and self.pods[e[-1]].timestamp == e[-2]]
+        live = [e for e in entries if self.pods[e[-1]].parked != self.changes]
         if not live:
+            # upstream pops the parked groups once more (and again, for ever): their pods fail
+            # again and go back with a new queue time, after every pod that failed before
+            self._repeat([self.pods[e[-1]] for e in sorted(entries)])
             return None
         poppable = [e for e in live if self.pop_from_backoff and not self.pods[e[-1]].error_backoff]
         if poppable:
@@ -363,6 +369,31 @@ class SchedulingQueue:
                 self.place(q, "active")
                 moved.append(q.key)
         return moved
+
+    def _repeat(self, heads: list[QueuedPod], force: bool = False) -> None:
+        """The retry of parked pod groups that kspread does not run (podgroupcycle's rule) but
+        whose traces it keeps, once per change (``force``: a parked pod popped from activeQ):
+        each group, in the order of ``heads``, fails again as it did, its pods (in the cycle's
+        order: priority, then InitialAttemptTimestamp) back in backoffQ with a new queue time
+        and one more failure counted."""
+        done: set[tuple[str, str | None]] = set()
+        for head in heads:
+            group = (head.pod.namespace, head.pod.scheduling_group)
+            if group in done or (head.repeated == self.changes and not force):
+                continue
+            done.add(group)
+            members = [q for q in self.pods.values() if (q.pod.namespace, q.pod.scheduling_group) == group
+                       and q.where in ("active", "backoff") and q.parked == self.changes]
+            members.sort(key=lambda q: (-q.pod.priority, q.initial if q.initial is not None else 0))
+            for q in members:
+                if q.error_backoff:
+                    q.errors_count += 1
+                else:
+                    q.unschedulable_count += 1
+                q.timestamp = self._next()
+                q.failed_at = self.now
+                q.repeated = self.changes
+                self.place(q, "backoff")
 
     def pop_specific(self, key: str) -> QueuedPod | None:
         """PopSpecificPod: the pod activated (from the unschedulable pods or backoffQ,

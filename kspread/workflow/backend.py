@@ -3,7 +3,7 @@
 A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugins",
 "outOfTreePlugins", "protocols"}`` (``serve``; ``devices``, ``workloads``: it takes device
 objects, Workloads and pods' workloadRefs in 1.35's shape, scheduling.k8s.io/v1alpha1, which no
-backend of 1.36 or later is sent; ``podgroups``: PodGroups and pods' schedulingGroup, 1.36's
+backend of 1.36 or later is sent; ``podGroups``: PodGroups and pods' schedulingGroup, 1.36's
 scheduling.k8s.io/v1alpha2); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
 the case as kspread built it, as Kubernetes objects, and the profile as a
 KubeSchedulerConfiguration) and prints what upstream's scheduler did (the last cycle's filter
@@ -139,12 +139,11 @@ class Backend:
         if gangs and "workloads" not in self.protocols:
             return (f"the case has Workload objects or pods with a workloadRef (gangs), which the backend {self.path} "
                     "does not take (its --info lists no protocol `workloads`)")
-        groups = case.cluster.pod_groups or any(q.scheduling_group is not None
-                                                for q in (*case.cluster.pods, *case.incoming))
-        if groups and "podgroups" not in self.protocols:
-            # (1.36's pod groups: a backend built before them would schedule the pods one by one)
-            return (f"the case has PodGroup objects or pods with a schedulingGroup (pod groups, 1.36), which the "
-                    f"backend {self.path} does not take (its --info lists no protocol `podgroups`)")
+        if (case.cluster.pod_groups or any(q.scheduling_group is not None for q in (*case.cluster.pods,
+                                                                                  *case.incoming))) \
+                and "podGroups" not in self.protocols:
+            return (f"the case has PodGroup objects or pods with a schedulingGroup (1.36's pod groups), which the "
+                    f"backend {self.path} does not take (its --info lists no protocol `podGroups`)")
         unreported = [k for k in case.expect if k not in REPORTED and not (k == "spread" and _schedule_spread(case))]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
