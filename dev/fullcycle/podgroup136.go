@@ -20,6 +20,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -88,6 +89,9 @@ func gangSetup(ctx context.Context, raw []byte, client *fake.Clientset, _ *seqDr
 		must(err)
 	}
 	pgOn = len(in.PodGroups) > 0 || len(pgRefs) > 0
+	if v := os.Getenv("FC_V"); v != "" { // klog's verbosity (debugging)
+		must(flag.Set("v", v))
+	}
 }
 
 // gangDecorate: the pod's schedulingGroup (mkPod)
@@ -137,7 +141,12 @@ func pgState(ctx context.Context, d *seqDriver) string {
 	nodes, err := d.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	must(err)
 	for _, n := range nodes.Items {
-		parts = append(parts, "n "+n.Name+" "+n.ResourceVersion)
+		// (the fake API does not bump a node's resourceVersion: its spec, labels and capacity)
+		spec, err := json.Marshal(n.Spec)
+		must(err)
+		meta, err := json.Marshal([]any{n.Labels, n.Status.Allocatable})
+		must(err)
+		parts = append(parts, "n "+n.Name+" "+string(spec)+" "+string(meta))
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, "\n")
