@@ -2338,6 +2338,12 @@ def test_pod_groups_through_the_real_1_36_scheduler(tmp_path, capsys, change, pl
     body = body.replace(POD_GROUPS.split("expect:")[1], f"\n  placements: {json.dumps(placements)}\n")
     _, case = _case(tmp_path, body)
     out = call_backend(open_backend(backend), case, "last")
+    if not change:
+        # the last pod's Permit allows the two waiting before it, whose binding cycles then go on:
+        # an allowed pod still in the map of waiting pods (until WaitOnPermit returns) is not
+        # waiting (it was, 1 run in about 100, and the run ended with it pending)
+        for _ in range(40):
+            assert None not in call_backend(open_backend(backend), case, "none")["placements"].values()
     got = out["placements"]
     assert set(got) == set(placements), out
     for pod, want in placements.items():
@@ -2360,13 +2366,10 @@ def test_pod_groups_through_the_real_1_36_scheduler(tmp_path, capsys, change, pl
 def test_the_golden_pod_group_cases_through_a_1_36_backend(capsys):
     # cases/gangs/pod-groups-136.yaml: those without steps run through the real 1.36 scheduler and
     # pass (the ones with steps are skipped: a backend is not sent steps)
-    # (pod-group-gang-lands-whole's spread takes kspread's pick of a tie that upstream's filter
-    # workers rarely break otherwise: backend/known-differences.yaml)
     backend = _backend_1_36()
-    cli_main(["run", "--backend", backend, str(REPO / "cases" / "gangs" / "pod-groups-136.yaml")])
+    assert cli_main(["run", "--backend", backend, str(REPO / "cases" / "gangs" / "pod-groups-136.yaml")]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split()[1] for line in out if line.startswith("FAIL")] in ([], ["pod-group-gang-lands-whole"]), out
-    assert re.fullmatch(r"[56] passed, [01] failed, 2 skipped \(backend: Kubernetes v1\.36\.2\)", out[-1]), out
+    assert out[-1] == "6 passed, 0 failed, 2 skipped (backend: Kubernetes v1.36.2)", out
     assert sum(line.startswith("SKIP") and "the sequence has steps" in line for line in out) == 2, out
 
 
