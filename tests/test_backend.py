@@ -2363,6 +2363,33 @@ def test_pod_groups_through_the_real_1_36_scheduler(tmp_path, capsys, change, pl
     assert capsys.readouterr().out.splitlines()[-1].startswith("1 passed, 0 failed (backend: Kubernetes v1.36.2")
 
 
+def _raw(backend: str, data: dict) -> dict:
+    r = subprocess.run([backend], input=json.dumps(data), capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout)
+
+
+def test_a_1_36_backend_stores_v1alpha2_workloads_and_refuses_1_35s(tmp_path):
+    # the backend's own input: v1alpha2 Workloads are stored (the scheduler reads none), a v1alpha1
+    # Workload answers an error naming it; a 1.35 backend refuses PodGroups
+    backend = _backend_1_36()
+    _, case = _case(tmp_path, POD_GROUPS)
+    data = backend_input(case, "none")
+    v2 = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": "training"},
+          "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 3}}}]}}
+    out = _raw(backend, {**data, "workloads": [v2]})
+    assert "error" not in out and None not in out["placements"].values(), out
+    v1 = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": "training"},
+          "spec": {}}
+    assert _raw(backend, {**data, "workloads": [v1]})["error"] == (
+        "workloads[0]: a scheduling.k8s.io/v1alpha1 Workload, not a scheduling.k8s.io/v1alpha2 Workload (1.36 "
+        "serves no v1alpha1 Workload)")
+    old = _real_backend()
+    assert _raw(old, {**data, "featureGates": {}})["error"] == (
+        "the case has PodGroup objects (scheduling.k8s.io/v1alpha2), which are 1.36's; this backend (Kubernetes "
+        "v1.35.4) serves 1.35's v1alpha1 Workloads")
+
+
 def test_the_golden_pod_group_cases_through_a_1_36_backend(capsys):
     # cases/gangs/pod-groups-136.yaml: those without steps run through the real 1.36 scheduler and
     # pass (the ones with steps are skipped: a backend is not sent steps)
