@@ -1976,7 +1976,8 @@ def test_the_golden_device_cases_agree_with_upstream(capsys):
     passed = sorted(m.group(1) for line in lines if (m := re.match(r"PASS (\S+) ", line)))
     random_pick = 0 if "devices-training-job" in passed else 1
     assert passed == sorted([
-        "devices-all-mode-network-attached", "devices-binding-conditions-gate-off", "devices-dry-run-filter-error",
+        "devices-all-mode-network-attached", "devices-all-subrequest-continues-as-itself[v1.35]",
+        "devices-binding-conditions-gate-off", "devices-dry-run-filter-error",
         "devices-consumable-capacity-distinct-attribute", "devices-taints-tolerated", "devices-taints-none-effect",
         "devices-taints-gate-off", "devices-exact-count", "devices-extended-resource-implicit-init-container",
         "devices-first-available-all-subrequest", "devices-first-available-score",
