@@ -1985,7 +1985,7 @@ def test_the_golden_device_cases_agree_with_upstream(capsys):
         "devices-postfilter-deallocation", "devices-preemption-does-not-free", "devices-shorthand",
         "devices-victim-frees-its-claim", *(["devices-training-job"] if not random_pick else [])])
     # (devices-dry-run-filter-error expects `evicted`, which a backend reports from issue 32)
-    assert lines[-1].startswith(f"{18 - random_pick} passed, {random_pick} failed, "), lines
+    assert lines[-1].startswith(f"{19 - random_pick} passed, {random_pick} failed, "), lines
     skipped = [x for x in lines if x.startswith("SKIP ")]
     why = ("the case is at version", "expects an error", "expects evicted", "has steps", "has DeviceTaintRules",
            "has pending pods")
