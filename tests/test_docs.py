@@ -174,7 +174,8 @@ def test_the_readmes_device_gates_table_is_current():
         parts = [f"{s.stage.lower()} {'on' if s.default else 'off'} 1.{s.since}" + (" (locked)" if s.locked else "")
                  for s in g.stages] + ([f"removed 1.{g.removed}"] if g.removed else [])
         assert rows[name][0] == ", ".join(parts), name
-        assert (rows[name][1] == "modelled") == (name in FEATURE_GATES), name
+        # "modelled", or "modelled at ..." where a minor that has the gate still refuses what it reads
+        assert (rows[name][1] == "modelled" or rows[name][1].startswith("modelled at ")) == (name in FEATURE_GATES), name
 
 
 def test_what_if_guide_next_replica_runs_as_shown(tmp_path, capsys, monkeypatch):
