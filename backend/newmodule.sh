@@ -2,7 +2,7 @@
 # Build a kspread backend in a Go module of your own, with network (a Go module proxy: GOPROXY as
 # your go is set up), where build.sh builds offline from the vendored tree. Usage:
 #   backend/newmodule.sh [--version VERSION | VERSION] MODULE_DIR OUT [MAIN_PKG]
-# VERSION (or KSPREAD_VERSION): the k8s.io/kubernetes release, v1.N.P, or a minor 1.29 to 1.35 for the
+# VERSION (or KSPREAD_VERSION): the k8s.io/kubernetes release, v1.N.P, or a minor 1.29 to 1.36 for the
 # patch release kspread's backends were checked with (1.35: v1.35.4; the table below); default 1.35.
 # MODULE_DIR: your module (its go.mod; made with `go mod init kspread-backend` when there is none).
 # MAIN_PKG: its main package (default ./cmd/kspread-backend, written as the stock backend when missing),
@@ -32,14 +32,14 @@ case "${1:-}" in
 esac
 # the patch release of each minor that kspread's backends were built and checked with (dev/README.md)
 declare -A PATCH=([1.29]=v1.29.14 [1.30]=v1.30.10 [1.31]=v1.31.8 [1.32]=v1.32.5 [1.33]=v1.33.3 [1.34]=v1.34.7
-  [1.35]=v1.35.4)
-if [[ "$VERSION" =~ ^v?1\.(29|3[0-5])$ ]]; then K8S=${PATCH[${VERSION#v}]}
-elif [[ "$VERSION" =~ ^v?1\.(29|3[0-5])\.[0-9]+$ ]]; then K8S=v${VERSION#v}
-else echo "newmodule.sh: --version $VERSION: a backend is built for k8s.io/kubernetes 1.29 to 1.35 (1.N or v1.N.P)" >&2; exit 2
+  [1.35]=v1.35.4 [1.36]=v1.36.2)
+if [[ "$VERSION" =~ ^v?1\.(29|3[0-6])$ ]]; then K8S=${PATCH[${VERSION#v}]}
+elif [[ "$VERSION" =~ ^v?1\.(29|3[0-6])\.[0-9]+$ ]]; then K8S=v${VERSION#v}
+else echo "newmodule.sh: --version $VERSION: a backend is built for k8s.io/kubernetes 1.29 to 1.36 (1.N or v1.N.P)" >&2; exit 2
 fi
 MINOR=$(echo "$K8S" | cut -d. -f2)
 TAGS=""
-for (( m = MINOR + 1; m <= 35; m++ )); do TAGS="$TAGS pre1$m"; done
+for (( m = MINOR + 1; m <= 36; m++ )); do TAGS="$TAGS pre1$m"; done
 TAGS=${TAGS# }
 MOD=${1:?$usage}
 OUT=${2:?$usage}

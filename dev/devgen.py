@@ -25,7 +25,9 @@ MODELS = ["a100", "h100", "t4"]
 VERSIONS = ["1.2.0", "1.10.1", "2.0.0-rc.1", "2.0.0", "2.3.4"]
 MEMORY = ["16Gi", "40Gi", "80Gi", "40960Mi"]
 # set by difftest.py --taint-rules (1.35): DRADeviceTaints and DRADeviceTaintRules on,
-# DeviceTaintRules on the cluster's devices, and requests with tolerations
+# DeviceTaintRules on the cluster's devices, and requests with tolerations; at 1.36
+# (DRADeviceTaints beta, on; kspread takes no DeviceTaintRule there) taints in the slices'
+# devices instead of rules
 TAINT_RULES = False
 TAINT_KEYS = ["example.com/fault", "example.com/maintenance"]
 
@@ -118,7 +120,16 @@ class DeviceGen:
         else:
             cap = dict(caps)  # v1alpha3: plain quantities
         body = {"attributes": attrs, "capacity": cap}
+        if TAINT_RULES and self.minor >= 36 and self.chance(0.3):
+            body["taints"] = [self.device_taint() for _ in range(self.r.randint(1, 2))]
         return {"name": name, **body} if self.flat else {"name": name, "basic": body}
+
+    def device_taint(self) -> dict:
+        """A taint in a slice's device (1.36): NoSchedule or NoExecute."""
+        taint: dict[str, Any] = {"key": self.r.choice(TAINT_KEYS), "effect": self.r.choice(["NoSchedule", "NoExecute"])}
+        if self.chance(0.5):
+            taint["value"] = self.r.choice(["a", "b"])
+        return taint
 
     def slice_(self, name: str, driver: str, pool: str, count: int, devices: list[dict], where: dict,
                generation: int = 1) -> dict:
@@ -335,7 +346,7 @@ class DeviceGen:
                 entries.append({"name": f"e{j}", "resourceClaimName": name})
         if entries:
             pod["resourceClaims"] = entries
-        if TAINT_RULES:
+        if TAINT_RULES and self.minor == 35:
             objs.extend(self.taint_rules([d for devs in inventory.values() for d in devs] + [d for d, _ in network]))
         c["devices"] = objs
 
@@ -359,7 +370,7 @@ def cover(coverage: Any, c: dict, o: dict) -> None:
         coverage["devices: " + (x if "cannot add device" not in x else "constraint error")[:60]] += 1
     texts = json.dumps(c.get("devices"))
     for word in ("adminAccess", "firstAvailable", "matchAttribute", '"All"', "allNodes", "nodeSelector",
-                 "ResourceClaimTemplate", "DeviceTaintRule", "tolerations"):
+                 "ResourceClaimTemplate", "DeviceTaintRule", "tolerations", "taints"):
         if word in texts:
             coverage[f"devices: {word.strip(chr(34))} in case"] += 1
 

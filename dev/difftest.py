@@ -746,7 +746,8 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
         # a Filter that errs ends the cycle (RunFilterPluginsWithNominatedPods' first error,
         # from 16 workers: any of the nodes that err); kspread stops at the first in node
         # order: its error must be one of upstream's
-        said = {f"running Filter plugin '{e[2]}': {e[1]}" for e in errors.values()}
+        # upstream's words (frameworkImpl, the plugin's name as Go's %q)
+        said = {f'running "{e[2]}" filter plugin: {e[1]}' for e in errors.values()}
         if r.error not in said:
             diffs.append((next(iter(errors.values()))[2], "error",
                           f"upstream errors {sorted(said)}; kspread {r.error!r}"))
@@ -766,7 +767,7 @@ def compare(o: dict, k, ks_case) -> list[tuple[str, str, str]]:
         if so.get("error") and len(o["feasible"]) > 1:
             # a Score plugin's error ends the cycle (DynamicResources' computeScore with an
             # allocated claim before an unallocated one: allocations indexed by claim)
-            want = f"running Score plugin '{plugin}': {so['error']}"
+            want = f'running Score plugins: plugin "{plugin}" failed with: {so["error"]}'
             if r.error != want:
                 diffs.append((plugin, "score-error", f"upstream {want!r}; kspread {r.error!r}"))
             return diffs
@@ -1085,7 +1086,8 @@ def main() -> int:
     ap.add_argument("--devices", action="store_true", help="device objects and DynamicResources (from 1.31)")
     ap.add_argument("--ndf", action="store_true", help="NodeDeclaredFeatures (1.35 oracle with ndf_v135.go)")
     ap.add_argument("--taint-rules", action="store_true",
-                    help="with --devices at 1.35: DeviceTaintRules and tolerations (oracle with taintrules_v135.go)")
+                    help="with --devices at 1.35: DeviceTaintRules and tolerations (oracle with taintrules_v135.go); "
+                         "at 1.36: taints in the slices' devices and tolerations")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()

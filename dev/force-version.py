@@ -4,7 +4,7 @@
 A maintainer's tool, not part of CI (README, "Backends"; dev/README.md, "Every golden case at
 1.35"). Most golden cases are at other versions than the backend's, which skips them. This
 copies ``cases/`` (or the directories given) into a temporary directory with every case's
-``version`` set to the backend's (1.35 by default) and, in each variant, the variant's own
+``version`` set to the backend's (the minor its ``--info`` names, or ``--version``) and, in each variant, the variant's own
 ``version`` removed (a variant that then only replaces ``expect``, or changes nothing, is
 dropped: it is its case again). Left out, and counted:
 
@@ -20,7 +20,7 @@ golden expectations, written for other versions, and are not shown: only ``DIFFE
 summary).
 
     export PYTHONPATH=$PWD
-    python3 dev/force-version.py --backend .backend-build/kspread-backend [--keep DIR] [-v]
+    python3 dev/force-version.py --backend .backend-build/kspread-backend [--version 1.N] [--keep DIR] [-v]
 
 The cases are rewritten from their data (PyYAML, keys in order): comments go, and line numbers
 in the copy are not the originals'; the case names are (a variant keeps its name, ``[v1.13]``
@@ -42,6 +42,7 @@ import yaml
 
 from kspread.errors import CaseError
 from kspread.format.loader import CaseDoc, load_case, variant_data
+from kspread.workflow.backend import BackendError, open_backend
 
 
 def _load(file: Path, index: int, data: dict) -> tuple[Any, str | None]:
@@ -135,11 +136,16 @@ def force(src: Path, dst: Path, version: str, verbose: bool) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend", required=True, help="the backend program (backend/build.sh)")
-    ap.add_argument("--version", default="1.35", help="the version to force (the backend's minor)")
+    ap.add_argument("--version", help="the version to force (default: the backend's minor, from its --info)")
     ap.add_argument("--keep", help="write the copy here (an empty or new directory) and keep it")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case left out, and why")
     ap.add_argument("paths", nargs="*", default=["cases"], help="case directories (default: cases)")
     args = ap.parse_args(argv)
+    if args.version is None:
+        try:
+            args.version = f"1.{open_backend(args.backend).minor}"
+        except BackendError as e:
+            ap.error(str(e))
 
     tmp = None
     if args.keep:

@@ -2,6 +2,7 @@
 """Turn an unpacked kubernetes source tree into a vendored module tree the backend builds in.
 
 Usage: dev/k8stree.py SRC VERSION OUT
+       dev/k8stree.py --extract GIT_DIR TREE_ISH DIR
 
 SRC is a kubernetes source tree of one release (the repository's root: go.mod, go.work,
 staging/src/k8s.io/*, vendor/modules.txt); VERSION its release (1.36.2); OUT a new directory.
@@ -12,6 +13,12 @@ holds them (hard links into SRC) with a modules.txt listing every package, so th
 `go build -mod=vendor` runs offline. This is how dev/ and the backend reach a minor for which no
 vendored scheduler-plugins tree is at hand: 1.36, from the openshift/kubernetes tree that
 openshift/microshift keeps under deps/ (dev/README.md, "1.36").
+
+``--extract`` writes the files of TREE_ISH (a commit's directory, ``COMMIT:deps/github.com/
+openshift/kubernetes``) of the repository GIT_DIR into the new directory DIR, leaving out (and
+naming) any file whose blob the repository lacks: a mirror's snapshot may omit its largest files
+(microshift's 8e16b12 lacks two swagger.json test files), which ``git archive`` stops at.
+backend/build.sh does so for 1.36 when KSPREAD_TREE is not set.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -78,7 +86,55 @@ def link_tree(src: Path, dst: Path, skip_top: set[str] = frozenset()) -> None:
             os.link(entry, target)
 
 
+def extract(git_dir: str, tree_ish: str, out: Path) -> int:
+    """The files of tree_ish into out (new), those whose blob is absent left out; symlinks as such."""
+    if out.exists():
+        print(f"k8stree.py: {out} exists: give a new directory", file=sys.stderr)
+        return 2
+    git = ["git", f"--git-dir={git_dir}"]
+    ls = subprocess.run([*git, "ls-tree", "-r", "-z", tree_ish], capture_output=True, check=False)
+    if ls.returncode != 0:
+        print(f"k8stree.py: git ls-tree {tree_ish} in {git_dir}: {ls.stderr.decode(errors='replace').strip()}",
+              file=sys.stderr)
+        return 2
+    entries = []
+    for rec in ls.stdout.split(b"\0"):
+        if not rec:
+            continue
+        meta, path = rec.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind == b"blob":  # (a submodule's commit has no files here)
+            entries.append((mode.decode(), sha.decode(), path.decode()))
+    cat = subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert cat.stdin is not None and cat.stdout is not None
+    absent = []
+    for mode, sha, path in entries:
+        cat.stdin.write(sha.encode() + b"\n")
+        cat.stdin.flush()
+        head = cat.stdout.readline().split()
+        if len(head) < 3:  # "<sha> missing"
+            absent.append(path)
+            continue
+        data = cat.stdout.read(int(head[2]))
+        cat.stdout.read(1)  # the newline after the contents
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if mode == "120000":
+            os.symlink(data.decode(), target)
+        else:
+            target.write_bytes(data)
+            if mode == "100755":
+                target.chmod(0o755)
+    cat.stdin.close()
+    cat.wait()
+    print(f"k8stree.py: {out}: {len(entries) - len(absent)} files of {tree_ish}"
+          + (f"; absent from the repository, left out: {', '.join(absent)}" if absent else ""))
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 4 and argv[0] == "--extract":
+        return extract(argv[1], argv[2], Path(argv[3]))
     if len(argv) != 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ import pytest
 
 from kspread.engine.model import Container, ContainerResizeStatus, Pod, ResizeStatus
 from kspread.engine.resources import node_non_zero_requests, node_pod_requests, pod_requests
-from kspread.engine.versions import FEATURE_GATES, UNMODELLED_GATES, Version
+from kspread.engine.versions import FEATURE_GATES, UNMODELLED_GATES, Version, make_version
 from kspread.errors import CaseError
 from kspread.format.case import build_case
 from tests.helpers import verdict
@@ -328,3 +328,19 @@ def test_nomination_timing_gates_are_accepted_and_change_no_placement(gate, vers
         results.append((placements, [r.pod.key for r in cycles]))
     assert results[0] == results[1] == ({"h": "n1", "l": "n1"}, ["h", "l", "h"])
     assert gate in FEATURE_GATES and gate not in UNMODELLED_GATES
+
+
+def test_pod_level_resize_gate_needs_its_dependencies():
+    """kube_features.go (1.35 and 1.36): InPlacePodLevelResourcesVerticalScaling depends on
+    InPlacePodVerticalScaling, PodLevelResources and NodeDeclaredFeatures; component-base refuses
+    the configuration naming the disabled ones in that order."""
+    with pytest.raises(CaseError) as e:
+        make_version("1.35", {"InPlacePodLevelResourcesVerticalScaling": True})
+    assert str(e.value).endswith("InPlacePodLevelResourcesVerticalScaling is enabled, but depends on features "
+                                 "that are disabled: [NodeDeclaredFeatures]")
+    with pytest.raises(CaseError) as e:
+        make_version("1.36", {"PodLevelResources": False})
+    assert "InPlacePodLevelResourcesVerticalScaling is enabled, but depends on features that are disabled: " \
+           "[PodLevelResources]" in str(e.value)
+    assert make_version("1.35", {"InPlacePodLevelResourcesVerticalScaling": True, "NodeDeclaredFeatures": True})
+    assert make_version("1.36", {})

@@ -626,3 +626,19 @@ def test_volume_plugins_register_node_events():
     sched, _r, placements = run_case(build_case(docs["volumezone-rejected-pod-retried-after-a-node-taint-and-label"],
                                                 str(src)))
     assert placements["p"] == "n1" and sched.attempts["p"] == 3
+
+
+@pytest.mark.parametrize(("opt_in", "want"), [
+    (None, (Code.SUCCESS, "")),
+    (False, (Code.SUCCESS, "")),
+    (True, (Code.UNSCHEDULABLE, "a.csi.io CSI driver is not installed on the node"))])
+def test_volume_limit_scaling_1_36_checks_only_drivers_that_opt_in(opt_in, want):
+    """1.36: the driver check applies to a CSIDriver with preventPodSchedulingIfMissing
+    only; without it the volume counts as before, and n1's CSINode gives a.csi.io no limit
+    (checked with the v1.36.2 single-cycle oracle; 1.35 rejects all three)."""
+    case = yaml.safe_load(LIMITS.format(v="1.36", gates="{VolumeLimitScaling: true}", claim="c").replace(
+        "name: a.csi.io, nodeID", "name: b.csi.io, nodeID"))
+    spec = {} if opt_in is None else {"preventPodSchedulingIfMissing": opt_in}
+    case["objects"].append({"kind": "CSIDriver", "apiVersion": "storage.k8s.io/v1",
+                            "metadata": {"name": "a.csi.io"}, "spec": spec})
+    assert _statuses(yaml.safe_dump(case))["n1"] == want

@@ -58,7 +58,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/pkg/scheduler/profile"
 )
 
 // Option configures a backend (WithPlugin).
@@ -122,7 +121,7 @@ type input struct {
 	// Workloads: scheduling.k8s.io/v1alpha1 Workloads (gangs, 1.35: workloads.go), in the API
 	// before the informers start; a pod's spec.workloadRef comes with the pod
 	Workloads []json.RawMessage `json:"workloads"`
-	Config     string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
+	Config    string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
 	// kspread expanded it); every urlPrefix must be a loopback address
@@ -508,7 +507,7 @@ func run(in input, o *options) (*output, error) {
 			scheduler.WithParallelism(cfg.Parallelism))
 	}
 	sched, err := scheduler.New(ctx, client, informerFactory, nil,
-		profile.RecorderFactory(func(string) events.EventRecorder { return rec }), schedOpts...)
+		recorderFactory(rec), schedOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -573,14 +572,14 @@ func run(in input, o *options) (*output, error) {
 		}
 		return nil
 	}
-	dryRuns, evaluators := watchDryRuns(sched)
+	dryRuns, preemptionPlugins := watchDryRuns(sched)
 	var preemptors []types.UID
 	quiet := func(what string) error {
 		err := late(waitUntil(deadline, what, func() bool {
 			kept := preemptors[:0]
 			for _, uid := range preemptors {
-				for _, ev := range evaluators {
-					if preemptionRunning(ev, uid) {
+				for _, pl := range preemptionPlugins {
+					if preemptionRunning(pl, uid) {
 						kept = append(kept, uid)
 						break
 					}
@@ -938,10 +937,10 @@ type dryRun struct {
 // watchDryRuns wraps DefaultPreemption's Interface in each profile that has it among its
 // PostFilter plugins (after DynamicResources, whose PostFilter comes first in the default
 // profile, it runs when that one deallocated nothing: the recorder notes whether it ran):
-// profile name -> its recorder; and the evaluators, whose asynchronous preemptions a run waits for.
-func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption.Evaluator) {
+// profile name -> its recorder; and the plugins, whose asynchronous preemptions a run waits for.
+func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*defaultpreemption.DefaultPreemption) {
 	out := map[string]*dryRun{}
-	evs := []*preemption.Evaluator{}
+	pls := []*defaultpreemption.DefaultPreemption{}
 	for name, fw := range sched.Profiles {
 		for _, p := range postFilterPluginsOf(fw) {
 			pl, ok := p.(*defaultpreemption.DefaultPreemption)
@@ -955,10 +954,10 @@ func watchDryRuns(sched *scheduler.Scheduler) (map[string]*dryRun, []*preemption
 			d := &dryRun{Interface: ev.Interface}
 			ev.Interface = d
 			out[name] = d
-			evs = append(evs, ev)
+			pls = append(pls, pl)
 		}
 	}
-	return out, evs
+	return out, pls
 }
 
 func (d *dryRun) reset() {

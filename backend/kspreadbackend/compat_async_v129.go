@@ -18,7 +18,7 @@ import (
 )
 
 // preemptionRunning: never, the victims are deleted within the cycle.
-func preemptionRunning(*preemption.Evaluator, types.UID) bool { return false }
+func preemptionRunning(*defaultpreemption.DefaultPreemption, types.UID) bool { return false }
 
 // inFlightPods: 0. The queue's interface has no InFlightPods; a cycle's pod is back in the queue
 // (or bound) before its outcome event, which the backend waits for after each cycle.

@@ -10,19 +10,12 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 )
-
-// preemptionRunning: the evaluator is still preempting for the pod (the victims' deletion runs
-// after the cycle).
-func preemptionRunning(ev *preemption.Evaluator, uid types.UID) bool {
-	return ev.IsPodRunningPreemption(uid)
-}
 
 // inFlightPods: the pods popped whose cycle has not ended (Done not called).
 func inFlightPods(sched *scheduler.Scheduler) int {

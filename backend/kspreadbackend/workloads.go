@@ -1,4 +1,4 @@
-//go:build !pre135
+//go:build !pre135 && pre136
 
 package kspreadbackend
 

@@ -1,4 +1,4 @@
-//go:build !v133 && !legacy && !v134
+//go:build !v133 && !legacy && !v134 && !v136
 
 // DeviceTaintRules (1.35, DRADeviceTaintRules): the ResourceSlice tracker applies the
 // rules as scheduler.New sets it up. Its store of patched slices fills only from informer

@@ -107,6 +107,11 @@ class Features:
     # v1.32.5: an All request meeting a device it cannot take (in use) ends the node's
     # search with no allocation (errStop), where from 1.33 the search backtracks
     all_unavailable_stops: bool = False
+    # from 1.36 the allocator keeps a subrequest's own index where 1.33-1.35 lose it: an
+    # All subrequest's devices are gathered under its own key (1.33-1.35: the previous
+    # subrequest's) and the search goes on with its own next device (1.33-1.35: the first
+    # subrequest's data); see _request and _allocate_one
+    subrequest_index_kept: bool = False
 
 
 @dataclass
@@ -467,8 +472,9 @@ class _Run:
                                           f"resource pool {pool.id} is currently invalid")
                 # upstream (1.33-1.35.4) validates subrequest si with the key of si - 1 (it
                 # sets the index after validating): an All subrequest after an All one takes
-                # the earlier one's cached answers, so its devices are the earlier one's
-                key = (ci, ri, max(si - 1, 0))
+                # the earlier one's cached answers, so its devices are the earlier one's;
+                # 1.36 sets the index first
+                key = (ci, ri, si if self.a.features.subrequest_index_kept else max(si - 1, 0))
                 for s in pool.slices:
                     for d in s.devices:
                         if self._selectable(key, rd, s, d, with_class=not self.a.features.all_v131):
@@ -522,8 +528,8 @@ class _Run:
             # upstream (1.33-1.35.4) goes on with deviceIndices{claim, request, device + 1}:
             # the subrequest index is dropped, so after the first device of an All
             # subrequest past the first, the first subrequest's data decides (its count:
-            # usually "done"; its selectors for the devices that follow)
-            if self._allocate_one(ci, ri, 0, di + 1, in_sub):
+            # usually "done"; its selectors for the devices that follow); 1.36 keeps it
+            if self._allocate_one(ci, ri, si if self.a.features.subrequest_index_kept else 0, di + 1, in_sub):
                 return True
             if self.a.features.all_v131:
                 raise AllocationError("stop allocation")

@@ -1431,15 +1431,14 @@ def heap_first(top: np.ndarray) -> int:
     (nodeScoreHeap with no Randomizer). heap.Init sifts a parent down only below a child
     strictly greater, preferring the left child on a tie, so the root ends as the first of
     the greatest in a preorder walk of the implicit tree (children of i: 2i+1, 2i+2). In
-    1-based numbering the node k's subtree at depth D starts at k << (D - depth(k)): order
-    by that, an ancestor (shallower) first."""
+    1-based numbering the node k's subtree at depth D starts at k << (D - depth(k)): the
+    least such start wins, an ancestor (shallower) first on a tie. One pass, no sort: the
+    identical-pods shape ties on most nodes every cycle."""
     k = np.asarray(top, np.int64) + 1
-    depth = np.floor(np.log2(k)).astype(np.int64)
-    # exact for the sizes numpy's float log2 can mislead at: correct any off-by-one
-    depth -= (np.left_shift(1, depth) > k).astype(np.int64)
-    depth += (np.left_shift(1, depth + 1) <= k).astype(np.int64)
-    key = np.left_shift(k, depth.max() - depth)
-    return int(np.lexsort((depth, key))[0])
+    # depth(k) = floor(log2 k), exact: frexp's exponent is exact for integers below 2**53
+    depth = (np.frexp(k)[1] - 1).astype(np.int64)
+    start = np.left_shift(k, depth.max() - depth)
+    return int(np.argmin(np.left_shift(start, 6) | depth))
 
 
 def encode_tie(at: np.ndarray, n: int) -> np.ndarray:

@@ -110,6 +110,8 @@ class PodVolume:
     disk: InTreeDisk | None = None
     # a `claims:` shorthand volume: the claim <name>-<pod> is made from this spec
     template: ClaimSpec | None = None
+    # an image volume's image.reference (ImageLocality from 1.36; kept from 1.36 only)
+    image: str | None = None
     # the volume as the case wrote it (PodSpec shape), for a backend; None: a `claims:` item
     source: Mapping[str, Any] | None = field(default=None, compare=False)
 
@@ -227,6 +229,9 @@ class CSINode:
 class CSIDriver:
     name: str
     storage_capacity: bool = False
+    # spec.preventPodSchedulingIfMissing (1.36): NodeVolumeLimits' driver check (the
+    # VolumeLimitScaling gate) applies only to a driver that opts in
+    prevent_if_missing: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -326,6 +326,27 @@ class Version:
         return self.queue_sees_nomination_changes and self.minor <= 34
 
     @property
+    def csi_driver_check_needs_opt_in(self) -> bool:
+        """From 1.36 NodeVolumeLimits' check that a volume's CSI driver is on the node
+        (VolumeLimitScaling) applies only to a CSIDriver with
+        spec.preventPodSchedulingIfMissing true; 1.35 checks every CSIDriver."""
+        return self.minor >= 36
+
+    @property
+    def pod_hints_see_nominated_pods(self) -> bool:
+        """From 1.36 (PR #135392) InterPodAffinity's and PodTopologySpread's pod-event
+        queueing hints take a pending pod with a nominated node (an AssignedPodDelete for a
+        nomination changed or cleared, or for a nominated pod deleted) as they take a bound
+        one; before, every pod without a node was skipped."""
+        return self.minor >= 36
+
+    @property
+    def affinity_hint_sees_deleted_anti_affinity(self) -> bool:
+        """From 1.36 (PR #135325) InterPodAffinity's hint for a deleted pod also answers
+        Queue when the deleted pod's own required anti-affinity matched the pending pod."""
+        return self.minor >= 36
+
+    @property
     def search_counts_dropped_node(self) -> bool:
         """Up to 1.16 each node the search checks is taken from the node tree's iterator
         (NodeTree().Next()), so the feasible node found beyond the last needed, dropped,
@@ -588,6 +609,13 @@ class ResourceScoringFlags:
         return self.minor >= 36
 
     @property
+    def image_counts_image_volumes(self) -> bool:
+        """From 1.36 ImageLocality sums the images of the pod's image volumes
+        (``volumes[].image.reference``) too, after the containers' (sumImageScores); the
+        maximum threshold still counts the containers only."""
+        return self.minor >= 36
+
+    @property
     def image_threshold_per_container(self) -> bool:
         """ImageLocality's maximum threshold is 1000 MiB times the number of containers
         from 1.19 (PR #91138); before, 1000 MiB."""
@@ -693,5 +721,7 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
 GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "DRADeviceBindingConditions": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
     "DRADeviceTaintRules": ("DRADeviceTaints",),
+    "InPlacePodLevelResourcesVerticalScaling": ("InPlacePodVerticalScaling", "PodLevelResources",
+                                                "NodeDeclaredFeatures"),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": ("MatchLabelKeysInPodTopologySpread",),
 }

@@ -65,7 +65,7 @@ from kspread.engine.model import (
     new_pod,
 )
 from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
-from kspread.engine.versions import Version, make_version
+from kspread.engine.versions import Version, make_version, resource_scoring
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
 from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
@@ -740,6 +740,8 @@ class _Builder:
             c = raw["controller"]
             ctrl = OwnerRef(c["kind"], c["name"], c.get("apiVersion") or _CONTROLLER_API.get(c["kind"], "apps/v1"))
         volumes = pod_volumes(raw.get("volumes"), at("volumes"))
+        if not resource_scoring(self.version).image_counts_image_volumes:
+            volumes = tuple(v for v in volumes if v.image is None)  # no plugin reads them before 1.36
         if raw.get("claims") is not None:
             volumes += claims_shorthand(raw["claims"], at("claims"), {v.name for v in volumes})
         return (overhead, node_selector, affinity, tolerations, tscs, ctrl,

@@ -189,7 +189,7 @@ def _volume_name(item: Mapping[str, Any], at: PathT, taken: set[str]) -> str:
 
 def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
     """A PodSpec's ``volumes``: those the volume plugins read (claims, ephemeral volumes,
-    in-tree disks); the names of all must be unique."""
+    in-tree disks) and image volumes (ImageLocality); the names of all must be unique."""
     out = []
     seen: set[str] = set()
     for i, v in enumerate(_list(raw, path)):
@@ -220,6 +220,16 @@ def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
         disk = next((k for k in _DISK_IDENT if v.get(k) is not None), None)
         if disk is not None:
             out.append(PodVolume(name, disk=_disk(disk, v[disk], [*at, disk]), source=v))
+            continue
+        if v.get("image") is not None:
+            img = _map(v["image"], [*at, "image"])
+            for key in img:
+                if key not in ("reference", "pullPolicy"):
+                    raise CaseError(f"unknown field {key!r} in an image volume", [*at, "image", str(key)])
+            ref = img.get("reference")
+            if not isinstance(ref, str) or not ref:
+                raise CaseError("Required value", [*at, "image", "reference"])
+            out.append(PodVolume(name, image=ref, source=v))
             continue
         # emptyDir, configMap, csi inline, ...: no volume plugin reads it, kspread keeps none
     return tuple(out)
@@ -339,10 +349,16 @@ def _csinode(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) -> CS
 
 
 def _csidriver(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) -> CSIDriver:
-    cap = _map(obj.get("spec"), [*path, "spec"]).get("storageCapacity", False)
-    if not isinstance(cap, bool):
-        raise CaseError("must be a boolean", [*path, "spec", "storageCapacity"], value=cap)
-    return CSIDriver(meta["name"], cap)
+    spec = _map(obj.get("spec"), [*path, "spec"])
+    flags = []
+    for key in ("storageCapacity", "preventPodSchedulingIfMissing"):
+        value = spec.get(key, False)
+        if value is None:
+            value = False
+        if not isinstance(value, bool):
+            raise CaseError("must be a boolean", [*path, "spec", key], value=value)
+        flags.append(value)
+    return CSIDriver(meta["name"], flags[0], flags[1])
 
 
 def _capacity(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT) -> CSIStorageCapacity:

@@ -2,7 +2,8 @@
 
 A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugins",
 "outOfTreePlugins", "protocols"}`` (``serve``; ``devices``, ``workloads``: it takes device
-objects, Workloads and pods' workloadRefs); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
+objects, Workloads and pods' workloadRefs in 1.35's shape, scheduling.k8s.io/v1alpha1, which no
+backend of 1.36 or later is sent); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
 the case as kspread built it, as Kubernetes objects, and the profile as a
 KubeSchedulerConfiguration) and prints what upstream's scheduler did (the last cycle's filter
 statuses, raw / normalized / weighted scores, totals, selected node, preemption and the dry
@@ -127,8 +128,14 @@ class Backend:
         if case.cluster.devices is not None and case.cluster.devices.taint_rules:
             return ("the case has DeviceTaintRules, which kspread does not send to a backend (its scheduler would "
                     "see the devices untainted)")
-        if (case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming))) \
-                and "workloads" not in self.protocols:
+        gangs = case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming))
+        if gangs and self.minor >= 36:
+            # the protocol `workloads` is 1.35's shape: 1.36 serves no v1alpha1 Workload and dropped workloadRef
+            return (f"the case has Workload objects or pods with a workloadRef (gangs), which kspread sends in 1.35's "
+                    f"shape (scheduling.k8s.io/v1alpha1 Workloads, spec.workloadRef); the backend {self.path} was "
+                    f"built from Kubernetes {self.kubernetes_version}, which serves v1alpha2 Workloads, PodGroup "
+                    "objects and pods' spec.schedulingGroup instead")
+        if gangs and "workloads" not in self.protocols:
             return (f"the case has Workload objects or pods with a workloadRef (gangs), which the backend {self.path} "
                     "does not take (its --info lists no protocol `workloads`)")
         if (case.cluster.pod_groups or any(q.scheduling_group is not None for q in (*case.cluster.pods,
@@ -880,6 +887,12 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
     if out.get("allocations") is not None:
         # every claim at the end: its devices (driver/pool/device), None unallocated
         actual["allocations"] = {k: (None if v is None else list(v)) for k, v in out["allocations"].items()}
+        # a pod's extended-resource claim: upstream makes it only in PreBind (1.35+, bindClaim),
+        # so a pod that did not bind, or that a device plugin served, has none; the engine's
+        # null for it means "not made" too (DeviceState.allocations)
+        if case.cluster.devices is not None:
+            for key in case.cluster.devices.extended_claims:
+                actual["allocations"].setdefault(key, None)
     return actual
 
 

@@ -106,6 +106,7 @@ def allocator_features(version: Version) -> Features:
         all_needs_a_device=version.minor >= 33,  # up to 1.32 an All request may get no device
         all_v131=version.minor == 31,
         all_unavailable_stops=version.minor == 32,
+        subrequest_index_kept=version.minor >= 36,  # v1.36.2 keeps a subrequest's index
     )
 
 
@@ -554,7 +555,7 @@ class DynamicResourcesScoring(DynamicResourcesFilter, ScorePlugin):
             allocs = s.node_allocations.get(name)
             if allocs is None:
                 continue
-            out[j] = compute_score(s.claims, allocs)
+            out[j] = compute_score(s.claims, allocs, self.handle.version.minor >= 36)
         return out
 
     def normalize_scores(self, state: CycleState, pod: Pod, names, scores: np.ndarray) -> np.ndarray:
@@ -562,15 +563,26 @@ class DynamicResourcesScoring(DynamicResourcesFilter, ScorePlugin):
         return default_normalize_scores(self.handle.version.max_node_score, False, scores)
 
 
-def compute_score(claims: list[ResourceClaim], allocations: list[Allocation]) -> int:
-    """computeScore. Upstream indexes the node's allocations (one per claim it had to
-    allocate) by the claim's place among all the pod's claims; kspread follows it."""
+def compute_score(claims: list[ResourceClaim], allocations: list[Allocation], own_allocations: bool = False) -> int:
+    """computeScore. 1.35 indexes the node's allocations (one per claim it had to
+    allocate) by the claim's place among all the pod's claims, which fails (an Error) when
+    an allocated claim comes before an unallocated one; kspread follows it. From 1.36
+    (``own_allocations``) an allocated claim scores its own allocation and the others take
+    the node's allocations in turn."""
     score = 0
+    taken = 0
     for i, c in enumerate(claims):
-        if i >= len(allocations):
-            raise ScoreFailed(Status.of(Code.ERROR, f"number of allocations {len(allocations)} is smaller than "
-                                                    "number of claims"))
-        subs = {d.request for d in allocations[i].devices if "/" in d.request}
+        if own_allocations and c.allocation is not None:
+            allocation = c.allocation
+        else:
+            k = taken if own_allocations else i
+            if k >= len(allocations):
+                raise ScoreFailed(Status.of(Code.ERROR, f"number of allocations {len(allocations)} is smaller than "
+                                                        "number of claims" + (" needing allocation" if own_allocations
+                                                                              else "")))
+            allocation = allocations[k]
+            taken += 1
+        subs = {d.request for d in allocation.devices if "/" in d.request}
         for r in c.requests:
             if r.exactly is not None:
                 continue

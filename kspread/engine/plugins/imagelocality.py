@@ -125,6 +125,9 @@ class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
         if not st.states:
             return np.zeros(len(nodes), np.int64)  # (no node has an image: every sum is 0, as below)
         images = pod_images(pod, self.version)
+        num_containers = len(images)
+        if resource_scoring(self.version).image_counts_image_volumes:
+            images += [v.image for v in pod.volumes if v.image is not None]
         total = np.zeros(len(nodes), np.int64)
         summed = False
         for image in images:
@@ -138,7 +141,7 @@ class ImageLocality(Plugin, PreScorePlugin, ScorePlugin):
             # no node has one of the images: every sum is 0, below the minimum threshold,
             # which calculatePriority scores 0
             return total
-        return calculate_priorities(total, len(images), self.version)
+        return calculate_priorities(total, num_containers, self.version)
 
 
 def _has_image(node: Node, name: str) -> bool:

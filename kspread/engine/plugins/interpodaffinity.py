@@ -333,16 +333,23 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
         return (("Labels", tuple(sorted(pod.labels.items()))),)
 
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
-        """isSchedulableAfterPodChange (1.35): an unbound pod changes nothing; a bound pod
-        added may satisfy the pod's required affinity (it must match every term), one
-        deleted may lift its required anti-affinity (it matched every term)."""
+        """isSchedulableAfterPodChange: an unbound pod changes nothing (from 1.36 one with a
+        nominated node counts as bound); a bound pod added may satisfy the pod's required
+        affinity (it must match every term), one deleted may lift its required
+        anti-affinity (it matched every term), and from 1.36 its own required
+        anti-affinity (the pod matched every term of it)."""
         other = event.pod
-        if other.node_name is None:
+        v = self.version
+        if other.node_name is None and not (v.pod_hints_see_nominated_pods and other.nominated_node):
             return False
-        terms = pod_terms(pod, self.version)
+        terms = pod_terms(pod, v)
         if event.action == "Add":
             return pod_matches_all_terms(terms.required_affinity, other.namespace, other.labels)
-        return pod_matches_all_terms(terms.required_anti_affinity, other.namespace, other.labels)
+        if pod_matches_all_terms(terms.required_anti_affinity, other.namespace, other.labels):
+            return True
+        if not v.affinity_hint_sees_deleted_anti_affinity:
+            return False
+        return pod_matches_all_terms(pod_terms(other, v).required_anti_affinity, pod.namespace, pod.labels)
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)

@@ -109,8 +109,30 @@ def is_scalar_resource(name: str) -> bool:
 def dra_extended_resource(version: Version) -> bool:
     """DRAExtendedResource (modelled from 1.35): NodeResourcesFit leaves an extended
     resource backed by a DeviceClass to DynamicResources on a node that has none of it;
-    NodeResourcesFit and BalancedAllocation sign no pod while it is on."""
+    NodeResourcesFit and BalancedAllocation sign no pod while it is on (1.34-1.35), or
+    from 1.36 no pod that requests a resource a DeviceClass backs (unsigned_for_dra)."""
     return version.minor >= 34 and version.gate("DRAExtendedResource")
+
+
+def signs_no_pod_for_dra(version: Version) -> bool:
+    """1.34-1.35: with DRAExtendedResource on, SignPod answers Unschedulable for every pod."""
+    return dra_extended_resource(version) and version.minor < 36
+
+
+def resources_signature(pod: Pod, version: Version, handle) -> tuple[tuple[str, Any], ...] | None:
+    """SignPod of NodeResourcesFit and BalancedAllocation: the pod's requests
+    (computePodResourceRequest); None (not signable) while DRAExtendedResource is on in
+    1.34-1.35, and from 1.36 when the pod requests a scalar resource (a non-zero amount)
+    that a DeviceClass backs (shouldDelegateResourceToDRA without a node: the DRA
+    manager's DeviceClassResolver)."""
+    if signs_no_pod_for_dra(version):
+        return None
+    request = pod_resource_request(pod, version)
+    if dra_extended_resource(version):
+        backed = dra_backed_resources(handle, version)
+        if any(amount and is_scalar_resource(name) and name in backed for name, amount in request.items()):
+            return None
+    return (("Resources", tuple(sorted(request.items()))),)
 
 
 class DraBacked(str):
@@ -428,14 +450,11 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
         self._memo = ColumnMemo()  # the failure keys over the snapshot's nodes, per plan
 
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
-        """SignPod: the pod's requests (computePodResourceRequest); no signature while
-        DRAExtendedResource is on."""
-        if dra_extended_resource(self.version):
-            return None
-        return (("Resources", tuple(sorted(pod_resource_request(pod, self.version).items()))),)
+        """SignPod: resources_signature."""
+        return resources_signature(pod, self.version, self.handle)
 
     def signs_no_pod(self) -> bool:
-        return dra_extended_resource(self.version)
+        return signs_no_pod_for_dra(self.version)
 
     def node_events(self, hints: bool) -> frozenset[str]:
         # Add | UpdateNodeAllocatable; UpdateNodeTaint | UpdateNodeLabel too without hints

@@ -239,16 +239,14 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
 
     def sign_pod(self, pod: Pod) -> tuple[tuple[str, Any], ...] | None:
         """SignPod: as NodeResourcesFit's."""
-        from kspread.engine.plugins.noderesources_fit import dra_extended_resource, pod_resource_request
+        from kspread.engine.plugins.noderesources_fit import resources_signature
 
-        if dra_extended_resource(self.version):
-            return None
-        return (("Resources", tuple(sorted(pod_resource_request(pod, self.version).items()))),)
+        return resources_signature(pod, self.version, self.handle)
 
     def signs_no_pod(self) -> bool:
-        from kspread.engine.plugins.noderesources_fit import dra_extended_resource
+        from kspread.engine.plugins.noderesources_fit import signs_no_pod_for_dra
 
-        return dra_extended_resource(self.version)
+        return signs_no_pod_for_dra(self.version)
 
     def __init__(self, args: Mapping[str, Any], handle, config_path: tuple = ()) -> None:
         super().__init__(args, handle, config_path)

@@ -11,8 +11,9 @@ CSINode), a claim not bound yet under its class's provisioner (its own handle), 
 pod's inline in-tree disks of those kinds (translated the same way). The incoming pod's
 volumes that a pod on the node already uses count once. From 1.32 the VolumeAttachments
 of the node's CSI volumes count too, and (1.35+) with the
-VolumeLimitScaling gate a volume whose CSIDriver exists but is not in the node's CSINode
-rejects the node ("<driver> CSI driver is not installed on the node"). Over the limit:
+VolumeLimitScaling gate a volume whose CSIDriver exists (from 1.36: and sets
+preventPodSchedulingIfMissing) but is not in the node's CSINode rejects the node ("<driver>
+CSI driver is not installed on the node"). Over the limit:
 "node(s) exceed max volume count", Unschedulable. A missing claim of the incoming pod:
 UnschedulableAndUnresolvable with the lookup's text (an Error before 1.30).
 
@@ -195,6 +196,13 @@ class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
             return unschedulable(ERR_MAX_VOLUME_COUNT)
         return SUCCESS
 
+    def _checks_driver(self, driver: Any) -> bool:
+        """checkCSIDriverOnNode applies to a driver that has a CSIDriver object, from 1.36
+        only when it sets spec.preventPodSchedulingIfMissing."""
+        if driver is None:
+            return False
+        return driver.prevent_if_missing or not self.version.csi_driver_check_needs_opt_in
+
     def usage(self, pod: Pod, node_info: NodeInfo) -> Status | list[tuple[str, int, int, int]]:
         """The drivers over their limit on the node, each (driver, attached, new, limit):
         the volumes attached (of the pods on the node; from 1.32 the VolumeAttachments too),
@@ -214,7 +222,9 @@ class NodeVolumeLimits(Plugin, PreFilterPlugin, FilterPlugin):
             return SUCCESS
         if self.version.gate("VolumeLimitScaling"):
             for driver in new.values():
-                if driver in storage.csi_drivers and (csi_node is None or csi_node.driver(driver) is None):
+                if not self._checks_driver(storage.csi_drivers.get(driver)):
+                    continue
+                if csi_node is None or csi_node.driver(driver) is None:
                     return unschedulable(f"{driver} CSI driver is not installed on the node")
         limits = self._limits(node_info.node, csi_node, list(new.values()))
         if not limits:

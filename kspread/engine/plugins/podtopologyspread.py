@@ -483,12 +483,14 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
         return bool(self.default_constraints)
 
     def pod_event_hint(self, pod: Pod, event: PodEvent) -> bool:
-        """isSchedulableAfterPodChange (1.35): only a bound pod of the pod's namespace (or
-        the pod itself) is involved; it may change the spreading when its labels match
-        one of the pod's hard constraints (getConstraints: DoNotSchedule, defaults
-        included)."""
+        """isSchedulableAfterPodChange: only a bound pod of the pod's namespace (from 1.36 a
+        pending one with a nominated node too), or the pod itself, is involved; it may
+        change the spreading when its labels match one of the pod's hard constraints
+        (getConstraints: DoNotSchedule, defaults included)."""
         other = event.pod
-        if not (other.key == pod.key or (other.node_name is not None and other.namespace == pod.namespace)):
+        placed = other.node_name is not None or (self.version.pod_hints_see_nominated_pods
+                                                  and bool(other.nominated_node))
+        if not (other.key == pod.key or (placed and other.namespace == pod.namespace)):
             return False
         return any(c.selector.matches(other.labels) for c in self._constraints(pod, DO_NOT_SCHEDULE))
 

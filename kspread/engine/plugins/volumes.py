@@ -62,8 +62,10 @@ _EMPTY = Storage()
 
 
 def volumes_signer(pod: Pod) -> tuple[tuple[str, Any], ...]:
-    """VolumesSigner: the pod's volume sources (not their names), sorted."""
-    return (("Volumes", tuple(sorted(repr((v.claim, v.ephemeral, v.disk)) for v in pod.volumes))),)
+    """VolumesSigner: the pod's volume sources (not their names), sorted (an image volume
+    by its reference: kept from 1.36)."""
+    return (("Volumes", tuple(sorted(repr((v.claim, v.ephemeral, v.disk) if v.image is None else ("image", v.image))
+                                     for v in pod.volumes))),)
 
 
 def not_found(resource: str, name: str) -> str:
