@@ -243,13 +243,17 @@ def case_input(doc: dict) -> dict:
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
                                                    "schedulingGroup", "nodeSelector", "tolerations", "node",
-                                                   "schedulingGates", "volumes", "resourceClaims")}
+                                                   "schedulingGates", "volumes", "resourceClaims", "preemptionPolicy")}
         p["name"] = name
         return p
 
     s: dict[str, Any] = {"nodes": [{k: v for k, v in n.items() if k in ("name", "labels", "allocatable", "taints")}
                                    for n in doc["nodes"]],
-                         "pods": [pod(p, p["name"]) for p in doc.get("pods") or []], "schedule": [], "pdbs": [],
+                         "pods": [pod(p, p["name"]) for p in doc.get("pods") or []], "schedule": [],
+                         # PDBs as the oracle reads them (given by disruptionsAllowed)
+                         "pdbs": [{k: v for k, v in b.items() if k in ("name", "namespace", "selector",
+                                                                       "disruptionsAllowed")}
+                                  for b in doc.get("pdbs") or []],
                          "pluginConfig": [], "steps": [],
                          "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"
                                        and o.get("apiVersion") == "scheduling.k8s.io/v1alpha1"]}

@@ -687,6 +687,8 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     else:
         victims = {v.key for r in results if r.preemption is not None and r.preemption.nominated_node
                    for v in r.preemption.victims}
+        # 1.36's workload-aware preemption: a pod group cycle's victims (on its first pod's outcome)
+        victims |= {v.key for r in results if getattr(r, "pod_group", None) is not None for v in r.pod_group.victims}
         evicted = sorted(victims)
         final = {p.key: None if p.key in victims else p.node_name for p in case.cluster.pods}
         final.update(placements)
@@ -708,6 +710,13 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
             picked = r.pod_group.node
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": picked,
                        "after": after.get(i), "victims": victims, "err": r.error or ""})
+        pg = getattr(r, "pod_group", None)
+        for one in getattr(pg, "preemption_runs", ()):  # 1.36: workload-aware preemption's runs
+            for c in one:
+                cycles.append({"pod": c.pod, "searched": list(c.searched), "picked": c.node,
+                               "after": None, "victims": [], "err": c.error})
+        if getattr(pg, "victims", ()):  # upstream logs them with the last run's last cycle
+            cycles[-1]["victims"] = sorted(v.key for v in pg.victims)
     run = getattr(getattr(_sched, "sequence", None), "run", None)
     rejected = list(getattr(run, "rejected", {}).values())
     GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),
