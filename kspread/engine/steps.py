@@ -590,6 +590,9 @@ class World:
 
     def _update_node(self, old: Node, new: Node, rec: Record) -> None:
         self.nodes[new.name] = new
+        # a change, even one no queue event reports (a node cordoned): a parked pod group is
+        # tried again (kspread.engine.podgroupcycle)
+        self.run.queue.changes += 1
         self._reset()
         actions = []
         if old.unschedulable and not new.unschedulable:
@@ -639,9 +642,6 @@ class World:
     def _reset(self) -> None:
         """The scheduler's snapshot, framework and node order over the cluster as it is."""
         sched = self.run.sched
-        # a change, even one no queue event reports (a node cordoned): a parked pod group is
-        # tried again (kspread.engine.podgroupcycle)
-        self.run.queue.changes += 1
         self.cluster.nodes = sorted(self.nodes.values(), key=lambda n: n.index)
         pending = [p for p in self.existing.values() if p.node_name is None]
         self.cluster.pods = self._bound_pods() + pending
