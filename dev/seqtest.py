@@ -687,7 +687,7 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     else:
         victims = {v.key for r in results if r.preemption is not None and r.preemption.nominated_node
                    for v in r.preemption.victims}
-        # 1.36's workload-aware preemption: a pod group cycle's victims (on its first pod's outcome)
+        # 1.36's workload-aware preemption: a pod group cycle's victims (on its last pod's outcome)
         victims |= {v.key for r in results if getattr(r, "pod_group", None) is not None for v in r.pod_group.victims}
         evicted = sorted(victims)
         final = {p.key: None if p.key in victims else p.node_name for p in case.cluster.pods}
@@ -700,6 +700,7 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     if devices is not None:
         dev_observe(devices, _sched)
     cycles = []
+    group_end = -1  # the index in ``cycles`` of the cycle that gets the group cycle's outcome
     for i, r in enumerate(results):
         pre = r.preemption
         # a victim waiting at Permit is rejected, not deleted (the oracle sees deletions)
@@ -711,12 +712,22 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": picked,
                        "after": after.get(i), "victims": victims, "err": r.error or ""})
         pg = getattr(r, "pod_group", None)
-        for one in getattr(pg, "preemption_runs", ()):  # 1.36: workload-aware preemption's runs
-            for c in one:
-                cycles.append({"pod": c.pod, "searched": list(c.searched), "picked": c.node,
-                               "after": None, "victims": [], "err": c.error})
-        if getattr(pg, "victims", ()):  # upstream logs them with the last run's last cycle
-            cycles[-1]["victims"] = sorted(v.key for v in pg.victims)
+        if pg is not None:
+            # 1.36: the oracle observes once per ScheduleOne (a pod group cycle): only the group
+            # cycle's last logged cycle gets an outcome, that of its pod once the cycle settled
+            nxt = results[i + 1].pod_group if i + 1 < len(results) else None
+            own = cycles[-1]["after"]
+            cycles[-1]["after"] = None
+            for one in pg.preemption_runs:  # workload-aware preemption's runs, logged after
+                for c in one:
+                    cycles.append({"pod": c.pod, "searched": list(c.searched), "picked": c.node,
+                                   "after": None, "victims": [], "err": c.error})
+            if pg.victims:  # upstream logs them with the last run's last cycle
+                cycles[-1]["victims"] = sorted(v.key for v in pg.victims)
+            if nxt is None or (nxt.group, nxt.cycle) != (pg.group, pg.cycle):
+                # (the last logged cycle is the group's last pod's: a run that stopped early on
+                # an error preempts nothing)
+                cycles[-1]["after"] = own
     run = getattr(getattr(_sched, "sequence", None), "run", None)
     rejected = list(getattr(run, "rejected", {}).values())
     GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),

@@ -96,6 +96,7 @@ class PodOutcome:
     bound: bool
     message: str | None = None
     nominated: str | None = None  # workload-aware preemption nominated the pod to ``node``
+    cycle: int = 0  # the group cycle's scheduling cycle (sched.CurrentCycle())
     # on the outcome of the group's last pod: the victims workload-aware preemption deleted
     # in this cycle, and its runs of the algorithm without post filters, in order, each a
     # list of the pods' cycles
@@ -253,6 +254,9 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         r.pod_group = PodOutcome(key, status, None, False)
         _fail(run, q, pod, sched.rejectors(r), False, after, r)
         failed.append(q)
+    for _, r, _, _ in placed:
+        if r.pod_group is not None:
+            r.pod_group.cycle = cycle
     last = placed[-1][1].pod_group
     if last is not None:
         last.victims = tuple(victims)
