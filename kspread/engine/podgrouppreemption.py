@@ -22,6 +22,9 @@ the group Unschedulable. What kspread models, by upstream's functions:
 * ``actuatePodGroupPreemption`` clears the nominations of lower-priority pods nominated to
   the candidate's "node", which is named "cluster" (so none unless a node is so named).
 
+Refused by name: a potential victim of the preempting group itself (a bound pod of its own
+group whose priority is below the group's), and a victim waiting in its binding cycle.
+
 Upstream's victims come from a Go map and are sorted with sort.Slice: victims the order
 ties are reprieved in no fixed order; kspread takes node order, then each node's pod order.
 """
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING
 from kspread.engine.model import PREEMPT_NEVER, Pod, PodDisruptionBudget
 from kspread.engine.plugins.defaultpreemption import _pdb_matches, start_key
 from kspread.engine.plugins.podgroups import PodGroup
+from kspread.errors import CaseError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kspread.engine.scheduler import Scheduler
@@ -133,6 +137,12 @@ def preempt(sched: Scheduler, pg: PodGroup, pods: Sequence[Pod],
     if any(p.preemption_policy == PREEMPT_NEVER for p in pods):
         return Outcome(UNSCHEDULABLE, NEVER_MESSAGE)
     potential = [v for v in domain_victims(sched) if v.priority < pg.priority]
+    own = [p for v in potential for p in v.pods if p.namespace == pg.namespace and p.scheduling_group == pg.name]
+    if own:
+        # upstream's Permit then counts the group's scheduled pods in a snapshot without them
+        raise CaseError(f"pod {own[0].key} of pod group {pg.name!r} is of lower priority than its group: "
+                        "kspread does not model workload-aware preemption that would evict a pod of the "
+                        "preempting group itself", ["schedule"])
     if not potential:
         return Outcome(UNRESOLVABLE, NO_VICTIMS)
     snap = sched.snapshot

@@ -205,7 +205,7 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
 }
 
 _WORKLOADS_1_36 = ("kspread models 1.36's pod group scheduling cycle with its default algorithm (no placements, "
-                   "no workload-aware preemption, no pod group resource claims)")
+                   "no pod group resource claims)")
 
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
