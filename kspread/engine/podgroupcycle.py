@@ -49,8 +49,13 @@ updated or bound; a node event; ...): until then the group is parked and the seq
 idle. The retries it does not run would only have raised the pods' attempt and backoff
 counts and moved nextStartNodeIndex.
 
-Not modelled, refused by name: a pod of a group that needs preemption (DefaultPreemption
-nominates a node: upstream assumes it there and deletes victims during the group cycle),
+With WorkloadAwarePreemption on, a group the algorithm finds Unschedulable preempts for
+itself (``kspread.engine.podgrouppreemption``): on success its pods that fit go back to the
+queue nominated to their node, with the group's status ("pod group is unschedulable").
+
+Not modelled, refused by name: with WorkloadAwarePreemption off, a pod of a group that
+needs preemption (DefaultPreemption nominates a node: upstream assumes it there and
+deletes victims during the group cycle),
 and a pod of a group with volumes or resource claims (their Reserve, Unreserve and
 Reserve again across the group cycle and the binding cycle).
 """
