@@ -700,7 +700,6 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     if devices is not None:
         dev_observe(devices, _sched)
     cycles = []
-    group_end = -1  # the index in ``cycles`` of the cycle that gets the group cycle's outcome
     for i, r in enumerate(results):
         pre = r.preemption
         # a victim waiting at Permit is rejected, not deleted (the oracle sees deletions)
