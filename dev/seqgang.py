@@ -16,6 +16,8 @@ budgets a minAvailable (0-3), as seqtest's steps do."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import copy
 import random
 from typing import Any
@@ -247,9 +249,17 @@ def case_input(doc: dict) -> dict:
         p["name"] = name
         return p
 
+    def started(p: dict, i: int) -> dict:
+        # a bound pod's status.startTime as the oracle gives it (mkPod: 1700000000 + its index),
+        # for kspread (the oracle reads no startTime)
+        if p.get("node"):
+            p["startTime"] = datetime.fromtimestamp(1700000000 + i, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return p
+
     s: dict[str, Any] = {"nodes": [{k: v for k, v in n.items() if k in ("name", "labels", "allocatable", "taints")}
                                    for n in doc["nodes"]],
-                         "pods": [pod(p, p["name"]) for p in doc.get("pods") or []], "schedule": [],
+                         "pods": [started(pod(p, p["name"]), i) for i, p in enumerate(doc.get("pods") or [])],
+                         "schedule": [],
                          # PDBs as the oracle reads them (given by disruptionsAllowed)
                          "pdbs": [{k: v for k, v in b.items() if k in ("name", "namespace", "selector",
                                                                        "disruptionsAllowed")}

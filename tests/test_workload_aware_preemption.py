@@ -179,3 +179,23 @@ def test_the_gate_needs_gang_scheduling_and_ends_at_1_37():
         make_version("1.36", {"GenericWorkload": True, "WorkloadAwarePreemption": True})
     with pytest.raises(CaseError, match="does not know feature gate 'WorkloadAwarePreemption'"):
         make_version("1.37", {"WorkloadAwarePreemption": True})
+
+
+def test_a_group_victim_keeps_the_start_time_of_its_first_pod_in_node_order():
+    from kspread.engine.podgrouppreemption import domain_victims
+    from kspread.engine.scheduler import Scheduler
+
+    doc = {"version": "1.36", "featureGates": GATES, "nodes": NODES,
+           "pods": [{"name": "b-late", "node": "n1", "priority": 10, "startTime": "2024-01-01T05:00:00Z",
+                     "schedulingGroup": {"podGroupName": "batch"}},
+                    {"name": "b-early", "node": "n2", "priority": 10, "startTime": "2024-01-01T00:00:00Z",
+                     "schedulingGroup": {"podGroupName": "batch"}},
+                    {"name": "lone", "node": "n2", "priority": 3}],
+           "objects": [_pg("batch", {"basic": {}}, priority=7, disruptionMode="PodGroup"), _pg(priority=100)],
+           "schedule": [{"name": "w", "priority": 100, "schedulingGroup": SG}]}
+    sched = Scheduler(build_case(doc, "t"))
+    victims = domain_victims(sched)
+    assert [([p.name for p in v.pods], v.priority, v.in_group) for v in victims] == \
+        [(["b-late", "b-early"], 7, True), (["lone"], 3, False)]
+    # upstream sets EarliestStartTime from the first pod and does not update it
+    assert victims[0].earliest == victims[0].pods[0].start_time

@@ -9,7 +9,8 @@ the group Unschedulable. What kspread models, by upstream's functions:
   preemptionPolicy Never does not preempt ("not eligible due to preemptionPolicy=Never.").
 * The domain is the whole cluster ("cluster-domain"): every bound pod is a victim of its
   own, but the pods of a PodGroup with ``disruptionMode: PodGroup`` are one victim with the
-  group's priority (``spec.priority``, 0 unset). ``isPreemptionAllowed``: a victim's
+  group's priority (``spec.priority``, 0 unset) and the start time of its first pod in
+  node tree order (upstream does not update it as it adds the group's other pods). ``isPreemptionAllowed``: a victim's
   priority below the preemptor group's. None: "No preemption victims found for incoming
   preemptor" (UnschedulableAndUnresolvable).
 * Every potential victim is removed from the snapshot and the group's algorithm runs again
@@ -58,6 +59,8 @@ class Victim:
     pods: list[Pod]
     priority: int
     in_group: bool  # IsPodGroup: its first pod names a scheduling group (whatever its mode)
+    # EarliestStartTime: set from the pods the victim is made with (one); pods of its group
+    # found later do not change it (upstream appends them without)
     earliest: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -89,8 +92,8 @@ def domain_victims(sched: Scheduler) -> list[Victim]:
     groups = sched.groups
     by_group: dict[tuple[str, str], Victim] = {}
     out: list[Victim] = []
-    for info in sched.snapshot.node_list:
-        for p in info.pods.values():
+    for name in sched.order:  # the snapshot's list: node tree order
+        for p in sched.snapshot.get(name).pods.values():
             pg = groups.pod_group(p) if groups is not None and p.scheduling_group else None
             if pg is None or pg.disruption_mode != "PodGroup":
                 out.append(Victim([p], p.priority, p.scheduling_group is not None))
@@ -102,8 +105,6 @@ def domain_victims(sched: Scheduler) -> list[Victim]:
             v = Victim([p], pg.priority, True)
             by_group[key] = v
             out.append(v)
-    for v in by_group.values():
-        v.earliest = min(start_key(p) for p in v.pods)
     return out
 
 
