@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from datetime import datetime, timezone
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -519,7 +520,14 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
     if gates:
         doc["featureGates"] = gates
     doc["profile"] = {"config": config}
-    doc.update(nodes=s["nodes"], pods=s["pods"], schedule=with_steps(s))
+    pods = s["pods"]
+    if gates.get("WorkloadAwarePreemption"):
+        # the start times mkPod gives the oracle's bound pods (1700000000 + their index), which
+        # workload-aware preemption's victim order reads (kspread's default for a pod without
+        # one is "now", later than the sequence's pods; the oracle's, earlier)
+        pods = [dict(p, startTime=datetime.fromtimestamp(1700000000 + i, timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")) if p.get("node") and "startTime" not in p else p for i, p in enumerate(pods)]
+    doc.update(nodes=s["nodes"], pods=pods, schedule=with_steps(s))
     if s.get("storage") or s.get("workloads") or s.get("devices") or s.get("podGroups"):
         # workloads: --gangs (1.35); podGroups: --gangs (1.36); devices: --devices
         doc["objects"] = (s.get("storage") or []) + (s.get("workloads") or []) + (s.get("podGroups") or []) \
@@ -1168,6 +1176,9 @@ def main() -> int:
     ap.add_argument("--gang-claims", type=float, default=0.0, metavar="P",
                     help="with --gangs and --storage: that share of the gang groups gives each pod a claim of its "
                          "own waiting for its first consumer (class wffc, local or hostpath)")
+    ap.add_argument("--wap", action="store_true",
+                    help="with --gangs at 1.36: WorkloadAwarePreemption on, the PodGroups with priorities "
+                         "and disruption modes (seqgang.to_pod_groups)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1215,8 +1226,10 @@ def main() -> int:
         for s in gang_seqs:
             seqgang.add(gang_gen, s)
             if gen.minor >= 36:  # 1.36: PodGroups and pods' schedulingGroup (seqgang.to_pod_groups)
-                seqgang.to_pod_groups(s)
+                seqgang.to_pod_groups(s, gang_gen.r if args.wap else None)
         args.gates.update(seqgang.GATES)
+        if args.wap:
+            args.gates["WorkloadAwarePreemption"] = True
     if args.devices:
         # a generator of its own: the sequences of a seed stay those of runs without devices
         sys.path.insert(0, str(Path(__file__).resolve().parent))
