@@ -115,7 +115,8 @@ fi
 grep -q "^# k8s.io/kubernetes v$VERSION\." "$SP/vendor/modules.txt" || {
   echo "build.sh: the tree $SRC vendors $(grep -m1 '^# k8s.io/kubernetes ' "$SP/vendor/modules.txt" | cut -d" " -f2-), not $VERSION" >&2; exit 2; }
 cp "$REPO/backend/inject/zz_kspread_backend.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/"
-cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/"
+cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" \
+  "$REPO/backend/inject/zz_kspread_podgroup_v136.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/"
 rm -rf "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 mkdir -p "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 cp "$REPO"/backend/kspreadbackend/*.go "$SP/kspreadbackend/"

@@ -83,7 +83,8 @@ fi
 "$GO" mod tidy
 "$GO" mod vendor
 cp "$REPO/backend/inject/zz_kspread_backend.go" vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/
-cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" vendor/k8s.io/kubernetes/pkg/scheduler/
+cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" \
+  "$REPO/backend/inject/zz_kspread_podgroup_v136.go" vendor/k8s.io/kubernetes/pkg/scheduler/
 start=$(date +%s)
 "$GO" build -mod=vendor -trimpath -tags "$TAGS" -o "$OUT" "$MAIN"
 echo "built $OUT for $K8S in $(( $(date +%s) - start )) s ($("$GO" version); module $MODPATH)"

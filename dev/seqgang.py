@@ -107,7 +107,7 @@ WAP_PRIORITIES = (0, 10, 100, 1000)  # --wap: a PodGroup's priority (its pods' t
 
 
 def to_pod_groups(s: dict, wap: random.Random | None = None) -> None:
-    """1.36 (issue 34): the sequence's gangs as 1.36 has them. Each pod group of a Workload (each
+    """1.36 (issue 32): the sequence's gangs as 1.36 has them. Each pod group of a Workload (each
     replica key of it: a group of its own) becomes a PodGroup (scheduling.k8s.io/v1alpha2) named
     ``<workload>-<group>[-<key>]`` with the group's policy; a pod's workloadRef becomes its
     ``schedulingGroup`` (one naming a missing Workload or group names a missing PodGroup). The

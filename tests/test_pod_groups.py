@@ -1,4 +1,4 @@
-"""Pod groups as 1.36 has them (issue 34): PodGroup objects (scheduling.k8s.io/v1alpha2),
+"""Pod groups as 1.36 has them (issue 32): PodGroup objects (scheduling.k8s.io/v1alpha2),
 pods' schedulingGroup, the pod group scheduling cycle (kspread.engine.podgroupcycle) and
 GangScheduling's 1.36 PreEnqueue and Permit; the errors for what is not modelled."""
 

@@ -39,7 +39,9 @@ func KspreadPostFilterPlugins(f framework.Framework) any {
 // KspreadWaitingPods returns the pods waiting at Permit in a framework made by NewFramework: UID ->
 // the node each was reserved on. With stop, their Permit timers are stopped first: a pod that waits
 // is then allowed or rejected by a plugin or by preemption, never by its timeout (Allow and Reject
-// work as before; a stopped timer's Stop is a no-op). Nil when f is another implementation.
+// work as before; a stopped timer's Stop is a no-op). Nil when f is another implementation. A pod
+// already allowed (no plugin pending) or signalled (its status in the channel WaitOnPermit reads)
+// is not waiting: its binding cycle goes on, and it stays in the map only until WaitOnPermit returns.
 func KspreadWaitingPods(f framework.Framework, stop bool) map[types.UID]string {
 	fi, ok := f.(*frameworkImpl)
 	if !ok || fi.waitingPods == nil {
@@ -57,7 +59,9 @@ func KspreadWaitingPods(f framework.Framework, stop bool) map[types.UID]string {
 				t.Stop()
 			}
 		}
-		out[uid] = wp.pod.Spec.NodeName
+		if len(wp.pendingPlugins) > 0 && len(wp.s) == 0 {
+			out[uid] = wp.pod.Spec.NodeName
+		}
 		wp.mu.RUnlock()
 	}
 	return out

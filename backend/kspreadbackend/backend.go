@@ -12,7 +12,8 @@
 // as kube-scheduler's app.NewSchedulerCommand(app.WithPlugin(name, factory)) registers them.
 //
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
-// "protocols"} (protocols: "serve", and "devices" and "workloads" when the build has them); `BACKEND` reads one case
+// "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), when the build
+// has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -120,7 +121,11 @@ type input struct {
 	Devices []json.RawMessage `json:"devices"`
 	// Workloads: scheduling.k8s.io/v1alpha1 Workloads (gangs, 1.35: workloads.go), in the API
 	// before the informers start; a pod's spec.workloadRef comes with the pod
+	// (1.36: scheduling.k8s.io/v1alpha2 Workloads, stored only: podgroups_v136.go)
 	Workloads []json.RawMessage `json:"workloads"`
+	// PodGroups: scheduling.k8s.io/v1alpha2 PodGroups (1.36: podgroups_v136.go), in the API before the
+	// informers start; a pod's spec.schedulingGroup comes with the pod
+	PodGroups []json.RawMessage `json:"podGroups"`
 	Config    string            `json:"config"` // KubeSchedulerConfiguration text; empty: upstream's default
 	// Extenders: when given, the configuration's extenders (v1 Extender objects, as a
 	// KubeSchedulerConfiguration writes them: the case's and the file's, their urlPrefix as
@@ -215,7 +220,7 @@ func Main(opts ...Option) {
 			protocols = append(protocols, "devices")
 		}
 		if gangs != nil {
-			protocols = append(protocols, "workloads")
+			protocols = append(protocols, gangs.protocol())
 		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
@@ -272,9 +277,16 @@ type recorder struct {
 	mu    sync.Mutex
 	last  map[types.UID]*v1.Pod
 	total map[types.UID]int
+	// log: every outcome event, in order (a pod group cycle's, compared with the group's last one)
+	log []outcomeEvent
 }
 
-func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, _ string, _ ...interface{}) {
+type outcomeEvent struct {
+	pod             *v1.Pod
+	reason, message string
+}
+
+func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason, _, note string, args ...interface{}) {
 	// the cycle's own outcome; not "Preempted", which regards a victim
 	if reason != "Scheduled" && reason != "FailedScheduling" {
 		return
@@ -283,8 +295,30 @@ func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, _, reason,
 		r.mu.Lock()
 		r.last[p.UID] = p
 		r.total[p.UID]++
+		r.log = append(r.log, outcomeEvent{pod: p, reason: reason, message: fmt.Sprintf(note, args...)})
 		r.mu.Unlock()
 	}
+}
+
+// assumed notes the scheduler's assumption of a pod (its nodeName set) in the log, as an event
+// "Assume" whose message is the node (podgroups_v136.go's queue)
+func (r *recorder) assumed(p *v1.Pod) {
+	r.mu.Lock()
+	r.log = append(r.log, outcomeEvent{pod: p, reason: "Assume", message: p.Spec.NodeName})
+	r.mu.Unlock()
+}
+
+// since: the outcome events from the n-th on
+func (r *recorder) since(n int) []outcomeEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]outcomeEvent(nil), r.log[n:]...)
+}
+
+func (r *recorder) logged() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.log)
 }
 
 func (r *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return r }
@@ -346,11 +380,38 @@ type deviceSupport interface {
 
 var dra deviceSupport
 
-// gangSupport is the Workload API's part of a run (workloads.go, which sets gangs at init; nil in
-// a build for a version without it).
+// gangSupport is the Workload API's part of a run (workloads.go at 1.35, podgroups_v136.go from
+// 1.36, which set gangs at init; nil in a build for a version without it).
 type gangSupport interface {
-	// setUp puts the Workloads in the API (before the informers start)
-	setUp(t *countingTracker, objs []json.RawMessage) error
+	// protocol: its name in --info ("workloads": 1.35's shape; "podGroups": 1.36's)
+	protocol() string
+	// setUp puts the Workloads and PodGroups in the API (before the informers start)
+	setUp(t *countingTracker, in *input) error
+	// group: the pod group ("namespace/name") whose pod group cycle the popped pod starts; "" for
+	// a pod scheduled alone
+	group(p *v1.Pod) string
+	// parking: a run's record of its pod group cycles (nil: the version has none); it has the
+	// scheduler note each assumption in rec
+	parking(t *countingTracker, sched *scheduler.Scheduler, rec *recorder) groupParking
+}
+
+// groupParking: a run's pod group cycles (1.36). A group that cannot be placed goes back to
+// backoffQ and upstream pops it again after its backoff, for ever, each retry repeating the cycle
+// while nothing changes; kspread tries such a group again only after a change. So a group cycle
+// that repeats the group's last one exactly is not counted and parks the group, and the run ends
+// once activeQ is empty and backoffQ holds parked groups' pods alone.
+type groupParking interface {
+	// cycled: a cycle of group ended with these outcome events (the informers quiet); whether it
+	// repeated the group's last cycle (the same outcomes, in the same cluster state)
+	cycled(group string, events []outcomeEvent) bool
+	// parkedOnly: whether every pod of backoffQ is of a group parked in the cluster's state
+	parkedOnly(backoffQ []*v1.Pod) bool
+	// lastTried: a cycle of group (its events, assumptions included): the pod it tried last, and
+	// the group's pods assumed in its snapshot then (each with its node); nil when none
+	lastTried(group string, events []outcomeEvent) (*v1.Pod, []*v1.Pod)
+	// assume puts pods in the scheduler's snapshot as a cycle assumes them; the function returned
+	// takes them out
+	assume(pods []*v1.Pod) (func(), error)
 }
 
 var gangs gangSupport
@@ -514,14 +575,19 @@ func run(in input, o *options) (*output, error) {
 	var closeOnce sync.Once
 	closeQueue := func() { closeOnce.Do(sched.SchedulingQueue.Close) }
 	defer closeQueue()
-	if len(in.Workloads) > 0 {
+	if len(in.Workloads) > 0 || len(in.PodGroups) > 0 {
 		if gangs == nil {
-			return nil, fmt.Errorf("the case has Workload objects, which this backend (Kubernetes %s) does not take",
-				KubernetesVersion())
+			return nil, fmt.Errorf("the case has Workload or PodGroup objects, which this backend (Kubernetes %s) "+
+				"does not take", KubernetesVersion())
 		}
-		if err := gangs.setUp(tracker, in.Workloads); err != nil {
+		if err := gangs.setUp(tracker, &in); err != nil {
 			return nil, err
 		}
+	}
+	// pod group cycles (gangSupport.parking), watched from before the informers start
+	var parking groupParking
+	if gangs != nil {
+		parking = gangs.parking(tracker, sched, rec)
 	}
 	// (before closeQueue, deferred earlier)
 	defer rejectWaiting(sched, cnt)
@@ -676,15 +742,47 @@ func run(in input, o *options) (*output, error) {
 	// lastBefore: the last cycle's per-node data asked before it ran (with storage)
 	var lastBefore *Cycle
 	lastDeleted, cycles := 0, 0
+	// pod group cycles (gangSupport.parking): the last one's group, its first outcome event, and
+	// what the counted cycles were before it (restored when it repeated its group's last cycle)
+	// lastAssumed: the pods a pod group cycle (the last cycle) had assumed when it tried its last pod
+	var lastAssumed []*v1.Pod
+	type counted struct {
+		last                *v1.Pod
+		lastBefore          *Cycle
+		lastAssumed         []*v1.Pod
+		lastDeleted, cycles int
+	}
+	groupCycle, groupEvents := "", 0
+	var beforeGroup counted
+	// idle: activeQ and backoffQ empty, or backoffQ holding parked groups' pods alone
+	idle := func() bool {
+		a, b := queueLens(sched)
+		if a+b == 0 {
+			return true
+		}
+		if a > 0 || parking == nil {
+			return false
+		}
+		pods, _ := sched.SchedulingQueue.PendingPods()
+		return len(pods) >= b && parking.parkedOnly(pods[:b])
+	}
 	// as many cycles as ten tries of every incoming pod, and ten more (a pod that fails every
 	// try, an extender refusing it, is retried after its backoff for ever)
 	for tries := 0; tries < 10*len(in.Incoming)+10; tries++ {
 		if err := quiet("the informers"); err != nil {
 			return nil, err
 		}
+		if groupCycle != "" {
+			if parking.cycled(groupCycle, rec.since(groupEvents)) {
+				// upstream's retry of a group nothing changed for, which kspread does not run
+				last, lastBefore, lastAssumed = beforeGroup.last, beforeGroup.lastBefore, beforeGroup.lastAssumed
+				lastDeleted, cycles = beforeGroup.lastDeleted, beforeGroup.cycles
+			}
+			groupCycle = ""
+		}
 		// the pods waiting at Permit are done for now: they stay in flight (their binding cycle
 		// waits) until a plugin allows them, or preemption or the end of the case rejects them
-		if a, b := queueLens(sched); a+b == 0 {
+		if idle() {
 			busy := func() bool { return inFlightPods(sched) > len(waitingAtPermit(sched)) }
 			if !busy() {
 				break
@@ -692,8 +790,7 @@ func run(in input, o *options) (*output, error) {
 			// a binding cycle still running (pods a gang's last pod allowed): ScheduleOne would
 			// block on the empty queue; wait for it to end or to queue a pod
 			if err := late(waitUntil(deadline, "the binding cycles in flight", func() bool {
-				a, b := queueLens(sched)
-				return a+b > 0 || !busy()
+				return !idle() || !busy()
 			})); err != nil {
 				return nil, err
 			}
@@ -707,6 +804,7 @@ func run(in input, o *options) (*output, error) {
 			d.reset()
 		}
 		popped = nil
+		eventsBefore := rec.logged()
 		scheduleOne(ctx, sched)
 		if err := late(nil); err != nil {
 			return nil, err
@@ -741,9 +839,20 @@ func run(in input, o *options) (*output, error) {
 		} else if n == outcomes || ran == nil {
 			continue
 		}
+		var assumed []*v1.Pod
+		if parking != nil {
+			if g := gangs.group(pod); g != "" {
+				groupCycle, groupEvents = g, eventsBefore
+				beforeGroup = counted{last, lastBefore, lastAssumed, lastDeleted, cycles}
+				// the cycle's last pod is the one asked about, on the snapshot it was tried on
+				if l, a := parking.lastTried(g, rec.since(eventsBefore)); l != nil {
+					ran, assumed = l, a
+				}
+			}
+		}
 		preemptors = append(preemptors, pod.UID)
 		cycles++
-		last, lastDeleted, lastBefore = ran, deletedBefore, nil
+		last, lastDeleted, lastBefore, lastAssumed = ran, deletedBefore, nil, assumed
 		if before != nil && before.Pod == podKey(ran.Namespace, ran.Name) {
 			lastBefore = before
 		}
@@ -758,7 +867,15 @@ func run(in input, o *options) (*output, error) {
 		if beforeErr != nil {
 			return nil, beforeErr
 		}
+		undo := func() {}
+		if len(lastAssumed) > 0 {
+			var err error
+			if undo, err = parking.assume(lastAssumed); err != nil {
+				return nil, fmt.Errorf("assuming the pod group's pods placed before %s: %w", last.Name, err)
+			}
+		}
 		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, lastBefore, waitingAtPermit(sched))
+		undo()
 		if err != nil {
 			return nil, err
 		}

@@ -19,19 +19,34 @@ import (
 	"encoding/json"
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
 	schedulingapi "k8s.io/api/scheduling/v1alpha1"
+	"k8s.io/kubernetes/pkg/scheduler"
 )
 
 type workloadSupport struct{}
 
 func init() { gangs = workloadSupport{} }
 
+func (workloadSupport) protocol() string { return "workloads" }
+
+// group: "" (1.35 places a gang's pods one cycle each; their Permit waits for the quorum)
+func (workloadSupport) group(*v1.Pod) string { return "" }
+
+func (workloadSupport) parking(*countingTracker, *scheduler.Scheduler, *recorder) groupParking {
+	return nil
+}
+
 // setUp creates the Workloads in the tracker itself, before the informers start: the informers'
 // first list delivers them (initial adds, which the counting informers do not count), so the
 // writes are not counted either.
-func (workloadSupport) setUp(t *countingTracker, objs []json.RawMessage) error {
+func (workloadSupport) setUp(t *countingTracker, in *input) error {
+	if len(in.PodGroups) > 0 {
+		return fmt.Errorf("the case has PodGroup objects (scheduling.k8s.io/v1alpha2), which are 1.36's; this "+
+			"backend (Kubernetes %s) serves 1.35's v1alpha1 Workloads", KubernetesVersion())
+	}
 	gvr := schedulingapi.SchemeGroupVersion.WithResource("workloads")
-	for i, raw := range objs {
+	for i, raw := range in.Workloads {
 		w := &schedulingapi.Workload{}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()

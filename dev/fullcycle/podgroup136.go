@@ -1,6 +1,6 @@
 // podgroup136.go: added by kspread's dev/seqoracle-build.sh to the 1.36 fullcycle driver in place of
 // gang.go (gang.patch calls the same hooks; podgroup136.patch adds gangParked to steps.go's idle
-// test). Sequences with pod groups (1.36, gates GenericWorkload and GangScheduling, issue 34):
+// test). Sequences with pod groups (1.36, gates GenericWorkload and GangScheduling, issue 32):
 //
 //   - the input's `podGroups` (scheduling.k8s.io/v1alpha2 PodGroup manifests) are created in the fake
 //     API, each with a UID of its own (the fake API gives none), before the informers start, so GangScheduling's lister holds them; a pod's

@@ -3,7 +3,8 @@
 A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugins",
 "outOfTreePlugins", "protocols"}`` (``serve``; ``devices``, ``workloads``: it takes device
 objects, Workloads and pods' workloadRefs in 1.35's shape, scheduling.k8s.io/v1alpha1, which no
-backend of 1.36 or later is sent); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
+backend of 1.36 or later is sent; ``podGroups``: PodGroups and pods' schedulingGroup, 1.36's
+scheduling.k8s.io/v1alpha2); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
 the case as kspread built it, as Kubernetes objects, and the profile as a
 KubeSchedulerConfiguration) and prints what upstream's scheduler did (the last cycle's filter
 statuses, raw / normalized / weighted scores, totals, selected node, preemption and the dry
@@ -38,11 +39,11 @@ from kspread.engine import apiobjects as api
 from kspread.engine.extender import is_loopback
 from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.errors import did_you_mean, format_path
-from kspread.format.case import Case
+from kspread.format.case import Case, spread_specs
 from kspread.format.labelkeys import merge_affinity_keys
 from kspread.format.storage import DISK_SOURCES as _DISK_SOURCES
 from kspread.workflow.backend_devices import device_objects, pod_resource_claims
-from kspread.workflow.runner import Outcome, _in_node_order, compare
+from kspread.workflow.runner import Outcome, _in_node_order, compare, domain_counts
 
 # A case's time limit: this many seconds, plus _SECONDS_PER_NODE_POD for each node times each
 # pod (bound and incoming): a 1,000-pod sequence at 5,000 nodes gets 120 + 500 s.
@@ -143,7 +144,7 @@ class Backend:
                 and "podGroups" not in self.protocols:
             return (f"the case has PodGroup objects or pods with a schedulingGroup (1.36's pod groups), which the "
                     f"backend {self.path} does not take (its --info lists no protocol `podGroups`)")
-        unreported = [k for k in case.expect if k not in REPORTED]
+        unreported = [k for k in case.expect if k not in REPORTED and not (k == "spread" and _schedule_spread(case))]
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
                     + "".join(f" ({NOT_REPORTED[k]})" for k in unreported if k in NOT_REPORTED))
@@ -460,6 +461,8 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
         ref = p.workload_ref
         spec["workloadRef"] = {"name": ref.name, "podGroup": ref.pod_group,
                                **({"podGroupReplicaKey": ref.replica_key} if ref.replica_key else {})}
+    if p.scheduling_group is not None:
+        spec["schedulingGroup"] = {"podGroupName": p.scheduling_group}
     if p.volumes:
         # as written; a `claims:` item as the StatefulSet controller writes it (claim <volume>-<pod>)
         spec["volumes"] = [dict(v.source) if v.source is not None else
@@ -519,6 +522,18 @@ def _workload(w) -> dict[str, Any]:
               for g, mc in w.pod_groups.items()]
     return {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
             "metadata": {"name": w.name, "namespace": w.namespace}, "spec": {"podGroups": groups}}
+
+
+def _pod_group(g) -> dict[str, Any]:
+    """A PodGroup (scheduling.k8s.io/v1alpha2, 1.36) as kspread read it: its policy, a gang of
+    minCount or basic, and the Workload template it names."""
+    spec: dict[str, Any] = {"schedulingPolicy": {"basic": {}} if g.min_count is None else
+                            {"gang": {"minCount": g.min_count}}}
+    if g.template is not None:
+        spec["podGroupTemplateRef"] = {"workload": {"workloadName": g.template[0],
+                                                    "podGroupTemplateName": g.template[1]}}
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+            "metadata": {"name": g.name, "namespace": g.namespace}, "spec": spec}
 
 
 def _storage(storage) -> list[dict[str, Any]]:
@@ -658,6 +673,10 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
         "devices": device_objects(cl.devices, (*cl.pods, *case.incoming)),
         # Workloads (scheduling.k8s.io/v1alpha1, gangs); a pod's workloadRef is in its spec
         "workloads": [_workload(w) for w in cl.workloads.values()],
+        # PodGroups (scheduling.k8s.io/v1alpha2, 1.36); a pod's schedulingGroup is in its spec. A
+        # case's v1alpha2 Workloads are not sent: kspread checks them and keeps nothing, and the
+        # 1.36 scheduler reads none (no Workload informer in pkg/scheduler)
+        **({"podGroups": [_pod_group(g) for g in cl.pod_groups.values()]} if cl.pod_groups else {}),
         "config": _config(case),
         # every HTTP extender of the profile (the configuration's and the case's), their urlPrefix
         # as kspread calls it: the backend's scheduler is given these, not the configuration's own
@@ -884,6 +903,12 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
                 if p.key in (case.expect.get("placements") or {}) and p.key not in placements:
                     placements[p.key] = None if p.key in gone else p.node_name
         actual["placements"] = placements
+        if "spread" in case.expect and _schedule_spread(case):
+            # where the schedule's pods ended, by their node's topology domain (runner.spread_actual)
+            labels = {n.name: n.labels for n in case.cluster.nodes}
+            where = [n for p in case.incoming if isinstance(n := placements.get(p.key), str)]
+            counted = [domain_counts(one, where, labels) for one, _ in spread_specs(case.expect["spread"])]
+            actual["spread"] = counted if isinstance(case.expect["spread"], list) else counted[0]
     if out.get("allocations") is not None:
         # every claim at the end: its devices (driver/pool/device), None unallocated
         actual["allocations"] = {k: (None if v is None else list(v)) for k, v in out["allocations"].items()}
@@ -896,11 +921,20 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
     return actual
 
 
+def _schedule_spread(case: Case) -> bool:
+    """A sequence's ``expect.spread`` counts its schedule's pods alone (no selector): the backend's
+    placements give them (a selector counts every matching pod of the cluster at the end, which
+    the backend does not report)."""
+    return case.is_sequence and all("selector" not in one for one, _ in spread_specs(case.expect.get("spread")))
+
+
 # The expectations a backend reports; a case expecting another is skipped, with the reason
 # NOT_REPORTED gives where there is one.
 REPORTED = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
             "candidates", "placements", "allocations", "evicted")
 NOT_REPORTED = {
+    "spread": "with a selector, it counts every matching pod of the cluster at the end; the backend reports "
+              "the placements of the schedule's pods alone",
     # upstream hands the nodes its search found only to the PreScore and Score plugins, and
     # only when there is more than one; the backend asks every node
     "searched": "the nodes upstream's search found reach no extension point",

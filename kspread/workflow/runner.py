@@ -258,14 +258,20 @@ def spread_actual(case: Case, sched: Scheduler, placements: Mapping[str, Any], s
                     where.append(node)  # nominated, not bound
         else:
             where = [n for p in case.incoming if (n := placements.get(p.key))]
-        counts: dict[str, int] = {}
-        for node in where:
-            domain = (labels.get(node) or {}).get(one["topologyKey"], NO_DOMAIN)
-            counts[domain] = counts.get(domain, 0) + 1
-        for domain in one["counts"]:
-            counts.setdefault(domain, 0)
-        out.append({**one, "counts": {d: counts[d] for d in [*one["counts"], *sorted(counts)] if d in counts}})
+        out.append(domain_counts(one, where, labels))
     return out if isinstance(spread, list) else out[0]
+
+
+def domain_counts(one: Mapping[str, Any], where: list[str], labels: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """One spread count with the counts of ``where`` (a node a pod ended on, for each pod) by
+    their node's value of its topology key; a domain it lists that no pod reached is given 0."""
+    counts: dict[str, int] = {}
+    for node in where:
+        domain = (labels.get(node) or {}).get(one["topologyKey"], NO_DOMAIN)
+        counts[domain] = counts.get(domain, 0) + 1
+    for domain in one["counts"]:
+        counts.setdefault(domain, 0)
+    return {**one, "counts": {d: counts[d] for d in [*one["counts"], *sorted(counts)] if d in counts}}
 
 
 def spread_label(one: Mapping[str, Any], i: int | None) -> str:

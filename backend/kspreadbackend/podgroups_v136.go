@@ -1,0 +1,221 @@
+//go:build !pre136
+
+package kspreadbackend
+
+// Pod groups (1.36, alpha: the gates GenericWorkload and GangScheduling, set together by setGates):
+// 1.36 replaced 1.35's v1alpha1 Workload and spec.workloadRef (workloads.go) with
+// scheduling.k8s.io/v1alpha2: PodGroup objects, which a pod names in spec.schedulingGroup, and
+// Workloads holding pod group templates. The case's PodGroups (and any Workloads) are put in the fake
+// API before the informers start, so the scheduler's PodGroup informer lists them and
+// GangScheduling's lister holds them before any pod arrives; a pod's spec.schedulingGroup comes with
+// the pod. The 1.36 scheduler reads no Workload (no informer of them in pkg/scheduler): they are
+// only stored. With GenericWorkload on, ScheduleOne runs a pod group cycle for a popped pod with a
+// schedulingGroup: it pops the group's other pods from the queue (PopSpecificPod) and places them
+// on one snapshot (schedule_one_podgroup.go); group reports the group such a cycle is for (the run's
+// loop parks a group whose cycle repeats with nothing changed: backend.go).
+//
+// This file registers itself in gangs at init; --info lists the protocol "podGroups".
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingapi "k8s.io/api/scheduling/v1alpha2"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/pkg/scheduler"
+	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
+)
+
+type podGroupSupport struct{}
+
+func init() { gangs = podGroupSupport{} }
+
+func (podGroupSupport) protocol() string { return "podGroups" }
+
+// setUp creates the PodGroups and Workloads in the tracker itself, before the informers start: the
+// informers' first list delivers them (initial adds, not counted), so the writes are not counted
+// either.
+func (podGroupSupport) setUp(t *countingTracker, in *input) error {
+	for i, raw := range in.PodGroups {
+		pg := &schedulingapi.PodGroup{}
+		if err := decodeStrict(raw, pg); err != nil {
+			return fmt.Errorf("podGroups[%d]: %w", i, err)
+		}
+		if pg.APIVersion != schedulingapi.SchemeGroupVersion.String() || pg.Kind != "PodGroup" {
+			return fmt.Errorf("podGroups[%d]: a %s %s, not a %s PodGroup", i, pg.APIVersion, pg.Kind,
+				schedulingapi.SchemeGroupVersion)
+		}
+		if pg.Namespace == "" {
+			pg.Namespace = "default"
+		}
+		if err := t.ObjectTracker.Create(schedulingapi.SchemeGroupVersion.WithResource("podgroups"), pg, pg.Namespace); err != nil {
+			return fmt.Errorf("podGroups[%d] (PodGroup %s/%s): %w", i, pg.Namespace, pg.Name, err)
+		}
+	}
+	for i, raw := range in.Workloads {
+		w := &schedulingapi.Workload{}
+		if err := decodeStrict(raw, w); err != nil {
+			return fmt.Errorf("workloads[%d]: %w (1.36 serves scheduling.k8s.io/v1alpha2 Workloads, with "+
+				"podGroupTemplates)", i, err)
+		}
+		if w.APIVersion != schedulingapi.SchemeGroupVersion.String() || w.Kind != "Workload" {
+			return fmt.Errorf("workloads[%d]: a %s %s, not a %s Workload (1.36 serves no v1alpha1 Workload)", i,
+				w.APIVersion, w.Kind, schedulingapi.SchemeGroupVersion)
+		}
+		if w.Namespace == "" {
+			w.Namespace = "default"
+		}
+		if err := t.ObjectTracker.Create(schedulingapi.SchemeGroupVersion.WithResource("workloads"), w, w.Namespace); err != nil {
+			return fmt.Errorf("workloads[%d] (Workload %s/%s): %w", i, w.Namespace, w.Name, err)
+		}
+	}
+	return nil
+}
+
+// group: the pod group whose cycle a popped pod starts (ScheduleOne's test: GenericWorkload on and
+// a schedulingGroup), "namespace/name"; "" for a pod scheduled alone.
+func (podGroupSupport) group(p *v1.Pod) string {
+	if !gateOn("GenericWorkload") || p.Spec.SchedulingGroup == nil || p.Spec.SchedulingGroup.PodGroupName == nil {
+		return ""
+	}
+	ns := p.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	return ns + "/" + *p.Spec.SchedulingGroup.PodGroupName
+}
+
+func decodeStrict(raw json.RawMessage, obj any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(obj)
+}
+
+func (podGroupSupport) parking(t *countingTracker, sched *scheduler.Scheduler, rec *recorder) groupParking {
+	sched.SchedulingQueue = &notingQueue{SchedulingQueue: sched.SchedulingQueue, rec: rec}
+	return &podGroupParking{t: t, sched: sched, last: map[string]string{}, parked: map[string]string{}}
+}
+
+// notingQueue: the scheduler's queue, noting each pod the scheduler assumes. assume (schedule_one.go)
+// assumes a pod in the snapshot (in a pod group cycle) or in the cache, then has the queue drop its
+// nomination, the pod's nodeName set: the one call of DeleteNominatedPodIfExists in pkg/scheduler.
+type notingQueue struct {
+	internalqueue.SchedulingQueue
+	rec *recorder
+}
+
+func (q *notingQueue) DeleteNominatedPodIfExists(pod *v1.Pod) {
+	q.SchedulingQueue.DeleteNominatedPodIfExists(pod)
+	if pod.Spec.NodeName != "" {
+		q.rec.assumed(pod.DeepCopy())
+	}
+}
+
+type podGroupParking struct {
+	t     *countingTracker
+	sched *scheduler.Scheduler
+	// last: group -> the cluster's state and its pods' outcomes after its last cycle
+	last map[string]string
+	// parked: group -> the state it was parked in
+	parked map[string]string
+}
+
+func (g *podGroupParking) cycled(group string, events []outcomeEvent) bool {
+	var outcomes []string
+	for _, e := range events {
+		if (podGroupSupport{}).group(e.pod) == group && e.reason != "Assume" {
+			outcomes = append(outcomes, podKey(e.pod.Namespace, e.pod.Name)+" "+e.reason+" "+e.message)
+		}
+	}
+	sort.Strings(outcomes)
+	state := g.state()
+	sig := state + "\n" + strings.Join(outcomes, "\n")
+	repeat := g.last[group] == sig
+	if repeat {
+		g.parked[group] = state
+	}
+	g.last[group] = sig
+	return repeat
+}
+
+func (g *podGroupParking) parkedOnly(backoffQ []*v1.Pod) bool {
+	if len(g.parked) == 0 || len(backoffQ) == 0 {
+		return false
+	}
+	state := g.state()
+	for _, p := range backoffQ {
+		if grp := (podGroupSupport{}).group(p); grp == "" || g.parked[grp] != state {
+			return false
+		}
+	}
+	return true
+}
+
+// state: what a pod group cycle's outcome depends on that a run changes: the pods' nodes,
+// nominations, scheduling gates and deletions, and the nodes
+func (g *podGroupParking) state() string {
+	var parts []string
+	if list, err := g.t.List(v1.SchemeGroupVersion.WithResource("pods"), v1.SchemeGroupVersion.WithKind("Pod"), ""); err == nil {
+		for _, p := range list.(*v1.PodList).Items {
+			parts = append(parts, fmt.Sprintf("p %s/%s %s %s %d %v", p.Namespace, p.Name, p.Spec.NodeName,
+				p.Status.NominatedNodeName, len(p.Spec.SchedulingGates), p.DeletionTimestamp != nil))
+		}
+	}
+	if list, err := g.t.List(v1.SchemeGroupVersion.WithResource("nodes"), v1.SchemeGroupVersion.WithKind("Node"), ""); err == nil {
+		for _, n := range list.(*v1.NodeList).Items {
+			parts = append(parts, "n "+n.Name+" "+n.ResourceVersion)
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "\n")
+}
+
+// lastTried: the group cycle's pods are tried in one order (priority, then the first time each was
+// popped), and submitted in that order (submitPodGroupAlgorithmResult): each fails
+// (FailedScheduling, in the cycle) or, the group schedulable, is assumed again for its binding
+// cycle. Its first assumption (podGroupPodSchedulingAlgorithm's assumeAndReserve, in the snapshot)
+// gave its node. So
+// the pod submitted last was tried last, and it was tried with the pods submitted before it that
+// fit assumed: those assumed again, or failing with the group's "pod group is unschedulable" (a pod
+// Permit rejected was forgotten at once, and fails with Permit's status).
+func (g *podGroupParking) lastTried(group string, events []outcomeEvent) (*v1.Pod, []*v1.Pod) {
+	first := map[types.UID]*v1.Pod{}
+	type submitted struct {
+		pod *v1.Pod
+		fit bool
+	}
+	var order []submitted
+	for _, e := range events {
+		if (podGroupSupport{}).group(e.pod) != group {
+			continue
+		}
+		switch e.reason {
+		case "Assume":
+			if _, ok := first[e.pod.UID]; !ok {
+				first[e.pod.UID] = e.pod
+			} else {
+				order = append(order, submitted{e.pod, true})
+			}
+		case "FailedScheduling":
+			order = append(order, submitted{e.pod, strings.HasPrefix(e.message, "pod group is unschedulable")})
+		}
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	var assumed []*v1.Pod
+	for _, s := range order[:len(order)-1] {
+		if p := first[s.pod.UID]; s.fit && p != nil {
+			assumed = append(assumed, p)
+		}
+	}
+	return order[len(order)-1].pod, assumed
+}
+
+func (g *podGroupParking) assume(pods []*v1.Pod) (func(), error) {
+	return scheduler.KspreadAssumeInSnapshot(g.sched, pods)
+}
