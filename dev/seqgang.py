@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import random
+from datetime import datetime, timezone
 from typing import Any
 
 GATES = {"GenericWorkload": True, "GangScheduling": True}
@@ -102,13 +103,18 @@ def add(gen: Any, s: dict) -> None:
         s["schedule"].insert(r.randint(0, len(s["schedule"])), p)
 
 
-def to_pod_groups(s: dict) -> None:
+WAP_PRIORITIES = (0, 10, 100, 1000)  # --wap: a PodGroup's priority (its pods' too)
+
+
+def to_pod_groups(s: dict, wap: random.Random | None = None) -> None:
     """1.36 (issue 32): the sequence's gangs as 1.36 has them. Each pod group of a Workload (each
     replica key of it: a group of its own) becomes a PodGroup (scheduling.k8s.io/v1alpha2) named
     ``<workload>-<group>[-<key>]`` with the group's policy; a pod's workloadRef becomes its
     ``schedulingGroup`` (one naming a missing Workload or group names a missing PodGroup). The
     v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped and the
-    priority is 0 (kspread refuses a pod group's pods with volumes, or that would preempt)."""
+    priority is 0 (kspread refuses a pod group's pods with volumes, or that would preempt).
+    With ``wap`` (seqtest --wap: WorkloadAwarePreemption on) each PodGroup gets a priority of
+    WAP_PRIORITIES, which its pods take, and a disruptionMode (none, Pod or PodGroup)."""
     policies = {(w["metadata"].get("namespace", "default"), w["metadata"]["name"], g["name"]): g["policy"]
                 for w in s.get("workloads") or [] for g in w["spec"]["podGroups"]}
     groups: dict[tuple[str, str], dict] = {}
@@ -118,6 +124,7 @@ def to_pod_groups(s: dict) -> None:
             continue
         p.pop("volumes", None)
         p["priority"] = 0
+        p.pop("preemptionPolicy", None)
         ns = p.get("namespace", "default")
         name = "-".join(x for x in (ref["name"], ref["podGroup"], ref.get("podGroupReplicaKey")) if x)
         policy = policies.get((ns, ref["name"], ref["podGroup"]))
@@ -130,6 +137,14 @@ def to_pod_groups(s: dict) -> None:
             groups[(ns, name)] = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": meta,
                                   "spec": {"schedulingPolicy": copy.deepcopy(policy)}}
         p["schedulingGroup"] = {"podGroupName": name}
+        if wap is not None and (ns, name) in groups:
+            spec = groups[(ns, name)]["spec"]
+            if "priority" not in spec:
+                spec["priority"] = wap.choice(WAP_PRIORITIES)
+                mode = wap.choice((None, "Pod", "PodGroup"))
+                if mode is not None:
+                    spec["disruptionMode"] = mode
+            p["priority"] = spec["priority"]
     s["workloads"] = []
     s["podGroups"] = list(groups.values())
 
@@ -243,13 +258,25 @@ def case_input(doc: dict) -> dict:
     def pod(e: dict, name: str) -> dict:
         p = {k: v for k, v in e.items() if k in ("namespace", "labels", "priority", "requests", "workloadRef",
                                                    "schedulingGroup", "nodeSelector", "tolerations", "node",
-                                                   "schedulingGates", "volumes", "resourceClaims")}
+                                                   "schedulingGates", "volumes", "resourceClaims", "preemptionPolicy")}
         p["name"] = name
+        return p
+
+    def started(p: dict, i: int) -> dict:
+        # a bound pod's status.startTime as the oracle gives it (mkPod: 1700000000 + its index),
+        # for kspread (the oracle reads no startTime)
+        if p.get("node"):
+            p["startTime"] = datetime.fromtimestamp(1700000000 + i, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         return p
 
     s: dict[str, Any] = {"nodes": [{k: v for k, v in n.items() if k in ("name", "labels", "allocatable", "taints")}
                                    for n in doc["nodes"]],
-                         "pods": [pod(p, p["name"]) for p in doc.get("pods") or []], "schedule": [], "pdbs": [],
+                         "pods": [started(pod(p, p["name"]), i) for i, p in enumerate(doc.get("pods") or [])],
+                         "schedule": [],
+                         # PDBs as the oracle reads them (given by disruptionsAllowed)
+                         "pdbs": [{k: v for k, v in b.items() if k in ("name", "namespace", "selector",
+                                                                       "disruptionsAllowed")}
+                                  for b in doc.get("pdbs") or []],
                          "pluginConfig": [], "steps": [],
                          "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"
                                        and o.get("apiVersion") == "scheduling.k8s.io/v1alpha1"]}

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from datetime import datetime, timezone
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -519,7 +520,14 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
     if gates:
         doc["featureGates"] = gates
     doc["profile"] = {"config": config}
-    doc.update(nodes=s["nodes"], pods=s["pods"], schedule=with_steps(s))
+    pods = s["pods"]
+    if gates.get("WorkloadAwarePreemption"):
+        # the start times mkPod gives the oracle's bound pods (1700000000 + their index), which
+        # workload-aware preemption's victim order reads (kspread's default for a pod without
+        # one is "now", later than the sequence's pods; the oracle's, earlier)
+        pods = [dict(p, startTime=datetime.fromtimestamp(1700000000 + i, timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")) if p.get("node") and "startTime" not in p else p for i, p in enumerate(pods)]
+    doc.update(nodes=s["nodes"], pods=pods, schedule=with_steps(s))
     if s.get("storage") or s.get("workloads") or s.get("devices") or s.get("podGroups"):
         # workloads: --gangs (1.35); podGroups: --gangs (1.36); devices: --devices
         doc["objects"] = (s.get("storage") or []) + (s.get("workloads") or []) + (s.get("podGroups") or []) \
@@ -687,6 +695,8 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     else:
         victims = {v.key for r in results if r.preemption is not None and r.preemption.nominated_node
                    for v in r.preemption.victims}
+        # 1.36's workload-aware preemption: a pod group cycle's victims (on its last pod's outcome)
+        victims |= {v.key for r in results if getattr(r, "pod_group", None) is not None for v in r.pod_group.victims}
         evicted = sorted(victims)
         final = {p.key: None if p.key in victims else p.node_name for p in case.cluster.pods}
         final.update(placements)
@@ -708,6 +718,23 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
             picked = r.pod_group.node
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": picked,
                        "after": after.get(i), "victims": victims, "err": r.error or ""})
+        pg = getattr(r, "pod_group", None)
+        if pg is not None:
+            # 1.36: the oracle observes once per ScheduleOne (a pod group cycle): only the group
+            # cycle's last logged cycle gets an outcome, that of its pod once the cycle settled
+            nxt = results[i + 1].pod_group if i + 1 < len(results) else None
+            own = cycles[-1]["after"]
+            cycles[-1]["after"] = None
+            for one in pg.preemption_runs:  # workload-aware preemption's runs, logged after
+                for c in one:
+                    cycles.append({"pod": c.pod, "searched": list(c.searched), "picked": c.node,
+                                   "after": None, "victims": [], "err": c.error})
+            if pg.victims:  # upstream logs them with the last run's last cycle
+                cycles[-1]["victims"] = sorted(v.key for v in pg.victims)
+            if nxt is None or (nxt.group, nxt.cycle) != (pg.group, pg.cycle):
+                # (the last logged cycle is the group's last pod's: a run that stopped early on
+                # an error preempts nothing)
+                cycles[-1]["after"] = own
     run = getattr(getattr(_sched, "sequence", None), "run", None)
     rejected = list(getattr(run, "rejected", {}).values())
     GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),
@@ -1149,6 +1176,9 @@ def main() -> int:
     ap.add_argument("--gang-claims", type=float, default=0.0, metavar="P",
                     help="with --gangs and --storage: that share of the gang groups gives each pod a claim of its "
                          "own waiting for its first consumer (class wffc, local or hostpath)")
+    ap.add_argument("--wap", action="store_true",
+                    help="with --gangs at 1.36: WorkloadAwarePreemption on, the PodGroups with priorities "
+                         "and disruption modes (seqgang.to_pod_groups)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1196,8 +1226,10 @@ def main() -> int:
         for s in gang_seqs:
             seqgang.add(gang_gen, s)
             if gen.minor >= 36:  # 1.36: PodGroups and pods' schedulingGroup (seqgang.to_pod_groups)
-                seqgang.to_pod_groups(s)
+                seqgang.to_pod_groups(s, gang_gen.r if args.wap else None)
         args.gates.update(seqgang.GATES)
+        if args.wap:
+            args.gates["WorkloadAwarePreemption"] = True
     if args.devices:
         # a generator of its own: the sequences of a seed stay those of runs without devices
         sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -188,8 +188,9 @@ def test_1_35_is_untouched_no_pod_groups_there():
      "1.36 schedules it with its group's other pods"),
     ({"schedule": [{"name": "m", "replicas": "max", "schedulingGroup": SG}]}, ("schedule", 0, "replicas"),
      "`replicas: max` of a pod of a pod group"),
-    ({"featureGates": {"GenericWorkload": True, "GangScheduling": True, "WorkloadAwarePreemption": True}},
-     ("featureGates", "WorkloadAwarePreemption"), "no workload-aware preemption"),
+    ({"featureGates": {"GenericWorkload": True, "GangScheduling": False, "WorkloadAwarePreemption": True}},
+     ("featureGates", "WorkloadAwarePreemption"),
+     "WorkloadAwarePreemption is enabled, but depends on features that are disabled: [GangScheduling]"),
 ])
 def test_errors_name_the_field(doc, where, text):
     base = {"version": "1.36", "featureGates": GATES, "nodes": NODES, "objects": [_pg()],

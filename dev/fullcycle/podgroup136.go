@@ -3,7 +3,7 @@
 // test). Sequences with pod groups (1.36, gates GenericWorkload and GangScheduling, issue 32):
 //
 //   - the input's `podGroups` (scheduling.k8s.io/v1alpha2 PodGroup manifests) are created in the fake
-//     API before the informers start, so GangScheduling's lister holds them; a pod's
+//     API, each with a UID of its own (the fake API gives none), before the informers start, so GangScheduling's lister holds them; a pod's
 //     `schedulingGroup` (input) becomes its spec.schedulingGroup. 1.35's v1alpha1 Workloads and
 //     workloadRef are refused (exit status 1);
 //   - kspread's rule for a pod group that cannot be placed (kspread/engine/podgroupcycle.py): upstream
@@ -29,6 +29,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -84,6 +85,11 @@ func gangSetup(ctx context.Context, raw []byte, client *fake.Clientset, _ *seqDr
 		pg := in.PodGroups[i].DeepCopy()
 		if pg.Namespace == "" {
 			pg.Namespace = "default"
+		}
+		if pg.UID == "" {
+			// as an API server would: a UID of its own (the fake API sets none; workload-aware
+			// preemption keys victim groups and running preemptions by it)
+			pg.UID = types.UID("podgroup/" + pg.Namespace + "/" + pg.Name)
 		}
 		_, err := client.SchedulingV1alpha2().PodGroups(pg.Namespace).Create(ctx, pg, metav1.CreateOptions{})
 		must(err)

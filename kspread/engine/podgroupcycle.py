@@ -49,8 +49,13 @@ updated or bound; a node event; ...): until then the group is parked and the seq
 idle. The retries it does not run would only have raised the pods' attempt and backoff
 counts and moved nextStartNodeIndex.
 
-Not modelled, refused by name: a pod of a group that needs preemption (DefaultPreemption
-nominates a node: upstream assumes it there and deletes victims during the group cycle),
+With WorkloadAwarePreemption on, a group the algorithm finds Unschedulable preempts for
+itself (``kspread.engine.podgrouppreemption``): on success its pods that fit go back to the
+queue nominated to their node, with the group's status ("pod group is unschedulable").
+
+Not modelled, refused by name: with WorkloadAwarePreemption off, a pod of a group that
+needs preemption (DefaultPreemption nominates a node: upstream assumes it there and
+deletes victims during the group cycle),
 and a pod of a group with volumes or resource claims (their Reserve, Unreserve and
 Reserve again across the group cycle and the binding cycle).
 """
@@ -60,6 +65,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kspread.engine import podgrouppreemption
 from kspread.engine.framework.interface import PodEvent
 from kspread.engine.model import Pod, replace_pod
 from kspread.engine.plugins.podgroups import POD_GROUP_UNSCHEDULABLE, Condition, GroupKey
@@ -70,6 +76,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from kspread.engine.scheduler import CycleResult, SequenceRun
 
 SUCCESS, UNSCHEDULABLE, ERROR = "Success", "Unschedulable", "Error"
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionRun:
+    """One pod's cycle in a run of workload-aware preemption's algorithm: the nodes it
+    searched, the node it was assumed on (None: none fit), its error."""
+
+    pod: str
+    searched: tuple[str, ...]
+    node: str | None
+    error: str
 
 
 @dataclass(slots=True)
@@ -83,6 +100,13 @@ class PodOutcome:
     node: str | None  # the node the pod fit on in the cycle (None: none fit)
     bound: bool
     message: str | None = None
+    nominated: str | None = None  # workload-aware preemption nominated the pod to ``node``
+    cycle: int = 0  # the group cycle's scheduling cycle (sched.CurrentCycle())
+    # on the outcome of the group's last pod: the victims workload-aware preemption deleted
+    # in this cycle, and its runs of the algorithm without post filters, in order, each a
+    # list of the pods' cycles
+    victims: tuple[Pod, ...] = ()
+    preemption_runs: tuple[tuple[PreemptionRun, ...], ...] = ()
 
 
 def _refuse(pod: Pod, what: str) -> CaseError:
@@ -159,10 +183,35 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             raise _refuse(pod, f"needs preemption (DefaultPreemption nominates {r.preemption.nominated_node})")
         placed.append((q, r, None, None))
     # unreserveAndForget, deferred: the last assumed first
-    for p, on in reversed(assumed):
-        sched.snapshot.remove_pod(on)
-        if p.nominated_node:
-            sched.nominator.add(p)
+    _revert(sched, assumed)
+    # ---- runWorkloadAwarePreemption --------------------------------------------------------
+    waiting_on_preemption = False
+    victims: list[Pod] = []
+    runs: list[list[PreemptionRun]] = []
+    group_message = POD_GROUP_UNSCHEDULABLE
+    after: list[PodEvent] = []
+    if status == UNSCHEDULABLE and sched.version.gate("WorkloadAwarePreemption"):
+        pg = groups.pod_groups.get(key)
+        assert pg is not None  # PreEnqueue holds the pods of a missing PodGroup
+        pods = [sched.current(q.pod) for q in members]
+        out = podgrouppreemption.preempt(sched, pg, pods, lambda: _fits(run, members, cycle, key, runs))
+        if out.code == podgrouppreemption.SUCCESS:
+            waiting_on_preemption = True
+            waiting = [v.key for v in out.victims if v.key in sched.waiting or v.key in sched.prebind_waiting]
+            if waiting:
+                raise _refuse(head, f"preempts pod {waiting[0]}, which waits in its binding cycle")
+            victims = out.victims
+            run.preempted.extend(victims)
+            after.extend(sched.delete_victims(out.victims))
+            # actuatePodGroupPreemption: lower-priority pods nominated to its candidate "cluster"
+            for other in sched.nominator.on_node(podgrouppreemption.CANDIDATE_NAME):
+                if other.priority < pg.priority:
+                    after.append(PodEvent("Delete", sched.current(other), other.priority))
+                    sched.clear_nomination(other)
+        elif out.code == ERROR:
+            status, error = ERROR, out.message
+        else:
+            group_message = f"{POD_GROUP_UNSCHEDULABLE}, {out.message}"
     reached = {q.key for q, _, _, _ in placed}
     for q in members:
         if q.key not in reached:
@@ -171,7 +220,6 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     # ---- submitPodGroupAlgorithmResult --------------------------------------------------------
     to_bind: list[tuple[CycleResult, Pod, str]] = []
     failed: list[QueuedPod] = []
-    after: list[PodEvent] = []
     cache_scheduled = pg_state.scheduled_count() if pg_state is not None else 0
     taken: set[str] = set()
     for q, r, fit, wait in placed:
@@ -192,6 +240,16 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
                         queue.activate(k)
             to_bind.append((r, pod, fit))
             continue
+        if fit is not None and waiting_on_preemption:
+            # back to the queue with the group's status, nominated to the node it fit on
+            r.pod_group = PodOutcome(key, status, fit, False, POD_GROUP_UNSCHEDULABLE, nominated=fit)
+            r.bound_node = None
+            if pod.nominated_node and pod.nominated_node != fit and sched.version.queue_sees_nomination_changes:
+                after.append(PodEvent("Delete", pod, pod.priority))
+            pod = sched.nominate(pod, fit)
+            run.queue.group_failed(q, pod, frozenset(), False)
+            failed.append(q)
+            continue
         if fit is not None:
             r.pod_group = PodOutcome(key, status, fit, False, f"{POD_GROUP_UNSCHEDULABLE}, {wait}")
             r.bound_node = None
@@ -201,12 +259,19 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         r.pod_group = PodOutcome(key, status, None, False)
         _fail(run, q, pod, sched.rejectors(r), False, after, r)
         failed.append(q)
+    for _, r, _, _ in placed:
+        if r.pod_group is not None:
+            r.pod_group.cycle = cycle
+    last = placed[-1][1].pod_group
+    if last is not None:
+        last.victims = tuple(victims)
+        last.preemption_runs = tuple(tuple(one) for one in runs)
     for q in failed:
         q.parked = changes_at_start
     if status == SUCCESS:
         groups.set_condition(key, Condition("True", "Scheduled", ""))
     elif status == UNSCHEDULABLE:
-        groups.set_condition(key, Condition("False", "Unschedulable", POD_GROUP_UNSCHEDULABLE))
+        groups.set_condition(key, Condition("False", "Unschedulable", group_message))
     else:
         groups.set_condition(key, Condition("False", "SchedulerError", error or ""))
     for ev in after:
@@ -221,6 +286,56 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
         preflight = r.state is not None and sched.pre_bind_pre_flight(r.state)
         run._bind(pod, node, claim_events, preflight)
+
+
+def _revert(sched: Any, assumed: list[tuple[Pod, Pod]]) -> None:
+    """unreserveAndForget of the pods a run of the algorithm assumed, the last first."""
+    for p, on in reversed(assumed):
+        sched.snapshot.remove_pod(on)
+        if p.nominated_node:
+            sched.nominator.add(p)
+
+
+def _fits(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
+          runs: list[list[PreemptionRun]]) -> tuple[str, str]:
+    """The group's default algorithm without post filters (workload-aware preemption's
+    podGroupSchedulingFunc) on the current snapshot: its code and message. Each pod runs
+    the scheduling algorithm (nextStartNodeIndex and the batch move as upstream's do)."""
+    sched, groups = run.sched, run.sched.groups
+    assert groups is not None
+    pg_state = groups.groups.get(key)
+    scheduled = pg_state.scheduled_count() if pg_state is not None else 0
+    assumed: list[tuple[Pod, Pod]] = []
+    code, message = UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE
+    sched.skip_post_filters = True
+    this: list[PreemptionRun] = []
+    runs.append(this)
+    try:
+        for q in members:
+            pod = sched.current(q.pod)
+            sched.cycle_count = cycle - 1
+            r = sched.schedule_one(pod)
+            if r.error:
+                this.append(PreemptionRun(pod.key, tuple(sorted(r.searched)), None, r.error))
+                return ERROR, f"failed to schedule other pod from a pod group: {r.error}"
+            if r.selected_positions is None and not r.selected:
+                this.append(PreemptionRun(pod.key, tuple(sorted(r.searched)), None, ""))
+                continue
+            node = sched.pick_host(r)
+            this.append(PreemptionRun(pod.key, tuple(sorted(r.searched)), node, ""))
+            sched.store_schedule_results(r, node)
+            on = replace_pod(pod, node_name=node, nominated_node=None)
+            sched.nominator.remove(pod)
+            sched.snapshot.add_pod(on)
+            assumed.append((pod, on))
+            scheduled += 1
+            if groups.permit(pod, scheduled) is None:
+                code, message = SUCCESS, ""
+        return code, message
+    finally:
+        sched.skip_post_filters = False
+        sched.cycle_count = cycle
+        _revert(sched, assumed)
 
 
 def _unreached(run: SequenceRun, q: QueuedPod) -> CycleResult:

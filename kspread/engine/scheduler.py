@@ -395,6 +395,7 @@ class Scheduler:
         self._batch: tuple[tuple, SortedNodeScores] | None = None
         self._last_cycle: tuple[int, str] | None = None  # (cycle, chosen node) of the last Store
         self.cycle_count = 0
+        self.skip_post_filters = False  # SetSkipAllPostFilterPlugins (workload-aware preemption's runs)
         # the node order the last cycle's snapshot listed (None: no cycle yet), which the next
         # UpdateSnapshot keeps unless a node came or went (steps.py, _reset)
         self.cycle_order: list[str] | None = None
@@ -735,7 +736,7 @@ class Scheduler:
         UnschedulableAndUnresolvable) ends the loop. An Error status is not a failed
         cycle here: upstream logs it and the pod stays unschedulable."""
         plugins = self.framework.post_filter_plugins
-        if not plugins:
+        if not plugins or self.skip_post_filters:
             return res
         res.post_filter_ran = True
         outcome: Any = None
@@ -899,18 +900,7 @@ class Scheduler:
         module docstring), clear the nominations of lower-priority pods nominated to
         the node, and nominate the preemptor. Returns the nominated pod and the events
         the queue sees: each victim's deletion, each cleared nomination."""
-        events: list[PodEvent] = []
-        for v in outcome.victims:
-            if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
-                self.snapshot.remove_pod(v)
-            if self.gang is not None:
-                self.gang.delete_pod(v)
-            if self.groups is not None:
-                self.groups.delete_pod(v)
-            self.bound.pop(v.key, None)
-            self.ties.pop(v.key, None)
-            events.append(PodEvent("Delete", v))
-            events.extend(self.release_pod(v))
+        events = self.delete_victims(outcome.victims)
         node = outcome.nominated_node
         assert node is not None
         for other in self.nominator.on_node(node):
@@ -922,6 +912,22 @@ class Scheduler:
         self.nominator.add(nominated)
         self.pending[pod.key] = nominated
         return nominated, events
+
+    def delete_victims(self, victims: list[Pod]) -> list[PodEvent]:
+        """PreemptPod for each victim: deleted at once. Returns the queue's events."""
+        events: list[PodEvent] = []
+        for v in victims:
+            if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
+                self.snapshot.remove_pod(v)
+            if self.gang is not None:
+                self.gang.delete_pod(v)
+            if self.groups is not None:
+                self.groups.delete_pod(v)
+            self.bound.pop(v.key, None)
+            self.ties.pop(v.key, None)
+            events.append(PodEvent("Delete", v))
+            events.extend(self.release_pod(v))
+        return events
 
     def rejectors(self, r: CycleResult) -> frozenset[str]:
         """Diagnosis.UnschedulablePlugins of a failed cycle: the PreFilter plugin that
@@ -989,6 +995,14 @@ class Scheduler:
         first = at if len(at) <= limit else at[np.argpartition(rank, limit - 1)[:limit]]
         first = first[np.argsort(self.node_index[first], kind="stable")]
         return {"count": len(at), "nodes": [self.snapshot.node_list[i].node.name for i in first.tolist()]}
+
+    def nominate(self, pod: Pod, node: str) -> Pod:
+        """The failure handler's ModeOverride nomination (status.nominatedNodeName)."""
+        nominated = replace_pod(self.pending.get(pod.key, pod), nominated_node=node)
+        self.nominator.remove(pod)
+        self.nominator.add(nominated)
+        self.pending[pod.key] = nominated
+        return nominated
 
     def clear_nomination(self, pod: Pod) -> Pod:
         cleared = replace_pod(self.pending.get(pod.key, pod), nominated_node=None)

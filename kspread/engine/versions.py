@@ -172,6 +172,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # 1.37 (v1alpha3) is refused by name (make_version).
         _gate("GenericWorkload", (35, False, "ALPHA"), (37, False, "BETA")),
         _gate("GangScheduling", (35, False, "ALPHA")),
+        # workload-aware preemption of 1.36's pod groups (podgrouppreemption.py); 1.37
+        # merged it into GenericWorkload
+        FeatureGate("WorkloadAwarePreemption", (GateStage(36, False, "ALPHA"),), 37),
     )
 }
 
@@ -202,7 +205,7 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
 }
 
 _WORKLOADS_1_36 = ("kspread models 1.36's pod group scheduling cycle with its default algorithm (no placements, "
-                   "no workload-aware preemption, no pod group resource claims)")
+                   "no pod group resource claims)")
 
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
@@ -214,9 +217,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", _WORKLOADS_1_36,
                     (36, False, "ALPHA")),
-        # in 1.36 workload-aware preemption had a gate of its own; 1.37 merged it into
-        # GenericWorkload (the Workload-Aware Preemption concept page)
-        _unmodelled("WorkloadAwarePreemption", _WORKLOADS_1_36, (36, False, "ALPHA"), removed=37),
         _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA")),
         _unmodelled("DRAListTypeAttributes", "kspread refuses a device attribute of list type (ints, bools, "
                     "strings, versions)", (36, False, "ALPHA")),
@@ -724,4 +724,5 @@ GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "InPlacePodLevelResourcesVerticalScaling": ("InPlacePodVerticalScaling", "PodLevelResources",
                                                 "NodeDeclaredFeatures"),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": ("MatchLabelKeysInPodTopologySpread",),
+    "WorkloadAwarePreemption": ("GangScheduling",),
 }

@@ -166,8 +166,14 @@ def _meta_name(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]], k
     return key
 
 
-def _gated_fields(spec: Mapping[str, Any], at: list) -> None:
+def _gated_fields(spec: Mapping[str, Any], at: list, version: Version | None = None) -> None:
+    wap = version is not None and version.gate("WorkloadAwarePreemption")
     for name, gate in GATED_FIELDS.items():
+        if wap and name in ("priority", "disruptionMode"):
+            continue  # read by the PodGroup (workload-aware preemption)
+        if wap and name == "priorityClassName" and spec.get(name) not in (None, ""):
+            raise CaseError("priorityClassName: kspread does not model the Priority admission of a PodGroup; give "
+                            "spec.priority (the priority admission would set) instead", [*at, name])
         if spec.get(name) not in (None, "", [], {}):
             raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default), which kspread "
                             "does not model", [*at, name])
@@ -245,8 +251,17 @@ def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version) ->
             _name_error(apivalidation.subdomain_error, wl.get("workloadName"), [*wp, "workloadName"])
             _name_error(apivalidation.label_name_error, wl.get("podGroupTemplateName"), [*wp, "podGroupTemplateName"])
             template = (wl["workloadName"], wl["podGroupTemplateName"])
-        _gated_fields(spec, sp)
-        out[(ns, name)] = PodGroup(ns, name, _policy(spec.get("schedulingPolicy"), [*sp, "schedulingPolicy"]), template)
+        _gated_fields(spec, sp, version)
+        priority = spec.get("priority")
+        if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)
+                                     or not -(2**31) <= priority < 2**31):
+            raise CaseError("Invalid value: priority is a 32-bit integer", [*sp, "priority"], value=priority)
+        mode = spec.get("disruptionMode")
+        if mode is not None and mode not in ("Pod", "PodGroup"):
+            raise CaseError(f'Unsupported value: {mode!r}: supported values: "Pod", "PodGroup"',
+                            [*sp, "disruptionMode"], value=mode)
+        out[(ns, name)] = PodGroup(ns, name, _policy(spec.get("schedulingPolicy"), [*sp, "schedulingPolicy"]), template,
+                                   priority or 0, mode)
     return out
 
 

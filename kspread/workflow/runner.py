@@ -145,9 +145,15 @@ def run_loaded(case: Case, observe: Callable[[Scheduler, CycleResult], None] | N
 
 
 def _preempted(results: list[CycleResult]) -> list[Any]:
-    """The victims of every preemption of a sequence's cycles."""
-    return [v for r in results if r.preemption is not None and r.preemption.nominated_node is not None
-            for v in r.preemption.victims]
+    """The victims of every preemption of a sequence's cycles (a pod's, or a pod group's:
+    workload-aware preemption)."""
+    out: list[Any] = []
+    for r in results:
+        if r.preemption is not None and r.preemption.nominated_node is not None:
+            out.extend(r.preemption.victims)
+        if r.pod_group is not None:
+            out.extend(r.pod_group.victims)
+    return out
 
 
 def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any], sched: Scheduler) -> Outcome:

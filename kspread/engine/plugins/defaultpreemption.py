@@ -196,6 +196,8 @@ def earliest_start_of_top_victims(victims: Sequence[Pod]) -> float:
     return min(start_key(v) for v in victims if v.priority == top)
 
 
+WAP_POST_FILTER = "not eligible due to workload aware preemption enabled"  # diagnosis adds "preemption: "
+
 # The names explain reports for pickOneNodeForPreemption's criteria.
 FEWEST_PDB_VIOLATIONS = "fewest PDB violations"
 LOWEST_HIGHEST_VICTIM_PRIORITY = "lowest highest-victim priority (victims[0])"
@@ -331,6 +333,9 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
     # ---- PostFilter ---------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]) -> tuple[Any, Status]:
+        if pod.scheduling_group is not None and self.version.gate("WorkloadAwarePreemption"):
+            # the pod group cycle preempts for the whole group (kspread.engine.podgrouppreemption)
+            return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (WAP_POST_FILTER,))
         ok, msg = self.pod_eligible_to_preempt_others(pod, statuses)
         if not ok:
             return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (msg,))

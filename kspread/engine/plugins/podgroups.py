@@ -54,12 +54,16 @@ def missing_group(name: str) -> str:
 class PodGroup:
     """A PodGroup (scheduling.k8s.io/v1alpha2): its gang minCount, or None for the basic
     policy. ``template``: spec.podGroupTemplateRef.workload (workload, template), not read
-    by the scheduler."""
+    by the scheduler. ``priority``: spec.priority (util.PodGroupPriority: 0 when unset);
+    ``disruption_mode``: spec.disruptionMode ("Pod", "PodGroup" or None), both read by
+    workload-aware preemption (kspread.engine.podgrouppreemption)."""
 
     namespace: str
     name: str
     min_count: int | None
     template: tuple[str, str] | None = None
+    priority: int = 0
+    disruption_mode: str | None = None
 
 
 GroupKey = tuple[str, str]  # namespace, PodGroup name
