@@ -52,6 +52,11 @@ func (podGroupSupport) setUp(t *countingTracker, in *input) error {
 		if pg.Namespace == "" {
 			pg.Namespace = "default"
 		}
+		if pg.UID == "" {
+			// a UID of its own, as the API server gives one (the fake tracker does not):
+			// workload-aware preemption tells victim groups apart by it
+			pg.UID = types.UID("podgroup/" + pg.Namespace + "/" + pg.Name)
+		}
 		if err := t.ObjectTracker.Create(schedulingapi.SchemeGroupVersion.WithResource("podgroups"), pg, pg.Namespace); err != nil {
 			return fmt.Errorf("podGroups[%d] (PodGroup %s/%s): %w", i, pg.Namespace, pg.Name, err)
 		}
