@@ -416,6 +416,11 @@ type groupParking interface {
 
 var gangs gangSupport
 
+// groupUID: the UID of a pod group ("namespace/name") as the backend created it (1.36; nil
+// before): workload-aware preemption records its asynchronous deletions under the PodGroup's UID
+// (preemption.Executor's preempting set), so a run waits for them as for a pod's
+var groupUID func(group string) types.UID
+
 // waitingAtPermit: the pods waiting at Permit in every profile (UID -> the node each holds). Their
 // Permit timers are stopped on the way (KspreadWaitingPods): a run has no wall clock to time them
 // out on (kspread's sequences time a gang out in `wait` steps, which a backend is not sent).
@@ -843,6 +848,9 @@ func run(in input, o *options) (*output, error) {
 		if parking != nil {
 			if g := gangs.group(pod); g != "" {
 				groupCycle, groupEvents = g, eventsBefore
+				if groupUID != nil {
+					preemptors = append(preemptors, groupUID(g))
+				}
 				beforeGroup = counted{last, lastBefore, lastAssumed, lastDeleted, cycles}
 				// the cycle's last pod is the one asked about, on the snapshot it was tried on
 				if l, a := parking.lastTried(g, rec.since(eventsBefore)); l != nil {

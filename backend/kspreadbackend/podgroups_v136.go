@@ -32,7 +32,13 @@ import (
 
 type podGroupSupport struct{}
 
-func init() { gangs = podGroupSupport{} }
+func init() {
+	gangs = podGroupSupport{}
+	groupUID = podGroupUID
+}
+
+// podGroupUID: the UID setUp gives a PodGroup ("namespace/name") that has none (kspread sends none)
+func podGroupUID(group string) types.UID { return types.UID("podgroup/" + group) }
 
 func (podGroupSupport) protocol() string { return "podGroups" }
 
@@ -55,7 +61,7 @@ func (podGroupSupport) setUp(t *countingTracker, in *input) error {
 		if pg.UID == "" {
 			// a UID of its own, as the API server gives one (the fake tracker does not):
 			// workload-aware preemption tells victim groups apart by it
-			pg.UID = types.UID("podgroup/" + pg.Namespace + "/" + pg.Name)
+			pg.UID = podGroupUID(pg.Namespace + "/" + pg.Name)
 		}
 		if err := t.ObjectTracker.Create(schedulingapi.SchemeGroupVersion.WithResource("podgroups"), pg, pg.Namespace); err != nil {
 			return fmt.Errorf("podGroups[%d] (PodGroup %s/%s): %w", i, pg.Namespace, pg.Name, err)
