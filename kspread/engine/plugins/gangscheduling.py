@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 from kspread.engine.framework.status import go_quote
 from kspread.engine.model import Pod
+from kspread.engine.plugins.helper import GroupMembers
 
 NAME = "GangScheduling"
 SCHEDULING_TIMEOUT_SECONDS = 300  # workloadmanager.DefaultSchedulingTimeoutDuration (5 min)
@@ -113,7 +114,7 @@ def group_key(pod: Pod) -> GroupKey | None:
     return (pod.namespace, ref.name, ref.pod_group, ref.replica_key)
 
 
-class GangScheduling:
+class GangScheduling(GroupMembers):
     """The plugin and the workload manager of one run."""
 
     name = NAME
@@ -124,38 +125,15 @@ class GangScheduling:
         for p in pods:
             self.add_pod(p)
 
-    # ---- the workload manager (the scheduler's pod event handlers) -----------------------
+    # ---- the workload manager (the scheduler's pod event handlers: helper.GroupMembers) ---
 
-    def add_pod(self, pod: Pod) -> None:
-        key = group_key(pod)
-        if key is None:
-            return
-        g = self.groups.setdefault(key, PodGroupInfo())
-        g.all[pod.key] = pod
-        (g.assigned if pod.node_name else g.unscheduled)[pod.key] = None
+    _key = staticmethod(group_key)
 
-    def bound(self, pod: Pod) -> None:
-        """updatePod: the pod was bound (assigned, no longer assumed or unscheduled)."""
-        g = self._group(pod)
-        if g is not None:
-            g.all[pod.key] = pod
-            g.assigned[pod.key] = None
-            g.unscheduled.pop(pod.key, None)
-            g.assumed.pop(pod.key, None)
-
-    def delete_pod(self, pod: Pod) -> None:
-        key = group_key(pod)
-        g = self.groups.get(key) if key is not None else None
-        if g is None:
-            return
-        for part in (g.all, g.unscheduled, g.assumed, g.assigned):
-            part.pop(pod.key, None)
-        if not g.all:
-            del self.groups[key]  # type: ignore[arg-type]
+    def _new_state(self) -> PodGroupInfo:
+        return PodGroupInfo()
 
     def _group(self, pod: Pod) -> PodGroupInfo | None:
-        key = group_key(pod)
-        return self.groups.get(key) if key is not None else None
+        return self._state_of(pod)
 
     # ---- the plugin -------------------------------------------------------------------------
 

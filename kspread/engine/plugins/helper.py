@@ -1,6 +1,8 @@
-"""Helpers shared by spreading plugins (framework/plugins/helper, pkg/util/node)."""
+"""Helpers shared by plugins (framework/plugins/helper, pkg/util/node): spreading, pod groups."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from kspread.engine.labels import EVERYTHING, Selector, as_selector, merge_sets, selector_from_set
 from kspread.engine.listers import Listers
@@ -87,3 +89,55 @@ def legacy_selectors(pod: Pod, listers: Listers, services_only: bool = False) ->
     out += [as_selector(rs.selector) for rs in listers.pod_replica_sets(pod)]
     out += [as_selector(ss.selector) for ss in listers.pod_stateful_sets(pod)]
     return out
+
+
+class GroupMembers:
+    """The scheduler's pod event handlers' record of pod groups, shared by 1.35's workload
+    manager (GangScheduling) and 1.36's pod group cache: per group, its pods in the order the
+    informer saw them and which are unscheduled, assumed or assigned. A subclass names the
+    group a pod belongs to (``_key``) and makes a group's state (``_new_state``: an object
+    with the dicts ``all``, ``unscheduled``, ``assumed`` and ``assigned``)."""
+
+    groups: dict
+
+    @staticmethod
+    def _key(pod: Pod) -> tuple[str, ...] | None:
+        raise NotImplementedError
+
+    def _new_state(self) -> Any:
+        raise NotImplementedError
+
+    def add_pod(self, pod: Pod) -> None:
+        """addPod: assigned when bound, else unscheduled."""
+        key = self._key(pod)
+        if key is None:
+            return
+        g = self.groups.get(key)
+        if g is None:
+            g = self.groups[key] = self._new_state()
+        g.all[pod.key] = pod
+        (g.assigned if pod.node_name else g.unscheduled)[pod.key] = None
+
+    def bound(self, pod: Pod) -> None:
+        """updatePod: the pod was bound (assigned, no longer unscheduled or assumed)."""
+        g = self._state_of(pod)
+        if g is not None:
+            g.all[pod.key] = pod
+            g.assigned[pod.key] = None
+            g.unscheduled.pop(pod.key, None)
+            g.assumed.pop(pod.key, None)
+
+    def delete_pod(self, pod: Pod) -> None:
+        """deletePod; the group's state goes with its last pod."""
+        key = self._key(pod)
+        g = self.groups.get(key) if key is not None else None
+        if g is None:
+            return
+        for part in (g.all, g.unscheduled, g.assumed, g.assigned):
+            part.pop(pod.key, None)
+        if not g.all:
+            del self.groups[key]
+
+    def _state_of(self, pod: Pod) -> Any:
+        key = self._key(pod)
+        return self.groups.get(key) if key is not None else None

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from kspread.engine.framework.status import go_quote
 from kspread.engine.model import Pod
+from kspread.engine.plugins.helper import GroupMembers
 
 NAME = "GangScheduling"
 WAIT_FOR_QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
@@ -95,7 +96,7 @@ def group_key(pod: Pod) -> GroupKey | None:
     return None if pod.scheduling_group is None else (pod.namespace, pod.scheduling_group)
 
 
-class PodGroups:
+class PodGroups(GroupMembers):
     """The cache's pod group states, the PodGroup lister and, with its gate on, the
     GangScheduling plugin (1.36) of one run. The queue reads it as its ``gang``
     (PreEnqueue, the Pod/Add hint); the 1.35 Permit path never runs (``min_count`` is
@@ -114,39 +115,15 @@ class PodGroups:
         for p in pods:
             self.add_pod(p)
 
-    # ---- the cache (the scheduler's pod event handlers) ---------------------------------
+    # ---- the cache (the scheduler's pod event handlers: helper.GroupMembers) -----------
 
-    def add_pod(self, pod: Pod) -> None:
-        """addPod: assigned when bound, else unscheduled."""
-        key = group_key(pod)
-        if key is None:
-            return
-        g = self.groups.setdefault(key, PodGroupState())
-        g.all[pod.key] = pod
-        (g.assigned if pod.node_name else g.unscheduled)[pod.key] = None
+    _key = staticmethod(group_key)
 
-    def bound(self, pod: Pod) -> None:
-        """updatePod: the pod was bound (assigned, no longer unscheduled or assumed)."""
-        g = self.state(pod)
-        if g is not None:
-            g.all[pod.key] = pod
-            g.assigned[pod.key] = None
-            g.unscheduled.pop(pod.key, None)
-            g.assumed.pop(pod.key, None)
-
-    def delete_pod(self, pod: Pod) -> None:
-        """deletePod; the group's state goes with its last pod."""
-        key = group_key(pod)
-        if key is None or (g := self.groups.get(key)) is None:
-            return
-        for part in (g.all, g.unscheduled, g.assumed, g.assigned):
-            part.pop(pod.key, None)
-        if not g.all:
-            del self.groups[key]
+    def _new_state(self) -> PodGroupState:
+        return PodGroupState()
 
     def state(self, pod: Pod) -> PodGroupState | None:
-        key = group_key(pod)
-        return self.groups.get(key) if key is not None else None
+        return self._state_of(pod)
 
     def unscheduled(self, pod: Pod) -> list[str]:
         """UnscheduledPods of the pod's group (the cache's), in the order they joined."""
