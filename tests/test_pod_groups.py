@@ -153,8 +153,8 @@ def test_1_35_is_untouched_no_pod_groups_there():
 @pytest.mark.parametrize("doc, where, text", [
     ({"version": "1.35", "schedule": [{"name": "a"}]}, ("objects", 0, "kind"),
      "PodGroups (scheduling.k8s.io/v1alpha2) and pods' schedulingGroup are 1.36's"),
-    ({"version": "1.37", "featureGates": {}, "schedule": [{"name": "a"}]}, ("objects", 0, "kind"),
-     "1.37 serves scheduling.k8s.io/v1alpha3"),
+    ({"version": "1.37", "featureGates": {}, "schedule": [{"name": "a"}]}, ("objects", 0, "apiVersion"),
+     "1.37 serves Workloads and PodGroups as scheduling.k8s.io/v1beta1 and scheduling.k8s.io/v1alpha3 only"),
     ({"objects": [{**_pg(), "apiVersion": "scheduling.k8s.io/v1alpha1"}]}, ("objects", 0, "apiVersion"),
      "a PodGroup is served as scheduling.k8s.io/v1alpha2"),
     ({"objects": [_pg(policy={"gang": {"minCount": 0}})]},
