@@ -838,6 +838,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         by_kind[kind].append(obj)
     for kind, n in skipped.items():
         reason = ("the scheduler reads the ReplicaSets a Deployment owns, from the dump" if kind == "Deployment"
+                  else "1.37's (scheduling.k8s.io/v1alpha3, gate CompositePodGroup), which kspread does not model: "
+                  + POD_GROUPS_1_36 if kind == "CompositePodGroup"
                   else "kspread does not read this kind")
         warn(f"skipped {n} {kind} object(s): {reason}")
 
