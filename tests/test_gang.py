@@ -155,8 +155,8 @@ def test_gang_off_ignores_nothing_silently_but_schedules_pods_alone():
 
 @pytest.mark.parametrize("doc, where, text", [
     ({"featureGates": {"GangScheduling": True}}, ("featureGates", "GangScheduling"), "depends on GenericWorkload"),
-    ({"version": "1.37"}, ("featureGates", "GenericWorkload"), "not 1.37's: Workloads and PodGroups served as "
-     "scheduling.k8s.io/v1beta1 and v1alpha3"),
+    ({"version": "1.37"}, ("featureGates", "GenericWorkload"), ("not 1.37's: Workloads and PodGroups served as "
+     "scheduling.k8s.io/v1beta1 and v1alpha3")),
     ({"featureGates": {}, "schedule": [{"name": "a"}]}, ("objects", 0, "kind"),
      "a Workload object needs the GenericWorkload feature gate"),
     ({"featureGates": {}, "objects": []}, ("schedule", 0, "workloadRef"),

@@ -177,8 +177,8 @@ def test_the_gate_needs_gang_scheduling_and_ends_at_1_37():
     assert not make_version("1.36", {}).gate("WorkloadAwarePreemption")
     with pytest.raises(CaseError, match="depends on features that are disabled"):
         make_version("1.36", {"GenericWorkload": True, "WorkloadAwarePreemption": True})
-    with pytest.raises(CaseError, match="does not know feature gate 'WorkloadAwarePreemption': upstream merged it "
-                       "into GenericWorkload in 1.37"):
+    with pytest.raises(CaseError, match=r"does not know feature gate 'WorkloadAwarePreemption': upstream merged it "
+                       r"into GenericWorkload in 1\.37"):
         make_version("1.37", {"WorkloadAwarePreemption": True})
 
 

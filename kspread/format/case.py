@@ -75,7 +75,13 @@ from kspread.format.resize import resize_status, resource_amounts
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
-from kspread.format.workloads import composite_pod_groups, pod_groups, scheduling_group, workload_ref, workloads
+from kspread.format.workloads import (
+    composite_pod_groups,
+    pod_groups,
+    scheduling_group,
+    workload_ref,
+    workloads,
+)
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,

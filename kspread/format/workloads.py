@@ -32,8 +32,10 @@ kspread checks what it reads as the API server's validation does: the names, one
 per group, minCount at least 1, unique template names (at most 8). The fields behind
 alpha gates kspread does not model (schedulingConstraints: TopologyAwareWorkloadScheduling;
 resourceClaims: DRAWorkloadResourceClaims; disruptionMode, priorityClassName, priority:
-WorkloadAwarePreemption) are refused by name. 1.37's scheduling.k8s.io/v1alpha3 is
-refused."""
+WorkloadAwarePreemption) are refused by name. 1.37's workload API (scheduling.k8s.io/v1beta1
+and v1alpha3 Workloads and PodGroups, v1alpha3 CompositePodGroups) is refused by name at every
+version, and 1.35's and 1.36's at 1.37, which no longer serves them (docs: Gangs, "1.37: not
+modelled")."""
 
 from __future__ import annotations
 
