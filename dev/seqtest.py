@@ -711,8 +711,10 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     for i, r in enumerate(results):
         pre = r.preemption
         # a victim waiting at Permit is rejected, not deleted (the oracle sees deletions)
+        # (a pod of a 1.36 pod group: its own preemption's victims are observed after the
+        # group's cycle, on its last pod's outcome: pod_group.victims)
         victims = sorted(v.key for v in pre.victims if v.key not in waiting_at[i]) \
-            if pre is not None and pre.nominated_node else []
+            if pre is not None and pre.nominated_node and getattr(r, "pod_group", None) is None else []
         picked = r.bound_node or getattr(r, "waiting_on", None)  # (a pod waiting at Permit: its node)
         if getattr(r, "pod_group", None) is not None:  # 1.36: the node the pod fit on in its group's cycle
             picked = r.pod_group.node
