@@ -1181,6 +1181,10 @@ def main() -> int:
     ap.add_argument("--wap", action="store_true",
                     help="with --gangs at 1.36: WorkloadAwarePreemption on, the PodGroups with priorities "
                          "and disruption modes (seqgang.to_pod_groups)")
+    ap.add_argument("--group-priorities", action="store_true",
+                    help="with --gangs at 1.36 and WorkloadAwarePreemption off: each pod group's pods get a "
+                         "priority (0, 10, 100 or 1000), so their own DefaultPreemption preempts in the group's "
+                         "cycle (seqgang.to_pod_groups)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1228,7 +1232,8 @@ def main() -> int:
         for s in gang_seqs:
             seqgang.add(gang_gen, s)
             if gen.minor >= 36:  # 1.36: PodGroups and pods' schedulingGroup (seqgang.to_pod_groups)
-                seqgang.to_pod_groups(s, gang_gen.r if args.wap else None)
+                seqgang.to_pod_groups(s, gang_gen.r if args.wap else None,
+                                      gang_gen.r if args.group_priorities and not args.wap else None)
         args.gates.update(seqgang.GATES)
         if args.wap:
             args.gates["WorkloadAwarePreemption"] = True

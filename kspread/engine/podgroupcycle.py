@@ -47,17 +47,33 @@ SchedulerPopFromBackoffQ pops at once), and again, for ever. While nothing chang
 retry repeats the cycle. kspread runs the cycle once per change (a pod created, deleted,
 updated or bound; a node event; ...): until then the group is parked and the sequence is
 idle. The retries it does not run would only have raised the pods' attempt and backoff
-counts and moved nextStartNodeIndex.
+counts and moved nextStartNodeIndex; kspread counts them where upstream makes them before
+other pods (``SchedulingQueue._pop_groups``: activeQ empty, or the group at backoffQ's head).
 
 With WorkloadAwarePreemption on, a group the algorithm finds Unschedulable preempts for
 itself (``kspread.engine.podgrouppreemption``): on success its pods that fit go back to the
 queue nominated to their node, with the group's status ("pod group is unschedulable").
 
-Not modelled, refused by name: with WorkloadAwarePreemption off, a pod of a group that
-needs preemption (DefaultPreemption nominates a node: upstream assumes it there and
-deletes victims during the group cycle),
-and a pod of a group with volumes or resource claims (their Reserve, Unreserve and
-Reserve again across the group cycle and the binding cycle).
+With WorkloadAwarePreemption off, a pod that fits nowhere runs its own PostFilter
+(DefaultPreemption) in the group's cycle. When it nominates a node, the executor starts
+deleting the victims at once (prepareCandidateAsync), and the pod is assumed on that node
+as if it fit (podGroupPodSchedulingAlgorithm: requiresPreemption), on the cycle's snapshot,
+where the victims stay: the group's later pods see the node holding both, and may pick the
+same victims again (deleted once). Permit runs as for a pod that fit; a Permit that allows
+with any preemption required so far makes the group Unschedulable, waiting on preemption
+("pod group is waiting for preemption to complete"): each pod that fit goes back nominated
+to its node with that status, a preemptor nominated to its node with its own FitError. A
+group that cannot be placed fails as without preemption (a preemptor as a pod that fit,
+its nomination cleared), and the victims are gone all the same. The deletions, and the
+lower-priority pods nominated to the node losing their nomination, reach the queue with
+the group's failures (kspread's rule: the executor's goroutine has finished by the end of
+the cycle, so no pod of the group is held by DefaultPreemption's PreEnqueue). Refused by
+name, as they depend on that goroutine's timing: a cleared nomination of a pod of the
+group, or of a pod that one of the group's later pods would count (its priority at least
+theirs); a victim in its binding cycle.
+
+Not modelled, refused by name: a pod of a group with volumes or resource claims (their
+Reserve, Unreserve and Reserve again across the group cycle and the binding cycle).
 """
 
 from __future__ import annotations

@@ -342,6 +342,9 @@ class SchedulingQueue:
             # again and go back with a new queue time, after every pod that failed before
             self._repeat([self.pods[e[-1]] for e in sorted(entries)])
             return None
+        if self.pop_from_backoff:
+            entries = self._repeat_parked_heads(entries)
+            live = [e for e in entries if self.pods[e[-1]].parked != self.changes]
         poppable = [e for e in live if self.pop_from_backoff and not self.pods[e[-1]].error_backoff]
         if poppable:
             q = self.pods[min(poppable)[-1]]
@@ -358,6 +361,27 @@ class SchedulingQueue:
         heapq.heappop(self._active)
         head.where = "gone"
         return head
+
+    def _repeat_parked_heads(self, entries: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """podBackoffQ's head is a parked group's pod, ahead of the pods that would be popped:
+        upstream pops that group first, and its cycle repeats (podgroupcycle's rule: kspread
+        counts it, ``_repeat``), its pods back with a new queue time and a longer backoff;
+        again while the group stays at the head. Once its backoff is at the maximum, more
+        repeats would only move its queue time: kspread stops there (upstream repeats it until
+        the clock passes the others' window). Returns backoffQ's entries after the repeats."""
+        while True:
+            heads = sorted(e for e in entries if not self.pods[e[-1]].error_backoff)
+            if not heads or self.pods[heads[0][-1]].parked != self.changes:
+                return entries
+            head = self.pods[heads[0][-1]]
+            if not any(self.pods[e[-1]].parked != self.changes for e in heads):
+                return entries
+            before = self._expiry(head)
+            self._repeat([head], force=True)
+            entries = [e for e in self._backoff
+                       if self.pods[e[-1]].where == "backoff" and self.pods[e[-1]].timestamp == e[-2]]
+            if self._expiry(head) == before:
+                return entries
 
     def flush_backoff(self) -> list[str]:
         """flushBackoffQCompleted at the clock (1.36, pod groups; a ``wait``): the pods whose
