@@ -742,7 +742,10 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),
                       timeouts=sum(1 for x in rejected if x not in ("preempted", "removed")),
                       preempted=sum(1 for x in rejected if x == "preempted"),
-                      removed=sum(1 for x in rejected if x == "removed"))
+                      removed=sum(1 for x in rejected if x == "removed"),
+                      # 1.36, gate off: pods of a pod group whose own PostFilter preempted in the group's cycle
+                      groupPreempts=sum(1 for r in results if getattr(r, "pod_group", None) is not None
+                                        and r.preemption is not None and r.preemption.nominated_node))
     return cycles, placements, final, evicted, sorted(getattr(_sched, "waiting", {}))
 
 
@@ -1289,8 +1292,9 @@ def main() -> int:
            if args.storage else "") +
           (f", {sum(r.get('waits', 0) for r in results)} Permit waits, {sum(r.get('timeouts', 0) for r in results)} "
            f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
-           f"preempted, {sum(r.get('removed', 0) for r in results)} deleted (kspread's count) in "
-           f"{sum(1 for s in seqs if s.get('workloads'))} gang sequences"
+           f"preempted, {sum(r.get('removed', 0) for r in results)} deleted (kspread's count), "
+           f"{sum(r.get('groupPreempts', 0) for r in results)} pod group pods preempting in their group's cycle, in "
+           f"{sum(1 for s in seqs if s.get('workloads') or s.get('podGroups'))} gang sequences"
            if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
     if args.devices:
         explained = Counter(r["cls"] for r in results if r.get("poolOrder"))

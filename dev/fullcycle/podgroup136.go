@@ -207,6 +207,13 @@ func gangParked(d *seqDriver, a, b int) bool {
 				d.rec.out = kept
 				d.rec.seen = start
 				pgParked[group] = state
+				if q, ok := d.sched.SchedulingQueue.(interface {
+					OracleDemoteSaturated(func(*v1.Pod) bool) int
+				}); ok {
+					// (a parked group at podBackoffQ's head with its backoff at the maximum: the
+					// wall clock would soon put it behind the pods there; zz_queue_v136.go)
+					q.OracleDemoteSaturated(func(p *v1.Pod) bool { return pgGroupOf(p.Namespace, p.Spec.SchedulingGroup) == group })
+				}
 			}
 			pgLast[group] = sig
 			pgBefore[group] = pgNow
