@@ -111,8 +111,9 @@ def to_pod_groups(s: dict, wap: random.Random | None = None, preempt: random.Ran
     replica key of it: a group of its own) becomes a PodGroup (scheduling.k8s.io/v1alpha2) named
     ``<workload>-<group>[-<key>]`` with the group's policy; a pod's workloadRef becomes its
     ``schedulingGroup`` (one naming a missing Workload or group names a missing PodGroup). The
-    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped and the
-    priority is 0 (kspread refuses a pod group's pods with volumes, or that would preempt).
+    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped (kspread
+    refuses a pod group's pods with volumes) and the priority is 0 (below every other pod: no
+    preemption by the group's pods).
     With ``wap`` (seqtest --wap: WorkloadAwarePreemption on) each PodGroup gets a priority of
     WAP_PRIORITIES, which its pods take, and a disruptionMode (none, Pod or PodGroup). With
     ``preempt`` (seqtest --group-priorities: the gate off) each group's pods get a priority of

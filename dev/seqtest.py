@@ -812,7 +812,7 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     oc = oracle_cycles(o)
     fd = first_divergence(oc, kc)
     ofinal, oevicted = o.get("final") or {}, sorted(o.get("evicted") or [])
-    if s.get("workloads"):  # --gangs: the pods still waiting at Permit, compared as evictions are
+    if s.get("workloads") or s.get("podGroups"):  # --gangs: the pods still waiting at Permit, compared as evictions are
         res.update(GANG_STATS)
         oevicted += [f"waiting:{short(k)}" for k in o.get("waiting") or []]
         kevicted = kevicted + [f"waiting:{k}" for k in sorted(kwaiting)]

@@ -258,6 +258,10 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     taken: set[str] = set()
     for q, r, fit, wait, nominated in placed:
         pod = sched.current(q.pod)
+        if nominated is not None and r.preemption is not None and r.preemption.victims:
+            # the executor's goroutine still runs (kspread's rule): DefaultPreemption's
+            # PreEnqueue holds the pod until its last victim's deletion
+            q.preempting = r.preemption.victims[-1].key
         if status == ERROR:
             r.pod_group = PodOutcome(key, status, None, False, r.error if r.error else error)
             _fail(run, q, pod, frozenset(), True, after)

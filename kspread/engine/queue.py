@@ -68,6 +68,7 @@ INITIAL_BACKOFF_SECONDS = 1  # podInitialBackoffSeconds' default
 MAX_BACKOFF_SECONDS = 10  # podMaxBackoffSeconds' default
 EXTENDER = "Extender"  # framework.ExtenderName: the rejector when extenders filtered nodes out
 PTS = "PodTopologySpread"
+PREEMPTION = "DefaultPreemption"  # its PreEnqueue holds a pod whose preemption is running (async)
 
 
 # podMaxInUnschedulablePodsDuration: 60 s (unschedulableQTimeInterval) from 1.14, 5 min from
@@ -134,6 +135,10 @@ class QueuedPod:
     # the ``changes`` at which kspread counted the one retry of a parked pod group that the
     # oracle runs (``SchedulingQueue._repeat``)
     repeated: int = -1
+    # a pod of a pod group (1.36) whose own preemption is running (the executor's goroutine):
+    # the victim whose deletion ends it (lastVictimsPendingPreemption); until then
+    # DefaultPreemption's PreEnqueue holds the pod
+    preempting: str = ""
 
     @property
     def key(self) -> str:
@@ -207,8 +212,14 @@ class SchedulingQueue:
             self.deliver(PodEvent("UnscheduledAdd", pod), skip=None if self.pod_groups else pod.key)
 
     def _enqueue(self, q: QueuedPod, where: str) -> bool:
-        """moveToActiveQ / moveToBackoffQ: GangScheduling's PreEnqueue first; a pod it
-        rejects waits among the unschedulable pods, GangScheduling its gating plugin."""
+        """moveToActiveQ / moveToBackoffQ: PreEnqueue first (DefaultPreemption: the pod's
+        own preemption still running; GangScheduling); a pod it rejects waits among the
+        unschedulable pods, that plugin its gating plugin (and a rejector)."""
+        if q.preempting:
+            q.gating = PREEMPTION
+            q.rejectors = q.rejectors | {PREEMPTION}
+            self.place(q, "unschedulable")
+            return False
         if self.gang is not None and self.gang.pre_enqueue(q.pod) is not None:
             q.gating = GANG
             q.rejectors = q.rejectors | {GANG}
@@ -503,6 +514,10 @@ class SchedulingQueue:
         moved = []
         self._record(ev)
         self.changes += 1
+        if ev.action == "Delete" and ev.max_priority is None:
+            for q in self.pods.values():
+                if q.preempting == ev.pod.key:
+                    q.preempting = ""  # the last victim is gone: isPodRunningPreemption is false
         for q in list(self._unschedulable.values()):
             if q.key == skip:
                 continue
@@ -649,7 +664,13 @@ class SchedulingQueue:
     def _worth(self, q: QueuedPod, ev: PodEvent) -> bool:
         """isPodWorthRequeuing: a plugin that rejected the pod registered the event and
         (with queueing hints) its hint answers Queue."""
-        for name in sorted(q.rejectors) if not q.gating else [q.gating]:
+        if q.gating == PREEMPTION and ev.action != "Delete":
+            # DefaultPreemption registers Pod/Delete (its hint: Skip; a cleared nomination is
+            # one too); an event it registered goes to every plugin that rejected the pod
+            return False
+        for name in sorted(q.rejectors) if not q.gating or q.gating == PREEMPTION else [q.gating]:
+            if name == PREEMPTION:
+                continue  # isPodSchedulableAfterPodDeletion: Skip
             if name == GANG:
                 # isSchedulableAfterPodAdded: a pod of the same group added (bound or not)
                 if self.gang is not None and ev.action in ("Add", "UnscheduledAdd") \
