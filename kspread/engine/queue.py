@@ -377,22 +377,20 @@ class SchedulingQueue:
         """podBackoffQ's head is a parked group's pod, ahead of the pods that would be popped:
         upstream pops that group first, and its cycle repeats (podgroupcycle's rule: kspread
         counts it, ``_repeat``), its pods back with a new queue time and a longer backoff;
-        again while the group stays at the head. Once its backoff is at the maximum, more
-        repeats would only move its queue time: kspread stops there (upstream repeats it until
-        the clock passes the others' window). Returns backoffQ's entries after the repeats."""
-        while True:
+        again while the group stays at the head. Once its backoff is at the maximum it counts
+        from the next second (``_repeat``), behind the pods there. Returns backoffQ's entries
+        after the repeats."""
+        for _ in range(64):
             heads = sorted(e for e in entries if not self.pods[e[-1]].error_backoff)
             if not heads or self.pods[heads[0][-1]].parked != self.changes:
                 return entries
             head = self.pods[heads[0][-1]]
             if not any(self.pods[e[-1]].parked != self.changes for e in heads):
                 return entries
-            before = self._expiry(head)
             self._repeat([head], force=True)
             entries = [e for e in self._backoff
                        if self.pods[e[-1]].where == "backoff" and self.pods[e[-1]].timestamp == e[-2]]
-            if self._expiry(head) == before:
-                return entries
+        return entries
 
     def flush_backoff(self) -> list[str]:
         """flushBackoffQCompleted at the clock (1.36, pod groups; a ``wait``): the pods whose
@@ -427,6 +425,12 @@ class SchedulingQueue:
                     q.unschedulable_count += 1
                 q.timestamp = self._next()
                 q.failed_at = self.now
+                if not q.error_backoff and backoff_seconds(q.unschedulable_count, self.initial_backoff,
+                                                           self.max_backoff) >= self.max_backoff > 0:
+                    # its backoff no longer grows: upstream pops it again and again while it is
+                    # podBackoffQ's head, until the clock passes into the next second (one
+                    # ordering window later; the oracle's OracleDemoteSaturated)
+                    q.failed_at = self.now + 1
                 q.repeated = self.changes
                 self.place(q, "backoff")
 
