@@ -124,3 +124,27 @@ def test_the_gate_on_leaves_preemption_to_the_group():
     assert results[0].preemption.nominated_node is None
     assert verdict(sched.version, results[0]).endswith(
         "preemption: not eligible due to workload aware preemption enabled")
+
+
+def test_a_preemptor_of_a_group_that_cannot_be_placed_is_held_until_its_group_is_popped():
+    _, results, placements, _ = _golden("pod-group-preemptor-held-until-its-group-is-popped")
+    # a preempts and fails with the group; the wait's flush does not retry it (DefaultPreemption's
+    # PreEnqueue held it, its Skip hint ignored low's deletion); b's cycle takes it along
+    assert [(r.pod.key, r.pod_group.nominated, r.bound_node) for r in results] == \
+        [("a", None, None), ("a", None, "n1"), ("b", None, "n1")]
+    assert [v.key for v in results[0].pod_group.victims] == ["low"]
+    assert placements == {"a": "n1", "b": "n1", "low": None}
+
+
+def test_the_hold_and_the_deletion_that_ends_it():
+    from kspread.engine.scheduler import SequenceRun
+
+    doc = next(d for d in load_strict(GOLDEN.read_text()) if d["name"] == "pod-group-preemptor-held-until-its-group-is-popped")
+    doc["schedule"] = doc["schedule"][:2]
+    case = build_case(doc, "t")
+    run = SequenceRun(case, None, True, list(case.incoming))
+    run.until_idle()
+    a = run.queue.pods["a"]
+    # low's deletion ended the preemption, but the pod stays held: its only rejector skips it
+    assert (a.where, a.gating, sorted(a.rejectors), a.preempting) == \
+        ("unschedulable", "DefaultPreemption", ["DefaultPreemption"], "")

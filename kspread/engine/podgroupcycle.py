@@ -65,10 +65,11 @@ with any preemption required so far makes the group Unschedulable, waiting on pr
 to its node with that status, a preemptor nominated to its node with its own FitError. A
 group that cannot be placed fails as without preemption (a preemptor as a pod that fit,
 its nomination cleared), and the victims are gone all the same. The deletions, and the
-lower-priority pods nominated to the node losing their nomination, reach the queue with
-the group's failures (kspread's rule: the executor's goroutine has finished by the end of
-the cycle, so no pod of the group is held by DefaultPreemption's PreEnqueue). Refused by
-name, as they depend on that goroutine's timing: a cleared nomination of a pod of the
+lower-priority pods nominated to the node losing their nomination, reach the queue after
+the group's failures (kspread's rule: the executor's goroutine still runs when the group's
+pods go back to the queue, through PreEnqueue, where DefaultPreemption holds a preemptor
+until its last victim's deletion: ``QueuedPod.preempting``). Refused by name, as they
+depend on that goroutine's timing: a cleared nomination of a pod of the
 group, or of a pod that one of the group's later pods would count (its priority at least
 theirs); a victim in its binding cycle.
 

@@ -350,8 +350,19 @@ class SchedulingQueue:
         live = [e for e in entries if self.pods[e[-1]].parked != self.changes]
         if not live:
             # upstream pops the parked groups once more (and again, for ever): their pods fail
-            # again and go back with a new queue time, after every pod that failed before
-            self._repeat([self.pods[e[-1]] for e in sorted(entries)])
+            # again and go back with a new queue time, after every pod that failed before. A
+            # group whose pods all wait in the error queue is popped only once the backoff
+            # flush moves the first of them: the clock goes there first (the last such group's)
+            heads = [self.pods[e[-1]] for e in sorted(entries)]
+            groups: dict[tuple[str, str | None], list[QueuedPod]] = {}
+            for q in heads:
+                groups.setdefault((q.pod.namespace, q.pod.scheduling_group), []).append(q)
+            flushes = sorted((min(self._expiry(q) for q in members) + 1, i)
+                             for i, members in enumerate(groups.values())
+                             if all(q.error_backoff for q in members) and members[0].repeated != self.changes)
+            for at, _ in flushes:
+                self.now = max(self.now, at)
+            self._repeat(heads)
             return None
         if self.pop_from_backoff:
             entries = self._repeat_parked_heads(entries)
