@@ -117,6 +117,10 @@ grep -q "^# k8s.io/kubernetes v$VERSION\." "$SP/vendor/modules.txt" || {
 cp "$REPO/backend/inject/zz_kspread_backend.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/"
 cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" \
   "$REPO/backend/inject/zz_kspread_podgroup_v136.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/"
+# the queue's clock for sequences with steps (1.33 and later; its build constraint leaves it out before)
+if [ -d "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/backend/queue" ]; then
+  cp "$REPO/backend/inject/zz_kspread_queue.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/backend/queue/"
+fi
 rm -rf "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 mkdir -p "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 cp "$REPO"/backend/kspreadbackend/*.go "$SP/kspreadbackend/"

@@ -85,6 +85,9 @@ fi
 cp "$REPO/backend/inject/zz_kspread_backend.go" vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/
 cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" \
   "$REPO/backend/inject/zz_kspread_podgroup_v136.go" vendor/k8s.io/kubernetes/pkg/scheduler/
+if [ -d vendor/k8s.io/kubernetes/pkg/scheduler/backend/queue ]; then
+  cp "$REPO/backend/inject/zz_kspread_queue.go" vendor/k8s.io/kubernetes/pkg/scheduler/backend/queue/
+fi
 start=$(date +%s)
 "$GO" build -mod=vendor -trimpath -tags "$TAGS" -o "$OUT" "$MAIN"
 echo "built $OUT for $K8S in $(( $(date +%s) - start )) s ($("$GO" version); module $MODPATH)"
