@@ -593,9 +593,10 @@ func run(in input, o *options) (*output, error) {
 	closeQueue := func() { closeOnce.Do(sched.SchedulingQueue.Close) }
 	defer closeQueue()
 	if len(in.Steps) > 0 {
-		if tl, err = newTimeline(ctx, &in, client, tracker, sched, started); err != nil {
+		if tl, err = newTimeline(ctx, &in, client, tracker, sched, started, deadline); err != nil {
 			return nil, err
 		}
+		defer tl.close()
 	}
 	if len(in.Workloads) > 0 || len(in.PodGroups) > 0 {
 		if gangs == nil {

@@ -53,6 +53,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/utils/clock"
 )
 
@@ -127,6 +128,15 @@ func (c *seqClock) setBack(t time.Time) time.Time {
 
 type taintTimer struct{ created, due int64 }
 
+// permitTimer: a waiting pod's Permit timer (a stand-in that never fires on the wall clock), due at
+// a time of the sequence's clock; fire rejects the pod as upstream's timer does
+type permitTimer struct {
+	due  time.Time
+	t    *time.Timer
+	fire func()
+	uid  types.UID // the waiting pod's (when found pending)
+}
+
 // timeline: a sequence's steps and the components that act between its scheduling cycles.
 type timeline struct {
 	steps   []inStep
@@ -138,6 +148,8 @@ type timeline struct {
 	logger  klog.Logger
 	clk     *seqClock
 	epoch   time.Time
+	// deadline: the case's limit (a wait for the scheduler past it is the case's error)
+	deadline time.Time
 	// quiet: the run's wait until the scheduler has seen every write; create: the incoming pods
 	// from..to-1 created
 	quiet    func(what string) error
@@ -145,6 +157,13 @@ type timeline struct {
 	nextRV   func() string // the next resourceVersion of a pod (as the run's other pod writes get)
 	incoming int
 	nextStep int
+	// waitEnd: the second a `wait` step in progress ends at (its Permit timeouts fire first, the
+	// scheduler running until idle after each), -1 when none; waitAt: that step's index
+	waitEnd, waitAt, waitStart int64
+	rounds                     int
+	// permit: the Permit timers of pods waiting at Permit, on the sequence's clock
+	permitMu sync.Mutex
+	permit   []*permitTimer
 
 	mu         sync.Mutex
 	now        int64 // the sequence clock: whole seconds since epoch
@@ -166,17 +185,28 @@ type timeline struct {
 // newTimeline: after scheduler.New, before the informers start: the queue on the sequence's
 // clock. epoch: kspread's start of the sequence's clock.
 func newTimeline(ctx context.Context, in *input, client *fake.Clientset, tracker *countingTracker,
-	sched *scheduler.Scheduler, epoch time.Time) (*timeline, error) {
+	sched *scheduler.Scheduler, epoch, deadline time.Time) (*timeline, error) {
 	q, ok := sched.SchedulingQueue.(kspreadQueue)
 	if !stepsBuilt || !ok {
 		return nil, fmt.Errorf("the case has steps, which this backend (Kubernetes %s) does not apply: its "+
 			"scheduling queue cannot run on the sequence's clock (1.33 and later)", KubernetesVersion())
 	}
 	t := &timeline{steps: in.Steps, budgets: map[string]inBudget{}, client: client, tracker: tracker,
-		sched: sched, q: q, logger: klog.FromContext(ctx), clk: &seqClock{now: epoch}, epoch: epoch,
+		sched: sched, q: q, logger: klog.FromContext(ctx), clk: &seqClock{now: epoch}, epoch: epoch, deadline: deadline,
 		popBackoff: gateOn("SchedulerPopFromBackoffQ"), seen: map[string]bool{}, timers: map[string]taintTimer{},
-		owners: map[string]bool{}, replaced: map[string]int{}, everSet: map[string]bool{}, incoming: len(in.Incoming)}
+		owners: map[string]bool{}, replaced: map[string]int{}, everSet: map[string]bool{}, incoming: len(in.Incoming),
+		waitEnd: -1}
 	q.KspreadSetClock(t.clk)
+	// a gang's deadline and its pods' Permit timers on the sequence's clock (the run's end puts
+	// the wall clock back: t.close)
+	setGangClock(t.clk.Now)
+	frameworkruntime.KspreadAfterFunc = func(wait time.Duration, f func()) *time.Timer {
+		stand := time.AfterFunc(1000*time.Hour, func() {})
+		t.permitMu.Lock()
+		t.permit = append(t.permit, &permitTimer{due: t.clk.Now().Add(wait), t: stand, fire: f})
+		t.permitMu.Unlock()
+		return stand
+	}
 	for _, b := range in.Budgets {
 		t.budgets[podKey(nsOf(b.Namespace), b.Name)] = b
 	}
@@ -210,6 +240,81 @@ func newTimeline(ctx context.Context, in *input, client *fake.Clientset, tracker
 		}
 	}
 	return t, nil
+}
+
+// close: the wall clock back for the Permit timers and gangs' deadlines (the next case of a
+// serving backend)
+func (t *timeline) close() {
+	if t == nil {
+		return
+	}
+	setGangClock(nil)
+	frameworkruntime.KspreadAfterFunc = time.AfterFunc
+}
+
+// nextPermit: the earliest Permit timer still pending that is due by `until` (taken out of the
+// list: it is about to fire), or nil
+func (t *timeline) nextPermit(until time.Time) *permitTimer {
+	t.permitMu.Lock()
+	defer t.permitMu.Unlock()
+	sort.SliceStable(t.permit, func(i, j int) bool { return t.permit[i].due.Before(t.permit[j].due) })
+	for len(t.permit) > 0 && !t.permit[0].due.After(until) {
+		p := t.permit[0]
+		t.permit = t.permit[1:]
+		for _, fw := range t.sched.Profiles {
+			if uid, ok := frameworkruntime.KspreadTimerPending(fw, p.t); ok {
+				p.uid = uid
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// permitRound, in a wait to second `end`: when a Permit timer still pending comes due in it, the
+// clock moves to its second and every pending timer due in that second fires, in due order (the
+// waiting pods are rejected "rejected due to timeout after waiting ... at plugin ..."); whether any
+// fired (the scheduler then runs until idle, and the wait goes on)
+func (t *timeline) permitRound(end int64) (bool, error) {
+	first := t.nextPermit(t.epoch.Add(time.Duration(end)*time.Second + 500*time.Millisecond +
+		time.Duration(t.stepsDone)*time.Millisecond))
+	if first == nil {
+		return false, nil
+	}
+	sec := int64(first.due.Sub(t.epoch) / time.Second)
+	fire := []*permitTimer{first}
+	for {
+		p := t.nextPermit(t.epoch.Add(time.Duration(sec+1)*time.Second - 1))
+		if p == nil {
+			break
+		}
+		fire = append(fire, p)
+	}
+	t.mu.Lock()
+	if sec > t.now {
+		t.now = sec
+	}
+	t.mu.Unlock()
+	t.clk.set(fire[len(fire)-1].due.Add(time.Nanosecond))
+	for _, p := range fire {
+		p.fire()
+	}
+	// their binding cycles end (the rejection handled: the pod forgotten, the events it makes sent,
+	// the pod back in the queue) before the run looks at the queue again
+	rejected := map[types.UID]bool{}
+	for _, p := range fire {
+		rejected[p.uid] = true
+	}
+	return true, waitUntil(t.deadline, "the binding cycles of the pods rejected at Permit", func() bool {
+		if q, ok := t.sched.SchedulingQueue.(interface{ InFlightPods() []*v1.Pod }); ok {
+			for _, p := range q.InFlightPods() {
+				if rejected[p.UID] {
+					return false
+				}
+			}
+		}
+		return true
+	})
 }
 
 func nsOf(ns string) string {
@@ -249,6 +354,30 @@ func (t *timeline) next(ctx context.Context) (bool, error) {
 	if t == nil {
 		return false, nil
 	}
+	if t.waitEnd >= 0 {
+		// a wait in progress: its next Permit timeouts, else its end
+		fired, err := t.permitRound(t.waitEnd)
+		if err != nil {
+			return false, err
+		}
+		if fired {
+			t.rounds++
+			if t.rounds > maxPermitRounds {
+				return false, fmt.Errorf("steps[%d] (wait): a pod waiting at Permit timed out %d times in this wait "+
+					"and would go on", t.waitAt, maxPermitRounds)
+			}
+			return true, nil
+		}
+		i, end := int(t.waitAt), t.waitEnd
+		t.waitEnd = -1
+		if err := t.endWait(ctx, end); err != nil {
+			return false, fmt.Errorf("steps[%d] (wait): %w", i, err)
+		}
+		if err := t.afterStep(ctx); err != nil {
+			return false, err
+		}
+		return true, t.createAfter(i)
+	}
 	if changed, err := t.taintManager(ctx); err != nil || changed {
 		return changed, err
 	}
@@ -257,14 +386,34 @@ func (t *timeline) next(ctx context.Context) (bool, error) {
 	}
 	i := t.nextStep
 	t.nextStep++
+	if t.steps[i].Kind == "wait" {
+		// the wait's Permit timeouts first, each followed by a run until idle (next, again)
+		if t.steps[i].Seconds < 0 {
+			return false, fmt.Errorf("steps[%d] (wait): a wait of %d s", i, t.steps[i].Seconds)
+		}
+		if err := t.recount(ctx); err != nil {
+			return false, err
+		}
+		t.stepAt()
+		t.waitStart, t.waitEnd, t.waitAt, t.rounds = t.now, t.now+t.steps[i].Seconds, int64(i), 0
+		return true, nil
+	}
 	if err := t.apply(ctx, i); err != nil {
 		return false, err
 	}
+	return true, t.createAfter(i)
+}
+
+// maxPermitRounds: the most Permit timeouts one wait goes through (kspread's bound)
+const maxPermitRounds = 100
+
+// createAfter: the incoming pods after step i, up to the next step
+func (t *timeline) createAfter(i int) error {
 	to := t.incoming
 	if i+1 < len(t.steps) {
 		to = t.steps[i+1].At
 	}
-	return true, t.create(t.steps[i].At, to)
+	return t.create(t.steps[i].At, to)
 }
 
 // deleted: every pod deleted in the run, once each, sorted
@@ -691,6 +840,11 @@ func (t *timeline) apply(ctx context.Context, i int) error {
 	if err != nil {
 		return fmt.Errorf("steps[%d] (%s): %w", i, st.Kind, err)
 	}
+	return t.afterStep(ctx)
+}
+
+// afterStep: the step's writes seen, the disruption controller recounts
+func (t *timeline) afterStep(ctx context.Context) error {
 	if err := t.quiet("the step's writes"); err != nil {
 		return err
 	}
@@ -822,30 +976,32 @@ func (t *timeline) applyStep(ctx context.Context, st inStep) error {
 		// resourceVersion did not change)
 		p.ResourceVersion = t.nextRV()
 		return t.tracker.Update(podsResource, p, p.Namespace)
-	case "wait":
-		if st.Seconds < 0 {
-			return fmt.Errorf("a wait of %d s", st.Seconds)
-		}
-		end := t.now + st.Seconds
-		if tick := end / 30 * 30; tick > t.now {
-			// the leftover flush at the last 30 s tick of the wait
-			was := t.clk.setBack(t.epoch.Add(time.Duration(tick) * time.Second))
-			t.q.KspreadFlushUnschedulablePodsLeftover(t.logger)
-			t.clk.set(was)
-		}
-		t.mu.Lock()
-		t.now = end
-		t.mu.Unlock()
-		// half a second into the wait's last second, as for any step
-		t.clk.set(t.epoch.Add(time.Duration(end)*time.Second + 500*time.Millisecond +
-			time.Duration(t.stepsDone)*time.Millisecond))
-		if _, err := t.dueTimers(ctx); err != nil {
-			return err
-		}
-		t.q.KspreadFlushBackoffQCompleted(t.logger)
-		return nil
 	}
 	return fmt.Errorf("the step kind %q is not one this backend applies", st.Kind)
+}
+
+// endWait: the end of a wait (its Permit timeouts done): the clock at its end, the leftover flush
+// at its last 30 s tick, the taint manager's timers that came due (in time order), the backoff flush
+func (t *timeline) endWait(ctx context.Context, end int64) error {
+	if tick := end / 30 * 30; tick > t.waitStart {
+		// the leftover flush at the last 30 s tick of the wait
+		was := t.clk.setBack(t.epoch.Add(time.Duration(tick) * time.Second))
+		t.q.KspreadFlushUnschedulablePodsLeftover(t.logger)
+		t.clk.set(was)
+	}
+	t.mu.Lock()
+	if end > t.now {
+		t.now = end
+	}
+	t.mu.Unlock()
+	// half a second into the wait's last second, as for any step
+	t.clk.set(t.epoch.Add(time.Duration(end)*time.Second + 500*time.Millisecond +
+		time.Duration(t.stepsDone)*time.Millisecond))
+	if _, err := t.dueTimers(ctx); err != nil {
+		return err
+	}
+	t.q.KspreadFlushBackoffQCompleted(t.logger)
+	return nil
 }
 
 // placements: every pod the sequence had -> its node, else its nominated node, else nil (waiting:

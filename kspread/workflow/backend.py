@@ -939,7 +939,9 @@ def call_backend(backend: Backend, case: Case, observe: str = "last") -> dict[st
         why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise BackendError(f"backend {backend.path}: {what}: the answer is not JSON ({why}; exit {ran.code}): "
                            f"{_failure(ran)}") from None
-    problem = _problem(out, _ANSWER, "") or _unknown_nodes(out, {n.name for n in case.cluster.nodes})
+    # (the nodes of the case, and those its addNode steps add)
+    added = {t.arg.name for t in getattr(case, "timeline", None) or () if isinstance(t, Step) and t.kind == "addNode"}
+    problem = _problem(out, _ANSWER, "") or _unknown_nodes(out, {n.name for n in case.cluster.nodes} | added)
     if problem is not None:
         raise BackendError(f"backend {backend.path}: {what}: the answer is not a backend's: {problem}")
     if out.get("error"):
