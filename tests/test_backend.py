@@ -2470,3 +2470,142 @@ def test_a_missing_extended_resource_claim_is_null(tmp_path):
     out["allocations"] = {"c-extended-resources": ["gpu.example.com/n1/gpu-2"]}
     assert backend_actual(case, out)["allocations"]["a-extended-resources"] is None
     assert compare(dict(case.expect), backend_actual(case, out)) != []
+
+
+# ---- a sequence's steps (issue 35: backend/kspreadbackend/steps.go, protocol `steps`) ----------------
+
+STEPS = """
+version: "1.35"
+nodes: [{name: n1, allocatable: {cpu: "4", memory: 8Gi, pods: 110}}, n2]
+owners: [{kind: ReplicaSet, name: web-rs, selector: {matchLabels: {app: web}}}]
+pods:
+- {name: web-a, node: n1, labels: {app: web}, controller: {kind: ReplicaSet, name: web-rs}}
+- {name: cache, node: n2, tolerations: [{key: m, operator: Exists, effect: NoExecute, tolerationSeconds: 60}]}
+pdbs:
+- {name: by-spec, selector: {matchLabels: {app: web}}, maxUnavailable: "50%"}
+- {name: by-status, selector: {matchLabels: {app: web}}, disruptionsAllowed: 0}
+schedule:
+- {name: g, schedulingGates: [{name: example.com/q}]}
+- drain: n1
+- {name: p}
+- taint: {node: n2, key: m, value: x, effect: NoExecute}
+- untaint: {node: n2, key: m}
+- label: {node: n1, labels: {a: b, c: null}}
+- wait: 30
+- zoneDown: za
+- addNode: {name: n3, labels: {topology.kubernetes.io/zone: za}}
+- deleteNode: n3
+- deletePod: web-a
+- ungate: {pod: g, gate: example.com/q}
+- cordon: n2
+- uncordon: n2
+expect: {placements: {g: n1}}
+"""
+
+
+def test_the_steps_go_to_a_backend_with_their_place_and_the_budgets_specs(tmp_path):
+    _, case = _case(tmp_path, STEPS)
+    data = backend_input(case)
+    assert data["steps"] == [
+        {"at": 1, "kind": "drain", "node": "n1"},
+        {"at": 2, "kind": "taint", "node": "n2", "taint": {"key": "m", "value": "x", "effect": "NoExecute"}},
+        {"at": 2, "kind": "untaint", "node": "n2", "key": "m", "effect": ""},
+        {"at": 2, "kind": "label", "node": "n1", "labels": {"a": "b", "c": None}},
+        {"at": 2, "kind": "wait", "seconds": 30},
+        {"at": 2, "kind": "zoneDown", "zone": "za"},
+        {"at": 2, "kind": "addNode", "newNode": {
+            # as the case's nodes go (a node without allocatable: large finite quantities)
+            "metadata": {"name": "n3", "labels": {"topology.kubernetes.io/zone": "za", "kubernetes.io/hostname": "n3"}},
+            "spec": {"unschedulable": False, "taints": []},
+            "status": {"allocatable": data["nodes"][1]["status"]["allocatable"],
+                       "capacity": data["nodes"][1]["status"]["capacity"], "images": []}}},
+        {"at": 2, "kind": "deleteNode", "node": "n3"},
+        {"at": 2, "kind": "deletePod", "pod": "web-a"},
+        {"at": 2, "kind": "ungate", "pod": "g", "gate": "example.com/q"},
+        {"at": 2, "kind": "cordon", "node": "n2"},
+        {"at": 2, "kind": "uncordon", "node": "n2"}]
+    # the disruption controller's reading of each budget: its spec, or the healthy count a status
+    # alone implies (one healthy web pod, none allowed: one desired)
+    assert data["budgets"] == [{"namespace": "default", "name": "by-spec", "maxUnavailable": "50%"},
+                               {"namespace": "default", "name": "by-status", "desired": 1}]
+    # what the taint manager and the gates read
+    assert data["pods"][1]["spec"]["tolerations"] == [
+        {"key": "m", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]
+    assert data["incoming"][0]["spec"]["schedulingGates"] == [{"name": "example.com/q"}]
+    # a sequence without steps sends none (the input of a backend without the protocol)
+    _, plain = _case(tmp_path, CASE)
+    assert "steps" not in backend_input(plain) and "budgets" not in backend_input(plain)
+
+
+def test_a_timeline_the_backend_cannot_run_is_skipped_with_its_reason(tmp_path):
+    _, case = _case(tmp_path, STEPS)
+    old = Backend("kb", "v1.35.4", (), (), ("serve", "devices"))
+    assert old.applicable(case) == (
+        "the sequence has steps, which the backend kb does not apply (its --info lists no protocol `steps`: a "
+        "build before it, or for 1.32 or earlier, whose scheduling queue cannot run on the sequence's clock)")
+    new = Backend("kb", "v1.35.4", (), (), ("serve", "devices", "steps"))
+    assert new.applicable(case) is None
+    # gates without steps: the same protocol
+    _, gated = _case(tmp_path, "version: '1.35'\nnodes: [n1]\nschedule:\n- {name: g, schedulingGates: [{name: q}]}\n"
+                               "- {name: p}\nexpect: {placements: {p: n1}}\n")
+    assert gated.timeline is None
+    assert old.applicable(gated) == ("the sequence has pods with scheduling gates, which the backend kb does not "
+                                     "take (its --info lists no protocol `steps`)")
+    assert new.applicable(gated) is None
+    # replicas: max, whatever the protocols
+    _, most = _case(tmp_path, "version: '1.35'\nnodes: [n1]\nschedule:\n- {name: w, replicas: max}\n"
+                              "expect: {placements: {w-0: n1}}\n")
+    assert new.applicable(most) == (
+        "the sequence has a `replicas: max` entry, which a backend does not run (its replicas are created one at "
+        "a time while each is placed, and `capacity` is not reported)")
+    # a driver's device conditions (and the device taint eviction controller): not emulated
+    new = Backend("kb", "v1.36.2", (), (), ("serve", "devices", "steps"))
+    doc = next(d for d in read_file(REPO / "cases" / "devices" / "binding-wait.yaml").docs
+               if d.name == "devices-binding-wait-conditions-met")
+    assert new.applicable(load_case(doc)) == (
+        "the sequence has setDeviceConditions steps, which a backend does not apply (the device taint eviction "
+        "controller and a driver's device conditions are not emulated)")
+    doc = next(d for d in read_file(REPO / "cases" / "devices" / "binding-wait.yaml").docs
+               if d.name == "devices-binding-wait-timeout")
+    assert new.applicable(load_case(doc)) == (
+        "the sequence has steps and devices with binding conditions: upstream's PreBind waits for them on the "
+        "wall clock, not on the sequence's (a `wait` does not time them out)")
+
+
+def test_a_backend_without_steps_skips_a_stepped_golden_case_saying_why(tmp_path, capsys):
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.35.4")
+    path = REPO / "cases" / "scenarios" / "cluster-life.yaml"
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"SKIP cluster-life-drain-taint-wait-add-ungate ({path}:5): the sequence has steps, which the backend "
+        f"{fake} does not apply (its --info lists no protocol `steps`: a build before it, or for 1.32 or earlier, "
+        "whose scheduling queue cannot run on the sequence's clock)")
+    open_backend.cache_clear()
+
+
+def test_a_stepped_golden_case_runs_through_the_real_scheduler(capsys):
+    # drain (the eviction API and a budget), the ReplicaSet's replacements, a NoExecute taint and
+    # the taint manager's timer over two waits on the sequence's clock, a node added, a gate removed
+    backend = _real_backend()
+    path = REPO / "cases" / "scenarios" / "cluster-life.yaml"
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "PASS cluster-life-drain-taint-wait-add-ungate" in out, out
+    assert "  placements: {batch: n3, cache: null, probe: n2, web-a: null, web-b: n1, web-rs-r1: null, " \
+           "web-rs-r2: n3}\n  evicted: [cache, web-a, web-rs-r1]\n" in out, out
+    assert out.splitlines()[-1] == ("1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
+                                    "with it on 1 of 1 cases)")
+
+
+def test_a_gangs_permit_timeout_comes_in_a_wait_on_the_sequences_clock(capsys):
+    # 1.35's gang: worker-0 waits at Permit on n1 from second 0; `wait: 300` reaches its deadline and
+    # it is rejected (upstream's timer, fired on the sequence's clock), nominated to n1 (before, the
+    # backend had no steps; a wall-clock timer would not have fired for five minutes)
+    backend = _real_backend()
+    path = REPO / "cases" / "gangs" / "gang.yaml"
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", "--case", "gang-timeout-frees-the-nodes",
+                     str(path)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 passed, 0 failed, 6 deselected (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 "
+        "of 1 cases)")

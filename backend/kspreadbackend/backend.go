@@ -12,8 +12,8 @@
 // as kube-scheduler's app.NewSchedulerCommand(app.WithPlugin(name, factory)) registers them.
 //
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
-// "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), when the build
-// has them); `BACKEND` reads one case
+// "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), and
+// "steps" (1.33 and later: steps.go), when the build has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -430,7 +430,8 @@ var groupUID func(group string) types.UID
 
 // waitingAtPermit: the pods waiting at Permit in every profile (UID -> the node each holds). Their
 // Permit timers are stopped on the way (KspreadWaitingPods): a run has no wall clock to time them
-// out on (kspread's sequences time a gang out in `wait` steps, which a backend is not sent).
+// out on (kspread's sequences time a gang out in `wait` steps: with steps the timers are stand-ins
+// on the sequence's clock, which steps.go fires itself).
 func waitingAtPermit(sched *scheduler.Scheduler) map[types.UID]string {
 	out := map[types.UID]string{}
 	for _, fw := range sched.Profiles {
@@ -662,6 +663,8 @@ func run(in input, o *options) (*output, error) {
 		return nil
 	}
 	dryRuns, preemptionPlugins := watchDryRuns(sched)
+	// the binding cycles running before this run's (another case's, in a serving backend)
+	bindingBase := bindingCycles()
 	var preemptors []types.UID
 	quiet := func(what string) error {
 		err := late(waitUntil(deadline, what, func() bool {
@@ -810,7 +813,10 @@ func run(in input, o *options) (*output, error) {
 		// the pods waiting at Permit are done for now: they stay in flight (their binding cycle
 		// waits) until a plugin allows them, or preemption or the end of the case rejects them
 		if idle() {
-			busy := func() bool { return inFlightPods(sched) > len(waitingAtPermit(sched)) }
+			busy := func() bool {
+				w := len(waitingAtPermit(sched))
+				return inFlightPods(sched) > w || bindingCycles()-bindingBase > w
+			}
 			if !busy() {
 				// with steps: the taint manager, or the next step and the pods created with it
 				if more, err := tl.next(ctx); err != nil || more {

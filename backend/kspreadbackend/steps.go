@@ -296,25 +296,26 @@ func (t *timeline) permitRound(end int64) (bool, error) {
 	}
 	t.mu.Unlock()
 	t.clk.set(fire[len(fire)-1].due.Add(time.Nanosecond))
+	// one at a time: each rejected pod's binding cycle ends (the rejection handled: the pod
+	// forgotten, the events it makes sent, the pod back in the queue) before the next timer fires
+	// and before the run looks at the queue again
 	for _, p := range fire {
 		p.fire()
-	}
-	// their binding cycles end (the rejection handled: the pod forgotten, the events it makes sent,
-	// the pod back in the queue) before the run looks at the queue again
-	rejected := map[types.UID]bool{}
-	for _, p := range fire {
-		rejected[p.uid] = true
-	}
-	return true, waitUntil(t.deadline, "the binding cycles of the pods rejected at Permit", func() bool {
-		if q, ok := t.sched.SchedulingQueue.(interface{ InFlightPods() []*v1.Pod }); ok {
-			for _, p := range q.InFlightPods() {
-				if rejected[p.UID] {
-					return false
+		uid := p.uid
+		if err := waitUntil(t.deadline, "the binding cycle of a pod rejected at Permit", func() bool {
+			if q, ok := t.sched.SchedulingQueue.(interface{ InFlightPods() []*v1.Pod }); ok {
+				for _, ip := range q.InFlightPods() {
+					if ip.UID == uid {
+						return false
+					}
 				}
 			}
+			return true
+		}); err != nil {
+			return true, err
 		}
-		return true
-	})
+	}
+	return true, nil
 }
 
 func nsOf(ns string) string {
