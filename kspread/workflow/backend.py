@@ -37,10 +37,10 @@ from typing import Any, ClassVar
 
 from kspread.engine import apiobjects as api
 from kspread.engine.extender import is_loopback
-from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
-from kspread.errors import did_you_mean, format_path
 from kspread.engine.model import Pod
+from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.engine.steps import MaxEntry, Step, pdb_matches
+from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case, spread_specs
 from kspread.format.labelkeys import merge_affinity_keys
 from kspread.format.storage import DISK_SOURCES as _DISK_SOURCES
@@ -165,7 +165,6 @@ class Backend:
             return (f"the case has pending pods in `pods` ({', '.join(pending[:3])}{', ...' if len(pending) > 3 else ''}), "
                     "which a backend's scheduler would schedule rather than hold as waiting")
         return None
-
 
     def _steps_unsent(self, case: Case, timeline: list[Any]) -> str | None:
         """None, or why the backend cannot run the sequence's timeline (steps.go: protocol `steps`)."""
@@ -742,9 +741,6 @@ def _steps(case: Case) -> dict[str, Any]:
     """A sequence's steps (each after the first ``at`` incoming pods) and its budgets' specs, for a
     backend with the protocol `steps`; nothing for a case without steps (the input of a backend
     without that protocol, which is not sent such a case: ``Backend.applicable``)."""
-    from kspread.engine.model import Pod
-    from kspread.engine.steps import Step
-
     timeline = getattr(case, "timeline", None)
     if not timeline:
         return {}
