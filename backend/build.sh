@@ -125,6 +125,9 @@ cp "$REPO/backend/inject/zz_kspread_permit_clock.go" "$K/framework/runtime/"
 sed -i 's/= time\.AfterFunc(waitTime, func() {/= KspreadAfterFunc(waitTime, func() {/' "$K/framework/runtime/waiting_pods_map.go"
 grep -q 'KspreadAfterFunc(waitTime' "$K/framework/runtime/waiting_pods_map.go" || {
   echo "build.sh: $K/framework/runtime/waiting_pods_map.go starts no Permit timer with time.AfterFunc(waitTime, ...)" >&2; exit 1; }
+sed -i 's/^\ts := <-waitingPod\.s$/\ts := <-waitingPod.s; kspreadAnswer(waitingPod)/' "$K/framework/runtime/framework.go"
+grep -q 's := <-waitingPod.s; kspreadAnswer(waitingPod)' "$K/framework/runtime/framework.go" || {
+  echo "build.sh: $K/framework/runtime/framework.go has no WaitOnPermit receiving s := <-waitingPod.s" >&2; exit 1; }
 if [ -f "$K/backend/workloadmanager/podgroupinfo.go" ]; then
   cp "$REPO/backend/inject/zz_kspread_gang_clock.go" "$K/backend/workloadmanager/"
   sed -i 's/^\tnow := time\.Now()$/\tnow := KspreadNow()/' "$K/backend/workloadmanager/podgroupinfo.go"

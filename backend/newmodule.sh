@@ -90,6 +90,7 @@ K=vendor/k8s.io/kubernetes/pkg/scheduler
 if [ -d "$K/backend/queue" ]; then cp "$REPO/backend/inject/zz_kspread_queue.go" "$K/backend/queue/"; fi
 cp "$REPO/backend/inject/zz_kspread_permit_clock.go" "$K/framework/runtime/"
 sed -i 's/= time\.AfterFunc(waitTime, func() {/= KspreadAfterFunc(waitTime, func() {/' "$K/framework/runtime/waiting_pods_map.go"
+sed -i 's/^\ts := <-waitingPod\.s$/\ts := <-waitingPod.s; kspreadAnswer(waitingPod)/' "$K/framework/runtime/framework.go"
 if [ -f "$K/backend/workloadmanager/podgroupinfo.go" ]; then
   cp "$REPO/backend/inject/zz_kspread_gang_clock.go" "$K/backend/workloadmanager/"
   sed -i 's/^\tnow := time\.Now()$/\tnow := KspreadNow()/' "$K/backend/workloadmanager/podgroupinfo.go"

@@ -2613,13 +2613,16 @@ def test_a_stepped_golden_case_runs_through_the_real_scheduler(capsys):
 
 
 def test_a_gangs_permit_timeout_comes_in_a_wait_on_the_sequences_clock(capsys):
-    # 1.35's gang: worker-0 waits at Permit on n1 from second 0; `wait: 300` reaches its deadline and
-    # it is rejected (upstream's timer, fired on the sequence's clock), nominated to n1 (before, the
-    # backend had no steps; a wall-clock timer would not have fired for five minutes)
+    # 1.35's gang: worker-0 waits at Permit on n1 from second 0, which sets the group's deadline
+    # (300 s, on the sequence's clock: the workload manager's KspreadNow); worker-1 begins to wait at
+    # 100 s and is rejected at 300 s "after waiting 3m20s" (its Permit timer, fired in the wait on the
+    # sequence's clock), staying nominated to n2. Before, the backend skipped the case (steps); a
+    # wall-clock timer would not have fired for minutes
     backend = _real_backend()
-    path = REPO / "cases" / "gangs" / "gang.yaml"
-    assert cli_main(["run", "-q", "--backend", backend, "--compare", "--case", "gang-timeout-frees-the-nodes",
-                     str(path)]) == 0, capsys.readouterr().out
+    path = REPO / "cases" / "gangs" / "delete-waiting-pod.yaml"
+    assert cli_main(["run", "-q", "--backend", backend, "--compare", "--case",
+                     "a-deleted-waiting-pod-leaves-its-gang-which-waits-on-to-its-deadline", str(path)]) == 0, \
+        capsys.readouterr().out
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "1 passed, 0 failed, 6 deselected (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 "
+        "1 passed, 0 failed, 1 deselected (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 "
         "of 1 cases)")

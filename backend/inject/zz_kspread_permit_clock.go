@@ -2,11 +2,15 @@
 // the build tree, with a sed of waiting_pods_map.go: a pod waiting at Permit gets a timer per plugin
 // (newWaitingPod), started by KspreadAfterFunc instead of time.AfterFunc. A sequence with steps sets
 // it to record the timers and fire them on the sequence's clock (a `wait` step); otherwise it is
-// time.AfterFunc, as upstream. Nothing else changes.
+// time.AfterFunc, as upstream. And a sed of framework.go: WaitOnPermit notes when it has received
+// the pod's answer (kspreadAnswer), so that a pod allowed or rejected, still in the map of waiting
+// pods until WaitOnPermit returns, is not counted as waiting (KspreadWaitingPods). Nothing else
+// changes.
 
 package runtime
 
 import (
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -32,7 +36,7 @@ func KspreadTimerPending(f framework.Framework, t *time.Timer) (types.UID, bool)
 		pending := false
 		for _, pt := range wp.pendingPlugins {
 			if pt == t {
-				pending = len(wp.s) == 0
+				pending = len(wp.s) == 0 && !kspreadWasAnswered(wp)
 			}
 		}
 		wp.mu.RUnlock()
@@ -41,4 +45,16 @@ func KspreadTimerPending(f framework.Framework, t *time.Timer) (types.UID, bool)
 		}
 	}
 	return "", false
+}
+
+// kspreadAnswered: the waiting pods whose WaitOnPermit has received their answer
+var kspreadAnswered sync.Map
+
+func kspreadAnswer(wp *waitingPod) { kspreadAnswered.Store(wp, true) }
+
+// kspreadWasAnswered: WaitOnPermit has received the pod's answer (it returns, and removes the pod
+// from the map, right after)
+func kspreadWasAnswered(wp *waitingPod) bool {
+	_, ok := kspreadAnswered.Load(wp)
+	return ok
 }

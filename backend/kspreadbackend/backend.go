@@ -663,8 +663,14 @@ func run(in input, o *options) (*output, error) {
 		return nil
 	}
 	dryRuns, preemptionPlugins := watchDryRuns(sched)
-	// the binding cycles running before this run's (another case's, in a serving backend)
+	// the binding cycles running before this run's (another case's, in a serving backend); done:
+	// none runs but those of the pods waiting at Permit (a pod rejected while waiting leaves the
+	// queue's in-flight pods before its deferred AssignedPodDelete: the gauge counts it until then)
 	bindingBase := bindingCycles()
+	bindingsDone := func() bool {
+		w := len(waitingAtPermit(sched))
+		return inFlightPods(sched) <= w && bindingCycles()-bindingBase <= w
+	}
 	var preemptors []types.UID
 	quiet := func(what string) error {
 		err := late(waitUntil(deadline, what, func() bool {
@@ -694,6 +700,7 @@ func run(in input, o *options) (*output, error) {
 		sched.SchedulingQueue.Run(logger)
 	} else {
 		tl.quiet, tl.create = quiet, func(from, to int) error { return createIncoming(ctx, client, in.Incoming, from, to, quiet) }
+		tl.bindingsDone = bindingsDone
 		tl.nextRV = func() string {
 			mu.Lock()
 			defer mu.Unlock()
@@ -813,10 +820,7 @@ func run(in input, o *options) (*output, error) {
 		// the pods waiting at Permit are done for now: they stay in flight (their binding cycle
 		// waits) until a plugin allows them, or preemption or the end of the case rejects them
 		if idle() {
-			busy := func() bool {
-				w := len(waitingAtPermit(sched))
-				return inFlightPods(sched) > w || bindingCycles()-bindingBase > w
-			}
+			busy := func() bool { return !bindingsDone() }
 			if !busy() {
 				// with steps: the taint manager, or the next step and the pods created with it
 				if more, err := tl.next(ctx); err != nil || more {

@@ -134,7 +134,6 @@ type permitTimer struct {
 	due  time.Time
 	t    *time.Timer
 	fire func()
-	uid  types.UID // the waiting pod's (when found pending)
 }
 
 // timeline: a sequence's steps and the components that act between its scheduling cycles.
@@ -152,11 +151,14 @@ type timeline struct {
 	deadline time.Time
 	// quiet: the run's wait until the scheduler has seen every write; create: the incoming pods
 	// from..to-1 created
-	quiet    func(what string) error
-	create   func(from, to int) error
-	nextRV   func() string // the next resourceVersion of a pod (as the run's other pod writes get)
-	incoming int
-	nextStep int
+	quiet  func(what string) error
+	create func(from, to int) error
+	nextRV func() string // the next resourceVersion of a pod (as the run's other pod writes get)
+	// bindingsDone: no binding cycle runs but those of the pods waiting at Permit (a rejected pod's
+	// ends after the event its forgotten assumption sends)
+	bindingsDone func() bool
+	incoming     int
+	nextStep     int
 	// waitEnd: the second a `wait` step in progress ends at (its Permit timeouts fire first, the
 	// scheduler running until idle after each), -1 when none; waitAt: that step's index
 	waitEnd, waitAt, waitStart int64
@@ -262,8 +264,7 @@ func (t *timeline) nextPermit(until time.Time) *permitTimer {
 		p := t.permit[0]
 		t.permit = t.permit[1:]
 		for _, fw := range t.sched.Profiles {
-			if uid, ok := frameworkruntime.KspreadTimerPending(fw, p.t); ok {
-				p.uid = uid
+			if _, ok := frameworkruntime.KspreadTimerPending(fw, p.t); ok {
 				return p
 			}
 		}
@@ -296,22 +297,12 @@ func (t *timeline) permitRound(end int64) (bool, error) {
 	}
 	t.mu.Unlock()
 	t.clk.set(fire[len(fire)-1].due.Add(time.Nanosecond))
-	// one at a time: each rejected pod's binding cycle ends (the rejection handled: the pod
-	// forgotten, the events it makes sent, the pod back in the queue) before the next timer fires
-	// and before the run looks at the queue again
+	// one at a time: each rejected pod's binding cycle ends (the rejection handled: the pod back in
+	// the queue, forgotten, the event that makes sent) before the next timer fires and before the
+	// run looks at the queue again
 	for _, p := range fire {
 		p.fire()
-		uid := p.uid
-		if err := waitUntil(t.deadline, "the binding cycle of a pod rejected at Permit", func() bool {
-			if q, ok := t.sched.SchedulingQueue.(interface{ InFlightPods() []*v1.Pod }); ok {
-				for _, ip := range q.InFlightPods() {
-					if ip.UID == uid {
-						return false
-					}
-				}
-			}
-			return true
-		}); err != nil {
+		if err := waitUntil(t.deadline, "the binding cycle of a pod rejected at Permit", t.bindingsDone); err != nil {
 			return true, err
 		}
 	}
