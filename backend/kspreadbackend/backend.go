@@ -684,7 +684,10 @@ func run(in input, o *options) (*output, error) {
 				}
 			}
 			preemptors = kept
-			return len(preemptors) == 0 && cnt.quiet() && !lastVictimPending(tracker, popped, dryRuns)
+			// with steps (kspread's clock rule: every event of a cycle is seen before the next pod is
+			// popped), the binding cycles too: a rejected waiting pod's forgotten assumption moves pods
+			return len(preemptors) == 0 && cnt.quiet() && !lastVictimPending(tracker, popped, dryRuns) &&
+				(tl == nil || bindingsDone())
 		}))
 		if err != nil {
 			err = fmt.Errorf("%w, waiting for %s (%d preemptions running; %s)", err, what, len(preemptors), cnt.pending())
