@@ -117,6 +117,23 @@ grep -q "^# k8s.io/kubernetes v$VERSION\." "$SP/vendor/modules.txt" || {
 cp "$REPO/backend/inject/zz_kspread_backend.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/"
 cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" \
   "$REPO/backend/inject/zz_kspread_podgroup_v136.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/"
+# a sequence's clock (steps): the queue's (1.33 and later; its build constraint leaves it out before),
+# the Permit timers' and a gang's deadline's (1.35), each made to read a variable the backend sets
+K=$SP/vendor/k8s.io/kubernetes/pkg/scheduler
+if [ -d "$K/backend/queue" ]; then cp "$REPO/backend/inject/zz_kspread_queue.go" "$K/backend/queue/"; fi
+cp "$REPO/backend/inject/zz_kspread_permit_clock.go" "$K/framework/runtime/"
+sed -i 's/= time\.AfterFunc(waitTime, func() {/= KspreadAfterFunc(waitTime, func() {/' "$K/framework/runtime/waiting_pods_map.go"
+grep -q 'KspreadAfterFunc(waitTime' "$K/framework/runtime/waiting_pods_map.go" || {
+  echo "build.sh: $K/framework/runtime/waiting_pods_map.go starts no Permit timer with time.AfterFunc(waitTime, ...)" >&2; exit 1; }
+sed -i 's/^\ts := <-waitingPod\.s$/\ts := <-waitingPod.s; kspreadAnswer(waitingPod)/' "$K/framework/runtime/framework.go"
+grep -q 's := <-waitingPod.s; kspreadAnswer(waitingPod)' "$K/framework/runtime/framework.go" || {
+  echo "build.sh: $K/framework/runtime/framework.go has no WaitOnPermit receiving s := <-waitingPod.s" >&2; exit 1; }
+if [ -f "$K/backend/workloadmanager/podgroupinfo.go" ]; then
+  cp "$REPO/backend/inject/zz_kspread_gang_clock.go" "$K/backend/workloadmanager/"
+  sed -i 's/^\tnow := time\.Now()$/\tnow := KspreadNow()/' "$K/backend/workloadmanager/podgroupinfo.go"
+  grep -q 'now := KspreadNow()' "$K/backend/workloadmanager/podgroupinfo.go" || {
+    echo "build.sh: $K/backend/workloadmanager/podgroupinfo.go sets no deadline with now := time.Now()" >&2; exit 1; }
+fi
 rm -rf "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 mkdir -p "$SP/kspreadbackend" "$SP/cmd/kspread-main" "$SP/plugins"
 cp "$REPO"/backend/kspreadbackend/*.go "$SP/kspreadbackend/"

@@ -85,6 +85,16 @@ fi
 cp "$REPO/backend/inject/zz_kspread_backend.go" vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/
 cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" \
   "$REPO/backend/inject/zz_kspread_podgroup_v136.go" vendor/k8s.io/kubernetes/pkg/scheduler/
+# a sequence's clock (steps): as backend/build.sh puts it into the vendored scheduler
+K=vendor/k8s.io/kubernetes/pkg/scheduler
+if [ -d "$K/backend/queue" ]; then cp "$REPO/backend/inject/zz_kspread_queue.go" "$K/backend/queue/"; fi
+cp "$REPO/backend/inject/zz_kspread_permit_clock.go" "$K/framework/runtime/"
+sed -i 's/= time\.AfterFunc(waitTime, func() {/= KspreadAfterFunc(waitTime, func() {/' "$K/framework/runtime/waiting_pods_map.go"
+sed -i 's/^\ts := <-waitingPod\.s$/\ts := <-waitingPod.s; kspreadAnswer(waitingPod)/' "$K/framework/runtime/framework.go"
+if [ -f "$K/backend/workloadmanager/podgroupinfo.go" ]; then
+  cp "$REPO/backend/inject/zz_kspread_gang_clock.go" "$K/backend/workloadmanager/"
+  sed -i 's/^\tnow := time\.Now()$/\tnow := KspreadNow()/' "$K/backend/workloadmanager/podgroupinfo.go"
+fi
 start=$(date +%s)
 "$GO" build -mod=vendor -trimpath -tags "$TAGS" -o "$OUT" "$MAIN"
 echo "built $OUT for $K8S in $(( $(date +%s) - start )) s ($("$GO" version); module $MODPATH)"

@@ -415,12 +415,15 @@ expect: {placements: {web-rs-r1: n2}}
 def test_a_backend_skips_sequences_with_steps_or_gates():
     from kspread.workflow.backend import Backend
 
+    # a backend without the protocol `steps` (issue 35) skips steps and gates; one with it runs them
     b = Backend("kb", "v1.35.4", (), ())
-    case = build_case(_doc([{"name": "p"}, {"cordon": "n1"}]), "t")
-    assert "steps or a `replicas: max` entry" in (b.applicable(case) or "")
-    case = build_case(_doc([{"name": "p", "schedulingGates": [{"name": "g"}]}]), "t")
-    assert "scheduling gates" in (b.applicable(case) or "")
+    stepped = build_case(_doc([{"name": "p"}, {"cordon": "n1"}]), "t")
+    assert "the sequence has steps, which the backend kb does not apply" in (b.applicable(stepped) or "")
+    gated = build_case(_doc([{"name": "p", "schedulingGates": [{"name": "g"}]}]), "t")
+    assert "scheduling gates" in (b.applicable(gated) or "")
     assert b.applicable(build_case(_doc([{"name": "p"}]), "t")) is None
+    with_steps = Backend("kb", "v1.35.4", (), (), ("serve", "steps"))
+    assert with_steps.applicable(stepped) is None and with_steps.applicable(gated) is None
 
 
 @pytest.mark.parametrize(("version", "placed"), [("1.32", "a1"), ("1.31", None)])

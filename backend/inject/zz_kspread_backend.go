@@ -41,7 +41,8 @@ func KspreadPostFilterPlugins(f framework.Framework) any {
 // is then allowed or rejected by a plugin or by preemption, never by its timeout (Allow and Reject
 // work as before; a stopped timer's Stop is a no-op). Nil when f is another implementation. A pod
 // already allowed (no plugin pending) or signalled (its status in the channel WaitOnPermit reads)
-// is not waiting: its binding cycle goes on, and it stays in the map only until WaitOnPermit returns.
+// is not waiting: its binding cycle goes on, and it stays in the map only until WaitOnPermit returns
+// (nor is one whose answer WaitOnPermit has received: zz_kspread_permit_clock.go).
 func KspreadWaitingPods(f framework.Framework, stop bool) map[types.UID]string {
 	fi, ok := f.(*frameworkImpl)
 	if !ok || fi.waitingPods == nil {
@@ -59,7 +60,7 @@ func KspreadWaitingPods(f framework.Framework, stop bool) map[types.UID]string {
 				t.Stop()
 			}
 		}
-		if len(wp.pendingPlugins) > 0 && len(wp.s) == 0 {
+		if len(wp.pendingPlugins) > 0 && len(wp.s) == 0 && !kspreadWasAnswered(wp) {
 			out[uid] = wp.pod.Spec.NodeName
 		}
 		wp.mu.RUnlock()

@@ -12,8 +12,8 @@
 // as kube-scheduler's app.NewSchedulerCommand(app.WithPlugin(name, factory)) registers them.
 //
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
-// "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), when the build
-// has them); `BACKEND` reads one case
+// "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), and
+// "steps" (1.33 and later: steps.go), when the build has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -140,6 +140,10 @@ type input struct {
 	Observe string `json:"observe"`
 	// TimeoutMillis: the case's limit (default 120 s); past it the case answers an error
 	TimeoutMillis int64 `json:"timeoutMillis"`
+	// Steps: a sequence's steps, each after the first `at` incoming pods (steps.go; protocol
+	// "steps"); Budgets: the PodDisruptionBudgets' specs the disruption controller recounts them by
+	Steps   []inStep   `json:"steps"`
+	Budgets []inBudget `json:"budgets"`
 }
 
 // Cycle is what one scheduling cycle did, in the shape of kspread's actual results.
@@ -221,6 +225,9 @@ func Main(opts ...Option) {
 		}
 		if gangs != nil {
 			protocols = append(protocols, gangs.protocol())
+		}
+		if stepsBuilt {
+			protocols = append(protocols, "steps")
 		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
@@ -423,7 +430,8 @@ var groupUID func(group string) types.UID
 
 // waitingAtPermit: the pods waiting at Permit in every profile (UID -> the node each holds). Their
 // Permit timers are stopped on the way (KspreadWaitingPods): a run has no wall clock to time them
-// out on (kspread's sequences time a gang out in `wait` steps, which a backend is not sent).
+// out on (kspread's sequences time a gang out in `wait` steps: with steps the timers are stand-ins
+// on the sequence's clock, which steps.go fires itself).
 func waitingAtPermit(sched *scheduler.Scheduler) map[types.UID]string {
 	out := map[types.UID]string{}
 	for _, fw := range sched.Profiles {
@@ -494,6 +502,8 @@ func run(in input, o *options) (*output, error) {
 		}
 	}
 	started = started.Truncate(time.Second).Add(time.Second)
+	// tl: a sequence's steps (steps.go), on the sequence's clock; nil without steps
+	var tl *timeline
 	// a binding sets spec.nodeName, and what the kubelet then writes when it starts the pod:
 	// phase Running and status.startTime (without it upstream's GetPodStartTime answers
 	// time.Now() at each call, and preemption's MoreImportantPod orders the pods bound in the run
@@ -512,6 +522,9 @@ func run(in input, o *options) (*output, error) {
 		p.Spec.NodeName = b.Target.Name
 		p.Status.Phase = v1.PodRunning
 		st := metav1.NewTime(started)
+		if tl != nil {
+			st = metav1.NewTime(tl.bound(p.Namespace, p.Name))
+		}
 		p.Status.StartTime = &st
 		mu.Lock()
 		rv++
@@ -580,6 +593,12 @@ func run(in input, o *options) (*output, error) {
 	var closeOnce sync.Once
 	closeQueue := func() { closeOnce.Do(sched.SchedulingQueue.Close) }
 	defer closeQueue()
+	if len(in.Steps) > 0 {
+		if tl, err = newTimeline(ctx, &in, client, tracker, sched, started, deadline); err != nil {
+			return nil, err
+		}
+		defer tl.close()
+	}
 	if len(in.Workloads) > 0 || len(in.PodGroups) > 0 {
 		if gangs == nil {
 			return nil, fmt.Errorf("the case has Workload or PodGroup objects, which this backend (Kubernetes %s) "+
@@ -644,6 +663,14 @@ func run(in input, o *options) (*output, error) {
 		return nil
 	}
 	dryRuns, preemptionPlugins := watchDryRuns(sched)
+	// the binding cycles running before this run's (another case's, in a serving backend); done:
+	// none runs but those of the pods waiting at Permit (a pod rejected while waiting leaves the
+	// queue's in-flight pods before its deferred AssignedPodDelete: the gauge counts it until then)
+	bindingBase := bindingCycles()
+	bindingsDone := func() bool {
+		w := len(waitingAtPermit(sched))
+		return inFlightPods(sched) <= w && bindingCycles()-bindingBase <= w
+	}
 	var preemptors []types.UID
 	quiet := func(what string) error {
 		err := late(waitUntil(deadline, what, func() bool {
@@ -657,7 +684,10 @@ func run(in input, o *options) (*output, error) {
 				}
 			}
 			preemptors = kept
-			return len(preemptors) == 0 && cnt.quiet() && !lastVictimPending(tracker, popped, dryRuns)
+			// with steps (kspread's clock rule: every event of a cycle is seen before the next pod is
+			// popped), the binding cycles too: a rejected waiting pod's forgotten assumption moves pods
+			return len(preemptors) == 0 && cnt.quiet() && !lastVictimPending(tracker, popped, dryRuns) &&
+				(tl == nil || bindingsDone())
 		}))
 		if err != nil {
 			err = fmt.Errorf("%w, waiting for %s (%d preemptions running; %s)", err, what, len(preemptors), cnt.pending())
@@ -669,7 +699,19 @@ func run(in input, o *options) (*output, error) {
 	if err := late(waitUntil(deadline, "the informers to sync", informerFactory.synced)); err != nil {
 		return nil, err
 	}
-	sched.SchedulingQueue.Run(logger)
+	if tl == nil {
+		sched.SchedulingQueue.Run(logger)
+	} else {
+		tl.quiet, tl.create = quiet, func(from, to int) error { return createIncoming(ctx, client, in.Incoming, from, to, quiet) }
+		tl.bindingsDone = bindingsDone
+		tl.nextRV = func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			rv++
+			return strconv.FormatInt(rv, 10)
+		}
+		tl.start()
+	}
 	runDispatcher(sched, logger)
 	if err := createObjects(ctx, client, in); err != nil {
 		return nil, err
@@ -729,17 +771,10 @@ func run(in input, o *options) (*output, error) {
 	if err := quiet("the informers"); err != nil {
 		return nil, err
 	}
-	// the incoming pods, delivered in list order, so that the queue's timestamps follow it
-	for i := range in.Incoming {
-		p := &in.Incoming[i]
-		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-		if (i+1)%50 == 0 {
-			if err := quiet("the informers (incoming pods)"); err != nil {
-				return nil, err
-			}
-		}
+	// the incoming pods, delivered in list order, so that the queue's timestamps follow it (with
+	// steps, those before the first step: timeline.next creates the others with their step)
+	if err := createIncoming(ctx, client, in.Incoming, 0, tl.firstStep(len(in.Incoming)), quiet); err != nil {
+		return nil, err
 	}
 	out := &output{Cycles: []Cycle{}, Placements: map[string]any{}, Deleted: []string{}}
 	// the last cycle: its pod, and the pods deleted before it began
@@ -772,8 +807,8 @@ func run(in input, o *options) (*output, error) {
 		return len(pods) >= b && parking.parkedOnly(pods[:b])
 	}
 	// as many cycles as ten tries of every incoming pod, and ten more (a pod that fails every
-	// try, an extender refusing it, is retried after its backoff for ever)
-	for tries := 0; tries < 10*len(in.Incoming)+10; tries++ {
+	// try, an extender refusing it, is retried after its backoff for ever), and 200 more per step
+	for tries := 0; tries < 10*len(in.Incoming)+10+200*len(in.Steps); tries++ {
 		if err := quiet("the informers"); err != nil {
 			return nil, err
 		}
@@ -788,8 +823,17 @@ func run(in input, o *options) (*output, error) {
 		// the pods waiting at Permit are done for now: they stay in flight (their binding cycle
 		// waits) until a plugin allows them, or preemption or the end of the case rejects them
 		if idle() {
-			busy := func() bool { return inFlightPods(sched) > len(waitingAtPermit(sched)) }
+			busy := func() bool { return !bindingsDone() }
 			if !busy() {
+				// with steps: the taint manager, or the next step and the pods created with it
+				if more, err := tl.next(ctx); err != nil || more {
+					if e := late(nil); e != nil {
+						return nil, e
+					} else if err != nil {
+						return nil, err
+					}
+					continue
+				}
 				break
 			}
 			// a binding cycle still running (pods a gang's last pod allowed): ScheduleOne would
@@ -799,6 +843,10 @@ func run(in input, o *options) (*output, error) {
 			})); err != nil {
 				return nil, err
 			}
+			continue
+		}
+		// with steps: the scheduler waits for the backoff flush, the sequence's clock moves to it
+		if a, b := queueLens(sched); tl.waitsForFlush(a, b) {
 			continue
 		}
 		if in.MaxCycles > 0 && cycles >= in.MaxCycles {
@@ -914,6 +962,17 @@ func run(in input, o *options) (*output, error) {
 		}
 	}
 	out.Deleted = deletedPods(tracker, in)
+	if tl != nil {
+		// every pod the sequence had (the case's, the incoming, the controllers' replacements), and
+		// every pod deleted (by preemption, or by the steps and the components they make act)
+		out.Placements = tl.placements(ctx, func(p *v1.Pod) (string, bool) {
+			if waiting[p.UID] == "" {
+				return "", false
+			}
+			return poppedNominated[p.UID], true
+		})
+		out.Deleted = tl.deleted(cnt)
+	}
 	if withDevices {
 		if out.Allocations, err = dra.allocations(tracker); err != nil {
 			return nil, err
@@ -923,6 +982,22 @@ func run(in input, o *options) (*output, error) {
 		}
 	}
 	return out, nil
+}
+
+// createIncoming: the incoming pods from..to-1, in list order (the informers let catch up every 50).
+func createIncoming(ctx context.Context, client *fake.Clientset, pods []v1.Pod, from, to int, quiet func(string) error) error {
+	for i := from; i < to; i++ {
+		p := &pods[i]
+		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		if (i+1-from)%50 == 0 {
+			if err := quiet("the informers (incoming pods)"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // createObjects: the case's objects other than nodes and pods, before them.

@@ -93,8 +93,10 @@ def affinity(a: Any) -> dict[str, Any]:
 
 
 def tolerations(ts: Any) -> list[dict[str, Any]]:
-    return [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value),
-                               ("effect", t.effect)) if v} for t in ts]
+    # (tolerationSeconds: the taint manager's, which a sequence's steps make act)
+    return [{**{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value),
+                                  ("effect", t.effect)) if v},
+             **({"tolerationSeconds": t.seconds} if t.seconds is not None else {})} for t in ts]
 
 
 def spread_constraint(c: Any) -> dict[str, Any]:

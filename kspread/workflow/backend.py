@@ -37,7 +37,9 @@ from typing import Any, ClassVar
 
 from kspread.engine import apiobjects as api
 from kspread.engine.extender import is_loopback
+from kspread.engine.model import Pod
 from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
+from kspread.engine.steps import MaxEntry, Step, pdb_matches
 from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case, spread_specs
 from kspread.format.labelkeys import merge_affinity_keys
@@ -145,11 +147,14 @@ class Backend:
         if unreported:
             return (f"the case expects {', '.join(unreported)}, which a backend does not report"
                     + "".join(f" ({NOT_REPORTED[k]})" for k in unreported if k in NOT_REPORTED))
-        if getattr(case, "timeline", None):
-            return ("the sequence has steps or a `replicas: max` entry, which the backend's input does not carry "
-                    "(its pods only)")
-        if any(p.scheduling_gates for p in case.incoming):
-            return "the sequence has pods with scheduling gates, which the backend's input does not carry"
+        timeline = getattr(case, "timeline", None)
+        if timeline:
+            why = self._steps_unsent(case, timeline)
+            if why is not None:
+                return why
+        elif any(p.scheduling_gates for p in case.incoming) and "steps" not in self.protocols:
+            return (f"the sequence has pods with scheduling gates, which the backend {self.path} does not take (its "
+                    "--info lists no protocol `steps`)")
         pending = [q.key for q in case.cluster.pods if not q.node_name]
         if pending:
             # upstream's queue would schedule them (before the incoming pod when of higher priority);
@@ -157,6 +162,42 @@ class Backend:
             return (f"the case has pending pods in `pods` ({', '.join(pending[:3])}{', ...' if len(pending) > 3 else ''}), "
                     "which a backend's scheduler would schedule rather than hold as waiting")
         return None
+
+    def _steps_unsent(self, case: Case, timeline: list[Any]) -> str | None:
+        """None, or why the backend cannot run the sequence's timeline (steps.go: protocol `steps`)."""
+        if any(isinstance(t, MaxEntry) for t in timeline):
+            # each replica is created when the one before it is placed, and the entry's answer is the
+            # count: the backend would need a step that asks the queue after every cycle
+            return ("the sequence has a `replicas: max` entry, which a backend does not run (its replicas are "
+                    "created one at a time while each is placed, and `capacity` is not reported)")
+        if "steps" not in self.protocols:
+            return (f"the sequence has steps, which the backend {self.path} does not apply (its --info lists no "
+                    "protocol `steps`: a build before it, or for 1.32 or earlier, whose scheduling queue cannot "
+                    "run on the sequence's clock)")
+        kinds = [t.kind for t in timeline if isinstance(t, Step) and t.kind not in STEP_KINDS_SENT]
+        if kinds:
+            return (f"the sequence has {', '.join(dict.fromkeys(kinds))} steps, which a backend does not apply "
+                    "(the device taint eviction controller and a driver's device conditions are not emulated)")
+        devices = case.cluster.devices
+        if devices is not None:
+            listed = [d for s in devices.slices for d in s.devices]
+            if any(t.effect == "NoExecute" for d in listed for t in d.taints):
+                return ("the sequence has steps and devices with NoExecute taints, whose evictions (the device "
+                        "taint eviction controller) a backend does not emulate")
+            if any(d.binding_conditions is not None for d in listed):
+                return ("the sequence has steps and devices with binding conditions: upstream's PreBind waits for "
+                        "them on the wall clock, not on the sequence's (a `wait` does not time them out)")
+        ephemeral = [q.key for q in (*case.cluster.pods, *case.incoming)
+                     if any(v.source is not None and "ephemeral" in v.source for v in q.volumes)]
+        if ephemeral:
+            return (f"the sequence has steps and pods with generic ephemeral volumes ({', '.join(ephemeral[:3])}), "
+                    "whose claims a backend does not delete with the pod or make for a replacement")
+        return None
+
+
+# the step kinds a backend with the protocol `steps` applies (backend/kspreadbackend/steps.go)
+STEP_KINDS_SENT = ("drain", "cordon", "uncordon", "addNode", "deleteNode", "zoneDown", "taint", "untaint", "label",
+                   "deletePod", "ungate", "wait")
 
 
 def _text(raw: str, limit: int) -> str:
@@ -460,6 +501,8 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
                                **({"podGroupReplicaKey": ref.replica_key} if ref.replica_key else {})}
     if p.scheduling_group is not None:
         spec["schedulingGroup"] = {"podGroupName": p.scheduling_group}
+    if p.scheduling_gates:
+        spec["schedulingGates"] = [{"name": g} for g in p.scheduling_gates]
     if p.volumes:
         # as written; a `claims:` item as the StatefulSet controller writes it (claim <volume>-<pod>)
         spec["volumes"] = [dict(v.source) if v.source is not None else
@@ -687,7 +730,59 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
         "maxCycles": 0 if case.is_sequence else 1,
         "observe": observe,
         "timeoutMillis": max(round(case_timeout(case) * 1000), 1),
+        **_steps(case),
     }
+
+
+def _steps(case: Case) -> dict[str, Any]:
+    """A sequence's steps (each after the first ``at`` incoming pods) and its budgets' specs, for a
+    backend with the protocol `steps`; nothing for a case without steps (the input of a backend
+    without that protocol, which is not sent such a case: ``Backend.applicable``)."""
+    timeline = getattr(case, "timeline", None)
+    if not timeline:
+        return {}
+    steps: list[dict[str, Any]] = []
+    at = 0
+    for t in timeline:
+        if isinstance(t, Pod):
+            at += 1
+            continue
+        assert isinstance(t, Step), t  # (a `replicas: max` entry is not sent: applicable)
+        one: dict[str, Any] = {"at": at, "kind": t.kind}
+        a = t.arg
+        if t.kind in ("drain", "cordon", "uncordon", "deleteNode"):
+            one["node"] = a
+        elif t.kind == "zoneDown":
+            one["zone"] = a
+        elif t.kind == "deletePod":
+            one["pod"] = a
+        elif t.kind == "wait":
+            one["seconds"] = int(a)
+        elif t.kind == "addNode":
+            one["newNode"] = _node(a)
+        elif t.kind == "taint":
+            node, taint = a
+            one.update(node=node, taint={"key": taint.key, "value": taint.value, "effect": taint.effect})
+        elif t.kind == "untaint":
+            one.update(node=a["node"], key=a["key"], effect=a.get("effect") or "")
+        elif t.kind == "label":
+            one.update(node=a["node"], labels=dict(a["labels"]))
+        elif t.kind == "ungate":
+            one.update(pod=a["pod"], gate=a["gate"])
+        else:  # pragma: no cover (applicable refuses the others)
+            raise AssertionError(t.kind)
+        steps.append(one)
+    budgets = []
+    for d in case.cluster.pdbs:
+        b: dict[str, Any] = {"namespace": d.namespace, "name": d.name}
+        if d.budget is not None:
+            b[d.budget[0]] = d.budget[1]
+        else:
+            # a status alone: the desired healthy count it implies at the start (the steps' rule)
+            healthy = sum(1 for p in case.cluster.pods if p.node_name and not p.terminating and pdb_matches(d, p))
+            b["desired"] = healthy - d.disruptions_allowed
+        budgets.append(b)
+    return {"steps": steps, "budgets": budgets}
 
 
 # ---- running it ------------------------------------------------------------------------------
@@ -837,7 +932,9 @@ def call_backend(backend: Backend, case: Case, observe: str = "last") -> dict[st
         why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise BackendError(f"backend {backend.path}: {what}: the answer is not JSON ({why}; exit {ran.code}): "
                            f"{_failure(ran)}") from None
-    problem = _problem(out, _ANSWER, "") or _unknown_nodes(out, {n.name for n in case.cluster.nodes})
+    # (the nodes of the case, and those its addNode steps add)
+    added = {t.arg.name for t in getattr(case, "timeline", None) or () if isinstance(t, Step) and t.kind == "addNode"}
+    problem = _problem(out, _ANSWER, "") or _unknown_nodes(out, {n.name for n in case.cluster.nodes} | added)
     if problem is not None:
         raise BackendError(f"backend {backend.path}: {what}: the answer is not a backend's: {problem}")
     if out.get("error"):
