@@ -70,7 +70,7 @@ def lines_per_cycle(shape: str, nodes: int, version: str) -> tuple[float, collec
     return sum(where.values()) / (COUNTED - 1), where
 
 
-@pytest.mark.parametrize("version", ["1.35", "1.37"])
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
 @pytest.mark.parametrize("shape", ["floor", "requests", "owned", "mixed", "spread8"])
 def test_no_python_loop_over_the_nodes_per_cycle(shape, version):
     small, small_where = lines_per_cycle(shape, 1000, version)
