@@ -157,7 +157,17 @@ def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
 
 # ---- issue 31's shapes: real workloads against the floor of their own arithmetic ----------------------
 
-REAL_SHAPES = ("requests", "owned", "mixed", "spread8")
+REAL_SHAPES = ("requests", "owned", "mixed", "spread8", "groups", "batching")
+GROUP_SIZE = 8  # the groups shape's gangs
+# the batching shape's profile: the default profile's filters and scores but those that
+# keep OpportunisticBatching from signing a pod (PodTopologySpread's system default
+# constraints, InterPodAffinity, the volume plugins): every pod is signed
+BATCHING_PROFILE = {
+    "filter": [{"name": n} for n in ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+                                      "NodePorts", "NodeResourcesFit")],
+    "score": [{"name": "TaintToleration", "weight": 3}, {"name": "NodeAffinity", "weight": 2},
+              {"name": "NodeResourcesFit", "weight": 1}, {"name": "NodeResourcesBalancedAllocation", "weight": 1},
+              {"name": "ImageLocality", "weight": 1}]}
 ZONE = "topology.kubernetes.io/zone"
 MIXED_OWNERS = 40
 SPREAD8_SELECTORS = 8
@@ -211,7 +221,11 @@ def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
       ScheduleAnyway maxSkew 1);
     * ``spread8``: nodes in three zones; pod ``k`` labelled ``color: c{k mod 8}``, unowned, with
       two constraints on its colour: zone DoNotSchedule (maxSkew 5) and hostname
-      ScheduleAnyway (maxSkew 1).
+      ScheduleAnyway (maxSkew 1);
+    * ``groups`` (1.36, GenericWorkload and GangScheduling on): identical pods in gangs of 8
+      (PodGroup ``g{k // 8}``, minCount its pods), each gang placed by one pod group cycle;
+    * ``batching``: identical pods, a profile in which every pod is signed
+      (``BATCHING_PROFILE``), so OpportunisticBatching keeps each cycle's scored nodes.
     """
     alloc = {"cpu": "4", "memory": "32Gi", "pods": 110}
     nodes: list[dict] = []
@@ -224,7 +238,7 @@ def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
             if i % 10 == 0:
                 node["taints"] = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
         nodes.append(node)
-        if kind != "requests":
+        if kind not in ("requests", "groups", "batching"):
             zones.setdefault(f"moon-{i % 3 + 1}", []).append(f"node-{i}")
     small = {"cpu": "100m", "memory": "500Mi"}
     pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
@@ -247,6 +261,8 @@ def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
             pod["labels"] = {"app": f"app{j}"}
             pod["controller"] = {"kind": "ReplicaSet", "name": f"app{j}"}
             pod.update(specs[j])
+        elif kind == "groups":
+            pod["schedulingGroup"] = {"podGroupName": f"g{k // GROUP_SIZE}"}
         elif kind == "spread8":
             color = {"color": f"c{k % SPREAD8_SELECTORS}"}
             pod["labels"] = color
@@ -262,6 +278,15 @@ def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
         case["zones"] = zones
     if owners:
         case["owners"] = owners
+    if kind == "groups":
+        case["version"] = "1.36"
+        case["featureGates"] = {"GenericWorkload": True, "GangScheduling": True}
+        case["objects"] = [
+            {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": f"g{j}"},
+             "spec": {"schedulingPolicy": {"gang": {"minCount": min(GROUP_SIZE, n_pods - j * GROUP_SIZE)}}}}
+            for j in range((n_pods + GROUP_SIZE - 1) // GROUP_SIZE)]
+    elif kind == "batching":
+        case["profile"] = BATCHING_PROFILE
     return case
 
 
@@ -494,7 +519,7 @@ def main() -> None:
     ap.add_argument("--real-nodes", default="5000,20000", help="node counts of the real workload")
     ap.add_argument("--real-pods", default="2000,1000",
                     help="the long sequence at each real node count (the short one is 20 pods)")
-    ap.add_argument("--real-shapes", default="floor,requests,owned,mixed,spread8",
+    ap.add_argument("--real-shapes", default="floor,requests,owned,mixed,spread8,groups,batching",
                     help="shapes of the real workload (floor: identical unowned pods)")
     ap.add_argument("--real-memory-pods", default="1000,5000,10000",
                     help="sequence lengths of the requests shape whose memory is compared ('' for none)")

@@ -39,7 +39,7 @@ preemption).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -237,10 +237,15 @@ class CycleResult:
         if self.bound_node is not None:
             # of several top-scoring nodes, only the one the pod was bound to
             self._selected = [self.bound_node]
+        elif self._selected is None and self.selected_positions is not None and self._names is not None:
+            # kept as positions, the names read when asked (a pod group cycle compacts each
+            # pod's result before the group binds; the snapshot's names never change)
+            self.selected_positions = self.selected_positions.astype(np.int32)
         else:
             _ = self.selected
-        self.selected_positions = None
-        self._names = None
+        if self._selected is not None:
+            self.selected_positions = None
+            self._names = None
         self.scores = None
         self._statuses = None
         self._totals = None
@@ -565,15 +570,22 @@ class Scheduler:
             return
         lt = r._totals
         positions = None
+        names: Sequence[str] | None
+        values: Sequence[int]
+        all_names = None
         if isinstance(lt, _LazyTotals):
-            names, values = lt.nodes.names, lt.totals.tolist()
-            if lt.nodes.snapshot is self.snapshot and lt.nodes.positions is not None:
-                positions = lt.nodes.positions
+            nodes = lt.nodes
+            if nodes.snapshot is self.snapshot and nodes.positions is not None:
+                # positions and arrays, made lists only when the batch is asked for a hint
+                positions, all_names = nodes.positions, self.snapshot.name_array()
+                names, values = None, lt.totals
+            else:
+                names, values = nodes.names, lt.totals.tolist()
         else:
             names, values = list(lt), list(lt.values())
         # batching runs without extenders: no Randomizer, the heap's structure orders ties
-        self._batch = ((r.signature, SortedNodeScores(names, values, chosen, positions)) if len(names) > 1
-                       else None)
+        self._batch = ((r.signature, SortedNodeScores(names, values, chosen, positions, all_names))
+                       if len(values) > 1 else None)
 
     def pick_host(self, r: CycleResult) -> str:
         """A sequence's node among the cycle's selected ones: the heap's first pop where
@@ -1395,11 +1407,16 @@ class SortedNodeScores:
     extender), so equal totals pop in the order the heap's structure gives them. Built at
     the first ``pop`` (most batches are never asked for a hint)."""
 
-    __slots__ = ("_names", "_totals", "_chosen", "_heap", "positions", "_name_array", "_total_array", "_popped")
+    __slots__ = ("_names", "_totals", "_chosen", "_heap", "positions", "_name_array", "_total_array", "_popped",
+                 "_all_names")
 
-    def __init__(self, names: list[str], totals: list[int], chosen: str, positions: np.ndarray | None = None) -> None:
-        self._names = names
-        self._totals = totals
+    def __init__(self, names: Sequence[str] | None, totals: Sequence[int], chosen: str,
+                 positions: np.ndarray | None = None, all_names: np.ndarray | None = None) -> None:
+        # lists; or None and the snapshot's names (``all_names``) at ``positions``, and an
+        # array of totals: made lists at the first ``pop`` (most batches are never asked)
+        self._names: Any = names
+        self._totals: Any = totals
+        self._all_names = all_names
         self._chosen = chosen
         self._heap: list[int] | None = None
         # the scored nodes' snapshot positions (None: not known), for ``popped_ties``
@@ -1409,7 +1426,7 @@ class SortedNodeScores:
         self._popped: int | None = None  # the index ``pop`` gave last
 
     def __len__(self) -> int:
-        return len(self._names) - 1 if self._heap is None else len(self._heap)
+        return len(self._totals) - 1 if self._heap is None else len(self._heap)
 
     def _down(self, h: list[int], i: int, n: int) -> None:
         t = self._totals
@@ -1432,6 +1449,12 @@ class SortedNodeScores:
 
     def _built(self) -> list[int]:
         if self._heap is None:
+            if self._names is None:
+                assert self._all_names is not None and self.positions is not None
+                self._name_array = self._all_names[self.positions]
+                self._names = self._name_array.tolist()
+            if isinstance(self._totals, np.ndarray):
+                self._total_array, self._totals = self._totals, self._totals.tolist()
             h = list(range(len(self._names)))
             for i in range(len(h) // 2 - 1, -1, -1):
                 self._down(h, i, len(h))
