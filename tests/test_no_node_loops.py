@@ -38,15 +38,25 @@ def _bench():
     return mod
 
 
-def lines_per_cycle(shape: str, nodes: int, version: str, node_pods: int | None = None) -> tuple[float, collections.Counter]:
+RESTART_ALL = [{"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}]
+
+
+def lines_per_cycle(shape: str, nodes: int, version: str, node_pods: int | None = None,
+                    features: bool = False) -> tuple[float, collections.Counter]:
     """The Python lines executed per cycle over ``COUNTED`` cycles after ``WARM``
     (binding and requeueing included), and where (file:line -> count). ``node_pods``:
-    the nodes' allocatable pods (110)."""
+    the nodes' allocatable pods (110); ``features``: every other node declares
+    RestartAllContainersOnContainerExits and every incoming pod needs it."""
     data = _bench().make_workload(shape, nodes, WARM + COUNTED)
     data["version"] = version
     if node_pods is not None:
         for node in data["nodes"]:
             node["allocatable"] = {**node["allocatable"], "pods": node_pods}
+    if features:
+        for node in data["nodes"][::2]:
+            node["declaredFeatures"] = ["RestartAllContainersOnContainerExits"]
+        for pod in data["schedule"]:
+            pod["containers"] = [{"name": "app", "requests": pod.pop("requests"), "restartPolicyRules": RESTART_ALL}]
     case = build_case(data, f"{shape}-{nodes}")
     where: collections.Counter = collections.Counter()
     cycles = [0]
@@ -86,9 +96,9 @@ def test_no_python_loop_over_the_nodes_per_cycle(shape, version):
                     f"{small:.0f} at 1,000; the lines that grew:\n{detail}")
 
 
-def _compare(shape: str, version: str, node_pods: int | None = None) -> None:
-    small, small_where = lines_per_cycle(shape, 1000, version, node_pods)
-    large, large_where = lines_per_cycle(shape, 5000, version, node_pods)
+def _compare(shape: str, version: str, node_pods: int | None = None, features: bool = False) -> None:
+    small, small_where = lines_per_cycle(shape, 1000, version, node_pods, features)
+    large, large_where = lines_per_cycle(shape, 5000, version, node_pods, features)
     if large - small > SLACK:
         grown = sorted(((large_where[k] - small_where.get(k, 0), k) for k in large_where), reverse=True)[:8]
         detail = "\n".join(f"  +{d / (COUNTED - 1):.0f} per cycle  {Path(f).name}:{ln}" for d, (f, ln) in grown)
@@ -116,6 +126,12 @@ def test_no_node_loop_with_opportunistic_batching(version, node_pods):
     data["version"] = version
     assert run(build_case(data, "batching"))[0].batching  # the shape batches
     _compare("batching", version, node_pods)
+
+
+def test_no_node_loop_in_node_declared_features():
+    """Pods that need a declared feature, on nodes half of which declare it (1.36: the
+    filter on by default): NodeDeclaredFeatures' Filter once per distinct feature set."""
+    _compare("floor", "1.36", features=True)
 
 
 def test_the_audit_sees_a_loop_over_the_nodes(monkeypatch):
