@@ -571,7 +571,7 @@ class Scheduler:
         lt = r._totals
         positions = None
         names: Sequence[str] | None
-        values: Sequence[int]
+        values: Sequence[int] | np.ndarray
         all_names = None
         if isinstance(lt, _LazyTotals):
             nodes = lt.nodes
@@ -1410,7 +1410,7 @@ class SortedNodeScores:
     __slots__ = ("_names", "_totals", "_chosen", "_heap", "positions", "_name_array", "_total_array", "_popped",
                  "_all_names")
 
-    def __init__(self, names: Sequence[str] | None, totals: Sequence[int], chosen: str,
+    def __init__(self, names: Sequence[str] | None, totals: Sequence[int] | np.ndarray, chosen: str,
                  positions: np.ndarray | None = None, all_names: np.ndarray | None = None) -> None:
         # lists; or None and the snapshot's names (``all_names``) at ``positions``, and an
         # array of totals: made lists at the first ``pop`` (most batches are never asked)
