@@ -176,8 +176,8 @@ class CycleResult:
         if f is None:
             return []
         if isinstance(f, tuple):
-            node_list, positions = f
-            f = self._searched = [node_list[i].node.name for i in positions.tolist()]
+            names, positions = f
+            f = self._searched = names[positions].tolist()
         return f
 
     @searched.setter
@@ -681,7 +681,7 @@ class Scheduler:
             res.searched = [name for name in (node_list[i].node.name for i in searched_positions.tolist())
                             if name not in view.overrides]
         else:
-            res._searched = (node_list, searched_positions)
+            res._searched = (self.snapshot.name_array(), searched_positions)
 
     def _set_statuses(self, res: CycleResult, view: _FilterView, pod: Pod, searched: list[str] | None = None,
                       done: tuple[list[str], dict[str, Status]] | None = None) -> None:
