@@ -20,6 +20,7 @@ of devices depends on it has a tie that upstream breaks at random.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -148,6 +149,46 @@ def node_matches(node: Node, slice_: ResourceSlice) -> bool:
     return _target_matches(node, slice_.node_name, slice_.all_nodes, slice_.node_selector)
 
 
+class _SliceIndex:
+    """The slices of one list that GatherPools can take for a node, in the list's order:
+    the slices naming the node, and every slice naming none (or with sharedCounters,
+    which from 1.35 belong to their pool on every node). A slice naming another node is
+    passed over for it whatever else it has, so a node reads its own slices and the
+    others, not every node's (upstream walks them all)."""
+
+    __slots__ = ("slices", "size", "own", "general")
+
+    def __init__(self, slices: list[ResourceSlice]) -> None:
+        self.slices = slices
+        self.size = len(slices)
+        self.own: dict[str, list[int]] = {}
+        self.general: list[int] = []
+        for i, s in enumerate(slices):
+            if s.node_name and not s.shared_counters:
+                self.own.setdefault(s.node_name, []).append(i)
+            else:
+                self.general.append(i)
+
+    def for_node(self, name: str) -> list[ResourceSlice]:
+        own = self.own.get(name, ())
+        if not self.general:
+            return [self.slices[i] for i in own]
+        return [self.slices[i] for i in heapq.merge(own, self.general)]
+
+
+# the index of the last list of slices asked for (a run keeps its list until a slice or
+# rule changes, then makes a new one; a list is never changed in place)
+_last_index: list[_SliceIndex] = []
+
+
+def _node_slices(slices: list[ResourceSlice], node: Node) -> list[ResourceSlice]:
+    index = _last_index[0] if _last_index else None
+    if index is None or index.slices is not slices or index.size != len(slices):
+        index = _SliceIndex(slices)
+        _last_index[:] = [index]
+    return index.for_node(node.name)
+
+
 def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | None = None) -> list[Pool]:
     """GatherPools: the pools with slices available on the node, the newest
     generation only, each marked incomplete or invalid as upstream does. With
@@ -158,7 +199,7 @@ def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | N
     per_pool = f.partitionable_devices and f.counters_version >= 35
     pools: dict[tuple[str, str], Pool] = {}
     deferred: list[ResourceSlice] = []
-    for s in slices:
+    for s in _node_slices(slices, node):
         if not f.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
             continue
         if per_pool and s.shared_counters:
