@@ -424,9 +424,30 @@ class Allocator:
         # partitionable devices (1.34+): the counters left by the allocated devices, per
         # slice name (1.34) or pool name (1.35+: upstream keys them by the pool's name alone)
         self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
+        # a node with no slice to gather: the search's failure (None, or the exception's
+        # type and message) for the same claims, which no such node changes (kept with them)
+        self._bare: dict[tuple[int, ...], tuple[list[ResourceClaim], type[Exception] | None, str]] = {}
 
     def allocate(self, node: Node, claims: list[ResourceClaim]) -> list[Allocation] | None:
-        return _Run(self, node, claims).run()
+        if _node_slices(self.slices, node):
+            return _Run(self, node, claims).run()
+        # no pools: what the search finds depends on the claims alone (the validation, and
+        # no device to try), so a failure is the same on every such node of the cycle
+        key = tuple(map(id, claims))
+        hit = self._bare.get(key)
+        if hit is not None:
+            if hit[1] is None:
+                return None
+            raise hit[1](hit[2])
+        try:
+            out = _Run(self, node, claims).run()
+        except (FailedOnNode, AllocationError) as e:
+            if type(e) in (FailedOnNode, AllocationError) and len(e.args) == 1:
+                self._bare[key] = (list(claims), type(e), e.args[0])
+            raise
+        if out is None:
+            self._bare[key] = (list(claims), None, "")
+        return out
 
 
 class _Run:
