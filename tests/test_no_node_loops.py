@@ -4,7 +4,9 @@ depends only on labels is computed once per distinct label set (docs/reference/s
 The bench's shapes (``bench/bench.py``'s ``make_real``: identical unowned pods, pods that
 differ in requests, owned pods with the system default constraints, 40 mixed owners,
 eight spread selectors) run at 1,000 and at 5,000 nodes with the same few label sets,
-in the default profile at 1.35 and at 1.37. After some cycles (what a snapshot computes
+in the default profile at 1.35, 1.36 and 1.37; then paths the default profile does not
+take (issue 32): 1.36 pod groups, OpportunisticBatching, NodeDeclaredFeatures, and
+DynamicResources (which grows linearly: its allocator runs per node). After some cycles (what a snapshot computes
 once: static codes, memos), the Python lines executed per cycle are counted
 (``sys.settrace``: a loop's every iteration is a line event, a comprehension's too).
 A Python loop over the nodes on a per-cycle path adds at least one line per node, 4,000
