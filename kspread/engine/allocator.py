@@ -25,6 +25,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 from kspread.engine.devicecel import CelError, device_matches
 from kspread.engine.devices import (
@@ -156,7 +159,7 @@ class _SliceIndex:
     passed over for it whatever else it has, so a node reads its own slices and the
     others, not every node's (upstream walks them all)."""
 
-    __slots__ = ("slices", "size", "own", "general")
+    __slots__ = ("slices", "size", "own", "general", "_bare")
 
     def __init__(self, slices: list[ResourceSlice]) -> None:
         self.slices = slices
@@ -168,6 +171,18 @@ class _SliceIndex:
                 self.own.setdefault(s.node_name, []).append(i)
             else:
                 self.general.append(i)
+        self._bare: tuple[Any, np.ndarray] | None = None  # (snapshot, bare_positions)
+
+    def bare_positions(self, snapshot: Any) -> np.ndarray | None:
+        """Per snapshot position, whether the node has no slice to gather (None: every node
+        reads some, a slice naming no node)."""
+        if self.general:
+            return None
+        if self._bare is None or self._bare[0] is not snapshot:
+            bare = np.ones(len(snapshot), bool)
+            bare[[snapshot.position[n] for n in self.own if n in snapshot.position]] = False
+            self._bare = (snapshot, bare)
+        return self._bare[1]
 
     def for_node(self, name: str) -> list[ResourceSlice]:
         own = self.own.get(name, ())
@@ -181,12 +196,16 @@ class _SliceIndex:
 _last_index: list[_SliceIndex] = []
 
 
-def _node_slices(slices: list[ResourceSlice], node: Node) -> list[ResourceSlice]:
+def _slice_index(slices: list[ResourceSlice]) -> _SliceIndex:
     index = _last_index[0] if _last_index else None
     if index is None or index.slices is not slices or index.size != len(slices):
         index = _SliceIndex(slices)
         _last_index[:] = [index]
-    return index.for_node(node.name)
+    return index
+
+
+def _node_slices(slices: list[ResourceSlice], node: Node) -> list[ResourceSlice]:
+    return _slice_index(slices).for_node(node.name)
 
 
 def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | None = None) -> list[Pool]:
@@ -427,6 +446,11 @@ class Allocator:
         # a node with no slice to gather: the search's failure (None, or the exception's
         # type and message) for the same claims, which no such node changes (kept with them)
         self._bare: dict[tuple[int, ...], tuple[list[ResourceClaim], type[Exception] | None, str]] = {}
+
+    def bare_positions(self, snapshot: Any) -> np.ndarray | None:
+        """Per snapshot position, whether the node has no slice to gather (``allocate``
+        fails on every such node as on the first); None when every node has some."""
+        return _slice_index(self.slices).bare_positions(snapshot)
 
     def allocate(self, node: Node, claims: list[ResourceClaim]) -> list[Allocation] | None:
         if _node_slices(self.slices, node):
