@@ -45,7 +45,9 @@ topology_spreading/performance-config.yaml and their templates): nodes of 4 cpu 
   that differ in requests; identical pods of one ReplicaSet in three zones; 40 owners
   mixing nodeSelector, node affinity, tolerations and their own spread constraints;
   eight colours, each with a zone DoNotSchedule and a hostname ScheduleAnyway
-  constraint) at ``--real-nodes`` (5,000 and 20,000), each against ``kernel.run_shape``,
+  constraint; identical pods in 1.36 gangs of 8; identical pods under a profile that
+  OpportunisticBatching signs every pod of) at ``--real-nodes`` (5,000 and 20,000), each
+  against ``kernel.run_shape``,
   a numpy kernel of the same shape's arithmetic, CPU time per cycle and whether the
   kernel chose kspread's node for every pod; pods that differ in requests against
   identical ones; the memory of 1,000-, 5,000- and 10,000-pod ``requests`` and ``floor``
@@ -157,7 +159,17 @@ def make_workload(kind: str, n_nodes: int, n_pods: int) -> dict:
 
 # ---- issue 31's shapes: real workloads against the floor of their own arithmetic ----------------------
 
-REAL_SHAPES = ("requests", "owned", "mixed", "spread8")
+REAL_SHAPES = ("requests", "owned", "mixed", "spread8", "groups", "batching")
+GROUP_SIZE = 8  # the groups shape's gangs
+# the batching shape's profile: the default profile's filters and scores but those that
+# keep OpportunisticBatching from signing a pod (PodTopologySpread's system default
+# constraints, InterPodAffinity, the volume plugins): every pod is signed
+BATCHING_PROFILE = {
+    "filter": [{"name": n} for n in ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+                                      "NodePorts", "NodeResourcesFit")],
+    "score": [{"name": "TaintToleration", "weight": 3}, {"name": "NodeAffinity", "weight": 2},
+              {"name": "NodeResourcesFit", "weight": 1}, {"name": "NodeResourcesBalancedAllocation", "weight": 1},
+              {"name": "ImageLocality", "weight": 1}]}
 ZONE = "topology.kubernetes.io/zone"
 MIXED_OWNERS = 40
 SPREAD8_SELECTORS = 8
@@ -211,7 +223,11 @@ def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
       ScheduleAnyway maxSkew 1);
     * ``spread8``: nodes in three zones; pod ``k`` labelled ``color: c{k mod 8}``, unowned, with
       two constraints on its colour: zone DoNotSchedule (maxSkew 5) and hostname
-      ScheduleAnyway (maxSkew 1).
+      ScheduleAnyway (maxSkew 1);
+    * ``groups`` (1.36, GenericWorkload and GangScheduling on): identical pods in gangs of 8
+      (PodGroup ``g{k // 8}``, minCount its pods), each gang placed by one pod group cycle;
+    * ``batching``: identical pods, a profile in which every pod is signed
+      (``BATCHING_PROFILE``), so OpportunisticBatching keeps each cycle's scored nodes.
     """
     alloc = {"cpu": "4", "memory": "32Gi", "pods": 110}
     nodes: list[dict] = []
@@ -224,7 +240,7 @@ def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
             if i % 10 == 0:
                 node["taints"] = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
         nodes.append(node)
-        if kind != "requests":
+        if kind not in ("requests", "groups", "batching"):
             zones.setdefault(f"moon-{i % 3 + 1}", []).append(f"node-{i}")
     small = {"cpu": "100m", "memory": "500Mi"}
     pods = [{"name": f"init-{i}", "node": f"node-{i}", "requests": small} for i in range(n_nodes)]
@@ -247,6 +263,8 @@ def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
             pod["labels"] = {"app": f"app{j}"}
             pod["controller"] = {"kind": "ReplicaSet", "name": f"app{j}"}
             pod.update(specs[j])
+        elif kind == "groups":
+            pod["schedulingGroup"] = {"podGroupName": f"g{k // GROUP_SIZE}"}
         elif kind == "spread8":
             color = {"color": f"c{k % SPREAD8_SELECTORS}"}
             pod["labels"] = color
@@ -262,7 +280,26 @@ def make_real(kind: str, n_nodes: int, n_pods: int) -> dict:
         case["zones"] = zones
     if owners:
         case["owners"] = owners
+    if kind == "groups":
+        case["version"] = "1.36"
+        case["featureGates"] = {"GenericWorkload": True, "GangScheduling": True}
+        case["objects"] = [
+            {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": f"g{j}"},
+             "spec": {"schedulingPolicy": {"gang": {"minCount": min(GROUP_SIZE, n_pods - j * GROUP_SIZE)}}}}
+            for j in range((n_pods + GROUP_SIZE - 1) // GROUP_SIZE)]
+    elif kind == "batching":
+        case["profile"] = BATCHING_PROFILE
     return case
+
+
+def group_order(n_pods: int) -> list[int]:
+    """The ``groups`` shape's pods in the order its pod group cycles place them: per gang,
+    its last pod (the one whose creation lets the gang into the queue), then the others."""
+    out: list[int] = []
+    for start in range(0, n_pods, GROUP_SIZE):
+        gang = list(range(start, min(start + GROUP_SIZE, n_pods)))
+        out += gang[-1:] + gang[:-1]
+    return out
 
 
 def make_scale_case(n_nodes: int, n_pods: int, unique_labels: bool) -> dict:
@@ -494,7 +531,7 @@ def main() -> None:
     ap.add_argument("--real-nodes", default="5000,20000", help="node counts of the real workload")
     ap.add_argument("--real-pods", default="2000,1000",
                     help="the long sequence at each real node count (the short one is 20 pods)")
-    ap.add_argument("--real-shapes", default="floor,requests,owned,mixed,spread8",
+    ap.add_argument("--real-shapes", default="floor,requests,owned,mixed,spread8,groups,batching",
                     help="shapes of the real workload (floor: identical unowned pods)")
     ap.add_argument("--real-memory-pods", default="1000,5000,10000",
                     help="sequence lengths of the requests shape whose memory is compared ('' for none)")
@@ -652,7 +689,9 @@ def real(args: argparse.Namespace) -> None:
             k = {"us": 1e6 * min(r["run_s"] for r in runs) / long,
                  "cpu_us": 1e6 * min(r["cpu_s"] for r in runs) / long}
             m = mine[shape] = per_cycle(n, 20, long, ROOT, args.repeat, shape)
-            same = "same nodes" if m["chosen"] == runs[0]["chosen"] else "DIFFERENT NODES"
+            # (groups: the kernel places the pods in the order the group cycles take them)
+            ours = [m["chosen"][k] for k in group_order(long)] if shape == "groups" else m["chosen"]
+            same = "same nodes" if ours == runs[0]["chosen"] else "DIFFERENT NODES"
             print(f"real {shape:<9} {n:>5} nodes  per cycle: kernel {k['us']:7.1f} µs (cpu {k['cpu_us']:.1f}); "
                   f"kspread {m['us']:7.1f} µs (cpu {m['cpu_us']:.1f}) x{m['us'] / k['us']:.1f} "
                   f"(cpu x{m['cpu_us'] / k['cpu_us']:.1f}, {same} over {long} pods)", flush=True)

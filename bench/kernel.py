@@ -141,6 +141,9 @@ def run_shape(shape: str, n_nodes: int, n_pods: int, requests) -> tuple[list[int
     milli-cpu and MiB). What each adds to the basic cycle:
 
     * ``requests``: nothing (each pod its own requests);
+    * ``groups``, ``batching``: nothing (identical pods; the pod group cycles and the
+      batching profile do the same arithmetic; bench.py compares the nodes in the order
+      the groups place their pods);
     * ``owned``: PodTopologySpread's system default constraints (hostname maxSkew 3,
       zone maxSkew 5, ScheduleAnyway; nodes without a key are not ignored), weight 2;
     * ``spread8``: per colour, the zone DoNotSchedule filter (the colour's pods per zone,

@@ -20,10 +20,14 @@ of devices depends on it has a tie that upstream breaks at random.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 from kspread.engine.devicecel import CelError, device_matches
 from kspread.engine.devices import (
@@ -148,6 +152,62 @@ def node_matches(node: Node, slice_: ResourceSlice) -> bool:
     return _target_matches(node, slice_.node_name, slice_.all_nodes, slice_.node_selector)
 
 
+class _SliceIndex:
+    """The slices of one list that GatherPools can take for a node, in the list's order:
+    the slices naming the node, and every slice naming none (or with sharedCounters,
+    which from 1.35 belong to their pool on every node). A slice naming another node is
+    passed over for it whatever else it has, so a node reads its own slices and the
+    others, not every node's (upstream walks them all)."""
+
+    __slots__ = ("slices", "size", "own", "general", "_bare")
+
+    def __init__(self, slices: list[ResourceSlice]) -> None:
+        self.slices = slices
+        self.size = len(slices)
+        self.own: dict[str, list[int]] = {}
+        self.general: list[int] = []
+        for i, s in enumerate(slices):
+            if s.node_name and not s.shared_counters:
+                self.own.setdefault(s.node_name, []).append(i)
+            else:
+                self.general.append(i)
+        self._bare: tuple[Any, np.ndarray] | None = None  # (snapshot, bare_positions)
+
+    def bare_positions(self, snapshot: Any) -> np.ndarray | None:
+        """Per snapshot position, whether the node has no slice to gather (None: every node
+        reads some, a slice naming no node)."""
+        if self.general:
+            return None
+        if self._bare is None or self._bare[0] is not snapshot:
+            bare = np.ones(len(snapshot), bool)
+            bare[[snapshot.position[n] for n in self.own if n in snapshot.position]] = False
+            self._bare = (snapshot, bare)
+        return self._bare[1]
+
+    def for_node(self, name: str) -> list[ResourceSlice]:
+        own = self.own.get(name, ())
+        if not self.general:
+            return [self.slices[i] for i in own]
+        return [self.slices[i] for i in heapq.merge(own, self.general)]
+
+
+# the index of the last list of slices asked for (a run keeps its list until a slice or
+# rule changes, then makes a new one; a list is never changed in place)
+_last_index: list[_SliceIndex] = []
+
+
+def _slice_index(slices: list[ResourceSlice]) -> _SliceIndex:
+    index = _last_index[0] if _last_index else None
+    if index is None or index.slices is not slices or index.size != len(slices):
+        index = _SliceIndex(slices)
+        _last_index[:] = [index]
+    return index
+
+
+def _node_slices(slices: list[ResourceSlice], node: Node) -> list[ResourceSlice]:
+    return _slice_index(slices).for_node(node.name)
+
+
 def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | None = None) -> list[Pool]:
     """GatherPools: the pools with slices available on the node, the newest
     generation only, each marked incomplete or invalid as upstream does. With
@@ -158,7 +218,7 @@ def gather_pools(slices: list[ResourceSlice], node: Node, features: Features | N
     per_pool = f.partitionable_devices and f.counters_version >= 35
     pools: dict[tuple[str, str], Pool] = {}
     deferred: list[ResourceSlice] = []
-    for s in slices:
+    for s in _node_slices(slices, node):
         if not f.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
             continue
         if per_pool and s.shared_counters:
@@ -383,9 +443,35 @@ class Allocator:
         # partitionable devices (1.34+): the counters left by the allocated devices, per
         # slice name (1.34) or pool name (1.35+: upstream keys them by the pool's name alone)
         self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
+        # a node with no slice to gather: the search's failure (None, or the exception's
+        # type and message) for the same claims, which no such node changes (kept with them)
+        self._bare: dict[tuple[int, ...], tuple[list[ResourceClaim], type[Exception] | None, str]] = {}
+
+    def bare_positions(self, snapshot: Any) -> np.ndarray | None:
+        """Per snapshot position, whether the node has no slice to gather (``allocate``
+        fails on every such node as on the first); None when every node has some."""
+        return _slice_index(self.slices).bare_positions(snapshot)
 
     def allocate(self, node: Node, claims: list[ResourceClaim]) -> list[Allocation] | None:
-        return _Run(self, node, claims).run()
+        if _node_slices(self.slices, node):
+            return _Run(self, node, claims).run()
+        # no pools: what the search finds depends on the claims alone (the validation, and
+        # no device to try), so a failure is the same on every such node of the cycle
+        key = tuple(map(id, claims))
+        hit = self._bare.get(key)
+        if hit is not None:
+            if hit[1] is None:
+                return None
+            raise hit[1](hit[2])
+        try:
+            out = _Run(self, node, claims).run()
+        except (FailedOnNode, AllocationError) as e:
+            if type(e) in (FailedOnNode, AllocationError) and len(e.args) == 1:
+                self._bare[key] = (list(claims), type(e), e.args[0])
+            raise
+        if out is None:
+            self._bare[key] = (list(claims), None, "")
+        return out
 
 
 class _Run:

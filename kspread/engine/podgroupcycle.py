@@ -82,6 +82,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kspread.engine import podgrouppreemption
 from kspread.engine.framework.interface import PodEvent
 from kspread.engine.model import Pod, replace_pod
@@ -100,12 +102,23 @@ POD_GROUP_WAITING = f"{POD_GROUP_UNSCHEDULABLE}, pod group is waiting for preemp
 @dataclass(frozen=True, slots=True)
 class PreemptionRun:
     """One pod's cycle in a run of workload-aware preemption's algorithm: the nodes it
-    searched, the node it was assumed on (None: none fit), its error."""
+    searched (``searched``, by name), the node it was assumed on (None: none fit), its
+    error. The searched nodes are kept as their snapshot positions in ``encode_tie``'s
+    form (a few bytes when most nodes are searched: the reprieve runs the algorithm once
+    per victim) and named when read."""
 
     pod: str
-    searched: tuple[str, ...]
+    searched_at: np.ndarray
+    names: np.ndarray  # the snapshot's node names (Snapshot.name_array)
     node: str | None
     error: str
+
+    @property
+    def searched(self) -> tuple[str, ...]:
+        """The searched nodes' names, sorted."""
+        from kspread.engine.scheduler import tie_positions
+
+        return tuple(sorted(self.names[tie_positions(self.searched_at, len(self.names))].tolist()))
 
 
 @dataclass(slots=True)
@@ -403,13 +416,13 @@ def _fits(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
             sched.cycle_count = cycle - 1
             r = sched.schedule_one(pod)
             if r.error:
-                this.append(PreemptionRun(pod.key, tuple(sorted(r.searched)), None, r.error))
+                this.append(_preemption_run(sched, r, None, r.error))
                 return ERROR, f"failed to schedule other pod from a pod group: {r.error}"
             if r.selected_positions is None and not r.selected:
-                this.append(PreemptionRun(pod.key, tuple(sorted(r.searched)), None, ""))
+                this.append(_preemption_run(sched, r, None, ""))
                 continue
             node = sched.pick_host(r)
-            this.append(PreemptionRun(pod.key, tuple(sorted(r.searched)), node, ""))
+            this.append(_preemption_run(sched, r, node, ""))
             sched.store_schedule_results(r, node)
             on = replace_pod(pod, node_name=node, nominated_node=None)
             sched.nominator.remove(pod)
@@ -423,6 +436,14 @@ def _fits(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
         sched.skip_post_filters = False
         sched.cycle_count = cycle
         _revert(sched, assumed)
+
+
+def _preemption_run(sched: Any, r: CycleResult, node: str | None, error: str) -> PreemptionRun:
+    from kspread.engine.scheduler import encode_tie
+
+    names = sched.snapshot.name_array()
+    at = encode_tie(r.searched_positions(sched.snapshot.position), len(names))
+    return PreemptionRun(r.pod.key, at, names, node, error)
 
 
 def _unreached(run: SequenceRun, q: QueuedPod) -> CycleResult:

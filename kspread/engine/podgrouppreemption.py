@@ -147,12 +147,12 @@ def preempt(sched: Scheduler, pg: PodGroup, pods: Sequence[Pod],
     if not potential:
         return Outcome(UNRESOLVABLE, NO_VICTIMS)
     snap = sched.snapshot
-    removed: list[Pod] = []
+    removed: dict[str, Pod] = {}  # by key, in the order removed (a list's remove was quadratic)
     try:
         for v in potential:
             for p in v.pods:
                 snap.remove_pod(p)
-                removed.append(p)
+                removed[p.key] = p
         code, msg = fits()
         if code != SUCCESS:
             return Outcome(code, msg)
@@ -162,15 +162,15 @@ def preempt(sched: Scheduler, pg: PodGroup, pods: Sequence[Pod],
         for v in [*bad, *good]:
             for p in v.pods:
                 snap.add_pod(p)
-                removed.remove(p)
+                del removed[p.key]
             code, _ = fits()
             if code != SUCCESS:
                 for p in v.pods:
                     snap.remove_pod(p)
-                    removed.append(p)
+                    removed[p.key] = p
                 chosen.append(v)
         chosen.sort(key=cmp_to_key(_more_important))
         return Outcome(SUCCESS, "", [p for v in chosen for p in v.pods])
     finally:
-        for p in removed:  # restore the snapshot (BackupSnapshot's restore)
+        for p in removed.values():  # restore the snapshot (BackupSnapshot's restore)
             snap.add_pod(p)

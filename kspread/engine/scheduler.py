@@ -39,7 +39,7 @@ preemption).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -119,7 +119,7 @@ class CycleResult:
     _searched: Any = None  # list[str] or (snapshot node list, positions array)
     # snapshot positions of ``selected`` (when the cycle scored), for sequences
     selected_positions: Any = None
-    _node_list: Any = None
+    _names: Any = None  # the snapshot's node names (Snapshot.name_array), read by selected_positions
     bound_node: str | None = None  # the node a sequence bound the pod to
     # GangScheduling's Permit: the node the pod waits on, assumed, for its gang (None: it
     # did not wait); it binds there when the gang is complete
@@ -134,6 +134,7 @@ class CycleResult:
     signature: Any = None  # OpportunisticBatching: the pod's signature (None: not signed)
     batch_hint: str | None = None  # the node the batch offered this cycle
     batch_ties: list[str] = field(default_factory=list)  # nodes of the hint's total in the batch
+    batch_tie_positions: Any = None  # their snapshot positions (None: not known)
     # from 1.35, without extender scores: the tied node upstream's heap pops first (heap_first)
     heap_pick: str | None = None
     compacted: bool = False
@@ -144,9 +145,9 @@ class CycleResult:
     def selected(self) -> list[str]:
         """The top-scoring nodes (feasible order)."""
         if self._selected is None:
-            if self.selected_positions is None or self._node_list is None:
+            if self.selected_positions is None or self._names is None:
                 return []
-            self._selected = [self._node_list[i].node.name for i in self.selected_positions.tolist()]
+            self._selected = self._names[self.selected_positions].tolist()
         return self._selected
 
     @selected.setter
@@ -175,8 +176,8 @@ class CycleResult:
         if f is None:
             return []
         if isinstance(f, tuple):
-            node_list, positions = f
-            f = self._searched = [node_list[i].node.name for i in positions.tolist()]
+            names, positions = f
+            f = self._searched = names[positions].tolist()
         return f
 
     @searched.setter
@@ -236,10 +237,15 @@ class CycleResult:
         if self.bound_node is not None:
             # of several top-scoring nodes, only the one the pod was bound to
             self._selected = [self.bound_node]
+        elif self._selected is None and self.selected_positions is not None and self._names is not None:
+            # kept as positions, the names read when asked (a pod group cycle compacts each
+            # pod's result before the group binds; the snapshot's names never change)
+            self.selected_positions = self.selected_positions.astype(np.int32)
         else:
             _ = self.selected
-        self.selected_positions = None
-        self._node_list = None
+        if self._selected is not None:
+            self.selected_positions = None
+            self._names = None
         self.scores = None
         self._statuses = None
         self._totals = None
@@ -400,6 +406,7 @@ class Scheduler:
         # UpdateSnapshot keeps unless a node came or went (steps.py, _reset)
         self.cycle_order: list[str] | None = None
         self._hint_ties: list[str] = []
+        self._hint_tie_positions: np.ndarray | None = None
         # pod -> the tied nodes its placement was taken from (snapshot positions, as
         # mark_tie keeps them): tied_nodes
         self.ties: dict[str, np.ndarray] = {}
@@ -482,9 +489,10 @@ class Scheduler:
                 return self._post_filter(state, pod, res)
             if self.batching:
                 res.signature = self._sign(pod)
-                self._hint_ties = []
+                self._hint_ties, self._hint_tie_positions = [], None
                 res.batch_hint = self._node_hint(state, pod, res.signature)
                 res.batch_ties = self._hint_ties
+                res.batch_tie_positions = self._hint_tie_positions
             # the nominated node first; else the batch's hint (evaluateNominatedNode)
             first = pod.nominated_node if pod.nominated_node and self._prefers_nominated_node() else res.batch_hint
             first_failed: tuple[str, bool] | None = None
@@ -544,7 +552,7 @@ class Scheduler:
             return None
         node, total = b[1].pop()
         # the filter workers' order of the scored nodes decides among equal totals too
-        self._hint_ties = [node] + b[1].with_total(total)
+        self._hint_ties, self._hint_tie_positions = b[1].popped_ties(total)
         return node
 
     def store_schedule_results(self, r: CycleResult, chosen: str) -> None:
@@ -561,12 +569,23 @@ class Scheduler:
             self._batch = None
             return
         lt = r._totals
+        positions = None
+        names: Sequence[str] | None
+        values: Sequence[int] | np.ndarray
+        all_names = None
         if isinstance(lt, _LazyTotals):
-            names, values = list(lt.nodes.names), lt.totals.tolist()
+            nodes = lt.nodes
+            if nodes.snapshot is self.snapshot and nodes.positions is not None:
+                # positions and arrays, made lists only when the batch is asked for a hint
+                positions, all_names = nodes.positions, self.snapshot.name_array()
+                names, values = None, lt.totals
+            else:
+                names, values = nodes.names, lt.totals.tolist()
         else:
             names, values = list(lt), list(lt.values())
         # batching runs without extenders: no Randomizer, the heap's structure orders ties
-        self._batch = (r.signature, SortedNodeScores(names, values, chosen)) if len(names) > 1 else None
+        self._batch = ((r.signature, SortedNodeScores(names, values, chosen, positions, all_names))
+                       if len(values) > 1 else None)
 
     def pick_host(self, r: CycleResult) -> str:
         """A sequence's node among the cycle's selected ones: the heap's first pop where
@@ -662,7 +681,7 @@ class Scheduler:
             res.searched = [name for name in (node_list[i].node.name for i in searched_positions.tolist())
                             if name not in view.overrides]
         else:
-            res._searched = (node_list, searched_positions)
+            res._searched = (self.snapshot.name_array(), searched_positions)
 
     def _set_statuses(self, res: CycleResult, view: _FilterView, pod: Pod, searched: list[str] | None = None,
                       done: tuple[list[str], dict[str, Status]] | None = None) -> None:
@@ -711,7 +730,7 @@ class Scheduler:
         top = (totals == best).nonzero()[0]
         res._selected = None
         res.selected_positions = positions[top]
-        res._node_list = self.snapshot.node_list
+        res._names = self.snapshot.name_array()  # (names read by positions, when asked)
         if len(top) > 1 and self.version.heap_breaks_ties:
             res.heap_pick = self._heap_pick(pod, positions, top)
 
@@ -961,7 +980,7 @@ class Scheduler:
         if r.preemption is not None and r.preemption.nominated_node is not None and not n_selected:
             tied = list(r.preemption.tied_nodes)
         elif r.batch_hint is not None and n_selected == 1 and r.selected == [r.batch_hint]:
-            tied = list(r.batch_ties)
+            tied = r.batch_tie_positions if r.batch_tie_positions is not None else list(r.batch_ties)
         elif n_selected > 1:
             tied = r.selected_positions if r.selected_positions is not None else list(r.selected)
         elif pod.nominated_node and r.selected == [pod.nominated_node] and r.searched == [pod.nominated_node]:
@@ -1388,16 +1407,26 @@ class SortedNodeScores:
     extender), so equal totals pop in the order the heap's structure gives them. Built at
     the first ``pop`` (most batches are never asked for a hint)."""
 
-    __slots__ = ("_names", "_totals", "_chosen", "_heap")
+    __slots__ = ("_names", "_totals", "_chosen", "_heap", "positions", "_name_array", "_total_array", "_popped",
+                 "_all_names")
 
-    def __init__(self, names: list[str], totals: list[int], chosen: str) -> None:
-        self._names = names
-        self._totals = totals
+    def __init__(self, names: Sequence[str] | None, totals: Sequence[int] | np.ndarray, chosen: str,
+                 positions: np.ndarray | None = None, all_names: np.ndarray | None = None) -> None:
+        # lists; or None and the snapshot's names (``all_names``) at ``positions``, and an
+        # array of totals: made lists at the first ``pop`` (most batches are never asked)
+        self._names: Any = names
+        self._totals: Any = totals
+        self._all_names = all_names
         self._chosen = chosen
         self._heap: list[int] | None = None
+        # the scored nodes' snapshot positions (None: not known), for ``popped_ties``
+        self.positions = positions
+        self._name_array: np.ndarray | None = None
+        self._total_array: np.ndarray | None = None
+        self._popped: int | None = None  # the index ``pop`` gave last
 
     def __len__(self) -> int:
-        return len(self._names) - 1 if self._heap is None else len(self._heap)
+        return len(self._totals) - 1 if self._heap is None else len(self._heap)
 
     def _down(self, h: list[int], i: int, n: int) -> None:
         t = self._totals
@@ -1420,6 +1449,12 @@ class SortedNodeScores:
 
     def _built(self) -> list[int]:
         if self._heap is None:
+            if self._names is None:
+                assert self._all_names is not None and self.positions is not None
+                self._name_array = self._all_names[self.positions]
+                self._names = self._name_array.tolist()
+            if isinstance(self._totals, np.ndarray):
+                self._total_array, self._totals = self._totals, self._totals.tolist()
             h = list(range(len(self._names)))
             for i in range(len(h) // 2 - 1, -1, -1):
                 self._down(h, i, len(h))
@@ -1431,12 +1466,32 @@ class SortedNodeScores:
 
     def pop(self) -> tuple[str, int]:
         """The next node and its total (GetNodeHint's Pop)."""
-        i = self._pop(self._built())
+        i = self._popped = self._pop(self._built())
         return self._names[i], self._totals[i]
+
+    def _left_with(self, total: int) -> np.ndarray:
+        """The indices of the nodes left with that total, in node tree order of the search
+        (arrays: in the identical-pods shape most nodes tie)."""
+        if self._total_array is None:
+            self._total_array = np.asarray(self._totals, np.int64)
+        left = np.fromiter(self._built(), np.intp)
+        return np.sort(left[self._total_array[left] == total])
 
     def with_total(self, total: int) -> list[str]:
         """The nodes left with that total, in node tree order of the search."""
-        return [self._names[i] for i in sorted(self._built()) if self._totals[i] == total]
+        return self._names_at(self._left_with(total))
+
+    def _names_at(self, at: np.ndarray) -> list[str]:
+        if self._name_array is None:
+            self._name_array = np.array(self._names, dtype=object)
+        return self._name_array[at].tolist()
+
+    def popped_ties(self, total: int) -> tuple[list[str], np.ndarray | None]:
+        """The node ``pop`` gave last and the nodes left with its ``total`` (``with_total``'s),
+        as names and as snapshot positions (None when the positions are not known)."""
+        assert self._popped is not None
+        at = np.concatenate(([self._popped], self._left_with(total)))
+        return self._names_at(at), None if self.positions is None else self.positions[at]
 
 
 def heap_first(top: np.ndarray) -> int:

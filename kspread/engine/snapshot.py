@@ -286,6 +286,7 @@ class Snapshot:
         n = len(self.node_list)
         self.position: dict[str, int] = {info.name: i for i, info in enumerate(self.node_list)}
         self.all_positions = np.arange(n, dtype=np.intp)
+        self._name_array: np.ndarray | None = None
         self._allocatable: dict[str, np.ndarray] = {}
         self._requested: dict[str, np.ndarray] = {}
         self._non_zero = {"cpu": np.zeros(n, np.int64), "memory": np.zeros(n, np.int64)}
@@ -338,6 +339,14 @@ class Snapshot:
         self.pod_count += np.bincount(positions, minlength=n).astype(np.int64)
         np.add.at(self._non_zero["cpu"], positions, cpu)
         np.add.at(self._non_zero["memory"], positions, mem)
+
+    def name_array(self) -> np.ndarray:
+        """The node names in snapshot order as a numpy object array (made once: a node's
+        name and position never change in a snapshot), to gather names by positions."""
+        a = self._name_array
+        if a is None:
+            a = self._name_array = np.array([info.name for info in self.node_list], dtype=object)
+        return a
 
     def __len__(self) -> int:
         return len(self.node_list)
@@ -1046,6 +1055,8 @@ class NodeSet:
 
     @property
     def names(self) -> list[str]:
+        if self._infos is None and self.snapshot is not None:
+            return self.snapshot.name_array()[self.positions].tolist()
         return [info.node.name for info in self.infos]
 
     def find(self, names: Collection[str]) -> list[tuple[int, str]]:

@@ -53,6 +53,7 @@ from kspread.engine.devices import (
 )
 from kspread.engine.devicetaints import scheduler_slices
 from kspread.engine.framework.interface import (
+    Filtered,
     FilterPlugin,
     Plugin,
     PodEvent,
@@ -385,6 +386,52 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         if class_name not in self.tracker.objects.classes:
             return _unresolvable(f"request {request}: device class {class_name} does not exist")
         return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeSet) -> Filtered:
+        """``filter`` per node; but when only the allocator decides (the pod's own claims,
+        none allocated yet) the nodes with no slice to gather take the first such node's
+        failure at once (``Allocator.bare_positions``: the allocator fails the same way on
+        each); the nodes with slices are filtered one by one, in order."""
+        s = state.get(NAME)
+        snap, positions = nodes.snapshot, nodes.positions
+        if not (isinstance(s, DRAState) and s.allocator is not None and s.claims and s.user_claims == len(s.claims)
+                and all(c.allocation is None for c in s.claims) and snap is not None and positions is not None
+                and len(nodes) > 1):
+            return super().filter_nodes(state, pod, nodes)
+        bare_at = s.allocator.bare_positions(snap)
+        if bare_at is None:
+            return super().filter_nodes(state, pod, nodes)
+        is_bare = bare_at[positions]
+        bare = np.flatnonzero(is_bare)
+        if len(bare) < 2:
+            return super().filter_nodes(state, pod, nodes)
+        infos = snap.node_list
+        statuses: dict[int, Status] = {}  # index in the set -> status, for those filtered one by one
+        first = int(bare[0])
+        name = infos[int(positions[first])].node.name
+        shared = statuses[first] = self.filter(state, pod, infos[int(positions[first])])
+        one_by_one = np.flatnonzero(~is_bare).tolist()
+        if shared.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE or name not in s.failures:
+            one_by_one = sorted([*one_by_one, *bare[1:].tolist()])  # (allocated: no device needed; an Error)
+            shared_at = np.zeros(0, np.intp)
+        else:
+            shared_at = bare[1:]
+            s.failures.update(dict.fromkeys(snap.name_array()[positions[shared_at]].tolist(), s.failures[name]))
+        for i in one_by_one:
+            statuses[i] = self.filter(state, pod, infos[int(positions[i])])
+        # the table and ids ``statuses_to_filtered`` makes of every node's status in order
+        ids = np.zeros(len(nodes), np.intp)
+        index: dict[Status, int] = {SUCCESS: 0}
+        table: list[Status] = [SUCCESS]
+        for i in sorted([first, *one_by_one]):  # (the shared status's first node is ``first``)
+            st = statuses[i]
+            k = index.get(st)
+            if k is None:
+                k = index[st] = len(table)
+                table.append(st)
+            ids[i] = k
+        ids[shared_at] = ids[first]
+        return Filtered(ids, table)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         s = state.read(NAME)

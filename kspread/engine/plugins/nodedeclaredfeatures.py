@@ -85,14 +85,24 @@ class NodeDeclaredFeatures(Plugin, PreFilterPlugin, FilterPlugin):
         # 1.35 names the unsatisfied features in its reason (MatchNodeFeatureSet), 1.36+ not
         table: list[Status] = [SUCCESS]
         index: dict[tuple[str, ...], int] = {}
-        ids = np.zeros(len(nodes), np.intp)
-        for i, info in enumerate(nodes.infos):
-            missing = tuple(r for r in reqs if r not in info.node.declared_features)
+
+        def status_id(declared: frozenset[str]) -> int:
+            missing = tuple(r for r in reqs if r not in declared)
             if not missing:
-                continue
+                return 0
             key = missing if self.version.minor == 35 else ()
             if key not in index:
                 index[key] = len(table)
                 table.append(unresolvable(ERR_REASON_1_35 + ", ".join(missing) if key else ERR_REASON))
-            ids[i] = index[key]
-        return Filtered(ids, table)
+            return index[key]
+
+        snap = nodes.snapshot
+        if snap is not None and nodes.positions is not None:
+            # once per distinct declared feature set (static node data), then gathered
+            codes, sets = snap.static_codes("declared features", _declared)
+            return Filtered(np.array([status_id(f) for f in sets], np.intp)[codes[nodes.positions]], table)
+        return Filtered(np.array([status_id(info.node.declared_features) for info in nodes.infos], np.intp), table)
+
+
+def _declared(node: Node) -> frozenset[str]:
+    return node.declared_features
