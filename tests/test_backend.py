@@ -991,6 +991,16 @@ def test_a_sequence_with_pending_pods_is_skipped_with_the_reason(tmp_path):
         "sequence (their nominations reserving room) while upstream's queue would retry them on the sequence's "
         "events (a victim's deletion, a binding), as the plugins that rejected them register, which the case "
         "does not say")
+    # a gang's pending pod is not held so
+    _, case = _case(tmp_path, "version: '1.35'\nfeatureGates: {GenericWorkload: true, GangScheduling: true}\n"
+                              "nodes: [n1]\nobjects:\n- apiVersion: scheduling.k8s.io/v1alpha1\n  kind: Workload\n"
+                              "  metadata: {name: t}\n  spec: {podGroups: [{name: g, policy: {gang: {minCount: 2}}}]}\n"
+                              "pods:\n- {name: w, workloadRef: {name: t, podGroup: g}}\npod: {name: p}\n"
+                              "expect: {feasible: [n1]}\n")
+    assert Backend("kb", "v1.35.4", (), (), ("workloads",)).applicable(case) == (
+        "the case has pending pods in `pods` of a gang or pod group (w), which a backend holds with a scheduling "
+        "gate of its own, which its scheduler's group scheduling would see (a pod group cycle leaves a gated pod "
+        "behind)")
     # a single cycle runs with them held (backend/kspreadbackend/held.go)
     _, case = _case(tmp_path, "version: '1.35'\nnodes: [n1]\npods:\n- {name: w, nominatedNode: n1, priority: 10}\n"
                               "- {name: b, node: n1}\npod: {name: p}\nexpect: {feasible: [n1]}\n")

@@ -155,8 +155,8 @@ class Backend:
         if grouped:
             # (the others are held as kspread holds them: backend/kspreadbackend/held.go)
             return (f"the case has pending pods in `pods` of a gang or pod group ({_keys(grouped)}), which a "
-                    "backend holds with a scheduling gate of its own, which the group's scheduling sees "
-                    "(GangScheduling's PreEnqueue, the pod group cycle, leave a gated pod behind)")
+                    "backend holds with a scheduling gate of its own, which its scheduler's group scheduling "
+                    "would see (a pod group cycle leaves a gated pod behind)")
         return None
 
 
@@ -455,7 +455,7 @@ def _resize_status(rs, status: dict[str, Any], minor: int) -> None:
 _EPOCH = 1700000000
 
 
-def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True, minor: int = 35) -> dict[str, Any]:
+def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool, minor: int) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": p.name, "namespace": p.namespace, "labels": dict(p.labels),
                             "uid": f"{p.namespace}/{p.name}",
                             "creationTimestamp": _time(_EPOCH + seq)}
