@@ -29,6 +29,10 @@ MEMORY = ["16Gi", "40Gi", "80Gi", "40960Mi"]
 # (DRADeviceTaints beta, on; kspread takes no DeviceTaintRule there) taints in the slices'
 # devices instead of rules
 TAINT_RULES = False
+# set by difftest.py --rules-136 (with --taint-rules at 1.36): DeviceTaintRules as 1.36 serves
+# them (resource.k8s.io/v1beta2) with DRADeviceTaintRules on, on which v1.36.2's scheduler
+# panics (kspread refuses them naming the crash)
+RULES_136 = False
 TAINT_KEYS = ["example.com/fault", "example.com/maintenance"]
 
 
@@ -41,7 +45,9 @@ def feature_gates(minor: int) -> dict[str, bool]:
     API and the plugin before 1.34 (beta, off by default in 1.32-1.33; alpha in 1.31),
     admin access (alpha in 1.32-1.33), prioritized lists (alpha in 1.33)."""
     if minor >= 34:
-        return {"DRADeviceTaints": True, "DRADeviceTaintRules": True} if TAINT_RULES and minor == 35 else {}
+        if TAINT_RULES and (minor == 35 or (minor == 36 and RULES_136)):
+            return {"DRADeviceTaints": True, "DRADeviceTaintRules": True}
+        return {}
     gates = {"DynamicResourceAllocation": True}
     if minor >= 32:
         gates["DRAAdminAccess"] = True
@@ -189,8 +195,8 @@ class DeviceGen:
         return t
 
     def taint_rules(self, devices: list[tuple[str, str, str]]) -> list[dict]:
-        """0-3 DeviceTaintRules (resource.k8s.io/v1alpha3) selecting by driver, pool and
-        device name (any of them left out), NoSchedule, NoExecute or None."""
+        """0-3 DeviceTaintRules (resource.k8s.io/v1alpha3; 1.36: v1beta2) selecting by
+        driver, pool and device name (any of them left out), NoSchedule, NoExecute or None."""
         r = self.r
         out = []
         for i in range(r.choice([0, 1, 1, 2, 3])):
@@ -205,7 +211,8 @@ class DeviceGen:
             spec: dict[str, Any] = {"taint": taint}
             if sel or self.chance(0.5):
                 spec["deviceSelector"] = sel
-            out.append({"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule",
+            out.append({"apiVersion": "resource.k8s.io/" + ("v1beta2" if self.minor >= 36 else "v1alpha3"),
+                        "kind": "DeviceTaintRule",
                         "metadata": {"name": f"rule{i}"}, "spec": spec})
         return out
 
@@ -346,7 +353,7 @@ class DeviceGen:
                 entries.append({"name": f"e{j}", "resourceClaimName": name})
         if entries:
             pod["resourceClaims"] = entries
-        if TAINT_RULES and self.minor == 35:
+        if TAINT_RULES and (self.minor == 35 or (self.minor == 36 and RULES_136)):
             objs.extend(self.taint_rules([d for devs in inventory.values() for d in devs] + [d for d, _ in network]))
         c["devices"] = objs
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kspread.engine.framework.profile import default_plugins
 from kspread.engine.scheduler import run_case
 from kspread.engine.versions import make_version
+from kspread.errors import CaseError
 from kspread.format.case import build_case
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -1072,6 +1073,59 @@ def run_batch(oracle: str, lines: list[str]) -> list[dict]:
     return [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
 
 
+RULE_PANIC = "interface conversion: interface {} is *v1beta2.DeviceTaintRule, not *v1alpha3.DeviceTaintRule"
+
+
+def rules_136(args) -> int:
+    """DeviceTaintRules at 1.36 (--rules-136): every case goes to the oracle alone (a panic ends
+    its process). A case with a rule must end the oracle with v1.36.2's tracker panic and be
+    refused by kspread naming it; a case without one is compared as in the other modes."""
+    from kspread.format.devices import V136_RULE_CRASH
+
+    rng = random.Random(args.seed)
+    gen = Gen(rng, 36)
+    counts: Counter = Counter()
+    for i in range(args.n):
+        c = gen.cluster()
+        cid = f"s{args.seed}-{i}"
+        rules = [o for o in c.get("devices") or [] if o.get("kind") == "DeviceTaintRule"]
+        slices = [o for o in c.get("devices") or [] if o.get("kind") == "ResourceSlice"]
+        p = subprocess.run([args.oracle, "-jsonl"], check=False, input=json.dumps(oracle_input(c, cid, 36)) + "\n",
+                           capture_output=True, text=True)
+        panicked = p.returncode != 0 and RULE_PANIC in p.stderr
+        try:
+            build_case(kspread_case(c, args.version, cid), cid)
+            refused = False
+        except CaseError as e:
+            refused = V136_RULE_CRASH in str(e)
+        if rules:
+            kind = "rules and slices" if slices else "rules, no slice"
+            counts[f"{kind}: cases"] += 1
+            counts[f"{kind}: oracle panicked"] += panicked
+            counts[f"{kind}: kspread refused"] += refused
+            ok = refused and (panicked or not slices)
+        else:
+            o = json.loads(p.stdout.splitlines()[0]) if p.returncode == 0 and p.stdout.strip() else {}
+            diffs = run_and_compare(o, kspread_case(c, args.version, cid), cid) if o else [("(oracle)", "error", "")]
+            unexplained = [d for d in diffs if explained(args.version, d[0], d[1], d[2], c) is None]
+            counts["no rule: cases"] += 1
+            counts["no rule: unexplained differences"] += bool(unexplained)
+            ok = not unexplained and not refused
+        counts["unexpected"] += not ok
+        if not ok and counts["unexpected"] <= args.examples:
+            out_dir = Path(args.out) / args.version
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / f"rules136-{cid}.json").write_text(json.dumps(
+                {"cluster": c, "oracleRc": p.returncode, "oracleStderr": p.stderr[-3000:]}, indent=1))
+    print(f"version 1.36 --rules-136: {args.n} cases, seed {args.seed}")
+    for k, v in sorted(counts.items()):
+        print(f"  {k:40} {v}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"version": "1.36", "mode": "rules-136", "cases": args.n,
+                                               "seed": args.seed, "counts": dict(counts)}, indent=1))
+    return 1 if counts["unexpected"] else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--oracle", required=True, help="the oracle binary built for --version")
@@ -1088,6 +1142,10 @@ def main() -> int:
     ap.add_argument("--taint-rules", action="store_true",
                     help="with --devices at 1.35: DeviceTaintRules and tolerations (oracle with taintrules_v135.go); "
                          "at 1.36: taints in the slices' devices and tolerations")
+    ap.add_argument("--rules-136", action="store_true",
+                    help="with --devices --taint-rules at 1.36: DeviceTaintRules too (resource.k8s.io/v1beta2, "
+                         "DRADeviceTaintRules on), each case run alone: a case with a rule must crash the oracle "
+                         "(v1.36.2's tracker panics) and be refused by kspread")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
@@ -1097,6 +1155,11 @@ def main() -> int:
     RESIZE = args.resize
     NDF = args.ndf
     devgen.TAINT_RULES = args.taint_rules
+    devgen.RULES_136 = args.rules_136
+    if args.rules_136:
+        if not (args.version == "1.36" and args.devices and args.taint_rules):
+            raise SystemExit("--rules-136 goes with --version 1.36 --devices --taint-rules")
+        return rules_136(args)
 
     import yaml
 

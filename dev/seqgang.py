@@ -106,15 +106,19 @@ def add(gen: Any, s: dict) -> None:
 WAP_PRIORITIES = (0, 10, 100, 1000)  # --wap: a PodGroup's priority (its pods' too)
 
 
-def to_pod_groups(s: dict, wap: random.Random | None = None) -> None:
+def to_pod_groups(s: dict, wap: random.Random | None = None, preempt: random.Random | None = None) -> None:
     """1.36 (issue 32): the sequence's gangs as 1.36 has them. Each pod group of a Workload (each
     replica key of it: a group of its own) becomes a PodGroup (scheduling.k8s.io/v1alpha2) named
     ``<workload>-<group>[-<key>]`` with the group's policy; a pod's workloadRef becomes its
     ``schedulingGroup`` (one naming a missing Workload or group names a missing PodGroup). The
-    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped and the
-    priority is 0 (kspread refuses a pod group's pods with volumes, or that would preempt).
+    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped (kspread
+    refuses a pod group's pods with volumes) and the priority is 0 (below every other pod: no
+    preemption by the group's pods).
     With ``wap`` (seqtest --wap: WorkloadAwarePreemption on) each PodGroup gets a priority of
-    WAP_PRIORITIES, which its pods take, and a disruptionMode (none, Pod or PodGroup)."""
+    WAP_PRIORITIES, which its pods take, and a disruptionMode (none, Pod or PodGroup). With
+    ``preempt`` (seqtest --group-priorities: the gate off) each group's pods get a priority of
+    WAP_PRIORITIES, so that their own PostFilter preempts lower-priority pods in the group's cycle."""
+    prio: dict[tuple[str, str], int] = {}
     policies = {(w["metadata"].get("namespace", "default"), w["metadata"]["name"], g["name"]): g["policy"]
                 for w in s.get("workloads") or [] for g in w["spec"]["podGroups"]}
     groups: dict[tuple[str, str], dict] = {}
@@ -145,6 +149,8 @@ def to_pod_groups(s: dict, wap: random.Random | None = None) -> None:
                 if mode is not None:
                     spec["disruptionMode"] = mode
             p["priority"] = spec["priority"]
+        elif preempt is not None:
+            p["priority"] = prio.setdefault((ns, name), preempt.choice(WAP_PRIORITIES))
     s["workloads"] = []
     s["podGroups"] = list(groups.values())
 

@@ -711,8 +711,10 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     for i, r in enumerate(results):
         pre = r.preemption
         # a victim waiting at Permit is rejected, not deleted (the oracle sees deletions)
+        # (a pod of a 1.36 pod group: its own preemption's victims are observed after the
+        # group's cycle, on its last pod's outcome: pod_group.victims)
         victims = sorted(v.key for v in pre.victims if v.key not in waiting_at[i]) \
-            if pre is not None and pre.nominated_node else []
+            if pre is not None and pre.nominated_node and getattr(r, "pod_group", None) is None else []
         picked = r.bound_node or getattr(r, "waiting_on", None)  # (a pod waiting at Permit: its node)
         if getattr(r, "pod_group", None) is not None:  # 1.36: the node the pod fit on in its group's cycle
             picked = r.pod_group.node
@@ -740,7 +742,10 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
     GANG_STATS.update(waits=sum(1 for r in results if getattr(r, "waiting_on", None)),
                       timeouts=sum(1 for x in rejected if x not in ("preempted", "removed")),
                       preempted=sum(1 for x in rejected if x == "preempted"),
-                      removed=sum(1 for x in rejected if x == "removed"))
+                      removed=sum(1 for x in rejected if x == "removed"),
+                      # 1.36, gate off: pods of a pod group whose own PostFilter preempted in the group's cycle
+                      groupPreempts=sum(1 for r in results if getattr(r, "pod_group", None) is not None
+                                        and r.preemption is not None and r.preemption.nominated_node))
     return cycles, placements, final, evicted, sorted(getattr(_sched, "waiting", {}))
 
 
@@ -807,7 +812,7 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
     oc = oracle_cycles(o)
     fd = first_divergence(oc, kc)
     ofinal, oevicted = o.get("final") or {}, sorted(o.get("evicted") or [])
-    if s.get("workloads"):  # --gangs: the pods still waiting at Permit, compared as evictions are
+    if s.get("workloads") or s.get("podGroups"):  # --gangs: the pods still waiting at Permit, compared as evictions are
         res.update(GANG_STATS)
         oevicted += [f"waiting:{short(k)}" for k in o.get("waiting") or []]
         kevicted = kevicted + [f"waiting:{k}" for k in sorted(kwaiting)]
@@ -1179,6 +1184,10 @@ def main() -> int:
     ap.add_argument("--wap", action="store_true",
                     help="with --gangs at 1.36: WorkloadAwarePreemption on, the PodGroups with priorities "
                          "and disruption modes (seqgang.to_pod_groups)")
+    ap.add_argument("--group-priorities", action="store_true",
+                    help="with --gangs at 1.36 and WorkloadAwarePreemption off: each pod group's pods get a "
+                         "priority (0, 10, 100 or 1000), so their own DefaultPreemption preempts in the group's "
+                         "cycle (seqgang.to_pod_groups)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1226,7 +1235,8 @@ def main() -> int:
         for s in gang_seqs:
             seqgang.add(gang_gen, s)
             if gen.minor >= 36:  # 1.36: PodGroups and pods' schedulingGroup (seqgang.to_pod_groups)
-                seqgang.to_pod_groups(s, gang_gen.r if args.wap else None)
+                seqgang.to_pod_groups(s, gang_gen.r if args.wap else None,
+                                      gang_gen.r if args.group_priorities and not args.wap else None)
         args.gates.update(seqgang.GATES)
         if args.wap:
             args.gates["WorkloadAwarePreemption"] = True
@@ -1282,8 +1292,9 @@ def main() -> int:
            if args.storage else "") +
           (f", {sum(r.get('waits', 0) for r in results)} Permit waits, {sum(r.get('timeouts', 0) for r in results)} "
            f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
-           f"preempted, {sum(r.get('removed', 0) for r in results)} deleted (kspread's count) in "
-           f"{sum(1 for s in seqs if s.get('workloads'))} gang sequences"
+           f"preempted, {sum(r.get('removed', 0) for r in results)} deleted (kspread's count), "
+           f"{sum(r.get('groupPreempts', 0) for r in results)} pod group pods preempting in their group's cycle, in "
+           f"{sum(1 for s in seqs if s.get('workloads') or s.get('podGroups'))} gang sequences"
            if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
     if args.devices:
         explained = Counter(r["cls"] for r in results if r.get("poolOrder"))

@@ -2074,11 +2074,31 @@ def test_a_case_with_devices_runs_on_a_backend_that_takes_them():
     assert Backend("kb", "v1.35.4", (), (), ("serve",)).applicable(case) == (
         "the case has device objects or pod resourceClaims (dynamic resource allocation), which the backend kb "
         "does not take (its --info lists no protocol `devices`)")
-    # DeviceTaintRules are not sent: the case is skipped, saying so
+    # DeviceTaintRules are sent (before issue 35 the case was skipped: "kspread does not send")
     rules = load_case(read_file(str(REPO / "cases" / "devices" / "device-taint-rules.yaml")).docs[0])
-    assert Backend("kb", "v1.35.4", (), (), ("serve", "devices")).applicable(rules) == (
-        "the case has DeviceTaintRules, which kspread does not send to a backend (its scheduler would see the "
-        "devices untainted)")
+    assert Backend("kb", "v1.35.4", (), (), ("serve", "devices")).applicable(rules) is None
+
+
+def test_device_taint_rules_go_to_the_backend_in_v1alpha3():
+    # as 1.33-1.35 serve them; a rule without a deviceSelector is sent without one (the tracker
+    # then taints every device); 1.34's class and CEL selectors go too; no timeAdded
+    docs = read_file(str(REPO / "cases" / "devices" / "device-taint-rules.yaml")).docs
+    devices = backend_input(load_case(docs[0]))["devices"]
+    # the rules before the slices (the backend lets the tracker see them first)
+    assert [o["kind"] for o in devices] == ["DeviceClass", "DeviceTaintRule", "DeviceTaintRule", "ResourceSlice",
+                                            "ResourceSlice", "ResourceClaim"]
+    rules = [o for o in backend_input(load_case(docs[1]))["devices"] if o["kind"] == "DeviceTaintRule"]
+    assert rules == [
+        {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule", "metadata": {"name": "drain-all"},
+         "spec": {"taint": {"key": "example.com/drain", "value": "true", "effect": "NoSchedule"}}},
+        {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule", "metadata": {"name": "note"},
+         "spec": {"taint": {"key": "example.com/note", "value": "", "effect": "None"},
+                  "deviceSelector": {"driver": "gpu.example.com"}}}]
+    data = backend_input(load_case(docs[2]))
+    rules = {o["metadata"]["name"]: o["spec"] for o in data["devices"] if o["kind"] == "DeviceTaintRule"}
+    assert rules["old-firmware"]["deviceSelector"] == {"deviceClassName": "gpu", "selectors": [
+        {"cel": {"expression": 'device.attributes["gpu.example.com"].firmware.isLessThan(semver("2.0.0"))'}}]}
+    assert data["featureGates"]["DRADeviceTaints"] is True
 
 
 def test_device_claims_through_the_real_scheduler(tmp_path, capsys):
@@ -2096,6 +2116,27 @@ def test_device_claims_through_the_real_scheduler(tmp_path, capsys):
     assert cli_main(["run", "--backend", backend, str(path)]) == 1
     out = capsys.readouterr().out
     assert re.search(r"web-g +\[gpu\.example\.com/n1/gpu-0\] +\[gpu\.example\.com/n1/gpu-1\]", out), out
+
+
+def test_device_taint_rules_through_the_real_scheduler(tmp_path, capsys):
+    # the backend creates the rules (v1alpha3) and upstream's ResourceSlice tracker taints the
+    # devices they select: the golden cases at the backend's version agree, and the same case
+    # expecting the devices untainted fails there (n2 feasible, n1's gpu-0 allocated)
+    backend = _real_backend()
+    capsys.readouterr()
+    path = REPO / "cases" / "devices" / "device-taint-rules.yaml"
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split(" (")[0] for x in lines if x.startswith("PASS ")] == [
+        "PASS devices-taint-rules-driver-pool-device", "PASS devices-taint-rules-tolerated-and-none"]
+    assert lines[-1].endswith("the reference engine agrees with it on 2 of 2 cases)"), lines[-1]
+    first = path.read_text().split("\n---\n")[0].split("kind: Case\n", 1)[1]
+    untainted = first.replace("  feasible: [n1]\n", "  feasible: [n1, n2]\n").replace(
+        "one-gpu: [gpu.example.com/n1/gpu-1]", "one-gpu: [gpu.example.com/n1/gpu-0]")
+    assert untainted != first
+    assert cli_main(["run", "--backend", backend, str(write_case(tmp_path, untainted))]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"one-gpu +\[gpu\.example\.com/n1/gpu-0\] +\[gpu\.example\.com/n1/gpu-1\]", out), out
 
 
 def test_a_victims_claim_is_released_before_the_run_ends(capsys):
@@ -2123,7 +2164,8 @@ def test_the_golden_device_cases_agree_with_upstream(capsys):
         "devices-all-mode-network-attached", "devices-all-subrequest-continues-as-itself[v1.35]",
         "devices-binding-conditions-gate-off", "devices-dry-run-filter-error",
         "devices-consumable-capacity-distinct-attribute", "devices-taints-tolerated", "devices-taints-none-effect",
-        "devices-taints-gate-off", "devices-exact-count", "devices-extended-resource-implicit-init-container",
+        "devices-taints-gate-off", "devices-taint-rules-driver-pool-device", "devices-taint-rules-tolerated-and-none",
+        "devices-exact-count", "devices-extended-resource-implicit-init-container",
         "devices-first-available-all-subrequest", "devices-first-available-score",
         "devices-first-available-two-all-subrequests", "devices-partitionable-backtrack",
         # (its pending pod hi, nominated, is held as kspread holds it: was skipped before)
@@ -2131,10 +2173,9 @@ def test_the_golden_device_cases_agree_with_upstream(capsys):
         "devices-postfilter-deallocation", "devices-preemption-does-not-free", "devices-shorthand",
         "devices-victim-frees-its-claim", *(["devices-training-job"] if not random_pick else [])])
     # (devices-dry-run-filter-error expects `evicted`, which a backend reports from issue 32)
-    assert lines[-1].startswith(f"{20 - random_pick} passed, {random_pick} failed, "), lines
+    assert lines[-1].startswith(f"{22 - random_pick} passed, {random_pick} failed, "), lines
     skipped = [x for x in lines if x.startswith("SKIP ")]
-    why = ("the case is at version", "expects an error", "expects evicted", "has steps", "has DeviceTaintRules",
-           "has pending pods")
+    why = ("the case is at version", "expects an error", "expects evicted", "has steps", "has pending pods")
     assert all(any(w in x for w in why) for x in skipped), skipped
     assert not any("device objects" in x for x in skipped)
 
@@ -2347,6 +2388,20 @@ def test_a_1_34_backend_waits_for_async_preemptions_last_victim(tmp_path):
         assert [(c["pod"], c["selected"]) for c in out["cycles"]] == [("p", "n2")], out["cycles"]
 
 
+def test_a_1_34_backend_applies_device_taint_rules_with_class_and_cel_selectors(capsys):
+    # 1.34's tracker (DRADeviceTaints) evaluates a rule's class and CEL selectors; a class that
+    # does not compile drops the slice, which holds only because the backend has the tracker
+    # see the rules before the slices (sent after them: n1 kept its untainted slice in 3 of 20
+    # runs, upstream's order of informer events)
+    path = os.environ.get("KSPREAD_BACKEND_1_34")
+    if not path:
+        pytest.skip("no 1.34 backend: set KSPREAD_BACKEND_1_34 (backend/build.sh --version 1.34 OUT)")
+    capsys.readouterr()
+    cases = [str(REPO / "cases" / "devices" / "device-taint-rules.yaml")] * 10
+    assert cli_main(["run", "-q", "--backend", path, *cases]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1].startswith("20 passed, 0 failed")
+
+
 def _backend_1_36() -> str:
     # a 1.36 build (backend/build.sh --version 1.36 with KSPREAD_TREE, docs/reference/backends.md);
     # CI builds 1.35 only
@@ -2355,6 +2410,24 @@ def _backend_1_36() -> str:
         pytest.skip("no 1.36 backend: set KSPREAD_BACKEND_1_36 (KSPREAD_TREE=TREE backend/build.sh --version 1.36 OUT, "
                     "TREE from dev/k8stree.py)")
     return path
+
+
+def test_a_1_36_backend_panics_on_a_device_taint_rule(tmp_path):
+    # why kspread refuses DeviceTaintRules at 1.36: v1.36.2's scheduler.New gives the tracker the
+    # v1beta2 informer and the tracker takes rules as v1alpha3 (kubernetes/kubernetes#139651)
+    backend = _backend_1_36()
+    case = load_case(read_file(str(REPO / "cases" / "devices" / "device-taint-rules.yaml")).docs[0])
+    data = backend_input(case)
+    for o in data["devices"]:
+        if o["kind"] == "DeviceTaintRule":
+            o["apiVersion"] = "resource.k8s.io/v1beta2"
+    r = subprocess.run([backend], input=json.dumps(data), capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode != 0
+    assert ("interface conversion: interface {} is *v1beta2.DeviceTaintRule, not *v1alpha3.DeviceTaintRule"
+            in r.stderr), r.stderr[-2000:]
+    data["devices"] = [o for o in data["devices"] if o["kind"] != "DeviceTaintRule"]
+    r = subprocess.run([backend], input=json.dumps(data), capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0 and json.loads(r.stdout)["cycles"], r.stderr[-2000:]
 
 
 def test_the_golden_cases_at_1_36_through_a_1_36_backend():

@@ -135,3 +135,13 @@ def test_a_rule_step_evicts_at_once_and_says_so_in_the_steps_record():
 def test_step_errors_name_the_step(step, taints, want):
     with pytest.raises(CaseError, match=want):
         _run(step, taints)
+
+
+def test_a_rule_step_at_1_36_is_refused_naming_the_schedulers_crash():
+    # v1.36.2's tracker panics when a slice is synced while a rule exists: a rule created by a
+    # step is refused as one in `objects` (issue 35)
+    doc = yaml.safe_load(CASE.replace("STEP", RULE.replace("v1alpha3", "v1beta2")).replace("TAINTS", "[]")
+                         .replace('"1.35"', '"1.36"'))
+    with pytest.raises(CaseError, match=(r"schedule\[1\]\.addDeviceTaintRule\.kind: DeviceTaintRule in 1\.36 with "
+                                         r"DRADeviceTaintRules on crashes kube-scheduler v1\.36\.2")):
+        run_loaded(build_case(doc, "t"))

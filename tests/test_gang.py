@@ -155,7 +155,8 @@ def test_gang_off_ignores_nothing_silently_but_schedules_pods_alone():
 
 @pytest.mark.parametrize("doc, where, text", [
     ({"featureGates": {"GangScheduling": True}}, ("featureGates", "GangScheduling"), "depends on GenericWorkload"),
-    ({"version": "1.37"}, ("featureGates", "GenericWorkload"), "not 1.37's scheduling.k8s.io/v1alpha3 API"),
+    ({"version": "1.37"}, ("featureGates", "GenericWorkload"), ("not 1.37's: Workloads and PodGroups served as "
+     "scheduling.k8s.io/v1beta1 and v1alpha3")),
     ({"featureGates": {}, "schedule": [{"name": "a"}]}, ("objects", 0, "kind"),
      "a Workload object needs the GenericWorkload feature gate"),
     ({"featureGates": {}, "objects": []}, ("schedule", 0, "workloadRef"),
@@ -195,7 +196,7 @@ RAW_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"},
 @pytest.mark.parametrize("version, text", [
     ("1.35", "in 1.35: PodGroups (scheduling.k8s.io/v1alpha2) and pods' schedulingGroup are 1.36's"),
     ("1.36", "needs the GenericWorkload feature gate"),
-    ("1.37", "in 1.37: 1.37 serves scheduling.k8s.io/v1alpha3, which kspread does not model"),
+    ("1.37", "in 1.37: "),
 ])
 @pytest.mark.parametrize("doc, where", [
     ({"objects": [POD_GROUP]}, ("objects", 0, "kind")),
@@ -205,8 +206,10 @@ RAW_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"},
 ])
 def test_1_36_pod_groups_elsewhere_are_refused_by_name_not_scheduled_pod_by_pod(version, text, doc, where):
     """1.36's PodGroup objects and pods' schedulingGroup in 1.35, in 1.36 without
-    GenericWorkload, in 1.37 (v1alpha3): refused at the field, never run as if the pods
-    were on their own."""
+    GenericWorkload, in 1.37 (which serves v1beta1 and v1alpha3 only): refused at the field,
+    never run as if the pods were on their own."""
+    if version == "1.37" and where == ("objects", 0, "kind"):
+        where = ("objects", 0, "apiVersion")
     base = {"version": version, "nodes": NODES, **doc}
     if "pod" not in doc and "schedule" not in doc:
         base["pod"] = {"name": "p"}

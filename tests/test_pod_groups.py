@@ -153,8 +153,8 @@ def test_1_35_is_untouched_no_pod_groups_there():
 @pytest.mark.parametrize("doc, where, text", [
     ({"version": "1.35", "schedule": [{"name": "a"}]}, ("objects", 0, "kind"),
      "PodGroups (scheduling.k8s.io/v1alpha2) and pods' schedulingGroup are 1.36's"),
-    ({"version": "1.37", "featureGates": {}, "schedule": [{"name": "a"}]}, ("objects", 0, "kind"),
-     "1.37 serves scheduling.k8s.io/v1alpha3"),
+    ({"version": "1.37", "featureGates": {}, "schedule": [{"name": "a"}]}, ("objects", 0, "apiVersion"),
+     "1.37 serves Workloads and PodGroups as scheduling.k8s.io/v1beta1 and scheduling.k8s.io/v1alpha3 only"),
     ({"objects": [{**_pg(), "apiVersion": "scheduling.k8s.io/v1alpha1"}]}, ("objects", 0, "apiVersion"),
      "a PodGroup is served as scheduling.k8s.io/v1alpha2"),
     ({"objects": [_pg(policy={"gang": {"minCount": 0}})]},
@@ -204,13 +204,6 @@ def test_errors_name_the_field(doc, where, text):
 
 
 def test_what_the_cycle_does_not_model_is_refused_by_name():
-    # preemption of a group pod: a low-priority pod fills the node, the group pod outranks it
-    with pytest.raises(CaseError, match=r"pod g of pod group 'workers' needs preemption \(DefaultPreemption "
-                                        r"nominates n1\): kspread does not model it in 1.36's pod group"):
-        _run([{"name": "g", "priority": 1000, "requests": {"cpu": "3"}, "schedulingGroup": SG}],
-             objects=[_pg(policy={"basic": {}})],
-             nodes=[{"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}],
-             pods=[{"name": "low", "node": "n1", "requests": {"cpu": "3"}}])
     with pytest.raises(CaseError, match="has volumes or resource claims"):
         _run([{"name": "g", "requests": {"cpu": "1"}, "schedulingGroup": SG,
                "volumes": [{"name": "v", "gcePersistentDisk": {"pdName": "d"}}]}],

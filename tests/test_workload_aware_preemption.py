@@ -125,14 +125,19 @@ def test_a_pod_that_fit_is_nominated_with_the_groups_status():
     assert placements == {"worker-0": "n2", "worker-1": "n1"}
 
 
-def test_gate_off_keeps_the_pod_by_pod_refusal():
+def test_gate_off_the_group_pods_own_preemption_runs_instead():
     doc = {"version": "1.36", "featureGates": {"GenericWorkload": True, "GangScheduling": True}, "nodes": NODES,
            "pods": [{"name": "job", "node": "n2", "priority": 10, "requests": {"cpu": "3"}}],
            "objects": [_pg()],
            "schedule": [{"name": "w", "replicas": 2, "priority": 100, "requests": {"cpu": "3"},
                          "schedulingGroup": SG}]}
-    with pytest.raises(CaseError, match="needs preemption"):
-        _run(doc)
+    _, results, placements = _run(doc)
+    # DefaultPreemption of the pod that fit nowhere, in the group's cycle: no preemption runs
+    # of the group's algorithm, the same victim
+    assert [(r.pod.key, r.preemption.nominated_node if r.preemption else None) for r in results[:2]] == \
+        [("w-1", None), ("w-0", "n2")]
+    assert _victims(results) == [["job"]] and not results[1].pod_group.preemption_runs
+    assert placements == {"w-0": "n2", "w-1": "n1"}
 
 
 def test_more_important_victim_order():
@@ -177,7 +182,8 @@ def test_the_gate_needs_gang_scheduling_and_ends_at_1_37():
     assert not make_version("1.36", {}).gate("WorkloadAwarePreemption")
     with pytest.raises(CaseError, match="depends on features that are disabled"):
         make_version("1.36", {"GenericWorkload": True, "WorkloadAwarePreemption": True})
-    with pytest.raises(CaseError, match="does not know feature gate 'WorkloadAwarePreemption'"):
+    with pytest.raises(CaseError, match=r"does not know feature gate 'WorkloadAwarePreemption': upstream merged it "
+                       r"into GenericWorkload in 1\.37"):
         make_version("1.37", {"WorkloadAwarePreemption": True})
 
 

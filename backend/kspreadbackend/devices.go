@@ -3,8 +3,9 @@
 package kspreadbackend
 
 // Dynamic resource allocation (resource.k8s.io/v1, the version the scheduler's informers watch
-// from 1.34): the case's DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates,
-// created before the nodes, so that scheduler.New's DRA manager (its informers, the claims' assume
+// from 1.34): the case's DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates
+// (and DeviceTaintRules in the version the scheduler's ResourceSlice tracker watches:
+// devices_rules_v135.go, devices_rules_v136.go), created before the nodes, so that scheduler.New's DRA manager (its informers, the claims' assume
 // cache, the allocated-devices tracker) sees them as a cluster's; and the resource claim
 // controller the fake API lacks: a pod's template claim is made as <pod>-<name> (the case
 // format's name; upstream's controller gives it a generated one) and named in the pod's
@@ -22,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -83,6 +85,7 @@ func (d *draEmulation) setUp(client *fake.Clientset, t *countingTracker, objs []
 		}
 		return clienttesting.ObjectReaction(t)(clienttesting.NewCreateAction(claimsResource, action.GetNamespace(), claim))
 	})
+	rules, rulesSeen := false, false
 	for i, raw := range objs {
 		var head struct {
 			APIVersion string `json:"apiVersion"`
@@ -93,11 +96,22 @@ func (d *draEmulation) setUp(client *fake.Clientset, t *countingTracker, objs []
 		}
 		k, ok := deviceKinds[head.Kind]
 		if !ok {
-			return fmt.Errorf("devices[%d]: kind %q is none of DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate", i, head.Kind)
+			return fmt.Errorf("devices[%d]: kind %q is none of DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule", i, head.Kind)
 		}
-		if head.APIVersion != resourceapi.SchemeGroupVersion.String() {
+		if gv := k.gvr.GroupVersion().String(); head.APIVersion != gv {
 			return fmt.Errorf("devices[%d] (%s): apiVersion %q, not %s (the version this backend's scheduler reads)",
-				i, head.Kind, head.APIVersion, resourceapi.SchemeGroupVersion)
+				i, head.Kind, head.APIVersion, gv)
+		}
+		if head.Kind == "DeviceTaintRule" {
+			rules = true
+		} else if head.Kind == "ResourceSlice" && rules && !rulesSeen {
+			// the tracker has every rule and class before its first slice (kspread's model: a
+			// slice whose patch fails, a rule naming a class whose selector does not compile, is
+			// never in the scheduler's view; a slice synced before would keep its untainted copy)
+			if err := waitUntil(time.Now().Add(30*time.Second), "the informers (DeviceTaintRules)", t.c.quiet); err != nil {
+				return fmt.Errorf("devices[%d]: %w (%s)", i, err, t.c.pending())
+			}
+			rulesSeen = true
 		}
 		obj, m, ns, err := k.decode("devices", i, head.Kind, raw)
 		if err != nil {

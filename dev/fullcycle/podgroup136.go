@@ -54,7 +54,9 @@ var (
 	pgOn      bool
 	pgChecked int               // OracleLog's length at the last check
 	pgLast    = map[string]string{} // group -> the state and its cycles after its last pod group cycle
+	pgBefore  = map[string]string{} // group -> the state before its last pod group cycle
 	pgParked  = map[string]string{} // group -> the state it was parked in
+	pgNow     string                // the state at the last call of gangParked: before the next ScheduleOne
 )
 
 func pgLogKey(ns, name string) string {
@@ -189,7 +191,10 @@ func gangParked(d *seqDriver, a, b int) bool {
 		if group != "" {
 			state := pgState(ctx, d)
 			sig := state + "\n" + strings.Join(cycles, "\n")
-			if pgLast[group] == sig {
+			// a repeat: the same cycles and state after as the group's last cycle, and nothing
+			// changed since that one began (kspread runs a group again after any change, the
+			// group's own last cycle's included: its deletions, its nominations cleared)
+			if pgLast[group] == sig && pgBefore[group] == pgNow {
 				// a repeat: upstream's retry of a group nothing changed for, which kspread does not run
 				scheduler.OracleLog = scheduler.OracleLog[:start]
 				pgChecked = start
@@ -202,10 +207,19 @@ func gangParked(d *seqDriver, a, b int) bool {
 				d.rec.out = kept
 				d.rec.seen = start
 				pgParked[group] = state
+				if q, ok := d.sched.SchedulingQueue.(interface {
+					OracleDemoteSaturated(func(*v1.Pod) bool) int
+				}); ok {
+					// (a parked group at podBackoffQ's head with its backoff at the maximum: the
+					// wall clock would soon put it behind the pods there; zz_queue_v136.go)
+					q.OracleDemoteSaturated(func(p *v1.Pod) bool { return pgGroupOf(p.Namespace, p.Spec.SchedulingGroup) == group })
+				}
 			}
 			pgLast[group] = sig
+			pgBefore[group] = pgNow
 		}
 	}
+	pgNow = pgState(ctx, d)
 	if a > 0 || b == 0 {
 		return false
 	}
@@ -216,7 +230,7 @@ func gangParked(d *seqDriver, a, b int) bool {
 		return false
 	}
 	bo, eo := q.OracleBackoffPods()
-	state := pgState(ctx, d)
+	state := pgNow
 	live := func(pods []*v1.Pod) int {
 		k := 0
 		for _, p := range pods {

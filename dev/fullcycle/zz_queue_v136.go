@@ -66,6 +66,37 @@ func (p *PriorityQueue) OracleBackoffPods() (backoff, errored []*v1.Pod) {
 	return backoff, errored
 }
 
+// OracleDemoteSaturated: the pods of a parked pod group (in, by the driver) in podBackoffQ whose
+// backoff is at the maximum move one ordering window later. Upstream pops such a group again and
+// again while it is podBackoffQ's head; its backoff no longer grows, but the wall clock moves, so
+// its expiry soon passes the pods behind it, which come first. The driver's clock stands still
+// while the scheduler is busy: without this the group would stay the head for ever (kspread's
+// rule: the pods behind it come first). Returns how many pods it moved.
+func (p *PriorityQueue) OracleDemoteSaturated(in func(*v1.Pod) bool) int {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	bq := p.backoffQ.(*backoffQueue)
+	bq.lock.Lock()
+	defer bq.lock.Unlock()
+	moved := 0
+	for _, pi := range bq.podBackoffQ.List() {
+		if !in(pi.Pod) {
+			continue
+		}
+		count := pi.UnschedulableCount
+		if pi.ConsecutiveErrorsCount > 0 {
+			count = pi.ConsecutiveErrorsCount
+		}
+		if bq.calculateBackoffDuration(count) < bq.podMaxBackoff {
+			continue
+		}
+		pi.BackoffExpiration = bq.alignToWindow(bq.clock.Now().Add(bq.podMaxBackoff + backoffQOrderingWindowDuration))
+		bq.podBackoffQ.AddOrUpdate(pi)
+		moved++
+	}
+	return moved
+}
+
 // oracleUnschedSeq: when each pod was last added to unschedulablePods (addOrUpdate calls
 // oracleNoteUnschedulable: a sed of dev/seqoracle-build.sh), by the queue's key.
 var (

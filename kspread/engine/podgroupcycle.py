@@ -47,17 +47,34 @@ SchedulerPopFromBackoffQ pops at once), and again, for ever. While nothing chang
 retry repeats the cycle. kspread runs the cycle once per change (a pod created, deleted,
 updated or bound; a node event; ...): until then the group is parked and the sequence is
 idle. The retries it does not run would only have raised the pods' attempt and backoff
-counts and moved nextStartNodeIndex.
+counts and moved nextStartNodeIndex; kspread counts them where upstream makes them before
+other pods (``SchedulingQueue._pop_groups``: activeQ empty, or the group at backoffQ's head).
 
 With WorkloadAwarePreemption on, a group the algorithm finds Unschedulable preempts for
 itself (``kspread.engine.podgrouppreemption``): on success its pods that fit go back to the
 queue nominated to their node, with the group's status ("pod group is unschedulable").
 
-Not modelled, refused by name: with WorkloadAwarePreemption off, a pod of a group that
-needs preemption (DefaultPreemption nominates a node: upstream assumes it there and
-deletes victims during the group cycle),
-and a pod of a group with volumes or resource claims (their Reserve, Unreserve and
-Reserve again across the group cycle and the binding cycle).
+With WorkloadAwarePreemption off, a pod that fits nowhere runs its own PostFilter
+(DefaultPreemption) in the group's cycle. When it nominates a node, the executor starts
+deleting the victims at once (prepareCandidateAsync), and the pod is assumed on that node
+as if it fit (podGroupPodSchedulingAlgorithm: requiresPreemption), on the cycle's snapshot,
+where the victims stay: the group's later pods see the node holding both, and may pick the
+same victims again (deleted once). Permit runs as for a pod that fit; a Permit that allows
+with any preemption required so far makes the group Unschedulable, waiting on preemption
+("pod group is waiting for preemption to complete"): each pod that fit goes back nominated
+to its node with that status, a preemptor nominated to its node with its own FitError. A
+group that cannot be placed fails as without preemption (a preemptor as a pod that fit,
+its nomination cleared), and the victims are gone all the same. The deletions, and the
+lower-priority pods nominated to the node losing their nomination, reach the queue after
+the group's failures (kspread's rule: the executor's goroutine still runs when the group's
+pods go back to the queue, through PreEnqueue, where DefaultPreemption holds a preemptor
+until its last victim's deletion: ``QueuedPod.preempting``). Refused by name, as they
+depend on that goroutine's timing: a cleared nomination of a pod of the
+group, or of a pod that one of the group's later pods would count (its priority at least
+theirs); a victim in its binding cycle.
+
+Not modelled, refused by name: a pod of a group with volumes or resource claims (their
+Reserve, Unreserve and Reserve again across the group cycle and the binding cycle).
 """
 
 from __future__ import annotations
@@ -76,6 +93,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kspread.engine.scheduler import CycleResult, SequenceRun
 
 SUCCESS, UNSCHEDULABLE, ERROR = "Success", "Unschedulable", "Error"
+# the status of a group that can be placed once its pods' preemptions are done
+POD_GROUP_WAITING = f"{POD_GROUP_UNSCHEDULABLE}, pod group is waiting for preemption to complete"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +156,16 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     # ---- podGroupSchedulingDefaultAlgorithm --------------------------------------------------
     status = UNSCHEDULABLE
     error: str | None = None
-    placed: list[tuple[QueuedPod, CycleResult, str | None, str | None]] = []  # (q, r, node, Permit's wait)
+    # (q, r, node it fit on, Permit's wait, node its own preemption nominated)
+    placed: list[tuple[QueuedPod, CycleResult, str | None, str | None, str | None]] = []
     assumed: list[tuple[Pod, Pod]] = []  # (the pod as popped, assumed on its node)
     pg_state = groups.groups.get(key)
     scheduled = pg_state.scheduled_count() if pg_state is not None else 0
-    for q in members:
+    requires_preemption = False
+    waiting_on_preemption = False
+    pod_victims: list[Pod] = []  # DefaultPreemption's victims of the group's pods, in order
+    cleared: list[Pod] = []  # the lower-priority pods whose nomination those preemptions clear
+    for i, q in enumerate(members):
         pod = sched.current(q.pod)
         if pod.volumes or pod.resource_claims:
             raise _refuse(pod, "has volumes or resource claims")
@@ -157,49 +181,60 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             run.observe(sched, r)
         if r.error:
             error = f"failed to schedule other pod from a pod group: {r.error}"
-            status = ERROR
-            placed.append((q, r, None, None))
+            status, waiting_on_preemption = ERROR, False
+            placed.append((q, r, None, None, None))
             break
+        nominated: str | None = None
         if r.selected_positions is not None or r.selected:
             node = sched.pick_host(r)
             sched.store_schedule_results(r, node)
-            sched.mark_tie(pod, r)
-            # assume (the snapshot's; a nominated pod leaves the nominator meanwhile) and Reserve
-            on = replace_pod(pod, node_name=node, nominated_node=None)
-            sched.nominator.remove(pod)
-            sched.snapshot.add_pod(on)
-            assumed.append((pod, on))
-            scheduled += 1
-            wait = groups.permit(pod, scheduled)
-            if wait is None:
-                status = SUCCESS
-            placed.append((q, r, node, wait))
+        elif r.preemption is not None and r.preemption.nominated_node is not None:
+            # PostFilter nominated a node: its victims' deletion started (the executor's
+            # goroutine); the pod is assumed there as if it fit, on the cycle's snapshot,
+            # where the victims stay
+            node = nominated = r.preemption.nominated_node
+            requires_preemption = True
+            _actuate(sched, pod, r, members[i + 1:], pod_victims, cleared)
+        else:
+            placed.append((q, r, None, None, None))
             continue
-        if r.preemption is not None and r.preemption.nominated_node is not None:
-            for p, on in reversed(assumed):
-                sched.snapshot.remove_pod(on)
-                if p.nominated_node:
-                    sched.nominator.add(p)
-            raise _refuse(pod, f"needs preemption (DefaultPreemption nominates {r.preemption.nominated_node})")
-        placed.append((q, r, None, None))
+        sched.mark_tie(pod, r)
+        # assume (the snapshot's; a nominated pod leaves the nominator meanwhile) and Reserve
+        on = replace_pod(pod, node_name=node, nominated_node=None)
+        sched.nominator.remove(pod)
+        sched.snapshot.add_pod(on)
+        assumed.append((pod, on))
+        scheduled += 1
+        wait = groups.permit(pod, scheduled)
+        if wait is None:
+            # the group can be placed; if a pod needs preemption, once its victims are gone
+            status = UNSCHEDULABLE if requires_preemption else SUCCESS
+            waiting_on_preemption = requires_preemption
+        placed.append((q, r, None if nominated else node, wait, nominated))
     # unreserveAndForget, deferred: the last assumed first
     _revert(sched, assumed)
-    # ---- runWorkloadAwarePreemption --------------------------------------------------------
-    waiting_on_preemption = False
     victims: list[Pod] = []
     runs: list[list[PreemptionRun]] = []
-    group_message = POD_GROUP_UNSCHEDULABLE
+    group_message = POD_GROUP_WAITING if waiting_on_preemption else POD_GROUP_UNSCHEDULABLE
     after: list[PodEvent] = []
-    if status == UNSCHEDULABLE and sched.version.gate("WorkloadAwarePreemption"):
+    if pod_victims:
+        # the executor's deletions reach the cache once the cycle is over (its snapshot kept
+        # the victims): the queue sees them with the group's failures
+        victims = _dedup(pod_victims)
+        run.preempted.extend(victims)
+        after.extend(sched.delete_victims(victims))
+        for other in cleared:
+            after.append(PodEvent("Delete", sched.current(other), other.priority))
+            sched.clear_nomination(other)
+    # ---- runWorkloadAwarePreemption --------------------------------------------------------
+    if status == UNSCHEDULABLE and not waiting_on_preemption and sched.version.gate("WorkloadAwarePreemption"):
         pg = groups.pod_groups.get(key)
         assert pg is not None  # PreEnqueue holds the pods of a missing PodGroup
         pods = [sched.current(q.pod) for q in members]
         out = podgrouppreemption.preempt(sched, pg, pods, lambda: _fits(run, members, cycle, key, runs))
         if out.code == podgrouppreemption.SUCCESS:
             waiting_on_preemption = True
-            waiting = [v.key for v in out.victims if v.key in sched.waiting or v.key in sched.prebind_waiting]
-            if waiting:
-                raise _refuse(head, f"preempts pod {waiting[0]}, which waits in its binding cycle")
+            _refuse_waiting_victims(sched, head, out.victims)
             victims = out.victims
             run.preempted.extend(victims)
             after.extend(sched.delete_victims(out.victims))
@@ -212,18 +247,22 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             status, error = ERROR, out.message
         else:
             group_message = f"{POD_GROUP_UNSCHEDULABLE}, {out.message}"
-    reached = {q.key for q, _, _, _ in placed}
+    reached = {q.key for q, _, _, _, _ in placed}
     for q in members:
         if q.key not in reached:
-            placed.append((q, _unreached(run, q), None, None))
+            placed.append((q, _unreached(run, q), None, None, None))
 
     # ---- submitPodGroupAlgorithmResult --------------------------------------------------------
     to_bind: list[tuple[CycleResult, Pod, str]] = []
     failed: list[QueuedPod] = []
     cache_scheduled = pg_state.scheduled_count() if pg_state is not None else 0
     taken: set[str] = set()
-    for q, r, fit, wait in placed:
+    for q, r, fit, wait, nominated in placed:
         pod = sched.current(q.pod)
+        if nominated is not None and r.preemption is not None and r.preemption.victims:
+            # the executor's goroutine still runs (kspread's rule): DefaultPreemption's
+            # PreEnqueue holds the pod until its last victim's deletion
+            q.preempting = r.preemption.victims[-1].key
         if status == ERROR:
             r.pod_group = PodOutcome(key, status, None, False, r.error if r.error else error)
             _fail(run, q, pod, frozenset(), True, after)
@@ -240,17 +279,27 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
                         queue.activate(k)
             to_bind.append((r, pod, fit))
             continue
-        if fit is not None and waiting_on_preemption:
-            # back to the queue with the group's status, nominated to the node it fit on
-            r.pod_group = PodOutcome(key, status, fit, False, POD_GROUP_UNSCHEDULABLE, nominated=fit)
+        if (fit is not None or nominated is not None) and waiting_on_preemption:
+            # back to the queue nominated to the node it fit on, with the group's status; a
+            # pod that preempts, to the node its PostFilter nominated, with its own status
+            at = fit if fit is not None else nominated
+            assert at is not None
+            if fit is not None:
+                r.pod_group = PodOutcome(key, status, fit, False, group_message, nominated=fit)
+                rejectors: frozenset[str] = frozenset()
+            else:
+                r.pod_group = PodOutcome(key, status, None, False, nominated=nominated)
+                rejectors = sched.rejectors(r)
             r.bound_node = None
-            if pod.nominated_node and pod.nominated_node != fit and sched.version.queue_sees_nomination_changes:
+            if pod.nominated_node and pod.nominated_node != at and sched.version.queue_sees_nomination_changes:
                 after.append(PodEvent("Delete", pod, pod.priority))
-            pod = sched.nominate(pod, fit)
-            run.queue.group_failed(q, pod, frozenset(), False)
+            pod = sched.nominate(pod, at)
+            run.queue.group_failed(q, pod, rejectors, False)
             failed.append(q)
             continue
-        if fit is not None:
+        if fit is not None or nominated is not None:
+            # the group cannot be placed: Permit's message, the nomination cleared (a pod
+            # that preempted too: its victims are gone all the same)
             r.pod_group = PodOutcome(key, status, fit, False, f"{POD_GROUP_UNSCHEDULABLE}, {wait}")
             r.bound_node = None
             _fail(run, q, pod, frozenset(), False, after)
@@ -259,7 +308,7 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         r.pod_group = PodOutcome(key, status, None, False)
         _fail(run, q, pod, sched.rejectors(r), False, after, r)
         failed.append(q)
-    for _, r, _, _ in placed:
+    for _, r, _, _, _ in placed:
         if r.pod_group is not None:
             r.pod_group.cycle = cycle
     last = placed[-1][1].pod_group
@@ -286,6 +335,44 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
         preflight = r.state is not None and sched.pre_bind_pre_flight(r.state)
         run._bind(pod, node, claim_events, preflight)
+
+
+def _actuate(sched: Any, pod: Pod, r: CycleResult, later: list[QueuedPod], pod_victims: list[Pod],
+             cleared: list[Pod]) -> None:
+    """DefaultPreemption's executor for a pod of the group (prepareCandidateAsync): its
+    victims, deleted once the cycle is over, and the lower-priority pods nominated to its
+    node, whose nomination it clears. Refused: what depends on when the executor's
+    goroutine runs against the group's later pods."""
+    pre = r.preemption
+    assert pre is not None and pre.nominated_node is not None
+    _refuse_waiting_victims(sched, pod, pre.victims)
+    pod_victims.extend(pre.victims)
+    later_keys = {q.key for q in later}
+    for other in sched.nominator.on_node(pre.nominated_node):
+        if other.priority >= pod.priority or other.key == pod.key or any(c.key == other.key for c in cleared):
+            continue
+        if other.key in later_keys or any(q.pod.priority <= other.priority for q in later):
+            raise _refuse(pod, f"preempts on {pre.nominated_node}, clearing the nomination of pod {other.key} "
+                               "while the group's later pods, which it counts for, are scheduled")
+        cleared.append(other)
+
+
+def _refuse_waiting_victims(sched: Any, pod: Pod, victims: list[Pod]) -> None:
+    waiting = [v.key for v in victims if v.key in sched.waiting or v.key in sched.prebind_waiting]
+    if waiting:
+        raise _refuse(pod, f"preempts pod {waiting[0]}, which waits in its binding cycle")
+
+
+def _dedup(pods: list[Pod]) -> list[Pod]:
+    """Each pod once, in order (two pods of a group may pick the same victim: the cycle's
+    snapshot keeps it; the second deletion finds it gone)."""
+    seen: set[str] = set()
+    out = []
+    for p in pods:
+        if p.key not in seen:
+            seen.add(p.key)
+            out.append(p)
+    return out
 
 
 def _revert(sched: Any, assumed: list[tuple[Pod, Pod]]) -> None:

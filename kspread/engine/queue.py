@@ -68,6 +68,7 @@ INITIAL_BACKOFF_SECONDS = 1  # podInitialBackoffSeconds' default
 MAX_BACKOFF_SECONDS = 10  # podMaxBackoffSeconds' default
 EXTENDER = "Extender"  # framework.ExtenderName: the rejector when extenders filtered nodes out
 PTS = "PodTopologySpread"
+PREEMPTION = "DefaultPreemption"  # its PreEnqueue holds a pod whose preemption is running (async)
 
 
 # podMaxInUnschedulablePodsDuration: 60 s (unschedulableQTimeInterval) from 1.14, 5 min from
@@ -134,6 +135,10 @@ class QueuedPod:
     # the ``changes`` at which kspread counted the one retry of a parked pod group that the
     # oracle runs (``SchedulingQueue._repeat``)
     repeated: int = -1
+    # a pod of a pod group (1.36) whose own preemption is running (the executor's goroutine):
+    # the victim whose deletion ends it (lastVictimsPendingPreemption); until then
+    # DefaultPreemption's PreEnqueue holds the pod
+    preempting: str = ""
 
     @property
     def key(self) -> str:
@@ -207,8 +212,14 @@ class SchedulingQueue:
             self.deliver(PodEvent("UnscheduledAdd", pod), skip=None if self.pod_groups else pod.key)
 
     def _enqueue(self, q: QueuedPod, where: str) -> bool:
-        """moveToActiveQ / moveToBackoffQ: GangScheduling's PreEnqueue first; a pod it
-        rejects waits among the unschedulable pods, GangScheduling its gating plugin."""
+        """moveToActiveQ / moveToBackoffQ: PreEnqueue first (DefaultPreemption: the pod's
+        own preemption still running; GangScheduling); a pod it rejects waits among the
+        unschedulable pods, that plugin its gating plugin (and a rejector)."""
+        if q.preempting:
+            q.gating = PREEMPTION
+            q.rejectors = q.rejectors | {PREEMPTION}
+            self.place(q, "unschedulable")
+            return False
         if self.gang is not None and self.gang.pre_enqueue(q.pod) is not None:
             q.gating = GANG
             q.rejectors = q.rejectors | {GANG}
@@ -339,9 +350,23 @@ class SchedulingQueue:
         live = [e for e in entries if self.pods[e[-1]].parked != self.changes]
         if not live:
             # upstream pops the parked groups once more (and again, for ever): their pods fail
-            # again and go back with a new queue time, after every pod that failed before
-            self._repeat([self.pods[e[-1]] for e in sorted(entries)])
+            # again and go back with a new queue time, after every pod that failed before. A
+            # group whose pods all wait in the error queue is popped only once the backoff
+            # flush moves the first of them: the clock goes there first (the last such group's)
+            heads = [self.pods[e[-1]] for e in sorted(entries)]
+            groups: dict[tuple[str, str | None], list[QueuedPod]] = {}
+            for q in heads:
+                groups.setdefault((q.pod.namespace, q.pod.scheduling_group), []).append(q)
+            flushes = sorted((min(self._expiry(q) for q in members) + 1, i)
+                             for i, members in enumerate(groups.values())
+                             if all(q.error_backoff for q in members) and members[0].repeated != self.changes)
+            for at, _ in flushes:
+                self.now = max(self.now, at)
+            self._repeat(heads)
             return None
+        if self.pop_from_backoff:
+            entries = self._repeat_parked_heads(entries)
+            live = [e for e in entries if self.pods[e[-1]].parked != self.changes]
         poppable = [e for e in live if self.pop_from_backoff and not self.pods[e[-1]].error_backoff]
         if poppable:
             q = self.pods[min(poppable)[-1]]
@@ -358,6 +383,25 @@ class SchedulingQueue:
         heapq.heappop(self._active)
         head.where = "gone"
         return head
+
+    def _repeat_parked_heads(self, entries: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """podBackoffQ's head is a parked group's pod, ahead of the pods that would be popped:
+        upstream pops that group first, and its cycle repeats (podgroupcycle's rule: kspread
+        counts it, ``_repeat``), its pods back with a new queue time and a longer backoff;
+        again while the group stays at the head. Once its backoff is at the maximum it counts
+        from the next second (``_repeat``), behind the pods there. Returns backoffQ's entries
+        after the repeats."""
+        for _ in range(64):
+            heads = sorted(e for e in entries if not self.pods[e[-1]].error_backoff)
+            if not heads or self.pods[heads[0][-1]].parked != self.changes:
+                return entries
+            head = self.pods[heads[0][-1]]
+            if not any(self.pods[e[-1]].parked != self.changes for e in heads):
+                return entries
+            self._repeat([head], force=True)
+            entries = [e for e in self._backoff
+                       if self.pods[e[-1]].where == "backoff" and self.pods[e[-1]].timestamp == e[-2]]
+        return entries
 
     def flush_backoff(self) -> list[str]:
         """flushBackoffQCompleted at the clock (1.36, pod groups; a ``wait``): the pods whose
@@ -392,6 +436,12 @@ class SchedulingQueue:
                     q.unschedulable_count += 1
                 q.timestamp = self._next()
                 q.failed_at = self.now
+                if not q.error_backoff and backoff_seconds(q.unschedulable_count, self.initial_backoff,
+                                                           self.max_backoff) >= self.max_backoff > 0:
+                    # its backoff no longer grows: upstream pops it again and again while it is
+                    # podBackoffQ's head, until the clock passes into the next second (one
+                    # ordering window later; the oracle's OracleDemoteSaturated)
+                    q.failed_at = self.now + 1
                 q.repeated = self.changes
                 self.place(q, "backoff")
 
@@ -479,6 +529,10 @@ class SchedulingQueue:
         moved = []
         self._record(ev)
         self.changes += 1
+        if ev.action == "Delete" and ev.max_priority is None:
+            for q in self.pods.values():
+                if q.preempting == ev.pod.key:
+                    q.preempting = ""  # the last victim is gone: isPodRunningPreemption is false
         for q in list(self._unschedulable.values()):
             if q.key == skip:
                 continue
@@ -625,7 +679,13 @@ class SchedulingQueue:
     def _worth(self, q: QueuedPod, ev: PodEvent) -> bool:
         """isPodWorthRequeuing: a plugin that rejected the pod registered the event and
         (with queueing hints) its hint answers Queue."""
-        for name in sorted(q.rejectors) if not q.gating else [q.gating]:
+        if q.gating == PREEMPTION and ev.action != "Delete":
+            # DefaultPreemption registers Pod/Delete (its hint: Skip; a cleared nomination is
+            # one too); an event it registered goes to every plugin that rejected the pod
+            return False
+        for name in sorted(q.rejectors) if not q.gating or q.gating == PREEMPTION else [q.gating]:
+            if name == PREEMPTION:
+                continue  # isPodSchedulableAfterPodDeletion: Skip
             if name == GANG:
                 # isSchedulableAfterPodAdded: a pod of the same group added (bound or not)
                 if self.gang is not None and ev.action in ("Add", "UnscheduledAdd") \

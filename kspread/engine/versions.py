@@ -169,11 +169,11 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # API, pods' spec.workloadRef and the GangScheduling plugin's Permit wait
         # (plugins/gangscheduling.py); 1.36's PodGroup objects, pods' spec.schedulingGroup
         # and the pod group scheduling cycle (plugins/podgroups.py, podgroupcycle.py).
-        # 1.37 (v1alpha3) is refused by name (make_version).
+        # 1.37 (upstream main) is refused by name (make_version, GANGS_1_37).
         _gate("GenericWorkload", (35, False, "ALPHA"), (37, False, "BETA")),
-        _gate("GangScheduling", (35, False, "ALPHA")),
-        # workload-aware preemption of 1.36's pod groups (podgrouppreemption.py); 1.37
-        # merged it into GenericWorkload
+        # 1.37 merged GangScheduling and WorkloadAwarePreemption (workload-aware preemption
+        # of 1.36's pod groups, podgrouppreemption.py) into GenericWorkload (MERGED_GATES)
+        _gate("GangScheduling", (35, False, "ALPHA"), removed=37),
         FeatureGate("WorkloadAwarePreemption", (GateStage(36, False, "ALPHA"),), 37),
     )
 }
@@ -207,6 +207,27 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
 _WORKLOADS_1_36 = ("kspread models 1.36's pod group scheduling cycle with its default algorithm (no placements, "
                    "no pod group resource claims)")
 
+# Gates upstream folded into another: from that minor on the gate is unknown, and what it
+# enabled follows the other gate (kubernetes/kubernetes#139520, upstream main for 1.37:
+# GenericWorkload enables the Workload and PodGroup APIs, gang scheduling and workload-aware
+# preemption together).
+MERGED_GATES: dict[str, tuple[str, int]] = {
+    "GangScheduling": ("GenericWorkload", 37),
+    "WorkloadAwarePreemption": ("GenericWorkload", 37),
+}
+
+# What 1.37 (upstream main) has of workload-aware scheduling that kspread does not model, so
+# that GenericWorkload on at 1.37 is refused with it (read from upstream main: see
+# dev/README.md, "1.37 workload-aware scheduling").
+GANGS_1_37 = ("kspread models gangs as 1.35 (v1alpha1 Workloads, the GangScheduling plugin's Permit wait) and 1.36 "
+              "(v1alpha2 PodGroups, the pod group scheduling cycle, workload-aware preemption) have them, not 1.37's: "
+              "Workloads and PodGroups served as scheduling.k8s.io/v1beta1 and v1alpha3, a pod group queued and "
+              "popped as one entity, the root pod group algorithm (RunRootSchedulingAlgorithm) and PodGroupPostFilter "
+              "plugins, a group that fails before scheduling when a pod's priority differs from the PodGroup's or its "
+              "pods' preemption policies differ (validatePodGroup), and the PodGroupInitiallyScheduled condition")
+_GANGS_1_37_ONLY = ("it acts only on pod groups, which kspread refuses at 1.37 (GenericWorkload on is refused: "
+                    "1.37's workload-aware scheduling is not modelled)")
+
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
@@ -217,12 +238,13 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", _WORKLOADS_1_36,
                     (36, False, "ALPHA")),
-        _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA")),
+        _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA"), (37, False, "BETA")),
         _unmodelled("DRAListTypeAttributes", "kspread refuses a device attribute of list type (ints, bools, "
                     "strings, versions)", (36, False, "ALPHA")),
-        _unmodelled("CompositePodGroup", _WORKLOADS_1_36, (37, False, "ALPHA")),
-        _unmodelled("PodGroupPreemptionPolicy", _WORKLOADS_1_36,
-                    (37, False, "ALPHA")),
+        # CompositePodGroup: CompositePodGroup objects (v1alpha3), PodGroups' and Workloads'
+        # hierarchy fields; PodGroupPreemptionPolicy: a PodGroup's spec.preemptionPolicy
+        _unmodelled("CompositePodGroup", _GANGS_1_37_ONLY, (37, False, "ALPHA")),
+        _unmodelled("PodGroupPreemptionPolicy", _GANGS_1_37_ONLY, (37, False, "ALPHA")),
         _unmodelled("InPlacePodVerticalScalingSchedulerPreemption",
                     "kspread computes deferred resizes as with this alpha gate off (its default): "
                     "nothing is preempted on a resize's behalf", (37, False, "ALPHA")),
@@ -256,6 +278,9 @@ class Version:
         (before it existed) or on (after it was removed as GA)."""
         if name in self.gates:
             return self.gates[name]
+        merged = MERGED_GATES.get(name)
+        if merged is not None and self.minor >= merged[1]:
+            return self.gate(merged[0])
         g = FEATURE_GATES[name]
         st = g.stage_at(self.minor)
         if st is not None:
@@ -678,6 +703,10 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
                     path,
                 )
             st = g.stage_at(minor)
+            if st is None and name in MERGED_GATES and minor >= MERGED_GATES[name][1]:
+                raise CaseError(f"version 1.{minor} does not know feature gate {name!r}: upstream merged it into "
+                                f"{MERGED_GATES[name][0]} in 1.{MERGED_GATES[name][1]} (kubernetes/kubernetes#139520)",
+                                path)
             if st is None:
                 raise CaseError(f"version 1.{minor} does not know feature gate {name!r}", path)
             if not isinstance(val, bool):
@@ -695,14 +724,8 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
     if gates.get("GangScheduling") and not gates.get("GenericWorkload"):
         raise CaseError("feature gate GangScheduling depends on GenericWorkload, which is off: turn both on",
                         ("featureGates", "GangScheduling"))
-    if minor >= 37:
-        for name in ("GenericWorkload", "GangScheduling"):
-            if gates.get(name):
-                raise CaseError(
-                    f"feature gate {name} in 1.{minor}: kspread models workloads and gang scheduling as 1.35 "
-                    "(v1alpha1 Workloads, the GangScheduling plugin's Permit wait) and 1.36 (v1alpha2 PodGroups, the "
-                    "pod group scheduling cycle) have them, not 1.37's scheduling.k8s.io/v1alpha3 API",
-                    ("featureGates", name))
+    if minor >= 37 and gates.get("GenericWorkload"):
+        raise CaseError(f"feature gate GenericWorkload in 1.{minor}: {GANGS_1_37}", ("featureGates", "GenericWorkload"))
     version = Version(minor, gates)
     if minor >= 35:
         # the feature gates' dependencies (checked from 1.35), on what every gate is, set or by

@@ -75,7 +75,13 @@ from kspread.format.resize import resize_status, resource_amounts
 from kspread.format.schema import check_args_shape, validate
 from kspread.format.shapes import freeze
 from kspread.format.storage import add_object, add_pod_claims, claims_shorthand, pod_volumes
-from kspread.format.workloads import pod_groups, scheduling_group, workload_ref, workloads
+from kspread.format.workloads import (
+    composite_pod_groups,
+    pod_groups,
+    scheduling_group,
+    workload_ref,
+    workloads,
+)
 
 SYSTEM_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
@@ -870,6 +876,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                                      for s in node_slices(raw["name"], raw.get("devices"), at, version)])
     _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
     cluster.storage = _storage(sections["storage"], [*pods, *incoming])
+    composite_pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "CompositePodGroup"], version)
     cluster.workloads = workloads([w for w in sections["workloads"] if w[0].get("kind") == "Workload"], version)
     cluster.pod_groups = pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "PodGroup"], version)
     _check_gangs(doc, version, cluster.workloads, incoming, timeline)

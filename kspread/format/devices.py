@@ -506,6 +506,18 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
 # ---- DeviceTaintRule -----------------------------------------------------------------
 
 
+# v1.36.2's scheduler gives its ResourceSlice tracker the v1beta2 DeviceTaintRule informer, while
+# the tracker's handlers and its list of rules take v1alpha3 objects (tracker.go: deviceTaintAdd's
+# type check, syncSlice's typedSlice): found with the v1.36.2 oracle, every case with a rule and a
+# slice panicked ("interface conversion: interface {} is *v1beta2.DeviceTaintRule, not
+# *v1alpha3.DeviceTaintRule", dev/README.md "DeviceTaintRules at 1.36").
+V136_RULE_CRASH = ("DeviceTaintRule in 1.36 with DRADeviceTaintRules on crashes kube-scheduler v1.36.2, the 1.36 "
+                   "kspread models: its ResourceSlice tracker watches resource.k8s.io/v1beta2 DeviceTaintRules but "
+                   "takes them as v1alpha3 objects, so it panics when it syncs a ResourceSlice (on a slice or "
+                   "DeviceClass event) while a rule exists, and ignores a rule added after (kubernetes/kubernetes "
+                   "#139651, fixed in v1.36.3): there is no placement to compare")
+
+
 def _rule_gate(version: Version) -> str:
     """The gate that has the scheduler's tracker read DeviceTaintRules at a minor."""
     return "DRADeviceTaints" if version.minor < 35 else "DRADeviceTaintRules"
@@ -514,22 +526,27 @@ def _rule_gate(version: Version) -> str:
 def device_taint_rule(obj: Mapping[str, Any], version: Version, path: PathT) -> DeviceTaintRule:
     """A DeviceTaintRule (resource.k8s.io/v1alpha3, 1.33-1.35): its deviceSelector
     (1.33-1.34: deviceClassName, driver, pool, device, selectors; 1.35: driver, pool,
-    device) and its taint."""
+    device) and its taint. 1.36 serves it as v1alpha3 and v1beta2, and its scheduler
+    crashes on one (below); 1.37's is not read."""
     _, name = _object(obj, path)
     if version.minor < 33:
         raise CaseError(f"1.{version.minor} has no DeviceTaintRule (DRADeviceTaints, from 1.33)", [*path, "kind"])
-    if version.minor >= 36:
-        raise CaseError(f"DeviceTaintRule in 1.{version.minor} is not modelled by kspread: it follows the "
-                        "ResourceSlice trackers of 1.33-1.35 (resource.k8s.io/v1alpha3)", [*path, "kind"])
+    if version.minor >= 37:
+        raise CaseError(f"DeviceTaintRule in 1.{version.minor} is not modelled by kspread: 1.{version.minor}'s "
+                        "ResourceSlice tracker (upstream main, resource.k8s.io/v1) was not read; kspread models "
+                        "DeviceTaintRules of 1.33-1.35", [*path, "kind"])
     av = obj.get("apiVersion")
-    if av != f"{GROUP}/v1alpha3":
-        raise CaseError(f"DeviceTaintRule in 1.{version.minor} is served as {GROUP}/v1alpha3", [*path, "apiVersion"],
-                        value=av)
+    served = ("v1alpha3", "v1beta2") if version.minor >= 36 else ("v1alpha3",)
+    if av not in [f"{GROUP}/{v}" for v in served]:
+        raise CaseError(f"DeviceTaintRule in 1.{version.minor} is served as "
+                        + " and ".join(f"{GROUP}/{v}" for v in served), [*path, "apiVersion"], value=av)
     gate = _rule_gate(version)
     if not version.gate(gate):
         raise CaseError(f"DeviceTaintRule needs the {gate} feature gate, off by default in 1.{version.minor} (the "
                         f"API server does not serve it): set featureGates: {{{gate}: true}}"
                         + (" with DRADeviceTaints" if gate != "DRADeviceTaints" else ""), [*path, "kind"])
+    if version.minor == 36:
+        raise CaseError(V136_RULE_CRASH, [*path, "kind"])
     sp = [*path, "spec"]
     spec = _map(obj.get("spec"), sp, ("deviceSelector", "taint"))
     fields = ("driver", "pool", "device") if version.minor >= 35 else \

@@ -74,7 +74,7 @@ _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "Replicat
                "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS, *_STORAGE_KINDS, "Workload", "PodGroup")
 # Gangs: 1.35's Workloads (scheduling.k8s.io/v1alpha1) and pods' spec.workloadRef, and 1.36's
 # PodGroups and Workloads (v1alpha2) and pods' spec.schedulingGroup are kept, with the gates
-# they need; another version's (1.37's v1alpha3) are not modelled (kspread.format.workloads): a
+# they need; another version's (1.37's v1beta1 and v1alpha3) are not modelled (kspread.format.workloads): a
 # bound pod keeps its place without them, a pod to schedule that has one is refused.
 GANG_GATES = {"GenericWorkload": True, "GangScheduling": True}
 GANG_NOTE = ("The dump's pods name Workloads (spec.workloadRef) or PodGroups (spec.schedulingGroup), which the "
@@ -566,7 +566,7 @@ class _Converter:
 
     def _gang(self, spec: Mapping[str, Any], label: str, incoming: bool, item: dict) -> bool:
         """A pod's gang: 1.35's workloadRef and 1.36's schedulingGroup are kept (the case then
-        turns the gates on). Another version's (1.37: v1alpha3; a workloadRef at 1.36), which
+        turns the gates on). Another version's (1.37: v1beta1 and v1alpha3; a workloadRef at 1.36), which
         kspread does not model: a pod to schedule is refused, a bound or nominated one is kept
         without it (where it is does not depend on it)."""
         ref = spec.get("workloadRef")
@@ -838,6 +838,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         by_kind[kind].append(obj)
     for kind, n in skipped.items():
         reason = ("the scheduler reads the ReplicaSets a Deployment owns, from the dump" if kind == "Deployment"
+                  else "1.37's (scheduling.k8s.io/v1alpha3, gate CompositePodGroup), which kspread does not model: "
+                  + POD_GROUPS_1_36 if kind == "CompositePodGroup"
                   else "kspread does not read this kind")
         warn(f"skipped {n} {kind} object(s): {reason}")
 

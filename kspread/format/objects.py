@@ -324,8 +324,8 @@ def _storage(o: _Object) -> None:
 
 
 def _workload(o: _Object) -> None:
-    """A Workload (scheduling.k8s.io/v1alpha1 or v1alpha2) or a PodGroup (v1alpha2): kept
-    whole for kspread.format.workloads."""
+    """A Workload (scheduling.k8s.io/v1alpha1 or v1alpha2) or a PodGroup (v1alpha2), or 1.37's
+    workload API (v1beta1, v1alpha3, CompositePodGroup): kept whole for kspread.format.workloads."""
     o.item = dict(o.obj)
 
 
@@ -363,6 +363,7 @@ _KINDS: dict[str, tuple[str, str | None, Callable[[_Object], None]]] = {
     "VolumeAttachment": _STORAGE,
     "Workload": ("workloads", None, _workload),
     "PodGroup": ("workloads", None, _workload),
+    "CompositePodGroup": ("workloads", None, _workload),  # 1.37's, refused by kspread.format.workloads
 }
 
 

@@ -32,8 +32,10 @@ kspread checks what it reads as the API server's validation does: the names, one
 per group, minCount at least 1, unique template names (at most 8). The fields behind
 alpha gates kspread does not model (schedulingConstraints: TopologyAwareWorkloadScheduling;
 resourceClaims: DRAWorkloadResourceClaims; disruptionMode, priorityClassName, priority:
-WorkloadAwarePreemption) are refused by name. 1.37's scheduling.k8s.io/v1alpha3 is
-refused."""
+WorkloadAwarePreemption) are refused by name. 1.37's workload API (scheduling.k8s.io/v1beta1
+and v1alpha3 Workloads and PodGroups, v1alpha3 CompositePodGroups) is refused by name at every
+version, and 1.35's and 1.36's at 1.37, which no longer serves them (docs: Gangs, "1.37: not
+modelled")."""
 
 from __future__ import annotations
 
@@ -42,12 +44,15 @@ from typing import Any
 
 from kspread.engine.plugins.gangscheduling import Workload, WorkloadRef
 from kspread.engine.plugins.podgroups import PodGroup
-from kspread.engine.versions import Version
+from kspread.engine.versions import GANGS_1_37, Version
 from kspread.errors import CaseError, PathT
 from kspread.format import apivalidation
 
 API_VERSION = "scheduling.k8s.io/v1alpha1"
 API_VERSION_1_36 = "scheduling.k8s.io/v1alpha2"
+# what k8s.io/api at upstream main (1.37) has of the workload API: Workload and PodGroup in
+# v1beta1 and v1alpha3, CompositePodGroup in v1alpha3 only; v1alpha1 and v1alpha2 are gone
+API_VERSIONS_1_37 = ("scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3")
 
 # (the importer's note on a dump of another version's gang API)
 POD_GROUPS_1_36 = ("kspread models 1.35's gangs (v1alpha1 Workloads, pods' workloadRef) and 1.36's pod groups "
@@ -64,9 +69,8 @@ GATED_FIELDS = {
 def _needs_gate(version: Version, what: str, path: PathT, api: int = 35) -> None:
     """The gang API of ``api`` (35: v1alpha1 Workloads, workloadRef; 36: v1alpha2 PodGroups,
     schedulingGroup) in the case's version, with GenericWorkload on."""
-    if version.minor >= 37:
-        raise CaseError(f"{what} in {version}: 1.37 serves scheduling.k8s.io/v1alpha3, which kspread does not "
-                        f"model ({POD_GROUPS_1_36})", path)
+    if api == 37 or (version.minor >= 37 and api != 35):
+        _refuse_1_37(version, what, path)
     if api == 35 and version.minor >= 36:
         # 1.36 serves no v1alpha1 Workload and tombstoned spec.workloadRef (k8s.io/api v0.36)
         raise CaseError(f"{what} in {version}: 1.36 replaced 1.35's gang API (v1alpha1 Workloads, pods' "
@@ -78,6 +82,32 @@ def _needs_gate(version: Version, what: str, path: PathT, api: int = 35) -> None
     if not version.gate("GenericWorkload"):
         raise CaseError(f"{what} needs the GenericWorkload feature gate (alpha, off by default: set "
                         f"featureGates: {{GenericWorkload: true}}); version {version} does not have it on", path)
+
+
+def _refuse_1_37(version: Version, what: str, path: PathT) -> None:
+    """1.37's workload API (and a 1.36 one at 1.37, which 1.37 no longer serves): refused,
+    naming what kspread does not model."""
+    if version.minor < 37:
+        raise CaseError(f"{what} in {version}: scheduling.k8s.io/v1beta1 and v1alpha3 Workloads and PodGroups, and "
+                        "CompositePodGroups, are 1.37's (upstream main); " + POD_GROUPS_1_36, path)
+    raise CaseError(f"{what} in {version}: {GANGS_1_37}", path)
+
+
+def composite_pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version) -> None:
+    """CompositePodGroups (scheduling.k8s.io/v1alpha3, 1.37's CompositePodGroup gate): refused."""
+    for _obj, path in items:
+        _refuse_1_37(version, "a CompositePodGroup object", [*path, "kind"])
+
+
+def _api_1_37(obj: Mapping[str, Any], path: list, version: Version, kind: str) -> None:
+    """A Workload or PodGroup of 1.37's API versions, or any at 1.37: refused by name."""
+    av = obj.get("apiVersion")
+    if av in API_VERSIONS_1_37:
+        _refuse_1_37(version, f"a {kind} object ({av})", [*path, "apiVersion"])
+    if version.minor >= 37:
+        raise CaseError(f"a {kind} object ({av}) in {version}: 1.37 serves Workloads and PodGroups as "
+                        f"{' and '.join(API_VERSIONS_1_37)} only (k8s.io/api at upstream main has no v1alpha1 or "
+                        f"v1alpha2 scheduling API); and {GANGS_1_37}", [*path, "apiVersion"], value=av)
 
 
 def _name_error(check: Any, name: Any, path: list) -> None:
@@ -93,6 +123,7 @@ def workloads(items: list[tuple[Mapping[str, Any], list]], version: Version) -> 
     out: dict[tuple[str, str], Workload] = {}
     seen: set[tuple[str, str]] = set()
     for obj, path in items:
+        _api_1_37(obj, path, version, "Workload")
         if version.minor >= 36 and obj.get("apiVersion") == API_VERSION_1_36:
             _needs_gate(version, "a Workload object", [*path, "kind"], 36)
             _workload_1_36(obj, path, seen)
@@ -232,6 +263,7 @@ def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version) ->
     out: dict[tuple[str, str], PodGroup] = {}
     seen: set[tuple[str, str]] = set()
     for obj, path in items:
+        _api_1_37(obj, path, version, "PodGroup")
         _needs_gate(version, "a PodGroup object", [*path, "kind"], 36)
         if obj.get("apiVersion") != API_VERSION_1_36:
             raise CaseError(f"a PodGroup is served as {API_VERSION_1_36} (1.36); got {obj.get('apiVersion')!r}",

@@ -116,9 +116,6 @@ class Backend:
         if case.cluster.devices is not None and "devices" not in self.protocols:
             return (f"the case has device objects or pod resourceClaims (dynamic resource allocation), which the "
                     f"backend {self.path} does not take (its --info lists no protocol `devices`)")
-        if case.cluster.devices is not None and case.cluster.devices.taint_rules:
-            return ("the case has DeviceTaintRules, which kspread does not send to a backend (its scheduler would "
-                    "see the devices untainted)")
         gangs = case.cluster.workloads or any(q.workload_ref is not None for q in (*case.cluster.pods, *case.incoming))
         if gangs and self.minor >= 36:
             # the protocol `workloads` is 1.35's shape: 1.36 serves no v1alpha1 Workload and dropped workloadRef

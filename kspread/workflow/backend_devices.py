@@ -2,7 +2,8 @@
 ResourceSlices, ResourceClaims and ResourceClaimTemplates in ``resource.k8s.io/v1``, the version
 the scheduler's informers watch from 1.34, whatever version the case wrote (kspread's model is
 the v1 shape: ``kspread.engine.devices``; a field the API server drops while its gate is off is
-dropped there too). A claim made for a pod (a template's, the shorthand's ``devices``) is not
+dropped there too). DeviceTaintRules go in ``resource.k8s.io/v1alpha3`` (1.33-1.35's; kspread
+refuses them from 1.36). A claim made for a pod (a template's, the shorthand's ``devices``) is not
 sent: the pod names its template (the shorthand's as a template of its own) and the backend's
 emulated resource claim controller makes ``<pod>-<name>``.
 """
@@ -19,6 +20,7 @@ from kspread.engine.devices import (
     Allocation,
     Device,
     DeviceObjects,
+    DeviceTaintRule,
     ExactRequest,
     MatchAttribute,
     PodClaim,
@@ -225,6 +227,21 @@ def _template(ns: str, name: str, requests: tuple, constraints: tuple) -> dict[s
             "spec": {"spec": claim_spec(requests, constraints)}}
 
 
+def _rule(r: DeviceTaintRule) -> dict[str, Any]:
+    """A DeviceTaintRule as 1.33-1.35 serve it (resource.k8s.io/v1alpha3), its deviceSelector
+    left out where the case had none (the scheduler's tracker then taints every device);
+    timeAdded left to the API server (the scheduler does not read it)."""
+    spec: dict[str, Any] = {"taint": {"key": r.taint.key, "value": r.taint.value, "effect": r.taint.effect}}
+    if r.selector_given:
+        sel: dict[str, Any] = {k: v for k, v in (("deviceClassName", r.device_class), ("driver", r.driver),
+                                                ("pool", r.pool), ("device", r.device)) if v is not None}
+        if r.selectors:
+            sel["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
+        spec["deviceSelector"] = sel
+    return {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule", "metadata": {"name": r.name},
+            "spec": spec}
+
+
 def device_objects(objs: DeviceObjects | None, pods) -> list[dict[str, Any]]:
     """The objects a backend creates before the nodes: classes, slices, the claims the case
     wrote, its templates and one template for each shorthand ``devices`` entry of a pod."""
@@ -239,6 +256,8 @@ def device_objects(objs: DeviceObjects | None, pods) -> list[dict[str, Any]]:
         if dc.extended_resource_name is not None:
             spec["extendedResourceName"] = dc.extended_resource_name
         out.append({"apiVersion": _API, "kind": "DeviceClass", "metadata": meta, "spec": spec})
+    # the rules before the slices: the backend lets its scheduler's tracker see them first
+    out += [_rule(r) for r in objs.taint_rules]
     out += [_slice(s) for s in objs.slices]
     out += [_claim(c) for key, c in objs.claims.items() if key in objs.declared]
     out += [_template(ns, name, *spec) for (ns, name), spec in objs.templates.items()]

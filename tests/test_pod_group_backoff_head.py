@@ -1,0 +1,47 @@
+"""1.36, pod groups: a parked pod group at the head of podBackoffQ is popped (and repeats its
+cycle, which kspread counts without running) before the pods behind it
+(kspread.engine.queue._repeat_parked_heads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kspread.engine.scheduler import run_case
+from kspread.format.case import build_case
+from kspread.format.yamlio import load_strict
+
+CASE = Path(__file__).resolve().parent.parent / "cases" / "gangs" / "parked-group-at-backoff-head-136.yaml"
+
+
+def test_the_parked_group_at_the_head_repeats_and_the_pods_behind_it_come_first():
+    doc = next(iter(load_strict(CASE.read_text())))
+    _, results, _ = run_case(build_case(doc, "t"), keep_all=True)
+    order = [r.pod.key for r in results]
+    group = ["wl0-pg0-3", "wl0-pg0-2", "wl0-pg0-1", "wl0-pg0-4"]
+    # after the preemptions and the group's second cycle: q21 and q22 bind, then the group
+    # (before: the group, parked but at podBackoffQ's head, ran between them)
+    tail = order[order.index("ns1/q25", 6):]
+    assert tail == ["ns1/q25", *group, "q21", "q22", *group]
+    assert [r.bound_node for r in results if r.pod.key in ("q21", "q22") and r.bound_node] == ["n4", "n4"]
+
+
+def test_a_group_waiting_in_the_error_queue_repeats_at_its_backoff_flush():
+    from kspread.engine.scheduler import SequenceRun
+
+    # a gang of three of which two pods exist, both fit: the group cannot be placed, and both
+    # pods wait in backoffQ's error queue (no plugin rejected them), which is not popped
+    doc = {"version": "1.36", "featureGates": {"GenericWorkload": True, "GangScheduling": True},
+           "nodes": [{"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}],
+           "objects": [{"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"},
+                        "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}}],
+           "schedule": [{"name": "w", "replicas": 2, "requests": {"cpu": "1"}, "schedulingGroup": {"podGroupName": "g"}},
+                        {"name": "late", "requests": {"cpu": "1"}, "schedulingGroup": {"podGroupName": "g"},
+                         "schedulingGates": [{"name": "x"}]}]}
+    case = build_case(doc, "t")
+    run = SequenceRun(case, None, True, list(case.incoming))
+    run.until_idle()
+    qs = run.queue.pods
+    # the repeat kspread counts without running it comes when the flush moves the first of
+    # them (backoff 1 s from 0: the flush of second 2), so the clock is there when idle
+    assert run.queue.now == 2
+    assert [(qs[k].errors_count, qs[k].failed_at) for k in ("w-0", "w-1")] == [(2, 2), (2, 2)]
