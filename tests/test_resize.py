@@ -1,6 +1,6 @@
 """In-place pod resize: a pod's status resources in kspread.engine.resources per version,
 the case field that carries them (kspread.format.resize), raw Pods, import, and the
-backend's refusal."""
+backend input that carries them."""
 
 from __future__ import annotations
 
@@ -217,12 +217,13 @@ def test_raw_pod_status_is_read():
     assert node_pod_requests(pod, case.version)["cpu"] == 500
 
 
-def test_backend_refuses_a_case_with_a_resize_status():
-    from kspread.workflow.backend import Backend
+def test_a_backend_is_sent_the_resize_status():
+    # (it skipped such a case before: "which a backend is not sent")
+    from kspread.workflow.backend import Backend, backend_input
     case = build_case(_case({"containerStatuses": [{"name": "app", "allocatedResources": {"cpu": "3"}}]}), "x")
-    why = Backend("b", "v1.35.4", (), ()).applicable(case)
-    assert why == ("pods b have an in-place resize status, which a backend is not sent (its scheduler would "
-                   "count their spec alone)")
+    assert Backend("b", "v1.35.4", (), ()).applicable(case) is None
+    assert backend_input(case)["pods"][0]["status"]["containerStatuses"] == [
+        {"name": "app", "allocatedResources": {"cpu": "3"}}]
 
 
 # ---- NodeDeclaredFeatures ------------------------------------------------------------------

@@ -751,6 +751,10 @@ func run(in input, o *options) (*output, error) {
 			}
 		}
 	}
+	// the case's pending pods are held as waiting (held.go)
+	if err := holdPending(sched, in.Pods); err != nil {
+		return nil, err
+	}
 	for i := range in.Pods {
 		p := &in.Pods[i]
 		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
@@ -769,6 +773,9 @@ func run(in input, o *options) (*output, error) {
 		}
 	}
 	if err := quiet("the informers"); err != nil {
+		return nil, err
+	}
+	if err := nominateHeld(sched, logger, in.Pods); err != nil {
 		return nil, err
 	}
 	// the incoming pods, delivered in list order, so that the queue's timestamps follow it (with

@@ -86,6 +86,9 @@ class Container:
     requests: Mapping[str, int] = field(default_factory=dict)
     ports: tuple[ContainerPort, ...] = ()
     restartable: bool = False  # an init container with restartPolicy: Always (sidecar)
+    # a restartPolicyRules rule with action RestartAllContainers (what NodeDeclaredFeatures
+    # reads: Pod.restart_all_containers; a backend is sent the rule)
+    restart_all: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from kspread.engine.model import Container, ContainerResizeStatus, Pod, ResizeStatus
 from kspread.engine.versions import Version
@@ -90,7 +91,7 @@ def _max_of(*lists: Mapping[str, int] | None) -> dict[str, int]:
 
 
 def _with(c: Container, requests: Mapping[str, int]) -> Container:
-    return Container(c.name, c.image, requests, c.ports, c.restartable)
+    return replace(c, requests=requests)
 
 
 def status_views(pod: Pod, version: Version) -> Views | None:

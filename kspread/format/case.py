@@ -362,6 +362,8 @@ def _container(raw: Mapping[str, Any], path: PathT, init: bool) -> Container:
         requests=requests,
         ports=ports,
         restartable=raw.get("restartPolicy") == "Always",
+        restart_all=any(isinstance(rule, Mapping) and rule.get("action") == "RestartAllContainers"
+                        for rule in raw.get("restartPolicyRules") or []),
     )
 
 

@@ -115,16 +115,6 @@ class Backend:
             return (f"pods {', '.join(unsent[:3])}{', ...' if len(unsent) > 3 else ''} have volumes or resource "
                     "claims, which kspread does not model and a backend is not sent (its scheduler would "
                     "place them as if they had none)")
-        resized = [q.key for q in (*case.cluster.pods, *case.incoming) if q.resize is not None]
-        if resized:
-            return (f"pods {', '.join(resized[:3])}{', ...' if len(resized) > 3 else ''} have an in-place resize "
-                    "status, which a backend is not sent (its scheduler would count their spec alone)")
-        restart = [q.key for q in (*case.cluster.pods, *case.incoming) if q.restart_all_containers]
-        if restart:
-            # (the only node feature a kspread pod can require: nodes' declared features matter only then)
-            return (f"pods {', '.join(restart[:3])}{', ...' if len(restart) > 3 else ''} have RestartAllContainers "
-                    "restart rules, which a backend is not sent (its scheduler's NodeDeclaredFeatures would not "
-                    "see their requirement)")
         if case.cluster.devices is not None and "devices" not in self.protocols:
             return (f"the case has device objects or pod resourceClaims (dynamic resource allocation), which the "
                     f"backend {self.path} does not take (its --info lists no protocol `devices`)")
@@ -155,12 +145,20 @@ class Backend:
         elif any(p.scheduling_gates for p in case.incoming) and "steps" not in self.protocols:
             return (f"the sequence has pods with scheduling gates, which the backend {self.path} does not take (its "
                     "--info lists no protocol `steps`)")
-        pending = [q.key for q in case.cluster.pods if not q.node_name]
-        if pending:
-            # upstream's queue would schedule them (before the incoming pod when of higher priority);
-            # kspread holds them as waiting (their nominations reserve room), which a backend cannot set up
-            return (f"the case has pending pods in `pods` ({', '.join(pending[:3])}{', ...' if len(pending) > 3 else ''}), "
-                    "which a backend's scheduler would schedule rather than hold as waiting")
+        pending = [q for q in case.cluster.pods if not q.node_name]
+        if pending and case.is_sequence:
+            # kspread holds them for the whole sequence; upstream's queue holds a pod that failed
+            # among its unschedulable pods only until an event its rejecting plugins register
+            return (f"the sequence has pending pods in `pods` ({_keys(pending)}), which kspread holds as waiting "
+                    "for the whole sequence (their nominations reserving room) while upstream's queue would "
+                    "retry them on the sequence's events (a victim's deletion, a binding), as the plugins "
+                    "that rejected them register, which the case does not say")
+        grouped = [q for q in pending if q.workload_ref is not None or q.scheduling_group is not None]
+        if grouped:
+            # (the others are held as kspread holds them: backend/kspreadbackend/held.go)
+            return (f"the case has pending pods in `pods` of a gang or pod group ({_keys(grouped)}), which a "
+                    "backend holds with a scheduling gate of its own, which its scheduler's group scheduling "
+                    "would see (a pod group cycle leaves a gated pod behind)")
         return None
 
     def _steps_unsent(self, case: Case, timeline: list[Any]) -> str | None:
@@ -198,6 +196,11 @@ class Backend:
 # the step kinds a backend with the protocol `steps` applies (backend/kspreadbackend/steps.go)
 STEP_KINDS_SENT = ("drain", "cordon", "uncordon", "addNode", "deleteNode", "zoneDown", "taint", "untaint", "label",
                    "deletePod", "ungate", "wait")
+
+
+def _keys(pods: Sequence[Any]) -> str:
+    """The first three pods' keys, for a message."""
+    return ", ".join(q.key for q in pods[:3]) + (", ..." if len(pods) > 3 else "")
 
 
 def _text(raw: str, limit: int) -> str:
@@ -450,13 +453,47 @@ def _container(c) -> dict[str, Any]:
                          **({"hostIP": p.host_ip} if p.host_ip else {})} for p in c.ports]
     if c.restartable:
         out["restartPolicy"] = "Always"
+    if c.restart_all:
+        # the rule's action, all the scheduler reads (NodeDeclaredFeatures' inference); API
+        # fields from 1.34 (the action from 1.35), which an older backend's decoding drops
+        out["restartPolicyRules"] = [{"action": "RestartAllContainers"}]
     return out
+
+
+def _resize_status(rs, status: dict[str, Any], minor: int) -> None:
+    """A pod's in-place resize status (``ResizeStatus``) into its status object, as the case
+    gave it: the containers' statuses (resources.requests, allocatedResources), status.resize,
+    the PodResizePending condition (its reason; the only condition of the resize kspread keeps
+    and upstream's resource helpers read) and, from 1.35 (the fields' first release), the
+    pod-level resources and allocatedResources."""
+    def one(c) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": c.name}
+        if c.has_resources:
+            out["resources"] = {} if c.requests is None else {"requests": api.resources(c.requests)}
+        if c.allocated is not None:
+            out["allocatedResources"] = api.resources(c.allocated)
+        return out
+
+    if rs.containers:
+        status["containerStatuses"] = [one(c) for c in rs.containers]
+    if rs.inits:
+        status["initContainerStatuses"] = [one(c) for c in rs.inits]
+    if rs.resize:
+        status["resize"] = rs.resize
+    if rs.pending_reason is not None:
+        status.setdefault("conditions", []).append({"type": "PodResizePending", "status": "True",
+                                                    "reason": rs.pending_reason})
+    if minor >= 35:
+        if rs.level_has_resources:
+            status["resources"] = {} if rs.level_requests is None else {"requests": api.resources(rs.level_requests)}
+        if rs.level_allocated is not None:
+            status["allocatedResources"] = api.resources(rs.level_allocated)
 
 
 _EPOCH = 1700000000
 
 
-def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dict[str, Any]:
+def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool, minor: int) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": p.name, "namespace": p.namespace, "labels": dict(p.labels),
                             "uid": f"{p.namespace}/{p.name}",
                             "creationTimestamp": _time(_EPOCH + seq)}
@@ -514,6 +551,8 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool = True) -> dic
         status["nominatedNodeName"] = p.nominated_node
     if p.preempted_by_scheduler:
         status["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+    if p.resize is not None:
+        _resize_status(p.resize, status, minor)
     return {"metadata": meta, "spec": spec, "status": status}
 
 
@@ -538,7 +577,9 @@ def _node(n) -> dict[str, Any]:
             "spec": {"unschedulable": n.unschedulable,
                      "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints]},
             "status": {"allocatable": alloc, "capacity": alloc,
-                       "images": [{"names": list(i.names), "sizeBytes": i.size_bytes} for i in n.images]}}
+                       "images": [{"names": list(i.names), "sizeBytes": i.size_bytes} for i in n.images],
+                       # (NodeDeclaredFeatures; a field from 1.35, which an older backend's decoding drops)
+                       **({"declaredFeatures": sorted(n.declared_features)} if n.declared_features else {})}}
 
 
 def _claim_spec(c) -> dict[str, Any]:
@@ -692,10 +733,11 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
                                 "disruptedPods": {k: _time(_EPOCH) for k in sorted(d.disrupted_pods)}}})
     namespaces = [{"metadata": {"name": ns.name, "labels": dict(ns.labels)}} for ns in cl.namespaces.values()]
     merge = match_label_keys_enabled(case.version)
+    minor = case.version.minor
     return {
         "nodes": [_node(n) for n in cl.nodes],
-        "pods": [_pod(p, i, sched_name, merge) for i, p in enumerate(cl.pods)],
-        "incoming": [_pod(p, len(cl.pods) + i, sched_name, merge) for i, p in enumerate(case.incoming)],
+        "pods": [_pod(p, i, sched_name, merge, minor) for i, p in enumerate(cl.pods)],
+        "incoming": [_pod(p, len(cl.pods) + i, sched_name, merge, minor) for i, p in enumerate(case.incoming)],
         "pdbs": pdbs,
         "priorityClasses": [{"metadata": {"name": c.name}, "value": c.value, "globalDefault": c.global_default,
                              "preemptionPolicy": c.preemption_policy} for c in cl.priority_classes],
