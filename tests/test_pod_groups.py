@@ -211,10 +211,6 @@ def test_what_the_cycle_does_not_model_is_refused_by_name():
              objects=[_pg(policy={"basic": {}})],
              nodes=[{"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}],
              pods=[{"name": "low", "node": "n1", "requests": {"cpu": "3"}}])
-    with pytest.raises(CaseError, match="has volumes or resource claims"):
-        _run([{"name": "g", "requests": {"cpu": "1"}, "schedulingGroup": SG,
-               "volumes": [{"name": "v", "gcePersistentDisk": {"pdName": "d"}}]}],
-             objects=[_pg(policy={"basic": {}})])
 
 
 def test_a_backend_without_pod_groups_skips_the_case_rather_than_place_pods_one_by_one():
