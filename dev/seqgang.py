@@ -111,8 +111,8 @@ def to_pod_groups(s: dict, wap: random.Random | None = None) -> None:
     replica key of it: a group of its own) becomes a PodGroup (scheduling.k8s.io/v1alpha2) named
     ``<workload>-<group>[-<key>]`` with the group's policy; a pod's workloadRef becomes its
     ``schedulingGroup`` (one naming a missing Workload or group names a missing PodGroup). The
-    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped and the
-    priority is 0 (kspread refuses a pod group's pods with volumes, or that would preempt).
+    v1alpha2 Workloads are left out: the scheduler does not read them. The priority is 0 (kspread
+    refuses a pod group's pod that would preempt); volumes (--gang-volumes, --gang-claims) stay.
     With ``wap`` (seqtest --wap: WorkloadAwarePreemption on) each PodGroup gets a priority of
     WAP_PRIORITIES, which its pods take, and a disruptionMode (none, Pod or PodGroup)."""
     policies = {(w["metadata"].get("namespace", "default"), w["metadata"]["name"], g["name"]): g["policy"]
@@ -122,7 +122,6 @@ def to_pod_groups(s: dict, wap: random.Random | None = None) -> None:
         ref = p.pop("workloadRef", None)
         if ref is None:
             continue
-        p.pop("volumes", None)
         p["priority"] = 0
         p.pop("preemptionPolicy", None)
         ns = p.get("namespace", "default")

@@ -178,6 +178,7 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             on = replace_pod(pod, node_name=node, nominated_node=None)
             sched.nominator.remove(pod)
             sched.snapshot.add_pod(on)
+            sched.snapshot.group_assumed.add(pod.key)
             assumed.append((pod, on))
             _reserve(sched, r.state, pod, node)
             scheduled += 1
@@ -299,7 +300,13 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         queue.deliver(ev)
     # prepareForBindingCycle (Reserve again: VolumeBinding assumes what the pod's Filter chose
     # on the node, DynamicResources the allocations it found there), then the binding cycles
-    # (after the submission: they run on their own; PreBind writes what Reserve assumed)
+    # (after the submission: they run on their own; PreBind writes what Reserve assumed). A
+    # pod whose VolumeBinding PreBind binds claims polls for the PV controller (the first
+    # check after a second): the group's other pods are bound (and confirmed in the cache,
+    # the node's order of pods) before it
+    vb = sched.framework.plugin("VolumeBinding")
+    flight = getattr(vb, "pre_bind_pre_flight", None)
+    to_bind.sort(key=lambda t: bool(flight is not None and (st := states.get(t[1].key)) is not None and flight(st)))
     for r, pod, node in to_bind:
         _, bind_error = sched.ext.bind(pod, node)
         if bind_error is not None:
@@ -334,6 +341,7 @@ def _revert(sched: Any, assumed: list[tuple[Pod, Pod]]) -> None:
         if sched.claims is not None:
             sched.claims.drop_in_flight(p.key)
         sched.snapshot.remove_pod(on)
+        sched.snapshot.group_assumed.discard(p.key)
         if p.nominated_node:
             sched.nominator.add(p)
 
@@ -369,6 +377,7 @@ def _fits(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
             on = replace_pod(pod, node_name=node, nominated_node=None)
             sched.nominator.remove(pod)
             sched.snapshot.add_pod(on)
+            sched.snapshot.group_assumed.add(pod.key)
             assumed.append((pod, on))
             _reserve(sched, r.state, pod, node)
             scheduled += 1
