@@ -279,8 +279,24 @@ def case_input(doc: dict) -> dict:
                          "pluginConfig": [], "steps": [],
                          "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"
                                        and o.get("apiVersion") == "scheduling.k8s.io/v1alpha1"]}
-    # 1.36: the PodGroups (v1alpha2 Workloads are not read by the scheduler: not sent)
-    groups = [o for o in doc.get("objects") or [] if o.get("kind") == "PodGroup"]
+    # 1.36: the PodGroups (v1alpha2 Workloads are not read by the scheduler: not sent), each
+    # with the priority the Priority admission sets (the oracle's fake API has none):
+    # its priorityClassName's value, else (no priority given) the globalDefault class's
+    classes = {c["name"]: c for c in doc.get("priorityClasses") or []}
+    default = min((c for c in classes.values() if c.get("globalDefault")), key=lambda c: c["value"], default=None)
+    groups = []
+    for o in doc.get("objects") or []:
+        if o.get("kind") != "PodGroup":
+            continue
+        o = copy.deepcopy(o)
+        spec = o["spec"]
+        if (doc.get("featureGates") or {}).get("WorkloadAwarePreemption"):
+            name = spec.pop("priorityClassName", None)
+            if name:
+                spec["priority"] = classes[name]["value"]
+            elif spec.get("priority") is None and default is not None:
+                spec["priority"] = default["value"]
+        groups.append(o)
     if groups:
         s["podGroups"] = groups
     storage = [o for o in doc.get("objects") or [] if o.get("kind") in STORAGE_KINDS]
