@@ -861,8 +861,15 @@ def gang_write_order(s: dict, olog: list[str], klog: list[str]) -> bool:
                    for p in s["schedule"] if p.get("schedulingGroup")})
 
     def group(item: str) -> tuple | None:
+        # a pod's claims: <pod>-<entry> (from a template), c-<pod>-<i> (devgen's claims of its own)
         claim = item.split("=", 1)[0]
-        return next((g for pk, g in groups.items() if claim.startswith(pk + "-")), None)
+        ns, _, name = claim.rpartition("/")
+
+        def owns(pk: str) -> bool:
+            pns, _, pod = pk.rpartition("/")
+            return claim.startswith(pk + "-") or (pns == ns and name.startswith(f"c-{pod}-"))
+
+        return next((g for pk, g in groups.items() if owns(pk)), None)
 
     def runs(log: list[str]) -> list[tuple]:
         out: list[tuple[tuple | None, list[str]]] = []
