@@ -41,8 +41,8 @@ def test_without_a_class_the_global_default_else_zero():
 @pytest.mark.parametrize("spec, where, text", [
     ({"priorityClassName": "missing"}, "priorityClassName", "no PriorityClass with name missing was found"),
     ({"priorityClassName": "training", "priority": 5}, "priority",
-     "priority set in the pod group (5) must match the priority computed (100) based on the priority class set "
-     "in the spec"),
+     ("priority set in the pod group (5) must match the priority computed (100) based on the priority class set "
+      "in the spec")),
 ])
 def test_admission_errors_name_the_field(spec, where, text):
     with pytest.raises(CaseError) as e:
