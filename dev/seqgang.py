@@ -111,9 +111,9 @@ def to_pod_groups(s: dict, wap: random.Random | None = None, preempt: random.Ran
     replica key of it: a group of its own) becomes a PodGroup (scheduling.k8s.io/v1alpha2) named
     ``<workload>-<group>[-<key>]`` with the group's policy; a pod's workloadRef becomes its
     ``schedulingGroup`` (one naming a missing Workload or group names a missing PodGroup). The
-    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes are dropped (kspread
-    refuses a pod group's pods with volumes) and the priority is 0 (below every other pod: no
-    preemption by the group's pods).
+    v1alpha2 Workloads are left out: the scheduler does not read them. Volumes (--gang-volumes,
+    --gang-claims) stay; the priority is 0 (below every other pod: no preemption by the group's
+    pods).
     With ``wap`` (seqtest --wap: WorkloadAwarePreemption on) each PodGroup gets a priority of
     WAP_PRIORITIES, which its pods take, and a disruptionMode (none, Pod or PodGroup). With
     ``preempt`` (seqtest --group-priorities: the gate off) each group's pods get a priority of
@@ -126,7 +126,6 @@ def to_pod_groups(s: dict, wap: random.Random | None = None, preempt: random.Ran
         ref = p.pop("workloadRef", None)
         if ref is None:
             continue
-        p.pop("volumes", None)
         p["priority"] = 0
         p.pop("preemptionPolicy", None)
         ns = p.get("namespace", "default")
@@ -286,8 +285,24 @@ def case_input(doc: dict) -> dict:
                          "pluginConfig": [], "steps": [],
                          "workloads": [o for o in doc.get("objects") or [] if o.get("kind") == "Workload"
                                        and o.get("apiVersion") == "scheduling.k8s.io/v1alpha1"]}
-    # 1.36: the PodGroups (v1alpha2 Workloads are not read by the scheduler: not sent)
-    groups = [o for o in doc.get("objects") or [] if o.get("kind") == "PodGroup"]
+    # 1.36: the PodGroups (v1alpha2 Workloads are not read by the scheduler: not sent), each
+    # with the priority the Priority admission sets (the oracle's fake API has none):
+    # its priorityClassName's value, else (no priority given) the globalDefault class's
+    classes = {c["name"]: c for c in doc.get("priorityClasses") or []}
+    default = min((c for c in classes.values() if c.get("globalDefault")), key=lambda c: c["value"], default=None)
+    groups = []
+    for o in doc.get("objects") or []:
+        if o.get("kind") != "PodGroup":
+            continue
+        o = copy.deepcopy(o)
+        spec = o["spec"]
+        if (doc.get("featureGates") or {}).get("WorkloadAwarePreemption"):
+            name = spec.pop("priorityClassName", None)
+            if name:
+                spec["priority"] = classes[name]["value"]
+            elif spec.get("priority") is None and default is not None:
+                spec["priority"] = default["value"]
+        groups.append(o)
     if groups:
         s["podGroups"] = groups
     storage = [o for o in doc.get("objects") or [] if o.get("kind") in STORAGE_KINDS]

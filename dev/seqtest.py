@@ -846,7 +846,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
         res["cls"] = "final allocations" if res.get("allocations") is False else "final placements or evictions only"
     elif res.get("allocationLog") is False:
         res["cls"] = "allocations"
-        if s.get("workloads") and gang_write_order(s, res["upstreamAllocationLog"], res["kspreadAllocationLog"]):
+        if (s.get("workloads") or s.get("podGroups")) and gang_write_order(s, res["upstreamAllocationLog"],
+                                                                            res["kspreadAllocationLog"]):
             res["cls"] = "allocations: gang bound together (explained)"
     return res
 
@@ -854,15 +855,26 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
 def gang_write_order(s: dict, olog: list[str], klog: list[str]) -> bool:
     """The allocation logs differ only in the order the claims of one gang group's pods were
     written when the gang completed: its pods' PreBinds run in binding goroutines that upstream
-    starts in a map's order, so that order is a race (issue 33)."""
+    starts in a map's order, so that order is a race (issue 33). 1.36: the pods of one pod group
+    (schedulingGroup) that one group cycle placed: their binding cycles run concurrently, a gang's
+    waiting at Permit until the quorum pod allows them in a map's order."""
     if sorted(olog) != sorted(klog):
         return False
     groups = {key(p): (p.get("namespace") or "default", p["workloadRef"]["name"], p["workloadRef"]["podGroup"])
               for p in s["schedule"] if p.get("workloadRef")}
+    groups.update({key(p): (p.get("namespace") or "default", p["schedulingGroup"]["podGroupName"])
+                   for p in s["schedule"] if p.get("schedulingGroup")})
 
     def group(item: str) -> tuple | None:
+        # a pod's claims: <pod>-<entry> (from a template), c-<pod>-<i> (devgen's claims of its own)
         claim = item.split("=", 1)[0]
-        return next((g for pk, g in groups.items() if claim.startswith(pk + "-")), None)
+        ns, _, name = claim.rpartition("/")
+
+        def owns(pk: str) -> bool:
+            pns, _, pod = pk.rpartition("/")
+            return claim.startswith(pk + "-") or (pns == ns and name.startswith(f"c-{pod}-"))
+
+        return next((g for pk, g in groups.items() if owns(pk)), None)
 
     def runs(log: list[str]) -> list[tuple]:
         out: list[tuple[tuple | None, list[str]]] = []

@@ -154,7 +154,7 @@ def test_more_important_victim_order():
 
 
 @pytest.mark.parametrize("spec, where, text", [
-    ({"priorityClassName": "high"}, "priorityClassName", "give spec.priority"),
+    ({"priorityClassName": "high"}, "priorityClassName", "no PriorityClass with name high was found"),
     ({"disruptionMode": "Everything"}, "disruptionMode", 'supported values: "Pod", "PodGroup"'),
     ({"priority": "high"}, "priority", "priority is a 32-bit integer"),
 ])

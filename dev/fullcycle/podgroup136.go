@@ -10,8 +10,10 @@
 //     pops its pods again as soon as activeQ is empty, for ever; while nothing changes each retry
 //     repeats the cycle. gangParked, called by the idle test after each ScheduleOne, drops a pod group
 //     cycle that repeated the group's last one (its cycles in scheduler.OracleLog: each pod, whether it
-//     fit, its error) with nothing changed in between (the pods' nodes, nominations,
-//     scheduling gates, the nodes), with its outcome; and once every pod left in backoffQ is of such a
+//     fit, its error) with nothing changed since the cycle before it began (the pods' nodes,
+//     nominations, scheduling gates, the nodes, the resource claims' allocations and reservations,
+//     the volumes' and claims' bindings: a change a cycle made itself, a claim DynamicResources'
+//     PostFilter deallocated, makes the next cycle no repeat), with its outcome; and once every pod left in backoffQ is of such a
 //     parked group (activeQ empty), the scheduler counts as idle;
 //   - at the end, `waiting`: the pods still waiting at Permit (a binding cycle's wait for its gang's
 //     quorum pod, which comes in the same submission).
@@ -156,6 +158,30 @@ func pgState(ctx context.Context, d *seqDriver) string {
 		must(err)
 		parts = append(parts, "n "+n.Name+" "+string(spec)+" "+string(meta))
 	}
+	claims, err := d.client.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
+	must(err)
+	for _, c := range claims.Items {
+		var users []string
+		for _, r := range c.Status.ReservedFor {
+			users = append(users, r.Name)
+		}
+		parts = append(parts, fmt.Sprintf("c %s/%s %v %v", c.Namespace, c.Name, allocatedDevices(&c), users))
+	}
+	pvcs, err := d.client.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
+	must(err)
+	for _, c := range pvcs.Items {
+		parts = append(parts, fmt.Sprintf("pvc %s/%s %s %s", c.Namespace, c.Name, c.Spec.VolumeName,
+			c.Annotations["volume.kubernetes.io/selected-node"]))
+	}
+	pvs, err := d.client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	must(err)
+	for _, v := range pvs.Items {
+		ref := ""
+		if v.Spec.ClaimRef != nil {
+			ref = v.Spec.ClaimRef.Namespace + "/" + v.Spec.ClaimRef.Name
+		}
+		parts = append(parts, fmt.Sprintf("pv %s %s", v.Name, ref))
+	}
 	sort.Strings(parts)
 	return strings.Join(parts, "\n")
 }
@@ -170,6 +196,8 @@ func gangParked(d *seqDriver, a, b int) bool {
 	n := len(scheduler.OracleLog)
 	start := pgChecked
 	pgChecked = n
+	before := pgBefore
+	pgBefore = pgState(ctx, d)
 	if n > start {
 		group := ""
 		var cycles []string

@@ -359,6 +359,9 @@ class ClaimTracker:
         # (the claim with the allocation Reserve gave it, the pod), until PreBind writes it
         # or Unreserve drops it; other pods' filters count their devices
         self.in_flight: dict[tuple[str, str], tuple[ResourceClaim, str]] = {}
+        # 1.36: the pods of the pod group whose scheduling cycle runs (their Reserve's
+        # in-flight allocations are the group's pendingAllocations)
+        self.group_pods: frozenset[str] = frozenset()
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get((namespace, name))

@@ -18,17 +18,23 @@ snapshot. What kspread models, by upstream's functions:
   to Score, and PostFilter when no node fits) on the snapshot in which the group's pods
   placed before it are assumed. The scheduling cycle is the same for all of them
   (``sched.CurrentCycle()``), so OpportunisticBatching gives no hint inside a group. A pod
-  that fits is assumed on the node it would take, reserved, and runs Permit:
+  that fits is assumed on the node it would take, reserved (VolumeBinding assumes the
+  volumes its Filter chose there in the binder's assume caches; DynamicResources puts the
+  allocations its Filter found there in flight: the group's later pods see both), and runs
+  Permit:
   GangScheduling waits while the snapshot's scheduled pods of the group (assigned, and
   assumed in this cycle) are fewer than ``minCount``; with a basic group, or GangScheduling
   off, Permit allows. The group is schedulable as soon as one pod's Permit allows. A pod
   that does not fit does not stop the others; an Error does ("failed to schedule other
-  pod from a pod group: ..."). At the end every assumed pod is unreserved and forgotten
+  pod from a pod group: ..."). At the end every assumed pod is unreserved (its assumed
+  volumes reverted, its in-flight allocations dropped: nothing was written) and forgotten
   (in reverse order).
 * ``submitPodGroupAlgorithmResult``, pod by pod in that order. Group schedulable: each pod
   that fit is assumed in the cache and runs Permit again (the cache's count: a gang pod
   before the quorum waits, activating the group's unscheduled pods, then the quorum pod
-  allows them) and binds; a pod that did not fit fails with its own status. Group not
+  allows them), is reserved again with its cycle's state (the same volumes and
+  allocations) and binds, PreBind writing them; a pod that did not fit fails with its own
+  status. Group not
   schedulable: a pod that fit fails with "pod group is unschedulable, <its Permit
   message>" (Unschedulable, naming no plugin: an error count); a pod that did not fit
   fails with its own status. Error: every pod fails with the error.
@@ -73,8 +79,12 @@ depend on that goroutine's timing: a cleared nomination of a pod of the
 group, or of a pod that one of the group's later pods would count (its priority at least
 theirs); a victim in its binding cycle.
 
-Not modelled, refused by name: a pod of a group with volumes or resource claims (their
-Reserve, Unreserve and Reserve again across the group cycle and the binding cycle).
+Not modelled, refused by name: a pod of a group with volumes or resource claims that needs
+preemption (its Reserve runs on the nominated node, where its Filter did not get to them); an
+unallocated resource claim two pods of the group share (DynamicResources reuses the first
+pod's pending allocation, and both PreBinds write it); a pod whose devices have binding
+conditions (its PreBind waits); a pod with extended resources backed by devices whose claim
+would be allocated in the cycle.
 """
 
 from __future__ import annotations
@@ -91,6 +101,7 @@ from kspread.engine.plugins.podgroups import POD_GROUP_UNSCHEDULABLE, Condition,
 from kspread.errors import CaseError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kspread.engine.framework.status import CycleState
     from kspread.engine.queue import QueuedPod
     from kspread.engine.scheduler import CycleResult, SequenceRun
 
@@ -178,14 +189,16 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     waiting_on_preemption = False
     pod_victims: list[Pod] = []  # DefaultPreemption's victims of the group's pods, in order
     cleared: list[Pod] = []  # the lower-priority pods whose nomination those preemptions clear
+    states: dict[str, CycleState | None] = {}  # each pod's cycle state (a compacted result drops it)
+    if sched.claims is not None:
+        sched.claims.group_pods = frozenset(q.key for q in members)
     for i, q in enumerate(members):
         pod = sched.current(q.pod)
-        if pod.volumes or pod.resource_claims:
-            raise _refuse(pod, "has volumes or resource claims")
         q.attempts += 1
         sched.attempts[pod.key] = q.attempts
         sched.cycle_count = cycle - 1
         r = sched.schedule_one(pod)
+        states[pod.key] = r.state
         r.attempt = q.attempts
         if run.results and not run.keep_all:
             run.results[-1].compact()
@@ -206,6 +219,9 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             # goroutine); the pod is assumed there as if it fit, on the cycle's snapshot,
             # where the victims stay
             node = nominated = r.preemption.nominated_node
+            if pod.volumes or pod.resource_claims:
+                raise _refuse(pod, f"has volumes or resource claims and needs preemption (DefaultPreemption "
+                                   f"nominates {node}, where its Reserve would run without its Filter's state)")
             requires_preemption = True
             _actuate(sched, pod, r, members[i + 1:], pod_victims, cleared)
         else:
@@ -216,7 +232,9 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         on = replace_pod(pod, node_name=node, nominated_node=None)
         sched.nominator.remove(pod)
         sched.snapshot.add_pod(on)
+        sched.snapshot.group_assumed.add(pod.key)
         assumed.append((pod, on))
+        _reserve(sched, r.state, pod, node)
         scheduled += 1
         wait = groups.permit(pod, scheduled)
         if wait is None:
@@ -229,7 +247,9 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     victims: list[Pod] = []
     runs: list[list[PreemptionRun]] = []
     group_message = POD_GROUP_WAITING if waiting_on_preemption else POD_GROUP_UNSCHEDULABLE
-    after: list[PodEvent] = []
+    # what DynamicResources' PostFilter wrote (a claim deallocated) reaches the queue after the cycle
+    after: list[PodEvent] = list(sched.handle.dra_events)
+    sched.handle.dra_events.clear()
     if pod_victims:
         # the executor's deletions reach the cache once the cycle is over (its snapshot kept
         # the victims): the queue sees them with the group's failures
@@ -266,6 +286,8 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             placed.append((q, _unreached(run, q), None, None, None))
 
     # ---- submitPodGroupAlgorithmResult --------------------------------------------------------
+    from kspread.engine.scheduler import _binding_conditions as binding_conditions
+
     to_bind: list[tuple[CycleResult, Pod, str]] = []
     failed: list[QueuedPod] = []
     cache_scheduled = pg_state.scheduled_count() if pg_state is not None else 0
@@ -283,6 +305,10 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             continue
         if fit is not None and status == SUCCESS:
             r.pod_group = PodOutcome(key, status, fit, True)
+            state = states.get(pod.key)
+            if state is not None and (waits := binding_conditions(sched, state, pod, fit)):
+                raise _refuse(pod, f"was allocated devices with binding conditions ({', '.join(waits)}), which "
+                                   "DynamicResources' PreBind waits for")
             taken.add(pod.key)
             cache_scheduled += 1
             if groups.permit(pod, cache_scheduled) is not None:
@@ -330,6 +356,8 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         last.preemption_runs = tuple(tuple(one) for one in runs)
     for q in failed:
         q.parked = changes_at_start
+    if sched.claims is not None:
+        sched.claims.group_pods = frozenset()
     if status == SUCCESS:
         groups.set_condition(key, Condition("True", "Scheduled", ""))
     elif status == UNSCHEDULABLE:
@@ -338,15 +366,24 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         groups.set_condition(key, Condition("False", "SchedulerError", error or ""))
     for ev in after:
         queue.deliver(ev)
-    # the binding cycles (after the submission: they run on their own)
+    # prepareForBindingCycle (Reserve again: VolumeBinding assumes what the pod's Filter chose
+    # on the node, DynamicResources the allocations it found there), then the binding cycles
+    # (after the submission: they run on their own; PreBind writes what Reserve assumed). A
+    # pod whose VolumeBinding PreBind binds claims polls for the PV controller (the first
+    # check after a second): the group's other pods are bound (and confirmed in the cache,
+    # the node's order of pods) before it
+    vb = sched.framework.plugin("VolumeBinding")
+    flight = getattr(vb, "pre_bind_pre_flight", None)
+    to_bind.sort(key=lambda t: bool(flight is not None and (st := states.get(t[1].key)) is not None and flight(st)))
     for r, pod, node in to_bind:
         _, bind_error = sched.ext.bind(pod, node)
         if bind_error is not None:
             r.error = bind_error
             continue
         r.bound_node = node
-        claim_events = sched.reserve(r.state, pod, node) if r.state is not None else []
-        preflight = r.state is not None and sched.pre_bind_pre_flight(r.state)
+        state = states.get(pod.key)
+        claim_events = sched.reserve(state, pod, node) if state is not None else []
+        preflight = state is not None and sched.pre_bind_pre_flight(state)
         run._bind(pod, node, claim_events, preflight)
 
 
@@ -388,10 +425,29 @@ def _dedup(pods: list[Pod]) -> list[Pod]:
     return out
 
 
+def _reserve(sched: Any, state: CycleState | None, pod: Pod, node: str) -> None:
+    """assumeAndReserve's Reserve in a run of the group's algorithm: VolumeBinding assumes
+    the volumes the pod's Filter chose on the node (AssumePodVolumes: the binder's assume
+    caches, which the group's later pods read); DynamicResources puts the allocations its
+    Filter found there in flight (SignalClaimPendingAllocation: the group's
+    pendingAllocations; the later pods' allocators count their devices). Nothing is
+    written: the run's end unreserves it (``_revert``)."""
+    if state is not None:
+        sched.reserve(state, pod, node, in_flight=True, holds="of a pod group would go through its group cycle's Reserve and Unreserve")
+
+
 def _revert(sched: Any, assumed: list[tuple[Pod, Pod]]) -> None:
-    """unreserveAndForget of the pods a run of the algorithm assumed, the last first."""
+    """unreserveAndForget of the pods a run of the algorithm assumed, the last first:
+    Unreserve (VolumeBinding's RevertAssumedPodVolumes; DynamicResources drops the pod's
+    in-flight allocations, MaybeRemoveClaimPendingAllocation: nothing was written), then
+    the snapshot forgets the pod."""
     for p, on in reversed(assumed):
+        if sched.handle.storage is not None:
+            sched.handle.storage.revert_pod_volumes(p.key)
+        if sched.claims is not None:
+            sched.claims.drop_in_flight(p.key)
         sched.snapshot.remove_pod(on)
+        sched.snapshot.group_assumed.discard(p.key)
         if p.nominated_node:
             sched.nominator.add(p)
 
@@ -427,7 +483,9 @@ def _fits(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
             on = replace_pod(pod, node_name=node, nominated_node=None)
             sched.nominator.remove(pod)
             sched.snapshot.add_pod(on)
+            sched.snapshot.group_assumed.add(pod.key)
             assumed.append((pod, on))
+            _reserve(sched, r.state, pod, node)
             scheduled += 1
             if groups.permit(pod, scheduled) is None:
                 code, message = SUCCESS, ""

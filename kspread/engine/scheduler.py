@@ -855,17 +855,19 @@ class Scheduler:
             self.clear_nomination(pending)
         return assumed, events
 
-    def reserve(self, state: CycleState, pod: Pod, node: str, in_flight: bool = False) -> list[PodEvent]:
+    def reserve(self, state: CycleState, pod: Pod, node: str, in_flight: bool = False,
+                holds: str = "would wait at GangScheduling's Permit") -> list[PodEvent]:
         """RunReservePluginsReserve (and DynamicResources' PreBind): the plugins that
         keep state with the cluster record the pod's placement. Returns the events.
-        ``in_flight``: the pod waits at Permit; DynamicResources' Reserve puts its
-        allocations in flight, written by ``pre_bind_claims`` after the wait."""
+        ``in_flight``: the pod waits at Permit (``holds``: or what else keeps its PreBind
+        from following); DynamicResources' Reserve puts its allocations in flight, written
+        by ``pre_bind_claims`` after the wait."""
         events: list[PodEvent] = []
         for p in self.framework.plugins():
             if in_flight and (hold := getattr(p, "reserve_in_flight", None)) is not None:
                 if unmodelled := hold(state, pod, node):
                     raise CaseError(
-                        f"pod {pod.key} would wait at GangScheduling's Permit holding DynamicResources' in-flight "
+                        f"pod {pod.key} {holds} holding DynamicResources' in-flight "
                         f"allocation of its extended resources' claim ({', '.join(unmodelled)}), which PreBind "
                         "creates after the wait: kspread does not model that claim in flight", ["schedule"])
                 continue

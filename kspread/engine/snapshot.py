@@ -309,6 +309,9 @@ class Snapshot:
         # nodes grouped by the values of all their columns (``column_groups``), kept
         # current from the first use
         self._groups: _ColumnGroups | None = None
+        # the pods a pod group cycle (1.36) assumed in the snapshot (Snapshot.AssumePod), which
+        # the snapshot's usedPVCSet, made when it was taken, does not count
+        self.group_assumed: set[str] = set()
         self._add_all([p for p in pods if p.node_name is not None])
 
     def _add_all(self, pods: list[Pod]) -> None:

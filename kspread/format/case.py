@@ -878,7 +878,9 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     cluster.storage = _storage(sections["storage"], [*pods, *incoming])
     composite_pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "CompositePodGroup"], version)
     cluster.workloads = workloads([w for w in sections["workloads"] if w[0].get("kind") == "Workload"], version)
-    cluster.pod_groups = pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "PodGroup"], version)
+    cluster.pod_groups = pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "PodGroup"], version,
+                                    {**{n: PriorityClass(n, v) for n, v in SYSTEM_PRIORITY_CLASSES.items()},
+                                     **b.classes})
     _check_gangs(doc, version, cluster.workloads, incoming, timeline)
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}

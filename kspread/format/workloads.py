@@ -32,16 +32,19 @@ kspread checks what it reads as the API server's validation does: the names, one
 per group, minCount at least 1, unique template names (at most 8). The fields behind
 alpha gates kspread does not model (schedulingConstraints: TopologyAwareWorkloadScheduling;
 resourceClaims: DRAWorkloadResourceClaims; disruptionMode, priorityClassName, priority:
-WorkloadAwarePreemption) are refused by name. 1.37's workload API (scheduling.k8s.io/v1beta1
-and v1alpha3 Workloads and PodGroups, v1alpha3 CompositePodGroups) is refused by name at every
-version, and 1.35's and 1.36's at 1.37, which no longer serves them (docs: Gangs, "1.37: not
-modelled")."""
+WorkloadAwarePreemption) are refused by name. With WorkloadAwarePreemption on, a PodGroup's
+priority is what the Priority admission (admitPodGroup) sets: its priorityClassName's value,
+else, without a priority given, the globalDefault class's. 1.37's workload API
+(scheduling.k8s.io/v1beta1 and v1alpha3 Workloads and PodGroups, v1alpha3 CompositePodGroups)
+is refused by name at every version, and 1.35's and 1.36's at 1.37, which no longer serves
+them (docs: Gangs, "1.37: not modelled")."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from kspread.engine.model import PriorityClass
 from kspread.engine.plugins.gangscheduling import Workload, WorkloadRef
 from kspread.engine.plugins.podgroups import PodGroup
 from kspread.engine.versions import GANGS_1_37, Version
@@ -200,11 +203,8 @@ def _meta_name(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]], k
 def _gated_fields(spec: Mapping[str, Any], at: list, version: Version | None = None) -> None:
     wap = version is not None and version.gate("WorkloadAwarePreemption")
     for name, gate in GATED_FIELDS.items():
-        if wap and name in ("priority", "disruptionMode"):
-            continue  # read by the PodGroup (workload-aware preemption)
-        if wap and name == "priorityClassName" and spec.get(name) not in (None, ""):
-            raise CaseError("priorityClassName: kspread does not model the Priority admission of a PodGroup; give "
-                            "spec.priority (the priority admission would set) instead", [*at, name])
+        if wap and name in ("priority", "disruptionMode", "priorityClassName"):
+            continue  # read by the PodGroup (workload-aware preemption; its Priority admission)
         if spec.get(name) not in (None, "", [], {}):
             raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default), which kspread "
                             "does not model", [*at, name])
@@ -258,8 +258,36 @@ def _workload_1_36(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]
         _policy(t.get("schedulingPolicy"), [*at, "schedulingPolicy"])
 
 
-def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version) -> dict[tuple[str, str], PodGroup]:
-    """The PodGroups of ``objects`` (1.36): (namespace, name) -> PodGroup."""
+def _admit_priority(spec: Mapping[str, Any], sp: list, classes: Mapping[str, PriorityClass]) -> int:
+    """The Priority admission of a new PodGroup (admitPodGroup, WorkloadAwarePreemption on):
+    a named class must exist (``classes``: the case's and the system ones), and a priority
+    given must be its value; no class name: the globalDefault class of the lowest value
+    (its name is set), else 0. A ``priority`` given without a class is taken as the admitted
+    value, as for pods (the case states the outcome of admission)."""
+    name = spec.get("priorityClassName")
+    if name is not None and not isinstance(name, str):
+        raise CaseError("priorityClassName is a string", [*sp, "priorityClassName"], value=name)
+    explicit = spec.get("priority")
+    if name:
+        pc = classes.get(name)
+        if pc is None:
+            raise CaseError(f"no PriorityClass with name {name} was found", [*sp, "priorityClassName"], value=name)
+        if explicit is not None and explicit != pc.value:
+            raise CaseError(f"priority set in the pod group ({explicit}) must match the priority computed "
+                            f"({pc.value}) based on the priority class set in the spec", [*sp, "priority"],
+                            value=explicit)
+        return pc.value
+    if explicit is not None:
+        value: int = explicit
+        return value
+    defaults = [c for c in classes.values() if c.global_default]
+    return min(defaults, key=lambda c: c.value).value if defaults else 0
+
+
+def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version,
+               classes: Mapping[str, PriorityClass] | None = None) -> dict[tuple[str, str], PodGroup]:
+    """The PodGroups of ``objects`` (1.36): (namespace, name) -> PodGroup. ``classes``: the
+    priority classes a PodGroup's Priority admission reads (with WorkloadAwarePreemption)."""
     out: dict[tuple[str, str], PodGroup] = {}
     seen: set[tuple[str, str]] = set()
     for obj, path in items:
@@ -292,6 +320,8 @@ def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version) ->
         if mode is not None and mode not in ("Pod", "PodGroup"):
             raise CaseError(f'Unsupported value: {mode!r}: supported values: "Pod", "PodGroup"',
                             [*sp, "disruptionMode"], value=mode)
+        if version.gate("WorkloadAwarePreemption"):
+            priority = _admit_priority(spec, sp, classes or {})
         out[(ns, name)] = PodGroup(ns, name, _policy(spec.get("schedulingPolicy"), [*sp, "schedulingPolicy"]), template,
                                    priority or 0, mode)
     return out

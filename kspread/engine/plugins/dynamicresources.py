@@ -319,6 +319,13 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             s.available_on.append(None)
             to_allocate += 1
             if (c.namespace, c.name) in self.tracker.in_flight:  # another pod's Reserve allocated it
+                holder = self.tracker.in_flight[(c.namespace, c.name)][1]
+                if holder in self.tracker.group_pods:
+                    raise CaseError(
+                        f"pod {pod.key} shares resource claim {c.namespace}/{c.name} with pod {holder} of its pod "
+                        "group, whose Reserve allocated it in this pod group cycle: DynamicResources (1.36) reuses "
+                        "that pending allocation, and the pods' PreBinds both write it, which kspread does not "
+                        "model", ["schedule"])
                 return _unresolvable(f"resource claim {c.namespace}/{c.name} is in the process of being allocated")
             for r in c.requests:
                 if r.exactly is not None:

@@ -168,11 +168,14 @@ class VolumeRestrictions(Plugin, PreFilterPlugin, FilterPlugin):
         return SUCCESS
 
     def _claims_in_use(self, namespace: str) -> set[str]:
-        """StorageInfos().IsPVCUsedByPods: the claims of the pods on the nodes."""
+        """StorageInfos().IsPVCUsedByPods: the claims of the pods on the nodes, but those a
+        pod group cycle assumed (its usedPVCSet is the snapshot's as taken: a group's pods
+        do not see each other's ReadWriteOncePod claims in use)."""
         out: set[str] = set()
+        skip = self.handle.snapshot.group_assumed
         for info in self.handle.snapshot:
             for p in info.pods.values():
-                if p.namespace == namespace:
+                if p.namespace == namespace and p.key not in skip:
                     out.update(claim_names(p))
         return out
 
