@@ -196,8 +196,6 @@ func gangParked(d *seqDriver, a, b int) bool {
 	n := len(scheduler.OracleLog)
 	start := pgChecked
 	pgChecked = n
-	before := pgBefore
-	pgBefore = pgState(ctx, d)
 	if n > start {
 		group := ""
 		var cycles []string
