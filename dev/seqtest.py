@@ -808,6 +808,10 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
                 res["cls"] = "kspread refuses: a gang bound on a deleted node (explained)"
             elif "would wait at GangScheduling's Permit holding" in str(e) or "of a gang would wait in" in str(e):
                 res["cls"] = "kspread refuses: a gang pod would wait with claims (explained)"
+            elif "kspread does not model it in 1.36's pod group scheduling cycle" in str(e):
+                # a refusal by name (podgroupcycle._refuse): what it names is in the docs (Gangs)
+                why = str(e).split(": kspread does not model")[0].split("pod group ", 1)[-1]
+                res["cls"] = f"kspread refuses by name: a group pod {why.split(' ', 1)[-1][:60]}"
             return res
     oc = oracle_cycles(o)
     fd = first_divergence(oc, kc)

@@ -832,6 +832,14 @@ func run(in input, o *options) (*output, error) {
 		if idle() {
 			busy := func() bool { return !bindingsDone() }
 			if !busy() {
+				// a binding cycle that ended since the informers were last quiet may have written an
+				// object (a claim's allocation) whose event moves a pod: let it arrive first
+				if err := quiet("the informers"); err != nil {
+					return nil, err
+				}
+				if !idle() {
+					continue
+				}
 				// with steps: the taint manager, or the next step and the pods created with it
 				if more, err := tl.next(ctx); err != nil || more {
 					if e := late(nil); e != nil {
