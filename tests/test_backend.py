@@ -1974,7 +1974,7 @@ def test_the_golden_storage_cases_agree_with_upstream(capsys):
         "csi-attach-limit-from-csinode", "csi-attach-limit-counts-migrated-inline-ebs", "attach-limit-preemption",
         "prebound-volume-bound-in-sequence", "statefulset-capacity-attach-limit-zone-spread",
         # node-event-requeues.yaml: a node's label or taint step moves the pod a volume plugin
-        # rejected (the backend runs steps since issue 35)
+        # rejected (the backend runs steps since issue 32)
         "volumebinding-rejected-pod-retried-after-a-node-label",
         "volumerestrictions-rejected-pod-retried-after-a-node-taint",
         "volumezone-rejected-pod-retried-after-a-node-taint-and-label",
@@ -2075,7 +2075,7 @@ def test_a_case_with_devices_runs_on_a_backend_that_takes_them():
     assert Backend("kb", "v1.35.4", (), (), ("serve",)).applicable(case) == (
         "the case has device objects or pod resourceClaims (dynamic resource allocation), which the backend kb "
         "does not take (its --info lists no protocol `devices`)")
-    # DeviceTaintRules are sent (before issue 35 the case was skipped: "kspread does not send")
+    # DeviceTaintRules are sent (before issue 32 the case was skipped: "kspread does not send")
     rules = load_case(read_file(str(REPO / "cases" / "devices" / "device-taint-rules.yaml")).docs[0])
     assert Backend("kb", "v1.35.4", (), (), ("serve", "devices")).applicable(rules) is None
 
@@ -2175,7 +2175,7 @@ def test_the_golden_device_cases_agree_with_upstream(capsys):
         "devices-postfilter-keeps-claim-nominated-node",
         "devices-postfilter-deallocation", "devices-preemption-does-not-free", "devices-shorthand",
         "devices-victim-frees-its-claim", *(["devices-training-job"] if not random_pick else []),
-        # a node's label and a pod's deletion by a step (issue 35) move the pod DynamicResources rejected
+        # a node's label and a pod's deletion by a step (issue 32) move the pod DynamicResources rejected
         "devices-node-label-requeues", "devices-shared-claim-release-requeues"])
     # (devices-dry-run-filter-error expects `evicted`, which a backend reports from issue 32)
     assert lines[-1].startswith(f"{25 - random_pick} passed, {random_pick} failed, "), lines
@@ -2619,7 +2619,7 @@ def test_a_1_36_backend_stores_v1alpha2_workloads_and_refuses_1_35s(tmp_path):
 
 def test_the_golden_pod_group_cases_through_a_1_36_backend(capsys):
     # cases/gangs/pod-groups-136.yaml: every case runs through the real 1.36 scheduler and passes
-    # (since issue 35 the two with steps too: an added node, a gate removed), but the one listed in
+    # (since issue 32 the two with steps too: an added node, a gate removed), but the one listed in
     # backend/known-differences.yaml when upstream's heap pops the other tied node
     backend = _backend_1_36()
     cli_main(["run", "--backend", backend, str(REPO / "cases" / "gangs" / "pod-groups-136.yaml")])
@@ -2700,7 +2700,7 @@ def test_a_missing_extended_resource_claim_is_null(tmp_path):
     assert compare(dict(case.expect), backend_actual(case, out)) != []
 
 
-# ---- a sequence's steps (issue 35: backend/kspreadbackend/steps.go, protocol `steps`) ----------------
+# ---- a sequence's steps (issue 32: backend/kspreadbackend/steps.go, protocol `steps`) ----------------
 
 STEPS = """
 version: "1.35"

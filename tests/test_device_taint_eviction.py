@@ -139,7 +139,7 @@ def test_step_errors_name_the_step(step, taints, want):
 
 def test_a_rule_step_at_1_36_is_refused_naming_the_schedulers_crash():
     # v1.36.2's tracker panics when a slice is synced while a rule exists: a rule created by a
-    # step is refused as one in `objects` (issue 35)
+    # step is refused as one in `objects` (issue 32)
     doc = yaml.safe_load(CASE.replace("STEP", RULE.replace("v1alpha3", "v1beta2")).replace("TAINTS", "[]")
                          .replace('"1.35"', '"1.36"'))
     with pytest.raises(CaseError, match=(r"schedule\[1\]\.addDeviceTaintRule\.kind: DeviceTaintRule in 1\.36 with "

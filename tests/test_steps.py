@@ -415,7 +415,7 @@ expect: {placements: {web-rs-r1: n2}}
 def test_a_backend_skips_sequences_with_steps_or_gates():
     from kspread.workflow.backend import Backend
 
-    # a backend without the protocol `steps` (issue 35) skips steps and gates; one with it runs them
+    # a backend without the protocol `steps` (issue 32) skips steps and gates; one with it runs them
     b = Backend("kb", "v1.35.4", (), ())
     stepped = build_case(_doc([{"name": "p"}, {"cordon": "n1"}]), "t")
     assert "the sequence has steps, which the backend kb does not apply" in (b.applicable(stepped) or "")
