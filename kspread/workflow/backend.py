@@ -179,8 +179,10 @@ class Backend:
         devices = case.cluster.devices
         if devices is not None:
             listed = [d for s in devices.slices for d in s.devices]
-            if any(t.effect == "NoExecute" for d in listed for t in d.taints):
-                return ("the sequence has steps and devices with NoExecute taints, whose evictions (the device "
+            if any(t.effect == "NoExecute" for d in listed for t in d.taints) \
+                    or any(r.taint.effect == "NoExecute" for r in devices.taint_rules):
+                return ("the sequence has steps and devices with NoExecute taints (of their own or a "
+                        "DeviceTaintRule's), whose evictions (the device "
                         "taint eviction controller) a backend does not emulate")
             if any(d.binding_conditions is not None for d in listed):
                 return ("the sequence has steps and devices with binding conditions: upstream's PreBind waits for "
