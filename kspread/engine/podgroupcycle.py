@@ -228,13 +228,7 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             placed.append((q, r, None, None, None))
             continue
         sched.mark_tie(pod, r)
-        # assume (the snapshot's; a nominated pod leaves the nominator meanwhile) and Reserve
-        on = replace_pod(pod, node_name=node, nominated_node=None)
-        sched.nominator.remove(pod)
-        sched.snapshot.add_pod(on)
-        sched.snapshot.group_assumed.add(pod.key)
-        assumed.append((pod, on))
-        _reserve(sched, r.state, pod, node)
+        _assume_and_reserve(sched, pod, r.state, node, assumed)
         scheduled += 1
         wait = groups.permit(pod, scheduled)
         if wait is None:
@@ -425,6 +419,19 @@ def _dedup(pods: list[Pod]) -> list[Pod]:
     return out
 
 
+def _assume_and_reserve(sched: Any, pod: Pod, state: CycleState | None, node: str,
+                        assumed: list[tuple[Pod, Pod]]) -> None:
+    """assumeAndReserve in a run of the group's algorithm: the pod assumed on the snapshot's
+    node (a nominated pod leaves the nominator meanwhile; ``assumed`` records it for
+    ``_revert``), then Reserve."""
+    on = replace_pod(pod, node_name=node, nominated_node=None)
+    sched.nominator.remove(pod)
+    sched.snapshot.add_pod(on)
+    sched.snapshot.group_assumed.add(pod.key)
+    assumed.append((pod, on))
+    _reserve(sched, state, pod, node)
+
+
 def _reserve(sched: Any, state: CycleState | None, pod: Pod, node: str) -> None:
     """assumeAndReserve's Reserve in a run of the group's algorithm: VolumeBinding assumes
     the volumes the pod's Filter chose on the node (AssumePodVolumes: the binder's assume
@@ -480,12 +487,7 @@ def _fits(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
             node = sched.pick_host(r)
             this.append(_preemption_run(sched, r, node, ""))
             sched.store_schedule_results(r, node)
-            on = replace_pod(pod, node_name=node, nominated_node=None)
-            sched.nominator.remove(pod)
-            sched.snapshot.add_pod(on)
-            sched.snapshot.group_assumed.add(pod.key)
-            assumed.append((pod, on))
-            _reserve(sched, r.state, pod, node)
+            _assume_and_reserve(sched, pod, r.state, node, assumed)
             scheduled += 1
             if groups.permit(pod, scheduled) is None:
                 code, message = SUCCESS, ""
