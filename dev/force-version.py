@@ -21,6 +21,12 @@ summary).
 
     export PYTHONPATH=$PWD
     python3 dev/force-version.py --backend .backend-build/kspread-backend [--version 1.N] [--keep DIR] [-v]
+                                 [--reruns N]
+
+``--reruns N`` runs each case that differed N more times, alone (``--case``), and says in how
+many of them it agreed: a case that agrees in some run is upstream's nondeterminism (a random
+pick among tied nodes before 1.35's heap, the dry run's offset, the parallel search), one
+that differs in every run is a difference to explain. The last line counts both.
 
 The cases are rewritten from their data (PyYAML, keys in order): comments go, and line numbers
 in the copy are not the originals'; the case names are (a variant keeps its name, ``[v1.13]``
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import shutil
 import subprocess
 import sys
@@ -133,12 +140,44 @@ def force(src: Path, dst: Path, version: str, verbose: bool) -> dict[str, int]:
     return counts
 
 
+_DIFFER = re.compile(r"DIFFER (?P<name>.+) \((?P<file>.+):\d+\): ")
+_AGREED = re.compile(r"agrees with it on (\d+) of (\d+) cases")
+
+
+def rerun(backend: str, differed: list[tuple[str, str]], n: int) -> None:
+    """Runs each differing case ``n`` more times alone and prints in how many it agreed."""
+    nondeterministic = deterministic = 0
+    for name, file in differed:
+        agreed = ran = 0
+        for _ in range(n):
+            p = subprocess.run([sys.executable, "-m", "kspread", "run", "-q", "--backend", backend, "--compare",
+                                "--case", name, file], capture_output=True, text=True, check=False)
+            m = _AGREED.search(p.stdout)
+            if m is None or m[2] != "1":
+                continue
+            ran += 1
+            agreed += int(m[1])
+        if ran == 0:
+            print(f"RERUN {name}: did not run alone (--case)")
+            continue
+        if agreed:
+            nondeterministic += 1
+        else:
+            deterministic += 1
+        print(f"RERUN {name}: agreed in {agreed} of {ran} reruns"
+              + (" (nondeterministic)" if agreed else " (every run differed)"))
+    print(f"reruns: {nondeterministic} of {len(differed)} differing cases agreed in some run, "
+          f"{deterministic} differed in every run")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend", required=True, help="the backend program (backend/build.sh)")
     ap.add_argument("--version", help="the version to force (default: the backend's minor, from its --info)")
     ap.add_argument("--keep", help="write the copy here (an empty or new directory) and keep it")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case left out, and why")
+    ap.add_argument("--reruns", type=int, default=0, metavar="N",
+                    help="run each case that differed N more times alone, and say in how many it agreed")
     ap.add_argument("paths", nargs="*", default=["cases"], help="case directories (default: cases)")
     args = ap.parse_args(argv)
     if args.version is None:
@@ -172,15 +211,20 @@ def main(argv: list[str] | None = None) -> int:
         p = subprocess.run([sys.executable, "-m", "kspread", "run", "--backend", args.backend, "--compare",
                             *dirs], capture_output=True, text=True, check=False)
         show = False
+        differed: list[tuple[str, str]] = []
         for line in p.stdout.splitlines():
             if line.startswith(("DIFFER", "ERROR")):
                 show = True
+                if (m := _DIFFER.match(line)) is not None:
+                    differed.append((m["name"], m["file"]))
             elif not line.startswith("  "):
                 show = False
             if show or " passed, " in line:
                 print(line)
         if p.stderr.strip():
             print(p.stderr.strip(), file=sys.stderr)
+        if args.reruns > 0 and differed:
+            rerun(args.backend, differed, args.reruns)
         return 0
     finally:
         if tmp is not None:
