@@ -1047,8 +1047,9 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
                     placements[p.key] = None if p.key in gone else p.node_name
         actual["placements"] = placements
         if "spread" in case.expect and _schedule_spread(case):
-            # where the schedule's pods ended, by their node's topology domain (runner.spread_actual)
-            labels = {n.name: n.labels for n in case.cluster.nodes}
+            # where the schedule's pods ended, by their node's topology domain at the end
+            # (runner.spread_actual): the case's nodes as its steps left them
+            labels = _final_node_labels(case)
             where = [n for p in case.incoming if isinstance(n := placements.get(p.key), str)]
             counted = [domain_counts(one, where, labels) for one, _ in spread_specs(case.expect["spread"])]
             actual["spread"] = counted if isinstance(case.expect["spread"], list) else counted[0]
@@ -1062,6 +1063,26 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
             for key in case.cluster.devices.extended_claims:
                 actual["allocations"].setdefault(key, None)
     return actual
+
+
+def _final_node_labels(case: Case) -> dict[str, Mapping[str, str]]:
+    """Each node's labels once the sequence's steps ran: a node an addNode step adds has its
+    own, a label step sets or (null) removes some (the engine's World.label)."""
+    labels: dict[str, Mapping[str, str]] = {n.name: n.labels for n in case.cluster.nodes}
+    for t in getattr(case, "timeline", None) or ():
+        if not isinstance(t, Step):
+            continue
+        if t.kind == "addNode":
+            labels[t.arg.name] = t.arg.labels
+        elif t.kind == "label":
+            now = dict(labels.get(t.arg["node"]) or {})
+            for k, v in t.arg["labels"].items():
+                if v is None:
+                    now.pop(k, None)
+                else:
+                    now[k] = v
+            labels[t.arg["node"]] = now
+    return labels
 
 
 def _schedule_spread(case: Case) -> bool:
