@@ -1082,6 +1082,9 @@ func lastCycle(ctx context.Context, sched *scheduler.Scheduler, tracker *countin
 	} else if node := waiting[pod.UID]; node != "" {
 		// waiting at Permit on the node its cycle selected
 		c.Selected = &node
+	} else if node := last.Spec.NodeName; err != nil && node != "" {
+		// bound, then deleted (the taint manager, a step): the node its Scheduled event names
+		c.Selected = &node
 	} else if err == nil && c.PostFilterRan && obj.(*v1.Pod).Status.NominatedNodeName != "" {
 		node := obj.(*v1.Pod).Status.NominatedNodeName
 		c.Nominated = &node
