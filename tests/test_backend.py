@@ -2900,20 +2900,25 @@ def test_replicas_max_runs_through_the_real_scheduler(capsys):
     # pod that a replica's binding lets in before the next replica is created, and a replica the
     # taint manager deletes (not placed; its cycle selected n1, which the backend reports although
     # the pod is gone)
+    # (and replicas taking OpportunisticBatching's hints, or fresh cycles with the gate off)
     backend = _real_backend()
     path = REPO / "cases" / "scenarios" / "capacity.yaml"
-    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path)]) == 0
+    batching = REPO / "cases" / "sequences" / "batching-capacity.yaml"
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path), str(batching)]) == 0
     out = capsys.readouterr().out
     for name in ("capacity-how-many-more-fit", "capacity-after-a-drain", "capacity-under-a-zone-spread-constraint",
                  "capacity-a-replica-lets-a-pending-pod-in",
-                 "capacity-counts-a-replica-still-bound-once-the-taint-manager-acted"):
+                 "capacity-counts-a-replica-still-bound-once-the-taint-manager-acted",
+                 "replicas-max-follow-the-opportunistic-batching-hints",
+                 "replicas-max-follow-the-opportunistic-batching-hints[batching-off]"):
         assert f"PASS {name} " in out, out
     assert "  evicted: []\n  capacity: {worker: 7}\n" in out, out
     assert "  placements: {follower: n1, worker-0: n1, " in out, out
     assert "  selected: n1\n  unschedulable: false\n  placements: {worker-0: null}\n  evicted: [worker-0]\n" \
            "  capacity: {worker: 0}\n" in out, out
-    assert out.splitlines()[-1] == ("5 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
-                                    "with it on 5 of 5 cases)")
+    assert "  placements: {p-0: a, p-1: e, p-2: c, p-3: b, p-4: null}\n" in out, out
+    assert out.splitlines()[-1] == ("7 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4; the reference engine "
+                                    "agrees with it on 7 of 7 cases)")
 
 
 def test_a_stepped_golden_case_runs_through_the_real_scheduler(capsys):
