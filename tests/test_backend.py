@@ -2804,12 +2804,14 @@ def test_a_timeline_the_backend_cannot_run_is_skipped_with_its_reason(tmp_path):
     assert old.applicable(gated) == ("the sequence has pods with scheduling gates, which the backend kb does not "
                                      "take (its --info lists no protocol `steps`)")
     assert new.applicable(gated) is None
-    # replicas: max, whatever the protocols
+    # replicas: max, with the protocol `max` (maxentry.go), steps or not
     _, most = _case(tmp_path, "version: '1.35'\nnodes: [n1]\nschedule:\n- {name: w, replicas: max}\n"
                               "expect: {placements: {w-0: n1}}\n")
-    assert new.applicable(most) == (
-        "the sequence has a `replicas: max` entry, which a backend does not run (its replicas are created one at "
-        "a time while each is placed, and `capacity` is not reported)")
+    for b in (old, new):
+        assert b.applicable(most) == (
+            "the sequence has a `replicas: max` entry, which the backend kb does not run (its --info lists no "
+            "protocol `max`: a build before it, or for 1.32 or earlier)")
+    assert Backend("kb", "v1.35.4", (), (), ("serve", "devices", "steps", "max")).applicable(most) is None
     # a generic ephemeral volume: its claim is not deleted with the pod, nor made for a replacement
     _, ephemeral = _case(tmp_path, "version: '1.35'\nnodes: [n1]\nschedule:\n"
                                    "- {name: p, volumes: [{name: d, ephemeral: {volumeClaimTemplate: {spec: {}}}}]}\n"
@@ -2849,6 +2851,99 @@ def test_a_backend_without_steps_skips_a_stepped_golden_case_saying_why(tmp_path
         f"{fake} does not apply (its --info lists no protocol `steps`: a build before it, or for 1.32 or earlier, "
         "whose scheduling queue cannot run on the sequence's clock)")
     open_backend.cache_clear()
+
+
+MAX = """
+version: "1.35"
+nodes: [{name: n1, allocatable: {cpu: "4", memory: 8Gi, pods: 110}}]
+schedule:
+- {name: a, requests: {cpu: "1"}}
+- {name: w, replicas: max, priority: 5, labels: {app: w}, requests: {cpu: "1"}}
+- {name: b}
+- drain: n1
+expect: {capacity: {w: 3}}
+"""
+
+
+def test_a_replicas_max_entry_goes_to_the_backend_as_a_step_with_its_pod(tmp_path):
+    # at its place among the incoming pods, its pod as the replicas' template (the backend names
+    # them, and gives them preemptionPolicy Never); the incoming pods are the others
+    _, case = _case(tmp_path, MAX)
+    data = backend_input(case)
+    assert [p["metadata"]["name"] for p in data["incoming"]] == ["a", "b"]
+    assert [{k: v for k, v in st.items() if k != "template"} for st in data["steps"]] == [
+        {"at": 1, "kind": "max"}, {"at": 2, "kind": "drain", "node": "n1"}]
+    tmpl = data["steps"][0]["template"]
+    assert (tmpl["metadata"]["name"], tmpl["metadata"]["labels"], tmpl["spec"]["priority"],
+            tmpl["spec"]["preemptionPolicy"], tmpl["spec"]["containers"][0]["resources"]["requests"]) == (
+        "w", {"app": "w"}, 5, "PreemptLowerPriority", {"cpu": "1"})
+    # the answer's capacity is the case's; an answer without one reports none
+    out = {"cycles": [], "placements": {"a": "n1", "w-0": "n1", "w-1": "n1", "w-2": "n1", "w-3": None, "b": None},
+           "deleted": [], "capacity": {"w": 3}}
+    assert backend_actual(case, out)["capacity"] == {"w": 3}
+    assert "capacity" not in backend_actual(case, {**out, "capacity": None})
+    # a capacity needs no per-node table
+    from kspread.workflow.backend import observation
+    assert observation(case) == "none" and observation(case, everything=True) == "last"
+
+
+def test_capacity_expected_from_a_backend_answering_none_skips(tmp_path, capsys):
+    info = ("print(json.dumps({'kubernetesVersion': 'v1.35.4', 'plugins': ['NodeName'], "
+            "'protocols': ['steps', 'max']}))")
+    fake = _script_backend(tmp_path, info=info, case="sys.stdin.read()\nprint(json.dumps({'cycles': [], "
+                           "'placements': {'w-0': 'n1'}, 'deleted': []}))")
+    open_backend.cache_clear()
+    path = write_case(tmp_path, "name: most\n" + MAX)
+    assert cli_main(["run", "--backend", fake, str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"SKIP most ({path}:1): the case expects capacity, which the backend did not report (its answer has no "
+        "`capacity`)")
+    # a capacity that is not a count: the answer's shape is wrong, said so
+    fake = _script_backend(tmp_path, info=info, case="sys.stdin.read()\nprint(json.dumps({'cycles': [], "
+                           "'placements': {}, 'deleted': [], 'capacity': {'w': 'three'}}))")
+    open_backend.cache_clear()
+    assert cli_main(["run", "--backend", fake, str(path)]) == 1
+    assert "capacity.w: a string where an integer belongs" in capsys.readouterr().out
+    open_backend.cache_clear()
+
+
+def test_a_backend_without_max_skips_a_capacity_golden_case_saying_why(tmp_path, capsys):
+    open_backend.cache_clear()
+    fake = _fake_backend(tmp_path, "v1.35.4")
+    path = REPO / "cases" / "scenarios" / "capacity.yaml"
+    assert cli_main(["run", "--backend", fake, "--case", "capacity-how-many-more-fit", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"SKIP capacity-how-many-more-fit ({path}:4): the sequence has a `replicas: max` entry, which the backend "
+        f"{fake} does not run (its --info lists no protocol `max`: a build before it, or for 1.32 or earlier)")
+    open_backend.cache_clear()
+
+
+def test_replicas_max_runs_through_the_real_scheduler(capsys):
+    # each replica created once the scheduler is idle and the one before it bound, the first not
+    # bound ending the entry: the capacity, placements and evictions agree with kspread's, with a
+    # drain before the entry, a spread constraint bounding it, a pod created after it, a pending
+    # pod that a replica's binding lets in before the next replica is created, and a replica the
+    # taint manager deletes (not placed; its cycle selected n1, which the backend reports although
+    # the pod is gone)
+    # (and replicas taking OpportunisticBatching's hints, or fresh cycles with the gate off)
+    backend = _real_backend()
+    path = REPO / "cases" / "scenarios" / "capacity.yaml"
+    batching = REPO / "cases" / "sequences" / "batching-capacity.yaml"
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path), str(batching)]) == 0
+    out = capsys.readouterr().out
+    for name in ("capacity-how-many-more-fit", "capacity-after-a-drain", "capacity-under-a-zone-spread-constraint",
+                 "capacity-a-replica-lets-a-pending-pod-in",
+                 "capacity-counts-a-replica-still-bound-once-the-taint-manager-acted",
+                 "replicas-max-follow-the-opportunistic-batching-hints",
+                 "replicas-max-follow-the-opportunistic-batching-hints[batching-off]"):
+        assert f"PASS {name} " in out, out
+    assert "  evicted: []\n  capacity: {worker: 7}\n" in out, out
+    assert "  placements: {follower: n1, worker-0: n1, " in out, out
+    assert "  selected: n1\n  unschedulable: false\n  placements: {worker-0: null}\n  evicted: [worker-0]\n" \
+           "  capacity: {worker: 0}\n" in out, out
+    assert "  placements: {p-0: a, p-1: e, p-2: c, p-3: b, p-4: null}\n" in out, out
+    assert out.splitlines()[-1] == ("7 passed, 0 failed, 1 skipped (backend: Kubernetes v1.35.4; the reference engine "
+                                    "agrees with it on 7 of 7 cases)")
 
 
 def test_a_stepped_golden_case_runs_through_the_real_scheduler(capsys):

@@ -13,7 +13,7 @@
 //
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
 // "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), and
-// "steps" (1.33 and later: steps.go), when the build has them); `BACKEND` reads one case
+// "steps" and "max" (1.33 and later: steps.go, maxentry.go), when the build has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -184,6 +184,9 @@ type output struct {
 	Allocations map[string]any `json:"allocations"`
 	Error       string         `json:"error,omitempty"`
 	Millis      int64          `json:"millis"`
+
+	// Capacity: with `replicas: max` entries, each entry's replicas placed (maxentry.go)
+	Capacity map[string]int `json:"capacity,omitempty"`
 }
 
 // KubernetesVersion is the k8s.io/kubernetes module this backend was built from.
@@ -227,7 +230,8 @@ func Main(opts ...Option) {
 			protocols = append(protocols, gangs.protocol())
 		}
 		if stepsBuilt {
-			protocols = append(protocols, "steps")
+			// "max": a step of kind "max", a `replicas: max` entry (maxentry.go)
+			protocols = append(protocols, "steps", "max")
 		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
@@ -815,7 +819,8 @@ func run(in input, o *options) (*output, error) {
 	}
 	// as many cycles as ten tries of every incoming pod, and ten more (a pod that fails every
 	// try, an extender refusing it, is retried after its backoff for ever), and 200 more per step
-	for tries := 0; tries < 10*len(in.Incoming)+10+200*len(in.Steps); tries++ {
+	// (and ten per replica of a `replicas: max` entry)
+	for tries := 0; tries < 10*len(in.Incoming)+10+200*len(in.Steps)+tl.maxTries(); tries++ {
 		if err := quiet("the informers"); err != nil {
 			return nil, err
 		}
@@ -987,6 +992,7 @@ func run(in input, o *options) (*output, error) {
 			return poppedNominated[p.UID], true
 		})
 		out.Deleted = tl.deleted(cnt)
+		out.Capacity = tl.maxCapacity()
 	}
 	if withDevices {
 		if out.Allocations, err = dra.allocations(tracker); err != nil {
@@ -1075,6 +1081,9 @@ func lastCycle(ctx context.Context, sched *scheduler.Scheduler, tracker *countin
 		c.Selected = &node
 	} else if node := waiting[pod.UID]; node != "" {
 		// waiting at Permit on the node its cycle selected
+		c.Selected = &node
+	} else if node := last.Spec.NodeName; err != nil && node != "" {
+		// bound, then deleted (the taint manager, a step): the node its Scheduled event names
 		c.Selected = &node
 	} else if err == nil && c.PostFilterRan && obj.(*v1.Pod).Status.NominatedNodeName != "" {
 		node := obj.(*v1.Pod).Status.NominatedNodeName

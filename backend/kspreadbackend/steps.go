@@ -71,6 +71,8 @@ type inStep struct {
 	Gate    string             `json:"gate"`
 	Seconds int64              `json:"seconds"`
 	Zone    string             `json:"zone"`
+	// Template: a `replicas: max` entry's pod (kind "max": maxentry.go)
+	Template *v1.Pod `json:"template"`
 }
 
 // inBudget: a PodDisruptionBudget's spec as the disruption controller reads it: minAvailable or
@@ -182,6 +184,8 @@ type timeline struct {
 	ever    []string
 	everSet map[string]bool
 	uids    int
+	// mx: the `replicas: max` entries (maxentry.go)
+	mx maxEntries
 }
 
 // newTimeline: after scheduler.New, before the informers start: the queue on the sequence's
@@ -373,11 +377,17 @@ func (t *timeline) next(ctx context.Context) (bool, error) {
 	if changed, err := t.taintManager(ctx); err != nil || changed {
 		return changed, err
 	}
+	if t.maxRunning() {
+		return t.maxNext(ctx)
+	}
 	if t.nextStep >= len(t.steps) {
 		return false, nil
 	}
 	i := t.nextStep
 	t.nextStep++
+	if t.steps[i].Kind == "max" {
+		return t.maxStart(ctx, i)
+	}
 	if t.steps[i].Kind == "wait" {
 		// the wait's Permit timeouts first, each followed by a run until idle (next, again)
 		if t.steps[i].Seconds < 0 {

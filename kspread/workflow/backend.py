@@ -4,7 +4,8 @@ A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugi
 "outOfTreePlugins", "protocols"}`` (``serve``; ``devices``, ``workloads``: it takes device
 objects, Workloads and pods' workloadRefs in 1.35's shape, scheduling.k8s.io/v1alpha1, which no
 backend of 1.36 or later is sent; ``podGroups``: PodGroups and pods' schedulingGroup, 1.36's
-scheduling.k8s.io/v1alpha2); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
+scheduling.k8s.io/v1alpha2; ``steps``: a sequence's steps; ``max``: its ``replicas: max``
+entries, and ``capacity`` reported); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
 the case as kspread built it, as Kubernetes objects, and the profile as a
 KubeSchedulerConfiguration) and prints what upstream's scheduler did (the last cycle's filter
 statuses, raw / normalized / weighted scores, totals, selected node, preemption and the dry
@@ -163,11 +164,10 @@ class Backend:
 
     def _steps_unsent(self, case: Case, timeline: list[Any]) -> str | None:
         """None, or why the backend cannot run the sequence's timeline (steps.go: protocol `steps`)."""
-        if any(isinstance(t, MaxEntry) for t in timeline):
-            # each replica is created when the one before it is placed, and the entry's answer is the
-            # count: the backend would need a step that asks the queue after every cycle
-            return ("the sequence has a `replicas: max` entry, which a backend does not run (its replicas are "
-                    "created one at a time while each is placed, and `capacity` is not reported)")
+        if any(isinstance(t, MaxEntry) for t in timeline) and "max" not in self.protocols:
+            # each replica is created when the one before it is placed (maxentry.go: a step of kind "max")
+            return (f"the sequence has a `replicas: max` entry, which the backend {self.path} does not run (its "
+                    "--info lists no protocol `max`: a build before it, or for 1.32 or earlier)")
         if "steps" not in self.protocols:
             return (f"the sequence has steps, which the backend {self.path} does not apply (its --info lists no "
                     "protocol `steps`: a build before it, or for 1.32 or earlier, whose scheduling queue cannot "
@@ -369,7 +369,7 @@ _CYCLE = {
 _ANSWER = {"error?": ("null", "str"), "kubernetesVersion?": "str", "cycles?": ("null", ("list", _CYCLE)),
            "placements?": ("null", ("map", ("null", "str"))), "deleted?": ("null", ("list", "str")),
            "allocations?": ("null", ("map", ("null", ("list", "str")))),
-           "millis?": "int"}
+           "capacity?": ("null", ("map", "int")), "millis?": "int"}
 _INFO_SHAPE = {"kubernetesVersion": "str", "plugins": ("list", "str"), "outOfTreePlugins?": ("null", ("list", "str")),
                "protocols?": ("null", ("list", "str"))}
 _JSON_TYPE = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
@@ -791,7 +791,12 @@ def _steps(case: Case) -> dict[str, Any]:
         if isinstance(t, Pod):
             at += 1
             continue
-        assert isinstance(t, Step), t  # (a `replicas: max` entry is not sent: applicable)
+        if isinstance(t, MaxEntry):
+            # its pod as the replicas' template (a backend with the protocol `max`: applicable)
+            steps.append({"at": at, "kind": "max", "template": _pod(
+                t.template, len(case.cluster.pods) + len(case.incoming), case.profile.scheduler_name or
+                "default-scheduler", match_label_keys_enabled(case.version), case.version.minor)})
+            continue
         one: dict[str, Any] = {"at": at, "kind": t.kind}
         a = t.arg
         if t.kind in ("drain", "cordon", "uncordon", "deleteNode"):
@@ -1046,6 +1051,9 @@ def backend_actual(case: Case, out: Mapping[str, Any]) -> dict[str, Any]:
                 if p.key in (case.expect.get("placements") or {}) and p.key not in placements:
                     placements[p.key] = None if p.key in gone else p.node_name
         actual["placements"] = placements
+        if out.get("capacity") is not None:
+            # each `replicas: max` entry's replicas placed (maxentry.go)
+            actual["capacity"] = dict(out["capacity"])
         if "spread" in case.expect and _schedule_spread(case):
             # where the schedule's pods ended, by their node's topology domain at the end
             # (runner.spread_actual): the case's nodes as its steps left them
@@ -1095,7 +1103,7 @@ def _schedule_spread(case: Case) -> bool:
 # The expectations a backend reports; a case expecting another is skipped, with the reason
 # NOT_REPORTED gives where there is one.
 REPORTED = ("feasible", "filter", "rawScores", "scores", "totals", "selected", "unschedulable", "preemption",
-            "candidates", "placements", "allocations", "evicted")
+            "candidates", "placements", "allocations", "evicted", "capacity")
 NOT_REPORTED = {
     "spread": "with a selector, it counts every matching pod of the cluster at the end; the backend reports "
               "the placements of the schedule's pods alone",
@@ -1107,9 +1115,9 @@ NOT_REPORTED = {
 
 def observation(case: Case, everything: bool = False) -> str:
     """What the backend is asked to observe: the last cycle's per-node data ("last"), unless the
-    case is a sequence expecting its placements alone ("none") and ``everything`` (``--compare``)
-    is not asked."""
-    if case.is_sequence and not everything and set(case.expect) <= {"placements", "allocations"}:
+    case is a sequence expecting its placements (allocations, capacity) alone ("none") and
+    ``everything`` (``--compare``) is not asked."""
+    if case.is_sequence and not everything and set(case.expect) <= {"placements", "allocations", "capacity"}:
         return "none"
     return "last"
 
@@ -1129,6 +1137,9 @@ def run_backend(case: Case, backend: Backend, everything: bool = False) -> Outco
         raise NotApplicable(f"the case expects candidates, which the backend did not report ({why})")
     if "evicted" in case.expect and "evicted" not in actual:
         raise NotApplicable("the case expects evicted, which the backend did not report (its answer has no `deleted`)")
+    if "capacity" in case.expect and "capacity" not in actual:
+        raise NotApplicable("the case expects capacity, which the backend did not report (its answer has no "
+                            "`capacity`)")
     return Outcome(actual, compare(dict(case.expect), actual))
 
 
