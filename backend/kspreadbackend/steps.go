@@ -38,6 +38,7 @@ package kspreadbackend
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -71,7 +72,25 @@ type inStep struct {
 	Gate    string             `json:"gate"`
 	Seconds int64              `json:"seconds"`
 	Zone    string             `json:"zone"`
+	// the device steps (devicetaints.go): a DeviceTaintRule, a rule's name; a claim
+	// ("namespace/name"), one of its devices ("driver/pool/device") and conditions
+	Rule       json.RawMessage    `json:"rule"`
+	Name       string             `json:"name"`
+	Claim      string             `json:"claim"`
+	Device     string             `json:"device"`
+	Conditions []metav1.Condition `json:"conditions"`
 }
+
+// deviceEvictor: the device taint eviction controller and the device steps (devicetaints.go; nil
+// in a build without devices)
+type deviceEvictor interface {
+	// evictDue evicts the bound pods whose device taint eviction time has come; how many
+	evictDue(ctx context.Context) (int, error)
+	// applyStep applies a device step; false for another kind
+	applyStep(ctx context.Context, st inStep) (bool, error)
+}
+
+var deviceTaintEviction func(t *timeline) deviceEvictor
 
 // inBudget: a PodDisruptionBudget's spec as the disruption controller reads it: minAvailable or
 // maxUnavailable (an integer or a percentage of the expected pods, rounded up), or the desired
@@ -182,6 +201,10 @@ type timeline struct {
 	ever    []string
 	everSet map[string]bool
 	uids    int
+	// dte: the device taint eviction controller (nil without devices); dteStarted: it had its
+	// first look (before the scheduler's first run, as kspread's)
+	dte        deviceEvictor
+	dteStarted bool
 }
 
 // newTimeline: after scheduler.New, before the informers start: the queue on the sequence's
@@ -211,6 +234,9 @@ func newTimeline(ctx context.Context, in *input, client *fake.Clientset, tracker
 	}
 	for _, b := range in.Budgets {
 		t.budgets[podKey(nsOf(b.Namespace), b.Name)] = b
+	}
+	if deviceTaintEviction != nil && len(in.Devices) > 0 {
+		t.dte = deviceTaintEviction(t)
 	}
 	for _, c := range in.ReplicaSets {
 		t.owners["ReplicaSet/"+nsOf(c.Namespace)+"/"+c.Name] = true
@@ -368,7 +394,10 @@ func (t *timeline) next(ctx context.Context) (bool, error) {
 		if err := t.afterStep(ctx); err != nil {
 			return false, err
 		}
-		return true, t.createAfter(i)
+		if err := t.createAfter(i); err != nil {
+			return false, err
+		}
+		return true, t.devicesStart(ctx)
 	}
 	if changed, err := t.taintManager(ctx); err != nil || changed {
 		return changed, err
@@ -393,7 +422,36 @@ func (t *timeline) next(ctx context.Context) (bool, error) {
 	if err := t.apply(ctx, i); err != nil {
 		return false, err
 	}
-	return true, t.createAfter(i)
+	if err := t.createAfter(i); err != nil {
+		return false, err
+	}
+	return true, t.devicesStart(ctx)
+}
+
+// begin, the case's objects and the incoming pods before the first step created: the device taint
+// eviction controller's first look, unless the sequence begins with a step (then after it)
+func (t *timeline) begin(ctx context.Context) error {
+	if t == nil || t.firstStep(t.incoming) == 0 {
+		return nil
+	}
+	return t.devicesStart(ctx)
+}
+
+// devicesStart: the device taint eviction controller's first look (once), its evictions seen
+// and the budgets recounted
+func (t *timeline) devicesStart(ctx context.Context) error {
+	if t.dte == nil || t.dteStarted {
+		return nil
+	}
+	t.dteStarted = true
+	n, err := t.dte.evictDue(ctx)
+	if err != nil || n == 0 {
+		return err
+	}
+	if err := t.quiet("the device taint eviction controller's evictions"); err != nil {
+		return err
+	}
+	return t.recount(ctx)
 }
 
 // maxPermitRounds: the most Permit timeouts one wait goes through (kspread's bound)
@@ -779,6 +837,11 @@ func (t *timeline) taintManager(ctx context.Context) (bool, error) {
 	if _, err := t.dueTimers(ctx); err != nil {
 		return false, err
 	}
+	if t.dte != nil {
+		if _, err := t.dte.evictDue(ctx); err != nil {
+			return false, err
+		}
+	}
 	if t.tracker.c.deletedCount() > before {
 		if err := t.quiet("the taint manager's evictions"); err != nil {
 			return false, err
@@ -969,6 +1032,11 @@ func (t *timeline) applyStep(ctx context.Context, st inStep) error {
 		p.ResourceVersion = t.nextRV()
 		return t.tracker.Update(podsResource, p, p.Namespace)
 	}
+	if t.dte != nil {
+		if ok, err := t.dte.applyStep(ctx, st); ok {
+			return err
+		}
+	}
 	return fmt.Errorf("the step kind %q is not one this backend applies", st.Kind)
 }
 
@@ -991,6 +1059,11 @@ func (t *timeline) endWait(ctx context.Context, end int64) error {
 		time.Duration(t.stepsDone)*time.Millisecond))
 	if _, err := t.dueTimers(ctx); err != nil {
 		return err
+	}
+	if t.dte != nil {
+		if _, err := t.dte.evictDue(ctx); err != nil {
+			return err
+		}
 	}
 	t.q.KspreadFlushBackoffQCompleted(t.logger)
 	return nil

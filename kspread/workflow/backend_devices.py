@@ -227,7 +227,7 @@ def _template(ns: str, name: str, requests: tuple, constraints: tuple) -> dict[s
             "spec": {"spec": claim_spec(requests, constraints)}}
 
 
-def _rule(r: DeviceTaintRule) -> dict[str, Any]:
+def device_taint_rule(r: DeviceTaintRule) -> dict[str, Any]:
     """A DeviceTaintRule as 1.33-1.35 serve it (resource.k8s.io/v1alpha3), its deviceSelector
     left out where the case had none (the scheduler's tracker then taints every device);
     timeAdded left to the API server (the scheduler does not read it)."""
@@ -257,7 +257,7 @@ def device_objects(objs: DeviceObjects | None, pods) -> list[dict[str, Any]]:
             spec["extendedResourceName"] = dc.extended_resource_name
         out.append({"apiVersion": _API, "kind": "DeviceClass", "metadata": meta, "spec": spec})
     # the rules before the slices: the backend lets its scheduler's tracker see them first
-    out += [_rule(r) for r in objs.taint_rules]
+    out += [device_taint_rule(r) for r in objs.taint_rules]
     out += [_slice(s) for s in objs.slices]
     out += [_claim(c) for key, c in objs.claims.items() if key in objs.declared]
     out += [_template(ns, name, *spec) for (ns, name), spec in objs.templates.items()]
