@@ -2944,3 +2944,21 @@ def test_device_taint_evictions_on_the_sequences_clock_through_the_real_schedule
         assert cli_main(["run", "--backend", backend, "--compare", str(write_case(tmp_path, body, name))]) == 0, \
             capsys.readouterr().out
         assert capsys.readouterr().out.splitlines()[-1].endswith("agrees with it on 1 of 1 cases)")
+
+
+def test_a_1_34_backend_evicts_for_device_taints_as_its_tracker_applies_rules(capsys):
+    # 1.34's controller reads the slices through a ResourceSlice tracker (a rule's taint applied,
+    # a rule without a deviceSelector tainting every device) and deletes a terminating pod too
+    path = os.environ.get("KSPREAD_BACKEND_1_34")
+    if not path:
+        pytest.skip("no 1.34 backend: set KSPREAD_BACKEND_1_34 (backend/build.sh --version 1.34 OUT)")
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", path, "--compare",
+                     str(REPO / "cases" / "devices" / "device-taint-eviction.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split(" (")[0] for x in lines if x.startswith("PASS ")] == [
+        "PASS devices-taint-eviction-no-tolerations-in-results-1.34",
+        "PASS devices-taint-eviction-rule-without-selector-1.34",
+        "PASS devices-taint-eviction-terminating-pod-is-evicted-1.34",
+        "PASS devices-taint-eviction-rule-step-1.34"], lines
+    assert lines[-1].endswith("the reference engine agrees with it on 4 of 4 cases)"), lines[-1]
