@@ -213,20 +213,20 @@ func ownedBy(claim *resourceapi.ResourceClaim, p *v1.Pod) bool {
 	return ref != nil && ref.APIVersion == "v1" && ref.Kind == "Pod" && ref.UID == p.UID
 }
 
-// evictDue: the bound pods whose eviction time has come (by the sequence clock's second), evicted
-// in case order; how many
-func (c *deviceTaintController) evictDue(ctx context.Context) (int, error) {
+// due: the bound pods whose eviction time has come (by the sequence clock's second), in case
+// order, each with the second it came at
+func (c *deviceTaintController) due(ctx context.Context) ([]deviceDue, error) {
 	if !c.running() {
-		return 0, nil
+		return nil, nil
 	}
 	devices, err := c.taintedDevices()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var rules []evictingRule
 	if c.rules {
 		if rules, err = listEvictingRules(c.t.tracker); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	c.t.mu.Lock()
@@ -234,7 +234,7 @@ func (c *deviceTaintController) evictDue(ctx context.Context) (int, error) {
 	now := c.t.epoch.Add(time.Duration(c.t.now) * time.Second)
 	c.t.mu.Unlock()
 	done := map[string]bool{}
-	n := 0
+	var out []deviceDue
 	for _, k := range order {
 		if done[k] {
 			continue
@@ -246,7 +246,7 @@ func (c *deviceTaintController) evictDue(ctx context.Context) (int, error) {
 		}
 		at, ok, err := c.podEviction(p, devices, rules)
 		if err != nil {
-			return n, err
+			return nil, err
 		}
 		if !ok || at.After(now) {
 			continue
@@ -254,12 +254,10 @@ func (c *deviceTaintController) evictDue(ctx context.Context) (int, error) {
 		if p.DeletionTimestamp != nil && dteSkipsTerminating {
 			continue
 		}
-		if err := c.evict(ctx, p); err != nil {
-			return n, err
-		}
-		n++
+		// (whole seconds: timeAdded has no finer resolution, the epoch is a second's start)
+		out = append(out, deviceDue{int64(at.Sub(c.t.epoch) / time.Second), k})
 	}
-	return n, nil
+	return out, nil
 }
 
 // evict: addConditionAndDeletePod: the DisruptionTarget condition, then the deletion
@@ -319,11 +317,7 @@ func (c *deviceTaintController) applyStep(ctx context.Context, st inStep) (bool,
 	default:
 		return false, nil
 	}
-	if err := c.t.quiet("the DeviceTaintRule's informers"); err != nil {
-		return true, err
-	}
-	_, err := c.evictDue(ctx)
-	return true, err
+	return true, c.t.quiet("the DeviceTaintRule's informers")
 }
 
 // setConditions: a driver writes conditions of an allocated device into its claim's

@@ -84,10 +84,18 @@ type inStep struct {
 // deviceEvictor: the device taint eviction controller and the device steps (devicetaints.go; nil
 // in a build without devices)
 type deviceEvictor interface {
-	// evictDue evicts the bound pods whose device taint eviction time has come; how many
-	evictDue(ctx context.Context) (int, error)
+	// due: the bound pods whose device taint eviction time has come (the sequence clock's second
+	// it came at), in case order
+	due(ctx context.Context) ([]deviceDue, error)
+	// evict evicts the pod as the controller does (its condition, then the deletion)
+	evict(ctx context.Context, p *v1.Pod) error
 	// applyStep applies a device step; false for another kind
 	applyStep(ctx context.Context, st inStep) (bool, error)
+}
+
+type deviceDue struct {
+	at  int64
+	key string
 }
 
 var deviceTaintEviction func(t *timeline) deviceEvictor
@@ -444,8 +452,8 @@ func (t *timeline) devicesStart(ctx context.Context) error {
 		return nil
 	}
 	t.dteStarted = true
-	n, err := t.dte.evictDue(ctx)
-	if err != nil || n == 0 {
+	before := t.tracker.c.deletedCount()
+	if _, err := t.dueTimers(ctx); err != nil || t.tracker.c.deletedCount() == before {
 		return err
 	}
 	if err := t.quiet("the device taint eviction controller's evictions"); err != nil {
@@ -781,28 +789,46 @@ func (t *timeline) noExecute(ctx context.Context, node *v1.Node) error {
 func (t *timeline) dueTimers(ctx context.Context) (bool, error) {
 	type due struct {
 		at  int64
+		dev int // 0: the taint manager's timer; 1+i: the device taint eviction controller's i-th
 		key string
 	}
 	var list []due
 	t.mu.Lock()
 	for k, tm := range t.timers {
 		if tm.due <= t.now {
-			list = append(list, due{tm.due, k})
+			list = append(list, due{tm.due, 0, k})
 		}
 	}
 	for _, x := range list {
 		delete(t.timers, x.key)
 	}
 	t.mu.Unlock()
+	if t.dte != nil {
+		// the device taint eviction controller's evictions that came due (case order)
+		devs, err := t.dte.due(ctx)
+		if err != nil {
+			return false, err
+		}
+		for i, d := range devs {
+			list = append(list, due{d.at, 1 + i, d.key})
+		}
+	}
 	sort.Slice(list, func(i, j int) bool {
 		if list[i].at != list[j].at {
 			return list[i].at < list[j].at
+		}
+		if list[i].dev != list[j].dev {
+			return list[i].dev < list[j].dev
 		}
 		return list[i].key < list[j].key
 	})
 	for _, x := range list {
 		if p := t.getPod(ctx, x.key); p != nil && p.Spec.NodeName != "" {
-			if err := t.evict(ctx, p); err != nil {
+			evict := t.evict
+			if x.dev > 0 {
+				evict = t.dte.evict
+			}
+			if err := evict(ctx, p); err != nil {
 				return false, err
 			}
 		}
@@ -836,11 +862,6 @@ func (t *timeline) taintManager(ctx context.Context) (bool, error) {
 	}
 	if _, err := t.dueTimers(ctx); err != nil {
 		return false, err
-	}
-	if t.dte != nil {
-		if _, err := t.dte.evictDue(ctx); err != nil {
-			return false, err
-		}
 	}
 	if t.tracker.c.deletedCount() > before {
 		if err := t.quiet("the taint manager's evictions"); err != nil {
@@ -1034,6 +1055,11 @@ func (t *timeline) applyStep(ctx context.Context, st inStep) error {
 	}
 	if t.dte != nil {
 		if ok, err := t.dte.applyStep(ctx, st); ok {
+			if err != nil || st.Kind == "setDeviceConditions" {
+				return err
+			}
+			// a rule added or deleted: the evictions that came due (the taint manager's too)
+			_, err = t.dueTimers(ctx)
 			return err
 		}
 	}
@@ -1059,11 +1085,6 @@ func (t *timeline) endWait(ctx context.Context, end int64) error {
 		time.Duration(t.stepsDone)*time.Millisecond))
 	if _, err := t.dueTimers(ctx); err != nil {
 		return err
-	}
-	if t.dte != nil {
-		if _, err := t.dte.evictDue(ctx); err != nil {
-			return err
-		}
 	}
 	t.q.KspreadFlushBackoffQCompleted(t.logger)
 	return nil
