@@ -2964,3 +2964,45 @@ def test_a_1_34_backend_evicts_for_device_taints_as_its_tracker_applies_rules(ca
         "PASS devices-taint-eviction-terminating-pod-is-evicted-1.34",
         "PASS devices-taint-eviction-rule-step-1.34"], lines
     assert lines[-1].endswith("the reference engine agrees with it on 4 of 4 cases)"), lines[-1]
+
+
+_CONDITIONS = """
+version: "1.35"
+deviceClasses: [{name: gpu, driver: gpu.example.com}]
+nodes:
+- {name: n1, devices: [{driver: gpu.example.com, count: 1, name: gpu}]}
+- {name: n2, devices: [{driver: gpu.example.com, count: 1, name: gpu}]}
+schedule:
+- {name: p, nodeSelector: {kubernetes.io/hostname: n1}, devices: {gpus: {class: gpu, count: 1}}}
+- setDeviceConditions:
+    claim: p-gpus
+    device: gpu.example.com/n1/gpu-0
+    conditions: [{type: example.com/ready, status: "True", reason: Up}]
+- {name: q, devices: {gpus: {class: gpu, count: 1}}}
+- setDeviceConditions:
+    claim: p-gpus
+    device: gpu.example.com/n1/gpu-0
+    conditions: [{type: example.com/ready, status: "False", reason: Down, message: lost}]
+- wait: 5
+expect:
+  placements: {p: n1, q: n2}
+  allocations: {p-gpus: [gpu.example.com/n1/gpu-0], q-gpus: [gpu.example.com/n2/gpu-0]}
+"""
+
+
+def test_a_drivers_device_conditions_are_written_through_the_real_scheduler(tmp_path, capsys):
+    # setDeviceConditions writes the claim's status.devices (the claim's update event goes to the
+    # queue as a driver's write does); before, the backend refused the step kind
+    backend = _real_backend()
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", backend, "--compare", str(write_case(tmp_path, _CONDITIONS))]) == 0, \
+        capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1].endswith("agrees with it on 1 of 1 cases)")
+    # a device the claim was not allocated: the backend's error names it, as kspread's does
+    _, case = _case(tmp_path, _CONDITIONS)
+    data = backend_input(case)
+    data["steps"][0]["device"] = "gpu.example.com/n2/gpu-0"
+    ran = subprocess.run([backend], input=json.dumps(data).encode(), capture_output=True, timeout=120, check=False)
+    out = json.loads(ran.stdout)
+    assert out.get("error", "").endswith(
+        'ResourceClaim default/p-gpus has no allocated device "gpu.example.com/n2/gpu-0"'), out
