@@ -17,6 +17,8 @@ package kspreadbackend
 //     tolerate it and sets a timer at the least tolerationSeconds of the tolerations used for the
 //     others (none: never; an earlier timer is kept); a node left without NoExecute taints cancels
 //     its pods' timers; a pod bound on such a node is processed once the scheduler is idle;
+//   - the device taint eviction controller (devicetaints.go, with devices) acts with it, its
+//     evictions due in one list with the taint manager's timers, and once before the first run;
 //   - the controllers: a pod a step deletes whose controller is a ReplicaSet, ReplicationController
 //     or StatefulSet of the case is replaced at once by a pending pod with its spec, named as the
 //     case format says (a StatefulSet reuses the name, the others `<controller>-r<k>`);
