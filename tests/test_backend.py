@@ -3006,3 +3006,16 @@ def test_a_drivers_device_conditions_are_written_through_the_real_scheduler(tmp_
     out = json.loads(ran.stdout)
     assert out.get("error", "").endswith(
         'ResourceClaim default/p-gpus has no allocated device "gpu.example.com/n2/gpu-0"'), out
+
+
+def test_a_1_36_backend_runs_the_device_taint_eviction_controller_by_default(capsys):
+    # DRADeviceTaints is on by default at 1.36: a device's own NoExecute taint evicts once the
+    # result's tolerationSeconds ran out
+    path = _backend_1_36()
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", path, "--compare",
+                     str(REPO / "cases" / "devices" / "device-taint-eviction.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split(" (")[0] for x in lines if x.startswith("PASS ")] == [
+        "PASS devices-taint-eviction-default-on-1.36"], lines
+    assert lines[-1].endswith("the reference engine agrees with it on 1 of 1 cases)"), lines[-1]
