@@ -2180,9 +2180,10 @@ def test_the_golden_device_cases_agree_with_upstream(capsys):
         "devices-taint-eviction-rule-step", "devices-taint-eviction-toleration-seconds",
         "devices-taint-eviction-tolerated-1.35", "devices-taint-eviction-toleration-without-effect-1.35",
         "devices-taint-eviction-rule-without-selector", "devices-taint-eviction-terminating-pod-is-left",
-        "devices-taint-eviction-in-time-order-with-the-taint-manager"])
+        "devices-taint-eviction-in-time-order-with-the-taint-manager",
+        "devices-taint-eviction-written-result-tolerates"])
     # (devices-dry-run-filter-error expects `evicted`, which a backend reports from issue 32)
-    assert lines[-1].startswith(f"{31 - random_pick} passed, {random_pick} failed, "), lines
+    assert lines[-1].startswith(f"{32 - random_pick} passed, {random_pick} failed, "), lines
     skipped = [x for x in lines if x.startswith("SKIP ")]
     # (a sequence's steps skipped: binding conditions, which a backend with steps does not emulate)
     why = ("the case is at version", "expects an error", "expects evicted", "the sequence has", "has pending pods")
@@ -2923,7 +2924,8 @@ def test_device_taint_evictions_on_the_sequences_clock_through_the_real_schedule
     # the emulated device taint eviction controller: the golden cases at 1.35 agree (a rule's
     # step evicts at once, a toleration's seconds count from the rule's timeAdded, a rule without
     # a deviceSelector evicts nothing, a toleration without an effect does not count, a terminating
-    # pod is left alone, its evictions and the taint manager's in time order); b, which
+    # pod is left alone, its evictions and the taint manager's in time order, a written result's
+    # tolerations sent and read); b, which
     # tolerates the rule added at clock 10 for 60 s, is still there at clock 69 and gone at 70
     backend = _real_backend()
     path = REPO / "cases" / "devices" / "device-taint-eviction.yaml"
@@ -2934,8 +2936,9 @@ def test_device_taint_evictions_on_the_sequences_clock_through_the_real_schedule
         "PASS devices-taint-eviction-rule-step", "PASS devices-taint-eviction-toleration-seconds",
         "PASS devices-taint-eviction-tolerated-1.35", "PASS devices-taint-eviction-toleration-without-effect-1.35",
         "PASS devices-taint-eviction-rule-without-selector", "PASS devices-taint-eviction-terminating-pod-is-left",
-        "PASS devices-taint-eviction-in-time-order-with-the-taint-manager"], lines
-    assert lines[-1].endswith("the reference engine agrees with it on 7 of 7 cases)"), lines[-1]
+        "PASS devices-taint-eviction-in-time-order-with-the-taint-manager",
+        "PASS devices-taint-eviction-written-result-tolerates"], lines
+    assert lines[-1].endswith("the reference engine agrees with it on 8 of 8 cases)"), lines[-1]
     doc = _golden_doc(path, "devices-taint-eviction-toleration-seconds")
     at69 = doc.replace("- wait: 41\n", "").replace(
         "  placements: {b: null, probe: n1}\n  evicted: [b]\n  allocations:\n    b-gpus: null",
