@@ -2202,12 +2202,17 @@ def test_the_golden_device_cases_agree_with_upstream(capsys):
         "devices-postfilter-deallocation", "devices-preemption-does-not-free", "devices-shorthand",
         "devices-victim-frees-its-claim", *(["devices-training-job"] if not random_pick else []),
         # a node's label and a pod's deletion by a step (issue 32) move the pod DynamicResources rejected
-        "devices-node-label-requeues", "devices-shared-claim-release-requeues"])
+        "devices-node-label-requeues", "devices-shared-claim-release-requeues",
+        # the device taint eviction controller and the DeviceTaintRule steps (protocol deviceSteps)
+        "devices-taint-eviction-rule-step", "devices-taint-eviction-toleration-seconds",
+        "devices-taint-eviction-tolerated-1.35", "devices-taint-eviction-toleration-without-effect-1.35",
+        "devices-taint-eviction-rule-without-selector", "devices-taint-eviction-terminating-pod-is-left",
+        "devices-taint-eviction-in-time-order-with-the-taint-manager",
+        "devices-taint-eviction-written-result-tolerates"])
     # (devices-dry-run-filter-error expects `evicted`, which a backend reports from issue 32)
-    assert lines[-1].startswith(f"{24 - random_pick} passed, {random_pick} failed, "), lines
+    assert lines[-1].startswith(f"{32 - random_pick} passed, {random_pick} failed, "), lines
     skipped = [x for x in lines if x.startswith("SKIP ")]
-    # (a sequence's steps skipped: a driver's conditions, DeviceTaintRule steps, device taint evictions and
-    # binding conditions, which a backend with steps does not emulate)
+    # (a sequence's steps skipped: binding conditions, which a backend with steps does not emulate)
     why = ("the case is at version", "expects an error", "expects evicted", "the sequence has", "has pending pods")
     assert all(any(w in x for w in why) for x in skipped), skipped
     assert not any("device objects" in x for x in skipped)
@@ -2819,13 +2824,18 @@ def test_a_timeline_the_backend_cannot_run_is_skipped_with_its_reason(tmp_path):
     assert new.applicable(ephemeral) == (
         "the sequence has steps and pods with generic ephemeral volumes (p), whose claims a backend does not "
         "delete with the pod or make for a replacement")
-    # a driver's device conditions (and the device taint eviction controller): not emulated
+    # a driver's device conditions (and the device taint eviction controller): a backend without the
+    # protocol deviceSteps
     new = Backend("kb", "v1.36.2", (), (), ("serve", "devices", "steps"))
     doc = next(d for d in read_file(REPO / "cases" / "devices" / "binding-wait.yaml").docs
                if d.name == "devices-binding-wait-conditions-met")
     assert new.applicable(load_case(doc)) == (
-        "the sequence has setDeviceConditions steps, which a backend does not apply (the device taint eviction "
-        "controller and a driver's device conditions are not emulated)")
+        "the sequence has setDeviceConditions steps, which the backend kb does not apply (its --info lists no "
+        "protocol `deviceSteps`: the device taint eviction controller and a driver's device conditions)")
+    # with it, binding conditions are still waited for on the wall clock
+    assert Backend("kb", "v1.36.2", (), (), ("serve", "devices", "steps", "deviceSteps")).applicable(
+        load_case(doc)) == ("the sequence has steps and devices with binding conditions: upstream's PreBind waits "
+                            "for them on the wall clock, not on the sequence's (a `wait` does not time them out)")
     doc = next(d for d in read_file(REPO / "cases" / "devices" / "binding-wait.yaml").docs
                if d.name == "devices-binding-wait-timeout")
     assert new.applicable(load_case(doc)) == (
@@ -2838,7 +2848,10 @@ def test_a_timeline_the_backend_cannot_run_is_skipped_with_its_reason(tmp_path):
                if d.name == "devices-taint-eviction-rule-without-selector-1.34")
     assert new.applicable(load_case(doc)) == (
         "the sequence has steps and devices with NoExecute taints (of their own or a DeviceTaintRule's), whose "
-        "evictions (the device taint eviction controller) a backend does not emulate")
+        "evictions (the device taint eviction controller) the backend kb does not emulate (its --info lists no "
+        "protocol `deviceSteps`)")
+    assert Backend("kb", "v1.34.7", (), (), ("serve", "devices", "steps", "deviceSteps")).applicable(
+        load_case(doc)) is None
 
 
 def test_a_backend_without_steps_skips_a_stepped_golden_case_saying_why(tmp_path, capsys):
@@ -2974,3 +2987,158 @@ def test_a_gangs_permit_timeout_comes_in_a_wait_on_the_sequences_clock(capsys):
     assert capsys.readouterr().out.splitlines()[-1] == (
         "1 passed, 0 failed, 1 deselected (backend: Kubernetes v1.35.4; the reference engine agrees with it on 1 "
         "of 1 cases)")
+
+
+def _golden_doc(path: Path, name: str) -> str:
+    """A golden case's document, from its name line on (for write_case)."""
+    doc = next(d for d in path.read_text().split("\n---\n") if f"\nname: {name}\n" in d)
+    return doc.split("kind: Case\n", 1)[1]
+
+
+def test_the_device_steps_go_to_a_backend_with_the_rule_as_v1alpha3(tmp_path):
+    # addDeviceTaintRule sends the rule as the case's objects go (timeAdded left to the backend,
+    # which writes the step's time as the API server would), deleteDeviceTaintRule its name,
+    # setDeviceConditions the claim, the device and the conditions
+    doc = _golden_doc(REPO / "cases" / "devices" / "device-taint-eviction.yaml", "devices-taint-eviction-rule-step")
+    _, case = _case(tmp_path, doc)
+    assert backend_input(case)["steps"] == [
+        {"at": 2, "kind": "addDeviceTaintRule", "rule": {
+            "apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule", "metadata": {"name": "fault"},
+            "spec": {"taint": {"key": "example.com/fault", "value": "", "effect": "NoExecute"},
+                     "deviceSelector": {"driver": "gpu.example.com"}}}},
+        {"at": 2, "kind": "wait", "seconds": 30},
+        {"at": 2, "kind": "deleteDeviceTaintRule", "name": "fault"},
+        {"at": 2, "kind": "wait", "seconds": 100}]
+    doc = _golden_doc(REPO / "cases" / "devices" / "binding-wait.yaml", "devices-binding-wait-conditions-met")
+    _, case = _case(tmp_path, doc)
+    [step] = [s for s in backend_input(case)["steps"] if s["kind"] == "setDeviceConditions"]
+    assert step == {"at": 2, "kind": "setDeviceConditions", "claim": "default/one",
+                    "device": "gpu.example.com/fabric/fgpu-0", "conditions": [
+                        {"type": "example.com/attached", "status": "True", "reason": "Attached", "message": ""}]}
+
+
+def test_a_slice_of_an_added_node_with_a_noexecute_taint_is_skipped(tmp_path):
+    # kspread dates the taint from the addNode step (the driver publishes the slice with its node);
+    # a backend creates every slice at the start
+    body = """
+version: "1.35"
+featureGates: {DRADeviceTaints: true}
+deviceClasses: [{name: gpu, driver: gpu.example.com}]
+nodes: [n1]
+schedule:
+- addNode:
+    name: n2
+    devices: [{driver: gpu.example.com, count: 1, name: gpu, taints: [{key: k, effect: NoExecute}]}]
+- {name: p}
+expect: {placements: {p: n1}}
+"""
+    _, case = _case(tmp_path, body)
+    b = Backend("kb", "v1.35.4", (), (), ("serve", "devices", "steps", "deviceSteps"))
+    assert b.applicable(case) == (
+        "the sequence has steps and NoExecute device taints in slices of a node an addNode step adds "
+        "(n2-gpu.example.com-n2), which kspread dates from the step (the slice published with its node) and a "
+        "backend, which creates every slice at the start, from the start")
+
+
+def test_device_taint_evictions_on_the_sequences_clock_through_the_real_scheduler(tmp_path, capsys):
+    # the emulated device taint eviction controller: the golden cases at 1.35 agree (a rule's
+    # step evicts at once, a toleration's seconds count from the rule's timeAdded, a rule without
+    # a deviceSelector evicts nothing, a toleration without an effect does not count, a terminating
+    # pod is left alone, its evictions and the taint manager's in time order, a written result's
+    # tolerations sent and read); b, which
+    # tolerates the rule added at clock 10 for 60 s, is still there at clock 69 and gone at 70
+    backend = _real_backend()
+    path = REPO / "cases" / "devices" / "device-taint-eviction.yaml"
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split(" (")[0] for x in lines if x.startswith("PASS ")] == [
+        "PASS devices-taint-eviction-rule-step", "PASS devices-taint-eviction-toleration-seconds",
+        "PASS devices-taint-eviction-tolerated-1.35", "PASS devices-taint-eviction-toleration-without-effect-1.35",
+        "PASS devices-taint-eviction-rule-without-selector", "PASS devices-taint-eviction-terminating-pod-is-left",
+        "PASS devices-taint-eviction-in-time-order-with-the-taint-manager",
+        "PASS devices-taint-eviction-written-result-tolerates"], lines
+    assert lines[-1].endswith("the reference engine agrees with it on 8 of 8 cases)"), lines[-1]
+    doc = _golden_doc(path, "devices-taint-eviction-toleration-seconds")
+    at69 = doc.replace("- wait: 41\n", "").replace(
+        "  placements: {b: null, probe: n1}\n  evicted: [b]\n  allocations:\n    b-gpus: null",
+        "  placements: {b: n1, probe: n1}\n  evicted: []\n  allocations:\n    b-gpus: [gpu.example.com/n1/gpu-0]")
+    at70 = doc.replace("- wait: 41\n", "").replace("- wait: 59\n", "- wait: 60\n")
+    assert "b: n1" in at69 and "wait: 60" in at70
+    for name, body in (("at69.yaml", at69), ("at70.yaml", at70)):
+        assert cli_main(["run", "--backend", backend, "--compare", str(write_case(tmp_path, body, name))]) == 0, \
+            capsys.readouterr().out
+        assert capsys.readouterr().out.splitlines()[-1].endswith("agrees with it on 1 of 1 cases)")
+
+
+def test_a_1_34_backend_evicts_for_device_taints_as_its_tracker_applies_rules(capsys):
+    # 1.34's controller reads the slices through a ResourceSlice tracker (a rule's taint applied,
+    # a rule without a deviceSelector tainting every device) and deletes a terminating pod too
+    path = os.environ.get("KSPREAD_BACKEND_1_34")
+    if not path:
+        pytest.skip("no 1.34 backend: set KSPREAD_BACKEND_1_34 (backend/build.sh --version 1.34 OUT)")
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", path, "--compare",
+                     str(REPO / "cases" / "devices" / "device-taint-eviction.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split(" (")[0] for x in lines if x.startswith("PASS ")] == [
+        "PASS devices-taint-eviction-no-tolerations-in-results-1.34",
+        "PASS devices-taint-eviction-rule-without-selector-1.34",
+        "PASS devices-taint-eviction-terminating-pod-is-evicted-1.34",
+        "PASS devices-taint-eviction-rule-step-1.34"], lines
+    assert lines[-1].endswith("the reference engine agrees with it on 4 of 4 cases)"), lines[-1]
+
+
+_CONDITIONS = """
+version: "1.35"
+deviceClasses: [{name: gpu, driver: gpu.example.com}]
+nodes:
+- {name: n1, devices: [{driver: gpu.example.com, count: 1, name: gpu}]}
+- {name: n2, devices: [{driver: gpu.example.com, count: 1, name: gpu}]}
+schedule:
+- {name: p, nodeSelector: {kubernetes.io/hostname: n1}, devices: {gpus: {class: gpu, count: 1}}}
+- setDeviceConditions:
+    claim: p-gpus
+    device: gpu.example.com/n1/gpu-0
+    conditions: [{type: example.com/ready, status: "True", reason: Up}]
+- {name: q, devices: {gpus: {class: gpu, count: 1}}}
+- setDeviceConditions:
+    claim: p-gpus
+    device: gpu.example.com/n1/gpu-0
+    conditions: [{type: example.com/ready, status: "False", reason: Down, message: lost}]
+- wait: 5
+expect:
+  placements: {p: n1, q: n2}
+  allocations: {p-gpus: [gpu.example.com/n1/gpu-0], q-gpus: [gpu.example.com/n2/gpu-0]}
+"""
+
+
+def test_a_drivers_device_conditions_are_written_through_the_real_scheduler(tmp_path, capsys):
+    # setDeviceConditions writes the claim's status.devices (the claim's update event goes to the
+    # queue as a driver's write does); before, the backend refused the step kind
+    backend = _real_backend()
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", backend, "--compare", str(write_case(tmp_path, _CONDITIONS))]) == 0, \
+        capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1].endswith("agrees with it on 1 of 1 cases)")
+    # a device the claim was not allocated: the backend's error names it, as kspread's does
+    _, case = _case(tmp_path, _CONDITIONS)
+    data = backend_input(case)
+    data["steps"][0]["device"] = "gpu.example.com/n2/gpu-0"
+    ran = subprocess.run([backend], input=json.dumps(data).encode(), capture_output=True, timeout=120, check=False)
+    out = json.loads(ran.stdout)
+    assert out.get("error", "").endswith(
+        'ResourceClaim default/p-gpus has no allocated device "gpu.example.com/n2/gpu-0"'), out
+
+
+def test_a_1_36_backend_runs_the_device_taint_eviction_controller_by_default(capsys):
+    # DRADeviceTaints is on by default at 1.36: a device's own NoExecute taint evicts once the
+    # result's tolerationSeconds ran out
+    path = _backend_1_36()
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", path, "--compare",
+                     str(REPO / "cases" / "devices" / "device-taint-eviction.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split(" (")[0] for x in lines if x.startswith("PASS ")] == [
+        "PASS devices-taint-eviction-default-on-1.36"], lines
+    assert lines[-1].endswith("the reference engine agrees with it on 1 of 1 cases)"), lines[-1]

@@ -13,7 +13,8 @@
 //
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
 // "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), and
-// "steps" and "max" (1.33 and later: steps.go, maxentry.go), when the build has them); `BACKEND` reads one case
+// "steps" and "max" (1.33 and later: steps.go, maxentry.go), and "deviceSteps" (with devices and
+// steps: devicetaints.go), when the build has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -232,6 +233,10 @@ func Main(opts ...Option) {
 		if stepsBuilt {
 			// "max": a step of kind "max", a `replicas: max` entry (maxentry.go)
 			protocols = append(protocols, "steps", "max")
+		}
+		if stepsBuilt && deviceTaintEviction != nil {
+			// the device steps and the device taint eviction controller (devicetaints.go)
+			protocols = append(protocols, "deviceSteps")
 		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
@@ -785,6 +790,9 @@ func run(in input, o *options) (*output, error) {
 	// the incoming pods, delivered in list order, so that the queue's timestamps follow it (with
 	// steps, those before the first step: timeline.next creates the others with their step)
 	if err := createIncoming(ctx, client, in.Incoming, 0, tl.firstStep(len(in.Incoming)), quiet); err != nil {
+		return nil, err
+	}
+	if err := tl.begin(ctx); err != nil { // (steps.go: the device taint eviction controller's first look)
 		return nil, err
 	}
 	out := &output{Cycles: []Cycle{}, Placements: map[string]any{}, Deleted: []string{}}

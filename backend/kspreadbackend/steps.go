@@ -17,6 +17,8 @@ package kspreadbackend
 //     tolerate it and sets a timer at the least tolerationSeconds of the tolerations used for the
 //     others (none: never; an earlier timer is kept); a node left without NoExecute taints cancels
 //     its pods' timers; a pod bound on such a node is processed once the scheduler is idle;
+//   - the device taint eviction controller (devicetaints.go, with devices) acts with it, its
+//     evictions due in one list with the taint manager's timers, and once before the first run;
 //   - the controllers: a pod a step deletes whose controller is a ReplicaSet, ReplicationController
 //     or StatefulSet of the case is replaced at once by a pending pod with its spec, named as the
 //     case format says (a StatefulSet reuses the name, the others `<controller>-r<k>`);
@@ -38,6 +40,7 @@ package kspreadbackend
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -73,7 +76,33 @@ type inStep struct {
 	Zone    string             `json:"zone"`
 	// Template: a `replicas: max` entry's pod (kind "max": maxentry.go)
 	Template *v1.Pod `json:"template"`
+	// the device steps (devicetaints.go): a DeviceTaintRule, a rule's name; a claim
+	// ("namespace/name"), one of its devices ("driver/pool/device") and conditions
+	Rule       json.RawMessage    `json:"rule"`
+	Name       string             `json:"name"`
+	Claim      string             `json:"claim"`
+	Device     string             `json:"device"`
+	Conditions []metav1.Condition `json:"conditions"`
 }
+
+// deviceEvictor: the device taint eviction controller and the device steps (devicetaints.go; nil
+// in a build without devices)
+type deviceEvictor interface {
+	// due: the bound pods whose device taint eviction time has come (the sequence clock's second
+	// it came at), in case order
+	due(ctx context.Context) ([]deviceDue, error)
+	// evict evicts the pod as the controller does (its condition, then the deletion)
+	evict(ctx context.Context, p *v1.Pod) error
+	// applyStep applies a device step; false for another kind
+	applyStep(ctx context.Context, st inStep) (bool, error)
+}
+
+type deviceDue struct {
+	at  int64
+	key string
+}
+
+var deviceTaintEviction func(t *timeline) deviceEvictor
 
 // inBudget: a PodDisruptionBudget's spec as the disruption controller reads it: minAvailable or
 // maxUnavailable (an integer or a percentage of the expected pods, rounded up), or the desired
@@ -186,6 +215,10 @@ type timeline struct {
 	uids    int
 	// mx: the `replicas: max` entries (maxentry.go)
 	mx maxEntries
+	// dte: the device taint eviction controller (nil without devices); dteStarted: it had its
+	// first look (before the scheduler's first run, as kspread's)
+	dte        deviceEvictor
+	dteStarted bool
 }
 
 // newTimeline: after scheduler.New, before the informers start: the queue on the sequence's
@@ -215,6 +248,9 @@ func newTimeline(ctx context.Context, in *input, client *fake.Clientset, tracker
 	}
 	for _, b := range in.Budgets {
 		t.budgets[podKey(nsOf(b.Namespace), b.Name)] = b
+	}
+	if deviceTaintEviction != nil && len(in.Devices) > 0 {
+		t.dte = deviceTaintEviction(t)
 	}
 	for _, c := range in.ReplicaSets {
 		t.owners["ReplicaSet/"+nsOf(c.Namespace)+"/"+c.Name] = true
@@ -372,7 +408,10 @@ func (t *timeline) next(ctx context.Context) (bool, error) {
 		if err := t.afterStep(ctx); err != nil {
 			return false, err
 		}
-		return true, t.createAfter(i)
+		if err := t.createAfter(i); err != nil {
+			return false, err
+		}
+		return true, t.devicesStart(ctx)
 	}
 	if changed, err := t.taintManager(ctx); err != nil || changed {
 		return changed, err
@@ -403,7 +442,36 @@ func (t *timeline) next(ctx context.Context) (bool, error) {
 	if err := t.apply(ctx, i); err != nil {
 		return false, err
 	}
-	return true, t.createAfter(i)
+	if err := t.createAfter(i); err != nil {
+		return false, err
+	}
+	return true, t.devicesStart(ctx)
+}
+
+// begin, the case's objects and the incoming pods before the first step created: the device taint
+// eviction controller's first look, unless the sequence begins with a step (then after it)
+func (t *timeline) begin(ctx context.Context) error {
+	if t == nil || t.firstStep(t.incoming) == 0 {
+		return nil
+	}
+	return t.devicesStart(ctx)
+}
+
+// devicesStart: the device taint eviction controller's first look (once), its evictions seen
+// and the budgets recounted
+func (t *timeline) devicesStart(ctx context.Context) error {
+	if t.dte == nil || t.dteStarted {
+		return nil
+	}
+	t.dteStarted = true
+	before := t.tracker.c.deletedCount()
+	if _, err := t.dueTimers(ctx); err != nil || t.tracker.c.deletedCount() == before {
+		return err
+	}
+	if err := t.quiet("the device taint eviction controller's evictions"); err != nil {
+		return err
+	}
+	return t.recount(ctx)
 }
 
 // maxPermitRounds: the most Permit timeouts one wait goes through (kspread's bound)
@@ -733,28 +801,46 @@ func (t *timeline) noExecute(ctx context.Context, node *v1.Node) error {
 func (t *timeline) dueTimers(ctx context.Context) (bool, error) {
 	type due struct {
 		at  int64
+		dev int // 0: the taint manager's timer; 1+i: the device taint eviction controller's i-th
 		key string
 	}
 	var list []due
 	t.mu.Lock()
 	for k, tm := range t.timers {
 		if tm.due <= t.now {
-			list = append(list, due{tm.due, k})
+			list = append(list, due{tm.due, 0, k})
 		}
 	}
 	for _, x := range list {
 		delete(t.timers, x.key)
 	}
 	t.mu.Unlock()
+	if t.dte != nil {
+		// the device taint eviction controller's evictions that came due (case order)
+		devs, err := t.dte.due(ctx)
+		if err != nil {
+			return false, err
+		}
+		for i, d := range devs {
+			list = append(list, due{d.at, 1 + i, d.key})
+		}
+	}
 	sort.Slice(list, func(i, j int) bool {
 		if list[i].at != list[j].at {
 			return list[i].at < list[j].at
+		}
+		if list[i].dev != list[j].dev {
+			return list[i].dev < list[j].dev
 		}
 		return list[i].key < list[j].key
 	})
 	for _, x := range list {
 		if p := t.getPod(ctx, x.key); p != nil && p.Spec.NodeName != "" {
-			if err := t.evict(ctx, p); err != nil {
+			evict := t.evict
+			if x.dev > 0 {
+				evict = t.dte.evict
+			}
+			if err := evict(ctx, p); err != nil {
 				return false, err
 			}
 		}
@@ -978,6 +1064,16 @@ func (t *timeline) applyStep(ctx context.Context, st inStep) error {
 		// resourceVersion did not change)
 		p.ResourceVersion = t.nextRV()
 		return t.tracker.Update(podsResource, p, p.Namespace)
+	}
+	if t.dte != nil {
+		if ok, err := t.dte.applyStep(ctx, st); ok {
+			if err != nil || st.Kind == "setDeviceConditions" {
+				return err
+			}
+			// a rule added or deleted: the evictions that came due (the taint manager's too)
+			_, err = t.dueTimers(ctx)
+			return err
+		}
 	}
 	return fmt.Errorf("the step kind %q is not one this backend applies", st.Kind)
 }

@@ -175,7 +175,9 @@ def pod_eviction_times(pods: Sequence[Pod], t: ClaimTracker, minor: int, rules_g
     time it is to be evicted (the earliest of its claims that are allocated and reserved
     for it). 1.33-1.34 read slices through the ResourceSlice tracker (the rules' taints
     applied as the scheduler sees them); from 1.35 the slices as published, and the
-    NoExecute rules (with DRADeviceTaintRules) matched by driver, pool and device."""
+    NoExecute rules (with DRADeviceTaintRules) matched by driver, pool and device. From
+    1.35 a terminating pod is left alone (addConditionAndDeletePod does nothing for a pod
+    with a deletionTimestamp); 1.34 deletes it as any other."""
     if minor < 35:
         devices = _latest_devices(scheduler_slices(t))
         rules: Sequence[DeviceTaintRule] = ()
@@ -185,7 +187,7 @@ def pod_eviction_times(pods: Sequence[Pod], t: ClaimTracker, minor: int, rules_g
     times: dict[tuple[str, str], int | None] = {}
     out: dict[str, int] = {}
     for pod in pods:
-        if pod.node_name is None:
+        if pod.node_name is None or (pod.terminating and minor >= 35):
             continue
         best: int | None = None
         for pc in pod.resource_claims:

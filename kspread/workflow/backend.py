@@ -5,7 +5,8 @@ A backend is a program: ``BACKEND --info`` prints ``{"kubernetesVersion", "plugi
 objects, Workloads and pods' workloadRefs in 1.35's shape, scheduling.k8s.io/v1alpha1, which no
 backend of 1.36 or later is sent; ``podGroups``: PodGroups and pods' schedulingGroup, 1.36's
 scheduling.k8s.io/v1alpha2; ``steps``: a sequence's steps; ``max``: its ``replicas: max``
-entries, and ``capacity`` reported); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
+entries, and ``capacity`` reported; ``deviceSteps``: the device steps and the device taint
+eviction controller); ``BACKEND`` reads one case as JSON on stdin (``backend_input``:
 the case as kspread built it, as Kubernetes objects, and the profile as a
 KubeSchedulerConfiguration) and prints what upstream's scheduler did (the last cycle's filter
 statuses, raw / normalized / weighted scores, totals, selected node, preemption and the dry
@@ -45,7 +46,7 @@ from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case, spread_specs
 from kspread.format.labelkeys import merge_affinity_keys
 from kspread.format.storage import DISK_SOURCES as _DISK_SOURCES
-from kspread.workflow.backend_devices import device_objects, pod_resource_claims
+from kspread.workflow.backend_devices import device_objects, device_taint_rule, pod_resource_claims
 from kspread.workflow.runner import Outcome, _in_node_order, compare, domain_counts
 
 # A case's time limit: this many seconds, plus _SECONDS_PER_NODE_POD for each node times each
@@ -172,18 +173,28 @@ class Backend:
             return (f"the sequence has steps, which the backend {self.path} does not apply (its --info lists no "
                     "protocol `steps`: a build before it, or for 1.32 or earlier, whose scheduling queue cannot "
                     "run on the sequence's clock)")
-        kinds = [t.kind for t in timeline if isinstance(t, Step) and t.kind not in STEP_KINDS_SENT]
+        device_steps = "deviceSteps" in self.protocols
+        sent = STEP_KINDS_SENT + (DEVICE_STEP_KINDS if device_steps else ())
+        kinds = [t.kind for t in timeline if isinstance(t, Step) and t.kind not in sent]
         if kinds:
-            return (f"the sequence has {', '.join(dict.fromkeys(kinds))} steps, which a backend does not apply "
-                    "(the device taint eviction controller and a driver's device conditions are not emulated)")
+            return (f"the sequence has {', '.join(dict.fromkeys(kinds))} steps, which the backend {self.path} "
+                    "does not apply (its --info lists no protocol `deviceSteps`: the device taint eviction "
+                    "controller and a driver's device conditions)")
         devices = case.cluster.devices
         if devices is not None:
             listed = [d for s in devices.slices for d in s.devices]
-            if any(t.effect == "NoExecute" for d in listed for t in d.taints) \
-                    or any(r.taint.effect == "NoExecute" for r in devices.taint_rules):
-                return ("the sequence has steps and devices with NoExecute taints (of their own or a "
-                        "DeviceTaintRule's), whose evictions (the device "
-                        "taint eviction controller) a backend does not emulate")
+            if not device_steps and (any(t.effect == "NoExecute" for d in listed for t in d.taints)
+                                     or any(r.taint.effect == "NoExecute" for r in devices.taint_rules)):
+                return (f"the sequence has steps and devices with NoExecute taints (of their own or a "
+                        f"DeviceTaintRule's), whose evictions (the device taint eviction controller) the backend "
+                        f"{self.path} does not emulate (its --info lists no protocol `deviceSteps`)")
+            added = {t.arg.name for t in timeline if isinstance(t, Step) and t.kind == "addNode"}
+            late = [s.name for s in devices.slices if s.node_name in added
+                    and any(t.effect == "NoExecute" for d in s.devices for t in d.taints)]
+            if late:
+                return (f"the sequence has steps and NoExecute device taints in slices of a node an addNode step "
+                        f"adds ({', '.join(late[:3])}), which kspread dates from the step (the slice published "
+                        "with its node) and a backend, which creates every slice at the start, from the start")
             if any(d.binding_conditions is not None for d in listed):
                 return ("the sequence has steps and devices with binding conditions: upstream's PreBind waits for "
                         "them on the wall clock, not on the sequence's (a `wait` does not time them out)")
@@ -198,6 +209,8 @@ class Backend:
 # the step kinds a backend with the protocol `steps` applies (backend/kspreadbackend/steps.go)
 STEP_KINDS_SENT = ("drain", "cordon", "uncordon", "addNode", "deleteNode", "zoneDown", "taint", "untaint", "label",
                    "deletePod", "ungate", "wait")
+# and with the protocol `deviceSteps` (backend/kspreadbackend/devicetaints.go)
+DEVICE_STEP_KINDS = ("addDeviceTaintRule", "deleteDeviceTaintRule", "setDeviceConditions")
 
 
 def _keys(pods: Sequence[Any]) -> str:
@@ -818,6 +831,14 @@ def _steps(case: Case) -> dict[str, Any]:
             one.update(node=a["node"], labels=dict(a["labels"]))
         elif t.kind == "ungate":
             one.update(pod=a["pod"], gate=a["gate"])
+        elif t.kind == "addDeviceTaintRule":
+            one["rule"] = device_taint_rule(a)
+        elif t.kind == "deleteDeviceTaintRule":
+            one["name"] = a
+        elif t.kind == "setDeviceConditions":
+            one.update(claim=f"{a['namespace']}/{a['claim']}", device=a["device"],
+                       conditions=[{"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+                                   for c in a["conditions"]])
         else:  # pragma: no cover (applicable refuses the others)
             raise AssertionError(t.kind)
         steps.append(one)

@@ -21,6 +21,7 @@ from kspread.engine.devices import (
     Device,
     DeviceObjects,
     DeviceTaintRule,
+    DeviceToleration,
     ExactRequest,
     MatchAttribute,
     PodClaim,
@@ -153,12 +154,15 @@ def _exact(r: ExactRequest, name: bool) -> dict[str, Any]:
     if r.admin_access is not None:
         out["adminAccess"] = r.admin_access
     if r.tolerations:
-        out["tolerations"] = [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value),
-                                                 ("effect", t.effect), ("tolerationSeconds", t.toleration_seconds))
-                               if v not in ("", None)} for t in r.tolerations]
+        out["tolerations"] = _tolerations(r.tolerations)
     if r.capacity_requests is not None:
         out["capacity"] = {"requests": {k: quantity(v) for k, v in r.capacity_requests.items()}}
     return out
+
+
+def _tolerations(ts: tuple[DeviceToleration, ...]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect),
+                               ("tolerationSeconds", t.toleration_seconds)) if v not in ("", None)} for t in ts]
 
 
 def _constraint(c: MatchAttribute) -> dict[str, Any]:
@@ -193,6 +197,9 @@ def _allocation(a: Allocation) -> dict[str, Any]:
             r["consumedCapacity"] = {k: quantity(v) for k, v in d.consumed_capacity.items()}
         if d.binding_conditions:
             r["bindingConditions"] = list(d.binding_conditions)
+        if d.tolerations:
+            # (the device taint eviction controller reads them)
+            r["tolerations"] = _tolerations(d.tolerations)
         results.append(r)
     out: dict[str, Any] = {"devices": {"results": results}}
     if a.node_selector is not None:
@@ -227,7 +234,7 @@ def _template(ns: str, name: str, requests: tuple, constraints: tuple) -> dict[s
             "spec": {"spec": claim_spec(requests, constraints)}}
 
 
-def _rule(r: DeviceTaintRule) -> dict[str, Any]:
+def device_taint_rule(r: DeviceTaintRule) -> dict[str, Any]:
     """A DeviceTaintRule as 1.33-1.35 serve it (resource.k8s.io/v1alpha3), its deviceSelector
     left out where the case had none (the scheduler's tracker then taints every device);
     timeAdded left to the API server (the scheduler does not read it)."""
@@ -257,7 +264,7 @@ def device_objects(objs: DeviceObjects | None, pods) -> list[dict[str, Any]]:
             spec["extendedResourceName"] = dc.extended_resource_name
         out.append({"apiVersion": _API, "kind": "DeviceClass", "metadata": meta, "spec": spec})
     # the rules before the slices: the backend lets its scheduler's tracker see them first
-    out += [_rule(r) for r in objs.taint_rules]
+    out += [device_taint_rule(r) for r in objs.taint_rules]
     out += [_slice(s) for s in objs.slices]
     out += [_claim(c) for key, c in objs.claims.items() if key in objs.declared]
     out += [_template(ns, name, *spec) for (ns, name), spec in objs.templates.items()]
