@@ -2817,13 +2817,16 @@ def test_a_timeline_the_backend_cannot_run_is_skipped_with_its_reason(tmp_path):
             "the sequence has a `replicas: max` entry, which the backend kb does not run (its --info lists no "
             "protocol `max`: a build before it, or for 1.32 or earlier)")
     assert Backend("kb", "v1.35.4", (), (), ("serve", "devices", "steps", "max")).applicable(most) is None
-    # a generic ephemeral volume: its claim is not deleted with the pod, nor made for a replacement
+    # a generic ephemeral volume: a build without ephemeral.go does not delete its claim with the pod, nor
+    # make one for a replacement
     _, ephemeral = _case(tmp_path, "version: '1.35'\nnodes: [n1]\nschedule:\n"
                                    "- {name: p, volumes: [{name: d, ephemeral: {volumeClaimTemplate: {spec: {}}}}]}\n"
                                    "- wait: 1\nexpect: {placements: {p: n1}}\n")
     assert new.applicable(ephemeral) == (
-        "the sequence has steps and pods with generic ephemeral volumes (p), whose claims a backend does not "
-        "delete with the pod or make for a replacement")
+        "the sequence has steps and pods with generic ephemeral volumes (p), whose claims the backend kb does not "
+        "delete with the pod or make for a replacement (its --info lists no protocol `ephemeralVolumes`)")
+    assert Backend("kb", "v1.35.4", (), (), ("serve", "devices", "steps", "ephemeralVolumes")).applicable(
+        ephemeral) is None
     # a driver's device conditions (and the device taint eviction controller): a backend without the
     # protocol deviceSteps
     new = Backend("kb", "v1.36.2", (), (), ("serve", "devices", "steps"))
@@ -2971,6 +2974,24 @@ def test_a_stepped_golden_case_runs_through_the_real_scheduler(capsys):
            "web-rs-r2: n3}\n  evicted: [cache, web-a, web-rs-r1]\n" in out, out
     assert out.splitlines()[-1] == ("1 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
                                     "with it on 1 of 1 cases)")
+
+
+def test_stepped_sequences_with_ephemeral_volumes_run_through_the_real_scheduler(capsys):
+    # backend/kspreadbackend/ephemeral.go: the garbage collector deletes a deleted pod's claim, the PV
+    # controller releases its volume (deleted: provisioned, Delete; Released: Retain), and the ephemeral
+    # volume controller makes a replacement's claim. Before, these were skipped; without the controllers
+    # the StatefulSet's db-0 would find the old db-0-scratch, not its own (VolumeBinding: "not created
+    # for pod"), and web-r1 no claim at all
+    backend = _real_backend()
+    path = REPO / "cases" / "scenarios" / "ephemeral-volumes.yaml"
+    assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    for text in ("  placements: {busy: n1, db-0: n2}\n  evicted: [db-0]\n",
+                 "  placements: {late: null, web-1: null, web-r1: n2}\n  evicted: [web-1]\n",
+                 "  placements: {a: null, b: n1}\n  evicted: [a]\n"):
+        assert text in out, out
+    assert out.splitlines()[-1] == ("3 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
+                                    "with it on 3 of 3 cases)")
 
 
 def test_a_gangs_permit_timeout_comes_in_a_wait_on_the_sequences_clock(capsys):

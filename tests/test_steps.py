@@ -569,6 +569,92 @@ def test_deleting_a_pending_pod_deletes_its_ephemeral_claim():
     assert sched.handle.storage.claim("default", "a-scratch") is None
 
 
+LOCAL_CLASS = {"kind": "StorageClass", "apiVersion": "storage.k8s.io/v1", "metadata": {"name": "local"},
+               "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def _local_pv(name: str, node: str, claim: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "local",
+                            "local": {"path": "/d"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [{
+                                "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                                      "values": [node]}]}]}}}
+    if claim is not None:
+        spec["claimRef"] = {"namespace": "default", "name": claim}
+    return {"kind": "PersistentVolume", "apiVersion": "v1", "metadata": {"name": name}, "spec": spec}
+
+
+def _owned_claim(pod: str, volume: str | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "1Gi"}}}
+    meta: dict[str, Any] = {"name": f"{pod}-scratch", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": "x", "controller": True}]}
+    if volume is not None:
+        spec["volumeName"] = volume
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    return {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "metadata": meta, "spec": spec}
+
+
+LOCAL_SCRATCH = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+    "storageClassName": "local", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}]
+
+
+def test_a_released_volume_moves_the_pods_volumebinding_rejected():
+    # the PV controller's update (Released) of a's volume is a PersistentVolume/Update, which
+    # VolumeBinding registers without a hint: b, which it rejected, is moved (and fails again:
+    # a Released volume binds no claim)
+    out = _out([{"name": "b", "volumes": LOCAL_SCRATCH}, {"deletePod": "a"}],
+               pods=[{"name": "a", "node": "n1", "volumes": LOCAL_SCRATCH}],
+               objects=[LOCAL_CLASS, _local_pv("pv1", "n1", "a-scratch"), _owned_claim("a", "pv1")],
+               profile={"filter": ["VolumeBinding"]})
+    assert out["placements"] == {"a": None, "b": None}
+    rec = out["timeline"][1]
+    assert rec["step"] == "deletePod a" and rec["moved"] == ["b"]
+
+
+def test_a_preemption_victims_ephemeral_claim_goes_with_it():
+    # the garbage collector deletes a victim's claims as a step's deletion's (kspread.engine.ephemeral)
+    case = build_case(_doc([{"name": "hi", "priority": 10, "requests": {"cpu": "2"},
+                             "nodeSelector": {"kubernetes.io/hostname": "n1"}}],
+                           nodes=[{"name": "n1", "allocatable": {"cpu": "2", "pods": 10}}],
+                           pods=[{"name": "a", "node": "n1", "requests": {"cpu": "2"}, "volumes": LOCAL_SCRATCH}],
+                           objects=[LOCAL_CLASS, _local_pv("pv1", "n1", "a-scratch"), _owned_claim("a", "pv1")],
+                           profile={"filter": ["NodeResourcesFit", "NodeName"], "postFilter": ["DefaultPreemption"]}),
+                      "t")
+    sched, _, placements = run_case(case)
+    assert placements == {"hi": "n1"}
+    st = sched.handle.storage
+    assert st.claim("default", "a-scratch") is None and "pv1" not in st.pvs
+    assert case.cluster.storage.claim("default", "a-scratch") is not None  # the case's objects stay
+
+
+def test_a_volume_prebound_to_a_deleted_claims_name_stays_for_the_next_claim_of_that_name():
+    # pv1's claimRef names db-0-scratch without a UID and the claim (unbound) never took it: the
+    # PV controller leaves a pre-bound volume alone, and the replacement's new claim of that name
+    # binds it (a volume the claim was bound to is Released: the statefulset test above)
+    sts = {"kind": "StatefulSet", "name": "db", "selector": {"matchLabels": {"app": "db"}}}
+    pod = {"name": "db-0", "labels": {"app": "db"}, "controller": {"kind": "StatefulSet", "name": "db"},
+           "volumes": LOCAL_SCRATCH, "nodeSelector": {"zone": "none"}}
+    sched, _, placements = _run([pod, {"deletePod": "db-0"}], owners=[sts],
+                                objects=[LOCAL_CLASS, _local_pv("pv1", "n3", "db-0-scratch"),
+                                         _owned_claim("db-0", None)])
+    assert placements == {"db-0": None}
+    assert "pv1" in sched.handle.storage.pvs and sched.handle.storage.claim("default", "db-0-scratch") is not None
+
+
+def test_a_claim_another_pod_uses_is_kept_by_the_pvc_protection_finalizer_which_is_not_modelled():
+    with pytest.raises(CaseError) as e:
+        _run([{"deletePod": "a"}],
+             pods=[{"name": "a", "node": "n1", "volumes": LOCAL_SCRATCH},
+                   {"name": "b", "node": "n1", "volumes": [{"name": "d", "persistentVolumeClaim": {
+                       "claimName": "a-scratch"}}]}],
+             objects=[LOCAL_CLASS, _local_pv("pv1", "n1", "a-scratch"), _owned_claim("a", "pv1")])
+    assert list(e.value.path) == ["schedule", 0]
+    assert str(e.value).endswith(
+        "pod a is deleted and the garbage collector deletes the claim 'a-scratch' of its ephemeral volume "
+        "'scratch', which pod b uses as a persistentVolumeClaim: the PVC protection finalizer keeps that "
+        "claim, being deleted, until no scheduled pod uses it, which kspread does not model")
+
+
 def test_a_node_added_with_devices_publishes_them():
     out = _out([{"addNode": {"name": "n4", "devices": [{"driver": "gpu.example.com", "name": "gpu", "count": 1}]}},
                 {"name": "p", "devices": {"gpu": {"class": "gpu"}}}], deviceClasses=GPU_CLASS)

@@ -13,8 +13,8 @@
 //
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
 // "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), and
-// "steps" and "max" (1.33 and later: steps.go, maxentry.go), and "deviceSteps" (with devices and
-// steps: devicetaints.go), when the build has them); `BACKEND` reads one case
+// "steps", "max" and "ephemeralVolumes" (1.33 and later: steps.go, maxentry.go, ephemeral.go), and
+// "deviceSteps" (with devices and steps: devicetaints.go), when the build has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -231,8 +231,9 @@ func Main(opts ...Option) {
 			protocols = append(protocols, gangs.protocol())
 		}
 		if stepsBuilt {
-			// "max": a step of kind "max", a `replicas: max` entry (maxentry.go)
-			protocols = append(protocols, "steps", "max")
+			// "max": a step of kind "max", a `replicas: max` entry (maxentry.go); "ephemeralVolumes": the
+			// controllers of a deleted or replaced pod's ephemeral claims (ephemeral.go)
+			protocols = append(protocols, "steps", "max", ephemeralProtocol)
 		}
 		if stepsBuilt && deviceTaintEviction != nil {
 			// the device steps and the device taint eviction controller (devicetaints.go)

@@ -121,7 +121,7 @@ func (c *counts) deletedCount() int {
 }
 
 // podGone: a pod was deleted (from the tracker's Delete): it is recorded, and its claims are
-// released (with devices).
+// released (with devices); the claims it owned go (ephemeral.go).
 func (t *countingTracker) podGone(ns, name string) {
 	t.c.mu.Lock()
 	t.c.deleted = append(t.c.deleted, podKey(ns, name))
@@ -129,6 +129,7 @@ func (t *countingTracker) podGone(ns, name string) {
 	if dra != nil {
 		t.controllerFailed(dra.podDeleted(t, ns, name, ""))
 	}
+	t.controllerFailed(t.ephemeralPodGone(ns, name))
 }
 
 // countingTracker is the fake clientset's object tracker, counting its successful writes.

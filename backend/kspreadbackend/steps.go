@@ -624,6 +624,9 @@ func (t *timeline) replace(ctx context.Context, p *v1.Pod) error {
 			return err
 		}
 	}
+	if err := ephemeralClaims(t.tracker, pod); err != nil {
+		return err
+	}
 	if _, err := t.client.CoreV1().Pods(p.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return err
 	}

@@ -312,6 +312,10 @@ func (t *countingTracker) provision(claim *v1.PersistentVolumeClaim) error {
 		name = fmt.Sprintf("%s-%d", name, n)
 	}
 	mode := claim.Spec.VolumeMode
+	policy := v1.PersistentVolumeReclaimDelete // the class's, Delete unless it says
+	if class.ReclaimPolicy != nil {
+		policy = *class.ReclaimPolicy
+	}
 	pv := &v1.PersistentVolume{}
 	pv.Name = name
 	pv.UID = types.UID("PersistentVolume//" + name)
@@ -322,7 +326,7 @@ func (t *countingTracker) provision(claim *v1.PersistentVolumeClaim) error {
 		VolumeMode:                    mode,
 		StorageClassName:              class.Name,
 		VolumeAttributesClassName:     claim.Spec.VolumeAttributesClassName,
-		PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
+		PersistentVolumeReclaimPolicy: policy,
 		ClaimRef: &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1",
 			Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID},
 	}

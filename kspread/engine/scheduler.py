@@ -46,6 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kspread.engine.devices import ClaimTracker
+from kspread.engine.ephemeral import delete_owned_claims
 from kspread.engine.extender import ExtenderCall, Extenders
 from kspread.engine.framework.handle import Handle
 from kspread.engine.framework.interface import PodEvent, StatusView
@@ -935,7 +936,8 @@ class Scheduler:
         return nominated, events
 
     def delete_victims(self, victims: list[Pod]) -> list[PodEvent]:
-        """PreemptPod for each victim: deleted at once. Returns the queue's events."""
+        """PreemptPod for each victim: deleted at once, with the claims it owns. Returns the
+        queue's events."""
         events: list[PodEvent] = []
         for v in victims:
             if v.node_name is not None and v.key in self.snapshot.get(v.node_name).pods:
@@ -948,6 +950,9 @@ class Scheduler:
             self.ties.pop(v.key, None)
             events.append(PodEvent("Delete", v))
             events.extend(self.release_pod(v))
+            # the garbage collector: the victim's ephemeral volumes' claims go (kspread.engine.ephemeral)
+            events.extend(delete_owned_claims(self.handle.storage, v, (p for info in self.snapshot
+                                                                      for p in info.pods.values()), ["schedule"]))
         return events
 
     def rejectors(self, r: CycleResult) -> frozenset[str]:

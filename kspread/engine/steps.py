@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from kspread.engine.corev1helpers import find_untolerated_taint, toleration_tolerates
 from kspread.engine.devices import PodClaim
+from kspread.engine.ephemeral import delete_owned_claims
 from kspread.engine.framework.interface import PodEvent
 from kspread.engine.labels import as_selector
 from kspread.engine.model import (
@@ -427,7 +428,7 @@ class World:
         rec.evicted.append(key)
         if current.nominated_node and self.version.queue_sees_nomination_changes:
             rec.moved.extend(queue.deliver(PodEvent("Delete", current, current.priority)))
-        self._delete_ephemeral_claims(current)  # (a pending pod reserves no ResourceClaim)
+        self._delete_ephemeral_claims(current, rec)  # (a pending pod reserves no ResourceClaim)
         self._replace(current, rec)
 
     def _delete_waiting(self, pod: Pod, rec: Record) -> None:
@@ -460,7 +461,7 @@ class World:
         self.evicted.append(key)
         rec.evicted.append(key)
         rec.moved.extend(queue.deliver(PodEvent("Delete", assumed)))
-        self._delete_ephemeral_claims(current)
+        self._delete_ephemeral_claims(current, rec)
         self._replace(current, rec)
 
     def _do_ungate(self, step: Step, rec: Record) -> None:
@@ -691,27 +692,18 @@ class World:
         # pod reserves is deallocated (as for preemption's victims)
         for ev in sched.release_pod(pod):
             rec.moved.extend(self.run.queue.deliver(ev))
-        self._delete_ephemeral_claims(pod)
+        self._delete_ephemeral_claims(pod, rec)
         self._replace(pod, rec)
 
-    def _delete_ephemeral_claims(self, pod: Pod) -> None:
+    def _delete_ephemeral_claims(self, pod: Pod, rec: Record) -> None:
         """The garbage collector deletes the claims of the pod's generic ephemeral volumes
-        (the pod owns them), at once as evictions go; their volumes go too (kspread's rule:
-        a provisioned volume's reclaimPolicy Delete; a Released volume binds no new claim
-        either way)."""
-        storage = self.run.sched.handle.storage
-        if storage is None:
-            return
-        for v in pod.volumes:
-            if v.ephemeral is None:
-                continue
-            claim = storage.claim(pod.namespace, v.claim_name(pod.name))
-            if claim is None or claim.owner_pod != pod.name:
-                continue
-            del storage.pvcs[claim.key]
-            for name, pv in list(storage.pvs.items()):
-                if pv.claim_ref == (claim.namespace, claim.name):
-                    del storage.pvs[name]
+        and the PV controller releases their volumes (``kspread.engine.ephemeral``); the
+        queue sees the claims' and volumes' updates."""
+        cur = self._current
+        path = cur.path if cur is not None else ("schedule",)
+        scheduled = [p for info in self.run.sched.snapshot for p in info.pods.values()]
+        for ev in delete_owned_claims(self.run.sched.handle.storage, pod, scheduled, path):
+            rec.moved.extend(self.run.queue.deliver(ev))
 
     def _replace(self, pod: Pod, rec: Record) -> None:
         """The pod's controller (a ReplicaSet, ReplicationController or StatefulSet of the

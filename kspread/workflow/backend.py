@@ -198,11 +198,14 @@ class Backend:
             if any(d.binding_conditions is not None for d in listed):
                 return ("the sequence has steps and devices with binding conditions: upstream's PreBind waits for "
                         "them on the wall clock, not on the sequence's (a `wait` does not time them out)")
-        ephemeral = [q.key for q in (*case.cluster.pods, *case.incoming)
+        ephemeral = [q for q in (*case.cluster.pods, *case.incoming)
                      if any(v.source is not None and "ephemeral" in v.source for v in q.volumes)]
-        if ephemeral:
-            return (f"the sequence has steps and pods with generic ephemeral volumes ({', '.join(ephemeral[:3])}), "
-                    "whose claims a backend does not delete with the pod or make for a replacement")
+        if ephemeral and "ephemeralVolumes" not in self.protocols:
+            # (backend/kspreadbackend/ephemeral.go: the controllers that delete a deleted pod's claims
+            # and make a replacement's)
+            return (f"the sequence has steps and pods with generic ephemeral volumes ({_keys(ephemeral)}), whose "
+                    f"claims the backend {self.path} does not delete with the pod or make for a replacement (its "
+                    "--info lists no protocol `ephemeralVolumes`)")
         return None
 
 
