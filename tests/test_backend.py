@@ -2986,7 +2986,7 @@ def test_stepped_sequences_with_ephemeral_volumes_run_through_the_real_scheduler
     path = REPO / "cases" / "scenarios" / "ephemeral-volumes.yaml"
     assert cli_main(["run", "-v", "--backend", backend, "--compare", str(path)]) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    for text in ("  placements: {busy: n1, db-0: n2}\n  evicted: [db-0]\n",
+    for text in ("  placements: {busy: n2, db-0: n2}\n  evicted: [db-0]\n",
                  "  placements: {late: null, web-1: null, web-r1: n2}\n  evicted: [web-1]\n",
                  "  placements: {a: null, b: n1}\n  evicted: [a]\n"):
         assert text in out, out

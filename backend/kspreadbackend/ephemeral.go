@@ -210,9 +210,12 @@ func (t *countingTracker) releaseVolume(c *v1.PersistentVolumeClaim) error {
 	}
 	pv := got.(*v1.PersistentVolume).DeepCopy()
 	ref := pv.Spec.ClaimRef
-	if ref == nil || ref.Namespace != c.Namespace || ref.Name != c.Name || ref.UID != c.UID {
+	if ref == nil || ref.Namespace != c.Namespace || ref.Name != c.Name || (ref.UID != "" && ref.UID != c.UID) {
 		return nil // the volume is not this claim's
 	}
+	// a pair the case wrote bound has no UID in the claimRef: the PV controller's first sync of the
+	// bound pair would have written it (syncBoundClaim, bind), and it keeps a new claim of the name off
+	ref.UID = c.UID
 	if pv.Status.Phase == v1.VolumeReleased || pv.Status.Phase == v1.VolumeFailed {
 		return nil
 	}
