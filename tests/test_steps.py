@@ -655,6 +655,25 @@ def test_a_claim_another_pod_uses_is_kept_by_the_pvc_protection_finalizer_which_
         "claim, being deleted, until no scheduled pod uses it, which kspread does not model")
 
 
+def test_a_recycled_volume_of_a_deleted_ephemeral_claim_is_not_modelled():
+    pv = _local_pv("pv1", "n1", "a-scratch")
+    pv["spec"]["persistentVolumeReclaimPolicy"] = "Recycle"
+    with pytest.raises(CaseError) as e:
+        _run([{"deletePod": "a"}], pods=[{"name": "a", "node": "n1", "volumes": LOCAL_SCRATCH}],
+             objects=[LOCAL_CLASS, pv, _owned_claim("a", "pv1")])
+    assert list(e.value.path) == ["schedule", 0]
+    assert str(e.value).endswith(
+        "pod a is deleted, and the claim 'a-scratch' of its ephemeral volume with it: its volume 'pv1' has reclaim "
+        "policy Recycle, whose recycler (a pod scrubbing the volume, which is then Available again) kspread does "
+        "not model")
+    pv["spec"]["persistentVolumeReclaimPolicy"] = "Sometimes"
+    with pytest.raises(CaseError) as e:
+        _run([{"deletePod": "a"}], pods=[{"name": "a", "node": "n1", "volumes": LOCAL_SCRATCH}],
+             objects=[LOCAL_CLASS, pv, _owned_claim("a", "pv1")])
+    assert list(e.value.path)[-2:] == ["spec", "persistentVolumeReclaimPolicy"]
+    assert 'Unsupported value: "Sometimes": supported values: "Delete", "Recycle", "Retain"' in str(e.value)
+
+
 def test_a_node_added_with_devices_publishes_them():
     out = _out([{"addNode": {"name": "n4", "devices": [{"driver": "gpu.example.com", "name": "gpu", "count": 1}]}},
                 {"name": "p", "devices": {"gpu": {"class": "gpu"}}}], deviceClasses=GPU_CLASS)

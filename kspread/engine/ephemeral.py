@@ -12,7 +12,8 @@ reclaims it by its policy. kspread drops that volume whatever the policy (a Rele
 binds no claim, and a deleted one none either; later updates move no other pod), so that a
 StatefulSet's replacement, whose new claim has the old one's name, is not taken for its old
 volume's claim. A claim another scheduled pod still uses (a persistentVolumeClaim volume of that
-name) would stay, being deleted, until that pod goes: not modelled, an error.
+name) would stay, being deleted, until that pod goes, and a volume of reclaim policy Recycle
+would be scrubbed and made Available again: neither is modelled, each an error.
 """
 
 from __future__ import annotations
@@ -48,9 +49,13 @@ def delete_owned_claims(storage: Storage | None, pod: Pod, scheduled: Iterable[P
                             f"of its ephemeral volume {v.name!r}, which pod {users[0]} uses as a "
                             "persistentVolumeClaim: the PVC protection finalizer keeps that claim, being deleted, "
                             "until no scheduled pod uses it, which kspread does not model", list(path))
+        pv = storage.pvs.get(claim.volume_name) if claim.volume_name else None
+        if pv is not None and pv.claim_ref == (claim.namespace, claim.name) and pv.reclaim_policy == "Recycle":
+            raise CaseError(f"pod {pod.key} is deleted, and the claim {claim.name!r} of its ephemeral volume with it: "
+                            f"its volume {pv.name!r} has reclaim policy Recycle, whose recycler (a pod scrubbing "
+                            "the volume, which is then Available again) kspread does not model", list(path))
         events.append(PodEvent("PVCUpdate", pod, obj=replace(claim, deleting=True)))
         del storage.pvcs[claim.key]
-        pv = storage.pvs.get(claim.volume_name) if claim.volume_name else None
         if pv is not None and pv.claim_ref == (claim.namespace, claim.name):
             events.append(PodEvent("PVUpdate", pod, obj=replace(pv, phase="Released")))
             del storage.pvs[pv.name]

@@ -166,6 +166,7 @@ class PersistentVolume:
     volume_mode: str = FILESYSTEM
     volume_attributes_class: str = ""
     claim_ref: tuple[str, str] | None = None  # (namespace, name)
+    reclaim_policy: str = "Retain"  # spec.persistentVolumeReclaimPolicy (read when its claim is deleted)
     phase: str = "Available"
     # required node affinity terms (ORed); None: no constraint
     node_affinity: tuple[NodeSelectorTerm, ...] | None = None

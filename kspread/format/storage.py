@@ -90,6 +90,16 @@ def _volume_mode(raw: Any, path: PathT) -> str:
     return raw
 
 
+def _reclaim_policy(raw: Any, path: PathT) -> str:
+    """spec.persistentVolumeReclaimPolicy: Retain unless given (the API server's default)."""
+    if raw is None:
+        return "Retain"
+    if raw not in ("Delete", "Recycle", "Retain"):
+        raise CaseError(f'Unsupported value: "{raw}": supported values: "Delete", "Recycle", "Retain"', path,
+                        value=raw)
+    return raw
+
+
 def _annotations(meta: Mapping[str, Any], path: PathT) -> dict[str, str]:
     ann = _map(meta.get("annotations"), [*path, "annotations"])
     for k, v in ann.items():
@@ -295,6 +305,7 @@ def _pv(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT, terms: Ter
         volume_mode=_volume_mode(spec.get("volumeMode"), [*sp, "volumeMode"]),
         volume_attributes_class=_str(spec.get("volumeAttributesClassName"), [*sp, "volumeAttributesClassName"]),
         claim_ref=claim_ref,
+        reclaim_policy=_reclaim_policy(spec.get("persistentVolumeReclaimPolicy"), [*sp, "persistentVolumeReclaimPolicy"]),
         # a PV written without status is Available, or Bound when it has a claimRef
         phase=_str(status.get("phase"), [*path, "status", "phase"], "Bound" if claim_ref else "Available"),
         node_affinity=affinity, csi=csi, disk=disk, deleting=bool(meta.get("deletionTimestamp")))
