@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from kspread.engine.scheduler import run_case
+from kspread.errors import CaseError
 from kspread.format.extenders import ExtenderAccess
 from kspread.format.loader import load_case, read_file
 from kspread.workflow.backend import (
@@ -2992,6 +2994,61 @@ def test_stepped_sequences_with_ephemeral_volumes_run_through_the_real_scheduler
         assert text in out, out
     assert out.splitlines()[-1] == ("3 passed, 0 failed (backend: Kubernetes v1.35.4; the reference engine agrees "
                                     "with it on 3 of 3 cases)")
+
+
+_KEPT_CLAIM = """
+name: kept
+version: "1.35"
+profile: {filter: [VolumeBinding]}
+nodes: [n1, n2]
+owners: [{kind: StatefulSet, name: db, selector: {matchLabels: {app: db}}}]
+objects:
+- {kind: StorageClass, apiVersion: storage.k8s.io/v1, metadata: {name: local}, provisioner: kubernetes.io/no-provisioner,
+   volumeBindingMode: WaitForFirstConsumer}
+- {kind: PersistentVolume, apiVersion: v1, metadata: {name: pv1},
+   spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], storageClassName: local, local: {path: /d},
+          claimRef: {namespace: default, name: a-scratch}, nodeAffinity: {required: {nodeSelectorTerms: [
+            {matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]}]}}}}
+- {kind: PersistentVolume, apiVersion: v1, metadata: {name: pv2},
+   spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], storageClassName: local, local: {path: /d},
+          nodeAffinity: {required: {nodeSelectorTerms: [
+            {matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n2]}]}]}}}}
+- {kind: PersistentVolumeClaim, apiVersion: v1,
+   metadata: {name: a-scratch, annotations: {pv.kubernetes.io/bind-completed: "yes"},
+              ownerReferences: [{apiVersion: v1, kind: Pod, name: a, uid: x, controller: true}]},
+   spec: {storageClassName: local, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}},
+          volumeName: pv1}}
+pods:
+- {name: a, node: n1, labels: {app: db}, controller: {kind: StatefulSet, name: db},
+   volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: local,
+             accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}]}
+- {name: b, node: n1, volumes: [{name: d, persistentVolumeClaim: {claimName: a-scratch}}]}
+schedule:
+- deletePod: a
+- {name: c, volumes: [{name: d, persistentVolumeClaim: {claimName: a-scratch}}]}
+expect: {placements: {c: null}}
+"""
+
+
+def test_the_pvc_protection_finalizer_keeps_a_deleted_pods_claim_another_pod_uses(tmp_path):
+    # kspread refuses this (the finalizer is not modelled); the backend emulates it (ephemeral.go):
+    # a's claim, which b mounts, stays being deleted after a's deletion (c is rejected "is being
+    # deleted", where a claim gone at once would be "not found"); the StatefulSet's new a finds the
+    # old claim, not its own, and waits; b's deletion lets the claim go, the PV controller releases
+    # pv1 and the ephemeral volume controller makes a's own claim (onPVCDelete), which binds pv2
+    backend = _real_backend()
+    _, case = _case(tmp_path, _KEPT_CLAIM)
+    with pytest.raises(CaseError, match="the PVC protection finalizer keeps that claim"):
+        run_case(case)
+    out = _raw(backend, backend_input(case))
+    assert out["placements"] == {"a": None, "b": "n1", "c": None}, out
+    assert {st["reason"] for st in out["cycles"][-1]["filter"].values()} == {
+        'persistentvolumeclaim "a-scratch" is being deleted'}, out
+    body = _KEPT_CLAIM.replace("- {name: c, volumes: [{name: d, persistentVolumeClaim: {claimName: a-scratch}}]}",
+                               "- wait: 1\n- deletePod: b").replace("{c: null}", "{a: n2}")
+    _, case = _case(tmp_path, body)
+    out = _raw(backend, backend_input(case))
+    assert out["placements"] == {"a": "n2", "b": None} and out["deleted"] == ["a", "b"], out
 
 
 def test_a_gangs_permit_timeout_comes_in_a_wait_on_the_sequences_clock(capsys):

@@ -99,8 +99,12 @@ func (t *countingTracker) ephemeralPodGone(ns, name string) error {
 	}
 	for i := range claims {
 		c := &claims[i]
-		if c.DeletionTimestamp != nil || !t.ownersGone(c, name) {
+		if !t.ownersGone(c, name) {
 			continue
+		}
+		t.collected.Store(podKey(ns, c.Name), true)
+		if c.DeletionTimestamp != nil {
+			continue // being deleted already (the case wrote it so): the PVC protection controller's
 		}
 		// the garbage collector's delete: the finalizer keeps the claim, marked for deletion
 		c = c.DeepCopy()
@@ -134,8 +138,10 @@ func (t *countingTracker) ownersGone(c *v1.PersistentVolumeClaim, name string) b
 	return named
 }
 
-// pvcProtection: the PVC protection controller over the namespace's claims being deleted: each that
-// no scheduled pod uses loses its finalizer and is deleted; the PV controller then acts on its volume.
+// pvcProtection: the PVC protection controller over the claims the garbage collector deleted in the
+// namespace (a pod's deletion sends it the claims its volumes name, which those are; a claim the case
+// wrote as being deleted stays so, as kspread has it): each that no scheduled pod uses loses its
+// finalizer and is deleted; the PV controller then acts on its volume.
 func (t *countingTracker) pvcProtection(ns string) error {
 	claims, err := t.claimsIn(ns)
 	if err != nil {
@@ -148,9 +154,10 @@ func (t *countingTracker) pvcProtection(ns string) error {
 	pods := got.(*v1.PodList).Items
 	for i := range claims {
 		c := &claims[i]
-		if c.DeletionTimestamp == nil || !hasFinalizer(c.Finalizers, pvcProtectionFinalizer) || claimUsed(c, pods) {
+		if _, ok := t.collected.Load(podKey(ns, c.Name)); !ok || c.DeletionTimestamp == nil || claimUsed(c, pods) {
 			continue
 		}
+		t.collected.Delete(podKey(ns, c.Name))
 		if err := t.count(pvcsResource, t.ObjectTracker.Delete(pvcsResource, ns, c.Name)); err != nil {
 			return fmt.Errorf("the PVC protection controller deleting claim %s: %w", podKey(ns, c.Name), err)
 		}

@@ -141,6 +141,9 @@ type countingTracker struct {
 	// ctlErr: the first write of the emulated storage controllers that failed
 	ctlMu  sync.Mutex
 	ctlErr error
+	// collected: the claims (namespace/name) the emulated garbage collector deleted that are still
+	// there, kept by the PVC protection finalizer (ephemeral.go)
+	collected sync.Map
 }
 
 var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
