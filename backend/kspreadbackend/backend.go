@@ -726,7 +726,7 @@ func run(in input, o *options) (*output, error) {
 	if err := createObjects(ctx, client, in); err != nil {
 		return nil, err
 	}
-	if err := createStorage(tracker, in.Storage); err != nil {
+	if err := createStorage(tracker, in.Storage, quiet); err != nil {
 		return nil, err
 	}
 	withDevices := len(in.Devices) > 0

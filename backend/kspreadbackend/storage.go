@@ -85,8 +85,10 @@ func (k objectKind) decode(section string, i int, kind string, raw json.RawMessa
 }
 
 // createStorage creates the case's storage objects through the tracker (each counted, as every
-// write is), a claim and a capacity in namespace default unless they name one.
-func createStorage(t *countingTracker, objs []json.RawMessage) error {
+// write is), a claim and a capacity in namespace default unless they name one; after every 50 it
+// waits until the informers have them (a fake watcher's channel holds 100 events, and panics when a
+// burst fills it before its reflector reads: 2 in 40 random storage sequences with steps)
+func createStorage(t *countingTracker, objs []json.RawMessage, quiet func(string) error) error {
 	for i, raw := range objs {
 		var head struct {
 			Kind string `json:"kind"`
@@ -105,6 +107,11 @@ func createStorage(t *countingTracker, objs []json.RawMessage) error {
 		apiDefaults(obj)
 		if err := t.Create(k.gvr, obj, ns); err != nil {
 			return fmt.Errorf("storage[%d] (%s %s): %w", i, head.Kind, m.GetName(), err)
+		}
+		if (i+1)%50 == 0 {
+			if err := quiet("the informers (storage objects)"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
