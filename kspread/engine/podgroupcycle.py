@@ -65,8 +65,13 @@ With WorkloadAwarePreemption off, a pod that fits nowhere runs its own PostFilte
 deleting the victims at once (prepareCandidateAsync), and the pod is assumed on that node
 as if it fit (podGroupPodSchedulingAlgorithm: requiresPreemption), on the cycle's snapshot,
 where the victims stay: the group's later pods see the node holding both, and may pick the
-same victims again (deleted once). Permit runs as for a pod that fit; a Permit that allows
-with any preemption required so far makes the group Unschedulable, waiting on preemption
+same victims again (deleted once). Its Reserve there uses what its Filter found for that
+node in the preemption's dry run: VolumeBinding's and DynamicResources' states are shared by
+the dry run's copies of the cycle state (their Clone returns the same object), and the
+nominated node, a candidate, passed every filter there. So VolumeBinding assumes those
+volumes and DynamicResources puts those allocations in flight, as for a pod that fit.
+Permit runs as for a pod that fit; a Permit that allows with any preemption required so far
+makes the group Unschedulable, waiting on preemption
 ("pod group is waiting for preemption to complete"): each pod that fit goes back nominated
 to its node with that status, a preemptor nominated to its node with its own FitError. A
 group that cannot be placed fails as without preemption (a preemptor as a pod that fit,
@@ -79,12 +84,10 @@ depend on that goroutine's timing: a cleared nomination of a pod of the
 group, or of a pod that one of the group's later pods would count (its priority at least
 theirs); a victim in its binding cycle.
 
-Not modelled, refused by name: a pod of a group with volumes or resource claims that needs
-preemption (its Reserve runs on the nominated node, where its Filter did not get to them); an
-unallocated resource claim two pods of the group share (DynamicResources reuses the first
-pod's pending allocation, and both PreBinds write it); a pod whose devices have binding
-conditions (its PreBind waits); a pod with extended resources backed by devices whose claim
-would be allocated in the cycle.
+Not modelled, refused by name: an unallocated resource claim two pods of the group share
+(DynamicResources reuses the first pod's pending allocation, and both PreBinds write it); a
+pod whose devices have binding conditions (its PreBind waits); a pod with extended
+resources backed by devices whose claim would be allocated in the cycle.
 """
 
 from __future__ import annotations
@@ -217,11 +220,8 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         elif r.preemption is not None and r.preemption.nominated_node is not None:
             # PostFilter nominated a node: its victims' deletion started (the executor's
             # goroutine); the pod is assumed there as if it fit, on the cycle's snapshot,
-            # where the victims stay
+            # where the victims stay; its Reserve reads what the dry run's Filter found there
             node = nominated = r.preemption.nominated_node
-            if pod.volumes or pod.resource_claims:
-                raise _refuse(pod, f"has volumes or resource claims and needs preemption (DefaultPreemption "
-                                   f"nominates {node}, where its Reserve would run without its Filter's state)")
             requires_preemption = True
             _actuate(sched, pod, r, members[i + 1:], pod_victims, cleared)
         else:
