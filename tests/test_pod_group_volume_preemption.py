@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kspread.engine.scheduler import run_case
+from kspread.errors import CaseError
 from kspread.format.case import build_case
 from kspread.format.yamlio import load_strict
 
@@ -115,3 +118,40 @@ def test_a_preemptor_rejected_after_volumebinding_assumes_what_its_filter_found(
     assert sorted(w0.preemption.candidates) == ["n2"]
     assert seen[2][0] == {}
     assert placements == {"worker-0": "n2", "worker-1": "n1"}
+
+
+def test_a_claim_deallocated_by_postfilter_while_later_group_pods_read_claims_is_refused():
+    # a's claim alloc0 is allocated on n1, where a may not go: DynamicResources' PostFilter
+    # deallocates it (an API write) and b, later in the same group cycle, reads claims
+    gpu = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+           "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
+    slices = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-gpus"},
+               "spec": {"driver": "gpu.example.com", "nodeName": n, "pool": {"name": n, "resourceSliceCount": 1},
+                        "devices": [{"name": "gpu-0"}]}} for n in ("n1", "n2")]
+    alloc0 = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+              "metadata": {"name": "alloc0", "namespace": "default"},
+              "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}},
+              "status": {"allocation": {
+                  "devices": {"results": [{"request": "r", "driver": "gpu.example.com", "pool": "n1",
+                                           "device": "gpu-0"}]},
+                  "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                      {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}
+    tmpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "gpu-tmpl"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}}}
+    pg = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "workers"},
+          "spec": {"schedulingPolicy": {"basic": {}}}}
+    sg = {"podGroupName": "workers"}
+    doc = {"version": "1.36", "featureGates": GATES,
+           "nodes": [{"name": n, "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}} for n in ("n1", "n2")],
+           "objects": [gpu, *slices, alloc0, tmpl, pg],
+           "schedule": [{"name": "a", "priority": 10, "schedulingGroup": sg, "nodeSelector": {"kubernetes.io/hostname": "n2"},
+                         "resourceClaims": [{"name": "c", "resourceClaimName": "alloc0"}]},
+                        {"name": "b", "schedulingGroup": sg,
+                         "resourceClaims": [{"name": "c", "resourceClaimTemplateName": "gpu-tmpl"}]}]}
+    with pytest.raises(CaseError, match=r"pod a of pod group 'workers' has DynamicResources' PostFilter deallocate "
+                                        r"default/alloc0 while pod b, later in the group's cycle, reads claims"):
+        run_case(build_case(doc, "t"), keep_all=True)
+    # b without claims reads none: the cycle runs; the next one (the write delivered) places a on n2
+    del doc["schedule"][1]["resourceClaims"]
+    _, _, placements = run_case(build_case(doc, "t"), keep_all=True)
+    assert placements == {"a": "n2", "b": "n1"}

@@ -84,10 +84,12 @@ depend on that goroutine's timing: a cleared nomination of a pod of the
 group, or of a pod that one of the group's later pods would count (its priority at least
 theirs); a victim in its binding cycle.
 
-Not modelled, refused by name: an unallocated resource claim two pods of the group share
-(DynamicResources reuses the first pod's pending allocation, and both PreBinds write it); a
-pod whose devices have binding conditions (its PreBind waits); a pod with extended
-resources backed by devices whose claim would be allocated in the cycle.
+Not modelled, refused by name: a pod whose DynamicResources PostFilter deallocates a claim
+while a later pod of the group with claims is still to run in the cycle (whether it reads
+the write depends on the claim informer); an unallocated resource claim two pods of the
+group share (DynamicResources reuses the first pod's pending allocation, and both PreBinds
+write it); a pod whose devices have binding conditions (its PreBind waits); a pod with
+extended resources backed by devices whose claim would be allocated in the cycle.
 """
 
 from __future__ import annotations
@@ -200,9 +202,11 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         q.attempts += 1
         sched.attempts[pod.key] = q.attempts
         sched.cycle_count = cycle - 1
+        written = len(sched.handle.dra_events)
         r = sched.schedule_one(pod)
         states[pod.key] = r.state
         r.attempt = q.attempts
+        _refuse_stale_claims(sched, pod, sched.handle.dra_events[written:], members[i + 1:])
         if run.results and not run.keep_all:
             run.results[-1].compact()
         run.results.append(r)
@@ -399,6 +403,22 @@ def _actuate(sched: Any, pod: Pod, r: CycleResult, later: list[QueuedPod], pod_v
             raise _refuse(pod, f"preempts on {pre.nominated_node}, clearing the nomination of pod {other.key} "
                                "while the group's later pods, which it counts for, are scheduled")
         cleared.append(other)
+
+
+def _refuse_stale_claims(sched: Any, pod: Pod, written: list[PodEvent], later: list[QueuedPod]) -> None:
+    """Refused: the pod's DynamicResources PostFilter deallocated a claim (an API write)
+    while a later pod of the group, with claims of its own, is still to run in the same
+    cycle. Whether that pod's PreFilter reads the claim as deallocated (its own claim
+    allocatable elsewhere, the devices free for its allocator) depends on when the claim
+    informer delivers the write; the oracle's run found it not yet delivered."""
+    if not written:
+        return
+    readers = [q.key for q in later if sched.current(q.pod).resource_claims]
+    if readers:
+        claims = ", ".join(f"{e.claim[0].namespace}/{e.claim[0].name}" for e in written)
+        raise _refuse(pod, f"has DynamicResources' PostFilter deallocate {claims} while pod {readers[0]}, later in "
+                           "the group's cycle, reads claims: whether it sees the write depends on when the claim "
+                           "informer delivers it")
 
 
 def _refuse_waiting_victims(sched: Any, pod: Pod, victims: list[Pod]) -> None:
