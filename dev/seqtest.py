@@ -30,6 +30,7 @@ import copy
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -1356,7 +1357,7 @@ def main() -> int:
 
             small, runs = shrink(s, cls, check, args.shrink_budget)
             final = compare(small, args.version, args.oracle, args.backoff, args.gates, r["name"] + "-min")
-            slug = cls.replace(" ", "-").replace(":", "").replace("(", "").replace(")", "")
+            slug = re.sub(r"[^A-Za-z0-9._-]", "", cls.replace(" ", "-"))  # a file name (a class may quote a path)
             stem = f"{slug}-{r['name']}"
             doc = write_case(out, small, args.version, stem, args.gates, {"placements": final.get("upstream")},
                              args.backoff)
