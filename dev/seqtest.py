@@ -30,6 +30,7 @@ import copy
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -745,7 +746,11 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
                       removed=sum(1 for x in rejected if x == "removed"),
                       # 1.36, gate off: pods of a pod group whose own PostFilter preempted in the group's cycle
                       groupPreempts=sum(1 for r in results if getattr(r, "pod_group", None) is not None
-                                        and r.preemption is not None and r.preemption.nominated_node))
+                                        and r.preemption is not None and r.preemption.nominated_node),
+                      # those of them with volumes or resource claims (their Reserve on the nominated node)
+                      groupPreemptsVolumes=sum(1 for r in results if getattr(r, "pod_group", None) is not None
+                                               and r.preemption is not None and r.preemption.nominated_node
+                                               and (r.pod.volumes or r.pod.resource_claims)))
     return cycles, placements, final, evicted, sorted(getattr(_sched, "waiting", {}))
 
 
@@ -1309,7 +1314,8 @@ def main() -> int:
           (f", {sum(r.get('waits', 0) for r in results)} Permit waits, {sum(r.get('timeouts', 0) for r in results)} "
            f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
            f"preempted, {sum(r.get('removed', 0) for r in results)} deleted (kspread's count), "
-           f"{sum(r.get('groupPreempts', 0) for r in results)} pod group pods preempting in their group's cycle, in "
+           f"{sum(r.get('groupPreempts', 0) for r in results)} pod group pods preempting in their group's cycle "
+           f"({sum(r.get('groupPreemptsVolumes', 0) for r in results)} with volumes or claims), in "
            f"{sum(1 for s in seqs if s.get('workloads') or s.get('podGroups'))} gang sequences"
            if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
     if args.devices:
@@ -1351,7 +1357,7 @@ def main() -> int:
 
             small, runs = shrink(s, cls, check, args.shrink_budget)
             final = compare(small, args.version, args.oracle, args.backoff, args.gates, r["name"] + "-min")
-            slug = cls.replace(" ", "-").replace(":", "").replace("(", "").replace(")", "")
+            slug = re.sub(r"[^A-Za-z0-9._-]", "", cls.replace(" ", "-"))  # a file name (a class may quote a path)
             stem = f"{slug}-{r['name']}"
             doc = write_case(out, small, args.version, stem, args.gates, {"placements": final.get("upstream")},
                              args.backoff)

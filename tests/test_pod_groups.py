@@ -203,18 +203,6 @@ def test_errors_name_the_field(doc, where, text):
     assert tuple(e.value.path) == where
 
 
-def test_what_the_cycle_does_not_model_is_refused_by_name():
-    # a group pod with a volume that needs preemption: a low-priority pod fills the node, the
-    # group pod outranks it (its Reserve would run on the nominated node without its Filter's state)
-    with pytest.raises(CaseError, match=r"pod g of pod group 'workers' has volumes or resource claims and needs "
-                                        r"preemption \(DefaultPreemption nominates n1, where"):
-        _run([{"name": "g", "priority": 1000, "requests": {"cpu": "3"}, "schedulingGroup": SG,
-               "volumes": [{"name": "v", "gcePersistentDisk": {"pdName": "d"}}]}],
-             objects=[_pg(policy={"basic": {}})],
-             nodes=[{"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}],
-             pods=[{"name": "low", "node": "n1", "requests": {"cpu": "3"}}])
-
-
 def test_a_backend_without_pod_groups_skips_the_case_rather_than_place_pods_one_by_one():
     from kspread.workflow.backend import Backend
 

@@ -65,8 +65,13 @@ With WorkloadAwarePreemption off, a pod that fits nowhere runs its own PostFilte
 deleting the victims at once (prepareCandidateAsync), and the pod is assumed on that node
 as if it fit (podGroupPodSchedulingAlgorithm: requiresPreemption), on the cycle's snapshot,
 where the victims stay: the group's later pods see the node holding both, and may pick the
-same victims again (deleted once). Permit runs as for a pod that fit; a Permit that allows
-with any preemption required so far makes the group Unschedulable, waiting on preemption
+same victims again (deleted once). Its Reserve there uses what its Filter found for that
+node in the preemption's dry run: VolumeBinding's and DynamicResources' states are shared by
+the dry run's copies of the cycle state (their Clone returns the same object), and the
+nominated node, a candidate, passed every filter there. So VolumeBinding assumes those
+volumes and DynamicResources puts those allocations in flight, as for a pod that fit.
+Permit runs as for a pod that fit; a Permit that allows with any preemption required so far
+makes the group Unschedulable, waiting on preemption
 ("pod group is waiting for preemption to complete"): each pod that fit goes back nominated
 to its node with that status, a preemptor nominated to its node with its own FitError. A
 group that cannot be placed fails as without preemption (a preemptor as a pod that fit,
@@ -79,12 +84,12 @@ depend on that goroutine's timing: a cleared nomination of a pod of the
 group, or of a pod that one of the group's later pods would count (its priority at least
 theirs); a victim in its binding cycle.
 
-Not modelled, refused by name: a pod of a group with volumes or resource claims that needs
-preemption (its Reserve runs on the nominated node, where its Filter did not get to them); an
-unallocated resource claim two pods of the group share (DynamicResources reuses the first
-pod's pending allocation, and both PreBinds write it); a pod whose devices have binding
-conditions (its PreBind waits); a pod with extended resources backed by devices whose claim
-would be allocated in the cycle.
+Not modelled, refused by name: a pod whose DynamicResources PostFilter deallocates a claim
+while a later pod of the group with claims is still to run in the cycle (whether it reads
+the write depends on the claim informer); an unallocated resource claim two pods of the
+group share (DynamicResources reuses the first pod's pending allocation, and both PreBinds
+write it); a pod whose devices have binding conditions (its PreBind waits); a pod with
+extended resources backed by devices whose claim would be allocated in the cycle.
 """
 
 from __future__ import annotations
@@ -197,9 +202,11 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         q.attempts += 1
         sched.attempts[pod.key] = q.attempts
         sched.cycle_count = cycle - 1
+        written = len(sched.handle.dra_events)
         r = sched.schedule_one(pod)
         states[pod.key] = r.state
         r.attempt = q.attempts
+        _refuse_stale_claims(sched, pod, sched.handle.dra_events[written:], members[i + 1:])
         if run.results and not run.keep_all:
             run.results[-1].compact()
         run.results.append(r)
@@ -217,11 +224,8 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         elif r.preemption is not None and r.preemption.nominated_node is not None:
             # PostFilter nominated a node: its victims' deletion started (the executor's
             # goroutine); the pod is assumed there as if it fit, on the cycle's snapshot,
-            # where the victims stay
+            # where the victims stay; its Reserve reads what the dry run's Filter found there
             node = nominated = r.preemption.nominated_node
-            if pod.volumes or pod.resource_claims:
-                raise _refuse(pod, f"has volumes or resource claims and needs preemption (DefaultPreemption "
-                                   f"nominates {node}, where its Reserve would run without its Filter's state)")
             requires_preemption = True
             _actuate(sched, pod, r, members[i + 1:], pod_victims, cleared)
         else:
@@ -399,6 +403,22 @@ def _actuate(sched: Any, pod: Pod, r: CycleResult, later: list[QueuedPod], pod_v
             raise _refuse(pod, f"preempts on {pre.nominated_node}, clearing the nomination of pod {other.key} "
                                "while the group's later pods, which it counts for, are scheduled")
         cleared.append(other)
+
+
+def _refuse_stale_claims(sched: Any, pod: Pod, written: list[PodEvent], later: list[QueuedPod]) -> None:
+    """Refused: the pod's DynamicResources PostFilter deallocated a claim (an API write)
+    while a later pod of the group, with claims of its own, is still to run in the same
+    cycle. Whether that pod's PreFilter reads the claim as deallocated (its own claim
+    allocatable elsewhere, the devices free for its allocator) depends on when the claim
+    informer delivers the write; the oracle's run found it not yet delivered."""
+    if not written:
+        return
+    readers = [q.key for q in later if sched.current(q.pod).resource_claims]
+    if readers:
+        claims = ", ".join(f"{e.claim[0].namespace}/{e.claim[0].name}" for e in written)
+        raise _refuse(pod, f"has DynamicResources' PostFilter deallocate {claims} while pod {readers[0]}, later in "
+                           "the group's cycle, reads claims: whether it sees the write depends on when the claim "
+                           "informer delivers it")
 
 
 def _refuse_waiting_victims(sched: Any, pod: Pod, victims: list[Pod]) -> None:
