@@ -496,3 +496,29 @@ def test_a_claim_deallocated_while_a_gang_pod_waited_with_it_is_refused_at_prebi
     with pytest.raises(CaseError, match=r"pod worker-0's DynamicResources PreBind finds default/shared-gpu allocated "
                                         r"or deallocated since its Reserve"):
         run_case(build_case(doc, "t"))
+
+
+def test_a_waiting_gang_pods_extended_resources_served_by_its_nodes_device_plugin_put_nothing_in_flight():
+    # DRAExtendedResource: the pod's extended resource is backed by a DeviceClass, but n1's own
+    # allocatable has it (a device plugin): Filter allocates nothing there, and Reserve, the pod
+    # waiting at Permit, has nothing to put in flight (upstream returns at once; kspread raised
+    # StopIteration)
+    doc = yaml.safe_load("""
+name: t
+version: "1.35"
+featureGates: {GenericWorkload: true, GangScheduling: true, DRAExtendedResource: true}
+nodes:
+- {name: n1, allocatable: {cpu: "4", memory: 8Gi, pods: 110, example.com/gpu: "1"}}
+objects:
+- {apiVersion: resource.k8s.io/v1, kind: DeviceClass, metadata: {name: gpu},
+   spec: {extendedResourceName: example.com/gpu, selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]}}
+- {apiVersion: scheduling.k8s.io/v1alpha1, kind: Workload, metadata: {name: training},
+   spec: {podGroups: [{name: workers, policy: {gang: {minCount: 2}}}]}}
+schedule:
+- {name: worker-0, requests: {cpu: "1", example.com/gpu: "1"}, workloadRef: {name: training, podGroup: workers}}
+- {name: worker-1, requests: {cpu: "9"}, workloadRef: {name: training, podGroup: workers}}
+""")
+    sched, results, placements = run_case(build_case(doc, "t"), keep_all=True)
+    assert sched.waiting.keys() == {"worker-0"} and results[0].waiting_on == "n1"
+    assert sched.claims.in_flight == {}
+    assert placements == {"worker-0": None, "worker-1": None}

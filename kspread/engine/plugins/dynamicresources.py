@@ -518,7 +518,13 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             return []
         if len(s.claims) > s.user_claims and node in s.node_allocations:
             return [extended_claim_name(pod.name)]
-        allocations = iter(s.node_allocations.get(node, []))
+        found = s.node_allocations.get(node) or []
+        if not found:
+            # as upstream's Reserve: the only claim left to allocate is the extended resources'
+            # one, and the node's device plugin serves them (a claim of the pod's own to
+            # allocate has its allocation on every node its Filter passed): nothing in flight
+            return []
+        allocations = iter(found)
         for c in s.claims:
             if c.allocation is None:
                 self.tracker.in_flight[(c.namespace, c.name)] = (replace(c, allocation=next(allocations)), pod.key)
