@@ -116,6 +116,10 @@ class Features:
     # subrequest's) and the search goes on with its own next device (1.33-1.35: the first
     # subrequest's data); see _request and _allocate_one
     subrequest_index_kept: bool = False
+    # DRAListTypeAttributes (1.36, upstream's "experimental" allocator; it differs from
+    # 1.36's "incubating" one only there): list attributes, and matchAttribute and
+    # distinctAttribute compare values as sets
+    list_type_attributes: bool = False
 
 
 @dataclass
@@ -353,10 +357,18 @@ class _Request:
 
 
 class _MatchAttribute:
-    def __init__(self, attribute: str, requests: tuple[str, ...]) -> None:
+    """matchAttributeConstraint. With DRAListTypeAttributes (1.36's experimental allocator)
+    values are sets (a scalar a set of one): the first device's set is kept, each device
+    added must meet it and narrows it to their intersection; removing a device only counts
+    it out, the set stays narrowed until the constraint is empty again (upstream's
+    ``remove``)."""
+
+    def __init__(self, attribute: str, requests: tuple[str, ...], list_attributes: bool = False) -> None:
         self.attribute = attribute
         self.requests = set(requests)
+        self.list_attributes = list_attributes
         self.value: Attribute | None = None
+        self.intersection: tuple[str, frozenset] | None = None
         self.num = 0
 
     def _applies(self, base: str, sub: str) -> bool:
@@ -373,12 +385,22 @@ class _MatchAttribute:
         if attr is None:
             return False
         if self.num == 0:
-            self.value = attr
+            if self.list_attributes:
+                self.intersection = attr.as_set()
+            else:
+                self.value = attr
             self.num = 1
             return True
-        assert self.value is not None
-        if attr.kind != self.value.kind or attr.value != self.value.value:
-            return False
+        if self.list_attributes:
+            assert self.intersection is not None
+            kind, values = attr.as_set()
+            if kind != self.intersection[0] or not values & self.intersection[1]:
+                return False
+            self.intersection = (kind, values & self.intersection[1])
+        else:
+            assert self.value is not None
+            if attr.kind != self.value.kind or attr.value != self.value.value:
+                return False
         self.num += 1
         return True
 
@@ -388,12 +410,14 @@ class _MatchAttribute:
 
 
 class _DistinctAttribute(_MatchAttribute):
-    """distinctAttributeConstraint (consumable capacity): the devices' values all differ.
-    As upstream, the values are kept per request name (a request's second device replaces
-    its first's value, and removing one device of a request forgets the request's value)."""
+    """distinctAttributeConstraint (consumable capacity): the devices' values all differ;
+    with DRAListTypeAttributes their sets are pairwise disjoint (a scalar a set of one;
+    sets of different kinds are disjoint). As upstream, the values are kept per request
+    name (a request's second device replaces its first's value, and removing one device
+    of a request forgets the request's value)."""
 
-    def __init__(self, attribute: str, requests: tuple[str, ...]) -> None:
-        super().__init__(attribute, requests)
+    def __init__(self, attribute: str, requests: tuple[str, ...], list_attributes: bool = False) -> None:
+        super().__init__(attribute, requests, list_attributes)
         self.values: dict[str, Attribute] = {}
 
     def add(self, base: str, sub: str, device: Device, driver: str) -> bool:
@@ -402,8 +426,13 @@ class _DistinctAttribute(_MatchAttribute):
         attr = lookup_attribute(device, driver, self.attribute)
         if attr is None:
             return False
-        if self.num and any(v.kind == attr.kind and v.value == attr.value for v in self.values.values()):
-            return False
+        if self.num:
+            if self.list_attributes:
+                kind, values = attr.as_set()
+                if any(k == kind and values & v for k, v in (o.as_set() for o in self.values.values())):
+                    return False
+            elif any(v.kind == attr.kind and v.value == attr.value for v in self.values.values()):
+                return False
         self.values[base] = attr
         self.num += 1
         return True
@@ -516,7 +545,8 @@ class _Run:
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(f"claim {_kobj(claim)}: number of requested devices {min_devices} exceeds "
                                       f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
-            self.constraints.append([(_DistinctAttribute if c.distinct else _MatchAttribute)(c.attribute, c.requests)
+            lists = self.a.features.list_type_attributes
+            self.constraints.append([(_DistinctAttribute if c.distinct else _MatchAttribute)(c.attribute, c.requests, lists)
                                      for c in claim.constraints])
         self.matches = {}  # upstream starts the search with an empty cache (validation's entries dropped)
         try:
@@ -670,7 +700,8 @@ class _Run:
             ok: bool | CelError | None = self.a.cel_results.get(key)
             if ok is None:
                 try:
-                    ok = device_matches(expr, d, driver, self.a.features.consumable_capacity)
+                    ok = device_matches(expr, d, driver, self.a.features.consumable_capacity,
+                                        self.a.features.list_type_attributes)
                 except CelError as err:
                     ok = err
                 self.a.cel_results[key] = ok

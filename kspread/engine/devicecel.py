@@ -5,7 +5,10 @@ name -> quantity); a name without a domain is the driver's; looking up a domain 
 device does not have gives an empty map (``device.attributes["x"].y`` is then a
 "no such key" error, ``"x" in device.attributes`` is false); version attributes are
 semver values. Kubernetes's ``quantity()`` / ``semver()`` libraries are here as the
-functions and methods their docs list.
+functions and methods their docs list. With DRAListTypeAttributes (1.36) a list attribute
+is a CEL list (versions: of semver values) and ``<target>.includes(<value>)`` is defined
+(compile.go's includesFunc); with the gate off a device with a list attribute fails every
+selector ("attribute <name>: unsupported attribute value", as upstream's getAttributeValue).
 
 The expressions run on the ``common-expression-language`` package (CEL in Rust). Its
 standard library covers CEL's own (macros, ``matches``, ``startsWith``, ``size``, ...);
@@ -22,7 +25,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from kspread.engine.devices import BOOL, INT, STRING, VERSION, Device
+from kspread.engine.devices import BOOL, INT, LIST_KINDS, STRING, VERSION, VERSIONS, Device
 from kspread.engine.quantity import QuantityError, parse_quantity
 
 _Q = "__kspread_quantity__"
@@ -152,6 +155,48 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+# resourceapi.ResourceSliceMaxAttributeValuesPerDevice: includes() looks at no more of a list
+MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    """cel-go's ``Equal`` as includes() uses it (``== types.True``): heterogeneous numbers
+    compare by value, a bool equals only a bool, semver values compare as versions (build
+    metadata ignored: blang/semver's EQ); values of other kinds differ (a semver against
+    another kind is an error there, not True)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    sa, sb = isinstance(a, dict) and _V in a, isinstance(b, dict) and _V in b
+    if sa or sb:
+        return sa and sb and _semver_key(a) == _semver_key(b)
+    qa, qb = isinstance(a, dict) and _Q in a, isinstance(b, dict) and _Q in b
+    if qa or qb:
+        return qa and qb and Fraction(a[_Q]) == Fraction(b[_Q])
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_cel_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_cel_equal(a[k], b[k]) for k in a)
+    if a is None or b is None:
+        return a is None and b is None
+    return type(a) is type(b) and a == b
+
+
+def _includes(target: Any, arg: Any) -> bool:
+    """includesFunc: whether a list holds the value (a runtime error past the first 48
+    items without it), or a scalar equals it."""
+    if isinstance(target, list):
+        for i, item in enumerate(target):
+            if i >= MAX_ATTRIBUTE_VALUES_PER_DEVICE:
+                raise CelError(f"'includes' function cannot be applied to lists longer than "
+                               f"{MAX_ATTRIBUTE_VALUES_PER_DEVICE} values", False)
+            if _cel_equal(item, arg):
+                return True
+        return False
+    return _cel_equal(target, arg)
+
+
 @lru_cache(maxsize=512)
 def compile_selector(expression: str) -> Any:
     """The compiled program; CelError (compile) when it does not parse."""
@@ -163,14 +208,18 @@ def compile_selector(expression: str) -> Any:
         raise CelError(str(e), True) from None
 
 
-def _domain_maps(device: Device, driver: str) -> tuple[dict, dict]:
+def _domain_maps(device: Device, driver: str, list_attributes: bool) -> tuple[dict, dict]:
     attrs: dict[str, dict] = {}
     for name, a in device.attributes.items():
         domain, _, ident = name.rpartition("/")
         value: Any = a.value
         if a.kind == VERSION:
             value = {_V: a.value}
-        elif a.kind not in (INT, BOOL, STRING):  # pragma: no cover - the loader admits these four
+        elif list_attributes and a.kind in LIST_KINDS:
+            assert isinstance(a.value, tuple)
+            value = [{_V: v} for v in a.value] if a.kind == VERSIONS else list(a.value)
+        elif a.kind not in (INT, BOOL, STRING):
+            # a list attribute with the gate off (the loader refuses it, as the API server does)
             raise CelError(f"attribute {name}: unsupported attribute value", False)
         attrs.setdefault(domain or driver, {})[ident] = value
     caps: dict[str, dict] = {}
@@ -180,11 +229,14 @@ def _domain_maps(device: Device, driver: str) -> tuple[dict, dict]:
     return attrs, caps
 
 
-def device_matches(expression: str, device: Device, driver: str, consumable_capacity: bool = False) -> bool:
+def device_matches(expression: str, device: Device, driver: str, consumable_capacity: bool = False,
+                   list_attributes: bool = False) -> bool:
     """DeviceMatches: the selector's result for the device (CelError on failure); with
-    consumable capacity the device also has ``allowMultipleAllocations``."""
+    consumable capacity the device also has ``allowMultipleAllocations``; with list
+    attributes (DRAListTypeAttributes) its list attributes are lists and ``includes`` is
+    defined."""
     program = compile_selector(expression)
-    attrs, caps = _domain_maps(device, driver)
+    attrs, caps = _domain_maps(device, driver, list_attributes)
     added: set[str] = set()
     while True:
         import cel
@@ -192,6 +244,8 @@ def device_matches(expression: str, device: Device, driver: str, consumable_capa
         ctx = cel.Context()
         for name, fn in _FUNCTIONS.items():
             ctx.add_function(name, fn)
+        if list_attributes:
+            ctx.add_function("includes", _includes)
         var: dict[str, Any] = {"driver": driver, "attributes": attrs, "capacity": caps}
         if consumable_capacity:
             var["allowMultipleAllocations"] = bool(device.allow_multiple_allocations)

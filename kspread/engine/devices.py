@@ -15,8 +15,11 @@ from fractions import Fraction
 
 from kspread.engine.model import Node, NodeSelectorTerm
 
-# device attribute kinds (DeviceAttribute's one-of)
+# device attribute kinds (DeviceAttribute's one-of, named as its fields); the list kinds are
+# 1.36's (DRAListTypeAttributes), each a non-empty list of its scalar kind's values
 INT, BOOL, STRING, VERSION = "int", "bool", "string", "version"
+INTS, BOOLS, STRINGS, VERSIONS = "ints", "bools", "strings", "versions"
+LIST_KINDS = {INTS: INT, BOOLS: BOOL, STRINGS: STRING, VERSIONS: VERSION}
 EXACT_COUNT, ALL = "ExactCount", "All"
 # resourceapi.AllocationResultsMaxSize, FirstAvailableDeviceRequestMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
@@ -25,8 +28,16 @@ FIRST_AVAILABLE_MAX_SIZE = 8
 
 @dataclass(frozen=True, slots=True)
 class Attribute:
-    kind: str  # INT, BOOL, STRING, VERSION
-    value: int | bool | str
+    kind: str  # INT, BOOL, STRING, VERSION, or a list kind (INTS, ...)
+    value: int | bool | str | tuple[int | bool | str, ...]  # a tuple for a list kind
+
+    def as_set(self) -> tuple[str, frozenset]:
+        """attributeAsSet (DRAListTypeAttributes): the values as a set, with their scalar
+        kind (values of different kinds never meet: an int and a bool are apart)."""
+        if self.kind in LIST_KINDS:
+            assert isinstance(self.value, tuple)
+            return LIST_KINDS[self.kind], frozenset(self.value)
+        return self.kind, frozenset((self.value,))
 
 
 # DeviceTaintEffect: the effects that keep a claim off a device it does not tolerate

@@ -144,6 +144,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # need both gates
         _gate("DRADeviceBindingConditions", (34, False, "ALPHA"), (36, True, "BETA")),
         _gate("DRAResourceClaimDeviceStatus", (32, False, "ALPHA"), (33, True, "BETA"), (37, True, "GA")),
+        # devices' list attributes (ints, bools, strings, versions), CEL's includes(), and
+        # matchAttribute / distinctAttribute over value sets (allocator.py, devicecel.py)
+        _gate("DRAListTypeAttributes", (36, False, "ALPHA")),
         # The volume plugins (plugins/volumebinding.py, nodevolumelimits.py): a claim's and
         # a volume's volumeAttributesClassName in FindMatchingVolume (GA in 1.34, locked
         # from 1.36), and NodeVolumeLimits' check that a volume's CSI driver is installed.
@@ -239,8 +242,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("TopologyAwareWorkloadScheduling", _WORKLOADS_1_36,
                     (36, False, "ALPHA")),
         _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA"), (37, False, "BETA")),
-        _unmodelled("DRAListTypeAttributes", "kspread refuses a device attribute of list type (ints, bools, "
-                    "strings, versions)", (36, False, "ALPHA")),
         # CompositePodGroup: CompositePodGroup objects (v1alpha3), PodGroups' and Workloads'
         # hierarchy fields; PodGroupPreemptionPolicy: a PodGroup's spec.preemptionPolicy
         _unmodelled("CompositePodGroup", _GANGS_1_37_ONLY, (37, False, "ALPHA")),

@@ -15,12 +15,16 @@ from kspread.engine.devicecel import CelError, compile_selector
 from kspread.engine.devices import (
     ALL,
     BOOL,
+    BOOLS,
     EXACT_COUNT,
     IMPLICIT_EXTENDED_PREFIX,
     INT,
+    INTS,
+    LIST_KINDS,
     NO_EXECUTE,
     NO_SCHEDULE,
     STRING,
+    STRINGS,
     VERSION,
     AllocatedDevice,
     Allocation,
@@ -222,29 +226,73 @@ def device_class(obj: Mapping[str, Any], version: Version, path: PathT) -> Devic
 # ---- ResourceSlice -------------------------------------------------------------------
 
 
-def _attribute(raw: Any, path: PathT) -> Attribute:
+LIST_GATE = "DRAListTypeAttributes"
+# resourceapi.DeviceAttributeMaxValueLength, ResourceSliceMaxAttributeValuesPerDevice
+_MAX_VALUE_LENGTH = 64
+_MAX_VALUES_PER_DEVICE = 48
+
+
+def _scalar_ok(kind: str, v: Any) -> bool:
+    return {INT: isinstance(v, int) and not isinstance(v, bool), BOOL: isinstance(v, bool),
+            STRING: isinstance(v, str), VERSION: isinstance(v, str)}[kind]
+
+
+def _attribute(raw: Any, path: PathT, version: Version) -> Attribute:
     raw = _map(raw, path)
-    lists = [k for k in ("ints", "bools", "strings", "versions") if k in raw]
+    lists = [k for k in LIST_KINDS if k in raw]
     if lists:
-        # 1.36's list attributes (alpha gate DRAListTypeAttributes) and the CEL and
-        # matchAttribute rules on them
-        raise CaseError(f"a device attribute of list type ({lists[0]}) is not modelled by kspread", path,
-                        value=dict(raw))
-    kinds = [k for k in (INT, BOOL, STRING, VERSION) if k in raw]
+        if version.minor < 36:
+            raise CaseError(f"1.{version.minor} has no list attributes ({lists[0]}): they come with 1.36's "
+                            f"{LIST_GATE} feature gate", [*path, lists[0]], value=raw[lists[0]])
+        if not version.gate(LIST_GATE):
+            # the API server drops the list fields (resourceslice strategy); what is left must
+            # still be one value
+            rest = {k: v for k, v in raw.items() if k not in LIST_KINDS}
+            if not rest:
+                raise CaseError(f"a list attribute ({lists[0]}) needs the {LIST_GATE} feature gate (alpha, off "
+                                f"by default in 1.36): with it off the API server drops the field and refuses "
+                                f"the ResourceSlice (exactly one value must be specified)", [*path, lists[0]],
+                                value=raw[lists[0]])
+            raw = rest
+    kinds = [k for k in (INT, BOOL, STRING, VERSION, *LIST_KINDS) if k in raw]
     if len(kinds) != 1 or set(raw) != set(kinds):
-        raise CaseError("a device attribute has exactly one of int, bool, string, version", path, value=dict(raw))
+        one_of = "int, bool, string, version" + (", ints, bools, strings, versions" if lists else "")
+        raise CaseError(f"a device attribute has exactly one of {one_of}", path, value=dict(raw))
     k = kinds[0]
     v = raw[k]
-    ok = {INT: isinstance(v, int) and not isinstance(v, bool), BOOL: isinstance(v, bool),
-          STRING: isinstance(v, str), VERSION: isinstance(v, str)}[k]
-    if not ok:
-        raise CaseError(f"a device attribute's {k} value has the wrong type", [*path, k], value=v)
-    if k == VERSION:
+    if k in LIST_KINDS:
+        scalar = LIST_KINDS[k]
+        if not isinstance(v, list):
+            raise CaseError(f"a device attribute's {k} value is a list of {scalar} values", [*path, k], value=v)
+        if not v:
+            raise CaseError("must not be empty if specified", [*path, k], value=v)
+        for i, item in enumerate(v):
+            _check_value(scalar, item, [*path, k, i])
+        return Attribute(k, tuple(v))
+    _check_value(k, v, [*path, k], lists=False)
+    return Attribute(k, v)
+
+
+def _check_value(kind: str, v: Any, path: PathT, lists: bool = True) -> None:
+    if not _scalar_ok(kind, v):
+        raise CaseError(f"a device attribute's {kind} value has the wrong type", path, value=v)
+    if kind == VERSION:
         from kspread.engine.devicecel import _is_semver
 
         if not _is_semver(v):
-            raise CaseError("must be a semantic version (semver 2.0.0)", [*path, k], value=v)
-    return Attribute(k, v)
+            raise CaseError("must be a semantic version (semver 2.0.0)", path, value=v)
+    # the length limit of a list's strings and versions (the scalars' is not checked by kspread)
+    if lists and kind in (STRING, VERSION) and len(v) > _MAX_VALUE_LENGTH:
+        raise CaseError(f"Too long: may not be more than {_MAX_VALUE_LENGTH} bytes", path, value=v)
+
+
+def _attribute_values(attrs: Mapping[str, Attribute], path: PathT) -> None:
+    """numEntriesDeviceAttribute: a device has at most 48 attribute values, each item of a
+    list one."""
+    n = sum(len(a.value) if isinstance(a.value, tuple) else 1 for a in attrs.values())
+    if n > _MAX_VALUES_PER_DEVICE:
+        raise CaseError(f"the total number of attribute values must not exceed {_MAX_VALUES_PER_DEVICE}", path,
+                        value=n)
 
 
 def _quantity(raw: Any, path: PathT) -> Fraction:
@@ -418,8 +466,9 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
     for k, (what, gate) in _DEVICE_UNMODELLED.items():
         if body.get(k) is not None:
             raise _unmodelled(what, gate, [*bp, k])
-    attrs = {str(k): _attribute(v, [*bp, "attributes", k])
+    attrs = {str(k): _attribute(v, [*bp, "attributes", k], version)
              for k, v in _map(body.get("attributes"), [*bp, "attributes"]).items()}
+    _attribute_values(attrs, [*bp, "attributes"])
     caps = {}
     policies: dict[str, RequestPolicy] = {}
     for k, v in _map(body.get("capacity"), [*bp, "capacity"]).items():
@@ -809,14 +858,23 @@ def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
     return out
 
 
-def _shorthand_attribute(raw: Any, path: PathT) -> Attribute:
+def _shorthand_attribute(raw: Any, path: PathT, version: Version) -> Attribute:
     if isinstance(raw, bool):
         return Attribute(BOOL, raw)
     if isinstance(raw, int):
         return Attribute(INT, raw)
     if isinstance(raw, str):
         return Attribute(STRING, raw)
-    return _attribute(raw, path)
+    if isinstance(raw, list):
+        # a list attribute (1.36, DRAListTypeAttributes): ints, bools or strings by its items
+        kinds = {BOOL if isinstance(x, bool) else INT if isinstance(x, int) else STRING if isinstance(x, str)
+                 else "" for x in raw}
+        if len(kinds) != 1 or "" in kinds:
+            raise CaseError("a list attribute's items are all integers, all booleans or all strings "
+                            "(versions: {versions: [...]})", path, value=raw)
+        kind = {BOOL: BOOLS, INT: INTS, STRING: STRINGS}[kinds.pop()]
+        return _attribute({kind: raw}, path, version)
+    return _attribute(raw, path, version)
 
 
 def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice]:
@@ -835,8 +893,9 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise CaseError("count must be a positive integer", [*p, "count"], value=count)
         prefix = _str(d.get("name", "device"), [*p, "name"], "name")
-        attrs = {str(k): _shorthand_attribute(v, [*p, "attributes", k])
+        attrs = {str(k): _shorthand_attribute(v, [*p, "attributes", k], version)
                  for k, v in _map(d.get("attributes"), [*p, "attributes"]).items()}
+        _attribute_values(attrs, [*p, "attributes"])
         caps = {str(k): _quantity(v, [*p, "capacity", k])
                 for k, v in _map(d.get("capacity"), [*p, "capacity"]).items()}
         taints = _taints(d.get("taints"), version, [*p, "taints"])

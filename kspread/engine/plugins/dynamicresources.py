@@ -108,6 +108,7 @@ def allocator_features(version: Version) -> Features:
         all_v131=version.minor == 31,
         all_unavailable_stops=version.minor == 32,
         subrequest_index_kept=version.minor >= 36,  # v1.36.2 keeps a subrequest's index
+        list_type_attributes=version.minor >= 36 and version.gate("DRAListTypeAttributes"),
     )
 
 
