@@ -34,6 +34,7 @@ from kspread.engine.devices import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
     EXACT_COUNT,
+    LIST_KINDS,
     NO_EXECUTE,
     NO_SCHEDULE,
     AllocatedDevice,
@@ -116,10 +117,13 @@ class Features:
     # subrequest's) and the search goes on with its own next device (1.33-1.35: the first
     # subrequest's data); see _request and _allocate_one
     subrequest_index_kept: bool = False
-    # DRAListTypeAttributes (1.36, upstream's "experimental" allocator; it differs from
-    # 1.36's "incubating" one only there): list attributes, and matchAttribute and
-    # distinctAttribute compare values as sets
+    # the allocator's ListTypeAttributes (upstream's "experimental" allocator, which differs
+    # from 1.36's "incubating" one only there): matchAttribute and distinctAttribute
+    # compare values as sets. v1.36.2's scheduler gives the gate to CEL only, not to the
+    # allocator (kubernetes/kubernetes#139332, merged for 1.37): from 1.37 with the gate
     list_type_attributes: bool = False
+    # DRAListTypeAttributes in CEL (1.36+): list attributes are lists, includes() exists
+    cel_list_attributes: bool = False
 
 
 @dataclass
@@ -357,7 +361,9 @@ class _Request:
 
 
 class _MatchAttribute:
-    """matchAttributeConstraint. With DRAListTypeAttributes (1.36's experimental allocator)
+    """matchAttributeConstraint. Without the allocator's ListTypeAttributes (v1.36.2's
+    scheduler never sets it) values are scalars: a device whose value is a list is taken
+    only as the constraint's first. With it (upstream's experimental allocator, from 1.37)
     values are sets (a scalar a set of one): the first device's set is kept, each device
     added must meet it and narrows it to their intersection; removing a device only counts
     it out, the set stays narrowed until the constraint is empty again (upstream's
@@ -398,8 +404,10 @@ class _MatchAttribute:
                 return False
             self.intersection = (kind, values & self.intersection[1])
         else:
+            # a list value is of no kind the scalar rule knows (its switch's default): it
+            # matches nothing, and nothing matches it
             assert self.value is not None
-            if attr.kind != self.value.kind or attr.value != self.value.value:
+            if attr.kind in LIST_KINDS or attr.kind != self.value.kind or attr.value != self.value.value:
                 return False
         self.num += 1
         return True
@@ -430,6 +438,11 @@ class _DistinctAttribute(_MatchAttribute):
             if self.list_attributes:
                 kind, values = attr.as_set()
                 if any(k == kind and values & v for k, v in (o.as_set() for o in self.values.values())):
+                    return False
+            elif attr.kind in LIST_KINDS:
+                # the scalar rule's switch has no case for a list: refused when there is a
+                # value to compare it with
+                if self.values:
                     return False
             elif any(v.kind == attr.kind and v.value == attr.value for v in self.values.values()):
                 return False
@@ -701,7 +714,7 @@ class _Run:
             if ok is None:
                 try:
                     ok = device_matches(expr, d, driver, self.a.features.consumable_capacity,
-                                        self.a.features.list_type_attributes)
+                                        self.a.features.cel_list_attributes)
                 except CelError as err:
                     ok = err
                 self.a.cel_results[key] = ok

@@ -108,7 +108,10 @@ def allocator_features(version: Version) -> Features:
         all_v131=version.minor == 31,
         all_unavailable_stops=version.minor == 32,
         subrequest_index_kept=version.minor >= 36,  # v1.36.2 keeps a subrequest's index
-        list_type_attributes=version.minor >= 36 and version.gate("DRAListTypeAttributes"),
+        # v1.36.2 gives DRAListTypeAttributes to CEL only; upstream main (1.37) to the
+        # allocator too (kubernetes/kubernetes#139332)
+        cel_list_attributes=version.minor >= 36 and version.gate("DRAListTypeAttributes"),
+        list_type_attributes=version.minor >= 37 and version.gate("DRAListTypeAttributes"),
     )
 
 
