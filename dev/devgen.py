@@ -34,6 +34,10 @@ TAINT_RULES = False
 # panics (kspread refuses them naming the crash)
 RULES_136 = False
 TAINT_KEYS = ["example.com/fault", "example.com/maintenance"]
+# set by difftest.py --list-attributes (1.36+): DRAListTypeAttributes on, devices with list
+# attributes (GPUs' models, firmware and lanes always; numa and rack as a list half the
+# time), selectors over them, and distinctAttribute constraints besides matchAttribute
+LIST_ATTRS = False
 
 
 def api_version(minor: int) -> str:
@@ -45,9 +49,10 @@ def feature_gates(minor: int) -> dict[str, bool]:
     API and the plugin before 1.34 (beta, off by default in 1.32-1.33; alpha in 1.31),
     admin access (alpha in 1.32-1.33), prioritized lists (alpha in 1.33)."""
     if minor >= 34:
+        gates = {"DRAListTypeAttributes": True} if LIST_ATTRS else {}
         if TAINT_RULES and (minor == 35 or (minor == 36 and RULES_136)):
-            return {"DRADeviceTaints": True, "DRADeviceTaintRules": True}
-        return {}
+            return {**gates, "DRADeviceTaints": True, "DRADeviceTaintRules": True}
+        return gates
     gates = {"DynamicResourceAllocation": True}
     if minor >= 32:
         gates["DRAAdminAccess"] = True
@@ -76,12 +81,23 @@ class DeviceGen:
                                  f"{GPU}/numa": {"int": r.randint(0, 1)}}
         if self.chance(0.3):
             attrs["example.com/rack"] = {"string": r.choice(["r1", "r2"])}
+        if LIST_ATTRS:
+            attrs["models"] = {"strings": [r.choice(MODELS) for _ in range(r.randint(1, 3))]}
+            attrs["firmware"] = {"versions": [r.choice(VERSIONS) for _ in range(r.randint(1, 2))]}
+            attrs["lanes"] = {"bools": [self.chance(0.5) for _ in range(r.randint(1, 2))]}
+            if self.chance(0.5):
+                attrs[f"{GPU}/numa"] = {"ints": [r.randint(0, 2) for _ in range(r.randint(1, 3))]}
+            if "example.com/rack" in attrs and self.chance(0.5):
+                attrs["example.com/rack"] = {"strings": r.sample(["r1", "r2", "r3"], r.randint(1, 2))}
         caps = {"memory": r.choice(MEMORY)}
         return attrs, caps
 
     def nic_device(self) -> tuple[dict, dict]:
         r = self.r
-        return ({"speed": {"int": r.choice([10, 25, 100])}, f"{GPU}/numa": {"int": r.randint(0, 1)},
+        numa: dict[str, Any] = {"int": r.randint(0, 1)}
+        if LIST_ATTRS and self.chance(0.5):
+            numa = {"ints": [r.randint(0, 2) for _ in range(r.randint(1, 2))]}
+        return ({"speed": {"int": r.choice([10, 25, 100])}, f"{GPU}/numa": numa,
                  "rdma": {"bool": self.chance(0.5)}}, {"bandwidth": r.choice(["10G", "25G", "100G"])})
 
     def network_nics(self, objs: list[dict], classes: list[str], network: list) -> None:
@@ -147,6 +163,17 @@ class DeviceGen:
 
     def gpu_selector(self) -> str:
         r = self.r
+        if LIST_ATTRS and self.chance(0.6):
+            return r.choice([
+                f'device.attributes["{GPU}"].models.includes("{r.choice(MODELS)}")',
+                f'"{r.choice(MODELS)}" in device.attributes["{GPU}"].models',
+                f'device.attributes["{GPU}"].firmware.exists(v, v.isGreaterThan(semver("{r.choice(["1.5.0", "2.0.0"])}")))',
+                f'device.attributes["{GPU}"].numa.includes({r.randint(0, 2)})',
+                f'device.attributes["{GPU}"].lanes.includes(true)',
+                f'size(device.attributes["{GPU}"].models) > 1',
+                f'device.attributes["{GPU}"].models.all(m, m != "t4")',
+                f'device.attributes["{GPU}"].model.includes("{r.choice(MODELS)}")',
+            ])
         return r.choice([
             f'device.attributes["{GPU}"].model == "{r.choice(MODELS)}"',
             f'device.attributes["{GPU}"].index < {r.randint(1, 3)}',
@@ -231,8 +258,10 @@ class DeviceGen:
         r = self.r
         reqs = [self.request(f"r{i}", classes, admin_ok) for i in range(1 if self.chance(0.6) else r.randint(2, 3))]
         devices: dict[str, Any] = {"requests": reqs}
-        if self.chance(0.25):
-            c: dict[str, Any] = {"matchAttribute": r.choice([f"{GPU}/numa", f"{GPU}/model", "example.com/rack"])}
+        if self.chance(0.4 if LIST_ATTRS else 0.25):
+            kind = "distinctAttribute" if LIST_ATTRS and self.chance(0.4) else "matchAttribute"
+            names = [f"{GPU}/numa", f"{GPU}/model", "example.com/rack"] + ([f"{GPU}/models"] if LIST_ATTRS else [])
+            c: dict[str, Any] = {kind: r.choice(names)}
             if len(reqs) > 1 and self.chance(0.5):
                 c["requests"] = [q["name"] for q in r.sample(reqs, 2)]
             devices["constraints"] = [c]

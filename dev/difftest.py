@@ -1146,6 +1146,9 @@ def main() -> int:
                     help="with --devices --taint-rules at 1.36: DeviceTaintRules too (resource.k8s.io/v1beta2, "
                          "DRADeviceTaintRules on), each case run alone: a case with a rule must crash the oracle "
                          "(v1.36.2's tracker panics) and be refused by kspread")
+    ap.add_argument("--list-attributes", action="store_true",
+                    help="with --devices at 1.36: DRAListTypeAttributes on, list attributes, selectors over them and "
+                         "distinctAttribute constraints (dev/devgen.py LIST_ATTRS)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
@@ -1156,6 +1159,9 @@ def main() -> int:
     NDF = args.ndf
     devgen.TAINT_RULES = args.taint_rules
     devgen.RULES_136 = args.rules_136
+    devgen.LIST_ATTRS = args.list_attributes
+    if args.list_attributes and not (args.devices and int(args.version.split(".")[1]) >= 36):
+        raise SystemExit("--list-attributes goes with --devices at 1.36 or later")
     if args.rules_136:
         if not (args.version == "1.36" and args.devices and args.taint_rules):
             raise SystemExit("--rules-136 goes with --version 1.36 --devices --taint-rules")
