@@ -126,6 +126,15 @@ def test_cel_sees_lists_and_includes_with_the_gate(expression, result):
     assert device_matches(expression, d, GPU, list_attributes=True) is result
 
 
+def test_semver_equality_ignores_build_metadata_with_or_without_the_gate():
+    d = _device(v=Attribute("version", "1.0.0+abc"))
+    for lists in (False, True):
+        assert device_matches('device.attributes["gpu.example.com"].v == semver("1.0.0+xyz")', d, GPU,
+                              list_attributes=lists)
+        assert not device_matches('device.attributes["gpu.example.com"].v == semver("1.0.0-rc.1")', d, GPU,
+                                  list_attributes=lists)
+
+
 def test_includes_stops_past_48_list_items():
     d = _device(model=Attribute("string", "a100"))
     with pytest.raises(CelError) as e:

@@ -111,7 +111,13 @@ def _semver(s: Any) -> dict:
         _parse_semver(str(s))
     except ValueError as e:
         raise CelError(str(e), False) from None
-    return {_V: str(s)}
+    return _sv(str(s))
+
+
+def _sv(s: str) -> dict:
+    """A semver value; its build metadata left out, which no function reads and cel-go's
+    equality ignores (blang/semver's EQ), so that ``==`` and ``in`` compare as upstream."""
+    return {_V: s.partition("+")[0]}
 
 
 def _is_semver(s: Any) -> bool:
@@ -214,10 +220,10 @@ def _domain_maps(device: Device, driver: str, list_attributes: bool) -> tuple[di
         domain, _, ident = name.rpartition("/")
         value: Any = a.value
         if a.kind == VERSION:
-            value = {_V: a.value}
+            value = _sv(str(a.value))
         elif list_attributes and a.kind in LIST_KINDS:
             assert isinstance(a.value, tuple)
-            value = [{_V: v} for v in a.value] if a.kind == VERSIONS else list(a.value)
+            value = [_sv(str(v)) for v in a.value] if a.kind == VERSIONS else list(a.value)
         elif a.kind not in (INT, BOOL, STRING):
             # a list attribute with the gate off (the loader refuses it, as the API server does)
             raise CelError(f"attribute {name}: unsupported attribute value", False)
