@@ -406,7 +406,8 @@ def cover(coverage: Any, c: dict, o: dict) -> None:
         coverage["devices: " + (x if "cannot add device" not in x else "constraint error")[:60]] += 1
     texts = json.dumps(c.get("devices"))
     for word in ("adminAccess", "firstAvailable", "matchAttribute", '"All"', "allNodes", "nodeSelector",
-                 "ResourceClaimTemplate", "DeviceTaintRule", "tolerations", "taints"):
+                 "ResourceClaimTemplate", "DeviceTaintRule", "tolerations", "taints", "distinctAttribute",
+                 "includes(", '"ints"'):
         if word in texts:
             coverage[f"devices: {word.strip(chr(34))} in case"] += 1
 

@@ -88,8 +88,9 @@ class Features:
 
     @property
     def experimental(self) -> bool:
-        """The allocator upstream picks: "experimental" when a feature only it has is on."""
-        return self.consumable_capacity or self.binding_conditions
+        """The allocator upstream picks: "incubating" or "experimental" (not "stable") when a
+        feature only they have is on."""
+        return self.consumable_capacity or self.binding_conditions or self.list_type_attributes
     # how counters are checked: 33 (a device's slice, the counters it consumes, against
     # the devices allocated and being allocated), 34 (a device's slice, every counter of
     # it, tracking what this search consumes), 35 (the pool, as 34)
@@ -124,6 +125,10 @@ class Features:
     list_type_attributes: bool = False
     # DRAListTypeAttributes in CEL (1.36+): list attributes are lists, includes() exists
     cel_list_attributes: bool = False
+    # from 1.36 the "incubating" and "experimental" allocators (not "stable") look for a
+    # request's next device after the one its previous device took (startLocation): a
+    # request's devices are tried as combinations in device order, not permutations
+    device_combinations: bool = False
 
 
 @dataclass
@@ -625,7 +630,8 @@ class _Run:
 
     # ---- the search ---------------------------------------------------------------
 
-    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
+                      start: tuple[int, int, int] = (0, 0, 0)) -> bool:
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
@@ -666,11 +672,15 @@ class _Run:
                 undo()
             return False
         admin = bool(req.admin_access)
-        for pool in self.pools:
+        combinations = self.a.features.device_combinations and self.a.features.experimental
+        for pi in range(start[0], len(self.pools)):
+            pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
-            for s in pool.slices:
-                for d in s.devices:
+            for sj in range(start[1] if pi == start[0] else 0, len(pool.slices)):
+                s = pool.slices[sj]
+                for dk in range(start[2] if (pi, sj) == start[:2] else 0, len(s.devices)):
+                    d = s.devices[dk]
                     did = (pool.driver, pool.pool, d.name)
                     if admin and self.a.features.admin_marks_own_claim and ci in self.allocating.get(did, ()):
                         continue
@@ -683,7 +693,7 @@ class _Run:
                     undo = self._allocate_device(ci, rd, did, d, s, must=False, pool=pool)
                     if undo is None:
                         continue
-                    if self._allocate_one(ci, ri, si, di + 1, in_sub):
+                    if self._allocate_one(ci, ri, si, di + 1, in_sub, (pi, sj, dk + 1) if combinations else (0, 0, 0)):
                         return True
                     undo()
         return False

@@ -112,6 +112,7 @@ def allocator_features(version: Version) -> Features:
         # allocator too (kubernetes/kubernetes#139332)
         cel_list_attributes=version.minor >= 36 and version.gate("DRAListTypeAttributes"),
         list_type_attributes=version.minor >= 37 and version.gate("DRAListTypeAttributes"),
+        device_combinations=version.minor >= 36,  # startLocation, in v1.36.2's non-stable allocators
     )
 
 
