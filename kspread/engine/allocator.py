@@ -8,7 +8,9 @@ available on the node, their slices, their devices in order; a candidate is take
 when it is not in use (allocated to some claim, or taken earlier in this search),
 matches its class's and its request's CEL selectors and keeps every constraint of
 its claim; when the rest cannot be allocated it is given back and the next one
-tried. ``firstAvailable`` tries its subrequests in order; ``All`` takes every
+tried (from 1.36, outside upstream's "stable" allocator, a request's next device is
+looked for after the one its previous device took: combinations, not permutations).
+``firstAvailable`` tries its subrequests in order; ``All`` takes every
 matching device of the node's pools (none in use), and fails when a pool is
 incomplete.
 
