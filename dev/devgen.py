@@ -94,10 +94,11 @@ class DeviceGen:
 
     def nic_device(self) -> tuple[dict, dict]:
         r = self.r
+        speed = {"int": r.choice([10, 25, 100])}  # the draws in the order they had before LIST_ATTRS
         numa: dict[str, Any] = {"int": r.randint(0, 1)}
         if LIST_ATTRS and self.chance(0.5):
             numa = {"ints": [r.randint(0, 2) for _ in range(r.randint(1, 2))]}
-        return ({"speed": {"int": r.choice([10, 25, 100])}, f"{GPU}/numa": numa,
+        return ({"speed": speed, f"{GPU}/numa": numa,
                  "rdma": {"bool": self.chance(0.5)}}, {"bandwidth": r.choice(["10G", "25G", "100G"])})
 
     def network_nics(self, objs: list[dict], classes: list[str], network: list) -> None:
