@@ -186,3 +186,37 @@ def test_the_gate_is_modelled():
     assert make_version("1.36", {"DRAListTypeAttributes": True}).gate("DRAListTypeAttributes")
     with pytest.raises(CaseError):
         make_version("1.35", {"DRAListTypeAttributes": True})
+
+
+def test_import_turns_the_gate_on_for_a_dump_with_list_attributes(tmp_path):
+    from kspread.format.importer import import_snapshot
+
+    dump = tmp_path / "dump.yaml"
+    dump.write_text("""\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}, nodeInfo: {kubeletVersion: v1.36.2}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: n1-gpu}
+  spec:
+    driver: gpu.example.com
+    nodeName: n1
+    pool: {name: n1, generation: 1, resourceSliceCount: 1}
+    devices:
+    - name: g0
+      attributes: {numa: {ints: [0, 1]}}
+""", encoding="utf-8")
+    warnings: list[str] = []
+    out = import_snapshot(str(dump), warn=warnings.append)
+    assert "featureGates: {DRAListTypeAttributes: true}" in out
+    assert "numa: {ints: [0, 1]}" in out
+    assert any("the gate is set on here" in w for w in warnings), warnings
+    warnings.clear()
+    out = import_snapshot(str(dump), version="1.35", warn=warnings.append)
+    assert "ResourceSlice" not in out and "featureGates" not in out
+    assert any("1.35 has no list attributes (ints)" in w for w in warnings), warnings

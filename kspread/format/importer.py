@@ -81,6 +81,10 @@ GANG_NOTE = ("The dump's pods name Workloads (spec.workloadRef) or PodGroups (sp
              "API server serves only with GenericWorkload on; GangScheduling is kube-scheduler's own gate, which "
              "a dump cannot show: both are set on here. Set GangScheduling: false if your scheduler runs without "
              "it.")
+LIST_GATES = {"DRAListTypeAttributes": True}
+LIST_NOTE = ("The dump's ResourceSlices have list attributes (ints, bools, strings, versions), which the API "
+             "server stores only with DRAListTypeAttributes on; the gate is set on here (kube-scheduler's own "
+             "value a dump cannot show: set it false if your scheduler runs without it).")
 # controller kinds the case format accepts in a pod's `controller`
 # the kinds a pod's controller may be (the case format's controller.kind)
 _CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
@@ -912,6 +916,22 @@ def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
     return {}
 
 
+def list_attribute_gates(sections: Mapping[str, list], minor: int) -> dict[str, bool]:
+    """LIST_GATES when a ResourceSlice of these sections has a list attribute (from 1.36;
+    before, the field does not exist and kspread's check leaves the slice out), else none."""
+    if minor < 36:
+        return {}
+    for o in sections.get("objects", ()):
+        if o.get("kind") != "ResourceSlice":
+            continue
+        for d in _m(o.get("spec")).get("devices") or ():
+            body = _m(d.get("basic")) if isinstance(d, dict) and "basic" in d else _m(d)
+            for a in _m(body.get("attributes")).values():
+                if isinstance(a, dict) and any(k in a for k in ("ints", "bools", "strings", "versions")):
+                    return dict(LIST_GATES)
+    return {}
+
+
 # ---- writing the case ---------------------------------------------------------------------
 #
 # A small YAML writer: PyYAML's representer costs most of the time on large clusters, and
@@ -1053,7 +1073,8 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
            *[f"# {line}\n" for line in textwrap.wrap(intro, 96)],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96) if left_out],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search],
-           *[f"# {line}\n" for line in textwrap.wrap(GANG_NOTE, 96) if gates]]
+           *[f"# {line}\n" for line in textwrap.wrap(GANG_NOTE, 96) if gates and set(GANG_GATES) <= set(gates)],
+           *[f"# {line}\n" for line in textwrap.wrap(LIST_NOTE, 96) if gates and set(LIST_GATES) <= set(gates)]]
     if isinstance(incoming, str):
         out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"
                    "# to schedule, then fill `expect` with: kspread run --update THIS_FILE\n")
@@ -1276,6 +1297,10 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     gates = gang_gates(sections)
     if gates:
         warn(GANG_NOTE)
+    lists = list_attribute_gates(sections, minor)
+    if lists:
+        warn(LIST_NOTE)
+        gates = {**gates, **lists}
     # a file name is any bytes: one that is not UTF-8 is shown with U+FFFD, never written as a lone surrogate
     stem = "stdin" if dump_path == "-" else _text(Path(dump_path).stem)
     # the case's name: a control character, line break or bidi control of the file name
