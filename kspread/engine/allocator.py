@@ -425,9 +425,11 @@ class _MatchAttribute:
 
 
 class _DistinctAttribute(_MatchAttribute):
-    """distinctAttributeConstraint (consumable capacity): the devices' values all differ;
-    with DRAListTypeAttributes their sets are pairwise disjoint (a scalar a set of one;
-    sets of different kinds are disjoint). As upstream, the values are kept per request
+    """distinctAttributeConstraint (consumable capacity): the devices' values all differ.
+    Without the allocator's ListTypeAttributes (1.36) a list value is refused while a value
+    is held, and a scalar is compared with the scalars held; with it (1.37) the values are
+    sets, pairwise disjoint (a scalar a set of one; sets of different kinds are disjoint).
+    As upstream, the values are kept per request
     name (a request's second device replaces its first's value, and removing one device
     of a request forgets the request's value)."""
 
