@@ -725,9 +725,22 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
         if pg is not None:
             # 1.36: the oracle observes once per ScheduleOne (a pod group cycle): only the group
             # cycle's last logged cycle gets an outcome, that of its pod once the cycle settled
+            prev = results[i - 1].pod_group if i > 0 else None
+            if prev is None or (prev.group, prev.cycle) != (pg.group, pg.cycle):
+                group_start = len(cycles) - 1
             nxt = results[i + 1].pod_group if i + 1 < len(results) else None
             own = cycles[-1]["after"]
             cycles[-1]["after"] = None
+            if getattr(pg, "placement_runs", ()):
+                # TopologyAwareWorkloadScheduling: every placement's run is logged, in the order
+                # tried; the results are the chosen one's
+                def logged(one: Any) -> list[dict]:
+                    return [{"pod": c.pod, "searched": list(c.searched), "picked": c.node, "after": None,
+                             "victims": [], "err": c.error} for c in one]
+                before = [c for one in pg.placement_runs[:pg.chosen] for c in logged(one)]
+                cycles[group_start:group_start] = before
+                for one in pg.placement_runs[pg.chosen + 1:]:
+                    cycles.extend(logged(one))
             for one in pg.preemption_runs:  # workload-aware preemption's runs, logged after
                 for c in one:
                     cycles.append({"pod": c.pod, "searched": list(c.searched), "picked": c.node,

@@ -155,6 +155,11 @@ class PodOutcome:
     # list of the pods' cycles
     victims: tuple[Pod, ...] = ()
     preemption_runs: tuple[tuple[PreemptionRun, ...], ...] = ()
+    # TopologyAwareWorkloadScheduling, on the outcome of the group's last pod: every
+    # placement's run of the default algorithm in the order tried (each a list of the pods'
+    # cycles), and which of them the pods' results are (``chosen``)
+    placement_runs: tuple[tuple[PreemptionRun, ...], ...] = ()
+    chosen: int = 0
 
 
 def _refuse(pod: Pod, what: str) -> CaseError:
@@ -318,6 +323,7 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     if last is not None:
         last.victims = tuple(victims)
         last.preemption_runs = tuple(tuple(one) for one in runs)
+        last.placement_runs, last.chosen = tuple(alg.runs), alg.chosen
     for q in failed:
         q.parked = changes_at_start
     if sched.claims is not None:
@@ -368,7 +374,10 @@ class _Algorithm:
     states: dict[str, CycleState | None] = field(default_factory=dict)
     results: list[CycleResult] = field(default_factory=list)
     message: str | None = None
-    tied: list[list[str]] = field(default_factory=list)  # each pod's nodes in the tied best placements
+    # of several placements: each one's run (its pods' cycles), in the order tried, and the
+    # one returned; its results are observed once it is chosen
+    runs: list[tuple[PreemptionRun, ...]] = field(default_factory=list)
+    chosen: int = 0
 
 
 def _default_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
@@ -402,7 +411,7 @@ def _default_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, k
                                "runs (TopologyAwareWorkloadScheduling)")
         _refuse_stale_claims(sched, pod, sched.handle.dra_events[written:], members[i + 1:])
         alg.results.append(r)
-        if run.observe is not None:
+        if run.observe is not None and not multi:
             run.observe(sched, r)
         if r.error:
             alg.error = f"failed to schedule other pod from a pod group: {r.error}"
@@ -481,17 +490,14 @@ def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int,
         if multi:
             _refuse_differing_failures(sched, key, runs)
         first.message = f"0/{len(placements)} placements are available, first placement status: {POD_GROUP_UNSCHEDULABLE}"
-        _remark(sched, first)
-        return first
+        return _chosen(run, runs, first, multi)
     if len(ok) == 1:
-        _remark(sched, ok[0][1])
-        return ok[0][1]
+        return _chosen(run, runs, ok[0][1], multi)
     assignments = [(pl, [sched.current(q.pod) for q, _, fit, _, nom in alg.placed if fit or nom]) for pl, alg in ok]
     totals = podgroupplacement.score(sched, pg_state, assignments)
     best = max(totals)
     tied = [i for i, t in enumerate(totals) if t == best]
-    chosen = ok[tied[0]][1]
-    _remark(sched, chosen)
+    chosen = _chosen(run, runs, ok[tied[0]][1], multi)
     if len(tied) > 1:
         # findBestPlacement breaks equal totals with rand.Int(): each pod's node in every
         # tied placement
@@ -506,13 +512,24 @@ def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int,
     return chosen
 
 
-def _remark(sched: Any, alg: _Algorithm) -> None:
-    """The ties of the chosen run's pods (each placement's run marked its own)."""
+def _chosen(run: SequenceRun, runs: list, alg: _Algorithm, multi: bool) -> _Algorithm:
+    """The run the placement algorithm returns: its pods' ties marked again (each
+    placement's run marked its own), its cycles observed (of several placements), and
+    every run's cycles kept for a comparison with upstream's log (``_Algorithm.runs``)."""
+    sched = run.sched
     for _, r, fit, _, nom in alg.placed:
         if fit or nom:
             sched.mark_tie(r.pod, r)
         else:
             sched.ties.pop(r.pod.key, None)
+    if multi:
+        if run.observe is not None:
+            for r in alg.results:
+                run.observe(sched, r)
+        alg.runs = [tuple(_preemption_run(sched, r, fit or nom, r.error or "") for _, r, fit, _, nom in a.placed)
+                    for _, a in runs]
+        alg.chosen = next(i for i, (_, a) in enumerate(runs) if a is alg)
+    return alg
 
 
 def _refuse_differing_failures(sched: Any, key: GroupKey, runs: list) -> None:

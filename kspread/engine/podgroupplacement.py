@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kspread.engine.framework.profile import placement_plugins
 from kspread.engine.plugins.podgroups import PodGroup, PodGroupState
 from kspread.errors import CaseError
 
@@ -64,11 +65,9 @@ def generate(sched: Scheduler, key: tuple[str, str], pg: PodGroup | None,
     ("Unschedulable", NO_PLACEMENTS) or ("Error", ...). ``assumed_nodes``: the node of
     each of the group's pods assumed in the cache (waiting in a binding cycle)."""
     every = Placement("", tuple(sched.order))
-    if not sched.case.profile.is_default:
-        if pg is not None and pg.topology_key is not None:
-            raise CaseError(f"pod group {key[0]}/{key[1]} has schedulingConstraints.topology: kspread models "
-                            "TopologyAwareWorkloadScheduling's placements with the default profile only (its "
-                            "PlacementGenerate and PlacementScore plugins)", ["schedule"])
+    generators, _ = placement_plugins(sched.case.profile, sched.version)
+    if not generators:
+        # RunPlacementGeneratePlugins without a plugin: one placement, every node
         return [every], "", ""
     if pg is None:
         # the generator's PodGroup lister (an apimachinery NotFound error)
@@ -134,21 +133,24 @@ def score(sched: Scheduler, state: PodGroupState | None, assignments: list[tuple
     """The total score of each placement (``assignments``: the placement and the pods its
     run put on a node, as Pods): NodeResourcesFit's ScorePlacement plus PodGroupPodsCount's
     normalized count, each times its weight (both 1 in the default profile)."""
-    fwk = sched.framework
-    weights = {r.name: r.weight for r in sched.case.profile.score}
+    _, scorers = placement_plugins(sched.case.profile, sched.version)
     totals = [0] * len(assignments)
-    fit = fwk.plugin("NodeResourcesFit")
-    if fit is not None:
-        w = weights.get("NodeResourcesFit", 1)
-        for i, (pl, pods) in enumerate(assignments):
-            totals[i] += w * _fit_placement_score(sched, fit, pl, pods)
-    scheduled = state.scheduled_count() if state is not None else 0
-    counts = [scheduled + len(pods) for _, pods in assignments]
-    most = max(counts)
-    if most == 0:  # (a placement that succeeded has a pod on a node: never)
-        raise CaseError("no pods from pod group are assigned to any of the candidate placements", ["schedule"])
-    for i, c in enumerate(counts):
-        totals[i] += c * MAX_SCORE // most
+    for name, weight in scorers:
+        if name == "NodeResourcesFit":
+            fit = sched.framework.plugin("NodeResourcesFit")
+            if fit is None or not hasattr(fit, "_scorer"):
+                raise CaseError("NodeResourcesFit scores placements without scoring nodes in this profile: kspread "
+                                "does not model it", ["schedule"])
+            for i, (pl, pods) in enumerate(assignments):
+                totals[i] += weight * _fit_placement_score(sched, fit, pl, pods)
+        elif name == PODS_COUNT:
+            scheduled = state.scheduled_count() if state is not None else 0
+            counts = [scheduled + len(pods) for _, pods in assignments]
+            most = max(counts)
+            if most == 0:  # (a placement that succeeded has a pod on a node: never)
+                raise CaseError("no pods from pod group are assigned to any of the candidate placements", ["schedule"])
+            for i, c in enumerate(counts):
+                totals[i] += weight * (c * MAX_SCORE // most)
     return totals
 
 

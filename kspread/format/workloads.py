@@ -212,8 +212,11 @@ def _gated_fields(spec: Mapping[str, Any], at: list, version: Version | None = N
         if taws and name == "schedulingConstraints":
             continue  # read by the pod group cycle's placements
         if spec.get(name) not in (None, "", [], {}):
-            raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default), which kspread "
-                            "does not model", [*at, name])
+            if gate == "DRAWorkloadResourceClaims":
+                raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default), which "
+                                "kspread does not model", [*at, name])
+            raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default: set "
+                            f"featureGates: {{{gate}: true}})", [*at, name])
 
 
 def _policy(raw: Any, at: list) -> int | None:
