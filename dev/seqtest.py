@@ -1222,6 +1222,9 @@ def main() -> int:
                     help="with --gangs at 1.36 and WorkloadAwarePreemption off: each pod group's pods get a "
                          "priority (0, 10, 100 or 1000), so their own DefaultPreemption preempts in the group's "
                          "cycle (seqgang.to_pod_groups)")
+    ap.add_argument("--topology", type=float, default=0.0, metavar="P",
+                    help="with --gangs at 1.36: TopologyAwareWorkloadScheduling on, and that share of the PodGroups "
+                         "constrained to one zone (seqgang.add_topology)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1274,6 +1277,12 @@ def main() -> int:
         args.gates.update(seqgang.GATES)
         if args.wap:
             args.gates["WorkloadAwarePreemption"] = True
+        if args.topology and gen.minor >= 36:
+            # a generator of its own: the sequences of a seed stay those of runs without it
+            topo = random.Random(args.seed * 7919 + 37)
+            for s in gang_seqs:
+                seqgang.add_topology(s, topo, args.topology)
+            args.gates["TopologyAwareWorkloadScheduling"] = True
     if args.devices:
         # a generator of its own: the sequences of a seed stay those of runs without devices
         sys.path.insert(0, str(Path(__file__).resolve().parent))

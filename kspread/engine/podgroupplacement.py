@@ -94,11 +94,13 @@ def generate(sched: Scheduler, key: tuple[str, str], pg: PodGroup | None,
 
 
 def _scheduled_pods(state: PodGroupState | None, assumed_nodes: dict[str, str]) -> list[tuple[str, str | None]]:
-    """ScheduledPods of the cache's pod group state: (pod key, its node)."""
+    """ScheduledPods of the cache's pod group state: (the pod as klog.KObj names it,
+    namespace/name; its node)."""
     if state is None:
         return []
-    out: list[tuple[str, str | None]] = [(k, state.all[k].node_name) for k in state.assigned]
-    out += [(k, assumed_nodes.get(k)) for k in state.assumed]
+    out: list[tuple[str, str | None]] = [(f"{state.all[k].namespace}/{state.all[k].name}", state.all[k].node_name)
+                                         for k in state.assigned]
+    out += [(f"{state.all[k].namespace}/{state.all[k].name}", assumed_nodes.get(k)) for k in state.assumed]
     return out
 
 
