@@ -461,6 +461,8 @@ def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int,
     assert groups is not None
     pg = groups.pod_groups.get(key)
     pg_state = groups.groups.get(key)
+    for q in members:
+        sched.placement_order.pop(q.key, None)
     assumed_nodes = {k: n for k, (_, n) in [*sched.waiting.items(), *sched.prebind_waiting.items()]}
     placements, code, message = podgroupplacement.generate(sched, key, pg, pg_state, assumed_nodes)
     if not placements:
@@ -486,11 +488,13 @@ def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int,
         sched.cycle_order = full_order
     ok = [(pl, alg) for pl, alg in runs if alg.status == SUCCESS or alg.waiting]
     if not ok:
-        first = runs[0][1]
-        if multi:
-            _refuse_differing_failures(sched, key, runs)
+        first = _chosen(run, runs, runs[0][1], multi)
         first.message = f"0/{len(placements)} placements are available, first placement status: {POD_GROUP_UNSCHEDULABLE}"
-        return _chosen(run, runs, first, multi)
+        if multi and _differing_failures(sched, runs):
+            # upstream's first placement is a Go map's: kspread takes its own first and says so
+            for q, _, _, _, _ in first.placed:
+                sched.placement_order[q.key] = tuple(pl.name for pl, _ in runs)
+        return first
     if len(ok) == 1:
         return _chosen(run, runs, ok[0][1], multi)
     assignments = [(pl, [sched.current(q.pod) for q, _, fit, _, nom in alg.placed if fit or nom]) for pl, alg in ok]
@@ -518,6 +522,7 @@ def _chosen(run: SequenceRun, runs: list, alg: _Algorithm, multi: bool) -> _Algo
     every run's cycles kept for a comparison with upstream's log (``_Algorithm.runs``)."""
     sched = run.sched
     for _, r, fit, _, nom in alg.placed:
+        sched.placement_order.pop(r.pod.key, None)
         if fit or nom:
             sched.mark_tie(r.pod, r)
         else:
@@ -532,10 +537,10 @@ def _chosen(run: SequenceRun, runs: list, alg: _Algorithm, multi: bool) -> _Algo
     return alg
 
 
-def _refuse_differing_failures(sched: Any, key: GroupKey, runs: list) -> None:
+def _differing_failures(sched: Any, runs: list) -> bool:
     """Every placement failed: upstream reports each pod with the first placement's status,
-    the first in a Go map's order. kspread refuses when the placements' pods did not all
-    end the same way (fit or not, the same FitError message, the same rejecting plugins)."""
+    the first in a Go map's order. Whether the placements' pods did not all end the same
+    way (fit or not, the same FailedScheduling message, the same rejecting plugins)."""
     from kspread.engine.diagnosis import verdict
 
     def outcome(alg: _Algorithm) -> list[tuple]:
@@ -548,13 +553,7 @@ def _refuse_differing_failures(sched: Any, key: GroupKey, runs: list) -> None:
         return out
 
     first = outcome(runs[0][1])
-    for pl, alg in runs[1:]:
-        if outcome(alg) != first:
-            raise CaseError(f"pod group {key[0]}/{key[1]} fits none of its {len(runs)} placements, and they give its "
-                            f"pods different statuses (placements {runs[0][0].name!r} and {pl.name!r}): upstream "
-                            "reports those of the first placement in a Go map's order; kspread does not model it",
-                            ["schedule"])
-
+    return any(outcome(alg) != first for _, alg in runs[1:])
 
 def _actuate(sched: Any, pod: Pod, r: CycleResult, later: list[QueuedPod], pod_victims: list[Pod],
              cleared: list[Pod]) -> None:

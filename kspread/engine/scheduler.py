@@ -379,6 +379,10 @@ class Scheduler:
         self.handle.extenders = self.ext
         # the whole node order while a placement narrows ``order`` (set_placement)
         self._full_order: list[str] | None = None
+        # pod -> the placements its pod group's last cycle tried (kspread's order) when none
+        # fit and they gave its pods different statuses: upstream reports the first in a Go
+        # map's order, kspread the first of these (TopologyAwareWorkloadScheduling)
+        self.placement_order: dict[str, tuple[str, ...]] = {}
         self._set_order(node_tree_order(cluster.nodes, self.version))
         self.next_start_node_index = 0
         # every node the run has known, in node order: the case's, then those steps added
