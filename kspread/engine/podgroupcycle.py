@@ -12,9 +12,12 @@ snapshot. What kspread models, by upstream's functions:
   Upstream lists the unscheduled pods from a Go map and sorts with sort.Slice: pods that
   entered activeQ at the same moment (moved by one event) are in no fixed order; kspread
   takes the order in which its queue moved them.
-* ``podGroupSchedulingDefaultAlgorithm`` (TopologyAwareWorkloadScheduling off: no
-  placements, so no PlacementGenerate or PlacementScore plugin, PodGroupPodsCount
-  included, runs): each pod in that order runs the whole scheduling algorithm (PreFilter
+* ``podGroupSchedulingAlgorithm``: with TopologyAwareWorkloadScheduling on,
+  ``podGroupSchedulingPlacementAlgorithm`` (``_placement_algorithm``, the placements and
+  their scores in ``kspread.engine.podgroupplacement``) runs the default algorithm below in
+  each placement, the search narrowed to its nodes, and keeps the best; with the gate off,
+  the default algorithm alone.
+* ``podGroupSchedulingDefaultAlgorithm`` (``_default_algorithm``): each pod in that order runs the whole scheduling algorithm (PreFilter
   to Score, and PostFilter when no node fits) on the snapshot in which the group's pods
   placed before it are assumed. The scheduling cycle is the same for all of them
   (``sched.CurrentCycle()``), so OpportunisticBatching gives no hint inside a group. A pod
@@ -544,7 +547,7 @@ def _differing_failures(sched: Any, runs: list) -> bool:
     from kspread.engine.diagnosis import verdict
 
     def outcome(alg: _Algorithm) -> list[tuple]:
-        out = []
+        out: list[tuple] = []
         for q, r, fit, wait, nom in alg.placed:
             if fit or nom:
                 out.append((q.key, True, wait))
