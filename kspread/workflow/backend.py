@@ -626,13 +626,16 @@ def _workload(w) -> dict[str, Any]:
 def _pod_group(g) -> dict[str, Any]:
     """A PodGroup (scheduling.k8s.io/v1alpha2, 1.36) as kspread read it: its policy, a gang of
     minCount or basic, the Workload template it names, and what workload-aware preemption
-    reads (priority, 0 when unset; disruptionMode)."""
+    reads (priority, 0 when unset; disruptionMode), and its schedulingConstraints."""
     spec: dict[str, Any] = {"schedulingPolicy": {"basic": {}} if g.min_count is None else
                             {"gang": {"minCount": g.min_count}}}
     if g.priority:
         spec["priority"] = g.priority
     if g.disruption_mode is not None:
         spec["disruptionMode"] = g.disruption_mode
+    if g.constrained:
+        # TopologyAwareWorkloadScheduling: set (an empty object too), with its topology key
+        spec["schedulingConstraints"] = {"topology": [{"key": g.topology_key}]} if g.topology_key else {}
     if g.template is not None:
         spec["podGroupTemplateRef"] = {"workload": {"workloadName": g.template[0],
                                                     "podGroupTemplateName": g.template[1]}}
