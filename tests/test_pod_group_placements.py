@@ -257,3 +257,29 @@ def test_a_configuration_without_the_generator_tries_one_placement(tmp_path):
     _, _, placements = _run(TWO_ZONES, _workers(4), _pg(4), profile={"config": "sched.yaml"},
                             base_dir=str(tmp_path))
     assert sorted(placements.values()) == ["a1", "a2", "b1", "b2"]
+
+
+def test_a_nominated_node_outside_the_placement_is_not_tried_first():
+    # w-0 is nominated to b1 (zb). In za's run the nominated node is in the cluster but not
+    # in the placement: the search covers a1 and a2 only, and the pair fits there; in zb's
+    # run w-1 finds no room. Trying b1 first in za's run would have put w-0 in zb.
+    nodes = [_node("a1", "za"), _node("a2", "za"), _node("b1", "zb")]
+    schedule = [{"name": "w-0", "requests": {"cpu": "3"}, "schedulingGroup": SG, "nominatedNode": "b1"},
+                {"name": "w-1", "requests": {"cpu": "3"}, "schedulingGroup": SG}]
+    sched, results, placements = _run(nodes, schedule, _pg(2))
+    assert sorted(placements.values()) == ["a1", "a2"]
+    # (zb's run: b1 holds one of them, the other finds no room)
+    assert sorted(str(c.node) for c in results[-1].pod_group.placement_runs[1]) == ["None", "b1"]
+
+
+def test_the_backend_is_sent_the_constraint():
+    from kspread.workflow.backend import _pod_group
+
+    case = build_case({"version": "1.36", "featureGates": GATES, "nodes": TWO_ZONES,
+                       "objects": [_pg(), {**_pg(constraints={}), "metadata": {"name": "other"}}],
+                       "schedule": _workers(2)}, "t")
+    assert _pod_group(case.cluster.pod_groups[KEY])["spec"]["schedulingConstraints"] == TOPOLOGY
+    assert _pod_group(case.cluster.pod_groups[("default", "other")])["spec"]["schedulingConstraints"] == {}
+    case = build_case({"version": "1.36", "featureGates": GATES, "nodes": TWO_ZONES,
+                       "objects": [_pg(constraints=None)], "schedule": _workers(2)}, "t")
+    assert "schedulingConstraints" not in _pod_group(case.cluster.pod_groups[KEY])["spec"]
