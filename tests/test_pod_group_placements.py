@@ -266,7 +266,7 @@ def test_a_nominated_node_outside_the_placement_is_not_tried_first():
     nodes = [_node("a1", "za"), _node("a2", "za"), _node("b1", "zb")]
     schedule = [{"name": "w-0", "requests": {"cpu": "3"}, "schedulingGroup": SG, "nominatedNode": "b1"},
                 {"name": "w-1", "requests": {"cpu": "3"}, "schedulingGroup": SG}]
-    sched, results, placements = _run(nodes, schedule, _pg(2))
+    _, results, placements = _run(nodes, schedule, _pg(2))
     assert sorted(placements.values()) == ["a1", "a2"]
     # (zb's run: b1 holds one of them, the other finds no room)
     assert sorted(str(c.node) for c in results[-1].pod_group.placement_runs[1]) == ["None", "b1"]
