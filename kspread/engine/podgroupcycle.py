@@ -193,12 +193,16 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     pg_state = groups.groups.get(key)
     if sched.claims is not None:
         sched.claims.group_pods = frozenset(q.key for q in members)
-    counted: set[str] = set()
+    # every popped pod counts an attempt (the activeQ's pop, PopSpecificPod's too), whether
+    # or not the algorithm reaches it
+    for q in members:
+        q.attempts += 1
+        sched.attempts[q.key] = q.attempts
     # ---- podGroupSchedulingAlgorithm -----------------------------------------------------------
     if podgroupplacement.placements_apply(sched):
-        alg = _placement_algorithm(run, members, cycle, key, counted)
+        alg = _placement_algorithm(run, members, cycle, key)
     else:
-        alg = _default_algorithm(run, members, cycle, key, counted)
+        alg = _default_algorithm(run, members, cycle, key)
     for r in alg.results:
         if run.results and not run.keep_all:
             run.results[-1].compact()
@@ -384,11 +388,11 @@ class _Algorithm:
 
 
 def _default_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
-                       counted: set[str], multi: bool = False) -> _Algorithm:
+                       multi: bool = False) -> _Algorithm:
     """podGroupSchedulingDefaultAlgorithm on the snapshot (over the nodes of the placement
-    the scheduler's node order is narrowed to, with TopologyAwareWorkloadScheduling). Each
-    pod counts its attempt once per group cycle (``counted``). ``multi``: one of several
-    placements' runs (a claim a PostFilter deallocates is then refused)."""
+    the scheduler's node order is narrowed to, with TopologyAwareWorkloadScheduling).
+    ``multi``: one of several placements' runs (a claim a PostFilter deallocates is then
+    refused)."""
     sched = run.sched
     groups = sched.groups
     assert groups is not None
@@ -400,10 +404,6 @@ def _default_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, k
     requires_preemption = False
     for i, q in enumerate(members):
         pod = sched.current(q.pod)
-        if q.key not in counted:
-            counted.add(q.key)
-            q.attempts += 1
-            sched.attempts[pod.key] = q.attempts
         sched.cycle_count = cycle - 1
         written = len(sched.handle.dra_events)
         r = sched.schedule_one(pod)
@@ -449,8 +449,7 @@ def _default_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, k
     return alg
 
 
-def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
-                         counted: set[str], post_filters: bool = True) -> _Algorithm:
+def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey) -> _Algorithm:
     """podGroupSchedulingPlacementAlgorithm (TopologyAwareWorkloadScheduling): the default
     algorithm in each placement (the scheduler's node order narrowed to its nodes, as
     AssumePlacement narrows the snapshot's ListNodesInPlacement; plugins still list every
@@ -476,18 +475,15 @@ def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int,
     full_order = sched.order
     runs: list[tuple[podgroupplacement.Placement, _Algorithm]] = []
     multi = len(placements) > 1
-    skip = sched.skip_post_filters
     try:
         for pl in placements:
             sched.set_placement(list(pl.nodes) if len(pl.nodes) != len(full_order) else None)
-            sched.skip_post_filters = skip or not post_filters
-            alg = _default_algorithm(run, members, cycle, key, counted, multi)
+            alg = _default_algorithm(run, members, cycle, key, multi)
             if alg.status == ERROR:
                 return alg
             runs.append((pl, alg))
     finally:
         sched.set_placement(None)
-        sched.skip_post_filters = skip
         sched.cycle_order = full_order
     ok = [(pl, alg) for pl, alg in runs if alg.status == SUCCESS or alg.waiting]
     if not ok:
