@@ -166,12 +166,19 @@ def test_node_resources_fit_scores_the_fuller_placement_higher():
     assert placements == {"w-0": "a1", "w-1": "a1"}
 
 
-def test_equal_placements_are_a_tie_marked_on_every_pod():
+def test_equal_placements_are_a_tie_marked_on_every_pod(monkeypatch):
+    from kspread.engine.scheduler import Scheduler
+
     nodes = [_node("a1", "za"), _node("b1", "zb")]
     sched, _, placements = _run(nodes, _workers(2, cpu="1"), _pg(2))
     # kspread takes the first in its order; upstream one at random
     assert placements == {"w-0": "a1", "w-1": "a1"}
     assert sched.tied_nodes("w-0") == ["a1", "b1"] and sched.tied_nodes("w-1") == ["a1", "b1"]
+    # the tie broken the other way (tests/test_tie_robustness.py does so)
+    seen = []
+    monkeypatch.setattr(Scheduler, "pick_placement", lambda self, tied: seen.append(tied) or len(tied) - 1)
+    _, _, placements = _run(nodes, _workers(2, cpu="1"), _pg(2))
+    assert seen == [["za", "zb"]] and placements == {"w-0": "b1", "w-1": "b1"}
 
 
 def test_a_partly_scheduled_group_is_pinned_and_a_bound_pod_without_the_label_is_an_error():
@@ -283,3 +290,29 @@ def test_the_backend_is_sent_the_constraint():
     case = build_case({"version": "1.36", "featureGates": GATES, "nodes": TWO_ZONES,
                        "objects": [_pg(constraints=None)], "schedule": _workers(2)}, "t")
     assert "schedulingConstraints" not in _pod_group(case.cluster.pod_groups[KEY])["spec"]
+
+
+def test_the_placement_scores_follow_upstreams_formulas():
+    from kspread.engine import podgroupplacement as pgp
+    from kspread.engine.scheduler import Scheduler
+
+    # za: a1 (4 CPU, 8Gi) runs a 2-CPU pod (no memory request: 200Mi non-zero); zb: b1, b2
+    # (4 CPU, 8Gi each), empty. Two 1-CPU, 1Gi pods proposed in each.
+    nodes = [_node("a1", "za"), _node("b1", "zb"), _node("b2", "zb")]
+    case = build_case({"version": "1.36", "featureGates": GATES, "nodes": nodes, "objects": [_pg()],
+                       "pods": [{"name": "busy", "node": "a1", "requests": {"cpu": "2"}}],
+                       "schedule": [{"name": "w", "replicas": 2, "requests": {"cpu": "1", "memory": "1Gi"},
+                                     "schedulingGroup": SG}]}, "t")
+    sched = Scheduler(case)
+    pods = list(case.incoming)
+    za, zb = pgp.Placement("za", ("a1",)), pgp.Placement("zb", ("b1", "b2"))
+    fit = sched.framework.plugin("NodeResourcesFit")
+    mi = 1024 * 1024
+    # MostAllocated: cpu min(2000 + 2000, 4000) * 100 // 4000 = 100; memory (2Gi + 200Mi) * 100 // 8Gi = 27
+    assert pgp._fit_placement_score(sched, fit, za, pods) == (100 + (2048 + 200) * mi * 100 // (8192 * mi)) // 2
+    # zb: cpu 2000 * 100 // 8000 = 25; memory 2Gi * 100 // 16Gi = 12
+    assert pgp._fit_placement_score(sched, fit, zb, pods) == (25 + 12) // 2
+    # PodGroupPodsCount: 2 of 2 proposed in za, 1 in zb: 100 and 50; plus the Fit score
+    totals = pgp.score(sched, None, [(za, pods), (zb, pods[:1])])
+    one = pgp._fit_placement_score(sched, fit, zb, pods[:1])
+    assert totals == [63 + 100, one + 50]

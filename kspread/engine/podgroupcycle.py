@@ -500,7 +500,7 @@ def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int,
     totals = podgroupplacement.score(sched, pg_state, assignments)
     best = max(totals)
     tied = [i for i, t in enumerate(totals) if t == best]
-    chosen = _chosen(run, runs, ok[tied[0]][1], multi)
+    chosen = _chosen(run, runs, ok[tied[sched.pick_placement([ok[i][0].name for i in tied])]][1], multi)
     if len(tied) > 1:
         # findBestPlacement breaks equal totals with rand.Int(): each pod's node in every
         # tied placement

@@ -454,6 +454,12 @@ class Scheduler:
         """GetNodeInPlacement finds the node (always, with no placement assumed)."""
         return self._full_order is None or name in self._tree_index
 
+    def pick_placement(self, tied: list[str]) -> int:
+        """Of pod group placements tied on the best total score (their names, in kspread's
+        order), the one taken: the first (upstream: at random, findBestPlacement's
+        Randomizer)."""
+        return 0
+
     def mark_placement_tie(self, key: str, nodes: list[str]) -> None:
         """The pod's placement came from placements of equal total score, which upstream
         breaks at random (findBestPlacement's Randomizer): its node in each, with the nodes
