@@ -14,7 +14,7 @@
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
 // "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), and
 // "steps", "max" and "ephemeralVolumes" (1.33 and later: steps.go, maxentry.go, ephemeral.go), and
-// "deviceSteps" (with devices and steps: devicetaints.go), when the build has them); `BACKEND` reads one case
+// "deviceSteps" and "nodeSlices" (with devices and steps: devicetaints.go, steps.go), when the build has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -236,8 +236,9 @@ func Main(opts ...Option) {
 			protocols = append(protocols, "steps", "max", ephemeralProtocol)
 		}
 		if stepsBuilt && deviceTaintEviction != nil {
-			// the device steps and the device taint eviction controller (devicetaints.go)
-			protocols = append(protocols, "deviceSteps")
+			// the device steps and the device taint eviction controller (devicetaints.go); "nodeSlices":
+			// the slices of a node an addNode step adds are published by that step (steps.go)
+			protocols = append(protocols, "deviceSteps", "nodeSlices")
 		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
@@ -731,7 +732,8 @@ func run(in input, o *options) (*output, error) {
 	}
 	withDevices := len(in.Devices) > 0
 	if withDevices {
-		if err := dra.setUp(client, tracker, in.Devices); err != nil {
+		// (with steps: the slices of a node an addNode step adds come with that step)
+		if err := dra.setUp(client, tracker, tl.holdNodeSlices(in.Devices, in.Nodes)); err != nil {
 			return nil, err
 		}
 		for _, list := range [][]v1.Pod{in.Pods, in.Incoming} {
