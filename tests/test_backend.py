@@ -3250,3 +3250,25 @@ def test_a_1_36_backend_runs_the_device_taint_eviction_controller_by_default(cap
     assert [x.split(" (")[0] for x in lines if x.startswith("PASS ")] == [
         "PASS devices-taint-eviction-default-on-1.36"], lines
     assert lines[-1].endswith("the reference engine agrees with it on 1 of 1 cases)"), lines[-1]
+
+
+def test_a_pod_groups_last_pod_is_asked_as_its_group_cycle_tried_it(capsys):
+    # with storage or devices the backend asks about each pod of a pod group cycle as the cycle is
+    # about to try it (a wrapper of SchedulePod, podgroups_v136.go): the group's pods tried before
+    # it assumed and reserved, their claims in flight, their volumes assumed. Before, it asked
+    # before the run (on the cluster as the case gave it), where worker-0 saw n1's GPU free, which
+    # worker-1's Reserve had put in flight in the cycle: the four cases differed in every --compare
+    # run by that table (5 of 9 agreed)
+    backend = _backend_1_36()
+    gangs = REPO / "cases" / "gangs"
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", backend, "--compare", str(gangs / "pod-groups-136-volumes.yaml"),
+                     str(gangs / "pod-group-volumes-preemption-136.yaml")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "9 passed, 0 failed (backend: Kubernetes v1.36.2; the reference engine agrees with it on 9 of 9 cases)")
+    case = next(load_case(d) for d in read_file(str(gangs / "pod-groups-136-volumes.yaml")).docs
+                if d.data["name"] == "pod-group-pods-see-the-devices-the-group-allocated")
+    [cycle] = _raw(backend, backend_input(case))["cycles"]
+    assert (cycle["pod"], cycle["feasible"], cycle["filter"]["n1"]) == (
+        "worker-0", ["n2"], {"code": "UnschedulableAndUnresolvable", "plugin": "DynamicResources",
+                             "reason": "cannot allocate all claims"}), cycle
