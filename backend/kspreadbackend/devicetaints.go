@@ -297,11 +297,14 @@ func (c *deviceTaintController) applyStep(ctx context.Context, st inStep) (bool,
 		if !ok || len(st.Rule) == 0 {
 			return true, fmt.Errorf("no DeviceTaintRule given, or this backend takes none")
 		}
-		obj, m, _, err := k.decode("steps", 0, "DeviceTaintRule", st.Rule)
+		raw, err := ruleTimeAdded(st.Rule, c.t.epoch.Add(time.Duration(c.t.now)*time.Second))
+		if err != nil {
+			return true, fmt.Errorf("the DeviceTaintRule: %w", err)
+		}
+		obj, m, _, err := k.decode("steps", 0, "DeviceTaintRule", raw)
 		if err != nil {
 			return true, err
 		}
-		setRuleTimeAdded(obj, c.t.epoch.Add(time.Duration(c.t.now)*time.Second))
 		if err := c.t.tracker.Create(k.gvr, obj, ""); err != nil {
 			return true, fmt.Errorf("DeviceTaintRule %s: %w", m.GetName(), err)
 		}
