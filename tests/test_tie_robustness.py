@@ -31,9 +31,9 @@ KNOWN = yaml.safe_load((ROOT / "backend" / "known-differences.yaml").read_text(e
 
 # the protocols of the builds tests/test_backend.py runs (backend/kspreadbackend/backend.go, --info)
 BACKENDS = {
-    35: Backend("1.35", "v1.35.4", (), (), ("serve", "devices", "workloads", "steps", "max", "deviceSteps",
+    35: Backend("1.35", "v1.35.4", (), (), ("serve", "devices", "workloads", "steps", "max", "deviceSteps", "nodeSlices",
                                             "ephemeralVolumes")),
-    36: Backend("1.36", "v1.36.2", (), (), ("serve", "devices", "podGroups", "steps", "max", "deviceSteps",
+    36: Backend("1.36", "v1.36.2", (), (), ("serve", "devices", "podGroups", "steps", "max", "deviceSteps", "nodeSlices",
                                             "ephemeralVolumes")),
 }
 
