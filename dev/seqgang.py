@@ -154,6 +154,15 @@ def to_pod_groups(s: dict, wap: random.Random | None = None, preempt: random.Ran
     s["podGroups"] = list(groups.values())
 
 
+def add_topology(s: dict, r: random.Random, share: float) -> None:
+    """1.36, seqtest --topology P (gate TopologyAwareWorkloadScheduling on): that share of the
+    sequence's PodGroups constrained to one zone (``schedulingConstraints.topology``: the
+    zone label, which most generated nodes have), so the pod group cycle tries each zone."""
+    for g in s.get("podGroups") or []:
+        if r.random() < share:
+            g["spec"]["schedulingConstraints"] = {"topology": [{"key": "topology.kubernetes.io/zone"}]}
+
+
 def finish(gen: Any, s: dict) -> None:
     """After seqtest's steps: 1-3 waits; a deleteNode turned into a cordon (and a later
     addNode of the same name dropped)."""

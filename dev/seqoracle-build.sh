@@ -26,7 +26,8 @@
 # With SP136 set (a vendored module tree of k8s.io/kubernetes v1.36.2 made by dev/k8stree.py, e.g.
 # /tmp/sp-1.36), also WORKDIR/fullcycle136: the same driver and files as 1.35, in a copy of SP136
 # (WORKDIR/v136/sp), with podgroup136.go in place of gang.go (v1alpha2 PodGroups, pods' schedulingGroup;
-# podgroup136.patch: parked pod groups in the idle test). ONLY=136 builds that one alone.
+# podgroup136.patch: parked pod groups in the idle test; zz_placement_order.go and zz_placement_rank.go:
+# TopologyAwareWorkloadScheduling's placements and their ties in node order). ONLY=136 builds that one alone.
 # Offline: GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local. About 2.5 min (1.35) and 4 min
 # (1.31) cold on 2 cores; seconds after that.
 set -euo pipefail
@@ -97,6 +98,18 @@ driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES
     grep -q oracleSortPodInfos "$Q/scheduling_queue.go"
     patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/gang.patch"
     patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/podgroup136.patch"
+    # TopologyAwareWorkloadScheduling: the placements in node order, and equal totals broken by
+    # node order (zz_placement_order.go, zz_placement_rank.go), as kspread takes them
+    T="$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/topologyaware"
+    cp "$HERE/fullcycle/zz_placement_order.go" "$T/"
+    grep -q oracleSortPlacements "$T/topology_placement.go" || perl -0pi -e \
+      's/(\n\treturn &fwk.GeneratePlacementsResult\{Placements: placements\}, nil\n)/\n\toracleSortPlacements(placements, parentPlacement)$1/' \
+      "$T/topology_placement.go"
+    grep -q oracleSortPlacements "$T/topology_placement.go"
+    cp "$HERE/fullcycle/zz_placement_rank.go" "$2/vendor/k8s.io/kubernetes/pkg/scheduler/"
+    sed -i 's/scores\[i\].Randomizer = rand.Int()/scores[i].Randomizer = sched.oraclePlacementRandomizer(scores[i].Placement)/' \
+      "$2/vendor/k8s.io/kubernetes/pkg/scheduler/schedule_one_podgroup.go"
+    grep -q oraclePlacementRandomizer "$2/vendor/k8s.io/kubernetes/pkg/scheduler/schedule_one_podgroup.go"
   fi
   # PreBind's wait for the (emulated) PV controller: every 10 ms, not every second
   sed -i 's/wait.PollUntilContextTimeout(ctx, time.Second, b.bindTimeout/wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, b.bindTimeout/' \

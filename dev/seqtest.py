@@ -725,9 +725,22 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
         if pg is not None:
             # 1.36: the oracle observes once per ScheduleOne (a pod group cycle): only the group
             # cycle's last logged cycle gets an outcome, that of its pod once the cycle settled
+            prev = results[i - 1].pod_group if i > 0 else None
+            if prev is None or (prev.group, prev.cycle) != (pg.group, pg.cycle):
+                group_start = len(cycles) - 1
             nxt = results[i + 1].pod_group if i + 1 < len(results) else None
             own = cycles[-1]["after"]
             cycles[-1]["after"] = None
+            if getattr(pg, "placement_runs", ()):
+                # TopologyAwareWorkloadScheduling: every placement's run is logged, in the order
+                # tried; the results are the chosen one's
+                def logged(one: Any) -> list[dict]:
+                    return [{"pod": c.pod, "searched": list(c.searched), "picked": c.node, "after": None,
+                             "victims": [], "err": c.error} for c in one]
+                before = [c for one in pg.placement_runs[:pg.chosen] for c in logged(one)]
+                cycles[group_start:group_start] = before
+                for one in pg.placement_runs[pg.chosen + 1:]:
+                    cycles.extend(logged(one))
             for one in pg.preemption_runs:  # workload-aware preemption's runs, logged after
                 for c in one:
                     cycles.append({"pod": c.pod, "searched": list(c.searched), "picked": c.node,
@@ -1209,6 +1222,9 @@ def main() -> int:
                     help="with --gangs at 1.36 and WorkloadAwarePreemption off: each pod group's pods get a "
                          "priority (0, 10, 100 or 1000), so their own DefaultPreemption preempts in the group's "
                          "cycle (seqgang.to_pod_groups)")
+    ap.add_argument("--topology", type=float, default=0.0, metavar="P",
+                    help="with --gangs at 1.36: TopologyAwareWorkloadScheduling on, and that share of the PodGroups "
+                         "constrained to one zone (seqgang.add_topology)")
     ap.add_argument("--gangs", type=float, default=0.0, metavar="P",
                     help="the share of sequences that get gangs (dev/seqgang.py: Workloads, pods with workloadRef, "
                          "waits past the Permit timeout; gates GenericWorkload and GangScheduling on for every "
@@ -1261,6 +1277,12 @@ def main() -> int:
         args.gates.update(seqgang.GATES)
         if args.wap:
             args.gates["WorkloadAwarePreemption"] = True
+        if args.topology and gen.minor >= 36:
+            # a generator of its own: the sequences of a seed stay those of runs without it
+            topo = random.Random(args.seed * 7919 + 37)
+            for s in gang_seqs:
+                seqgang.add_topology(s, topo, args.topology)
+            args.gates["TopologyAwareWorkloadScheduling"] = True
     if args.devices:
         # a generator of its own: the sequences of a seed stay those of runs without devices
         sys.path.insert(0, str(Path(__file__).resolve().parent))

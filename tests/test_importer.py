@@ -1641,6 +1641,21 @@ def test_a_1_36_pod_group_keeps_its_podgroup_and_refs_and_turns_the_gates_on(tmp
     assert v.passed, v.message
 
 
+def test_a_1_36_pod_groups_topology_constraint_is_kept_with_its_gate(tmp_path):
+    """A PodGroup's schedulingConstraints (served only with TopologyAwareWorkloadScheduling
+    on) is kept and the gate turned on: the group's pods stay in one zone."""
+    pg = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "pg"},
+          "spec": {"schedulingPolicy": {"basic": {}},
+                   "schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/zone"}]}}}
+    sg = {"podGroupName": "pg"}
+    dump = _gang_dump(pg, _gang_pod("w-1", schedulingGroup=sg), _gang_pod("w-2", schedulingGroup=sg))
+    out, _ = _import(tmp_path, dump, version="1.36", pending=True)
+    assert "featureGates: {GenericWorkload: true, GangScheduling: true, TopologyAwareWorkloadScheduling: true}\n" in out
+    doc = yaml.safe_load(out)
+    assert [o["spec"] for o in doc["objects"] if o["kind"] == "PodGroup"] == [pg["spec"]]
+    assert "needs the alpha gate TopologyAwareWorkloadScheduling" not in out.replace("\n# ", " ")
+
+
 @pytest.mark.parametrize("field", [{"schedulingGroup": {"podGroupName": "pg"}},
                                    {"workloadRef": {"name": "train", "podGroup": "workers"}}])
 def test_1_37_pod_groups_are_refused_for_a_pod_to_schedule_and_dropped_from_bound_pods(tmp_path, field):

@@ -14,7 +14,7 @@
 // Protocol: `BACKEND --info` prints {"kubernetesVersion", "plugins", "outOfTreePlugins",
 // "protocols"} (protocols: "serve", and "devices", and "workloads" (1.35) or "podGroups" (1.36), and
 // "steps", "max" and "ephemeralVolumes" (1.33 and later: steps.go, maxentry.go, ephemeral.go), and
-// "deviceSteps" (with devices and steps: devicetaints.go), when the build has them); `BACKEND` reads one case
+// "deviceSteps" and "nodeSlices" (with devices and steps: devicetaints.go, steps.go), when the build has them); `BACKEND` reads one case
 // (JSON, see input) from stdin and prints its result (JSON, see output) on stdout. A case that
 // cannot be run prints {"error": "..."} and exits 0; a broken request exits 2.
 package kspreadbackend
@@ -236,8 +236,9 @@ func Main(opts ...Option) {
 			protocols = append(protocols, "steps", "max", ephemeralProtocol)
 		}
 		if stepsBuilt && deviceTaintEviction != nil {
-			// the device steps and the device taint eviction controller (devicetaints.go)
-			protocols = append(protocols, "deviceSteps")
+			// the device steps and the device taint eviction controller (devicetaints.go); "nodeSlices":
+			// the slices of a node an addNode step adds are published by that step (steps.go)
+			protocols = append(protocols, "deviceSteps", "nodeSlices")
 		}
 		must(json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"kubernetesVersion": KubernetesVersion(), "plugins": names, "outOfTreePlugins": oot,
@@ -438,6 +439,12 @@ var gangs gangSupport
 // (preemption.Executor's preempting set), so a run waits for them as for a pod's
 var groupUID func(group string) types.UID
 
+// watchGroupPods (podgroups_v136.go; nil before 1.36) wraps the scheduler's SchedulePod so that
+// seen is called with each pod a pod group cycle tries, as it is about to try it, and a cycle state
+// to ask about it in as that cycle does (the group's: DynamicResources reads the claims the group's
+// pods tried before it put in flight); the snapshot then holds those pods, assumed and reserved
+var watchGroupPods func(sched *scheduler.Scheduler, seen func(pod *v1.Pod, state *framework.CycleState))
+
 // waitingAtPermit: the pods waiting at Permit in every profile (UID -> the node each holds). Their
 // Permit timers are stopped on the way (KspreadWaitingPods): a run has no wall clock to time them
 // out on (kspread's sequences time a gang out in `wait` steps: with steps the timers are stand-ins
@@ -637,6 +644,24 @@ func run(in input, o *options) (*output, error) {
 	var before *Cycle
 	var beforeErr error
 	preObserve := (len(in.Storage) > 0 || len(in.Devices) > 0) && in.Observe != "none"
+	// groupBefore: with storage or devices, the per-node data of each pod the cycle's pod group cycle
+	// tried, asked as that cycle was about to try it (its first try: workload-aware preemption tries
+	// the group again, victims removed), the group's pods tried before it assumed and reserved: their
+	// claims in flight, their volumes assumed, which afterwards are bound or forgotten
+	groupBefore := map[types.UID]*Cycle{}
+	if preObserve && watchGroupPods != nil {
+		watchGroupPods(sched, func(pod *v1.Pod, state *framework.CycleState) {
+			if _, ok := groupBefore[pod.UID]; ok || beforeErr != nil {
+				return
+			}
+			c, err := observeIn(ctx, sched, pod, state)
+			if err != nil {
+				beforeErr = err
+				return
+			}
+			groupBefore[pod.UID] = c
+		})
+	}
 	pop := sched.NextPod
 	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 		pi, err := pop(logger)
@@ -645,6 +670,7 @@ func run(in input, o *options) (*output, error) {
 			poppedOutcomes, _ = rec.count(pi.Pod.UID)
 			poppedNominated[pi.Pod.UID] = pi.Pod.Status.NominatedNodeName
 			before, beforeErr = nil, nil
+			groupBefore = map[types.UID]*Cycle{}
 			if preObserve {
 				if beforeErr = scheduler.KspreadUpdateSnapshot(ctx, sched); beforeErr == nil {
 					before, beforeErr = observe(ctx, sched, pi.Pod)
@@ -731,7 +757,8 @@ func run(in input, o *options) (*output, error) {
 	}
 	withDevices := len(in.Devices) > 0
 	if withDevices {
-		if err := dra.setUp(client, tracker, in.Devices); err != nil {
+		// (with steps: the slices of a node an addNode step adds come with that step)
+		if err := dra.setUp(client, tracker, tl.holdNodeSlices(in.Devices, in.Nodes)); err != nil {
 			return nil, err
 		}
 		for _, list := range [][]v1.Pod{in.Pods, in.Incoming} {
@@ -940,6 +967,10 @@ func run(in input, o *options) (*output, error) {
 		last, lastDeleted, lastBefore, lastAssumed = ran, deletedBefore, nil, assumed
 		if before != nil && before.Pod == podKey(ran.Namespace, ran.Name) {
 			lastBefore = before
+		}
+		if c := groupBefore[ran.UID]; c != nil {
+			// a pod group cycle's last pod: as the cycle tried it
+			lastBefore = c
 		}
 	}
 	if err := quiet("the informers"); err != nil {
@@ -1295,6 +1326,11 @@ func deletedPods(tracker *countingTracker, in input) []string {
 // when more than one node is feasible (schedulePod scores only then), every score plugin's raw
 // score (the plugin's Score), and its weighted score and the totals (RunScorePlugins).
 func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cycle, error) {
+	return observeIn(ctx, sched, pod, framework.NewCycleState())
+}
+
+// observeIn: observe, in the cycle state given (a new one, or one marked as a pod group cycle's)
+func observeIn(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod, state *framework.CycleState) (*Cycle, error) {
 	fw, ok := sched.Profiles[pod.Spec.SchedulerName]
 	if !ok {
 		return nil, fmt.Errorf("pod %s: no profile %q", pod.Name, pod.Spec.SchedulerName)
@@ -1306,7 +1342,6 @@ func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cyc
 	c := &Cycle{Pod: podKey(pod.Namespace, pod.Name), Filter: map[string]map[string]any{}, Feasible: []string{},
 		RawScores: map[string]map[string]int64{}, Scores: map[string]map[string]int64{},
 		Weighted: map[string]map[string]int64{}, Totals: map[string]int64{}, Scored: true}
-	state := framework.NewCycleState()
 	preRes, st, unscheduled := runPreFilter(ctx, fw, state, pod)
 	feasible := []fwNodeInfo{}
 	for _, ni := range nodes {

@@ -25,12 +25,13 @@ package kspreadbackend
 //
 // The API server sets a taint's timeAdded when the object is created (SetDefaults_DeviceTaint,
 // whole seconds), which the fake API does not: a taint without one is taken as added at the
-// sequence's start, when the case's objects are created; a step's rule is written with the
-// step's time. A DeviceTaintRule's status (EvictionInProgress), which the controller keeps and
+// sequence's start, when the case's objects are created; a step's rule, and the slices of a node
+// an addNode step adds (published by the step: publish), are written with the step's time. A DeviceTaintRule's status (EvictionInProgress), which the controller keeps and
 // no scheduler reads, is not written.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -296,11 +297,14 @@ func (c *deviceTaintController) applyStep(ctx context.Context, st inStep) (bool,
 		if !ok || len(st.Rule) == 0 {
 			return true, fmt.Errorf("no DeviceTaintRule given, or this backend takes none")
 		}
-		obj, m, _, err := k.decode("steps", 0, "DeviceTaintRule", st.Rule)
+		raw, err := ruleTimeAdded(st.Rule, c.t.epoch.Add(time.Duration(c.t.now)*time.Second))
+		if err != nil {
+			return true, fmt.Errorf("the DeviceTaintRule: %w", err)
+		}
+		obj, m, _, err := k.decode("steps", 0, "DeviceTaintRule", raw)
 		if err != nil {
 			return true, err
 		}
-		setRuleTimeAdded(obj, c.t.epoch.Add(time.Duration(c.t.now)*time.Second))
 		if err := c.t.tracker.Create(k.gvr, obj, ""); err != nil {
 			return true, fmt.Errorf("DeviceTaintRule %s: %w", m.GetName(), err)
 		}
@@ -318,6 +322,38 @@ func (c *deviceTaintController) applyStep(ctx context.Context, st inStep) (bool,
 		return false, nil
 	}
 	return true, c.t.quiet("the DeviceTaintRule's informers")
+}
+
+// publish: a node's driver publishes its ResourceSlices once the node is there (the addNode step:
+// steps.go); the API server sets each taint's timeAdded that has none to the step's second. A slice
+// of that name already there (the node's before it was deleted; upstream's garbage collector
+// deletes a node's slices with it) is deleted first.
+func (c *deviceTaintController) publish(ctx context.Context, slices []json.RawMessage) error {
+	k := deviceKinds["ResourceSlice"]
+	at := metav1.NewTime(c.t.epoch.Add(time.Duration(c.t.now) * time.Second))
+	for i, raw := range slices {
+		obj, m, _, err := k.decode("devices", i, "ResourceSlice", raw)
+		if err != nil {
+			return err
+		}
+		s := obj.(*resourceapi.ResourceSlice)
+		for j := range s.Spec.Devices {
+			for l := range s.Spec.Devices[j].Taints {
+				if s.Spec.Devices[j].Taints[l].TimeAdded == nil {
+					s.Spec.Devices[j].Taints[l].TimeAdded = &at
+				}
+			}
+		}
+		if _, err := c.t.tracker.Get(k.gvr, "", m.GetName()); err == nil {
+			if err := c.t.tracker.Delete(k.gvr, "", m.GetName()); err != nil {
+				return fmt.Errorf("ResourceSlice %s: %w", m.GetName(), err)
+			}
+		}
+		if err := c.t.tracker.Create(k.gvr, obj, ""); err != nil {
+			return fmt.Errorf("ResourceSlice %s: %w", m.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // setConditions: a driver writes conditions of an allocated device into its claim's

@@ -18,6 +18,7 @@ package kspreadbackend
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -26,8 +27,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingapi "k8s.io/api/scheduling/v1alpha2"
 	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
 type podGroupSupport struct{}
@@ -35,6 +38,24 @@ type podGroupSupport struct{}
 func init() {
 	gangs = podGroupSupport{}
 	groupUID = podGroupUID
+	watchGroupPods = wrapSchedulePod
+}
+
+// wrapSchedulePod: the scheduler's SchedulePod, which a pod group cycle calls for each pod it tries
+// (podGroupPodSchedulingAlgorithm, in the group's snapshot, the pods tried before it assumed and
+// reserved), first calling seen with the pod and a new cycle state marked with the group's (as
+// initPodSchedulingContext marks the pod's). A pod scheduled alone goes straight through.
+func wrapSchedulePod(sched *scheduler.Scheduler, seen func(pod *v1.Pod, state *framework.CycleState)) {
+	run := sched.SchedulePod
+	sched.SchedulePod = func(ctx context.Context, fw framework.Framework, state fwk.CycleState,
+		pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+		if group := state.GetPodGroupSchedulingCycle(); state.IsPodGroupSchedulingCycle() && group != nil {
+			s := framework.NewCycleState()
+			s.SetPodGroupSchedulingCycle(group)
+			seen(pi.Pod, s)
+		}
+		return run(ctx, fw, state, pi)
+	}
 }
 
 // podGroupUID: the UID setUp gives a PodGroup ("namespace/name") that has none (kspread sends none)

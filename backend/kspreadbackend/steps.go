@@ -95,6 +95,10 @@ type deviceEvictor interface {
 	evict(ctx context.Context, p *v1.Pod) error
 	// applyStep applies a device step; false for another kind
 	applyStep(ctx context.Context, st inStep) (bool, error)
+	// publish creates the ResourceSlices of a node an addNode step added, as its driver publishes
+	// them once the node is there (one of the same name already there, the node's before it was
+	// deleted, is replaced)
+	publish(ctx context.Context, slices []json.RawMessage) error
 }
 
 type deviceDue struct {
@@ -219,6 +223,9 @@ type timeline struct {
 	// first look (before the scheduler's first run, as kspread's)
 	dte        deviceEvictor
 	dteStarted bool
+	// nodeSlices: a node an addNode step adds -> its ResourceSlices (spec.nodeName), which the step
+	// publishes (holdNodeSlices)
+	nodeSlices map[string][]json.RawMessage
 }
 
 // newTimeline: after scheduler.New, before the informers start: the queue on the sequence's
@@ -282,6 +289,51 @@ func newTimeline(ctx context.Context, in *input, client *fake.Clientset, tracker
 		}
 	}
 	return t, nil
+}
+
+// holdNodeSlices: the device objects to create at the start, and the slices each addNode step
+// publishes. A node-local ResourceSlice (spec.nodeName) is published by its node's driver once the
+// kubelet has registered the node: the slices of a node an addNode step adds are created by that
+// step (so the API server dates their taints from it, as kspread does), not at the start, unless
+// the case has the node from the start (a step adds it again after a deleteNode: its slices are
+// there from the start, and the step publishes them anew).
+func (t *timeline) holdNodeSlices(objs []json.RawMessage, nodes []v1.Node) []json.RawMessage {
+	if t == nil || t.dte == nil {
+		return objs
+	}
+	added := map[string]bool{}
+	for _, st := range t.steps {
+		if st.Kind == "addNode" && st.NewNode != nil {
+			added[st.NewNode.Name] = true
+		}
+	}
+	if len(added) == 0 {
+		return objs
+	}
+	present := map[string]bool{}
+	for _, n := range nodes {
+		present[n.Name] = true
+	}
+	t.nodeSlices = map[string][]json.RawMessage{}
+	var start []json.RawMessage
+	for _, raw := range objs {
+		var head struct {
+			Kind string `json:"kind"`
+			Spec struct {
+				NodeName *string `json:"nodeName"`
+			} `json:"spec"`
+		}
+		// (an object that does not decode is left to the device set-up, which says why)
+		if json.Unmarshal(raw, &head) == nil && head.Kind == "ResourceSlice" && head.Spec.NodeName != nil &&
+			added[*head.Spec.NodeName] {
+			t.nodeSlices[*head.Spec.NodeName] = append(t.nodeSlices[*head.Spec.NodeName], raw)
+			if !present[*head.Spec.NodeName] {
+				continue
+			}
+		}
+		start = append(start, raw)
+	}
+	return start
 }
 
 // close: the wall clock back for the Permit timers and gangs' deadlines (the next case of a
@@ -1018,6 +1070,13 @@ func (t *timeline) applyStep(ctx context.Context, st inStep) error {
 			return err
 		}
 		t.nodes = append(t.nodes, st.NewNode.Name)
+		if slices := t.nodeSlices[st.NewNode.Name]; len(slices) > 0 && t.dte != nil {
+			// its driver's slices, published once the node is there (the node's event first)
+			if err := t.quiet("the added node"); err != nil {
+				return err
+			}
+			return t.dte.publish(ctx, slices)
+		}
 		return nil
 	case "deleteNode":
 		return t.deleteNode(ctx, st.Node)

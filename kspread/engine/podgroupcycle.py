@@ -12,9 +12,12 @@ snapshot. What kspread models, by upstream's functions:
   Upstream lists the unscheduled pods from a Go map and sorts with sort.Slice: pods that
   entered activeQ at the same moment (moved by one event) are in no fixed order; kspread
   takes the order in which its queue moved them.
-* ``podGroupSchedulingDefaultAlgorithm`` (TopologyAwareWorkloadScheduling off: no
-  placements, so no PlacementGenerate or PlacementScore plugin, PodGroupPodsCount
-  included, runs): each pod in that order runs the whole scheduling algorithm (PreFilter
+* ``podGroupSchedulingAlgorithm``: with TopologyAwareWorkloadScheduling on,
+  ``podGroupSchedulingPlacementAlgorithm`` (``_placement_algorithm``, the placements and
+  their scores in ``kspread.engine.podgroupplacement``) runs the default algorithm below in
+  each placement, the search narrowed to its nodes, and keeps the best; with the gate off,
+  the default algorithm alone.
+* ``podGroupSchedulingDefaultAlgorithm`` (``_default_algorithm``): each pod in that order runs the whole scheduling algorithm (PreFilter
   to Score, and PostFilter when no node fits) on the snapshot in which the group's pods
   placed before it are assumed. The scheduling cycle is the same for all of them
   (``sched.CurrentCycle()``), so OpportunisticBatching gives no hint inside a group. A pod
@@ -94,12 +97,12 @@ extended resources backed by devices whose claim would be allocated in the cycle
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kspread.engine import podgrouppreemption
+from kspread.engine import podgroupplacement, podgrouppreemption
 from kspread.engine.framework.interface import PodEvent
 from kspread.engine.model import Pod, replace_pod
 from kspread.engine.plugins.podgroups import POD_GROUP_UNSCHEDULABLE, Condition, GroupKey
@@ -155,6 +158,11 @@ class PodOutcome:
     # list of the pods' cycles
     victims: tuple[Pod, ...] = ()
     preemption_runs: tuple[tuple[PreemptionRun, ...], ...] = ()
+    # TopologyAwareWorkloadScheduling, on the outcome of the group's last pod: every
+    # placement's run of the default algorithm in the order tried (each a list of the pods'
+    # cycles), and which of them the pods' results are (``chosen``)
+    placement_runs: tuple[tuple[PreemptionRun, ...], ...] = ()
+    chosen: int = 0
 
 
 def _refuse(pod: Pod, what: str) -> CaseError:
@@ -182,69 +190,30 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     # every pop counted a scheduling cycle; the group's pods all run in the last one
     cycle = sched.cycle_count + len(members)
 
-    # ---- podGroupSchedulingDefaultAlgorithm --------------------------------------------------
-    status = UNSCHEDULABLE
-    error: str | None = None
-    # (q, r, node it fit on, Permit's wait, node its own preemption nominated)
-    placed: list[tuple[QueuedPod, CycleResult, str | None, str | None, str | None]] = []
-    assumed: list[tuple[Pod, Pod]] = []  # (the pod as popped, assumed on its node)
     pg_state = groups.groups.get(key)
-    scheduled = pg_state.scheduled_count() if pg_state is not None else 0
-    requires_preemption = False
-    waiting_on_preemption = False
-    pod_victims: list[Pod] = []  # DefaultPreemption's victims of the group's pods, in order
-    cleared: list[Pod] = []  # the lower-priority pods whose nomination those preemptions clear
-    states: dict[str, CycleState | None] = {}  # each pod's cycle state (a compacted result drops it)
     if sched.claims is not None:
         sched.claims.group_pods = frozenset(q.key for q in members)
-    for i, q in enumerate(members):
-        pod = sched.current(q.pod)
+    # every popped pod counts an attempt (the activeQ's pop, PopSpecificPod's too), whether
+    # or not the algorithm reaches it
+    for q in members:
         q.attempts += 1
-        sched.attempts[pod.key] = q.attempts
-        sched.cycle_count = cycle - 1
-        written = len(sched.handle.dra_events)
-        r = sched.schedule_one(pod)
-        states[pod.key] = r.state
-        r.attempt = q.attempts
-        _refuse_stale_claims(sched, pod, sched.handle.dra_events[written:], members[i + 1:])
+        sched.attempts[q.key] = q.attempts
+    # ---- podGroupSchedulingAlgorithm -----------------------------------------------------------
+    if podgroupplacement.placements_apply(sched):
+        alg = _placement_algorithm(run, members, cycle, key)
+    else:
+        alg = _default_algorithm(run, members, cycle, key)
+    for r in alg.results:
         if run.results and not run.keep_all:
             run.results[-1].compact()
         run.results.append(r)
-        if run.observe is not None:
-            run.observe(sched, r)
-        if r.error:
-            error = f"failed to schedule other pod from a pod group: {r.error}"
-            status, waiting_on_preemption = ERROR, False
-            placed.append((q, r, None, None, None))
-            break
-        nominated: str | None = None
-        if r.selected_positions is not None or r.selected:
-            node = sched.pick_host(r)
-            sched.store_schedule_results(r, node)
-        elif r.preemption is not None and r.preemption.nominated_node is not None:
-            # PostFilter nominated a node: its victims' deletion started (the executor's
-            # goroutine); the pod is assumed there as if it fit, on the cycle's snapshot,
-            # where the victims stay; its Reserve reads what the dry run's Filter found there
-            node = nominated = r.preemption.nominated_node
-            requires_preemption = True
-            _actuate(sched, pod, r, members[i + 1:], pod_victims, cleared)
-        else:
-            placed.append((q, r, None, None, None))
-            continue
-        sched.mark_tie(pod, r)
-        _assume_and_reserve(sched, pod, r.state, node, assumed)
-        scheduled += 1
-        wait = groups.permit(pod, scheduled)
-        if wait is None:
-            # the group can be placed; if a pod needs preemption, once its victims are gone
-            status = UNSCHEDULABLE if requires_preemption else SUCCESS
-            waiting_on_preemption = requires_preemption
-        placed.append((q, r, None if nominated else node, wait, nominated))
-    # unreserveAndForget, deferred: the last assumed first
-    _revert(sched, assumed)
+    status, error, waiting_on_preemption = alg.status, alg.error, alg.waiting
+    placed, pod_victims, cleared, states = alg.placed, alg.pod_victims, alg.cleared, alg.states
     victims: list[Pod] = []
     runs: list[list[PreemptionRun]] = []
-    group_message = POD_GROUP_WAITING if waiting_on_preemption else POD_GROUP_UNSCHEDULABLE
+    group_message = POD_GROUP_WAITING if waiting_on_preemption else (alg.message or POD_GROUP_UNSCHEDULABLE)
+    # a group-level status (no placement generated): every pod fails with it
+    group_level = alg.message is not None and not placed
     # what DynamicResources' PostFilter wrote (a claim deallocated) reaches the queue after the cycle
     after: list[PodEvent] = list(sched.handle.dra_events)
     sched.handle.dra_events.clear()
@@ -262,7 +231,10 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         pg = groups.pod_groups.get(key)
         assert pg is not None  # PreEnqueue holds the pods of a missing PodGroup
         pods = [sched.current(q.pod) for q in members]
-        out = podgrouppreemption.preempt(sched, pg, pods, lambda: _fits(run, members, cycle, key, runs))
+        if podgroupplacement.placements_apply(sched) and pg.topology_key is not None:
+            out = podgrouppreemption.Outcome(UNSCHEDULABLE, podgrouppreemption.TAWS_REFUSED)
+        else:
+            out = podgrouppreemption.preempt(sched, pg, pods, lambda: _fits(run, members, cycle, key, runs))
         if out.code == podgrouppreemption.SUCCESS:
             waiting_on_preemption = True
             _refuse_waiting_victims(sched, head, out.victims)
@@ -277,7 +249,7 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         elif out.code == ERROR:
             status, error = ERROR, out.message
         else:
-            group_message = f"{POD_GROUP_UNSCHEDULABLE}, {out.message}"
+            group_message = f"{group_message}, {out.message}"
     reached = {q.key for q, _, _, _, _ in placed}
     for q in members:
         if q.key not in reached:
@@ -334,6 +306,12 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             run.queue.group_failed(q, pod, rejectors, False)
             failed.append(q)
             continue
+        if group_level:
+            # the placement generator's status, cloned for each pod (no FitError: no rejector)
+            r.pod_group = PodOutcome(key, status, None, False, group_message)
+            _fail(run, q, pod, frozenset(), False, after)
+            failed.append(q)
+            continue
         if fit is not None or nominated is not None:
             # the group cannot be placed: Permit's message, the nomination cleared (a pod
             # that preempted too: its victims are gone all the same)
@@ -352,6 +330,7 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     if last is not None:
         last.victims = tuple(victims)
         last.preemption_runs = tuple(tuple(one) for one in runs)
+        last.placement_runs, last.chosen = tuple(alg.runs), alg.chosen
     for q in failed:
         q.parked = changes_at_start
     if sched.claims is not None:
@@ -384,6 +363,196 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         preflight = state is not None and sched.pre_bind_pre_flight(state)
         run._bind(pod, node, claim_events, preflight)
 
+
+@dataclass(slots=True)
+class _Algorithm:
+    """One run of podGroupSchedulingDefaultAlgorithm (a placement's, with
+    TopologyAwareWorkloadScheduling): its status, each pod's cycle (``placed``: the queued
+    pod, its result, the node it fit on, Permit's wait, the node its own preemption
+    nominated), what its pods' preemptions did, their cycle states, their results in order.
+    ``message``: the group's status message when it is not the default's."""
+
+    status: str = UNSCHEDULABLE
+    error: str | None = None
+    waiting: bool = False
+    placed: list[tuple[QueuedPod, CycleResult, str | None, str | None, str | None]] = field(default_factory=list)
+    pod_victims: list[Pod] = field(default_factory=list)
+    cleared: list[Pod] = field(default_factory=list)
+    states: dict[str, CycleState | None] = field(default_factory=dict)
+    results: list[CycleResult] = field(default_factory=list)
+    message: str | None = None
+    # of several placements: each one's run (its pods' cycles), in the order tried, and the
+    # one returned; its results are observed once it is chosen
+    runs: list[tuple[PreemptionRun, ...]] = field(default_factory=list)
+    chosen: int = 0
+
+
+def _default_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
+                       multi: bool = False) -> _Algorithm:
+    """podGroupSchedulingDefaultAlgorithm on the snapshot (over the nodes of the placement
+    the scheduler's node order is narrowed to, with TopologyAwareWorkloadScheduling).
+    ``multi``: one of several placements' runs (a claim a PostFilter deallocates is then
+    refused)."""
+    sched = run.sched
+    groups = sched.groups
+    assert groups is not None
+    alg = _Algorithm()
+    placed = alg.placed
+    assumed: list[tuple[Pod, Pod]] = []  # (the pod as popped, assumed on its node)
+    pg_state = groups.groups.get(key)
+    scheduled = pg_state.scheduled_count() if pg_state is not None else 0
+    requires_preemption = False
+    for i, q in enumerate(members):
+        pod = sched.current(q.pod)
+        sched.cycle_count = cycle - 1
+        written = len(sched.handle.dra_events)
+        r = sched.schedule_one(pod)
+        alg.states[pod.key] = r.state
+        r.attempt = q.attempts
+        if multi and sched.handle.dra_events[written:]:
+            raise _refuse(pod, "has DynamicResources' PostFilter deallocate a claim in one of several placements' "
+                               "runs (TopologyAwareWorkloadScheduling)")
+        _refuse_stale_claims(sched, pod, sched.handle.dra_events[written:], members[i + 1:])
+        alg.results.append(r)
+        if run.observe is not None and not multi:
+            run.observe(sched, r)
+        if r.error:
+            alg.error = f"failed to schedule other pod from a pod group: {r.error}"
+            alg.status, alg.waiting = ERROR, False
+            placed.append((q, r, None, None, None))
+            break
+        nominated: str | None = None
+        if r.selected_positions is not None or r.selected:
+            node = sched.pick_host(r)
+            sched.store_schedule_results(r, node)
+        elif r.preemption is not None and r.preemption.nominated_node is not None:
+            # PostFilter nominated a node: its victims' deletion started (the executor's
+            # goroutine); the pod is assumed there as if it fit, on the cycle's snapshot,
+            # where the victims stay; its Reserve reads what the dry run's Filter found there
+            node = nominated = r.preemption.nominated_node
+            requires_preemption = True
+            _actuate(sched, pod, r, members[i + 1:], alg.pod_victims, alg.cleared)
+        else:
+            placed.append((q, r, None, None, None))
+            continue
+        sched.mark_tie(pod, r)
+        _assume_and_reserve(sched, pod, r.state, node, assumed)
+        scheduled += 1
+        wait = groups.permit(pod, scheduled)
+        if wait is None:
+            # the group can be placed; if a pod needs preemption, once its victims are gone
+            alg.status = UNSCHEDULABLE if requires_preemption else SUCCESS
+            alg.waiting = requires_preemption
+        placed.append((q, r, None if nominated else node, wait, nominated))
+    # unreserveAndForget, deferred: the last assumed first
+    _revert(sched, assumed)
+    return alg
+
+
+def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey) -> _Algorithm:
+    """podGroupSchedulingPlacementAlgorithm (TopologyAwareWorkloadScheduling): the default
+    algorithm in each placement (the scheduler's node order narrowed to its nodes, as
+    AssumePlacement narrows the snapshot's ListNodesInPlacement; plugins still list every
+    node), then the best of those where the group can be placed (or waits on
+    preemption). None: "0/N placements are available, first placement status: pod group is
+    unschedulable", with the pods' statuses of the first placement, which kspread takes
+    only when every placement gives each pod the same outcome (upstream's first is a Go
+    map's)."""
+    sched = run.sched
+    groups = sched.groups
+    assert groups is not None
+    pg = groups.pod_groups.get(key)
+    pg_state = groups.groups.get(key)
+    for q in members:
+        sched.placement_order.pop(q.key, None)
+    assumed_nodes = {k: n for k, (_, n) in [*sched.waiting.items(), *sched.prebind_waiting.items()]}
+    placements, code, message = podgroupplacement.generate(sched, key, pg, pg_state, assumed_nodes)
+    if not placements:
+        out = _Algorithm(status=ERROR if code == ERROR else UNSCHEDULABLE, message=message)
+        if code == ERROR:
+            out.error = message
+        return out
+    full_order = sched.order
+    runs: list[tuple[podgroupplacement.Placement, _Algorithm]] = []
+    multi = len(placements) > 1
+    try:
+        for pl in placements:
+            sched.set_placement(list(pl.nodes) if len(pl.nodes) != len(full_order) else None)
+            alg = _default_algorithm(run, members, cycle, key, multi)
+            if alg.status == ERROR:
+                return alg
+            runs.append((pl, alg))
+    finally:
+        sched.set_placement(None)
+        sched.cycle_order = full_order
+    ok = [(pl, alg) for pl, alg in runs if alg.status == SUCCESS or alg.waiting]
+    if not ok:
+        first = _chosen(run, runs, runs[0][1], multi)
+        first.message = f"0/{len(placements)} placements are available, first placement status: {POD_GROUP_UNSCHEDULABLE}"
+        if multi and _differing_failures(sched, runs):
+            # upstream's first placement is a Go map's: kspread takes its own first and says so
+            for q, _, _, _, _ in first.placed:
+                sched.placement_order[q.key] = tuple(pl.name for pl, _ in runs)
+        return first
+    if len(ok) == 1:
+        return _chosen(run, runs, ok[0][1], multi)
+    assignments = [(pl, [sched.current(q.pod) for q, _, fit, _, nom in alg.placed if fit or nom]) for pl, alg in ok]
+    totals = podgroupplacement.score(sched, pg_state, assignments)
+    best = max(totals)
+    tied = [i for i, t in enumerate(totals) if t == best]
+    chosen = _chosen(run, runs, ok[tied[sched.pick_placement([ok[i][0].name for i in tied])]][1], multi)
+    if len(tied) > 1:
+        # findBestPlacement breaks equal totals with rand.Int(): each pod's node in every
+        # tied placement
+        for q, _, fit, _, nom in chosen.placed:
+            nodes: list[str] = []
+            for i in tied:
+                for q2, _, fit2, _, nom2 in ok[i][1].placed:
+                    if q2.key == q.key and (fit2 or nom2):
+                        nodes.append(fit2 or nom2 or "")
+            if (fit or nom) and len(set(nodes)) > 1:
+                sched.mark_placement_tie(q.key, nodes)
+    return chosen
+
+
+def _chosen(run: SequenceRun, runs: list, alg: _Algorithm, multi: bool) -> _Algorithm:
+    """The run the placement algorithm returns: its pods' ties marked again (each
+    placement's run marked its own), its cycles observed (of several placements), and
+    every run's cycles kept for a comparison with upstream's log (``_Algorithm.runs``)."""
+    sched = run.sched
+    for _, r, fit, _, nom in alg.placed:
+        sched.placement_order.pop(r.pod.key, None)
+        if fit or nom:
+            sched.mark_tie(r.pod, r)
+        else:
+            sched.ties.pop(r.pod.key, None)
+    if multi:
+        if run.observe is not None:
+            for r in alg.results:
+                run.observe(sched, r)
+        alg.runs = [tuple(_preemption_run(sched, r, fit or nom, r.error or "") for _, r, fit, _, nom in a.placed)
+                    for _, a in runs]
+        alg.chosen = next(i for i, (_, a) in enumerate(runs) if a is alg)
+    return alg
+
+
+def _differing_failures(sched: Any, runs: list) -> bool:
+    """Every placement failed: upstream reports each pod with the first placement's status,
+    the first in a Go map's order. Whether the placements' pods did not all end the same
+    way (fit or not, the same FailedScheduling message, the same rejecting plugins)."""
+    from kspread.engine.diagnosis import verdict
+
+    def outcome(alg: _Algorithm) -> list[tuple]:
+        out: list[tuple] = []
+        for q, r, fit, wait, nom in alg.placed:
+            if fit or nom:
+                out.append((q.key, True, wait))
+            else:
+                out.append((q.key, False, verdict(sched.version, r), sched.rejectors(r)))
+        return out
+
+    first = outcome(runs[0][1])
+    return any(outcome(alg) != first for _, alg in runs[1:])
 
 def _actuate(sched: Any, pod: Pod, r: CycleResult, later: list[QueuedPod], pod_victims: list[Pod],
              cleared: list[Pod]) -> None:
@@ -511,6 +680,10 @@ def _fits(run: SequenceRun, members: list[QueuedPod], cycle: int, key: GroupKey,
             scheduled += 1
             if groups.permit(pod, scheduled) is None:
                 code, message = SUCCESS, ""
+        if code != SUCCESS and podgroupplacement.placements_apply(sched):
+            # the placement algorithm's one placement, every node (a group without a
+            # topology constraint: workload-aware preemption refuses the others)
+            message = f"0/1 placements are available, first placement status: {POD_GROUP_UNSCHEDULABLE}"
         return code, message
     finally:
         sched.skip_post_filters = False

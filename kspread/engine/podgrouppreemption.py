@@ -47,7 +47,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 NEVER_MESSAGE = "not eligible due to preemptionPolicy=Never."
 NO_VICTIMS = "No preemption victims found for incoming preemptor"
-CANDIDATE_NAME = "cluster"  # actuatePodGroupPreemption's candidate
+CANDIDATE_NAME = "cluster"
+# runWorkloadAwarePreemption with TopologyAwareWorkloadScheduling on, for a PodGroup with a
+# topology constraint
+TAWS_REFUSED = "workload aware preemption is not supported for pod groups with scheduling constraints"  # actuatePodGroupPreemption's candidate
 
 SUCCESS, UNSCHEDULABLE, UNRESOLVABLE, ERROR = "Success", "Unschedulable", "UnschedulableAndUnresolvable", "Error"
 

@@ -377,6 +377,12 @@ class Scheduler:
         self.ext = Extenders(self.extenders, self.version, lambda n: self.snapshot.get(n).node,
                              lambda n: list(self.snapshot.get(n).pods.values()))
         self.handle.extenders = self.ext
+        # the whole node order while a placement narrows ``order`` (set_placement)
+        self._full_order: list[str] | None = None
+        # pod -> the placements its pod group's last cycle tried (kspread's order) when none
+        # fit and they gave its pods different statuses: upstream reports the first in a Go
+        # map's order, kspread the first of these (TopologyAwareWorkloadScheduling)
+        self.placement_order: dict[str, tuple[str, ...]] = {}
         self._set_order(node_tree_order(cluster.nodes, self.version))
         self.next_start_node_index = 0
         # every node the run has known, in node order: the case's, then those steps added
@@ -428,6 +434,43 @@ class Scheduler:
         self.waiting_states: dict[str, CycleState] = {}  # their cycles' states (PreBind after the wait)
         # the pods waiting in DynamicResources' PreBind for binding conditions (assumed)
         self.prebind_waiting: dict[str, tuple[Pod, str]] = {}
+
+    def set_placement(self, nodes: list[str] | None) -> None:
+        """Snapshot.AssumePlacement (``nodes``: the placement's, in node tree order) or
+        ForgetPlacement (None), 1.36's TopologyAwareWorkloadScheduling: the search
+        (ListNodesInPlacement, NumNodesInPlacement, nextStartNodeIndex's modulus, the
+        nominated node) covers only the placement's nodes; plugins still list them all."""
+        full = self._full_order
+        if nodes is None:
+            if full is not None:
+                self._full_order = None
+                self._set_order(full)
+            return
+        if full is None:
+            self._full_order = self.order
+        self._set_order(nodes)
+
+    def in_placement(self, name: str) -> bool:
+        """GetNodeInPlacement finds the node (always, with no placement assumed)."""
+        return self._full_order is None or name in self._tree_index
+
+    def pick_placement(self, tied: list[str]) -> int:
+        """Of pod group placements tied on the best total score (their names, in kspread's
+        order), the one taken: the first (upstream: at random, findBestPlacement's
+        Randomizer)."""
+        return 0
+
+    def mark_placement_tie(self, key: str, nodes: list[str]) -> None:
+        """The pod's placement came from placements of equal total score, which upstream
+        breaks at random (findBestPlacement's Randomizer): its node in each, with the nodes
+        its own cycle tied on."""
+        pos = self.snapshot.position
+        at = [pos[n] for n in dict.fromkeys(nodes) if n in pos]
+        old = self.ties.get(key)
+        if old is not None:
+            at = sorted({*at, *tie_positions(old, len(self.node_index)).tolist()})
+        if len(at) > 1:
+            self.ties[key] = encode_tie(np.array(at, np.intp), len(self.node_index))
 
     def _set_order(self, order: list[str]) -> None:
         self.order = order
@@ -499,6 +542,8 @@ class Scheduler:
             first_failed: tuple[str, bool] | None = None
             if first:
                 node = self.snapshot.node_infos.get(first)
+                if node is not None and not self.in_placement(first):
+                    node = None  # in the cluster, not in the placement: not tried first
                 if node is not None:
                     st = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
                     kept, dropped = self.ext.filter(pod, [node.name]) if st.is_success() else ([], {})

@@ -178,6 +178,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # of 1.36's pod groups, podgrouppreemption.py) into GenericWorkload (MERGED_GATES)
         _gate("GangScheduling", (35, False, "ALPHA"), removed=37),
         FeatureGate("WorkloadAwarePreemption", (GateStage(36, False, "ALPHA"),), 37),
+        # 1.36's placement-based pod group algorithm (PodGroups' schedulingConstraints, the
+        # TopologyPlacementGenerator and PodGroupPodsCount plugins: podgroupplacement.py)
+        _gate("TopologyAwareWorkloadScheduling", (36, False, "ALPHA")),
     )
 }
 
@@ -207,8 +210,7 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
                                   "the request's device index")),
 }
 
-_WORKLOADS_1_36 = ("kspread models 1.36's pod group scheduling cycle with its default algorithm (no placements, "
-                   "no pod group resource claims)")
+_WORKLOADS_1_36 = "kspread models 1.36's pod group scheduling cycle without pod group resource claims"
 
 # Gates upstream folded into another: from that minor on the gate is unknown, and what it
 # enabled follows the other gate (kubernetes/kubernetes#139520, upstream main for 1.37:
@@ -239,8 +241,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
                     "from devices", (36, False, "ALPHA")),
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
-        _unmodelled("TopologyAwareWorkloadScheduling", _WORKLOADS_1_36,
-                    (36, False, "ALPHA")),
         _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA"), (37, False, "BETA")),
         # CompositePodGroup: CompositePodGroup objects (v1alpha3), PodGroups' and Workloads'
         # hierarchy fields; PodGroupPreemptionPolicy: a PodGroup's spec.preemptionPolicy
@@ -749,4 +749,5 @@ GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
                                                 "NodeDeclaredFeatures"),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": ("MatchLabelKeysInPodTopologySpread",),
     "WorkloadAwarePreemption": ("GangScheduling",),
+    "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
 }

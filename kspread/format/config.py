@@ -73,12 +73,16 @@ def accepted_apis(minor: int) -> list[str]:
 
 # Extension points in the order framework.go's getExtensionPoints walks them.
 POINTS = ("preFilter", "filter", "postFilter", "reserve", "preScore", "score",
-          "preBind", "bind", "postBind", "permit", "preEnqueue", "queueSort")
+          "preBind", "bind", "postBind", "permit", "preEnqueue", "queueSort",
+          "placementGenerate", "placementScore")
+# the pod group cycle's extension points (1.36's Plugins fields; TopologyAwareWorkloadScheduling)
+_PLACEMENT_POINTS = ("placementGenerate", "placementScore")
 _TYPE_NAME = {
     "preFilter": "PreFilterPlugin", "filter": "FilterPlugin", "postFilter": "PostFilterPlugin",
     "reserve": "ReservePlugin", "preScore": "PreScorePlugin", "score": "ScorePlugin",
     "preBind": "PreBindPlugin", "bind": "BindPlugin", "postBind": "PostBindPlugin",
     "permit": "PermitPlugin", "preEnqueue": "PreEnqueuePlugin", "queueSort": "QueueSortPlugin",
+    "placementGenerate": "PlacementGeneratePlugin", "placementScore": "PlacementScorePlugin",
 }
 _OTHER_POINTS = ("preEnqueue", "queueSort", "reserve", "permit", "preBind", "bind", "postBind")
 
@@ -134,6 +138,12 @@ def capabilities(name: str, minor: int) -> frozenset[str]:
             c.add("score")
         if m >= 29:  # (u)
             c.add("preScore")
+        if m >= 36:  # ScorePlacement (MostAllocated over a placement's nodes)
+            c.add("placementScore")
+    elif name == "TopologyPlacementGenerator":
+        c = {"placementGenerate"}
+    elif name == "PodGroupPodsCount":
+        c = {"placementScore"}
     elif name == "NodeResourcesBalancedAllocation":
         c = {"score"}
         if m >= 29:  # (u)
@@ -364,6 +374,10 @@ def _default_sets(ctx: _Ctx, path: tuple) -> dict[str, _Set]:
             ordered.insert(0, "SchedulingGates")
         elif m >= 27:
             ordered.append("SchedulingGates")  # PodSchedulingReadiness beta (on) 1.27-1.29
+        if m == 36 and ctx.version.gate("TopologyAwareWorkloadScheduling"):
+            # applyTopologyAwareWorkloadScheduling: appended to MultiPoint
+            ordered += ["TopologyPlacementGenerator", "PodGroupPodsCount"]
+            weights["PodGroupPodsCount"] = 1
         sets["multiPoint"].enabled = entries((n, weights.get(n)) for n in ordered)
         return sets
 
@@ -449,6 +463,7 @@ def _merge_set(ctx: _Ctx, default: _Set, custom: _Set) -> _Set:
 class _Built:
     lists: dict[str, list[_Entry]]
     weights: dict[str, int]
+    placement_weights: dict[str, int] = field(default_factory=dict)
 
 
 def _build(ctx: _Ctx, merged: dict[str, _Set], dp: Profile, defaults: set[str], profile_path: tuple,
@@ -497,6 +512,9 @@ def _build(ctx: _Ctx, merged: dict[str, _Set], dp: Profile, defaults: set[str], 
     if not lists["bind"]:
         raise ctx.err(f"at least one bind plugin is needed for profile with scheduler name {scheduler_name!r}",
                       (*profile_path, "plugins"))
+    if len(lists["placementGenerate"]) > 1:
+        raise ctx.err(f"at most one placement generate plugin is allowed for profile with scheduler name "
+                      f"{scheduler_name!r}", (*profile_path, "plugins"))
     # getScoreWeights: Score's own entries first, then multiPoint; the first one counts.
     # (Only the weights of the plugins that do score matter.)
     scoring = {e.name for e in lists["score"]}
@@ -505,7 +523,13 @@ def _build(ctx: _Ctx, merged: dict[str, _Set], dp: Profile, defaults: set[str], 
     for e in candidates:
         if e.name in scoring and e.name not in weights:
             weights[e.name] = e.weight or 1
-    return _Built(lists, weights)
+    # getValidScoreWeights for the PlacementScore plugins: PlacementScore's entries, then multiPoint
+    placing = {e.name for e in lists["placementScore"]}
+    placement_weights: dict[str, int] = {}
+    for e in list(merged["placementScore"].enabled) + (list(mp.enabled) if mp is not None else []):
+        if e.name in placing and e.name not in placement_weights:
+            placement_weights[e.name] = e.weight or 1
+    return _Built(lists, weights, placement_weights)
 
 
 # ---- pluginConfig ------------------------------------------------------------------------
@@ -687,7 +711,8 @@ def load_config(path: str | Path, version: Version, scheduler_name: str | None =
     profile_fields = ["schedulerName", "plugins", "pluginConfig"]
     if ctx.minor >= 27 and api in ("v1beta3", "v1"):
         profile_fields.append("percentageOfNodesToScore")
-    plugin_points = [p for p in POINTS if p != "preEnqueue" or ctx.minor >= 26]
+    plugin_points = [p for p in POINTS if (p != "preEnqueue" or ctx.minor >= 26)
+                     and (p not in _PLACEMENT_POINTS or ctx.minor >= 36)]
     if api in ("v1beta3", "v1"):
         plugin_points.append("multiPoint")
 
@@ -825,6 +850,8 @@ def _profile(ctx: _Ctx, custom: dict[str, _Set], raw_config: Any, ppath: tuple, 
         pre_filter=None if pre_filter == derived_pf else [ref(e) for e in b.lists["preFilter"]],
         pre_score=None if pre_score == derived_ps else [ref(e) for e in b.lists["preScore"]],
         other_extension_points={p: tuple(e.name for e in b.lists[p]) for p in _OTHER_POINTS if b.lists[p]},
+        placement_generate=tuple(e.name for e in b.lists["placementGenerate"]),
+        placement_score=tuple((e.name, b.placement_weights[e.name]) for e in b.lists["placementScore"]),
         scheduler_name=name,
         config_file=ctx.file,
     )

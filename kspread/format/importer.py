@@ -721,15 +721,19 @@ def workload_object(obj: Mapping[str, Any], minor: int) -> dict | None:
 
 
 def pod_group_object(obj: Mapping[str, Any], minor: int) -> tuple[dict | None, list[str]]:
-    """A 1.36 PodGroup as the case keeps it (name, schedulingPolicy, podGroupTemplateRef) and
+    """A 1.36 PodGroup as the case keeps it (name, schedulingPolicy, podGroupTemplateRef,
+    schedulingConstraints) and
     the fields behind alpha gates kspread does not model that it had (left out); None:
     another version's (not modelled)."""
     if minor != 36 or obj.get("apiVersion") != API_VERSION_1_36:
         return None, []
     spec = _m(obj.get("spec"))
-    gated = [k for k in GATED_FIELDS if spec.get(k) not in (None, "", [], {})]
+    # schedulingConstraints is kept: the API server serves it only with its gate on, which
+    # the case then turns on (gang_gates)
+    gated = [k for k in GATED_FIELDS if k != "schedulingConstraints" and spec.get(k) not in (None, "", [], {})]
     return ({"apiVersion": API_VERSION_1_36, "kind": "PodGroup", "metadata": _short_meta(obj),
-             "spec": {k: spec[k] for k in ("podGroupTemplateRef", "schedulingPolicy") if k in spec}}, gated)
+             "spec": {k: spec[k] for k in ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints")
+                      if k in spec and spec[k] is not None}}, gated)
 
 
 def device_object(obj: Mapping[str, Any]) -> dict:
@@ -907,12 +911,18 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
 
 def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
     """The feature gates a case of these sections needs: GANG_GATES when it has Workloads or
-    pods with a workloadRef (1.35), PodGroups or pods with a schedulingGroup (1.36), else none."""
+    pods with a workloadRef (1.35), PodGroups or pods with a schedulingGroup (1.36), with
+    TopologyAwareWorkloadScheduling when a PodGroup has schedulingConstraints; else none."""
     items = [*sections.get("pods", ()), *sections.get("incoming", ()), *sections.get("objects", ())]
     if any(o.get("kind") in ("Workload", "PodGroup") or any(k in o or k in _m(o.get("spec"))
                                                             for k in ("workloadRef", "schedulingGroup"))
            for o in items):
-        return dict(GANG_GATES)
+        gates = dict(GANG_GATES)
+        if any(o.get("kind") == "PodGroup" and _m(o.get("spec")).get("schedulingConstraints") is not None
+               for o in items):
+            # the API server served the field: TopologyAwareWorkloadScheduling was on
+            gates["TopologyAwareWorkloadScheduling"] = True
+        return gates
     return {}
 
 

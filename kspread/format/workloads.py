@@ -30,9 +30,11 @@ workers-0}``::
 
 kspread checks what it reads as the API server's validation does: the names, one policy
 per group, minCount at least 1, unique template names (at most 8). The fields behind
-alpha gates kspread does not model (schedulingConstraints: TopologyAwareWorkloadScheduling;
-resourceClaims: DRAWorkloadResourceClaims; disruptionMode, priorityClassName, priority:
-WorkloadAwarePreemption) are refused by name. With WorkloadAwarePreemption on, a PodGroup's
+alpha gates are refused by name while their gate is off (schedulingConstraints:
+TopologyAwareWorkloadScheduling; disruptionMode, priorityClassName, priority:
+WorkloadAwarePreemption), and resourceClaims (DRAWorkloadResourceClaims, not modelled)
+always. With TopologyAwareWorkloadScheduling on, ``schedulingConstraints: {topology:
+[{key: <node label>}]}`` (at most one, a label key) is read. With WorkloadAwarePreemption on, a PodGroup's
 priority is what the Priority admission (admitPodGroup) sets: its priorityClassName's value,
 else, without a priority given, the globalDefault class's. 1.37's workload API
 (scheduling.k8s.io/v1beta1 and v1alpha3 Workloads and PodGroups, v1alpha3 CompositePodGroups)
@@ -44,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kspread.engine.labels import qualified_name_error
 from kspread.engine.model import PriorityClass
 from kspread.engine.plugins.gangscheduling import Workload, WorkloadRef
 from kspread.engine.plugins.podgroups import PodGroup
@@ -129,7 +132,7 @@ def workloads(items: list[tuple[Mapping[str, Any], list]], version: Version) -> 
         _api_1_37(obj, path, version, "Workload")
         if version.minor >= 36 and obj.get("apiVersion") == API_VERSION_1_36:
             _needs_gate(version, "a Workload object", [*path, "kind"], 36)
-            _workload_1_36(obj, path, seen)
+            _workload_1_36(obj, path, seen, version)
             continue
         _needs_gate(version, "a Workload object", [*path, "kind"])
         if obj.get("apiVersion") != API_VERSION:
@@ -202,12 +205,18 @@ def _meta_name(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]], k
 
 def _gated_fields(spec: Mapping[str, Any], at: list, version: Version | None = None) -> None:
     wap = version is not None and version.gate("WorkloadAwarePreemption")
+    taws = version is not None and version.gate("TopologyAwareWorkloadScheduling")
     for name, gate in GATED_FIELDS.items():
         if wap and name in ("priority", "disruptionMode", "priorityClassName"):
             continue  # read by the PodGroup (workload-aware preemption; its Priority admission)
+        if taws and name == "schedulingConstraints":
+            continue  # read by the pod group cycle's placements
         if spec.get(name) not in (None, "", [], {}):
-            raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default), which kspread "
-                            "does not model", [*at, name])
+            if gate == "DRAWorkloadResourceClaims":
+                raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default), which "
+                                "kspread does not model", [*at, name])
+            raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default: set "
+                            f"featureGates: {{{gate}: true}})", [*at, name])
 
 
 def _policy(raw: Any, at: list) -> int | None:
@@ -228,7 +237,46 @@ def _policy(raw: Any, at: list) -> int | None:
     return mc
 
 
-def _workload_1_36(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]]) -> None:
+def _constraints(spec: Mapping[str, Any], at: list) -> tuple[bool, str | None]:
+    """spec.schedulingConstraints (TopologyAwareWorkloadScheduling): whether it is set (not
+    null: DefaultPreemption reads only that) and its topology key (``topology[0].key``,
+    None when the list is empty), checked as the API server's declarative validation does
+    (at most one topology constraint; its key required, a label key)."""
+    raw = spec.get("schedulingConstraints")
+    if raw is None:
+        return False, None
+    cp = [*at, "schedulingConstraints"]
+    if not isinstance(raw, Mapping):
+        raise CaseError("schedulingConstraints is an object with topology", cp, value=raw)
+    unknown = sorted(k for k in raw if k != "topology")
+    if unknown:
+        raise CaseError(f"unknown field {unknown[0]!r} (schedulingConstraints has topology)", [*cp, unknown[0]])
+    topology = raw.get("topology")
+    if topology is None:
+        return True, None
+    tp = [*cp, "topology"]
+    if not isinstance(topology, list):
+        raise CaseError("topology is a list of {key}", tp, value=topology)
+    if len(topology) > 1:
+        raise CaseError(f"Too many: {len(topology)}: must have at most 1 item", tp)
+    if not topology:
+        return True, None
+    t = topology[0]
+    if not isinstance(t, Mapping):
+        raise CaseError("a topology constraint is an object with key", [*tp, 0])
+    unknown = sorted(k for k in t if k != "key")
+    if unknown:
+        raise CaseError(f"unknown field {unknown[0]!r} (a topology constraint has key)", [*tp, 0, unknown[0]])
+    key = t.get("key")
+    if not isinstance(key, str) or not key:
+        raise CaseError("Required value", [*tp, 0, "key"])
+    err = qualified_name_error(key)
+    if err:
+        raise CaseError(f"Invalid value: {key!r}: {err}", [*tp, 0, "key"], value=key)
+    return True, key
+
+
+def _workload_1_36(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]], version: Version) -> None:
     """A v1alpha2 Workload: checked, not kept (the scheduler reads PodGroups only)."""
     _meta_name(obj, path, seen, "Workload")
     spec = obj.get("spec")
@@ -254,8 +302,9 @@ def _workload_1_36(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]
         if t["name"] in names:
             raise CaseError(f"Duplicate value: {t['name']!r}", [*at, "name"], value=t["name"])
         names.add(t["name"])
-        _gated_fields(t, at)
+        _gated_fields(t, at, version)
         _policy(t.get("schedulingPolicy"), [*at, "schedulingPolicy"])
+        _constraints(t, at)
 
 
 def _admit_priority(spec: Mapping[str, Any], sp: list, classes: Mapping[str, PriorityClass]) -> int:
@@ -322,8 +371,9 @@ def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version,
                             [*sp, "disruptionMode"], value=mode)
         if version.gate("WorkloadAwarePreemption"):
             priority = _admit_priority(spec, sp, classes or {})
+        constrained, topology_key = _constraints(spec, sp)
         out[(ns, name)] = PodGroup(ns, name, _policy(spec.get("schedulingPolicy"), [*sp, "schedulingPolicy"]), template,
-                                   priority or 0, mode)
+                                   priority or 0, mode, constrained, topology_key)
     return out
 
 

@@ -191,10 +191,12 @@ class Backend:
             added = {t.arg.name for t in timeline if isinstance(t, Step) and t.kind == "addNode"}
             late = [s.name for s in devices.slices if s.node_name in added
                     and any(t.effect == "NoExecute" for d in s.devices for t in d.taints)]
-            if late:
+            if late and "nodeSlices" not in self.protocols:
+                # (a backend with it publishes such a node's slices with its addNode step: steps.go)
                 return (f"the sequence has steps and NoExecute device taints in slices of a node an addNode step "
                         f"adds ({', '.join(late[:3])}), which kspread dates from the step (the slice published "
-                        "with its node) and a backend, which creates every slice at the start, from the start")
+                        f"with its node) and the backend {self.path}, which creates every slice at the start (its "
+                        "--info lists no protocol `nodeSlices`), from the start")
             if any(d.binding_conditions is not None for d in listed):
                 return ("the sequence has steps and devices with binding conditions: upstream's PreBind waits for "
                         "them on the wall clock, not on the sequence's (a `wait` does not time them out)")
@@ -626,13 +628,16 @@ def _workload(w) -> dict[str, Any]:
 def _pod_group(g) -> dict[str, Any]:
     """A PodGroup (scheduling.k8s.io/v1alpha2, 1.36) as kspread read it: its policy, a gang of
     minCount or basic, the Workload template it names, and what workload-aware preemption
-    reads (priority, 0 when unset; disruptionMode)."""
+    reads (priority, 0 when unset; disruptionMode), and its schedulingConstraints."""
     spec: dict[str, Any] = {"schedulingPolicy": {"basic": {}} if g.min_count is None else
                             {"gang": {"minCount": g.min_count}}}
     if g.priority:
         spec["priority"] = g.priority
     if g.disruption_mode is not None:
         spec["disruptionMode"] = g.disruption_mode
+    if g.constrained:
+        # TopologyAwareWorkloadScheduling: set (an empty object too), with its topology key
+        spec["schedulingConstraints"] = {"topology": [{"key": g.topology_key}]} if g.topology_key else {}
     if g.template is not None:
         spec["podGroupTemplateRef"] = {"workload": {"workloadName": g.template[0],
                                                     "podGroupTemplateName": g.template[1]}}

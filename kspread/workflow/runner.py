@@ -189,6 +189,11 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
         # node on request, from the scheduler)
         actual["ties"] = {k: TieReport(sched, k) for k in scheduled
                           if k in sched.ties and placements.get(k) is not None}
+        # ... and the pods whose last status kspread took from the first of several placements
+        # that all failed, which upstream takes in a Go map's order (TopologyAwareWorkloadScheduling)
+        order = getattr(sched, "placement_order", {})
+        if any(k in order for k in scheduled):
+            actual["placementOrder"] = {k: list(order[k]) for k in scheduled if k in order}
         if world is not None:
             actual["timeline"] = world.timeline()
         if "spread" in case.expect:

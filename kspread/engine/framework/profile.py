@@ -68,6 +68,11 @@ class Profile:
     # podInitialBackoffSeconds / podMaxBackoffSeconds (the scheduling queue of a sequence)
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
+    # the pod group cycle's PlacementGenerate plugins and PlacementScore plugins with their
+    # weights (1.36, TopologyAwareWorkloadScheduling); None: the default profile's
+    # (placement_plugins)
+    placement_generate: tuple[str, ...] | None = None
+    placement_score: tuple[tuple[str, int], ...] | None = None
     # profile.outOfTree of a case: plugins that are not upstream's in-tree plugins, which only
     # a backend registering them runs (the reference engine reports such a case not runnable)
     out_of_tree: tuple[str, ...] = ()
@@ -187,6 +192,22 @@ def default_plugins(version: Version) -> tuple[list[str], list[tuple[str, int]]]
     if selector_spread:
         score.append(("SelectorSpread", 1))
     return filters, score
+
+
+def placement_plugins(profile: Profile, version: Version) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """The profile's PlacementGenerate plugins and weighted PlacementScore plugins (1.36):
+    a configuration's own, else the default profile's: with TopologyAwareWorkloadScheduling
+    on, TopologyPlacementGenerator, and NodeResourcesFit (a PlacementScore plugin through
+    MultiPoint, its score weight) and PodGroupPodsCount (weight 1); none with the gate off.
+    A case's own ``profile`` (filter, score, postFilter) keeps the default's, as its
+    GangScheduling."""
+    if profile.placement_generate is not None and profile.placement_score is not None:
+        return profile.placement_generate, profile.placement_score
+    if version.minor != 36 or not version.gate("TopologyAwareWorkloadScheduling"):
+        return (), ()
+    fit = next((r.weight for r in profile.score if r.name == "NodeResourcesFit"), None)
+    score = (*((("NodeResourcesFit", fit),) if fit is not None else ()), ("PodGroupPodsCount", 1))
+    return ("TopologyPlacementGenerator",), score
 
 
 def dra_enabled(version: Version) -> bool:

@@ -70,6 +70,10 @@ UPSTREAM: tuple[Known, ...] = (
     _k("CinderLimits", 12, 25, "MaxCinderVolumeCount"),
     _k("DynamicResources", 26),
     _k("NodeDeclaredFeatures", 35),
+    # TopologyAwareWorkloadScheduling's PlacementGenerate and PlacementScore plugins (1.36),
+    # which kspread runs in the pod group cycle (kspread.engine.podgroupplacement)
+    _k("TopologyPlacementGenerator", 36),
+    _k("PodGroupPodsCount", 36),
 )
 
 # Names a plugin had in some versions that mean the same implementation.

@@ -197,6 +197,9 @@ def earliest_start_of_top_victims(victims: Sequence[Pod]) -> float:
 
 
 WAP_POST_FILTER = "not eligible due to workload aware preemption enabled"  # diagnosis adds "preemption: "
+# TopologyAwareWorkloadScheduling (1.36): a pod of a PodGroup with schedulingConstraints
+TAWS_POST_FILTER = "not eligible due to placement-based pod group scheduling limitation"
+TAWS_NO_POD_GROUP = "pod group for pod not found"
 
 # The names explain reports for pickOneNodeForPreemption's criteria.
 FEWEST_PDB_VIOLATIONS = "fewest PDB violations"
@@ -333,6 +336,15 @@ class DefaultPreemption(Plugin, PostFilterPlugin):
     # ---- PostFilter ---------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]) -> tuple[Any, Status]:
+        if pod.scheduling_group is not None and self.version.gate("TopologyAwareWorkloadScheduling"):
+            # placements are tried one after another: preemption is not run for a constrained
+            # group's pods (checked before workload-aware preemption's branch)
+            groups = self.handle.gang
+            pg = groups.pod_group(pod) if groups is not None and hasattr(groups, "pod_group") else None
+            if pg is None:
+                return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (TAWS_NO_POD_GROUP,))
+            if pg.constrained:
+                return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (TAWS_POST_FILTER,))
         if pod.scheduling_group is not None and self.version.gate("WorkloadAwarePreemption"):
             # the pod group cycle preempts for the whole group (kspread.engine.podgrouppreemption)
             return PreemptionOutcome(None), Status(Code.UNSCHEDULABLE, (WAP_POST_FILTER,))

@@ -57,7 +57,10 @@ class PodGroup:
     policy. ``template``: spec.podGroupTemplateRef.workload (workload, template), not read
     by the scheduler. ``priority``: spec.priority (util.PodGroupPriority: 0 when unset);
     ``disruption_mode``: spec.disruptionMode ("Pod", "PodGroup" or None), both read by
-    workload-aware preemption (kspread.engine.podgrouppreemption)."""
+    workload-aware preemption (kspread.engine.podgrouppreemption). ``constrained``:
+    spec.schedulingConstraints is set (DefaultPreemption's TopologyAwareWorkloadScheduling
+    branch reads only that); ``topology_key``: its topology[0].key, None without one
+    (kspread.engine.podgroupplacement)."""
 
     namespace: str
     name: str
@@ -65,6 +68,8 @@ class PodGroup:
     template: tuple[str, str] | None = None
     priority: int = 0
     disruption_mode: str | None = None
+    constrained: bool = False
+    topology_key: str | None = None
 
 
 GroupKey = tuple[str, str]  # namespace, PodGroup name
