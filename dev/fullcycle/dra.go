@@ -18,12 +18,16 @@
 //     claims it owns are deleted (the garbage collector), after that deallocation (an
 //     update event: the claim's finalizer holds the deletion until the controller is done). Claims nobody reserves at the start
 //     stay as written (the controller's resync is not modelled: kspread's case describes a state).
+//   - an update of a claim that names an old resourceVersion is a Conflict (the API server's
+//     optimistic concurrency, which the fake tracker lacks: two pods of a pod group that share a
+//     claim both write it from the copy their PreFilter read);
 //   - every write of a claim (DynamicResources' PreBind: the finalizer, then the allocation and
 //     reservation; PostFilter's deallocation; Unreserve's patch) is stored with a new
 //     resourceVersion in one write, and an allocation written is logged (`allocationLog`: the
 //     claim, its devices, the pod it is reserved for, in write order);
 //   - output `allocations`: every allocated claim at the end (claim key -> its devices
-//     `driver/pool/device`, sorted), and `allocationLog`.
+//     `driver/pool/device`, sorted), `reservedFor` (claim key -> its status.reservedFor in order,
+//     `pods/<name>`), and `allocationLog`.
 //
 // FC_POOL_ORDER (environment, a comma-separated list of ResourceSlice names): seqoracle-build.sh
 // patches the allocators (zz_pool_order.go) to take a node's pools in the order of their first
@@ -41,6 +45,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -117,6 +122,14 @@ func storeClaim(client *fake.Clientset, c *resourceapi.ResourceClaim) error {
 func draReactors(client *fake.Clientset) {
 	client.PrependReactor("update", "resourceclaims", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		c := action.(clienttesting.UpdateAction).GetObject().(*resourceapi.ResourceClaim).DeepCopy()
+		// the API server's optimistic concurrency (the fake tracker has none): an update
+		// naming a resourceVersion other than the stored one is a Conflict, as a real
+		// server answers two PreBinds that write one claim from the same old copy
+		if obj, err := client.Tracker().Get(claimGVR, c.Namespace, c.Name); err == nil && c.ResourceVersion != "" &&
+			obj.(*resourceapi.ResourceClaim).ResourceVersion != c.ResourceVersion {
+			return true, nil, apierrors.NewConflict(claimGVR.GroupResource(), c.Name,
+				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+		}
 		if err := storeClaim(client, c); err != nil {
 			return true, nil, err
 		}
@@ -355,12 +368,18 @@ func draOutput(ctx context.Context, client *fake.Clientset, out map[string]any) 
 	l, err := client.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
 	must(err)
 	allocs := map[string][]string{}
+	reserved := map[string][]string{}
 	for i := range l.Items {
 		if d := allocatedDevices(&l.Items[i]); d != nil {
 			allocs[claimKey(l.Items[i].Namespace, l.Items[i].Name)] = d
 		}
+		for _, r := range l.Items[i].Status.ReservedFor {
+			k := claimKey(l.Items[i].Namespace, l.Items[i].Name)
+			reserved[k] = append(reserved[k], r.Resource+"/"+r.Name)
+		}
 	}
 	out["allocations"] = allocs
+	out["reservedFor"] = reserved // each claim's status.reservedFor in order (resource/name)
 	draMu.Lock()
 	out["allocationLog"] = append([]draAllocation{}, draLog...)
 	draMu.Unlock()

@@ -27,6 +27,13 @@ plugin of v1.35.4 does:
   PreBind waits for them (SequenceRun: ``claim_ready``, ``claim_timed_out``); Filter
   makes an allocated claim that failed, or is not ready and timed out, unavailable.
 
+1.36, in a pod group's cycle: an unallocated claim another pod of the cycle allocated in
+its Reserve (in flight) is not "in the process of being allocated": the pod reuses that
+pending allocation (not checked against the node; Filter lists it after the allocator's
+new ones and Reserve gives them out in the claims' order, as upstream's does), shares the
+in-flight entry, and PreBind writes it from the claim as PreFilter read it: when another
+sharer wrote it first, that fails (``prebind_conflict``; kspread/engine/podgroupcycle.py).
+
 It implements no PreFilter AddPod/RemovePod, as upstream's: the preemption dry run does
 not free devices. Deleting a pod (a preemption victim, or a step) releases its claims as
 the resource claim controller does: a claim no pod reserves any more is deallocated.
@@ -235,11 +242,16 @@ class DRAState:
     user_claims: int = 0
     pod_scalar: dict[str, int] = field(default_factory=dict)
     node_extended: dict[str, ResourceClaim] = field(default_factory=dict)
+    # 1.36: claim index -> the pending allocation of an unallocated claim that a pod of the
+    # same pod group cycle put in flight (its Reserve), which this pod reuses
+    pending: dict[int, Allocation] = field(default_factory=dict)
 
 
 def to_allocate(s: DRAState, pod: Pod, node: str) -> list[ResourceClaim]:
-    """The claims the node's Filter allocates, the extended resources' claim as the node's
-    variant named as Reserve names it (for explain)."""
+    """The claims Reserve gives the node's allocations to, in order (those the node's
+    Filter allocated, then the pending allocations reused, ``DRAState.pending``: Reserve
+    takes them in the claims' order, as upstream's), the extended resources' claim as the
+    node's variant named as Reserve names it (for explain)."""
     out = []
     for i, c in enumerate(s.claims):
         if c.allocation is not None:
@@ -306,7 +318,7 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         if ext is not None:
             claims.append(ext)
         to_allocate = 0
-        for c in claims:
+        for i, c in enumerate(claims):
             if c.allocation is None and c is ext:
                 s.available_on.append(None)
                 to_allocate += 1
@@ -318,14 +330,15 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 continue
             s.available_on.append(None)
             to_allocate += 1
-            if (c.namespace, c.name) in self.tracker.in_flight:  # another pod's Reserve allocated it
-                holder = self.tracker.in_flight[(c.namespace, c.name)][1]
-                if holder in self.tracker.group_pods:
-                    raise CaseError(
-                        f"pod {pod.key} shares resource claim {c.namespace}/{c.name} with pod {holder} of its pod "
-                        "group, whose Reserve allocated it in this pod group cycle: DynamicResources (1.36) reuses "
-                        "that pending allocation, and the pods' PreBinds both write it, which kspread does not "
-                        "model", ["schedule"])
+            flight = self.tracker.in_flight.get((c.namespace, c.name))
+            if flight is not None:  # another pod's Reserve allocated it
+                if all(h in self.tracker.group_pods for h in flight[1]):
+                    # 1.36: a pod of this pod group cycle did (the group's pendingAllocations):
+                    # the pod reuses that allocation, not checked against the node (no
+                    # availableOnNodes: the claim is unallocated) nor given to the allocator
+                    assert flight[0].allocation is not None
+                    s.pending[i] = flight[0].allocation
+                    continue
                 return _unresolvable(f"resource claim {c.namespace}/{c.name} is in the process of being allocated")
             for r in c.requests:
                 if r.exactly is not None:
@@ -402,7 +415,7 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         s = state.get(NAME)
         snap, positions = nodes.snapshot, nodes.positions
         if not (isinstance(s, DRAState) and s.allocator is not None and s.claims and s.user_claims == len(s.claims)
-                and all(c.allocation is None for c in s.claims) and snap is not None and positions is not None
+                and not s.pending and all(c.allocation is None for c in s.claims) and snap is not None and positions is not None
                 and len(nodes) > 1):
             return super().filter_nodes(state, pod, nodes)
         bare_at = s.allocator.bare_positions(snap)
@@ -467,9 +480,10 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         if node_ext is not None:
             s.node_extended[node.name] = node_ext
         if s.allocator is not None:
-            todo = [c for c in s.claims if c.allocation is None]
-            if node_ext is not None:
-                todo = [node_ext if i == s.user_claims else c for i, c in enumerate(s.claims) if c.allocation is None]
+            # the claims to allocate, the node's variant of the extended resources' claim in
+            # its place; not those with a pending allocation reused (pendingResult)
+            todo = [node_ext if node_ext is not None and i == s.user_claims else c
+                    for i, c in enumerate(s.claims) if c.allocation is None and i not in s.pending]
             try:
                 allocations = s.allocator.allocate(node, todo)
             except FailedOnNode as e:
@@ -480,6 +494,9 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             if allocations is None:
                 s.failures[node.name] = "cannot allocate all claims"
                 return _unresolvable("cannot allocate all claims")
+            # the reused pending allocations follow the new ones, in the claims' order (Reserve
+            # gives them out in the claims' order all the same, as upstream's)
+            allocations = [*allocations, *(s.pending[i] for i in sorted(s.pending))]
         if unavailable:
             s.unavailable.update(unavailable)
             return _unresolvable("resourceclaim not available on the node")
@@ -527,8 +544,42 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         allocations = iter(found)
         for c in s.claims:
             if c.allocation is None:
-                self.tracker.in_flight[(c.namespace, c.name)] = (replace(c, allocation=next(allocations)), pod.key)
+                # a claim in flight already (the group's pendingAllocations) gains a sharer and
+                # keeps its allocation: the one given here is dropped
+                self.tracker.signal_in_flight(replace(c, allocation=next(allocations)), pod.key)
         return []
+
+    def prebind_conflict(self, state: CycleState, pod: Pod) -> tuple[str, int] | None:
+        """bindClaim's failure at PreBind for a claim the pod allocates (its own allocation,
+        or a pending one it reused) that another pod's PreBind allocated since the pod's
+        PreFilter read it (1.36: two pods of one pod group cycle sharing a claim): the
+        update from that old copy conflicts, the refreshed claim is allocated, and PreBind
+        fails. Returns the PreBind error and the failing claim's index in the pod's order
+        (PreBind wrote the claims before it), or None."""
+        s = state.get(NAME)
+        if not isinstance(s, DRAState):
+            return None
+        for i, c in enumerate(s.claims[:s.user_claims]):
+            now = self.tracker.get(c.namespace, c.name)
+            if c.allocation is None and now is not None and now.allocation is not None:
+                return f"claim {c.namespace}/{c.name} got allocated elsewhere in the meantime", i
+        return None
+
+    def unreserve_written(self, state: CycleState, pod: Pod, upto: int) -> list[PodEvent]:
+        """Unreserve after a PreBind that failed at claim ``upto``: the claims before it that
+        PreBind reserved for the pod lose the reservation (a strategic-merge patch; the
+        allocation stays). Returns the claim events."""
+        s = state.get(NAME)
+        if not isinstance(s, DRAState):
+            return []
+        events = []
+        for c in s.claims[:upto]:
+            before = self.tracker.get(c.namespace, c.name)
+            if before is None or before.allocation is None or pod.key not in before.reserved_for:
+                continue
+            self.tracker.unreserve(before, pod.key)
+            events.append(PodEvent(CLAIM_UPDATE, pod, claim=(before, self.tracker.get(c.namespace, c.name))))
+        return events
 
     def changed_since_reserve(self, state: CycleState, pod: Pod) -> list[str]:
         """The pod's claims written since its Reserve as bindClaim finds them at PreBind:
@@ -543,15 +594,18 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 out.append(f"{c.namespace}/{c.name}")
         return out
 
-    def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
+    def reserve(self, state: CycleState, pod: Pod, node: str, upto: int | None = None) -> list[PodEvent]:
         """Reserve and PreBind: each unallocated claim gets the allocation Filter found
-        for the node, and every claim is reserved for the pod. Returns the claim events."""
+        for the node, and every claim is reserved for the pod (``upto``: the claims before
+        that index only, PreBind failing there). Returns the claim events."""
         s = state.get(NAME)
         if not isinstance(s, DRAState) or not s.claims:
             return []
         allocations = iter(s.node_allocations.get(node, []))
         events = []
         for i, c in enumerate(s.claims):
+            if upto is not None and i >= upto:
+                break
             if i == s.user_claims and c.name == SPECIAL_CLAIM_NAME:
                 # PreBind creates the claim for the extended resources, allocated and reserved
                 if node not in s.node_allocations:
