@@ -968,7 +968,8 @@ def dev_observe(store: dict, sched: Any) -> None:
         store.setdefault("allocationLog", []).append(batch)
     store["allocations"] = now
     # each claim's reservedFor in order (pods by name, as the oracle's ``reservedFor`` gives them)
-    store["reservedFor"] = {c.key: [f"pods/{k.rsplit('/', 1)[-1]}" for k in c.reserved_for]
+    store["reservedFor"] = {c.key: [f"podgroups/{k.removeprefix('PodGroup:')}" if k.startswith("PodGroup:")
+                                    else f"pods/{k.rsplit('/', 1)[-1]}" for k in c.reserved_for]
                             for c in sched.claims if c.reserved_for}
 
 
@@ -1230,6 +1231,10 @@ def main() -> int:
     ap.add_argument("--wap", action="store_true",
                     help="with --gangs at 1.36: WorkloadAwarePreemption on, the PodGroups with priorities "
                          "and disruption modes (seqgang.to_pod_groups)")
+    ap.add_argument("--group-claims", type=float, default=0.0, metavar="P",
+                    help="with --gangs and --devices at 1.36: that share of the PodGroups whose pods have the same "
+                         "resourceClaims entries lists them in spec.resourceClaims (DRAWorkloadResourceClaims on; "
+                         "seqgang.add_group_claims)")
     ap.add_argument("--group-priorities", action="store_true",
                     help="with --gangs at 1.36 and WorkloadAwarePreemption off: each pod group's pods get a "
                          "priority (0, 10, 100 or 1000), so their own DefaultPreemption preempts in the group's "
@@ -1294,6 +1299,14 @@ def main() -> int:
         dev_gen = SequenceDeviceGen(random.Random(args.seed * 7919 + 29), gen.minor)
         for s in seqs:
             dev_gen.sequence(s)
+        if args.group_claims and args.gangs and gen.minor >= 36:
+            # a generator of its own; DRAWorkloadResourceClaims on for both sides
+            import seqgang
+
+            claims_rng = random.Random(args.seed * 7919 + 37)
+            n_groups = sum(seqgang.add_group_claims(s, claims_rng, args.group_claims) for s in seqs)
+            args.gates["DRAWorkloadResourceClaims"] = True
+            print(f"{n_groups} PodGroups with resourceClaims", file=sys.stderr)
     if args.steps:
         # a generator of its own: the sequences of a seed stay those of runs without steps
         step_gen = Gen(random.Random(args.seed * 7919 + 28), gen.minor)

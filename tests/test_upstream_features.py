@@ -305,10 +305,12 @@ def test_gate_dependencies_are_checked_on_default_values_too(tmp_path):
 @pytest.mark.parametrize("version, gate, text", [
     ("1.36", "TopologyAwareWorkloadScheduling", ("known to 1.36 but kspread does not model it: kspread computes the "
      "same with it on or off, because kspread models 1.36's pod group scheduling cycle with its default algorithm (no "
-     "placements, no pod group resource claims)")),
+     "placements)")),
     ("1.37", "WorkloadAwarePreemption", "version 1.37 does not know feature gate 'WorkloadAwarePreemption'"),
     ("1.35", "DRAWorkloadResourceClaims", "version 1.35 does not know feature gate 'DRAWorkloadResourceClaims'"),
-    ("1.36", "DRAWorkloadResourceClaims", "known to 1.36 but kspread does not model it"),
+    # modelled (issue 37); features.go: it depends on DynamicResourceAllocation and GenericWorkload
+    ("1.36", "DRAWorkloadResourceClaims",
+     "DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: [GenericWorkload]"),
     ("1.36", "DRAListTypeAttributes", "because kspread refuses a device attribute of list type"),
 ])
 def test_1_36_gates_refused_by_name(version, gate, text):

@@ -73,6 +73,10 @@ var (
 	draMu      sync.Mutex
 	draLog     []draAllocation
 	draEnabled bool
+	// podGroupClaim (1.36, set by podgroup136.go): for a pod's template entry that its PodGroup's
+	// spec.resourceClaims names alike (DRAWorkloadResourceClaims), the PodGroup's claim name and
+	// its controller reference; ok false: the pod's own claim
+	podGroupClaim func(pod *v1.Pod, rc v1.PodResourceClaim) (name string, owner metav1.OwnerReference, ok bool)
 	// draClaimSeen: the scheduler's claim informer holds the claim (set by createDevices)
 	draClaimSeen func(ns, name string) bool
 )
@@ -188,6 +192,22 @@ func makeTemplateClaims(client *fake.Clientset, pod *v1.Pod) error {
 		}
 		t := obj.(*resourceapi.ResourceClaimTemplate)
 		name := pod.Name + "-" + rc.Name
+		yes := true
+		owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
+			Controller: &yes, BlockOwnerDeletion: &yes}
+		if podGroupClaim != nil {
+			if n, o, ok := podGroupClaim(pod, rc); ok {
+				// the PodGroup's claim (the controller's syncPodGroup makes it once; kspread's
+				// name <podgroup>-<entry>, without the random suffix); the pod's status names it
+				name, owner = n, o
+				if _, err := client.Tracker().Get(claimGVR, pod.Namespace, name); err == nil {
+					claimName := name
+					pod.Status.ResourceClaimStatuses = append(pod.Status.ResourceClaimStatuses,
+						v1.PodResourceClaimStatus{Name: rc.Name, ResourceClaimName: &claimName})
+					continue
+				}
+			}
+		}
 		if old, err := client.Tracker().Get(claimGVR, pod.Namespace, name); err == nil {
 			if c := old.(*resourceapi.ResourceClaim); metav1.IsControlledBy(c, pod) {
 				continue
@@ -196,16 +216,14 @@ func makeTemplateClaims(client *fake.Clientset, pod *v1.Pod) error {
 				return err
 			}
 		}
-		yes := true
 		annotations := map[string]string{"resource.kubernetes.io/pod-claim-name": rc.Name}
 		for k, v := range t.Spec.ObjectMeta.Annotations {
 			annotations[k] = v
 		}
 		claim := &resourceapi.ResourceClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace, UID: types.UID(pod.Namespace + "/" + name + "#" + string(pod.UID)),
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace, UID: types.UID(pod.Namespace + "/" + name + "#" + string(owner.UID)),
 				ResourceVersion: nextRV(), Labels: t.Spec.ObjectMeta.Labels, Annotations: annotations,
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
-					Controller: &yes, BlockOwnerDeletion: &yes}}},
+				OwnerReferences: []metav1.OwnerReference{owner}},
 			Spec: *t.Spec.Spec.DeepCopy(),
 		}
 		if err := client.Tracker().Create(claimGVR, claim, pod.Namespace); err != nil {

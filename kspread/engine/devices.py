@@ -254,7 +254,8 @@ class ResourceClaim:
     requests: tuple[DeviceRequest, ...] = ()
     constraints: tuple[MatchAttribute, ...] = ()
     allocation: Allocation | None = None
-    reserved_for: tuple[str, ...] = ()  # pod keys
+    # pod keys, and PodGroups as ``PodGroup:<name>`` (plugins.podgroups.pod_group_reference)
+    reserved_for: tuple[str, ...] = ()
     owner_pod: str | None = None  # the pod (key) a claim made from a template belongs to
     deleting: bool = False
     # DRAExtendedResource: the claim DynamicResources makes for a pod's extended resources
@@ -264,6 +265,9 @@ class ResourceClaim:
     # sequence's clock, seconds) and status.devices' conditions per allocated device id
     allocated_at: int | None = None
     device_conditions: tuple[tuple[tuple[str, str, str], tuple[DeviceCondition, ...]], ...] = ()
+    # DRAWorkloadResourceClaims: the PodGroup (name, the claim's namespace) whose controller
+    # reference the claim has (one made from a PodGroup's template)
+    owner_pod_group: str | None = None
 
     @property
     def key(self) -> str:
@@ -280,6 +284,10 @@ class PodClaim:
     template: str = ""  # the ResourceClaimTemplate's name, for a claim made from one
     # the pod shorthand's ``devices`` entry: the requests of a claim made for the pod
     inline: tuple[DeviceRequest, ...] | None = None
+    # DRAWorkloadResourceClaims: the pod's PodGroup, whose spec.resourceClaims has an entry
+    # of this name naming the same claim or template (resourceclaim.BindTo): the claim is
+    # the PodGroup's (a template's: ``<podgroup>-<name>``), reserved for the PodGroup
+    pod_group: str = ""
 
     @property
     def from_template(self) -> bool:

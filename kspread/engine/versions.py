@@ -175,6 +175,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # of 1.36's pod groups, podgrouppreemption.py) into GenericWorkload (MERGED_GATES)
         _gate("GangScheduling", (35, False, "ALPHA"), removed=37),
         FeatureGate("WorkloadAwarePreemption", (GateStage(36, False, "ALPHA"),), 37),
+        # PodGroup spec.resourceClaims: claims shared by a group's pods, reserved for the
+        # PodGroup (plugins/dynamicresources.py, format/devices.py)
+        _gate("DRAWorkloadResourceClaims", (36, False, "ALPHA"), (37, False, "BETA")),
     )
 }
 
@@ -204,8 +207,7 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
                                   "the request's device index")),
 }
 
-_WORKLOADS_1_36 = ("kspread models 1.36's pod group scheduling cycle with its default algorithm (no placements, "
-                   "no pod group resource claims)")
+_WORKLOADS_1_36 = "kspread models 1.36's pod group scheduling cycle with its default algorithm (no placements)"
 
 # Gates upstream folded into another: from that minor on the gate is unknown, and what it
 # enabled follows the other gate (kubernetes/kubernetes#139520, upstream main for 1.37:
@@ -238,7 +240,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
         _unmodelled("TopologyAwareWorkloadScheduling", _WORKLOADS_1_36,
                     (36, False, "ALPHA")),
-        _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA"), (37, False, "BETA")),
         _unmodelled("DRAListTypeAttributes", "kspread refuses a device attribute of list type (ints, bools, "
                     "strings, versions)", (36, False, "ALPHA")),
         # CompositePodGroup: CompositePodGroup objects (v1alpha3), PodGroups' and Workloads'
@@ -748,4 +749,5 @@ GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
                                                 "NodeDeclaredFeatures"),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": ("MatchLabelKeysInPodTopologySpread",),
     "WorkloadAwarePreemption": ("GangScheduling",),
+    "DRAWorkloadResourceClaims": ("DynamicResourceAllocation", "GenericWorkload"),
 }

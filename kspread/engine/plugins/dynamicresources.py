@@ -74,6 +74,7 @@ from kspread.engine.framework.status import SKIP, SUCCESS, Code, CycleState, Sta
 from kspread.engine.model import Container, Pod
 from kspread.engine.plugins.nodematch import default_normalize_scores
 from kspread.engine.plugins.noderesources_fit import is_scalar_resource
+from kspread.engine.plugins.podgroups import POD_GROUP_REF
 from kspread.engine.resources import pod_requests
 from kspread.engine.snapshot import NodeInfo, NodeSet
 from kspread.engine.versions import Version
@@ -301,19 +302,75 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         assert t is not None
         return t
 
+    @property
+    def workload_claims(self) -> bool:
+        """DRAWorkloadResourceClaims (1.36): PodGroup claims, reserved for the PodGroup."""
+        return self.handle.version.minor >= 36 and self.handle.version.gate("DRAWorkloadResourceClaims")
+
+    def _pod_group_missing(self, pod: Pod) -> Status | None:
+        """podResourceClaimBindings' getPodGroup (DRAWorkloadResourceClaims): the lister's
+        error for a pod whose PodGroup does not exist, even without claims."""
+        if not self.workload_claims or not pod.scheduling_group:
+            return None
+        groups = getattr(self.handle.gang, "pod_groups", None)
+        if groups is not None and (pod.namespace, pod.scheduling_group) in groups:
+            return None
+        return _unresolvable(f'podgroup.scheduling.k8s.io "{pod.scheduling_group}" not found')
+
+    def _owner_error(self, pod: Pod, c: ResourceClaim) -> str | None:
+        """resourceclaim.IsForPod for a claim made from a template: the pod owns it, or (with
+        DRAWorkloadResourceClaims) the pod's PodGroup does (isForPodGroupByPod)."""
+        if c.owner_pod == pod.key:
+            return None
+        v = self.handle.version
+        if v.minor < 36:
+            return (f"ResourceClaim {c.namespace}/{c.name} was not created for pod {pod.namespace}/{pod.name} "
+                    "(pod is not owner)")
+        if not self.workload_claims:
+            return (f"ResourceClaim {c.namespace}/{c.name} was not created for Pod {pod.namespace}/{pod.name} "
+                    "(Pod is not owner)")
+        if c.owner_pod_group is not None and c.owner_pod_group == pod.scheduling_group:
+            return None
+        if not pod.scheduling_group:
+            # upstream's message dereferences the pod's schedulingGroup, which is nil: a crash
+            raise CaseError(f"pod {pod.key} (no schedulingGroup) uses claim {c.namespace}/{c.name}, made from a "
+                            "template but not owned by the pod: with DRAWorkloadResourceClaims upstream's "
+                            "resourceclaim.IsForPod dereferences the pod's missing schedulingGroup (v1.36.2), "
+                            "which kspread does not model", ["schedule"])
+        return (f"ResourceClaim {c.namespace}/{c.name} was not created for Pod {pod.namespace}/{pod.name} "
+                f"(neither Pod nor PodGroup {pod.scheduling_group} is the owner)")
+
+    def is_reserved_for_pod(self, pod: Pod, c: ResourceClaim, accept_group: bool = True) -> bool:
+        """resourceclaim.IsReservedForPod: the pod, or (with DRAWorkloadResourceClaims and
+        ``accept_group``) its PodGroup, is in the claim's reservedFor."""
+        if pod.key in c.reserved_for:
+            return True
+        return accept_group and self.workload_claims and bool(pod.scheduling_group) and \
+            f"{POD_GROUP_REF}{pod.scheduling_group}" in c.reserved_for
+
+    def binding(self, pod: Pod, i: int) -> str:
+        """claimStore.getBinding: the object the pod's i-th claim is reserved for (BindTo):
+        its PodGroup for a PodGroup's claim (DRAWorkloadResourceClaims), else the pod."""
+        if i < len(pod.resource_claims) and pod.resource_claims[i].pod_group and self.workload_claims:
+            return f"{POD_GROUP_REF}{pod.resource_claims[i].pod_group}"
+        return pod.key
+
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         s = DRAState()
         state.write(NAME, s)
         ext = self._pre_filter_extended_resources(pod, s)
         if not pod.resource_claims and ext is None:
-            return SKIP
+            missing = self._pod_group_missing(pod)
+            return missing if missing is not None else SKIP
         claims = pod_claims(self.tracker, pod)
         for pc, c in zip(pod.resource_claims, claims):
             if c.deleting:
                 return _unresolvable(f'resourceclaim "{c.name}" is being deleted')
-            if pc.from_template and c.owner_pod != pod.key:
-                return _unresolvable(f"ResourceClaim {c.namespace}/{c.name} was not created for pod "
-                                     f"{pod.namespace}/{pod.name} (pod is not owner)")
+            if pc.from_template and (why := self._owner_error(pod, c)) is not None:
+                return _unresolvable(why)
+        missing = self._pod_group_missing(pod)
+        if missing is not None:
+            return missing
         s.user_claims = len(claims)
         if ext is not None:
             claims.append(ext)
@@ -324,7 +381,10 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 to_allocate += 1
                 continue  # its requests are made per node by Filter
             if c.allocation is not None:
-                if len(c.reserved_for) >= reserved_for_max(self.handle.version) and pod.key not in c.reserved_for:
+                # resourceclaim.CanBeReserved: room in reservedFor up to 1.35; from 1.36 always
+                # (the API server still refuses a 257th entry: ``reserve``)
+                if self.handle.version.minor < 36 and len(c.reserved_for) >= reserved_for_max(self.handle.version) \
+                        and pod.key not in c.reserved_for:
                     return _unresolvable("resourceclaim in use")
                 s.available_on.append(c.allocation.node_selector)
                 continue
@@ -522,7 +582,42 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 self.handle.dra_events.append(PodEvent(CLAIM_UPDATE, pod, claim=(c, self.tracker.get(
                     c.namespace, c.name))))
                 return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
+        if self.workload_claims:
+            st = self._unreserve_pod_group_claims(pod)
+            if st is not None:
+                return None, st
         return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",))
+
+    def _unreserve_pod_group_claims(self, pod: Pod) -> Status | None:
+        """unreservePodGroupClaims (DRAWorkloadResourceClaims): when none of the group's pods
+        is assumed or bound in the cache (not counting this cycle's assumptions), the first
+        of its PodGroup's claims that is allocated and reserved for the pod or its PodGroup
+        loses the PodGroup's reservation (a patch: the allocation stays), so a later cycle's
+        PostFilter may deallocate it. None: nothing done."""
+        if not pod.scheduling_group:
+            return None
+        key = (pod.namespace, pod.scheduling_group)
+        cache = getattr(self.handle.gang, "groups", {}).get(key)
+        if cache is not None and cache.scheduled_count() > 0:
+            return None
+        pg = getattr(self.handle.gang, "pod_groups", {}).get(key)
+        if pg is None:
+            return Status(Code.ERROR, (f'podgroup.scheduling.k8s.io "{pod.scheduling_group}" not found',))
+        for gc in pg.resource_claims:
+            name = gc.claim_name if gc.claim_name is not None else gc.generated_name(pg.name)
+            c = self.tracker.get(pg.namespace, name)
+            if c is None:
+                return Status(Code.ERROR, (f'resourceclaim.resource.k8s.io "{name}" not found',))
+            if gc.template is not None and c.owner_pod_group != pg.name:
+                continue  # IsForPodGroup fails: not the PodGroup's claim
+            if c.allocation is not None and self.is_reserved_for_pod(pod, c):
+                ref = f"{POD_GROUP_REF}{pg.name}"
+                if ref in c.reserved_for:
+                    self.tracker.unreserve(c, ref)
+                    self.handle.dra_events.append(PodEvent(CLAIM_UPDATE, pod, claim=(c, self.tracker.get(
+                        c.namespace, c.name))))
+                return _unresolvable("ResourceClaim unreserved for PodGroup")
+        return None
 
     def reserve_in_flight(self, state: CycleState, pod: Pod, node: str) -> list[str]:
         """Reserve of a pod that waits at Permit before its PreBind: each claim to allocate
@@ -563,6 +658,14 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             now = self.tracker.get(c.namespace, c.name)
             if c.allocation is None and now is not None and now.allocation is not None:
                 return f"claim {c.namespace}/{c.name} got allocated elsewhere in the meantime", i
+            ref = self.binding(pod, i)
+            if c.allocation is not None and not self.is_reserved_for_pod(pod, c) and ref != pod.key and \
+                    now is not None and ref in now.reserved_for:
+                # bindClaim appends its PodGroup again to the refreshed claim: a duplicate entry
+                raise CaseError(f"pod {pod.key}'s PreBind reserves claim {c.namespace}/{c.name} for its PodGroup, "
+                                "which another pod of the group cycle reserved it for since its PreFilter: upstream's "
+                                "bindClaim appends a second reservedFor entry for the PodGroup, which the API server "
+                                "refuses (a PreBind error), and kspread does not model", ["schedule"])
         return None
 
     def unreserve_written(self, state: CycleState, pod: Pod, upto: int) -> list[PodEvent]:
@@ -625,10 +728,18 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 continue
             before = self.tracker.get(c.namespace, c.name)
             assert before is not None
+            if c.allocation is not None and self.is_reserved_for_pod(pod, c):
+                continue  # PreBind: reserved for the pod (or its PodGroup) when PreFilter read it
+            ref = self.binding(pod, i)
+            if self.handle.version.minor >= 36 and ref not in before.reserved_for and \
+                    len(before.reserved_for) >= reserved_for_max(self.handle.version):
+                raise CaseError(f"pod {pod.key}'s PreBind reserves claim {c.namespace}/{c.name}, which has "
+                                f"{len(before.reserved_for)} reservedFor entries: the API server refuses more, and "
+                                "the PreBind fails, which kspread does not model", ["schedule"])
             if c.allocation is None:
-                self.tracker.allocate(before, next(allocations), pod.key)
+                self.tracker.allocate(before, next(allocations), ref)
             else:
-                self.tracker.reserve(before, pod.key)
+                self.tracker.reserve(before, ref)
             after = self.tracker.get(c.namespace, c.name)
             if binding_conditions_enabled(self.handle.version) and after is not None and after.allocated_at is None:
                 # bindClaim sets the allocation timestamp of a claim it reserves, when unset
