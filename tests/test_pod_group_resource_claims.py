@@ -136,3 +136,31 @@ def test_1_36_prefilter_has_no_reservation_limit_and_the_prebind_write_is_refuse
     with pytest.raises(CaseError, match=r"pod x's PreBind reserves claim default/full, which has 256 reservedFor "
                                         r"entries: the API server refuses more"):
         run_case(build_case(_full_claim_case("1.36"), "t"))
+
+
+@pytest.mark.parametrize("gate, reserved", [(True, ("PodGroup:workers",)), (False, ("PodGroup:workers", "w"))])
+def test_device_taint_eviction_counts_the_podgroups_reservation(gate, reserved):
+    # 1.36's device taint eviction controller: IsReservedForPod with the gate (a claim
+    # reserved for the pod's PodGroup is the pod's); without it the claim controller
+    # reserves the allocated claim for the bound pod itself (syncPod), which is evicted so
+    alloc = {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                      "device": "gpu-0"}]}}
+    doc = {"version": "1.36", "featureGates": {"GenericWorkload": True, "DRAWorkloadResourceClaims": gate},
+           "deviceClasses": [{"name": "gpu", "driver": "gpu.example.com"}],
+           "nodes": [{"name": "n1", "devices": [{"driver": "gpu.example.com", "count": 1, "name": "gpu",
+                                                 "taints": [{"key": "fault", "effect": "NoExecute"}]}]}],
+           "pods": [{"name": "w", "node": "n1", "schedulingGroup": {"podGroupName": "workers"},
+                     "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]}],
+           "objects": [
+               {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "workers"},
+                "spec": {"schedulingPolicy": {"basic": {}},
+                         "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]}},
+               {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "shared"},
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+                "status": {"allocation": alloc, "reservedFor": [
+                    {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "workers", "uid": "u"}]}}],
+           "schedule": [{"wait": 10}], "expect": {}}
+    case = build_case(doc, "t")
+    assert case.cluster.devices.claims[("default", "shared")].reserved_for == reserved
+    sched, _, _ = run_case(case)
+    assert sorted(sched.sequence.evicted_pods()) == ["w"]
