@@ -7,7 +7,8 @@ plugin of v1.35.4 does:
 * PreFilter: a pod without claims is skipped. Each claim must exist (kspread refuses a
   case where one does not: upstream's PreEnqueue would hold the pod), not be being
   deleted, be the pod's own when made from a template, and, when allocated, have room
-  in reservedFor or name the pod; an unallocated claim's device classes must exist.
+  in reservedFor or name the pod (to 1.35; v1.36.2's CanBeReserved has no limit); an
+  unallocated claim's device classes must exist.
   Every rejection is UnschedulableAndUnresolvable (upstream's statusUnschedulable).
 * Filter: an allocated claim's node selector must match the node ("resourceclaim not
   available on the node"); the unallocated claims must be allocatable on the node
@@ -33,6 +34,12 @@ pending allocation (not checked against the node; Filter lists it after the allo
 new ones and Reserve gives them out in the claims' order, as upstream's does), shares the
 in-flight entry, and PreBind writes it from the claim as PreFilter read it: when another
 sharer wrote it first, that fails (``prebind_conflict``; kspread/engine/podgroupcycle.py).
+
+With DRAWorkloadResourceClaims (1.36): a pod's entry that its PodGroup's resourceClaims
+names alike is bound to the PodGroup (``binding``: PreBind reserves the claim for the
+PodGroup), a claim reserved for the pod's PodGroup counts as the pod's, a claim the pod's
+PodGroup owns passes the owner check, a missing PodGroup fails PreFilter, and PostFilter
+may take the PodGroup's reservation away (``_unreserve_pod_group_claims``).
 
 It implements no PreFilter AddPod/RemovePod, as upstream's: the preemption dry run does
 not free devices. Deleting a pod (a preemption victim, or a step) releases its claims as
