@@ -164,3 +164,15 @@ def test_device_taint_eviction_counts_the_podgroups_reservation(gate, reserved):
     assert case.cluster.devices.claims[("default", "shared")].reserved_for == reserved
     sched, _, _ = run_case(case)
     assert sorted(sched.sequence.evicted_pods()) == ["w"]
+
+
+def test_a_second_reservation_for_the_podgroup_is_a_duplicate_the_api_server_refuses():
+    sched, results, placements = _run("pod-group-claim-allocated-is-reserved-twice-in-one-cycle")
+    assert placements == {"worker-0": "n1", "worker-1": "n1"}
+    assert [(r.pod.key, r.pod_group.bound) for r in results] == [("worker-1", True), ("worker-0", False),
+                                                                 ("worker-0", True)]
+    assert results[1].pod_group.message == (
+        'running PreBind plugin "DynamicResources": add reservation to claim default/shared: '
+        'ResourceClaim.resource.k8s.io "shared" is invalid: status.reservedFor[1]: Duplicate value: '
+        '"podgroup/default/workers"')
+    assert sched.claims.get("default", "shared").reserved_for == ("PodGroup:workers",)

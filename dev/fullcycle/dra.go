@@ -18,7 +18,8 @@
 //     claims it owns are deleted (the garbage collector), after that deallocation (an
 //     update event: the claim's finalizer holds the deletion until the controller is done). Claims nobody reserves at the start
 //     stay as written (the controller's resync is not modelled: kspread's case describes a state).
-//   - an update of a claim that names an old resourceVersion is a Conflict (the API server's
+//   - an update of a claim whose status.reservedFor names a uid twice is Invalid (the API
+//     server's validation), and one that names an old resourceVersion is a Conflict (the API server's
 //     optimistic concurrency, which the fake tracker lacks: two pods of a pod group that share a
 //     claim both write it from the copy their PreFilter read);
 //   - every write of a claim (DynamicResources' PreBind: the finalizer, then the allocation and
@@ -49,7 +50,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
@@ -133,6 +136,16 @@ func draReactors(client *fake.Clientset) {
 			obj.(*resourceapi.ResourceClaim).ResourceVersion != c.ResourceVersion {
 			return true, nil, apierrors.NewConflict(claimGVR.GroupResource(), c.Name,
 				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+		}
+		// the API server's validation of status.reservedFor: unique uids (validateSet), as a
+		// second PreBind reserving a claim for its PodGroup again meets it
+		seen := map[types.UID]bool{}
+		for i, r := range c.Status.ReservedFor {
+			if seen[r.UID] {
+				return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"},
+					c.Name, field.ErrorList{field.Duplicate(field.NewPath("status", "reservedFor").Index(i), r.UID)})
+			}
+			seen[r.UID] = true
 		}
 		if err := storeClaim(client, c); err != nil {
 			return true, nil, err

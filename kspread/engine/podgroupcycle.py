@@ -401,8 +401,9 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
 def _prebind_failed(run: SequenceRun, q: QueuedPod, r: CycleResult, pod: Pod, node: str, state: CycleState,
                     error: str, at: int) -> None:
     """A pod of the group whose DynamicResources PreBind fails: it shares a claim with a pod
-    of its group cycle whose PreBind allocated it first, and writes the claim from the copy
-    its PreFilter read (bindClaim: "got allocated elsewhere in the meantime"). kspread's
+    of its group cycle whose PreBind wrote it first, and writes the claim from the copy its
+    PreFilter read (bindClaim: "got allocated elsewhere in the meantime"; or, reserving an
+    allocated claim for its PodGroup again, the API server's "Duplicate value"). kspread's
     rule: the group's binding cycles run in ``to_bind`` order (upstream's race), so the
     first of the sharers wins. PreBind wrote the pod's claims before that one (``at``):
     allocated as Reserve gave them out, reserved for the pod. handleBindingCycleError:

@@ -361,8 +361,9 @@ def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version,
         # DRAWorkloadResourceClaims off: the API server drops the field (dropDisabled...Fields)
         claims = resource_claims(spec.get("resourceClaims"), [*sp, "resourceClaims"]) \
             if version.gate("DRAWorkloadResourceClaims") else ()
+        uid = (obj.get("metadata") or {}).get("uid")
         out[(ns, name)] = PodGroup(ns, name, _policy(spec.get("schedulingPolicy"), [*sp, "schedulingPolicy"]), template,
-                                   priority or 0, mode, claims)
+                                   priority or 0, mode, claims, str(uid) if uid else "")
     return out
 
 

@@ -656,8 +656,10 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         or a pending one it reused) that another pod's PreBind allocated since the pod's
         PreFilter read it (1.36: two pods of one pod group cycle sharing a claim): the
         update from that old copy conflicts, the refreshed claim is allocated, and PreBind
-        fails. Returns the PreBind error and the failing claim's index in the pod's order
-        (PreBind wrote the claims before it), or None."""
+        fails; or (DRAWorkloadResourceClaims) for an allocated claim both reserve for their
+        PodGroup: the refreshed claim gets the PodGroup twice, which the API server refuses.
+        Returns the PreBind error and the failing claim's index in the pod's order (PreBind
+        wrote the claims before it), or None."""
         s = state.get(NAME)
         if not isinstance(s, DRAState):
             return None
@@ -668,11 +670,13 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             ref = self.binding(pod, i)
             if c.allocation is not None and not self.is_reserved_for_pod(pod, c) and ref != pod.key and \
                     now is not None and ref in now.reserved_for:
-                # bindClaim appends its PodGroup again to the refreshed claim: a duplicate entry
-                raise CaseError(f"pod {pod.key}'s PreBind reserves claim {c.namespace}/{c.name} for its PodGroup, "
-                                "which another pod of the group cycle reserved it for since its PreFilter: upstream's "
-                                "bindClaim appends a second reservedFor entry for the PodGroup, which the API server "
-                                "refuses (a PreBind error), and kspread does not model", ["schedule"])
+                # another pod of the group cycle reserved it for the PodGroup since this pod's
+                # PreFilter: the update from the old copy conflicts, and bindClaim appends the
+                # PodGroup again to the refreshed claim, a duplicate uid the API server refuses
+                pg = getattr(self.handle.gang, "pod_groups", {}).get((pod.namespace, pod.scheduling_group))
+                uid = pg.uid_or_default if pg is not None else ""
+                return (f'add reservation to claim {c.namespace}/{c.name}: ResourceClaim.resource.k8s.io "{c.name}" '
+                        f'is invalid: status.reservedFor[{len(now.reserved_for)}]: Duplicate value: "{uid}"'), i
         return None
 
     def unreserve_written(self, state: CycleState, pod: Pod, upto: int) -> list[PodEvent]:

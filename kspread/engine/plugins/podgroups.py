@@ -67,6 +67,13 @@ class PodGroup:
     disruption_mode: str | None = None
     # spec.resourceClaims (DRAWorkloadResourceClaims): claims the group's pods share
     resource_claims: tuple[PodGroupClaim, ...] = ()
+    uid: str = ""  # metadata.uid ("": not given)
+
+    @property
+    def uid_or_default(self) -> str:
+        """metadata.uid, else kspread's stand-in ``podgroup/<namespace>/<name>`` (the 1.36
+        oracle's; the API server's uid is random)."""
+        return self.uid or f"podgroup/{self.namespace}/{self.name}"
 
     def claim_for(self, name: str, claim_name: str | None, template: str | None) -> PodGroupClaim | None:
         """resourceclaim.BindTo's match: the PodGroup's claim of that name naming the same
