@@ -92,6 +92,10 @@ def test_a_sharer_outside_the_group_cycle_waits_for_the_allocation():
     tracker.signal_in_flight(c, "default/a")
     tracker.signal_in_flight(c, "default/b")
     assert tracker.in_flight[("default", "shared")][1] == ("default/a", "default/b")
+    # the same pod's Reserve again (kspread's): its allocation replaces the entry's, no new sharer
+    again = ResourceClaim("default", "shared", requests=c.requests, owner_pod="x")
+    tracker.signal_in_flight(again, "default/b")
+    assert tracker.in_flight[("default", "shared")] == (again, ("default/a", "default/b"))
     tracker.drop_in_flight("default/a")
     assert tracker.in_flight[("default", "shared")][1] == ("default/b",)
     tracker.drop_in_flight("default/b")

@@ -411,6 +411,8 @@ class ClaimTracker:
         cur = self.in_flight.get(k)
         if cur is None:
             self.in_flight[k] = (claim, (pod_key,))
+        elif pod_key in cur[1]:
+            self.in_flight[k] = (claim, cur[1])  # the pod's Reserve again (kspread's): its allocation
         else:
             self.in_flight[k] = (cur[0], (*cur[1], pod_key))
 
@@ -421,8 +423,7 @@ class ClaimTracker:
         for k, (c, pods) in list(self.in_flight.items()):
             if pod_key not in pods:
                 continue
-            rest = list(pods)
-            rest.remove(pod_key)
+            rest = [p for p in pods if p != pod_key]
             if rest:
                 self.in_flight[k] = (c, tuple(rest))
             else:
