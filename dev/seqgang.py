@@ -163,6 +163,26 @@ def add_topology(s: dict, r: random.Random, share: float) -> None:
             g["spec"]["schedulingConstraints"] = {"topology": [{"key": "topology.kubernetes.io/zone"}]}
 
 
+def add_group_claims(s: dict, r: random.Random, share: float) -> int:
+    """1.36, DRAWorkloadResourceClaims (seqtest --group-claims P): each PodGroup whose pods all
+    have the same resourceClaims entries (devgen gives a group's replicas one list: templates,
+    shared claims) lists them, with chance ``share``, in its spec.resourceClaims (at most 4),
+    so that its pods share one claim per entry, reserved for the PodGroup. Returns how many
+    PodGroups got claims."""
+    made = 0
+    for pg in s.get("podGroups") or []:
+        ns = pg["metadata"].get("namespace", "default")
+        pods = [p for p in s["schedule"] if (p.get("namespace") or "default") == ns
+                and (p.get("schedulingGroup") or {}).get("podGroupName") == pg["metadata"]["name"]]
+        if not pods or not pods[0].get("resourceClaims") or r.random() >= share:
+            continue
+        common = [e for e in pods[0]["resourceClaims"] if all(e in (p.get("resourceClaims") or []) for p in pods)]
+        if common:
+            pg["spec"]["resourceClaims"] = copy.deepcopy(common[:4])
+            made += 1
+    return made
+
+
 def finish(gen: Any, s: dict) -> None:
     """After seqtest's steps: 1-3 waits; a deleteNode turned into a cordon (and a later
     addNode of the same name dropped)."""

@@ -763,7 +763,12 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
                       # those of them with volumes or resource claims (their Reserve on the nominated node)
                       groupPreemptsVolumes=sum(1 for r in results if getattr(r, "pod_group", None) is not None
                                                and r.preemption is not None and r.preemption.nominated_node
-                                               and (r.pod.volumes or r.pod.resource_claims)))
+                                               and (r.pod.volumes or r.pod.resource_claims)),
+                      # 1.36: group pods whose DynamicResources PreBind failed on a claim another pod
+                      # of their group cycle allocated first (a shared claim's pending allocation)
+                      claimConflicts=sum(1 for r in results if getattr(r, "pod_group", None) is not None
+                                         and (r.pod_group.message or "").startswith(
+                                             'running PreBind plugin "DynamicResources"')))
     return cycles, placements, final, evicted, sorted(getattr(_sched, "waiting", {}))
 
 
@@ -866,6 +871,9 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
         res["cls"] = "placements only"
     elif not res["final"]:
         res["cls"] = "final allocations" if res.get("allocations") is False else "final placements or evictions only"
+        if res.get("reservedForOrder") and oal_equal(res) and ofinal == kfinal and oevicted == kevicted \
+                and (s.get("workloads") or s.get("podGroups")):
+            res["cls"] = "reservedFor order: gang bound together (explained)"
     elif res.get("allocationLog") is False:
         res["cls"] = "allocations"
         if (s.get("workloads") or s.get("podGroups")) and gang_write_order(s, res["upstreamAllocationLog"],
@@ -972,6 +980,10 @@ def dev_observe(store: dict, sched: Any) -> None:
     if batch:
         store.setdefault("allocationLog", []).append(batch)
     store["allocations"] = now
+    # each claim's reservedFor in order (pods by name, as the oracle's ``reservedFor`` gives them)
+    store["reservedFor"] = {c.key: [f"podgroups/{k.removeprefix('PodGroup:')}" if k.startswith("PodGroup:")
+                                    else f"pods/{k.rsplit('/', 1)[-1]}" for k in c.reserved_for]
+                            for c in sched.claims if c.reserved_for}
 
 
 def dev_compare(res: dict, o: dict, kdev: dict) -> None:
@@ -993,6 +1005,20 @@ def dev_compare(res: dict, o: dict, kdev: dict) -> None:
                upstreamAllocationLog=olog, kspreadAllocationLog=klog, claimAllocs=len(olog))
     if oal != kal:
         res["final"] = False
+    if "reservedFor" in o:  # (an oracle built before the output had none)
+        ores, kres = o.get("reservedFor") or {}, kdev.get("reservedFor") or {}
+        res.update(reservedFor=ores == kres, upstreamReservedFor=ores, kspreadReservedFor=kres,
+                   # the same pods, in another order: the binding cycles that reserved them raced
+                   reservedForOrder=ores != kres and {k: sorted(v) for k, v in ores.items()} ==
+                   {k: sorted(v) for k, v in kres.items()})
+        if ores != kres:
+            res["final"] = False
+            res["allocations"] = False
+
+
+def oal_equal(res: dict) -> bool:
+    """The final allocations agree (devices per claim)."""
+    return res.get("upstreamAllocations") == res.get("kspreadAllocations")
 
 
 def initial_allocations(s: dict) -> dict[str, list[str]]:
@@ -1218,6 +1244,10 @@ def main() -> int:
     ap.add_argument("--wap", action="store_true",
                     help="with --gangs at 1.36: WorkloadAwarePreemption on, the PodGroups with priorities "
                          "and disruption modes (seqgang.to_pod_groups)")
+    ap.add_argument("--group-claims", type=float, default=0.0, metavar="P",
+                    help="with --gangs and --devices at 1.36: that share of the PodGroups whose pods have the same "
+                         "resourceClaims entries lists them in spec.resourceClaims (DRAWorkloadResourceClaims on; "
+                         "seqgang.add_group_claims)")
     ap.add_argument("--group-priorities", action="store_true",
                     help="with --gangs at 1.36 and WorkloadAwarePreemption off: each pod group's pods get a "
                          "priority (0, 10, 100 or 1000), so their own DefaultPreemption preempts in the group's "
@@ -1291,6 +1321,14 @@ def main() -> int:
         dev_gen = SequenceDeviceGen(random.Random(args.seed * 7919 + 29), gen.minor)
         for s in seqs:
             dev_gen.sequence(s)
+        if args.group_claims and args.gangs and gen.minor >= 36:
+            # a generator of its own; DRAWorkloadResourceClaims on for both sides
+            import seqgang
+
+            claims_rng = random.Random(args.seed * 7919 + 37)
+            n_groups = sum(seqgang.add_group_claims(s, claims_rng, args.group_claims) for s in seqs)
+            args.gates["DRAWorkloadResourceClaims"] = True
+            print(f"{n_groups} PodGroups with resourceClaims", file=sys.stderr)
     if args.steps:
         # a generator of its own: the sequences of a seed stay those of runs without steps
         step_gen = Gen(random.Random(args.seed * 7919 + 28), gen.minor)
@@ -1337,7 +1375,8 @@ def main() -> int:
            f"pods rejected at the Permit timeout, {sum(r.get('preempted', 0) for r in results)} waiting pods "
            f"preempted, {sum(r.get('removed', 0) for r in results)} deleted (kspread's count), "
            f"{sum(r.get('groupPreempts', 0) for r in results)} pod group pods preempting in their group's cycle "
-           f"({sum(r.get('groupPreemptsVolumes', 0) for r in results)} with volumes or claims), in "
+           f"({sum(r.get('groupPreemptsVolumes', 0) for r in results)} with volumes or claims), "
+           f"{sum(r.get('claimConflicts', 0) for r in results)} group pods whose PreBind lost a shared claim, in "
            f"{sum(1 for s in seqs if s.get('workloads') or s.get('podGroups'))} gang sequences"
            if args.gangs else "") + f" ({time.time() - t0:.0f} s)")
     if args.devices:

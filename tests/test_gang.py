@@ -423,7 +423,7 @@ def test_a_waiting_gang_pods_claim_allocation_is_in_flight_until_prebind_writes_
     # nothing written; the allocation in flight counts for other pods' filters
     assert tracker.get("default", "worker-0-gpu").allocation is None
     flying, owner = tracker.in_flight[("default", "worker-0-gpu")]
-    assert owner == "worker-0" and [str(d) for d in flying.allocation.devices] == ["gpu.example.com/n2/gpu-0"]
+    assert owner == ("worker-0",) and [str(d) for d in flying.allocation.devices] == ["gpu.example.com/n2/gpu-0"]
     assert ("gpu.example.com", "n2", "gpu-0") in tracker.allocated_devices()
     assert results[1].pod.key == "other" and not results[1].selected
     # rejected at the deadline: Unreserve drops it

@@ -39,7 +39,7 @@ def test_1_37_gate_stages():
         (35, False, "ALPHA"), (37, False, "BETA")]
     assert FEATURE_GATES["GangScheduling"].removed == 37
     assert FEATURE_GATES["WorkloadAwarePreemption"].removed == 37
-    assert [(s.since, s.default, s.stage) for s in UNMODELLED_GATES["DRAWorkloadResourceClaims"][0].stages] == [
+    assert [(s.since, s.default, s.stage) for s in FEATURE_GATES["DRAWorkloadResourceClaims"].stages] == [
         (36, False, "ALPHA"), (37, False, "BETA")]
     for name in ("CompositePodGroup", "PodGroupPreemptionPolicy"):
         g, why = UNMODELLED_GATES[name]

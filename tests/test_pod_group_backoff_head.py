@@ -45,3 +45,31 @@ def test_a_group_waiting_in_the_error_queue_repeats_at_its_backoff_flush():
     # them (backoff 1 s from 0: the flush of second 2), so the clock is there when idle
     assert run.queue.now == 2
     assert [(qs[k].errors_count, qs[k].failed_at) for k in ("w-0", "w-1")] == [(2, 2), (2, 2)]
+
+
+def test_a_parked_group_repeats_while_only_the_error_queue_has_live_pods():
+    """While the pods that could be popped all wait in backoffQ's error queue (a group pod
+    whose PreBind lost a shared claim), upstream pops podBackoffQ's parked group and its
+    cycle repeats: counted once per change (_pop_groups). Found with dev/seqtest.py
+    --gangs 1 --devices --group-claims (issue 37): without it kspread popped that group
+    before pods upstream popped first."""
+    import copy
+
+    from kspread.engine.scheduler import SequenceRun
+
+    shared = Path(__file__).resolve().parent.parent / "cases" / "gangs" / "pod-group-shared-claims-136.yaml"
+    doc = copy.deepcopy(next(d for d in load_strict(shared.read_text())
+                             if d["name"] == "pod-group-pods-share-an-unallocated-claim"))
+    doc.pop("expect")
+    doc["objects"].append({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "big"},
+                           "spec": {"schedulingPolicy": {"basic": {}}}})
+    doc["schedule"] = [{"name": "huge", "requests": {"cpu": "100"}, "schedulingGroup": {"podGroupName": "big"}},
+                       *doc["schedule"]]
+    case = build_case(doc, "t")
+    order: list[str] = []
+    run = SequenceRun(case, lambda s, r: order.append(r.pod.key), True, list(case.incoming))
+    run.until_idle()
+    assert order == ["huge", "worker-1", "worker-0", "huge", "worker-0", "huge"]
+    # its three cycles and the repeats kspread counts; one of them while worker-0 waits out
+    # its error backoff (without it: 4)
+    assert run.queue.pods["huge"].unschedulable_count == 5

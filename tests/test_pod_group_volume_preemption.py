@@ -30,8 +30,8 @@ def _golden(name):
         assumed = {} if storage is None else {
             k: [(c, v) for c, v, _ in a.static] for k, a in storage.assumptions.items()}
         flight = {} if sched.claims is None else {
-            f"{ns}/{n}": (pod, [d.device for d in claim.allocation.devices])
-            for (ns, n), (claim, pod) in sched.claims.in_flight.items()}
+            f"{ns}/{n}": (pods[0], [d.device for d in claim.allocation.devices])
+            for (ns, n), (claim, pods) in sched.claims.in_flight.items()}
         seen.append((assumed, flight))
 
     sched, results, placements = run_case(build_case(doc, "t"), keep_all=True, observe=observe)

@@ -60,17 +60,6 @@ def test_a_group_that_fails_leaves_no_allocation_in_flight():
     assert sched.claims.get("default", "worker-0-gpu").allocation is None
 
 
-def test_a_claim_two_pods_of_the_group_share_is_refused_by_name():
-    doc = dict(CASES["pod-group-pods-see-the-devices-the-group-allocated"])
-    doc["objects"] = [*doc["objects"], {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "shared"},
-        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}]
-    schedule = [{**doc["schedule"][0], "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]}]
-    with pytest.raises(CaseError, match=r"pod worker-0 shares resource claim default/shared with pod worker-1 of "
-                                        r"its pod group, whose Reserve allocated it in this pod group cycle"):
-        run_case(build_case({**doc, "schedule": schedule, "expect": {}}, "t"))
-
-
 def test_a_shared_claim_already_allocated_is_reserved_by_both():
     doc = dict(CASES["pod-group-pods-see-the-devices-the-group-allocated"])
     alloc = {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",

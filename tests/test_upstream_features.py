@@ -308,7 +308,9 @@ def test_gate_dependencies_are_checked_on_default_values_too(tmp_path):
      "features that are disabled: [GenericWorkload]")),
     ("1.37", "WorkloadAwarePreemption", "version 1.37 does not know feature gate 'WorkloadAwarePreemption'"),
     ("1.35", "DRAWorkloadResourceClaims", "version 1.35 does not know feature gate 'DRAWorkloadResourceClaims'"),
-    ("1.36", "DRAWorkloadResourceClaims", "known to 1.36 but kspread does not model it"),
+    # modelled (issue 32); features.go: it depends on DynamicResourceAllocation and GenericWorkload
+    ("1.36", "DRAWorkloadResourceClaims",
+     "DRAWorkloadResourceClaims is enabled, but depends on features that are disabled: [GenericWorkload]"),
 ])
 def test_1_36_gates_refused_by_name(version, gate, text):
     with pytest.raises(CaseError) as e:

@@ -18,12 +18,17 @@
 //     claims it owns are deleted (the garbage collector), after that deallocation (an
 //     update event: the claim's finalizer holds the deletion until the controller is done). Claims nobody reserves at the start
 //     stay as written (the controller's resync is not modelled: kspread's case describes a state).
+//   - an update of a claim whose status.reservedFor names a uid twice is Invalid (the API
+//     server's validation), and one that names an old resourceVersion is a Conflict (the API server's
+//     optimistic concurrency, which the fake tracker lacks: two pods of a pod group that share a
+//     claim both write it from the copy their PreFilter read);
 //   - every write of a claim (DynamicResources' PreBind: the finalizer, then the allocation and
 //     reservation; PostFilter's deallocation; Unreserve's patch) is stored with a new
 //     resourceVersion in one write, and an allocation written is logged (`allocationLog`: the
 //     claim, its devices, the pod it is reserved for, in write order);
 //   - output `allocations`: every allocated claim at the end (claim key -> its devices
-//     `driver/pool/device`, sorted), and `allocationLog`.
+//     `driver/pool/device`, sorted), `reservedFor` (claim key -> its status.reservedFor in order,
+//     `pods/<name>`), and `allocationLog`.
 //
 // FC_POOL_ORDER (environment, a comma-separated list of ResourceSlice names): seqoracle-build.sh
 // patches the allocators (zz_pool_order.go) to take a node's pools in the order of their first
@@ -41,10 +46,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
@@ -68,6 +76,10 @@ var (
 	draMu      sync.Mutex
 	draLog     []draAllocation
 	draEnabled bool
+	// podGroupClaim (1.36, set by podgroup136.go): for a pod's template entry that its PodGroup's
+	// spec.resourceClaims names alike (DRAWorkloadResourceClaims), the PodGroup's claim name and
+	// its controller reference; ok false: the pod's own claim
+	podGroupClaim func(pod *v1.Pod, rc v1.PodResourceClaim) (name string, owner metav1.OwnerReference, ok bool)
 	// draClaimSeen: the scheduler's claim informer holds the claim (set by createDevices)
 	draClaimSeen func(ns, name string) bool
 )
@@ -117,6 +129,24 @@ func storeClaim(client *fake.Clientset, c *resourceapi.ResourceClaim) error {
 func draReactors(client *fake.Clientset) {
 	client.PrependReactor("update", "resourceclaims", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		c := action.(clienttesting.UpdateAction).GetObject().(*resourceapi.ResourceClaim).DeepCopy()
+		// the API server's optimistic concurrency (the fake tracker has none): an update
+		// naming a resourceVersion other than the stored one is a Conflict, as a real
+		// server answers two PreBinds that write one claim from the same old copy
+		if obj, err := client.Tracker().Get(claimGVR, c.Namespace, c.Name); err == nil && c.ResourceVersion != "" &&
+			obj.(*resourceapi.ResourceClaim).ResourceVersion != c.ResourceVersion {
+			return true, nil, apierrors.NewConflict(claimGVR.GroupResource(), c.Name,
+				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+		}
+		// the API server's validation of status.reservedFor: unique uids (validateSet), as a
+		// second PreBind reserving a claim for its PodGroup again meets it
+		seen := map[types.UID]bool{}
+		for i, r := range c.Status.ReservedFor {
+			if seen[r.UID] {
+				return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"},
+					c.Name, field.ErrorList{field.Duplicate(field.NewPath("status", "reservedFor").Index(i), r.UID)})
+			}
+			seen[r.UID] = true
+		}
 		if err := storeClaim(client, c); err != nil {
 			return true, nil, err
 		}
@@ -175,6 +205,22 @@ func makeTemplateClaims(client *fake.Clientset, pod *v1.Pod) error {
 		}
 		t := obj.(*resourceapi.ResourceClaimTemplate)
 		name := pod.Name + "-" + rc.Name
+		yes := true
+		owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
+			Controller: &yes, BlockOwnerDeletion: &yes}
+		if podGroupClaim != nil {
+			if n, o, ok := podGroupClaim(pod, rc); ok {
+				// the PodGroup's claim (the controller's syncPodGroup makes it once; kspread's
+				// name <podgroup>-<entry>, without the random suffix); the pod's status names it
+				name, owner = n, o
+				if _, err := client.Tracker().Get(claimGVR, pod.Namespace, name); err == nil {
+					claimName := name
+					pod.Status.ResourceClaimStatuses = append(pod.Status.ResourceClaimStatuses,
+						v1.PodResourceClaimStatus{Name: rc.Name, ResourceClaimName: &claimName})
+					continue
+				}
+			}
+		}
 		if old, err := client.Tracker().Get(claimGVR, pod.Namespace, name); err == nil {
 			if c := old.(*resourceapi.ResourceClaim); metav1.IsControlledBy(c, pod) {
 				continue
@@ -183,16 +229,14 @@ func makeTemplateClaims(client *fake.Clientset, pod *v1.Pod) error {
 				return err
 			}
 		}
-		yes := true
 		annotations := map[string]string{"resource.kubernetes.io/pod-claim-name": rc.Name}
 		for k, v := range t.Spec.ObjectMeta.Annotations {
 			annotations[k] = v
 		}
 		claim := &resourceapi.ResourceClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace, UID: types.UID(pod.Namespace + "/" + name + "#" + string(pod.UID)),
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pod.Namespace, UID: types.UID(pod.Namespace + "/" + name + "#" + string(owner.UID)),
 				ResourceVersion: nextRV(), Labels: t.Spec.ObjectMeta.Labels, Annotations: annotations,
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
-					Controller: &yes, BlockOwnerDeletion: &yes}}},
+				OwnerReferences: []metav1.OwnerReference{owner}},
 			Spec: *t.Spec.Spec.DeepCopy(),
 		}
 		if err := client.Tracker().Create(claimGVR, claim, pod.Namespace); err != nil {
@@ -355,12 +399,18 @@ func draOutput(ctx context.Context, client *fake.Clientset, out map[string]any) 
 	l, err := client.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{})
 	must(err)
 	allocs := map[string][]string{}
+	reserved := map[string][]string{}
 	for i := range l.Items {
 		if d := allocatedDevices(&l.Items[i]); d != nil {
 			allocs[claimKey(l.Items[i].Namespace, l.Items[i].Name)] = d
 		}
+		for _, r := range l.Items[i].Status.ReservedFor {
+			k := claimKey(l.Items[i].Namespace, l.Items[i].Name)
+			reserved[k] = append(reserved[k], r.Resource+"/"+r.Name)
+		}
 	}
 	out["allocations"] = allocs
+	out["reservedFor"] = reserved // each claim's status.reservedFor in order (resource/name)
 	draMu.Lock()
 	out["allocationLog"] = append([]draAllocation{}, draLog...)
 	draMu.Unlock()

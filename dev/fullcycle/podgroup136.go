@@ -15,6 +15,11 @@
 //     the volumes' and claims' bindings: a change a cycle made itself, a claim DynamicResources'
 //     PostFilter deallocated, makes the next cycle no repeat), with its outcome; and once every pod left in backoffQ is of such a
 //     parked group (activeQ empty), the scheduler counts as idle;
+//   - DRAWorkloadResourceClaims: a PodGroup's spec.resourceClaims go with it; for each template
+//     entry the PodGroup gets status.resourceClaimStatuses naming <podgroup>-<entry>, and the
+//     first pod whose entry names it alike (name and template) makes that claim, owned by the
+//     PodGroup (dra.go's makeTemplateClaims, the resource claim controller emulated); the pods'
+//     status.resourceClaimStatuses name it;
 //   - at the end, `waiting`: the pods still waiting at Permit (a binding cycle's wait for its gang's
 //     quorum pod, which comes in the same submission).
 package main
@@ -32,6 +37,7 @@ import (
 	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -59,6 +65,7 @@ var (
 	pgBefore  = map[string]string{} // group -> the state before its last pod group cycle
 	pgParked  = map[string]string{} // group -> the state it was parked in
 	pgNow     string                // the state at the last call of gangParked: before the next ScheduleOne
+	pgObjs    = map[string]*schedulingv1alpha2.PodGroup{} // the input's PodGroups as created
 )
 
 func pgLogKey(ns, name string) string {
@@ -95,8 +102,41 @@ func gangSetup(ctx context.Context, raw []byte, client *fake.Clientset, _ *seqDr
 			// preemption keys victim groups and running preemptions by it)
 			pg.UID = types.UID("podgroup/" + pg.Namespace + "/" + pg.Name)
 		}
+		// DRAWorkloadResourceClaims: off, the API server drops spec.resourceClaims; on, the resource
+		// claim controller's status for each template entry (the claim itself is made with the
+		// first pod that uses it: dra.go's podGroupClaim)
+		if !utilfeature.DefaultFeatureGate.Enabled("DRAWorkloadResourceClaims") {
+			pg.Spec.ResourceClaims = nil
+		}
+		for _, rc := range pg.Spec.ResourceClaims {
+			if rc.ResourceClaimTemplateName != nil {
+				claimName := pg.Name + "-" + rc.Name
+				pg.Status.ResourceClaimStatuses = append(pg.Status.ResourceClaimStatuses,
+					schedulingv1alpha2.PodGroupResourceClaimStatus{Name: rc.Name, ResourceClaimName: &claimName})
+			}
+		}
+		pgObjs[pgLogKey(pg.Namespace, pg.Name)] = pg.DeepCopy()
 		_, err := client.SchedulingV1alpha2().PodGroups(pg.Namespace).Create(ctx, pg, metav1.CreateOptions{})
 		must(err)
+	}
+	podGroupClaim = func(pod *v1.Pod, rc v1.PodResourceClaim) (string, metav1.OwnerReference, bool) {
+		sg := pgRefs[pgLogKey(pod.Namespace, pod.Name)]
+		if sg == nil || sg.PodGroupName == nil {
+			return "", metav1.OwnerReference{}, false
+		}
+		pg := pgObjs[pgLogKey(pod.Namespace, *sg.PodGroupName)]
+		if pg == nil {
+			return "", metav1.OwnerReference{}, false
+		}
+		for _, c := range pg.Spec.ResourceClaims {
+			if c.Name == rc.Name && c.ResourceClaimTemplateName != nil && rc.ResourceClaimTemplateName != nil &&
+				*c.ResourceClaimTemplateName == *rc.ResourceClaimTemplateName && c.ResourceClaimName == nil {
+				yes := true
+				return pg.Name + "-" + rc.Name, metav1.OwnerReference{APIVersion: "scheduling.k8s.io/v1alpha2",
+					Kind: "PodGroup", Name: pg.Name, UID: pg.UID, Controller: &yes, BlockOwnerDeletion: &yes}, true
+			}
+		}
+		return "", metav1.OwnerReference{}, false
 	}
 	pgOn = len(in.PodGroups) > 0 || len(pgRefs) > 0
 	if v := os.Getenv("FC_V"); v != "" { // klog's verbosity (debugging)

@@ -265,7 +265,8 @@ class ResourceClaim:
     requests: tuple[DeviceRequest, ...] = ()
     constraints: tuple[MatchAttribute, ...] = ()
     allocation: Allocation | None = None
-    reserved_for: tuple[str, ...] = ()  # pod keys
+    # pod keys, and PodGroups as ``PodGroup:<name>`` (plugins.podgroups.pod_group_reference)
+    reserved_for: tuple[str, ...] = ()
     owner_pod: str | None = None  # the pod (key) a claim made from a template belongs to
     deleting: bool = False
     # DRAExtendedResource: the claim DynamicResources makes for a pod's extended resources
@@ -275,6 +276,9 @@ class ResourceClaim:
     # sequence's clock, seconds) and status.devices' conditions per allocated device id
     allocated_at: int | None = None
     device_conditions: tuple[tuple[tuple[str, str, str], tuple[DeviceCondition, ...]], ...] = ()
+    # DRAWorkloadResourceClaims: the PodGroup (name, the claim's namespace) whose controller
+    # reference the claim has (one made from a PodGroup's template)
+    owner_pod_group: str | None = None
 
     @property
     def key(self) -> str:
@@ -291,6 +295,10 @@ class PodClaim:
     template: str = ""  # the ResourceClaimTemplate's name, for a claim made from one
     # the pod shorthand's ``devices`` entry: the requests of a claim made for the pod
     inline: tuple[DeviceRequest, ...] | None = None
+    # DRAWorkloadResourceClaims: the pod's PodGroup, whose spec.resourceClaims has an entry
+    # of this name naming the same claim or template (resourceclaim.BindTo): the claim is
+    # the PodGroup's (a template's: ``<podgroup>-<name>``), reserved for the PodGroup
+    pod_group: str = ""
 
     @property
     def from_template(self) -> bool:
@@ -367,9 +375,10 @@ class ClaimTracker:
         self.stored: list[ResourceSlice] = []  # the tracker's store, as last synced
         self.now = 0  # a sequence's clock (binding conditions' allocation time and timeout)
         # DynamicResources' in-flight allocations (SignalClaimPendingAllocation): claim ->
-        # (the claim with the allocation Reserve gave it, the pod), until PreBind writes it
-        # or Unreserve drops it; other pods' filters count their devices
-        self.in_flight: dict[tuple[str, str], tuple[ResourceClaim, str]] = {}
+        # (the claim with the allocation the first Reserve gave it, the pods sharing it, in
+        # the order they signalled it), until PreBind writes it or the last sharer's
+        # Unreserve drops it; other pods' filters count their devices
+        self.in_flight: dict[tuple[str, str], tuple[ResourceClaim, tuple[str, ...]]] = {}
         # 1.36: the pods of the pod group whose scheduling cycle runs (their Reserve's
         # in-flight allocations are the group's pendingAllocations)
         self.group_pods: frozenset[str] = frozenset()
@@ -406,11 +415,30 @@ class ClaimTracker:
                     agg[name] = agg.get(name, Fraction(0)) + q
         return out
 
+    def signal_in_flight(self, claim: ResourceClaim, pod_key: str) -> None:
+        """SignalClaimPendingAllocation: a claim not in flight enters with the allocation
+        given; one in flight gains a sharer and keeps the allocation it has."""
+        k = (claim.namespace, claim.name)
+        cur = self.in_flight.get(k)
+        if cur is None:
+            self.in_flight[k] = (claim, (pod_key,))
+        elif pod_key in cur[1]:
+            self.in_flight[k] = (claim, cur[1])  # the pod's Reserve again (kspread's): its allocation
+        else:
+            self.in_flight[k] = (cur[0], (*cur[1], pod_key))
+
     def drop_in_flight(self, pod_key: str) -> None:
-        """RemoveClaimPendingAllocation of the pod's claims (Unreserve; no event: the
-        claims' assume cache has nothing to restore)."""
-        for k in [k for k, (_, p) in self.in_flight.items() if p == pod_key]:
-            del self.in_flight[k]
+        """MaybeRemoveClaimPendingAllocation of the pod's claims (Unreserve): the pod stops
+        sharing each; the last sharer removes it (no event: the claims' assume cache has
+        nothing to restore)."""
+        for k, (c, pods) in list(self.in_flight.items()):
+            if pod_key not in pods:
+                continue
+            rest = [p for p in pods if p != pod_key]
+            if rest:
+                self.in_flight[k] = (c, tuple(rest))
+            else:
+                del self.in_flight[k]
 
     def allocate(self, claim: ResourceClaim, allocation: Allocation, pod_key: str) -> None:
         self.claims[(claim.namespace, claim.name)] = replace(

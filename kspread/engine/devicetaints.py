@@ -170,14 +170,16 @@ def claim_eviction_time(claim: ResourceClaim, devices: Mapping[tuple[str, str, s
 
 
 def pod_eviction_times(pods: Sequence[Pod], t: ClaimTracker, minor: int, rules_gate: bool,
-                       slice_time: Callable[[ResourceSlice], int]) -> dict[str, int]:
+                       slice_time: Callable[[ResourceSlice], int], group_claims: bool = False) -> dict[str, int]:
     """The device taint eviction controller's view of the bound pods: pod key -> the
     time it is to be evicted (the earliest of its claims that are allocated and reserved
     for it). 1.33-1.34 read slices through the ResourceSlice tracker (the rules' taints
     applied as the scheduler sees them); from 1.35 the slices as published, and the
     NoExecute rules (with DRADeviceTaintRules) matched by driver, pool and device. From
     1.35 a terminating pod is left alone (addConditionAndDeletePod does nothing for a pod
-    with a deletionTimestamp); 1.34 deletes it as any other."""
+    with a deletionTimestamp); 1.34 deletes it as any other. ``group_claims``
+    (DRAWorkloadResourceClaims, 1.36): a claim reserved for the pod's PodGroup counts as
+    reserved for the pod (IsReservedForPod)."""
     if minor < 35:
         devices = _latest_devices(scheduler_slices(t))
         rules: Sequence[DeviceTaintRule] = ()
@@ -192,7 +194,8 @@ def pod_eviction_times(pods: Sequence[Pod], t: ClaimTracker, minor: int, rules_g
         best: int | None = None
         for pc in pod.resource_claims:
             c = t.get(pod.namespace, pc.claim_name)
-            if c is None or c.allocation is None or pod.key not in c.reserved_for:
+            if c is None or c.allocation is None or (pod.key not in c.reserved_for and not (
+                    group_claims and pod.scheduling_group and f"PodGroup:{pod.scheduling_group}" in c.reserved_for)):
                 continue
             k = (c.namespace, c.name)
             if k not in times:

@@ -87,12 +87,19 @@ depend on that goroutine's timing: a cleared nomination of a pod of the
 group, or of a pod that one of the group's later pods would count (its priority at least
 theirs); a victim in its binding cycle.
 
+An unallocated resource claim two pods of the group share: the later pod's DynamicResources
+reuses the pending allocation the earlier pod's Reserve put in flight (the group's
+pendingAllocations), and both PreBinds write the claim from the copy their PreFilter read.
+The first write wins; the other PreBind conflicts, finds the claim allocated, and its pod's
+binding cycle fails (``_prebind_failed``). kspread's rule: the group's pods bind in the
+cycle's order (upstream's binding cycles race).
+
 Not modelled, refused by name: a pod whose DynamicResources PostFilter deallocates a claim
 while a later pod of the group with claims is still to run in the cycle (whether it reads
-the write depends on the claim informer); an unallocated resource claim two pods of the
-group share (DynamicResources reuses the first pod's pending allocation, and both PreBinds
-write it); a pod whose devices have binding conditions (its PreBind waits); a pod with
-extended resources backed by devices whose claim would be allocated in the cycle.
+the write depends on the claim informer); a pod whose devices have binding conditions (its
+PreBind waits); a pod with extended resources backed by devices whose claim would be
+allocated in the cycle; a pod whose DynamicResources PreBind fails after VolumeBinding's
+PreBind bound its volumes.
 """
 
 from __future__ import annotations
@@ -258,7 +265,7 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     # ---- submitPodGroupAlgorithmResult --------------------------------------------------------
     from kspread.engine.scheduler import _binding_conditions as binding_conditions
 
-    to_bind: list[tuple[CycleResult, Pod, str]] = []
+    to_bind: list[tuple[QueuedPod, CycleResult, Pod, str]] = []
     failed: list[QueuedPod] = []
     cache_scheduled = pg_state.scheduled_count() if pg_state is not None else 0
     taken: set[str] = set()
@@ -286,7 +293,7 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
                 for k in groups.unscheduled(pod):
                     if k not in taken:
                         queue.activate(k)
-            to_bind.append((r, pod, fit))
+            to_bind.append((q, r, pod, fit))
             continue
         if (fit is not None or nominated is not None) and waiting_on_preemption:
             # back to the queue nominated to the node it fit on, with the group's status; a
@@ -351,8 +358,14 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     # the node's order of pods) before it
     vb = sched.framework.plugin("VolumeBinding")
     flight = getattr(vb, "pre_bind_pre_flight", None)
-    to_bind.sort(key=lambda t: bool(flight is not None and (st := states.get(t[1].key)) is not None and flight(st)))
-    for r, pod, node in to_bind:
+    to_bind.sort(key=lambda t: bool(flight is not None and (st := states.get(t[2].key)) is not None and flight(st)))
+    dra = sched.framework.plugin("DynamicResources")
+    conflict = getattr(dra, "prebind_conflict", None)
+    for q, r, pod, node in to_bind:
+        st = states.get(pod.key)
+        if conflict is not None and st is not None and (failure := conflict(st, pod)) is not None:
+            _prebind_failed(run, q, r, pod, node, st, *failure)
+            continue
         _, bind_error = sched.ext.bind(pod, node)
         if bind_error is not None:
             r.error = bind_error
@@ -553,6 +566,51 @@ def _differing_failures(sched: Any, runs: list) -> bool:
 
     first = outcome(runs[0][1])
     return any(outcome(alg) != first for _, alg in runs[1:])
+
+def _prebind_failed(run: SequenceRun, q: QueuedPod, r: CycleResult, pod: Pod, node: str, state: CycleState,
+                    error: str, at: int) -> None:
+    """A pod of the group whose DynamicResources PreBind fails: it shares a claim with a pod
+    of its group cycle whose PreBind wrote it first, and writes the claim from the copy its
+    PreFilter read (bindClaim: "got allocated elsewhere in the meantime"; or, reserving an
+    allocated claim for its PodGroup again, the API server's "Duplicate value"). kspread's
+    rule: the group's binding cycles run in ``to_bind`` order (upstream's race), so the
+    first of the sharers wins. PreBind wrote the pod's claims before that one (``at``):
+    allocated as Reserve gave them out, reserved for the pod. handleBindingCycleError:
+    Unreserve takes the pod out of those claims' reservedFor (their allocation stays),
+    the cache forgets the pod (an AssignedPodDelete event, at once: the status is an
+    Error), and the pod goes back to the queue with the Error (backoffQ's error queue).
+    Refused: VolumeBinding's PreBind binds the pod's volumes first."""
+    sched = run.sched
+    vb = sched.framework.plugin("VolumeBinding")
+    flight = getattr(vb, "pre_bind_pre_flight", None)
+    if flight is not None and flight(state):
+        raise _refuse(pod, f"has VolumeBinding's PreBind bind its volumes before DynamicResources' PreBind fails "
+                           f"({error})")
+    from kspread.engine.plugins.dynamicresources import DynamicResourcesFilter
+
+    dra = sched.framework.plugin("DynamicResources")
+    assert isinstance(dra, DynamicResourcesFilter)
+    written = dra.reserve(state, pod, node, upto=at)
+    written += dra.unreserve_written(state, pod, at)
+    for ev in written:
+        run.queue.deliver(ev)
+    message = f'running PreBind plugin "DynamicResources": {error}'
+    r.bound_node = None
+    if r.pod_group is not None:
+        r.pod_group.bound = False
+        r.pod_group.message = message
+    run.rejected[pod.key] = message
+    assumed = replace_pod(pod, node_name=node, nominated_node=None)
+    run.queue.deliver(PodEvent("Delete", assumed), skip=pod.key)
+    after: list[PodEvent] = []
+    if sched.version.queue_sees_bound_nomination and sched.version.gate("NominatedNodeNameForExpectation"):
+        # the binding cycle nominated the pod to the node before PreBind (PreBindPreFlight
+        # found work); the failure clears it
+        after.append(PodEvent("Delete", replace_pod(pod, nominated_node=node), pod.priority))
+    _fail(run, q, sched.current(pod), frozenset(), True, after)
+    for ev in after:
+        run.queue.deliver(ev)
+
 
 def _actuate(sched: Any, pod: Pod, r: CycleResult, later: list[QueuedPod], pod_victims: list[Pod],
              cleared: list[Pod]) -> None:

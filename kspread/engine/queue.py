@@ -372,6 +372,13 @@ class SchedulingQueue:
             q = self.pods[min(poppable)[-1]]
             q.where = "gone"
             return q
+        if self.pop_from_backoff:
+            # only the error queue's pods are live: while they wait, upstream pops podBackoffQ's
+            # parked groups (their cycles repeat): counted once per change, as above
+            parked = [self.pods[e[-1]] for e in sorted(entries)
+                      if self.pods[e[-1]].parked == self.changes and not self.pods[e[-1]].error_backoff]
+            if parked:
+                self._repeat(parked)
         first = self.pods[min(live)[-1]]
         self.now = max(self.now, self._expiry(first) + 1)
         for e in sorted(live):

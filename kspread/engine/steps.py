@@ -873,7 +873,8 @@ class World:
 
         return pod_eviction_times(self._bound_pods(), claims, self.version.minor,
                                   self.version.minor >= 35 and self.version.gate("DRADeviceTaintRules"),
-                                  self._slice_time)
+                                  self._slice_time,
+                                  self.version.minor >= 36 and self.version.gate("DRAWorkloadResourceClaims"))
 
     def _slice_time(self, s: Any) -> int:
         """When a slice was published: with its node, for a node an addNode step added;

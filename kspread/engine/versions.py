@@ -181,6 +181,9 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # 1.36's placement-based pod group algorithm (PodGroups' schedulingConstraints, the
         # TopologyPlacementGenerator and PodGroupPodsCount plugins: podgroupplacement.py)
         _gate("TopologyAwareWorkloadScheduling", (36, False, "ALPHA")),
+        # PodGroup spec.resourceClaims: claims shared by a group's pods, reserved for the
+        # PodGroup (plugins/dynamicresources.py, format/devices.py)
+        _gate("DRAWorkloadResourceClaims", (36, False, "ALPHA"), (37, False, "BETA")),
     )
 }
 
@@ -210,7 +213,6 @@ MODELLED_FROM: dict[str, tuple[int, str]] = {
                                   "the request's device index")),
 }
 
-_WORKLOADS_1_36 = "kspread models 1.36's pod group scheduling cycle without pod group resource claims"
 
 # Gates upstream folded into another: from that minor on the gate is unknown, and what it
 # enabled follows the other gate (kubernetes/kubernetes#139520, upstream main for 1.37:
@@ -241,7 +243,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
                     "from devices", (36, False, "ALPHA")),
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
-        _unmodelled("DRAWorkloadResourceClaims", _WORKLOADS_1_36, (36, False, "ALPHA"), (37, False, "BETA")),
         # CompositePodGroup: CompositePodGroup objects (v1alpha3), PodGroups' and Workloads'
         # hierarchy fields; PodGroupPreemptionPolicy: a PodGroup's spec.preemptionPolicy
         _unmodelled("CompositePodGroup", _GANGS_1_37_ONLY, (37, False, "ALPHA")),
@@ -750,4 +751,5 @@ GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": ("MatchLabelKeysInPodTopologySpread",),
     "WorkloadAwarePreemption": ("GangScheduling",),
     "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
+    "DRAWorkloadResourceClaims": ("DynamicResourceAllocation", "GenericWorkload"),
 }

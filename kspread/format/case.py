@@ -474,9 +474,10 @@ _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
 
 
 def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | None, terminating: bool,
-             start: float | None, nominated: str | None) -> Pod:
+             start: float | None, nominated: str | None, pod_groups: Mapping | None = None) -> Pod:
     """A Pod from a converted spec (``_Builder._spec_head`` + ``_spec_tail``) and the
-    pod's own fields."""
+    pod's own fields. ``pod_groups``: the case's PodGroups, whose spec.resourceClaims a
+    pod's entries may name (DRAWorkloadResourceClaims)."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
      affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates, resize, restart_all,
      wl_ref, group) = spec
@@ -508,7 +509,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         uses_persistent_volumes=pvs,
         unmodelled=unmodelled,
         scheduling_gates=gates,
-        resource_claims=pod_claims(name, claims),
+        resource_claims=pod_claims(name, claims, (pod_groups or {}).get((ns, group)) if group else None),
         volumes=volumes,
         resize=resize,
         restart_all_containers=restart_all,
@@ -522,6 +523,9 @@ class _Builder:
         self.doc = doc
         self.version = version
         self.classes: dict[str, PriorityClass] = {}
+        # the case's PodGroups (1.36), read before the pods: their resourceClaims resolve
+        # the pods' claims (DRAWorkloadResourceClaims)
+        self.pod_groups: dict[tuple[str, str], Any] = {}
         self.pod_count = 0
         # Pods that differ only in name, node, nominated node, start time and labels are
         # checked and converted once: the spec parts by spec key (``spec_key``), label
@@ -664,7 +668,8 @@ class _Builder:
                 raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector (the API server "
                                 f"merges the pod's label {k}={labels[k]} into the selector; a pod as `kubectl get` "
                                 "prints it, merged already, goes under `objects:`)", at(*where), value=k)
-        return _new_pod(spec, name, labels, node_name, bool(raw.get("terminating", False)), start, nominated)
+        return _new_pod(spec, name, labels, node_name, bool(raw.get("terminating", False)), start, nominated,
+                        self.pod_groups)
 
     def quick_pod(self, raw: Mapping[str, Any], shape: int, nodes: Mapping[str, Node]) -> Pod | None:
         """``pod`` for a pod of a shape whose first pod was built, when it needs nothing
@@ -702,7 +707,7 @@ class _Builder:
         start = None if node_name is None else DEFAULT_START_EPOCH + self.pod_count
         self.pod_count += 1
         spec, terminating = quick
-        return _new_pod(spec, name, labels, node_name, terminating, start, None)
+        return _new_pod(spec, name, labels, node_name, terminating, start, None, self.pod_groups)
 
     def _start(self, raw: Mapping[str, Any], at, node_name: str | None) -> float | None:
         start = None
@@ -859,6 +864,10 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
     b = _Builder(doc, version)
     sections = _sections(doc)
     _priority_classes(b, sections["priorityClasses"])
+    if version.gate("DRAWorkloadResourceClaims"):
+        b.pod_groups = pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "PodGroup"], version,
+                                  {**{n: PriorityClass(n, v) for n, v in SYSTEM_PRIORITY_CLASSES.items()},
+                                   **b.classes})
     zone_of = _zones(doc)
     nodes, without_pods = _nodes(doc, sections, zone_of, version)
     namespaces = _namespaces(sections["namespaces"])
@@ -873,14 +882,15 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                                     shorthand_classes(doc.get("deviceClasses"), version),
                                     [s for raw, at in [*sections["nodes"], *_added_nodes(doc)]
                                      if isinstance(raw, Mapping)
-                                     for s in node_slices(raw["name"], raw.get("devices"), at, version)])
+                                     for s in node_slices(raw["name"], raw.get("devices"), at, version)],
+                                    b.pod_groups)
     _check_allocation_refs(doc.get("expect") or {}, cluster.devices)
     cluster.storage = _storage(sections["storage"], [*pods, *incoming])
     composite_pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "CompositePodGroup"], version)
     cluster.workloads = workloads([w for w in sections["workloads"] if w[0].get("kind") == "Workload"], version)
-    cluster.pod_groups = pod_groups([w for w in sections["workloads"] if w[0].get("kind") == "PodGroup"], version,
-                                    {**{n: PriorityClass(n, v) for n, v in SYSTEM_PRIORITY_CLASSES.items()},
-                                     **b.classes})
+    cluster.pod_groups = b.pod_groups or pod_groups(
+        [w for w in sections["workloads"] if w[0].get("kind") == "PodGroup"], version,
+        {**{n: PriorityClass(n, v) for n, v in SYSTEM_PRIORITY_CLASSES.items()}, **b.classes})
     _check_gangs(doc, version, cluster.workloads, incoming, timeline)
     is_sequence = "schedule" in doc
     expect = doc.get("expect") or {}

@@ -757,14 +757,20 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
         if r.get("resource", "pods") == "pods":
             pn = str(r.get("name"))
             reserved.append(pn if ns == "default" else f"{ns}/{pn}")
+        elif r.get("resource") == "podgroups" and r.get("apiGroup") == "scheduling.k8s.io":
+            reserved.append(f"PodGroup:{r.get('name')}")  # (DRAWorkloadResourceClaims)
     owner = None
+    owner_group = None
     for ref in _list(meta.get("ownerReferences"), [*path, "metadata", "ownerReferences"]):
         if isinstance(ref, Mapping) and ref.get("kind") == "Pod" and ref.get("controller"):
             owner = ref.get("name") if ns == "default" else f"{ns}/{ref.get('name')}"
+        if isinstance(ref, Mapping) and ref.get("kind") == "PodGroup" and ref.get("controller") and \
+                str(ref.get("apiVersion", "")).startswith("scheduling.k8s.io/"):
+            owner_group = str(ref.get("name"))
     annotations = _map(meta.get("annotations"), [*path, "metadata", "annotations"])
     extended = annotations.get("resource.kubernetes.io/extended-resource-claim") == "true"
     return ResourceClaim(ns, name, requests, constraints, allocation, tuple(reserved), owner,
-                         bool(meta.get("deletionTimestamp")), extended)
+                         bool(meta.get("deletionTimestamp")), extended, owner_pod_group=owner_group)
 
 
 def claim_template(obj: Mapping[str, Any], version: Version, path: PathT) -> tuple[str, str, tuple]:
@@ -815,10 +821,20 @@ def pod_claim_refs(raw: Any, at, containers: Any, version: Version, devices: Any
     return tuple(out)
 
 
-def pod_claims(pod_name: str, refs: tuple) -> tuple[PodClaim, ...]:
-    """The pod's claims by name: a template's (or the shorthand's) claim is ``<pod>-<name>``."""
-    return tuple(PodClaim(n, c if c is not None else f"{pod_name}-{n}", t or "", inline)
-                 for n, c, t, inline in refs)
+def pod_claims(pod_name: str, refs: tuple, pod_group: Any = None) -> tuple[PodClaim, ...]:
+    """The pod's claims by name: a template's (or the shorthand's) claim is ``<pod>-<name>``.
+    ``pod_group`` (DRAWorkloadResourceClaims: the pod's PodGroup): an entry its
+    spec.resourceClaims names alike is the PodGroup's claim (``<podgroup>-<name>`` from a
+    template), as the resource claim controller resolves it (handleClaim, BindTo)."""
+    out = []
+    for n, c, t, inline in refs:
+        shared = pod_group.claim_for(n, c, t or None) if pod_group is not None and inline is None else None
+        if shared is not None:
+            out.append(PodClaim(n, c if c is not None else shared.generated_name(pod_group.name), t or "",
+                                pod_group=pod_group.name))
+        else:
+            out.append(PodClaim(n, c if c is not None else f"{pod_name}-{n}", t or "", inline))
+    return tuple(out)
 
 
 # ---- the shorthand (an extension of the case format) -------------------------------------
@@ -909,11 +925,14 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
 
 def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Version,
                   pods: Sequence[Pod], classes: Sequence[DeviceClass] = (),
-                  slices: Sequence[ResourceSlice] = ()) -> DeviceObjects | None:
+                  slices: Sequence[ResourceSlice] = (), pod_groups: Mapping | None = None) -> DeviceObjects | None:
     """The case's device objects (``objects``, and the shorthand's ``classes`` and nodes'
     ``slices``), with a claim made for each pod's template or shorthand entry (as the
-    resource claim controller would, unless the case has a claim of that name)."""
-    if not items and not classes and not slices and not any(p.resource_claims for p in pods):
+    resource claim controller would, unless the case has a claim of that name), and for
+    each template entry of a PodGroup's resourceClaims (``pod_groups``,
+    DRAWorkloadResourceClaims: ``<podgroup>-<name>``, owned by the PodGroup)."""
+    group_claims = [(pg, c) for pg in (pod_groups or {}).values() for c in pg.resource_claims]
+    if not items and not classes and not slices and not any(p.resource_claims for p in pods) and not group_claims:
         return None
     if items:
         check_enabled(version, items[0][1])
@@ -966,23 +985,47 @@ def build_devices(items: Sequence[tuple[Mapping[str, Any], PathT]], version: Ver
                 continue
             existing = objs.claims.get(key)
             if existing is not None:
-                objs.claims[key] = ResourceClaim(**{**_fields(existing), "owner_pod": p.key})
+                if pc.pod_group:  # the PodGroup's claim (the case gives it, or an earlier pod made it)
+                    objs.claims[key] = ResourceClaim(**{**_fields(existing), "owner_pod_group": pc.pod_group})
+                else:
+                    objs.claims[key] = ResourceClaim(**{**_fields(existing), "owner_pod": p.key})
                 continue
             tspec = templates.get((p.namespace, template))
             if tspec is None:
                 raise CaseError(
                     f"pod {p.key} uses ResourceClaimTemplate {template!r}, which the case does not declare: its "
                     "claim cannot be created, and upstream's PreEnqueue holds the pod", ["objects"])
-            objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, tspec[0], tspec[1], owner_pod=p.key)
+            if pc.pod_group:
+                # the resource claim controller's claim for the PodGroup's template entry, owned by the PodGroup
+                objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, tspec[0], tspec[1],
+                                                 owner_pod_group=pc.pod_group)
+            else:
+                objs.claims[key] = ResourceClaim(p.namespace, pc.claim_name, tspec[0], tspec[1], owner_pod=p.key)
+    for pg, gc in group_claims:
+        if gc.template is None or (pg.namespace, gc.generated_name(pg.name)) in objs.claims:
+            continue
+        tspec = templates.get((pg.namespace, gc.template))
+        if tspec is None:
+            raise CaseError(
+                f"PodGroup {pg.namespace}/{pg.name} names ResourceClaimTemplate {gc.template!r} (resourceClaims "
+                f"entry {gc.name!r}), which the case does not declare: the resource claim controller cannot make "
+                "its claim, which kspread does not model", ["objects"])
+        objs.claims[(pg.namespace, gc.generated_name(pg.name))] = ResourceClaim(
+            pg.namespace, gc.generated_name(pg.name), tspec[0], tspec[1], owner_pod_group=pg.name)
     _extended_claims(objs, version, pods)
     for p in pods:
         if p.node_name is None:
             continue
         for pc in p.resource_claims:
             c = objs.claims[(p.namespace, pc.claim_name)]
-            if c.allocation is not None and p.key not in c.reserved_for:
+            # the controller's syncPod reserves an allocated claim for a bound pod (BindTo: its
+            # PodGroup for a PodGroup's claim) unless it is reserved for it (or its PodGroup)
+            ref = f"PodGroup:{pc.pod_group}" if pc.pod_group else p.key
+            group_ref = f"PodGroup:{p.scheduling_group}" if version.gate("DRAWorkloadResourceClaims") \
+                and p.scheduling_group else None
+            if c.allocation is not None and p.key not in c.reserved_for and group_ref not in c.reserved_for:
                 objs.claims[(p.namespace, pc.claim_name)] = ResourceClaim(
-                    **{**_fields(c), "reserved_for": (*c.reserved_for, p.key)})
+                    **{**_fields(c), "reserved_for": (*c.reserved_for, ref)})
     return objs
 
 

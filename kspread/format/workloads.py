@@ -32,9 +32,10 @@ kspread checks what it reads as the API server's validation does: the names, one
 per group, minCount at least 1, unique template names (at most 8). The fields behind
 alpha gates are refused by name while their gate is off (schedulingConstraints:
 TopologyAwareWorkloadScheduling; disruptionMode, priorityClassName, priority:
-WorkloadAwarePreemption), and resourceClaims (DRAWorkloadResourceClaims, not modelled)
-always. With TopologyAwareWorkloadScheduling on, ``schedulingConstraints: {topology:
-[{key: <node label>}]}`` (at most one, a label key) is read. With WorkloadAwarePreemption on, a PodGroup's
+WorkloadAwarePreemption). A PodGroup's resourceClaims (DRAWorkloadResourceClaims, 1.36) are
+read with the gate on and dropped with it off, as the API server does. With
+TopologyAwareWorkloadScheduling on, ``schedulingConstraints: {topology: [{key: <node
+label>}]}`` (at most one, a label key) is read. With WorkloadAwarePreemption on, a PodGroup's
 priority is what the Priority admission (admitPodGroup) sets: its priorityClassName's value,
 else, without a priority given, the globalDefault class's. 1.37's workload API
 (scheduling.k8s.io/v1beta1 and v1alpha3 Workloads and PodGroups, v1alpha3 CompositePodGroups)
@@ -49,7 +50,7 @@ from typing import Any
 from kspread.engine.labels import qualified_name_error
 from kspread.engine.model import PriorityClass
 from kspread.engine.plugins.gangscheduling import Workload, WorkloadRef
-from kspread.engine.plugins.podgroups import PodGroup
+from kspread.engine.plugins.podgroups import PodGroup, PodGroupClaim
 from kspread.engine.versions import GANGS_1_37, Version
 from kspread.errors import CaseError, PathT
 from kspread.format import apivalidation
@@ -203,20 +204,53 @@ def _meta_name(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]], k
     return key
 
 
-def _gated_fields(spec: Mapping[str, Any], at: list, version: Version | None = None) -> None:
-    wap = version is not None and version.gate("WorkloadAwarePreemption")
-    taws = version is not None and version.gate("TopologyAwareWorkloadScheduling")
+def _gated_fields(spec: Mapping[str, Any], at: list, version: Version, template: bool = False) -> None:
+    wap = not template and version.gate("WorkloadAwarePreemption")
+    taws = version.gate("TopologyAwareWorkloadScheduling")
     for name, gate in GATED_FIELDS.items():
         if wap and name in ("priority", "disruptionMode", "priorityClassName"):
             continue  # read by the PodGroup (workload-aware preemption; its Priority admission)
         if taws and name == "schedulingConstraints":
             continue  # read by the pod group cycle's placements
+        if name == "resourceClaims" and version.minor == 36:
+            continue  # DRAWorkloadResourceClaims: read with the gate on, dropped with it off (pod_groups)
         if spec.get(name) not in (None, "", [], {}):
             if gate == "DRAWorkloadResourceClaims":
                 raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default), which "
                                 "kspread does not model", [*at, name])
             raise CaseError(f"{name} needs the feature gate {gate} (alpha in 1.36, off by default: set "
                             f"featureGates: {{{gate}: true}})", [*at, name])
+
+
+def resource_claims(raw: Any, at: list) -> tuple[PodGroupClaim, ...]:
+    """A PodGroup's (or a Workload template's) spec.resourceClaims (DRAWorkloadResourceClaims),
+    checked as the API server validates them: at most 4, each with a unique DNS-label name and
+    exactly one of resourceClaimName and resourceClaimTemplateName."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise CaseError("resourceClaims is a list", at)
+    if len(raw) > 4:
+        raise CaseError(f"Too many: {len(raw)}: must have at most 4 items", at)
+    out: list[PodGroupClaim] = []
+    for i, c in enumerate(raw):
+        cp = [*at, i]
+        if not isinstance(c, Mapping):
+            raise CaseError("a resource claim is an object with name and resourceClaimName or "
+                            "resourceClaimTemplateName", cp)
+        unknown = sorted(k for k in c if k not in ("name", "resourceClaimName", "resourceClaimTemplateName"))
+        if unknown:
+            raise CaseError(f"unknown field {unknown[0]!r}", [*cp, unknown[0]])
+        _name_error(apivalidation.label_name_error, c.get("name"), [*cp, "name"])
+        if any(x.name == c["name"] for x in out):
+            raise CaseError(f"Duplicate value: {c['name']!r}", [*cp, "name"], value=c["name"])
+        given = [k for k in ("resourceClaimName", "resourceClaimTemplateName") if c.get(k) is not None]
+        if len(given) != 1:
+            raise CaseError("Invalid value: exactly one of resourceClaimName or resourceClaimTemplateName must be set",
+                            cp)
+        _name_error(apivalidation.subdomain_error, c[given[0]], [*cp, given[0]])
+        out.append(PodGroupClaim(c["name"], c.get("resourceClaimName"), c.get("resourceClaimTemplateName")))
+    return tuple(out)
 
 
 def _policy(raw: Any, at: list) -> int | None:
@@ -302,7 +336,9 @@ def _workload_1_36(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]
         if t["name"] in names:
             raise CaseError(f"Duplicate value: {t['name']!r}", [*at, "name"], value=t["name"])
         names.add(t["name"])
-        _gated_fields(t, at, version)
+        _gated_fields(t, at, version, template=True)
+        if version.gate("DRAWorkloadResourceClaims"):
+            resource_claims(t.get("resourceClaims"), [*at, "resourceClaims"])  # checked, not read
         _policy(t.get("schedulingPolicy"), [*at, "schedulingPolicy"])
         _constraints(t, at)
 
@@ -372,8 +408,13 @@ def pod_groups(items: list[tuple[Mapping[str, Any], list]], version: Version,
         if version.gate("WorkloadAwarePreemption"):
             priority = _admit_priority(spec, sp, classes or {})
         constrained, topology_key = _constraints(spec, sp)
+        # DRAWorkloadResourceClaims off: the API server drops the field (dropDisabled...Fields)
+        claims = resource_claims(spec.get("resourceClaims"), [*sp, "resourceClaims"]) \
+            if version.gate("DRAWorkloadResourceClaims") else ()
+        uid = (obj.get("metadata") or {}).get("uid")
         out[(ns, name)] = PodGroup(ns, name, _policy(spec.get("schedulingPolicy"), [*sp, "schedulingPolicy"]), template,
-                                   priority or 0, mode, constrained, topology_key)
+                                   priority or 0, mode, constrained, topology_key, claims,
+                                   str(uid) if uid else "")
     return out
 
 

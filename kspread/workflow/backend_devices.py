@@ -214,6 +214,10 @@ def _claim(c: ResourceClaim) -> dict[str, Any]:
         # the uid the backend gives the pod (kspread.workflow.backend._pod)
         meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": f"{ns}/{name}",
                                     "controller": True, "blockOwnerDeletion": True}]
+    if c.owner_pod_group is not None:
+        meta["ownerReferences"] = [{"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                                    "name": c.owner_pod_group, "uid": f"podgroup/{c.namespace}/{c.owner_pod_group}",
+                                    "controller": True, "blockOwnerDeletion": True}]
     if c.deleting:
         meta["deletionTimestamp"] = "2023-11-14T22:13:20Z"
         meta["finalizers"] = ["resource.kubernetes.io/delete-protection"]
@@ -223,8 +227,12 @@ def _claim(c: ResourceClaim) -> dict[str, Any]:
     if c.allocation is not None:
         status["allocation"] = _allocation(c.allocation)
     if c.reserved_for:
-        status["reservedFor"] = [{"resource": "pods", "name": _pod_ref(k)[1], "uid": "/".join(_pod_ref(k))}
-                                 for k in c.reserved_for]
+        status["reservedFor"] = [
+            # a PodGroup (DRAWorkloadResourceClaims), with the uid the 1.36 oracle gives it
+            {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": k.removeprefix("PodGroup:"),
+             "uid": f"podgroup/{c.namespace}/{k.removeprefix('PodGroup:')}"} if k.startswith("PodGroup:")
+            else {"resource": "pods", "name": _pod_ref(k)[1], "uid": "/".join(_pod_ref(k))}
+            for k in c.reserved_for]
     return {"apiVersion": _API, "kind": "ResourceClaim", "metadata": meta,
             "spec": claim_spec(c.requests, c.constraints), "status": status}
 

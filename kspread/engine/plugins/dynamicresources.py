@@ -7,7 +7,8 @@ plugin of v1.35.4 does:
 * PreFilter: a pod without claims is skipped. Each claim must exist (kspread refuses a
   case where one does not: upstream's PreEnqueue would hold the pod), not be being
   deleted, be the pod's own when made from a template, and, when allocated, have room
-  in reservedFor or name the pod; an unallocated claim's device classes must exist.
+  in reservedFor or name the pod (to 1.35; v1.36.2's CanBeReserved has no limit); an
+  unallocated claim's device classes must exist.
   Every rejection is UnschedulableAndUnresolvable (upstream's statusUnschedulable).
 * Filter: an allocated claim's node selector must match the node ("resourceclaim not
   available on the node"); the unallocated claims must be allocatable on the node
@@ -26,6 +27,19 @@ plugin of v1.35.4 does:
   With binding conditions (1.35+) the claim gets its allocation time, and in a sequence
   PreBind waits for them (SequenceRun: ``claim_ready``, ``claim_timed_out``); Filter
   makes an allocated claim that failed, or is not ready and timed out, unavailable.
+
+1.36, in a pod group's cycle: an unallocated claim another pod of the cycle allocated in
+its Reserve (in flight) is not "in the process of being allocated": the pod reuses that
+pending allocation (not checked against the node; Filter lists it after the allocator's
+new ones and Reserve gives them out in the claims' order, as upstream's does), shares the
+in-flight entry, and PreBind writes it from the claim as PreFilter read it: when another
+sharer wrote it first, that fails (``prebind_conflict``; kspread/engine/podgroupcycle.py).
+
+With DRAWorkloadResourceClaims (1.36): a pod's entry that its PodGroup's resourceClaims
+names alike is bound to the PodGroup (``binding``: PreBind reserves the claim for the
+PodGroup), a claim reserved for the pod's PodGroup counts as the pod's, a claim the pod's
+PodGroup owns passes the owner check, a missing PodGroup fails PreFilter, and PostFilter
+may take the PodGroup's reservation away (``_unreserve_pod_group_claims``).
 
 It implements no PreFilter AddPod/RemovePod, as upstream's: the preemption dry run does
 not free devices. Deleting a pod (a preemption victim, or a step) releases its claims as
@@ -67,6 +81,7 @@ from kspread.engine.framework.status import SKIP, SUCCESS, Code, CycleState, Sta
 from kspread.engine.model import Container, Pod
 from kspread.engine.plugins.nodematch import default_normalize_scores
 from kspread.engine.plugins.noderesources_fit import is_scalar_resource
+from kspread.engine.plugins.podgroups import POD_GROUP_REF
 from kspread.engine.resources import pod_requests
 from kspread.engine.snapshot import NodeInfo, NodeSet
 from kspread.engine.versions import Version
@@ -240,11 +255,16 @@ class DRAState:
     user_claims: int = 0
     pod_scalar: dict[str, int] = field(default_factory=dict)
     node_extended: dict[str, ResourceClaim] = field(default_factory=dict)
+    # 1.36: claim index -> the pending allocation of an unallocated claim that a pod of the
+    # same pod group cycle put in flight (its Reserve), which this pod reuses
+    pending: dict[int, Allocation] = field(default_factory=dict)
 
 
 def to_allocate(s: DRAState, pod: Pod, node: str) -> list[ResourceClaim]:
-    """The claims the node's Filter allocates, the extended resources' claim as the node's
-    variant named as Reserve names it (for explain)."""
+    """The claims Reserve gives the node's allocations to, in order (those the node's
+    Filter allocated, then the pending allocations reused, ``DRAState.pending``: Reserve
+    takes them in the claims' order, as upstream's), the extended resources' claim as the
+    node's variant named as Reserve names it (for explain)."""
     out = []
     for i, c in enumerate(s.claims):
         if c.allocation is not None:
@@ -294,43 +314,103 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         assert t is not None
         return t
 
+    @property
+    def workload_claims(self) -> bool:
+        """DRAWorkloadResourceClaims (1.36): PodGroup claims, reserved for the PodGroup."""
+        return self.handle.version.minor >= 36 and self.handle.version.gate("DRAWorkloadResourceClaims")
+
+    def _pod_group_missing(self, pod: Pod) -> Status | None:
+        """podResourceClaimBindings' getPodGroup (DRAWorkloadResourceClaims): the lister's
+        error for a pod whose PodGroup does not exist, even without claims."""
+        if not self.workload_claims or not pod.scheduling_group:
+            return None
+        groups = getattr(self.handle.gang, "pod_groups", None)
+        if groups is not None and (pod.namespace, pod.scheduling_group) in groups:
+            return None
+        return _unresolvable(f'podgroup.scheduling.k8s.io "{pod.scheduling_group}" not found')
+
+    def _owner_error(self, pod: Pod, c: ResourceClaim) -> str | None:
+        """resourceclaim.IsForPod for a claim made from a template: the pod owns it, or (with
+        DRAWorkloadResourceClaims) the pod's PodGroup does (isForPodGroupByPod)."""
+        if c.owner_pod == pod.key:
+            return None
+        v = self.handle.version
+        if v.minor < 36:
+            return (f"ResourceClaim {c.namespace}/{c.name} was not created for pod {pod.namespace}/{pod.name} "
+                    "(pod is not owner)")
+        if not self.workload_claims:
+            return (f"ResourceClaim {c.namespace}/{c.name} was not created for Pod {pod.namespace}/{pod.name} "
+                    "(Pod is not owner)")
+        if c.owner_pod_group is not None and c.owner_pod_group == pod.scheduling_group:
+            return None
+        if not pod.scheduling_group:
+            # upstream's message dereferences the pod's schedulingGroup, which is nil: a crash
+            raise CaseError(f"pod {pod.key} (no schedulingGroup) uses claim {c.namespace}/{c.name}, made from a "
+                            "template but not owned by the pod: with DRAWorkloadResourceClaims upstream's "
+                            "resourceclaim.IsForPod dereferences the pod's missing schedulingGroup (v1.36.2), "
+                            "which kspread does not model", ["schedule"])
+        return (f"ResourceClaim {c.namespace}/{c.name} was not created for Pod {pod.namespace}/{pod.name} "
+                f"(neither Pod nor PodGroup {pod.scheduling_group} is the owner)")
+
+    def is_reserved_for_pod(self, pod: Pod, c: ResourceClaim, accept_group: bool = True) -> bool:
+        """resourceclaim.IsReservedForPod: the pod, or (with DRAWorkloadResourceClaims and
+        ``accept_group``) its PodGroup, is in the claim's reservedFor."""
+        if pod.key in c.reserved_for:
+            return True
+        return accept_group and self.workload_claims and bool(pod.scheduling_group) and \
+            f"{POD_GROUP_REF}{pod.scheduling_group}" in c.reserved_for
+
+    def binding(self, pod: Pod, i: int) -> str:
+        """claimStore.getBinding: the object the pod's i-th claim is reserved for (BindTo):
+        its PodGroup for a PodGroup's claim (DRAWorkloadResourceClaims), else the pod."""
+        if i < len(pod.resource_claims) and pod.resource_claims[i].pod_group and self.workload_claims:
+            return f"{POD_GROUP_REF}{pod.resource_claims[i].pod_group}"
+        return pod.key
+
     def pre_filter(self, state: CycleState, pod: Pod) -> Status:
         s = DRAState()
         state.write(NAME, s)
         ext = self._pre_filter_extended_resources(pod, s)
         if not pod.resource_claims and ext is None:
-            return SKIP
+            missing = self._pod_group_missing(pod)
+            return missing if missing is not None else SKIP
         claims = pod_claims(self.tracker, pod)
         for pc, c in zip(pod.resource_claims, claims):
             if c.deleting:
                 return _unresolvable(f'resourceclaim "{c.name}" is being deleted')
-            if pc.from_template and c.owner_pod != pod.key:
-                return _unresolvable(f"ResourceClaim {c.namespace}/{c.name} was not created for pod "
-                                     f"{pod.namespace}/{pod.name} (pod is not owner)")
+            if pc.from_template and (why := self._owner_error(pod, c)) is not None:
+                return _unresolvable(why)
+        missing = self._pod_group_missing(pod)
+        if missing is not None:
+            return missing
         s.user_claims = len(claims)
         if ext is not None:
             claims.append(ext)
         to_allocate = 0
-        for c in claims:
+        for i, c in enumerate(claims):
             if c.allocation is None and c is ext:
                 s.available_on.append(None)
                 to_allocate += 1
                 continue  # its requests are made per node by Filter
             if c.allocation is not None:
-                if len(c.reserved_for) >= reserved_for_max(self.handle.version) and pod.key not in c.reserved_for:
+                # resourceclaim.CanBeReserved: room in reservedFor up to 1.35; from 1.36 always
+                # (the API server still refuses a 257th entry: ``reserve``)
+                if self.handle.version.minor < 36 and len(c.reserved_for) >= reserved_for_max(self.handle.version) \
+                        and pod.key not in c.reserved_for:
                     return _unresolvable("resourceclaim in use")
                 s.available_on.append(c.allocation.node_selector)
                 continue
             s.available_on.append(None)
             to_allocate += 1
-            if (c.namespace, c.name) in self.tracker.in_flight:  # another pod's Reserve allocated it
-                holder = self.tracker.in_flight[(c.namespace, c.name)][1]
-                if holder in self.tracker.group_pods:
-                    raise CaseError(
-                        f"pod {pod.key} shares resource claim {c.namespace}/{c.name} with pod {holder} of its pod "
-                        "group, whose Reserve allocated it in this pod group cycle: DynamicResources (1.36) reuses "
-                        "that pending allocation, and the pods' PreBinds both write it, which kspread does not "
-                        "model", ["schedule"])
+            flight = self.tracker.in_flight.get((c.namespace, c.name))
+            if flight is not None:  # another pod's Reserve allocated it
+                if all(h in self.tracker.group_pods for h in flight[1]):
+                    # 1.36: a pod of this pod group cycle did (the group's pendingAllocations):
+                    # the pod reuses that allocation, not checked against the node (no
+                    # availableOnNodes: the claim is unallocated) nor given to the allocator
+                    assert flight[0].allocation is not None
+                    s.pending[i] = flight[0].allocation
+                    continue
                 return _unresolvable(f"resource claim {c.namespace}/{c.name} is in the process of being allocated")
             for r in c.requests:
                 if r.exactly is not None:
@@ -407,7 +487,7 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         s = state.get(NAME)
         snap, positions = nodes.snapshot, nodes.positions
         if not (isinstance(s, DRAState) and s.allocator is not None and s.claims and s.user_claims == len(s.claims)
-                and all(c.allocation is None for c in s.claims) and snap is not None and positions is not None
+                and not s.pending and all(c.allocation is None for c in s.claims) and snap is not None and positions is not None
                 and len(nodes) > 1):
             return super().filter_nodes(state, pod, nodes)
         bare_at = s.allocator.bare_positions(snap)
@@ -472,9 +552,10 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         if node_ext is not None:
             s.node_extended[node.name] = node_ext
         if s.allocator is not None:
-            todo = [c for c in s.claims if c.allocation is None]
-            if node_ext is not None:
-                todo = [node_ext if i == s.user_claims else c for i, c in enumerate(s.claims) if c.allocation is None]
+            # the claims to allocate, the node's variant of the extended resources' claim in
+            # its place; not those with a pending allocation reused (pendingResult)
+            todo = [node_ext if node_ext is not None and i == s.user_claims else c
+                    for i, c in enumerate(s.claims) if c.allocation is None and i not in s.pending]
             try:
                 allocations = s.allocator.allocate(node, todo)
             except FailedOnNode as e:
@@ -485,6 +566,9 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             if allocations is None:
                 s.failures[node.name] = "cannot allocate all claims"
                 return _unresolvable("cannot allocate all claims")
+            # the reused pending allocations follow the new ones, in the claims' order (Reserve
+            # gives them out in the claims' order all the same, as upstream's)
+            allocations = [*allocations, *(s.pending[i] for i in sorted(s.pending))]
         if unavailable:
             s.unavailable.update(unavailable)
             return _unresolvable("resourceclaim not available on the node")
@@ -510,7 +594,42 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 self.handle.dra_events.append(PodEvent(CLAIM_UPDATE, pod, claim=(c, self.tracker.get(
                     c.namespace, c.name))))
                 return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
+        if self.workload_claims:
+            st = self._unreserve_pod_group_claims(pod)
+            if st is not None:
+                return None, st
         return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",))
+
+    def _unreserve_pod_group_claims(self, pod: Pod) -> Status | None:
+        """unreservePodGroupClaims (DRAWorkloadResourceClaims): when none of the group's pods
+        is assumed or bound in the cache (not counting this cycle's assumptions), the first
+        of its PodGroup's claims that is allocated and reserved for the pod or its PodGroup
+        loses the PodGroup's reservation (a patch: the allocation stays), so a later cycle's
+        PostFilter may deallocate it. None: nothing done."""
+        if not pod.scheduling_group:
+            return None
+        key = (pod.namespace, pod.scheduling_group)
+        cache = getattr(self.handle.gang, "groups", {}).get(key)
+        if cache is not None and cache.scheduled_count() > 0:
+            return None
+        pg = getattr(self.handle.gang, "pod_groups", {}).get(key)
+        if pg is None:
+            return Status(Code.ERROR, (f'podgroup.scheduling.k8s.io "{pod.scheduling_group}" not found',))
+        for gc in pg.resource_claims:
+            name = gc.claim_name if gc.claim_name is not None else gc.generated_name(pg.name)
+            c = self.tracker.get(pg.namespace, name)
+            if c is None:
+                return Status(Code.ERROR, (f'resourceclaim.resource.k8s.io "{name}" not found',))
+            if gc.template is not None and c.owner_pod_group != pg.name:
+                continue  # IsForPodGroup fails: not the PodGroup's claim
+            if c.allocation is not None and self.is_reserved_for_pod(pod, c):
+                ref = f"{POD_GROUP_REF}{pg.name}"
+                if ref in c.reserved_for:
+                    self.tracker.unreserve(c, ref)
+                    self.handle.dra_events.append(PodEvent(CLAIM_UPDATE, pod, claim=(c, self.tracker.get(
+                        c.namespace, c.name))))
+                return _unresolvable("ResourceClaim unreserved for PodGroup")
+        return None
 
     def reserve_in_flight(self, state: CycleState, pod: Pod, node: str) -> list[str]:
         """Reserve of a pod that waits at Permit before its PreBind: each claim to allocate
@@ -532,8 +651,54 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         allocations = iter(found)
         for c in s.claims:
             if c.allocation is None:
-                self.tracker.in_flight[(c.namespace, c.name)] = (replace(c, allocation=next(allocations)), pod.key)
+                # a claim in flight already (the group's pendingAllocations) gains a sharer and
+                # keeps its allocation: the one given here is dropped
+                self.tracker.signal_in_flight(replace(c, allocation=next(allocations)), pod.key)
         return []
+
+    def prebind_conflict(self, state: CycleState, pod: Pod) -> tuple[str, int] | None:
+        """bindClaim's failure at PreBind for a claim the pod allocates (its own allocation,
+        or a pending one it reused) that another pod's PreBind allocated since the pod's
+        PreFilter read it (1.36: two pods of one pod group cycle sharing a claim): the
+        update from that old copy conflicts, the refreshed claim is allocated, and PreBind
+        fails; or (DRAWorkloadResourceClaims) for an allocated claim both reserve for their
+        PodGroup: the refreshed claim gets the PodGroup twice, which the API server refuses.
+        Returns the PreBind error and the failing claim's index in the pod's order (PreBind
+        wrote the claims before it), or None."""
+        s = state.get(NAME)
+        if not isinstance(s, DRAState):
+            return None
+        for i, c in enumerate(s.claims[:s.user_claims]):
+            now = self.tracker.get(c.namespace, c.name)
+            if c.allocation is None and now is not None and now.allocation is not None:
+                return f"claim {c.namespace}/{c.name} got allocated elsewhere in the meantime", i
+            ref = self.binding(pod, i)
+            if c.allocation is not None and not self.is_reserved_for_pod(pod, c) and ref != pod.key and \
+                    now is not None and ref in now.reserved_for:
+                # another pod of the group cycle reserved it for the PodGroup since this pod's
+                # PreFilter: the update from the old copy conflicts, and bindClaim appends the
+                # PodGroup again to the refreshed claim, a duplicate uid the API server refuses
+                pg = getattr(self.handle.gang, "pod_groups", {}).get((pod.namespace, pod.scheduling_group))
+                uid = pg.uid_or_default if pg is not None else ""
+                return (f'add reservation to claim {c.namespace}/{c.name}: ResourceClaim.resource.k8s.io "{c.name}" '
+                        f'is invalid: status.reservedFor[{len(now.reserved_for)}]: Duplicate value: "{uid}"'), i
+        return None
+
+    def unreserve_written(self, state: CycleState, pod: Pod, upto: int) -> list[PodEvent]:
+        """Unreserve after a PreBind that failed at claim ``upto``: the claims before it that
+        PreBind reserved for the pod lose the reservation (a strategic-merge patch; the
+        allocation stays). Returns the claim events."""
+        s = state.get(NAME)
+        if not isinstance(s, DRAState):
+            return []
+        events = []
+        for c in s.claims[:upto]:
+            before = self.tracker.get(c.namespace, c.name)
+            if before is None or before.allocation is None or pod.key not in before.reserved_for:
+                continue
+            self.tracker.unreserve(before, pod.key)
+            events.append(PodEvent(CLAIM_UPDATE, pod, claim=(before, self.tracker.get(c.namespace, c.name))))
+        return events
 
     def changed_since_reserve(self, state: CycleState, pod: Pod) -> list[str]:
         """The pod's claims written since its Reserve as bindClaim finds them at PreBind:
@@ -548,15 +713,18 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 out.append(f"{c.namespace}/{c.name}")
         return out
 
-    def reserve(self, state: CycleState, pod: Pod, node: str) -> list[PodEvent]:
+    def reserve(self, state: CycleState, pod: Pod, node: str, upto: int | None = None) -> list[PodEvent]:
         """Reserve and PreBind: each unallocated claim gets the allocation Filter found
-        for the node, and every claim is reserved for the pod. Returns the claim events."""
+        for the node, and every claim is reserved for the pod (``upto``: the claims before
+        that index only, PreBind failing there). Returns the claim events."""
         s = state.get(NAME)
         if not isinstance(s, DRAState) or not s.claims:
             return []
         allocations = iter(s.node_allocations.get(node, []))
         events = []
         for i, c in enumerate(s.claims):
+            if upto is not None and i >= upto:
+                break
             if i == s.user_claims and c.name == SPECIAL_CLAIM_NAME:
                 # PreBind creates the claim for the extended resources, allocated and reserved
                 if node not in s.node_allocations:
@@ -576,10 +744,18 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 continue
             before = self.tracker.get(c.namespace, c.name)
             assert before is not None
+            if c.allocation is not None and self.is_reserved_for_pod(pod, c):
+                continue  # PreBind: reserved for the pod (or its PodGroup) when PreFilter read it
+            ref = self.binding(pod, i)
+            if self.handle.version.minor >= 36 and ref not in before.reserved_for and \
+                    len(before.reserved_for) >= reserved_for_max(self.handle.version):
+                raise CaseError(f"pod {pod.key}'s PreBind reserves claim {c.namespace}/{c.name}, which has "
+                                f"{len(before.reserved_for)} reservedFor entries: the API server refuses more, and "
+                                "the PreBind fails, which kspread does not model", ["schedule"])
             if c.allocation is None:
-                self.tracker.allocate(before, next(allocations), pod.key)
+                self.tracker.allocate(before, next(allocations), ref)
             else:
-                self.tracker.reserve(before, pod.key)
+                self.tracker.reserve(before, ref)
             after = self.tracker.get(c.namespace, c.name)
             if binding_conditions_enabled(self.handle.version) and after is not None and after.allocated_at is None:
                 # bindClaim sets the allocation timestamp of a claim it reserves, when unset

@@ -70,9 +70,53 @@ class PodGroup:
     disruption_mode: str | None = None
     constrained: bool = False
     topology_key: str | None = None
+    # spec.resourceClaims (DRAWorkloadResourceClaims): claims the group's pods share
+    resource_claims: tuple[PodGroupClaim, ...] = ()
+    uid: str = ""  # metadata.uid ("": not given)
+
+    @property
+    def uid_or_default(self) -> str:
+        """metadata.uid, else kspread's stand-in ``podgroup/<namespace>/<name>`` (the 1.36
+        oracle's; the API server's uid is random)."""
+        return self.uid or f"podgroup/{self.namespace}/{self.name}"
+
+    def claim_for(self, name: str, claim_name: str | None, template: str | None) -> PodGroupClaim | None:
+        """resourceclaim.BindTo's match: the PodGroup's claim of that name naming the same
+        ResourceClaim or ResourceClaimTemplate as the pod's entry."""
+        for c in self.resource_claims:
+            if c.name == name and c.claim_name == claim_name and c.template == template:
+                return c
+        return None
+
+    @property
+    def reference(self) -> str:
+        """The PodGroup as a claim's status.reservedFor names it (ResourceClaim.reserved_for)."""
+        return pod_group_reference(self.name)
 
 
 GroupKey = tuple[str, str]  # namespace, PodGroup name
+
+# a reservedFor entry naming a PodGroup (no pod key has a colon: a namespace is a DNS label)
+POD_GROUP_REF = "PodGroup:"
+
+
+def pod_group_reference(name: str) -> str:
+    return POD_GROUP_REF + name
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupClaim:
+    """One of a PodGroup's spec.resourceClaims: its name and the ResourceClaim or the
+    ResourceClaimTemplate it names."""
+
+    name: str
+    claim_name: str | None
+    template: str | None
+
+    def generated_name(self, pod_group: str) -> str:
+        """The claim the resource claim controller makes from the template (kspread's name,
+        without the controller's random suffix)."""
+        return f"{pod_group}-{self.name}"
 
 
 @dataclass(slots=True)
