@@ -3274,3 +3274,21 @@ def test_a_pod_groups_last_pod_is_asked_as_its_group_cycle_tried_it(capsys):
     assert (cycle["pod"], cycle["feasible"], cycle["filter"]["n1"]) == (
         "worker-0", ["n2"], {"code": "UnschedulableAndUnresolvable", "plugin": "DynamicResources",
                              "reason": "cannot allocate all claims"}), cycle
+
+
+def test_a_pod_groups_resource_claims_go_to_the_backend():
+    # DRAWorkloadResourceClaims: the backend's claim controller makes a template entry's claim
+    # <podgroup>-<name>, owned by the PodGroup, and the scheduler resolves a pod's entry to it;
+    # without the field the 1.36 backend left the pods of pod-group-claim-from-a-template-is-
+    # reserved-for-the-group without claims (pending), and a claim reserved for the PodGroup
+    # was "reserved for another object"
+    gangs = REPO / "cases" / "gangs" / "pod-group-resource-claims-136.yaml"
+    cases = {d.data["name"]: load_case(d) for d in read_file(str(gangs)).docs}
+    [pg] = backend_input(cases["pod-group-claim-from-a-template-is-reserved-for-the-group"])["podGroups"]
+    assert pg["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "gpu-tmpl"}]
+    assert pg["metadata"] == {"name": "workers", "namespace": "default"}
+    [pg] = backend_input(cases["pod-group-postfilter-unreserves-then-deallocates-the-group-claim"])["podGroups"]
+    assert pg["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimName": "shared"}]
+    # with the gate off the API server drops the field: nothing is sent
+    [pg] = backend_input(cases["pod-group-claims-dropped-with-the-gate-off"])["podGroups"]
+    assert "resourceClaims" not in pg["spec"]

@@ -17,6 +17,11 @@ func (t *countingTracker) Create(gvr schema.GroupVersionResource, obj runtime.Ob
 }
 
 func (t *countingTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string) error {
+	if admitUpdate != nil {
+		if err := admitUpdate(t, gvr, obj, ns); err != nil {
+			return err
+		}
+	}
 	obj = t.stamped(gvr, obj)
 	if err := t.count(gvr, t.ObjectTracker.Update(gvr, obj, ns)); err != nil {
 		return err

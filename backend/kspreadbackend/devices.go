@@ -27,9 +27,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
@@ -61,6 +64,35 @@ func init() {
 	dra = &draEmulation{}
 	// the claims' assume cache takes an object only when its resourceVersion is newer
 	versioned[claimsResource] = true
+	admitUpdate = admitClaimUpdate
+}
+
+// admitClaimUpdate: what a real API server refuses of a ResourceClaim update and the fake
+// tracker stores. An update naming a resourceVersion other than the stored one is a Conflict
+// (optimistic concurrency): two pods of a pod group sharing a claim both write it in PreBind
+// from the copy their PreFilter read, and the second write must fail, as it fails upstream
+// (bindClaim then reads the claim again and finds it allocated elsewhere). A status.reservedFor
+// naming a uid twice is Invalid (the validation's unique set): two pods reserving a claim for
+// their PodGroup.
+func admitClaimUpdate(t *countingTracker, gvr schema.GroupVersionResource, obj runtime.Object, ns string) error {
+	c, ok := obj.(*resourceapi.ResourceClaim)
+	if gvr != claimsResource || !ok {
+		return nil
+	}
+	if got, err := t.ObjectTracker.Get(gvr, ns, c.Name); err == nil && c.ResourceVersion != "" &&
+		got.(*resourceapi.ResourceClaim).ResourceVersion != c.ResourceVersion {
+		return apierrors.NewConflict(gvr.GroupResource(), c.Name,
+			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	seen := map[types.UID]bool{}
+	for i, r := range c.Status.ReservedFor {
+		if seen[r.UID] {
+			return apierrors.NewInvalid(schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"}, c.Name,
+				field.ErrorList{field.Duplicate(field.NewPath("status", "reservedFor").Index(i), r.UID)})
+		}
+		seen[r.UID] = true
+	}
+	return nil
 }
 
 // setUp creates the case's device objects (each with its apiVersion resource.k8s.io/v1), and
@@ -124,6 +156,12 @@ func (d *draEmulation) setUp(client *fake.Clientset, t *countingTracker, objs []
 	return nil
 }
 
+// podGroupClaim (nil, or set by podgroups_v136.go): the claim a pod's template entry resolves
+// to when its PodGroup lists the same entry (name and template) in spec.resourceClaims: the
+// PodGroup's claim <podgroup>-<name>, owned by the PodGroup (the resource claim controller's
+// handlePodGroupClaim; upstream's name has five random characters appended).
+var podGroupClaim func(t *countingTracker, p *v1.Pod, pc v1.PodResourceClaim) (string, metav1.OwnerReference, bool)
+
 // podCreating: the resource claim controller's part for a pod about to be created. For each of
 // its claims from a template: the claim <pod>-<name>, unless one exists (the case wrote it), made
 // from the template and owned by the pod; the pod's status names it.
@@ -133,6 +171,14 @@ func (d *draEmulation) podCreating(t *countingTracker, p *v1.Pod) error {
 			continue
 		}
 		name := p.Name + "-" + pc.Name
+		yes := true
+		owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID,
+			Controller: &yes, BlockOwnerDeletion: &yes}
+		if podGroupClaim != nil {
+			if n, o, ok := podGroupClaim(t, p, pc); ok {
+				name, owner = n, o // the claim of the pod's PodGroup (DRAWorkloadResourceClaims)
+			}
+		}
 		if _, err := t.Get(claimsResource, p.Namespace, name); err != nil {
 			got, err := t.Get(templatesResource, p.Namespace, *pc.ResourceClaimTemplateName)
 			if err != nil {
@@ -148,9 +194,7 @@ func (d *draEmulation) podCreating(t *countingTracker, p *v1.Pod) error {
 			for k, v := range tmpl.Spec.Annotations {
 				claim.Annotations[k] = v
 			}
-			yes := true
-			claim.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID,
-				Controller: &yes, BlockOwnerDeletion: &yes}}
+			claim.OwnerReferences = []metav1.OwnerReference{owner}
 			if err := t.Create(claimsResource, claim, p.Namespace); err != nil {
 				return fmt.Errorf("pod %s: creating its claim %s: %w", podKey(p.Namespace, p.Name), name, err)
 			}

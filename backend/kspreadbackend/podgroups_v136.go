@@ -26,6 +26,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingapi "k8s.io/api/scheduling/v1alpha2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -39,6 +40,32 @@ func init() {
 	gangs = podGroupSupport{}
 	groupUID = podGroupUID
 	watchGroupPods = wrapSchedulePod
+	podGroupClaim = podGroupTemplateClaim
+}
+
+var podGroupsResource = schedulingapi.SchemeGroupVersion.WithResource("podgroups")
+
+// podGroupTemplateClaim: podGroupClaim for a pod of a PodGroup whose spec.resourceClaims has an
+// entry of the pod's entry's name from the same ResourceClaimTemplate.
+func podGroupTemplateClaim(t *countingTracker, p *v1.Pod, pc v1.PodResourceClaim) (string, metav1.OwnerReference, bool) {
+	sg := p.Spec.SchedulingGroup
+	if sg == nil || sg.PodGroupName == nil || pc.ResourceClaimTemplateName == nil {
+		return "", metav1.OwnerReference{}, false
+	}
+	got, err := t.ObjectTracker.Get(podGroupsResource, p.Namespace, *sg.PodGroupName)
+	if err != nil {
+		return "", metav1.OwnerReference{}, false
+	}
+	pg := got.(*schedulingapi.PodGroup)
+	for _, c := range pg.Spec.ResourceClaims {
+		if c.Name == pc.Name && c.ResourceClaimName == nil && c.ResourceClaimTemplateName != nil &&
+			*c.ResourceClaimTemplateName == *pc.ResourceClaimTemplateName {
+			yes := true
+			return pg.Name + "-" + c.Name, metav1.OwnerReference{APIVersion: schedulingapi.SchemeGroupVersion.String(),
+				Kind: "PodGroup", Name: pg.Name, UID: pg.UID, Controller: &yes, BlockOwnerDeletion: &yes}, true
+		}
+	}
+	return "", metav1.OwnerReference{}, false
 }
 
 // wrapSchedulePod: the scheduler's SchedulePod, which a pod group cycle calls for each pod it tries
@@ -84,7 +111,17 @@ func (podGroupSupport) setUp(t *countingTracker, in *input) error {
 			// workload-aware preemption tells victim groups apart by it
 			pg.UID = podGroupUID(pg.Namespace + "/" + pg.Name)
 		}
-		if err := t.ObjectTracker.Create(schedulingapi.SchemeGroupVersion.WithResource("podgroups"), pg, pg.Namespace); err != nil {
+		// the resource claim controller's status for each template entry of spec.resourceClaims
+		// (DRAWorkloadResourceClaims; kspread sends the field only with the gate on): the claim
+		// <podgroup>-<entry>, made with the first pod that uses it (podGroupTemplateClaim)
+		for _, rc := range pg.Spec.ResourceClaims {
+			if rc.ResourceClaimTemplateName != nil {
+				claimName := pg.Name + "-" + rc.Name
+				pg.Status.ResourceClaimStatuses = append(pg.Status.ResourceClaimStatuses,
+					schedulingapi.PodGroupResourceClaimStatus{Name: rc.Name, ResourceClaimName: &claimName})
+			}
+		}
+		if err := t.ObjectTracker.Create(podGroupsResource, pg, pg.Namespace); err != nil {
 			return fmt.Errorf("podGroups[%d] (PodGroup %s/%s): %w", i, pg.Namespace, pg.Name, err)
 		}
 	}

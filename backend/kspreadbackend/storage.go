@@ -36,6 +36,11 @@ var (
 // adds the ResourceClaims
 var versioned = map[schema.GroupVersionResource]bool{pvsResource: true, pvcsResource: true}
 
+// admitUpdate (nil, or set by devices.go): what the API server refuses of an update that the
+// fake tracker would store (its optimistic concurrency, its validation), checked before it is
+// stored
+var admitUpdate func(t *countingTracker, gvr schema.GroupVersionResource, obj runtime.Object, ns string) error
+
 // objectKind: a kind of the case's objects the backend creates (storage.go, devices.go): its
 // resource, whether namespaced, and a new object of its Go type.
 type objectKind struct {

@@ -628,7 +628,8 @@ def _workload(w) -> dict[str, Any]:
 def _pod_group(g) -> dict[str, Any]:
     """A PodGroup (scheduling.k8s.io/v1alpha2, 1.36) as kspread read it: its policy, a gang of
     minCount or basic, the Workload template it names, and what workload-aware preemption
-    reads (priority, 0 when unset; disruptionMode), and its schedulingConstraints."""
+    reads (priority, 0 when unset; disruptionMode), its schedulingConstraints and its
+    resourceClaims."""
     spec: dict[str, Any] = {"schedulingPolicy": {"basic": {}} if g.min_count is None else
                             {"gang": {"minCount": g.min_count}}}
     if g.priority:
@@ -641,8 +642,16 @@ def _pod_group(g) -> dict[str, Any]:
     if g.template is not None:
         spec["podGroupTemplateRef"] = {"workload": {"workloadName": g.template[0],
                                                     "podGroupTemplateName": g.template[1]}}
-    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
-            "metadata": {"name": g.name, "namespace": g.namespace}, "spec": spec}
+    if g.resource_claims:
+        # DRAWorkloadResourceClaims (kspread keeps them only with the gate on): the backend's
+        # claim controller makes a template entry's claim <podgroup>-<name>, owned by the PodGroup
+        spec["resourceClaims"] = [{"name": c.name, **({"resourceClaimName": c.claim_name} if c.claim_name
+                                                      else {"resourceClaimTemplateName": c.template})}
+                                  for c in g.resource_claims]
+    meta: dict[str, Any] = {"name": g.name, "namespace": g.namespace}
+    if g.uid:
+        meta["uid"] = g.uid  # (else the backend's stand-in, podgroup/<namespace>/<name>, as kspread's)
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": meta, "spec": spec}
 
 
 def _storage(storage) -> list[dict[str, Any]]:
