@@ -127,6 +127,30 @@ class Device:
     binding_conditions: tuple[str, ...] | None = None
     binding_failure_conditions: tuple[str, ...] = ()
     binds_to_node: bool = False
+    # nodeAllocatableResourceMappings (DRANodeAllocatableResources, 1.36): node
+    # allocatable resource (cpu, memory, ...) -> its mapping
+    node_allocatable: Mapping[str, NodeAllocatableMapping] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAllocatableMapping:
+    """A device's mapping to a node allocatable resource: ``capacity_key`` (None: the
+    device count) times ``multiplier`` (defaulted to 1, as the API server does)."""
+
+    capacity_key: str | None
+    multiplier: Fraction = Fraction(1)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAllocatableClaimStatus:
+    """One entry of a pod's status.nodeAllocatableResourceClaimStatuses
+    (DRANodeAllocatableResources): the claim as the pod names it in the namespace, the
+    containers that reference it, and the node allocatable resources its devices take
+    (exact quantities; (name, quantity) pairs by name, so the status is hashable as the pod is)."""
+
+    claim: str
+    containers: tuple[str, ...]
+    resources: tuple[tuple[str, Fraction], ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,8 @@ class Container:
     # a restartPolicyRules rule with action RestartAllContainers (what NodeDeclaredFeatures
     # reads: Pod.restart_all_containers; a backend is sent the rule)
     restart_all: bool = False
+    # resources.claims: the names of the pod's resourceClaims entries the container uses
+    claims: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -238,6 +240,9 @@ class Pod:
     # spec.schedulingGroup.podGroupName (GenericWorkload, 1.36): the pod's PodGroup (same
     # namespace); None: none
     scheduling_group: str | None = None
+    # status.nodeAllocatableResourceClaimStatuses (DRANodeAllocatableResources, 1.36), as
+    # the scheduler's assume sets it (kspread.engine.devices.NodeAllocatableClaimStatus)
+    node_allocatable_claims: tuple[Any, ...] = ()
 
     @property
     def key(self) -> str:

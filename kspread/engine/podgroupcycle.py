@@ -671,7 +671,8 @@ def _assume_and_reserve(sched: Any, pod: Pod, state: CycleState | None, node: st
     """assumeAndReserve in a run of the group's algorithm: the pod assumed on the snapshot's
     node (a nominated pod leaves the nominator meanwhile; ``assumed`` records it for
     ``_revert``), then Reserve."""
-    on = replace_pod(pod, node_name=node, nominated_node=None)
+    sched.note_claim_statuses(pod, state, node)
+    on = replace_pod(pod, node_name=node, nominated_node=None, node_allocatable_claims=sched.claim_statuses_of(pod))
     sched.nominator.remove(pod)
     sched.snapshot.add_pod(on)
     sched.snapshot.group_assumed.add(pod.key)

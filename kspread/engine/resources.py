@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
+from fractions import Fraction
 
 from kspread.engine.model import Container, ContainerResizeStatus, Pod, ResizeStatus
 from kspread.engine.versions import Version
@@ -29,14 +31,15 @@ def requests_key(pod: Pod) -> tuple:
             tuple((tuple(c.requests.items()), c.restartable) for c in pod.init_containers),
             tuple(pod.overhead.items()),
             tuple(pod.level_requests.items()),
-            pod.resize)
+            pod.resize,
+            pod.node_allocatable_claims)
 
 
 class LastRequests:
     """A one-entry memo of a value computed from a pod's requests (the fields
     ``requests_key`` reads), for a sequence's cycles of pods written alike: those share
-    their converted containers, overhead, pod-level requests and resize status (the same
-    objects, never mutated), so a pod whose five fields are the objects of the pod memoized gets its
+    their converted containers, overhead, pod-level requests, resize status and node
+    allocatable claim statuses (the same objects, never mutated), so a pod whose six fields are the objects of the pod memoized gets its
     value without recomputing it (their resize status too). The memo holds those objects: they cannot be freed and
     their identities reused while it does."""
 
@@ -50,12 +53,13 @@ class LastRequests:
         """The value memoized for ``pod``'s requests, else None."""
         f = self._fields
         if (f is not None and f[0] is pod.containers and f[1] is pod.init_containers and f[2] is pod.overhead
-                and f[3] is pod.level_requests and f[4] is pod.resize):
+                and f[3] is pod.level_requests and f[4] is pod.resize and f[5] is pod.node_allocatable_claims):
             return self._value
         return None
 
     def put(self, pod: Pod, value: object) -> None:
-        self._fields = (pod.containers, pod.init_containers, pod.overhead, pod.level_requests, pod.resize)
+        self._fields = (pod.containers, pod.init_containers, pod.overhead, pod.level_requests, pod.resize,
+                        pod.node_allocatable_claims)
         self._value = value
 
 
@@ -251,12 +255,47 @@ def pod_requests(pod: Pod, version: Version, use_status: bool = False) -> dict[s
         reqs = aggregate_container_requests(pod.containers, pod.init_containers, version)
     else:
         reqs = _max_of(*(aggregate_container_requests(cs, ins, version) for cs, ins in views))
+    _add_node_allocatable_claims(reqs, pod, version)
     level = pod_level_requests(pod, version)
     if level is not None:
         reqs.update(_effective_level(pod, version, level, use_status))
     if pod.overhead and version.minor >= 16 and version.gate("PodOverhead"):
         _add(reqs, pod.overhead)
     return reqs
+
+
+def node_allocatable_claims_on(version: Version) -> bool:
+    """DRANodeAllocatableResources (alpha, off by default, from 1.36)."""
+    return version.minor >= 36 and version.gate("DRANodeAllocatableResources")
+
+
+def quantity_units(name: str, q: Fraction) -> int:
+    """An exact quantity in kspread's units of the resource, as NodeInfo's Resource.Add
+    converts it: cpu in millicores (MilliValue), anything else in units (Value), both
+    rounded up."""
+    return math.ceil(q * 1000) if name == "cpu" else math.ceil(q)
+
+
+def node_allocatable_claim_total(claims: tuple) -> dict[str, Fraction]:
+    """The node allocatable resources a pod's status.nodeAllocatableResourceClaimStatuses
+    adds up to (exact quantities)."""
+    total: dict[str, Fraction] = {}
+    for st in claims:
+        for k, q in st.resources:
+            total[k] = total.get(k, Fraction(0)) + q
+    return total
+
+
+def _add_node_allocatable_claims(reqs: dict[str, int], pod: Pod, version: Version) -> None:
+    """AggregateContainerRequests' last step with UseDRANodeAllocatableResourceClaimStatus
+    (DRANodeAllocatableResources): the resources of the pod's
+    status.nodeAllocatableResourceClaimStatuses are added to the containers' aggregate,
+    before the pod-level requests replace it. The pod's quantities are exact, as upstream's
+    Quantities: the sum is rounded up in kspread's units (``quantity_units``)."""
+    if not pod.node_allocatable_claims or not node_allocatable_claims_on(version):
+        return
+    for k, q in node_allocatable_claim_total(pod.node_allocatable_claims).items():
+        reqs[k] = quantity_units(k, Fraction(reqs.get(k, 0), 1000 if k == "cpu" else 1) + q)
 
 
 # ---- non-zero requests (used by the resource scoring plugins) ----------------------------
@@ -286,7 +325,7 @@ def _with_defaults(requests: Mapping[str, int], defaults: Mapping[str, int] = NO
 
 def scoring_requests(
     pod: Pod, version: Version, *, non_zero: bool, include_init: bool, overhead_cpu_in_cores: bool = False,
-    defaults: Mapping[str, int] = NON_ZERO_DEFAULTS, use_status: bool = False,
+    defaults: Mapping[str, int] = NON_ZERO_DEFAULTS, use_status: bool = False, node_allocatable: bool = False,
 ) -> dict[str, int]:
     """The pod's requests as the resource scorers and NodeInfo's non-zero sums see
     them: with ``non_zero`` every container (and init container) that does not set
@@ -294,7 +333,9 @@ def scoring_requests(
     stays 0); init containers only with ``include_init`` (from 1.19; before, the
     containers' sum alone); sidecars as ``pod_requests``; with ``use_status`` the
     containers as the pod's status makes them (``status_views``, the defaults applied to
-    each view's containers); then the pod-level requests replace the aggregate
+    each view's containers); with ``node_allocatable`` plus the pod's node allocatable
+    claim statuses (``_add_node_allocatable_claims``: NodeInfo's sums read them, the
+    scorers' own requests do not); then the pod-level requests replace the aggregate
     (PodLevelResources, from 1.32); then the overhead (PodOverhead), whose cpu counts in
     whole cores when ``overhead_cpu_in_cores`` (the 1.17-1.26 scorer's ``quantity.Value()``)."""
     views = status_views(pod, version) if use_status else None
@@ -304,6 +345,8 @@ def scoring_requests(
     else:
         reqs = _max_of(*(_scoring_aggregate(cs, ins, version, non_zero, include_init, defaults)
                          for cs, ins in views))
+    if node_allocatable:
+        _add_node_allocatable_claims(reqs, pod, version)
     level = pod_level_requests(pod, version)
     if level is not None:
         reqs.update(_effective_level(pod, version, level, use_status))
@@ -356,7 +399,7 @@ def node_non_zero_requests(pod: Pod, version: Version) -> tuple[int, int]:
         whole = pod_requests(pod, version, use_status=True)
         defaults = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in whole}
     r = scoring_requests(pod, version, non_zero=True, include_init=version.minor >= 19, defaults=defaults,
-                         use_status=True)
+                         use_status=True, node_allocatable=True)
     return r.get("cpu", 0), r.get("memory", 0)
 
 

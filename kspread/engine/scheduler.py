@@ -57,12 +57,14 @@ from kspread.engine.framework.status import Code, CycleState, SchedulingError, S
 from kspread.engine.listers import Listers
 from kspread.engine.model import Cluster, Node, Pod, replace_pod
 from kspread.engine.plugins import register_in_tree
+from kspread.engine.plugins.dynamicresources import node_allocatable_statuses
 from kspread.engine.plugins.gangscheduling import NAME as GANG
 from kspread.engine.plugins.gangscheduling import GangScheduling, timeout_reason
 from kspread.engine.plugins.helper import get_zone_key
 from kspread.engine.plugins.podgroups import PodGroups
 from kspread.engine.podgroupcycle import pod_group_cycle
 from kspread.engine.queue import EXTENDER, SchedulingQueue
+from kspread.engine.resources import node_allocatable_claims_on
 from kspread.engine.snapshot import NodeSet, Nominator, Snapshot, swap_remove
 from kspread.engine.steps import World
 from kspread.engine.versions import Version
@@ -432,6 +434,9 @@ class Scheduler:
         self.handle.gang = self.gang if self.groups is None else self.groups
         self.waiting: dict[str, tuple[Pod, str]] = {}
         self.waiting_states: dict[str, CycleState] = {}  # their cycles' states (PreBind after the wait)
+        # DRANodeAllocatableResources: the node allocatable claim statuses of each pod's last
+        # Reserve (``note_claim_statuses``), which its assumed pod gets
+        self.claim_statuses: dict[str, tuple] = {}
         # the pods waiting in DynamicResources' PreBind for binding conditions (assumed)
         self.prebind_waiting: dict[str, tuple[Pod, str]] = {}
 
@@ -833,7 +838,8 @@ class Scheduler:
         Permit is already assumed there."""
         waited = self.waiting.pop(pod.key, None) or self.prebind_waiting.pop(pod.key, None)
         bound = replace_pod(pod, node_name=node, nominated_node=None,
-                            start_time=pod.start_time if start_time is None else start_time)
+                            start_time=pod.start_time if start_time is None else start_time,
+                            node_allocatable_claims=self.claim_statuses_of(pod))
         self.nominator.remove(pod)
         self.pending.pop(pod.key, None)
         if waited is not None:
@@ -858,7 +864,8 @@ class Scheduler:
         its PreBind after the wait."""
         if state is not None:
             self.waiting_states[pod.key] = state
-        assumed = replace_pod(pod, node_name=node, nominated_node=None)
+        assumed = replace_pod(pod, node_name=node, nominated_node=None,
+                              node_allocatable_claims=self.claim_statuses_of(pod))
         self.nominator.remove(pod)
         self.snapshot.add_pod(assumed)
         (self.prebind_waiting if prebind else self.waiting)[pod.key] = (assumed, node)
@@ -901,6 +908,19 @@ class Scheduler:
             self.clear_nomination(pending)
         return assumed, events
 
+    def note_claim_statuses(self, pod: Pod, state: CycleState | None, node: str) -> None:
+        """DRANodeAllocatableResources: the node allocatable claim statuses DynamicResources'
+        Filter found for the pod on ``node``, which assume copies into the assumed pod's status
+        (schedule_one.go's assume; an earlier attempt's are overwritten)."""
+        if node_allocatable_claims_on(self.version):
+            self.claim_statuses[pod.key] = node_allocatable_statuses(state, node)
+
+    def claim_statuses_of(self, pod: Pod) -> tuple:
+        """The node allocatable claim statuses of the pod's last Reserve (none with the gate off)."""
+        if not node_allocatable_claims_on(self.version):
+            return pod.node_allocatable_claims
+        return self.claim_statuses.get(pod.key, ())
+
     def reserve(self, state: CycleState, pod: Pod, node: str, in_flight: bool = False,
                 holds: str = "would wait at GangScheduling's Permit") -> list[PodEvent]:
         """RunReservePluginsReserve (and DynamicResources' PreBind): the plugins that
@@ -908,6 +928,7 @@ class Scheduler:
         ``in_flight``: the pod waits at Permit (``holds``: or what else keeps its PreBind
         from following); DynamicResources' Reserve puts its allocations in flight, written
         by ``pre_bind_claims`` after the wait."""
+        self.note_claim_statuses(pod, state, node)
         events: list[PodEvent] = []
         for p in self.framework.plugins():
             if in_flight and (hold := getattr(p, "reserve_in_flight", None)) is not None:

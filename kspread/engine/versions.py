@@ -184,6 +184,10 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # PodGroup spec.resourceClaims: claims shared by a group's pods, reserved for the
         # PodGroup (plugins/dynamicresources.py, format/devices.py)
         _gate("DRAWorkloadResourceClaims", (36, False, "ALPHA"), (37, False, "BETA")),
+        # devices' nodeAllocatableResourceMappings: DynamicResources' Filter checks the cpu,
+        # memory, ... a pod's claims take with its requests, the assumed pod's
+        # status.nodeAllocatableResourceClaimStatuses counts in NodeInfo (resources.py)
+        _gate("DRANodeAllocatableResources", (36, False, "ALPHA")),
     )
 }
 
@@ -240,8 +244,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     for g, why in (
         _unmodelled("DRASchedulerFilterTimeout", "kspread's allocator has no wall clock: a filter never times out",
                     (34, True, "BETA")),
-        _unmodelled("DRANodeAllocatableResources", "kspread refuses a case that uses node allocatable resources "
-                    "from devices", (36, False, "ALPHA")),
         _unmodelled("SchedulerAsyncAPICalls", "kspread makes no API calls", (34, False, "BETA")),
         # CompositePodGroup: CompositePodGroup objects (v1alpha3), PodGroups' and Workloads'
         # hierarchy fields; PodGroupPreemptionPolicy: a PodGroup's spec.preemptionPolicy
@@ -752,4 +754,5 @@ GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "WorkloadAwarePreemption": ("GangScheduling",),
     "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
     "DRAWorkloadResourceClaims": ("DynamicResourceAllocation", "GenericWorkload"),
+    "DRANodeAllocatableResources": ("DynamicResourceAllocation",),
 }

@@ -364,6 +364,7 @@ def _container(raw: Mapping[str, Any], path: PathT, init: bool) -> Container:
         restartable=raw.get("restartPolicy") == "Always",
         restart_all=any(isinstance(rule, Mapping) and rule.get("action") == "RestartAllContainers"
                         for rule in raw.get("restartPolicyRules") or []),
+        claims=tuple(str(cl["name"]) for cl in res.get("claims") or [] if isinstance(cl, Mapping) and "name" in cl),
     )
 
 
@@ -515,6 +516,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         restart_all_containers=restart_all,
         workload_ref=wl_ref,
         scheduling_group=group,
+        node_allocatable_claims=(),
     )
 
 
@@ -722,14 +724,17 @@ class _Builder:
         """What a pod's spec key decides, checked before its start time."""
         ns = raw.get("namespace") or "default"
         containers: tuple[Container, ...]
+        # the shorthand's container uses the claims of the shorthand's `devices`
+        shorthand_claims = tuple(str(k) for k in raw["devices"]) if isinstance(raw.get("devices"), Mapping) else ()
         if raw.get("requests") is not None:
-            containers = (Container("main", requests=_resources(raw["requests"], at("requests"))),)
+            containers = (Container("main", requests=_resources(raw["requests"], at("requests")),
+                                    claims=shorthand_claims),)
         elif raw.get("containers") is not None:
             # given explicitly, `containers: []` included: a pod with no containers at all
             containers = tuple(_container(c, at("containers", i), False) for i, c in enumerate(raw["containers"]))
         else:
             # neither requests nor containers: one container that requests nothing
-            containers = (Container("main"),)
+            containers = (Container("main", claims=shorthand_claims),)
         inits = tuple(_container(c, at("initContainers", i), True) for i, c in enumerate(raw.get("initContainers") or []))
         level_requests, level_limits = _pod_level_resources(raw.get("resources"), at, self.version, containers, inits,
                                                             raw.get("containers") or [])

@@ -38,6 +38,7 @@ from kspread.engine.devices import (
     DeviceToleration,
     ExactRequest,
     MatchAttribute,
+    NodeAllocatableMapping,
     PodClaim,
     RequestPolicy,
     ResourceClaim,
@@ -140,7 +141,8 @@ _TERM = ("matchExpressions", "matchFields")
 _SELECTOR = ("cel",)
 _CEL = ("expression",)
 _DEVICE_BODY = ("attributes", "capacity", "taints", "consumesCounters", "nodeName", "nodeSelector", "allNodes",
-                "allowMultipleAllocations", "bindingConditions", "bindingFailureConditions", "bindsToNode")
+                "allowMultipleAllocations", "bindingConditions", "bindingFailureConditions", "bindsToNode",
+                "nodeAllocatableResourceMappings")
 _EXACT = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
 
 
@@ -303,6 +305,40 @@ def _quantity(raw: Any, path: PathT) -> Fraction:
 
 
 _DEVICE_UNMODELLED: dict[str, tuple[str, str]] = {}
+
+
+def _node_allocatable(raw: Any, caps: Mapping[str, Fraction], version: Version,
+                      path: PathT) -> dict[str, NodeAllocatableMapping]:
+    """A device's nodeAllocatableResourceMappings (DRANodeAllocatableResources, 1.36): validated
+    as the API server validates them (a node allocatable resource name, i.e. no domain or a
+    kubernetes.io one; allocationMultiplier or capacityKey, the multiplier positive, the key one
+    of the device's capacities), the multiplier defaulted to 1; with the gate off the API
+    server drops the field, and so does kspread."""
+    if version.minor < 36:
+        raise CaseError(f"1.{version.minor} has no nodeAllocatableResourceMappings "
+                        "(DRANodeAllocatableResources, from 1.36)", path)
+    out: dict[str, NodeAllocatableMapping] = {}
+    for k, m in _map(raw, path).items():
+        kp = [*path, k]
+        name = str(k)
+        if "/" in name and "kubernetes.io/" not in name:
+            raise CaseError(f"{name!r} must be a node allocatable resource name", kp, value=name)
+        m = _map(m, kp, ("capacityKey", "allocationMultiplier"))
+        key, mult = m.get("capacityKey"), m.get("allocationMultiplier")
+        if key is None and mult is None:
+            raise CaseError("at least one of allocationMultiplier or capacityKey must be set", kp)
+        multiplier = Fraction(1)
+        if mult is not None:
+            multiplier = _quantity(mult, [*kp, "allocationMultiplier"])
+            if multiplier <= 0:
+                raise CaseError("allocationMultiplier must be positive", [*kp, "allocationMultiplier"], value=mult)
+        if key is not None:
+            key = _str(key, [*kp, "capacityKey"], "capacityKey")
+            if key not in caps:
+                raise CaseError(f"capacityKey {key!r} is not one of the device's capacities", [*kp, "capacityKey"],
+                                value=key)
+        out[name] = NodeAllocatableMapping(key, multiplier)
+    return out if version.gate("DRANodeAllocatableResources") else {}
 
 
 def _binding_fields(body: Mapping[str, Any], version: Version, bp: PathT) -> tuple:
@@ -499,8 +535,13 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
         _consumable(version, [*bp, "allowMultipleAllocations"], "consumable capacity (allowMultipleAllocations)")
         if not isinstance(multi, bool):
             raise CaseError("allowMultipleAllocations is true or false", [*bp, "allowMultipleAllocations"], value=multi)
+    node_allocatable = {}
+    if body.get("nodeAllocatableResourceMappings") is not None:
+        node_allocatable = _node_allocatable(body["nodeAllocatableResourceMappings"], caps, version,
+                                             [*bp, "nodeAllocatableResourceMappings"])
+    conditions, failure_conditions, binds = _binding_fields(body, version, bp)
     return Device(name, attrs, caps, _taints(body.get("taints"), version, [*bp, "taints"]), consumes,
-                  node_name, sel, all_nodes, multi, policies, *_binding_fields(body, version, bp))
+                  node_name, sel, all_nodes, multi, policies, conditions, failure_conditions, binds, node_allocatable)
 
 
 def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> ResourceSlice:

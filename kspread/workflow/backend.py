@@ -477,6 +477,9 @@ def _container(c) -> dict[str, Any]:
         # the rule's action, all the scheduler reads (NodeDeclaredFeatures' inference); API
         # fields from 1.34 (the action from 1.35), which an older backend's decoding drops
         out["restartPolicyRules"] = [{"action": "RestartAllContainers"}]
+    if c.claims:
+        # the pod's resourceClaims the container uses (DRANodeAllocatableResources reads them)
+        out["resources"]["claims"] = [{"name": n} for n in c.claims]
     return out
 
 

@@ -123,6 +123,10 @@ def _device(d: Device) -> dict[str, Any]:
         out["bindingFailureConditions"] = list(d.binding_failure_conditions)
     if d.binds_to_node:
         out["bindsToNode"] = True
+    if d.node_allocatable:
+        out["nodeAllocatableResourceMappings"] = {
+            k: {**({"capacityKey": m.capacity_key} if m.capacity_key is not None else {}),
+                "allocationMultiplier": quantity(m.multiplier)} for k, m in d.node_allocatable.items()}
     return out
 
 

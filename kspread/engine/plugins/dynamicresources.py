@@ -49,6 +49,7 @@ the resource claim controller does: a claim no pod reserves any more is dealloca
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -57,9 +58,11 @@ from kspread.engine.devices import (
     FIRST_AVAILABLE_MAX_SIZE,
     Allocation,
     ClaimTracker,
+    Device,
     DeviceClass,
     DeviceRequest,
     ExactRequest,
+    NodeAllocatableClaimStatus,
     ResourceClaim,
     extended_claim_name,
     is_dra_extended_resource_name,
@@ -78,11 +81,15 @@ from kspread.engine.framework.interface import (
 )
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, Code, CycleState, Status
-from kspread.engine.model import Container, Pod
+from kspread.engine.model import Container, Pod, replace_pod
 from kspread.engine.plugins.nodematch import default_normalize_scores
 from kspread.engine.plugins.noderesources_fit import is_scalar_resource
 from kspread.engine.plugins.podgroups import POD_GROUP_REF
-from kspread.engine.resources import pod_requests
+from kspread.engine.resources import (
+    node_allocatable_claims_on,
+    pod_level_requests,
+    pod_requests,
+)
 from kspread.engine.snapshot import NodeInfo, NodeSet
 from kspread.engine.versions import Version
 from kspread.errors import CaseError
@@ -258,6 +265,9 @@ class DRAState:
     # 1.36: claim index -> the pending allocation of an unallocated claim that a pod of the
     # same pod group cycle put in flight (its Reserve), which this pod reuses
     pending: dict[int, Allocation] = field(default_factory=dict)
+    # DRANodeAllocatableResources: node -> the pod's node allocatable claim statuses there
+    # (what the assumed pod's status gets: ``node_allocatable_statuses``)
+    node_allocatable: dict[str, tuple[NodeAllocatableClaimStatus, ...]] = field(default_factory=dict)
 
 
 def to_allocate(s: DRAState, pod: Pod, node: str) -> list[ResourceClaim]:
@@ -282,6 +292,49 @@ def pod_claims(tracker: ClaimTracker, pod: Pod) -> list[ResourceClaim]:
         assert c is not None  # the case format refuses a pod whose claim does not exist
         out.append(c)
     return out
+
+
+def node_allocatable_statuses(state: CycleState | None, node: str) -> tuple[NodeAllocatableClaimStatus, ...]:
+    """ExtractPodNodeAllocatableResourceClaimStatus: what the pod's Filter found on the node
+    (the assumed pod's status.nodeAllocatableResourceClaimStatuses)."""
+    s = state.get(NAME) if state is not None else None
+    return s.node_allocatable.get(node, ()) if isinstance(s, DRAState) else ()
+
+
+def _claim_sharing(pod: Pod, node_info: NodeInfo, c: ResourceClaim) -> Status | None:
+    """validateNodeAllocatableDRAClaimSharing: an allocated claim whose node allocatable
+    resources a pod on the node already uses (NodeInfo's NodeAllocatableDRAClaimStates: the
+    pods whose status names the claim, in the pod's namespace) serves no other pod."""
+    users = [p.key for p in node_info.pods.values() if p.namespace == pod.namespace
+             and any(st.claim == c.name for st in p.node_allocatable_claims)]
+    if len(users) > 1:
+        return _unresolvable(f"node allocatable resource claim {c.name} shared by multiple pods")
+    if len(users) == 1 and users[0] != pod.key:
+        return _unresolvable(f"node allocatable resource claim {c.name} is already used by another pod")
+    return None
+
+
+def _fits(node_info: NodeInfo, demand: dict[str, int]) -> Status | None:
+    """DynamicResources' nodeFitsResources: the pod's demand (its requests with its claims'
+    node allocatable resources) against the node's allocatable less its requested, for cpu,
+    memory, ephemeral-storage (when requested) and each hugepages size (upstream's map order;
+    kspread's: sorted); UnschedulableAndUnresolvable when a demand exceeds the allocatable
+    itself."""
+    alloc, used = node_info.node.allocatable, node_info.requested
+    reasons, unresolvable = [], False
+    names = ["cpu", "memory", "ephemeral-storage",
+             *sorted(k for k in demand if k.startswith("hugepages-"))]
+    for name in names:
+        want = demand.get(name, 0)
+        if name in ("cpu", "memory", "ephemeral-storage") and want <= 0:
+            continue
+        cap, have = alloc.get(name, 0), used.get(name, 0)
+        if want > cap - have:
+            reasons.append(f"Insufficient {name}")
+            unresolvable = unresolvable or want > cap
+    if not reasons:
+        return None
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, tuple(reasons))
 
 
 class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin):
@@ -551,6 +604,13 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         allocations: list[Allocation] | None = None
         if node_ext is not None:
             s.node_extended[node.name] = node_ext
+        if node_allocatable_claims_on(self.handle.version):
+            for i, c in enumerate(s.claims):
+                if c.allocation is not None and (i >= len(s.available_on) or s.available_on[i] is None
+                                                 or selector_matches(s.available_on[i], node)):
+                    st = _claim_sharing(pod, node_info, c)
+                    if st is not None:
+                        return st
         if s.allocator is not None:
             # the claims to allocate, the node's variant of the extended resources' claim in
             # its place; not those with a pending allocation reused (pendingResult)
@@ -566,6 +626,13 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
             if allocations is None:
                 s.failures[node.name] = "cannot allocate all claims"
                 return _unresolvable("cannot allocate all claims")
+            if node_allocatable_claims_on(self.handle.version):
+                by_claim = {id(c): a for c, a in zip(todo, allocations)}
+                by_claim.update({id(s.claims[i]): a for i, a in s.pending.items()})
+                statuses, st = self._node_allocatable(s, pod, node_info, by_claim, node_ext)
+                if st is not None:
+                    return st
+                s.node_allocatable[node.name] = statuses
             # the reused pending allocations follow the new ones, in the claims' order (Reserve
             # gives them out in the claims' order all the same, as upstream's)
             allocations = [*allocations, *(s.pending[i] for i in sorted(s.pending))]
@@ -575,6 +642,79 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
         if allocations is not None:
             s.node_allocations[node.name] = allocations
         return SUCCESS
+
+    def _device(self, pool: str, name: str) -> Device | None:
+        """getDeviceFromManager: the first device of that name in a slice of that pool (of
+        any driver), in the scheduler's slices (case order; upstream: its lister's)."""
+        for sl in scheduler_slices(self.tracker):
+            if sl.pool == pool:
+                for d in sl.devices:
+                    if d.name == name:
+                        return d
+        return None
+
+    def _node_allocatable(self, s: DRAState, pod: Pod, node_info: NodeInfo, by_claim: dict[int, Allocation],
+                          node_ext: ResourceClaim | None) -> tuple[tuple[NodeAllocatableClaimStatus, ...], Status | None]:
+        """calculateAndCheckNodeAllocatableResources (DRANodeAllocatableResources): the claims
+        the node's allocation gives a device with nodeAllocatableResourceMappings; their node
+        allocatable resources (each device result's mapping: its consumed capacity of the key, or
+        the multiplier per device, times the multiplier), each claim's status naming the
+        containers that use it (init containers first), sorted by claim name; a claim no container
+        uses is refused; then the pod's requests with them (``pod_requests`` of the pod with that
+        status; pod-level requests must cover them) must fit the node's free cpu, memory,
+        ephemeral-storage and hugepages (``_fits``)."""
+        claims: list[tuple[ResourceClaim, Allocation]] = []
+        for i, c in enumerate(s.claims):
+            a = by_claim.get(id(node_ext if node_ext is not None and i == s.user_claims else c))
+            if a is None:
+                continue
+            if any((d := self._device(r.pool, r.device)) is not None and d.node_allocatable for r in a.devices):
+                claims.append((c if not (node_ext is not None and i == s.user_claims) else node_ext, a))
+        if not claims:
+            return (), None
+        by_name = {pc.name: pc.claim_name for pc in pod.resource_claims}
+        statuses = []
+        for c, a in claims:
+            resources: dict[str, Fraction] = {}
+            for r in a.devices:
+                d = self._device(r.pool, r.device)
+                if d is None:
+                    return (), Status(Code.ERROR, ((f"claim {c.namespace}/{c.name}, device {r.device}: device "
+                                                    f"{r.device} not found in pool {r.pool}"),))
+                for res, m in d.node_allocatable.items():
+                    if m.capacity_key is not None:
+                        if r.consumed_capacity is None:
+                            return (), Status(Code.ERROR, ((
+                                f"claim {c.namespace}/{c.name}, device {r.device}: ConsumedCapacity is nil, but "
+                                f"Capacity key '{m.capacity_key}' is set in NodeAllocatableResourceMappings for "
+                                f"resource {res}"),))
+                        if m.capacity_key not in r.consumed_capacity:
+                            continue
+                        q = r.consumed_capacity[m.capacity_key] * m.multiplier
+                    else:
+                        q = m.multiplier
+                    resources[res] = resources.get(res, Fraction(0)) + q
+            if not resources:
+                continue
+            containers = tuple(ct.name for ct in (*pod.init_containers, *pod.containers)
+                               for n in ct.claims if by_name.get(n) == c.name)
+            statuses.append(NodeAllocatableClaimStatus(c.name, containers, tuple(sorted(resources.items()))))
+        statuses.sort(key=lambda st: st.claim)
+        for st in statuses:
+            if not st.containers:
+                return (), _unresolvable(f"claim {st.claim}: node-allocatable resource claim not referenced by any "
+                                         "container within the pod")
+        v = self.handle.version
+        with_status = replace_pod(pod, node_allocatable_claims=tuple(statuses))
+        demand = pod_requests(with_status, v)
+        level = pod_level_requests(pod, v)
+        if level is not None:
+            without_level = pod_requests(replace_pod(with_status, level_requests={}), v)
+            for name, want in demand.items():
+                if name in without_level and without_level[name] > want:
+                    return (), _unresolvable(f"pod level request for {name} is insufficient to cover the "
+                                             "aggregated container and node-allocatable DRA requests")
+        return tuple(statuses), _fits(node_info, demand)
 
     def post_filter(self, state: CycleState, pod: Pod, statuses) -> tuple[None, Status]:
         if not pod.resource_claims and self.handle.version.minor == 33:
