@@ -1,0 +1,117 @@
+"""DRANodeAllocatableResources (1.36 alpha): devices' nodeAllocatableResourceMappings as the
+API server validates and drops them, and a pod's node allocatable claim statuses in its
+requests (PodRequests with UseDRANodeAllocatableResourceClaimStatus). The scheduling itself:
+cases/devices/node-allocatable-resources.yaml."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from kspread.engine.devices import NodeAllocatableClaimStatus
+from kspread.engine.model import Container, Pod
+from kspread.engine.resources import node_non_zero_requests, node_pod_requests, pod_requests
+from kspread.engine.versions import FEATURE_GATES, UNMODELLED_GATES, make_version
+from tests.helpers import verdict
+
+
+def _case(mappings: str, version: str = "1.36", gate: bool = True) -> str:
+    gates = "featureGates: {DRANodeAllocatableResources: true}\n" if gate else ""
+    return f"""\
+name: dnar
+version: "{version}"
+{gates}deviceClasses:
+- {{name: cpus, driver: cpu.example.com}}
+nodes:
+- {{name: n1, allocatable: {{cpu: "2", memory: 4Gi, pods: 110}}}}
+objects:
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {{name: n1-cpus}}
+  spec:
+    driver: cpu.example.com
+    nodeName: n1
+    pool: {{name: n1}}
+    devices:
+    - name: cpu-0
+      capacity: {{cpu.example.com/cores: {{value: "4"}}}}
+      nodeAllocatableResourceMappings: {mappings}
+pod: {{name: p, requests: {{cpu: "1"}}, devices: {{c: {{class: cpus}}}}}}
+expect: {{feasible: [n1]}}
+"""
+
+
+def test_the_gate_is_modelled_with_its_dependency():
+    assert "DRANodeAllocatableResources" in FEATURE_GATES
+    assert "DRANodeAllocatableResources" not in UNMODELLED_GATES
+    v = make_version("1.36", {"DRANodeAllocatableResources": True})
+    assert v.gate("DRANodeAllocatableResources")
+    assert not make_version("1.36", None).gate("DRANodeAllocatableResources")
+
+
+@pytest.mark.parametrize("mappings, where, text", [
+    ("{example.com/foo: {allocationMultiplier: '1'}}", "example.com/foo",
+     "'example.com/foo' must be a node allocatable resource name"),
+    ("{cpu: {}}", "cpu", "at least one of allocationMultiplier or capacityKey must be set"),
+    ("{cpu: {allocationMultiplier: '0'}}", "cpu.allocationMultiplier", "allocationMultiplier must be positive"),
+    ("{cpu: {capacityKey: cpu.example.com/threads}}", "cpu.capacityKey",
+     "capacityKey 'cpu.example.com/threads' is not one of the device's capacities"),
+    ("{cpu: {multiplier: '1'}}", "cpu.multiplier", "unknown field 'multiplier'"),
+])
+def test_invalid_mappings_name_file_line_and_field(tmp_path, mappings, where, text):
+    v = verdict(tmp_path, _case(mappings))
+    assert f"case.yaml:21: objects[0].spec.devices[0].nodeAllocatableResourceMappings.{where}: {text}" \
+        in v.message, v.message
+
+
+def test_the_field_is_new_in_1_36(tmp_path):
+    v = verdict(tmp_path, _case("{cpu: {allocationMultiplier: '2'}}", version="1.35", gate=False))
+    assert ("objects[0].spec.devices[0].nodeAllocatableResourceMappings: 1.35 has no nodeAllocatableResourceMappings "
+            "(DRANodeAllocatableResources, from 1.36)") in v.message, v.message
+
+
+def test_mappings_count_with_the_gate_and_are_dropped_without(tmp_path):
+    # 1 cpu + 2 cpu of the device: more than n1's 2 with the gate; dropped without it
+    on = verdict(tmp_path, _case("{cpu: {allocationMultiplier: '2'}}"))
+    assert not on.passed and "Insufficient cpu" in on.message, on.message
+    off = verdict(tmp_path, _case("{cpu: {allocationMultiplier: '2'}}", gate=False))
+    assert off.passed, off.message
+
+
+def test_a_capacity_key_without_consumed_capacity_is_the_filters_error(tmp_path):
+    # cpu-0 allows a single allocation: its result has no consumedCapacity, which upstream's
+    # buildNodeAllocatableDRAInfo reports as an error
+    v = verdict(tmp_path, _case("{cpu: {capacityKey: cpu.example.com/cores}}"))
+    assert "ConsumedCapacity is nil, but Capacity key 'cpu.example.com/cores' is set in " \
+           "NodeAllocatableResourceMappings for resource cpu" in v.message, v.message
+
+
+def _pod(*statuses: NodeAllocatableClaimStatus, level: dict | None = None) -> Pod:
+    return Pod("p", node_name="n1", containers=(Container("main", requests={"cpu": 500, "memory": 1 << 30}),),
+               level_requests=level or {}, node_allocatable_claims=statuses)
+
+
+def test_pod_requests_add_the_claims_exactly_then_round_up():
+    on = make_version("1.36", {"DRANodeAllocatableResources": True})
+    third = Fraction(1, 3000)  # a third of a millicore
+    p = _pod(NodeAllocatableClaimStatus("a", ("main",), (("cpu", third), ("memory", Fraction(1, 2)))),
+             NodeAllocatableClaimStatus("b", ("main",), (("cpu", third),)))
+    # 500m + 2/3 m rounds up to 501m; 1Gi + 1/2 byte to 1Gi + 1
+    assert pod_requests(p, on) == {"cpu": 501, "memory": (1 << 30) + 1}
+    assert node_pod_requests(p, on) == {"cpu": 501, "memory": (1 << 30) + 1}
+    assert node_non_zero_requests(p, on) == (501, (1 << 30) + 1)
+    off = make_version("1.36", None)
+    assert pod_requests(p, off) == {"cpu": 500, "memory": 1 << 30}
+    assert node_non_zero_requests(p, off) == (500, 1 << 30)
+
+
+def test_pod_level_requests_replace_the_claims_share():
+    on = make_version("1.36", {"DRANodeAllocatableResources": True})
+    p = _pod(NodeAllocatableClaimStatus("a", ("main",), (("cpu", Fraction(2)),)), level={"cpu": 3000})
+    # cpu is requested at pod level: the pod level replaces the containers and the claims
+    assert pod_requests(p, on)["cpu"] == 3000
+    # a container without a cpu request counts the non-zero default, then the claim's 2 cpu
+    q = Pod("q", node_name="n1", containers=(Container("main"),),
+            node_allocatable_claims=(NodeAllocatableClaimStatus("a", ("main",), (("cpu", Fraction(2)),)),))
+    assert node_non_zero_requests(q, on)[0] == 100 + 2000
