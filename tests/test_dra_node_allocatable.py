@@ -71,6 +71,13 @@ def test_the_field_is_new_in_1_36(tmp_path):
             "(DRANodeAllocatableResources, from 1.36)") in v.message, v.message
 
 
+def test_1_37_is_refused_by_name(tmp_path):
+    v = verdict(tmp_path, _case("{cpu: {allocationMultiplier: '2'}}", version="1.37"))
+    assert ("nodeAllocatableResourceMappings in 1.37 are not modelled by kspread: 1.37's DynamicResources "
+            "(upstream main) was not read") in v.message, v.message
+    assert verdict(tmp_path, _case("{cpu: {allocationMultiplier: '2'}}", version="1.37", gate=False)).passed
+
+
 def test_mappings_count_with_the_gate_and_are_dropped_without(tmp_path):
     # 1 cpu + 2 cpu of the device: more than n1's 2 with the gate; dropped without it
     on = verdict(tmp_path, _case("{cpu: {allocationMultiplier: '2'}}"))

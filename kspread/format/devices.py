@@ -317,6 +317,10 @@ def _node_allocatable(raw: Any, caps: Mapping[str, Fraction], version: Version,
     if version.minor < 36:
         raise CaseError(f"1.{version.minor} has no nodeAllocatableResourceMappings "
                         "(DRANodeAllocatableResources, from 1.36)", path)
+    if version.minor >= 37 and version.gate("DRANodeAllocatableResources"):
+        raise CaseError(f"nodeAllocatableResourceMappings in 1.{version.minor} are not modelled by kspread: "
+                        f"1.{version.minor}'s DynamicResources (upstream main) was not read; kspread models "
+                        "DRANodeAllocatableResources of v1.36.2", path)
     out: dict[str, NodeAllocatableMapping] = {}
     for k, m in _map(raw, path).items():
         kp = [*path, k]
