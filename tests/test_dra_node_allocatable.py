@@ -122,3 +122,31 @@ def test_pod_level_requests_replace_the_claims_share():
     q = Pod("q", node_name="n1", containers=(Container("main"),),
             node_allocatable_claims=(NodeAllocatableClaimStatus("a", ("main",), (("cpu", Fraction(2)),)),))
     assert node_non_zero_requests(q, on)[0] == 100 + 2000
+
+
+_BOUND = """\
+name: st
+version: "1.36"
+{gates}nodes: [n1]
+objects:
+- apiVersion: v1
+  kind: Pod
+  metadata: {{name: old, namespace: default}}
+  spec:
+    nodeName: n1
+    containers: [{{name: main, resources: {{requests: {{cpu: "1"}}}}}}]
+  status:
+    phase: Running
+    nodeAllocatableResourceClaimStatuses:
+    - {{resourceClaimName: c, containers: [main], resources: {{cpu: "2"}}}}
+pod: {{name: p}}
+expect: {{feasible: [n1]}}
+"""
+
+
+def test_a_bound_pods_claim_statuses_are_refused_with_the_gate_and_unread_without(tmp_path):
+    v = verdict(tmp_path, _BOUND.format(gates="featureGates: {DRANodeAllocatableResources: true}\n"))
+    assert ("case.yaml:16: objects[0].status.nodeAllocatableResourceClaimStatuses: a pod's "
+            "status.nodeAllocatableResourceClaimStatuses (DRANodeAllocatableResources) is not read by kspread"
+            ) in v.message, v.message
+    assert verdict(tmp_path, _BOUND.format(gates="")).passed

@@ -804,6 +804,11 @@ class _Builder:
 
     def _resize(self, raw: Mapping[str, Any], at) -> Any:
         """The pod's ``status`` of an in-place resize (kspread.format.resize)."""
+        if raw.get("_nodeAllocatableClaimStatuses") and self.version.minor >= 36 \
+                and self.version.gate("DRANodeAllocatableResources"):
+            raise CaseError("a pod's status.nodeAllocatableResourceClaimStatuses (DRANodeAllocatableResources) is not "
+                            "read by kspread: only its own scheduling sets it (the assumed pod's)",
+                            at("_nodeAllocatableClaimStatuses"))
         st = raw.get("status")
         if not st:
             return None

@@ -200,6 +200,9 @@ def _pod(o: _Object) -> None:
     resize = resize_fields(status)
     if resize:
         o.put("status", resize, st)
+    if status.get("nodeAllocatableResourceClaimStatuses"):
+        # DRANodeAllocatableResources: refused with the gate on (case.py)
+        o.put("_nodeAllocatableClaimStatuses", True, [*st, "nodeAllocatableResourceClaimStatuses"])
     if spec.get("hostNetwork") and spec.get("hostUsers") is False:
         # NodeDeclaredFeatures' UserNamespacesHostNetworkSupport (from 1.36): refused there
         o.put("_hostNetworkUserNamespace", True, [*sp, "hostUsers"])
