@@ -6,6 +6,7 @@ cases/devices/node-allocatable-resources.yaml."""
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,13 @@ from kspread.engine.devices import NodeAllocatableClaimStatus
 from kspread.engine.model import Container, Pod
 from kspread.engine.resources import node_non_zero_requests, node_pod_requests, pod_requests
 from kspread.engine.versions import FEATURE_GATES, UNMODELLED_GATES, make_version
+from kspread.format.case import build_case
+from kspread.format.loader import read_file
+from kspread.workflow.explain import explain_cycles
+from kspread.workflow.runner import explain_run
 from tests.helpers import verdict
+
+CASES = Path(__file__).resolve().parent.parent / "cases" / "devices" / "node-allocatable-resources.yaml"
 
 
 def _case(mappings: str, version: str = "1.36", gate: bool = True) -> str:
@@ -150,3 +157,12 @@ def test_a_bound_pods_claim_statuses_are_refused_with_the_gate_and_unread_withou
             "status.nodeAllocatableResourceClaimStatuses (DRANodeAllocatableResources) is not read by kspread"
             ) in v.message, v.message
     assert verdict(tmp_path, _BOUND.format(gates="")).passed
+
+
+def test_explain_names_the_resource_not_devices(tmp_path):
+    doc = read_file(CASES).docs[2]  # capacity-key: b lacks memory
+    outcome, cycles = explain_run(build_case(doc.data, "t"))
+    text = explain_cycles(outcome.scheduler, cycles)
+    assert "DynamicResources                  Unschedulable: Insufficient memory\n" in text, text
+    assert "matching device" not in text, text
+    assert "n1: more free memory for the pod's requests with its claims' node allocatable resources" in text, text

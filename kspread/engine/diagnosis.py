@@ -302,6 +302,19 @@ def _spread_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeI
     return out
 
 
+def _node_allocatable_lacks(plugin: FilterPlugin, st: Status) -> list[Lack]:
+    """DynamicResources' rejections for node allocatable resources (DRANodeAllocatableResources):
+    the devices were found, so no device report; per ``Insufficient <resource>`` the resource
+    to free, else the reason."""
+    reasons = st.reasons
+    if reasons and all(r.startswith("Insufficient ") for r in reasons):
+        return [Lack(plugin.name, "", f"more free {r.removeprefix('Insufficient ')} for the pod's requests with its "
+                                     "claims' node allocatable resources") for r in reasons]
+    if any(k in st.message for k in ("node-allocatable", "node allocatable resource claim", "pod level request for")):
+        return [Lack(plugin.name, "", f"passing {plugin.name}: {st.message}")]
+    return []
+
+
 def _device_lacks(plugin: FilterPlugin, state: CycleState, pod: Pod, info: NodeInfo) -> list[Lack]:
     """DynamicResources: per request of the claims it had to allocate, the devices of the
     node that match it and those free; a claim allocated elsewhere, by its node selector."""
@@ -359,7 +372,7 @@ def node_lacks(fwk: Framework, state: CycleState, pod: Pod, info: NodeInfo,
         elif isinstance(p, NodePorts):
             found = _ports_lacks(p, pod, info)
         elif isinstance(p, DynamicResourcesFilter):
-            found = _device_lacks(p, state, pod, info)
+            found = _node_allocatable_lacks(p, st) or _device_lacks(p, state, pod, info)
         elif (volume_lacks := getattr(p, "volume_lacks", None)) is not None:  # the volume plugins
             found = [Lack(name, detail, need) for detail, need in volume_lacks(state, pod, info)]
         elif isinstance(p, NodeUnschedulable):
