@@ -725,7 +725,8 @@ class World:
             self._replacements[k] = n = self._replacements.get(k, 0) + 1
             name = f"{ctrl.name}-r{n}"
         new = replace_pod(pod, name=name, node_name=None, nominated_node=None, terminating=False, start_time=None,
-                          preempted_by_scheduler=False, resource_claims=self._new_claims(pod, name))
+                          preempted_by_scheduler=False, resource_claims=self._new_claims(pod, name),
+                          node_allocatable_claims=())
         self._new_ephemeral_claims(new)
         self._create(new)
         rec.created.append(new.key)
