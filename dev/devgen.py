@@ -38,6 +38,9 @@ TAINT_KEYS = ["example.com/fault", "example.com/maintenance"]
 # attributes (GPUs' models, firmware and lanes always; numa and rack as a list half the
 # time), selectors over them, and distinctAttribute constraints besides matchAttribute
 LIST_ATTRS = False
+# set by difftest.py --node-allocatable (1.36): DRANodeAllocatableResources on, half the devices
+# mapping cpu and / or memory (per device: a multiplier)
+NODE_ALLOC = False
 
 
 def api_version(minor: int) -> str:
@@ -50,6 +53,8 @@ def feature_gates(minor: int) -> dict[str, bool]:
     admin access (alpha in 1.32-1.33), prioritized lists (alpha in 1.33)."""
     if minor >= 34:
         gates = {"DRAListTypeAttributes": True} if LIST_ATTRS else {}
+        if NODE_ALLOC:
+            gates["DRANodeAllocatableResources"] = True
         if TAINT_RULES and (minor == 35 or (minor == 36 and RULES_136)):
             return {**gates, "DRADeviceTaints": True, "DRADeviceTaintRules": True}
         return gates
@@ -145,6 +150,13 @@ class DeviceGen:
         body = {"attributes": attrs, "capacity": cap}
         if TAINT_RULES and self.minor >= 36 and self.chance(0.3):
             body["taints"] = [self.device_taint() for _ in range(self.r.randint(1, 2))]
+        if NODE_ALLOC and self.chance(0.5):
+            mappings = {}
+            if self.chance(0.7):
+                mappings["cpu"] = {"allocationMultiplier": self.r.choice(["250m", "1", "2", "3"])}
+            if not mappings or self.chance(0.5):
+                mappings["memory"] = {"allocationMultiplier": self.r.choice(["512Mi", "1Gi", "3Gi"])}
+            body["nodeAllocatableResourceMappings"] = mappings
         return {"name": name, **body} if self.flat else {"name": name, "basic": body}
 
     def device_taint(self) -> dict:

@@ -688,6 +688,8 @@ def _kspread_pod(p: dict) -> dict:
         container["resources"] = {"requests": p["requests"]}
     if p.get("ports"):
         container["ports"] = p["ports"]
+    if p.get("resourceClaims"):  # the container uses every claim of the pod, as the oracle's (devices.go)
+        container.setdefault("resources", {})["claims"] = [{"name": e["name"]} for e in p["resourceClaims"]]
     q["containers"] = [container]
     return q
 
@@ -1154,6 +1156,9 @@ def main() -> int:
     ap.add_argument("--list-attributes", action="store_true",
                     help="with --devices at 1.36: DRAListTypeAttributes on, list attributes, selectors over them and "
                          "distinctAttribute constraints (dev/devgen.py LIST_ATTRS)")
+    ap.add_argument("--node-allocatable", action="store_true",
+                    help="with --devices at 1.36: DRANodeAllocatableResources on, devices mapping cpu and memory "
+                         "(dev/devgen.py NODE_ALLOC; the oracle's pod container names the pod's claims)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
@@ -1165,6 +1170,9 @@ def main() -> int:
     devgen.TAINT_RULES = args.taint_rules
     devgen.RULES_136 = args.rules_136
     devgen.LIST_ATTRS = args.list_attributes
+    devgen.NODE_ALLOC = args.node_allocatable
+    if args.node_allocatable and not (args.devices and args.version == "1.36"):
+        raise SystemExit("--node-allocatable goes with --devices at 1.36")
     if args.list_attributes and not (args.devices and int(args.version.split(".")[1]) >= 36):
         raise SystemExit("--list-attributes goes with --devices at 1.36 or later")
     if args.rules_136:

@@ -27,6 +27,11 @@ func templateClaimName(pod, entry string) string { return pod + "-" + entry }
 func setPodClaims(pod *v1.Pod, raw json.RawMessage) {
 	must(json.Unmarshal(raw, &pod.Spec.ResourceClaims))
 	for _, rc := range pod.Spec.ResourceClaims {
+		// the pod's container uses each claim (DRANodeAllocatableResources reads it)
+		for i := range pod.Spec.Containers {
+			pod.Spec.Containers[i].Resources.Claims = append(pod.Spec.Containers[i].Resources.Claims,
+				v1.ResourceClaim{Name: rc.Name})
+		}
 		if rc.ResourceClaimTemplateName == nil {
 			continue
 		}
