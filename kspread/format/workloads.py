@@ -163,9 +163,7 @@ def workloads(items: list[tuple[Mapping[str, Any], list]], version: Version) -> 
             policy = g.get("policy")
             if not isinstance(policy, Mapping) or len([k for k in ("basic", "gang") if policy.get(k) is not None]) != 1:
                 raise CaseError("Invalid value: exactly one of basic or gang must be set", [*at, "policy"])
-            unknown = sorted(k for k in policy if k not in ("basic", "gang"))
-            if unknown:
-                raise CaseError(f"unknown field {unknown[0]!r} (a policy is basic or gang)", [*at, "policy", unknown[0]])
+            _no_unknown(policy, ("basic", "gang"), [*at, "policy"], " (a policy is basic or gang)")
             if policy.get("gang") is not None:
                 gang = policy["gang"]
                 mc = gang.get("minCount") if isinstance(gang, Mapping) else None
@@ -204,6 +202,14 @@ def _meta_name(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]], k
     return key
 
 
+def _no_unknown(raw: Mapping[str, Any], known: tuple[str, ...], at: list, hint: str = "") -> None:
+    """The first field of ``raw`` (in name order) that is not one of ``known`` is an error at
+    ``at`` + that field ("unknown field 'x'" and ``hint``)."""
+    unknown = sorted(k for k in raw if k not in known)
+    if unknown:
+        raise CaseError(f"unknown field {unknown[0]!r}{hint}", [*at, unknown[0]])
+
+
 def _gated_fields(spec: Mapping[str, Any], at: list, version: Version, template: bool = False) -> None:
     wap = not template and version.gate("WorkloadAwarePreemption")
     taws = version.gate("TopologyAwareWorkloadScheduling")
@@ -238,9 +244,7 @@ def resource_claims(raw: Any, at: list) -> tuple[PodGroupClaim, ...]:
         if not isinstance(c, Mapping):
             raise CaseError("a resource claim is an object with name and resourceClaimName or "
                             "resourceClaimTemplateName", cp)
-        unknown = sorted(k for k in c if k not in ("name", "resourceClaimName", "resourceClaimTemplateName"))
-        if unknown:
-            raise CaseError(f"unknown field {unknown[0]!r}", [*cp, unknown[0]])
+        _no_unknown(c, ("name", "resourceClaimName", "resourceClaimTemplateName"), cp)
         _name_error(apivalidation.label_name_error, c.get("name"), [*cp, "name"])
         if any(x.name == c["name"] for x in out):
             raise CaseError(f"Duplicate value: {c['name']!r}", [*cp, "name"], value=c["name"])
@@ -257,9 +261,7 @@ def _policy(raw: Any, at: list) -> int | None:
     """PodGroupSchedulingPolicy: the gang's minCount, None for basic."""
     if not isinstance(raw, Mapping):
         raise CaseError("Required value: a schedulingPolicy (basic or gang)", at)
-    unknown = sorted(k for k in raw if k not in ("basic", "gang"))
-    if unknown:
-        raise CaseError(f"unknown field {unknown[0]!r} (a policy is basic or gang)", [*at, unknown[0]])
+    _no_unknown(raw, ("basic", "gang"), at, " (a policy is basic or gang)")
     if len([k for k in ("basic", "gang") if raw.get(k) is not None]) != 1:
         raise CaseError("Invalid value: exactly one of basic or gang must be set", at)
     if raw.get("gang") is None:
@@ -282,9 +284,7 @@ def _constraints(spec: Mapping[str, Any], at: list) -> tuple[bool, str | None]:
     cp = [*at, "schedulingConstraints"]
     if not isinstance(raw, Mapping):
         raise CaseError("schedulingConstraints is an object with topology", cp, value=raw)
-    unknown = sorted(k for k in raw if k != "topology")
-    if unknown:
-        raise CaseError(f"unknown field {unknown[0]!r} (schedulingConstraints has topology)", [*cp, unknown[0]])
+    _no_unknown(raw, ("topology",), cp, " (schedulingConstraints has topology)")
     topology = raw.get("topology")
     if topology is None:
         return True, None
@@ -298,9 +298,7 @@ def _constraints(spec: Mapping[str, Any], at: list) -> tuple[bool, str | None]:
     t = topology[0]
     if not isinstance(t, Mapping):
         raise CaseError("a topology constraint is an object with key", [*tp, 0])
-    unknown = sorted(k for k in t if k != "key")
-    if unknown:
-        raise CaseError(f"unknown field {unknown[0]!r} (a topology constraint has key)", [*tp, 0, unknown[0]])
+    _no_unknown(t, ("key",), [*tp, 0], " (a topology constraint has key)")
     key = t.get("key")
     if not isinstance(key, str) or not key:
         raise CaseError("Required value", [*tp, 0, "key"])
