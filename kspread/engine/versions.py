@@ -82,6 +82,11 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # terms (KEP-2249), and matchLabelKeys / mismatchLabelKeys (KEP-3633).
         _gate("PodAffinityNamespaceSelector", (21, False, "ALPHA"), (22, True, "BETA"), (24, True, "GA"), removed=26),
         _gate("MatchLabelKeysInPodAffinity", (29, False, "ALPHA"), (31, True, "BETA"), (33, True, "GA")),
+        # InterPodAffinity's hostname fast path (1.37, upstream main's filtering.go): terms with
+        # topologyKey kubernetes.io/hostname checked on the filtered node's own pods, not in
+        # the topology maps. Not only faster: nodes sharing a hostname value, matching pods on
+        # nodes without the label and PreFilter's Skip differ (plugins/interpodaffinity.py).
+        _gate("InterPodAffinityHostnameFastPath", (37, False, "ALPHA")),
         # Toleration matching (corev1helpers.py toleration_tolerates, used by
         # TaintToleration, NodeUnschedulable, PodTopologySpread's nodeTaintsPolicy and
         # preemption): the Lt / Gt operators (KEP-5471). Still alpha in upstream main.
@@ -252,8 +257,6 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         _unmodelled("InPlacePodVerticalScalingSchedulerPreemption",
                     "kspread computes deferred resizes as with this alpha gate off (its default): "
                     "nothing is preempted on a resize's behalf", (37, False, "ALPHA")),
-        _unmodelled("InterPodAffinityHostnameFastPath",
-                    "a faster path to the same InterPodAffinity result", (37, False, "ALPHA")),
         _unmodelled("SchedulerPreQueueingHints", ("kspread's queue follows the queueing hints of the plugins it models, not 1.37's "
                     "pre-queueing hints"), (37, False, "ALPHA")),
     )

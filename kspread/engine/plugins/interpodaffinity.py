@@ -30,6 +30,19 @@ labels); an existing pod's term is matched against the incoming pod's namespace 
 
 Version differences are the small functions below (and the gates
 PodAffinityNamespaceSelector, MatchLabelKeysInPodAffinity in kspread/engine/versions.py).
+
+Hostname fast path (gate InterPodAffinityHostnameFastPath, alpha off in 1.37; read from
+upstream main's filtering.go, see dev/README.md). Terms whose topologyKey is
+``kubernetes.io/hostname`` leave the maps: an existing pod's such anti-affinity term, and
+the incoming pod's such anti-affinity terms, are checked against the pods of the node being
+filtered (which must carry the hostname label); the incoming pod's affinity terms too when
+every one of them is host-scoped, and then the first-pod exception holds when no pod
+anywhere (on any node, labelled or not) matches them all. The result is the maps' whenever
+every node's hostname label is its own value; it differs when two nodes share a value (a
+pod on one no longer counts on the other), when the only pods matching host-scoped affinity
+terms run on nodes without the label (they now count against the first-pod exception), and
+in PreFilter's Skip: with the gate on, any pod anywhere with a host-scoped required
+anti-affinity term keeps Filter running, so that a nominated pod's such term is seen.
 """
 
 from __future__ import annotations
@@ -54,7 +67,7 @@ from kspread.engine.framework.interface import (
 from kspread.engine.framework.registry import register
 from kspread.engine.framework.status import SKIP, SUCCESS, CycleState, Status, unresolvable, unschedulable
 from kspread.engine.labels import IN, NOT_IN, NOTHING, Requirement, Selector, as_selector
-from kspread.engine.model import Node, Pod, PodAffinityTerm
+from kspread.engine.model import HOSTNAME_LABEL, Node, Pod, PodAffinityTerm
 from kspread.engine.plugins.nodematch import evaluate_by_label_keys
 from kspread.engine.snapshot import NodeInfo, NodeSet, has_pod_affinity
 from kspread.engine.versions import Version
@@ -72,8 +85,10 @@ REASON_AFFINITY_NOT_MATCH_121 = "node(s) didn't match pod affinity/anti-affinity
 
 GATE_NAMESPACE_SELECTOR = "PodAffinityNamespaceSelector"
 GATE_MATCH_LABEL_KEYS = "MatchLabelKeysInPodAffinity"
+GATE_HOSTNAME_FAST_PATH = "InterPodAffinityHostnameFastPath"
 
 Pair = tuple[str, str]
+_NO_VALUE = object()  # a label the node does not have
 
 
 # ---- version differences ------------------------------------------------------------------
@@ -137,6 +152,12 @@ def match_label_keys_enabled(version: Version) -> bool:
     """matchLabelKeys / mismatchLabelKeys: gate MatchLabelKeysInPodAffinity (alpha 1.29,
     beta and on 1.31, GA 1.33). Off: the fields are dropped."""
     return version.gate(GATE_MATCH_LABEL_KEYS)
+
+
+def hostname_fast_path(version: Version) -> bool:
+    """Host-scoped terms checked on the node's own pods: gate
+    InterPodAffinityHostnameFastPath (alpha off 1.37)."""
+    return version.gate(GATE_HOSTNAME_FAST_PATH)
 
 
 # ---- terms ---------------------------------------------------------------------------------
@@ -237,6 +258,8 @@ def _bump(counts: dict[Pair, int], key: str, node: Node, delta: int) -> None:
 
 @dataclass
 class PreFilterState:
+    # the terms counted in the maps: every required term, or with the hostname fast path
+    # the cluster-wide ones (upstream's clusterWideAffinityTerms / ...AntiAffinityTerms)
     affinity_terms: tuple[AffinityTerm, ...]
     anti_affinity_terms: tuple[AffinityTerm, ...]
     ns_labels: Mapping[str, str]
@@ -244,10 +267,20 @@ class PreFilterState:
     existing: dict[Pair, int] = field(default_factory=dict)
     affinity: dict[Pair, int] = field(default_factory=dict)
     anti_affinity: dict[Pair, int] = field(default_factory=dict)
+    # the hostname fast path: the incoming pod, its affinity terms when all are host-scoped,
+    # its host-scoped anti-affinity terms, and the pods anywhere matching the former
+    # (hostScopedAffinityTerms, hostScopedAntiAffinityTerms,
+    # matchingHostScopedAffinityPodsCount)
+    fast_path: Pod | None = None
+    host_affinity_terms: tuple[AffinityTerm, ...] = ()
+    host_anti_affinity_terms: tuple[AffinityTerm, ...] = ()
+    host_affinity_pods: int = 0
 
     def clone(self) -> PreFilterState:
         return PreFilterState(self.affinity_terms, self.anti_affinity_terms, self.ns_labels, self.self_match,
-                              dict(self.existing), dict(self.affinity), dict(self.anti_affinity))
+                              dict(self.existing), dict(self.affinity), dict(self.anti_affinity),
+                              self.fast_path, self.host_affinity_terms, self.host_anti_affinity_terms,
+                              self.host_affinity_pods)
 
 
 @dataclass
@@ -404,18 +437,31 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
             return SKIP  # (no term of its own, no existing pod's required anti-affinity: as below)
         terms = self._incoming_terms(pod)
         ns_labels = self._namespace_labels(pod.namespace)
-        s = PreFilterState(terms.required_affinity, terms.required_anti_affinity, ns_labels,
-                           pod_matches_all_terms(terms.required_affinity, pod.namespace, pod.labels))
+        fast = hostname_fast_path(self.version)
+        affinity_terms, anti_terms = terms.required_affinity, terms.required_anti_affinity
+        s = PreFilterState(affinity_terms, anti_terms, ns_labels,
+                           pod_matches_all_terms(affinity_terms, pod.namespace, pod.labels))
+        if fast:  # classifyTermsBasedOnScope
+            s.fast_path = pod
+            if all(t.topology_key == HOSTNAME_LABEL for t in affinity_terms):
+                s.host_affinity_terms, s.affinity_terms = affinity_terms, ()
+            s.host_anti_affinity_terms = tuple(t for t in anti_terms if t.topology_key == HOSTNAME_LABEL)
+            s.anti_affinity_terms = tuple(t for t in anti_terms if t.topology_key != HOSTNAME_LABEL)
+        host_scoped_existing = False  # an existing pod has a host-scoped required anti-affinity term
         snap = self.handle.snapshot
         for ni in snap.infos_with_affinity_pods(required_anti_affinity=True):
             for existing in ni.pods_with_required_anti_affinity.values():
                 for t in self._terms_of(existing).required_anti_affinity:
-                    if t.matches(pod.namespace, pod.labels, ns_labels):
+                    if fast and t.topology_key == HOSTNAME_LABEL:
+                        host_scoped_existing = True
+                    elif t.matches(pod.namespace, pod.labels, ns_labels):
                         _bump(s.existing, t.topology_key, ni.node, 1)
-        if s.affinity_terms or s.anti_affinity_terms:
+        if s.affinity_terms or s.anti_affinity_terms or s.host_affinity_terms:
             infos = snap.node_infos
             for (namespace, label_items), per_node in snap.all_group_nodes.items():
                 labels = dict(label_items)
+                if pod_matches_all_terms(s.host_affinity_terms, namespace, labels):
+                    s.host_affinity_pods += sum(per_node.values())
                 all_affinity = pod_matches_all_terms(s.affinity_terms, namespace, labels)
                 anti = [t for t in s.anti_affinity_terms if t.matches(namespace, labels, {})]
                 if not all_affinity and not anti:
@@ -427,8 +473,8 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
                             _bump(s.affinity, t.topology_key, node, n)
                     for t in anti:
                         _bump(s.anti_affinity, t.topology_key, node, n)
-        if (pre_filter_skips(self.version) and not s.existing and not s.affinity_terms
-                and not s.anti_affinity_terms):
+        if (pre_filter_skips(self.version) and not s.existing and not affinity_terms
+                and not anti_terms and not host_scoped_existing):
             return SKIP
         state.write(PRE_FILTER_KEY, s)
         return SUCCESS
@@ -447,15 +493,90 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
         table: list[Status] = [SUCCESS]
         index: dict[Status, int] = {SUCCESS: 0}
 
-        def status_id(node: Node) -> int:
-            st = self._status(s, node.labels)
+        def status_id(st: Status) -> int:
             k = index.get(st)
             if k is None:
                 k = index[st] = len(table)
                 table.append(st)
             return k
 
-        return Filtered(evaluate_by_label_keys(nodes, keys, False, status_id), table)
+        if s.fast_path is None:
+            return Filtered(evaluate_by_label_keys(nodes, keys, False,
+                                                   lambda node: status_id(self._status(s, node.labels))), table)
+        return Filtered(self._fast_path_codes(s, nodes, tuple(sorted(keys)), status_id), table)
+
+    def _fast_path_codes(self, s: PreFilterState, nodes: NodeSet, keys: tuple[str, ...], status_id) -> np.ndarray:
+        """The hostname fast path's Filter: once per distinct combination of the maps' keys'
+        values and the presence of the hostname label, as on a node without pods; then again,
+        with its pods, on each node whose pods can change that (one holding a pod that
+        matches the host-scoped terms, or a pod with a host-scoped anti-affinity term)."""
+
+        def view_of(node: Node) -> tuple:
+            labels = node.labels
+            return tuple(labels.get(k, _NO_VALUE) for k in keys), HOSTNAME_LABEL in labels
+
+        def run(view: tuple) -> int:
+            values, has_host = view
+            labels = {k: v for k, v in zip(keys, values) if v is not _NO_VALUE}
+            return status_id(self._fast_status(s, labels, has_host, None))
+
+        codes = nodes.evaluate(("InterPodAffinity fast path", keys), view_of, run)
+        snap = nodes.snapshot
+        if snap is None or nodes.positions is None:  # (detached NodeInfos: nominated pods, few nodes)
+            for i, info in enumerate(nodes.infos):
+                if info.pods:
+                    labels = info.node.labels
+                    codes[i] = status_id(self._fast_status(s, labels, HOSTNAME_LABEL in labels, info))
+            return codes
+        for i, name in nodes.find(self._fast_path_nodes(s, snap)):
+            info = snap.get(name)
+            labels = info.node.labels
+            codes[i] = status_id(self._fast_status(s, labels, HOSTNAME_LABEL in labels, info))
+        return codes
+
+    def _fast_path_nodes(self, s: PreFilterState, snap) -> set[str]:
+        """The snapshot's nodes whose pods can change the fast path's status."""
+        names: set[str] = set()
+        if s.host_affinity_terms or s.host_anti_affinity_terms:
+            for (namespace, label_items), per_node in snap.all_group_nodes.items():
+                labels = dict(label_items)
+                if (pod_matches_all_terms(s.host_affinity_terms, namespace, labels)
+                        or any(t.matches(namespace, labels, {}) for t in s.host_anti_affinity_terms)):
+                    names.update(per_node)
+        for ni in snap.infos_with_affinity_pods(required_anti_affinity=True):
+            names.add(ni.name)
+        return names
+
+    def _fast_status(self, s: PreFilterState, labels: Mapping[str, str], has_host: bool,
+                     info: NodeInfo | None) -> Status:
+        """Filter with the hostname fast path (1.37: no generic reason, existing pods'
+        anti-affinity last). ``info``: the node's pods, None for a node without any."""
+        pod = s.fast_path
+        assert pod is not None
+        pods = info.pods.values() if info is not None else ()
+        if s.host_affinity_terms:  # nodePodsSatisfyAffinity
+            if not has_host or not (any(pod_matches_all_terms(s.host_affinity_terms, p.namespace, p.labels)
+                                        for p in pods) or (s.host_affinity_pods <= 0 and s.self_match)):
+                return unresolvable(REASON_AFFINITY_RULES)
+        else:
+            st = self._affinity_status(s, labels)
+            if st is not None:
+                return st
+        st = self._anti_affinity_status(s, labels)
+        if st is not None:
+            return st
+        if has_host and any(t.matches(p.namespace, p.labels, {}) for p in pods  # nodePodsConflictWithAntiAffinity
+                            for t in s.host_anti_affinity_terms):
+            return unschedulable(REASON_ANTI_AFFINITY_RULES)
+        st = self._existing_status(s, labels)
+        if st is not None:
+            return st
+        if has_host and info is not None:  # satisfyExistingPodsAntiAffinity's local check
+            for existing in info.pods_with_required_anti_affinity.values():
+                for t in self._terms_of(existing).required_anti_affinity:
+                    if t.topology_key == HOSTNAME_LABEL and t.matches(pod.namespace, pod.labels, s.ns_labels):
+                        return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
+        return SUCCESS
 
     def _status(self, s: PreFilterState, labels: Mapping[str, str]) -> Status:
         if checks_existing_anti_affinity_first(self.version):
@@ -514,8 +635,12 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
             return
         node = node_info.node
         for t in self._terms_of(other).required_anti_affinity:
+            if s.fast_path is not None and t.topology_key == HOSTNAME_LABEL:
+                continue  # (checked on the node's pods)
             if t.matches(pod.namespace, pod.labels, s.ns_labels):
                 _bump(s.existing, t.topology_key, node, delta)
+        if pod_matches_all_terms(s.host_affinity_terms, other.namespace, other.labels):
+            s.host_affinity_pods += delta
         if pod_matches_all_terms(s.affinity_terms, other.namespace, other.labels):
             for t in s.affinity_terms:
                 _bump(s.affinity, t.topology_key, node, delta)
