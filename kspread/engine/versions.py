@@ -198,13 +198,16 @@ FEATURE_GATES: dict[str, FeatureGate] = {
 
 
 def _unmodelled(name: str, why: str, *stages: tuple[int, bool, str], removed: int | None = None,
-                locked_from: int | None = None) -> tuple[FeatureGate, str]:
+                locked_from: int | None = None, same: bool = True) -> tuple[FeatureGate, str]:
+    """An unmodelled gate and the reason a case may not set it: by default that kspread
+    computes the same either way, because ``why``; ``same=False``: ``why`` says what kspread
+    computes instead (it differs from upstream with the gate on)."""
     g = FeatureGate(
         name,
         tuple(GateStage(m, d, st, locked=(locked_from is not None and m >= locked_from)) for m, d, st in stages),
         removed,
     )
-    return g, why
+    return g, (f"kspread computes the same with it on or off, because {why}" if same else why)
 
 
 # Gates the scheduler reads (in the plugins kspread covers or in the scheduling cycle
@@ -244,6 +247,26 @@ GANGS_1_37 = ("kspread models gangs as 1.35 (v1alpha1 Workloads, the GangSchedul
 _GANGS_1_37_ONLY = ("it acts only on pod groups, which kspread refuses at 1.37 (GenericWorkload on is refused: "
                     "1.37's workload-aware scheduling is not modelled)")
 
+# 1.37's scheduler preemption for a deferred in-place resize (KEP-5836): what kspread would
+# need, read from upstream main's deferredpodscheduling plugin and its integration test.
+RESIZE_PREEMPTION_1_37 = (
+    "with it 1.37 schedules a bound pod whose resize is Deferred (PodResizePending, reason Deferred): the pod "
+    "enters the scheduling queue although bound, the DeferredPodScheduling plugin keeps it to its own node and "
+    "off a node whose spec.podPreemptionPolicy.disableResizePreemption is set, most other filters skip it, "
+    "preemption evicts on its node for the resized requests, and its Permit always rejects the pod so that it "
+    "waits for the kubelet to actuate the resize; kspread's queue takes no bound pod and models neither the "
+    "kubelet's actuation nor a Node's podPreemptionPolicy, so it computes deferred resizes as with the gate off "
+    "(its default): nothing is preempted on a resize's behalf")
+# 1.37's pre-queueing hints (KEP-6132): what could and could not be read.
+PRE_QUEUEING_HINTS_1_37 = (
+    "the queue's side of it in 1.37 (moveAllToActiveOrBackoffQueue asking each plugin's PreQueueingHintFn "
+    "which pods its QueueingHint is to see for an event) is not among the upstream sources kspread could "
+    "read, only the KEP and DynamicResources' tests; DynamicResources' hint narrows a ResourceClaim event to "
+    "the pods whose spec or status names the claim (every pod for a deallocation or a deletion), but which pods "
+    "the queue then offers the event to (those rejected by other plugins too, those with no rejecting plugin) "
+    "is that unread code's; kspread's queue follows the queueing hints of the plugins it models, as with the "
+    "gate off (its default)")
+
 UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
     g.name: (g, why)
     for g, why in (
@@ -254,11 +277,11 @@ UNMODELLED_GATES: dict[str, tuple[FeatureGate, str]] = {
         # hierarchy fields; PodGroupPreemptionPolicy: a PodGroup's spec.preemptionPolicy
         _unmodelled("CompositePodGroup", _GANGS_1_37_ONLY, (37, False, "ALPHA")),
         _unmodelled("PodGroupPreemptionPolicy", _GANGS_1_37_ONLY, (37, False, "ALPHA")),
-        _unmodelled("InPlacePodVerticalScalingSchedulerPreemption",
-                    "kspread computes deferred resizes as with this alpha gate off (its default): "
-                    "nothing is preempted on a resize's behalf", (37, False, "ALPHA")),
-        _unmodelled("SchedulerPreQueueingHints", ("kspread's queue follows the queueing hints of the plugins it models, not 1.37's "
-                    "pre-queueing hints"), (37, False, "ALPHA")),
+        # KEP-5836, read from upstream main (dev/README.md, "1.37 single-feature gates")
+        _unmodelled("InPlacePodVerticalScalingSchedulerPreemption", RESIZE_PREEMPTION_1_37, (37, False, "ALPHA"),
+                    same=False),
+        # KEP-6132, read from upstream main (dev/README.md, "1.37 single-feature gates")
+        _unmodelled("SchedulerPreQueueingHints", PRE_QUEUEING_HINTS_1_37, (37, False, "ALPHA"), same=False),
     )
 }
 
@@ -698,8 +721,7 @@ def make_version(raw_version: object, raw_gates: object) -> Version:
                 if ug.stage_at(minor) is None:
                     raise CaseError(f"version 1.{minor} does not know feature gate {name!r}", path)
                 raise CaseError(
-                    f"feature gate {name} is known to 1.{minor} but kspread does not model it: "
-                    f"kspread computes the same with it on or off, because {why}",
+                    f"feature gate {name} is known to 1.{minor} but kspread does not model it: {why}",
                     path,
                 )
             if g is None:
