@@ -20,7 +20,7 @@ from kspread.errors import CaseError
       "every pod for a deallocation or a deletion", "as with the gate off"]),
 ])
 def test_refused_with_what_is_not_modelled(gate, parts):
-    g, why = UNMODELLED_GATES[gate]
+    g, _ = UNMODELLED_GATES[gate]
     assert [(s.since, s.default, s.stage, s.locked) for s in g.stages] == [(37, False, "ALPHA", False)]
     with pytest.raises(CaseError) as e:
         make_version("1.37", {gate: True})
