@@ -23,16 +23,9 @@ from tests.helpers import verdict
 CASES = Path(__file__).resolve().parent.parent / "cases" / "devices" / "node-allocatable-resources.yaml"
 
 
-def _case(mappings: str, version: str = "1.36", gate: bool = True) -> str:
-    gates = "featureGates: {DRANodeAllocatableResources: true}\n" if gate else ""
+def _slice(mappings: str, capacity: str = "") -> str:
+    """n1's slice of one device, cpu-0, with these mappings (and capacity)."""
     return f"""\
-name: dnar
-version: "{version}"
-{gates}deviceClasses:
-- {{name: cpus, driver: cpu.example.com}}
-nodes:
-- {{name: n1, allocatable: {{cpu: "2", memory: 4Gi, pods: 110}}}}
-objects:
 - apiVersion: resource.k8s.io/v1
   kind: ResourceSlice
   metadata: {{name: n1-cpus}}
@@ -41,10 +34,31 @@ objects:
     nodeName: n1
     pool: {{name: n1}}
     devices:
-    - name: cpu-0
-      capacity: {{cpu.example.com/cores: {{value: "4"}}}}
+    - name: cpu-0{capacity}
       nodeAllocatableResourceMappings: {mappings}
-pod: {{name: p, requests: {{cpu: "1"}}, devices: {{c: {{class: cpus}}}}}}
+"""
+
+
+_CORES = '\n      capacity: {cpu.example.com/cores: {value: "4"}}'
+
+
+def _head(name: str, version: str, gates: str, cpu: str, memory: str) -> str:
+    """A case's first lines: the class cpus of cpu.example.com, one node n1, ``objects:``."""
+    return f"""\
+name: {name}
+version: "{version}"
+{gates}deviceClasses:
+- {{name: cpus, driver: cpu.example.com}}
+nodes:
+- {{name: n1, allocatable: {{cpu: "{cpu}", memory: {memory}, pods: 110}}}}
+objects:
+"""
+
+
+def _case(mappings: str, version: str = "1.36", gate: bool = True) -> str:
+    gates = "featureGates: {DRANodeAllocatableResources: true}\n" if gate else ""
+    return _head("dnar", version, gates, "2", "4Gi") + f"""\
+{_slice(mappings, _CORES)}pod: {{name: p, requests: {{cpu: "1"}}, devices: {{c: {{class: cpus}}}}}}
 expect: {{feasible: [n1]}}
 """
 
@@ -136,13 +150,6 @@ def test_pod_level_requests_replace_the_claims_share():
 
 
 _BOUND = """\
-name: st
-version: "{version}"
-{gates}deviceClasses:
-- {{name: cpus, driver: cpu.example.com}}
-nodes:
-- {{name: n1, allocatable: {{cpu: "4", memory: 8Gi, pods: 110}}}}
-objects:
 - apiVersion: resource.k8s.io/v1
   kind: ResourceClaim
   metadata: {{name: c}}
@@ -168,7 +175,7 @@ _GOOD = "{resourceClaimName: c, containers: [main], resources: {cpu: '2'}}"
 
 
 def _bound(status: str = _GOOD, feasible: str = "[]", version: str = "1.36", gates: str = _GATE) -> str:
-    return _BOUND.format(version=version, gates=gates, status=status, feasible=feasible)
+    return _head("st", version, gates, "4", "8Gi") + _BOUND.format(status=status, feasible=feasible)
 
 
 def test_a_bound_pods_claim_statuses_count_with_the_gate_and_are_dropped_without(tmp_path):
@@ -216,30 +223,11 @@ def test_the_field_is_new_in_1_36_and_1_37s_is_refused_by_name(tmp_path):
     assert verdict(tmp_path, _bound(version="1.37", gates="", feasible="[n1]")).passed
 
 
-_PENDING = """\
-name: own
-version: "1.36"
-featureGates: {{DRANodeAllocatableResources: true}}
-deviceClasses:
-- {{name: cpus, driver: cpu.example.com}}
-nodes:
-- {{name: n1, allocatable: {{cpu: "4", memory: 8Gi, pods: 110}}}}
-objects:
-- apiVersion: resource.k8s.io/v1
-  kind: ResourceSlice
-  metadata: {{name: n1-cpus}}
-  spec:
-    driver: cpu.example.com
-    nodeName: n1
-    pool: {{name: n1}}
-    devices:
-    - {{name: cpu-0, nodeAllocatableResourceMappings: {{cpu: {{allocationMultiplier: "1"}}}}}}
-- apiVersion: resource.k8s.io/v1
-  kind: ResourceClaim
-  metadata: {{name: c}}
-  spec:
-    devices:
-      requests: [{{name: cpu, exactly: {{deviceClassName: cpus}}}}]
+def _pending(where: str, expect: str) -> str:
+    """The pod p (a claim c on n1's cpu-0, which maps 1 cpu) with a status of 8 cpu for c, as
+    ``where`` gives it."""
+    return _bound().split("- apiVersion: v1\n")[0] + \
+        _slice('{cpu: {allocationMultiplier: "1"}}') + f"""\
 {where}
   name: p
   containers: [{{name: main, resources: {{requests: {{cpu: "1"}}, claims: [{{name: cpus}}]}}}}]
@@ -256,13 +244,13 @@ def test_a_pending_pods_own_status_is_not_its_request(tmp_path):
     UseDRANodeAllocatableResourceClaimStatus, and DynamicResources computes the statuses anew
     from its allocation (cpu-0: 1 cpu): 1 + 1 cpu fit n1's 4, the status's 8 are read by
     neither."""
-    v = verdict(tmp_path, _PENDING.format(where="pod:", expect="feasible: [n1]"))
+    v = verdict(tmp_path, _pending("pod:", "feasible: [n1]"))
     assert v.passed, v.message
 
 
 def test_a_pod_a_schedule_creates_has_no_status(tmp_path):
-    v = verdict(tmp_path, _PENDING.format(where="schedule:\n-", expect="placements: {p: n1}"))
-    assert ("case.yaml:32: schedule[0].status.nodeAllocatableResourceClaimStatuses: a pod a `schedule` creates "
+    v = verdict(tmp_path, _pending("schedule:\n-", "placements: {p: n1}"))
+    assert ("case.yaml:33: schedule[0].status.nodeAllocatableResourceClaimStatuses: a pod a `schedule` creates "
             "has no status.nodeAllocatableResourceClaimStatuses") in v.message, v.message
 
 
