@@ -21,6 +21,7 @@ from kspread.workflow.runner import explain_run
 from tests.helpers import verdict
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "devices" / "node-allocatable-resources.yaml"
+STATUS_CASES = CASES.parent / "node-allocatable-status.yaml"
 
 
 def _slice(mappings: str, capacity: str = "") -> str:
@@ -261,3 +262,26 @@ def test_explain_names_the_resource_not_devices(tmp_path):
     assert "DynamicResources                  Unschedulable: Insufficient memory\n" in text, text
     assert "matching device" not in text, text
     assert "n1: more free memory for the pod's requests with its claims' node allocatable resources" in text, text
+
+
+def test_a_pending_pods_status_at_its_binding_and_unreserve():
+    """The rules no case reaches (a case's pending pods are held or tried once): the assumed
+    pod gets what Reserve found, none included (assume overwrites); the bound pod keeps the
+    API server's status when PreBind patched none, else what Reserve found; Unreserve clears
+    the pending pod's status when its cycle found some."""
+    doc = next(d for d in read_file(STATUS_CASES).docs if d.data["name"] == "devices-node-allocatable-status-nominated")
+    case = build_case(doc.data, "t")
+    sched = explain_run(case)[0].scheduler
+    nom = next(p for p in case.cluster.pods if p.name == "nom")
+    own = nom.node_allocatable_claims
+    assert own == (NodeAllocatableClaimStatus("held", ("main",), (("cpu", Fraction(2)),)),)
+    sched.claim_statuses[nom.key] = ()
+    assert sched.claim_statuses_of(nom) == ()
+    assert sched.bound_claim_statuses(nom) == own
+    assert sched.unreserve_claim_statuses(nom).node_allocatable_claims == own
+    found = (NodeAllocatableClaimStatus("held", ("main",), (("cpu", Fraction(1)),)),)
+    sched.claim_statuses[nom.key] = found
+    assert sched.claim_statuses_of(nom) == found and sched.bound_claim_statuses(nom) == found
+    sched.pending[nom.key] = nom
+    assert sched.unreserve_claim_statuses(nom).node_allocatable_claims == ()
+    assert sched.current(nom).node_allocatable_claims == ()
