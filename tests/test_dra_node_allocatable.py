@@ -285,3 +285,12 @@ def test_a_pending_pods_status_at_its_binding_and_unreserve():
     sched.pending[nom.key] = nom
     assert sched.unreserve_claim_statuses(nom).node_allocatable_claims == ()
     assert sched.current(nom).node_allocatable_claims == ()
+
+
+def test_a_pod_with_statuses_has_no_pending_resize(tmp_path):
+    # ValidatePodResize: "pods with node allocatable resource claims cannot be resized"
+    text = _bound().replace("    phase: Running\n", "    phase: Running\n    conditions: [{type: PodResizePending, "
+                                                    "status: 'True', reason: Deferred}]\n")
+    v = verdict(tmp_path, text)
+    assert ("objects[1].status.nodeAllocatableResourceClaimStatuses: pods with node allocatable resource claims "
+            "cannot be resized") in v.message, v.message

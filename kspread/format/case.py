@@ -785,9 +785,7 @@ class _Builder:
                                raw.get("devices")),
                 volumes,
                 self._gates(raw, at),
-                self._resize(raw, at),
-                node_allocatable_claim_statuses((raw.get("status") or {}).get("nodeAllocatableResourceClaimStatuses"),
-                                                at("status", "nodeAllocatableResourceClaimStatuses"), self.version),
+                *self._status(raw, at),
                 self._declared_feature_needs(raw, at),
                 workload_ref(raw.get("workloadRef"), at, self.version),
                 scheduling_group(raw.get("schedulingGroup"), at, self.version))
@@ -816,6 +814,20 @@ class _Builder:
                             "UserNamespacesHostNetworkSupport from 1.36, which kspread does not model",
                             at("_hostNetworkUserNamespace"))
         return restart_all
+
+    def _status(self, raw: Mapping[str, Any], at) -> tuple[Any, tuple]:
+        """The pod's ``status``: its in-place resize (``_resize``) and its node allocatable claim
+        statuses (DRANodeAllocatableResources). v1.36.2's ValidatePodResize forbids resizing a
+        pod that has the latter, which the scheduler writes when it binds the pod: a pending
+        resize beside them is an error."""
+        resize = self._resize(raw, at)
+        path = at("status", "nodeAllocatableResourceClaimStatuses")
+        claims = node_allocatable_claim_statuses((raw.get("status") or {}).get("nodeAllocatableResourceClaimStatuses"),
+                                                 path, self.version)
+        if claims and resize is not None and (resize.resize or resize.pending_reason is not None):
+            raise CaseError("pods with node allocatable resource claims cannot be resized (v1.36.2's "
+                            "ValidatePodResize): a pod with these statuses has no pending resize", path)
+        return resize, claims
 
     def _resize(self, raw: Mapping[str, Any], at) -> Any:
         """The pod's ``status`` of an in-place resize (kspread.format.resize)."""
