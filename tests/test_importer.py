@@ -1761,3 +1761,14 @@ def test_a_pod_groups_resource_claims_are_kept_with_their_gate(tmp_path):
                            {"name": "shared", "resourceClaimName": "shared-net"}]}]
     assert out.count("resourceClaims: [{name: fabric, resourceClaimName: pg-fabric-9zq4d}]") == 2
     assert "needs the alpha gate DRAWorkloadResourceClaims" not in out.replace("\n# ", " ")
+
+
+def test_a_pod_to_schedule_is_imported_without_its_node_allocatable_status(tmp_path):
+    pod = _na_pod()
+    del pod["spec"]["nodeName"]
+    pod["status"]["phase"] = "Pending"
+    pod["spec"]["schedulerName"] = "default-scheduler"
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [NODE, _NA_CLASS, _NA_CLAIM, pod]})
+    out, _ = _import(tmp_path, dump, version="1.36", pending=True)
+    assert "nodeAllocatableResourceClaimStatuses:" not in out
+    assert "status.nodeAllocatableResourceClaimStatuses of pod(s) to schedule, left out" in out.replace("\n# ", " ")

@@ -577,6 +577,9 @@ class _Converter:
         if self.minor != 36 and resize.pop("nodeAllocatableResourceClaimStatuses", None) is not None:
             self.count(f"pod status.nodeAllocatableResourceClaimStatuses of 1.{self.minor} (kspread models "
                        "DRANodeAllocatableResources' of 1.36 only): the pods are kept without them")
+        elif incoming and resize.pop("nodeAllocatableResourceClaimStatuses", None) is not None:
+            self.count("status.nodeAllocatableResourceClaimStatuses of pod(s) to schedule, left out: a pod's own "
+                       "scheduling cycle does not read it, and a pod a case's `schedule` creates has none")
         if resize:
             # an in-place resize's status (kspread.format.resize), and the node allocatable
             # resources of the pod's claims (DRANodeAllocatableResources)
