@@ -1722,8 +1722,8 @@ def test_a_bound_pods_node_allocatable_statuses_are_kept_with_their_gate(tmp_pat
 
 
 def test_node_allocatable_statuses_of_another_version_are_left_out(tmp_path):
-    """1.37 writes another shape (its mapping list), which kspread does not model: the pod is
-    kept without the field, counted."""
+    """A 1.37 status (here in the mapping-list shape reported for later APIs), which kspread does
+    not model: the pod is kept without the field, counted."""
     status = [{"resourceClaimName": "old-cpus-x7k2q", "containers": ["c"],
                "mapping": [{"name": "cpu", "quantity": "2"}]}]
     dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [NODE, _NA_CLASS, _NA_CLAIM, _na_pod(status)]})
