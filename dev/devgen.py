@@ -39,7 +39,10 @@ TAINT_KEYS = ["example.com/fault", "example.com/maintenance"]
 # time), selectors over them, and distinctAttribute constraints besides matchAttribute
 LIST_ATTRS = False
 # set by difftest.py --node-allocatable (1.36): DRANodeAllocatableResources on, half the devices
-# mapping cpu and / or memory (per device: a multiplier)
+# mapping cpu and / or memory (per device: a multiplier); the bound pods that reserve an
+# allocated claim mostly carry status.nodeAllocatableResourceClaimStatuses for it (what the
+# claim's mapped devices add up to, else an arbitrary cpu / memory), and the incoming pod
+# sometimes one for a claim it names (which no plugin reads)
 NODE_ALLOC = False
 
 
@@ -158,6 +161,41 @@ class DeviceGen:
                 mappings["memory"] = {"allocationMultiplier": self.r.choice(["512Mi", "1Gi", "3Gi"])}
             body["nodeAllocatableResourceMappings"] = mappings
         return {"name": name, **body} if self.flat else {"name": name, "basic": body}
+
+    @staticmethod
+    def mapped(objs: list[dict], devs: list[tuple[str, str, str]]) -> dict[str, str]:
+        """What upstream's buildNodeAllocatableDRAInfo gives a claim allocated these devices:
+        per resource the sum of the devices' multipliers (devgen's mappings have no
+        capacityKey), in millis (cpu) or bytes."""
+        units = {"m": 10**-3, "Mi": 2**20, "Gi": 2**30}
+        total: dict[str, float] = {}
+        want = {(d[1], d[2]) for d in devs}
+        for o in objs:
+            if o.get("kind") != "ResourceSlice":
+                continue
+            for d in o["spec"].get("devices") or []:
+                body = d.get("basic", d)
+                if (o["spec"]["pool"]["name"], d["name"]) not in want:
+                    continue
+                for res, m in (body.get("nodeAllocatableResourceMappings") or {}).items():
+                    q = m["allocationMultiplier"]
+                    suffix = next((u for u in units if q.endswith(u)), "")
+                    total[res] = total.get(res, 0) + float(q[:len(q) - len(suffix)] if suffix else q) * \
+                        units.get(suffix, 1)
+        return {k: (f"{round(v * 1000)}m" if k == "cpu" else str(round(v))) for k, v in total.items()}
+
+    def node_allocatable_status(self, p: dict, claim: str, resources: dict[str, str]) -> None:
+        """A pod's status entry for ``claim`` (DRANodeAllocatableResources): ``resources``,
+        else an arbitrary cpu and / or memory (the API server takes any node allocatable
+        resource with a non-negative quantity)."""
+        r = self.r
+        if not resources:
+            if self.chance(0.7):
+                resources["cpu"] = r.choice(["100m", "500m", "1", "2"])
+            if not resources or self.chance(0.4):
+                resources["memory"] = r.choice(["256Mi", "1Gi", "2Gi"])
+        st = p.setdefault("status", {}).setdefault("nodeAllocatableResourceClaimStatuses", [])
+        st.append({"resourceClaimName": claim, "containers": ["c"], "resources": resources})
 
     def device_taint(self) -> dict:
         """A taint in a slice's device (1.36): NoSchedule or NoExecute."""
@@ -366,6 +404,8 @@ class DeviceGen:
                                                 for p in users]}}
             for p in users:
                 p.setdefault("resourceClaims", []).append({"name": f"c{i}", "resourceClaimName": f"shared{i}"})
+                if NODE_ALLOC and self.chance(0.8):
+                    self.node_allocatable_status(p, f"shared{i}", self.mapped(objs, devs))
             if not users:
                 del claim["status"]["reservedFor"]
             objs.append(claim)
@@ -395,6 +435,9 @@ class DeviceGen:
                 entries.append({"name": f"e{j}", "resourceClaimName": name})
         if entries:
             pod["resourceClaims"] = entries
+            named = [e["resourceClaimName"] for e in entries if e.get("resourceClaimName")]
+            if NODE_ALLOC and named and self.chance(0.2):
+                self.node_allocatable_status(pod, r.choice(named), {})
         if TAINT_RULES and (self.minor == 35 or (self.minor == 36 and RULES_136)):
             objs.extend(self.taint_rules([d for devs in inventory.values() for d in devs] + [d for d, _ in network]))
         c["devices"] = objs
@@ -404,6 +447,13 @@ def cover(coverage: Any, c: dict, o: dict) -> None:
     """What a --devices case exercised upstream."""
     if c["pod"].get("resourceClaims"):
         coverage["devices: pod with claims"] += 1
+    with_status = [p for p in c["pods"] if (p.get("status") or {}).get("nodeAllocatableResourceClaimStatuses")]
+    if with_status:
+        coverage["devices: bound pods with node allocatable statuses"] += 1
+        nodes = {p["node"] for p in with_status}
+        if any(s.get("code") not in ("Success", "Skip") and n in nodes
+               for n, s in (o.get("filter", {}).get("NodeResourcesFit") or {}).items()):
+            coverage["devices: NodeResourcesFit rejects a node with such a pod"] += 1
     if o.get("allocations"):
         coverage["devices: allocation compared"] += 1
         results = [x for node in o["allocations"].values() for devs in node.values() for x in devs]

@@ -1157,8 +1157,9 @@ def main() -> int:
                     help="with --devices at 1.36: DRAListTypeAttributes on, list attributes, selectors over them and "
                          "distinctAttribute constraints (dev/devgen.py LIST_ATTRS)")
     ap.add_argument("--node-allocatable", action="store_true",
-                    help="with --devices at 1.36: DRANodeAllocatableResources on, devices mapping cpu and memory "
-                         "(dev/devgen.py NODE_ALLOC; the oracle's pod container names the pod's claims)")
+                    help="with --devices at 1.36: DRANodeAllocatableResources on, devices mapping cpu and memory, "
+                         "bound pods with status.nodeAllocatableResourceClaimStatuses for their claims (dev/devgen.py "
+                         "NODE_ALLOC; the oracle's pod container names the pod's claims)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()

@@ -3292,3 +3292,21 @@ def test_a_pod_groups_resource_claims_go_to_the_backend():
     # with the gate off the API server drops the field: nothing is sent
     [pg] = backend_input(cases["pod-group-claims-dropped-with-the-gate-off"])["podGroups"]
     assert "resourceClaims" not in pg["spec"]
+
+
+def test_node_allocatable_statuses_go_to_the_backend(capsys):
+    # DRANodeAllocatableResources: a bound or nominated pod's status.nodeAllocatableResourceClaimStatuses
+    # goes as the case gave it; v1.36.2 counts it (NodeInfo, the claim states, nominated pods)
+    path = REPO / "cases" / "devices" / "node-allocatable-status.yaml"
+    cases = {d.data["name"]: load_case(d) for d in read_file(str(path)).docs}
+    data = backend_input(cases["devices-node-allocatable-status-keeps-off"])
+    [old] = [p for p in data["pods"] if p["metadata"]["name"] == "old"]
+    assert old["status"]["nodeAllocatableResourceClaimStatuses"] == [
+        {"resourceClaimName": "pinned", "containers": ["main"], "resources": {"cpu": "2"}}]
+    data = backend_input(cases["devices-node-allocatable-status-keeps-off-gate-off"])
+    assert all("nodeAllocatableResourceClaimStatuses" not in p["status"] for p in data["pods"])
+    backend = _backend_1_36()
+    capsys.readouterr()
+    assert cli_main(["run", "--backend", backend, "--compare", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "8 passed, 0 failed (backend: Kubernetes v1.36.2; the reference engine agrees with it on 8 of 8 cases)")

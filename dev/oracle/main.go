@@ -252,7 +252,11 @@ func mkPod(p PodIn, i int) *v1.Pod {
 		setPodResources(pod, p.Resources)
 	}
 	if p.Status != nil {
+		// the status as given (an in-place resize's, DRANodeAllocatableResources' claim
+		// statuses), with the claims setPodClaims recorded for the template entries
+		made := pod.Status.ResourceClaimStatuses
 		pod.Status = *p.Status.DeepCopy()
+		pod.Status.ResourceClaimStatuses = append(pod.Status.ResourceClaimStatuses, made...)
 	}
 	if p.RestartAll {
 		if setRestartAll == nil {

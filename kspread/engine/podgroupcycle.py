@@ -703,6 +703,7 @@ def _revert(sched: Any, assumed: list[tuple[Pod, Pod]]) -> None:
             sched.claims.drop_in_flight(p.key)
         sched.snapshot.remove_pod(on)
         sched.snapshot.group_assumed.discard(p.key)
+        p = sched.unreserve_claim_statuses(p)  # DynamicResources' Unreserve clears what it found
         if p.nominated_node:
             sched.nominator.add(p)
 

@@ -203,7 +203,7 @@ def node_pod_requests(pod: Pod, version: Version) -> dict[str, int]:
     (PR #89222), with its status resources (``status_views``); before, the containers' sum plus the overhead, init containers
     ignored (calculateResource)."""
     if version.minor >= 19:
-        return pod_requests(pod, version, use_status=True)
+        return pod_requests(pod, version, use_status=True, node_allocatable=True)
     reqs: dict[str, int] = {}
     for c in pod.containers:
         _add(reqs, c.requests)
@@ -244,18 +244,25 @@ def pod_level_requests(pod: Pod, version: Version) -> Mapping[str, int] | None:
     return pod.level_requests
 
 
-def pod_requests(pod: Pod, version: Version, use_status: bool = False) -> dict[str, int]:
+def pod_requests(pod: Pod, version: Version, use_status: bool = False, node_allocatable: bool = False) -> dict[str, int]:
     """``resourcehelper.PodRequests``: the containers' aggregate requests
     (``aggregate_container_requests``; with ``use_status``, as the pod's status makes them,
-    ``status_views``); then each resource requested at pod level replaces the aggregate
-    (PodLevelResources, ``pod_level_requests``; ``_effective_level``); then plus the pod
-    overhead (PodOverhead)."""
+    ``status_views``); with ``node_allocatable`` (UseDRANodeAllocatableResourceClaimStatus)
+    plus the pod's node allocatable claim statuses (``_add_node_allocatable_claims``); then
+    each resource requested at pod level replaces the aggregate (PodLevelResources,
+    ``pod_level_requests``; ``_effective_level``); then plus the pod overhead (PodOverhead).
+
+    Upstream sets UseDRANodeAllocatableResourceClaimStatus (with the gate) for NodeInfo's
+    sums (``node_pod_requests``), DynamicResources' node allocatable check and the queue's
+    AdmissionCheck; never for NodeResourcesFit's own PreFilter, its queueing hints or the
+    scorers, which so do not read a pending pod's status."""
     views = status_views(pod, version) if use_status else None
     if views is None:
         reqs = aggregate_container_requests(pod.containers, pod.init_containers, version)
     else:
         reqs = _max_of(*(aggregate_container_requests(cs, ins, version) for cs, ins in views))
-    _add_node_allocatable_claims(reqs, pod, version)
+    if node_allocatable:
+        _add_node_allocatable_claims(reqs, pod, version)
     level = pod_level_requests(pod, version)
     if level is not None:
         reqs.update(_effective_level(pod, version, level, use_status))
@@ -396,7 +403,7 @@ def node_non_zero_requests(pod: Pod, version: Version) -> tuple[int, int]:
         return _container_fn_non_zero(pod, containers)
     defaults: Mapping[str, int] = NON_ZERO_DEFAULTS
     if pod_level_requests(pod, version) is not None:
-        whole = pod_requests(pod, version, use_status=True)
+        whole = pod_requests(pod, version, use_status=True, node_allocatable=True)
         defaults = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in whole}
     r = scoring_requests(pod, version, non_zero=True, include_init=version.minor >= 19, defaults=defaults,
                          use_status=True, node_allocatable=True)

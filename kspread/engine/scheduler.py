@@ -839,7 +839,7 @@ class Scheduler:
         waited = self.waiting.pop(pod.key, None) or self.prebind_waiting.pop(pod.key, None)
         bound = replace_pod(pod, node_name=node, nominated_node=None,
                             start_time=pod.start_time if start_time is None else start_time,
-                            node_allocatable_claims=self.claim_statuses_of(pod))
+                            node_allocatable_claims=self.bound_claim_statuses(pod))
         self.nominator.remove(pod)
         self.pending.pop(pod.key, None)
         if waited is not None:
@@ -893,7 +893,7 @@ class Scheduler:
         self.waiting_states.pop(key, None)
         if self.gang is not None:
             self.gang.unreserve(assumed)
-        pending = self.current(assumed)
+        pending = self.unreserve_claim_statuses(assumed)
         expectation = self.version.gate("NominatedNodeNameForExpectation")
         events: list[PodEvent] = []
         if pending.nominated_node is None:
@@ -916,10 +916,34 @@ class Scheduler:
             self.claim_statuses[pod.key] = node_allocatable_statuses(state, node)
 
     def claim_statuses_of(self, pod: Pod) -> tuple:
-        """The node allocatable claim statuses of the pod's last Reserve (none with the gate off)."""
+        """The assumed pod's status.nodeAllocatableResourceClaimStatuses: with the gate, what its
+        last Reserve found (schedule_one.go's assume overwrites whatever the pod had, with none
+        when DynamicResources found none); without, the pod's own (which nothing reads)."""
         if not node_allocatable_claims_on(self.version):
             return pod.node_allocatable_claims
         return self.claim_statuses.get(pod.key, ())
+
+    def bound_claim_statuses(self, pod: Pod) -> tuple:
+        """The bound pod's statuses, once the informer's pod replaces the assumed one in the
+        cache: DynamicResources' PreBind patched in what its Reserve found when it found some;
+        else the API server's pod keeps its own (a pending pod's given status counts then)."""
+        if not node_allocatable_claims_on(self.version):
+            return pod.node_allocatable_claims
+        return self.claim_statuses.get(pod.key) or pod.node_allocatable_claims
+
+    def unreserve_claim_statuses(self, pod: Pod) -> Pod:
+        """DynamicResources' Unreserve with the gate on: when the pod's cycle found node
+        allocatable claim statuses on the node, clearNodeAllocatableResourceClaimStatus patches
+        the pod's status to none, whatever it had (a status the case gave the pending pod
+        included); else the pod keeps its own. Returns the pending pod as it is now."""
+        pod = self.current(pod)
+        if not (node_allocatable_claims_on(self.version) and self.claim_statuses.get(pod.key)
+                and pod.node_allocatable_claims):
+            return pod
+        cleared = replace_pod(pod, node_allocatable_claims=())
+        if pod.key in self.pending:
+            self.pending[pod.key] = cleared
+        return cleared
 
     def reserve(self, state: CycleState, pod: Pod, node: str, in_flight: bool = False,
                 holds: str = "would wait at GangScheduling's Permit") -> list[PodEvent]:

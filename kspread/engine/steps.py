@@ -627,7 +627,9 @@ class World:
         def check(pod: Pod) -> bool:
             if n_pods + 1 > node.allocatable.get("pods", 0):
                 return False
-            for name, amount in pod_requests(pod, version).items():
+            # AdmissionCheck sets UseDRANodeAllocatableResourceClaimStatus with the gate: a
+            # pending pod's node allocatable claim statuses count here
+            for name, amount in pod_requests(pod, version, node_allocatable=True).items():
                 if amount > 0 and amount > node.allocatable.get(name, 0) - used.get(name, 0):
                     return False
             if not required_node_affinity_matches(pod, node):

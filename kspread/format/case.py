@@ -68,7 +68,15 @@ from kspread.engine.plugins.interpodaffinity import match_label_keys_enabled
 from kspread.engine.versions import Version, make_version, resource_scoring
 from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
-from kspread.format.devices import build_devices, node_slices, pod_claim_refs, pod_claims, shorthand_classes
+from kspread.format.devices import (
+    build_devices,
+    check_claim_statuses_named,
+    node_allocatable_claim_statuses,
+    node_slices,
+    pod_claim_refs,
+    pod_claims,
+    shorthand_classes,
+)
 from kspread.format.labelkeys import affinity_terms, key_conflicts
 from kspread.format.objects import POD_TEMPLATE_HASH, convert_object, pod_template_hash, unmodelled_volumes
 from kspread.format.resize import resize_status, resource_amounts
@@ -480,8 +488,8 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
     pod's own fields. ``pod_groups``: the case's PodGroups, whose spec.resourceClaims a
     pod's entries may name (DRAWorkloadResourceClaims)."""
     (ns, containers, inits, level_requests, level_limits, priority, cls_name, policy, overhead, node_selector,
-     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates, resize, restart_all,
-     wl_ref, group) = spec
+     affinity, tolerations, tscs, ctrl, preempted, pvs, unmodelled, claims, volumes, gates, resize, claim_statuses,
+     restart_all, wl_ref, group) = spec
     if volumes and any(v.template is not None for v in volumes):
         # a `claims:` volume uses the claim <volume>-<pod>, as a StatefulSet's template
         volumes = tuple(replace(v, claim=f"{v.name}-{name}") if v.template is not None else v for v in volumes)
@@ -516,7 +524,7 @@ def _new_pod(spec: tuple, name: str, labels: dict[str, str], node_name: str | No
         restart_all_containers=restart_all,
         workload_ref=wl_ref,
         scheduling_group=group,
-        node_allocatable_claims=(),
+        node_allocatable_claims=claim_statuses,
     )
 
 
@@ -660,7 +668,9 @@ class _Builder:
                 if if_labelled:
                     self._if_labelled[key] = if_labelled
             if key and key[0] is _SHAPE and not incoming:
-                plain = not if_labelled and all(raw.get(k) is None for k in ("replicas", "startTime", "nominatedNode"))
+                # (a pod's node allocatable claim statuses name its claims, which its name may make)
+                plain = not if_labelled and all(raw.get(k) is None for k in ("replicas", "startTime", "nominatedNode")) \
+                    and not spec[-4]
                 self._quick[key[1]] = (spec, bool(raw.get("terminating", False))) if plain else None
         else:
             start = self._start(raw, at, node_name)
@@ -670,8 +680,11 @@ class _Builder:
                 raise CaseError(f"key {k!r} exists in both matchLabelKeys and labelSelector (the API server "
                                 f"merges the pod's label {k}={labels[k]} into the selector; a pod as `kubectl get` "
                                 "prints it, merged already, goes under `objects:`)", at(*where), value=k)
-        return _new_pod(spec, name, labels, node_name, bool(raw.get("terminating", False)), start, nominated,
-                        self.pod_groups)
+        pod = _new_pod(spec, name, labels, node_name, bool(raw.get("terminating", False)), start, nominated,
+                       self.pod_groups)
+        if pod.node_allocatable_claims:
+            check_claim_statuses_named(pod, at)
+        return pod
 
     def quick_pod(self, raw: Mapping[str, Any], shape: int, nodes: Mapping[str, Node]) -> Pod | None:
         """``pod`` for a pod of a shape whose first pod was built, when it needs nothing
@@ -772,7 +785,7 @@ class _Builder:
                                raw.get("devices")),
                 volumes,
                 self._gates(raw, at),
-                self._resize(raw, at),
+                *self._status(raw, at),
                 self._declared_feature_needs(raw, at),
                 workload_ref(raw.get("workloadRef"), at, self.version),
                 scheduling_group(raw.get("schedulingGroup"), at, self.version))
@@ -802,14 +815,23 @@ class _Builder:
                             at("_hostNetworkUserNamespace"))
         return restart_all
 
+    def _status(self, raw: Mapping[str, Any], at) -> tuple[Any, tuple]:
+        """The pod's ``status``: its in-place resize (``_resize``) and its node allocatable claim
+        statuses (DRANodeAllocatableResources). v1.36.2's ValidatePodResize forbids resizing a
+        pod that has the latter, which the scheduler writes when it binds the pod: a pending
+        resize beside them is an error."""
+        resize = self._resize(raw, at)
+        path = at("status", "nodeAllocatableResourceClaimStatuses")
+        claims = node_allocatable_claim_statuses((raw.get("status") or {}).get("nodeAllocatableResourceClaimStatuses"),
+                                                 path, self.version)
+        if claims and resize is not None and (resize.resize or resize.pending_reason is not None):
+            raise CaseError("pods with node allocatable resource claims cannot be resized (v1.36.2's "
+                            "ValidatePodResize): a pod with these statuses has no pending resize", path)
+        return resize, claims
+
     def _resize(self, raw: Mapping[str, Any], at) -> Any:
         """The pod's ``status`` of an in-place resize (kspread.format.resize)."""
-        if raw.get("_nodeAllocatableClaimStatuses") and self.version.minor >= 36 \
-                and self.version.gate("DRANodeAllocatableResources"):
-            raise CaseError("a pod's status.nodeAllocatableResourceClaimStatuses (DRANodeAllocatableResources) is not "
-                            "read by kspread: only its own scheduling sets it (the assumed pod's)",
-                            at("_nodeAllocatableClaimStatuses"))
-        st = raw.get("status")
+        st = {k: v for k, v in (raw.get("status") or {}).items() if k != "nodeAllocatableResourceClaimStatuses"}
         if not st:
             return None
         names = {c.name for c in self._containers_of(raw)}
@@ -1242,6 +1264,11 @@ def _incoming(doc: Mapping[str, Any], b: _Builder, nodes: Mapping[str, Node],
         names = [raw["name"]] if raw.get("replicas") is None else [f"{raw['name']}-{k}" for k in range(raw["replicas"])]
         for name in names:
             p = b.pod(raw, at, name, nodes, incoming=True, key=spec)
+            if p.node_allocatable_claims and "schedule" in doc:
+                raise CaseError("a pod a `schedule` creates has no status.nodeAllocatableResourceClaimStatuses (the "
+                                "API server's PrepareForCreate resets a new pod's status): give a pending pod with one "
+                                "in `pods:` (nominated) or as the single cycle's `pod:`",
+                                at("status", "nodeAllocatableResourceClaimStatuses"))
             if p.key in seen_pods:
                 raise CaseError(f"pod {p.key!r} is defined twice", at("name"), value=raw["name"])
             seen_pods[p.key] = True

@@ -38,6 +38,7 @@ from kspread.engine.devices import (
     DeviceToleration,
     ExactRequest,
     MatchAttribute,
+    NodeAllocatableClaimStatus,
     NodeAllocatableMapping,
     PodClaim,
     RequestPolicy,
@@ -343,6 +344,68 @@ def _node_allocatable(raw: Any, caps: Mapping[str, Fraction], version: Version,
                                 value=key)
         out[name] = NodeAllocatableMapping(key, multiplier)
     return out if version.gate("DRANodeAllocatableResources") else {}
+
+
+def _native_resource(name: str) -> bool:
+    """v1helper.IsNativeResource: no domain, or a kubernetes.io one."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def node_allocatable_claim_statuses(raw: Any, path: PathT,
+                                    version: Version) -> tuple[NodeAllocatableClaimStatus, ...]:
+    """A pod's status.nodeAllocatableResourceClaimStatuses (DRANodeAllocatableResources, 1.36),
+    checked as v1.36.2's ValidatePodStatusUpdate checks it (validateNodeAllocatableResourceClaimStatus:
+    a claim name, at least one container, at least one resource, each a node allocatable
+    resource name with a non-negative quantity; that the pod references the claim is
+    ``check_claim_statuses_named``). Before 1.36 the field does not exist; 1.37's (another
+    shape, upstream main) is refused by name with the gate on. With the gate off the API server
+    drops the field when it is written (dropPodNodeAllocatableResourceStatus) and the scheduler
+    reads none of it: none, unchecked."""
+    if raw is None:
+        return ()
+    if version.minor < 36:
+        raise CaseError(f"1.{version.minor} has no status.nodeAllocatableResourceClaimStatuses "
+                        "(DRANodeAllocatableResources, from 1.36)", path)
+    if not version.gate("DRANodeAllocatableResources"):
+        return ()
+    if version.minor >= 37:
+        raise CaseError(f"a pod's nodeAllocatableResourceClaimStatuses in 1.{version.minor} are not modelled by "
+                        f"kspread: 1.{version.minor}'s API (upstream main) was not read; kspread models "
+                        "DRANodeAllocatableResources of v1.36.2", path)
+    out = []
+    for i, st in enumerate(raw):
+        sp = [*path, i]
+        name = st.get("resourceClaimName") or ""
+        if not name:
+            raise CaseError("Required value: must not be empty", [*sp, "resourceClaimName"])
+        if not st.get("containers"):
+            raise CaseError("Required value: must not be empty", [*sp, "containers"])
+        resources = st.get("resources") or {}
+        if not resources:
+            raise CaseError("Required value: must not be empty", [*sp, "resources"])
+        amounts: dict[str, Fraction] = {}
+        for k, q in resources.items():
+            kp = [*sp, "resources", k]
+            if not _native_resource(str(k)):
+                raise CaseError(f"Invalid value: {k!r}: must be a node allocatable resource name", kp, value=k)
+            amount = _quantity(q, kp)
+            if amount < 0:
+                raise CaseError(f"Invalid value: {str(q)!r}: must be non-negative", kp, value=q)
+            amounts[str(k)] = amount
+        out.append(NodeAllocatableClaimStatus(name, tuple(st["containers"]), tuple(sorted(amounts.items()))))
+    return tuple(out)
+
+
+def check_claim_statuses_named(pod: Pod, at) -> None:
+    """validateNodeAllocatableResourceClaimStatus's last check: each status names a claim the
+    pod references, in spec.resourceClaims (resourceClaimName) or in status.resourceClaimStatuses
+    (a claim made from a template; kspread's ``<pod>-<name>``, or a PodGroup's claim)."""
+    named = {pc.claim_name for pc in pod.resource_claims}
+    for i, st in enumerate(pod.node_allocatable_claims):
+        if st.claim not in named:
+            raise CaseError(f"Invalid value: {st.claim!r}: no mapping found in pod reference",
+                            at("status", "nodeAllocatableResourceClaimStatuses", i, "resourceClaimName"),
+                            value=st.claim)
 
 
 def _binding_fields(body: Mapping[str, Any], version: Version, bp: PathT) -> tuple:

@@ -81,6 +81,11 @@ GANG_NOTE = ("The dump's pods name Workloads (spec.workloadRef) or PodGroups (sp
              "API server serves only with GenericWorkload on; GangScheduling is kube-scheduler's own gate, which "
              "a dump cannot show: both are set on here. Set GangScheduling: false if your scheduler runs without "
              "it.")
+NODE_ALLOC_GATES = {"DRANodeAllocatableResources": True}
+NODE_ALLOC_NOTE = ("The dump's pods have status.nodeAllocatableResourceClaimStatuses or its ResourceSlices "
+                   "nodeAllocatableResourceMappings, which the API server stores only with "
+                   "DRANodeAllocatableResources on; the gate is set on here (kube-scheduler's own value a dump "
+                   "cannot show: set it false if your scheduler runs without it).")
 LIST_GATES = {"DRAListTypeAttributes": True}
 LIST_NOTE = ("The dump's ResourceSlices have list attributes (ints, bools, strings, versions), which the API "
              "server stores only with DRAListTypeAttributes on; the gate is set on here (kube-scheduler's own "
@@ -414,6 +419,9 @@ class _Converter:
         self.node_names: set[str] = set()
         self.counts: dict[str, int] = {}
         self.has_global_default = False
+        # DRAWorkloadResourceClaims: (namespace, PodGroup) -> {entry name: (template, the claim
+        # the resource claim controller made from it)}, from the PodGroups' status
+        self.group_claims: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
 
     def count(self, what: str, n: int = 1) -> None:
         self.counts[what] = self.counts.get(what, 0) + n
@@ -552,14 +560,30 @@ class _Converter:
                 item[key] = [_container(c, init) for c in cs]
         if spec.get("resourceClaims"):
             item["resourceClaims"] = pod_resource_claims(spec, status)
+            group = _m(spec.get("schedulingGroup")).get("podGroupName")
+            made = self.group_claims.get((ns, group)) if isinstance(group, str) else None
+            if made:
+                # an entry its PodGroup's names alike: the PodGroup's claim made from the template
+                item["resourceClaims"] = [
+                    {"name": e["name"], "resourceClaimName": made[e["name"]][1]}
+                    if e.get("resourceClaimTemplateName") and made.get(e["name"], ("",))[0] == e["resourceClaimTemplateName"]
+                    else e for e in item["resourceClaims"]]
         if not self._gang(spec, label, incoming, item):
             return None
         vols = _volumes(spec)
         if vols:
             item["volumes"] = vols
         resize = resize_fields(status)
+        if self.minor != 36 and resize.pop("nodeAllocatableResourceClaimStatuses", None) is not None:
+            self.count(f"pod status.nodeAllocatableResourceClaimStatuses of 1.{self.minor} (kspread models "
+                       "DRANodeAllocatableResources' of 1.36 only): the pods are kept without them")
+        elif incoming and resize.pop("nodeAllocatableResourceClaimStatuses", None) is not None:
+            self.count("status.nodeAllocatableResourceClaimStatuses of pod(s) to schedule, left out: a pod's own "
+                       "scheduling cycle does not read it, and a pod a case's `schedule` creates has none")
         if resize:
-            item["status"] = resize  # an in-place resize's status (kspread.format.resize)
+            # an in-place resize's status (kspread.format.resize), and the node allocatable
+            # resources of the pod's claims (DRANodeAllocatableResources)
+            item["status"] = resize
         if _needs_raw_pod(spec, status):
             if incoming:
                 self.warn(f"pod {label}: it has a DisruptionTarget condition, which the case shorthand of an "
@@ -720,20 +744,40 @@ def workload_object(obj: Mapping[str, Any], minor: int) -> dict | None:
     return {"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": _short_meta(obj), "spec": {"podGroups": groups}}
 
 
+# a PodGroup's fields the case keeps; those behind alpha gates (schedulingConstraints,
+# resourceClaims) the API server serves only with their gate on, which the case then turns on
+# (gang_gates)
+_POD_GROUP_KEPT = ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints", "resourceClaims")
+
+
 def pod_group_object(obj: Mapping[str, Any], minor: int) -> tuple[dict | None, list[str]]:
     """A 1.36 PodGroup as the case keeps it (name, schedulingPolicy, podGroupTemplateRef,
-    schedulingConstraints) and
-    the fields behind alpha gates kspread does not model that it had (left out); None:
-    another version's (not modelled)."""
+    schedulingConstraints, resourceClaims) and the fields behind alpha gates kspread does not
+    model that it had (left out); None: another version's (not modelled)."""
     if minor != 36 or obj.get("apiVersion") != API_VERSION_1_36:
         return None, []
-    spec = _m(obj.get("spec"))
-    # schedulingConstraints is kept: the API server serves it only with its gate on, which
-    # the case then turns on (gang_gates)
-    gated = [k for k in GATED_FIELDS if k != "schedulingConstraints" and spec.get(k) not in (None, "", [], {})]
+    spec = dict(_m(obj.get("spec")))
+    gated = [k for k in GATED_FIELDS if k not in _POD_GROUP_KEPT and spec.get(k) not in (None, "", [], {})]
+    made = pod_group_claims_made(obj)
+    if made and isinstance(spec.get("resourceClaims"), list):
+        # a template's claim by the name the resource claim controller gave it (as a pod's)
+        spec["resourceClaims"] = [{"name": e["name"], "resourceClaimName": made[e["name"]][1]}
+                                  if isinstance(e, Mapping) and e.get("name") in made
+                                  and e.get("resourceClaimTemplateName") == made[e["name"]][0] else e
+                                  for e in spec["resourceClaims"]]
     return ({"apiVersion": API_VERSION_1_36, "kind": "PodGroup", "metadata": _short_meta(obj),
-             "spec": {k: spec[k] for k in ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints")
-                      if k in spec and spec[k] is not None}}, gated)
+             "spec": {k: spec[k] for k in _POD_GROUP_KEPT if k in spec and spec[k] not in (None, [])}}, gated)
+
+
+def pod_group_claims_made(obj: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """A PodGroup's claims made from templates (DRAWorkloadResourceClaims): entry name ->
+    (template, the claim's name in status.resourceClaimStatuses)."""
+    made: dict[str, str] = {str(st.get("name")): str(st["resourceClaimName"])
+                            for st in _m(obj.get("status")).get("resourceClaimStatuses") or []
+                            if isinstance(st, Mapping) and st.get("resourceClaimName")}
+    return {e["name"]: (e["resourceClaimTemplateName"], made[e["name"]])
+            for e in _m(obj.get("spec")).get("resourceClaims") or []
+            if isinstance(e, Mapping) and e.get("resourceClaimTemplateName") and e.get("name") in made}
 
 
 def device_object(obj: Mapping[str, Any]) -> dict:
@@ -859,6 +903,10 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
             sections["priorityClasses"].append(pc)
     sections["namespaces"] = [cv.namespace(o) for o in by_kind["Namespace"]]
     sections["nodes"] = [cv.node(o) for o in by_kind["Node"]]
+    if minor == 36:
+        for obj in by_kind["PodGroup"]:
+            if obj.get("apiVersion") == API_VERSION_1_36 and (made := pod_group_claims_made(obj)):
+                cv.group_claims[(_meta(obj).get("namespace") or "default", _meta(obj)["name"])] = made
     chosen: list[tuple[str, int, dict]] = []  # (creationTimestamp, dump order, item)
     for i, obj in enumerate(by_kind["Pod"]):
         meta = _meta(obj)
@@ -922,7 +970,26 @@ def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
                for o in items):
             # the API server served the field: TopologyAwareWorkloadScheduling was on
             gates["TopologyAwareWorkloadScheduling"] = True
+        if any(o.get("kind") == "PodGroup" and _m(o.get("spec")).get("resourceClaims") for o in items):
+            # the API server served the field: DRAWorkloadResourceClaims was on
+            gates["DRAWorkloadResourceClaims"] = True
         return gates
+    return {}
+
+
+def node_allocatable_gates(sections: Mapping[str, list], minor: int) -> dict[str, bool]:
+    """NODE_ALLOC_GATES at 1.36 when a pod of these sections has
+    status.nodeAllocatableResourceClaimStatuses or a ResourceSlice's device has
+    nodeAllocatableResourceMappings (the API server drops both with the gate off), else none."""
+    if minor != 36:
+        return {}
+    for o in (*sections.get("pods", ()), *sections.get("incoming", ()), *sections.get("objects", ())):
+        if _m(o.get("status")).get("nodeAllocatableResourceClaimStatuses"):
+            return dict(NODE_ALLOC_GATES)
+        if o.get("kind") == "ResourceSlice":
+            for d in _m(o.get("spec")).get("devices") or ():
+                if isinstance(d, dict) and d.get("nodeAllocatableResourceMappings"):
+                    return dict(NODE_ALLOC_GATES)
     return {}
 
 
@@ -1084,7 +1151,9 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96) if left_out],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search],
            *[f"# {line}\n" for line in textwrap.wrap(GANG_NOTE, 96) if gates and set(GANG_GATES) <= set(gates)],
-           *[f"# {line}\n" for line in textwrap.wrap(LIST_NOTE, 96) if gates and set(LIST_GATES) <= set(gates)]]
+           *[f"# {line}\n" for line in textwrap.wrap(LIST_NOTE, 96) if gates and set(LIST_GATES) <= set(gates)],
+           *[f"# {line}\n" for line in textwrap.wrap(NODE_ALLOC_NOTE, 96)
+             if gates and set(NODE_ALLOC_GATES) <= set(gates)]]
     if isinstance(incoming, str):
         out.append("# Only what kube-scheduler reads is kept. Replace the placeholder `pod` below with the pod\n"
                    "# to schedule, then fill `expect` with: kspread run --update THIS_FILE\n")
@@ -1311,6 +1380,10 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     if lists:
         warn(LIST_NOTE)
         gates = {**gates, **lists}
+    node_alloc = node_allocatable_gates(sections, minor)
+    if node_alloc:
+        warn(NODE_ALLOC_NOTE)
+        gates = {**gates, **node_alloc}
     # a file name is any bytes: one that is not UTF-8 is shown with U+FFFD, never written as a lone surrogate
     stem = "stdin" if dump_path == "-" else _text(Path(dump_path).stem)
     # the case's name: a control character, line break or bidi control of the file name

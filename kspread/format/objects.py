@@ -200,9 +200,6 @@ def _pod(o: _Object) -> None:
     resize = resize_fields(status)
     if resize:
         o.put("status", resize, st)
-    if status.get("nodeAllocatableResourceClaimStatuses"):
-        # DRANodeAllocatableResources: refused with the gate on (case.py)
-        o.put("_nodeAllocatableClaimStatuses", True, [*st, "nodeAllocatableResourceClaimStatuses"])
     if spec.get("hostNetwork") and spec.get("hostUsers") is False:
         # NodeDeclaredFeatures' UserNamespacesHostNetworkSupport (from 1.36): refused there
         o.put("_hostNetworkUserNamespace", True, [*sp, "hostUsers"])
@@ -220,8 +217,9 @@ def resize_fields(status: Mapping[str, Any]) -> dict[str, Any]:
     conditions, each container status's ``name``, ``resources`` and
     ``allocatedResources`` (a status with neither only beside ``resize``: to 1.31 an
     Infeasible resize counts a container with a status by its allocatedResources, none
-    when absent), and the pod-level ``resources`` / ``allocatedResources``; empty when
-    there is none of it."""
+    when absent), and the pod-level ``resources`` / ``allocatedResources``; and
+    DRANodeAllocatableResources' ``nodeAllocatableResourceClaimStatuses``; empty when there
+    is none of it."""
     out: dict[str, Any] = {}
     if status.get("resize"):
         out["resize"] = status["resize"]
@@ -240,6 +238,8 @@ def resize_fields(status: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("resources", "allocatedResources"):
         if status.get(key) is not None:
             out[key] = status[key]
+    if status.get("nodeAllocatableResourceClaimStatuses"):
+        out["nodeAllocatableResourceClaimStatuses"] = status["nodeAllocatableResourceClaimStatuses"]
     return out
 
 

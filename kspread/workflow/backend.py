@@ -46,7 +46,7 @@ from kspread.errors import did_you_mean, format_path
 from kspread.format.case import Case, spread_specs
 from kspread.format.labelkeys import merge_affinity_keys
 from kspread.format.storage import DISK_SOURCES as _DISK_SOURCES
-from kspread.workflow.backend_devices import device_objects, device_taint_rule, pod_resource_claims
+from kspread.workflow.backend_devices import device_objects, device_taint_rule, pod_resource_claims, quantity
 from kspread.workflow.runner import Outcome, _in_node_order, compare, domain_counts
 
 # A case's time limit: this many seconds, plus _SECONDS_PER_NODE_POD for each node times each
@@ -576,6 +576,11 @@ def _pod(p, seq: int, scheduler_name: str, merge_label_keys: bool, minor: int) -
         status["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
     if p.resize is not None:
         _resize_status(p.resize, status, minor)
+    if p.node_allocatable_claims:
+        # DRANodeAllocatableResources (the case's pods have them only with the gate on, at 1.36)
+        status["nodeAllocatableResourceClaimStatuses"] = [
+            {"resourceClaimName": st.claim, "containers": list(st.containers),
+             "resources": {k: quantity(q) for k, q in st.resources}} for st in p.node_allocatable_claims]
     return {"metadata": meta, "spec": spec, "status": status}
 
 

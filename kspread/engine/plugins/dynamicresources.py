@@ -706,10 +706,10 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                                          "container within the pod")
         v = self.handle.version
         with_status = replace_pod(pod, node_allocatable_claims=tuple(statuses))
-        demand = pod_requests(with_status, v)
+        demand = pod_requests(with_status, v, node_allocatable=True)
         level = pod_level_requests(pod, v)
         if level is not None:
-            without_level = pod_requests(replace_pod(with_status, level_requests={}), v)
+            without_level = pod_requests(replace_pod(with_status, level_requests={}), v, node_allocatable=True)
             for name, want in demand.items():
                 if name in without_level and without_level[name] > want:
                     return (), _unresolvable(f"pod level request for {name} is insufficient to cover the "
