@@ -118,3 +118,36 @@ def test_a_loser_with_volumes_to_bind_is_refused_by_name():
     with pytest.raises(CaseError, match=r"has VolumeBinding's PreBind bind its volumes before DynamicResources' "
                                         r"PreBind fails"):
         _run("pod-group-pods-share-an-unallocated-claim", objects=objects, schedule=schedule)
+
+
+def _outcome(name: str, **changes):
+    from kspread.workflow.runner import run_loaded
+
+    return run_loaded(build_case({**CASES[name], **changes}, "t"))
+
+
+def test_the_binding_race_is_reported_on_both_pods():
+    out = _outcome("pod-group-reserve-gives-allocations-in-claim-order")
+    race = [{"claim": "shared", "pods": ["a", "b"]}]
+    # c shares no claim with them: its outcome is not the race's
+    assert out.actual["races"] == {"a": race, "b": race}
+
+
+def test_a_failed_expectation_resting_on_the_race_says_so():
+    out = _outcome("pod-group-reserve-gives-allocations-in-claim-order",
+                   expect={"placements": {"a": "n1", "b": "n1", "c": "n1"},
+                           "allocations": {"shared": ["gpu.example.com/n1/gpu-2"]}})
+    notes = {d.key: d.note for d in out.diffs}
+    assert set(notes) == {"placements", "allocations"}
+    for key in ("placements", "allocations"):
+        assert notes[key].startswith("decided by a race of a pod group's binding cycles")
+        assert notes[key].endswith("claim shared written by the PreBinds of a, b")
+
+
+def test_a_group_without_a_shared_claim_reports_no_race():
+    doc = CASES["pod-group-reserve-gives-allocations-in-claim-order"]
+    schedule = [{**p, "resourceClaims": [c for c in p["resourceClaims"] if c["name"] != "s"]}
+                for p in doc["schedule"]]
+    out = _outcome("pod-group-reserve-gives-allocations-in-claim-order", schedule=schedule,
+                   expect={"placements": {"a": "n1", "b": "n1", "c": "n1"}})
+    assert out.diffs == [] and "races" not in out.actual

@@ -11,7 +11,10 @@ case of the backend's version): it must be untied or listed as a known differenc
 reason. This runs each golden case of 1.35 and 1.36 (the versions tests/test_backend.py runs
 through the backends) that a backend would run and whose run has a tie, once more with every
 tie broken the other way (the last of the tied nodes in node order), and asserts that the
-expectations still hold or that the case is listed.
+expectations still hold or that the case is listed. The same for races (1.36): a pod group's
+binding cycles are goroutines, and where two of them write one shared claim at PreBind the
+first to run wins; kspread runs them in the cycle's order and reports the race (``races``), and
+the cases with one run again with the binding cycles in the reverse order.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kspread.engine import podgroupcycle
 from kspread.engine.scheduler import CycleResult, Scheduler
 from kspread.format.loader import read_file
 from kspread.workflow.backend import Backend
@@ -53,9 +57,10 @@ def _last_placement(self: Scheduler, tied: list[str]) -> int:
     return len(tied) - 1
 
 
-def _tied_cases() -> list:
+def _tied_cases() -> tuple[list, list]:
     """The golden sequences at the backends' versions that a backend runs, which pass, and in
-    which some cycle picked a node among tied ones (``ties`` leaves out pods that end deleted)."""
+    which some cycle picked a node among tied ones (``ties`` leaves out pods that end deleted);
+    and those that report a race of binding cycles (``races``)."""
     upstream_pick = Scheduler.pick_host
     upstream_placement = Scheduler.pick_placement
     tied = False
@@ -71,7 +76,7 @@ def _tied_cases() -> list:
         tied = tied or len(names) > 1
         return upstream_placement(self, names)
 
-    docs = []
+    docs, raced = [], []
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Scheduler, "pick_host", recording)
         mp.setattr(Scheduler, "pick_placement", recording_placement)
@@ -87,12 +92,24 @@ def _tied_cases() -> list:
                     continue
                 if tied:
                     docs.append(doc)
-    return docs
+                if v.outcome.actual.get("races"):
+                    raced.append(doc)
+    return docs, raced
 
 
 @pytest.fixture(scope="module")
-def tied_cases() -> list:
+def golden_sequences() -> tuple[list, list]:
     return _tied_cases()
+
+
+@pytest.fixture(scope="module")
+def tied_cases(golden_sequences) -> list:
+    return golden_sequences[0]
+
+
+@pytest.fixture(scope="module")
+def raced_cases(golden_sequences) -> list:
+    return golden_sequences[1]
 
 
 def test_some_golden_sequences_at_the_backends_versions_have_ties(tied_cases):
@@ -115,3 +132,16 @@ def test_a_case_whose_expectations_rest_on_a_tie_is_listed_as_a_known_difference
         "backend/known-differences.yaml with the reason")
     # and the check can tell: some listed cases rest on their ties
     assert set(rest_on_the_tie) & set(KNOWN), rest_on_the_tie
+
+
+def test_a_case_whose_expectations_rest_on_a_binding_race_is_listed_as_a_known_difference(raced_cases, monkeypatch):
+    # the golden pod group cases with a shared claim (four when this was written)
+    assert len(raced_cases) >= 4, [d.name for d in raced_cases]
+    monkeypatch.setattr(podgroupcycle, "binding_order", lambda to_bind: list(reversed(to_bind)))
+    rest_on_the_race = [doc.name for doc in raced_cases if not check(doc).passed]
+    unlisted = [n for n in rest_on_the_race if n not in KNOWN]
+    assert not unlisted, (
+        f"{unlisted}: their expectations hold only where a pod group's binding cycles run in the cycle's order, "
+        "which upstream's goroutines decide from run to run: list them in backend/known-differences.yaml with the "
+        "reason")
+    assert rest_on_the_race, "no race decides a golden case's expectations: the check cannot tell"

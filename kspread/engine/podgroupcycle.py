@@ -359,13 +359,20 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     vb = sched.framework.plugin("VolumeBinding")
     flight = getattr(vb, "pre_bind_pre_flight", None)
     to_bind.sort(key=lambda t: bool(flight is not None and (st := states.get(t[2].key)) is not None and flight(st)))
+    to_bind = binding_order(to_bind)
     dra = sched.framework.plugin("DynamicResources")
     conflict = getattr(dra, "prebind_conflict", None)
+    claim_keys = getattr(dra, "claim_keys", None)
+    wrote: list[tuple[str, list[str]]] = []  # the pods bound so far, each with its claims
     for q, r, pod, node in to_bind:
         st = states.get(pod.key)
         if conflict is not None and st is not None and (failure := conflict(st, pod)) is not None:
+            assert claim_keys is not None
+            _note_race(sched, pod.key, claim_keys(st)[failure[1]], wrote)
             _prebind_failed(run, q, r, pod, node, st, *failure)
             continue
+        if st is not None and claim_keys is not None:
+            wrote.append((pod.key, claim_keys(st)))
         _, bind_error = sched.ext.bind(pod, node)
         if bind_error is not None:
             r.error = bind_error
@@ -375,6 +382,26 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
         claim_events = sched.reserve(state, pod, node) if state is not None else []
         preflight = state is not None and sched.pre_bind_pre_flight(state)
         run._bind(pod, node, claim_events, preflight)
+
+
+def binding_order(to_bind: list) -> list:
+    """The order the group's binding cycles run in: the cycle's (kspread's rule for
+    upstream's race of goroutines; tests/test_tie_robustness.py runs the other order)."""
+    return to_bind
+
+
+def _note_race(sched: Any, loser: str, claim: str, wrote: list[tuple[str, list[str]]]) -> None:
+    """Marks the pods of a group cycle whose PreBinds wrote ``claim``, the first (bound
+    before) the winner and ``loser`` last: which of them wins is upstream's race of binding
+    goroutines, kspread's the cycle's order (``Scheduler.binding_races``)."""
+    pods = (*(k for k, claims in wrote if claim in claims), loser)
+    for k in pods:
+        races = sched.binding_races.setdefault(k, [])
+        same = next((i for i, (c, ps) in enumerate(races) if c == claim and ps[0] == pods[0]), None)
+        if same is None:
+            races.append((claim, pods))
+        else:
+            races[same] = (claim, tuple(dict.fromkeys((*races[same][1], *pods))))
 
 
 @dataclass(slots=True)

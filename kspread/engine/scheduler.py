@@ -385,6 +385,11 @@ class Scheduler:
         # fit and they gave its pods different statuses: upstream reports the first in a Go
         # map's order, kspread the first of these (TopologyAwareWorkloadScheduling)
         self.placement_order: dict[str, tuple[str, ...]] = {}
+        # pod -> the binding races of its pod group cycles it took part in (1.36: two pods of a
+        # cycle whose PreBinds write one shared claim): each the claim and the pods in the
+        # order kspread bound them, the first the winner; upstream's binding cycles are
+        # goroutines, which may run in another order
+        self.binding_races: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
         self._set_order(node_tree_order(cluster.nodes, self.version))
         self.next_start_node_index = 0
         # every node the run has known, in node order: the case's, then those steps added

@@ -54,7 +54,7 @@ def file_entry(path: str, error: Any) -> dict[str, Any]:
     return entry
 
 
-REPORTED_KEYS = (*EXPECT_KEYS, "attempts", "ties", "placementOrder", "timeline", "schedulingError", "verdict")
+REPORTED_KEYS = (*EXPECT_KEYS, "attempts", "ties", "placementOrder", "races", "timeline", "schedulingError", "verdict")
 
 
 def actual_entry(actual: dict[str, Any]) -> dict[str, Any]:

@@ -194,6 +194,12 @@ def _outcome(case: Case, results: list[CycleResult], placements: dict[str, Any],
         order = getattr(sched, "placement_order", {})
         if any(k in order for k in scheduled):
             actual["placementOrder"] = {k: list(order[k]) for k in scheduled if k in order}
+        # ... and the pods whose outcome a race of a pod group's binding cycles decided (two
+        # PreBinds writing one shared claim: kspread lets the first in the cycle's order win)
+        races = getattr(sched, "binding_races", {})
+        if any(k in races for k in scheduled):
+            actual["races"] = {k: [{"claim": c, "pods": list(ps)} for c, ps in races[k]]
+                               for k in scheduled if k in races}
         if world is not None:
             actual["timeline"] = world.timeline()
         if "spread" in case.expect:
@@ -233,6 +239,16 @@ def tie_text(tie: dict[str, Any]) -> str:
     """A reported tie (``Scheduler.tie_summary``) as text: its nodes, and how many more."""
     more = tie["count"] - len(tie["nodes"])
     return ", ".join(tie["nodes"]) + (f" and {more} more" if more > 0 else "")
+
+
+def race_text(actual: Mapping[str, Any]) -> str:
+    """The binding races an outcome reports (``races``) as one note, each once."""
+    seen = dict.fromkeys((r["claim"], tuple(r["pods"])) for rs in (actual.get("races") or {}).values() for r in rs)
+    if not seen:
+        return ""
+    return ("decided by a race of a pod group's binding cycles, the first pod in the cycle's order taken as the "
+            "winner (upstream's binding goroutines may run in another order): " +
+            "; ".join(f"claim {c} written by the PreBinds of {', '.join(ps)}" for c, ps in seen))
 NO_DOMAIN = "<none>"  # spread's domain for the pods on nodes without the topology key (kubectl's word)
 
 
@@ -377,11 +393,17 @@ def comparable(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> tuple[di
                 if tied:
                     notes[key] = ("placed by a tie, the first tied node in node order taken (from 1.35 the first "
                                   "pop of upstream's heap of scores; upstream may pick another): " + "; ".join(tied))
+                raced = race_text(actual)
+                if raced:
+                    notes[key] = "; ".join(filter(None, (notes.get(key), raced)))
         elif key == "allocations":
             want[key] = {c: (None if d is None else sorted(d)) for c, d in w.items()}
             claims: Mapping[str, Any] = h if isinstance(h, Mapping) else {}
             have[key] = {c: (None if claims.get(c) is None else sorted(claims[c])) if c in claims else _MISSING
                          for c in w}
+            raced = race_text(actual)
+            if raced:
+                notes[key] = raced
         elif key == "selected":
             want[key], have[key] = _set_views(w, h)
         elif key == "unschedulable":

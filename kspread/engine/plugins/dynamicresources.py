@@ -824,6 +824,12 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                         f'is invalid: status.reservedFor[{len(now.reserved_for)}]: Duplicate value: "{uid}"'), i
         return None
 
+    def claim_keys(self, state: CycleState) -> list[str]:
+        """The keys of the pod's own claims in the order PreBind writes them (none without
+        DynamicResources' state)."""
+        s = state.get(NAME)
+        return [c.key for c in s.claims[:s.user_claims]] if isinstance(s, DRAState) else []
+
     def unreserve_written(self, state: CycleState, pod: Pod, upto: int) -> list[PodEvent]:
         """Unreserve after a PreBind that failed at claim ``upto``: the claims before it that
         PreBind reserved for the pod lose the reservation (a strategic-merge patch; the
