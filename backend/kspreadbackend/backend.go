@@ -440,10 +440,12 @@ var gangs gangSupport
 var groupUID func(group string) types.UID
 
 // watchGroupPods (podgroups_v136.go; nil before 1.36) wraps the scheduler's SchedulePod so that
-// seen is called with each pod a pod group cycle tries, as it is about to try it, and a cycle state
-// to ask about it in as that cycle does (the group's: DynamicResources reads the claims the group's
-// pods tried before it put in flight); the snapshot then holds those pods, assumed and reserved
-var watchGroupPods func(sched *scheduler.Scheduler, seen func(pod *v1.Pod, state *framework.CycleState))
+// seen is called with each try of a pod group cycle (groupTry), as it is about to try the pod: a
+// cycle state to ask about it in as that cycle does (the group's: DynamicResources reads the claims
+// the group's pods tried before it put in flight; the snapshot then holds those pods, assumed and
+// reserved), and the nodes it searches (its placement's); and the FailureHandler, so that failed is
+// called with each pod failed with an Error status (grouptries.go)
+var watchGroupPods func(sched *scheduler.Scheduler, seen func(t groupTry), failed func(pod *v1.Pod))
 
 // waitingAtPermit: the pods waiting at Permit in every profile (UID -> the node each holds). Their
 // Permit timers are stopped on the way (KspreadWaitingPods): a run has no wall clock to time them
@@ -644,23 +646,30 @@ func run(in input, o *options) (*output, error) {
 	var before *Cycle
 	var beforeErr error
 	preObserve := (len(in.Storage) > 0 || len(in.Devices) > 0) && in.Observe != "none"
-	// groupBefore: with storage or devices, the per-node data of each pod the cycle's pod group cycle
-	// tried, asked as that cycle was about to try it (its first try: workload-aware preemption tries
-	// the group again, victims removed), the group's pods tried before it assumed and reserved: their
-	// claims in flight, their volumes assumed, which afterwards are bound or forgotten
-	groupBefore := map[types.UID]*Cycle{}
-	if preObserve && watchGroupPods != nil {
-		watchGroupPods(sched, func(pod *v1.Pod, state *framework.CycleState) {
-			if _, ok := groupBefore[pod.UID]; ok || beforeErr != nil {
+	// tried: the tries of the pod group cycle running (grouptries.go). With storage or devices, each
+	// try's per-node data is asked as the cycle is about to try the pod (a pod's first try in its
+	// placement counts: workload-aware preemption tries the group again, victims removed), the
+	// group's pods tried before it assumed and reserved: their claims in flight, their volumes
+	// assumed, which afterwards are bound or forgotten. With TopologyAwareWorkloadScheduling the
+	// cycle tries the group in each placement, on the snapshot narrowed to it, and its outcome is
+	// one placement's run (grouptries.go): its last pod is asked about over that placement's nodes,
+	// as that run tried it (without storage or devices: afterwards, the group's pods the snapshot
+	// held then assumed again)
+	tried := &groupTries{}
+	placementsOn := gateOn("TopologyAwareWorkloadScheduling")
+	askAtTry := preObserve
+	if watchGroupPods != nil {
+		watchGroupPods(sched, func(t groupTry) {
+			if beforeErr != nil {
 				return
 			}
-			c, err := observeIn(ctx, sched, pod, state)
-			if err != nil {
-				beforeErr = err
-				return
-			}
-			groupBefore[pod.UID] = c
-		})
+			beforeErr = tried.add(t, rec.logged(), func() (*Cycle, error) {
+				if !askAtTry {
+					return nil, nil
+				}
+				return observeIn(ctx, sched, t.pod, t.ask(), t.nodes)
+			})
+		}, tried.fail)
 	}
 	pop := sched.NextPod
 	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
@@ -670,7 +679,7 @@ func run(in input, o *options) (*output, error) {
 			poppedOutcomes, _ = rec.count(pi.Pod.UID)
 			poppedNominated[pi.Pod.UID] = pi.Pod.Status.NominatedNodeName
 			before, beforeErr = nil, nil
-			groupBefore = map[types.UID]*Cycle{}
+			tried.reset()
 			if preObserve {
 				if beforeErr = scheduler.KspreadUpdateSnapshot(ctx, sched); beforeErr == nil {
 					before, beforeErr = observe(ctx, sched, pi.Pod)
@@ -831,12 +840,15 @@ func run(in input, o *options) (*output, error) {
 	lastDeleted, cycles := 0, 0
 	// pod group cycles (gangSupport.parking): the last one's group, its first outcome event, and
 	// what the counted cycles were before it (restored when it repeated its group's last cycle)
-	// lastAssumed: the pods a pod group cycle (the last cycle) had assumed when it tried its last pod
+	// lastAssumed: the pods a pod group cycle (the last cycle) had assumed when it tried its last pod;
+	// lastNodes: the nodes of the placement it tried it in (nil: every node)
 	var lastAssumed []*v1.Pod
+	var lastNodes []string
 	type counted struct {
 		last                *v1.Pod
 		lastBefore          *Cycle
 		lastAssumed         []*v1.Pod
+		lastNodes           []string
 		lastDeleted, cycles int
 	}
 	groupCycle, groupEvents := "", 0
@@ -864,6 +876,7 @@ func run(in input, o *options) (*output, error) {
 			if parking.cycled(groupCycle, rec.since(groupEvents)) {
 				// upstream's retry of a group nothing changed for, which kspread does not run
 				last, lastBefore, lastAssumed = beforeGroup.last, beforeGroup.lastBefore, beforeGroup.lastAssumed
+				lastNodes = beforeGroup.lastNodes
 				lastDeleted, cycles = beforeGroup.lastDeleted, beforeGroup.cycles
 			}
 			groupCycle = ""
@@ -949,26 +962,47 @@ func run(in input, o *options) (*output, error) {
 			continue
 		}
 		var assumed []*v1.Pod
+		// a pod group cycle with placements: the try it reports (none tried: nothing to report)
+		var reported *reportedTry
+		untried := false
 		if parking != nil {
 			if g := gangs.group(pod); g != "" {
 				groupCycle, groupEvents = g, eventsBefore
 				if groupUID != nil {
 					preemptors = append(preemptors, groupUID(g))
 				}
-				beforeGroup = counted{last, lastBefore, lastAssumed, lastDeleted, cycles}
+				beforeGroup = counted{last, lastBefore, lastAssumed, lastNodes, lastDeleted, cycles}
 				// the cycle's last pod is the one asked about, on the snapshot it was tried on
 				if l, a := parking.lastTried(g, rec.since(eventsBefore)); l != nil {
 					ran, assumed = l, a
+				}
+				if placementsOn {
+					var all []fwNodeInfo
+					if fw, ok := sched.Profiles[pod.Spec.SchedulerName]; ok {
+						all, _ = fw.SnapshotSharedLister().NodeInfos().List()
+					}
+					if r, ok := tried.reported(all, rec.since); ok {
+						reported, ran, assumed = &r, r.pod, r.assumed
+					} else {
+						untried = true
+					}
 				}
 			}
 		}
 		preemptors = append(preemptors, pod.UID)
 		cycles++
-		last, lastDeleted, lastBefore, lastAssumed = ran, deletedBefore, nil, assumed
+		if untried {
+			// no pod tried (no placement, or the generator's Error): kspread observes nothing
+			continue
+		}
+		last, lastDeleted, lastBefore, lastAssumed, lastNodes = ran, deletedBefore, nil, assumed, nil
 		if before != nil && before.Pod == podKey(ran.Namespace, ran.Name) {
 			lastBefore = before
 		}
-		if c := groupBefore[ran.UID]; c != nil {
+		if reported != nil {
+			// the reported placement's last pod, as its run tried it
+			lastBefore, lastNodes = reported.table, reported.nodes
+		} else if c := tried.firstTable(ran.UID); c != nil {
 			// a pod group cycle's last pod: as the cycle tried it
 			lastBefore = c
 		}
@@ -990,7 +1024,8 @@ func run(in input, o *options) (*output, error) {
 				return nil, fmt.Errorf("assuming the pod group's pods placed before %s: %w", last.Name, err)
 			}
 		}
-		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, lastBefore, waitingAtPermit(sched))
+		c, err := lastCycle(ctx, sched, tracker, cnt, dryRuns, last, lastDeleted, lastBefore, lastNodes,
+			waitingAtPermit(sched))
 		undo()
 		if err != nil {
 			return nil, err
@@ -1104,14 +1139,26 @@ func createObjects(ctx context.Context, client *fake.Clientset, in input) error 
 // (no cycle ran after it), or as asked before it ran (before, with storage), with its selected
 // node, nomination, victims and candidates.
 func lastCycle(ctx context.Context, sched *scheduler.Scheduler, tracker *countingTracker, cnt *counts,
-	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int, before *Cycle, waiting map[types.UID]string) (*Cycle, error) {
+	dryRuns map[string]*dryRun, last *v1.Pod, deletedBefore int, before *Cycle, placement []string,
+	waiting map[types.UID]string) (*Cycle, error) {
 	// a Scheduled event regards the assumed pod, its nodeName set: ask as the cycle asked
 	pod := last.DeepCopy()
 	pod.Spec.NodeName = ""
 	c := before
 	if c == nil {
+		// over the nodes of the placement the cycle tried it in (nil: every node)
+		var nodes []fwNodeInfo
+		if fw, ok := sched.Profiles[pod.Spec.SchedulerName]; ok && placement != nil {
+			for _, name := range placement {
+				ni, err := fw.SnapshotSharedLister().NodeInfos().Get(name)
+				if err != nil {
+					return nil, fmt.Errorf("the node %s of the placement %s was tried in: %w", name, pod.Name, err)
+				}
+				nodes = append(nodes, ni)
+			}
+		}
 		var err error
-		if c, err = observe(ctx, sched, pod); err != nil {
+		if c, err = observeIn(ctx, sched, pod, framework.NewCycleState(), nodes); err != nil {
 			return nil, err
 		}
 	}
@@ -1326,18 +1373,22 @@ func deletedPods(tracker *countingTracker, in input) []string {
 // when more than one node is feasible (schedulePod scores only then), every score plugin's raw
 // score (the plugin's Score), and its weighted score and the totals (RunScorePlugins).
 func observe(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod) (*Cycle, error) {
-	return observeIn(ctx, sched, pod, framework.NewCycleState())
+	return observeIn(ctx, sched, pod, framework.NewCycleState(), nil)
 }
 
-// observeIn: observe, in the cycle state given (a new one, or one marked as a pod group cycle's)
-func observeIn(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod, state *framework.CycleState) (*Cycle, error) {
+// observeIn: observe, in the cycle state given (a new one, or one marked as a pod group cycle's),
+// over the nodes given (a placement's, as schedulePod searches it; nil: every node)
+func observeIn(ctx context.Context, sched *scheduler.Scheduler, pod *v1.Pod, state *framework.CycleState,
+	nodes []fwNodeInfo) (*Cycle, error) {
 	fw, ok := sched.Profiles[pod.Spec.SchedulerName]
 	if !ok {
 		return nil, fmt.Errorf("pod %s: no profile %q", pod.Name, pod.Spec.SchedulerName)
 	}
-	nodes, err := fw.SnapshotSharedLister().NodeInfos().List()
-	if err != nil {
-		return nil, err
+	if nodes == nil {
+		var err error
+		if nodes, err = fw.SnapshotSharedLister().NodeInfos().List(); err != nil {
+			return nil, err
+		}
 	}
 	c := &Cycle{Pod: podKey(pod.Namespace, pod.Name), Filter: map[string]map[string]any{}, Feasible: []string{},
 		RawScores: map[string]map[string]int64{}, Scores: map[string]map[string]int64{},

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingapi "k8s.io/api/scheduling/v1alpha2"
@@ -70,18 +71,39 @@ func podGroupTemplateClaim(t *countingTracker, p *v1.Pod, pc v1.PodResourceClaim
 
 // wrapSchedulePod: the scheduler's SchedulePod, which a pod group cycle calls for each pod it tries
 // (podGroupPodSchedulingAlgorithm, in the group's snapshot, the pods tried before it assumed and
-// reserved), first calling seen with the pod and a new cycle state marked with the group's (as
-// initPodSchedulingContext marks the pod's). A pod scheduled alone goes straight through.
-func wrapSchedulePod(sched *scheduler.Scheduler, seen func(pod *v1.Pod, state *framework.CycleState)) {
+// reserved, narrowed to the placement it tries with TopologyAwareWorkloadScheduling), first
+// calling seen with the try: the pod, a new cycle state marked with the group's (as
+// initPodSchedulingContext marks the pod's), the placement's nodes, and whether upstream took the
+// try to the pod's binding cycle (submitPodGroupAlgorithmResult unmarks the cycle state the pod
+// was tried in then: the pods of the result podGroupSchedulingAlgorithm returned that fit). A pod
+// scheduled alone goes straight through. And the FailureHandler, calling failed with each pod it
+// fails with an Error status (a pod group cycle's error: the placement algorithm returns the run
+// of the placement it erred in).
+func wrapSchedulePod(sched *scheduler.Scheduler, seen func(t groupTry), failed func(pod *v1.Pod)) {
 	run := sched.SchedulePod
 	sched.SchedulePod = func(ctx context.Context, fw framework.Framework, state fwk.CycleState,
 		pi *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
 		if group := state.GetPodGroupSchedulingCycle(); state.IsPodGroupSchedulingCycle() && group != nil {
-			s := framework.NewCycleState()
-			s.SetPodGroupSchedulingCycle(group)
-			seen(pi.Pod, s)
+			nodes, err := scheduler.KspreadPlacementNodes(sched)
+			if err == nil {
+				seen(groupTry{pod: pi.Pod, nodes: nodes,
+					ask: func() *framework.CycleState {
+						s := framework.NewCycleState()
+						s.SetPodGroupSchedulingCycle(group)
+						return s
+					},
+					bound: func() bool { return !state.IsPodGroupSchedulingCycle() }})
+			}
 		}
 		return run(ctx, fw, state, pi)
+	}
+	handle := sched.FailureHandler
+	sched.FailureHandler = func(ctx context.Context, fw framework.Framework, pi *framework.QueuedPodInfo,
+		status *fwk.Status, nominating *fwk.NominatingInfo, start time.Time) {
+		if status.IsError() && pi != nil && pi.Pod != nil {
+			failed(pi.Pod)
+		}
+		handle(ctx, fw, pi, status, nominating, start)
 	}
 }
 

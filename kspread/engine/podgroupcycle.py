@@ -495,9 +495,12 @@ def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int,
     AssumePlacement narrows the snapshot's ListNodesInPlacement; plugins still list every
     node), then the best of those where the group can be placed (or waits on
     preemption). None: "0/N placements are available, first placement status: pod group is
-    unschedulable", with the pods' statuses of the first placement, which kspread takes
-    only when every placement gives each pod the same outcome (upstream's first is a Go
-    map's)."""
+    unschedulable", with the pods' statuses of the first placement (upstream's first is a
+    Go map's: kspread takes its own and lists ``placementOrder`` when the placements gave
+    the pods different outcomes). A run that errs is returned at once. The run returned
+    (``_chosen``) is the one whose cycles are observed, so the per-cycle keys describe its
+    last pod: the best run, the run that erred, or the first placement's; a backend reports
+    the same run (backend/kspreadbackend/grouptries.go)."""
     sched = run.sched
     groups = sched.groups
     assert groups is not None
@@ -519,12 +522,15 @@ def _placement_algorithm(run: SequenceRun, members: list[QueuedPod], cycle: int,
         for pl in placements:
             sched.set_placement(list(pl.nodes) if len(pl.nodes) != len(full_order) else None)
             alg = _default_algorithm(run, members, cycle, key, multi)
-            if alg.status == ERROR:
-                return alg
             runs.append((pl, alg))
+            if alg.status == ERROR:
+                break
     finally:
         sched.set_placement(None)
         sched.cycle_order = full_order
+    if runs[-1][1].status == ERROR:
+        # upstream returns the run that erred at once: its cycles are the group's
+        return _chosen(run, runs, runs[-1][1], multi)
     ok = [(pl, alg) for pl, alg in runs if alg.status == SUCCESS or alg.waiting]
     if not ok:
         first = _chosen(run, runs, runs[0][1], multi)
