@@ -30,6 +30,7 @@ import numpy as np
 
 from kspread.engine.labels import Selector
 from kspread.engine.model import Node, Pod
+from kspread.engine.quantity import PODS
 from kspread.engine.resources import node_non_zero_requests, node_pod_requests, requests_key
 from kspread.engine.versions import Version
 
@@ -306,6 +307,8 @@ class Snapshot:
         # position of the latest ones (``changed_since``)
         self.column_version = 0
         self._column_log: list[int] = []
+        # resource -> (column_version, a lower bound of what every node has left): ``least_left``
+        self._least_left: dict[str, tuple[int, int]] = {}
         # nodes grouped by the values of all their columns (``column_groups``), kept
         # current from the first use
         self._groups: _ColumnGroups | None = None
@@ -482,6 +485,32 @@ class Snapshot:
         nz = info.non_zero_requested
         return (alloc.item(i), tuple(sorted((k, v) for k, v in info.requested.items() if v)), nz["cpu"], nz["memory"],
                 len(info.pods))
+
+    LEAST_LEFT_ROWS = 64  # changed nodes read one by one at most by ``least_left``; more: every node
+
+    def least_left(self, resource: str) -> int:
+        """A lower bound of what each node has left of ``resource`` (allocatable less
+        requested; ``pods``: allowed pods less the pod count; int64, exact: see
+        NodeResourcesFit's comparisons): the least over every node when computed, then
+        kept through the columns' changes (``changed_since``) by the changed nodes' own
+        (a node whose left grew leaves the bound below the least, still a bound), so that
+        a request within it fails no node without a comparison per node."""
+        alloc = self.allocatable(resource)
+        used = self.pod_count if resource == PODS else self.requested(resource)
+        hit = self._least_left.get(resource)
+        if hit is not None:
+            changed = self.changed_since(hit[0])
+            if changed is not None and len(changed) <= self.LEAST_LEFT_ROWS:
+                least = hit[1]
+                for i in changed:
+                    left = alloc.item(i) - used.item(i)
+                    if left < least:
+                        least = left
+                self._least_left[resource] = (self.column_version, least)
+                return least
+        least = int((alloc - used).min()) if len(alloc) else 0
+        self._least_left[resource] = (self.column_version, least)
+        return least
 
     COLUMN_LOG = 4096  # column changes kept at most
 
