@@ -134,9 +134,10 @@ def test_each_nodes_pod_order_is_upstreams_slice_after_removals(first, later, re
        st.sampled_from([1, 3, 100]))
 def test_least_left_bounds_every_nodes_left_as_pods_come_and_go(first, steps, read_every):
     """``least_left`` (NodeResourcesFit's "fits every node" test) is never above what a
-    node has left of each resource (and the pod count), read after every ``read_every``
-    binding or removal, over the change log and through a recomputation; computed afresh
-    it is the least."""
+    node has left of each resource (and the pod count), and ``bounds`` (the resource
+    scorers' int64 check) hold every value of the requested and non-zero columns, read
+    after every ``read_every`` binding or removal, over the change log and through a
+    recomputation; computed afresh they are the least and the largest."""
     from kspread.engine.model import Container
 
     v = Version(35)
@@ -155,8 +156,16 @@ def test_least_left_bounds_every_nodes_left_as_pods_come_and_go(first, steps, re
         used = snap.pod_count if r == "pods" else snap.requested(r)
         return (snap.allocatable(r) - used).tolist()
 
+    columns = [("requested", "cpu"), ("requested", "memory"), ("requested", "example.com/gpu"),
+               ("non_zero", "cpu"), ("non_zero", "memory")]
+
+    def column(kind, r):
+        return (snap.requested(r) if kind == "requested" else snap.non_zero_requested(r)).tolist()
+
     for r in resources:
         assert snap.least_left(r) == min(left(r))
+    for kind, r in columns:
+        assert snap.bounds(kind, r) == (min(column(kind, r)), max(column(kind, r)))
     for k, (add, j) in enumerate(steps):
         if add:
             p = pod(200 + k, first[j % len(first)] if first else ("n1", 0, 900, 2**30, 2))
@@ -167,6 +176,11 @@ def test_least_left_bounds_every_nodes_left_as_pods_come_and_go(first, steps, re
         if k % read_every == 0:
             for r in resources:
                 assert snap.least_left(r) <= min(left(r))
-    snap.LEAST_LEFT_ROWS = -1  # (every node read again: the least)
+            for kind, r in columns:
+                lo, hi = snap.bounds(kind, r)
+                assert lo <= min(column(kind, r)) and hi >= max(column(kind, r))
+    snap.LEAST_LEFT_ROWS = -1  # (every node read again: the least, the bounds tight)
     for r in resources:
         assert snap.least_left(r) == min(left(r))
+    for kind, r in columns:
+        assert snap.bounds(kind, r) == (min(column(kind, r)), max(column(kind, r)))
