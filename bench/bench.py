@@ -49,8 +49,9 @@ topology_spreading/performance-config.yaml and their templates): nodes of 4 cpu 
   OpportunisticBatching signs every pod of) at ``--real-nodes`` (5,000 and 20,000), each
   against ``kernel.run_shape``,
   a numpy kernel of the same shape's arithmetic, CPU time per cycle and whether the
-  kernel chose kspread's node for every pod; pods that differ in requests against
-  identical ones; the memory of 1,000-, 5,000- and 10,000-pod ``requests`` and ``floor``
+  kernel chose kspread's node for every pod (with a baseline, the baseline's CPU per
+  cycle on the same sequences, this tree's over it, and whether it chose the same
+  nodes); pods that differ in requests against identical ones; the memory of 1,000-, 5,000- and 10,000-pod ``requests`` and ``floor``
   sequences (``real_memory``: resident at the end and its peak, what the run holds under
   tracemalloc, the ties kept); with ``--backend PATH`` (a kspread-backend binary, if present)
   the backend's time per pod on each shape beside kspread's at its version;
@@ -566,7 +567,7 @@ def main() -> None:
     if "floor" in only:
         floor(args, base)
     if "real" in only:
-        real(args)
+        real(args, base)
     for kind in ("basic", "spread", "preemption", "async"):
         if kind not in only:
             continue
@@ -672,10 +673,13 @@ def floor(args: argparse.Namespace, base: Path | None) -> None:
         print(f"floor       {n:>5} nodes  per cycle: " + "; ".join(parts), flush=True)
 
 
-def real(args: argparse.Namespace) -> None:
+def real(args: argparse.Namespace, base: Path | None = None) -> None:
     """Issue 31's shapes (``make_real``) against the floor of their own arithmetic
-    (``kernel.run_shape``), per node count; then pods that differ in requests against
-    identical ones (``requests`` against ``floor``, kspread's CPU per cycle), with
+    (``kernel.run_shape``), per node count, and with a baseline tree (``--baseline-ref``)
+    the baseline's cycle on the same sequences (CPU per cycle, this tree's over the
+    baseline's: below 1 is faster; whether it chose the same nodes as this tree); then
+    pods that differ in requests against identical ones (``requests`` against ``floor``,
+    kspread's CPU per cycle; the baseline's too), with
     ``--backend`` (a kspread-backend binary) the backend's time per pod on each
     shape (wall clock: the process's, the long sequence's extra over the short one's) and
     kspread's on the same case at the backend's version (``--backend-version``); then
@@ -683,6 +687,7 @@ def real(args: argparse.Namespace) -> None:
     shapes = args.real_shapes.split(",")
     for n, long in zip((int(x) for x in args.real_nodes.split(",")), (int(x) for x in args.real_pods.split(","))):
         mine: dict[str, dict] = {}
+        theirs: dict[str, dict] = {}  # the baseline's
         for shape in shapes:
             runs = [measure({"kind": "kernel", "shape": shape, "nodes": n, "pods": long}, ROOT)
                     for _ in range(args.repeat)]
@@ -692,12 +697,23 @@ def real(args: argparse.Namespace) -> None:
             # (groups: the kernel places the pods in the order the group cycles take them)
             ours = [m["chosen"][k] for k in group_order(long)] if shape == "groups" else m["chosen"]
             same = "same nodes" if ours == runs[0]["chosen"] else "DIFFERENT NODES"
-            print(f"real {shape:<9} {n:>5} nodes  per cycle: kernel {k['us']:7.1f} µs (cpu {k['cpu_us']:.1f}); "
-                  f"kspread {m['us']:7.1f} µs (cpu {m['cpu_us']:.1f}) x{m['us'] / k['us']:.1f} "
-                  f"(cpu x{m['cpu_us'] / k['cpu_us']:.1f}, {same} over {long} pods)", flush=True)
+            line = (f"real {shape:<9} {n:>5} nodes  per cycle: kernel {k['us']:7.1f} µs (cpu {k['cpu_us']:.1f}); "
+                    f"kspread {m['us']:7.1f} µs (cpu {m['cpu_us']:.1f}) x{m['us'] / k['us']:.1f} "
+                    f"(cpu x{m['cpu_us'] / k['cpu_us']:.1f}, {same} over {long} pods)")
+            if base is not None:
+                b = theirs[shape] = per_cycle(n, 20, long, base, args.repeat, shape)
+                agree = "same nodes" if b["chosen"] == m["chosen"] else "DIFFERENT NODES"
+                line += (f"; baseline {args.baseline_ref} {b['us']:7.1f} µs (cpu {b['cpu_us']:.1f}; "
+                         f"cpu x{b['cpu_us'] / k['cpu_us']:.1f} the kernel), this/baseline cpu "
+                         f"x{m['cpu_us'] / b['cpu_us']:.2f} ({agree})")
+            print(line, flush=True)
         if "requests" in mine and "floor" in mine:
-            print(f"real requests/identical {n:>5} nodes  cpu x{mine['requests']['cpu_us'] / mine['floor']['cpu_us']:.2f}"
-                  f" ({mine['requests']['cpu_us']:.1f} µs against {mine['floor']['cpu_us']:.1f})", flush=True)
+            line = (f"real requests/identical {n:>5} nodes  cpu x{mine['requests']['cpu_us'] / mine['floor']['cpu_us']:.2f}"
+                    f" ({mine['requests']['cpu_us']:.1f} µs against {mine['floor']['cpu_us']:.1f})")
+            if "requests" in theirs and "floor" in theirs:
+                line += (f"; baseline x{theirs['requests']['cpu_us'] / theirs['floor']['cpu_us']:.2f}"
+                         f" ({theirs['requests']['cpu_us']:.1f} µs against {theirs['floor']['cpu_us']:.1f})")
+            print(line, flush=True)
         if args.backend and Path(args.backend).exists():
             for shape in shapes:
                 b = [measure({"kind": "backend", "shape": shape, "nodes": n, "pods": p, "backend": args.backend,

@@ -2,7 +2,8 @@
 PreFilter state and the resource scorers' PreScore requests are kept for the next pod
 with the same requests (``LastRequests``). Sequences of pods of a few shapes, some
 written alike (sharing their converted parts), some not, must schedule exactly as
-when every cycle computes them afresh."""
+when every cycle computes them afresh, and as when NodeResourcesFit's Filter compares
+every node (``Snapshot.least_left`` never lets it skip them)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from kspread.engine.resources import LastRequests
 from kspread.engine.scheduler import run_case
+from kspread.engine.snapshot import Snapshot
 from kspread.format.case import build_case
 
 SHAPES = [
@@ -57,6 +59,9 @@ def test_sequences_schedule_as_without_the_memo(version, nodes, shapes):
     kept = _run(data)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(LastRequests, "get", lambda self, pod: None)
+        assert _run(data) == kept
+    with pytest.MonkeyPatch.context() as mp:  # NodeResourcesFit's Filter never skips its comparisons
+        mp.setattr(Snapshot, "least_left", lambda self, resource: -2**62)
         assert _run(data) == kept
 
 

@@ -127,3 +127,60 @@ def test_each_nodes_pod_order_is_upstreams_slice_after_removals(first, later, re
     for k, p in zip(rows.node.tolist(), rows.pods):
         got[NODES[k]].append(p.key)
     assert got == want
+
+
+@settings(max_examples=120, deadline=None)
+@given(resource_pods, st.lists(st.tuples(st.booleans(), st.integers(min_value=0, max_value=39)), max_size=30),
+       st.sampled_from([1, 3, 100]))
+def test_least_left_bounds_every_nodes_left_as_pods_come_and_go(first, steps, read_every):
+    """``least_left`` (NodeResourcesFit's "fits every node" test) is never above what a
+    node has left of each resource (and the pod count), and ``bounds`` (the resource
+    scorers' int64 check) hold every value of the requested and non-zero columns, read
+    after every ``read_every`` binding or removal, over the change log and through a
+    recomputation; computed afresh they are the least and the largest."""
+    from kspread.engine.model import Container
+
+    v = Version(35)
+    nodes = [Node(n, {"cpu": 2000, "memory": 4 * 2**30, "pods": 6, "example.com/gpu": 4}, {}) for n in NODES]
+
+    def pod(i, spec):
+        n, _, cpu, mem, gpu = spec
+        req = {"cpu": cpu, "memory": mem} | ({"example.com/gpu": gpu} if gpu else {})
+        return Pod(f"p{i}", node_name=n, containers=(Container("c", requests=req),))
+
+    live = [pod(i, spec) for i, spec in enumerate(first)]
+    snap = Snapshot(nodes, live, v)
+    resources = ["pods", "cpu", "memory", "example.com/gpu"]
+
+    def left(r):
+        used = snap.pod_count if r == "pods" else snap.requested(r)
+        return (snap.allocatable(r) - used).tolist()
+
+    columns = [("requested", "cpu"), ("requested", "memory"), ("requested", "example.com/gpu"),
+               ("non_zero", "cpu"), ("non_zero", "memory")]
+
+    def column(kind, r):
+        return (snap.requested(r) if kind == "requested" else snap.non_zero_requested(r)).tolist()
+
+    for r in resources:
+        assert snap.least_left(r) == min(left(r))
+    for kind, r in columns:
+        assert snap.bounds(kind, r) == (min(column(kind, r)), max(column(kind, r)))
+    for k, (add, j) in enumerate(steps):
+        if add:
+            p = pod(200 + k, first[j % len(first)] if first else ("n1", 0, 900, 2**30, 2))
+            snap.add_pod(p)
+            live.append(p)
+        elif j < len(live):
+            snap.remove_pod(live.pop(j))
+        if k % read_every == 0:
+            for r in resources:
+                assert snap.least_left(r) <= min(left(r))
+            for kind, r in columns:
+                lo, hi = snap.bounds(kind, r)
+                assert lo <= min(column(kind, r)) and hi >= max(column(kind, r))
+    snap.LEAST_LEFT_ROWS = -1  # (every node read again: the least, the bounds tight)
+    for r in resources:
+        assert snap.least_left(r) == min(left(r))
+    for kind, r in columns:
+        assert snap.bounds(kind, r) == (min(column(kind, r)), max(column(kind, r)))

@@ -30,6 +30,7 @@ import numpy as np
 
 from kspread.engine.labels import Selector
 from kspread.engine.model import Node, Pod
+from kspread.engine.quantity import PODS
 from kspread.engine.resources import node_non_zero_requests, node_pod_requests, requests_key
 from kspread.engine.versions import Version
 
@@ -306,6 +307,11 @@ class Snapshot:
         # position of the latest ones (``changed_since``)
         self.column_version = 0
         self._column_log: list[int] = []
+        # resource -> (column_version, a lower bound of what every node has left): ``least_left``
+        self._least_left: dict[str, tuple[int, int]] = {}
+        # (kind, resource) -> (column_version, bounds of the column): ``bounds``
+        self._bounds: dict[tuple[str, str], tuple[int, int, int]] = {}
+        self._static_values: dict[Hashable, object] = {}  # ``static_value``
         # nodes grouped by the values of all their columns (``column_groups``), kept
         # current from the first use
         self._groups: _ColumnGroups | None = None
@@ -482,6 +488,66 @@ class Snapshot:
         nz = info.non_zero_requested
         return (alloc.item(i), tuple(sorted((k, v) for k, v in info.requested.items() if v)), nz["cpu"], nz["memory"],
                 len(info.pods))
+
+    LEAST_LEFT_ROWS = 64  # changed nodes read one by one at most by ``least_left``; more: every node
+
+    def least_left(self, resource: str) -> int:
+        """A lower bound of what each node has left of ``resource`` (allocatable less
+        requested; ``pods``: allowed pods less the pod count; int64, exact: see
+        NodeResourcesFit's comparisons): the least over every node when computed, then
+        kept through the columns' changes (``changed_since``) by the changed nodes' own
+        (a node whose left grew leaves the bound below the least, still a bound), so that
+        a request within it fails no node without a comparison per node."""
+        alloc = self.allocatable(resource)
+        used = self.pod_count if resource == PODS else self.requested(resource)
+        hit = self._least_left.get(resource)
+        if hit is not None:
+            changed = self.changed_since(hit[0])
+            if changed is not None and len(changed) <= self.LEAST_LEFT_ROWS:
+                least = hit[1]
+                for i in changed:
+                    left = alloc.item(i) - used.item(i)
+                    if left < least:
+                        least = left
+                self._least_left[resource] = (self.column_version, least)
+                return least
+        least = int((alloc - used).min()) if len(alloc) else 0
+        self._least_left[resource] = (self.column_version, least)
+        return least
+
+    def bounds(self, kind: str, resource: str) -> tuple[int, int]:
+        """Bounds (low, high) of the ``requested`` or ``non_zero`` column of ``resource``
+        over every node: its least and largest value when computed, then kept through the
+        columns' changes by the changed nodes' own values (``least_left``'s way: a value
+        that moved inwards leaves them bounds, no longer tight)."""
+        col = self.requested(resource) if kind == "requested" else self.non_zero_requested(resource)
+        hit = self._bounds.get((kind, resource))
+        if hit is not None:
+            changed = self.changed_since(hit[0])
+            if changed is not None and len(changed) <= self.LEAST_LEFT_ROWS:
+                lo, hi = hit[1], hit[2]
+                for i in changed:
+                    v = col.item(i)
+                    if v < lo:
+                        lo = v
+                    elif v > hi:
+                        hi = v
+                self._bounds[(kind, resource)] = (self.column_version, lo, hi)
+                return lo, hi
+        lo, hi = (int(col.min()), int(col.max())) if len(col) else (0, 0)
+        self._bounds[(kind, resource)] = (self.column_version, lo, hi)
+        return lo, hi
+
+    def static_value(self, key: Hashable, make: Callable[[], object]) -> object:
+        """``make()``, a value that depends only on static node data (allocatable,
+        labels, taints) and on ``key``, computed once per key (read only)."""
+        values = self._static_values
+        if key in values:
+            return values[key]
+        if len(values) >= self.STATIC_MEMO:
+            del values[next(iter(values))]
+        v = values[key] = make()
+        return v
 
     COLUMN_LOG = 4096  # column changes kept at most
 

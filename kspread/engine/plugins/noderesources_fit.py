@@ -504,6 +504,10 @@ class NodeResourcesFitFilter(Plugin, PreFilterPlugin, FilterPlugin):
                                   dra_backed_resources(self.handle, self.version))
             st.plan_key = tuple(st.plan)
         plan, v, snap = st.plan, self.version, nodes.snapshot
+        if snap is not None and nodes.overrides is None and all(req <= snap.least_left(r) for r, _, req in plan):
+            # every request within what every node of the snapshot has left: no comparison
+            # fails anywhere (``failure_keys`` would give 0 on every node)
+            return Filtered.passing(len(nodes))
         # kept across cycles for the plan (the comparisons: resources and requests)
         keys = self._memo.over(nodes, st.plan_key, lambda ns: failure_keys(plan, ns, v),
                                lambda i: failure_key_row(plan, snap, i, v))  # type: ignore[arg-type]

@@ -285,13 +285,18 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
                 return out
         return self._scores(nodes, requests)
 
-    def _row(self, snapshot, i: int, requests: list[int]) -> int | None:
-        """The score of the node at snapshot position ``i`` (``_scores``), from 1.22."""
+    def _usage_plan(self, snapshot, requests: list[int]):
+        """``usage_plan`` of the pod's requests (kept for the last requests: the rows of
+        both memos read it)."""
         plan = self._plan
         if plan is None or plan[0] is not snapshot or plan[1] != requests:
             plan = self._plan = (snapshot, list(requests), usage_plan(snapshot, self.resources, requests, self.version,
                                                                       self.flags.balanced_uses_requested))
-        usage = usage_row(plan[2], i)
+        return plan[2]
+
+    def _row(self, snapshot, i: int, requests: list[int]) -> int | None:
+        """The score of the node at snapshot position ``i`` (``_scores``), from 1.22."""
+        usage = usage_row(self._usage_plan(snapshot, requests), i)
         if usage is None:
             return None
         max_score = self.version.max_node_score
@@ -301,8 +306,7 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, ScorePlugin):
 
     def _without_row(self, snapshot, i: int, requests: list[int]) -> int | None:
         """``balanced_without_scores`` of the node at snapshot position ``i``."""
-        usage = usage_row(usage_plan(snapshot, self.resources, requests, self.version,
-                                     self.flags.balanced_uses_requested), i)
+        usage = usage_row(self._usage_plan(snapshot, requests), i)
         return None if usage is None else balanced_without_row(usage, self.version.max_node_score)
 
     def _scores(self, nodes: NodeSet, requests: list[int]) -> np.ndarray:

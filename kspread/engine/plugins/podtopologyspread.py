@@ -153,6 +153,12 @@ def has_key(nodes: NodeSet, key: str) -> np.ndarray:
     return col if nodes.positions is snap.all_positions else col[nodes.positions]
 
 
+def every_node_has_key(snap: Any, key: str) -> bool:
+    """Whether every node of the snapshot has label ``key`` (so any set of its nodes
+    does: ``has_key`` is true throughout; once per snapshot and key)."""
+    return bool(snap.static_value(("every node has label", key), lambda: bool(has_key(snap.nodes(), key).all())))
+
+
 def value_codes(nodes: NodeSet, key: str) -> tuple[np.ndarray, list]:
     """Per node the code of its value of label ``key``, a missing label read as ""
     (``node.Labels[key]`` in Go), and the distinct values."""
@@ -766,7 +772,10 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
                     if untolerated is None:
                         untolerated = self._untolerated(pod, alln)
                     mask = mask & ~untolerated
-            summed = np.bincount(codes[mask], weights=count[mask], minlength=len(values))
+            if mask.all():  # (every node counts: the same sums, in the same order, without the gathers)
+                summed = np.bincount(codes, weights=count, minlength=len(values))
+            else:
+                summed = np.bincount(codes[mask], weights=count[mask], minlength=len(values))
             s.value_counts.append(np.where(domain, summed.astype(np.int64), -1))
         return s
 
@@ -811,18 +820,20 @@ class PodTopologySpread(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, S
             return self._scores_v18(s, nodes)
         n = len(nodes)
         score: np.ndarray | None = None
+        snap = self.handle.snapshot
         for i, c in enumerate(s.constraints):  # float sums in constraint order, as upstream
-            present = has_key(nodes, c.topology_key)
+            # (a key every node of the snapshot has is present on every node of the set)
+            present = None if snap is not None and nodes.snapshot is snap and every_node_has_key(snap, c.topology_key) \
+                else has_key(nodes, c.topology_key)
             per_value = s.value_counts[i]
             if per_value is None:
                 cnt = self._counts_on(pod, c, nodes)
-            else:
-                snap = self.handle.snapshot  # (the codes of the snapshot's values, for detached nodes too)
+            else:  # (the codes of the snapshot's values, for detached nodes too)
                 codes = value_codes(snap.nodes(), c.topology_key)[0]
                 cnt = np.maximum(per_value, 0)[codes if nodes.positions is snap.all_positions
                                                else codes[snapshot_positions(snap, nodes)]]
             term = cnt.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)  # scoreForCount
-            if not present.all():
+            if present is not None and not present.all():
                 term = np.where(present, term, 0.0)
             score = term if score is None else score + term  # (0.0 + term is term: the same bits)
         if score is None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -418,33 +419,59 @@ def plain_columns(nodes: NodeSet, specs: Sequence[ResourceSpec], pod_requests: S
     int64 (``exact``), and so is every requested sum with the pod unless
     ``check_requested`` is false (BalancedAllocation: its general form adds them in int64
     too); None otherwise (the general formulas then apply). What is checked on the
-    allocatable is checked once on the snapshot's column (static), which bounds any set's."""
+    allocatable is checked once on the snapshot's column (static: once per snapshot,
+    ``Snapshot.static_value``), which bounds any set's; the requested sums, over a set of
+    the snapshot's own columns, by the bounds of the column (``Snapshot.bounds``) when
+    those suffice, else by their least and largest value."""
     skip = resource_scoring(version).skips_unallocatable
     snap = nodes.snapshot
     whole = snap is not None and nodes.positions is snap.all_positions
+    bounded = snap is not None and nodes.overrides is None
     out: list[PlainColumn] = []
     for spec, pod_req in zip(specs, pod_requests):
         name = spec.name
         if skip and pod_req == 0 and is_scalar_resource(name):
             continue
-        src = _base_source(name, use_requested)
-        if src is None:
+        static: tuple[str, np.ndarray, np.ndarray, int] | None
+        if snap is not None:
+            static = snap.static_value(("plain_columns", name, use_requested),  # type: ignore[assignment]
+                                       partial(_plain_static, snap.allocatable, name, use_requested))
+        else:
+            static = _plain_static(nodes.allocatable, name, use_requested)
+        if static is None:
             return None
-        column = snap.allocatable(name) if snap is not None else nodes.allocatable(name)
-        if not len(column) or not derived(column, "all != 0", _all_nonzero) or not derived(column, "small", _small):
-            return None
-        a_max = derived(column, "max", _largest)
+        src, column, af_all, a_max = static
         if snap is None or whole:
-            a, af = column, derived(column, "float64", _as_float)
+            a, af = column, af_all
         else:
             a = column[nodes.positions]
-            af = derived(column, "float64", _as_float)[nodes.positions]
+            af = af_all[nodes.positions]
         before = nodes.requested(name) if src == "requested" else nodes.non_zero_requested(name)
         requested = before + pod_req
-        if check_requested and not _small(requested):
-            return None
+        if check_requested:
+            if bounded:
+                lo, hi = snap.bounds(src, name)  # type: ignore[union-attr]
+                fits = lo + pod_req > -_INT64_SAFE and hi + pod_req < _INT64_SAFE
+            else:
+                fits = False
+            if not fits and not _small(requested):
+                return None
         out.append((spec.weight, a, requested, before, af, a_max))
     return out
+
+
+def _plain_static(allocatable: Callable[[str], np.ndarray], name: str,
+                  use_requested: bool) -> tuple[str, np.ndarray, np.ndarray, int] | None:
+    """What ``plain_columns`` reads of the allocatable column of resource ``name``
+    (``allocatable(name)``): (the requested sum it reads, the column, as float64, its
+    largest value), or None where the plain formulas do not apply."""
+    src = _base_source(name, use_requested)
+    if src is None:
+        return None
+    column = allocatable(name)
+    if not len(column) or not derived(column, "all != 0", _all_nonzero) or not derived(column, "small", _small):
+        return None
+    return src, column, derived(column, "float64", _as_float), derived(column, "max", _largest)
 
 
 def _all_nonzero(a: np.ndarray) -> bool:
