@@ -110,18 +110,21 @@ if [ -n "${stale:-}" ]; then
       $(git --git-dir="$MIRROR" ls-tree -r --name-only "${COMMIT[$VERSION]}" -- apis pkg | grep -v '\.pdf$') \
       2> >(grep -v "^error: invalid object .*\.pdf'$" >&2) | tar -x -C "$SP"
   fi
+  # (a new file, not written through: with KSPREAD_TREE the tree's files are hard links to the
+  # given tree's, which the build must not change; so the injected files below)
+  rm -f "$SP/.unpacked"
   if [ -n "$TAR" ]; then touch "$SP/.unpacked"; else printf '%s' "$SRC" > "$SP/.unpacked"; fi
 fi
 grep -q "^# k8s.io/kubernetes v$VERSION\." "$SP/vendor/modules.txt" || {
   echo "build.sh: the tree $SRC vendors $(grep -m1 '^# k8s.io/kubernetes ' "$SP/vendor/modules.txt" | cut -d" " -f2-), not $VERSION" >&2; exit 2; }
-cp "$REPO/backend/inject/zz_kspread_backend.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/"
-cp "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" \
+cp --remove-destination "$REPO/backend/inject/zz_kspread_backend.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/framework/runtime/"
+cp --remove-destination "$REPO/backend/inject/zz_kspread_scheduler.go" "$REPO/backend/inject/zz_kspread_schedule_one_v129.go" \
   "$REPO/backend/inject/zz_kspread_podgroup_v136.go" "$SP/vendor/k8s.io/kubernetes/pkg/scheduler/"
 # a sequence's clock (steps): the queue's (1.33 and later; its build constraint leaves it out before),
 # the Permit timers' and a gang's deadline's (1.35), each made to read a variable the backend sets
 K=$SP/vendor/k8s.io/kubernetes/pkg/scheduler
-if [ -d "$K/backend/queue" ]; then cp "$REPO/backend/inject/zz_kspread_queue.go" "$K/backend/queue/"; fi
-cp "$REPO/backend/inject/zz_kspread_permit_clock.go" "$K/framework/runtime/"
+if [ -d "$K/backend/queue" ]; then cp --remove-destination "$REPO/backend/inject/zz_kspread_queue.go" "$K/backend/queue/"; fi
+cp --remove-destination "$REPO/backend/inject/zz_kspread_permit_clock.go" "$K/framework/runtime/"
 sed -i 's/= time\.AfterFunc(waitTime, func() {/= KspreadAfterFunc(waitTime, func() {/' "$K/framework/runtime/waiting_pods_map.go"
 grep -q 'KspreadAfterFunc(waitTime' "$K/framework/runtime/waiting_pods_map.go" || {
   echo "build.sh: $K/framework/runtime/waiting_pods_map.go starts no Permit timer with time.AfterFunc(waitTime, ...)" >&2; exit 1; }
@@ -129,7 +132,7 @@ sed -i 's/^\ts := <-waitingPod\.s$/\ts := <-waitingPod.s; kspreadAnswer(waitingP
 grep -q 's := <-waitingPod.s; kspreadAnswer(waitingPod)' "$K/framework/runtime/framework.go" || {
   echo "build.sh: $K/framework/runtime/framework.go has no WaitOnPermit receiving s := <-waitingPod.s" >&2; exit 1; }
 if [ -f "$K/backend/workloadmanager/podgroupinfo.go" ]; then
-  cp "$REPO/backend/inject/zz_kspread_gang_clock.go" "$K/backend/workloadmanager/"
+  cp --remove-destination "$REPO/backend/inject/zz_kspread_gang_clock.go" "$K/backend/workloadmanager/"
   sed -i 's/^\tnow := time\.Now()$/\tnow := KspreadNow()/' "$K/backend/workloadmanager/podgroupinfo.go"
   grep -q 'now := KspreadNow()' "$K/backend/workloadmanager/podgroupinfo.go" || {
     echo "build.sh: $K/backend/workloadmanager/podgroupinfo.go sets no deadline with now := time.Now()" >&2; exit 1; }
