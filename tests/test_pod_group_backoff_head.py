@@ -73,3 +73,20 @@ def test_a_parked_group_repeats_while_only_the_error_queue_has_live_pods():
     # its three cycles and the repeats kspread counts; one of them while worker-0 waits out
     # its error backoff (without it: 4)
     assert run.queue.pods["huge"].unschedulable_count == 5
+
+
+def test_parked_groups_repeat_from_the_head_of_backoffq_until_each_has_repeated():
+    """activeQ empty and every pod in podBackoffQ of a parked group: upstream pops the head again
+    and again (_repeat_backoff_heads), so x0, whose 1 s backoff is the shortest, repeats three
+    times before y0 repeats once, and once more before w0; after the wait the groups come back in
+    the order of their last repeats (y, x, w), and y0 takes the node added. kspread counted one
+    repeat per group in the heads' order (x, y, w) and gave n2 to x0. Found with dev/seqtest.py
+    --gangs 1 --devices --group-claims 0.7, seed 3605, sequence 26 (issue 32)."""
+    case = Path(__file__).resolve().parent.parent / "cases" / "gangs" / "parked-groups-repeat-from-backoffq-head-136.yaml"
+    doc = next(iter(load_strict(case.read_text())))
+    sched, results, placements = run_case(build_case(doc, "t"), keep_all=True)
+    assert [r.pod.key for r in results] == ["w0", "w0", "y0", "y0", "w0", "x0", "y0", "x0", "w0"]
+    assert placements == {"w0": None, "y0": "n2", "x0": None}
+    # x0: its cycle at 33, four repeats then, one after the wait, its cycle after n2's addition
+    # and the repeat of that one
+    assert sched.sequence.run.queue.pods["x0"].unschedulable_count == 8
