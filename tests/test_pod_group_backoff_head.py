@@ -90,3 +90,24 @@ def test_parked_groups_repeat_from_the_head_of_backoffq_until_each_has_repeated(
     # x0: its cycle at 33, four repeats then, one after the wait, its cycle after n2's addition
     # and the repeat of that one
     assert sched.sequence.run.queue.pods["x0"].unschedulable_count == 8
+
+
+def test_a_wait_for_the_error_queue_passes_the_leftover_flush_tick():
+    """While the scheduler waits for the error queue's backoff flush (a gang's fitting pods,
+    the group not placeable), the clock passes the 30 s tick of flushUnschedulablePodsLeftover:
+    p, unschedulable since 0, moves back at 330 and is retried before the group's next cycle
+    (_leftover_tick). kspread jumped to the flush and left p out; the oracle logs p, w-0, w-1,
+    p. Found with dev/seqtest.py --gangs 1 --devices --group-priorities, seed 3612, sequence 33
+    (issue 32)."""
+    doc = {"version": "1.36", "featureGates": {"GenericWorkload": True, "GangScheduling": True},
+           "nodes": [{"name": "n1", "allocatable": {"cpu": "4", "memory": "4Gi", "pods": 110}}],
+           "objects": [{"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"},
+                        "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}}],
+           "schedule": [{"name": "p", "requests": {"cpu": "8"}},
+                        {"wait": 329},
+                        {"name": "w", "replicas": 2, "requests": {"cpu": "1"}, "schedulingGroup": {"podGroupName": "g"}},
+                        {"name": "late", "requests": {"cpu": "1"}, "schedulingGroup": {"podGroupName": "g"},
+                         "schedulingGates": [{"name": "x"}]}]}
+    sched, results, _ = run_case(build_case(doc, "t"), keep_all=True)
+    assert [r.pod.key for r in results] == ["p", "w-0", "w-1", "p"]
+    assert sched.sequence.run.queue.pods["p"].failed_at == 330

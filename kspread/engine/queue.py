@@ -367,6 +367,8 @@ class SchedulingQueue:
                              for i, members in enumerate(groups.values())
                              if all(q.error_backoff for q in members) and members[0].repeated != self.changes)
             for at, _ in flushes:
+                if self._leftover_tick(at):
+                    return self.pop()
                 self.now = max(self.now, at)
             self._repeat(heads)
             return None
@@ -383,6 +385,8 @@ class SchedulingQueue:
             # parked groups (their cycles repeat): counted once per change, as above
             self._repeat_backoff_heads()
         first = self.pods[min(live)[-1]]
+        if self._leftover_tick(self._expiry(first) + 1):
+            return self.pop()
         self.now = max(self.now, self._expiry(first) + 1)
         for e in sorted(live):
             q = self.pods[e[-1]]
@@ -393,6 +397,25 @@ class SchedulingQueue:
         heapq.heappop(self._active)
         head.where = "gone"
         return head
+
+    def _leftover_tick(self, target: int) -> bool:
+        """The scheduler waits for a backoff flush at ``target`` (1.36, pod groups): the clock
+        passes each 30 s tick before it, where flushUnschedulablePodsLeftover runs (the driver's
+        tickTo does it second by second, as PriorityQueue.Run's goroutine does). At the first
+        tick that moves a pod (``flush_leftover``; then that second's backoff flush) the wait
+        ends there: True, the clock at that tick. Else False, the clock unchanged. Before,
+        kspread jumped to ``target`` and flushed nothing (issue 32, seed 3612 seq 33: upstream
+        scheduled the pods unschedulable since 402 at 720, before the wait that followed)."""
+        start = self.now
+        tick = (start // LEFTOVER_FLUSH_SECONDS + 1) * LEFTOVER_FLUSH_SECONDS
+        while tick <= target:
+            self.now = tick
+            if self.flush_leftover():
+                self.flush_backoff()
+                return True
+            tick += LEFTOVER_FLUSH_SECONDS
+        self.now = start
+        return False
 
     def _repeat_backoff_heads(self) -> None:
         """Every pod left in podBackoffQ is of a parked group (activeQ empty; the error queue
