@@ -722,6 +722,8 @@ def run_kspread(doc: dict, base_dir: Path, devices: dict | None = None
         cycles.append({"pod": r.pod.key, "searched": sorted(r.searched), "picked": picked,
                        "after": after.get(i), "victims": victims, "err": r.error or ""})
         pg = getattr(r, "pod_group", None)
+        if pg is not None and (pg.message or "").startswith('running PreBind plugin "DynamicResources"'):
+            cycles[-1]["lost"] = True  # (claim_race: its PreBind lost a shared claim)
         if pg is not None:
             # 1.36: the oracle observes once per ScheduleOne (a pod group cycle): only the group
             # cycle's last logged cycle gets an outcome, that of its pod once the cycle settled
@@ -865,6 +867,8 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
             res["cls"] = "preemption victims: gang bound together (explained)"
         if fd[1] == "retry order" and s.get("workloads") and gang_replaced(s, oc[:fd[0]], oc[fd[0]], kc[fd[0]]):
             res["cls"] = "retry order: gang bound together (explained)"
+        if s.get("podGroups") and claim_race(s, oc, kc, fd[0]):
+            res["cls"] = f"{fd[1]}: another pod won a shared claim (explained)"
         res["detail"] = {"upstream": oc[fd[0]] if fd[0] < len(oc) else None,
                          "kspread": kc[fd[0]] if fd[0] < len(kc) else None}
     elif not res["placements"]:
@@ -880,6 +884,32 @@ def compare(s: dict, version: str, oracle: str, backoff: int, gates: dict[str, b
                                                                             res["kspreadAllocationLog"]):
             res["cls"] = "allocations: gang bound together (explained)"
     return res
+
+
+def claim_race(s: dict, oc: list[dict], kc: list[dict], at: int) -> bool:
+    """1.36: the runs agree up to cycle ``at``, and a pod group cycle there (or the one ``at`` is
+    in) had pods share an unallocated claim, of which kspread's run had one lose at PreBind
+    (``lost``), while the two runs retry different pods of that cycle afterwards: another pod's
+    PreBind wrote the claim first. The quorum pod's Permit allows the gang's waiting pods in a
+    Go map's order (gangscheduling.go, ``for podUID := range assumedPods``), and each binding
+    cycle runs in its own goroutine (schedule_one_podgroup.go, ``go sched.runBindingCycle``):
+    which PreBind writes first is a race; kspread's rule is the cycle's order (podgroupcycle)."""
+    groups = {key(p): (p.get("namespace") or "default", p["schedulingGroup"].get("podGroupName"))
+              for p in s["schedule"] if isinstance(p, dict) and p.get("schedulingGroup")}
+    j = 0
+    while j < min(at + 1, len(kc)):
+        g = groups.get(kc[j]["pod"])
+        end = j + 1
+        while g is not None and end < len(kc) and groups.get(kc[end]["pod"]) == g \
+                and kc[end]["pod"] not in {c["pod"] for c in kc[j:end]}:
+            end += 1
+        if g is not None and any(c.get("lost") for c in kc[j:end]):
+            pods = {c["pod"] for c in kc[j:end] if c["picked"]}
+            retried = [pods & {c["pod"] for c in cycles[end:]} for cycles in (oc, kc)]
+            if retried[0] != retried[1]:
+                return True
+        j = end
+    return False
 
 
 def gang_write_order(s: dict, olog: list[str], klog: list[str]) -> bool:

@@ -73,3 +73,41 @@ def test_a_parked_group_repeats_while_only_the_error_queue_has_live_pods():
     # its three cycles and the repeats kspread counts; one of them while worker-0 waits out
     # its error backoff (without it: 4)
     assert run.queue.pods["huge"].unschedulable_count == 5
+
+
+def test_parked_groups_repeat_from_the_head_of_backoffq_until_each_has_repeated():
+    """activeQ empty and every pod in podBackoffQ of a parked group: upstream pops the head again
+    and again (_repeat_backoff_heads), so x0, whose 1 s backoff is the shortest, repeats three
+    times before y0 repeats once, and once more before w0; after the wait the groups come back in
+    the order of their last repeats (y, x, w), and y0 takes the node added. kspread counted one
+    repeat per group in the heads' order (x, y, w) and gave n2 to x0. Found with dev/seqtest.py
+    --gangs 1 --devices --group-claims 0.7, seed 3605, sequence 26 (issue 32)."""
+    case = Path(__file__).resolve().parent.parent / "cases" / "gangs" / "parked-groups-repeat-from-backoffq-head-136.yaml"
+    doc = next(iter(load_strict(case.read_text())))
+    sched, results, placements = run_case(build_case(doc, "t"), keep_all=True)
+    assert [r.pod.key for r in results] == ["w0", "w0", "y0", "y0", "w0", "x0", "y0", "x0", "w0"]
+    assert placements == {"w0": None, "y0": "n2", "x0": None}
+    # x0: its cycle at 33, four repeats then, one after the wait, its cycle after n2's addition
+    # and the repeat of that one
+    assert sched.sequence.run.queue.pods["x0"].unschedulable_count == 8
+
+
+def test_a_wait_for_the_error_queue_passes_the_leftover_flush_tick():
+    """While the scheduler waits for the error queue's backoff flush (a gang's fitting pods,
+    the group not placeable), the clock passes the 30 s tick of flushUnschedulablePodsLeftover:
+    p, unschedulable since 0, moves back at 330 and is retried before the group's next cycle
+    (_leftover_tick). kspread jumped to the flush and left p out; the oracle logs p, w-0, w-1,
+    p. Found with dev/seqtest.py --gangs 1 --devices --group-priorities, seed 3612, sequence 33
+    (issue 32)."""
+    doc = {"version": "1.36", "featureGates": {"GenericWorkload": True, "GangScheduling": True},
+           "nodes": [{"name": "n1", "allocatable": {"cpu": "4", "memory": "4Gi", "pods": 110}}],
+           "objects": [{"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"},
+                        "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}}],
+           "schedule": [{"name": "p", "requests": {"cpu": "8"}},
+                        {"wait": 329},
+                        {"name": "w", "replicas": 2, "requests": {"cpu": "1"}, "schedulingGroup": {"podGroupName": "g"}},
+                        {"name": "late", "requests": {"cpu": "1"}, "schedulingGroup": {"podGroupName": "g"},
+                         "schedulingGates": [{"name": "x"}]}]}
+    sched, results, _ = run_case(build_case(doc, "t"), keep_all=True)
+    assert [r.pod.key for r in results] == ["p", "w-0", "w-1", "p"]
+    assert sched.sequence.run.queue.pods["p"].failed_at == 330

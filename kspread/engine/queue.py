@@ -350,9 +350,15 @@ class SchedulingQueue:
         live = [e for e in entries if self.pods[e[-1]].parked != self.changes]
         if not live:
             # upstream pops the parked groups once more (and again, for ever): their pods fail
-            # again and go back with a new queue time, after every pod that failed before. A
-            # group whose pods all wait in the error queue is popped only once the backoff
-            # flush moves the first of them: the clock goes there first (the last such group's)
+            # again and go back with a new queue time, after every pod that failed before.
+            # podBackoffQ's head first, again and again, until each group there has repeated
+            # (``_repeat_backoff_heads``). A group whose pods all wait in the error queue is
+            # popped only once the backoff flush moves the first of them: the clock goes there
+            # next (the last such group's)
+            if self.pop_from_backoff:
+                self._repeat_backoff_heads()
+            entries = [e for e in self._backoff
+                       if self.pods[e[-1]].where == "backoff" and self.pods[e[-1]].timestamp == e[-2]]
             heads = [self.pods[e[-1]] for e in sorted(entries)]
             groups: dict[tuple[str, str | None], list[QueuedPod]] = {}
             for q in heads:
@@ -361,6 +367,8 @@ class SchedulingQueue:
                              for i, members in enumerate(groups.values())
                              if all(q.error_backoff for q in members) and members[0].repeated != self.changes)
             for at, _ in flushes:
+                if self._leftover_tick(at):
+                    return self.pop()
                 self.now = max(self.now, at)
             self._repeat(heads)
             return None
@@ -375,11 +383,10 @@ class SchedulingQueue:
         if self.pop_from_backoff:
             # only the error queue's pods are live: while they wait, upstream pops podBackoffQ's
             # parked groups (their cycles repeat): counted once per change, as above
-            parked = [self.pods[e[-1]] for e in sorted(entries)
-                      if self.pods[e[-1]].parked == self.changes and not self.pods[e[-1]].error_backoff]
-            if parked:
-                self._repeat(parked)
+            self._repeat_backoff_heads()
         first = self.pods[min(live)[-1]]
+        if self._leftover_tick(self._expiry(first) + 1):
+            return self.pop()
         self.now = max(self.now, self._expiry(first) + 1)
         for e in sorted(live):
             q = self.pods[e[-1]]
@@ -390,6 +397,42 @@ class SchedulingQueue:
         heapq.heappop(self._active)
         head.where = "gone"
         return head
+
+    def _leftover_tick(self, target: int) -> bool:
+        """The scheduler waits for a backoff flush at ``target`` (1.36, pod groups): the clock
+        passes each 30 s tick before it, where flushUnschedulablePodsLeftover runs (the driver's
+        tickTo does it second by second, as PriorityQueue.Run's goroutine does). At the first
+        tick that moves a pod (``flush_leftover``; then that second's backoff flush) the wait
+        ends there: True, the clock at that tick. Else False, the clock unchanged. Before,
+        kspread jumped to ``target`` and flushed nothing (issue 32, seed 3612 seq 33: upstream
+        scheduled the pods unschedulable since 402 at 720, before the wait that followed)."""
+        start = self.now
+        tick = (start // LEFTOVER_FLUSH_SECONDS + 1) * LEFTOVER_FLUSH_SECONDS
+        while tick <= target:
+            self.now = tick
+            if self.flush_leftover():
+                self.flush_backoff()
+                return True
+            tick += LEFTOVER_FLUSH_SECONDS
+        self.now = start
+        return False
+
+    def _repeat_backoff_heads(self) -> None:
+        """Every pod left in podBackoffQ is of a parked group (activeQ empty; the error queue
+        is not popped): upstream pops podBackoffQ's head, a repeat of its group's cycle
+        (``_repeat``: a new queue time, a longer backoff), and again, for ever. The oracle's
+        driver goes idle once each of those groups has repeated at this change, so the head
+        repeats until then: a group whose backoff stays the shortest repeats again before a
+        group behind it repeats once. Before, kspread counted one repeat per group in the
+        heads' order; upstream then popped a group that failed later first (issue 32,
+        ``--gangs 1 --devices --group-claims 0.7 --seed 3605``, seq 26)."""
+        for _ in range(256):
+            heads = sorted(e for e in self._backoff
+                           if self.pods[e[-1]].where == "backoff" and self.pods[e[-1]].timestamp == e[-2]
+                           and not self.pods[e[-1]].error_backoff)
+            if all(self.pods[e[-1]].repeated == self.changes for e in heads):
+                return
+            self._repeat([self.pods[heads[0][-1]]], force=True)
 
     def _repeat_parked_heads(self, entries: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         """podBackoffQ's head is a parked group's pod, ahead of the pods that would be popped:
