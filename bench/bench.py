@@ -475,21 +475,29 @@ def measure(spec: dict, tree: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def rate(kind: str, nodes: int, short: int, long: int, tree: Path, repeat: int = 1) -> tuple[float, dict]:
-    """Pods per second of wall-clock time (``async``: ordinary pods); ``cpu_rate`` in the
-    dict returned: per second of the worker's CPU time (``time.process_time``), less
-    sensitive to a busy machine. The best of ``repeat`` pairs of runs (the machine is
-    shared: the least disturbed pair)."""
-    best: tuple[float, dict] | None = None
+def rates(kind: str, nodes: int, runs: list[tuple[Path, int, int]], repeat: int = 1) -> list[tuple[float, dict]]:
+    """Per tree of ``runs`` (tree, short, long): pods per second of wall-clock time
+    (``async``: ordinary pods) and, as ``cpu_rate`` in the dict returned, per second of the
+    worker's CPU time (``time.process_time``), less sensitive to a busy machine.
+
+    The rate is (long - short) over the difference of the two sequences' times, each the
+    least of ``repeat`` runs (the least disturbed), and the trees' runs are interleaved so
+    that a busy spell falls on every tree alike. (Taking the best *pair* instead let one
+    lucky short run and one unlucky long one read as a 0.7x regression that the least
+    times did not show.)"""
+    got: list[dict[int, list[dict]]] = [{short: [], long: []} for _tree, short, long in runs]
     for _ in range(repeat):
-        a = measure({"kind": kind, "nodes": nodes, "pods": short}, tree)
-        b = measure({"kind": kind, "nodes": nodes, "pods": long}, tree)
-        b["cpu_rate"] = (long - short) / max(b["cpu_s"] - a["cpu_s"], 1e-9)
-        r = (long - short) / max(b["run_s"] - a["run_s"], 1e-9)
-        if best is None or b["cpu_rate"] > best[1]["cpu_rate"]:
-            best = (r, b)
-    assert best is not None
-    return best
+        for (tree, short, long), seen in zip(runs, got):
+            for n_pods in (short, long):
+                seen[n_pods].append(measure({"kind": kind, "nodes": nodes, "pods": n_pods}, tree))
+    out: list[tuple[float, dict]] = []
+    for (_tree, short, long), seen in zip(runs, got):
+        a_cpu, b_cpu = (min(m["cpu_s"] for m in seen[k]) for k in (short, long))
+        a_run, b_run = (min(m["run_s"] for m in seen[k]) for k in (short, long))
+        b = dict(min(seen[long], key=lambda m: m["cpu_s"]))
+        b["cpu_rate"] = (long - short) / max(b_cpu - a_cpu, 1e-9)
+        out.append(((long - short) / max(b_run - a_run, 1e-9), b))
+    return out
 
 
 def _pair(text: str) -> str:
@@ -573,14 +581,18 @@ def main() -> None:
             continue
         short, long = (int(x) for x in tspec[kind].split(","))
         for n in node_counts:
-            r, info = rate(kind, n, short, long, ROOT, args.repeat)
+            runs = [(ROOT, short, long)]
+            if base is not None:
+                bshort, blong = (int(x) for x in bspec.get(kind, args.baseline_pods).split(","))
+                runs.append((base, bshort, blong))
+            measured = rates(kind, n, runs, args.repeat)
+            r, info = measured[0]
             bound = (f"ordinary bound {info['ordinary_bound']}/{long}, all {info['bound']}" if kind == "async"
                      else f"bound {info['bound']}/{long}")
             line = (f"{kind:<11} {n:>5} nodes  {r:9.1f} pods/s (cpu {info['cpu_rate']:.1f})  "
                     f"peak {info['peak_mb']:7.0f} MB  ({bound})")
             if base is not None:
-                bshort, blong = (int(x) for x in bspec.get(kind, args.baseline_pods).split(","))
-                br, binfo = rate(kind, n, bshort, blong, base, args.repeat)
+                br, binfo = measured[1]
                 line += (f"  baseline {br:7.1f} pods/s (cpu {binfo['cpu_rate']:.1f}), peak {binfo['peak_mb']:6.0f} MB"
                          f"  ratio {r / br:6.1f}x (cpu {info['cpu_rate'] / binfo['cpu_rate']:.1f}x)")
             print(line, flush=True)
