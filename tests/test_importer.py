@@ -1772,3 +1772,88 @@ def test_a_pod_to_schedule_is_imported_without_its_node_allocatable_status(tmp_p
     out, _ = _import(tmp_path, dump, version="1.36", pending=True)
     assert "nodeAllocatableResourceClaimStatuses:" not in out
     assert "status.nodeAllocatableResourceClaimStatuses of pod(s) to schedule, left out" in out.replace("\n# ", " ")
+
+
+# ---- what a claim's status carries: shares, taints' tolerations, binding conditions ------------
+
+_CC_SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-nics"},
+             "spec": {"driver": "nic.example.com", "nodeName": "n1", "pool": {"name": "n1"},
+                      "devices": [{"name": "nic", "allowMultipleAllocations": True,
+                                   "capacity": {"bw": {"value": "10G"}}}]}}
+_CC_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "nic"}}
+
+
+def _cc_claim(name, result_extra, **meta):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default", **meta},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nic"}}]}},
+            "status": {"allocation": {"devices": {"results": [
+                {"request": "r", "driver": "nic.example.com", "pool": "n1", "device": "nic", **result_extra}]}},
+                "reservedFor": [{"resource": "pods", "name": "old", "uid": "u1"}]}}
+
+
+def test_a_claims_consumed_capacity_and_share_are_kept(tmp_path):
+    """1.36 (DRAConsumableCapacity beta): an allocated share's shareID and consumedCapacity are
+    kept, so the 7G it holds of the nic's 10G count: a claim for 4G more does not fit, 3G does.
+    (The import used to keep only request, driver, pool, device and adminAccess: the share
+    then took nothing and 4G fitted.)"""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    held = _cc_claim("old-nic", {"shareID": "0b1c2d3e-0000-4000-8000-000000000001", "consumedCapacity": {"bw": "7G"}})
+    old = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "old", "namespace": "default"},
+           "spec": {"nodeName": "n1", "containers": [{"name": "c"}],
+                    "resourceClaims": [{"name": "nic", "resourceClaimName": "old-nic"}]},
+           "status": {"phase": "Running"}}
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node, _CC_CLASS, _CC_SLICE, held, old]})
+    out, warnings = _import(tmp_path, dump, version="1.36")
+    assert not [w for w in warnings if "left out" in w], warnings
+    doc = yaml.safe_load(out)
+    (got,) = [o for o in doc["objects"] if o["kind"] == "ResourceClaim"]
+    assert got["status"]["allocation"]["devices"]["results"] == [
+        {"request": "r", "driver": "nic.example.com", "pool": "n1", "device": "nic",
+         "shareID": "0b1c2d3e-0000-4000-8000-000000000001", "consumedCapacity": {"bw": "7G"}}]
+    new = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "new"},
+           "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nic",
+                                                                        "capacity": {"requests": {"bw": "4G"}}}}]}}}
+    doc["objects"].append(new)
+    doc["pod"] = {"name": "p", "resourceClaims": [{"name": "r", "resourceClaimName": "new"}]}
+    for bw, expect in (("4G", {"unschedulable": True}),
+                       ("3G", {"selected": "n1", "allocations": {"new": ["nic.example.com/n1/nic"]}})):
+        new["spec"]["devices"]["requests"][0]["exactly"]["capacity"]["requests"]["bw"] = bw
+        doc["expect"] = expect
+        p = tmp_path / f"case-{bw}.yaml"
+        p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+        v = check(_load_one(p))
+        assert v.passed, (bw, v.message)
+
+
+def test_a_claim_waiting_for_binding_conditions_is_left_out_by_name(tmp_path):
+    """An allocated device with bindingConditions (DRADeviceBindingConditions) is kept in the
+    import, so the case's reader refuses the claim by name and the import leaves it out with
+    that reason, where dropping the field made the claim look ready."""
+    claim = _cc_claim("old-nic", {"bindingConditions": ["dra.example.com/attached"],
+                                  "bindingFailureConditions": ["dra.example.com/failed"]})
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [NODE, _CC_CLASS, _CC_SLICE, claim]})
+    out, warnings = _import(tmp_path, dump, version="1.36")
+    (w,) = [w for w in warnings if "left out" in w]
+    assert w.startswith("objects ResourceClaim old-nic: left out, kspread rejects it: ") and \
+        "bindingConditions" in w and "DRADeviceBindingConditions" in w, w
+    assert "old-nic" not in out.split("\n# ")[0]
+
+
+def test_a_pod_group_claims_owner_and_reservation_are_kept(tmp_path):
+    """DRAWorkloadResourceClaims (1.36): a claim the controller made from a PodGroup's template
+    keeps its PodGroup owner and its reservation for the group (reservedFor's apiGroup), which
+    DynamicResources reads (IsForPodGroup; a reservation for the group); and a claim
+    DynamicResources made for extended resources keeps its annotation."""
+    owner = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "name": "pg", "uid": "u9",
+             "controller": True, "blockOwnerDeletion": True}
+    claim = _cc_claim("pg-fabric-9zq4d", {}, ownerReferences=[owner],
+                      annotations={"resource.kubernetes.io/extended-resource-claim": "true", "other": "x"})
+    claim["status"]["reservedFor"] = [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "pg",
+                                       "uid": "u9"}]
+    got = importer.device_object(claim)
+    assert got["metadata"] == {"name": "pg-fabric-9zq4d", "namespace": "default",
+                               "ownerReferences": [{k: owner[k] for k in ("apiVersion", "kind", "name", "controller")}],
+                               "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}}
+    assert got["status"]["reservedFor"] == [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "pg"}]

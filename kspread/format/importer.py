@@ -780,19 +780,30 @@ def pod_group_claims_made(obj: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
             if isinstance(e, Mapping) and e.get("resourceClaimTemplateName") and e.get("name") in made}
 
 
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+_ALLOCATED_DEVICE_KEPT = ("request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
+                          "bindingFailureConditions", "shareID", "consumedCapacity")
+
+
 def device_object(obj: Mapping[str, Any]) -> dict:
     """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate trimmed to
-    what kspread reads: its spec as it is, and a claim's allocation and reservedFor."""
+    what kspread reads: its spec as it is, and a claim's allocation (every field of its
+    results that kspread reads), reservedFor (pods and PodGroups), owners (a Pod or a
+    PodGroup) and the annotation of a claim made for extended resources."""
     meta, kind = _meta(obj), obj["kind"]
     rmeta: dict[str, Any] = {"name": meta["name"]}
     if kind in ("ResourceClaim", "ResourceClaimTemplate"):
         rmeta["namespace"] = meta.get("namespace") or "default"
+    # the owners kspread reads: the pod (or, DRAWorkloadResourceClaims, the PodGroup) whose
+    # template the resource claim controller made the claim from
     refs = [{k: r[k] for k in ("apiVersion", "kind", "name", "controller") if k in r}
-            for r in meta.get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") == "Pod"]
+            for r in meta.get("ownerReferences") or [] if isinstance(r, dict) and r.get("kind") in ("Pod", "PodGroup")]
     if refs:
         rmeta["ownerReferences"] = refs
     if meta.get("deletionTimestamp"):
         rmeta["deletionTimestamp"] = str(meta["deletionTimestamp"])
+    if kind == "ResourceClaim" and _m(meta.get("annotations")).get(EXTENDED_CLAIM_ANNOTATION) == "true":
+        rmeta["annotations"] = {EXTENDED_CLAIM_ANNOTATION: "true"}  # made by DynamicResources (DRAExtendedResource)
     out: dict[str, Any] = {"apiVersion": obj.get("apiVersion", "resource.k8s.io/v1"), "kind": kind, "metadata": rmeta}
     if obj.get("spec"):
         out["spec"] = obj["spec"]
@@ -801,13 +812,16 @@ def device_object(obj: Mapping[str, Any]) -> dict:
         rstatus: dict[str, Any] = {}
         alloc = _m(status.get("allocation"))
         if alloc:
-            results = [{k: r[k] for k in ("request", "driver", "pool", "device", "adminAccess") if k in r}
+            # every field of a result kspread reads, binding conditions too: a case refuses
+            # those by name (the import leaves such a claim out with that reason), where
+            # dropping them would make a claim still waiting for its device look ready
+            results = [{k: r[k] for k in _ALLOCATED_DEVICE_KEPT if k in r}
                        for r in _m(alloc.get("devices")).get("results") or [] if isinstance(r, dict)]
             ra: dict[str, Any] = {"devices": {"results": results}}
             if alloc.get("nodeSelector"):
                 ra["nodeSelector"] = alloc["nodeSelector"]
             rstatus["allocation"] = ra
-        reserved = [{k: r[k] for k in ("resource", "name") if k in r}
+        reserved = [{k: r[k] for k in ("apiGroup", "resource", "name") if k in r}
                     for r in status.get("reservedFor") or [] if isinstance(r, dict)]
         if reserved:
             rstatus["reservedFor"] = reserved
