@@ -1857,3 +1857,64 @@ def test_a_pod_group_claims_owner_and_reservation_are_kept(tmp_path):
                                "ownerReferences": [{k: owner[k] for k in ("apiVersion", "kind", "name", "controller")}],
                                "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}}
     assert got["status"]["reservedFor"] == [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "pg"}]
+
+
+# ---- what the importer keeps of each kind: the audit of dev/README.md "What the import keeps" -----
+
+
+def test_strip_noise_keeps_the_annotations_kspread_reads():
+    """kubectl's annotations blocks are cut but for the entries of the annotations kspread
+    reads, which stay under their key (a value on continuation lines included)."""
+    text = textwrap.dedent("""\
+        items:
+        - metadata:
+            annotations:
+              kubectl.kubernetes.io/last-applied-configuration: |
+                {"volume.kubernetes.io/selected-node": "no"}
+              pv.kubernetes.io/bind-completed: "yes"
+              volume.kubernetes.io/selected-node: a-node-name-so-long
+                that-it-wraps
+              zz: x
+            name: c1
+          spec: {}
+        - metadata:
+            annotations:
+              other: x
+            name: c2
+        """)
+    assert yaml.safe_load(importer.strip_noise(text)) == {"items": [
+        {"metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes",
+                                      "volume.kubernetes.io/selected-node": "a-node-name-so-long that-it-wraps"},
+                      "name": "c1"}, "spec": {}},
+        {"metadata": {"name": "c2"}}]}
+
+
+_SN_NODES = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+              "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+             for n, cpu in (("n1", "8"), ("n2", "2"))]
+_SN_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "late"},
+             "provisioner": "disk.csi.example.com", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def test_a_yaml_dumps_claim_keeps_the_node_it_is_provisioned_for(tmp_path):
+    """A claim being provisioned for n2 (volume.kubernetes.io/selected-node) keeps its
+    annotation through a kubectl YAML dump, whose annotations blocks the import cuts: the pod
+    using it goes to n2 only. (strip_noise used to cut every annotation before the storage
+    objects were trimmed: the claim lost the node, and the pod went to the roomier n1.)"""
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "data", "namespace": "default",
+                          "annotations": {"volume.kubernetes.io/selected-node": "n2",
+                                          "volume.kubernetes.io/storage-provisioner": "disk.csi.example.com"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "late",
+                      "resources": {"requests": {"storage": "1Gi"}}},
+             "status": {"phase": "Pending"}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*_SN_NODES, _SN_CLASS, claim, pod]})
+    out, _ = _import(tmp_path, dump, version="1.30", pod="default/p")
+    (got,) = [o for o in yaml.safe_load(out)["objects"] if o["kind"] == "PersistentVolumeClaim"]
+    assert got["metadata"]["annotations"] == {"volume.kubernetes.io/selected-node": "n2"}
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {selected: n2}"), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+

@@ -31,9 +31,10 @@ format, read the way :mod:`kspread.format.objects` reads the same raw objects:
   CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments), raw in ``objects:``,
   trimmed to the fields the volume plugins read (``kspread.format.storage``).
 
-What the shorthand cannot say stays a raw object in ``objects:``, trimmed to what
-kspread reads: a pod with a DisruptionTarget condition set by the scheduler, a PDB with
-``status.disruptedPods``.
+Of the annotations, which kubectl's YAML is cut of before it is parsed, those kspread
+reads stay (``READ_ANNOTATIONS``). What the shorthand cannot say stays a raw object in
+``objects:``, trimmed to what kspread reads: a pod with a DisruptionTarget condition set by
+the scheduler, a PDB with ``status.disruptedPods``.
 
 The case gets a placeholder ``pod:`` and ``expect: {}``: the user writes the pod to
 schedule and runs ``kspread run --update`` to fill ``expect``.
@@ -94,6 +95,13 @@ LIST_NOTE = ("The dump's ResourceSlices have list attributes (ints, bools, strin
 # the kinds a pod's controller may be (the case format's controller.kind)
 _CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
+# the annotations kspread reads: the PV controller's and the provisioner's on claims and volumes
+# (kspread.engine.storage), the CSI migration's on CSINodes, and DynamicResources' on the claim it
+# makes for extended resources (DRAExtendedResource)
+STORAGE_ANNOTATIONS = ("pv.kubernetes.io/bind-completed", "volume.kubernetes.io/selected-node",
+                       "volume.beta.kubernetes.io/storage-class", "storage.alpha.kubernetes.io/migrated-plugins")
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+READ_ANNOTATIONS = (*STORAGE_ANNOTATIONS, EXTENDED_CLAIM_ANNOTATION)
 _KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
             "poddisruptionbudgets,priorityclasses,persistentvolumes,persistentvolumeclaims,storageclasses,"
             "csinodes,csidrivers,csistoragecapacities,volumeattachments,deviceclasses,resourceslices,resourceclaims,"
@@ -157,30 +165,51 @@ def read_dump(dump_path: str) -> list[Any]:
 
 
 _NOISE_KEY = re.compile(r"^( *)(managedFields|annotations):[ \t\r]*$")
+# an entry of an annotations block whose key is one kspread reads (kubectl writes keys plain)
+_READ_ANNOTATION = re.compile(r"^ *([\"']?)(?:" + "|".join(re.escape(k) for k in READ_ANNOTATIONS) + r")\1:(?:[ \t\r\n]|$)")
 
 
 def strip_noise(text: str) -> str:
     """``metadata.managedFields`` and ``annotations`` blocks cut out of kubectl's YAML
-    before it is parsed (they are often half the dump, and kspread reads neither). kubectl
-    writes a block's content indented deeper than its key, or as ``- `` items at the key's
-    indentation; anything else ends the block."""
+    before it is parsed (they are often half the dump), but for the entries of the
+    annotations kspread reads (``READ_ANNOTATIONS``: a PVC's selected node, a claim made
+    for extended resources, ...), which stay under their ``annotations:`` key. kubectl
+    writes a block's content indented deeper than its key, or as ``- `` items at the
+    key's indentation; anything else ends the block. An entry of an annotations block
+    starts at the indentation of its first line, and goes on with the lines deeper."""
     if "managedFields:" not in text and "annotations:" not in text:
         return text
     out: list[str] = []
     skip_indent = -1
+    header = ""  # the annotations key line of the block being cut
+    entry_indent = -1  # the indentation of the block's entries
+    keeping = False  # the lines are those of an entry kept
+    kept: list[str] = []
     for line in text.splitlines(keepends=True):
         if skip_indent >= 0:
             body = line.lstrip(" ")
             ind = len(line) - len(body)
             if not body.strip() or ind > skip_indent or (ind == skip_indent and body.startswith("- ")) or \
                     (ind == skip_indent and body.rstrip("\r\n") == "-"):
+                if header and body.strip():
+                    if entry_indent < 0:
+                        entry_indent = ind
+                    if ind <= entry_indent:
+                        keeping = ind == entry_indent and _READ_ANNOTATION.match(line) is not None
+                if keeping:
+                    kept.append(line)
                 continue
-            skip_indent = -1
+            if kept:
+                out += [header, *kept]
+            skip_indent, header, entry_indent, keeping, kept = -1, "", -1, False, []
         m = _NOISE_KEY.match(line)
         if m is not None:
             skip_indent = len(m.group(1))
+            header = line if m.group(2) == "annotations" else ""
             continue
         out.append(line)
+    if kept:
+        out += [header, *kept]
     return "".join(out)
 
 
@@ -343,10 +372,6 @@ def _volumes(spec: Mapping[str, Any]) -> list[dict]:
     return out
 
 
-_STORAGE_ANNOTATIONS = ("pv.kubernetes.io/bind-completed", "volume.kubernetes.io/selected-node",
-                        "volume.beta.kubernetes.io/storage-class", "storage.alpha.kubernetes.io/migrated-plugins")
-
-
 def storage_object(obj: Mapping[str, Any]) -> dict:
     """A storage object trimmed to what the volume plugins read (see kspread.format.storage)."""
     meta, spec, kind = _meta(obj), _m(obj.get("spec")), obj["kind"]
@@ -355,7 +380,7 @@ def storage_object(obj: Mapping[str, Any]) -> dict:
         rmeta["namespace"] = meta.get("namespace") or "default"
     if kind == "PersistentVolume" and meta.get("labels"):
         rmeta["labels"] = dict(meta["labels"])
-    ann = {k: v for k, v in _m(meta.get("annotations")).items() if k in _STORAGE_ANNOTATIONS}
+    ann = {k: v for k, v in _m(meta.get("annotations")).items() if k in STORAGE_ANNOTATIONS}
     if ann:
         rmeta["annotations"] = ann
     if kind == "PersistentVolumeClaim":
@@ -780,7 +805,6 @@ def pod_group_claims_made(obj: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
             if isinstance(e, Mapping) and e.get("resourceClaimTemplateName") and e.get("name") in made}
 
 
-EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 _ALLOCATED_DEVICE_KEPT = ("request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
                           "bindingFailureConditions", "shareID", "consumedCapacity")
 
