@@ -1918,3 +1918,44 @@ def test_a_yaml_dumps_claim_keeps_the_node_it_is_provisioned_for(tmp_path):
     v = check(_load_one(p))
     assert v.passed, v.message
 
+def test_a_csi_drivers_opt_in_to_the_node_check_is_kept(tmp_path):
+    """1.36 with VolumeLimitScaling: a CSIDriver's spec.preventPodSchedulingIfMissing is kept,
+    so NodeVolumeLimits rejects n1, whose CSINode lacks the driver. (The import used to keep
+    storageCapacity only, and the schema refused the field: the pod was placed on n1.) A JSON
+    dump: its annotations were never cut."""
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+          "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "storageClassName": "",
+                   "claimRef": {"namespace": "default", "name": "data"},
+                   "csi": {"driver": "a.csi.io", "volumeHandle": "h1"}},
+          "status": {"phase": "Bound"}}
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "data", "namespace": "default",
+                          "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": "pv1",
+                      "resources": {"requests": {"storage": "1Gi"}}},
+             "status": {"phase": "Bound"}}
+    driver = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "a.csi.io"},
+              "spec": {"attachRequired": True, "preventPodSchedulingIfMissing": True}}
+    csinode = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+               "spec": {"drivers": [{"name": "b.csi.io", "nodeID": "n1", "topologyKeys": None}]}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
+    dump = json.dumps({"apiVersion": "v1", "kind": "List", "items": [_SN_NODES[0], pv, claim, driver, csinode, pod]})
+    out, _ = _import(tmp_path, dump, "dump.json", version="1.36", pod="default/p")
+    (got,) = [o for o in yaml.safe_load(out)["objects"] if o["kind"] == "CSIDriver"]
+    assert got["spec"] == {"preventPodSchedulingIfMissing": True}
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("version: '1.36'\n", "version: '1.36'\nfeatureGates: {VolumeLimitScaling: true}\n")
+                 .replace("version: \"1.36\"\n", "version: \"1.36\"\nfeatureGates: {VolumeLimitScaling: true}\n")
+                 .replace("expect: {}", "expect: {unschedulable: true}"), encoding="utf-8")
+    assert "VolumeLimitScaling" in p.read_text(encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+def test_a_volumes_reclaim_policy_is_kept():
+    """A PV's persistentVolumeReclaimPolicy is kept: a case refuses by name to delete the
+    claim of a Recycle volume (its recycler is not modelled), where the import made it Retain."""
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+          "spec": {"capacity": {"storage": "1Gi"}, "persistentVolumeReclaimPolicy": "Recycle",
+                   "hostPath": {"path": "/x"}}}
+    assert importer.storage_object(pv)["spec"] == {"persistentVolumeReclaimPolicy": "Recycle",
+                                                   "capacity": {"storage": "1Gi"}}

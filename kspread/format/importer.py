@@ -394,7 +394,7 @@ def storage_object(obj: Mapping[str, Any]) -> dict:
     out: dict[str, Any] = {"apiVersion": obj.get("apiVersion", ""), "kind": kind, "metadata": rmeta}
     if kind == "PersistentVolume":
         rspec = {k: spec[k] for k in ("accessModes", "storageClassName", "volumeMode", "volumeAttributesClassName",
-                                      "nodeAffinity") if spec.get(k) is not None}
+                                      "persistentVolumeReclaimPolicy", "nodeAffinity") if spec.get(k) is not None}
         storage = _m(spec.get("capacity")).get("storage")
         if storage is not None:
             rspec["capacity"] = {"storage": storage}
@@ -414,7 +414,7 @@ def storage_object(obj: Mapping[str, Any]) -> dict:
         out["spec"] = {"drivers": [{k: d[k] for k in ("name", "nodeID", "topologyKeys", "allocatable") if k in d}
                                    for d in spec.get("drivers") or [] if isinstance(d, dict)]}
     elif kind == "CSIDriver":
-        out["spec"] = {"storageCapacity": spec["storageCapacity"]} if "storageCapacity" in spec else {}
+        out["spec"] = {k: spec[k] for k in ("storageCapacity", "preventPodSchedulingIfMissing") if k in spec}
     elif kind == "CSIStorageCapacity":
         for k in ("storageClassName", "capacity", "maximumVolumeSize", "nodeTopology"):
             if obj.get(k) is not None:
