@@ -1959,3 +1959,101 @@ def test_a_volumes_reclaim_policy_is_kept():
                    "hostPath": {"path": "/x"}}}
     assert importer.storage_object(pv)["spec"] == {"persistentVolumeReclaimPolicy": "Recycle",
                                                    "capacity": {"storage": "1Gi"}}
+
+def test_an_image_volume_is_kept_for_image_locality(tmp_path):
+    """1.36: ImageLocality counts a pod's image volumes: the import keeps them (their
+    reference), so n2, which has the volume's 900MB image, scores over n1. (The import used
+    to drop image volumes: both nodes scored alike.)"""
+    nodes = [dict(n, status={**n["status"], "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}})
+             for n in _SN_NODES]
+    nodes[1]["status"]["images"] = [{"names": ["example.com/model:v1"], "sizeBytes": 900_000_000}]
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z",
+                       volumes=[{"name": "m", "image": {"reference": "example.com/model:v1", "pullPolicy": "IfNotPresent"}}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*nodes, pod]})
+    out, _ = _import(tmp_path, dump, version="1.36", pod="default/p")
+    assert yaml.safe_load(out)["pod"]["volumes"] == [{"name": "m", "image": {"reference": "example.com/model:v1"}}]
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {selected: n2}"), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+def test_a_containers_claims_are_kept(tmp_path):
+    """1.36 DRANodeAllocatableResources: a container's resources.claims (which of the pod's
+    claims it uses) is kept, so the pod's node-allocatable claim is referenced and the pod
+    fits n1. (The import used to keep a container's requests only: DynamicResources found the
+    claim "not referenced by any container within the pod", and the pod was unschedulable.)"""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    tmpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "cpus", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "cpu", "exactly": {"deviceClassName": "cpus"}}]}}}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z",
+                       containers=[{"name": "c", "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "cpus"}]}}],
+                       resourceClaims=[{"name": "cpus", "resourceClaimTemplateName": "cpus"}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node, _NA_CLASS, _NA_SLICE, tmpl, pod]})
+    out, _ = _import(tmp_path, dump, version="1.36", pod="default/p")
+    assert yaml.safe_load(out)["pod"]["containers"] == [
+        {"name": "c", "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "cpus"}]}}]
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {selected: n1}"), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+@pytest.mark.parametrize("minor", [35, 36])
+def test_node_declared_features_a_pod_needs_from_1_36_are_kept(tmp_path, minor):
+    """A volume mount's bindMountOptions and spec.hostNetwork with hostUsers: false make a pod
+    need a node-declared feature from 1.36, which kspread refuses by name: the import keeps
+    them (the latter in a raw pod), so a 1.36 case leaves the pods out with that reason where
+    it used to take them as needing nothing; 1.35 reads neither, and keeps the pods."""
+    mounts = _pending_pod("mounts", "2024-05-02T10:00:00Z", nodeName="n1", containers=[
+        {"name": "c", "volumeMounts": [{"name": "v", "mountPath": "/v", "bindMountOptions": {"x": "y"}},
+                                       {"name": "w", "mountPath": "/w"}]}])
+    host = _pending_pod("host", "2024-05-02T10:00:00Z", nodeName="n1", hostNetwork=True, hostUsers=False)
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [NODE, mounts, host]})
+    out, warnings = _import(tmp_path, dump, version=f"1.{minor}")
+    left = sorted(w for w in warnings if "left out" in w)
+    if minor == 35:
+        assert left == [] and [p["name"] for p in yaml.safe_load(out)["pods"]] == ["mounts", "host"]
+        return
+    assert len(left) == 2, warnings
+    assert left[0].startswith("objects Pod host: left out, kspread rejects it: ") and \
+        "UserNamespacesHostNetworkSupport" in left[0], left[0]
+    assert left[1].startswith("pods mounts: left out, kspread rejects it: ") and \
+        "VolumeBindMountOptions" in left[1], left[1]
+
+def test_a_pod_to_schedule_needing_a_host_network_user_namespace_is_left_out(tmp_path):
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", hostNetwork=True, hostUsers=False)
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [NODE, pod]})
+    warnings: list[str] = []
+    p = tmp_path / "dump.yaml"
+    p.write_text(dump, encoding="utf-8")
+    with pytest.raises(importer.ImportFailed, match="pod default/p could not be imported"):
+        importer.import_snapshot(str(p), version="1.36", pod="default/p", warn=warnings.append)
+    assert any("UserNamespacesHostNetworkSupport" in w for w in warnings), warnings
+
+def test_a_nodes_zero_amount_of_an_extended_resource_is_kept(tmp_path):
+    """A node's zero amount of an extended resource is kept (other zero amounts are left out):
+    from 1.35 DynamicResources (DRAExtendedResource, on by default in 1.36) leaves a resource
+    the node lists to NodeResourcesFit, even at 0, and rejects the node for one it does not
+    list. With only DynamicResources filtering, the pod fits n1, whose gpu a device serves;
+    the import used to drop example.com/fpga: "0", and the pod fitted nowhere ("cannot fit
+    resource")."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110", "example.com/fpga": "0",
+                                       "hugepages-2Mi": "0"}}}
+    cls = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+           "spec": {"extendedResourceName": "example.com/gpu"}}
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+              "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "n1"}, "devices": [{"name": "g0"}]}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", containers=[
+        {"name": "c", "resources": {"requests": {"example.com/gpu": "1", "example.com/fpga": "1"}}}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node, cls, slice_, pod]})
+    out, _ = _import(tmp_path, dump, version="1.36", pod="default/p")
+    doc = yaml.safe_load(out)
+    assert doc["nodes"][0]["allocatable"] == {"cpu": "4", "memory": "8Gi", "pods": "110", "example.com/fpga": "0"}
+    doc["profile"] = {"filter": ["DynamicResources"], "score": []}
+    doc["expect"] = {"selected": "n1"}
+    p = tmp_path / "case.yaml"
+    p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message

@@ -13,15 +13,17 @@ format, read the way :mod:`kspread.format.objects` reads the same raw objects:
 
 * nodes: name, labels (``kubernetes.io/hostname`` only when it differs from the
   name, since kspread adds it), allocatable (zero amounts left out: a resource a
-  node does not list is 0), taints, unschedulable, images;
+  node does not list is 0; but an extended resource's, which DynamicResources tells
+  from one not listed), taints, unschedulable, images, declaredFeatures;
 * pods that are bound or nominated and not Succeeded/Failed (the scheduler sees no
   other pod): name, namespace, node, labels, controller, priority and
   priorityClassName, preemptionPolicy, startTime, terminating, nominatedNode,
   nodeSelector, tolerations, affinity, topologySpreadConstraints, overhead, pod-level
   resources (spec.resources requests and limits), and
-  per container its name, image (for ImageLocality), requests, host ports and
-  (init containers) restartPolicy, and the volumes the volume plugins read (claims,
-  ephemeral volumes' claim templates, in-tree disks). Runs of pods named ``x-0 .. x-(N-1)``, adjacent
+  per container its name, image (for ImageLocality), requests, resources.claims, host
+  ports, (init containers) restartPolicy, restartPolicyRules RestartAllContainers and the
+  volume mounts with bindMountOptions, and the volumes the scheduler reads (claims,
+  ephemeral volumes' claim templates, in-tree disks, image volumes). Runs of pods named ``x-0 .. x-(N-1)``, adjacent
   and identical otherwise, become one entry with ``replicas: N``;
 * Services (with a selector: one without selects no pod), ReplicationControllers,
   ReplicaSets and StatefulSets with their selectors; PDBs with their selector and
@@ -34,7 +36,8 @@ format, read the way :mod:`kspread.format.objects` reads the same raw objects:
 Of the annotations, which kubectl's YAML is cut of before it is parsed, those kspread
 reads stay (``READ_ANNOTATIONS``). What the shorthand cannot say stays a raw object in
 ``objects:``, trimmed to what kspread reads: a pod with a DisruptionTarget condition set by
-the scheduler, a PDB with ``status.disruptedPods``.
+the scheduler or (from 1.36) with hostNetwork and hostUsers: false, a PDB with
+``status.disruptedPods``.
 
 The case gets a placeholder ``pod:`` and ``expect: {}``: the user writes the pod to
 schedule and runs ``kspread run --update`` to fill ``expect``.
@@ -56,6 +59,7 @@ from typing import Any
 
 import yaml
 
+from kspread.engine.devices import is_dra_extended_resource_name
 from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.labelkeys import written_affinity, written_spread_constraints
@@ -281,7 +285,10 @@ def _node(obj: Mapping[str, Any], warn: Warn) -> dict:
         item["labels"] = labels
     alloc = status.get("allocatable")
     if isinstance(alloc, dict):
-        item["allocatable"] = {k: v for k, v in alloc.items() if not _is_zero(k, v)}
+        # a zero amount is left out (a resource a node does not list is 0) but for an extended
+        # resource's: DynamicResources (DRAExtendedResource) tells a resource the node lists
+        # as 0 (left to NodeResourcesFit) from one it does not list ("cannot fit resource")
+        item["allocatable"] = {k: v for k, v in alloc.items() if not _is_zero(k, v) or is_dra_extended_resource_name(k)}
     else:
         # A node without status.allocatable offers nothing to the scheduler (an
         # omitted `allocatable` would mean unlimited in a case).
@@ -306,9 +313,13 @@ def _container(raw: Mapping[str, Any], init: bool) -> dict:
     out: dict[str, Any] = {"name": raw.get("name", "")}
     if raw.get("image"):
         out["image"] = raw["image"]
-    requests = _m(_m(raw.get("resources")).get("requests"))
+    res = _m(raw.get("resources"))
+    requests = _m(res.get("requests"))
     if requests:
         out["resources"] = {"requests": dict(requests)}
+    claims = [{"name": c["name"]} for c in res.get("claims") or [] if isinstance(c, dict) and "name" in c]
+    if claims:  # the pod's resourceClaims the container uses (DRANodeAllocatableResources reads them)
+        out.setdefault("resources", {})["claims"] = claims
     ports = []
     for p in raw.get("ports") or []:
         if isinstance(p, dict) and (p.get("hostPort") or 0) > 0:  # NodePorts reads host ports only
@@ -326,6 +337,10 @@ def _container(raw: Mapping[str, Any], init: bool) -> dict:
              if isinstance(r, dict) and r.get("action") == "RestartAllContainers"]
     if rules:  # what NodeDeclaredFeatures infers a required feature from
         out["restartPolicyRules"] = rules
+    mounts = [{k: m[k] for k in ("name", "mountPath", "bindMountOptions") if k in m}
+              for m in raw.get("volumeMounts") or [] if isinstance(m, dict) and m.get("bindMountOptions") is not None]
+    if mounts:  # a feature NodeDeclaredFeatures infers from 1.36, which a case refuses by name
+        out["volumeMounts"] = mounts
     return out
 
 
@@ -354,8 +369,8 @@ def _disks(src: Mapping[str, Any]) -> dict:
 
 
 def _volumes(spec: Mapping[str, Any]) -> list[dict]:
-    """A pod's volumes that the volume plugins read (claims, ephemeral volumes, in-tree
-    disks), trimmed."""
+    """A pod's volumes that the scheduler reads (the volume plugins: claims, ephemeral
+    volumes, in-tree disks; ImageLocality: image volumes), trimmed."""
     out = []
     for v in spec.get("volumes") or []:
         if not isinstance(v, dict):
@@ -369,6 +384,9 @@ def _volumes(spec: Mapping[str, Any]) -> list[dict]:
                         "ephemeral": {"volumeClaimTemplate": {"spec": _claim_spec(_m(tmpl.get("spec")))}}})
         elif _disks(v):
             out.append({"name": v.get("name", ""), **_disks(v)})
+        elif isinstance(v.get("image"), dict) and v["image"].get("reference"):
+            # ImageLocality counts an image volume's image from 1.36
+            out.append({"name": v.get("name", ""), "image": {"reference": v["image"]["reference"]}})
     return out
 
 
@@ -430,10 +448,17 @@ def storage_object(obj: Mapping[str, Any]) -> dict:
     return out
 
 
-def _needs_raw_pod(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+def _host_network_user_namespace(spec: Mapping[str, Any]) -> bool:
+    """spec.hostNetwork with hostUsers: false, from which NodeDeclaredFeatures infers
+    UserNamespacesHostNetworkSupport from 1.36 (a case refuses such a pod there, by name)."""
+    return bool(spec.get("hostNetwork")) and spec.get("hostUsers") is False
+
+
+def _needs_raw_pod(spec: Mapping[str, Any], status: Mapping[str, Any], minor: int) -> bool:
     """What kspread reads from a raw pod that the shorthand cannot say."""
     return any(isinstance(c, dict) and c.get("type") == "DisruptionTarget" and c.get("status") == "True"
-               and c.get("reason") == "PreemptionByScheduler" for c in status.get("conditions") or [])
+               and c.get("reason") == "PreemptionByScheduler" for c in status.get("conditions") or []) or \
+        (minor >= 36 and _host_network_user_namespace(spec))
 
 
 class _Converter:
@@ -609,11 +634,15 @@ class _Converter:
             # an in-place resize's status (kspread.format.resize), and the node allocatable
             # resources of the pod's claims (DRANodeAllocatableResources)
             item["status"] = resize
-        if _needs_raw_pod(spec, status):
+        if _needs_raw_pod(spec, status, self.minor):
             if incoming:
-                self.warn(f"pod {label}: it has a DisruptionTarget condition, which the case shorthand of an "
-                          "incoming pod cannot say: left out")
+                what = ("a DisruptionTarget condition" if not _host_network_user_namespace(spec) else
+                        "spec.hostNetwork with hostUsers: false (NodeDeclaredFeatures' "
+                        "UserNamespacesHostNetworkSupport from 1.36, which kspread does not model)")
+                self.warn(f"pod {label}: it has {what}, which the case shorthand of an incoming pod cannot say: "
+                          "left out")
                 return None
+
             return "objects", _raw_pod(obj, item)
         return ("incoming" if incoming else "pods"), item
 
@@ -700,6 +729,8 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
     rspec: dict[str, Any] = {}
     if "node" in item:
         rspec["nodeName"] = item["node"]
+    if _host_network_user_namespace(_m(obj.get("spec"))):
+        rspec.update(hostNetwork=True, hostUsers=False)  # refused from 1.36 by name: the import leaves it out
     for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
                 "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers",
                 "resourceClaims", "volumes", "schedulingGates", "workloadRef", "schedulingGroup"):
@@ -956,6 +987,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
             r = cv.pod(obj, incoming=True)
             if r is not None:
                 chosen.append((str(meta.get("creationTimestamp") or ""), i, r[1]))
+            elif incoming == pod_key:
+                raise ImportFailed(f"pod {pod_key[0]}/{pod_key[1]} could not be imported (see the warnings)")
             continue
         r = cv.pod(obj)
         if r is not None:
