@@ -1609,9 +1609,10 @@ def test_a_1_35_gang_keeps_its_workload_and_refs_and_turns_the_gates_on(tmp_path
 
 
 def test_a_1_36_pod_group_keeps_its_podgroup_and_refs_and_turns_the_gates_on(tmp_path):
-    """1.36: the PodGroups (v1alpha2; the fields behind alpha gates left out, counted), the
-    v1alpha2 Workloads and pods' schedulingGroup are kept, and the gates turned on; the case
-    schedules the group in a pod group cycle."""
+    """1.36: the PodGroups (v1alpha2, with their disruptionMode: the API server served it, so
+    WorkloadAwarePreemption was on), the v1alpha2 Workloads and pods' schedulingGroup are kept,
+    and the gates turned on; the case schedules the group in a pod group cycle. (The import
+    used to leave disruptionMode out, counted as behind a gate kspread does not model.)"""
     pg = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
           "metadata": {"name": "pg", "namespace": "default", "uid": "u"},
           "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}},
@@ -1622,18 +1623,17 @@ def test_a_1_36_pod_group_keeps_its_podgroup_and_refs_and_turns_the_gates_on(tmp
     sg = {"podGroupName": "pg"}
     dump = _gang_dump(pg, wl, _gang_pod("w-1", schedulingGroup=sg), _gang_pod("w-2", schedulingGroup=sg))
     out, warnings = _import(tmp_path, dump, version="1.36", pending=True)
-    assert "featureGates: {GenericWorkload: true, GangScheduling: true}\n" in out
+    assert "featureGates: {GenericWorkload: true, GangScheduling: true, WorkloadAwarePreemption: true}\n" in out
     doc = yaml.safe_load(out)
     assert [o for o in doc["objects"] if o["kind"] == "PodGroup"] == [{
         "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "pg"},
         "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}},
-                 "schedulingPolicy": {"gang": {"minCount": 2}}}}]
+                 "schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": "Pod"}}]
     assert [o["spec"] for o in doc["objects"] if o["kind"] == "Workload"] == [
         {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}}]}]
     assert out.count("schedulingGroup: {podGroupName: pg}") == 2
     assert warnings == [importer.GANG_NOTE]
-    assert "PodGroup field(s) disruptionMode, which needs the alpha gate WorkloadAwarePreemption" in \
-        out.replace("\n# ", " ")
+    assert "WorkloadAwarePreemption, which" not in out.replace("\n# ", " ")
     p = tmp_path / "case.yaml"
     p.write_text(out.replace("expect: {}", "expect: {placements: {w-1: null, w-2: null}}"), encoding="utf-8")
     # n1 has 4 CPUs: one worker fits, the other nowhere; the gang binds nothing
@@ -2055,5 +2055,32 @@ def test_a_nodes_zero_amount_of_an_extended_resource_is_kept(tmp_path):
     doc["expect"] = {"selected": "n1"}
     p = tmp_path / "case.yaml"
     p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+def test_a_device_taint_rule_is_kept_with_its_gates(tmp_path):
+    """1.35: a DeviceTaintRule (which the import used to skip as a kind kspread does not
+    read) is kept, with the gates the API server serves it with: its NoSchedule taint on the
+    only nic leaves a pod whose claim does not tolerate it unschedulable."""
+    rule = {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule",
+            "metadata": {"name": "nic-down", "uid": "u7"},
+            "spec": {"deviceSelector": {"driver": "nic.example.com", "pool": "n1", "device": "nic"},
+                     "taint": {"key": "down", "effect": "NoSchedule", "timeAdded": "2024-05-02T09:00:00Z"}},
+            "status": {"conditions": []}}
+    slice_ = json.loads(json.dumps(_CC_SLICE))
+    del slice_["spec"]["devices"][0]["allowMultipleAllocations"], slice_["spec"]["devices"][0]["capacity"]
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "nic", "namespace": "default"},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nic"}}]}}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", resourceClaims=[{"name": "r", "resourceClaimName": "nic"}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node, _CC_CLASS, slice_, rule, claim, pod]})
+    out, warnings = _import(tmp_path, dump, version="1.35", pod="default/p")
+    assert importer.TAINT_RULE_NOTE in warnings
+    assert "featureGates: {DRADeviceTaints: true, DRADeviceTaintRules: true}\n" in out
+    (got,) = [o for o in yaml.safe_load(out)["objects"] if o["kind"] == "DeviceTaintRule"]
+    assert got == {k: rule[k] for k in ("apiVersion", "kind", "spec")} | {"metadata": {"name": "nic-down"}}
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {unschedulable: true}"), encoding="utf-8")
     v = check(_load_one(p))
     assert v.passed, v.message

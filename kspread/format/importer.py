@@ -31,13 +31,17 @@ format, read the way :mod:`kspread.format.objects` reads the same raw objects:
   classes; Namespaces when the dump has them;
 * the storage objects (PersistentVolumes, PersistentVolumeClaims, StorageClasses,
   CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments), raw in ``objects:``,
-  trimmed to the fields the volume plugins read (``kspread.format.storage``).
+  trimmed to the fields the volume plugins read (``kspread.format.storage``);
+* the device objects (DeviceClasses, ResourceSlices, ResourceClaims,
+  ResourceClaimTemplates, DeviceTaintRules) and the gang objects (Workloads, PodGroups),
+  raw in ``objects:``, trimmed to what kspread reads.
 
 Of the annotations, which kubectl's YAML is cut of before it is parsed, those kspread
 reads stay (``READ_ANNOTATIONS``). What the shorthand cannot say stays a raw object in
 ``objects:``, trimmed to what kspread reads: a pod with a DisruptionTarget condition set by
 the scheduler or (from 1.36) with hostNetwork and hostUsers: false, a PDB with
-``status.disruptedPods``.
+``status.disruptedPods``. dev/README.md ("What the import keeps") lists each field kspread
+reads, kind by kind, and what the import does with it.
 
 The case gets a placeholder ``pod:`` and ``expect: {}``: the user writes the pod to
 schedule and runs ``kspread run --update`` to fill ``expect``.
@@ -75,8 +79,11 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 # kinds whose objects the importer reads, in the order their sections are built
 _STORAGE_KINDS = ("StorageClass", "CSIDriver", "CSINode", "PersistentVolume", "PersistentVolumeClaim",
                   "CSIStorageCapacity", "VolumeAttachment")
+# DeviceTaintRules are read too (kubectl's command does not ask for them: a cluster that does not
+# serve them would fail it; add devicetaintrules when yours does)
+_DEVICE_KINDS = (*DEVICE_KINDS, "DeviceTaintRule")
 _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
-               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS, *_STORAGE_KINDS, "Workload", "PodGroup")
+               "StatefulSet", "PodDisruptionBudget", *_DEVICE_KINDS, *_STORAGE_KINDS, "Workload", "PodGroup")
 # Gangs: 1.35's Workloads (scheduling.k8s.io/v1alpha1) and pods' spec.workloadRef, and 1.36's
 # PodGroups and Workloads (v1alpha2) and pods' spec.schedulingGroup are kept, with the gates
 # they need; another version's (1.37's v1beta1 and v1alpha3) are not modelled (kspread.format.workloads): a
@@ -91,6 +98,9 @@ NODE_ALLOC_NOTE = ("The dump's pods have status.nodeAllocatableResourceClaimStat
                    "nodeAllocatableResourceMappings, which the API server stores only with "
                    "DRANodeAllocatableResources on; the gate is set on here (kube-scheduler's own value a dump "
                    "cannot show: set it false if your scheduler runs without it).")
+TAINT_RULE_NOTE = ("The dump has DeviceTaintRules, which the API server serves only with DRADeviceTaints on "
+                   "(and DRADeviceTaintRules, from 1.35); the gates are set on here (kube-scheduler's own values a "
+                   "dump cannot show: set them false if your scheduler runs without them).")
 LIST_GATES = {"DRAListTypeAttributes": True}
 LIST_NOTE = ("The dump's ResourceSlices have list attributes (ints, bools, strings, versions), which the API "
              "server stores only with DRAListTypeAttributes on; the gate is set on here (kube-scheduler's own "
@@ -642,7 +652,6 @@ class _Converter:
                 self.warn(f"pod {label}: it has {what}, which the case shorthand of an incoming pod cannot say: "
                           "left out")
                 return None
-
             return "objects", _raw_pod(obj, item)
         return ("incoming" if incoming else "pods"), item
 
@@ -801,15 +810,18 @@ def workload_object(obj: Mapping[str, Any], minor: int) -> dict | None:
 
 
 # a PodGroup's fields the case keeps; those behind alpha gates (schedulingConstraints,
-# resourceClaims) the API server serves only with their gate on, which the case then turns on
-# (gang_gates)
-_POD_GROUP_KEPT = ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints", "resourceClaims")
+# resourceClaims; priorityClassName, priority, disruptionMode) the API server serves only with
+# their gate on, which the case then turns on (gang_gates)
+_POD_GROUP_KEPT = ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints", "resourceClaims",
+                   "priorityClassName", "priority", "disruptionMode")
+_PREEMPTION_FIELDS = tuple(k for k, gate in GATED_FIELDS.items() if gate == "WorkloadAwarePreemption")
 
 
 def pod_group_object(obj: Mapping[str, Any], minor: int) -> tuple[dict | None, list[str]]:
     """A 1.36 PodGroup as the case keeps it (name, schedulingPolicy, podGroupTemplateRef,
-    schedulingConstraints, resourceClaims) and the fields behind alpha gates kspread does not
-    model that it had (left out); None: another version's (not modelled)."""
+    schedulingConstraints, resourceClaims, priorityClassName, priority, disruptionMode) and
+    the fields behind alpha gates kspread does not model that it had (left out); None:
+    another version's (not modelled)."""
     if minor != 36 or obj.get("apiVersion") != API_VERSION_1_36:
         return None, []
     spec = dict(_m(obj.get("spec")))
@@ -841,7 +853,7 @@ _ALLOCATED_DEVICE_KEPT = ("request", "driver", "pool", "device", "adminAccess", 
 
 
 def device_object(obj: Mapping[str, Any]) -> dict:
-    """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate trimmed to
+    """A DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceTaintRule trimmed to
     what kspread reads: its spec as it is, and a claim's allocation (every field of its
     results that kspread reads), reservedFor (pods and PodGroups), owners (a Pod or a
     PodGroup) and the annotation of a claim made for extended resources."""
@@ -948,7 +960,7 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         if not isinstance(meta.get("name"), str) or not meta["name"]:
             warn(f"a {kind} without metadata.name: left out")
             continue
-        ns = "" if kind in ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice") \
+        ns = "" if kind in ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice", "DeviceTaintRule") \
             else (meta.get("namespace") or "default")
         key = (kind, ns, meta["name"])
         if key in seen:
@@ -1007,7 +1019,7 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
     for obj in by_kind["PodDisruptionBudget"]:
         section, item = cv.pdb(obj)
         sections[section].append(item)
-    for kind in DEVICE_KINDS:
+    for kind in _DEVICE_KINDS:
         sections["objects"].extend(device_object(obj) for obj in by_kind[kind])
     for kind in _STORAGE_KINDS:
         sections["objects"] += [storage_object(o) for o in by_kind[kind]]
@@ -1031,7 +1043,9 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
 def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
     """The feature gates a case of these sections needs: GANG_GATES when it has Workloads or
     pods with a workloadRef (1.35), PodGroups or pods with a schedulingGroup (1.36), with
-    TopologyAwareWorkloadScheduling when a PodGroup has schedulingConstraints; else none."""
+    TopologyAwareWorkloadScheduling when a PodGroup has schedulingConstraints,
+    DRAWorkloadResourceClaims when one has resourceClaims and WorkloadAwarePreemption when
+    one has a priority, priorityClassName or disruptionMode; else none."""
     items = [*sections.get("pods", ()), *sections.get("incoming", ()), *sections.get("objects", ())]
     if any(o.get("kind") in ("Workload", "PodGroup") or any(k in o or k in _m(o.get("spec"))
                                                             for k in ("workloadRef", "schedulingGroup"))
@@ -1044,6 +1058,10 @@ def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
         if any(o.get("kind") == "PodGroup" and _m(o.get("spec")).get("resourceClaims") for o in items):
             # the API server served the field: DRAWorkloadResourceClaims was on
             gates["DRAWorkloadResourceClaims"] = True
+        if any(o.get("kind") == "PodGroup" and any(_m(o.get("spec")).get(k) not in (None, "")
+                                                   for k in _PREEMPTION_FIELDS) for o in items):
+            # the API server served a priority or disruption mode: WorkloadAwarePreemption was on
+            gates["WorkloadAwarePreemption"] = True
         return gates
     return {}
 
@@ -1062,6 +1080,15 @@ def node_allocatable_gates(sections: Mapping[str, list], minor: int) -> dict[str
                 if isinstance(d, dict) and d.get("nodeAllocatableResourceMappings"):
                     return dict(NODE_ALLOC_GATES)
     return {}
+
+
+def taint_rule_gates(sections: Mapping[str, list], minor: int) -> dict[str, bool]:
+    """The gates the API server serves DeviceTaintRules with, when the sections have one:
+    DRADeviceTaints (1.33-1.36), with DRADeviceTaintRules from 1.35; else none (before 1.33
+    and from 1.37 the case refuses the rule by name, and the import leaves it out)."""
+    if not 33 <= minor <= 36 or not any(o.get("kind") == "DeviceTaintRule" for o in sections.get("objects", ())):
+        return {}
+    return {"DRADeviceTaints": True, **({"DRADeviceTaintRules": True} if minor >= 35 else {})}
 
 
 def list_attribute_gates(sections: Mapping[str, list], minor: int) -> dict[str, bool]:
@@ -1222,6 +1249,7 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96) if left_out],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search],
            *[f"# {line}\n" for line in textwrap.wrap(GANG_NOTE, 96) if gates and set(GANG_GATES) <= set(gates)],
+           *[f"# {line}\n" for line in textwrap.wrap(TAINT_RULE_NOTE, 96) if gates and "DRADeviceTaints" in gates],
            *[f"# {line}\n" for line in textwrap.wrap(LIST_NOTE, 96) if gates and set(LIST_GATES) <= set(gates)],
            *[f"# {line}\n" for line in textwrap.wrap(NODE_ALLOC_NOTE, 96)
              if gates and set(NODE_ALLOC_GATES) <= set(gates)]]
@@ -1447,6 +1475,10 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     gates = gang_gates(sections)
     if gates:
         warn(GANG_NOTE)
+    rules = taint_rule_gates(sections, minor)
+    if rules:
+        warn(TAINT_RULE_NOTE)
+        gates = {**gates, **rules}
     lists = list_attribute_gates(sections, minor)
     if lists:
         warn(LIST_NOTE)
