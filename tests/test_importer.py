@@ -1609,9 +1609,10 @@ def test_a_1_35_gang_keeps_its_workload_and_refs_and_turns_the_gates_on(tmp_path
 
 
 def test_a_1_36_pod_group_keeps_its_podgroup_and_refs_and_turns_the_gates_on(tmp_path):
-    """1.36: the PodGroups (v1alpha2; the fields behind alpha gates left out, counted), the
-    v1alpha2 Workloads and pods' schedulingGroup are kept, and the gates turned on; the case
-    schedules the group in a pod group cycle."""
+    """1.36: the PodGroups (v1alpha2, with their disruptionMode: the API server served it, so
+    WorkloadAwarePreemption was on), the v1alpha2 Workloads and pods' schedulingGroup are kept,
+    and the gates turned on; the case schedules the group in a pod group cycle. (The import
+    used to leave disruptionMode out, counted as behind a gate kspread does not model.)"""
     pg = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
           "metadata": {"name": "pg", "namespace": "default", "uid": "u"},
           "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}},
@@ -1622,18 +1623,17 @@ def test_a_1_36_pod_group_keeps_its_podgroup_and_refs_and_turns_the_gates_on(tmp
     sg = {"podGroupName": "pg"}
     dump = _gang_dump(pg, wl, _gang_pod("w-1", schedulingGroup=sg), _gang_pod("w-2", schedulingGroup=sg))
     out, warnings = _import(tmp_path, dump, version="1.36", pending=True)
-    assert "featureGates: {GenericWorkload: true, GangScheduling: true}\n" in out
+    assert "featureGates: {GenericWorkload: true, GangScheduling: true, WorkloadAwarePreemption: true}\n" in out
     doc = yaml.safe_load(out)
     assert [o for o in doc["objects"] if o["kind"] == "PodGroup"] == [{
         "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "pg"},
         "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}},
-                 "schedulingPolicy": {"gang": {"minCount": 2}}}}]
+                 "schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": "Pod"}}]
     assert [o["spec"] for o in doc["objects"] if o["kind"] == "Workload"] == [
         {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}}]}]
     assert out.count("schedulingGroup: {podGroupName: pg}") == 2
     assert warnings == [importer.GANG_NOTE]
-    assert "PodGroup field(s) disruptionMode, which needs the alpha gate WorkloadAwarePreemption" in \
-        out.replace("\n# ", " ")
+    assert "WorkloadAwarePreemption, which" not in out.replace("\n# ", " ")
     p = tmp_path / "case.yaml"
     p.write_text(out.replace("expect: {}", "expect: {placements: {w-1: null, w-2: null}}"), encoding="utf-8")
     # n1 has 4 CPUs: one worker fits, the other nowhere; the gang binds nothing
@@ -1857,3 +1857,230 @@ def test_a_pod_group_claims_owner_and_reservation_are_kept(tmp_path):
                                "ownerReferences": [{k: owner[k] for k in ("apiVersion", "kind", "name", "controller")}],
                                "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}}
     assert got["status"]["reservedFor"] == [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "pg"}]
+
+
+# ---- what the importer keeps of each kind: the audit of dev/README.md "What the import keeps" -----
+
+
+def test_strip_noise_keeps_the_annotations_kspread_reads():
+    """kubectl's annotations blocks are cut but for the entries of the annotations kspread
+    reads, which stay under their key (a value on continuation lines included)."""
+    text = textwrap.dedent("""\
+        items:
+        - metadata:
+            annotations:
+              kubectl.kubernetes.io/last-applied-configuration: |
+                {"volume.kubernetes.io/selected-node": "no"}
+              pv.kubernetes.io/bind-completed: "yes"
+              volume.kubernetes.io/selected-node: a-node-name-so-long
+                that-it-wraps
+              zz: x
+            name: c1
+          spec: {}
+        - metadata:
+            annotations:
+              other: x
+            name: c2
+        """)
+    assert yaml.safe_load(importer.strip_noise(text)) == {"items": [
+        {"metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes",
+                                      "volume.kubernetes.io/selected-node": "a-node-name-so-long that-it-wraps"},
+                      "name": "c1"}, "spec": {}},
+        {"metadata": {"name": "c2"}}]}
+
+
+_SN_NODES = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+              "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+             for n, cpu in (("n1", "8"), ("n2", "2"))]
+_SN_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "late"},
+             "provisioner": "disk.csi.example.com", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def test_a_yaml_dumps_claim_keeps_the_node_it_is_provisioned_for(tmp_path):
+    """A claim being provisioned for n2 (volume.kubernetes.io/selected-node) keeps its
+    annotation through a kubectl YAML dump, whose annotations blocks the import cuts: the pod
+    using it goes to n2 only. (strip_noise used to cut every annotation before the storage
+    objects were trimmed: the claim lost the node, and the pod went to the roomier n1.)"""
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "data", "namespace": "default",
+                          "annotations": {"volume.kubernetes.io/selected-node": "n2",
+                                          "volume.kubernetes.io/storage-provisioner": "disk.csi.example.com"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "late",
+                      "resources": {"requests": {"storage": "1Gi"}}},
+             "status": {"phase": "Pending"}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*_SN_NODES, _SN_CLASS, claim, pod]})
+    out, _ = _import(tmp_path, dump, version="1.30", pod="default/p")
+    (got,) = [o for o in yaml.safe_load(out)["objects"] if o["kind"] == "PersistentVolumeClaim"]
+    assert got["metadata"]["annotations"] == {"volume.kubernetes.io/selected-node": "n2"}
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {selected: n2}"), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+def test_a_csi_drivers_opt_in_to_the_node_check_is_kept(tmp_path):
+    """1.36 with VolumeLimitScaling: a CSIDriver's spec.preventPodSchedulingIfMissing is kept,
+    so NodeVolumeLimits rejects n1, whose CSINode lacks the driver. (The import used to keep
+    storageCapacity only, and the schema refused the field: the pod was placed on n1.) A JSON
+    dump: its annotations were never cut."""
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+          "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "storageClassName": "",
+                   "claimRef": {"namespace": "default", "name": "data"},
+                   "csi": {"driver": "a.csi.io", "volumeHandle": "h1"}},
+          "status": {"phase": "Bound"}}
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "data", "namespace": "default",
+                          "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": "pv1",
+                      "resources": {"requests": {"storage": "1Gi"}}},
+             "status": {"phase": "Bound"}}
+    driver = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "a.csi.io"},
+              "spec": {"attachRequired": True, "preventPodSchedulingIfMissing": True}}
+    csinode = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+               "spec": {"drivers": [{"name": "b.csi.io", "nodeID": "n1", "topologyKeys": None}]}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
+    dump = json.dumps({"apiVersion": "v1", "kind": "List", "items": [_SN_NODES[0], pv, claim, driver, csinode, pod]})
+    out, _ = _import(tmp_path, dump, "dump.json", version="1.36", pod="default/p")
+    (got,) = [o for o in yaml.safe_load(out)["objects"] if o["kind"] == "CSIDriver"]
+    assert got["spec"] == {"preventPodSchedulingIfMissing": True}
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("version: '1.36'\n", "version: '1.36'\nfeatureGates: {VolumeLimitScaling: true}\n")
+                 .replace("version: \"1.36\"\n", "version: \"1.36\"\nfeatureGates: {VolumeLimitScaling: true}\n")
+                 .replace("expect: {}", "expect: {unschedulable: true}"), encoding="utf-8")
+    assert "VolumeLimitScaling" in p.read_text(encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+def test_a_volumes_reclaim_policy_is_kept():
+    """A PV's persistentVolumeReclaimPolicy is kept: a case refuses by name to delete the
+    claim of a Recycle volume (its recycler is not modelled), where the import made it Retain."""
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+          "spec": {"capacity": {"storage": "1Gi"}, "persistentVolumeReclaimPolicy": "Recycle",
+                   "hostPath": {"path": "/x"}}}
+    assert importer.storage_object(pv)["spec"] == {"persistentVolumeReclaimPolicy": "Recycle",
+                                                   "capacity": {"storage": "1Gi"}}
+
+def test_an_image_volume_is_kept_for_image_locality(tmp_path):
+    """1.36: ImageLocality counts a pod's image volumes: the import keeps them (their
+    reference), so n2, which has the volume's 900MB image, scores over n1. (The import used
+    to drop image volumes: both nodes scored alike.)"""
+    nodes = [dict(n, status={**n["status"], "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}})
+             for n in _SN_NODES]
+    nodes[1]["status"]["images"] = [{"names": ["example.com/model:v1"], "sizeBytes": 900_000_000}]
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z",
+                       volumes=[{"name": "m", "image": {"reference": "example.com/model:v1", "pullPolicy": "IfNotPresent"}}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*nodes, pod]})
+    out, _ = _import(tmp_path, dump, version="1.36", pod="default/p")
+    assert yaml.safe_load(out)["pod"]["volumes"] == [{"name": "m", "image": {"reference": "example.com/model:v1"}}]
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {selected: n2}"), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+def test_a_containers_claims_are_kept(tmp_path):
+    """1.36 DRANodeAllocatableResources: a container's resources.claims (which of the pod's
+    claims it uses) is kept, so the pod's node-allocatable claim is referenced and the pod
+    fits n1. (The import used to keep a container's requests only: DynamicResources found the
+    claim "not referenced by any container within the pod", and the pod was unschedulable.)"""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    tmpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "cpus", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "cpu", "exactly": {"deviceClassName": "cpus"}}]}}}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z",
+                       containers=[{"name": "c", "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "cpus"}]}}],
+                       resourceClaims=[{"name": "cpus", "resourceClaimTemplateName": "cpus"}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node, _NA_CLASS, _NA_SLICE, tmpl, pod]})
+    out, _ = _import(tmp_path, dump, version="1.36", pod="default/p")
+    assert yaml.safe_load(out)["pod"]["containers"] == [
+        {"name": "c", "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "cpus"}]}}]
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {selected: n1}"), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+@pytest.mark.parametrize("minor", [35, 36])
+def test_node_declared_features_a_pod_needs_from_1_36_are_kept(tmp_path, minor):
+    """A volume mount's bindMountOptions and spec.hostNetwork with hostUsers: false make a pod
+    need a node-declared feature from 1.36, which kspread refuses by name: the import keeps
+    them (the latter in a raw pod), so a 1.36 case leaves the pods out with that reason where
+    it used to take them as needing nothing; 1.35 reads neither, and keeps the pods."""
+    mounts = _pending_pod("mounts", "2024-05-02T10:00:00Z", nodeName="n1", containers=[
+        {"name": "c", "volumeMounts": [{"name": "v", "mountPath": "/v", "bindMountOptions": {"x": "y"}},
+                                       {"name": "w", "mountPath": "/w"}]}])
+    host = _pending_pod("host", "2024-05-02T10:00:00Z", nodeName="n1", hostNetwork=True, hostUsers=False)
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [NODE, mounts, host]})
+    out, warnings = _import(tmp_path, dump, version=f"1.{minor}")
+    left = sorted(w for w in warnings if "left out" in w)
+    if minor == 35:
+        assert left == [] and [p["name"] for p in yaml.safe_load(out)["pods"]] == ["mounts", "host"]
+        return
+    assert len(left) == 2, warnings
+    assert left[0].startswith("objects Pod host: left out, kspread rejects it: ") and \
+        "UserNamespacesHostNetworkSupport" in left[0], left[0]
+    assert left[1].startswith("pods mounts: left out, kspread rejects it: ") and \
+        "VolumeBindMountOptions" in left[1], left[1]
+
+def test_a_pod_to_schedule_needing_a_host_network_user_namespace_is_left_out(tmp_path):
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", hostNetwork=True, hostUsers=False)
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [NODE, pod]})
+    warnings: list[str] = []
+    p = tmp_path / "dump.yaml"
+    p.write_text(dump, encoding="utf-8")
+    with pytest.raises(importer.ImportFailed, match="pod default/p could not be imported"):
+        importer.import_snapshot(str(p), version="1.36", pod="default/p", warn=warnings.append)
+    assert any("UserNamespacesHostNetworkSupport" in w for w in warnings), warnings
+
+def test_a_nodes_zero_amount_of_an_extended_resource_is_kept(tmp_path):
+    """A node's zero amount of an extended resource is kept (other zero amounts are left out):
+    from 1.35 DynamicResources (DRAExtendedResource, on by default in 1.36) leaves a resource
+    the node lists to NodeResourcesFit, even at 0, and rejects the node for one it does not
+    list. With only DynamicResources filtering, the pod fits n1, whose gpu a device serves;
+    the import used to drop example.com/fpga: "0", and the pod fitted nowhere ("cannot fit
+    resource")."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110", "example.com/fpga": "0",
+                                       "hugepages-2Mi": "0"}}}
+    cls = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+           "spec": {"extendedResourceName": "example.com/gpu"}}
+    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+              "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "n1"}, "devices": [{"name": "g0"}]}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", containers=[
+        {"name": "c", "resources": {"requests": {"example.com/gpu": "1", "example.com/fpga": "1"}}}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node, cls, slice_, pod]})
+    out, _ = _import(tmp_path, dump, version="1.36", pod="default/p")
+    doc = yaml.safe_load(out)
+    assert doc["nodes"][0]["allocatable"] == {"cpu": "4", "memory": "8Gi", "pods": "110", "example.com/fpga": "0"}
+    doc["profile"] = {"filter": ["DynamicResources"], "score": []}
+    doc["expect"] = {"selected": "n1"}
+    p = tmp_path / "case.yaml"
+    p.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message
+
+def test_a_device_taint_rule_is_kept_with_its_gates(tmp_path):
+    """1.35: a DeviceTaintRule (which the import used to skip as a kind kspread does not
+    read) is kept, with the gates the API server serves it with: its NoSchedule taint on the
+    only nic leaves a pod whose claim does not tolerate it unschedulable."""
+    rule = {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule",
+            "metadata": {"name": "nic-down", "uid": "u7"},
+            "spec": {"deviceSelector": {"driver": "nic.example.com", "pool": "n1", "device": "nic"},
+                     "taint": {"key": "down", "effect": "NoSchedule", "timeAdded": "2024-05-02T09:00:00Z"}},
+            "status": {"conditions": []}}
+    slice_ = json.loads(json.dumps(_CC_SLICE))
+    del slice_["spec"]["devices"][0]["allowMultipleAllocations"], slice_["spec"]["devices"][0]["capacity"]
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "nic", "namespace": "default"},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nic"}}]}}}
+    pod = _pending_pod("p", "2024-05-02T10:00:00Z", resourceClaims=[{"name": "r", "resourceClaimName": "nic"}])
+    dump = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node, _CC_CLASS, slice_, rule, claim, pod]})
+    out, warnings = _import(tmp_path, dump, version="1.35", pod="default/p")
+    assert importer.TAINT_RULE_NOTE in warnings
+    assert "featureGates: {DRADeviceTaints: true, DRADeviceTaintRules: true}\n" in out
+    (got,) = [o for o in yaml.safe_load(out)["objects"] if o["kind"] == "DeviceTaintRule"]
+    assert got == {k: rule[k] for k in ("apiVersion", "kind", "spec")} | {"metadata": {"name": "nic-down"}}
+    p = tmp_path / "case.yaml"
+    p.write_text(out.replace("expect: {}", "expect: {unschedulable: true}"), encoding="utf-8")
+    v = check(_load_one(p))
+    assert v.passed, v.message

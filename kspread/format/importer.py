@@ -13,15 +13,17 @@ format, read the way :mod:`kspread.format.objects` reads the same raw objects:
 
 * nodes: name, labels (``kubernetes.io/hostname`` only when it differs from the
   name, since kspread adds it), allocatable (zero amounts left out: a resource a
-  node does not list is 0), taints, unschedulable, images;
+  node does not list is 0; but an extended resource's, which DynamicResources tells
+  from one not listed), taints, unschedulable, images, declaredFeatures;
 * pods that are bound or nominated and not Succeeded/Failed (the scheduler sees no
   other pod): name, namespace, node, labels, controller, priority and
   priorityClassName, preemptionPolicy, startTime, terminating, nominatedNode,
   nodeSelector, tolerations, affinity, topologySpreadConstraints, overhead, pod-level
   resources (spec.resources requests and limits), and
-  per container its name, image (for ImageLocality), requests, host ports and
-  (init containers) restartPolicy, and the volumes the volume plugins read (claims,
-  ephemeral volumes' claim templates, in-tree disks). Runs of pods named ``x-0 .. x-(N-1)``, adjacent
+  per container its name, image (for ImageLocality), requests, resources.claims, host
+  ports, (init containers) restartPolicy, restartPolicyRules RestartAllContainers and the
+  volume mounts with bindMountOptions, and the volumes the scheduler reads (claims,
+  ephemeral volumes' claim templates, in-tree disks, image volumes). Runs of pods named ``x-0 .. x-(N-1)``, adjacent
   and identical otherwise, become one entry with ``replicas: N``;
 * Services (with a selector: one without selects no pod), ReplicationControllers,
   ReplicaSets and StatefulSets with their selectors; PDBs with their selector and
@@ -29,11 +31,17 @@ format, read the way :mod:`kspread.format.objects` reads the same raw objects:
   classes; Namespaces when the dump has them;
 * the storage objects (PersistentVolumes, PersistentVolumeClaims, StorageClasses,
   CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments), raw in ``objects:``,
-  trimmed to the fields the volume plugins read (``kspread.format.storage``).
+  trimmed to the fields the volume plugins read (``kspread.format.storage``);
+* the device objects (DeviceClasses, ResourceSlices, ResourceClaims,
+  ResourceClaimTemplates, DeviceTaintRules) and the gang objects (Workloads, PodGroups),
+  raw in ``objects:``, trimmed to what kspread reads.
 
-What the shorthand cannot say stays a raw object in ``objects:``, trimmed to what
-kspread reads: a pod with a DisruptionTarget condition set by the scheduler, a PDB with
-``status.disruptedPods``.
+Of the annotations, which kubectl's YAML is cut of before it is parsed, those kspread
+reads stay (``READ_ANNOTATIONS``). What the shorthand cannot say stays a raw object in
+``objects:``, trimmed to what kspread reads: a pod with a DisruptionTarget condition set by
+the scheduler or (from 1.36) with hostNetwork and hostUsers: false, a PDB with
+``status.disruptedPods``. dev/README.md ("What the import keeps") lists each field kspread
+reads, kind by kind, and what the import does with it.
 
 The case gets a placeholder ``pod:`` and ``expect: {}``: the user writes the pod to
 schedule and runs ``kspread run --update`` to fill ``expect``.
@@ -55,6 +63,7 @@ from typing import Any
 
 import yaml
 
+from kspread.engine.devices import is_dra_extended_resource_name
 from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.labelkeys import written_affinity, written_spread_constraints
@@ -70,8 +79,11 @@ PREEMPT_LOWER = "PreemptLowerPriority"
 # kinds whose objects the importer reads, in the order their sections are built
 _STORAGE_KINDS = ("StorageClass", "CSIDriver", "CSINode", "PersistentVolume", "PersistentVolumeClaim",
                   "CSIStorageCapacity", "VolumeAttachment")
+# DeviceTaintRules are read too (kubectl's command does not ask for them: a cluster that does not
+# serve them would fail it; add devicetaintrules when yours does)
+_DEVICE_KINDS = (*DEVICE_KINDS, "DeviceTaintRule")
 _READ_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "Service", "ReplicationController", "ReplicaSet",
-               "StatefulSet", "PodDisruptionBudget", *DEVICE_KINDS, *_STORAGE_KINDS, "Workload", "PodGroup")
+               "StatefulSet", "PodDisruptionBudget", *_DEVICE_KINDS, *_STORAGE_KINDS, "Workload", "PodGroup")
 # Gangs: 1.35's Workloads (scheduling.k8s.io/v1alpha1) and pods' spec.workloadRef, and 1.36's
 # PodGroups and Workloads (v1alpha2) and pods' spec.schedulingGroup are kept, with the gates
 # they need; another version's (1.37's v1beta1 and v1alpha3) are not modelled (kspread.format.workloads): a
@@ -86,6 +98,9 @@ NODE_ALLOC_NOTE = ("The dump's pods have status.nodeAllocatableResourceClaimStat
                    "nodeAllocatableResourceMappings, which the API server stores only with "
                    "DRANodeAllocatableResources on; the gate is set on here (kube-scheduler's own value a dump "
                    "cannot show: set it false if your scheduler runs without it).")
+TAINT_RULE_NOTE = ("The dump has DeviceTaintRules, which the API server serves only with DRADeviceTaints on "
+                   "(and DRADeviceTaintRules, from 1.35); the gates are set on here (kube-scheduler's own values a "
+                   "dump cannot show: set them false if your scheduler runs without them).")
 LIST_GATES = {"DRAListTypeAttributes": True}
 LIST_NOTE = ("The dump's ResourceSlices have list attributes (ints, bools, strings, versions), which the API "
              "server stores only with DRAListTypeAttributes on; the gate is set on here (kube-scheduler's own "
@@ -94,6 +109,13 @@ LIST_NOTE = ("The dump's ResourceSlices have list attributes (ints, bools, strin
 # the kinds a pod's controller may be (the case format's controller.kind)
 _CONTROLLER_KINDS = ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
 _CONTROLLER_API = {"ReplicationController": "v1", "Job": "batch/v1"}
+# the annotations kspread reads: the PV controller's and the provisioner's on claims and volumes
+# (kspread.engine.storage), the CSI migration's on CSINodes, and DynamicResources' on the claim it
+# makes for extended resources (DRAExtendedResource)
+STORAGE_ANNOTATIONS = ("pv.kubernetes.io/bind-completed", "volume.kubernetes.io/selected-node",
+                       "volume.beta.kubernetes.io/storage-class", "storage.alpha.kubernetes.io/migrated-plugins")
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+READ_ANNOTATIONS = (*STORAGE_ANNOTATIONS, EXTENDED_CLAIM_ANNOTATION)
 _KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
             "poddisruptionbudgets,priorityclasses,persistentvolumes,persistentvolumeclaims,storageclasses,"
             "csinodes,csidrivers,csistoragecapacities,volumeattachments,deviceclasses,resourceslices,resourceclaims,"
@@ -157,30 +179,51 @@ def read_dump(dump_path: str) -> list[Any]:
 
 
 _NOISE_KEY = re.compile(r"^( *)(managedFields|annotations):[ \t\r]*$")
+# an entry of an annotations block whose key is one kspread reads (kubectl writes keys plain)
+_READ_ANNOTATION = re.compile(r"^ *([\"']?)(?:" + "|".join(re.escape(k) for k in READ_ANNOTATIONS) + r")\1:(?:[ \t\r\n]|$)")
 
 
 def strip_noise(text: str) -> str:
     """``metadata.managedFields`` and ``annotations`` blocks cut out of kubectl's YAML
-    before it is parsed (they are often half the dump, and kspread reads neither). kubectl
-    writes a block's content indented deeper than its key, or as ``- `` items at the key's
-    indentation; anything else ends the block."""
+    before it is parsed (they are often half the dump), but for the entries of the
+    annotations kspread reads (``READ_ANNOTATIONS``: a PVC's selected node, a claim made
+    for extended resources, ...), which stay under their ``annotations:`` key. kubectl
+    writes a block's content indented deeper than its key, or as ``- `` items at the
+    key's indentation; anything else ends the block. An entry of an annotations block
+    starts at the indentation of its first line, and goes on with the lines deeper."""
     if "managedFields:" not in text and "annotations:" not in text:
         return text
     out: list[str] = []
     skip_indent = -1
+    header = ""  # the annotations key line of the block being cut
+    entry_indent = -1  # the indentation of the block's entries
+    keeping = False  # the lines are those of an entry kept
+    kept: list[str] = []
     for line in text.splitlines(keepends=True):
         if skip_indent >= 0:
             body = line.lstrip(" ")
             ind = len(line) - len(body)
             if not body.strip() or ind > skip_indent or (ind == skip_indent and body.startswith("- ")) or \
                     (ind == skip_indent and body.rstrip("\r\n") == "-"):
+                if header and body.strip():
+                    if entry_indent < 0:
+                        entry_indent = ind
+                    if ind <= entry_indent:
+                        keeping = ind == entry_indent and _READ_ANNOTATION.match(line) is not None
+                if keeping:
+                    kept.append(line)
                 continue
-            skip_indent = -1
+            if kept:
+                out += [header, *kept]
+            skip_indent, header, entry_indent, keeping, kept = -1, "", -1, False, []
         m = _NOISE_KEY.match(line)
         if m is not None:
             skip_indent = len(m.group(1))
+            header = line if m.group(2) == "annotations" else ""
             continue
         out.append(line)
+    if kept:
+        out += [header, *kept]
     return "".join(out)
 
 
@@ -252,7 +295,10 @@ def _node(obj: Mapping[str, Any], warn: Warn) -> dict:
         item["labels"] = labels
     alloc = status.get("allocatable")
     if isinstance(alloc, dict):
-        item["allocatable"] = {k: v for k, v in alloc.items() if not _is_zero(k, v)}
+        # a zero amount is left out (a resource a node does not list is 0) but for an extended
+        # resource's: DynamicResources (DRAExtendedResource) tells a resource the node lists
+        # as 0 (left to NodeResourcesFit) from one it does not list ("cannot fit resource")
+        item["allocatable"] = {k: v for k, v in alloc.items() if not _is_zero(k, v) or is_dra_extended_resource_name(k)}
     else:
         # A node without status.allocatable offers nothing to the scheduler (an
         # omitted `allocatable` would mean unlimited in a case).
@@ -277,9 +323,13 @@ def _container(raw: Mapping[str, Any], init: bool) -> dict:
     out: dict[str, Any] = {"name": raw.get("name", "")}
     if raw.get("image"):
         out["image"] = raw["image"]
-    requests = _m(_m(raw.get("resources")).get("requests"))
+    res = _m(raw.get("resources"))
+    requests = _m(res.get("requests"))
     if requests:
         out["resources"] = {"requests": dict(requests)}
+    claims = [{"name": c["name"]} for c in res.get("claims") or [] if isinstance(c, dict) and "name" in c]
+    if claims:  # the pod's resourceClaims the container uses (DRANodeAllocatableResources reads them)
+        out.setdefault("resources", {})["claims"] = claims
     ports = []
     for p in raw.get("ports") or []:
         if isinstance(p, dict) and (p.get("hostPort") or 0) > 0:  # NodePorts reads host ports only
@@ -297,6 +347,10 @@ def _container(raw: Mapping[str, Any], init: bool) -> dict:
              if isinstance(r, dict) and r.get("action") == "RestartAllContainers"]
     if rules:  # what NodeDeclaredFeatures infers a required feature from
         out["restartPolicyRules"] = rules
+    mounts = [{k: m[k] for k in ("name", "mountPath", "bindMountOptions") if k in m}
+              for m in raw.get("volumeMounts") or [] if isinstance(m, dict) and m.get("bindMountOptions") is not None]
+    if mounts:  # a feature NodeDeclaredFeatures infers from 1.36, which a case refuses by name
+        out["volumeMounts"] = mounts
     return out
 
 
@@ -325,8 +379,8 @@ def _disks(src: Mapping[str, Any]) -> dict:
 
 
 def _volumes(spec: Mapping[str, Any]) -> list[dict]:
-    """A pod's volumes that the volume plugins read (claims, ephemeral volumes, in-tree
-    disks), trimmed."""
+    """A pod's volumes that the scheduler reads (the volume plugins: claims, ephemeral
+    volumes, in-tree disks; ImageLocality: image volumes), trimmed."""
     out = []
     for v in spec.get("volumes") or []:
         if not isinstance(v, dict):
@@ -340,11 +394,10 @@ def _volumes(spec: Mapping[str, Any]) -> list[dict]:
                         "ephemeral": {"volumeClaimTemplate": {"spec": _claim_spec(_m(tmpl.get("spec")))}}})
         elif _disks(v):
             out.append({"name": v.get("name", ""), **_disks(v)})
+        elif isinstance(v.get("image"), dict) and v["image"].get("reference"):
+            # ImageLocality counts an image volume's image from 1.36
+            out.append({"name": v.get("name", ""), "image": {"reference": v["image"]["reference"]}})
     return out
-
-
-_STORAGE_ANNOTATIONS = ("pv.kubernetes.io/bind-completed", "volume.kubernetes.io/selected-node",
-                        "volume.beta.kubernetes.io/storage-class", "storage.alpha.kubernetes.io/migrated-plugins")
 
 
 def storage_object(obj: Mapping[str, Any]) -> dict:
@@ -355,7 +408,7 @@ def storage_object(obj: Mapping[str, Any]) -> dict:
         rmeta["namespace"] = meta.get("namespace") or "default"
     if kind == "PersistentVolume" and meta.get("labels"):
         rmeta["labels"] = dict(meta["labels"])
-    ann = {k: v for k, v in _m(meta.get("annotations")).items() if k in _STORAGE_ANNOTATIONS}
+    ann = {k: v for k, v in _m(meta.get("annotations")).items() if k in STORAGE_ANNOTATIONS}
     if ann:
         rmeta["annotations"] = ann
     if kind == "PersistentVolumeClaim":
@@ -369,7 +422,7 @@ def storage_object(obj: Mapping[str, Any]) -> dict:
     out: dict[str, Any] = {"apiVersion": obj.get("apiVersion", ""), "kind": kind, "metadata": rmeta}
     if kind == "PersistentVolume":
         rspec = {k: spec[k] for k in ("accessModes", "storageClassName", "volumeMode", "volumeAttributesClassName",
-                                      "nodeAffinity") if spec.get(k) is not None}
+                                      "persistentVolumeReclaimPolicy", "nodeAffinity") if spec.get(k) is not None}
         storage = _m(spec.get("capacity")).get("storage")
         if storage is not None:
             rspec["capacity"] = {"storage": storage}
@@ -389,7 +442,7 @@ def storage_object(obj: Mapping[str, Any]) -> dict:
         out["spec"] = {"drivers": [{k: d[k] for k in ("name", "nodeID", "topologyKeys", "allocatable") if k in d}
                                    for d in spec.get("drivers") or [] if isinstance(d, dict)]}
     elif kind == "CSIDriver":
-        out["spec"] = {"storageCapacity": spec["storageCapacity"]} if "storageCapacity" in spec else {}
+        out["spec"] = {k: spec[k] for k in ("storageCapacity", "preventPodSchedulingIfMissing") if k in spec}
     elif kind == "CSIStorageCapacity":
         for k in ("storageClassName", "capacity", "maximumVolumeSize", "nodeTopology"):
             if obj.get(k) is not None:
@@ -405,10 +458,17 @@ def storage_object(obj: Mapping[str, Any]) -> dict:
     return out
 
 
-def _needs_raw_pod(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+def _host_network_user_namespace(spec: Mapping[str, Any]) -> bool:
+    """spec.hostNetwork with hostUsers: false, from which NodeDeclaredFeatures infers
+    UserNamespacesHostNetworkSupport from 1.36 (a case refuses such a pod there, by name)."""
+    return bool(spec.get("hostNetwork")) and spec.get("hostUsers") is False
+
+
+def _needs_raw_pod(spec: Mapping[str, Any], status: Mapping[str, Any], minor: int) -> bool:
     """What kspread reads from a raw pod that the shorthand cannot say."""
     return any(isinstance(c, dict) and c.get("type") == "DisruptionTarget" and c.get("status") == "True"
-               and c.get("reason") == "PreemptionByScheduler" for c in status.get("conditions") or [])
+               and c.get("reason") == "PreemptionByScheduler" for c in status.get("conditions") or []) or \
+        (minor >= 36 and _host_network_user_namespace(spec))
 
 
 class _Converter:
@@ -584,10 +644,13 @@ class _Converter:
             # an in-place resize's status (kspread.format.resize), and the node allocatable
             # resources of the pod's claims (DRANodeAllocatableResources)
             item["status"] = resize
-        if _needs_raw_pod(spec, status):
+        if _needs_raw_pod(spec, status, self.minor):
             if incoming:
-                self.warn(f"pod {label}: it has a DisruptionTarget condition, which the case shorthand of an "
-                          "incoming pod cannot say: left out")
+                what = ("a DisruptionTarget condition" if not _host_network_user_namespace(spec) else
+                        "spec.hostNetwork with hostUsers: false (NodeDeclaredFeatures' "
+                        "UserNamespacesHostNetworkSupport from 1.36, which kspread does not model)")
+                self.warn(f"pod {label}: it has {what}, which the case shorthand of an incoming pod cannot say: "
+                          "left out")
                 return None
             return "objects", _raw_pod(obj, item)
         return ("incoming" if incoming else "pods"), item
@@ -675,6 +738,8 @@ def _raw_pod(obj: Mapping[str, Any], item: Mapping[str, Any]) -> dict:
     rspec: dict[str, Any] = {}
     if "node" in item:
         rspec["nodeName"] = item["node"]
+    if _host_network_user_namespace(_m(obj.get("spec"))):
+        rspec.update(hostNetwork=True, hostUsers=False)  # refused from 1.36 by name: the import leaves it out
     for key in ("priority", "priorityClassName", "preemptionPolicy", "nodeSelector", "tolerations",
                 "affinity", "topologySpreadConstraints", "overhead", "resources", "initContainers", "containers",
                 "resourceClaims", "volumes", "schedulingGates", "workloadRef", "schedulingGroup"):
@@ -745,15 +810,18 @@ def workload_object(obj: Mapping[str, Any], minor: int) -> dict | None:
 
 
 # a PodGroup's fields the case keeps; those behind alpha gates (schedulingConstraints,
-# resourceClaims) the API server serves only with their gate on, which the case then turns on
-# (gang_gates)
-_POD_GROUP_KEPT = ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints", "resourceClaims")
+# resourceClaims; priorityClassName, priority, disruptionMode) the API server serves only with
+# their gate on, which the case then turns on (gang_gates)
+_POD_GROUP_KEPT = ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints", "resourceClaims",
+                   "priorityClassName", "priority", "disruptionMode")
+_PREEMPTION_FIELDS = tuple(k for k, gate in GATED_FIELDS.items() if gate == "WorkloadAwarePreemption")
 
 
 def pod_group_object(obj: Mapping[str, Any], minor: int) -> tuple[dict | None, list[str]]:
     """A 1.36 PodGroup as the case keeps it (name, schedulingPolicy, podGroupTemplateRef,
-    schedulingConstraints, resourceClaims) and the fields behind alpha gates kspread does not
-    model that it had (left out); None: another version's (not modelled)."""
+    schedulingConstraints, resourceClaims, priorityClassName, priority, disruptionMode) and
+    the fields behind alpha gates kspread does not model that it had (left out); None:
+    another version's (not modelled)."""
     if minor != 36 or obj.get("apiVersion") != API_VERSION_1_36:
         return None, []
     spec = dict(_m(obj.get("spec")))
@@ -780,13 +848,12 @@ def pod_group_claims_made(obj: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
             if isinstance(e, Mapping) and e.get("resourceClaimTemplateName") and e.get("name") in made}
 
 
-EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 _ALLOCATED_DEVICE_KEPT = ("request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
                           "bindingFailureConditions", "shareID", "consumedCapacity")
 
 
 def device_object(obj: Mapping[str, Any]) -> dict:
-    """A DeviceClass, ResourceSlice, ResourceClaim or ResourceClaimTemplate trimmed to
+    """A DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate or DeviceTaintRule trimmed to
     what kspread reads: its spec as it is, and a claim's allocation (every field of its
     results that kspread reads), reservedFor (pods and PodGroups), owners (a Pod or a
     PodGroup) and the annotation of a claim made for extended resources."""
@@ -893,7 +960,7 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         if not isinstance(meta.get("name"), str) or not meta["name"]:
             warn(f"a {kind} without metadata.name: left out")
             continue
-        ns = "" if kind in ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice") \
+        ns = "" if kind in ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice", "DeviceTaintRule") \
             else (meta.get("namespace") or "default")
         key = (kind, ns, meta["name"])
         if key in seen:
@@ -932,6 +999,8 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
             r = cv.pod(obj, incoming=True)
             if r is not None:
                 chosen.append((str(meta.get("creationTimestamp") or ""), i, r[1]))
+            elif incoming == pod_key:
+                raise ImportFailed(f"pod {pod_key[0]}/{pod_key[1]} could not be imported (see the warnings)")
             continue
         r = cv.pod(obj)
         if r is not None:
@@ -950,7 +1019,7 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
     for obj in by_kind["PodDisruptionBudget"]:
         section, item = cv.pdb(obj)
         sections[section].append(item)
-    for kind in DEVICE_KINDS:
+    for kind in _DEVICE_KINDS:
         sections["objects"].extend(device_object(obj) for obj in by_kind[kind])
     for kind in _STORAGE_KINDS:
         sections["objects"] += [storage_object(o) for o in by_kind[kind]]
@@ -974,7 +1043,9 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
 def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
     """The feature gates a case of these sections needs: GANG_GATES when it has Workloads or
     pods with a workloadRef (1.35), PodGroups or pods with a schedulingGroup (1.36), with
-    TopologyAwareWorkloadScheduling when a PodGroup has schedulingConstraints; else none."""
+    TopologyAwareWorkloadScheduling when a PodGroup has schedulingConstraints,
+    DRAWorkloadResourceClaims when one has resourceClaims and WorkloadAwarePreemption when
+    one has a priority, priorityClassName or disruptionMode; else none."""
     items = [*sections.get("pods", ()), *sections.get("incoming", ()), *sections.get("objects", ())]
     if any(o.get("kind") in ("Workload", "PodGroup") or any(k in o or k in _m(o.get("spec"))
                                                             for k in ("workloadRef", "schedulingGroup"))
@@ -987,6 +1058,10 @@ def gang_gates(sections: Mapping[str, list]) -> dict[str, bool]:
         if any(o.get("kind") == "PodGroup" and _m(o.get("spec")).get("resourceClaims") for o in items):
             # the API server served the field: DRAWorkloadResourceClaims was on
             gates["DRAWorkloadResourceClaims"] = True
+        if any(o.get("kind") == "PodGroup" and any(_m(o.get("spec")).get(k) not in (None, "")
+                                                   for k in _PREEMPTION_FIELDS) for o in items):
+            # the API server served a priority or disruption mode: WorkloadAwarePreemption was on
+            gates["WorkloadAwarePreemption"] = True
         return gates
     return {}
 
@@ -1005,6 +1080,15 @@ def node_allocatable_gates(sections: Mapping[str, list], minor: int) -> dict[str
                 if isinstance(d, dict) and d.get("nodeAllocatableResourceMappings"):
                     return dict(NODE_ALLOC_GATES)
     return {}
+
+
+def taint_rule_gates(sections: Mapping[str, list], minor: int) -> dict[str, bool]:
+    """The gates the API server serves DeviceTaintRules with, when the sections have one:
+    DRADeviceTaints (1.33-1.36), with DRADeviceTaintRules from 1.35; else none (before 1.33
+    and from 1.37 the case refuses the rule by name, and the import leaves it out)."""
+    if not 33 <= minor <= 36 or not any(o.get("kind") == "DeviceTaintRule" for o in sections.get("objects", ())):
+        return {}
+    return {"DRADeviceTaints": True, **({"DRADeviceTaintRules": True} if minor >= 35 else {})}
 
 
 def list_attribute_gates(sections: Mapping[str, list], minor: int) -> dict[str, bool]:
@@ -1165,6 +1249,7 @@ def render(sections: Mapping[str, list], name: str, source: str, version: str, i
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Left out: {left_out}."), 96) if left_out],
            *[f"# {line}\n" for line in textwrap.wrap(comment_text(f"Search: {search}."), 96) if search],
            *[f"# {line}\n" for line in textwrap.wrap(GANG_NOTE, 96) if gates and set(GANG_GATES) <= set(gates)],
+           *[f"# {line}\n" for line in textwrap.wrap(TAINT_RULE_NOTE, 96) if gates and "DRADeviceTaints" in gates],
            *[f"# {line}\n" for line in textwrap.wrap(LIST_NOTE, 96) if gates and set(LIST_GATES) <= set(gates)],
            *[f"# {line}\n" for line in textwrap.wrap(NODE_ALLOC_NOTE, 96)
              if gates and set(NODE_ALLOC_GATES) <= set(gates)]]
@@ -1390,6 +1475,10 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     gates = gang_gates(sections)
     if gates:
         warn(GANG_NOTE)
+    rules = taint_rule_gates(sections, minor)
+    if rules:
+        warn(TAINT_RULE_NOTE)
+        gates = {**gates, **rules}
     lists = list_attribute_gates(sections, minor)
     if lists:
         warn(LIST_NOTE)
