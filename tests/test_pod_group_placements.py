@@ -338,7 +338,8 @@ def _gpus(good: str, bad: str, good_devices: int = 2) -> list[dict]:
         slice_(bad, [{"name": "gpu-0"}]),
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "a100"},
          "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-             "deviceClassName": "gpu", "selectors": [{"cel": {"expression": A100}}]}}]}}}},
+             "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1,
+             "selectors": [{"cel": {"expression": A100}}]}}]}}}},
     ]
 
 
@@ -401,5 +402,8 @@ def test_a_placement_run_that_errs_ends_the_placements():
     assert pg.chosen == 0
     assert [[(c.pod, c.node, c.error) for c in one] for one in pg.placement_runs] == [
         [("lead", "a1", ""), ("worker", None, err)]]
-    # lead fit on a1 in the run returned: the group's Error fails it all the same
-    assert results[0].pod_group.node is None and not results[0].pod_group.bound
+    # lead fit on a1 in the run returned: the group's Error fails it all the same, with the
+    # group's status
+    lead = results[0].pod_group
+    assert (lead.node, lead.bound, lead.group_status) == ("a1", False, "Error")
+    assert lead.message == f"failed to schedule other pod from a pod group: {err}"

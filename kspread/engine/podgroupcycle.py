@@ -276,7 +276,8 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             # PreEnqueue holds the pod until its last victim's deletion
             q.preempting = r.preemption.victims[-1].key
         if status == ERROR:
-            r.pod_group = PodOutcome(key, status, None, False, r.error if r.error else error)
+            # (a pod that fit before the Error keeps the node it fit on: it binds nowhere)
+            r.pod_group = PodOutcome(key, status, fit, False, r.error if r.error else error)
             _fail(run, q, pod, frozenset(), True, after)
             failed.append(q)
             continue
