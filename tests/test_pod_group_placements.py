@@ -316,3 +316,94 @@ def test_the_placement_scores_follow_upstreams_formulas():
     totals = pgp.score(sched, None, [(za, pods), (zb, pods[:1])])
     one = pgp._fit_placement_score(sched, fit, zb, pods[:1])
     assert totals == [63 + 100, one + 50]
+
+
+# ---- a placement's run that errs (podGroupSchedulingPlacementAlgorithm returns it at once) ----
+
+A100 = 'device.attributes["gpu.example.com"].model == "a100"'
+
+
+def _gpus(good: str, bad: str, good_devices: int = 2) -> list[dict]:
+    """A DeviceClass, a template asking for an a100, ``good``'s node with a100s and ``bad``'s
+    with a device lacking the ``model`` attribute: the claims' selector errs there (CEL
+    runtime error: no such key), which DynamicResources' Filter returns as an Error."""
+    def slice_(node, devices):
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+                "spec": {"driver": "gpu.example.com", "nodeName": node, "pool": {"name": node, "resourceSliceCount": 1},
+                         "devices": devices}}
+    return [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}},
+        slice_(good, [{"name": f"gpu-{i}", "attributes": {"model": {"string": "a100"}}} for i in range(good_devices)]),
+        slice_(bad, [{"name": "gpu-0"}]),
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "a100"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+             "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1,
+             "selectors": [{"cel": {"expression": A100}}]}}]}}}},
+    ]
+
+
+CLAIM = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "a100"}]}
+
+
+def _erring(nodes, schedule, pg, objects):
+    """The case run with every cycle the scheduler observes kept (``run_case``'s hook: what
+    ``kspread explain`` sees): (scheduler, results, placements, observed (pod, error))."""
+    doc = {"version": "1.36", "featureGates": GATES, "nodes": nodes, "objects": [*objects, pg], "schedule": schedule}
+    seen: list[tuple[str, str | None]] = []
+    sched, results, placements = run_case(build_case(doc, "t"), lambda s, r: seen.append((r.pod.key, r.error)),
+                                          keep_all=True)
+    return sched, results, placements, seen
+
+
+def test_a_placement_run_that_errs_is_the_groups_run():
+    # za (a1: two a100s) holds the gang; b1's device makes DynamicResources' Filter err in zb.
+    # kspread tries za first (its node comes first): that run fits, zb's errs, and zb's is the
+    # group's run (upstream: at once when zb comes first, after za otherwise; cases/gangs/
+    # pod-group-placement-run-errs-136.yaml, through the 1.36 backend)
+    nodes = [_node("a1", "za"), _node("b1", "zb")]
+    lone = {"name": "lone", "requests": {"cpu": "1"}, "nodeSelector": {ZONE: "zb"}}
+    sched, results, placements, seen = _erring(
+        nodes, [lone, *_workers(2, cpu="1", **CLAIM)], _pg(2), _gpus("a1", "b1"))
+    err = ('running "DynamicResources" filter plugin: claim default/w-1-gpu: selector #0: CEL runtime error: '
+           'no such key: model')
+    assert placements == {"lone": "b1", "w-0": None, "w-1": None}
+    assert sched.claims.allocations() == {"w-0-gpu": None, "w-1-gpu": None}
+    assert sched.groups.conditions[KEY] == Condition(
+        "False", "SchedulerError", f"failed to schedule other pod from a pod group: {err}")
+    # the group's pods run in the order they entered activeQ: w-1's creation let the gang in
+    # (PreEnqueue), and moved w-0 after it. The cycles observed and kept are zb's run, w-1's
+    # try alone (the Error stopped it): za's tries are not the group's
+    assert seen == [("lone", None), ("w-1", err)]
+    assert [(r.pod.key, r.error) for r in results] == seen
+    last = results[-1]
+    assert last.searched_count() == 0 and last.pod_group.node is None
+    # every run is kept for the oracle's log, on the last pod that ran (w-0 ran in no
+    # cycle of zb's run): za's, where both fit on a1, then zb's, the one returned
+    pg = last.pod_group
+    assert pg.chosen == 1
+    assert [[(c.pod, c.node, c.error) for c in one] for one in pg.placement_runs] == [
+        [("w-1", "a1", ""), ("w-0", "a1", "")], [("w-1", None, err)]]
+
+
+def test_a_placement_run_that_errs_ends_the_placements():
+    # the erring zone first: its run is returned without trying zb, where both pods fit; the
+    # pod that fit before the Error (lead, on a1) binds nowhere
+    nodes = [_node("a1", "za"), _node("b1", "zb")]
+    schedule = [{"name": "lead", "requests": {"cpu": "1"}, "schedulingGroup": SG},
+                {"name": "worker", "requests": {"cpu": "1"}, "schedulingGroup": SG, **CLAIM}]
+    sched, results, placements, seen = _erring(nodes, schedule, _pg(0), _gpus("b1", "a1", good_devices=1))
+    err = ('running "DynamicResources" filter plugin: claim default/worker-gpu: selector #0: CEL runtime error: '
+           'no such key: model')
+    assert placements == {"lead": None, "worker": None}
+    assert sched.groups.conditions[KEY].reason == "SchedulerError"
+    assert seen == [("lead", None), ("worker", err)]
+    pg = results[-1].pod_group
+    assert pg.chosen == 0
+    assert [[(c.pod, c.node, c.error) for c in one] for one in pg.placement_runs] == [
+        [("lead", "a1", ""), ("worker", None, err)]]
+    # lead fit on a1 in the run returned: the group's Error fails it all the same, with the
+    # group's status
+    lead = results[0].pod_group
+    assert (lead.node, lead.bound, lead.group_status) == ("a1", False, "Error")
+    assert lead.message == f"failed to schedule other pod from a pod group: {err}"

@@ -276,7 +276,8 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             # PreEnqueue holds the pod until its last victim's deletion
             q.preempting = r.preemption.victims[-1].key
         if status == ERROR:
-            r.pod_group = PodOutcome(key, status, None, False, r.error if r.error else error)
+            # (a pod that fit before the Error keeps the node it fit on: it binds nowhere)
+            r.pod_group = PodOutcome(key, status, fit, False, r.error if r.error else error)
             _fail(run, q, pod, frozenset(), True, after)
             failed.append(q)
             continue
@@ -333,7 +334,9 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     for _, r, _, _, _ in placed:
         if r.pod_group is not None:
             r.pod_group.cycle = cycle
-    last = placed[-1][1].pod_group
+    # the group's last outcome that a kept cycle carries: the last pod the returned run tried
+    # (a run that erred leaves the pods after it unreached, with no cycle kept)
+    last = (alg.results[-1] if alg.results else placed[-1][1]).pod_group
     if last is not None:
         last.victims = tuple(victims)
         last.preemption_runs = tuple(tuple(one) for one in runs)
