@@ -148,3 +148,67 @@ def test_the_hold_and_the_deletion_that_ends_it():
     # low's deletion ended the preemption, but the pod stays held: its only rejector skips it
     assert (a.where, a.gating, sorted(a.rejectors), a.preempting) == \
         ("unschedulable", "DefaultPreemption", ["DefaultPreemption"], "")
+
+
+def test_a_group_pod_in_flight_does_not_count_its_peers_nominations_of_its_priority():
+    # upstream's cycle 37 of seqtest seed 3612 sequence 29 (the golden case)
+    doc = load_strict((GOLDEN.parent / "pod-group-peers-nominations-in-flight-136.yaml").read_text())[0]
+    sched, results, placements, _ = _run_observed(build_case(doc, "t"))
+    assert [(r.pod.key, r.pod_group.node if r.pod_group else r.bound_node) for r in results[:7]] == \
+        [("hi", None), ("a", None), ("b", None), ("c", None), ("hi", "n1"), ("a", "n1"), ("b", None)]
+    assert placements == {"hi": "n1", "a": "n1", "b": None, "c": None}
+    assert sched.nominator.on_node("n1") == []
+
+
+def test_a_group_pod_of_priority_0_counts_its_peers_nominations_as_empty_pods():
+    # a and b (priority 0) preempt low (priority -1) and are nominated to n1; x (priority
+    # 100, preemptionPolicy Never), moved by low's deletion, takes half of n1 first. In the
+    # group's next cycle b is in flight: its nomination reads as a pod of priority 0 that
+    # requests nothing, which a's Filter adds (0 >= 0): a fits beside x
+    doc = _doc([{"name": "x", "priority": 100, "preemptionPolicy": "Never", "requests": {"cpu": "500m"}}] +
+               [{"name": n, "requests": {"cpu": "500m"}, "schedulingGroup": {"podGroupName": "pair"}}
+                for n in ("a", "b")],
+               pods=[{"name": "low", "node": "n1", "priority": -1, "requests": {"cpu": "1"}}])
+    doc["nodes"] = [{"name": "n1", "allocatable": {"cpu": "1", "memory": "8Gi", "pods": 110}}]
+    seen = []
+
+    def observe(sched, r):
+        seen.append((r.pod.key, {n: [(p.key, p.priority, p.containers) for p in ps]
+                                 for n, ps in sched.framework.nominated_pods_by_node(r.pod).items()}))
+
+    _, results, placements = run_case(build_case(doc, "t"), keep_all=True, observe=observe)
+    assert [(r.pod.key, r.pod_group.node if r.pod_group else r.bound_node) for r in results[:6]] == \
+        [("x", None), ("a", None), ("b", None), ("x", "n1"), ("a", "n1"), ("b", None)]
+    assert seen[4] == ("a", {"n1": [("b", 0, ())]})
+    assert placements == {"x": "n1", "a": "n1", "b": None}
+
+
+def test_a_held_pods_nomination_reads_as_its_reference_alone_until_released():
+    from kspread.engine.model import Pod
+    from kspread.engine.snapshot import Nominator
+
+    nom = Nominator()
+    a = Pod(name="a", namespace="ns", labels={"app": "x"}, priority=10, nominated_node="n1")
+    b = Pod(name="b", namespace="ns", priority=10, nominated_node="n1")
+    nom.add(a)
+    nom.add(b)
+    v = nom.version
+    nom.hold(["ns/a"])
+    [(node, pods)] = [(n, list(ps)) for n, ps in nom.by_node()]
+    bare = pods[0]
+    assert node == "n1" and pods[1] is b  # in its place
+    assert (bare.key, bare.priority, bare.labels, bare.containers) == ("ns/a", 0, {}, ())
+    assert nom.changes_since(v) == [("n1", a, bare)]
+    assert nom.on_node("n1") == [a, b]  # the pods themselves
+    # a pod assumed in the cycle, then reverted (unreserveAndForget adds it back): still held
+    nom.remove(a)
+    nom.add(a)
+    assert [p.priority for _, ps in nom.by_node() for p in ps] == [10, 0]
+    v = nom.version
+    nom.release()
+    assert [p for _, ps in nom.by_node() for p in ps] == [b, a]
+    assert len(nom.changes_since(v)) == 1
+    nom.hold(["ns/b"])
+    nom.remove(b)  # bound, or its nomination cleared, while held
+    nom.release()
+    assert nom.on_node("n1") == [a]

@@ -11,7 +11,11 @@ snapshot. What kspread models, by upstream's functions:
   priority (highest first), then InitialAttemptTimestamp (when each first entered activeQ).
   Upstream lists the unscheduled pods from a Go map and sorts with sort.Slice: pods that
   entered activeQ at the same moment (moved by one event) are in no fixed order; kspread
-  takes the order in which its queue moved them.
+  takes the order in which its queue moved them. Popped, the group's pods are in no queue
+  until the cycle submits its result: NominatedPodsForNode (nominatedPodToInfo) gives each
+  one's nomination as a pod of the nominator's reference alone, of priority 0 and requesting
+  nothing, so a pod's Filter counts its peers' nominations only when its own priority is 0
+  or less, and then as empty pods (``Nominator.hold``).
 * ``podGroupSchedulingAlgorithm``: with TopologyAwareWorkloadScheduling on,
   ``podGroupSchedulingPlacementAlgorithm`` (``_placement_algorithm``, the placements and
   their scores in ``kspread.engine.podgroupplacement``) runs the default algorithm below in
@@ -205,6 +209,11 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
     for q in members:
         q.attempts += 1
         sched.attempts[q.key] = q.attempts
+    # the group's pods are in flight until submitPodGroupAlgorithmResult: none is in the
+    # queue, so NominatedPodsForNode gives their nominations as pods of the nominator's
+    # reference alone (priority 0, nothing requested), which Filter counts only for a pod of
+    # priority 0 or less (addGENominatedPods)
+    sched.nominator.hold(q.key for q in members)
     # ---- podGroupSchedulingAlgorithm -----------------------------------------------------------
     if podgroupplacement.placements_apply(sched):
         alg = _placement_algorithm(run, members, cycle, key)
@@ -263,6 +272,8 @@ def pod_group_cycle(run: SequenceRun, first: QueuedPod) -> None:
             placed.append((q, _unreached(run, q), None, None, None))
 
     # ---- submitPodGroupAlgorithmResult --------------------------------------------------------
+    # (each pod goes back to the queue, or is assumed: no Filter runs meanwhile)
+    sched.nominator.release()
     from kspread.engine.scheduler import _binding_conditions as binding_conditions
 
     to_bind: list[tuple[QueuedPod, CycleResult, Pod, str]] = []

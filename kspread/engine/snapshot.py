@@ -1310,7 +1310,15 @@ class Nominator:
     """Pods nominated to a node (status.nominatedNodeName) that are not bound yet.
 
     ``version`` counts the changes; the latest ones are kept (``changes_since``) so that
-    what is derived from the nominated pods can be updated rather than recomputed."""
+    what is derived from the nominated pods can be updated rather than recomputed.
+
+    Upstream's nominator keeps a reference (name, namespace, UID) per pod, and
+    NominatedPodsForNode looks each one up in the queue (activeQ, the unschedulable pods,
+    backoffQ; nominatedPodToInfo). A pod in none of them (popped, in flight) is given as a
+    pod made of that reference alone: priority 0, no labels, no containers. In 1.36 a pod
+    group's pods are all in flight during its cycle (``hold``): what Filter and preemption
+    read of their nominations (``by_node``, ``changes_since``) is such a pod until the
+    group's pods go back to the queue (``release``). ``on_node`` gives the pods themselves."""
 
     LOG = 4096  # changes kept at most
 
@@ -1322,6 +1330,8 @@ class Nominator:
         # (node, removed pod or None, added pod or None) per change; log[0] is the
         # change to ``version - len(log) + 1``
         self._log: list[tuple[str, Pod | None, Pod | None]] = []
+        self._held: frozenset[str] = frozenset()  # keys of the pods in flight (``hold``)
+        self._real: dict[str, Pod] = {}  # a held pod's key -> the pod (its entry is bare)
 
     def _record(self, node: str, removed: Pod | None, added: Pod | None) -> None:
         self.version += 1
@@ -1340,6 +1350,9 @@ class Nominator:
     def add(self, pod: Pod) -> None:
         node = pod.nominated_node
         if node:
+            if pod.key in self._held:
+                self._real[pod.key] = pod
+                pod = _reference_only(pod)
             pods = self._by_node.setdefault(node, {})
             old = pods.get(pod.key)
             pods[pod.key] = pod
@@ -1349,17 +1362,46 @@ class Nominator:
             self._record(node, old, pod)
 
     def remove(self, pod: Pod) -> None:
+        self._real.pop(pod.key, None)
         for node in sorted(self._where.pop(pod.key, ())):
             old = self._by_node[node].pop(pod.key)
             self._count -= 1
             self._record(node, old, None)
 
+    def hold(self, keys: Iterable[str]) -> None:
+        """The pods ``keys`` are in flight (a pod group's cycle): their nominations read as
+        pods of their reference alone until ``release`` (each one's place kept)."""
+        self._held = frozenset(keys)
+        for key in sorted(self._held):
+            for node in sorted(self._where.get(key, ())):
+                pods = self._by_node[node]
+                real = pods[key]
+                self._real[key] = real
+                pods[key] = bare = _reference_only(real)
+                self._record(node, real, bare)
+
+    def release(self) -> None:
+        """The held pods are back in the queue (or bound): their nominations read as they are."""
+        held, self._held = self._held, frozenset()
+        for key in sorted(held):
+            real = self._real.pop(key, None)
+            if real is None:
+                continue
+            for node in sorted(self._where.get(key, ())):
+                pods = self._by_node[node]
+                bare = pods[key]
+                pods[key] = real
+                self._record(node, bare, real)
+
     def by_node(self) -> Iterator[tuple[str, Iterable[Pod]]]:
-        """(node, the pods nominated to it) for the nodes that have some. Read only."""
+        """(node, the pods nominated to it) for the nodes that have some, as
+        NominatedPodsForNode gives them (a held pod by its reference alone). Read only."""
         return ((n, pods.values()) for n, pods in self._by_node.items() if pods)
 
     def on_node(self, node_name: str) -> list[Pod]:
-        return list(self._by_node.get(node_name, {}).values())
+        """The pods nominated to the node (held ones as they are)."""
+        real = self._real
+        return [real.get(k, p) for k, p in self._by_node.get(node_name, {}).items()]
 
     def has_any(self) -> bool:
         return self._count > 0
@@ -1367,3 +1409,9 @@ class Nominator:
     def nodes(self) -> set[str]:
         """Names of the nodes that have pods nominated to them."""
         return {n for n, pods in self._by_node.items() if pods}
+
+
+def _reference_only(pod: Pod) -> Pod:
+    """What nominatedPodToInfo gives for a pod in no queue: a pod with the nominator's
+    reference alone (name, namespace; the UID), the rest of its spec and status unset."""
+    return Pod(name=pod.name, namespace=pod.namespace)
