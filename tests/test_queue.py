@@ -277,3 +277,20 @@ def test_a_sequence_that_would_not_settle_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(scheduler, "CYCLES_PER_POD", 0)
     with pytest.raises(CaseError, match="kspread bug: the schedule sequence did not settle after 0 scheduling cycles"):
         run_case(_case("1.35", [{"name": "a"}]))
+
+
+def test_a_pod_entering_activeq_on_its_creation_or_ungating_is_handed_to_the_nominator():
+    """moveToActiveQ for UnscheduledPodAdd / UnscheduledPodUpdate adds the pod's
+    status.nominatedNodeName to the nominator; a pod a scheduling gate holds is not added
+    until the gate goes, and a pod without a nomination never."""
+    from dataclasses import replace
+
+    case = _fit_case("1.35", [{"name": "a", "nominatedNode": "n1"}, {"name": "b"},
+                              {"name": "g", "nominatedNode": "n1", "schedulingGates": [{"name": "x/y"}]}])
+    sched = Scheduler(case)
+    handed: list[str] = []
+    q = SchedulingQueue(sched.version, sched.framework, case.incoming, nominate=lambda p: handed.append(p.key))
+    assert handed == ["a"]
+    g = q.pods["g"].pod
+    assert q.ungate(replace(g, scheduling_gates=()))
+    assert handed == ["a", "g"]

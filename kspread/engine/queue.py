@@ -146,8 +146,15 @@ class QueuedPod:
 
 
 class SchedulingQueue:
-    def __init__(self, version: Version, framework: Framework, pods: Iterable[Pod]) -> None:
+    def __init__(self, version: Version, framework: Framework, pods: Iterable[Pod],
+                 nominate: Callable[[Pod], None] | None = None) -> None:
         self.version = version
+        # moveToActiveQ for a pod created or updated (UnscheduledPodAdd / UnscheduledPodUpdate;
+        # 1.31's PodAdd / PodUpdate) hands the pod to the nominator: a pod created with
+        # status.nominatedNodeName counts as nominated there from then on. A pod that
+        # PreEnqueue holds (scheduling gates, GangScheduling) is not nominated until a move
+        # of that kind lets it into activeQ.
+        self.nominate = nominate
         self.framework = framework
         self.hints = version.gate("SchedulerQueueingHints")
         self.pop_from_backoff = version.gate("SchedulerPopFromBackoffQ")
@@ -203,8 +210,8 @@ class SchedulingQueue:
             self.gang.add_pod(pod)
         if pod.scheduling_gates:
             self.place(q, "gated")
-        else:
-            self._enqueue(q, "active")
+        elif self._enqueue(q, "active"):
+            self._nominate(q)
         if self.gang is not None and getattr(self.gang, "sends_unscheduled_add", True):
             # the pod itself, held by PreEnqueue, is offered the event too (its hint answers
             # Queue, PreEnqueue holds it again): in 1.36 that sets the order in which one event
@@ -263,7 +270,14 @@ class SchedulingQueue:
         self.changes += 1
         if pod.scheduling_gates or q.where != "gated":
             return False
-        return self._enqueue(q, "active")
+        if not self._enqueue(q, "active"):
+            return False
+        self._nominate(q)
+        return True
+
+    def _nominate(self, q: QueuedPod) -> None:
+        if self.nominate is not None and q.pod.nominated_node:
+            self.nominate(q.pod)
 
     def _expiry(self, q: QueuedPod) -> int:
         """When the pod's backoff ends (getBackoffTime: its last failure plus the backoff
@@ -591,6 +605,8 @@ class SchedulingQueue:
             if self._moves(q, ev):
                 self._requeue(q)
                 moved.append(q.key)
+                if ev.action == "UnscheduledAdd" and q.where == "active":
+                    self._nominate(q)
         return moved
 
     def hintless_event(self, action: str) -> list[str]:

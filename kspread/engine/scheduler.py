@@ -1163,7 +1163,7 @@ class SequenceRun:
         self.results: list[CycleResult] = []
         for p in initial:
             sched.pending[p.key] = p
-        self.queue = SchedulingQueue(sched.version, sched.framework, initial)
+        self.queue = SchedulingQueue(sched.version, sched.framework, initial, nominate=sched.nominator.add)
         self.created = len(initial)  # pods created so far (the bound on cycles)
         # a pod bound in a sequence starts (status.startTime, which MoreImportantPod and the
         # choice among preemption candidates read) at the sequence's clock, in whole seconds
