@@ -172,3 +172,28 @@ def test_a_mistyped_plugin_of_a_configuration_file_suggests_the_close_one(tmp_pa
     v = check(doc)
     assert v.message.endswith("sched.yaml:6: profiles[0].plugins.score.enabled[0]: plugin 'NodeAfinity' does not "
                               "exist (not an in-tree kube-scheduler plugin) (did you mean 'NodeAffinity'?)"), v.message
+
+
+@pytest.mark.parametrize("where,typo", [
+    ("ephemeral", "ephemeral: {volumeClaimTemplat: {spec: {accessModes: [ReadWriteOnce]}}}"),
+    ("volumeClaimTemplate", "ephemeral: {volumeClaimTemplate: {specs: {accessModes: [ReadWriteOnce]}}}"),
+    ("PersistentVolumeClaimSpec", "ephemeral: {volumeClaimTemplate: {spec: {storageClasName: local}}}"),
+    ("resources", "ephemeral: {volumeClaimTemplate: {spec: {resources: {request: {storage: 1Gi}}}}}"),
+])
+def test_a_mistyped_key_in_a_pods_ephemeral_volume_is_an_error(where, typo):
+    """A generic ephemeral volume's keys are checked at each level (a renamed `spec` used to
+    pass as a template without a spec: a claim of no class and no size)."""
+    from kspread.errors import CaseError
+    from kspread.format.case import build_case
+
+    doc = yaml.safe_load(f"""
+apiVersion: kspread/v1
+kind: Case
+name: t
+version: "1.35"
+nodes: [{{name: n1}}]
+pod: {{name: p, volumes: [{{name: v, {typo}}}]}}
+expect: {{selected: n1}}
+""")
+    with pytest.raises(CaseError, match=f"unknown field .* in {where} "):
+        build_case(doc, "t")

@@ -111,7 +111,10 @@ def _annotations(meta: Mapping[str, Any], path: PathT) -> dict[str, str]:
 def claim_spec(raw: Any, path: PathT) -> ClaimSpec:
     """A PersistentVolumeClaimSpec."""
     spec = _map(raw, path)
-    req = _map(_map(spec.get("resources"), [*path, "resources"]).get("requests"), [*path, "resources", "requests"])
+    _known_fields("PersistentVolumeClaimSpec", spec, path)
+    resources = _map(spec.get("resources"), [*path, "resources"])
+    _known_fields("resources", resources, [*path, "resources"])
+    req = _map(resources.get("requests"), [*path, "resources", "requests"])
     request = _bytes(req["storage"], [*path, "resources", "requests", "storage"]) if "storage" in req else None
     sc = spec.get("storageClassName")
     return ClaimSpec(
@@ -130,6 +133,11 @@ def claim_spec(raw: Any, path: PathT) -> ClaimSpec:
 # is a mistyped key, an error at its line
 _SOURCE_FIELDS = {
     "persistentVolumeClaim": ("claimName", "readOnly"),
+    "ephemeral": ("volumeClaimTemplate",),
+    "volumeClaimTemplate": ("metadata", "spec"),  # PersistentVolumeClaimTemplate
+    "PersistentVolumeClaimSpec": ("accessModes", "selector", "resources", "volumeName", "storageClassName",
+                                  "volumeMode", "dataSource", "dataSourceRef", "volumeAttributesClassName"),
+    "resources": ("requests", "limits"),  # VolumeResourceRequirements
     "gcePersistentDisk": ("pdName", "fsType", "partition", "readOnly"),
     "awsElasticBlockStore": ("volumeID", "fsType", "partition", "readOnly"),
     "iscsi": ("targetPortal", "iqn", "lun", "iscsiInterface", "fsType", "readOnly", "portals", "chapAuthDiscovery",
@@ -219,10 +227,14 @@ def pod_volumes(raw: Any, path: PathT) -> tuple[PodVolume, ...]:
             out.append(PodVolume(name, claim=claim, source=v))
             continue
         if v.get("ephemeral") is not None:
-            tmpl = _map(_map(v["ephemeral"], [*at, "ephemeral"]).get("volumeClaimTemplate"),
-                        [*at, "ephemeral", "volumeClaimTemplate"])
+            eph = _map(v["ephemeral"], [*at, "ephemeral"])
+            _known_fields("ephemeral", eph, [*at, "ephemeral"])
+            tmpl = _map(eph.get("volumeClaimTemplate"), [*at, "ephemeral", "volumeClaimTemplate"])
             if not tmpl:
                 raise CaseError("Required value", [*at, "ephemeral", "volumeClaimTemplate"])
+            _known_fields("volumeClaimTemplate", tmpl, [*at, "ephemeral", "volumeClaimTemplate"])
+            if tmpl.get("spec") is None:  # ValidatePersistentVolumeClaimTemplate: the spec is required
+                raise CaseError("Required value", [*at, "ephemeral", "volumeClaimTemplate", "spec"])
             out.append(PodVolume(name, ephemeral=claim_spec(tmpl.get("spec"),
                                                             [*at, "ephemeral", "volumeClaimTemplate", "spec"]),
                                  source=v))
