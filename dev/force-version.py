@@ -141,6 +141,9 @@ def force(src: Path, dst: Path, version: str, verbose: bool) -> dict[str, int]:
 
 
 _DIFFER = re.compile(r"DIFFER (?P<name>.+) \((?P<file>.+):\d+\): ")
+# a case whose verdict has no loaded case (``kspread run`` writes no ", version"): the backend
+# failed on it (a BackendError: a timeout, a panic), so it was not compared
+_NOT_COMPARED = re.compile(r"FAIL (?P<name>.+) \((?P<file>[^()]+):\d+\)$")
 _AGREED = re.compile(r"agrees with it on (\d+) of (\d+) cases")
 
 
@@ -212,15 +215,20 @@ def main(argv: list[str] | None = None) -> int:
                             *dirs], capture_output=True, text=True, check=False)
         show = False
         differed: list[tuple[str, str]] = []
+        failed = 0
         for line in p.stdout.splitlines():
-            if line.startswith(("DIFFER", "ERROR")):
+            if line.startswith(("DIFFER", "ERROR")) or _NOT_COMPARED.match(line):
                 show = True
                 if (m := _DIFFER.match(line)) is not None:
                     differed.append((m["name"], m["file"]))
+                elif line.startswith("FAIL"):
+                    failed += 1
             elif not line.startswith("  "):
                 show = False
             if show or " passed, " in line:
                 print(line)
+        if failed:
+            print(f"not compared: {failed} case(s) the backend failed on (the FAIL lines above)")
         if p.stderr.strip():
             print(p.stderr.strip(), file=sys.stderr)
         if args.reruns > 0 and differed:

@@ -2719,6 +2719,30 @@ def test_force_version_takes_the_backends_own_minor(tmp_path):
         f"force-version.py: error: backend {tmp_path}/nowhere: "), r.stderr
 
 
+
+def test_force_version_shows_the_cases_the_backend_failed_on(tmp_path):
+    # a case the backend fails on (a timeout, a panic) is neither agreeing nor differing: the
+    # summary's "of N" leaves it out, so dev/force-version.py shows its FAIL line and counts it
+    open_backend.cache_clear()
+    fake = tmp_path / "failing-backend"
+    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    "if '--info' in sys.argv:\n"
+                    "    print(json.dumps({'kubernetesVersion': 'v1.34.2', 'plugins': ['NodeName']}))\n"
+                    "else:\n"
+                    "    sys.stdin.read()\n"
+                    "    sys.stderr.write('panic: channel full\\n')\n"
+                    "    sys.exit(2)\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "c.yaml").write_text("apiVersion: kspread/v1\nkind: Case\n" + CASE.lstrip())
+    r = subprocess.run([sys.executable, str(REPO / "dev" / "force-version.py"), "--backend", str(fake),
+                        str(tmp_path / "cases")], cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    lines = r.stdout.splitlines()
+    assert lines[1].startswith("FAIL two-nodes (") and lines[2].endswith("(exit 2): panic: channel full"), r.stdout
+    assert lines[3].endswith("agrees with it on 0 of 0 cases)")
+    assert lines[4] == "not compared: 1 case(s) the backend failed on (the FAIL lines above)"
+
+
 def test_a_missing_extended_resource_claim_is_null(tmp_path):
     # upstream makes a pod's extended-resource claim only in PreBind: for b, which stays pending,
     # the backend reports none, and the engine's null ("not made") agrees with it
