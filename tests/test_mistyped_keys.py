@@ -197,3 +197,23 @@ expect: {{selected: n1}}
 """)
     with pytest.raises(CaseError, match=f"unknown field .* in {where} "):
         build_case(doc, "t")
+
+
+def test_a_mistyped_key_in_a_local_volume_or_a_workloads_controller_ref_is_an_error(tmp_path):
+    """Fields kspread does not read but the API checks: a PersistentVolume's local source
+    (path required) and a 1.36 Workload's controllerRef."""
+    import re
+
+    for name, old, new, field in (
+            ("gangs/gang-pods-with-claims-to-bind.yaml", "local: {path: /d}", "local: {pathx: /d}", "local.pathx"),
+            ("gangs/pod-groups-136.yaml", "controllerRef: {apiGroup: apps", "controllerRef: {apiGroupx: apps",
+             "controllerRef.apiGroupx")):
+        text = (CASES / name).read_text()
+        assert old in text
+        p = tmp_path / Path(name).name
+        p.write_text(text.replace(old, new, 1))
+        line = text[:text.index(old)].count("\n") + 1
+        res = read_file(p)
+        messages = [str(res.error)] if res.error is not None else []
+        messages += [v.message for d in res.docs for v in [check(d)] if not v.passed]
+        assert any(re.search(rf"{p.name}:{line}:.*{re.escape(field)}: unknown field", m) for m in messages), messages

@@ -134,6 +134,7 @@ def claim_spec(raw: Any, path: PathT) -> ClaimSpec:
 _SOURCE_FIELDS = {
     "persistentVolumeClaim": ("claimName", "readOnly"),
     "ephemeral": ("volumeClaimTemplate",),
+    "local": ("path", "fsType"),  # a PersistentVolume's LocalVolumeSource (not read: checked as the API does)
     "volumeClaimTemplate": ("metadata", "spec"),  # PersistentVolumeClaimTemplate
     "PersistentVolumeClaimSpec": ("accessModes", "selector", "resources", "volumeName", "storageClassName",
                                   "volumeMode", "dataSource", "dataSourceRef", "volumeAttributesClassName"),
@@ -303,6 +304,11 @@ def _pv(obj: Mapping[str, Any], meta: Mapping[str, Any], path: PathT, terms: Ter
         c = _map(spec["csi"], [*sp, "csi"])
         _known_fields("csi", c, [*sp, "csi"])
         csi = (_str(c.get("driver"), [*sp, "csi", "driver"]), _str(c.get("volumeHandle"), [*sp, "csi", "volumeHandle"]))
+    if spec.get("local") is not None:
+        loc = _map(spec["local"], [*sp, "local"])
+        _known_fields("local", loc, [*sp, "local"])
+        if not isinstance(loc.get("path"), str) or not loc["path"]:
+            raise CaseError("Required value", [*sp, "local", "path"])
     disk = None
     for k in _DISK_IDENT:
         if spec.get(k) is not None:

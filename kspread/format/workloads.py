@@ -52,7 +52,7 @@ from kspread.engine.model import PriorityClass
 from kspread.engine.plugins.gangscheduling import Workload, WorkloadRef
 from kspread.engine.plugins.podgroups import PodGroup, PodGroupClaim
 from kspread.engine.versions import GANGS_1_37, Version
-from kspread.errors import CaseError, PathT
+from kspread.errors import CaseError, PathT, did_you_mean
 from kspread.format import apivalidation
 
 API_VERSION = "scheduling.k8s.io/v1alpha1"
@@ -316,6 +316,12 @@ def _workload_1_36(obj: Mapping[str, Any], path: list, seen: set[tuple[str, str]
         raise CaseError("Required value", [*path, "spec"])
     ref = spec.get("controllerRef")
     if ref is not None:
+        if isinstance(ref, Mapping):
+            for k in ref:
+                if k not in ("apiGroup", "kind", "name"):
+                    raise CaseError(f"unknown field {k!r} in controllerRef (allowed: apiGroup, kind, name)"
+                                    + did_you_mean(str(k), ("apiGroup", "kind", "name")),
+                                    [*path, "spec", "controllerRef", str(k)])
         for k in ("kind", "name"):
             if not isinstance(ref, Mapping) or not isinstance(ref.get(k), str) or not ref.get(k):
                 raise CaseError("Required value", [*path, "spec", "controllerRef", k])
