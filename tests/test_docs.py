@@ -115,6 +115,15 @@ def test_site_builds_strictly(tmp_path):
     index = (tmp_path / "site" / "quickstart" / "index.html").read_text(encoding="utf-8")
     assert "web-does-not-fit-beside-db" in index  # the snippet was included, not left as a marker
     assert "--8&lt;--" not in index
+    # a list item that Markdown took as a paragraph's text (no blank line before it, or an
+    # item whose code block ended the list): a line of a page's text starting "* ", outside
+    # <pre> blocks
+    raw = []
+    for page in sorted((tmp_path / "site").rglob("index.html")):
+        text = re.sub(r"<pre.*?</pre>", "", page.read_text(encoding="utf-8"), flags=re.S)
+        raw += [f"{page.parent.relative_to(tmp_path / 'site')}: {ln[:80]}" for ln in text.splitlines()
+                if ln.startswith("* ")]
+    assert not raw, raw
 
 
 def test_the_readme_is_a_front_page_whose_first_case_runs_as_shown(tmp_path):
