@@ -509,12 +509,13 @@ class SchedulingQueue:
                     q.unschedulable_count += 1
                 q.timestamp = self._next()
                 q.failed_at = self.now
+                q.failed_late = self.stepped == self.now
                 if not q.error_backoff and backoff_seconds(q.unschedulable_count, self.initial_backoff,
                                                            self.max_backoff) >= self.max_backoff > 0:
                     # its backoff no longer grows: upstream pops it again and again while it is
                     # podBackoffQ's head, until the clock passes into the next second (one
                     # ordering window later; the oracle's OracleDemoteSaturated)
-                    q.failed_at = self.now + 1
+                    q.failed_at, q.failed_late = self.now + 1, False
                 q.repeated = self.changes
                 self.place(q, "backoff")
 
@@ -547,6 +548,7 @@ class SchedulingQueue:
         q.error_backoff = error or not rejectors
         q.timestamp = self._next()
         q.failed_at = self.now
+        q.failed_late = self.stepped == self.now
         self._requeue(q)
 
     # ---- a cycle's outcome ----------------------------------------------------------------
