@@ -170,6 +170,41 @@ def test_before_pop_from_backoffq_a_flush_moves_only_the_pods_whose_backoff_ende
     assert retries == [("z", 3), ("x", 3), ("y", 5), ("x", 6)]
 
 
+def test_before_pop_from_backoffq_a_pod_that_failed_after_a_step_backs_off_half_a_second_longer():
+    """Issue 32, 1.31 seed 13 seq 4 (--steps 0.5): a step comes half a second into its second.
+    a (priority 2000) failed in the run after second 2's flush, b (priority 100) in the run
+    after that second's step, each its second failure: a's backoff ends just after the flush
+    at 4, b's half a second later. A deletion in the run after that flush (4, before any
+    step) moves b to backoffQ, and the flush at 5 moves it with a, a first by priority
+    (upstream: a, b). kspread had moved b to activeQ and retried it first. A deletion at a
+    step of second 4 comes after b's backoff ended: b to activeQ."""
+    from kspread.engine.framework.interface import PodEvent
+
+    for step_at_4, where in ((False, "backoff"), (True, "active")):
+        case = _fit_case("1.31", [{"name": "a", "priority": 2000}, {"name": "b", "priority": 100}])
+        sched = Scheduler(case)
+        q = SchedulingQueue(sched.version, sched.framework, case.incoming)
+        qa, qb = q.pop(), q.pop()
+        assert qa is not None and qb is not None and (qa.key, qb.key) == ("a", "b")
+        fit = frozenset({"NodeResourcesFit"})
+        qa.unschedulable_count = qb.unschedulable_count = 1
+        q.now = 2
+        q.failed(qa, qa.pod, fit, [])
+        q.stepped = 2  # a step at 2: b fails in the run after it
+        q.failed(qb, qb.pod, fit, [])
+        assert [q._expiry(x) for x in (qa, qb)] == [4, 4]
+        q.place(qa, "backoff")
+        q.now = 4
+        if step_at_4:
+            q.stepped = 4
+        q.deliver(PodEvent("Delete", case.cluster.pods[0]))
+        assert qb.where == where, step_at_4
+        retries = []
+        while (nxt := q.pop()) is not None:
+            retries.append((nxt.key, q.now))
+        assert retries == ([("b", 4), ("a", 5)] if step_at_4 else [("a", 5), ("b", 5)]), step_at_4
+
+
 def test_gate_defaults_by_version():
     hints = {m: Version(m).gate("SchedulerQueueingHints") for m in (27, 28, 31, 32, 34, 35)}
     assert hints == {27: False, 28: False, 31: False, 32: True, 34: True, 35: True}

@@ -36,6 +36,9 @@ Nodes change only at a sequence's steps (below).
   pod moved by an event after the second its backoff ends goes straight to activeQ;
   in that second too without SchedulerPopFromBackoffQ, whereas with it backoffQ
   compares one-second windows and the pod is still backing off (isPodBackingoff).
+  Without it, a step comes half a second into its second, and a pod that fails in the
+  run after a step ends its backoff half a second into its last second: an event in
+  that second before its steps finds it backing off (``QueuedPod.failed_late``).
 * The sequence ends when activeQ and backoffQ are empty: pods left unschedulable stay
   pending (upstream would flush them after podMaxInUnschedulablePodsDuration, 5 min).
 
@@ -118,6 +121,9 @@ class QueuedPod:
     # set the backoff while not zero
     errors_count: int = 0
     failed_at: int = 0  # the clock (seconds) when it last failed
+    # it last failed after a step of that second (half a second into it), not in the run
+    # after that second's backoff flush: its backoff ends half a second into its last second
+    failed_late: bool = False
     rejectors: frozenset[str] = frozenset()
     where: str = "active"  # active | backoff | unschedulable | gone
     # the PreEnqueue plugin holding the pod among the unschedulable pods (GatingPlugin):
@@ -160,6 +166,9 @@ class SchedulingQueue:
         self.pop_from_backoff = version.gate("SchedulerPopFromBackoffQ")
         self.filters_events = version.queue_filters_events_by_plugin
         self.now = 0
+        # the second of the last step (kspread.engine.steps): the scheduler's runs after it
+        # in that second are half a second into it (the oracle's clock: steps.go)
+        self.stepped = -1
         self.initial_backoff = framework.profile.pod_initial_backoff_seconds
         self.max_backoff = framework.profile.pod_max_backoff_seconds
         self._seq = 0
@@ -500,12 +509,13 @@ class SchedulingQueue:
                     q.unschedulable_count += 1
                 q.timestamp = self._next()
                 q.failed_at = self.now
+                q.failed_late = self.stepped == self.now
                 if not q.error_backoff and backoff_seconds(q.unschedulable_count, self.initial_backoff,
                                                            self.max_backoff) >= self.max_backoff > 0:
                     # its backoff no longer grows: upstream pops it again and again while it is
                     # podBackoffQ's head, until the clock passes into the next second (one
                     # ordering window later; the oracle's OracleDemoteSaturated)
-                    q.failed_at = self.now + 1
+                    q.failed_at, q.failed_late = self.now + 1, False
                 q.repeated = self.changes
                 self.place(q, "backoff")
 
@@ -538,6 +548,7 @@ class SchedulingQueue:
         q.error_backoff = error or not rejectors
         q.timestamp = self._next()
         q.failed_at = self.now
+        q.failed_late = self.stepped == self.now
         self._requeue(q)
 
     # ---- a cycle's outcome ----------------------------------------------------------------
@@ -555,6 +566,7 @@ class SchedulingQueue:
         q.errors_count = 0
         q.timestamp = self._next()
         q.failed_at = self.now
+        q.failed_late = self.stepped == self.now
         if not rejectors:
             self.place(q, "unschedulable")  # see the module docstring
             return
@@ -578,6 +590,7 @@ class SchedulingQueue:
         q.errors_count += 1
         q.timestamp = self._next()
         q.failed_at = at
+        q.failed_late = at == self.now == self.stepped
         self.place(q, "backoff")
 
     def update(self, pod: Pod) -> None:
@@ -628,14 +641,24 @@ class SchedulingQueue:
         self._enqueue(q, "backoff" if self._backing_off(q) else "active")
 
     def _backing_off(self, q: QueuedPod) -> bool:
-        """isPodBackingoff at the clock's second. A step comes half a second into its second,
-        so without SchedulerPopFromBackoffQ a backoff ending in that second has ended; with
-        it, backoffQ aligns both times to its one-second ordering window and a pod whose
-        backoff ends in the event's second is still backing off (equal windows count)."""
+        """isPodBackingoff at the clock (an event's time). With SchedulerPopFromBackoffQ,
+        backoffQ aligns both times to its one-second ordering window and a pod whose
+        backoff ends in the event's second is still backing off (equal windows count).
+        Without it, the exact times: a pod that failed in the run after a backoff flush
+        ends its backoff just after the flush of its last second, and an event in that
+        second finds it ended (the runs' readings are nanoseconds apart: kspread's rule);
+        one that failed after a step (half a second into its second) ends half a second
+        into its last second, after the run that follows that second's flush and before
+        the steps of that second (a step comes half a second and a millisecond per earlier
+        step in)."""
         expiry = self._expiry(q)
         if expiry == q.failed_at:
             return False  # no backoff (no failure counted, or a maximum of 0): getBackoffTime's zero time
-        return expiry >= self.now if self.pop_from_backoff else expiry > self.now
+        if self.pop_from_backoff:
+            return expiry >= self.now
+        if expiry != self.now:
+            return expiry > self.now
+        return q.failed_late and self.stepped != self.now
 
     def node_event(self, ev: NodeEvent) -> list[str]:
         """MoveAllToActiveOrBackoffQueue for a Node event; returns the pods moved. From

@@ -287,7 +287,10 @@ class World:
         the pods listed after it are created."""
         rec = self._record(step.text)
         self._recount_budgets()  # the disruption controller has seen the last run's bindings
+        queue = self.run.queue
+        queue.stepped = queue.now  # half a second into the clock's second (the queue's backoff)
         getattr(self, "_do_" + step.kind)(step, rec)
+        queue.stepped = queue.now  # a wait's: its last second
         self._recount_budgets()
         self._reset()
         return rec
