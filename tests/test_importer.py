@@ -18,7 +18,7 @@ from kspread.format.loader import load_case, read_file
 from kspread.workflow.cli import main as cli_main
 from kspread.workflow.runner import check
 
-# A small cluster as `kubectl get nodes,pods,services,replicationcontrollers,replicasets,
+# A small cluster as `kubectl get nodes,namespaces,pods,services,replicationcontrollers,replicasets,
 # statefulsets,poddisruptionbudgets,priorityclasses -A -o yaml` prints it (plus a Deployment,
 # a kind kspread does not read), kubectl's noise included.
 DUMP = """\

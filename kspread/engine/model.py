@@ -354,6 +354,10 @@ class Namespace:
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
+# the label the API server sets on every Namespace to its name (NamespaceDefaultLabelName)
+LABEL_METADATA_NAME = "kubernetes.io/metadata.name"
+
+
 @dataclass(slots=True)
 class Cluster:
     """Everything a case declares, after admission (priorities resolved)."""
@@ -367,6 +371,9 @@ class Cluster:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
+    # NamespaceDefaultLabelName (from 1.21): the API server labels every Namespace with
+    # kubernetes.io/metadata.name; the listed ones carry it already (the case reader adds it)
+    namespace_name_label: bool = False
     # DeviceClasses, ResourceSlices and ResourceClaims (kspread.engine.devices.DeviceObjects)
     devices: Any = None
     # the storage objects (kspread.engine.storage.Storage); None: the case has none
@@ -377,3 +384,13 @@ class Cluster:
     # PodGroups (scheduling.k8s.io/v1alpha2, 1.36): (namespace, name) ->
     # kspread.engine.plugins.podgroups.PodGroup
     pod_groups: dict = field(default_factory=dict)
+
+    def namespace_labels(self, name: str) -> Mapping[str, str]:
+        """The labels of Namespace ``name``, as the namespace lister gives them to
+        getNamespaceLabelsSnapshot: a listed namespace's, and for one only pods use (it
+        exists, else the API server would not have taken its pods) none but the label the
+        API server gives every namespace when NamespaceDefaultLabelName is on."""
+        ns = self.namespaces.get(name)
+        if ns is not None:
+            return ns.labels
+        return {LABEL_METADATA_NAME: name} if self.namespace_name_label else {}

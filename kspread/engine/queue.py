@@ -754,8 +754,7 @@ class SchedulingQueue:
         terms = pod_terms(pod, self.version).required_affinity
         if not terms:
             return False
-        ns = self.framework.handle.cluster.namespaces.get(other.namespace)
-        ns_labels = dict(ns.labels) if ns is not None else {}
+        ns_labels = self.framework.handle.cluster.namespace_labels(other.namespace)
         return any(t.matches(other.namespace, other.labels, ns_labels) for t in terms)
 
     def _of_interest(self, ev: PodEvent) -> bool:

@@ -195,6 +195,7 @@ class World:
                                replication_controllers=cl.replication_controllers, replica_sets=cl.replica_sets,
                                stateful_sets=cl.stateful_sets, pdbs=list(cl.pdbs),
                                priority_classes=cl.priority_classes, namespaces=cl.namespaces,
+                               namespace_name_label=cl.namespace_name_label,
                                devices=cl.devices, storage=cl.storage, workloads=cl.workloads,
                                pod_groups=cl.pod_groups)
         # the case's own pods that still exist (case order), as they are now

@@ -81,6 +81,10 @@ FEATURE_GATES: dict[str, FeatureGate] = {
         # InterPodAffinity (plugins/interpodaffinity.py): namespaceSelector in pod affinity
         # terms (KEP-2249), and matchLabelKeys / mismatchLabelKeys (KEP-3633).
         _gate("PodAffinityNamespaceSelector", (21, False, "ALPHA"), (22, True, "BETA"), (24, True, "GA"), removed=26),
+        # The API server's side of namespaceSelector (KEP-2161, pkg/registry/core/namespace
+        # strategy.go Canonicalize): every Namespace carries kubernetes.io/metadata.name=<its
+        # name>, whatever the object says (model.Cluster.namespace_labels).
+        _gate("NamespaceDefaultLabelName", (21, True, "BETA"), (22, True, "GA"), removed=24),
         _gate("MatchLabelKeysInPodAffinity", (29, False, "ALPHA"), (31, True, "BETA"), (33, True, "GA")),
         # InterPodAffinity's hostname fast path (1.37, upstream main's filtering.go): terms with
         # topologyKey kubernetes.io/hostname checked on the filtered node's own pods, not in

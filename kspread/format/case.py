@@ -35,6 +35,7 @@ from kspread.engine.model import (
     BETA_ZONE_LABEL,
     DEFAULT_PODS,
     HOSTNAME_LABEL,
+    LABEL_METADATA_NAME,
     PREEMPT_LOWER_PRIORITY,
     UNLIMITED,
     ZONE_LABEL,
@@ -902,13 +903,13 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                                    **b.classes})
     zone_of = _zones(doc)
     nodes, without_pods = _nodes(doc, sections, zone_of, version)
-    namespaces = _namespaces(sections["namespaces"])
+    namespaces = _namespaces(sections["namespaces"], version)
     pods, seen_pods = _existing_pods(b, sections["pods"], nodes, pod_shapes)
     services, rcs, rss, sss = _owners(sections["owners"])
     pdbs = _pdbs(sections["pdbs"], pods)
     cluster = Cluster(nodes=list(nodes.values()), pods=pods, services=services, replication_controllers=rcs,
                       replica_sets=rss, stateful_sets=sss, pdbs=pdbs, priority_classes=list(b.classes.values()),
-                      namespaces=namespaces)
+                      namespaces=namespaces, namespace_name_label=version.gate("NamespaceDefaultLabelName"))
     incoming, timeline = _incoming(doc, b, nodes, seen_pods)
     cluster.devices = build_devices(sections["devices"], version, [*pods, *incoming],
                                     shorthand_classes(doc.get("deviceClasses"), version),
@@ -1131,14 +1132,20 @@ def _node(raw: Mapping[str, Any], at, zone_of: Mapping[str, str], version: Versi
     return node, without_pods
 
 
-def _namespaces(items: Section) -> dict[str, Namespace]:
-    """The Namespaces by name, with their labels (for namespaceSelectors), each once."""
+def _namespaces(items: Section, version: Version) -> dict[str, Namespace]:
+    """The Namespaces by name, with their labels (for namespaceSelectors), each once. With
+    NamespaceDefaultLabelName (from 1.21) each has ``kubernetes.io/metadata.name`` set to its
+    name, whatever the case says, as the API server canonicalizes every Namespace."""
     namespaces: dict[str, Namespace] = {}
+    name_label = version.gate("NamespaceDefaultLabelName")
     for raw, at in items:
         apivalidation.check_namespace(raw, at)
         if raw["name"] in namespaces:
             raise CaseError(f"namespace {raw['name']!r} is defined twice", at("name"), value=raw["name"])
-        namespaces[raw["name"]] = Namespace(raw["name"], parse_labels(raw.get("labels"), at("labels")))
+        labels = parse_labels(raw.get("labels"), at("labels"))
+        if name_label:
+            labels = {**labels, LABEL_METADATA_NAME: raw["name"]}
+        namespaces[raw["name"]] = Namespace(raw["name"], labels)
     return namespaces
 
 

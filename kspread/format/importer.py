@@ -2,7 +2,7 @@
 
 The dump is the output of::
 
-    kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,\\
+    kubectl get nodes,namespaces,pods,services,replicationcontrollers,replicasets,statefulsets,\\
         poddisruptionbudgets,priorityclasses,persistentvolumes,persistentvolumeclaims,\\
         storageclasses,csinodes,csidrivers,csistoragecapacities,volumeattachments,\\
         deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates -A -o yaml
@@ -64,6 +64,7 @@ from typing import Any
 import yaml
 
 from kspread.engine.devices import is_dra_extended_resource_name
+from kspread.engine.model import LABEL_METADATA_NAME
 from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.devices import KINDS as DEVICE_KINDS
 from kspread.format.labelkeys import written_affinity, written_spread_constraints
@@ -116,7 +117,7 @@ STORAGE_ANNOTATIONS = ("pv.kubernetes.io/bind-completed", "volume.kubernetes.io/
                        "volume.beta.kubernetes.io/storage-class", "storage.alpha.kubernetes.io/migrated-plugins")
 EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 READ_ANNOTATIONS = (*STORAGE_ANNOTATIONS, EXTENDED_CLAIM_ANNOTATION)
-_KUBECTL = ("kubectl get nodes,pods,services,replicationcontrollers,replicasets,statefulsets,"
+_KUBECTL = ("kubectl get nodes,namespaces,pods,services,replicationcontrollers,replicasets,statefulsets,"
             "poddisruptionbudgets,priorityclasses,persistentvolumes,persistentvolumeclaims,storageclasses,"
             "csinodes,csidrivers,csistoragecapacities,volumeattachments,deviceclasses,resourceslices,resourceclaims,"
             "resourceclaimtemplates -A -o yaml")
@@ -1359,6 +1360,34 @@ def missing_owners(sections: Mapping[str, list], incoming: str | list[dict]) -> 
     return list(out)
 
 
+def namespace_label_selectors(sections: Mapping[str, list], incoming: str | list[dict]) -> int:
+    """How many pod affinity terms of the case's pods select namespaces by a label other
+    than ``kubernetes.io/metadata.name`` (the one label every namespace has without being
+    listed): with no Namespace in the dump, such a selector matches no namespace."""
+    def terms(affinity: Any) -> list[Mapping[str, Any]]:
+        out: list[Mapping[str, Any]] = []
+        for kind in ("podAffinity", "podAntiAffinity"):
+            a = affinity.get(kind) if isinstance(affinity, Mapping) else None
+            if not isinstance(a, Mapping):
+                continue
+            out += [t for t in a.get("requiredDuringSchedulingIgnoredDuringExecution") or [] if isinstance(t, Mapping)]
+            out += [w["podAffinityTerm"] for w in a.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+                    if isinstance(w, Mapping) and isinstance(w.get("podAffinityTerm"), Mapping)]
+        return out
+
+    def by_label(sel: Any) -> bool:
+        if not isinstance(sel, Mapping):
+            return False
+        keys = [*(sel.get("matchLabels") or {}),
+                *(e.get("key") for e in sel.get("matchExpressions") or [] if isinstance(e, Mapping))]
+        return any(k != LABEL_METADATA_NAME for k in keys)
+
+    pods = [*(sections.get("pods") or []), *([] if isinstance(incoming, str) else incoming)]
+    affinities = [p.get("affinity") for p in pods]
+    affinities += [_m(o.get("spec")).get("affinity") for o in sections.get("objects") or [] if o.get("kind") == "Pod"]
+    return sum(by_label(t.get("namespaceSelector")) for a in affinities for t in terms(a))
+
+
 def missing_owners_note(missing: list[tuple[str, str, str]]) -> str:
     """What the warning and the case's first comment say of the owners the dump lacks."""
     shown = ", ".join(f"{kind} {ns}/{name}" for kind, ns, name in missing[:_SHOWN_OWNERS])
@@ -1535,6 +1564,12 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
     missing = missing_owners(sections, incoming)
     if missing:
         warn(missing_owners_note(missing))
+    if not sections["namespaces"] and not raw_kinds.count("Namespace"):
+        selecting = namespace_label_selectors(sections, incoming)
+        if selecting:
+            warn(f"the dump has no Namespaces, and {selecting} pod affinity term(s) select namespaces by their "
+                 "labels: such a selector matches no namespace but by kubernetes.io/metadata.name, which may "
+                 f"differ from the cluster; import a dump that has them: {_KUBECTL}")
     text = render(sections, stem, source, vstr, incoming, summary, left_out, search, missing, gates)
     if check:
         head, body, tail = _parts(sections, stem, source, vstr, incoming, len(missing), gates)

@@ -771,7 +771,12 @@ def backend_input(case: Case, observe: str = "last") -> dict[str, Any]:
                      "spec": {"selector": api.label_selector(d.selector), "minAvailable": 0},
                      "status": {"disruptionsAllowed": d.disruptions_allowed,
                                 "disruptedPods": {k: _time(_EPOCH) for k in sorted(d.disrupted_pods)}}})
-    namespaces = [{"metadata": {"name": ns.name, "labels": dict(ns.labels)}} for ns in cl.namespaces.values()]
+    # the listed Namespaces, and those only pods use with the labels the API server gives them
+    # (the backend's fake API server does not canonicalize: NamespaceDefaultLabelName)
+    used = [*cl.namespaces, *(p.namespace for p in (*cl.pods, *case.incoming)),
+            *(t.template.namespace for t in getattr(case, "timeline", None) or () if isinstance(t, MaxEntry))]
+    namespaces = [{"metadata": {"name": name, "labels": dict(cl.namespace_labels(name))}}
+                  for name in dict.fromkeys(used)]
     merge = match_label_keys_enabled(case.version)
     minor = case.version.minor
     return {

@@ -25,8 +25,9 @@ scores the sum over its pairs; NormalizeScore maps min..max to 0..MaxNodeScore.
 
 Namespaces. A term covers its ``namespaces``, or the owning pod's namespace when it
 names none and has no namespaceSelector. For the incoming pod's terms the selector is
-resolved against the cluster's namespaces (listed ones, plus those pods use, without
-labels); an existing pod's term is matched against the incoming pod's namespace labels.
+resolved against the cluster's namespaces (listed ones, plus those pods use, which
+carry only the API server's ``kubernetes.io/metadata.name`` label from 1.21); an existing
+pod's term is matched against the incoming pod's namespace labels.
 
 Version differences are the small functions below (and the gates
 PodAffinityNamespaceSelector, MatchLabelKeysInPodAffinity in kspread/engine/versions.py).
@@ -402,14 +403,14 @@ class InterPodAffinity(Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, Sc
         return t
 
     def _namespace_labels(self, namespace: str) -> Mapping[str, str]:
-        """GetNamespaceLabelsSnapshot: the namespace's labels; none for one not listed."""
-        ns = self.handle.cluster.namespaces.get(namespace)
-        return dict(ns.labels) if ns is not None else {}
+        """GetNamespaceLabelsSnapshot: the namespace's labels (``Cluster.namespace_labels``)."""
+        return dict(self.handle.cluster.namespace_labels(namespace))
 
     def _merge_namespaces(self, term: AffinityTerm, pod: Pod) -> AffinityTerm:
         """``mergeAffinityTermNamespacesIfNotEmpty`` for the incoming pod's terms: a
         non-empty namespace selector becomes the namespaces it selects (listed ones, and
-        those pods use, which have no labels); an empty one (all namespaces) stays."""
+        those pods use, which have only the API server's kubernetes.io/metadata.name label
+        from 1.21); an empty one (all namespaces) stays."""
         if term.namespace_selector.empty():
             return term
         cluster = self.handle.cluster
