@@ -243,3 +243,22 @@ def test_what_if_guide_next_replica_runs_as_shown(tmp_path, capsys, monkeypatch)
     assert check(_example_docs(bound)[0]).passed
     assert "node(s) didn't match\nPersistentVolume's node affinity" in page or \
         "node(s) didn't match PersistentVolume's node affinity" in page.replace("\n", " ")
+
+
+def test_pending_guide_runs_as_shown(tmp_path, capsys, monkeypatch):
+    """docs/guides/pending.md: its kubectl command exports every kind `kspread import` reads
+    (a dump without a pod's claims answers for the missing claim), and its example dump's
+    pending pod is explained as the page shows."""
+    from kspread.format.importer import _KUBECTL
+    from kspread.workflow.cli import main as cli_main
+
+    page = (DOCS / "guides" / "pending.md").read_text(encoding="utf-8")
+    assert f"{_KUBECTL} > dump.yaml" in page
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli_main(["import", str(ROOT / "examples" / "pending" / "dump.yaml"), "--pod", "shop/web-7f9c-x2",
+                     "-o", "why.yaml"]) == 0
+    capsys.readouterr()
+    assert cli_main(["explain", "why.yaml"]) == 0
+    shown = page.split("```text\n", 1)[1].split("```", 1)[0]
+    assert shown in capsys.readouterr().out
