@@ -262,3 +262,21 @@ def test_pending_guide_runs_as_shown(tmp_path, capsys, monkeypatch):
     assert cli_main(["explain", "why.yaml"]) == 0
     shown = page.split("```text\n", 1)[1].split("```", 1)[0]
     assert shown in capsys.readouterr().out
+
+
+def test_ci_guide_diff_prints_as_shown(tmp_path, capsys, monkeypatch):
+    """docs/guides/ci.md: `kspread diff` of today's configuration against the bin-packing
+    one prints the changed case as the page shows, and exits 1."""
+    from kspread.workflow.cli import main as cli_main
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "batch.yaml").write_bytes((EXAMPLES / "ci" / "cases" / "batch.yaml").read_bytes())
+    (tmp_path / "main-scheduler.yaml").write_bytes((EXAMPLES / "ci" / "scheduler.yaml").read_bytes())
+    (tmp_path / "scheduler.yaml").write_bytes((EXAMPLES / "ci" / "scheduler-binpack.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    page = (DOCS / "guides" / "ci.md").read_text(encoding="utf-8")
+    command = "kspread diff --base main-scheduler.yaml --head scheduler.yaml cases/"
+    assert command in page
+    assert cli_main(command.split()[1:]) == 1
+    shown = page.split(command, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    assert shown in capsys.readouterr().out
