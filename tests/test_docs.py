@@ -280,3 +280,37 @@ def test_ci_guide_diff_prints_as_shown(tmp_path, capsys, monkeypatch):
     assert cli_main(command.split()[1:]) == 1
     shown = page.split(command, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     assert shown in capsys.readouterr().out
+
+
+def test_running_page_shows_the_report_and_reason_a_run_prints(tmp_path):
+    """docs/reference/running.md: the failing case `wrong` (cases/x.yaml, at line 18) prints
+    the tables the page shows, and pytest's short summary line is the page's."""
+    from kspread.workflow.reason import short_reason
+
+    (tmp_path / "cases").mkdir()
+    x = tmp_path / "cases" / "x.yaml"
+    x.write_text("# a case further down its file\n" * 17 + """apiVersion: kspread/v1
+kind: Case
+name: wrong
+version: "1.24"
+profile: {score: [SelectorSpread]}
+nodes: [n1, n2]
+owners:
+- {kind: Service, name: s1, selector: {foo: bar}}
+pods:
+- {name: a, node: n1, labels: {foo: bar}}
+pod: {name: new, labels: {foo: bar}}
+expect:
+  scores:
+    SelectorSpread: {n1: 100, n2: 0}
+  selected: n1
+""", encoding="utf-8")
+    doc = _example_docs(x)[0]
+    doc.file = "cases/x.yaml"
+    verdict = check(doc)
+    assert not verdict.passed
+    page = (DOCS / "reference" / "running.md").read_text(encoding="utf-8")
+    shown = page.split("A failing case prints", 1)[1].split("```\n", 1)[1].split("```", 1)[0]
+    assert shown in verdict.message + "\n", (shown, verdict.message)
+    summary = f"FAILED cases/x.yaml::wrong - {short_reason(verdict, 'cases/x.yaml', doc.line)}"
+    assert f"```\n{summary}\n```" in page, summary
