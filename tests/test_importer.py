@@ -1556,7 +1556,7 @@ def test_a_dump_without_the_claims_its_pods_use_warns(tmp_path):
                         "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "scratch"}},
                                     {"name": "e", "emptyDir": {}}]},
                "status": {"phase": "Pending"}}
-    out, warnings = _import(tmp_path, _mini(bound, pending), pod="default/train")
+    _, warnings = _import(tmp_path, _mini(bound, pending), pod="default/train")
     assert warnings == [
         "the dump lacks 2 PersistentVolumeClaim(s) that its pods use (data/data-db-0, default/scratch): the volume "
         "plugins do not decide for those pods as the cluster's scheduler does (a pod to schedule that uses one is "
