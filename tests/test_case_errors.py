@@ -55,6 +55,12 @@ def test_a_tab_in_the_indentation_is_named(tmp_path):
     assert msg.endswith("found character that cannot start any token"), msg
 
 
+def test_a_case_without_expect_is_told_how_to_fill_it(tmp_path):
+    msg = _fail(tmp_path, "name: c\nnodes: [n1]\npod: {name: p}\n")
+    assert msg.endswith("case.yaml:1: missing required field 'expect' (write `expect: {}` and let "
+                        "`kspread run --update` or `pytest --kspread-update` fill it)"), msg
+
+
 def test_unknown_key(tmp_path):
     msg = _fail(tmp_path, BASE + "podz: 1\n")
     assert re.search(r"case\.yaml:9: podz: unknown field 'podz'", msg), msg
