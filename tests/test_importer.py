@@ -1308,6 +1308,11 @@ def test_pod_option_errors(tmp_path):
             _import(tmp_path, pod=ref)
     with pytest.raises(importer.ImportFailed, match="exclude each other"):
         _import(tmp_path, pod="x", pending=True)
+    # a name without its namespace: the pods of that name elsewhere are named
+    with pytest.raises(importer.ImportFailed) as e:
+        _import(tmp_path, pod="etcd-cp-1")
+    assert str(e.value) == ("the dump has no pod default/etcd-cp-1 (the dump has kube-system/etcd-cp-1: give --pod "
+                            "NAMESPACE/NAME)")
 
 
 def _pending_pod(name: str, created: str, **spec) -> dict:

@@ -1006,7 +1006,11 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         if r is not None:
             sections[r[0]].append(r[1])
     if isinstance(incoming, tuple) and not chosen:
-        raise ImportFailed(f"the dump has no pod {incoming[0]}/{incoming[1]}")
+        # a name without its namespace (--pod NAME means default/NAME): name the pods it may be
+        elsewhere = sorted(f"{_meta(o).get('namespace') or 'default'}/{_meta(o)['name']}" for o in by_kind["Pod"]
+                           if _meta(o)["name"] == incoming[1])
+        hint = f" (the dump has {', '.join(elsewhere[:5])}: give --pod NAMESPACE/NAME)" if elsewhere else ""
+        raise ImportFailed(f"the dump has no pod {incoming[0]}/{incoming[1]}{hint}")
     if incoming == PENDING and not chosen:
         raise ImportFailed("the dump has no pending pod for default-scheduler")
     sections["incoming"] = [item for _, _, item in sorted(chosen, key=lambda c: (c[0], c[1]))]
