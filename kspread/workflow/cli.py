@@ -81,6 +81,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kspread.workflow.report_junit import ERROR, FAILED, PASSED, SKIPPED, XFAILED, JUnitCase
 
     _missing(args.files, "run")
+    if args.update_keys and not args.update:
+        # alone it would change nothing, and the run would pass as if the keys were written
+        raise UsageError("kspread run: --update-keys needs --update")
     if args.keyword:
         _keyword_expression(args.keyword)  # a bad expression is a usage error before anything runs
     started = time.perf_counter()
