@@ -1549,6 +1549,17 @@ def test_the_owners_listed_are_bounded(tmp_path):
     assert "ReplicaSet default/rs09, and 3 more): " in warnings[0] and "rs10" not in warnings[0]
 
 
+def test_a_dump_without_nodes_warns(tmp_path):
+    """`kubectl get pods -A -o yaml`: the case would have no node, every pod unschedulable."""
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]},
+           "status": {"phase": "Pending"}}
+    _, warnings = _import(tmp_path, yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [pod]}))
+    assert warnings[0] == ("the dump has no Node: the case has no node, and no pod fits anywhere; import a dump "
+                           "that has them: " + importer._KUBECTL)
+    _, warnings = _import(tmp_path, _mini(pod))
+    assert not any("no Node" in w for w in warnings)
+
+
 def test_a_dump_without_the_claims_its_pods_use_warns(tmp_path):
     """`kubectl get nodes,pods -A -o yaml` holds no claim: the pending pod that uses one would be
     explained as rejected for the missing claim, so the import warns, naming each claim."""

@@ -1504,6 +1504,10 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
         raise ImportFailed(f"{out_path} exists; use --force to overwrite it")
     docs = read_dump(dump_path)
     objs = list(iter_objects(docs, dump_path))
+    if not any(o.get("kind") == "Node" for o in objs):
+        # `kubectl get pods -o yaml`: a case without a node, where every pod is unschedulable
+        warn(f"the dump has no Node: the case has no node, and no pod fits anywhere; import a dump that has "
+             f"them: {_KUBECTL}")
     if version is None:
         found = kubelet_minor(objs, warn)
         version = f"1.{found if found is not None else NEWEST_MINOR}"
