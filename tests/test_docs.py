@@ -159,8 +159,9 @@ def test_the_readme_is_a_front_page_whose_first_case_runs_as_shown(tmp_path):
         env={**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)},
     )
     shown = readme.split("```text\n", 1)[1].split("```", 1)[0]
-    for line in shown.splitlines():
-        assert line in run.stdout, (line, run.stdout)
+    # the whole report, as pytest prints it (the case's header names the file by its full path:
+    # the README's is the quick start's ~/kspread-demo)
+    assert shown in run.stdout.replace(str(tmp_path), "/home/you/kspread-demo"), (shown, run.stdout)
     # every page the README links to exists
     for target in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / target).is_file(), target
