@@ -24,9 +24,13 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 usage="usage: backend/build.sh [--version 1.N] OUT [MAIN_DIR [PLUGIN_DIR...]]"
 VERSION=${KSPREAD_VERSION:-1.35}
 case "${1:-}" in
+  # the comment above, as help
+  -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p;}' "$0"; exit 0 ;;
   --version) VERSION=${2:?$usage}; shift 2 ;;
   --version=*) VERSION=${1#--version=}; shift ;;
 esac
+# an option it does not know would otherwise be taken for OUT (a binary named --verbose)
+case "${1:-}" in -*) echo "build.sh: unknown option $1 ($usage; --help)" >&2; exit 2 ;; esac
 # the commits of openshift-kni/scheduler-plugins vendoring each minor's latest patch it has (dev/README.md)
 declare -A COMMIT=(
   [1.29]=0f3b37fec9f77af78f34e7b28e4b86b9a4ee6893 [1.30]=4d9811464bcdbd859393620c29e2bebbc6ceea1b

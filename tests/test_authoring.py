@@ -112,6 +112,16 @@ def test_update_keys_write_the_keys_asked_for(tmp_path):
     assert list(expect) == ["feasible", "totals"] and expect["feasible"] == ["a1", "a2", "b1"]
     bad = _kspread("run", "--update", "--update-keys", "score", "c.yaml", cwd=tmp_path)
     assert bad.returncode == 4 and "not an expect key: score" in bad.stderr
+    # without --update the keys would be written nowhere, and the run would pass as if they were
+    alone = _kspread("run", "--update-keys", "scores", "c.yaml", cwd=tmp_path)
+    assert (alone.returncode, alone.stderr) == (4, "kspread run: --update-keys needs --update\n")
+
+
+def test_pytest_update_keys_without_update_is_a_usage_error(pytester):
+    pytester.makefile(".yaml", c=ZONES + "pod: {name: w}\nexpect: {selected: [a1, a2, b1]}\n")
+    r = pytester.runpytest("--kspread-update-keys", "scores")
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--kspread-update-keys needs --kspread-update" in r.stderr.str()
 
 
 def test_an_unschedulable_pods_default_update_says_why_on_the_first_nodes(tmp_path):

@@ -740,6 +740,24 @@ def test_build_checks_the_directories_it_is_given(tmp_path, setup, dirs, message
     assert (r.returncode, r.stderr) == (2, message + "\n")
 
 
+def test_build_has_help_and_refuses_an_unknown_option(tmp_path):
+    """`backend/build.sh --help` prints its header comment; an option it does not know is
+    refused, not taken for OUT (it once tried to build a binary named --help)."""
+    def build(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", str(REPO / "backend" / "build.sh"), *args], cwd=tmp_path, capture_output=True,
+                              text=True, check=False, env={**os.environ, "KSPREAD_BUILD_DIR": str(tmp_path / "b")})
+
+    r = build("--help")
+    assert r.returncode == 0 and r.stdout.startswith("Build a kspread backend offline. Usage:\n"
+                                                     "  backend/build.sh [--version 1.N] OUT [MAIN_DIR [PLUGIN_DIR...]]\n")
+    assert "KSPREAD_BUILD_DIR" in r.stdout and "set -euo" not in r.stdout and not r.stdout.count("#")
+    usage = "usage: backend/build.sh [--version 1.N] OUT [MAIN_DIR [PLUGIN_DIR...]]"
+    for args, option in ((["--verbose", "out"], "--verbose"), (["--version", "1.35", "-o"], "-o")):
+        r = build(*args)
+        assert (r.returncode, r.stderr) == (2, f"build.sh: unknown option {option} ({usage}; --help)\n")
+    assert not (tmp_path / "b").exists()
+
+
 def test_build_checks_the_version_and_its_tree(tmp_path):
     # before Go is looked for: the version, where its tree comes from, and that the tree vendors it
     (tmp_path / "tree" / "vendor").mkdir(parents=True)

@@ -40,6 +40,27 @@ def test_bad_yaml_names_file_and_line(tmp_path):
                    "did not find expected ',' or ']' at line 5")
 
 
+def test_a_tab_in_the_indentation_is_named(tmp_path):
+    """libyaml says "found character that cannot start any token" without naming it, and a tab
+    looks like spaces in an editor: the error says it is a tab, at its line. A tab that YAML
+    takes as white space (inside a flow mapping) is no error."""
+    p = write_case(tmp_path, "name: c\nnodes: [n1]\npod:\n\tname: p\nexpect: {selected: n1}\n")
+    msg = str(read_file(p).docs[0].error)
+    assert msg == (f"{p}:6: invalid YAML: while scanning for the next token: found character that cannot start "
+                   "any token (a tab: YAML indents with spaces, never tabs)")
+    assert verdict(tmp_path, "name: c\nnodes: [n1]\npod: {name: p,\tlabels: {a: b}}\nexpect: {selected: n1}\n").passed
+    # another character that cannot start a token is not called a tab
+    p = write_case(tmp_path, "name: c\nnodes: [n1]\npod: {name: p}\n@x: 1\nexpect: {selected: n1}\n")
+    msg = str(read_file(p).docs[0].error)
+    assert msg.endswith("found character that cannot start any token"), msg
+
+
+def test_a_case_without_expect_is_told_how_to_fill_it(tmp_path):
+    msg = _fail(tmp_path, "name: c\nnodes: [n1]\npod: {name: p}\n")
+    assert msg.endswith("case.yaml:1: missing required field 'expect' (write `expect: {}` and let "
+                        "`kspread run --update` or `pytest --kspread-update` fill it)"), msg
+
+
 def test_unknown_key(tmp_path):
     msg = _fail(tmp_path, BASE + "podz: 1\n")
     assert re.search(r"case\.yaml:9: podz: unknown field 'podz'", msg), msg

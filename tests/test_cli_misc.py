@@ -99,3 +99,17 @@ def test_last_failed_reruns_failing_variants(pytester):
     first.assert_outcomes(passed=3, failed=2)
     order = [line.split(" ")[0] for line in first.stdout.lines if line.endswith("%]")]
     assert set(order[:2]) == {"sweep.yaml::sweep[1.30]", "cases.yaml::wrong"}
+
+
+def test_every_argument_of_every_command_has_a_help_text():
+    """`kspread COMMAND --help` (and the generated Command line page) explains every
+    positional and option: `explain`'s file and `completion`'s shell once had none."""
+    import argparse
+
+    from kspread.workflow.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [f"{name} {a.dest}" for name, p in sub.choices.items() for a in p._actions
+               if not isinstance(a, argparse._HelpAction) and not a.help]
+    assert not missing, missing

@@ -58,6 +58,9 @@ def test_diff_reports_changed_cases_with_both_score_tables(tmp_path):
     assert '  selected: n2 -> n1' in r.stdout  # YAML, as every report prints values
     # LeastAllocated n1 (4-3.5)/4 -> 12 + (8-7)/8 -> 12 = 12, n2 87; MostAllocated 87 / 12
     assert "NodeResourcesFit" in r.stdout and "12 -> 87" in r.stdout and "87 -> 12" in r.stdout
+    # the columns are scores before the weight (head weighs NodeResourcesFit 50), the totals
+    # weighted: the header says so, or the columns seem not to add up
+    assert "(base -> head; a plugin's score before its weight, the total weighted)" in r.stdout
     assert "only-one-node" not in r.stdout
     assert r.stderr == "2 case(s), 1 changed, 1 unchanged, 0 not applicable\n"
 

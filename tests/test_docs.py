@@ -70,14 +70,22 @@ def test_example_cases_run(path: Path):
             assert verdict.passed, verdict.message
 
 
-def test_ci_guide_change_fails_the_case_as_shown():
-    doc = _example_docs(EXAMPLES / "ci" / "cases" / "batch.yaml")[0]
-    verdict = check(doc, config=str(EXAMPLES / "ci" / "scheduler-binpack.yaml"))
-    assert not verdict.passed
-    assert "selected:\n  expected  actual\n  n2        n1" in verdict.message
+def test_ci_guide_change_fails_the_case_as_shown(tmp_path):
+    """docs/guides/ci.md: under the bin-packing configuration, `pytest cases/ --kspread-config
+    scheduler.yaml` prints the report the page shows, whole."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "batch.yaml").write_bytes((EXAMPLES / "ci" / "cases" / "batch.yaml").read_bytes())
+    (tmp_path / "scheduler.yaml").write_bytes((EXAMPLES / "ci" / "scheduler-binpack.yaml").read_bytes())
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "cases/", "--kspread-config", "scheduler.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
     page = (DOCS / "guides" / "ci.md").read_text(encoding="utf-8")
-    for row in ("n2    300   18   0    93   0    411", "n1    300   68   0    93   0    461"):
-        assert row in page and row in verdict.message
+    assert "pytest cases/ --kspread-config scheduler.yaml\n" in page
+    shown = page.split("plugin by plugin:\n\n```text\n", 1)[1].split("```", 1)[0]
+    assert shown in run.stdout.replace(str(tmp_path), "/home/you/scheduler-config"), (shown, run.stdout)
 
 
 def test_quickstart_shows_the_failure_pytest_prints(tmp_path):
@@ -92,16 +100,34 @@ def test_quickstart_shows_the_failure_pytest_prints(tmp_path):
         env={**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)},
     )
     assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 failed, 1 passed" in run.stdout, run.stdout
     page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
-    shown = page.split("## 3.")[1]
-    for line in (
-        "feasible: expected [n1, n2], actual [n2] (cases/failing.yaml:1)",
-        "n1    NodeResourcesFit: Unschedulable: Insufficient cpu (requests 2; 1 of 4",
-        "1 failed, 1 passed",
-    ):
-        assert line in run.stdout, run.stdout
-        if not line.startswith("1 failed"):
-            assert line in shown
+    # every line of the report the page shows, in order (pytest names the case file by its
+    # full path in the case's header: the page's is ~/kspread-demo, made in step 2)
+    assert "mkdir -p ~/kspread-demo/cases && cd ~/kspread-demo" in page
+    shown = page.split("## 3.")[1].split("```text\n", 1)[1].split("```", 1)[0]
+    printed = run.stdout.replace(str(tmp_path), "/home/you/kspread-demo")
+    assert shown.strip() and shown in printed, (shown, printed)
+
+
+def test_quickstart_update_prints_as_shown(tmp_path, capsys, monkeypatch):
+    """Step 4 of the quick start: `kspread run --update` prints what the page shows, and
+    rewrites only the failing expectation."""
+    from kspread.workflow.cli import main as cli_main
+
+    (tmp_path / "cases").mkdir()
+    failing = tmp_path / "cases" / "failing.yaml"
+    before = (EXAMPLES / "quickstart" / "failing.yaml").read_text(encoding="utf-8")
+    failing.write_text(before, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli_main(["run", "--update", "cases/failing.yaml"]) == 0
+    out = capsys.readouterr()
+    page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
+    shown = page.split("## 4.")[1].split("```text\n", 1)[1].split("```", 1)[0]
+    for line in shown.splitlines():
+        assert line in (out.out + out.err).splitlines(), (line, out)
+    assert failing.read_text(encoding="utf-8") == before.replace("feasible: [n1, n2]      #", "feasible: [n2]      #")
 
 
 def test_site_builds_strictly(tmp_path):
@@ -141,8 +167,9 @@ def test_the_readme_is_a_front_page_whose_first_case_runs_as_shown(tmp_path):
         env={**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)},
     )
     shown = readme.split("```text\n", 1)[1].split("```", 1)[0]
-    for line in shown.splitlines():
-        assert line in run.stdout, (line, run.stdout)
+    # the whole report, as pytest prints it (the case's header names the file by its full path:
+    # the README's is the quick start's ~/kspread-demo)
+    assert shown in run.stdout.replace(str(tmp_path), "/home/you/kspread-demo"), (shown, run.stdout)
     # every page the README links to exists
     for target in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / target).is_file(), target
@@ -198,16 +225,16 @@ def test_what_if_guide_next_replica_runs_as_shown(tmp_path, capsys, monkeypatch)
     assert f"{_KUBECTL} > dump.yaml" in page
     monkeypatch.setenv("COLUMNS", "80")
     out = tmp_path / "cluster.yaml"
+    monkeypatch.chdir(tmp_path)
     assert cli_main(["import", str(ROOT / "examples" / "whatif" / "statefulset-dump.yaml"), "--pending",
-                     "-o", str(out)]) == 0
-    assert cli_main(["run", "--update", str(out)]) == 0
+                     "-o", "cluster.yaml"]) == 0
+    assert cli_main(["run", "--update", "cluster.yaml"]) == 0
     assert "expect: {selected: c1}" in out.read_text(encoding="utf-8")
     capsys.readouterr()
-    assert cli_main(["explain", str(out)]) == 0
+    assert cli_main(["explain", "cluster.yaml"]) == 0
     shown = page.split("```text\n", 1)[1].split("```", 1)[0]
     explained = capsys.readouterr().out
-    for line in shown.splitlines():
-        assert line in explained, (line, explained)
+    assert shown in explained, (shown, explained)
     # the page's last claim: had data-db-2 been bound to a volume in za, only a1 would pass
     import yaml
 
@@ -225,3 +252,74 @@ def test_what_if_guide_next_replica_runs_as_shown(tmp_path, capsys, monkeypatch)
     assert check(_example_docs(bound)[0]).passed
     assert "node(s) didn't match\nPersistentVolume's node affinity" in page or \
         "node(s) didn't match PersistentVolume's node affinity" in page.replace("\n", " ")
+
+
+def test_pending_guide_runs_as_shown(tmp_path, capsys, monkeypatch):
+    """docs/guides/pending.md: its kubectl command exports every kind `kspread import` reads
+    (a dump without a pod's claims answers for the missing claim), and its example dump's
+    pending pod is explained as the page shows."""
+    from kspread.format.importer import _KUBECTL
+    from kspread.workflow.cli import main as cli_main
+
+    page = (DOCS / "guides" / "pending.md").read_text(encoding="utf-8")
+    assert f"{_KUBECTL} > dump.yaml" in page
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli_main(["import", str(ROOT / "examples" / "pending" / "dump.yaml"), "--pod", "shop/web-7f9c-x2",
+                     "-o", "why.yaml"]) == 0
+    capsys.readouterr()
+    assert cli_main(["explain", "why.yaml"]) == 0
+    shown = page.split("```text\n", 1)[1].split("```", 1)[0]
+    assert shown in capsys.readouterr().out
+
+
+def test_ci_guide_diff_prints_as_shown(tmp_path, capsys, monkeypatch):
+    """docs/guides/ci.md: `kspread diff` of today's configuration against the bin-packing
+    one prints the changed case as the page shows, and exits 1."""
+    from kspread.workflow.cli import main as cli_main
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "batch.yaml").write_bytes((EXAMPLES / "ci" / "cases" / "batch.yaml").read_bytes())
+    (tmp_path / "main-scheduler.yaml").write_bytes((EXAMPLES / "ci" / "scheduler.yaml").read_bytes())
+    (tmp_path / "scheduler.yaml").write_bytes((EXAMPLES / "ci" / "scheduler-binpack.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    page = (DOCS / "guides" / "ci.md").read_text(encoding="utf-8")
+    command = "kspread diff --base main-scheduler.yaml --head scheduler.yaml cases/"
+    assert command in page
+    assert cli_main(command.split()[1:]) == 1
+    shown = page.split(command, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    assert shown in capsys.readouterr().out
+
+
+def test_running_page_shows_the_report_and_reason_a_run_prints(tmp_path):
+    """docs/reference/running.md: the failing case `wrong` (cases/x.yaml, at line 18) prints
+    the tables the page shows, and pytest's short summary line is the page's."""
+    from kspread.workflow.reason import short_reason
+
+    (tmp_path / "cases").mkdir()
+    x = tmp_path / "cases" / "x.yaml"
+    x.write_text("# a case further down its file\n" * 17 + """apiVersion: kspread/v1
+kind: Case
+name: wrong
+version: "1.24"
+profile: {score: [SelectorSpread]}
+nodes: [n1, n2]
+owners:
+- {kind: Service, name: s1, selector: {foo: bar}}
+pods:
+- {name: a, node: n1, labels: {foo: bar}}
+pod: {name: new, labels: {foo: bar}}
+expect:
+  scores:
+    SelectorSpread: {n1: 100, n2: 0}
+  selected: n1
+""", encoding="utf-8")
+    doc = _example_docs(x)[0]
+    doc.file = "cases/x.yaml"
+    verdict = check(doc)
+    assert not verdict.passed
+    page = (DOCS / "reference" / "running.md").read_text(encoding="utf-8")
+    shown = page.split("A failing case prints", 1)[1].split("```\n", 1)[1].split("```", 1)[0]
+    assert shown in verdict.message + "\n", (shown, verdict.message)
+    summary = f"FAILED cases/x.yaml::wrong - {short_reason(verdict, 'cases/x.yaml', doc.line)}"
+    assert f"```\n{summary}\n```" in page, summary

@@ -205,6 +205,26 @@ pod: {name: p, resourceClaims: [{name: r, resourceClaimName: c}]}
     assert not out.diffs
 
 
+def test_a_shorthand_selector_that_does_not_parse_is_refused_at_its_line():
+    """The shorthand creates its claim or class, and the API server refuses to create one whose
+    selector does not compile (validateCELSelector: "compilation failed"): an error at the
+    selector, not a scheduling error at every node. A manifest's selector is read as stored
+    (cases/devices/device-taint-rules.yaml has a class that does not compile)."""
+    head = 'apiVersion: kspread/v1\nkind: Case\nversion: "1.35"\nnodes: [n1]\n'
+    pod = ("deviceClasses: [{name: gpu, driver: gpu.example.com}]\n"
+           "pod: {name: p, devices: {g: {class: gpu, selector: 'device.driver =='}}}\nexpect: {selected: n1}\n")
+    with pytest.raises(CaseError) as e:
+        build_case(yaml.safe_load(head + pod), "t")
+    assert str(e.value).startswith("pod.devices.g.selector: Invalid value: 'device.driver ==': compilation failed: "
+                                   "ERROR: <input>:1:17: Syntax error")
+    cls = ("deviceClasses: [{name: gpu, driver: gpu.example.com, selector: 'device.attributes['}]\n"
+           "pod: {name: p}\nexpect: {selected: n1}\n")
+    with pytest.raises(CaseError, match=r"^deviceClasses\[0\]\.selector: Invalid value: .*compilation failed"):
+        build_case(yaml.safe_load(head + cls), "t")
+    # one that parses is taken as before
+    build_case(yaml.safe_load(head + pod.replace("'device.driver =='", "'device.driver == \"x\"'")), "t")
+
+
 def test_expect_allocations_names_a_known_claim():
     with pytest.raises(CaseError, match="no ResourceClaim 'nope' in the case"):
         build_case(yaml.safe_load(BASE + "pod: {name: p}\nexpect:\n  allocations: {nope: null}\n"), "t")

@@ -725,3 +725,43 @@ def test_explain_sorts_by_total_and_takes_top_and_node_filters(tmp_path):
     assert rc == 4 and "case 'big' has no node 'nope' (--node)" in out  # a usage error
     rc, out = explain("--top", "0")
     assert rc == 4 and "not a positive whole number: '0'" in out
+
+
+ERROR_CASE = """apiVersion: kspread/v1
+kind: Case
+name: cel-runtime-error
+version: "1.35"
+deviceClasses: [{name: gpu, driver: gpu.example.com}]
+nodes:
+- {name: n1, devices: [{driver: gpu.example.com, name: gpu, count: 1}]}
+- {name: n2, devices: [{driver: gpu.example.com, name: gpu, count: 1, capacity: {memory: 40Gi}}]}
+pod:
+  name: p
+  devices: {g: {class: gpu, selector: 'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0'}}
+expect: {selected: n2}
+"""
+
+
+def test_a_node_the_cycles_error_kept_from_filtering_is_not_called_infeasible(tmp_path, capsys, monkeypatch):
+    """n1's device has no memory capacity: the selector's runtime error is DynamicResources'
+    Error status at n1, which ends the cycle before n2 (which every filter would pass) is
+    filtered. Explain says so of n2 in each form, rather than "not feasible"."""
+    import json
+
+    from kspread.workflow.cli import main as cli_main
+    from kspread.workflow.explain import NOT_FILTERED
+
+    monkeypatch.setenv("COLUMNS", "200")
+    (tmp_path / "c.yaml").write_text(ERROR_CASE, encoding="utf-8")
+    assert cli_main(["explain", str(tmp_path / "c.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert f"n2    {NOT_FILTERED}\n" in out and "n1    DynamicResources: Error: " in out
+    assert cli_main(["explain", "-v", str(tmp_path / "c.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "  n1: not feasible\n" in out and f"  n2: {NOT_FILTERED}\n" in out
+    assert cli_main(["explain", "--json", str(tmp_path / "c.yaml")]) == 0
+    nodes = json.loads(capsys.readouterr().out)[0]["cycles"][0]["nodes"]
+    assert [(n["node"], n["verdict"]) for n in nodes] == [("n1", "not feasible"), ("n2", NOT_FILTERED)]
+    # n1's filters ran up to its Error; none ran on n2
+    assert [f["ran"] for f in nodes[0]["filters"]] == [True] * len(nodes[0]["filters"])
+    assert nodes[1]["filters"] and not any(f["ran"] for f in nodes[1]["filters"])

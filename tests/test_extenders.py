@@ -909,3 +909,12 @@ def test_extender_answers_decide_which_ties_are_random_from_1_35(tmp_path, serve
         """ + EIGHT)
     assert out.actual["placements"] == {"p": node}
     assert out.actual["ties"]["p"]["nodes"] == ["n6", "n7"]
+
+
+def test_the_example_extender_prints_its_usage_not_a_traceback():
+    """`python3 examples/extender/extender.py --help` (or a port that is not a number)."""
+    script = Path(__file__).resolve().parent.parent / "examples" / "extender" / "extender.py"
+    ok = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=30)
+    assert ok.returncode == 0 and "python3 examples/extender/extender.py [PORT]" in ok.stdout
+    bad = subprocess.run([sys.executable, str(script), "eighty"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "[PORT]" in bad.stderr and "Traceback" not in bad.stderr

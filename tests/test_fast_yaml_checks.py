@@ -525,7 +525,7 @@ def test_a_text_reads_alike_on_yaml_rs_and_on_the_strict_reader(lines):
                                     "name")),
     ("%YAML 2.0\n---\na: 1\n", None, "f.yaml:1: invalid YAML: found incompatible YAML document"),
     ("\tc: 1\n", None, ("f.yaml:1: invalid YAML: while scanning for the next token: found character that cannot "
-                       "start any token")),
+                       "start any token (a tab: YAML indents with spaces, never tabs)")),
     # libyaml takes no implicit key of 1024 characters or more
     ("a: 1\n" + "k" * 1030 + ": 1\n", None, ("f.yaml:2: invalid YAML: while scanning a simple key: could not find "
                                             "expected ':'")),

@@ -904,7 +904,9 @@ def test_exact_case(tmp_path):
     out, warnings = _import(tmp_path)
     assert out == EXPECTED
     assert warnings == [("skipped 1 Deployment object(s): the scheduler reads the ReplicaSets a Deployment owns, "
-                         "from the dump")]
+                         "from the dump"),
+                        # db-0's claim is not in the dump
+                        importer.missing_claims_note([("default", "data-db-0")])]
 
 
 def test_written_yaml_reads_back_as_the_data(tmp_path):
@@ -1306,6 +1308,11 @@ def test_pod_option_errors(tmp_path):
             _import(tmp_path, pod=ref)
     with pytest.raises(importer.ImportFailed, match="exclude each other"):
         _import(tmp_path, pod="x", pending=True)
+    # a name without its namespace: the pods of that name elsewhere are named
+    with pytest.raises(importer.ImportFailed) as e:
+        _import(tmp_path, pod="etcd-cp-1")
+    assert str(e.value) == ("the dump has no pod default/etcd-cp-1 (the dump has kube-system/etcd-cp-1: give --pod "
+                            "NAMESPACE/NAME)")
 
 
 def _pending_pod(name: str, created: str, **spec) -> dict:
@@ -1540,6 +1547,45 @@ def test_the_owners_listed_are_bounded(tmp_path):
     assert warnings[0].startswith("the dump lacks 13 owner(s) that its pods name as their controller (ReplicaSet "
                                   "default/rs00, ReplicaSet default/rs01, ")
     assert "ReplicaSet default/rs09, and 3 more): " in warnings[0] and "rs10" not in warnings[0]
+
+
+def test_a_dump_without_nodes_warns(tmp_path):
+    """`kubectl get pods -A -o yaml`: the case would have no node, every pod unschedulable."""
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]},
+           "status": {"phase": "Pending"}}
+    _, warnings = _import(tmp_path, yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [pod]}))
+    assert warnings[0] == ("the dump has no Node: the case has no node, and no pod fits anywhere; import a dump "
+                           "that has them: " + importer._KUBECTL)
+    _, warnings = _import(tmp_path, _mini(pod))
+    assert not any("no Node" in w for w in warnings)
+
+
+def test_a_dump_without_the_claims_its_pods_use_warns(tmp_path):
+    """`kubectl get nodes,pods -A -o yaml` holds no claim: the pending pod that uses one would be
+    explained as rejected for the missing claim, so the import warns, naming each claim."""
+    bound = {"kind": "Pod", "metadata": {"name": "db-0", "namespace": "data"},
+             "spec": {"nodeName": "n1", "containers": [{"name": "c"}],
+                      "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data-db-0"}}]},
+             "status": {"phase": "Running"}}
+    pending = {"kind": "Pod", "metadata": {"name": "train", "namespace": "default"},
+               "spec": {"containers": [{"name": "c"}],
+                        "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "scratch"}},
+                                    {"name": "e", "emptyDir": {}}]},
+               "status": {"phase": "Pending"}}
+    _, warnings = _import(tmp_path, _mini(bound, pending), pod="default/train")
+    assert warnings == [
+        "the dump lacks 2 PersistentVolumeClaim(s) that its pods use (data/data-db-0, default/scratch): the volume "
+        "plugins do not decide for those pods as the cluster's scheduler does (a pod to schedule that uses one is "
+        "rejected for the missing claim); import a dump that has them: " + importer._KUBECTL]
+    # the claim in the dump is not named (another namespace's of the same name does not count)
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "scratch", "namespace": "default"},
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    other = {**pvc, "metadata": {"name": "data-db-0", "namespace": "default"}}
+    _, warnings = _import(tmp_path, _mini(bound, pending, pvc, other), pod="default/train")
+    assert len(warnings) == 1 and "lacks 1 PersistentVolumeClaim(s) that its pods use (data/data-db-0):" in warnings[0]
+    _, warnings = _import(tmp_path, _mini(bound, pending, pvc, {**pvc, "metadata": {
+        "name": "data-db-0", "namespace": "data"}}), pod="default/train")
+    assert warnings == []
 
 
 def test_resize_status_is_imported(tmp_path):

@@ -95,8 +95,11 @@ def test_a_deployment_yields_the_replica_set_its_pods_name(tmp_path):
 
 
 def test_a_deployment_without_pods_gets_kspreads_own_hash(tmp_path):
+    # no pod names a ReplicaSet of the Deployment: not the existing ones, nor the pod to schedule
     start, end = DEPLOYMENT.index("- apiVersion: v1\n"), DEPLOYMENT.index("pod:\n")
-    alone = DEPLOYMENT[:start] + DEPLOYMENT[end:]
+    alone = (DEPLOYMENT[:start] + DEPLOYMENT[end:]).replace(
+        "  labels: {app: web, pod-template-hash: 7d4b9c8f5}\n  controller: {kind: ReplicaSet, name: web-7d4b9c8f5}\n",
+        "  labels: {app: web}\n")
     assert _replica_sets(tmp_path, alone) == [
         ("web-5776f98846", "default", (("app", "web"), ("pod-template-hash", "5776f98846")))]
     # status.collisionCount is hashed with the template, as the controller does
@@ -105,6 +108,30 @@ def test_a_deployment_without_pods_gets_kspreads_own_hash(tmp_path):
         "      spec: {containers: [{name: c, image: nginx}]}\n  status: {collisionCount: 1}\n")
     (name, _, _), = _replica_sets(tmp_path, bumped)
     assert name.startswith("web-") and name != "web-5776f98846"
+
+
+def test_the_pods_to_schedule_name_their_deployments_replica_set(tmp_path):
+    """A rollout's pods (the incoming `pod`, `schedule` entries) controlled by ReplicaSet
+    web-<h> and labelled pod-template-hash: <h> make that ReplicaSet exist, as the deployment
+    controller made it before them: default spreading then finds their siblings. (It was made
+    only from existing pods: a schedule's replicas named a ReplicaSet the case lacked, and
+    spreading was silently off.)"""
+    start, end = DEPLOYMENT.index("- apiVersion: v1\n"), DEPLOYMENT.index("pod:\n")
+    no_pods = DEPLOYMENT[:start] + DEPLOYMENT[end:]
+    assert _replica_sets(tmp_path, no_pods) == [
+        ("web-7d4b9c8f5", "default", (("app", "web"), ("pod-template-hash", "7d4b9c8f5")))]
+    rollout = no_pods[:no_pods.index("pod:\n")] + (
+        "schedule:\n- {name: web, replicas: 2, labels: {app: web, pod-template-hash: abc12},"
+        " controller: {kind: ReplicaSet, name: web-abc12}}\nexpect: {placements: {web-0: [n1, n2], web-1: [n1, n2]}}\n")
+    rollout = rollout.replace("profile: {score: [SelectorSpread]}\n", "")
+    assert _replica_sets(tmp_path, rollout) == [
+        ("web-abc12", "default", (("app", "web"), ("pod-template-hash", "abc12")))]
+    # the second replica spreads away from the first (SelectorSpread, 1.24's default profile)
+    from kspread.workflow.runner import run_loaded
+
+    (doc,) = read_file(write_case(tmp_path, rollout)).docs
+    placed = run_loaded(load_case(doc)).actual["placements"]
+    assert placed["web-0"] != placed["web-1"], placed
 
 
 def test_a_deployment_whose_replica_set_is_listed_adds_nothing(tmp_path):

@@ -113,7 +113,12 @@ def serve(port: int = 0, host: str = "127.0.0.1") -> tuple[ThreadingHTTPServer, 
 
 
 if __name__ == "__main__":
-    srv, url = serve(int(sys.argv[1]) if len(sys.argv) > 1 else 8888)
+    arg = sys.argv[1] if len(sys.argv) > 1 else "8888"
+    if not arg.isdigit() or len(sys.argv) > 2:  # --help, or a mistake: the usage, not a traceback
+        wanted = arg in ("-h", "--help")
+        print(__doc__, file=sys.stdout if wanted else sys.stderr)
+        sys.exit(0 if wanted else 2)
+    srv, url = serve(int(arg))
     print(url, flush=True)
     try:
         threading.Event().wait()

@@ -1017,7 +1017,9 @@ def _sections(doc: Mapping[str, Any]) -> dict[str, Section]:
                 sections[section].append((item, prefix))
             else:
                 sections[section].append((item, _pather(prefix, fieldmap)))
-    sections["owners"] += _deployment_replica_sets(deployments, sections)
+    # the pods to schedule name their ReplicaSet too (a rollout's pods: the controller made it)
+    incoming = [e for e in [doc.get("pod"), *(doc.get("schedule") or [])] if isinstance(e, Mapping) and "name" in e]
+    sections["owners"] += _deployment_replica_sets(deployments, sections, incoming)
     return sections
 
 
@@ -1376,14 +1378,16 @@ def _set_device_conditions(arg: Mapping[str, Any], version: Version, rp: list, p
 
 
 def _deployment_replica_sets(deployments: list[tuple[dict, list, dict]],
-                             sections: Mapping[str, Section]) -> Section:
+                             sections: Mapping[str, Section], incoming: Sequence[Mapping[str, Any]] = ()) -> Section:
     """The ReplicaSets that the deployment controller made for the Deployments of
     ``objects``: ``<deployment>-<pod-template-hash>``, selecting what the Deployment
     selects plus ``pod-template-hash`` (upstream's ``CloneSelectorAndAddLabel``). A
     ReplicaSet of ``objects`` that the Deployment controls is its ReplicaSet already;
-    else one for each hash that the case's pods name (a pod controlled by ReplicaSet
-    ``<deployment>-<h>`` with the label ``pod-template-hash: <h>``, as a cluster's pods
-    are); else one with kspread's own hash of the template (``pod_template_hash``)."""
+    else one for each hash that the case's pods name, existing or ``incoming`` (the
+    ``pod`` and the ``schedule`` entries: a pod controlled by ReplicaSet ``<deployment>-<h>``
+    with the label ``pod-template-hash: <h>``, as a cluster's pods are, and as the pods
+    of a rollout are, whose ReplicaSet the controller made first); else one with kspread's
+    own hash of the template (``pod_template_hash``)."""
     out: list[tuple[dict, Any]] = []
     for dep, prefix, fmap in deployments:
         name, ns = dep["name"], dep.get("namespace") or "default"
@@ -1393,7 +1397,7 @@ def _deployment_replica_sets(deployments: list[tuple[dict, list, dict]],
                and raw.get("_controller") == ("Deployment", name) for raw, _ in sections["owners"]):
             continue
         hashes: list[str] = []
-        for raw, _ in sections["pods"]:
+        for raw in [*(raw for raw, _ in sections["pods"]), *incoming]:
             ctrl, labels = raw.get("controller"), raw.get("labels")
             if not isinstance(ctrl, Mapping) or not isinstance(labels, Mapping) or \
                     (raw.get("namespace") or "default") != ns or ctrl.get("kind") != "ReplicaSet":

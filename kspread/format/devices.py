@@ -162,6 +162,25 @@ def _list(raw: Any, path: PathT) -> list:
     return raw
 
 
+def _compiled(expr: str, path: PathT) -> str:
+    """A shorthand's selector expression (a pod's ``devices``, ``deviceClasses``), which must
+    parse: the shorthand creates its claim or class, and the API server's validateCELSelector
+    compiles a new object's selectors and refuses one that does not ("compilation failed:
+    ..."). A manifest in ``objects`` is read as `kubectl get` prints a stored object (its
+    selectors checked when it was created, under that server's environment): one that does
+    not compile fails when the allocator evaluates it, as upstream's scheduler does
+    (``cases/devices/device-taint-rules.yaml``). kspread's compiler parses only: an
+    expression that parses but does not type-check fails at evaluation too, and the cost
+    limit is not modelled."""
+    try:
+        compile_selector(expr)
+    except CelError as e:
+        lead = f"Failed to parse expression '{expr}': "
+        raise CaseError(f"Invalid value: {expr!r}: compilation failed: {str(e).removeprefix(lead)}",
+                        path) from None
+    return expr
+
+
 def _selectors(raw: Any, path: PathT) -> tuple[str, ...]:
     out = []
     for i, s in enumerate(_list(raw, path)):
@@ -959,7 +978,8 @@ def _shorthand_request(name: str, raw: Any, path: PathT, version: Version) -> De
     count = raw.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise CaseError("count must be a positive integer", [*path, "count"], value=count)
-    sel = () if raw.get("selector") is None else (_str(raw["selector"], [*path, "selector"], "a CEL selector"),)
+    sel = () if raw.get("selector") is None else (
+        _compiled(_str(raw["selector"], [*path, "selector"], "a CEL selector"), [*path, "selector"]),)
     if raw.get("all"):
         return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0, tolerations=tols))
     return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count, tolerations=tols))
@@ -976,7 +996,7 @@ def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
         c = _map(c, p, ("name", "driver", "selector", "extendedResourceName"))
         sels = [f'device.driver == "{_str(c.get("driver"), [*p, "driver"], "driver")}"']
         if c.get("selector") is not None:
-            sels.append(_str(c["selector"], [*p, "selector"], "a CEL selector"))
+            sels.append(_compiled(_str(c["selector"], [*p, "selector"], "a CEL selector"), [*p, "selector"]))
         ext = _extended_resource_name(c.get("extendedResourceName"), version, [*p, "extendedResourceName"])
         out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels), ext))
     return out

@@ -1007,7 +1007,11 @@ def convert(objs: Iterable[Mapping[str, Any]], minor: int, warn: Warn,
         if r is not None:
             sections[r[0]].append(r[1])
     if isinstance(incoming, tuple) and not chosen:
-        raise ImportFailed(f"the dump has no pod {incoming[0]}/{incoming[1]}")
+        # a name without its namespace (--pod NAME means default/NAME): name the pods it may be
+        elsewhere = sorted(f"{_meta(o).get('namespace') or 'default'}/{_meta(o)['name']}" for o in by_kind["Pod"]
+                           if _meta(o)["name"] == incoming[1])
+        hint = f" (the dump has {', '.join(elsewhere[:5])}: give --pod NAMESPACE/NAME)" if elsewhere else ""
+        raise ImportFailed(f"the dump has no pod {incoming[0]}/{incoming[1]}{hint}")
     if incoming == PENDING and not chosen:
         raise ImportFailed("the dump has no pending pod for default-scheduler")
     sections["incoming"] = [item for _, _, item in sorted(chosen, key=lambda c: (c[0], c[1]))]
@@ -1398,6 +1402,42 @@ def missing_owners_note(missing: list[tuple[str, str, str]]) -> str:
             f"tagged {MISSING_OWNERS_TAG}; import a dump that has them: {_KUBECTL}")
 
 
+# ---- claims the dump lacks --------------------------------------------------------------------
+
+
+def missing_claims(sections: Mapping[str, list], incoming: str | list[dict]) -> list[tuple[str, str]]:
+    """The (namespace, name) of each PersistentVolumeClaim that a pod of the case uses (a
+    volume's ``persistentVolumeClaim.claimName``) and the dump lacks, in the order first named:
+    a dump of `kubectl get nodes,pods` has none, and a pod to schedule that uses one is then
+    rejected for the missing claim where the cluster may place it. (A ResourceClaim the dump
+    lacks fails the import: the case does not load, naming it.)"""
+    have = {(str(_meta(o).get("namespace") or "default"), str(_meta(o).get("name")))
+            for o in sections.get("objects") or [] if o.get("kind") == "PersistentVolumeClaim"}
+    out: dict[tuple[str, str], None] = {}
+
+    def named(ns: str, volumes: Any) -> None:
+        for v in volumes if isinstance(volumes, list) else ():
+            name = _m(_m(v).get("persistentVolumeClaim")).get("claimName")
+            if isinstance(name, str) and (ns, name) not in have:
+                out[(ns, name)] = None
+
+    for p in [*(sections.get("pods") or []), *([] if isinstance(incoming, str) else incoming)]:
+        named(str(p.get("namespace") or "default"), p.get("volumes"))
+    for o in sections.get("objects") or []:
+        if o.get("kind") == "Pod":
+            named(str(_meta(o).get("namespace") or "default"), _m(o.get("spec")).get("volumes"))
+    return list(out)
+
+
+def missing_claims_note(missing: list[tuple[str, str]]) -> str:
+    """The warning on the PersistentVolumeClaims the dump lacks."""
+    shown = ", ".join(f"{ns}/{name}" for ns, name in missing[:_SHOWN_OWNERS])
+    more = f", and {len(missing) - _SHOWN_OWNERS} more" if len(missing) > _SHOWN_OWNERS else ""
+    return (f"the dump lacks {len(missing)} PersistentVolumeClaim(s) that its pods use ({shown}{more}): the "
+            "volume plugins do not decide for those pods as the cluster's scheduler does (a pod to schedule "
+            f"that uses one is rejected for the missing claim); import a dump that has them: {_KUBECTL}")
+
+
 # ---- entry points ------------------------------------------------------------------------------
 
 
@@ -1493,6 +1533,10 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
         raise ImportFailed(f"{out_path} exists; use --force to overwrite it")
     docs = read_dump(dump_path)
     objs = list(iter_objects(docs, dump_path))
+    if not any(o.get("kind") == "Node" for o in objs):
+        # `kubectl get pods -o yaml`: a case without a node, where every pod is unschedulable
+        warn(f"the dump has no Node: the case has no node, and no pod fits anywhere; import a dump that has "
+             f"them: {_KUBECTL}")
     if version is None:
         found = kubelet_minor(objs, warn)
         version = f"1.{found if found is not None else NEWEST_MINOR}"
@@ -1570,6 +1614,9 @@ def import_dump(dump_path: str, out_path: str | None = None, version: str | None
             warn(f"the dump has no Namespaces, and {selecting} pod affinity term(s) select namespaces by their "
                  "labels: such a selector matches no namespace but by kubernetes.io/metadata.name, which may "
                  f"differ from the cluster; import a dump that has them: {_KUBECTL}")
+    claims = missing_claims(sections, incoming)
+    if claims:
+        warn(missing_claims_note(claims))
     text = render(sections, stem, source, vstr, incoming, summary, left_out, search, missing, gates)
     if check:
         head, body, tail = _parts(sections, stem, source, vstr, incoming, len(missing), gates)

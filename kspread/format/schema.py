@@ -112,6 +112,10 @@ def to_case_error(err: jsonschema.ValidationError, prefix: list | None = None) -
             typo = [k for k in inst if isinstance(k, str) and k not in known and k.lower().startswith(missing[0].lower())]
             if typo:
                 return CaseError(f"missing required field {missing[0]!r}; unknown field {typo[0]!r}", [*path, typo[0]])
+        if not path and missing[:1] == ["expect"]:
+            # a new case, written to ask a question: the update fills an empty expect
+            return CaseError("missing required field 'expect' (write `expect: {}` and let `kspread run --update` "
+                             "or `pytest --kspread-update` fill it)", path)
         return CaseError(f"missing required field {missing[0] if missing else e.message!r}", path)
     if v == "type" and path[-1:] == ["version"] and isinstance(inst, (int, float)) and not isinstance(inst, bool):
         out = CaseError(_unquoted_version(inst), path)

@@ -491,7 +491,21 @@ def yaml_error(e: BaseException, file: str | None, text: str | None = None) -> C
         msg = f"{context}: {problem}"
     else:
         msg = str(problem)
+    if _tab_at(text, getattr(e, "problem_mark", None)):
+        # libyaml's message does not name the character, and a tab is invisible in an editor
+        msg += " (a tab: YAML indents with spaces, never tabs)"
     return CaseError(f"invalid YAML: {msg}", file=file, line=pline or cline)
+
+
+def _tab_at(text: str | None, mark: Any) -> bool:
+    """Whether the character a YAML error's mark points at (its line and column) is a tab."""
+    if text is None or mark is None or not isinstance(getattr(mark, "line", None), int):
+        return False
+    lines = text.split("\n", mark.line + 1)
+    if mark.line >= len(lines):
+        return False
+    line, col = lines[mark.line], getattr(mark, "column", None)
+    return isinstance(col, int) and 0 <= col < len(line) and line[col] == "\t"
 
 
 def _path_to(root: Node, target: Node) -> tuple:

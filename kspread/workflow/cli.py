@@ -81,6 +81,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kspread.workflow.report_junit import ERROR, FAILED, PASSED, SKIPPED, XFAILED, JUnitCase
 
     _missing(args.files, "run")
+    if args.update_keys and not args.update:
+        # alone it would change nothing, and the run would pass as if the keys were written
+        raise UsageError("kspread run: --update-keys needs --update")
     if args.keyword:
         _keyword_expression(args.keyword)  # a bad expression is a usage error before anything runs
     started = time.perf_counter()
@@ -651,7 +654,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff_arguments(d)
     d.set_defaults(func=_diff)
     e = sub.add_parser("explain", help="per node: the first rejecting filter, or each plugin's score and the total")
-    e.add_argument("file")
+    e.add_argument("file", help="a case file (or a directory of them)")
     e.add_argument("--case", help="the case's name (default: every case in the file)")
     e.add_argument("-v", "--verbose", action="store_true",
                    help="per node every filter plugin's status, every score plugin's raw, normalized and weighted "
@@ -673,7 +676,7 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_arguments(im)
     im.set_defaults(func=_import)
     co = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
-    co.add_argument("shell", choices=("bash", "zsh", "fish"))
+    co.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell the script is for")
     co.set_defaults(func=cmd_completion)
     return ap
 

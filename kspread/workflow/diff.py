@@ -118,7 +118,7 @@ def _table(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
     widths = [max(len(c), *(len(row[i]) for row in cells_of)) + 2 for i, c in enumerate(cols)]
     node_w = max(4, *(len(n) for n in nodes)) + 2
     lines = ["    " + "node".ljust(node_w) + "".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()
-             + "   (base -> head)"]
+             + "   (base -> head; a plugin's score before its weight, the total weighted)"]
     for n, cells in zip(nodes, cells_of):
         lines.append("    " + n.ljust(node_w) + "".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
     return lines

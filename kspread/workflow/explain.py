@@ -205,8 +205,7 @@ def row_reason(r: CycleResult, cx: CycleExplanation, node: str) -> str:
         for plugin, pst in cx.filters.get(node, []):
             if not (pst.is_success() or pst.is_skip()):
                 return f"{plugin}: {_status(pst)}{_details(cx, node, plugin)}"
-        return "not feasible"
-    return _verdict(r, node, set(r.feasible), set(r.searched))
+    return _verdict(r, node, set(r.feasible), set(r.searched), cx)
 
 
 def _abbreviation(name: str, taken: set[str]) -> str:
@@ -399,7 +398,7 @@ def explain_cycle(sched: Scheduler, cx: CycleExplanation, nodes: Iterable[str] |
     http_weights = {e.name: e.weight for e in sched.extenders if e.http is not None}
     weights = {sp.label: sp.weight for sp in sched.framework.score_plugins}
     for node in wanted:
-        lines.append(f"{node}: {_verdict(r, node, feasible, searched)}")
+        lines.append(f"{node}: {_verdict(r, node, feasible, searched, cx)}")
         frows = _filter_rows(sched, cx, node)
         for i, (plugin, text) in enumerate(frows):
             lines.append(f"  {'filter' if i == 0 else '':<7}{plugin:<34}{text}")
@@ -489,9 +488,18 @@ def extender_call_lines(r: CycleResult) -> list[str]:
     return ["extender calls:", *(f"  {c.describe()}" for c in r.extender_calls)]
 
 
-def _verdict(r: CycleResult, node: str, feasible: set[str], searched: set[str]) -> str:
+NOT_FILTERED = "not filtered: the cycle ended at an Error status"
+
+
+def _verdict(r: CycleResult, node: str, feasible: set[str], searched: set[str],
+             cx: CycleExplanation | None = None) -> str:
     """``feasible`` and ``searched``: the cycle's, as sets."""
     if node not in feasible:
+        if r.error is not None and r.statuses.get(node) is None and cx is not None and all(
+                st.is_success() or st.is_skip() for _, st in cx.filters.get(node, [])):
+            # an Error status ended the search (upstream cancels its filter workers) before
+            # this node, which every filter passes: "not feasible" would read as a rejection
+            return NOT_FILTERED
         return "not feasible"
     if node in searched or not searched:
         return "feasible"

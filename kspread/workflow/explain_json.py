@@ -14,7 +14,7 @@ from typing import Any
 
 from kspread.engine.diagnosis import closest_first, verdict
 from kspread.engine.scheduler import Scheduler
-from kspread.workflow.explain import MAX_LACKING_SHOWN, CycleExplanation, _verdict
+from kspread.workflow.explain import MAX_LACKING_SHOWN, NOT_FILTERED, CycleExplanation, _verdict
 from kspread.workflow.report import actual_entry, jsonable
 from kspread.workflow.runner import Outcome
 
@@ -39,9 +39,10 @@ def _cycle(sched: Scheduler, cx: CycleExplanation) -> dict[str, Any]:
     nodes = []
     feasible, searched = set(r.feasible), set(r.searched)
     for node in order:
-        item: dict[str, Any] = {"node": node, "verdict": _verdict(r, node, feasible, searched)}
+        item: dict[str, Any] = {"node": node, "verdict": _verdict(r, node, feasible, searched, cx)}
         lacks = cx.lacks.get(node, [])
-        filters, stopped = [], False
+        # a node the cycle's Error status kept from being filtered: no filter ran on it
+        filters, stopped = [], item["verdict"] == NOT_FILTERED
         for plugin, st in cx.filters.get(node, []):
             f: dict[str, Any] = {"plugin": plugin, "code": str(st.code)}
             if st.reasons:

@@ -127,6 +127,8 @@ def _update_keys(config: pytest.Config) -> tuple[str, ...]:
     text = config.getoption("kspread_update_keys", None)
     if not text:
         return ()
+    if not config.getoption("kspread_update", False):
+        raise pytest.UsageError("--kspread-update-keys needs --kspread-update")
     from kspread.workflow.cli import update_keys_arg  # only when the option is given: start-up stays light
 
     try:
