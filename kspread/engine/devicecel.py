@@ -210,8 +210,14 @@ def compile_selector(expression: str) -> Any:
         import cel  # on the first selector: the library takes a third of a second to import
 
         return cel.compile(expression)
-    except Exception as e:
-        raise CelError(str(e), True) from None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # (the library's panics are pyo3's PanicException, a BaseException)
+        raise CelError(_panic_text(e), True) from None
+
+
+def _panic_text(e: BaseException) -> str:
+    return str(e) if isinstance(e, Exception) else f"the CEL library failed ({type(e).__name__}: {e})"
 
 
 def _domain_maps(device: Device, driver: str, list_attributes: bool) -> tuple[dict, dict]:
@@ -276,11 +282,13 @@ def device_matches(expression: str, device: Device, driver: str, consumable_capa
                 added.add(key)
                 continue
             raise CelError(f"no such key: {key}", False) from None
-        except Exception as e:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # (a panic of the library is a BaseException)
             cause = e.__cause__ if isinstance(e.__cause__, CelError) else None
             if cause is not None:
                 raise cause from None
-            raise CelError(str(e), False) from None
+            raise CelError(_panic_text(e), False) from None
         if not isinstance(result, bool):
             raise CelError(f"CEL result of type {type(result).__name__} could not be converted to bool", False)
         return result

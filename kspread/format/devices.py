@@ -11,6 +11,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
+from kspread.engine.celcost import SelectorLimit, check_selector
 from kspread.engine.devicecel import CelError, compile_selector
 from kspread.engine.devices import (
     ALL,
@@ -166,8 +167,19 @@ def _selectors(raw: Any, path: PathT) -> tuple[str, ...]:
     out = []
     for i, s in enumerate(_list(raw, path)):
         cel = _map(_map(s, [*path, i], _SELECTOR).get("cel"), [*path, i, "cel"], _CEL)
-        out.append(_str(cel.get("expression"), [*path, i, "cel", "expression"], "a CEL selector's expression"))
+        ep = [*path, i, "cel", "expression"]
+        out.append(_checked_selector(_str(cel.get("expression"), ep, "a CEL selector's expression"), ep))
     return tuple(out)
+
+
+def _checked_selector(expression: str, path: PathT) -> str:
+    """The expression, unless the API server refuses it for its length, nesting or cost
+    (kspread.engine.celcost)."""
+    try:
+        check_selector(expression)
+    except SelectorLimit as e:
+        raise CaseError(str(e), path) from None
+    return expression
 
 
 def _node_selector(raw: Any, path: PathT) -> tuple[NodeSelectorTerm, ...]:
@@ -233,6 +245,7 @@ LIST_GATE = "DRAListTypeAttributes"
 # resourceapi.DeviceAttributeMaxValueLength, ResourceSliceMaxAttributeValuesPerDevice
 _MAX_VALUE_LENGTH = 64
 _MAX_VALUES_PER_DEVICE = 48
+_MAX_ATTRIBUTES_AND_CAPACITIES = 32
 
 
 def _scalar_ok(kind: str, v: Any) -> bool:
@@ -287,6 +300,15 @@ def _check_value(kind: str, v: Any, path: PathT, lists: bool = True) -> None:
     # the length limit of a list's strings and versions (the scalars' is not checked by kspread)
     if lists and kind in (STRING, VERSION) and len(v) > _MAX_VALUE_LENGTH:
         raise CaseError(f"Too long: may not be more than {_MAX_VALUE_LENGTH} bytes", path, value=v)
+
+
+def _attributes_and_capacities(attrs: Mapping[str, Any], caps: Mapping[str, Any], path: PathT) -> None:
+    """A device has at most 32 attributes and capacities together
+    (ResourceSliceMaxAttributesAndCapacitiesPerDevice; the CEL cost bound counts on it)."""
+    n = len(attrs) + len(caps)
+    if n > _MAX_ATTRIBUTES_AND_CAPACITIES:
+        raise CaseError(f"the total number of attributes and capacities must not exceed "
+                        f"{_MAX_ATTRIBUTES_AND_CAPACITIES}", path, value=n)
 
 
 def _attribute_values(attrs: Mapping[str, Attribute], path: PathT) -> None:
@@ -584,6 +606,7 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
             if v.get("requestPolicy") is not None:
                 _consumable(version, [*cp, "requestPolicy"], "consumable capacity (requestPolicy)")
                 policies[str(k)] = _request_policy(v["requestPolicy"], [*cp, "requestPolicy"])
+    _attributes_and_capacities(attrs, caps, bp)
     consumes: tuple = ()
     if body.get("consumesCounters") is not None:
         _partitionable(version, [*bp, "consumesCounters"], "partitionable devices (consumesCounters)")
@@ -959,7 +982,8 @@ def _shorthand_request(name: str, raw: Any, path: PathT, version: Version) -> De
     count = raw.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise CaseError("count must be a positive integer", [*path, "count"], value=count)
-    sel = () if raw.get("selector") is None else (_str(raw["selector"], [*path, "selector"], "a CEL selector"),)
+    sel = () if raw.get("selector") is None else (
+        _checked_selector(_str(raw["selector"], [*path, "selector"], "a CEL selector"), [*path, "selector"]),)
     if raw.get("all"):
         return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0, tolerations=tols))
     return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count, tolerations=tols))
@@ -1022,6 +1046,7 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
         _attribute_values(attrs, [*p, "attributes"])
         caps = {str(k): _quantity(v, [*p, "capacity", k])
                 for k, v in _map(d.get("capacity"), [*p, "capacity"]).items()}
+        _attributes_and_capacities(attrs, caps, p)
         taints = _taints(d.get("taints"), version, [*p, "taints"])
         devices = pools.setdefault((driver, _str(d.get("pool", node), [*p, "pool"], "pool")), [])
         start = sum(1 for x in devices if x.name.startswith(prefix + "-"))

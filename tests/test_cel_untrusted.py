@@ -1,0 +1,232 @@
+"""Issue 32: a DRA CEL selector is untrusted input. The API server refuses one longer
+than 10 KiB or whose cost cel-go estimates past 1,000,000; kspread's CEL library has no
+such limit, so a selector of nested comprehensions ran for hours and one of 100,000
+additions overflowed the library's stack and killed the process
+(kspread.engine.celcost)."""
+
+from __future__ import annotations
+
+import glob
+import time
+
+import pytest
+import yaml
+
+from kspread.engine import celcost
+from kspread.engine.celcost import SelectorLimit, check_selector, estimate
+from kspread.engine.devicecel import CelError, compile_selector, device_matches
+from kspread.engine.devices import Attribute, Device
+from tests.helpers import verdict
+
+
+def _list(n: int) -> str:
+    return "[" + ",".join(str(i) for i in range(n)) + "]"
+
+
+def _strings(n: int) -> str:
+    return "[" + ",".join(f'"s{i}"' for i in range(n)) + "]"
+
+
+def _case(selector: str, where: str = "shorthand") -> str:
+    quoted = "'" + selector.replace("'", "''") + "'"
+    if where == "shorthand":
+        return f"""\
+name: c
+version: "1.35"
+deviceClasses: [{{name: gpu, driver: gpu.example.com}}]
+nodes:
+- {{name: n1, devices: [{{driver: gpu.example.com, count: 2}}]}}
+schedule:
+- {{name: a, devices: {{g: {{class: gpu, selector: {quoted}}}}}}}
+expect: {{placements: {{a: n1}}}}
+"""
+    return f"""\
+name: c
+version: "1.35"
+nodes:
+- {{name: n1, devices: [{{driver: gpu.example.com, count: 2}}]}}
+objects:
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {{name: gpu}}
+  spec:
+    selectors:
+    - cel: {{expression: {quoted}}}
+schedule:
+- {{name: a, devices: {{g: {{class: gpu}}}}}}
+expect: {{placements: {{a: n1}}}}
+"""
+
+
+NESTED = f"{_list(100)}.all(a, {_list(100)}.all(b, {_list(100)}.all(c, {_list(100)}.all(d, true))))"
+
+
+@pytest.mark.parametrize("where, line, field", [
+    ("shorthand", 9, "schedule[0].devices.g.selector"),
+    ("class", 13, "objects[0].spec.selectors[0].cel.expression"),
+])
+def test_a_selector_past_the_cost_limit_is_refused_at_its_line_at_once(tmp_path, where, line, field):
+    start = time.process_time()
+    v = verdict(tmp_path, _case(NESTED, where))
+    assert f"case.yaml:{line}: {field}: Forbidden: too complex, exceeds cost limit" in v.message, v.message
+    assert time.process_time() - start < 10  # (it ran for hours: 10^8 iterations a device)
+
+
+def test_a_selector_longer_than_10_kib_is_refused_and_one_of_10_kib_runs(tmp_path):
+    # 100,000 additions overflowed the CEL library's stack (a segmentation fault); the
+    # API server refuses a selector of more than 10,240 bytes
+    long = "1" + "+1" * 50_000 + " == 1"
+    v = verdict(tmp_path, _case(long))
+    assert "case.yaml:9: schedule[0].devices.g.selector: Too long: may not be more than 10240 bytes" in v.message
+    at_limit = "1" + "+1" * ((10240 - 6) // 2) + " == 1"
+    assert len(at_limit) <= 10240
+    v = verdict(tmp_path, _case(at_limit))
+    assert not v.passed and "Too long" not in v.message  # (it runs: false, no device matches)
+    assert "0/1 nodes are available" in v.message
+
+
+def test_brackets_nested_past_cel_gos_limit_are_refused(tmp_path):
+    v = verdict(tmp_path, _case("(" * 251 + "true" + ")" * 251))
+    assert "schedule[0].devices.g.selector: CEL compile error: expression recursion limit exceeded: 250" in v.message
+    assert estimate("(" * 250 + "true" + ")" * 250) == 0
+
+
+# cel-go's estimates (v1.36.2's k8s.io/dynamic-resource-allocation/cel CompileCELExpression,
+# stored expressions, DRAListTypeAttributes on; MaxCost): the count here never passes them
+CEL_GO = [
+    (f"{_list(10)}.all(x, true)", 41),
+    (f"{_list(100)}.exists(x, true)", 411),
+    (f"{_list(100)}.exists_one(x, true)", 212),
+    (f"{_list(100)}.map(x, x).size() > 0", 1323),
+    (f"{_list(100)}.filter(x, true).size() > 0", 1323),
+    (f"1 in {_list(100)}", 110),
+    (f"{_list(100)}.all(x, {_list(100)}.all(y, true))", 31411),
+    (f"{_list(1000)}.all(x, {_list(333)}.all(y, true))", 1013011),
+    (f"{_list(1000)}.exists(x, {_list(249)}.exists(y, true))", 1011011),
+    (f"{_list(500)}.map(x, {_list(500)}).all(l, l.all(y, true))", 763522),
+    (f"{_strings(700)}.all(x, x in {_strings(700)})", 499811),
+    (f'{_strings(700)}.all(x, x.matches("abcdefghij"))', 4911),
+    ("device.attributes.all(d, device.attributes[d].all(n, device.capacity.all(c, true)))", 104707),
+    ('device.driver.matches("' + "a" * 9000 + '")', 15752),
+    ('device.attributes["a"].b.matches("abcdefghijklmnopqrstuvwxyz")', 53),
+    ("device.attributes[\"a\"].x.all(e, true)", 197),
+    ("device.attributes[\"a\"].x.includes(1)", 52),
+    (f"cel.bind(l, {_list(1000)}, l.all(x, l.all(y, true)))", 3005022),
+    ("true ? " + _list(2000) + ".all(x, " + _list(400) + ".all(y, true)) : false", 2428011),
+    ('device.driver == "x"', 3),
+]
+
+
+@pytest.mark.parametrize("expression, go", CEL_GO, ids=range(len(CEL_GO)))
+def test_the_cost_counted_is_a_part_of_cel_gos_estimate(expression, go):
+    mine = estimate(expression)
+    assert mine <= go
+    assert mine >= go * 0.2 or go < 100  # (not a count that refuses nothing)
+    refused = mine > celcost.MAX_COST
+    assert not refused or go > celcost.MAX_COST
+
+
+def test_every_selector_of_the_corpus_is_read_and_within_the_limits():
+    found = 0
+
+    def walk(x):
+        nonlocal found
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k in ("expression", "selector") and isinstance(v, str) and "device" in v:
+                    found += 1
+                    check_selector(v)
+                    try:
+                        compile_selector(v)
+                    except CelError:
+                        continue  # (a case's selector that does not compile)
+                    estimate(v)  # (read by the parser: no ValueError)
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    for f in glob.glob("cases/**/*.yaml", recursive=True) + glob.glob("examples/**/*.yaml", recursive=True):
+        with open(f, encoding="utf-8") as text:
+            for doc in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+                walk(doc)
+    assert found > 20
+
+
+@pytest.mark.parametrize("expression", [
+    "'a' + \"b\" + r'\\d' + b\"x\" + \"\"\"tri\"ple\"\"\" == \"ab\"",
+    "-1 < 2 && !false || 3u > 2u && 1.5e3 > .5 && 0x1F == 31",
+    "[1, 2,].exists(x, x == 1) ? 1 : 2 == 1",
+    "{'a': 1}.exists(k, k == 'a') // a comment",
+    "[1].map(x, x > 0, x * 2).size() == 1",
+    "has(device.attributes.foo) && dyn([1, 2]).all(x, true)",
+    "device.attributes['a'].x.includes(1)",
+])
+def test_the_parser_reads_cel(expression):
+    assert estimate(expression) < 1000
+
+
+def test_a_selector_the_parser_cannot_read_is_left_to_the_compiler_when_it_does_not_compile():
+    check_selector("device.driver ==")  # a compile error when it runs
+    with pytest.raises(CelError):
+        compile_selector("device.driver ==")
+
+
+def test_a_selector_the_compiler_reads_and_the_parser_does_not_is_refused_by_name(monkeypatch):
+    monkeypatch.setattr(celcost, "_tokens", lambda text: (_ for _ in ()).throw(celcost._Unparsed("x")))
+    with pytest.raises(SelectorLimit, match="kspread cannot bound the cost of this selector"):
+        check_selector("true")
+
+
+def test_a_panic_of_the_cel_library_is_a_cel_error(monkeypatch):
+    import cel
+
+    class PanicException(BaseException):  # pyo3's panics are BaseExceptions
+        pass
+
+    def panic(*args):
+        raise PanicException("Formatting argument out of range")
+
+    compile_selector.cache_clear()
+    monkeypatch.setattr(cel, "compile", panic)
+    try:
+        with pytest.raises(CelError, match=r"the CEL library failed \(PanicException: Formatting"):
+            compile_selector("device.driver == 'x'")
+    finally:
+        compile_selector.cache_clear()
+
+
+def test_a_panic_while_a_selector_runs_is_a_cel_error(monkeypatch):
+    import cel
+
+    class PanicException(BaseException):
+        pass
+
+    class Program:
+        def execute(self, ctx):
+            raise PanicException("boom")
+
+    compile_selector.cache_clear()
+    monkeypatch.setattr(cel, "compile", lambda e: Program())
+    try:
+        with pytest.raises(CelError, match=r"\(PanicException: boom\)"):
+            device_matches("true", Device("d", {"a": Attribute("string", "x")}, {}), "gpu.example.com")
+    finally:
+        compile_selector.cache_clear()
+
+
+def test_a_device_of_more_than_32_attributes_and_capacities_is_refused(tmp_path):
+    attrs = ", ".join(f"a{i}: {i}" for i in range(20))
+    caps = ", ".join(f"c{i}: 1" for i in range(13))
+    v = verdict(tmp_path, f"""\
+name: c
+version: "1.35"
+deviceClasses: [{{name: gpu, driver: gpu.example.com}}]
+nodes:
+- {{name: n1, devices: [{{driver: gpu.example.com, attributes: {{{attrs}}}, capacity: {{{caps}}}}}]}}
+schedule:
+- {{name: a, devices: {{g: {{class: gpu}}}}}}
+expect: {{placements: {{a: n1}}}}
+""")
+    assert ("case.yaml:7: nodes[0].devices[0]: the total number of attributes and capacities must not exceed 32"
+            in v.message), v.message
