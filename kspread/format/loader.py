@@ -1186,8 +1186,10 @@ def collect(paths: list[str]) -> list[FileResult]:
     """The case files of ``paths``. A file named on the command line is always read (a
     FIFO or a device is refused by name); in a directory, only the regular files that
     mention a case (as the pytest plugin collects them), so other YAML and JSON (Helm
-    templates, package.json) is not reported as invalid."""
-    from kspread.format.files import special_kind
+    templates, package.json) is not reported as invalid; and only the files that lie inside
+    the trees being tested, symlinks followed: a symlink a pull request adds that points
+    out of the tree is neither read nor, with --update, written through."""
+    from kspread.format.files import inside_trees, special_kind
 
     out = []
     roots = tested_trees(paths)
@@ -1198,6 +1200,8 @@ def collect(paths: list[str]) -> list[FileResult]:
             out.append(read_file(pp) if kind is None else FileResult(p, [], not_regular_error(p, kind)))
         else:
             for f in _walk(pp):
+                if not inside_trees(f, roots):
+                    continue
                 try:
                     head = sniff_text(read_regular(f))
                 except OSError:
