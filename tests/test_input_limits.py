@@ -249,3 +249,26 @@ def test_a_replicas_the_schema_refuses_is_its_error_not_a_size(tmp_path, replica
     # the size check runs before the schema: it leaves an entry's invalid count to it
     p = write(tmp_path, HEAD + f"nodes: [n1]\npods:\n- {{name: a, node: n1, replicas: {replicas}}}\n" + TAIL)
     assert load_error(p).startswith(f"{p}:7: pods[0].replicas: {message}")
+
+
+@pytest.mark.parametrize("source, old, line, field", [
+    ("cases/gangs/gang.yaml", "policy: {gang: {minCount: 3}}", 27, "objects[0].spec.podGroups[0].policy.gang.minCount"),
+    ("cases/gangs/parked-group-at-backoff-head-136.yaml", "        minCount: 3", 126,
+     "objects[0].spec.schedulingPolicy.gang.minCount"),
+    ("cases/scenarios/ephemeral-volumes.yaml", "allocatable: {count: 1}", 180,
+     "objects[0].spec.drivers[0].allocatable.count"),
+])
+def test_an_int32_field_of_a_newer_kind_past_int32_is_refused(tmp_path, source, old, line, field):
+    # the API decodes minCount and CSINode's count as int32: 3,000,000,000 is no such value
+    # (it loaded as a gang that never reached its quorum)
+    text = Path(source).read_text(encoding="utf-8")
+    assert old in text
+    p = write(tmp_path, text.replace(old, old.replace("3", "3000000000").replace("count: 1", "count: 3000000000"), 1))
+    errors = []
+    for doc in read_file(p).docs:
+        try:
+            load_case(doc)
+        except CaseError as e:
+            errors.append(str(e))
+    want = f"{p}:{line}: {field}: 3000000000 is greater than the maximum of 2147483647"
+    assert [e for e in errors if e.startswith(want)], errors
