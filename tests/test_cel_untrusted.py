@@ -230,3 +230,45 @@ expect: {{placements: {{a: n1}}}}
 """)
     assert ("case.yaml:7: nodes[0].devices[0]: the total number of attributes and capacities must not exceed 32"
             in v.message), v.message
+
+
+def test_a_driver_name_cannot_write_cel_into_the_shorthands_selector(tmp_path):
+    # the shorthand's class selects `device.driver == "<driver>"`: a driver holding a quote
+    # wrote its own CEL (here: every device, and a comprehension past the cost limit)
+    driver = 'x" || ' + NESTED + ' || "'
+    v = verdict(tmp_path, f"""\
+name: c
+version: "1.35"
+deviceClasses: [{{name: gpu, driver: '{driver}'}}]
+nodes:
+- {{name: n1, devices: [{{driver: gpu.example.com}}]}}
+schedule:
+- {{name: a, devices: {{g: {{class: gpu}}}}}}
+expect: {{placements: {{a: n1}}}}
+""")
+    assert "case.yaml:5: deviceClasses[0].driver: Too long: may not be more than 63 bytes" in v.message, v.message
+    v = verdict(tmp_path, _case("true").replace("devices: [{driver: gpu.example.com,",
+                                                "devices: [{driver: 'a\" || true || \"b',"))
+    assert "case.yaml:7: nodes[0].devices[0].driver: a lowercase RFC 1123 subdomain" in v.message, v.message
+
+
+def test_the_shorthands_class_selector_is_held_to_the_limits(tmp_path):
+    v = verdict(tmp_path, _case("true").replace("driver: gpu.example.com}]\n", "driver: gpu.example.com}]\n", 1)
+                .replace("deviceClasses: [{name: gpu, driver: gpu.example.com}]",
+                         f"deviceClasses: [{{name: gpu, driver: gpu.example.com, selector: '{NESTED}'}}]"))
+    assert "case.yaml:5: deviceClasses[0].selector: Forbidden: too complex, exceeds cost limit" in v.message, v.message
+
+
+@pytest.mark.parametrize("where, field", [
+    ("shorthand", "schedule[0].devices.g.class"),
+    ("class", "objects[0].metadata.name"),
+])
+def test_a_device_class_name_is_a_dns_subdomain(tmp_path, where, field):
+    # a 300,000-character class name came back in each node's verdict (1.6 MB of report)
+    long = "x" * 3000
+    text = _case("true", where)
+    text = text.replace("class: gpu", f"class: {long}") if where == "shorthand" else \
+        text.replace("metadata: {name: gpu}", f"metadata: {{name: {long}}}")
+    v = verdict(tmp_path, text)
+    assert f"{field}: must be no more than 253 characters (got 'xxxxx" in v.message, v.message
+    assert len(v.message) < 1000

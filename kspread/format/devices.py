@@ -61,6 +61,7 @@ from kspread.engine.model import NodeSelectorTerm, Pod
 from kspread.engine.quantity import QuantityError, parse_quantity
 from kspread.engine.versions import Version
 from kspread.errors import CaseError, PathT, did_you_mean
+from kspread.format.apivalidation import subdomain_error
 
 KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 GROUP = "resource.k8s.io"
@@ -152,7 +153,28 @@ def _object(obj: Mapping[str, Any], path: PathT) -> tuple[Mapping[str, Any], str
     """The object's metadata (checked) and name."""
     _map(obj, path, _OBJECT)
     meta = _map(obj.get("metadata"), [*path, "metadata"], _META)
-    return meta, _str(meta.get("name"), [*path, "metadata", "name"], "a name")
+    return meta, _subdomain(meta.get("name"), [*path, "metadata", "name"], "a name")
+
+
+def _driver(raw: Any, path: PathT) -> str:
+    """A DRA driver's name (ValidateCSIDriverName): at most 63 characters, a DNS subdomain
+    in any case; the shorthand writes it into its classes' CEL selector."""
+    name = _str(raw, path, "driver")
+    if len(name) > 63:
+        raise CaseError("Too long: may not be more than 63 bytes", path, value=name)
+    err = subdomain_error(name.lower())
+    if err:
+        raise CaseError(err, path, value=name)
+    return name
+
+
+def _subdomain(raw: Any, path: PathT, what: str) -> str:
+    """A name that is a DNS subdomain: a DRA object's, a device class a request names."""
+    name = _str(raw, path, what)
+    err = subdomain_error(name)
+    if err:
+        raise CaseError(err, path, value=name)
+    return name
 
 
 def _list(raw: Any, path: PathT) -> list:
@@ -677,7 +699,7 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
                     raise CaseError(f"counter set {cs!r} is not among this slice's sharedCounters",
                                     [*sp, "devices", i], value=cs)
     return ResourceSlice(
-        name=name, driver=_str(spec.get("driver"), [*sp, "driver"], "driver"),
+        name=name, driver=_driver(spec.get("driver"), [*sp, "driver"]),
         pool=_str(pool.get("name"), [*sp, "pool", "name"], "pool.name"), generation=gen, slice_count=count,
         node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices, shared_counters=shared,
         per_device_node_selection=bool(per_device))
@@ -739,7 +761,8 @@ def device_taint_rule(obj: Mapping[str, Any], version: Version, path: PathT) -> 
                 raise CaseError(f"1.{version.minor}'s DeviceTaintSelector has no {k} (1.33-1.34 only): select "
                                 "by driver, pool and device", [*dp, k])
     sel = _map(raw_sel, dp, fields)
-    got = {k: _str(sel[k], [*dp, k], k) for k in ("deviceClassName", "driver", "pool", "device")
+    got = {k: _driver(sel[k], [*dp, k]) if k == "driver" else _str(sel[k], [*dp, k], k)
+           for k in ("deviceClassName", "driver", "pool", "device")
            if sel.get(k) is not None}
     selectors = _selectors(sel.get("selectors"), [*dp, "selectors"])
     for i, expr in enumerate(selectors):
@@ -766,7 +789,7 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
         capacity_requests = {str(k): _quantity(v, [*cp, "requests", k])
                              for k, v in _map(_map(raw["capacity"], cp, ("requests",)).get("requests"),
                                               [*cp, "requests"]).items()}
-    cls = _str(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
+    cls = _subdomain(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
     mode = raw.get("allocationMode") or EXACT_COUNT
     if mode not in (EXACT_COUNT, ALL):
         raise CaseError("allocationMode is ExactCount or All", [*path, "allocationMode"], value=mode)
@@ -976,7 +999,7 @@ def _shorthand_request(name: str, raw: Any, path: PathT, version: Version) -> De
     claim with one request named after it."""
     raw = _map(raw, path, ("class", "count", "all", "selector", "tolerations"))
     tols = _tolerations(raw.get("tolerations"), version, [*path, "tolerations"])
-    cls = _str(raw.get("class"), [*path, "class"], "class (a DeviceClass's name)")
+    cls = _subdomain(raw.get("class"), [*path, "class"], "class (a DeviceClass's name)")
     if raw.get("all") is not None and raw.get("count") is not None:
         raise CaseError("give count or all, not both", [*path, "all"])
     count = raw.get("count", 1)
@@ -998,11 +1021,12 @@ def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
     for i, c in enumerate(_list(raw, ["deviceClasses"])):
         p: list[str | int] = ["deviceClasses", i]
         c = _map(c, p, ("name", "driver", "selector", "extendedResourceName"))
-        sels = [f'device.driver == "{_str(c.get("driver"), [*p, "driver"], "driver")}"']
+        # (a driver's name holds no quote: _driver)
+        sels = [f'device.driver == "{_driver(c.get("driver"), [*p, "driver"])}"']
         if c.get("selector") is not None:
-            sels.append(_str(c["selector"], [*p, "selector"], "a CEL selector"))
+            sels.append(_checked_selector(_str(c["selector"], [*p, "selector"], "a CEL selector"), [*p, "selector"]))
         ext = _extended_resource_name(c.get("extendedResourceName"), version, [*p, "extendedResourceName"])
-        out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels), ext))
+        out.append(DeviceClass(_subdomain(c.get("name"), [*p, "name"], "a name"), tuple(sels), ext))
     return out
 
 
@@ -1036,7 +1060,7 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
     for i, d in enumerate(_list(raw, at("devices"))):
         p = at("devices", i)
         d = _map(d, p, ("driver", "count", "name", "pool", "attributes", "capacity", "taints"))
-        driver = _str(d.get("driver"), [*p, "driver"], "driver")
+        driver = _driver(d.get("driver"), [*p, "driver"])
         count = d.get("count", 1)
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise CaseError("count must be a positive integer", [*p, "count"], value=count)
