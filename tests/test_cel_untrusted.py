@@ -272,3 +272,30 @@ def test_a_device_class_name_is_a_dns_subdomain(tmp_path, where, field):
     v = verdict(tmp_path, text)
     assert f"{field}: must be no more than 253 characters (got 'xxxxx" in v.message, v.message
     assert len(v.message) < 1000
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("nodeName", "[n1]", "nodeName is a node's name (a string) (got ['n1'])"),
+    ("allNodes", "yes-please", "allNodes is true or false (got 'yes-please')"),
+])
+def test_a_slices_node_fields_of_another_type_are_errors_not_tracebacks(tmp_path, field, value, message):
+    # a list as nodeName was a TypeError (unhashable type: 'list') in the allocator
+    v = verdict(tmp_path, f"""\
+name: c
+version: "1.35"
+deviceClasses: [{{name: gpu, driver: gpu.example.com}}]
+nodes: [n1]
+objects:
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {{name: s}}
+  spec:
+    driver: gpu.example.com
+    {field}: {value}
+    pool: {{name: p}}
+    devices: [{{name: d0}}]
+schedule:
+- {{name: a, devices: {{g: {{class: gpu}}}}}}
+expect: {{placements: {{a: n1}}}}
+""")
+    assert f"case.yaml:13: objects[0].spec.{field}: {message}" in v.message, v.message

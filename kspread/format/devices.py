@@ -602,6 +602,17 @@ def _counter_sets(raw: Any, path: PathT, key: str) -> tuple[tuple[str, dict[str,
     return tuple(out)
 
 
+def _node_fields(body: Mapping[str, Any], path: PathT) -> tuple[str | None, bool]:
+    """A slice's or a device's nodeName (a string; empty: none) and allNodes (a boolean)."""
+    node_name = body.get("nodeName")
+    if node_name is not None and not isinstance(node_name, str):
+        raise CaseError("nodeName is a node's name (a string)", [*path, "nodeName"], value=node_name)
+    all_nodes = body.get("allNodes")
+    if all_nodes is not None and not isinstance(all_nodes, bool):
+        raise CaseError("allNodes is true or false", [*path, "allNodes"], value=all_nodes)
+    return node_name or None, bool(all_nodes)
+
+
 def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool = False) -> Device:
     if ver in _OLD_SHAPE:
         raw = _map(raw, path, ("name", "basic"))
@@ -633,8 +644,7 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
     if body.get("consumesCounters") is not None:
         _partitionable(version, [*bp, "consumesCounters"], "partitionable devices (consumesCounters)")
         consumes = _counter_sets(body["consumesCounters"], [*bp, "consumesCounters"], "counterSet")
-    node_name = body.get("nodeName") or None
-    all_nodes = bool(body.get("allNodes"))
+    node_name, all_nodes = _node_fields(body, bp)
     sel = _node_selector(body["nodeSelector"], [*bp, "nodeSelector"]) if body.get("nodeSelector") else None
     given = sum((node_name is not None, all_nodes, sel is not None))
     if given and not per_device:
@@ -673,8 +683,7 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
             raise CaseError("perDeviceNodeSelection is true or false", [*sp, "perDeviceNodeSelection"],
                             value=per_device)
     pool = _map(spec.get("pool"), [*sp, "pool"], ("name", "generation", "resourceSliceCount"))
-    node_name = spec.get("nodeName") or None
-    all_nodes = bool(spec.get("allNodes"))
+    node_name, all_nodes = _node_fields(spec, sp)
     sel = _node_selector(spec["nodeSelector"], [*sp, "nodeSelector"]) if spec.get("nodeSelector") else None
     given = sum((node_name is not None, all_nodes, sel is not None, bool(per_device)))
     # from 1.35 a slice of counter sets (sharedCounters, no devices) serves its pool on every node
