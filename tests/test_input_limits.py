@@ -211,6 +211,12 @@ def test_a_node_of_a_hundred_billion_devices_is_refused_before_expansion(tmp_pat
     assert time.process_time() - start < 3
 
 
+def test_a_device_count_of_thousands_of_digits_is_the_schemas_error(tmp_path):
+    p = write(tmp_path, HEAD.replace("1.30", "1.35") + "deviceClasses: [{name: gpu, driver: d}]\nnodes:\n"
+              f"- {{name: n1, devices: [{{driver: d, count: {BIG}}}]}}\npod: {{name: new}}\nexpect: {{selected: n1}}\n")
+    assert load_error(p) == f"{p}:7: nodes[0].devices[0].count: {HUGE_INT}"
+
+
 def test_a_limit_is_no_error_an_expect_error_may_meet(tmp_path, small_limits):
     from kspread.workflow.runner import check
 

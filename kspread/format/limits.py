@@ -122,8 +122,8 @@ def _check_devices(doc: Mapping[str, Any], nodes: list, objects: list, kinds: li
         devices = node.get("devices") if type(node) is dict else None
         for j, d in enumerate(devices if isinstance(devices, list) else ()):
             count = d.get("count") if type(d) is dict else None
-            # (a count the schema refuses is left to it)
-            total += count if type(count) is int and count > 0 else 1
+            # (a count the schema refuses, or of more than MAX_INT_DIGITS digits, is left to it)
+            total += count if type(count) is int and 0 < count < _HUGE else 1
             if total > MAX_DEVICES:
                 raise _too_many("devices", total, MAX_DEVICES,
                                 [*at, "devices", j, "count"] if count is not None else [*at, "devices", j])
