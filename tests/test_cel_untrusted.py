@@ -299,3 +299,39 @@ schedule:
 expect: {{placements: {{a: n1}}}}
 """)
     assert f"case.yaml:13: objects[0].spec.{field}: {message}" in v.message, v.message
+
+
+@pytest.mark.parametrize("pool, device, line, field, message", [
+    ("p" * 300, "d0", 14, "objects[0].spec.pool.name", "Too long: may not be more than 253 bytes"),
+    ("a/B", "d0", 14, "objects[0].spec.pool.name", "a lowercase RFC 1123 subdomain must consist of"),
+    ("p", "D_0", 15, "objects[0].spec.devices[0].name", "a lowercase RFC 1123 label must consist of"),
+    ("p", "d" * 64, 15, "objects[0].spec.devices[0].name", "must be no more than 63 characters"),
+])
+def test_pool_and_device_names_are_the_apis(tmp_path, pool, device, line, field, message):
+    # a pool name of 150,000 characters came back in the verdicts: 285,000 characters of report
+    v = verdict(tmp_path, f"""\
+name: c
+version: "1.35"
+deviceClasses: [{{name: gpu, driver: gpu.example.com}}]
+nodes: [n1]
+objects:
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {{name: s}}
+  spec:
+    driver: gpu.example.com
+    nodeName: n1
+    pool: {{name: '{pool}'}}
+    devices: [{{name: '{device}'}}]
+schedule:
+- {{name: a, devices: {{g: {{class: gpu}}}}}}
+expect: {{placements: {{a: n1}}}}
+""")
+    assert f"case.yaml:{line}: {field}: {message}" in v.message, v.message
+    assert len(v.message) < 1000
+
+
+def test_the_shorthands_device_names_are_labels(tmp_path):
+    v = verdict(tmp_path, _case("true").replace("count: 2}]", "count: 2, name: " + "g" * 62 + "}]"))
+    assert ("case.yaml:7: nodes[0].devices[0].name: the device name " + "g" * 62 + "-1: must be no more than 63 "
+            "characters") in v.message, v.message

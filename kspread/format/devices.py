@@ -61,7 +61,7 @@ from kspread.engine.model import NodeSelectorTerm, Pod
 from kspread.engine.quantity import QuantityError, parse_quantity
 from kspread.engine.versions import Version
 from kspread.errors import CaseError, PathT, did_you_mean
-from kspread.format.apivalidation import subdomain_error
+from kspread.format.apivalidation import label_name_error, subdomain_error
 
 KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 GROUP = "resource.k8s.io"
@@ -174,6 +174,28 @@ def _subdomain(raw: Any, path: PathT, what: str) -> str:
     err = subdomain_error(name)
     if err:
         raise CaseError(err, path, value=name)
+    return name
+
+
+def _label(raw: Any, path: PathT, what: str) -> str:
+    """A name that is a DNS label: a device's, a request's."""
+    name = _str(raw, path, what)
+    err = label_name_error(name)
+    if err:
+        raise CaseError(err, path, value=name)
+    return name
+
+
+def _pool(raw: Any, path: PathT) -> str:
+    """A pool's name (validatePoolName): at most 253 characters, DNS subdomains between
+    slashes."""
+    name = _str(raw, path, "pool.name")
+    if len(name) > 253:
+        raise CaseError("Too long: may not be more than 253 bytes", path, value=name)
+    for part in name.split("/"):
+        err = subdomain_error(part)
+        if err:
+            raise CaseError(err, path, value=name)
     return name
 
 
@@ -620,7 +642,7 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
     else:
         raw = _map(raw, path, ("name", *_DEVICE_BODY))
         body, bp = raw, list(path)
-    name = _str(raw.get("name"), [*path, "name"], "a device name")
+    name = _label(raw.get("name"), [*path, "name"], "a device name")
     for k, (what, gate) in _DEVICE_UNMODELLED.items():
         if body.get(k) is not None:
             raise _unmodelled(what, gate, [*bp, k])
@@ -709,7 +731,7 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
                                     [*sp, "devices", i], value=cs)
     return ResourceSlice(
         name=name, driver=_driver(spec.get("driver"), [*sp, "driver"]),
-        pool=_str(pool.get("name"), [*sp, "pool", "name"], "pool.name"), generation=gen, slice_count=count,
+        pool=_pool(pool.get("name"), [*sp, "pool", "name"]), generation=gen, slice_count=count,
         node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices, shared_counters=shared,
         per_device_node_selection=bool(per_device))
 
@@ -770,8 +792,9 @@ def device_taint_rule(obj: Mapping[str, Any], version: Version, path: PathT) -> 
                 raise CaseError(f"1.{version.minor}'s DeviceTaintSelector has no {k} (1.33-1.34 only): select "
                                 "by driver, pool and device", [*dp, k])
     sel = _map(raw_sel, dp, fields)
-    got = {k: _driver(sel[k], [*dp, k]) if k == "driver" else _str(sel[k], [*dp, k], k)
-           for k in ("deviceClassName", "driver", "pool", "device")
+    check = {"driver": lambda v, at, _: _driver(v, at), "pool": lambda v, at, _: _pool(v, at), "device": _label,
+             "deviceClassName": _subdomain}
+    got = {k: check[k](sel[k], [*dp, k], k) for k in ("deviceClassName", "driver", "pool", "device")
            if sel.get(k) is not None}
     selectors = _selectors(sel.get("selectors"), [*dp, "selectors"])
     for i, expr in enumerate(selectors):
@@ -824,7 +847,7 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
 
 def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
     raw = _map(raw, path, ("name", "firstAvailable", *(_EXACT if ver in _OLD_SHAPE else ("exactly",))))
-    name = _str(raw.get("name"), [*path, "name"], "a request name")
+    name = _label(raw.get("name"), [*path, "name"], "a request name")
     subs = _list(raw.get("firstAvailable"), [*path, "firstAvailable"])
     if subs:
         if version.minor < 33:
@@ -908,7 +931,7 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
                             for k, v in _map(r["consumedCapacity"], [*rp, "consumedCapacity"]).items()}
             results.append(AllocatedDevice(
                 _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
-                _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
+                _pool(r.get("pool"), [*rp, "pool"]), _label(r.get("device"), [*rp, "device"], "device"),
                 True if r.get("adminAccess") else None,
                 None if share is None else _str(share, [*rp, "shareID"], "shareID"), consumed,
                 tolerations=_tolerations(r.get("tolerations"), version, [*rp, "tolerations"])))
@@ -1081,8 +1104,11 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
                 for k, v in _map(d.get("capacity"), [*p, "capacity"]).items()}
         _attributes_and_capacities(attrs, caps, p)
         taints = _taints(d.get("taints"), version, [*p, "taints"])
-        devices = pools.setdefault((driver, _str(d.get("pool", node), [*p, "pool"], "pool")), [])
+        devices = pools.setdefault((driver, _pool(d.get("pool", node), [*p, "pool"])), [])
         start = sum(1 for x in devices if x.name.startswith(prefix + "-"))
+        err = label_name_error(f"{prefix}-{start + count - 1}")
+        if err:  # (the last device's name: the longest)
+            raise CaseError(f"the device name {prefix}-{start + count - 1}: {err}", [*p, "name"], value=prefix)
         for j in range(count):
             devices.append(Device(f"{prefix}-{start + j}", attrs, caps, taints))
     return [ResourceSlice(f"{node}-{driver}-{pool}", driver, pool, 0, 1, node_name=node, devices=tuple(devs))
