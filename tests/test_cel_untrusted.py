@@ -173,7 +173,7 @@ def test_a_selector_the_parser_cannot_read_is_left_to_the_compiler_when_it_does_
 
 
 def test_a_selector_the_compiler_reads_and_the_parser_does_not_is_refused_by_name(monkeypatch):
-    monkeypatch.setattr(celcost, "_tokens", lambda text: (_ for _ in ()).throw(celcost._Unparsed("x")))
+    monkeypatch.setattr(celcost, "_tokens", lambda text, positions=False: (_ for _ in ()).throw(celcost._Unparsed("x")))
     with pytest.raises(SelectorLimit, match="kspread cannot bound the cost of this selector"):
         check_selector("true")
 
@@ -335,3 +335,45 @@ def test_the_shorthands_device_names_are_labels(tmp_path):
     v = verdict(tmp_path, _case("true").replace("count: 2}]", "count: 2, name: " + "g" * 62 + "}]"))
     assert ("case.yaml:7: nodes[0].devices[0].name: the device name " + "g" * 62 + "-1: must be no more than 63 "
             "characters") in v.message, v.message
+
+
+# ---- matches() as Go's regexp reads the pattern -------------------------------------------------
+
+@pytest.mark.parametrize("text, pattern, result", [
+    ("é", r"^\w$", False),  # Go's \w, \d, \s, \b are ASCII (the library's were Unicode: true)
+    ("٣", r"^\d$", False),
+    ("\u00a0", r"^\s$", False),
+    ("é!", r"\b!", False),
+    ("abc_9", r"^\w+$", True),
+    ("a-b", r"^[\w-]+$", True),
+    ("é", r"^\pL$", True),  # Unicode classes stay Unicode in both
+    ("a.b", r"^\Qa.b\E$", True),
+    ("axb", r"^\Qa.b\E$", False),
+    ("]", "^[]a]$", True),  # a ] first in a class is literal
+    ("[", "^[[a]$", True),  # a [ in a class is literal in Go
+    ("&", "^[a&&b]$", True),  # no set operations in Go
+])
+def test_matches_reads_the_pattern_as_gos_regexp(text, pattern, result):
+    d = Device("d", {"s": Attribute("string", text)}, {})
+    expr = 'device.attributes["gpu.example.com"].s.matches("' + pattern.replace("\\", "\\\\") + '")'
+    assert device_matches(expr, d, "gpu.example.com") is result
+
+
+def test_a_pattern_compiled_at_length_is_compiled_once_per_string_and_as_ascii():
+    # \w{1000} took the library 0.3 s at each call (Unicode \w): 200 calls a minute
+    strings = "[" + ",".join(f'"s{i}"' for i in range(200)) + "]"
+    expr = strings + '.all(x, !x.matches("\\\\w{1000}")) && ' + strings + '.all(y, !y.matches("\\\\w{1000}"))'
+    check_selector(expr)
+    start = time.process_time()
+    assert device_matches(expr, Device("d", {}, {}), "gpu.example.com") is True
+    assert time.process_time() - start < 10
+
+
+def test_an_invalid_pattern_is_the_librarys_runtime_error_naming_the_pattern_as_written():
+    with pytest.raises(CelError, match=r"'\(\\d' not a valid regex"):
+        device_matches('device.driver.matches("(\\\\d")', Device("d", {}, {}), "gpu.example.com")
+
+
+def test_matches_in_a_string_or_as_a_field_is_not_rewritten():
+    d = Device("d", {"matches": Attribute("string", ".matches(")}, {})
+    assert device_matches('device.attributes["gpu.example.com"].matches == ".matches("', d, "gpu.example.com")

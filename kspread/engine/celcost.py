@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 MAX_EXPRESSION_BYTES = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
 MAX_COST = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost
@@ -66,9 +67,10 @@ class _Unparsed(Exception):
     pass
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
-    """(kind, text) of each token; a string token's text is its value's length bound."""
-    out: list[tuple[str, str]] = []
+def _tokens(text: str, positions: bool = False) -> list[Any]:
+    """(kind, text) of each token; a string token's text is its value's length bound; with
+    ``positions``, (kind, text, where it starts)."""
+    out: list[Any] = []
     i, n = 0, len(text)
     while i < n:
         m = _TOKEN.match(text, i)
@@ -94,14 +96,29 @@ def _tokens(text: str) -> list[tuple[str, str]]:
                 else:
                     j += 1
                 length += 1
-            out.append(("str", str(length)))
+            out.append(("str", str(length), i) if positions else ("str", str(length)))
             i = j
             continue
         if kind != "ws":
             tok = m.group()
-            out.append(("op" if kind == "op" or tok == "in" else "lit" if tok in _RESERVED else kind, tok))
+            kind = "op" if kind == "op" or tok == "in" else "lit" if tok in _RESERVED else kind
+            out.append((kind, tok, i) if positions else (kind, tok))
         i = m.end()
-    out.append(("end", ""))
+    out.append(("end", "", i) if positions else ("end", ""))
+    return out
+
+
+def matches_calls(expression: str) -> list[int]:
+    """Where each call of ``matches`` starts in ``expression`` (its name, a method or a
+    function, never inside a string); empty when the text is not CEL this tokenizer reads."""
+    out = []
+    try:
+        tokens = _tokens(expression, positions=True)
+    except _Unparsed:
+        return []
+    for i, (kind, text, at) in enumerate(tokens):
+        if kind == "id" and text == "matches" and tokens[i + 1][:2] == ("op", "("):
+            out.append(at)
     return out
 
 
