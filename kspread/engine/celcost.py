@@ -301,7 +301,8 @@ def _device_fields(list_attributes: bool) -> dict[str, _Size]:
     }
 
 
-def _ceil_tenth(x: int, num: int, den: int) -> int:
+def _ceil_times(x: int, num: int, den: int) -> int:
+    """ceil(x * num / den): cel-go's MultiplyByCostFactor."""
     return -(-x * num // den)
 
 
@@ -410,9 +411,9 @@ class _Estimator:
         if name == "includes":
             cost += _MAX_VALUES
         elif name == "matches" and target is not None and len(sizes) == 1:
-            cost += _ceil_tenth(size.strlen + 1, 1, 10) * _ceil_tenth(sizes[0].strlen, 1, 4)
+            cost += _ceil_times(size.strlen + 1, 1, 10) * _ceil_times(sizes[0].strlen, 1, 4)
         elif target is None and name == "matches" and len(sizes) == 2:
-            cost += _ceil_tenth(sizes[0].strlen + 1, 1, 10) * _ceil_tenth(sizes[1].strlen, 1, 4)
+            cost += _ceil_times(sizes[0].strlen + 1, 1, 10) * _ceil_times(sizes[1].strlen, 1, 4)
         # (kspread's quantity and semver values are maps of one entry)
         return cost, _Size(1, _SCALAR, True)
 
