@@ -274,13 +274,10 @@ def test_a_device_class_name_is_a_dns_subdomain(tmp_path, where, field):
     assert len(v.message) < 1000
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("nodeName", "[n1]", "nodeName is a node's name (a string) (got ['n1'])"),
-    ("allNodes", "yes-please", "allNodes is true or false (got 'yes-please')"),
-])
-def test_a_slices_node_fields_of_another_type_are_errors_not_tracebacks(tmp_path, field, value, message):
-    # a list as nodeName was a TypeError (unhashable type: 'list') in the allocator
-    v = verdict(tmp_path, f"""\
+def _slice_case(node: str, pool: str, device: str) -> str:
+    """A case of one ResourceSlice (its node field, pool and device as given) and a pod asking
+    for a device of its driver."""
+    return f"""\
 name: c
 version: "1.35"
 deviceClasses: [{{name: gpu, driver: gpu.example.com}}]
@@ -291,13 +288,22 @@ objects:
   metadata: {{name: s}}
   spec:
     driver: gpu.example.com
-    {field}: {value}
-    pool: {{name: p}}
-    devices: [{{name: d0}}]
+    {node}
+    pool: {{name: '{pool}'}}
+    devices: [{{name: '{device}'}}]
 schedule:
 - {{name: a, devices: {{g: {{class: gpu}}}}}}
 expect: {{placements: {{a: n1}}}}
-""")
+"""
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("nodeName", "[n1]", "nodeName is a node's name (a string) (got ['n1'])"),
+    ("allNodes", "yes-please", "allNodes is true or false (got 'yes-please')"),
+])
+def test_a_slices_node_fields_of_another_type_are_errors_not_tracebacks(tmp_path, field, value, message):
+    # a list as nodeName was a TypeError (unhashable type: 'list') in the allocator
+    v = verdict(tmp_path, _slice_case(f"{field}: {value}", "p", "d0"))
     assert f"case.yaml:13: objects[0].spec.{field}: {message}" in v.message, v.message
 
 
@@ -309,24 +315,7 @@ expect: {{placements: {{a: n1}}}}
 ])
 def test_pool_and_device_names_are_the_apis(tmp_path, pool, device, line, field, message):
     # a pool name of 150,000 characters came back in the verdicts: 285,000 characters of report
-    v = verdict(tmp_path, f"""\
-name: c
-version: "1.35"
-deviceClasses: [{{name: gpu, driver: gpu.example.com}}]
-nodes: [n1]
-objects:
-- apiVersion: resource.k8s.io/v1
-  kind: ResourceSlice
-  metadata: {{name: s}}
-  spec:
-    driver: gpu.example.com
-    nodeName: n1
-    pool: {{name: '{pool}'}}
-    devices: [{{name: '{device}'}}]
-schedule:
-- {{name: a, devices: {{g: {{class: gpu}}}}}}
-expect: {{placements: {{a: n1}}}}
-""")
+    v = verdict(tmp_path, _slice_case("nodeName: n1", pool, device))
     assert f"case.yaml:{line}: {field}: {message}" in v.message, v.message
     assert len(v.message) < 1000
 

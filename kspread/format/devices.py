@@ -156,47 +156,43 @@ def _object(obj: Mapping[str, Any], path: PathT) -> tuple[Mapping[str, Any], str
     return meta, _subdomain(meta.get("name"), [*path, "metadata", "name"], "a name")
 
 
+def _checked_name(raw: Any, path: PathT, what: str, longest: int | None, *parts: tuple[str, Any]) -> str:
+    """A name the API server checks: at most ``longest`` characters (None: no such check),
+    and each (text, check) of ``parts`` passing its check (the first error is the case's)."""
+    name = _str(raw, path, what)
+    if longest is not None and len(name) > longest:
+        raise CaseError(f"Too long: may not be more than {longest} bytes", path, value=name)
+    for text, check in parts:
+        err = check(text)
+        if err:
+            raise CaseError(err, path, value=name)
+    return name
+
+
 def _driver(raw: Any, path: PathT) -> str:
     """A DRA driver's name (ValidateCSIDriverName): at most 63 characters, a DNS subdomain
     in any case; the shorthand writes it into its classes' CEL selector."""
     name = _str(raw, path, "driver")
-    if len(name) > 63:
-        raise CaseError("Too long: may not be more than 63 bytes", path, value=name)
-    err = subdomain_error(name.lower())
-    if err:
-        raise CaseError(err, path, value=name)
-    return name
+    return _checked_name(name, path, "driver", 63, (name.lower(), subdomain_error))
 
 
 def _subdomain(raw: Any, path: PathT, what: str) -> str:
     """A name that is a DNS subdomain: a DRA object's, a device class a request names."""
     name = _str(raw, path, what)
-    err = subdomain_error(name)
-    if err:
-        raise CaseError(err, path, value=name)
-    return name
+    return _checked_name(name, path, what, None, (name, subdomain_error))
 
 
 def _label(raw: Any, path: PathT, what: str) -> str:
     """A name that is a DNS label: a device's, a request's."""
     name = _str(raw, path, what)
-    err = label_name_error(name)
-    if err:
-        raise CaseError(err, path, value=name)
-    return name
+    return _checked_name(name, path, what, None, (name, label_name_error))
 
 
 def _pool(raw: Any, path: PathT) -> str:
     """A pool's name (validatePoolName): at most 253 characters, DNS subdomains between
     slashes."""
     name = _str(raw, path, "pool.name")
-    if len(name) > 253:
-        raise CaseError("Too long: may not be more than 253 bytes", path, value=name)
-    for part in name.split("/"):
-        err = subdomain_error(part)
-        if err:
-            raise CaseError(err, path, value=name)
-    return name
+    return _checked_name(name, path, "pool.name", 253, *((part, subdomain_error) for part in name.split("/")))
 
 
 def _list(raw: Any, path: PathT) -> list:
