@@ -366,3 +366,23 @@ def test_an_invalid_pattern_is_the_librarys_runtime_error_naming_the_pattern_as_
 def test_matches_in_a_string_or_as_a_field_is_not_rewritten():
     d = Device("d", {"matches": Attribute("string", ".matches(")}, {})
     assert device_matches('device.attributes["gpu.example.com"].matches == ".matches("', d, "gpu.example.com")
+
+
+@pytest.mark.parametrize("attributes, where", [
+    ("{n: 9223372036854775808}", "nodes[0].devices[0].attributes.n"),
+    ("{n: [1, -9223372036854775809]}", "nodes[0].devices[0].attributes.n.ints[1]"),
+])
+def test_an_int_attribute_past_int64_is_an_error_not_a_traceback(tmp_path, attributes, where):
+    # it failed to reach CEL: "Failed to convert variable 'device'", a ValueError
+    text = _case("device.attributes['gpu.example.com'].n > 0").replace(
+        "count: 2}]", f"count: 2, attributes: {attributes}}}]").replace('version: "1.35"', 'version: "1.36"\n'
+                                                                        "featureGates: {DRAListTypeAttributes: true}")
+    v = verdict(tmp_path, text)
+    assert f"{where}: a device attribute's int value is out of range (an int64)" in v.message, v.message
+
+
+def test_an_integer_of_thousands_of_digits_in_a_small_yaml_file_is_refused_at_its_line(tmp_path):
+    # yaml-rs read it (files under 256 KB were not scanned for one) and the DRA filter's
+    # message could not print it: a ValueError
+    v = verdict(tmp_path, _case("true").replace("selector: 'true'", "count: " + "9" * 4301))
+    assert "case.yaml:9: schedule[0].devices.g.count: integer out of range: it has 4,301 digits" in v.message, v.message

@@ -289,7 +289,8 @@ _MAX_ATTRIBUTES_AND_CAPACITIES = 32
 
 
 def _scalar_ok(kind: str, v: Any) -> bool:
-    return {INT: isinstance(v, int) and not isinstance(v, bool), BOOL: isinstance(v, bool),
+    # (an int attribute is an int64: a larger one failed to reach CEL, a traceback)
+    return {INT: isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63, BOOL: isinstance(v, bool),
             STRING: isinstance(v, str), VERSION: isinstance(v, str)}[kind]
 
 
@@ -331,6 +332,8 @@ def _attribute(raw: Any, path: PathT, version: Version) -> Attribute:
 
 def _check_value(kind: str, v: Any, path: PathT, lists: bool = True) -> None:
     if not _scalar_ok(kind, v):
+        if kind == INT and isinstance(v, int) and not isinstance(v, bool):
+            raise CaseError("a device attribute's int value is out of range (an int64)", path, value=v)
         raise CaseError(f"a device attribute's {kind} value has the wrong type", path, value=v)
     if kind == VERSION:
         from kspread.engine.devicecel import _is_semver
@@ -1062,6 +1065,7 @@ def _shorthand_attribute(raw: Any, path: PathT, version: Version) -> Attribute:
     if isinstance(raw, bool):
         return Attribute(BOOL, raw)
     if isinstance(raw, int):
+        _check_value(INT, raw, path)
         return Attribute(INT, raw)
     if isinstance(raw, str):
         return Attribute(STRING, raw)
