@@ -158,6 +158,7 @@ def small_limits(monkeypatch):
     monkeypatch.setattr(limits, "MAX_NODES", 3)
     monkeypatch.setattr(limits, "MAX_PODS", 5)
     monkeypatch.setattr(limits, "MAX_INCOMING", 4)
+    monkeypatch.setattr(limits, "MAX_DEVICES", 4)
 
 
 def test_limits_count_every_source_up_to_the_limit(tmp_path, small_limits):
@@ -186,10 +187,34 @@ def test_limits_count_every_source_up_to_the_limit(tmp_path, small_limits):
      9, "objects[0]", "6 existing pods, more than kspread's limit of 5"),
     ("nodes: [n1]\nschedule:\n- {name: a}\n- {name: b, replicas: 4}\n", 8, "schedule[1].replicas",
      "5 incoming pods, more than kspread's limit of 4"),
+    ("nodes:\n- {name: n1, devices: [{driver: d, count: 3}, {driver: e, count: 2}]}\npod: {name: new}\n", 6,
+     "nodes[0].devices[1].count", "5 devices, more than kspread's limit of 4"),
+    (("nodes:\n- {name: n1, devices: [{driver: d, count: 3}]}\nschedule:\n- addNode: {name: n2, devices: [{driver: d}, "
+     "{driver: d}]}\n"), 8, "schedule[0].addNode.devices[1]", "5 devices, more than kspread's limit of 4"),
+    (("nodes:\n- {name: n1, devices: [{driver: d, count: 3}]}\nobjects:\n- {apiVersion: resource.k8s.io/v1, "
+     "kind: ResourceSlice, metadata: {name: s}, spec: {devices: [{name: a}, {name: b}]}}\npod: {name: new}\n"), 8,
+     "objects[0].spec.devices", "5 devices, more than kspread's limit of 4"),
 ])
 def test_the_entry_that_passes_a_limit_is_named(tmp_path, small_limits, body, line, field, what):
     p = write(tmp_path, HEAD + body + "expect: {unschedulable: false}\n")
     assert load_error(p) == f'{p}:{line}: {field}: too large: with this entry the case has {what} (documentation: reference/workflow.md, "Limits")'
+
+
+def test_a_node_of_a_hundred_billion_devices_is_refused_before_expansion(tmp_path):
+    p = write(tmp_path, HEAD.replace("1.30", "1.35") + "deviceClasses: [{name: gpu, driver: d}]\nnodes:\n"
+              "- {name: n1, devices: [{driver: d, count: 100000000000}]}\n"
+              "schedule:\n- {name: a, devices: {g: {class: gpu}}}\nexpect: {placements: {a: n1}}\n")
+    start = time.process_time()
+    assert load_error(p) == (f"{p}:7: nodes[0].devices[0].count: too large: with this entry the case has 100,000,000,000 "
+                             "devices, more than kspread's limit of 100,000 (documentation: reference/workflow.md, "
+                             '"Limits")')
+    assert time.process_time() - start < 3
+
+
+def test_a_device_count_of_thousands_of_digits_is_the_schemas_error(tmp_path):
+    p = write(tmp_path, HEAD.replace("1.30", "1.35") + "deviceClasses: [{name: gpu, driver: d}]\nnodes:\n"
+              f"- {{name: n1, devices: [{{driver: d, count: {BIG}}}]}}\npod: {{name: new}}\nexpect: {{selected: n1}}\n")
+    assert load_error(p) == f"{p}:7: nodes[0].devices[0].count: {HUGE_INT}"
 
 
 def test_a_limit_is_no_error_an_expect_error_may_meet(tmp_path, small_limits):
@@ -230,3 +255,26 @@ def test_a_replicas_the_schema_refuses_is_its_error_not_a_size(tmp_path, replica
     # the size check runs before the schema: it leaves an entry's invalid count to it
     p = write(tmp_path, HEAD + f"nodes: [n1]\npods:\n- {{name: a, node: n1, replicas: {replicas}}}\n" + TAIL)
     assert load_error(p).startswith(f"{p}:7: pods[0].replicas: {message}")
+
+
+@pytest.mark.parametrize("source, old, line, field", [
+    ("cases/gangs/gang.yaml", "policy: {gang: {minCount: 3}}", 27, "objects[0].spec.podGroups[0].policy.gang.minCount"),
+    ("cases/gangs/parked-group-at-backoff-head-136.yaml", "        minCount: 3", 126,
+     "objects[0].spec.schedulingPolicy.gang.minCount"),
+    ("cases/scenarios/ephemeral-volumes.yaml", "allocatable: {count: 1}", 180,
+     "objects[0].spec.drivers[0].allocatable.count"),
+])
+def test_an_int32_field_of_a_newer_kind_past_int32_is_refused(tmp_path, source, old, line, field):
+    # the API decodes minCount and CSINode's count as int32: 3,000,000,000 is no such value
+    # (it loaded as a gang that never reached its quorum)
+    text = Path(source).read_text(encoding="utf-8")
+    assert old in text
+    p = write(tmp_path, text.replace(old, old.replace("3", "3000000000").replace("count: 1", "count: 3000000000"), 1))
+    errors = []
+    for doc in read_file(p).docs:
+        try:
+            load_case(doc)
+        except CaseError as e:
+            errors.append(str(e))
+    want = f"{p}:{line}: {field}: 3000000000 is greater than the maximum of 2147483647"
+    assert [e for e in errors if e.startswith(want)], errors

@@ -62,6 +62,33 @@ BASES: list[dict[str, Any]] = [
                  {"weight": 5, "preference": {"matchExpressions": [
                      {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}}]}}},
      "expect": {"selected": "n1"}},
+    # issue 32: the newer features (DRA devices and their CEL, steps of a sequence, gangs)
+    {"apiVersion": "kspread/v1", "kind": "Case", "name": "d", "version": "1.35",
+     "deviceClasses": [{"name": "gpu", "driver": "gpu.example.com"}],
+     "nodes": [{"name": "n1", "devices": [{"driver": "gpu.example.com", "name": "gpu", "count": 2,
+                                           "attributes": {"model": "a100", "mem": 80}, "capacity": {"memory": "80Gi"}}]}],
+     "schedule": [{"name": "a", "devices": {"g": {"class": "gpu", "count": 1,
+                                                  "selector": 'device.attributes["gpu.example.com"].model == "a100"'}}}],
+     "expect": {"placements": {"a": "n1"}}},
+    {"apiVersion": "kspread/v1", "kind": "Case", "name": "st", "version": "1.35",
+     "nodes": [{"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}},
+               {"name": "n2", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}],
+     "pods": [{"name": "w", "node": "n1", "requests": {"cpu": "1"}, "labels": {"app": "w"},
+               "controller": {"kind": "ReplicaSet", "name": "rs"}}],
+     "owners": [{"kind": "ReplicaSet", "name": "rs", "selector": {"matchLabels": {"app": "w"}}}],
+     "schedule": [{"name": "b", "requests": {"cpu": "3"}, "schedulingGates": [{"name": "example.com/g"}]},
+                  {"drain": "n1"}, {"taint": {"node": "n2", "key": "k", "effect": "NoExecute"}}, {"wait": 30},
+                  {"addNode": {"name": "n3", "allocatable": {"cpu": "4", "pods": 110}}},
+                  {"ungate": {"pod": "b", "gate": "example.com/g"}},
+                  {"name": "c", "replicas": "max", "requests": {"cpu": "1"}}],
+     "expect": {"placements": {"b": "n3"}}},
+    {"apiVersion": "kspread/v1", "kind": "Case", "name": "g", "version": "1.35",
+     "featureGates": {"GenericWorkload": True, "GangScheduling": True},
+     "nodes": [{"name": "n1", "allocatable": {"cpu": "5", "memory": "8Gi", "pods": 110}}],
+     "objects": [{"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload", "metadata": {"name": "t"},
+                  "spec": {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": 2}}}]}}],
+     "schedule": [{"name": "w", "replicas": 2, "requests": {"cpu": "2"}, "workloadRef": {"name": "t", "podGroup": "w"}}],
+     "expect": {"placements": {"w-0": "n1", "w-1": "n1"}}},
 ]
 
 # What a hostile case puts in a field.
@@ -74,6 +101,10 @@ HOSTILE = st.one_of(
     st.sampled_from([None, True, [], {}, [[[[["deep"]]]]], {"a": {"b": {"c": 1}}}]),
     st.integers(min_value=150, max_value=400).map(lambda n: Raw("[" * n + "]" * n)),
     st.integers(min_value=1, max_value=3).map(lambda k: ["n1"] * (10 ** k)),
+    # a CEL selector of 100,000 additions; a comprehension past the cost limit; a name with a quote
+    st.sampled_from(["device.driver" + " + 1" * 25_000, "[" + ",".join(["1"] * 200) + "].all(a, ["
+                     + ",".join(["1"] * 200) + "].all(b, [" + ",".join(["1"] * 200) + "].all(c, true)))",
+                     'x" || true || "']),
 )
 
 

@@ -106,6 +106,39 @@ def test_pytest_allows_its_rootdir_and_refuses_beyond_it(pytester):
                                  f"being tested ({pytester.path}, {pytester.path / 'cases'}), symlinks followed*")])
 
 
+# ---- case files reached through a symlink out of the tree ------------------------------------
+
+OUTSIDE = case().replace("name: c", "name: outside").replace("expect: {selected: n1}", "expect: {selected: n2}")
+
+
+def test_a_walk_neither_reads_nor_updates_a_case_file_symlinked_out_of_the_tree(tree, capsys):
+    # a pull request adds cases/evil.yaml -> a case file outside the tree: --update wrote
+    # through the symlink into it
+    (tree.parent / "outside.yaml").write_text(OUTSIDE)
+    (tree / "cases" / "evil.yaml").symlink_to(tree.parent / "outside.yaml")
+    (tree / "cases" / "inside.yaml").symlink_to(tree / "configs" / ".." / "cases" / "c.yaml")
+    (tree / "cases" / "c.yaml").write_text(case())
+    rc, out = run(capsys, "run", "--update", "cases")
+    assert (tree.parent / "outside.yaml").read_text() == OUTSIDE
+    assert "outside" not in out and "evil" not in out
+    assert (rc, out.splitlines()[-1]) == (0, "2 passed, 0 failed")  # (c.yaml, and through inside.yaml)
+    # named on the command line, it is the person's choice: read
+    rc, out = run(capsys, "run", "cases/evil.yaml")
+    assert rc == 1 and "FAIL outside (cases/evil.yaml:1)" in out
+
+
+def test_pytest_collects_no_case_file_symlinked_out_of_its_trees(pytester):
+    outside = pytester.path.parent / "outside.yaml"
+    outside.write_text(OUTSIDE)
+    (pytester.path / "cases").mkdir()
+    (pytester.path / "cases" / "evil.yaml").symlink_to(outside)
+    (pytester.path / "cases" / "c.yaml").write_text(case())
+    result = pytester.runpytest("-q", "-p", "no:cacheprovider", "--kspread-update")
+    result.assert_outcomes(passed=1)
+    assert outside.read_text() == OUTSIDE
+    assert "evil" not in result.stdout.str()
+
+
 # ---- what a configuration error may show ---------------------------------------------------
 
 def test_a_file_that_is_not_a_mapping_is_described_not_echoed(tree, capsys):

@@ -11,7 +11,8 @@ is a CEL list (versions: of semver values) and ``<target>.includes(<value>)`` is
 selector ("attribute <name>: unsupported attribute value", as upstream's getAttributeValue).
 
 The expressions run on the ``common-expression-language`` package (CEL in Rust). Its
-standard library covers CEL's own (macros, ``matches``, ``startsWith``, ``size``, ...);
+standard library covers CEL's own (macros, ``matches``, ``startsWith``, ``size``, ...;
+``matches`` reads its pattern as Go's regexp: go_pattern);
 Kubernetes's extension libraries beyond quantity and semver (strings, lists, ``cel.bind``,
 ip/cidr, urls) are not there: an expression that calls one fails with an error naming
 the function, as a runtime error does. Error texts are the library's, not cel-go's.
@@ -25,6 +26,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kspread.engine.celcost import matches_calls
 from kspread.engine.devices import BOOL, INT, LIST_KINDS, STRING, VERSION, VERSIONS, Device
 from kspread.engine.quantity import QuantityError, parse_quantity
 
@@ -203,15 +205,123 @@ def _includes(target: Any, arg: Any) -> bool:
     return _cel_equal(target, arg)
 
 
+# Go's regexp (RE2 syntax), which cel-go's matches() runs: \d, \w, \s and \b are ASCII there
+# and Unicode in the library's regex; written out as ASCII classes for it
+_PERL_OUTSIDE = {"d": "[0-9]", "D": "[^0-9]", "w": "[0-9A-Za-z_]", "W": "[^0-9A-Za-z_]",
+                 "s": "[\\t\\n\\f\\r ]", "S": "[^\\t\\n\\f\\r ]", "b": "(?-u:\\b)", "B": "(?-u:\\B)"}
+_PERL_INSIDE = {"d": "0-9", "D": "[^0-9]", "w": "0-9A-Za-z_", "W": "[^0-9A-Za-z_]",
+                "s": "\\t\\n\\f\\r ", "S": "[^\\t\\n\\f\\r ]"}
+
+
+def go_pattern(pattern: str) -> str:
+    """``pattern`` (Go's regexp syntax) for the library's regex: its Perl classes ASCII as
+    Go's, and in a bracketed class a ``[``, ``&`` or ``~`` escaped (literal in Go; a nested
+    class or a set operation in the library)."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    in_class = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            d = pattern[i + 1]
+            if d == "Q":  # literal text up to \E (the library has no \Q: each character escaped)
+                end = pattern.find("\\E", i + 2)
+                text = pattern[i + 2:n if end < 0 else end]
+                out.append("".join("\\" + x if x in _META else x for x in text))
+                i = n if end < 0 else end + 2
+                continue
+            rep = (_PERL_INSIDE if in_class else _PERL_OUTSIDE).get(d)
+            out.append(rep if rep is not None else pattern[i:i + 2])
+            i += 2
+            continue
+        if not in_class and c == "[":
+            in_class = True
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":  # a ] first is literal
+                j += 1
+            out.append(pattern[i:j].replace("]", "\\]") if j > i + 1 and pattern[j - 1] == "]" else pattern[i:j])
+            i = j
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+            elif c == "[" and pattern.startswith("[:", i):
+                end = pattern.find(":]", i + 2)
+                if end >= 0:  # a POSIX class ([:alpha:]): ASCII in both
+                    out.append(pattern[i:end + 2])
+                    i = end + 2
+                    continue
+                c = "\\["
+            elif c in "[&~":
+                c = "\\" + c
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_META = set("\\.+*?()|[]{}^$#&-~")
+_MATCHES = "kspreadMatches"
+
+
+@lru_cache(maxsize=4096)
+def _go_matches_cached(s: str, pattern: str) -> bool | str:
+    import cel
+
+    ctx = cel.Context()
+    ctx.add_variable("s", s)
+    ctx.add_variable("p", go_pattern(pattern))
+    try:
+        return bool(_matches_program().execute(ctx))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:
+        # (the library's message shows the pattern it was given: shown as written)
+        return _panic_text(e).replace("'" + go_pattern(pattern) + "'", "'" + pattern + "'")
+
+
+@lru_cache(maxsize=1)
+def _matches_program() -> Any:
+    import cel
+
+    return cel.compile("s.matches(p)")
+
+
+def _go_matches(s: Any, pattern: Any) -> bool:
+    """``s.matches(pattern)`` as Go's regexp reads the pattern (go_pattern); the result
+    of each string and pattern is kept (the library compiles the pattern at each call)."""
+    if not isinstance(s, str) or not isinstance(pattern, str):
+        raise CelError("no such overload: matches(string, string)", False)
+    got = _go_matches_cached(s, pattern)
+    if isinstance(got, str):
+        raise CelError(got, False)
+    return got
+
+
 @lru_cache(maxsize=512)
 def compile_selector(expression: str) -> Any:
-    """The compiled program; CelError (compile) when it does not parse."""
+    """The compiled program; CelError (compile) when it does not parse. Its calls of
+    ``matches`` call _go_matches."""
     try:
         import cel  # on the first selector: the library takes a third of a second to import
 
-        return cel.compile(expression)
-    except Exception as e:
-        raise CelError(str(e), True) from None
+        program = cel.compile(expression)
+        calls = matches_calls(expression)
+        if not calls:
+            return program
+        text = expression
+        for at in reversed(calls):
+            text = text[:at] + _MATCHES + text[at + len("matches"):]
+        return cel.compile(text)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # (the library's panics are pyo3's PanicException, a BaseException)
+        raise CelError(_panic_text(e), True) from None
+
+
+def _panic_text(e: BaseException) -> str:
+    return str(e) if isinstance(e, Exception) else f"the CEL library failed ({type(e).__name__}: {e})"
 
 
 def _domain_maps(device: Device, driver: str, list_attributes: bool) -> tuple[dict, dict]:
@@ -250,6 +360,7 @@ def device_matches(expression: str, device: Device, driver: str, consumable_capa
         ctx = cel.Context()
         for name, fn in _FUNCTIONS.items():
             ctx.add_function(name, fn)
+        ctx.add_function(_MATCHES, _go_matches)
         if list_attributes:
             ctx.add_function("includes", _includes)
         var: dict[str, Any] = {"driver": driver, "attributes": attrs, "capacity": caps}
@@ -276,11 +387,13 @@ def device_matches(expression: str, device: Device, driver: str, consumable_capa
                 added.add(key)
                 continue
             raise CelError(f"no such key: {key}", False) from None
-        except Exception as e:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # (a panic of the library is a BaseException)
             cause = e.__cause__ if isinstance(e.__cause__, CelError) else None
             if cause is not None:
                 raise cause from None
-            raise CelError(str(e), False) from None
+            raise CelError(_panic_text(e), False) from None
         if not isinstance(result, bool):
             raise CelError(f"CEL result of type {type(result).__name__} could not be converted to bool", False)
         return result

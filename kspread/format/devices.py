@@ -11,6 +11,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
+from kspread.engine.celcost import SelectorLimit, check_selector
 from kspread.engine.devicecel import CelError, compile_selector
 from kspread.engine.devices import (
     ALL,
@@ -60,6 +61,7 @@ from kspread.engine.model import NodeSelectorTerm, Pod
 from kspread.engine.quantity import QuantityError, parse_quantity
 from kspread.engine.versions import Version
 from kspread.errors import CaseError, PathT, did_you_mean
+from kspread.format.apivalidation import label_name_error, subdomain_error
 
 KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 GROUP = "resource.k8s.io"
@@ -151,7 +153,46 @@ def _object(obj: Mapping[str, Any], path: PathT) -> tuple[Mapping[str, Any], str
     """The object's metadata (checked) and name."""
     _map(obj, path, _OBJECT)
     meta = _map(obj.get("metadata"), [*path, "metadata"], _META)
-    return meta, _str(meta.get("name"), [*path, "metadata", "name"], "a name")
+    return meta, _subdomain(meta.get("name"), [*path, "metadata", "name"], "a name")
+
+
+def _checked_name(raw: Any, path: PathT, what: str, longest: int | None, *parts: tuple[str, Any]) -> str:
+    """A name the API server checks: at most ``longest`` characters (None: no such check),
+    and each (text, check) of ``parts`` passing its check (the first error is the case's)."""
+    name = _str(raw, path, what)
+    if longest is not None and len(name) > longest:
+        raise CaseError(f"Too long: may not be more than {longest} bytes", path, value=name)
+    for text, check in parts:
+        err = check(text)
+        if err:
+            raise CaseError(err, path, value=name)
+    return name
+
+
+def _driver(raw: Any, path: PathT) -> str:
+    """A DRA driver's name (ValidateCSIDriverName): at most 63 characters, a DNS subdomain
+    in any case; the shorthand writes it into its classes' CEL selector."""
+    name = _str(raw, path, "driver")
+    return _checked_name(name, path, "driver", 63, (name.lower(), subdomain_error))
+
+
+def _subdomain(raw: Any, path: PathT, what: str) -> str:
+    """A name that is a DNS subdomain: a DRA object's, a device class a request names."""
+    name = _str(raw, path, what)
+    return _checked_name(name, path, what, None, (name, subdomain_error))
+
+
+def _label(raw: Any, path: PathT, what: str) -> str:
+    """A name that is a DNS label: a device's, a request's."""
+    name = _str(raw, path, what)
+    return _checked_name(name, path, what, None, (name, label_name_error))
+
+
+def _pool(raw: Any, path: PathT) -> str:
+    """A pool's name (validatePoolName): at most 253 characters, DNS subdomains between
+    slashes."""
+    name = _str(raw, path, "pool.name")
+    return _checked_name(name, path, "pool.name", 253, *((part, subdomain_error) for part in name.split("/")))
 
 
 def _list(raw: Any, path: PathT) -> list:
@@ -185,8 +226,26 @@ def _selectors(raw: Any, path: PathT) -> tuple[str, ...]:
     out = []
     for i, s in enumerate(_list(raw, path)):
         cel = _map(_map(s, [*path, i], _SELECTOR).get("cel"), [*path, i, "cel"], _CEL)
-        out.append(_str(cel.get("expression"), [*path, i, "cel", "expression"], "a CEL selector's expression"))
+        ep = [*path, i, "cel", "expression"]
+        out.append(_checked_selector(_str(cel.get("expression"), ep, "a CEL selector's expression"), ep))
     return tuple(out)
+
+
+def _checked_selector(expression: str, path: PathT) -> str:
+    """The expression, unless the API server refuses it for its length, nesting or cost
+    (kspread.engine.celcost)."""
+    try:
+        check_selector(expression)
+    except SelectorLimit as e:
+        raise CaseError(str(e), path) from None
+    return expression
+
+
+def _selector_of(raw: Any, path: PathT) -> str:
+    """A shorthand's selector as the API server's validation takes a new object's: its
+    length, nesting and cost first (the compiler is not handed what is past them), then
+    whether it compiles."""
+    return _compiled(_checked_selector(_str(raw, path, "a CEL selector"), path), path)
 
 
 def _node_selector(raw: Any, path: PathT) -> tuple[NodeSelectorTerm, ...]:
@@ -252,10 +311,12 @@ LIST_GATE = "DRAListTypeAttributes"
 # resourceapi.DeviceAttributeMaxValueLength, ResourceSliceMaxAttributeValuesPerDevice
 _MAX_VALUE_LENGTH = 64
 _MAX_VALUES_PER_DEVICE = 48
+_MAX_ATTRIBUTES_AND_CAPACITIES = 32
 
 
 def _scalar_ok(kind: str, v: Any) -> bool:
-    return {INT: isinstance(v, int) and not isinstance(v, bool), BOOL: isinstance(v, bool),
+    # (an int attribute is an int64: a larger one failed to reach CEL, a traceback)
+    return {INT: isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63, BOOL: isinstance(v, bool),
             STRING: isinstance(v, str), VERSION: isinstance(v, str)}[kind]
 
 
@@ -297,6 +358,8 @@ def _attribute(raw: Any, path: PathT, version: Version) -> Attribute:
 
 def _check_value(kind: str, v: Any, path: PathT, lists: bool = True) -> None:
     if not _scalar_ok(kind, v):
+        if kind == INT and isinstance(v, int) and not isinstance(v, bool):
+            raise CaseError("a device attribute's int value is out of range (an int64)", path, value=v)
         raise CaseError(f"a device attribute's {kind} value has the wrong type", path, value=v)
     if kind == VERSION:
         from kspread.engine.devicecel import _is_semver
@@ -306,6 +369,15 @@ def _check_value(kind: str, v: Any, path: PathT, lists: bool = True) -> None:
     # the length limit of a list's strings and versions (the scalars' is not checked by kspread)
     if lists and kind in (STRING, VERSION) and len(v) > _MAX_VALUE_LENGTH:
         raise CaseError(f"Too long: may not be more than {_MAX_VALUE_LENGTH} bytes", path, value=v)
+
+
+def _attributes_and_capacities(attrs: Mapping[str, Any], caps: Mapping[str, Any], path: PathT) -> None:
+    """A device has at most 32 attributes and capacities together
+    (ResourceSliceMaxAttributesAndCapacitiesPerDevice; the CEL cost bound counts on it)."""
+    n = len(attrs) + len(caps)
+    if n > _MAX_ATTRIBUTES_AND_CAPACITIES:
+        raise CaseError(f"the total number of attributes and capacities must not exceed "
+                        f"{_MAX_ATTRIBUTES_AND_CAPACITIES}", path, value=n)
 
 
 def _attribute_values(attrs: Mapping[str, Attribute], path: PathT) -> None:
@@ -577,6 +649,17 @@ def _counter_sets(raw: Any, path: PathT, key: str) -> tuple[tuple[str, dict[str,
     return tuple(out)
 
 
+def _node_fields(body: Mapping[str, Any], path: PathT) -> tuple[str | None, bool]:
+    """A slice's or a device's nodeName (a string; empty: none) and allNodes (a boolean)."""
+    node_name = body.get("nodeName")
+    if node_name is not None and not isinstance(node_name, str):
+        raise CaseError("nodeName is a node's name (a string)", [*path, "nodeName"], value=node_name)
+    all_nodes = body.get("allNodes")
+    if all_nodes is not None and not isinstance(all_nodes, bool):
+        raise CaseError("allNodes is true or false", [*path, "allNodes"], value=all_nodes)
+    return node_name or None, bool(all_nodes)
+
+
 def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool = False) -> Device:
     if ver in _OLD_SHAPE:
         raw = _map(raw, path, ("name", "basic"))
@@ -584,7 +667,7 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
     else:
         raw = _map(raw, path, ("name", *_DEVICE_BODY))
         body, bp = raw, list(path)
-    name = _str(raw.get("name"), [*path, "name"], "a device name")
+    name = _label(raw.get("name"), [*path, "name"], "a device name")
     for k, (what, gate) in _DEVICE_UNMODELLED.items():
         if body.get(k) is not None:
             raise _unmodelled(what, gate, [*bp, k])
@@ -603,12 +686,12 @@ def _device(raw: Any, ver: str, version: Version, path: PathT, per_device: bool 
             if v.get("requestPolicy") is not None:
                 _consumable(version, [*cp, "requestPolicy"], "consumable capacity (requestPolicy)")
                 policies[str(k)] = _request_policy(v["requestPolicy"], [*cp, "requestPolicy"])
+    _attributes_and_capacities(attrs, caps, bp)
     consumes: tuple = ()
     if body.get("consumesCounters") is not None:
         _partitionable(version, [*bp, "consumesCounters"], "partitionable devices (consumesCounters)")
         consumes = _counter_sets(body["consumesCounters"], [*bp, "consumesCounters"], "counterSet")
-    node_name = body.get("nodeName") or None
-    all_nodes = bool(body.get("allNodes"))
+    node_name, all_nodes = _node_fields(body, bp)
     sel = _node_selector(body["nodeSelector"], [*bp, "nodeSelector"]) if body.get("nodeSelector") else None
     given = sum((node_name is not None, all_nodes, sel is not None))
     if given and not per_device:
@@ -647,8 +730,7 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
             raise CaseError("perDeviceNodeSelection is true or false", [*sp, "perDeviceNodeSelection"],
                             value=per_device)
     pool = _map(spec.get("pool"), [*sp, "pool"], ("name", "generation", "resourceSliceCount"))
-    node_name = spec.get("nodeName") or None
-    all_nodes = bool(spec.get("allNodes"))
+    node_name, all_nodes = _node_fields(spec, sp)
     sel = _node_selector(spec["nodeSelector"], [*sp, "nodeSelector"]) if spec.get("nodeSelector") else None
     given = sum((node_name is not None, all_nodes, sel is not None, bool(per_device)))
     # from 1.35 a slice of counter sets (sharedCounters, no devices) serves its pool on every node
@@ -673,8 +755,8 @@ def resource_slice(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
                     raise CaseError(f"counter set {cs!r} is not among this slice's sharedCounters",
                                     [*sp, "devices", i], value=cs)
     return ResourceSlice(
-        name=name, driver=_str(spec.get("driver"), [*sp, "driver"], "driver"),
-        pool=_str(pool.get("name"), [*sp, "pool", "name"], "pool.name"), generation=gen, slice_count=count,
+        name=name, driver=_driver(spec.get("driver"), [*sp, "driver"]),
+        pool=_pool(pool.get("name"), [*sp, "pool", "name"]), generation=gen, slice_count=count,
         node_name=node_name, node_selector=sel, all_nodes=all_nodes, devices=devices, shared_counters=shared,
         per_device_node_selection=bool(per_device))
 
@@ -735,7 +817,9 @@ def device_taint_rule(obj: Mapping[str, Any], version: Version, path: PathT) -> 
                 raise CaseError(f"1.{version.minor}'s DeviceTaintSelector has no {k} (1.33-1.34 only): select "
                                 "by driver, pool and device", [*dp, k])
     sel = _map(raw_sel, dp, fields)
-    got = {k: _str(sel[k], [*dp, k], k) for k in ("deviceClassName", "driver", "pool", "device")
+    check = {"driver": lambda v, at, _: _driver(v, at), "pool": lambda v, at, _: _pool(v, at), "device": _label,
+             "deviceClassName": _subdomain}
+    got = {k: check[k](sel[k], [*dp, k], k) for k in ("deviceClassName", "driver", "pool", "device")
            if sel.get(k) is not None}
     selectors = _selectors(sel.get("selectors"), [*dp, "selectors"])
     for i, expr in enumerate(selectors):
@@ -762,7 +846,7 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
         capacity_requests = {str(k): _quantity(v, [*cp, "requests", k])
                              for k, v in _map(_map(raw["capacity"], cp, ("requests",)).get("requests"),
                                               [*cp, "requests"]).items()}
-    cls = _str(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
+    cls = _subdomain(raw.get("deviceClassName"), [*path, "deviceClassName"], "deviceClassName")
     mode = raw.get("allocationMode") or EXACT_COUNT
     if mode not in (EXACT_COUNT, ALL):
         raise CaseError("allocationMode is ExactCount or All", [*path, "allocationMode"], value=mode)
@@ -788,7 +872,7 @@ def _exact(raw: Mapping[str, Any], name: str, path: PathT, version: Version, sub
 
 def _request(raw: Any, ver: str, version: Version, path: PathT) -> DeviceRequest:
     raw = _map(raw, path, ("name", "firstAvailable", *(_EXACT if ver in _OLD_SHAPE else ("exactly",))))
-    name = _str(raw.get("name"), [*path, "name"], "a request name")
+    name = _label(raw.get("name"), [*path, "name"], "a request name")
     subs = _list(raw.get("firstAvailable"), [*path, "firstAvailable"])
     if subs:
         if version.minor < 33:
@@ -872,7 +956,7 @@ def resource_claim(obj: Mapping[str, Any], version: Version, path: PathT) -> Res
                             for k, v in _map(r["consumedCapacity"], [*rp, "consumedCapacity"]).items()}
             results.append(AllocatedDevice(
                 _str(r.get("request"), [*rp, "request"], "request"), _str(r.get("driver"), [*rp, "driver"], "driver"),
-                _str(r.get("pool"), [*rp, "pool"], "pool"), _str(r.get("device"), [*rp, "device"], "device"),
+                _pool(r.get("pool"), [*rp, "pool"]), _label(r.get("device"), [*rp, "device"], "device"),
                 True if r.get("adminAccess") else None,
                 None if share is None else _str(share, [*rp, "shareID"], "shareID"), consumed,
                 tolerations=_tolerations(r.get("tolerations"), version, [*rp, "tolerations"])))
@@ -972,14 +1056,14 @@ def _shorthand_request(name: str, raw: Any, path: PathT, version: Version) -> De
     claim with one request named after it."""
     raw = _map(raw, path, ("class", "count", "all", "selector", "tolerations"))
     tols = _tolerations(raw.get("tolerations"), version, [*path, "tolerations"])
-    cls = _str(raw.get("class"), [*path, "class"], "class (a DeviceClass's name)")
+    cls = _subdomain(raw.get("class"), [*path, "class"], "class (a DeviceClass's name)")
     if raw.get("all") is not None and raw.get("count") is not None:
         raise CaseError("give count or all, not both", [*path, "all"])
     count = raw.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise CaseError("count must be a positive integer", [*path, "count"], value=count)
     sel = () if raw.get("selector") is None else (
-        _compiled(_str(raw["selector"], [*path, "selector"], "a CEL selector"), [*path, "selector"]),)
+        _selector_of(raw["selector"], [*path, "selector"]),)
     if raw.get("all"):
         return DeviceRequest(name, ExactRequest(name, cls, sel, ALL, 0, tolerations=tols))
     return DeviceRequest(name, ExactRequest(name, cls, sel, EXACT_COUNT, count, tolerations=tols))
@@ -994,11 +1078,12 @@ def shorthand_classes(raw: Any, version: Version) -> list[DeviceClass]:
     for i, c in enumerate(_list(raw, ["deviceClasses"])):
         p: list[str | int] = ["deviceClasses", i]
         c = _map(c, p, ("name", "driver", "selector", "extendedResourceName"))
-        sels = [f'device.driver == "{_str(c.get("driver"), [*p, "driver"], "driver")}"']
+        # (a driver's name holds no quote: _driver)
+        sels = [f'device.driver == "{_driver(c.get("driver"), [*p, "driver"])}"']
         if c.get("selector") is not None:
-            sels.append(_compiled(_str(c["selector"], [*p, "selector"], "a CEL selector"), [*p, "selector"]))
+            sels.append(_selector_of(c["selector"], [*p, "selector"]))
         ext = _extended_resource_name(c.get("extendedResourceName"), version, [*p, "extendedResourceName"])
-        out.append(DeviceClass(_str(c.get("name"), [*p, "name"], "a name"), tuple(sels), ext))
+        out.append(DeviceClass(_subdomain(c.get("name"), [*p, "name"], "a name"), tuple(sels), ext))
     return out
 
 
@@ -1006,6 +1091,7 @@ def _shorthand_attribute(raw: Any, path: PathT, version: Version) -> Attribute:
     if isinstance(raw, bool):
         return Attribute(BOOL, raw)
     if isinstance(raw, int):
+        _check_value(INT, raw, path)
         return Attribute(INT, raw)
     if isinstance(raw, str):
         return Attribute(STRING, raw)
@@ -1032,7 +1118,7 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
     for i, d in enumerate(_list(raw, at("devices"))):
         p = at("devices", i)
         d = _map(d, p, ("driver", "count", "name", "pool", "attributes", "capacity", "taints"))
-        driver = _str(d.get("driver"), [*p, "driver"], "driver")
+        driver = _driver(d.get("driver"), [*p, "driver"])
         count = d.get("count", 1)
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise CaseError("count must be a positive integer", [*p, "count"], value=count)
@@ -1042,9 +1128,13 @@ def node_slices(node: str, raw: Any, at, version: Version) -> list[ResourceSlice
         _attribute_values(attrs, [*p, "attributes"])
         caps = {str(k): _quantity(v, [*p, "capacity", k])
                 for k, v in _map(d.get("capacity"), [*p, "capacity"]).items()}
+        _attributes_and_capacities(attrs, caps, p)
         taints = _taints(d.get("taints"), version, [*p, "taints"])
-        devices = pools.setdefault((driver, _str(d.get("pool", node), [*p, "pool"], "pool")), [])
+        devices = pools.setdefault((driver, _pool(d.get("pool", node), [*p, "pool"])), [])
         start = sum(1 for x in devices if x.name.startswith(prefix + "-"))
+        err = label_name_error(f"{prefix}-{start + count - 1}")
+        if err:  # (the last device's name: the longest)
+            raise CaseError(f"the device name {prefix}-{start + count - 1}: {err}", [*p, "name"], value=prefix)
         for j in range(count):
             devices.append(Device(f"{prefix}-{start + j}", attrs, caps, taints))
     return [ResourceSlice(f"{node}-{driver}-{pool}", driver, pool, 0, 1, node_name=node, devices=tuple(devs))

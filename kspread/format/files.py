@@ -183,6 +183,13 @@ def locked(path: str) -> Iterator[None]:
     finally:
         os.close(fd)
 
+def inside_trees(path: str | os.PathLike[str], roots: Sequence[str]) -> bool:
+    """Whether ``path``, symlinks followed, lies inside one of the directory trees
+    ``roots`` (each resolved already: ``tested_trees``)."""
+    real = os.path.realpath(path)
+    return any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in roots)
+
+
 def file_in_trees(given: str, base_dir: str | None, roots: Sequence[str] | None, at: PathT, what: str,
                   named: str, short: str, err: Callable[[str, PathT, Any], CaseError] | None = None) -> str:
     """A file that a case (or a file it names) names: ``given`` relative to ``base_dir``
@@ -204,7 +211,7 @@ def file_in_trees(given: str, base_dir: str | None, roots: Sequence[str] | None,
     base = base_dir if base_dir is not None else "."
     real = os.path.realpath(os.path.join(base, given))
     trees = [os.path.realpath(r) for r in (roots if roots else [base])]
-    if not any(real == t or real.startswith(t.rstrip(os.sep) + os.sep) for t in trees):
+    if not inside_trees(real, trees):
         raise fail(f"the file lies outside the directory trees being tested ({', '.join(trees)}), symlinks "
                    f"followed: a case names a {short} inside the current directory or a path given to kspread "
                    "(pytest: its rootdir or a path given)")

@@ -60,6 +60,9 @@ def huge_int_at(data: Any) -> tuple[list, int] | None:
 MAX_NODES = 20_000
 MAX_PODS = 300_000  # existing pods: ``pods`` (replicas counted) and Pod manifests of ``objects``
 MAX_INCOMING = 200_000  # incoming pods: ``schedule`` entries, replicas counted
+# DRA devices: a node's ``devices`` shorthand (``count`` counted: a node of nodes or of an
+# addNode step) and the devices of ResourceSlice manifests. 5,000 nodes of 8 GPUs are 40,000.
+MAX_DEVICES = 100_000
 
 
 # The schema's maximum of one entry's ``replicas``.
@@ -74,8 +77,8 @@ def _too_many(what: str, total: int, limit: int, path: list) -> CaseError:
 
 
 def check_sizes(doc: Mapping[str, Any]) -> None:
-    """Refuse a case whose nodes, existing pods or incoming pods, expanded, would pass
-    MAX_NODES, MAX_PODS or MAX_INCOMING, at the entry that passes it: one pass over the
+    """Refuse a case whose nodes, existing pods, incoming pods or devices, expanded, would
+    pass MAX_NODES, MAX_PODS, MAX_INCOMING or MAX_DEVICES, at the entry that passes it: one pass over the
     lists as written (``replicas`` summed, not expanded), before the schema validates each
     entry and anything is built (``kspread.format.loader.load_case``)."""
     objects = doc.get("objects")
@@ -104,6 +107,33 @@ def check_sizes(doc: Mapping[str, Any]) -> None:
         # (a count the schema refuses, not a positive int up to its maximum, is left to it)
         counts = [r if type(r) is int and 0 < r <= _MAX_REPLICAS else 1 for r in replicas]
         _running([key], counts, what, limit, kinds if kind else [], kind, replicas)
+    _check_devices(doc, nodes, objects, kinds)
+
+
+def _check_devices(doc: Mapping[str, Any], nodes: list, objects: list, kinds: list) -> None:
+    """The devices of the nodes' ``devices`` shorthand (``count`` summed, not expanded),
+    of addNode steps, then of ResourceSlice manifests, up to MAX_DEVICES."""
+    schedule = doc.get("schedule")
+    entries = [(["nodes", i], n) for i, n in enumerate(nodes)]
+    entries += [(["schedule", i, "addNode"], s.get("addNode"))
+                for i, s in enumerate(schedule if isinstance(schedule, list) else ()) if type(s) is dict]
+    total = 0
+    for at, node in entries:
+        devices = node.get("devices") if type(node) is dict else None
+        for j, d in enumerate(devices if isinstance(devices, list) else ()):
+            count = d.get("count") if type(d) is dict else None
+            # (a count the schema refuses, or of more than MAX_INT_DIGITS digits, is left to it)
+            total += count if type(count) is int and 0 < count < _HUGE else 1
+            if total > MAX_DEVICES:
+                raise _too_many("devices", total, MAX_DEVICES,
+                                [*at, "devices", j, "count"] if count is not None else [*at, "devices", j])
+    for i, k in enumerate(kinds):
+        spec = objects[i].get("spec") if k == "ResourceSlice" else None
+        devices = spec.get("devices") if isinstance(spec, Mapping) else None
+        if isinstance(devices, list) and devices:
+            total += len(devices)
+            if total > MAX_DEVICES:
+                raise _too_many("devices", total, MAX_DEVICES, ["objects", i, "spec", "devices"])
 
 
 def _running(path: list, counts: list[int], what: str, limit: int, kinds: list, kind: str,

@@ -587,17 +587,12 @@ def _same_in_yaml_1_1(text: str, strs: set, num_types: set) -> bool:
 # Bytes as "0" for a digit, " " for anything else (``_long_digit_run``).
 _DIGITS_AS_0 = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
 _LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
-# Below this size a run of digits costs yaml-rs little (0.2 s for 256 K digits); above
-# it the text is scanned for one (about 5 ms per MB) before yaml-rs reads it.
-_DIGITS_SCANNED_FROM = 256 * 1024
-
-
 def _long_digit_run(text: str) -> bool:
-    """Whether a large text holds a run of more than MAX_INT_DIGITS digits. yaml-rs converts
-    a plain integer of n digits in time quadratic in n (2.7 s for a million); the strict
-    reader refuses one of more than MAX_INT_DIGITS at its line without converting it."""
-    if len(text) < _DIGITS_SCANNED_FROM:
-        return False
+    """Whether a text holds a run of more than MAX_INT_DIGITS digits (about 5 ms per MB).
+    yaml-rs converts a plain integer of n digits in time quadratic in n (2.7 s for a
+    million) and past Python's limit of 4,300 digits gives an integer nothing can print (a
+    pod's device count of 4,301 digits was a ValueError in the DRA filter's message); the
+    strict reader refuses one of more than MAX_INT_DIGITS at its line without converting it."""
     return text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_0).find(_LONG_RUN) >= 0
 
 
@@ -1186,8 +1181,10 @@ def collect(paths: list[str]) -> list[FileResult]:
     """The case files of ``paths``. A file named on the command line is always read (a
     FIFO or a device is refused by name); in a directory, only the regular files that
     mention a case (as the pytest plugin collects them), so other YAML and JSON (Helm
-    templates, package.json) is not reported as invalid."""
-    from kspread.format.files import special_kind
+    templates, package.json) is not reported as invalid; and only the files that lie inside
+    the trees being tested, symlinks followed: a symlink a pull request adds that points
+    out of the tree is neither read nor, with --update, written through."""
+    from kspread.format.files import inside_trees, special_kind
 
     out = []
     roots = tested_trees(paths)
@@ -1198,6 +1195,8 @@ def collect(paths: list[str]) -> list[FileResult]:
             out.append(read_file(pp) if kind is None else FileResult(p, [], not_regular_error(p, kind)))
         else:
             for f in _walk(pp):
+                if not inside_trees(f, roots):
+                    continue
                 try:
                     head = sniff_text(read_regular(f))
                 except OSError:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from kspread.errors import CaseError
-from kspread.format.files import read_regular, sniff_text
+from kspread.format.files import inside_trees, read_regular, sniff_text
 from kspread.format.sniff import mentions_case
 from kspread.workflow import safetext
 
@@ -363,6 +363,10 @@ class GoldenUpdate:
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
     if file_path.suffix not in _SUFFIXES:
+        return None
+    if not inside_trees(file_path, _tested_trees(parent.config)):
+        # a symlink out of the trees being tested (one a pull request adds): neither read nor,
+        # with --kspread-update, written through
         return None
     try:
         data = read_regular(file_path)
