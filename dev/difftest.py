@@ -1094,17 +1094,41 @@ DRA_SCORE_NOTE = ("kspread refuses, by name, NodeResourcesFit's or BalancedAlloc
                   "resource a DeviceClass backs (not modelled)")
 
 
-def refuses_dra_scoring(doc: dict, cid: str, plugin: str) -> bool:
-    """Whether kspread refuses the case for the plugin's scoring of a DRA-backed resource."""
+def ba_panic(doc: dict, cid: str) -> str | None:
+    """The oracle's BalancedAllocation panicked (BA_PANIC_SITE): explained when kspread refuses
+    that scoring by name, or when kspread finds one feasible node or none (upstream's
+    schedulePod scores no single node; the oracle scores every feasible node)."""
     try:
-        run_case(build_case(doc, cid))
+        _, results, _ = run_case(build_case(doc, cid))
     except CaseError as e:
-        return DRA_SCORE_REFUSAL in str(e) and str(e).find(plugin + " scores") >= 0
-    return False
+        if DRA_SCORE_REFUSAL in str(e) and "NodeResourcesBalancedAllocation scores" in str(e):
+            return "panic: BalancedAllocation's DRA-backed score (kspread refuses)"
+        return None
+    if len(results[-1].feasible) <= 1:
+        return "panic: BalancedAllocation's DRA-backed score of a single node (not scored upstream)"
+    return None
+
+
+# --node-allocatable: validatePodLevelRequestsCoverDRA walks the pod-level requests, a Go map,
+# and names the first resource the containers and DRA requests exceed; when both cpu and memory
+# do, upstream names either (kspread: cpu, then memory)
+COVER = re.compile(r"upstream \[DynamicResources\] 'pod level request for (\S+) is insufficient to cover the "
+                   r"aggregated container and node-allocatable DRA requests'; kspread \[DynamicResources\] 'pod level "
+                   r"request for (\S+) is insufficient to cover the aggregated container and node-allocatable DRA "
+                   r"requests'")
+COVER_ORDER_NOTE = "validatePodLevelRequestsCoverDRA names the first insufficient resource in Go map order"
+
+
+def _cover_map_order(detail: str) -> bool:
+    pairs = COVER.findall(detail)
+    return bool(pairs) and all({a, b} == {"cpu", "memory"} for a, b in pairs) and \
+        len(pairs) == detail.count("upstream [")
 
 
 def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str | None:
     """The README item ("Checked against upstream") that explains a difference, or None."""
+    if plugin == "DynamicResources" and kind == "filter-reason" and _cover_map_order(detail):
+        return COVER_ORDER_NOTE
     if plugin == "(kspread)" and kind == "exception" and DRA_SCORE_REFUSAL in detail:
         return DRA_SCORE_NOTE
     if plugin == "(kspread)" and kind == "exception" and EXT_CLAIM_REFUSAL in detail:
@@ -1268,9 +1292,9 @@ def main() -> int:
         for c, cid, o in zip(clusters, ids, outs):
             assert o.get("id") == cid, (o.get("id"), cid)
             if o.get("error"):
-                if BA_PANIC_SITE in o["error"] and refuses_dra_scoring(kspread_case(c, args.version, cid), cid,
-                                                                        "NodeResourcesBalancedAllocation"):
-                    counts[("(oracle)", "panic: BalancedAllocation's DRA-backed score", True)] += 1
+                why = BA_PANIC_SITE in o["error"] and ba_panic(kspread_case(c, args.version, cid), cid)
+                if why:
+                    counts[("(oracle)", why, True)] += 1
                     cases_with_diff += 1
                     continue
                 errors += 1
