@@ -44,6 +44,14 @@ LIST_ATTRS = False
 # claim's mapped devices add up to, else an arbitrary cpu / memory), and the incoming pod
 # sometimes one for a claim it names (which no plugin reads)
 NODE_ALLOC = False
+# set by difftest.py --extended (1.36; DRAExtendedResource beta, on): the gpu class backs the
+# extended resource example.com/gpu (extendedResourceName, seven clusters in ten), and the
+# incoming pod's container mostly requests example.com/gpu or the class's implicit name
+# deviceclass.resource.kubernetes.io/gpu; some nodes list example.com/gpu in their allocatable
+# (a device plugin's), which NodeResourcesFit then checks itself
+EXTENDED = False
+EXTENDED_NAME = "example.com/gpu"
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
 def api_version(minor: int) -> str:
@@ -347,6 +355,8 @@ class DeviceGen:
         classes = ["gpu"]
         objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "gpu"},
                      "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU}"'}}]}})
+        if EXTENDED:
+            self.extended(c, objs[-1])
         if self.chance(0.5):
             classes.append("gpu-big")
             objs.append({"apiVersion": self.api, "kind": "DeviceClass", "metadata": {"name": "gpu-big"},
@@ -443,6 +453,17 @@ class DeviceGen:
         c["devices"] = objs
 
 
+    def extended(self, c: dict, gpu_class: dict) -> None:
+        """--extended: the gpu class's extendedResourceName, the incoming pod's request."""
+        r = self.r
+        backed = self.chance(0.7)
+        if backed:
+            gpu_class["spec"]["extendedResourceName"] = EXTENDED_NAME
+        if self.chance(0.8):
+            names = [EXTENDED_NAME, IMPLICIT_PREFIX + "gpu"] if backed else [IMPLICIT_PREFIX + "gpu"]
+            c["pod"].setdefault("requests", {})[r.choice(names)] = str(r.randint(1, 2))
+
+
 def cover(coverage: Any, c: dict, o: dict) -> None:
     """What a --devices case exercised upstream."""
     if c["pod"].get("resourceClaims"):
@@ -456,7 +477,7 @@ def cover(coverage: Any, c: dict, o: dict) -> None:
             coverage["devices: NodeResourcesFit rejects a node with such a pod"] += 1
     if o.get("allocations"):
         coverage["devices: allocation compared"] += 1
-        results = [x for node in o["allocations"].values() for devs in node.values() for x in devs]
+        results = [x for node in o["allocations"].values() for devs in node.values() for x in devs or []]
         if any("/" in x.split("@")[1] for x in results):
             coverage["devices: subrequest allocated"] += 1
         if len({x.split("/")[1] for x in results}) > 1:
@@ -467,6 +488,10 @@ def cover(coverage: Any, c: dict, o: dict) -> None:
     reasons = {", ".join(s.get("reasons") or []) for s in dr.values() if s["code"] not in ("Success", "Skip")}
     for x in reasons:
         coverage["devices: " + (x if "cannot add device" not in x else "constraint error")[:60]] += 1
+    if EXTENDED and any(k == EXTENDED_NAME or k.startswith(IMPLICIT_PREFIX) for k in c["pod"].get("requests") or {}):
+        coverage["devices: pod requests an extended resource"] += 1
+        if any(k.endswith("/<extended-resources>") for n in (o.get("allocations") or {}).values() for k in n):
+            coverage["devices: extended resource allocated"] += 1
     texts = json.dumps(c.get("devices"))
     for word in ("adminAccess", "firstAvailable", "matchAttribute", '"All"', "allNodes", "nodeSelector",
                  "ResourceClaimTemplate", "DeviceTaintRule", "tolerations", "taints", "distinctAttribute",

@@ -31,7 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kspread.engine.devices import extended_claim_name
 from kspread.engine.framework.profile import default_plugins
+from kspread.engine.plugins.dynamicresources import SPECIAL_CLAIM_NAME
 from kspread.engine.scheduler import run_case
 from kspread.engine.versions import make_version
 from kspread.errors import CaseError
@@ -76,12 +78,13 @@ def feature_gates(minor: int) -> dict[str, bool]:
 
 
 def _feature_gates(minor: int) -> dict[str, bool]:
-    if minor >= 35 and NDF:
-        return {"TaintTolerationComparisonOperators": True, "NodeDeclaredFeatures": True}
     if minor >= 35:
+        gates = {"TaintTolerationComparisonOperators": True}
+        if NDF:
+            gates["NodeDeclaredFeatures"] = True
         if STORAGE:  # VolumeBinding scores (the shape comes with the case's pluginConfig)
-            return {"TaintTolerationComparisonOperators": True, "StorageCapacityScoring": True}
-        return {"TaintTolerationComparisonOperators": True}
+            gates["StorageCapacityScoring"] = True
+        return gates
     if minor in (32, 33):
         return {"PodLevelResources": True}
     if STORAGE and minor < 27:  # VolumeRestrictions' PreFilter check of ReadWriteOncePod claims (alpha)
@@ -865,7 +868,8 @@ def compare_devices(o: dict, sched, r) -> list[tuple[str, str, str]]:
         node = sched.placement(r.pod.key)
         if node is None:
             return [("DynamicResources", "allocation", f"kspread bound no pod; upstream feasible {o['feasible']}")]
-        want = {(k[len("default/"):] if k.startswith("default/") else k): sorted(x.split("@")[0] for x in v)
+        want = {ext_claim(k[len("default/"):] if k.startswith("default/") else k, r.pod.name):
+                sorted(x.split("@")[0] for x in v or [])  # null: an allocation without devices
                 for k, v in ((o.get("allocations") or {}).get(node) or {}).items()}
         have = sched.claims.allocations()
         got = {k: sorted(have.get(k) or []) for k in want}
@@ -889,7 +893,8 @@ def compare_devices(o: dict, sched, r) -> list[tuple[str, str, str]]:
             kp = ", ".join(st.reasons)
         elif r.post_filter_reasons:
             kp = r.post_filter_reasons[0]
-        elif not r.pod.resource_claims:  # DefaultPreemption succeeded: its words are lost, its effect is not
+        elif not r.pod.resource_claims and not extended_claim(sched, r.pod):
+            # DefaultPreemption succeeded: its words are lost, its effect is not
             kp = "" if sched.version.minor == 33 else "no new claims to deallocate"  # 1.33: a fast path
         else:
             have = sched.claims.allocations()
@@ -899,6 +904,31 @@ def compare_devices(o: dict, sched, r) -> list[tuple[str, str, str]]:
         if op != kp:
             diffs.append(("DynamicResources", "postfilter", f"upstream {op!r}; kspread {kp!r}"))
     return diffs
+
+
+def extended_claim(sched, pod) -> bool:
+    """Whether DynamicResources' PreFilter gave the pod the in-memory claim of its extended
+    resources (a request of a resource a DeviceClass backs, DRAExtendedResource on): its
+    PostFilter then has a claim to look at ("still not schedulable", not the fast path's
+    "no new claims to deallocate")."""
+    from kspread.engine.devices import is_dra_extended_resource_name
+    from kspread.engine.plugins.dynamicresources import extended_resources_enabled
+    from kspread.engine.resources import pod_requests
+    if sched.claims is None or not extended_resources_enabled(sched.version):
+        return False
+    backed = sched.claims.objects.extended_resources
+    return any(q and is_dra_extended_resource_name(k) and k in backed
+               for k, q in pod_requests(pod, sched.version).items())
+
+
+def ext_claim(key: str, pod: str) -> str:
+    """The oracle's name for the claim of a pod's extended resources (--extended): Reserve
+    signals upstream's in-memory claim, named "<extended-resources>" until PreBind creates it
+    with generateName "<pod>-extended-resources-"; kspread names it "<pod>-extended-resources"."""
+    ns, _, name = key.rpartition("/")
+    if name != SPECIAL_CLAIM_NAME:
+        return key
+    return (ns + "/" if ns else "") + extended_claim_name(pod)
 
 
 ALLOCATED_BEFORE: dict[str, tuple] = {}  # claims allocated in the case's input -> reservedFor (per case)
@@ -990,7 +1020,8 @@ def pool_orders(o: dict, doc: dict, cid: str, limit: int = 48) -> bool:
         if st["code"] == "Success":
             if node.name not in o["feasible"]:
                 continue  # another plugin rejects it: no Reserve ran there
-            want: Any = ("Success", {(k[8:] if k.startswith("default/") else k): sorted(x.split("@")[0] for x in v)
+            want: Any = ("Success", {ext_claim(k[8:] if k.startswith("default/") else k, pod.name):
+                                     sorted(x.split("@")[0] for x in v or [])
                                      for k, v in (allocs.get(node.name) or {}).items()})
         elif reason == "resourceclaim not available on the node":
             continue  # decided after the allocation, which succeeded: not compared here
@@ -1049,8 +1080,59 @@ UNLIMITED_NOTE = "nodes without allocatable (kspread: unlimited)"
 PREFILTER_NOTE = "the oracle's dry run after a PreFilter rejection (the scheduler runs none)"
 
 
+# --extended: v1.36.2's BalancedAllocation never makes the CEL cache its DRA-backed scoring
+# compiles a class's selectors with (NewBalancedAllocation sets no DRACaches.celCache; only
+# NewFit does): scoring a resource a DeviceClass with a CEL selector backs on a node whose
+# allocatable lacks it panics there. kspread refuses that scoring by name (not modelled).
+BA_PANIC_SITE = "noderesources.(*resourceAllocationScorer).deviceMatchesClass"
+DRA_SCORE_REFUSAL = ("an extended resource backed by devices (DRAExtendedResource): its scoring from the node's "
+                     "devices is not modelled by kspread")
+EXT_CLAIM_REFUSAL = "upstream's PreBind creates an extended resources claim with no request for it"
+EXT_CLAIM_NOTE = ("kspread refuses, by name, a pod with claims whose DRA-backed extended resources the chosen node's "
+                  "allocatable serves (upstream's PreBind creates a claim with no request)")
+DRA_SCORE_NOTE = ("kspread refuses, by name, NodeResourcesFit's or BalancedAllocation's scoring of an extended "
+                  "resource a DeviceClass backs (not modelled)")
+
+
+def ba_panic(doc: dict, cid: str) -> str | None:
+    """The oracle's BalancedAllocation panicked (BA_PANIC_SITE): explained when kspread refuses
+    that scoring by name, or when kspread finds one feasible node or none (upstream's
+    schedulePod scores no single node; the oracle scores every feasible node)."""
+    try:
+        _, results, _ = run_case(build_case(doc, cid))
+    except CaseError as e:
+        if DRA_SCORE_REFUSAL in str(e) and "NodeResourcesBalancedAllocation scores" in str(e):
+            return "panic: BalancedAllocation's DRA-backed score (kspread refuses)"
+        return None
+    if len(results[-1].feasible) <= 1:
+        return "panic: BalancedAllocation's DRA-backed score of a single node (not scored upstream)"
+    return None
+
+
+# --node-allocatable: validatePodLevelRequestsCoverDRA walks the pod-level requests, a Go map,
+# and names the first resource the containers and DRA requests exceed; when both cpu and memory
+# do, upstream names either (kspread: cpu, then memory)
+COVER = re.compile(r"upstream \[DynamicResources\] 'pod level request for (\S+) is insufficient to cover the "
+                   r"aggregated container and node-allocatable DRA requests'; kspread \[DynamicResources\] 'pod level "
+                   r"request for (\S+) is insufficient to cover the aggregated container and node-allocatable DRA "
+                   r"requests'")
+COVER_ORDER_NOTE = "validatePodLevelRequestsCoverDRA names the first insufficient resource in Go map order"
+
+
+def _cover_map_order(detail: str) -> bool:
+    pairs = COVER.findall(detail)
+    return bool(pairs) and all({a, b} == {"cpu", "memory"} for a, b in pairs) and \
+        len(pairs) == detail.count("upstream [")
+
+
 def explained(version: str, plugin: str, kind: str, detail: str, c: dict) -> str | None:
     """The README item ("Checked against upstream") that explains a difference, or None."""
+    if plugin == "DynamicResources" and kind == "filter-reason" and _cover_map_order(detail):
+        return COVER_ORDER_NOTE
+    if plugin == "(kspread)" and kind == "exception" and DRA_SCORE_REFUSAL in detail:
+        return DRA_SCORE_NOTE
+    if plugin == "(kspread)" and kind == "exception" and EXT_CLAIM_REFUSAL in detail:
+        return EXT_CLAIM_NOTE
     unlimited = {n["name"] for n in c["nodes"] if "allocatable" not in n}
     if plugin in ("NodeResourcesFit", "NodeResourcesBalancedAllocation") and kind in ("raw", "normalized"):
         # every node that differs has no allocatable: the oracle's finite stand-in
@@ -1160,6 +1242,10 @@ def main() -> int:
                     help="with --devices at 1.36: DRANodeAllocatableResources on, devices mapping cpu and memory, "
                          "bound pods with status.nodeAllocatableResourceClaimStatuses for their claims (dev/devgen.py "
                          "NODE_ALLOC; the oracle's pod container names the pod's claims)")
+    ap.add_argument("--extended", action="store_true",
+                    help="with --devices at 1.36: extended resources a DeviceClass backs (DRAExtendedResource, "
+                         "beta, on): the gpu class's extendedResourceName and the pod's requests of it or of the "
+                         "class's implicit name (dev/devgen.py EXTENDED)")
     ap.add_argument("--resize", action="store_true",
                     help="bound pods with an in-place resize's status (the oracle needs main.go's PodIn.status)")
     args = ap.parse_args()
@@ -1172,6 +1258,9 @@ def main() -> int:
     devgen.RULES_136 = args.rules_136
     devgen.LIST_ATTRS = args.list_attributes
     devgen.NODE_ALLOC = args.node_allocatable
+    devgen.EXTENDED = args.extended
+    if args.extended and not (args.devices and args.version == "1.36"):
+        raise SystemExit("--extended goes with --devices at 1.36")
     if args.node_allocatable and not (args.devices and args.version == "1.36"):
         raise SystemExit("--node-allocatable goes with --devices at 1.36")
     if args.list_attributes and not (args.devices and int(args.version.split(".")[1]) >= 36):
@@ -1203,6 +1292,11 @@ def main() -> int:
         for c, cid, o in zip(clusters, ids, outs):
             assert o.get("id") == cid, (o.get("id"), cid)
             if o.get("error"):
+                why = BA_PANIC_SITE in o["error"] and ba_panic(kspread_case(c, args.version, cid), cid)
+                if why:
+                    counts[("(oracle)", why, True)] += 1
+                    cases_with_diff += 1
+                    continue
                 errors += 1
                 counts[("(oracle)", "error: " + o["error"][:80], False)] += 1
                 continue

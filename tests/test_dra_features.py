@@ -411,7 +411,7 @@ def test_claims_and_extended_resources_served_by_a_device_plugin_are_refused():
     doc["nodes"][0]["allocatable"]["example.com/gpu"] = 2
     doc["pod"]["resourceClaims"] = [{"name": "c", "resourceClaimName": "c"}]
     doc["profile"] = {"filter": ["NodeResourcesFit", "DynamicResources"], "score": [], "bind": True}
-    with pytest.raises(CaseError, match=r"upstream's Reserve \(v1\.35\) dereferences a missing claim"):
+    with pytest.raises(CaseError, match=r"upstream.s PreBind creates an extended resources claim with no request"):
         run_loaded(build_case(doc, "t"))
 
 
@@ -425,6 +425,13 @@ def test_scoring_an_extended_resource_backed_by_devices_is_refused():
     doc["nodes"][0]["allocatable"]["example.com/gpu"] = 2
     with pytest.raises(CaseError, match=r"NodeResourcesFit scores example\.com/gpu, an extended resource backed by "
                                         r"devices"):
+        run_loaded(build_case(doc, "t"))
+    # BalancedAllocation's refusal says that upstream's plugin panics there (no CEL cache)
+    doc["profile"] = {"filter": ["NodeResourcesFit", "DynamicResources"], "score": ["NodeResourcesBalancedAllocation"],
+                      "pluginConfig": {"NodeResourcesBalancedAllocation": {
+                          "resources": [{"name": "example.com/gpu", "weight": 1}, {"name": "cpu", "weight": 1}]}}}
+    with pytest.raises(CaseError, match=r"NodeResourcesBalancedAllocation scores example\.com/gpu, .* not modelled by "
+                                        r"kspread \(upstream's BalancedAllocation has no CEL cache"):
         run_loaded(build_case(doc, "t"))
 
 

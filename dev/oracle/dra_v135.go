@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -88,6 +89,9 @@ func draOptions(ctx context.Context, f informers.SharedInformerFactory, client k
 	if rules {
 		syncTracker(ctx, f, tracker)
 	}
+	if utilfeature.DefaultFeatureGate.Enabled(features.DRAExtendedResource) {
+		extendedResourceClasses(mgr, c)
+	}
 	rt := &recordingTracker{fResourceClaimTracker: mgr.ResourceClaims(), got: map[string][]string{}}
 	return []frameworkruntime.Option{frameworkruntime.WithSharedDRAManager(&recordingManager{mgr, rt})}, &draRun{rt}
 }
@@ -126,4 +130,28 @@ func (d *draRun) postFilter(ctx context.Context, pl fPlugin, state fwk.CycleStat
 	}
 	_, s := pp.PostFilter(ctx, state, pod, framework.NewDefaultNodeToStatus())
 	return st(s)
+}
+
+// extendedResourceClasses gives the DRA manager's extended resource cache (its
+// DeviceClassResolver, which NodeResourcesFit, BalancedAllocation and DynamicResources ask
+// which class backs an extended resource) the case's DeviceClasses: scheduler.New chains
+// the cache before the DeviceClass informer's handlers (eventhandlers.go), and the oracle
+// puts the classes straight into the informer's store, which delivers no event. Called by
+// name: the method's result type moved between releases.
+func extendedResourceClasses(mgr any, c *Cluster) {
+	m := reflect.ValueOf(mgr).MethodByName("DeviceClassResolver")
+	if !m.IsValid() {
+		return
+	}
+	cache, ok := m.Call(nil)[0].Interface().(interface {
+		OnAdd(obj interface{}, isInInitialList bool)
+	})
+	if !ok {
+		panic("devices: the DRA manager's DeviceClassResolver takes no informer events")
+	}
+	for _, o := range c.DRA {
+		if x, ok := o.(*resourceapi.DeviceClass); ok {
+			cache.OnAdd(x, true)
+		}
+	}
 }

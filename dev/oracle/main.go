@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -491,11 +492,32 @@ func sortedKeys(m map[string][]string) {
 	}
 }
 
+// panicSite names the function that panicked and its caller (called from the deferred
+// recover, whose goroutine's stack still holds the panicking frames, after "panic(").
+func panicSite() string {
+	lines := strings.Split(string(debug.Stack()), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "panic(") {
+			continue
+		}
+		var names []string
+		for j := i + 2; j < len(lines) && len(names) < 2; j += 2 {
+			name := lines[j]
+			if k := strings.LastIndex(name, "("); k > 0 {
+				name = name[:k]
+			}
+			names = append(names, name)
+		}
+		return strings.Join(names, " <- ")
+	}
+	return "?"
+}
+
 func runOne(data []byte) (out *Output) {
 	var in Input
 	defer func() {
 		if r := recover(); r != nil {
-			out = &Output{ID: in.ID, Version: version, Error: fmt.Sprintf("panic: %v", r)}
+			out = &Output{ID: in.ID, Version: version, Error: fmt.Sprintf("panic: %v (in %s)", r, panicSite())}
 		}
 	}()
 	if err := json.Unmarshal(data, &in); err != nil {

@@ -878,12 +878,14 @@ class DynamicResourcesFilter(Plugin, PreFilterPlugin, FilterPlugin, PostFilterPl
                 made = replace(s.node_extended.get(node, c), name=extended_claim_name(pod.name))
                 alloc = next(allocations)
                 if not made.requests:
-                    # the node's allocatable serves them: upstream's Reserve replaces the claim by
-                    # the node's variant, which does not exist, and dereferences it
+                    # the node's allocatable serves them: upstream's Filter gives the node a variant
+                    # of the claim with no requests, Reserve signals it with an allocation of no
+                    # device (the v1.36.2 single-cycle oracle) and PreBind creates it (the v1.35.4
+                    # and v1.36.2 backends bind the pod and keep the claim, unallocated)
                     raise CaseError(
                         f"pod {pod.key} has resource claims and extended resources backed by devices that node "
-                        f"{node}'s allocatable serves: upstream's Reserve (v1.35) dereferences a missing claim "
-                        "here, which kspread does not model", ["pod"])
+                        f"{node}'s allocatable serves: upstream's PreBind creates an extended resources claim "
+                        "with no request for it, which kspread does not model", ["pod"])
                 self.tracker.claims[(made.namespace, made.name)] = made
                 self.tracker.allocate(made, alloc, pod.key)
                 events.append(PodEvent(CLAIM_UPDATE, pod, claim=(None, self.tracker.get(made.namespace, made.name))))

@@ -181,9 +181,14 @@ def _refuse_dra_backed(plugin: Plugin, names: Sequence[str]) -> None:
     backed = dra_backed_resources(plugin.handle, plugin.handle.version)
     scored = [n for n in names if n in backed]
     if scored:
+        # BalancedAllocation (v1.35.4, v1.36.2) makes no CEL cache for the classes' selectors
+        # (NewFit alone does): upstream's Score dereferences it where a node's allocatable lacks
+        # the resource and the class has a CEL selector (the v1.36.2 single-cycle oracle panics)
+        crash = (" (upstream's BalancedAllocation has no CEL cache for the class's selectors and panics where a "
+                 "node's allocatable lacks the resource)") if plugin.name == "NodeResourcesBalancedAllocation" else ""
         raise CaseError(f"{plugin.name} scores {', '.join(scored)}, an extended resource backed by devices "
-                        "(DRAExtendedResource): its scoring from the node's devices is not modelled by kspread",
-                        ["profile"])
+                        "(DRAExtendedResource): its scoring from the node's devices is not modelled by kspread"
+                        + crash, ["profile"])
 
 
 def _resources_arg(plugin: Plugin) -> tuple[ResourceSpec, ...]:
