@@ -22,7 +22,8 @@
 # Permit timeout on the sequence's clock: zz_gang_clock_*.go and a sed each on podgroupinfo.go and
 # waiting_pods_map.go), and dra.go and dra.patch (DeviceClasses, ResourceSlices, claims, templates,
 # pods' resourceClaims, the resource claim controller emulated) with zz_pool_order.go in the
-# vendored allocators (FC_POOL_ORDER: kspread's pool order, to explain a difference).
+# vendored allocators (FC_POOL_ORDER: kspread's pool order, to explain a difference), and resize.patch
+# (1.35 and 1.36: a pod's `status` as the input gives it, for seqtest --resize).
 # With SP136 set (a vendored module tree of k8s.io/kubernetes v1.36.2 made by dev/k8stree.py, e.g.
 # /tmp/sp-1.36), also WORKDIR/fullcycle136: the same driver and files as 1.35, in a copy of SP136
 # (WORKDIR/v136/sp), with podgroup136.go in place of gang.go (v1alpha2 PodGroups, pods' schedulingGroup;
@@ -115,7 +116,11 @@ driver() {  # driver SRC_DIR TREE OUT STEPS_PATCH QUEUE_DIR QUEUE_FILE TOLERATES
   sed -i 's/wait.PollUntilContextTimeout(ctx, time.Second, b.bindTimeout/wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, b.bindTimeout/' \
     "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"
   grep -q '10\*time.Millisecond, b.bindTimeout' "$2/vendor/k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding/binder.go"
-  if [ -f "$2/vendor/k8s.io/api/resource/v1/types.go" ]; then dra "$2"; fi   # 1.35: devices (dra.go)
+  if [ -f "$2/vendor/k8s.io/api/resource/v1/types.go" ]; then   # 1.35, 1.36
+    dra "$2"   # devices (dra.go)
+    # a pod's status as given (seqtest --resize: an in-place resize's), before phase and start time
+    patch -s -d "$2/cmd/fullcycle" -p1 < "$HERE/fullcycle/resize.patch"
+  fi
   (cd "$2" && go build -o "$3.new" ./cmd/fullcycle) || exit 1
   mv "$3.new" "$3"   # a running binary is not overwritten
   echo "built $3"

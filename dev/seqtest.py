@@ -528,6 +528,10 @@ def kspread_case(s: dict, version: str, name: str, gates: dict[str, bool], confi
         # one is "now", later than the sequence's pods; the oracle's, earlier)
         pods = [dict(p, startTime=datetime.fromtimestamp(1700000000 + i, timezone.utc).strftime(
             "%Y-%m-%dT%H:%M:%SZ")) if p.get("node") and "startTime" not in p else p for i, p in enumerate(pods)]
+    # a status's containerStatuses name the oracle's container "c" (--resize): the case names it too
+    pods = [{**{k: v for k, v in p.items() if k != "requests"},
+             "containers": [{"name": "c", "resources": {"requests": p.get("requests") or {}}}]}
+            if p.get("status") else p for p in pods]
     doc.update(nodes=s["nodes"], pods=pods, schedule=with_steps(s))
     if s.get("storage") or s.get("workloads") or s.get("devices") or s.get("podGroups"):
         # workloads: --gangs (1.35); podGroups: --gangs (1.36); devices: --devices
@@ -1293,6 +1297,11 @@ def main() -> int:
                     help="the share of sequences that get 1-4 steps between their pods (every step kind; with "
                          "owners and controllers, PDBs by minAvailable, gates, NoExecute tolerations; the oracle "
                          "needs dev/fullcycle/steps.go)")
+    ap.add_argument("--resize", action="store_true",
+                    help="half the bound pods with an in-place resize's status (difftest's shapes: "
+                         "containerStatuses' resources and allocatedResources, PodResizePending / "
+                         "PodResizeInProgress; the oracle needs dev/fullcycle/resize.patch); a controller's "
+                         "replacement has none")
     ap.add_argument("--devices", action="store_true",
                     help="devices in every sequence (dev/devgen.py's shapes: slices, classes, claims, templates; "
                          "1.35: the oracle needs dev/fullcycle/dra.go); allocations compared, pool order explained")
@@ -1319,6 +1328,18 @@ def main() -> int:
         storage_gen = Gen(random.Random(args.seed * 7919 + 27), gen.minor)
         for s in seqs:
             storage_gen.storage(s)
+    if args.resize:
+        if gen.minor < 35:
+            ap.error("--resize: only the 1.35 and 1.36 drivers read a pod's status (resize.patch)")
+        # a generator of its own: the sequences of a seed stay those of runs without it
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import difftest
+
+        resize_gen = Gen(random.Random(args.seed * 7919 + 41), gen.minor)
+        for s in seqs:
+            for p in s["pods"]:
+                if resize_gen.chance(0.5):
+                    p["status"] = difftest.Gen.resize_status(resize_gen, p)  # type: ignore[arg-type]
     if args.gangs:
         # a generator of its own (before the steps, which then see the gang pods)
         import seqgang

@@ -714,7 +714,8 @@ class World:
     def _replace(self, pod: Pod, rec: Record) -> None:
         """The pod's controller (a ReplicaSet, ReplicationController or StatefulSet of the
         case) creates a new pending pod with its spec: a StatefulSet with the same name,
-        the others named <controller>-r1, -r2, ..."""
+        the others named <controller>-r1, -r2, ... A new pod has no status: none of the
+        lost pod's (its start time, in-place resize, node allocatable claims)."""
         ctrl = pod.controller
         if ctrl is None or ctrl.kind not in REPLACING_KINDS:
             return
@@ -732,7 +733,7 @@ class World:
             name = f"{ctrl.name}-r{n}"
         new = replace_pod(pod, name=name, node_name=None, nominated_node=None, terminating=False, start_time=None,
                           preempted_by_scheduler=False, resource_claims=self._new_claims(pod, name),
-                          node_allocatable_claims=())
+                          node_allocatable_claims=(), resize=None)
         self._new_ephemeral_claims(new)
         self._create(new)
         rec.created.append(new.key)
