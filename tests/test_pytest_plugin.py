@@ -166,16 +166,16 @@ def test_tested_trees_and_markers_are_read_once_per_session(pytester, monkeypatc
     """Per session, not per case file: a corpus of many files pays them once."""
     import sys
 
-    from kspread.format import loader
+    from kspread.format import files
 
     calls = {"trees": 0, "markers": 0}
-    real_trees = loader.tested_trees
+    real_trees = files.tested_trees
 
     def trees(*a, **kw):
         calls["trees"] += 1
         return real_trees(*a, **kw)
 
-    monkeypatch.setattr(loader, "tested_trees", trees)
+    monkeypatch.setattr(files, "tested_trees", trees)
 
     class CountMarkers:
         def pytest_configure(self, config):

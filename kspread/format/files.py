@@ -317,3 +317,14 @@ def write_atomic(path: str, text: str) -> None:
         pass
     finally:
         os.close(dfd)
+
+
+def tested_trees(paths: list[str], base: str | None = None) -> tuple[str, ...]:
+    """The directory trees being tested, into which a case's ``profile.config`` must
+    resolve: ``base`` (the current directory; pytest: its rootdir) and each path given (a
+    file: its directory), symlinks resolved."""
+    out = [os.path.realpath(base if base is not None else os.getcwd())]
+    for p in paths:
+        real = os.path.realpath(p)
+        out.append(real if os.path.isdir(real) else os.path.dirname(real))
+    return tuple(dict.fromkeys(out))

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from kspread.errors import UNPRINTABLE_RE, CaseError, PathT
 from kspread.format import lines, yamlio
 from kspread.format.case import OWN_FIELDS, Case, build_case, check_expect
-from kspread.format.files import decode_text, read_regular, read_text, sniff_text
+from kspread.format.files import decode_text, read_regular, read_text, sniff_text, tested_trees
 from kspread.format.limits import MAX_INT_DIGITS, check_sizes, huge_int_message
 from kspread.format.schema import validate
 from kspread.format.shapes import freeze
@@ -1158,17 +1158,6 @@ def _walk(root: Path) -> list[Path]:
         out += [here / f for f in sorted(filenames) if f.endswith(_CASE_SUFFIXES) and not f.startswith(".")
                 and os.path.isfile(here / f)]
     return out
-
-
-def tested_trees(paths: list[str], base: str | None = None) -> tuple[str, ...]:
-    """The directory trees being tested, into which a case's ``profile.config`` must
-    resolve: ``base`` (the current directory; pytest: its rootdir) and each path given (a
-    file: its directory), symlinks resolved."""
-    out = [os.path.realpath(base if base is not None else os.getcwd())]
-    for p in paths:
-        real = os.path.realpath(p)
-        out.append(real if os.path.isdir(real) else os.path.dirname(real))
-    return tuple(dict.fromkeys(out))
 
 
 def not_regular_error(path: str, kind: str) -> CaseError:

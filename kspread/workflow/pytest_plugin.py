@@ -462,7 +462,7 @@ def _tested_trees(config: pytest.Config) -> tuple[str, ...]:
     """pytest's rootdir and the paths it was given: where a case's profile.config may lie."""
     trees = config.stash.get(_TREES, None)
     if trees is None:
-        from kspread.format.loader import tested_trees
+        from kspread.format.files import tested_trees  # light: the loader waits for the first case file
 
         here = config.invocation_params.dir
         trees = tested_trees([str(here / a.split("::", 1)[0]) for a in config.args], str(config.rootpath))
