@@ -372,7 +372,7 @@ class Cluster:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     # NamespaceDefaultLabelName (from 1.21): the API server labels every Namespace with
-    # kubernetes.io/metadata.name; the listed ones carry it already (the case reader adds it)
+    # kubernetes.io/metadata.name (namespace_labels)
     namespace_name_label: bool = False
     # DeviceClasses, ResourceSlices and ResourceClaims (kspread.engine.devices.DeviceObjects)
     devices: Any = None
@@ -387,10 +387,10 @@ class Cluster:
 
     def namespace_labels(self, name: str) -> Mapping[str, str]:
         """The labels of Namespace ``name``, as the namespace lister gives them to
-        getNamespaceLabelsSnapshot: a listed namespace's, and for one only pods use (it
-        exists, else the API server would not have taken its pods) none but the label the
-        API server gives every namespace when NamespaceDefaultLabelName is on."""
+        getNamespaceLabelsSnapshot: a listed namespace's, none for one only pods use (it
+        exists, else the API server would not have taken its pods); with
+        NamespaceDefaultLabelName on, the API server's kubernetes.io/metadata.name over them,
+        whatever value the case gives it."""
         ns = self.namespaces.get(name)
-        if ns is not None:
-            return ns.labels
-        return {LABEL_METADATA_NAME: name} if self.namespace_name_label else {}
+        labels = ns.labels if ns is not None else {}
+        return {**labels, LABEL_METADATA_NAME: name} if self.namespace_name_label else labels

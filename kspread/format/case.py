@@ -35,7 +35,6 @@ from kspread.engine.model import (
     BETA_ZONE_LABEL,
     DEFAULT_PODS,
     HOSTNAME_LABEL,
-    LABEL_METADATA_NAME,
     PREEMPT_LOWER_PRIORITY,
     UNLIMITED,
     ZONE_LABEL,
@@ -903,7 +902,7 @@ def build_case(doc: Mapping[str, Any], default_name: str, base_dir: str | None =
                                    **b.classes})
     zone_of = _zones(doc)
     nodes, without_pods = _nodes(doc, sections, zone_of, version)
-    namespaces = _namespaces(sections["namespaces"], version)
+    namespaces = _namespaces(sections["namespaces"])
     pods, seen_pods = _existing_pods(b, sections["pods"], nodes, pod_shapes)
     services, rcs, rss, sss = _owners(sections["owners"])
     pdbs = _pdbs(sections["pdbs"], pods)
@@ -1134,20 +1133,15 @@ def _node(raw: Mapping[str, Any], at, zone_of: Mapping[str, str], version: Versi
     return node, without_pods
 
 
-def _namespaces(items: Section, version: Version) -> dict[str, Namespace]:
-    """The Namespaces by name, with their labels (for namespaceSelectors), each once. With
-    NamespaceDefaultLabelName (from 1.21) each has ``kubernetes.io/metadata.name`` set to its
-    name, whatever the case says, as the API server canonicalizes every Namespace."""
+def _namespaces(items: Section) -> dict[str, Namespace]:
+    """The Namespaces by name, with their labels as written (for namespaceSelectors; the API
+    server's kubernetes.io/metadata.name: ``Cluster.namespace_labels``), each once."""
     namespaces: dict[str, Namespace] = {}
-    name_label = version.gate("NamespaceDefaultLabelName")
     for raw, at in items:
         apivalidation.check_namespace(raw, at)
         if raw["name"] in namespaces:
             raise CaseError(f"namespace {raw['name']!r} is defined twice", at("name"), value=raw["name"])
-        labels = parse_labels(raw.get("labels"), at("labels"))
-        if name_label:
-            labels = {**labels, LABEL_METADATA_NAME: raw["name"]}
-        namespaces[raw["name"]] = Namespace(raw["name"], labels)
+        namespaces[raw["name"]] = Namespace(raw["name"], parse_labels(raw.get("labels"), at("labels")))
     return namespaces
 
 

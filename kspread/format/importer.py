@@ -67,7 +67,7 @@ from kspread.engine.devices import is_dra_extended_resource_name
 from kspread.engine.model import LABEL_METADATA_NAME
 from kspread.errors import UNPRINTABLE_RE, CaseError
 from kspread.format.devices import KINDS as DEVICE_KINDS
-from kspread.format.labelkeys import written_affinity, written_spread_constraints
+from kspread.format.labelkeys import affinity_terms, written_affinity, written_spread_constraints
 from kspread.format.objects import resize_fields
 from kspread.format.workloads import API_VERSION as WORKLOAD_API
 from kspread.format.workloads import API_VERSION_1_36, GATED_FIELDS, POD_GROUPS_1_36
@@ -1368,17 +1368,6 @@ def namespace_label_selectors(sections: Mapping[str, list], incoming: str | list
     """How many pod affinity terms of the case's pods select namespaces by a label other
     than ``kubernetes.io/metadata.name`` (the one label every namespace has without being
     listed): with no Namespace in the dump, such a selector matches no namespace."""
-    def terms(affinity: Any) -> list[Mapping[str, Any]]:
-        out: list[Mapping[str, Any]] = []
-        for kind in ("podAffinity", "podAntiAffinity"):
-            a = affinity.get(kind) if isinstance(affinity, Mapping) else None
-            if not isinstance(a, Mapping):
-                continue
-            out += [t for t in a.get("requiredDuringSchedulingIgnoredDuringExecution") or [] if isinstance(t, Mapping)]
-            out += [w["podAffinityTerm"] for w in a.get("preferredDuringSchedulingIgnoredDuringExecution") or []
-                    if isinstance(w, Mapping) and isinstance(w.get("podAffinityTerm"), Mapping)]
-        return out
-
     def by_label(sel: Any) -> bool:
         if not isinstance(sel, Mapping):
             return False
@@ -1389,7 +1378,7 @@ def namespace_label_selectors(sections: Mapping[str, list], incoming: str | list
     pods = [*(sections.get("pods") or []), *([] if isinstance(incoming, str) else incoming)]
     affinities = [p.get("affinity") for p in pods]
     affinities += [_m(o.get("spec")).get("affinity") for o in sections.get("objects") or [] if o.get("kind") == "Pod"]
-    return sum(by_label(t.get("namespaceSelector")) for a in affinities for t in terms(a))
+    return sum(by_label(t.get("namespaceSelector")) for a in affinities for _, t in affinity_terms(a))
 
 
 def missing_owners_note(missing: list[tuple[str, str, str]]) -> str:
